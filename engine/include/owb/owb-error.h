@@ -1,0 +1,24 @@
+/* owb-error.h: the one error domain of libowb and its codes. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define OWB_ERROR (owb_error_quark ())
+
+typedef enum {
+  OWB_ERROR_INVALID_MODEL,   /* the model file or graph is malformed */
+  OWB_ERROR_UNSUPPORTED_OP,  /* no schema or no kernel for an op/opset/type */
+  OWB_ERROR_SHAPE,           /* shapes do not agree, or overflow */
+  OWB_ERROR_TYPE,            /* element types do not agree */
+  OWB_ERROR_NOMEM,           /* an allocation failed or was refused as absurd */
+  OWB_ERROR_IO,              /* a file could not be read or written */
+  OWB_ERROR_DEVICE,          /* an execution provider's device failed */
+  OWB_ERROR_CANCELLED,       /* the caller cancelled long work */
+  OWB_ERROR_INVALID_ARGUMENT /* the caller passed something wrong (missing input, bad option) */
+} OwbError;
+
+GQuark owb_error_quark (void);
+
+G_END_DECLS

@@ -1,0 +1,183 @@
+/* owb-graph.h: the engine's IR: a model owns a graph; a graph owns its nodes, value infos
+ * and initializers; subgraphs (If/Loop/Scan bodies) are graphs owned by attributes. */
+#pragma once
+
+#include <owb/owb-tensor.h>
+
+G_BEGIN_DECLS
+
+typedef struct _OwbGraph OwbGraph;
+typedef struct _OwbNode OwbNode;
+typedef struct _OwbModel OwbModel;
+
+typedef enum {
+  OWB_ATTR_UNDEFINED = 0,
+  OWB_ATTR_FLOAT = 1,
+  OWB_ATTR_INT = 2,
+  OWB_ATTR_STRING = 3,
+  OWB_ATTR_TENSOR = 4,
+  OWB_ATTR_GRAPH = 5,
+  OWB_ATTR_FLOATS = 6,
+  OWB_ATTR_INTS = 7,
+  OWB_ATTR_STRINGS = 8,
+  OWB_ATTR_TENSORS = 9,
+  OWB_ATTR_GRAPHS = 10,
+  OWB_ATTR_SPARSE_TENSOR = 11,
+  OWB_ATTR_SPARSE_TENSORS = 12,
+  OWB_ATTR_TYPE_PROTO = 13,
+  OWB_ATTR_TYPE_PROTOS = 14,
+} OwbAttributeType;
+
+/* One node attribute (numbered as ONNX's AttributeProto.AttributeType). Only the fields of its
+ * type are set. Strings are byte strings: `s` is NUL-terminated and s_len gives the length. */
+typedef struct {
+  char *name;
+  OwbAttributeType type;
+  char *ref_attr_name; /* inside function bodies only */
+  char *doc_string;
+  float f;
+  int64_t i;
+  char *s;
+  gsize s_len;
+  OwbTensor *t;
+  OwbGraph *g;
+  int n;            /* element count of the list kinds below */
+  float *floats;
+  int64_t *ints;
+  char **strings;   /* NULL-terminated, n entries */
+  OwbTensor **tensors;
+  OwbGraph **graphs;
+  OwbValueType tp;  /* TYPE_PROTO */
+} OwbAttribute;
+
+/* A typed value name on the graph: inputs, outputs and value_info. */
+typedef struct {
+  char *name;
+  char *doc_string;
+  OwbValueType type;
+  gboolean has_type;
+} OwbValueInfo;
+
+/* Where a provider declined a node, and why. */
+typedef struct {
+  char *provider;
+  char *reason;
+} OwbDecline;
+
+struct _OwbNode {
+  char *name;
+  char *op_type;
+  char *domain;     /* "" for the default ONNX domain */
+  char *doc_string;
+  int n_inputs;
+  char **inputs;    /* "" marks a missing optional input */
+  int n_outputs;
+  char **outputs;   /* "" marks an unused optional output */
+  int n_attributes;
+  OwbAttribute *attributes;
+  /* Set by validation: the opset of the node's domain in the model. */
+  int opset;
+  /* Set by partitioning (plain data, for the UI and the profiler): the provider that runs the
+   * node and the reasons of the providers that declined it, in priority order. */
+  char *provider;
+  GPtrArray *declines; /* of OwbDecline * */
+  OwbGraph *graph;     /* the graph that owns this node */
+};
+
+struct _OwbGraph {
+  char *name;
+  char *doc_string;
+  GPtrArray *nodes;        /* of OwbNode *, owned, in file order until sorted */
+  GPtrArray *inputs;       /* of OwbValueInfo *, owned (may include initializer names, IR < 4) */
+  GPtrArray *outputs;      /* of OwbValueInfo *, owned */
+  GPtrArray *value_infos;  /* of OwbValueInfo *, owned: value_info of the file, then inferred ones */
+  GPtrArray *initializers; /* of OwbTensor *, owned; names in initializer_names, same order */
+  GPtrArray *initializer_names; /* of char *, owned */
+  GHashTable *initializer_index; /* name -> index+1 in initializers (GINT_TO_POINTER) */
+  OwbGraph *parent;        /* outer scope for subgraphs; NULL for the main graph */
+  OwbModel *model;         /* the model this graph belongs to */
+};
+
+typedef struct {
+  char *domain;   /* "" for ai.onnx */
+  int64_t version;
+} OwbOpsetImport;
+
+typedef struct {
+  char *key;
+  char *value;
+} OwbStringPair;
+
+struct _OwbModel {
+  int ref_count;
+  int64_t ir_version;
+  char *producer_name;
+  char *producer_version;
+  char *domain;
+  int64_t model_version;
+  char *doc_string;
+  GArray *opset_imports;   /* of OwbOpsetImport */
+  GArray *metadata;        /* of OwbStringPair */
+  OwbGraph *graph;
+  char *base_dir;          /* folder the model was loaded from (for external data); may be NULL */
+  GPtrArray *mappings;     /* private: GMappedFile * kept alive for external data */
+};
+
+/* Models */
+OwbModel *owb_model_new (void);
+OwbModel *owb_model_ref (OwbModel *model);
+void owb_model_unref (OwbModel *model);
+/* The opset imported for a domain ("" or "ai.onnx" for the default one); -1 if none. */
+int64_t owb_model_get_opset (const OwbModel *model, const char *domain);
+void owb_model_set_opset (OwbModel *model, const char *domain, int64_t version);
+
+/* Graphs */
+OwbGraph *owb_graph_new (const char *name);
+void owb_graph_free (OwbGraph *graph);
+OwbGraph *owb_graph_dup (const OwbGraph *graph);
+/* Takes the node. */
+void owb_graph_add_node (OwbGraph *graph, OwbNode *node);
+/* Takes the tensor; replaces an initializer of the same name. */
+void owb_graph_add_initializer (OwbGraph *graph, const char *name, OwbTensor *tensor);
+/* Borrowed; NULL if name is not an initializer of this graph (outer scopes not searched). */
+OwbTensor *owb_graph_get_initializer (const OwbGraph *graph, const char *name);
+gboolean owb_graph_remove_initializer (OwbGraph *graph, const char *name);
+OwbValueInfo *owb_value_info_new (const char *name, const OwbValueType *type);
+void owb_value_info_free (OwbValueInfo *info);
+/* Searches inputs, outputs and value_infos; NULL if absent. */
+OwbValueInfo *owb_graph_find_value_info (const OwbGraph *graph, const char *name);
+/* The graph inputs that are not initializers (what a caller must feed), borrowed. */
+GPtrArray *owb_graph_dup_feed_inputs (const OwbGraph *graph);
+
+/* Nodes */
+OwbNode *owb_node_new (const char *op_type, const char *domain, const char *name);
+void owb_node_free (OwbNode *node);
+OwbNode *owb_node_dup (const OwbNode *node);
+void owb_node_add_input (OwbNode *node, const char *name);
+void owb_node_add_output (OwbNode *node, const char *name);
+/* Returns the attribute added (owned by the node), for the caller to fill in. */
+OwbAttribute *owb_node_add_attribute (OwbNode *node, const char *name, OwbAttributeType type);
+const OwbAttribute *owb_node_get_attribute (const OwbNode *node, const char *name);
+/* Typed getters with defaults; a present attribute of another type also returns the default. */
+int64_t owb_node_get_int (const OwbNode *node, const char *name, int64_t default_value);
+float owb_node_get_float (const OwbNode *node, const char *name, float default_value);
+const char *owb_node_get_string (const OwbNode *node, const char *name, const char *default_value);
+/* Borrowed array and its length in *n; NULL (and *n = 0) when absent. */
+const int64_t *owb_node_get_ints (const OwbNode *node, const char *name, int *n);
+const float *owb_node_get_floats (const OwbNode *node, const char *name, int *n);
+/* The input name i, or NULL if i is past the end or the input is "" (missing optional). */
+const char *owb_node_get_input (const OwbNode *node, int i);
+const char *owb_node_get_output (const OwbNode *node, int i);
+/* "Conv 'conv1' (opset 13)"-style text naming the node in error messages; caller frees. */
+char *owb_node_describe (const OwbNode *node);
+void owb_node_clear_claims (OwbNode *node);
+void owb_node_add_decline (OwbNode *node, const char *provider, const char *reason);
+
+void owb_attribute_clear (OwbAttribute *attr);
+void owb_attribute_copy (OwbAttribute *dest, const OwbAttribute *src);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbModel, owb_model_unref)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbGraph, owb_graph_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbNode, owb_node_free)
+
+G_END_DECLS

@@ -1,0 +1,56 @@
+/* owb-op.h: operator schemas: which ops exist, for which opsets, and their shape and type
+ * inference. One table row per op version; kernels live with the providers. */
+#pragma once
+
+#include <owb/owb-graph.h>
+
+G_BEGIN_DECLS
+
+/* What inference sees of one node. Used twice: symbolically at load (shapes may hold named or
+ * unknown dims; input_values only for constants) and concretely at run time (every shape known,
+ * every input value present), so that one function decides output shapes in both cases. */
+typedef struct {
+  const OwbNode *node;
+  int opset;                        /* the opset of the node's domain */
+  int n_inputs;                     /* node->n_inputs */
+  const OwbValueType *const *inputs; /* NULL for a missing optional input */
+  const OwbTensor *const *input_values; /* known values (constants, or all inputs at run time); entries may be NULL */
+  int n_outputs;
+  OwbValueType *outputs;            /* to fill; start as unknown */
+  const OwbGraph *graph;            /* graph of the node (subgraph inference, outer scope) */
+} OwbInferContext;
+
+typedef gboolean (*OwbInferFunc) (OwbInferContext *ctx, GError **error);
+
+typedef struct {
+  const char *op_type;
+  const char *domain;   /* "" for ai.onnx, "ai.onnx.ml", "com.microsoft"... */
+  int since;            /* first opset version this row describes */
+  int min_inputs, max_inputs;   /* max -1: variadic */
+  int min_outputs, max_outputs;
+  OwbInferFunc infer;   /* NULL: outputs unknown (allowed only for ops whose kernels allocate outputs) */
+} OwbOpSchema;
+
+/* The schema row for an op at an opset (largest since <= opset); NULL if the op is unknown or
+ * not defined at that opset. `domain` NULL or "" or "ai.onnx" mean the default domain. */
+const OwbOpSchema *owb_op_schema_lookup (const char *domain, const char *op_type, int opset);
+/* Whether any version of the op exists (to tell "unknown op" from "not in this opset"). */
+gboolean owb_op_schema_exists (const char *domain, const char *op_type);
+/* All rows, for listings (owb inspect, docs). */
+const OwbOpSchema *const *owb_op_schema_list (guint *n);
+
+/* Runs inference for one node. Checks input/output counts against the schema first. */
+gboolean owb_op_infer (const OwbOpSchema *schema, OwbInferContext *ctx, GError **error);
+
+/* Helpers for inference functions. Each sets a SHAPE/TYPE error naming the node on failure. */
+gboolean owb_infer_broadcast (OwbInferContext *ctx, int n, const OwbValueType *const *types,
+                              OwbValueType *out, GError **error);
+/* Output i = input j (type and shape). */
+void owb_infer_copy (OwbInferContext *ctx, int out, int in);
+/* Reads an input's known value as int64s (INT32/INT64 tensors); FALSE if the value is not known. */
+gboolean owb_infer_get_ints (OwbInferContext *ctx, int input, int64_t **values, int64_t *n);
+/* Normalises a possibly negative axis into [0, rank); error naming the node if out of range. */
+gboolean owb_infer_axis (OwbInferContext *ctx, int64_t axis, int rank, int *out, GError **error);
+void owb_infer_set_error (OwbInferContext *ctx, GError **error, int code, const char *format, ...) G_GNUC_PRINTF (4, 5);
+
+G_END_DECLS

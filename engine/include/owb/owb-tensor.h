@@ -1,0 +1,79 @@
+/* owb-tensor.h: a reference-counted, dense, row-major tensor on the host. */
+#pragma once
+
+#include <owb/owb-types.h>
+
+G_BEGIN_DECLS
+
+/* Fields are public for reading by kernels; create and change them only through the
+ * functions below.
+ *
+ * Storage: `data` holds nelems elements of owb_data_type_size (dtype) bytes, row-major,
+ * except for OWB_TYPE_STRING, where `data` is an array of nelems `char *` (NUL-terminated,
+ * owned by the tensor). A tensor with 0 elements may have data == NULL.
+ *
+ * Kind: most values are tensors. A sequence value (kind OWB_VALUE_SEQUENCE) keeps its
+ * elements in `sequence` (OwbTensor *, owned); an optional (kind OWB_VALUE_OPTIONAL) keeps
+ * its element, or none, as sequence->len 1 or 0. */
+typedef struct _OwbTensor OwbTensor;
+struct _OwbTensor {
+  /*< public, read-only >*/
+  OwbValueKind kind;
+  OwbDataType dtype;
+  int rank;
+  int64_t dims[OWB_MAX_RANK];
+  int64_t nelems;
+  gsize nbytes;
+  void *data;
+  GPtrArray *sequence;
+  /*< private >*/
+  int ref_count;
+  GDestroyNotify free_func;
+  gpointer free_data;
+};
+
+/* A new tensor with zero-filled storage. NULL with an error for bad shapes (negative, overflow)
+ * or sizes beyond what can be allocated. */
+OwbTensor *owb_tensor_new (OwbDataType dtype, int rank, const int64_t *dims, GError **error);
+/* Same, but storage is left uninitialised (for outputs a kernel overwrites whole). */
+OwbTensor *owb_tensor_new_uninit (OwbDataType dtype, int rank, const int64_t *dims, GError **error);
+/* Wraps memory the caller keeps alive until free_func (free_data) is called (may be NULL). */
+OwbTensor *owb_tensor_new_wrap (OwbDataType dtype, int rank, const int64_t *dims, void *data,
+                                GDestroyNotify free_func, gpointer free_data, GError **error);
+/* Scalar helpers (rank 0). */
+OwbTensor *owb_tensor_new_scalar_float (float v);
+OwbTensor *owb_tensor_new_scalar_int64 (int64_t v);
+OwbTensor *owb_tensor_new_sequence (OwbDataType elem_dtype);
+
+OwbTensor *owb_tensor_ref (OwbTensor *tensor);
+void owb_tensor_unref (OwbTensor *tensor);
+/* A deep copy. */
+OwbTensor *owb_tensor_dup (const OwbTensor *tensor);
+/* Same storage read as another shape with the same element count; shares the data
+ * (the result holds a reference on `tensor`). */
+OwbTensor *owb_tensor_new_view (OwbTensor *tensor, int rank, const int64_t *dims, GError **error);
+
+/* Reads element i converted to double / int64 (any numeric or bool type). */
+double owb_tensor_get_double (const OwbTensor *tensor, int64_t i);
+int64_t owb_tensor_get_int64 (const OwbTensor *tensor, int64_t i);
+/* Writes element i from a double (numeric/bool types; integers are truncated toward zero). */
+void owb_tensor_set_double (OwbTensor *tensor, int64_t i, double v);
+
+/* The value type of a tensor, as inference sees it. */
+void owb_tensor_get_value_type (const OwbTensor *tensor, OwbValueType *type);
+gboolean owb_tensor_same_shape (const OwbTensor *a, const OwbTensor *b);
+char *owb_tensor_shape_to_string (const OwbTensor *tensor);
+
+/* IEEE half and bfloat16 conversions (round to nearest even). */
+float owb_half_to_float (uint16_t h);
+uint16_t owb_float_to_half (float f);
+float owb_bfloat16_to_float (uint16_t b);
+uint16_t owb_float_to_bfloat16 (float f);
+
+/* Converts a tensor to another element type (numeric, bool; float16/bfloat16 included),
+ * as ONNX Cast does without saturation. */
+OwbTensor *owb_tensor_cast (const OwbTensor *tensor, OwbDataType to, GError **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbTensor, owb_tensor_unref)
+
+G_END_DECLS

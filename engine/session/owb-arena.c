@@ -1,0 +1,157 @@
+/* owb-arena.c: see owb-arena.h. */
+#include "owb-arena.h"
+#include <owb/owb-error.h>
+
+#define ALIGN 64
+
+struct _OwbArena {
+  gint ref_count;
+  GMutex lock;
+  gboolean closed;
+  GPtrArray *free_blocks; /* of Block *, each holding an arena reference */
+  gsize live, peak, allocated;
+};
+
+typedef struct {
+  OwbArena *arena;
+  gsize size;
+  void *raw;
+  void *data;
+} Block;
+
+static void
+arena_unref (OwbArena *arena)
+{
+  if (!g_atomic_int_dec_and_test (&arena->ref_count))
+    return;
+  g_ptr_array_unref (arena->free_blocks);
+  g_mutex_clear (&arena->lock);
+  g_free (arena);
+}
+
+static void
+block_free (Block *block)
+{
+  OwbArena *arena = block->arena;
+  g_free (block->raw);
+  g_free (block);
+  arena_unref (arena);
+}
+
+static void
+block_release (gpointer data)
+{
+  Block *block = data;
+  OwbArena *arena = block->arena;
+  g_mutex_lock (&arena->lock);
+  arena->live -= block->size;
+  if (!arena->closed)
+    {
+      g_ptr_array_add (arena->free_blocks, block);
+      g_mutex_unlock (&arena->lock);
+      return;
+    }
+  g_mutex_unlock (&arena->lock);
+  block_free (block);
+}
+
+OwbArena *
+_owb_arena_new (void)
+{
+  OwbArena *arena = g_new0 (OwbArena, 1);
+  arena->ref_count = 1;
+  g_mutex_init (&arena->lock);
+  arena->free_blocks = g_ptr_array_new ();
+  return arena;
+}
+
+void
+_owb_arena_close (OwbArena *arena)
+{
+  g_mutex_lock (&arena->lock);
+  arena->closed = TRUE;
+  GPtrArray *blocks = arena->free_blocks;
+  arena->free_blocks = g_ptr_array_new ();
+  g_mutex_unlock (&arena->lock);
+  for (guint i = 0; i < blocks->len; i++)
+    block_free (g_ptr_array_index (blocks, i));
+  g_ptr_array_unref (blocks);
+  arena_unref (arena);
+}
+
+static Block *
+take_block (OwbArena *arena, gsize size, GError **error)
+{
+  g_mutex_lock (&arena->lock);
+  /* Best fit among cached blocks, but not one more than twice too big (that would waste more
+   * than a fresh allocation costs). */
+  int best = -1;
+  for (guint i = 0; i < arena->free_blocks->len; i++)
+    {
+      Block *b = g_ptr_array_index (arena->free_blocks, i);
+      if (b->size >= size && b->size <= 2 * size
+          && (best < 0 || b->size < ((Block *) g_ptr_array_index (arena->free_blocks, best))->size))
+        best = i;
+    }
+  Block *block = NULL;
+  if (best >= 0)
+    block = g_ptr_array_steal_index_fast (arena->free_blocks, best);
+  g_mutex_unlock (&arena->lock);
+  if (!block)
+    {
+      void *raw = size <= G_MAXSIZE - ALIGN ? g_try_malloc (size + ALIGN) : NULL;
+      if (!raw)
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_NOMEM, "cannot allocate %" G_GSIZE_FORMAT " bytes", size);
+          return NULL;
+        }
+      block = g_new (Block, 1);
+      block->raw = raw;
+      block->data = (void *) (((guintptr) raw + ALIGN - 1) & ~(guintptr) (ALIGN - 1));
+      block->size = size;
+      block->arena = arena;
+      g_atomic_int_inc (&arena->ref_count);
+      g_mutex_lock (&arena->lock);
+      arena->allocated += size;
+      g_mutex_unlock (&arena->lock);
+    }
+  g_mutex_lock (&arena->lock);
+  arena->live += block->size;
+  arena->peak = MAX (arena->peak, arena->live);
+  g_mutex_unlock (&arena->lock);
+  return block;
+}
+
+OwbTensor *
+_owb_arena_new_tensor (OwbArena *arena, OwbDataType dtype, int rank, const int64_t *dims, GError **error)
+{
+  int64_t n;
+  gsize elem = owb_data_type_size (dtype);
+  if (dtype == OWB_TYPE_STRING || elem == 0)
+    return owb_tensor_new (dtype, rank, dims, error);
+  if (!owb_shape_count (rank, dims, &n, "tensor", error))
+    return NULL;
+  if (n == 0)
+    return owb_tensor_new (dtype, rank, dims, error);
+  if ((guint64) n > G_MAXSIZE / elem)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_NOMEM, "a tensor of %" G_GINT64_FORMAT " elements is too large", n);
+      return NULL;
+    }
+  Block *block = take_block (arena, (gsize) n * elem, error);
+  if (!block)
+    return NULL;
+  return owb_tensor_new_wrap (dtype, rank, dims, block->data, block_release, block, error);
+}
+
+gsize
+_owb_arena_get_peak (const OwbArena *arena)
+{
+  return arena->peak;
+}
+
+gsize
+_owb_arena_get_allocated (const OwbArena *arena)
+{
+  return arena->allocated;
+}

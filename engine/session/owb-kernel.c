@@ -1,0 +1,93 @@
+/* owb-kernel.c: kernel-table lookup and the helpers kernels call while they run. */
+#include <owb/owb-provider.h>
+#include <owb/owb-error.h>
+
+#include <stdarg.h>
+#include <string.h>
+
+static gboolean
+same_domain (const char *a, const char *b)
+{
+  if (!a || strcmp (a, "ai.onnx") == 0)
+    a = "";
+  if (!b || strcmp (b, "ai.onnx") == 0)
+    b = "";
+  return strcmp (a, b) == 0;
+}
+
+static OwbDataType
+checked_type (const OwbKernelDef *def, const OwbValueType *const *input_types, int n_inputs,
+              const OwbValueType *output_types)
+{
+  if (def->type_input < 0)
+    return output_types ? output_types[0].dtype : OWB_TYPE_UNDEFINED;
+  if (def->type_input < n_inputs && input_types[def->type_input])
+    return input_types[def->type_input]->dtype;
+  return OWB_TYPE_UNDEFINED;
+}
+
+const OwbKernelDef *
+owb_kernel_table_lookup (const OwbKernelDef *const *table, guint n_table, const OwbNode *node, int opset,
+                         const OwbValueType *const *input_types, const OwbValueType *output_types, char **why)
+{
+  gboolean op_seen = FALSE, version_seen = FALSE;
+  OwbDataType rejected = OWB_TYPE_UNDEFINED;
+  for (guint t = 0; t < n_table; t++)
+    for (const OwbKernelDef *def = table[t]; def->op_type; def++)
+      {
+        if (strcmp (def->op_type, node->op_type) != 0 || !same_domain (def->domain, node->domain))
+          continue;
+        op_seen = TRUE;
+        if (opset < def->since || (def->until > 0 && opset > def->until))
+          continue;
+        version_seen = TRUE;
+        OwbDataType dtype = checked_type (def, input_types, node->n_inputs, output_types);
+        if (def->types && dtype != OWB_TYPE_UNDEFINED && !(def->types & OWB_TYPE_BIT (dtype)))
+          {
+            rejected = dtype;
+            continue;
+          }
+        return def;
+      }
+  if (why)
+    {
+      if (!op_seen)
+        *why = g_strdup_printf ("no kernel for %s", node->op_type);
+      else if (!version_seen)
+        *why = g_strdup_printf ("no kernel for %s at opset %d", node->op_type, opset);
+      else
+        *why = g_strdup_printf ("no kernel for %s on %s", node->op_type, owb_data_type_name (rejected));
+    }
+  return NULL;
+}
+
+OwbTensor *
+owb_kernel_context_new_output (OwbKernelContext *ctx, int i, OwbDataType dtype, int rank, const int64_t *dims,
+                               GError **error)
+{
+  g_return_val_if_fail (i >= 0 && i < ctx->n_outputs, NULL);
+  GError *local = NULL;
+  OwbTensor *t = owb_tensor_new_uninit (dtype, rank, dims, &local);
+  if (!t)
+    {
+      owb_kernel_set_error (ctx, error, local->code, "output %d: %s", i, local->message);
+      g_error_free (local);
+      return NULL;
+    }
+  owb_tensor_unref (ctx->outputs[i]);
+  ctx->outputs[i] = t;
+  return t;
+}
+
+void
+owb_kernel_set_error (OwbKernelContext *ctx, GError **error, int code, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  char *msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  char *who = owb_node_describe (ctx->node);
+  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
+  g_free (who);
+  g_free (msg);
+}

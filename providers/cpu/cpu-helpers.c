@@ -1,0 +1,31 @@
+/* cpu-helpers.c: stride arithmetic shared by the CPU kernels. */
+#include "cpu-kernels-private.h"
+
+void
+_owb_cpu_strides (int rank, const int64_t *dims, int64_t *strides)
+{
+  int64_t s = 1;
+  for (int i = rank - 1; i >= 0; i--)
+    {
+      strides[i] = s;
+      s *= dims[i];
+    }
+}
+
+void
+_owb_cpu_broadcast_strides (int in_rank, const int64_t *in_dims, int out_rank, const int64_t *out_dims,
+                            int64_t *strides)
+{
+  int64_t s = 1;
+  for (int i = out_rank - 1; i >= 0; i--)
+    {
+      int k = i - (out_rank - in_rank);
+      if (k < 0 || in_dims[k] == 1)
+        strides[i] = 0;
+      else
+        strides[i] = s;
+      if (k >= 0)
+        s *= in_dims[k];
+    }
+  (void) out_dims;
+}

@@ -1,0 +1,36 @@
+/* cpu-kernels-private.h: the CPU provider's kernel tables, one per op family, and helpers
+ * shared by the kernels. Each table ends with a row whose op_type is NULL. */
+#pragma once
+
+#include <owb/owb-provider.h>
+#include <owb/owb-error.h>
+
+extern const OwbKernelDef _owb_cpu_kernels_elementwise[];
+extern const OwbKernelDef _owb_cpu_kernels_nn[];
+extern const OwbKernelDef _owb_cpu_kernels_tensor[];
+extern const OwbKernelDef _owb_cpu_kernels_reduce[];
+extern const OwbKernelDef _owb_cpu_kernels_rnn[];
+extern const OwbKernelDef _owb_cpu_kernels_norm[];
+
+/* Element offsets for numpy-style broadcasting of `in` (rank in_rank, right-aligned) against an
+ * output shape: strides of length out_rank with 0 on broadcast axes. */
+void _owb_cpu_broadcast_strides (int in_rank, const int64_t *in_dims, int out_rank, const int64_t *out_dims,
+                                 int64_t *strides);
+/* Row-major strides of a shape. */
+void _owb_cpu_strides (int rank, const int64_t *dims, int64_t *strides);
+
+/* Per-dtype kernels come from these lists, not copies: X (ctype, OWB_TYPE suffix).
+ * Example: #define ADD(T, N) case OWB_TYPE_##N: add_##N (...); break;  then OWB_CPU_FOR_NUMERIC (ADD)
+ * float16/bfloat16 are not listed: the provider runs them through the float32 kernel. */
+#define OWB_CPU_FOR_FLOATS(X) X (float, FLOAT) X (double, DOUBLE)
+#define OWB_CPU_FOR_SIGNED(X) X (int8_t, INT8) X (int16_t, INT16) X (int32_t, INT32) X (int64_t, INT64)
+#define OWB_CPU_FOR_UNSIGNED(X) X (uint8_t, UINT8) X (uint16_t, UINT16) X (uint32_t, UINT32) X (uint64_t, UINT64)
+#define OWB_CPU_FOR_INTS(X) OWB_CPU_FOR_SIGNED (X) OWB_CPU_FOR_UNSIGNED (X)
+#define OWB_CPU_FOR_NUMERIC(X) OWB_CPU_FOR_FLOATS (X) OWB_CPU_FOR_INTS (X)
+#define OWB_CPU_FOR_ALL(X) OWB_CPU_FOR_NUMERIC (X) X (gboolean_u8, BOOL)
+/* bool tensors store one byte per element. */
+typedef uint8_t gboolean_u8;
+
+#define OWB_CPU_TYPES_FLOATS (OWB_TYPE_BIT (OWB_TYPE_FLOAT) | OWB_TYPE_BIT (OWB_TYPE_DOUBLE))
+#define OWB_CPU_TYPES_NUMERIC (OWB_CPU_TYPES_FLOATS | OWB_TYPES_INT)
+#define OWB_CPU_TYPES_ALL (OWB_CPU_TYPES_NUMERIC | OWB_TYPE_BIT (OWB_TYPE_BOOL))

@@ -1,0 +1,239 @@
+/* test-session.c: running graphs: results, buffer reuse and peak bytes, hooks, concurrent runs,
+ * feed checks, float16 through float32 kernels, cancellation. */
+#include "test-util.h"
+
+/* y = relu(x + b) * 2, as a chain of four nodes through intermediates. */
+static OwbModel *
+chain_model (OwbDataType dtype)
+{
+  OwbModel *m = tu_model_new (14);
+  const char *params[] = { "batch", NULL };
+  tu_add_value (m->graph->inputs, "x", dtype, 2, (int64_t[]){ -2, 4 }, params);
+  OwbTensor *b = owb_tensor_new (OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, NULL);
+  for (int i = 0; i < 4; i++)
+    ((float *) b->data)[i] = i - 1.5f;
+  if (dtype != OWB_TYPE_FLOAT)
+    {
+      OwbTensor *c = owb_tensor_cast (b, dtype, NULL);
+      owb_tensor_unref (b);
+      b = c;
+    }
+  owb_graph_add_initializer (m->graph, "b", b);
+  tu_node (m->graph, "Add", "add", "x,b", "s");
+  tu_node (m->graph, "Relu", "relu", "s", "r");
+  tu_node (m->graph, "Add", "twice", "r,r", "y");
+  tu_add_value (m->graph->outputs, "y", dtype, 2, (int64_t[]){ -2, 4 }, params);
+  return m;
+}
+
+static void
+check_chain_output (OwbTensor *x, OwbTensor *y)
+{
+  g_assert_cmpint (y->rank, ==, 2);
+  g_assert_cmpint (y->dims[0], ==, x->dims[0]);
+  for (int64_t i = 0; i < x->nelems; i++)
+    {
+      double v = owb_tensor_get_double (x, i) + (i % 4) - 1.5;
+      double want = 2 * (v > 0 ? v : 0);
+      g_assert_cmpfloat_with_epsilon (owb_tensor_get_double (y, i), want, 1e-2);
+    }
+}
+
+static OwbTensor *
+make_x (OwbDataType dtype, int64_t batch)
+{
+  OwbTensor *x = owb_tensor_new (dtype, 2, (int64_t[]){ batch, 4 }, NULL);
+  for (int64_t i = 0; i < x->nelems; i++)
+    owb_tensor_set_double (x, i, (double) ((i * 7) % 11) - 5.0);
+  return x;
+}
+
+static void
+test_run_chain (void)
+{
+  g_autoptr (OwbModel) m = chain_model (OWB_TYPE_FLOAT);
+  GError *error = NULL;
+  g_autoptr (OwbSession) s = tu_session (m, 1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (owb_session_get_n_inputs (s), ==, 1);
+  g_assert_cmpstr (owb_session_get_input (s, 0)->name, ==, "x");
+  g_autoptr (OwbTensor) x = make_x (OWB_TYPE_FLOAT, 1000);
+  const char *names[] = { "x" };
+  OwbTensor *y = NULL;
+  OwbRunStats stats;
+  g_assert_true (owb_session_run (s, 1, names, &x, 1, NULL, &y, &stats, NULL, &error));
+  g_assert_no_error (error);
+  check_chain_output (x, y);
+  g_assert_cmpuint (stats.n_nodes_run, ==, 3);
+  /* s is released after relu, and y may reuse its buffer: peak is at most three tensors live,
+   * never the sum of all intermediates plus more. */
+  gsize one = 1000 * 4 * sizeof (float);
+  g_assert_cmpuint (stats.peak_bytes, >=, 2 * one);
+  g_assert_cmpuint (stats.peak_bytes, <=, 3 * one);
+  g_assert_cmpuint (stats.allocated_bytes, <, 3 * one);
+  owb_tensor_unref (y);
+  /* The provider that claimed each node is recorded on it. */
+  const OwbGraph *g = owb_session_get_graph (s);
+  g_assert_cmpstr (((OwbNode *) g_ptr_array_index (g->nodes, 0))->provider, ==, "cpu");
+}
+
+typedef struct {
+  int begins, ends;
+} Counts;
+
+static void
+on_begin (const OwbNode *node, int index, gpointer data)
+{
+  ((Counts *) data)->begins++;
+}
+
+static void
+on_end (const OwbNode *node, int index, OwbTensor *const *outputs, int n, gpointer data)
+{
+  ((Counts *) data)->ends++;
+  g_assert_nonnull (outputs[0]);
+}
+
+static void
+test_hooks (void)
+{
+  g_autoptr (OwbModel) m = chain_model (OWB_TYPE_FLOAT);
+  Counts counts = { 0 };
+  OwbTraceHooks hooks = { on_begin, on_end, &counts };
+  OwbSessionOptions opts;
+  owb_session_options_init (&opts);
+  opts.providers = owb_providers_new_from_list ("cpu", NULL);
+  opts.hooks = &hooks;
+  g_autoptr (OwbSession) s = owb_session_new (m, &opts, NULL);
+  g_ptr_array_unref (opts.providers);
+  g_autoptr (OwbTensor) x = make_x (OWB_TYPE_FLOAT, 3);
+  const char *names[] = { "x" };
+  OwbTensor *y = NULL;
+  g_assert_true (owb_session_run (s, 1, names, &x, 1, NULL, &y, NULL, NULL, NULL));
+  owb_tensor_unref (y);
+  g_assert_cmpint (counts.begins, ==, 3);
+  g_assert_cmpint (counts.ends, ==, 3);
+}
+
+typedef struct {
+  OwbSession *session;
+  int64_t batch;
+  gboolean ok;
+} ThreadJob;
+
+static gpointer
+run_thread (gpointer data)
+{
+  ThreadJob *job = data;
+  job->ok = TRUE;
+  for (int rep = 0; rep < 20 && job->ok; rep++)
+    {
+      OwbTensor *x = make_x (OWB_TYPE_FLOAT, job->batch + rep);
+      const char *names[] = { "x" };
+      OwbTensor *y = NULL;
+      job->ok = owb_session_run (job->session, 1, names, &x, 1, NULL, &y, NULL, NULL, NULL);
+      if (job->ok)
+        {
+          check_chain_output (x, y);
+          owb_tensor_unref (y);
+        }
+      owb_tensor_unref (x);
+    }
+  return NULL;
+}
+
+static void
+test_concurrent_runs (void)
+{
+  g_autoptr (OwbModel) m = chain_model (OWB_TYPE_FLOAT);
+  g_autoptr (OwbSession) s = tu_session (m, 2, NULL);
+  ThreadJob jobs[4];
+  GThread *threads[4];
+  for (int i = 0; i < 4; i++)
+    {
+      jobs[i] = (ThreadJob){ s, 100 * (i + 1), FALSE };
+      threads[i] = g_thread_new ("run", run_thread, &jobs[i]);
+    }
+  for (int i = 0; i < 4; i++)
+    {
+      g_thread_join (threads[i]);
+      g_assert_true (jobs[i].ok);
+    }
+}
+
+static void
+test_feed_errors (void)
+{
+  g_autoptr (OwbModel) m = chain_model (OWB_TYPE_FLOAT);
+  g_autoptr (OwbSession) s = tu_session (m, 1, NULL);
+  GError *error = NULL;
+  OwbTensor *y = NULL;
+  /* Missing input. */
+  g_assert_false (owb_session_run (s, 0, NULL, NULL, 1, NULL, &y, NULL, NULL, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "'x'"));
+  g_clear_error (&error);
+  /* Wrong type. */
+  g_autoptr (OwbTensor) xi = owb_tensor_new (OWB_TYPE_INT64, 2, (int64_t[]){ 2, 4 }, NULL);
+  const char *names[] = { "x" };
+  g_assert_false (owb_session_run (s, 1, names, &xi, 1, NULL, &y, NULL, NULL, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_TYPE);
+  g_clear_error (&error);
+  /* Wrong shape (known dim 4). */
+  g_autoptr (OwbTensor) xs = owb_tensor_new (OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 5 }, NULL);
+  g_assert_false (owb_session_run (s, 1, names, &xs, 1, NULL, &y, NULL, NULL, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_SHAPE);
+  g_clear_error (&error);
+  /* Unknown name. */
+  const char *bad[] = { "nope" };
+  g_assert_false (owb_session_run (s, 1, bad, &xs, 1, NULL, &y, NULL, NULL, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_null (y);
+}
+
+static void
+test_float16_via_float32 (void)
+{
+  g_autoptr (OwbModel) m = chain_model (OWB_TYPE_FLOAT16);
+  GError *error = NULL;
+  g_autoptr (OwbSession) s = tu_session (m, 1, &error);
+  g_assert_no_error (error);
+  g_autoptr (OwbTensor) x = make_x (OWB_TYPE_FLOAT16, 5);
+  const char *names[] = { "x" };
+  OwbTensor *y = NULL;
+  g_assert_true (owb_session_run (s, 1, names, &x, 1, NULL, &y, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (y->dtype, ==, OWB_TYPE_FLOAT16);
+  check_chain_output (x, y);
+  owb_tensor_unref (y);
+}
+
+static void
+test_cancel (void)
+{
+  g_autoptr (OwbModel) m = chain_model (OWB_TYPE_FLOAT);
+  g_autoptr (OwbSession) s = tu_session (m, 1, NULL);
+  g_autoptr (GCancellable) c = g_cancellable_new ();
+  g_cancellable_cancel (c);
+  g_autoptr (OwbTensor) x = make_x (OWB_TYPE_FLOAT, 2);
+  const char *names[] = { "x" };
+  OwbTensor *y = NULL;
+  GError *error = NULL;
+  g_assert_false (owb_session_run (s, 1, names, &x, 1, NULL, &y, NULL, c, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_error_free (error);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/session/run-chain", test_run_chain);
+  g_test_add_func ("/session/hooks", test_hooks);
+  g_test_add_func ("/session/concurrent-runs", test_concurrent_runs);
+  g_test_add_func ("/session/feed-errors", test_feed_errors);
+  g_test_add_func ("/session/float16-via-float32", test_float16_via_float32);
+  g_test_add_func ("/session/cancel", test_cancel);
+  return g_test_run ();
+}

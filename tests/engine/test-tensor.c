@@ -1,0 +1,141 @@
+/* test-tensor.c: tensor storage, views, element access, half conversions, shape overflow. */
+#include <owb/owb.h>
+#include <math.h>
+
+static void
+test_new_and_views (void)
+{
+  int64_t dims[] = { 2, 3 };
+  g_autoptr (OwbTensor) t = owb_tensor_new (OWB_TYPE_FLOAT, 2, dims, NULL);
+  g_assert_nonnull (t);
+  g_assert_cmpint (t->nelems, ==, 6);
+  g_assert_cmpuint (t->nbytes, ==, 24);
+  for (int i = 0; i < 6; i++)
+    owb_tensor_set_double (t, i, i * 1.5);
+  int64_t vdims[] = { 6 };
+  g_autoptr (OwbTensor) v = owb_tensor_new_view (t, 1, vdims, NULL);
+  g_assert_true (v->data == t->data);
+  g_assert_cmpfloat (owb_tensor_get_double (v, 5), ==, 7.5);
+  g_autoptr (OwbTensor) d = owb_tensor_dup (t);
+  g_assert_true (d->data != t->data);
+  g_assert_cmpfloat (owb_tensor_get_double (d, 4), ==, 6.0);
+  int64_t bad[] = { 7 };
+  GError *error = NULL;
+  g_assert_null (owb_tensor_new_view (t, 1, bad, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_SHAPE);
+  g_error_free (error);
+}
+
+static void
+test_overflow_and_negative (void)
+{
+  GError *error = NULL;
+  int64_t huge[] = { G_GINT64_CONSTANT (1) << 40, G_GINT64_CONSTANT (1) << 40 };
+  g_assert_null (owb_tensor_new (OWB_TYPE_FLOAT, 2, huge, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_SHAPE);
+  g_clear_error (&error);
+  int64_t neg[] = { 3, -1 };
+  g_assert_null (owb_tensor_new (OWB_TYPE_FLOAT, 2, neg, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_SHAPE);
+  g_clear_error (&error);
+  /* Countable but impossible to allocate: an error, not an abort. */
+  int64_t big[] = { G_GINT64_CONSTANT (1) << 50 };
+  g_assert_null (owb_tensor_new (OWB_TYPE_DOUBLE, 1, big, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  int64_t zero[] = { 0, G_MAXINT64 };
+  g_autoptr (OwbTensor) z = owb_tensor_new (OWB_TYPE_FLOAT, 2, zero, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (z->nelems, ==, 0);
+}
+
+static void
+test_half (void)
+{
+  float values[] = { 0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 0.1f, 1e-9f };
+  for (guint i = 0; i < G_N_ELEMENTS (values); i++)
+    {
+      float back = owb_half_to_float (owb_float_to_half (values[i]));
+      g_assert_cmpfloat_with_epsilon (back, values[i], fabsf (values[i]) * 1e-3f + 6e-8f);
+    }
+  g_assert_cmphex (owb_float_to_half (1.0f), ==, 0x3c00);
+  g_assert_cmphex (owb_float_to_half (-2.0f), ==, 0xc000);
+  g_assert_cmphex (owb_float_to_half (1e6f), ==, 0x7c00);
+  g_assert_cmphex (owb_float_to_half (5.9604645e-08f), ==, 0x0001);
+  g_assert_true (isnan (owb_half_to_float (owb_float_to_half (NAN))));
+  g_assert_cmphex (owb_float_to_bfloat16 (1.0f), ==, 0x3f80);
+  g_assert_cmpfloat (owb_bfloat16_to_float (0x4049), ==, 3.140625f);
+}
+
+static void
+test_cast (void)
+{
+  int64_t dims[] = { 4 };
+  g_autoptr (OwbTensor) t = owb_tensor_new (OWB_TYPE_FLOAT, 1, dims, NULL);
+  float *f = t->data;
+  f[0] = 1.5f;
+  f[1] = -2.7f;
+  f[2] = 0.0f;
+  f[3] = 300.0f;
+  g_autoptr (OwbTensor) i = owb_tensor_cast (t, OWB_TYPE_INT32, NULL);
+  g_assert_cmpint (((int32_t *) i->data)[1], ==, -2);
+  g_autoptr (OwbTensor) b = owb_tensor_cast (t, OWB_TYPE_BOOL, NULL);
+  g_assert_cmpint (((uint8_t *) b->data)[2], ==, 0);
+  g_assert_cmpint (((uint8_t *) b->data)[3], ==, 1);
+  g_autoptr (OwbTensor) h = owb_tensor_cast (t, OWB_TYPE_FLOAT16, NULL);
+  g_assert_cmpfloat (owb_tensor_get_double (h, 0), ==, 1.5);
+  int64_t big = G_GINT64_CONSTANT (9007199254740993);
+  g_autoptr (OwbTensor) l = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]){ 1 }, NULL);
+  ((int64_t *) l->data)[0] = big;
+  g_autoptr (OwbTensor) u = owb_tensor_cast (l, OWB_TYPE_UINT64, NULL);
+  g_assert_cmpuint (((uint64_t *) u->data)[0], ==, (uint64_t) big); /* no double rounding */
+}
+
+static void
+test_value_type_string (void)
+{
+  OwbValueType t;
+  owb_value_type_init_unknown (&t);
+  t.dtype = OWB_TYPE_FLOAT;
+  t.rank = 3;
+  t.dims[0] = (OwbDim){ -1, g_intern_string ("batch") };
+  t.dims[1] = OWB_DIM_VALUE (3);
+  t.dims[2] = OWB_DIM_UNKNOWN;
+  g_autofree char *s = owb_value_type_to_string (&t);
+  g_assert_cmpstr (s, ==, "float32[batch,3,?]");
+  g_assert_false (owb_value_type_is_fully_known (&t));
+}
+
+static void
+test_thread_pool_sum_chunk (int64_t begin, int64_t end, gpointer data)
+{
+  gint64 *counts = data;
+  for (int64_t i = begin; i < end; i++)
+    counts[i]++;
+}
+
+static void
+test_thread_pool (void)
+{
+  OwbThreadPool *pool = owb_thread_pool_new (3);
+  gint64 *counts = g_new0 (gint64, 10000);
+  for (int rep = 0; rep < 50; rep++)
+    owb_parallel_for (pool, 10000, 16, test_thread_pool_sum_chunk, counts);
+  for (int i = 0; i < 10000; i++)
+    g_assert_cmpint (counts[i], ==, 50);
+  g_free (counts);
+  owb_thread_pool_free (pool);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/tensor/new-and-views", test_new_and_views);
+  g_test_add_func ("/tensor/overflow-and-negative", test_overflow_and_negative);
+  g_test_add_func ("/tensor/half", test_half);
+  g_test_add_func ("/tensor/cast", test_cast);
+  g_test_add_func ("/tensor/value-type-string", test_value_type_string);
+  g_test_add_func ("/tensor/thread-pool", test_thread_pool);
+  return g_test_run ();
+}
