@@ -68,14 +68,20 @@ static gboolean infer_graph (OwbModel *model, OwbGraph *graph, const Env *outer,
 static gboolean
 infer_node (OwbModel *model, OwbNode *node, Env *env, int depth, GError **error)
 {
+  /* Subgraph inference is best effort: a branch that is never taken may be inconsistent for the
+   * shapes at hand (exporters emit both branches of a rank test), and run time checks what runs. */
   for (int a = 0; a < node->n_attributes; a++)
     {
       OwbAttribute *attr = &node->attributes[a];
-      if (attr->type == OWB_ATTR_GRAPH && attr->g && !infer_graph (model, attr->g, env, depth + 1, error))
-        return FALSE;
-      for (int k = 0; attr->type == OWB_ATTR_GRAPHS && k < attr->n; k++)
-        if (!infer_graph (model, attr->graphs[k], env, depth + 1, error))
+      if (depth + 1 > 64)
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "subgraphs are nested more than 64 deep");
           return FALSE;
+        }
+      if (attr->type == OWB_ATTR_GRAPH && attr->g)
+        infer_graph (model, attr->g, env, depth + 1, NULL);
+      for (int k = 0; attr->type == OWB_ATTR_GRAPHS && k < attr->n; k++)
+        infer_graph (model, attr->graphs[k], env, depth + 1, NULL);
     }
 
   OwbValueType *outputs = g_new (OwbValueType, MAX (node->n_outputs, 1));
@@ -143,7 +149,8 @@ record_value_infos (OwbGraph *graph, Env *env)
     {
       OwbValueInfo *info = g_ptr_array_index (graph->outputs, i);
       const OwbValueType *t = g_hash_table_lookup (env->types, info->name);
-      if (t && (!info->has_type || info->type.rank < 0 || info->type.dtype == OWB_TYPE_UNDEFINED))
+      /* The inferred type already took in what the declaration knew (merge_declared). */
+      if (t && t->dtype != OWB_TYPE_UNDEFINED)
         {
           info->type = *t;
           info->has_type = TRUE;

@@ -575,7 +575,7 @@ infer_resize (OwbInferContext *ctx, GError **error)
   static const char *const modes_1[] = { "nearest", "bilinear", "linear", NULL };
   static const char *const modes[] = { "nearest", "linear", "cubic", NULL };
   static const char *const coords[] = { "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-                                        "asymmetric", "tf_crop_and_resize", NULL };
+                                        "asymmetric", "tf_crop_and_resize", "tf_half_pixel_for_nn", NULL };
   static const char *const nearest_modes[] = { "round_prefer_floor", "round_prefer_ceil", "floor", "ceil", NULL };
   static const char *const policies[] = { "stretch", "not_larger", "not_smaller", NULL };
   const char *mode = owb_node_get_string (ctx->node, "mode", "nearest");

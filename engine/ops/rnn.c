@@ -1,7 +1,6 @@
 /* rnn.c: schemas and shape inference of the recurrent ops LSTM, GRU and RNN (opsets 1 to 22). */
 #include "owb-ops-private.h"
 
-#include <math.h>
 #include <string.h>
 
 #include <owb/owb-error.h>

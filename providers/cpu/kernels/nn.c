@@ -1,6 +1,1350 @@
-/* nn.c: CPU kernels of the nn op family. */
+/* nn.c: CPU kernels of the nn op family: Conv, ConvTranspose, MatMul, Gemm and their integer forms,
+ * with OpenBLAS doing the floating-point matrix products. */
 #include "../cpu-kernels-private.h"
 
+#include <cblas.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <string.h>
+
+#define MAX_SP OWB_MAX_RANK
+#define MAX_CONV_ATTR (G_GINT64_CONSTANT (1) << 31)
+/* Elements of one im2col/col2im tile: large enough for an efficient GEMM, small enough to stay in
+ * the outer caches and to bound memory on large images. */
+#define COL_BUDGET (G_GINT64_CONSTANT (1) << 19)
+#define MIN_TILE 64
+/* Below this many multiply-adds a GEMM is not worth splitting over threads. */
+#define PARALLEL_GEMM_WORK (G_GINT64_CONSTANT (1) << 21)
+
+typedef enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID } AutoPad;
+
+/* Conv-family attributes, parsed once by prepare; lengths are checked against the rank at run time. */
+typedef struct {
+  int64_t group;
+  AutoPad auto_pad;
+  int n_strides, n_dilations, n_pads, n_output_padding, n_output_shape, n_kernel;
+  int64_t kernel[MAX_SP];
+  int64_t strides[MAX_SP];
+  int64_t dilations[MAX_SP];
+  int64_t pads[2 * MAX_SP];
+  int64_t output_padding[MAX_SP];
+  int64_t output_shape[MAX_SP + 2];
+} ConvParams;
+
+/* A convolution resolved for concrete shapes. For ConvTranspose `in` is X's spatial size and `out`
+ * Y's, like for Conv; pad holds the begin padding (may be negative for ConvTranspose). */
+typedef struct {
+  int nsp;
+  int64_t N, C, M, group, Cg, Mg;
+  int64_t in[MAX_SP], out[MAX_SP], k[MAX_SP], s[MAX_SP], d[MAX_SP], pad[MAX_SP];
+  int64_t in_size, out_size, ksize;
+} ConvGeom;
+
+static int
+pool_threads (OwbThreadPool *pool)
+{
+  return pool ? MAX (owb_thread_pool_get_n_threads (pool), 1) : 1;
+}
+
+static void G_GNUC_PRINTF (4, 5)
+node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  char *msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  char *who = owb_node_describe (node);
+  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
+  g_free (who);
+  g_free (msg);
+}
+
+static int64_t
+floor_half (int64_t v)
+{
+  return v >= 0 ? v / 2 : -((-v + 1) / 2);
+}
+
+/* [lo, hi): the positions j in [0, n) with 0 <= j * s + off < limit. */
+static void
+valid_range (int64_t off, int64_t s, int64_t limit, int64_t n, int64_t *lo, int64_t *hi)
+{
+  int64_t l = off >= 0 ? 0 : (-off + s - 1) / s;
+  int64_t h = limit - off <= 0 ? 0 : (limit - off + s - 1) / s;
+  *lo = MIN (l, n);
+  *hi = CLAMP (h, *lo, n);
+}
+
+/* ---- attributes and geometry ---- */
+
+static gboolean
+read_ints (const OwbNode *node, const char *name, int max, int64_t lo, int64_t *out, int *n_out, GError **error)
+{
+  int n = 0;
+  const int64_t *v = owb_node_get_ints (node, name, &n);
+  *n_out = v ? n : 0;
+  if (!v)
+    return TRUE;
+  if (n > max)
+    {
+      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s has too many values (%d)", name, n);
+      return FALSE;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      if (v[i] < lo || v[i] > MAX_CONV_ATTR)
+        {
+          node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s[%d] = %" G_GINT64_FORMAT " is out of range",
+                      name, i, v[i]);
+          return FALSE;
+        }
+      out[i] = v[i];
+    }
+  return TRUE;
+}
+
+static gboolean
+conv_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state, GError **error)
+{
+  ConvParams *p = g_new0 (ConvParams, 1);
+  p->group = owb_node_get_int (node, "group", 1);
+  const char *ap = owb_node_get_string (node, "auto_pad", "NOTSET");
+  if (p->group < 1 || p->group > MAX_CONV_ATTR)
+    {
+      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute group = %" G_GINT64_FORMAT " must be >= 1",
+                  p->group);
+      goto fail;
+    }
+  if (ap[0] == '\0' || strcmp (ap, "NOTSET") == 0)
+    p->auto_pad = PAD_NOTSET;
+  else if (strcmp (ap, "SAME_UPPER") == 0)
+    p->auto_pad = PAD_SAME_UPPER;
+  else if (strcmp (ap, "SAME_LOWER") == 0)
+    p->auto_pad = PAD_SAME_LOWER;
+  else if (strcmp (ap, "VALID") == 0)
+    p->auto_pad = PAD_VALID;
+  else
+    {
+      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute auto_pad = '%s' is not supported", ap);
+      goto fail;
+    }
+  if (!read_ints (node, "kernel_shape", MAX_SP, 1, p->kernel, &p->n_kernel, error)
+      || !read_ints (node, "strides", MAX_SP, 1, p->strides, &p->n_strides, error)
+      || !read_ints (node, "dilations", MAX_SP, 1, p->dilations, &p->n_dilations, error)
+      || !read_ints (node, "pads", 2 * MAX_SP, 0, p->pads, &p->n_pads, error)
+      || !read_ints (node, "output_padding", MAX_SP, 0, p->output_padding, &p->n_output_padding, error)
+      || !read_ints (node, "output_shape", MAX_SP + 2, 1, p->output_shape, &p->n_output_shape, error))
+    goto fail;
+  *state = p;
+  return TRUE;
+fail:
+  g_free (p);
+  return FALSE;
+}
+
+static gboolean
+check_len (OwbKernelContext *ctx, const char *name, int n, int want, GError **error)
+{
+  if (n != 0 && n != want)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute %s has %d values, expected %d", name, n,
+                            want);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Resolves the geometry of a Conv (transpose FALSE) or ConvTranspose from the actual shapes, and
+ * checks it against the output that inference allocated. */
+static gboolean
+conv_geometry (OwbKernelContext *ctx, const ConvParams *p, const OwbTensor *x, const OwbTensor *w,
+               const OwbTensor *y, gboolean transpose, ConvGeom *g, GError **error)
+{
+  memset (g, 0, sizeof *g);
+  if (x->rank < 3 || w->rank != x->rank)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "X (rank %d) and W (rank %d) must have the same rank >= 3",
+                            x->rank, w->rank);
+      return FALSE;
+    }
+  int nsp = g->nsp = x->rank - 2;
+  if (!check_len (ctx, "kernel_shape", p->n_kernel, nsp, error) || !check_len (ctx, "strides", p->n_strides, nsp, error)
+      || !check_len (ctx, "dilations", p->n_dilations, nsp, error)
+      || !check_len (ctx, "pads", p->n_pads, 2 * nsp, error)
+      || !check_len (ctx, "output_padding", p->n_output_padding, nsp, error))
+    return FALSE;
+  if (p->n_output_shape != 0 && p->n_output_shape != nsp && p->n_output_shape != nsp + 2)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute output_shape has %d values, expected %d",
+                            p->n_output_shape, nsp);
+      return FALSE;
+    }
+  g->N = x->dims[0];
+  g->C = x->dims[1];
+  g->group = p->group;
+  if (g->C % g->group != 0)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                            "input channels %" G_GINT64_FORMAT " are not divisible by group %" G_GINT64_FORMAT, g->C,
+                            g->group);
+      return FALSE;
+    }
+  g->Cg = g->C / g->group;
+  if (!transpose)
+    {
+      g->M = w->dims[0];
+      if (w->dims[1] != g->Cg || g->M % g->group != 0)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                                "weight shape [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", ...] does not fit %" G_GINT64_FORMAT
+                                " input channels in %" G_GINT64_FORMAT " groups",
+                                w->dims[0], w->dims[1], g->C, g->group);
+          return FALSE;
+        }
+      g->Mg = g->M / g->group;
+    }
+  else
+    {
+      if (w->dims[0] != g->C)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                                "weight dim 0 (%" G_GINT64_FORMAT ") must equal the input channels (%" G_GINT64_FORMAT ")",
+                                w->dims[0], g->C);
+          return FALSE;
+        }
+      g->Mg = w->dims[1];
+      g->M = g->Mg * g->group;
+    }
+  g->in_size = g->out_size = g->ksize = 1;
+  for (int i = 0; i < nsp; i++)
+    {
+      int64_t in = x->dims[2 + i], k = w->dims[2 + i];
+      int64_t s = p->n_strides ? p->strides[i] : 1, d = p->n_dilations ? p->dilations[i] : 1;
+      int64_t pb = p->n_pads ? p->pads[i] : 0, pe = p->n_pads ? p->pads[nsp + i] : 0;
+      if (k < 1 || (p->n_kernel && p->kernel[i] != k))
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "weight kernel axis %d has size %" G_GINT64_FORMAT, i, k);
+          return FALSE;
+        }
+      if (in > G_MAXINT64 / 4 / s)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input axis %d is too large", 2 + i);
+          return FALSE;
+        }
+      int64_t dk = (k - 1) * d + 1, out, pad;
+      gboolean same = p->auto_pad == PAD_SAME_UPPER || p->auto_pad == PAD_SAME_LOWER;
+      if (!transpose)
+        {
+          if (same)
+            {
+              out = (in + s - 1) / s;
+              int64_t total = MAX ((out - 1) * s + dk - in, 0);
+              pad = p->auto_pad == PAD_SAME_UPPER ? total / 2 : total - total / 2;
+            }
+          else
+            {
+              if (p->auto_pad == PAD_VALID)
+                pb = pe = 0;
+              if (in + pb + pe < dk)
+                {
+                  owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                                        "kernel extent %" G_GINT64_FORMAT " on spatial axis %d is larger than the padded "
+                                        "input (%" G_GINT64_FORMAT ")",
+                                        dk, i, in + pb + pe);
+                  return FALSE;
+                }
+              out = (in + pb + pe - dk) / s + 1;
+              pad = pb;
+            }
+        }
+      else
+        {
+          int64_t op = p->n_output_padding ? p->output_padding[i] : 0;
+          int64_t full = s * (in > 0 ? in - 1 : 0) + op + dk;
+          if (p->n_output_shape || same)
+            {
+              /* The output size is given: the padding follows from it (ONNX's total_padding rule). */
+              out = p->n_output_shape ? p->output_shape[p->n_output_shape - nsp + i] : in * s;
+              int64_t total = full - out;
+              pad = p->auto_pad == PAD_SAME_UPPER ? floor_half (total) : total - floor_half (total);
+              if (!same)
+                pad = MAX (pad, 0);
+            }
+          else
+            {
+              if (p->auto_pad == PAD_VALID)
+                pb = pe = 0;
+              out = full - pb - pe;
+              pad = pb;
+            }
+          if (in == 0)
+            out = p->n_output_shape ? out : 0;
+        }
+      if (out < 0)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "output size on spatial axis %d would be negative", i);
+          return FALSE;
+        }
+      g->in[i] = in;
+      g->out[i] = out;
+      g->k[i] = k;
+      g->s[i] = s;
+      g->d[i] = d;
+      g->pad[i] = pad;
+      g->in_size *= in;
+      g->out_size *= out;
+      g->ksize *= k;
+    }
+  gboolean match = y->rank == x->rank && y->dims[0] == g->N && y->dims[1] == g->M;
+  for (int i = 0; match && i < nsp; i++)
+    match = y->dims[2 + i] == g->out[i];
+  if (!match)
+    {
+      char *have = owb_tensor_shape_to_string (y);
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "output was allocated as %s, which does not match the attributes",
+                            have);
+      g_free (have);
+      return FALSE;
+    }
+  if (g->Cg * g->ksize > INT_MAX || g->Mg * g->ksize > INT_MAX || g->in_size > INT_MAX || g->out_size > INT_MAX
+      || g->Mg > INT_MAX)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "convolution is too large for 32-bit BLAS indices");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ---- typed building blocks, stamped per float type ---- */
+
+/* 16-byte GCC vectors (SSE/NEON) for the loops that BLAS does not cover: the build's -O2 does not
+ * auto-vectorize, and these loops run over every output element. */
+#define DEFINE_VECTOR_HELPERS(T, NAME)                                                                    \
+  typedef T vec_##NAME __attribute__ ((vector_size (16)));                                                \
+  enum { LANES_##NAME = 16 / sizeof (T) };                                                                \
+  static inline vec_##NAME vload_##NAME (const T *p)                                                      \
+  {                                                                                                       \
+    vec_##NAME v;                                                                                         \
+    memcpy (&v, p, sizeof v);                                                                             \
+    return v;                                                                                             \
+  }                                                                                                       \
+  static inline void vstore_##NAME (T *p, vec_##NAME v)                                                   \
+  {                                                                                                       \
+    memcpy (p, &v, sizeof v);                                                                             \
+  }                                                                                                       \
+  /* y[i] = a */                                                                                          \
+  static inline void fill_##NAME (T *y, T a, int64_t n)                                                   \
+  {                                                                                                       \
+    vec_##NAME va = (vec_##NAME) {} + a;                                                                  \
+    int64_t i = 0;                                                                                        \
+    for (; i + LANES_##NAME <= n; i += LANES_##NAME)                                                      \
+      vstore_##NAME (y + i, va);                                                                          \
+    for (; i < n; i++)                                                                                    \
+      y[i] = a;                                                                                           \
+  }                                                                                                       \
+  /* y[i] += x[i] */                                                                                      \
+  static inline void add_##NAME (T *restrict y, const T *restrict x, int64_t n)                           \
+  {                                                                                                       \
+    int64_t i = 0;                                                                                        \
+    for (; i + LANES_##NAME <= n; i += LANES_##NAME)                                                      \
+      vstore_##NAME (y + i, vload_##NAME (y + i) + vload_##NAME (x + i));                                 \
+    for (; i < n; i++)                                                                                    \
+      y[i] += x[i];                                                                                       \
+  }                                                                                                       \
+  /* y[i] += a x[i] */                                                                                    \
+  static inline void axpy_##NAME (T *restrict y, const T *restrict x, T a, int64_t n)                     \
+  {                                                                                                       \
+    vec_##NAME va = (vec_##NAME) {} + a;                                                                  \
+    int64_t i = 0;                                                                                        \
+    for (; i + LANES_##NAME <= n; i += LANES_##NAME)                                                      \
+      vstore_##NAME (y + i, vload_##NAME (y + i) + va * vload_##NAME (x + i));                            \
+    for (; i < n; i++)                                                                                    \
+      y[i] += a * x[i];                                                                                   \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_VECTOR_HELPERS)
+
+/* Vector `alpha * A B + beta * C` through BLAS; handles the degenerate sizes BLAS rejects. */
+#define BLAS_GEMM_FLOAT cblas_sgemm
+#define BLAS_GEMM_DOUBLE cblas_dgemm
+
+#define DEFINE_FLOAT_BLOCKS(T, NAME)                                                                              \
+  static void gemm_##NAME (gboolean ta, gboolean tb, int64_t m, int64_t n, int64_t k, double alpha, const T *a,  \
+                           int64_t lda, const T *b, int64_t ldb, double beta, T *c, int64_t ldc)                 \
+  {                                                                                                             \
+    if (m <= 0 || n <= 0)                                                                                       \
+      return;                                                                                                   \
+    if (k <= 0)                                                                                                 \
+      {                                                                                                         \
+        for (int64_t i = 0; i < m; i++)                                                                         \
+          for (int64_t j = 0; j < n; j++)                                                                       \
+            c[i * ldc + j] = beta == 0 ? (T) 0 : (T) (beta * c[i * ldc + j]);                                   \
+        return;                                                                                                 \
+      }                                                                                                         \
+    BLAS_GEMM_##NAME (CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int) m,    \
+                      (int) n, (int) k, (T) alpha, a, (int) MAX (lda, 1), b, (int) MAX (ldb, 1), (T) beta, c,   \
+                      (int) MAX (ldc, 1));                                                                      \
+  }                                                                                                             \
+                                                                                                                \
+  /* Gathers the input patches of output positions [p0, p0 + len) into col: one row per (channel,             \
+   * kernel offset), walking each output row as one run so the inner loop is a copy. */                        \
+  static void im2col_##NAME (const ConvGeom *g, const T *x, int64_t p0, int64_t len, T *col)                     \
+  {                                                                                                             \
+    int last = g->nsp - 1;                                                                                      \
+    int64_t in_last = g->in[last], out_last = g->out[last], s = g->s[last];                                     \
+    for (int64_t c = 0; c < g->Cg; c++)                                                                          \
+      for (int64_t kk = 0; kk < g->ksize; kk++)                                                                  \
+        {                                                                                                       \
+          int64_t kc[MAX_SP], oc[MAX_SP];                                                                       \
+          for (int64_t a = last, rest = kk; a >= 0; a--)                                                        \
+            {                                                                                                   \
+              kc[a] = rest % g->k[a];                                                                           \
+              rest /= g->k[a];                                                                                  \
+            }                                                                                                   \
+          for (int64_t a = last, rest = p0; a >= 0; a--)                                                        \
+            {                                                                                                   \
+              oc[a] = rest % g->out[a];                                                                         \
+              rest /= g->out[a];                                                                                \
+            }                                                                                                   \
+          const T *xc = x + c * g->in_size;                                                                     \
+          T *dst = col + (c * g->ksize + kk) * len;                                                             \
+          int64_t off = kc[last] * g->d[last] - g->pad[last];                                                   \
+          int64_t lo, hi;                                                                                       \
+          valid_range (off, s, in_last, out_last, &lo, &hi);                                                    \
+          for (int64_t p = 0; p < len;)                                                                         \
+            {                                                                                                   \
+              int64_t o0 = oc[last], run = MIN (out_last - o0, len - p);                                        \
+              gboolean inside = TRUE;                                                                           \
+              int64_t base = 0;                                                                                 \
+              for (int a = 0; a < last; a++)                                                                    \
+                {                                                                                               \
+                  int64_t i = oc[a] * g->s[a] - g->pad[a] + kc[a] * g->d[a];                                    \
+                  if (i < 0 || i >= g->in[a])                                                                   \
+                    {                                                                                           \
+                      inside = FALSE;                                                                           \
+                      break;                                                                                    \
+                    }                                                                                           \
+                  base = base * g->in[a] + i;                                                                   \
+                }                                                                                               \
+              if (!inside)                                                                                      \
+                memset (dst + p, 0, run * sizeof (T));                                                          \
+              else                                                                                              \
+                {                                                                                               \
+                  const T *src = xc + base * in_last + off;                                                     \
+                  int64_t a0 = CLAMP (lo, o0, o0 + run), a1 = CLAMP (hi, a0, o0 + run);                         \
+                  T *d = dst + p - o0;                                                                          \
+                  for (int64_t o = o0; o < a0; o++)                                                             \
+                    d[o] = 0;                                                                                   \
+                  if (s == 1)                                                                                   \
+                    memcpy (d + a0, src + a0, (a1 - a0) * sizeof (T));                                          \
+                  else                                                                                          \
+                    for (int64_t o = a0; o < a1; o++)                                                           \
+                      d[o] = src[o * s];                                                                        \
+                  for (int64_t o = a1; o < o0 + run; o++)                                                       \
+                    d[o] = 0;                                                                                   \
+                }                                                                                               \
+              p += run;                                                                                         \
+              oc[last] += run;                                                                                  \
+              for (int a = last; a > 0 && oc[a] >= g->out[a]; a--)                                              \
+                {                                                                                               \
+                  oc[a] = 0;                                                                                    \
+                  oc[a - 1]++;                                                                                  \
+                }                                                                                               \
+            }                                                                                               \
+        }                                                                                                       \
+  }                                                                                                             \
+                                                                                                                \
+  /* ConvTranspose: scatters col rows (output channel m, kernel offset) of input positions                     \
+   * [q0, q0 + len) into the output planes of channels [m0, m1), adding. */                                    \
+  static void col2im_##NAME (const ConvGeom *g, const T *col, int64_t q0, int64_t len, int64_t m0, int64_t m1,   \
+                             T *y)                                                                              \
+  {                                                                                                             \
+    int last = g->nsp - 1;                                                                                      \
+    int64_t in_last = g->in[last], out_last = g->out[last], s = g->s[last];                                     \
+    for (int64_t m = m0; m < m1; m++)                                                                            \
+      for (int64_t kk = 0; kk < g->ksize; kk++)                                                                  \
+        {                                                                                                       \
+          int64_t kc[MAX_SP], ic[MAX_SP];                                                                       \
+          for (int64_t a = last, rest = kk; a >= 0; a--)                                                        \
+            {                                                                                                   \
+              kc[a] = rest % g->k[a];                                                                           \
+              rest /= g->k[a];                                                                                  \
+            }                                                                                                   \
+          for (int64_t a = last, rest = q0; a >= 0; a--)                                                        \
+            {                                                                                                   \
+              ic[a] = rest % g->in[a];                                                                          \
+              rest /= g->in[a];                                                                                 \
+            }                                                                                                   \
+          T *yc = y + m * g->out_size;                                                                          \
+          const T *src = col + (m * g->ksize + kk) * len;                                                       \
+          int64_t off = kc[last] * g->d[last] - g->pad[last];                                                   \
+          /* input positions i with 0 <= i * s + off < out_last */                                              \
+          int64_t lo, hi;                                                                                       \
+          valid_range (off, s, out_last, in_last, &lo, &hi);                                                    \
+          for (int64_t q = 0; q < len;)                                                                         \
+            {                                                                                                   \
+              int64_t i0 = ic[last], run = MIN (in_last - i0, len - q);                                         \
+              gboolean inside = TRUE;                                                                           \
+              int64_t base = 0;                                                                                 \
+              for (int a = 0; a < last; a++)                                                                    \
+                {                                                                                               \
+                  int64_t o = ic[a] * g->s[a] - g->pad[a] + kc[a] * g->d[a];                                    \
+                  if (o < 0 || o >= g->out[a])                                                                  \
+                    {                                                                                           \
+                      inside = FALSE;                                                                           \
+                      break;                                                                                    \
+                    }                                                                                           \
+                  base = base * g->out[a] + o;                                                                  \
+                }                                                                                               \
+              if (inside)                                                                                       \
+                {                                                                                               \
+                  T *dst = yc + base * out_last + off;                                                          \
+                  const T *sv = src + q - i0;                                                                   \
+                  int64_t a0 = CLAMP (lo, i0, i0 + run), a1 = CLAMP (hi, a0, i0 + run);                         \
+                  if (s == 1)                                                                                   \
+                    add_##NAME (dst + a0, sv + a0, a1 - a0);                                                    \
+                  else                                                                                          \
+                    for (int64_t i = a0; i < a1; i++)                                                           \
+                      dst[i * s] += sv[i];                                                                      \
+                }                                                                                               \
+              q += run;                                                                                         \
+              ic[last] += run;                                                                                  \
+              for (int a = last; a > 0 && ic[a] >= g->in[a]; a--)                                               \
+                {                                                                                               \
+                  ic[a] = 0;                                                                                    \
+                  ic[a - 1]++;                                                                                  \
+                }                                                                                               \
+            }                                                                                               \
+        }                                                                                                       \
+  }                                                                                                             \
+                                                                                                                \
+  /* Depthwise 1-D/2-D convolution of planes [begin, end) (plane = image * C + channel), direct:        \
+   * im2col would only copy each input once per kernel tap for a GEMM with one row. With stride 1 the  \
+   * taps of a kernel row are summed in registers over the interior, where no tap leaves the input. */ \
+  static void depthwise_##NAME (const ConvGeom *g, const T *x, const T *w, const T *bias, T *y, int64_t begin,  \
+                                int64_t end)                                                                    \
+  {                                                                                                             \
+    gboolean two = g->nsp == 2;                                                                                 \
+    int64_t IH = two ? g->in[0] : 1, IW = g->in[g->nsp - 1];                                                    \
+    int64_t OH = two ? g->out[0] : 1, OW = g->out[g->nsp - 1];                                                  \
+    int64_t KH = two ? g->k[0] : 1, KW = g->k[g->nsp - 1];                                                      \
+    int64_t sh = two ? g->s[0] : 1, sw = g->s[g->nsp - 1];                                                      \
+    int64_t dh = two ? g->d[0] : 1, dw = g->d[g->nsp - 1];                                                      \
+    int64_t ph = two ? g->pad[0] : 0, pw = g->pad[g->nsp - 1];                                                  \
+    gboolean fused = sw == 1 && KW <= 8;                                                                        \
+    for (int64_t plane = begin; plane < end; plane++)                                                           \
+      {                                                                                                         \
+        int64_t c = plane % g->C;                                                                               \
+        const T *xp = x + plane * g->in_size, *wp = w + c * g->ksize;                                           \
+        T *yp = y + plane * g->out_size;                                                                        \
+        fill_##NAME (yp, bias ? bias[c] : (T) 0, g->out_size);                                                  \
+        for (int64_t oh = 0; oh < OH; oh++)                                                                     \
+          {                                                                                                     \
+            T *yrow = yp + oh * OW;                                                                             \
+            for (int64_t kh = 0; kh < KH; kh++)                                                                 \
+              {                                                                                                 \
+                int64_t ih = oh * sh - ph + kh * dh;                                                            \
+                if (ih < 0 || ih >= IH)                                                                         \
+                  continue;                                                                                     \
+                const T *xrow = xp + ih * IW, *wr = wp + kh * KW;                                               \
+                if (!fused)                                                                                     \
+                  {                                                                                             \
+                    for (int64_t kw = 0; kw < KW; kw++)                                                         \
+                      {                                                                                         \
+                        int64_t off = kw * dw - pw, lo, hi;                                                     \
+                        valid_range (off, sw, IW, OW, &lo, &hi);                                                \
+                        if (sw == 1)                                                                            \
+                          axpy_##NAME (yrow + lo, xrow + off + lo, wr[kw], hi - lo);                            \
+                        else                                                                                    \
+                          for (int64_t ow = lo; ow < hi; ow++)                                                  \
+                            yrow[ow] += wr[kw] * xrow[ow * sw + off];                                           \
+                      }                                                                                         \
+                    continue;                                                                                   \
+                  }                                                                                             \
+                /* interior [lo, hi): every tap inside the row */                                               \
+                int64_t lo = 0, hi = OW;                                                                        \
+                vec_##NAME vw[8];                                                                               \
+                for (int64_t kw = 0; kw < KW; kw++)                                                             \
+                  {                                                                                             \
+                    int64_t l, h;                                                                               \
+                    valid_range (kw * dw - pw, 1, IW, OW, &l, &h);                                              \
+                    lo = MAX (lo, l);                                                                           \
+                    hi = MIN (hi, h);                                                                           \
+                    vw[kw] = (vec_##NAME) {} + wr[kw];                                                          \
+                  }                                                                                             \
+                hi = MAX (hi, lo);                                                                              \
+                int64_t ow = lo;                                                                                \
+                const T *xs = xrow - pw;                                                                        \
+                for (; ow + LANES_##NAME <= hi; ow += LANES_##NAME)                                             \
+                  {                                                                                             \
+                    vec_##NAME acc = vload_##NAME (yrow + ow);                                                  \
+                    for (int64_t kw = 0; kw < KW; kw++)                                                         \
+                      acc += vw[kw] * vload_##NAME (xs + ow + kw * dw);                                         \
+                    vstore_##NAME (yrow + ow, acc);                                                             \
+                  }                                                                                             \
+                for (int64_t o = 0; o < OW; o++)                                                                \
+                  {                                                                                             \
+                    if (o == lo)                                                                                \
+                      o = ow;                                                                                   \
+                    if (o >= OW)                                                                                \
+                      break;                                                                                    \
+                    T acc = 0;                                                                                  \
+                    for (int64_t kw = 0; kw < KW; kw++)                                                         \
+                      {                                                                                         \
+                        int64_t iw = o + kw * dw - pw;                                                          \
+                        if (iw >= 0 && iw < IW)                                                                 \
+                          acc += wr[kw] * xrow[iw];                                                             \
+                      }                                                                                         \
+                    yrow[o] += acc;                                                                             \
+                  }                                                                                             \
+              }                                                                                                 \
+          }                                                                                                     \
+      }                                                                                                         \
+  }                                                                                                             \
+                                                                                                                \
+  /* Rows [0, rows) of y (row stride ld), columns [p0, p0 + len), set to their channel's bias. */           \
+  static void fill_bias_##NAME (T *y, const T *bias, int64_t rows, int64_t ld, int64_t p0, int64_t len)        \
+  {                                                                                                             \
+    for (int64_t m = 0; m < rows; m++)                                                                          \
+      fill_##NAME (y + m * ld + p0, bias[m], len);                                                              \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_FLOAT_BLOCKS)
+
+/* ---- GEMM split over the thread pool ---- */
+
+typedef struct {
+  OwbDataType dtype;
+  gboolean ta, tb, split_m;
+  int64_t m, n, k, lda, ldb, ldc;
+  double alpha, beta;
+  const void *a, *b;
+  void *c;
+} GemmJob;
+
+static void
+gemm_job_run (GemmJob *j, int64_t begin, int64_t end)
+{
+  gsize es = owb_data_type_size (j->dtype);
+  const char *a = j->a, *b = j->b;
+  char *c = j->c;
+  int64_t m = j->m, n = j->n;
+  if (j->split_m)
+    {
+      a += (j->ta ? begin : begin * j->lda) * es;
+      c += begin * j->ldc * es;
+      m = end - begin;
+    }
+  else
+    {
+      b += (j->tb ? begin * j->ldb : begin) * es;
+      c += begin * es;
+      n = end - begin;
+    }
+#define GEMM_CASE(T, NAME)                                                                                  \
+  case OWB_TYPE_##NAME:                                                                                     \
+    gemm_##NAME (j->ta, j->tb, m, n, j->k, j->alpha, (const T *) a, j->lda, (const T *) b, j->ldb, j->beta, \
+                 (T *) c, j->ldc);                                                                          \
+    break;
+  switch (j->dtype)
+    {
+      OWB_CPU_FOR_FLOATS (GEMM_CASE)
+    default:
+      g_assert_not_reached ();
+    }
+#undef GEMM_CASE
+}
+
+static void
+gemm_job_chunk (int64_t begin, int64_t end, gpointer data)
+{
+  gemm_job_run (data, begin, end);
+}
+
+/* C = alpha op(A) op(B) + beta C for float/double, split by rows (or columns) over the pool when big. */
+static void
+gemm_par (OwbThreadPool *pool, OwbDataType dtype, gboolean ta, gboolean tb, int64_t m, int64_t n, int64_t k,
+          double alpha, const void *a, int64_t lda, const void *b, int64_t ldb, double beta, void *c, int64_t ldc)
+{
+  GemmJob j = { dtype, ta, tb, TRUE, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c };
+  int threads = pool_threads (pool);
+  if (threads <= 1 || m * n * MAX (k, 1) < PARALLEL_GEMM_WORK || (m < 32 && n < 32))
+    {
+      gemm_job_run (&j, 0, m);
+      return;
+    }
+  j.split_m = m >= n || m >= 16 * threads;
+  int64_t len = j.split_m ? m : n;
+  int64_t grain = MAX ((len + threads - 1) / threads, 16);
+  if (!j.split_m)
+    grain = (grain + 15) / 16 * 16;
+  owb_parallel_for (pool, len, grain, gemm_job_chunk, &j);
+}
+
+/* ---- Conv ---- */
+
+typedef struct {
+  const ConvGeom *g;
+  OwbDataType dtype;
+  const void *x, *w, *bias;
+  void *y;
+  gboolean pointwise;
+  int64_t tile, ntiles;
+} ConvJob;
+
+#define DEFINE_CONV_UNITS(T, NAME)                                                                           \
+  static void conv_units_##NAME (const ConvJob *job, int64_t begin, int64_t end)                             \
+  {                                                                                                          \
+    const ConvGeom *g = job->g;                                                                              \
+    int64_t rows = g->Cg * g->ksize;                                                                         \
+    T *col = job->pointwise ? NULL : g_new (T, rows * job->tile);                                            \
+    for (int64_t u = begin; u < end; u++)                                                                    \
+      {                                                                                                      \
+        int64_t n = u / (g->group * job->ntiles), gi = u / job->ntiles % g->group, t = u % job->ntiles;      \
+        const T *xg = (const T *) job->x + (n * g->C + gi * g->Cg) * g->in_size;                             \
+        const T *wg = (const T *) job->w + gi * g->Mg * rows;                                                \
+        T *yg = (T *) job->y + (n * g->M + gi * g->Mg) * g->out_size;                                        \
+        int64_t p0 = t * job->tile, len = MIN (job->tile, g->out_size - p0);                                 \
+        /* The bias goes in first so that the GEMM accumulates onto it (beta 1) instead of zeroing. */      \
+        if (job->bias)                                                                                       \
+          fill_bias_##NAME (yg, (const T *) job->bias + gi * g->Mg, g->Mg, g->out_size, p0, len);            \
+        double beta = job->bias ? 1 : 0;                                                                     \
+        if (job->pointwise)                                                                                  \
+          gemm_##NAME (FALSE, FALSE, g->Mg, len, rows, 1, wg, rows, xg + p0, g->in_size, beta, yg + p0,      \
+                       g->out_size);                                                                         \
+        else                                                                                                 \
+          {                                                                                                  \
+            im2col_##NAME (g, xg, p0, len, col);                                                             \
+            gemm_##NAME (FALSE, FALSE, g->Mg, len, rows, 1, wg, rows, col, len, beta, yg + p0, g->out_size); \
+          }                                                                                                  \
+      }                                                                                                      \
+    g_free (col);                                                                                            \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_CONV_UNITS)
+
+static void
+conv_units_chunk (int64_t begin, int64_t end, gpointer data)
+{
+  ConvJob *job = data;
+#define CASE(T, NAME)                           \
+  case OWB_TYPE_##NAME:                         \
+    conv_units_##NAME (job, begin, end);        \
+    break;
+  switch (job->dtype)
+    {
+      OWB_CPU_FOR_FLOATS (CASE)
+    default:
+      g_assert_not_reached ();
+    }
+#undef CASE
+}
+
+static void
+depthwise_chunk (int64_t begin, int64_t end, gpointer data)
+{
+  ConvJob *job = data;
+#define CASE(T, NAME)                                                                                     \
+  case OWB_TYPE_##NAME:                                                                                   \
+    depthwise_##NAME (job->g, job->x, job->w, job->bias, job->y, begin, end);                             \
+    break;
+  switch (job->dtype)
+    {
+      OWB_CPU_FOR_FLOATS (CASE)
+    default:
+      g_assert_not_reached ();
+    }
+#undef CASE
+}
+
+/* Runs a resolved convolution on raw buffers of dtype float or double. */
+static void
+conv_run (OwbThreadPool *pool, const ConvGeom *g, OwbDataType dtype, const void *x, const void *w, const void *bias,
+          void *y)
+{
+  ConvJob job = { g, dtype, x, w, bias, y, FALSE, 0, 0 };
+  int threads = pool_threads (pool);
+  if (g->N == 0 || g->M == 0 || g->out_size == 0)
+    return;
+  if (g->nsp <= 2 && g->Cg == 1 && g->Mg == 1)
+    {
+      owb_parallel_for (pool, g->N * g->C, 1, depthwise_chunk, &job);
+      return;
+    }
+  job.pointwise = TRUE;
+  for (int i = 0; i < g->nsp; i++)
+    if (g->k[i] != 1 || g->s[i] != 1 || g->pad[i] != 0 || g->out[i] != g->in[i])
+      job.pointwise = FALSE;
+  int64_t rows = MAX (g->Cg * g->ksize, 1);
+  int64_t tile = g->out_size;
+  if (!job.pointwise)
+    tile = MIN (tile, MAX (COL_BUDGET / rows, MIN_TILE));
+  /* Enough units for every thread: split the output columns further when batch x groups is small. */
+  int64_t images = g->N * g->group;
+  if (threads > 1 && images * ((g->out_size + tile - 1) / tile) < 2 * threads)
+    {
+      int64_t want = (2 * threads + images - 1) / images;
+      tile = MIN (tile, MAX ((g->out_size + want - 1) / want, MIN_TILE));
+    }
+  job.tile = tile;
+  job.ntiles = (g->out_size + tile - 1) / tile;
+  owb_parallel_for (pool, images * job.ntiles, 1, conv_units_chunk, &job);
+}
+
+static gboolean
+compute_conv (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  const OwbTensor *b = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  OwbTensor *y = ctx->outputs[0];
+  ConvGeom g;
+  if (!conv_geometry (ctx, ctx->state, x, w, y, FALSE, &g, error))
+    return FALSE;
+  if (b && (b->rank != 1 || b->dims[0] != g.M || b->dtype != x->dtype))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of %" G_GINT64_FORMAT " values",
+                            g.M);
+      return FALSE;
+    }
+  conv_run (ctx->pool, &g, x->dtype, x->data, w->data, b ? b->data : NULL, y->data);
+  return TRUE;
+}
+
+/* ---- ConvTranspose ---- */
+
+typedef struct {
+  const ConvGeom *g;
+  OwbDataType dtype;
+  const void *x, *w, *bias;
+  void *y;
+  int64_t tile;
+  const void *col;
+  int64_t q0, len;
+  void *yg;
+} ConvTransposeJob;
+
+static void
+col2im_chunk (int64_t begin, int64_t end, gpointer data)
+{
+  ConvTransposeJob *job = data;
+#define CASE(T, NAME)                                                                                       \
+  case OWB_TYPE_##NAME:                                                                                     \
+    col2im_##NAME (job->g, job->col, job->q0, job->len, begin, end, job->yg);                               \
+    break;
+  switch (job->dtype)
+    {
+      OWB_CPU_FOR_FLOATS (CASE)
+    default:
+      g_assert_not_reached ();
+    }
+#undef CASE
+}
+
+/* One (image, group) of a ConvTranspose: col = W_g^T X_g tile by tile, scattered into Y by col2im. The
+ * pool (NULL when the caller already runs units in parallel) splits the GEMM and the channels. */
+static void
+conv_transpose_unit (const ConvTransposeJob *base, int64_t u, OwbThreadPool *pool)
+{
+  const ConvGeom *g = base->g;
+  gsize es = owb_data_type_size (base->dtype);
+  int64_t n = u / g->group, gi = u % g->group;
+  int64_t rows = g->Mg * g->ksize;
+  ConvTransposeJob job = *base;
+  const char *xg = (const char *) base->x + (n * g->C + gi * g->Cg) * g->in_size * es;
+  const char *wg = (const char *) base->w + gi * g->Cg * rows * es;
+  char *yg = (char *) base->y + (n * g->M + gi * g->Mg) * g->out_size * es;
+  void *col = g_malloc (rows * base->tile * es);
+  /* Start from the bias (or zero); col2im adds every tap onto it. */
+#define CASE(T, NAME)                                                                                     \
+  case OWB_TYPE_##NAME:                                                                                   \
+    for (int64_t m = 0; m < g->Mg; m++)                                                                   \
+      fill_##NAME ((T *) yg + m * g->out_size, base->bias ? ((const T *) base->bias)[gi * g->Mg + m] : 0, \
+                   g->out_size);                                                                          \
+    break;
+  switch (base->dtype)
+    {
+      OWB_CPU_FOR_FLOATS (CASE)
+    default:
+      g_assert_not_reached ();
+    }
+#undef CASE
+  job.yg = yg;
+  job.col = col;
+  for (int64_t q0 = 0; q0 < g->in_size; q0 += base->tile)
+    {
+      int64_t len = MIN (base->tile, g->in_size - q0);
+      gemm_par (pool, base->dtype, TRUE, FALSE, rows, len, g->Cg, 1, wg, rows, xg + q0 * es, g->in_size, 0, col, len);
+      job.q0 = q0;
+      job.len = len;
+      owb_parallel_for (pool, g->Mg, 1, col2im_chunk, &job);
+    }
+  g_free (col);
+}
+
+static void
+conv_transpose_units_chunk (int64_t begin, int64_t end, gpointer data)
+{
+  for (int64_t u = begin; u < end; u++)
+    conv_transpose_unit (data, u, NULL);
+}
+
+static gboolean
+compute_conv_transpose (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  const OwbTensor *b = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  OwbTensor *y = ctx->outputs[0];
+  ConvGeom g;
+  if (!conv_geometry (ctx, ctx->state, x, w, y, TRUE, &g, error))
+    return FALSE;
+  if (b && (b->rank != 1 || b->dims[0] != g.M || b->dtype != x->dtype))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of %" G_GINT64_FORMAT " values",
+                            g.M);
+      return FALSE;
+    }
+  if (y->nelems == 0)
+    return TRUE;
+  int64_t rows = MAX (g.Mg * g.ksize, 1);
+  ConvTransposeJob job = { &g, x->dtype, x->data, w->data, b ? b->data : NULL, y->data };
+  job.tile = MAX (MIN (g.in_size, MAX (COL_BUDGET / rows, MIN_TILE)), 1);
+  int64_t units = g.N * g.group;
+  int threads = pool_threads (ctx->pool);
+  if (threads > 1 && units >= threads)
+    owb_parallel_for (ctx->pool, units, 1, conv_transpose_units_chunk, &job);
+  else
+    for (int64_t u = 0; u < units; u++)
+      conv_transpose_unit (&job, u, ctx->pool);
+  return TRUE;
+}
+
+/* ---- MatMul ---- */
+
+/* numpy.matmul over batches: batch i multiplies the M x K matrix at a + a_off[i] with the K x N one at
+ * b + b_off[i] into y + i * M * N (offsets in elements). */
+typedef struct {
+  int64_t batch, m, n, k;
+  int64_t *a_off, *b_off;
+} MatMulPlan;
+
+static void
+matmul_plan_clear (MatMulPlan *plan)
+{
+  g_free (plan->a_off);
+  g_free (plan->b_off);
+}
+
+static gboolean
+matmul_plan_init (OwbKernelContext *ctx, int ra, const int64_t *ad, int rb, const int64_t *bd, const OwbTensor *y,
+                  MatMulPlan *plan, GError **error)
+{
+  memset (plan, 0, sizeof *plan);
+  if (ra < 1 || rb < 1)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "MatMul operands must have rank >= 1");
+      return FALSE;
+    }
+  plan->m = ra >= 2 ? ad[ra - 2] : 1;
+  plan->k = ad[ra - 1];
+  plan->n = rb >= 2 ? bd[rb - 1] : 1;
+  int64_t kb = rb >= 2 ? bd[rb - 2] : bd[0];
+  int abr = MAX (ra - 2, 0), bbr = MAX (rb - 2, 0);
+  int br = y->rank - (ra >= 2) - (rb >= 2);
+  gboolean ok = kb == plan->k && br >= 0 && br >= abr && br >= bbr;
+  int64_t batch = 1;
+  for (int i = 0; ok && i < br; i++)
+    {
+      int64_t da = i - (br - abr) >= 0 ? ad[i - (br - abr)] : 1, db = i - (br - bbr) >= 0 ? bd[i - (br - bbr)] : 1;
+      ok = (da == y->dims[i] || da == 1) && (db == y->dims[i] || db == 1);
+      batch *= y->dims[i];
+    }
+  if (ok && ra >= 2)
+    ok = y->dims[br] == plan->m;
+  if (ok && rb >= 2)
+    ok = y->dims[y->rank - 1] == plan->n;
+  if (!ok)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "operand shapes do not match for MatMul");
+      return FALSE;
+    }
+  if (plan->m > INT_MAX || plan->n > INT_MAX || plan->k > INT_MAX)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "matrix is too large for 32-bit BLAS indices");
+      return FALSE;
+    }
+  /* B without batch axes: the batch folds into the rows of one big product. */
+  if (bbr == 0 && plan->m * batch <= INT_MAX)
+    {
+      plan->m *= batch;
+      batch = 1;
+    }
+  plan->batch = batch;
+  plan->a_off = g_new0 (int64_t, MAX (batch, 1));
+  plan->b_off = g_new0 (int64_t, MAX (batch, 1));
+  if (batch > 1)
+    {
+      int64_t sa[OWB_MAX_RANK], sb[OWB_MAX_RANK], idx[OWB_MAX_RANK] = { 0 };
+      _owb_cpu_broadcast_strides (abr, ad, br, y->dims, sa);
+      _owb_cpu_broadcast_strides (bbr, bd, br, y->dims, sb);
+      int64_t oa = 0, ob = 0;
+      for (int64_t i = 0; i < batch; i++)
+        {
+          plan->a_off[i] = oa * plan->m * plan->k;
+          plan->b_off[i] = ob * plan->k * plan->n;
+          for (int d = br - 1; d >= 0; d--)
+            {
+              idx[d]++;
+              oa += sa[d];
+              ob += sb[d];
+              if (idx[d] < y->dims[d])
+                break;
+              oa -= sa[d] * idx[d];
+              ob -= sb[d] * idx[d];
+              idx[d] = 0;
+            }
+        }
+    }
+  return TRUE;
+}
+
+typedef struct {
+  const MatMulPlan *plan;
+  OwbDataType dtype;
+  const void *a, *b;
+  void *y;
+} MatMulJob;
+
+static void
+matmul_float_chunk (int64_t begin, int64_t end, gpointer data)
+{
+  MatMulJob *job = data;
+  const MatMulPlan *p = job->plan;
+  gsize es = owb_data_type_size (job->dtype);
+  for (int64_t i = begin; i < end; i++)
+    gemm_par (NULL, job->dtype, FALSE, FALSE, p->m, p->n, p->k, 1, (const char *) job->a + p->a_off[i] * es, p->k,
+              (const char *) job->b + p->b_off[i] * es, p->n, 0, (char *) job->y + i * p->m * p->n * es, p->n);
+}
+
+/* Integer MatMul: one output row per unit, the inner loop running along contiguous rows of B. */
+#define DEFINE_MATMUL_ROWS(T, NAME)                                                                     \
+  static void matmul_rows_##NAME (int64_t begin, int64_t end, gpointer data)                            \
+  {                                                                                                     \
+    MatMulJob *job = data;                                                                              \
+    const MatMulPlan *p = job->plan;                                                                    \
+    for (int64_t u = begin; u < end; u++)                                                               \
+      {                                                                                                 \
+        int64_t bi = u / p->m, i = u % p->m;                                                            \
+        const T *arow = (const T *) job->a + p->a_off[bi] + i * p->k;                                   \
+        const T *bm = (const T *) job->b + p->b_off[bi];                                                \
+        T *yrow = (T *) job->y + u * p->n;                                                              \
+        for (int64_t j = 0; j < p->n; j++)                                                              \
+          yrow[j] = 0;                                                                                  \
+        for (int64_t kk = 0; kk < p->k; kk++)                                                           \
+          {                                                                                             \
+            T av = arow[kk];                                                                            \
+            const T *brow = bm + kk * p->n;                                                             \
+            for (int64_t j = 0; j < p->n; j++)                                                          \
+              yrow[j] += av * brow[j];                                                                  \
+          }                                                                                             \
+      }                                                                                                 \
+  }
+
+OWB_CPU_FOR_INTS (DEFINE_MATMUL_ROWS)
+
+static void
+matmul_run (OwbThreadPool *pool, const MatMulPlan *p, OwbDataType dtype, const void *a, const void *b, void *y)
+{
+  MatMulJob job = { p, dtype, a, b, y };
+  if (p->batch * p->m * p->n == 0)
+    return;
+  if (dtype == OWB_TYPE_FLOAT || dtype == OWB_TYPE_DOUBLE)
+    {
+      if (p->batch >= pool_threads (pool) && p->batch > 1)
+        owb_parallel_for (pool, p->batch, 1, matmul_float_chunk, &job);
+      else
+        {
+          gsize es = owb_data_type_size (dtype);
+          for (int64_t i = 0; i < p->batch; i++)
+            gemm_par (pool, dtype, FALSE, FALSE, p->m, p->n, p->k, 1, (const char *) a + p->a_off[i] * es, p->k,
+                      (const char *) b + p->b_off[i] * es, p->n, 0, (char *) y + i * p->m * p->n * es, p->n);
+        }
+      return;
+    }
+  int64_t grain = MAX (4096 / MAX (p->n * MAX (p->k, 1), 1), 1);
+#define CASE(T, NAME)                                                                 \
+  case OWB_TYPE_##NAME:                                                               \
+    owb_parallel_for (pool, p->batch * p->m, grain, matmul_rows_##NAME, &job);        \
+    break;
+  switch (dtype)
+    {
+      OWB_CPU_FOR_INTS (CASE)
+    default:
+      g_assert_not_reached ();
+    }
+#undef CASE
+}
+
+static gboolean
+compute_matmul (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *a = ctx->inputs[0], *b = ctx->inputs[1];
+  OwbTensor *y = ctx->outputs[0];
+  if (a->dtype != b->dtype)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "operands have different types");
+      return FALSE;
+    }
+  MatMulPlan plan;
+  if (!matmul_plan_init (ctx, a->rank, a->dims, b->rank, b->dims, y, &plan, error))
+    return FALSE;
+  matmul_run (ctx->pool, &plan, a->dtype, a->data, b->data, y->data);
+  matmul_plan_clear (&plan);
+  return TRUE;
+}
+
+/* ---- Gemm ---- */
+
+/* Integer Gemm: Y = alpha A'B' + beta C accumulated in T; the scaling goes through double only when
+ * alpha or beta is not 1, so plain integer products stay exact. */
+#define DEFINE_GEMM_NAIVE(T, NAME)                                                                          \
+  static void gemm_naive_##NAME (gboolean ta, gboolean tb, int64_t m, int64_t n, int64_t k, double alpha,   \
+                                 const T *a, const T *b, double beta, const T *c, const int64_t *cs, T *y)  \
+  {                                                                                                         \
+    int64_t sai = ta ? 1 : k, sak = ta ? m : 1, sbk = tb ? 1 : n, sbj = tb ? k : 1;                         \
+    for (int64_t i = 0; i < m; i++)                                                                         \
+      {                                                                                                     \
+        T *yrow = y + i * n;                                                                                \
+        for (int64_t j = 0; j < n; j++)                                                                     \
+          yrow[j] = 0;                                                                                      \
+        for (int64_t kk = 0; kk < k; kk++)                                                                  \
+          {                                                                                                 \
+            T av = a[i * sai + kk * sak];                                                                   \
+            const T *bp = b + kk * sbk;                                                                     \
+            for (int64_t j = 0; j < n; j++)                                                                 \
+              yrow[j] += av * bp[j * sbj];                                                                  \
+          }                                                                                                 \
+        for (int64_t j = 0; j < n; j++)                                                                     \
+          {                                                                                                 \
+            T cv = c ? c[i * cs[0] + j * cs[1]] : (T) 0;                                                    \
+            if (alpha == 1 && beta == 1)                                                                    \
+              yrow[j] += cv;                                                                                \
+            else                                                                                            \
+              yrow[j] = (T) (alpha * (double) yrow[j] + beta * (double) cv);                                \
+          }                                                                                                 \
+      }                                                                                                     \
+  }
+
+OWB_CPU_FOR_INTS (DEFINE_GEMM_NAIVE)
+
+#define DEFINE_GEMM_FILL(T, NAME)                                                                 \
+  static void gemm_fill_c_##NAME (int64_t m, int64_t n, double beta, const T *c, const int64_t *cs, T *y) \
+  {                                                                                               \
+    for (int64_t i = 0; i < m; i++)                                                               \
+      for (int64_t j = 0; j < n; j++)                                                             \
+        y[i * n + j] = (T) (beta * c[i * cs[0] + j * cs[1]]);                                     \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_GEMM_FILL)
+
+static gboolean
+compute_gemm (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *a = ctx->inputs[0], *b = ctx->inputs[1];
+  const OwbTensor *c = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  OwbTensor *y = ctx->outputs[0];
+  gboolean ta = owb_node_get_int (ctx->node, "transA", 0) != 0;
+  gboolean tb = owb_node_get_int (ctx->node, "transB", 0) != 0;
+  double alpha = owb_node_get_float (ctx->node, "alpha", 1.0f);
+  double beta = owb_node_get_float (ctx->node, "beta", 1.0f);
+  if (a->rank != 2 || b->rank != 2 || y->rank != 2 || a->dtype != b->dtype || (c && c->dtype != a->dtype))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "A and B must be 2-D tensors of one type");
+      return FALSE;
+    }
+  int64_t m = ta ? a->dims[1] : a->dims[0], k = ta ? a->dims[0] : a->dims[1];
+  int64_t kb = tb ? b->dims[1] : b->dims[0], n = tb ? b->dims[0] : b->dims[1];
+  if (k != kb || y->dims[0] != m || y->dims[1] != n || m > INT_MAX || n > INT_MAX || k > INT_MAX)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                            "A'(%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT ") and B'(%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+                            ") do not multiply",
+                            m, k, kb, n);
+      return FALSE;
+    }
+  int64_t cs[2] = { 0, 0 };
+  if (c)
+    {
+      gboolean ok = c->rank <= 2;
+      for (int i = 0; ok && i < c->rank; i++)
+        ok = c->dims[i] == 1 || c->dims[i] == y->dims[2 - c->rank + i];
+      if (!ok)
+        {
+          char *s = owb_tensor_shape_to_string (c);
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "C %s does not broadcast to [%" G_GINT64_FORMAT
+                                ", %" G_GINT64_FORMAT "]", s, m, n);
+          g_free (s);
+          return FALSE;
+        }
+      _owb_cpu_broadcast_strides (c->rank, c->dims, 2, y->dims, cs);
+    }
+  if (m == 0 || n == 0)
+    return TRUE;
+  switch (a->dtype)
+    {
+#define CASE(T, NAME)                                                                                      \
+  case OWB_TYPE_##NAME:                                                                                    \
+    if (c && beta != 0)                                                                                    \
+      gemm_fill_c_##NAME (m, n, beta, c->data, cs, y->data);                                               \
+    gemm_par (ctx->pool, a->dtype, ta, tb, m, n, k, alpha, a->data, a->dims[1], b->data, b->dims[1],      \
+              c && beta != 0 ? 1 : 0, y->data, n);                                                         \
+    break;
+      OWB_CPU_FOR_FLOATS (CASE)
+#undef CASE
+#define CASE(T, NAME)                                                                                      \
+  case OWB_TYPE_##NAME:                                                                                    \
+    gemm_naive_##NAME (ta, tb, m, n, k, alpha, a->data, b->data, beta, c ? c->data : NULL, cs, y->data);   \
+    break;
+      OWB_CPU_FOR_INTS (CASE)
+#undef CASE
+    default:
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "unsupported type %s", owb_data_type_name (a->dtype));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ---- MatMulInteger / ConvInteger ---- */
+
+/* The integer ops run through the double GEMM on (value - zero point): products of 8-bit values summed
+ * in double are exact far beyond any real K, and the int32 result wraps as the spec allows. */
+static double *
+to_double_minus_zp (const OwbTensor *t, const OwbTensor *zp, int64_t group, int64_t period)
+{
+  double *out = g_new (double, MAX (t->nelems, 1));
+  const uint8_t *u = t->data;
+  const int8_t *s = t->data;
+  gboolean is_signed = t->dtype == OWB_TYPE_INT8;
+  int64_t nzp = zp ? zp->nelems : 0;
+  for (int64_t i = 0; i < t->nelems; i++)
+    {
+      double z = 0;
+      if (nzp == 1)
+        z = owb_tensor_get_double (zp, 0);
+      else if (nzp > 1)
+        z = owb_tensor_get_double (zp, (i / group) % period % nzp);
+      out[i] = (is_signed ? s[i] : u[i]) - z;
+    }
+  return out;
+}
+
+static void
+double_to_int32 (const double *v, int64_t n, int32_t *out)
+{
+  for (int64_t i = 0; i < n; i++)
+    out[i] = (int32_t) (uint32_t) (int64_t) v[i];
+}
+
+static gboolean
+check_zero_point (OwbKernelContext *ctx, const OwbTensor *data, const OwbTensor *zp, const char *name, GError **error)
+{
+  if (zp && zp->dtype != data->dtype)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "%s must have the type of its input", name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+compute_matmul_integer (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *a = ctx->inputs[0], *b = ctx->inputs[1];
+  const OwbTensor *azp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  const OwbTensor *bzp = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  OwbTensor *y = ctx->outputs[0];
+  if (!check_zero_point (ctx, a, azp, "a_zero_point", error) || !check_zero_point (ctx, b, bzp, "b_zero_point", error))
+    return FALSE;
+  MatMulPlan plan;
+  if (!matmul_plan_init (ctx, a->rank, a->dims, b->rank, b->dims, y, &plan, error))
+    return FALSE;
+  /* a_zero_point: one value, or one per row of A ([M] or [..., M, 1]); b_zero_point: one, or one per
+   * column of B ([N] or [..., 1, N]). */
+  int64_t k = a->dims[a->rank - 1];
+  int64_t m = a->rank >= 2 ? a->dims[a->rank - 2] : 1, n = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+  int64_t a_rows = k ? a->nelems / k : 0, b_mats = b->nelems / MAX (k * n, 1);
+  gboolean ok = !azp || azp->nelems == 1 || (azp->nelems % m == 0 && a_rows % azp->nelems == 0);
+  ok = ok && (!bzp || bzp->nelems == 1 || (bzp->nelems % n == 0 && (b_mats * n) % bzp->nelems == 0));
+  if (!ok)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "zero point shapes do not match A and B");
+      matmul_plan_clear (&plan);
+      return FALSE;
+    }
+  double *ad = to_double_minus_zp (a, azp, k ? k : 1, G_MAXINT64);
+  /* B element i is column i % n of matrix i / (k n): its zero point is (matrix * n + column) % count. */
+  double *bd = g_new (double, MAX (b->nelems, 1));
+  {
+    double *raw = to_double_minus_zp (b, NULL, 1, 1);
+    int64_t nz = bzp ? bzp->nelems : 0;
+    for (int64_t i = 0; i < b->nelems; i++)
+      {
+        double z = 0;
+        if (nz == 1)
+          z = owb_tensor_get_double (bzp, 0);
+        else if (nz > 1)
+          z = owb_tensor_get_double (bzp, ((i / MAX (k * n, 1)) * n + i % n) % nz);
+        bd[i] = raw[i] - z;
+      }
+    g_free (raw);
+  }
+  double *yd = g_new (double, MAX (y->nelems, 1));
+  matmul_run (ctx->pool, &plan, OWB_TYPE_DOUBLE, ad, bd, yd);
+  double_to_int32 (yd, y->nelems, y->data);
+  g_free (ad);
+  g_free (bd);
+  g_free (yd);
+  matmul_plan_clear (&plan);
+  return TRUE;
+}
+
+static gboolean
+compute_conv_integer (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  const OwbTensor *xzp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  const OwbTensor *wzp = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  OwbTensor *y = ctx->outputs[0];
+  ConvGeom g;
+  if (!check_zero_point (ctx, x, xzp, "x_zero_point", error) || !check_zero_point (ctx, w, wzp, "w_zero_point", error)
+      || !conv_geometry (ctx, ctx->state, x, w, y, FALSE, &g, error))
+    return FALSE;
+  if ((xzp && xzp->nelems != 1) || (wzp && wzp->nelems != 1 && wzp->nelems != g.M))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                            "x_zero_point must be a scalar and w_zero_point a scalar or one value per output channel");
+      return FALSE;
+    }
+  double *xd = to_double_minus_zp (x, xzp, 1, G_MAXINT64);
+  /* W is [M, C/group, k...]: output channel = element / (C/group * kernel size). */
+  double *wd = to_double_minus_zp (w, wzp, MAX (g.Cg * g.ksize, 1), G_MAXINT64);
+  double *yd = g_new0 (double, MAX (y->nelems, 1));
+  conv_run (ctx->pool, &g, OWB_TYPE_DOUBLE, xd, wd, NULL, yd);
+  double_to_int32 (yd, y->nelems, y->data);
+  g_free (xd);
+  g_free (wd);
+  g_free (yd);
+  return TRUE;
+}
+
+#define FLOATS OWB_CPU_TYPES_FLOATS
+#define INT8S (OWB_TYPE_BIT (OWB_TYPE_UINT8) | OWB_TYPE_BIT (OWB_TYPE_INT8))
+
 const OwbKernelDef _owb_cpu_kernels_nn[] = {
+  { "Conv", "", 1, 0, FLOATS, 0, conv_prepare, g_free, compute_conv },
+  { "ConvTranspose", "", 1, 0, FLOATS, 0, conv_prepare, g_free, compute_conv_transpose },
+  { "ConvInteger", "", 10, 0, INT8S, 0, conv_prepare, g_free, compute_conv_integer },
+  { "MatMul", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, NULL, NULL, compute_matmul },
+  { "MatMulInteger", "", 10, 0, INT8S, 0, NULL, NULL, compute_matmul_integer },
+  { "Gemm", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, NULL, NULL, compute_gemm },
   { NULL }
 };

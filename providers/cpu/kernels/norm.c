@@ -1,6 +1,1830 @@
-/* norm.c: CPU kernels of the norm op family. */
+/* norm.c: CPU kernels of pooling, normalization, softmax-like ops and Dropout. */
 #include "../cpu-kernels-private.h"
 
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+/* The vector helpers below are static: the note about their ABI without AVX does not apply. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+/* Work items are split so that each thread chunk holds at least this many elements. */
+#define MIN_CHUNK_ELEMENTS 16384
+
+static int64_t
+grain_for (int64_t elements_per_item)
+{
+  return MAX (1, MIN_CHUNK_ELEMENTS / MAX (1, elements_per_item));
+}
+
+static gboolean
+has_output (OwbKernelContext *ctx, int i)
+{
+  return i < ctx->n_outputs && ctx->outputs[i] != NULL;
+}
+
+static int64_t
+product (const int64_t *dims, int from, int to)
+{
+  int64_t n = 1;
+  for (int i = from; i < to; i++)
+    n *= dims[i];
+  return n;
+}
+
+static void G_GNUC_PRINTF (4, 5)
+node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  char *msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  char *who = owb_node_describe (node);
+  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
+  g_free (who);
+  g_free (msg);
+}
+
+/* A parameter tensor's values as doubles (parameters are small: one per channel or group). */
+static double *
+dup_doubles (const OwbTensor *t)
+{
+  double *v = g_new (double, MAX (t->nelems, 1));
+  for (int64_t i = 0; i < t->nelems; i++)
+    v[i] = owb_tensor_get_double (t, i);
+  return v;
+}
+
+/* Writes a statistic into an output of any floating type (Mean/InvStdDev follow stash_type). */
+static void
+store_double (OwbTensor *t, int64_t i, double v)
+{
+  if (t->dtype == OWB_TYPE_FLOAT)
+    ((float *) t->data)[i] = (float) v;
+  else if (t->dtype == OWB_TYPE_DOUBLE)
+    ((double *) t->data)[i] = v;
+  else
+    owb_tensor_set_double (t, i, v);
+}
+
+/* ---- row helpers ------------------------------------------------------------------------------ */
+
+/* The build's -O2 does not vectorize loops that need a remainder, so float rows are processed 8 at
+ * a time with GCC/Clang vector extensions (portable: wider than the target's registers they are
+ * split), with a scalar tail. double and the integer types use the plain loops. */
+typedef float v8f __attribute__ ((vector_size (32)));
+typedef int32_t v8i __attribute__ ((vector_size (32)));
+typedef float v4f __attribute__ ((vector_size (16)));
+typedef double v4d __attribute__ ((vector_size (32)));
+
+static inline v8f
+load8 (const float *p)
+{
+  v8f v;
+  memcpy (&v, p, sizeof v);
+  return v;
+}
+
+static inline void
+store8 (float *p, v8f v)
+{
+  memcpy (p, &v, sizeof v);
+}
+
+static inline v8f
+splat8 (float f)
+{
+  return (v8f) { f, f, f, f, f, f, f, f };
+}
+
+/* mask lanes (-1 / 0, as comparisons give) pick a, the others b. */
+static inline v8f
+select8 (v8i mask, v8f a, v8f b)
+{
+  return (v8f) ((mask & (v8i) a) | (~mask & (v8i) b));
+}
+
+/* Both halves of 8 floats widened to doubles. */
+static inline void
+widen8 (const float *p, v4d *lo, v4d *hi)
+{
+  v4f a, b;
+  memcpy (&a, p, sizeof a);
+  memcpy (&b, p + 4, sizeof b);
+  *lo = __builtin_convertvector (a, v4d);
+  *hi = __builtin_convertvector (b, v4d);
+}
+
+static inline double
+hsum4d (v4d v)
+{
+  return (v[0] + v[1]) + (v[2] + v[3]);
+}
+
+/* e^x for 8 lanes: Cephes' expf (range reduction by ln 2, degree-5 polynomial, about 1 ulp), with
+ * the 2^n scaling done on the exponent bits. Inputs below -87.3 give 0, above 88 are clamped. */
+static inline v8f
+exp8 (v8f x)
+{
+  const v8f lo = splat8 (-87.33654f), hi = splat8 (88.0f), magic = splat8 (12582912.0f);
+  v8i under = x < lo;
+  x = select8 (x > hi, hi, x);
+  x = select8 (under, lo, x);
+  /* Adding 1.5 * 2^23 rounds x / ln 2 to an integer held in the low mantissa bits. */
+  v8f t = x * splat8 (1.44269504088896341f) + magic;
+  v8f n = t - magic;
+  v8f r = x - n * splat8 (0.693359375f) - n * splat8 (-2.12194440e-4f);
+  v8f p = splat8 (1.9875691500e-4f);
+  p = p * r + splat8 (1.3981999507e-3f);
+  p = p * r + splat8 (8.3334519073e-3f);
+  p = p * r + splat8 (4.1665795894e-2f);
+  p = p * r + splat8 (1.6666665459e-1f);
+  p = p * r + splat8 (5.0000001201e-1f);
+  p = p * r * r + r + splat8 (1.0f);
+  v8i scale = ((v8i) t - (v8i) magic) << 23;
+  return (v8f) (((v8i) p + scale) & ~under);
+}
+
+#define DEFINE_SCALAR_ROW_HELPERS(T, N)                                                                 \
+  static inline void acc_max_##N (T *y, const T *x, int64_t n)                                          \
+  {                                                                                                     \
+    for (int64_t i = 0; i < n; i++)                                                                     \
+      y[i] = x[i] > y[i] ? x[i] : y[i];                                                                 \
+  }                                                                                                     \
+  static inline void acc_add_##N (T *y, const T *x, int64_t n)                                          \
+  {                                                                                                     \
+    for (int64_t i = 0; i < n; i++)                                                                     \
+      y[i] += x[i];                                                                                     \
+  }
+
+DEFINE_SCALAR_ROW_HELPERS (double, DOUBLE)
+DEFINE_SCALAR_ROW_HELPERS (int8_t, INT8)
+DEFINE_SCALAR_ROW_HELPERS (uint8_t, UINT8)
+
+static inline void
+acc_max_FLOAT (float *y, const float *x, int64_t n)
+{
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    {
+      v8f a = load8 (x + i), b = load8 (y + i);
+      store8 (y + i, select8 (a > b, a, b));
+    }
+  for (; i < n; i++)
+    y[i] = x[i] > y[i] ? x[i] : y[i];
+}
+
+static inline void
+acc_add_FLOAT (float *y, const float *x, int64_t n)
+{
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    store8 (y + i, load8 (y + i) + load8 (x + i));
+  for (; i < n; i++)
+    y[i] += x[i];
+}
+
+/* Largest element, NaNs skipped (all NaN: -inf). */
+static float
+row_max_FLOAT (const float *x, int64_t n)
+{
+  v8f m = splat8 (-INFINITY);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    {
+      v8f a = load8 (x + i);
+      m = select8 (a > m, a, m);
+    }
+  float best = -INFINITY;
+  for (int k = 0; k < 8; k++)
+    best = m[k] > best ? m[k] : best;
+  for (; i < n; i++)
+    best = x[i] > best ? x[i] : best;
+  return best;
+}
+
+static double
+row_max_DOUBLE (const double *x, int64_t n)
+{
+  double best = -INFINITY;
+  for (int64_t i = 0; i < n; i++)
+    best = x[i] > best ? x[i] : best;
+  return best;
+}
+
+/* Sum of e^(x - shift); the exponentials are stored in y unless y is NULL. */
+static double
+exp_sum_FLOAT (const float *x, float *y, int64_t n, float shift)
+{
+  v8f acc = splat8 (0.0f);
+  const v8f s = splat8 (shift);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    {
+      v8f e = exp8 (load8 (x + i) - s);
+      if (y)
+        store8 (y + i, e);
+      acc += e;
+    }
+  double sum = 0;
+  for (int k = 0; k < 8; k++)
+    sum += acc[k];
+  for (; i < n; i++)
+    {
+      float e = expf (x[i] - shift);
+      if (y)
+        y[i] = e;
+      sum += e;
+    }
+  return sum;
+}
+
+static double
+exp_sum_DOUBLE (const double *x, double *y, int64_t n, double shift)
+{
+  double sum = 0;
+  for (int64_t i = 0; i < n; i++)
+    {
+      double e = exp (x[i] - shift);
+      if (y)
+        y[i] = e;
+      sum += e;
+    }
+  return sum;
+}
+
+static double
+row_sum_FLOAT (const float *x, int64_t n)
+{
+  v4d a = { 0 }, b = { 0 };
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    {
+      v4d lo, hi;
+      widen8 (x + i, &lo, &hi);
+      a += lo;
+      b += hi;
+    }
+  double sum = hsum4d (a + b);
+  for (; i < n; i++)
+    sum += x[i];
+  return sum;
+}
+
+static double
+row_sum_DOUBLE (const double *x, int64_t n)
+{
+  double sum = 0;
+  for (int64_t i = 0; i < n; i++)
+    sum += x[i];
+  return sum;
+}
+
+/* Sum of (x - mean)^2, squared in double. */
+static double
+row_sq_dev_FLOAT (const float *x, int64_t n, double mean)
+{
+  const v4d m = { mean, mean, mean, mean };
+  v4d a = { 0 }, b = { 0 };
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    {
+      v4d lo, hi;
+      widen8 (x + i, &lo, &hi);
+      lo -= m;
+      hi -= m;
+      a += lo * lo;
+      b += hi * hi;
+    }
+  double sum = hsum4d (a + b);
+  for (; i < n; i++)
+    sum += (x[i] - mean) * (x[i] - mean);
+  return sum;
+}
+
+static double
+row_sq_dev_DOUBLE (const double *x, int64_t n, double mean)
+{
+  double sum = 0;
+  for (int64_t i = 0; i < n; i++)
+    sum += (x[i] - mean) * (x[i] - mean);
+  return sum;
+}
+
+/* y = (x - m) * a + b. Subtracting m first keeps precision when |m| is large against the spread. */
+static void
+row_affine_FLOAT (const float *x, float *y, int64_t n, float m, float a, float b)
+{
+  const v8f vm = splat8 (m), va = splat8 (a), vb = splat8 (b);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    store8 (y + i, (load8 (x + i) - vm) * va + vb);
+  for (; i < n; i++)
+    y[i] = (x[i] - m) * a + b;
+}
+
+static void
+row_affine_DOUBLE (const double *x, double *y, int64_t n, double m, double a, double b)
+{
+  for (int64_t i = 0; i < n; i++)
+    y[i] = (x[i] - m) * a + b;
+}
+
+/* y = (x - m) * a * scale[i] + bias[i] (bias may be NULL). */
+static void
+row_scale_FLOAT (const float *x, float *y, int64_t n, float m, float a, const float *scale, const float *bias)
+{
+  const v8f vm = splat8 (m), va = splat8 (a);
+  int64_t i = 0;
+  if (bias)
+    for (; i + 8 <= n; i += 8)
+      store8 (y + i, (load8 (x + i) - vm) * va * load8 (scale + i) + load8 (bias + i));
+  else
+    for (; i + 8 <= n; i += 8)
+      store8 (y + i, (load8 (x + i) - vm) * va * load8 (scale + i));
+  for (; i < n; i++)
+    y[i] = (x[i] - m) * a * scale[i] + (bias ? bias[i] : 0.0f);
+}
+
+static void
+row_scale_DOUBLE (const double *x, double *y, int64_t n, double m, double a, const double *scale,
+                  const double *bias)
+{
+  for (int64_t i = 0; i < n; i++)
+    y[i] = (x[i] - m) * a * scale[i] + (bias ? bias[i] : 0.0);
+}
+
+static float exp_FLOAT (float v) { return expf (v); }
+static double exp_DOUBLE (double v) { return exp (v); }
+
+/* ---- pooling ---------------------------------------------------------------------------------- */
+
+typedef enum { POOL_MAX, POOL_AVERAGE, POOL_LP } PoolKind;
+typedef enum { AUTO_PAD_NOTSET, AUTO_PAD_SAME_UPPER, AUTO_PAD_SAME_LOWER, AUTO_PAD_VALID } AutoPad;
+
+/* The kernel walks 3 spatial axes; 1D and 2D pools get leading axes of length 1. */
+#define POOL_AXES 3
+
+typedef struct {
+  PoolKind kind;
+  int n;
+  int64_t kernel[POOL_AXES], strides[POOL_AXES], dilations[POOL_AXES], pads[2 * POOL_AXES];
+  AutoPad auto_pad;
+  gboolean count_include_pad;
+  int storage_order;
+  double p;
+} PoolParams;
+
+static gboolean
+read_ints (const OwbNode *node, const char *name, int n, int64_t lo, int64_t fill, int64_t *out, GError **error)
+{
+  int len = 0;
+  const int64_t *v = owb_node_get_ints (node, name, &len);
+  for (int i = 0; i < n; i++)
+    out[i] = fill;
+  if (!v || len == 0)
+    return TRUE;
+  if (len != n)
+    {
+      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s has %d values, expected %d", name, len, n);
+      return FALSE;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      if (v[i] < lo || v[i] >= (G_GINT64_CONSTANT (1) << 31))
+        {
+          node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s[%d] = %" G_GINT64_FORMAT " is out of range",
+                      name, i, v[i]);
+          return FALSE;
+        }
+      out[i] = v[i];
+    }
+  return TRUE;
+}
+
+static gboolean
+pool_prepare (const OwbNode *node, int opset, PoolKind kind, void **state, GError **error)
+{
+  g_autofree PoolParams *pp = g_new0 (PoolParams, 1);
+  pp->kind = kind;
+  int len = 0;
+  owb_node_get_ints (node, "kernel_shape", &len);
+  if (len == 0)
+    {
+      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute kernel_shape is required");
+      return FALSE;
+    }
+  if (len > POOL_AXES)
+    {
+      node_error (node, error, OWB_ERROR_UNSUPPORTED_OP, "pooling over %d spatial axes is not implemented (at most %d)",
+                  len, POOL_AXES);
+      return FALSE;
+    }
+  pp->n = len;
+  gboolean has_dilations = (kind == POOL_MAX && opset >= 10) || (kind == POOL_AVERAGE && opset >= 19)
+                           || (kind == POOL_LP && opset >= 18);
+  if (!read_ints (node, "kernel_shape", len, 1, 1, pp->kernel, error)
+      || !read_ints (node, "strides", len, 1, 1, pp->strides, error)
+      || !read_ints (node, "pads", 2 * len, 0, 0, pp->pads, error))
+    return FALSE;
+  /* Older versions have no dilations attribute: one there is not part of the op and is ignored. */
+  if (has_dilations && !read_ints (node, "dilations", len, 1, 1, pp->dilations, error))
+    return FALSE;
+  if (!has_dilations)
+    for (int i = 0; i < len; i++)
+      pp->dilations[i] = 1;
+  const char *auto_pad = owb_node_get_string (node, "auto_pad", "NOTSET");
+  if (!auto_pad[0] || strcmp (auto_pad, "NOTSET") == 0)
+    pp->auto_pad = AUTO_PAD_NOTSET;
+  else if (strcmp (auto_pad, "SAME_UPPER") == 0)
+    pp->auto_pad = AUTO_PAD_SAME_UPPER;
+  else if (strcmp (auto_pad, "SAME_LOWER") == 0)
+    pp->auto_pad = AUTO_PAD_SAME_LOWER;
+  else if (strcmp (auto_pad, "VALID") == 0)
+    pp->auto_pad = AUTO_PAD_VALID;
+  else
+    {
+      node_error (node, error, OWB_ERROR_INVALID_MODEL, "unknown auto_pad value '%s'", auto_pad);
+      return FALSE;
+    }
+  pp->count_include_pad = kind == POOL_AVERAGE && opset >= 7 && owb_node_get_int (node, "count_include_pad", 0) != 0;
+  pp->storage_order = kind == POOL_MAX && opset >= 8 ? (int) owb_node_get_int (node, "storage_order", 0) : 0;
+  if (pp->storage_order != 0 && pp->storage_order != 1)
+    {
+      node_error (node, error, OWB_ERROR_INVALID_MODEL, "storage_order must be 0 or 1");
+      return FALSE;
+    }
+  pp->p = opset < 2 ? owb_node_get_float (node, "p", 2.0f) : (double) owb_node_get_int (node, "p", 2);
+  if (kind == POOL_LP && (!(pp->p > 0) || !isfinite (pp->p)))
+    {
+      node_error (node, error, OWB_ERROR_INVALID_MODEL, "p must be positive, not %g", pp->p);
+      return FALSE;
+    }
+  *state = g_steal_pointer (&pp);
+  return TRUE;
+}
+
+static gboolean
+max_pool_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
+                  GError **error)
+{
+  return pool_prepare (node, opset, POOL_MAX, state, error);
+}
+
+static gboolean
+average_pool_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
+                      GError **error)
+{
+  return pool_prepare (node, opset, POOL_AVERAGE, state, error);
+}
+
+static gboolean
+lp_pool_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
+                 GError **error)
+{
+  return pool_prepare (node, opset, POOL_LP, state, error);
+}
+
+/* Geometry of one run. For each axis and output position, geom holds 4 numbers: the first and
+ * past-the-last kernel tap that falls inside the input, the input position of tap 0, and how many
+ * taps fall inside input + padding (the count_include_pad divisor). */
+typedef struct {
+  const void *x;
+  void *y;
+  int64_t *indices;
+  int64_t in[POOL_AXES], out[POOL_AXES], dil[POOL_AXES];
+  const int64_t *geom[POOL_AXES];
+  int64_t in_plane, out_plane;
+  gboolean count_include_pad;
+  int storage_order;
+  double p;
+  /* For the row-wise walk along the last axis: kernel width, stride, and for each tap tw the
+   * input offset of output 0 (tw * dilation - pad) and the outputs [w_lo, w_hi) it reaches. */
+  int64_t kw, sw;
+  const int64_t *w_off, *w_lo, *w_hi;
+} PoolJob;
+
+/* Input position (row-major within a plane) of the first in-input tap of a window. */
+static inline int64_t
+first_tap (const PoolJob *j, const int64_t *gd, const int64_t *gh, const int64_t *gw)
+{
+  return ((gd[2] + gd[0] * j->dil[0]) * j->in[1] + gh[2] + gh[0] * j->dil[1]) * j->in[2] + gw[2] + gw[0] * j->dil[2];
+}
+
+/* Indices are flat over N x C x spatial; storage_order 1 makes the spatial part column-major. */
+static inline int64_t
+pool_index (const PoolJob *j, int64_t plane, int64_t at)
+{
+  if (at < 0)
+    return -1;
+  if (j->storage_order == 1)
+    {
+      int64_t w = at % j->in[2], h = (at / j->in[2]) % j->in[1], d = at / (j->in[2] * j->in[1]);
+      at = d + h * j->in[0] + w * j->in[0] * j->in[1];
+    }
+  return plane * j->in_plane + at;
+}
+
+/* The project builds with -fno-strict-aliasing, so every output store would make the compiler reload
+ * fields of the job: the pool loops read them into locals first. */
+#define POOL_LOCALS                                                                                     \
+  const int64_t in1 = j->in[1], in2 = j->in[2], d0 = j->dil[0], d1 = j->dil[1], d2 = j->dil[2];         \
+  const int64_t out0 = j->out[0], out1 = j->out[1], out2 = j->out[2];                                   \
+  const int64_t *const g0 = j->geom[0], *const g1 = j->geom[1], *const g2 = j->geom[2]
+
+/* The window loops shared by the pool kinds: BODY sees `v` (one in-input element) and `at` (its
+ * position in the plane). */
+#define POOL_WINDOW_LOOPS(T, BODY)                                                                      \
+  for (int64_t td = gd[0]; td < gd[1]; td++)                                                            \
+    {                                                                                                   \
+      const int64_t zd = gd[2] + td * d0;                                                               \
+      for (int64_t th = gh[0]; th < gh[1]; th++)                                                        \
+        {                                                                                               \
+          const int64_t row = (zd * in1 + gh[2] + th * d1) * in2 + gw[2];                               \
+          for (int64_t tw = gw[0]; tw < gw[1]; tw++)                                                    \
+            {                                                                                           \
+              const int64_t at = row + tw * d2;                                                         \
+              const T v = xp[at];                                                                       \
+              BODY;                                                                                     \
+            }                                                                                           \
+        }                                                                                               \
+    }
+
+#define POOL_OUTPUT_LOOPS(BODY)                                                                         \
+  int64_t o = 0;                                                                                        \
+  for (int64_t od = 0; od < out0; od++)                                                                 \
+    {                                                                                                   \
+      const int64_t *gd = g0 + 4 * od;                                                                  \
+      for (int64_t oh = 0; oh < out1; oh++)                                                             \
+        {                                                                                               \
+          const int64_t *gh = g1 + 4 * oh;                                                              \
+          for (int64_t ow = 0; ow < out2; ow++, o++)                                                    \
+            {                                                                                           \
+              const int64_t *gw = g2 + 4 * ow;                                                          \
+              BODY;                                                                                     \
+            }                                                                                           \
+        }                                                                                               \
+    }
+
+/* Max with Indices: per output, tracking where the maximum is. */
+#define DEFINE_MAX_POOL(T, N, LOWEST)                                                                   \
+  static void max_pool_##N (int64_t begin, int64_t end, gpointer data)                                  \
+  {                                                                                                     \
+    const PoolJob *j = data;                                                                            \
+    POOL_LOCALS;                                                                                        \
+    for (int64_t plane = begin; plane < end; plane++)                                                   \
+      {                                                                                                 \
+        const T *xp = (const T *) j->x + plane * j->in_plane;                                           \
+        T *yp = (T *) j->y + plane * j->out_plane;                                                      \
+        int64_t *ip = j->indices + plane * j->out_plane;                                                \
+        POOL_OUTPUT_LOOPS ({                                                                            \
+          T best = LOWEST;                                                                              \
+          int64_t best_at = -1;                                                                         \
+          POOL_WINDOW_LOOPS (T, if (v > best) {                                                         \
+            best = v;                                                                                   \
+            best_at = at;                                                                               \
+          });                                                                                           \
+          /* Nothing beat LOWEST (all NaN or all lowest): report the first element. */                  \
+          if (best_at < 0 && gd[1] > gd[0] && gh[1] > gh[0] && gw[1] > gw[0])                           \
+            {                                                                                           \
+              best_at = first_tap (j, gd, gh, gw);                                                      \
+              best = xp[best_at];                                                                       \
+            }                                                                                           \
+          yp[o] = best;                                                                                 \
+          ip[o] = pool_index (j, plane, best_at);                                                       \
+        });                                                                                             \
+      }                                                                                                 \
+  }
+
+/* Max and average without Indices walk a whole output row per kernel tap: the outputs of a row are
+ * independent, so there is no serial dependency between taps and, at stride 1, the inner loop is a
+ * contiguous ROW helper. STEP (acc, v) folds v into the accumulator for other strides. */
+#define DEFINE_ROW_POOL(NAME, T, N, INIT, STEP, AVERAGE, ROW)                                   \
+  static void NAME##_rows_##N (int64_t begin, int64_t end, gpointer data)                               \
+  {                                                                                                     \
+    const PoolJob *j = data;                                                                            \
+    POOL_LOCALS;                                                                                        \
+    const int64_t kw = j->kw, sw = j->sw;                                                               \
+    const int64_t *w_off = j->w_off, *w_lo = j->w_lo, *w_hi = j->w_hi;                                  \
+    (void) g2;                                                                                          \
+    (void) d2;                                                                                          \
+    for (int64_t plane = begin; plane < end; plane++)                                                   \
+      {                                                                                                 \
+        const T *xp = (const T *) j->x + plane * j->in_plane;                                           \
+        T *yp = (T *) j->y + plane * j->out_plane;                                                      \
+        for (int64_t od = 0; od < out0; od++)                                                           \
+          {                                                                                             \
+            const int64_t *gd = g0 + 4 * od;                                                            \
+            for (int64_t oh = 0; oh < out1; oh++)                                                       \
+              {                                                                                         \
+                const int64_t *gh = g1 + 4 * oh;                                                        \
+                T *yrow = yp + (od * out1 + oh) * out2;                                                 \
+                for (int64_t ow = 0; ow < out2; ow++)                                                   \
+                  yrow[ow] = INIT;                                                                      \
+                for (int64_t td = gd[0]; td < gd[1]; td++)                                              \
+                  for (int64_t th = gh[0]; th < gh[1]; th++)                                            \
+                    {                                                                                   \
+                      const T *xrow = xp + ((gd[2] + td * d0) * in1 + gh[2] + th * d1) * in2;           \
+                      for (int64_t tw = 0; tw < kw; tw++)                                               \
+                        {                                                                               \
+                          const T *src = xrow + w_off[tw];                                              \
+                          const int64_t hi = w_hi[tw];                                                  \
+                          if (sw == 1)                                                                  \
+                            ROW##_##N (yrow + w_lo[tw], src + w_lo[tw], hi - w_lo[tw]);                 \
+                          else                                                                          \
+                            for (int64_t ow = w_lo[tw]; ow < hi; ow++)                                  \
+                              STEP (yrow[ow], src[ow * sw]);                                            \
+                        }                                                                               \
+                    }                                                                                   \
+                if (AVERAGE)                                                                            \
+                  {                                                                                     \
+                    const int64_t *gw = g2;                                                             \
+                    for (int64_t ow = 0; ow < out2; ow++, gw += 4)                                      \
+                      {                                                                                 \
+                        int64_t count = j->count_include_pad ? gd[3] * gh[3] * gw[3]                    \
+                                                             : (gd[1] - gd[0]) * (gh[1] - gh[0])        \
+                                                                   * (gw[1] - gw[0]);                   \
+                        yrow[ow] = count > 0 ? yrow[ow] / (T) count : (T) 0;                            \
+                      }                                                                                 \
+                  }                                                                                     \
+              }                                                                                         \
+          }                                                                                             \
+      }                                                                                                 \
+  }
+
+#define MAX_STEP(acc, v)                                                                                \
+  do                                                                                                    \
+    {                                                                                                   \
+      const __typeof__ (acc) v_ = (v);                                                                  \
+      (acc) = v_ > (acc) ? v_ : (acc);                                                                  \
+    }                                                                                                   \
+  while (0)
+#define SUM_STEP(acc, v) ((acc) += (v))
+
+DEFINE_ROW_POOL (max, float, FLOAT, -INFINITY, MAX_STEP, 0, acc_max)
+DEFINE_ROW_POOL (max, double, DOUBLE, -INFINITY, MAX_STEP, 0, acc_max)
+DEFINE_ROW_POOL (max, int8_t, INT8, INT8_MIN, MAX_STEP, 0, acc_max)
+DEFINE_ROW_POOL (max, uint8_t, UINT8, 0, MAX_STEP, 0, acc_max)
+DEFINE_ROW_POOL (average, float, FLOAT, 0, SUM_STEP, 1, acc_add)
+DEFINE_ROW_POOL (average, double, DOUBLE, 0, SUM_STEP, 1, acc_add)
+
+DEFINE_MAX_POOL (float, FLOAT, -INFINITY)
+DEFINE_MAX_POOL (double, DOUBLE, -INFINITY)
+DEFINE_MAX_POOL (int8_t, INT8, INT8_MIN)
+DEFINE_MAX_POOL (uint8_t, UINT8, 0)
+
+#define DEFINE_LP_POOL(T, N)                                                                            \
+  static void lp_pool_##N (int64_t begin, int64_t end, gpointer data)                                   \
+  {                                                                                                     \
+    const PoolJob *j = data;                                                                            \
+    POOL_LOCALS;                                                                                        \
+    const double p = j->p;                                                                              \
+    for (int64_t plane = begin; plane < end; plane++)                                                   \
+      {                                                                                                 \
+        const T *xp = (const T *) j->x + plane * j->in_plane;                                           \
+        T *yp = (T *) j->y + plane * j->out_plane;                                                      \
+        POOL_OUTPUT_LOOPS ({                                                                            \
+          double acc = 0;                                                                               \
+          if (p == 2.0)                                                                                 \
+            {                                                                                           \
+              POOL_WINDOW_LOOPS (T, acc += (double) v * v);                                             \
+              yp[o] = (T) sqrt (acc);                                                                   \
+            }                                                                                           \
+          else if (p == 1.0)                                                                            \
+            {                                                                                           \
+              POOL_WINDOW_LOOPS (T, acc += fabs ((double) v));                                          \
+              yp[o] = (T) acc;                                                                          \
+            }                                                                                           \
+          else                                                                                          \
+            {                                                                                           \
+              POOL_WINDOW_LOOPS (T, acc += pow (fabs ((double) v), p));                                 \
+              yp[o] = (T) pow (acc, 1.0 / p);                                                           \
+            }                                                                                           \
+        });                                                                                             \
+      }                                                                                                 \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_LP_POOL)
+
+static gboolean
+pool_compute (OwbKernelContext *ctx, GError **error)
+{
+  const PoolParams *pp = ctx->state;
+  const OwbTensor *x = ctx->inputs[0];
+  OwbTensor *y = ctx->outputs[0];
+  OwbTensor *indices = pp->kind == POOL_MAX && has_output (ctx, 1) ? ctx->outputs[1] : NULL;
+  if (x->rank != pp->n + 2 || y->rank != x->rank)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input rank %d does not match kernel_shape (%d axes)", x->rank,
+                            pp->n);
+      return FALSE;
+    }
+  if (y->nelems == 0)
+    return TRUE;
+  PoolJob job = { .x = x->data, .y = y->data, .indices = indices ? indices->data : NULL,
+                  .count_include_pad = pp->count_include_pad, .storage_order = pp->storage_order, .p = pp->p };
+  int64_t k[POOL_AXES], s[POOL_AXES], pad_begin[POOL_AXES], pad_end[POOL_AXES];
+  int off = POOL_AXES - pp->n;
+  for (int a = 0; a < POOL_AXES; a++)
+    {
+      job.in[a] = job.out[a] = job.dil[a] = k[a] = s[a] = 1;
+      pad_begin[a] = pad_end[a] = 0;
+    }
+  for (int i = 0; i < pp->n; i++)
+    {
+      int a = off + i;
+      job.in[a] = x->dims[2 + i];
+      job.out[a] = y->dims[2 + i];
+      job.dil[a] = pp->dilations[i];
+      k[a] = pp->kernel[i];
+      s[a] = pp->strides[i];
+      if (pp->auto_pad == AUTO_PAD_SAME_UPPER || pp->auto_pad == AUTO_PAD_SAME_LOWER)
+        {
+          int64_t total = MAX (0, (job.out[a] - 1) * s[a] + (k[a] - 1) * job.dil[a] + 1 - job.in[a]);
+          pad_begin[a] = pp->auto_pad == AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+          pad_end[a] = total - pad_begin[a];
+        }
+      else if (pp->auto_pad == AUTO_PAD_NOTSET)
+        {
+          pad_begin[a] = pp->pads[i];
+          pad_end[a] = pp->pads[i + pp->n];
+        }
+    }
+  job.in_plane = product (job.in, 0, POOL_AXES);
+  job.out_plane = product (job.out, 0, POOL_AXES);
+  g_autofree int64_t *geom = g_new (int64_t, 4 * (job.out[0] + job.out[1] + job.out[2]));
+  int64_t *g = geom;
+  for (int a = 0; a < POOL_AXES; a++)
+    {
+      job.geom[a] = g;
+      int64_t in = job.in[a], d = job.dil[a];
+      for (int64_t o = 0; o < job.out[a]; o++, g += 4)
+        {
+          int64_t start = o * s[a] - pad_begin[a];
+          int64_t lo = start >= 0 ? 0 : (-start + d - 1) / d;
+          int64_t hi = in - start > 0 ? MIN (k[a], (in - start + d - 1) / d) : 0;
+          int64_t padded = in + pad_end[a] - start > 0 ? MIN (k[a], (in + pad_end[a] - start + d - 1) / d) : 0;
+          g[0] = MIN (lo, k[a]);
+          g[1] = MAX (hi, g[0]);
+          g[2] = start;
+          g[3] = padded;
+        }
+    }
+  int64_t kw = k[POOL_AXES - 1], sw = s[POOL_AXES - 1], dw = job.dil[POOL_AXES - 1], inw = job.in[POOL_AXES - 1];
+  g_autofree int64_t *w_tables = g_new (int64_t, 3 * kw);
+  for (int64_t tw = 0; tw < kw; tw++)
+    {
+      int64_t first = tw * dw - pad_begin[POOL_AXES - 1];
+      int64_t lo = first >= 0 ? 0 : (-first + sw - 1) / sw;
+      int64_t hi = inw - first > 0 ? MIN (job.out[POOL_AXES - 1], (inw - first + sw - 1) / sw) : 0;
+      w_tables[tw] = first;
+      w_tables[kw + tw] = MIN (lo, job.out[POOL_AXES - 1]);
+      w_tables[2 * kw + tw] = MAX (hi, w_tables[kw + tw]);
+    }
+  job.kw = kw;
+  job.sw = sw;
+  job.w_off = w_tables;
+  job.w_lo = w_tables + kw;
+  job.w_hi = w_tables + 2 * kw;
+  int64_t planes = x->dims[0] * x->dims[1];
+  int64_t grain = grain_for (job.out_plane * pp->kernel[0] * (pp->n > 1 ? pp->kernel[1] : 1));
+  OwbParallelFunc fn = NULL;
+  switch (pp->kind)
+    {
+    case POOL_MAX:
+      if (indices)
+        fn = x->dtype == OWB_TYPE_FLOAT    ? max_pool_FLOAT
+             : x->dtype == OWB_TYPE_DOUBLE ? max_pool_DOUBLE
+             : x->dtype == OWB_TYPE_INT8   ? max_pool_INT8
+             : x->dtype == OWB_TYPE_UINT8  ? max_pool_UINT8
+                                           : NULL;
+      else
+        fn = x->dtype == OWB_TYPE_FLOAT    ? max_rows_FLOAT
+             : x->dtype == OWB_TYPE_DOUBLE ? max_rows_DOUBLE
+             : x->dtype == OWB_TYPE_INT8   ? max_rows_INT8
+             : x->dtype == OWB_TYPE_UINT8  ? max_rows_UINT8
+                                           : NULL;
+      break;
+    case POOL_AVERAGE:
+      fn = x->dtype == OWB_TYPE_FLOAT ? average_rows_FLOAT : x->dtype == OWB_TYPE_DOUBLE ? average_rows_DOUBLE : NULL;
+      break;
+    case POOL_LP:
+      fn = x->dtype == OWB_TYPE_FLOAT ? lp_pool_FLOAT : x->dtype == OWB_TYPE_DOUBLE ? lp_pool_DOUBLE : NULL;
+      break;
+    }
+  if (!fn)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "element type %s is not supported",
+                            owb_data_type_name (x->dtype));
+      return FALSE;
+    }
+  owb_parallel_for (ctx->pool, planes, grain, fn, &job);
+  return TRUE;
+}
+
+/* ---- global pooling --------------------------------------------------------------------------- */
+
+typedef struct {
+  const void *x;
+  void *y;
+  int64_t size; /* elements per plane */
+  double p;
+} GlobalJob;
+
+#define DEFINE_GLOBAL_POOLS(T, N)                                                                       \
+  static void global_max_pool_##N (int64_t begin, int64_t end, gpointer data)                           \
+  {                                                                                                     \
+    const GlobalJob *j = data;                                                                          \
+    for (int64_t plane = begin; plane < end; plane++)                                                   \
+      {                                                                                                 \
+        const T *xp = (const T *) j->x + plane * j->size;                                               \
+        T best = j->size > 0 ? xp[0] : (T) - INFINITY;                                                  \
+        for (int64_t i = 1; i < j->size; i++)                                                           \
+          if (xp[i] > best || best != best)                                                             \
+            best = xp[i];                                                                               \
+        ((T *) j->y)[plane] = best;                                                                     \
+      }                                                                                                 \
+  }                                                                                                     \
+  static void global_average_pool_##N (int64_t begin, int64_t end, gpointer data)                       \
+  {                                                                                                     \
+    const GlobalJob *j = data;                                                                          \
+    for (int64_t plane = begin; plane < end; plane++)                                                   \
+      {                                                                                                 \
+        const T *xp = (const T *) j->x + plane * j->size;                                               \
+        double acc = 0;                                                                                 \
+        for (int64_t i = 0; i < j->size; i++)                                                           \
+          acc += xp[i];                                                                                 \
+        ((T *) j->y)[plane] = (T) (j->size > 0 ? acc / (double) j->size : NAN);                         \
+      }                                                                                                 \
+  }                                                                                                     \
+  static void global_lp_pool_##N (int64_t begin, int64_t end, gpointer data)                            \
+  {                                                                                                     \
+    const GlobalJob *j = data;                                                                          \
+    for (int64_t plane = begin; plane < end; plane++)                                                   \
+      {                                                                                                 \
+        const T *xp = (const T *) j->x + plane * j->size;                                               \
+        double acc = 0;                                                                                 \
+        if (j->p == 2.0)                                                                                \
+          {                                                                                             \
+            for (int64_t i = 0; i < j->size; i++)                                                       \
+              acc += (double) xp[i] * xp[i];                                                            \
+            acc = sqrt (acc);                                                                           \
+          }                                                                                             \
+        else                                                                                            \
+          {                                                                                             \
+            for (int64_t i = 0; i < j->size; i++)                                                       \
+              acc += pow (fabs ((double) xp[i]), j->p);                                                 \
+            acc = pow (acc, 1.0 / j->p);                                                                \
+          }                                                                                             \
+        ((T *) j->y)[plane] = (T) acc;                                                                  \
+      }                                                                                                 \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_GLOBAL_POOLS)
+
+static gboolean
+global_pool_compute (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  OwbTensor *y = ctx->outputs[0];
+  if (x->rank < 2)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have rank 2 or more, not %d", x->rank);
+      return FALSE;
+    }
+  GlobalJob job = { .x = x->data, .y = y->data, .size = product (x->dims, 2, x->rank) };
+  const char *op = ctx->node->op_type;
+  gboolean is_double = x->dtype == OWB_TYPE_DOUBLE;
+  OwbParallelFunc fn;
+  if (strcmp (op, "GlobalMaxPool") == 0)
+    fn = is_double ? global_max_pool_DOUBLE : global_max_pool_FLOAT;
+  else if (strcmp (op, "GlobalAveragePool") == 0)
+    fn = is_double ? global_average_pool_DOUBLE : global_average_pool_FLOAT;
+  else
+    {
+      fn = is_double ? global_lp_pool_DOUBLE : global_lp_pool_FLOAT;
+      job.p = ctx->opset < 2 ? owb_node_get_float (ctx->node, "p", 2.0f) : (double) owb_node_get_int (ctx->node, "p", 2);
+      if (!(job.p > 0) || !isfinite (job.p))
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "p must be positive, not %g", job.p);
+          return FALSE;
+        }
+    }
+  owb_parallel_for (ctx->pool, x->dims[0] * x->dims[1], grain_for (job.size), fn, &job);
+  return TRUE;
+}
+
+/* ---- affine normalizations: y = (x - m[row]) * a[row] + b[row] over contiguous rows ------------ */
+
+/* Row r covers x[r * len, (r + 1) * len) and uses entry r % n_params of m, a and b. */
+typedef struct {
+  const void *x;
+  void *y;
+  int64_t len;
+  int64_t n_params;
+  const double *m, *a, *b;
+} AffineJob;
+
+#define DEFINE_AFFINE(T, N)                                                                             \
+  static void affine_rows_##N (int64_t begin, int64_t end, gpointer data)                               \
+  {                                                                                                     \
+    const AffineJob *j = data;                                                                          \
+    const int64_t len = j->len;                                                                         \
+    for (int64_t r = begin; r < end; r++)                                                               \
+      {                                                                                                 \
+        int64_t k = r % j->n_params;                                                                    \
+        row_affine_##N ((const T *) j->x + r * len, (T *) j->y + r * len, len, (T) j->m[k], (T) j->a[k], \
+                        (T) j->b[k]);                                                                   \
+      }                                                                                                 \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_AFFINE)
+
+static void
+run_affine (OwbKernelContext *ctx, const OwbTensor *x, OwbTensor *y, int64_t rows, int64_t len, int64_t n_params,
+            const double *m, const double *a, const double *b)
+{
+  AffineJob job = { x->data, y->data, len, n_params, m, a, b };
+  owb_parallel_for (ctx->pool, rows, grain_for (len), x->dtype == OWB_TYPE_DOUBLE ? affine_rows_DOUBLE : affine_rows_FLOAT,
+                    &job);
+}
+
+/* Mean and population variance of each row (two passes, accumulated in double). */
+typedef struct {
+  const void *x;
+  int64_t len;
+  double *mean, *var;
+} StatsJob;
+
+#define DEFINE_ROW_STATS(T, N)                                                                          \
+  static void row_stats_##N (int64_t begin, int64_t end, gpointer data)                                 \
+  {                                                                                                     \
+    const StatsJob *j = data;                                                                           \
+    const int64_t len = j->len;                                                                         \
+    for (int64_t r = begin; r < end; r++)                                                               \
+      {                                                                                                 \
+        const T *xp = (const T *) j->x + r * len;                                                       \
+        double mean = len > 0 ? row_sum_##N (xp, len) / (double) len : 0;                               \
+        j->mean[r] = mean;                                                                              \
+        j->var[r] = len > 0 ? row_sq_dev_##N (xp, len, mean) / (double) len : 0;                       \
+      }                                                                                                 \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_ROW_STATS)
+
+static void
+run_row_stats (OwbKernelContext *ctx, const OwbTensor *x, int64_t rows, int64_t len, double *mean, double *var)
+{
+  StatsJob job = { x->data, len, mean, var };
+  owb_parallel_for (ctx->pool, rows, grain_for (len), x->dtype == OWB_TYPE_DOUBLE ? row_stats_DOUBLE : row_stats_FLOAT,
+                    &job);
+}
+
+static gboolean
+check_count (OwbKernelContext *ctx, const OwbTensor *t, int64_t want, const char *what, GError **error)
+{
+  if (t->nelems != want)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                            "%s has %" G_GINT64_FORMAT " elements, expected %" G_GINT64_FORMAT, what, t->nelems, want);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+batch_normalization_compute (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  OwbTensor *y = ctx->outputs[0];
+  int64_t n = x->rank >= 1 ? x->dims[0] : 1, c = x->rank >= 2 ? x->dims[1] : 1, s = product (x->dims, 2, x->rank);
+  /* Before opset 9, spatial = 0 keeps one statistic per element of a sample: seen as C*S groups of 1. */
+  gboolean spatial = ctx->opset >= 9 || owb_node_get_int (ctx->node, "spatial", 1) != 0;
+  int64_t groups = spatial ? c : c * s, len = spatial ? s : 1;
+  static const char *const names[] = { "scale", "B", "input_mean", "input_var" };
+  for (int i = 1; i < 5; i++)
+    if (!check_count (ctx, ctx->inputs[i], groups, names[i - 1], error))
+      return FALSE;
+  double eps = owb_node_get_float (ctx->node, "epsilon", 1e-5f);
+  double momentum = owb_node_get_float (ctx->node, "momentum", 0.9f);
+  gboolean extra_outputs = FALSE;
+  for (int i = 1; i < ctx->n_outputs; i++)
+    extra_outputs |= has_output (ctx, i);
+  /* Opset 14 made training an attribute; before, asking for the statistics outputs meant training
+   * (and before opset 7 so did is_test = 0, which we only honour when those outputs exist). */
+  gboolean training;
+  if (ctx->opset >= 14)
+    training = owb_node_get_int (ctx->node, "training_mode", 0) != 0;
+  else
+    training = extra_outputs && (ctx->opset >= 7 || owb_node_get_int (ctx->node, "is_test", 0) == 0);
+
+  g_autofree double *scale = dup_doubles (ctx->inputs[1]);
+  g_autofree double *bias = dup_doubles (ctx->inputs[2]);
+  g_autofree double *mean = dup_doubles (ctx->inputs[3]);
+  g_autofree double *var = dup_doubles (ctx->inputs[4]);
+  g_autofree double *batch_mean = NULL, *batch_var = NULL;
+  if (training)
+    {
+      /* Per-(n, group) row stats combine into per-group stats: rows have equal length. */
+      g_autofree double *row_mean = g_new (double, MAX (n * groups, 1));
+      g_autofree double *row_var = g_new (double, MAX (n * groups, 1));
+      run_row_stats (ctx, x, n * groups, len, row_mean, row_var);
+      batch_mean = g_new0 (double, MAX (groups, 1));
+      batch_var = g_new0 (double, MAX (groups, 1));
+      for (int64_t g = 0; g < groups; g++)
+        {
+          double m = 0, v = 0;
+          for (int64_t b = 0; b < n; b++)
+            m += row_mean[b * groups + g];
+          m = n > 0 ? m / (double) n : 0;
+          for (int64_t b = 0; b < n; b++)
+            {
+              double d = row_mean[b * groups + g] - m;
+              v += row_var[b * groups + g] + d * d;
+            }
+          batch_mean[g] = m;
+          batch_var[g] = n > 0 ? v / (double) n : 0;
+        }
+    }
+  const double *use_mean = training ? batch_mean : mean, *use_var = training ? batch_var : var;
+  g_autofree double *a = g_new (double, MAX (groups, 1));
+  for (int64_t g = 0; g < groups; g++)
+    a[g] = scale[g] / sqrt (use_var[g] + eps);
+  run_affine (ctx, x, y, n * groups, len, groups, use_mean, a, bias);
+
+  /* Outputs 1, 2: running mean/var; before opset 14 also 3, 4: the batch mean/var. */
+  for (int i = 1; i < ctx->n_outputs && i < 5; i++)
+    {
+      if (!has_output (ctx, i))
+        continue;
+      OwbTensor *out = ctx->outputs[i];
+      if (out->nelems != groups)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "output %d has %" G_GINT64_FORMAT " elements, expected %"
+                                G_GINT64_FORMAT, i, out->nelems, groups);
+          return FALSE;
+        }
+      gboolean is_mean = i % 2 == 1;
+      const double *given = is_mean ? mean : var;
+      const double *batch = is_mean ? batch_mean : batch_var;
+      for (int64_t g = 0; g < groups; g++)
+        {
+          double v = given[g];
+          if (training)
+            v = i <= 2 ? given[g] * momentum + batch[g] * (1.0 - momentum) : batch[g];
+          store_double (out, g, v);
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+instance_normalization_compute (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  if (x->rank < 2)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have rank 2 or more, not %d", x->rank);
+      return FALSE;
+    }
+  int64_t c = x->dims[1], rows = x->dims[0] * c, len = product (x->dims, 2, x->rank);
+  if (!check_count (ctx, ctx->inputs[1], c, "scale", error) || !check_count (ctx, ctx->inputs[2], c, "B", error))
+    return FALSE;
+  double eps = owb_node_get_float (ctx->node, "epsilon", 1e-5f);
+  g_autofree double *scale = dup_doubles (ctx->inputs[1]);
+  g_autofree double *bias = dup_doubles (ctx->inputs[2]);
+  g_autofree double *mean = g_new (double, MAX (rows, 1));
+  g_autofree double *a = g_new (double, MAX (rows, 1));
+  g_autofree double *b = g_new (double, MAX (rows, 1));
+  run_row_stats (ctx, x, rows, len, mean, a);
+  for (int64_t r = 0; r < rows; r++)
+    {
+      a[r] = scale[r % c] / sqrt (a[r] + eps);
+      b[r] = bias[r % c];
+    }
+  run_affine (ctx, x, ctx->outputs[0], rows, len, rows, mean, a, b);
+  return TRUE;
+}
+
+static gboolean
+group_normalization_compute (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  int64_t groups = owb_node_get_int (ctx->node, "num_groups", 0);
+  if (x->rank < 2 || groups < 1 || x->dims[1] % groups != 0)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "cannot split the channels of the input into %" G_GINT64_FORMAT
+                            " groups", groups);
+      return FALSE;
+    }
+  int64_t n = x->dims[0], c = x->dims[1], per_group = c / groups, s = product (x->dims, 2, x->rank);
+  /* Opset 18 has one scale/bias per group, opset 21 one per channel. */
+  int64_t n_params = ctx->opset >= 21 ? c : groups;
+  if (!check_count (ctx, ctx->inputs[1], n_params, "scale", error)
+      || !check_count (ctx, ctx->inputs[2], n_params, "bias", error))
+    return FALSE;
+  double eps = owb_node_get_float (ctx->node, "epsilon", 1e-5f);
+  g_autofree double *scale = dup_doubles (ctx->inputs[1]);
+  g_autofree double *bias = dup_doubles (ctx->inputs[2]);
+  g_autofree double *mean = g_new (double, MAX (n * groups, 1));
+  g_autofree double *var = g_new (double, MAX (n * groups, 1));
+  run_row_stats (ctx, x, n * groups, per_group * s, mean, var);
+  g_autofree double *m = g_new (double, MAX (n * c, 1));
+  g_autofree double *a = g_new (double, MAX (n * c, 1));
+  g_autofree double *b = g_new (double, MAX (n * c, 1));
+  for (int64_t r = 0; r < n * c; r++)
+    {
+      int64_t ch = r % c, row = (r / c) * groups + ch / per_group;
+      int64_t param = ctx->opset >= 21 ? ch : ch / per_group;
+      m[r] = mean[row];
+      a[r] = scale[param] / sqrt (var[row] + eps);
+      b[r] = bias[param];
+    }
+  run_affine (ctx, x, ctx->outputs[0], n * c, s, n * c, m, a, b);
+  return TRUE;
+}
+
+/* ---- LayerNormalization ----------------------------------------------------------------------- */
+
+/* Expands a Scale/B tensor (unidirectionally broadcast to dims[axis:] of X) to `count` doubles. */
+static double *
+expand_tail (const OwbTensor *t, int rank, const int64_t *dims, int64_t count)
+{
+  double *out = g_new (double, MAX (count, 1));
+  if (t->nelems == count)
+    {
+      for (int64_t i = 0; i < count; i++)
+        out[i] = owb_tensor_get_double (t, i);
+      return out;
+    }
+  int64_t strides[OWB_MAX_RANK], idx[OWB_MAX_RANK] = { 0 };
+  int64_t stride = 1;
+  for (int k = rank - 1; k >= 0; k--)
+    {
+      int tk = k - (rank - t->rank);
+      strides[k] = tk >= 0 && t->dims[tk] != 1 ? stride : 0;
+      if (tk >= 0)
+        stride *= t->dims[tk];
+    }
+  int64_t src = 0;
+  for (int64_t i = 0; i < count; i++)
+    {
+      out[i] = owb_tensor_get_double (t, src);
+      for (int k = rank - 1; k >= 0; k--)
+        {
+          src += strides[k];
+          if (++idx[k] < dims[k])
+            break;
+          src -= strides[k] * dims[k];
+          idx[k] = 0;
+        }
+    }
+  return out;
+}
+
+/* Doubles converted to a new buffer of the kernel's element type (float or double). */
+static void *
+to_dtype (const double *v, int64_t n, OwbDataType dtype)
+{
+  if (!v)
+    return NULL;
+  if (dtype == OWB_TYPE_DOUBLE)
+    return g_memdup2 (v, MAX (n, 1) * sizeof (double));
+  float *f = g_new (float, MAX (n, 1));
+  for (int64_t i = 0; i < n; i++)
+    f[i] = (float) v[i];
+  return f;
+}
+
+typedef struct {
+  const void *x;
+  void *y;
+  int64_t len;
+  double eps;
+  const void *scale, *bias; /* of the element type; bias may be NULL */
+  double *mean, *inv_std;
+} LayerNormJob;
+
+#define DEFINE_LAYER_NORM(T, N)                                                                         \
+  static void layer_norm_##N (int64_t begin, int64_t end, gpointer data)                                \
+  {                                                                                                     \
+    const LayerNormJob *j = data;                                                                       \
+    const int64_t len = j->len;                                                                         \
+    for (int64_t r = begin; r < end; r++)                                                               \
+      {                                                                                                 \
+        const T *xp = (const T *) j->x + r * len;                                                       \
+        double mean = row_sum_##N (xp, len) / (double) len;                                             \
+        double inv = 1.0 / sqrt (row_sq_dev_##N (xp, len, mean) / (double) len + j->eps);               \
+        row_scale_##N (xp, (T *) j->y + r * len, len, (T) mean, (T) inv, j->scale, j->bias);            \
+        j->mean[r] = mean;                                                                              \
+        j->inv_std[r] = inv;                                                                            \
+      }                                                                                                 \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_LAYER_NORM)
+
+static gboolean
+layer_normalization_compute (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  int64_t axis = owb_node_get_int (ctx->node, "axis", -1);
+  if (axis < -x->rank || axis >= x->rank)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "axis %" G_GINT64_FORMAT " is out of range for rank %d",
+                            axis, x->rank);
+      return FALSE;
+    }
+  if (axis < 0)
+    axis += x->rank;
+  int64_t rows = product (x->dims, 0, (int) axis), len = product (x->dims, (int) axis, x->rank);
+  int tail = x->rank - (int) axis;
+  for (int i = 1; i < 3 && i < ctx->n_inputs; i++)
+    {
+      const OwbTensor *t = ctx->inputs[i];
+      if (!t)
+        continue;
+      gboolean ok = t->rank <= tail;
+      for (int k = 0; ok && k < t->rank; k++)
+        ok = t->dims[k] == 1 || t->dims[k] == x->dims[x->rank - t->rank + k];
+      if (!ok)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input %d does not broadcast to the normalized shape", i);
+          return FALSE;
+        }
+    }
+  if (rows * len == 0)
+    return TRUE;
+  g_autofree double *scale_d = expand_tail (ctx->inputs[1], tail, x->dims + axis, len);
+  g_autofree double *bias_d = ctx->n_inputs > 2 && ctx->inputs[2]
+                                  ? expand_tail (ctx->inputs[2], tail, x->dims + axis, len)
+                                  : NULL;
+  g_autofree void *scale = to_dtype (scale_d, len, x->dtype);
+  g_autofree void *bias = to_dtype (bias_d, len, x->dtype);
+  g_autofree double *mean = g_new (double, rows);
+  g_autofree double *inv_std = g_new (double, rows);
+  LayerNormJob job = { x->data, ctx->outputs[0]->data, len, owb_node_get_float (ctx->node, "epsilon", 1e-5f),
+                       scale, bias, mean, inv_std };
+  owb_parallel_for (ctx->pool, rows, grain_for (len), x->dtype == OWB_TYPE_DOUBLE ? layer_norm_DOUBLE : layer_norm_FLOAT,
+                    &job);
+  for (int i = 1; i < 3; i++)
+    if (has_output (ctx, i))
+      {
+        OwbTensor *out = ctx->outputs[i];
+        if (out->nelems != rows)
+          {
+            owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "output %d has the wrong size", i);
+            return FALSE;
+          }
+        for (int64_t r = 0; r < rows; r++)
+          store_double (out, r, i == 1 ? mean[r] : inv_std[r]);
+      }
+  return TRUE;
+}
+
+/* ---- MeanVarianceNormalization ---------------------------------------------------------------- */
+
+/* Walks x in order, rows of the last axis at a time, tracking the offset of the current row in
+ * the reduced (keepdims) statistics array. */
+typedef struct {
+  int rank;
+  const int64_t *dims;
+  int64_t rstride[OWB_MAX_RANK];
+  int64_t idx[OWB_MAX_RANK];
+  int64_t offset;
+} ReducedWalk;
+
+static void
+walk_next_row (ReducedWalk *w)
+{
+  for (int k = w->rank - 2; k >= 0; k--)
+    {
+      w->offset += w->rstride[k];
+      if (++w->idx[k] < w->dims[k])
+        return;
+      w->offset -= w->rstride[k] * w->dims[k];
+      w->idx[k] = 0;
+    }
+}
+
+#define DEFINE_MVN(T, N)                                                                                \
+  static void mvn_##N (const OwbTensor *x, OwbTensor *y, ReducedWalk *proto, int64_t n_stats,           \
+                       int64_t per_stat)                                                                \
+  {                                                                                                     \
+    const T *xp = x->data;                                                                              \
+    T *yp = y->data;                                                                                    \
+    int64_t last = x->dims[x->rank - 1], rows = x->nelems / last, step = proto->rstride[x->rank - 1];   \
+    double *mean = g_new0 (double, n_stats), *sq = g_new0 (double, n_stats);                            \
+    ReducedWalk w = *proto;                                                                             \
+    for (int64_t r = 0; r < rows; r++, walk_next_row (&w))                                              \
+      for (int64_t i = 0; i < last; i++)                                                                \
+        mean[w.offset + i * step] += xp[r * last + i];                                                  \
+    for (int64_t s = 0; s < n_stats; s++)                                                               \
+      mean[s] /= (double) per_stat;                                                                     \
+    w = *proto;                                                                                         \
+    for (int64_t r = 0; r < rows; r++, walk_next_row (&w))                                              \
+      for (int64_t i = 0; i < last; i++)                                                                \
+        {                                                                                               \
+          double d = xp[r * last + i] - mean[w.offset + i * step];                                      \
+          sq[w.offset + i * step] += d * d;                                                             \
+        }                                                                                               \
+    /* As the ONNX function body: divide by the standard deviation plus 1e-9. */                        \
+    for (int64_t s = 0; s < n_stats; s++)                                                               \
+      sq[s] = 1.0 / (sqrt (sq[s] / (double) per_stat) + 1e-9);                                          \
+    w = *proto;                                                                                         \
+    for (int64_t r = 0; r < rows; r++, walk_next_row (&w))                                              \
+      for (int64_t i = 0; i < last; i++)                                                                \
+        {                                                                                               \
+          int64_t s = w.offset + i * step;                                                              \
+          yp[r * last + i] = (T) ((xp[r * last + i] - mean[s]) * sq[s]);                                \
+        }                                                                                               \
+    g_free (mean);                                                                                      \
+    g_free (sq);                                                                                        \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_MVN)
+
+static gboolean
+mean_variance_normalization_compute (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  int n = 0;
+  const int64_t *axes = owb_node_get_ints (ctx->node, "axes", &n);
+  static const int64_t default_axes[] = { 0, 2, 3 };
+  if (!axes)
+    {
+      axes = default_axes;
+      n = 3;
+    }
+  gboolean reduced[OWB_MAX_RANK] = { FALSE };
+  for (int i = 0; i < n; i++)
+    {
+      int64_t a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
+      if (a < 0 || a >= x->rank)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "axis %" G_GINT64_FORMAT
+                                " is out of range for rank %d", axes[i], x->rank);
+          return FALSE;
+        }
+      reduced[a] = TRUE;
+    }
+  if (x->rank == 0)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have rank 1 or more");
+      return FALSE;
+    }
+  if (x->nelems == 0)
+    return TRUE;
+  ReducedWalk walk = { .rank = x->rank, .dims = x->dims };
+  int64_t n_stats = 1;
+  for (int k = x->rank - 1; k >= 0; k--)
+    {
+      walk.rstride[k] = reduced[k] ? 0 : n_stats;
+      if (!reduced[k])
+        n_stats *= x->dims[k];
+    }
+  if (x->dtype == OWB_TYPE_DOUBLE)
+    mvn_DOUBLE (x, ctx->outputs[0], &walk, n_stats, x->nelems / n_stats);
+  else
+    mvn_FLOAT (x, ctx->outputs[0], &walk, n_stats, x->nelems / n_stats);
+  return TRUE;
+}
+
+/* ---- ops along one axis: x seen as [outer, n, inner] ------------------------------------------ */
+
+typedef enum { ALONG_SOFTMAX, ALONG_LOG_SOFTMAX, ALONG_HARDMAX, ALONG_LP_NORM } AlongOp;
+
+typedef struct {
+  const void *x;
+  void *y;
+  int64_t n, inner;
+  AlongOp op;
+  int p; /* LpNormalization */
+} AlongJob;
+
+/* One vector of n elements at stride 1 (inner == 1: the common, contiguous case). */
+#define DEFINE_ALONG(T, N)                                                                              \
+  static void along_contiguous_##N (int64_t begin, int64_t end, gpointer data)                          \
+  {                                                                                                     \
+    const AlongJob *j = data;                                                                           \
+    const int64_t n = j->n;                                                                             \
+    for (int64_t r = begin; r < end; r++)                                                               \
+      {                                                                                                 \
+        const T *xp = (const T *) j->x + r * n;                                                         \
+        T *yp = (T *) j->y + r * n;                                                                     \
+        if (j->op == ALONG_LP_NORM)                                                                     \
+          {                                                                                             \
+            double norm = 0;                                                                            \
+            if (j->p == 1)                                                                              \
+              for (int64_t i = 0; i < n; i++)                                                           \
+                norm += fabs ((double) xp[i]);                                                          \
+            else                                                                                        \
+              {                                                                                         \
+                for (int64_t i = 0; i < n; i++)                                                         \
+                  norm += (double) xp[i] * xp[i];                                                       \
+                norm = sqrt (norm);                                                                     \
+              }                                                                                         \
+            /* A zero vector stays zero instead of becoming NaN. */                                     \
+            T inv = (T) (norm != 0 ? 1.0 / norm : 0.0);                                                 \
+            for (int64_t i = 0; i < n; i++)                                                             \
+              yp[i] = xp[i] * inv;                                                                      \
+            continue;                                                                                   \
+          }                                                                                             \
+        if (j->op == ALONG_HARDMAX)                                                                     \
+          {                                                                                             \
+            T max = xp[0];                                                                              \
+            int64_t arg = 0;                                                                            \
+            for (int64_t i = 1; i < n; i++)                                                             \
+              if (xp[i] > max)                                                                          \
+                {                                                                                       \
+                  max = xp[i];                                                                          \
+                  arg = i;                                                                              \
+                }                                                                                       \
+            for (int64_t i = 0; i < n; i++)                                                             \
+              yp[i] = 0;                                                                                \
+            yp[arg] = 1;                                                                                \
+            continue;                                                                                   \
+          }                                                                                             \
+        /* Subtracting the maximum keeps exp from overflowing. */                                       \
+        T max = row_max_##N (xp, n);                                                                    \
+        if (j->op == ALONG_SOFTMAX)                                                                     \
+          {                                                                                             \
+            double sum = exp_sum_##N (xp, yp, n, max);                                                  \
+            row_affine_##N (yp, yp, n, 0, (T) (1.0 / sum), 0);                                          \
+          }                                                                                             \
+        else                                                                                            \
+          {                                                                                             \
+            double sum = exp_sum_##N (xp, NULL, n, max);                                                \
+            row_affine_##N (xp, yp, n, (T) (max + log (sum)), 1, 0);                                    \
+          }                                                                                             \
+      }                                                                                                 \
+  }                                                                                                     \
+  /* One [n, inner] block per item: the loops run over inner (contiguous) for each of the n. */         \
+  static void along_strided_##N (int64_t begin, int64_t end, gpointer data)                             \
+  {                                                                                                     \
+    const AlongJob *j = data;                                                                           \
+    const int64_t n = j->n, inner = j->inner;                                                           \
+    double *acc = g_new (double, inner);                                                                \
+    T *best = g_new (T, inner);                                                                         \
+    int64_t *arg = g_new (int64_t, inner);                                                              \
+    for (int64_t r = begin; r < end; r++)                                                               \
+      {                                                                                                 \
+        const T *xp = (const T *) j->x + r * n * inner;                                                 \
+        T *yp = (T *) j->y + r * n * inner;                                                             \
+        for (int64_t i = 0; i < inner; i++)                                                             \
+          acc[i] = 0;                                                                                   \
+        if (j->op == ALONG_LP_NORM)                                                                     \
+          {                                                                                             \
+            for (int64_t k = 0; k < n; k++)                                                             \
+              for (int64_t i = 0; i < inner; i++)                                                       \
+                {                                                                                       \
+                  double v = xp[k * inner + i];                                                         \
+                  acc[i] += j->p == 1 ? fabs (v) : v * v;                                               \
+                }                                                                                       \
+            for (int64_t i = 0; i < inner; i++)                                                         \
+              {                                                                                         \
+                double norm = j->p == 1 ? acc[i] : sqrt (acc[i]);                                       \
+                acc[i] = norm != 0 ? 1.0 / norm : 0.0;                                                  \
+              }                                                                                         \
+            for (int64_t k = 0; k < n; k++)                                                             \
+              for (int64_t i = 0; i < inner; i++)                                                       \
+                yp[k * inner + i] = (T) (xp[k * inner + i] * acc[i]);                                   \
+            continue;                                                                                   \
+          }                                                                                             \
+        for (int64_t i = 0; i < inner; i++)                                                             \
+          {                                                                                             \
+            best[i] = xp[i];                                                                            \
+            arg[i] = 0;                                                                                 \
+          }                                                                                             \
+        for (int64_t k = 1; k < n; k++)                                                                 \
+          for (int64_t i = 0; i < inner; i++)                                                           \
+            if (xp[k * inner + i] > best[i])                                                            \
+              {                                                                                         \
+                best[i] = xp[k * inner + i];                                                            \
+                arg[i] = k;                                                                             \
+              }                                                                                         \
+        if (j->op == ALONG_HARDMAX)                                                                     \
+          {                                                                                             \
+            for (int64_t k = 0; k < n; k++)                                                             \
+              for (int64_t i = 0; i < inner; i++)                                                       \
+                yp[k * inner + i] = arg[i] == k ? 1 : 0;                                                \
+            continue;                                                                                   \
+          }                                                                                             \
+        for (int64_t k = 0; k < n; k++)                                                                 \
+          for (int64_t i = 0; i < inner; i++)                                                           \
+            {                                                                                           \
+              T e = exp_##N (xp[k * inner + i] - best[i]);                                              \
+              if (j->op == ALONG_SOFTMAX)                                                               \
+                yp[k * inner + i] = e;                                                                  \
+              acc[i] += e;                                                                              \
+            }                                                                                           \
+        if (j->op == ALONG_SOFTMAX)                                                                     \
+          {                                                                                             \
+            for (int64_t i = 0; i < inner; i++)                                                         \
+              acc[i] = 1.0 / acc[i];                                                                    \
+            for (int64_t k = 0; k < n; k++)                                                             \
+              for (int64_t i = 0; i < inner; i++)                                                       \
+                yp[k * inner + i] = (T) (yp[k * inner + i] * acc[i]);                                   \
+          }                                                                                             \
+        else                                                                                            \
+          {                                                                                             \
+            for (int64_t i = 0; i < inner; i++)                                                         \
+              acc[i] = best[i] + log (acc[i]);                                                          \
+            for (int64_t k = 0; k < n; k++)                                                             \
+              for (int64_t i = 0; i < inner; i++)                                                       \
+                yp[k * inner + i] = (T) (xp[k * inner + i] - acc[i]);                                   \
+          }                                                                                             \
+      }                                                                                                 \
+    g_free (acc);                                                                                       \
+    g_free (best);                                                                                      \
+    g_free (arg);                                                                                       \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_ALONG)
+
+static gboolean
+along_compute (OwbKernelContext *ctx, AlongOp op, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  int rank = x->rank;
+  int64_t outer, n, inner;
+  gboolean coerce_2d = op != ALONG_LP_NORM && ctx->opset < 13;
+  int64_t axis = owb_node_get_int (ctx->node, "axis", coerce_2d ? 1 : -1);
+  /* Before opset 13 softmax-like ops flatten x to 2D at axis (which may equal the rank). */
+  if (axis < -rank || axis > rank || (!coerce_2d && axis == rank))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "axis %" G_GINT64_FORMAT " is out of range for rank %d",
+                            axis, rank);
+      return FALSE;
+    }
+  if (axis < 0)
+    axis += rank;
+  if (coerce_2d)
+    {
+      outer = product (x->dims, 0, (int) axis);
+      n = product (x->dims, (int) axis, rank);
+      inner = 1;
+    }
+  else
+    {
+      outer = product (x->dims, 0, (int) axis);
+      n = x->dims[axis];
+      inner = product (x->dims, (int) axis + 1, rank);
+    }
+  if (x->nelems == 0)
+    return TRUE;
+  AlongJob job = { x->data, ctx->outputs[0]->data, n, inner, op, 2 };
+  if (op == ALONG_LP_NORM)
+    {
+      job.p = (int) owb_node_get_int (ctx->node, "p", 2);
+      if (job.p != 1 && job.p != 2)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "p must be 1 or 2");
+          return FALSE;
+        }
+    }
+  gboolean is_double = x->dtype == OWB_TYPE_DOUBLE;
+  OwbParallelFunc fn = inner == 1 ? (is_double ? along_contiguous_DOUBLE : along_contiguous_FLOAT)
+                                  : (is_double ? along_strided_DOUBLE : along_strided_FLOAT);
+  owb_parallel_for (ctx->pool, outer, grain_for (n * inner), fn, &job);
+  return TRUE;
+}
+
+static gboolean
+softmax_compute (OwbKernelContext *ctx, GError **error)
+{
+  return along_compute (ctx, ALONG_SOFTMAX, error);
+}
+
+static gboolean
+log_softmax_compute (OwbKernelContext *ctx, GError **error)
+{
+  return along_compute (ctx, ALONG_LOG_SOFTMAX, error);
+}
+
+static gboolean
+hardmax_compute (OwbKernelContext *ctx, GError **error)
+{
+  return along_compute (ctx, ALONG_HARDMAX, error);
+}
+
+static gboolean
+lp_normalization_compute (OwbKernelContext *ctx, GError **error)
+{
+  return along_compute (ctx, ALONG_LP_NORM, error);
+}
+
+/* ---- LRN -------------------------------------------------------------------------------------- */
+
+typedef struct {
+  const void *x;
+  void *y;
+  int64_t c, s;
+  int64_t before, after; /* channels summed before and after each channel */
+  double alpha_over_size, beta, bias;
+} LrnJob;
+
+#define DEFINE_LRN(T, N)                                                                                \
+  static void lrn_##N (int64_t begin, int64_t end, gpointer data)                                       \
+  {                                                                                                     \
+    const LrnJob *j = data;                                                                             \
+    double *sq = g_new (double, j->s);                                                                  \
+    for (int64_t r = begin; r < end; r++)                                                               \
+      {                                                                                                 \
+        int64_t b = r / j->c, ch = r % j->c;                                                            \
+        const T *base = (const T *) j->x + b * j->c * j->s;                                             \
+        int64_t lo = MAX (0, ch - j->before), hi = MIN (j->c - 1, ch + j->after);                       \
+        for (int64_t i = 0; i < j->s; i++)                                                              \
+          sq[i] = 0;                                                                                    \
+        for (int64_t k = lo; k <= hi; k++)                                                              \
+          {                                                                                             \
+            const T *xp = base + k * j->s;                                                              \
+            for (int64_t i = 0; i < j->s; i++)                                                          \
+              sq[i] += (double) xp[i] * xp[i];                                                          \
+          }                                                                                             \
+        const T *xp = base + ch * j->s;                                                                 \
+        T *yp = (T *) j->y + r * j->s;                                                                  \
+        for (int64_t i = 0; i < j->s; i++)                                                              \
+          yp[i] = (T) (xp[i] / pow (j->bias + j->alpha_over_size * sq[i], j->beta));                    \
+      }                                                                                                 \
+    g_free (sq);                                                                                        \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_LRN)
+
+static gboolean
+lrn_compute (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  int64_t size = owb_node_get_int (ctx->node, "size", 0);
+  if (size < 1)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute size must be positive");
+      return FALSE;
+    }
+  if (x->rank < 2)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have rank 2 or more, not %d", x->rank);
+      return FALSE;
+    }
+  if (x->nelems == 0)
+    return TRUE;
+  LrnJob job = { x->data, ctx->outputs[0]->data, x->dims[1], product (x->dims, 2, x->rank),
+                 (size - 1) / 2, size / 2, /* floor((size-1)/2) and ceil((size-1)/2) */
+                 owb_node_get_float (ctx->node, "alpha", 1e-4f) / (double) size,
+                 owb_node_get_float (ctx->node, "beta", 0.75f), owb_node_get_float (ctx->node, "bias", 1.0f) };
+  owb_parallel_for (ctx->pool, x->dims[0] * job.c, grain_for (job.s * size), x->dtype == OWB_TYPE_DOUBLE ? lrn_DOUBLE : lrn_FLOAT,
+                    &job);
+  return TRUE;
+}
+
+/* ---- Dropout ---------------------------------------------------------------------------------- */
+
+/* Mersenne Twister seeded and read exactly as numpy's RandomState(seed).uniform, so a model with a
+ * seed attribute drops the same elements as the ONNX reference implementation. */
+typedef struct {
+  uint32_t mt[624];
+  int pos;
+} Mt19937;
+
+static void
+mt_seed (Mt19937 *m, uint32_t seed)
+{
+  m->mt[0] = seed;
+  for (int i = 1; i < 624; i++)
+    m->mt[i] = 1812433253u * (m->mt[i - 1] ^ (m->mt[i - 1] >> 30)) + (uint32_t) i;
+  m->pos = 624;
+}
+
+static uint32_t
+mt_next (Mt19937 *m)
+{
+  if (m->pos >= 624)
+    {
+      for (int i = 0; i < 624; i++)
+        {
+          uint32_t y = (m->mt[i] & 0x80000000u) | (m->mt[(i + 1) % 624] & 0x7fffffffu);
+          m->mt[i] = m->mt[(i + 397) % 624] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+        }
+      m->pos = 0;
+    }
+  uint32_t y = m->mt[m->pos++];
+  y ^= y >> 11;
+  y ^= (y << 7) & 0x9d2c5680u;
+  y ^= (y << 15) & 0xefc60000u;
+  y ^= y >> 18;
+  return y;
+}
+
+/* A double in [0, 1) from 53 random bits. */
+static double
+mt_uniform (Mt19937 *m)
+{
+  uint32_t a = mt_next (m) >> 5, b = mt_next (m) >> 6;
+  return (a * 67108864.0 + b) / 9007199254740992.0;
+}
+
+#define DEFINE_DROPOUT(T, N)                                                                            \
+  static void dropout_train_##N (const T *x, T *y, uint8_t *mask, int64_t count, double ratio,          \
+                                 Mt19937 *rng)                                                          \
+  {                                                                                                     \
+    const T scale = (T) (1.0 / (1.0 - ratio));                                                          \
+    for (int64_t i = 0; i < count; i++)                                                                 \
+      {                                                                                                 \
+        gboolean keep = mt_uniform (rng) >= ratio;                                                      \
+        y[i] = keep ? x[i] * scale : (T) 0;                                                             \
+        if (mask)                                                                                       \
+          mask[i] = keep;                                                                               \
+      }                                                                                                 \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_DROPOUT)
+
+static gboolean
+dropout_compute (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  OwbTensor *y = ctx->outputs[0];
+  OwbTensor *mask = has_output (ctx, 1) ? ctx->outputs[1] : NULL;
+  double ratio = 0.5;
+  gboolean training = FALSE;
+  /* Before opset 12 Dropout is an identity at inference; is_test (opsets 1-6) is not honoured. */
+  if (ctx->opset >= 12)
+    {
+      if (ctx->n_inputs > 1 && ctx->inputs[1])
+        {
+          if (ctx->inputs[1]->nelems != 1)
+            {
+              owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "ratio must hold one value");
+              return FALSE;
+            }
+          ratio = owb_tensor_get_double (ctx->inputs[1], 0);
+        }
+      if (ctx->n_inputs > 2 && ctx->inputs[2])
+        {
+          if (ctx->inputs[2]->nelems != 1)
+            {
+              owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "training_mode must hold one value");
+              return FALSE;
+            }
+          training = owb_tensor_get_int64 (ctx->inputs[2], 0) != 0;
+        }
+    }
+  if (training && !(ratio >= 0.0 && ratio < 1.0))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_ARGUMENT, "ratio must be in [0, 1), not %g", ratio);
+      return FALSE;
+    }
+  if (mask && mask->dtype != OWB_TYPE_BOOL && mask->dtype != x->dtype)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "unexpected mask type %s", owb_data_type_name (mask->dtype));
+      return FALSE;
+    }
+  if (!training || ratio == 0.0)
+    {
+      if (y->data != x->data && x->nbytes > 0)
+        memcpy (y->data, x->data, x->nbytes);
+      if (mask && mask->dtype == OWB_TYPE_BOOL)
+        memset (mask->data, 1, mask->nelems);
+      else if (mask)
+        for (int64_t i = 0; i < mask->nelems; i++)
+          store_double (mask, i, 1.0);
+      return TRUE;
+    }
+  /* Training is only reachable from opset 12, where the mask is bool. */
+  Mt19937 *rng = g_new (Mt19937, 1);
+  const OwbAttribute *seed = owb_node_get_attribute (ctx->node, "seed");
+  mt_seed (rng, seed && seed->type == OWB_ATTR_INT ? (uint32_t) seed->i : g_random_int ());
+  uint8_t *mask_data = mask ? mask->data : NULL;
+  if (x->dtype == OWB_TYPE_DOUBLE)
+    dropout_train_DOUBLE (x->data, y->data, mask_data, x->nelems, ratio, rng);
+  else
+    dropout_train_FLOAT (x->data, y->data, mask_data, x->nelems, ratio, rng);
+  g_free (rng);
+  return TRUE;
+}
+
+#define FLOATS OWB_CPU_TYPES_FLOATS
+
 const OwbKernelDef _owb_cpu_kernels_norm[] = {
+  { "MaxPool", "", 1, 0, FLOATS | OWB_TYPE_BIT (OWB_TYPE_INT8) | OWB_TYPE_BIT (OWB_TYPE_UINT8), 0, max_pool_prepare,
+    g_free, pool_compute },
+  { "AveragePool", "", 1, 0, FLOATS, 0, average_pool_prepare, g_free, pool_compute },
+  { "LpPool", "", 1, 0, FLOATS, 0, lp_pool_prepare, g_free, pool_compute },
+  { "GlobalMaxPool", "", 1, 0, FLOATS, 0, NULL, NULL, global_pool_compute },
+  { "GlobalAveragePool", "", 1, 0, FLOATS, 0, NULL, NULL, global_pool_compute },
+  { "GlobalLpPool", "", 1, 0, FLOATS, 0, NULL, NULL, global_pool_compute },
+  { "BatchNormalization", "", 1, 0, FLOATS, 0, NULL, NULL, batch_normalization_compute },
+  { "InstanceNormalization", "", 1, 0, FLOATS, 0, NULL, NULL, instance_normalization_compute },
+  { "LayerNormalization", "", 17, 0, FLOATS, 0, NULL, NULL, layer_normalization_compute },
+  { "GroupNormalization", "", 18, 0, FLOATS, 0, NULL, NULL, group_normalization_compute },
+  { "MeanVarianceNormalization", "", 9, 0, FLOATS, 0, NULL, NULL, mean_variance_normalization_compute },
+  { "LpNormalization", "", 1, 0, FLOATS, 0, NULL, NULL, lp_normalization_compute },
+  { "LRN", "", 1, 0, FLOATS, 0, NULL, NULL, lrn_compute },
+  { "Softmax", "", 1, 0, FLOATS, 0, NULL, NULL, softmax_compute },
+  { "LogSoftmax", "", 1, 0, FLOATS, 0, NULL, NULL, log_softmax_compute },
+  { "Hardmax", "", 1, 0, FLOATS, 0, NULL, NULL, hardmax_compute },
+  { "Dropout", "", 1, 0, FLOATS, 0, NULL, NULL, dropout_compute },
   { NULL }
 };

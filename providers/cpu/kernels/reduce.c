@@ -1,6 +1,2203 @@
-/* reduce.c: CPU kernels of the reduce op family. */
+/* reduce.c: CPU kernels of the reduction family (Reduce*, ArgMax/ArgMin, TopK), Einsum, and the
+ * resampling ops Resize and Upsample. */
 #include "../cpu-kernels-private.h"
 
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+/* The inner loops are the hot path: vectorise them in -O2 builds too, whose default cost model
+ * ("very cheap") refuses loops that need a remainder or an overlap check. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize ("tree-vectorize", "vect-cost-model=dynamic")
+#endif
+
+/* Shared with engine/ops/reduce.c, where it is defined and documented. */
+gboolean _owb_einsum_parse (const char *equation, int n_operands, const int *ranks, int *labels, int *out_rank,
+                            int *out_labels, char **message);
+
+/* Work below this many elements is not worth handing to another thread. */
+#define PARALLEL_GRAIN 32768
+
+static int64_t
+grain_for (int64_t work_per_unit)
+{
+  return MAX (1, PARALLEL_GRAIN / MAX (1, work_per_unit));
+}
+
+static void
+set_prepare_error (const OwbNode *node, GError **error, int code, const char *format, ...) G_GNUC_PRINTF (4, 5);
+
+static void
+set_prepare_error (const OwbNode *node, GError **error, int code, const char *format, ...)
+{
+  va_list args;
+  char *what = owb_node_describe (node);
+  char *msg;
+
+  va_start (args, format);
+  msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, OWB_ERROR, code, "%s: %s", what, msg);
+  g_free (msg);
+  g_free (what);
+}
+
+/* Per-type traits, named by the OWB_TYPE suffix the X-macros pass. ACC_: the accumulator of
+ * sums and products (integers wrap as in the element type once cast back). */
+#define ACC_FLOAT float
+#define ACC_DOUBLE double
+#define ACC_INT8 int64_t
+#define ACC_INT16 int64_t
+#define ACC_INT32 int64_t
+#define ACC_INT64 int64_t
+#define ACC_UINT8 uint64_t
+#define ACC_UINT16 uint64_t
+#define ACC_UINT32 uint64_t
+#define ACC_UINT64 uint64_t
+
+#define ABS_FLOAT(v) fabsf (v)
+#define ABS_DOUBLE(v) fabs (v)
+#define ABS_SIGNED_(v) ((v) < 0 ? -(v) : (v))
+#define ABS_INT8(v) ABS_SIGNED_ (v)
+#define ABS_INT16(v) ABS_SIGNED_ (v)
+#define ABS_INT32(v) ABS_SIGNED_ (v)
+#define ABS_INT64(v) ABS_SIGNED_ (v)
+#define ABS_UINT8(v) (v)
+#define ABS_UINT16(v) (v)
+#define ABS_UINT32(v) (v)
+#define ABS_UINT64(v) (v)
+
+#define IS_FLOAT_FLOAT 1
+#define IS_FLOAT_DOUBLE 1
+#define IS_FLOAT_INT8 0
+#define IS_FLOAT_INT16 0
+#define IS_FLOAT_INT32 0
+#define IS_FLOAT_INT64 0
+#define IS_FLOAT_UINT8 0
+#define IS_FLOAT_UINT16 0
+#define IS_FLOAT_UINT32 0
+#define IS_FLOAT_UINT64 0
+
+#define LOWEST_FLOAT (-INFINITY)
+#define LOWEST_DOUBLE (-INFINITY)
+#define LOWEST_INT8 INT8_MIN
+#define LOWEST_INT16 INT16_MIN
+#define LOWEST_INT32 INT32_MIN
+#define LOWEST_INT64 INT64_MIN
+#define LOWEST_UINT8 0
+#define LOWEST_UINT16 0
+#define LOWEST_UINT32 0
+#define LOWEST_UINT64 0
+#define HIGHEST_FLOAT INFINITY
+#define HIGHEST_DOUBLE INFINITY
+#define HIGHEST_INT8 INT8_MAX
+#define HIGHEST_INT16 INT16_MAX
+#define HIGHEST_INT32 INT32_MAX
+#define HIGHEST_INT64 INT64_MAX
+#define HIGHEST_UINT8 UINT8_MAX
+#define HIGHEST_UINT16 UINT16_MAX
+#define HIGHEST_UINT32 UINT32_MAX
+#define HIGHEST_UINT64 UINT64_MAX
+
+/* Float working type of a dtype: float stays float, everything else computes in double. */
+#define WORK_FLOAT float
+#define WORK_DOUBLE double
+#define WORK_INT8 double
+#define WORK_INT16 double
+#define WORK_INT32 double
+#define WORK_INT64 double
+#define WORK_UINT8 double
+#define WORK_UINT16 double
+#define WORK_UINT32 double
+#define WORK_UINT64 double
+
+/* Converts a double into an element type: floats as C does, integers rounded half to even and
+ * saturated (as the ONNX reference casts resampled integers), NaN to 0. */
+#define DEFINE_FROM_DOUBLE(T, N)                                                                      \
+  static inline T from_double_##N (double v)                                                          \
+  {                                                                                                   \
+    if (IS_FLOAT_##N)                                                                                 \
+      return (T) v;                                                                                   \
+    if (isnan (v))                                                                                    \
+      return 0;                                                                                       \
+    v = nearbyint (v);                                                                                \
+    if (v <= (double) LOWEST_##N)                                                                     \
+      return (T) LOWEST_##N;                                                                          \
+    if (v >= (double) HIGHEST_##N)                                                                    \
+      return (T) HIGHEST_##N;                                                                         \
+    return (T) v;                                                                                     \
+  }
+OWB_CPU_FOR_NUMERIC (DEFINE_FROM_DOUBLE)
+
+/* NaN-aware comparisons in which a NaN `a` wins against a number (numpy's argmax and argmin both
+ * pick NaN; TopK's largest puts it first). */
+#define NAN_GT(a, b) ((a) > (b) || ((a) != (a) && (b) == (b)))
+#define NAN_LT(a, b) ((a) < (b) || ((a) != (a) && (b) == (b)))
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reduce*                                                                                      */
+
+typedef enum {
+  RED_SUM,
+  RED_MEAN,
+  RED_MAX,
+  RED_MIN,
+  RED_PROD,
+  RED_L1,
+  RED_L2,
+  RED_LOG_SUM,
+  RED_LOG_SUM_EXP,
+  RED_SUM_SQUARE
+} ReduceKind;
+
+static const struct {
+  const char *op;
+  ReduceKind kind;
+} reduce_ops[] = {
+  { "ReduceSum", RED_SUM },         { "ReduceMean", RED_MEAN },     { "ReduceMax", RED_MAX },
+  { "ReduceMin", RED_MIN },         { "ReduceProd", RED_PROD },     { "ReduceL1", RED_L1 },
+  { "ReduceL2", RED_L2 },           { "ReduceLogSum", RED_LOG_SUM }, { "ReduceLogSumExp", RED_LOG_SUM_EXP },
+  { "ReduceSumSquare", RED_SUM_SQUARE },
+};
+
+typedef struct {
+  ReduceKind kind;
+  gboolean axes_input; /* axes come from input 1 (ReduceSum-13, the others from 18) */
+  gboolean keepdims;
+  gboolean noop_with_empty_axes;
+  int n_axes;          /* attribute axes (before axes became an input) */
+  int64_t axes[OWB_MAX_RANK];
+} ReduceParams;
+
+static gboolean
+reduce_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state, GError **error)
+{
+  ReduceParams *p = g_new0 (ReduceParams, 1);
+  gboolean found = FALSE;
+
+  for (guint i = 0; i < G_N_ELEMENTS (reduce_ops); i++)
+    if (strcmp (node->op_type, reduce_ops[i].op) == 0) {
+      p->kind = reduce_ops[i].kind;
+      found = TRUE;
+    }
+  if (!found) {
+    g_free (p);
+    set_prepare_error (node, error, OWB_ERROR_UNSUPPORTED_OP, "not a reduction");
+    return FALSE;
+  }
+  p->axes_input = opset >= 18 || (opset >= 13 && p->kind == RED_SUM);
+  p->keepdims = owb_node_get_int (node, "keepdims", 1) != 0;
+  p->noop_with_empty_axes = p->axes_input && owb_node_get_int (node, "noop_with_empty_axes", 0) != 0;
+  if (!p->axes_input) {
+    int n = 0;
+    const int64_t *a = owb_node_get_ints (node, "axes", &n);
+    if (n > OWB_MAX_RANK) {
+      g_free (p);
+      set_prepare_error (node, error, OWB_ERROR_SHAPE, "%d axes are more than the rank allows", n);
+      return FALSE;
+    }
+    memcpy (p->axes, a, sizeof (int64_t) * n);
+    p->n_axes = n;
+  }
+  *state = p;
+  return TRUE;
+}
+
+/* The iteration of a reduction after dims of size 1 are dropped and neighbouring dims that are
+ * both reduced or both kept are merged. Either the innermost run is reduced (each output is a
+ * sum over contiguous runs: "last_reduced"), or it is kept (each output row accumulates
+ * contiguous input rows). */
+typedef struct {
+  gboolean last_reduced;
+  int64_t len;                  /* length of the contiguous innermost run */
+  int n_outer;                  /* kept dims that index units */
+  int64_t outer_dims[OWB_MAX_RANK];
+  int64_t outer_strides[OWB_MAX_RANK];
+  int64_t n_units;              /* outputs (last_reduced) or output rows of len */
+  int64_t n_blocks;             /* runs per unit */
+  int64_t *block_offsets;
+  int64_t count;                /* input elements reduced into each output */
+} ReducePlan;
+
+static gboolean
+reduce_plan_init (ReducePlan *p, int rank, const int64_t *dims, const gboolean *mask, GError **error)
+{
+  int64_t mdims[OWB_MAX_RANK + 1], mstrides[OWB_MAX_RANK + 1];
+  gboolean mred[OWB_MAX_RANK + 1];
+  int nm = 0, last;
+  int red_dims[OWB_MAX_RANK];
+  int n_red = 0;
+
+  memset (p, 0, sizeof (*p));
+  for (int d = 0; d < rank; d++) {
+    if (dims[d] == 1)
+      continue;
+    if (nm > 0 && mred[nm - 1] == mask[d]) {
+      mdims[nm - 1] *= dims[d];
+    } else {
+      mdims[nm] = dims[d];
+      mred[nm] = mask[d];
+      nm++;
+    }
+  }
+  if (nm == 0) {
+    mdims[0] = 1;
+    mred[0] = TRUE;
+    nm = 1;
+  }
+  mstrides[nm - 1] = 1;
+  for (int d = nm - 2; d >= 0; d--)
+    mstrides[d] = mstrides[d + 1] * mdims[d + 1];
+
+  last = nm - 1;
+  p->last_reduced = mred[last];
+  p->len = mdims[last];
+  p->count = 1;
+  p->n_units = 1;
+  for (int d = 0; d < nm; d++) {
+    if (mred[d]) {
+      p->count *= mdims[d];
+      if (d != last)
+        red_dims[n_red++] = d;
+    } else if (d != last) {
+      p->outer_dims[p->n_outer] = mdims[d];
+      p->outer_strides[p->n_outer] = mstrides[d];
+      p->n_outer++;
+      p->n_units *= mdims[d];
+    }
+  }
+  p->n_blocks = 1;
+  for (int k = 0; k < n_red; k++)
+    p->n_blocks *= mdims[red_dims[k]];
+  p->block_offsets = g_try_new (int64_t, MAX (1, p->n_blocks));
+  if (p->block_offsets == NULL) {
+    g_set_error (error, OWB_ERROR, OWB_ERROR_NOMEM, "out of memory planning a reduction");
+    return FALSE;
+  }
+  /* Offsets of the runs of one unit, in row-major order of the reduced dims. */
+  {
+    int64_t idx[OWB_MAX_RANK] = { 0 };
+    int64_t off = 0;
+    for (int64_t b = 0; b < p->n_blocks; b++) {
+      p->block_offsets[b] = off;
+      for (int k = n_red - 1; k >= 0; k--) {
+        int d = red_dims[k];
+        idx[k]++;
+        off += mstrides[d];
+        if (idx[k] < mdims[d])
+          break;
+        off -= mstrides[d] * mdims[d];
+        idx[k] = 0;
+      }
+    }
+  }
+  return TRUE;
+}
+
+static inline int64_t
+plan_unit_offset (const ReducePlan *p, int64_t u)
+{
+  int64_t off = 0;
+  for (int d = p->n_outer - 1; d >= 0; d--) {
+    int64_t n = p->outer_dims[d];
+    off += (u % n) * p->outer_strides[d];
+    u /= n;
+  }
+  return off;
+}
+
+typedef struct {
+  const ReducePlan *plan;
+  ReduceKind kind;
+  OwbDataType dtype;
+  const void *x;
+  void *y;
+} ReduceJob;
+
+/* Accumulation steps, as statements on an accumulator `a` and an input element `v`. */
+#define STEP_SUM(N, A, a, v) a += (A) (v)
+#define STEP_ABS(N, A, a, v) a += ABS_##N ((A) (v))
+#define STEP_SQUARE(N, A, a, v) \
+  do {                          \
+    A t_ = (A) (v);             \
+    a += t_ * t_;               \
+  } while (0)
+#define STEP_PROD(N, A, a, v) a *= (A) (v)
+/* max/min keep NaN (as numpy does); written as selects so that row loops vectorise. */
+#define STEP_MAX(N, A, a, v)             \
+  do {                                   \
+    A t_ = (A) (v);                      \
+    a = (t_ > a || t_ != t_) ? t_ : a;   \
+  } while (0)
+#define STEP_MIN(N, A, a, v)             \
+  do {                                   \
+    A t_ = (A) (v);                      \
+    a = (t_ < a || t_ != t_) ? t_ : a;   \
+  } while (0)
+#define MERGE_SUM(N, A, a, b) a += b
+#define MERGE_PROD(N, A, a, b) a *= b
+#define MERGE_MAX(N, A, a, b) STEP_MAX (N, A, a, b)
+#define MERGE_MIN(N, A, a, b) STEP_MIN (N, A, a, b)
+
+/* One reduction loop over units [begin, end) for one accumulation (STEP/MERGE) and start value. */
+#define REDUCE_LOOP(T, N, A, INIT, STEP, MERGE)                                                        \
+  do {                                                                                                 \
+    const ReducePlan *p = job->plan;                                                                   \
+    const T *x = job->x;                                                                               \
+    T *y = job->y;                                                                                     \
+    const int64_t len = p->len;                                                                        \
+    if (p->last_reduced) {                                                                             \
+      for (int64_t u = begin; u < end; u++) {                                                          \
+        const T *base = x + plan_unit_offset (p, u);                                                   \
+        A a0 = INIT, a1 = INIT, a2 = INIT, a3 = INIT;                                                  \
+        for (int64_t b = 0; b < p->n_blocks; b++) {                                                    \
+          const T *q = base + p->block_offsets[b];                                                     \
+          int64_t j = 0;                                                                               \
+          for (; j + 4 <= len; j += 4) {                                                               \
+            STEP (N, A, a0, q[j]);                                                                     \
+            STEP (N, A, a1, q[j + 1]);                                                                 \
+            STEP (N, A, a2, q[j + 2]);                                                                 \
+            STEP (N, A, a3, q[j + 3]);                                                                 \
+          }                                                                                            \
+          for (; j < len; j++)                                                                         \
+            STEP (N, A, a0, q[j]);                                                                     \
+        }                                                                                              \
+        MERGE (N, A, a0, a1);                                                                          \
+        MERGE (N, A, a2, a3);                                                                          \
+        MERGE (N, A, a0, a2);                                                                          \
+        y[u] = finish_##N (a0, job->kind, p->count);                                                   \
+      }                                                                                                \
+    } else {                                                                                           \
+      A *acc = g_new (A, len);                                                                         \
+      for (int64_t u = begin; u < end; u++) {                                                          \
+        const T *base = x + plan_unit_offset (p, u);                                                   \
+        T *yrow = y + u * len;                                                                         \
+        for (int64_t j = 0; j < len; j++)                                                              \
+          acc[j] = INIT;                                                                               \
+        for (int64_t b = 0; b < p->n_blocks; b++) {                                                    \
+          const T *restrict q = base + p->block_offsets[b];                                            \
+          A *restrict ar = acc;                                                                        \
+          for (int64_t j = 0; j < len; j++)                                                            \
+            STEP (N, A, ar[j], q[j]);                                                                  \
+        }                                                                                              \
+        for (int64_t j = 0; j < len; j++)                                                              \
+          yrow[j] = finish_##N (acc[j], job->kind, p->count);                                          \
+      }                                                                                                \
+      g_free (acc);                                                                                    \
+    }                                                                                                  \
+  } while (0)
+
+/* LogSumExp: the maximum first, so that exp never overflows. */
+#define LSE_LOOP(T, N)                                                                                 \
+  do {                                                                                                 \
+    typedef WORK_##N W;                                                                                \
+    const ReducePlan *p = job->plan;                                                                   \
+    const T *x = job->x;                                                                               \
+    T *y = job->y;                                                                                     \
+    const int64_t len = p->len;                                                                        \
+    if (p->last_reduced) {                                                                             \
+      for (int64_t u = begin; u < end; u++) {                                                          \
+        const T *base = x + plan_unit_offset (p, u);                                                   \
+        W m = -INFINITY, s = 0;                                                                        \
+        for (int64_t b = 0; b < p->n_blocks; b++)                                                      \
+          for (int64_t j = 0; j < len; j++)                                                            \
+            STEP_MAX (N, W, m, base[p->block_offsets[b] + j]);                                         \
+        if (!isfinite (m))                                                                             \
+          m = isnan (m) ? m : 0;                                                                       \
+        for (int64_t b = 0; b < p->n_blocks; b++)                                                      \
+          for (int64_t j = 0; j < len; j++)                                                            \
+            s += work_exp ((W) base[p->block_offsets[b] + j] - m);                                     \
+        y[u] = from_double_##N ((double) (work_log (s) + m));                                          \
+      }                                                                                                \
+    } else {                                                                                           \
+      W *m = g_new (W, 2 * len);                                                                       \
+      W *s = m + len;                                                                                  \
+      for (int64_t u = begin; u < end; u++) {                                                          \
+        const T *base = x + plan_unit_offset (p, u);                                                   \
+        T *yrow = y + u * len;                                                                         \
+        for (int64_t j = 0; j < len; j++) {                                                            \
+          m[j] = -INFINITY;                                                                            \
+          s[j] = 0;                                                                                    \
+        }                                                                                              \
+        for (int64_t b = 0; b < p->n_blocks; b++)                                                      \
+          for (int64_t j = 0; j < len; j++)                                                            \
+            STEP_MAX (N, W, m[j], base[p->block_offsets[b] + j]);                                      \
+        for (int64_t j = 0; j < len; j++)                                                              \
+          if (!isfinite (m[j]))                                                                        \
+            m[j] = isnan (m[j]) ? m[j] : 0;                                                            \
+        for (int64_t b = 0; b < p->n_blocks; b++)                                                      \
+          for (int64_t j = 0; j < len; j++)                                                            \
+            s[j] += work_exp ((W) base[p->block_offsets[b] + j] - m[j]);                               \
+        for (int64_t j = 0; j < len; j++)                                                              \
+          yrow[j] = from_double_##N ((double) (work_log (s[j]) + m[j]));                               \
+      }                                                                                                \
+      g_free (m);                                                                                      \
+    }                                                                                                  \
+  } while (0)
+
+#define work_exp(w) _Generic ((w), float: expf, default: exp) (w)
+#define work_log(w) _Generic ((w), float: logf, default: log) (w)
+
+/* Turns an accumulator into the output element. */
+#define DEFINE_FINISH(T, N)                                                                           \
+  static inline T finish_##N (ACC_##N a, ReduceKind kind, int64_t count)                              \
+  {                                                                                                   \
+    switch (kind) {                                                                                   \
+    case RED_MEAN:                                                                                    \
+      if (IS_FLOAT_##N)                                                                               \
+        return (T) (a / (ACC_##N) count);                                                             \
+      return count ? (T) (a / (ACC_##N) count) : (T) 0;                                               \
+    case RED_L2:                                                                                      \
+      return from_double_##N (sqrt ((double) a));                                                     \
+    case RED_LOG_SUM:                                                                                 \
+      return IS_FLOAT_##N ? (T) log ((double) a) : from_double_##N (log ((double) a));                \
+    default:                                                                                          \
+      return (T) a;                                                                                   \
+    }                                                                                                 \
+  }
+OWB_CPU_FOR_NUMERIC (DEFINE_FINISH)
+
+/* float runs reduced with explicit 4-lane vectors (two of them, for latency): strict IEEE
+ * order forbids the compiler from vectorising a scalar sum itself. */
+typedef float v4f __attribute__ ((vector_size (16)));
+typedef int32_t v4i __attribute__ ((vector_size (16)));
+
+static inline v4f
+v4f_load (const float *p)
+{
+  v4f v;
+  memcpy (&v, p, sizeof (v));
+  return v;
+}
+
+static inline v4f
+v4f_select (v4i mask, v4f a, v4f b)
+{
+  return (v4f) ((mask & (v4i) a) | (~mask & (v4i) b));
+}
+
+static void
+reduce_float_runs (const ReduceJob *job, int64_t begin, int64_t end)
+{
+  const ReducePlan *p = job->plan;
+  const float *x = job->x;
+  float *y = job->y;
+  const int64_t len = p->len;
+  const ReduceKind kind = job->kind;
+  const gboolean is_max = kind == RED_MAX, is_min = kind == RED_MIN;
+  const float init = is_max ? -INFINITY : is_min ? INFINITY : 0.0f;
+
+  for (int64_t u = begin; u < end; u++) {
+    const float *base = x + plan_unit_offset (p, u);
+    v4f a0 = { init, init, init, init }, a1 = a0;
+    float tail = init;
+    for (int64_t b = 0; b < p->n_blocks; b++) {
+      const float *q = base + p->block_offsets[b];
+      int64_t j = 0;
+      switch (kind) {
+      case RED_L1: {
+        const v4i abs_mask = { 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff };
+        for (; j + 8 <= len; j += 8) {
+          a0 += (v4f) ((v4i) v4f_load (q + j) & abs_mask);
+          a1 += (v4f) ((v4i) v4f_load (q + j + 4) & abs_mask);
+        }
+        for (; j < len; j++)
+          tail += fabsf (q[j]);
+        break;
+      }
+      case RED_L2:
+      case RED_SUM_SQUARE:
+        for (; j + 8 <= len; j += 8) {
+          v4f v0 = v4f_load (q + j), v1 = v4f_load (q + j + 4);
+          a0 += v0 * v0;
+          a1 += v1 * v1;
+        }
+        for (; j < len; j++)
+          tail += q[j] * q[j];
+        break;
+      case RED_MAX:
+      case RED_MIN:
+        for (; j + 8 <= len; j += 8) {
+          v4f v0 = v4f_load (q + j), v1 = v4f_load (q + j + 4);
+          v4i m0 = (is_max ? (v0 > a0) : (v0 < a0)) | (v0 != v0);
+          v4i m1 = (is_max ? (v1 > a1) : (v1 < a1)) | (v1 != v1);
+          a0 = v4f_select (m0, v0, a0);
+          a1 = v4f_select (m1, v1, a1);
+        }
+        for (; j < len; j++) {
+          if (is_max)
+            STEP_MAX (FLOAT, float, tail, q[j]);
+          else
+            STEP_MIN (FLOAT, float, tail, q[j]);
+        }
+        break;
+      default:
+        for (; j + 8 <= len; j += 8) {
+          a0 += v4f_load (q + j);
+          a1 += v4f_load (q + j + 4);
+        }
+        for (; j < len; j++)
+          tail += q[j];
+        break;
+      }
+    }
+    if (is_max || is_min) {
+      for (int l = 0; l < 4; l++) {
+        if (is_max) {
+          STEP_MAX (FLOAT, float, tail, a0[l]);
+          STEP_MAX (FLOAT, float, tail, a1[l]);
+        } else {
+          STEP_MIN (FLOAT, float, tail, a0[l]);
+          STEP_MIN (FLOAT, float, tail, a1[l]);
+        }
+      }
+    } else {
+      v4f a = a0 + a1;
+      tail += (a[0] + a[1]) + (a[2] + a[3]);
+    }
+    y[u] = finish_FLOAT (tail, kind, p->count);
+  }
+}
+
+#define DEFINE_REDUCE(T, N)                                                                           \
+  static void reduce_units_##N (int64_t begin, int64_t end, gpointer data)                            \
+  {                                                                                                   \
+    const ReduceJob *job = data;                                                                      \
+    if (job->dtype == OWB_TYPE_FLOAT && job->plan->last_reduced && job->plan->len >= 16 &&           \
+        job->kind != RED_PROD && job->kind != RED_LOG_SUM_EXP) {                                      \
+      reduce_float_runs (job, begin, end);                                                            \
+      return;                                                                                         \
+    }                                                                                                 \
+    switch (job->kind) {                                                                              \
+    case RED_SUM:                                                                                     \
+    case RED_MEAN:                                                                                    \
+    case RED_LOG_SUM:                                                                                 \
+      REDUCE_LOOP (T, N, ACC_##N, 0, STEP_SUM, MERGE_SUM);                                            \
+      break;                                                                                          \
+    case RED_L1:                                                                                      \
+      REDUCE_LOOP (T, N, ACC_##N, 0, STEP_ABS, MERGE_SUM);                                            \
+      break;                                                                                          \
+    case RED_L2:                                                                                      \
+    case RED_SUM_SQUARE:                                                                              \
+      REDUCE_LOOP (T, N, ACC_##N, 0, STEP_SQUARE, MERGE_SUM);                                         \
+      break;                                                                                          \
+    case RED_PROD:                                                                                    \
+      REDUCE_LOOP (T, N, ACC_##N, 1, STEP_PROD, MERGE_PROD);                                          \
+      break;                                                                                          \
+    case RED_MAX:                                                                                     \
+      REDUCE_LOOP (T, N, ACC_##N, (ACC_##N) LOWEST_##N, STEP_MAX, MERGE_MAX);                         \
+      break;                                                                                          \
+    case RED_MIN:                                                                                     \
+      REDUCE_LOOP (T, N, ACC_##N, (ACC_##N) HIGHEST_##N, STEP_MIN, MERGE_MIN);                        \
+      break;                                                                                          \
+    case RED_LOG_SUM_EXP:                                                                             \
+      LSE_LOOP (T, N);                                                                                \
+      break;                                                                                          \
+    }                                                                                                 \
+  }
+OWB_CPU_FOR_NUMERIC (DEFINE_REDUCE)
+
+static gboolean
+reduce_compute (OwbKernelContext *ctx, GError **error)
+{
+  const ReduceParams *params = ctx->state;
+  const OwbTensor *x = ctx->inputs[0];
+  OwbTensor *y = ctx->outputs[0];
+  int64_t axes[OWB_MAX_RANK];
+  int n_axes = 0;
+  gboolean mask[OWB_MAX_RANK] = { FALSE };
+  ReducePlan plan;
+  ReduceJob job;
+  OwbParallelFunc fn = NULL;
+  OwbDataType dtype = x->dtype;
+
+  if (params->axes_input) {
+    const OwbTensor *a = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
+    if (a != NULL) {
+      if (a->nelems > OWB_MAX_RANK) {
+        owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "%" G_GINT64_FORMAT " axes are more than the rank allows",
+                              a->nelems);
+        return FALSE;
+      }
+      for (int64_t k = 0; k < a->nelems; k++)
+        axes[k] = owb_tensor_get_int64 (a, k);
+      n_axes = (int) a->nelems;
+    }
+  } else {
+    memcpy (axes, params->axes, sizeof (int64_t) * params->n_axes);
+    n_axes = params->n_axes;
+  }
+
+  if (n_axes == 0 && params->noop_with_empty_axes) {
+    if (y->nbytes != x->nbytes) {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "output size does not match the input");
+      return FALSE;
+    }
+    if (x->nbytes)
+      memcpy (y->data, x->data, x->nbytes);
+    return TRUE;
+  }
+  for (int k = 0; k < n_axes; k++) {
+    int64_t a = axes[k] < 0 ? axes[k] + x->rank : axes[k];
+    if (a < 0 || a >= x->rank || mask[a]) {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "axis %" G_GINT64_FORMAT " is out of range or repeated", axes[k]);
+      return FALSE;
+    }
+    mask[a] = TRUE;
+  }
+  if (n_axes == 0)
+    for (int d = 0; d < x->rank; d++)
+      mask[d] = TRUE;
+
+  if (y->nelems == 0)
+    return TRUE;
+  if (!reduce_plan_init (&plan, x->rank, x->dims, mask, error))
+    return FALSE;
+  if (plan.n_units * (plan.last_reduced ? 1 : plan.len) != y->nelems) {
+    g_free (plan.block_offsets);
+    owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "output has %" G_GINT64_FORMAT " elements, expected %" G_GINT64_FORMAT,
+                          y->nelems, plan.n_units * (plan.last_reduced ? 1 : plan.len));
+    return FALSE;
+  }
+
+  if (dtype == OWB_TYPE_BOOL) {
+    if (params->kind != RED_MAX && params->kind != RED_MIN) {
+      g_free (plan.block_offsets);
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "bool is only supported by ReduceMax and ReduceMin");
+      return FALSE;
+    }
+    dtype = OWB_TYPE_UINT8;
+  }
+  switch (dtype) {
+#define CASE(T, N)                \
+  case OWB_TYPE_##N:              \
+    fn = reduce_units_##N;        \
+    break;
+    OWB_CPU_FOR_NUMERIC (CASE)
+#undef CASE
+  default:
+    break;
+  }
+  if (fn == NULL) {
+    g_free (plan.block_offsets);
+    owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "type %s is not supported", owb_data_type_name (x->dtype));
+    return FALSE;
+  }
+  job = (ReduceJob) { &plan, params->kind, dtype, x->data, y->data };
+  owb_parallel_for (ctx->pool, plan.n_units, grain_for (plan.count * (plan.last_reduced ? 1 : plan.len)), fn, &job);
+
+  /* The empty AND of bools is true; uint8's largest value is not. */
+  if (x->dtype == OWB_TYPE_BOOL && params->kind == RED_MIN && plan.count == 0)
+    memset (y->data, 1, y->nelems);
+  g_free (plan.block_offsets);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* ArgMax / ArgMin                                                                              */
+
+typedef struct {
+  gboolean is_max;
+  gboolean select_last;
+  int64_t axis;
+} ArgParams;
+
+static gboolean
+arg_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state, GError **error)
+{
+  ArgParams *p = g_new0 (ArgParams, 1);
+  p->is_max = strcmp (node->op_type, "ArgMax") == 0;
+  p->select_last = opset >= 12 && owb_node_get_int (node, "select_last_index", 0) != 0;
+  p->axis = owb_node_get_int (node, "axis", 0);
+  *state = p;
+  return TRUE;
+}
+
+typedef struct {
+  const void *x;
+  int64_t *y;
+  int64_t n, inner;
+  int mode; /* bit 0: max, bit 1: select last index */
+} ArgJob;
+
+/* `better (v, b)`: v replaces the best so far. Ties keep the first index unless the last is
+ * wanted; NaN wins as numpy's argmax/argmin have it. */
+#define ARG_BETTER_0(v, b) NAN_LT (v, b)
+#define ARG_BETTER_1(v, b) NAN_GT (v, b)
+#define ARG_BETTER_2(v, b) (!NAN_LT (b, v))
+#define ARG_BETTER_3(v, b) (!NAN_GT (b, v))
+
+#define ARG_LOOP(T, BETTER)                                                                           \
+  for (int64_t o = begin; o < end; o++) {                                                             \
+    const T *base = (const T *) job->x + o * n * inner;                                               \
+    int64_t *out = job->y + o * inner;                                                                \
+    if (inner == 1) {                                                                                 \
+      T bv = base[0];                                                                                 \
+      int64_t bi = 0;                                                                                 \
+      for (int64_t i = 1; i < n; i++)                                                                 \
+        if (BETTER (base[i], bv)) {                                                                   \
+          bv = base[i];                                                                               \
+          bi = i;                                                                                     \
+        }                                                                                             \
+      out[0] = bi;                                                                                    \
+    } else {                                                                                          \
+      memcpy (best, base, sizeof (T) * inner);                                                        \
+      for (int64_t j = 0; j < inner; j++)                                                             \
+        out[j] = 0;                                                                                   \
+      for (int64_t i = 1; i < n; i++) {                                                               \
+        const T *row = base + i * inner;                                                              \
+        for (int64_t j = 0; j < inner; j++)                                                           \
+          if (BETTER (row[j], best[j])) {                                                             \
+            best[j] = row[j];                                                                         \
+            out[j] = i;                                                                               \
+          }                                                                                           \
+      }                                                                                               \
+    }                                                                                                 \
+  }
+
+#define DEFINE_ARG(T, N)                                                                              \
+  static void arg_units_##N (int64_t begin, int64_t end, gpointer data)                               \
+  {                                                                                                   \
+    const ArgJob *job = data;                                                                         \
+    const int64_t n = job->n, inner = job->inner;                                                     \
+    T *best = inner > 1 ? g_new (T, inner) : NULL;                                                    \
+    switch (job->mode) {                                                                              \
+    case 0:                                                                                           \
+      ARG_LOOP (T, ARG_BETTER_0);                                                                     \
+      break;                                                                                          \
+    case 1:                                                                                           \
+      ARG_LOOP (T, ARG_BETTER_1);                                                                     \
+      break;                                                                                          \
+    case 2:                                                                                           \
+      ARG_LOOP (T, ARG_BETTER_2);                                                                     \
+      break;                                                                                          \
+    default:                                                                                          \
+      ARG_LOOP (T, ARG_BETTER_3);                                                                     \
+      break;                                                                                          \
+    }                                                                                                 \
+    g_free (best);                                                                                    \
+  }
+OWB_CPU_FOR_NUMERIC (DEFINE_ARG)
+
+static gboolean
+arg_compute (OwbKernelContext *ctx, GError **error)
+{
+  const ArgParams *p = ctx->state;
+  const OwbTensor *x = ctx->inputs[0];
+  OwbTensor *y = ctx->outputs[0];
+  int64_t axis = p->axis < 0 ? p->axis + x->rank : p->axis;
+  int64_t outer = 1, inner = 1, n;
+  OwbParallelFunc fn = NULL;
+  ArgJob job;
+
+  if (axis < 0 || axis >= x->rank) {
+    owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "axis %" G_GINT64_FORMAT " is out of range for rank %d", p->axis,
+                          x->rank);
+    return FALSE;
+  }
+  for (int d = 0; d < axis; d++)
+    outer *= x->dims[d];
+  for (int d = axis + 1; d < x->rank; d++)
+    inner *= x->dims[d];
+  n = x->dims[axis];
+  if (outer * inner == 0)
+    return TRUE;
+  if (n == 0) {
+    owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "cannot take %s over an empty axis", ctx->node->op_type);
+    return FALSE;
+  }
+  switch (x->dtype) {
+#define CASE(T, N)           \
+  case OWB_TYPE_##N:         \
+    fn = arg_units_##N;      \
+    break;
+    OWB_CPU_FOR_NUMERIC (CASE)
+#undef CASE
+  default:
+    owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "type %s is not supported", owb_data_type_name (x->dtype));
+    return FALSE;
+  }
+  job = (ArgJob) { x->data, y->data, n, inner, (p->is_max ? 1 : 0) | (p->select_last ? 2 : 0) };
+  owb_parallel_for (ctx->pool, outer, grain_for (n * inner), fn, &job);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* TopK                                                                                         */
+
+typedef struct {
+  int64_t axis;
+  gboolean largest;
+  int64_t k_attr; /* before opset 10 */
+  gboolean k_from_input;
+} TopKParams;
+
+static gboolean
+topk_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state, GError **error)
+{
+  TopKParams *p = g_new0 (TopKParams, 1);
+  p->axis = owb_node_get_int (node, "axis", -1);
+  p->largest = opset < 11 || owb_node_get_int (node, "largest", 1) != 0;
+  p->k_from_input = opset >= 10;
+  p->k_attr = owb_node_get_int (node, "k", -1);
+  *state = p;
+  return TRUE;
+}
+
+typedef struct {
+  const void *x;
+  void *values;
+  int64_t *indices;
+  int64_t n, inner, k;
+  gboolean largest;
+} TopKJob;
+
+/* Whether element i of slice v comes before element j in the result: by value, then lower index. */
+#define TOPK_BEFORE(v, i, j) \
+  (largest ? (NAN_GT (v[i], v[j]) || (!NAN_GT (v[j], v[i]) && (i) < (j))) : (NAN_LT_TOPK (v[i], v[j]) || (!NAN_LT_TOPK (v[j], v[i]) && (i) < (j))))
+/* For the smallest values NaN still sorts last. */
+#define NAN_LT_TOPK(a, b) ((a) < (b) || ((b) != (b) && (a) == (a)))
+
+/* Heap of k slice positions whose root is the one that comes last; a position better than the
+ * root replaces it. O(n log k). Then the heap is unwound into `order`, best first. */
+#define DEFINE_TOPK(T, N)                                                                             \
+  static void topk_sift_##N (const T *v, int64_t *heap, int64_t size, int64_t at, gboolean largest)   \
+  {                                                                                                   \
+    for (;;) {                                                                                        \
+      int64_t l = 2 * at + 1, r = l + 1, worst = at;                                                  \
+      if (l < size && TOPK_BEFORE (v, heap[worst], heap[l]))                                          \
+        worst = l;                                                                                    \
+      if (r < size && TOPK_BEFORE (v, heap[worst], heap[r]))                                          \
+        worst = r;                                                                                    \
+      if (worst == at)                                                                                \
+        return;                                                                                       \
+      int64_t t = heap[at];                                                                           \
+      heap[at] = heap[worst];                                                                         \
+      heap[worst] = t;                                                                                \
+      at = worst;                                                                                     \
+    }                                                                                                 \
+  }                                                                                                   \
+  static void topk_units_##N (int64_t begin, int64_t end, gpointer data)                              \
+  {                                                                                                   \
+    const TopKJob *job = data;                                                                        \
+    const int64_t n = job->n, inner = job->inner, k = job->k;                                         \
+    const gboolean largest = job->largest;                                                            \
+    T *tmp = inner > 1 ? g_new (T, n) : NULL;                                                         \
+    int64_t *heap = g_new (int64_t, k);                                                               \
+    for (int64_t s = begin; s < end; s++) {                                                           \
+      int64_t o = s / inner, j = s % inner;                                                           \
+      const T *src = (const T *) job->x + o * n * inner + j;                                          \
+      const T *v;                                                                                     \
+      T *vals = (T *) job->values + o * k * inner + j;                                                \
+      int64_t *idx = job->indices + o * k * inner + j;                                                \
+      if (inner == 1) {                                                                               \
+        v = src;                                                                                      \
+      } else {                                                                                        \
+        for (int64_t i = 0; i < n; i++)                                                               \
+          tmp[i] = src[i * inner];                                                                    \
+        v = tmp;                                                                                      \
+      }                                                                                               \
+      if (k == 1) {                                                                                   \
+        int64_t b = 0;                                                                                \
+        for (int64_t i = 1; i < n; i++)                                                               \
+          if (TOPK_BEFORE (v, i, b))                                                                  \
+            b = i;                                                                                    \
+        vals[0] = v[b];                                                                               \
+        idx[0] = b;                                                                                   \
+        continue;                                                                                     \
+      }                                                                                               \
+      for (int64_t i = 0; i < k; i++)                                                                 \
+        heap[i] = i;                                                                                  \
+      for (int64_t i = k / 2 - 1; i >= 0; i--)                                                        \
+        topk_sift_##N (v, heap, k, i, largest);                                                       \
+      for (int64_t i = k; i < n; i++)                                                                 \
+        if (TOPK_BEFORE (v, i, heap[0])) {                                                            \
+          heap[0] = i;                                                                                \
+          topk_sift_##N (v, heap, k, 0, largest);                                                     \
+        }                                                                                             \
+      for (int64_t e = k - 1; e >= 0; e--) {                                                          \
+        int64_t b = heap[0];                                                                          \
+        vals[e * inner] = v[b];                                                                       \
+        idx[e * inner] = b;                                                                           \
+        heap[0] = heap[e];                                                                            \
+        topk_sift_##N (v, heap, e, 0, largest);                                                       \
+      }                                                                                               \
+    }                                                                                                 \
+    g_free (heap);                                                                                    \
+    g_free (tmp);                                                                                     \
+  }
+OWB_CPU_FOR_NUMERIC (DEFINE_TOPK)
+
+static gboolean
+topk_compute (OwbKernelContext *ctx, GError **error)
+{
+  const TopKParams *p = ctx->state;
+  const OwbTensor *x = ctx->inputs[0];
+  OwbTensor *values = ctx->outputs[0], *indices = ctx->outputs[1];
+  int64_t axis = p->axis < 0 ? p->axis + x->rank : p->axis;
+  int64_t k = p->k_attr, outer = 1, inner = 1, n;
+  OwbParallelFunc fn = NULL;
+  TopKJob job;
+
+  if (p->k_from_input) {
+    const OwbTensor *kt = ctx->inputs[1];
+    if (kt == NULL || kt->nelems != 1) {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "'K' must hold one value");
+      return FALSE;
+    }
+    k = owb_tensor_get_int64 (kt, 0);
+  }
+  if (axis < 0 || axis >= x->rank) {
+    owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "axis %" G_GINT64_FORMAT " is out of range for rank %d", p->axis,
+                          x->rank);
+    return FALSE;
+  }
+  n = x->dims[axis];
+  if (k < 0 || k > n) {
+    owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "k = %" G_GINT64_FORMAT " is out of range for an axis of %" G_GINT64_FORMAT,
+                          k, n);
+    return FALSE;
+  }
+  if (values == NULL || indices == NULL || values->dims[axis] != k || indices->dims[axis] != k) {
+    owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "outputs do not have k = %" G_GINT64_FORMAT " along the axis", k);
+    return FALSE;
+  }
+  for (int d = 0; d < axis; d++)
+    outer *= x->dims[d];
+  for (int d = axis + 1; d < x->rank; d++)
+    inner *= x->dims[d];
+  if (k == 0 || outer * inner == 0)
+    return TRUE;
+  switch (x->dtype) {
+#define CASE(T, N)           \
+  case OWB_TYPE_##N:         \
+    fn = topk_units_##N;     \
+    break;
+    OWB_CPU_FOR_NUMERIC (CASE)
+#undef CASE
+  default:
+    owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "type %s is not supported", owb_data_type_name (x->dtype));
+    return FALSE;
+  }
+  job = (TopKJob) { x->data, values->data, indices->data, n, inner, k, p->largest };
+  owb_parallel_for (ctx->pool, outer * inner, grain_for (n * 4), fn, &job);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Einsum                                                                                       */
+
+/* Labels as _owb_einsum_parse numbers them: 52 letters, then the dims of '...'. */
+#define EIN_LABELS (52 + OWB_MAX_RANK)
+/* Intermediate results above this many elements are refused. */
+#define EIN_MAX_ELEMENTS (G_GINT64_CONSTANT (1) << 36)
+
+/* An operand seen through its labels: each label has one stride (summed over repeated labels,
+ * which walks the diagonal; zero where a dim of 1 broadcasts). */
+typedef struct {
+  const void *data;
+  gboolean has[EIN_LABELS];
+  int64_t strides[EIN_LABELS];
+} EinView;
+
+/* The loop nest of a contraction: dims to iterate, with each operand's and the output's stride. */
+typedef struct {
+  int n;
+  int64_t sizes[EIN_LABELS + 1];
+  int64_t sa[EIN_LABELS + 1], sb[EIN_LABELS + 1], so[EIN_LABELS + 1];
+} EinLoop;
+
+/* out += a * b (or out += a) over the loop nest; the innermost dim is the last one. */
+#define DEFINE_EIN_GENERIC(T, N)                                                                      \
+  static void ein_generic_##N (const EinLoop *l, const T *a, const T *b, T *out)                      \
+  {                                                                                                   \
+    const int last = l->n - 1;                                                                        \
+    const int64_t n_in = l->sizes[last], ia = l->sa[last], ib = l->sb[last], io = l->so[last];        \
+    int64_t outer = 1, idx[EIN_LABELS + 1] = { 0 }, oa = 0, ob = 0, oo = 0;                           \
+    for (int d = 0; d < last; d++)                                                                    \
+      outer *= l->sizes[d];                                                                           \
+    if (outer == 0 || n_in == 0)                                                                      \
+      return;                                                                                         \
+    for (int64_t it = 0; it < outer; it++) {                                                          \
+      if (b != NULL) {                                                                                \
+        if (io == 0) {                                                                                \
+          T s = 0;                                                                                    \
+          for (int64_t t = 0; t < n_in; t++)                                                          \
+            s += a[oa + t * ia] * b[ob + t * ib];                                                     \
+          out[oo] += s;                                                                               \
+        } else {                                                                                      \
+          for (int64_t t = 0; t < n_in; t++)                                                          \
+            out[oo + t * io] += a[oa + t * ia] * b[ob + t * ib];                                      \
+        }                                                                                             \
+      } else {                                                                                        \
+        if (io == 0) {                                                                                \
+          T s = 0;                                                                                    \
+          for (int64_t t = 0; t < n_in; t++)                                                          \
+            s += a[oa + t * ia];                                                                      \
+          out[oo] += s;                                                                               \
+        } else {                                                                                      \
+          for (int64_t t = 0; t < n_in; t++)                                                          \
+            out[oo + t * io] += a[oa + t * ia];                                                       \
+        }                                                                                             \
+      }                                                                                               \
+      for (int d = last - 1; d >= 0; d--) {                                                           \
+        idx[d]++;                                                                                     \
+        oa += l->sa[d];                                                                               \
+        ob += l->sb[d];                                                                               \
+        oo += l->so[d];                                                                               \
+        if (idx[d] < l->sizes[d])                                                                     \
+          break;                                                                                      \
+        oa -= l->sa[d] * l->sizes[d];                                                                 \
+        ob -= l->sb[d] * l->sizes[d];                                                                 \
+        oo -= l->so[d] * l->sizes[d];                                                                 \
+        idx[d] = 0;                                                                                   \
+      }                                                                                               \
+    }                                                                                                 \
+  }
+OWB_CPU_FOR_NUMERIC (DEFINE_EIN_GENERIC)
+
+/* Row-major strides of a contiguous buffer holding labels in the given order; returns the
+ * element count, or -1 when it is absurd. */
+static int64_t
+ein_contiguous (const int *labels, int n, const int64_t *sizes, int64_t *strides /* by label */)
+{
+  int64_t count = 1;
+  for (int k = n - 1; k >= 0; k--) {
+    strides[labels[k]] = count;
+    if (sizes[labels[k]] != 0 && count > EIN_MAX_ELEMENTS / sizes[labels[k]])
+      return -1;
+    count *= sizes[labels[k]];
+  }
+  return count;
+}
+
+/* dest (contiguous, labels dest_labels in order) = sum over the other labels of A (* B). */
+static gboolean
+ein_generic (OwbKernelContext *ctx, OwbDataType dtype, const EinView *a, const EinView *b, const int *dest_labels,
+             int n_dest, const int64_t *sizes, void *dest, GError **error)
+{
+  EinLoop loop;
+  int64_t dest_strides[EIN_LABELS];
+  gboolean in_dest[EIN_LABELS] = { FALSE };
+  int64_t count = ein_contiguous (dest_labels, n_dest, sizes, dest_strides);
+
+  if (count < 0) {
+    owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "an Einsum intermediate would be too large");
+    return FALSE;
+  }
+  memset (dest, 0, count * owb_data_type_size (dtype));
+  loop.n = 0;
+  for (int k = 0; k < n_dest; k++) {
+    int l = dest_labels[k];
+    in_dest[l] = TRUE;
+    loop.sizes[loop.n] = sizes[l];
+    loop.sa[loop.n] = a->has[l] ? a->strides[l] : 0;
+    loop.sb[loop.n] = b && b->has[l] ? b->strides[l] : 0;
+    loop.so[loop.n] = dest_strides[l];
+    loop.n++;
+  }
+  for (int l = 0; l < EIN_LABELS; l++)
+    if (!in_dest[l] && (a->has[l] || (b && b->has[l]))) {
+      loop.sizes[loop.n] = sizes[l];
+      loop.sa[loop.n] = a->has[l] ? a->strides[l] : 0;
+      loop.sb[loop.n] = b && b->has[l] ? b->strides[l] : 0;
+      loop.so[loop.n] = 0;
+      loop.n++;
+    }
+  if (loop.n == 0) {
+    loop.sizes[0] = 1;
+    loop.sa[0] = loop.sb[0] = loop.so[0] = 0;
+    loop.n = 1;
+  }
+  switch (dtype) {
+#define CASE(T, N)                                                                    \
+  case OWB_TYPE_##N:                                                                  \
+    ein_generic_##N (&loop, a->data, b ? (const T *) b->data : NULL, dest);           \
+    break;
+    OWB_CPU_FOR_NUMERIC (CASE)
+#undef CASE
+  default:
+    owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "type %s is not supported", owb_data_type_name (dtype));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Orders labels by descending stride in a view (its physical order when it is contiguous). */
+static void
+ein_sort_by_stride (int *labels, int n, const EinView *v)
+{
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && v->strides[labels[j]] > v->strides[labels[j - 1]]; j--) {
+      int t = labels[j];
+      labels[j] = labels[j - 1];
+      labels[j - 1] = t;
+    }
+}
+
+/* Whether a group of labels can be walked as one flat index; *stride receives its step (0 when
+ * the group holds a single element). */
+static gboolean
+ein_group_flat (const int64_t *strides, const int *labels, int n, const int64_t *sizes, int64_t *stride)
+{
+  int prev = -1;
+  for (int k = 0; k < n; k++) {
+    int l = labels[k];
+    if (sizes[l] == 1)
+      continue;
+    if (prev >= 0 && strides[prev] != strides[l] * sizes[l])
+      return FALSE;
+    prev = l;
+  }
+  *stride = prev >= 0 ? strides[prev] : 0;
+  return TRUE;
+}
+
+/* How a GEMM operand (rows x cols) lies in memory, if it can be used in place. */
+static gboolean
+ein_matrix_layout (int64_t rows, int64_t cols, int64_t rs, int64_t cs, gboolean *trans, int64_t *ld)
+{
+  if (cs == 1 || cols <= 1) {
+    *ld = rows <= 1 ? MAX (1, cols) : rs;
+    if (*ld >= MAX (1, cols) && *ld <= INT_MAX) {
+      *trans = FALSE;
+      return TRUE;
+    }
+  }
+  if (rs == 1 || rows <= 1) {
+    *ld = cols <= 1 ? MAX (1, rows) : cs;
+    if (*ld >= MAX (1, rows) && *ld <= INT_MAX) {
+      *trans = TRUE;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+/* Contracts A and B into a new operand holding the labels in `keep` (the output's when `out`
+ * is given, written there in out_labels order). float/double go through batched GEMM with the
+ * operands used in place where their layout allows; other types through the generic loop. */
+static gboolean
+ein_pair (OwbKernelContext *ctx, OwbDataType dtype, const EinView *a, const EinView *b, const gboolean *keep,
+          const int64_t *sizes, OwbTensor *out, const int *out_labels, int out_rank, EinView *result, void **result_buf,
+          GError **error)
+{
+  int batch[EIN_LABELS], m[EIN_LABELS], n[EIN_LABELS], k[EIN_LABELS];
+  int nb = 0, nm = 0, nn = 0, nk = 0;
+  gboolean a_only = FALSE, b_only = FALSE;
+  int64_t M = 1, N = 1, K = 1, B = 1;
+  gsize es = owb_data_type_size (dtype);
+  void *a_buf = NULL, *b_buf = NULL, *c_buf = NULL;
+  EinView av = *a, bv = *b;
+  int64_t c_strides[EIN_LABELS] = { 0 };
+  void *c_data;
+  gboolean ta, tb, ok = FALSE;
+  int64_t lda, ldb, ldc, sm, sk, sn, skb, smc, snc;
+
+  memset (result, 0, sizeof (*result));
+  *result_buf = NULL;
+  for (int l = 0; l < EIN_LABELS; l++) {
+    gboolean ha = a->has[l], hb = b->has[l];
+    if (!ha && !hb)
+      continue;
+    if (ha && hb) {
+      if (keep[l]) {
+        batch[nb++] = l;
+        B *= sizes[l];
+      } else {
+        k[nk++] = l;
+        K *= sizes[l];
+      }
+    } else if (keep[l]) {
+      if (ha) {
+        m[nm++] = l;
+        M *= sizes[l];
+      } else {
+        n[nn++] = l;
+        N *= sizes[l];
+      }
+    } else if (ha) {
+      a_only = TRUE;
+    } else {
+      b_only = TRUE;
+    }
+  }
+
+  if ((dtype != OWB_TYPE_FLOAT && dtype != OWB_TYPE_DOUBLE) || M > INT_MAX || N > INT_MAX || K > INT_MAX) {
+    /* The generic loop: the result in out_labels order, or in label order. */
+    int dest[EIN_LABELS], nd = 0;
+    int64_t strides[EIN_LABELS], count;
+    if (out != NULL)
+      return ein_generic (ctx, dtype, a, b, out_labels, out_rank, sizes, out->data, error);
+    for (int l = 0; l < EIN_LABELS; l++)
+      if (keep[l] && (a->has[l] || b->has[l]))
+        dest[nd++] = l;
+    count = ein_contiguous (dest, nd, sizes, strides);
+    if (count < 0 || (*result_buf = g_try_malloc (MAX (1, count) * es)) == NULL) {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "an Einsum intermediate would be too large");
+      return FALSE;
+    }
+    if (!ein_generic (ctx, dtype, a, b, dest, nd, sizes, *result_buf, error))
+      return FALSE;
+    result->data = *result_buf;
+    for (int q = 0; q < nd; q++) {
+      result->has[dest[q]] = TRUE;
+      result->strides[dest[q]] = strides[dest[q]];
+    }
+    return TRUE;
+  }
+
+  if (K == 0 || B == 0 || M == 0 || N == 0) {
+    /* Empty sums (or an empty result): zeros, in the layout the caller expects. */
+    int order[EIN_LABELS], no = 0;
+    int64_t count;
+    if (out != NULL) {
+      memset (out->data, 0, out->nbytes);
+      return TRUE;
+    }
+    memcpy (order, batch, nb * sizeof (int));
+    no = nb;
+    memcpy (order + no, m, nm * sizeof (int));
+    no += nm;
+    memcpy (order + no, n, nn * sizeof (int));
+    no += nn;
+    count = ein_contiguous (order, no, sizes, result->strides);
+    if (count < 0 || (*result_buf = g_try_malloc0 (MAX (1, count) * es)) == NULL) {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "an Einsum intermediate would be too large");
+      return FALSE;
+    }
+    result->data = *result_buf;
+    for (int q = 0; q < no; q++)
+      result->has[order[q]] = TRUE;
+    return TRUE;
+  }
+
+  ein_sort_by_stride (batch, nb, a);
+  ein_sort_by_stride (m, nm, a);
+  ein_sort_by_stride (k, nk, a);
+  ein_sort_by_stride (n, nn, b);
+
+  /* A as [batch, M, K] and B as [batch, K, N]; copied (summing labels only they hold, taking
+   * diagonals, broadcasting) when they cannot be used in place. */
+  if (a_only || !ein_group_flat (a->strides, m, nm, sizes, &sm) || !ein_group_flat (a->strides, k, nk, sizes, &sk) ||
+      !ein_matrix_layout (M, K, sm, sk, &ta, &lda)) {
+    int order[EIN_LABELS], no = 0;
+    int64_t count;
+    memcpy (order, batch, nb * sizeof (int));
+    no = nb;
+    memcpy (order + no, m, nm * sizeof (int));
+    no += nm;
+    memcpy (order + no, k, nk * sizeof (int));
+    no += nk;
+    memset (&av, 0, sizeof (av));
+    count = ein_contiguous (order, no, sizes, av.strides);
+    if (count < 0 || (a_buf = g_try_malloc (MAX (1, count) * es)) == NULL) {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "an Einsum intermediate would be too large");
+      goto out;
+    }
+    if (!ein_generic (ctx, dtype, a, NULL, order, no, sizes, a_buf, error))
+      goto out;
+    av.data = a_buf;
+    for (int q = 0; q < no; q++)
+      av.has[order[q]] = TRUE;
+    ein_group_flat (av.strides, m, nm, sizes, &sm);
+    ein_group_flat (av.strides, k, nk, sizes, &sk);
+    if (!ein_matrix_layout (M, K, sm, sk, &ta, &lda))
+      goto out;
+  }
+  if (b_only || !ein_group_flat (b->strides, k, nk, sizes, &skb) || !ein_group_flat (b->strides, n, nn, sizes, &sn) ||
+      !ein_matrix_layout (K, N, skb, sn, &tb, &ldb)) {
+    int order[EIN_LABELS], no = 0;
+    int64_t count;
+    memcpy (order, batch, nb * sizeof (int));
+    no = nb;
+    memcpy (order + no, k, nk * sizeof (int));
+    no += nk;
+    memcpy (order + no, n, nn * sizeof (int));
+    no += nn;
+    memset (&bv, 0, sizeof (bv));
+    count = ein_contiguous (order, no, sizes, bv.strides);
+    if (count < 0 || (b_buf = g_try_malloc (MAX (1, count) * es)) == NULL) {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "an Einsum intermediate would be too large");
+      goto out;
+    }
+    if (!ein_generic (ctx, dtype, b, NULL, order, no, sizes, b_buf, error))
+      goto out;
+    bv.data = b_buf;
+    for (int q = 0; q < no; q++)
+      bv.has[order[q]] = TRUE;
+    ein_group_flat (bv.strides, k, nk, sizes, &skb);
+    ein_group_flat (bv.strides, n, nn, sizes, &sn);
+    if (!ein_matrix_layout (K, N, skb, sn, &tb, &ldb))
+      goto out;
+  }
+
+  /* C as [batch, M, N]: straight into the output when its layout allows, else a buffer. */
+  {
+    gboolean direct = FALSE;
+    if (out != NULL) {
+      ein_contiguous (out_labels, out_rank, sizes, c_strides);
+      if (ein_group_flat (c_strides, m, nm, sizes, &smc) && ein_group_flat (c_strides, n, nn, sizes, &snc) &&
+          (snc == 1 || N <= 1)) {
+        ldc = M <= 1 ? MAX (1, N) : smc;
+        direct = ldc >= MAX (1, N) && ldc <= INT_MAX;
+      }
+    }
+    if (direct) {
+      c_data = out->data;
+    } else {
+      int order[EIN_LABELS], no = 0;
+      int64_t count;
+      memcpy (order, batch, nb * sizeof (int));
+      no = nb;
+      memcpy (order + no, m, nm * sizeof (int));
+      no += nm;
+      memcpy (order + no, n, nn * sizeof (int));
+      no += nn;
+      memset (c_strides, 0, sizeof (c_strides));
+      count = ein_contiguous (order, no, sizes, c_strides);
+      if (count < 0 || (c_buf = g_try_malloc (MAX (1, count) * es)) == NULL) {
+        owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "an Einsum intermediate would be too large");
+        goto out;
+      }
+      c_data = c_buf;
+      ldc = MAX (1, N);
+      result->data = c_buf;
+      for (int q = 0; q < no; q++) {
+        result->has[order[q]] = TRUE;
+        result->strides[order[q]] = c_strides[order[q]];
+      }
+    }
+  }
+
+  if (B > 0 && M > 0 && N > 0) {
+    int64_t idx[EIN_LABELS] = { 0 }, oa = 0, ob = 0, oc = 0;
+    for (int64_t it = 0; it < B; it++) {
+      if (dtype == OWB_TYPE_FLOAT)
+        cblas_sgemm (CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int) M, (int) N,
+                     (int) K, 1.0f, (const float *) av.data + oa, (int) lda, (const float *) bv.data + ob, (int) ldb,
+                     0.0f, (float *) c_data + oc, (int) ldc);
+      else
+        cblas_dgemm (CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int) M, (int) N,
+                     (int) K, 1.0, (const double *) av.data + oa, (int) lda, (const double *) bv.data + ob, (int) ldb,
+                     0.0, (double *) c_data + oc, (int) ldc);
+      for (int d = nb - 1; d >= 0; d--) {
+        int l = batch[d];
+        idx[d]++;
+        oa += av.strides[l];
+        ob += bv.strides[l];
+        oc += c_strides[l];
+        if (idx[d] < sizes[l])
+          break;
+        oa -= av.strides[l] * sizes[l];
+        ob -= bv.strides[l] * sizes[l];
+        oc -= c_strides[l] * sizes[l];
+        idx[d] = 0;
+      }
+    }
+  }
+
+  if (out != NULL && c_buf != NULL) {
+    /* The buffer holds [batch, M, N]; the output wants out_labels order. */
+    EinView cv = *result;
+    if (!ein_generic (ctx, dtype, &cv, NULL, out_labels, out_rank, sizes, out->data, error))
+      goto out;
+    memset (result, 0, sizeof (*result));
+  } else if (c_buf != NULL) {
+    *result_buf = c_buf;
+    c_buf = NULL;
+  }
+  ok = TRUE;
+out:
+  if (!ok && error && *error == NULL)
+    owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "Einsum operands have an unexpected layout");
+  g_free (a_buf);
+  g_free (b_buf);
+  g_free (c_buf);
+  return ok;
+}
+
+static gboolean
+einsum_compute (OwbKernelContext *ctx, GError **error)
+{
+  const char *eq = owb_node_get_string (ctx->node, "equation", NULL);
+  int n_ops = ctx->n_inputs, out_rank;
+  int ranks[64], out_labels[OWB_MAX_RANK];
+  int *labels = NULL;
+  int64_t sizes[EIN_LABELS];
+  EinView *views = NULL, cur;
+  void *cur_buf = NULL;
+  OwbTensor *y = ctx->outputs[0];
+  OwbDataType dtype = ctx->inputs[0]->dtype;
+  char *message = NULL;
+  gboolean ok = FALSE;
+
+  if (eq == NULL || n_ops > 64 || n_ops < 1) {
+    owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "Einsum needs an equation and 1 to 64 inputs");
+    return FALSE;
+  }
+  for (int i = 0; i < n_ops; i++) {
+    if (ctx->inputs[i] == NULL || ctx->inputs[i]->dtype != dtype) {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "Einsum inputs must all be present and of one type");
+      return FALSE;
+    }
+    ranks[i] = ctx->inputs[i]->rank;
+  }
+  labels = g_new (int, n_ops * OWB_MAX_RANK);
+  if (!_owb_einsum_parse (eq, n_ops, ranks, labels, &out_rank, out_labels, &message)) {
+    owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "bad equation \"%s\": %s", eq, message);
+    goto out;
+  }
+
+  for (int l = 0; l < EIN_LABELS; l++)
+    sizes[l] = 1;
+  for (int i = 0; i < n_ops; i++)
+    for (int d = 0; d < ranks[i]; d++) {
+      int l = labels[i * OWB_MAX_RANK + d];
+      int64_t v = ctx->inputs[i]->dims[d];
+      if (v != 1 && sizes[l] != 1 && v != sizes[l]) {
+        owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "index sizes %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT
+                              " of equation \"%s\" do not agree", sizes[l], v, eq);
+        goto out;
+      }
+      if (v != 1)
+        sizes[l] = v;
+    }
+  if (y->rank != out_rank) {
+    owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "output rank %d, expected %d", y->rank, out_rank);
+    goto out;
+  }
+  for (int d = 0; d < out_rank; d++)
+    if (y->dims[d] != sizes[out_labels[d]]) {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "output dim %d is %" G_GINT64_FORMAT ", expected %" G_GINT64_FORMAT, d,
+                            y->dims[d], sizes[out_labels[d]]);
+      goto out;
+    }
+
+  views = g_new0 (EinView, n_ops);
+  for (int i = 0; i < n_ops; i++) {
+    const OwbTensor *t = ctx->inputs[i];
+    int64_t st = 1;
+    views[i].data = t->data;
+    for (int d = t->rank - 1; d >= 0; d--) {
+      int l = labels[i * OWB_MAX_RANK + d];
+      views[i].has[l] = TRUE;
+      if (t->dims[d] != 1)
+        views[i].strides[l] += st;
+      st *= t->dims[d];
+    }
+  }
+
+  if (n_ops == 1) {
+    ok = ein_generic (ctx, dtype, &views[0], NULL, out_labels, out_rank, sizes, y->data, error);
+    goto out;
+  }
+  cur = views[0];
+  for (int i = 1; i < n_ops; i++) {
+    gboolean keep[EIN_LABELS] = { FALSE };
+    gboolean last = i == n_ops - 1;
+    EinView next;
+    void *next_buf = NULL;
+    for (int d = 0; d < out_rank; d++)
+      keep[out_labels[d]] = TRUE;
+    for (int j = i + 1; j < n_ops; j++)
+      for (int l = 0; l < EIN_LABELS; l++)
+        keep[l] |= views[j].has[l];
+    if (!ein_pair (ctx, dtype, &cur, &views[i], keep, sizes, last ? y : NULL, out_labels, out_rank, &next, &next_buf,
+                   error)) {
+      g_free (next_buf);
+      goto out;
+    }
+    g_free (cur_buf);
+    cur = next;
+    cur_buf = next_buf;
+  }
+  ok = TRUE;
+out:
+  g_free (cur_buf);
+  g_free (views);
+  g_free (labels);
+  g_free (message);
+  return ok;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Resize / Upsample                                                                            */
+
+typedef enum { MODE_NEAREST, MODE_LINEAR, MODE_CUBIC } ResizeMode;
+typedef enum {
+  COORD_HALF_PIXEL,
+  COORD_HALF_PIXEL_SYMMETRIC,
+  COORD_PYTORCH_HALF_PIXEL,
+  COORD_ALIGN_CORNERS,
+  COORD_ASYMMETRIC,
+  COORD_TF_CROP_AND_RESIZE,
+  COORD_TF_HALF_PIXEL_FOR_NN
+} CoordMode;
+/* SIMPLE: Resize-10 and Upsample, which predate nearest_mode: ceil when shrinking, else floor
+ * (what ONNX Runtime does for them). */
+typedef enum { NEAREST_ROUND_PREFER_FLOOR, NEAREST_ROUND_PREFER_CEIL, NEAREST_FLOOR, NEAREST_CEIL, NEAREST_SIMPLE } NearestMode;
+typedef enum { POLICY_STRETCH, POLICY_NOT_LARGER, POLICY_NOT_SMALLER } AspectPolicy;
+
+typedef struct {
+  ResizeMode mode;
+  CoordMode coord;
+  NearestMode nearest;
+  AspectPolicy policy;
+  double cubic_a;
+  double extrapolation;
+  gboolean exclude_outside;
+  gboolean antialias;
+  gboolean has_axes;
+  int n_axes;
+  int64_t axes[OWB_MAX_RANK];
+  int roi_input, scales_input, sizes_input; /* -1: not an input at this opset */
+  int n_attr_scales;                        /* Upsample before opset 9: scales are attributes */
+  double attr_scales[OWB_MAX_RANK];
+} ResizeParams;
+
+static gboolean
+pick (const OwbNode *node, const char *attr, const char *def, const char *const *names, int *out, GError **error)
+{
+  const char *v = owb_node_get_string (node, attr, def);
+  for (int i = 0; names[i]; i++)
+    if (strcmp (v, names[i]) == 0) {
+      *out = i;
+      return TRUE;
+    }
+  set_prepare_error (node, error, OWB_ERROR_UNSUPPORTED_OP, "unsupported %s \"%s\"", attr, v);
+  return FALSE;
+}
+
+static gboolean
+resize_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state, GError **error)
+{
+  static const char *const modes[] = { "nearest", "linear", "cubic", NULL };
+  static const char *const modes_1[] = { "nearest", "bilinear", "linear", NULL };
+  static const char *const coords[] = { "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                        "asymmetric", "tf_crop_and_resize", "tf_half_pixel_for_nn", NULL };
+  static const char *const nearests[] = { "round_prefer_floor", "round_prefer_ceil", "floor", "ceil", NULL };
+  static const char *const policies[] = { "stretch", "not_larger", "not_smaller", NULL };
+  gboolean upsample = strcmp (node->op_type, "Upsample") == 0;
+  ResizeParams *p = g_new0 (ResizeParams, 1);
+  int v;
+
+  p->roi_input = p->scales_input = p->sizes_input = -1;
+  /* Before Resize-11 (and in Upsample) sampling is asymmetric. */
+  p->coord = COORD_ASYMMETRIC;
+  p->nearest = NEAREST_SIMPLE;
+  p->cubic_a = -0.75;
+  if (upsample && opset < 7) {
+    if (!pick (node, "mode", "nearest", modes_1, &v, error))
+      goto fail;
+    p->mode = v == 0 ? MODE_NEAREST : MODE_LINEAR;
+    p->n_attr_scales = 4;
+    p->attr_scales[0] = p->attr_scales[1] = 1.0;
+    p->attr_scales[2] = owb_node_get_float (node, "height_scale", 1.0f);
+    p->attr_scales[3] = owb_node_get_float (node, "width_scale", 1.0f);
+  } else {
+    if (!pick (node, "mode", "nearest", modes, &v, error))
+      goto fail;
+    p->mode = v;
+    if ((upsample || opset < 11) && p->mode == MODE_CUBIC) {
+      set_prepare_error (node, error, OWB_ERROR_UNSUPPORTED_OP, "mode cubic needs Resize-11");
+      goto fail;
+    }
+  }
+  if (upsample && opset >= 7 && opset < 9) {
+    int n = 0;
+    const float *f = owb_node_get_floats (node, "scales", &n);
+    if (f == NULL || n > OWB_MAX_RANK) {
+      set_prepare_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute 'scales' is missing or too long");
+      goto fail;
+    }
+    p->n_attr_scales = n;
+    for (int i = 0; i < n; i++)
+      p->attr_scales[i] = f[i];
+  } else if (upsample && opset >= 9) {
+    p->scales_input = 1;
+  } else if (!upsample && opset < 11) {
+    p->scales_input = 1;
+  } else if (!upsample) {
+    p->roi_input = 1;
+    p->scales_input = 2;
+    p->sizes_input = 3;
+    if (!pick (node, "coordinate_transformation_mode", "half_pixel", coords, &v, error))
+      goto fail;
+    p->coord = v;
+    if (!pick (node, "nearest_mode", "round_prefer_floor", nearests, &v, error))
+      goto fail;
+    p->nearest = v;
+    p->cubic_a = owb_node_get_float (node, "cubic_coeff_a", -0.75f);
+    p->exclude_outside = owb_node_get_int (node, "exclude_outside", 0) != 0;
+    p->extrapolation = owb_node_get_float (node, "extrapolation_value", 0.0f);
+    if (opset >= 18) {
+      int n = 0;
+      const int64_t *a = owb_node_get_ints (node, "axes", &n);
+      p->antialias = owb_node_get_int (node, "antialias", 0) != 0;
+      if (!pick (node, "keep_aspect_ratio_policy", "stretch", policies, &v, error))
+        goto fail;
+      p->policy = v;
+      if (a != NULL) {
+        if (n > OWB_MAX_RANK) {
+          set_prepare_error (node, error, OWB_ERROR_SHAPE, "too many axes");
+          goto fail;
+        }
+        p->has_axes = TRUE;
+        p->n_axes = n;
+        memcpy (p->axes, a, n * sizeof (int64_t));
+      }
+    }
+  }
+  *state = p;
+  return TRUE;
+fail:
+  g_free (p);
+  return FALSE;
+}
+
+static gboolean
+is_close (double a, double b)
+{
+  return fabs (a - b) <= MAX (1e-9 * MAX (fabs (a), fabs (b)), 0.0) || a == b;
+}
+
+/* x_original for output coordinate y, as the ONNX reference maps it. */
+static double
+resize_coordinate (CoordMode mode, double y, double scale, int64_t in, int64_t out, double roi_start, double roi_end,
+                   gboolean roi_float)
+{
+  double width = scale * (double) in; /* fractional output length */
+  switch (mode) {
+  case COORD_HALF_PIXEL:
+    return (y + 0.5) / scale - 0.5;
+  case COORD_HALF_PIXEL_SYMMETRIC: {
+    double adjustment = (double) out / width;
+    double center = (double) in / 2;
+    double offset = center * (1 - adjustment);
+    return offset + (y + 0.5) / scale - 0.5;
+  }
+  case COORD_PYTORCH_HALF_PIXEL:
+    return width == 1 ? -0.5 : (y + 0.5) / scale - 0.5;
+  case COORD_ALIGN_CORNERS:
+    return width == 1 ? 0 : y * (double) (in - 1) / (width - 1);
+  case COORD_ASYMMETRIC:
+    return y / scale;
+  case COORD_TF_CROP_AND_RESIZE:
+    if (roi_float) {
+      /* A float32 roi is combined in float32 (as the reference and ONNX Runtime do), which
+       * decides which pixel a nearest sample lands on at exact edges. */
+      float extent = (float) roi_end - (float) roi_start;
+      float offset = (float) roi_start * (float) (in - 1);
+      if (width == 1)
+        return (double) (extent * (float) (in - 1) / 2 + offset);
+      return y * (double) extent * (double) (in - 1) / (width - 1) + (double) offset;
+    }
+    if (width == 1)
+      return (roi_end - roi_start) * (double) (in - 1) / 2 + roi_start * (double) (in - 1);
+    return y * (roi_end - roi_start) * (double) (in - 1) / (width - 1) + roi_start * (double) (in - 1);
+  case COORD_TF_HALF_PIXEL_FOR_NN:
+    return (y + 0.5) / scale;
+  }
+  return y;
+}
+
+static int64_t
+clamp_index (double v, int64_t in)
+{
+  if (!(v > 0))
+    return 0;
+  if (v >= (double) (in - 1))
+    return in - 1;
+  return (int64_t) v;
+}
+
+static double
+cubic_weight (double d, double a)
+{
+  d = fabs (d);
+  if (d <= 1)
+    return ((a + 2) * d - (a + 3)) * d * d + 1;
+  if (d < 2)
+    return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+  return 0;
+}
+
+/* One axis of the resampling: for each output index, which input indices contribute with which
+ * weights (or, for nearest, the one index), and whether it lies outside a crop (extrapolated). */
+typedef struct {
+  int64_t in, out;
+  gboolean identity;
+  int n_taps;
+  int64_t *index;  /* out * n_taps */
+  double *weight;  /* out * n_taps (not for nearest) */
+  guint8 *outside; /* out, or NULL */
+} ResizeAxis;
+
+static gboolean
+resize_axis_init (const ResizeParams *p, ResizeAxis *ax, int64_t in, int64_t out, double scale, double roi_start,
+                  double roi_end, gboolean roi_float)
+{
+  gboolean crop = p->coord == COORD_TF_CROP_AND_RESIZE;
+  double s = 1;
+  int start = 0;
+
+  memset (ax, 0, sizeof (*ax));
+  ax->in = in;
+  ax->out = out;
+  ax->identity = is_close (scale, 1.0) && out == in && (!crop || (is_close (roi_start, 0) && is_close (roi_end, 1)));
+  if (p->mode == MODE_NEAREST) {
+    ax->n_taps = 1;
+  } else {
+    /* Antialiasing stretches the filter by 1/scale when shrinking. */
+    if (p->antialias && scale < 1)
+      s = scale;
+    start = (int) floor ((p->mode == MODE_LINEAR ? -1.0 : -2.0) / s) + 1;
+    if (-(double) start > 1e7)
+      return FALSE;
+    ax->n_taps = 2 - 2 * start;
+  }
+  if ((double) out * ax->n_taps > (double) G_MAXINT32 * 4)
+    return FALSE;
+  ax->index = g_try_new (int64_t, MAX (1, out * ax->n_taps));
+  ax->weight = p->mode == MODE_NEAREST ? NULL : g_try_new (double, MAX (1, out * ax->n_taps));
+  ax->outside = crop ? g_try_new0 (guint8, MAX (1, out)) : NULL;
+  if (ax->index == NULL || (p->mode != MODE_NEAREST && ax->weight == NULL) || (crop && ax->outside == NULL))
+    return FALSE;
+
+  for (int64_t y = 0; y < out; y++) {
+    int64_t *idx = ax->index + y * ax->n_taps;
+    double *w = ax->weight ? ax->weight + y * ax->n_taps : NULL;
+    double x, base, ratio;
+
+    if (ax->identity) {
+      x = (double) y;
+    } else {
+      x = resize_coordinate (p->coord, (double) y, scale, in, out, roi_start, roi_end, roi_float);
+      if (crop && (x < 0 || x > (double) (in - 1))) {
+        ax->outside[y] = 1;
+        for (int t = 0; t < ax->n_taps; t++) {
+          idx[t] = 0;
+          if (w)
+            w[t] = 0;
+        }
+        continue;
+      }
+    }
+    if (!isfinite (x))
+      x = 0;
+    x = CLAMP (x, -1e15, 1e15);
+    base = floor (x);
+    ratio = x - base;
+    if (p->mode == MODE_NEAREST) {
+      double n = base;
+      if (ratio != 0) {
+        switch (p->nearest) {
+        case NEAREST_ROUND_PREFER_FLOOR:
+          n = ratio <= 0.5 ? base : base + 1;
+          break;
+        case NEAREST_ROUND_PREFER_CEIL:
+          n = ratio < 0.5 ? base : base + 1;
+          break;
+        case NEAREST_FLOOR:
+          break;
+        case NEAREST_CEIL:
+          n = base + 1;
+          break;
+        case NEAREST_SIMPLE:
+          n = scale < 1 ? base + 1 : trunc (x);
+          break;
+        }
+      }
+      idx[0] = clamp_index (n, in);
+      continue;
+    }
+    double sum = 0;
+    for (int t = 0; t < ax->n_taps; t++) {
+      double i = base + start + t;
+      double d = (start + t - ratio) * s;
+      double wt = p->mode == MODE_LINEAR ? MAX (0.0, 1 - fabs (d)) : cubic_weight (d, p->cubic_a);
+      if (p->exclude_outside && (i < 0 || i >= (double) in))
+        wt = 0;
+      w[t] = wt;
+      sum += wt;
+      idx[t] = clamp_index (i, in);
+    }
+    if ((p->antialias || p->exclude_outside) && sum != 0)
+      for (int t = 0; t < ax->n_taps; t++)
+        w[t] /= sum;
+  }
+  return TRUE;
+}
+
+static void
+resize_axis_clear (ResizeAxis *ax)
+{
+  g_free (ax->index);
+  g_free (ax->weight);
+  g_free (ax->outside);
+}
+
+/* Nearest: a gather of whole elements, whatever their type. */
+typedef struct {
+  const ResizeParams *params;
+  int rank;
+  const ResizeAxis *axes;
+  const int64_t *in_strides;
+  const int64_t *out_dims;
+  const void *x;
+  void *y;
+  gsize es;
+  const void *fill; /* the extrapolation value as one element */
+} NearestJob;
+
+#define NEAREST_ROW(T)                                                                                \
+  do {                                                                                                \
+    const T *src = (const T *) job->x + base;                                                         \
+    T *dst = (T *) job->y + row * len;                                                                \
+    T fill = *(const T *) job->fill;                                                                  \
+    if (outside) {                                                                                    \
+      for (int64_t j = 0; j < len; j++)                                                               \
+        dst[j] = fill;                                                                                \
+    } else if (last->outside) {                                                                       \
+      for (int64_t j = 0; j < len; j++)                                                               \
+        dst[j] = last->outside[j] ? fill : src[last->index[j] * stride];                              \
+    } else {                                                                                          \
+      for (int64_t j = 0; j < len; j++)                                                               \
+        dst[j] = src[last->index[j] * stride];                                                        \
+    }                                                                                                 \
+  } while (0)
+
+static void
+nearest_rows (int64_t begin, int64_t end, gpointer data)
+{
+  const NearestJob *job = data;
+  const int r = job->rank;
+  const ResizeAxis *last = &job->axes[r - 1];
+  const int64_t len = job->out_dims[r - 1], stride = job->in_strides[r - 1];
+
+  for (int64_t row = begin; row < end; row++) {
+    int64_t rem = row, base = 0;
+    gboolean outside = FALSE;
+    for (int d = r - 2; d >= 0; d--) {
+      int64_t i = rem % job->out_dims[d];
+      rem /= job->out_dims[d];
+      base += job->axes[d].index[i] * job->in_strides[d];
+      if (job->axes[d].outside && job->axes[d].outside[i])
+        outside = TRUE;
+    }
+    switch (job->es) {
+    case 1:
+      NEAREST_ROW (uint8_t);
+      break;
+    case 2:
+      NEAREST_ROW (uint16_t);
+      break;
+    case 4:
+      NEAREST_ROW (uint32_t);
+      break;
+    default:
+      NEAREST_ROW (uint64_t);
+      break;
+    }
+  }
+}
+
+/* Linear and cubic: one axis at a time ([outer, in, inner] -> [outer, out, inner]); the filter
+ * is separable, so this equals the n-D interpolation. */
+typedef struct {
+  const ResizeAxis *ax;
+  const void *src;
+  void *dst;
+  int64_t inner;
+  double fill;
+} PassJob;
+
+#define DEFINE_PASS(W)                                                                                \
+  static void pass_units_##W (int64_t begin, int64_t end, gpointer data)                              \
+  {                                                                                                   \
+    const PassJob *job = data;                                                                        \
+    const ResizeAxis *ax = job->ax;                                                                   \
+    const int64_t in = ax->in, out = ax->out, inner = job->inner;                                     \
+    const int n = ax->n_taps;                                                                         \
+    for (int64_t u = begin; u < end; u++) {                                                           \
+      int64_t o = u / out, y = u % out;                                                               \
+      const W *s = (const W *) job->src + o * in * inner;                                             \
+      W *d = (W *) job->dst + u * inner;                                                              \
+      const int64_t *idx = ax->index + y * n;                                                         \
+      const double *w = ax->weight + y * n;                                                           \
+      if (ax->outside && ax->outside[y]) {                                                            \
+        for (int64_t j = 0; j < inner; j++)                                                           \
+          d[j] = (W) job->fill;                                                                       \
+      } else if (inner == 1) {                                                                        \
+        W acc = 0;                                                                                    \
+        for (int t = 0; t < n; t++)                                                                   \
+          acc += (W) w[t] * s[idx[t]];                                                                \
+        d[0] = acc;                                                                                   \
+      } else {                                                                                        \
+        const W w0 = (W) w[0];                                                                        \
+        const W *s0 = s + idx[0] * inner;                                                             \
+        for (int64_t j = 0; j < inner; j++)                                                           \
+          d[j] = w0 * s0[j];                                                                          \
+        for (int t = 1; t < n; t++) {                                                                 \
+          const W wt = (W) w[t];                                                                      \
+          const W *st = s + idx[t] * inner;                                                           \
+          if (wt == 0)                                                                                \
+            continue;                                                                                 \
+          for (int64_t j = 0; j < inner; j++)                                                         \
+            d[j] += wt * st[j];                                                                       \
+        }                                                                                             \
+      }                                                                                               \
+    }                                                                                                 \
+  }
+DEFINE_PASS (float)
+DEFINE_PASS (double)
+
+static void
+store_double (OwbDataType dtype, void *dst, double v)
+{
+  switch (dtype) {
+#define CASE(T, N)                           \
+  case OWB_TYPE_##N:                         \
+    *(T *) dst = from_double_##N (v);        \
+    break;
+    OWB_CPU_FOR_NUMERIC (CASE)
+#undef CASE
+  case OWB_TYPE_BOOL:
+    *(uint8_t *) dst = v != 0;
+    break;
+  default:
+    break;
+  }
+}
+
+static gboolean
+resize_compute (OwbKernelContext *ctx, GError **error)
+{
+  const ResizeParams *p = ctx->state;
+  const OwbTensor *x = ctx->inputs[0];
+  OwbTensor *y = ctx->outputs[0];
+  const int r = x->rank;
+  double scales[OWB_MAX_RANK], roi_start[OWB_MAX_RANK], roi_end[OWB_MAX_RANK];
+  int axes[OWB_MAX_RANK], n_axes = r;
+  ResizeAxis rax[OWB_MAX_RANK];
+  int n_init = 0;
+  int64_t in_strides[OWB_MAX_RANK];
+  gboolean ok = FALSE, roi_float = FALSE;
+  gsize es = owb_data_type_size (x->dtype);
+
+  if (y->rank != r) {
+    owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "output rank %d differs from the input's %d", y->rank, r);
+    return FALSE;
+  }
+  if (y->nelems == 0)
+    return TRUE;
+  if (x->nelems == 0) {
+    owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "cannot resize an empty tensor to a non-empty one");
+    return FALSE;
+  }
+  if (r == 0) {
+    memcpy (y->data, x->data, es);
+    return TRUE;
+  }
+
+  for (int d = 0; d < r; d++) {
+    axes[d] = d;
+    scales[d] = 1.0;
+    roi_start[d] = 0.0;
+    roi_end[d] = 1.0;
+  }
+  if (p->has_axes) {
+    gboolean seen[OWB_MAX_RANK] = { FALSE };
+    n_axes = p->n_axes;
+    for (int k = 0; k < n_axes; k++) {
+      int64_t a = p->axes[k] < 0 ? p->axes[k] + r : p->axes[k];
+      if (a < 0 || a >= r || seen[a]) {
+        owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "axis %" G_GINT64_FORMAT " is out of range or repeated", p->axes[k]);
+        return FALSE;
+      }
+      seen[a] = TRUE;
+      axes[k] = (int) a;
+    }
+  }
+
+  if (p->n_attr_scales > 0) {
+    if (p->n_attr_scales != r) {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "%d scales for rank %d", p->n_attr_scales, r);
+      return FALSE;
+    }
+    for (int d = 0; d < r; d++)
+      scales[d] = p->attr_scales[d];
+  } else {
+    const OwbTensor *sc = p->scales_input >= 0 && p->scales_input < ctx->n_inputs ? ctx->inputs[p->scales_input] : NULL;
+    const OwbTensor *sz = p->sizes_input >= 0 && p->sizes_input < ctx->n_inputs ? ctx->inputs[p->sizes_input] : NULL;
+    if (sc != NULL && sc->nelems == 0)
+      sc = NULL;
+    if (sz != NULL && sz->nelems == 0)
+      sz = NULL;
+    if (sc != NULL) {
+      if (sc->nelems != n_axes) {
+        owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "'scales' has %" G_GINT64_FORMAT " values for %d axes", sc->nelems,
+                              n_axes);
+        return FALSE;
+      }
+      for (int k = 0; k < n_axes; k++)
+        scales[axes[k]] = owb_tensor_get_double (sc, k);
+    } else if (sz != NULL) {
+      if (sz->nelems != n_axes) {
+        owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "'sizes' has %" G_GINT64_FORMAT " values for %d axes", sz->nelems,
+                              n_axes);
+        return FALSE;
+      }
+      if (p->policy == POLICY_STRETCH) {
+        for (int k = 0; k < n_axes; k++)
+          scales[axes[k]] = (double) owb_tensor_get_int64 (sz, k) / (double) x->dims[axes[k]];
+      } else {
+        double s = p->policy == POLICY_NOT_LARGER ? INFINITY : -INFINITY;
+        for (int k = 0; k < n_axes; k++) {
+          double v = (double) owb_tensor_get_int64 (sz, k) / (double) x->dims[axes[k]];
+          s = p->policy == POLICY_NOT_LARGER ? fmin (s, v) : fmax (s, v);
+        }
+        for (int k = 0; k < n_axes; k++)
+          scales[axes[k]] = s;
+      }
+    } else {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "one of 'scales' and 'sizes' must be given");
+      return FALSE;
+    }
+  }
+  for (int d = 0; d < r; d++)
+    if (!(scales[d] > 0) || !isfinite (scales[d])) {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "scale %g for axis %d is not positive", scales[d], d);
+      return FALSE;
+    }
+  if (p->coord == COORD_TF_CROP_AND_RESIZE && p->roi_input >= 0 && p->roi_input < ctx->n_inputs &&
+      ctx->inputs[p->roi_input] != NULL && ctx->inputs[p->roi_input]->nelems > 0) {
+    const OwbTensor *roi = ctx->inputs[p->roi_input];
+    if (roi->nelems != 2 * n_axes) {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "'roi' has %" G_GINT64_FORMAT " values for %d axes", roi->nelems, n_axes);
+      return FALSE;
+    }
+    roi_float = roi->dtype != OWB_TYPE_DOUBLE;
+    for (int k = 0; k < n_axes; k++) {
+      roi_start[axes[k]] = owb_tensor_get_double (roi, k);
+      roi_end[axes[k]] = owb_tensor_get_double (roi, n_axes + k);
+    }
+  }
+
+  in_strides[r - 1] = 1;
+  for (int d = r - 2; d >= 0; d--)
+    in_strides[d] = in_strides[d + 1] * x->dims[d + 1];
+  for (int d = 0; d < r; d++, n_init++)
+    if (!resize_axis_init (p, &rax[d], x->dims[d], y->dims[d], scales[d], roi_start[d], roi_end[d], roi_float)) {
+      resize_axis_clear (&rax[d]);
+      owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "resampling axis %d needs too much memory", d);
+      goto out;
+    }
+
+  if (p->mode == MODE_NEAREST || x->dtype == OWB_TYPE_BOOL) {
+    char fill[8] = { 0 };
+    NearestJob job = { p, r, rax, in_strides, y->dims, x->data, y->data, es, fill };
+    int64_t rows = y->nelems / y->dims[r - 1];
+    if (es != 1 && es != 2 && es != 4 && es != 8) {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "type %s is not supported", owb_data_type_name (x->dtype));
+      goto out;
+    }
+    store_double (x->dtype, fill, p->extrapolation);
+    owb_parallel_for (ctx->pool, rows, grain_for (y->dims[r - 1]), nearest_rows, &job);
+    ok = TRUE;
+    goto out;
+  }
+
+  {
+    gboolean is_float = x->dtype == OWB_TYPE_FLOAT;
+    gsize ws = is_float ? sizeof (float) : sizeof (double);
+    int64_t dims[OWB_MAX_RANK];
+    int n_passes = 0, done = 0;
+    const void *src;
+    void *owned_src = NULL;
+
+    for (int d = 0; d < r; d++) {
+      dims[d] = x->dims[d];
+      if (!rax[d].identity)
+        n_passes++;
+    }
+    if (n_passes == 0) {
+      memcpy (y->data, x->data, x->nbytes);
+      ok = TRUE;
+      goto out;
+    }
+    if (is_float || x->dtype == OWB_TYPE_DOUBLE) {
+      src = x->data;
+    } else {
+      double *conv = g_try_new (double, x->nelems);
+      if (conv == NULL) {
+        owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "out of memory");
+        goto out;
+      }
+      for (int64_t i = 0; i < x->nelems; i++)
+        conv[i] = owb_tensor_get_double (x, i);
+      src = owned_src = conv;
+    }
+    for (int d = 0; d < r; d++) {
+      int64_t outer = 1, inner = 1, count;
+      void *dst;
+      PassJob job;
+      if (rax[d].identity)
+        continue;
+      for (int q = 0; q < d; q++)
+        outer *= dims[q];
+      for (int q = d + 1; q < r; q++)
+        inner *= dims[q];
+      dims[d] = rax[d].out;
+      count = outer * rax[d].out * inner;
+      done++;
+      if (done == n_passes && (is_float || x->dtype == OWB_TYPE_DOUBLE)) {
+        dst = y->data;
+      } else if ((dst = g_try_malloc (MAX (1, count) * ws)) == NULL) {
+        g_free (owned_src);
+        owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "out of memory");
+        goto out;
+      }
+      job = (PassJob) { &rax[d], src, dst, inner, p->extrapolation };
+      owb_parallel_for (ctx->pool, outer * rax[d].out, grain_for (inner * rax[d].n_taps),
+                        is_float ? pass_units_float : pass_units_double, &job);
+      g_free (owned_src);
+      src = owned_src = dst == y->data ? NULL : dst;
+    }
+    if (owned_src != NULL) {
+      /* Integers: the double result rounded and saturated into the element type. */
+      const double *v = owned_src;
+      for (int64_t i = 0; i < y->nelems; i++)
+        store_double (y->dtype, (char *) y->data + i * es, v[i]);
+      g_free (owned_src);
+    }
+    ok = TRUE;
+  }
+out:
+  for (int d = 0; d < n_init; d++)
+    resize_axis_clear (&rax[d]);
+  return ok;
+}
+
 const OwbKernelDef _owb_cpu_kernels_reduce[] = {
+  { "ReduceSum", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, reduce_prepare, g_free, reduce_compute },
+  { "ReduceMean", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, reduce_prepare, g_free, reduce_compute },
+  { "ReduceMax", "", 1, 0, OWB_CPU_TYPES_ALL, 0, reduce_prepare, g_free, reduce_compute },
+  { "ReduceMin", "", 1, 0, OWB_CPU_TYPES_ALL, 0, reduce_prepare, g_free, reduce_compute },
+  { "ReduceProd", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, reduce_prepare, g_free, reduce_compute },
+  { "ReduceL1", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, reduce_prepare, g_free, reduce_compute },
+  { "ReduceL2", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, reduce_prepare, g_free, reduce_compute },
+  { "ReduceLogSum", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, reduce_prepare, g_free, reduce_compute },
+  { "ReduceLogSumExp", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, reduce_prepare, g_free, reduce_compute },
+  { "ReduceSumSquare", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, reduce_prepare, g_free, reduce_compute },
+  { "ArgMax", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, arg_prepare, g_free, arg_compute },
+  { "ArgMin", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, arg_prepare, g_free, arg_compute },
+  { "TopK", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, topk_prepare, g_free, topk_compute },
+  { "Einsum", "", 12, 0, OWB_CPU_TYPES_NUMERIC, 0, NULL, NULL, einsum_compute },
+  { "Resize", "", 10, 0, OWB_CPU_TYPES_ALL, 0, resize_prepare, g_free, resize_compute },
+  { "Upsample", "", 1, 0, OWB_CPU_TYPES_ALL, 0, resize_prepare, g_free, resize_compute },
   { NULL }
 };

@@ -131,7 +131,8 @@ rnn_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_ty
       guint k = 0;
       if (names != NULL)
         {
-          while (k < G_N_ELEMENTS (activation_table) && g_ascii_strcasecmp (names->strings[i], activation_table[k].name) != 0)
+          while (k < G_N_ELEMENTS (activation_table)
+                 && g_ascii_strcasecmp (names->strings[i], activation_table[k].name) != 0)
             k++;
           if (k == G_N_ELEMENTS (activation_table))
             return params_error (node, error, "unknown activation function");
@@ -191,7 +192,7 @@ y_row (const RnnDims *s, int layout, int64_t t, int d, int64_t b)
 }
 
 /* Typed code, stamped once per float type. GEMMs are row-major C = A * B^T (+ C when accumulate). */
-#define RNN_DEFINE(T, N, GEMM)                                                                                    \
+#define RNN_DEFINE(T, N, GEMM, GEMV)                                                                                  \
   static void gemm_nt_##N (int64_t m, int64_t n, int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,     \
                            gboolean accumulate, T *c, int64_t ldc)                                                  \
   {                                                                                                                \
@@ -202,6 +203,12 @@ y_row (const RnnDims *s, int layout, int64_t t, int d, int64_t b)
         if (!accumulate)                                                                                           \
           for (int64_t i = 0; i < m; i++)                                                                          \
             memset (c + i * ldc, 0, n * sizeof (T));                                                               \
+        return;                                                                                                    \
+      }                                                                                                            \
+    /* One batch row (the usual inference case): GEMV avoids GEMM's packing overhead. */                          \
+    if (m == 1)                                                                                                    \
+      {                                                                                                            \
+        GEMV (CblasRowMajor, CblasNoTrans, (int) n, (int) k, 1, b, (int) ldb, a, 1, accumulate ? 1 : 0, c, 1);     \
         return;                                                                                                    \
       }                                                                                                            \
     GEMM (CblasRowMajor, CblasNoTrans, CblasTrans, (int) m, (int) n, (int) k, 1, a, (int) lda, b, (int) ldb,        \
@@ -376,7 +383,7 @@ y_row (const RnnDims *s, int layout, int64_t t, int d, int64_t b)
                   clip_##N (n, H, p);                                                                              \
                   activate_##N (&acts[1], n, H);                                                                   \
                   for (int64_t j = 0; j < H; j++)                                                                  \
-                    hb[j] = n[j] + z[j] * (hb[j] - n[j]);                                                          \
+                    hb[j] = (1 - z[j]) * n[j] + z[j] * hb[j];                                                       \
                   break;                                                                                           \
                 }                                                                                                  \
               case CELL_LSTM:                                                                                      \
@@ -454,6 +461,8 @@ y_row (const RnnDims *s, int layout, int64_t t, int d, int64_t b)
     const RnnDims *s = job->dims;                                                                                  \
     const int64_t H = s->hidden, GH = p->gates * H, ldx = s->nd * GH, rows = s->seq * s->batch;                    \
     const T *bias = job->b;                                                                                        \
+    if (rows == 0 || ldx == 0)                                                                                     \
+      return;                                                                                                      \
     if (bias)                                                                                                      \
       {                                                                                                            \
         T *row0 = xw;                                                                                              \
@@ -471,8 +480,8 @@ y_row (const RnnDims *s, int layout, int64_t t, int d, int64_t b)
     gemm_nt_##N (rows, ldx, s->input, x, s->input, job->w, s->input, bias != NULL, xw, ldx);                        \
   }
 
-RNN_DEFINE (float, FLOAT, cblas_sgemm)
-RNN_DEFINE (double, DOUBLE, cblas_dgemm)
+RNN_DEFINE (float, FLOAT, cblas_sgemm, cblas_sgemv)
+RNN_DEFINE (double, DOUBLE, cblas_dgemm, cblas_dgemv)
 
 static void
 run_directions (int64_t begin, int64_t end, gpointer data)
@@ -608,7 +617,8 @@ rnn_compute (OwbKernelContext *ctx, GError **error)
           if (seq_lens[b] < 0 || seq_lens[b] > s.seq)
             {
               owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_ARGUMENT,
-                                    "sequence_lens[%" G_GINT64_FORMAT "] = %" G_GINT64_FORMAT " is outside [0, %" G_GINT64_FORMAT "]",
+                                    "sequence_lens[%" G_GINT64_FORMAT "] = %" G_GINT64_FORMAT
+                                    " is outside [0, %" G_GINT64_FORMAT "]",
                                     b, seq_lens[b], s.seq);
               return FALSE;
             }
@@ -627,6 +637,8 @@ rnn_compute (OwbKernelContext *ctx, GError **error)
   if (!get_output (ctx, error, 0, dtype, 4, y_dims, &y) || !get_output (ctx, error, 1, dtype, 3, state_dims, &y_h)
       || !get_output (ctx, error, 2, dtype, 3, state_dims, &y_c))
     return FALSE;
+  if (s.batch == 0 || s.hidden == 0)
+    return TRUE; /* every output is empty */
   /* Steps past a sequence's end are never written. */
   if (y != NULL && ragged && y->nbytes > 0)
     memset (y->data, 0, y->nbytes);
@@ -660,8 +672,12 @@ rnn_compute (OwbKernelContext *ctx, GError **error)
       project_DOUBLE (&job, x->data, xw);
       job.direction = direction_DOUBLE;
     }
-  /* The two directions are independent: run them side by side. */
-  owb_parallel_for (ctx->pool, s.nd, 1, run_directions, &job);
+  /* The two directions are independent: run them side by side, unless OpenBLAS already spreads each
+   * GEMM over threads (both at once would oversubscribe the cores). */
+  if (s.nd > 1 && openblas_get_num_threads () <= 1)
+    owb_parallel_for (ctx->pool, s.nd, 1, run_directions, &job);
+  else
+    run_directions (0, s.nd, &job);
   g_free (xw);
   return TRUE;
 }

@@ -1,0 +1,606 @@
+/* owb-cli.c: helpers shared by the owb subcommands (errors, options, inputs, printing, JSON). */
+#include "owb-cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+char *
+owb_cli_one_line (const char *message)
+{
+  GString *s = g_string_new (NULL);
+  gboolean pending_sep = FALSE;
+
+  for (const char *p = message; *p; p++)
+    {
+      if (*p == '\n' || *p == '\r')
+        {
+          pending_sep = s->len > 0;
+          continue;
+        }
+      if (pending_sep)
+        {
+          g_string_append (s, "; ");
+          pending_sep = FALSE;
+        }
+      g_string_append_c (s, *p);
+    }
+  return g_string_free (s, FALSE);
+}
+
+void
+owb_cli_error (const char *what, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  g_autofree char *message = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_autofree char *line = owb_cli_one_line (message);
+
+  fflush (stdout);
+  /* Engine messages often name the file already. */
+  if (what != NULL && *what && strstr (line, what) == NULL)
+    fprintf (stderr, "owb: %s: %s\n", what, line);
+  else
+    fprintf (stderr, "owb: %s\n", line);
+}
+
+void
+owb_cli_gerror (const char *what, const GError *error)
+{
+  owb_cli_error (what, "%s", error != NULL ? error->message : "unknown error");
+}
+
+int
+owb_cli_exit_status (const GError *error)
+{
+  if (error == NULL)
+    return OWB_EXIT_FAILED;
+  if (error->domain == OWB_ERROR && error->code == OWB_ERROR_INVALID_ARGUMENT)
+    return OWB_EXIT_USAGE;
+  if (error->domain == G_OPTION_ERROR)
+    return OWB_EXIT_USAGE;
+  return OWB_EXIT_FAILED;
+}
+
+gboolean
+owb_cli_parse (GOptionContext *context, const char *command, int *argc, char ***argv)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *prgname = g_strdup_printf ("owb %s", command);
+
+  /* --help output says "Usage: owb run [OPTION…] MODEL". */
+  g_set_prgname (prgname);
+  if (!g_option_context_parse (context, argc, argv, &error))
+    {
+      owb_cli_error (command, "%s (see owb %s --help)", error->message, command);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static const char *const optimize_names[] = { "disabled", "basic", "extended", "layout", "all" };
+
+gboolean
+owb_cli_parse_optimize (const char *text, OwbOptimizeLevel *level, GError **error)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (optimize_names); i++)
+    if (g_ascii_strcasecmp (text, optimize_names[i]) == 0 || (text[0] == '0' + (int) i && text[1] == '\0'))
+      {
+        *level = (OwbOptimizeLevel) i;
+        return TRUE;
+      }
+  g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+               "unknown optimization level '%s' (use disabled, basic, extended, layout or all)", text);
+  return FALSE;
+}
+
+const char *
+owb_cli_optimize_name (OwbOptimizeLevel level)
+{
+  if ((guint) level < G_N_ELEMENTS (optimize_names))
+    return optimize_names[level];
+  return "unknown";
+}
+
+gboolean
+owb_cli_session_options (OwbSessionOptions *options, const char *providers, int n_threads,
+                         const char *optimize, GPtrArray **providers_out, GError **error)
+{
+  owb_session_options_init (options);
+  *providers_out = NULL;
+  if (n_threads < 0)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "--threads must be 0 (all cores) or more, not %d",
+                   n_threads);
+      return FALSE;
+    }
+  options->n_threads = n_threads;
+  if (optimize != NULL && !owb_cli_parse_optimize (optimize, &options->optimize, error))
+    return FALSE;
+  {
+    /* Always explicit, so that every command partitions the same way. */
+    GPtrArray *list = owb_providers_new_from_list (providers != NULL ? providers : "cpu", error);
+    if (list == NULL)
+      return FALSE;
+    options->providers = list;
+    *providers_out = list;
+  }
+  return TRUE;
+}
+
+GHashTable *
+owb_cli_parse_dims (char **dims, GError **error)
+{
+  g_autoptr (GHashTable) table = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+
+  for (char **d = dims; d != NULL && *d != NULL; d++)
+    {
+      const char *eq = strchr (*d, '=');
+      char *end = NULL;
+      gint64 value;
+
+      if (eq == NULL || eq == *d)
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "--dim '%s' is not NAME=VALUE", *d);
+          return NULL;
+        }
+      errno = 0;
+      value = g_ascii_strtoll (eq + 1, &end, 10);
+      if (errno != 0 || end == eq + 1 || *end != '\0' || value < 0 || value > G_MAXINT32)
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "--dim '%s': the value must be a whole number from 0 to %d",
+                       *d, G_MAXINT32);
+          return NULL;
+        }
+      g_hash_table_insert (table, g_strndup (*d, eq - *d), g_memdup2 (&value, sizeof value));
+    }
+  return g_steal_pointer (&table);
+}
+
+static int
+find_input (OwbSession *session, const char *name)
+{
+  guint n = owb_session_get_n_inputs (session);
+  for (guint i = 0; i < n; i++)
+    if (g_strcmp0 (owb_session_get_input (session, i)->name, name) == 0)
+      return (int) i;
+  return -1;
+}
+
+static char *
+input_names (OwbSession *session)
+{
+  GString *s = g_string_new (NULL);
+  guint n = owb_session_get_n_inputs (session);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (s, "%s'%s'", i ? ", " : "", owb_session_get_input (session, i)->name);
+  if (n == 0)
+    g_string_append (s, "none");
+  return g_string_free (s, FALSE);
+}
+
+static OwbTensor *
+load_input (const OwbValueInfo *info, const char *path, GError **error)
+{
+  g_autoptr (GError) local = NULL;
+  OwbTensor *t = owb_tensor_load_file (path, NULL, &local);
+
+  if (t == NULL)
+    {
+      g_set_error (error, local->domain, local->code, "%s: %s", path, local->message);
+      return NULL;
+    }
+  /* A clearer message than the session's when the wrong file is given. */
+  if (info->has_type && info->type.kind == OWB_VALUE_TENSOR && t->kind == OWB_VALUE_TENSOR &&
+      info->type.dtype != OWB_TYPE_UNDEFINED && t->dtype != info->type.dtype)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "%s: holds %s values but input '%s' is %s", path,
+                   owb_data_type_name (t->dtype), info->name, owb_data_type_name (info->type.dtype));
+      owb_tensor_unref (t);
+      return NULL;
+    }
+  return t;
+}
+
+GPtrArray *
+owb_cli_gather_inputs (OwbSession *session, const char *input_dir, char **named, gboolean random,
+                       GHashTable *dims, guint32 seed, GError **error)
+{
+  guint n = owb_session_get_n_inputs (session);
+  g_autoptr (GPtrArray) values = g_ptr_array_new_full (n, (GDestroyNotify) owb_tensor_unref);
+  g_autoptr (GRand) rand = g_rand_new_with_seed (seed);
+
+  g_ptr_array_set_size (values, n);
+
+  for (char **p = named; p != NULL && *p != NULL; p++)
+    {
+      const char *eq = strchr (*p, '=');
+      g_autofree char *name = NULL;
+      int i;
+
+      if (eq == NULL || eq == *p || eq[1] == '\0')
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "--input '%s' is not NAME=FILE", *p);
+          return NULL;
+        }
+      name = g_strndup (*p, eq - *p);
+      i = find_input (session, name);
+      if (i < 0)
+        {
+          g_autofree char *names = input_names (session);
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "--input: the model has no input '%s' (its inputs: %s)",
+                       name, names);
+          return NULL;
+        }
+      if (values->pdata[i] != NULL)
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "--input: input '%s' given twice", name);
+          return NULL;
+        }
+      values->pdata[i] = load_input (owb_session_get_input (session, i), eq + 1, error);
+      if (values->pdata[i] == NULL)
+        return NULL;
+    }
+
+  if (input_dir != NULL)
+    {
+      if (!g_file_test (input_dir, G_FILE_TEST_IS_DIR))
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "%s: no such directory", input_dir);
+          return NULL;
+        }
+      for (guint k = 0;; k++)
+        {
+          g_autofree char *pb = g_strdup_printf ("%s/input_%u.pb", input_dir, k);
+          g_autofree char *npy = g_strdup_printf ("%s/input_%u.npy", input_dir, k);
+          const char *path = g_file_test (pb, G_FILE_TEST_EXISTS) ? pb
+                             : g_file_test (npy, G_FILE_TEST_EXISTS) ? npy : NULL;
+          if (path == NULL)
+            break;
+          if (k >= n)
+            {
+              g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "%s: the model has only %u input%s to feed", path,
+                           n, n == 1 ? "" : "s");
+              return NULL;
+            }
+          if (values->pdata[k] != NULL)
+            continue; /* --input NAME=FILE wins over the directory */
+          values->pdata[k] = load_input (owb_session_get_input (session, k), path, error);
+          if (values->pdata[k] == NULL)
+            return NULL;
+        }
+    }
+
+  for (guint i = 0; i < n; i++)
+    {
+      const OwbValueInfo *info = owb_session_get_input (session, i);
+      if (values->pdata[i] != NULL)
+        continue;
+      if (!random)
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                       "input '%s' has no value: give --input %s=FILE, --input-dir DIR or --random", info->name,
+                       info->name);
+          return NULL;
+        }
+      if (!info->has_type)
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                       "input '%s' has no declared type, so no random value can be made for it", info->name);
+          return NULL;
+        }
+      values->pdata[i] = owb_cli_random_tensor (&info->type, info->name, dims, rand, error);
+      if (values->pdata[i] == NULL)
+        return NULL;
+    }
+  return g_steal_pointer (&values);
+}
+
+OwbTensor *
+owb_cli_random_tensor (const OwbValueType *type, const char *name, GHashTable *dims, GRand *rand, GError **error)
+{
+  int64_t shape[OWB_MAX_RANK];
+  OwbTensor *t;
+
+  if (type->kind != OWB_VALUE_TENSOR)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                   "input '%s' is not a tensor; random values are made only for tensors", name);
+      return NULL;
+    }
+  if (type->rank < 0 || type->rank > OWB_MAX_RANK)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                   "input '%s' has no declared shape; give its value in a file", name);
+      return NULL;
+    }
+  for (int d = 0; d < type->rank; d++)
+    {
+      const OwbDim *dim = &type->dims[d];
+      const gint64 *given;
+      if (owb_dim_is_known (*dim))
+        shape[d] = dim->value;
+      else if (dim->param != NULL && dims != NULL && (given = g_hash_table_lookup (dims, dim->param)) != NULL)
+        shape[d] = *given;
+      else
+        shape[d] = 1;
+    }
+
+  switch (type->dtype)
+    {
+    case OWB_TYPE_FLOAT: case OWB_TYPE_DOUBLE: case OWB_TYPE_FLOAT16: case OWB_TYPE_BFLOAT16:
+    case OWB_TYPE_UINT8: case OWB_TYPE_INT8: case OWB_TYPE_UINT16: case OWB_TYPE_INT16:
+    case OWB_TYPE_INT32: case OWB_TYPE_INT64: case OWB_TYPE_UINT32: case OWB_TYPE_UINT64:
+    case OWB_TYPE_BOOL: case OWB_TYPE_STRING:
+      break;
+    default:
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                   "input '%s': random values of type %s are not supported; give its value in a file", name,
+                   owb_data_type_name (type->dtype));
+      return NULL;
+    }
+
+  t = owb_tensor_new (type->dtype, type->rank, shape, error);
+  if (t == NULL)
+    {
+      g_prefix_error (error, "input '%s': ", name);
+      return NULL;
+    }
+
+  for (int64_t i = 0; i < t->nelems; i++)
+    switch (type->dtype)
+      {
+      case OWB_TYPE_FLOAT: case OWB_TYPE_DOUBLE: case OWB_TYPE_FLOAT16: case OWB_TYPE_BFLOAT16:
+        owb_tensor_set_double (t, i, g_rand_double_range (rand, -1.0, 1.0));
+        break;
+      case OWB_TYPE_BOOL:
+        owb_tensor_set_double (t, i, g_rand_boolean (rand) ? 1.0 : 0.0);
+        break;
+      case OWB_TYPE_STRING:
+        /* String tensors own their char * elements (see owb-tensor.h). */
+        ((char **) t->data)[i] = g_strdup_printf ("s%d", g_rand_int_range (rand, 0, 10));
+        break;
+      default:
+        /* Small non-negative integers stay valid as indices and sizes in most graphs. */
+        owb_tensor_set_double (t, i, g_rand_int_range (rand, 0, 10));
+        break;
+      }
+  return t;
+}
+
+char *
+owb_cli_tensor_describe (const OwbTensor *tensor)
+{
+  OwbValueType type;
+
+  if (tensor == NULL)
+    return g_strdup ("(none)");
+  if (tensor->kind == OWB_VALUE_SEQUENCE || tensor->kind == OWB_VALUE_OPTIONAL)
+    {
+      guint n = tensor->sequence != NULL ? tensor->sequence->len : 0;
+      return g_strdup_printf ("%s<%s> of %u element%s", tensor->kind == OWB_VALUE_SEQUENCE ? "sequence" : "optional",
+                              owb_data_type_name (tensor->dtype), n, n == 1 ? "" : "s");
+    }
+  owb_tensor_get_value_type (tensor, &type);
+  return owb_value_type_to_string (&type);
+}
+
+static gboolean
+has_scalar_values (OwbDataType dtype)
+{
+  return dtype == OWB_TYPE_BOOL || (owb_data_type_size (dtype) > 0 && dtype != OWB_TYPE_COMPLEX64 &&
+                                    dtype != OWB_TYPE_COMPLEX128 && dtype < OWB_TYPE_FLOAT8E4M3FN);
+}
+
+static gboolean
+is_float_type (OwbDataType dtype)
+{
+  return dtype == OWB_TYPE_FLOAT || dtype == OWB_TYPE_DOUBLE || dtype == OWB_TYPE_FLOAT16 ||
+         dtype == OWB_TYPE_BFLOAT16;
+}
+
+static void
+append_value (GString *out, const OwbTensor *t, int64_t i)
+{
+  if (t->dtype == OWB_TYPE_STRING)
+    {
+      const char *s = ((char *const *) t->data)[i];
+      g_autofree char *escaped = g_strescape (s != NULL ? s : "", NULL);
+      g_string_append_printf (out, "\"%s\"", escaped);
+    }
+  else if (t->dtype == OWB_TYPE_BOOL)
+    g_string_append (out, owb_tensor_get_int64 (t, i) ? "true" : "false");
+  else if (is_float_type (t->dtype))
+    g_string_append_printf (out, "%.6g", owb_tensor_get_double (t, i));
+  else if (t->dtype == OWB_TYPE_UINT64)
+    g_string_append_printf (out, "%" G_GUINT64_FORMAT, (guint64) owb_tensor_get_int64 (t, i));
+  else
+    g_string_append_printf (out, "%" G_GINT64_FORMAT, (gint64) owb_tensor_get_int64 (t, i));
+}
+
+void
+owb_cli_tensor_summary (GString *out, const OwbTensor *t, guint max_values)
+{
+  if (t->kind == OWB_VALUE_SEQUENCE || t->kind == OWB_VALUE_OPTIONAL)
+    {
+      for (guint i = 0; t->sequence != NULL && i < t->sequence->len; i++)
+        {
+          const OwbTensor *e = t->sequence->pdata[i];
+          g_autofree char *what = owb_cli_tensor_describe (e);
+          g_string_append_printf (out, "  [%u] %s\n", i, what);
+          if (e != NULL)
+            owb_cli_tensor_summary (out, e, max_values);
+        }
+      return;
+    }
+  if (t->nelems == 0)
+    {
+      g_string_append (out, "    (no elements)\n");
+      return;
+    }
+  if (t->dtype != OWB_TYPE_STRING && !has_scalar_values (t->dtype))
+    {
+      g_string_append_printf (out, "    (%" G_GINT64_FORMAT " %s values, not shown)\n", (gint64) t->nelems,
+                              owb_data_type_name (t->dtype));
+      return;
+    }
+  if (t->dtype != OWB_TYPE_STRING)
+    {
+      double lo = INFINITY, hi = -INFINITY, sum = 0;
+      int64_t n_nan = 0, n_inf = 0, n_finite = 0;
+      for (int64_t i = 0; i < t->nelems; i++)
+        {
+          double v = owb_tensor_get_double (t, i);
+          if (isnan (v))
+            n_nan++;
+          else if (isinf (v))
+            n_inf++;
+          else
+            {
+              lo = MIN (lo, v);
+              hi = MAX (hi, v);
+              sum += v;
+              n_finite++;
+            }
+        }
+      if (n_finite > 0)
+        g_string_append_printf (out, "    min %.6g  max %.6g  mean %.6g", lo, hi, sum / n_finite);
+      else
+        g_string_append (out, "    no finite values");
+      if (n_nan || n_inf)
+        g_string_append_printf (out, "  (%" G_GINT64_FORMAT " NaN, %" G_GINT64_FORMAT " infinite)", (gint64) n_nan,
+                                (gint64) n_inf);
+      g_string_append_c (out, '\n');
+    }
+  g_string_append (out, "    [");
+  for (int64_t i = 0; i < t->nelems && i < (int64_t) max_values; i++)
+    {
+      if (i > 0)
+        g_string_append (out, ", ");
+      append_value (out, t, i);
+    }
+  if (t->nelems > (int64_t) max_values)
+    g_string_append_printf (out, ", ... (%" G_GINT64_FORMAT " in all)", (gint64) t->nelems);
+  g_string_append (out, "]\n");
+}
+
+double
+owb_cli_now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+double
+owb_cli_peak_rss_mb (void)
+{
+  g_autofree char *status = NULL;
+  struct rusage usage;
+
+  if (g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
+    {
+      const char *line = strstr (status, "VmHWM:");
+      if (line != NULL)
+        return g_ascii_strtod (line + strlen ("VmHWM:"), NULL) / 1024.0;
+    }
+  if (getrusage (RUSAGE_SELF, &usage) == 0)
+    return usage.ru_maxrss / 1024.0; /* kilobytes on Linux */
+  return 0;
+}
+
+void
+owb_json_string (GString *out, const char *s)
+{
+  g_autofree char *valid = g_utf8_make_valid (s != NULL ? s : "", -1);
+
+  g_string_append_c (out, '"');
+  for (const char *p = valid; *p; p++)
+    {
+      unsigned char c = (unsigned char) *p;
+      switch (c)
+        {
+        case '"': g_string_append (out, "\\\""); break;
+        case '\\': g_string_append (out, "\\\\"); break;
+        case '\n': g_string_append (out, "\\n"); break;
+        case '\r': g_string_append (out, "\\r"); break;
+        case '\t': g_string_append (out, "\\t"); break;
+        default:
+          if (c < 0x20)
+            g_string_append_printf (out, "\\u%04x", c);
+          else
+            g_string_append_c (out, (char) c);
+        }
+    }
+  g_string_append_c (out, '"');
+}
+
+void
+owb_json_double (GString *out, double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+  if (!isfinite (v))
+    {
+      g_string_append (out, "null");
+      return;
+    }
+  g_string_append (out, g_ascii_formatd (buf, sizeof buf, "%.6g", v));
+}
+
+static const char *
+kind_name (OwbValueKind kind)
+{
+  switch (kind)
+    {
+    case OWB_VALUE_TENSOR: return "tensor";
+    case OWB_VALUE_SEQUENCE: return "sequence";
+    case OWB_VALUE_OPTIONAL: return "optional";
+    case OWB_VALUE_MAP: return "map";
+    case OWB_VALUE_SPARSE_TENSOR: return "sparse_tensor";
+    default: return "unknown";
+    }
+}
+
+void
+owb_json_value_type (GString *out, const OwbValueType *type, gboolean has_type)
+{
+  g_autofree char *text = NULL;
+
+  if (!has_type)
+    {
+      g_string_append (out, "null");
+      return;
+    }
+  text = owb_value_type_to_string (type);
+  g_string_append (out, "{\"kind\":");
+  owb_json_string (out, kind_name (type->kind));
+  g_string_append (out, ",\"dtype\":");
+  owb_json_string (out, owb_data_type_name (type->dtype));
+  g_string_append (out, ",\"shape\":");
+  if (type->rank < 0 || type->kind != OWB_VALUE_TENSOR)
+    g_string_append (out, "null");
+  else
+    {
+      g_string_append_c (out, '[');
+      for (int d = 0; d < type->rank && d < OWB_MAX_RANK; d++)
+        {
+          if (d > 0)
+            g_string_append_c (out, ',');
+          if (owb_dim_is_known (type->dims[d]))
+            g_string_append_printf (out, "%" G_GINT64_FORMAT, (gint64) type->dims[d].value);
+          else if (type->dims[d].param != NULL)
+            owb_json_string (out, type->dims[d].param);
+          else
+            g_string_append (out, "null");
+        }
+      g_string_append_c (out, ']');
+    }
+  g_string_append (out, ",\"text\":");
+  owb_json_string (out, text);
+  g_string_append_c (out, '}');
+}

@@ -1,0 +1,80 @@
+/* owb-cli.h: helpers shared by the owb subcommands: exit codes, one-line errors, option parsing,
+ * feeding inputs (files, random), printing tensors and writing JSON. */
+#pragma once
+
+#include <owb/owb.h>
+
+G_BEGIN_DECLS
+
+/* Exit statuses of the owb contract. */
+enum {
+  OWB_EXIT_OK = 0,
+  OWB_EXIT_FAILED = 1,
+  OWB_EXIT_USAGE = 2
+};
+
+typedef int (*OwbCommandFunc) (int argc, char **argv);
+
+int owb_cmd_inspect (int argc, char **argv);
+int owb_cmd_run (int argc, char **argv);
+int owb_cmd_check (int argc, char **argv);
+int owb_cmd_bench (int argc, char **argv);
+int owb_cmd_ops (int argc, char **argv);
+
+/* The message with its line breaks replaced by "; " (caller frees). */
+char *owb_cli_one_line (const char *message);
+/* Prints "owb: WHAT: MESSAGE" on stderr as one line (newlines in MESSAGE become "; ").
+ * what may be NULL. */
+void owb_cli_error (const char *what, const char *format, ...) G_GNUC_PRINTF (2, 3);
+/* Same, for a GError. */
+void owb_cli_gerror (const char *what, const GError *error);
+/* The exit status for an error: OWB_EXIT_USAGE for OWB_ERROR_INVALID_ARGUMENT and option
+ * errors, OWB_EXIT_FAILED otherwise. */
+int owb_cli_exit_status (const GError *error);
+
+/* Parses a GOptionContext for a subcommand; on a bad option prints one line and returns FALSE
+ * (the caller exits with OWB_EXIT_USAGE). argv[0] is the subcommand name. */
+gboolean owb_cli_parse (GOptionContext *context, const char *command, int *argc, char ***argv);
+
+/* "disabled", "basic", "extended", "layout", "all" or 0..4. */
+gboolean owb_cli_parse_optimize (const char *text, OwbOptimizeLevel *level, GError **error);
+const char *owb_cli_optimize_name (OwbOptimizeLevel level);
+
+/* Session options from the common command-line flags. providers may be NULL (CPU only). On
+ * success *providers_out holds the provider array (free with g_ptr_array_unref after the
+ * session is created). */
+gboolean owb_cli_session_options (OwbSessionOptions *options, const char *providers, int n_threads,
+                                  const char *optimize, GPtrArray **providers_out, GError **error);
+
+/* Values for symbolic dims given as NAME=VALUE strings. Returns a table name -> int64 (as
+ * gint64 *). */
+GHashTable *owb_cli_parse_dims (char **dims, GError **error);
+
+/* The session's feed inputs, in order, filled from (in this priority): `named` (NAME=FILE
+ * strings), DIR/input_K.pb (or .npy) by position, then random values when `random` is TRUE
+ * (symbolic dims take their value from `dims`, else 1). Returns a GPtrArray of OwbTensor *
+ * (one per feed input) or NULL with an error. An input left without a value is an
+ * OWB_ERROR_INVALID_ARGUMENT error that names it. */
+GPtrArray *owb_cli_gather_inputs (OwbSession *session, const char *input_dir, char **named, gboolean random,
+                                  GHashTable *dims, guint32 seed, GError **error);
+/* A tensor of random values for a value type (see owb_cli_gather_inputs). */
+OwbTensor *owb_cli_random_tensor (const OwbValueType *type, const char *name, GHashTable *dims, GRand *rand,
+                                  GError **error);
+
+/* "float32[1,3,32,32]" for a tensor, "sequence<float32>(3)" for a sequence; caller frees. */
+char *owb_cli_tensor_describe (const OwbTensor *tensor);
+/* Appends a short summary of the values: statistics and the first few elements. */
+void owb_cli_tensor_summary (GString *out, const OwbTensor *tensor, guint max_values);
+
+/* Milliseconds on a monotonic clock. */
+double owb_cli_now_ms (void);
+/* Peak resident set size of this process in MiB (VmHWM, or getrusage). */
+double owb_cli_peak_rss_mb (void);
+
+/* Minimal JSON writing into a GString. */
+void owb_json_string (GString *out, const char *s);
+void owb_json_double (GString *out, double v);
+/* The value type as {"kind":..,"dtype":..,"shape":[...],"text":..}. */
+void owb_json_value_type (GString *out, const OwbValueType *type, gboolean has_type);
+
+G_END_DECLS

@@ -1,0 +1,187 @@
+/* owb-cmd-bench.c: `owb bench MODEL`: load time, run latency statistics and peak memory. */
+#include "owb-cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+compare_doubles (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+/* The q-quantile of sorted values, interpolated between neighbours. */
+static double
+quantile (const double *sorted, guint n, double q)
+{
+  double pos = q * (n - 1);
+  guint lo = (guint) floor (pos), hi = MIN (lo + 1, n - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+int
+owb_cmd_bench (int argc, char **argv)
+{
+  g_autofree char *input_dir = NULL, *providers_opt = NULL, *optimize_opt = NULL;
+  g_auto (GStrv) named = NULL, dim_opts = NULL;
+  int n_threads = 0, warmup = 5, iterations = 50, seed = 0;
+  gboolean json = FALSE;
+  GOptionEntry entries[] = {
+    { "input-dir", 0, 0, G_OPTION_ARG_FILENAME, &input_dir, "Feed DIR/input_K.pb to the graph inputs in order (default: random inputs)", "DIR" },
+    { "input", 'i', 0, G_OPTION_ARG_FILENAME_ARRAY, &named, "Feed input NAME from FILE; repeatable", "NAME=FILE" },
+    { "dim", 0, 0, G_OPTION_ARG_STRING_ARRAY, &dim_opts, "Value of a symbolic dimension for random inputs (default 1); repeatable", "NAME=VALUE" },
+    { "seed", 0, 0, G_OPTION_ARG_INT, &seed, "Seed of the random inputs (default 0)", "N" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &n_threads, "Intra-op threads (default 0: all cores)", "N" },
+    { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "Untimed runs first (default 5)", "N" },
+    { "iterations", 'n', 0, G_OPTION_ARG_INT, &iterations, "Timed runs (default 50)", "N" },
+    { "optimize", 'O', 0, G_OPTION_ARG_STRING, &optimize_opt, "Optimization level: disabled, basic, extended, layout or all", "LEVEL" },
+    { "providers", 0, 0, G_OPTION_ARG_STRING, &providers_opt, "Execution providers in priority order (default: cpu)", "cpu,…" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbModel) model = NULL;
+  g_autoptr (OwbSession) session = NULL;
+  g_autoptr (GPtrArray) providers = NULL;
+  g_autoptr (GPtrArray) inputs = NULL;
+  g_autoptr (GHashTable) dims = NULL;
+  g_autoptr (GString) out = g_string_new (NULL);
+  g_autofree const char **names = NULL;
+  g_autofree OwbTensor **outputs = NULL;
+  g_autofree double *times = NULL;
+  OwbSessionOptions options;
+  OwbRunStats stats = { 0 };
+  const char *path;
+  double t0, load_ms, sum = 0, sq = 0, mean, median, stddev;
+  guint n_out;
+  int threads_used;
+
+  g_option_context_set_summary (context, "Time MODEL: session load time, then per-run latency over --iterations runs\n"
+                                         "after --warmup runs, and the peak resident memory. Inputs are random\n"
+                                         "(symbolic dims 1 unless --dim NAME=VALUE) unless files are given.");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!owb_cli_parse (context, "bench", &argc, &argv))
+    return OWB_EXIT_USAGE;
+  if (argc != 2)
+    {
+      owb_cli_error ("bench", "expected one MODEL argument (see owb bench --help)");
+      return OWB_EXIT_USAGE;
+    }
+  if (warmup < 0 || iterations < 1)
+    {
+      owb_cli_error ("bench", "--warmup must be 0 or more and --iterations 1 or more");
+      return OWB_EXIT_USAGE;
+    }
+  path = argv[1];
+  dims = owb_cli_parse_dims (dim_opts, &error);
+  if (dims == NULL || !owb_cli_session_options (&options, providers_opt, n_threads, optimize_opt, &providers, &error))
+    {
+      owb_cli_gerror ("bench", error);
+      return OWB_EXIT_USAGE;
+    }
+  threads_used = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
+
+  t0 = owb_cli_now_ms ();
+  model = owb_model_load_file (path, &error);
+  if (model == NULL)
+    {
+      owb_cli_gerror (path, error);
+      return OWB_EXIT_FAILED;
+    }
+  session = owb_session_new (model, &options, &error);
+  if (session == NULL)
+    {
+      owb_cli_gerror (path, error);
+      return OWB_EXIT_FAILED;
+    }
+  load_ms = owb_cli_now_ms () - t0;
+
+  inputs = owb_cli_gather_inputs (session, input_dir, named, TRUE, dims, (guint32) seed, &error);
+  if (inputs == NULL)
+    {
+      owb_cli_gerror (path, error);
+      return owb_cli_exit_status (error);
+    }
+  names = g_new0 (const char *, MAX (inputs->len, 1));
+  for (guint i = 0; i < inputs->len; i++)
+    names[i] = owb_session_get_input (session, i)->name;
+  n_out = owb_session_get_n_outputs (session);
+  outputs = g_new0 (OwbTensor *, MAX (n_out, 1));
+  times = g_new0 (double, iterations);
+
+  for (int it = -warmup; it < iterations; it++)
+    {
+      double start = owb_cli_now_ms ();
+      gboolean ok = owb_session_run (session, inputs->len, names, (OwbTensor *const *) inputs->pdata, n_out, NULL,
+                                     outputs, &stats, NULL, &error);
+      double elapsed = owb_cli_now_ms () - start;
+      for (guint k = 0; k < n_out; k++)
+        g_clear_pointer (&outputs[k], owb_tensor_unref);
+      if (!ok)
+        {
+          owb_cli_gerror (path, error);
+          return OWB_EXIT_FAILED;
+        }
+      if (it >= 0)
+        times[it] = elapsed;
+    }
+
+  for (int i = 0; i < iterations; i++)
+    sum += times[i];
+  mean = sum / iterations;
+  for (int i = 0; i < iterations; i++)
+    sq += (times[i] - mean) * (times[i] - mean);
+  stddev = iterations > 1 ? sqrt (sq / (iterations - 1)) : 0;
+  qsort (times, iterations, sizeof (double), compare_doubles);
+  median = quantile (times, iterations, 0.5);
+
+  if (json)
+    {
+      g_string_append (out, "{\"model\":");
+      owb_json_string (out, path);
+      g_string_append (out, ",\"median_ms\":");
+      owb_json_double (out, median);
+      g_string_append (out, ",\"min_ms\":");
+      owb_json_double (out, times[0]);
+      g_string_append (out, ",\"mean_ms\":");
+      owb_json_double (out, mean);
+      g_string_append (out, ",\"max_ms\":");
+      owb_json_double (out, times[iterations - 1]);
+      g_string_append (out, ",\"p90_ms\":");
+      owb_json_double (out, quantile (times, iterations, 0.9));
+      g_string_append (out, ",\"stddev_ms\":");
+      owb_json_double (out, stddev);
+      g_string_append (out, ",\"load_ms\":");
+      owb_json_double (out, load_ms);
+      g_string_append (out, ",\"peak_rss_mb\":");
+      owb_json_double (out, owb_cli_peak_rss_mb ());
+      g_string_append (out, ",\"arena_peak_mb\":");
+      owb_json_double (out, stats.peak_bytes / (1024.0 * 1024.0));
+      g_string_append_printf (out, ",\"iterations\":%d,\"warmup\":%d,\"threads\":%d,\"optimize\":", iterations, warmup,
+                              threads_used);
+      owb_json_string (out, owb_cli_optimize_name (options.optimize));
+      g_string_append (out, ",\"providers\":");
+      owb_json_string (out, providers_opt != NULL ? providers_opt : "cpu");
+      g_string_append (out, "}\n");
+    }
+  else
+    {
+      g_string_append_printf (out, "Model          %s\n", path);
+      g_string_append_printf (out, "Settings       %d thread%s, optimization %s, providers %s\n", threads_used,
+                              threads_used == 1 ? "" : "s", owb_cli_optimize_name (options.optimize),
+                              providers_opt != NULL ? providers_opt : "cpu");
+      g_string_append_printf (out, "Load           %.2f ms\n", load_ms);
+      g_string_append_printf (out, "Latency        median %.3f ms, min %.3f, mean %.3f, p90 %.3f, max %.3f, stddev %.3f\n",
+                              median, times[0], mean, quantile (times, iterations, 0.9), times[iterations - 1], stddev);
+      g_string_append_printf (out, "               over %d runs after %d warm-up run%s\n", iterations, warmup,
+                              warmup == 1 ? "" : "s");
+      g_string_append_printf (out, "Peak memory    %.1f MiB resident, %.2f MiB of intermediate tensors\n",
+                              owb_cli_peak_rss_mb (), stats.peak_bytes / (1024.0 * 1024.0));
+    }
+  fputs (out->str, stdout);
+  return OWB_EXIT_OK;
+}

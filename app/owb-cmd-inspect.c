@@ -1,0 +1,434 @@
+/* owb-cmd-inspect.c: `owb inspect MODEL`: what is in a model and which provider runs each node. */
+#include "owb-cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+  char *op;
+  guint count;
+} OpCount;
+
+static void
+count_ops (const OwbGraph *graph, GHashTable *counts, guint *n_sub)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      const OwbNode *node = graph->nodes->pdata[i];
+      g_autofree char *key = node->domain != NULL && *node->domain && strcmp (node->domain, "ai.onnx") != 0
+                               ? g_strdup_printf ("%s.%s", node->domain, node->op_type)
+                               : g_strdup (node->op_type);
+      guint *c = g_hash_table_lookup (counts, key);
+      if (c == NULL)
+        {
+          c = g_new0 (guint, 1);
+          g_hash_table_insert (counts, g_steal_pointer (&key), c);
+        }
+      (*c)++;
+      if (n_sub != NULL && graph->parent != NULL)
+        (*n_sub)++;
+      for (int a = 0; a < node->n_attributes; a++)
+        {
+          const OwbAttribute *attr = &node->attributes[a];
+          if (attr->type == OWB_ATTR_GRAPH && attr->g != NULL)
+            count_ops (attr->g, counts, n_sub);
+          else if (attr->type == OWB_ATTR_GRAPHS)
+            for (int g = 0; g < attr->n; g++)
+              if (attr->graphs[g] != NULL)
+                count_ops (attr->graphs[g], counts, n_sub);
+        }
+    }
+}
+
+static gint
+compare_op_counts (gconstpointer a, gconstpointer b)
+{
+  const OpCount *x = a, *y = b;
+  if (x->count != y->count)
+    return x->count > y->count ? -1 : 1;
+  return strcmp (x->op, y->op);
+}
+
+/* Op types with their counts, most used first (subgraph nodes included). */
+static GArray *
+op_counts (const OwbGraph *graph, guint *n_sub)
+{
+  g_autoptr (GHashTable) counts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  GArray *list = g_array_new (FALSE, FALSE, sizeof (OpCount));
+  GHashTableIter iter;
+  gpointer key, value;
+
+  *n_sub = 0;
+  count_ops (graph, counts, n_sub);
+  g_hash_table_iter_init (&iter, counts);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      OpCount oc = { g_strdup (key), *(guint *) value };
+      g_array_append_val (list, oc);
+    }
+  g_array_sort (list, compare_op_counts);
+  return list;
+}
+
+static void
+free_op_counts (GArray *list)
+{
+  for (guint i = 0; i < list->len; i++)
+    g_free (g_array_index (list, OpCount, i).op);
+  g_array_unref (list);
+}
+
+static char *
+node_label (const OwbNode *node, guint index)
+{
+  if (node->name != NULL && *node->name)
+    return g_strdup (node->name);
+  return g_strdup_printf ("#%u", index);
+}
+
+static char *
+size_text (guint64 bytes)
+{
+  return g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
+}
+
+static void
+print_value_infos (GString *out, const char *title, GPtrArray *infos)
+{
+  guint width = 4;
+
+  g_string_append_printf (out, "%s\n", title);
+  for (guint i = 0; i < infos->len; i++)
+    width = MAX (width, MIN (40, strlen (((OwbValueInfo *) infos->pdata[i])->name)));
+  for (guint i = 0; i < infos->len; i++)
+    {
+      const OwbValueInfo *info = infos->pdata[i];
+      g_autofree char *type = info->has_type ? owb_value_type_to_string (&info->type) : g_strdup ("(type unknown)");
+      g_string_append_printf (out, "  %-*s  %s\n", (int) width, info->name, type);
+    }
+  if (infos->len == 0)
+    g_string_append (out, "  (none)\n");
+}
+
+static void
+json_value_infos (GString *out, GPtrArray *infos)
+{
+  g_string_append_c (out, '[');
+  for (guint i = 0; i < infos->len; i++)
+    {
+      const OwbValueInfo *info = infos->pdata[i];
+      if (i > 0)
+        g_string_append_c (out, ',');
+      g_string_append (out, "{\"name\":");
+      owb_json_string (out, info->name);
+      g_string_append (out, ",\"type\":");
+      owb_json_value_type (out, &info->type, info->has_type);
+      g_string_append_c (out, '}');
+    }
+  g_string_append_c (out, ']');
+}
+
+/* Value infos after shape inference: those of the graph, then outputs not among them. */
+static GPtrArray *
+all_value_infos (const OwbGraph *graph)
+{
+  GPtrArray *list = g_ptr_array_new ();
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+
+  for (guint i = 0; i < graph->value_infos->len; i++)
+    {
+      OwbValueInfo *info = graph->value_infos->pdata[i];
+      if (g_hash_table_add (seen, info->name))
+        g_ptr_array_add (list, info);
+    }
+  for (guint i = 0; i < graph->outputs->len; i++)
+    {
+      OwbValueInfo *info = graph->outputs->pdata[i];
+      if (g_hash_table_add (seen, info->name))
+        g_ptr_array_add (list, info);
+    }
+  return list;
+}
+
+int
+owb_cmd_inspect (int argc, char **argv)
+{
+  gboolean json = FALSE, shapes = FALSE;
+  g_autofree char *providers_opt = NULL, *optimize_opt = NULL;
+  GOptionEntry entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
+    { "shapes", 0, 0, G_OPTION_ARG_NONE, &shapes, "Also print every tensor's inferred type and shape", NULL },
+    { "providers", 0, 0, G_OPTION_ARG_STRING, &providers_opt, "Providers to partition onto, in priority order (default: cpu)", "cpu,…" },
+    { "optimize", 'O', 0, G_OPTION_ARG_STRING, &optimize_opt, "Optimization level of the partitioned graph (default: disabled)", "LEVEL" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GError) session_error = NULL;
+  g_autoptr (GError) shapes_error = NULL;
+  g_autoptr (OwbModel) model = NULL;
+  g_autoptr (OwbSession) session = NULL;
+  g_autoptr (GPtrArray) providers = NULL;
+  g_autoptr (GPtrArray) feed = NULL;
+  g_autoptr (GPtrArray) infos = NULL;
+  g_autoptr (GString) out = g_string_new (NULL);
+  OwbSessionOptions options;
+  const OwbGraph *graph, *run_graph = NULL;
+  const char *path;
+  GArray *ops;
+  guint n_sub = 0;
+  guint64 init_bytes = 0;
+
+  g_option_context_set_summary (context, "Summarise MODEL: IR version, producer, opsets, inputs and outputs with\n"
+                                         "their types and symbolic shapes, op counts, and which provider claims each\n"
+                                         "node (with the reasons of those that declined).");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!owb_cli_parse (context, "inspect", &argc, &argv))
+    return OWB_EXIT_USAGE;
+  if (argc != 2)
+    {
+      owb_cli_error ("inspect", "expected one MODEL argument (see owb inspect --help)");
+      return OWB_EXIT_USAGE;
+    }
+  path = argv[1];
+
+  if (!owb_cli_session_options (&options, providers_opt, 1, optimize_opt ? optimize_opt : "disabled", &providers,
+                                &error))
+    {
+      owb_cli_gerror ("inspect", error);
+      return OWB_EXIT_USAGE;
+    }
+
+  model = owb_model_load_file (path, &error);
+  if (model == NULL)
+    {
+      owb_cli_gerror (path, error);
+      return OWB_EXIT_FAILED;
+    }
+
+  session = owb_session_new (model, &options, &session_error);
+  if (session != NULL)
+    run_graph = owb_session_get_graph (session);
+  /* After the session was made: it partitions its own copy of the graph. */
+  if (shapes)
+    owb_model_infer_shapes (model, &shapes_error);
+  graph = model->graph;
+  feed = owb_graph_dup_feed_inputs (graph);
+  for (guint i = 0; i < graph->initializers->len; i++)
+    init_bytes += ((OwbTensor *) graph->initializers->pdata[i])->nbytes;
+  ops = op_counts (graph, &n_sub);
+  if (shapes)
+    infos = all_value_infos (graph);
+
+  if (json)
+    {
+      g_string_append (out, "{\"file\":");
+      owb_json_string (out, path);
+      g_string_append_printf (out, ",\"ir_version\":%" G_GINT64_FORMAT, (gint64) model->ir_version);
+      g_string_append (out, ",\"producer_name\":");
+      owb_json_string (out, model->producer_name);
+      g_string_append (out, ",\"producer_version\":");
+      owb_json_string (out, model->producer_version);
+      g_string_append (out, ",\"domain\":");
+      owb_json_string (out, model->domain);
+      g_string_append_printf (out, ",\"model_version\":%" G_GINT64_FORMAT, (gint64) model->model_version);
+      g_string_append (out, ",\"doc_string\":");
+      owb_json_string (out, model->doc_string);
+      g_string_append (out, ",\"graph_name\":");
+      owb_json_string (out, graph->name);
+      g_string_append (out, ",\"opsets\":[");
+      for (guint i = 0; i < model->opset_imports->len; i++)
+        {
+          const OwbOpsetImport *imp = &g_array_index (model->opset_imports, OwbOpsetImport, i);
+          g_string_append (out, i ? ",{\"domain\":" : "{\"domain\":");
+          owb_json_string (out, imp->domain);
+          g_string_append_printf (out, ",\"version\":%" G_GINT64_FORMAT "}", (gint64) imp->version);
+        }
+      g_string_append (out, "],\"metadata\":{");
+      for (guint i = 0; model->metadata != NULL && i < model->metadata->len; i++)
+        {
+          const OwbStringPair *kv = &g_array_index (model->metadata, OwbStringPair, i);
+          if (i > 0)
+            g_string_append_c (out, ',');
+          owb_json_string (out, kv->key);
+          g_string_append_c (out, ':');
+          owb_json_string (out, kv->value);
+        }
+      g_string_append (out, "},\"inputs\":");
+      json_value_infos (out, feed);
+      g_string_append (out, ",\"outputs\":");
+      json_value_infos (out, graph->outputs);
+      g_string_append_printf (out, ",\"initializers\":{\"count\":%u,\"bytes\":%" G_GUINT64_FORMAT "}",
+                              graph->initializers->len, init_bytes);
+      g_string_append_printf (out, ",\"n_nodes\":%u,\"n_subgraph_nodes\":%u,\"op_counts\":{", graph->nodes->len, n_sub);
+      for (guint i = 0; i < ops->len; i++)
+        {
+          const OpCount *oc = &g_array_index (ops, OpCount, i);
+          if (i > 0)
+            g_string_append_c (out, ',');
+          owb_json_string (out, oc->op);
+          g_string_append_printf (out, ":%u", oc->count);
+        }
+      g_string_append (out, "},\"optimize\":");
+      owb_json_string (out, owb_cli_optimize_name (options.optimize));
+      g_string_append (out, ",\"session_error\":");
+      if (session_error != NULL)
+        owb_json_string (out, session_error->message);
+      else
+        g_string_append (out, "null");
+      g_string_append (out, ",\"nodes\":[");
+      for (guint i = 0; run_graph != NULL && i < run_graph->nodes->len; i++)
+        {
+          const OwbNode *node = run_graph->nodes->pdata[i];
+          if (i > 0)
+            g_string_append_c (out, ',');
+          g_string_append (out, "{\"name\":");
+          owb_json_string (out, node->name);
+          g_string_append (out, ",\"op_type\":");
+          owb_json_string (out, node->op_type);
+          g_string_append (out, ",\"domain\":");
+          owb_json_string (out, node->domain);
+          g_string_append_printf (out, ",\"opset\":%d,\"provider\":", node->opset);
+          if (node->provider != NULL)
+            owb_json_string (out, node->provider);
+          else
+            g_string_append (out, "null");
+          g_string_append (out, ",\"declines\":[");
+          for (guint d = 0; node->declines != NULL && d < node->declines->len; d++)
+            {
+              const OwbDecline *dec = node->declines->pdata[d];
+              g_string_append (out, d ? ",{\"provider\":" : "{\"provider\":");
+              owb_json_string (out, dec->provider);
+              g_string_append (out, ",\"reason\":");
+              owb_json_string (out, dec->reason);
+              g_string_append_c (out, '}');
+            }
+          g_string_append (out, "]}");
+        }
+      g_string_append_c (out, ']');
+      if (shapes)
+        {
+          g_string_append (out, ",\"shapes_error\":");
+          if (shapes_error != NULL)
+            owb_json_string (out, shapes_error->message);
+          else
+            g_string_append (out, "null");
+          g_string_append (out, ",\"value_infos\":");
+          json_value_infos (out, infos);
+        }
+      g_string_append (out, "}\n");
+    }
+  else
+    {
+      g_autofree char *init_size = size_text (init_bytes);
+      GHashTable *per_provider = g_hash_table_new (g_str_hash, g_str_equal);
+
+      g_string_append_printf (out, "Model          %s\n", path);
+      g_string_append_printf (out, "IR version     %" G_GINT64_FORMAT "\n", (gint64) model->ir_version);
+      if (model->producer_name != NULL && *model->producer_name)
+        g_string_append_printf (out, "Producer       %s%s%s\n", model->producer_name,
+                                model->producer_version && *model->producer_version ? " " : "",
+                                model->producer_version ? model->producer_version : "");
+      if (model->domain != NULL && *model->domain)
+        g_string_append_printf (out, "Domain         %s\n", model->domain);
+      if (model->model_version != 0)
+        g_string_append_printf (out, "Model version  %" G_GINT64_FORMAT "\n", (gint64) model->model_version);
+      if (model->doc_string != NULL && *model->doc_string)
+        {
+          g_autofree char *first = g_strndup (model->doc_string, strcspn (model->doc_string, "\n"));
+          g_string_append_printf (out, "Description    %s\n", first);
+        }
+      g_string_append (out, "Opsets         ");
+      for (guint i = 0; i < model->opset_imports->len; i++)
+        {
+          const OwbOpsetImport *imp = &g_array_index (model->opset_imports, OwbOpsetImport, i);
+          g_string_append_printf (out, "%s%s %" G_GINT64_FORMAT, i ? ", " : "",
+                                  imp->domain && *imp->domain ? imp->domain : "ai.onnx", (gint64) imp->version);
+        }
+      g_string_append_c (out, '\n');
+      for (guint i = 0; model->metadata != NULL && i < model->metadata->len; i++)
+        {
+          const OwbStringPair *kv = &g_array_index (model->metadata, OwbStringPair, i);
+          g_string_append_printf (out, "%s%s = %s\n", i ? "               " : "Metadata       ", kv->key, kv->value);
+        }
+      print_value_infos (out, "Inputs", feed);
+      print_value_infos (out, "Outputs", graph->outputs);
+      g_string_append_printf (out, "Initializers   %u (%s)\n", graph->initializers->len, init_size);
+      g_string_append_printf (out, "Nodes          %u", graph->nodes->len);
+      if (n_sub > 0)
+        g_string_append_printf (out, " (and %u in subgraphs)", n_sub);
+      g_string_append (out, "\nOps\n");
+      for (guint i = 0; i < ops->len; i++)
+        {
+          const OpCount *oc = &g_array_index (ops, OpCount, i);
+          g_string_append_printf (out, "  %-28s %u\n", oc->op, oc->count);
+        }
+
+      g_string_append_printf (out, "Providers      (optimization %s)\n", owb_cli_optimize_name (options.optimize));
+      if (session_error != NULL)
+        g_string_append_printf (out, "  not partitioned: %s\n", session_error->message);
+      for (guint i = 0; run_graph != NULL && i < run_graph->nodes->len; i++)
+        {
+          const OwbNode *node = run_graph->nodes->pdata[i];
+          const char *p = node->provider != NULL ? node->provider : "(none)";
+          guint n = GPOINTER_TO_UINT (g_hash_table_lookup (per_provider, p));
+          g_hash_table_insert (per_provider, (gpointer) p, GUINT_TO_POINTER (n + 1));
+        }
+      {
+        GHashTableIter iter;
+        gpointer key, value;
+        g_hash_table_iter_init (&iter, per_provider);
+        while (g_hash_table_iter_next (&iter, &key, &value))
+          g_string_append_printf (out, "  %-12s %u node%s\n", (char *) key, GPOINTER_TO_UINT (value),
+                                  GPOINTER_TO_UINT (value) == 1 ? "" : "s");
+      }
+      g_hash_table_unref (per_provider);
+
+      if (run_graph != NULL)
+        {
+          guint width = 4;
+          for (guint i = 0; i < run_graph->nodes->len; i++)
+            {
+              g_autofree char *label = node_label (run_graph->nodes->pdata[i], i);
+              width = MAX (width, MIN (40, strlen (label)));
+            }
+          g_string_append (out, "Nodes → providers\n");
+          for (guint i = 0; i < run_graph->nodes->len; i++)
+            {
+              const OwbNode *node = run_graph->nodes->pdata[i];
+              g_autofree char *label = node_label (node, i);
+              g_string_append_printf (out, "  %-*s  %-20s %s\n", (int) width, label, node->op_type,
+                                      node->provider != NULL ? node->provider : "(none)");
+              for (guint d = 0; node->declines != NULL && d < node->declines->len; d++)
+                {
+                  const OwbDecline *dec = node->declines->pdata[d];
+                  g_string_append_printf (out, "  %-*s    declined by %s: %s\n", (int) width, "", dec->provider,
+                                          dec->reason);
+                }
+            }
+        }
+
+      if (shapes)
+        {
+          if (shapes_error != NULL)
+            g_string_append_printf (out, "Shapes         inference stopped: %s\n", shapes_error->message);
+          print_value_infos (out, "Tensors", infos);
+        }
+    }
+
+  free_op_counts (ops);
+  fputs (out->str, stdout);
+  fflush (stdout);
+
+  if (session_error != NULL)
+    {
+      owb_cli_gerror (path, session_error);
+      return OWB_EXIT_FAILED;
+    }
+  if (shapes_error != NULL)
+    {
+      owb_cli_gerror (path, shapes_error);
+      return OWB_EXIT_FAILED;
+    }
+  return OWB_EXIT_OK;
+}

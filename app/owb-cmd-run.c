@@ -1,0 +1,138 @@
+/* owb-cmd-run.c: `owb run MODEL`: runs a model once and prints or saves its outputs. */
+#include "owb-cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int
+owb_cmd_run (int argc, char **argv)
+{
+  g_autofree char *input_dir = NULL, *output_dir = NULL, *providers_opt = NULL, *optimize_opt = NULL;
+  g_auto (GStrv) named = NULL, dim_opts = NULL;
+  gboolean random = FALSE;
+  int n_threads = 0, seed = 0, n_values = 8;
+  GOptionEntry entries[] = {
+    { "input-dir", 0, 0, G_OPTION_ARG_FILENAME, &input_dir, "Feed DIR/input_K.pb (or .npy) to the graph inputs in order", "DIR" },
+    { "input", 'i', 0, G_OPTION_ARG_FILENAME_ARRAY, &named, "Feed input NAME from FILE (.pb TensorProto or .npy); repeatable", "NAME=FILE" },
+    { "random", 0, 0, G_OPTION_ARG_NONE, &random, "Fill inputs that have no file with seeded random values", NULL },
+    { "seed", 0, 0, G_OPTION_ARG_INT, &seed, "Seed of the random values (default 0)", "N" },
+    { "dim", 0, 0, G_OPTION_ARG_STRING_ARRAY, &dim_opts, "Value of a symbolic dimension for random inputs (default 1); repeatable", "NAME=VALUE" },
+    { "output-dir", 'o', 0, G_OPTION_ARG_FILENAME, &output_dir, "Write DIR/output_K.pb, each named after its output, instead of printing", "DIR" },
+    { "optimize", 'O', 0, G_OPTION_ARG_STRING, &optimize_opt, "Optimization level: disabled, basic, extended, layout or all", "LEVEL" },
+    { "providers", 0, 0, G_OPTION_ARG_STRING, &providers_opt, "Execution providers in priority order (default: cpu)", "cpu,…" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &n_threads, "Intra-op threads (default 0: all cores)", "N" },
+    { "values", 0, 0, G_OPTION_ARG_INT, &n_values, "How many values of each output to print (default 8)", "N" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbModel) model = NULL;
+  g_autoptr (OwbSession) session = NULL;
+  g_autoptr (GPtrArray) providers = NULL;
+  g_autoptr (GPtrArray) inputs = NULL;
+  g_autoptr (GHashTable) dims = NULL;
+  g_autoptr (GString) out = g_string_new (NULL);
+  g_autofree const char **names = NULL;
+  g_autofree OwbTensor **outputs = NULL;
+  OwbSessionOptions options;
+  const char *path;
+  guint n_out;
+  int status = OWB_EXIT_OK;
+
+  g_option_context_set_summary (context, "Run MODEL once. Inputs come from --input NAME=FILE, --input-dir DIR, or\n"
+                                         "--random; outputs are printed (type, shape, statistics, first values)\n"
+                                         "or written to --output-dir as output_K.pb.");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!owb_cli_parse (context, "run", &argc, &argv))
+    return OWB_EXIT_USAGE;
+  if (argc != 2)
+    {
+      owb_cli_error ("run", "expected one MODEL argument (see owb run --help)");
+      return OWB_EXIT_USAGE;
+    }
+  path = argv[1];
+  if (n_values < 0)
+    {
+      owb_cli_error ("run", "--values must not be negative");
+      return OWB_EXIT_USAGE;
+    }
+  dims = owb_cli_parse_dims (dim_opts, &error);
+  if (dims == NULL || !owb_cli_session_options (&options, providers_opt, n_threads, optimize_opt, &providers, &error))
+    {
+      owb_cli_gerror ("run", error);
+      return OWB_EXIT_USAGE;
+    }
+
+  model = owb_model_load_file (path, &error);
+  if (model == NULL)
+    {
+      owb_cli_gerror (path, error);
+      return OWB_EXIT_FAILED;
+    }
+  session = owb_session_new (model, &options, &error);
+  if (session == NULL)
+    {
+      owb_cli_gerror (path, error);
+      return OWB_EXIT_FAILED;
+    }
+
+  inputs = owb_cli_gather_inputs (session, input_dir, named, random, dims, (guint32) seed, &error);
+  if (inputs == NULL)
+    {
+      owb_cli_gerror (path, error);
+      return owb_cli_exit_status (error);
+    }
+  names = g_new0 (const char *, MAX (inputs->len, 1));
+  for (guint i = 0; i < inputs->len; i++)
+    names[i] = owb_session_get_input (session, i)->name;
+
+  n_out = owb_session_get_n_outputs (session);
+  outputs = g_new0 (OwbTensor *, MAX (n_out, 1));
+  if (!owb_session_run (session, inputs->len, names, (OwbTensor *const *) inputs->pdata, n_out, NULL, outputs, NULL,
+                        NULL, &error))
+    {
+      owb_cli_gerror (path, error);
+      return OWB_EXIT_FAILED;
+    }
+
+  if (output_dir != NULL && g_mkdir_with_parents (output_dir, 0755) != 0)
+    {
+      owb_cli_error (output_dir, "cannot create the directory: %s", g_strerror (errno));
+      status = OWB_EXIT_FAILED;
+    }
+
+  for (guint k = 0; k < n_out && status == OWB_EXIT_OK; k++)
+    {
+      const char *name = owb_session_get_output (session, k)->name;
+      g_autofree char *what = owb_cli_tensor_describe (outputs[k]);
+
+      if (output_dir != NULL)
+        {
+          g_autofree char *file = g_strdup_printf ("output_%u.pb", k);
+          g_autofree char *out_path = g_build_filename (output_dir, file, NULL);
+          if (outputs[k] == NULL || !owb_tensor_save_pb_file (outputs[k], name, out_path, &error))
+            {
+              if (outputs[k] == NULL)
+                owb_cli_error (out_path, "output '%s' has no value", name);
+              else
+                owb_cli_gerror (out_path, error);
+              status = OWB_EXIT_FAILED;
+              break;
+            }
+          g_string_append_printf (out, "%s: '%s' %s\n", out_path, name, what);
+        }
+      else
+        {
+          g_string_append_printf (out, "Output %u '%s': %s\n", k, name, what);
+          if (outputs[k] != NULL)
+            owb_cli_tensor_summary (out, outputs[k], (guint) n_values);
+        }
+    }
+
+  fputs (out->str, stdout);
+  for (guint k = 0; k < n_out; k++)
+    if (outputs[k] != NULL)
+      owb_tensor_unref (outputs[k]);
+  return status;
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Makes sure the ONNX node conformance cases exist and writes the path of their node/ folder to
+STAMP (read by tests/conformance/test-conformance). Run by meson before the conformance test.
+
+Where the data comes from, first match wins:
+  1. $OWB_ONNX_DATA (a folder holding node/, or node/ itself), when set;
+  2. /tmp/onnx-data, when it exists and $CI is not set (the developers' shared copy);
+  3. BUILD/onnx-data, generated once by build-aux/gen-conformance.py in a venv BUILD/onnx-venv
+     with onnx==ONNX_VERSION from PyPI, and regenerated only when the onnx version or the
+     generator changes.
+
+Usage: ensure-conformance-data.py --build-dir DIR --generator gen-conformance.py --stamp FILE"""
+import argparse
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+
+ONNX_VERSION = "1.23.2"
+DEVELOPER_DATA = "/tmp/onnx-data"
+
+
+def node_dir(path):
+    """path/node when it exists, path itself when it holds test_* cases, else None."""
+    if os.path.isdir(os.path.join(path, "node")):
+        return os.path.join(path, "node")
+    if os.path.isdir(path) and any(n.startswith("test_") for n in os.listdir(path)):
+        return path
+    return None
+
+
+def generate(build_dir, generator):
+    data = os.path.join(build_dir, "onnx-data")
+    marker = os.path.join(data, "generated-by.txt")
+    with open(generator, "rb") as f:
+        want = f"onnx=={ONNX_VERSION}\n{hashlib.sha256(f.read()).hexdigest()}\n"
+    if os.path.isdir(os.path.join(data, "node")) and os.path.exists(marker):
+        with open(marker) as f:
+            if f.read() == want:
+                return os.path.join(data, "node")
+
+    env_dir = os.path.join(build_dir, "onnx-venv")
+    python = os.path.join(env_dir, "bin", "python")
+    if not os.path.exists(python):
+        print(f"conformance data: creating a venv in {env_dir}", flush=True)
+        venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    have = subprocess.run([python, "-c", "import onnx, numpy; print(onnx.__version__)"],
+                          capture_output=True, text=True)
+    if have.returncode != 0 or have.stdout.strip() != ONNX_VERSION:
+        print(f"conformance data: pip install onnx=={ONNX_VERSION} numpy", flush=True)
+        subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                        f"onnx=={ONNX_VERSION}", "numpy"], check=True)
+    print(f"conformance data: generating the node cases into {data}", flush=True)
+    os.makedirs(data, exist_ok=True)
+    if os.path.exists(marker):
+        os.unlink(marker)
+    subprocess.run([python, generator, data], check=True)
+    with open(marker, "w") as f:
+        f.write(want)
+    return os.path.join(data, "node")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build-dir", required=True)
+    parser.add_argument("--generator", required=True)
+    parser.add_argument("--stamp", required=True)
+    args = parser.parse_args()
+
+    given = os.environ.get("OWB_ONNX_DATA", "")
+    if given:
+        found = node_dir(given)
+        if found is None:
+            sys.exit(f"conformance data: OWB_ONNX_DATA={given} holds no node/ folder of test_* cases")
+    elif not os.environ.get("CI") and node_dir(DEVELOPER_DATA) is not None:
+        found = node_dir(DEVELOPER_DATA)
+    else:
+        found = generate(os.path.abspath(args.build_dir), os.path.abspath(args.generator))
+
+    found = os.path.abspath(found) + "\n"
+    old = None
+    if os.path.exists(args.stamp):
+        with open(args.stamp) as f:
+            old = f.read()
+    if old != found:
+        with open(args.stamp, "w") as f:
+            f.write(found)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+/* owb-onnx-private.h: helpers shared by the ONNX protobuf reader and writer and the tensor-file code. */
+#pragma once
+
+#include <owb/owb-graph.h>
+
+#include <stdio.h>
+
+#include "onnx-owb.pb-c.h"
+
+G_BEGIN_DECLS
+
+/* Nesting deeper than this (messages inside messages) is refused before unpacking, because
+ * protobuf-c unpacks recursively and a crafted file could otherwise exhaust the stack. */
+#define OWB_ONNX_MAX_MESSAGE_DEPTH 400
+
+/* An external data file mapped for a model; model->mappings holds these. `path` is the resolved
+ * real path, so a save can refuse to overwrite a file the model still reads from. */
+typedef struct {
+  GMappedFile *file;
+  char *path;
+} OwbMappedFile;
+
+void _owb_mapped_file_free (gpointer mapped);
+
+/* A protobuf-c allocator on top of g_try_malloc/g_free: byte buffers of an unpacked message can
+ * be taken over (and later released with g_free) instead of copied. */
+ProtobufCAllocator *_owb_onnx_allocator (void);
+
+/* FALSE when the wire data is malformed or nests messages of `descriptor` deeper than
+ * OWB_ONNX_MAX_MESSAGE_DEPTH; *reason then says which (static string). */
+gboolean _owb_onnx_check_wire (const ProtobufCMessageDescriptor *descriptor, const guint8 *data, gsize size,
+                               const char **reason);
+
+/* A dense tensor from a TensorProto that holds its data inline. With steal, raw_data is taken
+ * from the message (its field is cleared) instead of copied. External data is refused here. */
+OwbTensor *_owb_onnx_tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, GError **error);
+
+/* Element count and byte size of a TensorProto's declared shape; FALSE with an
+ * OWB_ERROR_INVALID_MODEL error naming the tensor for bad ranks, dims, or sizes that overflow. */
+gboolean _owb_onnx_tensor_proto_shape (const Onnx__TensorProto *proto, int *rank, int64_t *dims, int64_t *nelems,
+                                       gsize *nbytes, GError **error);
+
+/* Allocations for messages built for packing, released together. */
+typedef struct {
+  GPtrArray *blocks;
+} OwbProtoArena;
+
+gpointer _owb_proto_arena_alloc (OwbProtoArena *arena, gsize size);
+char *_owb_proto_arena_strdup (OwbProtoArena *arena, const char *s);
+
+/* Fills `proto` (already initialised with ONNX__TENSOR_PROTO__INIT) from a tensor. The data is
+ * referenced, not copied, on little-endian hosts: the tensor must outlive the packing. */
+gboolean _owb_onnx_tensor_to_proto (OwbProtoArena *arena, const OwbTensor *tensor, const char *name,
+                                    Onnx__TensorProto *proto, GError **error);
+
+/* A dense tensor from a SparseTensorProto (values scattered into zeros). */
+OwbTensor *_owb_onnx_sparse_to_dense (Onnx__SparseTensorProto *sparse, GError **error);
+
+/* A file written under a temporary name beside `path` and renamed over it once complete. */
+typedef struct {
+  char *path;
+  char *tmp_path;
+  FILE *file;
+} OwbAtomicFile;
+
+gboolean _owb_atomic_file_open (OwbAtomicFile *af, const char *path, GError **error);
+/* Streams a message into the file without building it in memory first; FALSE on a write error
+ * (the close then reports it too). */
+gboolean _owb_atomic_file_write_message (OwbAtomicFile *af, const ProtobufCMessage *message);
+/* Flushes and closes (the data is on disk); the temporary name stays. */
+gboolean _owb_atomic_file_close (OwbAtomicFile *af, GError **error);
+/* Closes if needed and renames over the target. */
+gboolean _owb_atomic_file_commit (OwbAtomicFile *af, GError **error);
+/* Removes the temporary file, if any; safe to call after commit or on a zeroed struct. */
+void _owb_atomic_file_abort (OwbAtomicFile *af);
+
+G_END_DECLS

@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""test-owb-cli.py: runs the owb command line on the bundled sample model and checks exit codes
+and output: inspect, run, check, bench, ops, bad usage and bad files.
+
+Usage: test-owb-cli.py OWB MODEL INPUT_PB EXPECTED_OUTPUT_PB (standard library only)."""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import traceback
+
+OWB, MODEL, INPUT, EXPECTED = sys.argv[1:5]
+TMP = tempfile.mkdtemp(prefix="owb-cli-test-")
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def owb(*args, code=None):
+    """Runs owb; checks the exit status when code is given; returns (status, stdout, stderr)."""
+    p = subprocess.run([OWB, *args], capture_output=True, text=True, timeout=300)
+    if code is not None and p.returncode != code:
+        raise AssertionError(f"owb {' '.join(args)}: exit {p.returncode}, wanted {code}\n"
+                             f"stdout: {p.stdout[-2000:]}\nstderr: {p.stderr[-2000:]}")
+    return p.returncode, p.stdout, p.stderr
+
+
+def one_error_line(stderr, *must_contain):
+    lines = stderr.splitlines()
+    assert len(lines) == 1, f"wanted one error line, got {lines!r}"
+    assert lines[0].startswith("owb: "), lines[0]
+    for s in must_contain:
+        assert s in lines[0], f"{s!r} not in {lines[0]!r}"
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def tensor_pb(name, dims, floats):
+    """A float32 TensorProto: dims (1), data_type (2), name (8), raw_data (9)."""
+    msg = b"".join(b"\x08" + varint(d) for d in dims)
+    msg += b"\x10" + varint(1)
+    raw = struct.pack(f"<{len(floats)}f", *floats)
+    msg += b"\x42" + varint(len(name)) + name.encode()
+    msg += b"\x4a" + varint(len(raw)) + raw
+    return msg
+
+
+def npy(dims, floats):
+    shape = "(%s,)" % dims[0] if len(dims) == 1 else "(%s)" % ", ".join(str(d) for d in dims)
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }" % shape
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + \
+        struct.pack(f"<{len(floats)}f", *floats)
+
+
+def make_case(name, expected_bytes=None, with_data=True):
+    d = os.path.join(TMP, "cases", name)
+    os.makedirs(d)
+    shutil.copy(MODEL, os.path.join(d, "model.onnx"))
+    if with_data:
+        ds = os.path.join(d, "test_data_set_0")
+        os.makedirs(ds)
+        shutil.copy(INPUT, os.path.join(ds, "input_0.pb"))
+        if expected_bytes is None:
+            shutil.copy(EXPECTED, os.path.join(ds, "output_0.pb"))
+        else:
+            with open(os.path.join(ds, "output_0.pb"), "wb") as f:
+                f.write(expected_bytes)
+    return d
+
+
+def write(name, data):
+    path = os.path.join(TMP, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+@test
+def version_and_help():
+    _, out, _ = owb("--version", code=0)
+    assert out.startswith("owb "), out
+    _, out, _ = owb("--help", code=0)
+    for cmd in ("inspect", "run", "check", "bench"):
+        assert cmd in out, out
+    _, out, _ = owb("run", "--help", code=0)
+    assert "--input-dir" in out and "--output-dir" in out, out
+
+
+@test
+def bad_usage_exits_2():
+    _, _, err = owb(code=2)
+    _, _, err = owb("frobnicate", code=2)
+    one_error_line(err, "frobnicate")
+    _, _, err = owb("run", code=2)
+    one_error_line(err, "MODEL")
+    _, _, err = owb("run", MODEL, "--no-such-option", code=2)
+    one_error_line(err, "--no-such-option")
+    _, _, err = owb("run", MODEL, "-O", "turbo", "--input", f"image={INPUT}", code=2)
+    one_error_line(err, "turbo")
+    _, _, err = owb("run", MODEL, "--providers", "nosuchprovider", "--input", f"image={INPUT}", code=2)
+    one_error_line(err, "nosuchprovider")
+    _, _, err = owb("run", MODEL, "--input", "nosuchinput=" + INPUT, code=2)
+    one_error_line(err, "nosuchinput")
+    _, _, err = owb("check", code=2)
+    _, _, err = owb("check", "--rtol", "-1", TMP, code=2)
+    _, _, err = owb("bench", MODEL, "--iterations", "0", code=2)
+    _, _, err = owb("inspect", MODEL, "extra-argument", code=2)
+
+
+@test
+def bad_model_file_exits_1_with_one_line():
+    garbage = write("garbage.onnx", b"\x0a\xff\xff\xff\xff\x0f this is not a model" * 10)
+    for cmd in ("inspect", "run", "bench"):
+        _, _, err = owb(cmd, garbage, code=1)
+        one_error_line(err, "garbage.onnx")
+    _, _, err = owb("inspect", os.path.join(TMP, "missing.onnx"), code=1)
+    one_error_line(err, "missing.onnx")
+    empty = write("empty.onnx", b"")
+    _, _, err = owb("run", empty, "--random", code=1)
+    one_error_line(err, "empty.onnx")
+
+
+@test
+def inspect_text():
+    _, out, _ = owb("inspect", MODEL, code=0)
+    for s in ("IR version", "8", "onnx-workbench", "ai.onnx 13", "image", "batch", "32,32", "probs",
+              "Conv", "BatchNormalization", "Softmax", "made_by", "cpu"):
+        assert s in out, f"{s!r} missing from:\n{out}"
+
+
+@test
+def inspect_json():
+    _, out, _ = owb("inspect", MODEL, "--json", code=0)
+    info = json.loads(out)
+    assert info["ir_version"] == 8, info
+    assert info["producer_name"] == "onnx-workbench", info
+    assert {"domain": "", "version": 13} in info["opsets"], info["opsets"]
+    assert info["metadata"]["made_by"] == "build-aux/make-sample-model.py", info["metadata"]
+    assert [i["name"] for i in info["inputs"]] == ["image"], info["inputs"]
+    assert info["inputs"][0]["type"]["shape"] == ["batch", 3, 32, 32], info["inputs"][0]
+    assert info["outputs"][0]["type"]["shape"] == ["batch", 10], info["outputs"][0]
+    assert info["op_counts"]["Conv"] == 2 and info["op_counts"]["Relu"] == 2, info["op_counts"]
+    assert info["n_nodes"] == 10, info["n_nodes"]
+    assert info["session_error"] is None, info["session_error"]
+    assert len(info["nodes"]) == 10 and all(n["provider"] == "cpu" for n in info["nodes"]), info["nodes"]
+    assert info["initializers"]["count"] == 10, info["initializers"]
+
+
+@test
+def inspect_shapes():
+    _, out, _ = owb("inspect", MODEL, "--shapes", "--json", code=0)
+    info = json.loads(out)
+    shapes = {v["name"]: v["type"]["shape"] for v in info["value_infos"] if v["type"]}
+    assert shapes.get("conv1.out") == ["batch", 8, 32, 32], shapes
+    assert shapes.get("pool1.out") == ["batch", 8, 16, 16], shapes
+    assert shapes.get("flatten.out") == ["batch", 16], shapes
+    _, out, _ = owb("inspect", MODEL, "--shapes", code=0)
+    assert "gap.out" in out and "16,1,1" in out, out
+
+
+@test
+def run_prints_outputs():
+    _, out, _ = owb("run", MODEL, "--input", f"image={INPUT}", code=0)
+    assert "probs" in out and "1,10" in out, out
+    assert "min" in out and "max" in out, out
+
+
+@test
+def run_twice_gives_identical_outputs():
+    a, b = os.path.join(TMP, "run-a"), os.path.join(TMP, "run-b")
+    owb("run", MODEL, "--input", f"image={INPUT}", "--output-dir", a, code=0)
+    owb("run", MODEL, "--input", f"image={INPUT}", "--output-dir", b, "--threads", "2", code=0)
+    with open(os.path.join(a, "output_0.pb"), "rb") as f, open(os.path.join(b, "output_0.pb"), "rb") as g:
+        x, y = f.read(), g.read()
+    assert x == y and len(x) > 40, "two runs wrote different outputs"
+    assert b"probs" in x, "output_0.pb is not named after the output"
+
+
+@test
+def run_input_dir_and_npy():
+    d = os.path.join(TMP, "inputs")
+    os.makedirs(d)
+    shutil.copy(INPUT, os.path.join(d, "input_0.pb"))
+    owb("run", MODEL, "--input-dir", d, "--output-dir", os.path.join(TMP, "run-dir"), code=0)
+    floats = [((i * 37) % 101) / 101.0 for i in range(3 * 32 * 32)]
+    pb = write("same.pb", tensor_pb("image", [1, 3, 32, 32], floats))
+    np_file = write("same.npy", npy([1, 3, 32, 32], floats))
+    owb("run", MODEL, "--input", f"image={pb}", "--output-dir", os.path.join(TMP, "run-pb"), code=0)
+    owb("run", MODEL, "--input", f"image={np_file}", "--output-dir", os.path.join(TMP, "run-npy"), code=0)
+    with open(os.path.join(TMP, "run-pb", "output_0.pb"), "rb") as f, \
+            open(os.path.join(TMP, "run-npy", "output_0.pb"), "rb") as g:
+        assert f.read() == g.read(), ".npy and .pb inputs gave different outputs"
+
+
+@test
+def run_missing_input_needs_random():
+    _, _, err = owb("run", MODEL, code=2)
+    one_error_line(err, "image", "--random")
+    _, out, _ = owb("run", MODEL, "--random", code=0)
+    assert "1,10" in out, out
+    _, out, _ = owb("run", MODEL, "--random", "--dim", "batch=3", code=0)
+    assert "3,10" in out, out
+    _, _, err = owb("run", MODEL, "--random", "--dim", "batch", code=2)
+    bad = write("bad-input.pb", tensor_pb("image", [1, 3, 32], [0.0] * 96))
+    _, _, err = owb("run", MODEL, "--input", f"image={bad}", code=1)
+    one_error_line(err)
+
+
+@test
+def check_passes_on_the_expected_output():
+    d = make_case("tiny_cnn_ok")
+    _, out, _ = owb("check", d, code=0)
+    lines = out.splitlines()
+    assert lines == ["PASS tiny_cnn_ok", "1 passed, 0 failed, 0 skipped"], lines
+
+
+@test
+def check_fails_on_a_wrong_expected_output():
+    d = make_case("tiny_cnn_wrong", tensor_pb("probs", [1, 10], [0.1] * 10))
+    _, out, _ = owb("check", d, code=1)
+    lines = out.splitlines()
+    assert lines[-1] == "0 passed, 1 failed, 0 skipped", lines
+    assert lines[0].startswith("FAIL tiny_cnn_wrong: "), lines
+    assert "index" in lines[0] and "expected 0.1" in lines[0] and "got" in lines[0], lines[0]
+
+    d = make_case("tiny_cnn_shape", tensor_pb("probs", [10], [0.1] * 10))
+    _, out, _ = owb("check", d, code=1)
+    assert "shape" in out.splitlines()[0], out
+
+    d = make_case("tiny_cnn_loose", tensor_pb("probs", [1, 10], [0.1] * 10))
+    owb("check", d, "--atol", "1", code=0)
+
+
+@test
+def check_skips_and_counts():
+    make_case("tiny_cnn_nodata", with_data=False)
+    skip = write("skip.txt", b"# comment\ntiny_cnn_wrong   known to be wrong on purpose\n"
+                             b"tiny_cnn_sha*\tshape mismatch on purpose\n"
+                             b"tiny_cnn_loose  rtol=0 atol=1  loose on purpose\n")
+    _, out, _ = owb("check", "--skip-file", skip, os.path.join(TMP, "cases"), code=0)
+    lines = out.splitlines()
+    assert "SKIP tiny_cnn_wrong: known to be wrong on purpose" in lines, lines
+    assert "SKIP tiny_cnn_shape: shape mismatch on purpose" in lines, lines
+    assert "PASS tiny_cnn_loose" in lines, lines
+    assert any(line.startswith("SKIP tiny_cnn_nodata: ") for line in lines), lines
+    assert lines[-1] == "2 passed, 0 failed, 3 skipped", lines
+    no_reason = write("skip-bad.txt", b"tiny_cnn_wrong\n")
+    _, _, err = owb("check", "--skip-file", no_reason, os.path.join(TMP, "cases"), code=2)
+    one_error_line(err, "reason")
+    _, out, _ = owb("check", os.path.join(TMP, "cases", "does_not_exist"), code=1)
+    assert out.splitlines()[0].startswith("FAIL does_not_exist: "), out
+
+
+@test
+def bench_json():
+    _, out, _ = owb("bench", MODEL, "--json", "--iterations", "3", "--warmup", "1", "--threads", "1", code=0)
+    info = json.loads(out)
+    for key in ("median_ms", "min_ms", "mean_ms", "load_ms", "peak_rss_mb"):
+        assert isinstance(info[key], (int, float)) and info[key] >= 0, (key, info)
+    assert info["min_ms"] <= info["median_ms"], info
+    assert info["iterations"] == 3 and info["threads"] == 1, info
+    assert info["peak_rss_mb"] > 1, info
+    _, out, _ = owb("bench", MODEL, "--iterations", "2", "--warmup", "0", "--dim", "batch=2", code=0)
+    assert "median" in out, out
+
+
+@test
+def ops_lists_the_sample_ops():
+    _, out, _ = owb("ops", "--json", code=0)
+    info = json.loads(out)
+    names = {o["op_type"] for o in info["ops"] if o["domain"] == ""}
+    for op in ("Conv", "BatchNormalization", "Relu", "MaxPool", "GlobalAveragePool", "Flatten", "Gemm",
+               "Softmax"):
+        assert op in names, op
+    assert "cpu" in info["providers"], info["providers"]
+
+
+def main():
+    passed = failed = 0
+    for fn in TESTS:
+        try:
+            fn()
+            print(f"ok - {fn.__name__}")
+            passed += 1
+        except Exception:
+            print(f"not ok - {fn.__name__}")
+            traceback.print_exc(file=sys.stdout)
+            failed += 1
+    shutil.rmtree(TMP, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,543 @@
+/* test-kernels-rnn.c: LSTM, GRU and RNN against values from an independent NumPy implementation
+ * (checked against ONNX Runtime), plus attribute errors and symbolic shape inference. */
+#include <string.h>
+
+#include <owb/owb.h>
+
+/* Expected outputs, computed once by a NumPy loop-per-step implementation of the ONNX equations on the
+ * inputs fill() makes, and checked against ONNX Runtime 1.31 (float32) to 1e-7. */
+static const double gru_y[] = { -0.209945291281, 0.194941103458, -0.257619142532, 0.194487705827, -0.0951413363218, 0.106894366443, -0.273044347763, -0.0472931787372, 0.0400561280549, -0.0961232930422, -0.0987207069993, -0.0263887830079, 0.37351089716, -0.331101238728, -0.148450925946, -0.15643119812, 0.0578389540315, 0.00313600897789, 0.225784793496, 0.0221393182874, -0.30283805728, 0, 0, 0, -0.294891178608, -0.170036569238, 0.373481035233, 0.333797335625, -0.263391435146, -0.122739195824, 0, 0, 0, -0.177713707089, 0.0777851343155, 0.272128343582, 0.220937848091, -0.0133606158197, -0.300335586071, 0, 0, 0, 0, 0, 0, 0.040745511651, -0.167890101671, 0.0600289404392, 0, 0, 0, 0, 0, 0, 0.180056780577, -0.128706336021, 0.19106811285, 0, 0, 0, 0, 0, 0, -0.109392225742, -0.245455592871, 0.330814868212, 0, 0, 0, 0, 0, 0 };
+static const double gru_y_h[] = { 0.180056780577, -0.128706336021, 0.19106811285, 0.194487705827, -0.0951413363218, 0.106894366443, -0.294891178608, -0.170036569238, 0.373481035233, -0.0961232930422, -0.0987207069993, -0.0263887830079, 0.37351089716, -0.331101238728, -0.148450925946, -0.15643119812, 0.0578389540315, 0.00313600897789 };
+static const double gru2_y[] = { -0.0547067194707, 0.322984500127, -0.447598413946, 0.241947806057, -0.0228203373849, -0.200536617642, -0.511011655966, 0.0687149463268, 0.166737194794, 0.218246883319, -0.243651813757, -0.131903703413, 0, 0, 0, -0.403831151909, -0.186006143761, 0.403831151909, -0.00232227192926, -0.113272186453, 0.102715011197, 0, 0, 0, 0, 0, 0, -0.0854395795112, -0.200536617642, 0.378219762889, 0, 0, 0, 0, 0, 0 };
+static const double gru2_y_h[] = { -0.0547067194707, 0.322984500127, -0.447598413946, 0.241947806057, -0.0228203373849, -0.200536617642, -0.511011655966, 0.0687149463268, 0.166737194794 };
+static const double lstm_y[] = { 0.0779944187086, 0.0577226450316, -0.155570469652, 0, 0, 0, 0.103183247795, -0.00339490904189, -0.204201136874, 0.0946002382932, 0.0112713795441, 0.0418780146653, 0, 0, 0, -0.181092800596, 0.0599188249652, -0.128090396316, 0.058608659493, -0.0314892770667, -0.158778541725, 0, 0, 0, 0.082734234336, -0.0791613611714, -0.122815191874, -0.246424065321, 0.0858072481251, -0.0804610285296, 0, 0, 0, -0.170593727673, 0.0769656035447, -0.0709117908085, 0.0856231511136, -0.0626571360325, -0.145558914559, 0, 0, 0, 0.0893029517023, -0.089030640544, -0.123240083611, -0.18105933476, 0.131914196186, -0.0474698350119, 0, 0, 0, -0.0320168630025, 0.018625709225, -0.0416121490749, 0, 0, 0, 0, 0, 0, 0.0357771145757, 0.117768647795, -0.13430795023, 0, 0, 0, 0, 0, 0, 0.198243676315, -0.0810882072944, 0.0787135960852 };
+static const double lstm_y_h[] = { 0.0856231511136, -0.0626571360325, -0.145558914559, 0, 0, 0, 0.0357771145757, 0.117768647795, -0.13430795023, 0.0946002382932, 0.0112713795441, 0.0418780146653, 0, 0, 0, -0.181092800596, 0.0599188249652, -0.128090396316 };
+static const double lstm_y_c[] = { 0.215745484253, -0.139036899257, -0.241080271686, 0, 0, 0, 0.0535338354428, 0.299127153358, -0.321238917401, 0.18463936878, 0.0304729951351, 0.123566076151, 0, 0, 0, -0.384588191666, 0.101950322936, -0.427395104299 };
+static const double rnn_y[] = { 0, 0.526530623436, 0, 0.318367362022, 0, 0.428571462631, 0, 0.397959172726, 0, 0.316530942917, -0.0257939845324, 0.187321305275, -0.0149001758546, -0.10407692939, -0.0157026574016, 0.386346995831, -0.0333729051054, 0.0568738132715, 0.27813410759, 0, 0.800728857517, 0.0988338142633, 0.283819258213, 0, 0, 0, 0, -0.032357249409, -0.110016599298, -0.0101249329746, 0.318264901638, -0.0436272099614, 0.0429215729237, -0.0553348585963, 0.685730874538, -0.0678711384535, 0.190358176827, 0.0772959291935, 0, 0, 0, 0, 0.171428576112, 0.0122449025512, 0.208163261414, 0.226913288236, -0.055149871856, 0.0420918241143, -0.0632880851626, 0.687545597553, -0.0590105652809, 0.094241976738, -0.0787992030382, -0.00360787473619, 0, 0, 0, 0.281632632017, 0, 0.373469382524, 0, 0.44693878293, 0, -0.0857142880559, 0.621428608894, -0.0696428567171, -0.00612244941294, -0.0834183692932, 0.067346945405, 0.293877571821, -0.0336734727025, 0.146938771009 };
+static const double rnn_y_h[] = { 0, 0, 0, 0.281632632017, 0, 0.373469382524, 0, 0.44693878293, 0, 0.316530942917, -0.0257939845324, 0.187321305275, -0.0149001758546, -0.10407692939, -0.0157026574016, 0.386346995831, -0.0333729051054, 0.0568738132715 };
+static const double lstm2_y[] = { 0.180756792426, 0.170840486884, 0.433892846107, 0.274290919304, 0.296642422676, 0.24471385777, 0.198953583837, 0.194659888744, 0.404078751802, 0.325542420149, 0.288835942745, 0.180489331484, 0.211752593517, 0.16291923821, 0.33783480525, 0.495737761259, 0.135417208076, 0.214022293687, 0.225550755858, 0.17685559392, 0.306153565645, 0.501059651375, 0.163670733571, 0.182704031467, 0.220809295774, 0.233120769262, 0.308788567781, 0.504777491093, 0.190269008279, 0.149664238095, 0.235225439072, 0.255575537682, 0.270341813564, 0.202504262328, 0.165579602122, 0.374918758869 };
+static const double lstm2_y_h[] = { 0.504777491093, 0.190269008279, 0.149664238095, 0.235225439072, 0.255575537682, 0.270341813564, 0.202504262328, 0.165579602122, 0.374918758869 };
+static const double lstm2_y_c[] = { 0.117079086602, 0.264910757542, -0.272954940796, 0.105374291539, 0.164924353361, -0.121220290661, 0.201821640134, 0.0820127725601, -0.189069569111 };
+
+/* Deterministic inputs in [-scale, scale], computed in double as the generator did (no libm needed). */
+static OwbTensor *
+fill (OwbDataType dtype, int rank, const int64_t *dims, int k, double scale)
+{
+  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
+  g_assert_nonnull (t);
+  for (int64_t i = 0; i < t->nelems; i++)
+    owb_tensor_set_double (t, i, (((i * 37 + k * 11) % 29) / 14.0 - 1.0) * scale);
+  return t;
+}
+
+static OwbTensor *
+int32_vector (int n, const int32_t *values)
+{
+  int64_t dims[1] = { n };
+  OwbTensor *t = owb_tensor_new (OWB_TYPE_INT32, 1, dims, NULL);
+  memcpy (t->data, values, n * sizeof (int32_t));
+  return t;
+}
+
+static void
+set_int (OwbNode *node, const char *name, int64_t v)
+{
+  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
+}
+
+static void
+set_float (OwbNode *node, const char *name, float v)
+{
+  owb_node_add_attribute (node, name, OWB_ATTR_FLOAT)->f = v;
+}
+
+static void
+set_string (OwbNode *node, const char *name, const char *v)
+{
+  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
+  a->s = g_strdup (v);
+  a->s_len = strlen (v);
+}
+
+static void
+set_strings (OwbNode *node, const char *name, const char *const *v)
+{
+  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRINGS);
+  a->n = (int) g_strv_length ((char **) v);
+  a->strings = g_strdupv ((char **) v);
+}
+
+static void
+set_floats (OwbNode *node, const char *name, int n, const float *v)
+{
+  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_FLOATS);
+  a->n = n;
+  a->floats = g_memdup2 (v, n * sizeof (float));
+}
+
+static const char *const input_names[] = { "X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P" };
+static const char *const output_names[] = { "Y", "Y_h", "Y_c" };
+
+/* Runs a one-node model. inputs: 8 slots (NULL = missing); outputs: n_outputs slots, each receives a
+ * tensor, or stays NULL where want[i] is FALSE (the node's output is then ""). Takes the node. */
+static gboolean
+run_node (OwbNode *node, int opset, OwbTensor **inputs, int n_outputs, const gboolean *want, OwbTensor **outputs,
+          GError **error)
+{
+  g_autoptr (OwbModel) model = owb_model_new ();
+  owb_model_set_opset (model, "", opset);
+  OwbGraph *graph = owb_graph_new ("rnn");
+  model->graph = graph;
+  graph->model = model;
+
+  int last = 0;
+  for (int i = 0; i < 8; i++)
+    if (inputs[i])
+      last = i + 1;
+  const char *feed_names[8];
+  OwbTensor *feeds[8];
+  guint n_feeds = 0;
+  for (int i = 0; i < last; i++)
+    {
+      owb_node_add_input (node, inputs[i] ? input_names[i] : "");
+      if (inputs[i] == NULL)
+        continue;
+      OwbValueType type;
+      owb_tensor_get_value_type (inputs[i], &type);
+      g_ptr_array_add (graph->inputs, owb_value_info_new (input_names[i], &type));
+      feed_names[n_feeds] = input_names[i];
+      feeds[n_feeds++] = inputs[i];
+    }
+  const char *fetch_names[3];
+  guint n_fetch = 0;
+  for (int i = 0; i < n_outputs; i++)
+    {
+      owb_node_add_output (node, want[i] ? output_names[i] : "");
+      if (want[i])
+        {
+          g_ptr_array_add (graph->outputs, owb_value_info_new (output_names[i], NULL));
+          fetch_names[n_fetch++] = output_names[i];
+        }
+    }
+  owb_graph_add_node (graph, node);
+
+  OwbSessionOptions options;
+  owb_session_options_init (&options);
+  options.n_threads = 2;
+  g_autoptr (GPtrArray) providers = owb_providers_new_from_list ("cpu", NULL);
+  options.providers = providers;
+  g_autoptr (OwbSession) session = owb_session_new (model, &options, error);
+  if (session == NULL)
+    return FALSE;
+  OwbTensor *fetched[3] = { NULL };
+  if (!owb_session_run (session, n_feeds, feed_names, feeds, n_fetch, fetch_names, fetched, NULL, NULL, error))
+    return FALSE;
+  for (int i = 0, k = 0; i < n_outputs; i++)
+    outputs[i] = want[i] ? fetched[k++] : NULL;
+  return TRUE;
+}
+
+static void
+free_tensors (OwbTensor **t, int n)
+{
+  for (int i = 0; i < n; i++)
+    g_clear_pointer (&t[i], owb_tensor_unref);
+}
+
+static void
+assert_close (const OwbTensor *t, int rank, const int64_t *dims, const double *expected, double tolerance)
+{
+  g_assert_nonnull (t);
+  g_assert_cmpint (t->rank, ==, rank);
+  for (int i = 0; i < rank; i++)
+    g_assert_cmpint (t->dims[i], ==, dims[i]);
+  for (int64_t i = 0; i < t->nelems; i++)
+    if (!(ABS (owb_tensor_get_double (t, i) - expected[i]) <= tolerance))
+      g_error ("element %" G_GINT64_FORMAT ": %.9g, expected %.9g", i, owb_tensor_get_double (t, i), expected[i]);
+}
+
+/* Swaps the first two axes of a rank-3 or rank-4 tensor (seq-major <-> batch-major). */
+static OwbTensor *
+swap01 (const OwbTensor *t)
+{
+  int64_t dims[4];
+  memcpy (dims, t->dims, sizeof dims);
+  dims[0] = t->dims[1], dims[1] = t->dims[0];
+  OwbTensor *out = owb_tensor_new (t->dtype, t->rank, dims, NULL);
+  int64_t inner = t->nelems / MAX (1, t->dims[0] * t->dims[1]);
+  for (int64_t a = 0; a < t->dims[0]; a++)
+    for (int64_t b = 0; b < t->dims[1]; b++)
+      for (int64_t k = 0; k < inner; k++)
+        owb_tensor_set_double (out, (b * t->dims[0] + a) * inner + k,
+                               owb_tensor_get_double (t, (a * t->dims[1] + b) * inner + k));
+  return out;
+}
+
+static double *
+swap01_values (const double *v, int64_t d0, int64_t d1, int64_t inner)
+{
+  double *out = g_new (double, d0 * d1 * inner);
+  for (int64_t a = 0; a < d0; a++)
+    for (int64_t b = 0; b < d1; b++)
+      memcpy (out + (b * d0 + a) * inner, v + (a * d1 + b) * inner, inner * sizeof (double));
+  return out;
+}
+
+enum { S = 4, NB = 3, I = 2, H = 3 };
+static const int32_t seq_lens_a[NB] = { 4, 1, 2 };
+static const int32_t seq_lens_b[NB] = { 3, 0, 4 };
+static const gboolean want_all[3] = { TRUE, TRUE, TRUE };
+
+/* The form PyTorch exports for nn.GRU: linear_before_reset, biases, initial state; here also ragged
+ * sequence lengths. Opset 14 seq-major, and the same data batch-major (layout 1). */
+static void
+test_gru_bidirectional (gconstpointer data)
+{
+  int layout = GPOINTER_TO_INT (data);
+  int64_t x_dims[] = { S, NB, I }, w_dims[] = { 2, 3 * H, I }, r_dims[] = { 2, 3 * H, H }, b_dims[] = { 2, 6 * H };
+  int64_t h_dims[] = { 2, NB, H };
+  OwbTensor *in[8] = {
+    fill (OWB_TYPE_FLOAT, 3, x_dims, 0, 1.0), fill (OWB_TYPE_FLOAT, 3, w_dims, 1, 0.6),
+    fill (OWB_TYPE_FLOAT, 3, r_dims, 2, 0.5), fill (OWB_TYPE_FLOAT, 2, b_dims, 3, 0.3),
+    int32_vector (NB, seq_lens_a), fill (OWB_TYPE_FLOAT, 3, h_dims, 4, 0.4),
+  };
+  g_autofree double *y_expected = NULL, *y_h_expected = NULL;
+  int64_t y_dims[] = { S, 2, NB, H }, y_h_dims[] = { 2, NB, H };
+  if (layout == 1)
+    {
+      OwbTensor *x = swap01 (in[0]), *h0 = swap01 (in[5]);
+      owb_tensor_unref (in[0]);
+      owb_tensor_unref (in[5]);
+      in[0] = x, in[5] = h0;
+      /* Y [S, 2, NB, H], read as [S * 2, NB, H], becomes [NB, S, 2, H]. */
+      y_expected = swap01_values (gru_y, S * 2, NB, H);
+      y_h_expected = swap01_values (gru_y_h, 2, NB, H);
+      int64_t yd[] = { NB, S, 2, H }, yhd[] = { NB, 2, H };
+      memcpy (y_dims, yd, sizeof yd);
+      memcpy (y_h_dims, yhd, sizeof yhd);
+    }
+  else
+    {
+      y_expected = g_memdup2 (gru_y, sizeof gru_y);
+      y_h_expected = g_memdup2 (gru_y_h, sizeof gru_y_h);
+    }
+
+  OwbNode *node = owb_node_new ("GRU", "", "gru");
+  set_int (node, "hidden_size", H);
+  set_string (node, "direction", "bidirectional");
+  set_int (node, "linear_before_reset", 1);
+  set_int (node, "layout", layout);
+  OwbTensor *out[2] = { NULL };
+  g_autoptr (GError) error = NULL;
+  gboolean ok = run_node (node, 14, in, 2, want_all, out, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  assert_close (out[0], 4, y_dims, y_expected, 2e-6);
+  assert_close (out[1], 3, y_h_dims, y_h_expected, 2e-6);
+  free_tensors (out, 2);
+  free_tensors (in, 8);
+}
+
+/* linear_before_reset = 0 (the candidate sees r (.) h), reverse, clip, float64, no bias, Y unused. */
+static void
+test_gru_reverse_clip_double (void)
+{
+  int64_t x_dims[] = { S, NB, I }, w_dims[] = { 1, 3 * H, I }, r_dims[] = { 1, 3 * H, H };
+  OwbTensor *in[8] = {
+    fill (OWB_TYPE_DOUBLE, 3, x_dims, 0, 1.0), NULL, NULL, NULL, int32_vector (NB, seq_lens_a),
+  };
+  /* The generator scaled the float32-rounded weights by 3. */
+  OwbTensor *w = fill (OWB_TYPE_FLOAT, 3, w_dims, 1, 0.6), *r = fill (OWB_TYPE_FLOAT, 3, r_dims, 2, 0.5);
+  in[1] = owb_tensor_cast (w, OWB_TYPE_DOUBLE, NULL);
+  in[2] = owb_tensor_cast (r, OWB_TYPE_DOUBLE, NULL);
+  for (int64_t i = 0; i < in[1]->nelems; i++)
+    ((double *) in[1]->data)[i] *= 3;
+  for (int64_t i = 0; i < in[2]->nelems; i++)
+    ((double *) in[2]->data)[i] *= 3;
+  owb_tensor_unref (w);
+  owb_tensor_unref (r);
+
+  OwbNode *node = owb_node_new ("GRU", "", "gru");
+  set_int (node, "hidden_size", H);
+  set_string (node, "direction", "reverse");
+  set_float (node, "clip", 0.7f);
+  const gboolean want[2] = { TRUE, TRUE };
+  OwbTensor *out[2] = { NULL };
+  g_autoptr (GError) error = NULL;
+  g_assert_true (run_node (node, 7, in, 2, want, out, &error));
+  g_assert_no_error (error);
+  int64_t y_dims[] = { S, 1, NB, H }, y_h_dims[] = { 1, NB, H };
+  assert_close (out[0], 4, y_dims, gru2_y, 1e-9);
+  assert_close (out[1], 3, y_h_dims, gru2_y_h, 1e-9);
+  free_tensors (out, 2);
+  free_tensors (in, 8);
+}
+
+/* Peepholes, initial h and c, a zero-length sequence (zero states, as ONNX Runtime gives), float64. */
+static void
+test_lstm_bidirectional (void)
+{
+  int64_t x_dims[] = { S, NB, I }, w_dims[] = { 2, 4 * H, I }, r_dims[] = { 2, 4 * H, H }, b_dims[] = { 2, 8 * H };
+  int64_t h_dims[] = { 2, NB, H }, p_dims[] = { 2, 3 * H };
+  OwbTensor *in[8] = {
+    fill (OWB_TYPE_DOUBLE, 3, x_dims, 5, 1.0), fill (OWB_TYPE_DOUBLE, 3, w_dims, 6, 0.6),
+    fill (OWB_TYPE_DOUBLE, 3, r_dims, 7, 0.5), fill (OWB_TYPE_DOUBLE, 2, b_dims, 8, 0.3),
+    int32_vector (NB, seq_lens_b), fill (OWB_TYPE_DOUBLE, 3, h_dims, 9, 0.4),
+    fill (OWB_TYPE_DOUBLE, 3, h_dims, 10, 0.4), fill (OWB_TYPE_DOUBLE, 2, p_dims, 11, 0.3),
+  };
+  OwbNode *node = owb_node_new ("LSTM", "", "lstm");
+  set_int (node, "hidden_size", H);
+  set_string (node, "direction", "bidirectional");
+  OwbTensor *out[3] = { NULL };
+  g_autoptr (GError) error = NULL;
+  g_assert_true (run_node (node, 22, in, 3, want_all, out, &error));
+  g_assert_no_error (error);
+  int64_t y_dims[] = { S, 2, NB, H };
+  assert_close (out[0], 4, y_dims, lstm_y, 1e-9);
+  assert_close (out[1], 3, h_dims, lstm_y_h, 1e-9);
+  assert_close (out[2], 3, h_dims, lstm_y_c, 1e-9);
+  free_tensors (out, 3);
+  free_tensors (in, 8);
+}
+
+/* input_forget, clip, and activations with alpha/beta consumed in order; only Y_c requested. */
+static void
+test_lstm_activations (void)
+{
+  int64_t x_dims[] = { S, NB, I }, w_dims[] = { 1, 4 * H, I }, r_dims[] = { 1, 4 * H, H }, b_dims[] = { 1, 8 * H };
+  OwbTensor *in[8] = {
+    fill (OWB_TYPE_FLOAT, 3, x_dims, 0, 1.0), fill (OWB_TYPE_FLOAT, 3, w_dims, 14, 0.8),
+    fill (OWB_TYPE_FLOAT, 3, r_dims, 15, 0.7), fill (OWB_TYPE_FLOAT, 2, b_dims, 16, 0.3),
+  };
+  for (int pass = 0; pass < 2; pass++)
+    {
+      OwbNode *node = owb_node_new ("LSTM", "", "lstm");
+      set_int (node, "hidden_size", H);
+      set_int (node, "input_forget", 1);
+      set_float (node, "clip", 0.9f);
+      /* Case does not matter in activation names. */
+      const char *const acts[] = { pass ? "hardsigmoid" : "HardSigmoid", "Softsign", "Softplus", NULL };
+      set_strings (node, "activations", acts);
+      const float alpha[] = { 0.3f }, beta[] = { 0.4f };
+      set_floats (node, "activation_alpha", 1, alpha);
+      set_floats (node, "activation_beta", 1, beta);
+      const gboolean want_all_pass[3] = { TRUE, TRUE, TRUE }, want_c[3] = { FALSE, FALSE, TRUE };
+      OwbTensor *out[3] = { NULL };
+      g_autoptr (GError) error = NULL;
+      g_assert_true (run_node (node, 14, in, 3, pass ? want_c : want_all_pass, out, &error));
+      g_assert_no_error (error);
+      int64_t y_dims[] = { S, 1, NB, H }, h_dims[] = { 1, NB, H };
+      if (!pass)
+        {
+          assert_close (out[0], 4, y_dims, lstm2_y, 2e-6);
+          assert_close (out[1], 3, h_dims, lstm2_y_h, 2e-6);
+        }
+      assert_close (out[2], 3, h_dims, lstm2_y_c, 2e-6);
+      free_tensors (out, 3);
+    }
+  free_tensors (in, 8);
+}
+
+/* One activation per direction; LeakyRelu takes the only alpha; no hidden_size attribute (taken from R). */
+static void
+test_rnn_bidirectional (void)
+{
+  int64_t x_dims[] = { S, NB, I }, w_dims[] = { 2, H, I }, r_dims[] = { 2, H, H };
+  OwbTensor *in[8] = {
+    fill (OWB_TYPE_FLOAT, 3, x_dims, 0, 1.0), fill (OWB_TYPE_FLOAT, 3, w_dims, 12, 0.6),
+    fill (OWB_TYPE_FLOAT, 3, r_dims, 13, 0.5),
+  };
+  OwbNode *node = owb_node_new ("RNN", "", "rnn");
+  set_string (node, "direction", "bidirectional");
+  const char *const acts[] = { "Relu", "LeakyRelu", NULL };
+  set_strings (node, "activations", acts);
+  const float alpha[] = { 0.25f };
+  set_floats (node, "activation_alpha", 1, alpha);
+  OwbTensor *out[2] = { NULL };
+  g_autoptr (GError) error = NULL;
+  g_assert_true (run_node (node, 14, in, 2, want_all, out, &error));
+  g_assert_no_error (error);
+  int64_t y_dims[] = { S, 2, NB, H }, h_dims[] = { 2, NB, H };
+  assert_close (out[0], 4, y_dims, rnn_y, 2e-6);
+  assert_close (out[1], 3, h_dims, rnn_y_h, 2e-6);
+  free_tensors (out, 2);
+  free_tensors (in, 8);
+}
+
+/* A GRU node with the given attribute spoiled; returns the error of session creation or run. */
+typedef void (*Spoil) (OwbNode *node, OwbTensor **in);
+
+static void spoil_direction (OwbNode *n, OwbTensor **in) { set_string (n, "direction", "sideways"); }
+static void spoil_activation_count (OwbNode *n, OwbTensor **in)
+{
+  const char *const acts[] = { "Sigmoid", NULL };
+  set_strings (n, "activations", acts);
+}
+static void spoil_activation_name (OwbNode *n, OwbTensor **in)
+{
+  const char *const acts[] = { "Sigmoid", "Swish", NULL };
+  set_strings (n, "activations", acts);
+}
+static void spoil_hidden_size (OwbNode *n, OwbTensor **in) { set_int (n, "hidden_size", H + 1); }
+static void spoil_negative_hidden_size (OwbNode *n, OwbTensor **in) { set_int (n, "hidden_size", -3); }
+static void spoil_layout (OwbNode *n, OwbTensor **in) { set_int (n, "layout", 2); }
+static void spoil_clip (OwbNode *n, OwbTensor **in) { set_float (n, "clip", -1.f); }
+static void spoil_lbr (OwbNode *n, OwbTensor **in) { set_int (n, "linear_before_reset", 5); }
+static void spoil_seq_lens (OwbNode *n, OwbTensor **in)
+{
+  const int32_t lens[NB] = { 1, S + 1, 2 };
+  in[4] = int32_vector (NB, lens);
+}
+static void spoil_negative_seq_lens (OwbNode *n, OwbTensor **in)
+{
+  const int32_t lens[NB] = { 1, -1, 2 };
+  in[4] = int32_vector (NB, lens);
+}
+static void spoil_bias_shape (OwbNode *n, OwbTensor **in)
+{
+  int64_t dims[] = { 1, 5 * H };
+  in[3] = fill (OWB_TYPE_FLOAT, 2, dims, 0, 1.0);
+}
+static void spoil_w_type (OwbNode *n, OwbTensor **in)
+{
+  OwbTensor *w = owb_tensor_cast (in[1], OWB_TYPE_DOUBLE, NULL);
+  owb_tensor_unref (in[1]);
+  in[1] = w;
+}
+
+static void
+test_errors (void)
+{
+  static const struct {
+    Spoil spoil;
+    int code;
+  } cases[] = {
+    { spoil_direction, OWB_ERROR_INVALID_MODEL },   { spoil_activation_count, OWB_ERROR_INVALID_MODEL },
+    { spoil_activation_name, OWB_ERROR_INVALID_MODEL }, { spoil_hidden_size, OWB_ERROR_SHAPE },
+    { spoil_negative_hidden_size, OWB_ERROR_INVALID_MODEL }, { spoil_layout, OWB_ERROR_INVALID_MODEL },
+    { spoil_clip, OWB_ERROR_INVALID_MODEL },        { spoil_lbr, OWB_ERROR_INVALID_MODEL },
+    { spoil_seq_lens, OWB_ERROR_INVALID_ARGUMENT }, { spoil_negative_seq_lens, OWB_ERROR_INVALID_ARGUMENT },
+    { spoil_bias_shape, OWB_ERROR_SHAPE },          { spoil_w_type, OWB_ERROR_TYPE },
+  };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      int64_t x_dims[] = { S, NB, I }, w_dims[] = { 1, 3 * H, I }, r_dims[] = { 1, 3 * H, H };
+      OwbTensor *in[8] = {
+        fill (OWB_TYPE_FLOAT, 3, x_dims, 0, 1.0), fill (OWB_TYPE_FLOAT, 3, w_dims, 1, 0.6),
+        fill (OWB_TYPE_FLOAT, 3, r_dims, 2, 0.5),
+      };
+      OwbNode *node = owb_node_new ("GRU", "", "gru");
+      set_int (node, "hidden_size", H);
+      cases[c].spoil (node, in);
+      OwbTensor *out[2] = { NULL };
+      g_autoptr (GError) error = NULL;
+      g_assert_false (run_node (node, 14, in, 2, want_all, out, &error));
+      g_assert_nonnull (error);
+      g_test_message ("case %u: %s", c, error->message);
+      g_assert_error (error, OWB_ERROR, cases[c].code);
+      free_tensors (out, 2);
+      free_tensors (in, 8);
+    }
+}
+
+static OwbValueType
+tensor_type (OwbDataType dtype, int rank, const OwbDim *dims)
+{
+  OwbValueType t;
+  owb_value_type_init_unknown (&t);
+  t.kind = OWB_VALUE_TENSOR;
+  t.dtype = dtype;
+  t.rank = rank;
+  for (int i = 0; i < rank; i++)
+    t.dims[i] = dims[i];
+  return t;
+}
+
+/* Symbolic dims pass through to the outputs; hidden size comes from R when the attribute is absent. */
+static void
+test_infer_symbolic (void)
+{
+  const char *batch = g_intern_string ("batch"), *seq = g_intern_string ("seq"), *hid = g_intern_string ("hid");
+  for (int layout = 0; layout <= 1; layout++)
+    {
+      g_autoptr (OwbNode) node = owb_node_new ("LSTM", "", "lstm");
+      set_string (node, "direction", "bidirectional");
+      set_int (node, "layout", layout);
+      for (int i = 0; i < 3; i++)
+        owb_node_add_input (node, input_names[i]);
+      for (int i = 0; i < 3; i++)
+        owb_node_add_output (node, output_names[i]);
+      OwbDim xd[3] = { { -1, seq }, { -1, batch }, OWB_DIM_VALUE (4) };
+      if (layout == 1)
+        xd[0].param = batch, xd[1].param = seq;
+      OwbDim wd[3] = { OWB_DIM_VALUE (2), OWB_DIM_UNKNOWN, OWB_DIM_VALUE (4) };
+      OwbDim rd[3] = { OWB_DIM_VALUE (2), OWB_DIM_UNKNOWN, { -1, hid } };
+      OwbValueType x = tensor_type (OWB_TYPE_FLOAT16, 3, xd), w = tensor_type (OWB_TYPE_FLOAT16, 3, wd),
+                   r = tensor_type (OWB_TYPE_FLOAT16, 3, rd);
+      const OwbValueType *inputs[3] = { &x, &w, &r };
+      const OwbTensor *values[3] = { NULL };
+      OwbValueType outputs[3];
+      for (int i = 0; i < 3; i++)
+        owb_value_type_init_unknown (&outputs[i]);
+      OwbInferContext ctx = { .node = node, .opset = 14, .n_inputs = 3, .inputs = inputs, .input_values = values,
+                              .n_outputs = 3, .outputs = outputs };
+      const OwbOpSchema *schema = owb_op_schema_lookup ("", "LSTM", 14);
+      g_assert_nonnull (schema);
+      g_autoptr (GError) error = NULL;
+      g_assert_true (owb_op_infer (schema, &ctx, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (outputs[0].rank, ==, 4);
+      g_assert_cmpint (outputs[0].dtype, ==, OWB_TYPE_FLOAT16);
+      const char *y_params[2][4] = { { seq, NULL, batch, hid }, { batch, seq, NULL, hid } };
+      for (int k = 0; k < 4; k++)
+        g_assert_true (outputs[0].dims[k].param == y_params[layout][k]);
+      g_assert_cmpint (outputs[0].dims[layout == 0 ? 1 : 2].value, ==, 2);
+      for (int o = 1; o < 3; o++)
+        {
+          g_assert_cmpint (outputs[o].rank, ==, 3);
+          g_assert_true (outputs[o].dims[layout == 0 ? 1 : 0].param == batch);
+          g_assert_cmpint (outputs[o].dims[layout == 0 ? 0 : 1].value, ==, 2);
+          g_assert_true (outputs[o].dims[2].param == hid);
+        }
+    }
+
+  /* Before opset 14 there is no layout: the attribute is ignored and X stays seq-major. */
+  g_autoptr (OwbNode) node = owb_node_new ("RNN", "", "rnn");
+  set_int (node, "hidden_size", 5);
+  set_int (node, "layout", 1);
+  OwbDim xd[3] = { OWB_DIM_VALUE (7), OWB_DIM_VALUE (2), OWB_DIM_VALUE (4) };
+  OwbDim wd[3] = { OWB_DIM_VALUE (1), OWB_DIM_VALUE (5), OWB_DIM_VALUE (4) };
+  OwbDim rd[3] = { OWB_DIM_VALUE (1), OWB_DIM_VALUE (5), OWB_DIM_VALUE (5) };
+  OwbValueType x = tensor_type (OWB_TYPE_DOUBLE, 3, xd), w = tensor_type (OWB_TYPE_DOUBLE, 3, wd),
+               r = tensor_type (OWB_TYPE_DOUBLE, 3, rd);
+  for (int i = 0; i < 3; i++)
+    owb_node_add_input (node, input_names[i]);
+  owb_node_add_output (node, "Y");
+  const OwbValueType *inputs[3] = { &x, &w, &r };
+  const OwbTensor *values[3] = { NULL };
+  OwbValueType outputs[1];
+  owb_value_type_init_unknown (&outputs[0]);
+  OwbInferContext ctx = { .node = node, .opset = 7, .n_inputs = 3, .inputs = inputs, .input_values = values,
+                          .n_outputs = 1, .outputs = outputs };
+  g_autoptr (GError) error = NULL;
+  g_assert_true (owb_op_infer (owb_op_schema_lookup ("", "RNN", 7), &ctx, &error));
+  g_assert_no_error (error);
+  const int64_t want[4] = { 7, 1, 2, 5 };
+  for (int k = 0; k < 4; k++)
+    g_assert_cmpint (outputs[0].dims[k].value, ==, want[k]);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_data_func ("/rnn/gru/bidirectional-seq-lens", GINT_TO_POINTER (0), test_gru_bidirectional);
+  g_test_add_data_func ("/rnn/gru/bidirectional-batch-major", GINT_TO_POINTER (1), test_gru_bidirectional);
+  g_test_add_func ("/rnn/gru/reverse-clip-double", test_gru_reverse_clip_double);
+  g_test_add_func ("/rnn/lstm/bidirectional-peepholes", test_lstm_bidirectional);
+  g_test_add_func ("/rnn/lstm/activations", test_lstm_activations);
+  g_test_add_func ("/rnn/rnn/bidirectional", test_rnn_bidirectional);
+  g_test_add_func ("/rnn/errors", test_errors);
+  g_test_add_func ("/rnn/infer/symbolic", test_infer_symbolic);
+  return g_test_run ();
+}
