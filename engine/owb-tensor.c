@@ -26,7 +26,8 @@ tensor_alloc (OwbDataType dtype, int rank, const int64_t *dims, gboolean zero, G
   if (!owb_shape_count (rank, dims, &n, "tensor", error))
     return NULL;
   elem = dtype == OWB_TYPE_STRING ? sizeof (char *) : owb_data_type_size (dtype);
-  if (dtype == OWB_TYPE_INT4 || dtype == OWB_TYPE_UINT4 || dtype == OWB_TYPE_FLOAT4E2M1)
+  if (dtype == OWB_TYPE_INT4 || dtype == OWB_TYPE_UINT4 || dtype == OWB_TYPE_FLOAT4E2M1 || dtype == OWB_TYPE_INT2
+      || dtype == OWB_TYPE_UINT2 || dtype == OWB_TYPE_FLOAT6E2M3 || dtype == OWB_TYPE_FLOAT6E3M2)
     elem = 1; /* unpacked in memory: one element per byte */
   if (elem == 0)
     {

@@ -32,6 +32,11 @@ static const struct {
   [OWB_TYPE_UINT4] = { "uint4", 0 },
   [OWB_TYPE_INT4] = { "int4", 0 },
   [OWB_TYPE_FLOAT4E2M1] = { "float4e2m1", 0 },
+  [OWB_TYPE_FLOAT8E8M0] = { "float8e8m0", 1 },
+  [OWB_TYPE_UINT2] = { "uint2", 0 },
+  [OWB_TYPE_INT2] = { "int2", 0 },
+  [OWB_TYPE_FLOAT6E2M3] = { "float6e2m3", 0 },
+  [OWB_TYPE_FLOAT6E3M2] = { "float6e3m2", 0 },
 };
 
 gboolean

@@ -3,6 +3,8 @@
 #include <owb/owb-op.h>
 #include <owb/owb-error.h>
 
+#include "owb-ir-private.h"
+
 #include <string.h>
 
 /* Newest opset per domain this engine knows (matches onnx 1.23). Newer imports are refused:
@@ -77,6 +79,12 @@ add_outer_refs (const OwbGraph *graph, GHashTable *refs, int depth)
       g_hash_table_add (refs, key);
   g_hash_table_unref (reads);
   g_hash_table_unref (defined);
+}
+
+void
+_owb_graph_collect_outer_refs (const OwbGraph *graph, GHashTable *refs)
+{
+  add_outer_refs (graph, refs, 0);
 }
 
 gboolean

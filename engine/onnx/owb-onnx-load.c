@@ -169,6 +169,17 @@ swap_in_place (void *data, gsize nbytes, gsize size)
 
 /* Tensors */
 
+/* The name of any ONNX element type, including those the engine does not support; NULL for
+ * values that are not types at all. */
+static const char *
+onnx_type_name (int type)
+{
+  if (owb_data_type_is_valid (type))
+    return owb_data_type_name (type);
+  const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value (&onnx__tensor_proto__data_type__descriptor, type);
+  return v && type != 0 ? v->name : NULL;
+}
+
 static const char *
 tensor_name (const Onnx__TensorProto *proto)
 {
@@ -189,8 +200,13 @@ _owb_onnx_tensor_proto_shape (const Onnx__TensorProto *proto, int *rank, int64_t
   if (!owb_data_type_is_valid (proto->data_type)
       || (owb_data_type_size (dtype) == 0 && dtype != OWB_TYPE_STRING))
     {
-      g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "tensor '%s' has element type %d (%s), which is not supported",
-                   name, proto->data_type, owb_data_type_name (dtype));
+      const char *type_name = onnx_type_name (proto->data_type);
+      if (type_name)
+        g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "tensor '%s' has element type %s, which is not supported",
+                     name, type_name);
+      else
+        g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "tensor '%s' has unknown element type %d", name,
+                     proto->data_type);
       return FALSE;
     }
   if (proto->n_dims > OWB_MAX_RANK)
@@ -819,8 +835,13 @@ elem_type_from_proto (int elem_type, const char *what, OwbDataType *dtype, GErro
 {
   if (elem_type != 0 && !owb_data_type_is_valid (elem_type))
     {
-      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "value '%s' has unknown element type %d", what,
-                   elem_type);
+      const char *name = onnx_type_name (elem_type);
+      if (name)
+        g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "value '%s' has element type %s, which is not supported", what,
+                     name);
+      else
+        g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "value '%s' has unknown element type %d", what,
+                     elem_type);
       return FALSE;
     }
   *dtype = elem_type;

@@ -141,8 +141,6 @@ owb_tensor_load_pb_data (const void *data, gsize size, char **name, GError **err
   Onnx__TensorProto *tp = onnx__tensor_proto__unpack (_owb_onnx_allocator (), size, data);
   GError *tensor_error = NULL;
   OwbTensor *tensor = NULL;
-  /* A segment, or no TensorProto at all, hints at another message type. */
-  gboolean doubtful = tp == NULL || tp->segment != NULL;
   if (tp)
     {
       tensor = _owb_onnx_tensor_from_proto (tp, TRUE, &tensor_error);
@@ -160,7 +158,9 @@ owb_tensor_load_pb_data (const void *data, gsize size, char **name, GError **err
       g_clear_error (&tensor_error);
       return tensor;
     }
-  if (container_error && (doubtful || tensor_error == NULL))
+  /* A clean SequenceProto/OptionalProto parse (no unknown fields: a real TensorProto nearly
+   * always has a name or raw_data, unknown to those) makes the container's error the relevant one. */
+  if (container_error)
     {
       g_propagate_error (error, container_error);
       g_clear_error (&tensor_error);

@@ -100,6 +100,13 @@ infer_reduce (OwbInferContext *ctx, GError **error)
       /* Axes only known at run time: the rank survives when dims are kept. */
       if (in->rank < 0) {
         out->rank = -1;
+      } else if (at->rank == 1 && at->dims[0].value == 0 && noop) {
+        owb_infer_copy (ctx, 0, 0);
+      } else if (at->rank == 1 && at->dims[0].value == 0) {
+        /* Known to be empty: everything is reduced. */
+        out->rank = keepdims ? in->rank : 0;
+        for (int d = 0; d < out->rank; d++)
+          out->dims[d] = OWB_DIM_VALUE (1);
       } else if (keepdims) {
         out->rank = in->rank;
         for (int d = 0; d < in->rank; d++)

@@ -6,8 +6,11 @@
 #include <owb/owb-error.h>
 
 #include "owb-arena.h"
+#include "../ir/owb-ir-private.h"
 
 #include <string.h>
+
+typedef struct _Plan Plan;
 
 typedef struct {
   OwbNode *node;
@@ -20,20 +23,30 @@ typedef struct {
   int *release;   /* slots whose last reader is this step, -1 terminated */
 } Step;
 
+/* What running one graph needs: the main graph and every subgraph get one. */
+struct _Plan {
+  OwbGraph *graph;
+  guint n_slots;
+  GHashTable *slot_of;    /* name -> slot + 1 */
+  OwbTensor **constants;  /* per slot: initializer, or NULL */
+  Step *steps;
+  guint n_steps;
+  int *input_slots;       /* per graph input */
+  int *output_slots;      /* per graph output */
+  char **outer_names;     /* values read from enclosing graphs, NULL-terminated ... */
+  int *outer_slots;       /* ... and the local slots they are bound to */
+};
+
 struct _OwbSession {
   OwbModel *model; /* the session's own copy, inferred and partitioned */
   GPtrArray *providers;
   OwbThreadPool *pool;
   OwbTraceHooks hooks;
   gboolean has_hooks;
-  guint n_slots;
-  GHashTable *slot_of;    /* name -> slot + 1 */
-  OwbTensor **constants;  /* per slot: initializer, or NULL */
-  Step *steps;
-  guint n_steps;
+  Plan *main;
+  GHashTable *plans;      /* OwbGraph * -> Plan *, every subgraph */
   GPtrArray *inputs;      /* OwbValueInfo * to feed (borrowed from the graph) */
   GPtrArray *outputs;     /* OwbValueInfo * (borrowed) */
-  int *output_slots;
 };
 
 void
@@ -65,19 +78,19 @@ copy_model (const OwbModel *model)
 }
 
 static int
-slot_get (OwbSession *s, const char *name)
+slot_get (const Plan *p, const char *name)
 {
-  return GPOINTER_TO_INT (g_hash_table_lookup (s->slot_of, name)) - 1;
+  return GPOINTER_TO_INT (g_hash_table_lookup (p->slot_of, name)) - 1;
 }
 
 static int
-slot_define (OwbSession *s, const char *name)
+slot_define (Plan *p, const char *name)
 {
-  int slot = slot_get (s, name);
+  int slot = slot_get (p, name);
   if (slot >= 0)
     return slot;
-  slot = (int) s->n_slots++;
-  g_hash_table_insert (s->slot_of, (gpointer) name, GINT_TO_POINTER (slot + 1));
+  slot = (int) p->n_slots++;
+  g_hash_table_insert (p->slot_of, (gpointer) name, GINT_TO_POINTER (slot + 1));
   return slot;
 }
 
@@ -173,6 +186,196 @@ collect_types (const OwbGraph *graph)
   return types;
 }
 
+static void plan_free (Plan *p);
+
+static void
+add_subgraph_reads (const OwbNode *node, GHashTable *reads)
+{
+  for (int a = 0; a < node->n_attributes; a++)
+    {
+      const OwbAttribute *attr = &node->attributes[a];
+      if (attr->type == OWB_ATTR_GRAPH && attr->g)
+        _owb_graph_collect_outer_refs (attr->g, reads);
+      for (int k = 0; attr->type == OWB_ATTR_GRAPHS && k < attr->n; k++)
+        _owb_graph_collect_outer_refs (attr->graphs[k], reads);
+    }
+}
+
+static Plan *plan_new (OwbSession *s, OwbGraph *graph, int depth, GError **error);
+
+static gboolean
+plan_subgraphs (OwbSession *s, const OwbNode *node, int depth, GError **error)
+{
+  for (int a = 0; a < node->n_attributes; a++)
+    {
+      const OwbAttribute *attr = &node->attributes[a];
+      OwbGraph *const *graphs = attr->type == OWB_ATTR_GRAPH ? &attr->g : attr->graphs;
+      int n = attr->type == OWB_ATTR_GRAPH ? (attr->g != NULL) : attr->type == OWB_ATTR_GRAPHS ? attr->n : 0;
+      for (int k = 0; k < n; k++)
+        {
+          Plan *sub = plan_new (s, graphs[k], depth + 1, error);
+          if (!sub)
+            return FALSE;
+          g_hash_table_insert (s->plans, graphs[k], sub);
+        }
+    }
+  return TRUE;
+}
+
+static Plan *
+plan_new (OwbSession *s, OwbGraph *graph, int depth, GError **error)
+{
+  Plan *p = g_new0 (Plan, 1);
+  p->graph = graph;
+  p->slot_of = g_hash_table_new (g_str_hash, g_str_equal);
+  /* Slots: initializers, inputs, values from outer scopes, node outputs. */
+  for (guint i = 0; i < graph->initializer_names->len; i++)
+    slot_define (p, g_ptr_array_index (graph->initializer_names, i));
+  p->input_slots = g_new (int, MAX (graph->inputs->len, 1));
+  for (guint i = 0; i < graph->inputs->len; i++)
+    p->input_slots[i] = slot_define (p, ((OwbValueInfo *) g_ptr_array_index (graph->inputs, i))->name);
+  if (depth > 0)
+    {
+      GHashTable *outer = g_hash_table_new (g_str_hash, g_str_equal);
+      _owb_graph_collect_outer_refs (graph, outer);
+      guint n_outer = g_hash_table_size (outer);
+      p->outer_names = g_new0 (char *, n_outer + 1);
+      p->outer_slots = g_new (int, MAX (n_outer, 1));
+      GHashTableIter iter;
+      gpointer key;
+      guint k = 0;
+      g_hash_table_iter_init (&iter, outer);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        {
+          p->outer_names[k] = key;
+          p->outer_slots[k++] = slot_define (p, key);
+        }
+      g_hash_table_unref (outer);
+    }
+  p->n_steps = graph->nodes->len;
+  p->steps = g_new0 (Step, MAX (p->n_steps, 1));
+  for (guint n = 0; n < p->n_steps; n++)
+    {
+      Step *step = &p->steps[n];
+      step->node = g_ptr_array_index (graph->nodes, n);
+      step->in_slots = g_new (int, MAX (step->node->n_inputs, 1));
+      step->out_slots = g_new (int, MAX (step->node->n_outputs, 1));
+      for (int i = 0; i < step->node->n_inputs; i++)
+        step->in_slots[i] = step->node->inputs[i][0] ? slot_get (p, step->node->inputs[i]) : -1;
+      for (int o = 0; o < step->node->n_outputs; o++)
+        step->out_slots[o] = step->node->outputs[o][0] ? slot_define (p, step->node->outputs[o]) : -1;
+    }
+  p->constants = g_new0 (OwbTensor *, MAX (p->n_slots, 1));
+  for (guint i = 0; i < graph->initializers->len; i++)
+    p->constants[slot_get (p, g_ptr_array_index (graph->initializer_names, i))] = g_ptr_array_index (graph->initializers, i);
+  p->output_slots = g_new (int, MAX (graph->outputs->len, 1));
+  for (guint i = 0; i < graph->outputs->len; i++)
+    p->output_slots[i] = slot_get (p, ((OwbValueInfo *) g_ptr_array_index (graph->outputs, i))->name);
+
+  /* Kernels: schema and provider per node; then the node's subgraphs. */
+  GHashTable *types = collect_types (graph);
+  for (guint n = 0; n < p->n_steps; n++)
+    {
+      Step *step = &p->steps[n];
+      OwbNode *node = step->node;
+      if (node->opset <= 0)
+        node->opset = (int) owb_model_get_opset (s->model, node->domain);
+      step->schema = owb_op_schema_lookup (node->domain, node->op_type, node->opset);
+      if (!step->schema)
+        {
+          char *who = owb_node_describe (node);
+          if (owb_op_schema_exists (node->domain, node->op_type))
+            g_set_error (error, OWB_ERROR, OWB_ERROR_UNSUPPORTED_OP, "%s: op %s is not defined at opset %d", who,
+                         node->op_type, node->opset);
+          else
+            g_set_error (error, OWB_ERROR, OWB_ERROR_UNSUPPORTED_OP, "%s: unsupported op %s%s%s (opset %d)", who,
+                         node->domain && node->domain[0] ? node->domain : "",
+                         node->domain && node->domain[0] ? "." : "", node->op_type, node->opset);
+          g_free (who);
+          g_hash_table_unref (types);
+          plan_free (p);
+          return NULL;
+        }
+      if (!partition_step (s, step, types, error) || !plan_subgraphs (s, node, depth, error))
+        {
+          g_hash_table_unref (types);
+          plan_free (p);
+          return NULL;
+        }
+    }
+  g_hash_table_unref (types);
+
+  /* Lifetimes: each slot is released after its last reader (subgraphs' implicit reads count);
+   * graph outputs and constants never are. */
+  int *last = g_new (int, MAX (p->n_slots, 1));
+  for (guint i = 0; i < p->n_slots; i++)
+    last[i] = -1;
+  for (guint n = 0; n < p->n_steps; n++)
+    {
+      Step *step = &p->steps[n];
+      for (int o = 0; o < step->node->n_outputs; o++)
+        if (step->out_slots[o] >= 0)
+          last[step->out_slots[o]] = (int) n;
+      for (int i = 0; i < step->node->n_inputs; i++)
+        if (step->in_slots[i] >= 0)
+          last[step->in_slots[i]] = (int) n;
+      GHashTable *reads = g_hash_table_new (g_str_hash, g_str_equal);
+      add_subgraph_reads (step->node, reads);
+      GHashTableIter iter;
+      gpointer key;
+      g_hash_table_iter_init (&iter, reads);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        {
+          int slot = slot_get (p, key);
+          if (slot >= 0)
+            last[slot] = (int) n;
+        }
+      g_hash_table_unref (reads);
+    }
+  for (guint i = 0; i < graph->outputs->len; i++)
+    if (p->output_slots[i] >= 0)
+      last[p->output_slots[i]] = -1;
+  for (guint slot = 0; slot < p->n_slots; slot++)
+    if (p->constants[slot])
+      last[slot] = -1;
+  for (guint n = 0; n < p->n_steps; n++)
+    {
+      GArray *rel = g_array_new (FALSE, FALSE, sizeof (int));
+      for (guint slot = 0; slot < p->n_slots; slot++)
+        if (last[slot] == (int) n)
+          g_array_append_val (rel, slot);
+      int end = -1;
+      g_array_append_val (rel, end);
+      p->steps[n].release = (int *) g_array_free (rel, FALSE);
+    }
+  g_free (last);
+  return p;
+}
+
+static void
+plan_free (Plan *p)
+{
+  if (!p)
+    return;
+  for (guint n = 0; n < p->n_steps; n++)
+    {
+      Step *step = &p->steps[n];
+      if (step->claimed && step->provider->release)
+        step->provider->release (step->provider, &step->choice);
+      g_free (step->in_slots);
+      g_free (step->out_slots);
+      g_free (step->release);
+    }
+  g_free (p->steps);
+  g_free (p->constants);
+  g_free (p->input_slots);
+  g_free (p->output_slots);
+  g_free (p->outer_names);
+  g_free (p->outer_slots);
+  g_hash_table_unref (p->slot_of);
+  g_free (p);
+}
+
 OwbSession *
 owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **error)
 {
@@ -191,7 +394,7 @@ owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **err
   OwbSession *s = g_new0 (OwbSession, 1);
   s->providers = g_ptr_array_ref (options->providers);
   s->model = copy_model (model);
-  s->slot_of = g_hash_table_new (g_str_hash, g_str_equal);
+  s->plans = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) plan_free);
   if (options->hooks && (options->hooks->node_begin || options->hooks->node_end))
     {
       s->hooks = *options->hooks;
@@ -199,109 +402,20 @@ owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **err
     }
   if (!owb_model_infer_shapes (s->model, error))
     goto fail;
-
   OwbGraph *graph = s->model->graph;
-  /* Slots: initializers, then inputs, then node outputs. */
-  for (guint i = 0; i < graph->initializer_names->len; i++)
-    slot_define (s, g_ptr_array_index (graph->initializer_names, i));
+  s->main = plan_new (s, graph, 0, error);
+  if (!s->main)
+    goto fail;
   s->inputs = g_ptr_array_new ();
   for (guint i = 0; i < graph->inputs->len; i++)
     {
       OwbValueInfo *info = g_ptr_array_index (graph->inputs, i);
-      slot_define (s, info->name);
       if (!owb_graph_get_initializer (graph, info->name))
         g_ptr_array_add (s->inputs, info);
     }
-  s->n_steps = graph->nodes->len;
-  s->steps = g_new0 (Step, MAX (s->n_steps, 1));
-  for (guint n = 0; n < s->n_steps; n++)
-    {
-      Step *step = &s->steps[n];
-      step->node = g_ptr_array_index (graph->nodes, n);
-      step->in_slots = g_new (int, MAX (step->node->n_inputs, 1));
-      step->out_slots = g_new (int, MAX (step->node->n_outputs, 1));
-      for (int i = 0; i < step->node->n_inputs; i++)
-        step->in_slots[i] = step->node->inputs[i][0] ? slot_get (s, step->node->inputs[i]) : -1;
-      for (int o = 0; o < step->node->n_outputs; o++)
-        step->out_slots[o] = step->node->outputs[o][0] ? slot_define (s, step->node->outputs[o]) : -1;
-    }
-  s->constants = g_new0 (OwbTensor *, MAX (s->n_slots, 1));
-  for (guint i = 0; i < graph->initializers->len; i++)
-    {
-      int slot = slot_get (s, g_ptr_array_index (graph->initializer_names, i));
-      s->constants[slot] = g_ptr_array_index (graph->initializers, i);
-    }
   s->outputs = g_ptr_array_new ();
-  s->output_slots = g_new (int, MAX (graph->outputs->len, 1));
   for (guint i = 0; i < graph->outputs->len; i++)
-    {
-      OwbValueInfo *info = g_ptr_array_index (graph->outputs, i);
-      g_ptr_array_add (s->outputs, info);
-      s->output_slots[i] = slot_get (s, info->name);
-    }
-
-  /* Kernels: schema and provider per node. */
-  GHashTable *types = collect_types (graph);
-  for (guint n = 0; n < s->n_steps; n++)
-    {
-      Step *step = &s->steps[n];
-      OwbNode *node = step->node;
-      step->schema = owb_op_schema_lookup (node->domain, node->op_type, node->opset);
-      if (!step->schema)
-        {
-          char *who = owb_node_describe (node);
-          if (owb_op_schema_exists (node->domain, node->op_type))
-            g_set_error (error, OWB_ERROR, OWB_ERROR_UNSUPPORTED_OP, "%s: op %s is not defined at opset %d", who,
-                         node->op_type, node->opset);
-          else
-            g_set_error (error, OWB_ERROR, OWB_ERROR_UNSUPPORTED_OP, "%s: unsupported op %s%s%s (opset %d)", who,
-                         node->domain && node->domain[0] ? node->domain : "",
-                         node->domain && node->domain[0] ? "." : "", node->op_type, node->opset);
-          g_free (who);
-          g_hash_table_unref (types);
-          goto fail;
-        }
-      if (!partition_step (s, step, types, error))
-        {
-          g_hash_table_unref (types);
-          goto fail;
-        }
-    }
-  g_hash_table_unref (types);
-
-  /* Lifetimes: each slot is released after its last reader; graph outputs and constants never. */
-  int *last = g_new (int, MAX (s->n_slots, 1));
-  for (guint i = 0; i < s->n_slots; i++)
-    last[i] = -1;
-  for (guint n = 0; n < s->n_steps; n++)
-    {
-      Step *step = &s->steps[n];
-      for (int o = 0; o < step->node->n_outputs; o++)
-        if (step->out_slots[o] >= 0)
-          last[step->out_slots[o]] = (int) n;
-      for (int i = 0; i < step->node->n_inputs; i++)
-        if (step->in_slots[i] >= 0)
-          last[step->in_slots[i]] = (int) n;
-    }
-  for (guint i = 0; i < graph->outputs->len; i++)
-    if (s->output_slots[i] >= 0)
-      last[s->output_slots[i]] = -1;
-  for (guint slot = 0; slot < s->n_slots; slot++)
-    if (s->constants[slot])
-      last[slot] = -1;
-  for (guint n = 0; n < s->n_steps; n++)
-    {
-      Step *step = &s->steps[n];
-      GArray *rel = g_array_new (FALSE, FALSE, sizeof (int));
-      for (guint slot = 0; slot < s->n_slots; slot++)
-        if (last[slot] == (int) n)
-          g_array_append_val (rel, slot);
-      int end = -1;
-      g_array_append_val (rel, end);
-      step->release = (int *) g_array_free (rel, FALSE);
-    }
-  g_free (last);
-
+    g_ptr_array_add (s->outputs, g_ptr_array_index (graph->outputs, i));
   s->pool = owb_thread_pool_new (options->n_threads > 0 ? options->n_threads : (int) g_get_num_processors ());
   return s;
 
@@ -315,24 +429,13 @@ owb_session_free (OwbSession *s)
 {
   if (!s)
     return;
-  for (guint n = 0; n < s->n_steps; n++)
-    {
-      Step *step = &s->steps[n];
-      if (step->claimed && step->provider->release)
-        step->provider->release (step->provider, &step->choice);
-      g_free (step->in_slots);
-      g_free (step->out_slots);
-      g_free (step->release);
-    }
-  g_free (s->steps);
-  g_free (s->constants);
-  g_free (s->output_slots);
+  plan_free (s->main);
+  g_hash_table_unref (s->plans);
   if (s->inputs)
     g_ptr_array_unref (s->inputs);
   if (s->outputs)
     g_ptr_array_unref (s->outputs);
   owb_thread_pool_free (s->pool);
-  g_hash_table_unref (s->slot_of);
   owb_model_unref (s->model);
   g_ptr_array_unref (s->providers);
   g_free (s);
@@ -393,17 +496,45 @@ check_feed (const OwbValueInfo *info, const OwbTensor *t, GError **error)
   return ok;
 }
 
-typedef struct {
+typedef struct _RunState RunState;
+struct _RunState {
   OwbSession *session;
-  OwbTensor **values;
-  OwbArena *arena;
-} RunState;
+  const Plan *plan;
+  OwbTensor **values; /* per slot of plan */
+  OwbArena *arena;    /* shared by a run and its subgraph runs */
+  const RunState *parent;
+  GCancellable *cancellable;
+};
+
+static RunState *
+run_state_init (RunState *rs, OwbSession *s, const Plan *plan, OwbArena *arena, const RunState *parent,
+                GCancellable *cancellable)
+{
+  rs->session = s;
+  rs->plan = plan;
+  rs->values = g_new0 (OwbTensor *, MAX (plan->n_slots, 1));
+  rs->arena = arena;
+  rs->parent = parent;
+  rs->cancellable = cancellable;
+  for (guint slot = 0; slot < plan->n_slots; slot++)
+    if (plan->constants[slot])
+      rs->values[slot] = owb_tensor_ref (plan->constants[slot]);
+  return rs;
+}
+
+static void
+run_state_clear (RunState *rs)
+{
+  for (guint slot = 0; slot < rs->plan->n_slots; slot++)
+    owb_tensor_unref (rs->values[slot]);
+  g_free (rs->values);
+}
 
 static gboolean
 run_step (RunState *rs, guint index, GError **error)
 {
   OwbSession *s = rs->session;
-  Step *step = &s->steps[index];
+  const Step *step = &rs->plan->steps[index];
   OwbNode *node = step->node;
   int n_in = node->n_inputs, n_out = node->n_outputs;
   /* Heap, not stack: a node may have very many inputs. */
@@ -556,19 +687,108 @@ out:
   return ok;
 }
 
+static gboolean
+run_plan (RunState *rs, guint *n_run, GError **error)
+{
+  for (guint n = 0; n < rs->plan->n_steps; n++)
+    {
+      if (g_cancellable_set_error_if_cancelled (rs->cancellable, error))
+        return FALSE;
+      if (!run_step (rs, n, error))
+        return FALSE;
+      if (n_run)
+        (*n_run)++;
+    }
+  return TRUE;
+}
+
+static OwbTensor *
+lookup_outer (const RunState *rs, const char *name)
+{
+  for (; rs; rs = rs->parent)
+    {
+      int slot = slot_get (rs->plan, name);
+      if (slot >= 0 && rs->values[slot])
+        return rs->values[slot];
+    }
+  return NULL;
+}
+
+gboolean
+owb_kernel_context_run_subgraph (OwbKernelContext *ctx, const OwbGraph *graph, guint n_inputs,
+                                 OwbTensor *const *inputs, OwbTensor **outputs, GError **error)
+{
+  const RunState *parent = ctx->run_data;
+  g_return_val_if_fail (parent != NULL, FALSE);
+  const Plan *plan = g_hash_table_lookup (parent->session->plans, graph);
+  if (!plan)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_ARGUMENT, "graph '%s' is not a subgraph of this node",
+                            graph->name ? graph->name : "");
+      return FALSE;
+    }
+  if (n_inputs > graph->inputs->len)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "subgraph '%s' takes %u inputs, %u given",
+                            graph->name ? graph->name : "", graph->inputs->len, n_inputs);
+      return FALSE;
+    }
+  RunState rs;
+  run_state_init (&rs, parent->session, plan, parent->arena, parent, parent->cancellable);
+  gboolean ok = TRUE;
+  for (guint i = 0; i < n_inputs; i++)
+    {
+      owb_tensor_unref (rs.values[plan->input_slots[i]]);
+      rs.values[plan->input_slots[i]] = inputs[i] ? owb_tensor_ref (inputs[i]) : NULL;
+    }
+  for (guint k = 0; plan->outer_names && plan->outer_names[k]; k++)
+    {
+      OwbTensor *v = lookup_outer (parent, plan->outer_names[k]);
+      /* Names the subgraph defines itself never reach here; an unresolved one is an optional
+       * value that an enclosing graph left empty, and the reading node reports it. */
+      if (v && !rs.values[plan->outer_slots[k]])
+        rs.values[plan->outer_slots[k]] = owb_tensor_ref (v);
+    }
+  for (guint i = n_inputs; ok && i < graph->inputs->len; i++)
+    if (!rs.values[plan->input_slots[i]])
+      {
+        owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "subgraph input '%s' was not given",
+                              ((OwbValueInfo *) g_ptr_array_index (graph->inputs, i))->name);
+        ok = FALSE;
+      }
+  if (ok)
+    ok = run_plan (&rs, NULL, error);
+  for (guint i = 0; i < graph->outputs->len; i++)
+    {
+      int slot = plan->output_slots[i];
+      OwbTensor *v = ok && slot >= 0 ? rs.values[slot] : NULL;
+      if (ok && !v)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "subgraph output '%s' has no value",
+                                ((OwbValueInfo *) g_ptr_array_index (graph->outputs, i))->name);
+          ok = FALSE;
+        }
+      outputs[i] = v ? owb_tensor_ref (v) : NULL;
+    }
+  if (!ok)
+    for (guint i = 0; i < graph->outputs->len; i++)
+      g_clear_pointer (&outputs[i], owb_tensor_unref);
+  run_state_clear (&rs);
+  return ok;
+}
+
 gboolean
 owb_session_run (OwbSession *s, guint n_inputs, const char *const *input_names, OwbTensor *const *inputs,
                  guint n_outputs, const char *const *output_names, OwbTensor **outputs, OwbRunStats *stats,
                  GCancellable *cancellable, GError **error)
 {
-  RunState rs = { s, g_new0 (OwbTensor *, MAX (s->n_slots, 1)), _owb_arena_new () };
+  RunState rs;
+  run_state_init (&rs, s, s->main, _owb_arena_new (), NULL, cancellable);
+  const Plan *plan = s->main;
   gboolean ok = TRUE;
-  for (guint slot = 0; slot < s->n_slots; slot++)
-    if (s->constants[slot])
-      rs.values[slot] = owb_tensor_ref (s->constants[slot]);
   for (guint i = 0; ok && i < n_inputs; i++)
     {
-      int slot = slot_get (s, input_names[i]);
+      int slot = slot_get (plan, input_names[i]);
       const OwbValueInfo *info = NULL;
       for (guint k = 0; k < s->model->graph->inputs->len; k++)
         {
@@ -599,7 +819,7 @@ owb_session_run (OwbSession *s, guint n_inputs, const char *const *input_names, 
   for (guint i = 0; ok && i < s->inputs->len; i++)
     {
       const OwbValueInfo *info = g_ptr_array_index (s->inputs, i);
-      if (!rs.values[slot_get (s, info->name)])
+      if (!rs.values[slot_get (plan, info->name)])
         {
           char *want = owb_value_type_to_string (&info->type);
           g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "input '%s' (%s) was not given", info->name, want);
@@ -608,16 +828,8 @@ owb_session_run (OwbSession *s, guint n_inputs, const char *const *input_names, 
         }
     }
   guint n_run = 0;
-  for (guint n = 0; ok && n < s->n_steps; n++)
-    {
-      if (g_cancellable_set_error_if_cancelled (cancellable, error))
-        {
-          ok = FALSE;
-          break;
-        }
-      ok = run_step (&rs, n, error);
-      n_run++;
-    }
+  if (ok)
+    ok = run_plan (&rs, &n_run, error);
   if (ok)
     {
       guint want = output_names ? n_outputs : s->outputs->len;
@@ -625,7 +837,7 @@ owb_session_run (OwbSession *s, guint n_inputs, const char *const *input_names, 
         outputs[i] = NULL;
       for (guint i = 0; ok && i < want; i++)
         {
-          int slot = output_names ? slot_get (s, output_names[i]) : s->output_slots[i];
+          int slot = output_names ? slot_get (plan, output_names[i]) : plan->output_slots[i];
           if (slot < 0)
             {
               g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "the model has no value named '%s'",
@@ -652,9 +864,7 @@ owb_session_run (OwbSession *s, guint n_inputs, const char *const *input_names, 
       stats->allocated_bytes = _owb_arena_get_allocated (rs.arena);
       stats->n_nodes_run = n_run;
     }
-  for (guint slot = 0; slot < s->n_slots; slot++)
-    owb_tensor_unref (rs.values[slot]);
-  g_free (rs.values);
+  run_state_clear (&rs);
   _owb_arena_close (rs.arena);
   return ok;
 }

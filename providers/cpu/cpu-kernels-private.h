@@ -11,6 +11,12 @@ extern const OwbKernelDef _owb_cpu_kernels_tensor[];
 extern const OwbKernelDef _owb_cpu_kernels_reduce[];
 extern const OwbKernelDef _owb_cpu_kernels_rnn[];
 extern const OwbKernelDef _owb_cpu_kernels_norm[];
+extern const OwbKernelDef _owb_cpu_kernels_ml[];
+extern const OwbKernelDef _owb_cpu_kernels_control[];
+extern const OwbKernelDef _owb_cpu_kernels_signal[];
+extern const OwbKernelDef _owb_cpu_kernels_quant[];
+extern const OwbKernelDef _owb_cpu_kernels_misc[];
+extern const OwbKernelDef _owb_cpu_kernels_transformer[];
 
 /* Element offsets for numpy-style broadcasting of `in` (rank in_rank, right-aligned) against an
  * output shape: strides of length out_rank with 0 on broadcast axes. */

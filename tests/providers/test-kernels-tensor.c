@@ -527,48 +527,51 @@ test_slice_steps (void)
   g_clear_pointer (&out, owb_tensor_unref);
 }
 
-/* Transposes through every permutation of a 4-D shape, for several element sizes, against a
+/* Transposes through several permutations of 4-D shapes, for several element sizes, against a
  * straightforward index computation; the shapes are large enough for the blocked path. */
 static void
 test_transpose_permutations (void)
 {
-  const int64_t dims[4] = { 2, 37, 41, 3 };
+  const int64_t shapes[][4] = { { 2, 37, 41, 3 }, { 1, 2, 64, 48 } };
   const OwbDataType types[] = { OWB_TYPE_UINT8, OWB_TYPE_FLOAT16, OWB_TYPE_FLOAT, OWB_TYPE_DOUBLE };
-  const int perms[][4] = { { 0, 3, 1, 2 }, { 0, 2, 3, 1 }, { 3, 1, 0, 2 }, { 1, 2, 0, 3 }, { 3, 2, 1, 0 }, { 0, 1, 2, 3 } };
-  for (guint t = 0; t < G_N_ELEMENTS (types); t++)
-    for (guint p = 0; p < G_N_ELEMENTS (perms); p++)
-      {
-        g_autoptr (OwbTensor) x = owb_tensor_new (types[t], 4, dims, NULL);
-        gsize es = owb_data_type_size (types[t]);
-        for (gsize i = 0; i < x->nbytes; i++)
-          ((guint8 *) x->data)[i] = (guint8) (i * 7 + i / 251);
-        OwbNode *node = node_new ("Transpose", 1, 1);
-        int64_t perm[4] = { perms[p][0], perms[p][1], perms[p][2], perms[p][3] };
-        set_ints (node, "perm", 4, perm);
-        In in[1] = { { x, TRUE } };
-        OwbTensor *out = NULL;
-        g_autoptr (GError) error = NULL;
-        g_assert_true (run_node (node, 13, in, 1, &out, &error));
-        g_assert_no_error (error);
-        int64_t od[4], xs[4] = { dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1 };
-        for (int k = 0; k < 4; k++)
-          {
-            od[k] = dims[perm[k]];
-            g_assert_cmpint (out->dims[k], ==, od[k]);
-          }
-        int64_t o = 0, c[4];
-        for (c[0] = 0; c[0] < od[0]; c[0]++)
-          for (c[1] = 0; c[1] < od[1]; c[1]++)
-            for (c[2] = 0; c[2] < od[2]; c[2]++)
-              for (c[3] = 0; c[3] < od[3]; c[3]++, o++)
-                {
-                  int64_t src = 0;
-                  for (int k = 0; k < 4; k++)
-                    src += c[k] * xs[perm[k]];
-                  g_assert_cmpint (memcmp ((guint8 *) out->data + o * es, (guint8 *) x->data + src * es, es), ==, 0);
-                }
-        owb_tensor_unref (out);
-      }
+  const int perms[][4] = { { 0, 3, 1, 2 }, { 0, 2, 3, 1 }, { 3, 1, 0, 2 }, { 1, 2, 0, 3 }, { 3, 2, 1, 0 },
+                           { 0, 1, 2, 3 }, { 0, 1, 3, 2 } };
+  for (guint sh = 0; sh < G_N_ELEMENTS (shapes); sh++)
+    for (guint t = 0; t < G_N_ELEMENTS (types); t++)
+      for (guint p = 0; p < G_N_ELEMENTS (perms); p++)
+        {
+          const int64_t *dims = shapes[sh];
+          g_autoptr (OwbTensor) x = owb_tensor_new (types[t], 4, dims, NULL);
+          gsize es = owb_data_type_size (types[t]);
+          for (gsize i = 0; i < x->nbytes; i++)
+            ((guint8 *) x->data)[i] = (guint8) (i * 7 + i / 251);
+          OwbNode *node = node_new ("Transpose", 1, 1);
+          int64_t perm[4] = { perms[p][0], perms[p][1], perms[p][2], perms[p][3] };
+          set_ints (node, "perm", 4, perm);
+          In in[1] = { { x, TRUE } };
+          OwbTensor *out = NULL;
+          g_autoptr (GError) error = NULL;
+          g_assert_true (run_node (node, 13, in, 1, &out, &error));
+          g_assert_no_error (error);
+          int64_t od[4], xs[4] = { dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1 };
+          for (int k = 0; k < 4; k++)
+            {
+              od[k] = dims[perm[k]];
+              g_assert_cmpint (out->dims[k], ==, od[k]);
+            }
+          int64_t o = 0, c[4];
+          for (c[0] = 0; c[0] < od[0]; c[0]++)
+            for (c[1] = 0; c[1] < od[1]; c[1]++)
+              for (c[2] = 0; c[2] < od[2]; c[2]++)
+                for (c[3] = 0; c[3] < od[3]; c[3]++, o++)
+                  {
+                    int64_t src = 0;
+                    for (int k = 0; k < 4; k++)
+                      src += c[k] * xs[perm[k]];
+                    g_assert_cmpint (memcmp ((guint8 *) out->data + o * es, (guint8 *) x->data + src * es, es), ==, 0);
+                  }
+          owb_tensor_unref (out);
+        }
 }
 
 static void
@@ -777,6 +780,67 @@ test_small_ops (void)
   g_clear_pointer (&out, owb_tensor_unref);
 }
 
+static void
+test_constant_and_runtime_shapes (void)
+{
+  OwbTensor *out = NULL;
+  g_autoptr (GError) error = NULL;
+
+  OwbNode *ints = node_new ("Constant", 0, 1);
+  set_ints (ints, "value_ints", 3, (int64_t[]) { 4, -5, 6 });
+  g_assert_true (run_node (ints, 13, NULL, 1, &out, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (out->dtype, ==, OWB_TYPE_INT64);
+  assert_ints (out, 3, (int64_t[]) { 4, -5, 6 });
+  g_clear_pointer (&out, owb_tensor_unref);
+
+  OwbNode *strs = node_new ("Constant", 0, 1);
+  OwbAttribute *a = owb_node_add_attribute (strs, "value_strings", OWB_ATTR_STRINGS);
+  a->n = 2;
+  a->strings = g_new0 (char *, 3);
+  a->strings[0] = g_strdup ("x");
+  a->strings[1] = g_strdup ("yz");
+  g_assert_true (run_node (strs, 13, NULL, 1, &out, &error));
+  g_assert_cmpint (out->dtype, ==, OWB_TYPE_STRING);
+  g_assert_cmpint (out->nelems, ==, 2);
+  g_assert_cmpstr (((char **) out->data)[1], ==, "yz");
+  g_clear_pointer (&out, owb_tensor_unref);
+
+  OwbNode *f = node_new ("Constant", 0, 1);
+  owb_node_add_attribute (f, "value_float", OWB_ATTR_FLOAT)->f = 2.5f;
+  g_assert_true (run_node (f, 13, NULL, 1, &out, &error));
+  g_assert_cmpint (out->rank, ==, 0);
+  g_assert_cmpfloat (*(float *) out->data, ==, 2.5f);
+  g_clear_pointer (&out, owb_tensor_unref);
+
+  /* value_int needs opset 12. */
+  OwbNode *old = node_new ("Constant", 0, 1);
+  set_int (old, "value_int", 3);
+  g_assert_false (run_node (old, 11, NULL, 1, &out, &error));
+  g_assert_nonnull (strstr (error->message, "opset 12"));
+  g_clear_error (&error);
+
+  /* Shapes fed at run time are checked at run time. */
+  g_autoptr (OwbTensor) x = owb_tensor_new (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 3 }, NULL);
+  g_autoptr (OwbTensor) shape = ints_tensor (2, (int64_t[]) { 4, -1 });
+  In in[2] = { { x, TRUE }, { shape, TRUE } };
+  g_assert_false (run_node (node_new ("Reshape", 2, 1), 13, in, 1, &out, &error));
+  g_assert_nonnull (strstr (error->message, "the_node"));
+  g_clear_error (&error);
+
+  g_autoptr (OwbTensor) reps = ints_tensor (1, (int64_t[]) { 2 });
+  in[1].value = reps;
+  g_assert_false (run_node (node_new ("Tile", 2, 1), 13, in, 1, &out, &error));
+  g_assert_nonnull (strstr (error->message, "repeats"));
+  g_clear_error (&error);
+
+  g_autoptr (OwbTensor) big = ints_tensor (2, (int64_t[]) { 3, 3 });
+  in[1].value = big;
+  g_assert_false (run_node (node_new ("Expand", 2, 1), 13, in, 1, &out, &error));
+  g_assert_nonnull (strstr (error->message, "broadcast"));
+  g_clear_error (&error);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -793,5 +857,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tensor/kernel/strings", test_strings);
   g_test_add_func ("/tensor/kernel/split-uneven", test_split_uneven);
   g_test_add_func ("/tensor/kernel/small-ops", test_small_ops);
+  g_test_add_func ("/tensor/kernel/constant-runtime-shapes", test_constant_and_runtime_shapes);
   return g_test_run ();
 }

@@ -10,7 +10,7 @@ typedef struct _OwbThreadPool OwbThreadPool;
 
 /* What a kernel sees when it runs. Outputs whose shape inference fully determined are
  * allocated before compute; the others are NULL and the kernel creates them with
- * owb_kernel_context_new_output. */
+ * owb_kernel_context_new_output (or stores a tensor it holds a reference to). */
 typedef struct {
   const OwbNode *node;
   int opset;
@@ -76,6 +76,15 @@ const OwbKernelDef *owb_kernel_table_lookup (const OwbKernelDef *const *table, g
 OwbTensor *owb_kernel_context_new_output (OwbKernelContext *ctx, int i, OwbDataType dtype, int rank,
                                           const int64_t *dims, GError **error);
 void owb_kernel_set_error (OwbKernelContext *ctx, GError **error, int code, const char *format, ...) G_GNUC_PRINTF (4, 5);
+
+/* For control-flow kernels (If, Loop, Scan, SequenceMap): runs `graph`, a subgraph held by an
+ * attribute of ctx->node, binding its graph inputs in order to `inputs` (n_inputs may be smaller
+ * than the graph's inputs only where the rest are initializers). `outputs` receives a new reference
+ * for each graph output, in order. Names the subgraph reads from outer scopes resolve to the
+ * values of the enclosing running graphs. A kernel may put such a tensor in ctx->outputs[i]
+ * (dropping what was there) instead of copying it. */
+gboolean owb_kernel_context_run_subgraph (OwbKernelContext *ctx, const OwbGraph *graph, guint n_inputs,
+                                          OwbTensor *const *inputs, OwbTensor **outputs, GError **error);
 
 /* Thread pool: runs fn (i, data) for i in [0, n), split over the pool's threads. With pool NULL
  * (or one thread) it runs serially on the caller. */

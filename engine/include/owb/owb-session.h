@@ -26,7 +26,7 @@ typedef struct {
 } OwbTraceHooks;
 
 typedef struct {
-  GPtrArray *providers;        /* of OwbProvider *, priority order; NULL: CPU only. Session takes a ref on the array. */
+  GPtrArray *providers;        /* of OwbProvider *, priority order, not empty (see owb_providers_new_from_list); the session takes a ref on the array */
   int n_threads;               /* intra-op threads; 0: number of cores */
   OwbOptimizeLevel optimize;
   const OwbTraceHooks *hooks;  /* may be NULL; copied */

@@ -34,6 +34,11 @@ typedef enum {
   OWB_TYPE_UINT4 = 21,
   OWB_TYPE_INT4 = 22,
   OWB_TYPE_FLOAT4E2M1 = 23,
+  OWB_TYPE_FLOAT8E8M0 = 24,
+  OWB_TYPE_UINT2 = 25,
+  OWB_TYPE_INT2 = 26,
+  OWB_TYPE_FLOAT6E2M3 = 27,
+  OWB_TYPE_FLOAT6E3M2 = 28,
   OWB_TYPE_LAST_
 } OwbDataType;
 
@@ -47,7 +52,8 @@ typedef enum {
 #define OWB_TYPES_ALL (OWB_TYPES_NUMERIC | OWB_TYPE_BIT (OWB_TYPE_BOOL) | OWB_TYPE_BIT (OWB_TYPE_STRING))
 
 /* Bytes per element; 0 for strings (stored as char * per element, see OwbTensor) and
- * for undefined/sub-byte types. */
+ * for undefined/sub-byte types. Sub-byte types (int4, uint4, float4e2m1, int2, uint2, float6*)
+ * are packed in files but held unpacked in memory, one element per byte. */
 gsize owb_data_type_size (OwbDataType type);
 /* The ONNX spelling: "float", "int64", "float16"...; "undefined" for unknown values. */
 const char *owb_data_type_name (OwbDataType type);

@@ -5,11 +5,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-/* The vector helpers below are static: the note about their ABI without AVX does not apply. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-
 /* Work items are split so that each thread chunk holds at least this many elements. */
 #define MIN_CHUNK_ELEMENTS 16384
 
@@ -71,81 +66,72 @@ store_double (OwbTensor *t, int64_t i, double v)
 
 /* ---- row helpers ------------------------------------------------------------------------------ */
 
-/* The build's -O2 does not vectorize loops that need a remainder, so float rows are processed 8 at
- * a time with GCC/Clang vector extensions (portable: wider than the target's registers they are
- * split), with a scalar tail. double and the integer types use the plain loops. */
-typedef float v8f __attribute__ ((vector_size (32)));
-typedef int32_t v8i __attribute__ ((vector_size (32)));
+/* The build's -O2 does not vectorize loops that need a remainder, so float rows are processed with
+ * 128-bit GCC/Clang vector extensions (native on SSE2 and NEON), 8 floats per step for instruction
+ * parallelism, with a scalar tail. double and the integer types use plain loops. */
 typedef float v4f __attribute__ ((vector_size (16)));
-typedef double v4d __attribute__ ((vector_size (32)));
+typedef int32_t v4i __attribute__ ((vector_size (16)));
 
-static inline v8f
-load8 (const float *p)
+static inline v4f
+load4 (const float *p)
 {
-  v8f v;
+  v4f v;
   memcpy (&v, p, sizeof v);
   return v;
 }
 
 static inline void
-store8 (float *p, v8f v)
+store4 (float *p, v4f v)
 {
   memcpy (p, &v, sizeof v);
 }
 
-static inline v8f
-splat8 (float f)
+static inline v4f
+splat4 (float f)
 {
-  return (v8f) { f, f, f, f, f, f, f, f };
+  return (v4f) { f, f, f, f };
 }
 
 /* mask lanes (-1 / 0, as comparisons give) pick a, the others b. */
-static inline v8f
-select8 (v8i mask, v8f a, v8f b)
+static inline v4f
+select4 (v4i mask, v4f a, v4f b)
 {
-  return (v8f) ((mask & (v8i) a) | (~mask & (v8i) b));
+  return (v4f) ((mask & (v4i) a) | (~mask & (v4i) b));
 }
 
-/* Both halves of 8 floats widened to doubles. */
-static inline void
-widen8 (const float *p, v4d *lo, v4d *hi)
-{
-  v4f a, b;
-  memcpy (&a, p, sizeof a);
-  memcpy (&b, p + 4, sizeof b);
-  *lo = __builtin_convertvector (a, v4d);
-  *hi = __builtin_convertvector (b, v4d);
-}
-
-static inline double
-hsum4d (v4d v)
+static inline float
+hsum4 (v4f v)
 {
   return (v[0] + v[1]) + (v[2] + v[3]);
 }
 
-/* e^x for 8 lanes: Cephes' expf (range reduction by ln 2, degree-5 polynomial, about 1 ulp), with
- * the 2^n scaling done on the exponent bits. Inputs below -87.3 give 0, above 88 are clamped. */
-static inline v8f
-exp8 (v8f x)
+/* e^x on 4 lanes: Cephes' expf (range reduction by ln 2, degree-5 polynomial, about 1.3 ulp), with
+ * the 2^n scaling done on the exponent bits. Inputs below -87.3 give 0; above 88 are clamped. */
+static inline v4f
+exp4 (v4f x)
 {
-  const v8f lo = splat8 (-87.33654f), hi = splat8 (88.0f), magic = splat8 (12582912.0f);
-  v8i under = x < lo;
-  x = select8 (x > hi, hi, x);
-  x = select8 (under, lo, x);
+  const v4f lo = splat4 (-87.33654f), hi = splat4 (88.0f), magic = splat4 (12582912.0f);
+  v4i under = x < lo;
+  x = select4 (x > hi, hi, x);
+  x = select4 (under, lo, x);
   /* Adding 1.5 * 2^23 rounds x / ln 2 to an integer held in the low mantissa bits. */
-  v8f t = x * splat8 (1.44269504088896341f) + magic;
-  v8f n = t - magic;
-  v8f r = x - n * splat8 (0.693359375f) - n * splat8 (-2.12194440e-4f);
-  v8f p = splat8 (1.9875691500e-4f);
-  p = p * r + splat8 (1.3981999507e-3f);
-  p = p * r + splat8 (8.3334519073e-3f);
-  p = p * r + splat8 (4.1665795894e-2f);
-  p = p * r + splat8 (1.6666665459e-1f);
-  p = p * r + splat8 (5.0000001201e-1f);
-  p = p * r * r + r + splat8 (1.0f);
-  v8i scale = ((v8i) t - (v8i) magic) << 23;
-  return (v8f) (((v8i) p + scale) & ~under);
+  v4f t = x * splat4 (1.44269504088896341f) + magic;
+  v4f n = t - magic;
+  v4f r = x - n * splat4 (0.693359375f) - n * splat4 (-2.12194440e-4f);
+  v4f p = splat4 (1.9875691500e-4f);
+  p = p * r + splat4 (1.3981999507e-3f);
+  p = p * r + splat4 (8.3334519073e-3f);
+  p = p * r + splat4 (4.1665795894e-2f);
+  p = p * r + splat4 (1.6666665459e-1f);
+  p = p * r + splat4 (5.0000001201e-1f);
+  p = p * r * r + r + splat4 (1.0f);
+  v4i scale = ((v4i) t - (v4i) magic) << 23;
+  return (v4f) (((v4i) p + scale) & ~under);
 }
+
+/* Float sums run in float lanes over blocks of this many elements, each block then added in
+ * double: the rounding error stays that of a short sum whatever the row length. */
+#define SUM_BLOCK 512
 
 #define DEFINE_SCALAR_ROW_HELPERS(T, N)                                                                 \
   static inline void acc_max_##N (T *y, const T *x, int64_t n)                                          \
@@ -167,10 +153,10 @@ static inline void
 acc_max_FLOAT (float *y, const float *x, int64_t n)
 {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
+  for (; i + 4 <= n; i += 4)
     {
-      v8f a = load8 (x + i), b = load8 (y + i);
-      store8 (y + i, select8 (a > b, a, b));
+      v4f a = load4 (x + i), b = load4 (y + i);
+      store4 (y + i, select4 (a > b, a, b));
     }
   for (; i < n; i++)
     y[i] = x[i] > y[i] ? x[i] : y[i];
@@ -180,8 +166,8 @@ static inline void
 acc_add_FLOAT (float *y, const float *x, int64_t n)
 {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    store8 (y + i, load8 (y + i) + load8 (x + i));
+  for (; i + 4 <= n; i += 4)
+    store4 (y + i, load4 (y + i) + load4 (x + i));
   for (; i < n; i++)
     y[i] += x[i];
 }
@@ -190,16 +176,18 @@ acc_add_FLOAT (float *y, const float *x, int64_t n)
 static float
 row_max_FLOAT (const float *x, int64_t n)
 {
-  v8f m = splat8 (-INFINITY);
+  v4f m0 = splat4 (-INFINITY), m1 = m0;
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
     {
-      v8f a = load8 (x + i);
-      m = select8 (a > m, a, m);
+      v4f a = load4 (x + i), b = load4 (x + i + 4);
+      m0 = select4 (a > m0, a, m0);
+      m1 = select4 (b > m1, b, m1);
     }
+  m0 = select4 (m1 > m0, m1, m0);
   float best = -INFINITY;
-  for (int k = 0; k < 8; k++)
-    best = m[k] > best ? m[k] : best;
+  for (int k = 0; k < 4; k++)
+    best = m0[k] > best ? m0[k] : best;
   for (; i < n; i++)
     best = x[i] > best ? x[i] : best;
   return best;
@@ -218,19 +206,25 @@ row_max_DOUBLE (const double *x, int64_t n)
 static double
 exp_sum_FLOAT (const float *x, float *y, int64_t n, float shift)
 {
-  v8f acc = splat8 (0.0f);
-  const v8f s = splat8 (shift);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    {
-      v8f e = exp8 (load8 (x + i) - s);
-      if (y)
-        store8 (y + i, e);
-      acc += e;
-    }
+  const v4f s = splat4 (shift);
   double sum = 0;
-  for (int k = 0; k < 8; k++)
-    sum += acc[k];
+  int64_t i = 0;
+  while (i + 8 <= n)
+    {
+      v4f a0 = splat4 (0), a1 = a0;
+      for (int64_t stop = MIN (n, i + SUM_BLOCK); i + 8 <= stop; i += 8)
+        {
+          v4f e0 = exp4 (load4 (x + i) - s), e1 = exp4 (load4 (x + i + 4) - s);
+          if (y)
+            {
+              store4 (y + i, e0);
+              store4 (y + i + 4, e1);
+            }
+          a0 += e0;
+          a1 += e1;
+        }
+      sum += hsum4 (a0 + a1);
+    }
   for (; i < n; i++)
     {
       float e = expf (x[i] - shift);
@@ -258,16 +252,18 @@ exp_sum_DOUBLE (const double *x, double *y, int64_t n, double shift)
 static double
 row_sum_FLOAT (const float *x, int64_t n)
 {
-  v4d a = { 0 }, b = { 0 };
+  double sum = 0;
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
+  while (i + 8 <= n)
     {
-      v4d lo, hi;
-      widen8 (x + i, &lo, &hi);
-      a += lo;
-      b += hi;
+      v4f a0 = splat4 (0), a1 = a0;
+      for (int64_t stop = MIN (n, i + SUM_BLOCK); i + 8 <= stop; i += 8)
+        {
+          a0 += load4 (x + i);
+          a1 += load4 (x + i + 4);
+        }
+      sum += hsum4 (a0 + a1);
     }
-  double sum = hsum4d (a + b);
   for (; i < n; i++)
     sum += x[i];
   return sum;
@@ -282,26 +278,30 @@ row_sum_DOUBLE (const double *x, int64_t n)
   return sum;
 }
 
-/* Sum of (x - mean)^2, squared in double. */
+/* Sum of (x - mean)^2. */
 static double
 row_sq_dev_FLOAT (const float *x, int64_t n, double mean)
 {
-  const v4d m = { mean, mean, mean, mean };
-  v4d a = { 0 }, b = { 0 };
+  const float mf = (float) mean;
+  const v4f m = splat4 (mf);
+  double sum = 0;
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
+  while (i + 8 <= n)
     {
-      v4d lo, hi;
-      widen8 (x + i, &lo, &hi);
-      lo -= m;
-      hi -= m;
-      a += lo * lo;
-      b += hi * hi;
+      v4f a0 = splat4 (0), a1 = a0;
+      for (int64_t stop = MIN (n, i + SUM_BLOCK); i + 8 <= stop; i += 8)
+        {
+          v4f d0 = load4 (x + i) - m, d1 = load4 (x + i + 4) - m;
+          a0 += d0 * d0;
+          a1 += d1 * d1;
+        }
+      sum += hsum4 (a0 + a1);
     }
-  double sum = hsum4d (a + b);
   for (; i < n; i++)
-    sum += (x[i] - mean) * (x[i] - mean);
-  return sum;
+    sum += (double) (x[i] - mf) * (x[i] - mf);
+  /* The deviations were taken from the rounded mean: remove the n * (mean - mf)^2 that adds. */
+  double delta = mean - mf;
+  return MAX (0.0, sum - (double) n * delta * delta);
 }
 
 static double
@@ -317,10 +317,14 @@ row_sq_dev_DOUBLE (const double *x, int64_t n, double mean)
 static void
 row_affine_FLOAT (const float *x, float *y, int64_t n, float m, float a, float b)
 {
-  const v8f vm = splat8 (m), va = splat8 (a), vb = splat8 (b);
+  const v4f vm = splat4 (m), va = splat4 (a), vb = splat4 (b);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
-    store8 (y + i, (load8 (x + i) - vm) * va + vb);
+    {
+      v4f r0 = (load4 (x + i) - vm) * va + vb, r1 = (load4 (x + i + 4) - vm) * va + vb;
+      store4 (y + i, r0);
+      store4 (y + i + 4, r1);
+    }
   for (; i < n; i++)
     y[i] = (x[i] - m) * a + b;
 }
@@ -336,14 +340,14 @@ row_affine_DOUBLE (const double *x, double *y, int64_t n, double m, double a, do
 static void
 row_scale_FLOAT (const float *x, float *y, int64_t n, float m, float a, const float *scale, const float *bias)
 {
-  const v8f vm = splat8 (m), va = splat8 (a);
+  const v4f vm = splat4 (m), va = splat4 (a);
   int64_t i = 0;
   if (bias)
-    for (; i + 8 <= n; i += 8)
-      store8 (y + i, (load8 (x + i) - vm) * va * load8 (scale + i) + load8 (bias + i));
+    for (; i + 4 <= n; i += 4)
+      store4 (y + i, (load4 (x + i) - vm) * va * load4 (scale + i) + load4 (bias + i));
   else
-    for (; i + 8 <= n; i += 8)
-      store8 (y + i, (load8 (x + i) - vm) * va * load8 (scale + i));
+    for (; i + 4 <= n; i += 4)
+      store4 (y + i, (load4 (x + i) - vm) * va * load4 (scale + i));
   for (; i < n; i++)
     y[i] = (x[i] - m) * a * scale[i] + (bias ? bias[i] : 0.0f);
 }

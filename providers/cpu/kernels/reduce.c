@@ -757,11 +757,68 @@ typedef struct {
     }                                                                                                 \
   }
 
+/* A contiguous float row: the extreme value with vectors first (NaN kept), then where it is. */
+static int64_t
+arg_float_row (const float *q, int64_t n, gboolean is_max, gboolean last)
+{
+  v4f a0 = { q[0], q[0], q[0], q[0] }, a1 = a0;
+  float m = q[0];
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    v4f v0 = v4f_load (q + j), v1 = v4f_load (q + j + 4);
+    v4i m0 = (is_max ? (v0 > a0) : (v0 < a0)) | (v0 != v0);
+    v4i m1 = (is_max ? (v1 > a1) : (v1 < a1)) | (v1 != v1);
+    a0 = v4f_select (m0, v0, a0);
+    a1 = v4f_select (m1, v1, a1);
+  }
+  for (int l = 0; l < 4; l++) {
+    if (is_max) {
+      STEP_MAX (FLOAT, float, m, a0[l]);
+      STEP_MAX (FLOAT, float, m, a1[l]);
+    } else {
+      STEP_MIN (FLOAT, float, m, a0[l]);
+      STEP_MIN (FLOAT, float, m, a1[l]);
+    }
+  }
+  for (; j < n; j++) {
+    if (is_max)
+      STEP_MAX (FLOAT, float, m, q[j]);
+    else
+      STEP_MIN (FLOAT, float, m, q[j]);
+  }
+  if (m != m) {
+    if (last) {
+      for (int64_t i = n - 1; i > 0; i--)
+        if (q[i] != q[i])
+          return i;
+      return 0;
+    }
+    for (int64_t i = 0; i < n; i++)
+      if (q[i] != q[i])
+        return i;
+  }
+  if (last) {
+    for (int64_t i = n - 1; i > 0; i--)
+      if (q[i] == m)
+        return i;
+    return 0;
+  }
+  for (int64_t i = 0; i < n; i++)
+    if (q[i] == m)
+      return i;
+  return 0;
+}
+
 #define DEFINE_ARG(T, N)                                                                              \
   static void arg_units_##N (int64_t begin, int64_t end, gpointer data)                               \
   {                                                                                                   \
     const ArgJob *job = data;                                                                         \
     const int64_t n = job->n, inner = job->inner;                                                     \
+    if (IS_FLOAT_##N && sizeof (T) == 4 && inner == 1) {                                              \
+      for (int64_t o = begin; o < end; o++)                                                           \
+        job->y[o] = arg_float_row ((const float *) job->x + o * n, n, job->mode & 1, job->mode & 2);   \
+      return;                                                                                         \
+    }                                                                                                 \
     T *best = inner > 1 ? g_new (T, inner) : NULL;                                                    \
     switch (job->mode) {                                                                              \
     case 0:                                                                                           \
@@ -854,38 +911,41 @@ typedef struct {
   gboolean largest;
 } TopKJob;
 
-/* Whether element i of slice v comes before element j in the result: by value, then lower index. */
-#define TOPK_BEFORE(v, i, j) \
-  (largest ? (NAN_GT (v[i], v[j]) || (!NAN_GT (v[j], v[i]) && (i) < (j))) : (NAN_LT_TOPK (v[i], v[j]) || (!NAN_LT_TOPK (v[j], v[i]) && (i) < (j))))
-/* For the smallest values NaN still sorts last. */
-#define NAN_LT_TOPK(a, b) ((a) < (b) || ((b) != (b) && (a) == (a)))
+/* Whether value a comes before value b in the result: largest first with NaN first (as numpy's
+ * sort puts it last), or smallest first with NaN last. Equal values go by lower index. */
+#define TOPK_VBEFORE_1(a, b) NAN_GT (a, b)
+#define TOPK_VBEFORE_0(a, b) ((a) < (b) || ((b) != (b) && (a) == (a)))
 
-/* Heap of k slice positions whose root is the one that comes last; a position better than the
- * root replaces it. O(n log k). Then the heap is unwound into `order`, best first. */
-#define DEFINE_TOPK(T, N)                                                                             \
-  static void topk_sift_##N (const T *v, int64_t *heap, int64_t size, int64_t at, gboolean largest)   \
+/* Heap of k (value, index) items whose root is the one that comes last; scanning in index order,
+ * a candidate replaces the root only when its value comes strictly before (its index is higher
+ * than any in the heap). O(n log k). The heap is then unwound into the output, best first. */
+#define DEFINE_TOPK_VARIANT(T, N, L)                                                                  \
+  static inline gboolean topk_before_##N##_##L (TopKItem_##N a, TopKItem_##N b)                       \
   {                                                                                                   \
-    for (;;) {                                                                                        \
-      int64_t l = 2 * at + 1, r = l + 1, worst = at;                                                  \
-      if (l < size && TOPK_BEFORE (v, heap[worst], heap[l]))                                          \
-        worst = l;                                                                                    \
-      if (r < size && TOPK_BEFORE (v, heap[worst], heap[r]))                                          \
-        worst = r;                                                                                    \
-      if (worst == at)                                                                                \
-        return;                                                                                       \
-      int64_t t = heap[at];                                                                           \
-      heap[at] = heap[worst];                                                                         \
-      heap[worst] = t;                                                                                \
-      at = worst;                                                                                     \
-    }                                                                                                 \
+    return TOPK_VBEFORE_##L (a.v, b.v) || (!TOPK_VBEFORE_##L (b.v, a.v) && a.i < b.i);                \
   }                                                                                                   \
-  static void topk_units_##N (int64_t begin, int64_t end, gpointer data)                              \
+  static void topk_sift_##N##_##L (TopKItem_##N *heap, int64_t size, int64_t at)                      \
+  {                                                                                                   \
+    TopKItem_##N item = heap[at];                                                                     \
+    for (;;) {                                                                                        \
+      int64_t c = 2 * at + 1;                                                                         \
+      if (c >= size)                                                                                  \
+        break;                                                                                        \
+      if (c + 1 < size && topk_before_##N##_##L (heap[c], heap[c + 1]))                               \
+        c++;                                                                                          \
+      if (!topk_before_##N##_##L (item, heap[c]))                                                     \
+        break;                                                                                        \
+      heap[at] = heap[c];                                                                             \
+      at = c;                                                                                         \
+    }                                                                                                 \
+    heap[at] = item;                                                                                  \
+  }                                                                                                   \
+  static void topk_units_##N##_##L (int64_t begin, int64_t end, gpointer data)                        \
   {                                                                                                   \
     const TopKJob *job = data;                                                                        \
     const int64_t n = job->n, inner = job->inner, k = job->k;                                         \
-    const gboolean largest = job->largest;                                                            \
     T *tmp = inner > 1 ? g_new (T, n) : NULL;                                                         \
-    int64_t *heap = g_new (int64_t, k);                                                               \
+    TopKItem_##N *heap = g_new (TopKItem_##N, k);                                                     \
     for (int64_t s = begin; s < end; s++) {                                                           \
       int64_t o = s / inner, j = s % inner;                                                           \
       const T *src = (const T *) job->x + o * n * inner + j;                                          \
@@ -900,34 +960,45 @@ typedef struct {
         v = tmp;                                                                                      \
       }                                                                                               \
       if (k == 1) {                                                                                   \
+        T best = v[0];                                                                                \
         int64_t b = 0;                                                                                \
         for (int64_t i = 1; i < n; i++)                                                               \
-          if (TOPK_BEFORE (v, i, b))                                                                  \
+          if (TOPK_VBEFORE_##L (v[i], best)) {                                                        \
+            best = v[i];                                                                              \
             b = i;                                                                                    \
-        vals[0] = v[b];                                                                               \
+          }                                                                                           \
+        vals[0] = best;                                                                               \
         idx[0] = b;                                                                                   \
         continue;                                                                                     \
       }                                                                                               \
       for (int64_t i = 0; i < k; i++)                                                                 \
-        heap[i] = i;                                                                                  \
+        heap[i] = (TopKItem_##N) { v[i], i };                                                         \
       for (int64_t i = k / 2 - 1; i >= 0; i--)                                                        \
-        topk_sift_##N (v, heap, k, i, largest);                                                       \
+        topk_sift_##N##_##L (heap, k, i);                                                             \
+      T last = heap[0].v;                                                                             \
       for (int64_t i = k; i < n; i++)                                                                 \
-        if (TOPK_BEFORE (v, i, heap[0])) {                                                            \
-          heap[0] = i;                                                                                \
-          topk_sift_##N (v, heap, k, 0, largest);                                                     \
+        if (TOPK_VBEFORE_##L (v[i], last)) {                                                          \
+          heap[0] = (TopKItem_##N) { v[i], i };                                                       \
+          topk_sift_##N##_##L (heap, k, 0);                                                           \
+          last = heap[0].v;                                                                           \
         }                                                                                             \
       for (int64_t e = k - 1; e >= 0; e--) {                                                          \
-        int64_t b = heap[0];                                                                          \
-        vals[e * inner] = v[b];                                                                       \
-        idx[e * inner] = b;                                                                           \
+        vals[e * inner] = heap[0].v;                                                                  \
+        idx[e * inner] = heap[0].i;                                                                   \
         heap[0] = heap[e];                                                                            \
-        topk_sift_##N (v, heap, e, 0, largest);                                                       \
+        topk_sift_##N##_##L (heap, e, 0);                                                             \
       }                                                                                               \
     }                                                                                                 \
     g_free (heap);                                                                                    \
     g_free (tmp);                                                                                     \
   }
+#define DEFINE_TOPK(T, N)                                                                             \
+  typedef struct {                                                                                    \
+    T v;                                                                                              \
+    int64_t i;                                                                                        \
+  } TopKItem_##N;                                                                                     \
+  DEFINE_TOPK_VARIANT (T, N, 0)                                                                       \
+  DEFINE_TOPK_VARIANT (T, N, 1)
 OWB_CPU_FOR_NUMERIC (DEFINE_TOPK)
 
 static gboolean
@@ -971,9 +1042,9 @@ topk_compute (OwbKernelContext *ctx, GError **error)
   if (k == 0 || outer * inner == 0)
     return TRUE;
   switch (x->dtype) {
-#define CASE(T, N)           \
-  case OWB_TYPE_##N:         \
-    fn = topk_units_##N;     \
+#define CASE(T, N)                                                \
+  case OWB_TYPE_##N:                                              \
+    fn = p->largest ? topk_units_##N##_1 : topk_units_##N##_0;    \
     break;
     OWB_CPU_FOR_NUMERIC (CASE)
 #undef CASE
@@ -1225,8 +1296,11 @@ ein_pair (OwbKernelContext *ctx, OwbDataType dtype, const EinView *a, const EinV
     }
   }
 
-  if ((dtype != OWB_TYPE_FLOAT && dtype != OWB_TYPE_DOUBLE) || M > INT_MAX || N > INT_MAX || K > INT_MAX) {
-    /* The generic loop: the result in out_labels order, or in label order. */
+  /* GEMM for float/double unless the products are too small to repay a BLAS call each
+   * (elementwise products, dot products); else the generic loop, with the result in out_labels
+   * order, or in label order. */
+  if ((dtype != OWB_TYPE_FLOAT && dtype != OWB_TYPE_DOUBLE) || M > INT_MAX || N > INT_MAX || K > INT_MAX ||
+      (double) M * (double) N * (double) K < 64) {
     int dest[EIN_LABELS], nd = 0;
     int64_t strides[EIN_LABELS], count;
     if (out != NULL)
@@ -1922,9 +1996,9 @@ typedef struct {
     const ResizeAxis *ax = job->ax;                                                                   \
     const int64_t in = ax->in, out = ax->out, inner = job->inner;                                     \
     const int n = ax->n_taps;                                                                         \
+    int64_t y = begin % out;                                                                          \
+    const W *s = (const W *) job->src + (begin / out) * in * inner;                                   \
     for (int64_t u = begin; u < end; u++) {                                                           \
-      int64_t o = u / out, y = u % out;                                                               \
-      const W *s = (const W *) job->src + o * in * inner;                                             \
       W *d = (W *) job->dst + u * inner;                                                              \
       const int64_t *idx = ax->index + y * n;                                                         \
       const double *w = ax->weight + y * n;                                                           \
@@ -1932,23 +2006,34 @@ typedef struct {
         for (int64_t j = 0; j < inner; j++)                                                           \
           d[j] = (W) job->fill;                                                                       \
       } else if (inner == 1) {                                                                        \
-        W acc = 0;                                                                                    \
-        for (int t = 0; t < n; t++)                                                                   \
-          acc += (W) w[t] * s[idx[t]];                                                                \
-        d[0] = acc;                                                                                   \
+        if (n == 2) {                                                                                 \
+          d[0] = (W) w[0] * s[idx[0]] + (W) w[1] * s[idx[1]];                                         \
+        } else if (n == 4) {                                                                          \
+          d[0] = ((W) w[0] * s[idx[0]] + (W) w[1] * s[idx[1]]) + ((W) w[2] * s[idx[2]] + (W) w[3] * s[idx[3]]); \
+        } else {                                                                                      \
+          W acc = 0;                                                                                  \
+          for (int t = 0; t < n; t++)                                                                 \
+            acc += (W) w[t] * s[idx[t]];                                                              \
+          d[0] = acc;                                                                                 \
+        }                                                                                             \
       } else {                                                                                        \
         const W w0 = (W) w[0];                                                                        \
-        const W *s0 = s + idx[0] * inner;                                                             \
+        const W *restrict s0 = s + idx[0] * inner;                                                    \
+        W *restrict dr = d;                                                                           \
         for (int64_t j = 0; j < inner; j++)                                                           \
-          d[j] = w0 * s0[j];                                                                          \
+          dr[j] = w0 * s0[j];                                                                         \
         for (int t = 1; t < n; t++) {                                                                 \
           const W wt = (W) w[t];                                                                      \
-          const W *st = s + idx[t] * inner;                                                           \
+          const W *restrict st = s + idx[t] * inner;                                                  \
           if (wt == 0)                                                                                \
             continue;                                                                                 \
           for (int64_t j = 0; j < inner; j++)                                                         \
-            d[j] += wt * st[j];                                                                       \
+            dr[j] += wt * st[j];                                                                      \
         }                                                                                             \
+      }                                                                                               \
+      if (++y == out) {                                                                               \
+        y = 0;                                                                                        \
+        s += in * inner;                                                                              \
       }                                                                                               \
     }                                                                                                 \
   }
@@ -2141,12 +2226,28 @@ resize_compute (OwbKernelContext *ctx, GError **error)
         conv[i] = owb_tensor_get_double (x, i);
       src = owned_src = conv;
     }
-    for (int d = 0; d < r; d++) {
+    /* Shrinking axes first, then growing ones, so that the data stays small. The innermost
+     * axis's pass is a gather per element rather than a vector loop over rows: at equal ratios
+     * it goes where its output is smallest (last when shrinking, first when growing). */
+    int order[OWB_MAX_RANK], n_order = 0;
+    for (int d = 0; d < r; d++)
+      if (!rax[d].identity) {
+        int at = n_order++;
+        double ratio = (double) rax[d].out / (double) rax[d].in;
+        while (at > 0) {
+          double prev = (double) rax[order[at - 1]].out / (double) rax[order[at - 1]].in;
+          if (prev < ratio || (prev == ratio && ratio < 1))
+            break;
+          order[at] = order[at - 1];
+          at--;
+        }
+        order[at] = d;
+      }
+    for (int k = 0; k < n_order; k++) {
+      int d = order[k];
       int64_t outer = 1, inner = 1, count;
       void *dst;
       PassJob job;
-      if (rax[d].identity)
-        continue;
       for (int q = 0; q < d; q++)
         outer *= dims[q];
       for (int q = d + 1; q < r; q++)

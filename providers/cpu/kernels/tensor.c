@@ -139,14 +139,14 @@ copy_elem (char *dst, const char *src, gsize es)
 }
 
 #define DEFINE_MOVES(T, N)                                                                                     \
-  static G_GNUC_UNUSED void gather_row_##N (char *dst, const char *src, int64_t n, int64_t stride)                          \
+  static G_GNUC_UNUSED void gather_row_##N (char *dst, const char *src, int64_t n, int64_t stride)             \
   {                                                                                                            \
     T *d = (T *) dst;                                                                                          \
     const T *s = (const T *) src;                                                                              \
     for (int64_t i = 0; i < n; i++)                                                                            \
       d[i] = s[i * stride];                                                                                    \
   }                                                                                                            \
-  static G_GNUC_UNUSED void fill_##N (char *dst, const char *value, int64_t n)                                             \
+  static G_GNUC_UNUSED void fill_##N (char *dst, const char *value, int64_t n)                                \
   {                                                                                                            \
     T v;                                                                                                       \
     memcpy (&v, value, sizeof v);                                                                              \
@@ -154,37 +154,30 @@ copy_elem (char *dst, const char *src, gsize es)
     for (int64_t i = 0; i < n; i++)                                                                            \
       d[i] = v;                                                                                                \
   }                                                                                                            \
-  /* dst[i * cols + j] = src[i + j * stride] for i in [i0, i1), all j: rows of a 2-D transpose. Tiles of      \
-   * one cache line square go through a local buffer, so each line is read and written whole, once: strides   \
-   * of a power of two would otherwise evict lines in use. */                                                  \
-  static void transpose_block_##N (char *dst, const char *src, int64_t i0, int64_t i1, int64_t cols,         \
-                                   int64_t stride)                                                             \
+  /* dst[i * cols + j] = src[i + j * stride] for i in [i0, i1), all j: rows of a 2-D transpose, in 8x8 tiles   \
+   * through a local buffer so that source lines are read whole while they are in cache. */                    \
+  static G_GNUC_UNUSED void transpose_block_##N (char *dst, const char *src, int64_t i0, int64_t i1,         \
+                                                int64_t cols, int64_t stride)                                  \
   {                                                                                                            \
-    enum { K = 64 / sizeof (T) };                                                                              \
+    enum { K = 8 };                                                                                            \
     T *d = (T *) dst;                                                                                          \
     const T *s = (const T *) src;                                                                              \
     T tile[K][K];                                                                                              \
-    int64_t j = 0;                                                                                             \
-    for (; j + K <= cols; j += K)                                                                              \
-      {                                                                                                        \
-        int64_t i = i0;                                                                                        \
-        for (; i + K <= i1; i += K)                                                                            \
-          {                                                                                                    \
-            for (int jj = 0; jj < K; jj++)                                                                     \
-              {                                                                                                \
-                const T *sp = s + i + (j + jj) * stride;                                                       \
-                for (int ii = 0; ii < K; ii++)                                                                 \
-                  tile[ii][jj] = sp[ii];                                                                       \
-              }                                                                                                \
-            for (int ii = 0; ii < K; ii++)                                                                     \
-              memcpy (d + (i + ii) * cols + j, tile[ii], sizeof tile[ii]);                                     \
-          }                                                                                                    \
-        for (; i < i1; i++)                                                                                    \
+    int64_t iv = i0 + ((i1 - i0) / K) * K, jv = (cols / K) * K;                                                \
+    for (int64_t j = 0; j < jv; j += K)                                                                        \
+      for (int64_t i = i0; i < iv; i += K)                                                                     \
+        {                                                                                                      \
           for (int jj = 0; jj < K; jj++)                                                                       \
-            d[i * cols + j + jj] = s[i + (j + jj) * stride];                                                   \
-      }                                                                                                        \
-    for (; j < cols; j++)                                                                                      \
-      for (int64_t i = i0; i < i1; i++)                                                                        \
+            {                                                                                                  \
+              const T *sp = s + i + (j + jj) * stride;                                                         \
+              for (int ii = 0; ii < K; ii++)                                                                   \
+                tile[ii][jj] = sp[ii];                                                                         \
+            }                                                                                                  \
+          for (int ii = 0; ii < K; ii++)                                                                       \
+            memcpy (d + (i + ii) * cols + j, tile[ii], sizeof tile[ii]);                                       \
+        }                                                                                                      \
+    for (int64_t i = i0; i < i1; i++)                                                                          \
+      for (int64_t j = i < iv ? jv : 0; j < cols; j++)                                                         \
         d[i * cols + j] = s[i + j * stride];                                                                   \
   }
 
@@ -192,6 +185,49 @@ DEFINE_MOVES (uint8_t, 1)
 DEFINE_MOVES (uint16_t, 2)
 DEFINE_MOVES (uint32_t, 4)
 DEFINE_MOVES (uint64_t, 8)
+
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define HAVE_SHUFFLE 1
+#endif
+#endif
+
+#ifdef HAVE_SHUFFLE
+typedef uint32_t u32x4 __attribute__ ((vector_size (16)));
+
+/* The 4-byte case of transpose_block with 4x4 register transposes, walked in 16x16 tiles. */
+static void
+transpose_block_4v (char *dst, const char *src, int64_t i0, int64_t i1, int64_t cols, int64_t stride)
+{
+  uint32_t *d = (uint32_t *) dst;
+  const uint32_t *s = (const uint32_t *) src;
+  int64_t iv = i0 + ((i1 - i0) / 16) * 16, jv = (cols / 16) * 16;
+  for (int64_t tj = 0; tj < jv; tj += 16)
+    for (int64_t ti = i0; ti < iv; ti += 16)
+      for (int64_t j = tj; j < tj + 16; j += 4)
+        for (int64_t i = ti; i < ti + 16; i += 4)
+          {
+            u32x4 a, b, c, e;
+            memcpy (&a, s + i + j * stride, 16);
+            memcpy (&b, s + i + (j + 1) * stride, 16);
+            memcpy (&c, s + i + (j + 2) * stride, 16);
+            memcpy (&e, s + i + (j + 3) * stride, 16);
+            u32x4 t0 = __builtin_shufflevector (a, b, 0, 4, 1, 5), t1 = __builtin_shufflevector (a, b, 2, 6, 3, 7);
+            u32x4 t2 = __builtin_shufflevector (c, e, 0, 4, 1, 5), t3 = __builtin_shufflevector (c, e, 2, 6, 3, 7);
+            u32x4 r0 = __builtin_shufflevector (t0, t2, 0, 1, 4, 5), r1 = __builtin_shufflevector (t0, t2, 2, 3, 6, 7);
+            u32x4 r2 = __builtin_shufflevector (t1, t3, 0, 1, 4, 5), r3 = __builtin_shufflevector (t1, t3, 2, 3, 6, 7);
+            memcpy (d + i * cols + j, &r0, 16);
+            memcpy (d + (i + 1) * cols + j, &r1, 16);
+            memcpy (d + (i + 2) * cols + j, &r2, 16);
+            memcpy (d + (i + 3) * cols + j, &r3, 16);
+          }
+  for (int64_t i = i0; i < i1; i++)
+    for (int64_t j = i < iv ? jv : 0; j < cols; j++)
+      d[i * cols + j] = s[i + j * stride];
+}
+#else
+#define transpose_block_4v transpose_block_4
+#endif
 
 static void
 gather_row (char *dst, const char *src, int64_t n, int64_t stride, gsize es)
@@ -338,7 +374,7 @@ strided_blocks (int64_t begin, int64_t end, gpointer data)
         {
         case 1: transpose_block_1 (dst, src, i0, i1, cols, stride); break;
         case 2: transpose_block_2 (dst, src, i0, i1, cols, stride); break;
-        case 4: transpose_block_4 (dst, src, i0, i1, cols, stride); break;
+        case 4: transpose_block_4v (dst, src, i0, i1, cols, stride); break;
         case 8: transpose_block_8 (dst, src, i0, i1, cols, stride); break;
         default:
           for (int64_t i = i0; i < i1; i++)
@@ -1686,7 +1722,8 @@ cumsum_compute (OwbKernelContext *ctx, GError **error)
     return TRUE;
   switch (x->dtype)
     {
-#define CASE(T, N) case OWB_TYPE_##N: cumsum_##N (x->data, out->data, outer, len, inner, exclusive, reverse); return TRUE;
+#define CASE(T, N)                                                                                             \
+  case OWB_TYPE_##N: cumsum_##N (x->data, out->data, outer, len, inner, exclusive, reverse); return TRUE;
       OWB_CPU_FOR_NUMERIC (CASE)
 #undef CASE
     default:
@@ -1732,7 +1769,8 @@ non_zero_compute (OwbKernelContext *ctx, GError **error)
     count += mask[i];
   int r = x->rank;
   int64_t dims[2] = { r, count };
-  if (ctx->outputs[0] && (ctx->outputs[0]->rank != 2 || ctx->outputs[0]->dims[0] != r || ctx->outputs[0]->dims[1] != count))
+  OwbTensor *given = ctx->outputs[0];
+  if (given && (given->rank != 2 || given->dims[0] != r || given->dims[1] != count))
     g_clear_pointer (&ctx->outputs[0], owb_tensor_unref);
   OwbTensor *out = ctx->outputs[0] ? ctx->outputs[0]
                                    : owb_kernel_context_new_output (ctx, 0, OWB_TYPE_INT64, 2, dims, error);
