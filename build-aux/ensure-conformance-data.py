@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Makes sure the ONNX node conformance cases exist and writes the path of their node/ folder to
-STAMP (read by tests/conformance/test-conformance). Run by meson before the conformance test.
+"""Makes sure the ONNX node conformance cases exist, then runs PROGRAM with OWB_ONNX_DATA set to
+their node/ folder. meson runs the conformance test through it, so that a plain build does not
+generate anything.
 
 Where the data comes from, first match wins:
   1. $OWB_ONNX_DATA (a folder holding node/, or node/ itself), when set;
@@ -9,7 +10,7 @@ Where the data comes from, first match wins:
      with onnx==ONNX_VERSION from PyPI, and regenerated only when the onnx version or the
      generator changes.
 
-Usage: ensure-conformance-data.py --build-dir DIR --generator gen-conformance.py --stamp FILE"""
+Usage: ensure-conformance-data.py --build-dir DIR --generator gen-conformance.py [--print | PROGRAM ARGS...]"""
 import argparse
 import hashlib
 import os
@@ -65,7 +66,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", required=True)
     parser.add_argument("--generator", required=True)
-    parser.add_argument("--stamp", required=True)
+    parser.add_argument("--print", action="store_true", help="print the node/ folder instead of running a program")
+    parser.add_argument("program", nargs=argparse.REMAINDER)
     args = parser.parse_args()
 
     given = os.environ.get("OWB_ONNX_DATA", "")
@@ -77,15 +79,14 @@ def main():
         found = node_dir(DEVELOPER_DATA)
     else:
         found = generate(os.path.abspath(args.build_dir), os.path.abspath(args.generator))
+    found = os.path.abspath(found)
 
-    found = os.path.abspath(found) + "\n"
-    old = None
-    if os.path.exists(args.stamp):
-        with open(args.stamp) as f:
-            old = f.read()
-    if old != found:
-        with open(args.stamp, "w") as f:
-            f.write(found)
+    if args.print or not args.program:
+        print(found)
+        return
+    print(f"conformance data: {found}", flush=True)
+    os.environ["OWB_ONNX_DATA"] = found
+    os.execv(args.program[0], args.program)
 
 
 if __name__ == "__main__":

@@ -6,10 +6,13 @@ import os
 import sys
 
 logs = os.path.join(sys.argv[1], "meson-logs")
+seen = set()
 try:
     with open(os.path.join(logs, "testlog.txt"), errors="replace") as f:
         for line in f:
-            if line.startswith("conformance: "):
+            # meson logs a test's output more than once: print each line once.
+            if line.startswith("conformance: ") and line.rstrip() not in seen:
+                seen.add(line.rstrip())
                 print(line.rstrip())
 except OSError:
     pass

@@ -63,6 +63,8 @@ owb_value_type_init_unknown (OwbValueType *type)
   memset (type, 0, sizeof *type);
   type->kind = OWB_VALUE_TENSOR;
   type->rank = -1;
+  for (int i = 0; i < OWB_MAX_RANK; i++)
+    type->dims[i] = OWB_DIM_UNKNOWN;
 }
 
 void

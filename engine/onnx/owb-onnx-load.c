@@ -180,6 +180,47 @@ onnx_type_name (int type)
   return v && type != 0 ? v->name : NULL;
 }
 
+int
+_owb_onnx_packed_bits (OwbDataType dtype)
+{
+  switch (dtype)
+    {
+    case OWB_TYPE_UINT4:
+    case OWB_TYPE_INT4:
+    case OWB_TYPE_FLOAT4E2M1:
+      return 4;
+    case OWB_TYPE_UINT2:
+    case OWB_TYPE_INT2:
+      return 2;
+    case OWB_TYPE_FLOAT6E2M3:
+    case OWB_TYPE_FLOAT6E3M2:
+      return 6;
+    default:
+      return 0;
+    }
+}
+
+/* Sub-byte elements: an LSB-first bit stream in files, one byte per element in memory
+ * (sign-extended for the signed integer types). */
+static void
+unpack_bits (guint8 *dest, const guint8 *src, int64_t n, OwbDataType dtype)
+{
+  int bits = _owb_onnx_packed_bits (dtype);
+  guint mask = (1u << bits) - 1;
+  gboolean is_signed = dtype == OWB_TYPE_INT4 || dtype == OWB_TYPE_INT2;
+  for (int64_t i = 0; i < n; i++)
+    {
+      guint64 pos = (guint64) i * bits;
+      guint v = src[pos / 8] >> (pos % 8);
+      if (pos % 8 + bits > 8)
+        v |= (guint) src[pos / 8 + 1] << (8 - pos % 8);
+      v &= mask;
+      if (is_signed && (v & (1u << (bits - 1))))
+        v |= ~mask;
+      dest[i] = (guint8) v;
+    }
+}
+
 static const char *
 tensor_name (const Onnx__TensorProto *proto)
 {
@@ -198,7 +239,7 @@ _owb_onnx_tensor_proto_shape (const Onnx__TensorProto *proto, int *rank, int64_t
     }
   OwbDataType dtype = proto->data_type;
   if (!owb_data_type_is_valid (proto->data_type)
-      || (owb_data_type_size (dtype) == 0 && dtype != OWB_TYPE_STRING))
+      || (owb_data_type_size (dtype) == 0 && dtype != OWB_TYPE_STRING && !_owb_onnx_packed_bits (dtype)))
     {
       const char *type_name = onnx_type_name (proto->data_type);
       if (type_name)
@@ -215,38 +256,32 @@ _owb_onnx_tensor_proto_shape (const Onnx__TensorProto *proto, int *rank, int64_t
                    name, proto->n_dims, OWB_MAX_RANK);
       return FALSE;
     }
+  for (gsize i = 0; i < proto->n_dims; i++)
+    if (proto->dims[i] < 0)
+      {
+        g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
+                     "tensor '%s' has a negative dimension (%" G_GINT64_FORMAT " at axis %zu)", name,
+                     proto->dims[i], i);
+        return FALSE;
+      }
   int64_t count = 1;
   for (gsize i = 0; i < proto->n_dims; i++)
     {
       int64_t d = proto->dims[i];
-      if (d < 0)
-        {
-          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
-                       "tensor '%s' has a negative dimension (%" G_GINT64_FORMAT " at axis %zu)", name, d, i);
-          return FALSE;
-        }
       if (d != 0 && count > G_MAXINT64 / d)
         {
-          /* Keep scanning: a later 0 makes the tensor empty, which is legal. */
-          gboolean empty = FALSE;
-          for (gsize k = i; k < proto->n_dims; k++)
-            empty |= proto->dims[k] == 0;
-          if (!empty)
-            {
-              g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
-                           "tensor '%s': the element count of its dimensions overflows 64 bits", name);
-              return FALSE;
-            }
-          count = 0;
-          break;
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
+                       "tensor '%s': the element count of its dimensions overflows 64 bits", name);
+          return FALSE;
         }
       count *= d;
     }
   for (gsize i = 0; i < proto->n_dims; i++)
     dims[i] = proto->dims[i];
   gsize size = owb_data_type_size (dtype);
-  if (dtype == OWB_TYPE_STRING)
-    size = sizeof (char *);
+  int bits = _owb_onnx_packed_bits (dtype);
+  if (dtype == OWB_TYPE_STRING || bits)
+    size = MAX (size, sizeof (char *)); /* a bound for the in-memory size */
   if (count != 0 && (guint64) count > G_MAXSIZE / size)
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "tensor '%s' is too large (%" G_GINT64_FORMAT
@@ -255,7 +290,7 @@ _owb_onnx_tensor_proto_shape (const Onnx__TensorProto *proto, int *rank, int64_t
     }
   *rank = (int) proto->n_dims;
   *nelems = count;
-  *nbytes = (gsize) count * size;
+  *nbytes = bits ? ((gsize) count * bits + 7) / 8 : (gsize) count * size;
   return TRUE;
 }
 
@@ -347,6 +382,13 @@ _owb_onnx_tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, GError **
       if (nbytes == 0)
         return owb_tensor_new (dtype, rank, dims, error);
       OwbTensor *tensor;
+      if (_owb_onnx_packed_bits (dtype))
+        {
+          tensor = owb_tensor_new_uninit (dtype, rank, dims, error);
+          if (tensor)
+            unpack_bits (tensor->data, proto->raw_data.data, nelems, dtype);
+          return tensor;
+        }
       if (steal)
         {
           void *data = proto->raw_data.data;
@@ -405,6 +447,10 @@ _owb_onnx_tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, GError **
     }
   if (dtype == OWB_TYPE_COMPLEX64 || dtype == OWB_TYPE_COMPLEX128)
     need *= 2;
+  /* 4-bit and 2-bit types pack two or four elements into each int32_data entry. */
+  int bits = _owb_onnx_packed_bits (dtype);
+  if (bits == 4 || bits == 2)
+    need = ((guint64) nelems * bits + 7) / 8;
   if (have != need)
     {
       if (have == 0)
@@ -452,6 +498,21 @@ _owb_onnx_tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, GError **
         break;
       }
     default:
+      if (bits == 4 || bits == 2)
+        {
+          g_autofree guint8 *packed = g_new (guint8, count);
+          for (gsize i = 0; i < count; i++)
+            packed[i] = (guint8) proto->int32_data[i];
+          unpack_bits (tensor->data, packed, nelems, dtype);
+          break;
+        }
+      if (bits == 6)
+        {
+          COPY_VALUES (guint8, proto->int32_data);
+          for (gsize i = 0; i < count; i++)
+            ((guint8 *) tensor->data)[i] &= 0x3f;
+          break;
+        }
       switch (owb_data_type_size (dtype))
         {
         case 1:
@@ -482,8 +543,8 @@ _owb_onnx_sparse_to_dense (Onnx__SparseTensorProto *sparse, GError **error)
   const char *name = tensor_name (sparse->values);
   if (sparse->n_dims > OWB_MAX_RANK)
     {
-      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "sparse tensor '%s' has rank %zu, more than the %d supported",
-                   name, sparse->n_dims, OWB_MAX_RANK);
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
+                   "sparse tensor '%s' has rank %zu, more than the %d supported", name, sparse->n_dims, OWB_MAX_RANK);
       return NULL;
     }
   int rank = (int) sparse->n_dims;
@@ -500,7 +561,7 @@ _owb_onnx_sparse_to_dense (Onnx__SparseTensorProto *sparse, GError **error)
   g_autoptr (OwbTensor) values = _owb_onnx_tensor_from_proto (sparse->values, FALSE, error);
   if (!values)
     return NULL;
-  if (values->dtype == OWB_TYPE_STRING || values->rank != 1)
+  if (values->dtype == OWB_TYPE_STRING || owb_data_type_size (values->dtype) == 0 || values->rank != 1)
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
                    "sparse tensor '%s' must have 1-D numeric values", name);
@@ -800,9 +861,15 @@ load_external (Ctx *ctx, Onnx__TensorProto *proto, GError **error)
   if (nbytes == 0)
     return owb_tensor_new (dtype, rank, dims, error);
   guint8 *data = (guint8 *) g_mapped_file_get_contents (mapped->file) + offset;
-  gsize align = MIN (component_size (dtype), 8);
+  gsize align = MAX (MIN (component_size (dtype), 8), 1);
   OwbTensor *tensor;
-  if (G_BYTE_ORDER == G_LITTLE_ENDIAN && ((guintptr) data % align) == 0)
+  if (_owb_onnx_packed_bits (dtype))
+    {
+      tensor = owb_tensor_new_uninit (dtype, rank, dims, error);
+      if (tensor)
+        unpack_bits (tensor->data, data, nelems, dtype);
+    }
+  else if (G_BYTE_ORDER == G_LITTLE_ENDIAN && ((guintptr) data % align) == 0)
     tensor = owb_tensor_new_wrap (dtype, rank, dims, data, (GDestroyNotify) g_mapped_file_unref,
                                   g_mapped_file_ref (mapped->file), error);
   else
@@ -820,12 +887,13 @@ load_external (Ctx *ctx, Onnx__TensorProto *proto, GError **error)
   return tensor;
 }
 
+/* Inside a function body (env set) nothing is stolen: the body is expanded once per call. */
 static OwbTensor *
-convert_tensor (Ctx *ctx, Onnx__TensorProto *proto, GError **error)
+convert_tensor (Ctx *ctx, const Env *env, Onnx__TensorProto *proto, GError **error)
 {
   if (proto->has_data_location && proto->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
     return load_external (ctx, proto, error);
-  return _owb_onnx_tensor_from_proto (proto, TRUE, error);
+  return _owb_onnx_tensor_from_proto (proto, env == NULL, error);
 }
 
 /* Types */
@@ -1093,7 +1161,7 @@ convert_attribute (Ctx *ctx, const Env *env, Onnx__AttributeProto *ap, OwbGraph 
     case OWB_ATTR_TENSOR:
       if (!ap->t)
         goto missing;
-      if (!(attr->t = convert_tensor (ctx, ap->t, error)))
+      if (!(attr->t = convert_tensor (ctx, env, ap->t, error)))
         goto failed;
       break;
     case OWB_ATTR_SPARSE_TENSOR:
@@ -1134,7 +1202,7 @@ convert_attribute (Ctx *ctx, const Env *env, Onnx__AttributeProto *ap, OwbGraph 
       attr->tensors = g_new0 (OwbTensor *, n + 1);
       for (gsize i = 0; i < n; i++)
         {
-          attr->tensors[i] = type == OWB_ATTR_TENSORS ? convert_tensor (ctx, ap->tensors[i], error)
+          attr->tensors[i] = type == OWB_ATTR_TENSORS ? convert_tensor (ctx, env, ap->tensors[i], error)
                                                       : _owb_onnx_sparse_to_dense (ap->sparse_tensors[i], error);
           if (!attr->tensors[i])
             goto failed;
@@ -1383,7 +1451,7 @@ convert_graph (Ctx *ctx, const Env *env, Onnx__GraphProto *gp, OwbGraph *parent,
 
   for (gsize i = 0; i < gp->n_initializer; i++)
     {
-      OwbTensor *tensor = convert_tensor (ctx, gp->initializer[i], error);
+      OwbTensor *tensor = convert_tensor (ctx, env, gp->initializer[i], error);
       g_autofree char *name = rename_value (env, gp->initializer[i]->name);
       if (!tensor || !add_initializer (graph, name, tensor, error))
         goto failed;

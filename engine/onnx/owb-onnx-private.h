@@ -35,10 +35,19 @@ gboolean _owb_onnx_check_wire (const ProtobufCMessageDescriptor *descriptor, con
  * from the message (its field is cleared) instead of copied. External data is refused here. */
 OwbTensor *_owb_onnx_tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, GError **error);
 
-/* Element count and byte size of a TensorProto's declared shape; FALSE with an
- * OWB_ERROR_INVALID_MODEL error naming the tensor for bad ranks, dims, or sizes that overflow. */
+/* Bits per element of the sub-byte types (4, 2 or 6), packed in files and unpacked in memory
+ * one element per byte; 0 for other types. */
+int _owb_onnx_packed_bits (OwbDataType dtype);
+
+/* Element count and byte size in the file (packed for sub-byte types) of a TensorProto's declared
+ * shape; FALSE with an error naming the tensor for bad ranks, dims, or sizes that overflow. */
 gboolean _owb_onnx_tensor_proto_shape (const Onnx__TensorProto *proto, int *rank, int64_t *dims, int64_t *nelems,
                                        gsize *nbytes, GError **error);
+
+/* Like owb_tensor_load_pb_data, for a value whose kind the caller knows (from the graph input's
+ * type): the bytes alone cannot tell a one-element sequence from an optional. Other kinds guess. */
+OwbTensor *_owb_tensor_load_pb_data_for_kind (const void *data, gsize size, OwbValueKind kind, char **name,
+                                              GError **error);
 
 /* Allocations for messages built for packing, released together. */
 typedef struct {
@@ -46,7 +55,6 @@ typedef struct {
 } OwbProtoArena;
 
 gpointer _owb_proto_arena_alloc (OwbProtoArena *arena, gsize size);
-char *_owb_proto_arena_strdup (OwbProtoArena *arena, const char *s);
 
 /* Fills `proto` (already initialised with ONNX__TENSOR_PROTO__INIT) from a tensor. The data is
  * referenced, not copied, on little-endian hosts: the tensor must outlive the packing. */

@@ -27,16 +27,6 @@ _owb_proto_arena_alloc (OwbProtoArena *arena, gsize size)
   return block;
 }
 
-char *
-_owb_proto_arena_strdup (OwbProtoArena *arena, const char *s)
-{
-  if (s == NULL)
-    return NULL;
-  char *copy = g_strdup (s);
-  g_ptr_array_add (arena->blocks, copy);
-  return copy;
-}
-
 #define ARENA_NEW(arena, type, n) ((type *) _owb_proto_arena_alloc ((arena), sizeof (type) * (gsize) (n)))
 
 /* Empty strings are written as absent fields, as ONNX's own tools do. */
@@ -90,7 +80,8 @@ _owb_onnx_tensor_to_proto (OwbProtoArena *arena, const OwbTensor *tensor, const 
       return FALSE;
     }
   gsize size = owb_data_type_size (tensor->dtype);
-  if (!owb_data_type_is_valid (tensor->dtype) || (size == 0 && tensor->dtype != OWB_TYPE_STRING))
+  int bits = _owb_onnx_packed_bits (tensor->dtype);
+  if (!owb_data_type_is_valid (tensor->dtype) || (size == 0 && tensor->dtype != OWB_TYPE_STRING && !bits))
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "tensor '%s': element type %s cannot be saved", name ? name : "",
                    owb_data_type_name (tensor->dtype));
@@ -111,6 +102,26 @@ _owb_onnx_tensor_to_proto (OwbProtoArena *arena, const OwbTensor *tensor, const 
           proto->string_data[i].data = (guint8 *) (strings && strings[i] ? strings[i] : "");
           proto->string_data[i].len = strlen ((const char *) proto->string_data[i].data);
         }
+      return TRUE;
+    }
+  if (bits)
+    {
+      /* Sub-byte types: one byte per element in memory, an LSB-first bit stream in the file. */
+      gsize packed = ((gsize) tensor->nelems * bits + 7) / 8;
+      guint8 *out = _owb_proto_arena_alloc (arena, packed);
+      const guint8 *in = tensor->data;
+      guint mask = (1u << bits) - 1;
+      for (int64_t i = 0; i < tensor->nelems; i++)
+        {
+          guint64 pos = (guint64) i * bits;
+          guint v = in[i] & mask;
+          out[pos / 8] |= (guint8) (v << (pos % 8));
+          if (pos % 8 + bits > 8)
+            out[pos / 8 + 1] |= (guint8) (v >> (8 - pos % 8));
+        }
+      proto->has_raw_data = TRUE;
+      proto->raw_data.len = packed;
+      proto->raw_data.data = out;
       return TRUE;
     }
   gsize nbytes = (gsize) tensor->nelems * size;
@@ -235,9 +246,10 @@ dense_to_sparse_values (SaveCtx *ctx, const OwbTensor *dense, Onnx__TensorProto 
 static Onnx__SparseTensorProto *
 sparse_proto (SaveCtx *ctx, const OwbTensor *dense, GError **error)
 {
-  if (dense->dtype == OWB_TYPE_STRING || dense->kind != OWB_VALUE_TENSOR)
+  if (dense->kind != OWB_VALUE_TENSOR || owb_data_type_size (dense->dtype) == 0)
     {
-      g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "sparse tensors of strings cannot be saved");
+      g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "a sparse tensor of %s cannot be saved",
+                   owb_data_type_name (dense->dtype));
       return NULL;
     }
   Onnx__SparseTensorProto *sp = ARENA_NEW (&ctx->arena, Onnx__SparseTensorProto, 1);
@@ -578,8 +590,8 @@ owb_model_save_to_bytes (const OwbModel *model, GError **error)
         {
           guint8 *buffer = g_try_malloc (MAX (size, 1));
           if (!buffer)
-            g_set_error (error, OWB_ERROR, OWB_ERROR_NOMEM, "cannot allocate %" G_GSIZE_FORMAT " bytes to save the model",
-                         size);
+            g_set_error (error, OWB_ERROR, OWB_ERROR_NOMEM,
+                         "cannot allocate %" G_GSIZE_FORMAT " bytes to save the model", size);
           else
             {
               onnx__model_proto__pack (mp, buffer);

@@ -175,6 +175,52 @@ owb_tensor_load_pb_data (const void *data, gsize size, char **name, GError **err
   return NULL;
 }
 
+OwbTensor *
+_owb_tensor_load_pb_data_for_kind (const void *data, gsize size, OwbValueKind kind, char **name, GError **error)
+{
+  const char *reason = NULL;
+  if (kind != OWB_VALUE_SEQUENCE && kind != OWB_VALUE_OPTIONAL)
+    return owb_tensor_load_pb_data (data, size, name, error);
+  if (name)
+    *name = NULL;
+  if (data == NULL || size == 0 || !_owb_onnx_check_wire (&onnx__sequence_proto__descriptor, data, size, &reason))
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "not a %s .pb file: %s",
+                   kind == OWB_VALUE_SEQUENCE ? "sequence" : "optional", reason ? reason : "the data is empty");
+      return NULL;
+    }
+  OwbTensor *result = NULL;
+  if (kind == OWB_VALUE_SEQUENCE)
+    {
+      Onnx__SequenceProto *sp = onnx__sequence_proto__unpack (_owb_onnx_allocator (), size, data);
+      if (sp && sp->has_elem_type)
+        {
+          result = sequence_from_proto (sp, error);
+          if (result)
+            set_name (name, sp->name);
+        }
+      else
+        g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "not a SequenceProto .pb file");
+      if (sp)
+        onnx__sequence_proto__free_unpacked (sp, _owb_onnx_allocator ());
+      return result;
+    }
+  Onnx__OptionalProto *op = onnx__optional_proto__unpack (_owb_onnx_allocator (), size, data);
+  if (op && op->has_elem_type && op->base.n_unknown_fields == 0)
+    {
+      result = optional_from_proto (op, error);
+      if (result)
+        set_name (name, op->name);
+    }
+  if (op)
+    onnx__optional_proto__free_unpacked (op, _owb_onnx_allocator ());
+  if (result || (error && *error))
+    return result;
+  /* A plain tensor file fed to an optional input: the optional holds it. */
+  OwbTensor *element = owb_tensor_load_pb_data (data, size, name, error);
+  return element ? optional_new (element) : NULL;
+}
+
 /* .npy files */
 
 typedef struct {
@@ -412,8 +458,8 @@ owb_tensor_load_npy_data (const void *data, gsize size, GError **error)
   if ((guint64) count > G_MAXSIZE / elem || (gsize) count * elem != available)
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
-                   ".npy file has %" G_GSIZE_FORMAT " bytes of data, but its shape and dtype '%s' need %" G_GINT64_FORMAT
-                   " elements of %" G_GSIZE_FORMAT " bytes", available, descr, count, elem);
+                   ".npy file has %" G_GSIZE_FORMAT " bytes of data, but its shape and dtype '%s' need %"
+                   G_GINT64_FORMAT " elements of %" G_GSIZE_FORMAT " bytes", available, descr, count, elem);
       return NULL;
     }
   OwbTensor *tensor = owb_tensor_new_uninit (dtype, rank, dims, error);

@@ -10,6 +10,8 @@ extern const OwbOpSchema _owb_ops_tensor[];
 extern const OwbOpSchema _owb_ops_reduce[];
 extern const OwbOpSchema _owb_ops_rnn[];
 extern const OwbOpSchema _owb_ops_norm[];
+extern const OwbOpSchema _owb_ops_fused_transformer[];
+extern const OwbOpSchema _owb_ops_fused[];
 extern const OwbOpSchema _owb_ops_ml[];
 extern const OwbOpSchema _owb_ops_control[];
 extern const OwbOpSchema _owb_ops_signal[];

@@ -1,6 +1,639 @@
-/* quant.c: schemas and shape inference of the quant op family. */
+/* quant.c: schemas and shape inference of the quantization ops: QuantizeLinear, DequantizeLinear,
+ * DynamicQuantizeLinear, QLinearMatMul and QLinearConv (MatMulInteger and ConvInteger live in nn.c). */
 #include "owb-ops-private.h"
+#include <owb/owb-error.h>
+
+#include <string.h>
+
+/* Attribute values beyond this are refused: no real model needs them, and the bound keeps the
+ * output-size arithmetic far from int64 overflow. */
+#define MAX_ATTR (G_GINT64_CONSTANT (1) << 31)
+
+static gboolean
+is_quantized_type (OwbDataType t)
+{
+  switch (t)
+    {
+    case OWB_TYPE_UINT8:
+    case OWB_TYPE_INT8:
+    case OWB_TYPE_UINT16:
+    case OWB_TYPE_INT16:
+    case OWB_TYPE_UINT4:
+    case OWB_TYPE_INT4:
+    case OWB_TYPE_UINT2:
+    case OWB_TYPE_INT2:
+    case OWB_TYPE_FLOAT8E4M3FN:
+    case OWB_TYPE_FLOAT8E4M3FNUZ:
+    case OWB_TYPE_FLOAT8E5M2:
+    case OWB_TYPE_FLOAT8E5M2FNUZ:
+    case OWB_TYPE_FLOAT4E2M1:
+    case OWB_TYPE_FLOAT6E2M3:
+    case OWB_TYPE_FLOAT6E3M2:
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
+static gboolean
+is_float8 (OwbDataType t)
+{
+  return t == OWB_TYPE_FLOAT8E4M3FN || t == OWB_TYPE_FLOAT8E4M3FNUZ || t == OWB_TYPE_FLOAT8E5M2
+         || t == OWB_TYPE_FLOAT8E5M2FNUZ;
+}
+
+static gboolean
+is_real_type (OwbDataType t)
+{
+  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
+}
+
+/* Required inputs may still be written as "" in a model; refuse that instead of reading NULL. */
+static gboolean
+require_inputs (OwbInferContext *ctx, int n, GError **error)
+{
+  for (int i = 0; i < n; i++)
+    if (i >= ctx->n_inputs || !ctx->inputs[i])
+      {
+        owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "input %d is required", i);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+static OwbDim
+dim_of (const OwbValueType *t, int i)
+{
+  if (!t || t->rank < 0 || i >= t->rank)
+    return OWB_DIM_UNKNOWN;
+  return t->dims[i];
+}
+
+/* Element count of a shape, -1 if any dim (or the rank) is unknown. */
+static int64_t
+known_count (const OwbValueType *t)
+{
+  if (t->rank < 0)
+    return -1;
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++)
+    {
+      if (!owb_dim_is_known (t->dims[i]))
+        return -1;
+      n = t->dims[i].value > 0 && n > G_MAXINT64 / t->dims[i].value ? G_MAXINT64 : n * t->dims[i].value;
+    }
+  return n;
+}
+
+static void
+set_tensor_like (OwbValueType *out, OwbDataType dtype, const OwbValueType *shape_of)
+{
+  owb_value_type_init_unknown (out);
+  out->kind = OWB_VALUE_TENSOR;
+  out->dtype = dtype;
+  if (shape_of)
+    {
+      out->rank = shape_of->rank;
+      for (int i = 0; i < shape_of->rank; i++)
+        out->dims[i] = shape_of->dims[i];
+    }
+}
+
+static void
+set_scalar (OwbValueType *out, OwbDataType dtype)
+{
+  owb_value_type_init_tensor (out, dtype, 0, NULL);
+}
+
+/* The granularity of QuantizeLinear/DequantizeLinear is decided by the scale's shape: one value
+ * (per tensor), a vector along `axis` (per axis), or the input's shape with `axis` divided into
+ * blocks of block_size (blocked). The zero point, when given, must have the scale's shape. */
+static gboolean
+check_quant_params (OwbInferContext *ctx, const char *scale_name, const char *zp_name, GError **error)
+{
+  const OwbValueType *x = ctx->inputs[0], *scale = ctx->inputs[1];
+  const OwbValueType *zp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  int64_t block = ctx->opset >= 21 ? owb_node_get_int (ctx->node, "block_size", 0) : 0;
+  int64_t axis = ctx->opset >= 13 ? owb_node_get_int (ctx->node, "axis", 1) : 1;
+
+  if (block < 0 || block > MAX_ATTR)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
+                           "attribute block_size = %" G_GINT64_FORMAT " must be a positive number", block);
+      return FALSE;
+    }
+  if (zp && zp->rank >= 0 && scale->rank >= 0)
+    {
+      gboolean same = zp->rank == scale->rank;
+      for (int i = 0; same && i < zp->rank; i++)
+        if (owb_dim_is_known (zp->dims[i]) && owb_dim_is_known (scale->dims[i])
+            && zp->dims[i].value != scale->dims[i].value)
+          same = FALSE;
+      /* A one-element tensor and a scalar both mean per-tensor; allow mixing them. */
+      if (!same && !(known_count (zp) == 1 && known_count (scale) == 1))
+        {
+          g_autofree char *zs = owb_value_type_to_string (zp);
+          g_autofree char *ss = owb_value_type_to_string (scale);
+          owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "%s %s must have the shape of %s %s", zp_name, zs,
+                               scale_name, ss);
+          return FALSE;
+        }
+    }
+  if (scale->rank < 0 || scale->rank == 0 || known_count (scale) == 1)
+    return TRUE; /* per tensor, or not known yet */
+  if (x->rank < 0)
+    return TRUE;
+  if (ctx->opset < 13)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "%s must be a scalar before opset 13, got rank %d", scale_name,
+                           scale->rank);
+      return FALSE;
+    }
+  int ax;
+  if (!owb_infer_axis (ctx, axis, x->rank, &ax, error))
+    return FALSE;
+  if (block == 0)
+    {
+      if (scale->rank != 1)
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
+                               "%s must be a scalar or a 1-D tensor (per axis) without block_size, got rank %d",
+                               scale_name, scale->rank);
+          return FALSE;
+        }
+      OwbDim sd = scale->dims[0], xd = x->dims[ax];
+      if (owb_dim_is_known (sd) && owb_dim_is_known (xd) && sd.value != xd.value)
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
+                               "%s has %" G_GINT64_FORMAT " values but axis %d has size %" G_GINT64_FORMAT, scale_name,
+                               sd.value, ax, xd.value);
+          return FALSE;
+        }
+      return TRUE;
+    }
+  if (scale->rank != x->rank)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
+                           "blocked quantization needs %s of the input's rank %d, got rank %d", scale_name, x->rank,
+                           scale->rank);
+      return FALSE;
+    }
+  for (int i = 0; i < x->rank; i++)
+    {
+      OwbDim sd = scale->dims[i], xd = x->dims[i];
+      if (!owb_dim_is_known (sd) || !owb_dim_is_known (xd))
+        continue;
+      int64_t want = i == ax ? (xd.value + block - 1) / block : xd.value;
+      if (sd.value != want)
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
+                               "%s dim %d is %" G_GINT64_FORMAT ", expected %" G_GINT64_FORMAT
+                               " for input dim %" G_GINT64_FORMAT " and block_size %" G_GINT64_FORMAT,
+                               scale_name, i, sd.value, want, xd.value, block);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+infer_quantize_linear (OwbInferContext *ctx, GError **error)
+{
+  if (!require_inputs (ctx, 2, error))
+    return FALSE;
+  const OwbValueType *x = ctx->inputs[0], *scale = ctx->inputs[1];
+  const OwbValueType *zp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  int64_t out_attr = ctx->opset >= 21 ? owb_node_get_int (ctx->node, "output_dtype", 0) : 0;
+  OwbDataType out = OWB_TYPE_UINT8;
+
+  if (x->dtype != OWB_TYPE_UNDEFINED && !is_real_type (x->dtype) && x->dtype != OWB_TYPE_INT32)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input x of type %s is not float, float16, bfloat16 or int32",
+                           owb_data_type_name (x->dtype));
+      return FALSE;
+    }
+  if (scale->dtype != OWB_TYPE_UNDEFINED && !is_real_type (scale->dtype) && scale->dtype != OWB_TYPE_INT32
+      && scale->dtype != OWB_TYPE_FLOAT8E8M0)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "y_scale of type %s is not a scale type",
+                           owb_data_type_name (scale->dtype));
+      return FALSE;
+    }
+  if (out_attr != 0 && !(owb_data_type_is_valid ((int) out_attr) && is_quantized_type ((OwbDataType) out_attr)))
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
+                           "attribute output_dtype = %" G_GINT64_FORMAT " is not a quantized type", out_attr);
+      return FALSE;
+    }
+  if (ctx->opset >= 23)
+    {
+      int64_t precision = owb_node_get_int (ctx->node, "precision", 0);
+      if (precision != 0 && precision != OWB_TYPE_FLOAT && precision != OWB_TYPE_FLOAT16
+          && precision != OWB_TYPE_BFLOAT16 && precision != OWB_TYPE_DOUBLE)
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
+                               "attribute precision = %" G_GINT64_FORMAT " is not a floating-point type", precision);
+          return FALSE;
+        }
+    }
+  if (zp && zp->dtype != OWB_TYPE_UNDEFINED)
+    {
+      if (out_attr != 0 && out_attr != zp->dtype)
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "output_dtype %s differs from y_zero_point's type %s",
+                               owb_data_type_name ((OwbDataType) out_attr), owb_data_type_name (zp->dtype));
+          return FALSE;
+        }
+      out = zp->dtype;
+    }
+  else if (out_attr != 0)
+    out = (OwbDataType) out_attr;
+  if (!is_quantized_type (out))
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "cannot quantize to %s", owb_data_type_name (out));
+      return FALSE;
+    }
+  if (!check_quant_params (ctx, "y_scale", "y_zero_point", error))
+    return FALSE;
+  set_tensor_like (&ctx->outputs[0], out, x);
+  return TRUE;
+}
+
+static gboolean
+infer_dequantize_linear (OwbInferContext *ctx, GError **error)
+{
+  if (!require_inputs (ctx, 2, error))
+    return FALSE;
+  const OwbValueType *x = ctx->inputs[0], *scale = ctx->inputs[1];
+  const OwbValueType *zp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  int64_t out_attr = ctx->opset >= 23 ? owb_node_get_int (ctx->node, "output_dtype", 0) : 0;
+
+  if (x->dtype != OWB_TYPE_UNDEFINED && !is_quantized_type (x->dtype) && x->dtype != OWB_TYPE_INT32)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input x of type %s is not a quantized type",
+                           owb_data_type_name (x->dtype));
+      return FALSE;
+    }
+  if (zp && zp->dtype != OWB_TYPE_UNDEFINED && x->dtype != OWB_TYPE_UNDEFINED && zp->dtype != x->dtype)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "x_zero_point of type %s must have x's type %s",
+                           owb_data_type_name (zp->dtype), owb_data_type_name (x->dtype));
+      return FALSE;
+    }
+  if (scale->dtype != OWB_TYPE_UNDEFINED && !is_real_type (scale->dtype) && scale->dtype != OWB_TYPE_FLOAT8E8M0)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "x_scale of type %s is not float, float16, bfloat16 or float8e8m0",
+                           owb_data_type_name (scale->dtype));
+      return FALSE;
+    }
+  OwbDataType out = scale->dtype;
+  if (out_attr != 0)
+    {
+      if (!owb_data_type_is_valid ((int) out_attr) || !is_real_type ((OwbDataType) out_attr))
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
+                               "attribute output_dtype = %" G_GINT64_FORMAT " is not float, float16 or bfloat16",
+                               out_attr);
+          return FALSE;
+        }
+      out = (OwbDataType) out_attr;
+    }
+  else if (out == OWB_TYPE_FLOAT8E8M0)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
+                           "x_scale of type float8e8m0 needs the output_dtype attribute");
+      return FALSE;
+    }
+  if (!check_quant_params (ctx, "x_scale", "x_zero_point", error))
+    return FALSE;
+  set_tensor_like (&ctx->outputs[0], out, x);
+  return TRUE;
+}
+
+static gboolean
+infer_dynamic_quantize_linear (OwbInferContext *ctx, GError **error)
+{
+  if (!require_inputs (ctx, 1, error))
+    return FALSE;
+  const OwbValueType *x = ctx->inputs[0];
+  if (x->dtype != OWB_TYPE_UNDEFINED && !is_real_type (x->dtype))
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input x of type %s is not float",
+                           owb_data_type_name (x->dtype));
+      return FALSE;
+    }
+  set_tensor_like (&ctx->outputs[0], OWB_TYPE_UINT8, x);
+  if (ctx->n_outputs > 1)
+    set_scalar (&ctx->outputs[1], OWB_TYPE_FLOAT);
+  if (ctx->n_outputs > 2)
+    set_scalar (&ctx->outputs[2], OWB_TYPE_UINT8);
+  return TRUE;
+}
+
+/* Checks the (scale, zero point) pair at inputs si, si + 1 of the QLinear ops: scales real, the
+ * zero point of the type of the quantized data at input `data` (-1: none, as for y). */
+static gboolean
+check_qlinear_pair (OwbInferContext *ctx, int data, int si, const char *what, GError **error)
+{
+  const OwbValueType *d = data >= 0 ? ctx->inputs[data] : NULL, *s = ctx->inputs[si];
+  const OwbValueType *z = si + 1 < ctx->n_inputs ? ctx->inputs[si + 1] : NULL;
+  gboolean real_ok = ctx->opset >= 21 ? is_real_type (s->dtype) : s->dtype == OWB_TYPE_FLOAT;
+  if (s->dtype != OWB_TYPE_UNDEFINED && !real_ok)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "%s_scale has type %s", what, owb_data_type_name (s->dtype));
+      return FALSE;
+    }
+  if (d && z && d->dtype != OWB_TYPE_UNDEFINED && z->dtype != OWB_TYPE_UNDEFINED && d->dtype != z->dtype)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "%s_zero_point of type %s must have %s's type %s", what,
+                           owb_data_type_name (z->dtype), what, owb_data_type_name (d->dtype));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_qlinear_data_type (OwbInferContext *ctx, OwbDataType t, const char *what, gboolean allow_float8, GError **error)
+{
+  if (t == OWB_TYPE_UNDEFINED || t == OWB_TYPE_INT8 || t == OWB_TYPE_UINT8 || (allow_float8 && is_float8 (t)))
+    return TRUE;
+  owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "%s of type %s is not int8 or uint8%s", what,
+                       owb_data_type_name (t), allow_float8 ? " or float8" : "");
+  return FALSE;
+}
+
+/* Broadcasts two batch dims the numpy way. */
+static gboolean
+broadcast_dim (OwbInferContext *ctx, OwbDim a, OwbDim b, OwbDim *out, GError **error)
+{
+  if (owb_dim_is_known (a) && owb_dim_is_known (b))
+    {
+      if (a.value != b.value && a.value != 1 && b.value != 1)
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
+                               "batch dims %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT " do not broadcast", a.value,
+                               b.value);
+          return FALSE;
+        }
+      *out = a.value == 1 ? b : a;
+    }
+  else if (owb_dim_is_known (a))
+    *out = a.value == 1 ? b : a;
+  else if (owb_dim_is_known (b))
+    *out = b.value == 1 ? a : b;
+  else if (a.param && a.param == b.param)
+    *out = a;
+  else
+    *out = OWB_DIM_UNKNOWN;
+  return TRUE;
+}
+
+static gboolean
+infer_qlinear_matmul (OwbInferContext *ctx, GError **error)
+{
+  if (!require_inputs (ctx, 8, error))
+    return FALSE;
+  const OwbValueType *a = ctx->inputs[0], *b = ctx->inputs[3], *yzp = ctx->inputs[7];
+  OwbValueType *y = &ctx->outputs[0];
+  gboolean f8 = ctx->opset >= 21;
+
+  if (!check_qlinear_data_type (ctx, a->dtype, "a", f8, error) || !check_qlinear_data_type (ctx, b->dtype, "b", f8, error)
+      || !check_qlinear_data_type (ctx, yzp->dtype, "y_zero_point", f8, error)
+      || !check_qlinear_pair (ctx, 0, 1, "a", error) || !check_qlinear_pair (ctx, 3, 4, "b", error)
+      || !check_qlinear_pair (ctx, -1, 6, "y", error))
+    return FALSE;
+  set_tensor_like (y, yzp->dtype, NULL);
+  if (a->rank < 0 || b->rank < 0)
+    return TRUE;
+  if (a->rank == 0 || b->rank == 0)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "inputs of a matrix product cannot be scalars");
+      return FALSE;
+    }
+  OwbDim ka = a->dims[a->rank - 1], kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+  if (owb_dim_is_known (ka) && owb_dim_is_known (kb) && ka.value != kb.value)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
+                           "a has %" G_GINT64_FORMAT " columns but b has %" G_GINT64_FORMAT " rows", ka.value, kb.value);
+      return FALSE;
+    }
+  int ba = MAX (a->rank - 2, 0), bb = MAX (b->rank - 2, 0), nb = MAX (ba, bb);
+  int rank = nb + (a->rank >= 2) + (b->rank >= 2);
+  if (rank > OWB_MAX_RANK)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "result rank %d is too large", rank);
+      return FALSE;
+    }
+  for (int i = 0; i < nb; i++)
+    {
+      int ia = i - (nb - ba), ib = i - (nb - bb);
+      OwbDim da = ia >= 0 ? a->dims[ia] : OWB_DIM_VALUE (1), db = ib >= 0 ? b->dims[ib] : OWB_DIM_VALUE (1);
+      if (!broadcast_dim (ctx, da, db, &y->dims[i], error))
+        return FALSE;
+    }
+  int r = nb;
+  if (a->rank >= 2)
+    y->dims[r++] = a->dims[a->rank - 2];
+  if (b->rank >= 2)
+    y->dims[r++] = b->dims[b->rank - 1];
+  y->rank = rank;
+  return TRUE;
+}
+
+typedef enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID } AutoPad;
+
+/* Reads an ints attribute of exactly `want` values (or absent: fill with def), each in [lo, MAX_ATTR]. */
+static gboolean
+get_conv_ints (OwbInferContext *ctx, const char *name, int want, int64_t def, int64_t lo, int64_t *out,
+               gboolean *present, GError **error)
+{
+  int n = 0;
+  const int64_t *v = owb_node_get_ints (ctx->node, name, &n);
+  if (present)
+    *present = v != NULL;
+  if (!v)
+    {
+      for (int i = 0; i < want; i++)
+        out[i] = def;
+      return TRUE;
+    }
+  if (n != want)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute %s has %d values, expected %d", name, n,
+                           want);
+      return FALSE;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      if (v[i] < lo || v[i] > MAX_ATTR)
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
+                               "attribute %s[%d] = %" G_GINT64_FORMAT " is out of range (%" G_GINT64_FORMAT " to 2^31)",
+                               name, i, v[i], lo);
+          return FALSE;
+        }
+      out[i] = v[i];
+    }
+  return TRUE;
+}
+
+static gboolean
+infer_qlinear_conv (OwbInferContext *ctx, GError **error)
+{
+  if (!require_inputs (ctx, 8, error))
+    return FALSE;
+  const OwbValueType *x = ctx->inputs[0], *w = ctx->inputs[3], *yzp = ctx->inputs[7];
+  const OwbValueType *bias = ctx->n_inputs > 8 ? ctx->inputs[8] : NULL;
+  OwbValueType *y = &ctx->outputs[0];
+
+  if (!check_qlinear_data_type (ctx, x->dtype, "x", FALSE, error)
+      || !check_qlinear_data_type (ctx, w->dtype, "w", FALSE, error)
+      || !check_qlinear_data_type (ctx, yzp->dtype, "y_zero_point", FALSE, error)
+      || !check_qlinear_pair (ctx, 0, 1, "x", error) || !check_qlinear_pair (ctx, 3, 4, "w", error)
+      || !check_qlinear_pair (ctx, -1, 6, "y", error))
+    return FALSE;
+  if (bias && bias->dtype != OWB_TYPE_UNDEFINED && bias->dtype != OWB_TYPE_INT32)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "bias B of type %s is not int32", owb_data_type_name (bias->dtype));
+      return FALSE;
+    }
+  set_tensor_like (y, yzp->dtype, NULL);
+
+  int rank = x->rank >= 0 ? x->rank : w->rank;
+  if (rank < 0)
+    return TRUE;
+  if (rank < 3)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
+                           "input x must have rank >= 3 (batch, channels, spatial axes...), got rank %d", rank);
+      return FALSE;
+    }
+  if (x->rank >= 0 && w->rank >= 0 && x->rank != w->rank)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "weight w has rank %d but input x has rank %d", w->rank, x->rank);
+      return FALSE;
+    }
+  int nsp = rank - 2;
+  int64_t group = owb_node_get_int (ctx->node, "group", 1);
+  if (group < 1 || group > MAX_ATTR)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute group = %" G_GINT64_FORMAT " must be >= 1",
+                           group);
+      return FALSE;
+    }
+  const char *ap = owb_node_get_string (ctx->node, "auto_pad", "NOTSET");
+  AutoPad auto_pad;
+  if (strcmp (ap, "NOTSET") == 0 || ap[0] == '\0')
+    auto_pad = PAD_NOTSET;
+  else if (strcmp (ap, "SAME_UPPER") == 0)
+    auto_pad = PAD_SAME_UPPER;
+  else if (strcmp (ap, "SAME_LOWER") == 0)
+    auto_pad = PAD_SAME_LOWER;
+  else if (strcmp (ap, "VALID") == 0)
+    auto_pad = PAD_VALID;
+  else
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
+                           "attribute auto_pad = '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
+      return FALSE;
+    }
+  int64_t kernel[OWB_MAX_RANK], strides[OWB_MAX_RANK], dilations[OWB_MAX_RANK], pads[2 * OWB_MAX_RANK];
+  gboolean have_kernel;
+  if (!get_conv_ints (ctx, "kernel_shape", nsp, 0, 1, kernel, &have_kernel, error)
+      || !get_conv_ints (ctx, "strides", nsp, 1, 1, strides, NULL, error)
+      || !get_conv_ints (ctx, "dilations", nsp, 1, 1, dilations, NULL, error)
+      || !get_conv_ints (ctx, "pads", 2 * nsp, 0, 0, pads, NULL, error))
+    return FALSE;
+  if (auto_pad != PAD_NOTSET)
+    memset (pads, 0, sizeof pads);
+  for (int i = 0; i < nsp; i++)
+    {
+      OwbDim kd = dim_of (w, 2 + i);
+      if (have_kernel && owb_dim_is_known (kd) && kd.value != kernel[i])
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
+                               "kernel_shape[%d] = %" G_GINT64_FORMAT " does not match weight dim %" G_GINT64_FORMAT, i,
+                               kernel[i], kd.value);
+          return FALSE;
+        }
+      if (!have_kernel)
+        kernel[i] = owb_dim_is_known (kd) ? kd.value : -1;
+      if (kernel[i] == 0)
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "weight w has an empty kernel axis %d", 2 + i);
+          return FALSE;
+        }
+    }
+  OwbDim c = dim_of (x, 1), m = dim_of (w, 0), wc = dim_of (w, 1);
+  if (owb_dim_is_known (c) && owb_dim_is_known (wc) && c.value != wc.value * group)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
+                           "input has %" G_GINT64_FORMAT " channels but weight expects %" G_GINT64_FORMAT
+                           " x group %" G_GINT64_FORMAT,
+                           c.value, wc.value, group);
+      return FALSE;
+    }
+  if ((owb_dim_is_known (m) && m.value % group != 0) || (owb_dim_is_known (c) && c.value % group != 0))
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "channels are not divisible by group %" G_GINT64_FORMAT, group);
+      return FALSE;
+    }
+  if (bias && bias->rank >= 0)
+    {
+      OwbDim bd = dim_of (bias, 0);
+      if (bias->rank != 1 || (owb_dim_is_known (bd) && owb_dim_is_known (m) && bd.value != m.value))
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of one value per output channel");
+          return FALSE;
+        }
+    }
+  y->rank = rank;
+  y->dims[0] = dim_of (x, 0);
+  y->dims[1] = m;
+  for (int i = 0; i < nsp; i++)
+    {
+      OwbDim in = dim_of (x, 2 + i), out = OWB_DIM_UNKNOWN;
+      int64_t s = strides[i];
+      if (owb_dim_is_known (in) && in.value > G_MAXINT64 / 4)
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "input size on spatial axis %d is too large", i);
+          return FALSE;
+        }
+      if (auto_pad == PAD_SAME_UPPER || auto_pad == PAD_SAME_LOWER)
+        {
+          if (owb_dim_is_known (in))
+            out = OWB_DIM_VALUE ((in.value + s - 1) / s);
+          else if (s == 1)
+            out = in;
+        }
+      else if (kernel[i] > 0)
+        {
+          int64_t dk = (kernel[i] - 1) * dilations[i] + 1, pad = pads[i] + pads[nsp + i];
+          if (owb_dim_is_known (in))
+            {
+              if (in.value + pad < dk)
+                {
+                  owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
+                                       "kernel extent %" G_GINT64_FORMAT " on spatial axis %d is larger than the padded "
+                                       "input (%" G_GINT64_FORMAT ")",
+                                       dk, i, in.value + pad);
+                  return FALSE;
+                }
+              out = OWB_DIM_VALUE ((in.value + pad - dk) / s + 1);
+            }
+          else if (s == 1 && dk == 1 + pad)
+            out = in;
+        }
+      y->dims[2 + i] = out;
+    }
+  return TRUE;
+}
 
 const OwbOpSchema _owb_ops_quant[] = {
+  { "QuantizeLinear", "", 10, 2, 3, 1, 1, infer_quantize_linear },
+  { "DequantizeLinear", "", 10, 2, 3, 1, 1, infer_dequantize_linear },
+  { "DynamicQuantizeLinear", "", 11, 1, 1, 3, 3, infer_dynamic_quantize_linear },
+  { "QLinearMatMul", "", 10, 8, 8, 1, 1, infer_qlinear_matmul },
+  { "QLinearConv", "", 10, 8, 9, 1, 1, infer_qlinear_conv },
   { NULL }
 };

@@ -2,6 +2,7 @@
  * lifetimes) and execution. A session is immutable once created, so runs may be concurrent: all
  * per-run state lives in RunState. */
 #include <owb/owb-session.h>
+#include <owb/owb-optimizer.h>
 #include <owb/owb-validate.h>
 #include <owb/owb-error.h>
 
@@ -47,6 +48,7 @@ struct _OwbSession {
   GHashTable *plans;      /* OwbGraph * -> Plan *, every subgraph */
   GPtrArray *inputs;      /* OwbValueInfo * to feed (borrowed from the graph) */
   GPtrArray *outputs;     /* OwbValueInfo * (borrowed) */
+  OwbOptimizeReport *optimize_report;
 };
 
 void
@@ -402,6 +404,16 @@ owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **err
     }
   if (!owb_model_infer_shapes (s->model, error))
     goto fail;
+  if (options->optimize != OWB_OPTIMIZE_DISABLED)
+    {
+      OwbOptimizeOptions oo;
+      owb_optimize_options_init (&oo);
+      oo.level = options->optimize;
+      oo.providers = options->providers;
+      oo.disabled_passes = options->disabled_passes;
+      if (!owb_model_optimize (s->model, &oo, &s->optimize_report, error))
+        goto fail;
+    }
   OwbGraph *graph = s->model->graph;
   s->main = plan_new (s, graph, 0, error);
   if (!s->main)
@@ -431,6 +443,7 @@ owb_session_free (OwbSession *s)
     return;
   plan_free (s->main);
   g_hash_table_unref (s->plans);
+  owb_optimize_report_free (s->optimize_report);
   if (s->inputs)
     g_ptr_array_unref (s->inputs);
   if (s->outputs)
@@ -439,6 +452,12 @@ owb_session_free (OwbSession *s)
   owb_model_unref (s->model);
   g_ptr_array_unref (s->providers);
   g_free (s);
+}
+
+const OwbOptimizeReport *
+owb_session_get_optimize_report (const OwbSession *s)
+{
+  return s->optimize_report;
 }
 
 const OwbGraph *

@@ -11,6 +11,8 @@ extern const OwbKernelDef _owb_cpu_kernels_tensor[];
 extern const OwbKernelDef _owb_cpu_kernels_reduce[];
 extern const OwbKernelDef _owb_cpu_kernels_rnn[];
 extern const OwbKernelDef _owb_cpu_kernels_norm[];
+extern const OwbKernelDef _owb_cpu_kernels_fused_transformer[];
+extern const OwbKernelDef _owb_cpu_kernels_fused[];
 extern const OwbKernelDef _owb_cpu_kernels_ml[];
 extern const OwbKernelDef _owb_cpu_kernels_control[];
 extern const OwbKernelDef _owb_cpu_kernels_signal[];

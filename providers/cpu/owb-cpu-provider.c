@@ -5,11 +5,14 @@
 
 #include "cpu-kernels-private.h"
 
+#include <cblas.h>
+
 static const OwbKernelDef *const tables[] = {
   _owb_cpu_kernels_elementwise, _owb_cpu_kernels_nn, _owb_cpu_kernels_norm,
   _owb_cpu_kernels_tensor,      _owb_cpu_kernels_reduce, _owb_cpu_kernels_rnn,
   _owb_cpu_kernels_transformer, _owb_cpu_kernels_misc,   _owb_cpu_kernels_quant,
   _owb_cpu_kernels_signal,      _owb_cpu_kernels_control, _owb_cpu_kernels_ml,
+  _owb_cpu_kernels_fused,       _owb_cpu_kernels_fused_transformer,
 };
 
 static gboolean
@@ -90,9 +93,25 @@ cpu_free (OwbProvider *provider)
   g_free (provider);
 }
 
+/* The session's pool is the one source of intra-op threads: kernels split GEMMs and other work
+ * over it, so OpenBLAS must not start threads of its own (two pools on the same cores fight, and
+ * small per-step GEMMs spend their time waking OpenBLAS's threads). This is process-wide state,
+ * set once. */
+static void
+single_threaded_blas (void)
+{
+  static gsize once = 0;
+  if (g_once_init_enter (&once))
+    {
+      openblas_set_num_threads (1);
+      g_once_init_leave (&once, 1);
+    }
+}
+
 OwbProvider *
 owb_cpu_provider_new (void)
 {
+  single_threaded_blas ();
   OwbProvider *p = g_new0 (OwbProvider, 1);
   p->name = "cpu";
   p->device = "host CPU";

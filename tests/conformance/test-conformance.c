@@ -255,40 +255,27 @@ test_case (gconstpointer data)
     }
 }
 
-/* The node/ folder: $OWB_ONNX_DATA/node, or what the build's generator step wrote down. */
+/* The node/ folder: $OWB_ONNX_DATA/node, or $OWB_ONNX_DATA itself (as
+ * build-aux/ensure-conformance-data.py sets it). */
 static char *
 find_node_dir (GError **error)
 {
   const char *env = g_getenv ("OWB_ONNX_DATA");
-  const char *file = g_getenv ("OWB_CONFORMANCE_DATA_FILE");
-  g_autofree char *text = NULL;
   g_autofree char *node = NULL;
 
-  if (env != NULL && *env)
-    {
-      node = g_build_filename (env, "node", NULL);
-      if (g_file_test (node, G_FILE_TEST_IS_DIR))
-        return g_steal_pointer (&node);
-      if (g_file_test (env, G_FILE_TEST_IS_DIR))
-        return g_strdup (env);
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT, "OWB_ONNX_DATA=%s: no such directory", env);
-      return NULL;
-    }
-  if (file == NULL)
+  if (env == NULL || *env == '\0')
     {
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-                   "no conformance data: set OWB_ONNX_DATA, or run through `meson test`, which generates it");
+                   "no conformance data: set OWB_ONNX_DATA, or run through `meson test`, which finds or generates it");
       return NULL;
     }
-  if (!g_file_get_contents (file, &text, NULL, error))
-    return NULL;
-  g_strstrip (text);
-  if (!g_file_test (text, G_FILE_TEST_IS_DIR))
-    {
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT, "%s names %s, which is not a directory", file, text);
-      return NULL;
-    }
-  return g_steal_pointer (&text);
+  node = g_build_filename (env, "node", NULL);
+  if (g_file_test (node, G_FILE_TEST_IS_DIR))
+    return g_steal_pointer (&node);
+  if (g_file_test (env, G_FILE_TEST_IS_DIR))
+    return g_strdup (env);
+  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT, "OWB_ONNX_DATA=%s: no such directory", env);
+  return NULL;
 }
 
 int

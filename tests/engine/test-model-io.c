@@ -1169,6 +1169,17 @@ pb_function (const char *name, gboolean recursive)
   pb_str (attr, 21, "alpha");
   pb_msg (lr, 5, attr);
   pb_msg (f, 7, lr);
+  /* A tensor attribute in the body: each expansion must get the data (none may steal it). */
+  Pb *constant = pb_node ("Constant", "const", NULL, NULL, "k");
+  Pb *value = pb_new ();
+  pb_str (value, 1, "value");
+  pb_int (value, 20, 4);
+  Pb *tensor = pb_tensor ("kv", OWB_TYPE_FLOAT, 0, NULL);
+  float k = 2.5f;
+  pb_len (tensor, 9, &k, sizeof k);
+  pb_msg (value, 5, tensor);
+  pb_msg (constant, 5, value);
+  pb_msg (f, 7, constant);
   Pb *opset = pb_new ();
   pb_str (opset, 1, "");
   pb_int (opset, 2, 13);
@@ -1225,9 +1236,18 @@ test_functions (void)
   g_autoptr (OwbModel) model = load_bytes (bytes, NULL, &error);
   g_assert_no_error (error);
   GPtrArray *nodes = model->graph->nodes;
-  g_assert_cmpuint (nodes->len, ==, 4);
+  g_assert_cmpuint (nodes->len, ==, 6);
   OwbNode *n0 = g_ptr_array_index (nodes, 0), *n1 = g_ptr_array_index (nodes, 1);
-  OwbNode *n2 = g_ptr_array_index (nodes, 2), *n3 = g_ptr_array_index (nodes, 3);
+  OwbNode *n2 = g_ptr_array_index (nodes, 3), *n3 = g_ptr_array_index (nodes, 4);
+  for (int c = 0; c < 2; c++)
+    {
+      OwbNode *constant = g_ptr_array_index (nodes, 2 + 3 * c);
+      g_assert_cmpstr (constant->op_type, ==, "Constant");
+      const OwbAttribute *value = owb_node_get_attribute (constant, "value");
+      g_assert_nonnull (value);
+      g_assert_cmpfloat (((float *) value->t->data)[0], ==, 2.5f);
+    }
+  g_assert_cmpstr (((OwbNode *) g_ptr_array_index (nodes, 2))->outputs[0], ==, "call1/k");
   /* First call: named, alpha given. Intermediates are prefixed with the call's name. */
   g_assert_cmpstr (n0->op_type, ==, "Add");
   g_assert_cmpstr (n0->name, ==, "call1/add");

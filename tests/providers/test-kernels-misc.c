@@ -438,7 +438,8 @@ assert_doubles (const OwbTensor *t, int n, const double *expected, double tol)
 {
   g_assert_cmpint (t->nelems, ==, n);
   for (int i = 0; i < n; i++)
-    g_assert_cmpfloat_with_epsilon (owb_tensor_get_double (t, i), expected[i], tol);
+    if (!(fabs (owb_tensor_get_double (t, i) - expected[i]) <= tol))
+      g_error ("element %d: expected %.17g, got %.17g", i, expected[i], owb_tensor_get_double (t, i));
 }
 
 static void

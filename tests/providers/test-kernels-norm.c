@@ -830,6 +830,28 @@ test_batch_normalization_spatial (void)
   assert_values (out[2], 1, (double[]) { 1.0 }, 1e-6);  /* 1 * 0.5 + 1 * 0.5 */
   for (int i = 0; i < 3; i++)
     owb_tensor_unref (out[i]);
+
+  /* Before opset 14 the statistics outputs themselves ask for training: 5 outputs, the last two
+   * the batch mean and variance; with Y alone it is inference with the given statistics. */
+  node = owb_node_new ("BatchNormalization", "", "bn");
+  set_float (node, "epsilon", 0.0f);
+  set_float (node, "momentum", 0.5f);
+  OwbTensor *out5[5] = { NULL };
+  g_assert_true (run_node (node, 9, 5, ins2, 5, out5, &error));
+  g_assert_no_error (error);
+  assert_values (out5[0], 2, (double[]) { -1, 1 }, 1e-6);
+  assert_values (out5[1], 1, (double[]) { 1 }, 1e-6);
+  assert_values (out5[2], 1, (double[]) { 1 }, 1e-6);
+  assert_values (out5[3], 1, (double[]) { 2 }, 1e-6);
+  assert_values (out5[4], 1, (double[]) { 1 }, 1e-6);
+  for (int i = 0; i < 5; i++)
+    owb_tensor_unref (out5[i]);
+  node = owb_node_new ("BatchNormalization", "", "bn");
+  set_float (node, "epsilon", 0.0f);
+  g_assert_true (run_node (node, 9, 5, ins2, 1, &y, &error));
+  g_assert_no_error (error);
+  assert_values (y, 2, (double[]) { 1, 3 }, 1e-6);
+  owb_tensor_unref (y);
 }
 
 static void

@@ -47,7 +47,8 @@ gboolean owb_infer_broadcast (OwbInferContext *ctx, int n, const OwbValueType *c
                               OwbValueType *out, GError **error);
 /* Output i = input j (type and shape). */
 void owb_infer_copy (OwbInferContext *ctx, int out, int in);
-/* Reads an input's known value as int64s (INT32/INT64 tensors); FALSE if the value is not known. */
+/* Reads an input's known value as int64s (INT32/INT64 tensors) into a new array the caller frees with
+ * g_free; FALSE (and nothing allocated) if the value is not known. */
 gboolean owb_infer_get_ints (OwbInferContext *ctx, int input, int64_t **values, int64_t *n);
 /* Normalises a possibly negative axis into [0, rank); error naming the node if out of range. */
 gboolean owb_infer_axis (OwbInferContext *ctx, int64_t axis, int rank, int *out, GError **error);

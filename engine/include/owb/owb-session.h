@@ -29,6 +29,7 @@ typedef struct {
   GPtrArray *providers;        /* of OwbProvider *, priority order, not empty (see owb_providers_new_from_list); the session takes a ref on the array */
   int n_threads;               /* intra-op threads; 0: number of cores */
   OwbOptimizeLevel optimize;
+  const char *const *disabled_passes; /* optimizer passes to skip, NULL-terminated; may be NULL */
   const OwbTraceHooks *hooks;  /* may be NULL; copied */
 } OwbSessionOptions;
 

@@ -11,3 +11,4 @@
 #include <owb/owb-providers.h>
 #include <owb/owb-validate.h>
 #include <owb/owb-session.h>
+#include <owb/owb-optimizer.h>

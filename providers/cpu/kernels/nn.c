@@ -350,21 +350,11 @@ conv_geometry (OwbKernelContext *ctx, const ConvParams *p, const OwbTensor *x, c
       vstore_##NAME (y + i, vload_##NAME (y + i) + vload_##NAME (x + i));                                 \
     for (; i < n; i++)                                                                                    \
       y[i] += x[i];                                                                                       \
-  }                                                                                                       \
-  /* y[i] += a x[i] */                                                                                    \
-  static inline void axpy_##NAME (T *restrict y, const T *restrict x, T a, int64_t n)                     \
-  {                                                                                                       \
-    vec_##NAME va = (vec_##NAME) {} + a;                                                                  \
-    int64_t i = 0;                                                                                        \
-    for (; i + LANES_##NAME <= n; i += LANES_##NAME)                                                      \
-      vstore_##NAME (y + i, vload_##NAME (y + i) + va * vload_##NAME (x + i));                            \
-    for (; i < n; i++)                                                                                    \
-      y[i] += a * x[i];                                                                                   \
   }
 
 OWB_CPU_FOR_FLOATS (DEFINE_VECTOR_HELPERS)
 
-/* Vector `alpha * A B + beta * C` through BLAS; handles the degenerate sizes BLAS rejects. */
+/* C = alpha op(A) op(B) + beta C through BLAS; handles the degenerate sizes BLAS rejects. */
 #define BLAS_GEMM_FLOAT cblas_sgemm
 #define BLAS_GEMM_DOUBLE cblas_dgemm
 
@@ -519,8 +509,8 @@ OWB_CPU_FOR_FLOATS (DEFINE_VECTOR_HELPERS)
   }                                                                                                             \
                                                                                                                 \
   /* Depthwise 1-D/2-D convolution of planes [begin, end) (plane = image * C + channel), direct:        \
-   * im2col would only copy each input once per kernel tap for a GEMM with one row. With stride 1 the  \
-   * taps of a kernel row are summed in registers over the interior, where no tap leaves the input. */ \
+   * im2col would copy each input once per kernel tap for a GEMM with a single row. Over the interior   \
+   * columns, where no tap leaves the input, all taps of an output vector accumulate in registers. */   \
   static void depthwise_##NAME (const ConvGeom *g, const T *x, const T *w, const T *bias, T *y, int64_t begin,  \
                                 int64_t end)                                                                    \
   {                                                                                                             \
@@ -531,72 +521,80 @@ OWB_CPU_FOR_FLOATS (DEFINE_VECTOR_HELPERS)
     int64_t sh = two ? g->s[0] : 1, sw = g->s[g->nsp - 1];                                                      \
     int64_t dh = two ? g->d[0] : 1, dw = g->d[g->nsp - 1];                                                      \
     int64_t ph = two ? g->pad[0] : 0, pw = g->pad[g->nsp - 1];                                                  \
-    gboolean fused = sw == 1 && KW <= 8;                                                                        \
+    enum { L = LANES_##NAME, MAX_TAPS = 64 };                                                                   \
+    vec_##NAME vw[MAX_TAPS];                                                                                    \
+    gboolean vector = KH * KW <= MAX_TAPS;                                                                      \
+    /* interior columns [lo, hi): every kw tap inside the input row */                                          \
+    int64_t lo = 0, hi = OW;                                                                                    \
+    for (int64_t kw = 0; kw < KW; kw++)                                                                         \
+      {                                                                                                         \
+        int64_t l, h;                                                                                           \
+        valid_range (kw * dw - pw, sw, IW, OW, &l, &h);                                                         \
+        lo = MAX (lo, l);                                                                                       \
+        hi = MIN (hi, h);                                                                                       \
+      }                                                                                                         \
+    hi = MAX (hi, lo);                                                                                          \
+    if (!vector)                                                                                                \
+      hi = lo;                                                                                                  \
     for (int64_t plane = begin; plane < end; plane++)                                                           \
       {                                                                                                         \
         int64_t c = plane % g->C;                                                                               \
         const T *xp = x + plane * g->in_size, *wp = w + c * g->ksize;                                           \
         T *yp = y + plane * g->out_size;                                                                        \
-        fill_##NAME (yp, bias ? bias[c] : (T) 0, g->out_size);                                                  \
+        T b0 = bias ? bias[c] : (T) 0;                                                                          \
+        for (int64_t t = 0; vector && sw == 1 && t < KH * KW; t++)                                              \
+          vw[t] = (vec_##NAME) {} + wp[t];                                                                      \
         for (int64_t oh = 0; oh < OH; oh++)                                                                     \
           {                                                                                                     \
             T *yrow = yp + oh * OW;                                                                             \
-            for (int64_t kh = 0; kh < KH; kh++)                                                                 \
+            int64_t top = oh * sh - ph, kh0, kh1;                                                               \
+            valid_range (top, dh, IH, KH, &kh0, &kh1);                                                          \
+            int64_t ow = lo;                                                                                    \
+            if (sw == 1)                                                                                        \
+              for (; ow + L <= hi; ow += L)                                                                     \
+                {                                                                                               \
+                  vec_##NAME acc = (vec_##NAME) {} + b0;                                                        \
+                  for (int64_t kh = kh0; kh < kh1; kh++)                                                        \
+                    {                                                                                           \
+                      const T *xr = xp + (top + kh * dh) * IW + ow - pw;                                        \
+                      const vec_##NAME *wv = vw + kh * KW;                                                      \
+                      for (int64_t kw = 0; kw < KW; kw++)                                                       \
+                        acc += wv[kw] * vload_##NAME (xr + kw * dw);                                            \
+                    }                                                                                           \
+                  vstore_##NAME (yrow + ow, acc);                                                               \
+                }                                                                                               \
+            else                                                                                                \
+              /* strided: gathering lanes costs more than it saves; sum the taps in a register */              \
+              for (; ow < hi; ow++)                                                                             \
+                {                                                                                               \
+                  T acc = b0;                                                                                   \
+                  for (int64_t kh = kh0; kh < kh1; kh++)                                                        \
+                    {                                                                                           \
+                      const T *xr = xp + (top + kh * dh) * IW + ow * sw - pw, *wr = wp + kh * KW;               \
+                      for (int64_t kw = 0; kw < KW; kw++)                                                       \
+                        acc += wr[kw] * xr[kw * dw];                                                            \
+                    }                                                                                           \
+                  yrow[ow] = acc;                                                                               \
+                }                                                                                               \
+            /* the edges, and what the vectors left: [0, lo) and [ow, OW) */                                    \
+            for (int64_t o = 0; o < OW; o++)                                                                    \
               {                                                                                                 \
-                int64_t ih = oh * sh - ph + kh * dh;                                                            \
-                if (ih < 0 || ih >= IH)                                                                         \
-                  continue;                                                                                     \
-                const T *xrow = xp + ih * IW, *wr = wp + kh * KW;                                               \
-                if (!fused)                                                                                     \
+                if (o == lo)                                                                                    \
+                  o = ow;                                                                                       \
+                if (o >= OW)                                                                                    \
+                  break;                                                                                        \
+                T acc = b0;                                                                                     \
+                for (int64_t kh = kh0; kh < kh1; kh++)                                                          \
                   {                                                                                             \
+                    const T *xr = xp + (top + kh * dh) * IW;                                                    \
                     for (int64_t kw = 0; kw < KW; kw++)                                                         \
                       {                                                                                         \
-                        int64_t off = kw * dw - pw, lo, hi;                                                     \
-                        valid_range (off, sw, IW, OW, &lo, &hi);                                                \
-                        if (sw == 1)                                                                            \
-                          axpy_##NAME (yrow + lo, xrow + off + lo, wr[kw], hi - lo);                            \
-                        else                                                                                    \
-                          for (int64_t ow = lo; ow < hi; ow++)                                                  \
-                            yrow[ow] += wr[kw] * xrow[ow * sw + off];                                           \
-                      }                                                                                         \
-                    continue;                                                                                   \
-                  }                                                                                             \
-                /* interior [lo, hi): every tap inside the row */                                               \
-                int64_t lo = 0, hi = OW;                                                                        \
-                vec_##NAME vw[8];                                                                               \
-                for (int64_t kw = 0; kw < KW; kw++)                                                             \
-                  {                                                                                             \
-                    int64_t l, h;                                                                               \
-                    valid_range (kw * dw - pw, 1, IW, OW, &l, &h);                                              \
-                    lo = MAX (lo, l);                                                                           \
-                    hi = MIN (hi, h);                                                                           \
-                    vw[kw] = (vec_##NAME) {} + wr[kw];                                                          \
-                  }                                                                                             \
-                hi = MAX (hi, lo);                                                                              \
-                int64_t ow = lo;                                                                                \
-                const T *xs = xrow - pw;                                                                        \
-                for (; ow + LANES_##NAME <= hi; ow += LANES_##NAME)                                             \
-                  {                                                                                             \
-                    vec_##NAME acc = vload_##NAME (yrow + ow);                                                  \
-                    for (int64_t kw = 0; kw < KW; kw++)                                                         \
-                      acc += vw[kw] * vload_##NAME (xs + ow + kw * dw);                                         \
-                    vstore_##NAME (yrow + ow, acc);                                                             \
-                  }                                                                                             \
-                for (int64_t o = 0; o < OW; o++)                                                                \
-                  {                                                                                             \
-                    if (o == lo)                                                                                \
-                      o = ow;                                                                                   \
-                    if (o >= OW)                                                                                \
-                      break;                                                                                    \
-                    T acc = 0;                                                                                  \
-                    for (int64_t kw = 0; kw < KW; kw++)                                                         \
-                      {                                                                                         \
-                        int64_t iw = o + kw * dw - pw;                                                          \
+                        int64_t iw = o * sw - pw + kw * dw;                                                     \
                         if (iw >= 0 && iw < IW)                                                                 \
-                          acc += wr[kw] * xrow[iw];                                                             \
+                          acc += wp[kh * KW + kw] * xr[iw];                                                     \
                       }                                                                                         \
-                    yrow[o] += acc;                                                                             \
                   }                                                                                             \
+                yrow[o] = acc;                                                                                  \
               }                                                                                                 \
           }                                                                                                     \
       }                                                                                                         \

@@ -1,6 +1,1084 @@
-/* quant.c: CPU kernels of the quant op family. */
+/* quant.c: CPU kernels of the quantization ops (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+ * QLinearMatMul, QLinearConv), with their own codecs for the float8/float6/float4/e8m0 element types. */
 #include "../cpu-kernels-private.h"
 
+#include <math.h>
+#include <string.h>
+
+/* Elements handled per work item: large enough to amortise the per-segment setup, small enough
+ * for the staging buffer to stay in L1. */
+#define CHUNK 1024
+
+/* ---- small float formats ---- */
+
+typedef enum {
+  SPECIALS_NONE, /* float4/float6: every code is finite */
+  SPECIALS_FN,   /* all-ones magnitude is NaN, no infinity (e4m3fn) */
+  SPECIALS_FNUZ, /* 0x80 is the only NaN, no -0, no infinity */
+  SPECIALS_IEEE, /* all-ones exponent: infinity and NaNs (e5m2) */
+} Specials;
+
+typedef struct {
+  int ebits, mbits, bias;
+  Specials specials;
+  int max_code; /* magnitude code of the largest finite value */
+} MiniFloat;
+
+static const MiniFloat mf_e4m3fn = { 4, 3, 7, SPECIALS_FN, 0x7E };
+static const MiniFloat mf_e4m3fnuz = { 4, 3, 8, SPECIALS_FNUZ, 0x7F };
+static const MiniFloat mf_e5m2 = { 5, 2, 15, SPECIALS_IEEE, 0x7B };
+static const MiniFloat mf_e5m2fnuz = { 5, 2, 16, SPECIALS_FNUZ, 0x7F };
+static const MiniFloat mf_e2m1 = { 2, 1, 1, SPECIALS_NONE, 0x7 };
+static const MiniFloat mf_e2m3 = { 2, 3, 1, SPECIALS_NONE, 0x1F };
+static const MiniFloat mf_e3m2 = { 3, 2, 3, SPECIALS_NONE, 0x1F };
+
+static const MiniFloat *
+minifloat_of (OwbDataType t)
+{
+  switch (t)
+    {
+    case OWB_TYPE_FLOAT8E4M3FN: return &mf_e4m3fn;
+    case OWB_TYPE_FLOAT8E4M3FNUZ: return &mf_e4m3fnuz;
+    case OWB_TYPE_FLOAT8E5M2: return &mf_e5m2;
+    case OWB_TYPE_FLOAT8E5M2FNUZ: return &mf_e5m2fnuz;
+    case OWB_TYPE_FLOAT4E2M1: return &mf_e2m1;
+    case OWB_TYPE_FLOAT6E2M3: return &mf_e2m3;
+    case OWB_TYPE_FLOAT6E3M2: return &mf_e3m2;
+    default: return NULL;
+    }
+}
+
+static double
+mf_decode (uint8_t v, const MiniFloat *f)
+{
+  int nbits = f->ebits + f->mbits;
+  int mag = v & ((1 << nbits) - 1);
+  gboolean neg = (v >> nbits) & 1;
+  int e = mag >> f->mbits, m = mag & ((1 << f->mbits) - 1);
+  if (f->specials == SPECIALS_FNUZ && v == 0x80)
+    return NAN;
+  if (f->specials == SPECIALS_FN && mag == (1 << nbits) - 1)
+    return NAN;
+  if (f->specials == SPECIALS_IEEE && e == (1 << f->ebits) - 1)
+    return m ? NAN : (neg ? -INFINITY : INFINITY);
+  double val = e == 0 ? ldexp (m, 1 - f->bias - f->mbits) : ldexp ((1 << f->mbits) + m, e - f->bias - f->mbits);
+  return neg ? -val : val;
+}
+
+/* Round to nearest even. Out-of-range values (and infinities) become the largest finite value when
+ * saturating; otherwise what the format has for them: infinity (e5m2) or NaN. Formats without
+ * NaN or infinity always saturate, and take NaN as +0. */
+static uint8_t
+mf_encode (double x, const MiniFloat *f, gboolean saturate)
+{
+  int nbits = f->ebits + f->mbits;
+  uint8_t sign = signbit (x) ? (uint8_t) (1 << nbits) : 0;
+  uint8_t nan_code = f->specials == SPECIALS_FNUZ ? 0x80 : (uint8_t) (sign | ((1 << nbits) - 1));
+  uint8_t overflow = sign | f->max_code;
+  if (!saturate)
+    {
+      if (f->specials == SPECIALS_FN || f->specials == SPECIALS_FNUZ)
+        overflow = nan_code;
+      else if (f->specials == SPECIALS_IEEE)
+        overflow = sign | (uint8_t) (((1 << f->ebits) - 1) << f->mbits);
+    }
+  if (isnan (x))
+    return f->specials == SPECIALS_NONE ? 0 : (f->specials == SPECIALS_IEEE ? nan_code - 1 : nan_code);
+  double a = fabs (x);
+  if (isinf (a))
+    return overflow;
+  int64_t code = 0;
+  if (a > 0)
+    {
+      int e;
+      frexp (a, &e); /* a in [2^(e-1), 2^e) */
+      int biased = e - 1 + f->bias;
+      if (biased < 1)
+        code = (int64_t) nearbyint (ldexp (a, f->bias - 1 + f->mbits));
+      else
+        code = ((int64_t) biased << f->mbits) + (int64_t) nearbyint (ldexp (a, f->mbits - (e - 1)))
+               - (1 << f->mbits);
+    }
+  if (code > f->max_code)
+    return overflow;
+  if (code == 0 && f->specials == SPECIALS_FNUZ)
+    return 0;
+  return sign | (uint8_t) code;
+}
+
+static double
+e8m0_decode (uint8_t v)
+{
+  return v == 0xFF ? NAN : ldexp (1.0, (int) v - 127);
+}
+
+/* Reads n elements of t from element `off` as doubles. */
+static void
+load_doubles (const OwbTensor *t, int64_t off, int64_t n, double *dst)
+{
+  switch (t->dtype)
+    {
+#define LOAD(T, NAME)                                                                                        \
+  case OWB_TYPE_##NAME:                                                                                      \
+    {                                                                                                        \
+      const T *s = (const T *) t->data + off;                                                               \
+      for (int64_t i = 0; i < n; i++)                                                                        \
+        dst[i] = (double) s[i];                                                                              \
+    }                                                                                                        \
+    break;
+      OWB_CPU_FOR_NUMERIC (LOAD)
+      LOAD (int8_t, INT4)
+      LOAD (int8_t, INT2)
+      LOAD (uint8_t, UINT4)
+      LOAD (uint8_t, UINT2)
+#undef LOAD
+    case OWB_TYPE_FLOAT16:
+      {
+        const uint16_t *s = (const uint16_t *) t->data + off;
+        for (int64_t i = 0; i < n; i++)
+          dst[i] = owb_half_to_float (s[i]);
+      }
+      break;
+    case OWB_TYPE_BFLOAT16:
+      {
+        const uint16_t *s = (const uint16_t *) t->data + off;
+        for (int64_t i = 0; i < n; i++)
+          dst[i] = owb_bfloat16_to_float (s[i]);
+      }
+      break;
+    case OWB_TYPE_FLOAT8E8M0:
+      {
+        const uint8_t *s = (const uint8_t *) t->data + off;
+        for (int64_t i = 0; i < n; i++)
+          dst[i] = e8m0_decode (s[i]);
+      }
+      break;
+    default:
+      {
+        const MiniFloat *f = minifloat_of (t->dtype);
+        const uint8_t *s = (const uint8_t *) t->data + off;
+        for (int64_t i = 0; i < n; i++)
+          dst[i] = f ? mf_decode (s[i], f) : 0;
+      }
+      break;
+    }
+}
+
+/* A whole (small) tensor as doubles: scales and zero points. NULL t gives NULL. */
+static double *
+dup_doubles (const OwbTensor *t)
+{
+  if (!t)
+    return NULL;
+  double *d = g_new (double, MAX (t->nelems, 1));
+  load_doubles (t, 0, t->nelems, d);
+  return d;
+}
+
+/* v rounded to the type the spec computes in. */
+static inline double
+round_to (double v, OwbDataType precision)
+{
+  switch (precision)
+    {
+    case OWB_TYPE_FLOAT: return (float) v;
+    case OWB_TYPE_FLOAT16: return owb_half_to_float (owb_float_to_half ((float) v));
+    case OWB_TYPE_BFLOAT16: return owb_bfloat16_to_float (owb_float_to_bfloat16 ((float) v));
+    default: return v;
+    }
+}
+
+static void
+round_all_to (double *v, int64_t n, OwbDataType precision)
+{
+  switch (precision)
+    {
+    case OWB_TYPE_FLOAT:
+      for (int64_t i = 0; i < n; i++)
+        v[i] = (float) v[i];
+      break;
+    case OWB_TYPE_FLOAT16:
+    case OWB_TYPE_BFLOAT16:
+      for (int64_t i = 0; i < n; i++)
+        v[i] = round_to (v[i], precision);
+      break;
+    default:
+      break;
+    }
+}
+
+/* The range of an integer quantized type; FALSE for the float ones. */
+static gboolean
+int_range (OwbDataType t, double *lo, double *hi)
+{
+  switch (t)
+    {
+    case OWB_TYPE_UINT8: *lo = 0, *hi = 255; return TRUE;
+    case OWB_TYPE_INT8: *lo = -128, *hi = 127; return TRUE;
+    case OWB_TYPE_UINT16: *lo = 0, *hi = 65535; return TRUE;
+    case OWB_TYPE_INT16: *lo = -32768, *hi = 32767; return TRUE;
+    case OWB_TYPE_UINT4: *lo = 0, *hi = 15; return TRUE;
+    case OWB_TYPE_INT4: *lo = -8, *hi = 7; return TRUE;
+    case OWB_TYPE_UINT2: *lo = 0, *hi = 3; return TRUE;
+    case OWB_TYPE_INT2: *lo = -2, *hi = 1; return TRUE;
+    default: return FALSE;
+    }
+}
+
+/* Stores n values into `out` from element `off`: integer types take values already rounded and
+ * clamp them (NaN to the low end), small floats are encoded. */
+static void
+store_quantized (OwbTensor *out, int64_t off, int64_t n, const double *v, double lo, double hi, gboolean saturate)
+{
+  switch (out->dtype)
+    {
+#define STORE(T, NAME)                                                                                       \
+  case OWB_TYPE_##NAME:                                                                                      \
+    {                                                                                                        \
+      T *d = (T *) out->data + off;                                                                          \
+      for (int64_t i = 0; i < n; i++)                                                                        \
+        {                                                                                                    \
+          double x = v[i];                                                                                   \
+          x = !(x >= lo) ? lo : (x > hi ? hi : x);                                                           \
+          d[i] = (T) x;                                                                                      \
+        }                                                                                                    \
+    }                                                                                                        \
+    break;
+      STORE (uint8_t, UINT8)
+      STORE (int8_t, INT8)
+      STORE (uint16_t, UINT16)
+      STORE (int16_t, INT16)
+      STORE (uint8_t, UINT4)
+      STORE (int8_t, INT4)
+      STORE (uint8_t, UINT2)
+      STORE (int8_t, INT2)
+#undef STORE
+    default:
+      {
+        const MiniFloat *f = minifloat_of (out->dtype);
+        uint8_t *d = (uint8_t *) out->data + off;
+        for (int64_t i = 0; i < n; i++)
+          d[i] = mf_encode (v[i], f, saturate);
+      }
+      break;
+    }
+}
+
+static void
+store_reals (OwbTensor *out, int64_t off, int64_t n, const float *v)
+{
+  switch (out->dtype)
+    {
+    case OWB_TYPE_FLOAT:
+      memcpy ((float *) out->data + off, v, n * sizeof (float));
+      break;
+    case OWB_TYPE_DOUBLE:
+      for (int64_t i = 0; i < n; i++)
+        ((double *) out->data)[off + i] = v[i];
+      break;
+    case OWB_TYPE_FLOAT16:
+      for (int64_t i = 0; i < n; i++)
+        ((uint16_t *) out->data)[off + i] = owb_float_to_half (v[i]);
+      break;
+    case OWB_TYPE_BFLOAT16:
+      for (int64_t i = 0; i < n; i++)
+        ((uint16_t *) out->data)[off + i] = owb_float_to_bfloat16 (v[i]);
+      break;
+    default:
+      break;
+    }
+}
+
+/* ---- QuantizeLinear / DequantizeLinear ---- */
+
+typedef enum { GRAIN_TENSOR, GRAIN_AXIS, GRAIN_BLOCKED } Granularity;
+
+/* x seen as [pre, D, post] around the quantization axis; scale (and zero point) hold one value
+ * (tensor), D values (axis), or [pre, ceil(D / block), post] values (blocked). */
+typedef struct {
+  Granularity grain;
+  int64_t pre, D, post, block, nb;
+} QuantLayout;
+
+static gboolean
+quant_layout (OwbKernelContext *ctx, const OwbTensor *x, const OwbTensor *scale, const OwbTensor *zp,
+              QuantLayout *q, GError **error)
+{
+  int64_t block = ctx->opset >= 21 ? owb_node_get_int (ctx->node, "block_size", 0) : 0;
+  int64_t axis = ctx->opset >= 13 ? owb_node_get_int (ctx->node, "axis", 1) : 1;
+  memset (q, 0, sizeof *q);
+  q->pre = q->D = 1;
+  q->post = x->nelems;
+  q->grain = GRAIN_TENSOR;
+  if (zp && zp->nelems != scale->nelems)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "the zero point has %" G_GINT64_FORMAT
+                            " values but the scale has %" G_GINT64_FORMAT, zp->nelems, scale->nelems);
+      return FALSE;
+    }
+  if (scale->nelems == 1)
+    return TRUE;
+  if (axis < -x->rank || axis >= x->rank || block < 0)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "axis %" G_GINT64_FORMAT " or block_size %"
+                            G_GINT64_FORMAT " is out of range for rank %d", axis, block, x->rank);
+      return FALSE;
+    }
+  int ax = (int) (axis < 0 ? axis + x->rank : axis);
+  q->D = x->dims[ax];
+  for (int i = 0; i < ax; i++)
+    q->pre *= x->dims[i];
+  q->post = 1;
+  for (int i = ax + 1; i < x->rank; i++)
+    q->post *= x->dims[i];
+  gboolean ok;
+  if (block == 0)
+    {
+      q->grain = GRAIN_AXIS;
+      ok = scale->rank == 1 && scale->nelems == q->D;
+    }
+  else
+    {
+      q->grain = GRAIN_BLOCKED;
+      q->block = block;
+      q->nb = (q->D + block - 1) / block;
+      ok = scale->rank == x->rank;
+      for (int i = 0; ok && i < x->rank; i++)
+        ok = scale->dims[i] == (i == ax ? q->nb : x->dims[i]);
+    }
+  if (!ok)
+    {
+      g_autofree char *ss = owb_tensor_shape_to_string (scale);
+      g_autofree char *xs = owb_tensor_shape_to_string (x);
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "scale shape %s does not fit input shape %s", ss, xs);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The scale index of flat element idx, the stride of that index along the contiguous run, and the
+ * run's length (up to `end`). */
+static inline int64_t
+quant_segment (const QuantLayout *q, int64_t idx, int64_t end, int64_t *sstride, int64_t *len)
+{
+  int64_t row = idx / q->post, i = idx - row * q->post;
+  *len = MIN (end, (row + 1) * q->post) - idx;
+  switch (q->grain)
+    {
+    case GRAIN_TENSOR:
+      *sstride = 0;
+      return 0;
+    case GRAIN_AXIS:
+      *sstride = 0;
+      return row % q->D;
+    default:
+      {
+        int64_t p = row / q->D, d = row - p * q->D;
+        *sstride = 1;
+        return (p * q->nb + d / q->block) * q->post + i;
+      }
+    }
+}
+
+typedef struct {
+  QuantLayout layout;
+  const OwbTensor *x;
+  OwbTensor *y;
+  const double *scale, *zp; /* zp NULL: zero */
+  OwbDataType precision;
+  gboolean is_int, saturate;
+  /* float8 outputs skip a zero zero point so that -0 stays -0, as the reference keeps it. */
+  gboolean is_float8, zp_all_zero;
+  double lo, hi;
+} QuantizeJob;
+
+static void
+quantize_range (int64_t begin, int64_t end, gpointer data)
+{
+  const QuantizeJob *j = data;
+  double buf[CHUNK];
+  int64_t stop = MIN (end * CHUNK, j->x->nelems);
+  for (int64_t idx = begin * CHUNK; idx < stop;)
+    {
+      int64_t ss, len;
+      int64_t si = quant_segment (&j->layout, idx, MIN (stop, idx + CHUNK), &ss, &len);
+      const double *s = j->scale + si, *z = j->zp ? j->zp + si : NULL;
+      load_doubles (j->x, idx, len, buf);
+      round_all_to (buf, len, j->precision);
+      for (int64_t i = 0; i < len; i++)
+        buf[i] = buf[i] / s[i * ss];
+      round_all_to (buf, len, j->precision);
+      if (j->is_int)
+        {
+          if (z)
+            for (int64_t i = 0; i < len; i++)
+              buf[i] = nearbyint (buf[i]) + z[i * ss];
+          else
+            for (int64_t i = 0; i < len; i++)
+              buf[i] = nearbyint (buf[i]);
+        }
+      else if (z && (!j->is_float8 || !j->zp_all_zero))
+        for (int64_t i = 0; i < len; i++)
+          buf[i] += z[i * ss];
+      store_quantized (j->y, idx, len, buf, j->lo, j->hi, j->saturate);
+      idx += len;
+    }
+}
+
+static gboolean
+compute_quantize_linear (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0], *scale = ctx->inputs[1];
+  const OwbTensor *zp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  OwbTensor *y = ctx->outputs[0];
+  QuantizeJob j = { .x = x, .y = y };
+
+  if (!quant_layout (ctx, x, scale, zp, &j.layout, error))
+    return FALSE;
+  if (zp && zp->dtype != y->dtype)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "y_zero_point has type %s but y has %s",
+                            owb_data_type_name (zp->dtype), owb_data_type_name (y->dtype));
+      return FALSE;
+    }
+  j.is_int = int_range (y->dtype, &j.lo, &j.hi);
+  if (!j.is_int && !minifloat_of (y->dtype))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "cannot quantize to %s", owb_data_type_name (y->dtype));
+      return FALSE;
+    }
+  /* The division runs in the scale's type unless `precision` says otherwise; int32 and e8m0 scales
+   * divide exactly. */
+  j.precision = ctx->opset >= 23 ? (OwbDataType) owb_node_get_int (ctx->node, "precision", 0) : OWB_TYPE_UNDEFINED;
+  if (j.precision == OWB_TYPE_UNDEFINED)
+    j.precision = scale->dtype == OWB_TYPE_FLOAT8E8M0 ? OWB_TYPE_DOUBLE : scale->dtype;
+  j.saturate = ctx->opset >= 19 ? owb_node_get_int (ctx->node, "saturate", 1) != 0 : TRUE;
+  double *s = dup_doubles (scale), *z = dup_doubles (zp);
+  /* Both operands of the division are taken in that precision too. */
+  round_all_to (s, scale->nelems, j.precision);
+  j.scale = s;
+  j.zp = z;
+  j.is_float8 = y->dtype >= OWB_TYPE_FLOAT8E4M3FN && y->dtype <= OWB_TYPE_FLOAT8E5M2FNUZ;
+  j.zp_all_zero = TRUE;
+  for (int64_t i = 0; z && i < zp->nelems; i++)
+    j.zp_all_zero = j.zp_all_zero && z[i] == 0;
+  int64_t items = (x->nelems + CHUNK - 1) / CHUNK;
+  owb_parallel_for (ctx->pool, items, 16, quantize_range, &j);
+  g_free (s);
+  g_free (z);
+  return TRUE;
+}
+
+typedef struct {
+  QuantLayout layout;
+  const OwbTensor *x;
+  OwbTensor *y;
+  const double *scale, *zp;
+} DequantizeJob;
+
+static void
+dequantize_range (int64_t begin, int64_t end, gpointer data)
+{
+  const DequantizeJob *j = data;
+  double buf[CHUNK];
+  float out[CHUNK];
+  int64_t stop = MIN (end * CHUNK, j->x->nelems);
+  for (int64_t idx = begin * CHUNK; idx < stop;)
+    {
+      int64_t ss, len;
+      int64_t si = quant_segment (&j->layout, idx, MIN (stop, idx + CHUNK), &ss, &len);
+      const double *s = j->scale + si, *z = j->zp ? j->zp + si : NULL;
+      load_doubles (j->x, idx, len, buf);
+      if (z)
+        for (int64_t i = 0; i < len; i++)
+          buf[i] -= z[i * ss];
+      /* The product is taken in float32 whatever the output type, as the reference does. */
+      for (int64_t i = 0; i < len; i++)
+        out[i] = (float) buf[i] * (float) s[i * ss];
+      store_reals (j->y, idx, len, out);
+      idx += len;
+    }
+}
+
+static gboolean
+compute_dequantize_linear (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0], *scale = ctx->inputs[1];
+  const OwbTensor *zp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  OwbTensor *y = ctx->outputs[0];
+  DequantizeJob j = { .x = x, .y = y };
+
+  if (!quant_layout (ctx, x, scale, zp, &j.layout, error))
+    return FALSE;
+  if (zp && zp->dtype != x->dtype)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "x_zero_point has type %s but x has %s",
+                            owb_data_type_name (zp->dtype), owb_data_type_name (x->dtype));
+      return FALSE;
+    }
+  if (y->dtype != OWB_TYPE_FLOAT && y->dtype != OWB_TYPE_FLOAT16 && y->dtype != OWB_TYPE_BFLOAT16
+      && y->dtype != OWB_TYPE_DOUBLE)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "cannot dequantize to %s", owb_data_type_name (y->dtype));
+      return FALSE;
+    }
+  double *s = dup_doubles (scale), *z = dup_doubles (zp);
+  j.scale = s;
+  j.zp = z;
+  int64_t items = (x->nelems + CHUNK - 1) / CHUNK;
+  owb_parallel_for (ctx->pool, items, 16, dequantize_range, &j);
+  g_free (s);
+  g_free (z);
+  return TRUE;
+}
+
+/* ---- DynamicQuantizeLinear ---- */
+
+typedef struct {
+  const float *x;
+  uint8_t *y;
+  int64_t n;
+  float scale, zp;
+} DynamicJob;
+
+static void
+dynamic_range (int64_t begin, int64_t end, gpointer data)
+{
+  const DynamicJob *j = data;
+  int64_t stop = MIN (end * CHUNK, j->n);
+  for (int64_t i = begin * CHUNK; i < stop; i++)
+    {
+      float v = nearbyintf (j->x[i] / j->scale) + j->zp;
+      j->y[i] = !(v >= 0.0f) ? 0 : (v > 255.0f ? 255 : (uint8_t) v);
+    }
+}
+
+static gboolean
+compute_dynamic_quantize_linear (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  const float *xd = x->data;
+  /* The range always includes 0 so that 0 is exactly representable. */
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t i = 0; i < x->nelems; i++)
+    {
+      lo = xd[i] < lo ? xd[i] : lo;
+      hi = xd[i] > hi ? xd[i] : hi;
+    }
+  float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+  float zp = 0.0f - lo / scale;
+  zp = nearbyintf (zp < 0.0f ? 0.0f : (zp > 255.0f ? 255.0f : zp));
+  if (ctx->outputs[0])
+    {
+      DynamicJob j = { xd, ctx->outputs[0]->data, x->nelems, scale, zp };
+      owb_parallel_for (ctx->pool, (x->nelems + CHUNK - 1) / CHUNK, 16, dynamic_range, &j);
+    }
+  if (ctx->n_outputs > 1 && ctx->outputs[1])
+    ((float *) ctx->outputs[1]->data)[0] = scale;
+  if (ctx->n_outputs > 2 && ctx->outputs[2])
+    ((uint8_t *) ctx->outputs[2]->data)[0] = (uint8_t) zp;
+  return TRUE;
+}
+
+/* ---- QLinearMatMul / QLinearConv ---- */
+
+static gboolean
+is_int8 (OwbDataType t)
+{
+  return t == OWB_TYPE_INT8 || t == OWB_TYPE_UINT8;
+}
+
+/* (t - zero point) as int16, the zero point taken per row: element i uses zp[(i / period) % nzp]. */
+static int16_t *
+to_int16_minus_zp (const OwbTensor *t, const double *zp, int64_t nzp, int64_t period)
+{
+  int16_t *out = g_new (int16_t, MAX (t->nelems, 1));
+  int64_t rows = period ? t->nelems / period : 0;
+  for (int64_t r = 0; r < rows; r++)
+    {
+      int16_t z = (int16_t) zp[r % nzp];
+      int16_t *o = out + r * period;
+      if (t->dtype == OWB_TYPE_INT8)
+        {
+          const int8_t *s = (const int8_t *) t->data + r * period;
+          for (int64_t i = 0; i < period; i++)
+            o[i] = (int16_t) (s[i] - z);
+        }
+      else
+        {
+          const uint8_t *s = (const uint8_t *) t->data + r * period;
+          for (int64_t i = 0; i < period; i++)
+            o[i] = (int16_t) (s[i] - z);
+        }
+    }
+  return out;
+}
+
+typedef struct {
+  /* sizes */
+  int64_t M, K, N;
+  const int64_t *a_off, *b_off; /* matrix index of a and b per output batch */
+  /* int path */
+  const int16_t *a16, *b16;
+  /* float8 path */
+  const double *ad, *bd;
+  /* requantization: multiplier per (a row param, b column param) */
+  const double *as, *bs;
+  int64_t nas, nbs; /* 1, M or a_batches * M; 1, N or b_batches * N */
+  double ys, yzp;
+  OwbDataType precision;
+  OwbTensor *y;
+  gboolean int_out; /* FALSE: y is a float8 type, taken unrounded */
+  double lo, hi;
+} QMatMulJob;
+
+static inline int64_t
+param_index (int64_t count, int64_t batch, int64_t per, int64_t i)
+{
+  return count == 1 ? 0 : (count == per ? i : batch * per + i);
+}
+
+static void
+qmatmul_rows (int64_t begin, int64_t end, gpointer data)
+{
+  const QMatMulJob *j = data;
+  int64_t N = j->N, K = j->K, M = j->M;
+  int32_t *acc = g_new (int32_t, MAX (N, 1));
+  double *accd = j->ad ? g_new (double, MAX (N, 1)) : NULL;
+  double *v = g_new (double, MAX (N, 1));
+  for (int64_t r = begin; r < end; r++)
+    {
+      int64_t bt = r / M, m = r - bt * M;
+      int64_t am = j->a_off[bt], bm = j->b_off[bt];
+      if (accd)
+        {
+          memset (accd, 0, N * sizeof (double));
+          const double *arow = j->ad + (am * M + m) * K;
+          for (int64_t k = 0; k < K; k++)
+            {
+              double av = arow[k];
+              const double *brow = j->bd + (bm * K + k) * N;
+              for (int64_t n = 0; n < N; n++)
+                accd[n] += av * brow[n];
+            }
+        }
+      else
+        {
+          memset (acc, 0, N * sizeof (int32_t));
+          const int16_t *arow = j->a16 + (am * M + m) * K;
+          for (int64_t k = 0; k < K; k++)
+            {
+              int32_t av = arow[k];
+              if (av == 0)
+                continue;
+              const int16_t *brow = j->b16 + (bm * K + k) * N;
+              for (int64_t n = 0; n < N; n++)
+                acc[n] += av * brow[n];
+            }
+        }
+      double as = j->as[param_index (j->nas, am, M, m)];
+      for (int64_t n = 0; n < N; n++)
+        {
+          double bs = j->bs[param_index (j->nbs, bm, N, n)];
+          double mult = round_to (round_to (as * bs, j->precision) / j->ys, j->precision);
+          double x = (accd ? accd[n] : (double) acc[n]) * mult;
+          v[n] = j->int_out ? nearbyint (x) + j->yzp : x + j->yzp;
+        }
+      store_quantized (j->y, r * N, N, v, j->lo, j->hi, TRUE);
+    }
+  g_free (acc);
+  g_free (accd);
+  g_free (v);
+}
+
+/* Per-row parameters of a: 1 value, M values, or one per row of every a matrix; per-column ones of b likewise. */
+static gboolean
+check_param_count (OwbKernelContext *ctx, const OwbTensor *t, int64_t per, int64_t mats, const char *name,
+                   GError **error)
+{
+  if (t->nelems == 1 || t->nelems == per || t->nelems == per * mats)
+    return TRUE;
+  g_autofree char *s = owb_tensor_shape_to_string (t);
+  owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "%s of shape %s is neither per tensor nor per %s", name, s,
+                        name[0] == 'a' ? "row" : "column");
+  return FALSE;
+}
+
+static double *
+dequantize_all (const OwbTensor *t, const double *zp, int64_t nzp, int64_t period)
+{
+  double *d = dup_doubles (t);
+  int64_t rows = period ? t->nelems / period : 0;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t i = 0; i < period; i++)
+      d[r * period + i] -= zp[r % nzp];
+  return d;
+}
+
+static gboolean
+compute_qlinear_matmul (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *a = ctx->inputs[0], *as = ctx->inputs[1], *azp = ctx->inputs[2];
+  const OwbTensor *b = ctx->inputs[3], *bs = ctx->inputs[4], *bzp = ctx->inputs[5];
+  const OwbTensor *ys = ctx->inputs[6], *yzp = ctx->inputs[7];
+  OwbTensor *y = ctx->outputs[0];
+
+  int64_t K = a->dims[a->rank - 1];
+  int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1, N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+  int64_t a_mats = a->nelems / MAX (M * K, 1), b_mats = b->nelems / MAX (K * N, 1);
+  if (!check_param_count (ctx, as, M, a_mats, "a_scale", error) || !check_param_count (ctx, azp, M, a_mats, "a_zero_point", error)
+      || !check_param_count (ctx, bs, N, b_mats, "b_scale", error)
+      || !check_param_count (ctx, bzp, N, b_mats, "b_zero_point", error))
+    return FALSE;
+  if (ys->nelems != 1 || yzp->nelems != 1)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "y_scale and y_zero_point must hold one value");
+      return FALSE;
+    }
+  if (azp->dtype != a->dtype || bzp->dtype != b->dtype || yzp->dtype != y->dtype)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "each zero point must have the type of its tensor");
+      return FALSE;
+    }
+
+  /* Batch offsets: y's leading dims broadcast a's and b's. */
+  int nb = y->rank - (a->rank >= 2) - (b->rank >= 2);
+  int a_nb = MAX (a->rank - 2, 0), b_nb = MAX (b->rank - 2, 0);
+  int64_t batches = 1;
+  for (int i = 0; i < nb; i++)
+    batches *= y->dims[i];
+  int64_t *a_off = g_new0 (int64_t, MAX (batches, 1)), *b_off = g_new0 (int64_t, MAX (batches, 1));
+  {
+    int64_t sa[OWB_MAX_RANK], sb[OWB_MAX_RANK], coord[OWB_MAX_RANK] = { 0 };
+    _owb_cpu_broadcast_strides (a_nb, a->dims, nb, y->dims, sa);
+    _owb_cpu_broadcast_strides (b_nb, b->dims, nb, y->dims, sb);
+    for (int64_t t = 0; t < batches; t++)
+      {
+        int64_t oa = 0, ob = 0;
+        for (int i = 0; i < nb; i++)
+          oa += coord[i] * sa[i], ob += coord[i] * sb[i];
+        a_off[t] = oa;
+        b_off[t] = ob;
+        for (int i = nb - 1; i >= 0; i--)
+          if (++coord[i] < y->dims[i])
+            break;
+          else
+            coord[i] = 0;
+      }
+  }
+
+  double *asd = dup_doubles (as), *bsd = dup_doubles (bs), *azd = dup_doubles (azp), *bzd = dup_doubles (bzp);
+  double ysd, yzd;
+  load_doubles (ys, 0, 1, &ysd);
+  load_doubles (yzp, 0, 1, &yzd);
+  QMatMulJob j = {
+    .M = M, .K = K, .N = N, .a_off = a_off, .b_off = b_off,
+    .as = asd, .bs = bsd, .nas = as->nelems, .nbs = bs->nelems, .ys = ysd, .yzp = yzd,
+    .precision = as->dtype, .y = y, .lo = 0, .hi = 0,
+  };
+  int16_t *a16 = NULL, *b16 = NULL;
+  double *ad = NULL, *bd = NULL;
+  if (is_int8 (a->dtype) && is_int8 (b->dtype))
+    {
+      /* a's zero point changes per row (period K); b's per column, so subtract it on a transposed walk. */
+      a16 = to_int16_minus_zp (a, azd, azp->nelems, K ? K : 1);
+      b16 = to_int16_minus_zp (b, (double[]) { 0 }, 1, MAX (b->nelems, 1));
+      for (int64_t i = 0; i < b->nelems; i++)
+        {
+          int64_t col = i % N, mat = i / MAX (K * N, 1);
+          b16[i] = (int16_t) (b16[i] - (int16_t) bzd[param_index (bzp->nelems, mat, N, col)]);
+        }
+      j.a16 = a16;
+      j.b16 = b16;
+    }
+  else
+    {
+      ad = dequantize_all (a, azd, azp->nelems, K ? K : 1);
+      bd = dup_doubles (b);
+      for (int64_t i = 0; i < b->nelems; i++)
+        {
+          int64_t col = i % N, mat = i / MAX (K * N, 1);
+          bd[i] -= bzd[param_index (bzp->nelems, mat, N, col)];
+        }
+      j.ad = ad;
+      j.bd = bd;
+    }
+  j.int_out = int_range (y->dtype, &j.lo, &j.hi);
+  if (y->nelems > 0)
+    owb_parallel_for (ctx->pool, batches * M, MAX (1, 4096 / MAX (N * K, 1)), qmatmul_rows, &j);
+  g_free (a16);
+  g_free (b16);
+  g_free (ad);
+  g_free (bd);
+  g_free (asd);
+  g_free (bsd);
+  g_free (azd);
+  g_free (bzd);
+  g_free (a_off);
+  g_free (b_off);
+  return TRUE;
+}
+
+/* Convolution geometry, from the attributes and the concrete shapes. */
+typedef struct {
+  int nsp;
+  int64_t N, C, M, group, Cg, Mg;
+  int64_t in[OWB_MAX_RANK], out[OWB_MAX_RANK], kernel[OWB_MAX_RANK];
+  int64_t strides[OWB_MAX_RANK], dilations[OWB_MAX_RANK], pad_begin[OWB_MAX_RANK];
+  int64_t ksize, in_size, out_size; /* products over the spatial axes */
+} ConvGeom;
+
+static void
+get_ints_or (const OwbNode *node, const char *name, int n, int64_t def, int64_t *out)
+{
+  int got = 0;
+  const int64_t *v = owb_node_get_ints (node, name, &got);
+  for (int i = 0; i < n; i++)
+    out[i] = v && i < got ? v[i] : def;
+}
+
+static gboolean
+conv_geometry (OwbKernelContext *ctx, const OwbTensor *x, const OwbTensor *w, const OwbTensor *y, ConvGeom *g,
+               GError **error)
+{
+  memset (g, 0, sizeof *g);
+  if (x->rank < 3 || w->rank != x->rank || y->rank != x->rank)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "x and w must have the same rank >= 3");
+      return FALSE;
+    }
+  g->nsp = x->rank - 2;
+  g->N = x->dims[0];
+  g->C = x->dims[1];
+  g->M = w->dims[0];
+  g->group = owb_node_get_int (ctx->node, "group", 1);
+  if (g->group < 1 || g->C % g->group || g->M % g->group || w->dims[1] * g->group != g->C || y->dims[1] != g->M)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "channels do not match group %" G_GINT64_FORMAT, g->group);
+      return FALSE;
+    }
+  g->Cg = g->C / g->group;
+  g->Mg = g->M / g->group;
+  int64_t pads[2 * OWB_MAX_RANK];
+  get_ints_or (ctx->node, "strides", g->nsp, 1, g->strides);
+  get_ints_or (ctx->node, "dilations", g->nsp, 1, g->dilations);
+  get_ints_or (ctx->node, "pads", 2 * g->nsp, 0, pads);
+  const char *ap = owb_node_get_string (ctx->node, "auto_pad", "NOTSET");
+  gboolean upper = strcmp (ap, "SAME_UPPER") == 0, lower = strcmp (ap, "SAME_LOWER") == 0;
+  gboolean valid = strcmp (ap, "VALID") == 0;
+  g->ksize = g->in_size = g->out_size = 1;
+  for (int i = 0; i < g->nsp; i++)
+    {
+      g->in[i] = x->dims[2 + i];
+      g->out[i] = y->dims[2 + i];
+      g->kernel[i] = w->dims[2 + i];
+      if (g->strides[i] < 1 || g->dilations[i] < 1)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "strides and dilations must be positive");
+          return FALSE;
+        }
+      int64_t dk = (g->kernel[i] - 1) * g->dilations[i] + 1;
+      if (upper || lower)
+        {
+          int64_t total = MAX ((g->out[i] - 1) * g->strides[i] + dk - g->in[i], 0);
+          g->pad_begin[i] = upper ? total / 2 : total - total / 2;
+        }
+      else
+        g->pad_begin[i] = valid ? 0 : pads[i];
+      g->ksize *= g->kernel[i];
+      g->in_size *= g->in[i];
+      g->out_size *= g->out[i];
+    }
+  return TRUE;
+}
+
+typedef struct {
+  const ConvGeom *g;
+  const int16_t *x16; /* the current image and group: [Cg, in...] */
+  int16_t *col;       /* [Cg * ksize, out_size] */
+} Im2ColJob;
+
+/* One row of the column matrix: channel c at kernel offset kidx, over every output position;
+ * positions that fall in the padding read 0 (the zero point, once subtracted). */
+static void
+im2col_rows (int64_t begin, int64_t end, gpointer data)
+{
+  const Im2ColJob *j = data;
+  const ConvGeom *g = j->g;
+  int nsp = g->nsp, last = nsp - 1;
+  for (int64_t r = begin; r < end; r++)
+    {
+      int64_t c = r / g->ksize, kidx = r - c * g->ksize;
+      int64_t koff[OWB_MAX_RANK];
+      for (int i = nsp - 1; i >= 0; i--)
+        {
+          koff[i] = (kidx % g->kernel[i]) * g->dilations[i] - g->pad_begin[i];
+          kidx /= g->kernel[i];
+        }
+      const int16_t *src = j->x16 + c * g->in_size;
+      int16_t *dst = j->col + r * g->out_size;
+      int64_t outer = g->out[last] ? g->out_size / g->out[last] : 0;
+      int64_t coord[OWB_MAX_RANK] = { 0 };
+      for (int64_t o = 0; o < outer; o++)
+        {
+          /* Offset of the row in the input, or -1 when an outer axis falls in the padding. */
+          int64_t base = 0;
+          gboolean inside = TRUE;
+          for (int i = 0; i < last; i++)
+            {
+              int64_t p = coord[i] * g->strides[i] + koff[i];
+              inside = inside && p >= 0 && p < g->in[i];
+              base = base * g->in[i] + p;
+            }
+          int64_t n_last = g->out[last];
+          int16_t *d = dst + o * n_last;
+          if (!inside)
+            memset (d, 0, n_last * sizeof (int16_t));
+          else
+            {
+              const int16_t *row = src + base * g->in[last];
+              int64_t s = g->strides[last], k0 = koff[last], in_last = g->in[last];
+              for (int64_t q = 0; q < n_last; q++)
+                {
+                  int64_t p = q * s + k0;
+                  d[q] = p >= 0 && p < in_last ? row[p] : 0;
+                }
+            }
+          for (int i = last - 1; i >= 0; i--)
+            if (++coord[i] < g->out[i])
+              break;
+            else
+              coord[i] = 0;
+        }
+    }
+}
+
+typedef struct {
+  const ConvGeom *g;
+  const int16_t *col, *w16; /* w16: [M, Cg * ksize] */
+  const int32_t *bias;
+  const double *mult;       /* per output channel */
+  double yzp, lo, hi;
+  int64_t n, group;
+  OwbTensor *y;
+} QConvJob;
+
+static void
+qconv_channels (int64_t begin, int64_t end, gpointer data)
+{
+  const QConvJob *j = data;
+  const ConvGeom *g = j->g;
+  int64_t S = g->out_size, R = g->Cg * g->ksize;
+  int32_t *acc = g_new (int32_t, MAX (S, 1));
+  double *v = g_new (double, MAX (S, 1));
+  for (int64_t mi = begin; mi < end; mi++)
+    {
+      int64_t m = j->group * g->Mg + mi;
+      int32_t b0 = j->bias ? j->bias[m] : 0;
+      for (int64_t s = 0; s < S; s++)
+        acc[s] = b0;
+      const int16_t *wrow = j->w16 + m * R;
+      for (int64_t r = 0; r < R; r++)
+        {
+          int32_t wv = wrow[r];
+          if (wv == 0)
+            continue;
+          const int16_t *crow = j->col + r * S;
+          for (int64_t s = 0; s < S; s++)
+            acc[s] += wv * crow[s];
+        }
+      double mult = j->mult[m];
+      for (int64_t s = 0; s < S; s++)
+        v[s] = nearbyint (acc[s] * mult) + j->yzp;
+      store_quantized (j->y, (j->n * g->M + m) * S, S, v, j->lo, j->hi, TRUE);
+    }
+  g_free (acc);
+  g_free (v);
+}
+
+static gboolean
+compute_qlinear_conv (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0], *xs = ctx->inputs[1], *xzp = ctx->inputs[2];
+  const OwbTensor *w = ctx->inputs[3], *ws = ctx->inputs[4], *wzp = ctx->inputs[5];
+  const OwbTensor *ys = ctx->inputs[6], *yzp = ctx->inputs[7];
+  const OwbTensor *bias = ctx->n_inputs > 8 ? ctx->inputs[8] : NULL;
+  OwbTensor *y = ctx->outputs[0];
+  ConvGeom g;
+
+  if (!conv_geometry (ctx, x, w, y, &g, error))
+    return FALSE;
+  if (!is_int8 (w->dtype) || !is_int8 (y->dtype) || xzp->dtype != x->dtype || wzp->dtype != w->dtype
+      || yzp->dtype != y->dtype)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "x, w, y must be int8 or uint8, each zero point of its tensor's type");
+      return FALSE;
+    }
+  if (xs->nelems != 1 || xzp->nelems != 1 || ys->nelems != 1 || yzp->nelems != 1
+      || (ws->nelems != 1 && ws->nelems != g.M) || (wzp->nelems != 1 && wzp->nelems != g.M))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                            "x and y scales and zero points must be scalars, w's scalars or one per output channel");
+      return FALSE;
+    }
+  if (bias && (bias->dtype != OWB_TYPE_INT32 || bias->nelems != g.M))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must hold one int32 per output channel");
+      return FALSE;
+    }
+  if (y->nelems == 0)
+    return TRUE;
+
+  double xsd, xzd, ysd, yzd;
+  load_doubles (xs, 0, 1, &xsd);
+  load_doubles (xzp, 0, 1, &xzd);
+  load_doubles (ys, 0, 1, &ysd);
+  load_doubles (yzp, 0, 1, &yzd);
+  double *wsd = dup_doubles (ws), *wzd = dup_doubles (wzp);
+  double *mult = g_new (double, g.M);
+  for (int64_t m = 0; m < g.M; m++)
+    mult[m] = round_to (round_to (xsd * wsd[ws->nelems == 1 ? 0 : m], xs->dtype) / ysd, xs->dtype);
+  int16_t *x16 = to_int16_minus_zp (x, &xzd, 1, MAX (x->nelems, 1));
+  int16_t *w16 = to_int16_minus_zp (w, wzd, wzp->nelems, MAX (g.Cg * g.ksize, 1));
+  int64_t rows = g.Cg * g.ksize;
+  int16_t *col = g_new (int16_t, MAX (rows * g.out_size, 1));
+  QConvJob cj = { .g = &g, .col = col, .w16 = w16, .bias = bias ? bias->data : NULL, .mult = mult, .yzp = yzd, .y = y };
+  int_range (y->dtype, &cj.lo, &cj.hi);
+  for (int64_t n = 0; n < g.N; n++)
+    for (int64_t grp = 0; grp < g.group; grp++)
+      {
+        Im2ColJob ij = { &g, x16 + (n * g.C + grp * g.Cg) * g.in_size, col };
+        owb_parallel_for (ctx->pool, rows, MAX (1, 16384 / MAX (g.out_size, 1)), im2col_rows, &ij);
+        cj.n = n;
+        cj.group = grp;
+        owb_parallel_for (ctx->pool, g.Mg, 1, qconv_channels, &cj);
+      }
+  g_free (col);
+  g_free (x16);
+  g_free (w16);
+  g_free (mult);
+  g_free (wsd);
+  g_free (wzd);
+  return TRUE;
+}
+
+#define REALS (OWB_TYPE_BIT (OWB_TYPE_FLOAT) | OWB_TYPE_BIT (OWB_TYPE_FLOAT16) | OWB_TYPE_BIT (OWB_TYPE_BFLOAT16))
+#define INT8S (OWB_TYPE_BIT (OWB_TYPE_UINT8) | OWB_TYPE_BIT (OWB_TYPE_INT8))
+#define FLOAT8S                                                                                              \
+  (OWB_TYPE_BIT (OWB_TYPE_FLOAT8E4M3FN) | OWB_TYPE_BIT (OWB_TYPE_FLOAT8E4M3FNUZ) | OWB_TYPE_BIT (OWB_TYPE_FLOAT8E5M2) \
+   | OWB_TYPE_BIT (OWB_TYPE_FLOAT8E5M2FNUZ))
+#define QUANTIZED                                                                                            \
+  (INT8S | FLOAT8S | OWB_TYPE_BIT (OWB_TYPE_UINT16) | OWB_TYPE_BIT (OWB_TYPE_INT16) | OWB_TYPE_BIT (OWB_TYPE_UINT4)   \
+   | OWB_TYPE_BIT (OWB_TYPE_INT4) | OWB_TYPE_BIT (OWB_TYPE_UINT2) | OWB_TYPE_BIT (OWB_TYPE_INT2)                  \
+   | OWB_TYPE_BIT (OWB_TYPE_FLOAT4E2M1) | OWB_TYPE_BIT (OWB_TYPE_FLOAT6E2M3) | OWB_TYPE_BIT (OWB_TYPE_FLOAT6E3M2))
+
+/* float16/bfloat16 scales and data are handled natively: the spec rounds intermediate results to
+ * those types, which a float32 run would not. */
 const OwbKernelDef _owb_cpu_kernels_quant[] = {
+  { "QuantizeLinear", "", 10, 0, REALS | OWB_TYPE_BIT (OWB_TYPE_INT32), 0, NULL, NULL, compute_quantize_linear },
+  { "DequantizeLinear", "", 10, 0, QUANTIZED | OWB_TYPE_BIT (OWB_TYPE_INT32), 0, NULL, NULL, compute_dequantize_linear },
+  { "DynamicQuantizeLinear", "", 11, 0, OWB_TYPE_BIT (OWB_TYPE_FLOAT), 0, NULL, NULL, compute_dynamic_quantize_linear },
+  { "QLinearMatMul", "", 10, 0, INT8S | FLOAT8S, 0, NULL, NULL, compute_qlinear_matmul },
+  { "QLinearConv", "", 10, 0, INT8S, 0, NULL, NULL, compute_qlinear_conv },
   { NULL }
 };

@@ -1,0 +1,6 @@
+/* fused-transformer.c: schemas and shape inference of the engine's own fused ops (domain ai.onnx.workbench). */
+#include "owb-ops-private.h"
+
+const OwbOpSchema _owb_ops_fused_transformer[] = {
+  { NULL }
+};

@@ -1,0 +1,222 @@
+/* owb-optimizer.c: runs the passes of the chosen level in order, timing each and collecting its
+ * report; levels, pass listing and the JSON form of reports. */
+#include "owb-optimizer-private.h"
+#include <owb/owb-validate.h>
+
+#include <string.h>
+
+static const char *const level_names[] = { "disabled", "basic", "extended", "layout", "all" };
+
+const char *
+owb_optimize_level_to_string (OwbOptimizeLevel level)
+{
+  return level <= OWB_OPTIMIZE_ALL ? level_names[level] : "unknown";
+}
+
+gboolean
+owb_optimize_level_from_string (const char *name, OwbOptimizeLevel *level)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (level_names); i++)
+    if (name && strcmp (name, level_names[i]) == 0)
+      {
+        *level = (OwbOptimizeLevel) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+void
+owb_optimize_options_init (OwbOptimizeOptions *options)
+{
+  memset (options, 0, sizeof *options);
+  options->level = OWB_OPTIMIZE_EXTENDED;
+}
+
+const OwbPassInfo *
+owb_optimize_list_passes (guint *n)
+{
+  static OwbPassInfo *infos;
+  if (g_once_init_enter (&infos))
+    {
+      OwbPassInfo *list = g_new0 (OwbPassInfo, _owb_n_passes + 1);
+      for (guint i = 0; i < _owb_n_passes; i++)
+        list[i] = (OwbPassInfo){ _owb_passes[i]->name, _owb_passes[i]->level, _owb_passes[i]->description };
+      g_once_init_leave (&infos, list);
+    }
+  *n = _owb_n_passes;
+  return infos;
+}
+
+static void
+created_free (OwbOptimizeCreated *c)
+{
+  g_free (c->node);
+  g_free (c->op_type);
+  g_free (c->domain);
+  g_ptr_array_unref (c->from);
+  g_free (c);
+}
+
+static void
+pass_report_free (OwbPassReport *r)
+{
+  g_free (r->pass);
+  g_ptr_array_unref (r->removed);
+  g_ptr_array_unref (r->created);
+  g_ptr_array_unref (r->near_misses);
+  g_free (r);
+}
+
+void
+owb_optimize_report_free (OwbOptimizeReport *report)
+{
+  if (!report)
+    return;
+  g_ptr_array_unref (report->passes);
+  g_free (report);
+}
+
+static gboolean
+pass_disabled (const OwbOptimizeOptions *options, const char *name)
+{
+  for (const char *const *p = options->disabled_passes; p && *p; p++)
+    if (strcmp (*p, name) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* Levels nest: basic < extended < layout; "all" is every level. */
+static gboolean
+level_includes (OwbOptimizeLevel chosen, OwbOptimizeLevel pass_level)
+{
+  return chosen != OWB_OPTIMIZE_DISABLED && pass_level <= chosen;
+}
+
+gboolean
+owb_model_optimize (OwbModel *model, const OwbOptimizeOptions *options, OwbOptimizeReport **report, GError **error)
+{
+  OwbOptimizeOptions defaults;
+  if (!options)
+    {
+      owb_optimize_options_init (&defaults);
+      options = &defaults;
+    }
+  for (const char *const *p = options->disabled_passes; p && *p; p++)
+    {
+      gboolean known = FALSE;
+      for (guint i = 0; i < _owb_n_passes; i++)
+        known |= strcmp (_owb_passes[i]->name, *p) == 0;
+      if (!known)
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "no optimizer pass is named '%s'", *p);
+          return FALSE;
+        }
+    }
+  /* Passes read inferred types (value_info) and need a topological order. */
+  if (!owb_model_infer_shapes (model, error))
+    return FALSE;
+  OwbOptimizeReport *rep = g_new0 (OwbOptimizeReport, 1);
+  rep->level = options->level;
+  rep->passes = g_ptr_array_new_with_free_func ((GDestroyNotify) pass_report_free);
+  rep->nodes_before = model->graph->nodes->len;
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < _owb_n_passes; i++)
+    {
+      const OwbPass *pass = _owb_passes[i];
+      if (!level_includes (options->level, pass->level) || pass_disabled (options, pass->name))
+        continue;
+      OwbPassReport *pr = g_new0 (OwbPassReport, 1);
+      pr->pass = g_strdup (pass->name);
+      pr->level = pass->level;
+      pr->removed = g_ptr_array_new_with_free_func (g_free);
+      pr->created = g_ptr_array_new_with_free_func ((GDestroyNotify) created_free);
+      pr->near_misses = g_ptr_array_new_with_free_func (g_free);
+      g_ptr_array_add (rep->passes, pr);
+      OwbPassContext ctx = { .model = model, .graph = model->graph, .options = options, .report = pr };
+      gint64 start = g_get_monotonic_time ();
+      ok = pass->run (&ctx, error);
+      g_clear_pointer (&ctx.producer, g_hash_table_unref);
+      g_clear_pointer (&ctx.consumers, g_hash_table_unref);
+      g_clear_pointer (&ctx.outer_reads, g_hash_table_unref);
+      /* Each pass leaves a valid, sorted, inferred graph for the next one. */
+      if (ok)
+        ok = owb_model_infer_shapes (model, error);
+      if (!ok && error && *error)
+        g_prefix_error (error, "optimizer pass %s: ", pass->name);
+      pr->ms = (g_get_monotonic_time () - start) / 1000.0;
+    }
+  rep->nodes_after = model->graph->nodes->len;
+  if (ok && report)
+    *report = rep;
+  else
+    owb_optimize_report_free (rep);
+  return ok;
+}
+
+static void
+json_string (GString *s, const char *text)
+{
+  g_string_append_c (s, '"');
+  for (const char *p = text ? text : ""; *p; p++)
+    {
+      if (*p == '"' || *p == '\\')
+        g_string_append_printf (s, "\\%c", *p);
+      else if ((guchar) *p < 0x20)
+        g_string_append_printf (s, "\\u%04x", *p);
+      else
+        g_string_append_c (s, *p);
+    }
+  g_string_append_c (s, '"');
+}
+
+static void
+json_string_array (GString *s, GPtrArray *list)
+{
+  g_string_append_c (s, '[');
+  for (guint i = 0; i < list->len; i++)
+    {
+      if (i)
+        g_string_append_c (s, ',');
+      json_string (s, g_ptr_array_index (list, i));
+    }
+  g_string_append_c (s, ']');
+}
+
+char *
+owb_optimize_report_to_json (const OwbOptimizeReport *report)
+{
+  GString *s = g_string_new ("{\"level\":");
+  json_string (s, owb_optimize_level_to_string (report->level));
+  g_string_append_printf (s, ",\"nodes_before\":%u,\"nodes_after\":%u,\"passes\":[", report->nodes_before,
+                          report->nodes_after);
+  for (guint i = 0; i < report->passes->len; i++)
+    {
+      const OwbPassReport *pr = g_ptr_array_index (report->passes, i);
+      g_string_append (s, i ? ",{\"pass\":" : "{\"pass\":");
+      json_string (s, pr->pass);
+      g_string_append (s, ",\"level\":");
+      json_string (s, owb_optimize_level_to_string (pr->level));
+      g_string_append_printf (s, ",\"ms\":%.3f,\"removed_initializers\":%u,\"removed\":", pr->ms,
+                              pr->n_removed_initializers);
+      json_string_array (s, pr->removed);
+      g_string_append (s, ",\"created\":[");
+      for (guint k = 0; k < pr->created->len; k++)
+        {
+          const OwbOptimizeCreated *c = g_ptr_array_index (pr->created, k);
+          g_string_append (s, k ? ",{\"node\":" : "{\"node\":");
+          json_string (s, c->node);
+          g_string_append (s, ",\"op_type\":");
+          json_string (s, c->op_type);
+          g_string_append (s, ",\"domain\":");
+          json_string (s, c->domain);
+          g_string_append (s, ",\"from\":");
+          json_string_array (s, c->from);
+          g_string_append_c (s, '}');
+        }
+      g_string_append (s, "],\"near_misses\":");
+      json_string_array (s, pr->near_misses);
+      g_string_append_c (s, '}');
+    }
+  g_string_append (s, "]}");
+  return g_string_free (s, FALSE);
+}

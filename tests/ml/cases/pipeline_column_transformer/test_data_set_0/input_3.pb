@@ -1,0 +1,1 @@
+(2red2blue2green2green2green2red2green2red2blue2blue2blue2green2red2green2green2green2red2red2green2green2red2green2red2blue2blue2green2red2red2green2green2red2blue2green2red2blue2green2blue2blue2green2redBcolour

@@ -1,0 +1,9 @@
+/* test-optimizer-fuse-transformer.c: written by its owner (in progress). */
+#include <glib.h>
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  return g_test_run ();
+}
