@@ -252,9 +252,9 @@ compare_tensors (const OwbTensor *e, const OwbTensor *g, double rtol, double ato
           note_bad (&m, size == 1 ? (int64_t) i : (int64_t) (i * 2), NAN);
       if (size != 1 && m.n_bad > 0)
         {
-          *message = g_strdup_printf ("%s data differs from byte %" G_GINT64_FORMAT " on (%" G_GINT64_FORMAT
-                                      " bytes differ)", owb_data_type_name (e->dtype), (gint64) (m.first / 2),
-                                      (gint64) m.n_bad);
+          *message = g_strdup_printf ("packed %s data differs at byte %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
+                                      " of %" G_GSIZE_FORMAT " bytes differ)", owb_data_type_name (e->dtype),
+                                      (gint64) (m.first / 2), (gint64) m.n_bad, e->nbytes);
           return FALSE;
         }
     }

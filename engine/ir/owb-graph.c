@@ -1,6 +1,7 @@
 /* owb-graph.c: construction, copying and queries of the IR (models, graphs, nodes, attributes). */
 #include <owb/owb-graph.h>
 
+#include <malloc.h>
 #include <string.h>
 
 #include "onnx/owb-onnx-private.h"
@@ -418,7 +419,10 @@ owb_node_dup (const OwbNode *node)
 static void
 names_append (char ***names, int *n, const char *name)
 {
-  *names = g_renew (char *, *names, *n + 2);
+  /* Grow geometrically (the allocator's usable size is the capacity): a node built input by
+   * input must not cost quadratic copying. g_malloc is malloc in this GLib. */
+  if (!*names || malloc_usable_size (*names) < (gsize) (*n + 2) * sizeof (char *))
+    *names = g_renew (char *, *names, 2 * (gsize) *n + 4);
   (*names)[*n] = g_strdup (name ? name : "");
   (*names)[*n + 1] = NULL;
   (*n)++;

@@ -287,10 +287,25 @@ static const struct {
   { "UINT64", OWB_TYPE_UINT64 },
 };
 
+/* round_mode (opset 24+, for float8e8m0 targets) is checked whatever the target, as a bad value is
+ * a bad model. */
+static gboolean
+check_round_mode (OwbInferContext *ctx, GError **error)
+{
+  const char *mode = owb_node_get_string (ctx->node, "round_mode", "up");
+  if (strcmp (mode, "up") == 0 || strcmp (mode, "down") == 0 || strcmp (mode, "nearest") == 0)
+    return TRUE;
+  owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "round_mode must be \"up\", \"down\" or \"nearest\", not \"%s\"",
+                       mode);
+  return FALSE;
+}
+
 static gboolean
 infer_cast (OwbInferContext *ctx, GError **error)
 {
   int64_t to = OWB_TYPE_UNDEFINED;
+  if (!check_round_mode (ctx, error))
+    return FALSE;
   const OwbAttribute *attr = owb_node_get_attribute (ctx->node, "to");
   if (attr && attr->type == OWB_ATTR_STRING)
     {
@@ -324,6 +339,8 @@ infer_cast (OwbInferContext *ctx, GError **error)
 static gboolean
 infer_castlike (OwbInferContext *ctx, GError **error)
 {
+  if (!check_round_mode (ctx, error))
+    return FALSE;
   infer_unary (ctx, error);
   ctx->outputs[0].dtype = ctx->inputs[1]->dtype;
   return TRUE;

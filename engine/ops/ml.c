@@ -75,8 +75,8 @@ check_enum (OwbInferContext *ctx, const char *name, const char *def, const char 
 
 static const char *const post_transforms[] = { "NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT", NULL };
 
-/* The batch and feature dims of a [N, F] or [F] input; FALSE with an error for other ranks.
- * `rank` receives -1 when the input's rank is not known yet. */
+/* The batch and feature dims of a [N, F] or [F] input (unknown while the rank is); FALSE with an
+ * error for other ranks. */
 static gboolean
 batch_features (OwbInferContext *ctx, OwbDim *n, OwbDim *f, GError **error)
 {

@@ -1,9 +1,217 @@
 /* pass-common-subexpression.c: merges nodes that compute the same op on the same inputs with the same attributes. */
 #include "owb-optimizer-private.h"
 
+#include <string.h>
+
+static gboolean
+is_nondeterministic (const OwbNode *node)
+{
+  static const char *const ops[] = { "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike",
+                                     "Bernoulli", "Multinomial" };
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    if (strcmp (node->op_type, ops[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+has_subgraph (const OwbNode *node)
+{
+  for (int a = 0; a < node->n_attributes; a++)
+    if (node->attributes[a].type == OWB_ATTR_GRAPH || node->attributes[a].type == OWB_ATTR_GRAPHS)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+is_outer_read (OwbPassContext *ctx, const char *name)
+{
+  guint uses = _owb_pass_n_uses (ctx, name);
+  guint seen = _owb_pass_consumers (ctx, name)->len + (_owb_pass_is_graph_output (ctx, name) ? 1 : 0);
+  return uses > seen;
+}
+
+static gboolean
+tensors_equal (const OwbTensor *a, const OwbTensor *b)
+{
+  if (a == b)
+    return TRUE;
+  if (!a || !b || a->kind != OWB_VALUE_TENSOR || b->kind != OWB_VALUE_TENSOR || a->dtype != b->dtype
+      || a->rank != b->rank || a->nelems != b->nelems || a->nbytes != b->nbytes
+      || memcmp (a->dims, b->dims, a->rank * sizeof (int64_t)) != 0)
+    return FALSE;
+  if (a->dtype == OWB_TYPE_STRING)
+    {
+      for (int64_t i = 0; i < a->nelems; i++)
+        if (g_strcmp0 (((char **) a->data)[i], ((char **) b->data)[i]) != 0)
+          return FALSE;
+      return TRUE;
+    }
+  return a->nbytes == 0 || memcmp (a->data, b->data, a->nbytes) == 0;
+}
+
+/* Values compared bit for bit (floats included: 0.0 and -0.0 differ, as they may in a result). */
+static gboolean
+attributes_equal (const OwbAttribute *a, const OwbAttribute *b)
+{
+  if (a->type != b->type || g_strcmp0 (a->ref_attr_name, b->ref_attr_name) != 0)
+    return FALSE;
+  switch (a->type)
+    {
+    case OWB_ATTR_FLOAT:
+      return memcmp (&a->f, &b->f, sizeof a->f) == 0;
+    case OWB_ATTR_INT:
+      return a->i == b->i;
+    case OWB_ATTR_STRING:
+      return a->s_len == b->s_len && (a->s_len == 0 || memcmp (a->s, b->s, a->s_len) == 0);
+    case OWB_ATTR_TENSOR:
+      return tensors_equal (a->t, b->t);
+    case OWB_ATTR_FLOATS:
+      return a->n == b->n && (a->n == 0 || memcmp (a->floats, b->floats, a->n * sizeof (float)) == 0);
+    case OWB_ATTR_INTS:
+      return a->n == b->n && (a->n == 0 || memcmp (a->ints, b->ints, a->n * sizeof (int64_t)) == 0);
+    case OWB_ATTR_STRINGS:
+      if (a->n != b->n)
+        return FALSE;
+      for (int k = 0; k < a->n; k++)
+        if (g_strcmp0 (a->strings[k], b->strings[k]) != 0)
+          return FALSE;
+      return TRUE;
+    case OWB_ATTR_TENSORS:
+      if (a->n != b->n)
+        return FALSE;
+      for (int k = 0; k < a->n; k++)
+        if (!tensors_equal (a->tensors[k], b->tensors[k]))
+          return FALSE;
+      return TRUE;
+    default:
+      /* Graphs, sparse tensors, type protos: not compared, so never merged. */
+      return FALSE;
+    }
+}
+
+static gboolean
+nodes_equal (const OwbNode *a, const OwbNode *b)
+{
+  if (strcmp (a->op_type, b->op_type) != 0 || g_strcmp0 (a->domain, b->domain) != 0 || a->n_inputs != b->n_inputs
+      || a->n_attributes != b->n_attributes || a->n_outputs < b->n_outputs)
+    return FALSE;
+  for (int i = 0; i < a->n_inputs; i++)
+    if (strcmp (a->inputs[i], b->inputs[i]) != 0)
+      return FALSE;
+  /* Every output the duplicate writes must be written by the kept node too. */
+  for (int o = 0; o < b->n_outputs; o++)
+    if (b->outputs[o][0] && !a->outputs[o][0])
+      return FALSE;
+  for (int k = 0; k < a->n_attributes; k++)
+    {
+      const OwbAttribute *other = owb_node_get_attribute (b, a->attributes[k].name);
+      if (!other || !attributes_equal (&a->attributes[k], other))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static char *
+node_key (const OwbNode *node)
+{
+  GString *key = g_string_new (node->op_type);
+  g_string_append_c (key, '\x01');
+  g_string_append (key, node->domain ? node->domain : "");
+  for (int i = 0; i < node->n_inputs; i++)
+    {
+      g_string_append_c (key, '\x01');
+      g_string_append (key, node->inputs[i]);
+    }
+  return g_string_free (key, FALSE);
+}
+
+/* Whether the duplicate's outputs can be redirected to the kept node's. */
+static gboolean
+can_redirect (OwbPassContext *ctx, const OwbNode *kept, const OwbNode *dup)
+{
+  for (int o = 0; o < dup->n_outputs; o++)
+    {
+      const char *out = dup->outputs[o];
+      if (!out[0])
+        continue;
+      if (is_outer_read (ctx, out))
+        return FALSE;
+      /* The kept value would be renamed to the duplicate's output name: it must not be an
+       * output itself, nor be read by name from a subgraph. */
+      if (_owb_pass_is_graph_output (ctx, out)
+          && (_owb_pass_is_graph_output (ctx, kept->outputs[o]) || is_outer_read (ctx, kept->outputs[o])))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+merge (OwbPassContext *ctx, OwbNode *kept, OwbNode *dup)
+{
+  for (int o = 0; o < dup->n_outputs; o++)
+    {
+      if (!dup->outputs[o][0])
+        continue;
+      char *old_name = g_strdup (dup->outputs[o]), *new_name = g_strdup (kept->outputs[o]);
+      _owb_pass_replace_uses (ctx, old_name, new_name);
+      g_free (old_name);
+      g_free (new_name);
+    }
+  _owb_pass_remove_node (ctx, dup);
+}
+
+/* One sweep in topological order; readers of merged nodes see the kept names when visited, so
+ * chains of duplicates merge in the same sweep. */
+static gboolean
+sweep (OwbPassContext *ctx)
+{
+  gboolean changed = FALSE;
+  GHashTable *seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_ptr_array_unref);
+  GPtrArray *order = g_ptr_array_new ();
+  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+    g_ptr_array_add (order, g_ptr_array_index (ctx->graph->nodes, i));
+  for (guint i = 0; i < order->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (order, i);
+      if (has_subgraph (node) || is_nondeterministic (node) || node->n_outputs == 0)
+        continue;
+      char *key = node_key (node);
+      GPtrArray *same_key = g_hash_table_lookup (seen, key);
+      OwbNode *kept = NULL;
+      for (guint k = 0; same_key && !kept && k < same_key->len; k++)
+        {
+          OwbNode *candidate = g_ptr_array_index (same_key, k);
+          if (nodes_equal (candidate, node) && can_redirect (ctx, candidate, node))
+            kept = candidate;
+        }
+      if (kept)
+        {
+          merge (ctx, kept, node);
+          changed = TRUE;
+          g_free (key);
+          continue;
+        }
+      if (!same_key)
+        {
+          same_key = g_ptr_array_new ();
+          g_hash_table_insert (seen, key, same_key);
+        }
+      else
+        g_free (key);
+      g_ptr_array_add (same_key, node);
+    }
+  g_ptr_array_unref (order);
+  g_hash_table_unref (seen);
+  return changed;
+}
+
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
+  /* Renaming for graph outputs can change names already hashed: sweep until nothing merges. */
+  for (int round = 0; round < 16 && sweep (ctx); round++)
+    ;
   return TRUE;
 }
 

@@ -1,10 +1,274 @@
 /* pass-constant-folding.c: evaluates nodes whose inputs are all constant (outputs up to a size cap). */
 #include "owb-optimizer-private.h"
 
+#include <string.h>
+
+#define DEFAULT_FOLD_MAX_BYTES ((gsize) 16 << 20)
+
+/* Shared with pass-shape-simplify.c, which folds what its new constants make foldable. */
+gboolean _owb_fold_constants (OwbPassContext *ctx, GError **error);
+
+static gboolean
+is_default_domain (const OwbNode *node)
+{
+  return !node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0;
+}
+
+static gboolean
+is_nondeterministic (const OwbNode *node)
+{
+  static const char *const ops[] = { "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike",
+                                     "Bernoulli", "Multinomial" };
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    if (strcmp (node->op_type, ops[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+has_subgraph (const OwbNode *node)
+{
+  for (int a = 0; a < node->n_attributes; a++)
+    if (node->attributes[a].type == OWB_ATTR_GRAPH || node->attributes[a].type == OWB_ATTR_GRAPHS)
+      return TRUE;
+  return FALSE;
+}
+
+/* Reads by subgraphs, which refer to values by name and which replacing uses cannot redirect. */
+static gboolean
+is_outer_read (OwbPassContext *ctx, const char *name)
+{
+  guint uses = _owb_pass_n_uses (ctx, name);
+  guint seen = _owb_pass_consumers (ctx, name)->len + (_owb_pass_is_graph_output (ctx, name) ? 1 : 0);
+  return uses > seen;
+}
+
+static gsize
+tensor_bytes (const OwbTensor *t)
+{
+  if (t->dtype == OWB_TYPE_STRING)
+    {
+      gsize n = 0;
+      for (int64_t i = 0; i < t->nelems; i++)
+        n += (((char **) t->data)[i] ? strlen (((char **) t->data)[i]) : 0) + sizeof (char *);
+      return n;
+    }
+  return t->nbytes;
+}
+
+/* The bytes an output will take, when inference knows its shape; 0 if unknown. */
+static gsize
+expected_bytes (const OwbValueType *type)
+{
+  if (!type || type->kind != OWB_VALUE_TENSOR || !owb_value_type_is_fully_known (type))
+    return 0;
+  gsize size = owb_data_type_size (type->dtype);
+  if (size == 0)
+    size = 1;
+  double n = (double) size;
+  for (int i = 0; i < type->rank; i++)
+    n *= (double) type->dims[i].value;
+  return n > (double) G_MAXSIZE ? G_MAXSIZE : (gsize) n;
+}
+
+/* Whether every non-empty input is a constant and nothing in the node's nature forbids folding. */
+static gboolean
+can_fold (OwbPassContext *ctx, const OwbNode *node)
+{
+  if (has_subgraph (node) || node->n_outputs == 0)
+    return FALSE;
+  gboolean is_constant_op = strcmp (node->op_type, "Constant") == 0 && is_default_domain (node);
+  int n_given = 0;
+  for (int i = 0; i < node->n_inputs; i++)
+    {
+      if (!node->inputs[i][0])
+        continue;
+      if (!_owb_pass_get_constant (ctx, node->inputs[i]))
+        return FALSE;
+      n_given++;
+    }
+  /* Source ops other than Constant (random generators, ops of other domains) are left alone. */
+  if (n_given == 0 && !is_constant_op)
+    return FALSE;
+  if (is_nondeterministic (node))
+    {
+      _owb_pass_near_miss (ctx, node, "all inputs are constant but %s is nondeterministic; not folded",
+                           node->op_type);
+      return FALSE;
+    }
+  for (int o = 0; o < node->n_outputs; o++)
+    {
+      const char *out = node->outputs[o];
+      if (!out[0])
+        continue;
+      /* A graph output must keep being written by a node, and subgraph reads are by name. */
+      if (_owb_pass_is_graph_output (ctx, out) || is_outer_read (ctx, out))
+        return FALSE;
+      const OwbValueType *type = _owb_pass_value_type (ctx, out);
+      if (type && type->kind != OWB_VALUE_TENSOR && type->kind != OWB_VALUE_UNKNOWN_KIND)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static OwbModel *
+one_node_model (OwbPassContext *ctx, const OwbNode *node)
+{
+  OwbModel *m = owb_model_new ();
+  m->ir_version = MAX (ctx->model->ir_version, 4);
+  for (guint i = 0; i < ctx->model->opset_imports->len; i++)
+    {
+      const OwbOpsetImport *imp = &g_array_index (ctx->model->opset_imports, OwbOpsetImport, i);
+      owb_model_set_opset (m, imp->domain, imp->version);
+    }
+  m->graph = owb_graph_new ("constant_folding");
+  m->graph->model = m;
+  owb_graph_add_node (m->graph, owb_node_dup (node));
+  for (int i = 0; i < node->n_inputs; i++)
+    if (node->inputs[i][0])
+      owb_graph_add_initializer (m->graph, node->inputs[i],
+                                 owb_tensor_ref ((OwbTensor *) _owb_pass_get_constant (ctx, node->inputs[i])));
+  for (int o = 0; o < node->n_outputs; o++)
+    if (node->outputs[o][0])
+      g_ptr_array_add (m->graph->outputs, owb_value_info_new (node->outputs[o], NULL));
+  return m;
+}
+
+/* Runs the node alone; on success fills values[o] for every non-empty output (new references). */
+static gboolean
+evaluate (OwbPassContext *ctx, const OwbNode *node, OwbTensor **values, GError **error)
+{
+  g_autoptr (OwbModel) m = one_node_model (ctx, node);
+  OwbSessionOptions so;
+  owb_session_options_init (&so);
+  so.providers = ctx->options->providers;
+  so.n_threads = 1;
+  so.optimize = OWB_OPTIMIZE_DISABLED;
+  g_autoptr (OwbSession) session = owb_session_new (m, &so, error);
+  if (!session)
+    return FALSE;
+  guint n = m->graph->outputs->len;
+  OwbTensor **outs = g_new0 (OwbTensor *, MAX (n, 1));
+  gboolean ok = owb_session_run (session, 0, NULL, NULL, n, NULL, outs, NULL, NULL, error);
+  for (int o = 0, k = 0; ok && o < node->n_outputs; o++)
+    if (node->outputs[o][0])
+      values[o] = outs[k++];
+  if (!ok)
+    for (guint k = 0; k < n; k++)
+      g_clear_pointer (&outs[k], owb_tensor_unref);
+  g_free (outs);
+  return ok;
+}
+
+/* Replaces the node by initializers of the same names, so readers need no edit. */
+static void
+replace_by_initializers (OwbPassContext *ctx, OwbNode *node, OwbTensor **values)
+{
+  int n = node->n_outputs;
+  char **names = g_new0 (char *, n + 1);
+  for (int o = 0; o < n; o++)
+    names[o] = g_strdup (node->outputs[o]);
+  _owb_pass_remove_node (ctx, node);
+  for (int o = 0; o < n; o++)
+    if (names[o][0] && values[o])
+      {
+        owb_graph_add_initializer (ctx->graph, names[o], values[o]);
+        values[o] = NULL;
+      }
+  g_strfreev (names);
+}
+
+static void
+fold_node (OwbPassContext *ctx, OwbNode *node, gsize cap)
+{
+  int n = node->n_outputs;
+  OwbTensor **values = g_new0 (OwbTensor *, n);
+  for (int o = 0; o < n; o++)
+    {
+      gsize bytes = node->outputs[o][0] ? expected_bytes (_owb_pass_value_type (ctx, node->outputs[o])) : 0;
+      if (bytes > cap)
+        {
+          _owb_pass_near_miss (ctx, node, "output '%s' would take %" G_GSIZE_FORMAT " bytes, more than the folding cap of %"
+                               G_GSIZE_FORMAT "; kept as is", node->outputs[o], bytes, cap);
+          g_free (values);
+          return;
+        }
+    }
+
+  const OwbAttribute *value = owb_node_get_attribute (node, "value");
+  gboolean ok, direct = FALSE;
+  if (strcmp (node->op_type, "Constant") == 0 && is_default_domain (node) && value && value->type == OWB_ATTR_TENSOR
+      && value->t && n == 1)
+    {
+      /* The tensor is already there: share it. */
+      values[0] = owb_tensor_ref (value->t);
+      ok = direct = TRUE;
+    }
+  else
+    {
+      GError *local = NULL;
+      ok = evaluate (ctx, node, values, &local);
+      if (!ok)
+        {
+          _owb_pass_near_miss (ctx, node, "inputs are constant but it could not be evaluated: %s",
+                               local ? local->message : "unknown error");
+          g_clear_error (&local);
+        }
+    }
+
+  for (int o = 0; ok && o < n; o++)
+    {
+      if (!node->outputs[o][0])
+        continue;
+      OwbTensor *t = values[o];
+      if (!t || t->kind != OWB_VALUE_TENSOR)
+        ok = FALSE; /* sequences and optionals stay computed */
+      else if (tensor_bytes (t) > cap)
+        {
+          _owb_pass_near_miss (ctx, node, "output '%s' takes %" G_GSIZE_FORMAT " bytes, more than the folding cap of %"
+                               G_GSIZE_FORMAT "; kept as is", node->outputs[o], tensor_bytes (t), cap);
+          ok = FALSE;
+        }
+      else if (!direct)
+        {
+          /* A compact copy: a kernel's output may sit in a larger buffer or view another tensor. */
+          values[o] = owb_tensor_dup (t);
+          owb_tensor_unref (t);
+        }
+    }
+  if (ok)
+    replace_by_initializers (ctx, node, values);
+  for (int o = 0; o < n; o++)
+    g_clear_pointer (&values[o], owb_tensor_unref);
+  g_free (values);
+}
+
+gboolean
+_owb_fold_constants (OwbPassContext *ctx, GError **error)
+{
+  gsize cap = ctx->options->fold_max_bytes ? ctx->options->fold_max_bytes : DEFAULT_FOLD_MAX_BYTES;
+  /* The graph is sorted: a node's constant inputs were folded before it is visited, so one sweep
+   * reaches the fixed point. Only the visited node is ever removed, so the snapshot stays valid. */
+  GPtrArray *order = g_ptr_array_new ();
+  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+    g_ptr_array_add (order, g_ptr_array_index (ctx->graph->nodes, i));
+  for (guint i = 0; i < order->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (order, i);
+      if (!can_fold (ctx, node))
+        continue;
+      if (!ctx->options->providers && !(strcmp (node->op_type, "Constant") == 0 && is_default_domain (node)))
+        continue; /* nothing to evaluate with */
+      fold_node (ctx, node, cap);
+    }
+  g_ptr_array_unref (order);
+  return TRUE;
+}
+
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
-  return TRUE;
+  return _owb_fold_constants (ctx, error);
 }
 
 const OwbPass _owb_pass_constant_folding = {

@@ -1,9 +1,106 @@
 /* pass-constant-sharing.c: merges initializers with equal type, shape and contents. */
 #include "owb-optimizer-private.h"
 
+#include <string.h>
+
+static gboolean
+is_graph_input (OwbPassContext *ctx, const char *name)
+{
+  for (guint i = 0; i < ctx->graph->inputs->len; i++)
+    if (strcmp (((OwbValueInfo *) g_ptr_array_index (ctx->graph->inputs, i))->name, name) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+is_outer_read (OwbPassContext *ctx, const char *name)
+{
+  guint uses = _owb_pass_n_uses (ctx, name);
+  guint seen = _owb_pass_consumers (ctx, name)->len + (_owb_pass_is_graph_output (ctx, name) ? 1 : 0);
+  return uses > seen;
+}
+
+static guint
+tensor_hash (const OwbTensor *t)
+{
+  guint h = (guint) t->dtype * 31u + (guint) t->rank;
+  for (int i = 0; i < t->rank; i++)
+    h = h * 31u + (guint) t->dims[i];
+  if (t->dtype == OWB_TYPE_STRING)
+    {
+      for (int64_t i = 0; i < t->nelems; i++)
+        h = h * 31u + g_str_hash (((char **) t->data)[i] ? ((char **) t->data)[i] : "");
+      return h;
+    }
+  const guchar *p = t->data;
+  /* FNV-1a over the bytes; equality is checked in full afterwards. */
+  guint32 f = 2166136261u;
+  for (gsize i = 0; p && i < t->nbytes; i++)
+    f = (f ^ p[i]) * 16777619u;
+  return h ^ f;
+}
+
+static gboolean
+tensors_equal (const OwbTensor *a, const OwbTensor *b)
+{
+  if (a == b)
+    return TRUE;
+  if (a->dtype != b->dtype || a->rank != b->rank || a->nelems != b->nelems || a->nbytes != b->nbytes
+      || memcmp (a->dims, b->dims, a->rank * sizeof (int64_t)) != 0)
+    return FALSE;
+  if (a->dtype == OWB_TYPE_STRING)
+    {
+      for (int64_t i = 0; i < a->nelems; i++)
+        if (g_strcmp0 (((char **) a->data)[i], ((char **) b->data)[i]) != 0)
+          return FALSE;
+      return TRUE;
+    }
+  return a->nbytes == 0 || memcmp (a->data, b->data, a->nbytes) == 0;
+}
+
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
+  OwbGraph *graph = ctx->graph;
+  GHashTable *by_hash = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_ptr_array_unref);
+  GPtrArray *dups = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < graph->initializers->len; i++)
+    {
+      const OwbTensor *t = g_ptr_array_index (graph->initializers, i);
+      const char *name = g_ptr_array_index (graph->initializer_names, i);
+      /* Overridable inputs may change; outputs and subgraph reads are referred to by name. */
+      if (t->kind != OWB_VALUE_TENSOR || is_graph_input (ctx, name))
+        continue;
+      guint h = tensor_hash (t);
+      GPtrArray *bucket = g_hash_table_lookup (by_hash, GUINT_TO_POINTER (h));
+      const char *first = NULL;
+      for (guint k = 0; bucket && !first && k < bucket->len; k++)
+        {
+          const char *cand = g_ptr_array_index (bucket, k);
+          if (tensors_equal (owb_graph_get_initializer (graph, cand), t))
+            first = cand;
+        }
+      if (first && !_owb_pass_is_graph_output (ctx, name) && !is_outer_read (ctx, name))
+        {
+          _owb_pass_replace_uses (ctx, name, first);
+          g_ptr_array_add (dups, g_strdup (name));
+          continue;
+        }
+      if (first)
+        continue;
+      if (!bucket)
+        {
+          bucket = g_ptr_array_new ();
+          g_hash_table_insert (by_hash, GUINT_TO_POINTER (h), bucket);
+        }
+      g_ptr_array_add (bucket, (gpointer) name);
+    }
+  /* Names in the buckets point into the graph: remove only once they are no longer needed. */
+  g_hash_table_unref (by_hash);
+  for (guint i = 0; i < dups->len; i++)
+    if (owb_graph_remove_initializer (graph, g_ptr_array_index (dups, i)))
+      ctx->report->n_removed_initializers++;
+  g_ptr_array_unref (dups);
   return TRUE;
 }
 

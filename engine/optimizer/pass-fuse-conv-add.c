@@ -1,15 +1,174 @@
-/* pass-fuse-conv-add.c: folds a per-channel constant Add into the Conv bias. */
+/* pass-fuse-conv-add.c: folds an Add (or Sub) of a per-output-channel constant into the preceding
+ * Conv's bias. */
 #include "owb-optimizer-private.h"
+
+#include <string.h>
+
+static gboolean
+is_op (const OwbNode *node, const char *op_type)
+{
+  return node && strcmp (node->op_type, op_type) == 0 && (!node->domain || !node->domain[0]);
+}
+
+static const char *
+label (const OwbNode *node)
+{
+  return node->name && node->name[0] ? node->name : node->outputs[0];
+}
+
+static gboolean
+is_foldable_type (OwbDataType t)
+{
+  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
+}
+
+static const char *
+input (const OwbNode *node, int i)
+{
+  return i < node->n_inputs && node->inputs[i][0] ? node->inputs[i] : NULL;
+}
+
+/* The rank and channel count of a Conv's output, from its inferred type or its weight. */
+static gboolean
+conv_output_shape (OwbPassContext *ctx, const OwbNode *conv, int *rank, int64_t *m, OwbDataType *dtype)
+{
+  const OwbValueType *t = _owb_pass_value_type (ctx, conv->outputs[0]);
+  if (!t || t->kind != OWB_VALUE_TENSOR || t->rank < 3)
+    return FALSE;
+  *rank = t->rank;
+  *dtype = t->dtype;
+  if (owb_dim_is_known (t->dims[1]))
+    *m = t->dims[1].value;
+  else
+    {
+      const OwbValueType *w = _owb_pass_value_type (ctx, conv->inputs[1]);
+      const OwbTensor *wc = _owb_pass_get_constant (ctx, conv->inputs[1]);
+      if (wc)
+        *m = wc->dims[0];
+      else if (w && w->rank >= 1 && owb_dim_is_known (w->dims[0]))
+        *m = w->dims[0].value;
+      else
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* See pass-fuse-conv-mul.c: one value per output channel, without growing the output. */
+static gboolean
+is_channel_constant (const OwbTensor *s, int rank, int64_t m, gboolean *per_channel)
+{
+  *per_channel = FALSE;
+  if (s->rank > rank)
+    return FALSE;
+  for (int i = 0; i < s->rank; i++)
+    {
+      int axis = rank - s->rank + i;
+      if (s->dims[i] == 1)
+        continue;
+      if (axis != 1 || s->dims[i] != m)
+        return FALSE;
+      *per_channel = TRUE;
+    }
+  return TRUE;
+}
+
+static gboolean
+try_fuse (OwbPassContext *ctx, OwbNode *add)
+{
+  gboolean is_sub = is_op (add, "Sub");
+  if (add->n_inputs != 2 || add->n_outputs != 1)
+    return FALSE;
+  OwbNode *conv = NULL;
+  const OwbTensor *s = NULL;
+  for (int i = 0; i < (is_sub ? 1 : 2) && !conv; i++)
+    {
+      OwbNode *p = _owb_pass_producer (ctx, add->inputs[i]);
+      const OwbTensor *c = _owb_pass_get_constant (ctx, add->inputs[1 - i]);
+      if (is_op (p, "Conv") && p->n_inputs >= 2 && c)
+        {
+          conv = p;
+          s = c;
+        }
+    }
+  if (!conv)
+    return FALSE;
+  int rank;
+  int64_t m;
+  OwbDataType dtype;
+  if (!conv_output_shape (ctx, conv, &rank, &m, &dtype) || !is_foldable_type (dtype) || s->dtype != dtype)
+    return FALSE;
+  gboolean per_channel;
+  if (!is_channel_constant (s, rank, m, &per_channel))
+    {
+      char *shape = owb_tensor_shape_to_string (s);
+      _owb_pass_near_miss (ctx, add, "follows Conv '%s' but its constant %s is not one value per output channel; kept",
+                           label (conv), shape);
+      g_free (shape);
+      return FALSE;
+    }
+  const char *bias_name = input (conv, 2);
+  const OwbTensor *b = bias_name ? _owb_pass_get_constant (ctx, bias_name) : NULL;
+  if (bias_name && (!b || b->nelems != m || b->dtype != dtype))
+    {
+      _owb_pass_near_miss (ctx, add, "follows Conv '%s', whose bias B is not a constant; kept", label (conv));
+      return FALSE;
+    }
+  guint uses = _owb_pass_n_uses (ctx, conv->outputs[0]);
+  if (uses != 1)
+    {
+      _owb_pass_near_miss (ctx, add, "follows Conv '%s', whose output is also read by %u other node(s) or is a graph "
+                           "output; kept", label (conv), uses - 1);
+      return FALSE;
+    }
+
+  OwbTensor *nb = owb_tensor_new (dtype, 1, &m, NULL);
+  for (int64_t c = 0; c < m; c++)
+    {
+      double v = owb_tensor_get_double (s, per_channel ? c : 0);
+      owb_tensor_set_double (nb, c, (b ? owb_tensor_get_double (b, c) : 0) + (is_sub ? -v : v));
+    }
+  OwbNode *fused = owb_node_dup (conv);
+  owb_node_clear_claims (fused);
+  const char *nb_name = _owb_pass_add_initializer (ctx, bias_name ? bias_name : conv->inputs[1], nb);
+  if (fused->n_inputs > 2)
+    {
+      g_free (fused->inputs[2]);
+      fused->inputs[2] = g_strdup (nb_name);
+    }
+  else
+    owb_node_add_input (fused, nb_name);
+  g_free (fused->outputs[0]);
+  fused->outputs[0] = g_strdup (add->outputs[0]);
+  const char *from[] = { label (conv), label (add) };
+  _owb_pass_add_node (ctx, fused, from, 2);
+  _owb_pass_remove_node (ctx, conv);
+  _owb_pass_remove_node (ctx, add);
+  return TRUE;
+}
 
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
+  GPtrArray *candidates = g_ptr_array_new ();
+  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      if (is_op (node, "Add") || is_op (node, "Sub"))
+        g_ptr_array_add (candidates, node);
+    }
+  /* A fusion removes the Add at hand and a Conv, never another candidate. */
+  guint fused = 0;
+  for (guint i = 0; i < candidates->len; i++)
+    fused += try_fuse (ctx, g_ptr_array_index (candidates, i));
+  g_ptr_array_unref (candidates);
+  if (fused)
+    _owb_pass_prune_initializers (ctx);
   return TRUE;
 }
 
 const OwbPass _owb_pass_fuse_conv_add = {
   "fuse_conv_add",
   OWB_OPTIMIZE_EXTENDED,
-  "folds a per-channel constant Add into the Conv bias",
+  "folds an Add (or Sub) of a per-output-channel constant into the preceding Conv's bias",
   run,
 };

@@ -1,15 +1,180 @@
-/* pass-fuse-conv-mul.c: folds a per-channel constant Mul into the preceding Conv's weights. */
+/* pass-fuse-conv-mul.c: folds a Mul (or Div) by a per-output-channel constant into the preceding
+ * Conv's weights and bias. */
 #include "owb-optimizer-private.h"
+
+#include <string.h>
+
+static gboolean
+is_op (const OwbNode *node, const char *op_type)
+{
+  return node && strcmp (node->op_type, op_type) == 0 && (!node->domain || !node->domain[0]);
+}
+
+static const char *
+label (const OwbNode *node)
+{
+  return node->name && node->name[0] ? node->name : node->outputs[0];
+}
+
+static gboolean
+is_foldable_type (OwbDataType t)
+{
+  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
+}
+
+static const char *
+input (const OwbNode *node, int i)
+{
+  return i < node->n_inputs && node->inputs[i][0] ? node->inputs[i] : NULL;
+}
+
+/* Whether constant s, broadcast against a Conv output of rank `rank` with m channels, gives one
+ * value per channel without growing the output: [], [1], [m, 1, 1], [1, m, 1, 1]... Sets
+ * *per_channel when s has m values along the channel axis. */
+static gboolean
+is_channel_constant (const OwbTensor *s, int rank, int64_t m, gboolean *per_channel)
+{
+  *per_channel = FALSE;
+  if (s->rank > rank)
+    return FALSE;
+  for (int i = 0; i < s->rank; i++)
+    {
+      int axis = rank - s->rank + i;
+      if (s->dims[i] == 1)
+        continue;
+      if (axis != 1 || s->dims[i] != m)
+        return FALSE;
+      *per_channel = TRUE;
+    }
+  return TRUE;
+}
+
+static gboolean
+try_fuse (OwbPassContext *ctx, OwbNode *mul)
+{
+  gboolean is_div = is_op (mul, "Div");
+  if (mul->n_inputs != 2 || mul->n_outputs != 1)
+    return FALSE;
+  /* Mul commutes; Div folds only when the Conv output is the dividend. */
+  OwbNode *conv = NULL;
+  const OwbTensor *s = NULL;
+  for (int i = 0; i < (is_div ? 1 : 2) && !conv; i++)
+    {
+      OwbNode *p = _owb_pass_producer (ctx, mul->inputs[i]);
+      const OwbTensor *c = _owb_pass_get_constant (ctx, mul->inputs[1 - i]);
+      if (is_op (p, "Conv") && p->n_inputs >= 2 && c)
+        {
+          conv = p;
+          s = c;
+        }
+    }
+  if (!conv)
+    return FALSE;
+  const OwbTensor *w = _owb_pass_get_constant (ctx, conv->inputs[1]);
+  const char *bias_name = input (conv, 2);
+  const OwbTensor *b = bias_name ? _owb_pass_get_constant (ctx, bias_name) : NULL;
+  if (!w || !is_foldable_type (w->dtype) || w->rank < 3 || s->dtype != w->dtype || (b && b->dtype != w->dtype))
+    {
+      if (!w)
+        _owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose weight W is not a constant; kept", label (conv));
+      return FALSE;
+    }
+  int64_t m = w->dims[0];
+  gboolean per_channel;
+  if (!is_channel_constant (s, w->rank, m, &per_channel))
+    {
+      char *shape = owb_tensor_shape_to_string (s);
+      _owb_pass_near_miss (ctx, mul, "follows Conv '%s' but its constant %s is not one value per output channel; kept",
+                           label (conv), shape);
+      g_free (shape);
+      return FALSE;
+    }
+  if (bias_name && (!b || b->nelems != m))
+    {
+      _owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose bias B is not a constant; kept", label (conv));
+      return FALSE;
+    }
+  guint uses = _owb_pass_n_uses (ctx, conv->outputs[0]);
+  if (uses != 1)
+    {
+      _owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose output is also read by %u other node(s) or is a graph "
+                           "output; kept", label (conv), uses - 1);
+      return FALSE;
+    }
+  double *factor = g_new (double, m);
+  for (int64_t c = 0; c < m; c++)
+    {
+      double v = owb_tensor_get_double (s, per_channel ? c : 0);
+      if (is_div && v == 0)
+        {
+          g_free (factor);
+          return FALSE;
+        }
+      factor[c] = is_div ? 1 / v : v;
+    }
+
+  OwbTensor *nw = owb_tensor_new (w->dtype, w->rank, w->dims, NULL);
+  int64_t per = w->nelems / MAX (m, 1);
+  for (int64_t c = 0; c < m; c++)
+    {
+      if (w->dtype == OWB_TYPE_FLOAT)
+        for (int64_t i = c * per; i < (c + 1) * per; i++)
+          ((float *) nw->data)[i] = (float) (((const float *) w->data)[i] * factor[c]);
+      else
+        for (int64_t i = c * per; i < (c + 1) * per; i++)
+          owb_tensor_set_double (nw, i, owb_tensor_get_double (w, i) * factor[c]);
+    }
+  OwbTensor *nb = NULL;
+  if (b)
+    {
+      nb = owb_tensor_new (b->dtype, 1, &m, NULL);
+      for (int64_t c = 0; c < m; c++)
+        owb_tensor_set_double (nb, c, owb_tensor_get_double (b, c) * factor[c]);
+    }
+  g_free (factor);
+
+  OwbNode *fused = owb_node_dup (conv);
+  owb_node_clear_claims (fused);
+  g_free (fused->inputs[1]);
+  fused->inputs[1] = g_strdup (_owb_pass_add_initializer (ctx, conv->inputs[1], nw));
+  if (nb)
+    {
+      g_free (fused->inputs[2]);
+      fused->inputs[2] = g_strdup (_owb_pass_add_initializer (ctx, bias_name, nb));
+    }
+  g_free (fused->outputs[0]);
+  fused->outputs[0] = g_strdup (mul->outputs[0]);
+  const char *from[] = { label (conv), label (mul) };
+  _owb_pass_add_node (ctx, fused, from, 2);
+  _owb_pass_remove_node (ctx, conv);
+  _owb_pass_remove_node (ctx, mul);
+  return TRUE;
+}
 
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
+  GPtrArray *candidates = g_ptr_array_new ();
+  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      if (is_op (node, "Mul") || is_op (node, "Div"))
+        g_ptr_array_add (candidates, node);
+    }
+  /* A fusion removes the Mul at hand and a Conv, never another candidate; a Conv → Mul → Mul chain
+   * folds twice, the second Mul then following the new Conv. */
+  guint fused = 0;
+  for (guint i = 0; i < candidates->len; i++)
+    fused += try_fuse (ctx, g_ptr_array_index (candidates, i));
+  g_ptr_array_unref (candidates);
+  if (fused)
+    _owb_pass_prune_initializers (ctx);
   return TRUE;
 }
 
 const OwbPass _owb_pass_fuse_conv_mul = {
   "fuse_conv_mul",
   OWB_OPTIMIZE_EXTENDED,
-  "folds a per-channel constant Mul into the preceding Conv's weights",
+  "folds a Mul (or Div) by a per-output-channel constant into the preceding Conv's weights and bias",
   run,
 };

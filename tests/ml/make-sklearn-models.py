@@ -60,6 +60,13 @@ def write_case(out_dir, name, model, inputs, outputs):
         shutil.rmtree(case)
     data = os.path.join(case, "test_data_set_0")
     os.makedirs(data)
+    # skl2onnx names graphs with a random uuid: a fixed name keeps regenerated files identical.
+    model.graph.name = name
+    # ... and lists opset imports in set order; sort them too.
+    imports = sorted(((o.domain, o.version) for o in model.opset_import))
+    del model.opset_import[:]
+    for domain, version in imports:
+        model.opset_import.add(domain=domain, version=version)
     blob = model.SerializeToString()
     if len(blob) > MAX_MODEL_BYTES:
         raise SystemExit(f"{name}: model is {len(blob)} bytes, over {MAX_MODEL_BYTES}")

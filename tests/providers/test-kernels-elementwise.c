@@ -688,6 +688,196 @@ test_cast (void)
   owb_tensor_unref (inf);
 }
 
+/* ---- Cast to and from int2/uint2, float8e8m0 and float6 ---- */
+
+/* A tensor of a one-byte element type (sub-byte types are held one element per byte). */
+static OwbTensor *
+make_bytes (OwbDataType dtype, int64_t n, const int8_t *bytes)
+{
+  OwbTensor *t = owb_tensor_new (dtype, 1, &n, NULL);
+  g_assert_nonnull (t);
+  memcpy (t->data, bytes, n);
+  return t;
+}
+
+static void
+assert_bytes (const OwbTensor *got, OwbDataType dtype, int64_t n, const uint8_t *want)
+{
+  g_assert_nonnull (got);
+  g_assert_cmpint (got->dtype, ==, dtype);
+  g_assert_cmpint (got->nelems, ==, n);
+  for (int64_t i = 0; i < n; i++)
+    if (((const uint8_t *) got->data)[i] != want[i])
+      g_error ("%s element %" G_GINT64_FORMAT ": got 0x%02x, want 0x%02x", owb_data_type_name (dtype), i,
+               ((const uint8_t *) got->data)[i], want[i]);
+}
+
+static const char *cast_round;
+static void
+setup_cast_round (OwbNode *n)
+{
+  set_int (n, "to", cast_to);
+  set_string (n, "round_mode", cast_round);
+}
+static void
+setup_cast_round_nosat (OwbNode *n)
+{
+  setup_cast_round (n);
+  set_int (n, "saturate", 0);
+}
+
+static OwbTensor *
+cast_e8m0 (OwbTensor *x, const char *round, gboolean saturate)
+{
+  cast_to = OWB_TYPE_FLOAT8E8M0;
+  cast_round = round;
+  return run_ok (25, "Cast", 1, &x, saturate ? setup_cast_round : setup_cast_round_nosat);
+}
+
+static void setup_round_bogus (OwbNode *n) { set_int (n, "to", OWB_TYPE_FLOAT8E8M0); set_string (n, "round_mode", "even"); }
+static void setup_castlike_round_bogus (OwbNode *n) { set_string (n, "round_mode", "UP"); }
+static void setup_to_int2 (OwbNode *n) { set_int (n, "to", OWB_TYPE_INT2); }
+
+static void
+test_cast_int2 (void)
+{
+  /* Floats round to nearest even, then keep the low 2 bits (as the conformance data wraps -3 to 1). */
+  OwbTensor *f = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 10 }, (double[]){ -3, -2, -1, 0, 1, 2, 3, 2.5, 1.5, -2.5 });
+  g_autoptr (OwbTensor) i2 = cast (25, f, OWB_TYPE_INT2, TRUE);
+  assert_bytes (i2, OWB_TYPE_INT2, 10, (const uint8_t[]){ 1, 0xFE, 0xFF, 0, 1, 0xFE, 0xFF, 0xFE, 0xFE, 0xFE });
+  g_autoptr (OwbTensor) u2 = cast (25, f, OWB_TYPE_UINT2, TRUE);
+  assert_bytes (u2, OWB_TYPE_UINT2, 10, (const uint8_t[]){ 1, 2, 3, 0, 1, 2, 3, 2, 2, 2 });
+  owb_tensor_unref (f);
+
+  /* Integers wrap through the integer path, 64-bit values included. */
+  OwbTensor *big = make (OWB_TYPE_INT64, 1, (int64_t[]){ 4 }, (double[]){ 5, -5, 6, 0 });
+  ((int64_t *) big->data)[3] = G_MININT64 + 3;
+  g_autoptr (OwbTensor) bi2 = cast (25, big, OWB_TYPE_INT2, TRUE);
+  assert_bytes (bi2, OWB_TYPE_INT2, 4, (const uint8_t[]){ 1, 0xFF, 0xFE, 0xFF });
+  g_autoptr (OwbTensor) bu2 = cast (25, big, OWB_TYPE_UINT2, TRUE);
+  assert_bytes (bu2, OWB_TYPE_UINT2, 4, (const uint8_t[]){ 1, 3, 2, 3 });
+  owb_tensor_unref (big);
+
+  /* From int2/uint2: exact, sign-extended for int2; to string as integers. */
+  OwbTensor *s2 = make_bytes (OWB_TYPE_INT2, 4, (const int8_t[]){ -2, -1, 0, 1 });
+  g_autoptr (OwbTensor) s2f = cast (25, s2, OWB_TYPE_FLOAT, TRUE);
+  assert_values (s2f, OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, (double[]){ -2, -1, 0, 1 }, 0);
+  g_autoptr (OwbTensor) s2u64 = cast (25, s2, OWB_TYPE_UINT64, TRUE);
+  g_assert_cmpuint (((uint64_t *) s2u64->data)[0], ==, G_MAXUINT64 - 1);
+  g_autoptr (OwbTensor) s2u2 = cast (25, s2, OWB_TYPE_UINT2, TRUE);
+  assert_bytes (s2u2, OWB_TYPE_UINT2, 4, (const uint8_t[]){ 2, 3, 0, 1 });
+  g_autoptr (OwbTensor) s2s = cast (25, s2, OWB_TYPE_STRING, TRUE);
+  g_assert_cmpstr (((char **) s2s->data)[0], ==, "-2");
+  g_autoptr (OwbTensor) s2b = cast (25, s2, OWB_TYPE_BOOL, TRUE);
+  assert_values (s2b, OWB_TYPE_BOOL, 1, (int64_t[]){ 4 }, (double[]){ 1, 1, 0, 1 }, 0);
+  owb_tensor_unref (s2);
+  OwbTensor *us2 = make_bytes (OWB_TYPE_UINT2, 4, (const int8_t[]){ 0, 1, 2, 3 });
+  g_autoptr (OwbTensor) us2h = cast (25, us2, OWB_TYPE_FLOAT16, TRUE);
+  assert_values (us2h, OWB_TYPE_FLOAT16, 1, (int64_t[]){ 4 }, (double[]){ 0, 1, 2, 3 }, 0);
+  g_autoptr (OwbTensor) us2i = cast (25, us2, OWB_TYPE_INT2, TRUE);
+  assert_bytes (us2i, OWB_TYPE_INT2, 4, (const uint8_t[]){ 0, 1, 0xFE, 0xFF });
+  /* CastLike takes the int2 target from its second input. */
+  OwbTensor *like[] = { make (OWB_TYPE_INT32, 1, (int64_t[]){ 3 }, (double[]){ 7, -7, 2 }),
+                        make_bytes (OWB_TYPE_INT2, 1, (const int8_t[]){ 0 }) };
+  g_autoptr (OwbTensor) cl = run_ok (25, "CastLike", 2, like, NULL);
+  assert_bytes (cl, OWB_TYPE_INT2, 3, (const uint8_t[]){ 0xFF, 1, 0xFE });
+  owb_tensor_unref (like[0]);
+  owb_tensor_unref (like[1]);
+  owb_tensor_unref (us2);
+
+  const In unary[] = { { OWB_TYPE_FLOAT, 2, { -2, 3 } } };
+  expect_type (25, "Cast", 1, unary, setup_to_int2, "int2[batch,3]");
+  const In castlike[] = { { OWB_TYPE_FLOAT, 1, { -2 } }, { OWB_TYPE_UINT2, 0, { 0 } } };
+  expect_type (25, "CastLike", 2, castlike, NULL, "uint2[batch]");
+}
+
+static void
+test_cast_e8m0 (void)
+{
+  /* 0.124 -> 0.125, 1.1 -> 2 (up) or 1 (down, nearest); 1.5 is the tie that "nearest" rounds up;
+   * 1.5 * 2^127 is past the largest power of two in "up" and "nearest"; 2^-130 is below the
+   * smallest. The sign is ignored. */
+  const double x[] = { 0.124, 1.1, 1.5, 1.49, -4, 1, 0x1.8p127, 0x1p-130, 0x1p-127 };
+  OwbTensor *f = make (OWB_TYPE_DOUBLE, 1, (int64_t[]){ 9 }, x);
+  g_autoptr (OwbTensor) up = cast_e8m0 (f, "up", TRUE);
+  assert_bytes (up, OWB_TYPE_FLOAT8E8M0, 9, (const uint8_t[]){ 0x7C, 0x80, 0x80, 0x80, 0x81, 0x7F, 0xFE, 0x00, 0x00 });
+  g_autoptr (OwbTensor) up_nosat = cast_e8m0 (f, "up", FALSE);
+  assert_bytes (up_nosat, OWB_TYPE_FLOAT8E8M0, 9, (const uint8_t[]){ 0x7C, 0x80, 0x80, 0x80, 0x81, 0x7F, 0xFF, 0xFF, 0x00 });
+  g_autoptr (OwbTensor) down = cast_e8m0 (f, "down", FALSE);
+  assert_bytes (down, OWB_TYPE_FLOAT8E8M0, 9, (const uint8_t[]){ 0x7B, 0x7F, 0x7F, 0x7F, 0x81, 0x7F, 0xFE, 0xFF, 0x00 });
+  g_autoptr (OwbTensor) nearest = cast_e8m0 (f, "nearest", FALSE);
+  assert_bytes (nearest, OWB_TYPE_FLOAT8E8M0, 9, (const uint8_t[]){ 0x7C, 0x7F, 0x80, 0x7F, 0x81, 0x7F, 0xFF, 0xFF, 0x00 });
+  owb_tensor_unref (f);
+
+  /* Special values: zero and infinity saturate to the ends, or are NaN with saturate off. */
+  OwbTensor *sp = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, (double[]){ 0, INFINITY, NAN, -0.0 });
+  g_autoptr (OwbTensor) sp_sat = cast_e8m0 (sp, "up", TRUE);
+  assert_bytes (sp_sat, OWB_TYPE_FLOAT8E8M0, 4, (const uint8_t[]){ 0x00, 0xFE, 0xFF, 0x00 });
+  g_autoptr (OwbTensor) sp_nosat = cast_e8m0 (sp, "nearest", FALSE);
+  assert_bytes (sp_nosat, OWB_TYPE_FLOAT8E8M0, 4, (const uint8_t[]){ 0xFF, 0xFF, 0xFF, 0xFF });
+  owb_tensor_unref (sp);
+
+  /* float16 and strings reach it too; round_mode defaults to "up". */
+  OwbTensor *h = make (OWB_TYPE_FLOAT16, 1, (int64_t[]){ 2 }, (double[]){ 3, 0.25 });
+  g_autoptr (OwbTensor) he = cast (25, h, OWB_TYPE_FLOAT8E8M0, TRUE);
+  assert_bytes (he, OWB_TYPE_FLOAT8E8M0, 2, (const uint8_t[]){ 0x81, 0x7D });
+  owb_tensor_unref (h);
+  OwbTensor *str = make_strings (1, (int64_t[]){ 2 }, (const char *[]){ "3", "0.5" });
+  g_autoptr (OwbTensor) se = cast (25, str, OWB_TYPE_FLOAT8E8M0, TRUE);
+  assert_bytes (se, OWB_TYPE_FLOAT8E8M0, 2, (const uint8_t[]){ 0x81, 0x7E });
+  owb_tensor_unref (str);
+
+  /* Back: 2^(code - 127), 0xFF is NaN; 2^-127 is a float32 subnormal and 0 in float16. */
+  OwbTensor *e = make_bytes (OWB_TYPE_FLOAT8E8M0, 5, (const int8_t[]){ 0x7F, (int8_t) 0x80, 0x00, (int8_t) 0xFE, (int8_t) 0xFF });
+  g_autoptr (OwbTensor) ef = cast (25, e, OWB_TYPE_FLOAT, TRUE);
+  assert_values (ef, OWB_TYPE_FLOAT, 1, (int64_t[]){ 5 }, (double[]){ 1, 2, 0x1p-127, 0x1p127, NAN }, 0);
+  g_assert_cmpfloat (((float *) ef->data)[2], >, 0);
+  g_autoptr (OwbTensor) eh = cast (25, e, OWB_TYPE_FLOAT16, TRUE);
+  assert_values (eh, OWB_TYPE_FLOAT16, 1, (int64_t[]){ 5 }, (double[]){ 1, 2, 0, INFINITY, NAN }, 0);
+  g_autoptr (OwbTensor) ei = cast (25, e, OWB_TYPE_INT32, TRUE);
+  g_assert_cmpint (((int32_t *) ei->data)[1], ==, 2);
+  g_autoptr (OwbTensor) e8 = cast (25, e, OWB_TYPE_FLOAT8E4M3FN, TRUE);
+  assert_bytes (e8, OWB_TYPE_FLOAT8E4M3FN, 5, (const uint8_t[]){ 0x38, 0x40, 0x00, 0x7E, 0x7F });
+  owb_tensor_unref (e);
+
+  const In f1[] = { { OWB_TYPE_FLOAT, 2, { 2, 3 } } };
+  expect_error (25, "Cast", 1, f1, setup_round_bogus, OWB_ERROR_INVALID_MODEL, "round_mode");
+  const In like[] = { { OWB_TYPE_FLOAT, 1, { 3 } }, { OWB_TYPE_FLOAT8E8M0, 0, { 0 } } };
+  expect_error (25, "CastLike", 2, like, setup_castlike_round_bogus, OWB_ERROR_INVALID_MODEL, "round_mode");
+}
+
+static void
+test_cast_float6 (void)
+{
+  /* Round to nearest even and always saturate (no infinity, no NaN); NaN becomes the largest
+   * positive value and -0 is 0, as ONNX's float6 notes say. */
+  const double x[] = { 25, -0.0, INFINITY, -INFINITY, NAN, 0.1875, 1.0625, -7.3, 0.03, 0.0625 };
+  OwbTensor *f = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 10 }, x);
+  g_autoptr (OwbTensor) a = cast (25, f, OWB_TYPE_FLOAT6E2M3, FALSE);
+  assert_bytes (a, OWB_TYPE_FLOAT6E2M3, 10, (const uint8_t[]){ 0x1F, 0x00, 0x1F, 0x3F, 0x1F, 0x02, 0x08, 0x3F, 0x00, 0x00 });
+  g_autoptr (OwbTensor) b = cast (25, f, OWB_TYPE_FLOAT6E3M2, TRUE);
+  assert_bytes (b, OWB_TYPE_FLOAT6E3M2, 10, (const uint8_t[]){ 0x1E, 0x00, 0x1F, 0x3F, 0x1F, 0x03, 0x0C, 0x37, 0x00, 0x01 });
+  owb_tensor_unref (f);
+  g_autoptr (OwbTensor) aback = cast (25, a, OWB_TYPE_FLOAT, TRUE);
+  assert_values (aback, OWB_TYPE_FLOAT, 1, (int64_t[]){ 10 }, (double[]){ 7.5, 0, 7.5, -7.5, 7.5, 0.25, 1, -7.5, 0, 0 }, 0);
+  g_autoptr (OwbTensor) bback = cast (25, b, OWB_TYPE_DOUBLE, TRUE);
+  assert_values (bback, OWB_TYPE_DOUBLE, 1, (int64_t[]){ 10 }, (double[]){ 24, 0, 28, -28, 28, 0.1875, 1, -7, 0, 0.0625 }, 0);
+  /* Every code decodes exactly and encodes back to itself (-0 aside). */
+  int8_t all[64];
+  for (int k = 0; k < 64; k++)
+    all[k] = (int8_t) k;
+  for (int t = 0; t < 2; t++)
+    {
+      OwbDataType type = t ? OWB_TYPE_FLOAT6E3M2 : OWB_TYPE_FLOAT6E2M3;
+      OwbTensor *codes = make_bytes (type, 64, all);
+      g_autoptr (OwbTensor) d = cast (25, codes, OWB_TYPE_FLOAT, TRUE);
+      g_autoptr (OwbTensor) again = cast (25, d, type, TRUE);
+      for (int k = 0; k < 64; k++)
+        g_assert_cmphex (((uint8_t *) again->data)[k], ==, k == 0x20 ? 0 : k);
+      owb_tensor_unref (codes);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -704,5 +894,8 @@ main (int argc, char **argv)
   g_test_add_func ("/elementwise/variadic", test_variadic);
   g_test_add_func ("/elementwise/unary-values", test_unary_values);
   g_test_add_func ("/elementwise/cast", test_cast);
+  g_test_add_func ("/elementwise/cast-int2", test_cast_int2);
+  g_test_add_func ("/elementwise/cast-e8m0", test_cast_e8m0);
+  g_test_add_func ("/elementwise/cast-float6", test_cast_float6);
   return g_test_run ();
 }

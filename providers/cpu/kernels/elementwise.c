@@ -580,6 +580,7 @@ typedef struct {
   float clip_min, clip_max;  /* Clip before opset 11 */
   OwbDataType cast_to;       /* Cast; UNDEFINED for CastLike (the output's type) */
   gboolean saturate;         /* Cast to float 8 */
+  int round_mode;            /* Cast to float8e8m0: an E8M0Round */
 } State;
 
 typedef struct {
@@ -994,13 +995,16 @@ typedef struct {
   int ebits, mbits, bias;
   gboolean uz;        /* no infinities, no negative zero, NaN is 0x80 */
   uint8_t max_code;   /* largest finite magnitude code */
+  gboolean finite;    /* no infinity and no NaN: everything saturates */
 } MiniFloat;
 
 static const MiniFloat f8_e4m3fn = { 4, 3, 7, FALSE, 0x7E };
 static const MiniFloat f8_e4m3fnuz = { 4, 3, 8, TRUE, 0x7F };
 static const MiniFloat f8_e5m2 = { 5, 2, 15, FALSE, 0x7B };
 static const MiniFloat f8_e5m2fnuz = { 5, 2, 16, TRUE, 0x7F };
-static const MiniFloat f4_e2m1 = { 2, 1, 1, FALSE, 0x7 };
+static const MiniFloat f4_e2m1 = { 2, 1, 1, FALSE, 0x7, TRUE };
+static const MiniFloat f6_e2m3 = { 2, 3, 1, FALSE, 0x1F, TRUE };
+static const MiniFloat f6_e3m2 = { 3, 2, 3, FALSE, 0x1F, TRUE };
 
 static const MiniFloat *
 minifloat_of (OwbDataType t)
@@ -1012,6 +1016,8 @@ minifloat_of (OwbDataType t)
     case OWB_TYPE_FLOAT8E5M2: return &f8_e5m2;
     case OWB_TYPE_FLOAT8E5M2FNUZ: return &f8_e5m2fnuz;
     case OWB_TYPE_FLOAT4E2M1: return &f4_e2m1;
+    case OWB_TYPE_FLOAT6E2M3: return &f6_e2m3;
+    case OWB_TYPE_FLOAT6E3M2: return &f6_e3m2;
     default: return NULL;
     }
 }
@@ -1037,13 +1043,17 @@ minifloat_decode (const MiniFloat *f, uint8_t v)
 
 /* Round to nearest even; out of range saturates to the largest finite value, or (saturate off)
  * becomes infinity (E5M2) or NaN. Infinities saturate too, except into the FNUZ types before
- * opset 24 (uz_inf_saturates FALSE), which made them NaN. float4 has neither infinity nor NaN
- * and always saturates. */
+ * opset 24 (uz_inf_saturates FALSE), which made them NaN. float4 and float6 have neither
+ * infinity nor NaN and always saturate; ONNX's float6 notes make NaN the largest positive value
+ * and -0 plain 0 there. */
 static uint8_t
 minifloat_encode (const MiniFloat *f, double v, gboolean saturate, gboolean uz_inf_saturates)
 {
   gboolean inf_saturates = uz_inf_saturates || !f->uz;
   int sign_bit = 1 << (f->ebits + f->mbits);
+  gboolean is_f6 = f == &f6_e2m3 || f == &f6_e3m2;
+  if (is_f6 && (isnan (v) || v == 0))
+    return isnan (v) ? f->max_code : 0;
   gboolean neg = signbit (v) != 0;
   gboolean is_f4 = f == &f4_e2m1;
   uint8_t nan_code = f->uz ? 0x80 : (is_f4 ? (uint8_t) sign_bit : (uint8_t) ((neg ? sign_bit : 0) | 0x7F));
@@ -1053,7 +1063,7 @@ minifloat_encode (const MiniFloat *f, double v, gboolean saturate, gboolean uz_i
     return nan_code;
   uint8_t sign = neg ? (uint8_t) sign_bit : 0;
   uint8_t overflow;
-  if (is_f4 || (saturate && (!isinf (v) || inf_saturates)))
+  if (f->finite || (saturate && (!isinf (v) || inf_saturates)))
     overflow = sign | f->max_code;
   else if (f->ebits == 5 && !f->uz)
     overflow = sign | 0x7C;
@@ -1079,10 +1089,49 @@ minifloat_encode (const MiniFloat *f, double v, gboolean saturate, gboolean uz_i
   return (uint8_t) (sign | code);
 }
 
+/* float8e8m0 is a bare exponent: 2^(code - 127), 0xFF is NaN; no sign, no zero. */
+typedef enum {
+  E8M0_UP,     /* away from zero: the next power of two up */
+  E8M0_DOWN,   /* towards zero */
+  E8M0_NEAREST /* nearest, ties (1.5 * 2^e) up */
+} E8M0Round;
+
+static double
+e8m0_decode (uint8_t v)
+{
+  return v == 0xFF ? NAN : ldexp (1.0, (int) v - 127);
+}
+
+/* Rounds |v| to a power of two as round_mode says (the sign is undefined in ONNX and ignored).
+ * What falls outside [2^-127, 2^127] (zero and infinity included) saturates to the nearest end,
+ * or is NaN with saturate off, as the table in ONNX's Cast description has it. */
+static uint8_t
+e8m0_encode (double v, gboolean saturate, E8M0Round round)
+{
+  if (isnan (v))
+    return 0xFF;
+  double a = fabs (v);
+  if (isinf (a))
+    return saturate ? 0xFE : 0xFF;
+  if (a == 0)
+    return saturate ? 0x00 : 0xFF;
+  int ex;
+  double frac = frexp (a, &ex); /* a = frac * 2^ex, frac in [0.5, 1) */
+  int e = ex - 1;
+  if ((round == E8M0_UP && frac > 0.5) || (round == E8M0_NEAREST && frac >= 0.75))
+    e++;
+  if (e > 127)
+    return saturate ? 0xFE : 0xFF;
+  if (e < -127)
+    return saturate ? 0x00 : 0xFF;
+  return (uint8_t) (e + 127);
+}
+
 static gboolean
 is_int_like (OwbDataType t)
 {
-  return t == OWB_TYPE_BOOL || t == OWB_TYPE_INT4 || t == OWB_TYPE_UINT4 || is_integer (t);
+  return t == OWB_TYPE_BOOL || t == OWB_TYPE_INT4 || t == OWB_TYPE_UINT4 || t == OWB_TYPE_INT2 || t == OWB_TYPE_UINT2
+         || is_integer (t);
 }
 
 #define LOAD_LOOP(TYPE, BUF_T)                                                                                 \
@@ -1097,8 +1146,10 @@ load_i64 (OwbDataType t, const void *src, int64_t n, int64_t *buf)
   switch (t)
     {
       OWB_CPU_FOR_ALL (LOAD_I64)
-    case OWB_TYPE_INT4: LOAD_LOOP (int8_t, int64_t) break;
-    case OWB_TYPE_UINT4: LOAD_LOOP (uint8_t, int64_t) break;
+    case OWB_TYPE_INT4:
+    case OWB_TYPE_INT2: LOAD_LOOP (int8_t, int64_t) break;
+    case OWB_TYPE_UINT4:
+    case OWB_TYPE_UINT2: LOAD_LOOP (uint8_t, int64_t) break;
     default:
       break;
     }
@@ -1110,7 +1161,8 @@ load_i64 (OwbDataType t, const void *src, int64_t n, int64_t *buf)
       ((TYPE *) dst)[i] = (TYPE) buf[i];                                                                        \
     break;
 
-/* int4/uint4 keep the low 4 bits (sign-extended for int4), as wrapping integer casts do. */
+/* int4/uint4 (int2/uint2) keep the low 4 (2) bits, sign-extended for the signed ones, as
+ * wrapping integer casts do. */
 static void
 store_i64 (OwbDataType t, const int64_t *buf, int64_t n, void *dst)
 {
@@ -1129,6 +1181,14 @@ store_i64 (OwbDataType t, const int64_t *buf, int64_t n, void *dst)
       for (int64_t i = 0; i < n; i++)
         ((uint8_t *) dst)[i] = (uint8_t) (buf[i] & 0xF);
       break;
+    case OWB_TYPE_INT2:
+      for (int64_t i = 0; i < n; i++)
+        ((int8_t *) dst)[i] = (int8_t) ((buf[i] & 0x3) ^ 0x2) - 2;
+      break;
+    case OWB_TYPE_UINT2:
+      for (int64_t i = 0; i < n; i++)
+        ((uint8_t *) dst)[i] = (uint8_t) (buf[i] & 0x3);
+      break;
     default:
       break;
     }
@@ -1144,8 +1204,14 @@ load_f64 (OwbDataType t, const void *src, int64_t n, double *buf)
   switch (t)
     {
       OWB_CPU_FOR_ALL (LOAD_F64)
-    case OWB_TYPE_INT4: LOAD_LOOP (int8_t, double) break;
-    case OWB_TYPE_UINT4: LOAD_LOOP (uint8_t, double) break;
+    case OWB_TYPE_INT4:
+    case OWB_TYPE_INT2: LOAD_LOOP (int8_t, double) break;
+    case OWB_TYPE_UINT4:
+    case OWB_TYPE_UINT2: LOAD_LOOP (uint8_t, double) break;
+    case OWB_TYPE_FLOAT8E8M0:
+      for (int64_t i = 0; i < n; i++)
+        buf[i] = e8m0_decode (((const uint8_t *) src)[i]);
+      break;
     case OWB_TYPE_FLOAT16:
       for (int64_t i = 0; i < n; i++)
         buf[i] = owb_half_to_float (((const uint16_t *) src)[i]);
@@ -1184,7 +1250,8 @@ double_to_i64 (double v)
 }
 
 static void
-store_f64 (OwbDataType t, const double *buf, int64_t n, void *dst, gboolean saturate, gboolean uz_inf_saturates)
+store_f64 (OwbDataType t, const double *buf, int64_t n, void *dst, gboolean saturate, gboolean uz_inf_saturates,
+           E8M0Round round)
 {
   const MiniFloat *mf = minifloat_of (t);
   switch (t)
@@ -1206,6 +1273,8 @@ store_f64 (OwbDataType t, const double *buf, int64_t n, void *dst, gboolean satu
       break;
     case OWB_TYPE_INT4:
     case OWB_TYPE_UINT4:
+    case OWB_TYPE_INT2:
+    case OWB_TYPE_UINT2:
       {
         int64_t ibuf[CAST_CHUNK];
         for (int64_t i = 0; i < n; i++)
@@ -1220,6 +1289,10 @@ store_f64 (OwbDataType t, const double *buf, int64_t n, void *dst, gboolean satu
     case OWB_TYPE_BFLOAT16:
       for (int64_t i = 0; i < n; i++)
         ((uint16_t *) dst)[i] = owb_float_to_bfloat16 ((float) buf[i]);
+      break;
+    case OWB_TYPE_FLOAT8E8M0:
+      for (int64_t i = 0; i < n; i++)
+        ((uint8_t *) dst)[i] = e8m0_encode (buf[i], saturate, round);
       break;
     default:
       if (mf)
@@ -1273,6 +1346,7 @@ typedef struct {
   const OwbTensor *in;
   OwbTensor *out;
   gboolean saturate, uz_inf_saturates;
+  E8M0Round round;
 } CastJob;
 
 static void
@@ -1308,7 +1382,7 @@ cast_range (int64_t begin, int64_t end, gpointer data)
           if (is_int_like (to) && all_int)
             store_i64 (to, ibuf, n, dst);
           else
-            store_f64 (to, dbuf, n, dst, job->saturate, job->uz_inf_saturates);
+            store_f64 (to, dbuf, n, dst, job->saturate, job->uz_inf_saturates, job->round);
         }
       else if (to == OWB_TYPE_STRING)
         {
@@ -1330,7 +1404,7 @@ cast_range (int64_t begin, int64_t end, gpointer data)
       else
         {
           load_f64 (from, src, n, dbuf);
-          store_f64 (to, dbuf, n, dst, job->saturate, job->uz_inf_saturates);
+          store_f64 (to, dbuf, n, dst, job->saturate, job->uz_inf_saturates, job->round);
         }
     }
 }
@@ -1346,6 +1420,18 @@ prepare_cast (const OwbNode *node, int opset, const OwbValueType *const *input_t
 {
   State *s = g_new0 (State, 1);
   s->saturate = owb_node_get_int (node, "saturate", 1) != 0;
+  const char *round = owb_node_get_string (node, "round_mode", "up");
+  if (strcmp (round, "up") == 0)
+    s->round_mode = E8M0_UP;
+  else if (strcmp (round, "down") == 0)
+    s->round_mode = E8M0_DOWN;
+  else if (strcmp (round, "nearest") == 0)
+    s->round_mode = E8M0_NEAREST;
+  else
+    {
+      g_free (s);
+      return prepare_error (node, error, "round_mode must be \"up\", \"down\" or \"nearest\"");
+    }
   const OwbAttribute *to = owb_node_get_attribute (node, "to");
   if (strcmp (node->op_type, "Cast") == 0 && to && to->type == OWB_ATTR_INT)
     {
@@ -1382,7 +1468,7 @@ compute_cast (OwbKernelContext *ctx, GError **error)
         memcpy (out->data, in->data, out->nbytes);
       return TRUE;
     }
-  CastJob job = { in, out, s->saturate, ctx->opset >= 24 };
+  CastJob job = { in, out, s->saturate, ctx->opset >= 24, (E8M0Round) s->round_mode };
   owb_parallel_for (ctx->pool, in->nelems, 4 * CAST_CHUNK, cast_range, &job);
   return TRUE;
 }
@@ -1398,7 +1484,9 @@ compute_cast (OwbKernelContext *ctx, GError **error)
   (OWB_CPU_TYPES_ALL | OWB_TYPE_BIT (OWB_TYPE_STRING) | OWB_TYPE_BIT (OWB_TYPE_FLOAT16)                        \
    | OWB_TYPE_BIT (OWB_TYPE_BFLOAT16) | OWB_TYPE_BIT (OWB_TYPE_FLOAT8E4M3FN) | OWB_TYPE_BIT (OWB_TYPE_FLOAT8E4M3FNUZ) \
    | OWB_TYPE_BIT (OWB_TYPE_FLOAT8E5M2) | OWB_TYPE_BIT (OWB_TYPE_FLOAT8E5M2FNUZ) | OWB_TYPE_BIT (OWB_TYPE_UINT4)   \
-   | OWB_TYPE_BIT (OWB_TYPE_INT4) | OWB_TYPE_BIT (OWB_TYPE_FLOAT4E2M1))
+   | OWB_TYPE_BIT (OWB_TYPE_INT4) | OWB_TYPE_BIT (OWB_TYPE_FLOAT4E2M1) | OWB_TYPE_BIT (OWB_TYPE_FLOAT8E8M0)          \
+   | OWB_TYPE_BIT (OWB_TYPE_UINT2) | OWB_TYPE_BIT (OWB_TYPE_INT2) | OWB_TYPE_BIT (OWB_TYPE_FLOAT6E2M3)            \
+   | OWB_TYPE_BIT (OWB_TYPE_FLOAT6E3M2))
 #define WHERE_TYPES (OWB_CPU_TYPES_ALL | OWB_TYPE_BIT (OWB_TYPE_STRING) | OWB_TYPE_BIT (OWB_TYPE_FLOAT16) | OWB_TYPE_BIT (OWB_TYPE_BFLOAT16))
 
 #define MAP(op, since, types) { op, "", since, 0, types, 0, prepare_elementwise, g_free, compute_map }

@@ -1,6 +1,607 @@
-/* fused-transformer.c: CPU kernels of the engine's own fused ops (domain ai.onnx.workbench). */
+/* fused-transformer.c: CPU kernels of the engine's own fused transformer ops (domain ai.onnx.workbench):
+ * LayerNormalization, Gelu, BiasGelu, SkipLayerNormalization and MultiHeadAttention. */
 #include "../cpu-kernels-private.h"
 
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+#define WB "ai.onnx.workbench"
+
+/* Thread chunks hold at least this many elements. */
+#define MIN_CHUNK_ELEMENTS 16384
+
+static int64_t
+grain_for (int64_t elements_per_item)
+{
+  return MAX (1, MIN_CHUNK_ELEMENTS / MAX (1, elements_per_item));
+}
+
+static OwbTensor *
+output (OwbKernelContext *ctx, int i)
+{
+  return i < ctx->n_outputs ? ctx->outputs[i] : NULL;
+}
+
+static const OwbTensor *
+input (OwbKernelContext *ctx, int i)
+{
+  return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
+}
+
+static int64_t
+product (const int64_t *dims, int from, int to)
+{
+  int64_t n = 1;
+  for (int i = from; i < to; i++)
+    n *= dims[i];
+  return n;
+}
+
+/* A parameter broadcast (right-aligned, 1s repeat) over the trailing `tail` dims of X, as `len`
+ * values of X's element type in a new buffer; NULL (no error) when t is NULL. */
+static void *
+expand_parameter (OwbKernelContext *ctx, const OwbTensor *t, int tail, const int64_t *dims, int64_t len,
+                  OwbDataType dtype, const char *what, GError **error)
+{
+  if (!t)
+    return NULL;
+  gboolean ok = t->rank <= tail;
+  for (int k = 0; ok && k < t->rank; k++)
+    ok = t->dims[k] == 1 || t->dims[k] == dims[tail - t->rank + k];
+  if (!ok)
+    {
+      char *s = owb_tensor_shape_to_string (t);
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "%s %s does not broadcast to the normalized dims", what, s);
+      g_free (s);
+      return NULL;
+    }
+  gsize size = dtype == OWB_TYPE_DOUBLE ? sizeof (double) : sizeof (float);
+  void *out = g_malloc (MAX (len, 1) * size);
+  if (t->nelems == len)
+    {
+      if (t->dtype == dtype)
+        memcpy (out, t->data, len * size);
+      else
+        for (int64_t i = 0; i < len; i++)
+          dtype == OWB_TYPE_DOUBLE ? (((double *) out)[i] = owb_tensor_get_double (t, i))
+                                   : (((float *) out)[i] = (float) owb_tensor_get_double (t, i));
+      return out;
+    }
+  /* Strided walk over the normalized dims; the source index repeats along broadcast dims. */
+  int64_t strides[OWB_MAX_RANK], idx[OWB_MAX_RANK] = { 0 }, stride = 1;
+  for (int k = tail - 1; k >= 0; k--)
+    {
+      int tk = k - (tail - t->rank);
+      strides[k] = tk >= 0 && t->dims[tk] != 1 ? stride : 0;
+      if (tk >= 0)
+        stride *= t->dims[tk];
+    }
+  int64_t src = 0;
+  for (int64_t i = 0; i < len; i++)
+    {
+      double v = owb_tensor_get_double (t, src);
+      dtype == OWB_TYPE_DOUBLE ? (((double *) out)[i] = v) : (((float *) out)[i] = (float) v);
+      for (int k = tail - 1; k >= 0; k--)
+        {
+          src += strides[k];
+          if (++idx[k] < dims[k])
+            break;
+          src -= strides[k] * dims[k];
+          idx[k] = 0;
+        }
+    }
+  return out;
+}
+
+/* ---- Row statistics --------------------------------------------------------------------------- */
+
+/* Sum and sum of squared deviations of a row in double, eight independent lanes so that the loops
+ * vectorise without reassociating one accumulator. */
+#define DEFINE_ROW_STATS(T, N)                                                                          \
+  static void row_stats_##N (const T *x, int64_t len, double eps, double *mean_out, double *inv_out)   \
+  {                                                                                                     \
+    double acc[8] = { 0 };                                                                              \
+    int64_t i = 0;                                                                                      \
+    for (; i + 8 <= len; i += 8)                                                                        \
+      for (int j = 0; j < 8; j++)                                                                       \
+        acc[j] += (double) x[i + j];                                                                    \
+    double sum = 0;                                                                                     \
+    for (; i < len; i++)                                                                                \
+      sum += (double) x[i];                                                                             \
+    for (int j = 0; j < 8; j++)                                                                         \
+      sum += acc[j];                                                                                    \
+    double mean = sum / (double) len;                                                                   \
+    double sq[8] = { 0 };                                                                               \
+    for (i = 0; i + 8 <= len; i += 8)                                                                   \
+      for (int j = 0; j < 8; j++)                                                                       \
+        {                                                                                               \
+          double d = (double) x[i + j] - mean;                                                          \
+          sq[j] += d * d;                                                                               \
+        }                                                                                               \
+    double var = 0;                                                                                     \
+    for (; i < len; i++)                                                                                \
+      {                                                                                                 \
+        double d = (double) x[i] - mean;                                                                \
+        var += d * d;                                                                                   \
+      }                                                                                                 \
+    for (int j = 0; j < 8; j++)                                                                         \
+      var += sq[j];                                                                                     \
+    *mean_out = mean;                                                                                   \
+    *inv_out = 1.0 / sqrt (var / (double) len + eps);                                                   \
+  }                                                                                                     \
+                                                                                                        \
+  /* y = (x - mean) * inv * scale + bias (bias may be NULL). */                                         \
+  static void row_normalize_##N (const T *restrict x, T *restrict y, int64_t len, T mean, T inv,        \
+                                 const T *restrict scale, const T *restrict bias)                       \
+  {                                                                                                     \
+    if (bias)                                                                                           \
+      for (int64_t i = 0; i < len; i++)                                                                 \
+        y[i] = (x[i] - mean) * inv * scale[i] + bias[i];                                                \
+    else                                                                                                \
+      for (int64_t i = 0; i < len; i++)                                                                 \
+        y[i] = (x[i] - mean) * inv * scale[i];                                                          \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_ROW_STATS)
+
+static void
+store_statistic (OwbTensor *t, int64_t i, double v)
+{
+  if (!t)
+    return;
+  if (t->dtype == OWB_TYPE_DOUBLE)
+    ((double *) t->data)[i] = v;
+  else
+    ((float *) t->data)[i] = (float) v;
+}
+
+/* ---- LayerNormalization ----------------------------------------------------------------------- */
+
+typedef struct {
+  const void *x;
+  void *y;
+  int64_t len;
+  double eps;
+  const void *scale, *bias;
+  OwbTensor *mean, *inv_std;
+} LayerNormJob;
+
+#define DEFINE_LAYER_NORM(T, N)                                                                         \
+  static void layer_norm_##N (int64_t begin, int64_t end, gpointer data)                                \
+  {                                                                                                     \
+    const LayerNormJob *j = data;                                                                       \
+    for (int64_t r = begin; r < end; r++)                                                               \
+      {                                                                                                 \
+        const T *xp = (const T *) j->x + r * j->len;                                                    \
+        double mean, inv;                                                                               \
+        row_stats_##N (xp, j->len, j->eps, &mean, &inv);                                                \
+        row_normalize_##N (xp, (T *) j->y + r * j->len, j->len, (T) mean, (T) inv, j->scale, j->bias);  \
+        store_statistic (j->mean, r, mean);                                                             \
+        store_statistic (j->inv_std, r, inv);                                                           \
+      }                                                                                                 \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_LAYER_NORM)
+
+static gboolean
+layer_normalization_compute (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  int64_t axis = owb_node_get_int (ctx->node, "axis", -1);
+  if (x->rank < 1 || axis < -x->rank || axis >= x->rank)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "axis %" G_GINT64_FORMAT " is out of range for rank %d",
+                            axis, x->rank);
+      return FALSE;
+    }
+  if (axis < 0)
+    axis += x->rank;
+  int tail = x->rank - (int) axis;
+  int64_t rows = product (x->dims, 0, (int) axis), len = product (x->dims, (int) axis, x->rank);
+  if (rows * len == 0)
+    return TRUE;
+  g_autofree void *scale = expand_parameter (ctx, ctx->inputs[1], tail, x->dims + axis, len, x->dtype, "Scale", error);
+  if (!scale)
+    return FALSE;
+  g_autofree void *bias = NULL;
+  if (input (ctx, 2) && !(bias = expand_parameter (ctx, input (ctx, 2), tail, x->dims + axis, len, x->dtype, "B", error)))
+    return FALSE;
+  LayerNormJob job = { x->data, ctx->outputs[0]->data, len, owb_node_get_float (ctx->node, "epsilon", 1e-5f),
+                       scale, bias, output (ctx, 1), output (ctx, 2) };
+  owb_parallel_for (ctx->pool, rows, grain_for (len), x->dtype == OWB_TYPE_DOUBLE ? layer_norm_DOUBLE : layer_norm_FLOAT,
+                    &job);
+  return TRUE;
+}
+
+/* ---- SkipLayerNormalization ------------------------------------------------------------------- */
+
+typedef struct {
+  const void *x, *skip;
+  int64_t skip_rows; /* skip repeats every skip_rows rows */
+  void *y, *sum;     /* sum may be NULL */
+  int64_t len;
+  double eps;
+  const void *gamma, *beta, *bias;
+  OwbTensor *mean, *inv_std;
+} SkipNormJob;
+
+#define DEFINE_SKIP_NORM(T, N)                                                                          \
+  static void skip_norm_##N (int64_t begin, int64_t end, gpointer data)                                 \
+  {                                                                                                     \
+    const SkipNormJob *j = data;                                                                        \
+    const int64_t len = j->len;                                                                         \
+    const T *bias = j->bias;                                                                            \
+    for (int64_t r = begin; r < end; r++)                                                               \
+      {                                                                                                 \
+        const T *restrict xp = (const T *) j->x + r * len;                                              \
+        const T *restrict sp = (const T *) j->skip + (r % j->skip_rows) * len;                          \
+        T *y = (T *) j->y + r * len;                                                                    \
+        /* The sum goes to the sum output when wanted, else into y, normalized in place. */           \
+        T *restrict s = j->sum ? (T *) j->sum + r * len : y;                                            \
+        if (bias)                                                                                       \
+          for (int64_t i = 0; i < len; i++)                                                             \
+            s[i] = xp[i] + sp[i] + bias[i];                                                             \
+        else                                                                                            \
+          for (int64_t i = 0; i < len; i++)                                                             \
+            s[i] = xp[i] + sp[i];                                                                       \
+        double mean, inv;                                                                               \
+        row_stats_##N (s, len, j->eps, &mean, &inv);                                                    \
+        T m = (T) mean, iv = (T) inv;                                                                   \
+        const T *g = j->gamma, *b = j->beta;                                                            \
+        if (b)                                                                                          \
+          for (int64_t i = 0; i < len; i++)                                                             \
+            y[i] = (s[i] - m) * iv * g[i] + b[i];                                                       \
+        else                                                                                            \
+          for (int64_t i = 0; i < len; i++)                                                             \
+            y[i] = (s[i] - m) * iv * g[i];                                                              \
+        store_statistic (j->mean, r, mean);                                                             \
+        store_statistic (j->inv_std, r, inv);                                                           \
+      }                                                                                                 \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_SKIP_NORM)
+
+static gboolean
+skip_layer_normalization_compute (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0], *skip = ctx->inputs[1];
+  if (x->rank < 1)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have rank 1 or more");
+      return FALSE;
+    }
+  int64_t len = x->dims[x->rank - 1], rows = product (x->dims, 0, x->rank - 1);
+  /* skip: the input's trailing dims, with leading 1s allowed. */
+  int lead = 0;
+  while (lead < skip->rank - 1 && skip->dims[lead] == 1)
+    lead++;
+  gboolean ok = skip->rank - lead <= x->rank && skip->rank >= 1;
+  for (int k = lead; ok && k < skip->rank; k++)
+    ok = skip->dims[k] == x->dims[x->rank - skip->rank + k];
+  if (!ok)
+    {
+      char *a = owb_tensor_shape_to_string (x), *b = owb_tensor_shape_to_string (skip);
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "skip %s does not match input %s", b, a);
+      g_free (a);
+      g_free (b);
+      return FALSE;
+    }
+  if (rows * len == 0)
+    return TRUE;
+  int64_t dims1[1] = { len };
+  static const char *const names[] = { "gamma", "beta", "bias" };
+  void *params[3] = { NULL, NULL, NULL };
+  for (int i = 2; i < 5; i++)
+    {
+      const OwbTensor *t = input (ctx, i);
+      if (t && t->nelems != len)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "%s has %" G_GINT64_FORMAT " elements, not %" G_GINT64_FORMAT,
+                                names[i - 2], t->nelems, len);
+          for (int k = 0; k < 3; k++)
+            g_free (params[k]);
+          return FALSE;
+        }
+      /* A 1-D view of the parameter for expand_parameter, which wants its rank <= 1 here. */
+      if (t)
+        {
+          OwbTensor flat = *t;
+          flat.rank = 1;
+          flat.dims[0] = len;
+          params[i - 2] = expand_parameter (ctx, &flat, 1, dims1, len, x->dtype, names[i - 2], error);
+        }
+    }
+  OwbTensor *sum = output (ctx, 3);
+  SkipNormJob job = { x->data, skip->data, MAX (1, skip->nelems / len), ctx->outputs[0]->data,
+                      sum ? sum->data : NULL, len, owb_node_get_float (ctx->node, "epsilon", 1e-5f),
+                      params[0], params[1], params[2], output (ctx, 1), output (ctx, 2) };
+  owb_parallel_for (ctx->pool, rows, grain_for (len), x->dtype == OWB_TYPE_DOUBLE ? skip_norm_DOUBLE : skip_norm_FLOAT,
+                    &job);
+  for (int k = 0; k < 3; k++)
+    g_free (params[k]);
+  return TRUE;
+}
+
+/* ---- Gelu and BiasGelu ------------------------------------------------------------------------ */
+
+typedef struct {
+  const void *x, *bias; /* bias (BiasGelu) repeats every len elements; may be NULL */
+  void *y;
+  int64_t len;          /* row length (bias size), or the whole tensor for Gelu */
+  gboolean tanh_form;
+} GeluJob;
+
+/* Float rows use the float functions. */
+static inline float erf_FLOAT (float v) { return erff (v); }
+static inline double erf_DOUBLE (double v) { return erf (v); }
+static inline float tanh_FLOAT (float v) { return tanhf (v); }
+static inline double tanh_DOUBLE (double v) { return tanh (v); }
+
+/* 0.5 * x * (1 + erf (x / sqrt 2)), or with tanh (sqrt (2 / pi) * (x + 0.044715 x^3)) for erf. */
+#define DEFINE_GELU(T, N)                                                                               \
+  static inline void gelu_row_##N (const T *restrict x, const T *restrict bias, T *restrict y,          \
+                                   int64_t n, gboolean tanh_form)                                       \
+  {                                                                                                     \
+    if (tanh_form)                                                                                      \
+      for (int64_t i = 0; i < n; i++)                                                                   \
+        {                                                                                               \
+          T v = bias ? x[i] + bias[i] : x[i];                                                           \
+          y[i] = (T) 0.5 * v                                                                            \
+                 * ((T) 1 + tanh_##N ((T) 0.7978845608028654 * (v + (T) 0.044715 * v * v * v)));       \
+        }                                                                                               \
+    else                                                                                                \
+      for (int64_t i = 0; i < n; i++)                                                                   \
+        {                                                                                               \
+          T v = bias ? x[i] + bias[i] : x[i];                                                           \
+          y[i] = (T) 0.5 * v * ((T) 1 + erf_##N (v * (T) M_SQRT1_2));                                   \
+        }                                                                                               \
+  }                                                                                                     \
+                                                                                                        \
+  static void gelu_##N (int64_t begin, int64_t end, gpointer data)                                      \
+  {                                                                                                     \
+    const GeluJob *j = data;                                                                            \
+    for (int64_t r = begin; r < end; r++)                                                               \
+      gelu_row_##N ((const T *) j->x + r * j->len, j->bias, (T *) j->y + r * j->len, j->len,            \
+                    j->tanh_form);                                                                      \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_GELU)
+
+static gboolean
+approximate_is_tanh (OwbKernelContext *ctx, gboolean *tanh_form, GError **error)
+{
+  const char *approximate = owb_node_get_string (ctx->node, "approximate", "none");
+  *tanh_form = strcmp (approximate, "tanh") == 0;
+  if (!*tanh_form && strcmp (approximate, "none") != 0)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "approximate must be \"none\" or \"tanh\", not \"%s\"",
+                            approximate);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+gelu_compute (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  GeluJob job = { x->data, NULL, ctx->outputs[0]->data, 1, FALSE };
+  if (!approximate_is_tanh (ctx, &job.tanh_form, error))
+    return FALSE;
+  /* Rows of a fixed size keep chunks contiguous whatever the shape. */
+  const int64_t row = 4096;
+  int64_t n = x->nelems, full = n / row;
+  job.len = row;
+  owb_parallel_for (ctx->pool, full, grain_for (row), x->dtype == OWB_TYPE_DOUBLE ? gelu_DOUBLE : gelu_FLOAT, &job);
+  if (n % row)
+    {
+      if (x->dtype == OWB_TYPE_DOUBLE)
+        gelu_row_DOUBLE ((const double *) x->data + full * row, NULL, (double *) job.y + full * row, n % row,
+                         job.tanh_form);
+      else
+        gelu_row_FLOAT ((const float *) x->data + full * row, NULL, (float *) job.y + full * row, n % row,
+                        job.tanh_form);
+    }
+  return TRUE;
+}
+
+static gboolean
+bias_gelu_compute (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0], *bias = ctx->inputs[1];
+  if (x->rank < 1 || bias->rank != 1 || bias->dims[0] != x->dims[x->rank - 1])
+    {
+      char *a = owb_tensor_shape_to_string (x), *b = owb_tensor_shape_to_string (bias);
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias %s must be a vector of the last dim of %s", b, a);
+      g_free (a);
+      g_free (b);
+      return FALSE;
+    }
+  GeluJob job = { x->data, bias->data, ctx->outputs[0]->data, bias->dims[0], FALSE };
+  if (!approximate_is_tanh (ctx, &job.tanh_form, error))
+    return FALSE;
+  if (x->nelems == 0)
+    return TRUE;
+  owb_parallel_for (ctx->pool, x->nelems / job.len, grain_for (job.len),
+                    x->dtype == OWB_TYPE_DOUBLE ? gelu_DOUBLE : gelu_FLOAT, &job);
+  return TRUE;
+}
+
+/* ---- MultiHeadAttention ----------------------------------------------------------------------- */
+
+typedef struct {
+  const float *q, *k, *v;
+  float *o;
+  int64_t ldq, ldk, ldv, ldo;   /* row (sequence step) strides */
+  int64_t bq, bk, bv, bo;       /* batch strides */
+  int64_t heads, s, l, d, dv;
+  float scale;
+  const float *bias;
+  int64_t bias_strides[4];      /* over [batch, head, q_seq, kv_seq]; 0 where it broadcasts */
+} AttentionJob;
+
+static void
+attention_heads (int64_t begin, int64_t end, gpointer data)
+{
+  const AttentionJob *j = data;
+  const int64_t S = j->s, L = j->l;
+  float *scores = g_malloc (MAX (S * L, 1) * sizeof (float));
+  for (int64_t bh = begin; bh < end; bh++)
+    {
+      int64_t b = bh / j->heads, h = bh % j->heads;
+      const float *q = j->q + b * j->bq + h * j->d;
+      const float *k = j->k + b * j->bk + h * j->d;
+      const float *v = j->v + b * j->bv + h * j->dv;
+      float *o = j->o + b * j->bo + h * j->dv;
+      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) S, (int) L, (int) j->d, j->scale, q, (int) j->ldq, k,
+                   (int) j->ldk, 0.0f, scores, (int) L);
+      for (int64_t s = 0; s < S; s++)
+        {
+          float *restrict row = scores + s * L;
+          if (j->bias)
+            {
+              const float *restrict bias = j->bias + b * j->bias_strides[0] + h * j->bias_strides[1]
+                                           + s * j->bias_strides[2];
+              if (j->bias_strides[3])
+                for (int64_t t = 0; t < L; t++)
+                  row[t] += bias[t];
+              else
+                for (int64_t t = 0; t < L; t++)
+                  row[t] += bias[0];
+            }
+          float max = row[0];
+          for (int64_t t = 1; t < L; t++)
+            max = row[t] > max ? row[t] : max;
+          float sum = 0;
+          for (int64_t t = 0; t < L; t++)
+            {
+              row[t] = expf (row[t] - max);
+              sum += row[t];
+            }
+          float inv = 1.0f / sum;
+          for (int64_t t = 0; t < L; t++)
+            row[t] *= inv;
+        }
+      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) S, (int) j->dv, (int) L, 1.0f, scores, (int) L, v,
+                   (int) j->ldv, 0.0f, o, (int) j->ldo);
+    }
+  g_free (scores);
+}
+
+static gboolean
+multi_head_attention_compute (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *q = ctx->inputs[0], *k = input (ctx, 1), *v = input (ctx, 2), *bias = input (ctx, 3);
+  OwbTensor *out = ctx->outputs[0];
+  int64_t heads = owb_node_get_int (ctx->node, "num_heads", 0);
+  gboolean seq_first = owb_node_get_int (ctx->node, "seq_first", 0) != 0;
+  if (heads < 1 || q->rank != 3 || (k && k->rank != 3) || (v && v->rank != 3) || (!k) != (!v))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "needs num_heads >= 1 and rank-3 query, key and value");
+      return FALSE;
+    }
+  int b_axis = seq_first ? 1 : 0, s_axis = seq_first ? 0 : 1;
+  int64_t B = q->dims[b_axis], S = q->dims[s_axis];
+  AttentionJob job = { 0 };
+  job.heads = heads;
+  job.s = S;
+  if (!k)
+    {
+      /* Packed: Q, K and V side by side in each row of query. */
+      int64_t width = q->dims[2];
+      if (width % (3 * heads))
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "packed query width %" G_GINT64_FORMAT " is not 3 * num_heads * head_size",
+                                width);
+          return FALSE;
+        }
+      int64_t hidden = width / 3;
+      job.q = q->data;
+      job.k = (const float *) q->data + hidden;
+      job.v = (const float *) q->data + 2 * hidden;
+      job.ldq = job.ldk = job.ldv = seq_first ? B * width : width;
+      job.bq = job.bk = job.bv = seq_first ? width : S * width;
+      job.l = S;
+      job.d = job.dv = hidden / heads;
+    }
+  else
+    {
+      int64_t L = k->dims[s_axis];
+      if (k->dims[b_axis] != B || v->dims[b_axis] != B || v->dims[s_axis] != L || k->dims[2] != q->dims[2]
+          || q->dims[2] % heads || v->dims[2] % heads)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "query, key and value shapes do not agree");
+          return FALSE;
+        }
+      job.q = q->data;
+      job.k = k->data;
+      job.v = v->data;
+      job.ldq = seq_first ? B * q->dims[2] : q->dims[2];
+      job.ldk = seq_first ? B * k->dims[2] : k->dims[2];
+      job.ldv = seq_first ? B * v->dims[2] : v->dims[2];
+      job.bq = seq_first ? q->dims[2] : S * q->dims[2];
+      job.bk = seq_first ? k->dims[2] : L * k->dims[2];
+      job.bv = seq_first ? v->dims[2] : L * v->dims[2];
+      job.l = L;
+      job.d = q->dims[2] / heads;
+      job.dv = v->dims[2] / heads;
+    }
+  int64_t hidden_v = job.dv * heads;
+  job.o = out->data;
+  job.ldo = seq_first ? B * hidden_v : hidden_v;
+  job.bo = seq_first ? hidden_v : S * hidden_v;
+  job.scale = owb_node_get_float (ctx->node, "scale", (float) (1.0 / sqrt ((double) MAX (job.d, 1))));
+  if (bias)
+    {
+      const int64_t want[4] = { B, heads, S, job.l };
+      int64_t stride = 1;
+      gboolean ok = bias->rank <= 4;
+      for (int d = 3; ok && d >= 0; d--)
+        {
+          int bd = d - (4 - bias->rank);
+          int64_t n = bd >= 0 ? bias->dims[bd] : 1;
+          ok = n == 1 || n == want[d];
+          job.bias_strides[d] = n == 1 ? 0 : stride;
+          stride *= n;
+        }
+      if (!ok)
+        {
+          char *s = owb_tensor_shape_to_string (bias);
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "attention_bias %s does not broadcast to [%" G_GINT64_FORMAT
+                                ", %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]",
+                                s, B, heads, S, job.l);
+          g_free (s);
+          return FALSE;
+        }
+      job.bias = bias->data;
+    }
+  if (B * S * hidden_v == 0)
+    return TRUE;
+  if (job.l == 0)
+    {
+      /* No keys: a softmax over nothing; the exported graph would give NaN rows too. */
+      float *o = out->data;
+      for (int64_t i = 0; i < out->nelems; i++)
+        o[i] = NAN;
+      return TRUE;
+    }
+  if (S * job.l > G_MAXINT || job.ldq > G_MAXINT || job.ldk > G_MAXINT || job.ldv > G_MAXINT || job.ldo > G_MAXINT)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "attention is too large for 32-bit BLAS sizes");
+      return FALSE;
+    }
+  owb_parallel_for (ctx->pool, B * heads, 1, attention_heads, &job);
+  return TRUE;
+}
+
+#define FLOATS OWB_CPU_TYPES_FLOATS
+
 const OwbKernelDef _owb_cpu_kernels_fused_transformer[] = {
+  { "LayerNormalization", WB, 1, 0, FLOATS, 0, NULL, NULL, layer_normalization_compute },
+  { "Gelu", WB, 1, 0, FLOATS, 0, NULL, NULL, gelu_compute },
+  { "BiasGelu", WB, 1, 0, FLOATS, 0, NULL, NULL, bias_gelu_compute },
+  { "SkipLayerNormalization", WB, 1, 0, FLOATS, 0, NULL, NULL, skip_layer_normalization_compute },
+  { "MultiHeadAttention", WB, 1, 0, OWB_TYPE_BIT (OWB_TYPE_FLOAT), 0, NULL, NULL, multi_head_attention_compute },
   { NULL }
 };

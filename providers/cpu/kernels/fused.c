@@ -1,6 +1,1064 @@
-/* fused.c: CPU kernels of the engine's own fused ops (domain ai.onnx.workbench). */
+/* fused.c: CPU kernels of the engine's own fused ops (domain ai.onnx.workbench): FusedConv,
+ * FusedMatMul and FusedGemm. Each computes its output tile by tile (GEMM through OpenBLAS, or a
+ * direct loop for depthwise convolutions) and applies bias, residual and activation to a tile right
+ * after computing it, while it is still in cache: that pass over memory is what the fusion saves. */
 #include "../cpu-kernels-private.h"
 
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#define MAX_SP OWB_MAX_RANK
+#define MAX_CONV_ATTR (G_GINT64_CONSTANT (1) << 31)
+/* Elements of one im2col tile: large enough for an efficient GEMM, small enough for the outer caches. */
+#define COL_BUDGET (G_GINT64_CONSTANT (1) << 19)
+/* Elements of one output tile: a quarter of a 1 MiB L2 in float, so the epilogue reads it from cache. */
+#define OUT_BUDGET (G_GINT64_CONSTANT (1) << 16)
+#define MIN_TILE 64
+/* Below this many multiply-adds a product is not worth splitting over threads. */
+#define PARALLEL_WORK (G_GINT64_CONSTANT (1) << 21)
+
+static int
+pool_threads (OwbThreadPool *pool)
+{
+  return pool ? MAX (owb_thread_pool_get_n_threads (pool), 1) : 1;
+}
+
+/* Names the node in errors raised before a kernel context exists (prepare). */
+static void G_GNUC_PRINTF (4, 5)
+node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  char *msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  char *who = owb_node_describe (node);
+  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
+  g_free (who);
+  g_free (msg);
+}
+
+/* ---- activations ---- */
+
+typedef enum {
+  ACT_NONE,
+  ACT_RELU,
+  ACT_LEAKY_RELU,
+  ACT_CLIP,
+  ACT_SIGMOID,
+  ACT_TANH,
+  ACT_HARD_SIGMOID,
+  ACT_HARD_SWISH,
+  ACT_SWISH,
+} ActKind;
+
+typedef struct {
+  ActKind kind;
+  double p0, p1; /* LeakyRelu alpha; Clip min, max; HardSigmoid/HardSwish alpha, beta */
+} Activation;
+
+static gboolean
+activation_parse (const OwbNode *node, Activation *act, GError **error)
+{
+  static const struct {
+    const char *name;
+    ActKind kind;
+    int n_params;
+    double p0, p1;
+  } table[] = {
+    { "Relu", ACT_RELU, 0, 0, 0 },
+    { "LeakyRelu", ACT_LEAKY_RELU, 1, 0.01, 0 },
+    { "Clip", ACT_CLIP, 2, -INFINITY, INFINITY },
+    { "Sigmoid", ACT_SIGMOID, 0, 0, 0 },
+    { "Tanh", ACT_TANH, 0, 0, 0 },
+    { "HardSigmoid", ACT_HARD_SIGMOID, 2, 0.2, 0.5 },
+    { "HardSwish", ACT_HARD_SWISH, 2, 1.0 / 6.0, 0.5 },
+    { "Swish", ACT_SWISH, 0, 0, 0 },
+  };
+  memset (act, 0, sizeof *act);
+  const char *name = owb_node_get_string (node, "activation", NULL);
+  if (!name)
+    return TRUE;
+  int n = 0;
+  const float *params = owb_node_get_floats (node, "activation_params", &n);
+  for (guint i = 0; i < G_N_ELEMENTS (table); i++)
+    if (strcmp (name, table[i].name) == 0)
+      {
+        if (params && n != table[i].n_params)
+          {
+            node_error (node, error, OWB_ERROR_INVALID_MODEL, "activation %s takes %d activation_params, got %d", name,
+                        table[i].n_params, n);
+            return FALSE;
+          }
+        act->kind = table[i].kind;
+        act->p0 = params && n > 0 ? params[0] : table[i].p0;
+        act->p1 = params && n > 1 ? params[1] : table[i].p1;
+        return TRUE;
+      }
+  node_error (node, error, OWB_ERROR_INVALID_MODEL, "activation '%s' is not supported", name);
+  return FALSE;
+}
+
+/* ---- typed building blocks, stamped per float type ---- */
+
+static inline float
+exp_FLOAT (float x)
+{
+  return expf (x);
+}
+static inline double
+exp_DOUBLE (double x)
+{
+  return exp (x);
+}
+static inline float
+tanh_FLOAT (float x)
+{
+  return tanhf (x);
+}
+static inline double
+tanh_DOUBLE (double x)
+{
+  return tanh (x);
+}
+
+#define BLAS_GEMM_FLOAT cblas_sgemm
+#define BLAS_GEMM_DOUBLE cblas_dgemm
+
+/* The epilogue applies y = act (y + s + vs * v[j]) over a row; the activation's switch sits outside
+ * the loops, and the cheap activations run on 16-byte GCC vectors (the build's -O2 does not
+ * vectorize these loops by itself). Comparisons are written so that NaN passes through like the
+ * standalone ops. */
+#define DEFINE_BLOCKS(T, NAME)                                                                                     \
+  typedef T vec_##NAME __attribute__ ((vector_size (16)));                                                         \
+  typedef __typeof__ ((vec_##NAME){} < (vec_##NAME){}) mask_##NAME;                                                \
+  enum { LANES_##NAME = 16 / sizeof (T) };                                                                         \
+  static inline vec_##NAME vload_##NAME (const T *p)                                                               \
+  {                                                                                                                \
+    vec_##NAME v;                                                                                                  \
+    memcpy (&v, p, sizeof v);                                                                                      \
+    return v;                                                                                                      \
+  }                                                                                                                \
+  static inline void vstore_##NAME (T *p, vec_##NAME v)                                                            \
+  {                                                                                                                \
+    memcpy (p, &v, sizeof v);                                                                                      \
+  }                                                                                                                \
+  /* m ? a : b, lane by lane */                                                                                    \
+  static inline vec_##NAME vselect_##NAME (mask_##NAME m, vec_##NAME a, vec_##NAME b)                              \
+  {                                                                                                                \
+    return (vec_##NAME) ((m & (mask_##NAME) a) | (~m & (mask_##NAME) b));                                         \
+  }                                                                                                                \
+  static inline T clamp01_##NAME (T x)                                                                             \
+  {                                                                                                                \
+    return x < 0 ? (T) 0 : (x > 1 ? (T) 1 : x);                                                                    \
+  }                                                                                                                \
+  static inline vec_##NAME vclamp01_##NAME (vec_##NAME x)                                                          \
+  {                                                                                                                \
+    vec_##NAME zero = (vec_##NAME){}, one = zero + 1;                                                              \
+    x = vselect_##NAME (x < zero, zero, x);                                                                        \
+    return vselect_##NAME (x > one, one, x);                                                                       \
+  }                                                                                                                \
+                                                                                                                   \
+  /* y[j] = act (y[j] + s + vs * v[j]) for j < n; v may be NULL. */                                               \
+  static void epilogue_##NAME (T *restrict y, int64_t n, T s, const T *restrict v, T vs, const Activation *act)   \
+  {                                                                                                                \
+    enum { L = LANES_##NAME };                                                                                     \
+    const vec_##NAME zero = (vec_##NAME){}, sv = zero + s, vsv = zero + vs;                                        \
+    const T p0 = (T) act->p0, p1 = (T) act->p1;                                                                    \
+    const vec_##NAME p0v = zero + p0, p1v = zero + p1;                                                             \
+    (void) p0v;                                                                                                    \
+    (void) p1v;                                                                                                    \
+    int64_t j = 0;                                                                                                 \
+    EPILOGUE_LOOPS (T, NAME)                                                                                       \
+  }
+
+/* The loops of epilogue_##NAME, one pair per activation. */
+#define EPILOGUE_LOOP(T, NAME, VEXPR, SEXPR)                                                                       \
+  do                                                                                                               \
+    {                                                                                                              \
+      if (v)                                                                                                       \
+        for (; j + L <= n; j += L)                                                                                 \
+          {                                                                                                        \
+            vec_##NAME x = vload_##NAME (y + j) + sv + vsv * vload_##NAME (v + j);                                 \
+            vstore_##NAME (y + j, (VEXPR));                                                                        \
+          }                                                                                                        \
+      else                                                                                                         \
+        for (; j + L <= n; j += L)                                                                                 \
+          {                                                                                                        \
+            vec_##NAME x = vload_##NAME (y + j) + sv;                                                              \
+            vstore_##NAME (y + j, (VEXPR));                                                                        \
+          }                                                                                                        \
+      for (; j < n; j++)                                                                                           \
+        {                                                                                                          \
+          T x = y[j] + s + (v ? vs * v[j] : (T) 0);                                                                \
+          y[j] = (SEXPR);                                                                                          \
+        }                                                                                                          \
+    }                                                                                                              \
+  while (0)
+
+/* Sigmoid, Tanh and Swish have no cheap vector form here: the sums go through vectors, the
+ * transcendental per element. */
+#define EPILOGUE_LOOPS(T, NAME)                                                                                    \
+  switch (act->kind)                                                                                               \
+    {                                                                                                              \
+    case ACT_NONE:                                                                                                 \
+      EPILOGUE_LOOP (T, NAME, x, x);                                                                               \
+      break;                                                                                                       \
+    case ACT_RELU:                                                                                                 \
+      EPILOGUE_LOOP (T, NAME, vselect_##NAME (x < zero, zero, x), x < 0 ? (T) 0 : x);                              \
+      break;                                                                                                       \
+    case ACT_LEAKY_RELU:                                                                                           \
+      EPILOGUE_LOOP (T, NAME, vselect_##NAME (x < zero, x * p0v, x), x < 0 ? x * p0 : x);                          \
+      break;                                                                                                       \
+    case ACT_CLIP:                                                                                                 \
+      EPILOGUE_LOOP (T, NAME, vselect_##NAME (x > p1v, p1v, vselect_##NAME (x < p0v, p0v, x)),                     \
+                     x < p0 ? p0 : (x > p1 ? p1 : x));                                                             \
+      break;                                                                                                       \
+    case ACT_HARD_SIGMOID:                                                                                         \
+      EPILOGUE_LOOP (T, NAME, vclamp01_##NAME (x * p0v + p1v), clamp01_##NAME (x * p0 + p1));                      \
+      break;                                                                                                       \
+    case ACT_HARD_SWISH:                                                                                           \
+      EPILOGUE_LOOP (T, NAME, x * vclamp01_##NAME (x * p0v + p1v), x * clamp01_##NAME (x * p0 + p1));              \
+      break;                                                                                                       \
+    case ACT_SIGMOID:                                                                                              \
+      EPILOGUE_LOOP (T, NAME, x, x);                                                                               \
+      for (int64_t i = 0; i < n; i++)                                                                              \
+        y[i] = 1 / (1 + exp_##NAME (-y[i]));                                                                       \
+      break;                                                                                                       \
+    case ACT_TANH:                                                                                                 \
+      EPILOGUE_LOOP (T, NAME, x, x);                                                                               \
+      for (int64_t i = 0; i < n; i++)                                                                              \
+        y[i] = tanh_##NAME (y[i]);                                                                                 \
+      break;                                                                                                       \
+    case ACT_SWISH:                                                                                                \
+      EPILOGUE_LOOP (T, NAME, x, x);                                                                               \
+      for (int64_t i = 0; i < n; i++)                                                                              \
+        y[i] = y[i] / (1 + exp_##NAME (-y[i]));                                                                    \
+      break;                                                                                                       \
+    }
+
+OWB_CPU_FOR_FLOATS (DEFINE_BLOCKS)
+
+/* C = alpha op(A) op(B) (beta 0) through BLAS; handles the degenerate sizes BLAS rejects. */
+#define DEFINE_GEMM(T, NAME)                                                                                       \
+  static void gemm_##NAME (gboolean ta, gboolean tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a,         \
+                           int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc)                                \
+  {                                                                                                                \
+    if (m <= 0 || n <= 0)                                                                                          \
+      return;                                                                                                      \
+    if (k <= 0)                                                                                                    \
+      {                                                                                                            \
+        for (int64_t i = 0; i < m; i++)                                                                            \
+          memset (c + i * ldc, 0, n * sizeof (T));                                                                 \
+        return;                                                                                                    \
+      }                                                                                                            \
+    BLAS_GEMM_##NAME (CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int) m,       \
+                      (int) n, (int) k, alpha, a, (int) MAX (lda, 1), b, (int) MAX (ldb, 1), 0, c,                 \
+                      (int) MAX (ldc, 1));                                                                         \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_GEMM)
+
+/* ---- FusedConv ---- */
+
+typedef enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID } AutoPad;
+
+/* Attributes parsed once by prepare; lengths are checked against the rank at run time. */
+typedef struct {
+  int64_t group;
+  AutoPad auto_pad;
+  int n_strides, n_dilations, n_pads, n_kernel;
+  int64_t kernel[MAX_SP], strides[MAX_SP], dilations[MAX_SP], pads[2 * MAX_SP];
+  Activation act;
+} ConvParams;
+
+/* A convolution resolved for concrete shapes; pad holds the begin padding of each spatial axis. */
+typedef struct {
+  int nsp;
+  int64_t N, C, M, group, Cg, Mg;
+  int64_t in[MAX_SP], out[MAX_SP], k[MAX_SP], s[MAX_SP], d[MAX_SP], pad[MAX_SP];
+  int64_t in_size, out_size, ksize;
+} ConvGeom;
+
+static gboolean
+read_ints (const OwbNode *node, const char *name, int max, int64_t lo, int64_t *out, int *n_out, GError **error)
+{
+  int n = 0;
+  const int64_t *v = owb_node_get_ints (node, name, &n);
+  *n_out = v ? n : 0;
+  if (!v)
+    return TRUE;
+  if (n > max)
+    {
+      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s has too many values (%d)", name, n);
+      return FALSE;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      if (v[i] < lo || v[i] > MAX_CONV_ATTR)
+        {
+          node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s[%d] = %" G_GINT64_FORMAT " is out of range",
+                      name, i, v[i]);
+          return FALSE;
+        }
+      out[i] = v[i];
+    }
+  return TRUE;
+}
+
+static gboolean
+fused_conv_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
+                    GError **error)
+{
+  ConvParams *p = g_new0 (ConvParams, 1);
+  p->group = owb_node_get_int (node, "group", 1);
+  const char *ap = owb_node_get_string (node, "auto_pad", "NOTSET");
+  if (p->group < 1 || p->group > MAX_CONV_ATTR)
+    {
+      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute group = %" G_GINT64_FORMAT " must be >= 1",
+                  p->group);
+      goto fail;
+    }
+  if (ap[0] == '\0' || strcmp (ap, "NOTSET") == 0)
+    p->auto_pad = PAD_NOTSET;
+  else if (strcmp (ap, "SAME_UPPER") == 0)
+    p->auto_pad = PAD_SAME_UPPER;
+  else if (strcmp (ap, "SAME_LOWER") == 0)
+    p->auto_pad = PAD_SAME_LOWER;
+  else if (strcmp (ap, "VALID") == 0)
+    p->auto_pad = PAD_VALID;
+  else
+    {
+      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute auto_pad = '%s' is not supported", ap);
+      goto fail;
+    }
+  if (!read_ints (node, "kernel_shape", MAX_SP, 1, p->kernel, &p->n_kernel, error)
+      || !read_ints (node, "strides", MAX_SP, 1, p->strides, &p->n_strides, error)
+      || !read_ints (node, "dilations", MAX_SP, 1, p->dilations, &p->n_dilations, error)
+      || !read_ints (node, "pads", 2 * MAX_SP, 0, p->pads, &p->n_pads, error)
+      || !activation_parse (node, &p->act, error))
+    goto fail;
+  *state = p;
+  return TRUE;
+fail:
+  g_free (p);
+  return FALSE;
+}
+
+static gboolean
+check_len (OwbKernelContext *ctx, const char *name, int n, int want, GError **error)
+{
+  if (n != 0 && n != want)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute %s has %d values, expected %d", name, n,
+                            want);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Resolves the geometry from the actual shapes and checks it against the allocated output. */
+static gboolean
+conv_geometry (OwbKernelContext *ctx, const ConvParams *p, const OwbTensor *x, const OwbTensor *w, const OwbTensor *y,
+               ConvGeom *g, GError **error)
+{
+  memset (g, 0, sizeof *g);
+  if (x->rank < 3 || w->rank != x->rank)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "X (rank %d) and W (rank %d) must have the same rank >= 3",
+                            x->rank, w->rank);
+      return FALSE;
+    }
+  int nsp = g->nsp = x->rank - 2;
+  if (!check_len (ctx, "kernel_shape", p->n_kernel, nsp, error) || !check_len (ctx, "strides", p->n_strides, nsp, error)
+      || !check_len (ctx, "dilations", p->n_dilations, nsp, error)
+      || !check_len (ctx, "pads", p->n_pads, 2 * nsp, error))
+    return FALSE;
+  g->N = x->dims[0];
+  g->C = x->dims[1];
+  g->M = w->dims[0];
+  g->group = p->group;
+  if (g->C % g->group != 0 || g->M % g->group != 0 || w->dims[1] != g->C / g->group)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                            "weight shape [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", ...] does not fit %" G_GINT64_FORMAT
+                            " input channels in %" G_GINT64_FORMAT " groups",
+                            w->dims[0], w->dims[1], g->C, g->group);
+      return FALSE;
+    }
+  g->Cg = g->C / g->group;
+  g->Mg = g->M / g->group;
+  g->in_size = g->out_size = g->ksize = 1;
+  for (int i = 0; i < nsp; i++)
+    {
+      int64_t in = x->dims[2 + i], k = w->dims[2 + i];
+      int64_t s = p->n_strides ? p->strides[i] : 1, d = p->n_dilations ? p->dilations[i] : 1;
+      int64_t pb = p->n_pads ? p->pads[i] : 0, pe = p->n_pads ? p->pads[nsp + i] : 0;
+      if (k < 1 || (p->n_kernel && p->kernel[i] != k))
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "weight kernel axis %d has size %" G_GINT64_FORMAT, i, k);
+          return FALSE;
+        }
+      if (in > G_MAXINT64 / 4 / s)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input axis %d is too large", 2 + i);
+          return FALSE;
+        }
+      int64_t dk = (k - 1) * d + 1, out;
+      if (p->auto_pad == PAD_SAME_UPPER || p->auto_pad == PAD_SAME_LOWER)
+        {
+          out = (in + s - 1) / s;
+          int64_t total = MAX ((out - 1) * s + dk - in, 0);
+          pb = p->auto_pad == PAD_SAME_UPPER ? total / 2 : total - total / 2;
+        }
+      else
+        {
+          if (p->auto_pad == PAD_VALID)
+            pb = pe = 0;
+          if (in + pb + pe < dk)
+            {
+              owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                                    "kernel extent %" G_GINT64_FORMAT " on spatial axis %d is larger than the padded "
+                                    "input (%" G_GINT64_FORMAT ")",
+                                    dk, i, in + pb + pe);
+              return FALSE;
+            }
+          out = (in + pb + pe - dk) / s + 1;
+        }
+      g->in[i] = in;
+      g->out[i] = out;
+      g->k[i] = k;
+      g->s[i] = s;
+      g->d[i] = d;
+      g->pad[i] = pb;
+      g->in_size *= in;
+      g->out_size *= out;
+      g->ksize *= k;
+    }
+  gboolean match = y->rank == x->rank && y->dims[0] == g->N && y->dims[1] == g->M;
+  for (int i = 0; match && i < nsp; i++)
+    match = y->dims[2 + i] == g->out[i];
+  if (!match)
+    {
+      char *have = owb_tensor_shape_to_string (y);
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "output was allocated as %s, which does not match the attributes",
+                            have);
+      g_free (have);
+      return FALSE;
+    }
+  if (g->Cg * g->ksize > INT_MAX || g->in_size > INT_MAX || g->out_size > INT_MAX || g->Mg > INT_MAX)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "convolution is too large for 32-bit BLAS indices");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* [lo, hi): the positions j in [0, n) with 0 <= j * s + off < limit. */
+static void
+valid_range (int64_t off, int64_t s, int64_t limit, int64_t n, int64_t *lo, int64_t *hi)
+{
+  int64_t l = off >= 0 ? 0 : (-off + s - 1) / s;
+  int64_t h = limit - off <= 0 ? 0 : (limit - off + s - 1) / s;
+  *lo = MIN (l, n);
+  *hi = CLAMP (h, *lo, n);
+}
+
+typedef struct {
+  const ConvGeom *g;
+  const Activation *act;
+  OwbDataType dtype;
+  const void *x, *w, *bias, *z;
+  void *y;
+  gboolean direct; /* 1x1, stride 1, no padding: X itself is the GEMM operand */
+  int64_t tile, ntiles;
+} ConvJob;
+
+/* im2col: gathers the input patches of output positions [p0, p0 + len) into col, one row per
+ * (input channel, kernel tap); each run of outputs along the last axis is one copy.
+ *
+ * Depthwise (one input and one output channel per group, 1-D or 2-D): a direct loop per output row;
+ * over the interior columns, where every tap of the row lies inside the input, the taps of a vector
+ * of outputs accumulate in a register (stride 1), or of one output (strided). */
+#define DEFINE_CONV(T, NAME)                                                                                       \
+  static void im2col_##NAME (const ConvGeom *g, const T *x, int64_t p0, int64_t len, T *col)                       \
+  {                                                                                                                \
+    int last = g->nsp - 1;                                                                                         \
+    int64_t in_last = g->in[last], out_last = g->out[last], s = g->s[last];                                        \
+    int64_t start[MAX_SP];                                                                                         \
+    for (int64_t a = last, rest = p0; a >= 0; a--)                                                                 \
+      {                                                                                                            \
+        start[a] = rest % g->out[a];                                                                               \
+        rest /= g->out[a];                                                                                         \
+      }                                                                                                            \
+    for (int64_t kk = 0; kk < g->ksize; kk++)                                                                      \
+      {                                                                                                            \
+        int64_t kc[MAX_SP];                                                                                        \
+        for (int64_t a = last, rest = kk; a >= 0; a--)                                                             \
+          {                                                                                                        \
+            kc[a] = rest % g->k[a];                                                                                \
+            rest /= g->k[a];                                                                                       \
+          }                                                                                                        \
+        int64_t off = kc[last] * g->d[last] - g->pad[last], lo, hi;                                                \
+        valid_range (off, s, in_last, out_last, &lo, &hi);                                                         \
+        for (int64_t c = 0; c < g->Cg; c++)                                                                        \
+          {                                                                                                        \
+            const T *xc = x + c * g->in_size;                                                                      \
+            T *dst = col + (c * g->ksize + kk) * len;                                                              \
+            int64_t oc[MAX_SP];                                                                                    \
+            memcpy (oc, start, sizeof (int64_t) * g->nsp);                                                         \
+            for (int64_t p = 0; p < len;)                                                                          \
+              {                                                                                                    \
+                int64_t o0 = oc[last], run = MIN (out_last - o0, len - p);                                         \
+                gboolean inside = TRUE;                                                                            \
+                int64_t base = 0;                                                                                  \
+                for (int a = 0; a < last && inside; a++)                                                           \
+                  {                                                                                                \
+                    int64_t i = oc[a] * g->s[a] - g->pad[a] + kc[a] * g->d[a];                                     \
+                    inside = i >= 0 && i < g->in[a];                                                               \
+                    base = base * g->in[a] + i;                                                                    \
+                  }                                                                                                \
+                T *d = dst + p - o0; /* d[o] is output column o of this run */                                    \
+                if (!inside)                                                                                       \
+                  memset (d + o0, 0, run * sizeof (T));                                                            \
+                else                                                                                               \
+                  {                                                                                                \
+                    const T *src = xc + base * in_last + off;                                                      \
+                    int64_t a0 = CLAMP (lo, o0, o0 + run), a1 = CLAMP (hi, a0, o0 + run);                          \
+                    if (a0 > o0)                                                                                   \
+                      memset (d + o0, 0, (a0 - o0) * sizeof (T));                                                  \
+                    if (s == 1)                                                                                    \
+                      memcpy (d + a0, src + a0, (a1 - a0) * sizeof (T));                                           \
+                    else                                                                                           \
+                      for (int64_t o = a0; o < a1; o++)                                                            \
+                        d[o] = src[o * s];                                                                         \
+                    if (o0 + run > a1)                                                                             \
+                      memset (d + a1, 0, (o0 + run - a1) * sizeof (T));                                            \
+                  }                                                                                                \
+                p += run;                                                                                          \
+                oc[last] += run;                                                                                   \
+                for (int a = last; a > 0 && oc[a] >= g->out[a]; a--)                                               \
+                  {                                                                                                \
+                    oc[a] = 0;                                                                                     \
+                    oc[a - 1]++;                                                                                   \
+                  }                                                                                                \
+              }                                                                                                    \
+          }                                                                                                        \
+      }                                                                                                            \
+  }                                                                                                                \
+                                                                                                                   \
+  static void conv_tiles_##NAME (const ConvJob *job, int64_t begin, int64_t end)                                   \
+  {                                                                                                                \
+    const ConvGeom *g = job->g;                                                                                    \
+    int64_t rows = g->Cg * g->ksize;                                                                               \
+    const T *bias = job->bias, *z = job->z;                                                                        \
+    T *col = job->direct ? NULL : g_new (T, MAX (rows * job->tile, 1));                                            \
+    for (int64_t u = begin; u < end; u++)                                                                          \
+      {                                                                                                            \
+        int64_t n = u / (g->group * job->ntiles), gi = u / job->ntiles % g->group, t = u % job->ntiles;            \
+        const T *xg = (const T *) job->x + (n * g->C + gi * g->Cg) * g->in_size;                                   \
+        const T *wg = (const T *) job->w + gi * g->Mg * rows;                                                      \
+        int64_t yoff = (n * g->M + gi * g->Mg) * g->out_size;                                                      \
+        T *yg = (T *) job->y + yoff;                                                                               \
+        int64_t p0 = t * job->tile, len = MIN (job->tile, g->out_size - p0);                                       \
+        if (job->direct)                                                                                           \
+          gemm_##NAME (FALSE, FALSE, g->Mg, len, rows, 1, wg, rows, xg + p0, g->in_size, yg + p0, g->out_size);    \
+        else                                                                                                       \
+          {                                                                                                        \
+            im2col_##NAME (g, xg, p0, len, col);                                                                   \
+            gemm_##NAME (FALSE, FALSE, g->Mg, len, rows, 1, wg, rows, col, len, yg + p0, g->out_size);             \
+          }                                                                                                        \
+        /* the tile is in cache now: bias, residual and activation in one pass over it */                         \
+        if (bias || z || job->act->kind != ACT_NONE)                                                               \
+          for (int64_t m = 0; m < g->Mg; m++)                                                                      \
+            epilogue_##NAME (yg + m * g->out_size + p0, len, bias ? bias[gi * g->Mg + m] : (T) 0,                  \
+                             z ? z + yoff + m * g->out_size + p0 : NULL, 1, job->act);                             \
+      }                                                                                                            \
+    g_free (col);                                                                                                  \
+  }                                                                                                                \
+                                                                                                                   \
+  static void depthwise_##NAME (const ConvJob *job, int64_t begin, int64_t end)                                    \
+  {                                                                                                                \
+    enum { L = LANES_##NAME, MAX_TAPS = 64 };                                                                      \
+    const ConvGeom *g = job->g;                                                                                    \
+    gboolean two = g->nsp == 2;                                                                                    \
+    int64_t IH = two ? g->in[0] : 1, IW = g->in[g->nsp - 1];                                                       \
+    int64_t OH = two ? g->out[0] : 1, OW = g->out[g->nsp - 1];                                                     \
+    int64_t KH = two ? g->k[0] : 1, KW = g->k[g->nsp - 1];                                                         \
+    int64_t sh = two ? g->s[0] : 1, sw = g->s[g->nsp - 1];                                                         \
+    int64_t dh = two ? g->d[0] : 1, dw = g->d[g->nsp - 1];                                                         \
+    int64_t ph = two ? g->pad[0] : 0, pw = g->pad[g->nsp - 1];                                                     \
+    const T *bias = job->bias, *z = job->z;                                                                        \
+    vec_##NAME wv[MAX_TAPS];                                                                                       \
+    gboolean vector = sw == 1 && KH * KW <= MAX_TAPS;                                                              \
+    /* interior columns [lo, hi): every kw tap inside the input row */                                             \
+    int64_t lo = 0, hi = OW;                                                                                       \
+    for (int64_t kw = 0; kw < KW; kw++)                                                                            \
+      {                                                                                                            \
+        int64_t l, h;                                                                                              \
+        valid_range (kw * dw - pw, sw, IW, OW, &l, &h);                                                            \
+        lo = MAX (lo, l);                                                                                          \
+        hi = MIN (hi, h);                                                                                          \
+      }                                                                                                            \
+    hi = MAX (hi, lo);                                                                                             \
+    for (int64_t plane = begin; plane < end; plane++)                                                              \
+      {                                                                                                            \
+        int64_t c = plane % g->C;                                                                                  \
+        const T *xp = (const T *) job->x + plane * g->in_size, *wp = (const T *) job->w + c * g->ksize;            \
+        T *yp = (T *) job->y + plane * g->out_size;                                                                \
+        const T *zp = z ? z + plane * g->out_size : NULL;                                                          \
+        T b0 = bias ? bias[c] : (T) 0;                                                                             \
+        if (vector)                                                                                                \
+          for (int64_t t = 0; t < KH * KW; t++)                                                                    \
+            wv[t] = (vec_##NAME){} + wp[t];                                                                        \
+        for (int64_t oh = 0; oh < OH; oh++)                                                                        \
+          {                                                                                                        \
+            T *yrow = yp + oh * OW;                                                                                \
+            int64_t top = oh * sh - ph, kh0, kh1;                                                                  \
+            valid_range (top, dh, IH, KH, &kh0, &kh1);                                                             \
+            int64_t ow = lo;                                                                                       \
+            if (vector)                                                                                            \
+              for (; ow + L <= hi; ow += L)                                                                        \
+                {                                                                                                  \
+                  vec_##NAME acc = (vec_##NAME){};                                                                 \
+                  for (int64_t kh = kh0; kh < kh1; kh++)                                                           \
+                    {                                                                                              \
+                      const T *xr = xp + (top + kh * dh) * IW + ow - pw;                                           \
+                      const vec_##NAME *wr = wv + kh * KW;                                                         \
+                      for (int64_t kw = 0; kw < KW; kw++)                                                          \
+                        acc += wr[kw] * vload_##NAME (xr + kw * dw);                                               \
+                    }                                                                                              \
+                  vstore_##NAME (yrow + ow, acc);                                                                  \
+                }                                                                                                  \
+            for (; ow < hi; ow++)                                                                                  \
+              {                                                                                                    \
+                T acc = 0;                                                                                         \
+                for (int64_t kh = kh0; kh < kh1; kh++)                                                             \
+                  {                                                                                                \
+                    const T *xr = xp + (top + kh * dh) * IW + ow * sw - pw, *wr = wp + kh * KW;                    \
+                    for (int64_t kw = 0; kw < KW; kw++)                                                            \
+                      acc += wr[kw] * xr[kw * dw];                                                                 \
+                  }                                                                                                \
+                yrow[ow] = acc;                                                                                    \
+              }                                                                                                    \
+            /* the edges: [0, lo) and [hi, OW), with bounds checks */                                              \
+            for (int64_t o = 0; o < OW; o++)                                                                       \
+              {                                                                                                    \
+                if (o == lo)                                                                                       \
+                  o = MAX (hi, lo);                                                                                \
+                if (o >= OW)                                                                                       \
+                  break;                                                                                           \
+                T acc = 0;                                                                                         \
+                for (int64_t kh = kh0; kh < kh1; kh++)                                                             \
+                  {                                                                                                \
+                    const T *xr = xp + (top + kh * dh) * IW;                                                       \
+                    for (int64_t kw = 0; kw < KW; kw++)                                                            \
+                      {                                                                                            \
+                        int64_t iw = o * sw - pw + kw * dw;                                                        \
+                        if (iw >= 0 && iw < IW)                                                                    \
+                          acc += wp[kh * KW + kw] * xr[iw];                                                        \
+                      }                                                                                            \
+                  }                                                                                                \
+                yrow[o] = acc;                                                                                     \
+              }                                                                                                    \
+            epilogue_##NAME (yrow, OW, b0, zp ? zp + oh * OW : NULL, 1, job->act);                                 \
+          }                                                                                                        \
+      }                                                                                                            \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_CONV)
+
+static void
+conv_tiles_chunk (int64_t begin, int64_t end, gpointer data)
+{
+  const ConvJob *job = data;
+  if (job->dtype == OWB_TYPE_DOUBLE)
+    conv_tiles_DOUBLE (job, begin, end);
+  else
+    conv_tiles_FLOAT (job, begin, end);
+}
+
+static void
+depthwise_chunk (int64_t begin, int64_t end, gpointer data)
+{
+  const ConvJob *job = data;
+  if (job->dtype == OWB_TYPE_DOUBLE)
+    depthwise_DOUBLE (job, begin, end);
+  else
+    depthwise_FLOAT (job, begin, end);
+}
+
+static gboolean
+compute_fused_conv (OwbKernelContext *ctx, GError **error)
+{
+  const ConvParams *p = ctx->state;
+  const OwbTensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  const OwbTensor *b = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  const OwbTensor *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  OwbTensor *y = ctx->outputs[0];
+  ConvGeom g;
+  if (w->dtype != x->dtype)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "X and W must have one type");
+      return FALSE;
+    }
+  if (!conv_geometry (ctx, p, x, w, y, &g, error))
+    return FALSE;
+  if (b && (b->rank != 1 || b->dims[0] != g.M || b->dtype != x->dtype))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of %" G_GINT64_FORMAT " values", g.M);
+      return FALSE;
+    }
+  if (z && (!owb_tensor_same_shape (z, y) || z->dtype != y->dtype))
+    {
+      char *zs = owb_tensor_shape_to_string (z), *ys = owb_tensor_shape_to_string (y);
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "residual Z %s must have the output's shape %s and type", zs,
+                            ys);
+      g_free (zs);
+      g_free (ys);
+      return FALSE;
+    }
+  if (y->nelems == 0)
+    return TRUE;
+  ConvJob job = { .g = &g, .act = &p->act, .dtype = x->dtype, .x = x->data, .w = w->data,
+                  .bias = b ? b->data : NULL, .z = z ? z->data : NULL, .y = y->data };
+  if (g.nsp <= 2 && g.Cg == 1 && g.Mg == 1)
+    {
+      owb_parallel_for (ctx->pool, g.N * g.C, 1, depthwise_chunk, &job);
+      return TRUE;
+    }
+  job.direct = TRUE;
+  for (int i = 0; i < g.nsp; i++)
+    if (g.k[i] != 1 || g.s[i] != 1 || g.pad[i] != 0 || g.out[i] != g.in[i])
+      job.direct = FALSE;
+  int64_t rows = MAX (g.Cg * g.ksize, 1);
+  int64_t tile = g.out_size;
+  if (!job.direct)
+    tile = MIN (tile, MAX (COL_BUDGET / rows, MIN_TILE));
+  tile = MIN (tile, MAX (OUT_BUDGET / MAX (g.Mg, 1), MIN_TILE));
+  /* Enough units for every thread: split the output columns further when batch x groups is small. */
+  int threads = pool_threads (ctx->pool);
+  int64_t images = g.N * g.group;
+  if (threads > 1 && images * ((g.out_size + tile - 1) / tile) < 2 * threads)
+    {
+      int64_t want = (2 * threads + images - 1) / images;
+      tile = MIN (tile, MAX ((g.out_size + want - 1) / want, MIN_TILE));
+    }
+  job.tile = tile;
+  job.ntiles = (g.out_size + tile - 1) / tile;
+  owb_parallel_for (ctx->pool, images * job.ntiles, 1, conv_tiles_chunk, &job);
+  return TRUE;
+}
+
+/* ---- FusedMatMul and FusedGemm ---- */
+
+/* Y = act (alpha op(A) op(B) + beta C) over `batch` products of op(A) [m, k] by op(B) [k, n]: A of
+ * batch i at a + a_off[i], B at b + b_off[i] (elements), Y at y + i m n. C broadcasts into [m, n] with
+ * element strides c_row, c_col (c_col 0 or 1). Work units are blocks of rows (or of columns when m is
+ * small) of one product: each unit's GEMM is followed by the epilogue on its block. */
+typedef struct {
+  OwbDataType dtype;
+  gboolean ta, tb, split_rows;
+  int64_t batch, m, n, k, lda, ldb;
+  int64_t *a_off, *b_off;
+  double alpha, beta;
+  const void *a, *b, *c;
+  int64_t c_row, c_col;
+  void *y;
+  Activation act;
+  int64_t block, nblocks;
+} GemmJob;
+
+#define DEFINE_GEMM_UNITS(T, NAME)                                                                                 \
+  static void gemm_units_##NAME (const GemmJob *j, int64_t begin, int64_t end)                                     \
+  {                                                                                                                \
+    const T *c = j->c;                                                                                             \
+    T beta = (T) j->beta;                                                                                          \
+    for (int64_t u = begin; u < end; u++)                                                                          \
+      {                                                                                                            \
+        int64_t bi = u / j->nblocks, lo = u % j->nblocks * j->block;                                               \
+        const T *a = (const T *) j->a + j->a_off[bi], *b = (const T *) j->b + j->b_off[bi];                        \
+        T *y = (T *) j->y + bi * j->m * j->n;                                                                      \
+        int64_t r0 = 0, r1 = j->m, c0 = 0, c1 = j->n;                                                              \
+        if (j->split_rows)                                                                                         \
+          {                                                                                                        \
+            r0 = lo;                                                                                               \
+            r1 = MIN (lo + j->block, j->m);                                                                        \
+            a += j->ta ? r0 : r0 * j->lda;                                                                         \
+          }                                                                                                        \
+        else                                                                                                       \
+          {                                                                                                        \
+            c0 = lo;                                                                                               \
+            c1 = MIN (lo + j->block, j->n);                                                                        \
+            b += j->tb ? c0 * j->ldb : c0;                                                                         \
+          }                                                                                                        \
+        gemm_##NAME (j->ta, j->tb, r1 - r0, c1 - c0, j->k, (T) j->alpha, a, j->lda, b, j->ldb, y + r0 * j->n + c0, \
+                     j->n);                                                                                        \
+        if (!c && j->act.kind == ACT_NONE)                                                                         \
+          continue;                                                                                                \
+        for (int64_t i = r0; i < r1; i++)                                                                          \
+          {                                                                                                        \
+            const T *ci = c ? c + i * j->c_row : NULL;                                                             \
+            if (ci && j->c_col)                                                                                    \
+              epilogue_##NAME (y + i * j->n + c0, c1 - c0, 0, ci + c0, beta, &j->act);                             \
+            else                                                                                                   \
+              epilogue_##NAME (y + i * j->n + c0, c1 - c0, ci ? beta * ci[0] : (T) 0, NULL, 0, &j->act);           \
+          }                                                                                                        \
+      }                                                                                                            \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_GEMM_UNITS)
+
+static void
+gemm_units_chunk (int64_t begin, int64_t end, gpointer data)
+{
+  const GemmJob *j = data;
+  if (j->dtype == OWB_TYPE_DOUBLE)
+    gemm_units_DOUBLE (j, begin, end);
+  else
+    gemm_units_FLOAT (j, begin, end);
+}
+
+/* Splits the products into units: blocks whose output fits OUT_BUDGET, and enough of them for the
+ * threads when the work is worth splitting. */
+static void
+gemm_job_run (OwbThreadPool *pool, GemmJob *j)
+{
+  if (j->batch * j->m * j->n == 0)
+    return;
+  int threads = pool_threads (pool);
+  gboolean parallel = threads > 1 && j->batch * j->m * j->n * MAX (j->k, 1) >= PARALLEL_WORK;
+  j->split_rows = j->m >= j->n || j->m >= 16 * threads;
+  int64_t len = j->split_rows ? j->m : j->n, other = j->split_rows ? j->n : j->m;
+  int64_t align = j->split_rows ? 4 : 16;
+  int64_t block = MAX (OUT_BUDGET / MAX (other, 1), 16);
+  if (parallel && j->batch * ((len + block - 1) / block) < 2 * threads)
+    {
+      int64_t want = (2 * threads + j->batch - 1) / j->batch;
+      block = MIN (block, MAX ((len + want - 1) / want, 16));
+    }
+  block = MIN ((block + align - 1) / align * align, len);
+  j->block = block;
+  j->nblocks = (len + block - 1) / block;
+  int64_t units = j->batch * j->nblocks;
+  if (parallel)
+    owb_parallel_for (pool, units, 1, gemm_units_chunk, j);
+  else
+    gemm_units_chunk (0, units, j);
+}
+
+static gboolean
+fused_gemm_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
+                    GError **error)
+{
+  Activation *act = g_new0 (Activation, 1);
+  if (!activation_parse (node, act, error))
+    {
+      g_free (act);
+      return FALSE;
+    }
+  *state = act;
+  return TRUE;
+}
+
+static gboolean
+check_blas_size (OwbKernelContext *ctx, int64_t m, int64_t n, int64_t k, GError **error)
+{
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "matrix is too large for 32-bit BLAS indices");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* numpy.matmul of op(A) and op(B) (op: transposition of the last two axes); 1-D operands act as a
+ * row (A) or a column (B). Fills the job's sizes and batch offsets and checks the output's shape. */
+static gboolean
+matmul_plan (OwbKernelContext *ctx, const OwbTensor *a, const OwbTensor *b, const OwbTensor *y, GemmJob *j,
+             GError **error)
+{
+  int ra = a->rank, rb = b->rank;
+  if (ra < 1 || rb < 1 || (j->ta && ra < 2) || (j->tb && rb < 2))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "operands of ranks %d and %d do not fit transA=%d transB=%d",
+                            ra, rb, j->ta, j->tb);
+      return FALSE;
+    }
+  j->m = ra >= 2 ? a->dims[ra - (j->ta ? 1 : 2)] : 1;
+  j->k = a->dims[ra - (ra >= 2 && j->ta ? 2 : 1)];
+  int64_t kb = rb >= 2 ? b->dims[rb - (j->tb ? 1 : 2)] : b->dims[0];
+  j->n = rb >= 2 ? b->dims[rb - (j->tb ? 2 : 1)] : 1;
+  j->lda = a->dims[ra - 1];
+  j->ldb = rb >= 2 ? b->dims[rb - 1] : 1;
+  int abr = MAX (ra - 2, 0), bbr = MAX (rb - 2, 0);
+  int br = y->rank - (ra >= 2) - (rb >= 2);
+  gboolean ok = kb == j->k && br >= 0 && br >= abr && br >= bbr;
+  int64_t batch = 1;
+  for (int i = 0; ok && i < br; i++)
+    {
+      int64_t da = i - (br - abr) >= 0 ? a->dims[i - (br - abr)] : 1;
+      int64_t db = i - (br - bbr) >= 0 ? b->dims[i - (br - bbr)] : 1;
+      ok = (da == y->dims[i] || da == 1) && (db == y->dims[i] || db == 1);
+      batch *= y->dims[i];
+    }
+  if (ok && ra >= 2)
+    ok = y->dims[br] == j->m;
+  if (ok && rb >= 2)
+    ok = y->dims[y->rank - 1] == j->n;
+  if (!ok)
+    {
+      char *as = owb_tensor_shape_to_string (a), *bs = owb_tensor_shape_to_string (b), *ys = owb_tensor_shape_to_string (y);
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "%s x %s (transA=%d, transB=%d) does not give %s", as, bs, j->ta,
+                            j->tb, ys);
+      g_free (as);
+      g_free (bs);
+      g_free (ys);
+      return FALSE;
+    }
+  /* B without batch axes: the batch folds into the rows of one product (A's rows are contiguous). */
+  if (bbr == 0 && !j->ta && j->m * batch <= INT_MAX)
+    {
+      j->m *= batch;
+      batch = 1;
+    }
+  if (!check_blas_size (ctx, j->m, j->n, j->k, error))
+    return FALSE;
+  j->batch = batch;
+  j->a_off = g_new0 (int64_t, MAX (batch, 1));
+  j->b_off = g_new0 (int64_t, MAX (batch, 1));
+  if (batch > 1)
+    {
+      int64_t sa[OWB_MAX_RANK], sb[OWB_MAX_RANK], idx[OWB_MAX_RANK] = { 0 };
+      _owb_cpu_broadcast_strides (abr, a->dims, br, y->dims, sa);
+      _owb_cpu_broadcast_strides (bbr, b->dims, br, y->dims, sb);
+      int64_t oa = 0, ob = 0;
+      for (int64_t i = 0; i < batch; i++)
+        {
+          j->a_off[i] = oa * j->m * j->k;
+          j->b_off[i] = ob * j->k * j->n;
+          for (int d = br - 1; d >= 0; d--)
+            {
+              idx[d]++;
+              oa += sa[d];
+              ob += sb[d];
+              if (idx[d] < y->dims[d])
+                break;
+              oa -= sa[d] * idx[d];
+              ob -= sb[d] * idx[d];
+              idx[d] = 0;
+            }
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+compute_fused_matmul (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *a = ctx->inputs[0], *b = ctx->inputs[1];
+  const OwbTensor *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  OwbTensor *y = ctx->outputs[0];
+  GemmJob j = { .dtype = a->dtype, .alpha = owb_node_get_float (ctx->node, "alpha", 1.0f), .beta = 1 };
+  j.ta = owb_node_get_int (ctx->node, "transA", 0) != 0;
+  j.tb = owb_node_get_int (ctx->node, "transB", 0) != 0;
+  j.act = *(const Activation *) ctx->state;
+  if (b->dtype != a->dtype || (bias && bias->dtype != a->dtype))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "A, B and bias must have one type");
+      return FALSE;
+    }
+  if (!matmul_plan (ctx, a, b, y, &j, error))
+    return FALSE;
+  if (bias && (bias->rank != 1 || bias->dims[0] != j.n))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias must be a vector of %" G_GINT64_FORMAT " values", j.n);
+      g_free (j.a_off);
+      g_free (j.b_off);
+      return FALSE;
+    }
+  j.a = a->data;
+  j.b = b->data;
+  j.y = y->data;
+  if (bias)
+    {
+      j.c = bias->data;
+      j.c_row = 0;
+      j.c_col = 1;
+    }
+  gemm_job_run (ctx->pool, &j);
+  g_free (j.a_off);
+  g_free (j.b_off);
+  return TRUE;
+}
+
+static gboolean
+compute_fused_gemm (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *a = ctx->inputs[0], *b = ctx->inputs[1];
+  const OwbTensor *c = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  OwbTensor *y = ctx->outputs[0];
+  int64_t zero = 0;
+  GemmJob j = { .dtype = a->dtype, .batch = 1, .a_off = &zero, .b_off = &zero };
+  j.ta = owb_node_get_int (ctx->node, "transA", 0) != 0;
+  j.tb = owb_node_get_int (ctx->node, "transB", 0) != 0;
+  j.alpha = owb_node_get_float (ctx->node, "alpha", 1.0f);
+  j.beta = owb_node_get_float (ctx->node, "beta", 1.0f);
+  j.act = *(const Activation *) ctx->state;
+  if (a->rank != 2 || b->rank != 2 || y->rank != 2 || b->dtype != a->dtype || (c && c->dtype != a->dtype))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "A and B must be 2-D tensors of one type");
+      return FALSE;
+    }
+  j.m = j.ta ? a->dims[1] : a->dims[0];
+  j.k = j.ta ? a->dims[0] : a->dims[1];
+  int64_t kb = j.tb ? b->dims[1] : b->dims[0];
+  j.n = j.tb ? b->dims[0] : b->dims[1];
+  j.lda = a->dims[1];
+  j.ldb = b->dims[1];
+  if (j.k != kb || y->dims[0] != j.m || y->dims[1] != j.n)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                            "A'(%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT ") and B'(%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+                            ") do not multiply",
+                            j.m, j.k, kb, j.n);
+      return FALSE;
+    }
+  if (!check_blas_size (ctx, j.m, j.n, j.k, error))
+    return FALSE;
+  if (c && j.beta != 0)
+    {
+      gboolean ok = c->rank <= 2;
+      for (int i = 0; ok && i < c->rank; i++)
+        ok = c->dims[i] == 1 || c->dims[i] == y->dims[2 - c->rank + i];
+      if (!ok)
+        {
+          char *s = owb_tensor_shape_to_string (c);
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                                "C %s does not broadcast to [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", s, j.m, j.n);
+          g_free (s);
+          return FALSE;
+        }
+      int64_t cs[2];
+      _owb_cpu_broadcast_strides (c->rank, c->dims, 2, y->dims, cs);
+      j.c = c->data;
+      j.c_row = cs[0];
+      j.c_col = cs[1];
+    }
+  j.a = a->data;
+  j.b = b->data;
+  j.y = y->data;
+  gemm_job_run (ctx->pool, &j);
+  return TRUE;
+}
+
+#define FLOATS OWB_CPU_TYPES_FLOATS
+
 const OwbKernelDef _owb_cpu_kernels_fused[] = {
+  { "FusedConv", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_conv_prepare, g_free, compute_fused_conv },
+  { "FusedMatMul", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_gemm_prepare, g_free, compute_fused_matmul },
+  { "FusedGemm", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_gemm_prepare, g_free, compute_fused_gemm },
   { NULL }
 };

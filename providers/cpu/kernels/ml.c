@@ -96,8 +96,9 @@ check_columns (OwbKernelContext *ctx, const OwbTensor *z, int64_t n, int64_t e, 
 {
   if (!z || (z->rank == 2 && z->dims[0] == n && z->dims[1] == e))
     return TRUE;
+  g_autofree char *shape = owb_tensor_shape_to_string (z);
   owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "scores output has shape %s, expected [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]",
-                        owb_tensor_shape_to_string (z), n, e);
+                        shape, n, e);
   return FALSE;
 }
 
@@ -397,8 +398,8 @@ compute_string_normalizer (OwbKernelContext *ctx, GError **error)
   const OwbTensor *x = ctx->inputs[0];
   if (x->rank != 1 && !(x->rank == 2 && x->dims[0] == 1))
     {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have shape [C] or [1, C], not %s",
-                            owb_tensor_shape_to_string (x));
+      g_autofree char *shape = owb_tensor_shape_to_string (x);
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have shape [C] or [1, C], not %s", shape);
       return FALSE;
     }
   GPtrArray *kept = g_ptr_array_new_with_free_func (g_free);
@@ -1299,38 +1300,30 @@ multiclass_probability (int k, const double *r, double *p, double *q, double *qp
     }
 }
 
-static gboolean
-compute_svm_classifier (OwbKernelContext *ctx, GError **error)
+typedef struct {
+  const SvmParams *p;
+  const double *x;
+  int64_t f, e;
+  OwbTensor *labels;
+  float *scores;      /* NULL when the scores output is not wanted */
+} SvmJob;
+
+static void
+svm_classifier_rows (int64_t begin, int64_t end, gpointer data)
 {
-  const SvmParams *p = ctx->state;
-  const OwbTensor *x = ctx->inputs[0];
-  int64_t n, f;
-  if (!rows_features (ctx, x, &n, &f, error))
-    return FALSE;
-  if (f != p->features)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input has %" G_GINT64_FORMAT " features, the model %" G_GINT64_FORMAT, f,
-                            p->features);
-      return FALSE;
-    }
+  const SvmJob *job = data;
+  const SvmParams *p = job->p;
+  int64_t f = job->f;
   int k = p->classes;
   int pairs = k * (k - 1) / 2;
   gboolean svc = p->vectors > 0, proba = svc && p->n_prob > 0;
-  int64_t e = !svc ? k : proba ? k : pairs == 1 ? 2 : pairs;
-  OwbTensor *y = require_output (ctx, 0, error);
-  OwbTensor *z = ctx->n_outputs > 1 ? ctx->outputs[1] : NULL;
-  if (!y || !check_columns (ctx, z, n, e, error))
-    return FALSE;
-  double *xd = to_doubles (ctx, x, error);
-  if (!xd)
-    return FALSE;
   double *kern = g_new (double, MAX (p->vectors, 1));
   double *scores = g_new (double, MAX (MAX (pairs, k), 2));
   double *votes = g_new (double, k);
   double *r = g_new (double, k * k), *q = g_new (double, k * k), *qp = g_new (double, k), *prob = g_new (double, k);
-  for (int64_t row = 0; row < n; row++)
+  for (int64_t row = begin; row < end; row++)
     {
-      const double *xr = xd + row * f;
+      const double *xr = job->x + row * f;
       int label;
       int ns;
       if (svc)
@@ -1393,11 +1386,11 @@ compute_svm_classifier (OwbKernelContext *ctx, GError **error)
           label = argmax (scores, k);
           ns = k;
         }
-      write_label (y, row, &p->labels, label);
-      if (z)
+      write_label (job->labels, row, &p->labels, label);
+      if (job->scores)
         {
           transform (scores, ns, p->post);
-          float *zr = (float *) z->data + row * e;
+          float *zr = job->scores + row * job->e;
           for (int j = 0; j < ns; j++)
             zr[j] = (float) scores[j];
         }
@@ -1409,6 +1402,36 @@ compute_svm_classifier (OwbKernelContext *ctx, GError **error)
   g_free (q);
   g_free (qp);
   g_free (prob);
+}
+
+static gboolean
+compute_svm_classifier (OwbKernelContext *ctx, GError **error)
+{
+  const SvmParams *p = ctx->state;
+  const OwbTensor *x = ctx->inputs[0];
+  int64_t n, f;
+  if (!rows_features (ctx, x, &n, &f, error))
+    return FALSE;
+  if (f != p->features)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input has %" G_GINT64_FORMAT " features, the model %" G_GINT64_FORMAT, f,
+                            p->features);
+      return FALSE;
+    }
+  int k = p->classes;
+  int pairs = k * (k - 1) / 2;
+  gboolean svc = p->vectors > 0, proba = svc && p->n_prob > 0;
+  int64_t e = !svc ? k : proba ? k : pairs == 1 ? 2 : pairs;
+  OwbTensor *y = require_output (ctx, 0, error);
+  OwbTensor *z = ctx->n_outputs > 1 ? ctx->outputs[1] : NULL;
+  if (!y || !check_columns (ctx, z, n, e, error))
+    return FALSE;
+  double *xd = to_doubles (ctx, x, error);
+  if (!xd)
+    return FALSE;
+  SvmJob job = { p, xd, f, e, y, z ? z->data : NULL };
+  int64_t work = MAX (1, (p->vectors + k) * f);
+  owb_parallel_for (ctx->pool, n, MAX (1, 16384 / work), svm_classifier_rows, &job);
   g_free (xd);
   return TRUE;
 }
@@ -2331,9 +2354,18 @@ compute_one_hot_encoder (OwbKernelContext *ctx, GError **error)
         hit = GPOINTER_TO_INT (g_hash_table_lookup (index, get_string (x, i))) - 1;
       else
         {
-          /* Floats are cast to integers, as the spec says. */
-          int64_t v = x->dtype == OWB_TYPE_INT64 ? ((const int64_t *) x->data)[i] : (int64_t) owb_tensor_get_double (x, i);
-          hit = GPOINTER_TO_INT (g_hash_table_lookup (index, &v)) - 1;
+          /* Floats are cast to integers, as the spec says; NaN and out-of-range values match nothing. */
+          int64_t v = 0;
+          gboolean valid = TRUE;
+          if (x->dtype == OWB_TYPE_INT64)
+            v = ((const int64_t *) x->data)[i];
+          else
+            {
+              double d = owb_tensor_get_double (x, i);
+              valid = d > -9.2e18 && d < 9.2e18;
+              v = valid ? (int64_t) d : 0;
+            }
+          hit = valid ? GPOINTER_TO_INT (g_hash_table_lookup (index, &v)) - 1 : -1;
         }
       if (hit >= 0)
         out[i * k + hit] = 1.0f;

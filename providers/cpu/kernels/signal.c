@@ -866,9 +866,12 @@ compute_stft (OwbKernelContext *ctx, GError **error)
 
 /* ==== window generators and MelWeightMatrix ==== */
 
-/* w[k] = a0 - a1 cos (2 pi k / N) + a2 cos (4 pi k / N); N = size (periodic) or size - 1. */
+typedef enum { WINDOW_HANN, WINDOW_HAMMING, WINDOW_BLACKMAN } WindowKind;
+
+/* The expressions follow the reference's order of operations, so that values that should be
+ * exactly 1 stay 1 when truncated to an integer output type. N = size (periodic) or size - 1. */
 static gboolean
-compute_cosine_window (OwbKernelContext *ctx, double a0, double a1, double a2, GError **error)
+compute_window (OwbKernelContext *ctx, WindowKind kind, GError **error)
 {
   OwbTensor *y = ctx->outputs[0];
   int64_t size;
@@ -887,11 +890,21 @@ compute_cosine_window (OwbKernelContext *ctx, double a0, double a1, double a2, G
       owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "out of memory");
       return FALSE;
     }
+  const double alpha = 25.0 / 46.0;
   for (int64_t k = 0; k < size; k++)
     {
-      /* A symmetric window of one point is the single peak value. */
-      double t = N > 0 ? 2.0 * G_PI * (double) k / N : 0.0;
-      v[k] = a0 - a1 * cos (t) + a2 * cos (2.0 * t);
+      double kd = (double) k;
+      if (N <= 0)
+        v[k] = 1.0; /* a symmetric window of one point is its peak */
+      else if (kind == WINDOW_HANN)
+        {
+          double s = sin (kd * G_PI / N);
+          v[k] = s * s;
+        }
+      else if (kind == WINDOW_HAMMING)
+        v[k] = alpha - cos (kd * G_PI * 2 / N) * (1 - alpha);
+      else
+        v[k] = cos (kd * (G_PI * 2) / N) * -0.5 + cos (kd * (G_PI * 4) / N) * 0.08 + 0.42;
     }
   store_doubles (y, v, size);
   g_free (v);
@@ -901,19 +914,19 @@ compute_cosine_window (OwbKernelContext *ctx, double a0, double a1, double a2, G
 static gboolean
 compute_hann (OwbKernelContext *ctx, GError **error)
 {
-  return compute_cosine_window (ctx, 0.5, 0.5, 0.0, error);
+  return compute_window (ctx, WINDOW_HANN, error);
 }
 
 static gboolean
 compute_hamming (OwbKernelContext *ctx, GError **error)
 {
-  return compute_cosine_window (ctx, 25.0 / 46.0, 21.0 / 46.0, 0.0, error);
+  return compute_window (ctx, WINDOW_HAMMING, error);
 }
 
 static gboolean
 compute_blackman (OwbKernelContext *ctx, GError **error)
 {
-  return compute_cosine_window (ctx, 0.42, 0.5, 0.08, error);
+  return compute_window (ctx, WINDOW_BLACKMAN, error);
 }
 
 static gboolean
@@ -1131,6 +1144,7 @@ gs_chunks (int64_t begin, int64_t end, gpointer data)
   const GsParams *p = job->p;
   int nsp = job->nsp;
   int64_t tpd = job->taps_per_dim, taps = job->taps;
+  int shift = tpd == 1 ? 0 : tpd == 2 ? 1 : 2; /* taps per axis are 1, 2 or 4 */
   int64_t *ti = g_try_new (int64_t, GS_CHUNK * taps);
   double *tw = g_try_new (double, GS_CHUNK * taps);
   if (!ti || !tw)
@@ -1201,8 +1215,8 @@ gs_chunks (int64_t begin, int64_t end, gpointer data)
               double w = 1;
               for (int d = nsp - 1; d >= 0; d--)
                 {
-                  int64_t k = rem % tpd;
-                  rem /= tpd;
+                  int64_t k = rem & (tpd - 1);
+                  rem >>= shift;
                   if (didx[d][k] < 0)
                     {
                       idx = -1;
@@ -1504,29 +1518,45 @@ typedef struct {
     for (int64_t ph = 0; ph < p->oh; ph++)                                                                           \
       for (int64_t pw = 0; pw < p->ow; pw++)                                                                         \
         {                                                                                                            \
+          const RoiTap *bx = &tx[pw * gw];                                                                           \
           double acc = 0;                                                                                            \
-          gboolean first = TRUE;                                                                                     \
-          for (int64_t iy = 0; iy < gh; iy++)                                                                        \
+          if (!p->max_mode)                                                                                          \
             {                                                                                                        \
-              const RoiTap *a = &ty[ph * gh + iy];                                                                   \
-              const T *r0 = xc + a->lo * W, *r1 = xc + a->hi * W;                                                    \
-              for (int64_t ix = 0; ix < gw; ix++)                                                                    \
+              for (int64_t iy = 0; iy < gh; iy++)                                                                    \
                 {                                                                                                    \
-                  const RoiTap *b = &tx[pw * gw + ix];                                                               \
-                  double v1 = a->wlo * b->wlo * (double) r0[b->lo], v2 = a->wlo * b->whi * (double) r0[b->hi];       \
-                  double v3 = a->whi * b->wlo * (double) r1[b->lo], v4 = a->whi * b->whi * (double) r1[b->hi];       \
-                  if (!p->max_mode)                                                                                  \
-                    acc += v1 + v2 + v3 + v4;                                                                        \
-                  else                                                                                               \
+                  const RoiTap *a = &ty[ph * gh + iy];                                                               \
+                  const T *r0 = xc + a->lo * W, *r1 = xc + a->hi * W;                                                \
+                  double s0 = 0, s1 = 0;                                                                             \
+                  for (int64_t ix = 0; ix < gw; ix++)                                                                \
                     {                                                                                                \
-                      /* Max mode takes the largest weighted corner, as the reference does. */                      \
+                      const RoiTap *b = &bx[ix];                                                                     \
+                      s0 += b->wlo * (double) r0[b->lo] + b->whi * (double) r0[b->hi];                               \
+                      s1 += b->wlo * (double) r1[b->lo] + b->whi * (double) r1[b->hi];                               \
+                    }                                                                                                \
+                  acc += a->wlo * s0 + a->whi * s1;                                                                  \
+                }                                                                                                    \
+              acc /= count;                                                                                          \
+            }                                                                                                        \
+          else                                                                                                       \
+            {                                                                                                        \
+              /* Max mode takes the largest weighted corner of each sample, as the reference does. */               \
+              gboolean first = TRUE;                                                                                 \
+              for (int64_t iy = 0; iy < gh; iy++)                                                                    \
+                {                                                                                                    \
+                  const RoiTap *a = &ty[ph * gh + iy];                                                               \
+                  const T *r0 = xc + a->lo * W, *r1 = xc + a->hi * W;                                                \
+                  for (int64_t ix = 0; ix < gw; ix++)                                                                \
+                    {                                                                                                \
+                      const RoiTap *b = &bx[ix];                                                                     \
+                      double v1 = a->wlo * b->wlo * (double) r0[b->lo], v2 = a->wlo * b->whi * (double) r0[b->hi];   \
+                      double v3 = a->whi * b->wlo * (double) r1[b->lo], v4 = a->whi * b->whi * (double) r1[b->hi];   \
                       double v = MAX (MAX (v1, v2), MAX (v3, v4));                                                   \
                       acc = first ? v : MAX (acc, v);                                                                \
                       first = FALSE;                                                                                 \
                     }                                                                                                \
                 }                                                                                                    \
             }                                                                                                        \
-          yc[ph * p->ow + pw] = (T) (p->max_mode ? acc : acc / count);                                               \
+          yc[ph * p->ow + pw] = (T) acc;                                                                             \
         }                                                                                                            \
   }                                                                                                                  \
   static void roi_coords_##N (const void *rois, int64_t r, double *c)                                               \
@@ -1660,13 +1690,30 @@ typedef struct {
   int64_t idx;
 } NmsCand;
 
-static int
-nms_cand_cmp (const void *a, const void *b)
+/* Higher score first; equal scores in box order. */
+static inline gboolean
+nms_better (const NmsCand *a, const NmsCand *b)
 {
-  const NmsCand *x = a, *y = b;
-  if (x->score != y->score)
-    return x->score > y->score ? -1 : 1;
-  return x->idx < y->idx ? -1 : x->idx > y->idx;
+  return a->score > b->score || (a->score == b->score && a->idx < b->idx);
+}
+
+static void
+nms_sift_down (NmsCand *h, int64_t n, int64_t i)
+{
+  for (;;)
+    {
+      int64_t best = i, l = 2 * i + 1, r = l + 1;
+      if (l < n && nms_better (&h[l], &h[best]))
+        best = l;
+      if (r < n && nms_better (&h[r], &h[best]))
+        best = r;
+      if (best == i)
+        return;
+      NmsCand t = h[i];
+      h[i] = h[best];
+      h[best] = t;
+      i = best;
+    }
 }
 
 typedef struct {
@@ -1725,17 +1772,22 @@ nms_pairs (int64_t begin, int64_t end, gpointer data)
       for (int64_t i = 0; i < S; i++)
         if (!job->has_score_threshold || sc[i] > job->score_threshold)
           cand[nc++] = (NmsCand){ sc[i], i };
-      qsort (cand, nc, sizeof (NmsCand), nms_cand_cmp);
+      /* A heap orders only the candidates that are looked at: selection usually stops early. */
+      for (int64_t i = nc / 2 - 1; i >= 0; i--)
+        nms_sift_down (cand, nc, i);
       int64_t *sel = job->selected + u * cap, ns = 0;
-      for (int64_t k = 0; k < nc && ns < cap; k++)
+      while (nc > 0 && ns < cap)
         {
-          const NmsBox *bx = &boxes[cand[k].idx];
+          int64_t idx = cand[0].idx;
+          cand[0] = cand[--nc];
+          nms_sift_down (cand, nc, 0);
+          const NmsBox *bx = &boxes[idx];
           gboolean keep = TRUE;
           for (int64_t j = 0; j < ns && keep; j++)
             if (nms_suppress (bx, &boxes[sel[j]], job->iou))
               keep = FALSE;
           if (keep)
-            sel[ns++] = cand[k].idx;
+            sel[ns++] = idx;
         }
       job->counts[u] = ns;
     }
@@ -2116,3 +2168,515 @@ compute_deform_conv (OwbKernelContext *ctx, GError **error)
     }
   return TRUE;
 }
+
+/* ==== ImageDecoder ==== */
+
+/* Decoded images larger than this many pixels are refused (a corrupt header could claim anything). */
+#define MAX_IMAGE_PIXELS (G_GINT64_CONSTANT (1) << 28)
+
+typedef enum { IMG_OK, IMG_CORRUPT, IMG_UNSUPPORTED } ImgStatus;
+
+static guint32
+rd_le32 (const guint8 *p)
+{
+  return (guint32) p[0] | ((guint32) p[1] << 8) | ((guint32) p[2] << 16) | ((guint32) p[3] << 24);
+}
+
+static guint16
+rd_le16 (const guint8 *p)
+{
+  return (guint16) (p[0] | (p[1] << 8));
+}
+
+/* Scales a masked bit field of a BMP pixel to 0..255. */
+static guint8
+bmp_field (guint32 px, guint32 mask)
+{
+  if (!mask)
+    return 0;
+  int shift = 0;
+  while (!((mask >> shift) & 1))
+    shift++;
+  guint32 max = mask >> shift, v = (px & mask) >> shift;
+  return (guint8) ((v * 255u + max / 2) / max);
+}
+
+/* Uncompressed (BI_RGB / BI_BITFIELDS) BMP of 1, 4, 8, 16, 24 or 32 bits per pixel. */
+static ImgStatus
+decode_bmp (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
+{
+  if (len < 26)
+    return IMG_CORRUPT;
+  guint32 data_off = rd_le32 (d + 10), hsize = rd_le32 (d + 14);
+  int64_t width, height;
+  int bpp;
+  guint32 compression = 0, colors = 0;
+  gsize pal_off = 14 + (gsize) hsize, pal_entry = 4;
+  if (hsize == 12)
+    {
+      width = rd_le16 (d + 18);
+      height = rd_le16 (d + 20);
+      bpp = rd_le16 (d + 24);
+      pal_entry = 3;
+    }
+  else if (hsize >= 40 && len >= 14 + 40)
+    {
+      width = (gint32) rd_le32 (d + 18);
+      height = (gint32) rd_le32 (d + 22);
+      bpp = rd_le16 (d + 28);
+      compression = rd_le32 (d + 30);
+      colors = rd_le32 (d + 46);
+    }
+  else
+    return IMG_CORRUPT;
+  gboolean top_down = height < 0;
+  if (top_down)
+    height = -height;
+  if (width <= 0 || height <= 0 || width * height > MAX_IMAGE_PIXELS)
+    return IMG_CORRUPT;
+  guint32 masks[3] = { 0, 0, 0 };
+  if (compression == 3 /* BI_BITFIELDS */)
+    {
+      gsize mo = 14 + 40;
+      if (len < mo + 12)
+        return IMG_CORRUPT;
+      for (int i = 0; i < 3; i++)
+        masks[i] = rd_le32 (d + mo + 4 * i);
+      if (hsize == 40)
+        pal_off += 12;
+    }
+  else if (compression != 0)
+    return IMG_UNSUPPORTED;
+  else if (bpp == 16)
+    {
+      masks[0] = 0x7C00;
+      masks[1] = 0x03E0;
+      masks[2] = 0x001F;
+    }
+  else if (bpp == 32)
+    {
+      masks[0] = 0xFF0000;
+      masks[1] = 0xFF00;
+      masks[2] = 0xFF;
+    }
+  if (bpp != 1 && bpp != 4 && bpp != 8 && bpp != 16 && bpp != 24 && bpp != 32)
+    return IMG_UNSUPPORTED;
+  guint8 pal[256][3];
+  memset (pal, 0, sizeof pal);
+  if (bpp <= 8)
+    {
+      guint32 n = colors ? MIN (colors, 256u) : (1u << bpp);
+      for (guint32 i = 0; i < n; i++)
+        {
+          gsize o = pal_off + i * pal_entry;
+          if (o + 3 > len)
+            break;
+          pal[i][0] = d[o + 2];
+          pal[i][1] = d[o + 1];
+          pal[i][2] = d[o];
+        }
+    }
+  gsize stride = (gsize) ((width * bpp + 31) / 32) * 4;
+  if (data_off > len || stride * (gsize) height > len - data_off)
+    return IMG_CORRUPT;
+  guint8 *out = g_try_malloc ((gsize) (width * height * 3));
+  if (!out)
+    return IMG_CORRUPT;
+  for (int64_t y = 0; y < height; y++)
+    {
+      const guint8 *row = d + data_off + stride * (gsize) (top_down ? y : height - 1 - y);
+      guint8 *o = out + y * width * 3;
+      for (int64_t x = 0; x < width; x++, o += 3)
+        {
+          switch (bpp)
+            {
+            case 1:
+            case 4:
+            case 8:
+              {
+                int64_t bit = x * bpp;
+                int idx = (row[bit / 8] >> (8 - bpp - (int) (bit % 8))) & ((1 << bpp) - 1);
+                memcpy (o, pal[idx], 3);
+                break;
+              }
+            case 24:
+              o[0] = row[3 * x + 2];
+              o[1] = row[3 * x + 1];
+              o[2] = row[3 * x];
+              break;
+            default:
+              {
+                guint32 px = bpp == 16 ? rd_le16 (row + 2 * x) : rd_le32 (row + 4 * x);
+                for (int c = 0; c < 3; c++)
+                  o[c] = bmp_field (px, masks[c]);
+                break;
+              }
+            }
+        }
+    }
+  *rgb = out;
+  *h = height;
+  *w = width;
+  return IMG_OK;
+}
+
+/* Next header number of a PNM file, skipping whitespace and comments; -1 on error. */
+static int64_t
+pnm_number (const guint8 *d, gsize len, gsize *pos)
+{
+  gsize p = *pos;
+  for (;;)
+    {
+      while (p < len && g_ascii_isspace (d[p]))
+        p++;
+      if (p < len && d[p] == '#')
+        {
+          while (p < len && d[p] != '\n' && d[p] != '\r')
+            p++;
+          continue;
+        }
+      break;
+    }
+  if (p >= len || !g_ascii_isdigit (d[p]))
+    return -1;
+  int64_t v = 0;
+  while (p < len && g_ascii_isdigit (d[p]))
+    {
+      v = v * 10 + (d[p++] - '0');
+      if (v > G_MAXINT32)
+        return -1;
+    }
+  *pos = p;
+  return v;
+}
+
+/* PBM, PGM and PPM, plain (P1-P3) or raw (P4-P6). */
+static ImgStatus
+decode_pnm (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
+{
+  int kind = d[1] - '0';
+  gsize pos = 2;
+  int64_t width = pnm_number (d, len, &pos), height = pnm_number (d, len, &pos);
+  int64_t maxval = (kind == 1 || kind == 4) ? 1 : pnm_number (d, len, &pos);
+  if (width <= 0 || height <= 0 || maxval <= 0 || maxval > 65535 || width * height > MAX_IMAGE_PIXELS)
+    return IMG_CORRUPT;
+  int comps = (kind == 3 || kind == 6) ? 3 : 1;
+  gboolean raw = kind >= 4;
+  if (raw)
+    pos++; /* the single whitespace byte before the raster */
+  guint8 *out = g_try_malloc ((gsize) (width * height * 3));
+  if (!out)
+    return IMG_CORRUPT;
+  int bytes = maxval > 255 ? 2 : 1;
+  for (int64_t y = 0; y < height; y++)
+    for (int64_t x = 0; x < width; x++)
+      {
+        guint8 *o = out + (y * width + x) * 3;
+        for (int c = 0; c < comps; c++)
+          {
+            int64_t v;
+            if (kind == 4)
+              {
+                gsize o4 = pos + (gsize) (y * ((width + 7) / 8) + x / 8);
+                v = o4 < len ? (d[o4] >> (7 - x % 8)) & 1 : -1;
+              }
+            else if (raw)
+              {
+                gsize o6 = pos + (gsize) (((y * width + x) * comps + c) * bytes);
+                v = o6 + bytes <= len ? (bytes == 2 ? (d[o6] << 8 | d[o6 + 1]) : d[o6]) : -1;
+              }
+            else if (kind == 1)
+              {
+                while (pos < len && (g_ascii_isspace (d[pos]) || d[pos] == '#'))
+                  {
+                    if (d[pos] == '#')
+                      while (pos < len && d[pos] != '\n')
+                        pos++;
+                    else
+                      pos++;
+                  }
+                v = pos < len && (d[pos] == '0' || d[pos] == '1') ? d[pos++] - '0' : -1;
+              }
+            else
+              v = pnm_number (d, len, &pos);
+            if (v < 0 || v > maxval)
+              {
+                g_free (out);
+                return IMG_CORRUPT;
+              }
+            /* In PBM files 1 is black. */
+            guint8 b = (kind == 1 || kind == 4) ? (v ? 0 : 255) : (guint8) ((v * 255 + maxval / 2) / maxval);
+            if (comps == 1)
+              o[0] = o[1] = o[2] = b;
+            else
+              o[c] = b;
+          }
+      }
+  *rgb = out;
+  *h = height;
+  *w = width;
+  return IMG_OK;
+}
+
+#ifdef OWB_HAVE_LIBJPEG
+#include <jpeglib.h>
+#include <setjmp.h>
+
+typedef struct {
+  struct jpeg_error_mgr pub;
+  jmp_buf jump;
+} JpegErr;
+
+static void
+jpeg_fail (j_common_ptr c)
+{
+  longjmp (((JpegErr *) c->err)->jump, 1);
+}
+
+static void
+jpeg_quiet (j_common_ptr c)
+{
+}
+
+/* libjpeg's default decoding (accurate integer IDCT, "fancy" chroma upsampling), as the spec asks. */
+static ImgStatus
+decode_jpeg (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
+{
+  struct jpeg_decompress_struct cinfo;
+  JpegErr err;
+  guint8 *volatile out = NULL;
+  volatile ImgStatus status = IMG_CORRUPT;
+  cinfo.err = jpeg_std_error (&err.pub);
+  err.pub.error_exit = jpeg_fail;
+  err.pub.output_message = jpeg_quiet;
+  if (setjmp (err.jump))
+    {
+      jpeg_destroy_decompress (&cinfo);
+      g_free (out);
+      return status;
+    }
+  jpeg_create_decompress (&cinfo);
+  jpeg_mem_src (&cinfo, (unsigned char *) d, (unsigned long) len);
+  jpeg_read_header (&cinfo, TRUE);
+  if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK)
+    {
+      jpeg_destroy_decompress (&cinfo);
+      return IMG_UNSUPPORTED;
+    }
+  cinfo.out_color_space = JCS_RGB;
+  jpeg_start_decompress (&cinfo);
+  int64_t width = cinfo.output_width, height = cinfo.output_height;
+  if (cinfo.output_components != 3 || width <= 0 || height <= 0 || width * height > MAX_IMAGE_PIXELS)
+    longjmp (err.jump, 1);
+  out = g_try_malloc ((gsize) (width * height * 3));
+  if (!out)
+    longjmp (err.jump, 1);
+  while (cinfo.output_scanline < cinfo.output_height)
+    {
+      JSAMPROW row = out + (gsize) cinfo.output_scanline * (gsize) width * 3;
+      jpeg_read_scanlines (&cinfo, &row, 1);
+    }
+  jpeg_finish_decompress (&cinfo);
+  jpeg_destroy_decompress (&cinfo);
+  *rgb = out;
+  *h = height;
+  *w = width;
+  return IMG_OK;
+}
+#endif
+
+#ifdef OWB_HAVE_LIBPNG
+#include <png.h>
+
+typedef struct {
+  const guint8 *data;
+  gsize len, pos;
+} PngSource;
+
+static void
+png_read_memory (png_structp png, png_bytep out, png_size_t n)
+{
+  PngSource *s = png_get_io_ptr (png);
+  if (n > s->len - s->pos)
+    png_error (png, "truncated");
+  memcpy (out, s->data + s->pos, n);
+  s->pos += n;
+}
+
+static void
+png_fail (png_structp png, png_const_charp msg)
+{
+  png_longjmp (png, 1);
+}
+
+static void
+png_quiet (png_structp png, png_const_charp msg)
+{
+}
+
+/* 8-bit RGB without gamma correction or alpha: 16-bit samples keep their high byte. */
+static ImgStatus
+decode_png (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
+{
+  PngSource src = { d, len, 0 };
+  png_structp png = png_create_read_struct (PNG_LIBPNG_VER_STRING, NULL, png_fail, png_quiet);
+  if (!png)
+    return IMG_CORRUPT;
+  png_infop info = png_create_info_struct (png);
+  guint8 *volatile out = NULL;
+  png_bytep *volatile rows = NULL;
+  if (!info || setjmp (png_jmpbuf (png)))
+    {
+      png_destroy_read_struct (&png, info ? &info : NULL, NULL);
+      g_free (out);
+      g_free (rows);
+      return IMG_CORRUPT;
+    }
+  png_set_read_fn (png, &src, png_read_memory);
+  png_read_info (png, info);
+  int64_t width = png_get_image_width (png, info), height = png_get_image_height (png, info);
+  int color = png_get_color_type (png, info), depth = png_get_bit_depth (png, info);
+  if (width <= 0 || height <= 0 || width * height > MAX_IMAGE_PIXELS)
+    png_longjmp (png, 1);
+  if (depth == 16)
+    png_set_strip_16 (png);
+  if (color == PNG_COLOR_TYPE_PALETTE)
+    png_set_palette_to_rgb (png);
+  if (color == PNG_COLOR_TYPE_GRAY && depth < 8)
+    png_set_expand_gray_1_2_4_to_8 (png);
+  if (color & PNG_COLOR_MASK_ALPHA)
+    png_set_strip_alpha (png);
+  if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA)
+    png_set_gray_to_rgb (png);
+  png_set_interlace_handling (png);
+  png_read_update_info (png, info);
+  if (png_get_rowbytes (png, info) != (png_size_t) width * 3)
+    png_longjmp (png, 1);
+  out = g_try_malloc ((gsize) (width * height * 3));
+  rows = g_try_new (png_bytep, height);
+  if (!out || !rows)
+    png_longjmp (png, 1);
+  for (int64_t y = 0; y < height; y++)
+    rows[y] = out + y * width * 3;
+  png_read_image (png, rows);
+  png_read_end (png, NULL);
+  png_destroy_read_struct (&png, &info, NULL);
+  g_free (rows);
+  *rgb = out;
+  *h = height;
+  *w = width;
+  return IMG_OK;
+}
+#endif
+
+static gboolean
+has_prefix (const guint8 *d, gsize len, const char *magic, gsize n)
+{
+  return len >= n && memcmp (d, magic, n) == 0;
+}
+
+static gboolean
+compute_image_decoder (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *in = ctx->inputs[0];
+  const char *fmt = owb_node_get_string (ctx->node, "pixel_format", "RGB");
+  gboolean gray = strcmp (fmt, "Grayscale") == 0, bgr = strcmp (fmt, "BGR") == 0;
+  const guint8 *d = in->data;
+  gsize len = (gsize) in->nelems;
+  guint8 *rgb = NULL;
+  int64_t h = 0, w = 0;
+  ImgStatus st = IMG_CORRUPT;
+  const char *name = NULL;
+  if (has_prefix (d, len, "BM", 2))
+    st = decode_bmp (d, len, &rgb, &h, &w);
+  else if (len >= 3 && d[0] == 'P' && d[1] >= '1' && d[1] <= '6' && g_ascii_isspace (d[2]))
+    st = decode_pnm (d, len, &rgb, &h, &w);
+  else if (has_prefix (d, len, "\x89PNG\r\n\x1a\n", 8))
+    {
+#ifdef OWB_HAVE_LIBPNG
+      st = decode_png (d, len, &rgb, &h, &w);
+#else
+      st = IMG_UNSUPPORTED;
+#endif
+      name = "PNG";
+    }
+  else if (has_prefix (d, len, "\xff\xd8\xff", 3))
+    {
+#ifdef OWB_HAVE_LIBJPEG
+      st = decode_jpeg (d, len, &rgb, &h, &w);
+#else
+      st = IMG_UNSUPPORTED;
+#endif
+      name = "JPEG";
+    }
+  else if (has_prefix (d, len, "II*\0", 4) || has_prefix (d, len, "MM\0*", 4))
+    {
+      st = IMG_UNSUPPORTED;
+      name = "TIFF";
+    }
+  else if (len >= 12 && memcmp (d, "RIFF", 4) == 0 && memcmp (d + 8, "WEBP", 4) == 0)
+    {
+      st = IMG_UNSUPPORTED;
+      name = "WebP";
+    }
+  else if (has_prefix (d, len, "\0\0\0\x0cjP  ", 8) || has_prefix (d, len, "\xff\x4f\xff\x51", 4))
+    {
+      st = IMG_UNSUPPORTED;
+      name = "JPEG 2000";
+    }
+  if (st == IMG_UNSUPPORTED)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_UNSUPPORTED_OP, "this build cannot decode %s images%s",
+                            name ? name : "these", name ? "" : " (unsupported variant)");
+      return FALSE;
+    }
+  /* An undecodable stream gives an empty image, as the operator specifies. */
+  if (st != IMG_OK)
+    h = w = 0;
+  int64_t dims[3] = { h, w, gray ? 1 : 3 };
+  OwbTensor *y = owb_kernel_context_new_output (ctx, 0, OWB_TYPE_UINT8, 3, dims, error);
+  if (!y)
+    {
+      g_free (rgb);
+      return FALSE;
+    }
+  guint8 *o = y->data;
+  int64_t npix = h * w;
+  for (int64_t i = 0; i < npix; i++)
+    {
+      const guint8 *p = rgb + 3 * i;
+      if (gray)
+        /* ITU-R 601 luma in 16-bit fixed point, rounded: the usual RGB to L conversion. */
+        o[i] = (guint8) ((p[0] * 19595u + p[1] * 38470u + p[2] * 7471u + 0x8000u) >> 16);
+      else if (bgr)
+        {
+          o[3 * i] = p[2];
+          o[3 * i + 1] = p[1];
+          o[3 * i + 2] = p[0];
+        }
+      else
+        memcpy (o + 3 * i, p, 3);
+    }
+  g_free (rgb);
+  return TRUE;
+}
+
+/* ==== the table ==== */
+
+#define FLOATS OWB_CPU_TYPES_FLOATS
+
+const OwbKernelDef _owb_cpu_kernels_signal[] = {
+  { "DFT", "", 17, 0, FLOATS, 0, NULL, NULL, compute_dft },
+  { "STFT", "", 17, 0, FLOATS, 0, NULL, NULL, compute_stft },
+  { "HannWindow", "", 17, 0, OWB_CPU_TYPES_NUMERIC, -1, NULL, NULL, compute_hann },
+  { "HammingWindow", "", 17, 0, OWB_CPU_TYPES_NUMERIC, -1, NULL, NULL, compute_hamming },
+  { "BlackmanWindow", "", 17, 0, OWB_CPU_TYPES_NUMERIC, -1, NULL, NULL, compute_blackman },
+  { "MelWeightMatrix", "", 17, 0, OWB_CPU_TYPES_NUMERIC, -1, NULL, NULL, compute_mel_weight_matrix },
+  { "GridSample", "", 16, 0, OWB_CPU_TYPES_NUMERIC, 0, grid_sample_prepare, g_free, compute_grid_sample },
+  { "AffineGrid", "", 20, 0, FLOATS, 0, NULL, NULL, compute_affine_grid },
+  { "RoiAlign", "", 10, 0, FLOATS, 0, roi_align_prepare, g_free, compute_roi_align },
+  { "NonMaxSuppression", "", 10, 0, OWB_TYPE_BIT (OWB_TYPE_FLOAT), 0, NULL, NULL, compute_nms },
+  { "DeformConv", "", 19, 0, FLOATS, 0, NULL, NULL, compute_deform_conv },
+  { "ImageDecoder", "", 20, 0, OWB_TYPE_BIT (OWB_TYPE_UINT8), 0, NULL, NULL, compute_image_decoder },
+  { NULL }
+};
