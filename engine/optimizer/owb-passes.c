@@ -1,6 +1,7 @@
-/* owb-passes.c: every optimizer pass, in the order they run. Basic passes come first; among the
- * extended ones, weight folds run before fusions and activation fusion runs last, so that
- * Conv + Add + Relu ends as one node. */
+/* owb-passes.c: every optimizer pass, in the order they run. Basic passes come first, with
+ * shape_simplify right after folding so that Reshape targets it makes constant are seen by
+ * eliminate_noops. Among the extended ones, weight folds run before fusions and activation fusion
+ * runs last, so that Conv + Add + Relu ends as one node. */
 #include "owb-optimizer-private.h"
 
 extern const OwbPass _owb_pass_constant_folding;
@@ -24,10 +25,10 @@ extern const OwbPass _owb_pass_fuse_activation;
 
 const OwbPass *const _owb_passes[] = {
   &_owb_pass_constant_folding,
-  &_owb_pass_eliminate_noops,
   &_owb_pass_shape_simplify,
-  &_owb_pass_common_subexpression,
+  &_owb_pass_eliminate_noops,
   &_owb_pass_constant_sharing,
+  &_owb_pass_common_subexpression,
   &_owb_pass_dead_code,
   &_owb_pass_fuse_conv_bn,
   &_owb_pass_fuse_conv_mul,

@@ -90,14 +90,25 @@ attributes_equal (const OwbAttribute *a, const OwbAttribute *b)
     }
 }
 
+/* The same value: the same name, or constants of equal contents (the same scalar is often
+ * exported once per layer, and constant sharing may not have merged them yet). */
 static gboolean
-nodes_equal (const OwbNode *a, const OwbNode *b)
+inputs_equal (OwbPassContext *ctx, const char *a, const char *b)
+{
+  if (strcmp (a, b) == 0)
+    return TRUE;
+  const OwbTensor *ta = _owb_pass_get_constant (ctx, a), *tb = _owb_pass_get_constant (ctx, b);
+  return ta && tb && tensors_equal (ta, tb);
+}
+
+static gboolean
+nodes_equal (OwbPassContext *ctx, const OwbNode *a, const OwbNode *b)
 {
   if (strcmp (a->op_type, b->op_type) != 0 || g_strcmp0 (a->domain, b->domain) != 0 || a->n_inputs != b->n_inputs
       || a->n_attributes != b->n_attributes || a->n_outputs < b->n_outputs)
     return FALSE;
   for (int i = 0; i < a->n_inputs; i++)
-    if (strcmp (a->inputs[i], b->inputs[i]) != 0)
+    if (!inputs_equal (ctx, a->inputs[i], b->inputs[i]))
       return FALSE;
   /* Every output the duplicate writes must be written by the kept node too. */
   for (int o = 0; o < b->n_outputs; o++)
@@ -112,8 +123,10 @@ nodes_equal (const OwbNode *a, const OwbNode *b)
   return TRUE;
 }
 
+/* Op, domain and inputs; a constant input by its type and shape, its contents being compared
+ * by nodes_equal. */
 static char *
-node_key (const OwbNode *node)
+node_key (OwbPassContext *ctx, const OwbNode *node)
 {
   GString *key = g_string_new (node->op_type);
   g_string_append_c (key, '\x01');
@@ -121,7 +134,15 @@ node_key (const OwbNode *node)
   for (int i = 0; i < node->n_inputs; i++)
     {
       g_string_append_c (key, '\x01');
-      g_string_append (key, node->inputs[i]);
+      const OwbTensor *t = _owb_pass_get_constant (ctx, node->inputs[i]);
+      if (!t)
+        {
+          g_string_append (key, node->inputs[i]);
+          continue;
+        }
+      g_string_append_printf (key, "\x02%d:%d", (int) t->dtype, t->rank);
+      for (int d = 0; d < t->rank; d++)
+        g_string_append_printf (key, ",%" G_GINT64_FORMAT, t->dims[d]);
     }
   return g_string_free (key, FALSE);
 }
@@ -176,13 +197,13 @@ sweep (OwbPassContext *ctx)
       OwbNode *node = g_ptr_array_index (order, i);
       if (has_subgraph (node) || is_nondeterministic (node) || node->n_outputs == 0)
         continue;
-      char *key = node_key (node);
+      char *key = node_key (ctx, node);
       GPtrArray *same_key = g_hash_table_lookup (seen, key);
       OwbNode *kept = NULL;
       for (guint k = 0; same_key && !kept && k < same_key->len; k++)
         {
           OwbNode *candidate = g_ptr_array_index (same_key, k);
-          if (nodes_equal (candidate, node) && can_redirect (ctx, candidate, node))
+          if (nodes_equal (ctx, candidate, node) && can_redirect (ctx, candidate, node))
             kept = candidate;
         }
       if (kept)

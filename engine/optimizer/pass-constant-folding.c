@@ -90,6 +90,10 @@ can_fold (OwbPassContext *ctx, const OwbNode *node)
   /* Source ops other than Constant (random generators, ops of other domains) are left alone. */
   if (n_given == 0 && !is_constant_op)
     return FALSE;
+  /* As ONNX Runtime: quantized weights stay quantized, so that QDQ fusions still see
+   * DequantizeLinear over an integer weight (and the model stays 4x smaller). */
+  if (strcmp (node->op_type, "DequantizeLinear") == 0)
+    return FALSE;
   if (is_nondeterministic (node))
     {
       _owb_pass_near_miss (ctx, node, "all inputs are constant but %s is nondeterministic; not folded",
@@ -160,51 +164,52 @@ evaluate (OwbPassContext *ctx, const OwbNode *node, OwbTensor **values, GError *
   return ok;
 }
 
-/* Replaces the node by initializers of the same names, so readers need no edit. */
+/* Adds the node's values as initializers of the same names, so readers need no edit. The node
+ * itself is removed later: removing invalidates the graph maps, and rebuilding them after every
+ * fold would make the pass quadratic. Until then an initializer shadows the node's output. */
 static void
-replace_by_initializers (OwbPassContext *ctx, OwbNode *node, OwbTensor **values)
+add_initializers (OwbPassContext *ctx, OwbNode *node, OwbTensor **values)
 {
-  int n = node->n_outputs;
-  char **names = g_new0 (char *, n + 1);
-  for (int o = 0; o < n; o++)
-    names[o] = g_strdup (node->outputs[o]);
-  _owb_pass_remove_node (ctx, node);
-  for (int o = 0; o < n; o++)
-    if (names[o][0] && values[o])
+  for (int o = 0; o < node->n_outputs; o++)
+    if (node->outputs[o][0] && values[o])
       {
-        owb_graph_add_initializer (ctx->graph, names[o], values[o]);
+        owb_graph_add_initializer (ctx->graph, node->outputs[o], values[o]);
         values[o] = NULL;
       }
-  g_strfreev (names);
 }
 
-static void
+/* TRUE when the node was folded (and is left for the caller to remove). */
+static gboolean
 fold_node (OwbPassContext *ctx, OwbNode *node, gsize cap)
 {
   int n = node->n_outputs;
-  OwbTensor **values = g_new0 (OwbTensor *, n);
-  for (int o = 0; o < n; o++)
+  OwbTensor **values = g_new0 (OwbTensor *, (gsize) MAX (n, 1));
+  const OwbAttribute *value = owb_node_get_attribute (node, "value");
+  gboolean ok = TRUE, direct = FALSE;
+  /* The tensor is already there: share it rather than copy (Identity over weights is common).
+   * That costs no memory, so the cap does not apply. */
+  if (strcmp (node->op_type, "Constant") == 0 && is_default_domain (node) && value && value->type == OWB_ATTR_TENSOR
+      && value->t && n == 1)
+    {
+      values[0] = owb_tensor_ref (value->t);
+      direct = TRUE;
+    }
+  else if (strcmp (node->op_type, "Identity") == 0 && is_default_domain (node) && n == 1 && node->n_inputs == 1)
+    {
+      values[0] = owb_tensor_ref ((OwbTensor *) _owb_pass_get_constant (ctx, node->inputs[0]));
+      direct = TRUE;
+    }
+  for (int o = 0; !direct && ok && o < n; o++)
     {
       gsize bytes = node->outputs[o][0] ? expected_bytes (_owb_pass_value_type (ctx, node->outputs[o])) : 0;
       if (bytes > cap)
         {
           _owb_pass_near_miss (ctx, node, "output '%s' would take %" G_GSIZE_FORMAT " bytes, more than the folding cap of %"
                                G_GSIZE_FORMAT "; kept as is", node->outputs[o], bytes, cap);
-          g_free (values);
-          return;
+          ok = FALSE;
         }
     }
-
-  const OwbAttribute *value = owb_node_get_attribute (node, "value");
-  gboolean ok, direct = FALSE;
-  if (strcmp (node->op_type, "Constant") == 0 && is_default_domain (node) && value && value->type == OWB_ATTR_TENSOR
-      && value->t && n == 1)
-    {
-      /* The tensor is already there: share it. */
-      values[0] = owb_tensor_ref (value->t);
-      ok = direct = TRUE;
-    }
-  else
+  if (!direct && ok)
     {
       GError *local = NULL;
       ok = evaluate (ctx, node, values, &local);
@@ -223,7 +228,7 @@ fold_node (OwbPassContext *ctx, OwbNode *node, gsize cap)
       OwbTensor *t = values[o];
       if (!t || t->kind != OWB_VALUE_TENSOR)
         ok = FALSE; /* sequences and optionals stay computed */
-      else if (tensor_bytes (t) > cap)
+      else if (!direct && tensor_bytes (t) > cap)
         {
           _owb_pass_near_miss (ctx, node, "output '%s' takes %" G_GSIZE_FORMAT " bytes, more than the folding cap of %"
                                G_GSIZE_FORMAT "; kept as is", node->outputs[o], tensor_bytes (t), cap);
@@ -237,10 +242,11 @@ fold_node (OwbPassContext *ctx, OwbNode *node, gsize cap)
         }
     }
   if (ok)
-    replace_by_initializers (ctx, node, values);
+    add_initializers (ctx, node, values);
   for (int o = 0; o < n; o++)
     g_clear_pointer (&values[o], owb_tensor_unref);
   g_free (values);
+  return ok;
 }
 
 gboolean
@@ -248,8 +254,9 @@ _owb_fold_constants (OwbPassContext *ctx, GError **error)
 {
   gsize cap = ctx->options->fold_max_bytes ? ctx->options->fold_max_bytes : DEFAULT_FOLD_MAX_BYTES;
   /* The graph is sorted: a node's constant inputs were folded before it is visited, so one sweep
-   * reaches the fixed point. Only the visited node is ever removed, so the snapshot stays valid. */
+   * reaches the fixed point. */
   GPtrArray *order = g_ptr_array_new ();
+  GPtrArray *folded = g_ptr_array_new ();
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     g_ptr_array_add (order, g_ptr_array_index (ctx->graph->nodes, i));
   for (guint i = 0; i < order->len; i++)
@@ -259,8 +266,12 @@ _owb_fold_constants (OwbPassContext *ctx, GError **error)
         continue;
       if (!ctx->options->providers && !(strcmp (node->op_type, "Constant") == 0 && is_default_domain (node)))
         continue; /* nothing to evaluate with */
-      fold_node (ctx, node, cap);
+      if (fold_node (ctx, node, cap))
+        g_ptr_array_add (folded, node);
     }
+  for (guint i = 0; i < folded->len; i++)
+    _owb_pass_remove_node (ctx, g_ptr_array_index (folded, i));
+  g_ptr_array_unref (folded);
   g_ptr_array_unref (order);
   return TRUE;
 }

@@ -32,10 +32,14 @@ tensor_hash (const OwbTensor *t)
         h = h * 31u + g_str_hash (((char **) t->data)[i] ? ((char **) t->data)[i] : "");
       return h;
     }
+  /* FNV-1a over a sample of the bytes (all of them for small tensors): weights are large and
+   * rarely equal, and equality is checked in full afterwards. */
   const guchar *p = t->data;
-  /* FNV-1a over the bytes; equality is checked in full afterwards. */
   guint32 f = 2166136261u;
-  for (gsize i = 0; p && i < t->nbytes; i++)
+  gsize n = p ? t->nbytes : 0, step = n > 4096 ? n / 1024 : 1;
+  for (gsize i = 0; i < n; i += step)
+    f = (f ^ p[i]) * 16777619u;
+  for (gsize i = n > 64 ? n - 64 : 0; i < n; i++)
     f = (f ^ p[i]) * 16777619u;
   return h ^ f;
 }
@@ -62,13 +66,21 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   OwbGraph *graph = ctx->graph;
+  /* Decided before any edit: every replacement would otherwise rebuild the graph maps. */
+  GHashTable *pinned = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < graph->initializers->len; i++)
+    {
+      const char *name = g_ptr_array_index (graph->initializer_names, i);
+      /* Overridable inputs may change; outputs and subgraph reads are referred to by name. */
+      if (is_graph_input (ctx, name) || _owb_pass_is_graph_output (ctx, name) || is_outer_read (ctx, name))
+        g_hash_table_add (pinned, (gpointer) name);
+    }
   GHashTable *by_hash = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_ptr_array_unref);
   GPtrArray *dups = g_ptr_array_new_with_free_func (g_free);
   for (guint i = 0; i < graph->initializers->len; i++)
     {
       const OwbTensor *t = g_ptr_array_index (graph->initializers, i);
       const char *name = g_ptr_array_index (graph->initializer_names, i);
-      /* Overridable inputs may change; outputs and subgraph reads are referred to by name. */
       if (t->kind != OWB_VALUE_TENSOR || is_graph_input (ctx, name))
         continue;
       guint h = tensor_hash (t);
@@ -80,7 +92,7 @@ run (OwbPassContext *ctx, GError **error)
           if (tensors_equal (owb_graph_get_initializer (graph, cand), t))
             first = cand;
         }
-      if (first && !_owb_pass_is_graph_output (ctx, name) && !is_outer_read (ctx, name))
+      if (first && !g_hash_table_contains (pinned, name))
         {
           _owb_pass_replace_uses (ctx, name, first);
           g_ptr_array_add (dups, g_strdup (name));
@@ -97,6 +109,7 @@ run (OwbPassContext *ctx, GError **error)
     }
   /* Names in the buckets point into the graph: remove only once they are no longer needed. */
   g_hash_table_unref (by_hash);
+  g_hash_table_unref (pinned);
   for (guint i = 0; i < dups->len; i++)
     if (owb_graph_remove_initializer (graph, g_ptr_array_index (dups, i)))
       ctx->report->n_removed_initializers++;

@@ -41,22 +41,15 @@ type_of (OwbPassContext *ctx, const char *name, OwbValueType *type)
   return TRUE;
 }
 
-/* Same tensor shape: equal known dims, or the same symbolic name (inference gives equal values
- * the same name). */
+/* Same tensor shape, every dim known. */
 static gboolean
-same_shape (const OwbValueType *a, const OwbValueType *b)
+same_known_shape (const OwbValueType *a, const OwbValueType *b)
 {
   if (a->kind != OWB_VALUE_TENSOR || b->kind != OWB_VALUE_TENSOR || a->rank < 0 || a->rank != b->rank)
     return FALSE;
   for (int i = 0; i < a->rank; i++)
-    {
-      OwbDim x = a->dims[i], y = b->dims[i];
-      if (owb_dim_is_known (x) && owb_dim_is_known (y) && x.value == y.value)
-        continue;
-      if (!owb_dim_is_known (x) && !owb_dim_is_known (y) && x.param && x.param == y.param)
-        continue;
+    if (!owb_dim_is_known (a->dims[i]) || !owb_dim_is_known (b->dims[i]) || a->dims[i].value != b->dims[i].value)
       return FALSE;
-    }
   return TRUE;
 }
 
@@ -65,7 +58,34 @@ io_same_shape (OwbPassContext *ctx, const OwbNode *node)
 {
   OwbValueType in, out;
   return node->n_inputs >= 1 && node->n_outputs >= 1 && type_of (ctx, node->inputs[0], &in)
-         && type_of (ctx, node->outputs[0], &out) && same_shape (&in, &out);
+         && type_of (ctx, node->outputs[0], &out) && same_known_shape (&in, &out);
+}
+
+/* A Reshape keeps the element count: with the same rank and equal known dims, one dim that is
+ * not known on either side (a symbolic batch) must be equal too. Symbolic names alone prove
+ * nothing, since declared value infos may carry them. */
+static gboolean
+reshape_keeps_shape (OwbPassContext *ctx, const OwbNode *node)
+{
+  OwbValueType a, b;
+  if (!type_of (ctx, node->inputs[0], &a) || !type_of (ctx, node->outputs[0], &b) || a.kind != OWB_VALUE_TENSOR
+      || b.kind != OWB_VALUE_TENSOR || a.rank < 0 || a.rank != b.rank)
+    return FALSE;
+  int n_open = 0;
+  gboolean empty = FALSE;
+  for (int i = 0; i < a.rank; i++)
+    {
+      if (owb_dim_is_known (a.dims[i]) && owb_dim_is_known (b.dims[i]))
+        {
+          if (a.dims[i].value != b.dims[i].value)
+            return FALSE;
+          empty |= a.dims[i].value == 0;
+        }
+      else
+        n_open++;
+    }
+  /* With no elements, the count says nothing about the open dim. */
+  return n_open == 0 || (n_open == 1 && !empty);
 }
 
 /* Makes readers of the node's output `o` read `in` instead, and removes the node. FALSE when the
@@ -92,6 +112,13 @@ bypass (OwbPassContext *ctx, OwbNode *node, int o, const char *in)
   g_free (in_name);
   g_free (out_name);
   return TRUE;
+}
+
+/* How the report names a node (as _owb_pass_remove_node does). */
+static const char *
+node_label (const OwbNode *node)
+{
+  return node->name && node->name[0] ? node->name : node->outputs[0];
 }
 
 static void
@@ -180,8 +207,10 @@ fold_reshape_chain (OwbPassContext *ctx, OwbNode *node)
   OwbNode *merged = owb_node_dup (node);
   g_free (merged->inputs[0]);
   merged->inputs[0] = g_strdup (inner->inputs[0]);
-  const char *from[] = { node->name, inner->name };
-  _owb_pass_add_node (ctx, merged, from, 2);
+  /* The inner Reshape is replaced too when this was its only reader. */
+  gboolean inner_goes = _owb_pass_n_uses (ctx, node->inputs[0]) == 1;
+  const char *from[] = { node_label (node), node_label (inner) };
+  _owb_pass_add_node (ctx, merged, from, inner_goes ? 2 : 1);
   _owb_pass_remove_node (ctx, node);
   remove_if_unused (ctx, inner);
   return TRUE;
@@ -385,7 +414,7 @@ visit (OwbPassContext *ctx, OwbNode *node)
     }
   else if (is_op (node, "Reshape"))
     {
-      if (io_same_shape (ctx, node))
+      if (reshape_keeps_shape (ctx, node))
         bypass (ctx, node, 0, in);
       else
         fold_reshape_chain (ctx, node);

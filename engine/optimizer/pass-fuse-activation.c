@@ -1,9 +1,349 @@
 /* pass-fuse-activation.c: fuses Relu/Clip/Sigmoid/HardSwish/LeakyRelu/... (and a residual Add) into the preceding Conv/Gemm/MatMul. */
 #include "owb-optimizer-private.h"
 
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#define OUR_DOMAIN "ai.onnx.workbench"
+
+static gboolean
+is_op (const OwbNode *node, const char *op_type)
+{
+  return node && strcmp (node->op_type, op_type) == 0 && (!node->domain || !node->domain[0]);
+}
+
+static gboolean
+is_our_op (const OwbNode *node, const char *op_type)
+{
+  return node && strcmp (node->op_type, op_type) == 0 && node->domain && strcmp (node->domain, OUR_DOMAIN) == 0;
+}
+
+static const char *
+label (const OwbNode *node)
+{
+  return node->name && node->name[0] ? node->name : node->outputs[0];
+}
+
+static gboolean
+is_float_type (OwbDataType t)
+{
+  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
+}
+
+static const char *
+input (const OwbNode *node, int i)
+{
+  return i < node->n_inputs && node->inputs[i][0] ? node->inputs[i] : NULL;
+}
+
+/* What follows a producer and folds into it: an optional residual Add (FusedConv's Z), then an
+ * optional activation of one or two nodes (x * HardSigmoid (x) is HardSwish, x * Sigmoid (x) Swish). */
+typedef struct {
+  OwbNode *add;
+  const char *z;
+  const char *activation;
+  int n_params;
+  float params[2];
+  OwbNode *act_nodes[2];
+  int n_act_nodes;
+  const char *output; /* the value the fused node writes */
+} Tail;
+
+static gboolean
+value_type (OwbPassContext *ctx, const char *name, OwbValueType *out)
+{
+  const OwbTensor *c = _owb_pass_get_constant (ctx, name);
+  if (c)
+    {
+      owb_tensor_get_value_type (c, out);
+      return TRUE;
+    }
+  const OwbValueType *t = _owb_pass_value_type (ctx, name);
+  if (!t || t->kind != OWB_VALUE_TENSOR)
+    return FALSE;
+  *out = *t;
+  return TRUE;
+}
+
+static gboolean
+same_shape (const OwbValueType *a, const OwbValueType *b)
+{
+  if (a->rank < 0 || a->rank != b->rank || a->dtype != b->dtype)
+    return FALSE;
+  for (int i = 0; i < a->rank; i++)
+    {
+      OwbDim x = a->dims[i], y = b->dims[i];
+      if (owb_dim_is_known (x) || owb_dim_is_known (y) ? x.value != y.value : !(x.param && x.param == y.param))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* A scalar Clip bound from opset 11 on: absent (def), or a constant of one value. */
+static gboolean
+clip_bound (OwbPassContext *ctx, const OwbNode *clip, int i, float def, float *out)
+{
+  const char *name = input (clip, i);
+  if (!name)
+    {
+      *out = def;
+      return TRUE;
+    }
+  const OwbTensor *t = _owb_pass_get_constant (ctx, name);
+  if (!t || t->nelems != 1)
+    return FALSE;
+  *out = (float) owb_tensor_get_double (t, 0);
+  return TRUE;
+}
+
+/* Whether node, reading `value`, is an activation we fuse; fills the tail's activation. */
+static gboolean
+single_activation (OwbPassContext *ctx, OwbNode *node, const char *value, Tail *tail)
+{
+  if (node->n_inputs < 1 || node->n_outputs < 1 || strcmp (node->inputs[0], value) != 0)
+    return FALSE;
+  const char *op = node->op_type;
+  tail->n_params = 0;
+  if (is_op (node, "Relu") || is_op (node, "Sigmoid") || is_op (node, "Tanh"))
+    tail->activation = op;
+  else if (is_op (node, "LeakyRelu"))
+    {
+      tail->activation = op;
+      tail->params[0] = owb_node_get_float (node, "alpha", 0.01f);
+      tail->n_params = 1;
+    }
+  else if (is_op (node, "HardSigmoid"))
+    {
+      tail->activation = op;
+      tail->params[0] = owb_node_get_float (node, "alpha", 0.2f);
+      tail->params[1] = owb_node_get_float (node, "beta", 0.5f);
+      tail->n_params = 2;
+    }
+  else if (is_op (node, "HardSwish"))
+    {
+      tail->activation = op;
+      tail->params[0] = 1.0f / 6.0f;
+      tail->params[1] = 0.5f;
+      tail->n_params = 2;
+    }
+  else if (is_op (node, "Clip"))
+    {
+      tail->activation = op;
+      tail->n_params = 2;
+      if (node->opset < 11)
+        {
+          tail->params[0] = owb_node_get_float (node, "min", -FLT_MAX);
+          tail->params[1] = owb_node_get_float (node, "max", FLT_MAX);
+        }
+      else if (!clip_bound (ctx, node, 1, -INFINITY, &tail->params[0])
+               || !clip_bound (ctx, node, 2, INFINITY, &tail->params[1]))
+        {
+          _owb_pass_near_miss (ctx, node, "its min/max are not constant scalars, so it is not fused; kept");
+          return FALSE;
+        }
+    }
+  else
+    return FALSE;
+  tail->act_nodes[0] = node;
+  tail->n_act_nodes = 1;
+  tail->output = node->outputs[0];
+  return TRUE;
+}
+
+/* x * HardSigmoid (x) or x * Sigmoid (x), the gate read only by the Mul. */
+static gboolean
+gated_activation (OwbPassContext *ctx, GPtrArray *readers, const char *value, Tail *tail)
+{
+  for (guint g = 0; g < 2; g++)
+    {
+      OwbNode *gate = g_ptr_array_index (readers, g), *mul = g_ptr_array_index (readers, 1 - g);
+      gboolean hard = is_op (gate, "HardSigmoid");
+      if ((!hard && !is_op (gate, "Sigmoid")) || !is_op (mul, "Mul") || gate->n_outputs != 1 || mul->n_inputs != 2
+          || strcmp (gate->inputs[0], value) != 0 || _owb_pass_n_uses (ctx, gate->outputs[0]) != 1)
+        continue;
+      gboolean wired = (strcmp (mul->inputs[0], value) == 0 && strcmp (mul->inputs[1], gate->outputs[0]) == 0)
+                       || (strcmp (mul->inputs[1], value) == 0 && strcmp (mul->inputs[0], gate->outputs[0]) == 0);
+      if (!wired)
+        continue;
+      tail->activation = hard ? "HardSwish" : "Swish";
+      tail->n_params = 0;
+      if (hard)
+        {
+          tail->params[0] = owb_node_get_float (gate, "alpha", 0.2f);
+          tail->params[1] = owb_node_get_float (gate, "beta", 0.5f);
+          tail->n_params = 2;
+        }
+      tail->act_nodes[0] = gate;
+      tail->act_nodes[1] = mul;
+      tail->n_act_nodes = 2;
+      tail->output = mul->outputs[0];
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static gboolean
+is_activation_op (const OwbNode *node)
+{
+  static const char *const ops[] = { "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish" };
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    if (is_op (node, ops[i]))
+      return TRUE;
+  return FALSE;
+}
+
+/* The activation reading `value` (written by `producer`), if it is the value's only reader. */
+static gboolean
+match_activation (OwbPassContext *ctx, const OwbNode *producer, const char *value, Tail *tail)
+{
+  GPtrArray *readers = _owb_pass_consumers (ctx, value);
+  guint uses = _owb_pass_n_uses (ctx, value);
+  if (uses == 1 && readers->len == 1)
+    return single_activation (ctx, g_ptr_array_index (readers, 0), value, tail);
+  if (uses == 2 && readers->len == 2 && gated_activation (ctx, readers, value, tail))
+    return TRUE;
+  for (guint i = 0; i < readers->len; i++)
+    if (is_activation_op (g_ptr_array_index (readers, i)))
+      {
+        _owb_pass_near_miss (ctx, producer, "its output '%s' is read by %u nodes (or is a graph output), so %s '%s' "
+                             "stays separate", value, uses, ((OwbNode *) g_ptr_array_index (readers, i))->op_type,
+                             label (g_ptr_array_index (readers, i)));
+        break;
+      }
+  return FALSE;
+}
+
+/* Conv output + a tensor of the same shape, the Add being the output's only reader. */
+static gboolean
+match_residual (OwbPassContext *ctx, const OwbNode *conv, Tail *tail)
+{
+  const char *value = conv->outputs[0];
+  GPtrArray *readers = _owb_pass_consumers (ctx, value);
+  if (_owb_pass_n_uses (ctx, value) != 1 || readers->len != 1)
+    return FALSE;
+  OwbNode *add = g_ptr_array_index (readers, 0);
+  if (!is_op (add, "Add") || add->n_inputs != 2 || add->n_outputs != 1)
+    return FALSE;
+  const char *other = strcmp (add->inputs[0], value) == 0 ? add->inputs[1] : add->inputs[0];
+  OwbValueType y, z, sum;
+  if (strcmp (other, value) == 0 || !value_type (ctx, value, &y) || !value_type (ctx, other, &z)
+      || !value_type (ctx, add->outputs[0], &sum))
+    return FALSE;
+  if (!same_shape (&y, &z) || !same_shape (&y, &sum))
+    {
+      char *ys = owb_value_type_to_string (&y), *zs = owb_value_type_to_string (&z);
+      _owb_pass_near_miss (ctx, add, "adds %s to Conv '%s' output %s: a residual needs the same known shape; kept", zs,
+                           label (conv), ys);
+      g_free (ys);
+      g_free (zs);
+      return FALSE;
+    }
+  tail->add = add;
+  tail->z = other;
+  tail->output = add->outputs[0];
+  return TRUE;
+}
+
+static OwbNode *
+our_copy (const OwbNode *node, const char *op_type)
+{
+  OwbNode *copy = owb_node_dup (node);
+  owb_node_clear_claims (copy);
+  g_free (copy->op_type);
+  copy->op_type = g_strdup (op_type);
+  g_free (copy->domain);
+  copy->domain = g_strdup (OUR_DOMAIN);
+  return copy;
+}
+
+static void
+set_input (OwbNode *node, int i, const char *name)
+{
+  while (node->n_inputs <= i)
+    owb_node_add_input (node, "");
+  g_free (node->inputs[i]);
+  node->inputs[i] = g_strdup (name);
+}
+
+static gboolean
+try_fuse (OwbPassContext *ctx, OwbNode *node)
+{
+  gboolean conv = is_op (node, "Conv") || is_our_op (node, "FusedConv");
+  gboolean gemm = is_op (node, "Gemm") || is_our_op (node, "FusedGemm");
+  gboolean matmul = is_op (node, "MatMul") || is_our_op (node, "FusedMatMul");
+  if (!conv && !gemm && !matmul)
+    return FALSE;
+  if (node->n_inputs < 2 || node->n_outputs != 1 || owb_node_get_attribute (node, "activation"))
+    return FALSE;
+  OwbValueType out;
+  if (!value_type (ctx, node->outputs[0], &out) || !is_float_type (out.dtype))
+    return FALSE;
+
+  Tail tail = { .output = node->outputs[0] };
+  if (conv && !input (node, 3))
+    match_residual (ctx, node, &tail);
+  match_activation (ctx, node, tail.output, &tail);
+  if (!tail.add && !tail.activation)
+    return FALSE;
+  const char *fused_op = conv ? "FusedConv" : gemm ? "FusedGemm" : "FusedMatMul";
+  if (ctx->options->portable)
+    {
+      _owb_pass_near_miss (ctx, node, "%s%s%s would fuse into %s, which is not a standard ONNX op; kept (portable)",
+                           tail.add ? "the residual Add" : "", tail.add && tail.activation ? " and " : "",
+                           tail.activation ? tail.activation : "", fused_op);
+      return FALSE;
+    }
+
+  owb_model_set_opset (ctx->model, OUR_DOMAIN, 1);
+  OwbNode *fused = our_copy (node, fused_op);
+  if (tail.z)
+    set_input (fused, 3, tail.z);
+  if (tail.activation)
+    {
+      OwbAttribute *a = owb_node_add_attribute (fused, "activation", OWB_ATTR_STRING);
+      a->s = g_strdup (tail.activation);
+      a->s_len = strlen (a->s);
+      if (tail.n_params)
+        {
+          a = owb_node_add_attribute (fused, "activation_params", OWB_ATTR_FLOATS);
+          a->n = tail.n_params;
+          a->floats = g_memdup2 (tail.params, sizeof (float) * tail.n_params);
+        }
+    }
+  g_free (fused->outputs[0]);
+  fused->outputs[0] = g_strdup (tail.output);
+  const char *from[4];
+  guint n = 0;
+  from[n++] = label (node);
+  if (tail.add)
+    from[n++] = label (tail.add);
+  for (int i = 0; i < tail.n_act_nodes; i++)
+    from[n++] = label (tail.act_nodes[i]);
+  _owb_pass_add_node (ctx, fused, from, n);
+  _owb_pass_remove_node (ctx, node);
+  if (tail.add)
+    _owb_pass_remove_node (ctx, tail.add);
+  for (int i = 0; i < tail.n_act_nodes; i++)
+    _owb_pass_remove_node (ctx, tail.act_nodes[i]);
+  return TRUE;
+}
+
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
+  GPtrArray *candidates = g_ptr_array_new ();
+  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      if (is_op (node, "Conv") || is_our_op (node, "FusedConv") || is_op (node, "Gemm") || is_our_op (node, "FusedGemm")
+          || is_op (node, "MatMul") || is_our_op (node, "FusedMatMul"))
+        g_ptr_array_add (candidates, node);
+    }
+  /* A fusion removes the candidate at hand, an Add and activations: never another candidate. */
+  for (guint i = 0; i < candidates->len; i++)
+    try_fuse (ctx, g_ptr_array_index (candidates, i));
+  g_ptr_array_unref (candidates);
   return TRUE;
 }
 

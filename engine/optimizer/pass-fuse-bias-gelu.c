@@ -1,9 +1,140 @@
-/* pass-fuse-bias-gelu.c: folds the bias Add before a Gelu into it. */
+/* pass-fuse-bias-gelu.c: folds the bias Add before a Gelu into it: Gelu (Add (x, b)) with b a constant
+ * vector over the last dim becomes ai.onnx.workbench's BiasGelu (x, b) (no standard op does this, so
+ * a portable optimization leaves it). */
 #include "owb-optimizer-private.h"
+
+#include <string.h>
+
+#define WB "ai.onnx.workbench"
+
+static const char *
+label (const OwbNode *node)
+{
+  return node->name && node->name[0] ? node->name : node->outputs[0];
+}
+
+static gboolean
+is_default_domain (const OwbNode *node)
+{
+  return !node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0;
+}
+
+static gboolean
+is_op (const OwbNode *node, const char *op_type)
+{
+  return node && strcmp (node->op_type, op_type) == 0 && is_default_domain (node);
+}
+
+static const OwbTensor *
+constant (OwbPassContext *ctx, const char *name)
+{
+  for (int depth = 0; name && depth < 8; depth++)
+    {
+      const OwbTensor *t = _owb_pass_get_constant (ctx, name);
+      if (t)
+        return t;
+      OwbNode *producer = _owb_pass_producer (ctx, name);
+      if (!is_op (producer, "Identity"))
+        return NULL;
+      name = owb_node_get_input (producer, 0);
+    }
+  return NULL;
+}
+
+static gboolean
+is_gelu (const OwbNode *node)
+{
+  return strcmp (node->op_type, "Gelu") == 0 && node->n_inputs == 1 && node->n_outputs == 1
+         && (is_default_domain (node) || strcmp (node->domain, WB) == 0);
+}
+
+static gboolean
+same_dims (const OwbValueType *a, const OwbValueType *b)
+{
+  if (a->rank < 0 || a->rank != b->rank)
+    return FALSE;
+  for (int i = 0; i < a->rank; i++)
+    {
+      OwbDim x = a->dims[i], y = b->dims[i];
+      if (!(owb_dim_is_known (x) ? x.value == y.value : x.param && x.param == y.param))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+try_fuse (OwbPassContext *ctx, OwbNode *gelu)
+{
+  const char *in = gelu->inputs[0];
+  OwbNode *add = _owb_pass_producer (ctx, in);
+  if (!is_op (add, "Add") || add->n_inputs != 2)
+    return;
+  int b = -1;
+  for (int i = 0; i < 2 && b < 0; i++)
+    {
+      const OwbTensor *t = constant (ctx, add->inputs[i]);
+      if (t && t->kind == OWB_VALUE_TENSOR && t->rank == 1 && !constant (ctx, add->inputs[1 - i]))
+        b = i;
+    }
+  if (b < 0)
+    return;
+  const OwbTensor *bias = constant (ctx, add->inputs[b]);
+  const char *x = add->inputs[1 - b];
+  const OwbValueType *xt = _owb_pass_value_type (ctx, x), *sum = _owb_pass_value_type (ctx, in);
+  if (!xt || !sum || xt->rank < 1 || !same_dims (xt, sum) || xt->dtype != bias->dtype
+      || !owb_dim_is_known (xt->dims[xt->rank - 1]) || xt->dims[xt->rank - 1].value != bias->dims[0])
+    {
+      _owb_pass_near_miss (ctx, add, "bias Add before a Gelu, but '%s' is not a vector over the last dim of '%s'",
+                           add->inputs[b], x);
+      return;
+    }
+  if (_owb_pass_n_uses (ctx, in) != 1)
+    {
+      _owb_pass_near_miss (ctx, add, "bias Add before a Gelu, but its output '%s' is also used elsewhere", in);
+      return;
+    }
+  if (ctx->options->portable)
+    {
+      _owb_pass_near_miss (ctx, gelu, "BiasGelu is not a standard ONNX op; kept as is (portable)");
+      return;
+    }
+  const char *approximate = owb_node_get_string (gelu, "approximate", "none");
+  char *from[2] = { g_strdup (label (add)), g_strdup (label (gelu)) };
+  OwbNode *fused = owb_node_new ("BiasGelu", WB, NULL);
+  owb_node_add_input (fused, x);
+  owb_node_add_input (fused, add->inputs[b]);
+  owb_node_add_output (fused, gelu->outputs[0]);
+  OwbAttribute *a = owb_node_add_attribute (fused, "approximate", OWB_ATTR_STRING);
+  a->s = g_strdup (approximate);
+  a->s_len = strlen (a->s);
+  _owb_pass_remove_node (ctx, gelu);
+  _owb_pass_remove_node (ctx, add);
+  /* Named after the Gelu it replaces. */
+  g_free (fused->name);
+  fused->name = _owb_pass_unique_name (ctx, from[1]);
+  owb_model_set_opset (ctx->model, WB, 1);
+  _owb_pass_add_node (ctx, fused, (const char *const *) from, 2);
+  g_free (from[0]);
+  g_free (from[1]);
+}
 
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
+  GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      if (is_gelu (node) && node->outputs[0][0])
+        g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
+    }
+  for (guint i = 0; i < anchors->len; i++)
+    {
+      OwbNode *node = _owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
+      if (node && is_gelu (node))
+        try_fuse (ctx, node);
+    }
+  g_ptr_array_unref (anchors);
   return TRUE;
 }
 

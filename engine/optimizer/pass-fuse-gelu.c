@@ -1,9 +1,313 @@
-/* pass-fuse-gelu.c: turns the erf and tanh GELU subgraphs into one Gelu. */
+/* pass-fuse-gelu.c: turns the exported GELU formula into one Gelu node. Two forms, in any operand
+ * order and association of the products:
+ *
+ *   erf:  0.5 * x * (1 + Erf (x / sqrt 2))                 (or x * 0.70710678)
+ *   tanh: 0.5 * x * (1 + Tanh (sqrt (2/pi) * (x + 0.044715 * x^3)))   (x^3 = Pow (x, 3) or x * x * x)
+ *
+ * The standard Gelu from opset 20 (approximate "none" or "tanh"), ai.onnx.workbench's Gelu before. */
 #include "owb-optimizer-private.h"
+
+#include <math.h>
+#include <string.h>
+
+#define WB "ai.onnx.workbench"
+
+static gboolean
+is_op (const OwbNode *node, const char *op_type)
+{
+  return node && strcmp (node->op_type, op_type) == 0
+         && (!node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0);
+}
+
+static const char *
+label (const OwbNode *node)
+{
+  return node->name && node->name[0] ? node->name : node->outputs[0];
+}
+
+static const OwbTensor *
+constant (OwbPassContext *ctx, const char *name)
+{
+  for (int depth = 0; name && depth < 8; depth++)
+    {
+      const OwbTensor *t = _owb_pass_get_constant (ctx, name);
+      if (t)
+        return t;
+      OwbNode *producer = _owb_pass_producer (ctx, name);
+      if (!is_op (producer, "Identity"))
+        return NULL;
+      name = owb_node_get_input (producer, 0);
+    }
+  return NULL;
+}
+
+/* Whether `name` is a constant scalar (one element) within a relative 1e-5 of `want`. */
+static gboolean
+scalar_near (OwbPassContext *ctx, const char *name, double want)
+{
+  const OwbTensor *t = constant (ctx, name);
+  if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != 1 || !t->data || t->dtype == OWB_TYPE_STRING)
+    return FALSE;
+  double v = owb_tensor_get_double (t, 0);
+  return fabs (v - want) <= 1e-5 * fabs (want);
+}
+
+static OwbNode *
+only_consumer (OwbPassContext *ctx, const char *name)
+{
+  GPtrArray *consumers = _owb_pass_consumers (ctx, name);
+  if (_owb_pass_n_uses (ctx, name) != 1 || consumers->len != 1)
+    return NULL;
+  return g_ptr_array_index (consumers, 0);
+}
+
+/* The operand of a binary node that is not `name` (NULL if both or neither are). */
+static const char *
+other_input (const OwbNode *node, const char *name)
+{
+  if (node->n_inputs != 2)
+    return NULL;
+  gboolean a = strcmp (node->inputs[0], name) == 0, b = strcmp (node->inputs[1], name) == 0;
+  if (a == b)
+    return NULL;
+  return a ? node->inputs[1] : node->inputs[0];
+}
+
+/* A binary `op_type` node producing `name` with one operand the constant `want`: returns the other
+ * operand. For Div the constant must be the divisor. */
+static const char *
+scaled_operand (OwbPassContext *ctx, const OwbNode *node, const char *op_type, double want)
+{
+  if (!is_op (node, op_type) || node->n_inputs != 2)
+    return NULL;
+  if (scalar_near (ctx, node->inputs[1], want))
+    return node->inputs[0];
+  if (strcmp (op_type, "Div") != 0 && scalar_near (ctx, node->inputs[0], want))
+    return node->inputs[1];
+  return NULL;
+}
+
+typedef struct {
+  OwbNode *nodes[12];
+  int n;
+} NodeSet;
+
+static void
+add_node (NodeSet *set, OwbNode *node)
+{
+  g_assert (set->n < (int) G_N_ELEMENTS (set->nodes));
+  set->nodes[set->n++] = node;
+}
+
+/* The common tail: t = the Erf/Tanh output, then 0.5 * x * (1 + t) in any association. Fills set and
+ * returns the final output, or NULL. */
+static const char *
+match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
+{
+  OwbNode *one = only_consumer (ctx, t);
+  if (!is_op (one, "Add") || !scalar_near (ctx, other_input (one, t) ? other_input (one, t) : "", 1.0))
+    return NULL;
+  add_node (set, one);
+  OwbNode *m1 = only_consumer (ctx, one->outputs[0]);
+  const char *other = is_op (m1, "Mul") ? other_input (m1, one->outputs[0]) : NULL;
+  if (!other)
+    return NULL;
+  add_node (set, m1);
+  if (strcmp (other, x) == 0)
+    {
+      /* (x * (1 + t)) * 0.5 */
+      OwbNode *m2 = only_consumer (ctx, m1->outputs[0]);
+      const char *rest = is_op (m2, "Mul") ? other_input (m2, m1->outputs[0]) : NULL;
+      if (!rest || !scalar_near (ctx, rest, 0.5))
+        return NULL;
+      add_node (set, m2);
+      return m2->outputs[0];
+    }
+  if (scalar_near (ctx, other, 0.5))
+    {
+      /* ((1 + t) * 0.5) * x */
+      OwbNode *m2 = only_consumer (ctx, m1->outputs[0]);
+      const char *rest = is_op (m2, "Mul") ? other_input (m2, m1->outputs[0]) : NULL;
+      if (!rest || strcmp (rest, x) != 0)
+        return NULL;
+      add_node (set, m2);
+      return m2->outputs[0];
+    }
+  /* (x * 0.5) * (1 + t) */
+  OwbNode *half = _owb_pass_producer (ctx, other);
+  if (scaled_operand (ctx, half, "Mul", 0.5) && strcmp (scaled_operand (ctx, half, "Mul", 0.5), x) == 0
+      && only_consumer (ctx, other) == m1)
+    {
+      add_node (set, half);
+      return m1->outputs[0];
+    }
+  return NULL;
+}
+
+static void
+fuse (OwbPassContext *ctx, OwbNode *anchor, const char *x, NodeSet *set, const char *out, gboolean tanh_form)
+{
+  const OwbValueType *xt = _owb_pass_value_type (ctx, x);
+  if (!xt || !(xt->dtype == OWB_TYPE_FLOAT || xt->dtype == OWB_TYPE_DOUBLE || xt->dtype == OWB_TYPE_FLOAT16
+               || xt->dtype == OWB_TYPE_BFLOAT16))
+    {
+      _owb_pass_near_miss (ctx, anchor, "GELU pattern, but its input '%s' is not of a known floating type", x);
+      return;
+    }
+  int opset = _owb_pass_opset (ctx);
+  gboolean standard = opset >= 20;
+  if (!standard && ctx->options->portable)
+    {
+      _owb_pass_near_miss (ctx, anchor, "needs opset 20 for a standard Gelu (model has %d); kept as is (portable)", opset);
+      return;
+    }
+  char *x_name = g_strdup (x), *out_name = g_strdup (out);
+  char *base = g_strdup (label (anchor));
+  GPtrArray *from = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *read = g_ptr_array_new_with_free_func (g_free);
+  for (int i = 0; i < set->n; i++)
+    {
+      g_ptr_array_add (from, g_strdup (label (set->nodes[i])));
+      for (int k = 0; k < set->nodes[i]->n_inputs; k++)
+        g_ptr_array_add (read, g_strdup (set->nodes[i]->inputs[k]));
+    }
+  for (int i = 0; i < set->n; i++)
+    _owb_pass_remove_node (ctx, set->nodes[i]);
+  char *name = _owb_pass_unique_name (ctx, base);
+  g_free (base);
+  if (!standard)
+    owb_model_set_opset (ctx->model, WB, 1);
+  OwbNode *gelu = owb_node_new ("Gelu", standard ? "" : WB, name);
+  owb_node_add_input (gelu, x_name);
+  owb_node_add_output (gelu, out_name);
+  if (tanh_form || !standard)
+    {
+      OwbAttribute *a = owb_node_add_attribute (gelu, "approximate", OWB_ATTR_STRING);
+      a->s = g_strdup (tanh_form ? "tanh" : "none");
+      a->s_len = strlen (a->s);
+    }
+  _owb_pass_add_node (ctx, gelu, (const char *const *) from->pdata, from->len);
+  /* Constant nodes that held 0.5, 1, sqrt 2... and that nothing reads now. */
+  for (guint i = 0; i < read->len; i++)
+    {
+      OwbNode *producer = _owb_pass_producer (ctx, g_ptr_array_index (read, i));
+      if (is_op (producer, "Constant") && _owb_pass_n_uses (ctx, producer->outputs[0]) == 0)
+        _owb_pass_remove_node (ctx, producer);
+    }
+  g_ptr_array_unref (read);
+  g_ptr_array_unref (from);
+  g_free (name);
+  g_free (x_name);
+  g_free (out_name);
+}
+
+static void
+try_erf (OwbPassContext *ctx, OwbNode *erf)
+{
+  const char *in = owb_node_get_input (erf, 0);
+  OwbNode *scale = in ? _owb_pass_producer (ctx, in) : NULL;
+  const char *x = scaled_operand (ctx, scale, "Div", G_SQRT2);
+  if (!x)
+    x = scaled_operand (ctx, scale, "Mul", M_SQRT1_2);
+  if (!x)
+    return;
+  NodeSet set = { { NULL }, 0 };
+  add_node (&set, scale);
+  add_node (&set, erf);
+  const char *out = match_tail (ctx, x, erf->outputs[0], &set);
+  if (!out)
+    return;
+  if (only_consumer (ctx, in) != erf)
+    {
+      _owb_pass_near_miss (ctx, erf, "GELU pattern, but x / sqrt 2 ('%s') is also used elsewhere", in);
+      return;
+    }
+  fuse (ctx, erf, x, &set, out, FALSE);
+}
+
+/* x^3 as Pow (x, 3), Mul (x, Mul (x, x)) or Mul (Mul (x, x), x), used only by `reader`. */
+static gboolean
+match_cube (OwbPassContext *ctx, const char *cube, const char *x, const OwbNode *reader, NodeSet *set)
+{
+  OwbNode *p = _owb_pass_producer (ctx, cube);
+  if (!p || only_consumer (ctx, cube) != reader)
+    return FALSE;
+  if (is_op (p, "Pow") && p->n_inputs == 2 && strcmp (p->inputs[0], x) == 0 && scalar_near (ctx, p->inputs[1], 3.0))
+    {
+      add_node (set, p);
+      return TRUE;
+    }
+  const char *sq = is_op (p, "Mul") ? other_input (p, x) : NULL;
+  OwbNode *s = sq ? _owb_pass_producer (ctx, sq) : NULL;
+  if (is_op (s, "Mul") && s->n_inputs == 2 && strcmp (s->inputs[0], x) == 0 && strcmp (s->inputs[1], x) == 0
+      && only_consumer (ctx, sq) == p)
+    {
+      add_node (set, p);
+      add_node (set, s);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+try_tanh (OwbPassContext *ctx, OwbNode *tanh_node)
+{
+  const char *in = owb_node_get_input (tanh_node, 0);
+  OwbNode *scale = in ? _owb_pass_producer (ctx, in) : NULL;
+  const char *inner = scaled_operand (ctx, scale, "Mul", sqrt (2.0 / G_PI));
+  OwbNode *sum = inner ? _owb_pass_producer (ctx, inner) : NULL;
+  if (!is_op (sum, "Add") || sum->n_inputs != 2)
+    return;
+  for (int i = 0; i < 2; i++)
+    {
+      const char *x = sum->inputs[i];
+      OwbNode *cubic = _owb_pass_producer (ctx, sum->inputs[1 - i]);
+      const char *cube = scaled_operand (ctx, cubic, "Mul", 0.044715);
+      if (!cube)
+        continue;
+      NodeSet set = { { NULL }, 0 };
+      if (!match_cube (ctx, cube, x, cubic, &set))
+        continue;
+      add_node (&set, cubic);
+      add_node (&set, sum);
+      add_node (&set, scale);
+      add_node (&set, tanh_node);
+      const char *out = match_tail (ctx, x, tanh_node->outputs[0], &set);
+      if (!out)
+        return;
+      const char *inner_values[] = { sum->inputs[1 - i], inner, in };
+      for (guint k = 0; k < G_N_ELEMENTS (inner_values); k++)
+        if (!only_consumer (ctx, inner_values[k]))
+          {
+            _owb_pass_near_miss (ctx, tanh_node, "GELU (tanh) pattern, but its intermediate '%s' is also used elsewhere",
+                                 inner_values[k]);
+            return;
+          }
+      fuse (ctx, tanh_node, x, &set, out, TRUE);
+      return;
+    }
+}
 
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
+  GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      if ((is_op (node, "Erf") || is_op (node, "Tanh")) && node->n_inputs == 1 && node->n_outputs == 1)
+        g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
+    }
+  for (guint i = 0; i < anchors->len; i++)
+    {
+      OwbNode *node = _owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
+      if (is_op (node, "Erf"))
+        try_erf (ctx, node);
+      else if (is_op (node, "Tanh"))
+        try_tanh (ctx, node);
+    }
+  g_ptr_array_unref (anchors);
+  _owb_pass_prune_initializers (ctx);
   return TRUE;
 }
 

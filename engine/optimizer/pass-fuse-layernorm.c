@@ -410,9 +410,12 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
   GPtrArray *from = g_ptr_array_new_with_free_func (g_free);
   for (int i = 0; i < core.n; i++)
     g_ptr_array_add (from, g_strdup (label (core.nodes[i])));
-  char *name = _owb_pass_unique_name (ctx, label (rm1));
+  char *base = g_strdup (label (rm1));
   char *gamma_name = g_strdup (gamma), *beta_name = g_strdup (beta);
   GPtrArray *read = remove_nodes (ctx, &core);
+  /* Named after the first node it replaces, free once that one is gone. */
+  char *name = _owb_pass_unique_name (ctx, base);
+  g_free (base);
 
   if (!standard)
     owb_model_set_opset (ctx->model, WB, 1);

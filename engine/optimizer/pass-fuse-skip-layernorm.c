@@ -1,9 +1,268 @@
-/* pass-fuse-skip-layernorm.c: folds a residual Add (and bias) into LayerNormalization. */
+/* pass-fuse-skip-layernorm.c: folds a residual Add (and a bias Add feeding it) into the
+ * LayerNormalization that reads it: LayerNormalization (Add (x, Add (skip, bias))) over the last axis
+ * becomes ai.onnx.workbench's SkipLayerNormalization (x, skip, gamma, beta, bias). When the sum is
+ * also read elsewhere (pre-norm residual streams) the fused node outputs it too (output 3, as in ONNX
+ * Runtime's contrib op). No standard op does this: a portable optimization leaves it. */
 #include "owb-optimizer-private.h"
+
+#include <string.h>
+
+#define WB "ai.onnx.workbench"
+
+static const char *
+label (const OwbNode *node)
+{
+  return node->name && node->name[0] ? node->name : node->outputs[0];
+}
+
+static gboolean
+is_default_domain (const OwbNode *node)
+{
+  return !node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0;
+}
+
+static gboolean
+is_op (const OwbNode *node, const char *op_type)
+{
+  return node && strcmp (node->op_type, op_type) == 0 && is_default_domain (node);
+}
+
+static const OwbTensor *
+constant (OwbPassContext *ctx, const char *name)
+{
+  for (int depth = 0; name && depth < 8; depth++)
+    {
+      const OwbTensor *t = _owb_pass_get_constant (ctx, name);
+      if (t)
+        return t;
+      OwbNode *producer = _owb_pass_producer (ctx, name);
+      if (!is_op (producer, "Identity"))
+        return NULL;
+      name = owb_node_get_input (producer, 0);
+    }
+  return NULL;
+}
+
+static gboolean
+is_layer_norm (const OwbNode *node)
+{
+  return strcmp (node->op_type, "LayerNormalization") == 0
+         && (is_default_domain (node) || (node->domain && strcmp (node->domain, WB) == 0));
+}
+
+static gboolean
+dim_eq (OwbDim a, OwbDim b)
+{
+  return owb_dim_is_known (a) ? a.value == b.value : a.param && a.param == b.param;
+}
+
+static gboolean
+same_dims (const OwbValueType *a, const OwbValueType *b)
+{
+  if (!a || !b || a->rank < 0 || a->rank != b->rank)
+    return FALSE;
+  for (int i = 0; i < a->rank; i++)
+    if (!dim_eq (a->dims[i], b->dims[i]))
+      return FALSE;
+  return TRUE;
+}
+
+/* The type of a value: inferred, or that of a constant. */
+static gboolean
+type_of (OwbPassContext *ctx, const char *name, OwbValueType *out)
+{
+  const OwbValueType *t = _owb_pass_value_type (ctx, name);
+  if (t)
+    {
+      *out = *t;
+      return TRUE;
+    }
+  const OwbTensor *c = constant (ctx, name);
+  if (!c)
+    return FALSE;
+  owb_tensor_get_value_type (c, out);
+  return TRUE;
+}
+
+/* skip's dims after leading 1s are the trailing dims of `full` (it repeats over the leading ones). */
+static gboolean
+is_trailing_part (const OwbValueType *skip, const OwbValueType *full)
+{
+  if (skip->rank < 1 || full->rank < 1)
+    return FALSE;
+  int lead = 0;
+  while (lead < skip->rank - 1 && owb_dim_is_known (skip->dims[lead]) && skip->dims[lead].value == 1)
+    lead++;
+  if (skip->rank - lead > full->rank)
+    return FALSE;
+  for (int k = lead; k < skip->rank; k++)
+    if (!dim_eq (skip->dims[k], full->dims[full->rank - skip->rank + k]))
+      return FALSE;
+  return TRUE;
+}
+
+/* A LayerNormalization parameter as a vector of `hidden` elements: its own name, a new 1-D view of a
+ * constant, or NULL. */
+static const char *
+vector_parameter (OwbPassContext *ctx, const char *name, int64_t hidden, OwbDataType dtype)
+{
+  const OwbTensor *c = constant (ctx, name);
+  if (c)
+    {
+      if (c->kind != OWB_VALUE_TENSOR || c->dtype != dtype || c->nelems != hidden)
+        return NULL;
+      if (c->rank == 1)
+        return name;
+      int64_t dims[1] = { hidden };
+      OwbTensor *view = owb_tensor_new_view ((OwbTensor *) c, 1, dims, NULL);
+      return view ? _owb_pass_add_initializer (ctx, name, view) : NULL;
+    }
+  const OwbValueType *t = _owb_pass_value_type (ctx, name);
+  if (t && t->rank == 1 && t->dtype == dtype && owb_dim_is_known (t->dims[0]) && t->dims[0].value == hidden)
+    return name;
+  return NULL;
+}
+
+/* operand = Add (p, c) with c a constant vector of `hidden` elements, p of the operand's shape, and the
+ * Add read only by `reader`: returns that Add, with *p and *c. */
+static OwbNode *
+bias_add (OwbPassContext *ctx, const char *operand, const OwbNode *reader, int64_t hidden, OwbDataType dtype,
+          const char **p, const char **c)
+{
+  OwbNode *add = _owb_pass_producer (ctx, operand);
+  if (!is_op (add, "Add") || add->n_inputs != 2 || _owb_pass_n_uses (ctx, operand) != 1)
+    return NULL;
+  GPtrArray *readers = _owb_pass_consumers (ctx, operand);
+  if (readers->len != 1 || g_ptr_array_index (readers, 0) != reader)
+    return NULL;
+  OwbValueType operand_type, pt;
+  if (!type_of (ctx, operand, &operand_type))
+    return NULL;
+  for (int i = 0; i < 2; i++)
+    {
+      const OwbTensor *t = constant (ctx, add->inputs[i]);
+      if (!t || t->rank != 1 || t->nelems != hidden || t->dtype != dtype || constant (ctx, add->inputs[1 - i]))
+        continue;
+      if (!type_of (ctx, add->inputs[1 - i], &pt) || !same_dims (&pt, &operand_type))
+        continue;
+      *p = add->inputs[1 - i];
+      *c = add->inputs[i];
+      return add;
+    }
+  return NULL;
+}
+
+static void
+try_fuse (OwbPassContext *ctx, OwbNode *ln)
+{
+  const char *sum = owb_node_get_input (ln, 0), *scale = owb_node_get_input (ln, 1), *b = owb_node_get_input (ln, 2);
+  OwbNode *add = sum ? _owb_pass_producer (ctx, sum) : NULL;
+  if (!is_op (add, "Add") || add->n_inputs != 2 || !scale)
+    return;
+  OwbValueType st;
+  if (!type_of (ctx, sum, &st) || st.rank < 1)
+    return;
+  int64_t axis = owb_node_get_int (ln, "axis", -1);
+  if (axis != -1 && axis != st.rank - 1)
+    return;
+  for (int o = 1; o < ln->n_outputs; o++)
+    if (ln->outputs[o][0] && _owb_pass_n_uses (ctx, ln->outputs[o]) > 0)
+      {
+        _owb_pass_near_miss (ctx, ln, "residual Add before it, but its mean/inverse std output is used");
+        return;
+      }
+  OwbDim hidden_dim = st.dims[st.rank - 1];
+  if (!owb_dim_is_known (hidden_dim))
+    {
+      _owb_pass_near_miss (ctx, ln, "residual Add before it, but the normalized dim of '%s' is not known", sum);
+      return;
+    }
+  int64_t hidden = hidden_dim.value;
+  /* Which operand has the full shape (input) and which repeats (skip). */
+  OwbValueType a, c;
+  if (!type_of (ctx, add->inputs[0], &a) || !type_of (ctx, add->inputs[1], &c))
+    return;
+  int in = same_dims (&a, &st) ? 0 : same_dims (&c, &st) ? 1 : -1;
+  if (in < 0 || !is_trailing_part (in == 0 ? &c : &a, &st))
+    {
+      _owb_pass_near_miss (ctx, add, "residual Add before a LayerNormalization, but its operands' shapes do not fit "
+                                     "SkipLayerNormalization (one of full shape, the other its trailing dims)");
+      return;
+    }
+  const char *input = add->inputs[in], *skip = add->inputs[1 - in];
+  if (constant (ctx, input) && constant (ctx, skip))
+    return;
+  const char *gamma = vector_parameter (ctx, scale, hidden, st.dtype);
+  const char *beta = b ? vector_parameter (ctx, b, hidden, st.dtype) : NULL;
+  if (!gamma || (b && !beta))
+    {
+      _owb_pass_near_miss (ctx, ln, "residual Add before it, but its scale or bias is not a vector of %" G_GINT64_FORMAT
+                                    " elements",
+                           hidden);
+      return;
+    }
+  if (ctx->options->portable)
+    {
+      _owb_pass_near_miss (ctx, ln, "SkipLayerNormalization is not a standard ONNX op; kept as is (portable)");
+      return;
+    }
+  /* A bias Add on either operand folds in too (a Linear's bias before the residual Add). */
+  const char *p = NULL, *bias = NULL;
+  OwbNode *badd = bias_add (ctx, skip, add, hidden, st.dtype, &p, &bias);
+  if (badd)
+    skip = p;
+  else if ((badd = bias_add (ctx, input, add, hidden, st.dtype, &p, &bias)))
+    input = p;
+  gboolean want_sum = _owb_pass_n_uses (ctx, sum) > 1;
+
+  char *from[3] = { g_strdup (label (add)), g_strdup (label (ln)), badd ? g_strdup (label (badd)) : NULL };
+  OwbNode *fused = owb_node_new ("SkipLayerNormalization", WB, NULL);
+  owb_node_add_input (fused, input);
+  owb_node_add_input (fused, skip);
+  owb_node_add_input (fused, gamma);
+  if (beta || bias)
+    owb_node_add_input (fused, beta ? beta : "");
+  if (bias)
+    owb_node_add_input (fused, bias);
+  owb_node_add_output (fused, ln->outputs[0]);
+  if (want_sum)
+    {
+      owb_node_add_output (fused, "");
+      owb_node_add_output (fused, "");
+      owb_node_add_output (fused, sum);
+    }
+  owb_node_add_attribute (fused, "epsilon", OWB_ATTR_FLOAT)->f = owb_node_get_float (ln, "epsilon", 1e-5f);
+  _owb_pass_remove_node (ctx, ln);
+  _owb_pass_remove_node (ctx, add);
+  if (badd)
+    _owb_pass_remove_node (ctx, badd);
+  /* Named after the LayerNormalization it replaces. */
+  g_free (fused->name);
+  fused->name = _owb_pass_unique_name (ctx, from[1]);
+  owb_model_set_opset (ctx->model, WB, 1);
+  _owb_pass_add_node (ctx, fused, (const char *const *) from, badd ? 3 : 2);
+  for (int i = 0; i < 3; i++)
+    g_free (from[i]);
+}
 
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
+  GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      if (is_layer_norm (node) && node->n_outputs >= 1 && node->outputs[0][0])
+        g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
+    }
+  for (guint i = 0; i < anchors->len; i++)
+    {
+      OwbNode *node = _owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
+      if (node && is_layer_norm (node))
+        try_fuse (ctx, node);
+    }
+  g_ptr_array_unref (anchors);
+  _owb_pass_prune_initializers (ctx);
   return TRUE;
 }
 

@@ -1,15 +1,166 @@
-/* pass-fuse-transpose-matmul.c: folds a Transpose of the last two axes into MatMul/Gemm. */
+/* pass-fuse-transpose-matmul.c: folds a Transpose of the last two axes into the MatMul it feeds:
+ * a Gemm with transA/transB when both operands are 2-D, else our FusedMatMul. */
 #include "owb-optimizer-private.h"
+
+#include <string.h>
+
+#define OUR_DOMAIN "ai.onnx.workbench"
+
+static gboolean
+is_op (const OwbNode *node, const char *op_type)
+{
+  return node && strcmp (node->op_type, op_type) == 0 && (!node->domain || !node->domain[0]);
+}
+
+static gboolean
+is_our_op (const OwbNode *node, const char *op_type)
+{
+  return node && strcmp (node->op_type, op_type) == 0 && node->domain && strcmp (node->domain, OUR_DOMAIN) == 0;
+}
+
+static const char *
+label (const OwbNode *node)
+{
+  return node->name && node->name[0] ? node->name : node->outputs[0];
+}
+
+static gboolean
+is_float_type (OwbDataType t)
+{
+  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
+}
+
+static int
+rank_of (OwbPassContext *ctx, const char *name)
+{
+  const OwbTensor *c = _owb_pass_get_constant (ctx, name);
+  if (c)
+    return c->rank;
+  const OwbValueType *t = _owb_pass_value_type (ctx, name);
+  return t && t->kind == OWB_VALUE_TENSOR ? t->rank : -1;
+}
+
+/* Whether the Transpose only swaps the last two axes of its input (of rank `rank`). */
+static gboolean
+swaps_last_two (const OwbNode *transpose, int rank)
+{
+  int n = 0;
+  const int64_t *perm = owb_node_get_ints (transpose, "perm", &n);
+  if (!perm)
+    return rank == 2; /* no perm: all axes reversed */
+  if (n != rank || n < 2)
+    return FALSE;
+  for (int i = 0; i < n - 2; i++)
+    if (perm[i] != i)
+      return FALSE;
+  return perm[n - 2] == n - 1 && perm[n - 1] == n - 2;
+}
+
+static void
+set_int (OwbNode *node, const char *name, int64_t value)
+{
+  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = value;
+}
+
+static gboolean
+try_fuse (OwbPassContext *ctx, OwbNode *mm)
+{
+  gboolean ours = is_our_op (mm, "FusedMatMul");
+  if (mm->n_inputs < 2 || mm->n_outputs != 1)
+    return FALSE;
+  const OwbValueType *out = _owb_pass_value_type (ctx, mm->outputs[0]);
+  if (!out || !is_float_type (out->dtype))
+    return FALSE;
+  const char *names[2] = { mm->inputs[0], mm->inputs[1] };
+  gboolean trans[2] = { ours && owb_node_get_int (mm, "transA", 0), ours && owb_node_get_int (mm, "transB", 0) };
+  OwbNode *transposes[2] = { NULL, NULL };
+  int ranks[2];
+  for (int i = 0; i < 2; i++)
+    {
+      OwbNode *t = _owb_pass_producer (ctx, mm->inputs[i]);
+      ranks[i] = rank_of (ctx, mm->inputs[i]);
+      if (!is_op (t, "Transpose") || t->n_inputs != 1 || !swaps_last_two (t, ranks[i]))
+        continue;
+      if (_owb_pass_n_uses (ctx, t->outputs[0]) != 1)
+        {
+          _owb_pass_near_miss (ctx, mm, "its input %d comes from Transpose '%s', whose output is also read elsewhere; "
+                               "kept", i, label (t));
+          continue;
+        }
+      transposes[i] = t;
+      names[i] = t->inputs[0];
+      trans[i] = !trans[i];
+    }
+  if (!transposes[0] && !transposes[1])
+    return FALSE;
+
+  /* Gemm needs 2-D operands, and C optional (opset 11). */
+  gboolean gemm = !ours && ranks[0] == 2 && ranks[1] == 2 && _owb_pass_opset (ctx) >= 11;
+  if (!gemm && ctx->options->portable)
+    {
+      _owb_pass_near_miss (ctx, mm, "a Transpose of ranks %d x %d operands folds only into FusedMatMul, not a standard "
+                           "ONNX op; kept (portable)", ranks[0], ranks[1]);
+      return FALSE;
+    }
+  OwbNode *fused;
+  if (gemm)
+    fused = owb_node_new ("Gemm", "", mm->name);
+  else
+    {
+      owb_model_set_opset (ctx->model, OUR_DOMAIN, 1);
+      fused = ours ? owb_node_dup (mm) : owb_node_new ("FusedMatMul", OUR_DOMAIN, mm->name);
+      owb_node_clear_claims (fused);
+    }
+  if (ours)
+    {
+      for (int i = 0; i < 2; i++)
+        {
+          g_free (fused->inputs[i]);
+          fused->inputs[i] = g_strdup (names[i]);
+        }
+    }
+  else
+    {
+      owb_node_add_input (fused, names[0]);
+      owb_node_add_input (fused, names[1]);
+      owb_node_add_output (fused, mm->outputs[0]);
+    }
+  set_int (fused, "transA", trans[0]);
+  set_int (fused, "transB", trans[1]);
+  const char *from[3];
+  guint n = 0;
+  for (int i = 0; i < 2; i++)
+    if (transposes[i])
+      from[n++] = label (transposes[i]);
+  from[n++] = label (mm);
+  _owb_pass_add_node (ctx, fused, from, n);
+  _owb_pass_remove_node (ctx, mm);
+  for (int i = 0; i < 2; i++)
+    if (transposes[i])
+      _owb_pass_remove_node (ctx, transposes[i]);
+  return TRUE;
+}
 
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
+  GPtrArray *candidates = g_ptr_array_new ();
+  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      if (is_op (node, "MatMul") || is_our_op (node, "FusedMatMul"))
+        g_ptr_array_add (candidates, node);
+    }
+  /* A fusion removes the MatMul at hand and Transposes, never another candidate. */
+  for (guint i = 0; i < candidates->len; i++)
+    try_fuse (ctx, g_ptr_array_index (candidates, i));
+  g_ptr_array_unref (candidates);
   return TRUE;
 }
 
 const OwbPass _owb_pass_fuse_transpose_matmul = {
   "fuse_transpose_matmul",
   OWB_OPTIMIZE_EXTENDED,
-  "folds a Transpose of the last two axes into MatMul/Gemm",
+  "folds a Transpose of the last two axes into the MatMul it feeds (Gemm when 2-D, else FusedMatMul)",
   run,
 };

@@ -50,8 +50,7 @@ size_constant (const OwbValueType *type)
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
-  gboolean changed = FALSE;
-  GPtrArray *order = g_ptr_array_new ();
+  GPtrArray *order = g_ptr_array_new (), *replaced = g_ptr_array_new ();
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     g_ptr_array_add (order, g_ptr_array_index (ctx->graph->nodes, i));
   for (guint i = 0; i < order->len; i++)
@@ -67,14 +66,15 @@ run (OwbPassContext *ctx, GError **error)
       if (!type || type->kind != OWB_VALUE_TENSOR || type->rank < 0 || !owb_value_type_is_fully_known (type)
           || _owb_pass_is_graph_output (ctx, out) || is_outer_read (ctx, out))
         continue;
-      OwbTensor *value = is_shape ? shape_constant (node, type) : size_constant (type);
-      char *name = g_strdup (out);
-      _owb_pass_remove_node (ctx, node);
-      /* The value keeps its name, now as an initializer: readers need no edit. */
-      owb_graph_add_initializer (ctx->graph, name, value);
-      g_free (name);
-      changed = TRUE;
+      /* The value keeps its name, now as an initializer: readers need no edit. The node goes
+       * after the sweep, so that the graph maps are not rebuilt after every removal. */
+      owb_graph_add_initializer (ctx->graph, out, is_shape ? shape_constant (node, type) : size_constant (type));
+      g_ptr_array_add (replaced, node);
     }
+  for (guint i = 0; i < replaced->len; i++)
+    _owb_pass_remove_node (ctx, g_ptr_array_index (replaced, i));
+  gboolean changed = replaced->len > 0;
+  g_ptr_array_unref (replaced);
   g_ptr_array_unref (order);
   return changed ? _owb_fold_constants (ctx, error) : TRUE;
 }

@@ -280,6 +280,35 @@ def bench_json():
 
 
 @test
+def optimize_refuses_to_overwrite_the_input():
+    copy = os.path.join(TMP, "copy.onnx")
+    shutil.copy(MODEL, copy)
+    before = open(copy, "rb").read()
+    _, _, err = owb("optimize", copy, "-O", "basic", "-o", copy, code=2)
+    one_error_line(err, "overwrite")
+    assert open(copy, "rb").read() == before
+
+
+@test
+def optimize_keeps_outputs_and_writes_a_report():
+    for level in ("disabled", "basic", "extended"):
+        out = os.path.join(TMP, f"opt-{level}.onnx")
+        _, text, _ = owb("optimize", MODEL, "-O", level, "-o", out, "--report", code=0)
+        assert f"level {level}:" in text, text
+        report = json.load(open(os.path.join(TMP, f"opt-{level}.report.json")))
+        assert report["level"] == level and report["nodes_after"] <= report["nodes_before"], report
+        base, opt = os.path.join(TMP, f"base-{level}"), os.path.join(TMP, f"optout-{level}")
+        owb("run", MODEL, "--input", f"image={INPUT}", "--output-dir", base, code=0)
+        owb("run", out, "--input", f"image={INPUT}", "--output-dir", opt, code=0)
+        a = open(os.path.join(base, "output_0.pb"), "rb").read()
+        b = open(os.path.join(opt, "output_0.pb"), "rb").read()
+        if level == "disabled":
+            assert a == b, "an unoptimized re-save must give identical outputs"
+    _, _, err = owb("optimize", MODEL, "--disable", "no_such_pass", "-o", os.path.join(TMP, "x.onnx"), code=2)
+    one_error_line(err, "no_such_pass")
+
+
+@test
 def ops_lists_the_sample_ops():
     _, out, _ = owb("ops", "--json", code=0)
     info = json.loads(out)

@@ -261,8 +261,8 @@ test_folding_outputs (void)
   g_assert_cmpuint (check_outputs_unchanged (build_folding, "constant_folding"), ==, 1);
 }
 
-/* A ConstantOfShape of 64x64 floats (16 KiB), a RandomUniformLike over a constant, and a
- * constant that is itself a graph output. */
+/* A ConstantOfShape of 64x64 floats (16 KiB), a Constant node as large, a RandomUniformLike over
+ * a constant, and a constant that is itself a graph output. */
 static OwbModel *
 build_folding_limits (void)
 {
@@ -272,7 +272,10 @@ build_folding_limits (void)
   tu_node (m->graph, "ConstantOfShape", "big", "shape", "ones");
   OwbNode *fill = g_ptr_array_index (m->graph->nodes, 0);
   owb_node_add_attribute (fill, "value", OWB_ATTR_TENSOR)->t = tu_floats (1, (int64_t[]){ 1 }, (float[]){ 1 });
-  tu_node (m->graph, "Add", "add", "x,ones", "y");
+  tu_node (m->graph, "Add", "add", "x,ones", "y0");
+  /* A Constant as large is shared, not copied: the cap does not hold it back. */
+  constant_node (m->graph, "big_constant", "bc", tu_floats (2, (int64_t[]){ 64, 64 }, NULL));
+  tu_node (m->graph, "Add", "add2", "y0,bc", "y");
   owb_graph_add_initializer (m->graph, "seed_like", tu_floats (1, (int64_t[]){ 4 }, NULL));
   tu_node (m->graph, "RandomUniformLike", "random", "seed_like", "noise");
   constant_node (m->graph, "k", "k_out", tu_floats (1, (int64_t[]){ 1 }, (float[]){ 7 }));
@@ -288,9 +291,10 @@ test_folding_limits (void)
   g_autoptr (OwbModel) m = build_folding_limits ();
   g_autoptr (OwbOptimizeReport) report = optimize (m, "constant_folding", 1024);
   g_autofree char *ops = op_list (m->graph);
-  g_assert_cmpstr (ops, ==, "ConstantOfShape,Add,RandomUniformLike,Constant");
+  g_assert_cmpstr (ops, ==, "ConstantOfShape,Add,Add,RandomUniformLike,Constant");
   const OwbPassReport *pr = find_pass (report, "constant_folding");
-  g_assert_cmpuint (pr->removed->len, ==, 0);
+  g_assert_cmpuint (pr->removed->len, ==, 1);
+  g_assert_true (list_has (pr->removed, "big_constant"));
   g_assert_true (near_miss_contains (pr, "16384 bytes, more than the folding cap of 1024"));
   g_assert_true (near_miss_contains (pr, "RandomUniformLike is nondeterministic"));
 
@@ -298,8 +302,72 @@ test_folding_limits (void)
   g_autoptr (OwbModel) m2 = build_folding_limits ();
   g_autoptr (OwbOptimizeReport) report2 = optimize (m2, "constant_folding", 0);
   g_autofree char *ops2 = op_list (m2->graph);
-  g_assert_cmpstr (ops2, ==, "Add,RandomUniformLike,Constant");
+  g_assert_cmpstr (ops2, ==, "Add,Add,RandomUniformLike,Constant");
   g_assert_nonnull (owb_graph_get_initializer (m2->graph, "ones"));
+}
+
+/* A Split of a constant (two outputs) folds; a sequence built from constants does not. */
+static OwbModel *
+build_folding_multi (void)
+{
+  OwbModel *m = tu_model_new (13);
+  OwbGraph *g = m->graph;
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, NULL);
+  owb_graph_add_initializer (g, "w", tu_floats (1, (int64_t[]){ 4 }, (float[]){ 1, 2, 3, 4 }));
+  owb_graph_add_initializer (g, "halves", int64s (2, (int64_t[]){ 2, 2 }));
+  tu_node (g, "Split", "split", "w,halves", "p1,p2");
+  set_int (tu_node (g, "Concat", "swap", "p2,p1", "q"), "axis", 0);
+  tu_node (g, "Mul", "mul", "x,q", "a");
+  tu_node (g, "SequenceConstruct", "seq", "w,q", "s");
+  set_int (tu_node (g, "ConcatFromSequence", "unseq", "s", "t"), "axis", 0);
+  tu_node (g, "ReduceSum", "sum", "t", "total");
+  tu_node (g, "Add", "add", "a,total", "y");
+  tu_add_value (g->outputs, "y", OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, NULL);
+  return m;
+}
+
+static void
+test_folding_multi (void)
+{
+  g_autoptr (OwbModel) m = build_folding_multi ();
+  g_autoptr (OwbOptimizeReport) report = optimize (m, "constant_folding", 0);
+  g_autofree char *ops = op_list (m->graph);
+  g_assert_cmpstr (ops, ==, "Mul,SequenceConstruct,ConcatFromSequence,ReduceSum,Add");
+  const OwbTensor *q = owb_graph_get_initializer (m->graph, "q");
+  g_assert_nonnull (q);
+  g_assert_cmpfloat (((float *) q->data)[0], ==, 3.0f);
+  g_assert_cmpfloat (((float *) q->data)[3], ==, 2.0f);
+  g_assert_cmpuint (check_outputs_unchanged (build_folding_multi, "constant_folding"), ==, 5);
+}
+
+/* Quantized weights stay quantized: DequantizeLinear over constants is not folded. */
+static OwbModel *
+build_folding_qdq (void)
+{
+  OwbModel *m = tu_model_new (13);
+  OwbGraph *g = m->graph;
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, NULL);
+  OwbTensor *w = owb_tensor_new (OWB_TYPE_INT8, 1, (int64_t[]){ 4 }, NULL);
+  for (int i = 0; i < 4; i++)
+    ((int8_t *) w->data)[i] = (int8_t) (i * 10 - 15);
+  owb_graph_add_initializer (g, "w_q", w);
+  owb_graph_add_initializer (g, "w_scale", owb_tensor_new_scalar_float (0.05f));
+  OwbTensor *zp = owb_tensor_new (OWB_TYPE_INT8, 0, NULL, NULL);
+  owb_graph_add_initializer (g, "w_zero", zp);
+  tu_node (g, "DequantizeLinear", "deq", "w_q,w_scale,w_zero", "w");
+  tu_node (g, "Mul", "mul", "x,w", "y");
+  tu_add_value (g->outputs, "y", OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, NULL);
+  return m;
+}
+
+static void
+test_folding_qdq (void)
+{
+  g_autoptr (OwbModel) m = build_folding_qdq ();
+  g_autoptr (OwbOptimizeReport) report = optimize (m, "constant_folding", 0);
+  g_autofree char *ops = op_list (m->graph);
+  g_assert_cmpstr (ops, ==, "DequantizeLinear,Mul");
+  g_assert_cmpuint (check_outputs_unchanged (build_folding_qdq, NULL), ==, 2);
 }
 
 /* ---- eliminate_noops ---- */
@@ -455,6 +523,36 @@ test_noops_opset11 (void)
   g_assert_cmpuint (check_outputs_unchanged (build_noops_opset11, "eliminate_noops"), ==, 1);
 }
 
+/* Reshapes over a symbolic batch: one open dim is pinned by the element count, two are not. */
+static OwbModel *
+build_noops_symbolic (void)
+{
+  OwbModel *m = tu_model_new (13);
+  OwbGraph *g = m->graph;
+  const char *params[] = { "batch", "seq" };
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]){ -2, 6 }, params);
+  tu_add_value (g->inputs, "z", OWB_TYPE_FLOAT, 2, (int64_t[]){ -2, -2 }, params);
+  owb_graph_add_initializer (g, "rows", int64s (2, (int64_t[]){ -1, 6 }));
+  tu_node (g, "Reshape", "same", "x,rows", "a");
+  tu_node (g, "Shape", "zs", "z", "zshape");
+  tu_node (g, "Reshape", "open2", "z,zshape", "b");
+  tu_node (g, "Relu", "relu_a", "a", "ya");
+  tu_node (g, "Relu", "relu_b", "b", "yb");
+  tu_add_value (g->outputs, "ya", OWB_TYPE_FLOAT, 2, (int64_t[]){ -2, 6 }, params);
+  tu_add_value (g->outputs, "yb", OWB_TYPE_FLOAT, 2, (int64_t[]){ -2, -2 }, params);
+  return m;
+}
+
+static void
+test_noops_symbolic (void)
+{
+  g_autoptr (OwbModel) m = build_noops_symbolic ();
+  g_autoptr (OwbOptimizeReport) report = optimize (m, "eliminate_noops", 0);
+  g_autofree char *ops = op_list (m->graph);
+  g_assert_cmpstr (ops, ==, "Shape,Reshape,Relu,Relu");
+  g_assert_true (list_has (find_pass (report, "eliminate_noops")->removed, "same"));
+}
+
 /* ---- shape_simplify ---- */
 
 /* z = Reshape(x, Concat(Gather(Shape(x), 0), [-1])) * Size(x) * ReduceProd(Shape(x, start=-2)):
@@ -567,6 +665,15 @@ build_cse (void)
       = tu_floats (1, (int64_t[]){ 1 }, (float[]){ 2 });
   owb_node_add_attribute (tu_node (g, "ConstantOfShape", "fill2", "shape", "f2"), "value", OWB_ATTR_TENSOR)->t
       = tu_floats (1, (int64_t[]){ 1 }, (float[]){ 2 });
+  /* Distinct initializers of equal contents count as the same input; other contents do not. */
+  owb_graph_add_initializer (g, "k1", tu_floats (1, (int64_t[]){ 4 }, (float[]){ 1, 2, 3, 4 }));
+  owb_graph_add_initializer (g, "k2", tu_floats (1, (int64_t[]){ 4 }, (float[]){ 1, 2, 3, 4 }));
+  owb_graph_add_initializer (g, "k3", tu_floats (1, (int64_t[]){ 4 }, (float[]){ 1, 2, 3, 5 }));
+  tu_node (g, "Mul", "mul1", "x,k1", "m1");
+  tu_node (g, "Mul", "mul2", "x,k2", "m2");
+  tu_node (g, "Mul", "mul3", "x,k3", "m3");
+  tu_node (g, "Sum", "a4", "m1,m2,m3", "s4");
+  tu_add_value (g->outputs, "s4", OWB_TYPE_FLOAT, 2, (int64_t[]){ 3, 4 }, NULL);
   /* Nondeterministic: never merged. */
   tu_node (g, "RandomUniformLike", "rand1", "x", "n1");
   tu_node (g, "RandomUniformLike", "rand2", "x", "n2");
@@ -591,7 +698,8 @@ test_cse_graph (void)
   g_autoptr (OwbModel) m = build_cse ();
   g_autoptr (OwbOptimizeReport) report = optimize (m, "common_subexpression", 0);
   const OwbPassReport *pr = find_pass (report, "common_subexpression");
-  g_assert_cmpuint (pr->removed->len, ==, 3);
+  g_assert_cmpuint (pr->removed->len, ==, 4);
+  g_assert_true (list_has (pr->removed, "mul2"));
   g_assert_true (list_has (pr->removed, "relu2"));
   g_assert_true (list_has (pr->removed, "t2"));
   g_assert_true (list_has (pr->removed, "fill2"));
@@ -609,6 +717,7 @@ test_cse_graph (void)
   g_assert_nonnull (strstr (ops, "RandomUniformLike,RandomUniformLike"));
   g_assert_nonnull (strstr (ops, "Softmax,Softmax"));
   g_assert_nonnull (strstr (ops, "Neg,Neg"));
+  g_assert_nonnull (strstr (ops, "Mul,Mul,Sum"));
 }
 
 static OwbModel *
@@ -630,8 +739,8 @@ build_cse_deterministic (void)
 static void
 test_cse_outputs (void)
 {
-  /* 13 nodes less relu2, t2, fill2. */
-  g_assert_cmpuint (check_outputs_unchanged (build_cse_deterministic, "common_subexpression"), ==, 10);
+  /* 17 nodes less relu2, t2, fill2, mul2. */
+  g_assert_cmpuint (check_outputs_unchanged (build_cse_deterministic, "common_subexpression"), ==, 13);
 }
 
 /* ---- constant_sharing ---- */
@@ -695,7 +804,8 @@ build_dead (void)
   owb_graph_add_initializer (g, "dead_w", tu_floats (1, (int64_t[]){ 4 }, (float[]){ 1, 1, 1, 1 }));
   tu_node (g, "Add", "dead_add", "x,dead_w", "d1");
   tu_node (g, "Relu", "dead_relu", "d1", "d2");
-  tu_node (g, "Exp", "exp", "x", "e");
+  tu_node (g, "Exp", "exp", "x", "e0");
+  tu_node (g, "Identity", "id_read_by_branch", "e0", "e");
   tu_node (g, "Neg", "neg", "x", "n");
   /* then: Identity(e); else: Identity(n): both values are read only by the branches. */
   OwbGraph *then_g = owb_graph_new ("then");
@@ -720,7 +830,7 @@ test_dead_graph (void)
   g_autoptr (OwbModel) m = build_dead ();
   g_autoptr (OwbOptimizeReport) report = optimize (m, "dead_code", 0);
   g_autofree char *ops = op_list (m->graph);
-  g_assert_cmpstr (ops, ==, "Exp,Neg,If");
+  g_assert_cmpstr (ops, ==, "Exp,Identity,Neg,If");
   const OwbPassReport *pr = find_pass (report, "dead_code");
   g_assert_cmpuint (pr->removed->len, ==, 2);
   g_assert_true (list_has (pr->removed, "dead_add"));
@@ -735,7 +845,19 @@ test_dead_graph (void)
 static void
 test_dead_outputs (void)
 {
-  g_assert_cmpuint (check_outputs_unchanged (build_dead, "dead_code"), ==, 3);
+  g_assert_cmpuint (check_outputs_unchanged (build_dead, "dead_code"), ==, 4);
+}
+
+/* Values a subgraph reads by name stay: the Identity that writes one is not bypassed. */
+static void
+test_subgraph_reads (void)
+{
+  g_autoptr (OwbModel) m = build_dead ();
+  g_autoptr (OwbOptimizeReport) report = optimize (m, NULL, 0);
+  g_autofree char *ops = op_list (m->graph);
+  g_assert_cmpstr (ops, ==, "Exp,Identity,Neg,If");
+  g_assert_true (near_miss_contains (find_pass (report, "eliminate_noops"), "output 'e' is read by a subgraph"));
+  g_assert_cmpuint (check_outputs_unchanged (build_dead, NULL), ==, 4);
 }
 
 /* ---- the level as a whole ---- */
@@ -788,7 +910,7 @@ test_mixed_graph (void)
     n_transpose += strcmp (((OwbNode *) g_ptr_array_index (m->graph->nodes, i))->op_type, "Transpose") == 0;
   g_assert_cmpuint (n_transpose, ==, 1);
   g_assert_null (owb_graph_get_initializer (m->graph, "w2"));
-  g_assert_cmpuint (report->nodes_before, ==, 17);
+  g_assert_cmpuint (report->nodes_before, ==, 16);
   g_assert_cmpuint (report->nodes_after, <=, 5);
 }
 
@@ -805,11 +927,14 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/basic/constant-folding/graph", test_folding_graph);
   g_test_add_func ("/optimizer/basic/constant-folding/outputs", test_folding_outputs);
   g_test_add_func ("/optimizer/basic/constant-folding/limits", test_folding_limits);
+  g_test_add_func ("/optimizer/basic/constant-folding/multi", test_folding_multi);
+  g_test_add_func ("/optimizer/basic/constant-folding/qdq", test_folding_qdq);
   g_test_add_func ("/optimizer/basic/eliminate-noops/graph", test_noops_graph);
   g_test_add_func ("/optimizer/basic/eliminate-noops/outputs", test_noops_outputs);
   g_test_add_func ("/optimizer/basic/eliminate-noops/kept", test_noops_kept);
   g_test_add_func ("/optimizer/basic/eliminate-noops/kept-outputs", test_noops_kept_outputs);
   g_test_add_func ("/optimizer/basic/eliminate-noops/opset11", test_noops_opset11);
+  g_test_add_func ("/optimizer/basic/eliminate-noops/symbolic", test_noops_symbolic);
   g_test_add_func ("/optimizer/basic/shape-simplify/graph", test_shapes_graph);
   g_test_add_func ("/optimizer/basic/shape-simplify/outputs", test_shapes_outputs);
   g_test_add_func ("/optimizer/basic/shape-simplify/symbolic", test_shapes_symbolic);
@@ -819,6 +944,7 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/basic/constant-sharing/outputs", test_sharing_outputs);
   g_test_add_func ("/optimizer/basic/dead-code/graph", test_dead_graph);
   g_test_add_func ("/optimizer/basic/dead-code/outputs", test_dead_outputs);
+  g_test_add_func ("/optimizer/basic/dead-code/subgraph-reads", test_subgraph_reads);
   g_test_add_func ("/optimizer/basic/level/graph", test_mixed_graph);
   g_test_add_func ("/optimizer/basic/level/outputs", test_mixed_outputs);
   return g_test_run ();

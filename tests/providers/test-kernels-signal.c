@@ -811,24 +811,17 @@ setup_deform (OwbNode *n)
   set_ints (n, "dilations", 2, (int64_t[]){ 1, 2 });
 }
 
-/* With zero offsets and no mask DeformConv is a plain convolution; a mask scales the taps. */
-static void
-test_deform_conv (void)
+enum { DN = 2, DC = 4, DH = 6, DW = 7, DM = 6, DKH = 3, DKW = 2, DG = 2 };
+#define DOH ((DH + 2 - DKH) / 2 + 1)
+#define DOW ((DW + 2 - ((DKW - 1) * 2 + 1)) / 1 + 1)
+
+/* The convolution of setup_deform with every tap read `down` rows lower. */
+static double *
+naive_conv_shifted (const OwbTensor *x, const OwbTensor *w, int64_t down)
 {
-  GRand *rand = g_rand_new_with_seed (9);
-  const int64_t N = 2, C = 4, H = 6, W = 7, M = 6, KH = 3, KW = 2, G = 2;
-  const int64_t OH = (H + 2 - KH) / 2 + 1, OW = (W + 2 - ((KW - 1) * 2 + 1)) / 1 + 1;
-  int64_t xd[4] = { N, C, H, W }, wd[4] = { M, C / G, KH, KW }, od[4] = { N, KH * KW * 2, OH, OW },
-          md[4] = { N, KH * KW, OH, OW };
-  OwbTensor *x = random_tensor (rand, OWB_TYPE_DOUBLE, 4, xd, -1, 1);
-  OwbTensor *w = random_tensor (rand, OWB_TYPE_DOUBLE, 4, wd, -1, 1);
-  OwbTensor *b = random_tensor (rand, OWB_TYPE_DOUBLE, 1, (int64_t[]){ M }, -1, 1);
-  OwbTensor *off = new_tensor (OWB_TYPE_DOUBLE, 4, od);
-  OwbTensor *mask = new_tensor (OWB_TYPE_DOUBLE, 4, md);
-  for (int64_t i = 0; i < mask->nelems; i++)
-    ((double *) mask->data)[i] = 0.5;
-  double *want = g_new0 (double, N * M * OH * OW);
-  for (int64_t n = 0; n < N; n++)
+  const int64_t C = DC, H = DH, W = DW, M = DM, KH = DKH, KW = DKW, G = DG, OH = DOH, OW = DOW;
+  double *want = g_new0 (double, DN * M * OH * OW);
+  for (int64_t n = 0; n < DN; n++)
     for (int64_t m = 0; m < M; m++)
       for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++)
@@ -839,7 +832,7 @@ test_deform_conv (void)
               for (int64_t kh = 0; kh < KH; kh++)
                 for (int64_t kw = 0; kw < KW; kw++)
                   {
-                    int64_t ih = oh * 2 - 1 + kh, iw = ow - 0 + kw * 2;
+                    int64_t ih = oh * 2 - 1 + kh + down, iw = ow + kw * 2;
                     if (ih < 0 || ih >= H || iw < 0 || iw >= W)
                       continue;
                     acc += ((double *) x->data)[((n * C + g * (C / G) + c) * H + ih) * W + iw]
@@ -847,6 +840,26 @@ test_deform_conv (void)
                   }
             want[((n * M + m) * OH + oh) * OW + ow] = acc;
           }
+  return want;
+}
+
+/* With zero offsets and no mask DeformConv is a plain convolution; a mask scales the taps; an
+ * offset of one row shifts every tap. */
+static void
+test_deform_conv (void)
+{
+  GRand *rand = g_rand_new_with_seed (9);
+  const int64_t N = DN, C = DC, H = DH, W = DW, M = DM, KH = DKH, KW = DKW, G = DG, OH = DOH, OW = DOW;
+  int64_t xd[4] = { N, C, H, W }, wd[4] = { M, C / G, KH, KW }, od[4] = { N, KH * KW * 2, OH, OW },
+          md[4] = { N, KH * KW, OH, OW };
+  OwbTensor *x = random_tensor (rand, OWB_TYPE_DOUBLE, 4, xd, -1, 1);
+  OwbTensor *w = random_tensor (rand, OWB_TYPE_DOUBLE, 4, wd, -1, 1);
+  OwbTensor *b = random_tensor (rand, OWB_TYPE_DOUBLE, 1, (int64_t[]){ M }, -1, 1);
+  OwbTensor *off = new_tensor (OWB_TYPE_DOUBLE, 4, od);
+  OwbTensor *mask = new_tensor (OWB_TYPE_DOUBLE, 4, md);
+  for (int64_t i = 0; i < mask->nelems; i++)
+    ((double *) mask->data)[i] = 0.5;
+  double *want = naive_conv_shifted (x, w, 0);
   In ins[5] = { FEED (x), FEED (w), FEED (off), FEED (b), MISSING };
   GError *error = NULL;
   g_autoptr (OwbTensor) y = run (19, "DeformConv", 5, ins, setup_deform, 2, &error);
@@ -863,13 +876,15 @@ test_deform_conv (void)
   for (int64_t i = 0; i < ym->nelems; i++)
     want[i] *= 0.5;
   assert_close (ym, want, 1e-12);
-  /* An offset of exactly one pixel down reads the next row (zero past the bottom edge). */
+  /* An offset of one row on every tap reads the next row (zero past the bottom edge). */
   for (int64_t i = 0; i < off->nelems; i++)
     ((double *) off->data)[i] = (i / (OH * OW)) % 2 == 0 ? 1.0 : 0.0;
   g_autoptr (OwbTensor) ys = run (22, "DeformConv", 5, (In[]){ FEED (x), FEED (w), FEED (off), MISSING, MISSING },
                                   setup_deform, 1, &error);
   g_assert_no_error (error);
-  g_assert_cmpint (ys->nelems, ==, y->nelems);
+  double *shifted = naive_conv_shifted (x, w, 1);
+  assert_close (ys, shifted, 1e-12);
+  g_free (shifted);
   owb_tensor_unref (b);
   free_inputs (5, ins);
   g_free (want);
@@ -878,19 +893,19 @@ test_deform_conv (void)
 
   expect_type (19, "DeformConv", 3,
                (In[]){ DECL (OWB_TYPE_FLOAT, 4, -2, 4, 6, 7), DECL (OWB_TYPE_FLOAT, 4, 6, 2, 3, 2),
-                       DECL (OWB_TYPE_FLOAT, 4, -2, 12, 3, 6) },
-               setup_deform, "float32[batch,6,3,6]");
+                       DECL (OWB_TYPE_FLOAT, 4, -2, 12, 3, 7) },
+               setup_deform, "float32[batch,6,3,7]");
   expect_infer_error (19, "DeformConv", 3,
                       (In[]){ DECL (OWB_TYPE_FLOAT, 4, 1, 4, 6, 7), DECL (OWB_TYPE_FLOAT, 4, 6, 2, 3, 2),
-                              DECL (OWB_TYPE_FLOAT, 4, 1, 10, 3, 6) },
+                              DECL (OWB_TYPE_FLOAT, 4, 1, 10, 3, 7) },
                       setup_deform, OWB_ERROR_SHAPE, "offset");
   expect_infer_error (19, "DeformConv", 3,
                       (In[]){ DECL (OWB_TYPE_FLOAT, 4, 1, 4, 6, 7), DECL (OWB_TYPE_FLOAT, 4, 6, 2, 3, 2),
-                              DECL (OWB_TYPE_FLOAT, 4, 1, 12, 4, 6) },
+                              DECL (OWB_TYPE_FLOAT, 4, 1, 12, 4, 7) },
                       setup_deform, OWB_ERROR_SHAPE, "offset");
   expect_infer_error (19, "DeformConv", 3,
                       (In[]){ DECL (OWB_TYPE_FLOAT, 4, 1, 5, 6, 7), DECL (OWB_TYPE_FLOAT, 4, 6, 2, 3, 2),
-                              DECL (OWB_TYPE_FLOAT, 4, 1, 12, 3, 6) },
+                              DECL (OWB_TYPE_FLOAT, 4, 1, 12, 3, 7) },
                       setup_deform, OWB_ERROR_SHAPE, "channels");
 }
 

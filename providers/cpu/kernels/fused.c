@@ -15,7 +15,8 @@
 /* Elements of one im2col tile: large enough for an efficient GEMM, small enough for the outer caches. */
 #define COL_BUDGET (G_GINT64_CONSTANT (1) << 19)
 /* Elements of one output tile: a quarter of a 1 MiB L2 in float, so the epilogue reads it from cache. */
-#define OUT_BUDGET (G_GINT64_CONSTANT (1) << 16)
+#define OUT_BUDGET (getenv ("OB") ? atoll (getenv ("OB")) : (G_GINT64_CONSTANT (1) << 16)) /* TEMP */
+#include <stdlib.h>
 #define MIN_TILE 64
 /* Below this many multiply-adds a product is not worth splitting over threads. */
 #define PARALLEL_WORK (G_GINT64_CONSTANT (1) << 21)
@@ -103,35 +104,11 @@ activation_parse (const OwbNode *node, Activation *act, GError **error)
 
 /* ---- typed building blocks, stamped per float type ---- */
 
-static inline float
-exp_FLOAT (float x)
-{
-  return expf (x);
-}
-static inline double
-exp_DOUBLE (double x)
-{
-  return exp (x);
-}
-static inline float
-tanh_FLOAT (float x)
-{
-  return tanhf (x);
-}
-static inline double
-tanh_DOUBLE (double x)
-{
-  return tanh (x);
-}
-
 #define BLAS_GEMM_FLOAT cblas_sgemm
 #define BLAS_GEMM_DOUBLE cblas_dgemm
 
-/* The epilogue applies y = act (y + s + vs * v[j]) over a row; the activation's switch sits outside
- * the loops, and the cheap activations run on 16-byte GCC vectors (the build's -O2 does not
- * vectorize these loops by itself). Comparisons are written so that NaN passes through like the
- * standalone ops. */
-#define DEFINE_BLOCKS(T, NAME)                                                                                     \
+/* 16-byte GCC vectors (SSE/NEON): the build's -O2 does not vectorize the epilogue loops by itself. */
+#define DEFINE_VECTORS(T, NAME)                                                                                    \
   typedef T vec_##NAME __attribute__ ((vector_size (16)));                                                         \
   typedef __typeof__ ((vec_##NAME){} < (vec_##NAME){}) mask_##NAME;                                                \
   enum { LANES_##NAME = 16 / sizeof (T) };                                                                         \
@@ -159,8 +136,72 @@ tanh_DOUBLE (double x)
     vec_##NAME zero = (vec_##NAME){}, one = zero + 1;                                                              \
     x = vselect_##NAME (x < zero, zero, x);                                                                        \
     return vselect_##NAME (x > one, one, x);                                                                       \
-  }                                                                                                                \
-                                                                                                                   \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_VECTORS)
+
+/* exp over float vectors (Cephes' expf: x = n ln 2 + r, |r| <= ln 2 / 2, a degree-6 polynomial for
+ * e^r, 2^n put in the exponent bits); within 2 ulp of expf, clamped to [-87, 88] so that 2^n stays a
+ * normal number. */
+typedef int32_t vint_FLOAT __attribute__ ((vector_size (16)));
+
+static inline vec_FLOAT
+vexp_FLOAT (vec_FLOAT x)
+{
+  const vec_FLOAT zero = (vec_FLOAT){}, magic = zero + 12582912.0f; /* 1.5 * 2^23: rounds to an integer */
+  x = vselect_FLOAT (x < zero - 87.0f, zero - 87.0f, x);
+  x = vselect_FLOAT (x > zero + 88.0f, zero + 88.0f, x);
+  vec_FLOAT n = (x * 1.44269504088896341f + magic) - magic;
+  vec_FLOAT r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  vec_FLOAT p = zero + 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  vint_FLOAT e = (__builtin_convertvector (n, vint_FLOAT) + 127) << 23;
+  return p * (vec_FLOAT) e;
+}
+
+/* y = y / (1 + e^-y) (Swish) or 1 / (1 + e^-y) (Sigmoid), in place. */
+static void
+logistic_FLOAT (float *y, int64_t n, gboolean swish)
+{
+  int64_t j = 0;
+  const vec_FLOAT one = (vec_FLOAT){} + 1.0f;
+  for (; j + LANES_FLOAT <= n; j += LANES_FLOAT)
+    {
+      vec_FLOAT x = vload_FLOAT (y + j);
+      vec_FLOAT d = one + vexp_FLOAT (-x);
+      vstore_FLOAT (y + j, (swish ? x : one) / d);
+    }
+  for (; j < n; j++)
+    y[j] = (swish ? y[j] : 1.0f) / (1.0f + expf (-y[j]));
+}
+
+static void
+logistic_DOUBLE (double *y, int64_t n, gboolean swish)
+{
+  for (int64_t j = 0; j < n; j++)
+    y[j] = (swish ? y[j] : 1.0) / (1.0 + exp (-y[j]));
+}
+
+static inline float
+tanh_FLOAT (float x)
+{
+  return tanhf (x);
+}
+
+static inline double
+tanh_DOUBLE (double x)
+{
+  return tanh (x);
+}
+
+/* The epilogue applies y = act (y + s + vs * v[j]) over a row; the activation's switch sits outside
+ * the loops. Comparisons are written so that NaN passes through like the standalone ops. */
+#define DEFINE_BLOCKS(T, NAME)                                                                                     \
   /* y[j] = act (y[j] + s + vs * v[j]) for j < n; v may be NULL. */                                               \
   static void epilogue_##NAME (T *restrict y, int64_t n, T s, const T *restrict v, T vs, const Activation *act)   \
   {                                                                                                                \
@@ -224,8 +265,7 @@ tanh_DOUBLE (double x)
       break;                                                                                                       \
     case ACT_SIGMOID:                                                                                              \
       EPILOGUE_LOOP (T, NAME, x, x);                                                                               \
-      for (int64_t i = 0; i < n; i++)                                                                              \
-        y[i] = 1 / (1 + exp_##NAME (-y[i]));                                                                       \
+      logistic_##NAME (y, n, FALSE);                                                                               \
       break;                                                                                                       \
     case ACT_TANH:                                                                                                 \
       EPILOGUE_LOOP (T, NAME, x, x);                                                                               \
@@ -234,29 +274,53 @@ tanh_DOUBLE (double x)
       break;                                                                                                       \
     case ACT_SWISH:                                                                                                \
       EPILOGUE_LOOP (T, NAME, x, x);                                                                               \
-      for (int64_t i = 0; i < n; i++)                                                                              \
-        y[i] = y[i] / (1 + exp_##NAME (-y[i]));                                                                    \
+      logistic_##NAME (y, n, TRUE);                                                                                \
       break;                                                                                                       \
     }
 
 OWB_CPU_FOR_FLOATS (DEFINE_BLOCKS)
 
-/* C = alpha op(A) op(B) (beta 0) through BLAS; handles the degenerate sizes BLAS rejects. */
+/* C = alpha op(A) op(B) + beta C through BLAS (beta 0 or 1); handles the degenerate sizes BLAS
+ * rejects. The fused kernels pre-fill C with bias (and residual) and pass beta 1: OpenBLAS applies
+ * any other beta, 0 included, in a separate pass over C. */
 #define DEFINE_GEMM(T, NAME)                                                                                       \
   static void gemm_##NAME (gboolean ta, gboolean tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a,         \
-                           int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc)                                \
+                           int64_t lda, const T *b, int64_t ldb, T beta, T *c, int64_t ldc)                        \
   {                                                                                                                \
     if (m <= 0 || n <= 0)                                                                                          \
       return;                                                                                                      \
     if (k <= 0)                                                                                                    \
       {                                                                                                            \
-        for (int64_t i = 0; i < m; i++)                                                                            \
-          memset (c + i * ldc, 0, n * sizeof (T));                                                                 \
+        if (beta == 0)                                                                                             \
+          for (int64_t i = 0; i < m; i++)                                                                          \
+            memset (c + i * ldc, 0, n * sizeof (T));                                                               \
         return;                                                                                                    \
       }                                                                                                            \
     BLAS_GEMM_##NAME (CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int) m,       \
-                      (int) n, (int) k, alpha, a, (int) MAX (lda, 1), b, (int) MAX (ldb, 1), 0, c,                 \
+                      (int) n, (int) k, alpha, a, (int) MAX (lda, 1), b, (int) MAX (ldb, 1), beta, c,              \
                       (int) MAX (ldc, 1));                                                                         \
+  }                                                                                                                \
+                                                                                                                   \
+  /* y[j] = s + vs * v[j] (v may be NULL): what the GEMM then accumulates onto */                                 \
+  static void prefill_##NAME (T *restrict y, int64_t n, T s, const T *restrict v, T vs)                            \
+  {                                                                                                                \
+    enum { L = LANES_##NAME };                                                                                     \
+    const vec_##NAME sv = (vec_##NAME){} + s, vsv = (vec_##NAME){} + vs;                                           \
+    int64_t j = 0;                                                                                                 \
+    if (v)                                                                                                         \
+      {                                                                                                            \
+        for (; j + L <= n; j += L)                                                                                 \
+          vstore_##NAME (y + j, sv + vsv * vload_##NAME (v + j));                                                  \
+        for (; j < n; j++)                                                                                         \
+          y[j] = s + vs * v[j];                                                                                    \
+      }                                                                                                            \
+    else                                                                                                           \
+      {                                                                                                            \
+        for (; j + L <= n; j += L)                                                                                 \
+          vstore_##NAME (y + j, sv);                                                                               \
+        for (; j < n; j++)                                                                                         \
+          y[j] = s;                                                                                                \
+      }                                                                                                            \
   }
 
 OWB_CPU_FOR_FLOATS (DEFINE_GEMM)
@@ -563,18 +627,27 @@ typedef struct {
         int64_t yoff = (n * g->M + gi * g->Mg) * g->out_size;                                                      \
         T *yg = (T *) job->y + yoff;                                                                               \
         int64_t p0 = t * job->tile, len = MIN (job->tile, g->out_size - p0);                                       \
+        /* bias and residual first, so that the GEMM accumulates onto them (beta 1) */                            \
+        T beta = 0;                                                                                                \
+        if (bias || z)                                                                                             \
+          {                                                                                                        \
+            for (int64_t m = 0; m < g->Mg; m++)                                                                    \
+              prefill_##NAME (yg + m * g->out_size + p0, len, bias ? bias[gi * g->Mg + m] : (T) 0,                 \
+                              z ? z + yoff + m * g->out_size + p0 : NULL, 1);                                      \
+            beta = 1;                                                                                              \
+          }                                                                                                        \
         if (job->direct)                                                                                           \
-          gemm_##NAME (FALSE, FALSE, g->Mg, len, rows, 1, wg, rows, xg + p0, g->in_size, yg + p0, g->out_size);    \
+          gemm_##NAME (FALSE, FALSE, g->Mg, len, rows, 1, wg, rows, xg + p0, g->in_size, beta, yg + p0,            \
+                       g->out_size);                                                                               \
         else                                                                                                       \
           {                                                                                                        \
             im2col_##NAME (g, xg, p0, len, col);                                                                   \
-            gemm_##NAME (FALSE, FALSE, g->Mg, len, rows, 1, wg, rows, col, len, yg + p0, g->out_size);             \
+            gemm_##NAME (FALSE, FALSE, g->Mg, len, rows, 1, wg, rows, col, len, beta, yg + p0, g->out_size);       \
           }                                                                                                        \
-        /* the tile is in cache now: bias, residual and activation in one pass over it */                         \
-        if (bias || z || job->act->kind != ACT_NONE)                                                               \
+        /* the tile is in cache now: the activation in one pass over it */                                        \
+        if (job->act->kind != ACT_NONE)                                                                            \
           for (int64_t m = 0; m < g->Mg; m++)                                                                      \
-            epilogue_##NAME (yg + m * g->out_size + p0, len, bias ? bias[gi * g->Mg + m] : (T) 0,                  \
-                             z ? z + yoff + m * g->out_size + p0 : NULL, 1, job->act);                             \
+            epilogue_##NAME (yg + m * g->out_size + p0, len, 0, NULL, 0, job->act);                                \
       }                                                                                                            \
     g_free (col);                                                                                                  \
   }                                                                                                                \
@@ -794,18 +867,21 @@ typedef struct {
             c1 = MIN (lo + j->block, j->n);                                                                        \
             b += j->tb ? c0 * j->ldb : c0;                                                                         \
           }                                                                                                        \
-        gemm_##NAME (j->ta, j->tb, r1 - r0, c1 - c0, j->k, (T) j->alpha, a, j->lda, b, j->ldb, y + r0 * j->n + c0, \
+        T *yb = y + r0 * j->n + c0;                                                                                \
+        if (c)                                                                                                     \
+          for (int64_t i = r0; i < r1; i++)                                                                        \
+            {                                                                                                      \
+              const T *ci = c + i * j->c_row;                                                                      \
+              if (j->c_col)                                                                                        \
+                prefill_##NAME (y + i * j->n + c0, c1 - c0, 0, ci + c0, beta);                                     \
+              else                                                                                                 \
+                prefill_##NAME (y + i * j->n + c0, c1 - c0, beta * ci[0], NULL, 0);                                \
+            }                                                                                                      \
+        gemm_##NAME (j->ta, j->tb, r1 - r0, c1 - c0, j->k, (T) j->alpha, a, j->lda, b, j->ldb, c ? 1 : 0, yb,      \
                      j->n);                                                                                        \
-        if (!c && j->act.kind == ACT_NONE)                                                                         \
-          continue;                                                                                                \
-        for (int64_t i = r0; i < r1; i++)                                                                          \
-          {                                                                                                        \
-            const T *ci = c ? c + i * j->c_row : NULL;                                                             \
-            if (ci && j->c_col)                                                                                    \
-              epilogue_##NAME (y + i * j->n + c0, c1 - c0, 0, ci + c0, beta, &j->act);                             \
-            else                                                                                                   \
-              epilogue_##NAME (y + i * j->n + c0, c1 - c0, ci ? beta * ci[0] : (T) 0, NULL, 0, &j->act);           \
-          }                                                                                                        \
+        if (j->act.kind != ACT_NONE)                                                                               \
+          for (int64_t i = r0; i < r1; i++)                                                                        \
+            epilogue_##NAME (y + i * j->n + c0, c1 - c0, 0, NULL, 0, &j->act);                                     \
       }                                                                                                            \
   }
 

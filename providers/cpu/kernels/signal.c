@@ -2569,6 +2569,266 @@ decode_png (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
 }
 #endif
 
+#ifdef OWB_HAVE_LIBWEBP
+#include <webp/decode.h>
+
+static ImgStatus
+decode_webp (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
+{
+  int width, height;
+  if (!WebPGetInfo (d, len, &width, &height) || width <= 0 || height <= 0
+      || (int64_t) width * height > MAX_IMAGE_PIXELS)
+    return IMG_CORRUPT;
+  gsize size = (gsize) width * (gsize) height * 3;
+  guint8 *out = g_try_malloc (size);
+  if (!out || !WebPDecodeRGBInto (d, len, out, size, width * 3))
+    {
+      g_free (out);
+      return IMG_CORRUPT;
+    }
+  *rgb = out;
+  *h = height;
+  *w = width;
+  return IMG_OK;
+}
+#endif
+
+#ifdef OWB_HAVE_LIBTIFF
+#include <stdarg.h>
+#include <tiffio.h>
+
+/* libtiff reads through these callbacks from memory, and reports errors to a handler of its own
+ * (not the process-wide one). */
+typedef struct {
+  const guint8 *data;
+  gsize len;
+  toff_t pos;
+} TiffMemory;
+
+static tsize_t
+tiff_read (thandle_t h, tdata_t buf, tsize_t n)
+{
+  TiffMemory *m = h;
+  if (n < 0 || m->pos >= m->len)
+    return 0;
+  gsize k = MIN ((gsize) n, m->len - m->pos);
+  memcpy (buf, m->data + m->pos, k);
+  m->pos += k;
+  return (tsize_t) k;
+}
+
+static tsize_t
+tiff_write (thandle_t h, tdata_t buf, tsize_t n)
+{
+  return 0;
+}
+
+static toff_t
+tiff_seek (thandle_t h, toff_t off, int whence)
+{
+  TiffMemory *m = h;
+  int64_t base = whence == SEEK_CUR ? (int64_t) m->pos : whence == SEEK_END ? (int64_t) m->len : 0;
+  int64_t p = base + (int64_t) off;
+  if (p < 0)
+    return (toff_t) -1;
+  m->pos = (toff_t) p;
+  return m->pos;
+}
+
+static int
+tiff_close (thandle_t h)
+{
+  return 0;
+}
+
+static toff_t
+tiff_size (thandle_t h)
+{
+  return ((TiffMemory *) h)->len;
+}
+
+static int
+tiff_map (thandle_t h, tdata_t *base, toff_t *size)
+{
+  return 0;
+}
+
+static void
+tiff_unmap (thandle_t h, tdata_t base, toff_t size)
+{
+}
+
+static int
+tiff_quiet (TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
+{
+  return 1;
+}
+
+static ImgStatus
+decode_tiff (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
+{
+  TiffMemory mem = { d, len, 0 };
+  TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
+  if (!opts)
+    return IMG_CORRUPT;
+  TIFFOpenOptionsSetErrorHandlerExtR (opts, tiff_quiet, NULL);
+  TIFFOpenOptionsSetWarningHandlerExtR (opts, tiff_quiet, NULL);
+  TIFF *tif = TIFFClientOpenExt ("memory", "rm", &mem, tiff_read, tiff_write, tiff_seek, tiff_close, tiff_size,
+                                 tiff_map, tiff_unmap, opts);
+  TIFFOpenOptionsFree (opts);
+  if (!tif)
+    return IMG_CORRUPT;
+  uint32_t width = 0, height = 0;
+  TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &width);
+  TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &height);
+  ImgStatus st = IMG_CORRUPT;
+  uint32_t *raster = NULL;
+  guint8 *out = NULL;
+  if (width > 0 && height > 0 && (int64_t) width * height <= MAX_IMAGE_PIXELS)
+    {
+      raster = g_try_new (uint32_t, (gsize) width * height);
+      out = g_try_malloc ((gsize) width * height * 3);
+    }
+  if (raster && out && TIFFReadRGBAImageOriented (tif, width, height, raster, ORIENTATION_TOPLEFT, 0))
+    {
+      for (gsize i = 0; i < (gsize) width * height; i++)
+        {
+          out[3 * i] = TIFFGetR (raster[i]);
+          out[3 * i + 1] = TIFFGetG (raster[i]);
+          out[3 * i + 2] = TIFFGetB (raster[i]);
+        }
+      *rgb = out;
+      out = NULL;
+      *h = height;
+      *w = width;
+      st = IMG_OK;
+    }
+  g_free (raster);
+  g_free (out);
+  TIFFClose (tif);
+  return st;
+}
+#endif
+
+#ifdef OWB_HAVE_LIBOPENJP2
+#include <openjpeg.h>
+
+typedef struct {
+  const guint8 *data;
+  gsize len, pos;
+} J2kMemory;
+
+static OPJ_SIZE_T
+j2k_read (void *buf, OPJ_SIZE_T n, void *user)
+{
+  J2kMemory *m = user;
+  if (m->pos >= m->len)
+    return (OPJ_SIZE_T) -1;
+  gsize k = MIN ((gsize) n, m->len - m->pos);
+  memcpy (buf, m->data + m->pos, k);
+  m->pos += k;
+  return k;
+}
+
+static OPJ_OFF_T
+j2k_skip (OPJ_OFF_T n, void *user)
+{
+  J2kMemory *m = user;
+  if (n < 0 && (gsize) -n > m->pos)
+    n = -(OPJ_OFF_T) m->pos;
+  else if (n > 0 && (gsize) n > m->len - m->pos)
+    n = (OPJ_OFF_T) (m->len - m->pos);
+  m->pos += n;
+  return n;
+}
+
+static OPJ_BOOL
+j2k_seek (OPJ_OFF_T off, void *user)
+{
+  J2kMemory *m = user;
+  if (off < 0 || (gsize) off > m->len)
+    return OPJ_FALSE;
+  m->pos = (gsize) off;
+  return OPJ_TRUE;
+}
+
+static void
+j2k_quiet (const char *msg, void *user)
+{
+}
+
+/* JP2 files and raw J2K codestreams with 1 to 4 components of equal size (no chroma subsampling). */
+static ImgStatus
+decode_jpeg2000 (const guint8 *d, gsize len, gboolean raw, guint8 **rgb, int64_t *h, int64_t *w)
+{
+  J2kMemory mem = { d, len, 0 };
+  opj_stream_t *s = opj_stream_create (OPJ_J2K_STREAM_CHUNK_SIZE, OPJ_TRUE);
+  opj_codec_t *c = opj_create_decompress (raw ? OPJ_CODEC_J2K : OPJ_CODEC_JP2);
+  opj_image_t *img = NULL;
+  ImgStatus st = IMG_CORRUPT;
+  if (!s || !c)
+    goto out;
+  opj_stream_set_user_data (s, &mem, NULL);
+  opj_stream_set_user_data_length (s, len);
+  opj_stream_set_read_function (s, j2k_read);
+  opj_stream_set_skip_function (s, j2k_skip);
+  opj_stream_set_seek_function (s, j2k_seek);
+  opj_set_error_handler (c, j2k_quiet, NULL);
+  opj_set_warning_handler (c, j2k_quiet, NULL);
+  opj_set_info_handler (c, j2k_quiet, NULL);
+  opj_dparameters_t params;
+  opj_set_default_decoder_parameters (&params);
+  if (!opj_setup_decoder (c, &params) || !opj_read_header (s, c, &img) || !img || img->numcomps < 1)
+    goto out;
+  int64_t width = img->comps[0].w, height = img->comps[0].h;
+  if (width <= 0 || height <= 0 || width * height > MAX_IMAGE_PIXELS)
+    goto out;
+  if (!opj_decode (c, s, img) || !opj_end_decompress (c, s))
+    goto out;
+  int nc = img->numcomps >= 3 ? 3 : 1;
+  for (int k = 0; k < nc; k++)
+    {
+      const opj_image_comp_t *cp = &img->comps[k];
+      if (cp->w != (OPJ_UINT32) width || cp->h != (OPJ_UINT32) height || !cp->data || cp->prec < 1 || cp->prec > 16)
+        {
+          st = IMG_UNSUPPORTED;
+          goto out;
+        }
+    }
+  if (img->color_space == OPJ_CLRSPC_SYCC || img->color_space == OPJ_CLRSPC_CMYK
+      || img->color_space == OPJ_CLRSPC_EYCC)
+    {
+      st = IMG_UNSUPPORTED;
+      goto out;
+    }
+  guint8 *o = g_try_malloc ((gsize) (width * height * 3));
+  if (!o)
+    goto out;
+  for (int k = 0; k < 3; k++)
+    {
+      const opj_image_comp_t *cp = &img->comps[nc == 3 ? k : 0];
+      int64_t maxv = (G_GINT64_CONSTANT (1) << cp->prec) - 1, shift = cp->sgnd ? (maxv + 1) / 2 : 0;
+      for (int64_t i = 0; i < width * height; i++)
+        {
+          int64_t v = CLAMP ((int64_t) cp->data[i] + shift, 0, maxv);
+          o[3 * i + k] = (guint8) (cp->prec >= 8 ? v >> (cp->prec - 8) : (v * 255 + maxv / 2) / maxv);
+        }
+    }
+  *rgb = o;
+  *h = height;
+  *w = width;
+  st = IMG_OK;
+out:
+  if (img)
+    opj_image_destroy (img);
+  if (c)
+    opj_destroy_codec (c);
+  if (s)
+    opj_stream_destroy (s);
+  return st;
+}
+#endif
+
 static gboolean
 has_prefix (const guint8 *d, gsize len, const char *magic, gsize n)
 {
@@ -2611,17 +2871,29 @@ compute_image_decoder (OwbKernelContext *ctx, GError **error)
     }
   else if (has_prefix (d, len, "II*\0", 4) || has_prefix (d, len, "MM\0*", 4))
     {
+#ifdef OWB_HAVE_LIBTIFF
+      st = decode_tiff (d, len, &rgb, &h, &w);
+#else
       st = IMG_UNSUPPORTED;
+#endif
       name = "TIFF";
     }
   else if (len >= 12 && memcmp (d, "RIFF", 4) == 0 && memcmp (d + 8, "WEBP", 4) == 0)
     {
+#ifdef OWB_HAVE_LIBWEBP
+      st = decode_webp (d, len, &rgb, &h, &w);
+#else
       st = IMG_UNSUPPORTED;
+#endif
       name = "WebP";
     }
   else if (has_prefix (d, len, "\0\0\0\x0cjP  ", 8) || has_prefix (d, len, "\xff\x4f\xff\x51", 4))
     {
+#ifdef OWB_HAVE_LIBOPENJP2
+      st = decode_jpeg2000 (d, len, d[0] == 0xff, &rgb, &h, &w);
+#else
       st = IMG_UNSUPPORTED;
+#endif
       name = "JPEG 2000";
     }
   if (st == IMG_UNSUPPORTED)
