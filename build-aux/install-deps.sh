@@ -6,4 +6,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update
 apt-get install -y --no-install-recommends \
   meson ninja-build pkg-config gcc libc6-dev libglib2.0-dev protobuf-c-compiler libprotobuf-c-dev \
-  libopenblas-dev python3 python3-venv python3-pip ca-certificates
+  libopenblas-dev libjpeg-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev python3 python3-venv python3-pip ca-certificates

@@ -13,7 +13,7 @@ static const struct {
   int n_params;
 } activations[] = {
   { "Relu", 0 },        { "LeakyRelu", 1 },   { "Clip", 2 },      { "Sigmoid", 0 }, { "Tanh", 0 },
-  { "HardSigmoid", 2 }, { "HardSwish", 2 },   { "Swish", 0 },
+  { "HardSigmoid", 2 }, { "HardSwish", 2 },   { "Swish", 0 },     { "Gelu", 0 },    { "FastGelu", 0 },
 };
 
 static gboolean
@@ -50,7 +50,7 @@ check_activation (OwbInferContext *ctx, GError **error)
       }
   owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
                        "activation '%s' is not one of Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, "
-                       "Swish",
+                       "Swish, Gelu, FastGelu",
                        attr->s);
   return FALSE;
 }

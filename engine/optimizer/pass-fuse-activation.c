@@ -1,4 +1,6 @@
-/* pass-fuse-activation.c: fuses Relu/Clip/Sigmoid/HardSwish/LeakyRelu/... (and a residual Add) into the preceding Conv/Gemm/MatMul. */
+/* pass-fuse-activation.c: fuses Relu/Clip/Sigmoid/HardSwish/LeakyRelu/... (and a residual Add) into the preceding Conv/Gemm/MatMul.
+ * Also Tanh, HardSigmoid, Gelu (standard or ours, as activation Gelu or FastGelu for the tanh form),
+ * and the exported forms x * HardSigmoid (x) (HardSwish) and x * Sigmoid (x) (Swish). */
 #include "owb-optimizer-private.h"
 
 #include <float.h>
@@ -127,10 +129,15 @@ single_activation (OwbPassContext *ctx, OwbNode *node, const char *value, Tail *
       tail->params[1] = 0.5f;
       tail->n_params = 2;
     }
+  else if ((is_op (node, "Gelu") || is_our_op (node, "Gelu")) && node->n_inputs == 1)
+    {
+      const char *approximate = owb_node_get_string (node, "approximate", "none");
+      if (strcmp (approximate, "none") != 0 && strcmp (approximate, "tanh") != 0)
+        return FALSE;
+      tail->activation = strcmp (approximate, "tanh") == 0 ? "FastGelu" : "Gelu";
+    }
   else if (is_op (node, "Clip"))
     {
-      tail->activation = op;
-      tail->n_params = 2;
       if (node->opset < 11)
         {
           tail->params[0] = owb_node_get_float (node, "min", -FLT_MAX);
@@ -142,6 +149,8 @@ single_activation (OwbPassContext *ctx, OwbNode *node, const char *value, Tail *
           _owb_pass_near_miss (ctx, node, "its min/max are not constant scalars, so it is not fused; kept");
           return FALSE;
         }
+      tail->activation = op;
+      tail->n_params = 2;
     }
   else
     return FALSE;
@@ -186,11 +195,12 @@ gated_activation (OwbPassContext *ctx, GPtrArray *readers, const char *value, Ta
 static gboolean
 is_activation_op (const OwbNode *node)
 {
-  static const char *const ops[] = { "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish" };
+  static const char *const ops[] = { "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
+                                     "Gelu" };
   for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
     if (is_op (node, ops[i]))
       return TRUE;
-  return FALSE;
+  return is_our_op (node, "Gelu");
 }
 
 /* The activation reading `value` (written by `producer`), if it is the value's only reader. */

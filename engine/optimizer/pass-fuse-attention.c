@@ -37,6 +37,18 @@ label (const OwbNode *node)
   return node->name && node->name[0] ? node->name : node->outputs[0];
 }
 
+/* A name for what a fusion makes: the exporter's scope of `like` ("/encoder/layer.0/attn/" of
+ * "/encoder/layer.0/attn/Softmax") followed by `what`, made unique. Caller frees. */
+static char *
+scoped_name (OwbPassContext *ctx, const char *like, const char *what)
+{
+  const char *slash = like ? strrchr (like, '/') : NULL;
+  char *base = slash ? g_strdup_printf ("%.*s%s", (int) (slash - like + 1), like, what) : g_strdup (what);
+  char *name = _owb_pass_unique_name (ctx, base);
+  g_free (base);
+  return name;
+}
+
 static const OwbTensor *
 constant (OwbPassContext *ctx, const char *name)
 {
@@ -102,6 +114,7 @@ known (OwbDim d)
 typedef struct {
   OwbNode *nodes[48];
   int n;
+  gboolean full; /* a node did not fit: the match is abandoned */
 } NodeSet;
 
 static void
@@ -112,6 +125,8 @@ add_node (NodeSet *set, OwbNode *node)
       return;
   if (set->n < (int) G_N_ELEMENTS (set->nodes))
     set->nodes[set->n++] = node;
+  else
+    set->full = TRUE;
 }
 
 /* MatMul, or our FusedMatMul doing a plain product (no bias, activation or transA); *trans_b tells
@@ -426,20 +441,21 @@ add_shape_initializer (OwbPassContext *ctx, const char *base, const int64_t *val
   return g_strdup (_owb_pass_add_initializer (ctx, base, t));
 }
 
+/* A node of the fusion, named in the scope of `like`. */
 static OwbNode *
-new_node (OwbPassContext *ctx, const char *op_type, const char *domain, const char *base)
+new_node (OwbPassContext *ctx, const char *op_type, const char *domain, const char *like)
 {
-  char *name = _owb_pass_unique_name (ctx, base);
+  char *name = scoped_name (ctx, like, op_type);
   OwbNode *node = owb_node_new (op_type, domain, name);
   g_free (name);
   return node;
 }
 
 static char *
-transposed (OwbPassContext *ctx, const char *value, const char *base, GPtrArray *from)
+transposed (OwbPassContext *ctx, const char *value, const char *like, const char *what, GPtrArray *from)
 {
-  OwbNode *t = new_node (ctx, "Transpose", "", base);
-  char *out = _owb_pass_unique_name (ctx, base);
+  OwbNode *t = new_node (ctx, "Transpose", "", like);
+  char *out = scoped_name (ctx, like, what);
   owb_node_add_input (t, value);
   owb_node_add_output (t, out);
   OwbAttribute *a = owb_node_add_attribute (t, "perm", OWB_ATTR_INTS);
@@ -464,7 +480,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   gboolean mm2_trans, mm1_trans;
   if (!is_product (mm2, &mm2_trans) || strcmp (mm2->inputs[0], probs) != 0)
     return;
-  NodeSet set = { { NULL }, 0 };
+  NodeSet set = { { NULL }, 0, FALSE };
   double scale = 1.0;
   const char *mask = NULL;
   OwbNode *mask_add = NULL;
@@ -649,12 +665,14 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
       return;
     }
   const char *srcs[3] = { q.source, k.source, v.source };
-  NodeSet slicing = { { NULL }, 0 };
+  NodeSet slicing = { { NULL }, 0, FALSE };
   const char *packed = q.head_size == v.head_size ? packed_source (ctx, srcs, q.heads * q.head_size, &slicing) : NULL;
   if (standard)
     packed = NULL; /* Attention takes Q, K and V apart: the slicing stays. */
   for (int i = 0; packed && i < slicing.n; i++)
     add_node (&set, slicing.nodes[i]);
+  if (set.full)
+    return;
 
   /* Rewrite. */
   GPtrArray *from = g_ptr_array_new_with_free_func (g_free);
@@ -676,9 +694,29 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
 
   if (mask_reshape)
     {
-      OwbNode *r = new_node (ctx, "Reshape", "", "attention_mask_reshape");
+      /* Layers often share one mask: reuse a Reshape an earlier fusion made of it. */
+      GPtrArray *mask_readers = _owb_pass_consumers (ctx, mask_in);
+      for (guint i = 0; i < mask_readers->len; i++)
+        {
+          OwbNode *r = g_ptr_array_index (mask_readers, i);
+          int64_t shape[4];
+          int n = 0;
+          if (is_op (r, "Reshape") && r->n_inputs == 2 && strcmp (r->inputs[0], mask_in) == 0
+              && ints_of (ctx, r->inputs[1], shape, 4, &n) && n == 4 && memcmp (shape, mask_shape, sizeof shape) == 0
+              && owb_node_get_int (r, "allowzero", 0) == 0)
+            {
+              g_free (mask_in);
+              mask_in = g_strdup (r->outputs[0]);
+              mask_reshape = FALSE;
+              break;
+            }
+        }
+    }
+  if (mask_reshape)
+    {
+      OwbNode *r = new_node (ctx, "Reshape", "", base);
       char *shape = add_shape_initializer (ctx, "attention_mask_shape", mask_shape, 4);
-      char *out = _owb_pass_unique_name (ctx, "attention_mask_4d");
+      char *out = scoped_name (ctx, base, "attention_mask_4d");
       owb_node_add_input (r, mask_in);
       owb_node_add_input (r, shape);
       owb_node_add_output (r, out);
@@ -687,14 +725,15 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
       g_free (shape);
       mask_in = out;
     }
-  char *fused_out = _owb_pass_unique_name (ctx, "attention_output");
+  char *fused_out = scoped_name (ctx, base, "attention_output");
   OwbNode *fused;
   if (standard)
     {
       if (seq_first)
         {
-          char *tq = transposed (ctx, in_q, "attention_q", from), *tk = transposed (ctx, in_k, "attention_k", from),
-               *tv = transposed (ctx, in_v, "attention_v", from);
+          char *tq = transposed (ctx, in_q, base, "attention_q", from),
+               *tk = transposed (ctx, in_k, base, "attention_k", from),
+               *tv = transposed (ctx, in_v, base, "attention_v", from);
           g_free (in_q);
           g_free (in_k);
           g_free (in_v);
@@ -720,12 +759,12 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   owb_node_add_input (fused, in_v);
   if (mask_in)
     owb_node_add_input (fused, mask_in);
-  char *attention_out = standard && seq_first ? _owb_pass_unique_name (ctx, "attention_output_bsd") : g_strdup (fused_out);
+  char *attention_out = standard && seq_first ? scoped_name (ctx, base, "attention_output_bsd") : g_strdup (fused_out);
   owb_node_add_output (fused, attention_out);
   _owb_pass_add_node (ctx, fused, (const char *const *) from->pdata, from->len);
   if (standard && seq_first)
     {
-      OwbNode *t = new_node (ctx, "Transpose", "", "attention_output_transpose");
+      OwbNode *t = new_node (ctx, "Transpose", "", base);
       owb_node_add_input (t, attention_out);
       owb_node_add_output (t, fused_out);
       OwbAttribute *a = owb_node_add_attribute (t, "perm", OWB_ATTR_INTS);
@@ -767,7 +806,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
           split[2] = heads;
           split[3] = head_size_v;
         }
-      OwbNode *r = new_node (ctx, "Reshape", "", "attention_output_reshape");
+      OwbNode *r = new_node (ctx, "Reshape", "", base);
       char *shape = add_shape_initializer (ctx, "attention_output_shape", split, n);
       owb_node_add_input (r, fused_out);
       owb_node_add_input (r, shape);

@@ -13,6 +13,18 @@ label (const OwbNode *node)
   return node->name && node->name[0] ? node->name : node->outputs[0];
 }
 
+/* A name for what a fusion makes: the exporter's scope of `like` ("/encoder/layer.0/attn/" of
+ * "/encoder/layer.0/attn/Softmax") followed by `what`, made unique. Caller frees. */
+static char *
+scoped_name (OwbPassContext *ctx, const char *like, const char *what)
+{
+  const char *slash = like ? strrchr (like, '/') : NULL;
+  char *base = slash ? g_strdup_printf ("%.*s%s", (int) (slash - like + 1), like, what) : g_strdup (what);
+  char *name = _owb_pass_unique_name (ctx, base);
+  g_free (base);
+  return name;
+}
+
 static gboolean
 is_default_domain (const OwbNode *node)
 {
@@ -109,9 +121,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *gelu)
   a->s_len = strlen (a->s);
   _owb_pass_remove_node (ctx, gelu);
   _owb_pass_remove_node (ctx, add);
-  /* Named after the Gelu it replaces. */
   g_free (fused->name);
-  fused->name = _owb_pass_unique_name (ctx, from[1]);
+  fused->name = scoped_name (ctx, from[1], "BiasGelu");
   owb_model_set_opset (ctx->model, WB, 1);
   _owb_pass_add_node (ctx, fused, (const char *const *) from, 2);
   g_free (from[0]);

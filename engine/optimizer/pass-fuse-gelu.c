@@ -25,6 +25,18 @@ label (const OwbNode *node)
   return node->name && node->name[0] ? node->name : node->outputs[0];
 }
 
+/* A name for what a fusion makes: the exporter's scope of `like` ("/encoder/layer.0/attn/" of
+ * "/encoder/layer.0/attn/Softmax") followed by `what`, made unique. Caller frees. */
+static char *
+scoped_name (OwbPassContext *ctx, const char *like, const char *what)
+{
+  const char *slash = like ? strrchr (like, '/') : NULL;
+  char *base = slash ? g_strdup_printf ("%.*s%s", (int) (slash - like + 1), like, what) : g_strdup (what);
+  char *name = _owb_pass_unique_name (ctx, base);
+  g_free (base);
+  return name;
+}
+
 static const OwbTensor *
 constant (OwbPassContext *ctx, const char *name)
 {
@@ -173,7 +185,7 @@ fuse (OwbPassContext *ctx, OwbNode *anchor, const char *x, NodeSet *set, const c
     }
   for (int i = 0; i < set->n; i++)
     _owb_pass_remove_node (ctx, set->nodes[i]);
-  char *name = _owb_pass_unique_name (ctx, base);
+  char *name = scoped_name (ctx, base, "Gelu");
   g_free (base);
   if (!standard)
     owb_model_set_opset (ctx->model, WB, 1);

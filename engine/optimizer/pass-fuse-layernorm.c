@@ -25,6 +25,18 @@ label (const OwbNode *node)
   return node->name && node->name[0] ? node->name : node->outputs[0];
 }
 
+/* A name for what a fusion makes: the exporter's scope of `like` ("/encoder/layer.0/attn/" of
+ * "/encoder/layer.0/attn/Softmax") followed by `what`, made unique. Caller frees. */
+static char *
+scoped_name (OwbPassContext *ctx, const char *like, const char *what)
+{
+  const char *slash = like ? strrchr (like, '/') : NULL;
+  char *base = slash ? g_strdup_printf ("%.*s%s", (int) (slash - like + 1), like, what) : g_strdup (what);
+  char *name = _owb_pass_unique_name (ctx, base);
+  g_free (base);
+  return name;
+}
+
 /* A constant value, also through Identity nodes (exporters alias shared weights that way). */
 static const OwbTensor *
 constant (OwbPassContext *ctx, const char *name)
@@ -413,8 +425,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
   char *base = g_strdup (label (rm1));
   char *gamma_name = g_strdup (gamma), *beta_name = g_strdup (beta);
   GPtrArray *read = remove_nodes (ctx, &core);
-  /* Named after the first node it replaces, free once that one is gone. */
-  char *name = _owb_pass_unique_name (ctx, base);
+  char *name = scoped_name (ctx, base, "LayerNormalization");
   g_free (base);
 
   if (!standard)

@@ -108,12 +108,36 @@ fold (OwbPassContext *ctx, const OwbNode *mm, const OwbNode *scale, double facto
   return NULL;
 }
 
+/* Whether `value` is x * (1 + Erf (...)) or x * (1 + Tanh (...)): then a scale by 0.5 on it is the
+ * end of an exported GELU, which fuse_gelu (a later pass) turns into one node; folding the 0.5
+ * away here would hide the pattern from it. */
+static gboolean
+ends_gelu (OwbPassContext *ctx, const char *value)
+{
+  OwbNode *mul = _owb_pass_producer (ctx, value);
+  if (!is_op (mul, "Mul") || mul->n_inputs != 2)
+    return FALSE;
+  for (int i = 0; i < 2; i++)
+    {
+      OwbNode *add = _owb_pass_producer (ctx, mul->inputs[i]);
+      if (!is_op (add, "Add") || add->n_inputs != 2)
+        continue;
+      for (int k = 0; k < 2; k++)
+        {
+          OwbNode *t = _owb_pass_producer (ctx, add->inputs[k]);
+          if (is_op (t, "Erf") || is_op (t, "Tanh"))
+            return TRUE;
+        }
+    }
+  return FALSE;
+}
+
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *scale)
 {
   const char *value;
   double factor;
-  if (!match_scale (ctx, scale, &value, &factor))
+  if (!match_scale (ctx, scale, &value, &factor) || ends_gelu (ctx, value))
     return FALSE;
   /* On the output: MatMul/Gemm → scale. */
   OwbNode *mm = _owb_pass_producer (ctx, value);

@@ -98,8 +98,12 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
   gboolean gemm = !ours && ranks[0] == 2 && ranks[1] == 2 && _owb_pass_opset (ctx) >= 11;
   if (!gemm && ctx->options->portable)
     {
-      _owb_pass_near_miss (ctx, mm, "a Transpose of ranks %d x %d operands folds only into FusedMatMul, not a standard "
-                           "ONNX op; kept (portable)", ranks[0], ranks[1]);
+      if (ranks[0] == 2 && ranks[1] == 2 && !ours)
+        _owb_pass_near_miss (ctx, mm, "reads a Transpose: a Gemm without C needs opset 11 (model has %d), and "
+                             "FusedMatMul is not a standard ONNX op; kept (portable)", _owb_pass_opset (ctx));
+      else
+        _owb_pass_near_miss (ctx, mm, "reads a Transpose of operands of ranks %d x %d, which only FusedMatMul takes in, "
+                             "not a standard ONNX op; kept (portable)", ranks[0], ranks[1]);
       return FALSE;
     }
   OwbNode *fused;

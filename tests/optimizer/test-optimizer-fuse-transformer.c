@@ -442,7 +442,7 @@ test_skip_layernorm_sum_and_bias (void)
   g_assert_cmpint (n->n_outputs, ==, 4);
   g_assert_cmpstr (n->outputs[3], ==, "x");
   assert_created_from (pass_report (r, "fuse_skip_layernorm"), "SkipLayerNormalization",
-                       (const char *const[]){ "residual", "lin_add", "rm1", NULL });
+                       (const char *const[]){ "residual", "lin_add", "LayerNormalization", NULL });
 }
 
 static void
@@ -1006,6 +1006,100 @@ test_kernel_attention_bad_input (void)
   g_ptr_array_unref (opts.providers);
 }
 
+/* Inference of our ops: symbolic dims pass through; bad attributes and shapes are errors. */
+static OwbModel *
+symbolic_op_model (const char *op, const char *inputs, int n_inputs, const int64_t *const *dims, const int *ranks,
+                   const char *const *const *params)
+{
+  OwbModel *m = tu_model_new (14);
+  owb_model_set_opset (m, WB, 1);
+  g_auto (GStrv) names = g_strsplit (inputs, ",", -1);
+  OwbNode *node = owb_node_new (op, WB, "op");
+  for (int i = 0; i < n_inputs; i++)
+    {
+      owb_node_add_input (node, names[i]);
+      if (names[i][0])
+        tu_add_value (m->graph->inputs, names[i], OWB_TYPE_FLOAT, ranks[i], dims[i], params ? params[i] : NULL);
+    }
+  owb_node_add_output (node, "y");
+  owb_graph_add_node (m->graph, node);
+  OwbValueType t;
+  owb_value_type_init_unknown (&t);
+  g_ptr_array_add (m->graph->outputs, owb_value_info_new ("y", &t));
+  return m;
+}
+
+static void
+test_schema_inference (void)
+{
+  GError *error = NULL;
+  /* MultiHeadAttention, seq-first, separate Q/K/V with symbolic seq and batch. */
+  const char *const qp[] = { "seq", "batch", NULL }, *const kp[] = { "kv_seq", "batch", NULL };
+  const int64_t qd[] = { -2, -2, 8 }, vd[] = { -2, -2, 12 };
+  const int64_t *dims[] = { qd, qd, vd };
+  const int ranks[] = { 3, 3, 3 };
+  const char *const *const params[] = { qp, kp, kp };
+  g_autoptr (OwbModel) m = symbolic_op_model ("MultiHeadAttention", "q,k,v", 3, dims, ranks, params);
+  OwbNode *node = g_ptr_array_index (m->graph->nodes, 0);
+  owb_node_add_attribute (node, "num_heads", OWB_ATTR_INT)->i = 2;
+  owb_node_add_attribute (node, "seq_first", OWB_ATTR_INT)->i = 1;
+  g_assert_true (owb_model_infer_shapes (m, &error));
+  g_assert_no_error (error);
+  const OwbValueInfo *y = owb_graph_find_value_info (m->graph, "y");
+  g_assert_cmpint (y->type.rank, ==, 3);
+  g_assert_cmpstr (y->type.dims[0].param, ==, "seq");
+  g_assert_cmpstr (y->type.dims[1].param, ==, "batch");
+  g_assert_cmpint (y->type.dims[2].value, ==, 12);
+  /* 3 heads do not divide a hidden size of 8. */
+  node->attributes[0].i = 3;
+  g_assert_false (owb_model_infer_shapes (m, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_SHAPE);
+  g_clear_error (&error);
+
+  /* LayerNormalization: axis out of range; a scale that does not fit. */
+  const int64_t xd[] = { -2, 4 }, gd[] = { 4 }, bad[] = { 3 };
+  const int64_t *ln_dims[] = { xd, gd };
+  const int ln_ranks[] = { 2, 1 };
+  const char *const xp[] = { "batch", NULL };
+  const char *const *const ln_params[] = { xp, NULL };
+  g_autoptr (OwbModel) ln = symbolic_op_model ("LayerNormalization", "x,g", 2, ln_dims, ln_ranks, ln_params);
+  g_assert_true (owb_model_infer_shapes (ln, &error));
+  g_assert_cmpstr (owb_graph_find_value_info (ln->graph, "y")->type.dims[0].param, ==, "batch");
+  owb_node_add_attribute (g_ptr_array_index (ln->graph->nodes, 0), "axis", OWB_ATTR_INT)->i = 2;
+  g_assert_false (owb_model_infer_shapes (ln, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL);
+  g_clear_error (&error);
+  const int64_t *ln_bad[] = { xd, bad };
+  g_autoptr (OwbModel) ln2 = symbolic_op_model ("LayerNormalization", "x,g", 2, ln_bad, ln_ranks, ln_params);
+  g_assert_false (owb_model_infer_shapes (ln2, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_SHAPE);
+  g_clear_error (&error);
+
+  /* Gelu: an unknown approximation; BiasGelu: a bias that is not the last dim. */
+  const int64_t *g_dims[] = { xd };
+  const int g_ranks[] = { 2 };
+  g_autoptr (OwbModel) gelu = symbolic_op_model ("Gelu", "x", 1, g_dims, g_ranks, NULL);
+  OwbAttribute *a = owb_node_add_attribute (g_ptr_array_index (gelu->graph->nodes, 0), "approximate", OWB_ATTR_STRING);
+  a->s = g_strdup ("fast");
+  a->s_len = 4;
+  g_assert_false (owb_model_infer_shapes (gelu, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL);
+  g_clear_error (&error);
+  g_autoptr (OwbModel) bg = symbolic_op_model ("BiasGelu", "x,g", 2, ln_bad, ln_ranks, NULL);
+  g_assert_false (owb_model_infer_shapes (bg, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_SHAPE);
+  g_clear_error (&error);
+
+  /* SkipLayerNormalization: skip must be the input's trailing dims. */
+  const int64_t sx[] = { 2, 3, 4 }, ss[] = { 2, 4 };
+  const int64_t *sk_dims[] = { sx, ss, gd };
+  const int sk_ranks[] = { 3, 2, 1 };
+  g_autoptr (OwbModel) sk = symbolic_op_model ("SkipLayerNormalization", "x,s,g", 3, sk_dims, sk_ranks, NULL);
+  g_assert_false (owb_model_infer_shapes (sk, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_SHAPE);
+  g_clear_error (&error);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1030,5 +1124,6 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/fuse-transformer/attention/portable-standard", test_attention_portable_standard);
   g_test_add_func ("/optimizer/fuse-transformer/kernels/skip-layernorm", test_kernel_skip_layernorm_broadcast_skip);
   g_test_add_func ("/optimizer/fuse-transformer/kernels/attention-bad-input", test_kernel_attention_bad_input);
+  g_test_add_func ("/optimizer/fuse-transformer/kernels/schema-inference", test_schema_inference);
   return g_test_run ();
 }

@@ -990,6 +990,16 @@ test_image_decoder (void)
   g_autoptr (OwbTensor) yn = decode (pnm_bad, sizeof pnm_bad - 1, NULL, &error);
   g_assert_no_error (error);
   assert_shape (yn, 3, (int64_t[]){ 0, 0, 3 });
+  /* A damaged PNG: an empty image where libpng is built in, a clear error where it is not. */
+  const guint8 png_bad[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR garbage";
+  g_autoptr (OwbTensor) yx = decode (png_bad, sizeof png_bad - 1, NULL, &error);
+  if (yx)
+    assert_shape (yx, 3, (int64_t[]){ 0, 0, 3 });
+  else
+    {
+      check_error (error, OWB_ERROR_UNSUPPORTED_OP, "PNG");
+      g_clear_error (&error);
+    }
   /* A header claiming a huge image is refused without allocating it. */
   guint8 huge[54 + 16];
   memcpy (huge, bmp, sizeof huge);

@@ -96,27 +96,29 @@ expand_parameter (OwbKernelContext *ctx, const OwbTensor *t, int tail, const int
 
 /* ---- Row statistics --------------------------------------------------------------------------- */
 
-/* Sum and sum of squared deviations of a row in double, eight independent lanes so that the loops
- * vectorise without reassociating one accumulator. */
+/* Mean and 1/sqrt(var + eps) of a row in two passes. Sixteen independent lanes let the loops
+ * vectorise without reassociating one accumulator; lanes are combined in double. */
+#define LANES 16
 #define DEFINE_ROW_STATS(T, N)                                                                          \
   static void row_stats_##N (const T *x, int64_t len, double eps, double *mean_out, double *inv_out)   \
   {                                                                                                     \
-    double acc[8] = { 0 };                                                                              \
+    T acc[LANES] = { 0 };                                                                               \
     int64_t i = 0;                                                                                      \
-    for (; i + 8 <= len; i += 8)                                                                        \
-      for (int j = 0; j < 8; j++)                                                                       \
-        acc[j] += (double) x[i + j];                                                                    \
+    for (; i + LANES <= len; i += LANES)                                                                \
+      for (int j = 0; j < LANES; j++)                                                                   \
+        acc[j] += x[i + j];                                                                             \
     double sum = 0;                                                                                     \
     for (; i < len; i++)                                                                                \
       sum += (double) x[i];                                                                             \
-    for (int j = 0; j < 8; j++)                                                                         \
-      sum += acc[j];                                                                                    \
+    for (int j = 0; j < LANES; j++)                                                                     \
+      sum += (double) acc[j];                                                                           \
     double mean = sum / (double) len;                                                                   \
-    double sq[8] = { 0 };                                                                               \
-    for (i = 0; i + 8 <= len; i += 8)                                                                   \
-      for (int j = 0; j < 8; j++)                                                                       \
+    const T m = (T) mean;                                                                               \
+    T sq[LANES] = { 0 };                                                                                \
+    for (i = 0; i + LANES <= len; i += LANES)                                                           \
+      for (int j = 0; j < LANES; j++)                                                                   \
         {                                                                                               \
-          double d = (double) x[i + j] - mean;                                                          \
+          T d = x[i + j] - m;                                                                           \
           sq[j] += d * d;                                                                               \
         }                                                                                               \
     double var = 0;                                                                                     \
@@ -125,8 +127,8 @@ expand_parameter (OwbKernelContext *ctx, const OwbTensor *t, int tail, const int
         double d = (double) x[i] - mean;                                                                \
         var += d * d;                                                                                   \
       }                                                                                                 \
-    for (int j = 0; j < 8; j++)                                                                         \
-      var += sq[j];                                                                                     \
+    for (int j = 0; j < LANES; j++)                                                                     \
+      var += (double) sq[j];                                                                            \
     *mean_out = mean;                                                                                   \
     *inv_out = 1.0 / sqrt (var / (double) len + eps);                                                   \
   }                                                                                                     \
@@ -323,39 +325,106 @@ skip_layer_normalization_compute (OwbKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- Float math that vectorises ------------------------------------------------------------ */
+
+/* Float bits, for the selects and sign games below: GCC vectorises integer masks where it would
+ * not if-convert float comparisons. */
+static inline int32_t
+float_bits (float f)
+{
+  int32_t i;
+  memcpy (&i, &f, sizeof i);
+  return i;
+}
+
+static inline float
+bits_float (int32_t i)
+{
+  float f;
+  memcpy (&f, &i, sizeof f);
+  return f;
+}
+
+/* e^x as 2^n * e^r, |r| <= ln2/2, with a degree-6 Taylor polynomial: relative error below 3e-7.
+ * Inputs (infinities included) are clamped to [-87.3, 88.3], where results are finite and normal;
+ * NaN stays NaN. */
+static inline float
+fast_exp (float x)
+{
+  int32_t xi = float_bits (x), ai = xi & 0x7fffffff;
+  int32_t not_nan = ai <= 0x7f800000;
+  int32_t low = (ai > 0x42ae999a) & not_nan & (xi < 0);   /* below -87.3 */
+  int32_t high = (ai > 0x42b0999a) & not_nan & (xi >= 0); /* above 88.3 */
+  xi = (xi & ~(-low)) | ((int32_t) 0xc2ae999a & -low);
+  xi = (xi & ~(-high)) | ((int32_t) 0x42b0999a & -high);
+  x = bits_float (xi);
+  /* Adding 1.5 * 2^23 rounds to an integer, left in the low mantissa bits. */
+  const float shifter = 12582912.0f;
+  float t = x * 1.44269504088896341f + shifter;
+  float n = t - shifter;
+  float r = x - n * 0.693145751953125f; /* ln 2 in two parts, so that r stays exact */
+  r = r - n * 1.428606765330187e-06f;
+  float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
+  return p * bits_float ((float_bits (t) - 0x4b400000 + 127) << 23);
+}
+
+/* erf by Abramowitz and Stegun 7.1.26: absolute error below 6e-7 with float rounding. */
+static inline float
+fast_erf (float x)
+{
+  int32_t xi = float_bits (x);
+  float a = bits_float (xi & 0x7fffffff);
+  float t = 1.0f / (1.0f + 0.3275911f * a);
+  float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  float v = 1.0f - poly * fast_exp (-a * a);
+  return bits_float (float_bits (v) | (xi & (int32_t) 0x80000000));
+}
+
+/* tanh (y) = 1 - 2 / (e^2y + 1): absolute error about 1e-7. */
+static inline float
+fast_tanh (float y)
+{
+  return 1.0f - 2.0f / (fast_exp (2.0f * y) + 1.0f);
+}
+
 /* ---- Gelu and BiasGelu ------------------------------------------------------------------------ */
 
 typedef struct {
   const void *x, *bias; /* bias (BiasGelu) repeats every len elements; may be NULL */
   void *y;
-  int64_t len;          /* row length (bias size), or the whole tensor for Gelu */
+  int64_t len;          /* row length (bias size), or a chunk of the tensor for Gelu */
   gboolean tanh_form;
 } GeluJob;
 
-/* Float rows use the float functions. */
-static inline float erf_FLOAT (float v) { return erff (v); }
-static inline double erf_DOUBLE (double v) { return erf (v); }
-static inline float tanh_FLOAT (float v) { return tanhf (v); }
-static inline double tanh_DOUBLE (double v) { return tanh (v); }
+static inline float gelu_erf_FLOAT (float v) { return 0.5f * v * (1.0f + fast_erf (v * (float) M_SQRT1_2)); }
+static inline double gelu_erf_DOUBLE (double v) { return 0.5 * v * (1.0 + erf (v * M_SQRT1_2)); }
+static inline float gelu_tanh_FLOAT (float v)
+{
+  return 0.5f * v * (1.0f + fast_tanh (0.7978845608028654f * (v + 0.044715f * v * v * v)));
+}
+static inline double gelu_tanh_DOUBLE (double v)
+{
+  return 0.5 * v * (1.0 + tanh (0.7978845608028654 * (v + 0.044715 * v * v * v)));
+}
 
-/* 0.5 * x * (1 + erf (x / sqrt 2)), or with tanh (sqrt (2 / pi) * (x + 0.044715 x^3)) for erf. */
+/* 0.5 * x * (1 + erf (x / sqrt 2)), or with tanh (sqrt (2 / pi) * (x + 0.044715 x^3)) for erf; one loop
+ * per case so that each vectorises. */
 #define DEFINE_GELU(T, N)                                                                               \
-  static inline void gelu_row_##N (const T *restrict x, const T *restrict bias, T *restrict y,          \
-                                   int64_t n, gboolean tanh_form)                                       \
+  static void gelu_row_##N (const T *restrict x, const T *restrict bias, T *restrict y, int64_t n,      \
+                            gboolean tanh_form)                                                         \
   {                                                                                                     \
-    if (tanh_form)                                                                                      \
+    if (tanh_form && bias)                                                                              \
       for (int64_t i = 0; i < n; i++)                                                                   \
-        {                                                                                               \
-          T v = bias ? x[i] + bias[i] : x[i];                                                           \
-          y[i] = (T) 0.5 * v                                                                            \
-                 * ((T) 1 + tanh_##N ((T) 0.7978845608028654 * (v + (T) 0.044715 * v * v * v)));       \
-        }                                                                                               \
+        y[i] = gelu_tanh_##N (x[i] + bias[i]);                                                          \
+    else if (tanh_form)                                                                                 \
+      for (int64_t i = 0; i < n; i++)                                                                   \
+        y[i] = gelu_tanh_##N (x[i]);                                                                    \
+    else if (bias)                                                                                      \
+      for (int64_t i = 0; i < n; i++)                                                                   \
+        y[i] = gelu_erf_##N (x[i] + bias[i]);                                                           \
     else                                                                                                \
       for (int64_t i = 0; i < n; i++)                                                                   \
-        {                                                                                               \
-          T v = bias ? x[i] + bias[i] : x[i];                                                           \
-          y[i] = (T) 0.5 * v * ((T) 1 + erf_##N (v * (T) M_SQRT1_2));                                   \
-        }                                                                                               \
+        y[i] = gelu_erf_##N (x[i]);                                                                     \
   }                                                                                                     \
                                                                                                         \
   static void gelu_##N (int64_t begin, int64_t end, gpointer data)                                      \
@@ -439,14 +508,20 @@ typedef struct {
   float scale;
   const float *bias;
   int64_t bias_strides[4];      /* over [batch, head, q_seq, kv_seq]; 0 where it broadcasts */
+  gint out_of_memory;
 } AttentionJob;
 
 static void
 attention_heads (int64_t begin, int64_t end, gpointer data)
 {
-  const AttentionJob *j = data;
+  AttentionJob *j = data;
   const int64_t S = j->s, L = j->l;
-  float *scores = g_malloc (MAX (S * L, 1) * sizeof (float));
+  float *scores = g_try_malloc (MAX (S * L, 1) * sizeof (float));
+  if (!scores)
+    {
+      g_atomic_int_set (&j->out_of_memory, 1);
+      return;
+    }
   for (int64_t bh = begin; bh < end; bh++)
     {
       int64_t b = bh / j->heads, h = bh % j->heads;
@@ -473,12 +548,11 @@ attention_heads (int64_t begin, int64_t end, gpointer data)
           float max = row[0];
           for (int64_t t = 1; t < L; t++)
             max = row[t] > max ? row[t] : max;
+          for (int64_t t = 0; t < L; t++)
+            row[t] = fast_exp (row[t] - max);
           float sum = 0;
           for (int64_t t = 0; t < L; t++)
-            {
-              row[t] = expf (row[t] - max);
-              sum += row[t];
-            }
+            sum += row[t];
           float inv = 1.0f / sum;
           for (int64_t t = 0; t < L; t++)
             row[t] *= inv;
@@ -592,6 +666,12 @@ multi_head_attention_compute (OwbKernelContext *ctx, GError **error)
       return FALSE;
     }
   owb_parallel_for (ctx->pool, B * heads, 1, attention_heads, &job);
+  if (g_atomic_int_get (&job.out_of_memory))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "no memory for %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT " scores",
+                            S, job.l);
+      return FALSE;
+    }
   return TRUE;
 }
 

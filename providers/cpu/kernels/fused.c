@@ -15,8 +15,7 @@
 /* Elements of one im2col tile: large enough for an efficient GEMM, small enough for the outer caches. */
 #define COL_BUDGET (G_GINT64_CONSTANT (1) << 19)
 /* Elements of one output tile: a quarter of a 1 MiB L2 in float, so the epilogue reads it from cache. */
-#define OUT_BUDGET (getenv ("OB") ? atoll (getenv ("OB")) : (G_GINT64_CONSTANT (1) << 16)) /* TEMP */
-#include <stdlib.h>
+#define OUT_BUDGET (G_GINT64_CONSTANT (1) << 16)
 #define MIN_TILE 64
 /* Below this many multiply-adds a product is not worth splitting over threads. */
 #define PARALLEL_WORK (G_GINT64_CONSTANT (1) << 21)
@@ -53,6 +52,8 @@ typedef enum {
   ACT_HARD_SIGMOID,
   ACT_HARD_SWISH,
   ACT_SWISH,
+  ACT_GELU,
+  ACT_FAST_GELU,
 } ActKind;
 
 typedef struct {
@@ -77,6 +78,8 @@ activation_parse (const OwbNode *node, Activation *act, GError **error)
     { "HardSigmoid", ACT_HARD_SIGMOID, 2, 0.2, 0.5 },
     { "HardSwish", ACT_HARD_SWISH, 2, 1.0 / 6.0, 0.5 },
     { "Swish", ACT_SWISH, 0, 0, 0 },
+    { "Gelu", ACT_GELU, 0, 0, 0 },
+    { "FastGelu", ACT_FAST_GELU, 0, 0, 0 },
   };
   memset (act, 0, sizeof *act);
   const char *name = owb_node_get_string (node, "activation", NULL);
@@ -187,6 +190,49 @@ logistic_DOUBLE (double *y, int64_t n, gboolean swish)
     y[j] = (swish ? y[j] : 1.0) / (1.0 + exp (-y[j]));
 }
 
+/* GELU, 0.5 x (1 + erf (x / sqrt 2)), with erf from Abramowitz and Stegun 7.1.26 (absolute error
+ * below 1.5e-7), in place; the tanh form is x * sigmoid (2 sqrt (2 / pi) (x + 0.044715 x^3)), the
+ * same function without tanh's cancellation. */
+static void
+gelu_FLOAT (float *y, int64_t n, gboolean tanh_form)
+{
+  const vec_FLOAT zero = (vec_FLOAT){}, one = zero + 1.0f;
+  const vint_FLOAT abs_bits = (vint_FLOAT){} + 0x7fffffff;
+  int64_t j = 0;
+  for (; j + LANES_FLOAT <= n; j += LANES_FLOAT)
+    {
+      vec_FLOAT x = vload_FLOAT (y + j), r;
+      if (tanh_form)
+        r = x / (one + vexp_FLOAT (x * (-1.5957691216057308f + -0.0713548162726f * x * x)));
+      else
+        {
+          vec_FLOAT z = (vec_FLOAT) ((vint_FLOAT) x & abs_bits) * 0.70710678118654752440f;
+          vec_FLOAT t = one / (one + 0.3275911f * z);
+          vec_FLOAT p = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+          vec_FLOAT e = one - p * vexp_FLOAT (-z * z);
+          r = 0.5f * x * (one + vselect_FLOAT (x < zero, -e, e));
+        }
+      vstore_FLOAT (y + j, r);
+    }
+  for (; j < n; j++)
+    {
+      float x = y[j];
+      y[j] = tanh_form ? x / (1.0f + expf (x * (-1.5957691216057308f + -0.0713548162726f * x * x)))
+                       : 0.5f * x * (1.0f + erff (x * 0.70710678118654752440f));
+    }
+}
+
+static void
+gelu_DOUBLE (double *y, int64_t n, gboolean tanh_form)
+{
+  for (int64_t j = 0; j < n; j++)
+    {
+      double x = y[j];
+      y[j] = tanh_form ? 0.5 * x * (1 + tanh (0.7978845608028654 * (x + 0.044715 * x * x * x)))
+                       : 0.5 * x * (1 + erf (x * 0.70710678118654752440));
+    }
+}
+
 static inline float
 tanh_FLOAT (float x)
 {
@@ -239,8 +285,8 @@ tanh_DOUBLE (double x)
     }                                                                                                              \
   while (0)
 
-/* Sigmoid, Tanh and Swish have no cheap vector form here: the sums go through vectors, the
- * transcendental per element. */
+/* The transcendental activations take a second pass over the row, still in L1: vector exp for float
+ * (logistic_, gelu_), libm for Tanh and for double. */
 #define EPILOGUE_LOOPS(T, NAME)                                                                                    \
   switch (act->kind)                                                                                               \
     {                                                                                                              \
@@ -275,6 +321,11 @@ tanh_DOUBLE (double x)
     case ACT_SWISH:                                                                                                \
       EPILOGUE_LOOP (T, NAME, x, x);                                                                               \
       logistic_##NAME (y, n, TRUE);                                                                                \
+      break;                                                                                                       \
+    case ACT_GELU:                                                                                                 \
+    case ACT_FAST_GELU:                                                                                            \
+      EPILOGUE_LOOP (T, NAME, x, x);                                                                               \
+      gelu_##NAME (y, n, act->kind == ACT_FAST_GELU);                                                              \
       break;                                                                                                       \
     }
 
@@ -897,8 +948,9 @@ gemm_units_chunk (int64_t begin, int64_t end, gpointer data)
     gemm_units_FLOAT (j, begin, end);
 }
 
-/* Splits the products into units: blocks whose output fits OUT_BUDGET, and enough of them for the
- * threads when the work is worth splitting. */
+/* Splits the products into units: blocks whose output fits OUT_BUDGET, but of at least 64 rows (256
+ * columns), since every GEMM call packs the whole other operand again; and one unit per thread at
+ * least when the work is worth splitting. */
 static void
 gemm_job_run (OwbThreadPool *pool, GemmJob *j)
 {
@@ -909,10 +961,10 @@ gemm_job_run (OwbThreadPool *pool, GemmJob *j)
   j->split_rows = j->m >= j->n || j->m >= 16 * threads;
   int64_t len = j->split_rows ? j->m : j->n, other = j->split_rows ? j->n : j->m;
   int64_t align = j->split_rows ? 4 : 16;
-  int64_t block = MAX (OUT_BUDGET / MAX (other, 1), 16);
-  if (parallel && j->batch * ((len + block - 1) / block) < 2 * threads)
+  int64_t block = MAX (OUT_BUDGET / MAX (other, 1), j->split_rows ? 64 : 256);
+  if (parallel && j->batch * ((len + block - 1) / block) < threads)
     {
-      int64_t want = (2 * threads + j->batch - 1) / j->batch;
+      int64_t want = (threads + j->batch - 1) / j->batch;
       block = MIN (block, MAX ((len + want - 1) / want, 16));
     }
   block = MIN ((block + align - 1) / align * align, len);

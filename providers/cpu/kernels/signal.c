@@ -2174,6 +2174,9 @@ compute_deform_conv (OwbKernelContext *ctx, GError **error)
 /* Decoded images larger than this many pixels are refused (a corrupt header could claim anything). */
 #define MAX_IMAGE_PIXELS (G_GINT64_CONSTANT (1) << 28)
 
+/* IMG_CORRUPT covers every stream a decoder cannot handle (damaged, or a variant such as RLE BMP or
+ * CMYK JPEG): the operator then gives an empty image. IMG_UNSUPPORTED means this build has no
+ * decoder for the whole format, which is reported as an error. */
 typedef enum { IMG_OK, IMG_CORRUPT, IMG_UNSUPPORTED } ImgStatus;
 
 static guint32
@@ -2246,7 +2249,7 @@ decode_bmp (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
         pal_off += 12;
     }
   else if (compression != 0)
-    return IMG_UNSUPPORTED;
+    return IMG_CORRUPT;
   else if (bpp == 16)
     {
       masks[0] = 0x7C00;
@@ -2260,7 +2263,7 @@ decode_bmp (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
       masks[2] = 0xFF;
     }
   if (bpp != 1 && bpp != 4 && bpp != 8 && bpp != 16 && bpp != 24 && bpp != 32)
-    return IMG_UNSUPPORTED;
+    return IMG_CORRUPT;
   guint8 pal[256][3];
   memset (pal, 0, sizeof pal);
   if (bpp <= 8)
@@ -2461,7 +2464,7 @@ decode_jpeg (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
   if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK)
     {
       jpeg_destroy_decompress (&cinfo);
-      return IMG_UNSUPPORTED;
+      return IMG_CORRUPT;
     }
   cinfo.out_color_space = JCS_RGB;
   jpeg_start_decompress (&cinfo);
@@ -2791,14 +2794,12 @@ decode_jpeg2000 (const guint8 *d, gsize len, gboolean raw, guint8 **rgb, int64_t
       const opj_image_comp_t *cp = &img->comps[k];
       if (cp->w != (OPJ_UINT32) width || cp->h != (OPJ_UINT32) height || !cp->data || cp->prec < 1 || cp->prec > 16)
         {
-          st = IMG_UNSUPPORTED;
           goto out;
         }
     }
   if (img->color_space == OPJ_CLRSPC_SYCC || img->color_space == OPJ_CLRSPC_CMYK
       || img->color_space == OPJ_CLRSPC_EYCC)
     {
-      st = IMG_UNSUPPORTED;
       goto out;
     }
   guint8 *o = g_try_malloc ((gsize) (width * height * 3));
@@ -2898,8 +2899,8 @@ compute_image_decoder (OwbKernelContext *ctx, GError **error)
     }
   if (st == IMG_UNSUPPORTED)
     {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_UNSUPPORTED_OP, "this build cannot decode %s images%s",
-                            name ? name : "these", name ? "" : " (unsupported variant)");
+      owb_kernel_set_error (ctx, error, OWB_ERROR_UNSUPPORTED_OP,
+                            "this build cannot decode %s images (it was built without their decoding library)", name);
       return FALSE;
     }
   /* An undecodable stream gives an empty image, as the operator specifies. */
