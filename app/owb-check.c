@@ -314,6 +314,27 @@ compare_values (const OwbTensor *expected, const OwbTensor *got, double rtol, do
         }
       return TRUE;
     }
+  if (expected->kind == OWB_VALUE_MAP)
+    {
+      /* Same keys in the same order (exactly), then the values within tolerance. */
+      if (!expected->sequence || expected->sequence->len != 2 || !got->sequence || got->sequence->len != 2)
+        {
+          *message = g_strdup ("a map value is malformed");
+          return FALSE;
+        }
+      g_autofree char *inner = NULL;
+      if (!compare_tensors (expected->sequence->pdata[0], got->sequence->pdata[0], 0, 0, &inner))
+        {
+          *message = g_strdup_printf ("map keys: %s", inner);
+          return FALSE;
+        }
+      if (!compare_tensors (expected->sequence->pdata[1], got->sequence->pdata[1], rtol, atol, &inner))
+        {
+          *message = g_strdup_printf ("map values: %s", inner);
+          return FALSE;
+        }
+      return TRUE;
+    }
   if (expected->kind != OWB_VALUE_TENSOR)
     {
       *message = g_strdup_printf ("cannot compare %s", kind_text (expected->kind));

@@ -133,6 +133,24 @@ owb_tensor_new_sequence (OwbDataType elem_dtype)
 }
 
 OwbTensor *
+owb_tensor_new_map (OwbTensor *keys, OwbTensor *values)
+{
+  if (!keys || !values || keys->kind != OWB_VALUE_TENSOR || values->kind != OWB_VALUE_TENSOR
+      || (keys->dtype != OWB_TYPE_INT64 && keys->dtype != OWB_TYPE_STRING) || keys->rank != 1 || values->rank != 1
+      || keys->dims[0] != values->dims[0])
+    {
+      owb_tensor_unref (keys);
+      owb_tensor_unref (values);
+      return NULL;
+    }
+  OwbTensor *t = owb_tensor_new_sequence (values->dtype);
+  t->kind = OWB_VALUE_MAP;
+  g_ptr_array_add (t->sequence, keys);
+  g_ptr_array_add (t->sequence, values);
+  return t;
+}
+
+OwbTensor *
 owb_tensor_ref (OwbTensor *tensor)
 {
   g_return_val_if_fail (tensor != NULL, NULL);
@@ -382,9 +400,23 @@ owb_tensor_get_value_type (const OwbTensor *tensor, OwbValueType *type)
 {
   owb_value_type_init_tensor (type, tensor->dtype, tensor->rank, tensor->dims);
   type->kind = tensor->kind;
-  if (tensor->kind != OWB_VALUE_TENSOR)
+  if (tensor->kind == OWB_VALUE_MAP)
     {
+      const OwbTensor *keys = tensor->sequence && tensor->sequence->len == 2 ? g_ptr_array_index (tensor->sequence, 0) : NULL;
+      type->key_dtype = keys ? keys->dtype : OWB_TYPE_UNDEFINED;
+      type->rank = -1;
+    }
+  else if (tensor->kind != OWB_VALUE_TENSOR)
+    {
+      const OwbTensor *first
+          = tensor->sequence && tensor->sequence->len > 0 ? g_ptr_array_index (tensor->sequence, 0) : NULL;
+      /* Elements of one sequence share their kind: the first tells whether they are maps. */
       type->elem_kind = OWB_VALUE_TENSOR;
+      if (first && first->kind == OWB_VALUE_MAP && first->sequence && first->sequence->len == 2)
+        {
+          type->elem_kind = OWB_VALUE_MAP;
+          type->key_dtype = ((const OwbTensor *) g_ptr_array_index (first->sequence, 0))->dtype;
+        }
       type->rank = -1;
     }
 }

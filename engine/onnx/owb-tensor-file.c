@@ -27,14 +27,93 @@ optional_new (OwbTensor *element)
   return optional;
 }
 
+/* A map's values are a SequenceProto of one-element tensors (what onnx.numpy_helper writes);
+ * they become one 1-D tensor. Integer keys of any width become int64 keys. */
+static OwbTensor *
+map_from_proto (Onnx__MapProto *mp, GError **error)
+{
+  gboolean strings = mp->key_type == OWB_TYPE_STRING;
+  switch (mp->key_type)
+    {
+    case OWB_TYPE_STRING: case OWB_TYPE_INT8: case OWB_TYPE_INT16: case OWB_TYPE_INT32: case OWB_TYPE_INT64:
+    case OWB_TYPE_UINT8: case OWB_TYPE_UINT16: case OWB_TYPE_UINT32: case OWB_TYPE_UINT64:
+      break;
+    default:
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "map keys of type %d are not supported", mp->key_type);
+      return NULL;
+    }
+  int64_t n = strings ? (int64_t) mp->n_string_keys : (int64_t) mp->n_keys;
+  Onnx__SequenceProto *vp = mp->values;
+  gsize nv = vp ? vp->n_tensor_values : 0;
+  if ((vp && (vp->elem_type != ONNX__SEQUENCE_PROTO__DATA_TYPE__TENSOR || vp->n_sequence_values || vp->n_map_values
+              || vp->n_optional_values || vp->n_sparse_tensor_values))
+      || (int64_t) nv != n)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                   "a map must have as many values as keys (%" G_GINT64_FORMAT "), each a one-element tensor", n);
+      return NULL;
+    }
+  g_autoptr (OwbTensor) keys = owb_tensor_new (strings ? OWB_TYPE_STRING : OWB_TYPE_INT64, 1, &n, error);
+  if (!keys)
+    return NULL;
+  for (int64_t i = 0; i < n; i++)
+    if (strings)
+      ((char **) keys->data)[i] = g_strndup ((const char *) mp->string_keys[i].data, mp->string_keys[i].len);
+    else
+      ((int64_t *) keys->data)[i] = mp->keys[i];
+  OwbDataType dtype = n > 0 && vp->tensor_values[0]->has_data_type ? (OwbDataType) vp->tensor_values[0]->data_type
+                                                                   : OWB_TYPE_FLOAT;
+  g_autoptr (OwbTensor) values = owb_tensor_new (dtype, 1, &n, error);
+  if (!values)
+    return NULL;
+  gsize elem = dtype == OWB_TYPE_STRING ? sizeof (char *) : owb_data_type_size (dtype);
+  for (int64_t i = 0; i < n; i++)
+    {
+      g_autoptr (OwbTensor) v = _owb_onnx_tensor_from_proto (vp->tensor_values[i], TRUE, error);
+      if (!v)
+        {
+          g_prefix_error (error, "map value %" G_GINT64_FORMAT ": ", i);
+          return NULL;
+        }
+      if (v->kind != OWB_VALUE_TENSOR || v->dtype != dtype || v->nelems != 1 || elem == 0)
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                       "map value %" G_GINT64_FORMAT " is not a one-element %s tensor", i, owb_data_type_name (dtype));
+          return NULL;
+        }
+      if (dtype == OWB_TYPE_STRING)
+        ((char **) values->data)[i] = g_strdup (((char **) v->data)[0] ? ((char **) v->data)[0] : "");
+      else
+        memcpy ((guint8 *) values->data + i * elem, v->data, elem);
+    }
+  return owb_tensor_new_map (g_steal_pointer (&keys), g_steal_pointer (&values));
+}
+
 static OwbTensor *
 sequence_from_proto (Onnx__SequenceProto *sp, GError **error)
 {
+  if (sp->elem_type == ONNX__SEQUENCE_PROTO__DATA_TYPE__MAP && !sp->n_tensor_values && !sp->n_sequence_values
+      && !sp->n_optional_values && !sp->n_sparse_tensor_values)
+    {
+      g_autoptr (OwbTensor) maps = owb_tensor_new_sequence (OWB_TYPE_UNDEFINED);
+      for (gsize i = 0; i < sp->n_map_values; i++)
+        {
+          OwbTensor *element = map_from_proto (sp->map_values[i], error);
+          if (!element)
+            {
+              g_prefix_error (error, "sequence element %zu: ", i);
+              return NULL;
+            }
+          maps->dtype = element->dtype;
+          g_ptr_array_add (maps->sequence, element);
+        }
+      return g_steal_pointer (&maps);
+    }
   if (sp->elem_type != ONNX__SEQUENCE_PROTO__DATA_TYPE__TENSOR || sp->n_sequence_values || sp->n_map_values
       || sp->n_optional_values || sp->n_sparse_tensor_values)
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
-                   "sequence .pb files are not supported yet, except sequences of tensors");
+                   "sequence .pb files are not supported yet, except sequences of tensors or maps");
       return NULL;
     }
   OwbDataType dtype = OWB_TYPE_UNDEFINED;
@@ -82,6 +161,30 @@ optional_from_proto (Onnx__OptionalProto *op, GError **error)
     }
 }
 
+static OwbTensor *
+load_map (const guint8 *data, gsize size, char **name, GError **error)
+{
+  const char *reason = NULL;
+  if (!_owb_onnx_check_wire (&onnx__map_proto__descriptor, data, size, &reason))
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "not a map .pb file: %s", reason);
+      return NULL;
+    }
+  Onnx__MapProto *mp = onnx__map_proto__unpack (_owb_onnx_allocator (), size, data);
+  if (!mp || !mp->has_key_type)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "not a MapProto .pb file");
+      if (mp)
+        onnx__map_proto__free_unpacked (mp, _owb_onnx_allocator ());
+      return NULL;
+    }
+  OwbTensor *result = map_from_proto (mp, error);
+  if (result)
+    set_name (name, mp->name);
+  onnx__map_proto__free_unpacked (mp, _owb_onnx_allocator ());
+  return result;
+}
+
 /* A .pb file holds a TensorProto, a SequenceProto or an OptionalProto with no marker saying
  * which. A TensorProto is tried first; the other two share their first fields, so the choice
  * between them follows what the ONNX test data contains: an optional when the element is
@@ -90,13 +193,22 @@ static OwbTensor *
 load_container (const guint8 *data, gsize size, char **name, GError **error)
 {
   const char *reason = NULL;
-  if (!_owb_onnx_check_wire (&onnx__sequence_proto__descriptor, data, size, &reason))
-    return NULL;
-  Onnx__SequenceProto *sp = onnx__sequence_proto__unpack (_owb_onnx_allocator (), size, data);
+  Onnx__SequenceProto *sp = NULL;
+  if (_owb_onnx_check_wire (&onnx__sequence_proto__descriptor, data, size, &reason))
+    sp = onnx__sequence_proto__unpack (_owb_onnx_allocator (), size, data);
   if (!sp)
-    return NULL;
+    {
+      /* Packed int64 keys do not parse as a SequenceProto: the data may still be a map. */
+      OwbTensor *map = load_map (data, size, name, NULL);
+      return map;
+    }
   OwbTensor *result = NULL;
-  if (sp->has_elem_type && sp->base.n_unknown_fields == 0)
+  if (sp->has_elem_type && sp->elem_type > ONNX__SEQUENCE_PROTO__DATA_TYPE__OPTIONAL)
+    {
+      /* MapProto's key_type shares field 2 with elem_type, and key types are all above 5. */
+      result = load_map (data, size, name, error);
+    }
+  else if (sp->has_elem_type && sp->base.n_unknown_fields == 0)
     {
       gboolean optional = sp->elem_type == ONNX__SEQUENCE_PROTO__DATA_TYPE__UNDEFINED
                           || (sp->elem_type == ONNX__SEQUENCE_PROTO__DATA_TYPE__SEQUENCE && sp->n_sequence_values <= 1);
@@ -179,6 +291,17 @@ OwbTensor *
 _owb_tensor_load_pb_data_for_kind (const void *data, gsize size, OwbValueKind kind, char **name, GError **error)
 {
   const char *reason = NULL;
+  if (kind == OWB_VALUE_MAP)
+    {
+      if (name)
+        *name = NULL;
+      if (data == NULL || size == 0)
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "not a map .pb file: the data is empty");
+          return NULL;
+        }
+      return load_map (data, size, name, error);
+    }
   if (kind != OWB_VALUE_SEQUENCE && kind != OWB_VALUE_OPTIONAL)
     return owb_tensor_load_pb_data (data, size, name, error);
   if (name)
@@ -537,9 +660,71 @@ owb_tensor_load_file (const char *path, char **name, GError **error)
 
 /* Writing */
 
+/* Values as one-element tensors, as onnx.numpy_helper.from_dict writes them; the data is
+ * referenced, so the map must outlive the packing. */
+static Onnx__MapProto *
+map_proto (OwbProtoArena *arena, const OwbTensor *map, const char *name, GError **error)
+{
+  const OwbTensor *keys = map->sequence && map->sequence->len == 2 ? g_ptr_array_index (map->sequence, 0) : NULL;
+  const OwbTensor *values = keys ? g_ptr_array_index (map->sequence, 1) : NULL;
+  if (!keys || keys->nelems != values->nelems || (keys->dtype != OWB_TYPE_INT64 && keys->dtype != OWB_TYPE_STRING)
+      || values->dtype == OWB_TYPE_STRING || owb_data_type_size (values->dtype) == 0
+      || _owb_onnx_packed_bits (values->dtype) != 0 || G_BYTE_ORDER != G_LITTLE_ENDIAN)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "this map cannot be saved as .pb");
+      return NULL;
+    }
+  gsize n = keys->nelems, elem = owb_data_type_size (values->dtype);
+  Onnx__MapProto *mp = _owb_proto_arena_alloc (arena, sizeof *mp);
+  onnx__map_proto__init (mp);
+  mp->name = name && name[0] ? (char *) name : NULL;
+  mp->has_key_type = TRUE;
+  mp->key_type = keys->dtype;
+  if (keys->dtype == OWB_TYPE_STRING)
+    {
+      mp->n_string_keys = n;
+      mp->string_keys = _owb_proto_arena_alloc (arena, sizeof (ProtobufCBinaryData) * MAX (n, 1));
+      for (gsize i = 0; i < n; i++)
+        {
+          const char *k = ((char **) keys->data)[i] ? ((char **) keys->data)[i] : "";
+          mp->string_keys[i].data = (guint8 *) k;
+          mp->string_keys[i].len = strlen (k);
+        }
+    }
+  else
+    {
+      mp->n_keys = n;
+      mp->keys = keys->data;
+    }
+  Onnx__SequenceProto *vp = _owb_proto_arena_alloc (arena, sizeof *vp);
+  onnx__sequence_proto__init (vp);
+  vp->has_elem_type = TRUE;
+  vp->elem_type = ONNX__SEQUENCE_PROTO__DATA_TYPE__TENSOR;
+  vp->n_tensor_values = n;
+  vp->tensor_values = _owb_proto_arena_alloc (arena, sizeof (Onnx__TensorProto *) * MAX (n, 1));
+  for (gsize i = 0; i < n; i++)
+    {
+      Onnx__TensorProto *tp = _owb_proto_arena_alloc (arena, sizeof *tp);
+      onnx__tensor_proto__init (tp);
+      tp->has_data_type = TRUE;
+      tp->data_type = values->dtype;
+      tp->has_raw_data = TRUE;
+      tp->raw_data.data = (guint8 *) values->data + i * elem;
+      tp->raw_data.len = elem;
+      vp->tensor_values[i] = tp;
+    }
+  mp->values = vp;
+  return mp;
+}
+
 static ProtobufCMessage *
 value_proto (OwbProtoArena *arena, const OwbTensor *value, const char *name, GError **error)
 {
+  if (value->kind == OWB_VALUE_MAP)
+    {
+      Onnx__MapProto *mp = map_proto (arena, value, name, error);
+      return mp ? &mp->base : NULL;
+    }
   if (value->kind == OWB_VALUE_TENSOR)
     {
       Onnx__TensorProto *tp = _owb_proto_arena_alloc (arena, sizeof *tp);
@@ -554,6 +739,24 @@ value_proto (OwbProtoArena *arena, const OwbTensor *value, const char *name, GEr
       sp->has_elem_type = TRUE;
       sp->elem_type = ONNX__SEQUENCE_PROTO__DATA_TYPE__TENSOR;
       guint n = value->sequence ? value->sequence->len : 0;
+      if (n > 0 && ((const OwbTensor *) g_ptr_array_index (value->sequence, 0))->kind == OWB_VALUE_MAP)
+        {
+          sp->elem_type = ONNX__SEQUENCE_PROTO__DATA_TYPE__MAP;
+          sp->n_map_values = n;
+          sp->map_values = _owb_proto_arena_alloc (arena, sizeof (Onnx__MapProto *) * n);
+          for (guint i = 0; i < n; i++)
+            {
+              const OwbTensor *element = g_ptr_array_index (value->sequence, i);
+              if (element->kind != OWB_VALUE_MAP)
+                {
+                  g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "a sequence mixes maps and other values");
+                  return NULL;
+                }
+              if (!(sp->map_values[i] = map_proto (arena, element, NULL, error)))
+                return NULL;
+            }
+          return &sp->base;
+        }
       sp->n_tensor_values = n;
       sp->tensor_values = _owb_proto_arena_alloc (arena, sizeof (Onnx__TensorProto *) * n);
       for (guint i = 0; i < n; i++)

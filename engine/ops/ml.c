@@ -870,7 +870,24 @@ infer_zipmap (OwbInferContext *ctx, GError **error)
                            "exactly one of classlabels_int64s and classlabels_strings must be set");
       return FALSE;
     }
-  /* A sequence of maps: the type can be described, but no kernel produces such values yet. */
+  const OwbValueType *x = ctx->inputs[0];
+  if (x->kind == OWB_VALUE_TENSOR && x->dtype != OWB_TYPE_UNDEFINED && x->dtype != OWB_TYPE_FLOAT)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "the input must be float32, not %s", owb_data_type_name (x->dtype));
+      return FALSE;
+    }
+  if (x->rank > 2 || x->rank == 0)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "the input must be 1-D or 2-D, not of rank %d", x->rank);
+      return FALSE;
+    }
+  if (x->rank > 0 && owb_dim_is_known (x->dims[x->rank - 1]) && x->dims[x->rank - 1].value != (ni > 0 ? ni : ns))
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "the input has %" G_GINT64_FORMAT " columns but %d class labels",
+                           x->dims[x->rank - 1].value, ni > 0 ? ni : ns);
+      return FALSE;
+    }
+  /* A sequence of float maps, one per row. */
   OwbValueType *z = &ctx->outputs[0];
   owb_value_type_init_unknown (z);
   z->kind = OWB_VALUE_SEQUENCE;

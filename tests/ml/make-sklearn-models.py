@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Trains small, seeded scikit-learn models, converts them with skl2onnx and writes each as an ONNX
 test-layout case (model.onnx + test_data_set_0/input_K.pb, output_K.pb holding scikit-learn's own
-predictions) under tests/ml/cases/<name>/.
+predictions) under tests/ml/cases/<name>/. Classifiers are converted with zipmap=False (probabilities as a
+tensor), except the *_zipmap* cases, which keep skl2onnx's default ZipMap output (a sequence of maps).
 
 Needs scikit-learn, skl2onnx, onnx and numpy (pandas for the ColumnTransformer case), e.g.
     python3 -m venv /tmp/skl-venv
@@ -80,7 +81,11 @@ def write_case(out_dir, name, model, inputs, outputs):
         raise SystemExit(f"{name}: outputs {graph_outputs}, expected {[n for n, _ in outputs]}")
     for kind, tensors in (("input", inputs), ("output", outputs)):
         for k, (tname, value) in enumerate(tensors):
-            t = numpy_helper.from_array(value, tname)
+            if isinstance(value, onnx.SequenceProto):
+                t = value
+                t.name = tname
+            else:
+                t = numpy_helper.from_array(value, tname)
             with open(os.path.join(data, f"{kind}_{k}.pb"), "wb") as f:
                 f.write(t.SerializeToString())
     ops = sorted({f"{n.domain or 'ai.onnx'}:{n.op_type}" for n in model.graph.node})
@@ -156,6 +161,34 @@ def classifier_outputs(clf, x, label_dtype):
     return [("label", labels), ("probabilities", clf.predict_proba(x).astype(np.float32))]
 
 
+def sequence_of_maps(classes, probabilities):
+    """ZipMap's output as test data: a SequenceProto of one MapProto per row, class label -> float
+    probability, values as one-element tensors (the layout onnx.numpy_helper.from_dict writes,
+    built by hand because from_dict cannot take string keys)."""
+    seq = onnx.SequenceProto(elem_type=onnx.SequenceProto.MAP)
+    strings = classes.dtype.kind in "OUS"
+    for row in probabilities.astype(np.float32):
+        m = seq.map_values.add()
+        if strings:
+            m.key_type = onnx.TensorProto.STRING
+            m.string_keys.extend(str(c).encode() for c in classes)
+        else:
+            m.key_type = onnx.TensorProto.INT64
+            m.keys.extend(int(c) for c in classes)
+        m.values.elem_type = onnx.SequenceProto.TENSOR
+        m.values.tensor_values.extend(numpy_helper.from_array(np.array(v, dtype=np.float32)) for v in row)
+    return seq
+
+
+def zipmap_case(out_dir, name, clf, x_test, label_dtype):
+    """Converted with skl2onnx's default options: probabilities leave through ZipMap."""
+    onx = convert_sklearn(clf, initial_types=[("input", FloatTensorType([None, x_test.shape[1]]))],
+                          target_opset=TARGET_OPSET)
+    label, proba = classifier_outputs(clf, x_test, label_dtype)
+    outputs = [("output_label", label[1]), ("output_probability", sequence_of_maps(clf.classes_, proba[1]))]
+    write_case(out_dir, name, onx, [("input", x_test.astype(np.float32))], outputs)
+
+
 def convert(model, initial_types):
     return convert_sklearn(
         model,
@@ -228,6 +261,10 @@ def main():
     float_case(out_dir, "logistic_regression", lr, xi_test, classifier_outputs(lr, xi_test, "int"))
     lrb = LogisticRegression(max_iter=500).fit(xb_train, yb_train)
     float_case(out_dir, "logistic_regression_binary", lrb, xb_test, classifier_outputs(lrb, xb_test, "int"))
+
+    # The same classifiers with skl2onnx's default zipmap=True: a sequence of {label: probability} maps.
+    zipmap_case(out_dir, "logistic_regression_zipmap", lr, xi_test, "int")
+    zipmap_case(out_dir, "random_forest_zipmap_strings", rfb, xb_test, "str")
 
     # SVC with Platt-scaled probabilities (libsvm's pairwise coupling for three classes).
     svc = SVC(probability=True, random_state=SEED).fit(xi_train, yi_train)

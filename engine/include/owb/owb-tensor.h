@@ -14,7 +14,9 @@ G_BEGIN_DECLS
  *
  * Kind: most values are tensors. A sequence value (kind OWB_VALUE_SEQUENCE) keeps its
  * elements in `sequence` (OwbTensor *, owned); an optional (kind OWB_VALUE_OPTIONAL) keeps
- * its element, or none, as sequence->len 1 or 0. */
+ * its element, or none, as sequence->len 1 or 0. A map (kind OWB_VALUE_MAP, dtype = the
+ * value type) keeps exactly two tensors in `sequence`: [0] the keys (1-D, int64 or string)
+ * and [1] the values (1-D, same length); entry i maps keys[i] to values[i]. */
 typedef struct _OwbTensor OwbTensor;
 struct _OwbTensor {
   /*< public, read-only >*/
@@ -44,6 +46,9 @@ OwbTensor *owb_tensor_new_wrap (OwbDataType dtype, int rank, const int64_t *dims
 OwbTensor *owb_tensor_new_scalar_float (float v);
 OwbTensor *owb_tensor_new_scalar_int64 (int64_t v);
 OwbTensor *owb_tensor_new_sequence (OwbDataType elem_dtype);
+/* A map from 1-D keys (int64 or string) to 1-D values of the same length; takes both
+ * references. Callers check the shapes: other ones give NULL (the references are dropped). */
+OwbTensor *owb_tensor_new_map (OwbTensor *keys, OwbTensor *values);
 
 OwbTensor *owb_tensor_ref (OwbTensor *tensor);
 void owb_tensor_unref (OwbTensor *tensor);

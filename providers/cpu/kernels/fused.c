@@ -1,7 +1,8 @@
 /* fused.c: CPU kernels of the engine's own fused ops (domain ai.onnx.workbench): FusedConv,
  * FusedMatMul and FusedGemm. Each computes its output tile by tile (GEMM through OpenBLAS, or a
- * direct loop for depthwise convolutions) and applies bias, residual and activation to a tile right
- * after computing it, while it is still in cache: that pass over memory is what the fusion saves. */
+ * direct loop for depthwise convolutions): bias and residual fill the tile before the GEMM
+ * accumulates onto it, and the activation runs over the tile right after, while it is still in
+ * cache. The passes over memory that separate Add and activation nodes make are what fusion saves. */
 #include "../cpu-kernels-private.h"
 
 #include <cblas.h>

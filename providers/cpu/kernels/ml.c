@@ -2761,6 +2761,64 @@ compute_feature_vectorizer (OwbKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- ZipMap ---- */
+
+/* One map per row of X, all sharing one keys tensor (maps are read-only once made). */
+static gboolean
+compute_zipmap (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  int ni, ns;
+  const int64_t *int_labels = attr_ints (ctx->node, "classlabels_int64s", &ni);
+  char **str_labels = attr_strings (ctx->node, "classlabels_strings", &ns);
+  int64_t c = ni > 0 ? ni : ns;
+  if ((ni > 0) == (ns > 0))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
+                            "exactly one of classlabels_int64s and classlabels_strings must be set");
+      return FALSE;
+    }
+  if (x->rank != 1 && x->rank != 2)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "the input must be 1-D or 2-D, not of rank %d", x->rank);
+      return FALSE;
+    }
+  int64_t n = x->rank == 1 ? 1 : x->dims[0], cols = x->dims[x->rank - 1];
+  if (cols != c)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                            "the input has %" G_GINT64_FORMAT " columns but %" G_GINT64_FORMAT " class labels", cols, c);
+      return FALSE;
+    }
+  OwbTensor *keys = owb_tensor_new_uninit (ni > 0 ? OWB_TYPE_INT64 : OWB_TYPE_STRING, 1, &c, error);
+  if (!keys)
+    return FALSE;
+  if (ni > 0)
+    memcpy (keys->data, int_labels, sizeof (int64_t) * c);
+  else
+    for (int64_t j = 0; j < c; j++)
+      ((char **) keys->data)[j] = g_strdup (str_labels[j]);
+  OwbTensor *seq = owb_tensor_new_sequence (OWB_TYPE_FLOAT);
+  const float *xd = x->data;
+  for (int64_t r = 0; r < n; r++)
+    {
+      OwbTensor *values = owb_tensor_new_uninit (OWB_TYPE_FLOAT, 1, &c, error);
+      if (!values)
+        {
+          owb_tensor_unref (keys);
+          owb_tensor_unref (seq);
+          return FALSE;
+        }
+      if (c)
+        memcpy (values->data, xd + r * c, sizeof (float) * c);
+      g_ptr_array_add (seq->sequence, owb_tensor_new_map (owb_tensor_ref (keys), values));
+    }
+  owb_tensor_unref (keys);
+  owb_tensor_unref (ctx->outputs[0]);
+  ctx->outputs[0] = seq;
+  return TRUE;
+}
+
 #define ML "ai.onnx.ml"
 #define T_BIT(t) OWB_TYPE_BIT (OWB_TYPE_##t)
 #define ML_NUMBERS (T_BIT (FLOAT) | T_BIT (DOUBLE) | T_BIT (INT32) | T_BIT (INT64))
@@ -2789,5 +2847,6 @@ const OwbKernelDef _owb_cpu_kernels_ml[] = {
     compute_label_map },
   { "ArrayFeatureExtractor", ML, 1, 0, ML_NUMBERS | T_BIT (STRING), 0, NULL, NULL, compute_array_feature_extractor },
   { "FeatureVectorizer", ML, 1, 0, ML_NUMBERS, 0, NULL, NULL, compute_feature_vectorizer },
+  { "ZipMap", ML, 1, 0, T_BIT (FLOAT), 0, NULL, NULL, compute_zipmap },
   { NULL }
 };
