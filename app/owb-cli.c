@@ -437,6 +437,22 @@ owb_cli_tensor_summary (GString *out, const OwbTensor *t, guint max_values)
         }
       return;
     }
+  if (t->kind == OWB_VALUE_MAP && t->sequence != NULL && t->sequence->len == 2)
+    {
+      /* A map holds [keys, values]: print it as key: value pairs. */
+      const OwbTensor *keys = t->sequence->pdata[0], *values = t->sequence->pdata[1];
+      g_string_append (out, "    {");
+      for (int64_t i = 0; i < keys->nelems && i < (int64_t) max_values; i++)
+        {
+          if (keys->dtype == OWB_TYPE_STRING)
+            g_string_append_printf (out, "%s'%s': ", i ? ", " : "", ((char **) keys->data)[i] ? ((char **) keys->data)[i] : "");
+          else
+            g_string_append_printf (out, "%s%" G_GINT64_FORMAT ": ", i ? ", " : "", owb_tensor_get_int64 (keys, i));
+          g_string_append_printf (out, "%.6g", owb_tensor_get_double (values, i));
+        }
+      g_string_append_printf (out, "%s}\n", keys->nelems > (int64_t) max_values ? ", ..." : "");
+      return;
+    }
   if (t->nelems == 0)
     {
       g_string_append (out, "    (no elements)\n");
