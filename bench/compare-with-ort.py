@@ -44,7 +44,7 @@ def rel_l2(got, want):
     return float(num / den) if den > 0 else float(num)
 
 
-def run_owb(owb, model, feeds, sess, workdir):
+def run_owb(owb, model, feeds, sess, workdir, level="disabled"):
     indir = os.path.join(workdir, "in")
     outdir = os.path.join(workdir, "out")
     os.makedirs(indir, exist_ok=True)
@@ -52,7 +52,7 @@ def run_owb(owb, model, feeds, sess, workdir):
     for k, i in enumerate(sess.get_inputs()):
         with open(os.path.join(indir, f"input_{k}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(feeds[i.name], i.name).SerializeToString())
-    r = subprocess.run([owb, "run", model, "--input-dir", indir, "--output-dir", outdir, "--threads", "2"],
+    r = subprocess.run([owb, "run", model, "--input-dir", indir, "--output-dir", outdir, "--threads", "2", "-O", level],
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip() or r.stdout.strip())
@@ -71,6 +71,9 @@ def main():
     p.add_argument("--owb", default="build/app/owb")
     p.add_argument("--dim", action="append", default=[])
     p.add_argument("--tolerance", type=float, default=1e-3)
+    p.add_argument("-O", dest="level", default="disabled", help="owb's optimization level for the run")
+    p.add_argument("--portable", action="store_true",
+                   help="also save with `owb optimize -O LEVEL --portable` and run that file in ONNX Runtime")
     p.add_argument("--resave", action="store_true", help="also check that the model saved by owb (optimize -O disabled) runs identically in ONNX Runtime")
     a = p.parse_args()
     dims = dict(d.split("=") for d in a.dim)
@@ -86,7 +89,7 @@ def main():
             feeds = make_inputs(sess, dims, rng)
             want = sess.run(None, feeds)
             with tempfile.TemporaryDirectory() as tmp:
-                got = run_owb(a.owb, model, feeds, sess, tmp)
+                got = run_owb(a.owb, model, feeds, sess, tmp, a.level)
                 errors = [rel_l2(g, w) if g.shape == w.shape else float("inf") for g, w in zip(got, want)]
                 worst = max(errors)
                 note = ""
@@ -99,6 +102,16 @@ def main():
                     same = all(np.array_equal(x, y, equal_nan=True) for x, y in zip(again, want))
                     note = ", resaved model identical in ORT" if same else ", RESAVED MODEL DIFFERS IN ORT"
                     worst = worst if same else float("inf")
+                if a.portable:
+                    port = os.path.join(tmp, "portable.onnx")
+                    r = subprocess.run([a.owb, "optimize", model, "-O", a.level, "--portable", "-o", port],
+                                       capture_output=True, text=True)
+                    if r.returncode != 0:
+                        raise RuntimeError("owb optimize --portable: " + r.stderr.strip())
+                    again = ort.InferenceSession(port, so, providers=["CPUExecutionProvider"]).run(None, feeds)
+                    perr = max(rel_l2(x, y) for x, y in zip(again, want))
+                    note += f", portable export in ORT: {perr:.1e}"
+                    worst = max(worst, perr)
             ok = worst <= a.tolerance
             failed += not ok
             print(f"{name:24} {len(want):7d} {worst:12.3e}  {'ok' if ok else 'FAIL'}{note}")

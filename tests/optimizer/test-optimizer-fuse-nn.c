@@ -1198,6 +1198,8 @@ test_fused_conv_geometries (void)
     { 1, 4, 4, 4, 20, 3, 2, 1, 1, NULL, 1 },        /* 1-D depthwise */
     { 3, 3, 4, 1, 6, 3, 1, 1, 1, NULL, 2 },         /* 3-D */
     { 2, 16, 32, 1, 40, 3, 1, 1, 1, NULL, 2 },      /* large enough for several tiles and threads */
+    { 2, 64, 96, 1, 6, 3, 1, 1, 1, NULL, 2 },       /* small image: threads split the output channels */
+    { 2, 256, 256, 1, 6, 1, 1, 1, 0, NULL, 2 },     /* the same, pointwise */
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     for (int residual = 0; residual < 2; residual++)

@@ -589,7 +589,8 @@ typedef struct {
   const void *x, *w, *bias, *z;
   void *y;
   gboolean direct; /* 1x1, stride 1, no padding: X itself is the GEMM operand */
-  int64_t tile, ntiles;
+  int64_t tile, ntiles;   /* output positions per unit */
+  int64_t mblock, nmblocks; /* output channels (of a group) per unit */
 } ConvJob;
 
 /* im2col: gathers the input patches of output positions [p0, p0 + len) into col, one row per
@@ -671,34 +672,38 @@ typedef struct {
     int64_t rows = g->Cg * g->ksize;                                                                               \
     const T *bias = job->bias, *z = job->z;                                                                        \
     T *col = job->direct ? NULL : g_new (T, MAX (rows * job->tile, 1));                                            \
+    int64_t col_of = -1; /* the tile whose patches col holds */                                                   \
     for (int64_t u = begin; u < end; u++)                                                                          \
       {                                                                                                            \
-        int64_t n = u / (g->group * job->ntiles), gi = u / job->ntiles % g->group, t = u % job->ntiles;            \
+        int64_t tu = u / job->nmblocks, mb = u % job->nmblocks;                                                    \
+        int64_t n = tu / (g->group * job->ntiles), gi = tu / job->ntiles % g->group, t = tu % job->ntiles;         \
+        int64_t m0 = mb * job->mblock, mn = MIN (job->mblock, g->Mg - m0);                                         \
         const T *xg = (const T *) job->x + (n * g->C + gi * g->Cg) * g->in_size;                                   \
-        const T *wg = (const T *) job->w + gi * g->Mg * rows;                                                      \
-        int64_t yoff = (n * g->M + gi * g->Mg) * g->out_size;                                                      \
+        const T *wg = (const T *) job->w + (gi * g->Mg + m0) * rows;                                               \
+        int64_t yoff = (n * g->M + gi * g->Mg + m0) * g->out_size;                                                 \
         T *yg = (T *) job->y + yoff;                                                                               \
         int64_t p0 = t * job->tile, len = MIN (job->tile, g->out_size - p0);                                       \
         /* bias and residual first, so that the GEMM accumulates onto them (beta 1) */                            \
         T beta = 0;                                                                                                \
         if (bias || z)                                                                                             \
           {                                                                                                        \
-            for (int64_t m = 0; m < g->Mg; m++)                                                                    \
-              prefill_##NAME (yg + m * g->out_size + p0, len, bias ? bias[gi * g->Mg + m] : (T) 0,                 \
+            for (int64_t m = 0; m < mn; m++)                                                                       \
+              prefill_##NAME (yg + m * g->out_size + p0, len, bias ? bias[gi * g->Mg + m0 + m] : (T) 0,            \
                               z ? z + yoff + m * g->out_size + p0 : NULL, 1);                                      \
             beta = 1;                                                                                              \
           }                                                                                                        \
         if (job->direct)                                                                                           \
-          gemm_##NAME (FALSE, FALSE, g->Mg, len, rows, 1, wg, rows, xg + p0, g->in_size, beta, yg + p0,            \
-                       g->out_size);                                                                               \
+          gemm_##NAME (FALSE, FALSE, mn, len, rows, 1, wg, rows, xg + p0, g->in_size, beta, yg + p0, g->out_size); \
         else                                                                                                       \
           {                                                                                                        \
-            im2col_##NAME (g, xg, p0, len, col);                                                                   \
-            gemm_##NAME (FALSE, FALSE, g->Mg, len, rows, 1, wg, rows, col, len, beta, yg + p0, g->out_size);       \
+            if (col_of != tu)                                                                                      \
+              im2col_##NAME (g, xg, p0, len, col);                                                                 \
+            col_of = tu;                                                                                           \
+            gemm_##NAME (FALSE, FALSE, mn, len, rows, 1, wg, rows, col, len, beta, yg + p0, g->out_size);          \
           }                                                                                                        \
         /* the tile is in cache now: the activation in one pass over it */                                        \
         if (job->act->kind != ACT_NONE)                                                                            \
-          for (int64_t m = 0; m < g->Mg; m++)                                                                      \
+          for (int64_t m = 0; m < mn; m++)                                                                         \
             epilogue_##NAME (yg + m * g->out_size + p0, len, 0, NULL, 0, job->act);                                \
       }                                                                                                            \
     g_free (col);                                                                                                  \
@@ -873,7 +878,18 @@ compute_fused_conv (OwbKernelContext *ctx, GError **error)
     }
   job.tile = tile;
   job.ntiles = (g.out_size + tile - 1) / tile;
-  owb_parallel_for (ctx->pool, images * job.ntiles, 1, conv_tiles_chunk, &job);
+  /* Small images (the 7x7 end of a CNN) give fewer tiles than threads: split the output channels
+   * too, in blocks of 16 or more (each block gathers its tile's patches again). */
+  job.mblock = g.Mg;
+  job.nmblocks = 1;
+  int64_t units = images * job.ntiles;
+  if (threads > 1 && units < 2 * threads && g.Mg >= 32 && g.Mg * rows * g.out_size * g.N >= PARALLEL_WORK)
+    {
+      job.nmblocks = MIN ((2 * threads + units - 1) / units, g.Mg / 16);
+      job.mblock = (g.Mg + job.nmblocks - 1) / job.nmblocks;
+      job.nmblocks = (g.Mg + job.mblock - 1) / job.mblock;
+    }
+  owb_parallel_for (ctx->pool, units * job.nmblocks, 1, conv_tiles_chunk, &job);
   return TRUE;
 }
 

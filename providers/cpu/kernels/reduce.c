@@ -198,7 +198,8 @@ reduce_prepare (const OwbNode *node, int opset, const OwbValueType *const *input
       set_prepare_error (node, error, OWB_ERROR_SHAPE, "%d axes are more than the rank allows", n);
       return FALSE;
     }
-    memcpy (p->axes, a, sizeof (int64_t) * n);
+    if (n > 0) /* a is NULL when the attribute is absent */
+      memcpy (p->axes, a, sizeof (int64_t) * n);
     p->n_axes = n;
   }
   *state = p;
