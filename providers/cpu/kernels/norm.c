@@ -478,8 +478,8 @@ pool_prepare (const OwbNode *node, int opset, PoolKind kind, void **state, GErro
     }
   if (len > POOL_AXES)
     {
-      node_error (node, error, OWB_ERROR_UNSUPPORTED_OP, "pooling over %d spatial axes is not implemented (at most %d)",
-                  len, POOL_AXES);
+      node_error (node, error, OWB_ERROR_UNSUPPORTED_OP, "pooling supports at most %d spatial axes; this node has %d",
+                  POOL_AXES, len);
       return FALSE;
     }
   pp->n = len;
