@@ -5,12 +5,6 @@
 #include <string.h>
 #include <tgmath.h>
 
-/* The row loops are the hot path: vectorise them in -O2 builds too, whose default cost model
- * ("very cheap") refuses loops that need a remainder or an overlap check. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize ("tree-vectorize", "vect-cost-model=dynamic")
-#endif
-
 /* ---- Type lists --------------------------------------------------------------------------------
  * The dtype lists of cpu-kernels-private.h, with extra arguments passed through to X, so that one
  * macro call stamps an op's row loop over a list: X (ctype, OWB_TYPE suffix, op, ...). */

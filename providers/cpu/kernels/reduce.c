@@ -7,12 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-/* The inner loops are the hot path: vectorise them in -O2 builds too, whose default cost model
- * ("very cheap") refuses loops that need a remainder or an overlap check. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize ("tree-vectorize", "vect-cost-model=dynamic")
-#endif
-
 /* Shared with engine/ops/reduce.c, where it is defined and documented. */
 gboolean _owb_einsum_parse (const char *equation, int n_operands, const int *ranks, int *labels, int *out_rank,
                             int *out_labels, char **message);
