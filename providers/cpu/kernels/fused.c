@@ -3,7 +3,7 @@
  * direct loop for depthwise convolutions): bias and residual fill the tile before the GEMM
  * accumulates onto it, and the activation runs over the tile right after, while it is still in
  * cache. The passes over memory that separate Add and activation nodes make are what fusion saves. */
-#include "../cpu-kernels-private.h"
+#include "../cpu-conv-private.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -12,7 +12,6 @@
 #include <string.h>
 
 #define MAX_SP OWB_MAX_RANK
-#define MAX_CONV_ATTR (G_GINT64_CONSTANT (1) << 31)
 /* Elements of one im2col tile: large enough for an efficient GEMM, small enough for the outer caches. */
 #define COL_BUDGET (G_GINT64_CONSTANT (1) << 19)
 /* Elements of one output tile: a quarter of a 1 MiB L2 in float, so the epilogue reads it from cache. */
@@ -379,208 +378,30 @@ OWB_CPU_FOR_FLOATS (DEFINE_GEMM)
 
 /* ---- FusedConv ---- */
 
-typedef enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID } AutoPad;
-
-/* Attributes parsed once by prepare; lengths are checked against the rank at run time. */
+/* FusedConv: a Conv's attributes plus the activation applied in the epilogue. */
 typedef struct {
-  int64_t group;
-  AutoPad auto_pad;
-  int n_strides, n_dilations, n_pads, n_kernel;
-  int64_t kernel[MAX_SP], strides[MAX_SP], dilations[MAX_SP], pads[2 * MAX_SP];
+  OwbCpuConvParams conv;
   Activation act;
 } ConvParams;
+typedef OwbCpuConvGeom ConvGeom;
 
-/* A convolution resolved for concrete shapes; pad holds the begin padding of each spatial axis. */
-typedef struct {
-  int nsp;
-  int64_t N, C, M, group, Cg, Mg;
-  int64_t in[MAX_SP], out[MAX_SP], k[MAX_SP], s[MAX_SP], d[MAX_SP], pad[MAX_SP];
-  int64_t in_size, out_size, ksize;
-} ConvGeom;
-
-static gboolean
-read_ints (const OwbNode *node, const char *name, int max, int64_t lo, int64_t *out, int *n_out, GError **error)
-{
-  int n = 0;
-  const int64_t *v = owb_node_get_ints (node, name, &n);
-  *n_out = v ? n : 0;
-  if (!v)
-    return TRUE;
-  if (n > max)
-    {
-      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s has too many values (%d)", name, n);
-      return FALSE;
-    }
-  for (int i = 0; i < n; i++)
-    {
-      if (v[i] < lo || v[i] > MAX_CONV_ATTR)
-        {
-          node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s[%d] = %" G_GINT64_FORMAT " is out of range",
-                      name, i, v[i]);
-          return FALSE;
-        }
-      out[i] = v[i];
-    }
-  return TRUE;
-}
 
 static gboolean
 fused_conv_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
                     GError **error)
 {
-  ConvParams *p = g_new0 (ConvParams, 1);
-  p->group = owb_node_get_int (node, "group", 1);
-  const char *ap = owb_node_get_string (node, "auto_pad", "NOTSET");
-  if (p->group < 1 || p->group > MAX_CONV_ATTR)
+  ConvParams *p = g_new (ConvParams, 1);
+  if (!_owb_cpu_conv_params_parse (node, &p->conv, error) || !activation_parse (node, &p->act, error))
     {
-      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute group = %" G_GINT64_FORMAT " must be >= 1",
-                  p->group);
-      goto fail;
+      g_free (p);
+      return FALSE;
     }
-  if (ap[0] == '\0' || strcmp (ap, "NOTSET") == 0)
-    p->auto_pad = PAD_NOTSET;
-  else if (strcmp (ap, "SAME_UPPER") == 0)
-    p->auto_pad = PAD_SAME_UPPER;
-  else if (strcmp (ap, "SAME_LOWER") == 0)
-    p->auto_pad = PAD_SAME_LOWER;
-  else if (strcmp (ap, "VALID") == 0)
-    p->auto_pad = PAD_VALID;
-  else
-    {
-      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute auto_pad = '%s' is not supported", ap);
-      goto fail;
-    }
-  if (!read_ints (node, "kernel_shape", MAX_SP, 1, p->kernel, &p->n_kernel, error)
-      || !read_ints (node, "strides", MAX_SP, 1, p->strides, &p->n_strides, error)
-      || !read_ints (node, "dilations", MAX_SP, 1, p->dilations, &p->n_dilations, error)
-      || !read_ints (node, "pads", 2 * MAX_SP, 0, p->pads, &p->n_pads, error)
-      || !activation_parse (node, &p->act, error))
-    goto fail;
   *state = p;
   return TRUE;
-fail:
-  g_free (p);
-  return FALSE;
 }
 
-static gboolean
-check_len (OwbKernelContext *ctx, const char *name, int n, int want, GError **error)
-{
-  if (n != 0 && n != want)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute %s has %d values, expected %d", name, n,
-                            want);
-      return FALSE;
-    }
-  return TRUE;
-}
 
-/* Resolves the geometry from the actual shapes and checks it against the allocated output. */
-static gboolean
-conv_geometry (OwbKernelContext *ctx, const ConvParams *p, const OwbTensor *x, const OwbTensor *w, const OwbTensor *y,
-               ConvGeom *g, GError **error)
-{
-  memset (g, 0, sizeof *g);
-  if (x->rank < 3 || w->rank != x->rank)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "X (rank %d) and W (rank %d) must have the same rank >= 3",
-                            x->rank, w->rank);
-      return FALSE;
-    }
-  int nsp = g->nsp = x->rank - 2;
-  if (!check_len (ctx, "kernel_shape", p->n_kernel, nsp, error) || !check_len (ctx, "strides", p->n_strides, nsp, error)
-      || !check_len (ctx, "dilations", p->n_dilations, nsp, error)
-      || !check_len (ctx, "pads", p->n_pads, 2 * nsp, error))
-    return FALSE;
-  g->N = x->dims[0];
-  g->C = x->dims[1];
-  g->M = w->dims[0];
-  g->group = p->group;
-  if (g->C % g->group != 0 || g->M % g->group != 0 || w->dims[1] != g->C / g->group)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
-                            "weight shape [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", ...] does not fit %" G_GINT64_FORMAT
-                            " input channels in %" G_GINT64_FORMAT " groups",
-                            w->dims[0], w->dims[1], g->C, g->group);
-      return FALSE;
-    }
-  g->Cg = g->C / g->group;
-  g->Mg = g->M / g->group;
-  g->in_size = g->out_size = g->ksize = 1;
-  for (int i = 0; i < nsp; i++)
-    {
-      int64_t in = x->dims[2 + i], k = w->dims[2 + i];
-      int64_t s = p->n_strides ? p->strides[i] : 1, d = p->n_dilations ? p->dilations[i] : 1;
-      int64_t pb = p->n_pads ? p->pads[i] : 0, pe = p->n_pads ? p->pads[nsp + i] : 0;
-      if (k < 1 || (p->n_kernel && p->kernel[i] != k))
-        {
-          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "weight kernel axis %d has size %" G_GINT64_FORMAT, i, k);
-          return FALSE;
-        }
-      if (in > G_MAXINT64 / 4 / s)
-        {
-          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input axis %d is too large", 2 + i);
-          return FALSE;
-        }
-      int64_t dk = (k - 1) * d + 1, out;
-      if (p->auto_pad == PAD_SAME_UPPER || p->auto_pad == PAD_SAME_LOWER)
-        {
-          out = (in + s - 1) / s;
-          int64_t total = MAX ((out - 1) * s + dk - in, 0);
-          pb = p->auto_pad == PAD_SAME_UPPER ? total / 2 : total - total / 2;
-        }
-      else
-        {
-          if (p->auto_pad == PAD_VALID)
-            pb = pe = 0;
-          if (in + pb + pe < dk)
-            {
-              owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
-                                    "kernel extent %" G_GINT64_FORMAT " on spatial axis %d is larger than the padded "
-                                    "input (%" G_GINT64_FORMAT ")",
-                                    dk, i, in + pb + pe);
-              return FALSE;
-            }
-          out = (in + pb + pe - dk) / s + 1;
-        }
-      g->in[i] = in;
-      g->out[i] = out;
-      g->k[i] = k;
-      g->s[i] = s;
-      g->d[i] = d;
-      g->pad[i] = pb;
-      g->in_size *= in;
-      g->out_size *= out;
-      g->ksize *= k;
-    }
-  gboolean match = y->rank == x->rank && y->dims[0] == g->N && y->dims[1] == g->M;
-  for (int i = 0; match && i < nsp; i++)
-    match = y->dims[2 + i] == g->out[i];
-  if (!match)
-    {
-      char *have = owb_tensor_shape_to_string (y);
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "output was allocated as %s, which does not match the attributes",
-                            have);
-      g_free (have);
-      return FALSE;
-    }
-  if (g->Cg * g->ksize > INT_MAX || g->in_size > INT_MAX || g->out_size > INT_MAX || g->Mg > INT_MAX)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "convolution is too large for 32-bit BLAS indices");
-      return FALSE;
-    }
-  return TRUE;
-}
 
-/* [lo, hi): the positions j in [0, n) with 0 <= j * s + off < limit. */
-static void
-valid_range (int64_t off, int64_t s, int64_t limit, int64_t n, int64_t *lo, int64_t *hi)
-{
-  int64_t l = off >= 0 ? 0 : (-off + s - 1) / s;
-  int64_t h = limit - off <= 0 ? 0 : (limit - off + s - 1) / s;
-  *lo = MIN (l, n);
-  *hi = CLAMP (h, *lo, n);
-}
 
 typedef struct {
   const ConvGeom *g;
@@ -619,7 +440,7 @@ typedef struct {
             rest /= g->k[a];                                                                                       \
           }                                                                                                        \
         int64_t off = kc[last] * g->d[last] - g->pad[last], lo, hi;                                                \
-        valid_range (off, s, in_last, out_last, &lo, &hi);                                                         \
+        _owb_cpu_conv_valid_range (off, s, in_last, out_last, &lo, &hi);                                                         \
         for (int64_t c = 0; c < g->Cg; c++)                                                                        \
           {                                                                                                        \
             const T *xc = x + c * g->in_size;                                                                      \
@@ -728,7 +549,7 @@ typedef struct {
     for (int64_t kw = 0; kw < KW; kw++)                                                                            \
       {                                                                                                            \
         int64_t l, h;                                                                                              \
-        valid_range (kw * dw - pw, sw, IW, OW, &l, &h);                                                            \
+        _owb_cpu_conv_valid_range (kw * dw - pw, sw, IW, OW, &l, &h);                                                            \
         lo = MAX (lo, l);                                                                                          \
         hi = MIN (hi, h);                                                                                          \
       }                                                                                                            \
@@ -747,7 +568,7 @@ typedef struct {
           {                                                                                                        \
             T *yrow = yp + oh * OW;                                                                                \
             int64_t top = oh * sh - ph, kh0, kh1;                                                                  \
-            valid_range (top, dh, IH, KH, &kh0, &kh1);                                                             \
+            _owb_cpu_conv_valid_range (top, dh, IH, KH, &kh0, &kh1);                                                             \
             int64_t ow = lo;                                                                                       \
             if (vector)                                                                                            \
               for (; ow + L <= hi; ow += L)                                                                        \
@@ -834,7 +655,7 @@ compute_fused_conv (OwbKernelContext *ctx, GError **error)
       owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "X and W must have one type");
       return FALSE;
     }
-  if (!conv_geometry (ctx, p, x, w, y, &g, error))
+  if (!_owb_cpu_conv_geometry (ctx, &p->conv, x, w, y, FALSE, &g, error))
     return FALSE;
   if (b && (b->rank != 1 || b->dims[0] != g.M || b->dtype != x->dtype))
     {
