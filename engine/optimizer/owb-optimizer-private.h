@@ -65,3 +65,6 @@ const OwbValueType *_owb_pass_value_type (OwbPassContext *ctx, const char *name)
 /* The passes, in the order they run. */
 extern const OwbPass *const _owb_passes[];
 extern const guint _owb_n_passes;
+
+/* Whether node is `op_type` of the default ONNX domain ("" or "ai.onnx"); FALSE for NULL. */
+gboolean _owb_pass_is_op (const OwbNode *node, const char *op_type);

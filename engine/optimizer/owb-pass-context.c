@@ -46,6 +46,13 @@ build_maps (OwbPassContext *ctx)
   ctx->maps_valid = TRUE;
 }
 
+gboolean
+_owb_pass_is_op (const OwbNode *node, const char *op_type)
+{
+  return node && strcmp (node->op_type, op_type) == 0
+         && (!node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0);
+}
+
 int
 _owb_pass_opset (OwbPassContext *ctx)
 {

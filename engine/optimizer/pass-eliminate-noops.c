@@ -3,12 +3,6 @@
 
 #include <string.h>
 
-static gboolean
-is_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0 && (!node->domain || !node->domain[0]);
-}
-
 /* Reads by subgraphs, which refer to values by name and which replacing uses cannot redirect. */
 static gboolean
 is_outer_read (OwbPassContext *ctx, const char *name)
@@ -162,7 +156,7 @@ cast_is_noop (OwbPassContext *ctx, OwbNode *node)
   OwbValueType in;
   if (!type_of (ctx, node->inputs[0], &in) || in.kind != OWB_VALUE_TENSOR || in.dtype == OWB_TYPE_UNDEFINED)
     return FALSE;
-  if (is_op (node, "Cast"))
+  if (_owb_pass_is_op (node, "Cast"))
     return owb_node_get_int (node, "to", -1) == (int64_t) in.dtype;
   OwbValueType like;
   return node->n_inputs >= 2 && type_of (ctx, node->inputs[1], &like) && like.dtype == in.dtype;
@@ -190,7 +184,7 @@ static gboolean
 fold_reshape_chain (OwbPassContext *ctx, OwbNode *node)
 {
   OwbNode *inner = _owb_pass_producer (ctx, node->inputs[0]);
-  if (!is_op (inner, "Reshape") || inner->n_inputs < 1 || !inner->inputs[0][0])
+  if (!_owb_pass_is_op (inner, "Reshape") || inner->n_inputs < 1 || !inner->inputs[0][0])
     return FALSE;
   int n = 0;
   const int64_t *target = NULL;
@@ -400,29 +394,29 @@ visit (OwbPassContext *ctx, OwbNode *node)
       || !node->outputs[0][0])
     return;
   const char *in = node->inputs[0];
-  if (is_op (node, "Identity"))
+  if (_owb_pass_is_op (node, "Identity"))
     bypass (ctx, node, 0, in);
-  else if (is_op (node, "Dropout"))
+  else if (_owb_pass_is_op (node, "Dropout"))
     {
       if (dropout_is_noop (ctx, node))
         bypass (ctx, node, 0, in);
     }
-  else if (is_op (node, "Cast") || is_op (node, "CastLike"))
+  else if (_owb_pass_is_op (node, "Cast") || _owb_pass_is_op (node, "CastLike"))
     {
       if (cast_is_noop (ctx, node))
         bypass (ctx, node, 0, in);
     }
-  else if (is_op (node, "Reshape"))
+  else if (_owb_pass_is_op (node, "Reshape"))
     {
       if (reshape_keeps_shape (ctx, node))
         bypass (ctx, node, 0, in);
       else
         fold_reshape_chain (ctx, node);
     }
-  else if (is_op (node, "Squeeze"))
+  else if (_owb_pass_is_op (node, "Squeeze"))
     {
       OwbNode *unsqueeze = _owb_pass_producer (ctx, in);
-      if (is_op (unsqueeze, "Unsqueeze") && unsqueeze->n_inputs >= 1 && unsqueeze->inputs[0][0]
+      if (_owb_pass_is_op (unsqueeze, "Unsqueeze") && unsqueeze->n_inputs >= 1 && unsqueeze->inputs[0][0]
           && squeeze_undoes_unsqueeze (ctx, node, unsqueeze))
         {
           char *x = g_strdup (unsqueeze->inputs[0]);
@@ -431,17 +425,17 @@ visit (OwbPassContext *ctx, OwbNode *node)
           g_free (x);
         }
     }
-  else if (is_op (node, "Slice"))
+  else if (_owb_pass_is_op (node, "Slice"))
     {
       if (slice_is_noop (ctx, node))
         bypass (ctx, node, 0, in);
     }
-  else if (is_op (node, "Expand"))
+  else if (_owb_pass_is_op (node, "Expand"))
     {
       if (expand_is_noop (ctx, node))
         bypass (ctx, node, 0, in);
     }
-  else if (is_op (node, "Transpose"))
+  else if (_owb_pass_is_op (node, "Transpose"))
     {
       if (transpose_is_noop (ctx, node))
         bypass (ctx, node, 0, in);

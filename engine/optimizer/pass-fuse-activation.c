@@ -10,12 +10,6 @@
 #define OUR_DOMAIN "ai.onnx.workbench"
 
 static gboolean
-is_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0 && (!node->domain || !node->domain[0]);
-}
-
-static gboolean
 is_our_op (const OwbNode *node, const char *op_type)
 {
   return node && strcmp (node->op_type, op_type) == 0 && node->domain && strcmp (node->domain, OUR_DOMAIN) == 0;
@@ -31,12 +25,6 @@ static gboolean
 is_float_type (OwbDataType t)
 {
   return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
-}
-
-static const char *
-input (const OwbNode *node, int i)
-{
-  return i < node->n_inputs && node->inputs[i][0] ? node->inputs[i] : NULL;
 }
 
 /* What follows a producer and folds into it: an optional residual Add (FusedConv's Z), then an
@@ -86,7 +74,7 @@ same_shape (const OwbValueType *a, const OwbValueType *b)
 static gboolean
 clip_bound (OwbPassContext *ctx, const OwbNode *clip, int i, float def, float *out)
 {
-  const char *name = input (clip, i);
+  const char *name = owb_node_get_input (clip, i);
   if (!name)
     {
       *out = def;
@@ -107,36 +95,36 @@ single_activation (OwbPassContext *ctx, OwbNode *node, const char *value, Tail *
     return FALSE;
   const char *op = node->op_type;
   tail->n_params = 0;
-  if (is_op (node, "Relu") || is_op (node, "Sigmoid") || is_op (node, "Tanh"))
+  if (_owb_pass_is_op (node, "Relu") || _owb_pass_is_op (node, "Sigmoid") || _owb_pass_is_op (node, "Tanh"))
     tail->activation = op;
-  else if (is_op (node, "LeakyRelu"))
+  else if (_owb_pass_is_op (node, "LeakyRelu"))
     {
       tail->activation = op;
       tail->params[0] = owb_node_get_float (node, "alpha", 0.01f);
       tail->n_params = 1;
     }
-  else if (is_op (node, "HardSigmoid"))
+  else if (_owb_pass_is_op (node, "HardSigmoid"))
     {
       tail->activation = op;
       tail->params[0] = owb_node_get_float (node, "alpha", 0.2f);
       tail->params[1] = owb_node_get_float (node, "beta", 0.5f);
       tail->n_params = 2;
     }
-  else if (is_op (node, "HardSwish"))
+  else if (_owb_pass_is_op (node, "HardSwish"))
     {
       tail->activation = op;
       tail->params[0] = 1.0f / 6.0f;
       tail->params[1] = 0.5f;
       tail->n_params = 2;
     }
-  else if ((is_op (node, "Gelu") || is_our_op (node, "Gelu")) && node->n_inputs == 1)
+  else if ((_owb_pass_is_op (node, "Gelu") || is_our_op (node, "Gelu")) && node->n_inputs == 1)
     {
       const char *approximate = owb_node_get_string (node, "approximate", "none");
       if (strcmp (approximate, "none") != 0 && strcmp (approximate, "tanh") != 0)
         return FALSE;
       tail->activation = strcmp (approximate, "tanh") == 0 ? "FastGelu" : "Gelu";
     }
-  else if (is_op (node, "Clip"))
+  else if (_owb_pass_is_op (node, "Clip"))
     {
       if (node->opset < 11)
         {
@@ -167,8 +155,8 @@ gated_activation (OwbPassContext *ctx, GPtrArray *readers, const char *value, Ta
   for (guint g = 0; g < 2; g++)
     {
       OwbNode *gate = g_ptr_array_index (readers, g), *mul = g_ptr_array_index (readers, 1 - g);
-      gboolean hard = is_op (gate, "HardSigmoid");
-      if ((!hard && !is_op (gate, "Sigmoid")) || !is_op (mul, "Mul") || gate->n_outputs != 1 || mul->n_inputs != 2
+      gboolean hard = _owb_pass_is_op (gate, "HardSigmoid");
+      if ((!hard && !_owb_pass_is_op (gate, "Sigmoid")) || !_owb_pass_is_op (mul, "Mul") || gate->n_outputs != 1 || mul->n_inputs != 2
           || strcmp (gate->inputs[0], value) != 0 || _owb_pass_n_uses (ctx, gate->outputs[0]) != 1)
         continue;
       gboolean wired = (strcmp (mul->inputs[0], value) == 0 && strcmp (mul->inputs[1], gate->outputs[0]) == 0)
@@ -198,7 +186,7 @@ is_activation_op (const OwbNode *node)
   static const char *const ops[] = { "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
                                      "Gelu" };
   for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
-    if (is_op (node, ops[i]))
+    if (_owb_pass_is_op (node, ops[i]))
       return TRUE;
   return is_our_op (node, "Gelu");
 }
@@ -233,7 +221,7 @@ match_residual (OwbPassContext *ctx, const OwbNode *conv, Tail *tail)
   if (_owb_pass_n_uses (ctx, value) != 1 || readers->len != 1)
     return FALSE;
   OwbNode *add = g_ptr_array_index (readers, 0);
-  if (!is_op (add, "Add") || add->n_inputs != 2 || add->n_outputs != 1)
+  if (!_owb_pass_is_op (add, "Add") || add->n_inputs != 2 || add->n_outputs != 1)
     return FALSE;
   const char *other = strcmp (add->inputs[0], value) == 0 ? add->inputs[1] : add->inputs[0];
   OwbValueType y, z, sum;
@@ -279,9 +267,9 @@ set_input (OwbNode *node, int i, const char *name)
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *node)
 {
-  gboolean conv = is_op (node, "Conv") || is_our_op (node, "FusedConv");
-  gboolean gemm = is_op (node, "Gemm") || is_our_op (node, "FusedGemm");
-  gboolean matmul = is_op (node, "MatMul") || is_our_op (node, "FusedMatMul");
+  gboolean conv = _owb_pass_is_op (node, "Conv") || is_our_op (node, "FusedConv");
+  gboolean gemm = _owb_pass_is_op (node, "Gemm") || is_our_op (node, "FusedGemm");
+  gboolean matmul = _owb_pass_is_op (node, "MatMul") || is_our_op (node, "FusedMatMul");
   if (!conv && !gemm && !matmul)
     return FALSE;
   if (node->n_inputs < 2 || node->n_outputs != 1 || owb_node_get_attribute (node, "activation"))
@@ -291,7 +279,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *node)
     return FALSE;
 
   Tail tail = { .output = node->outputs[0] };
-  if (conv && !input (node, 3))
+  if (conv && !owb_node_get_input (node, 3))
     match_residual (ctx, node, &tail);
   match_activation (ctx, node, tail.output, &tail);
   if (!tail.add && !tail.activation)
@@ -346,8 +334,8 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-      if (is_op (node, "Conv") || is_our_op (node, "FusedConv") || is_op (node, "Gemm") || is_our_op (node, "FusedGemm")
-          || is_op (node, "MatMul") || is_our_op (node, "FusedMatMul"))
+      if (_owb_pass_is_op (node, "Conv") || is_our_op (node, "FusedConv") || _owb_pass_is_op (node, "Gemm") || is_our_op (node, "FusedGemm")
+          || _owb_pass_is_op (node, "MatMul") || is_our_op (node, "FusedMatMul"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the candidate at hand, an Add and activations: never another candidate. */

@@ -19,18 +19,6 @@
 
 #define WB "ai.onnx.workbench"
 
-static gboolean
-is_default_domain (const OwbNode *node)
-{
-  return !node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0;
-}
-
-static gboolean
-is_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0 && is_default_domain (node);
-}
-
 static const char *
 label (const OwbNode *node)
 {
@@ -58,7 +46,7 @@ constant (OwbPassContext *ctx, const char *name)
       if (t)
         return t;
       OwbNode *producer = _owb_pass_producer (ctx, name);
-      if (!is_op (producer, "Identity"))
+      if (!_owb_pass_is_op (producer, "Identity"))
         return NULL;
       name = owb_node_get_input (producer, 0);
     }
@@ -137,7 +125,7 @@ is_product (const OwbNode *node, gboolean *trans_b)
   *trans_b = FALSE;
   if (!node || node->n_inputs != 2 || node->n_outputs != 1)
     return FALSE;
-  if (is_op (node, "MatMul"))
+  if (_owb_pass_is_op (node, "MatMul"))
     return TRUE;
   if (strcmp (node->op_type, "FusedMatMul") != 0 || !node->domain || strcmp (node->domain, WB) != 0)
     return FALSE;
@@ -155,7 +143,7 @@ scaling (OwbPassContext *ctx, const OwbNode *node, double *scale)
   double c;
   if (!node || node->n_inputs != 2)
     return NULL;
-  if (is_op (node, "Mul"))
+  if (_owb_pass_is_op (node, "Mul"))
     {
       if (scalar (ctx, node->inputs[1], &c) && !constant (ctx, node->inputs[0]))
         {
@@ -168,7 +156,7 @@ scaling (OwbPassContext *ctx, const OwbNode *node, double *scale)
           return node->inputs[1];
         }
     }
-  if (is_op (node, "Div") && scalar (ctx, node->inputs[1], &c) && c != 0 && !constant (ctx, node->inputs[0]))
+  if (_owb_pass_is_op (node, "Div") && scalar (ctx, node->inputs[1], &c) && c != 0 && !constant (ctx, node->inputs[0]))
     {
       *scale /= c;
       return node->inputs[0];
@@ -224,7 +212,7 @@ walk_branch (OwbPassContext *ctx, const char *name, int rank, gboolean allow_sca
           *why = g_strdup_printf ("'%s' is not computed by a Reshape to heads", name);
           return FALSE;
         }
-      if (is_op (p, "Transpose") && p->n_inputs == 1)
+      if (_owb_pass_is_op (p, "Transpose") && p->n_inputs == 1)
         {
           int n = 0;
           const int64_t *t = owb_node_get_ints (p, "perm", &n);
@@ -260,7 +248,7 @@ walk_branch (OwbPassContext *ctx, const char *name, int rank, gboolean allow_sca
           name = next;
           continue;
         }
-      if (is_op (p, "Reshape") && p->n_inputs >= 1)
+      if (_owb_pass_is_op (p, "Reshape") && p->n_inputs >= 1)
         {
           br->reshape = p;
           br->source = p->inputs[0];
@@ -357,7 +345,7 @@ packed_source (OwbPassContext *ctx, const char *const src[3], int64_t hidden, No
   const OwbValueType *dt = data ? _owb_pass_value_type (ctx, data) : NULL;
   if (!dt || dt->rank != 3 || !known (dt->dims[2]) || dt->dims[2].value != 3 * hidden)
     return NULL;
-  if (is_op (p[0], "Split") && p[1] == p[0] && p[2] == p[0] && p[0]->n_outputs == 3)
+  if (_owb_pass_is_op (p[0], "Split") && p[1] == p[0] && p[2] == p[0] && p[0]->n_outputs == 3)
     {
       for (int i = 0; i < 3; i++)
         if (strcmp (p[0]->outputs[i], src[i]) != 0)
@@ -386,7 +374,7 @@ packed_source (OwbPassContext *ctx, const char *const src[3], int64_t hidden, No
     }
   for (int i = 0; i < 3; i++)
     {
-      if (!is_op (p[i], "Slice") || strcmp (p[i]->inputs[0], data) != 0)
+      if (!_owb_pass_is_op (p[i], "Slice") || strcmp (p[i]->inputs[0], data) != 0)
         return NULL;
       int64_t starts[1], ends[1], axes[1] = { -1 }, steps[1] = { 1 };
       int n = 0;
@@ -486,7 +474,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   OwbNode *mask_add = NULL;
   const char *s = skip_scalings (ctx, scores, &scale, &set);
   OwbNode *p = _owb_pass_producer (ctx, s);
-  if (is_op (p, "Add") && p->n_inputs == 2)
+  if (_owb_pass_is_op (p, "Add") && p->n_inputs == 2)
     {
       /* A scaling after the mask Add would scale the mask too. */
       double after_mask = scale;
@@ -605,7 +593,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   for (int i = 0; i < rank; i++)
     inverse[q.perm[i]] = i;
   int n_perm = 0;
-  const int64_t *back_perm = is_op (back, "Transpose") ? owb_node_get_ints (back, "perm", &n_perm) : NULL;
+  const int64_t *back_perm = _owb_pass_is_op (back, "Transpose") ? owb_node_get_ints (back, "perm", &n_perm) : NULL;
   if (!back_perm || n_perm != rank || !perm_is (back_perm, rank, inverse))
     {
       _owb_pass_near_miss (ctx, softmax, "attention pattern, but the output of '%s' is not transposed back to "
@@ -701,7 +689,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
           OwbNode *r = g_ptr_array_index (mask_readers, i);
           int64_t shape[4];
           int n = 0;
-          if (is_op (r, "Reshape") && r->n_inputs == 2 && strcmp (r->inputs[0], mask_in) == 0
+          if (_owb_pass_is_op (r, "Reshape") && r->n_inputs == 2 && strcmp (r->inputs[0], mask_in) == 0
               && ints_of (ctx, r->inputs[1], shape, 4, &n) && n == 4 && memcmp (shape, mask_shape, sizeof shape) == 0
               && owb_node_get_int (r, "allowzero", 0) == 0)
             {
@@ -785,7 +773,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
       OwbNode *r = g_ptr_array_index (old_readers, i);
       int64_t shape[OWB_MAX_RANK];
       int n = 0;
-      direct = is_op (r, "Reshape") && r->n_inputs >= 2 && strcmp (r->inputs[0], back_out) == 0
+      direct = _owb_pass_is_op (r, "Reshape") && r->n_inputs >= 2 && strcmp (r->inputs[0], back_out) == 0
                && strcmp (r->inputs[1], back_out) != 0 && ints_of (ctx, r->inputs[1], shape, OWB_MAX_RANK, &n);
       for (int d = 0; direct && d < n; d++)
         direct = shape[d] != 0;
@@ -819,7 +807,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   for (guint i = 0; i < read->len; i++)
     {
       OwbNode *c = _owb_pass_producer (ctx, g_ptr_array_index (read, i));
-      if (is_op (c, "Constant") && _owb_pass_n_uses (ctx, c->outputs[0]) == 0)
+      if (_owb_pass_is_op (c, "Constant") && _owb_pass_n_uses (ctx, c->outputs[0]) == 0)
         _owb_pass_remove_node (ctx, c);
     }
   g_ptr_array_unref (read);
@@ -841,13 +829,13 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-      if (is_op (node, "Softmax") && node->n_inputs == 1 && node->n_outputs == 1)
+      if (_owb_pass_is_op (node, "Softmax") && node->n_inputs == 1 && node->n_outputs == 1)
         g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
     }
   for (guint i = 0; i < anchors->len; i++)
     {
       OwbNode *node = _owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
-      if (is_op (node, "Softmax"))
+      if (_owb_pass_is_op (node, "Softmax"))
         try_fuse (ctx, node);
     }
   g_ptr_array_unref (anchors);

@@ -31,12 +31,6 @@ is_default_domain (const OwbNode *node)
   return !node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0;
 }
 
-static gboolean
-is_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0 && is_default_domain (node);
-}
-
 static const OwbTensor *
 constant (OwbPassContext *ctx, const char *name)
 {
@@ -46,7 +40,7 @@ constant (OwbPassContext *ctx, const char *name)
       if (t)
         return t;
       OwbNode *producer = _owb_pass_producer (ctx, name);
-      if (!is_op (producer, "Identity"))
+      if (!_owb_pass_is_op (producer, "Identity"))
         return NULL;
       name = owb_node_get_input (producer, 0);
     }
@@ -79,7 +73,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *gelu)
 {
   const char *in = gelu->inputs[0];
   OwbNode *add = _owb_pass_producer (ctx, in);
-  if (!is_op (add, "Add") || add->n_inputs != 2)
+  if (!_owb_pass_is_op (add, "Add") || add->n_inputs != 2)
     return;
   int b = -1;
   for (int i = 0; i < 2 && b < 0; i++)

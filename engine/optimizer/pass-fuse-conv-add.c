@@ -4,12 +4,6 @@
 
 #include <string.h>
 
-static gboolean
-is_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0 && (!node->domain || !node->domain[0]);
-}
-
 static const char *
 label (const OwbNode *node)
 {
@@ -20,12 +14,6 @@ static gboolean
 is_foldable_type (OwbDataType t)
 {
   return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
-}
-
-static const char *
-input (const OwbNode *node, int i)
-{
-  return i < node->n_inputs && node->inputs[i][0] ? node->inputs[i] : NULL;
 }
 
 /* The rank and channel count of a Conv's output, from its inferred type or its weight. */
@@ -75,7 +63,7 @@ is_channel_constant (const OwbTensor *s, int rank, int64_t m, gboolean *per_chan
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *add)
 {
-  gboolean is_sub = is_op (add, "Sub");
+  gboolean is_sub = _owb_pass_is_op (add, "Sub");
   if (add->n_inputs != 2 || add->n_outputs != 1)
     return FALSE;
   OwbNode *conv = NULL;
@@ -84,7 +72,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
     {
       OwbNode *p = _owb_pass_producer (ctx, add->inputs[i]);
       const OwbTensor *c = _owb_pass_get_constant (ctx, add->inputs[1 - i]);
-      if (is_op (p, "Conv") && p->n_inputs >= 2 && c)
+      if (_owb_pass_is_op (p, "Conv") && p->n_inputs >= 2 && c)
         {
           conv = p;
           s = c;
@@ -106,7 +94,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
       g_free (shape);
       return FALSE;
     }
-  const char *bias_name = input (conv, 2);
+  const char *bias_name = owb_node_get_input (conv, 2);
   const OwbTensor *b = bias_name ? _owb_pass_get_constant (ctx, bias_name) : NULL;
   if (bias_name && (!b || b->nelems != m || b->dtype != dtype))
     {
@@ -153,7 +141,7 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-      if (is_op (node, "Add") || is_op (node, "Sub"))
+      if (_owb_pass_is_op (node, "Add") || _owb_pass_is_op (node, "Sub"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the Add at hand and a Conv, never another candidate. */

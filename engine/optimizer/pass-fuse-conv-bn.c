@@ -4,12 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-static gboolean
-is_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0 && (!node->domain || !node->domain[0]);
-}
-
 static const char *
 label (const OwbNode *node)
 {
@@ -36,17 +30,11 @@ constant_vector (OwbPassContext *ctx, const char *name, int64_t n)
   return t;
 }
 
-static const char *
-input (const OwbNode *node, int i)
-{
-  return i < node->n_inputs && node->inputs[i][0] ? node->inputs[i] : NULL;
-}
-
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *bn)
 {
   OwbNode *conv = bn->n_inputs >= 5 ? _owb_pass_producer (ctx, bn->inputs[0]) : NULL;
-  if (!is_op (conv, "Conv") || conv->n_inputs < 2 || conv->n_outputs < 1)
+  if (!_owb_pass_is_op (conv, "Conv") || conv->n_inputs < 2 || conv->n_outputs < 1)
     return FALSE;
   if (owb_node_get_int (bn, "training_mode", 0) != 0)
     {
@@ -73,7 +61,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *bn)
       return FALSE;
     }
   const OwbTensor *w = _owb_pass_get_constant (ctx, conv->inputs[1]);
-  const char *bias_name = input (conv, 2);
+  const char *bias_name = owb_node_get_input (conv, 2);
   const OwbTensor *b = bias_name ? _owb_pass_get_constant (ctx, bias_name) : NULL;
   if (!w || (bias_name && !b))
     {
@@ -154,7 +142,7 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-      if (is_op (node, "BatchNormalization"))
+      if (_owb_pass_is_op (node, "BatchNormalization"))
         g_ptr_array_add (candidates, node);
     }
   /* Only the BatchNormalization being fused is removed with its Conv, so the other candidates stay valid. */

@@ -4,12 +4,6 @@
 
 #include <string.h>
 
-static gboolean
-is_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0 && (!node->domain || !node->domain[0]);
-}
-
 static const char *
 label (const OwbNode *node)
 {
@@ -20,12 +14,6 @@ static gboolean
 is_foldable_type (OwbDataType t)
 {
   return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
-}
-
-static const char *
-input (const OwbNode *node, int i)
-{
-  return i < node->n_inputs && node->inputs[i][0] ? node->inputs[i] : NULL;
 }
 
 /* Whether constant s, broadcast against a Conv output of rank `rank` with m channels, gives one
@@ -52,7 +40,7 @@ is_channel_constant (const OwbTensor *s, int rank, int64_t m, gboolean *per_chan
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *mul)
 {
-  gboolean is_div = is_op (mul, "Div");
+  gboolean is_div = _owb_pass_is_op (mul, "Div");
   if (mul->n_inputs != 2 || mul->n_outputs != 1)
     return FALSE;
   /* Mul commutes; Div folds only when the Conv output is the dividend. */
@@ -62,7 +50,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *mul)
     {
       OwbNode *p = _owb_pass_producer (ctx, mul->inputs[i]);
       const OwbTensor *c = _owb_pass_get_constant (ctx, mul->inputs[1 - i]);
-      if (is_op (p, "Conv") && p->n_inputs >= 2 && c)
+      if (_owb_pass_is_op (p, "Conv") && p->n_inputs >= 2 && c)
         {
           conv = p;
           s = c;
@@ -71,7 +59,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *mul)
   if (!conv)
     return FALSE;
   const OwbTensor *w = _owb_pass_get_constant (ctx, conv->inputs[1]);
-  const char *bias_name = input (conv, 2);
+  const char *bias_name = owb_node_get_input (conv, 2);
   const OwbTensor *b = bias_name ? _owb_pass_get_constant (ctx, bias_name) : NULL;
   if (!w || !is_foldable_type (w->dtype) || w->rank < 3 || s->dtype != w->dtype || (b && b->dtype != w->dtype))
     {
@@ -158,7 +146,7 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-      if (is_op (node, "Mul") || is_op (node, "Div"))
+      if (_owb_pass_is_op (node, "Mul") || _owb_pass_is_op (node, "Div"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the Mul at hand and a Conv, never another candidate; a Conv → Mul → Mul chain

@@ -12,13 +12,6 @@
 
 #define WB "ai.onnx.workbench"
 
-static gboolean
-is_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0
-         && (!node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0);
-}
-
 static const char *
 label (const OwbNode *node)
 {
@@ -46,7 +39,7 @@ constant (OwbPassContext *ctx, const char *name)
       if (t)
         return t;
       OwbNode *producer = _owb_pass_producer (ctx, name);
-      if (!is_op (producer, "Identity"))
+      if (!_owb_pass_is_op (producer, "Identity"))
         return NULL;
       name = owb_node_get_input (producer, 0);
     }
@@ -90,7 +83,7 @@ other_input (const OwbNode *node, const char *name)
 static const char *
 scaled_operand (OwbPassContext *ctx, const OwbNode *node, const char *op_type, double want)
 {
-  if (!is_op (node, op_type) || node->n_inputs != 2)
+  if (!_owb_pass_is_op (node, op_type) || node->n_inputs != 2)
     return NULL;
   if (scalar_near (ctx, node->inputs[1], want))
     return node->inputs[0];
@@ -117,11 +110,11 @@ static const char *
 match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
 {
   OwbNode *one = only_consumer (ctx, t);
-  if (!is_op (one, "Add") || !scalar_near (ctx, other_input (one, t) ? other_input (one, t) : "", 1.0))
+  if (!_owb_pass_is_op (one, "Add") || !scalar_near (ctx, other_input (one, t) ? other_input (one, t) : "", 1.0))
     return NULL;
   add_node (set, one);
   OwbNode *m1 = only_consumer (ctx, one->outputs[0]);
-  const char *other = is_op (m1, "Mul") ? other_input (m1, one->outputs[0]) : NULL;
+  const char *other = _owb_pass_is_op (m1, "Mul") ? other_input (m1, one->outputs[0]) : NULL;
   if (!other)
     return NULL;
   add_node (set, m1);
@@ -129,7 +122,7 @@ match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
     {
       /* (x * (1 + t)) * 0.5 */
       OwbNode *m2 = only_consumer (ctx, m1->outputs[0]);
-      const char *rest = is_op (m2, "Mul") ? other_input (m2, m1->outputs[0]) : NULL;
+      const char *rest = _owb_pass_is_op (m2, "Mul") ? other_input (m2, m1->outputs[0]) : NULL;
       if (!rest || !scalar_near (ctx, rest, 0.5))
         return NULL;
       add_node (set, m2);
@@ -139,7 +132,7 @@ match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
     {
       /* ((1 + t) * 0.5) * x */
       OwbNode *m2 = only_consumer (ctx, m1->outputs[0]);
-      const char *rest = is_op (m2, "Mul") ? other_input (m2, m1->outputs[0]) : NULL;
+      const char *rest = _owb_pass_is_op (m2, "Mul") ? other_input (m2, m1->outputs[0]) : NULL;
       if (!rest || strcmp (rest, x) != 0)
         return NULL;
       add_node (set, m2);
@@ -203,7 +196,7 @@ fuse (OwbPassContext *ctx, OwbNode *anchor, const char *x, NodeSet *set, const c
   for (guint i = 0; i < read->len; i++)
     {
       OwbNode *producer = _owb_pass_producer (ctx, g_ptr_array_index (read, i));
-      if (is_op (producer, "Constant") && _owb_pass_n_uses (ctx, producer->outputs[0]) == 0)
+      if (_owb_pass_is_op (producer, "Constant") && _owb_pass_n_uses (ctx, producer->outputs[0]) == 0)
         _owb_pass_remove_node (ctx, producer);
     }
   g_ptr_array_unref (read);
@@ -244,14 +237,14 @@ match_cube (OwbPassContext *ctx, const char *cube, const char *x, const OwbNode 
   OwbNode *p = _owb_pass_producer (ctx, cube);
   if (!p || only_consumer (ctx, cube) != reader)
     return FALSE;
-  if (is_op (p, "Pow") && p->n_inputs == 2 && strcmp (p->inputs[0], x) == 0 && scalar_near (ctx, p->inputs[1], 3.0))
+  if (_owb_pass_is_op (p, "Pow") && p->n_inputs == 2 && strcmp (p->inputs[0], x) == 0 && scalar_near (ctx, p->inputs[1], 3.0))
     {
       add_node (set, p);
       return TRUE;
     }
-  const char *sq = is_op (p, "Mul") ? other_input (p, x) : NULL;
+  const char *sq = _owb_pass_is_op (p, "Mul") ? other_input (p, x) : NULL;
   OwbNode *s = sq ? _owb_pass_producer (ctx, sq) : NULL;
-  if (is_op (s, "Mul") && s->n_inputs == 2 && strcmp (s->inputs[0], x) == 0 && strcmp (s->inputs[1], x) == 0
+  if (_owb_pass_is_op (s, "Mul") && s->n_inputs == 2 && strcmp (s->inputs[0], x) == 0 && strcmp (s->inputs[1], x) == 0
       && only_consumer (ctx, sq) == p)
     {
       add_node (set, p);
@@ -268,7 +261,7 @@ try_tanh (OwbPassContext *ctx, OwbNode *tanh_node)
   OwbNode *scale = in ? _owb_pass_producer (ctx, in) : NULL;
   const char *inner = scaled_operand (ctx, scale, "Mul", sqrt (2.0 / G_PI));
   OwbNode *sum = inner ? _owb_pass_producer (ctx, inner) : NULL;
-  if (!is_op (sum, "Add") || sum->n_inputs != 2)
+  if (!_owb_pass_is_op (sum, "Add") || sum->n_inputs != 2)
     return;
   for (int i = 0; i < 2; i++)
     {
@@ -307,15 +300,15 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-      if ((is_op (node, "Erf") || is_op (node, "Tanh")) && node->n_inputs == 1 && node->n_outputs == 1)
+      if ((_owb_pass_is_op (node, "Erf") || _owb_pass_is_op (node, "Tanh")) && node->n_inputs == 1 && node->n_outputs == 1)
         g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
     }
   for (guint i = 0; i < anchors->len; i++)
     {
       OwbNode *node = _owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
-      if (is_op (node, "Erf"))
+      if (_owb_pass_is_op (node, "Erf"))
         try_erf (ctx, node);
-      else if (is_op (node, "Tanh"))
+      else if (_owb_pass_is_op (node, "Tanh"))
         try_tanh (ctx, node);
     }
   g_ptr_array_unref (anchors);

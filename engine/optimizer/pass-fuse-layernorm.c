@@ -12,13 +12,6 @@
 
 #define WB "ai.onnx.workbench"
 
-static gboolean
-is_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0
-         && (!node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0);
-}
-
 static const char *
 label (const OwbNode *node)
 {
@@ -47,7 +40,7 @@ constant (OwbPassContext *ctx, const char *name)
       if (t)
         return t;
       OwbNode *producer = _owb_pass_producer (ctx, name);
-      if (!is_op (producer, "Identity"))
+      if (!_owb_pass_is_op (producer, "Identity"))
         return NULL;
       name = owb_node_get_input (producer, 0);
     }
@@ -230,7 +223,7 @@ drop_dead_constants (OwbPassContext *ctx, GPtrArray *names)
   for (guint i = 0; i < names->len; i++)
     {
       OwbNode *producer = _owb_pass_producer (ctx, g_ptr_array_index (names, i));
-      if (is_op (producer, "Constant") && _owb_pass_n_uses (ctx, producer->outputs[0]) == 0)
+      if (_owb_pass_is_op (producer, "Constant") && _owb_pass_n_uses (ctx, producer->outputs[0]) == 0)
         _owb_pass_remove_node (ctx, producer);
     }
   g_ptr_array_unref (names);
@@ -250,7 +243,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
   for (guint i = 0; i < mean_readers->len; i++)
     {
       OwbNode *n = g_ptr_array_index (mean_readers, i);
-      if (is_op (n, "Sub") && n->n_inputs == 2 && strcmp (n->inputs[0], x) == 0 && strcmp (n->inputs[1], mean) == 0
+      if (_owb_pass_is_op (n, "Sub") && n->n_inputs == 2 && strcmp (n->inputs[0], x) == 0 && strcmp (n->inputs[1], mean) == 0
           && subs.n < 4)
         add_node (&subs, n);
     }
@@ -264,8 +257,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
         {
           OwbNode *n = g_ptr_array_index (readers, i);
           const char *d = subs.nodes[s]->outputs[0];
-          if ((is_op (n, "Pow") && n->n_inputs == 2 && strcmp (n->inputs[0], d) == 0)
-              || (is_op (n, "Mul") && n->n_inputs == 2 && strcmp (n->inputs[0], d) == 0 && strcmp (n->inputs[1], d) == 0))
+          if ((_owb_pass_is_op (n, "Pow") && n->n_inputs == 2 && strcmp (n->inputs[0], d) == 0)
+              || (_owb_pass_is_op (n, "Mul") && n->n_inputs == 2 && strcmp (n->inputs[0], d) == 0 && strcmp (n->inputs[1], d) == 0))
             square = n;
         }
     }
@@ -273,27 +266,27 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
     return;
   GPtrArray *sq_readers = _owb_pass_consumers (ctx, square->outputs[0]);
   rm2 = sq_readers->len == 1 ? g_ptr_array_index (sq_readers, 0) : NULL;
-  if (!is_op (rm2, "ReduceMean"))
+  if (!_owb_pass_is_op (rm2, "ReduceMean"))
     return;
   GPtrArray *var_readers = _owb_pass_consumers (ctx, rm2->outputs[0]);
   add_eps = var_readers->len == 1 ? g_ptr_array_index (var_readers, 0) : NULL;
-  if (!is_op (add_eps, "Add") || add_eps->n_inputs != 2)
+  if (!_owb_pass_is_op (add_eps, "Add") || add_eps->n_inputs != 2)
     return;
   GPtrArray *ve_readers = _owb_pass_consumers (ctx, add_eps->outputs[0]);
   std = ve_readers->len == 1 ? g_ptr_array_index (ve_readers, 0) : NULL;
-  if (!is_op (std, "Sqrt"))
+  if (!_owb_pass_is_op (std, "Sqrt"))
     return;
   GPtrArray *std_readers = _owb_pass_consumers (ctx, std->outputs[0]);
   OwbNode *after_std = std_readers->len == 1 ? g_ptr_array_index (std_readers, 0) : NULL;
   const char *denominator = std->outputs[0];
-  if (is_op (after_std, "Reciprocal"))
+  if (_owb_pass_is_op (after_std, "Reciprocal"))
     {
       recip = after_std;
       denominator = recip->outputs[0];
       GPtrArray *r = _owb_pass_consumers (ctx, denominator);
       after_std = r->len == 1 ? g_ptr_array_index (r, 0) : NULL;
     }
-  if (!after_std || after_std->n_inputs != 2 || !(recip ? is_op (after_std, "Mul") : is_op (after_std, "Div")))
+  if (!after_std || after_std->n_inputs != 2 || !(recip ? _owb_pass_is_op (after_std, "Mul") : _owb_pass_is_op (after_std, "Div")))
     return;
   /* The numerator is x - mean (possibly a second Sub of the same values). */
   int num_slot = strcmp (after_std->inputs[1], denominator) == 0 ? 0 : 1;
@@ -325,7 +318,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
       return;
     }
   double exponent, eps;
-  if (is_op (square, "Pow") && (!scalar (ctx, square->inputs[1], &exponent) || exponent != 2.0))
+  if (_owb_pass_is_op (square, "Pow") && (!scalar (ctx, square->inputs[1], &exponent) || exponent != 2.0))
     {
       _owb_pass_near_miss (ctx, square, "layer norm pattern, but the exponent is not the constant 2");
       return;
@@ -377,7 +370,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
   const char *out = div->outputs[0];
   const char *gamma = NULL, *beta = NULL;
   OwbNode *mul = only_consumer (ctx, out);
-  if (is_op (mul, "Mul") && mul->n_inputs == 2)
+  if (_owb_pass_is_op (mul, "Mul") && mul->n_inputs == 2)
     {
       const char *g = strcmp (mul->inputs[0], out) == 0 ? mul->inputs[1] : mul->inputs[0];
       if ((gamma = parameter_for (ctx, g, xt, axis, "layernorm_scale")))
@@ -385,7 +378,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
           add_node (&core, mul);
           out = mul->outputs[0];
           OwbNode *add = only_consumer (ctx, out);
-          if (is_op (add, "Add") && add->n_inputs == 2)
+          if (_owb_pass_is_op (add, "Add") && add->n_inputs == 2)
             {
               const char *b = strcmp (add->inputs[0], out) == 0 ? add->inputs[1] : add->inputs[0];
               if ((beta = parameter_for (ctx, b, xt, axis, "layernorm_bias")))
@@ -456,13 +449,13 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-      if (is_op (node, "ReduceMean") && node->n_outputs == 1 && node->outputs[0][0])
+      if (_owb_pass_is_op (node, "ReduceMean") && node->n_outputs == 1 && node->outputs[0][0])
         g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
     }
   for (guint i = 0; i < anchors->len; i++)
     {
       OwbNode *node = _owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
-      if (is_op (node, "ReduceMean"))
+      if (_owb_pass_is_op (node, "ReduceMean"))
         try_fuse (ctx, node);
     }
   g_ptr_array_unref (anchors);

@@ -7,12 +7,6 @@
 #define OUR_DOMAIN "ai.onnx.workbench"
 
 static gboolean
-is_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0 && (!node->domain || !node->domain[0]);
-}
-
-static gboolean
 is_our_op (const OwbNode *node, const char *op_type)
 {
   return node && strcmp (node->op_type, op_type) == 0 && node->domain && strcmp (node->domain, OUR_DOMAIN) == 0;
@@ -196,7 +190,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
     {
       OwbNode *mm = _owb_pass_producer (ctx, add->inputs[slot]);
       gboolean ours = is_our_op (mm, "FusedMatMul");
-      if (!is_op (mm, "MatMul") && !ours)
+      if (!_owb_pass_is_op (mm, "MatMul") && !ours)
         continue;
       /* A FusedMatMul takes one bias, applied before its activation. */
       if (mm->n_inputs < 2 || mm->n_outputs != 1
@@ -222,7 +216,7 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-      if (is_op (node, "Add"))
+      if (_owb_pass_is_op (node, "Add"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the Add at hand and one MatMul, never another candidate. */

@@ -4,12 +4,6 @@
 
 #include <string.h>
 
-static gboolean
-is_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0 && (!node->domain || !node->domain[0]);
-}
-
 static const char *
 label (const OwbNode *node)
 {
@@ -38,8 +32,8 @@ rank_of (OwbPassContext *ctx, const char *name)
 static gboolean
 match_scale (OwbPassContext *ctx, const OwbNode *node, const char **value, double *factor)
 {
-  gboolean is_div = is_op (node, "Div");
-  if (!(is_div || is_op (node, "Mul")) || node->n_inputs != 2 || node->n_outputs != 1)
+  gboolean is_div = _owb_pass_is_op (node, "Div");
+  if (!(is_div || _owb_pass_is_op (node, "Mul")) || node->n_inputs != 2 || node->n_outputs != 1)
     return FALSE;
   for (int i = 0; i < (is_div ? 1 : 2); i++)
     {
@@ -86,7 +80,7 @@ fold (OwbPassContext *ctx, const OwbNode *mm, const OwbNode *scale, double facto
 {
   OwbNode *fused = owb_node_dup (mm);
   owb_node_clear_claims (fused);
-  if (is_op (mm, "Gemm"))
+  if (_owb_pass_is_op (mm, "Gemm"))
     {
       set_float (fused, "alpha", (float) (owb_node_get_float (mm, "alpha", 1.0f) * factor));
       if (on_output && mm->n_inputs > 2 && mm->inputs[2][0])
@@ -115,17 +109,17 @@ static gboolean
 ends_gelu (OwbPassContext *ctx, const char *value)
 {
   OwbNode *mul = _owb_pass_producer (ctx, value);
-  if (!is_op (mul, "Mul") || mul->n_inputs != 2)
+  if (!_owb_pass_is_op (mul, "Mul") || mul->n_inputs != 2)
     return FALSE;
   for (int i = 0; i < 2; i++)
     {
       OwbNode *add = _owb_pass_producer (ctx, mul->inputs[i]);
-      if (!is_op (add, "Add") || add->n_inputs != 2)
+      if (!_owb_pass_is_op (add, "Add") || add->n_inputs != 2)
         continue;
       for (int k = 0; k < 2; k++)
         {
           OwbNode *t = _owb_pass_producer (ctx, add->inputs[k]);
-          if (is_op (t, "Erf") || is_op (t, "Tanh"))
+          if (_owb_pass_is_op (t, "Erf") || _owb_pass_is_op (t, "Tanh"))
             return TRUE;
         }
     }
@@ -141,7 +135,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *scale)
     return FALSE;
   /* On the output: MatMul/Gemm → scale. */
   OwbNode *mm = _owb_pass_producer (ctx, value);
-  if ((is_op (mm, "MatMul") || is_op (mm, "Gemm")) && mm->n_inputs >= 2)
+  if ((_owb_pass_is_op (mm, "MatMul") || _owb_pass_is_op (mm, "Gemm")) && mm->n_inputs >= 2)
     {
       guint uses = _owb_pass_n_uses (ctx, value);
       if (uses != 1)
@@ -167,7 +161,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *scale)
   if (_owb_pass_n_uses (ctx, scale->outputs[0]) != 1 || readers->len != 1)
     return FALSE;
   mm = g_ptr_array_index (readers, 0);
-  if (!(is_op (mm, "MatMul") || is_op (mm, "Gemm")) || mm->n_inputs < 2)
+  if (!(_owb_pass_is_op (mm, "MatMul") || _owb_pass_is_op (mm, "Gemm")) || mm->n_inputs < 2)
     return FALSE;
   int slot = strcmp (mm->inputs[0], scale->outputs[0]) == 0 ? 0 : (strcmp (mm->inputs[1], scale->outputs[0]) == 0 ? 1 : -1);
   if (slot < 0)
@@ -191,7 +185,7 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-      if (is_op (node, "Mul") || is_op (node, "Div"))
+      if (_owb_pass_is_op (node, "Mul") || _owb_pass_is_op (node, "Div"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the scale at hand and one MatMul/Gemm, never another candidate. */

@@ -33,12 +33,6 @@ is_default_domain (const OwbNode *node)
   return !node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0;
 }
 
-static gboolean
-is_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0 && is_default_domain (node);
-}
-
 static const OwbTensor *
 constant (OwbPassContext *ctx, const char *name)
 {
@@ -48,7 +42,7 @@ constant (OwbPassContext *ctx, const char *name)
       if (t)
         return t;
       OwbNode *producer = _owb_pass_producer (ctx, name);
-      if (!is_op (producer, "Identity"))
+      if (!_owb_pass_is_op (producer, "Identity"))
         return NULL;
       name = owb_node_get_input (producer, 0);
     }
@@ -142,7 +136,7 @@ bias_add (OwbPassContext *ctx, const char *operand, const OwbNode *reader, int64
           const char **p, const char **c)
 {
   OwbNode *add = _owb_pass_producer (ctx, operand);
-  if (!is_op (add, "Add") || add->n_inputs != 2 || _owb_pass_n_uses (ctx, operand) != 1)
+  if (!_owb_pass_is_op (add, "Add") || add->n_inputs != 2 || _owb_pass_n_uses (ctx, operand) != 1)
     return NULL;
   GPtrArray *readers = _owb_pass_consumers (ctx, operand);
   if (readers->len != 1 || g_ptr_array_index (readers, 0) != reader)
@@ -169,7 +163,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *ln)
 {
   const char *sum = owb_node_get_input (ln, 0), *scale = owb_node_get_input (ln, 1), *b = owb_node_get_input (ln, 2);
   OwbNode *add = sum ? _owb_pass_producer (ctx, sum) : NULL;
-  if (!is_op (add, "Add") || add->n_inputs != 2 || !scale)
+  if (!_owb_pass_is_op (add, "Add") || add->n_inputs != 2 || !scale)
     return;
   OwbValueType st;
   if (!type_of (ctx, sum, &st) || st.rank < 1)

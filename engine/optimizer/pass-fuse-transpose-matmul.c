@@ -7,12 +7,6 @@
 #define OUR_DOMAIN "ai.onnx.workbench"
 
 static gboolean
-is_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0 && (!node->domain || !node->domain[0]);
-}
-
-static gboolean
 is_our_op (const OwbNode *node, const char *op_type)
 {
   return node && strcmp (node->op_type, op_type) == 0 && node->domain && strcmp (node->domain, OUR_DOMAIN) == 0;
@@ -79,7 +73,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
     {
       OwbNode *t = _owb_pass_producer (ctx, mm->inputs[i]);
       ranks[i] = rank_of (ctx, mm->inputs[i]);
-      if (!is_op (t, "Transpose") || t->n_inputs != 1 || !swaps_last_two (t, ranks[i]))
+      if (!_owb_pass_is_op (t, "Transpose") || t->n_inputs != 1 || !swaps_last_two (t, ranks[i]))
         continue;
       if (_owb_pass_n_uses (ctx, t->outputs[0]) != 1)
         {
@@ -152,7 +146,7 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-      if (is_op (node, "MatMul") || is_our_op (node, "FusedMatMul"))
+      if (_owb_pass_is_op (node, "MatMul") || is_our_op (node, "FusedMatMul"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the MatMul at hand and Transposes, never another candidate. */
