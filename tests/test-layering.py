@@ -7,7 +7,7 @@ import sys
 root = sys.argv[1]
 pattern = re.compile(r'#\s*include\s*[<"](gtk|gdk|adwaita|libadwaita)')
 bad = []
-for layer in ("engine", "providers", "quant", "profiler", "data"):
+for layer in ("engine", "providers", "quant", "profiler", "data", os.path.join("ui", "layout")):
     for dirpath, _, files in os.walk(os.path.join(root, layer)):
         for name in files:
             if name.endswith((".c", ".h", ".cu")):

@@ -65,6 +65,41 @@ owb_model_unref (OwbModel *model)
   g_free (model);
 }
 
+static void set_graph_model (OwbGraph *graph, OwbModel *model);
+
+/* A deep copy of the IR that shares the (immutable) initializer data. The copy is what an
+ * optimizer may rewrite while the original stays on screen. */
+OwbModel *
+owb_model_dup (const OwbModel *model)
+{
+  g_return_val_if_fail (model != NULL, NULL);
+  OwbModel *copy = owb_model_new ();
+  copy->ir_version = model->ir_version;
+  copy->producer_name = g_strdup (model->producer_name);
+  copy->producer_version = g_strdup (model->producer_version);
+  copy->domain = g_strdup (model->domain);
+  copy->model_version = model->model_version;
+  copy->doc_string = g_strdup (model->doc_string);
+  copy->base_dir = g_strdup (model->base_dir);
+  for (guint i = 0; i < model->opset_imports->len; i++)
+    {
+      const OwbOpsetImport *imp = &g_array_index (model->opset_imports, OwbOpsetImport, i);
+      owb_model_set_opset (copy, imp->domain, imp->version);
+    }
+  for (guint i = 0; i < model->metadata->len; i++)
+    {
+      const OwbStringPair *pair = &g_array_index (model->metadata, OwbStringPair, i);
+      OwbStringPair dup = { g_strdup (pair->key), g_strdup (pair->value) };
+      g_array_append_val (copy->metadata, dup);
+    }
+  if (model->graph)
+    {
+      copy->graph = owb_graph_dup (model->graph);
+      set_graph_model (copy->graph, copy);
+    }
+  return copy;
+}
+
 static gboolean
 is_default_domain (const char *domain)
 {

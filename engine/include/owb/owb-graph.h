@@ -127,6 +127,8 @@ struct _OwbModel {
 OwbModel *owb_model_new (void);
 OwbModel *owb_model_ref (OwbModel *model);
 void owb_model_unref (OwbModel *model);
+/* A deep copy of the IR (graph, nodes, value infos); initializer tensors are shared by reference. */
+OwbModel *owb_model_dup (const OwbModel *model);
 /* The opset imported for a domain ("" or "ai.onnx" for the default one); -1 if none. */
 int64_t owb_model_get_opset (const OwbModel *model, const char *domain);
 void owb_model_set_opset (OwbModel *model, const char *domain, int64_t version);

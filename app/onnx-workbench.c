@@ -1,0 +1,3 @@
+/* onnx-workbench.c: being written. */
+int main (void);
+int main (void) { return 1; }

@@ -1,0 +1,3 @@
+/* Being written. */
+int main (void);
+int main (void) { return 1; }

@@ -1,0 +1,1 @@
+/* owb-graph-scene.c: being written. */

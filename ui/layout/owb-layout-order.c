@@ -1,0 +1,1 @@
+/* owb-layout-order.c: being written. */

@@ -1,0 +1,1 @@
+/* owb-layout-position.c: being written. */

@@ -1,0 +1,1 @@
+/* owb-layout.c: being written. */

@@ -1,0 +1,1 @@
+/* owb-scene-svg.c: being written. */

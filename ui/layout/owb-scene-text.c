@@ -1,0 +1,1 @@
+/* owb-scene-text.c: being written. */

@@ -1,0 +1,1 @@
+/* owb-application.c: being written. */

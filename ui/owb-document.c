@@ -1,0 +1,1 @@
+/* owb-document.c: being written. */

@@ -1,0 +1,61 @@
+/* owb-document.h: one open model: loaded, checked and shape-inferred off the main thread, then
+ * prepared (optimized at the chosen level, partitioned onto providers) for display and runs. */
+#pragma once
+
+#include <gio/gio.h>
+#include <owb/owb.h>
+
+G_BEGIN_DECLS
+
+/* A prepared model: the session made at one level and provider list, or, when none could be
+ * made (an unsupported op, say), the model's own graph and the reason. Reference-counted, so a
+ * view keeps showing it while the document prepares the next one. */
+typedef struct _OwbPrepared OwbPrepared;
+
+OwbPrepared *owb_prepared_ref (OwbPrepared *prepared);
+void owb_prepared_unref (OwbPrepared *prepared);
+/* The graph to show: the session's (execution order, inferred types, provider claims and
+ * declines on every node), else the model's (inferred types, no claims). Borrowed. */
+const OwbGraph *owb_prepared_get_graph (const OwbPrepared *prepared);
+/* NULL when no session could be prepared; then get_error says why. */
+OwbSession *owb_prepared_get_session (const OwbPrepared *prepared);
+const GError *owb_prepared_get_error (const OwbPrepared *prepared);
+/* The optimizer's report (NULL at level disabled or without a session). */
+const OwbOptimizeReport *owb_prepared_get_report (const OwbPrepared *prepared);
+OwbOptimizeLevel owb_prepared_get_level (const OwbPrepared *prepared);
+const char *owb_prepared_get_providers (const OwbPrepared *prepared);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbPrepared, owb_prepared_unref)
+
+#define OWB_TYPE_DOCUMENT (owb_document_get_type ())
+G_DECLARE_FINAL_TYPE (OwbDocument, owb_document, OWB, DOCUMENT, GObject)
+
+OwbDocument *owb_document_new (void);
+
+/* Reads, validates and infers shapes, then prepares at the document's level and providers, all in
+ * a worker thread. Emits "progress" (double fraction 0..1, const char *phase, translated) on the
+ * main context while it works. */
+void owb_document_load_async (OwbDocument *self, GFile *file, GCancellable *cancellable,
+                              GAsyncReadyCallback callback, gpointer user_data);
+gboolean owb_document_load_finish (OwbDocument *self, GAsyncResult *result, GError **error);
+
+/* Prepares again at another level and provider list ("cpu", "cuda,cpu"), in a worker thread;
+ * notify::prepared when the new one is in place. Prepare errors are not load errors: the call
+ * succeeds with a prepared model that has no session and carries the error. */
+void owb_document_prepare_async (OwbDocument *self, OwbOptimizeLevel level, const char *providers,
+                                 GCancellable *cancellable, GAsyncReadyCallback callback,
+                                 gpointer user_data);
+gboolean owb_document_prepare_finish (OwbDocument *self, GAsyncResult *result, GError **error);
+
+/* NULL until loaded. */
+GFile *owb_document_get_file (OwbDocument *self);
+/* The file's display name, or NULL until loaded. */
+const char *owb_document_get_title (OwbDocument *self);
+/* The model as loaded (validated, shapes inferred; never optimized): borrowed. */
+OwbModel *owb_document_get_model (OwbDocument *self);
+/* The current prepared model (borrowed; ref it to keep it). NULL until loaded. */
+OwbPrepared *owb_document_get_prepared (OwbDocument *self);
+OwbOptimizeLevel owb_document_get_level (OwbDocument *self);
+const char *owb_document_get_providers (OwbDocument *self);
+
+G_END_DECLS

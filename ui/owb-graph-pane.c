@@ -1,0 +1,1 @@
+/* owb-graph-pane.c: being written. */

@@ -1,0 +1,1 @@
+/* owb-graph-view.c: being written. */

@@ -1,0 +1,1 @@
+/* owb-histogram.c: being written. */

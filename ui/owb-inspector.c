@@ -1,0 +1,1 @@
+/* owb-inspector.c: being written. */

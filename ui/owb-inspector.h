@@ -1,0 +1,26 @@
+/* owb-inspector.h: the side panel. Shows the selected node (op, domain, opset, attributes, inputs
+ * and outputs with inferred types, the provider that claimed it and why the others declined), an
+ * initializer (shape, type, statistics, histogram, export as .npy), a value, or the model
+ * summary. Accessible name "Inspector". Everything shown is copied (tensors referenced) at the
+ * call, so the graph may go away afterwards. */
+#pragma once
+
+#include <gtk/gtk.h>
+#include <owb/owb.h>
+
+G_BEGIN_DECLS
+
+#define OWB_TYPE_INSPECTOR (owb_inspector_get_type ())
+G_DECLARE_FINAL_TYPE (OwbInspector, owb_inspector, OWB, INSPECTOR, GtkWidget)
+
+GtkWidget *owb_inspector_new (void);
+
+/* The model: IR version, producer, opsets, metadata, inputs/outputs, op histogram, parameter count
+ * and bytes. graph is the graph on screen (it may be an optimized one); NULL uses model->graph. */
+void owb_inspector_show_model (OwbInspector *self, OwbModel *model, const OwbGraph *graph);
+void owb_inspector_show_node (OwbInspector *self, const OwbGraph *graph, const OwbNode *node);
+/* An initializer (searched in graph and its outer scopes) or any other value of the graph. */
+void owb_inspector_show_tensor (OwbInspector *self, const OwbGraph *graph, const char *name);
+void owb_inspector_clear (OwbInspector *self);
+
+G_END_DECLS

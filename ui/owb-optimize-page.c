@@ -1,0 +1,1 @@
+/* owb-optimize-page.c: being written. */

@@ -1,0 +1,1 @@
+/* owb-run-page.c: being written. */

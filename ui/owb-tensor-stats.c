@@ -1,0 +1,1 @@
+/* owb-tensor-stats.c: being written. */

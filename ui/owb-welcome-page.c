@@ -1,0 +1,1 @@
+/* owb-welcome-page.c: being written. */

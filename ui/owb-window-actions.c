@@ -1,0 +1,1 @@
+/* owb-window-actions.c: being written. */

@@ -1,0 +1,1 @@
+/* owb-window.c: being written. */
