@@ -21,6 +21,7 @@ int owb_cmd_check (int argc, char **argv);
 int owb_cmd_bench (int argc, char **argv);
 int owb_cmd_ops (int argc, char **argv);
 int owb_cmd_optimize (int argc, char **argv);
+int owb_cmd_profile (int argc, char **argv);
 
 /* The message with its line breaks replaced by "; " (caller frees). */
 char *owb_cli_one_line (const char *message);

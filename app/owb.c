@@ -16,6 +16,7 @@ static const Command commands[] = {
   { "run", owb_cmd_run, "run a model on input tensors and print or save its outputs" },
   { "check", owb_cmd_check, "run ONNX test-layout cases and compare with their expected outputs" },
   { "bench", owb_cmd_bench, "time a model: load time, latency statistics, peak memory" },
+  { "profile", owb_cmd_profile, "time every node of a model: a table per op type and the slowest nodes" },
   { "optimize", owb_cmd_optimize, "optimize a model at a level and save it, with a per-pass report" },
   { "ops", owb_cmd_ops, "list the operators and opset versions the engine knows" },
 };

@@ -18,3 +18,4 @@ extern const OwbOpSchema _owb_ops_signal[];
 extern const OwbOpSchema _owb_ops_quant[];
 extern const OwbOpSchema _owb_ops_misc[];
 extern const OwbOpSchema _owb_ops_transformer[];
+extern const OwbOpSchema _owb_ops_layout[];

@@ -22,6 +22,7 @@ extern const OwbPass _owb_pass_fuse_bias_gelu;
 extern const OwbPass _owb_pass_fuse_skip_layernorm;
 extern const OwbPass _owb_pass_fuse_attention;
 extern const OwbPass _owb_pass_fuse_activation;
+extern const OwbPass _owb_pass_layout_nhwc;
 
 const OwbPass *const _owb_passes[] = {
   &_owb_pass_constant_folding,
@@ -42,6 +43,7 @@ const OwbPass *const _owb_passes[] = {
   &_owb_pass_fuse_skip_layernorm,
   &_owb_pass_fuse_attention,
   &_owb_pass_fuse_activation,
+  &_owb_pass_layout_nhwc,
 };
 
 const guint _owb_n_passes = G_N_ELEMENTS (_owb_passes);

@@ -10,6 +10,8 @@ struct _OwbArena {
   gboolean closed;
   GPtrArray *free_blocks; /* of Block *, each holding an arena reference */
   gsize live, peak, allocated;
+  gsize base;   /* live bytes when the run began (outputs of earlier runs still held) */
+  guint run;    /* generation of the current run */
 };
 
 typedef struct {
@@ -17,6 +19,7 @@ typedef struct {
   gsize size;
   void *raw;
   void *data;
+  guint run; /* the last run that took it */
 } Block;
 
 static void
@@ -79,14 +82,44 @@ _owb_arena_close (OwbArena *arena)
   arena_unref (arena);
 }
 
+void
+_owb_arena_begin_run (OwbArena *arena)
+{
+  g_mutex_lock (&arena->lock);
+  arena->run++;
+  arena->base = arena->peak = arena->live;
+  arena->allocated = 0;
+  g_mutex_unlock (&arena->lock);
+}
+
+void
+_owb_arena_end_run (OwbArena *arena)
+{
+  GPtrArray *stale = g_ptr_array_new ();
+  g_mutex_lock (&arena->lock);
+  for (guint i = 0; i < arena->free_blocks->len;)
+    {
+      Block *b = g_ptr_array_index (arena->free_blocks, i);
+      if (b->run != arena->run)
+        g_ptr_array_add (stale, g_ptr_array_steal_index (arena->free_blocks, i));
+      else
+        i++;
+    }
+  g_mutex_unlock (&arena->lock);
+  for (guint i = 0; i < stale->len; i++)
+    block_free (g_ptr_array_index (stale, i));
+  g_ptr_array_unref (stale);
+}
+
 static Block *
 take_block (OwbArena *arena, gsize size, GError **error)
 {
   g_mutex_lock (&arena->lock);
   /* Best fit among cached blocks, but not one more than twice too big (that would waste more
-   * than a fresh allocation costs). */
+   * than a fresh allocation costs). The list is in release order and ties go to the block released
+   * last, which is the most likely to be still in cache. */
   int best = -1;
-  for (guint i = 0; i < arena->free_blocks->len; i++)
+  for (int i = (int) arena->free_blocks->len - 1; i >= 0; i--)
     {
       Block *b = g_ptr_array_index (arena->free_blocks, i);
       if (b->size >= size && b->size <= 2 * size
@@ -95,7 +128,10 @@ take_block (OwbArena *arena, gsize size, GError **error)
     }
   Block *block = NULL;
   if (best >= 0)
-    block = g_ptr_array_steal_index_fast (arena->free_blocks, best);
+    {
+      block = g_ptr_array_steal_index (arena->free_blocks, best);
+      block->run = arena->run;
+    }
   g_mutex_unlock (&arena->lock);
   if (!block)
     {
@@ -112,6 +148,7 @@ take_block (OwbArena *arena, gsize size, GError **error)
       block->arena = arena;
       g_atomic_int_inc (&arena->ref_count);
       g_mutex_lock (&arena->lock);
+      block->run = arena->run;
       arena->allocated += size;
       g_mutex_unlock (&arena->lock);
     }
@@ -147,7 +184,7 @@ _owb_arena_new_tensor (OwbArena *arena, OwbDataType dtype, int rank, const int64
 gsize
 _owb_arena_get_peak (const OwbArena *arena)
 {
-  return arena->peak;
+  return arena->peak >= arena->base ? arena->peak - arena->base : 0;
 }
 
 gsize

@@ -49,7 +49,12 @@ struct _OwbSession {
   GPtrArray *inputs;      /* OwbValueInfo * to feed (borrowed from the graph) */
   GPtrArray *outputs;     /* OwbValueInfo * (borrowed) */
   OwbOptimizeReport *optimize_report;
+  GMutex arena_lock;
+  GPtrArray *arenas;      /* OwbArena *: idle ones kept from earlier runs, for the next */
 };
+
+/* Idle arenas kept: one per concurrent run up to this; more are closed when their run ends. */
+#define MAX_IDLE_ARENAS 4
 
 void
 owb_session_options_init (OwbSessionOptions *options)
@@ -394,6 +399,8 @@ owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **err
       return NULL;
     }
   OwbSession *s = g_new0 (OwbSession, 1);
+  g_mutex_init (&s->arena_lock);
+  s->arenas = g_ptr_array_new_with_free_func ((GDestroyNotify) _owb_arena_close);
   s->providers = g_ptr_array_ref (options->providers);
   s->model = copy_model (model);
   s->plans = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) plan_free);
@@ -451,6 +458,8 @@ owb_session_free (OwbSession *s)
   owb_thread_pool_free (s->pool);
   owb_model_unref (s->model);
   g_ptr_array_unref (s->providers);
+  g_ptr_array_unref (s->arenas);
+  g_mutex_clear (&s->arena_lock);
   g_free (s);
 }
 
@@ -796,13 +805,41 @@ owb_kernel_context_run_subgraph (OwbKernelContext *ctx, const OwbGraph *graph, g
   return ok;
 }
 
+/* A run takes an idle arena (or a new one) for itself, so concurrent runs never share one. */
+static OwbArena *
+arena_take (OwbSession *s)
+{
+  g_mutex_lock (&s->arena_lock);
+  OwbArena *arena = s->arenas->len ? g_ptr_array_steal_index (s->arenas, s->arenas->len - 1) : NULL;
+  g_mutex_unlock (&s->arena_lock);
+  if (!arena)
+    arena = _owb_arena_new ();
+  _owb_arena_begin_run (arena);
+  return arena;
+}
+
+static void
+arena_give_back (OwbSession *s, OwbArena *arena)
+{
+  _owb_arena_end_run (arena);
+  g_mutex_lock (&s->arena_lock);
+  if (s->arenas->len < MAX_IDLE_ARENAS)
+    {
+      g_ptr_array_add (s->arenas, arena);
+      arena = NULL;
+    }
+  g_mutex_unlock (&s->arena_lock);
+  if (arena)
+    _owb_arena_close (arena);
+}
+
 gboolean
 owb_session_run (OwbSession *s, guint n_inputs, const char *const *input_names, OwbTensor *const *inputs,
                  guint n_outputs, const char *const *output_names, OwbTensor **outputs, OwbRunStats *stats,
                  GCancellable *cancellable, GError **error)
 {
   RunState rs;
-  run_state_init (&rs, s, s->main, _owb_arena_new (), NULL, cancellable);
+  run_state_init (&rs, s, s->main, arena_take (s), NULL, cancellable);
   const Plan *plan = s->main;
   gboolean ok = TRUE;
   for (guint i = 0; ok && i < n_inputs; i++)
@@ -884,6 +921,6 @@ owb_session_run (OwbSession *s, guint n_inputs, const char *const *input_names, 
       stats->n_nodes_run = n_run;
     }
   run_state_clear (&rs);
-  _owb_arena_close (rs.arena);
+  arena_give_back (s, rs.arena);
   return ok;
 }

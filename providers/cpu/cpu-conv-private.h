@@ -39,3 +39,17 @@ gboolean _owb_cpu_conv_geometry (OwbKernelContext *ctx, const OwbCpuConvParams *
                                  GError **error);
 /* [lo, hi): the positions j in [0, n) with 0 <= j * s + off < limit. */
 void _owb_cpu_conv_valid_range (int64_t off, int64_t s, int64_t limit, int64_t n, int64_t *lo, int64_t *hi);
+
+/* Called on the output rows of a depthwise convolution right after they are computed (bias
+ * included), while they are in cache: `row` holds `n` values at element `offset` of Y (one or more
+ * whole rows of one plane). */
+typedef void (*OwbCpuRowEpilogue) (void *row, int64_t offset, int64_t n, gconstpointer data);
+
+/* TRUE when the direct depthwise kernel runs this convolution: 1-D or 2-D, one input channel per
+ * group (group == C; any number of output channels per group). */
+gboolean _owb_cpu_conv_is_depthwise (const OwbCpuConvGeom *g);
+/* Y = conv (X, W) + bias for float or double buffers, planes split over the pool; bias and
+ * epilogue may be NULL. cpu-depthwise.c. */
+void _owb_cpu_depthwise_conv (OwbThreadPool *pool, const OwbCpuConvGeom *g, OwbDataType dtype, const void *x,
+                              const void *w, const void *bias, void *y, OwbCpuRowEpilogue epilogue,
+                              gconstpointer epilogue_data);

@@ -19,6 +19,7 @@ extern const OwbKernelDef _owb_cpu_kernels_signal[];
 extern const OwbKernelDef _owb_cpu_kernels_quant[];
 extern const OwbKernelDef _owb_cpu_kernels_misc[];
 extern const OwbKernelDef _owb_cpu_kernels_transformer[];
+extern const OwbKernelDef _owb_cpu_kernels_layout[];
 
 /* Element offsets for numpy-style broadcasting of `in` (rank in_rank, right-aligned) against an
  * output shape: strides of length out_rank with 0 on broadcast axes. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test-owb-cli.py: runs the owb command line on the bundled sample model and checks exit codes
-and output: inspect, run, check, bench, ops, bad usage and bad files.
+and output: inspect, run, check, bench, profile, ops, bad usage and bad files.
 
 Usage: test-owb-cli.py OWB MODEL INPUT_PB EXPECTED_OUTPUT_PB (standard library only)."""
 import json
@@ -277,6 +277,31 @@ def bench_json():
     assert info["peak_rss_mb"] > 1, info
     _, out, _ = owb("bench", MODEL, "--iterations", "2", "--warmup", "0", "--dim", "batch=2", code=0)
     assert "median" in out, out
+
+
+@test
+def profile_tables():
+    _, out, _ = owb("profile", MODEL, "--iterations", "3", "--warmup", "1", "--threads", "1", "--top", "4",
+                    code=0)
+    lines = out.splitlines()
+    assert any(line.startswith("Conv ") for line in lines), out
+    top = lines.index(next(line for line in lines if line.startswith("Top 4 nodes")))
+    assert len(lines) >= top + 2 + 4 and "cpu" in lines[top + 2] and "float32[" in lines[top + 2], out
+    _, out, _ = owb("profile", MODEL, "--json", "--iterations", "3", "--warmup", "0", "--threads", "1", "-O", "all",
+                    code=0)
+    info = json.loads(out)
+    assert info["iterations"] == 3 and info["optimize"] == "all", info
+    assert info["ops"] and all(o["calls"] >= 1 and o["total_ms"] >= 0 for o in info["ops"]), info
+    assert abs(sum(o["percent"] for o in info["ops"]) - 100) < 0.5, info["ops"]
+    assert len(info["nodes"]) <= 20 and info["nodes"][0]["provider"] == "cpu", info["nodes"]
+    assert all(n["output_shape"].startswith("float32[") for n in info["nodes"]), info["nodes"]
+    # with every node listed, the node percentages add up too
+    _, out, _ = owb("profile", MODEL, "--json", "--iterations", "2", "--top", "1000", code=0)
+    assert abs(sum(n["percent"] for n in json.loads(out)["nodes"]) - 100) < 0.5, out
+    _, _, err = owb("profile", MODEL, "--iterations", "0", code=2)
+    one_error_line(err, "iterations")
+    _, _, err = owb("profile", os.path.join(TMP, "missing.onnx"), code=1)
+    one_error_line(err, "missing.onnx")
 
 
 @test

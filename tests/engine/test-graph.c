@@ -259,6 +259,37 @@ test_graph_dup (void)
 }
 
 static void
+test_model_dup (void)
+{
+  g_autoptr (OwbModel) model = owb_model_new ();
+  model->producer_name = g_strdup ("pytorch");
+  model->ir_version = 8;
+  owb_model_set_opset (model, "", 17);
+  owb_model_set_opset (model, "ai.onnx.ml", 3);
+  OwbStringPair pair = { g_strdup ("author"), g_strdup ("me") };
+  g_array_append_val (model->metadata, pair);
+  model->graph = build_graph ();
+  model->graph->model = model;
+
+  g_autoptr (OwbModel) copy = owb_model_dup (model);
+  g_assert_cmpstr (copy->producer_name, ==, "pytorch");
+  g_assert_cmpint (copy->ir_version, ==, 8);
+  g_assert_cmpint (owb_model_get_opset (copy, ""), ==, 17);
+  g_assert_cmpint (owb_model_get_opset (copy, "ai.onnx.ml"), ==, 3);
+  g_assert_cmpuint (copy->metadata->len, ==, 1);
+  g_assert_cmpstr (g_array_index (copy->metadata, OwbStringPair, 0).value, ==, "me");
+  g_assert_true (copy->graph != model->graph);
+  g_assert_true (copy->graph->model == copy);
+  /* Subgraphs belong to the copy too, so an optimizer working on it never reaches the original. */
+  OwbNode *iff = g_ptr_array_index (copy->graph->nodes, 1);
+  g_assert_true (owb_node_get_attribute (iff, "then_branch")->g->model == copy);
+  /* Initializer data is shared, not copied. */
+  g_assert_true (owb_graph_get_initializer (copy->graph, "w") == owb_graph_get_initializer (model->graph, "w"));
+  owb_model_set_opset (copy, "", 18);
+  g_assert_cmpint (owb_model_get_opset (model, ""), ==, 17);
+}
+
+static void
 test_attribute_copy (void)
 {
   g_autoptr (OwbNode) node = owb_node_new ("Custom", "", "n");
@@ -310,6 +341,7 @@ main (int argc, char **argv)
   g_test_add_func ("/graph/initializers", test_initializers);
   g_test_add_func ("/graph/structure", test_graph_structure);
   g_test_add_func ("/graph/dup", test_graph_dup);
+  g_test_add_func ("/graph/model-dup", test_model_dup);
   g_test_add_func ("/graph/attribute-copy", test_attribute_copy);
   return g_test_run ();
 }

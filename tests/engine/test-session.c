@@ -77,6 +77,50 @@ test_run_chain (void)
   g_assert_cmpstr (((OwbNode *) g_ptr_array_index (g->nodes, 0))->provider, ==, "cpu");
 }
 
+/* The session keeps its buffers between runs: a second identical run allocates nothing, an output
+ * held across runs keeps its values, and a different shape still runs correctly. */
+static void
+test_arena_kept (void)
+{
+  g_autoptr (OwbModel) m = chain_model (OWB_TYPE_FLOAT);
+  GError *error = NULL;
+  g_autoptr (OwbSession) s = tu_session (m, 1, &error);
+  g_assert_no_error (error);
+  const char *names[] = { "x" };
+  g_autoptr (OwbTensor) x = make_x (OWB_TYPE_FLOAT, 1000);
+  OwbRunStats stats;
+  OwbTensor *y = NULL;
+  g_assert_true (owb_session_run (s, 1, names, &x, 1, NULL, &y, &stats, NULL, &error));
+  g_assert_cmpuint (stats.allocated_bytes, >, 0);
+  gsize first_peak = stats.peak_bytes;
+  owb_tensor_unref (y);
+  g_assert_true (owb_session_run (s, 1, names, &x, 1, NULL, &y, &stats, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (stats.allocated_bytes, ==, 0);
+  g_assert_cmpuint (stats.peak_bytes, ==, first_peak);
+  check_chain_output (x, y);
+  /* y is still held: the next run must not write into its buffer */
+  OwbTensor *y2 = NULL;
+  g_assert_true (owb_session_run (s, 1, names, &x, 1, NULL, &y2, &stats, NULL, &error));
+  g_assert_true (y2->data != y->data);
+  check_chain_output (x, y);
+  check_chain_output (x, y2);
+  owb_tensor_unref (y);
+  owb_tensor_unref (y2);
+  g_autoptr (OwbTensor) big = make_x (OWB_TYPE_FLOAT, 5000);
+  g_assert_true (owb_session_run (s, 1, names, &big, 1, NULL, &y, &stats, NULL, &error));
+  check_chain_output (big, y);
+  owb_tensor_unref (y);
+  g_autoptr (OwbTensor) small = make_x (OWB_TYPE_FLOAT, 3);
+  g_assert_true (owb_session_run (s, 1, names, &small, 1, NULL, &y, &stats, NULL, &error));
+  g_assert_no_error (error);
+  check_chain_output (small, y);
+  /* an output that outlives its session stays valid */
+  g_clear_pointer (&s, owb_session_free);
+  check_chain_output (small, y);
+  owb_tensor_unref (y);
+}
+
 typedef struct {
   int begins, ends;
 } Counts;
@@ -230,6 +274,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/session/run-chain", test_run_chain);
+  g_test_add_func ("/session/arena-kept", test_arena_kept);
   g_test_add_func ("/session/hooks", test_hooks);
   g_test_add_func ("/session/concurrent-runs", test_concurrent_runs);
   g_test_add_func ("/session/feed-errors", test_feed_errors);

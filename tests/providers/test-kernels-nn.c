@@ -330,6 +330,16 @@ static const ConvCase conv_cases[] = {
   { "depthwise 9x9 (more taps than registers)", 2, 1, 2, 2, 2, { 12, 11 }, { 9, 9 }, { 1, 2 }, { 1, 1 }, { 4, 4, 4, 4 },
     NULL, TRUE },
   { "depthwise wide rows", 2, 1, 3, 3, 3, { 5, 41 }, { 3, 5 }, { 1, 1 }, { 1, 1 }, { 1, 2, 1, 2 }, NULL, TRUE },
+  /* the direct depthwise kernel's row paths: 3x3 and 5x5 stride 1 and 2 (two vectors per step and a
+   * partial last vector), other kernels at stride 2, stride 3, dilation 2 */
+  { "depthwise 3x3 s1 wide", 2, 2, 3, 3, 3, { 7, 37 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, NULL, TRUE },
+  { "depthwise 3x3 s2 odd", 2, 1, 3, 3, 3, { 9, 35 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 }, NULL, TRUE },
+  { "depthwise 5x5 s2", 2, 1, 2, 2, 2, { 14, 14 }, { 5, 5 }, { 2, 2 }, { 1, 1 }, { 2, 2, 2, 2 }, NULL, TRUE },
+  { "depthwise 5x5 s1 7x7", 2, 1, 4, 4, 4, { 7, 7 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2, 2, 2 }, NULL, FALSE },
+  { "depthwise 7x4 s2", 2, 1, 2, 4, 2, { 11, 19 }, { 7, 4 }, { 2, 2 }, { 1, 1 }, { 3, 1, 3, 2 }, NULL, TRUE },
+  { "depthwise stride 3", 2, 1, 2, 2, 2, { 10, 23 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 0, 1, 2 }, NULL, TRUE },
+  { "depthwise 3x3 dilated 2", 2, 1, 2, 2, 2, { 9, 20 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 2, 2, 2 }, NULL, TRUE },
+  { "depthwise 1x1", 2, 2, 3, 3, 3, { 4, 5 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, NULL, TRUE },
   { "3d", 3, 1, 2, 3, 1, { 5, 6, 4 }, { 3, 2, 3 }, { 1, 2, 1 }, { 1, 1, 2 }, { 1, 0, 2, 1, 1, 1 }, NULL, TRUE },
   { "3d depthwise", 3, 2, 3, 3, 3, { 4, 5, 6 }, { 2, 3, 3 }, { 2, 1, 1 }, { 1, 1, 1 }, { 0, 1, 1, 1, 1, 1 }, NULL, TRUE },
   { "tiled im2col", 2, 1, 32, 16, 1, { 70, 70 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, NULL, TRUE },
@@ -345,7 +355,94 @@ test_conv_cases (void)
       run_conv_case (&conv_cases[i], FALSE, OWB_TYPE_FLOAT, 3);
     }
   run_conv_case (&conv_cases[0], FALSE, OWB_TYPE_DOUBLE, 2);
-  run_conv_case (&conv_cases[4], FALSE, OWB_TYPE_DOUBLE, 2);
+  /* double through the depthwise kernel's paths */
+  for (guint i = 0; i < G_N_ELEMENTS (conv_cases); i++)
+    if (strncmp (conv_cases[i].label, "depthwise", 9) == 0)
+      run_conv_case (&conv_cases[i], FALSE, OWB_TYPE_DOUBLE, 2);
+}
+
+/* The vector exp behind the Sigmoid and Swish epilogues (16-byte and AVX2 code, and the tails of
+ * rows) over [-88, 88]: within 1e-6 relative of the double-precision result where that is a
+ * normal float (e^x for x >= -87), and within 1e-37 absolute below. */
+static void
+test_fused_conv_exp_accuracy (void)
+{
+  const int64_t n = 1763;
+  for (int swish = 0; swish <= 1; swish++)
+    {
+      OwbTensor *in[2] = { owb_tensor_new (OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 1, 1, n }, NULL),
+                           owb_tensor_new (OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 1, 1, 1 }, NULL) };
+      float *x = in[0]->data;
+      for (int64_t i = 0; i < n; i++)
+        x[i] = (float) (-88.0 + 176.0 * i / (n - 1));
+      ((float *) in[1]->data)[0] = 1;
+      OwbNode *node;
+      g_autoptr (OwbModel) model = single_node_model (13, "FusedConv", 2, in, &node);
+      owb_model_set_opset (model, "ai.onnx.workbench", 1);
+      g_free (node->domain);
+      node->domain = g_strdup ("ai.onnx.workbench");
+      set_string (node, "activation", swish ? "Swish" : "Sigmoid");
+      GError *error = NULL;
+      g_autoptr (OwbTensor) y = run_model (model, 2, in, 1, &error);
+      g_assert_no_error (error);
+      for (int64_t i = 0; i < n; i++)
+        {
+          double v = x[i], want = (swish ? v : 1.0) / (1.0 + exp (-v)), got = ((float *) y->data)[i];
+          double tol = v >= -87 ? 1e-6 * fabs (want) : 1e-37 * MAX (1.0, fabs (v));
+          if (fabs (got - want) > tol)
+            g_error ("%s (%.9g): got %.9g, want %.9g", swish ? "Swish" : "Sigmoid", v, got, want);
+        }
+      owb_tensor_unref (in[0]);
+      owb_tensor_unref (in[1]);
+    }
+}
+
+/* FusedConv on the depthwise kernel: bias, residual Z and activation in the row epilogue. */
+static void
+test_fused_conv_depthwise (void)
+{
+  static const char *const acts[] = { NULL, "Relu", "Sigmoid" };
+  for (guint a = 0; a < G_N_ELEMENTS (acts); a++)
+    for (int stride = 1; stride <= 2; stride++)
+      {
+        ConvCase cc = { "fused", 2, 2, 6, 6, 6, { 10, 19 }, { 3, 3 }, { stride, stride }, { 1, 1 }, { 1, 1, 1, 1 },
+                        NULL, TRUE };
+        GRand *rand = g_rand_new_with_seed (7);
+        int64_t xd[4] = { 2, 6, 10, 19 }, wd[4] = { 6, 1, 3, 3 }, out[2], pad[2];
+        conv_case_geometry (&cc, FALSE, out, pad);
+        int64_t yd[4] = { 2, 6, out[0], out[1] };
+        OwbTensor *in[4] = { random_tensor (rand, OWB_TYPE_FLOAT, 4, xd), random_tensor (rand, OWB_TYPE_FLOAT, 4, wd),
+                             random_tensor (rand, OWB_TYPE_FLOAT, 1, (int64_t[]){ 6 }),
+                             random_tensor (rand, OWB_TYPE_FLOAT, 4, yd) };
+        OwbNode *node;
+        g_autoptr (OwbModel) model = single_node_model (13, "FusedConv", 4, in, &node);
+        owb_model_set_opset (model, "ai.onnx.workbench", 1);
+        g_free (node->domain);
+        node->domain = g_strdup ("ai.onnx.workbench");
+        set_int (node, "group", 6);
+        set_ints (node, "pads", 4, cc.pads);
+        set_ints (node, "strides", 2, cc.s);
+        if (acts[a])
+          set_string (node, "activation", acts[a]);
+        GError *error = NULL;
+        g_autoptr (OwbTensor) y = run_model (model, 4, in, 2, &error);
+        g_assert_no_error (error);
+        int64_t ydims[4];
+        g_autofree double *want = conv_reference (&cc, FALSE, in[0], in[1], in[2], ydims);
+        for (int64_t i = 0; i < in[3]->nelems; i++)
+          {
+            double v = want[i] + owb_tensor_get_double (in[3], i);
+            if (a == 1)
+              v = v > 0 ? v : 0;
+            else if (a == 2)
+              v = 1 / (1 + exp (-v));
+            want[i] = v;
+          }
+        assert_close (y, want, 4, ydims, 1e-5);
+        for (int i = 0; i < 4; i++)
+          owb_tensor_unref (in[i]);
+        g_rand_free (rand);
+      }
 }
 
 static const ConvCase conv_transpose_cases[] = {
@@ -769,6 +866,8 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/nn/conv", test_conv_cases);
+  g_test_add_func ("/nn/fused-conv-depthwise", test_fused_conv_depthwise);
+  g_test_add_func ("/nn/fused-conv-exp-accuracy", test_fused_conv_exp_accuracy);
   g_test_add_func ("/nn/conv-transpose", test_conv_transpose_cases);
   g_test_add_func ("/nn/matmul", test_matmul);
   g_test_add_func ("/nn/gemm", test_gemm);

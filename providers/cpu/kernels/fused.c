@@ -1,8 +1,9 @@
 /* fused.c: CPU kernels of the engine's own fused ops (domain ai.onnx.workbench): FusedConv,
  * FusedMatMul and FusedGemm. Each computes its output tile by tile (GEMM through OpenBLAS, or a
- * direct loop for depthwise convolutions): bias and residual fill the tile before the GEMM
- * accumulates onto it, and the activation runs over the tile right after, while it is still in
- * cache. The passes over memory that separate Add and activation nodes make are what fusion saves. */
+ * direct kernel for depthwise convolutions, cpu-depthwise.c): bias and residual fill the tile before
+ * the GEMM accumulates onto it, and the activation runs over the tile right after, while it is
+ * still in cache. The passes over memory that separate Add and activation nodes make are what
+ * fusion saves. */
 #include "../cpu-conv-private.h"
 
 #include <cblas.h>
@@ -145,26 +146,88 @@ OWB_CPU_FOR_FLOATS (DEFINE_VECTORS)
 
 /* exp over float vectors (Cephes' expf: x = n ln 2 + r, |r| <= ln 2 / 2, a degree-6 polynomial for
  * e^r, 2^n put in the exponent bits); within 2 ulp of expf, clamped to [-87, 88] so that 2^n stays a
- * normal number. */
-typedef int32_t vint_FLOAT __attribute__ ((vector_size (16)));
+ * normal number. Stamped for 16-byte vectors and, on x86-64, for 32-byte AVX2+FMA ones chosen at
+ * run time: Swish, Sigmoid and GELU epilogues are bound by this arithmetic, not by memory. */
+#define DEFINE_VEXP(V, VI, SFX, ATTR)                                                                              \
+  ATTR static inline V vexp##SFX (V x)                                                                             \
+  {                                                                                                                \
+    const V zero = (V){}, magic = zero + 12582912.0f; /* 1.5 * 2^23: rounds to an integer */                       \
+    VI lo = x < zero - 87.0f, hi = x > zero + 88.0f;                                                               \
+    x = (V) ((lo & (VI) (zero - 87.0f)) | (~lo & (VI) x));                                                         \
+    x = (V) ((hi & (VI) (zero + 88.0f)) | (~hi & (VI) x));                                                         \
+    V n = (x * 1.44269504088896341f + magic) - magic;                                                              \
+    V r = x - n * 0.693359375f + n * 2.12194440e-4f;                                                               \
+    V p = zero + 1.9875691500e-4f;                                                                                 \
+    p = p * r + 1.3981999507e-3f;                                                                                  \
+    p = p * r + 8.3334519073e-3f;                                                                                  \
+    p = p * r + 4.1665795894e-2f;                                                                                  \
+    p = p * r + 1.6666665459e-1f;                                                                                  \
+    p = p * r + 5.0000001201e-1f;                                                                                  \
+    p = p * r * r + r + 1.0f;                                                                                      \
+    VI e = (__builtin_convertvector (n, VI) + 127) << 23;                                                          \
+    return p * (V) e;                                                                                              \
+  }                                                                                                                \
+                                                                                                                   \
+  /* y = y / (1 + e^-y) (Swish) or 1 / (1 + e^-y) (Sigmoid) over whole vectors; returns the count done */        \
+  ATTR static int64_t logistic##SFX (float *y, int64_t n, gboolean swish)                                          \
+  {                                                                                                                \
+    enum { L = sizeof (V) / sizeof (float) };                                                                      \
+    const V one = (V){} + 1.0f;                                                                                    \
+    int64_t j = 0;                                                                                                 \
+    for (; j + L <= n; j += L)                                                                                     \
+      {                                                                                                            \
+        V x;                                                                                                       \
+        memcpy (&x, y + j, sizeof x);                                                                              \
+        V r = (swish ? x : one) / (one + vexp##SFX (-x));                                                          \
+        memcpy (y + j, &r, sizeof r);                                                                              \
+      }                                                                                                            \
+    return j;                                                                                                      \
+  }                                                                                                                \
+                                                                                                                   \
+  /* GELU over whole vectors (see gelu_FLOAT); returns the count done */                                          \
+  ATTR static int64_t gelu##SFX (float *y, int64_t n, gboolean tanh_form)                                          \
+  {                                                                                                                \
+    enum { L = sizeof (V) / sizeof (float) };                                                                      \
+    const V zero = (V){}, one = zero + 1.0f;                                                                       \
+    const VI abs_bits = (VI){} + 0x7fffffff;                                                                       \
+    int64_t j = 0;                                                                                                 \
+    for (; j + L <= n; j += L)                                                                                     \
+      {                                                                                                            \
+        V x, r;                                                                                                    \
+        memcpy (&x, y + j, sizeof x);                                                                              \
+        if (tanh_form)                                                                                             \
+          r = x / (one + vexp##SFX (x * (-1.5957691216057308f + -0.0713548162726f * x * x)));                      \
+        else                                                                                                       \
+          {                                                                                                        \
+            V z = (V) ((VI) x & abs_bits) * 0.70710678118654752440f;                                               \
+            V t = one / (one + 0.3275911f * z);                                                                    \
+            V p = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f)))); \
+            V e = one - p * vexp##SFX (-z * z);                                                                    \
+            VI neg = x < zero;                                                                                     \
+            r = 0.5f * x * (one + (V) ((neg & (VI) -e) | (~neg & (VI) e)));                                        \
+          }                                                                                                        \
+        memcpy (y + j, &r, sizeof r);                                                                              \
+      }                                                                                                            \
+    return j;                                                                                                      \
+  }
 
-static inline vec_FLOAT
-vexp_FLOAT (vec_FLOAT x)
+typedef int32_t vint_FLOAT __attribute__ ((vector_size (16)));
+DEFINE_VEXP (vec_FLOAT, vint_FLOAT, _FLOAT_, )
+#if defined(__x86_64__)
+#define HAVE_AVX2_CODE 1
+typedef float v8f __attribute__ ((vector_size (32)));
+typedef int32_t v8i __attribute__ ((vector_size (32)));
+DEFINE_VEXP (v8f, v8i, _avx2, __attribute__ ((target ("avx2,fma"))))
+#endif
+
+static inline gboolean
+have_avx2 (void)
 {
-  const vec_FLOAT zero = (vec_FLOAT){}, magic = zero + 12582912.0f; /* 1.5 * 2^23: rounds to an integer */
-  x = vselect_FLOAT (x < zero - 87.0f, zero - 87.0f, x);
-  x = vselect_FLOAT (x > zero + 88.0f, zero + 88.0f, x);
-  vec_FLOAT n = (x * 1.44269504088896341f + magic) - magic;
-  vec_FLOAT r = x - n * 0.693359375f + n * 2.12194440e-4f;
-  vec_FLOAT p = zero + 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  vint_FLOAT e = (__builtin_convertvector (n, vint_FLOAT) + 127) << 23;
-  return p * (vec_FLOAT) e;
+#ifdef HAVE_AVX2_CODE
+  return __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma");
+#else
+  return FALSE;
+#endif
 }
 
 /* y = y / (1 + e^-y) (Swish) or 1 / (1 + e^-y) (Sigmoid), in place. */
@@ -172,15 +235,19 @@ static void
 logistic_FLOAT (float *y, int64_t n, gboolean swish)
 {
   int64_t j = 0;
-  const vec_FLOAT one = (vec_FLOAT){} + 1.0f;
-  for (; j + LANES_FLOAT <= n; j += LANES_FLOAT)
+#ifdef HAVE_AVX2_CODE
+  if (have_avx2 ())
+    j = logistic_avx2 (y, n, swish);
+#endif
+  j += logistic_FLOAT_ (y + j, n - j, swish);
+  /* the tail through the vector code too (short rows are common: 7x7 planes) */
+  if (j < n)
     {
-      vec_FLOAT x = vload_FLOAT (y + j);
-      vec_FLOAT d = one + vexp_FLOAT (-x);
-      vstore_FLOAT (y + j, (swish ? x : one) / d);
+      float tail[LANES_FLOAT] = { 0 };
+      memcpy (tail, y + j, (n - j) * sizeof (float));
+      logistic_FLOAT_ (tail, LANES_FLOAT, swish);
+      memcpy (y + j, tail, (n - j) * sizeof (float));
     }
-  for (; j < n; j++)
-    y[j] = (swish ? y[j] : 1.0f) / (1.0f + expf (-y[j]));
 }
 
 static void
@@ -196,29 +263,18 @@ logistic_DOUBLE (double *y, int64_t n, gboolean swish)
 static void
 gelu_FLOAT (float *y, int64_t n, gboolean tanh_form)
 {
-  const vec_FLOAT zero = (vec_FLOAT){}, one = zero + 1.0f;
-  const vint_FLOAT abs_bits = (vint_FLOAT){} + 0x7fffffff;
   int64_t j = 0;
-  for (; j + LANES_FLOAT <= n; j += LANES_FLOAT)
+#ifdef HAVE_AVX2_CODE
+  if (have_avx2 ())
+    j = gelu_avx2 (y, n, tanh_form);
+#endif
+  j += gelu_FLOAT_ (y + j, n - j, tanh_form);
+  if (j < n)
     {
-      vec_FLOAT x = vload_FLOAT (y + j), r;
-      if (tanh_form)
-        r = x / (one + vexp_FLOAT (x * (-1.5957691216057308f + -0.0713548162726f * x * x)));
-      else
-        {
-          vec_FLOAT z = (vec_FLOAT) ((vint_FLOAT) x & abs_bits) * 0.70710678118654752440f;
-          vec_FLOAT t = one / (one + 0.3275911f * z);
-          vec_FLOAT p = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-          vec_FLOAT e = one - p * vexp_FLOAT (-z * z);
-          r = 0.5f * x * (one + vselect_FLOAT (x < zero, -e, e));
-        }
-      vstore_FLOAT (y + j, r);
-    }
-  for (; j < n; j++)
-    {
-      float x = y[j];
-      y[j] = tanh_form ? x / (1.0f + expf (x * (-1.5957691216057308f + -0.0713548162726f * x * x)))
-                       : 0.5f * x * (1.0f + erff (x * 0.70710678118654752440f));
+      float tail[LANES_FLOAT] = { 0 };
+      memcpy (tail, y + j, (n - j) * sizeof (float));
+      gelu_FLOAT_ (tail, LANES_FLOAT, tanh_form);
+      memcpy (y + j, tail, (n - j) * sizeof (float));
     }
 }
 
@@ -415,11 +471,8 @@ typedef struct {
 } ConvJob;
 
 /* im2col: gathers the input patches of output positions [p0, p0 + len) into col, one row per
- * (input channel, kernel tap); each run of outputs along the last axis is one copy.
- *
- * Depthwise (one input and one output channel per group, 1-D or 2-D): a direct loop per output row;
- * over the interior columns, where every tap of the row lies inside the input, the taps of a vector
- * of outputs accumulate in a register (stride 1), or of one output (strided). */
+ * (input channel, kernel tap); each run of outputs along the last axis is one copy. Depthwise
+ * convolutions take the direct kernel of cpu-depthwise.c instead. */
 #define DEFINE_CONV(T, NAME)                                                                                       \
   static void im2col_##NAME (const ConvGeom *g, const T *x, int64_t p0, int64_t len, T *col)                       \
   {                                                                                                                \
@@ -529,95 +582,6 @@ typedef struct {
       }                                                                                                            \
     g_free (col);                                                                                                  \
   }                                                                                                                \
-                                                                                                                   \
-  static void depthwise_##NAME (const ConvJob *job, int64_t begin, int64_t end)                                    \
-  {                                                                                                                \
-    enum { L = LANES_##NAME, MAX_TAPS = 64 };                                                                      \
-    const ConvGeom *g = job->g;                                                                                    \
-    gboolean two = g->nsp == 2;                                                                                    \
-    int64_t IH = two ? g->in[0] : 1, IW = g->in[g->nsp - 1];                                                       \
-    int64_t OH = two ? g->out[0] : 1, OW = g->out[g->nsp - 1];                                                     \
-    int64_t KH = two ? g->k[0] : 1, KW = g->k[g->nsp - 1];                                                         \
-    int64_t sh = two ? g->s[0] : 1, sw = g->s[g->nsp - 1];                                                         \
-    int64_t dh = two ? g->d[0] : 1, dw = g->d[g->nsp - 1];                                                         \
-    int64_t ph = two ? g->pad[0] : 0, pw = g->pad[g->nsp - 1];                                                     \
-    const T *bias = job->bias, *z = job->z;                                                                        \
-    vec_##NAME wv[MAX_TAPS];                                                                                       \
-    gboolean vector = sw == 1 && KH * KW <= MAX_TAPS;                                                              \
-    /* interior columns [lo, hi): every kw tap inside the input row */                                             \
-    int64_t lo = 0, hi = OW;                                                                                       \
-    for (int64_t kw = 0; kw < KW; kw++)                                                                            \
-      {                                                                                                            \
-        int64_t l, h;                                                                                              \
-        _owb_cpu_conv_valid_range (kw * dw - pw, sw, IW, OW, &l, &h);                                                            \
-        lo = MAX (lo, l);                                                                                          \
-        hi = MIN (hi, h);                                                                                          \
-      }                                                                                                            \
-    hi = MAX (hi, lo);                                                                                             \
-    for (int64_t plane = begin; plane < end; plane++)                                                              \
-      {                                                                                                            \
-        int64_t c = plane % g->C;                                                                                  \
-        const T *xp = (const T *) job->x + plane * g->in_size, *wp = (const T *) job->w + c * g->ksize;            \
-        T *yp = (T *) job->y + plane * g->out_size;                                                                \
-        const T *zp = z ? z + plane * g->out_size : NULL;                                                          \
-        T b0 = bias ? bias[c] : (T) 0;                                                                             \
-        if (vector)                                                                                                \
-          for (int64_t t = 0; t < KH * KW; t++)                                                                    \
-            wv[t] = (vec_##NAME){} + wp[t];                                                                        \
-        for (int64_t oh = 0; oh < OH; oh++)                                                                        \
-          {                                                                                                        \
-            T *yrow = yp + oh * OW;                                                                                \
-            int64_t top = oh * sh - ph, kh0, kh1;                                                                  \
-            _owb_cpu_conv_valid_range (top, dh, IH, KH, &kh0, &kh1);                                                             \
-            int64_t ow = lo;                                                                                       \
-            if (vector)                                                                                            \
-              for (; ow + L <= hi; ow += L)                                                                        \
-                {                                                                                                  \
-                  vec_##NAME acc = (vec_##NAME){};                                                                 \
-                  for (int64_t kh = kh0; kh < kh1; kh++)                                                           \
-                    {                                                                                              \
-                      const T *xr = xp + (top + kh * dh) * IW + ow - pw;                                           \
-                      const vec_##NAME *wr = wv + kh * KW;                                                         \
-                      for (int64_t kw = 0; kw < KW; kw++)                                                          \
-                        acc += wr[kw] * vload_##NAME (xr + kw * dw);                                               \
-                    }                                                                                              \
-                  vstore_##NAME (yrow + ow, acc);                                                                  \
-                }                                                                                                  \
-            for (; ow < hi; ow++)                                                                                  \
-              {                                                                                                    \
-                T acc = 0;                                                                                         \
-                for (int64_t kh = kh0; kh < kh1; kh++)                                                             \
-                  {                                                                                                \
-                    const T *xr = xp + (top + kh * dh) * IW + ow * sw - pw, *wr = wp + kh * KW;                    \
-                    for (int64_t kw = 0; kw < KW; kw++)                                                            \
-                      acc += wr[kw] * xr[kw * dw];                                                                 \
-                  }                                                                                                \
-                yrow[ow] = acc;                                                                                    \
-              }                                                                                                    \
-            /* the edges: [0, lo) and [hi, OW), with bounds checks */                                              \
-            for (int64_t o = 0; o < OW; o++)                                                                       \
-              {                                                                                                    \
-                if (o == lo)                                                                                       \
-                  o = MAX (hi, lo);                                                                                \
-                if (o >= OW)                                                                                       \
-                  break;                                                                                           \
-                T acc = 0;                                                                                         \
-                for (int64_t kh = kh0; kh < kh1; kh++)                                                             \
-                  {                                                                                                \
-                    const T *xr = xp + (top + kh * dh) * IW;                                                       \
-                    for (int64_t kw = 0; kw < KW; kw++)                                                            \
-                      {                                                                                            \
-                        int64_t iw = o * sw - pw + kw * dw;                                                        \
-                        if (iw >= 0 && iw < IW)                                                                    \
-                          acc += wp[kh * KW + kw] * xr[iw];                                                        \
-                      }                                                                                            \
-                  }                                                                                                \
-                yrow[o] = acc;                                                                                     \
-              }                                                                                                    \
-            epilogue_##NAME (yrow, OW, b0, zp ? zp + oh * OW : NULL, 1, job->act);                                 \
-          }                                                                                                        \
-      }                                                                                                            \
-  }
 
 OWB_CPU_FOR_FLOATS (DEFINE_CONV)
 
@@ -631,14 +595,21 @@ conv_tiles_chunk (int64_t begin, int64_t end, gpointer data)
     conv_tiles_FLOAT (job, begin, end);
 }
 
+/* The depthwise kernel's row epilogue: residual and activation (the bias is already in). */
+typedef struct {
+  const Activation *act;
+  OwbDataType dtype;
+  const void *z;
+} DepthwiseEpilogue;
+
 static void
-depthwise_chunk (int64_t begin, int64_t end, gpointer data)
+depthwise_epilogue (void *row, int64_t offset, int64_t n, gconstpointer data)
 {
-  const ConvJob *job = data;
-  if (job->dtype == OWB_TYPE_DOUBLE)
-    depthwise_DOUBLE (job, begin, end);
+  const DepthwiseEpilogue *e = data;
+  if (e->dtype == OWB_TYPE_DOUBLE)
+    epilogue_DOUBLE (row, n, 0, e->z ? (const double *) e->z + offset : NULL, 1, e->act);
   else
-    depthwise_FLOAT (job, begin, end);
+    epilogue_FLOAT (row, n, 0, e->z ? (const float *) e->z + offset : NULL, 1, e->act);
 }
 
 static gboolean
@@ -675,9 +646,12 @@ compute_fused_conv (OwbKernelContext *ctx, GError **error)
     return TRUE;
   ConvJob job = { .g = &g, .act = &p->act, .dtype = x->dtype, .x = x->data, .w = w->data,
                   .bias = b ? b->data : NULL, .z = z ? z->data : NULL, .y = y->data };
-  if (g.nsp <= 2 && g.Cg == 1 && g.Mg == 1)
+  if (_owb_cpu_conv_is_depthwise (&g))
     {
-      owb_parallel_for (ctx->pool, g.N * g.C, 1, depthwise_chunk, &job);
+      DepthwiseEpilogue e = { &p->act, x->dtype, job.z };
+      gboolean needed = job.z || p->act.kind != ACT_NONE;
+      _owb_cpu_depthwise_conv (ctx->pool, &g, x->dtype, job.x, job.w, job.bias, job.y,
+                               needed ? depthwise_epilogue : NULL, &e);
       return TRUE;
     }
   job.direct = TRUE;

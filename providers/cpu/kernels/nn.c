@@ -233,98 +233,6 @@ OWB_CPU_FOR_FLOATS (DEFINE_VECTOR_HELPERS)
         }                                                                                                       \
   }                                                                                                             \
                                                                                                                 \
-  /* Depthwise 1-D/2-D convolution of planes [begin, end) (plane = image * C + channel), direct:        \
-   * im2col would copy each input once per kernel tap for a GEMM with a single row. Over the interior   \
-   * columns, where no tap leaves the input, all taps of an output vector accumulate in registers. */   \
-  static void depthwise_##NAME (const ConvGeom *g, const T *x, const T *w, const T *bias, T *y, int64_t begin,  \
-                                int64_t end)                                                                    \
-  {                                                                                                             \
-    gboolean two = g->nsp == 2;                                                                                 \
-    int64_t IH = two ? g->in[0] : 1, IW = g->in[g->nsp - 1];                                                    \
-    int64_t OH = two ? g->out[0] : 1, OW = g->out[g->nsp - 1];                                                  \
-    int64_t KH = two ? g->k[0] : 1, KW = g->k[g->nsp - 1];                                                      \
-    int64_t sh = two ? g->s[0] : 1, sw = g->s[g->nsp - 1];                                                      \
-    int64_t dh = two ? g->d[0] : 1, dw = g->d[g->nsp - 1];                                                      \
-    int64_t ph = two ? g->pad[0] : 0, pw = g->pad[g->nsp - 1];                                                  \
-    enum { L = LANES_##NAME, MAX_TAPS = 64 };                                                                   \
-    vec_##NAME vw[MAX_TAPS];                                                                                    \
-    gboolean vector = KH * KW <= MAX_TAPS;                                                                      \
-    /* interior columns [lo, hi): every kw tap inside the input row */                                          \
-    int64_t lo = 0, hi = OW;                                                                                    \
-    for (int64_t kw = 0; kw < KW; kw++)                                                                         \
-      {                                                                                                         \
-        int64_t l, h;                                                                                           \
-        _owb_cpu_conv_valid_range (kw * dw - pw, sw, IW, OW, &l, &h);                                                         \
-        lo = MAX (lo, l);                                                                                       \
-        hi = MIN (hi, h);                                                                                       \
-      }                                                                                                         \
-    hi = MAX (hi, lo);                                                                                          \
-    if (!vector)                                                                                                \
-      hi = lo;                                                                                                  \
-    for (int64_t plane = begin; plane < end; plane++)                                                           \
-      {                                                                                                         \
-        int64_t c = plane % g->C;                                                                               \
-        const T *xp = x + plane * g->in_size, *wp = w + c * g->ksize;                                           \
-        T *yp = y + plane * g->out_size;                                                                        \
-        T b0 = bias ? bias[c] : (T) 0;                                                                          \
-        for (int64_t t = 0; vector && sw == 1 && t < KH * KW; t++)                                              \
-          vw[t] = (vec_##NAME) {} + wp[t];                                                                      \
-        for (int64_t oh = 0; oh < OH; oh++)                                                                     \
-          {                                                                                                     \
-            T *yrow = yp + oh * OW;                                                                             \
-            int64_t top = oh * sh - ph, kh0, kh1;                                                               \
-            _owb_cpu_conv_valid_range (top, dh, IH, KH, &kh0, &kh1);                                                          \
-            int64_t ow = lo;                                                                                    \
-            if (sw == 1)                                                                                        \
-              for (; ow + L <= hi; ow += L)                                                                     \
-                {                                                                                               \
-                  vec_##NAME acc = (vec_##NAME) {} + b0;                                                        \
-                  for (int64_t kh = kh0; kh < kh1; kh++)                                                        \
-                    {                                                                                           \
-                      const T *xr = xp + (top + kh * dh) * IW + ow - pw;                                        \
-                      const vec_##NAME *wv = vw + kh * KW;                                                      \
-                      for (int64_t kw = 0; kw < KW; kw++)                                                       \
-                        acc += wv[kw] * vload_##NAME (xr + kw * dw);                                            \
-                    }                                                                                           \
-                  vstore_##NAME (yrow + ow, acc);                                                               \
-                }                                                                                               \
-            else                                                                                                \
-              /* strided: gathering lanes costs more than it saves; sum the taps in a register */              \
-              for (; ow < hi; ow++)                                                                             \
-                {                                                                                               \
-                  T acc = b0;                                                                                   \
-                  for (int64_t kh = kh0; kh < kh1; kh++)                                                        \
-                    {                                                                                           \
-                      const T *xr = xp + (top + kh * dh) * IW + ow * sw - pw, *wr = wp + kh * KW;               \
-                      for (int64_t kw = 0; kw < KW; kw++)                                                       \
-                        acc += wr[kw] * xr[kw * dw];                                                            \
-                    }                                                                                           \
-                  yrow[ow] = acc;                                                                               \
-                }                                                                                               \
-            /* the edges, and what the vectors left: [0, lo) and [ow, OW) */                                    \
-            for (int64_t o = 0; o < OW; o++)                                                                    \
-              {                                                                                                 \
-                if (o == lo)                                                                                    \
-                  o = ow;                                                                                       \
-                if (o >= OW)                                                                                    \
-                  break;                                                                                        \
-                T acc = b0;                                                                                     \
-                for (int64_t kh = kh0; kh < kh1; kh++)                                                          \
-                  {                                                                                             \
-                    const T *xr = xp + (top + kh * dh) * IW;                                                    \
-                    for (int64_t kw = 0; kw < KW; kw++)                                                         \
-                      {                                                                                         \
-                        int64_t iw = o * sw - pw + kw * dw;                                                     \
-                        if (iw >= 0 && iw < IW)                                                                 \
-                          acc += wp[kh * KW + kw] * xr[iw];                                                     \
-                      }                                                                                         \
-                  }                                                                                             \
-                yrow[o] = acc;                                                                                  \
-              }                                                                                                 \
-          }                                                                                                     \
-      }                                                                                                         \
-  }                                                                                                             \
-                                                                                                                \
   /* Rows [0, rows) of y (row stride ld), columns [p0, p0 + len), set to their channel's bias. */           \
   static void fill_bias_##NAME (T *y, const T *bias, int64_t rows, int64_t ld, int64_t p0, int64_t len)        \
   {                                                                                                             \
@@ -463,23 +371,6 @@ conv_units_chunk (int64_t begin, int64_t end, gpointer data)
 #undef CASE
 }
 
-static void
-depthwise_chunk (int64_t begin, int64_t end, gpointer data)
-{
-  ConvJob *job = data;
-#define CASE(T, NAME)                                                                                     \
-  case OWB_TYPE_##NAME:                                                                                   \
-    depthwise_##NAME (job->g, job->x, job->w, job->bias, job->y, begin, end);                             \
-    break;
-  switch (job->dtype)
-    {
-      OWB_CPU_FOR_FLOATS (CASE)
-    default:
-      g_assert_not_reached ();
-    }
-#undef CASE
-}
-
 /* Runs a resolved convolution on raw buffers of dtype float or double. */
 static void
 conv_run (OwbThreadPool *pool, const ConvGeom *g, OwbDataType dtype, const void *x, const void *w, const void *bias,
@@ -489,9 +380,9 @@ conv_run (OwbThreadPool *pool, const ConvGeom *g, OwbDataType dtype, const void 
   int threads = pool_threads (pool);
   if (g->N == 0 || g->M == 0 || g->out_size == 0)
     return;
-  if (g->nsp <= 2 && g->Cg == 1 && g->Mg == 1)
+  if (_owb_cpu_conv_is_depthwise (g))
     {
-      owb_parallel_for (pool, g->N * g->C, 1, depthwise_chunk, &job);
+      _owb_cpu_depthwise_conv (pool, g, dtype, x, w, bias, y, NULL, NULL);
       return;
     }
   job.pointwise = TRUE;

@@ -1,0 +1,316 @@
+/* owb-cmd-profile.c: `owb profile MODEL`: where a run's time goes, per op type and per node, from
+ * the session's trace hooks (until the SQLite profiler lands). */
+#include "owb-cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Time of one node over the timed runs. Self time: a control-flow node's subgraph nodes are
+ * counted on their own rows and not again on the parent's, so the rows add up to the run. */
+typedef struct {
+  const OwbNode *node;
+  guint calls;
+  double total_ms;
+  char *shape; /* of the first output, last seen */
+} NodeTime;
+
+typedef struct {
+  const char *op_type;
+  guint calls;
+  double total_ms;
+} OpTime;
+
+typedef struct {
+  double start, children;
+} Frame;
+
+typedef struct {
+  gboolean recording;
+  GHashTable *nodes;  /* const OwbNode * -> NodeTime * */
+  GArray *stack;      /* of Frame: nodes begun and not yet ended (nested for subgraphs) */
+} Profile;
+
+static void
+node_time_free (NodeTime *t)
+{
+  g_free (t->shape);
+  g_free (t);
+}
+
+static void
+on_begin (const OwbNode *node, int index, gpointer data)
+{
+  Profile *p = data;
+  Frame f = { owb_cli_now_ms (), 0 };
+  g_array_append_val (p->stack, f);
+}
+
+static void
+on_end (const OwbNode *node, int index, OwbTensor *const *outputs, int n_outputs, gpointer data)
+{
+  Profile *p = data;
+  double now = owb_cli_now_ms ();
+  if (p->stack->len == 0)
+    return;
+  Frame f = g_array_index (p->stack, Frame, p->stack->len - 1);
+  g_array_set_size (p->stack, p->stack->len - 1);
+  double elapsed = now - f.start;
+  if (p->stack->len > 0)
+    g_array_index (p->stack, Frame, p->stack->len - 1).children += elapsed;
+  if (!p->recording)
+    return;
+  NodeTime *t = g_hash_table_lookup (p->nodes, node);
+  if (!t)
+    {
+      t = g_new0 (NodeTime, 1);
+      t->node = node;
+      g_hash_table_insert (p->nodes, (gpointer) node, t);
+    }
+  t->calls++;
+  t->total_ms += MAX (elapsed - f.children, 0);
+  if (n_outputs > 0 && outputs[0] && !t->shape)
+    t->shape = owb_cli_tensor_describe (outputs[0]);
+}
+
+static int
+compare_node_times (gconstpointer a, gconstpointer b)
+{
+  const NodeTime *x = *(NodeTime *const *) a, *y = *(NodeTime *const *) b;
+  return (x->total_ms < y->total_ms) - (x->total_ms > y->total_ms);
+}
+
+static int
+compare_op_times (gconstpointer a, gconstpointer b)
+{
+  const OpTime *x = a, *y = b;
+  return (x->total_ms < y->total_ms) - (x->total_ms > y->total_ms);
+}
+
+static const char *
+node_op (const OwbNode *node)
+{
+  return node->op_type ? node->op_type : "";
+}
+
+int
+owb_cmd_profile (int argc, char **argv)
+{
+  g_autofree char *input_dir = NULL, *providers_opt = NULL, *optimize_opt = NULL;
+  g_auto (GStrv) named = NULL, dim_opts = NULL;
+  int n_threads = 0, warmup = 3, iterations = 10, top = 20;
+  gboolean json = FALSE;
+  GOptionEntry entries[] = {
+    { "input-dir", 0, 0, G_OPTION_ARG_FILENAME, &input_dir, "Feed DIR/input_K.pb to the graph inputs in order (default: random inputs)", "DIR" },
+    { "input", 'i', 0, G_OPTION_ARG_FILENAME_ARRAY, &named, "Feed input NAME from FILE; repeatable", "NAME=FILE" },
+    { "dim", 0, 0, G_OPTION_ARG_STRING_ARRAY, &dim_opts, "Value of a symbolic dimension for random inputs (default 1); repeatable", "NAME=VALUE" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &n_threads, "Intra-op threads (default 0: all cores)", "N" },
+    { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "Untimed runs first (default 3)", "N" },
+    { "iterations", 'n', 0, G_OPTION_ARG_INT, &iterations, "Profiled runs (default 10)", "N" },
+    { "top", 0, 0, G_OPTION_ARG_INT, &top, "Nodes to list, slowest first (default 20)", "N" },
+    { "optimize", 'O', 0, G_OPTION_ARG_STRING, &optimize_opt, "Optimization level: disabled, basic, extended, layout or all", "LEVEL" },
+    { "providers", 0, 0, G_OPTION_ARG_STRING, &providers_opt, "Execution providers in priority order (default: cpu)", "cpu,…" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbModel) model = NULL;
+  g_autoptr (OwbSession) session = NULL;
+  g_autoptr (GPtrArray) providers = NULL;
+  g_autoptr (GPtrArray) inputs = NULL;
+  g_autoptr (GHashTable) dims = NULL;
+  g_autoptr (GString) out = g_string_new (NULL);
+  g_autofree const char **names = NULL;
+  g_autofree OwbTensor **outputs = NULL;
+  Profile prof = { FALSE, NULL, NULL };
+  OwbTraceHooks hooks = { on_begin, on_end, &prof };
+  OwbSessionOptions options;
+  const char *path;
+  double run_ms = 0, nodes_ms = 0;
+  guint n_out;
+  int threads_used, status = OWB_EXIT_OK;
+
+  g_option_context_set_summary (context, "Profile MODEL: after --warmup runs, time every node over --iterations runs\n"
+                                         "and print a table per op type and the --top slowest nodes. Inputs are\n"
+                                         "random unless files are given.");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!owb_cli_parse (context, "profile", &argc, &argv))
+    return OWB_EXIT_USAGE;
+  if (argc != 2)
+    {
+      owb_cli_error ("profile", "expected one MODEL argument (see owb profile --help)");
+      return OWB_EXIT_USAGE;
+    }
+  if (warmup < 0 || iterations < 1 || top < 0)
+    {
+      owb_cli_error ("profile", "--warmup and --top must be 0 or more and --iterations 1 or more");
+      return OWB_EXIT_USAGE;
+    }
+  path = argv[1];
+  dims = owb_cli_parse_dims (dim_opts, &error);
+  if (dims == NULL || !owb_cli_session_options (&options, providers_opt, n_threads, optimize_opt, &providers, &error))
+    {
+      owb_cli_gerror ("profile", error);
+      return OWB_EXIT_USAGE;
+    }
+  threads_used = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
+  options.hooks = &hooks;
+
+  model = owb_model_load_file (path, &error);
+  if (model == NULL)
+    {
+      owb_cli_gerror (path, error);
+      return OWB_EXIT_FAILED;
+    }
+  session = owb_session_new (model, &options, &error);
+  if (session == NULL)
+    {
+      owb_cli_gerror (path, error);
+      return OWB_EXIT_FAILED;
+    }
+  inputs = owb_cli_gather_inputs (session, input_dir, named, TRUE, dims, 0, &error);
+  if (inputs == NULL)
+    {
+      owb_cli_gerror (path, error);
+      return owb_cli_exit_status (error);
+    }
+  names = g_new0 (const char *, MAX (inputs->len, 1));
+  for (guint i = 0; i < inputs->len; i++)
+    names[i] = owb_session_get_input (session, i)->name;
+  n_out = owb_session_get_n_outputs (session);
+  outputs = g_new0 (OwbTensor *, MAX (n_out, 1));
+  prof.nodes = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) node_time_free);
+  prof.stack = g_array_new (FALSE, FALSE, sizeof (Frame));
+
+  for (int it = -warmup; it < iterations; it++)
+    {
+      prof.recording = it >= 0;
+      g_array_set_size (prof.stack, 0);
+      double start = owb_cli_now_ms ();
+      gboolean ok = owb_session_run (session, inputs->len, names, (OwbTensor *const *) inputs->pdata, n_out, NULL,
+                                     outputs, NULL, NULL, &error);
+      if (it >= 0)
+        run_ms += owb_cli_now_ms () - start;
+      for (guint k = 0; k < n_out; k++)
+        g_clear_pointer (&outputs[k], owb_tensor_unref);
+      if (!ok)
+        {
+          owb_cli_gerror (path, error);
+          status = OWB_EXIT_FAILED;
+          goto done;
+        }
+    }
+
+  {
+    g_autoptr (GPtrArray) rows = g_ptr_array_new ();
+    GHashTableIter iter;
+    gpointer value;
+    g_hash_table_iter_init (&iter, prof.nodes);
+    while (g_hash_table_iter_next (&iter, NULL, &value))
+      g_ptr_array_add (rows, value);
+    g_ptr_array_sort (rows, compare_node_times);
+    g_autoptr (GArray) ops = g_array_new (FALSE, TRUE, sizeof (OpTime));
+    g_autoptr (GHashTable) op_index = g_hash_table_new (g_str_hash, g_str_equal);
+    for (guint i = 0; i < rows->len; i++)
+      {
+        const NodeTime *t = g_ptr_array_index (rows, i);
+        nodes_ms += t->total_ms;
+        const char *op = node_op (t->node);
+        gpointer idx;
+        if (!g_hash_table_lookup_extended (op_index, op, NULL, &idx))
+          {
+            OpTime o = { op, 0, 0 };
+            g_array_append_val (ops, o);
+            idx = GUINT_TO_POINTER (ops->len - 1);
+            g_hash_table_insert (op_index, (gpointer) op, idx);
+          }
+        OpTime *o = &g_array_index (ops, OpTime, GPOINTER_TO_UINT (idx));
+        o->calls += t->calls;
+        o->total_ms += t->total_ms;
+      }
+    g_array_sort (ops, compare_op_times);
+    double denom = nodes_ms > 0 ? nodes_ms : 1;
+    guint n_top = MIN ((guint) top, rows->len);
+    /* per-run figures: totals are over all profiled runs, divided by their number */
+    if (json)
+      {
+        g_string_append (out, "{\"model\":");
+        owb_json_string (out, path);
+        g_string_append_printf (out, ",\"iterations\":%d,\"warmup\":%d,\"threads\":%d,\"optimize\":", iterations, warmup,
+                                threads_used);
+        owb_json_string (out, owb_cli_optimize_name (options.optimize));
+        g_string_append (out, ",\"run_ms\":");
+        owb_json_double (out, run_ms / iterations);
+        g_string_append (out, ",\"nodes_ms\":");
+        owb_json_double (out, nodes_ms / iterations);
+        g_string_append (out, ",\"ops\":[");
+        for (guint i = 0; i < ops->len; i++)
+          {
+            const OpTime *o = &g_array_index (ops, OpTime, i);
+            g_string_append (out, i ? ",{\"op_type\":" : "{\"op_type\":");
+            owb_json_string (out, o->op_type);
+            g_string_append_printf (out, ",\"calls\":%u,\"total_ms\":", o->calls / iterations);
+            owb_json_double (out, o->total_ms / iterations);
+            g_string_append (out, ",\"percent\":");
+            owb_json_double (out, 100 * o->total_ms / denom);
+            g_string_append (out, ",\"mean_us\":");
+            owb_json_double (out, o->calls ? 1000 * o->total_ms / o->calls : 0);
+            g_string_append_c (out, '}');
+          }
+        g_string_append (out, "],\"nodes\":[");
+        for (guint i = 0; i < n_top; i++)
+          {
+            const NodeTime *t = g_ptr_array_index (rows, i);
+            g_string_append (out, i ? ",{\"name\":" : "{\"name\":");
+            owb_json_string (out, t->node->name ? t->node->name : "");
+            g_string_append (out, ",\"op_type\":");
+            owb_json_string (out, node_op (t->node));
+            g_string_append (out, ",\"provider\":");
+            owb_json_string (out, t->node->provider ? t->node->provider : "");
+            g_string_append (out, ",\"ms\":");
+            owb_json_double (out, t->total_ms / iterations);
+            g_string_append (out, ",\"percent\":");
+            owb_json_double (out, 100 * t->total_ms / denom);
+            g_string_append (out, ",\"output_shape\":");
+            owb_json_string (out, t->shape ? t->shape : "");
+            g_string_append_c (out, '}');
+          }
+        g_string_append (out, "]}\n");
+      }
+    else
+      {
+        g_string_append_printf (out, "Model      %s\n", path);
+        g_string_append_printf (out, "Settings   %d thread%s, optimization %s, %d profiled runs after %d warm-up\n",
+                                threads_used, threads_used == 1 ? "" : "s", owb_cli_optimize_name (options.optimize),
+                                iterations, warmup);
+        g_string_append_printf (out, "Run        %.3f ms per run, %.3f ms of it inside nodes\n\n", run_ms / iterations,
+                                nodes_ms / iterations);
+        g_string_append_printf (out, "%-28s %7s %10s %7s %10s\n", "op type", "calls", "total ms", "%", "mean us");
+        for (guint i = 0; i < ops->len; i++)
+          {
+            const OpTime *o = &g_array_index (ops, OpTime, i);
+            g_string_append_printf (out, "%-28s %7u %10.3f %7.2f %10.1f\n", o->op_type, o->calls / iterations,
+                                    o->total_ms / iterations, 100 * o->total_ms / denom,
+                                    o->calls ? 1000 * o->total_ms / o->calls : 0);
+          }
+        g_string_append_printf (out, "\nTop %u nodes\n%-32s %-20s %-8s %9s %7s  %s\n", n_top, "node", "op type",
+                                "provider", "ms", "%", "output");
+        for (guint i = 0; i < n_top; i++)
+          {
+            const NodeTime *t = g_ptr_array_index (rows, i);
+            g_string_append_printf (out, "%-32s %-20s %-8s %9.3f %7.2f  %s\n", t->node->name ? t->node->name : "",
+                                    node_op (t->node), t->node->provider ? t->node->provider : "",
+                                    t->total_ms / iterations, 100 * t->total_ms / denom, t->shape ? t->shape : "");
+          }
+      }
+  }
+  fputs (out->str, stdout);
+
+done:
+  /* the session (which holds the hooks) goes before the tables they write to */
+  g_clear_pointer (&session, owb_session_free);
+  g_hash_table_unref (prof.nodes);
+  g_array_unref (prof.stack);
+  return status;
+}

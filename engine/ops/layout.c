@@ -1,0 +1,177 @@
+/* layout.c: schemas of the engine's channels-last ops (domain ai.onnx.workbench), which the layout
+ * optimization level puts between NCHW<->NHWC Transposes: NhwcConv, NhwcMaxPool, NhwcAveragePool and
+ * NhwcGlobalAveragePool. Each infers through the standard op on the NCHW view of its input. */
+#include "owb-ops-private.h"
+#include <owb/owb-error.h>
+
+#include <string.h>
+
+/* NHWC -> NCHW and back, on 4-D types. */
+static void
+to_nchw (const OwbValueType *in, OwbValueType *out)
+{
+  *out = *in;
+  out->dims[1] = in->dims[3];
+  out->dims[2] = in->dims[1];
+  out->dims[3] = in->dims[2];
+}
+
+static void
+to_nhwc (OwbValueType *t)
+{
+  if (t->rank != 4)
+    return;
+  OwbDim c = t->dims[1];
+  t->dims[1] = t->dims[2];
+  t->dims[2] = t->dims[3];
+  t->dims[3] = c;
+}
+
+static gboolean
+check_rank4 (OwbInferContext *ctx, int i, const char *what, GError **error)
+{
+  const OwbValueType *t = ctx->inputs[i];
+  if (t && t->rank >= 0 && t->rank != 4)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "%s must have rank 4 (NHWC), got rank %d", what, t->rank);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Infers as the standard op `op_type` on NCHW views of the first n inputs (W [kH, kW, C/group, M]
+ * viewed as [M, C/group, kH, kW]), then returns the output to NHWC. */
+static gboolean
+infer_via (OwbInferContext *ctx, const char *op_type, int opset, int n, GError **error)
+{
+  const OwbOpSchema *schema = owb_op_schema_lookup ("", op_type, opset);
+  g_assert (schema && schema->infer);
+  OwbValueType views[2];
+  const OwbValueType *ins[2] = { NULL, NULL };
+  const OwbTensor *values[3] = { NULL, NULL, NULL };
+  for (int i = 0; i < n; i++)
+    {
+      const OwbValueType *t = ctx->inputs[i];
+      if (!t || t->rank != 4)
+        {
+          ins[i] = t;
+          continue;
+        }
+      if (i == 0)
+        to_nchw (t, &views[i]);
+      else
+        {
+          views[i] = *t;
+          views[i].dims[0] = t->dims[3];
+          views[i].dims[1] = t->dims[2];
+          views[i].dims[2] = t->dims[0];
+          views[i].dims[3] = t->dims[1];
+        }
+      ins[i] = &views[i];
+    }
+  OwbInferContext sub = *ctx;
+  sub.opset = opset; /* the standard op's rules at that version, not our domain's version 1 */
+  sub.n_inputs = n;
+  sub.inputs = ins;
+  /* Shapes never depend on the values here, and the values are in the other layout. */
+  sub.input_values = values;
+  if (!schema->infer (&sub, error))
+    return FALSE;
+  to_nhwc (&ctx->outputs[0]);
+  return TRUE;
+}
+
+/* NhwcConv (X [N, H, W, C], W [kH, kW, C/group, M], B [M]?, Z [N, OH, OW, M]?):
+ * Y = activation (Conv (X, W, B) + Z) in NHWC, with Conv's and FusedConv's attributes. */
+static gboolean
+infer_nhwc_conv (OwbInferContext *ctx, GError **error)
+{
+  if (!check_rank4 (ctx, 0, "X", error) || !check_rank4 (ctx, 1, "W", error))
+    return FALSE;
+  const char *act = owb_node_get_string (ctx->node, "activation", NULL);
+  if (act)
+    {
+      static const char *const known[] = { "Relu",        "LeakyRelu", "Clip",  "Sigmoid", "Tanh",
+                                           "HardSigmoid", "HardSwish", "Swish", "Gelu",    "FastGelu" };
+      gboolean ok = FALSE;
+      for (guint i = 0; i < G_N_ELEMENTS (known) && !ok; i++)
+        ok = strcmp (act, known[i]) == 0;
+      if (!ok)
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "activation '%s' is not supported", act);
+          return FALSE;
+        }
+    }
+  if (!infer_via (ctx, "Conv", 11, MIN (ctx->n_inputs, 3), error))
+    return FALSE;
+  const OwbValueType *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  OwbValueType *y = &ctx->outputs[0];
+  if (!z || z->rank < 0 || y->rank < 0)
+    return TRUE;
+  gboolean ok = z->rank == y->rank && (z->dtype == y->dtype || z->dtype == OWB_TYPE_UNDEFINED);
+  for (int i = 0; ok && i < y->rank; i++)
+    if (owb_dim_is_known (z->dims[i]) && owb_dim_is_known (y->dims[i]))
+      ok = z->dims[i].value == y->dims[i].value;
+  if (!ok)
+    {
+      char *zs = owb_value_type_to_string (z), *ys = owb_value_type_to_string (y);
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "residual Z %s does not match the output %s", zs, ys);
+      g_free (zs);
+      g_free (ys);
+      return FALSE;
+    }
+  for (int i = 0; i < y->rank; i++)
+    if (!owb_dim_is_known (y->dims[i]) && !y->dims[i].param)
+      y->dims[i] = z->dims[i];
+  return TRUE;
+}
+
+static gboolean
+infer_nhwc_pool (OwbInferContext *ctx, const char *op_type, GError **error)
+{
+  if (!check_rank4 (ctx, 0, "X", error))
+    return FALSE;
+  if (ctx->n_outputs > 1)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "has no Indices output");
+      return FALSE;
+    }
+  return infer_via (ctx, op_type, 22, 1, error);
+}
+
+static gboolean
+infer_nhwc_max_pool (OwbInferContext *ctx, GError **error)
+{
+  return infer_nhwc_pool (ctx, "MaxPool", error);
+}
+
+static gboolean
+infer_nhwc_average_pool (OwbInferContext *ctx, GError **error)
+{
+  return infer_nhwc_pool (ctx, "AveragePool", error);
+}
+
+/* [N, H, W, C] -> [N, 1, 1, C] */
+static gboolean
+infer_nhwc_global_average_pool (OwbInferContext *ctx, GError **error)
+{
+  if (!check_rank4 (ctx, 0, "X", error))
+    return FALSE;
+  const OwbValueType *x = ctx->inputs[0];
+  OwbValueType *y = &ctx->outputs[0];
+  *y = *x;
+  if (x->rank == 4)
+    {
+      y->dims[1] = (OwbDim){ .value = 1 };
+      y->dims[2] = (OwbDim){ .value = 1 };
+    }
+  return TRUE;
+}
+
+const OwbOpSchema _owb_ops_layout[] = {
+  { "NhwcConv", "ai.onnx.workbench", 1, 2, 4, 1, 1, infer_nhwc_conv },
+  { "NhwcMaxPool", "ai.onnx.workbench", 1, 1, 1, 1, 1, infer_nhwc_max_pool },
+  { "NhwcAveragePool", "ai.onnx.workbench", 1, 1, 1, 1, 1, infer_nhwc_average_pool },
+  { "NhwcGlobalAveragePool", "ai.onnx.workbench", 1, 1, 1, 1, 1, infer_nhwc_global_average_pool },
+  { NULL }
+};

@@ -1,0 +1,555 @@
+/* pass-layout-nhwc.c: runs 2-D float convolutions channels-last. Every Conv/FusedConv with a
+ * constant weight becomes Transpose(to NHWC) -> NhwcConv -> Transpose(to NCHW); the NCHW Transposes
+ * are then pushed down through layout-agnostic ops (elementwise, Concat, pools) and cancelled
+ * against the NHWC Transposes of the next convolution, so that a chain of convolutions keeps its
+ * activations in NHWC and graph outputs stay NCHW. */
+#include "owb-optimizer-private.h"
+
+#include <string.h>
+
+#define WB "ai.onnx.workbench"
+/* Multiply-adds of convolution one transposed element must be worth (see run). */
+#define TRANSPOSE_COST_RATIO 1000
+#define DEPTHWISE_WEIGHT 20
+
+static const int64_t to_nhwc_perm[4] = { 0, 2, 3, 1 };
+static const int64_t to_nchw_perm[4] = { 0, 3, 1, 2 };
+
+static const char *
+label (const OwbNode *node)
+{
+  return node->name && node->name[0] ? node->name : node->outputs[0];
+}
+
+static gboolean
+is_our_op (const OwbNode *node, const char *op_type)
+{
+  return node && node->domain && strcmp (node->domain, WB) == 0 && strcmp (node->op_type, op_type) == 0;
+}
+
+static gboolean
+is_transpose (const OwbNode *node, const int64_t *perm)
+{
+  if (!_owb_pass_is_op (node, "Transpose") || node->n_inputs != 1 || node->n_outputs != 1)
+    return FALSE;
+  int n = 0;
+  const int64_t *p = owb_node_get_ints (node, "perm", &n);
+  return p && n == 4 && memcmp (p, perm, sizeof (int64_t) * 4) == 0;
+}
+
+/* The NHWC value whose NCHW Transpose `name` is, or NULL. */
+static const char *
+nhwc_source (OwbPassContext *ctx, const char *name)
+{
+  OwbNode *p = _owb_pass_producer (ctx, name);
+  return is_transpose (p, to_nchw_perm) ? p->inputs[0] : NULL;
+}
+
+static void
+set_ints (OwbNode *node, const char *name, int n, const int64_t *values)
+{
+  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
+  a->n = n;
+  a->ints = g_memdup2 (values, sizeof (int64_t) * n);
+}
+
+/* Adds Transpose (input, perm) writing `output`, or a fresh "nhwc"/"nchw" value when output is NULL;
+ * returns the output's name (owned by the node). */
+static const char *
+add_transpose (OwbPassContext *ctx, const char *input, const char *output, const int64_t *perm, const char *from)
+{
+  OwbNode *t = owb_node_new ("Transpose", "", NULL);
+  owb_node_add_input (t, input);
+  char *name = output ? g_strdup (output) : _owb_pass_unique_name (ctx, perm == to_nhwc_perm ? "nhwc" : "nchw");
+  owb_node_add_output (t, name);
+  g_free (name);
+  set_ints (t, "perm", 4, perm);
+  _owb_pass_add_node (ctx, t, &from, from ? 1 : 0);
+  return t->outputs[0];
+}
+
+/* An NHWC value equal to NCHW `name`: the source of its NCHW Transpose, or a new NHWC Transpose. */
+static char *
+nhwc_of (OwbPassContext *ctx, const char *name, const char *from)
+{
+  const char *src = nhwc_source (ctx, name);
+  if (src)
+    return g_strdup (src);
+  /* one Transpose per value, however many convolutions read it */
+  GPtrArray *readers = _owb_pass_consumers (ctx, name);
+  for (guint i = 0; i < readers->len; i++)
+    if (is_transpose (g_ptr_array_index (readers, i), to_nhwc_perm))
+      return g_strdup (((OwbNode *) g_ptr_array_index (readers, i))->outputs[0]);
+  return g_strdup (add_transpose (ctx, name, NULL, to_nhwc_perm, from));
+}
+
+/* ---- Conv / FusedConv -> NhwcConv ---- */
+
+/* Why the convolution cannot run as NhwcConv, or NULL when it can. */
+static char *
+conv_refusal (OwbPassContext *ctx, const OwbNode *conv)
+{
+  if (conv->n_inputs < 2 || conv->n_outputs != 1)
+    return g_strdup ("has an unexpected signature");
+  const OwbValueType *x = _owb_pass_value_type (ctx, conv->inputs[0]);
+  const OwbTensor *w = _owb_pass_get_constant (ctx, conv->inputs[1]);
+  if (!x || x->kind != OWB_VALUE_TENSOR || x->rank < 0)
+    return g_strdup ("input X has no inferred rank");
+  if (x->rank != 4)
+    return g_strdup_printf ("is a %d-D convolution; NhwcConv is 2-D only", x->rank - 2);
+  if (x->dtype != OWB_TYPE_FLOAT)
+    return g_strdup_printf ("runs on %s; NhwcConv is float only", owb_data_type_name (x->dtype));
+  if (!w)
+    return g_strdup ("weight W is not a constant, so it cannot be reordered once");
+  if (w->rank != 4 || w->dtype != OWB_TYPE_FLOAT)
+    return g_strdup ("weight W is not a 4-D float tensor");
+  const char *b = owb_node_get_input (conv, 2);
+  const OwbValueType *bt = b ? _owb_pass_value_type (ctx, b) : NULL;
+  if (b && bt && bt->rank != 1)
+    return g_strdup ("bias B is not a vector");
+  return NULL;
+}
+
+/* W [M, C/group, kH, kW] -> [kH, kW, C/group, M]: row (kh, kw, c) of a group's GEMM operand holds
+ * the M output channels contiguously. */
+static OwbTensor *
+reorder_weight (const OwbTensor *w)
+{
+  int64_t M = w->dims[0], Cg = w->dims[1], KH = w->dims[2], KW = w->dims[3];
+  int64_t dims[4] = { KH, KW, Cg, M };
+  OwbTensor *t = owb_tensor_new_uninit (OWB_TYPE_FLOAT, 4, dims, NULL);
+  const float *src = w->data;
+  float *dst = t->data;
+  /* written in order: the weights of a large network are tens of MiB */
+  for (int64_t kh = 0; kh < KH; kh++)
+    for (int64_t kw = 0; kw < KW; kw++)
+      for (int64_t c = 0; c < Cg; c++)
+        for (int64_t m = 0; m < M; m++)
+          *dst++ = src[((m * Cg + c) * KH + kh) * KW + kw];
+  return t;
+}
+
+static void
+convert_conv (OwbPassContext *ctx, OwbNode *conv)
+{
+  const char *from = label (conv);
+  OwbNode *nc = owb_node_dup (conv);
+  owb_node_clear_claims (nc);
+  g_free (nc->op_type);
+  nc->op_type = g_strdup ("NhwcConv");
+  g_free (nc->domain);
+  nc->domain = g_strdup (WB);
+  g_free (nc->name);
+  nc->name = NULL;
+
+  char *x = nhwc_of (ctx, conv->inputs[0], from);
+  g_free (nc->inputs[0]);
+  nc->inputs[0] = x;
+  const char *w = _owb_pass_add_initializer (ctx, conv->inputs[1],
+                                             reorder_weight (_owb_pass_get_constant (ctx, conv->inputs[1])));
+  g_free (nc->inputs[1]);
+  nc->inputs[1] = g_strdup (w);
+  if (nc->n_inputs > 3 && nc->inputs[3][0])
+    {
+      char *z = nhwc_of (ctx, conv->inputs[3], from);
+      g_free (nc->inputs[3]);
+      nc->inputs[3] = z;
+    }
+  char *out = g_strdup (conv->outputs[0]);
+  g_free (nc->outputs[0]);
+  nc->outputs[0] = _owb_pass_unique_name (ctx, "nhwc");
+  char *from_copy = g_strdup (from);
+  const char *from_name = from_copy;
+  _owb_pass_add_node (ctx, nc, &from_name, 1);
+  const char *y = nc->outputs[0];
+  _owb_pass_remove_node (ctx, conv);
+  add_transpose (ctx, y, out, to_nchw_perm, from_copy);
+  g_free (out);
+  g_free (from_copy);
+}
+
+/* ---- pushing NCHW Transposes down ---- */
+
+static gboolean
+is_unary_elementwise (const OwbNode *node)
+{
+  static const char *const ops[] = { "Relu",     "LeakyRelu", "Clip",        "Sigmoid",  "HardSigmoid", "HardSwish",
+                                     "Tanh",     "Elu",       "Selu",        "Celu",     "Softplus",    "Softsign",
+                                     "Neg",      "Abs",       "Exp",         "Log",      "Sqrt",        "Reciprocal",
+                                     "Erf",      "Floor",     "Ceil",        "Round",    "Sign",        "Identity",
+                                     "Gelu",     "Mish",      "ThresholdedRelu", "Cast", "Not" };
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    if (_owb_pass_is_op (node, ops[i]))
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+is_broadcast_elementwise (const OwbNode *node)
+{
+  static const char *const ops[] = { "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "PRelu" };
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    if (_owb_pass_is_op (node, ops[i]))
+      return TRUE;
+  return FALSE;
+}
+
+/* A constant that broadcasts against a 4-D NCHW tensor, as the same constant against NHWC. */
+static OwbTensor *
+constant_to_nhwc (const OwbTensor *c)
+{
+  if (c->rank > 4)
+    return NULL;
+  if (c->nelems == 1)
+    return owb_tensor_ref ((OwbTensor *) c);
+  int64_t d[4] = { 1, 1, 1, 1 };
+  for (int i = 0; i < c->rank; i++)
+    d[4 - c->rank + i] = c->dims[i];
+  int64_t nd[4] = { d[0], d[2], d[3], d[1] };
+  OwbTensor *t = owb_tensor_new_uninit (c->dtype, 4, nd, NULL);
+  if (!t)
+    return NULL;
+  gsize es = owb_data_type_size (c->dtype);
+  const char *src = c->data;
+  char *dst = t->data;
+  for (int64_t n = 0; n < d[0]; n++)
+    for (int64_t h = 0; h < d[2]; h++)
+      for (int64_t w = 0; w < d[3]; w++)
+        for (int64_t ch = 0; ch < d[1]; ch++)
+          memcpy (dst + (((n * d[2] + h) * d[3] + w) * d[1] + ch) * es, src + (((n * d[1] + ch) * d[2] + h) * d[3] + w) * es, es);
+  return t;
+}
+
+/* Rewrites `node` (reading at least one NCHW Transpose) to run on NHWC values, followed by one NCHW
+ * Transpose writing its original output. Returns FALSE when some input has no NHWC form. */
+static gboolean
+try_push (OwbPassContext *ctx, OwbNode *node)
+{
+  gboolean unary = is_unary_elementwise (node), binary = is_broadcast_elementwise (node);
+  gboolean concat = _owb_pass_is_op (node, "Concat");
+  const char *new_op = NULL;
+  if (_owb_pass_is_op (node, "MaxPool"))
+    new_op = "NhwcMaxPool";
+  else if (_owb_pass_is_op (node, "AveragePool"))
+    new_op = "NhwcAveragePool";
+  else if (_owb_pass_is_op (node, "GlobalAveragePool"))
+    new_op = "NhwcGlobalAveragePool";
+  if (!unary && !binary && !concat && !new_op)
+    return FALSE;
+  int n_data = unary || new_op ? 1 : node->n_inputs;
+  gboolean any = FALSE;
+  for (int i = 0; i < MIN (n_data, node->n_inputs) && !any; i++)
+    any = node->inputs[i][0] && nhwc_source (ctx, node->inputs[i]);
+  if (node->n_outputs != 1 || !any)
+    return FALSE;
+  const OwbValueType *out = _owb_pass_value_type (ctx, node->outputs[0]);
+  if (!out || out->kind != OWB_VALUE_TENSOR || out->rank != 4)
+    return FALSE;
+  if (new_op)
+    {
+      int nk = 0;
+      owb_node_get_ints (node, "kernel_shape", &nk);
+      if ((!_owb_pass_is_op (node, "GlobalAveragePool") && nk != 2) || out->dtype != OWB_TYPE_FLOAT)
+        return FALSE;
+    }
+  /* the inputs that carry the layout must have NHWC forms */
+  for (int i = 0; i < n_data; i++)
+    {
+      if (!node->inputs[i][0])
+        return FALSE;
+      if (nhwc_source (ctx, node->inputs[i]))
+        continue;
+      const OwbTensor *c = _owb_pass_get_constant (ctx, node->inputs[i]);
+      if (!c || concat || c->rank > 4)
+        return FALSE;
+    }
+
+  const char *from = label (node);
+  OwbNode *nn = owb_node_dup (node);
+  owb_node_clear_claims (nn);
+  g_free (nn->name);
+  nn->name = NULL;
+  for (int i = 0; i < n_data; i++)
+    {
+      const char *src = nhwc_source (ctx, node->inputs[i]);
+      char *name;
+      if (src)
+        name = g_strdup (src);
+      else
+        {
+          OwbTensor *t = constant_to_nhwc (_owb_pass_get_constant (ctx, node->inputs[i]));
+          name = g_strdup (_owb_pass_add_initializer (ctx, node->inputs[i], t));
+        }
+      g_free (nn->inputs[i]);
+      nn->inputs[i] = name;
+    }
+  if (concat)
+    {
+      int64_t axis = owb_node_get_int (node, "axis", 0);
+      axis = axis < 0 ? axis + 4 : axis;
+      static const int64_t to_nhwc_axis[4] = { 0, 3, 1, 2 };
+      if (axis < 0 || axis > 3)
+        {
+          owb_node_free (nn);
+          return FALSE;
+        }
+      for (int a = 0; a < nn->n_attributes; a++)
+        if (strcmp (nn->attributes[a].name, "axis") == 0)
+          nn->attributes[a].i = to_nhwc_axis[axis];
+    }
+  if (new_op)
+    {
+      g_free (nn->op_type);
+      nn->op_type = g_strdup (new_op);
+      g_free (nn->domain);
+      nn->domain = g_strdup (WB);
+    }
+  char *y = g_strdup (node->outputs[0]);
+  char *from_copy = g_strdup (from);
+  const char *from_name = from_copy;
+  g_free (nn->outputs[0]);
+  nn->outputs[0] = _owb_pass_unique_name (ctx, "nhwc");
+  _owb_pass_add_node (ctx, nn, &from_name, 1);
+  _owb_pass_remove_node (ctx, node);
+  add_transpose (ctx, nn->outputs[0], y, to_nchw_perm, from_copy);
+  g_free (y);
+  g_free (from_copy);
+  return TRUE;
+}
+
+/* Transpose(to NHWC) of Transpose(to NCHW) of v is v. */
+static gboolean
+try_cancel (OwbPassContext *ctx, OwbNode *t)
+{
+  if (!is_transpose (t, to_nhwc_perm) || _owb_pass_is_graph_output (ctx, t->outputs[0]))
+    return FALSE;
+  const char *src = nhwc_source (ctx, t->inputs[0]);
+  if (!src)
+    return FALSE;
+  char *s = g_strdup (src);
+  _owb_pass_replace_uses (ctx, t->outputs[0], s);
+  g_free (s);
+  _owb_pass_remove_node (ctx, t);
+  return TRUE;
+}
+
+static guint
+remove_dead_transposes (OwbPassContext *ctx)
+{
+  guint removed = 0;
+  for (gboolean again = TRUE; again;)
+    {
+      again = FALSE;
+      for (guint i = 0; i < ctx->graph->nodes->len; i++)
+        {
+          OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+          if ((is_transpose (node, to_nchw_perm) || is_transpose (node, to_nhwc_perm))
+              && _owb_pass_n_uses (ctx, node->outputs[0]) == 0)
+            {
+              _owb_pass_remove_node (ctx, node);
+              removed++;
+              again = TRUE;
+              break;
+            }
+        }
+    }
+  return removed;
+}
+
+static gboolean
+is_conv (const OwbNode *node)
+{
+  return _owb_pass_is_op (node, "Conv") || is_our_op (node, "FusedConv");
+}
+
+/* Whether the push loop can carry NHWC through the node (ignoring its other inputs). */
+static gboolean
+is_layout_agnostic (const OwbNode *node)
+{
+  return is_unary_elementwise (node) || is_broadcast_elementwise (node) || _owb_pass_is_op (node, "Concat")
+         || _owb_pass_is_op (node, "MaxPool") || _owb_pass_is_op (node, "AveragePool")
+         || _owb_pass_is_op (node, "GlobalAveragePool");
+}
+
+static int64_t
+n_elements (OwbPassContext *ctx, const char *name)
+{
+  const OwbValueType *t = _owb_pass_value_type (ctx, name);
+  if (!t || t->kind != OWB_VALUE_TENSOR || t->rank != 4)
+    return 0;
+  int64_t n = 1;
+  for (int i = 0; i < 4; i++)
+    n *= owb_dim_is_known (t->dims[i]) ? t->dims[i].value : 1;
+  return n;
+}
+
+static gboolean
+in_region (OwbPassContext *ctx, const OwbNode *node, GHashTable *convs)
+{
+  return node && (g_hash_table_contains (convs, node) || is_layout_agnostic (node));
+}
+
+/* The elements the Transposes will move per run: values crossing between the convolutions (with
+ * the layout-agnostic ops around them) and every other node, graph inputs and outputs included. */
+static int64_t
+transposed_elements (OwbPassContext *ctx, GHashTable *convs)
+{
+  int64_t total = 0;
+  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      if (!in_region (ctx, node, convs))
+        continue;
+      for (int k = 0; k < node->n_inputs; k++)
+        {
+          const char *in = node->inputs[k];
+          if (!in[0] || _owb_pass_get_constant (ctx, in))
+            continue;
+          if (!in_region (ctx, _owb_pass_producer (ctx, in), convs))
+            total += n_elements (ctx, in);
+        }
+      for (int k = 0; k < node->n_outputs; k++)
+        {
+          const char *out = node->outputs[k];
+          gboolean leaves = _owb_pass_is_graph_output (ctx, out);
+          GPtrArray *readers = _owb_pass_consumers (ctx, out);
+          for (guint r = 0; r < readers->len && !leaves; r++)
+            leaves = !in_region (ctx, g_ptr_array_index (readers, r), convs);
+          if (leaves)
+            total += n_elements (ctx, out);
+        }
+    }
+  return total;
+}
+
+static int64_t
+multiply_adds (OwbPassContext *ctx, const OwbNode *conv)
+{
+  const OwbTensor *w = _owb_pass_get_constant (ctx, conv->inputs[1]);
+  const OwbValueType *y = _owb_pass_value_type (ctx, conv->outputs[0]);
+  if (!w || !y || y->rank != 4)
+    return 0;
+  int64_t pixels = 1;
+  for (int i = 0; i < 4; i++)
+    if (i != 1)
+      pixels *= owb_dim_is_known (y->dims[i]) ? y->dims[i].value : 1;
+  int64_t macs = pixels * w->nelems;
+  /* a depthwise convolution gains 1.5-2x channels-last against a few percent for the GEMM ones */
+  return w->dims[1] == 1 && owb_node_get_int (conv, "group", 1) > 1 ? DEPTHWISE_WEIGHT * macs : macs;
+}
+
+/* The report keeps the net change: Transposes this pass created and then cancelled are neither
+ * "created" (they are not in the graph) nor "removed" (they were never in the input). */
+static void
+net_report (OwbPassContext *ctx)
+{
+  GHashTable *alive = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      if (node->name)
+        g_hash_table_add (alive, node->name);
+    }
+  GHashTable *transient = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  GPtrArray *created = ctx->report->created;
+  for (guint i = created->len; i-- > 0;)
+    {
+      OwbOptimizeCreated *c = g_ptr_array_index (created, i);
+      if (g_hash_table_contains (alive, c->node))
+        continue;
+      g_hash_table_add (transient, g_strdup (c->node));
+      g_ptr_array_remove_index (created, i);
+    }
+  GPtrArray *removed = ctx->report->removed;
+  for (guint i = removed->len; i-- > 0;)
+    if (g_hash_table_contains (transient, g_ptr_array_index (removed, i)))
+      g_ptr_array_remove_index (removed, i);
+  g_hash_table_unref (transient);
+  g_hash_table_unref (alive);
+}
+
+static gboolean
+run (OwbPassContext *ctx, GError **error)
+{
+  GPtrArray *convs = g_ptr_array_new ();
+  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      if (!is_conv (node))
+        continue;
+      char *why = conv_refusal (ctx, node);
+      if (why)
+        _owb_pass_near_miss (ctx, node, "%s; kept in NCHW", why);
+      else
+        g_ptr_array_add (convs, node);
+      g_free (why);
+    }
+  if (convs->len > 0 && ctx->options->portable)
+    {
+      _owb_pass_near_miss (ctx, g_ptr_array_index (convs, 0),
+                           "and %u other convolution(s) would run as NhwcConv, which needs ai.onnx.workbench; kept "
+                           "in NCHW (portable)",
+                           convs->len - 1);
+      g_ptr_array_set_size (convs, 0);
+    }
+  if (convs->len > 0)
+    {
+      /* NhwcConv saves a few percent of a GEMM convolution (about 0.002 ns per multiply-add on the
+       * dev set, 20 times that for depthwise ones) while a Transpose costs about 2 ns per element:
+       * convert only when the Transposes that will remain cost less than that (a U-Net whose Resize
+       * and ConvTranspose stay NCHW does not pay). */
+      GHashTable *set = g_hash_table_new (NULL, NULL);
+      int64_t macs = 0;
+      for (guint i = 0; i < convs->len; i++)
+        {
+          g_hash_table_add (set, g_ptr_array_index (convs, i));
+          macs += multiply_adds (ctx, g_ptr_array_index (convs, i));
+        }
+      int64_t moved = transposed_elements (ctx, set);
+      g_hash_table_unref (set);
+      if (moved * TRANSPOSE_COST_RATIO > macs)
+        {
+          _owb_pass_near_miss (ctx, g_ptr_array_index (convs, 0),
+                               "and %u other convolution(s) kept in NCHW: Transposes would move %" G_GINT64_FORMAT
+                               " elements per run for %" G_GINT64_FORMAT " weighted multiply-adds (not worth it below 1:%d)",
+                               convs->len - 1, moved, macs, TRANSPOSE_COST_RATIO);
+          g_ptr_array_set_size (convs, 0);
+        }
+    }
+  if (convs->len == 0)
+    {
+      g_ptr_array_unref (convs);
+      return TRUE;
+    }
+  owb_model_set_opset (ctx->model, WB, 1);
+  for (guint i = 0; i < convs->len; i++)
+    convert_conv (ctx, g_ptr_array_index (convs, i));
+  g_ptr_array_unref (convs);
+
+  /* Push and cancel until nothing moves; every push or cancel removes one node of the original graph
+   * or one Transpose, so this ends. */
+  for (gboolean again = TRUE; again;)
+    {
+      again = FALSE;
+      for (guint i = 0; i < ctx->graph->nodes->len; i++)
+        {
+          OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+          if (try_cancel (ctx, node) || try_push (ctx, node))
+            {
+              again = TRUE;
+              break;
+            }
+        }
+    }
+  remove_dead_transposes (ctx);
+  _owb_pass_prune_initializers (ctx);
+  net_report (ctx);
+  return TRUE;
+}
+
+const OwbPass _owb_pass_layout_nhwc = {
+  "layout_nhwc",
+  OWB_OPTIMIZE_LAYOUT,
+  "runs 2-D float convolutions channels-last (NhwcConv), pushing and cancelling the NCHW<->NHWC Transposes",
+  run,
+};

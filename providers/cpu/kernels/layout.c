@@ -1,0 +1,768 @@
+/* layout.c: CPU kernels of the channels-last ops (domain ai.onnx.workbench) that the layout
+ * optimization level creates: NhwcConv, NhwcMaxPool, NhwcAveragePool, NhwcGlobalAveragePool.
+ * In NHWC the channels of a pixel are contiguous, so a 1x1 convolution is one GEMM on X itself,
+ * im2col copies runs of C values, a depthwise convolution vectorises across channels, and the
+ * bias/residual/activation epilogue is one pass over a contiguous tile. */
+#include "../cpu-conv-private.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+/* Elements of one im2col tile and of one output tile (both meant to stay in L2). */
+#define COL_BUDGET (G_GINT64_CONSTANT (1) << 18)
+#define OUT_BUDGET (G_GINT64_CONSTANT (1) << 16)
+#define MIN_TILE 16
+/* With up to this many output channels per group and a GEMM depth of at least this, GEMMs run on
+ * transposed tiles: OpenBLAS 0.3.21 (one thread) does [64 x 576] x [576 x 3136] in half the time of
+ * [3136 x 576] x [576 x 64]; with shallower GEMMs (the 7x7 RGB stem, 1x1 projections) the
+ * transposition back costs more than it saves (test-kernels-layout -m perf). */
+#define TRANSPOSED_MAX_M 64
+#define TRANSPOSED_MIN_K 256
+
+static void G_GNUC_PRINTF (4, 5)
+node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  char *msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  char *who = owb_node_describe (node);
+  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
+  g_free (who);
+  g_free (msg);
+}
+
+static int
+pool_threads (OwbThreadPool *pool)
+{
+  return pool ? MAX (owb_thread_pool_get_n_threads (pool), 1) : 1;
+}
+
+/* ---- activation epilogue (the FusedConv set) ---- */
+
+typedef enum {
+  ACT_NONE,
+  ACT_RELU,
+  ACT_LEAKY_RELU,
+  ACT_CLIP,
+  ACT_SIGMOID,
+  ACT_TANH,
+  ACT_HARD_SIGMOID,
+  ACT_HARD_SWISH,
+  ACT_SWISH,
+  ACT_GELU,
+  ACT_FAST_GELU,
+} ActKind;
+
+typedef struct {
+  ActKind kind;
+  float p0, p1;
+} Activation;
+
+static gboolean
+activation_parse (const OwbNode *node, Activation *act, GError **error)
+{
+  static const struct {
+    const char *name;
+    ActKind kind;
+    int n_params;
+    float p0, p1;
+  } table[] = {
+    { "Relu", ACT_RELU, 0, 0, 0 },
+    { "LeakyRelu", ACT_LEAKY_RELU, 1, 0.01f, 0 },
+    { "Clip", ACT_CLIP, 2, -INFINITY, INFINITY },
+    { "Sigmoid", ACT_SIGMOID, 0, 0, 0 },
+    { "Tanh", ACT_TANH, 0, 0, 0 },
+    { "HardSigmoid", ACT_HARD_SIGMOID, 2, 0.2f, 0.5f },
+    { "HardSwish", ACT_HARD_SWISH, 2, 1.0f / 6.0f, 0.5f },
+    { "Swish", ACT_SWISH, 0, 0, 0 },
+    { "Gelu", ACT_GELU, 0, 0, 0 },
+    { "FastGelu", ACT_FAST_GELU, 0, 0, 0 },
+  };
+  memset (act, 0, sizeof *act);
+  const char *name = owb_node_get_string (node, "activation", NULL);
+  if (!name)
+    return TRUE;
+  int n = 0;
+  const float *params = owb_node_get_floats (node, "activation_params", &n);
+  for (guint i = 0; i < G_N_ELEMENTS (table); i++)
+    if (strcmp (name, table[i].name) == 0)
+      {
+        if (params && n != table[i].n_params)
+          {
+            node_error (node, error, OWB_ERROR_INVALID_MODEL, "activation %s takes %d activation_params, got %d", name,
+                        table[i].n_params, n);
+            return FALSE;
+          }
+        act->kind = table[i].kind;
+        act->p0 = params && n > 0 ? params[0] : table[i].p0;
+        act->p1 = params && n > 1 ? params[1] : table[i].p1;
+        return TRUE;
+      }
+  node_error (node, error, OWB_ERROR_INVALID_MODEL, "activation '%s' is not supported", name);
+  return FALSE;
+}
+
+/* 32-byte GCC vectors: the hot loops below are compiled twice (target_clones), for AVX2 + FMA where
+ * the CPU has them and for the baseline, where each vector is two SSE registers. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float vf __attribute__ ((vector_size (32)));
+typedef int32_t vi __attribute__ ((vector_size (32)));
+enum { L = 8 };
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SIMD_CLONES __attribute__ ((target_clones ("arch=x86-64-v3", "default")))
+#else
+#define SIMD_CLONES
+#endif
+
+static inline vf
+vload (const float *p)
+{
+  vf v;
+  memcpy (&v, p, sizeof v);
+  return v;
+}
+
+static inline void
+vstore (float *p, vf v)
+{
+  memcpy (p, &v, sizeof v);
+}
+
+static inline vf
+vsel (vi m, vf a, vf b)
+{
+  return (vf) ((m & (vi) a) | (~m & (vi) b));
+}
+
+/* e^x by Cephes' expf scheme (2^n in the exponent bits times a degree-6 polynomial of the rest),
+ * clamped to [-87, 88]; within a few ulp of expf. */
+static inline vf
+vexp (vf x)
+{
+  const vf zero = (vf){}, magic = zero + 12582912.0f;
+  x = vsel (x < zero - 87.0f, zero - 87.0f, x);
+  x = vsel (x > zero + 88.0f, zero + 88.0f, x);
+  vf n = (x * 1.44269504088896341f + magic) - magic;
+  vf r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  vf p = zero + 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  vi e = (__builtin_convertvector (n, vi) + 127) << 23;
+  return p * (vf) e;
+}
+
+static inline float
+clamp01 (float x)
+{
+  return x < 0 ? 0.0f : (x > 1 ? 1.0f : x);
+}
+
+/* y = act (y) over n contiguous values; comparisons written so that NaN passes through. */
+SIMD_CLONES static void
+activate (float *restrict y, int64_t n, const Activation *act)
+{
+  const float p0 = act->p0, p1 = act->p1;
+  const vf zero = (vf){}, one = zero + 1.0f;
+  int64_t j = 0;
+  switch (act->kind)
+    {
+    case ACT_NONE:
+      break;
+    case ACT_RELU:
+      for (; j < n; j++)
+        y[j] = y[j] < 0 ? 0.0f : y[j];
+      break;
+    case ACT_LEAKY_RELU:
+      for (; j < n; j++)
+        y[j] = y[j] < 0 ? y[j] * p0 : y[j];
+      break;
+    case ACT_CLIP:
+      for (; j < n; j++)
+        y[j] = y[j] < p0 ? p0 : (y[j] > p1 ? p1 : y[j]);
+      break;
+    case ACT_HARD_SIGMOID:
+      for (; j < n; j++)
+        y[j] = clamp01 (y[j] * p0 + p1);
+      break;
+    case ACT_HARD_SWISH:
+      for (; j < n; j++)
+        y[j] = y[j] * clamp01 (y[j] * p0 + p1);
+      break;
+    case ACT_SIGMOID:
+    case ACT_SWISH:
+      {
+        gboolean swish = act->kind == ACT_SWISH;
+        for (; j + L <= n; j += L)
+          {
+            vf x = vload (y + j);
+            vstore (y + j, (swish ? x : one) / (one + vexp (-x)));
+          }
+        for (; j < n; j++)
+          y[j] = (swish ? y[j] : 1.0f) / (1.0f + expf (-y[j]));
+      }
+      break;
+    case ACT_TANH:
+      for (; j < n; j++)
+        y[j] = tanhf (y[j]);
+      break;
+    case ACT_GELU:
+      for (; j < n; j++)
+        y[j] = 0.5f * y[j] * (1.0f + erff (y[j] * 0.70710678118654752440f));
+      break;
+    case ACT_FAST_GELU:
+      for (; j + L <= n; j += L)
+        {
+          vf x = vload (y + j);
+          vstore (y + j, x / (one + vexp (x * (-1.5957691216057308f + -0.0713548162726f * x * x))));
+        }
+      for (; j < n; j++)
+        {
+          float x = y[j];
+          y[j] = x / (1.0f + expf (x * (-1.5957691216057308f + -0.0713548162726f * x * x)));
+        }
+      break;
+    }
+}
+
+/* ---- NhwcConv ---- */
+
+typedef struct {
+  OwbCpuConvParams conv;
+  Activation act;
+} NhwcConvParams;
+
+static gboolean
+nhwc_conv_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
+                   GError **error)
+{
+  NhwcConvParams *p = g_new (NhwcConvParams, 1);
+  if (!_owb_cpu_conv_params_parse (node, &p->conv, error) || !activation_parse (node, &p->act, error))
+    {
+      g_free (p);
+      return FALSE;
+    }
+  *state = p;
+  return TRUE;
+}
+
+typedef struct {
+  const OwbCpuConvGeom *g;
+  const Activation *act;
+  const float *x, *w, *bias, *z;
+  float *y;
+  int64_t P;           /* output pixels, N * OH * OW */
+  int64_t K;           /* GEMM depth of one group: kH * kW * C/group */
+  gboolean direct;     /* 1x1, stride 1, no padding: X's rows are the GEMM operand */
+  gboolean transposed; /* compute Y^T tiles (few output channels per group) */
+  int64_t tile, ntiles;
+  int64_t mblock, nmblocks;
+} ConvJob;
+
+/* Rows [p0, p0 + len) of the im2col matrix of group gi: row p holds, for every tap (kh, kw), the
+ * C/group input channels under it (zeros in the padding). */
+static void
+im2col (const ConvJob *job, int64_t gi, int64_t p0, int64_t len, float *restrict col)
+{
+  const OwbCpuConvGeom *g = job->g;
+  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];
+  int64_t C = g->C, Cg = g->Cg;
+  size_t run = Cg * sizeof (float);
+  /* a whole row of taps is one copy when the taps are adjacent and channels are not split */
+  gboolean whole_rows = g->d[1] == 1 && Cg == C;
+  int64_t oh = p0 / OW % OH, ow = p0 % OW, n = p0 / (OH * OW);
+  for (int64_t p = 0; p < len; p++)
+    {
+      float *dst = col + p * job->K;
+      const float *xn = job->x + n * IH * IW * C + gi * Cg;
+      int64_t ih0 = oh * g->s[0] - g->pad[0], iw0 = ow * g->s[1] - g->pad[1];
+      gboolean w_inside = iw0 >= 0 && iw0 + (KW - 1) * g->d[1] < IW;
+      for (int64_t kh = 0; kh < KH; kh++, dst += KW * Cg)
+        {
+          int64_t ih = ih0 + kh * g->d[0];
+          if (ih < 0 || ih >= IH)
+            {
+              memset (dst, 0, KW * run);
+              continue;
+            }
+          const float *xr = xn + ih * IW * C;
+          if (whole_rows && w_inside)
+            {
+              memcpy (dst, xr + iw0 * C, KW * run);
+              continue;
+            }
+          for (int64_t kw = 0; kw < KW; kw++)
+            {
+              int64_t iw = iw0 + kw * g->d[1];
+              if (iw < 0 || iw >= IW)
+                memset (dst + kw * Cg, 0, run);
+              else
+                memcpy (dst + kw * Cg, xr + iw * C, run);
+            }
+        }
+      if (++ow == OW)
+        {
+          ow = 0;
+          if (++oh == OH)
+            {
+              oh = 0;
+              n++;
+            }
+        }
+    }
+}
+
+/* Y[p, m] of rows [p0, p0 + len), columns [m0, m0 + mn) from yt [mn, len]: + bias + residual. */
+SIMD_CLONES static void
+untranspose_tile (const ConvJob *job, const float *restrict yt, int64_t p0, int64_t len, int64_t m0, int64_t mn)
+{
+  int64_t M = job->g->M;
+  for (int64_t p = 0; p < len; p++)
+    {
+      float *restrict yr = job->y + (p0 + p) * M + m0;
+      for (int64_t m = 0; m < mn; m++)
+        yr[m] = yt[m * len + p];
+      if (job->bias)
+        for (int64_t m = 0; m < mn; m++)
+          yr[m] += job->bias[m0 + m];
+      if (job->z)
+        {
+          const float *zr = job->z + (p0 + p) * M + m0;
+          for (int64_t m = 0; m < mn; m++)
+            yr[m] += zr[m];
+        }
+    }
+}
+
+static void
+conv_units (int64_t begin, int64_t end, gpointer data)
+{
+  const ConvJob *job = data;
+  const OwbCpuConvGeom *g = job->g;
+  int64_t M = g->M, Mg = g->Mg, Cg = g->Cg, K = job->K;
+  float *col = job->direct ? NULL : g_new (float, MAX (job->tile * K, 1));
+  float *yt = job->transposed ? g_new (float, MAX (job->tile * MIN (Mg, job->mblock), 1)) : NULL;
+  for (int64_t u = begin; u < end; u++)
+    {
+      int64_t t = u / job->nmblocks, mb = u % job->nmblocks;
+      int64_t p0 = t * job->tile, len = MIN (job->tile, job->P - p0);
+      int64_t m0 = mb * job->mblock, mn = MIN (job->mblock, M - m0);
+      float *y = job->y + p0 * M + m0;
+      float beta = 0;
+      if (!job->transposed && (job->bias || job->z))
+        {
+          const float *bias = job->bias ? job->bias + m0 : NULL;
+          for (int64_t p = 0; p < len; p++)
+            {
+              float *yr = y + p * M;
+              const float *zr = job->z ? job->z + (p0 + p) * M + m0 : NULL;
+              if (bias && zr)
+                for (int64_t m = 0; m < mn; m++)
+                  yr[m] = bias[m] + zr[m];
+              else if (bias)
+                memcpy (yr, bias, mn * sizeof (float));
+              else
+                memcpy (yr, zr, mn * sizeof (float));
+            }
+          beta = 1;
+        }
+      /* m blocks only split single-group convolutions, so a unit covers whole groups */
+      int64_t g0 = m0 / Mg, g1 = (m0 + mn + Mg - 1) / Mg;
+      for (int64_t gi = g0; gi < g1; gi++)
+        {
+          int64_t gm0 = MAX (gi * Mg, m0), gmn = MIN ((gi + 1) * Mg, m0 + mn) - gm0;
+          const float *w = job->w + gm0;
+          float *yg = job->y + p0 * M + gm0;
+          const float *a = job->x + p0 * g->C + gi * Cg;
+          int64_t lda = g->C;
+          if (!job->direct)
+            {
+              im2col (job, gi, p0, len, col);
+              a = col;
+              lda = K;
+            }
+          /* With few output channels OpenBLAS is faster on the transposed product Y^T = W^T A^T
+           * (the channels as its rows); the tile is transposed back while in cache. */
+          if (job->transposed)
+            {
+              cblas_sgemm (CblasRowMajor, CblasTrans, CblasTrans, (int) gmn, (int) len, (int) K, 1.0f, w, (int) M, a,
+                           (int) lda, 0.0f, yt, (int) len);
+              untranspose_tile (job, yt, p0, len, gm0, gmn);
+            }
+          else
+            cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) len, (int) gmn, (int) K, 1.0f, a, (int) lda,
+                         w, (int) M, beta, yg, (int) M);
+        }
+      if (job->act->kind != ACT_NONE)
+        {
+          if (mn == M)
+            activate (y, len * M, job->act);
+          else
+            for (int64_t p = 0; p < len; p++)
+              activate (y + p * M, mn, job->act);
+        }
+    }
+  g_free (col);
+  g_free (yt);
+}
+
+/* The taps of one output pixel over channels [c0, c0 + NV * 4), NV vector accumulators in registers. */
+#define DW_VECTORS(NV)                                                                                             \
+  do                                                                                                               \
+    {                                                                                                              \
+      vf acc[NV];                                                                                                  \
+      _Pragma ("GCC unroll 8") for (int v = 0; v < (NV); v++)                                                      \
+        acc[v] = bias ? vload (bias + c0 + v * L) : (vf){};                                                        \
+      for (int64_t kh = kh0; kh < kh1; kh++)                                                                       \
+        {                                                                                                          \
+          const float *xr = xn + (ih0 + kh * dh) * IW * C + c0, *wr = w + kh * KW * C + c0;                        \
+          for (int64_t kw = kw0; kw < kw1; kw++)                                                                   \
+            {                                                                                                      \
+              const float *xp = xr + (iw0 + kw * dw) * C, *wp = wr + kw * C;                                       \
+              _Pragma ("GCC unroll 8") for (int v = 0; v < (NV); v++)                                              \
+                acc[v] += vload (xp + v * L) * vload (wp + v * L);                                                 \
+            }                                                                                                      \
+        }                                                                                                          \
+      _Pragma ("GCC unroll 8") for (int v = 0; v < (NV); v++)                                                      \
+        vstore (yp + c0 + v * L, acc[v]);                                                                          \
+    }                                                                                                              \
+  while (0)
+
+/* Depthwise (group == C == M): units are output rows (n, oh); every pixel accumulates its taps
+ * across contiguous channels. */
+SIMD_CLONES static void
+depthwise_rows (int64_t begin, int64_t end, gpointer data)
+{
+  const ConvJob *job = data;
+  const OwbCpuConvGeom *g = job->g;
+  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];
+  int64_t C = g->C, sh = g->s[0], sw = g->s[1], dh = g->d[0], dw = g->d[1];
+  const float *w = job->w, *bias = job->bias;
+  for (int64_t r = begin; r < end; r++)
+    {
+      int64_t n = r / OH, oh = r % OH;
+      const float *xn = job->x + n * IH * IW * C;
+      float *yrow = job->y + r * OW * C;
+      int64_t ih0 = oh * sh - g->pad[0], kh0, kh1;
+      _owb_cpu_conv_valid_range (ih0, dh, IH, KH, &kh0, &kh1);
+      for (int64_t ow = 0; ow < OW; ow++)
+        {
+          int64_t iw0 = ow * sw - g->pad[1], kw0 = 0, kw1 = KW;
+          if (iw0 < 0 || iw0 + (KW - 1) * dw >= IW)
+            _owb_cpu_conv_valid_range (iw0, dw, IW, KW, &kw0, &kw1);
+          float *yp = yrow + ow * C;
+          int64_t c0 = 0;
+          for (; c0 + 4 * L <= C; c0 += 4 * L)
+            DW_VECTORS (4);
+          for (; c0 + L <= C; c0 += L)
+            DW_VECTORS (1);
+          for (; c0 < C; c0++)
+            {
+              float acc = bias ? bias[c0] : 0.0f;
+              for (int64_t kh = kh0; kh < kh1; kh++)
+                for (int64_t kw = kw0; kw < kw1; kw++)
+                  acc += xn[((ih0 + kh * dh) * IW + iw0 + kw * dw) * C + c0] * w[(kh * KW + kw) * C + c0];
+              yp[c0] = acc;
+            }
+        }
+      if (job->z)
+        {
+          const float *zr = job->z + r * OW * C;
+          for (int64_t i = 0; i < OW * C; i++)
+            yrow[i] += zr[i];
+        }
+      activate (yrow, OW * C, job->act);
+    }
+}
+
+/* The NCHW view of an NHWC tensor header (dims only), for the shared Conv geometry. */
+static OwbTensor
+nchw_view (const OwbTensor *t)
+{
+  OwbTensor v = *t;
+  v.dims[1] = t->dims[3];
+  v.dims[2] = t->dims[1];
+  v.dims[3] = t->dims[2];
+  return v;
+}
+
+static gboolean
+compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
+{
+  const NhwcConvParams *p = ctx->state;
+  const OwbTensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  const OwbTensor *b = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  const OwbTensor *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  OwbTensor *y = ctx->outputs[0];
+  if (x->rank != 4 || w->rank != 4 || y->rank != 4 || w->dtype != x->dtype)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "X and W must be 4-D tensors of one type");
+      return FALSE;
+    }
+  /* W [kH, kW, C/group, M] viewed as [M, C/group, kH, kW] */
+  OwbTensor xv = nchw_view (x), yv = nchw_view (y), wv = *w;
+  wv.dims[0] = w->dims[3];
+  wv.dims[1] = w->dims[2];
+  wv.dims[2] = w->dims[0];
+  wv.dims[3] = w->dims[1];
+  OwbCpuConvGeom g;
+  if (!_owb_cpu_conv_geometry (ctx, &p->conv, &xv, &wv, &yv, FALSE, &g, error))
+    return FALSE;
+  if (b && (b->nelems != g.M || b->dtype != x->dtype))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of %" G_GINT64_FORMAT " values", g.M);
+      return FALSE;
+    }
+  if (z && (!owb_tensor_same_shape (z, y) || z->dtype != y->dtype))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "residual Z must have the output's shape and type");
+      return FALSE;
+    }
+  if (y->nelems == 0)
+    return TRUE;
+  ConvJob job = { .g = &g, .act = &p->act, .x = x->data, .w = w->data, .bias = b ? b->data : NULL,
+                  .z = z ? z->data : NULL, .y = y->data };
+  job.P = g.N * g.out_size;
+  job.K = g.Cg * g.ksize;
+  int threads = pool_threads (ctx->pool);
+  if (g.Cg == 1 && g.Mg == 1)
+    {
+      owb_parallel_for (ctx->pool, g.N * g.out[0], 1, depthwise_rows, &job);
+      return TRUE;
+    }
+  if (job.P * MAX (g.C, g.M) > INT_MAX)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "convolution is too large for 32-bit BLAS indices");
+      return FALSE;
+    }
+  job.direct = TRUE;
+  for (int i = 0; i < 2; i++)
+    if (g.k[i] != 1 || g.s[i] != 1 || g.pad[i] != 0 || g.out[i] != g.in[i])
+      job.direct = FALSE;
+  job.transposed = g.Mg <= TRANSPOSED_MAX_M && job.K >= TRANSPOSED_MIN_K;
+  int64_t tile = MAX (OUT_BUDGET / MAX (g.M, 1), MIN_TILE);
+  if (!job.direct)
+    tile = MIN (tile, MAX (COL_BUDGET / MAX (job.K, 1), MIN_TILE));
+  /* two units per thread at least, while tiles stay reasonably tall */
+  tile = MIN (tile, MAX ((job.P + 2 * threads - 1) / (2 * threads), MIN_TILE));
+  job.tile = MIN (tile, job.P);
+  job.ntiles = (job.P + job.tile - 1) / job.tile;
+  job.mblock = g.M;
+  job.nmblocks = 1;
+  /* the small images at the end of a CNN: split the output channels too */
+  if (threads > 1 && g.group == 1 && job.ntiles < 2 * threads && g.M >= 64)
+    {
+      job.nmblocks = MIN ((2 * threads + job.ntiles - 1) / job.ntiles, g.M / 32);
+      job.mblock = (g.M + job.nmblocks - 1) / job.nmblocks;
+      job.mblock = (job.mblock + 15) / 16 * 16;
+      job.nmblocks = (g.M + job.mblock - 1) / job.mblock;
+    }
+  owb_parallel_for (ctx->pool, job.ntiles * job.nmblocks, 1, conv_units, &job);
+  return TRUE;
+}
+
+/* ---- pools ---- */
+
+typedef struct {
+  OwbCpuConvParams conv;
+  gboolean ceil_mode, count_include_pad, is_max;
+} PoolParams;
+
+static gboolean
+pool_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state, GError **error)
+{
+  PoolParams *p = g_new0 (PoolParams, 1);
+  if (!_owb_cpu_conv_params_parse (node, &p->conv, error))
+    {
+      g_free (p);
+      return FALSE;
+    }
+  if (p->conv.n_kernel != 2)
+    {
+      node_error (node, error, OWB_ERROR_INVALID_MODEL, "kernel_shape must have 2 values");
+      g_free (p);
+      return FALSE;
+    }
+  p->ceil_mode = owb_node_get_int (node, "ceil_mode", 0) != 0;
+  p->count_include_pad = owb_node_get_int (node, "count_include_pad", 0) != 0;
+  p->is_max = strcmp (node->op_type, "NhwcMaxPool") == 0;
+  *state = p;
+  return TRUE;
+}
+
+typedef struct {
+  const PoolParams *p;
+  const float *x;
+  float *y;
+  int64_t N, IH, IW, C, OH, OW, k[2], s[2], d[2], pb[2], pe[2];
+} PoolJob;
+
+SIMD_CLONES static void
+pool_rows (int64_t begin, int64_t end, gpointer data)
+{
+  const PoolJob *j = data;
+  int64_t C = j->C;
+  for (int64_t r = begin; r < end; r++)
+    {
+      int64_t n = r / j->OH, oh = r % j->OH;
+      const float *xn = j->x + n * j->IH * j->IW * C;
+      int64_t ih0 = oh * j->s[0] - j->pb[0], kh0, kh1;
+      _owb_cpu_conv_valid_range (ih0, j->d[0], j->IH, j->k[0], &kh0, &kh1);
+      for (int64_t ow = 0; ow < j->OW; ow++)
+        {
+          float *yp = j->y + (r * j->OW + ow) * C;
+          int64_t iw0 = ow * j->s[1] - j->pb[1], kw0, kw1;
+          _owb_cpu_conv_valid_range (iw0, j->d[1], j->IW, j->k[1], &kw0, &kw1);
+          if (j->p->is_max)
+            for (int64_t c = 0; c < C; c++)
+              yp[c] = -INFINITY;
+          else
+            memset (yp, 0, C * sizeof (float));
+          for (int64_t kh = kh0; kh < kh1; kh++)
+            for (int64_t kw = kw0; kw < kw1; kw++)
+              {
+                const float *xp = xn + ((ih0 + kh * j->d[0]) * j->IW + iw0 + kw * j->d[1]) * C;
+                if (j->p->is_max)
+                  for (int64_t c = 0; c < C; c++)
+                    yp[c] = xp[c] > yp[c] || xp[c] != xp[c] ? xp[c] : yp[c];
+                else
+                  for (int64_t c = 0; c < C; c++)
+                    yp[c] += xp[c];
+              }
+          if (!j->p->is_max)
+            {
+              int64_t count;
+              if (j->p->count_include_pad)
+                {
+                  /* taps inside the padded input, as ONNX Runtime counts them (ceil_mode's extra
+                   * windows past the end padding are not counted) */
+                  int64_t hs = oh * j->s[0] - j->pb[0], ws = ow * j->s[1] - j->pb[1];
+                  int64_t he = MIN (hs + (j->k[0] - 1) * j->d[0] + 1, j->IH + j->pe[0]);
+                  int64_t we = MIN (ws + (j->k[1] - 1) * j->d[1] + 1, j->IW + j->pe[1]);
+                  count = ((he - hs + j->d[0] - 1) / j->d[0]) * ((we - ws + j->d[1] - 1) / j->d[1]);
+                }
+              else
+                count = (kh1 - kh0) * (kw1 - kw0);
+              float inv = count > 0 ? 1.0f / (float) count : 0.0f;
+              for (int64_t c = 0; c < C; c++)
+                yp[c] *= inv;
+            }
+        }
+    }
+}
+
+static gboolean
+compute_nhwc_pool (OwbKernelContext *ctx, GError **error)
+{
+  const PoolParams *p = ctx->state;
+  const OwbTensor *x = ctx->inputs[0];
+  OwbTensor *y = ctx->outputs[0];
+  if (x->rank != 4 || y->rank != 4 || y->dims[0] != x->dims[0] || y->dims[3] != x->dims[3])
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "X must be a 4-D NHWC tensor");
+      return FALSE;
+    }
+  PoolJob j = { .p = p, .x = x->data, .y = y->data, .N = x->dims[0], .IH = x->dims[1], .IW = x->dims[2],
+                .C = x->dims[3], .OH = y->dims[1], .OW = y->dims[2] };
+  const OwbCpuConvParams *cp = &p->conv;
+  for (int i = 0; i < 2; i++)
+    {
+      int64_t in = x->dims[1 + i], out = y->dims[1 + i];
+      j.k[i] = cp->kernel[i];
+      j.s[i] = cp->n_strides ? cp->strides[i] : 1;
+      j.d[i] = cp->n_dilations ? cp->dilations[i] : 1;
+      int64_t dk = (j.k[i] - 1) * j.d[i] + 1;
+      if (cp->auto_pad == OWB_CPU_PAD_SAME_UPPER || cp->auto_pad == OWB_CPU_PAD_SAME_LOWER)
+        {
+          int64_t total = MAX ((out - 1) * j.s[i] + dk - in, 0);
+          j.pb[i] = cp->auto_pad == OWB_CPU_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+          j.pe[i] = total - j.pb[i];
+        }
+      else if (cp->auto_pad == OWB_CPU_PAD_VALID)
+        j.pb[i] = j.pe[i] = 0;
+      else
+        {
+          j.pb[i] = cp->n_pads ? cp->pads[i] : 0;
+          j.pe[i] = cp->n_pads ? cp->pads[2 + i] : 0;
+        }
+    }
+  if (y->nelems == 0)
+    return TRUE;
+  owb_parallel_for (ctx->pool, j.N * j.OH, 1, pool_rows, &j);
+  return TRUE;
+}
+
+typedef struct {
+  const float *x;
+  float *y;
+  int64_t HW, C;
+} GapJob;
+
+/* Sums over the pixels of an image, 32 channels at a time in vector registers. */
+SIMD_CLONES static void
+gap_images (int64_t begin, int64_t end, gpointer data)
+{
+  const GapJob *j = data;
+  int64_t C = j->C;
+  float inv = j->HW > 0 ? 1.0f / (float) j->HW : NAN;
+  for (int64_t n = begin; n < end; n++)
+    {
+      float *yp = j->y + n * C;
+      const float *xn = j->x + n * j->HW * C;
+      int64_t c0 = 0;
+      for (; c0 + 4 * L <= C; c0 += 4 * L)
+        {
+          vf acc[4] = { 0 };
+          for (int64_t i = 0; i < j->HW; i++)
+            {
+              const float *xp = xn + i * C + c0;
+              _Pragma ("GCC unroll 4") for (int v = 0; v < 4; v++)
+                acc[v] += vload (xp + v * L);
+            }
+          _Pragma ("GCC unroll 4") for (int v = 0; v < 4; v++)
+            vstore (yp + c0 + v * L, acc[v] * inv);
+        }
+      for (; c0 < C; c0++)
+        {
+          float acc = 0;
+          for (int64_t i = 0; i < j->HW; i++)
+            acc += xn[i * C + c0];
+          yp[c0] = acc * inv;
+        }
+    }
+}
+
+static gboolean
+compute_nhwc_global_average_pool (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  OwbTensor *y = ctx->outputs[0];
+  if (x->rank != 4)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "X must be a 4-D NHWC tensor");
+      return FALSE;
+    }
+  GapJob j = { .x = x->data, .y = y->data, .HW = x->dims[1] * x->dims[2], .C = x->dims[3] };
+  if (y->nelems == 0)
+    return TRUE;
+  owb_parallel_for (ctx->pool, x->dims[0], 1, gap_images, &j);
+  return TRUE;
+}
+
+#define FLOAT_ONLY OWB_TYPE_BIT (OWB_TYPE_FLOAT)
+
+const OwbKernelDef _owb_cpu_kernels_layout[] = {
+  { "NhwcConv", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, nhwc_conv_prepare, g_free, compute_nhwc_conv },
+  { "NhwcMaxPool", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
+  { "NhwcAveragePool", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
+  { "NhwcGlobalAveragePool", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, NULL, NULL,
+    compute_nhwc_global_average_pool },
+  { NULL }
+};

@@ -1,0 +1,497 @@
+/* test-optimizer-layout.c: the layout level's layout_nhwc pass: convolutions become NhwcConv between
+ * Transposes that are pushed through activations, residual Adds, Concat and pools and cancelled in
+ * pairs, graph outputs staying NCHW; outputs unchanged against the unoptimized model on small CNNs
+ * (depthwise, strided, padded, grouped, dilated, residual); portable mode, near misses, the
+ * profitability check, and a saved model reloading. */
+#include "../engine/test-util.h"
+
+#include <math.h>
+#include <string.h>
+
+#define WB "ai.onnx.workbench"
+
+/* ---- model building ---- */
+
+static OwbTensor *
+random_tensor (OwbDataType dtype, int rank, const int64_t *dims, guint32 seed, double lo, double hi)
+{
+  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
+  GRand *r = g_rand_new_with_seed (seed);
+  for (int64_t i = 0; i < t->nelems; i++)
+    owb_tensor_set_double (t, i, g_rand_double_range (r, lo, hi));
+  g_rand_free (r);
+  return t;
+}
+
+static void
+add_weight (OwbModel *m, const char *name, int rank, const int64_t *dims)
+{
+  owb_graph_add_initializer (m->graph, name,
+                             random_tensor (OWB_TYPE_FLOAT, rank, dims, g_str_hash (name), -0.5, 0.5));
+}
+
+static void
+add_input (OwbModel *m, const char *name, OwbDataType dtype, int rank, const int64_t *dims)
+{
+  tu_add_value (m->graph->inputs, name, dtype, rank, dims, NULL);
+}
+
+static void
+add_output (OwbModel *m, const char *name)
+{
+  g_ptr_array_add (m->graph->outputs, owb_value_info_new (name, NULL));
+}
+
+static void
+set_ints (OwbNode *node, const char *name, int n, const int64_t *values)
+{
+  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
+  a->n = n;
+  a->ints = g_memdup2 (values, sizeof (int64_t) * n);
+}
+
+static void
+set_int (OwbNode *node, const char *name, int64_t v)
+{
+  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
+}
+
+static void
+set_string (OwbNode *node, const char *name, const char *v)
+{
+  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
+  a->s = g_strdup (v);
+  a->s_len = strlen (v);
+}
+
+/* Conv `name` reading x, writing y: weight name_w [m, c/group, k, k] (and bias name_b); pad -1: no pads. */
+static OwbNode *
+add_conv (OwbModel *m, const char *name, const char *x, const char *y, int64_t c, int64_t mo, int64_t k,
+          int64_t stride, int64_t pad, int64_t dilation, int64_t group)
+{
+  char *w = g_strconcat (name, "_w", NULL), *b = g_strconcat (name, "_b", NULL);
+  int64_t wd[4] = { mo, c / group, k, k }, bd[1] = { mo };
+  add_weight (m, w, 4, wd);
+  add_weight (m, b, 1, bd);
+  char *ins = g_strdup_printf ("%s,%s,%s", x, w, b);
+  OwbNode *node = tu_node (m->graph, "Conv", name, ins, y);
+  int64_t ks[2] = { k, k }, s[2] = { stride, stride }, d[2] = { dilation, dilation }, p[4] = { pad, pad, pad, pad };
+  set_ints (node, "kernel_shape", 2, ks);
+  set_ints (node, "strides", 2, s);
+  set_ints (node, "dilations", 2, d);
+  if (pad >= 0)
+    set_ints (node, "pads", 4, p);
+  set_int (node, "group", group);
+  g_free (ins);
+  g_free (w);
+  g_free (b);
+  return node;
+}
+
+static OwbNode *
+add_pool (OwbModel *m, const char *op, const char *name, const char *x, const char *y, int64_t k, int64_t stride,
+          int64_t pad)
+{
+  OwbNode *node = tu_node (m->graph, op, name, x, y);
+  int64_t ks[2] = { k, k }, s[2] = { stride, stride }, p[4] = { pad, pad, pad, pad };
+  set_ints (node, "kernel_shape", 2, ks);
+  set_ints (node, "strides", 2, s);
+  set_ints (node, "pads", 4, p);
+  return node;
+}
+
+/* X [1, 4, 32, 32] -> Conv -> Relu -> Conv -> Add (the Relu: residual) -> MaxPool -> Conv 1x1 -> Y [1, 4, 16, 16] */
+static OwbModel *
+residual_chain (void)
+{
+  OwbModel *m = tu_model_new (17);
+  int64_t xd[4] = { 1, 4, 32, 32 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  add_conv (m, "conv1", "x", "c1", 4, 32, 3, 1, 1, 1, 1);
+  tu_node (m->graph, "Relu", "relu1", "c1", "r1");
+  add_conv (m, "conv2", "r1", "c2", 32, 32, 3, 1, 1, 1, 1);
+  tu_node (m->graph, "Add", "add", "c2,r1", "s");
+  add_pool (m, "MaxPool", "pool", "s", "p", 2, 2, 0);
+  add_conv (m, "head", "p", "y", 32, 4, 1, 1, 0, 1, 1);
+  add_output (m, "y");
+  return m;
+}
+
+/* Strided stem, depthwise, HardSwish, grouped dilated, 1x1, GlobalAveragePool, classifier conv. */
+static OwbModel *
+mobile_block (void)
+{
+  OwbModel *m = tu_model_new (17);
+  int64_t xd[4] = { 1, 3, 24, 24 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  add_conv (m, "stem", "x", "a", 3, 48, 3, 2, 1, 1, 1);
+  tu_node (m->graph, "Relu", "relu", "a", "b");
+  add_conv (m, "dw", "b", "c", 48, 48, 3, 1, 1, 1, 48);
+  tu_node (m->graph, "HardSwish", "hs", "c", "d");
+  add_conv (m, "grouped", "d", "e", 48, 48, 3, 1, 2, 2, 4);
+  add_conv (m, "dw_s2", "e", "e2", 48, 48, 5, 2, 2, 1, 48);
+  add_conv (m, "expand", "e2", "f", 48, 96, 1, 1, 0, 1, 1);
+  tu_node (m->graph, "GlobalAveragePool", "gap", "f", "g");
+  add_conv (m, "classifier", "g", "y", 96, 10, 1, 1, 0, 1, 1);
+  add_output (m, "y");
+  return m;
+}
+
+/* Per-channel Add, scalar Mul, two branches (1x1, 3x3 SAME_UPPER) concatenated on channels,
+ * AveragePool counting the padding, 1x1 head. */
+static OwbModel *
+concat_block (void)
+{
+  OwbModel *m = tu_model_new (17);
+  int64_t xd[4] = { 1, 8, 20, 20 }, cd[3] = { 64, 1, 1 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  add_conv (m, "conv", "x", "a", 8, 64, 3, 1, 1, 1, 1);
+  add_weight (m, "shift", 3, cd);
+  tu_node (m->graph, "Add", "add", "a,shift", "b");
+  owb_graph_add_initializer (m->graph, "two", owb_tensor_new_scalar_float (2.0f));
+  tu_node (m->graph, "Mul", "mul", "b,two", "c");
+  add_conv (m, "left", "c", "l", 64, 32, 1, 1, 0, 1, 1);
+  OwbNode *right = add_conv (m, "right", "c", "r", 64, 32, 3, 1, -1, 1, 1);
+  set_string (right, "auto_pad", "SAME_UPPER");
+  OwbNode *cat = tu_node (m->graph, "Concat", "cat", "l,r", "cat");
+  set_int (cat, "axis", 1);
+  OwbNode *avg = add_pool (m, "AveragePool", "avg", "cat", "p", 3, 1, 1);
+  set_int (avg, "count_include_pad", 1);
+  add_conv (m, "head", "p", "y", 64, 4, 1, 1, 0, 1, 1);
+  add_output (m, "y");
+  return m;
+}
+
+/* ---- running and comparing ---- */
+
+static OwbSession *
+session_at (OwbModel *m, OwbOptimizeLevel level, int threads, GError **error)
+{
+  OwbSessionOptions opts;
+  owb_session_options_init (&opts);
+  opts.providers = owb_providers_new_from_list ("cpu", NULL);
+  opts.n_threads = threads;
+  opts.optimize = level;
+  OwbSession *s = owb_session_new (m, &opts, error);
+  g_ptr_array_unref (opts.providers);
+  return s;
+}
+
+static double
+max_rel_diff (const OwbTensor *a, const OwbTensor *b)
+{
+  g_assert_true (owb_tensor_same_shape (a, b));
+  double diff = 0, scale = 1e-12;
+  for (int64_t i = 0; i < a->nelems; i++)
+    {
+      double x = owb_tensor_get_double (a, i), y = owb_tensor_get_double (b, i);
+      diff = MAX (diff, fabs (x - y));
+      scale = MAX (scale, fabs (x));
+    }
+  return diff / scale;
+}
+
+/* Runs m unoptimized and at the layout level on the same random inputs; every output must agree
+ * within 1e-5. Returns the optimized session. */
+static OwbSession *
+check_layout (OwbModel *m, int threads)
+{
+  GError *error = NULL;
+  OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1, &error);
+  g_assert_no_error (error);
+  OwbSession *opt = session_at (m, OWB_OPTIMIZE_LAYOUT, threads, &error);
+  g_assert_no_error (error);
+  const char *names[8];
+  OwbTensor *inputs[8];
+  guint n_in = owb_session_get_n_inputs (plain);
+  for (guint i = 0; i < n_in; i++)
+    {
+      const OwbValueInfo *info = owb_session_get_input (plain, i);
+      int64_t dims[OWB_MAX_RANK];
+      for (int d = 0; d < info->type.rank; d++)
+        dims[d] = info->type.dims[d].value;
+      inputs[i] = random_tensor (info->type.dtype, info->type.rank, dims, 100 + i, -2, 2);
+      names[i] = info->name;
+    }
+  guint n_out = owb_session_get_n_outputs (plain);
+  OwbTensor *want[8] = { NULL }, *got[8] = { NULL };
+  g_assert_true (owb_session_run (plain, n_in, names, inputs, n_out, NULL, want, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (owb_session_run (opt, n_in, names, inputs, n_out, NULL, got, NULL, NULL, &error));
+  g_assert_no_error (error);
+  for (guint i = 0; i < n_out; i++)
+    {
+      g_assert_cmpfloat (max_rel_diff (want[i], got[i]), <=, 1e-5);
+      owb_tensor_unref (want[i]);
+      owb_tensor_unref (got[i]);
+    }
+  for (guint i = 0; i < n_in; i++)
+    owb_tensor_unref (inputs[i]);
+  owb_session_free (plain);
+  return opt;
+}
+
+static OwbOptimizeReport *
+optimize (OwbModel *m, OwbOptimizeLevel level, gboolean portable)
+{
+  OwbOptimizeOptions options;
+  owb_optimize_options_init (&options);
+  options.level = level;
+  options.portable = portable;
+  options.providers = owb_providers_new_from_list ("cpu", NULL);
+  OwbOptimizeReport *report = NULL;
+  GError *error = NULL;
+  gboolean ok = owb_model_optimize (m, &options, &report, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  g_ptr_array_unref (options.providers);
+  return report;
+}
+
+static guint
+count_op (const OwbGraph *g, const char *op)
+{
+  guint n = 0;
+  for (guint i = 0; i < g->nodes->len; i++)
+    n += strcmp (((OwbNode *) g_ptr_array_index (g->nodes, i))->op_type, op) == 0;
+  return n;
+}
+
+static const OwbPassReport *
+pass_report (const OwbOptimizeReport *report, const char *pass)
+{
+  for (guint i = 0; i < report->passes->len; i++)
+    {
+      const OwbPassReport *p = g_ptr_array_index (report->passes, i);
+      if (strcmp (p->pass, pass) == 0)
+        return p;
+    }
+  return NULL;
+}
+
+static gboolean
+has_near_miss (const OwbPassReport *p, const char *needle)
+{
+  for (guint i = 0; p && i < p->near_misses->len; i++)
+    if (strstr (g_ptr_array_index (p->near_misses, i), needle))
+      return TRUE;
+  return FALSE;
+}
+
+static void
+assert_output_dims (const OwbSession *s, guint i, const int64_t *want)
+{
+  const OwbValueInfo *info = owb_session_get_output (s, i);
+  g_assert_cmpint (info->type.rank, ==, 4);
+  for (int d = 0; d < 4; d++)
+    g_assert_cmpint (info->type.dims[d].value, ==, want[d]);
+}
+
+/* ---- tests ---- */
+
+static void
+test_residual_chain_graph (void)
+{
+  g_autoptr (OwbModel) m = residual_chain ();
+  g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
+  const OwbGraph *g = m->graph;
+  g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 3);
+  g_assert_cmpuint (count_op (g, "NhwcMaxPool"), ==, 1);
+  g_assert_cmpuint (count_op (g, "Conv"), ==, 0);
+  g_assert_cmpuint (count_op (g, "FusedConv"), ==, 0);
+  g_assert_cmpuint (count_op (g, "MaxPool"), ==, 0);
+  /* one into NHWC at the input, one back at the output: every pair in between cancelled */
+  g_assert_cmpuint (count_op (g, "Transpose"), ==, 2);
+  g_assert_cmpuint (g->nodes->len, ==, 6);
+  g_assert_cmpint (owb_model_get_opset (m, WB), ==, 1);
+  /* provenance: every NhwcConv names the convolution it replaced */
+  const OwbPassReport *p = pass_report (report, "layout_nhwc");
+  g_assert_nonnull (p);
+  guint n_conv = 0;
+  for (guint i = 0; i < p->created->len; i++)
+    {
+      const OwbOptimizeCreated *c = g_ptr_array_index (p->created, i);
+      if (strcmp (c->op_type, "NhwcConv") != 0)
+        continue;
+      n_conv++;
+      g_assert_cmpstr (c->domain, ==, WB);
+      g_assert_cmpuint (c->from->len, ==, 1);
+    }
+  g_assert_cmpuint (n_conv, ==, 3);
+  /* the report is the net change: the cancelled Transposes appear neither created nor removed */
+  g_assert_cmpuint (p->created->len, ==, g->nodes->len);
+  for (guint i = 0; i < p->removed->len; i++)
+    g_assert_null (strstr (g_ptr_array_index (p->removed, i), "Transpose"));
+  /* the graph output is still written under its name, in NCHW */
+  const OwbNode *last = NULL;
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      const OwbNode *node = g_ptr_array_index (g->nodes, i);
+      if (strcmp (node->outputs[0], "y") == 0)
+        last = node;
+    }
+  g_assert_nonnull (last);
+  g_assert_cmpstr (last->op_type, ==, "Transpose");
+  int n = 0;
+  const int64_t *perm = owb_node_get_ints (last, "perm", &n);
+  g_assert_cmpint (n, ==, 4);
+  g_assert_cmpint (perm[1], ==, 3);
+}
+
+static void
+test_residual_chain_outputs (void)
+{
+  g_autoptr (OwbModel) m = residual_chain ();
+  OwbSession *s = check_layout (m, 1);
+  int64_t want[4] = { 1, 4, 16, 16 };
+  assert_output_dims (s, 0, want);
+  g_assert_cmpuint (count_op (owb_session_get_graph (s), "NhwcConv"), ==, 3);
+  owb_session_free (s);
+  /* and on several threads */
+  s = check_layout (m, 3);
+  owb_session_free (s);
+}
+
+static void
+test_mobile_block_outputs (void)
+{
+  g_autoptr (OwbModel) m = mobile_block ();
+  OwbSession *s = check_layout (m, 2);
+  const OwbGraph *g = owb_session_get_graph (s);
+  g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 6);
+  g_assert_cmpuint (count_op (g, "NhwcGlobalAveragePool"), ==, 1);
+  g_assert_cmpuint (count_op (g, "Transpose"), ==, 2);
+  int64_t want[4] = { 1, 10, 1, 1 };
+  assert_output_dims (s, 0, want);
+  owb_session_free (s);
+}
+
+static void
+test_concat_block_outputs (void)
+{
+  g_autoptr (OwbModel) m = concat_block ();
+  OwbSession *s = check_layout (m, 2);
+  const OwbGraph *g = owb_session_get_graph (s);
+  g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 4);
+  g_assert_cmpuint (count_op (g, "NhwcAveragePool"), ==, 1);
+  g_assert_cmpuint (count_op (g, "Concat"), ==, 1);
+  g_assert_cmpuint (count_op (g, "Transpose"), ==, 2);
+  int64_t want_y[4] = { 1, 4, 20, 20 };
+  assert_output_dims (s, 0, want_y);
+  owb_session_free (s);
+}
+
+static void
+test_portable_keeps_nchw (void)
+{
+  g_autoptr (OwbModel) m = residual_chain ();
+  g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, TRUE);
+  g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 0);
+  g_assert_cmpuint (count_op (m->graph, "Transpose"), ==, 0);
+  g_assert_true (has_near_miss (pass_report (report, "layout_nhwc"), "needs ai.onnx.workbench"));
+}
+
+static void
+test_extended_leaves_layout_alone (void)
+{
+  g_autoptr (OwbModel) m = residual_chain ();
+  g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_EXTENDED, FALSE);
+  g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 0);
+  g_assert_null (pass_report (report, "layout_nhwc"));
+}
+
+static void
+test_near_misses (void)
+{
+  OwbModel *m = tu_model_new (17);
+  /* a 1-D convolution */
+  int64_t x1[3] = { 1, 4, 16 }, w1[3] = { 8, 4, 3 };
+  add_input (m, "x1", OWB_TYPE_FLOAT, 3, x1);
+  add_weight (m, "w1", 3, w1);
+  tu_node (m->graph, "Conv", "conv1d", "x1,w1", "y1");
+  /* a weight that is a graph input */
+  int64_t x2[4] = { 1, 4, 8, 8 }, w2[4] = { 8, 4, 3, 3 };
+  add_input (m, "x2", OWB_TYPE_FLOAT, 4, x2);
+  add_input (m, "w2", OWB_TYPE_FLOAT, 4, w2);
+  tu_node (m->graph, "Conv", "conv_dynamic", "x2,w2", "y2");
+  /* double */
+  add_input (m, "x3", OWB_TYPE_DOUBLE, 4, x2);
+  owb_graph_add_initializer (m->graph, "w3", random_tensor (OWB_TYPE_DOUBLE, 4, w2, 3, -1, 1));
+  tu_node (m->graph, "Conv", "conv_double", "x3,w3", "y3");
+  add_output (m, "y1");
+  add_output (m, "y2");
+  add_output (m, "y3");
+  g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
+  const OwbPassReport *p = pass_report (report, "layout_nhwc");
+  g_assert_true (has_near_miss (p, "is a 1-D convolution; NhwcConv is 2-D only"));
+  g_assert_true (has_near_miss (p, "weight W is not a constant"));
+  g_assert_true (has_near_miss (p, "runs on float64; NhwcConv is float only"));
+  g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 0);
+  g_assert_cmpuint (count_op (m->graph, "Conv"), ==, 3);
+  owb_model_unref (m);
+}
+
+/* One small convolution between NCHW ops: the Transposes would cost more than NHWC saves. */
+static void
+test_not_worth_it (void)
+{
+  OwbModel *m = tu_model_new (17);
+  int64_t xd[4] = { 1, 16, 32, 32 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  add_conv (m, "conv", "x", "y", 16, 16, 1, 1, 0, 1, 1);
+  add_output (m, "y");
+  g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
+  g_assert_true (has_near_miss (pass_report (report, "layout_nhwc"), "not worth it"));
+  g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 0);
+  g_assert_cmpuint (count_op (m->graph, "Transpose"), ==, 0);
+  owb_model_unref (m);
+}
+
+/* The optimized model saves with our domain and reloads into the same outputs. */
+static void
+test_save_and_reload (void)
+{
+  g_autoptr (OwbModel) m = residual_chain ();
+  g_autoptr (OwbModel) opt = owb_model_dup (m);
+  g_autoptr (OwbOptimizeReport) report = optimize (opt, OWB_OPTIMIZE_LAYOUT, FALSE);
+  GError *error = NULL;
+  g_autoptr (GBytes) bytes = owb_model_save_to_bytes (opt, &error);
+  g_assert_no_error (error);
+  gsize size = 0;
+  const void *data = g_bytes_get_data (bytes, &size);
+  g_autoptr (OwbModel) back = owb_model_load_from_data (data, size, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (count_op (back->graph, "NhwcConv"), ==, 3);
+  int64_t xd[4] = { 1, 4, 32, 32 };
+  g_autoptr (OwbTensor) x = random_tensor (OWB_TYPE_FLOAT, 4, xd, 5, -1, 1);
+  const char *names[1] = { "x" };
+  OwbTensor *want = NULL, *got = NULL;
+  OwbSession *a = session_at (m, OWB_OPTIMIZE_DISABLED, 1, &error);
+  g_assert_no_error (error);
+  OwbSession *b = session_at (back, OWB_OPTIMIZE_DISABLED, 1, &error);
+  g_assert_no_error (error);
+  g_assert_true (owb_session_run (a, 1, names, &x, 1, NULL, &want, NULL, NULL, &error));
+  g_assert_true (owb_session_run (b, 1, names, &x, 1, NULL, &got, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (max_rel_diff (want, got), <=, 1e-5);
+  owb_tensor_unref (want);
+  owb_tensor_unref (got);
+  owb_session_free (a);
+  owb_session_free (b);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/optimizer/layout/residual-chain-graph", test_residual_chain_graph);
+  g_test_add_func ("/optimizer/layout/residual-chain-outputs", test_residual_chain_outputs);
+  g_test_add_func ("/optimizer/layout/mobile-block-outputs", test_mobile_block_outputs);
+  g_test_add_func ("/optimizer/layout/concat-block-outputs", test_concat_block_outputs);
+  g_test_add_func ("/optimizer/layout/portable-keeps-nchw", test_portable_keeps_nchw);
+  g_test_add_func ("/optimizer/layout/extended-leaves-layout-alone", test_extended_leaves_layout_alone);
+  g_test_add_func ("/optimizer/layout/near-misses", test_near_misses);
+  g_test_add_func ("/optimizer/layout/not-worth-it", test_not_worth_it);
+  g_test_add_func ("/optimizer/layout/save-and-reload", test_save_and_reload);
+  return g_test_run ();
+}

@@ -1,0 +1,427 @@
+/* test-kernels-layout.c: the channels-last kernels (NhwcConv, NhwcMaxPool, NhwcAveragePool,
+ * NhwcGlobalAveragePool) against the standard NCHW ops on random cases covering every path: 1x1
+ * GEMM on X, im2col, grouped, depthwise, dilated, strided, padded, residual and activations, on one
+ * and several threads; their inference errors. With -m perf it also times NhwcConv against FusedConv. */
+#include "../engine/test-util.h"
+
+#include <math.h>
+#include <string.h>
+
+#define WB "ai.onnx.workbench"
+
+static OwbTensor *
+random_tensor (int rank, const int64_t *dims, guint32 seed)
+{
+  OwbTensor *t = owb_tensor_new (OWB_TYPE_FLOAT, rank, dims, NULL);
+  GRand *r = g_rand_new_with_seed (seed);
+  float *d = t->data;
+  for (int64_t i = 0; i < t->nelems; i++)
+    d[i] = (float) g_rand_double_range (r, -1, 1);
+  g_rand_free (r);
+  return t;
+}
+
+/* perm (0, 2, 3, 1) when to_nhwc, else (0, 3, 1, 2), of a 4-D tensor. */
+static OwbTensor *
+permute (const OwbTensor *t, gboolean to_nhwc)
+{
+  const int64_t *d = t->dims;
+  int64_t nd[4] = { d[0], to_nhwc ? d[2] : d[3], to_nhwc ? d[3] : d[1], to_nhwc ? d[1] : d[2] };
+  OwbTensor *o = owb_tensor_new (OWB_TYPE_FLOAT, 4, nd, NULL);
+  const float *s = t->data;
+  float *p = o->data;
+  for (int64_t a = 0; a < nd[0]; a++)
+    for (int64_t b = 0; b < nd[1]; b++)
+      for (int64_t c = 0; c < nd[2]; c++)
+        for (int64_t e = 0; e < nd[3]; e++)
+          {
+            int64_t src = to_nhwc ? ((a * d[1] + e) * d[2] + b) * d[3] + c : ((a * d[1] + c) * d[2] + e) * d[3] + b;
+            p[((a * nd[1] + b) * nd[2] + c) * nd[3] + e] = s[src];
+          }
+  return o;
+}
+
+/* [M, C/g, kH, kW] -> [kH, kW, C/g, M] */
+static OwbTensor *
+weight_to_nhwc (const OwbTensor *w)
+{
+  int64_t M = w->dims[0], Cg = w->dims[1], KH = w->dims[2], KW = w->dims[3];
+  int64_t nd[4] = { KH, KW, Cg, M };
+  OwbTensor *o = owb_tensor_new (OWB_TYPE_FLOAT, 4, nd, NULL);
+  const float *s = w->data;
+  float *p = o->data;
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t c = 0; c < Cg; c++)
+      for (int64_t kh = 0; kh < KH; kh++)
+        for (int64_t kw = 0; kw < KW; kw++)
+          p[((kh * KW + kw) * Cg + c) * M + m] = s[((m * Cg + c) * KH + kh) * KW + kw];
+  return o;
+}
+
+static void
+set_ints (OwbNode *node, const char *name, int n, const int64_t *values)
+{
+  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
+  a->n = n;
+  a->ints = g_memdup2 (values, sizeof (int64_t) * n);
+}
+
+static void
+set_int (OwbNode *node, const char *name, int64_t v)
+{
+  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
+}
+
+static void
+set_string (OwbNode *node, const char *name, const char *v)
+{
+  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
+  a->s = g_strdup (v);
+  a->s_len = strlen (v);
+}
+
+/* A model of one node reading the graph inputs `inputs` (tensors given, all fed at run time). */
+static OwbModel *
+one_node_model (const char *op, const char *domain, int n_in, OwbTensor *const *inputs, const char *const *names,
+                OwbNode **node)
+{
+  OwbModel *m = tu_model_new (17);
+  owb_model_set_opset (m, WB, 1);
+  GString *ins = g_string_new (NULL);
+  for (int i = 0; i < n_in; i++)
+    {
+      g_string_append_printf (ins, "%s%s", i ? "," : "", inputs[i] ? names[i] : "");
+      if (inputs[i])
+        tu_add_value (m->graph->inputs, names[i], OWB_TYPE_FLOAT, inputs[i]->rank, inputs[i]->dims, NULL);
+    }
+  *node = tu_node (m->graph, op, "n", ins->str, "y");
+  g_free ((*node)->domain);
+  (*node)->domain = g_strdup (domain);
+  g_string_free (ins, TRUE);
+  g_ptr_array_add (m->graph->outputs, owb_value_info_new ("y", NULL));
+  return m;
+}
+
+static OwbTensor *
+run_model (OwbModel *m, int n_in, OwbTensor *const *inputs, const char *const *names, int threads, int repeat,
+           double *ms, GError **error)
+{
+  OwbSession *s = tu_session (m, threads, error);
+  if (!s)
+    return NULL;
+  const char *feed_names[4];
+  OwbTensor *feeds[4];
+  int n = 0;
+  for (int i = 0; i < n_in; i++)
+    if (inputs[i])
+      {
+        feed_names[n] = names[i];
+        feeds[n++] = inputs[i];
+      }
+  const char *out_name = "y";
+  OwbTensor *out = NULL;
+  double best = G_MAXDOUBLE;
+  for (int r = 0; r < MAX (repeat, 1); r++)
+    {
+      if (out)
+        owb_tensor_unref (out);
+      out = NULL;
+      gint64 t0 = g_get_monotonic_time ();
+      if (!owb_session_run (s, n, feed_names, feeds, 1, &out_name, &out, NULL, NULL, error))
+        {
+          owb_session_free (s);
+          return NULL;
+        }
+      best = MIN (best, (g_get_monotonic_time () - t0) / 1000.0);
+    }
+  if (ms)
+    *ms = best;
+  owb_session_free (s);
+  return out;
+}
+
+static void
+assert_close (const OwbTensor *a, const OwbTensor *b, double tol, const char *what)
+{
+  g_assert_cmpint (a->nelems, ==, b->nelems);
+  const float *x = a->data, *y = b->data;
+  double max_err = 0;
+  for (int64_t i = 0; i < a->nelems; i++)
+    {
+      double e = fabs ((double) x[i] - y[i]) / (1 + fabs ((double) y[i]));
+      if (!(e <= max_err))
+        max_err = isnan (e) ? INFINITY : e;
+    }
+  if (!(max_err <= tol))
+    g_error ("%s: max relative error %g > %g", what, max_err, tol);
+}
+
+typedef struct {
+  const char *what;
+  int64_t n, c, h, w, m, group, kh, kw, stride, pad, dilation;
+  const char *act;
+  gboolean bias, residual;
+  const char *auto_pad;
+  int threads;
+} ConvCase;
+
+static const ConvCase conv_cases[] = {
+  { "1x1 direct", 1, 16, 9, 7, 24, 1, 1, 1, 1, 0, 1, "Relu", TRUE, FALSE, NULL, 1 },
+  { "1x1 direct, residual, threads", 2, 32, 8, 8, 48, 1, 1, 1, 1, 0, 1, "HardSwish", TRUE, TRUE, NULL, 3 },
+  { "1x1 strided", 1, 8, 9, 9, 12, 1, 1, 1, 2, 0, 1, NULL, TRUE, FALSE, NULL, 1 },
+  { "3x3 padded", 1, 8, 10, 11, 16, 1, 3, 3, 1, 1, 1, "Clip", TRUE, FALSE, NULL, 2 },
+  { "7x7 stride 2 RGB stem", 1, 3, 32, 32, 16, 1, 7, 7, 2, 3, 1, "Relu", TRUE, FALSE, NULL, 2 },
+  { "3x3 dilated", 1, 6, 12, 12, 10, 1, 3, 3, 1, 2, 2, "LeakyRelu", FALSE, FALSE, NULL, 1 },
+  { "3x3 grouped", 2, 8, 7, 9, 12, 4, 3, 3, 1, 1, 1, "Sigmoid", TRUE, TRUE, NULL, 2 },
+  { "1x1 grouped", 1, 8, 5, 5, 8, 2, 1, 1, 1, 0, 1, NULL, TRUE, FALSE, NULL, 1 },
+  { "depthwise 3x3", 1, 40, 10, 10, 40, 40, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 2 },
+  { "depthwise 5x5 stride 2", 2, 72, 13, 11, 72, 72, 5, 5, 2, 2, 1, "Swish", TRUE, TRUE, NULL, 3 },
+  { "depthwise dilated", 1, 5, 9, 9, 5, 5, 3, 3, 1, 2, 2, "Tanh", FALSE, FALSE, NULL, 1 },
+  { "channel multiplier", 1, 4, 6, 6, 8, 4, 3, 3, 1, 1, 1, "HardSigmoid", TRUE, FALSE, NULL, 1 },
+  { "small image, split channels", 1, 64, 7, 7, 256, 1, 3, 3, 1, 1, 1, "Gelu", TRUE, TRUE, NULL, 4 },
+  { "SAME_UPPER stride 2", 1, 5, 9, 8, 7, 1, 3, 3, 2, 0, 1, "FastGelu", TRUE, FALSE, "SAME_UPPER", 2 },
+  { "no padding 5x5", 1, 4, 8, 8, 6, 1, 5, 5, 1, 0, 1, NULL, FALSE, FALSE, NULL, 1 },
+};
+
+static void
+set_conv_attributes (OwbNode *node, const ConvCase *cc)
+{
+  int64_t k[2] = { cc->kh, cc->kw }, s[2] = { cc->stride, cc->stride }, d[2] = { cc->dilation, cc->dilation };
+  int64_t p[4] = { cc->pad, cc->pad, cc->pad, cc->pad };
+  set_ints (node, "kernel_shape", 2, k);
+  set_ints (node, "strides", 2, s);
+  set_ints (node, "dilations", 2, d);
+  if (cc->auto_pad)
+    set_string (node, "auto_pad", cc->auto_pad);
+  else
+    set_ints (node, "pads", 4, p);
+  set_int (node, "group", cc->group);
+  if (cc->act)
+    set_string (node, "activation", cc->act);
+}
+
+/* FusedConv on NCHW and NhwcConv on NHWC copies of the same data; returns the NCHW result of NhwcConv. */
+static void
+run_conv_case (const ConvCase *cc, int repeat, double *ms_fused, double *ms_nhwc)
+{
+  int64_t xd[4] = { cc->n, cc->c, cc->h, cc->w }, wd[4] = { cc->m, cc->c / cc->group, cc->kh, cc->kw };
+  int64_t bd[1] = { cc->m };
+  g_autoptr (OwbTensor) x = random_tensor (4, xd, 1);
+  g_autoptr (OwbTensor) w = random_tensor (4, wd, 2);
+  g_autoptr (OwbTensor) b = cc->bias ? random_tensor (1, bd, 3) : NULL;
+  const char *names[4] = { "x", "w", "b", "z" };
+  g_autoptr (GError) error = NULL;
+
+  /* the output shape, from a plain run without residual */
+  OwbTensor *in0[3] = { x, w, b };
+  OwbNode *node;
+  g_autoptr (OwbModel) m0 = one_node_model ("FusedConv", WB, 3, in0, names, &node);
+  set_conv_attributes (node, cc);
+  g_autoptr (OwbTensor) y0 = run_model (m0, 3, in0, names, 1, 1, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (OwbTensor) z = cc->residual ? random_tensor (4, y0->dims, 4) : NULL;
+
+  OwbTensor *in1[4] = { x, w, b, z };
+  g_autoptr (OwbModel) m1 = one_node_model ("FusedConv", WB, 4, in1, names, &node);
+  set_conv_attributes (node, cc);
+  g_autoptr (OwbTensor) ref = run_model (m1, 4, in1, names, cc->threads, repeat, ms_fused, &error);
+  g_assert_no_error (error);
+
+  g_autoptr (OwbTensor) xn = permute (x, TRUE);
+  g_autoptr (OwbTensor) wn = weight_to_nhwc (w);
+  g_autoptr (OwbTensor) zn = z ? permute (z, TRUE) : NULL;
+  OwbTensor *in2[4] = { xn, wn, b, zn };
+  g_autoptr (OwbModel) m2 = one_node_model ("NhwcConv", WB, 4, in2, names, &node);
+  set_conv_attributes (node, cc);
+  g_autoptr (OwbTensor) yn = run_model (m2, 4, in2, names, cc->threads, repeat, ms_nhwc, &error);
+  g_assert_no_error (error);
+  g_autoptr (OwbTensor) got = permute (yn, FALSE);
+  g_assert_cmpint (memcmp (got->dims, ref->dims, sizeof (int64_t) * 4), ==, 0);
+  /* sums of K = C/group kH kW products in another order: rounding grows with sqrt (K) */
+  assert_close (got, ref, 1e-6 * MAX (sqrt ((double) wd[1] * cc->kh * cc->kw), 10), cc->what);
+}
+
+static void
+test_nhwc_conv_matches_conv (void)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (conv_cases); i++)
+    run_conv_case (&conv_cases[i], 1, NULL, NULL);
+}
+
+/* NhwcConv against FusedConv on the convolutions CNNs spend their time in (-m perf). */
+static void
+test_nhwc_conv_speed (void)
+{
+  if (!g_test_perf ())
+    {
+      g_test_skip ("timing only with -m perf");
+      return;
+    }
+  static const ConvCase cases[] = {
+    { "resnet 3x3 56x56x64", 1, 64, 56, 56, 64, 1, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 1 },
+    { "resnet 3x3 14x14x256", 1, 256, 14, 14, 256, 1, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 1 },
+    { "resnet stem 7x7/2", 1, 3, 224, 224, 64, 1, 7, 7, 2, 3, 1, "Relu", TRUE, FALSE, NULL, 1 },
+    { "1x1 56x56 64->256", 1, 64, 56, 56, 256, 1, 1, 1, 1, 0, 1, NULL, TRUE, FALSE, NULL, 1 },
+    { "1x1 14x14 480->80", 1, 480, 14, 14, 80, 1, 1, 1, 1, 0, 1, NULL, TRUE, FALSE, NULL, 1 },
+    { "1x1 7x7 960->160", 1, 960, 7, 7, 160, 1, 1, 1, 1, 0, 1, NULL, TRUE, FALSE, NULL, 1 },
+    { "dw 3x3 112x112x32", 1, 32, 112, 112, 32, 32, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 1 },
+    { "dw 3x3/2 56x56x144", 1, 144, 56, 56, 144, 144, 3, 3, 2, 1, 1, "Swish", TRUE, FALSE, NULL, 1 },
+    { "dw 5x5 14x14x672", 1, 672, 14, 14, 672, 672, 5, 5, 1, 2, 1, "HardSwish", TRUE, FALSE, NULL, 1 },
+    { "1x1 56x56 24->144 Swish", 1, 24, 56, 56, 144, 1, 1, 1, 1, 0, 1, "Swish", TRUE, FALSE, NULL, 1 },
+    { "1x1 56x56 144->24", 1, 144, 56, 56, 24, 1, 1, 1, 1, 0, 1, NULL, TRUE, FALSE, NULL, 1 },
+    { "1x1 112x112 16->96 Swish", 1, 16, 112, 112, 96, 1, 1, 1, 1, 0, 1, "Swish", TRUE, FALSE, NULL, 1 },
+    { "dw 3x3 56x56x144 Swish", 1, 144, 56, 56, 144, 144, 3, 3, 1, 1, 1, "Swish", TRUE, FALSE, NULL, 1 },
+    { "dw 3x3 56x56x144", 1, 144, 56, 56, 144, 144, 3, 3, 1, 1, 1, NULL, TRUE, FALSE, NULL, 1 },
+    { "1x1 56x56 24->144", 1, 24, 56, 56, 144, 1, 1, 1, 1, 0, 1, NULL, TRUE, FALSE, NULL, 1 },
+    { "resnet 3x3 56x56x64 2 thr", 1, 64, 56, 56, 64, 1, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 2 },
+    { "dw 3x3 112x112x32 2 thr", 1, 32, 112, 112, 32, 32, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 2 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      double a, b;
+      run_conv_case (&cases[i], 15, &a, &b);
+      g_test_message ("%-28s FusedConv %8.3f ms  NhwcConv %8.3f ms", cases[i].what, a, b);
+      g_printerr ("%-28s FusedConv %8.3f ms  NhwcConv %8.3f ms\n", cases[i].what, a, b);
+    }
+}
+
+/* ---- pools ---- */
+
+typedef struct {
+  const char *op;
+  int64_t k, stride, pad, dilation;
+  gboolean ceil_mode, include_pad;
+  const char *auto_pad;
+} PoolCase;
+
+static void
+test_nhwc_pools_match (void)
+{
+  static const PoolCase cases[] = {
+    { "MaxPool", 3, 2, 1, 1, FALSE, FALSE, NULL },     { "MaxPool", 2, 2, 0, 1, FALSE, FALSE, NULL },
+    { "MaxPool", 3, 2, 0, 1, TRUE, FALSE, NULL },      { "MaxPool", 3, 1, 2, 2, FALSE, FALSE, NULL },
+    { "AveragePool", 3, 1, 1, 1, FALSE, FALSE, NULL }, { "AveragePool", 3, 1, 1, 1, FALSE, TRUE, NULL },
+    { "AveragePool", 3, 2, 1, 1, TRUE, TRUE, NULL },   { "AveragePool", 2, 2, 0, 1, TRUE, FALSE, NULL },
+    { "MaxPool", 3, 2, 0, 1, FALSE, FALSE, "SAME_UPPER" }, { "AveragePool", 3, 2, 0, 1, FALSE, FALSE, "SAME_LOWER" },
+  };
+  int64_t xd[4] = { 2, 6, 9, 10 };
+  g_autoptr (OwbTensor) x = random_tensor (4, xd, 7);
+  g_autoptr (OwbTensor) xn = permute (x, TRUE);
+  const char *names[1] = { "x" };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const PoolCase *pc = &cases[i];
+      OwbTensor *results[2];
+      for (int v = 0; v < 2; v++)
+        {
+          OwbNode *node;
+          OwbTensor *in[1] = { v ? xn : x };
+          char *op = g_strconcat (v ? "Nhwc" : "", pc->op, NULL);
+          g_autoptr (OwbModel) m = one_node_model (op, v ? WB : "", 1, in, names, &node);
+          g_free (op);
+          int64_t k[2] = { pc->k, pc->k }, s[2] = { pc->stride, pc->stride }, d[2] = { pc->dilation, pc->dilation };
+          int64_t p[4] = { pc->pad, pc->pad, pc->pad, pc->pad };
+          set_ints (node, "kernel_shape", 2, k);
+          set_ints (node, "strides", 2, s);
+          if (pc->dilation != 1)
+            set_ints (node, "dilations", 2, d);
+          if (pc->auto_pad)
+            set_string (node, "auto_pad", pc->auto_pad);
+          else
+            set_ints (node, "pads", 4, p);
+          set_int (node, "ceil_mode", pc->ceil_mode);
+          if (strcmp (pc->op, "AveragePool") == 0)
+            set_int (node, "count_include_pad", pc->include_pad);
+          g_autoptr (GError) error = NULL;
+          results[v] = run_model (m, 1, in, names, 2, 1, NULL, &error);
+          g_assert_no_error (error);
+        }
+      g_autoptr (OwbTensor) got = permute (results[1], FALSE);
+      if (memcmp (got->dims, results[0]->dims, sizeof (int64_t) * 4) != 0)
+        g_error ("%s case %u: shape %s, NCHW op gives %s", pc->op, i, owb_tensor_shape_to_string (got),
+                 owb_tensor_shape_to_string (results[0]));
+      char *what = g_strdup_printf ("%s case %u", pc->op, i);
+      assert_close (got, results[0], 1e-6, what);
+      g_free (what);
+      owb_tensor_unref (results[0]);
+      owb_tensor_unref (results[1]);
+    }
+}
+
+static void
+test_nhwc_global_average_pool (void)
+{
+  int64_t xd[4] = { 3, 37, 4, 7 }; /* 32 channels in vectors, 5 alone */
+  g_autoptr (OwbTensor) x = random_tensor (4, xd, 9);
+  g_autoptr (OwbTensor) xn = permute (x, TRUE);
+  const char *names[1] = { "x" };
+  OwbNode *node;
+  OwbTensor *in[1] = { x }, *inn[1] = { xn };
+  g_autoptr (OwbModel) m = one_node_model ("GlobalAveragePool", "", 1, in, names, &node);
+  g_autoptr (OwbModel) mn = one_node_model ("NhwcGlobalAveragePool", WB, 1, inn, names, &node);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbTensor) ref = run_model (m, 1, in, names, 2, 1, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (OwbTensor) got = run_model (mn, 1, inn, names, 2, 1, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (got->dims[1], ==, 1);
+  g_assert_cmpint (got->dims[2], ==, 1);
+  g_assert_cmpint (got->dims[3], ==, 37);
+  assert_close (got, ref, 1e-6, "GlobalAveragePool"); /* [N,1,1,C] and [N,C,1,1] share their memory order */
+}
+
+/* ---- inference errors ---- */
+
+static void
+test_nhwc_conv_errors (void)
+{
+  const char *names[2] = { "x", "w" };
+  int64_t x3[3] = { 1, 8, 8 }, w4[4] = { 3, 3, 8, 4 }, x4[4] = { 1, 8, 8, 8 };
+  g_autoptr (OwbTensor) xa = random_tensor (3, x3, 1);
+  g_autoptr (OwbTensor) xb = random_tensor (4, x4, 1);
+  g_autoptr (OwbTensor) w = random_tensor (4, w4, 2);
+  OwbNode *node;
+  g_autoptr (GError) error = NULL;
+
+  OwbTensor *in1[2] = { xa, w };
+  g_autoptr (OwbModel) m1 = one_node_model ("NhwcConv", WB, 2, in1, names, &node);
+  g_autoptr (OwbSession) s1 = tu_session (m1, 1, &error);
+  g_assert_null (s1);
+  g_assert_nonnull (strstr (error->message, "rank 4"));
+  g_clear_error (&error);
+
+  OwbTensor *in2[2] = { xb, w };
+  g_autoptr (OwbModel) m2 = one_node_model ("NhwcConv", WB, 2, in2, names, &node);
+  set_string (node, "activation", "Softmax");
+  g_autoptr (OwbSession) s2 = tu_session (m2, 1, &error);
+  g_assert_null (s2);
+  g_assert_nonnull (strstr (error->message, "Softmax"));
+  g_clear_error (&error);
+
+  /* W's C/group (8) against X's 8 channels in 2 groups */
+  g_autoptr (OwbModel) m3 = one_node_model ("NhwcConv", WB, 2, in2, names, &node);
+  set_int (node, "group", 2);
+  g_autoptr (OwbSession) s3 = tu_session (m3, 1, &error);
+  g_assert_null (s3);
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+
+  /* correct shapes infer NHWC: [1, 6, 6, 4] */
+  g_autoptr (OwbModel) m4 = one_node_model ("NhwcConv", WB, 2, in2, names, &node);
+  g_autoptr (OwbTensor) y = run_model (m4, 2, in2, names, 1, 1, NULL, &error);
+  g_assert_no_error (error);
+  int64_t want[4] = { 1, 6, 6, 4 };
+  g_assert_cmpint (memcmp (y->dims, want, sizeof want), ==, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/kernels/layout/nhwc-conv-matches-conv", test_nhwc_conv_matches_conv);
+  g_test_add_func ("/kernels/layout/nhwc-pools-match", test_nhwc_pools_match);
+  g_test_add_func ("/kernels/layout/nhwc-global-average-pool", test_nhwc_global_average_pool);
+  g_test_add_func ("/kernels/layout/nhwc-conv-errors", test_nhwc_conv_errors);
+  g_test_add_func ("/kernels/layout/nhwc-conv-speed", test_nhwc_conv_speed);
+  return g_test_run ();
+}
