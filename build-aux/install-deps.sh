@@ -7,3 +7,9 @@ apt-get update
 apt-get install -y --no-install-recommends \
   meson ninja-build pkg-config gcc libc6-dev libglib2.0-dev protobuf-c-compiler libprotobuf-c-dev \
   libopenblas-dev libjpeg-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev python3 python3-venv python3-pip ca-certificates
+# The desktop app and its tests: GTK 4 + libadwaita, gettext, Xvfb with a D-Bus session, the
+# accessibility bus and python3-gi for the end-to-end test, validators for the data files.
+apt-get install -y --no-install-recommends \
+  libgtk-4-dev libadwaita-1-dev libglib2.0-bin libglib2.0-dev-bin gettext shared-mime-info \
+  adwaita-icon-theme librsvg2-common fonts-dejavu-core xvfb xauth dbus dbus-daemon dbus-x11 \
+  at-spi2-core python3-gi gir1.2-atspi-2.0 desktop-file-utils appstream

@@ -1,1 +1,602 @@
-/* owb-document.c: being written. */
+/* owb-document.c: one open model, loaded and prepared in worker threads (GTK-free: GObject + GIO,
+ * so the tests can use a document without a display). */
+#include "owb-document.h"
+
+#include <glib/gi18n-lib.h>
+
+struct _OwbPrepared {
+  gint ref_count;
+  OwbModel *model;       /* the document's model, shown when there is no session */
+  OwbSession *session;   /* NULL when preparing failed */
+  GError *error;         /* why there is no session, or why shapes could not be inferred */
+  OwbOptimizeLevel level;
+  char *providers;
+};
+
+struct _OwbDocument {
+  GObject parent_instance;
+
+  GFile *file;
+  char *title;
+  OwbModel *model;
+  OwbPrepared *prepared;
+  OwbOptimizeLevel level;
+  char *providers;
+  /* Why shape inference failed on load (the model is still shown); NULL when it worked. */
+  GError *infer_error;
+  /* Prepares may overlap (the level is changed twice quickly): only a newer one replaces the
+   * prepared on screen, so a slow old one finishing late cannot win. */
+  guint prepare_serial;
+  guint installed_serial;
+};
+
+G_DEFINE_TYPE (OwbDocument, owb_document, G_TYPE_OBJECT)
+
+enum { PROP_0, PROP_FILE, PROP_TITLE, PROP_PREPARED, PROP_LEVEL, PROP_PROVIDERS, N_PROPS };
+static GParamSpec *properties[N_PROPS];
+
+enum { SIGNAL_PROGRESS, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+/* Prepared models */
+
+OwbPrepared *
+owb_prepared_ref (OwbPrepared *prepared)
+{
+  g_return_val_if_fail (prepared != NULL, NULL);
+  g_atomic_int_inc (&prepared->ref_count);
+  return prepared;
+}
+
+void
+owb_prepared_unref (OwbPrepared *prepared)
+{
+  if (prepared == NULL || !g_atomic_int_dec_and_test (&prepared->ref_count))
+    return;
+  owb_session_free (prepared->session);
+  owb_model_unref (prepared->model);
+  g_clear_error (&prepared->error);
+  g_free (prepared->providers);
+  g_free (prepared);
+}
+
+const OwbGraph *
+owb_prepared_get_graph (const OwbPrepared *prepared)
+{
+  g_return_val_if_fail (prepared != NULL, NULL);
+  if (prepared->session)
+    return owb_session_get_graph (prepared->session);
+  return prepared->model->graph;
+}
+
+OwbSession *
+owb_prepared_get_session (const OwbPrepared *prepared)
+{
+  g_return_val_if_fail (prepared != NULL, NULL);
+  return prepared->session;
+}
+
+const GError *
+owb_prepared_get_error (const OwbPrepared *prepared)
+{
+  g_return_val_if_fail (prepared != NULL, NULL);
+  return prepared->error;
+}
+
+const OwbOptimizeReport *
+owb_prepared_get_report (const OwbPrepared *prepared)
+{
+  g_return_val_if_fail (prepared != NULL, NULL);
+  return prepared->session ? owb_session_get_optimize_report (prepared->session) : NULL;
+}
+
+OwbOptimizeLevel
+owb_prepared_get_level (const OwbPrepared *prepared)
+{
+  g_return_val_if_fail (prepared != NULL, OWB_OPTIMIZE_DISABLED);
+  return prepared->level;
+}
+
+const char *
+owb_prepared_get_providers (const OwbPrepared *prepared)
+{
+  g_return_val_if_fail (prepared != NULL, NULL);
+  return prepared->providers;
+}
+
+/* Runs in a worker thread. Reads `model` only (the session works on its own copy), so the main
+ * thread may keep showing it meanwhile. Never fails: a failure is kept in the result. */
+static OwbPrepared *
+prepare_model (OwbModel *model, const GError *infer_error, OwbOptimizeLevel level,
+               const char *providers)
+{
+  OwbPrepared *prepared = g_new0 (OwbPrepared, 1);
+  prepared->ref_count = 1;
+  prepared->model = owb_model_ref (model);
+  prepared->level = level;
+  prepared->providers = g_strdup (providers);
+
+  /* A session infers shapes again and would fail the same way; say why once, and show the
+   * model as far as inference got. */
+  if (infer_error)
+    {
+      prepared->error = g_error_copy (infer_error);
+      return prepared;
+    }
+
+  g_autoptr (GPtrArray) provider_list = owb_providers_new_from_list (providers, &prepared->error);
+  if (!provider_list)
+    return prepared;
+
+  OwbSessionOptions options;
+  owb_session_options_init (&options);
+  options.providers = provider_list;
+  options.optimize = level;
+  prepared->session = owb_session_new (model, &options, &prepared->error);
+  return prepared;
+}
+
+/* Progress, carried from the worker to the main context */
+
+typedef struct {
+  OwbDocument *document;
+  double fraction;
+  char *phase;
+} Progress;
+
+static gboolean
+progress_emit (gpointer data)
+{
+  Progress *progress = data;
+  g_signal_emit (progress->document, signals[SIGNAL_PROGRESS], 0, progress->fraction, progress->phase);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+progress_free (gpointer data)
+{
+  Progress *progress = data;
+  g_object_unref (progress->document);
+  g_free (progress->phase);
+  g_free (progress);
+}
+
+static void
+report_progress (GTask *task, double fraction, const char *phase)
+{
+  Progress *progress = g_new0 (Progress, 1);
+  progress->document = g_object_ref (g_task_get_source_object (task));
+  progress->fraction = fraction;
+  progress->phase = g_strdup (phase);
+  g_main_context_invoke_full (g_task_get_context (task), G_PRIORITY_DEFAULT, progress_emit, progress,
+                              progress_free);
+}
+
+/* Loading */
+
+typedef struct {
+  /* in */
+  GFile *file;
+  OwbOptimizeLevel level;
+  char *providers;
+  /* out */
+  OwbModel *model;
+  GError *infer_error;
+  OwbPrepared *prepared;
+} LoadData;
+
+static void
+load_data_free (gpointer data)
+{
+  LoadData *load = data;
+  g_clear_object (&load->file);
+  g_free (load->providers);
+  g_clear_pointer (&load->model, owb_model_unref);
+  g_clear_error (&load->infer_error);
+  g_clear_pointer (&load->prepared, owb_prepared_unref);
+  g_free (load);
+}
+
+/* Errors name the file, as the error page shows them on their own. */
+static void
+return_file_error (GTask *task, GFile *file, GError *error)
+{
+  if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_autofree char *name = g_file_get_parse_name (file);
+      g_prefix_error (&error, "%s: ", name);
+    }
+  g_task_return_error (task, error);
+}
+
+static void
+load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
+{
+  LoadData *load = task_data;
+  GError *error = NULL;
+
+  /* The same steps as owb_model_load_file, split so that reading and checking report apart. */
+  report_progress (task, 0.1, _("Reading"));
+  g_autofree char *path = g_file_get_path (load->file);
+  if (!path)
+    {
+      g_autofree char *uri = g_file_get_uri (load->file);
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "%s: %s", uri,
+                               _("only local files can be opened"));
+      return;
+    }
+  g_autoptr (GMappedFile) mapped = g_mapped_file_new (path, FALSE, &error);
+  if (!mapped)
+    {
+      /* GLib's message already names the file. */
+      g_task_return_error (task, error);
+      return;
+    }
+  if (g_cancellable_set_error_if_cancelled (cancellable, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+
+  report_progress (task, 0.3, _("Checking"));
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *base_dir = g_canonicalize_filename (dir, NULL);
+  load->model = owb_model_load_from_data (g_mapped_file_get_contents (mapped),
+                                          g_mapped_file_get_length (mapped), base_dir, &error);
+  g_clear_pointer (&mapped, g_mapped_file_unref);
+  if (!load->model)
+    {
+      return_file_error (task, load->file, error);
+      return;
+    }
+  if (g_cancellable_set_error_if_cancelled (cancellable, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+
+  report_progress (task, 0.5, _("Inferring shapes"));
+  /* An op without shape inference should not stop anyone looking at the model. */
+  owb_model_infer_shapes (load->model, &load->infer_error);
+  if (g_cancellable_set_error_if_cancelled (cancellable, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+
+  report_progress (task, 0.7, _("Preparing"));
+  load->prepared = prepare_model (load->model, load->infer_error, load->level, load->providers);
+  if (g_cancellable_set_error_if_cancelled (cancellable, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  report_progress (task, 1.0, _("Ready"));
+  g_task_return_boolean (task, TRUE);
+}
+
+static void
+install_prepared (OwbDocument *self, OwbPrepared *prepared)
+{
+  g_clear_pointer (&self->prepared, owb_prepared_unref);
+  self->prepared = owb_prepared_ref (prepared);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PREPARED]);
+}
+
+void
+owb_document_load_async (OwbDocument *self, GFile *file, GCancellable *cancellable,
+                         GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_return_if_fail (OWB_IS_DOCUMENT (self));
+  g_return_if_fail (G_IS_FILE (file));
+
+  LoadData *load = g_new0 (LoadData, 1);
+  load->file = g_object_ref (file);
+  load->level = self->level;
+  load->providers = g_strdup (self->providers);
+
+  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, owb_document_load_async);
+  g_task_set_task_data (task, load, load_data_free);
+  /* Cancelling answers at once; the worker stops at the next phase and its result is dropped. */
+  g_task_set_return_on_cancel (task, TRUE);
+  g_task_run_in_thread (task, load_thread);
+}
+
+gboolean
+owb_document_load_finish (OwbDocument *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (OWB_IS_DOCUMENT (self), FALSE);
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+
+  GTask *task = G_TASK (result);
+  if (!g_task_propagate_boolean (task, error))
+    return FALSE;
+
+  /* Installed here, on the caller's thread, so the document changes only where it is used. */
+  LoadData *load = g_task_get_task_data (task);
+  g_object_freeze_notify (G_OBJECT (self));
+  g_set_object (&self->file, load->file);
+  g_free (self->title);
+  g_autoptr (GFileInfo) info = g_file_query_info (load->file, G_FILE_ATTRIBUTE_STANDARD_DISPLAY_NAME,
+                                                  G_FILE_QUERY_INFO_NONE, NULL, NULL);
+  self->title = info ? g_strdup (g_file_info_get_display_name (info)) : g_file_get_basename (load->file);
+  g_clear_pointer (&self->model, owb_model_unref);
+  self->model = g_steal_pointer (&load->model);
+  g_clear_error (&self->infer_error);
+  self->infer_error = g_steal_pointer (&load->infer_error);
+  self->installed_serial = ++self->prepare_serial;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FILE]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TITLE]);
+  install_prepared (self, load->prepared);
+  g_object_thaw_notify (G_OBJECT (self));
+  return TRUE;
+}
+
+/* Preparing again */
+
+typedef struct {
+  OwbModel *model;
+  GError *infer_error;
+  OwbOptimizeLevel level;
+  char *providers;
+  guint serial;
+} PrepareData;
+
+static void
+prepare_data_free (gpointer data)
+{
+  PrepareData *prepare = data;
+  owb_model_unref (prepare->model);
+  g_clear_error (&prepare->infer_error);
+  g_free (prepare->providers);
+  g_free (prepare);
+}
+
+static void
+prepare_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
+{
+  PrepareData *prepare = task_data;
+  GError *error = NULL;
+  if (g_cancellable_set_error_if_cancelled (cancellable, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  OwbPrepared *prepared = prepare_model (prepare->model, prepare->infer_error, prepare->level,
+                                         prepare->providers);
+  if (g_cancellable_set_error_if_cancelled (cancellable, &error))
+    {
+      owb_prepared_unref (prepared);
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_return_pointer (task, prepared, (GDestroyNotify) owb_prepared_unref);
+}
+
+static void
+prepare_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  OwbDocument *self = OWB_DOCUMENT (source);
+  g_autoptr (GTask) outer = user_data;
+  PrepareData *prepare = g_task_get_task_data (G_TASK (result));
+  GError *error = NULL;
+
+  g_autoptr (OwbPrepared) prepared = g_task_propagate_pointer (G_TASK (result), &error);
+  if (!prepared)
+    {
+      g_task_return_error (outer, error);
+      return;
+    }
+  if (prepare->serial > self->installed_serial)
+    {
+      self->installed_serial = prepare->serial;
+      install_prepared (self, prepared);
+    }
+  g_task_return_boolean (outer, TRUE);
+}
+
+void
+owb_document_prepare_async (OwbDocument *self, OwbOptimizeLevel level, const char *providers,
+                            GCancellable *cancellable, GAsyncReadyCallback callback,
+                            gpointer user_data)
+{
+  g_return_if_fail (OWB_IS_DOCUMENT (self));
+  g_return_if_fail (level >= OWB_OPTIMIZE_DISABLED && level <= OWB_OPTIMIZE_ALL);
+
+  if (providers == NULL || *providers == '\0')
+    providers = "cpu";
+  /* The level and providers are the document's from now on, so a later load or prepare keeps
+   * them. */
+  if (self->level != level)
+    {
+      self->level = level;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LEVEL]);
+    }
+  if (g_strcmp0 (self->providers, providers) != 0)
+    {
+      g_free (self->providers);
+      self->providers = g_strdup (providers);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PROVIDERS]);
+    }
+
+  GTask *outer = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (outer, owb_document_prepare_async);
+  if (!self->model)
+    {
+      g_task_return_new_error (outer, G_IO_ERROR, G_IO_ERROR_NOT_INITIALIZED, "%s",
+                               _("No model is loaded"));
+      g_object_unref (outer);
+      return;
+    }
+
+  PrepareData *prepare = g_new0 (PrepareData, 1);
+  prepare->model = owb_model_ref (self->model);
+  prepare->infer_error = self->infer_error ? g_error_copy (self->infer_error) : NULL;
+  prepare->level = level;
+  prepare->providers = g_strdup (providers);
+  prepare->serial = ++self->prepare_serial;
+
+  /* The inner task works; prepare_done installs the result on this thread and then answers the
+   * caller through the outer one. */
+  g_autoptr (GTask) inner = g_task_new (self, cancellable, prepare_done, outer);
+  g_task_set_task_data (inner, prepare, prepare_data_free);
+  g_task_run_in_thread (inner, prepare_thread);
+}
+
+gboolean
+owb_document_prepare_finish (OwbDocument *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (OWB_IS_DOCUMENT (self), FALSE);
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* Accessors */
+
+GFile *
+owb_document_get_file (OwbDocument *self)
+{
+  g_return_val_if_fail (OWB_IS_DOCUMENT (self), NULL);
+  return self->file;
+}
+
+const char *
+owb_document_get_title (OwbDocument *self)
+{
+  g_return_val_if_fail (OWB_IS_DOCUMENT (self), NULL);
+  return self->title;
+}
+
+OwbModel *
+owb_document_get_model (OwbDocument *self)
+{
+  g_return_val_if_fail (OWB_IS_DOCUMENT (self), NULL);
+  return self->model;
+}
+
+OwbPrepared *
+owb_document_get_prepared (OwbDocument *self)
+{
+  g_return_val_if_fail (OWB_IS_DOCUMENT (self), NULL);
+  return self->prepared;
+}
+
+OwbOptimizeLevel
+owb_document_get_level (OwbDocument *self)
+{
+  g_return_val_if_fail (OWB_IS_DOCUMENT (self), OWB_OPTIMIZE_DISABLED);
+  return self->level;
+}
+
+const char *
+owb_document_get_providers (OwbDocument *self)
+{
+  g_return_val_if_fail (OWB_IS_DOCUMENT (self), NULL);
+  return self->providers;
+}
+
+/* GObject */
+
+static void
+owb_document_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  OwbDocument *self = OWB_DOCUMENT (object);
+  switch (prop_id)
+    {
+    case PROP_FILE:
+      g_value_set_object (value, self->file);
+      break;
+    case PROP_TITLE:
+      g_value_set_string (value, self->title);
+      break;
+    case PROP_PREPARED:
+      g_value_set_pointer (value, self->prepared);
+      break;
+    case PROP_LEVEL:
+      g_value_set_int (value, self->level);
+      break;
+    case PROP_PROVIDERS:
+      g_value_set_string (value, self->providers);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+/* The level and providers are settable before a load, so that the window can pass the user's
+ * defaults (from GSettings) without the document depending on GSettings itself. */
+static void
+owb_document_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  OwbDocument *self = OWB_DOCUMENT (object);
+  switch (prop_id)
+    {
+    case PROP_LEVEL:
+      self->level = g_value_get_int (value);
+      break;
+    case PROP_PROVIDERS:
+      {
+        const char *providers = g_value_get_string (value);
+        g_free (self->providers);
+        self->providers = g_strdup (providers && *providers ? providers : "cpu");
+      }
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+owb_document_finalize (GObject *object)
+{
+  OwbDocument *self = OWB_DOCUMENT (object);
+  g_clear_object (&self->file);
+  g_free (self->title);
+  g_clear_pointer (&self->prepared, owb_prepared_unref);
+  g_clear_pointer (&self->model, owb_model_unref);
+  g_clear_error (&self->infer_error);
+  g_free (self->providers);
+  G_OBJECT_CLASS (owb_document_parent_class)->finalize (object);
+}
+
+static void
+owb_document_class_init (OwbDocumentClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  object_class->get_property = owb_document_get_property;
+  object_class->set_property = owb_document_set_property;
+  object_class->finalize = owb_document_finalize;
+
+  properties[PROP_FILE] = g_param_spec_object ("file", NULL, NULL, G_TYPE_FILE,
+                                               G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_TITLE] = g_param_spec_string ("title", NULL, NULL, NULL,
+                                                G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /* An OwbPrepared * (borrowed); see owb_document_get_prepared. */
+  properties[PROP_PREPARED] = g_param_spec_pointer ("prepared", NULL, NULL,
+                                                    G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /* An OwbOptimizeLevel. */
+  properties[PROP_LEVEL] = g_param_spec_int ("level", NULL, NULL, OWB_OPTIMIZE_DISABLED, OWB_OPTIMIZE_ALL,
+                                             OWB_OPTIMIZE_DISABLED,
+                                             G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_PROVIDERS] = g_param_spec_string ("providers", NULL, NULL, "cpu",
+                                                    G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /* (double fraction, const char *phase): emitted on the main context during a load. */
+  signals[SIGNAL_PROGRESS] = g_signal_new ("progress", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                           NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_DOUBLE, G_TYPE_STRING);
+}
+
+static void
+owb_document_init (OwbDocument *self)
+{
+  self->level = OWB_OPTIMIZE_DISABLED;
+  self->providers = g_strdup ("cpu");
+}
+
+OwbDocument *
+owb_document_new (void)
+{
+  return g_object_new (OWB_TYPE_DOCUMENT, NULL);
+}

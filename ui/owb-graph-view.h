@@ -59,4 +59,31 @@ void owb_graph_view_go_to_path (OwbGraphView *self, guint index);
 gboolean owb_graph_view_export_png (OwbGraphView *self, GFile *file, GError **error);
 gboolean owb_graph_view_export_svg (OwbGraphView *self, GFile *file, GError **error);
 
+/* Added by the canvas (not in the lead's contract):
+ * Signals: "layout-progress" (double fraction, const char *text): the fraction is -1 while
+ * unknown (the scene reports no steps; the text says what is laid out and for how long), 1 at
+ * the end. "scene-changed": another scene is shown, or groups were expanded or collapsed.
+ * Properties: "busy", "zoom", "match-index", "n-matches". */
+guint owb_graph_view_get_n_matches (OwbGraphView *self);
+/* TRUE when a laid-out scene is on screen (FALSE while building, after a failure or cancel). */
+gboolean owb_graph_view_has_scene (OwbGraphView *self);
+/* Builds the scene of the graph on screen again (after a cancel or a failure); FALSE if busy. */
+gboolean owb_graph_view_relayout (OwbGraphView *self);
+/* The providers of the nodes on screen, sorted, NULL-terminated (for the legend); has_unassigned
+ * says whether some nodes have none. */
+char **owb_graph_view_dup_providers (OwbGraphView *self, gboolean *has_unassigned);
+/* Scene coordinates of the view's top-left corner; scrolling by widget pixels. */
+void owb_graph_view_get_scroll (OwbGraphView *self, double *x, double *y);
+void owb_graph_view_scroll_by (OwbGraphView *self, double dx, double dy);
+/* Boxes drawn highlighted (a collapsed group counts once for all its highlighted members). */
+guint owb_graph_view_get_n_highlighted (OwbGraphView *self);
+/* What a click (n_press 1) or double-click (2) at widget point (x, y) does: select the node, the
+ * initializer line or the edge there (or clear the selection); double-click toggles a group or
+ * opens a node's subgraph. For tests and assistive use; the view's gestures call it. */
+void owb_graph_view_click (OwbGraphView *self, double x, double y, int n_press);
+/* The scene on screen (borrowed; NULL while building). Its indices change when groups toggle. */
+const struct _OwbGraphScene *owb_graph_view_get_scene (OwbGraphView *self);
+/* The whole scene rendered at scale 1, or smaller so no side passes max_side pixels. */
+GdkTexture *owb_graph_view_render_texture (OwbGraphView *self, double max_side, GError **error);
+
 G_END_DECLS

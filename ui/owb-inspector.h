@@ -23,4 +23,14 @@ void owb_inspector_show_node (OwbInspector *self, const OwbGraph *graph, const O
 void owb_inspector_show_tensor (OwbInspector *self, const OwbGraph *graph, const char *name);
 void owb_inspector_clear (OwbInspector *self);
 
+/* Signals: "tensor-activated" (const char *name) when an input, output or consumer value row is
+ * activated; "node-activated" (gpointer: const OwbNode *) when a producer or consumer node row is
+ * activated; the node belongs to the graph last passed in, valid as long as that graph is. */
+
+/* Writes the initializer on show as a .npy file (what "Export as NPY…" does after its file
+ * chooser). FALSE with an error when no initializer is shown or the file cannot be written. */
+gboolean owb_inspector_export_tensor (OwbInspector *self, GFile *file, GError **error);
+/* TRUE while statistics of a large initializer are computed in a thread. */
+gboolean owb_inspector_get_busy (OwbInspector *self);
+
 G_END_DECLS

@@ -14,4 +14,19 @@ G_DECLARE_FINAL_TYPE (OwbOptimizePage, owb_optimize_page, OWB, OPTIMIZE_PAGE, Gt
 GtkWidget *owb_optimize_page_new (void);
 void owb_optimize_page_set_document (OwbOptimizePage *self, OwbDocument *document);
 
+/* What the Optimize button does: optimizes a copy of the document's model in a worker thread;
+ * "busy" (a boolean property) is TRUE until the page shows the result. */
+void owb_optimize_page_run (OwbOptimizePage *self);
+/* Saves the optimized model (synchronously); refuses the document's input file. */
+gboolean owb_optimize_page_save_to (OwbOptimizePage *self, GFile *file, GError **error);
+
+gboolean owb_optimize_page_get_busy (OwbOptimizePage *self);
+void owb_optimize_page_set_level (OwbOptimizePage *self, OwbOptimizeLevel level);
+/* The last result (borrowed; NULL before the first run). */
+const OwbOptimizeReport *owb_optimize_page_get_report (OwbOptimizePage *self);
+OwbModel *owb_optimize_page_get_optimized_model (OwbOptimizePage *self);
+/* The original node names a node of the optimized graph replaced, following chains of passes;
+ * NULL when no pass created it. */
+char **owb_optimize_page_dup_origins (OwbOptimizePage *self, const char *node_name);
+
 G_END_DECLS

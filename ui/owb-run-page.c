@@ -1,1 +1,1178 @@
-/* owb-run-page.c: being written. */
+/* owb-run-page.c: the Run page: one run of the prepared session on seeded random inputs or tensor
+ * files, in a worker thread, then each output's type, shape, statistics and top 5. */
+#include "owb-run-page.h"
+
+#include <adwaita.h>
+#include <glib/gi18n-lib.h>
+#include <math.h>
+#include <string.h>
+
+#include "owb-tensor-stats.h"
+
+#define TOP_K 5
+
+/* One feed input of the session and where its data comes from. */
+typedef struct
+{
+  char *name;
+  OwbValueType type;
+  GtkWidget *row;          /* AdwActionRow: name, type and source */
+  GtkWidget *choose_button;
+  GtkWidget *random_button;
+  GFile *file;             /* NULL: random values */
+  OwbTensor *tensor;       /* the file's tensor once loaded and valid */
+  char *problem;           /* why the file cannot be used; NULL when fine */
+  GCancellable *loading;   /* non-NULL while the file loads */
+  GtkSpinButton **axis_spins; /* [rank]: spins of unknown, unnamed dims; NULL elsewhere */
+} RunInput;
+
+struct _OwbRunPage
+{
+  GtkWidget parent_instance;
+
+  GtkStack *stack;
+  AdwStatusPage *error_page;
+  AdwPreferencesGroup *inputs_group;
+  AdwPreferencesGroup *dims_group;
+  GtkSpinButton *seed_spin;
+  GtkButton *run_button;
+  GtkButton *cancel_button;
+  GtkWidget *progress_box;
+  GtkSpinner *spinner;
+  GtkLabel *progress_label;
+  GtkLabel *error_label;
+  GtkLabel *time_label;
+  GtkBox *outputs_box;
+
+  OwbDocument *document;
+  gulong prepared_handler;
+  OwbPrepared *prepared;     /* the one the inputs were built for */
+  OwbPrepared *run_prepared; /* held while a run uses its session, released on the main thread */
+
+  GPtrArray *inputs;         /* of RunInput * */
+  GPtrArray *input_rows;     /* widgets in inputs_group */
+  GPtrArray *dim_rows;       /* widgets in dims_group */
+  GHashTable *param_spins;   /* symbolic dim name (interned) -> GtkSpinButton * */
+
+  GCancellable *cancellable; /* the run in progress */
+  gboolean running;
+  guint n_loading;
+  gboolean disposed;
+
+  /* The last run's outputs and what the page shows of them. */
+  GPtrArray *outputs;        /* of OwbTensor * (NULL for an output with no value) */
+  GArray *stats;             /* of OwbTensorStats */
+  GArray *has_stats;         /* of gboolean */
+  double run_ms;
+  GtkFileChooserNative *chooser;
+};
+
+G_DEFINE_FINAL_TYPE (OwbRunPage, owb_run_page, GTK_TYPE_WIDGET)
+
+enum {
+  PROP_0,
+  PROP_BUSY,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+/* GTK 4.8 joins the names of a widget's labelled-by widgets to its label property, so a button
+ * named "Optimize" whose text says Optimize is read "Optimize Optimize". Controls that carry
+ * their own accessible name drop the relation their text label (or their row) adds. */
+static void
+keep_own_accessible_name (GtkWidget *widget)
+{
+  gtk_accessible_reset_relation (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_RELATION_LABELLED_BY);
+}
+
+static void
+run_input_free (RunInput *input)
+{
+  if (input->loading != NULL)
+    g_cancellable_cancel (input->loading);
+  g_clear_object (&input->loading);
+  g_free (input->name);
+  g_clear_object (&input->file);
+  g_clear_pointer (&input->tensor, owb_tensor_unref);
+  g_free (input->problem);
+  g_free (input->axis_spins);
+  g_free (input);
+}
+
+static gboolean
+is_busy (OwbRunPage *self)
+{
+  return self->running || self->n_loading > 0;
+}
+
+static void
+update_sensitivity (OwbRunPage *self)
+{
+  gtk_widget_set_sensitive (GTK_WIDGET (self->run_button),
+                            !is_busy (self) && self->prepared != NULL
+                              && owb_prepared_get_session (self->prepared) != NULL);
+  gtk_widget_set_visible (GTK_WIDGET (self->cancel_button), self->running);
+  gtk_widget_set_visible (self->progress_box, is_busy (self));
+  gtk_spinner_set_spinning (self->spinner, is_busy (self));
+  for (guint i = 0; i < self->inputs->len; i++)
+    {
+      RunInput *input = g_ptr_array_index (self->inputs, i);
+      gtk_widget_set_sensitive (input->choose_button, !self->running);
+      gtk_widget_set_sensitive (input->random_button, !self->running);
+    }
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+}
+
+static void
+show_error (OwbRunPage *self, const char *message)
+{
+  gtk_label_set_text (self->error_label, message != NULL ? message : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->error_label), message != NULL);
+}
+
+static char *
+dims_to_string (int rank, const int64_t *dims)
+{
+  GString *s = g_string_new ("[");
+  for (int i = 0; i < rank; i++)
+    g_string_append_printf (s, i > 0 ? ", %" G_GINT64_FORMAT : "%" G_GINT64_FORMAT, dims[i]);
+  g_string_append_c (s, ']');
+  return g_string_free (s, FALSE);
+}
+
+/* ---- Inputs ---- */
+
+static void
+update_input_row (OwbRunPage *self, RunInput *input)
+{
+  g_autofree char *type = owb_value_type_to_string (&input->type);
+  g_autofree char *source = NULL;
+  if (input->file == NULL)
+    source = g_strdup (_("random values"));
+  else
+    {
+      g_autofree char *name = g_file_get_basename (input->file);
+      if (input->loading != NULL)
+        source = g_strdup_printf (_("loading “%s”…"), name);
+      else if (input->problem != NULL)
+        source = g_strdup_printf (_("“%s” cannot be used: %s"), name, input->problem);
+      else
+        {
+          g_autofree char *held = owb_tensor_shape_to_string (input->tensor);
+          /* Translators: an input's data source: "file “x.pb”, float32[1,3,32,32]" */
+          source = g_strdup_printf (_("file “%s”, %s"), name, held);
+        }
+    }
+  g_autofree char *subtitle = g_strdup_printf ("%s · %s", type, source);
+  g_autofree char *escaped = g_markup_escape_text (subtitle, -1);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (input->row), escaped);
+  if (input->problem != NULL)
+    gtk_widget_add_css_class (input->row, "error");
+  else
+    gtk_widget_remove_css_class (input->row, "error");
+  gtk_widget_set_visible (input->random_button, input->file != NULL);
+}
+
+/* Whether a tensor fits an input's declared type; *problem says why not. */
+static gboolean
+tensor_fits (const OwbTensor *tensor, const OwbValueType *type, char **problem)
+{
+  OwbValueType have;
+  owb_tensor_get_value_type (tensor, &have);
+  g_autofree char *have_text = owb_value_type_to_string (&have);
+  g_autofree char *want_text = owb_value_type_to_string (type);
+  gboolean ok = tensor->kind == type->kind;
+  if (ok && type->dtype != OWB_TYPE_UNDEFINED && tensor->dtype != type->dtype)
+    ok = FALSE;
+  if (ok && type->rank >= 0)
+    {
+      if (tensor->rank != type->rank)
+        ok = FALSE;
+      for (int i = 0; ok && i < type->rank; i++)
+        if (owb_dim_is_known (type->dims[i]) && type->dims[i].value != tensor->dims[i])
+          ok = FALSE;
+    }
+  if (!ok)
+    /* Translators: "it holds float[1,10] but the input takes float[batch,3,32,32]" */
+    *problem = g_strdup_printf (_("it holds %s but the input takes %s"), have_text, want_text);
+  return ok;
+}
+
+typedef struct
+{
+  OwbRunPage *self;
+  RunInput *input; /* valid while input->loading is this load's cancellable */
+  GCancellable *cancellable;
+  char *path;
+} LoadJob;
+
+static void
+load_job_free (LoadJob *job)
+{
+  g_object_unref (job->cancellable);
+  g_free (job->path);
+  g_free (job);
+}
+
+static void
+load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
+{
+  LoadJob *job = task_data;
+  GError *error = NULL;
+  OwbTensor *tensor = owb_tensor_load_file (job->path, NULL, &error);
+  if (tensor == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, tensor, (GDestroyNotify) owb_tensor_unref);
+}
+
+static void
+load_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+  OwbRunPage *self = OWB_RUN_PAGE (source);
+  LoadJob *job = g_task_get_task_data (G_TASK (res));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbTensor) tensor = g_task_propagate_pointer (G_TASK (res), &error);
+
+  self->n_loading--;
+  /* Cancelled: the input was rebuilt, reset or given another file; nothing here is current. */
+  if (self->disposed || g_cancellable_is_cancelled (job->cancellable))
+    {
+      if (!self->disposed)
+        update_sensitivity (self);
+      return;
+    }
+  RunInput *input = job->input;
+  g_clear_object (&input->loading);
+  g_clear_pointer (&input->problem, g_free);
+  if (tensor == NULL)
+    input->problem = g_strdup (error->message);
+  else if (tensor_fits (tensor, &input->type, &input->problem))
+    input->tensor = g_steal_pointer (&tensor);
+  update_input_row (self, input);
+  if (input->problem != NULL)
+    {
+      g_autofree char *name = g_file_get_basename (input->file);
+      g_autofree char *message = g_strdup_printf (_("Input “%s”: “%s” cannot be used: %s"), input->name, name,
+                                                  input->problem);
+      show_error (self, message);
+    }
+  else
+    show_error (self, NULL);
+  update_sensitivity (self);
+}
+
+static RunInput *
+find_input (OwbRunPage *self, const char *name)
+{
+  for (guint i = 0; i < self->inputs->len; i++)
+    {
+      RunInput *input = g_ptr_array_index (self->inputs, i);
+      if (g_strcmp0 (input->name, name) == 0)
+        return input;
+    }
+  return NULL;
+}
+
+static void
+reset_input_source (RunInput *input)
+{
+  if (input->loading != NULL)
+    g_cancellable_cancel (input->loading);
+  g_clear_object (&input->loading);
+  g_clear_object (&input->file);
+  g_clear_pointer (&input->tensor, owb_tensor_unref);
+  g_clear_pointer (&input->problem, g_free);
+}
+
+/**
+ * owb_run_page_set_input_file:
+ * @file: (nullable): a .pb or .npy tensor file; NULL goes back to random values
+ *
+ * What "Choose File…" does: loads the file in a worker thread ("busy" meanwhile) and checks its
+ * type and shape against the input's; a file that does not fit is shown as an error.
+ */
+void
+owb_run_page_set_input_file (OwbRunPage *self, const char *input_name, GFile *file)
+{
+  g_return_if_fail (OWB_IS_RUN_PAGE (self));
+  RunInput *input = find_input (self, input_name);
+  g_return_if_fail (input != NULL);
+  reset_input_source (input);
+  show_error (self, NULL);
+  if (file != NULL)
+    {
+      input->file = g_object_ref (file);
+      char *path = g_file_get_path (file);
+      if (path == NULL)
+        input->problem = g_strdup (_("only local files can be read"));
+      else
+        {
+          LoadJob *job = g_new0 (LoadJob, 1);
+          job->self = self;
+          job->input = input;
+          job->cancellable = g_cancellable_new ();
+          job->path = path;
+          input->loading = g_object_ref (job->cancellable);
+          self->n_loading++;
+          g_autoptr (GTask) task = g_task_new (self, NULL, load_done_cb, NULL);
+          g_task_set_task_data (task, job, (GDestroyNotify) load_job_free);
+          g_task_run_in_thread (task, load_thread);
+        }
+    }
+  update_input_row (self, input);
+  update_sensitivity (self);
+}
+
+static void
+chooser_response_cb (GtkNativeDialog *dialog, int response, OwbRunPage *self)
+{
+  const char *name = g_object_get_data (G_OBJECT (dialog), "owb-input");
+  if (response == GTK_RESPONSE_ACCEPT && find_input (self, name) != NULL)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      if (file != NULL)
+        owb_run_page_set_input_file (self, name, file);
+    }
+  gtk_native_dialog_destroy (dialog);
+  g_clear_object (&self->chooser);
+}
+
+static void
+choose_clicked_cb (GtkButton *button, OwbRunPage *self)
+{
+  const char *name = g_object_get_data (G_OBJECT (button), "owb-input");
+  if (self->chooser != NULL)
+    return;
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+  g_autofree char *title = g_strdup_printf (_("Input File for %s"), name);
+  self->chooser = gtk_file_chooser_native_new (title, GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                               GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (self->chooser), TRUE);
+  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+  gtk_file_filter_set_name (filter, _("Tensor Files (.pb, .npy)"));
+  gtk_file_filter_add_pattern (filter, "*.pb");
+  gtk_file_filter_add_pattern (filter, "*.npy");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
+  g_autoptr (GtkFileFilter) all = gtk_file_filter_new ();
+  gtk_file_filter_set_name (all, _("All Files"));
+  gtk_file_filter_add_pattern (all, "*");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), all);
+  g_object_set_data_full (G_OBJECT (self->chooser), "owb-input", g_strdup (name), g_free);
+  g_signal_connect (self->chooser, "response", G_CALLBACK (chooser_response_cb), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
+}
+
+static void
+random_clicked_cb (GtkButton *button, OwbRunPage *self)
+{
+  owb_run_page_set_input_file (self, g_object_get_data (G_OBJECT (button), "owb-input"), NULL);
+}
+
+static GtkSpinButton *
+new_dim_spin (const char *a11y)
+{
+  GtkWidget *spin = gtk_spin_button_new_with_range (1, G_MAXINT32, 1);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), 1);
+  gtk_widget_set_valign (spin, GTK_ALIGN_CENTER);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (spin), GTK_ACCESSIBLE_PROPERTY_LABEL, a11y, -1);
+  return GTK_SPIN_BUTTON (spin);
+}
+
+static void
+add_dim_row (OwbRunPage *self, const char *title, const char *subtitle, GtkSpinButton *spin)
+{
+  GtkWidget *row = adw_action_row_new ();
+  g_autofree char *escaped = g_markup_escape_text (title, -1);
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), escaped);
+  if (subtitle != NULL)
+    {
+      g_autofree char *escaped_subtitle = g_markup_escape_text (subtitle, -1);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (row), escaped_subtitle);
+    }
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), GTK_WIDGET (spin));
+  adw_preferences_group_add (self->dims_group, row);
+  g_ptr_array_add (self->dim_rows, row);
+}
+
+static RunInput *
+new_input (OwbRunPage *self, const OwbValueInfo *info)
+{
+  RunInput *input = g_new0 (RunInput, 1);
+  input->name = g_strdup (info->name);
+  if (info->has_type)
+    input->type = info->type;
+  else
+    owb_value_type_init_unknown (&input->type);
+
+  input->row = adw_action_row_new ();
+  g_autofree char *title = g_markup_escape_text (info->name, -1);
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (input->row), title);
+  adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (input->row), 4);
+
+  input->random_button = gtk_button_new_from_icon_name ("edit-clear-symbolic");
+  gtk_widget_set_valign (input->random_button, GTK_ALIGN_CENTER);
+  gtk_widget_add_css_class (input->random_button, "flat");
+  g_autofree char *random_a11y = g_strdup_printf (_("Random Data for %s"), info->name);
+  gtk_widget_set_tooltip_text (input->random_button, _("Use random values instead of the file"));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (input->random_button), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  random_a11y, -1);
+  g_object_set_data_full (G_OBJECT (input->random_button), "owb-input", g_strdup (info->name), g_free);
+  g_signal_connect (input->random_button, "clicked", G_CALLBACK (random_clicked_cb), self);
+  adw_action_row_add_suffix (ADW_ACTION_ROW (input->row), input->random_button);
+
+  input->choose_button = gtk_button_new_with_mnemonic (_("Choose _File…"));
+  gtk_widget_set_valign (input->choose_button, GTK_ALIGN_CENTER);
+  g_autofree char *choose_a11y = g_strdup_printf (_("Input File for %s"), info->name);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (input->choose_button), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  choose_a11y, -1);
+  keep_own_accessible_name (input->choose_button);
+  g_object_set_data_full (G_OBJECT (input->choose_button), "owb-input", g_strdup (info->name), g_free);
+  g_signal_connect (input->choose_button, "clicked", G_CALLBACK (choose_clicked_cb), self);
+  adw_action_row_add_suffix (ADW_ACTION_ROW (input->row), input->choose_button);
+
+  /* Open dims get spins: one per symbolic name (shared by every input that uses it, since the
+   * model means them to agree), one per unnamed unknown axis. */
+  if (input->type.rank > 0)
+    {
+      input->axis_spins = g_new0 (GtkSpinButton *, input->type.rank);
+      for (int d = 0; d < input->type.rank; d++)
+        {
+          OwbDim dim = input->type.dims[d];
+          if (owb_dim_is_known (dim))
+            continue;
+          if (dim.param != NULL)
+            {
+              if (g_hash_table_contains (self->param_spins, dim.param))
+                continue;
+              GtkSpinButton *spin = new_dim_spin (dim.param);
+              g_hash_table_insert (self->param_spins, (gpointer) dim.param, spin);
+              add_dim_row (self, dim.param, NULL, spin);
+            }
+          else
+            {
+              /* Translators: an unnamed dimension of an input: "image, axis 0" */
+              g_autofree char *label = g_strdup_printf (_("%s, axis %d"), info->name, d);
+              input->axis_spins[d] = new_dim_spin (label);
+              add_dim_row (self, label, NULL, input->axis_spins[d]);
+            }
+        }
+    }
+  return input;
+}
+
+static void
+clear_outputs (OwbRunPage *self)
+{
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->outputs_box))) != NULL)
+    gtk_box_remove (self->outputs_box, child);
+  g_ptr_array_set_size (self->outputs, 0);
+  g_array_set_size (self->stats, 0);
+  g_array_set_size (self->has_stats, 0);
+  gtk_widget_set_visible (GTK_WIDGET (self->time_label), FALSE);
+}
+
+static void
+clear_inputs (OwbRunPage *self, GHashTable *keep_files)
+{
+  for (guint i = 0; i < self->inputs->len; i++)
+    {
+      RunInput *input = g_ptr_array_index (self->inputs, i);
+      if (keep_files != NULL && input->file != NULL)
+        g_hash_table_insert (keep_files, g_strdup (input->name), g_object_ref (input->file));
+    }
+  for (guint i = 0; i < self->input_rows->len; i++)
+    adw_preferences_group_remove (self->inputs_group, g_ptr_array_index (self->input_rows, i));
+  for (guint i = 0; i < self->dim_rows->len; i++)
+    adw_preferences_group_remove (self->dims_group, g_ptr_array_index (self->dim_rows, i));
+  g_ptr_array_set_size (self->input_rows, 0);
+  g_ptr_array_set_size (self->dim_rows, 0);
+  g_ptr_array_set_size (self->inputs, 0);
+  g_hash_table_remove_all (self->param_spins);
+}
+
+/* Builds the page for the document's current prepared model, keeping the files chosen for
+ * inputs that are still there. */
+static void
+rebuild (OwbRunPage *self)
+{
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
+  g_autoptr (GHashTable) keep_files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  clear_inputs (self, keep_files);
+  clear_outputs (self);
+  show_error (self, NULL);
+  g_clear_pointer (&self->prepared, owb_prepared_unref);
+
+  OwbPrepared *prepared = self->document != NULL ? owb_document_get_prepared (self->document) : NULL;
+  if (prepared == NULL)
+    {
+      gtk_stack_set_visible_child_name (self->stack, "empty");
+      update_sensitivity (self);
+      return;
+    }
+  self->prepared = owb_prepared_ref (prepared);
+  OwbSession *session = owb_prepared_get_session (prepared);
+  if (session == NULL)
+    {
+      const GError *error = owb_prepared_get_error (prepared);
+      g_autofree char *escaped = g_markup_escape_text (error != NULL ? error->message : _("No session could be made"), -1);
+      adw_status_page_set_description (self->error_page, escaped);
+      gtk_stack_set_visible_child_name (self->stack, "error");
+      update_sensitivity (self);
+      return;
+    }
+  guint n = owb_session_get_n_inputs (session);
+  for (guint i = 0; i < n; i++)
+    {
+      RunInput *input = new_input (self, owb_session_get_input (session, i));
+      g_ptr_array_add (self->inputs, input);
+      adw_preferences_group_add (self->inputs_group, input->row);
+      g_ptr_array_add (self->input_rows, input->row);
+      update_input_row (self, input);
+    }
+  gtk_widget_set_visible (GTK_WIDGET (self->inputs_group), n > 0);
+  gtk_widget_set_visible (GTK_WIDGET (self->dims_group), self->dim_rows->len > 0);
+  gtk_stack_set_visible_child_name (self->stack, "run");
+  for (guint i = 0; i < self->inputs->len; i++)
+    {
+      RunInput *input = g_ptr_array_index (self->inputs, i);
+      GFile *file = g_hash_table_lookup (keep_files, input->name);
+      if (file != NULL)
+        owb_run_page_set_input_file (self, input->name, file);
+    }
+  update_sensitivity (self);
+}
+
+/* ---- Running ---- */
+
+typedef struct
+{
+  char *name;
+  OwbTensor *tensor;    /* from a file; NULL: random */
+  OwbDataType dtype;
+  int rank;
+  int64_t dims[OWB_MAX_RANK];
+} JobInput;
+
+typedef struct
+{
+  OwbSession *session;  /* alive while the page holds the prepared model */
+  guint n_inputs;
+  JobInput *inputs;
+  guint32 seed;
+} RunJob;
+
+typedef struct
+{
+  guint n_outputs;
+  OwbTensor **outputs;
+  OwbTensorStats *stats;
+  gboolean *has_stats;
+  guint *n_top;
+  int64_t *top_indices; /* [n_outputs * TOP_K] */
+  double *top_values;
+  double ms;
+} RunResult;
+
+static void
+run_job_free (RunJob *job)
+{
+  for (guint i = 0; i < job->n_inputs; i++)
+    {
+      g_free (job->inputs[i].name);
+      g_clear_pointer (&job->inputs[i].tensor, owb_tensor_unref);
+    }
+  g_free (job->inputs);
+  g_free (job);
+}
+
+static void
+run_result_free (RunResult *result)
+{
+  for (guint i = 0; i < result->n_outputs; i++)
+    g_clear_pointer (&result->outputs[i], owb_tensor_unref);
+  g_free (result->outputs);
+  g_free (result->stats);
+  g_free (result->has_stats);
+  g_free (result->n_top);
+  g_free (result->top_indices);
+  g_free (result->top_values);
+  g_free (result);
+}
+
+static gboolean
+is_float_type (OwbDataType t)
+{
+  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
+}
+
+/* Floats uniform in [0, 1); integers in [0, 10), small enough to be valid indices of most
+ * gathers and embeddings; bools 0 or 1. */
+static OwbTensor *
+random_tensor (const JobInput *in, GRand *rand, GError **error)
+{
+  OwbDataType t = in->dtype;
+  if (t == OWB_TYPE_STRING || t == OWB_TYPE_COMPLEX64 || t == OWB_TYPE_COMPLEX128 || owb_data_type_size (t) == 0)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                   _("Input “%s” is of type %s, which has no random values: choose a file for it"), in->name,
+                   owb_data_type_name (t));
+      return NULL;
+    }
+  OwbTensor *tensor = owb_tensor_new (t, in->rank, in->dims, error);
+  if (tensor == NULL)
+    return NULL;
+  if (t == OWB_TYPE_FLOAT)
+    {
+      float *data = tensor->data;
+      for (int64_t i = 0; i < tensor->nelems; i++)
+        data[i] = (float) g_rand_double (rand);
+    }
+  else if (is_float_type (t))
+    for (int64_t i = 0; i < tensor->nelems; i++)
+      owb_tensor_set_double (tensor, i, g_rand_double (rand));
+  else if (t == OWB_TYPE_BOOL)
+    for (int64_t i = 0; i < tensor->nelems; i++)
+      owb_tensor_set_double (tensor, i, g_rand_int_range (rand, 0, 2));
+  else
+    for (int64_t i = 0; i < tensor->nelems; i++)
+      owb_tensor_set_double (tensor, i, g_rand_int_range (rand, 0, 10));
+  return tensor;
+}
+
+/* Classifier scores: float, last axis of at least 2, every other axis 1. */
+static gboolean
+is_classifier_like (const OwbTensor *tensor)
+{
+  if (tensor->kind != OWB_VALUE_TENSOR || !is_float_type (tensor->dtype) || tensor->rank < 1)
+    return FALSE;
+  if (tensor->dims[tensor->rank - 1] < 2)
+    return FALSE;
+  for (int i = 0; i < tensor->rank - 1; i++)
+    if (tensor->dims[i] != 1)
+      return FALSE;
+  return TRUE;
+}
+
+static void
+run_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
+{
+  RunJob *job = task_data;
+  GError *error = NULL;
+  g_autoptr (GRand) rand = g_rand_new_with_seed (job->seed);
+  g_autoptr (GPtrArray) tensors = g_ptr_array_new_with_free_func ((GDestroyNotify) owb_tensor_unref);
+  g_autofree const char **names = g_new0 (const char *, job->n_inputs + 1);
+
+  for (guint i = 0; i < job->n_inputs; i++)
+    {
+      JobInput *in = &job->inputs[i];
+      OwbTensor *tensor = in->tensor != NULL ? owb_tensor_ref (in->tensor) : random_tensor (in, rand, &error);
+      if (tensor == NULL)
+        {
+          g_task_return_error (task, error);
+          return;
+        }
+      g_ptr_array_add (tensors, tensor);
+      names[i] = in->name;
+      if (g_task_return_error_if_cancelled (task))
+        return;
+    }
+
+  guint n_outputs = owb_session_get_n_outputs (job->session);
+  RunResult *result = g_new0 (RunResult, 1);
+  result->n_outputs = n_outputs;
+  result->outputs = g_new0 (OwbTensor *, n_outputs);
+  result->stats = g_new0 (OwbTensorStats, n_outputs);
+  result->has_stats = g_new0 (gboolean, n_outputs);
+  result->n_top = g_new0 (guint, n_outputs);
+  result->top_indices = g_new0 (int64_t, (gsize) n_outputs * TOP_K);
+  result->top_values = g_new0 (double, (gsize) n_outputs * TOP_K);
+
+  gint64 start = g_get_monotonic_time ();
+  gboolean ok = owb_session_run (job->session, job->n_inputs, names, (OwbTensor *const *) tensors->pdata,
+                                 n_outputs, NULL, result->outputs, NULL, cancellable, &error);
+  result->ms = (g_get_monotonic_time () - start) / 1000.0;
+  if (!ok)
+    {
+      run_result_free (result);
+      g_task_return_error (task, error);
+      return;
+    }
+  for (guint i = 0; i < n_outputs; i++)
+    {
+      const OwbTensor *out = result->outputs[i];
+      if (out == NULL || out->kind != OWB_VALUE_TENSOR)
+        continue;
+      result->has_stats[i] = owb_tensor_stats_compute (out, &result->stats[i], 0, NULL, NULL);
+      if (is_classifier_like (out))
+        result->n_top[i] = owb_tensor_top_k (out, TOP_K, result->top_indices + (gsize) i * TOP_K,
+                                             result->top_values + (gsize) i * TOP_K);
+    }
+  if (g_task_return_error_if_cancelled (task))
+    {
+      run_result_free (result);
+      return;
+    }
+  g_task_return_pointer (task, result, (GDestroyNotify) run_result_free);
+}
+
+static GtkWidget *
+new_value_row (const char *title, const char *value)
+{
+  GtkWidget *row = adw_action_row_new ();
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  GtkWidget *label = gtk_label_new (value);
+  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  gtk_widget_add_css_class (label, "numeric");
+  g_autofree char *a11y = g_strdup_printf ("%s: %s", title, value);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_PROPERTY_LABEL, a11y, -1);
+  keep_own_accessible_name (row);
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), label);
+  return row;
+}
+
+static char *
+format_number (double v)
+{
+  return g_strdup_printf ("%.6g", v);
+}
+
+static GtkWidget *
+new_output_group (const char *name, const OwbTensor *out, const OwbTensorStats *stats, gboolean has_stats)
+{
+  GtkWidget *group = adw_preferences_group_new ();
+  g_autofree char *title = g_markup_escape_text (name, -1);
+  adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (group), title);
+  g_autofree char *description = NULL;
+  if (out == NULL)
+    description = g_strdup (_("no value"));
+  else if (out->kind == OWB_VALUE_TENSOR)
+    {
+      g_autofree char *shape = dims_to_string (out->rank, out->dims);
+      /* Translators: an output's element type and shape: "float, shape [1, 10]" */
+      description = g_strdup_printf (_("%s, shape %s"), owb_data_type_name (out->dtype), shape);
+    }
+  else
+    {
+      g_autofree char *type = owb_tensor_shape_to_string (out);
+      guint n = out->sequence != NULL ? out->sequence->len : 0;
+      description = g_strdup_printf (ngettext ("%s with %u element", "%s with %u elements", n), type, n);
+    }
+  g_autofree char *escaped = g_markup_escape_text (description, -1);
+  adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (group), escaped);
+  g_autofree char *a11y = g_strdup_printf (_("Output %s"), name);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (group), GTK_ACCESSIBLE_PROPERTY_LABEL, a11y, -1);
+
+  if (has_stats)
+    {
+      g_autofree char *min = format_number (stats->min);
+      g_autofree char *max = format_number (stats->max);
+      g_autofree char *mean = format_number (stats->mean);
+      g_autofree char *std = format_number (stats->std);
+      g_autofree char *bad = g_strdup_printf ("%" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT, stats->n_nan, stats->n_inf);
+      adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), new_value_row (_("Minimum"), min));
+      adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), new_value_row (_("Maximum"), max));
+      adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), new_value_row (_("Mean"), mean));
+      adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), new_value_row (_("Standard Deviation"), std));
+      GtkWidget *bad_row = new_value_row (_("NaN / Inf"), bad);
+      if (stats->n_nan > 0 || stats->n_inf > 0)
+        gtk_widget_add_css_class (bad_row, "error");
+      adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), bad_row);
+    }
+  return group;
+}
+
+static GtkWidget *
+new_top_group (const char *name, guint n, const int64_t *indices, const double *values,
+               const OwbTensorStats *stats)
+{
+  GtkWidget *group = adw_preferences_group_new ();
+  g_autofree char *title_text = g_strdup_printf (_("Top %u of %s"), n, name);
+  g_autofree char *title = g_markup_escape_text (title_text, -1);
+  adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (group), title);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (group), GTK_ACCESSIBLE_PROPERTY_LABEL, title_text, -1);
+  /* Probabilities fill the bar by their value; other scores by their place between the output's
+   * smallest and largest value. */
+  gboolean probabilities = stats->min >= 0 && stats->max <= 1;
+  double span = stats->max - stats->min;
+  for (guint k = 0; k < n; k++)
+    {
+      double fraction = probabilities ? values[k] : (span > 0 ? (values[k] - stats->min) / span : 1);
+      g_autofree char *text = g_strdup_printf ("%" G_GINT64_FORMAT ": %.6g", indices[k], values[k]);
+      GtkWidget *row = adw_action_row_new ();
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), text);
+      GtkWidget *bar = gtk_level_bar_new_for_interval (0, 1);
+      gtk_level_bar_set_value (GTK_LEVEL_BAR (bar), CLAMP (isfinite (fraction) ? fraction : 0, 0, 1));
+      /* One colour for every bar: the default offsets would paint low scores as warnings. */
+      gtk_level_bar_remove_offset_value (GTK_LEVEL_BAR (bar), GTK_LEVEL_BAR_OFFSET_LOW);
+      gtk_level_bar_remove_offset_value (GTK_LEVEL_BAR (bar), GTK_LEVEL_BAR_OFFSET_HIGH);
+      gtk_level_bar_remove_offset_value (GTK_LEVEL_BAR (bar), GTK_LEVEL_BAR_OFFSET_FULL);
+      gtk_widget_set_size_request (bar, 160, -1);
+      gtk_widget_set_valign (bar, GTK_ALIGN_CENTER);
+      gtk_accessible_update_property (GTK_ACCESSIBLE (bar), GTK_ACCESSIBLE_PROPERTY_LABEL, text, -1);
+      gtk_accessible_update_property (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_PROPERTY_LABEL, text, -1);
+      keep_own_accessible_name (row);
+      adw_action_row_add_suffix (ADW_ACTION_ROW (row), bar);
+      adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
+    }
+  return group;
+}
+
+static void
+run_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+  OwbRunPage *self = OWB_RUN_PAGE (source);
+  g_autoptr (GError) error = NULL;
+  RunResult *result = g_task_propagate_pointer (G_TASK (res), &error);
+  g_autoptr (OwbPrepared) prepared = g_steal_pointer (&self->run_prepared);
+  g_clear_object (&self->cancellable);
+  self->running = FALSE;
+  /* The page or its document changed meanwhile: this run's result belongs to nothing shown. */
+  if (self->disposed || prepared != self->prepared)
+    {
+      g_clear_pointer (&result, run_result_free);
+      if (!self->disposed)
+        update_sensitivity (self);
+      return;
+    }
+  gtk_label_set_text (self->progress_label, "");
+  update_sensitivity (self);
+  if (result == NULL)
+    {
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+          || g_error_matches (error, OWB_ERROR, OWB_ERROR_CANCELLED))
+        show_error (self, _("Run cancelled"));
+      else
+        {
+          g_autofree char *message = g_strdup_printf (_("The run failed: %s"), error->message);
+          show_error (self, message);
+        }
+      return;
+    }
+
+  g_autofree char *time = g_strdup_printf (_("Ran in %.2f ms"), result->ms);
+  gtk_label_set_text (self->time_label, time);
+  gtk_widget_set_visible (GTK_WIDGET (self->time_label), TRUE);
+  self->run_ms = result->ms;
+  OwbSession *session = owb_prepared_get_session (prepared);
+  for (guint i = 0; i < result->n_outputs; i++)
+    {
+      const char *name = owb_session_get_output (session, i)->name;
+      OwbTensor *out = result->outputs[i];
+      gtk_box_append (self->outputs_box, new_output_group (name, out, &result->stats[i], result->has_stats[i]));
+      if (result->n_top[i] > 0)
+        gtk_box_append (self->outputs_box,
+                        new_top_group (name, result->n_top[i], result->top_indices + (gsize) i * TOP_K,
+                                       result->top_values + (gsize) i * TOP_K, &result->stats[i]));
+      g_ptr_array_add (self->outputs, out != NULL ? owb_tensor_ref (out) : NULL);
+      g_array_append_val (self->stats, result->stats[i]);
+      g_array_append_val (self->has_stats, result->has_stats[i]);
+    }
+  run_result_free (result);
+}
+
+/* The value of every open dim of a random input: a spin, or a size a file fixes for the same
+ * symbolic name. */
+static gboolean
+resolve_dims (OwbRunPage *self, RunInput *input, GHashTable *bound, JobInput *out, GError **error)
+{
+  if (input->type.kind != OWB_VALUE_TENSOR || input->type.rank < 0)
+    {
+      g_autofree char *type = owb_value_type_to_string (&input->type);
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                   _("Input “%s” (%s) has no shape to make random values for: choose a file for it"), input->name,
+                   type);
+      return FALSE;
+    }
+  out->dtype = input->type.dtype;
+  out->rank = input->type.rank;
+  for (int d = 0; d < input->type.rank; d++)
+    {
+      OwbDim dim = input->type.dims[d];
+      if (owb_dim_is_known (dim))
+        out->dims[d] = dim.value;
+      else if (dim.param != NULL && g_hash_table_contains (bound, dim.param))
+        out->dims[d] = GPOINTER_TO_SIZE (g_hash_table_lookup (bound, dim.param));
+      else if (dim.param != NULL)
+        out->dims[d] = gtk_spin_button_get_value_as_int (g_hash_table_lookup (self->param_spins, dim.param));
+      else
+        out->dims[d] = gtk_spin_button_get_value_as_int (input->axis_spins[d]);
+    }
+  return TRUE;
+}
+
+/**
+ * owb_run_page_run:
+ *
+ * What the Run button does: runs the session once in a worker thread on the chosen inputs; "busy"
+ * is TRUE until the page shows the outputs or the error.
+ */
+void
+owb_run_page_run (OwbRunPage *self)
+{
+  g_return_if_fail (OWB_IS_RUN_PAGE (self));
+  if (is_busy (self) || self->prepared == NULL || owb_prepared_get_session (self->prepared) == NULL)
+    return;
+
+  clear_outputs (self);
+  show_error (self, NULL);
+  g_autoptr (GError) error = NULL;
+  RunJob *job = g_new0 (RunJob, 1);
+  job->session = owb_prepared_get_session (self->prepared);
+  job->seed = (guint32) gtk_spin_button_get_value (self->seed_spin);
+  job->n_inputs = self->inputs->len;
+  job->inputs = g_new0 (JobInput, job->n_inputs);
+
+  /* Symbolic sizes the chosen files fix, so random inputs that share the name agree with them. */
+  g_autoptr (GHashTable) bound = g_hash_table_new (g_direct_hash, g_direct_equal);
+  for (guint i = 0; i < self->inputs->len; i++)
+    {
+      RunInput *input = g_ptr_array_index (self->inputs, i);
+      if (input->tensor == NULL || input->type.rank != input->tensor->rank)
+        continue;
+      for (int d = 0; d < input->type.rank; d++)
+        if (!owb_dim_is_known (input->type.dims[d]) && input->type.dims[d].param != NULL)
+          g_hash_table_insert (bound, (gpointer) input->type.dims[d].param, GSIZE_TO_POINTER (input->tensor->dims[d]));
+    }
+
+  for (guint i = 0; i < self->inputs->len && error == NULL; i++)
+    {
+      RunInput *input = g_ptr_array_index (self->inputs, i);
+      JobInput *in = &job->inputs[i];
+      in->name = g_strdup (input->name);
+      if (input->file != NULL && input->problem != NULL)
+        {
+          g_autofree char *name = g_file_get_basename (input->file);
+          g_set_error (&error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, _("Input “%s”: “%s” cannot be used: %s"),
+                       input->name, name, input->problem);
+        }
+      else if (input->tensor != NULL)
+        in->tensor = owb_tensor_ref (input->tensor);
+      else
+        resolve_dims (self, input, bound, in, &error);
+    }
+  if (error != NULL)
+    {
+      run_job_free (job);
+      show_error (self, error->message);
+      return;
+    }
+
+  self->cancellable = g_cancellable_new ();
+  self->running = TRUE;
+  self->run_prepared = owb_prepared_ref (self->prepared);
+  gtk_label_set_text (self->progress_label, _("Running…"));
+  update_sensitivity (self);
+  /* run_prepared keeps the session alive whatever the document does; the task keeps the page
+   * alive until run_done_cb releases it. */
+  g_autoptr (GTask) task = g_task_new (self, self->cancellable, run_done_cb, NULL);
+  g_task_set_source_tag (task, owb_run_page_run);
+  g_task_set_task_data (task, job, (GDestroyNotify) run_job_free);
+  g_task_run_in_thread (task, run_thread);
+}
+
+static void
+run_clicked_cb (OwbRunPage *self)
+{
+  owb_run_page_run (self);
+}
+
+static void
+cancel_clicked_cb (OwbRunPage *self)
+{
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
+}
+
+/* ---- Document ---- */
+
+static void
+document_prepared_cb (OwbRunPage *self)
+{
+  if (self->document != NULL && owb_document_get_prepared (self->document) == self->prepared)
+    return;
+  rebuild (self);
+}
+
+void
+owb_run_page_set_document (OwbRunPage *self, OwbDocument *document)
+{
+  g_return_if_fail (OWB_IS_RUN_PAGE (self));
+  g_return_if_fail (document == NULL || OWB_IS_DOCUMENT (document));
+  if (self->document == document)
+    return;
+  if (self->document != NULL)
+    {
+      g_clear_signal_handler (&self->prepared_handler, self->document);
+      g_clear_object (&self->document);
+    }
+  if (document != NULL)
+    {
+      self->document = g_object_ref (document);
+      self->prepared_handler = g_signal_connect_swapped (document, "notify::prepared",
+                                                         G_CALLBACK (document_prepared_cb), self);
+    }
+  rebuild (self);
+}
+
+/* ---- GObject ---- */
+
+static void
+owb_run_page_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  OwbRunPage *self = OWB_RUN_PAGE (object);
+  switch (prop_id)
+    {
+    case PROP_BUSY:
+      g_value_set_boolean (value, is_busy (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+owb_run_page_dispose (GObject *object)
+{
+  OwbRunPage *self = OWB_RUN_PAGE (object);
+  self->disposed = TRUE;
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  if (self->chooser != NULL)
+    {
+      gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
+      g_clear_object (&self->chooser);
+    }
+  if (self->document != NULL)
+    {
+      g_clear_signal_handler (&self->prepared_handler, self->document);
+      g_clear_object (&self->document);
+    }
+  /* Loads in flight point at the inputs: cancel them before the inputs go. */
+  g_ptr_array_set_size (self->inputs, 0);
+  gtk_widget_dispose_template (GTK_WIDGET (self), OWB_TYPE_RUN_PAGE);
+  G_OBJECT_CLASS (owb_run_page_parent_class)->dispose (object);
+}
+
+static void
+owb_run_page_finalize (GObject *object)
+{
+  OwbRunPage *self = OWB_RUN_PAGE (object);
+  g_clear_pointer (&self->prepared, owb_prepared_unref);
+  g_ptr_array_unref (self->inputs);
+  g_ptr_array_unref (self->input_rows);
+  g_ptr_array_unref (self->dim_rows);
+  g_hash_table_unref (self->param_spins);
+  g_ptr_array_unref (self->outputs);
+  g_array_unref (self->stats);
+  g_array_unref (self->has_stats);
+  G_OBJECT_CLASS (owb_run_page_parent_class)->finalize (object);
+}
+
+static void
+owb_run_page_class_init (OwbRunPageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->get_property = owb_run_page_get_property;
+  object_class->dispose = owb_run_page_dispose;
+  object_class->finalize = owb_run_page_finalize;
+
+  /* TRUE while running or loading an input file. */
+  properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE,
+                                                G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/onnxworkbench/Workbench/owb-run-page.ui");
+  gtk_widget_class_bind_template_child (widget_class, OwbRunPage, stack);
+  gtk_widget_class_bind_template_child (widget_class, OwbRunPage, error_page);
+  gtk_widget_class_bind_template_child (widget_class, OwbRunPage, inputs_group);
+  gtk_widget_class_bind_template_child (widget_class, OwbRunPage, dims_group);
+  gtk_widget_class_bind_template_child (widget_class, OwbRunPage, seed_spin);
+  gtk_widget_class_bind_template_child (widget_class, OwbRunPage, run_button);
+  gtk_widget_class_bind_template_child (widget_class, OwbRunPage, cancel_button);
+  gtk_widget_class_bind_template_child (widget_class, OwbRunPage, progress_box);
+  gtk_widget_class_bind_template_child (widget_class, OwbRunPage, spinner);
+  gtk_widget_class_bind_template_child (widget_class, OwbRunPage, progress_label);
+  gtk_widget_class_bind_template_child (widget_class, OwbRunPage, error_label);
+  gtk_widget_class_bind_template_child (widget_class, OwbRunPage, time_label);
+  gtk_widget_class_bind_template_child (widget_class, OwbRunPage, outputs_box);
+  gtk_widget_class_bind_template_callback (widget_class, run_clicked_cb);
+  gtk_widget_class_bind_template_callback (widget_class, cancel_clicked_cb);
+
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "runpage");
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
+}
+
+static void
+owb_run_page_init (OwbRunPage *self)
+{
+  self->inputs = g_ptr_array_new_with_free_func ((GDestroyNotify) run_input_free);
+  self->input_rows = g_ptr_array_new ();
+  self->dim_rows = g_ptr_array_new ();
+  self->param_spins = g_hash_table_new (g_direct_hash, g_direct_equal);
+  self->outputs = g_ptr_array_new_with_free_func ((GDestroyNotify) owb_tensor_unref);
+  self->stats = g_array_new (FALSE, TRUE, sizeof (OwbTensorStats));
+  self->has_stats = g_array_new (FALSE, TRUE, sizeof (gboolean));
+  gtk_widget_init_template (GTK_WIDGET (self));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Run"), -1);
+  keep_own_accessible_name (GTK_WIDGET (self->run_button));
+  keep_own_accessible_name (GTK_WIDGET (self->cancel_button));
+  update_sensitivity (self);
+}
+
+GtkWidget *
+owb_run_page_new (void)
+{
+  return g_object_new (OWB_TYPE_RUN_PAGE, NULL);
+}
+
+/* ---- For tests and the window ---- */
+
+gboolean
+owb_run_page_get_busy (OwbRunPage *self)
+{
+  g_return_val_if_fail (OWB_IS_RUN_PAGE (self), FALSE);
+  return is_busy (self);
+}
+
+guint
+owb_run_page_get_n_outputs (OwbRunPage *self)
+{
+  g_return_val_if_fail (OWB_IS_RUN_PAGE (self), 0);
+  return self->outputs->len;
+}
+
+const OwbTensor *
+owb_run_page_get_output (OwbRunPage *self, guint index)
+{
+  g_return_val_if_fail (OWB_IS_RUN_PAGE (self), NULL);
+  g_return_val_if_fail (index < self->outputs->len, NULL);
+  return g_ptr_array_index (self->outputs, index);
+}
+
+gboolean
+owb_run_page_get_output_stats (OwbRunPage *self, guint index, OwbTensorStats *stats)
+{
+  g_return_val_if_fail (OWB_IS_RUN_PAGE (self), FALSE);
+  if (index >= self->stats->len || !g_array_index (self->has_stats, gboolean, index))
+    return FALSE;
+  *stats = g_array_index (self->stats, OwbTensorStats, index);
+  return TRUE;
+}
+
+const char *
+owb_run_page_get_error (OwbRunPage *self)
+{
+  g_return_val_if_fail (OWB_IS_RUN_PAGE (self), NULL);
+  if (gtk_stack_get_visible_child_name (self->stack) != NULL
+      && strcmp (gtk_stack_get_visible_child_name (self->stack), "error") == 0)
+    return adw_status_page_get_description (self->error_page);
+  return gtk_widget_get_visible (GTK_WIDGET (self->error_label)) ? gtk_label_get_text (self->error_label) : NULL;
+}

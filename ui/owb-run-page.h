@@ -5,6 +5,7 @@
 
 #include <gtk/gtk.h>
 #include "owb-document.h"
+#include "owb-tensor-stats.h"
 
 G_BEGIN_DECLS
 
@@ -13,5 +14,20 @@ G_DECLARE_FINAL_TYPE (OwbRunPage, owb_run_page, OWB, RUN_PAGE, GtkWidget)
 
 GtkWidget *owb_run_page_new (void);
 void owb_run_page_set_document (OwbRunPage *self, OwbDocument *document);
+
+/* What the Run button does: one run in a worker thread; "busy" (a boolean property) is TRUE until
+ * the page shows the outputs or the error. */
+void owb_run_page_run (OwbRunPage *self);
+/* What "Choose File…" does once a file is chosen: loads it in a worker thread ("busy" meanwhile)
+ * and checks it against the input's type. file NULL goes back to random values. */
+void owb_run_page_set_input_file (OwbRunPage *self, const char *input_name, GFile *file);
+
+gboolean owb_run_page_get_busy (OwbRunPage *self);
+/* The last run's outputs (borrowed) and the statistics the page shows for them. */
+guint owb_run_page_get_n_outputs (OwbRunPage *self);
+const OwbTensor *owb_run_page_get_output (OwbRunPage *self, guint index);
+gboolean owb_run_page_get_output_stats (OwbRunPage *self, guint index, OwbTensorStats *stats);
+/* The error the page shows (a failed run, an unusable file, the model that cannot run), or NULL. */
+const char *owb_run_page_get_error (OwbRunPage *self);
 
 G_END_DECLS

@@ -1,8 +1,872 @@
-/* Being written. */
-#include <glib.h>
+/* test-graph-view.c: the graph canvas and its pane under Xvfb: building scenes in a thread, zoom,
+ * selection, find, subgraphs, highlight, cancel, export, and what the pane shows. */
+#include <gtk/gtk.h>
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "owb-graph-pane.h"
+#include "owb-graph-view.h"
+#include "owb-graph-scene.h"
+#include "owb-resources.h"
+
+/* ---- models ---- */
+
+static void
+add_tensor_value (GPtrArray *list, const char *name, OwbDataType dtype, int rank, const int64_t *dims)
+{
+  OwbValueType type;
+  owb_value_type_init_tensor (&type, dtype, rank, dims);
+  g_ptr_array_add (list, owb_value_info_new (name, &type));
+}
+
+static OwbNode *
+add_node (OwbGraph *graph, const char *op, const char *name, const char *in1, const char *in2, const char *out)
+{
+  OwbNode *node = owb_node_new (op, "", name);
+  owb_node_add_input (node, in1);
+  if (in2)
+    owb_node_add_input (node, in2);
+  owb_node_add_output (node, out);
+  owb_graph_add_node (graph, node);
+  return node;
+}
+
+static OwbModel *
+model_new (void)
+{
+  OwbModel *model = owb_model_new ();
+  model->ir_version = 8;
+  owb_model_set_opset (model, "", 17);
+  model->graph = owb_graph_new ("test");
+  model->graph->model = model;
+  return model;
+}
+
+static void
+model_finish (OwbModel *model)
+{
+  g_autoptr (GError) error = NULL;
+  g_assert_true (owb_model_validate (model, &error));
+  g_assert_no_error (error);
+  g_assert_true (owb_model_infer_shapes (model, &error));
+  g_assert_no_error (error);
+}
+
+/* x → Conv(W, B) → Relu → Add(x) → MatMul(M) → y, one relu per name, so find counts are known. */
+static OwbModel *
+small_model_new (void)
+{
+  OwbModel *model = model_new ();
+  OwbGraph *g = model->graph;
+  int64_t xdims[] = { 1, 3, 8, 8 }, wdims[] = { 3, 3, 3, 3 }, bdims[] = { 3 }, mdims[] = { 8, 4 };
+  add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xdims);
+  owb_graph_add_initializer (g, "W", owb_tensor_new (OWB_TYPE_FLOAT, 4, wdims, NULL));
+  owb_graph_add_initializer (g, "B", owb_tensor_new (OWB_TYPE_FLOAT, 1, bdims, NULL));
+  owb_graph_add_initializer (g, "M", owb_tensor_new (OWB_TYPE_FLOAT, 2, mdims, NULL));
+  OwbNode *conv = add_node (g, "Conv", "conv1", "x", "W", "c");
+  owb_node_add_input (conv, "B");
+  int64_t *pads = g_new0 (int64_t, 4);
+  for (int i = 0; i < 4; i++)
+    pads[i] = 1;
+  OwbAttribute *attr = owb_node_add_attribute (conv, "pads", OWB_ATTR_INTS);
+  attr->ints = pads;
+  attr->n = 4;
+  add_node (g, "Relu", "relu1", "c", NULL, "r");
+  add_node (g, "Add", "add1", "r", "x", "a");
+  add_node (g, "MatMul", "matmul1", "a", "M", "y");
+  g_ptr_array_add (g->outputs, owb_value_info_new ("y", NULL));
+  model_finish (model);
+  return model;
+}
+
+/* x, cond → If(then: Relu(x), else: Sigmoid(x)) → y */
+static OwbModel *
+if_model_new (void)
+{
+  OwbModel *model = model_new ();
+  OwbGraph *g = model->graph;
+  int64_t xdims[] = { 2, 4 };
+  add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, xdims);
+  add_tensor_value (g->inputs, "cond", OWB_TYPE_BOOL, 0, NULL);
+  OwbNode *iff = owb_node_new ("If", "", "branch");
+  owb_node_add_input (iff, "cond");
+  owb_node_add_output (iff, "y");
+  for (int b = 0; b < 2; b++)
+    {
+      OwbGraph *branch = owb_graph_new (b ? "else" : "then");
+      add_node (branch, b ? "Sigmoid" : "Relu", b ? "sig" : "relu", "x", NULL, b ? "ye" : "yt");
+      add_tensor_value (branch->outputs, b ? "ye" : "yt", OWB_TYPE_FLOAT, 2, xdims);
+      owb_node_add_attribute (iff, b ? "else_branch" : "then_branch", OWB_ATTR_GRAPH)->g = branch;
+    }
+  owb_graph_add_node (g, iff);
+  g_ptr_array_add (g->outputs, owb_value_info_new ("y", NULL));
+  model_finish (model);
+  return model;
+}
+
+/* A network-like chain of `n_blocks` scoped blocks (MatMul, Add, Relu) with skip connections. */
+static OwbModel *
+scoped_model_new (guint n_blocks)
+{
+  OwbModel *model = model_new ();
+  OwbGraph *g = model->graph;
+  int64_t dims[] = { 1, 16 }, wdims[] = { 16, 16 };
+  add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, dims);
+  owb_graph_add_initializer (g, "w", owb_tensor_new (OWB_TYPE_FLOAT, 2, wdims, NULL));
+  g_autofree char *prev = g_strdup ("x");
+  for (guint i = 0; i < n_blocks; i++)
+    {
+      g_autofree char *scope = g_strdup_printf ("/encoder/layer.%u", i);
+      g_autofree char *mm = g_strdup_printf ("%s/MatMul", scope), *mm_out = g_strdup_printf ("%s/mm", scope);
+      g_autofree char *add = g_strdup_printf ("%s/Add", scope), *add_out = g_strdup_printf ("%s/add", scope);
+      g_autofree char *relu = g_strdup_printf ("%s/Relu", scope), *relu_out = g_strdup_printf ("%s/out", scope);
+      add_node (g, "MatMul", mm, prev, "w", mm_out);
+      add_node (g, "Add", add, mm_out, prev, add_out);
+      add_node (g, "Relu", relu, add_out, NULL, relu_out);
+      g_free (prev);
+      prev = g_strdup (relu_out);
+    }
+  g_ptr_array_add (g->outputs, owb_value_info_new (prev, NULL));
+  model_finish (model);
+  return model;
+}
+
+/* ---- helpers ---- */
+
+static gboolean
+wait_for (gboolean (*done) (gpointer), gpointer data, guint timeout_ms)
+{
+  gint64 end = g_get_monotonic_time () + timeout_ms * (gint64) 1000;
+  while (!done (data))
+    {
+      if (g_get_monotonic_time () > end)
+        return FALSE;
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  return TRUE;
+}
+
+static gboolean
+view_idle (gpointer data)
+{
+  return !owb_graph_view_get_busy (data);
+}
+
+static gboolean
+view_ready (gpointer data)
+{
+  return !owb_graph_view_get_busy (data) && owb_graph_view_has_scene (data);
+}
+
+static void
+spin (guint ms)
+{
+  gint64 end = g_get_monotonic_time () + ms * (gint64) 1000;
+  while (g_get_monotonic_time () < end)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+}
+
+static gboolean
+mapped_and_allocated (gpointer widget)
+{
+  return gtk_widget_get_mapped (widget) && gtk_widget_get_width (widget) > 1;
+}
+
+static GtkWidget *
+window_with (GtkWidget *child, int width, int height)
+{
+  GtkWidget *window = gtk_window_new ();
+  gtk_window_set_default_size (GTK_WINDOW (window), width, height);
+  gtk_window_set_child (GTK_WINDOW (window), child);
+  gtk_window_present (GTK_WINDOW (window));
+  /* Mapping under a loaded Xvfb can take a while: wait for it, not for a fixed time. */
+  g_assert_true (wait_for (mapped_and_allocated, child, 10000));
+  spin (100);
+  return window;
+}
+
+static void
+show_model (OwbGraphView *view, OwbModel *model)
+{
+  owb_graph_view_set_graph (view, model->graph, owb_model_ref (model), (GDestroyNotify) owb_model_unref);
+  g_assert_true (wait_for (view_ready, view, 30000));
+  spin (100);
+}
+
+static const OwbNode *
+node_named (const OwbGraph *graph, const char *name)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      const OwbNode *node = g_ptr_array_index (graph->nodes, i);
+      if (g_strcmp0 (node->name, name) == 0)
+        return node;
+    }
+  return NULL;
+}
+
+static void
+count_signal (gpointer instance, gpointer data)
+{
+  (*(guint *) data)++;
+}
+
+/* Renders a widget as it is drawn on screen, through its window's renderer. */
+static void
+painted (GdkFrameClock *clock, gpointer data)
+{
+  *(gboolean *) data = TRUE;
+}
+
+static gboolean
+is_true (gpointer data)
+{
+  return *(gboolean *) data;
+}
+
+static GdkTexture *
+render_widget (GtkWidget *widget)
+{
+  /* Snapshot what was laid out and painted: wait for the next frame's after-paint. */
+  gboolean done = FALSE;
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (widget);
+  gulong id = g_signal_connect (clock, "after-paint", G_CALLBACK (painted), &done);
+  gtk_widget_queue_draw (widget);
+  g_assert_true (wait_for (is_true, &done, 10000));
+  g_signal_handler_disconnect (clock, id);
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  g_assert_cmpint (width, >, 0);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
+  g_assert_nonnull (node);
+  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
+  return gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+}
+
+/* Number of distinct colours among sampled pixels: a drawn graph has many, a blank one has one. */
+static guint
+count_colors (GdkTexture *texture)
+{
+  int width = gdk_texture_get_width (texture), height = gdk_texture_get_height (texture);
+  gsize stride = (gsize) width * 4;
+  g_autofree guchar *pixels = g_malloc (stride * height);
+  gdk_texture_download (texture, pixels, stride);
+  g_autoptr (GHashTable) colors = g_hash_table_new (NULL, NULL);
+  for (int y = 0; y < height; y += 2)
+    for (int x = 0; x < width; x += 2)
+      {
+        guint32 value;
+        memcpy (&value, pixels + y * stride + x * 4, 4);
+        g_hash_table_add (colors, GUINT_TO_POINTER (value));
+      }
+  return g_hash_table_size (colors);
+}
+
+static void
+save_screenshot (GdkTexture *texture, const char *name)
+{
+  const char *dir = g_getenv ("OWB_TEST_SCREENSHOT_DIR");
+  if (!dir)
+    return;
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+  g_test_message ("screenshot: %s", path);
+}
+
+/* Widget coordinates of the centre of scene node `index`, scrolled into view first. */
+static void
+box_center_on_screen (OwbGraphView *view, int index, double *x, double *y)
+{
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  const OwbSceneNode *node = owb_graph_scene_get_node (scene, index);
+  double zoom = owb_graph_view_get_zoom (view), sx, sy;
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  double cx = (node->x + node->width / 2 - sx) * zoom, cy = (node->y + node->height / 2 - sy) * zoom;
+  int width = gtk_widget_get_width (GTK_WIDGET (view)), height = gtk_widget_get_height (GTK_WIDGET (view));
+  owb_graph_view_scroll_by (view, cx - width / 2.0, cy - height / 2.0);
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  *x = (node->x + node->width / 2 - sx) * zoom;
+  *y = (node->y + node->height / 2 - sy) * zoom;
+}
+
+static int
+op_index (OwbGraphView *view, const OwbNode *node)
+{
+  return owb_graph_scene_find_op (owb_graph_view_get_scene (view), node);
+}
+
+static GtkWidget *find_child (GtkWidget *widget, GType type, const char *text);
+
+/* ---- tests ---- */
+
+static void
+test_zoom_select_find (void)
+{
+  g_autoptr (OwbModel) model = small_model_new ();
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 800, 600);
+  guint selection_changes = 0;
+  g_signal_connect (view, "selection-changed", G_CALLBACK (count_signal), &selection_changes);
+
+  show_model (view, model);
+  g_assert_true (owb_graph_view_get_graph (view) == model->graph);
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 1);
+
+  /* Zoom: fit, in, out. */
+  owb_graph_view_zoom_to_fit (view);
+  double fit = owb_graph_view_get_zoom (view);
+  g_assert_cmpfloat (fit, >, 0);
+  owb_graph_view_zoom_in (view);
+  double in = owb_graph_view_get_zoom (view);
+  g_assert_cmpfloat (in, >, fit);
+  owb_graph_view_zoom_out (view);
+  owb_graph_view_zoom_out (view);
+  g_assert_cmpfloat (owb_graph_view_get_zoom (view), <, fit);
+  gtk_widget_activate_action (GTK_WIDGET (view), "graph.zoom-fit", NULL);
+  g_assert_cmpfloat_with_epsilon (owb_graph_view_get_zoom (view), fit, 1e-9);
+  gtk_widget_activate_action (GTK_WIDGET (view), "graph.zoom-in", NULL);
+  g_assert_cmpfloat (owb_graph_view_get_zoom (view), >, fit);
+
+  /* Select a node. */
+  const OwbNode *relu = node_named (model->graph, "relu1");
+  owb_graph_view_select_node (view, relu);
+  g_assert_true (owb_graph_view_get_selected_node (view) == relu);
+  g_assert_null (owb_graph_view_get_selected_tensor (view));
+  g_assert_cmpuint (selection_changes, ==, 1);
+  owb_graph_view_select_tensor (view, "W");
+  g_assert_null (owb_graph_view_get_selected_node (view));
+  g_assert_cmpstr (owb_graph_view_get_selected_tensor (view), ==, "W");
+  g_assert_cmpuint (selection_changes, ==, 2);
+
+  /* Find: "1" is in every node name; "relu" only in one node (by name and op). */
+  g_assert_cmpuint (owb_graph_view_find (view, "RELU"), ==, 1);
+  g_assert_true (owb_graph_view_get_selected_node (view) == relu);
+  g_assert_cmpuint (owb_graph_view_find (view, "no-such-thing"), ==, 0);
+  g_assert_cmpint (owb_graph_view_get_match_index (view), ==, -1);
+  guint n = owb_graph_view_find (view, "1");
+  g_assert_cmpuint (n, ==, 4);
+  g_assert_cmpint (owb_graph_view_get_match_index (view), ==, 0);
+  for (guint i = 1; i < n; i++)
+    {
+      owb_graph_view_find_next (view);
+      g_assert_cmpint (owb_graph_view_get_match_index (view), ==, (int) i);
+    }
+  owb_graph_view_find_next (view);
+  g_assert_cmpint (owb_graph_view_get_match_index (view), ==, 0);
+  owb_graph_view_find_previous (view);
+  g_assert_cmpint (owb_graph_view_get_match_index (view), ==, (int) n - 1);
+  gtk_widget_activate_action (GTK_WIDGET (view), "graph.find-next", NULL);
+  g_assert_cmpint (owb_graph_view_get_match_index (view), ==, 0);
+
+  /* Clicks: on a box selects its node, on empty canvas clears, on an initializer line selects
+   * the initializer. */
+  owb_graph_view_set_zoom (view, 1.0);
+  const OwbNode *matmul = node_named (model->graph, "matmul1");
+  double x, y;
+  box_center_on_screen (view, op_index (view, matmul), &x, &y);
+  owb_graph_view_click (view, x, y, 1);
+  g_assert_true (owb_graph_view_get_selected_node (view) == matmul);
+  owb_graph_view_click (view, 2, 2, 1);
+  g_assert_null (owb_graph_view_get_selected_node (view));
+  g_assert_null (owb_graph_view_get_selected_tensor (view));
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  int conv_index = op_index (view, node_named (model->graph, "conv1"));
+  const OwbSceneNode *conv_box = owb_graph_scene_get_node (scene, conv_index);
+  guint w_line = 0;
+  while (w_line < conv_box->n_lines && g_strcmp0 (conv_box->lines[w_line].tensor, "W") != 0)
+    w_line++;
+  g_assert_cmpuint (w_line, <, conv_box->n_lines);
+  box_center_on_screen (view, conv_index, &x, &y);
+  double sx, sy;
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  double line_y = conv_box->y + 8 + 20 + 16 * w_line;  /* default padding, title and line heights */
+  for (double ly = line_y; ly < line_y + 30; ly += 2)
+    if (owb_graph_scene_hit_line (scene, conv_index, conv_box->x + conv_box->width / 2, ly) == (int) w_line)
+      {
+        owb_graph_view_click (view, x, (ly + 1 - sy) * owb_graph_view_get_zoom (view), 1);
+        break;
+      }
+  g_assert_cmpstr (owb_graph_view_get_selected_tensor (view), ==, "W");
+  g_assert_null (owb_graph_view_get_selected_node (view));
+
+  /* Highlight. */
+  const char *names[] = { "conv1", "add1", "not-a-node", NULL };
+  owb_graph_view_set_highlight (view, names);
+  g_assert_cmpuint (owb_graph_view_get_n_highlighted (view), ==, 2);
+  owb_graph_view_set_highlight (view, NULL);
+  g_assert_cmpuint (owb_graph_view_get_n_highlighted (view), ==, 0);
+
+  /* Zoomed far out (plain boxes, straight edges) it still draws the graph. */
+  owb_graph_view_zoom_to_fit (view);
+  owb_graph_view_set_zoom (view, 0.2);
+  g_autoptr (GdkTexture) far = render_widget (GTK_WIDGET (view));
+  save_screenshot (far, "graph-view-far.png");
+  g_assert_cmpuint (count_colors (far), >, 3);
+
+  /* It draws: more than the background colour. */
+  owb_graph_view_set_zoom (view, 1.0);
+  owb_graph_view_select_node (view, node_named (model->graph, "add1"));
+  spin (100);
+  g_autoptr (GdkTexture) shot = render_widget (GTK_WIDGET (view));
+  g_assert_cmpuint (count_colors (shot), >, 10);
+  save_screenshot (shot, "graph-view-small.png");
+
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+svg_root (GMarkupParseContext *context, const char *element, const char **names, const char **values,
+          gpointer data, GError **error)
+{
+  if (!*(char **) data)
+    *(char **) data = g_strdup (element);
+}
+
+static void
+test_export (void)
+{
+  g_autoptr (OwbModel) model = small_model_new ();
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 640, 480);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("owb-export-XXXXXX", &error);
+  g_assert_no_error (error);
+  g_autofree char *png_path = g_build_filename (dir, "graph.png", NULL);
+  g_autofree char *svg_path = g_build_filename (dir, "graph.svg", NULL);
+  g_autoptr (GFile) png = g_file_new_for_path (png_path);
+  g_autoptr (GFile) svg = g_file_new_for_path (svg_path);
+
+  /* Nothing shown yet: an error, not a crash or an empty file. */
+  g_assert_false (owb_graph_view_export_png (view, png, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_INITIALIZED);
+  g_clear_error (&error);
+
+  show_model (view, model);
+  g_assert_true (owb_graph_view_export_png (view, png, &error));
+  g_assert_no_error (error);
+  g_autoptr (GdkTexture) texture = gdk_texture_new_from_filename (png_path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (gdk_texture_get_width (texture), >, 50);
+  g_assert_cmpint (gdk_texture_get_height (texture), >, 100);
+  g_assert_cmpuint (count_colors (texture), >, 10);
+
+  g_assert_true (owb_graph_view_export_svg (view, svg, &error));
+  g_assert_no_error (error);
+  g_autofree char *text = NULL;
+  gsize length;
+  g_assert_true (g_file_get_contents (svg_path, &text, &length, &error));
+  g_autofree char *root = NULL;
+  GMarkupParser parser = { svg_root, NULL, NULL, NULL, NULL };
+  g_autoptr (GMarkupParseContext) context = g_markup_parse_context_new (&parser, 0, &root, NULL);
+  const char *start = strstr (text, "<svg");
+  g_assert_nonnull (start);
+  g_assert_true (g_markup_parse_context_parse (context, start, -1, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_markup_parse_context_end_parse (context, &error));
+  g_assert_cmpstr (root, ==, "svg");
+  g_assert_nonnull (strstr (text, "Conv"));
+
+  /* A folder that does not exist: a GError. */
+  g_autoptr (GFile) bad = g_file_new_for_path ("/nonexistent-owb-dir/graph.png");
+  g_assert_false (owb_graph_view_export_png (view, bad, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+
+  g_unlink (png_path);
+  g_unlink (svg_path);
+  g_rmdir (dir);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_tiny_cnn (void)
+{
+  const char *root = g_getenv ("OWB_SOURCE_ROOT");
+  if (!root)
+    {
+      g_test_skip ("OWB_SOURCE_ROOT is not set");
+      return;
+    }
+  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbModel) model = owb_model_load_file (path, &error);
+  g_assert_no_error (error);
+  g_assert_true (owb_model_infer_shapes (model, &error));
+
+  GtkWidget *pane = owb_graph_pane_new ();
+  OwbGraphView *view = owb_graph_pane_get_view (OWB_GRAPH_PANE (pane));
+  GtkWidget *window = window_with (pane, 1000, 700);
+  show_model (view, model);
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 1);
+  const OwbNode *first = g_ptr_array_index (model->graph->nodes, 0);
+  owb_graph_view_select_node (view, first);
+  g_assert_true (owb_graph_view_get_selected_node (view) == first);
+  owb_graph_view_zoom_to_fit (view);
+  spin (200);
+  g_autoptr (GdkTexture) shot = render_widget (pane);
+  g_assert_cmpuint (count_colors (shot), >, 20);
+  save_screenshot (shot, "graph-pane-tiny-cnn.png");
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_subgraph (void)
+{
+  g_autoptr (OwbModel) model = if_model_new ();
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 640, 480);
+  show_model (view, model);
+  guint path_changes = 0;
+  g_signal_connect (view, "path-changed", G_CALLBACK (count_signal), &path_changes);
+  owb_graph_view_zoom_in (view);
+  double zoom = owb_graph_view_get_zoom (view);
+
+  const OwbNode *iff = node_named (model->graph, "branch");
+  /* A double-click on the If opens its first branch in place. */
+  double x, y;
+  box_center_on_screen (view, op_index (view, iff), &x, &y);
+  owb_graph_view_click (view, x, y, 2);
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 2);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_true (owb_graph_view_get_graph (view) == owb_node_get_attribute (iff, "then_branch")->g);
+  owb_graph_view_go_to_path (view, 0);
+  path_changes = 0;
+
+  owb_graph_view_open_subgraph (view, iff, "else_branch");
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 2);
+  g_assert_cmpuint (path_changes, ==, 1);
+  g_assert_cmpstr (owb_graph_view_get_path_label (view, 1), ==, "If 'branch' › else_branch");
+  g_assert_true (wait_for (view_ready, view, 10000));
+  const OwbGraph *body = owb_graph_view_get_graph (view);
+  g_assert_true (body == owb_node_get_attribute (iff, "else_branch")->g);
+  g_assert_cmpuint (owb_graph_view_find (view, "sigmoid"), ==, 1);
+  g_assert_true (owb_graph_view_get_selected_node (view) == g_ptr_array_index (body->nodes, 0));
+
+  owb_graph_view_go_to_path (view, 0);
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 1);
+  g_assert_cmpuint (path_changes, ==, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == model->graph);
+  g_assert_true (owb_graph_view_has_scene (view));
+  g_assert_cmpfloat_with_epsilon (owb_graph_view_get_zoom (view), zoom, 1e-9);
+
+  /* NULL attribute: the first graph attribute. */
+  owb_graph_view_open_subgraph (view, iff, NULL);
+  g_assert_cmpstr (owb_graph_view_get_path_label (view, 1), ==, "If 'branch' › then_branch");
+  g_assert_true (wait_for (view_ready, view, 10000));
+  owb_graph_view_go_to_path (view, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_collapsed_groups (void)
+{
+  /* 200 blocks × 3 ops: over the scene's collapse threshold, so it opens collapsed. */
+  g_autoptr (OwbModel) model = scoped_model_new (200);
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 900, 700);
+  show_model (view, model);
+
+  spin (100);
+  g_autoptr (GdkTexture) collapsed = render_widget (GTK_WIDGET (view));
+  save_screenshot (collapsed, "graph-view-collapsed.png");
+  /* Double-click on a collapsed group expands it in place, and again collapses it. */
+  owb_graph_view_set_zoom (view, 1.0);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  int group = owb_graph_scene_find_group (scene, "/encoder/layer.7");
+  g_assert_cmpint (group, >=, 0);
+  g_assert_false (owb_graph_scene_get_node (scene, group)->expanded);
+  double x, y, sx, sy;
+  box_center_on_screen (view, group, &x, &y);
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  double zoom = owb_graph_view_get_zoom (view);
+  double left = (owb_graph_scene_get_node (scene, group)->x - sx) * zoom;
+  double top = (owb_graph_scene_get_node (scene, group)->y - sy) * zoom;
+  owb_graph_view_click (view, x, y, 2);
+  group = owb_graph_scene_find_group (scene, "/encoder/layer.7");
+  const OwbSceneNode *expanded = owb_graph_scene_get_node (scene, group);
+  g_assert_true (expanded->expanded);
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  /* The group's corner stays where it was on screen. */
+  g_assert_cmpfloat (fabs ((expanded->x - sx) * zoom - left), <, 1.0);
+  g_assert_cmpfloat (fabs ((expanded->y - sy) * zoom - top), <, 1.0);
+  spin (100);
+  g_autoptr (GdkTexture) expanded_shot = render_widget (GTK_WIDGET (view));
+  save_screenshot (expanded_shot, "graph-view-expanded.png");
+  owb_graph_view_click (view, (expanded->x + 3 - sx) * zoom, (expanded->y + 3 - sy) * zoom, 2);
+  group = owb_graph_scene_find_group (scene, "/encoder/layer.7");
+  g_assert_false (owb_graph_scene_get_node (scene, group)->expanded);
+
+  const OwbNode *deep = node_named (model->graph, "/encoder/layer.150/Add");
+  g_assert_nonnull (deep);
+  owb_graph_view_select_node (view, deep);
+  g_assert_true (owb_graph_view_get_selected_node (view) == deep);
+  /* Selecting revealed it: the view is zoomed in to read it. */
+  g_assert_cmpfloat (owb_graph_view_get_zoom (view), >=, 0.7);
+  g_assert_cmpuint (owb_graph_view_find (view, "layer.199/relu"), ==, 1);
+  spin (100);
+  g_autoptr (GdkTexture) shot = render_widget (GTK_WIDGET (view));
+  g_assert_cmpuint (count_colors (shot), >, 10);
+  save_screenshot (shot, "graph-view-revealed.png");
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+count_progress (gpointer data, double fraction, const char *text, gpointer view)
+{
+  g_assert_nonnull (text);
+  g_assert_true (fraction == -1.0 || (fraction >= 0 && fraction <= 1));
+  (*(guint *) data)++;
+}
+
+static void
+test_cancel_and_stale (void)
+{
+  g_autoptr (OwbModel) big = scoped_model_new (3000);
+  g_autoptr (OwbModel) small = small_model_new ();
+  GtkWidget *pane = owb_graph_pane_new ();
+  OwbGraphView *view = owb_graph_pane_get_view (OWB_GRAPH_PANE (pane));
+  GtkWidget *window = window_with (pane, 800, 600);
+  guint failures = 0, progress = 0;
+  g_signal_connect (view, "layout-failed", G_CALLBACK (count_signal), &failures);
+  g_signal_connect_swapped (view, "layout-progress", G_CALLBACK (count_progress), &progress);
+
+  /* Cancel from the pane's overlay: not busy at once, no scene, no failure reported. */
+  owb_graph_view_set_graph (view, big->graph, owb_model_ref (big), (GDestroyNotify) owb_model_unref);
+  g_assert_true (owb_graph_view_get_busy (view));
+  g_assert_cmpuint (progress, >, 0);
+  GtkWidget *cancel = find_child (pane, GTK_TYPE_BUTTON, "Cancel");
+  g_assert_nonnull (cancel);
+  g_assert_true (gtk_widget_is_visible (cancel));
+  if (g_getenv ("OWB_TEST_SCREENSHOT_DIR"))
+    {
+      spin (300);
+      g_autoptr (GdkTexture) busy = render_widget (pane);
+      save_screenshot (busy, "graph-pane-busy.png");
+      /* The spin may have let the build finish: start one again, with no main loop turn before
+       * the cancel below. */
+      owb_graph_view_set_graph (view, big->graph, owb_model_ref (big), (GDestroyNotify) owb_model_unref);
+    }
+  g_assert_true (owb_graph_view_get_busy (view));
+  g_signal_emit_by_name (cancel, "clicked");
+  g_assert_false (owb_graph_view_get_busy (view));
+  g_assert_false (gtk_widget_is_visible (cancel));
+  spin (300);
+  g_assert_false (owb_graph_view_has_scene (view));
+  g_assert_cmpuint (failures, ==, 0);
+  g_assert_true (gtk_widget_is_visible (find_child (pane, ADW_TYPE_STATUS_PAGE, NULL)));
+  g_autoptr (GdkTexture) cancelled = render_widget (pane);
+  save_screenshot (cancelled, "graph-pane-cancelled.png");
+  /* ... and it can be laid out again, from the status page's button. */
+  GtkWidget *again = find_child (pane, GTK_TYPE_BUTTON, "Lay Out Again");
+  g_assert_nonnull (again);
+  g_signal_emit_by_name (again, "clicked");
+  g_assert_true (owb_graph_view_get_busy (view));
+  g_assert_true (wait_for (view_ready, view, 60000));
+  g_assert_false (gtk_widget_is_visible (find_child (pane, ADW_TYPE_STATUS_PAGE, NULL)));
+
+  /* Stale: a second set_graph wins over the first still being built. */
+  owb_graph_view_set_graph (view, big->graph, owb_model_ref (big), (GDestroyNotify) owb_model_unref);
+  owb_graph_view_set_graph (view, small->graph, owb_model_ref (small), (GDestroyNotify) owb_model_unref);
+  g_assert_true (wait_for (view_ready, view, 60000));
+  spin (500);
+  g_assert_true (owb_graph_view_get_graph (view) == small->graph);
+  g_assert_cmpuint (owb_graph_view_find (view, "matmul"), ==, 1);
+
+  /* A view destroyed while it builds: the build finishes in its thread, its result is dropped,
+   * the model is released once, nothing touches the dead widget. */
+  OwbGraphView *doomed = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *other = window_with (GTK_WIDGET (doomed), 300, 200);
+  g_object_add_weak_pointer (G_OBJECT (doomed), (gpointer *) &doomed);
+  owb_graph_view_set_graph (doomed, big->graph, owb_model_ref (big), (GDestroyNotify) owb_model_unref);
+  gtk_window_destroy (GTK_WINDOW (other));
+  gint64 end = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  while (doomed && g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_null (doomed);
+
+  /* NULL clears. */
+  owb_graph_view_set_graph (view, NULL, NULL, NULL);
+  g_assert_true (wait_for (view_idle, view, 1000));
+  g_assert_null (owb_graph_view_get_graph (view));
+  g_assert_false (owb_graph_view_has_scene (view));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static gboolean
+label_is (gpointer data)
+{
+  gpointer *pair = data;
+  return g_strcmp0 (gtk_label_get_text (pair[0]), pair[1]) == 0;
+}
+
+static GtkWidget *
+find_child (GtkWidget *widget, GType type, const char *text)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type) &&
+      (!text || (GTK_IS_BUTTON (widget) && g_strcmp0 (gtk_button_get_label (GTK_BUTTON (widget)), text) == 0) ||
+       (GTK_IS_LABEL (widget) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (widget)), text) == 0)))
+    return widget;
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_child (child, type, text);
+      if (found)
+        return found;
+    }
+  return NULL;
+}
+
+static void
+test_pane (void)
+{
+  g_autoptr (OwbModel) model = scoped_model_new (20);
+  for (guint i = 0; i < model->graph->nodes->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (model->graph->nodes, i);
+      node->provider = g_strdup (i % 3 == 0 ? "cuda" : "cpu");
+    }
+  GtkWidget *pane = owb_graph_pane_new ();
+  OwbGraphView *view = owb_graph_pane_get_view (OWB_GRAPH_PANE (pane));
+  g_assert_true (OWB_IS_GRAPH_VIEW (view));
+  GtkWidget *window = window_with (pane, 1000, 700);
+  show_model (view, model);
+
+  /* Legend: one entry per provider present. */
+  g_assert_nonnull (find_child (pane, GTK_TYPE_LABEL, "cpu"));
+  g_assert_nonnull (find_child (pane, GTK_TYPE_LABEL, "cuda"));
+
+  /* Find bar: typing finds, the label counts, the buttons move. */
+  g_assert_false (owb_graph_pane_get_find_visible (OWB_GRAPH_PANE (pane)));
+  owb_graph_pane_set_find_visible (OWB_GRAPH_PANE (pane), TRUE);
+  g_assert_true (owb_graph_pane_get_find_visible (OWB_GRAPH_PANE (pane)));
+  GtkWidget *entry = find_child (pane, GTK_TYPE_SEARCH_ENTRY, NULL);
+  g_assert_nonnull (entry);
+  gtk_editable_set_text (GTK_EDITABLE (entry), "relu");
+  /* The entry searches after a short delay; then a label reads "1 of 20". */
+  GtkWidget *match_label = NULL;
+  gint64 end = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+  while (!(match_label = find_child (pane, GTK_TYPE_LABEL, "1 of 20")) && g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_nonnull (match_label);
+  g_assert_cmpuint (owb_graph_view_get_n_matches (view), ==, 20);
+  spin (300);
+  g_autoptr (GdkTexture) finding = render_widget (pane);
+  save_screenshot (finding, "graph-pane-find.png");
+  owb_graph_view_find_next (view);  /* as the window's shortcut does: the label follows */
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (match_label)), ==, "2 of 20");
+  gtk_editable_set_text (GTK_EDITABLE (entry), "zzz");
+  gpointer none[2] = { match_label, "No matches" };
+  g_assert_true (wait_for (label_is, none, 5000));
+  owb_graph_pane_toggle_find (OWB_GRAPH_PANE (pane));
+  g_assert_false (owb_graph_pane_get_find_visible (OWB_GRAPH_PANE (pane)));
+  g_assert_cmpuint (owb_graph_view_get_n_matches (view), ==, 0);
+
+  /* Breadcrumb: a button per level. */
+  g_assert_nonnull (find_child (pane, GTK_TYPE_BUTTON, "main"));
+
+  /* Zoom buttons drive the view. */
+  double zoom = owb_graph_view_get_zoom (view);
+  owb_graph_view_zoom_in (view);
+  g_assert_cmpfloat (owb_graph_view_get_zoom (view), >, zoom);
+
+  owb_graph_view_zoom_to_fit (view);
+  spin (200);
+  g_autoptr (GdkTexture) shot = render_widget (pane);
+  save_screenshot (shot, "graph-pane-scoped.png");
+  if (g_getenv ("OWB_TEST_SCREENSHOT_DIR"))
+    {
+      /* Dark style: the palette follows the theme's colours. */
+      AdwStyleManager *style = adw_style_manager_get_default ();
+      adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_FORCE_DARK);
+      owb_graph_view_set_zoom (view, 1.0);
+      owb_graph_view_select_node (view, node_named (model->graph, "/encoder/layer.3/Add"));
+      spin (300);
+      g_autoptr (GdkTexture) dark = render_widget (pane);
+      save_screenshot (dark, "graph-pane-dark.png");
+      adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_DEFAULT);
+    }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* Real exported models, when a folder of them is given (they are too big for the repository). */
+static void
+test_dev_models (void)
+{
+  const char *dir = g_getenv ("OWB_DEV_MODELS_DIR");
+  if (!dir)
+    {
+      g_test_skip ("OWB_DEV_MODELS_DIR is not set");
+      return;
+    }
+  const char *names[] = { "resnet18.onnx", "bert_small.onnx", "vit_b_32.onnx", "gru_tagger.onnx" };
+  GtkWidget *pane = owb_graph_pane_new ();
+  OwbGraphView *view = owb_graph_pane_get_view (OWB_GRAPH_PANE (pane));
+  GtkWidget *window = window_with (pane, 1200, 800);
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *path = g_build_filename (dir, names[i], NULL);
+      if (!g_file_test (path, G_FILE_TEST_EXISTS))
+        continue;
+      g_autoptr (GError) error = NULL;
+      g_autoptr (OwbModel) model = owb_model_load_file (path, &error);
+      g_assert_no_error (error);
+      owb_model_infer_shapes (model, NULL);
+      gint64 start = g_get_monotonic_time ();
+      owb_graph_view_set_graph (view, model->graph, owb_model_ref (model), (GDestroyNotify) owb_model_unref);
+      g_assert_true (wait_for (view_ready, view, 60000));
+      g_test_message ("%s: %u nodes, scene in %.0f ms, %u boxes", names[i], model->graph->nodes->len,
+                      (g_get_monotonic_time () - start) / 1000.0,
+                      owb_graph_scene_get_n_nodes (owb_graph_view_get_scene (view)));
+      g_autofree char *shot_name = g_strdup_printf ("dev-%s-fit.png", names[i]);
+      g_autoptr (GdkTexture) fit = render_widget (pane);
+      g_assert_cmpuint (count_colors (fit), >, 5);
+      save_screenshot (fit, shot_name);
+      /* The last node, revealed inside its groups and centred. */
+      const OwbNode *last = g_ptr_array_index (model->graph->nodes, model->graph->nodes->len - 1);
+      owb_graph_view_select_node (view, last);
+      g_assert_true (owb_graph_view_get_selected_node (view) == last);
+      g_free (shot_name);
+      shot_name = g_strdup_printf ("dev-%s-last.png", names[i]);
+      g_autoptr (GdkTexture) detail = render_widget (pane);
+      save_screenshot (detail, shot_name);
+      /* Every graph attribute opens in place. */
+      for (guint n = 0; n < model->graph->nodes->len; n++)
+        {
+          const OwbNode *node = g_ptr_array_index (model->graph->nodes, n);
+          for (int a = 0; a < node->n_attributes; a++)
+            if (node->attributes[a].type == OWB_ATTR_GRAPH)
+              {
+                owb_graph_view_open_subgraph (view, node, node->attributes[a].name);
+                g_assert_true (wait_for (view_ready, view, 60000));
+                g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 2);
+                owb_graph_view_go_to_path (view, 0);
+              }
+        }
+    }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int argc, char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+  /* The resources live in a static library: naming them links them in (and registers them). */
+  g_assert_nonnull (owb_ui_get_resource ());
+  g_test_add_func ("/graph-view/zoom-select-find", test_zoom_select_find);
+  g_test_add_func ("/graph-view/export", test_export);
+  g_test_add_func ("/graph-view/tiny-cnn", test_tiny_cnn);
+  g_test_add_func ("/graph-view/subgraph", test_subgraph);
+  g_test_add_func ("/graph-view/collapsed-groups", test_collapsed_groups);
+  g_test_add_func ("/graph-view/cancel-and-stale", test_cancel_and_stale);
+  g_test_add_func ("/graph-view/pane", test_pane);
+  g_test_add_func ("/graph-view/dev-models", test_dev_models);
   return g_test_run ();
 }

@@ -1,8 +1,752 @@
-/* Being written. */
-#include <glib.h>
+/* test-pages.c: the Optimize and Run pages on the bundled sample, in a window under Xvfb. */
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "owb-document.h"
+#include "owb-graph-view.h"
+#include "owb-optimize-page.h"
+#include "owb-resources.h"
+#include "owb-run-page.h"
+#include "owb-tensor-stats.h"
+
+typedef gboolean (*Condition) (gpointer data);
+
+/* Iterates the main loop until cond holds; fails the test after timeout_s. */
+/* The longest single main-loop iteration seen: how long the UI could not respond. */
+static gint64 longest_iteration_us;
+
+static void
+wait_for (Condition cond, gpointer data, double timeout_s, const char *what)
+{
+  gint64 end = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
+  while (!cond (data))
+    {
+      if (g_get_monotonic_time () > end)
+        g_error ("timed out waiting for %s", what);
+      gint64 start = g_get_monotonic_time ();
+      g_main_context_iteration (NULL, FALSE);
+      longest_iteration_us = MAX (longest_iteration_us, g_get_monotonic_time () - start);
+      g_usleep (1000);
+    }
+}
+
+static char *
+sample_path (const char *name)
+{
+  const char *root = g_getenv ("OWB_SOURCE_ROOT");
+  g_assert_nonnull (root);
+  return g_build_filename (root, "data", "samples", name, NULL);
+}
+
+/* ---- The document ---- */
+
+typedef struct
+{
+  gboolean done;
+  gboolean ok;
+  GError *error;
+} Wait;
+
+static gboolean
+wait_done (gpointer data)
+{
+  return ((Wait *) data)->done;
+}
+
+static void
+load_cb (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Wait *w = data;
+  w->ok = owb_document_load_finish (OWB_DOCUMENT (source), res, &w->error);
+  w->done = TRUE;
+}
+
+static void
+prepare_cb (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Wait *w = data;
+  w->ok = owb_document_prepare_finish (OWB_DOCUMENT (source), res, &w->error);
+  w->done = TRUE;
+}
+
+static OwbDocument *
+load_path (const char *path)
+{
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  OwbDocument *doc = owb_document_new ();
+  Wait w = { 0 };
+  owb_document_load_async (doc, file, NULL, load_cb, &w);
+  wait_for (wait_done, &w, 60, "the document to load");
+  g_assert_no_error (w.error);
+  g_assert_true (w.ok);
+  g_assert_nonnull (owb_document_get_model (doc));
+  g_assert_nonnull (owb_document_get_prepared (doc));
+  return doc;
+}
+
+static OwbDocument *
+load_sample (void)
+{
+  g_autofree char *path = sample_path ("tiny-cnn.onnx");
+  return load_path (path);
+}
+
+static void
+prepare (OwbDocument *doc, OwbOptimizeLevel level, const char *providers)
+{
+  Wait w = { 0 };
+  owb_document_prepare_async (doc, level, providers, NULL, prepare_cb, &w);
+  wait_for (wait_done, &w, 60, "the document to prepare");
+  g_assert_no_error (w.error);
+  g_assert_true (w.ok);
+}
+
+/* ---- Widget tree ---- */
+
+typedef gboolean (*Match) (GtkWidget *widget, gconstpointer data);
+
+static void
+collect (GtkWidget *widget, Match match, gconstpointer data, GPtrArray *out)
+{
+  if (match (widget, data))
+    g_ptr_array_add (out, widget);
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL; child = gtk_widget_get_next_sibling (child))
+    collect (child, match, data, out);
+}
+
+static GPtrArray *
+find_all (GtkWidget *root, Match match, gconstpointer data)
+{
+  GPtrArray *out = g_ptr_array_new ();
+  collect (root, match, data, out);
+  return out;
+}
+
+static gboolean
+match_type (GtkWidget *widget, gconstpointer data)
+{
+  return G_TYPE_CHECK_INSTANCE_TYPE (widget, GPOINTER_TO_SIZE (data));
+}
+
+static gboolean
+match_label_containing (GtkWidget *widget, gconstpointer data)
+{
+  return GTK_IS_LABEL (widget) && strstr (gtk_label_get_text (GTK_LABEL (widget)), data) != NULL;
+}
+
+static gboolean
+match_row_title (GtkWidget *widget, gconstpointer data)
+{
+  return ADW_IS_PREFERENCES_ROW (widget)
+         && g_strcmp0 (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (widget)), data) == 0;
+}
+
+static gboolean
+match_expander_title (GtkWidget *widget, gconstpointer data)
+{
+  return ADW_IS_EXPANDER_ROW (widget) && match_row_title (widget, data);
+}
+
+static gboolean
+match_row_title_prefix (GtkWidget *widget, gconstpointer data)
+{
+  return ADW_IS_PREFERENCES_ROW (widget)
+         && g_str_has_prefix (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (widget)), data);
+}
+
+static guint
+count (GtkWidget *root, Match match, gconstpointer data)
+{
+  g_autoptr (GPtrArray) all = find_all (root, match, data);
+  return all->len;
+}
+
+static GtkWidget *
+find_one (GtkWidget *root, Match match, gconstpointer data)
+{
+  g_autoptr (GPtrArray) all = find_all (root, match, data);
+  if (all->len == 0)
+    return NULL;
+  return g_ptr_array_index (all, 0);
+}
+
+/* A visible widget: itself and every ancestor shown. */
+static gboolean
+is_shown (GtkWidget *widget)
+{
+  for (; widget != NULL; widget = gtk_widget_get_parent (widget))
+    if (!gtk_widget_get_visible (widget))
+      return FALSE;
+  return TRUE;
+}
+
+/* ---- Rendering ---- */
+
+static gboolean
+widget_mapped (gpointer data)
+{
+  return gtk_widget_get_mapped (data) && gtk_widget_get_width (data) > 0;
+}
+
+static void
+settle (double seconds)
+{
+  gint64 end = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
+  while (g_get_monotonic_time () < end)
+    {
+      gint64 start = g_get_monotonic_time ();
+      g_main_context_iteration (NULL, FALSE);
+      longest_iteration_us = MAX (longest_iteration_us, g_get_monotonic_time () - start);
+      g_usleep (2000);
+    }
+}
+
+static void
+render_to_png (GtkWidget *widget, const char *name)
+{
+  wait_for (widget_mapped, widget, 10, "the widget to be mapped");
+  settle (0.5);
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
+  g_assert_nonnull (node);
+  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
+  g_autoptr (GdkTexture) texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  const char *dir = g_getenv ("OWB_TEST_PNG_DIR");
+  g_autofree char *path = g_build_filename (dir != NULL ? dir : g_get_tmp_dir (), name, NULL);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+  g_test_message ("rendered %s", path);
+}
+
+static GtkWidget *
+show_in_window (GtkWidget *page, int width, int height)
+{
+  GtkWidget *window = gtk_window_new ();
+  gtk_window_set_default_size (GTK_WINDOW (window), width, height);
+  GtkWidget *overlay = adw_toast_overlay_new ();
+  adw_toast_overlay_set_child (ADW_TOAST_OVERLAY (overlay), page);
+  gtk_window_set_child (GTK_WINDOW (window), overlay);
+  gtk_window_present (GTK_WINDOW (window));
+  return window;
+}
+
+/* ---- Optimize page ---- */
+
+static gboolean
+optimize_idle (gpointer page)
+{
+  return !owb_optimize_page_get_busy (page);
+}
+
+static gboolean
+views_idle (gpointer page)
+{
+  g_autoptr (GPtrArray) views = find_all (page, match_type, GSIZE_TO_POINTER (OWB_TYPE_GRAPH_VIEW));
+  for (guint i = 0; i < views->len; i++)
+    if (owb_graph_view_get_busy (g_ptr_array_index (views, i))
+        || !owb_graph_view_has_scene (g_ptr_array_index (views, i)))
+      return FALSE;
+  return views->len == 2;
+}
+
+static gboolean
+pass_changed (const OwbPassReport *pass)
+{
+  return pass->removed->len > 0 || pass->created->len > 0 || pass->n_removed_initializers > 0;
+}
+
+static const OwbNode *
+node_named (const OwbGraph *graph, const char *name)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      const OwbNode *node = g_ptr_array_index (graph->nodes, i);
+      if (g_strcmp0 (node->name, name) == 0)
+        return node;
+    }
+  return NULL;
+}
+
+/* Opens every pass result row, as a user does to see the created nodes (rows are made on
+ * first opening, a batch per main-loop turn). */
+static void
+expand_results (GtkWidget *page)
+{
+  g_autoptr (GPtrArray) rows = find_all (page, match_type, GSIZE_TO_POINTER (ADW_TYPE_EXPANDER_ROW));
+  for (guint i = 0; i < rows->len; i++)
+    if (g_strcmp0 (adw_preferences_row_get_title (g_ptr_array_index (rows, i)), "Passes") != 0)
+      adw_expander_row_set_expanded (g_ptr_array_index (rows, i), TRUE);
+  settle (0.3);
+}
+
+static gboolean
+saved_by_button (gpointer page)
+{
+  GtkWidget *label = find_one (page, match_label_containing, "by-button.onnx");
+  return label != NULL && is_shown (label) && !owb_optimize_page_get_busy (page);
+}
+
+typedef struct
+{
+  GtkWidget *dialog;
+  GFile *want;
+} ChooserWait;
+
+static gboolean
+chooser_shows (gpointer data)
+{
+  ChooserWait *w = data;
+  g_autoptr (GFile) chosen = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (w->dialog));
+  return chosen != NULL && g_file_equal (chosen, w->want);
+}
+
+static gboolean
+find_chooser (gpointer data)
+{
+  GListModel *toplevels = gtk_window_get_toplevels (); /* borrowed */
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr (GObject) window = g_list_model_get_item (toplevels, i);
+      if (GTK_IS_FILE_CHOOSER_DIALOG (window) && gtk_widget_get_visible (GTK_WIDGET (window)))
+        {
+          *(GtkWidget **) data = GTK_WIDGET (window);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+static void
+assert_strv_set (char **got, const char *const *want)
+{
+  g_assert_nonnull (got);
+  g_assert_cmpuint (g_strv_length (got), ==, g_strv_length ((char **) want));
+  for (guint i = 0; want[i] != NULL; i++)
+    g_assert_true (g_strv_contains ((const char *const *) got, want[i]));
+}
+
+static void
+test_optimize (void)
+{
+  g_autoptr (OwbDocument) doc = load_sample ();
+  GtkWidget *page = owb_optimize_page_new ();
+  GtkWidget *window = show_in_window (page, 1400, 900);
+  owb_optimize_page_set_document (OWB_OPTIMIZE_PAGE (page), doc);
+
+  /* Nothing to save before a run. */
+  g_autoptr (GError) early = NULL;
+  g_autofree char *tmp = g_dir_make_tmp ("owb-test-pages-XXXXXX", NULL);
+  g_autofree char *early_path = g_build_filename (tmp, "early.onnx", NULL);
+  g_autoptr (GFile) early_file = g_file_new_for_path (early_path);
+  g_assert_false (owb_optimize_page_save_to (OWB_OPTIMIZE_PAGE (page), early_file, &early));
+  g_assert_nonnull (early);
+
+  /* Choose "Extended" the way a user does: in the level dropdown. */
+  GtkWidget *dropdown = find_one (page, match_type, GSIZE_TO_POINTER (GTK_TYPE_DROP_DOWN));
+  g_assert_nonnull (dropdown);
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (dropdown), 1);
+  owb_optimize_page_run (OWB_OPTIMIZE_PAGE (page));
+  g_assert_true (owb_optimize_page_get_busy (OWB_OPTIMIZE_PAGE (page)));
+  wait_for (optimize_idle, page, 60, "the optimizer");
+
+  const OwbOptimizeReport *report = owb_optimize_page_get_report (OWB_OPTIMIZE_PAGE (page));
+  g_assert_nonnull (report);
+  g_assert_cmpint (report->level, ==, OWB_OPTIMIZE_EXTENDED);
+  g_assert_cmpuint (report->nodes_before, ==, owb_document_get_model (doc)->graph->nodes->len);
+  g_assert_cmpuint (report->nodes_after, <=, report->nodes_before);
+  /* Conv+BN and two Conv+Relu fusions: 10 nodes become 7. */
+  g_assert_cmpuint (report->nodes_after, ==, 7);
+  OwbModel *optimized = owb_optimize_page_get_optimized_model (OWB_OPTIMIZE_PAGE (page));
+  g_assert_cmpuint (optimized->graph->nodes->len, ==, report->nodes_after);
+  /* The document's model is never touched. */
+  g_assert_cmpuint (owb_document_get_model (doc)->graph->nodes->len, ==, 10);
+
+  g_autofree char *summary = g_strdup_printf ("%u nodes → %u nodes", report->nodes_before, report->nodes_after);
+  GtkWidget *summary_label = find_one (page, match_label_containing, summary);
+  g_assert_nonnull (summary_label);
+  g_assert_true (is_shown (summary_label));
+
+  /* A row per pass that changed the graph, none for passes that did nothing. */
+  guint n_fired = 0;
+  for (guint p = 0; p < report->passes->len; p++)
+    {
+      const OwbPassReport *pass = g_ptr_array_index (report->passes, p);
+      guint rows = count (page, match_expander_title, pass->pass);
+      if (pass_changed (pass))
+        {
+          n_fired++;
+          g_assert_cmpuint (rows, ==, 1);
+        }
+      else if (pass->near_misses->len == 0)
+        g_assert_cmpuint (rows, ==, 0);
+    }
+  g_assert_cmpuint (n_fired, >=, 2);
+
+  /* Created-node rows name the original nodes, following the chain conv1+bn1 → conv1, +relu1. */
+  g_assert_null (find_one (page, match_label_containing, "FusedConv ‘conv1’ ← conv1, bn1, relu1"));
+  expand_results (page);
+  g_assert_nonnull (find_one (page, match_label_containing, "FusedConv ‘conv1’ ← conv1, bn1, relu1"));
+  g_assert_nonnull (find_one (page, match_label_containing, "FusedConv ‘conv2’ ← conv2, relu2"));
+  g_auto (GStrv) origins = owb_optimize_page_dup_origins (OWB_OPTIMIZE_PAGE (page), "conv1");
+  assert_strv_set (origins, (const char *const[]) { "conv1", "bn1", "relu1", NULL });
+  g_assert_null (owb_optimize_page_dup_origins (OWB_OPTIMIZE_PAGE (page), "softmax"));
+
+  /* Provenance on the canvas: selecting the fused node highlights what it replaced. */
+  wait_for (views_idle, page, 60, "both graphs to be laid out");
+  g_autoptr (GPtrArray) views = find_all (page, match_type, GSIZE_TO_POINTER (OWB_TYPE_GRAPH_VIEW));
+  OwbGraphView *original_view = g_ptr_array_index (views, 0);
+  OwbGraphView *optimized_view = g_ptr_array_index (views, 1);
+  g_assert_true (owb_graph_view_get_graph (original_view) == owb_document_get_model (doc)->graph);
+  g_assert_true (owb_graph_view_get_graph (optimized_view) == optimized->graph);
+  owb_graph_view_select_node (optimized_view, node_named (optimized->graph, "conv1"));
+  settle (0.1);
+  g_assert_cmpuint (owb_graph_view_get_n_highlighted (original_view), ==, 3);
+  g_assert_nonnull (owb_graph_view_get_selected_node (original_view));
+  g_assert_true (g_strv_contains ((const char *const[]) { "conv1", "bn1", "relu1", NULL },
+                                  owb_graph_view_get_selected_node (original_view)->name));
+  /* A node no pass made points at itself, highlighting nothing. */
+  owb_graph_view_select_node (optimized_view, node_named (optimized->graph, "softmax"));
+  settle (0.1);
+  g_assert_cmpuint (owb_graph_view_get_n_highlighted (original_view), ==, 0);
+  g_assert_cmpstr (owb_graph_view_get_selected_node (original_view)->name, ==, "softmax");
+  /* Clicking a created-node row does the same as selecting the node. */
+  GtkWidget *row_label = find_one (page, match_label_containing, "FusedConv ‘conv2’");
+  g_signal_emit_by_name (gtk_widget_get_ancestor (row_label, GTK_TYPE_BUTTON), "clicked");
+  settle (0.1);
+  g_assert_cmpuint (owb_graph_view_get_n_highlighted (original_view), ==, 2);
+  g_assert_true (g_strv_contains ((const char *const[]) { "conv2", "relu2", NULL },
+                                  owb_graph_view_get_selected_node (original_view)->name));
+
+  render_to_png (page, "test-pages-optimize.png");
+
+  /* Save, and read the file back. */
+  g_autofree char *out_path = g_build_filename (tmp, "tiny-cnn-optimized.onnx", NULL);
+  g_autoptr (GFile) out_file = g_file_new_for_path (out_path);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (owb_optimize_page_save_to (OWB_OPTIMIZE_PAGE (page), out_file, &error));
+  g_assert_no_error (error);
+  g_autoptr (OwbModel) reloaded = owb_model_load_file (out_path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (reloaded->graph->nodes->len, ==, report->nodes_after);
+  g_assert_nonnull (find_one (page, match_label_containing, "Saved to"));
+
+  /* Never over the input file: not by its path, nor through a symbolic link to it. */
+  GFile *input = owb_document_get_file (doc);
+  g_autofree char *input_path = g_file_get_path (input);
+  g_autofree char *before = NULL;
+  gsize before_len = 0;
+  g_assert_true (g_file_get_contents (input_path, &before, &before_len, NULL));
+  g_autoptr (GError) refused = NULL;
+  g_assert_false (owb_optimize_page_save_to (OWB_OPTIMIZE_PAGE (page), input, &refused));
+  g_assert_error (refused, G_IO_ERROR, G_IO_ERROR_EXISTS);
+  g_assert_nonnull (find_one (page, match_label_containing, "Refusing to save over the input model"));
+  g_autofree char *link_path = g_build_filename (tmp, "link.onnx", NULL);
+  g_assert_cmpint (symlink (input_path, link_path), ==, 0);
+  g_autoptr (GFile) link_file = g_file_new_for_path (link_path);
+  g_autoptr (GError) refused_link = NULL;
+  g_assert_false (owb_optimize_page_save_to (OWB_OPTIMIZE_PAGE (page), link_file, &refused_link));
+  g_assert_error (refused_link, G_IO_ERROR, G_IO_ERROR_EXISTS);
+  g_autofree char *after = NULL;
+  gsize after_len = 0;
+  g_assert_true (g_file_get_contents (input_path, &after, &after_len, NULL));
+  g_assert_cmpmem (before, before_len, after, after_len);
+
+  /* The Save As… button: a file chooser suggesting "<name>-optimized.onnx", then a save in a
+   * worker thread. (Without a portal the native chooser is a GtkFileChooserDialog.) */
+  GtkWidget *save_button = NULL;
+  {
+    g_autoptr (GPtrArray) buttons = find_all (page, match_type, GSIZE_TO_POINTER (GTK_TYPE_BUTTON));
+    for (guint i = 0; i < buttons->len; i++)
+      if (g_strcmp0 (gtk_button_get_label (g_ptr_array_index (buttons, i)), "_Save As…") == 0)
+        save_button = g_ptr_array_index (buttons, i);
+  }
+  g_assert_nonnull (save_button);
+  g_assert_true (gtk_widget_get_sensitive (save_button));
+  g_signal_emit_by_name (save_button, "clicked");
+  GtkWidget *dialog = NULL;
+  wait_for (find_chooser, &dialog, 20, "the file chooser");
+  /* It opens beside the input, on the suggested name; the chooser loads the folder
+   * asynchronously, and changing it before that is done mixes the two. */
+  g_autoptr (GFile) input_folder = g_file_get_parent (owb_document_get_file (doc));
+  g_autoptr (GFile) suggested_file = g_file_get_child (input_folder, "tiny-cnn-optimized.onnx");
+  ChooserWait suggested_wait = { dialog, suggested_file };
+  wait_for (chooser_shows, &suggested_wait, 30, "the chooser to suggest a name beside the input");
+  g_autofree char *button_path = g_build_filename (tmp, "by-button.onnx", NULL);
+  g_autoptr (GFile) button_file = g_file_new_for_path (button_path);
+  g_autoptr (GFile) tmp_folder = g_file_new_for_path (tmp);
+  g_assert_true (gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (dialog), tmp_folder, NULL));
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), "by-button.onnx");
+  /* The chooser changes folder asynchronously. */
+  ChooserWait chooser_wait = { dialog, button_file };
+  wait_for (chooser_shows, &chooser_wait, 30, "the chooser to show the temporary folder");
+  gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_ACCEPT);
+  wait_for (saved_by_button, page, 60, "the save");
+  g_autoptr (OwbModel) by_button = owb_model_load_file (button_path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (by_button->graph->nodes->len, ==, report->nodes_after);
+  g_unlink (button_path);
+
+  /* A pass switched off does not run: without Conv+Relu fusion only Conv+BN fires (10 → 9). */
+  GtkWidget *pass_row = NULL;
+  {
+    g_autoptr (GPtrArray) rows = find_all (page, match_row_title, "fuse_activation");
+    for (guint i = 0; i < rows->len && pass_row == NULL; i++)
+      if (find_one (g_ptr_array_index (rows, i), match_type, GSIZE_TO_POINTER (GTK_TYPE_SWITCH)) != NULL)
+        pass_row = g_ptr_array_index (rows, i);
+  }
+  g_assert_nonnull (pass_row);
+  GtkWidget *pass_switch = find_one (pass_row, match_type, GSIZE_TO_POINTER (GTK_TYPE_SWITCH));
+  gtk_switch_set_active (GTK_SWITCH (pass_switch), FALSE);
+  owb_optimize_page_run (OWB_OPTIMIZE_PAGE (page));
+  wait_for (optimize_idle, page, 60, "the optimizer");
+  report = owb_optimize_page_get_report (OWB_OPTIMIZE_PAGE (page));
+  g_assert_cmpuint (report->nodes_after, ==, 9);
+  expand_results (page);
+  g_assert_null (find_one (page, match_label_containing, "FusedConv"));
+  g_assert_cmpuint (count (page, match_expander_title, "fuse_activation"), ==, 0);
+  g_assert_nonnull (find_one (page, match_label_containing, "Conv ‘conv1’ ← conv1, bn1"));
+
+  /* Cancel: the result is dropped and the page says so. */
+  owb_optimize_page_run (OWB_OPTIMIZE_PAGE (page));
+  GtkWidget *cancel = NULL;
+  {
+    g_autoptr (GPtrArray) buttons = find_all (page, match_type, GSIZE_TO_POINTER (GTK_TYPE_BUTTON));
+    for (guint i = 0; i < buttons->len; i++)
+      if (g_strcmp0 (gtk_button_get_label (g_ptr_array_index (buttons, i)), "_Cancel") == 0)
+        cancel = g_ptr_array_index (buttons, i);
+  }
+  g_assert_nonnull (cancel);
+  g_assert_true (gtk_widget_get_visible (cancel));
+  g_signal_emit_by_name (cancel, "clicked");
+  wait_for (optimize_idle, page, 60, "the cancelled optimizer");
+  g_assert_nonnull (find_one (page, match_label_containing, "Optimization cancelled"));
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_unlink (link_path);
+  g_unlink (out_path);
+  g_rmdir (tmp);
+}
+
+/* ---- Run page ---- */
+
+static gboolean
+run_idle (gpointer page)
+{
+  return !owb_run_page_get_busy (page);
+}
+
+static void
+assert_close (double a, double b, double tolerance)
+{
+  if (fabs (a - b) > tolerance)
+    g_error ("%.9g and %.9g differ by more than %g", a, b, tolerance);
+}
+
+static void
+test_run (void)
+{
+  g_autoptr (OwbDocument) doc = load_sample ();
+  GtkWidget *page = owb_run_page_new ();
+  GtkWidget *window = show_in_window (page, 900, 1000);
+  owb_run_page_set_document (OWB_RUN_PAGE (page), doc);
+
+  /* One input row with its file button; the symbolic batch dim gets a spin named after it. */
+  g_assert_nonnull (find_one (page, match_row_title, "image"));
+  g_assert_nonnull (find_one (page, match_row_title, "batch"));
+
+  /* Random inputs. */
+  owb_run_page_run (OWB_RUN_PAGE (page));
+  wait_for (run_idle, page, 60, "the run");
+  g_assert_null (owb_run_page_get_error (OWB_RUN_PAGE (page)));
+  g_assert_cmpuint (owb_run_page_get_n_outputs (OWB_RUN_PAGE (page)), ==, 1);
+  const OwbTensor *out = owb_run_page_get_output (OWB_RUN_PAGE (page), 0);
+  g_assert_cmpint (out->rank, ==, 2);
+  g_assert_cmpint (out->dims[0], ==, 1);
+  g_assert_cmpint (out->dims[1], ==, 10);
+  g_assert_nonnull (find_one (page, match_label_containing, "float32, shape [1, 10]"));
+  g_assert_nonnull (find_one (page, match_label_containing, "Ran in"));
+  /* Softmax scores: a top 5 with a bar each. */
+  g_assert_nonnull (find_one (page, match_label_containing, "Top 5 of probs"));
+  g_assert_cmpuint (count (page, match_type, GSIZE_TO_POINTER (GTK_TYPE_LEVEL_BAR)), ==, 5);
+  OwbTensorStats stats;
+  g_assert_true (owb_run_page_get_output_stats (OWB_RUN_PAGE (page), 0, &stats));
+  g_assert_cmpuint (stats.count, ==, 10);
+  assert_close (stats.mean, 0.1, 1e-6);
+  g_autofree float *first = g_memdup2 (out->data, out->nbytes);
+
+  /* The same seed gives the same inputs, another seed others. */
+  owb_run_page_run (OWB_RUN_PAGE (page));
+  wait_for (run_idle, page, 60, "the second run");
+  out = owb_run_page_get_output (OWB_RUN_PAGE (page), 0);
+  g_assert_cmpmem (first, 10 * sizeof (float), out->data, out->nbytes);
+  GtkWidget *seed_row = find_one (page, match_row_title, "Random Seed");
+  g_assert_nonnull (seed_row);
+  GtkWidget *seed = find_one (seed_row, match_type, GSIZE_TO_POINTER (GTK_TYPE_SPIN_BUTTON));
+  g_assert_nonnull (seed);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (seed), 7);
+  owb_run_page_run (OWB_RUN_PAGE (page));
+  wait_for (run_idle, page, 60, "the run with seed 7");
+  out = owb_run_page_get_output (OWB_RUN_PAGE (page), 0);
+  g_assert_true (memcmp (first, out->data, out->nbytes) != 0);
+
+  /* A batch of 3 from the dim spin. */
+  GtkWidget *batch_spin = find_one (find_one (page, match_row_title, "batch"), match_type,
+                                    GSIZE_TO_POINTER (GTK_TYPE_SPIN_BUTTON));
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (batch_spin), 3);
+  owb_run_page_run (OWB_RUN_PAGE (page));
+  wait_for (run_idle, page, 60, "the batch-3 run");
+  g_assert_null (owb_run_page_get_error (OWB_RUN_PAGE (page)));
+  out = owb_run_page_get_output (OWB_RUN_PAGE (page), 0);
+  g_assert_cmpint (out->dims[0], ==, 3);
+  /* Three rows of scores are no single classification: no top 5. */
+  g_assert_cmpuint (count (page, match_type, GSIZE_TO_POINTER (GTK_TYPE_LEVEL_BAR)), ==, 0);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (batch_spin), 1);
+
+  /* The input file gives the reference output's statistics. */
+  g_autofree char *input_path = sample_path ("tiny-cnn-input.pb");
+  g_autofree char *output_path = sample_path ("tiny-cnn-output.pb");
+  g_autoptr (GFile) input_file = g_file_new_for_path (input_path);
+  owb_run_page_set_input_file (OWB_RUN_PAGE (page), "image", input_file);
+  wait_for (run_idle, page, 60, "the input file to load");
+  g_assert_null (owb_run_page_get_error (OWB_RUN_PAGE (page)));
+  owb_run_page_run (OWB_RUN_PAGE (page));
+  wait_for (run_idle, page, 60, "the run on the input file");
+  g_assert_null (owb_run_page_get_error (OWB_RUN_PAGE (page)));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbTensor) expected = owb_tensor_load_file (output_path, NULL, &error);
+  g_assert_no_error (error);
+  OwbTensorStats want;
+  g_assert_true (owb_tensor_stats_compute (expected, &want, 0, NULL, &error));
+  g_assert_true (owb_run_page_get_output_stats (OWB_RUN_PAGE (page), 0, &stats));
+  g_assert_cmpuint (stats.count, ==, want.count);
+  g_assert_cmpuint (stats.n_nan, ==, 0);
+  g_assert_cmpuint (stats.n_inf, ==, 0);
+  assert_close (stats.min, want.min, 1e-5);
+  assert_close (stats.max, want.max, 1e-5);
+  assert_close (stats.mean, want.mean, 1e-5);
+  assert_close (stats.std, want.std, 1e-5);
+  out = owb_run_page_get_output (OWB_RUN_PAGE (page), 0);
+  for (int64_t i = 0; i < out->nelems; i++)
+    assert_close (owb_tensor_get_double (out, i), owb_tensor_get_double (expected, i), 1e-5);
+  /* The best class of the reference is the first bar's. */
+  int64_t best = 0;
+  for (int64_t i = 1; i < expected->nelems; i++)
+    if (owb_tensor_get_double (expected, i) > owb_tensor_get_double (expected, best))
+      best = i;
+  g_autofree char *best_prefix = g_strdup_printf ("%" G_GINT64_FORMAT ": ", best);
+  g_autoptr (GPtrArray) top_rows = find_all (page, match_type, GSIZE_TO_POINTER (GTK_TYPE_LEVEL_BAR));
+  g_assert_cmpuint (top_rows->len, ==, 5);
+  g_assert_nonnull (find_one (page, match_row_title_prefix, best_prefix));
+
+  render_to_png (page, "test-pages-run.png");
+
+  /* A file of the wrong shape is refused with a message that says what it holds and what fits. */
+  g_autoptr (GFile) wrong_file = g_file_new_for_path (output_path);
+  owb_run_page_set_input_file (OWB_RUN_PAGE (page), "image", wrong_file);
+  wait_for (run_idle, page, 60, "the wrong file to load");
+  const char *message = owb_run_page_get_error (OWB_RUN_PAGE (page));
+  g_assert_nonnull (message);
+  g_assert_nonnull (strstr (message, "cannot be used"));
+  g_assert_nonnull (strstr (message, "float32[1,10]"));
+  g_assert_nonnull (strstr (message, "float32[batch,3,32,32]"));
+  owb_run_page_run (OWB_RUN_PAGE (page));
+  wait_for (run_idle, page, 60, "the refused run");
+  g_assert_nonnull (owb_run_page_get_error (OWB_RUN_PAGE (page)));
+  g_assert_cmpuint (owb_run_page_get_n_outputs (OWB_RUN_PAGE (page)), ==, 0);
+  /* Back to random values. */
+  owb_run_page_set_input_file (OWB_RUN_PAGE (page), "image", NULL);
+  g_assert_null (owb_run_page_get_error (OWB_RUN_PAGE (page)));
+
+  /* A prepare that fails (no such provider) shows why the model cannot run; a good one brings
+   * the inputs back. */
+  prepare (doc, OWB_OPTIMIZE_BASIC, "no-such-provider");
+  g_assert_null (owb_prepared_get_session (owb_document_get_prepared (doc)));
+  message = owb_run_page_get_error (OWB_RUN_PAGE (page));
+  g_assert_nonnull (message);
+  g_assert_nonnull (find_one (page, match_label_containing, "This model cannot run"));
+  render_to_png (page, "test-pages-run-error.png");
+  prepare (doc, OWB_OPTIMIZE_EXTENDED, "cpu");
+  g_assert_null (owb_run_page_get_error (OWB_RUN_PAGE (page)));
+  owb_run_page_run (OWB_RUN_PAGE (page));
+  wait_for (run_idle, page, 60, "the run after preparing again");
+  g_assert_null (owb_run_page_get_error (OWB_RUN_PAGE (page)));
+  g_assert_cmpuint (owb_run_page_get_n_outputs (OWB_RUN_PAGE (page)), ==, 1);
+
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* Real models named in OWB_PAGES_MODELS (paths separated by ':'): optimize at "all" and run once
+ * on random inputs, reporting times and how long the main loop was held. Skipped without it. */
+static void
+test_models (void)
+{
+  const char *list = g_getenv ("OWB_PAGES_MODELS");
+  if (list == NULL || *list == '\0')
+    {
+      g_test_skip ("OWB_PAGES_MODELS is not set");
+      return;
+    }
+  g_auto (GStrv) paths = g_strsplit (list, ":", -1);
+  for (guint i = 0; paths[i] != NULL; i++)
+    {
+      g_autoptr (OwbDocument) doc = load_path (paths[i]);
+      GtkWidget *optimize = owb_optimize_page_new ();
+      GtkWidget *window = show_in_window (optimize, 1400, 900);
+      owb_optimize_page_set_document (OWB_OPTIMIZE_PAGE (optimize), doc);
+      owb_optimize_page_set_level (OWB_OPTIMIZE_PAGE (optimize), OWB_OPTIMIZE_ALL);
+      settle (0.2);
+      longest_iteration_us = 0;
+      gint64 start = g_get_monotonic_time ();
+      owb_optimize_page_run (OWB_OPTIMIZE_PAGE (optimize));
+      wait_for (optimize_idle, optimize, 300, "the optimizer");
+      double optimize_ms = (g_get_monotonic_time () - start) / 1000.0;
+      const OwbOptimizeReport *report = owb_optimize_page_get_report (OWB_OPTIMIZE_PAGE (optimize));
+      g_assert_nonnull (report);
+      g_test_message ("%s: optimize (all) %u → %u nodes in %.0f ms, longest main-loop iteration %.1f ms",
+                      paths[i], report->nodes_before, report->nodes_after, optimize_ms,
+                      longest_iteration_us / 1000.0);
+      longest_iteration_us = 0;
+      start = g_get_monotonic_time ();
+      expand_results (optimize);
+      settle (1.0);
+      g_test_message ("%s: every result row opened, longest main-loop iteration %.1f ms", paths[i],
+                      longest_iteration_us / 1000.0);
+      gtk_window_destroy (GTK_WINDOW (window));
+
+      GtkWidget *run = owb_run_page_new ();
+      window = show_in_window (run, 900, 1000);
+      owb_run_page_set_document (OWB_RUN_PAGE (run), doc);
+      settle (0.2);
+      longest_iteration_us = 0;
+      start = g_get_monotonic_time ();
+      owb_run_page_run (OWB_RUN_PAGE (run));
+      wait_for (run_idle, run, 300, "the run");
+      double run_ms = (g_get_monotonic_time () - start) / 1000.0;
+      const char *error = owb_run_page_get_error (OWB_RUN_PAGE (run));
+      g_test_message ("%s: run %s in %.0f ms (%u outputs), longest main-loop iteration %.1f ms", paths[i],
+                      error != NULL ? error : "ok", run_ms, owb_run_page_get_n_outputs (OWB_RUN_PAGE (run)),
+                      longest_iteration_us / 1000.0);
+      g_assert_null (error);
+      g_assert_cmpuint (owb_run_page_get_n_outputs (OWB_RUN_PAGE (run)), >, 0);
+      gtk_window_destroy (GTK_WINDOW (window));
+    }
+}
+
 int
 main (int argc, char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+  /* The resources live in a static library: naming them links them in (their constructor
+   * registers them). */
+  g_assert_nonnull (owb_ui_get_resource ());
+  g_test_add_func ("/pages/optimize", test_optimize);
+  g_test_add_func ("/pages/run", test_run);
+  g_test_add_func ("/pages/models", test_models);
   return g_test_run ();
 }

@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""Takes the README's screenshots: launches onnx-workbench on a model under Xvfb, drives it
+through the accessibility tree as the end-to-end test does, and saves PNGs of the window with
+ImageMagick's `import`.
+
+  build-aux/take-screenshots.sh [MODEL.onnx]      (wraps this in Xvfb and a D-Bus session)
+
+Writes data/screenshots/{graph,inspector,optimize,run}.png."""
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "ui"))
+import importlib.util  # noqa: E402
+
+spec = importlib.util.spec_from_file_location(
+    "e2e", os.path.join(os.path.dirname(__file__), "..", "tests", "ui", "test-e2e.py"))
+e2e = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(e2e)
+
+
+def shot(path, window):
+    x, y, w, h = window_extents(window)
+    subprocess.run(["import", "-window", "root", "-crop", f"{w}x{h}+{x}+{y}", "+repage", path],
+                   check=True)
+    print("wrote", path)
+
+
+def window_extents(window):
+    ext = e2e.Atspi.Component.get_extents(window, e2e.Atspi.CoordType.WINDOW)
+    return max(ext.x, 0), max(ext.y, 0), ext.width, ext.height
+
+
+def click(app, name, role=None):
+    button = e2e.poll(f"'{name}'", lambda: e2e.find_named(app, name, role))
+    e2e.Atspi.Action.do_action(button, 0)
+    return button
+
+
+def main():
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+    build = os.environ.get("OWB_BUILD_ROOT", os.path.join(root, "build"))
+    model = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "data", "samples", "tiny-cnn.onnx")
+    out = os.path.join(root, "data", "screenshots")
+    os.makedirs(out, exist_ok=True)
+    env = dict(os.environ)
+    env.pop("GTK_A11Y", None)
+    env.pop("NO_AT_BRIDGE", None)
+    env.setdefault("GSETTINGS_SCHEMA_DIR", os.path.join(build, "data"))
+    proc = subprocess.Popen([os.path.join(build, "app", "onnx-workbench"), model], env=env)
+    try:
+        app = e2e.poll("the application", lambda: e2e.find_app(proc.pid))
+        window = e2e.poll("the window", lambda: app.get_child_at_index(0))
+        e2e.poll("the graph", lambda: e2e.find_named(app, "Graph"))
+        time.sleep(3)
+        shot(os.path.join(out, "graph.png"), window)
+        click(app, "Find in Graph")
+        entry = e2e.poll("the find entry", lambda: e2e.find_named(app, "Find"))
+        e2e.Atspi.EditableText.set_text_contents(entry, os.environ.get("OWB_SHOT_FIND", "Conv"))
+        time.sleep(2)
+        shot(os.path.join(out, "inspector.png"), window)
+        click(app, "Optimize", e2e.Atspi.Role.PAGE_TAB)
+        time.sleep(1)
+        click(app, "Optimize", e2e.Atspi.Role.PUSH_BUTTON)
+        time.sleep(8)
+        shot(os.path.join(out, "optimize.png"), window)
+        click(app, "Run", e2e.Atspi.Role.PAGE_TAB)
+        time.sleep(1)
+        click(app, "Run Model", e2e.Atspi.Role.PUSH_BUTTON)
+        time.sleep(4)
+        shot(os.path.join(out, "run.png"), window)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+/* owb-graph-scene-private.h: what the scene's three files share: box text (owb-scene-text.c),
+ * geometry of the rows inside a box, and the style the SVG export draws with. */
+#pragma once
+
+#include "owb-graph-scene.h"
+
+/* ui/layout/meson.build does not pass the one ui/meson.build uses; the same name keeps one catalogue. */
+#ifndef GETTEXT_PACKAGE
+#define GETTEXT_PACKAGE "onnx-workbench"
+#endif
+#include <glib/gi18n-lib.h>
+
+G_BEGIN_DECLS
+
+/* Rows of an OP/INPUT/OUTPUT box, top to bottom, as the scene sizes them (and the canvas and
+ * the SVG export draw them): `padding`, the title row (`title_height`), the subtitle row
+ * (`line_height`, only when the subtitle is not empty), then one `line_height` row per line,
+ * then `padding`. A GROUP box: `padding`, the title row, then (collapsed) the subtitle row, or
+ * (expanded) `padding` and its members; `padding` on the other three sides. An expanded group is
+ * wide enough for a title_height square (the expander) before its title. */
+double _owb_scene_measure (const OwbSceneStyle *style, const char *text, OwbSceneFont font);
+
+/* "float32 1×64×56×56", "int64 batch×128", "float32 scalar"; NULL when nothing is known. */
+char *_owb_scene_format_type (const OwbValueType *type);
+/* "64×3×7×7" for a tensor's shape; "scalar" for rank 0. */
+char *_owb_scene_format_tensor_shape (const OwbTensor *tensor);
+
+/* The detail lines of an op box: key attributes, then its initializer inputs ("W ⟨64×3×7×7⟩",
+ * "B = 0.5"), capped at style->max_lines plus a "…" line. Returns the number of lines. */
+guint _owb_scene_node_lines (const OwbNode *node, const OwbGraph *graph, const OwbSceneStyle *style,
+                             OwbSceneLine **lines);
+/* The initializer `name` seen from `graph` (searching outer scopes too), or NULL. */
+OwbTensor *_owb_scene_find_initializer (const OwbGraph *graph, const char *name);
+
+const OwbSceneStyle *_owb_graph_scene_get_style (const OwbGraphScene *scene);
+/* How many levels the scene has laid out since it was built (for tests: expanding a group
+ * must lay out that group and the levels above it, nothing else). */
+guint _owb_graph_scene_get_n_layouts (const OwbGraphScene *scene);
+
+G_END_DECLS

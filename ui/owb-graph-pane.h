@@ -1,0 +1,26 @@
+/* owb-graph-pane.h: the graph canvas with its bar (breadcrumb, zoom buttons, provider legend), its
+ * find bar (entry "Find", match count, previous/next) and a busy overlay (progress, "Cancel Layout").
+ * The window embeds one pane per document and talks to the canvas through owb_graph_pane_get_view. */
+#pragma once
+
+#include <gtk/gtk.h>
+#include "owb-graph-view.h"
+
+G_BEGIN_DECLS
+
+#define OWB_TYPE_GRAPH_PANE (owb_graph_pane_get_type ())
+G_DECLARE_FINAL_TYPE (OwbGraphPane, owb_graph_pane, OWB, GRAPH_PANE, GtkWidget)
+
+GtkWidget *owb_graph_pane_new (void);
+
+/* The canvas inside the pane (borrowed; lives as long as the pane). Set the graph, select, find,
+ * export through it; the pane follows its signals (busy, progress, path, selection). */
+OwbGraphView *owb_graph_pane_get_view (OwbGraphPane *self);
+
+/* Shows or hides the find bar; showing it focuses the "Find" entry. Hiding it clears the find
+ * highlight. Property "find-visible" follows the bar (also when the user closes it with Escape). */
+void owb_graph_pane_set_find_visible (OwbGraphPane *self, gboolean visible);
+gboolean owb_graph_pane_get_find_visible (OwbGraphPane *self);
+void owb_graph_pane_toggle_find (OwbGraphPane *self);
+
+G_END_DECLS
