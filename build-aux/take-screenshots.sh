@@ -3,4 +3,4 @@
 # (build/), ImageMagick and the end-to-end test's packages.
 set -e
 cd "$(dirname "$0")/.."
-exec xvfb-run -a -s "-screen 0 1600x1000x24" dbus-run-session -- /usr/bin/python3 build-aux/take-screenshots.py "$@"
+OWB_KEEP_A11Y=1 exec tests/ui/gui-test.sh /usr/bin/python3 build-aux/take-screenshots.py "$@"
