@@ -5,7 +5,7 @@ ImageMagick's `import`.
 
   build-aux/take-screenshots.sh [MODEL.onnx]      (wraps this in Xvfb and a D-Bus session)
 
-Writes data/screenshots/{graph,inspector,optimize,run}.png."""
+Writes data/screenshots/{graph,inspector,optimize,run}.png ($OWB_SCREENSHOT_DIR instead, if set)."""
 import os
 import subprocess
 import sys
@@ -42,7 +42,7 @@ def main():
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
     build = os.environ.get("OWB_BUILD_ROOT", os.path.join(root, "build"))
     model = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "data", "samples", "tiny-cnn.onnx")
-    out = os.path.join(root, "data", "screenshots")
+    out = os.environ.get("OWB_SCREENSHOT_DIR", os.path.join(root, "data", "screenshots"))
     os.makedirs(out, exist_ok=True)
     env = dict(os.environ)
     env.pop("GTK_A11Y", None)
