@@ -80,10 +80,11 @@ set_string (OwbNode *node, const char *name, const char *v)
   a->s_len = strlen (v);
 }
 
-/* A model of one node reading the graph inputs `inputs` (tensors given, all fed at run time). */
+/* A model of one node reading `inputs` (tensors given): graph inputs fed at run time, except those
+ * in const_mask (bit i for input i), which are initializers (so that kernels may prepack them). */
 static OwbModel *
-one_node_model (const char *op, const char *domain, int n_in, OwbTensor *const *inputs, const char *const *names,
-                OwbNode **node)
+one_node_model_const (const char *op, const char *domain, int n_in, OwbTensor *const *inputs,
+                      const char *const *names, guint const_mask, OwbNode **node)
 {
   OwbModel *m = tu_model_new (17);
   owb_model_set_opset (m, WB, 1);
@@ -91,7 +92,9 @@ one_node_model (const char *op, const char *domain, int n_in, OwbTensor *const *
   for (int i = 0; i < n_in; i++)
     {
       g_string_append_printf (ins, "%s%s", i ? "," : "", inputs[i] ? names[i] : "");
-      if (inputs[i])
+      if (inputs[i] && (const_mask & (1u << i)))
+        owb_graph_add_initializer (m->graph, names[i], owb_tensor_ref (inputs[i]));
+      else if (inputs[i])
         tu_add_value (m->graph->inputs, names[i], OWB_TYPE_FLOAT, inputs[i]->rank, inputs[i]->dims, NULL);
     }
   *node = tu_node (m->graph, op, "n", ins->str, "y");
@@ -102,9 +105,27 @@ one_node_model (const char *op, const char *domain, int n_in, OwbTensor *const *
   return m;
 }
 
+static OwbModel *
+one_node_model (const char *op, const char *domain, int n_in, OwbTensor *const *inputs, const char *const *names,
+                OwbNode **node)
+{
+  return one_node_model_const (op, domain, n_in, inputs, names, 0, node);
+}
+
+static OwbTensor *
+run_model_const (OwbModel *m, int n_in, OwbTensor *const *inputs, const char *const *names, guint const_mask,
+                 int threads, int repeat, double *ms, GError **error);
+
 static OwbTensor *
 run_model (OwbModel *m, int n_in, OwbTensor *const *inputs, const char *const *names, int threads, int repeat,
            double *ms, GError **error)
+{
+  return run_model_const (m, n_in, inputs, names, 0, threads, repeat, ms, error);
+}
+
+static OwbTensor *
+run_model_const (OwbModel *m, int n_in, OwbTensor *const *inputs, const char *const *names, guint const_mask,
+                 int threads, int repeat, double *ms, GError **error)
 {
   OwbSession *s = tu_session (m, threads, error);
   if (!s)
@@ -113,7 +134,7 @@ run_model (OwbModel *m, int n_in, OwbTensor *const *inputs, const char *const *n
   OwbTensor *feeds[4];
   int n = 0;
   for (int i = 0; i < n_in; i++)
-    if (inputs[i])
+    if (inputs[i] && !(const_mask & (1u << i)))
       {
         feed_names[n] = names[i];
         feeds[n++] = inputs[i];
@@ -200,9 +221,10 @@ set_conv_attributes (OwbNode *node, const ConvCase *cc)
     set_string (node, "activation", cc->act);
 }
 
-/* FusedConv on NCHW and NhwcConv on NHWC copies of the same data; returns the NCHW result of NhwcConv. */
+/* FusedConv on NCHW and NhwcConv on NHWC copies of the same data, NhwcConv twice: W fed at run time
+ * (OpenBLAS on W as it is) and W an initializer (packed once for cpu-sgemm.c); both must match. */
 static void
-run_conv_case (const ConvCase *cc, int repeat, double *ms_fused, double *ms_nhwc)
+run_conv_case (const ConvCase *cc, int repeat, double *ms_fused, double *ms_nhwc, double *ms_packed)
 {
   int64_t xd[4] = { cc->n, cc->c, cc->h, cc->w }, wd[4] = { cc->m, cc->c / cc->group, cc->kh, cc->kw };
   int64_t bd[1] = { cc->m };
@@ -231,21 +253,28 @@ run_conv_case (const ConvCase *cc, int repeat, double *ms_fused, double *ms_nhwc
   g_autoptr (OwbTensor) wn = weight_to_nhwc (w);
   g_autoptr (OwbTensor) zn = z ? permute (z, TRUE) : NULL;
   OwbTensor *in2[4] = { xn, wn, b, zn };
-  g_autoptr (OwbModel) m2 = one_node_model ("NhwcConv", WB, 4, in2, names, &node);
-  set_conv_attributes (node, cc);
-  g_autoptr (OwbTensor) yn = run_model (m2, 4, in2, names, cc->threads, repeat, ms_nhwc, &error);
-  g_assert_no_error (error);
-  g_autoptr (OwbTensor) got = permute (yn, FALSE);
-  g_assert_cmpint (memcmp (got->dims, ref->dims, sizeof (int64_t) * 4), ==, 0);
-  /* sums of K = C/group kH kW products in another order: rounding grows with sqrt (K) */
-  assert_close (got, ref, 1e-6 * MAX (sqrt ((double) wd[1] * cc->kh * cc->kw), 10), cc->what);
+  for (int packed = 0; packed < 2; packed++)
+    {
+      guint const_mask = packed ? 1u << 1 : 0;
+      g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcConv", WB, 4, in2, names, const_mask, &node);
+      set_conv_attributes (node, cc);
+      g_autoptr (OwbTensor) yn
+        = run_model_const (m2, 4, in2, names, const_mask, cc->threads, repeat, packed ? ms_packed : ms_nhwc, &error);
+      g_assert_no_error (error);
+      g_autoptr (OwbTensor) got = permute (yn, FALSE);
+      g_assert_cmpint (memcmp (got->dims, ref->dims, sizeof (int64_t) * 4), ==, 0);
+      /* sums of K = C/group kH kW products in another order: rounding grows with sqrt (K) */
+      char *what = g_strdup_printf ("%s%s", cc->what, packed ? " (packed W)" : "");
+      assert_close (got, ref, 1e-6 * MAX (sqrt ((double) wd[1] * cc->kh * cc->kw), 10), what);
+      g_free (what);
+    }
 }
 
 static void
 test_nhwc_conv_matches_conv (void)
 {
   for (guint i = 0; i < G_N_ELEMENTS (conv_cases); i++)
-    run_conv_case (&conv_cases[i], 1, NULL, NULL);
+    run_conv_case (&conv_cases[i], 1, NULL, NULL, NULL);
 }
 
 /* NhwcConv against FusedConv on the convolutions CNNs spend their time in (-m perf). */
@@ -273,15 +302,29 @@ test_nhwc_conv_speed (void)
     { "dw 3x3 56x56x144 Swish", 1, 144, 56, 56, 144, 144, 3, 3, 1, 1, 1, "Swish", TRUE, FALSE, NULL, 1 },
     { "dw 3x3 56x56x144", 1, 144, 56, 56, 144, 144, 3, 3, 1, 1, 1, NULL, TRUE, FALSE, NULL, 1 },
     { "1x1 56x56 24->144", 1, 24, 56, 56, 144, 1, 1, 1, 1, 0, 1, NULL, TRUE, FALSE, NULL, 1 },
+    { "resnet 3x3 28x28x128", 1, 128, 28, 28, 128, 1, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 1 },
+    { "resnet 3x3 7x7x512", 1, 512, 7, 7, 512, 1, 3, 3, 1, 1, 1, "Relu", TRUE, TRUE, NULL, 1 },
     { "resnet 3x3 56x56x64 2 thr", 1, 64, 56, 56, 64, 1, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 2 },
+    { "resnet 3x3 28x28x128 2 thr", 1, 128, 28, 28, 128, 1, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 2 },
+    { "resnet 3x3 14x14x256 2 thr", 1, 256, 14, 14, 256, 1, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 2 },
+    { "resnet 3x3 7x7x512 2 thr", 1, 512, 7, 7, 512, 1, 3, 3, 1, 1, 1, "Relu", TRUE, TRUE, NULL, 2 },
+    { "resnet stem 7x7/2 2 thr", 1, 3, 224, 224, 64, 1, 7, 7, 2, 3, 1, "Relu", TRUE, FALSE, NULL, 2 },
+    { "1x1 14x14 480->80 2 thr", 1, 480, 14, 14, 80, 1, 1, 1, 1, 0, 1, NULL, TRUE, FALSE, NULL, 2 },
     { "dw 3x3 112x112x32 2 thr", 1, 32, 112, 112, 32, 32, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 2 },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      double a, b;
-      run_conv_case (&cases[i], 15, &a, &b);
-      g_test_message ("%-28s FusedConv %8.3f ms  NhwcConv %8.3f ms", cases[i].what, a, b);
-      g_printerr ("%-28s FusedConv %8.3f ms  NhwcConv %8.3f ms\n", cases[i].what, a, b);
+      const ConvCase *cc = &cases[i];
+      double a, b, c;
+      run_conv_case (cc, 15, &a, &b, &c);
+      int64_t oh = (cc->h + 2 * cc->pad - cc->dilation * (cc->kh - 1) - 1) / cc->stride + 1;
+      int64_t ow = (cc->w + 2 * cc->pad - cc->dilation * (cc->kw - 1) - 1) / cc->stride + 1;
+      double gflop = 2e-9 * cc->n * oh * ow * cc->m * (cc->c / cc->group) * cc->kh * cc->kw;
+      char *line = g_strdup_printf ("%-28s FusedConv %8.3f ms  NhwcConv %8.3f ms (%5.1f GFLOP/s)  packed W %8.3f ms "
+                                    "(%5.1f GFLOP/s)", cc->what, a, b, gflop / b * 1e3, c, gflop / c * 1e3);
+      g_test_message ("%s", line);
+      g_printerr ("%s\n", line);
+      g_free (line);
     }
 }
 

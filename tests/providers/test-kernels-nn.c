@@ -631,6 +631,103 @@ test_gemm (void)
   check_gemm (OWB_TYPE_INT32, 11, FALSE, FALSE, 2, 3, 2, (int64_t[]){ 1, 1 }, 1);
 }
 
+/* ---- products of a few rows: the GEMV kernels (M <= 4) against sgemm (M >= 5) ---- */
+
+/* op is Gemm, FusedGemm, MatMul or FusedMatMul. A is op(A) [m, k] (with batch > 1 for the MatMuls:
+ * [batch, m, k] against one B, or against [batch, k, n] when batched_b), B op(B) [k, n]. c_rank: -1 no
+ * C/bias, 1 a [n] vector, 2 an [m, n] matrix (Gemm only). act: FusedGemm/FusedMatMul activation or
+ * NULL. One double reference for every path, so GEMV and sgemm answers are held to the same numbers. */
+static void
+check_small_m (const char *op, int64_t batch, gboolean batched_b, int64_t m, int64_t n, int64_t k, gboolean ta,
+               gboolean tb, float alpha, float beta, int c_rank, const char *act, int threads)
+{
+  gboolean gemm = strstr (op, "Gemm") != NULL, fused = g_str_has_prefix (op, "Fused");
+  GRand *rand = g_rand_new_with_seed ((guint32) (m * 7919 + n * 31 + k));
+  int64_t ad[3] = { batch, ta ? k : m, ta ? m : k }, bd[3] = { batch, tb ? n : k, tb ? k : n };
+  int64_t cd[2] = { c_rank == 2 ? m : n, n };
+  int ar = batch > 1 ? 3 : 2, br = batched_b ? 3 : 2;
+  OwbTensor *in[3] = { random_tensor (rand, OWB_TYPE_FLOAT, ar, ad + 3 - ar),
+                       random_tensor (rand, OWB_TYPE_FLOAT, br, bd + 3 - br),
+                       c_rank > 0 ? random_tensor (rand, OWB_TYPE_FLOAT, c_rank, cd + 2 - c_rank) : NULL };
+  OwbNode *node;
+  g_autoptr (OwbModel) model = single_node_model (13, op, c_rank > 0 ? 3 : 2, in, &node);
+  if (fused)
+    {
+      owb_model_set_opset (model, "ai.onnx.workbench", 1);
+      g_free (node->domain);
+      node->domain = g_strdup ("ai.onnx.workbench");
+      if (act)
+        set_string (node, "activation", act);
+    }
+  if (ta)
+    set_int (node, "transA", 1);
+  if (tb)
+    set_int (node, "transB", 1);
+  if (alpha != 1)
+    set_float (node, "alpha", alpha);
+  if (beta != 1)
+    set_float (node, "beta", beta);
+  GError *error = NULL;
+  g_autoptr (OwbTensor) y = run_model (model, 3, in, threads, &error);
+  g_assert_no_error (error);
+  g_autofree double *want = g_new (double, batch * m * n);
+  for (int64_t bi = 0; bi < batch; bi++)
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++)
+        {
+          const int64_t ao = bi * m * k, bo = batched_b ? bi * k * n : 0;
+          double sum = 0;
+          for (int64_t kk = 0; kk < k; kk++)
+            sum += owb_tensor_get_double (in[0], ao + (ta ? kk * m + i : i * k + kk))
+                   * owb_tensor_get_double (in[1], bo + (tb ? j * k + kk : kk * n + j));
+          double c = in[2] ? owb_tensor_get_double (in[2], c_rank == 2 ? i * n + j : j) : 0;
+          double v = alpha * sum + (gemm ? beta : 1) * c;
+          if (act && strcmp (act, "Relu") == 0)
+            v = v < 0 ? 0 : v;
+          else if (act && strcmp (act, "Sigmoid") == 0)
+            v = 1 / (1 + exp (-v));
+          want[(bi * m + i) * n + j] = v;
+        }
+  int64_t yd[3] = { batch, m, n };
+  /* Sums of up to ~1000 products of [-1, 1] values: float rounding reaches a few 1e-5. */
+  assert_close (y, want, batch > 1 ? 3 : 2, yd + (batch > 1 ? 0 : 1), k > 100 ? 1e-4 : 1e-5);
+  for (int i = 0; i < 3; i++)
+    if (in[i])
+      owb_tensor_unref (in[i]);
+  g_rand_free (rand);
+}
+
+static void
+test_small_m (void)
+{
+  const int64_t ms[] = { 1, 2, 3, 4, 5 };
+  for (guint mi = 0; mi < G_N_ELEMENTS (ms); mi++)
+    for (int t = 0; t < 4; t++)
+      {
+        gboolean ta = t & 1, tb = t >> 1;
+        int64_t m = ms[mi];
+        /* Odd n and k: the row, column and k tails of the vector kernels. */
+        check_small_m ("Gemm", 1, FALSE, m, 37, 53, ta, tb, 1, 1, -1, NULL, 1);
+        check_small_m ("Gemm", 1, FALSE, m, 9, 7, ta, tb, 0.5f, 2, 1, NULL, 2);
+        check_small_m ("Gemm", 1, FALSE, m, 13, 17, ta, tb, 1.5f, 0.25f, 2, NULL, 1);
+        check_small_m ("Gemm", 1, FALSE, m, 21, 3, ta, tb, 1, 0, 2, NULL, 1);
+        check_small_m ("FusedGemm", 1, FALSE, m, 45, 29, ta, tb, 0.75f, 0.5f, 1, "Relu", 1);
+        check_small_m ("FusedGemm", 1, FALSE, m, 11, 70, ta, tb, 1, 1, 2, "Sigmoid", 2);
+        check_small_m ("FusedMatMul", 1, FALSE, m, 19, 23, ta, tb, 2, 1, 1, "Relu", 1);
+        check_small_m ("FusedMatMul", 3, TRUE, m, 27, 9, ta, tb, 1, 1, -1, NULL, 2);
+        /* Large enough to be split by columns over three threads. */
+        check_small_m ("FusedGemm", 1, FALSE, m, 1031, 1001, ta, tb, 1, 1, 1, "Relu", 3);
+        check_small_m ("Gemm", 1, FALSE, m, 1031, 1001, ta, tb, 0.5f, 1, 1, NULL, 3);
+      }
+  for (guint mi = 0; mi < G_N_ELEMENTS (ms); mi++)
+    {
+      check_small_m ("MatMul", 1, FALSE, ms[mi], 33, 41, FALSE, FALSE, 1, 1, -1, NULL, 1);
+      check_small_m ("MatMul", 2, FALSE, ms[mi], 15, 8, FALSE, FALSE, 1, 1, -1, NULL, 2);
+      check_small_m ("MatMul", 4, TRUE, ms[mi], 15, 31, FALSE, FALSE, 1, 1, -1, NULL, 2);
+      check_small_m ("MatMul", 1, FALSE, ms[mi], 2063, 1027, FALSE, FALSE, 1, 1, -1, NULL, 3);
+    }
+}
+
 /* ---- integer ops ---- */
 
 static void
@@ -871,6 +968,7 @@ main (int argc, char **argv)
   g_test_add_func ("/nn/conv-transpose", test_conv_transpose_cases);
   g_test_add_func ("/nn/matmul", test_matmul);
   g_test_add_func ("/nn/gemm", test_gemm);
+  g_test_add_func ("/nn/small-m", test_small_m);
   g_test_add_func ("/nn/matmul-integer", test_matmul_integer);
   g_test_add_func ("/nn/conv-integer", test_conv_integer);
   g_test_add_func ("/nn/shape-errors", test_shape_errors);

@@ -527,6 +527,109 @@ test_infer_symbolic (void)
     g_assert_cmpint (outputs[0].dims[k].value, ==, want[k]);
 }
 
+/* float runs the per-step products of up to 4 batch rows and the sigmoid/tanh gates on vector
+ * kernels (cpu-gemv.c); double keeps BLAS and libm. The two must agree on sizes with every tail
+ * (H = 37, I = 19) and on the batch sizes either side of the GEMV limit (1, 2, 4, 5). */
+static void
+check_float_matches_double (int64_t S2, int64_t I2, int64_t H2, const int64_t *batches, guint n_batches)
+{
+  const struct {
+    const char *op;
+    int gates, lbr;
+  } cells[] = { { "GRU", 3, 0 }, { "GRU", 3, 1 }, { "LSTM", 4, 0 }, { "RNN", 1, 0 } };
+  for (guint c = 0; c < G_N_ELEMENTS (cells); c++)
+    for (guint bi = 0; bi < n_batches; bi++)
+      {
+        int64_t nb = batches[bi], g = cells[c].gates;
+        int64_t x_dims[] = { S2, nb, I2 }, w_dims[] = { 2, g * H2, I2 }, r_dims[] = { 2, g * H2, H2 };
+        int64_t b_dims[] = { 2, 2 * g * H2 }, h_dims[] = { 2, nb, H2 };
+        /* Scales that reach both the saturated and the near-zero ranges of sigmoid and tanh. */
+        OwbTensor *in_d[8] = {
+          fill (OWB_TYPE_DOUBLE, 3, x_dims, 1, 2.0), fill (OWB_TYPE_DOUBLE, 3, w_dims, 2, 0.4),
+          fill (OWB_TYPE_DOUBLE, 3, r_dims, 3, 0.3), fill (OWB_TYPE_DOUBLE, 2, b_dims, 4, 0.5), NULL,
+          fill (OWB_TYPE_DOUBLE, 3, h_dims, 5, 0.4),
+        };
+        OwbTensor *in_f[8] = { NULL };
+        for (int i = 0; i < 8; i++)
+          if (in_d[i])
+            {
+              /* Round the data to float first so that both runs see the same numbers. */
+              in_f[i] = owb_tensor_cast (in_d[i], OWB_TYPE_FLOAT, NULL);
+              owb_tensor_unref (in_d[i]);
+              in_d[i] = owb_tensor_cast (in_f[i], OWB_TYPE_DOUBLE, NULL);
+            }
+        OwbTensor *out_f[2] = { NULL }, *out_d[2] = { NULL };
+        for (int pass = 0; pass < 2; pass++)
+          {
+            OwbNode *node = owb_node_new (cells[c].op, "", "cell");
+            set_int (node, "hidden_size", H2);
+            set_string (node, "direction", "bidirectional");
+            if (cells[c].lbr)
+              set_int (node, "linear_before_reset", 1);
+            g_autoptr (GError) error = NULL;
+            g_assert_true (run_node (node, 14, pass ? in_d : in_f, 2, want_all, pass ? out_d : out_f, &error));
+            g_assert_no_error (error);
+          }
+        for (int o = 0; o < 2; o++)
+          {
+            g_autofree double *want = g_new (double, out_d[o]->nelems);
+            for (int64_t i = 0; i < out_d[o]->nelems; i++)
+              want[i] = owb_tensor_get_double (out_d[o], i);
+            assert_close (out_f[o], out_d[o]->rank, out_d[o]->dims, want, 1e-5);
+          }
+        free_tensors (out_f, 2);
+        free_tensors (out_d, 2);
+        free_tensors (in_f, 8);
+        free_tensors (in_d, 8);
+      }
+}
+
+static void
+test_float_matches_double (void)
+{
+  check_float_matches_double (6, 19, 37, (const int64_t[]){ 1, 2, 4, 5 }, 4);
+  /* Large enough (over 1M multiply-adds) for the input projection to be split over the threads. */
+  check_float_matches_double (40, 128, 64, (const int64_t[]){ 1, 3 }, 2);
+}
+
+/* The input projection of all steps is split by columns over the threads when it is large. With
+ * R = 0 and the Affine activation an RNN's Y is just X W^T + Wb + Rb, checked against a plain sum. */
+static void
+test_projection_split (void)
+{
+  enum { S3 = 40, B3 = 3, I3 = 128, H3 = 64 };
+  int64_t x_dims[] = { S3, B3, I3 }, w_dims[] = { 2, H3, I3 }, r_dims[] = { 2, H3, H3 }, b_dims[] = { 2, 2 * H3 };
+  OwbTensor *in[8] = {
+    fill (OWB_TYPE_FLOAT, 3, x_dims, 1, 1.0), fill (OWB_TYPE_FLOAT, 3, w_dims, 2, 0.3),
+    owb_tensor_new (OWB_TYPE_FLOAT, 3, r_dims, NULL), fill (OWB_TYPE_FLOAT, 2, b_dims, 3, 0.5),
+  };
+  memset (in[2]->data, 0, in[2]->nbytes);
+  OwbNode *node = owb_node_new ("RNN", "", "rnn");
+  set_int (node, "hidden_size", H3);
+  set_string (node, "direction", "bidirectional");
+  const char *const acts[] = { "Affine", "Affine", NULL };
+  set_strings (node, "activations", acts);
+  OwbTensor *out[1] = { NULL };
+  g_autoptr (GError) error = NULL;
+  g_assert_true (run_node (node, 14, in, 1, want_all, out, &error));
+  g_assert_no_error (error);
+  g_autofree double *want = g_new (double, S3 * 2 * B3 * H3);
+  for (int64_t t = 0; t < S3; t++)
+    for (int64_t d = 0; d < 2; d++)
+      for (int64_t b = 0; b < B3; b++)
+        for (int64_t j = 0; j < H3; j++)
+          {
+            double v = owb_tensor_get_double (in[3], d * 2 * H3 + j) + owb_tensor_get_double (in[3], d * 2 * H3 + H3 + j);
+            for (int64_t k = 0; k < I3; k++)
+              v += owb_tensor_get_double (in[0], (t * B3 + b) * I3 + k) * owb_tensor_get_double (in[1], (d * H3 + j) * I3 + k);
+            want[((t * 2 + d) * B3 + b) * H3 + j] = v;
+          }
+  int64_t y_dims[] = { S3, 2, B3, H3 };
+  assert_close (out[0], 4, y_dims, want, 1e-4);
+  free_tensors (out, 1);
+  free_tensors (in, 8);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -537,6 +640,8 @@ main (int argc, char **argv)
   g_test_add_func ("/rnn/lstm/bidirectional-peepholes", test_lstm_bidirectional);
   g_test_add_func ("/rnn/lstm/activations", test_lstm_activations);
   g_test_add_func ("/rnn/rnn/bidirectional", test_rnn_bidirectional);
+  g_test_add_func ("/rnn/float-matches-double", test_float_matches_double);
+  g_test_add_func ("/rnn/projection-split", test_projection_split);
   g_test_add_func ("/rnn/errors", test_errors);
   g_test_add_func ("/rnn/infer/symbolic", test_infer_symbolic);
   return g_test_run ();

@@ -2,8 +2,10 @@
  * optimization level creates: NhwcConv, NhwcMaxPool, NhwcAveragePool, NhwcGlobalAveragePool.
  * In NHWC the channels of a pixel are contiguous, so a 1x1 convolution is one GEMM on X itself,
  * im2col copies runs of C values, a depthwise convolution vectorises across channels, and the
- * bias/residual/activation epilogue is one pass over a contiguous tile. */
+ * bias/residual/activation epilogue is one pass over a contiguous tile. Constant weights are
+ * packed at prepare time for cpu-sgemm.c, which applies that epilogue in registers. */
 #include "../cpu-conv-private.h"
+#include "../cpu-sgemm-private.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -15,6 +17,10 @@
 #define COL_BUDGET (G_GINT64_CONSTANT (1) << 18)
 #define OUT_BUDGET (G_GINT64_CONSTANT (1) << 16)
 #define MIN_TILE 16
+/* With packed weights the im2col rows of a tile are A's strips: kept in L2 (256 KiB), but at least
+ * 9 strips of 6 pixels, so that a weight block fetched from memory serves enough pixels. */
+#define PACKED_COL_BUDGET (G_GINT64_CONSTANT (1) << 16)
+#define PACKED_MIN_TILE 54
 /* With up to this many output channels per group and a GEMM depth of at least this, GEMMs run on
  * transposed tiles: OpenBLAS 0.3.21 (one thread) does [64 x 576] x [576 x 3136] in half the time of
  * [3136 x 576] x [576 x 64]; with shallower GEMMs (the 7x7 RGB stem, 1x1 projections) the
@@ -234,21 +240,58 @@ activate (float *restrict y, int64_t n, const Activation *act)
 
 /* ---- NhwcConv ---- */
 
+/* W, when it is an initializer, is packed once per group for cpu-sgemm.c; runs use the packs
+ * only while W is that very tensor (a reference is held, so the address cannot be reused). */
 typedef struct {
   OwbCpuConvParams conv;
   Activation act;
+  OwbTensor *w;
+  int64_t n_packs;
+  OwbSgemmPacked **packs;
 } NhwcConvParams;
+
+static void
+nhwc_conv_free (gpointer data)
+{
+  NhwcConvParams *p = data;
+  for (int64_t i = 0; i < p->n_packs; i++)
+    _owb_sgemm_packed_free (p->packs[i]);
+  g_free (p->packs);
+  if (p->w)
+    owb_tensor_unref (p->w);
+  g_free (p);
+}
+
+static void
+pack_constant_weights (const OwbNode *node, NhwcConvParams *p)
+{
+  const char *name = node->n_inputs > 1 ? node->inputs[1] : "";
+  OwbTensor *w = name[0] && node->graph ? owb_graph_get_initializer (node->graph, name) : NULL;
+  if (!w || w->dtype != OWB_TYPE_FLOAT || w->rank != 4 || w->nelems == 0 || p->conv.group < 1)
+    return;
+  int64_t K = w->dims[0] * w->dims[1] * w->dims[2], M = w->dims[3], group = p->conv.group;
+  /* depthwise has its own kernel; a bad group is reported by compute */
+  if (M % group != 0 || (w->dims[2] == 1 && M == group))
+    return;
+  int64_t Mg = M / group;
+  p->packs = g_new (OwbSgemmPacked *, group);
+  for (int64_t gi = 0; gi < group; gi++)
+    p->packs[gi] = _owb_sgemm_pack (K, Mg, (const float *) w->data + gi * Mg, M);
+  p->n_packs = group;
+  p->w = owb_tensor_ref (w);
+}
 
 static gboolean
 nhwc_conv_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
                    GError **error)
 {
-  NhwcConvParams *p = g_new (NhwcConvParams, 1);
+  NhwcConvParams *p = g_new0 (NhwcConvParams, 1);
   if (!_owb_cpu_conv_params_parse (node, &p->conv, error) || !activation_parse (node, &p->act, error))
     {
       g_free (p);
       return FALSE;
     }
+  pack_constant_weights (node, p);
   *state = p;
   return TRUE;
 }
@@ -264,6 +307,7 @@ typedef struct {
   gboolean transposed; /* compute Y^T tiles (few output channels per group) */
   int64_t tile, ntiles;
   int64_t mblock, nmblocks;
+  OwbSgemmPacked *const *packs; /* per group, or NULL: OpenBLAS on W as it is */
 } ConvJob;
 
 /* Rows [p0, p0 + len) of the im2col matrix of group gi: row p holds, for every tap (kh, kw), the
@@ -413,6 +457,83 @@ conv_units (int64_t begin, int64_t end, gpointer data)
   g_free (yt);
 }
 
+static void
+activate_rows (float *c, int64_t rows, int64_t cols, int64_t ldc, gconstpointer data)
+{
+  if (cols == ldc)
+    activate (c, rows * cols, data);
+  else
+    for (int64_t r = 0; r < rows; r++)
+      activate (c + r * ldc, cols, data);
+}
+
+/* Units of (pixel tile, group, column block) on the packed weights: A is X itself (1x1) or the
+ * tile's im2col rows; the epilogue runs inside the GEMM, per 6-pixel strip. */
+static void
+packed_units (int64_t begin, int64_t end, gpointer data)
+{
+  const ConvJob *job = data;
+  const OwbCpuConvGeom *g = job->g;
+  int64_t M = g->M, Mg = g->Mg, Cg = g->Cg, K = job->K, G = g->group;
+  float *col = job->direct ? NULL : g_new (float, MAX (job->tile * K, 1));
+  OwbSgemmEpilogue ep = { .ldz = M };
+  const Activation *act = job->act;
+  ep.p0 = act->p0;
+  ep.p1 = act->p1;
+  switch (act->kind)
+    {
+    case ACT_NONE:
+      break;
+    case ACT_RELU:
+      ep.act = OWB_SGEMM_ACT_CLAMP;
+      ep.p0 = 0;
+      ep.p1 = INFINITY;
+      break;
+    case ACT_CLIP:
+      ep.act = OWB_SGEMM_ACT_CLAMP;
+      break;
+    case ACT_SIGMOID:
+      ep.act = OWB_SGEMM_ACT_SIGMOID;
+      break;
+    case ACT_SWISH:
+      ep.act = OWB_SGEMM_ACT_SWISH;
+      break;
+    case ACT_HARD_SIGMOID:
+      ep.act = OWB_SGEMM_ACT_HARD_SIGMOID;
+      break;
+    case ACT_HARD_SWISH:
+      ep.act = OWB_SGEMM_ACT_HARD_SWISH;
+      break;
+    default:
+      ep.rows_fn = activate_rows;
+      ep.rows_data = act;
+      break;
+    }
+  int64_t last_t = -1, last_g = -1;
+  for (int64_t u = begin; u < end; u++)
+    {
+      int64_t t = u / (G * job->nmblocks), gi = u / job->nmblocks % G, mb = u % job->nmblocks;
+      int64_t p0 = t * job->tile, len = MIN (job->tile, job->P - p0);
+      int64_t n0 = mb * job->mblock;
+      const float *a = job->x + p0 * g->C + gi * Cg;
+      int64_t lda = g->C;
+      if (!job->direct)
+        {
+          /* consecutive column blocks of one tile share its im2col rows */
+          if (t != last_t || gi != last_g)
+            im2col (job, gi, p0, len, col);
+          last_t = t;
+          last_g = gi;
+          a = col;
+          lda = K;
+        }
+      ep.bias = job->bias ? job->bias + gi * Mg : NULL;
+      ep.z = job->z ? job->z + p0 * M + gi * Mg : NULL;
+      _owb_sgemm_packed_run (job->packs[gi], len, a, lda, n0, n0 + job->mblock, job->y + p0 * M + gi * Mg, M, &ep);
+    }
+  g_free (col);
+}
+
 /* The taps of one output pixel over channels [c0, c0 + NV * 4), NV vector accumulators in registers. */
 #define DW_VECTORS(NV)                                                                                             \
   do                                                                                                               \
@@ -546,6 +667,19 @@ compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
   for (int i = 0; i < 2; i++)
     if (g.k[i] != 1 || g.s[i] != 1 || g.pad[i] != 0 || g.out[i] != g.in[i])
       job.direct = FALSE;
+  if (p->packs && w == p->w && g.group == p->n_packs
+      && _owb_sgemm_packed_k (p->packs[0]) == job.K && _owb_sgemm_packed_n (p->packs[0]) == g.Mg)
+    {
+      job.packs = p->packs;
+      /* a tile's im2col rows stay in L2; 1x1 tiles are free to be long */
+      int64_t max_rows = job.direct ? job.P : MAX (PACKED_COL_BUDGET / MAX (job.K, 1), PACKED_MIN_TILE);
+      int split = g.group >= threads ? 1 : threads;
+      _owb_sgemm_partition (job.P, g.Mg, split, max_rows, &job.tile, &job.mblock);
+      job.ntiles = (job.P + job.tile - 1) / job.tile;
+      job.nmblocks = (g.Mg + job.mblock - 1) / job.mblock;
+      owb_parallel_for (ctx->pool, job.ntiles * g.group * job.nmblocks, 1, packed_units, &job);
+      return TRUE;
+    }
   job.transposed = g.Mg <= TRANSPOSED_MAX_M && job.K >= TRANSPOSED_MIN_K;
   int64_t tile = MAX (OUT_BUDGET / MAX (g.M, 1), MIN_TILE);
   if (!job.direct)
@@ -759,7 +893,7 @@ compute_nhwc_global_average_pool (OwbKernelContext *ctx, GError **error)
 #define FLOAT_ONLY OWB_TYPE_BIT (OWB_TYPE_FLOAT)
 
 const OwbKernelDef _owb_cpu_kernels_layout[] = {
-  { "NhwcConv", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, nhwc_conv_prepare, g_free, compute_nhwc_conv },
+  { "NhwcConv", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, nhwc_conv_prepare, nhwc_conv_free, compute_nhwc_conv },
   { "NhwcMaxPool", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
   { "NhwcAveragePool", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
   { "NhwcGlobalAveragePool", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, NULL, NULL,

@@ -1,6 +1,7 @@
 /* nn.c: CPU kernels of the nn op family: Conv, ConvTranspose, MatMul, Gemm and their integer forms,
  * with OpenBLAS doing the floating-point matrix products. */
 #include "../cpu-conv-private.h"
+#include "../cpu-gemv-private.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -247,6 +248,7 @@ OWB_CPU_FOR_FLOATS (DEFINE_FLOAT_BLOCKS)
 typedef struct {
   OwbDataType dtype;
   gboolean ta, tb, split_m;
+  gboolean gemv; /* float with at most OWB_CPU_GEMV_MAX_M rows: cpu-gemv.c instead of sgemm */
   int64_t m, n, k, lda, ldb, ldc;
   double alpha, beta;
   const void *a, *b;
@@ -272,6 +274,12 @@ gemm_job_run (GemmJob *j, int64_t begin, int64_t end)
       c += begin * es;
       n = end - begin;
     }
+  if (j->gemv)
+    {
+      _owb_cpu_gemv (j->tb, m, n, j->k, (float) j->alpha, (const float *) a, j->ta ? 1 : j->lda, j->ta ? j->lda : 1,
+                     (const float *) b, j->ldb, j->beta != 0, (float *) c, j->ldc);
+      return;
+    }
 #define GEMM_CASE(T, NAME)                                                                                  \
   case OWB_TYPE_##NAME:                                                                                     \
     gemm_##NAME (j->ta, j->tb, m, n, j->k, j->alpha, (const T *) a, j->lda, (const T *) b, j->ldb, j->beta, \
@@ -292,24 +300,54 @@ gemm_job_chunk (int64_t begin, int64_t end, gpointer data)
   gemm_job_run (data, begin, end);
 }
 
-/* C = alpha op(A) op(B) + beta C for float/double, split by rows (or columns) over the pool when big. */
+/* C = alpha op(A) op(B) + beta C for float/double, split by rows (or columns) over the pool when big.
+ * longer_side: split along the longer of m and n, since each row block packs all of B again and each
+ * column block all of A (Gemm/MatMul; the convolutions keep their rule). */
 static void
-gemm_par (OwbThreadPool *pool, OwbDataType dtype, gboolean ta, gboolean tb, int64_t m, int64_t n, int64_t k,
-          double alpha, const void *a, int64_t lda, const void *b, int64_t ldb, double beta, void *c, int64_t ldc)
+gemm_par_split (OwbThreadPool *pool, OwbDataType dtype, gboolean ta, gboolean tb, int64_t m, int64_t n, int64_t k,
+                double alpha, const void *a, int64_t lda, const void *b, int64_t ldb, double beta, void *c,
+                int64_t ldc, gboolean longer_side)
 {
-  GemmJob j = { dtype, ta, tb, TRUE, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c };
+  GemmJob j = { dtype, ta, tb, TRUE, FALSE, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c };
   int threads = pool_threads (pool);
   if (threads <= 1 || m * n * MAX (k, 1) < PARALLEL_GEMM_WORK || (m < 32 && n < 32))
     {
       gemm_job_run (&j, 0, m);
       return;
     }
-  j.split_m = m >= n || m >= 16 * threads;
+  j.split_m = m >= n || (!longer_side && m >= 16 * threads);
   int64_t len = j.split_m ? m : n;
   int64_t grain = MAX ((len + threads - 1) / threads, 16);
   if (!j.split_m)
     grain = (grain + 15) / 16 * 16;
   owb_parallel_for (pool, len, grain, gemm_job_chunk, &j);
+}
+
+static void
+gemm_par (OwbThreadPool *pool, OwbDataType dtype, gboolean ta, gboolean tb, int64_t m, int64_t n, int64_t k,
+          double alpha, const void *a, int64_t lda, const void *b, int64_t ldb, double beta, void *c, int64_t ldc)
+{
+  gemm_par_split (pool, dtype, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, FALSE);
+}
+
+/* gemm_par for Gemm and MatMul (beta 0 or 1): a float product of at most OWB_CPU_GEMV_MAX_M rows
+ * (batch-1 Linear layers) goes to the GEMV kernels, which read B once where sgemm packs it all
+ * first, split over the pool by blocks of columns. */
+static void
+gemm_par_mm (OwbThreadPool *pool, OwbDataType dtype, gboolean ta, gboolean tb, int64_t m, int64_t n, int64_t k,
+             double alpha, const void *a, int64_t lda, const void *b, int64_t ldb, double beta, void *c, int64_t ldc)
+{
+  if (dtype != OWB_TYPE_FLOAT || m > OWB_CPU_GEMV_MAX_M || m <= 0 || n <= 0 || (beta != 0 && beta != 1))
+    {
+      gemm_par_split (pool, dtype, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, TRUE);
+      return;
+    }
+  GemmJob j = { dtype, ta, tb, FALSE, TRUE, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c };
+  int threads = pool_threads (pool);
+  if (threads <= 1 || m * n * MAX (k, 1) < PARALLEL_GEMM_WORK)
+    gemm_job_run (&j, 0, n);
+  else
+    owb_parallel_for (pool, n, _owb_cpu_gemv_block (tb, n, k, threads), gemm_job_chunk, &j);
 }
 
 /* ---- Conv ---- */
@@ -635,8 +673,8 @@ matmul_float_chunk (int64_t begin, int64_t end, gpointer data)
   const MatMulPlan *p = job->plan;
   gsize es = owb_data_type_size (job->dtype);
   for (int64_t i = begin; i < end; i++)
-    gemm_par (NULL, job->dtype, FALSE, FALSE, p->m, p->n, p->k, 1, (const char *) job->a + p->a_off[i] * es, p->k,
-              (const char *) job->b + p->b_off[i] * es, p->n, 0, (char *) job->y + i * p->m * p->n * es, p->n);
+    gemm_par_mm (NULL, job->dtype, FALSE, FALSE, p->m, p->n, p->k, 1, (const char *) job->a + p->a_off[i] * es,
+                 p->k, (const char *) job->b + p->b_off[i] * es, p->n, 0, (char *) job->y + i * p->m * p->n * es, p->n);
 }
 
 /* Integer MatMul: one output row per unit, the inner loop running along contiguous rows of B. */
@@ -679,8 +717,8 @@ matmul_run (OwbThreadPool *pool, const MatMulPlan *p, OwbDataType dtype, const v
         {
           gsize es = owb_data_type_size (dtype);
           for (int64_t i = 0; i < p->batch; i++)
-            gemm_par (pool, dtype, FALSE, FALSE, p->m, p->n, p->k, 1, (const char *) a + p->a_off[i] * es, p->k,
-                      (const char *) b + p->b_off[i] * es, p->n, 0, (char *) y + i * p->m * p->n * es, p->n);
+            gemm_par_mm (pool, dtype, FALSE, FALSE, p->m, p->n, p->k, 1, (const char *) a + p->a_off[i] * es, p->k,
+                         (const char *) b + p->b_off[i] * es, p->n, 0, (char *) y + i * p->m * p->n * es, p->n);
         }
       return;
     }
@@ -809,7 +847,7 @@ compute_gemm (OwbKernelContext *ctx, GError **error)
   case OWB_TYPE_##NAME:                                                                                    \
     if (c && beta != 0)                                                                                    \
       gemm_fill_c_##NAME (m, n, beta, c->data, cs, y->data);                                               \
-    gemm_par (ctx->pool, a->dtype, ta, tb, m, n, k, alpha, a->data, a->dims[1], b->data, b->dims[1],      \
+    gemm_par_mm (ctx->pool, a->dtype, ta, tb, m, n, k, alpha, a->data, a->dims[1], b->data, b->dims[1],   \
               c && beta != 0 ? 1 : 0, y->data, n);                                                         \
     break;
       OWB_CPU_FOR_FLOATS (CASE)

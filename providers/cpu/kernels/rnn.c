@@ -1,5 +1,6 @@
 /* rnn.c: CPU kernels of the recurrent ops LSTM, GRU and RNN (float32 and float64, OpenBLAS GEMM). */
 #include "../cpu-kernels-private.h"
+#include "../cpu-gemv-private.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -172,6 +173,14 @@ typedef struct _RnnJob {
   void (*direction) (const struct _RnnJob *job, int d); /* the typed recurrence */
 } RnnJob;
 
+/* The input projection of all steps, split by columns over the pool: with OpenBLAS on one thread it
+ * would otherwise run on one core while the other waits for the recurrence. */
+typedef struct {
+  const RnnJob *job;
+  const void *x;
+  void *xw;
+} ProjectJob;
+
 static int64_t
 x_row (const RnnDims *s, int layout, int64_t t, int64_t b)
 {
@@ -191,6 +200,43 @@ y_row (const RnnDims *s, int layout, int64_t t, int d, int64_t b)
   return layout == 0 ? (t * s->nd + d) * s->batch + b : (b * s->seq + t) * s->nd + d;
 }
 
+/* float has vector kernels (cpu-gemv.c) for the per-step products of a few batch rows, which sgemm
+ * would spend packing R for, and for the gate activations; double keeps BLAS and libm. */
+static gboolean
+small_gemm_nt_FLOAT (int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
+                     gboolean accumulate, float *c, int64_t ldc)
+{
+  if (m > OWB_CPU_GEMV_MAX_M)
+    return FALSE;
+  _owb_cpu_gemv (TRUE, m, n, k, 1.f, a, lda, 1, b, ldb, accumulate, c, ldc);
+  return TRUE;
+}
+
+static gboolean
+small_gemm_nt_DOUBLE (int64_t m, int64_t n, int64_t k, const double *a, int64_t lda, const double *b, int64_t ldb,
+                      gboolean accumulate, double *c, int64_t ldc)
+{
+  return FALSE;
+}
+
+static gboolean
+vector_activate_FLOAT (ActKind kind, float *x, int64_t n)
+{
+  if (kind == ACT_SIGMOID)
+    _owb_cpu_sigmoid_f32 (x, n);
+  else if (kind == ACT_TANH)
+    _owb_cpu_tanh_f32 (x, n);
+  else
+    return FALSE;
+  return TRUE;
+}
+
+static gboolean
+vector_activate_DOUBLE (ActKind kind, double *x, int64_t n)
+{
+  return FALSE;
+}
+
 /* Typed code, stamped once per float type. GEMMs are row-major C = A * B^T (+ C when accumulate). */
 #define RNN_DEFINE(T, N, GEMM, GEMV)                                                                                  \
   static void gemm_nt_##N (int64_t m, int64_t n, int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,     \
@@ -205,6 +251,8 @@ y_row (const RnnDims *s, int layout, int64_t t, int d, int64_t b)
             memset (c + i * ldc, 0, n * sizeof (T));                                                               \
         return;                                                                                                    \
       }                                                                                                            \
+    if (small_gemm_nt_##N (m, n, k, a, lda, b, ldb, accumulate, c, ldc))                                          \
+      return;                                                                                                      \
     /* One batch row (the usual inference case): GEMV avoids GEMM's packing overhead. */                          \
     if (m == 1)                                                                                                    \
       {                                                                                                            \
@@ -228,6 +276,8 @@ y_row (const RnnDims *s, int layout, int64_t t, int d, int64_t b)
   static void activate_##N (const Activation *a, T *x, int64_t n)                                                  \
   {                                                                                                                \
     T alpha = (T) a->alpha, beta = (T) a->beta;                                                                    \
+    if (vector_activate_##N (a->kind, x, n))                                                                       \
+      return;                                                                                                      \
     switch (a->kind)                                                                                               \
       {                                                                                                            \
       case ACT_SIGMOID:                                                                                            \
@@ -454,30 +504,33 @@ y_row (const RnnDims *s, int layout, int64_t t, int d, int64_t b)
     g_free (tmp);                                                                                                  \
   }                                                                                                                \
                                                                                                                    \
-  /* xw = X W^T for every time step and direction at once, with the biases that sit outside the recurrence. */    \
-  static void project_##N (const RnnJob *job, const T *x, T *xw)                                                   \
+  /* Columns [begin, end) of xw = X W^T for every time step and direction at once, with the biases   \
+   * that sit outside the recurrence. */                                                                          \
+  static void project_cols_##N (int64_t begin, int64_t end, gpointer data)                                         \
   {                                                                                                                \
+    const ProjectJob *pj = data;                                                                                   \
+    const RnnJob *job = pj->job;                                                                                   \
     const RnnParams *p = job->p;                                                                                   \
     const RnnDims *s = job->dims;                                                                                  \
     const int64_t H = s->hidden, GH = p->gates * H, ldx = s->nd * GH, rows = s->seq * s->batch;                    \
-    const T *bias = job->b;                                                                                        \
-    if (rows == 0 || ldx == 0)                                                                                     \
-      return;                                                                                                      \
+    const T *bias = job->b, *x = pj->x;                                                                            \
+    T *xw = pj->xw;                                                                                                \
     if (bias)                                                                                                      \
       {                                                                                                            \
         T *row0 = xw;                                                                                              \
-        for (int d = 0; d < s->nd; d++)                                                                            \
+        for (int64_t col = begin; col < end; col++)                                                                \
           {                                                                                                        \
+            int64_t d = col / GH, j = col % GH;                                                                    \
             const T *wb = bias + d * 2 * GH, *rb = wb + GH;                                                        \
             /* GRU with linear_before_reset keeps Rbh inside r (.) (...), added per step. */                      \
             int64_t n_rb = p->linear_before_reset ? 2 * H : GH;                                                    \
-            for (int64_t j = 0; j < GH; j++)                                                                       \
-              row0[d * GH + j] = wb[j] + (j < n_rb ? rb[j] : 0);                                                   \
+            row0[col] = wb[j] + (j < n_rb ? rb[j] : 0);                                                            \
           }                                                                                                        \
         for (int64_t i = 1; i < rows; i++)                                                                         \
-          memcpy (xw + i * ldx, row0, ldx * sizeof (T));                                                           \
+          memcpy (xw + i * ldx + begin, row0 + begin, (end - begin) * sizeof (T));                                 \
       }                                                                                                            \
-    gemm_nt_##N (rows, ldx, s->input, x, s->input, job->w, s->input, bias != NULL, xw, ldx);                        \
+    gemm_nt_##N (rows, end - begin, s->input, x, s->input, (const T *) job->w + begin * s->input, s->input,        \
+                 bias != NULL, xw + begin, ldx);                                                                   \
   }
 
 RNN_DEFINE (float, FLOAT, cblas_sgemm, cblas_sgemv)
@@ -662,15 +715,15 @@ rnn_compute (OwbKernelContext *ctx, GError **error)
     .initial_c = initial_c ? initial_c->data : NULL, .lens = ragged ? seq_lens : NULL,
     .y = y ? y->data : NULL, .y_h = y_h ? y_h->data : NULL, .y_c = y_c ? y_c->data : NULL,
   };
-  if (dtype == OWB_TYPE_FLOAT)
+  ProjectJob pj = { &job, x->data, xw };
+  OwbParallelFunc project = dtype == OWB_TYPE_FLOAT ? project_cols_FLOAT : project_cols_DOUBLE;
+  job.direction = dtype == OWB_TYPE_FLOAT ? direction_FLOAT : direction_DOUBLE;
+  if (rows > 0 && ldx > 0)
     {
-      project_FLOAT (&job, x->data, xw);
-      job.direction = direction_FLOAT;
-    }
-  else
-    {
-      project_DOUBLE (&job, x->data, xw);
-      job.direction = direction_DOUBLE;
+      /* Blocks of 64 columns at least (sgemm's packing of X repeats per block); serial below ~1M
+       * multiply-adds, or when OpenBLAS threads the product itself. */
+      gboolean par = rows * ldx * s.input >= (1 << 20) && openblas_get_num_threads () <= 1;
+      owb_parallel_for (par ? ctx->pool : NULL, ldx, MAX (64, ldx / 8), project, &pj);
     }
   /* The two directions are independent: run them side by side, unless OpenBLAS already spreads each
    * GEMM over threads (both at once would oversubscribe the cores). */

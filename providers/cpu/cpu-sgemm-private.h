@@ -1,0 +1,64 @@
+/* cpu-sgemm-private.h: float GEMM against a constant right-hand matrix packed once (convolution
+ * weights): C = A B + epilogue, with an AVX2+FMA 6x16 microkernel chosen at run time and a portable
+ * C fallback on the same packed layout. */
+#pragma once
+
+#include "cpu-kernels-private.h"
+
+/* B [K, N] packed into panels of 16 columns (the last one 8 wide when N % 16 is 1..8), each panel
+ * K rows of its width, contiguous, zero-padded. Immutable once made: runs may share it. */
+typedef struct _OwbSgemmPacked OwbSgemmPacked;
+
+OwbSgemmPacked *_owb_sgemm_pack (int64_t K, int64_t N, const float *b, int64_t ldb);
+void _owb_sgemm_packed_free (OwbSgemmPacked *p);
+int64_t _owb_sgemm_packed_k (const OwbSgemmPacked *p);
+int64_t _owb_sgemm_packed_n (const OwbSgemmPacked *p);
+
+/* Called on rows of C once they are final (bias, residual and clamp applied), while in cache:
+ * `rows` rows of `cols` values, row stride ldc. For activations other than a clamp. */
+typedef void (*OwbSgemmRowsFunc) (float *c, int64_t rows, int64_t cols, int64_t ldc, gconstpointer data);
+
+/* Activations applied in registers (NaN passes through each): CLAMP min (max (x, p0), p1) (Relu,
+ * Clip); SIGMOID 1 / (1 + e^-x); SWISH x / (1 + e^-x); HARD_SIGMOID min (max (p0 x + p1, 0), 1);
+ * HARD_SWISH x times that. */
+typedef enum {
+  OWB_SGEMM_ACT_NONE,
+  OWB_SGEMM_ACT_CLAMP,
+  OWB_SGEMM_ACT_SIGMOID,
+  OWB_SGEMM_ACT_SWISH,
+  OWB_SGEMM_ACT_HARD_SIGMOID,
+  OWB_SGEMM_ACT_HARD_SWISH,
+} OwbSgemmAct;
+
+/* What is applied to C = A B: + bias[j], + z[i * ldz + j], then act, then rows_fn. Columns index
+ * like C's (bias and z point at column 0). */
+typedef struct {
+  const float *bias;
+  const float *z;
+  int64_t ldz;
+  OwbSgemmAct act;
+  float p0, p1;
+  OwbSgemmRowsFunc rows_fn;
+  gconstpointer rows_data;
+} OwbSgemmEpilogue;
+
+/* On the calling thread: C[0..rows, n0..n1) = A[rows, K] B[:, n0..n1) + epilogue, where A's rows
+ * have stride lda (read in place, no packing), n0 is a multiple of 16 and n1 <= N. c points at
+ * C[0, 0]. ep may be NULL. */
+void _owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *a, int64_t lda, int64_t n0,
+                            int64_t n1, float *c, int64_t ldc, const OwbSgemmEpilogue *ep);
+
+/* The same over all of C, split over the pool in (row tiles x column blocks). */
+void _owb_sgemm_packed (OwbThreadPool *pool, const OwbSgemmPacked *b, int64_t rows, const float *a, int64_t lda,
+                        float *c, int64_t ldc, const OwbSgemmEpilogue *ep);
+
+/* How to split C[rows, N] over `threads`: rows per tile (a multiple of 6, at most max_rows rounded
+ * up to 6) and columns per block (a multiple of 16), so that the tiles x blocks units keep every
+ * thread equally busy (small images with many channels are split by columns). */
+void _owb_sgemm_partition (int64_t rows, int64_t N, int threads, int64_t max_rows, int64_t *row_tile,
+                           int64_t *col_block);
+
+/* TRUE when the AVX2+FMA microkernel runs (the CPU has it and the fallback is not forced). */
+gboolean _owb_sgemm_uses_avx2 (void);
+/* Tests: force the portable microkernel (TRUE) or go back to choosing by CPU features (FALSE). */
+void _owb_sgemm_force_portable (gboolean force);

@@ -1,0 +1,531 @@
+/* cpu-sgemm.c: float GEMM against a constant packed B (convolution weights), Goto/BLIS-style:
+ * B is packed once into 16-column panels; A's rows are read in place (im2col rows or NHWC pixels);
+ * a 6x16 register tile accumulates over a depth block of KC, so a 6 x KC strip of A stays in L1
+ * while the KC x NC block of B streams from L2; bias, residual and activation are applied in registers
+ * on the last depth block. */
+#include "cpu-sgemm-private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_X86_AVX2 1
+#endif
+
+#define MR 6
+#define NR 16
+/* depth of one block: A's 6 x KC strip (6 KiB) and B's KC x 16 panel (16 KiB) fit L1 together */
+#define KC 256
+/* columns of one B block: KC x NC floats (256 KiB) stay in L2 while A's strips stream */
+#define NC 256
+/* B's share of L2 when whole panels of it stay there */
+#define L2_FLOATS (64 * 1024)
+
+struct _OwbSgemmPacked {
+  int64_t K, N, npanels;
+  float *data;
+};
+
+/* A last panel of 1..8 columns is packed 8 wide and runs a 6x8 tile, not half-empty 16-wide ones. */
+static inline int64_t
+panel_width (const OwbSgemmPacked *p, int64_t jp)
+{
+  int64_t left = p->N - jp * NR;
+  return left >= NR ? NR : (left <= 8 ? 8 : NR);
+}
+
+OwbSgemmPacked *
+_owb_sgemm_pack (int64_t K, int64_t N, const float *b, int64_t ldb)
+{
+  OwbSgemmPacked *p = g_new0 (OwbSgemmPacked, 1);
+  p->K = K;
+  p->N = N;
+  p->npanels = (N + NR - 1) / NR;
+  int64_t total = 0;
+  for (int64_t jp = 0; jp < p->npanels; jp++)
+    total += panel_width (p, jp) * K;
+  void *mem = NULL;
+  if (posix_memalign (&mem, 64, MAX (total, 16) * sizeof (float)) != 0)
+    g_error ("out of memory packing a %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT " matrix", K, N);
+  p->data = mem;
+  /* row by row: B is read once in order, each panel is written in order */
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t jp = 0; jp < p->npanels; jp++)
+      {
+        int64_t w = panel_width (p, jp), j0 = jp * NR, n = MIN (NR, N - j0);
+        float *restrict dst = p->data + jp * NR * K + k * w;
+        const float *restrict src = b + k * ldb + j0;
+        if (n == NR)
+          for (int j = 0; j < NR; j++)
+            dst[j] = src[j];
+        else
+          for (int64_t j = 0; j < w; j++)
+            dst[j] = j < n ? src[j] : 0.0f;
+      }
+  return p;
+}
+
+void
+_owb_sgemm_packed_free (OwbSgemmPacked *p)
+{
+  if (!p)
+    return;
+  free (p->data);
+  g_free (p);
+}
+
+int64_t
+_owb_sgemm_packed_k (const OwbSgemmPacked *p)
+{
+  return p->K;
+}
+
+int64_t
+_owb_sgemm_packed_n (const OwbSgemmPacked *p)
+{
+  return p->N;
+}
+
+/* One 6-row strip of C against the panels of columns [j0, j1): A, C and z point at the strip's
+ * first row (A at depth k0, C and z at column 0), bias at column 0. */
+typedef struct {
+  const OwbSgemmPacked *b;
+  int64_t k0, kc, lda, ldc, ldz, j0, j1;
+  const float *a, *bias, *z;
+  float *c;
+  gboolean first, last;
+  OwbSgemmAct act;
+  float p0, p1;
+} Strip;
+
+/* One tile's operands: rows x ncols of C (ncols <= the panel width). */
+typedef struct {
+  const float *b, *bias, *z;
+  float *c;
+  int ncols;
+} Tile;
+
+static inline Tile
+strip_tile (const Strip *s, int64_t j0, int *w)
+{
+  int64_t jp = j0 / NR;
+  *w = (int) panel_width (s->b, jp);
+  Tile t = { .b = s->b->data + jp * NR * s->b->K + s->k0 * *w, .c = s->c + j0, .ncols = (int) MIN (*w, s->j1 - j0),
+             .bias = s->bias ? s->bias + j0 : NULL, .z = s->z ? s->z + j0 : NULL };
+  return t;
+}
+
+/* ---- portable microkernel ---- */
+
+static inline float
+clamp01 (float x)
+{
+  return x < 0 ? 0.0f : (x > 1 ? 1.0f : x);
+}
+
+static inline float
+act_scalar (OwbSgemmAct act, float p0, float p1, float v)
+{
+  switch (act)
+    {
+    case OWB_SGEMM_ACT_NONE:
+      break;
+    case OWB_SGEMM_ACT_CLAMP:
+      v = v < p0 ? p0 : v;
+      v = v > p1 ? p1 : v;
+      break;
+    case OWB_SGEMM_ACT_SIGMOID:
+      v = 1.0f / (1.0f + expf (-v));
+      break;
+    case OWB_SGEMM_ACT_SWISH:
+      v = v / (1.0f + expf (-v));
+      break;
+    case OWB_SGEMM_ACT_HARD_SIGMOID:
+      v = clamp01 (v * p0 + p1);
+      break;
+    case OWB_SGEMM_ACT_HARD_SWISH:
+      v = v * clamp01 (v * p0 + p1);
+      break;
+    }
+  return v;
+}
+
+static void
+strip_portable (int rows, const Strip *s)
+{
+  for (int64_t j0 = s->j0; j0 < s->j1; j0 += NR)
+    {
+      int w;
+      Tile t = strip_tile (s, j0, &w);
+      float acc[MR][NR];
+      memset (acc, 0, sizeof acc);
+      for (int64_t k = 0; k < s->kc; k++)
+        {
+          const float *bk = t.b + k * w;
+          for (int r = 0; r < rows; r++)
+            {
+              float av = s->a[r * s->lda + k];
+              for (int j = 0; j < w; j++)
+                acc[r][j] += av * bk[j];
+            }
+        }
+      for (int r = 0; r < rows; r++)
+        {
+          float *cr = t.c + r * s->ldc;
+          for (int j = 0; j < t.ncols; j++)
+            {
+              float v = acc[r][j];
+              if (s->first)
+                {
+                  if (t.bias)
+                    v += t.bias[j];
+                  if (t.z)
+                    v += t.z[r * s->ldz + j];
+                }
+              else
+                v += cr[j];
+              if (s->last)
+                v = act_scalar (s->act, s->p0, s->p1, v);
+              cr[j] = v;
+            }
+        }
+    }
+}
+
+/* ---- AVX2 + FMA microkernel ---- */
+
+#ifdef HAVE_X86_AVX2
+#define AVX2 __attribute__ ((target ("avx2,fma")))
+
+static inline __attribute__ ((always_inline)) AVX2 __m256
+ld (const float *p, __m256i m, gboolean full)
+{
+  return full ? _mm256_loadu_ps (p) : _mm256_maskload_ps (p, m);
+}
+
+/* e^x by Cephes' expf scheme (2^n in the exponent bits times a degree-6 polynomial of the rest),
+ * clamped to [-87, 88]: the same steps as the activations of kernels/layout.c. NaN passes. */
+static inline __attribute__ ((always_inline)) AVX2 __m256
+vexp (__m256 x)
+{
+  const __m256 magic = _mm256_set1_ps (12582912.0f);
+  x = _mm256_min_ps (_mm256_set1_ps (88.0f), _mm256_max_ps (_mm256_set1_ps (-87.0f), x));
+  __m256 n = _mm256_sub_ps (_mm256_fmadd_ps (x, _mm256_set1_ps (1.44269504088896341f), magic), magic);
+  __m256 r = _mm256_fmadd_ps (n, _mm256_set1_ps (2.12194440e-4f), _mm256_fnmadd_ps (n, _mm256_set1_ps (0.693359375f), x));
+  __m256 p = _mm256_set1_ps (1.9875691500e-4f);
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (1.3981999507e-3f));
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (8.3334519073e-3f));
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (4.1665795894e-2f));
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (1.6666665459e-1f));
+  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (5.0000001201e-1f));
+  p = _mm256_add_ps (_mm256_fmadd_ps (_mm256_mul_ps (p, r), r, r), _mm256_set1_ps (1.0f));
+  __m256i e = _mm256_slli_epi32 (_mm256_add_epi32 (_mm256_cvttps_epi32 (n), _mm256_set1_epi32 (127)), 23);
+  return _mm256_mul_ps (p, _mm256_castsi256_ps (e));
+}
+
+/* x / (1 + e^-x) (swish) or 1 / (1 + e^-x) over a strip's stored rows x ncols, still in cache. */
+static AVX2 void
+sigmoid_pass (float *c, int64_t ldc, int rows, int ncols, gboolean swish)
+{
+  const __m256 zero = _mm256_setzero_ps (), one = _mm256_set1_ps (1.0f);
+  const __m256i n = _mm256_set1_epi32 (ncols), iota = _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7);
+  for (int r = 0; r < rows; r++)
+    {
+      float *cr = c + r * ldc;
+      int j = 0;
+      for (; j + 8 <= ncols; j += 8)
+        {
+          __m256 x = _mm256_loadu_ps (cr + j);
+          _mm256_storeu_ps (cr + j, _mm256_div_ps (swish ? x : one, _mm256_add_ps (one, vexp (_mm256_sub_ps (zero, x)))));
+        }
+      if (j < ncols)
+        {
+          __m256i m = _mm256_cmpgt_epi32 (n, _mm256_add_epi32 (iota, _mm256_set1_epi32 (j)));
+          __m256 x = _mm256_maskload_ps (cr + j, m);
+          x = _mm256_div_ps (swish ? x : one, _mm256_add_ps (one, vexp (_mm256_sub_ps (zero, x))));
+          _mm256_maskstore_ps (cr + j, m, x);
+        }
+    }
+}
+
+/* In-tile activation modes (constants after inlining, so no branch per vector): the sigmoids
+ * run afterwards over the strip's stored rows, which are still in cache. */
+enum { MODE_NONE, MODE_CLAMP, MODE_HARD };
+
+static inline __attribute__ ((always_inline)) AVX2 void
+tile_avx2 (const int R, const int V, const int MODE, const Strip *s, const Tile *t)
+{
+  __m256 acc[MR][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; r++)
+    acc[r][0] = acc[r][1] = _mm256_setzero_ps ();
+  const float *a = s->a, *b = t->b;
+  const int64_t lda = s->lda, kc = s->kc;
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; k++, a++, b += V * 8)
+    {
+      __m256 b0 = _mm256_load_ps (b), b1 = V == 2 ? _mm256_load_ps (b + 8) : b0;
+#pragma GCC unroll 6
+      for (int r = 0; r < R; r++)
+        {
+          __m256 av = _mm256_broadcast_ss (a + r * lda);
+          acc[r][0] = _mm256_fmadd_ps (av, b0, acc[r][0]);
+          if (V == 2)
+            acc[r][1] = _mm256_fmadd_ps (av, b1, acc[r][1]);
+        }
+    }
+  const gboolean full = t->ncols == V * 8;
+  __m256i m[2] = { _mm256_setzero_si256 (), _mm256_setzero_si256 () };
+  if (!full)
+    {
+      const __m256i n = _mm256_set1_epi32 (t->ncols);
+      m[0] = _mm256_cmpgt_epi32 (n, _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
+      m[1] = _mm256_cmpgt_epi32 (n, _mm256_setr_epi32 (8, 9, 10, 11, 12, 13, 14, 15));
+    }
+  const __m256 p0 = _mm256_set1_ps (s->p0), p1 = _mm256_set1_ps (s->p1);
+  const __m256 zero = _mm256_setzero_ps (), one = _mm256_set1_ps (1.0f);
+  /* hard swish multiplies by x, hard sigmoid by 1 */
+  const __m256 swish = _mm256_castsi256_ps (_mm256_set1_epi32 (s->act == OWB_SGEMM_ACT_HARD_SWISH ? -1 : 0));
+#pragma GCC unroll 6
+  for (int r = 0; r < R; r++)
+    {
+      float *cr = t->c + r * s->ldc;
+#pragma GCC unroll 2
+      for (int v = 0; v < V; v++)
+        {
+          __m256 x = acc[r][v];
+          if (s->first)
+            {
+              if (t->bias)
+                x = _mm256_add_ps (x, ld (t->bias + v * 8, m[v], full));
+              if (t->z)
+                x = _mm256_add_ps (x, ld (t->z + r * s->ldz + v * 8, m[v], full));
+            }
+          else
+            x = _mm256_add_ps (x, ld (cr + v * 8, m[v], full));
+          if (MODE == MODE_CLAMP)
+            x = _mm256_min_ps (p1, _mm256_max_ps (p0, x));
+          else if (MODE == MODE_HARD)
+            x = _mm256_mul_ps (_mm256_blendv_ps (one, x, swish),
+                               _mm256_min_ps (one, _mm256_max_ps (zero, _mm256_fmadd_ps (x, p0, p1))));
+          if (full)
+            _mm256_storeu_ps (cr + v * 8, x);
+          else
+            _mm256_maskstore_ps (cr + v * 8, m[v], x);
+        }
+    }
+}
+
+static inline __attribute__ ((always_inline)) AVX2 void
+strip_avx2_mode (const int R, const int MODE, const Strip *s)
+{
+  for (int64_t j0 = s->j0; j0 < s->j1; j0 += NR)
+    {
+      int w;
+      Tile t = strip_tile (s, j0, &w);
+      if (w == 16)
+        tile_avx2 (R, 2, MODE, s, &t);
+      else
+        tile_avx2 (R, 1, MODE, s, &t);
+    }
+  if (s->last && (s->act == OWB_SGEMM_ACT_SIGMOID || s->act == OWB_SGEMM_ACT_SWISH))
+    sigmoid_pass (s->c + s->j0, s->ldc, R, (int) (s->j1 - s->j0), s->act == OWB_SGEMM_ACT_SWISH);
+}
+
+static inline __attribute__ ((always_inline)) AVX2 void
+strip_avx2_rows (const int R, const Strip *s)
+{
+  OwbSgemmAct act = s->last ? s->act : OWB_SGEMM_ACT_NONE;
+  if (act == OWB_SGEMM_ACT_CLAMP)
+    strip_avx2_mode (R, MODE_CLAMP, s);
+  else if (act == OWB_SGEMM_ACT_HARD_SIGMOID || act == OWB_SGEMM_ACT_HARD_SWISH)
+    strip_avx2_mode (R, MODE_HARD, s);
+  else
+    strip_avx2_mode (R, MODE_NONE, s);
+}
+
+static AVX2 void
+strip_avx2 (int rows, const Strip *s)
+{
+  switch (rows)
+    {
+    case 1: strip_avx2_rows (1, s); break;
+    case 2: strip_avx2_rows (2, s); break;
+    case 3: strip_avx2_rows (3, s); break;
+    case 4: strip_avx2_rows (4, s); break;
+    case 5: strip_avx2_rows (5, s); break;
+    default: strip_avx2_rows (6, s); break;
+    }
+}
+#endif
+
+/* ---- dispatch ---- */
+
+static int force_portable;
+
+static gboolean
+cpu_has_avx2 (void)
+{
+#ifdef HAVE_X86_AVX2
+  static int have = -1;
+  if (g_atomic_int_get (&have) < 0)
+    {
+      __builtin_cpu_init ();
+      g_atomic_int_set (&have, __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"));
+    }
+  return g_atomic_int_get (&have);
+#else
+  return FALSE;
+#endif
+}
+
+gboolean
+_owb_sgemm_uses_avx2 (void)
+{
+  return !g_atomic_int_get (&force_portable) && cpu_has_avx2 ();
+}
+
+void
+_owb_sgemm_force_portable (gboolean force)
+{
+  g_atomic_int_set (&force_portable, force ? 1 : 0);
+}
+
+void
+_owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *a, int64_t lda, int64_t n0, int64_t n1,
+                       float *c, int64_t ldc, const OwbSgemmEpilogue *ep)
+{
+  static const OwbSgemmEpilogue none = { 0 };
+  if (!ep)
+    ep = &none;
+  g_return_if_fail (n0 % NR == 0);
+  n1 = MIN (n1, b->N);
+  if (rows <= 0 || n1 <= n0)
+    return;
+  void (*strip) (int, const Strip *) = strip_portable;
+#ifdef HAVE_X86_AVX2
+  if (_owb_sgemm_uses_avx2 ())
+    strip = strip_avx2;
+#endif
+  int64_t K = b->K;
+  /* equal depth blocks, so that no block is a short remainder */
+  int64_t nkb = MAX ((K + KC - 1) / KC, 1), kc_max = (K + nkb - 1) / nkb;
+  Strip s = { .b = b, .lda = lda, .ldc = ldc, .ldz = ep->ldz, .bias = ep->bias, .act = ep->act, .p0 = ep->p0,
+              .p1 = ep->p1 };
+  /* When K x 16 columns or more of B fit L2, each 6-row strip runs all its depth blocks at once
+   * (its C tile stays in L1, A is read once); otherwise every depth block sweeps all the rows
+   * (a KC x NC block of B in L2, C tiles revisited once per block). */
+  int64_t nc_fit = L2_FLOATS / MAX (K, 1) / NR * NR;
+  gboolean rows_outer = nc_fit >= NR;
+  int64_t nc = rows_outer ? nc_fit : NC;
+  for (int64_t nc0 = n0; nc0 < n1; nc0 += nc)
+    {
+      s.j0 = nc0;
+      s.j1 = MIN (nc0 + nc, n1);
+      int64_t r0 = 0, k0 = 0;
+      for (;;)
+        {
+          s.k0 = k0;
+          s.kc = MIN (kc_max, K - k0);
+          s.first = k0 == 0;
+          s.last = k0 + s.kc >= K;
+          int mr = (int) MIN (MR, rows - r0);
+          s.a = a + r0 * lda + k0;
+          s.c = c + r0 * ldc;
+          s.z = ep->z ? ep->z + r0 * ep->ldz : NULL;
+          strip (mr, &s);
+          if (s.last && ep->rows_fn)
+            ep->rows_fn (c + r0 * ldc + nc0, mr, s.j1 - nc0, ldc, ep->rows_data);
+          /* next (strip, depth block) in the chosen order */
+          if (rows_outer)
+            {
+              if (!s.last)
+                k0 += s.kc;
+              else if ((r0 += MR) < rows)
+                k0 = 0;
+              else
+                break;
+            }
+          else
+            {
+              if ((r0 += MR) >= rows)
+                {
+                  if (s.last)
+                    break;
+                  r0 = 0;
+                  k0 += s.kc;
+                }
+            }
+        }
+    }
+}
+
+void
+_owb_sgemm_partition (int64_t rows, int64_t N, int threads, int64_t max_rows, int64_t *row_tile, int64_t *col_block)
+{
+  int64_t np = MAX ((N + NR - 1) / NR, 1);
+  max_rows = MAX (max_rows, MR);
+  int64_t pmin = (rows + max_rows - 1) / max_rows;
+  double best = G_MAXDOUBLE;
+  *row_tile = MAX (rows, 1);
+  *col_block = N;
+  for (int64_t cc = 1; cc <= MIN (np, 16); cc++)
+    {
+      int64_t cb = (np + cc - 1) / cc, cc_eff = (np + cb - 1) / cb;
+      if (cc_eff != cc)
+        continue;
+      int64_t pc = MAX (pmin, 1);
+      while ((pc * cc) % threads != 0 && pc < pmin + threads)
+        pc++;
+      int64_t rt = ((rows + pc - 1) / pc + MR - 1) / MR * MR;
+      int64_t pc_eff = (rows + rt - 1) / rt, units = pc_eff * cc;
+      /* the slowest thread's share, in padded 6 x 16 tiles; splitting columns costs a little
+       * (im2col repeated, shorter reuse of A's strip) */
+      double cost = (double) ((units + threads - 1) / threads) * rt * cb * (1.0 + 0.02 * (cc - 1));
+      if (cost < best * 0.999)
+        {
+          best = cost;
+          *row_tile = rt;
+          *col_block = cb * NR;
+        }
+    }
+}
+
+typedef struct {
+  const OwbSgemmPacked *b;
+  int64_t rows, lda, ldc, row_tile, col_block, ncb;
+  const float *a;
+  float *c;
+  const OwbSgemmEpilogue *ep;
+} Job;
+
+static void
+job_units (int64_t begin, int64_t end, gpointer data)
+{
+  const Job *j = data;
+  for (int64_t u = begin; u < end; u++)
+    {
+      int64_t r0 = u / j->ncb * j->row_tile, n0 = u % j->ncb * j->col_block;
+      OwbSgemmEpilogue ep = j->ep ? *j->ep : (OwbSgemmEpilogue){ 0 };
+      if (ep.z)
+        ep.z += r0 * ep.ldz;
+      _owb_sgemm_packed_run (j->b, MIN (j->row_tile, j->rows - r0), j->a + r0 * j->lda, j->lda, n0,
+                             n0 + j->col_block, j->c + r0 * j->ldc, j->ldc, &ep);
+    }
+}
+
+void
+_owb_sgemm_packed (OwbThreadPool *pool, const OwbSgemmPacked *b, int64_t rows, const float *a, int64_t lda, float *c,
+                   int64_t ldc, const OwbSgemmEpilogue *ep)
+{
+  if (rows <= 0 || b->N <= 0)
+    return;
+  int threads = pool ? MAX (owb_thread_pool_get_n_threads (pool), 1) : 1;
+  Job j = { .b = b, .rows = rows, .lda = lda, .ldc = ldc, .a = a, .c = c, .ep = ep };
+  _owb_sgemm_partition (rows, b->N, threads, rows, &j.row_tile, &j.col_block);
+  j.ncb = (b->N + j.col_block - 1) / j.col_block;
+  int64_t units = (rows + j.row_tile - 1) / j.row_tile * j.ncb;
+  owb_parallel_for (pool, units, 1, job_units, &j);
+}

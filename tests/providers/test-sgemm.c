@@ -1,0 +1,228 @@
+/* test-sgemm.c: the packed-weights SGEMM (cpu-sgemm.c) against a double-precision reference on
+ * random shapes with row/column/depth tails, strided operands, bias, residual, every in-register
+ * activation and a rows callback, through the AVX2 microkernel (where the CPU has it) and the forced portable one. */
+#include "../engine/test-util.h"
+#include "../../providers/cpu/cpu-sgemm-private.h"
+
+#include <math.h>
+#include <string.h>
+
+#define SENTINEL 12345.0f
+
+typedef struct {
+  int64_t rows, N, K;
+  gboolean bias, residual;
+  OwbSgemmAct act;
+  gboolean rows_fn;
+  int threads;
+} Case;
+
+static void
+fill (float *p, int64_t n, GRand *r)
+{
+  for (int64_t i = 0; i < n; i++)
+    p[i] = (float) g_rand_double_range (r, -1, 1);
+}
+
+/* the callback stands for the non-clamp activations: any per-element map will do */
+static void
+square_rows (float *c, int64_t rows, int64_t cols, int64_t ldc, gconstpointer data)
+{
+  g_assert_true (data == (gconstpointer) square_rows);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < cols; j++)
+      c[r * ldc + j] = c[r * ldc + j] * c[r * ldc + j];
+}
+
+static void
+run_case (const Case *cs, guint32 seed)
+{
+  GRand *r = g_rand_new_with_seed (seed);
+  int64_t lda = cs->K + 3, ldb = cs->N + 5, ldc = cs->N + 7, ldz = cs->N + 2;
+  float *a = g_new (float, cs->rows * lda), *b = g_new (float, cs->K * ldb), *bias = g_new (float, cs->N);
+  float *z = g_new (float, cs->rows * ldz), *c = g_new (float, cs->rows * ldc);
+  fill (a, cs->rows * lda, r);
+  fill (b, cs->K * ldb, r);
+  fill (bias, cs->N, r);
+  fill (z, cs->rows * ldz, r);
+  for (int64_t i = 0; i < cs->rows * ldc; i++)
+    c[i] = SENTINEL;
+  OwbSgemmPacked *p = _owb_sgemm_pack (cs->K, cs->N, b, ldb);
+  g_assert_cmpint (_owb_sgemm_packed_k (p), ==, cs->K);
+  g_assert_cmpint (_owb_sgemm_packed_n (p), ==, cs->N);
+  OwbSgemmEpilogue ep = { .bias = cs->bias ? bias : NULL, .z = cs->residual ? z : NULL, .ldz = ldz,
+                          .act = cs->act, .p0 = cs->act == OWB_SGEMM_ACT_CLAMP ? -0.5f : 0.2f,
+                          .p1 = cs->act == OWB_SGEMM_ACT_CLAMP ? 0.75f : 0.5f,
+                          .rows_fn = cs->rows_fn ? square_rows : NULL, .rows_data = square_rows };
+  OwbThreadPool *pool = cs->threads > 1 ? owb_thread_pool_new (cs->threads) : NULL;
+  _owb_sgemm_packed (pool, p, cs->rows, a, lda, c, ldc, &ep);
+  if (pool)
+    owb_thread_pool_free (pool);
+  double tol = 1e-6 * MAX (sqrt ((double) cs->K), 4);
+  for (int64_t i = 0; i < cs->rows; i++)
+    {
+      for (int64_t j = 0; j < cs->N; j++)
+        {
+          double ref = 0;
+          for (int64_t k = 0; k < cs->K; k++)
+            ref += (double) a[i * lda + k] * b[k * ldb + j];
+          if (cs->bias)
+            ref += bias[j];
+          if (cs->residual)
+            ref += z[i * ldz + j];
+          switch (cs->act)
+            {
+            case OWB_SGEMM_ACT_NONE:
+              break;
+            case OWB_SGEMM_ACT_CLAMP:
+              ref = MIN (MAX (ref, -0.5), 0.75);
+              break;
+            case OWB_SGEMM_ACT_SIGMOID:
+              ref = 1 / (1 + exp (-ref));
+              break;
+            case OWB_SGEMM_ACT_SWISH:
+              ref = ref / (1 + exp (-ref));
+              break;
+            case OWB_SGEMM_ACT_HARD_SIGMOID:
+              ref = MIN (MAX (0.2 * ref + 0.5, 0), 1);
+              break;
+            case OWB_SGEMM_ACT_HARD_SWISH:
+              ref = ref * MIN (MAX (0.2 * ref + 0.5, 0), 1);
+              break;
+            }
+          if (cs->rows_fn)
+            ref *= ref;
+          double got = c[i * ldc + j];
+          if (!(fabs (got - ref) <= tol * (1 + fabs (ref))))
+            g_error ("rows %" G_GINT64_FORMAT " N %" G_GINT64_FORMAT " K %" G_GINT64_FORMAT " (%s): C[%" G_GINT64_FORMAT
+                     ", %" G_GINT64_FORMAT "] = %.9g, expected %.9g",
+                     cs->rows, cs->N, cs->K, _owb_sgemm_uses_avx2 () ? "avx2" : "portable", i, j, got, ref);
+        }
+      /* nothing written between rows */
+      for (int64_t j = cs->N; j < ldc; j++)
+        g_assert_cmpfloat (c[i * ldc + j], ==, SENTINEL);
+    }
+  _owb_sgemm_packed_free (p);
+  g_free (a);
+  g_free (b);
+  g_free (bias);
+  g_free (z);
+  g_free (c);
+  g_rand_free (r);
+}
+
+static void
+run_random_cases (void)
+{
+  static const Case fixed[] = {
+    { 1, 1, 1, FALSE, FALSE, OWB_SGEMM_ACT_NONE, FALSE, 1 },
+    { 6, 16, 256, TRUE, FALSE, OWB_SGEMM_ACT_SWISH, FALSE, 1 },
+    { 49, 512, 600, TRUE, TRUE, OWB_SGEMM_ACT_CLAMP, FALSE, 2 },  /* K: 3 blocks; split by columns */
+    { 7, 300, 513, TRUE, TRUE, OWB_SGEMM_ACT_NONE, TRUE, 3 },     /* N past one column block of 256 */
+    { 37, 24, 147, TRUE, FALSE, OWB_SGEMM_ACT_HARD_SWISH, FALSE, 2 }, /* 8-wide last panel */
+    { 13, 10, 5, FALSE, TRUE, OWB_SGEMM_ACT_SIGMOID, FALSE, 1 },  /* one partial 16-wide panel */
+    { 200, 40, 64, TRUE, TRUE, OWB_SGEMM_ACT_HARD_SIGMOID, TRUE, 4 },
+    { 5, 33, 0, TRUE, TRUE, OWB_SGEMM_ACT_NONE, FALSE, 1 },       /* K = 0: bias + residual only */
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (fixed); i++)
+    run_case (&fixed[i], i + 1);
+  GRand *r = g_rand_new_with_seed (99);
+  for (int i = 0; i < 40; i++)
+    {
+      Case cs = { g_rand_int_range (r, 1, 60), g_rand_int_range (r, 1, 90), g_rand_int_range (r, 1, 700),
+                  g_rand_boolean (r), g_rand_boolean (r), g_rand_int_range (r, 0, OWB_SGEMM_ACT_HARD_SWISH + 1),
+                  g_rand_int_range (r, 0, 4) == 0,
+                  g_rand_int_range (r, 1, 4) };
+      run_case (&cs, 1000 + i);
+    }
+  g_rand_free (r);
+}
+
+static void
+test_sgemm_avx2 (void)
+{
+  _owb_sgemm_force_portable (FALSE);
+  if (!_owb_sgemm_uses_avx2 ())
+    {
+      g_test_skip ("this CPU has no AVX2 + FMA");
+      return;
+    }
+  run_random_cases ();
+}
+
+static void
+test_sgemm_portable (void)
+{
+  _owb_sgemm_force_portable (TRUE);
+  g_assert_false (_owb_sgemm_uses_avx2 ());
+  run_random_cases ();
+  _owb_sgemm_force_portable (FALSE);
+}
+
+/* A column sub-range leaves the other columns alone; NaN passes a clamp (as Relu/Clip do). */
+static void
+test_sgemm_subrange_and_nan (void)
+{
+  for (int portable = 0; portable < 2; portable++)
+    {
+      _owb_sgemm_force_portable (portable);
+      int64_t rows = 7, K = 20, N = 50;
+      float a[7 * 20], b[20 * 50], c[7 * 50];
+      for (int i = 0; i < rows * K; i++)
+        a[i] = (float) (i % 5) - 2;
+      for (int i = 0; i < K * N; i++)
+        b[i] = (float) (i % 3) - 1;
+      a[3 * K + 4] = NAN;
+      for (int i = 0; i < rows * N; i++)
+        c[i] = SENTINEL;
+      OwbSgemmPacked *p = _owb_sgemm_pack (K, N, b, N);
+      OwbSgemmEpilogue ep = { .act = OWB_SGEMM_ACT_CLAMP, .p0 = 0, .p1 = INFINITY };
+      _owb_sgemm_packed_run (p, rows, a, K, 16, 40, c, N, &ep);
+      for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < N; j++)
+          {
+            float got = c[i * N + j];
+            if (j < 16 || j >= 40)
+              g_assert_cmpfloat (got, ==, SENTINEL);
+            else if (i == 3)
+              g_assert_true (isnan (got));
+            else
+              {
+                double ref = 0;
+                for (int64_t k = 0; k < K; k++)
+                  ref += (double) a[i * K + k] * b[k * N + j];
+                g_assert_cmpfloat (got, ==, (float) MAX (ref, 0));
+              }
+          }
+      _owb_sgemm_packed_free (p);
+    }
+  _owb_sgemm_force_portable (FALSE);
+}
+
+/* Both threads busy on every shape: a 7x7 image with 512 channels splits by columns. */
+static void
+test_sgemm_partition (void)
+{
+  int64_t rt, cb;
+  _owb_sgemm_partition (49, 512, 2, 49, &rt, &cb);
+  g_assert_cmpint (rt, ==, 54);
+  g_assert_cmpint (cb, ==, 256);
+  _owb_sgemm_partition (3136, 64, 2, 455, &rt, &cb);
+  g_assert_cmpint (rt % 6, ==, 0);
+  g_assert_cmpint ((3136 + rt - 1) / rt % 2, ==, 0);
+  g_assert_cmpint (cb, ==, 64);
+  _owb_sgemm_partition (100, 30, 1, 1000, &rt, &cb);
+  g_assert_cmpint (rt, ==, 102);
+  g_assert_cmpint (cb, ==, 32);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/sgemm/avx2", test_sgemm_avx2);
+  g_test_add_func ("/sgemm/portable", test_sgemm_portable);
+  g_test_add_func ("/sgemm/subrange-and-nan", test_sgemm_subrange_and_nan);
+  g_test_add_func ("/sgemm/partition", test_sgemm_partition);
+  return g_test_run ();
+}
