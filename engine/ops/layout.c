@@ -46,9 +46,11 @@ infer_via (OwbInferContext *ctx, const char *op_type, int opset, int n, GError *
 {
   const OwbOpSchema *schema = owb_op_schema_lookup ("", op_type, opset);
   g_assert (schema && schema->infer);
-  OwbValueType views[2];
-  const OwbValueType *ins[2] = { NULL, NULL };
+  /* Up to X, W and B: Conv's three inputs (B, of rank 1, passes through unchanged). */
+  OwbValueType views[3];
+  const OwbValueType *ins[3] = { NULL, NULL, NULL };
   const OwbTensor *values[3] = { NULL, NULL, NULL };
+  g_assert (n <= 3);
   for (int i = 0; i < n; i++)
     {
       const OwbValueType *t = ctx->inputs[i];
