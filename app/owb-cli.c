@@ -300,6 +300,73 @@ owb_cli_gather_inputs (OwbSession *session, const char *input_dir, char **named,
   return g_steal_pointer (&values);
 }
 
+gboolean
+owb_cli_feed_options (OwbCliFeed *feed, const char *command, char **dim_opts, const char *providers,
+                      int n_threads, const char *optimize)
+{
+  g_autoptr (GError) error = NULL;
+
+  feed->dims = owb_cli_parse_dims (dim_opts, &error);
+  if (feed->dims == NULL
+      || !owb_cli_session_options (&feed->options, providers, n_threads, optimize, &feed->providers, &error))
+    {
+      owb_cli_gerror (command, error);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+int
+owb_cli_feed_open (OwbCliFeed *feed, const char *path, const char *input_dir, char **named, gboolean random,
+                   guint32 seed)
+{
+  g_autoptr (GError) error = NULL;
+  double t0 = owb_cli_now_ms ();
+
+  feed->model = owb_model_load_file (path, &error);
+  if (feed->model == NULL)
+    {
+      owb_cli_gerror (path, error);
+      return OWB_EXIT_FAILED;
+    }
+  feed->session = owb_session_new (feed->model, &feed->options, &error);
+  if (feed->session == NULL)
+    {
+      owb_cli_gerror (path, error);
+      return OWB_EXIT_FAILED;
+    }
+  feed->load_ms = owb_cli_now_ms () - t0;
+
+  feed->inputs = owb_cli_gather_inputs (feed->session, input_dir, named, random, feed->dims, seed, &error);
+  if (feed->inputs == NULL)
+    {
+      owb_cli_gerror (path, error);
+      return owb_cli_exit_status (error);
+    }
+  feed->names = g_new0 (const char *, MAX (feed->inputs->len, 1));
+  for (guint i = 0; i < feed->inputs->len; i++)
+    feed->names[i] = owb_session_get_input (feed->session, i)->name;
+  feed->n_outputs = owb_session_get_n_outputs (feed->session);
+  feed->outputs = g_new0 (OwbTensor *, MAX (feed->n_outputs, 1));
+  return OWB_EXIT_OK;
+}
+
+void
+owb_cli_feed_clear (OwbCliFeed *feed)
+{
+  if (feed->outputs != NULL)
+    for (guint k = 0; k < feed->n_outputs; k++)
+      g_clear_pointer (&feed->outputs[k], owb_tensor_unref);
+  g_clear_pointer (&feed->outputs, g_free);
+  g_clear_pointer (&feed->names, g_free);
+  g_clear_pointer (&feed->inputs, g_ptr_array_unref);
+  /* the session goes before the model it was made from, as the commands freed them */
+  g_clear_pointer (&feed->session, owb_session_free);
+  g_clear_pointer (&feed->model, owb_model_unref);
+  g_clear_pointer (&feed->providers, g_ptr_array_unref);
+  g_clear_pointer (&feed->dims, g_hash_table_unref);
+}
+
 OwbTensor *
 owb_cli_random_tensor (const OwbValueType *type, const char *name, GHashTable *dims, GRand *rand, GError **error)
 {

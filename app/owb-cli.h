@@ -59,6 +59,35 @@ GHashTable *owb_cli_parse_dims (char **dims, GError **error);
  * OWB_ERROR_INVALID_ARGUMENT error that names it. */
 GPtrArray *owb_cli_gather_inputs (OwbSession *session, const char *input_dir, char **named, gboolean random,
                                   GHashTable *dims, guint32 seed, GError **error);
+/* What run, bench and profile prepare before running a model: the session options and --dim
+ * values from their flags, then the model, its session, the feed inputs and room for the
+ * outputs. Clear with owb_cli_feed_clear (or g_auto). */
+typedef struct {
+  OwbSessionOptions options;
+  GPtrArray *providers;   /* the providers the options point to */
+  GHashTable *dims;       /* from owb_cli_parse_dims */
+  OwbModel *model;
+  OwbSession *session;
+  GPtrArray *inputs;      /* of OwbTensor *, one per feed input */
+  const char **names;     /* the feed inputs' names, in the order of inputs */
+  guint n_outputs;
+  OwbTensor **outputs;    /* n_outputs slots for owb_session_run, NULL between runs */
+  double load_ms;         /* model load and session creation */
+} OwbCliFeed;
+
+/* Fills feed->options, providers and dims from the flags; on an error prints "owb: COMMAND: …"
+ * and returns FALSE (the caller exits with OWB_EXIT_USAGE). feed starts zeroed. */
+gboolean owb_cli_feed_options (OwbCliFeed *feed, const char *command, char **dim_opts, const char *providers,
+                               int n_threads, const char *optimize);
+/* Loads the model at path, creates its session with feed->options and gathers the inputs (see
+ * owb_cli_gather_inputs). Returns OWB_EXIT_OK, or prints "owb: PATH: …" and returns the exit
+ * status. */
+int owb_cli_feed_open (OwbCliFeed *feed, const char *path, const char *input_dir, char **named, gboolean random,
+                       guint32 seed);
+/* Frees what feed holds, outputs left from a run included; feed can be cleared again. */
+void owb_cli_feed_clear (OwbCliFeed *feed);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (OwbCliFeed, owb_cli_feed_clear)
+
 /* A tensor of random values for a value type (see owb_cli_gather_inputs). */
 OwbTensor *owb_cli_random_tensor (const OwbValueType *type, const char *name, GHashTable *dims, GRand *rand,
                                   GError **error);

@@ -44,21 +44,13 @@ owb_cmd_bench (int argc, char **argv)
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
   g_autoptr (GError) error = NULL;
-  g_autoptr (OwbModel) model = NULL;
-  g_autoptr (OwbSession) session = NULL;
-  g_autoptr (GPtrArray) providers = NULL;
-  g_autoptr (GPtrArray) inputs = NULL;
-  g_autoptr (GHashTable) dims = NULL;
+  g_auto (OwbCliFeed) feed = { 0 };
   g_autoptr (GString) out = g_string_new (NULL);
-  g_autofree const char **names = NULL;
-  g_autofree OwbTensor **outputs = NULL;
   g_autofree double *times = NULL;
-  OwbSessionOptions options;
   OwbRunStats stats = { 0 };
   const char *path;
-  double t0, load_ms, sum = 0, sq = 0, mean, median, stddev;
-  guint n_out;
-  int threads_used;
+  double load_ms, sum = 0, sq = 0, mean, median, stddev;
+  int threads_used, status;
 
   g_option_context_set_summary (context, "Time MODEL: session load time, then per-run latency over --iterations runs\n"
                                          "after --warmup runs, and the peak resident memory. Inputs are random\n"
@@ -77,50 +69,25 @@ owb_cmd_bench (int argc, char **argv)
       return OWB_EXIT_USAGE;
     }
   path = argv[1];
-  dims = owb_cli_parse_dims (dim_opts, &error);
-  if (dims == NULL || !owb_cli_session_options (&options, providers_opt, n_threads, optimize_opt, &providers, &error))
-    {
-      owb_cli_gerror ("bench", error);
-      return OWB_EXIT_USAGE;
-    }
+  if (!owb_cli_feed_options (&feed, "bench", dim_opts, providers_opt, n_threads, optimize_opt))
+    return OWB_EXIT_USAGE;
   threads_used = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
 
-  t0 = owb_cli_now_ms ();
-  model = owb_model_load_file (path, &error);
-  if (model == NULL)
-    {
-      owb_cli_gerror (path, error);
-      return OWB_EXIT_FAILED;
-    }
-  session = owb_session_new (model, &options, &error);
-  if (session == NULL)
-    {
-      owb_cli_gerror (path, error);
-      return OWB_EXIT_FAILED;
-    }
-  load_ms = owb_cli_now_ms () - t0;
-
-  inputs = owb_cli_gather_inputs (session, input_dir, named, TRUE, dims, (guint32) seed, &error);
-  if (inputs == NULL)
-    {
-      owb_cli_gerror (path, error);
-      return owb_cli_exit_status (error);
-    }
-  names = g_new0 (const char *, MAX (inputs->len, 1));
-  for (guint i = 0; i < inputs->len; i++)
-    names[i] = owb_session_get_input (session, i)->name;
-  n_out = owb_session_get_n_outputs (session);
-  outputs = g_new0 (OwbTensor *, MAX (n_out, 1));
+  status = owb_cli_feed_open (&feed, path, input_dir, named, TRUE, (guint32) seed);
+  if (status != OWB_EXIT_OK)
+    return status;
+  load_ms = feed.load_ms;
   times = g_new0 (double, iterations);
 
   for (int it = -warmup; it < iterations; it++)
     {
       double start = owb_cli_now_ms ();
-      gboolean ok = owb_session_run (session, inputs->len, names, (OwbTensor *const *) inputs->pdata, n_out, NULL,
-                                     outputs, &stats, NULL, &error);
+      gboolean ok = owb_session_run (feed.session, feed.inputs->len, feed.names,
+                                     (OwbTensor *const *) feed.inputs->pdata, feed.n_outputs, NULL, feed.outputs,
+                                     &stats, NULL, &error);
       double elapsed = owb_cli_now_ms () - start;
-      for (guint k = 0; k < n_out; k++)
-        g_clear_pointer (&outputs[k], owb_tensor_unref);
+      for (guint k = 0; k < feed.n_outputs; k++)
+        g_clear_pointer (&feed.outputs[k], owb_tensor_unref);
       if (!ok)
         {
           owb_cli_gerror (path, error);
@@ -163,7 +130,7 @@ owb_cmd_bench (int argc, char **argv)
       owb_json_double (out, stats.peak_bytes / (1024.0 * 1024.0));
       g_string_append_printf (out, ",\"iterations\":%d,\"warmup\":%d,\"threads\":%d,\"optimize\":", iterations, warmup,
                               threads_used);
-      owb_json_string (out, owb_cli_optimize_name (options.optimize));
+      owb_json_string (out, owb_cli_optimize_name (feed.options.optimize));
       g_string_append (out, ",\"providers\":");
       owb_json_string (out, providers_opt != NULL ? providers_opt : "cpu");
       g_string_append (out, "}\n");
@@ -172,7 +139,7 @@ owb_cmd_bench (int argc, char **argv)
     {
       g_string_append_printf (out, "Model          %s\n", path);
       g_string_append_printf (out, "Settings       %d thread%s, optimization %s, providers %s\n", threads_used,
-                              threads_used == 1 ? "" : "s", owb_cli_optimize_name (options.optimize),
+                              threads_used == 1 ? "" : "s", owb_cli_optimize_name (feed.options.optimize),
                               providers_opt != NULL ? providers_opt : "cpu");
       g_string_append_printf (out, "Load           %.2f ms\n", load_ms);
       g_string_append_printf (out, "Latency        median %.3f ms, min %.3f, mean %.3f, p90 %.3f, max %.3f, stddev %.3f\n",

@@ -115,21 +115,13 @@ owb_cmd_profile (int argc, char **argv)
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
   g_autoptr (GError) error = NULL;
-  g_autoptr (OwbModel) model = NULL;
-  g_autoptr (OwbSession) session = NULL;
-  g_autoptr (GPtrArray) providers = NULL;
-  g_autoptr (GPtrArray) inputs = NULL;
-  g_autoptr (GHashTable) dims = NULL;
+  g_auto (OwbCliFeed) feed = { 0 };
   g_autoptr (GString) out = g_string_new (NULL);
-  g_autofree const char **names = NULL;
-  g_autofree OwbTensor **outputs = NULL;
   Profile prof = { FALSE, NULL, NULL };
   OwbTraceHooks hooks = { on_begin, on_end, &prof };
-  OwbSessionOptions options;
   const char *path;
   double run_ms = 0, nodes_ms = 0;
-  guint n_out;
-  int threads_used, status = OWB_EXIT_OK;
+  int threads_used, status;
 
   g_option_context_set_summary (context, "Profile MODEL: after --warmup runs, time every node over --iterations runs\n"
                                          "and print a table per op type and the --top slowest nodes. Inputs are\n"
@@ -148,38 +140,14 @@ owb_cmd_profile (int argc, char **argv)
       return OWB_EXIT_USAGE;
     }
   path = argv[1];
-  dims = owb_cli_parse_dims (dim_opts, &error);
-  if (dims == NULL || !owb_cli_session_options (&options, providers_opt, n_threads, optimize_opt, &providers, &error))
-    {
-      owb_cli_gerror ("profile", error);
-      return OWB_EXIT_USAGE;
-    }
+  if (!owb_cli_feed_options (&feed, "profile", dim_opts, providers_opt, n_threads, optimize_opt))
+    return OWB_EXIT_USAGE;
   threads_used = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
-  options.hooks = &hooks;
+  feed.options.hooks = &hooks;
 
-  model = owb_model_load_file (path, &error);
-  if (model == NULL)
-    {
-      owb_cli_gerror (path, error);
-      return OWB_EXIT_FAILED;
-    }
-  session = owb_session_new (model, &options, &error);
-  if (session == NULL)
-    {
-      owb_cli_gerror (path, error);
-      return OWB_EXIT_FAILED;
-    }
-  inputs = owb_cli_gather_inputs (session, input_dir, named, TRUE, dims, 0, &error);
-  if (inputs == NULL)
-    {
-      owb_cli_gerror (path, error);
-      return owb_cli_exit_status (error);
-    }
-  names = g_new0 (const char *, MAX (inputs->len, 1));
-  for (guint i = 0; i < inputs->len; i++)
-    names[i] = owb_session_get_input (session, i)->name;
-  n_out = owb_session_get_n_outputs (session);
-  outputs = g_new0 (OwbTensor *, MAX (n_out, 1));
+  status = owb_cli_feed_open (&feed, path, input_dir, named, TRUE, 0);
+  if (status != OWB_EXIT_OK)
+    return status;
   prof.nodes = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) node_time_free);
   prof.stack = g_array_new (FALSE, FALSE, sizeof (Frame));
 
@@ -188,12 +156,13 @@ owb_cmd_profile (int argc, char **argv)
       prof.recording = it >= 0;
       g_array_set_size (prof.stack, 0);
       double start = owb_cli_now_ms ();
-      gboolean ok = owb_session_run (session, inputs->len, names, (OwbTensor *const *) inputs->pdata, n_out, NULL,
-                                     outputs, NULL, NULL, &error);
+      gboolean ok = owb_session_run (feed.session, feed.inputs->len, feed.names,
+                                     (OwbTensor *const *) feed.inputs->pdata, feed.n_outputs, NULL, feed.outputs,
+                                     NULL, NULL, &error);
       if (it >= 0)
         run_ms += owb_cli_now_ms () - start;
-      for (guint k = 0; k < n_out; k++)
-        g_clear_pointer (&outputs[k], owb_tensor_unref);
+      for (guint k = 0; k < feed.n_outputs; k++)
+        g_clear_pointer (&feed.outputs[k], owb_tensor_unref);
       if (!ok)
         {
           owb_cli_gerror (path, error);
@@ -239,7 +208,7 @@ owb_cmd_profile (int argc, char **argv)
         owb_json_string (out, path);
         g_string_append_printf (out, ",\"iterations\":%d,\"warmup\":%d,\"threads\":%d,\"optimize\":", iterations, warmup,
                                 threads_used);
-        owb_json_string (out, owb_cli_optimize_name (options.optimize));
+        owb_json_string (out, owb_cli_optimize_name (feed.options.optimize));
         g_string_append (out, ",\"run_ms\":");
         owb_json_double (out, run_ms / iterations);
         g_string_append (out, ",\"nodes_ms\":");
@@ -282,7 +251,7 @@ owb_cmd_profile (int argc, char **argv)
       {
         g_string_append_printf (out, "Model      %s\n", path);
         g_string_append_printf (out, "Settings   %d thread%s, optimization %s, %d profiled runs after %d warm-up\n",
-                                threads_used, threads_used == 1 ? "" : "s", owb_cli_optimize_name (options.optimize),
+                                threads_used, threads_used == 1 ? "" : "s", owb_cli_optimize_name (feed.options.optimize),
                                 iterations, warmup);
         g_string_append_printf (out, "Run        %.3f ms per run, %.3f ms of it inside nodes\n\n", run_ms / iterations,
                                 nodes_ms / iterations);
@@ -309,7 +278,7 @@ owb_cmd_profile (int argc, char **argv)
 
 done:
   /* the session (which holds the hooks) goes before the tables they write to */
-  g_clear_pointer (&session, owb_session_free);
+  owb_cli_feed_clear (&feed);
   g_hash_table_unref (prof.nodes);
   g_array_unref (prof.stack);
   return status;

@@ -27,18 +27,12 @@ owb_cmd_run (int argc, char **argv)
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
   g_autoptr (GError) error = NULL;
-  g_autoptr (OwbModel) model = NULL;
-  g_autoptr (OwbSession) session = NULL;
-  g_autoptr (GPtrArray) providers = NULL;
-  g_autoptr (GPtrArray) inputs = NULL;
-  g_autoptr (GHashTable) dims = NULL;
+  g_auto (OwbCliFeed) feed = { 0 };
   g_autoptr (GString) out = g_string_new (NULL);
-  g_autofree const char **names = NULL;
-  g_autofree OwbTensor **outputs = NULL;
-  OwbSessionOptions options;
+  OwbTensor **outputs;
   const char *path;
   guint n_out;
-  int status = OWB_EXIT_OK;
+  int status;
 
   g_option_context_set_summary (context, "Run MODEL once. Inputs come from --input NAME=FILE, --input-dir DIR, or\n"
                                          "--random; outputs are printed (type, shape, statistics, first values)\n"
@@ -57,40 +51,16 @@ owb_cmd_run (int argc, char **argv)
       owb_cli_error ("run", "--values must not be negative");
       return OWB_EXIT_USAGE;
     }
-  dims = owb_cli_parse_dims (dim_opts, &error);
-  if (dims == NULL || !owb_cli_session_options (&options, providers_opt, n_threads, optimize_opt, &providers, &error))
-    {
-      owb_cli_gerror ("run", error);
-      return OWB_EXIT_USAGE;
-    }
+  if (!owb_cli_feed_options (&feed, "run", dim_opts, providers_opt, n_threads, optimize_opt))
+    return OWB_EXIT_USAGE;
+  status = owb_cli_feed_open (&feed, path, input_dir, named, random, (guint32) seed);
+  if (status != OWB_EXIT_OK)
+    return status;
 
-  model = owb_model_load_file (path, &error);
-  if (model == NULL)
-    {
-      owb_cli_gerror (path, error);
-      return OWB_EXIT_FAILED;
-    }
-  session = owb_session_new (model, &options, &error);
-  if (session == NULL)
-    {
-      owb_cli_gerror (path, error);
-      return OWB_EXIT_FAILED;
-    }
-
-  inputs = owb_cli_gather_inputs (session, input_dir, named, random, dims, (guint32) seed, &error);
-  if (inputs == NULL)
-    {
-      owb_cli_gerror (path, error);
-      return owb_cli_exit_status (error);
-    }
-  names = g_new0 (const char *, MAX (inputs->len, 1));
-  for (guint i = 0; i < inputs->len; i++)
-    names[i] = owb_session_get_input (session, i)->name;
-
-  n_out = owb_session_get_n_outputs (session);
-  outputs = g_new0 (OwbTensor *, MAX (n_out, 1));
-  if (!owb_session_run (session, inputs->len, names, (OwbTensor *const *) inputs->pdata, n_out, NULL, outputs, NULL,
-                        NULL, &error))
+  n_out = feed.n_outputs;
+  outputs = feed.outputs;
+  if (!owb_session_run (feed.session, feed.inputs->len, feed.names, (OwbTensor *const *) feed.inputs->pdata, n_out,
+                        NULL, outputs, NULL, NULL, &error))
     {
       owb_cli_gerror (path, error);
       return OWB_EXIT_FAILED;
@@ -104,7 +74,7 @@ owb_cmd_run (int argc, char **argv)
 
   for (guint k = 0; k < n_out && status == OWB_EXIT_OK; k++)
     {
-      const char *name = owb_session_get_output (session, k)->name;
+      const char *name = owb_session_get_output (feed.session, k)->name;
       g_autofree char *what = owb_cli_tensor_describe (outputs[k]);
 
       if (output_dir != NULL)
@@ -131,8 +101,5 @@ owb_cmd_run (int argc, char **argv)
     }
 
   fputs (out->str, stdout);
-  for (guint k = 0; k < n_out; k++)
-    if (outputs[k] != NULL)
-      owb_tensor_unref (outputs[k]);
   return status;
 }

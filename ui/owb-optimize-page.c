@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "owb-graph-view.h"
+#include "owb-page-util.h"
 
 /* Original names listed in a created-node row's title; the rest are counted. */
 #define MAX_ORIGINS_SHOWN 4
@@ -66,15 +67,6 @@ enum {
 };
 
 static GParamSpec *properties[N_PROPS];
-
-/* GTK 4.8 joins the names of a widget's labelled-by widgets to its label property, so a button
- * named "Optimize" whose text says Optimize is read "Optimize Optimize". Controls that carry
- * their own accessible name drop the relation their text label (or their row) adds. */
-static void
-keep_own_accessible_name (GtkWidget *widget)
-{
-  gtk_accessible_reset_relation (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_RELATION_LABELLED_BY);
-}
 
 /* The dropdown lists the levels that do something, from basic up. */
 static OwbOptimizeLevel
@@ -384,7 +376,7 @@ new_created_row (OwbOptimizePage *self, const OwbOptimizeCreated *c, guint creat
                                   _("Shows the nodes it replaced in the original graph"), -1);
   g_object_set_data (G_OBJECT (button), "owb-creation", GUINT_TO_POINTER (creation));
   g_signal_connect (button, "clicked", G_CALLBACK (created_clicked_cb), self);
-  keep_own_accessible_name (button);
+  owb_page_keep_own_accessible_name (button);
 
   GtkWidget *row = gtk_list_box_row_new ();
   gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), FALSE);
@@ -487,7 +479,7 @@ new_pass_result_row (OwbOptimizePage *self, const OwbPassReport *pass, guint fir
   adw_expander_row_set_subtitle (row, subtitle);
   g_autofree char *a11y = g_strdup_printf (_("Pass %s: %s"), pass->pass, summary);
   gtk_accessible_update_property (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_PROPERTY_LABEL, a11y, -1);
-  keep_own_accessible_name (GTK_WIDGET (row));
+  owb_page_keep_own_accessible_name (GTK_WIDGET (row));
   if (pass->created->len == 0 && pass->near_misses->len == 0)
     adw_expander_row_set_enable_expansion (row, FALSE);
   g_object_set_data (G_OBJECT (row), "owb-pass-report", (gpointer) pass);
@@ -897,8 +889,7 @@ chooser_response_cb (GtkNativeDialog *dialog, int response, OwbOptimizePage *sel
       if (file != NULL)
         save_in_thread (self, file);
     }
-  gtk_native_dialog_destroy (dialog);
-  g_clear_object (&self->chooser);
+  owb_page_close_file_chooser (&self->chooser);
 }
 
 static void
@@ -906,15 +897,9 @@ save_clicked_cb (OwbOptimizePage *self)
 {
   if (self->optimized == NULL || self->chooser != NULL)
     return;
-  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
-  self->chooser = gtk_file_chooser_native_new (_("Save Optimized Model"),
-                                               GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                               GTK_FILE_CHOOSER_ACTION_SAVE, _("_Save"), _("_Cancel"));
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (self->chooser), TRUE);
-  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, _("ONNX Models"));
-  gtk_file_filter_add_pattern (filter, "*.onnx");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
+  self->chooser = owb_page_new_file_chooser (GTK_WIDGET (self), _("Save Optimized Model"),
+                                             GTK_FILE_CHOOSER_ACTION_SAVE, _("_Save"));
+  owb_page_add_file_filter (self->chooser, _("ONNX Models"), "*.onnx", NULL);
 
   GFile *input = owb_document_get_file (self->document);
   g_autofree char *base = input != NULL ? g_file_get_basename (input) : g_strdup ("model.onnx");
@@ -941,9 +926,7 @@ show_original (OwbOptimizePage *self)
   if (model == self->original)
     return;
   /* Another model: results of the previous one no longer apply. */
-  if (self->cancellable != NULL)
-    g_cancellable_cancel (self->cancellable);
-  g_clear_object (&self->cancellable);
+  owb_page_cancel (&self->cancellable);
   if (self->busy)
     set_busy (self, FALSE, NULL);
   clear_results (self);
@@ -971,18 +954,11 @@ owb_optimize_page_set_document (OwbOptimizePage *self, OwbDocument *document)
 {
   g_return_if_fail (OWB_IS_OPTIMIZE_PAGE (self));
   g_return_if_fail (document == NULL || OWB_IS_DOCUMENT (document));
-  if (self->document == document)
+  if (!owb_page_set_document (self, &self->document, &self->prepared_handler, document,
+                              G_CALLBACK (document_prepared_cb)))
     return;
-  if (self->document != NULL)
-    {
-      g_clear_signal_handler (&self->prepared_handler, self->document);
-      g_clear_object (&self->document);
-    }
   if (document != NULL)
     {
-      self->document = g_object_ref (document);
-      self->prepared_handler = g_signal_connect_swapped (document, "notify::prepared",
-                                                         G_CALLBACK (document_prepared_cb), self);
       /* Start from the level the window shows when it fuses anything; below that, from
        * extended, the first level whose result differs visibly from the file. */
       OwbOptimizeLevel level = MAX (owb_document_get_level (document), OWB_OPTIMIZE_EXTENDED);
@@ -1033,7 +1009,7 @@ build_pass_list (OwbOptimizePage *self)
       gtk_accessible_update_property (GTK_ACCESSIBLE (sw), GTK_ACCESSIBLE_PROPERTY_LABEL, a11y, -1);
       adw_action_row_add_suffix (ADW_ACTION_ROW (row), sw);
       adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), sw);
-      keep_own_accessible_name (sw);
+      owb_page_keep_own_accessible_name (sw);
 
       g_object_set_data (G_OBJECT (row), "owb-pass", (gpointer) info);
       g_object_set_data (G_OBJECT (sw), "owb-pass", (gpointer) info);
@@ -1065,19 +1041,9 @@ owb_optimize_page_dispose (GObject *object)
 {
   OwbOptimizePage *self = OWB_OPTIMIZE_PAGE (object);
   self->disposed = TRUE;
-  if (self->cancellable != NULL)
-    g_cancellable_cancel (self->cancellable);
-  g_clear_object (&self->cancellable);
-  if (self->chooser != NULL)
-    {
-      gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
-      g_clear_object (&self->chooser);
-    }
-  if (self->document != NULL)
-    {
-      g_clear_signal_handler (&self->prepared_handler, self->document);
-      g_clear_object (&self->document);
-    }
+  owb_page_cancel (&self->cancellable);
+  owb_page_close_file_chooser (&self->chooser);
+  owb_page_set_document (self, &self->document, &self->prepared_handler, NULL, NULL);
   gtk_widget_dispose_template (GTK_WIDGET (self), OWB_TYPE_OPTIMIZE_PAGE);
   G_OBJECT_CLASS (owb_optimize_page_parent_class)->dispose (object);
 }
@@ -1149,10 +1115,10 @@ owb_optimize_page_init (OwbOptimizePage *self)
   self->created_index = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) g_array_unref);
   gtk_widget_init_template (GTK_WIDGET (self));
   gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Optimize"), -1);
-  keep_own_accessible_name (GTK_WIDGET (self->optimize_button));
-  keep_own_accessible_name (GTK_WIDGET (self->cancel_button));
-  keep_own_accessible_name (GTK_WIDGET (self->save_button));
-  keep_own_accessible_name (GTK_WIDGET (self->portable_switch));
+  owb_page_keep_own_accessible_name (GTK_WIDGET (self->optimize_button));
+  owb_page_keep_own_accessible_name (GTK_WIDGET (self->cancel_button));
+  owb_page_keep_own_accessible_name (GTK_WIDGET (self->save_button));
+  owb_page_keep_own_accessible_name (GTK_WIDGET (self->portable_switch));
   build_pass_list (self);
   g_signal_connect_swapped (self->level_dropdown, "notify::selected", G_CALLBACK (update_pass_sensitivity), self);
   g_signal_connect_swapped (self->optimized_view, "selection-changed",

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "owb-page-util.h"
 #include "owb-tensor-stats.h"
 
 #define TOP_K 5
@@ -76,15 +77,6 @@ enum {
 };
 
 static GParamSpec *properties[N_PROPS];
-
-/* GTK 4.8 joins the names of a widget's labelled-by widgets to its label property, so a button
- * named "Optimize" whose text says Optimize is read "Optimize Optimize". Controls that carry
- * their own accessible name drop the relation their text label (or their row) adds. */
-static void
-keep_own_accessible_name (GtkWidget *widget)
-{
-  gtk_accessible_reset_relation (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_RELATION_LABELLED_BY);
-}
 
 static void
 run_input_free (RunInput *input)
@@ -335,8 +327,7 @@ chooser_response_cb (GtkNativeDialog *dialog, int response, OwbRunPage *self)
       if (file != NULL)
         owb_run_page_set_input_file (self, name, file);
     }
-  gtk_native_dialog_destroy (dialog);
-  g_clear_object (&self->chooser);
+  owb_page_close_file_chooser (&self->chooser);
 }
 
 static void
@@ -345,20 +336,10 @@ choose_clicked_cb (GtkButton *button, OwbRunPage *self)
   const char *name = g_object_get_data (G_OBJECT (button), "owb-input");
   if (self->chooser != NULL)
     return;
-  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
   g_autofree char *title = g_strdup_printf (_("Input File for %s"), name);
-  self->chooser = gtk_file_chooser_native_new (title, GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                               GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (self->chooser), TRUE);
-  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, _("Tensor Files (.pb, .npy)"));
-  gtk_file_filter_add_pattern (filter, "*.pb");
-  gtk_file_filter_add_pattern (filter, "*.npy");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
-  g_autoptr (GtkFileFilter) all = gtk_file_filter_new ();
-  gtk_file_filter_set_name (all, _("All Files"));
-  gtk_file_filter_add_pattern (all, "*");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), all);
+  self->chooser = owb_page_new_file_chooser (GTK_WIDGET (self), title, GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"));
+  owb_page_add_file_filter (self->chooser, _("Tensor Files (.pb, .npy)"), "*.pb", "*.npy", NULL);
+  owb_page_add_file_filter (self->chooser, _("All Files"), "*", NULL);
   g_object_set_data_full (G_OBJECT (self->chooser), "owb-input", g_strdup (name), g_free);
   g_signal_connect (self->chooser, "response", G_CALLBACK (chooser_response_cb), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
@@ -427,7 +408,7 @@ new_input (OwbRunPage *self, const OwbValueInfo *info)
   g_autofree char *choose_a11y = g_strdup_printf (_("Input File for %s"), info->name);
   gtk_accessible_update_property (GTK_ACCESSIBLE (input->choose_button), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                   choose_a11y, -1);
-  keep_own_accessible_name (input->choose_button);
+  owb_page_keep_own_accessible_name (input->choose_button);
   g_object_set_data_full (G_OBJECT (input->choose_button), "owb-input", g_strdup (info->name), g_free);
   g_signal_connect (input->choose_button, "clicked", G_CALLBACK (choose_clicked_cb), self);
   adw_action_row_add_suffix (ADW_ACTION_ROW (input->row), input->choose_button);
@@ -729,7 +710,7 @@ new_value_row (const char *title, const char *value)
   gtk_widget_add_css_class (label, "numeric");
   g_autofree char *a11y = g_strdup_printf ("%s: %s", title, value);
   gtk_accessible_update_property (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_PROPERTY_LABEL, a11y, -1);
-  keep_own_accessible_name (row);
+  owb_page_keep_own_accessible_name (row);
   adw_action_row_add_suffix (ADW_ACTION_ROW (row), label);
   return row;
 }
@@ -814,7 +795,7 @@ new_top_group (const char *name, guint n, const int64_t *indices, const double *
       gtk_widget_set_valign (bar, GTK_ALIGN_CENTER);
       gtk_accessible_update_property (GTK_ACCESSIBLE (bar), GTK_ACCESSIBLE_PROPERTY_LABEL, text, -1);
       gtk_accessible_update_property (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_PROPERTY_LABEL, text, -1);
-      keep_own_accessible_name (row);
+      owb_page_keep_own_accessible_name (row);
       adw_action_row_add_suffix (ADW_ACTION_ROW (row), bar);
       adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
     }
@@ -1002,19 +983,9 @@ owb_run_page_set_document (OwbRunPage *self, OwbDocument *document)
 {
   g_return_if_fail (OWB_IS_RUN_PAGE (self));
   g_return_if_fail (document == NULL || OWB_IS_DOCUMENT (document));
-  if (self->document == document)
+  if (!owb_page_set_document (self, &self->document, &self->prepared_handler, document,
+                              G_CALLBACK (document_prepared_cb)))
     return;
-  if (self->document != NULL)
-    {
-      g_clear_signal_handler (&self->prepared_handler, self->document);
-      g_clear_object (&self->document);
-    }
-  if (document != NULL)
-    {
-      self->document = g_object_ref (document);
-      self->prepared_handler = g_signal_connect_swapped (document, "notify::prepared",
-                                                         G_CALLBACK (document_prepared_cb), self);
-    }
   rebuild (self);
 }
 
@@ -1039,19 +1010,9 @@ owb_run_page_dispose (GObject *object)
 {
   OwbRunPage *self = OWB_RUN_PAGE (object);
   self->disposed = TRUE;
-  if (self->cancellable != NULL)
-    g_cancellable_cancel (self->cancellable);
-  g_clear_object (&self->cancellable);
-  if (self->chooser != NULL)
-    {
-      gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
-      g_clear_object (&self->chooser);
-    }
-  if (self->document != NULL)
-    {
-      g_clear_signal_handler (&self->prepared_handler, self->document);
-      g_clear_object (&self->document);
-    }
+  owb_page_cancel (&self->cancellable);
+  owb_page_close_file_chooser (&self->chooser);
+  owb_page_set_document (self, &self->document, &self->prepared_handler, NULL, NULL);
   /* Loads in flight point at the inputs: cancel them before the inputs go. */
   g_ptr_array_set_size (self->inputs, 0);
   gtk_widget_dispose_template (GTK_WIDGET (self), OWB_TYPE_RUN_PAGE);
@@ -1122,8 +1083,8 @@ owb_run_page_init (OwbRunPage *self)
   self->has_stats = g_array_new (FALSE, TRUE, sizeof (gboolean));
   gtk_widget_init_template (GTK_WIDGET (self));
   gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Run"), -1);
-  keep_own_accessible_name (GTK_WIDGET (self->run_button));
-  keep_own_accessible_name (GTK_WIDGET (self->cancel_button));
+  owb_page_keep_own_accessible_name (GTK_WIDGET (self->run_button));
+  owb_page_keep_own_accessible_name (GTK_WIDGET (self->cancel_button));
   update_sensitivity (self);
 }
 

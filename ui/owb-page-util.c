@@ -1,0 +1,74 @@
+/* owb-page-util.c: helpers the Optimize and Run pages share (accessible names, file choosers,
+ * cancelling, following the document). */
+#include "owb-page-util.h"
+
+#include <glib/gi18n-lib.h>
+
+/* GTK 4.8 joins the names of a widget's labelled-by widgets to its label property, so a button
+ * named "Optimize" whose text says Optimize is read "Optimize Optimize". Controls that carry
+ * their own accessible name drop the relation their text label (or their row) adds. */
+void
+owb_page_keep_own_accessible_name (GtkWidget *widget)
+{
+  gtk_accessible_reset_relation (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_RELATION_LABELLED_BY);
+}
+
+GtkFileChooserNative *
+owb_page_new_file_chooser (GtkWidget *page, const char *title, GtkFileChooserAction action, const char *accept_label)
+{
+  GtkRoot *root = gtk_widget_get_root (page);
+  GtkFileChooserNative *chooser = gtk_file_chooser_native_new (title, GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                                               action, accept_label, _("_Cancel"));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
+  return chooser;
+}
+
+void
+owb_page_add_file_filter (GtkFileChooserNative *chooser, const char *name, const char *pattern, ...)
+{
+  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+  va_list args;
+
+  gtk_file_filter_set_name (filter, name);
+  va_start (args, pattern);
+  for (const char *p = pattern; p != NULL; p = va_arg (args, const char *))
+    gtk_file_filter_add_pattern (filter, p);
+  va_end (args);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);
+}
+
+void
+owb_page_close_file_chooser (GtkFileChooserNative **chooser)
+{
+  if (*chooser == NULL)
+    return;
+  gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (*chooser));
+  g_clear_object (chooser);
+}
+
+void
+owb_page_cancel (GCancellable **cancellable)
+{
+  if (*cancellable != NULL)
+    g_cancellable_cancel (*cancellable);
+  g_clear_object (cancellable);
+}
+
+gboolean
+owb_page_set_document (gpointer page, OwbDocument **document_slot, gulong *handler, OwbDocument *document,
+                       GCallback prepared_cb)
+{
+  if (*document_slot == document)
+    return FALSE;
+  if (*document_slot != NULL)
+    {
+      g_clear_signal_handler (handler, *document_slot);
+      g_clear_object (document_slot);
+    }
+  if (document != NULL)
+    {
+      *document_slot = g_object_ref (document);
+      *handler = g_signal_connect_swapped (document, "notify::prepared", prepared_cb, page);
+    }
+  return TRUE;
+}

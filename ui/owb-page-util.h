@@ -1,0 +1,33 @@
+/* owb-page-util.h: what the Optimize and Run pages do alike: controls that keep their own
+ * accessible name, the one file chooser a page keeps open, work in flight, and following the
+ * document's prepared session. */
+#pragma once
+
+#include <gtk/gtk.h>
+#include "owb-document.h"
+
+G_BEGIN_DECLS
+
+/* Drops the labelled-by relation GTK adds to a control that carries its own accessible name. */
+void owb_page_keep_own_accessible_name (GtkWidget *widget);
+
+/* A modal native file chooser, transient for the window that holds page (if any). */
+GtkFileChooserNative *owb_page_new_file_chooser (GtkWidget *page, const char *title, GtkFileChooserAction action,
+                                                 const char *accept_label);
+/* Adds a filter called name that matches the glob patterns (NULL-terminated). */
+void owb_page_add_file_filter (GtkFileChooserNative *chooser, const char *name, const char *pattern, ...)
+  G_GNUC_NULL_TERMINATED;
+/* Destroys the chooser in *chooser, if any, and clears the pointer. */
+void owb_page_close_file_chooser (GtkFileChooserNative **chooser);
+
+/* Cancels the work *cancellable stands for, if any, and lets go of it. */
+void owb_page_cancel (GCancellable **cancellable);
+
+/* Makes *document_slot hold document (a new reference) and calls prepared_cb, swapped with page
+ * as its data, on its notify::prepared; the previous document's handler (*handler) goes with it.
+ * document may be NULL (to let go on dispose). Returns FALSE, changing nothing, when the page
+ * already holds document. */
+gboolean owb_page_set_document (gpointer page, OwbDocument **document_slot, gulong *handler, OwbDocument *document,
+                                GCallback prepared_cb);
+
+G_END_DECLS
