@@ -447,6 +447,22 @@ test_not_worth_it (void)
   owb_model_unref (m);
 }
 
+/* One 3x3 96->96 convolution between NCHW ops: 96 x 9 / 2 = 432 multiply-adds per transposed element,
+ * above the break-even of the packed NhwcConv (~380; the OpenBLAS one needed 1000). */
+static void
+test_worth_it_near_break_even (void)
+{
+  OwbModel *m = tu_model_new (17);
+  int64_t xd[4] = { 1, 96, 8, 8 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  add_conv (m, "conv", "x", "y", 96, 96, 3, 1, 1, 1, 1);
+  add_output (m, "y");
+  g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
+  g_assert_false (has_near_miss (pass_report (report, "layout_nhwc"), "not worth it"));
+  g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 1);
+  owb_model_unref (m);
+}
+
 /* The optimized model saves with our domain and reloads into the same outputs. */
 static void
 test_save_and_reload (void)
@@ -492,6 +508,7 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/layout/extended-leaves-layout-alone", test_extended_leaves_layout_alone);
   g_test_add_func ("/optimizer/layout/near-misses", test_near_misses);
   g_test_add_func ("/optimizer/layout/not-worth-it", test_not_worth_it);
+  g_test_add_func ("/optimizer/layout/worth-it-near-break-even", test_worth_it_near_break_even);
   g_test_add_func ("/optimizer/layout/save-and-reload", test_save_and_reload);
   return g_test_run ();
 }

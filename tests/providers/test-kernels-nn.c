@@ -728,6 +728,122 @@ test_small_m (void)
     }
 }
 
+/* ---- products on a constant B (an initializer packed once for cpu-sgemm.c) ---- */
+
+static double
+ref_activation (const char *act, double v)
+{
+  if (!act)
+    return v;
+  if (strcmp (act, "Relu") == 0)
+    return v < 0 ? 0 : v;
+  if (strcmp (act, "Sigmoid") == 0)
+    return 1 / (1 + exp (-v));
+  if (strcmp (act, "Swish") == 0)
+    return v / (1 + exp (-v));
+  if (strcmp (act, "Tanh") == 0)
+    return tanh (v);
+  if (strcmp (act, "HardSigmoid") == 0)
+    return MIN (MAX (0.2 * v + 0.5, 0), 1);
+  if (strcmp (act, "HardSwish") == 0)
+    return v * MIN (MAX (v / 6 + 0.5, 0), 1);
+  g_assert_not_reached ();
+}
+
+/* Y = act (alpha A op(B) + beta C) with B [k, n] (or [n, k] with transB) an initializer and A of
+ * `batch` x m rows (rank 3 when batch > 1, MatMul only), against a double reference. Runs twice so
+ * that the second run reuses the pack. c_rank: -1 none, 1 a bias row, 2 a full [m, n] C. */
+static void
+check_packed (const char *op, int64_t batch, int64_t m, int64_t n, int64_t k, gboolean tb, float alpha,
+              float beta, int c_rank, const char *act, int threads)
+{
+  gboolean gemm = strstr (op, "Gemm") != NULL, fused = g_str_has_prefix (op, "Fused");
+  GRand *rand = g_rand_new_with_seed ((guint32) (batch * 131 + m * 7919 + n * 31 + k + tb));
+  int64_t ad[3] = { batch, m, k }, bd[2] = { tb ? n : k, tb ? k : n }, cd[2] = { c_rank == 2 ? m : n, n };
+  int ar = batch > 1 ? 3 : 2;
+  OwbTensor *in[3] = { random_tensor (rand, OWB_TYPE_FLOAT, ar, ad + 3 - ar), random_tensor (rand, OWB_TYPE_FLOAT, 2, bd),
+                       c_rank > 0 ? random_tensor (rand, OWB_TYPE_FLOAT, c_rank, cd + 2 - c_rank) : NULL };
+  OwbNode *node;
+  g_autoptr (OwbModel) model = single_node_model (13, op, c_rank > 0 ? 3 : 2, in, &node);
+  /* B: an initializer, not a graph input */
+  g_ptr_array_remove_index (model->graph->inputs, 1);
+  owb_graph_add_initializer (model->graph, "i1", owb_tensor_ref (in[1]));
+  if (fused)
+    {
+      owb_model_set_opset (model, "ai.onnx.workbench", 1);
+      g_free (node->domain);
+      node->domain = g_strdup ("ai.onnx.workbench");
+      if (act)
+        set_string (node, "activation", act);
+    }
+  if (tb)
+    set_int (node, "transB", 1);
+  if (alpha != 1)
+    set_float (node, "alpha", alpha);
+  if (beta != 1)
+    set_float (node, "beta", beta);
+  g_autofree double *want = g_new (double, batch * m * n);
+  for (int64_t i = 0; i < batch * m; i++)
+    for (int64_t j = 0; j < n; j++)
+      {
+        double sum = 0;
+        for (int64_t kk = 0; kk < k; kk++)
+          sum += owb_tensor_get_double (in[0], i * k + kk) * owb_tensor_get_double (in[1], tb ? j * k + kk : kk * n + j);
+        double c = in[2] ? owb_tensor_get_double (in[2], c_rank == 2 ? i * n + j : j) : 0;
+        want[i * n + j] = ref_activation (act, alpha * sum + (gemm ? beta : 1) * c);
+      }
+  OwbTensor *feeds[3] = { in[0], NULL, in[2] };
+  int64_t yd[3] = { batch, m, n };
+  GError *error = NULL;
+  g_autoptr (OwbSession) s = tu_session (model, threads, &error);
+  g_assert_no_error (error);
+  const char *names[2] = { "i0", "i2" }, *out_name = "y";
+  for (int run = 0; run < 2; run++)
+    {
+      OwbTensor *y = NULL;
+      owb_session_run (s, in[2] ? 2 : 1, names, (OwbTensor *[]){ feeds[0], feeds[2] }, 1, &out_name, &y, NULL, NULL,
+                       &error);
+      g_assert_no_error (error);
+      assert_close (y, want, batch > 1 ? 3 : 2, yd + (batch > 1 ? 0 : 1), k > 100 ? 1e-4 : 1e-5);
+      owb_tensor_unref (y);
+    }
+  for (int i = 0; i < 3; i++)
+    if (in[i])
+      owb_tensor_unref (in[i]);
+  g_rand_free (rand);
+}
+
+static void
+test_packed_b (void)
+{
+  /* m from just past the GEMV limit; n with 16-column panels, an 8-wide tail and odd tails; k odd */
+  const int64_t ms[] = { 5, 6, 7, 13, 50, 131 };
+  const int64_t ns[] = { 1, 8, 16, 23, 40, 77 };
+  const char *acts[] = { NULL, "Relu", "Sigmoid", "Swish", "Tanh", "HardSigmoid", "HardSwish" };
+  for (guint mi = 0; mi < G_N_ELEMENTS (ms); mi++)
+    for (guint ni = 0; ni < G_N_ELEMENTS (ns); ni++)
+      {
+        int64_t m = ms[mi], n = ns[ni], k = 3 + 17 * (int64_t) ni;
+        const char *act = acts[(mi + ni) % G_N_ELEMENTS (acts)];
+        int threads = 1 + (int) ((mi + ni) % 3);
+        check_packed ("MatMul", 1, m, n, k, FALSE, 1, 1, -1, NULL, threads);
+        check_packed ("MatMul", 3, m, n, k, FALSE, 1, 1, -1, NULL, threads);
+        check_packed ("Gemm", 1, m, n, k, ni & 1, 1, 1, 1, NULL, threads);
+        check_packed ("Gemm", 1, m, n, k, TRUE, 0.5f, 1, 2, NULL, threads);
+        check_packed ("Gemm", 1, m, n, k, FALSE, 1.5f, 0.25f, 1, NULL, threads);
+        check_packed ("Gemm", 1, m, n, k, TRUE, 1, 0, 2, NULL, threads);
+        check_packed ("FusedMatMul", 1, m, n, k, FALSE, 1, 1, 1, act, threads);
+        check_packed ("FusedMatMul", 2, m, n, k, mi & 1, 2, 1, 1, act, threads);
+        check_packed ("FusedMatMul", 4, 1 + mi, n, k, FALSE, 1, 1, -1, act, threads);
+        check_packed ("FusedGemm", 1, m, n, k, TRUE, 0.75f, 1, 1, act, threads);
+        check_packed ("FusedGemm", 1, m, n, k, FALSE, 1, 1, 2, act, threads);
+        check_packed ("FusedGemm", 1, m, n, k, TRUE, 1, 0.5f, 2, act, threads);
+      }
+  /* long K and wide N over three threads */
+  check_packed ("FusedMatMul", 2, 50, 300, 768, TRUE, 1, 1, 1, "Relu", 3);
+  check_packed ("Gemm", 1, 77, 1000, 513, TRUE, 1, 1, 1, NULL, 3);
+}
+
 /* ---- integer ops ---- */
 
 static void
@@ -969,6 +1085,7 @@ main (int argc, char **argv)
   g_test_add_func ("/nn/matmul", test_matmul);
   g_test_add_func ("/nn/gemm", test_gemm);
   g_test_add_func ("/nn/small-m", test_small_m);
+  g_test_add_func ("/nn/packed-b", test_packed_b);
   g_test_add_func ("/nn/matmul-integer", test_matmul_integer);
   g_test_add_func ("/nn/conv-integer", test_conv_integer);
   g_test_add_func ("/nn/shape-errors", test_shape_errors);

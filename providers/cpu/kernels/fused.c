@@ -6,6 +6,7 @@
  * fusion saves. */
 #include "../cpu-conv-private.h"
 #include "../cpu-gemv-private.h"
+#include "../cpu-sgemm-private.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -823,17 +824,134 @@ gemm_job_run (OwbThreadPool *pool, GemmJob *j)
     gemm_units_chunk (0, units, j);
 }
 
+/* A constant float B (an initializer) is packed once for cpu-sgemm.c, transB resolved and alpha folded
+ * in; runs of more than OWB_CPU_GEMV_MAX_M rows use the pack while B is that very tensor (a reference
+ * is held, so the address cannot be reused). `act` comes first: compute reads the state as an Activation. */
+typedef struct {
+  Activation act;
+  OwbTensor *b;
+  OwbSgemmPacked *pack;
+} GemmParams;
+
+static void
+fused_gemm_free (gpointer data)
+{
+  GemmParams *p = data;
+  if (p->pack)
+    _owb_sgemm_packed_free (p->pack);
+  if (p->b)
+    owb_tensor_unref (p->b);
+  g_free (p);
+}
+
+/* TRUE when A is known at prepare to have at most OWB_CPU_GEMV_MAX_M rows (batch-1 Linear layers):
+ * the GEMV path runs then, and a pack would only double B's memory (alexnet's classifier). */
+static gboolean
+few_rows (const OwbValueType *const *input_types, gboolean gemm)
+{
+  const OwbValueType *t = input_types ? input_types[0] : NULL;
+  if (!t || t->rank < 1)
+    return t && t->rank == 0;
+  int64_t rows = 1;
+  int last = gemm ? 1 : t->rank - 1;
+  for (int i = 0; i < MIN (last, t->rank); i++)
+    {
+      if (!owb_dim_is_known (t->dims[i]))
+        return FALSE;
+      rows *= t->dims[i].value;
+    }
+  return rows <= OWB_CPU_GEMV_MAX_M;
+}
+
+static void
+pack_constant_b (const OwbNode *node, GemmParams *p)
+{
+  const char *name = node->n_inputs > 1 ? node->inputs[1] : "";
+  OwbTensor *b = name[0] && node->graph ? owb_graph_get_initializer (node->graph, name) : NULL;
+  if (!b || b->dtype != OWB_TYPE_FLOAT || b->rank != 2 || b->nelems == 0
+      || owb_node_get_int (node, "transA", 0) != 0)
+    return;
+  gboolean tb = owb_node_get_int (node, "transB", 0) != 0;
+  float alpha = owb_node_get_float (node, "alpha", 1.0f);
+  int64_t K = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
+  const float *src = b->data;
+  if (!tb && alpha == 1.0f)
+    p->pack = _owb_sgemm_pack (K, N, src, N);
+  else
+    {
+      float *t = g_new (float, K * N);
+      for (int64_t k = 0; k < K; k++)
+        for (int64_t n = 0; n < N; n++)
+          t[k * N + n] = alpha * (tb ? src[n * K + k] : src[k * N + n]);
+      p->pack = _owb_sgemm_pack (K, N, t, N);
+      g_free (t);
+    }
+  p->b = owb_tensor_ref (b);
+}
+
 static gboolean
 fused_gemm_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
                     GError **error)
 {
-  Activation *act = g_new0 (Activation, 1);
-  if (!activation_parse (node, act, error))
+  GemmParams *p = g_new0 (GemmParams, 1);
+  if (!activation_parse (node, &p->act, error))
     {
-      g_free (act);
+      g_free (p);
       return FALSE;
     }
-  *state = act;
+  if (!few_rows (input_types, strcmp (node->op_type, "FusedGemm") == 0))
+    pack_constant_b (node, p);
+  *state = p;
+  return TRUE;
+}
+
+static void
+activation_rows (float *c, int64_t rows, int64_t cols, int64_t ldc, gconstpointer data)
+{
+  for (int64_t r = 0; r < rows; r++)
+    epilogue_FLOAT (c + r * ldc, cols, 0, NULL, 0, data);
+}
+
+/* Y = A B' + bias or z (beta folded by the caller), activation in the kernel's registers where it
+ * has it, on B's pack; FALSE when the pack does not apply and the generic path must run. */
+static gboolean
+run_packed (OwbThreadPool *pool, const GemmParams *p, const OwbTensor *b, const GemmJob *j, const float *bias,
+            const float *z)
+{
+  if (!p->pack || b != p->b || j->dtype != OWB_TYPE_FLOAT || j->ta || j->batch != 1 || j->m <= OWB_CPU_GEMV_MAX_M
+      || _owb_sgemm_packed_k (p->pack) != j->k || _owb_sgemm_packed_n (p->pack) != j->n)
+    return FALSE;
+  OwbSgemmEpilogue ep = { .bias = bias, .z = z, .ldz = j->n, .p0 = p->act.p0, .p1 = p->act.p1 };
+  switch (p->act.kind)
+    {
+    case ACT_NONE:
+      break;
+    case ACT_RELU:
+      ep.act = OWB_SGEMM_ACT_CLAMP;
+      ep.p0 = 0;
+      ep.p1 = INFINITY;
+      break;
+    case ACT_CLIP:
+      ep.act = OWB_SGEMM_ACT_CLAMP;
+      break;
+    case ACT_SIGMOID:
+      ep.act = OWB_SGEMM_ACT_SIGMOID;
+      break;
+    case ACT_SWISH:
+      ep.act = OWB_SGEMM_ACT_SWISH;
+      break;
+    case ACT_HARD_SIGMOID:
+      ep.act = OWB_SGEMM_ACT_HARD_SIGMOID;
+      break;
+    case ACT_HARD_SWISH:
+      ep.act = OWB_SGEMM_ACT_HARD_SWISH;
+      break;
+    default:
+      ep.rows_fn = activation_rows;
+      ep.rows_data = &p->act;
+      break;
+    }
+  _owb_sgemm_packed (pool, p->pack, j->m, j->a, j->lda, j->y, j->n, &ep);
   return TRUE;
 }
 
@@ -956,6 +1074,12 @@ compute_fused_matmul (OwbKernelContext *ctx, GError **error)
   j.a = a->data;
   j.b = b->data;
   j.y = y->data;
+  if (run_packed (ctx->pool, ctx->state, b, &j, bias ? bias->data : NULL, NULL))
+    {
+      g_free (j.a_off);
+      g_free (j.b_off);
+      return TRUE;
+    }
   if (bias)
     {
       j.c = bias->data;
@@ -1024,6 +1148,18 @@ compute_fused_gemm (OwbKernelContext *ctx, GError **error)
   j.a = a->data;
   j.b = b->data;
   j.y = y->data;
+  /* the pack takes C as a bias row or a full [m, n] addend, beta 1 */
+  const float *pbias = NULL, *pz = NULL;
+  gboolean packable = !j.c || (j.beta == 1 && j.c_col == 1 && (j.c_row == 0 || j.c_row == j.n));
+  if (j.c && packable)
+    {
+      if (j.c_row == 0)
+        pbias = j.c;
+      else
+        pz = j.c;
+    }
+  if (packable && run_packed (ctx->pool, ctx->state, b, &j, pbias, pz))
+    return TRUE;
   gemm_job_run (ctx->pool, &j);
   return TRUE;
 }
@@ -1032,7 +1168,7 @@ compute_fused_gemm (OwbKernelContext *ctx, GError **error)
 
 const OwbKernelDef _owb_cpu_kernels_fused[] = {
   { "FusedConv", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_conv_prepare, g_free, compute_fused_conv },
-  { "FusedMatMul", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_gemm_prepare, g_free, compute_fused_matmul },
-  { "FusedGemm", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_gemm_prepare, g_free, compute_fused_gemm },
+  { "FusedMatMul", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_gemm_prepare, fused_gemm_free, compute_fused_matmul },
+  { "FusedGemm", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_gemm_prepare, fused_gemm_free, compute_fused_gemm },
   { NULL }
 };

@@ -2,6 +2,7 @@
  * with OpenBLAS doing the floating-point matrix products. */
 #include "../cpu-conv-private.h"
 #include "../cpu-gemv-private.h"
+#include "../cpu-sgemm-private.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -736,6 +737,93 @@ matmul_run (OwbThreadPool *pool, const MatMulPlan *p, OwbDataType dtype, const v
 #undef CASE
 }
 
+/* ---- MatMul / Gemm on a constant B packed once ---- */
+
+/* A float B that is an initializer is packed at prepare (transB resolved, Gemm's alpha folded in) for
+ * cpu-sgemm.c; products of more than OWB_CPU_GEMV_MAX_M rows use the pack while B is that very tensor
+ * (a reference is held, so the address cannot be reused). */
+typedef struct {
+  OwbTensor *b;
+  OwbSgemmPacked *pack;
+} PackedB;
+
+static void
+packed_b_free (gpointer data)
+{
+  PackedB *p = data;
+  if (p)
+    {
+      _owb_sgemm_packed_free (p->pack);
+      owb_tensor_unref (p->b);
+      g_free (p);
+    }
+}
+
+/* TRUE when A is known at prepare to have at most OWB_CPU_GEMV_MAX_M rows (batch-1 Linear layers):
+ * the GEMV path runs then, and a pack would only double B's memory (alexnet's classifier). */
+static gboolean
+few_rows (const OwbValueType *const *input_types, gboolean gemm)
+{
+  const OwbValueType *t = input_types ? input_types[0] : NULL;
+  if (!t || t->rank < 1)
+    return t && t->rank == 0;
+  int64_t rows = 1;
+  int last = gemm ? 1 : t->rank - 1;
+  for (int i = 0; i < MIN (last, t->rank); i++)
+    {
+      if (!owb_dim_is_known (t->dims[i]))
+        return FALSE;
+      rows *= t->dims[i].value;
+    }
+  return rows <= OWB_CPU_GEMV_MAX_M;
+}
+
+static gboolean
+packed_b_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
+                  GError **error)
+{
+  *state = NULL;
+  const char *name = node->n_inputs > 1 ? node->inputs[1] : "";
+  OwbTensor *b = name[0] && node->graph ? owb_graph_get_initializer (node->graph, name) : NULL;
+  gboolean gemm = strcmp (node->op_type, "Gemm") == 0;
+  if (!b || b->dtype != OWB_TYPE_FLOAT || b->rank != 2 || b->nelems == 0
+      || (gemm && owb_node_get_int (node, "transA", 0) != 0) || few_rows (input_types, gemm))
+    return TRUE;
+  gboolean tb = gemm && owb_node_get_int (node, "transB", 0) != 0;
+  float alpha = gemm ? owb_node_get_float (node, "alpha", 1.0f) : 1.0f;
+  int64_t K = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
+  const float *src = b->data;
+  PackedB *p = g_new0 (PackedB, 1);
+  if (!tb && alpha == 1.0f)
+    p->pack = _owb_sgemm_pack (K, N, src, N);
+  else
+    {
+      float *t = g_new (float, K * N);
+      for (int64_t k = 0; k < K; k++)
+        for (int64_t n = 0; n < N; n++)
+          t[k * N + n] = alpha * (tb ? src[n * K + k] : src[k * N + n]);
+      p->pack = _owb_sgemm_pack (K, N, t, N);
+      g_free (t);
+    }
+  p->b = owb_tensor_ref (b);
+  *state = p;
+  return TRUE;
+}
+
+/* Y [rows, n] = A B' (+ bias row or full [rows, n] z) on the pack; FALSE when it does not apply. */
+static gboolean
+packed_b_run (OwbKernelContext *ctx, const OwbTensor *b, int64_t rows, int64_t n, int64_t k, const float *a,
+              const float *bias, const float *z, float *y)
+{
+  const PackedB *p = ctx->state;
+  if (!p || b != p->b || rows <= OWB_CPU_GEMV_MAX_M || _owb_sgemm_packed_k (p->pack) != k
+      || _owb_sgemm_packed_n (p->pack) != n)
+    return FALSE;
+  OwbSgemmEpilogue ep = { .bias = bias, .z = z, .ldz = n };
+  _owb_sgemm_packed (ctx->pool, p->pack, rows, a, k, y, n, &ep);
+  return TRUE;
+}
+
 static gboolean
 compute_matmul (OwbKernelContext *ctx, GError **error)
 {
@@ -749,6 +837,13 @@ compute_matmul (OwbKernelContext *ctx, GError **error)
   MatMulPlan plan;
   if (!matmul_plan_init (ctx, a->rank, a->dims, b->rank, b->dims, y, &plan, error))
     return FALSE;
+  /* B without batch axes: A's batch is one [batch m, k] matrix */
+  if (a->dtype == OWB_TYPE_FLOAT && a->rank >= 2 && b->rank == 2
+      && packed_b_run (ctx, b, plan.batch * plan.m, plan.n, plan.k, a->data, NULL, NULL, y->data))
+    {
+      matmul_plan_clear (&plan);
+      return TRUE;
+    }
   matmul_run (ctx->pool, &plan, a->dtype, a->data, b->data, y->data);
   matmul_plan_clear (&plan);
   return TRUE;
@@ -840,6 +935,11 @@ compute_gemm (OwbKernelContext *ctx, GError **error)
       _owb_cpu_broadcast_strides (c->rank, c->dims, 2, y->dims, cs);
     }
   if (m == 0 || n == 0)
+    return TRUE;
+  /* the pack takes C as a bias row or a full [m, n] addend, beta 1 */
+  if (a->dtype == OWB_TYPE_FLOAT && !ta && (!c || beta == 0 || (beta == 1 && cs[1] == 1 && (cs[0] == 0 || cs[0] == n)))
+      && packed_b_run (ctx, b, m, n, k, a->data, c && beta != 0 && cs[0] == 0 ? c->data : NULL,
+                       c && beta != 0 && cs[0] == n ? c->data : NULL, y->data))
     return TRUE;
   switch (a->dtype)
     {
@@ -995,8 +1095,8 @@ const OwbKernelDef _owb_cpu_kernels_nn[] = {
   { "Conv", "", 1, 0, FLOATS, 0, conv_prepare, g_free, compute_conv },
   { "ConvTranspose", "", 1, 0, FLOATS, 0, conv_prepare, g_free, compute_conv_transpose },
   { "ConvInteger", "", 10, 0, INT8S, 0, conv_prepare, g_free, compute_conv_integer },
-  { "MatMul", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, NULL, NULL, compute_matmul },
+  { "MatMul", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, packed_b_prepare, packed_b_free, compute_matmul },
   { "MatMulInteger", "", 10, 0, INT8S, 0, NULL, NULL, compute_matmul_integer },
-  { "Gemm", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, NULL, NULL, compute_gemm },
+  { "Gemm", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, packed_b_prepare, packed_b_free, compute_gemm },
   { NULL }
 };
