@@ -4,6 +4,7 @@
  * the GEMM accumulates onto it, and the activation runs over the tile right after, while it is
  * still in cache. The passes over memory that separate Add and activation nodes make are what
  * fusion saves. */
+#include "../cpu-activation-private.h"
 #include "../cpu-conv-private.h"
 #include "../cpu-gemv-private.h"
 #include "../cpu-sgemm-private.h"
@@ -11,7 +12,6 @@
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
 #define MAX_SP OWB_MAX_RANK
@@ -29,84 +29,7 @@ pool_threads (OwbThreadPool *pool)
   return pool ? MAX (owb_thread_pool_get_n_threads (pool), 1) : 1;
 }
 
-/* Names the node in errors raised before a kernel context exists (prepare). */
-static void G_GNUC_PRINTF (4, 5)
-node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
-{
-  va_list args;
-  va_start (args, format);
-  char *msg = g_strdup_vprintf (format, args);
-  va_end (args);
-  char *who = owb_node_describe (node);
-  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
-  g_free (who);
-  g_free (msg);
-}
-
 /* ---- activations ---- */
-
-typedef enum {
-  ACT_NONE,
-  ACT_RELU,
-  ACT_LEAKY_RELU,
-  ACT_CLIP,
-  ACT_SIGMOID,
-  ACT_TANH,
-  ACT_HARD_SIGMOID,
-  ACT_HARD_SWISH,
-  ACT_SWISH,
-  ACT_GELU,
-  ACT_FAST_GELU,
-} ActKind;
-
-typedef struct {
-  ActKind kind;
-  double p0, p1; /* LeakyRelu alpha; Clip min, max; HardSigmoid/HardSwish alpha, beta */
-} Activation;
-
-static gboolean
-activation_parse (const OwbNode *node, Activation *act, GError **error)
-{
-  static const struct {
-    const char *name;
-    ActKind kind;
-    int n_params;
-    double p0, p1;
-  } table[] = {
-    { "Relu", ACT_RELU, 0, 0, 0 },
-    { "LeakyRelu", ACT_LEAKY_RELU, 1, 0.01, 0 },
-    { "Clip", ACT_CLIP, 2, -INFINITY, INFINITY },
-    { "Sigmoid", ACT_SIGMOID, 0, 0, 0 },
-    { "Tanh", ACT_TANH, 0, 0, 0 },
-    { "HardSigmoid", ACT_HARD_SIGMOID, 2, 0.2, 0.5 },
-    { "HardSwish", ACT_HARD_SWISH, 2, 1.0 / 6.0, 0.5 },
-    { "Swish", ACT_SWISH, 0, 0, 0 },
-    { "Gelu", ACT_GELU, 0, 0, 0 },
-    { "FastGelu", ACT_FAST_GELU, 0, 0, 0 },
-  };
-  memset (act, 0, sizeof *act);
-  const char *name = owb_node_get_string (node, "activation", NULL);
-  if (!name)
-    return TRUE;
-  int n = 0;
-  const float *params = owb_node_get_floats (node, "activation_params", &n);
-  for (guint i = 0; i < G_N_ELEMENTS (table); i++)
-    if (strcmp (name, table[i].name) == 0)
-      {
-        if (params && n != table[i].n_params)
-          {
-            node_error (node, error, OWB_ERROR_INVALID_MODEL, "activation %s takes %d activation_params, got %d", name,
-                        table[i].n_params, n);
-            return FALSE;
-          }
-        act->kind = table[i].kind;
-        act->p0 = params && n > 0 ? params[0] : table[i].p0;
-        act->p1 = params && n > 1 ? params[1] : table[i].p1;
-        return TRUE;
-      }
-  node_error (node, error, OWB_ERROR_INVALID_MODEL, "activation '%s' is not supported", name);
-  return FALSE;
-}
 
 /* ---- typed building blocks, stamped per float type ---- */
 
@@ -307,7 +230,7 @@ tanh_DOUBLE (double x)
  * the loops. Comparisons are written so that NaN passes through like the standalone ops. */
 #define DEFINE_BLOCKS(T, NAME)                                                                                     \
   /* y[j] = act (y[j] + s + vs * v[j]) for j < n; v may be NULL. */                                               \
-  static void epilogue_##NAME (T *restrict y, int64_t n, T s, const T *restrict v, T vs, const Activation *act)   \
+  static void epilogue_##NAME (T *restrict y, int64_t n, T s, const T *restrict v, T vs, const OwbCpuActivation *act)   \
   {                                                                                                                \
     enum { L = LANES_##NAME };                                                                                     \
     const vec_##NAME zero = (vec_##NAME){}, sv = zero + s, vsv = zero + vs;                                        \
@@ -348,42 +271,42 @@ tanh_DOUBLE (double x)
 #define EPILOGUE_LOOPS(T, NAME)                                                                                    \
   switch (act->kind)                                                                                               \
     {                                                                                                              \
-    case ACT_NONE:                                                                                                 \
+    case OWB_CPU_ACT_NONE:                                                                                                 \
       EPILOGUE_LOOP (T, NAME, x, x);                                                                               \
       break;                                                                                                       \
-    case ACT_RELU:                                                                                                 \
+    case OWB_CPU_ACT_RELU:                                                                                                 \
       EPILOGUE_LOOP (T, NAME, vselect_##NAME (x < zero, zero, x), x < 0 ? (T) 0 : x);                              \
       break;                                                                                                       \
-    case ACT_LEAKY_RELU:                                                                                           \
+    case OWB_CPU_ACT_LEAKY_RELU:                                                                                           \
       EPILOGUE_LOOP (T, NAME, vselect_##NAME (x < zero, x * p0v, x), x < 0 ? x * p0 : x);                          \
       break;                                                                                                       \
-    case ACT_CLIP:                                                                                                 \
+    case OWB_CPU_ACT_CLIP:                                                                                                 \
       EPILOGUE_LOOP (T, NAME, vselect_##NAME (x > p1v, p1v, vselect_##NAME (x < p0v, p0v, x)),                     \
                      x < p0 ? p0 : (x > p1 ? p1 : x));                                                             \
       break;                                                                                                       \
-    case ACT_HARD_SIGMOID:                                                                                         \
+    case OWB_CPU_ACT_HARD_SIGMOID:                                                                                         \
       EPILOGUE_LOOP (T, NAME, vclamp01_##NAME (x * p0v + p1v), clamp01_##NAME (x * p0 + p1));                      \
       break;                                                                                                       \
-    case ACT_HARD_SWISH:                                                                                           \
+    case OWB_CPU_ACT_HARD_SWISH:                                                                                           \
       EPILOGUE_LOOP (T, NAME, x * vclamp01_##NAME (x * p0v + p1v), x * clamp01_##NAME (x * p0 + p1));              \
       break;                                                                                                       \
-    case ACT_SIGMOID:                                                                                              \
+    case OWB_CPU_ACT_SIGMOID:                                                                                              \
       EPILOGUE_LOOP (T, NAME, x, x);                                                                               \
       logistic_##NAME (y, n, FALSE);                                                                               \
       break;                                                                                                       \
-    case ACT_TANH:                                                                                                 \
+    case OWB_CPU_ACT_TANH:                                                                                                 \
       EPILOGUE_LOOP (T, NAME, x, x);                                                                               \
       for (int64_t i = 0; i < n; i++)                                                                              \
         y[i] = tanh_##NAME (y[i]);                                                                                 \
       break;                                                                                                       \
-    case ACT_SWISH:                                                                                                \
+    case OWB_CPU_ACT_SWISH:                                                                                                \
       EPILOGUE_LOOP (T, NAME, x, x);                                                                               \
       logistic_##NAME (y, n, TRUE);                                                                                \
       break;                                                                                                       \
-    case ACT_GELU:                                                                                                 \
-    case ACT_FAST_GELU:                                                                                            \
+    case OWB_CPU_ACT_GELU:                                                                                                 \
+    case OWB_CPU_ACT_FAST_GELU:                                                                                            \
       EPILOGUE_LOOP (T, NAME, x, x);                                                                               \
-      gelu_##NAME (y, n, act->kind == ACT_FAST_GELU);                                                              \
+      gelu_##NAME (y, n, act->kind == OWB_CPU_ACT_FAST_GELU);                                                              \
       break;                                                                                                       \
     }
 
@@ -439,7 +362,7 @@ OWB_CPU_FOR_FLOATS (DEFINE_GEMM)
 /* FusedConv: a Conv's attributes plus the activation applied in the epilogue. */
 typedef struct {
   OwbCpuConvParams conv;
-  Activation act;
+  OwbCpuActivation act;
 } ConvParams;
 typedef OwbCpuConvGeom ConvGeom;
 
@@ -449,7 +372,7 @@ fused_conv_prepare (const OwbNode *node, int opset, const OwbValueType *const *i
                     GError **error)
 {
   ConvParams *p = g_new (ConvParams, 1);
-  if (!_owb_cpu_conv_params_parse (node, &p->conv, error) || !activation_parse (node, &p->act, error))
+  if (!_owb_cpu_conv_params_parse (node, &p->conv, error) || !_owb_cpu_activation_parse (node, &p->act, error))
     {
       g_free (p);
       return FALSE;
@@ -463,7 +386,7 @@ fused_conv_prepare (const OwbNode *node, int opset, const OwbValueType *const *i
 
 typedef struct {
   const ConvGeom *g;
-  const Activation *act;
+  const OwbCpuActivation *act;
   OwbDataType dtype;
   const void *x, *w, *bias, *z;
   void *y;
@@ -578,7 +501,7 @@ typedef struct {
             gemm_##NAME (FALSE, FALSE, mn, len, rows, 1, wg, rows, col, len, beta, yg + p0, g->out_size);          \
           }                                                                                                        \
         /* the tile is in cache now: the activation in one pass over it */                                        \
-        if (job->act->kind != ACT_NONE)                                                                            \
+        if (job->act->kind != OWB_CPU_ACT_NONE)                                                                            \
           for (int64_t m = 0; m < mn; m++)                                                                         \
             epilogue_##NAME (yg + m * g->out_size + p0, len, 0, NULL, 0, job->act);                                \
       }                                                                                                            \
@@ -599,7 +522,7 @@ conv_tiles_chunk (int64_t begin, int64_t end, gpointer data)
 
 /* The depthwise kernel's row epilogue: residual and activation (the bias is already in). */
 typedef struct {
-  const Activation *act;
+  const OwbCpuActivation *act;
   OwbDataType dtype;
   const void *z;
 } DepthwiseEpilogue;
@@ -651,7 +574,7 @@ compute_fused_conv (OwbKernelContext *ctx, GError **error)
   if (_owb_cpu_conv_is_depthwise (&g))
     {
       DepthwiseEpilogue e = { &p->act, x->dtype, job.z };
-      gboolean needed = job.z || p->act.kind != ACT_NONE;
+      gboolean needed = job.z || p->act.kind != OWB_CPU_ACT_NONE;
       _owb_cpu_depthwise_conv (ctx->pool, &g, x->dtype, job.x, job.w, job.bias, job.y,
                                needed ? depthwise_epilogue : NULL, &e);
       return TRUE;
@@ -705,7 +628,7 @@ typedef struct {
   const void *a, *b, *c;
   int64_t c_row, c_col;
   void *y;
-  Activation act;
+  OwbCpuActivation act;
   int64_t block, nblocks;
 } GemmJob;
 
@@ -765,7 +688,7 @@ small_gemm_DOUBLE (gboolean ta, gboolean tb, int64_t m, int64_t n, int64_t k, do
                                 c != NULL, yb, j->n))                                                              \
           gemm_##NAME (j->ta, j->tb, r1 - r0, c1 - c0, j->k, (T) j->alpha, a, j->lda, b, j->ldb, c ? 1 : 0, yb,    \
                        j->n);                                                                                      \
-        if (j->act.kind != ACT_NONE)                                                                               \
+        if (j->act.kind != OWB_CPU_ACT_NONE)                                                                               \
           for (int64_t i = r0; i < r1; i++)                                                                        \
             epilogue_##NAME (y + i * j->n + c0, c1 - c0, 0, NULL, 0, &j->act);                                     \
       }                                                                                                            \
@@ -826,9 +749,9 @@ gemm_job_run (OwbThreadPool *pool, GemmJob *j)
 
 /* A constant float B (an initializer) is packed once for cpu-sgemm.c, transB resolved and alpha folded
  * in; runs of more than OWB_CPU_GEMV_MAX_M rows use the pack while B is that very tensor (a reference
- * is held, so the address cannot be reused). `act` comes first: compute reads the state as an Activation. */
+ * is held, so the address cannot be reused). `act` comes first: compute reads the state as an OwbCpuActivation. */
 typedef struct {
-  Activation act;
+  OwbCpuActivation act;
   OwbTensor *b;
   OwbSgemmPacked *pack;
 } GemmParams;
@@ -894,7 +817,7 @@ fused_gemm_prepare (const OwbNode *node, int opset, const OwbValueType *const *i
                     GError **error)
 {
   GemmParams *p = g_new0 (GemmParams, 1);
-  if (!activation_parse (node, &p->act, error))
+  if (!_owb_cpu_activation_parse (node, &p->act, error))
     {
       g_free (p);
       return FALSE;
@@ -924,26 +847,26 @@ run_packed (OwbThreadPool *pool, const GemmParams *p, const OwbTensor *b, const 
   OwbSgemmEpilogue ep = { .bias = bias, .z = z, .ldz = j->n, .p0 = p->act.p0, .p1 = p->act.p1 };
   switch (p->act.kind)
     {
-    case ACT_NONE:
+    case OWB_CPU_ACT_NONE:
       break;
-    case ACT_RELU:
+    case OWB_CPU_ACT_RELU:
       ep.act = OWB_SGEMM_ACT_CLAMP;
       ep.p0 = 0;
       ep.p1 = INFINITY;
       break;
-    case ACT_CLIP:
+    case OWB_CPU_ACT_CLIP:
       ep.act = OWB_SGEMM_ACT_CLAMP;
       break;
-    case ACT_SIGMOID:
+    case OWB_CPU_ACT_SIGMOID:
       ep.act = OWB_SGEMM_ACT_SIGMOID;
       break;
-    case ACT_SWISH:
+    case OWB_CPU_ACT_SWISH:
       ep.act = OWB_SGEMM_ACT_SWISH;
       break;
-    case ACT_HARD_SIGMOID:
+    case OWB_CPU_ACT_HARD_SIGMOID:
       ep.act = OWB_SGEMM_ACT_HARD_SIGMOID;
       break;
-    case ACT_HARD_SWISH:
+    case OWB_CPU_ACT_HARD_SWISH:
       ep.act = OWB_SGEMM_ACT_HARD_SWISH;
       break;
     default:
@@ -1056,7 +979,7 @@ compute_fused_matmul (OwbKernelContext *ctx, GError **error)
   GemmJob j = { .dtype = a->dtype, .alpha = owb_node_get_float (ctx->node, "alpha", 1.0f), .beta = 1 };
   j.ta = owb_node_get_int (ctx->node, "transA", 0) != 0;
   j.tb = owb_node_get_int (ctx->node, "transB", 0) != 0;
-  j.act = *(const Activation *) ctx->state;
+  j.act = *(const OwbCpuActivation *) ctx->state;
   if (b->dtype != a->dtype || (bias && bias->dtype != a->dtype))
     {
       owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "A, B and bias must have one type");
@@ -1104,7 +1027,7 @@ compute_fused_gemm (OwbKernelContext *ctx, GError **error)
   j.tb = owb_node_get_int (ctx->node, "transB", 0) != 0;
   j.alpha = owb_node_get_float (ctx->node, "alpha", 1.0f);
   j.beta = owb_node_get_float (ctx->node, "beta", 1.0f);
-  j.act = *(const Activation *) ctx->state;
+  j.act = *(const OwbCpuActivation *) ctx->state;
   if (a->rank != 2 || b->rank != 2 || y->rank != 2 || b->dtype != a->dtype || (c && c->dtype != a->dtype))
     {
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "A and B must be 2-D tensors of one type");

@@ -4,6 +4,7 @@
  * im2col copies runs of C values, a depthwise convolution vectorises across channels, and the
  * bias/residual/activation epilogue is one pass over a contiguous tile. Constant weights are
  * packed at prepare time for cpu-sgemm.c, which applies that epilogue in registers. */
+#include "../cpu-activation-private.h"
 #include "../cpu-conv-private.h"
 #include "../cpu-sgemm-private.h"
 
@@ -48,69 +49,6 @@ pool_threads (OwbThreadPool *pool)
 }
 
 /* ---- activation epilogue (the FusedConv set) ---- */
-
-typedef enum {
-  ACT_NONE,
-  ACT_RELU,
-  ACT_LEAKY_RELU,
-  ACT_CLIP,
-  ACT_SIGMOID,
-  ACT_TANH,
-  ACT_HARD_SIGMOID,
-  ACT_HARD_SWISH,
-  ACT_SWISH,
-  ACT_GELU,
-  ACT_FAST_GELU,
-} ActKind;
-
-typedef struct {
-  ActKind kind;
-  float p0, p1;
-} Activation;
-
-static gboolean
-activation_parse (const OwbNode *node, Activation *act, GError **error)
-{
-  static const struct {
-    const char *name;
-    ActKind kind;
-    int n_params;
-    float p0, p1;
-  } table[] = {
-    { "Relu", ACT_RELU, 0, 0, 0 },
-    { "LeakyRelu", ACT_LEAKY_RELU, 1, 0.01f, 0 },
-    { "Clip", ACT_CLIP, 2, -INFINITY, INFINITY },
-    { "Sigmoid", ACT_SIGMOID, 0, 0, 0 },
-    { "Tanh", ACT_TANH, 0, 0, 0 },
-    { "HardSigmoid", ACT_HARD_SIGMOID, 2, 0.2f, 0.5f },
-    { "HardSwish", ACT_HARD_SWISH, 2, 1.0f / 6.0f, 0.5f },
-    { "Swish", ACT_SWISH, 0, 0, 0 },
-    { "Gelu", ACT_GELU, 0, 0, 0 },
-    { "FastGelu", ACT_FAST_GELU, 0, 0, 0 },
-  };
-  memset (act, 0, sizeof *act);
-  const char *name = owb_node_get_string (node, "activation", NULL);
-  if (!name)
-    return TRUE;
-  int n = 0;
-  const float *params = owb_node_get_floats (node, "activation_params", &n);
-  for (guint i = 0; i < G_N_ELEMENTS (table); i++)
-    if (strcmp (name, table[i].name) == 0)
-      {
-        if (params && n != table[i].n_params)
-          {
-            node_error (node, error, OWB_ERROR_INVALID_MODEL, "activation %s takes %d activation_params, got %d", name,
-                        table[i].n_params, n);
-            return FALSE;
-          }
-        act->kind = table[i].kind;
-        act->p0 = params && n > 0 ? params[0] : table[i].p0;
-        act->p1 = params && n > 1 ? params[1] : table[i].p1;
-        return TRUE;
-      }
-  node_error (node, error, OWB_ERROR_INVALID_MODEL, "activation '%s' is not supported", name);
-  return FALSE;
-}
 
 /* 32-byte GCC vectors: the hot loops below are compiled twice (target_clones), for AVX2 + FMA where
  * the CPU has them and for the baseline, where each vector is two SSE registers. */
@@ -173,39 +111,39 @@ clamp01 (float x)
 
 /* y = act (y) over n contiguous values; comparisons written so that NaN passes through. */
 SIMD_CLONES static void
-activate (float *restrict y, int64_t n, const Activation *act)
+activate (float *restrict y, int64_t n, const OwbCpuActivation *act)
 {
   const float p0 = act->p0, p1 = act->p1;
   const vf zero = (vf){}, one = zero + 1.0f;
   int64_t j = 0;
   switch (act->kind)
     {
-    case ACT_NONE:
+    case OWB_CPU_ACT_NONE:
       break;
-    case ACT_RELU:
+    case OWB_CPU_ACT_RELU:
       for (; j < n; j++)
         y[j] = y[j] < 0 ? 0.0f : y[j];
       break;
-    case ACT_LEAKY_RELU:
+    case OWB_CPU_ACT_LEAKY_RELU:
       for (; j < n; j++)
         y[j] = y[j] < 0 ? y[j] * p0 : y[j];
       break;
-    case ACT_CLIP:
+    case OWB_CPU_ACT_CLIP:
       for (; j < n; j++)
         y[j] = y[j] < p0 ? p0 : (y[j] > p1 ? p1 : y[j]);
       break;
-    case ACT_HARD_SIGMOID:
+    case OWB_CPU_ACT_HARD_SIGMOID:
       for (; j < n; j++)
         y[j] = clamp01 (y[j] * p0 + p1);
       break;
-    case ACT_HARD_SWISH:
+    case OWB_CPU_ACT_HARD_SWISH:
       for (; j < n; j++)
         y[j] = y[j] * clamp01 (y[j] * p0 + p1);
       break;
-    case ACT_SIGMOID:
-    case ACT_SWISH:
+    case OWB_CPU_ACT_SIGMOID:
+    case OWB_CPU_ACT_SWISH:
       {
-        gboolean swish = act->kind == ACT_SWISH;
+        gboolean swish = act->kind == OWB_CPU_ACT_SWISH;
         for (; j + L <= n; j += L)
           {
             vf x = vload (y + j);
@@ -215,15 +153,15 @@ activate (float *restrict y, int64_t n, const Activation *act)
           y[j] = (swish ? y[j] : 1.0f) / (1.0f + expf (-y[j]));
       }
       break;
-    case ACT_TANH:
+    case OWB_CPU_ACT_TANH:
       for (; j < n; j++)
         y[j] = tanhf (y[j]);
       break;
-    case ACT_GELU:
+    case OWB_CPU_ACT_GELU:
       for (; j < n; j++)
         y[j] = 0.5f * y[j] * (1.0f + erff (y[j] * 0.70710678118654752440f));
       break;
-    case ACT_FAST_GELU:
+    case OWB_CPU_ACT_FAST_GELU:
       for (; j + L <= n; j += L)
         {
           vf x = vload (y + j);
@@ -244,7 +182,7 @@ activate (float *restrict y, int64_t n, const Activation *act)
  * only while W is that very tensor (a reference is held, so the address cannot be reused). */
 typedef struct {
   OwbCpuConvParams conv;
-  Activation act;
+  OwbCpuActivation act;
   OwbTensor *w;
   int64_t n_packs;
   OwbSgemmPacked **packs;
@@ -286,7 +224,7 @@ nhwc_conv_prepare (const OwbNode *node, int opset, const OwbValueType *const *in
                    GError **error)
 {
   NhwcConvParams *p = g_new0 (NhwcConvParams, 1);
-  if (!_owb_cpu_conv_params_parse (node, &p->conv, error) || !activation_parse (node, &p->act, error))
+  if (!_owb_cpu_conv_params_parse (node, &p->conv, error) || !_owb_cpu_activation_parse (node, &p->act, error))
     {
       g_free (p);
       return FALSE;
@@ -298,7 +236,7 @@ nhwc_conv_prepare (const OwbNode *node, int opset, const OwbValueType *const *in
 
 typedef struct {
   const OwbCpuConvGeom *g;
-  const Activation *act;
+  const OwbCpuActivation *act;
   const float *x, *w, *bias, *z;
   float *y;
   int64_t P;           /* output pixels, N * OH * OW */
@@ -444,7 +382,7 @@ conv_units (int64_t begin, int64_t end, gpointer data)
             cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) len, (int) gmn, (int) K, 1.0f, a, (int) lda,
                          w, (int) M, beta, yg, (int) M);
         }
-      if (job->act->kind != ACT_NONE)
+      if (job->act->kind != OWB_CPU_ACT_NONE)
         {
           if (mn == M)
             activate (y, len * M, job->act);
@@ -477,31 +415,31 @@ packed_units (int64_t begin, int64_t end, gpointer data)
   int64_t M = g->M, Mg = g->Mg, Cg = g->Cg, K = job->K, G = g->group;
   float *col = job->direct ? NULL : g_new (float, MAX (job->tile * K, 1));
   OwbSgemmEpilogue ep = { .ldz = M };
-  const Activation *act = job->act;
+  const OwbCpuActivation *act = job->act;
   ep.p0 = act->p0;
   ep.p1 = act->p1;
   switch (act->kind)
     {
-    case ACT_NONE:
+    case OWB_CPU_ACT_NONE:
       break;
-    case ACT_RELU:
+    case OWB_CPU_ACT_RELU:
       ep.act = OWB_SGEMM_ACT_CLAMP;
       ep.p0 = 0;
       ep.p1 = INFINITY;
       break;
-    case ACT_CLIP:
+    case OWB_CPU_ACT_CLIP:
       ep.act = OWB_SGEMM_ACT_CLAMP;
       break;
-    case ACT_SIGMOID:
+    case OWB_CPU_ACT_SIGMOID:
       ep.act = OWB_SGEMM_ACT_SIGMOID;
       break;
-    case ACT_SWISH:
+    case OWB_CPU_ACT_SWISH:
       ep.act = OWB_SGEMM_ACT_SWISH;
       break;
-    case ACT_HARD_SIGMOID:
+    case OWB_CPU_ACT_HARD_SIGMOID:
       ep.act = OWB_SGEMM_ACT_HARD_SIGMOID;
       break;
-    case ACT_HARD_SWISH:
+    case OWB_CPU_ACT_HARD_SWISH:
       ep.act = OWB_SGEMM_ACT_HARD_SWISH;
       break;
     default:

@@ -1,0 +1,33 @@
+/* cpu-activation-private.h: the activation epilogue of the fused ops (FusedConv, FusedGemm,
+ * FusedMatMul, NhwcConv): its kinds and parameters, parsed once from a node's `activation` and
+ * `activation_params` attributes. Each kernel file applies it in its own vector loops. */
+#pragma once
+
+#include <owb/owb.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  OWB_CPU_ACT_NONE,
+  OWB_CPU_ACT_RELU,
+  OWB_CPU_ACT_LEAKY_RELU,
+  OWB_CPU_ACT_CLIP,
+  OWB_CPU_ACT_SIGMOID,
+  OWB_CPU_ACT_TANH,
+  OWB_CPU_ACT_HARD_SIGMOID,
+  OWB_CPU_ACT_HARD_SWISH,
+  OWB_CPU_ACT_SWISH,
+  OWB_CPU_ACT_GELU,
+  OWB_CPU_ACT_FAST_GELU,
+} OwbCpuActivationKind;
+
+typedef struct {
+  OwbCpuActivationKind kind;
+  double p0, p1; /* LeakyRelu alpha; Clip min, max; HardSigmoid/HardSwish alpha, beta */
+} OwbCpuActivation;
+
+/* Reads the node's activation (none when absent). An unknown name or a wrong number of
+ * activation_params is an OWB_ERROR_INVALID_MODEL error naming the node. */
+gboolean _owb_cpu_activation_parse (const OwbNode *node, OwbCpuActivation *act, GError **error);
+
+G_END_DECLS
