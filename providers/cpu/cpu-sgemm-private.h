@@ -59,6 +59,16 @@ void _owb_sgemm_partition (int64_t rows, int64_t N, int threads, int64_t max_row
                            int64_t *col_block);
 
 /* TRUE when the AVX2+FMA microkernel runs (the CPU has it and the fallback is not forced). */
+/* Packs input 1 of a MatMul/Gemm-like node when it is a constant float [K, N] initializer
+ * (transposed when trans_b, scaled by alpha), for _owb_sgemm_packed. NULL (nothing packed) when it
+ * is not such a constant, when trans_a is set, or when A is known at prepare to have at most
+ * OWB_CPU_GEMV_MAX_M rows: the GEMV path runs then, and a pack would only double B's memory
+ * (alexnet's classifier). `gemm_rows`: A is [M, K] (Gemm) rather than [..., M, K] (MatMul).
+ * On success *b receives a reference to B, so a run can check its input is that same tensor. */
+OwbSgemmPacked *_owb_sgemm_pack_constant_b (const OwbNode *node, const OwbValueType *const *input_types,
+                                            gboolean gemm_rows, gboolean trans_a, gboolean trans_b, float alpha,
+                                            OwbTensor **b);
+
 gboolean _owb_sgemm_uses_avx2 (void);
 /* Tests: force the portable microkernel (TRUE) or go back to choosing by CPU features (FALSE). */
 void _owb_sgemm_force_portable (gboolean force);

@@ -4,6 +4,7 @@
  * while the KC x NC block of B streams from L2; bias, residual and activation are applied in registers
  * on the last depth block. */
 #include "cpu-sgemm-private.h"
+#include "cpu-gemv-private.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -528,4 +529,50 @@ _owb_sgemm_packed (OwbThreadPool *pool, const OwbSgemmPacked *b, int64_t rows, c
   j.ncb = (b->N + j.col_block - 1) / j.col_block;
   int64_t units = (rows + j.row_tile - 1) / j.row_tile * j.ncb;
   owb_parallel_for (pool, units, 1, job_units, &j);
+}
+
+/* TRUE when A is known at prepare to have at most OWB_CPU_GEMV_MAX_M rows. */
+static gboolean
+few_rows (const OwbValueType *const *input_types, gboolean gemm_rows)
+{
+  const OwbValueType *t = input_types ? input_types[0] : NULL;
+  if (!t || t->rank < 1)
+    return t && t->rank == 0;
+  int64_t rows = 1;
+  int last = gemm_rows ? 1 : t->rank - 1;
+  for (int i = 0; i < MIN (last, t->rank); i++)
+    {
+      if (!owb_dim_is_known (t->dims[i]))
+        return FALSE;
+      rows *= t->dims[i].value;
+    }
+  return rows <= OWB_CPU_GEMV_MAX_M;
+}
+
+OwbSgemmPacked *
+_owb_sgemm_pack_constant_b (const OwbNode *node, const OwbValueType *const *input_types, gboolean gemm_rows,
+                            gboolean trans_a, gboolean trans_b, float alpha, OwbTensor **b_out)
+{
+  *b_out = NULL;
+  const char *name = node->n_inputs > 1 ? node->inputs[1] : "";
+  OwbTensor *b = name[0] && node->graph ? owb_graph_get_initializer (node->graph, name) : NULL;
+  if (!b || b->dtype != OWB_TYPE_FLOAT || b->rank != 2 || b->nelems == 0 || trans_a
+      || few_rows (input_types, gemm_rows))
+    return NULL;
+  int64_t K = trans_b ? b->dims[1] : b->dims[0], N = trans_b ? b->dims[0] : b->dims[1];
+  const float *src = b->data;
+  OwbSgemmPacked *pack;
+  if (!trans_b && alpha == 1.0f)
+    pack = _owb_sgemm_pack (K, N, src, N);
+  else
+    {
+      float *t = g_new (float, K * N);
+      for (int64_t k = 0; k < K; k++)
+        for (int64_t n = 0; n < N; n++)
+          t[k * N + n] = alpha * (trans_b ? src[n * K + k] : src[k * N + n]);
+      pack = _owb_sgemm_pack (K, N, t, N);
+      g_free (t);
+    }
+  *b_out = owb_tensor_ref (b);
+  return pack;
 }

@@ -767,51 +767,6 @@ fused_gemm_free (gpointer data)
   g_free (p);
 }
 
-/* TRUE when A is known at prepare to have at most OWB_CPU_GEMV_MAX_M rows (batch-1 Linear layers):
- * the GEMV path runs then, and a pack would only double B's memory (alexnet's classifier). */
-static gboolean
-few_rows (const OwbValueType *const *input_types, gboolean gemm)
-{
-  const OwbValueType *t = input_types ? input_types[0] : NULL;
-  if (!t || t->rank < 1)
-    return t && t->rank == 0;
-  int64_t rows = 1;
-  int last = gemm ? 1 : t->rank - 1;
-  for (int i = 0; i < MIN (last, t->rank); i++)
-    {
-      if (!owb_dim_is_known (t->dims[i]))
-        return FALSE;
-      rows *= t->dims[i].value;
-    }
-  return rows <= OWB_CPU_GEMV_MAX_M;
-}
-
-static void
-pack_constant_b (const OwbNode *node, GemmParams *p)
-{
-  const char *name = node->n_inputs > 1 ? node->inputs[1] : "";
-  OwbTensor *b = name[0] && node->graph ? owb_graph_get_initializer (node->graph, name) : NULL;
-  if (!b || b->dtype != OWB_TYPE_FLOAT || b->rank != 2 || b->nelems == 0
-      || owb_node_get_int (node, "transA", 0) != 0)
-    return;
-  gboolean tb = owb_node_get_int (node, "transB", 0) != 0;
-  float alpha = owb_node_get_float (node, "alpha", 1.0f);
-  int64_t K = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
-  const float *src = b->data;
-  if (!tb && alpha == 1.0f)
-    p->pack = _owb_sgemm_pack (K, N, src, N);
-  else
-    {
-      float *t = g_new (float, K * N);
-      for (int64_t k = 0; k < K; k++)
-        for (int64_t n = 0; n < N; n++)
-          t[k * N + n] = alpha * (tb ? src[n * K + k] : src[k * N + n]);
-      p->pack = _owb_sgemm_pack (K, N, t, N);
-      g_free (t);
-    }
-  p->b = owb_tensor_ref (b);
-}
-
 static gboolean
 fused_gemm_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
                     GError **error)
@@ -822,8 +777,10 @@ fused_gemm_prepare (const OwbNode *node, int opset, const OwbValueType *const *i
       g_free (p);
       return FALSE;
     }
-  if (!few_rows (input_types, strcmp (node->op_type, "FusedGemm") == 0))
-    pack_constant_b (node, p);
+  p->pack = _owb_sgemm_pack_constant_b (node, input_types, strcmp (node->op_type, "FusedGemm") == 0,
+                                        owb_node_get_int (node, "transA", 0) != 0,
+                                        owb_node_get_int (node, "transB", 0) != 0,
+                                        owb_node_get_float (node, "alpha", 1.0f), &p->b);
   *state = p;
   return TRUE;
 }

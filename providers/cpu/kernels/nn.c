@@ -759,54 +759,23 @@ packed_b_free (gpointer data)
     }
 }
 
-/* TRUE when A is known at prepare to have at most OWB_CPU_GEMV_MAX_M rows (batch-1 Linear layers):
- * the GEMV path runs then, and a pack would only double B's memory (alexnet's classifier). */
-static gboolean
-few_rows (const OwbValueType *const *input_types, gboolean gemm)
-{
-  const OwbValueType *t = input_types ? input_types[0] : NULL;
-  if (!t || t->rank < 1)
-    return t && t->rank == 0;
-  int64_t rows = 1;
-  int last = gemm ? 1 : t->rank - 1;
-  for (int i = 0; i < MIN (last, t->rank); i++)
-    {
-      if (!owb_dim_is_known (t->dims[i]))
-        return FALSE;
-      rows *= t->dims[i].value;
-    }
-  return rows <= OWB_CPU_GEMV_MAX_M;
-}
-
 static gboolean
 packed_b_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
                   GError **error)
 {
-  *state = NULL;
-  const char *name = node->n_inputs > 1 ? node->inputs[1] : "";
-  OwbTensor *b = name[0] && node->graph ? owb_graph_get_initializer (node->graph, name) : NULL;
   gboolean gemm = strcmp (node->op_type, "Gemm") == 0;
-  if (!b || b->dtype != OWB_TYPE_FLOAT || b->rank != 2 || b->nelems == 0
-      || (gemm && owb_node_get_int (node, "transA", 0) != 0) || few_rows (input_types, gemm))
-    return TRUE;
-  gboolean tb = gemm && owb_node_get_int (node, "transB", 0) != 0;
-  float alpha = gemm ? owb_node_get_float (node, "alpha", 1.0f) : 1.0f;
-  int64_t K = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
-  const float *src = b->data;
-  PackedB *p = g_new0 (PackedB, 1);
-  if (!tb && alpha == 1.0f)
-    p->pack = _owb_sgemm_pack (K, N, src, N);
-  else
+  OwbTensor *b = NULL;
+  OwbSgemmPacked *pack = _owb_sgemm_pack_constant_b (
+    node, input_types, gemm, gemm && owb_node_get_int (node, "transA", 0) != 0,
+    gemm && owb_node_get_int (node, "transB", 0) != 0, gemm ? owb_node_get_float (node, "alpha", 1.0f) : 1.0f, &b);
+  *state = NULL;
+  if (pack)
     {
-      float *t = g_new (float, K * N);
-      for (int64_t k = 0; k < K; k++)
-        for (int64_t n = 0; n < N; n++)
-          t[k * N + n] = alpha * (tb ? src[n * K + k] : src[k * N + n]);
-      p->pack = _owb_sgemm_pack (K, N, t, N);
-      g_free (t);
+      PackedB *p = g_new0 (PackedB, 1);
+      p->pack = pack;
+      p->b = b;
+      *state = p;
     }
-  p->b = owb_tensor_ref (b);
-  *state = p;
   return TRUE;
 }
 
