@@ -25,8 +25,13 @@ struct _OwbPassContext {
   GHashTable *producer;  /* value name -> OwbNode * */
   GHashTable *consumers; /* value name -> GPtrArray of OwbNode * (a node once per input slot) */
   GHashTable *outer_reads; /* names read by subgraphs of nodes (counted as extra uses) */
-  gboolean maps_valid;
+  gboolean maps_valid;     /* adding and removing nodes keeps the maps; other edits rebuild them */
+  GHashTable *names;       /* every name in use or handed out (node, value, initializer), built once */
+  GHashTable *next_suffix; /* base -> the next suffix _owb_pass_unique_name tries */
 };
+
+/* Frees what a pass built in its context (the maps and the name set). */
+void _owb_pass_context_clear (OwbPassContext *ctx);
 
 /* The opset of the default domain. */
 int _owb_pass_opset (OwbPassContext *ctx);

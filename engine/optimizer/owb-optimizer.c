@@ -135,9 +135,7 @@ owb_model_optimize (OwbModel *model, const OwbOptimizeOptions *options, OwbOptim
       OwbPassContext ctx = { .model = model, .graph = model->graph, .options = options, .report = pr };
       gint64 start = g_get_monotonic_time ();
       ok = pass->run (&ctx, error);
-      g_clear_pointer (&ctx.producer, g_hash_table_unref);
-      g_clear_pointer (&ctx.consumers, g_hash_table_unref);
-      g_clear_pointer (&ctx.outer_reads, g_hash_table_unref);
+      _owb_pass_context_clear (&ctx);
       /* Each pass leaves a valid, sorted, inferred graph for the next one. */
       if (ok)
         ok = owb_model_infer_shapes (model, error);

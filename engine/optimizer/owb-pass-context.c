@@ -5,6 +5,72 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* The maps own their keys: a removed node's strings are freed with it while other nodes may still
+ * read the same names. */
+static void
+index_node (OwbPassContext *ctx, OwbNode *node)
+{
+  for (int o = 0; o < node->n_outputs; o++)
+    if (node->outputs[o][0])
+      g_hash_table_insert (ctx->producer, g_strdup (node->outputs[o]), node);
+  for (int i = 0; i < node->n_inputs; i++)
+    {
+      if (!node->inputs[i][0])
+        continue;
+      GPtrArray *list = g_hash_table_lookup (ctx->consumers, node->inputs[i]);
+      if (!list)
+        {
+          list = g_ptr_array_new ();
+          g_hash_table_insert (ctx->consumers, g_strdup (node->inputs[i]), list);
+        }
+      g_ptr_array_add (list, node);
+    }
+  for (int a = 0; a < node->n_attributes; a++)
+    {
+      const OwbAttribute *attr = &node->attributes[a];
+      if (attr->type == OWB_ATTR_GRAPH && attr->g)
+        _owb_graph_collect_outer_refs (attr->g, ctx->outer_reads);
+      for (int k = 0; attr->type == OWB_ATTR_GRAPHS && k < attr->n; k++)
+        _owb_graph_collect_outer_refs (attr->graphs[k], ctx->outer_reads);
+    }
+}
+
+static gboolean
+has_subgraphs (const OwbNode *node)
+{
+  for (int a = 0; a < node->n_attributes; a++)
+    if (node->attributes[a].type == OWB_ATTR_GRAPH || node->attributes[a].type == OWB_ATTR_GRAPHS)
+      return TRUE;
+  return FALSE;
+}
+
+/* Takes a node that is about to leave the graph out of valid maps (a node with subgraphs makes them
+ * rebuild: its outer reads may be shared with others). */
+static void
+unindex_node (OwbPassContext *ctx, OwbNode *node)
+{
+  if (!ctx->maps_valid)
+    return;
+  if (has_subgraphs (node))
+    {
+      ctx->maps_valid = FALSE;
+      return;
+    }
+  for (int o = 0; o < node->n_outputs; o++)
+    if (node->outputs[o][0] && g_hash_table_lookup (ctx->producer, node->outputs[o]) == node)
+      g_hash_table_remove (ctx->producer, node->outputs[o]);
+  for (int i = 0; i < node->n_inputs; i++)
+    {
+      GPtrArray *list = node->inputs[i][0] ? g_hash_table_lookup (ctx->consumers, node->inputs[i]) : NULL;
+      if (list)
+        {
+          g_ptr_array_remove (list, node); /* one slot per call, as index_node added one per input */
+          if (list->len == 0)
+            g_hash_table_remove (ctx->consumers, node->inputs[i]);
+        }
+    }
+}
+
 static void
 build_maps (OwbPassContext *ctx)
 {
@@ -13,37 +79,59 @@ build_maps (OwbPassContext *ctx)
   g_clear_pointer (&ctx->producer, g_hash_table_unref);
   g_clear_pointer (&ctx->consumers, g_hash_table_unref);
   g_clear_pointer (&ctx->outer_reads, g_hash_table_unref);
-  ctx->producer = g_hash_table_new (g_str_hash, g_str_equal);
-  ctx->consumers = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) g_ptr_array_unref);
+  ctx->producer = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  ctx->consumers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_ptr_array_unref);
   ctx->outer_reads = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint n = 0; n < ctx->graph->nodes->len; n++)
-    {
-      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, n);
-      for (int o = 0; o < node->n_outputs; o++)
-        if (node->outputs[o][0])
-          g_hash_table_insert (ctx->producer, node->outputs[o], node);
-      for (int i = 0; i < node->n_inputs; i++)
-        {
-          if (!node->inputs[i][0])
-            continue;
-          GPtrArray *list = g_hash_table_lookup (ctx->consumers, node->inputs[i]);
-          if (!list)
-            {
-              list = g_ptr_array_new ();
-              g_hash_table_insert (ctx->consumers, node->inputs[i], list);
-            }
-          g_ptr_array_add (list, node);
-        }
-      for (int a = 0; a < node->n_attributes; a++)
-        {
-          const OwbAttribute *attr = &node->attributes[a];
-          if (attr->type == OWB_ATTR_GRAPH && attr->g)
-            _owb_graph_collect_outer_refs (attr->g, ctx->outer_reads);
-          for (int k = 0; attr->type == OWB_ATTR_GRAPHS && k < attr->n; k++)
-            _owb_graph_collect_outer_refs (attr->graphs[k], ctx->outer_reads);
-        }
-    }
+    index_node (ctx, g_ptr_array_index (ctx->graph->nodes, n));
   ctx->maps_valid = TRUE;
+}
+
+static void
+add_name (OwbPassContext *ctx, const char *name)
+{
+  if (ctx->names && name && name[0] && !g_hash_table_contains (ctx->names, name))
+    g_hash_table_add (ctx->names, g_strdup (name));
+}
+
+static void
+add_node_names (OwbPassContext *ctx, const OwbNode *node)
+{
+  add_name (ctx, node->name);
+  for (int i = 0; i < node->n_inputs; i++)
+    add_name (ctx, node->inputs[i]);
+  for (int o = 0; o < node->n_outputs; o++)
+    add_name (ctx, node->outputs[o]);
+}
+
+/* Names only accumulate: one that was removed stays taken, which costs nothing and keeps the set
+ * valid across every edit. */
+static void
+build_names (OwbPassContext *ctx)
+{
+  if (ctx->names)
+    return;
+  ctx->names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  ctx->next_suffix = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  for (guint n = 0; n < ctx->graph->nodes->len; n++)
+    add_node_names (ctx, g_ptr_array_index (ctx->graph->nodes, n));
+  for (guint i = 0; i < ctx->graph->initializer_names->len; i++)
+    add_name (ctx, g_ptr_array_index (ctx->graph->initializer_names, i));
+  for (guint i = 0; i < ctx->graph->inputs->len; i++)
+    add_name (ctx, ((OwbValueInfo *) g_ptr_array_index (ctx->graph->inputs, i))->name);
+  for (guint i = 0; i < ctx->graph->outputs->len; i++)
+    add_name (ctx, ((OwbValueInfo *) g_ptr_array_index (ctx->graph->outputs, i))->name);
+}
+
+void
+_owb_pass_context_clear (OwbPassContext *ctx)
+{
+  g_clear_pointer (&ctx->producer, g_hash_table_unref);
+  g_clear_pointer (&ctx->consumers, g_hash_table_unref);
+  g_clear_pointer (&ctx->outer_reads, g_hash_table_unref);
+  g_clear_pointer (&ctx->names, g_hash_table_unref);
+  g_clear_pointer (&ctx->next_suffix, g_hash_table_unref);
+  ctx->maps_valid = FALSE;
 }
 
 gboolean
@@ -132,7 +220,7 @@ void
 _owb_pass_remove_node (OwbPassContext *ctx, OwbNode *node)
 {
   g_ptr_array_add (ctx->report->removed, g_strdup (node->name && node->name[0] ? node->name : node->outputs[0]));
-  ctx->maps_valid = FALSE;
+  unindex_node (ctx, node);
   g_ptr_array_remove (ctx->graph->nodes, node); /* frees it */
 }
 
@@ -155,7 +243,9 @@ _owb_pass_add_node (OwbPassContext *ctx, OwbNode *node, const char *const *from,
     g_ptr_array_add (created->from, g_strdup (from[i]));
   g_ptr_array_add (ctx->report->created, created);
   owb_graph_add_node (ctx->graph, node);
-  ctx->maps_valid = FALSE;
+  add_node_names (ctx, node);
+  if (ctx->maps_valid)
+    index_node (ctx, node);
 }
 
 static void
@@ -231,19 +321,17 @@ _owb_pass_replace_uses (OwbPassContext *ctx, const char *old_name, const char *n
 char *
 _owb_pass_unique_name (OwbPassContext *ctx, const char *base)
 {
-  build_maps (ctx);
-  for (guint k = 0;; k++)
+  build_names (ctx);
+  guint k = GPOINTER_TO_UINT (g_hash_table_lookup (ctx->next_suffix, base));
+  for (;; k++)
     {
       char *name = k ? g_strdup_printf ("%s_%u", base, k) : g_strdup (base);
-      gboolean taken = g_hash_table_contains (ctx->producer, name) || g_hash_table_contains (ctx->consumers, name)
-                       || owb_graph_get_initializer (ctx->graph, name) || is_graph_input (ctx, name);
-      for (guint n = 0; !taken && n < ctx->graph->nodes->len; n++)
+      if (!g_hash_table_contains (ctx->names, name))
         {
-          OwbNode *node = g_ptr_array_index (ctx->graph->nodes, n);
-          taken = node->name && strcmp (node->name, name) == 0;
+          g_hash_table_insert (ctx->next_suffix, g_strdup (base), GUINT_TO_POINTER (k + 1));
+          g_hash_table_add (ctx->names, g_strdup (name));
+          return name;
         }
-      if (!taken)
-        return name;
       g_free (name);
     }
 }
@@ -255,7 +343,6 @@ _owb_pass_add_initializer (OwbPassContext *ctx, const char *base, OwbTensor *ten
   owb_graph_add_initializer (ctx->graph, name, tensor);
   guint i = GPOINTER_TO_UINT (g_hash_table_lookup (ctx->graph->initializer_index, name)) - 1;
   g_free (name);
-  ctx->maps_valid = FALSE;
   return g_ptr_array_index (ctx->graph->initializer_names, i);
 }
 

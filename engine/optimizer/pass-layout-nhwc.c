@@ -120,12 +120,22 @@ reorder_weight (const OwbTensor *w)
   OwbTensor *t = owb_tensor_new_uninit (OWB_TYPE_FLOAT, 4, dims, NULL);
   const float *src = w->data;
   float *dst = t->data;
-  /* written in order: the weights of a large network are tens of MiB */
-  for (int64_t kh = 0; kh < KH; kh++)
-    for (int64_t kw = 0; kw < KW; kw++)
-      for (int64_t c = 0; c < Cg; c++)
-        for (int64_t m = 0; m < M; m++)
-          *dst++ = src[((m * Cg + c) * KH + kh) * KW + kw];
+  /* 16 output channels at a time: their source rows (C/group x kH x kW each) stay in cache while
+   * every destination row gets its 16 values; column by column, each read would miss on a
+   * network's larger weights (9 MiB for a 512 x 512 x 3 x 3 convolution). */
+  for (int64_t m0 = 0; m0 < M; m0 += 16)
+    {
+      int64_t mn = MIN (16, M - m0);
+      for (int64_t kh = 0; kh < KH; kh++)
+        for (int64_t kw = 0; kw < KW; kw++)
+          for (int64_t c = 0; c < Cg; c++)
+            {
+              float *restrict d = dst + ((kh * KW + kw) * Cg + c) * M + m0;
+              const float *restrict s = src + ((m0 * Cg + c) * KH + kh) * KW + kw;
+              for (int64_t m = 0; m < mn; m++)
+                d[m] = s[m * Cg * KH * KW];
+            }
+    }
   return t;
 }
 

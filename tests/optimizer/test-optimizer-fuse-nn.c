@@ -358,6 +358,41 @@ test_conv_bn (void)
     }
 }
 
+/* Names the fusions create never collide with names already in the graph (node names, values and
+ * initializers share one space here): "w" is folded into a new initializer while "w_1" (an
+ * initializer), "w_2" (a value) and "w_3" (a node) are taken. */
+static void
+test_created_names_unique (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (13);
+  add_input (m, "x", 4, (int64_t[]){ 1, 3, 8, 8 });
+  add_weight (m, "w", 4, (int64_t[]){ 4, 3, 3, 3 });
+  add_weight (m, "w_1", 4, (int64_t[]){ 4, 4, 3, 3 });
+  const char *bn_params[] = { "gamma", "beta", "mean", "var" };
+  for (int i = 0; i < 4; i++)
+    add_weight_range (m, bn_params[i], 1, (int64_t[]){ 4 }, 0.2, 2);
+  set_ints (tu_node (m->graph, "Conv", "conv", "x,w", "c"), "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+  tu_node (m->graph, "BatchNormalization", "bn", "c,gamma,beta,mean,var", "w_2");
+  tu_node (m->graph, "Relu", "w_3", "w_2", "r");
+  set_ints (tu_node (m->graph, "Conv", "conv2", "r,w_1", "c2"), "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+  tu_node (m->graph, "BatchNormalization", "bn2", "c2,gamma,beta,mean,var", "y");
+  add_output (m, "y");
+  g_autoptr (OwbSession) s = check_extended (m);
+  const OwbGraph *g = owb_session_get_graph (s);
+  g_assert_cmpint (count_op (g, "BatchNormalization"), ==, 0);
+  g_autoptr (GHashTable) values = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr (GHashTable) nodes = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < g->initializer_names->len; i++)
+    g_assert_true (g_hash_table_add (values, g_ptr_array_index (g->initializer_names, i)));
+  for (guint n = 0; n < g->nodes->len; n++)
+    {
+      const OwbNode *node = g_ptr_array_index (g->nodes, n);
+      g_assert_true (g_hash_table_add (nodes, node->name));
+      for (int o = 0; o < node->n_outputs; o++)
+        g_assert_true (g_hash_table_add (values, node->outputs[o]));
+    }
+}
+
 static void
 test_conv_bn_near_misses (void)
 {
@@ -1465,6 +1500,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/optimizer/fuse-nn/conv-bn", test_conv_bn);
   g_test_add_func ("/optimizer/fuse-nn/conv-bn-near-misses", test_conv_bn_near_misses);
+  g_test_add_func ("/optimizer/fuse-nn/created-names-unique", test_created_names_unique);
   g_test_add_func ("/optimizer/fuse-nn/conv-mul", test_conv_mul);
   g_test_add_func ("/optimizer/fuse-nn/conv-mul-near-misses", test_conv_mul_near_misses);
   g_test_add_func ("/optimizer/fuse-nn/conv-add", test_conv_add);
