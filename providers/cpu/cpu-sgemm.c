@@ -394,6 +394,24 @@ _owb_sgemm_force_portable (gboolean force)
   g_atomic_int_set (&force_portable, force ? 1 : 0);
 }
 
+/* Asks for slice `part` of `nparts` of B's block (columns [j0, j1), depth [k0, k0 + kc)) to be
+ * brought into L2. The block after the current one is fetched a slice per strip while the current
+ * one computes: when few rows share a block, its first strip would otherwise wait on memory for every
+ * panel (vit's and bert's weights, the last convolutions of a ResNet). */
+static void
+prefetch_slice (const OwbSgemmPacked *b, int64_t j0, int64_t j1, int64_t k0, int64_t kc, int64_t part, int64_t nparts)
+{
+  for (int64_t jp = j0 / NR; jp * NR < j1; jp++)
+    {
+      int64_t w = panel_width (b, jp);
+      const char *first = (const char *) (b->data + jp * NR * b->K + k0 * w);
+      int64_t bytes = kc * w * (int64_t) sizeof (float);
+      int64_t lo = bytes * part / nparts / 64 * 64, hi = bytes * (part + 1) / nparts;
+      for (int64_t off = lo; off < hi; off += 64)
+        __builtin_prefetch (first + off, 0, 2);
+    }
+}
+
 void
 _owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *a, int64_t lda, int64_t n0, int64_t n1,
                        float *c, int64_t ldc, const OwbSgemmEpilogue *ep)
@@ -421,43 +439,46 @@ _owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *a, in
   int64_t nc_fit = L2_FLOATS / MAX (K, 1) / NR * NR;
   gboolean rows_outer = nc_fit >= NR;
   int64_t nc = rows_outer ? nc_fit : NC;
+  int64_t nstrips = (rows + MR - 1) / MR;
   for (int64_t nc0 = n0; nc0 < n1; nc0 += nc)
     {
       s.j0 = nc0;
       s.j1 = MIN (nc0 + nc, n1);
-      int64_t r0 = 0, k0 = 0;
-      for (;;)
+      /* (K == 0 still runs once: C is the epilogue alone) */
+      for (int64_t k0 = 0; k0 < MAX (K, 1); k0 += rows_outer ? MAX (K, 1) : kc_max)
         {
-          s.k0 = k0;
-          s.kc = MIN (kc_max, K - k0);
-          s.first = k0 == 0;
-          s.last = k0 + s.kc >= K;
-          int mr = (int) MIN (MR, rows - r0);
-          s.a = a + r0 * lda + k0;
-          s.c = c + r0 * ldc;
-          s.z = ep->z ? ep->z + r0 * ep->ldz : NULL;
-          strip (mr, &s);
-          if (s.last && ep->rows_fn)
-            ep->rows_fn (c + r0 * ldc + nc0, mr, s.j1 - nc0, ldc, ep->rows_data);
-          /* next (strip, depth block) in the chosen order */
-          if (rows_outer)
+          /* the block that comes after this one: the next columns, or the next depth block */
+          int64_t next_j0 = nc0, next_k0 = k0 + kc_max;
+          if (rows_outer || next_k0 >= K)
             {
-              if (!s.last)
-                k0 += s.kc;
-              else if ((r0 += MR) < rows)
-                k0 = 0;
-              else
-                break;
+              next_j0 = nc0 + nc;
+              next_k0 = 0;
             }
-          else
+          int64_t next_kc = rows_outer ? K : MIN (kc_max, K - next_k0);
+          for (int64_t si = 0; si < nstrips; si++)
             {
-              if ((r0 += MR) >= rows)
+              int64_t r0 = si * MR;
+              int mr = (int) MIN (MR, rows - r0);
+              if (next_j0 < n1)
+                prefetch_slice (b, next_j0, MIN (next_j0 + nc, n1), next_k0, next_kc, si, nstrips);
+              s.a = a + r0 * lda;
+              s.c = c + r0 * ldc;
+              s.z = ep->z ? ep->z + r0 * ep->ldz : NULL;
+              /* rows_outer: this strip runs all its depth blocks now, its C tile still in L1 */
+              int64_t kk = k0;
+              do
                 {
-                  if (s.last)
-                    break;
-                  r0 = 0;
-                  k0 += s.kc;
+                  s.k0 = kk;
+                  s.kc = MIN (kc_max, K - kk);
+                  s.first = kk == 0;
+                  s.last = kk + s.kc >= K;
+                  s.a = a + r0 * lda + kk;
+                  strip (mr, &s);
+                  kk += s.kc;
                 }
+              while (rows_outer && kk < K);
+              if (s.last && ep->rows_fn)
+                ep->rows_fn (c + r0 * ldc + nc0, mr, s.j1 - nc0, ldc, ep->rows_data);
             }
         }
     }
