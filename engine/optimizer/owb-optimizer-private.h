@@ -44,6 +44,8 @@ GPtrArray *_owb_pass_consumers (OwbPassContext *ctx, const char *name);
  * A value with one use can be fused away into its only reader. */
 guint _owb_pass_n_uses (OwbPassContext *ctx, const char *name);
 gboolean _owb_pass_is_graph_output (OwbPassContext *ctx, const char *name);
+/* Whether a Transpose only swaps the last two axes of its input (of rank `rank`). */
+gboolean _owb_pass_swaps_last_two (const OwbNode *transpose, int rank);
 /* A constant value: an initializer that is not also an overridable graph input, or the output
  * of a Constant node with a tensor `value`. Borrowed; NULL otherwise. */
 const OwbTensor *_owb_pass_get_constant (OwbPassContext *ctx, const char *name);

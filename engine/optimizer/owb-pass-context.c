@@ -135,6 +135,21 @@ _owb_pass_context_clear (OwbPassContext *ctx)
 }
 
 gboolean
+_owb_pass_swaps_last_two (const OwbNode *transpose, int rank)
+{
+  int n = 0;
+  const int64_t *perm = owb_node_get_ints (transpose, "perm", &n);
+  if (!perm)
+    return rank == 2; /* no perm: all axes reversed */
+  if (n != rank || n < 2)
+    return FALSE;
+  for (int i = 0; i < n - 2; i++)
+    if (perm[i] != i)
+      return FALSE;
+  return perm[n - 2] == n - 1 && perm[n - 1] == n - 2;
+}
+
+gboolean
 _owb_pass_is_op (const OwbNode *node, const char *op_type)
 {
   return node && strcmp (node->op_type, op_type) == 0

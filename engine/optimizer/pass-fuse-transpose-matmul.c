@@ -34,22 +34,6 @@ rank_of (OwbPassContext *ctx, const char *name)
   return t && t->kind == OWB_VALUE_TENSOR ? t->rank : -1;
 }
 
-/* Whether the Transpose only swaps the last two axes of its input (of rank `rank`). */
-static gboolean
-swaps_last_two (const OwbNode *transpose, int rank)
-{
-  int n = 0;
-  const int64_t *perm = owb_node_get_ints (transpose, "perm", &n);
-  if (!perm)
-    return rank == 2; /* no perm: all axes reversed */
-  if (n != rank || n < 2)
-    return FALSE;
-  for (int i = 0; i < n - 2; i++)
-    if (perm[i] != i)
-      return FALSE;
-  return perm[n - 2] == n - 1 && perm[n - 1] == n - 2;
-}
-
 static void
 set_int (OwbNode *node, const char *name, int64_t value)
 {
@@ -73,7 +57,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
     {
       OwbNode *t = _owb_pass_producer (ctx, mm->inputs[i]);
       ranks[i] = rank_of (ctx, mm->inputs[i]);
-      if (!_owb_pass_is_op (t, "Transpose") || t->n_inputs != 1 || !swaps_last_two (t, ranks[i]))
+      if (!_owb_pass_is_op (t, "Transpose") || t->n_inputs != 1 || !_owb_pass_swaps_last_two (t, ranks[i]))
         continue;
       if (_owb_pass_n_uses (ctx, t->outputs[0]) != 1)
         {

@@ -746,6 +746,48 @@ test_transpose_matmul_2d (void)
   assert_one_created (owb_session_get_optimize_report (s), "fuse_transpose_matmul", "Gemm", "", from);
 }
 
+/* x [3, 128] @ Transpose (W [256, 128]) with W a 128 KiB weight: constant folding leaves the
+ * Transpose to fuse_transpose_matmul, so the product reads W itself (no transposed copy of it);
+ * without the fusion pass (or at basic) the Transpose is folded as before. */
+static OwbModel *
+weight_transpose_model (void)
+{
+  OwbModel *m = tu_model_new (13);
+  add_input (m, "x", 2, (int64_t[]){ 3, 128 });
+  add_weight (m, "w", 2, (int64_t[]){ 256, 128 });
+  set_ints (tu_node (m->graph, "Transpose", "tw", "w", "wt"), "perm", 2, (int64_t[]){ 1, 0 });
+  tu_node (m->graph, "MatMul", "mm", "x,wt", "y");
+  add_output (m, "y");
+  return m;
+}
+
+static void
+test_transpose_matmul_weight_not_copied (void)
+{
+  g_autoptr (OwbModel) m = weight_transpose_model ();
+  g_autoptr (OwbSession) s = check_extended (m);
+  const OwbGraph *g = owb_session_get_graph (s);
+  g_assert_cmpuint (g->nodes->len, ==, 1);
+  const OwbNode *gemm = find_op (g, "Gemm");
+  g_assert_cmpstr (gemm->inputs[1], ==, "w");
+  g_assert_cmpint (owb_node_get_int (gemm, "transB", 0), ==, 1);
+  g_assert_cmpuint (g->initializers->len, ==, 1);
+  g_assert_true (owb_graph_get_initializer ((OwbGraph *) g, "w") == owb_graph_get_initializer (m->graph, "w"));
+
+  const char *const no_fusion[] = { "fuse_transpose_matmul", NULL };
+  for (int i = 0; i < 2; i++)
+    {
+      GError *error = NULL;
+      g_autoptr (OwbSession) folded = session_at (m, i ? OWB_OPTIMIZE_BASIC : OWB_OPTIMIZE_EXTENDED, 1,
+                                                  i ? NULL : no_fusion, &error);
+      g_assert_no_error (error);
+      const OwbGraph *fg = owb_session_get_graph (folded);
+      g_assert_cmpint (count_op (fg, "Transpose"), ==, 0);
+      const OwbNode *mm = find_op (fg, "MatMul");
+      g_assert_cmpstr (mm->inputs[1], !=, "w");
+    }
+}
+
 static OwbModel *
 batched_transpose_model (void)
 {
@@ -1501,6 +1543,7 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/fuse-nn/conv-bn", test_conv_bn);
   g_test_add_func ("/optimizer/fuse-nn/conv-bn-near-misses", test_conv_bn_near_misses);
   g_test_add_func ("/optimizer/fuse-nn/created-names-unique", test_created_names_unique);
+  g_test_add_func ("/optimizer/fuse-nn/transpose-matmul-weight-not-copied", test_transpose_matmul_weight_not_copied);
   g_test_add_func ("/optimizer/fuse-nn/conv-mul", test_conv_mul);
   g_test_add_func ("/optimizer/fuse-nn/conv-mul-near-misses", test_conv_mul_near_misses);
   g_test_add_func ("/optimizer/fuse-nn/conv-add", test_conv_add);
