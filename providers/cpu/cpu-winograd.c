@@ -1,9 +1,11 @@
-/* cpu-winograd.c: Winograd's F(2x2, 3x3) for channels-last float convolutions (Lavin and Gray's
- * minimal filtering). Each 2x2 output tile reads a 4x4 input patch d; with the weight transformed
- * once to U = G g G^T (4x4 per input/output channel pair) the tile is A^T [U (.) B^T d B] A, so the
- * work is 16 GEMMs of [tiles x C] by [C x M], one per position of the 4x4 transform, in place of
- * one GEMM nine taps deep: 2.25 times fewer multiply-adds. The transforms only add and subtract
- * (and halve, exactly, in G), so results stay within rounding of the direct convolution.
+/* cpu-winograd.c: Winograd's minimal filtering F(m x m, 3x3), m = 2 or 4, for channels-last float
+ * convolutions (Lavin and Gray). Each m x m output tile reads an a x a input patch d (a = m + 2);
+ * with the weight transformed once to U = G g G^T (a x a per input/output channel pair) the tile is
+ * A^T [U (.) B^T d B] A, so the work is a^2 GEMMs of [tiles x C] by [C x M], one per position of the
+ * transform, in place of one GEMM nine taps deep: 2.25 times fewer multiply-adds for m = 2, 4 times
+ * for m = 4. F(2x2) only adds, subtracts and halves (exact); F(4x4) scales by small integers and
+ * 1/4, 1/6, 1/24, which costs a few units of rounding (within 1e-5 relative on our tests), and
+ * keeps 36/9 = 4 times the weight where F(2x2) keeps 16/9.
  *
  * Tiles are taken in blocks whose transformed inputs and GEMM outputs stay in cache; blocks are
  * split over the pool, and each writes its own output pixels. */
@@ -17,50 +19,70 @@
 #define SIMD_CLONES
 #endif
 
-/* Bytes of one block's transformed inputs and GEMM outputs (16 x tiles x (C + M) floats): a
- * thread's share of L3, so that the weights (16 x C x M) are read once per block from there. */
+/* Bytes of one block's transformed inputs and GEMM outputs (a^2 x tiles x (C + M) floats): a
+ * thread's share of L3, so that the weights (a^2 x C x M) are read once per block from there. */
 #define BLOCK_BYTES (2 << 20)
 #define MIN_BLOCK 24
 #define MAX_BLOCK 252
 
+#define MAX_XI 36
+
 struct _OwbWinograd {
   int64_t C, M;
-  OwbSgemmPacked *u[16];
+  int m, a; /* output tile m x m, input patch a x a */
+  OwbSgemmPacked *u[MAX_XI];
 };
 
-OwbWinograd *
-_owb_winograd_new (int64_t C, int64_t M, const float *w)
+/* u = G g for one column of 3 weights: F(2x2) G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1],
+ * F(4x4) G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]. */
+static void
+weight_column (int m, const float *g, int stride, float *u, int ustride)
 {
+  float g0 = g[0], g1 = g[stride], g2 = g[2 * stride];
+  if (m == 2)
+    {
+      u[0] = g0;
+      u[ustride] = 0.5f * (g0 + g1 + g2);
+      u[2 * ustride] = 0.5f * (g0 - g1 + g2);
+      u[3 * ustride] = g2;
+    }
+  else
+    {
+      u[0] = g0 / 4;
+      u[ustride] = -(g0 + g1 + g2) / 6;
+      u[2 * ustride] = -(g0 - g1 + g2) / 6;
+      u[3 * ustride] = g0 / 24 + g1 / 12 + g2 / 6;
+      u[4 * ustride] = g0 / 24 - g1 / 12 + g2 / 6;
+      u[5 * ustride] = g2;
+    }
+}
+
+OwbWinograd *
+_owb_winograd_new (int64_t C, int64_t M, const float *w, int tile)
+{
+  g_return_val_if_fail (tile == 2 || tile == 4, NULL);
   OwbWinograd *wg = g_new0 (OwbWinograd, 1);
   wg->C = C;
   wg->M = M;
-  float *u = g_new (float, 16 * C * M);
+  wg->m = tile;
+  wg->a = tile + 2;
+  const int a = wg->a;
   const int64_t cm = C * M;
+  float *u = g_new (float, a * a * cm);
   for (int64_t c = 0; c < C; c++)
     for (int64_t m = 0; m < M; m++)
       {
-        float g[3][3], t[4][3];
+        float g[3][3], t[MAX_XI / 6 * 3];
         for (int i = 0; i < 3; i++)
           for (int j = 0; j < 3; j++)
             g[i][j] = w[(i * 3 + j) * cm + c * M + m];
-        /* t = G g, then U = t G^T; G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1] */
+        /* t = G g (a x 3), then U = t G^T, row by row */
         for (int j = 0; j < 3; j++)
-          {
-            t[0][j] = g[0][j];
-            t[1][j] = 0.5f * (g[0][j] + g[1][j] + g[2][j]);
-            t[2][j] = 0.5f * (g[0][j] - g[1][j] + g[2][j]);
-            t[3][j] = g[2][j];
-          }
-        for (int a = 0; a < 4; a++)
-          {
-            float *ua = u + a * 4 * cm + c * M + m;
-            ua[0] = t[a][0];
-            ua[cm] = 0.5f * (t[a][0] + t[a][1] + t[a][2]);
-            ua[2 * cm] = 0.5f * (t[a][0] - t[a][1] + t[a][2]);
-            ua[3 * cm] = t[a][2];
-          }
+          weight_column (tile, &g[0][j], 3, &t[j], 3);
+        for (int r = 0; r < a; r++)
+          weight_column (tile, &t[r * 3], 1, u + r * a * cm + c * M + m, (int) cm);
       }
-  for (int xi = 0; xi < 16; xi++)
+  for (int xi = 0; xi < a * a; xi++)
     wg->u[xi] = _owb_sgemm_pack (C, M, u + xi * cm, M);
   g_free (u);
   return wg;
@@ -71,7 +93,7 @@ _owb_winograd_free (OwbWinograd *wg)
 {
   if (!wg)
     return;
-  for (int xi = 0; xi < 16; xi++)
+  for (int xi = 0; xi < wg->a * wg->a; xi++)
     _owb_sgemm_packed_free (wg->u[xi]);
   g_free (wg);
 }
@@ -88,15 +110,21 @@ _owb_winograd_get_m (const OwbWinograd *wg)
   return wg->M;
 }
 
+int
+_owb_winograd_get_tile (const OwbWinograd *wg)
+{
+  return wg->m;
+}
+
 gboolean
-_owb_winograd_suits (const OwbCpuConvGeom *g, int64_t min_tiles)
+_owb_winograd_suits (const OwbCpuConvGeom *g, int tile, int64_t min_tiles)
 {
   if (g->nsp != 2 || g->group != 1)
     return FALSE;
   for (int i = 0; i < 2; i++)
     if (g->k[i] != 3 || g->s[i] != 1 || g->d[i] != 1 || g->out[i] < 1)
       return FALSE;
-  int64_t tiles = g->N * ((g->out[0] + 1) / 2) * ((g->out[1] + 1) / 2);
+  int64_t tiles = g->N * ((g->out[0] + tile - 1) / tile) * ((g->out[1] + tile - 1) / tile);
   return tiles >= min_tiles;
 }
 
@@ -144,9 +172,15 @@ input_channels (const float *const *src, float *const *dst, int64_t c, int n)
     }
 }
 
+/* The pointer arrays are copied to locals: with -fno-strict-aliasing every float store could
+ * otherwise rewrite the caller's arrays, and each pointer would be reloaded after each store. */
 SIMD_CLONES static void
-input_tile (const float *const *src, float *const *dst, int64_t C)
+input_tile (const float *const *src_in, float *const *dst_in, int64_t C)
 {
+  const float *src[16];
+  float *dst[16];
+  memcpy (src, src_in, sizeof src);
+  memcpy (dst, dst_in, sizeof dst);
   int64_t c = 0;
   for (; c + 8 <= C; c += 8)
     input_channels (src, dst, c, 8);
@@ -180,13 +214,120 @@ output_channels (const float *const *src, float *const *dst, const float *const 
 }
 
 SIMD_CLONES static void
-output_tile (const float *const *src, float *const *dst, const float *const *z, const float *bias, int64_t M)
+output_tile (const float *const *src_in, float *const *dst_in, const float *const *z_in, const float *bias, int64_t M)
 {
+  const float *src[16], *zs[4], *const *z = z_in ? zs : NULL;
+  float *dst[4];
+  memcpy (src, src_in, sizeof src);
+  memcpy (dst, dst_in, sizeof dst);
+  if (z_in)
+    memcpy (zs, z_in, sizeof zs);
   int64_t m = 0;
   for (; m + 8 <= M; m += 8)
     output_channels (src, dst, z, bias, m, 8);
   if (m < M)
     output_channels (src, dst, z, bias, m, (int) (M - m));
+}
+
+/* F(4x4): V = B^T d B over a 6x6 patch, B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
+ * 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1], one dimension at a time. */
+static inline __attribute__ ((always_inline)) void
+input_1d_4 (vf d0, vf d1, vf d2, vf d3, vf d4, vf d5, vf *t)
+{
+  vf four = d0 - d0 + 4.0f, five = four + 1.0f, two = four - 2.0f;
+  t[0] = four * d0 - five * d2 + d4;
+  t[1] = d3 + d4 - four * (d1 + d2);
+  t[2] = d4 - d3 + four * (d1 - d2);
+  t[3] = d4 - d2 + two * (d3 - d1);
+  t[4] = d4 - d2 - two * (d3 - d1);
+  t[5] = four * d1 - five * d3 + d5;
+}
+
+static inline __attribute__ ((always_inline)) void
+input_channels_4 (const float *const *src, float *const *dst, int64_t c, int n)
+{
+  vf s[6][6];
+  for (int j = 0; j < 6; j++)
+    {
+      vf t[6];
+      input_1d_4 (load (src[j] + c, n), load (src[6 + j] + c, n), load (src[12 + j] + c, n), load (src[18 + j] + c, n),
+                  load (src[24 + j] + c, n), load (src[30 + j] + c, n), t);
+      for (int i = 0; i < 6; i++)
+        s[i][j] = t[i];
+    }
+  for (int i = 0; i < 6; i++)
+    {
+      vf t[6];
+      input_1d_4 (s[i][0], s[i][1], s[i][2], s[i][3], s[i][4], s[i][5], t);
+      for (int j = 0; j < 6; j++)
+        store (dst[i * 6 + j] + c, t[j], n);
+    }
+}
+
+SIMD_CLONES static void
+input_tile_4 (const float *const *src_in, float *const *dst_in, int64_t C)
+{
+  const float *src[36];
+  float *dst[36];
+  memcpy (src, src_in, sizeof src);
+  memcpy (dst, dst_in, sizeof dst);
+  int64_t c = 0;
+  for (; c + 8 <= C; c += 8)
+    input_channels_4 (src, dst, c, 8);
+  if (c < C)
+    input_channels_4 (src, dst, c, (int) (C - c));
+}
+
+/* F(4x4): Y = A^T m A, A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]. */
+static inline __attribute__ ((always_inline)) void
+output_1d_4 (vf m0, vf m1, vf m2, vf m3, vf m4, vf m5, vf *y)
+{
+  vf p = m1 + m2, q = m1 - m2, r = m3 + m4, s = m3 - m4;
+  y[0] = m0 + p + r;
+  y[1] = q + (s + s);
+  y[2] = p + 4.0f * r;
+  y[3] = q + 8.0f * s + m5;
+}
+
+static inline __attribute__ ((always_inline)) void
+output_channels_4 (const float *const *src, float *const *dst, const float *const *z, const float *bias, int64_t m0,
+                   int n)
+{
+  vf r[4][6];
+  for (int b = 0; b < 6; b++)
+    {
+      vf y[4];
+      output_1d_4 (load (src[b] + m0, n), load (src[6 + b] + m0, n), load (src[12 + b] + m0, n),
+                   load (src[18 + b] + m0, n), load (src[24 + b] + m0, n), load (src[30 + b] + m0, n), y);
+      for (int i = 0; i < 4; i++)
+        r[i][b] = y[i];
+    }
+  vf add = bias ? load (bias + m0, n) : (vf){ 0 };
+  for (int i = 0; i < 4; i++)
+    {
+      vf y[4];
+      output_1d_4 (r[i][0], r[i][1], r[i][2], r[i][3], r[i][4], r[i][5], y);
+      for (int j = 0; j < 4; j++)
+        if (dst[4 * i + j])
+          store (dst[4 * i + j] + m0, z ? y[j] + add + load (z[4 * i + j] + m0, n) : y[j] + add, n);
+    }
+}
+
+SIMD_CLONES static void
+output_tile_4 (const float *const *src_in, float *const *dst_in, const float *const *z_in, const float *bias,
+               int64_t M)
+{
+  const float *src[36], *zs[16], *const *z = z_in ? zs : NULL;
+  float *dst[16];
+  memcpy (src, src_in, sizeof src);
+  memcpy (dst, dst_in, sizeof dst);
+  if (z_in)
+    memcpy (zs, z_in, sizeof zs);
+  int64_t m = 0;
+  for (; m + 8 <= M; m += 8)
+    output_channels_4 (src, dst, z, bias, m, 8);
+  if (m < M)
+    output_channels_4 (src, dst, z, bias, m, (int) (M - m));
 }
 
 typedef struct {
@@ -207,7 +348,8 @@ run_blocks (int64_t begin, int64_t end, gpointer data)
   const OwbCpuConvGeom *g = job->g;
   const int64_t C = g->C, M = g->M, IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1];
   const int64_t tb = job->block;
-  float *v = g_new (float, 16 * tb * (C + M)), *mo = v + 16 * tb * C;
+  const int tm = job->wg->m, a = job->wg->a, nxi = a * a;
+  float *v = g_new (float, nxi * tb * (C + M)), *mo = v + nxi * tb * C;
   for (int64_t blk = begin; blk < end; blk++)
     {
       int64_t t0 = blk * tb, nt = MIN (tb, job->tiles - t0);
@@ -215,42 +357,49 @@ run_blocks (int64_t begin, int64_t end, gpointer data)
         {
           int64_t tile = t0 + t, n = tile / (job->tiles_h * job->tiles_w);
           int64_t th = tile / job->tiles_w % job->tiles_h, tw = tile % job->tiles_w;
-          int64_t ih0 = 2 * th - g->pad[0], iw0 = 2 * tw - g->pad[1];
-          const float *src[16];
-          float *dst[16];
-          for (int i = 0; i < 4; i++)
-            for (int j = 0; j < 4; j++)
+          int64_t ih0 = tm * th - g->pad[0], iw0 = tm * tw - g->pad[1];
+          const float *src[MAX_XI];
+          float *dst[MAX_XI];
+          for (int i = 0; i < a; i++)
+            for (int j = 0; j < a; j++)
               {
                 int64_t ih = ih0 + i, iw = iw0 + j;
-                src[4 * i + j] = ih >= 0 && ih < IH && iw >= 0 && iw < IW ? job->x + ((n * IH + ih) * IW + iw) * C
+                src[a * i + j] = ih >= 0 && ih < IH && iw >= 0 && iw < IW ? job->x + ((n * IH + ih) * IW + iw) * C
                                                                           : job->zeros;
               }
-          for (int xi = 0; xi < 16; xi++)
-            dst[xi] = v + (xi * tb + t) * C;
-          input_tile (src, dst, C);
+          /* a tile's a x a transformed rows are contiguous: one stream of stores, not a^2 */
+          for (int xi = 0; xi < nxi; xi++)
+            dst[xi] = v + (t * nxi + xi) * C;
+          if (tm == 2)
+            input_tile (src, dst, C);
+          else
+            input_tile_4 (src, dst, C);
         }
-      for (int xi = 0; xi < 16; xi++)
-        _owb_sgemm_packed_run (job->wg->u[xi], nt, v + xi * tb * C, C, 0, M, mo + xi * tb * M, M, NULL);
+      for (int xi = 0; xi < nxi; xi++)
+        _owb_sgemm_packed_run (job->wg->u[xi], nt, v + xi * C, nxi * C, 0, M, mo + xi * M, nxi * M, NULL);
       for (int64_t t = 0; t < nt; t++)
         {
           int64_t tile = t0 + t, n = tile / (job->tiles_h * job->tiles_w);
           int64_t th = tile / job->tiles_w % job->tiles_h, tw = tile % job->tiles_w;
-          const float *src[16];
-          float *dst[4];
-          const float *z[4];
-          for (int xi = 0; xi < 16; xi++)
-            src[xi] = mo + (xi * tb + t) * M;
-          for (int i = 0; i < 2; i++)
-            for (int j = 0; j < 2; j++)
+          const float *src[MAX_XI];
+          float *dst[16];
+          const float *z[16];
+          for (int xi = 0; xi < nxi; xi++)
+            src[xi] = mo + (t * nxi + xi) * M;
+          for (int i = 0; i < tm; i++)
+            for (int j = 0; j < tm; j++)
               {
-                int64_t oh = 2 * th + i, ow = 2 * tw + j, at = ((n * OH + oh) * OW + ow) * M;
+                int64_t oh = tm * th + i, ow = tm * tw + j, at = ((n * OH + oh) * OW + ow) * M;
                 gboolean inside = oh < OH && ow < OW;
-                dst[2 * i + j] = inside ? job->y + at : NULL;
-                z[2 * i + j] = inside && job->z ? job->z + at : NULL;
+                dst[tm * i + j] = inside ? job->y + at : NULL;
+                z[tm * i + j] = inside && job->z ? job->z + at : NULL;
               }
-          output_tile (src, dst, job->z ? z : NULL, job->bias, M);
+          if (tm == 2)
+            output_tile (src, dst, job->z ? z : NULL, job->bias, M);
+          else
+            output_tile_4 (src, dst, job->z ? z : NULL, job->bias, M);
           if (job->rows_fn)
-            for (int k = 0; k < 4; k++)
+            for (int k = 0; k < tm * tm; k++)
               if (dst[k])
                 job->rows_fn (dst[k], 1, M, M, job->rows_data);
         }
@@ -264,12 +413,12 @@ _owb_winograd_run (OwbThreadPool *pool, const OwbWinograd *wg, const OwbCpuConvG
 {
   g_return_if_fail (g->C == wg->C && g->M == wg->M);
   Job job = { .wg = wg, .g = g, .x = x, .bias = bias, .z = z, .y = y, .rows_fn = rows_fn, .rows_data = rows_data };
-  job.tiles_h = (g->out[0] + 1) / 2;
-  job.tiles_w = (g->out[1] + 1) / 2;
+  job.tiles_h = (g->out[0] + wg->m - 1) / wg->m;
+  job.tiles_w = (g->out[1] + wg->m - 1) / wg->m;
   job.tiles = g->N * job.tiles_h * job.tiles_w;
   if (job.tiles == 0)
     return;
-  int64_t block = BLOCK_BYTES / (16 * (int64_t) sizeof (float) * (g->C + g->M));
+  int64_t block = BLOCK_BYTES / (wg->a * wg->a * (int64_t) sizeof (float) * (g->C + g->M));
   block = CLAMP (block, MIN_BLOCK, MAX_BLOCK) / 6 * 6;
   /* at least two blocks per thread, for balance */
   int threads = pool ? MAX (owb_thread_pool_get_n_threads (pool), 1) : 1;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 typedef struct {
+  int tile;
   int64_t N, H, W, C, M, pad_t, pad_l, pad_b, pad_r;
   gboolean bias, residual, rows_fn;
   int threads;
@@ -67,13 +68,14 @@ run_case (const Case *cs, guint32 seed)
   fill (z, ny, r);
   for (int64_t i = 0; i < ny; i++)
     y[i] = NAN;
-  OwbWinograd *wg = _owb_winograd_new (cs->C, cs->M, w);
+  OwbWinograd *wg = _owb_winograd_new (cs->C, cs->M, w, cs->tile);
+  g_assert_cmpint (_owb_winograd_get_tile (wg), ==, cs->tile);
   OwbThreadPool *pool = cs->threads > 1 ? owb_thread_pool_new (cs->threads) : NULL;
   _owb_winograd_run (pool, wg, &g, x, cs->bias ? bias : NULL, cs->residual ? z : NULL, y,
                      cs->rows_fn ? square_rows : NULL, square_rows);
   if (pool)
     owb_thread_pool_free (pool);
-  double tol = 2e-6 * sqrt (9.0 * cs->C);
+  double tol = (cs->tile == 2 ? 2e-6 : 1e-5) * sqrt (9.0 * cs->C);
   for (int64_t n = 0; n < cs->N; n++)
     for (int64_t oh = 0; oh < OH; oh++)
       for (int64_t ow = 0; ow < OW; ow++)
@@ -96,11 +98,11 @@ run_case (const Case *cs, guint32 seed)
             if (cs->rows_fn)
               ref *= ref;
             if (!(fabs (y[at] - ref) <= tol * (1 + fabs (ref))))
-              g_error ("N %" G_GINT64_FORMAT " %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " C %" G_GINT64_FORMAT
+              g_error ("F(%d) N %" G_GINT64_FORMAT " %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " C %" G_GINT64_FORMAT
                        " M %" G_GINT64_FORMAT " pads %" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
                        ",%" G_GINT64_FORMAT ": y[%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
                        ",%" G_GINT64_FORMAT "] = %.9g, expected %.9g",
-                       cs->N, cs->H, cs->W, cs->C, cs->M, cs->pad_t, cs->pad_l, cs->pad_b, cs->pad_r, n, oh, ow, m,
+                       cs->tile, cs->N, cs->H, cs->W, cs->C, cs->M, cs->pad_t, cs->pad_l, cs->pad_b, cs->pad_r, n, oh, ow, m,
                        y[at], ref);
           }
   _owb_winograd_free (wg);
@@ -112,59 +114,73 @@ run_case (const Case *cs, guint32 seed)
   g_rand_free (r);
 }
 
-static const Case cases[] = {
-  { 1, 8, 8, 8, 16, 1, 1, 1, 1, FALSE, FALSE, FALSE, 1 },
-  { 2, 7, 9, 5, 19, 1, 1, 1, 1, TRUE, FALSE, FALSE, 1 },   /* odd sizes: half tiles on two edges */
-  { 1, 10, 6, 16, 32, 0, 0, 0, 0, TRUE, TRUE, FALSE, 1 },  /* no padding */
-  { 1, 5, 5, 3, 17, 2, 2, 2, 2, FALSE, TRUE, TRUE, 1 },    /* padding 2: tiles that read only zeros */
-  { 1, 9, 8, 7, 9, 0, 1, 2, 0, TRUE, FALSE, TRUE, 2 },     /* asymmetric padding */
-  { 1, 3, 3, 1, 1, 0, 0, 0, 0, TRUE, TRUE, FALSE, 1 },     /* one output pixel */
-  { 3, 20, 18, 64, 64, 1, 1, 1, 1, TRUE, TRUE, TRUE, 2 },  /* several blocks over two threads */
-  { 1, 14, 14, 40, 300, 1, 1, 1, 1, TRUE, FALSE, FALSE, 2 },
+static const Case shapes[] = {
+  { 0, 1, 8, 8, 8, 16, 1, 1, 1, 1, FALSE, FALSE, FALSE, 1 },
+  { 0, 2, 7, 9, 5, 19, 1, 1, 1, 1, TRUE, FALSE, FALSE, 1 },   /* odd sizes: partial tiles on two edges */
+  { 0, 1, 10, 6, 16, 32, 0, 0, 0, 0, TRUE, TRUE, FALSE, 1 },  /* no padding */
+  { 0, 1, 5, 5, 3, 17, 2, 2, 2, 2, FALSE, TRUE, TRUE, 1 },    /* padding 2: tiles that read only zeros */
+  { 0, 1, 9, 8, 7, 9, 0, 1, 2, 0, TRUE, FALSE, TRUE, 2 },     /* asymmetric padding */
+  { 0, 1, 3, 3, 1, 1, 0, 0, 0, 0, TRUE, TRUE, FALSE, 1 },     /* one output pixel */
+  { 0, 3, 20, 18, 64, 64, 1, 1, 1, 1, TRUE, TRUE, TRUE, 2 },  /* several blocks over two threads */
+  { 0, 1, 14, 14, 40, 300, 1, 1, 1, 1, TRUE, FALSE, FALSE, 2 },
+  { 0, 1, 13, 11, 24, 24, 1, 1, 1, 1, TRUE, TRUE, FALSE, 1 }, /* 4x4 tiles cut on both edges */
 };
+
+/* every shape with both tile sizes */
+static void
+run_all (guint32 seed)
+{
+  for (int tile = 2; tile <= 4; tile += 2)
+    for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
+      {
+        Case cs = shapes[i];
+        cs.tile = tile;
+        run_case (&cs, seed + 100 * tile + i);
+      }
+}
 
 static void
 test_winograd_avx2 (void)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-    run_case (&cases[i], 7 + i);
+  run_all (7);
 }
 
 static void
 test_winograd_portable (void)
 {
   _owb_sgemm_force_portable (TRUE);
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-    run_case (&cases[i], 70 + i);
+  run_all (70);
   _owb_sgemm_force_portable (FALSE);
 }
 
 static void
 test_winograd_suits (void)
 {
-  Case cs = { 1, 16, 16, 8, 16, 1, 1, 1, 1 };
+  Case cs = { 2, 1, 16, 16, 8, 16, 1, 1, 1, 1 };
   OwbCpuConvGeom g = geometry (&cs);
-  g_assert_true (_owb_winograd_suits (&g, 64));  /* 8 x 8 tiles */
-  g_assert_false (_owb_winograd_suits (&g, 65));
+  g_assert_true (_owb_winograd_suits (&g, 2, 64));  /* 8 x 8 tiles */
+  g_assert_false (_owb_winograd_suits (&g, 2, 65));
+  g_assert_true (_owb_winograd_suits (&g, 4, 16));  /* 4 x 4 tiles */
+  g_assert_false (_owb_winograd_suits (&g, 4, 17));
   OwbCpuConvGeom other = g;
   other.s[1] = 2;
-  g_assert_false (_owb_winograd_suits (&other, 1));
+  g_assert_false (_owb_winograd_suits (&other, 2, 1));
   other = g;
   other.d[0] = 2;
-  g_assert_false (_owb_winograd_suits (&other, 1));
+  g_assert_false (_owb_winograd_suits (&other, 2, 1));
   other = g;
   other.k[0] = other.k[1] = 5;
-  g_assert_false (_owb_winograd_suits (&other, 1));
+  g_assert_false (_owb_winograd_suits (&other, 2, 1));
   other = g;
   other.group = 2;
-  g_assert_false (_owb_winograd_suits (&other, 1));
+  g_assert_false (_owb_winograd_suits (&other, 2, 1));
   other = g;
   other.nsp = 1;
-  g_assert_false (_owb_winograd_suits (&other, 1));
+  g_assert_false (_owb_winograd_suits (&other, 2, 1));
 }
 
-/* x [1, 96, 16, 16] → Conv 3x3 pads 1 (+ bias) → Relu → Conv 3x3 pads 1 → Add x → y: at `all`, the
- * layout level makes both NhwcConvs (96 x 96 weights on 64 tiles), which go through Winograd
+/* x [1, 96, size, size] → Conv 3x3 pads 1 (+ bias) → Relu → Conv 3x3 pads 1 → Add x → y: at `all`, the
+ * layout level makes both NhwcConvs (96 x 96 weights), which go through Winograd
  * (enough channels that the layout's cost rule converts them). */
 static void
 add_conv (OwbModel *m, const char *name, const char *inputs, const char *output, GRand *r)
@@ -184,10 +200,10 @@ add_conv (OwbModel *m, const char *name, const char *inputs, const char *output,
 }
 
 static void
-test_winograd_in_model (void)
+check_in_model (int64_t size)
 {
   g_autoptr (OwbModel) m = tu_model_new (13);
-  int64_t xd[] = { 1, 96, 16, 16 };
+  int64_t xd[] = { 1, 96, size, size };
   tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
   GRand *r = g_rand_new_with_seed (3);
   add_conv (m, "conv1", "x", "c1", r);
@@ -234,6 +250,14 @@ test_winograd_in_model (void)
   owb_tensor_unref (x);
   owb_tensor_unref (want);
   owb_tensor_unref (got);
+}
+
+/* 16 x 16: 64 tiles of 2 x 2 (F(2x2)); 32 x 32: 64 tiles of 4 x 4 (F(4x4)) */
+static void
+test_winograd_in_model (void)
+{
+  check_in_model (16);
+  check_in_model (32);
 }
 
 int

@@ -29,9 +29,11 @@
  * transposition back costs more than it saves (test-kernels-layout -m perf). */
 #define TRANSPOSED_MAX_M 64
 #define TRANSPOSED_MIN_K 256
-/* 2x2 output tiles (N x OH/2 x OW/2) from which Winograd beats im2col: on resnet18 at one thread it
- * takes 14x14 images (49 tiles) from 3.7 to 2.4 ms, and makes 7x7 ones (16 tiles) slower, 4.2 to 5.9 */
-#define WINOGRAD_MIN_TILES 32
+/* Output tiles (N x OH/m x OW/m) from which Winograd's F(m x m, 3x3) beats im2col. F(2x2): on
+ * resnet18 at one thread it takes 14x14 images (49 tiles) from 3.7 to 2.4 ms, and makes 7x7 ones
+ * (16 tiles) slower, 4.2 to 5.9. F(4x4) where there are enough 4x4 tiles (see winograd_tile). */
+#define WINOGRAD2_MIN_TILES 32
+#define WINOGRAD4_MIN_TILES 64
 
 static void G_GNUC_PRINTF (4, 5)
 node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
@@ -206,26 +208,31 @@ nhwc_conv_free (gpointer data)
   g_free (p);
 }
 
-/* TRUE when Winograd's F(2x2, 3x3) runs this convolution: W [3, 3, C, M] in one group, stride and
- * dilation 1, and X's spatial size known at prepare and large enough that the 16 GEMMs have rows to
- * share their weights (measured on resnet18's stages; below it im2col's single deep GEMM wins). */
-static gboolean
-winograd_pays (const NhwcConvParams *p, const OwbTensor *w, const OwbValueType *xt)
+/* The Winograd tile (4 or 2) that runs this convolution, or 0: W [3, 3, C, M] in one group, stride
+ * and dilation 1, and X's spatial size known at prepare and large enough that the GEMMs have rows to
+ * share their weights (below that im2col's single deep GEMM wins). */
+static int
+winograd_tile (const NhwcConvParams *p, const OwbTensor *w, const OwbValueType *xt)
 {
   const OwbCpuConvParams *cp = &p->conv;
-  if (w->dims[0] != 3 || w->dims[1] != 3 || cp->group != 1 || !xt || xt->rank != 4)
-    return FALSE;
+  if (w->dims[0] != 3 || w->dims[1] != 3 || cp->group != 1 || !xt || xt->rank != 4 || w->dims[2] < 8
+      || w->dims[3] < 16)
+    return 0;
   for (int i = 0; i < cp->n_strides; i++)
     if (cp->strides[i] != 1)
-      return FALSE;
+      return 0;
   for (int i = 0; i < cp->n_dilations; i++)
     if (cp->dilations[i] != 1)
-      return FALSE;
+      return 0;
   for (int i = 0; i < 3; i++)
     if (!owb_dim_is_known (xt->dims[i]))
-      return FALSE;
-  int64_t tiles = xt->dims[0].value * ((xt->dims[1].value + 1) / 2) * ((xt->dims[2].value + 1) / 2);
-  return tiles >= WINOGRAD_MIN_TILES && w->dims[2] >= 8 && w->dims[3] >= 16;
+      return 0;
+  int64_t n = xt->dims[0].value, h = xt->dims[1].value, wd = xt->dims[2].value;
+  if (n * ((h + 3) / 4) * ((wd + 3) / 4) >= WINOGRAD4_MIN_TILES)
+    return 4;
+  if (n * ((h + 1) / 2) * ((wd + 1) / 2) >= WINOGRAD2_MIN_TILES)
+    return 2;
+  return 0;
 }
 
 static void
@@ -240,9 +247,10 @@ pack_constant_weights (const OwbNode *node, const OwbValueType *xt, NhwcConvPara
   if (M % group != 0 || (w->dims[2] == 1 && M == group))
     return;
   p->w = owb_tensor_ref (w);
-  if (winograd_pays (p, w, xt))
+  int tile = winograd_tile (p, w, xt);
+  if (tile)
     {
-      p->winograd = _owb_winograd_new (w->dims[2], M, w->data);
+      p->winograd = _owb_winograd_new (w->dims[2], M, w->data, tile);
       return;
     }
   int64_t Mg = M / group;
@@ -634,7 +642,7 @@ compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "convolution is too large for 32-bit BLAS indices");
       return FALSE;
     }
-  if (p->winograd && w == p->w && _owb_winograd_suits (&g, 1) && _owb_winograd_get_c (p->winograd) == g.C
+  if (p->winograd && w == p->w && _owb_winograd_suits (&g, _owb_winograd_get_tile (p->winograd), 1) && _owb_winograd_get_c (p->winograd) == g.C
       && _owb_winograd_get_m (p->winograd) == g.M)
     {
       gboolean act = p->act.kind != OWB_CPU_ACT_NONE;
