@@ -11,6 +11,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef G_OS_UNIX
+#include <sys/mman.h>
+#endif
+#ifndef O_CLOEXEC
+#define O_CLOEXEC 0
+#endif
 
 #include "owb-onnx-private.h"
 
@@ -139,6 +145,323 @@ _owb_onnx_check_wire (const ProtobufCMessageDescriptor *descriptor, const guint8
                       const char **reason)
 {
   return check_wire (descriptor, data, data + size, 0, reason);
+}
+
+/* Skeleton: the model's wire data without the large raw_data of the main graph's initializers.
+ * protobuf-c copies every bytes field while unpacking, so unpacking the file as it is would keep
+ * the weights twice in memory (the mapped file and the copies). Those payloads are written as
+ * empty fields in a copy of everything else, and copied from the file into the tensors later. */
+
+/* raw_data at least this large is left out of the skeleton. */
+#define SKELETON_MIN_PAYLOAD 4096
+/* Payloads are copied in chunks of this size, releasing the file's pages after each, so that
+ * the mapped pages never pile up while copying a large tensor. */
+#define PAYLOAD_CHUNK ((gsize) 16 << 20)
+/* Tensors at least this large are filled through transparent huge pages where the system allows
+ * them on request: far fewer page faults (a 150 MB tensor loads about twice as fast). */
+#define HUGE_PAGE_MIN ((gsize) 4 << 20)
+#define HUGE_PAGE_SIZE ((gsize) 2 << 20)
+
+/* Field numbers: ModelProto.graph, GraphProto.initializer, TensorProto.raw_data. */
+enum { FIELD_MODEL_GRAPH = 7, FIELD_GRAPH_INITIALIZER = 5, FIELD_TENSOR_RAW_DATA = 9 };
+
+/* Where an initializer's raw_data lies in the original data; length 0: kept in the skeleton. */
+typedef struct {
+  gsize offset;
+  gsize length;
+} Payload;
+
+/* One field as found on the wire: from its key (start) to the next field (next); value and len
+ * are the contents of a length-delimited field. `plain`: its key and length are minimally encoded
+ * and the length fits 32 bits, as protobuf-c expects (it refuses longer prefixes); a field the
+ * skeleton re-encodes must be plain, or protobuf-c would accept in the skeleton what it refuses in
+ * the original. */
+typedef struct {
+  guint64 number;
+  guint wire;
+  gboolean plain;
+  const guint8 *start;
+  const guint8 *value;
+  gsize len;
+  const guint8 *next;
+} WireField;
+
+static gsize varint_size (guint64 v);
+
+static gboolean
+next_field (const guint8 *p, const guint8 *end, WireField *f)
+{
+  guint64 key, v;
+  f->start = p;
+  f->value = NULL;
+  f->len = 0;
+  if (!read_varint (&p, end, &key))
+    return FALSE;
+  f->number = key >> 3;
+  f->wire = key & 7;
+  f->plain = (gsize) (p - f->start) == varint_size (key);
+  if (f->number == 0 || f->number > 0x1fffffff)
+    return FALSE;
+  switch (f->wire)
+    {
+    case 0:
+      if (!read_varint (&p, end, &v))
+        return FALSE;
+      break;
+    case 1:
+      if (end - p < 8)
+        return FALSE;
+      p += 8;
+      break;
+    case 5:
+      if (end - p < 4)
+        return FALSE;
+      p += 4;
+      break;
+    case 2:
+      {
+        const guint8 *prefix = p;
+        if (!read_varint (&p, end, &v) || v > (guint64) (end - p))
+          return FALSE;
+        f->plain = f->plain && (gsize) (p - prefix) == varint_size (v) && v <= G_MAXUINT32;
+      }
+      f->value = p;
+      f->len = (gsize) v;
+      p += v;
+      break;
+    default:
+      return FALSE;
+    }
+  f->next = p;
+  return TRUE;
+}
+
+static gsize
+varint_size (guint64 v)
+{
+  gsize n = 1;
+  while (v >= 0x80)
+    {
+      v >>= 7;
+      n++;
+    }
+  return n;
+}
+
+/* Where the skeleton is written; NULL while measuring. Bounded, in case the data changes
+ * between measuring and writing (a file rewritten under its mapping). */
+typedef struct {
+  guint8 *p;
+  guint8 *end;
+  gboolean overflow;
+} Out;
+
+static void
+emit (Out *out, const void *src, gsize n)
+{
+  if (!out || n == 0)
+    return;
+  if (out->overflow || n > (gsize) (out->end - out->p))
+    {
+      out->overflow = TRUE;
+      return;
+    }
+  memcpy (out->p, src, n);
+  out->p += n;
+}
+
+static void
+emit_varint (Out *out, guint64 v)
+{
+  guint8 buf[10];
+  gsize n = 0;
+  do
+    {
+      buf[n] = v & 0x7f;
+      v >>= 7;
+      if (v)
+        buf[n] |= 0x80;
+      n++;
+    }
+  while (v);
+  emit (out, buf, n);
+}
+
+/* A length-delimited field's key and length prefix; returns their size. */
+static gsize
+emit_header (Out *out, guint64 number, gsize len)
+{
+  guint64 key = number << 3 | 2;
+  emit_varint (out, key);
+  emit_varint (out, len);
+  return varint_size (key) + varint_size (len);
+}
+
+/* A TensorProto body, its raw_data written empty when large (*payload says where it was). A
+ * repeated raw_data (the last one would win) or one with the wrong wire type is left to the
+ * ordinary path: FALSE. */
+static gboolean
+skeleton_tensor (const guint8 *base, const guint8 *p, const guint8 *end, Out *out, gsize *size,
+                 Payload *payload)
+{
+  gsize n = 0;
+  gboolean seen_raw = FALSE;
+  payload->offset = payload->length = 0;
+  while (p < end)
+    {
+      WireField f;
+      if (!next_field (p, end, &f))
+        return FALSE;
+      if (f.number == FIELD_TENSOR_RAW_DATA)
+        {
+          if (seen_raw || f.wire != 2 || !f.plain)
+            return FALSE;
+          seen_raw = TRUE;
+          if (f.len >= SKELETON_MIN_PAYLOAD)
+            {
+              payload->offset = (gsize) (f.value - base);
+              payload->length = f.len;
+              n += emit_header (out, f.number, 0);
+              p = f.next;
+              continue;
+            }
+        }
+      emit (out, f.start, (gsize) (f.next - f.start));
+      n += (gsize) (f.next - f.start);
+      p = f.next;
+    }
+  *size = n;
+  return TRUE;
+}
+
+/* A GraphProto body with its initializers through skeleton_tensor; when writing, the payloads
+ * left out are recorded by initializer index. */
+static gboolean
+skeleton_graph (const guint8 *base, const guint8 *p, const guint8 *end, Out *out, gsize *size,
+                GArray *payloads)
+{
+  gsize n = 0;
+  guint index = 0;
+  while (p < end)
+    {
+      WireField f;
+      if (!next_field (p, end, &f))
+        return FALSE;
+      if (f.number != FIELD_GRAPH_INITIALIZER)
+        {
+          emit (out, f.start, (gsize) (f.next - f.start));
+          n += (gsize) (f.next - f.start);
+          p = f.next;
+          continue;
+        }
+      if (f.wire != 2 || !f.plain)
+        return FALSE;
+      gsize body;
+      Payload payload;
+      if (!skeleton_tensor (base, f.value, f.value + f.len, NULL, &body, &payload))
+        return FALSE;
+      n += emit_header (out, f.number, body) + body;
+      if (out)
+        {
+          if (!skeleton_tensor (base, f.value, f.value + f.len, out, &body, &payload))
+            return FALSE;
+          if (payload.length)
+            {
+              if (index >= payloads->len)
+                g_array_set_size (payloads, index + 1);
+              g_array_index (payloads, Payload, index) = payload;
+            }
+        }
+      if (index == G_MAXUINT)
+        return FALSE;
+      index++;
+      p = f.next;
+    }
+  *size = n;
+  return TRUE;
+}
+
+/* A ModelProto with its graph through skeleton_graph. A repeated graph field (protobuf-c would
+ * merge the two) is left to the ordinary path. */
+static gboolean
+skeleton_model (const guint8 *p, const guint8 *end, Out *out, gsize *size, GArray *payloads)
+{
+  const guint8 *base = p;
+  gsize n = 0;
+  gboolean seen_graph = FALSE;
+  while (p < end)
+    {
+      WireField f;
+      if (!next_field (p, end, &f))
+        return FALSE;
+      if (f.number != FIELD_MODEL_GRAPH)
+        {
+          emit (out, f.start, (gsize) (f.next - f.start));
+          n += (gsize) (f.next - f.start);
+          p = f.next;
+          continue;
+        }
+      if (f.wire != 2 || !f.plain || seen_graph)
+        return FALSE;
+      seen_graph = TRUE;
+      gsize body;
+      if (!skeleton_graph (base, f.value, f.value + f.len, NULL, &body, payloads))
+        return FALSE;
+      n += emit_header (out, f.number, body) + body;
+      if (out && !skeleton_graph (base, f.value, f.value + f.len, out, &body, payloads))
+        return FALSE;
+      p = f.next;
+    }
+  *size = n;
+  return TRUE;
+}
+
+/* The skeleton of a model's wire data (g_free it) and its payloads, or NULL when no payload is
+ * large enough to leave out or anything looks odd: the caller then unpacks the original, whose
+ * errors the usual checks report. */
+static guint8 *
+build_skeleton (const guint8 *data, gsize size, gsize *skeleton_size, GArray **payloads)
+{
+  gsize n;
+  if (!skeleton_model (data, data + size, NULL, &n, NULL) || n > size)
+    return NULL;
+  /* Leaving out a payload saves at least this much; less means there was none. */
+  if (size - n < SKELETON_MIN_PAYLOAD)
+    return NULL;
+  guint8 *skeleton = g_try_malloc (MAX (n, 1));
+  if (!skeleton)
+    return NULL;
+  GArray *found = g_array_new (FALSE, TRUE, sizeof (Payload));
+  Out out = { skeleton, skeleton + n, FALSE };
+  gsize written;
+  if (!skeleton_model (data, data + size, &out, &written, found) || out.overflow || written != n
+      || out.p != skeleton + n || found->len == 0)
+    {
+      g_free (skeleton);
+      g_array_unref (found);
+      return NULL;
+    }
+  *skeleton_size = n;
+  *payloads = found;
+  return skeleton;
+}
+
+/* Gives the file's pages between *done and `upto` (page-aligned inwards) back to the kernel:
+ * the mapping is private and read-only, so they would be read again from the file if touched. */
+static void
+release_pages (const guint8 **done, const guint8 *upto)
+{
+#if defined(G_OS_UNIX) && defined(MADV_DONTNEED)
+  long ps = sysconf (_SC_PAGESIZE);
+  gsize page = ps > 0 ? (gsize) ps : 4096;
+  guintptr from = ((guintptr) *done + page - 1) & ~(guintptr) (page - 1);
+  guintptr to = (guintptr) upto & ~(guintptr) (page - 1);
+  if (to > from)
+    {
+      madvise ((void *) from, to - from, MADV_DONTNEED);
+      *done = (const guint8 *) to;
+    }
+#endif
 }
 
 /* Byte order: files are little-endian. */
@@ -324,8 +647,56 @@ set_size_error (GError **error, const char *name, const char *where, guint64 hav
   }                                                                                                                   \
   G_STMT_END
 
-OwbTensor *
-_owb_onnx_tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, GError **error)
+/* raw_data left out of the skeleton: where it lies in the original data, and whether the pages
+ * it occupies may be released once copied (only when the mapping is the loader's own). */
+typedef struct {
+  const guint8 *data;
+  gsize len;
+  gboolean release;
+} RawSource;
+
+/* Copies (or unpacks, for sub-byte types) a payload in chunks, releasing its pages as it goes. */
+static void
+copy_payload (OwbTensor *tensor, const RawSource *raw, int64_t nelems)
+{
+  const guint8 *done = raw->data;
+  guint8 *dest = tensor->data;
+#if defined(G_OS_UNIX) && defined(MADV_HUGEPAGE)
+  if (tensor->nbytes >= HUGE_PAGE_MIN)
+    {
+      /* Only whole huge pages inside the tensor's memory. */
+      guintptr from = ((guintptr) dest + HUGE_PAGE_SIZE - 1) & ~(guintptr) (HUGE_PAGE_SIZE - 1);
+      guintptr to = ((guintptr) dest + tensor->nbytes) & ~(guintptr) (HUGE_PAGE_SIZE - 1);
+      if (to > from)
+        madvise ((void *) from, to - from, MADV_HUGEPAGE);
+    }
+#endif
+  int bits = _owb_onnx_packed_bits (tensor->dtype);
+  if (bits)
+    {
+      /* Chunks of a multiple of 8 elements start on a byte boundary of the packed stream. */
+      for (int64_t e = 0; e < nelems; e += (int64_t) PAYLOAD_CHUNK)
+        {
+          int64_t m = MIN ((int64_t) PAYLOAD_CHUNK, nelems - e);
+          const guint8 *src = raw->data + (gsize) e / 8 * bits;
+          unpack_bits (dest + e, src, m, tensor->dtype);
+          if (raw->release)
+            release_pages (&done, e + m == nelems ? raw->data + raw->len : src + (gsize) m / 8 * bits);
+        }
+      return;
+    }
+  for (gsize off = 0; off < raw->len; off += PAYLOAD_CHUNK)
+    {
+      gsize m = MIN (PAYLOAD_CHUNK, raw->len - off);
+      memcpy (dest + off, raw->data + off, m);
+      if (raw->release)
+        release_pages (&done, raw->data + off + m);
+    }
+}
+
+/* With `raw`, the data is that payload instead of the message's raw_data, and is copied. */
+static OwbTensor *
+tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, const RawSource *raw, GError **error)
 {
   const char *name = tensor_name (proto);
   int rank;
@@ -372,24 +743,32 @@ _owb_onnx_tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, GError **
       return tensor;
     }
 
-  if (proto->has_raw_data)
+  if (proto->has_raw_data || raw)
     {
-      if (proto->raw_data.len != nbytes)
+      gsize raw_len = raw ? raw->len : proto->raw_data.len;
+      if (raw_len != nbytes)
         {
-          set_size_error (error, name, "raw_data", proto->raw_data.len, rank, dims, dtype, nbytes, "bytes");
+          set_size_error (error, name, "raw_data", raw_len, rank, dims, dtype, nbytes, "bytes");
           return NULL;
         }
       if (nbytes == 0)
         return owb_tensor_new (dtype, rank, dims, error);
       OwbTensor *tensor;
-      if (_owb_onnx_packed_bits (dtype))
+      if (raw)
+        {
+          tensor = owb_tensor_new_uninit (dtype, rank, dims, error);
+          if (!tensor)
+            return NULL;
+          copy_payload (tensor, raw, nelems);
+        }
+      else if (_owb_onnx_packed_bits (dtype))
         {
           tensor = owb_tensor_new_uninit (dtype, rank, dims, error);
           if (tensor)
             unpack_bits (tensor->data, proto->raw_data.data, nelems, dtype);
           return tensor;
         }
-      if (steal)
+      else if (steal)
         {
           void *data = proto->raw_data.data;
           proto->raw_data.data = NULL;
@@ -410,7 +789,8 @@ _owb_onnx_tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, GError **
           memcpy (tensor->data, proto->raw_data.data, nbytes);
         }
 #if G_BYTE_ORDER == G_BIG_ENDIAN
-      swap_in_place (tensor->data, nbytes, component_size (dtype));
+      if (!_owb_onnx_packed_bits (dtype))
+        swap_in_place (tensor->data, nbytes, component_size (dtype));
 #endif
       return tensor;
     }
@@ -533,6 +913,12 @@ _owb_onnx_tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, GError **
 }
 
 OwbTensor *
+_owb_onnx_tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, GError **error)
+{
+  return tensor_from_proto (proto, steal, NULL, error);
+}
+
+OwbTensor *
 _owb_onnx_sparse_to_dense (Onnx__SparseTensorProto *sparse, GError **error)
 {
   if (!sparse->values)
@@ -634,6 +1020,12 @@ typedef struct {
   GHashTable *functions; /* key -> Function * */
   GHashTable *prefixes;  /* call prefixes in use */
   int unnamed_calls;
+  /* Payloads left out of the skeleton, by initializer index of the main graph. */
+  const Onnx__GraphProto *main_graph;
+  const guint8 *data; /* the original wire data */
+  const Payload *payloads;
+  guint n_payloads;
+  gboolean release;
 } Ctx;
 
 struct _Function {
@@ -1451,7 +1843,16 @@ convert_graph (Ctx *ctx, const Env *env, Onnx__GraphProto *gp, OwbGraph *parent,
 
   for (gsize i = 0; i < gp->n_initializer; i++)
     {
-      OwbTensor *tensor = convert_tensor (ctx, env, gp->initializer[i], error);
+      Onnx__TensorProto *tp = gp->initializer[i];
+      OwbTensor *tensor;
+      if (gp == ctx->main_graph && i < ctx->n_payloads && ctx->payloads[i].length
+          && !(tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL))
+        {
+          RawSource raw = { ctx->data + ctx->payloads[i].offset, ctx->payloads[i].length, ctx->release };
+          tensor = tensor_from_proto (tp, FALSE, &raw, error);
+        }
+      else
+        tensor = convert_tensor (ctx, env, tp, error);
       g_autofree char *name = rename_value (env, gp->initializer[i]->name);
       if (!tensor || !add_initializer (graph, name, tensor, error))
         goto failed;
@@ -1483,13 +1884,24 @@ normalized_domain (const char *domain)
   return g_strdup (domain == NULL || strcmp (domain, "ai.onnx") == 0 ? "" : domain);
 }
 
+/* `data` and `payloads`: the original wire data and what was left out of the skeleton mp was
+ * unpacked from (NULL when mp comes from the original). */
 static OwbModel *
-convert_model (Onnx__ModelProto *mp, const char *base_dir, GError **error)
+convert_model (Onnx__ModelProto *mp, const char *base_dir, const guint8 *data, const GArray *payloads,
+               gboolean release, GError **error)
 {
   g_autoptr (OwbModel) model = owb_model_new ();
   Ctx ctx = { 0 };
   ctx.model = model;
   ctx.base_dir = base_dir;
+  if (payloads)
+    {
+      ctx.main_graph = mp->graph;
+      ctx.data = data;
+      ctx.payloads = (const Payload *) payloads->data;
+      ctx.n_payloads = payloads->len;
+      ctx.release = release;
+    }
 
   model->ir_version = mp->ir_version;
   model->producer_name = g_strdup (mp->producer_name);
@@ -1532,8 +1944,10 @@ convert_model (Onnx__ModelProto *mp, const char *base_dir, GError **error)
   return g_steal_pointer (&model);
 }
 
-OwbModel *
-owb_model_load_from_data (const void *data, gsize size, const char *base_dir, GError **error)
+/* With release, the pages of copied payloads are given back: `data` is the loader's own
+ * private read-only mapping of the file. */
+static OwbModel *
+load_data (const guint8 *data, gsize size, const char *base_dir, gboolean release, GError **error)
 {
   const char *reason = NULL;
   if (data == NULL || size == 0)
@@ -1546,7 +1960,12 @@ owb_model_load_from_data (const void *data, gsize size, const char *base_dir, GE
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "not an ONNX model: %s", reason);
       return NULL;
     }
-  Onnx__ModelProto *mp = onnx__model_proto__unpack (_owb_onnx_allocator (), size, data);
+  gsize skeleton_size = 0;
+  g_autoptr (GArray) payloads = NULL;
+  guint8 *skeleton = build_skeleton (data, size, &skeleton_size, &payloads);
+  Onnx__ModelProto *mp = skeleton ? onnx__model_proto__unpack (_owb_onnx_allocator (), skeleton_size, skeleton)
+                                  : onnx__model_proto__unpack (_owb_onnx_allocator (), size, data);
+  g_free (skeleton);
   if (mp == NULL)
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
@@ -1558,7 +1977,7 @@ owb_model_load_from_data (const void *data, gsize size, const char *base_dir, GE
     g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "not an ONNX model: it has no %s",
                  mp->graph ? "ir_version" : "graph");
   else
-    model = convert_model (mp, base_dir, error);
+    model = convert_model (mp, base_dir, data, payloads, release, error);
   onnx__model_proto__free_unpacked (mp, _owb_onnx_allocator ());
   if (model && !owb_model_validate (model, error))
     g_clear_pointer (&model, owb_model_unref);
@@ -1566,22 +1985,79 @@ owb_model_load_from_data (const void *data, gsize size, const char *base_dir, GE
 }
 
 OwbModel *
-owb_model_load_file (const char *path, GError **error)
+owb_model_load_from_data (const void *data, gsize size, const char *base_dir, GError **error)
 {
+  return load_data (data, size, base_dir, FALSE, error);
+}
+
+/* The file mapped privately and read-only (its pages can then be released once copied), or read
+ * into memory when it cannot be mapped (pipes, devices). */
+static OwbModel *
+load_file (const char *path, const char *base_dir, GError **error)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int err = errno;
+      g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot read model: cannot open '%s': %s", path,
+                   g_strerror (err));
+      return NULL;
+    }
+  struct stat st;
+  if (fstat (fd, &st) != 0)
+    {
+      int err = errno;
+      close (fd);
+      g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot read model: '%s': %s", path, g_strerror (err));
+      return NULL;
+    }
+  if (S_ISDIR (st.st_mode))
+    {
+      close (fd);
+      g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot read model: '%s' is a folder", path);
+      return NULL;
+    }
+#ifdef G_OS_UNIX
+  if (S_ISREG (st.st_mode) && st.st_size > 0 && (guint64) st.st_size <= G_MAXSIZE)
+    {
+      gsize size = (gsize) st.st_size;
+      void *map = mmap (NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+      close (fd);
+      if (map == MAP_FAILED)
+        {
+          int err = errno;
+          g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot read model: cannot map '%s': %s", path,
+                       g_strerror (err));
+          return NULL;
+        }
+      OwbModel *model = load_data (map, size, base_dir, TRUE, error);
+      munmap (map, size);
+      if (!model)
+        g_prefix_error (error, "%s: ", path);
+      return model;
+    }
+#endif
+  close (fd);
   GError *io_error = NULL;
-  GMappedFile *file = g_mapped_file_new (path, FALSE, &io_error);
-  if (!file)
+  gchar *contents = NULL;
+  gsize size = 0;
+  if (!g_file_get_contents (path, &contents, &size, &io_error))
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot read model: %s", io_error->message);
       g_error_free (io_error);
       return NULL;
     }
-  g_autofree char *dir = g_path_get_dirname (path);
-  g_autofree char *base_dir = g_canonicalize_filename (dir, NULL);
-  OwbModel *model = owb_model_load_from_data (g_mapped_file_get_contents (file), g_mapped_file_get_length (file),
-                                              base_dir, error);
-  g_mapped_file_unref (file);
+  OwbModel *model = load_data ((const guint8 *) contents, size, base_dir, FALSE, error);
+  g_free (contents);
   if (!model)
     g_prefix_error (error, "%s: ", path);
   return model;
+}
+
+OwbModel *
+owb_model_load_file (const char *path, GError **error)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *base_dir = g_canonicalize_filename (dir, NULL);
+  return load_file (path, base_dir, error);
 }

@@ -1,6 +1,7 @@
 /* test-bad-input.c: untrusted models and feeds give clear errors, never crashes. */
 #include "test-util.h"
 #include <glib/gstdio.h>
+#include <string.h>
 
 static void
 test_garbage_and_truncated (void)
@@ -43,6 +44,89 @@ test_garbage_and_truncated (void)
   OwbModel *whole = owb_model_load_from_data (data, size, NULL, &error);
   g_assert_no_error (error);
   owb_model_unref (whole);
+}
+
+/* A model with initializers large enough to skip protobuf-c's copy: cut at every length (and,
+ * through files, at some), and with bytes flipped in the wire structure around them. */
+static void
+test_large_initializers_truncated (void)
+{
+  GError *error = NULL;
+  g_autoptr (OwbModel) m = tu_model_new (13);
+  tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 40 }, NULL);
+  OwbTensor *w = owb_tensor_new (OWB_TYPE_FLOAT, 2, (int64_t[]){ 40, 40 }, NULL);
+  for (int64_t i = 0; i < w->nelems; i++)
+    ((float *) w->data)[i] = (float) (i % 13) - 6.0f;
+  owb_graph_add_initializer (m->graph, "w", w);
+  OwbTensor *b = owb_tensor_new (OWB_TYPE_FLOAT, 1, (int64_t[]){ 1030 }, NULL);
+  owb_graph_add_initializer (m->graph, "unused", b);
+  tu_node (m->graph, "MatMul", "mm", "x,w", "y");
+  tu_add_value (m->graph->outputs, "y", OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 40 }, NULL);
+  g_autoptr (GBytes) bytes = owb_model_save_to_bytes (m, &error);
+  g_assert_no_error (error);
+  gsize size;
+  const guint8 *data = g_bytes_get_data (bytes, &size);
+  g_autoptr (OwbModel) whole = owb_model_load_from_data (data, size, NULL, &error);
+  g_assert_no_error (error);
+  OwbTensor *w2 = owb_graph_get_initializer (whole->graph, "w");
+  g_assert_nonnull (w2);
+  g_assert_cmpmem (w2->data, w2->nbytes, w->data, w->nbytes);
+
+  int failures = 0;
+  for (gsize cut = 0; cut < size; cut++)
+    {
+      OwbModel *part = owb_model_load_from_data (data, cut, NULL, &error);
+      g_assert_true ((part == NULL) != (error == NULL));
+      if (part)
+        owb_model_unref (part);
+      else
+        {
+          g_assert_true (error->domain == OWB_ERROR);
+          g_clear_error (&error);
+          failures++;
+        }
+    }
+  g_assert_cmpint (failures, >, (int) size / 2);
+
+  g_autofree char *dir = g_dir_make_tmp ("owb-bad-input-XXXXXX", NULL);
+  g_assert_nonnull (dir);
+  g_autofree char *path = g_build_filename (dir, "cut.onnx", NULL);
+  GRand *rand = g_rand_new_with_seed (7);
+  guint8 *copy = g_malloc (size);
+  for (int round = 0; round < 300; round++)
+    {
+      gsize n = round < 100 ? (gsize) g_rand_int_range (rand, 1, size) : size;
+      memcpy (copy, data, size);
+      if (round >= 100)
+        for (int k = 0; k < 3; k++)
+          {
+            /* Mostly outside the float payloads (the first and last few hundred bytes hold the
+             * header fields and the graph around them). */
+            gsize pos = g_rand_boolean (rand) ? g_rand_int_range (rand, 0, MIN (size, 300))
+                                              : g_rand_int_range (rand, size > 300 ? size - 300 : 0, size);
+            copy[pos] = (guint8) g_rand_int (rand);
+          }
+      OwbModel *part;
+      if (round % 2)
+        {
+          g_assert_true (g_file_set_contents (path, (const char *) copy, n, NULL));
+          part = owb_model_load_file (path, &error);
+        }
+      else
+        part = owb_model_load_from_data (copy, n, NULL, &error);
+      g_assert_true ((part == NULL) != (error == NULL));
+      if (part)
+        owb_model_unref (part);
+      else
+        {
+          g_assert_true (error->domain == OWB_ERROR);
+          g_clear_error (&error);
+        }
+    }
+  g_free (copy);
+  g_rand_free (rand);
+  g_unlink (path);
+  g_rmdir (dir);
 }
 
 static void
@@ -124,6 +208,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/bad-input/garbage-and-truncated", test_garbage_and_truncated);
+  g_test_add_func ("/bad-input/large-initializers-truncated", test_large_initializers_truncated);
   g_test_add_func ("/bad-input/missing-file", test_missing_file);
   g_test_add_func ("/bad-input/million-inputs", test_million_inputs);
   g_test_add_func ("/bad-input/overflowing-dims", test_overflowing_dims);

@@ -1333,6 +1333,352 @@ test_conformance_model (void)
   assert_models_equal (model, again);
 }
 
+/* Large initializers: their raw_data skips protobuf-c's copy (and, from a file, the mapped pages
+ * are released once copied). The result must not change. */
+
+static void
+fill_random (OwbTensor *t, guint32 seed)
+{
+  GRand *rand = g_rand_new_with_seed (seed);
+  guint8 *d = t->data;
+  int bits = 0;
+  if (t->dtype == OWB_TYPE_INT4)
+    bits = 4;
+  for (gsize i = 0; i < t->nbytes; i++)
+    d[i] = (guint8) g_rand_int (rand);
+  /* Sub-byte types hold one sign-extended element per byte in memory. */
+  if (bits)
+    for (gsize i = 0; i < t->nbytes; i++)
+      d[i] = (guint8) (gint8) ((gint8) (d[i] << 4) >> 4);
+  g_rand_free (rand);
+}
+
+static OwbTensor *
+random_tensor (OwbDataType dtype, int64_t n, guint32 seed)
+{
+  OwbTensor *t = owb_tensor_new (dtype, 1, &n, NULL);
+  g_assert_nonnull (t);
+  fill_random (t, seed);
+  return t;
+}
+
+/* build_model with large initializers of several types, odd sizes included, and one in the
+ * then_branch subgraph. `huge` adds tensors past the 16 MiB copy chunk. */
+static OwbModel *
+build_large_model (gboolean huge)
+{
+  OwbModel *model = build_model (20000);
+  OwbGraph *graph = model->graph;
+  owb_graph_add_initializer (graph, "big_i64", random_tensor (OWB_TYPE_INT64, 1001, 21));
+  owb_graph_add_initializer (graph, "big_u8_odd", random_tensor (OWB_TYPE_UINT8, 4097, 22));
+  owb_graph_add_initializer (graph, "small_after", random_tensor (OWB_TYPE_UINT8, 100, 23));
+  owb_graph_add_initializer (graph, "big_f16", random_tensor (OWB_TYPE_FLOAT16, 3001, 24));
+  owb_graph_add_initializer (graph, "big_int4", random_tensor (OWB_TYPE_INT4, 10001, 25));
+  owb_graph_add_initializer (graph, "just_below", random_tensor (OWB_TYPE_UINT8, 4095, 26));
+  owb_graph_add_initializer (graph, "just_at", random_tensor (OWB_TYPE_UINT8, 4096, 27));
+  owb_graph_add_initializer (graph, "big_c64", random_tensor (OWB_TYPE_COMPLEX64, 700, 28));
+  if (huge)
+    {
+      owb_graph_add_initializer (graph, "huge_f32", random_tensor (OWB_TYPE_FLOAT, (4 << 20) + 3001, 29));
+      owb_graph_add_initializer (graph, "huge_int4", random_tensor (OWB_TYPE_INT4, (16 << 20) + 4099, 30));
+    }
+  OwbNode *iff = g_ptr_array_index (graph->nodes, 2);
+  g_assert_cmpstr (iff->op_type, ==, "If");
+  OwbGraph *then_body = owb_node_get_attribute (iff, "then_branch")->g;
+  owb_graph_add_initializer (then_body, "sub_big", random_tensor (OWB_TYPE_FLOAT, 3000, 31));
+  return model;
+}
+
+static void
+test_large_initializers (void)
+{
+  GError *error = NULL;
+  g_autoptr (OwbModel) model = build_large_model (FALSE);
+  g_autoptr (GBytes) bytes = owb_model_save_to_bytes (model, &error);
+  g_assert_no_error (error);
+  g_autoptr (OwbModel) loaded = load_bytes (bytes, NULL, &error);
+  g_assert_no_error (error);
+  assert_models_equal (model, loaded);
+  /* The tensors own their memory: the caller's buffer may go. */
+  gsize size;
+  const void *data = g_bytes_get_data (bytes, &size);
+  guint8 *copy = g_memdup2 (data, size);
+  g_autoptr (OwbModel) from_copy = owb_model_load_from_data (copy, size, NULL, &error);
+  g_assert_no_error (error);
+  memset (copy, 0, size);
+  g_free (copy);
+  assert_models_equal (model, from_copy);
+  g_autoptr (GBytes) again = owb_model_save_to_bytes (from_copy, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (bytes, again));
+}
+
+static void
+test_large_initializers_file (void)
+{
+  GError *error = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *path = g_build_filename (dir, "large.onnx", NULL);
+  g_autoptr (OwbModel) model = build_large_model (TRUE);
+  g_assert_true (owb_model_save_file (model, path, NULL, &error));
+  g_assert_no_error (error);
+  g_autoptr (OwbModel) loaded = owb_model_load_file (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (loaded->mappings->len, ==, 0);
+  /* Nothing refers to the file once loaded: overwrite it, then compare. */
+  g_assert_true (g_file_set_contents (path, "gone", 4, NULL));
+  assert_models_equal (model, loaded);
+  /* A second load of the same file works too (released pages are read again). */
+  g_assert_true (owb_model_save_file (model, path, NULL, &error));
+  g_autoptr (OwbModel) twice = owb_model_load_file (path, &error);
+  g_assert_no_error (error);
+  assert_models_equal (model, twice);
+  remove_tree (dir);
+}
+
+/* Hand-written wire data the saver would not produce: the payload before the header fields,
+ * unknown fields at every level, the initializer's length prefix padded to `width` bytes (1: not
+ * padded). */
+static GBytes *
+wire_model (const float *values, gsize n, int width)
+{
+  gint64 dims[1] = { (gint64) n };
+  Pb *t = pb_new ();
+  pb_int (t, 1000, 77);
+  pb_len (t, 9, values, n * sizeof (float));
+  pb_msg (t, 1, pb_packed_ints (dims, 1));
+  pb_int (t, 2, 1);
+  pb_str (t, 8, "w");
+  pb_len (t, 999, "unknown", 7);
+  Pb *g = pb_new ();
+  pb_msg (g, 1, pb_node ("Identity", "id", "w", NULL, "y"));
+  pb_str (g, 2, "g");
+  pb_len (g, 777, "xyz", 3);
+  pb_tag (g, 5, 2);
+  if (width == 1)
+    pb_varint (g, t->len);
+  else
+    {
+      guint64 len = t->len;
+      for (int i = 0; i < width; i++, len >>= 7)
+        {
+          guint8 c = (len & 0x7f) | (i < width - 1 ? 0x80 : 0);
+          g_byte_array_append (g, &c, 1);
+        }
+    }
+  g_byte_array_append (g, t->data, t->len);
+  g_byte_array_unref (t);
+  pb_msg (g, 12, pb_value_info ("y", 1, -1, NULL));
+  Pb *m = pb_new ();
+  pb_int (m, 1, 8);
+  pb_len (m, 4242, "z", 1);
+  pb_msg (m, 7, g);
+  Pb *opset = pb_new ();
+  pb_str (opset, 1, "");
+  pb_int (opset, 2, 13);
+  pb_msg (m, 8, opset);
+  return g_byte_array_free_to_bytes (m);
+}
+
+static void
+test_large_initializers_wire (void)
+{
+  GError *error = NULL;
+  enum { N = 3000 };
+  static float values[N];
+  for (int i = 0; i < N; i++)
+    values[i] = (float) i * 0.5f - 7.0f;
+
+  /* protobuf-c reads length prefixes of up to 5 bytes; longer ones are refused as before. */
+  for (int width = 1; width <= 6; width++)
+    {
+      g_autoptr (GBytes) bytes = wire_model (values, N, width);
+      g_autoptr (OwbModel) model = load_bytes (bytes, NULL, &error);
+      if (width == 6)
+        {
+          g_assert_null (model);
+          g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL);
+          g_assert_cmpstr (error->message, ==, "not an ONNX model: the protobuf data is malformed or truncated");
+          g_clear_error (&error);
+          continue;
+        }
+      g_assert_no_error (error);
+      OwbTensor *w = owb_graph_get_initializer (model->graph, "w");
+      g_assert_nonnull (w);
+      g_assert_cmpint (w->dtype, ==, OWB_TYPE_FLOAT);
+      g_assert_cmpint (w->nelems, ==, N);
+      g_assert_cmpmem (w->data, sizeof values, values, sizeof values);
+    }
+
+  /* raw_data twice: protobuf keeps the last one. */
+  static float other[N];
+  for (int i = 0; i < N; i++)
+    other[i] = (float) -i;
+  gint64 dims[1] = { N };
+  Pb *t = pb_tensor ("w", 1, 1, dims);
+  pb_len (t, 9, values, sizeof values);
+  pb_len (t, 9, other, sizeof other);
+  g_autoptr (GBytes) twice = pb_model_with_initializer (t, "w");
+  g_autoptr (OwbModel) model2 = load_bytes (twice, NULL, &error);
+  g_assert_no_error (error);
+  OwbTensor *w = owb_graph_get_initializer (model2->graph, "w");
+  g_assert_cmpmem (w->data, sizeof other, other, sizeof other);
+}
+
+static void
+test_large_initializer_bad_size (void)
+{
+  /* A left-out payload is checked against the shape like any raw_data. */
+  enum { N = 2000 };
+  static float values[N + 1];
+  gint64 dims[1] = { N };
+  GError *error = NULL;
+  Pb *t = pb_tensor ("wide", 1, 1, dims);
+  pb_len (t, 9, values, sizeof values);
+  g_autoptr (GBytes) bytes = pb_model_with_initializer (t, "wide");
+  g_assert_null (load_bytes (bytes, NULL, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL);
+  g_assert_cmpstr (error->message, ==, "tensor 'wide' has 8004 bytes in raw_data, but its shape [2000] of float32 needs 8000");
+  g_clear_error (&error);
+
+  /* The same from a file: the message is prefixed with the path. */
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *path = g_build_filename (dir, "bad.onnx", NULL);
+  gsize size;
+  const void *data = g_bytes_get_data (bytes, &size);
+  g_assert_true (g_file_set_contents (path, data, size, NULL));
+  g_assert_null (owb_model_load_file (path, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL);
+  g_assert_true (g_str_has_prefix (error->message, path));
+  g_assert_nonnull (strstr (error->message, "tensor 'wide' has 8004 bytes in raw_data, but its shape [2000] of float32 "
+                                            "needs 8000"));
+  g_clear_error (&error);
+
+  /* A large int4 payload one byte short. */
+  gint64 d4[1] = { 10001 };
+  static guint8 packed[5000];
+  t = pb_tensor ("nibbles", 22, 1, d4);
+  pb_len (t, 9, packed, sizeof packed);
+  g_autoptr (GBytes) b4 = pb_model_with_initializer (t, "nibbles");
+  g_assert_null (load_bytes (b4, NULL, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL);
+  g_assert_cmpstr (error->message, ==, "tensor 'nibbles' has 5000 bytes in raw_data, but its shape [10001] of int4 "
+                                       "needs 5001");
+  g_clear_error (&error);
+  remove_tree (dir);
+}
+
+static const guint8 *
+find_bytes (const guint8 *data, gsize size, const void *needle, gsize n)
+{
+  for (gsize i = 0; i + n <= size; i++)
+    if (memcmp (data + i, needle, n) == 0)
+      return data + i;
+  return NULL;
+}
+
+/* Truncations and byte flips of a model with large initializers, from memory and from files. */
+static void
+test_large_initializers_fuzz (void)
+{
+  GError *error = NULL;
+  g_autoptr (OwbModel) model = owb_model_new ();
+  model->ir_version = 8;
+  owb_model_set_opset (model, "", 13);
+  OwbGraph *graph = owb_graph_new ("g");
+  graph->model = model;
+  model->graph = graph;
+  g_ptr_array_add (graph->inputs, tensor_info ("x", OWB_TYPE_FLOAT, NULL, 1200));
+  g_ptr_array_add (graph->outputs, tensor_info ("y", OWB_TYPE_FLOAT, NULL, 1200));
+  owb_graph_add_initializer (graph, "a", random_tensor (OWB_TYPE_FLOAT, 1200, 41));
+  owb_graph_add_initializer (graph, "b", random_tensor (OWB_TYPE_FLOAT, 1100, 42));
+  owb_graph_add_initializer (graph, "c", random_tensor (OWB_TYPE_INT4, 9000, 43));
+  owb_graph_add_initializer (graph, "s", random_tensor (OWB_TYPE_FLOAT, 3, 44));
+  OwbNode *add = owb_node_new ("Add", "", "add");
+  owb_node_add_input (add, "x");
+  owb_node_add_input (add, "a");
+  owb_node_add_output (add, "y");
+  owb_graph_add_node (graph, add);
+  g_autoptr (GBytes) bytes = owb_model_save_to_bytes (model, &error);
+  g_assert_no_error (error);
+  gsize size;
+  const guint8 *data = g_bytes_get_data (bytes, &size);
+  g_autoptr (OwbModel) whole = owb_model_load_from_data (data, size, NULL, &error);
+  g_assert_no_error (error);
+  assert_models_equal (model, whole);
+
+  /* Where the payloads lie: flips are aimed mostly at the bytes around them. */
+  gsize spans[3][2];
+  const char *names[3] = { "a", "b", "c" };
+  for (int k = 0; k < 3; k++)
+    {
+      OwbTensor *t = owb_graph_get_initializer (graph, names[k]);
+      gsize n = MIN (t->nbytes, 64);
+      const guint8 *hit = NULL;
+      if (t->dtype != OWB_TYPE_INT4)
+        hit = find_bytes (data, size, t->data, n);
+      else
+        {
+          guint8 packed[32];
+          const guint8 *e = t->data;
+          for (int i = 0; i < 32; i++)
+            packed[i] = (e[2 * i] & 15) | (guint8) (e[2 * i + 1] << 4);
+          hit = find_bytes (data, size, packed, 32);
+        }
+      g_assert_nonnull (hit);
+      spans[k][0] = hit - data;
+      spans[k][1] = spans[k][0] + (t->dtype == OWB_TYPE_INT4 ? (gsize) (t->nelems + 1) / 2 : t->nbytes);
+    }
+
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *path = g_build_filename (dir, "fuzz.onnx", NULL);
+  GRand *rand = g_rand_new_with_seed (99);
+  guint8 *copy = g_malloc (size);
+  int loaded = 0;
+  for (int round = 0; round < 600; round++)
+    {
+      gsize n = size;
+      memcpy (copy, data, size);
+      if (round % 3 == 0)
+        n = g_rand_int_range (rand, 1, size);
+      else
+        for (int k = g_rand_int_range (rand, 1, 4); k > 0; k--)
+          {
+            gsize pos;
+            if (g_rand_boolean (rand))
+              pos = g_rand_int_range (rand, 0, size);
+            else
+              {
+                /* Near a payload edge: its length prefix, the tensor header, what follows. */
+                int s = g_rand_int_range (rand, 0, 3);
+                gssize edge = spans[s][g_rand_int_range (rand, 0, 2)] + g_rand_int_range (rand, -40, 8);
+                pos = CLAMP (edge, 0, (gssize) size - 1);
+              }
+            copy[pos] = g_rand_boolean (rand) ? (guint8) g_rand_int (rand) : copy[pos] ^ (1u << g_rand_int_range (rand, 0, 8));
+          }
+      OwbModel *m;
+      if (round % 4 == 1)
+        {
+          g_assert_true (g_file_set_contents (path, (const char *) copy, n, NULL));
+          m = owb_model_load_file (path, &error);
+        }
+      else
+        m = owb_model_load_from_data (copy, n, NULL, &error);
+      g_assert_true ((m == NULL) != (error == NULL));
+      if (m == NULL)
+        g_assert_true (error->domain == OWB_ERROR);
+      else
+        loaded++;
+      g_clear_error (&error);
+      owb_model_unref (m);
+    }
+  /* Some flips leave a loadable model (payload bytes, names). */
+  g_assert_cmpint (loaded, >, 0);
+  g_free (copy);
+  g_rand_free (rand);
+  remove_tree (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1351,5 +1697,10 @@ main (int argc, char **argv)
   g_test_add_func ("/model-io/functions", test_functions);
   g_test_add_func ("/model-io/too-large", test_too_large);
   g_test_add_func ("/model-io/conformance-model", test_conformance_model);
+  g_test_add_func ("/model-io/large-initializers", test_large_initializers);
+  g_test_add_func ("/model-io/large-initializers-file", test_large_initializers_file);
+  g_test_add_func ("/model-io/large-initializers-wire", test_large_initializers_wire);
+  g_test_add_func ("/model-io/large-initializer-bad-size", test_large_initializer_bad_size);
+  g_test_add_func ("/model-io/large-initializers-fuzz", test_large_initializers_fuzz);
   return g_test_run ();
 }
