@@ -277,11 +277,17 @@ tile_avx2 (const int R, const int V, const int MODE, const Strip *s, const Tile 
             acc[r][1] = _mm256_fmadd_ps (av, b1, acc[r][1]);
         }
     }
-  const gboolean full = t->ncols == V * 8;
+  /* The epilogue reads its parameters from locals: with -fno-strict-aliasing each store to C could
+   * otherwise rewrite *s and *t, and every flag would be reloaded after every store. */
+  const int ncols = t->ncols;
+  const gboolean full = ncols == V * 8, first = s->first;
+  const float *const bias = t->bias, *const z = t->z;
+  float *const c = t->c;
+  const int64_t ldc = s->ldc, ldz = s->ldz;
   __m256i m[2] = { _mm256_setzero_si256 (), _mm256_setzero_si256 () };
   if (!full)
     {
-      const __m256i n = _mm256_set1_epi32 (t->ncols);
+      const __m256i n = _mm256_set1_epi32 (ncols);
       m[0] = _mm256_cmpgt_epi32 (n, _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
       m[1] = _mm256_cmpgt_epi32 (n, _mm256_setr_epi32 (8, 9, 10, 11, 12, 13, 14, 15));
     }
@@ -292,17 +298,17 @@ tile_avx2 (const int R, const int V, const int MODE, const Strip *s, const Tile 
 #pragma GCC unroll 6
   for (int r = 0; r < R; r++)
     {
-      float *cr = t->c + r * s->ldc;
+      float *cr = c + r * ldc;
 #pragma GCC unroll 2
       for (int v = 0; v < V; v++)
         {
           __m256 x = acc[r][v];
-          if (s->first)
+          if (first)
             {
-              if (t->bias)
-                x = _mm256_add_ps (x, ld (t->bias + v * 8, m[v], full));
-              if (t->z)
-                x = _mm256_add_ps (x, ld (t->z + r * s->ldz + v * 8, m[v], full));
+              if (bias)
+                x = _mm256_add_ps (x, ld (bias + v * 8, m[v], full));
+              if (z)
+                x = _mm256_add_ps (x, ld (z + r * ldz + v * 8, m[v], full));
             }
           else
             x = _mm256_add_ps (x, ld (cr + v * 8, m[v], full));
