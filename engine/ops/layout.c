@@ -1,6 +1,6 @@
 /* layout.c: schemas of the engine's channels-last ops (domain ai.onnx.workbench), which the layout
- * optimization level puts between NCHW<->NHWC Transposes: NhwcConv, NhwcMaxPool, NhwcAveragePool and
- * NhwcGlobalAveragePool. Each infers through the standard op on the NCHW view of its input. */
+ * optimization level puts between NCHW<->NHWC Transposes: NhwcConv, NhwcConvTranspose, NhwcMaxPool,
+ * NhwcAveragePool and NhwcGlobalAveragePool. Each infers through the standard op on the NCHW view of its input. */
 #include "owb-ops-private.h"
 #include <owb/owb-error.h>
 
@@ -170,10 +170,52 @@ infer_nhwc_global_average_pool (OwbInferContext *ctx, GError **error)
   return TRUE;
 }
 
+/* NhwcConvTranspose (X [N, H, W, C], W [C, kH, kW, M/group], B [M]?): ConvTranspose in NHWC, with
+ * its attributes; inferred as ConvTranspose on the NCHW views (W as [C, M/group, kH, kW]). */
+static gboolean
+infer_nhwc_conv_transpose (OwbInferContext *ctx, GError **error)
+{
+  if (!check_rank4 (ctx, 0, "X", error) || !check_rank4 (ctx, 1, "W", error))
+    return FALSE;
+  const OwbOpSchema *schema = owb_op_schema_lookup ("", "ConvTranspose", 11);
+  g_assert (schema && schema->infer);
+  int n = MIN (ctx->n_inputs, 3);
+  OwbValueType views[2];
+  const OwbValueType *ins[3] = { NULL, NULL, NULL };
+  const OwbTensor *values[3] = { NULL, NULL, NULL };
+  for (int i = 0; i < n; i++)
+    ins[i] = ctx->inputs[i];
+  if (ctx->inputs[0] && ctx->inputs[0]->rank == 4)
+    {
+      to_nchw (ctx->inputs[0], &views[0]);
+      ins[0] = &views[0];
+    }
+  const OwbValueType *w = ctx->inputs[1];
+  if (w && w->rank == 4)
+    {
+      views[1] = *w;
+      views[1].dims[1] = w->dims[3];
+      views[1].dims[2] = w->dims[1];
+      views[1].dims[3] = w->dims[2];
+      ins[1] = &views[1];
+    }
+  OwbInferContext sub = *ctx;
+  sub.opset = 11;
+  sub.n_inputs = n;
+  sub.inputs = ins;
+  /* shapes never depend on the values, and W's are in the other layout */
+  sub.input_values = values;
+  if (!schema->infer (&sub, error))
+    return FALSE;
+  to_nhwc (&ctx->outputs[0]);
+  return TRUE;
+}
+
 const OwbOpSchema _owb_ops_layout[] = {
   { "NhwcConv", "ai.onnx.workbench", 1, 2, 4, 1, 1, infer_nhwc_conv },
   { "NhwcMaxPool", "ai.onnx.workbench", 1, 1, 1, 1, 1, infer_nhwc_max_pool },
   { "NhwcAveragePool", "ai.onnx.workbench", 1, 1, 1, 1, 1, infer_nhwc_average_pool },
   { "NhwcGlobalAveragePool", "ai.onnx.workbench", 1, 1, 1, 1, 1, infer_nhwc_global_average_pool },
+  { "NhwcConvTranspose", "ai.onnx.workbench", 1, 2, 3, 1, 1, infer_nhwc_conv_transpose },
   { NULL }
 };

@@ -2,7 +2,8 @@
  * constant weight becomes Transpose(to NHWC) -> NhwcConv -> Transpose(to NCHW); the NCHW Transposes
  * are then pushed down through layout-agnostic ops (elementwise, Concat, pools) and cancelled
  * against the NHWC Transposes of the next convolution, so that a chain of convolutions keeps its
- * activations in NHWC and graph outputs stay NCHW. */
+ * activations in NHWC and graph outputs stay NCHW. ConvTranspose becomes NhwcConvTranspose the same
+ * way, and a Resize of H and W alone runs on the NHWC tensor with its constant inputs permuted. */
 #include "owb-optimizer-private.h"
 
 #include <string.h>
@@ -89,6 +90,7 @@ nhwc_of (OwbPassContext *ctx, const char *name, const char *from)
 static char *
 conv_refusal (OwbPassContext *ctx, const OwbNode *conv)
 {
+  const char *op = _owb_pass_is_op (conv, "ConvTranspose") ? "NhwcConvTranspose" : "NhwcConv";
   if (conv->n_inputs < 2 || conv->n_outputs != 1)
     return g_strdup ("has an unexpected signature");
   const OwbValueType *x = _owb_pass_value_type (ctx, conv->inputs[0]);
@@ -96,9 +98,9 @@ conv_refusal (OwbPassContext *ctx, const OwbNode *conv)
   if (!x || x->kind != OWB_VALUE_TENSOR || x->rank < 0)
     return g_strdup ("input X has no inferred rank");
   if (x->rank != 4)
-    return g_strdup_printf ("is a %d-D convolution; NhwcConv is 2-D only", x->rank - 2);
+    return g_strdup_printf ("is a %d-D convolution; %s is 2-D only", x->rank - 2, op);
   if (x->dtype != OWB_TYPE_FLOAT)
-    return g_strdup_printf ("runs on %s; NhwcConv is float only", owb_data_type_name (x->dtype));
+    return g_strdup_printf ("runs on %s; %s is float only", owb_data_type_name (x->dtype), op);
   if (!w)
     return g_strdup ("weight W is not a constant, so it cannot be reordered once");
   if (w->rank != 4 || w->dtype != OWB_TYPE_FLOAT)
@@ -178,6 +180,162 @@ convert_conv (OwbPassContext *ctx, OwbNode *conv)
   g_free (from_copy);
 }
 
+/* ---- ConvTranspose -> NhwcConvTranspose ---- */
+
+/* W [C, M/group, kH, kW] -> [C, kH, kW, M/group]: input channel c's row holds, kernel row by kernel
+ * row, the kW taps of M/group output channels, as the kernel's GEMMs read it. */
+static OwbTensor *
+reorder_transpose_weight (const OwbTensor *w)
+{
+  int64_t C = w->dims[0], Mg = w->dims[1], KH = w->dims[2], KW = w->dims[3];
+  int64_t dims[4] = { C, KH, KW, Mg };
+  OwbTensor *t = owb_tensor_new_uninit (OWB_TYPE_FLOAT, 4, dims, NULL);
+  const float *src = w->data;
+  float *dst = t->data;
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t m = 0; m < Mg; m++)
+      for (int64_t k = 0; k < KH * KW; k++)
+        dst[(c * KH * KW + k) * Mg + m] = src[(c * Mg + m) * KH * KW + k];
+  return t;
+}
+
+static void
+convert_conv_transpose (OwbPassContext *ctx, OwbNode *deconv)
+{
+  const char *from = label (deconv);
+  OwbNode *nd = owb_node_dup (deconv);
+  owb_node_clear_claims (nd);
+  g_free (nd->op_type);
+  nd->op_type = g_strdup ("NhwcConvTranspose");
+  g_free (nd->domain);
+  nd->domain = g_strdup (WB);
+  g_free (nd->name);
+  nd->name = NULL;
+
+  char *x = nhwc_of (ctx, deconv->inputs[0], from);
+  g_free (nd->inputs[0]);
+  nd->inputs[0] = x;
+  const char *w = _owb_pass_add_initializer (
+    ctx, deconv->inputs[1], reorder_transpose_weight (_owb_pass_get_constant (ctx, deconv->inputs[1])));
+  g_free (nd->inputs[1]);
+  nd->inputs[1] = g_strdup (w);
+  char *out = g_strdup (deconv->outputs[0]);
+  g_free (nd->outputs[0]);
+  nd->outputs[0] = _owb_pass_unique_name (ctx, "nhwc");
+  char *from_copy = g_strdup (from);
+  const char *from_name = from_copy;
+  _owb_pass_add_node (ctx, nd, &from_name, 1);
+  const char *y = nd->outputs[0];
+  _owb_pass_remove_node (ctx, deconv);
+  add_transpose (ctx, y, out, to_nchw_perm, from_copy);
+  g_free (out);
+  g_free (from_copy);
+}
+
+/* ---- Resize on NHWC ---- */
+
+/* The inputs of Resize at the model's opset: -1 where the op has none. */
+static void
+resize_inputs (OwbPassContext *ctx, int *roi, int *scales, int *sizes)
+{
+  gboolean v10 = _owb_pass_opset (ctx) < 11;
+  *roi = v10 ? -1 : 1;
+  *scales = v10 ? 1 : 2;
+  *sizes = v10 ? -1 : 3;
+}
+
+/* A constant vector of 4 x `halves` elements in NCHW axis order, in NHWC order. */
+static OwbTensor *
+permute_vector (const OwbTensor *t, int halves)
+{
+  OwbTensor *o = owb_tensor_new_uninit (t->dtype, t->rank, t->dims, NULL);
+  gsize es = owb_data_type_size (t->dtype);
+  for (int h = 0; h < halves; h++)
+    for (int i = 0; i < 4; i++)
+      memcpy ((char *) o->data + (h * 4 + i) * es, (const char *) t->data + (h * 4 + to_nhwc_perm[i]) * es, es);
+  return o;
+}
+
+/* Why Resize `node` cannot run on the NHWC form of its 4-D input, or NULL. With `consts` it also
+ * gives the NHWC roi, scales and sizes (NULL where the input is absent or left as it is), and in
+ * *axes the NHWC `axes` attribute when the node has one. */
+static char *
+resize_refusal (OwbPassContext *ctx, const OwbNode *node, OwbTensor **consts, int64_t *axes, int *n_axes)
+{
+  if (!_owb_pass_is_op (node, "Resize") || node->n_inputs < 1 || node->n_outputs != 1)
+    return g_strdup ("has an unexpected signature");
+  const OwbValueType *x = _owb_pass_value_type (ctx, node->inputs[0]);
+  if (!x || x->kind != OWB_VALUE_TENSOR || x->rank != 4)
+    return g_strdup ("input X is not known to be 4-D");
+  int n = 0;
+  const int64_t *attr_axes = owb_node_get_ints (node, "axes", &n);
+  int64_t ax[4] = { 0, 1, 2, 3 };
+  if (attr_axes)
+    {
+      if (n < 1 || n > 4)
+        return g_strdup ("has an unexpected axes attribute");
+      for (int k = 0; k < n; k++)
+        {
+          ax[k] = attr_axes[k] < 0 ? attr_axes[k] + 4 : attr_axes[k];
+          if (ax[k] < 0 || ax[k] > 3)
+            return g_strdup ("has an axis out of range");
+        }
+    }
+  else
+    n = 4;
+  int which[3];
+  resize_inputs (ctx, &which[0], &which[1], &which[2]);
+  static const char *const what[3] = { "roi", "scales", "sizes" };
+  OwbTensor *made[3] = { NULL, NULL, NULL };
+  char *why = NULL;
+  for (int k = 0; k < 3 && !why; k++)
+    {
+      const char *in = which[k] >= 0 ? owb_node_get_input (node, which[k]) : NULL;
+      if (!in)
+        continue;
+      const OwbTensor *t = _owb_pass_get_constant (ctx, in);
+      if (!t)
+        {
+          why = g_strdup_printf ("its %s are not constants", what[k]);
+          break;
+        }
+      if (t->nelems == 0)
+        continue;
+      int len = k == 0 ? 2 * n : n;
+      if (t->rank != 1 || t->nelems != len)
+        {
+          why = g_strdup_printf ("its %s do not have %d values", what[k], len);
+          break;
+        }
+      /* the usual 2-D resize: batch and channels left as they are */
+      for (int i = 0; i < n && !why && k > 0; i++)
+        {
+          if (ax[i] > 1)
+            continue;
+          if (k == 1 && owb_tensor_get_double (t, i) != 1.0)
+            why = g_strdup_printf ("it scales axis %" G_GINT64_FORMAT " by %g", ax[i], owb_tensor_get_double (t, i));
+          else if (k == 2 && (!owb_dim_is_known (x->dims[ax[i]]) || owb_tensor_get_int64 (t, i) != x->dims[ax[i]].value))
+            why = g_strdup_printf ("it resizes axis %" G_GINT64_FORMAT " (or its size is unknown)", ax[i]);
+        }
+      if (!why && consts && !attr_axes)
+        made[k] = permute_vector (t, k == 0 ? 2 : 1);
+    }
+  if (why || !consts)
+    {
+      for (int k = 0; k < 3; k++)
+        if (made[k])
+          owb_tensor_unref (made[k]);
+      return why;
+    }
+  static const int64_t to_nhwc_axis[4] = { 0, 3, 1, 2 };
+  for (int k = 0; k < 3; k++)
+    consts[k] = made[k];
+  *n_axes = attr_axes ? n : 0;
+  for (int k = 0; attr_axes && k < n; k++)
+    axes[k] = to_nhwc_axis[ax[k]];
+  return NULL;
+}
+
 /* ---- pushing NCHW Transposes down ---- */
 
 static gboolean
@@ -236,7 +394,7 @@ static gboolean
 try_push (OwbPassContext *ctx, OwbNode *node)
 {
   gboolean unary = is_unary_elementwise (node), binary = is_broadcast_elementwise (node);
-  gboolean concat = _owb_pass_is_op (node, "Concat");
+  gboolean concat = _owb_pass_is_op (node, "Concat"), resize = _owb_pass_is_op (node, "Resize");
   const char *new_op = NULL;
   if (_owb_pass_is_op (node, "MaxPool"))
     new_op = "NhwcMaxPool";
@@ -244,9 +402,9 @@ try_push (OwbPassContext *ctx, OwbNode *node)
     new_op = "NhwcAveragePool";
   else if (_owb_pass_is_op (node, "GlobalAveragePool"))
     new_op = "NhwcGlobalAveragePool";
-  if (!unary && !binary && !concat && !new_op)
+  if (!unary && !binary && !concat && !resize && !new_op)
     return FALSE;
-  int n_data = unary || new_op ? 1 : node->n_inputs;
+  int n_data = unary || resize || new_op ? 1 : node->n_inputs;
   gboolean any = FALSE;
   for (int i = 0; i < MIN (n_data, node->n_inputs) && !any; i++)
     any = node->inputs[i][0] && nhwc_source (ctx, node->inputs[i]);
@@ -271,6 +429,17 @@ try_push (OwbPassContext *ctx, OwbNode *node)
         continue;
       const OwbTensor *c = _owb_pass_get_constant (ctx, node->inputs[i]);
       if (!c || concat || c->rank > 4)
+        return FALSE;
+    }
+  OwbTensor *resize_consts[3] = { NULL, NULL, NULL };
+  int64_t resize_axes[4];
+  int n_resize_axes = 0;
+  if (resize)
+    {
+      char *why = resize_refusal (ctx, node, resize_consts, resize_axes, &n_resize_axes);
+      gboolean refused = why != NULL;
+      g_free (why);
+      if (refused)
         return FALSE;
     }
 
@@ -306,6 +475,21 @@ try_push (OwbPassContext *ctx, OwbNode *node)
       for (int a = 0; a < nn->n_attributes; a++)
         if (strcmp (nn->attributes[a].name, "axis") == 0)
           nn->attributes[a].i = to_nhwc_axis[axis];
+    }
+  if (resize)
+    {
+      int which[3];
+      resize_inputs (ctx, &which[0], &which[1], &which[2]);
+      for (int k = 0; k < 3; k++)
+        if (resize_consts[k])
+          {
+            const char *name = _owb_pass_add_initializer (ctx, node->inputs[which[k]], resize_consts[k]);
+            g_free (nn->inputs[which[k]]);
+            nn->inputs[which[k]] = g_strdup (name);
+          }
+      for (int a = 0; n_resize_axes && a < nn->n_attributes; a++)
+        if (strcmp (nn->attributes[a].name, "axes") == 0)
+          memcpy (nn->attributes[a].ints, resize_axes, sizeof (int64_t) * n_resize_axes);
     }
   if (new_op)
     {
@@ -369,13 +553,20 @@ remove_dead_transposes (OwbPassContext *ctx)
 static gboolean
 is_conv (const OwbNode *node)
 {
-  return _owb_pass_is_op (node, "Conv") || is_our_op (node, "FusedConv");
+  return _owb_pass_is_op (node, "Conv") || is_our_op (node, "FusedConv") || _owb_pass_is_op (node, "ConvTranspose");
 }
 
 /* Whether the push loop can carry NHWC through the node (ignoring its other inputs). */
 static gboolean
-is_layout_agnostic (const OwbNode *node)
+is_layout_agnostic (OwbPassContext *ctx, const OwbNode *node)
 {
+  if (_owb_pass_is_op (node, "Resize"))
+    {
+      char *why = resize_refusal (ctx, node, NULL, NULL, NULL);
+      gboolean ok = why == NULL;
+      g_free (why);
+      return ok;
+    }
   return is_unary_elementwise (node) || is_broadcast_elementwise (node) || _owb_pass_is_op (node, "Concat")
          || _owb_pass_is_op (node, "MaxPool") || _owb_pass_is_op (node, "AveragePool")
          || _owb_pass_is_op (node, "GlobalAveragePool");
@@ -396,7 +587,7 @@ n_elements (OwbPassContext *ctx, const char *name)
 static gboolean
 in_region (OwbPassContext *ctx, const OwbNode *node, GHashTable *convs)
 {
-  return node && (g_hash_table_contains (convs, node) || is_layout_agnostic (node));
+  return node && (g_hash_table_contains (convs, node) || is_layout_agnostic (ctx, node));
 }
 
 /* The elements the Transposes will move per run: values crossing between the convolutions (with
@@ -436,7 +627,9 @@ static int64_t
 multiply_adds (OwbPassContext *ctx, const OwbNode *conv)
 {
   const OwbTensor *w = _owb_pass_get_constant (ctx, conv->inputs[1]);
-  const OwbValueType *y = _owb_pass_value_type (ctx, conv->outputs[0]);
+  /* a ConvTranspose multiplies every input pixel by all of W */
+  gboolean transpose = _owb_pass_is_op (conv, "ConvTranspose");
+  const OwbValueType *y = _owb_pass_value_type (ctx, transpose ? conv->inputs[0] : conv->outputs[0]);
   if (!w || !y || y->rank != 4)
     return 0;
   int64_t pixels = 1;
@@ -445,7 +638,7 @@ multiply_adds (OwbPassContext *ctx, const OwbNode *conv)
       pixels *= owb_dim_is_known (y->dims[i]) ? y->dims[i].value : 1;
   int64_t macs = pixels * w->nelems;
   /* a depthwise convolution gains 1.5-2x channels-last against a few percent for the GEMM ones */
-  return w->dims[1] == 1 && owb_node_get_int (conv, "group", 1) > 1 ? DEPTHWISE_WEIGHT * macs : macs;
+  return !transpose && w->dims[1] == 1 && owb_node_get_int (conv, "group", 1) > 1 ? DEPTHWISE_WEIGHT * macs : macs;
 }
 
 /* The report keeps the net change: Transposes this pass created and then cancelled are neither
@@ -497,8 +690,8 @@ run (OwbPassContext *ctx, GError **error)
   if (convs->len > 0 && ctx->options->portable)
     {
       _owb_pass_near_miss (ctx, g_ptr_array_index (convs, 0),
-                           "and %u other convolution(s) would run as NhwcConv, which needs ai.onnx.workbench; kept "
-                           "in NCHW (portable)",
+                           "and %u other convolution(s) would run as NhwcConv/NhwcConvTranspose, which needs "
+                           "ai.onnx.workbench; kept in NCHW (portable)",
                            convs->len - 1);
       g_ptr_array_set_size (convs, 0);
     }
@@ -507,10 +700,11 @@ run (OwbPassContext *ctx, GError **error)
       /* NhwcConv (packed SGEMM) saves about 0.006 ns per multiply-add of a GEMM convolution (20 times
        * that weighted for depthwise ones) while a Transpose costs about 2.4 ns per element: convert
        * only when the Transposes that will remain cost less, i.e. above ~380 multiply-adds per moved
-       * element. Measured on unet_small (2 threads, -O all; its Resize and ConvTranspose stay NCHW,
-       * 516 per element): NhwcConv 66.7 ms against FusedConv 89.9, its 8 Transposes 17.2 ms, the
-       * run 104-106 ms converted against 110 ms kept NCHW. The ratio was 1000 with the OpenBLAS
-       * NhwcConv. */
+       * element. Measured on unet_small (2 threads, -O all; when its Resize and ConvTranspose stayed
+       * NCHW, 516 per element): NhwcConv 66.7 ms against FusedConv 89.9, its 8 Transposes 17.2 ms,
+       * the run 104-106 ms converted against 110 ms kept NCHW. Carried through them (NHWC Resize,
+       * NhwcConvTranspose: 2 Transposes left, ~11600 per element) the run went from 85 to 52 ms. The
+       * ratio was 1000 with the OpenBLAS NhwcConv. */
       GHashTable *set = g_hash_table_new (NULL, NULL);
       int64_t macs = 0;
       for (guint i = 0; i < convs->len; i++)
@@ -536,7 +730,13 @@ run (OwbPassContext *ctx, GError **error)
     }
   owb_model_set_opset (ctx->model, WB, 1);
   for (guint i = 0; i < convs->len; i++)
-    convert_conv (ctx, g_ptr_array_index (convs, i));
+    {
+      OwbNode *node = g_ptr_array_index (convs, i);
+      if (_owb_pass_is_op (node, "ConvTranspose"))
+        convert_conv_transpose (ctx, node);
+      else
+        convert_conv (ctx, node);
+    }
   g_ptr_array_unref (convs);
 
   /* Push and cancel until nothing moves; every push or cancel removes one node of the original graph
@@ -553,6 +753,17 @@ run (OwbPassContext *ctx, GError **error)
               break;
             }
         }
+    }
+  /* Resizes left reading an NHWC value through a Transpose: say why they stayed NCHW */
+  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      if (!_owb_pass_is_op (node, "Resize") || node->n_inputs < 1 || !nhwc_source (ctx, node->inputs[0]))
+        continue;
+      char *why = resize_refusal (ctx, node, NULL, NULL, NULL);
+      if (why)
+        _owb_pass_near_miss (ctx, node, "%s; Resize kept in NCHW between Transposes", why);
+      g_free (why);
     }
   remove_dead_transposes (ctx);
   _owb_pass_prune_initializers (ctx);

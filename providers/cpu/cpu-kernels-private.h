@@ -20,6 +20,24 @@ extern const OwbKernelDef _owb_cpu_kernels_quant[];
 extern const OwbKernelDef _owb_cpu_kernels_misc[];
 extern const OwbKernelDef _owb_cpu_kernels_transformer[];
 extern const OwbKernelDef _owb_cpu_kernels_layout[];
+extern const OwbKernelDef _owb_cpu_kernels_layout_deconv[];
+
+/* One axis of a Resize as reduce.c resolves it: per output index n_taps input indices and weights
+ * (weight NULL for nearest), outside (NULL unless cropping) marking extrapolated ones; index NULL
+ * when the axis is not resized. */
+typedef struct {
+  int n_taps;
+  const int64_t *index;
+  const double *weight;
+  const guint8 *outside;
+} OwbCpuResizeAxis;
+
+/* Resize of X [N, H, W, C] (N and C not resized) over runs of contiguous channels, in the general
+ * kernel's pass order (h_first: H before W). nearest: 1/2/4/8-byte elements, `fill` one element;
+ * otherwise float. FALSE (nothing done) for what it does not handle. kernels/layout-deconv.c. */
+gboolean _owb_cpu_resize_channels_last (OwbThreadPool *pool, const OwbTensor *x, OwbTensor *y, gboolean nearest,
+                                        const OwbCpuResizeAxis *h, const OwbCpuResizeAxis *w, gboolean h_first,
+                                        const void *fill, double fill_value);
 
 /* Element offsets for numpy-style broadcasting of `in` (rank in_rank, right-aligned) against an
  * output shape: strides of length out_rank with 0 on broadcast axes. */

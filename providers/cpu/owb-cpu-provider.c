@@ -13,7 +13,7 @@ static const OwbKernelDef *const tables[] = {
   _owb_cpu_kernels_transformer, _owb_cpu_kernels_misc,   _owb_cpu_kernels_quant,
   _owb_cpu_kernels_signal,      _owb_cpu_kernels_control, _owb_cpu_kernels_ml,
   _owb_cpu_kernels_fused,       _owb_cpu_kernels_fused_transformer,
-  _owb_cpu_kernels_layout,
+  _owb_cpu_kernels_layout,      _owb_cpu_kernels_layout_deconv,
 };
 
 static gboolean

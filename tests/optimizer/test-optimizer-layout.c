@@ -1,8 +1,9 @@
 /* test-optimizer-layout.c: the layout level's layout_nhwc pass: convolutions become NhwcConv between
  * Transposes that are pushed through activations, residual Adds, Concat and pools and cancelled in
  * pairs, graph outputs staying NCHW; outputs unchanged against the unoptimized model on small CNNs
- * (depthwise, strided, padded, grouped, dilated, residual); portable mode, near misses, the
- * profitability check, and a saved model reloading. */
+ * (depthwise, strided, padded, grouped, dilated, residual) and on a U-Net step (ConvTranspose ->
+ * NhwcConvTranspose, Resize on NHWC); portable mode, near misses, the profitability check, and a
+ * saved model reloading. */
 #include "../engine/test-util.h"
 
 #include <math.h>
@@ -158,6 +159,71 @@ concat_block (void)
   OwbNode *avg = add_pool (m, "AveragePool", "avg", "cat", "p", 3, 1, 1);
   set_int (avg, "count_include_pad", 1);
   add_conv (m, "head", "p", "y", 64, 4, 1, 1, 0, 1, 1);
+  add_output (m, "y");
+  return m;
+}
+
+/* A U-Net step: X [1, 4, 32, 32] -> Conv -> s; Conv stride 2 -> Relu -> ConvTranspose (k2, s2) -> u;
+ * Concat (u, s) -> Resize 2x (linear half_pixel; `sizes` or `scales`, constant) -> Conv -> Y
+ * [1, 4, 64, 64]. resize_c: the last Conv comes first, and the Resize after it (writing Y) also
+ * scales the channels (2x), which the NHWC Resize does not take. */
+static OwbModel *
+unet_step (int use_sizes, gboolean resize_c)
+{
+  /* use_sizes 2: scales of H and W alone, through Resize-18's axes (given as -1, -2) */
+  OwbModel *m = tu_model_new (use_sizes == 2 ? 18 : 13);
+  int64_t xd[4] = { 1, 4, 32, 32 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  add_conv (m, "conv0", "x", "s", 4, 32, 3, 1, 1, 1, 1);
+  add_conv (m, "conv1", "s", "a", 32, 64, 3, 2, 1, 1, 1);
+  tu_node (m->graph, "Relu", "relu", "a", "r");
+  int64_t wd[4] = { 64, 32, 2, 2 }, bd[1] = { 32 };
+  add_weight (m, "up_w", 4, wd);
+  add_weight (m, "up_b", 1, bd);
+  OwbNode *up = tu_node (m->graph, "ConvTranspose", "up", "r,up_w,up_b", "u");
+  int64_t k2[2] = { 2, 2 };
+  set_ints (up, "kernel_shape", 2, k2);
+  set_ints (up, "strides", 2, k2);
+  OwbNode *cat = tu_node (m->graph, "Concat", "cat", "u,s", "cat");
+  set_int (cat, "axis", 1);
+  int64_t four[1] = { 4 };
+  if (resize_c)
+    add_conv (m, "head", "cat", "h", 64, 4, 3, 1, 1, 1, 1);
+  if (use_sizes == 2)
+    {
+      int64_t two[1] = { 2 };
+      OwbTensor *sc = owb_tensor_new (OWB_TYPE_FLOAT, 1, two, NULL);
+      float v[2] = { 2, 2 };
+      memcpy (sc->data, v, sizeof v);
+      owb_graph_add_initializer (m->graph, "scales", sc);
+    }
+  else if (use_sizes)
+    {
+      OwbTensor *sz = owb_tensor_new (OWB_TYPE_INT64, 1, four, NULL);
+      int64_t v[4] = { 1, resize_c ? 8 : 64, 64, 64 };
+      memcpy (sz->data, v, sizeof v);
+      owb_graph_add_initializer (m->graph, "sizes", sz);
+    }
+  else
+    {
+      OwbTensor *sc = owb_tensor_new (OWB_TYPE_FLOAT, 1, four, NULL);
+      float v[4] = { 1, resize_c ? 2 : 1, 2, 2 };
+      memcpy (sc->data, v, sizeof v);
+      owb_graph_add_initializer (m->graph, "scales", sc);
+    }
+  gboolean sizes = use_sizes == 1;
+  OwbNode *rs = tu_node (m->graph, "Resize", "resize",
+                         resize_c ? (sizes ? "h,,,sizes" : "h,,scales") : (sizes ? "cat,,,sizes" : "cat,,scales"),
+                         resize_c ? "y" : "z");
+  if (use_sizes == 2)
+    {
+      int64_t axes[2] = { -1, -2 };
+      set_ints (rs, "axes", 2, axes);
+    }
+  set_string (rs, "mode", "linear");
+  set_string (rs, "coordinate_transformation_mode", "half_pixel");
+  if (!resize_c)
+    add_conv (m, "head", "z", "y", 64, 4, 3, 1, 1, 1, 1);
   add_output (m, "y");
   return m;
 }
@@ -463,6 +529,152 @@ test_worth_it_near_break_even (void)
   owb_model_unref (m);
 }
 
+/* The whole U-Net step stays NHWC: ConvTranspose becomes NhwcConvTranspose, the Resize runs on the
+ * NHWC tensor (a standard Resize with permuted constants), only the input and output Transposes remain. */
+static void
+test_unet_step_outputs (void)
+{
+  for (int use_sizes = 0; use_sizes < 3; use_sizes++)
+    {
+      g_autoptr (OwbModel) m = unet_step (use_sizes, FALSE);
+      OwbSession *s = check_layout (m, 2);
+      const OwbGraph *g = owb_session_get_graph (s);
+      g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 3);
+      g_assert_cmpuint (count_op (g, "NhwcConvTranspose"), ==, 1);
+      g_assert_cmpuint (count_op (g, "ConvTranspose"), ==, 0);
+      g_assert_cmpuint (count_op (g, "Resize"), ==, 1);
+      g_assert_cmpuint (count_op (g, "Concat"), ==, 1);
+      g_assert_cmpuint (count_op (g, "Transpose"), ==, 2);
+      int64_t want[4] = { 1, 4, 64, 64 };
+      assert_output_dims (s, 0, want);
+      /* the Resize reads the NHWC Concat, with its constant in NHWC order */
+      for (guint i = 0; i < g->nodes->len; i++)
+        {
+          const OwbNode *node = g_ptr_array_index (g->nodes, i);
+          if (strcmp (node->op_type, "Resize") != 0)
+            continue;
+          g_assert_cmpstr (node->domain ? node->domain : "", !=, WB);
+          const OwbTensor *c = owb_graph_get_initializer ((OwbGraph *) g, node->inputs[use_sizes == 1 ? 3 : 2]);
+          g_assert_nonnull (c);
+          if (use_sizes == 2)
+            {
+              /* NCHW axes (3, 2) are NHWC axes (2, 1) */
+              int n = 0;
+              const int64_t *axes = owb_node_get_ints (node, "axes", &n);
+              g_assert_cmpint (n, ==, 2);
+              g_assert_cmpint (axes[0], ==, 2);
+              g_assert_cmpint (axes[1], ==, 1);
+              continue;
+            }
+          g_assert_cmpint (c->nelems, ==, 4);
+          if (use_sizes)
+            {
+              g_assert_cmpint (owb_tensor_get_int64 (c, 1), ==, 64);
+              g_assert_cmpint (owb_tensor_get_int64 (c, 3), ==, 64);
+            }
+          else
+            {
+              g_assert_cmpfloat (owb_tensor_get_double (c, 2), ==, 2.0);
+              g_assert_cmpfloat (owb_tensor_get_double (c, 3), ==, 1.0);
+            }
+        }
+      owb_session_free (s);
+    }
+  /* and on one thread */
+  g_autoptr (OwbModel) m = unet_step (TRUE, FALSE);
+  owb_session_free (check_layout (m, 1));
+}
+
+static void
+test_unet_step_graph (void)
+{
+  g_autoptr (OwbModel) m = unet_step (TRUE, FALSE);
+  g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
+  const OwbPassReport *p = pass_report (report, "layout_nhwc");
+  g_assert_nonnull (p);
+  g_assert_cmpuint (count_op (m->graph, "NhwcConvTranspose"), ==, 1);
+  g_assert_cmpuint (count_op (m->graph, "Transpose"), ==, 2);
+  gboolean found = FALSE;
+  for (guint i = 0; i < p->created->len; i++)
+    {
+      const OwbOptimizeCreated *c = g_ptr_array_index (p->created, i);
+      if (strcmp (c->op_type, "NhwcConvTranspose") != 0)
+        continue;
+      found = TRUE;
+      g_assert_cmpstr (c->domain, ==, WB);
+      g_assert_cmpuint (c->from->len, ==, 1);
+      g_assert_cmpstr (g_ptr_array_index (c->from, 0), ==, "up");
+    }
+  g_assert_true (found);
+  /* the weight was reordered to [C, kH, kW, M/group] */
+  for (guint i = 0; i < m->graph->nodes->len; i++)
+    {
+      const OwbNode *node = g_ptr_array_index (m->graph->nodes, i);
+      if (strcmp (node->op_type, "NhwcConvTranspose") != 0)
+        continue;
+      const OwbTensor *w = owb_graph_get_initializer (m->graph, node->inputs[1]);
+      g_assert_nonnull (w);
+      int64_t want[4] = { 64, 2, 2, 32 };
+      g_assert_cmpint (memcmp (w->dims, want, sizeof want), ==, 0);
+    }
+}
+
+/* A Resize that also scales the channels stays NCHW between Transposes, with a near miss saying why;
+ * the outputs still match. */
+static void
+test_unet_step_resize_near_miss (void)
+{
+  for (int use_sizes = 0; use_sizes < 2; use_sizes++)
+    {
+      g_autoptr (OwbModel) m = unet_step (use_sizes, TRUE);
+      g_autoptr (OwbModel) opt = owb_model_dup (m);
+      g_autoptr (OwbOptimizeReport) report = optimize (opt, OWB_OPTIMIZE_LAYOUT, FALSE);
+      const OwbPassReport *p = pass_report (report, "layout_nhwc");
+      g_assert_true (has_near_miss (p, use_sizes ? "it resizes axis 1" : "it scales axis 1"));
+      g_assert_true (has_near_miss (p, "Resize kept in NCHW"));
+      g_assert_cmpuint (count_op (opt->graph, "NhwcConvTranspose"), ==, 1);
+      g_assert_cmpuint (count_op (opt->graph, "Resize"), ==, 1);
+      g_assert_cmpuint (count_op (opt->graph, "Transpose"), ==, 2);
+      owb_session_free (check_layout (m, 2));
+    }
+}
+
+/* ConvTransposes that cannot run channels-last say why. */
+static void
+test_conv_transpose_near_misses (void)
+{
+  OwbModel *m = tu_model_new (17);
+  int64_t xd[4] = { 1, 8, 8, 8 }, wd[4] = { 8, 4, 2, 2 }, x1[3] = { 1, 8, 8 }, w1[3] = { 8, 4, 2 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  add_input (m, "w", OWB_TYPE_FLOAT, 4, wd);
+  tu_node (m->graph, "ConvTranspose", "dynamic", "x,w", "y1");
+  add_input (m, "x1", OWB_TYPE_FLOAT, 3, x1);
+  add_weight (m, "w1", 3, w1);
+  tu_node (m->graph, "ConvTranspose", "deconv1d", "x1,w1", "y2");
+  add_output (m, "y1");
+  add_output (m, "y2");
+  g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
+  const OwbPassReport *p = pass_report (report, "layout_nhwc");
+  g_assert_true (has_near_miss (p, "weight W is not a constant"));
+  g_assert_true (has_near_miss (p, "is a 1-D convolution; NhwcConvTranspose is 2-D only"));
+  g_assert_cmpuint (count_op (m->graph, "NhwcConvTranspose"), ==, 0);
+  g_assert_cmpuint (count_op (m->graph, "ConvTranspose"), ==, 2);
+  owb_model_unref (m);
+}
+
+/* --portable: no ai.onnx.workbench op, so the ConvTranspose stays as it is. */
+static void
+test_unet_step_portable (void)
+{
+  g_autoptr (OwbModel) m = unet_step (TRUE, FALSE);
+  g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, TRUE);
+  g_assert_cmpuint (count_op (m->graph, "NhwcConvTranspose"), ==, 0);
+  g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 0);
+  g_assert_cmpuint (count_op (m->graph, "ConvTranspose"), ==, 1);
+  g_assert_cmpuint (count_op (m->graph, "Transpose"), ==, 0);
+  g_assert_true (has_near_miss (pass_report (report, "layout_nhwc"), "needs ai.onnx.workbench"));
+}
+
 /* The optimized model saves with our domain and reloads into the same outputs. */
 static void
 test_save_and_reload (void)
@@ -510,5 +722,10 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/layout/not-worth-it", test_not_worth_it);
   g_test_add_func ("/optimizer/layout/worth-it-near-break-even", test_worth_it_near_break_even);
   g_test_add_func ("/optimizer/layout/save-and-reload", test_save_and_reload);
+  g_test_add_func ("/optimizer/layout/unet-step-outputs", test_unet_step_outputs);
+  g_test_add_func ("/optimizer/layout/unet-step-graph", test_unet_step_graph);
+  g_test_add_func ("/optimizer/layout/unet-step-resize-near-miss", test_unet_step_resize_near_miss);
+  g_test_add_func ("/optimizer/layout/unet-step-portable", test_unet_step_portable);
+  g_test_add_func ("/optimizer/layout/conv-transpose-near-misses", test_conv_transpose_near_misses);
   return g_test_run ();
 }

@@ -1,7 +1,8 @@
-/* test-kernels-layout.c: the channels-last kernels (NhwcConv, NhwcMaxPool, NhwcAveragePool,
- * NhwcGlobalAveragePool) against the standard NCHW ops on random cases covering every path: 1x1
- * GEMM on X, im2col, grouped, depthwise, dilated, strided, padded, residual and activations, on one
- * and several threads; their inference errors. With -m perf it also times NhwcConv against FusedConv. */
+/* test-kernels-layout.c: the channels-last kernels (NhwcConv, NhwcConvTranspose, NhwcMaxPool,
+ * NhwcAveragePool, NhwcGlobalAveragePool, Resize's channels-last path) against the standard NCHW ops
+ * (Resize: against its general path) on random cases covering every path: 1x1 GEMM on X, im2col,
+ * grouped, depthwise, dilated, strided, padded, residual and activations, on one and several threads;
+ * their inference errors. With -m perf it also times NhwcConv against FusedConv. */
 #include "../engine/test-util.h"
 
 #include <math.h>
@@ -413,6 +414,326 @@ test_nhwc_global_average_pool (void)
   assert_close (got, ref, 1e-6, "GlobalAveragePool"); /* [N,1,1,C] and [N,C,1,1] share their memory order */
 }
 
+/* ---- NhwcConvTranspose ---- */
+
+/* [C, M/g, kH, kW] -> [C, kH, kW, M/g] */
+static OwbTensor *
+transpose_weight_to_nhwc (const OwbTensor *w)
+{
+  int64_t C = w->dims[0], Mg = w->dims[1], KH = w->dims[2], KW = w->dims[3];
+  int64_t nd[4] = { C, KH, KW, Mg };
+  OwbTensor *o = owb_tensor_new (OWB_TYPE_FLOAT, 4, nd, NULL);
+  const float *s = w->data;
+  float *p = o->data;
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t m = 0; m < Mg; m++)
+      for (int64_t kh = 0; kh < KH; kh++)
+        for (int64_t kw = 0; kw < KW; kw++)
+          p[((c * KH + kh) * KW + kw) * Mg + m] = s[((c * Mg + m) * KH + kh) * KW + kw];
+  return o;
+}
+
+typedef struct {
+  const char *what;
+  int64_t n, c, h, w, m, group, kh, kw, sh, sw, pad, dilation, out_pad;
+  gboolean bias;
+  const char *auto_pad;
+  int64_t out_h, out_w; /* output_shape when > 0 */
+  int threads;
+} DeconvCase;
+
+static const DeconvCase deconv_cases[] = {
+  { "k2 s2 (unet, direct)", 1, 16, 5, 7, 32, 1, 2, 2, 2, 2, 0, 1, 0, TRUE, NULL, 0, 0, 2 },
+  { "k2 s2 no bias, batch, direct", 2, 8, 4, 3, 24, 1, 2, 2, 2, 2, 0, 1, 0, FALSE, NULL, 0, 0, 3 },
+  { "k3 s3 direct, odd channels", 1, 5, 3, 4, 7, 1, 3, 3, 3, 3, 0, 1, 0, TRUE, NULL, 0, 0, 1 },
+  { "k1 s1", 1, 6, 5, 5, 9, 1, 1, 1, 1, 1, 0, 1, 0, TRUE, NULL, 0, 0, 1 },
+  { "k3 s1 pad 1", 1, 8, 6, 5, 12, 1, 3, 3, 1, 1, 1, 1, 0, TRUE, NULL, 0, 0, 2 },
+  { "k3 s2 pad 1 output_padding 1", 2, 6, 5, 6, 10, 1, 3, 3, 2, 2, 1, 1, 1, TRUE, NULL, 0, 0, 3 },
+  { "k4 s2 pad 1", 1, 12, 7, 7, 20, 1, 4, 4, 2, 2, 1, 1, 0, FALSE, NULL, 0, 0, 2 },
+  { "k2 s3 (gaps)", 1, 4, 4, 5, 6, 1, 2, 2, 3, 3, 0, 1, 0, TRUE, NULL, 0, 0, 1 },
+  { "k3 s1 dilation 2", 1, 5, 6, 6, 7, 1, 3, 3, 1, 1, 2, 2, 0, TRUE, NULL, 0, 0, 2 },
+  { "k3 s2 dilation 2 pad 1", 1, 4, 5, 4, 4, 1, 3, 3, 2, 2, 1, 2, 1, FALSE, NULL, 0, 0, 1 },
+  { "grouped k3 s2", 2, 8, 5, 5, 12, 4, 3, 3, 2, 2, 1, 1, 1, TRUE, NULL, 0, 0, 3 },
+  { "grouped k2 s2 (not direct)", 1, 6, 4, 4, 9, 3, 2, 2, 2, 2, 0, 1, 0, TRUE, NULL, 0, 0, 2 },
+  { "depthwise k4 s2", 1, 8, 5, 6, 8, 8, 4, 4, 2, 2, 1, 1, 0, TRUE, NULL, 0, 0, 2 },
+  { "k3 x k2 s (2, 1)", 1, 6, 5, 4, 10, 1, 3, 2, 2, 1, 0, 1, 0, TRUE, NULL, 0, 0, 2 },
+  { "SAME_UPPER s2", 1, 6, 5, 5, 8, 1, 3, 3, 2, 2, 0, 1, 0, TRUE, "SAME_UPPER", 0, 0, 2 },
+  { "SAME_LOWER s2", 1, 6, 5, 5, 8, 1, 4, 4, 2, 2, 0, 1, 0, FALSE, "SAME_LOWER", 0, 0, 1 },
+  { "output_shape", 1, 4, 4, 4, 6, 1, 3, 3, 2, 2, 0, 1, 0, TRUE, NULL, 10, 9, 2 },
+  { "wide, many channels", 1, 64, 6, 70, 48, 1, 2, 2, 2, 2, 0, 1, 0, TRUE, NULL, 0, 0, 2 },
+};
+
+static void
+set_deconv_attributes (OwbNode *node, const DeconvCase *dc)
+{
+  int64_t k[2] = { dc->kh, dc->kw }, s[2] = { dc->sh, dc->sw }, d[2] = { dc->dilation, dc->dilation };
+  int64_t p[4] = { dc->pad, dc->pad, dc->pad, dc->pad }, op[2] = { dc->out_pad, dc->out_pad };
+  set_ints (node, "kernel_shape", 2, k);
+  set_ints (node, "strides", 2, s);
+  set_ints (node, "dilations", 2, d);
+  if (dc->auto_pad)
+    set_string (node, "auto_pad", dc->auto_pad);
+  else if (dc->out_h > 0)
+    {
+      int64_t os[2] = { dc->out_h, dc->out_w };
+      set_ints (node, "output_shape", 2, os);
+    }
+  else
+    set_ints (node, "pads", 4, p);
+  if (dc->out_pad)
+    set_ints (node, "output_padding", 2, op);
+  set_int (node, "group", dc->group);
+}
+
+/* ConvTranspose on NCHW and NhwcConvTranspose on NHWC copies of the same data, the latter with W fed
+ * at run time (packed per run) and as an initializer (packed once). */
+static void
+test_nhwc_conv_transpose_matches (void)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (deconv_cases); i++)
+    {
+      const DeconvCase *dc = &deconv_cases[i];
+      int64_t xd[4] = { dc->n, dc->c, dc->h, dc->w }, wd[4] = { dc->c, dc->m / dc->group, dc->kh, dc->kw };
+      int64_t bd[1] = { dc->m };
+      g_autoptr (OwbTensor) x = random_tensor (4, xd, 11 + i);
+      g_autoptr (OwbTensor) w = random_tensor (4, wd, 12 + i);
+      g_autoptr (OwbTensor) b = dc->bias ? random_tensor (1, bd, 13 + i) : NULL;
+      const char *names[3] = { "x", "w", "b" };
+      g_autoptr (GError) error = NULL;
+      OwbNode *node;
+      OwbTensor *in0[3] = { x, w, b };
+      g_autoptr (OwbModel) m0 = one_node_model ("ConvTranspose", "", 3, in0, names, &node);
+      set_deconv_attributes (node, dc);
+      g_autoptr (OwbTensor) ref = run_model (m0, 3, in0, names, 1, 1, NULL, &error);
+      g_assert_no_error (error);
+
+      g_autoptr (OwbTensor) xn = permute (x, TRUE);
+      g_autoptr (OwbTensor) wn = transpose_weight_to_nhwc (w);
+      OwbTensor *in1[3] = { xn, wn, b };
+      for (int packed = 0; packed < 2; packed++)
+        {
+          guint const_mask = packed ? 1u << 1 : 0;
+          g_autoptr (OwbModel) m1 = one_node_model_const ("NhwcConvTranspose", WB, 3, in1, names, const_mask, &node);
+          set_deconv_attributes (node, dc);
+          g_autoptr (OwbTensor) yn = run_model_const (m1, 3, in1, names, const_mask, dc->threads, 1, NULL, &error);
+          if (error)
+            g_error ("%s: %s", dc->what, error->message);
+          g_autoptr (OwbTensor) got = permute (yn, FALSE);
+          if (memcmp (got->dims, ref->dims, sizeof (int64_t) * 4) != 0)
+            g_error ("%s: shape %s, ConvTranspose gives %s", dc->what, owb_tensor_shape_to_string (got),
+                     owb_tensor_shape_to_string (ref));
+          char *what = g_strdup_printf ("%s%s", dc->what, packed ? " (packed W)" : "");
+          assert_close (got, ref, 1e-5, what);
+          g_free (what);
+        }
+    }
+}
+
+static void
+test_nhwc_conv_transpose_errors (void)
+{
+  const char *names[3] = { "x", "w", "b" };
+  int64_t x4[4] = { 1, 5, 5, 8 }, w4[4] = { 8, 2, 2, 6 }, b5[1] = { 5 }, x3[3] = { 1, 5, 8 };
+  g_autoptr (OwbTensor) x = random_tensor (4, x4, 1);
+  g_autoptr (OwbTensor) xa = random_tensor (3, x3, 1);
+  g_autoptr (OwbTensor) w = random_tensor (4, w4, 2);
+  g_autoptr (OwbTensor) b = random_tensor (1, b5, 3);
+  OwbNode *node;
+  g_autoptr (GError) error = NULL;
+
+  OwbTensor *in1[2] = { xa, w };
+  g_autoptr (OwbModel) m1 = one_node_model ("NhwcConvTranspose", WB, 2, in1, names, &node);
+  g_autoptr (OwbSession) s1 = tu_session (m1, 1, &error);
+  g_assert_null (s1);
+  g_assert_nonnull (strstr (error->message, "rank 4"));
+  g_clear_error (&error);
+
+  /* a bias of 5 values for 6 output channels */
+  OwbTensor *in2[3] = { x, w, b };
+  g_autoptr (OwbModel) m2 = one_node_model ("NhwcConvTranspose", WB, 3, in2, names, &node);
+  g_autoptr (OwbSession) s2 = tu_session (m2, 1, &error);
+  g_assert_null (s2);
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+
+  /* 8 input channels in 3 groups */
+  OwbTensor *in3[2] = { x, w };
+  g_autoptr (OwbModel) m3 = one_node_model ("NhwcConvTranspose", WB, 2, in3, names, &node);
+  set_int (node, "group", 3);
+  g_autoptr (OwbSession) s3 = tu_session (m3, 1, &error);
+  g_assert_null (s3);
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+
+  /* stride 2, kernel 2: [1, 5, 5, 8] -> [1, 10, 10, 6] */
+  g_autoptr (OwbModel) m4 = one_node_model ("NhwcConvTranspose", WB, 2, in3, names, &node);
+  int64_t s2v[2] = { 2, 2 };
+  set_ints (node, "strides", 2, s2v);
+  g_autoptr (OwbTensor) y = run_model (m4, 2, in3, names, 1, 1, NULL, &error);
+  g_assert_no_error (error);
+  int64_t want[4] = { 1, 10, 10, 6 };
+  g_assert_cmpint (memcmp (y->dims, want, sizeof want), ==, 0);
+}
+
+/* ---- Resize on channels-last tensors ---- */
+
+typedef struct {
+  const char *what;
+  const char *mode, *coord, *nearest_mode;
+  double sh, sw;        /* scales, or 0: sizes oh x ow */
+  int64_t oh, ow;
+  gboolean antialias;   /* opset 18 */
+  gboolean exclude_outside;
+  gboolean crop;        /* tf_crop_and_resize with a roi */
+  OwbDataType dtype;
+} ResizeCase;
+
+/* Resize of X [N, H, W, C] (the fast path: rank 4, C not resized) and of the same data viewed as
+ * [N, H, W, C, 1] (the general separable passes); both must agree. */
+static OwbTensor *
+run_resize (const ResizeCase *rc, const OwbTensor *x, int rank, int threads)
+{
+  OwbModel *m = tu_model_new (19);
+  int64_t dims[5] = { x->dims[0], x->dims[1], x->dims[2], x->dims[3], 1 };
+  tu_add_value (m->graph->inputs, "x", x->dtype, rank, dims, NULL);
+  int64_t one[1] = { rank };
+  int64_t roi_dims[1] = { 2 * rank };
+  const char *inputs;
+  if (rc->sh > 0)
+    {
+      OwbTensor *sc = owb_tensor_new (OWB_TYPE_FLOAT, 1, one, NULL);
+      float *v = sc->data;
+      for (int i = 0; i < rank; i++)
+        v[i] = 1;
+      v[1] = (float) rc->sh;
+      v[2] = (float) rc->sw;
+      owb_graph_add_initializer (m->graph, "scales", sc);
+      inputs = rc->crop ? "x,roi,scales" : "x,,scales";
+    }
+  else
+    {
+      OwbTensor *sz = owb_tensor_new (OWB_TYPE_INT64, 1, one, NULL);
+      int64_t *v = sz->data;
+      for (int i = 0; i < rank; i++)
+        v[i] = dims[i];
+      v[1] = rc->oh;
+      v[2] = rc->ow;
+      owb_graph_add_initializer (m->graph, "sizes", sz);
+      inputs = rc->crop ? "x,roi,,sizes" : "x,,,sizes";
+    }
+  if (rc->crop)
+    {
+      OwbTensor *roi = owb_tensor_new (OWB_TYPE_FLOAT, 1, roi_dims, NULL);
+      float *v = roi->data;
+      for (int i = 0; i < rank; i++)
+        {
+          v[i] = 0;
+          v[rank + i] = 1;
+        }
+      v[1] = 0.2f;
+      v[rank + 1] = 1.3f; /* past the edge: extrapolated */
+      v[2] = -0.1f;
+      v[rank + 2] = 0.7f;
+      owb_graph_add_initializer (m->graph, "roi", roi);
+    }
+  OwbNode *node = tu_node (m->graph, "Resize", "resize", inputs, "y");
+  set_string (node, "mode", rc->mode);
+  set_string (node, "coordinate_transformation_mode", rc->coord);
+  if (rc->nearest_mode)
+    set_string (node, "nearest_mode", rc->nearest_mode);
+  if (rc->antialias)
+    set_int (node, "antialias", 1);
+  if (rc->exclude_outside)
+    set_int (node, "exclude_outside", 1);
+  if (rc->crop)
+    owb_node_add_attribute (node, "extrapolation_value", OWB_ATTR_FLOAT)->f = 2.5f;
+  g_ptr_array_add (m->graph->outputs, owb_value_info_new ("y", NULL));
+  g_autoptr (GError) error = NULL;
+  OwbSession *s = tu_session (m, threads, &error);
+  g_assert_no_error (error);
+  OwbTensor *feed = owb_tensor_ref ((OwbTensor *) x), *out = NULL;
+  if (rank == 5)
+    {
+      owb_tensor_unref (feed);
+      feed = owb_tensor_new (x->dtype, 5, dims, NULL);
+      memcpy (feed->data, x->data, x->nbytes);
+    }
+  const char *in_name = "x", *out_name = "y";
+  if (!owb_session_run (s, 1, &in_name, &feed, 1, &out_name, &out, NULL, NULL, &error))
+    g_error ("%s: %s", rc->what, error->message);
+  owb_tensor_unref (feed);
+  owb_session_free (s);
+  owb_model_unref (m);
+  return out;
+}
+
+static void
+test_resize_channels_last (void)
+{
+  static const ResizeCase cases[] = {
+    { "linear half_pixel 2x (unet)", "linear", "half_pixel", NULL, 2, 2, 0, 0, FALSE, FALSE, FALSE, OWB_TYPE_FLOAT },
+    { "linear half_pixel sizes", "linear", "half_pixel", NULL, 0, 0, 13, 7, FALSE, FALSE, FALSE, OWB_TYPE_FLOAT },
+    { "linear align_corners", "linear", "align_corners", NULL, 1.5, 2.5, 0, 0, FALSE, FALSE, FALSE, OWB_TYPE_FLOAT },
+    { "linear asymmetric", "linear", "asymmetric", NULL, 3, 2, 0, 0, FALSE, FALSE, FALSE, OWB_TYPE_FLOAT },
+    { "linear pytorch_half_pixel", "linear", "pytorch_half_pixel", NULL, 2, 0.5, 0, 0, FALSE, FALSE, FALSE,
+      OWB_TYPE_FLOAT },
+    { "linear half_pixel_symmetric", "linear", "half_pixel_symmetric", NULL, 0, 0, 11, 5, FALSE, FALSE, FALSE,
+      OWB_TYPE_FLOAT },
+    { "linear down 0.5 (H first)", "linear", "half_pixel", NULL, 0.5, 0.5, 0, 0, FALSE, FALSE, FALSE, OWB_TYPE_FLOAT },
+    { "linear H shrinks, W grows", "linear", "half_pixel", NULL, 0.6, 1.7, 0, 0, FALSE, FALSE, FALSE, OWB_TYPE_FLOAT },
+    { "linear H only", "linear", "half_pixel", NULL, 2, 1, 0, 0, FALSE, FALSE, FALSE, OWB_TYPE_FLOAT },
+    { "linear W only", "linear", "align_corners", NULL, 1, 3, 0, 0, FALSE, FALSE, FALSE, OWB_TYPE_FLOAT },
+    { "linear antialias down", "linear", "half_pixel", NULL, 0.4, 0.6, 0, 0, TRUE, FALSE, FALSE, OWB_TYPE_FLOAT },
+    { "linear tf_crop_and_resize", "linear", "tf_crop_and_resize", NULL, 0, 0, 9, 8, FALSE, FALSE, TRUE,
+      OWB_TYPE_FLOAT },
+    { "cubic half_pixel", "cubic", "half_pixel", NULL, 2, 1.5, 0, 0, FALSE, FALSE, FALSE, OWB_TYPE_FLOAT },
+    { "cubic exclude_outside down", "cubic", "half_pixel", NULL, 0.7, 0.5, 0, 0, FALSE, TRUE, FALSE, OWB_TYPE_FLOAT },
+    { "cubic antialias", "cubic", "half_pixel", NULL, 0.5, 0.8, 0, 0, TRUE, FALSE, FALSE, OWB_TYPE_FLOAT },
+    { "nearest round_prefer_floor", "nearest", "half_pixel", "round_prefer_floor", 2, 3, 0, 0, FALSE, FALSE, FALSE,
+      OWB_TYPE_FLOAT },
+    { "nearest floor asymmetric", "nearest", "asymmetric", "floor", 0.5, 1.5, 0, 0, FALSE, FALSE, FALSE,
+      OWB_TYPE_FLOAT },
+    { "nearest ceil align_corners", "nearest", "align_corners", "ceil", 0, 0, 7, 12, FALSE, FALSE, FALSE,
+      OWB_TYPE_FLOAT },
+    { "nearest tf_half_pixel_for_nn", "nearest", "tf_half_pixel_for_nn", "round_prefer_ceil", 2, 2, 0, 0, FALSE,
+      FALSE, FALSE, OWB_TYPE_FLOAT },
+    { "nearest tf_crop_and_resize", "nearest", "tf_crop_and_resize", NULL, 0, 0, 8, 9, FALSE, FALSE, TRUE,
+      OWB_TYPE_FLOAT },
+    { "nearest uint8", "nearest", "half_pixel", NULL, 2, 2, 0, 0, FALSE, FALSE, FALSE, OWB_TYPE_UINT8 },
+    { "nearest int64", "nearest", "asymmetric", "floor", 1.5, 0.5, 0, 0, FALSE, FALSE, FALSE, OWB_TYPE_INT64 },
+    { "linear int32 (general path)", "linear", "half_pixel", NULL, 2, 2, 0, 0, FALSE, FALSE, FALSE, OWB_TYPE_INT32 },
+  };
+  int64_t xd[4] = { 2, 6, 5, 19 }; /* 19 channels: vectors and a tail */
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const ResizeCase *rc = &cases[i];
+      OwbTensor *x = owb_tensor_new (rc->dtype, 4, xd, NULL);
+      GRand *r = g_rand_new_with_seed (40 + i);
+      for (int64_t k = 0; k < x->nelems; k++)
+        owb_tensor_set_double (x, k, rc->dtype == OWB_TYPE_FLOAT ? g_rand_double_range (r, -1, 1)
+                                                                 : g_rand_int_range (r, 0, 200));
+      g_rand_free (r);
+      for (int threads = 1; threads <= 3; threads += 2)
+        {
+          g_autoptr (OwbTensor) got = run_resize (rc, x, 4, threads);
+          g_autoptr (OwbTensor) want = run_resize (rc, x, 5, 1);
+          g_assert_cmpint (got->nelems, ==, want->nelems);
+          for (int d = 0; d < 4; d++)
+            g_assert_cmpint (got->dims[d], ==, want->dims[d]);
+          g_assert_cmpint (got->dims[3], ==, xd[3]);
+          g_assert_true (got->dims[1] != xd[1] || got->dims[2] != xd[2]);
+          for (int64_t k = 0; k < got->nelems; k++)
+            {
+              double a = owb_tensor_get_double (got, k), b = owb_tensor_get_double (want, k);
+              if (!(fabs (a - b) <= 1e-6 * (1 + fabs (b))))
+                g_error ("%s (%d threads): element %" G_GINT64_FORMAT " is %.9g, the general path gives %.9g",
+                         rc->what, threads, k, a, b);
+            }
+        }
+      owb_tensor_unref (x);
+    }
+}
+
 /* ---- inference errors ---- */
 
 static void
@@ -465,6 +786,9 @@ main (int argc, char **argv)
   g_test_add_func ("/kernels/layout/nhwc-pools-match", test_nhwc_pools_match);
   g_test_add_func ("/kernels/layout/nhwc-global-average-pool", test_nhwc_global_average_pool);
   g_test_add_func ("/kernels/layout/nhwc-conv-errors", test_nhwc_conv_errors);
+  g_test_add_func ("/kernels/layout/nhwc-conv-transpose-matches", test_nhwc_conv_transpose_matches);
+  g_test_add_func ("/kernels/layout/nhwc-conv-transpose-errors", test_nhwc_conv_transpose_errors);
+  g_test_add_func ("/kernels/layout/resize-channels-last", test_resize_channels_last);
   g_test_add_func ("/kernels/layout/nhwc-conv-speed", test_nhwc_conv_speed);
   return g_test_run ();
 }

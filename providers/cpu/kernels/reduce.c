@@ -2177,6 +2177,21 @@ resize_compute (OwbKernelContext *ctx, GError **error)
       goto out;
     }
 
+  /* Channels-last [N, H, W, C] with only H and W resized: a run of C contiguous values per sample
+   * (layout-deconv.c), in the pass order used below. */
+  if (r == 4 && rax[0].identity && rax[3].identity && !(rax[1].identity && rax[2].identity)) {
+    OwbCpuResizeAxis ah = { rax[1].n_taps, rax[1].identity ? NULL : rax[1].index, rax[1].weight, rax[1].outside };
+    OwbCpuResizeAxis aw = { rax[2].n_taps, rax[2].identity ? NULL : rax[2].index, rax[2].weight, rax[2].outside };
+    double rh = (double) rax[1].out / (double) rax[1].in, rw = (double) rax[2].out / (double) rax[2].in;
+    char fill[8] = { 0 };
+    store_double (x->dtype, fill, p->extrapolation);
+    if (_owb_cpu_resize_channels_last (ctx->pool, x, y, p->mode == MODE_NEAREST || x->dtype == OWB_TYPE_BOOL, &ah, &aw,
+                                       rh < rw || (rh == rw && rw < 1), fill, p->extrapolation)) {
+      ok = TRUE;
+      goto out;
+    }
+  }
+
   if (p->mode == MODE_NEAREST || x->dtype == OWB_TYPE_BOOL) {
     char fill[8] = { 0 };
     NearestJob job = { p, r, rax, in_strides, y->dims, x->data, y->data, es, fill };

@@ -690,6 +690,32 @@ slice_compute (OwbKernelContext *ctx, GError **error)
 
 /* ---- Concat, Split ---- */
 
+typedef struct {
+  OwbKernelContext *ctx;
+  char *out;
+  gsize out_block, inner_bytes;
+  int axis;
+} ConcatJob;
+
+/* Outer rows [begin, end): each input's contiguous run of the row, in order. */
+static void
+concat_rows (int64_t begin, int64_t end, gpointer data)
+{
+  const ConcatJob *job = data;
+  for (int64_t o = begin; o < end; o++)
+    {
+      char *dst = job->out + o * job->out_block;
+      for (int i = 0; i < job->ctx->n_inputs; i++)
+        {
+          const OwbTensor *t = job->ctx->inputs[i];
+          gsize block = t->dims[job->axis] * job->inner_bytes;
+          if (block)
+            memcpy (dst, (const char *) t->data + o * block, block);
+          dst += block;
+        }
+    }
+}
+
 static gboolean
 concat_compute (OwbKernelContext *ctx, GError **error)
 {
@@ -724,19 +750,9 @@ concat_compute (OwbKernelContext *ctx, GError **error)
   if (out->nelems == 0)
     return TRUE;
   strings_clear (out);
-  gsize out_block = out->dims[a] * inner * es;
-  for (int64_t o = 0; o < outer; o++)
-    {
-      char *dst = (char *) out->data + o * out_block;
-      for (int i = 0; i < ctx->n_inputs; i++)
-        {
-          const OwbTensor *t = ctx->inputs[i];
-          gsize block = t->dims[a] * inner * es;
-          if (block)
-            memcpy (dst, (const char *) t->data + o * block, block);
-          dst += block;
-        }
-    }
+  /* channels-last concatenations have many short rows: split them over the pool */
+  ConcatJob job = { ctx, out->data, out->dims[a] * inner * es, inner * es, a };
+  run_parallel (ctx, outer, out->dims[a] * inner, concat_rows, &job);
   strings_dup (out);
   return TRUE;
 }
