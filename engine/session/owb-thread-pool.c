@@ -35,7 +35,9 @@ struct _OwbThreadPool {
   gint busy;          /* atomic: workers still in the job */
 };
 
-/* Polls until cond (data) holds or SPIN_US pass; TRUE if it held. */
+/* Polls until cond holds or SPIN_US pass; TRUE if it held. After the first few hundred polls it
+ * yields between polls: when the machine is busy and another thread of ours waits for this core,
+ * a bare spin would keep it from running for the whole slice. */
 static gboolean
 spin_until (gboolean (*cond) (OwbThreadPool *, guint64), OwbThreadPool *pool, guint64 arg)
 {
@@ -44,15 +46,17 @@ spin_until (gboolean (*cond) (OwbThreadPool *, guint64), OwbThreadPool *pool, gu
     {
       if (cond (pool, arg))
         return TRUE;
-      cpu_relax ();
-      if ((i & 255) == 0)
+      if (i < 256)
         {
-          gint64 now = g_get_monotonic_time ();
-          if (!deadline)
-            deadline = now + SPIN_US;
-          else if (now >= deadline)
-            return FALSE;
+          cpu_relax ();
+          continue;
         }
+      gint64 now = g_get_monotonic_time ();
+      if (!deadline)
+        deadline = now + SPIN_US;
+      else if (now >= deadline)
+        return FALSE;
+      g_thread_yield ();
     }
 }
 
