@@ -1,6 +1,6 @@
 /* cpu-activation-private.h: the activation epilogue of the fused ops (FusedConv, FusedGemm,
  * FusedMatMul, NhwcConv): its kinds and parameters, parsed once from a node's `activation` and
- * `activation_params` attributes. Each kernel file applies it in its own vector loops. */
+ * `activation_params` attributes, and the AVX2 sigmoid the kernels share (the costly one). */
 #pragma once
 
 #include <owb/owb.h>
@@ -29,5 +29,9 @@ typedef struct {
 /* Reads the node's activation (none when absent). An unknown name or a wrong number of
  * activation_params is an OWB_ERROR_INVALID_MODEL error naming the node. */
 gboolean _owb_cpu_activation_parse (const OwbNode *node, OwbCpuActivation *act, GError **error);
+
+/* y = y / (1 + e^-y) (swish) or 1 / (1 + e^-y) over n floats with AVX2 and FMA, within 2 ulp of
+ * the float formula (NaN passes); FALSE, with nothing done, on a CPU without them. */
+gboolean _owb_cpu_sigmoid_avx2 (float *y, int64_t n, gboolean swish);
 
 G_END_DECLS

@@ -5,6 +5,7 @@
  * on the last depth block. */
 #include "cpu-sgemm-private.h"
 #include "cpu-gemv-private.h"
+#include "cpu-activation-private.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -206,49 +207,12 @@ ld (const float *p, __m256i m, gboolean full)
   return full ? _mm256_loadu_ps (p) : _mm256_maskload_ps (p, m);
 }
 
-/* e^x by Cephes' expf scheme (2^n in the exponent bits times a degree-6 polynomial of the rest),
- * clamped to [-87, 88]: the same steps as the activations of kernels/layout.c. NaN passes. */
-static inline __attribute__ ((always_inline)) AVX2 __m256
-vexp (__m256 x)
-{
-  const __m256 magic = _mm256_set1_ps (12582912.0f);
-  x = _mm256_min_ps (_mm256_set1_ps (88.0f), _mm256_max_ps (_mm256_set1_ps (-87.0f), x));
-  __m256 n = _mm256_sub_ps (_mm256_fmadd_ps (x, _mm256_set1_ps (1.44269504088896341f), magic), magic);
-  __m256 r = _mm256_fmadd_ps (n, _mm256_set1_ps (2.12194440e-4f), _mm256_fnmadd_ps (n, _mm256_set1_ps (0.693359375f), x));
-  __m256 p = _mm256_set1_ps (1.9875691500e-4f);
-  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (1.3981999507e-3f));
-  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (8.3334519073e-3f));
-  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (4.1665795894e-2f));
-  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (1.6666665459e-1f));
-  p = _mm256_fmadd_ps (p, r, _mm256_set1_ps (5.0000001201e-1f));
-  p = _mm256_add_ps (_mm256_fmadd_ps (_mm256_mul_ps (p, r), r, r), _mm256_set1_ps (1.0f));
-  __m256i e = _mm256_slli_epi32 (_mm256_add_epi32 (_mm256_cvttps_epi32 (n), _mm256_set1_epi32 (127)), 23);
-  return _mm256_mul_ps (p, _mm256_castsi256_ps (e));
-}
-
 /* x / (1 + e^-x) (swish) or 1 / (1 + e^-x) over a strip's stored rows x ncols, still in cache. */
-static AVX2 void
+static void
 sigmoid_pass (float *c, int64_t ldc, int rows, int ncols, gboolean swish)
 {
-  const __m256 zero = _mm256_setzero_ps (), one = _mm256_set1_ps (1.0f);
-  const __m256i n = _mm256_set1_epi32 (ncols), iota = _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7);
   for (int r = 0; r < rows; r++)
-    {
-      float *cr = c + r * ldc;
-      int j = 0;
-      for (; j + 8 <= ncols; j += 8)
-        {
-          __m256 x = _mm256_loadu_ps (cr + j);
-          _mm256_storeu_ps (cr + j, _mm256_div_ps (swish ? x : one, _mm256_add_ps (one, vexp (_mm256_sub_ps (zero, x)))));
-        }
-      if (j < ncols)
-        {
-          __m256i m = _mm256_cmpgt_epi32 (n, _mm256_add_epi32 (iota, _mm256_set1_epi32 (j)));
-          __m256 x = _mm256_maskload_ps (cr + j, m);
-          x = _mm256_div_ps (swish ? x : one, _mm256_add_ps (one, vexp (_mm256_sub_ps (zero, x))));
-          _mm256_maskstore_ps (cr + j, m, x);
-        }
-    }
+    _owb_cpu_sigmoid_avx2 (c + r * ldc, ncols, swish);
 }
 
 /* In-tile activation modes (constants after inlining, so no branch per vector): the sigmoids

@@ -264,9 +264,13 @@ run_conv_case (const ConvCase *cc, int repeat, double *ms_fused, double *ms_nhwc
       g_assert_no_error (error);
       g_autoptr (OwbTensor) got = permute (yn, FALSE);
       g_assert_cmpint (memcmp (got->dims, ref->dims, sizeof (int64_t) * 4), ==, 0);
-      /* sums of K = C/group kH kW products in another order: rounding grows with sqrt (K) */
+      /* sums of K = C/group kH kW products in another order: rounding grows with sqrt (K); a packed
+       * 3x3 stride-1 convolution on a large image runs Winograd's F(4x4, 3x3), whose transforms
+       * scale by up to 5 and 1/24 and cost about ten times that (cpu-winograd.c) */
+      gboolean winograd = packed && cc->kh == 3 && cc->kw == 3 && cc->stride == 1 && cc->dilation == 1
+                          && cc->group == 1;
       char *what = g_strdup_printf ("%s%s", cc->what, packed ? " (packed W)" : "");
-      assert_close (got, ref, 1e-6 * MAX (sqrt ((double) wd[1] * cc->kh * cc->kw), 10), what);
+      assert_close (got, ref, (winograd ? 1e-5 : 1e-6) * MAX (sqrt ((double) wd[1] * cc->kh * cc->kw), 10), what);
       g_free (what);
     }
 }

@@ -150,6 +150,8 @@ activate (float *restrict y, int64_t n, const OwbCpuActivation *act)
     case OWB_CPU_ACT_SWISH:
       {
         gboolean swish = act->kind == OWB_CPU_ACT_SWISH;
+        if (_owb_cpu_sigmoid_avx2 (y, n, swish))
+          break;
         for (; j + L <= n; j += L)
           {
             vf x = vload (y + j);
