@@ -567,9 +567,9 @@ dw_pixel (const DwRow *d, float *yp, int64_t iw0, int64_t kw0, int64_t kw1, int6
 /* Four adjacent output pixels whose taps all lie inside the row, 16 channels from c0: each weight
  * vector, loaded once, serves the four (one load per multiply-add instead of two). */
 static inline __attribute__ ((always_inline)) void
-dw_four_pixels (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0)
+dw_four_pixels (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, const int64_t KW)
 {
-  const int64_t C = d->C, KW = d->KW;
+  const int64_t C = d->C;
   vf acc[4][2];
   for (int p = 0; p < 4; p++)
     for (int v = 0; v < 2; v++)
@@ -616,8 +616,14 @@ depthwise_rows (int64_t begin, int64_t end, gpointer data)
           if (C >= 2 * L && ow + 4 <= OW && iw0 >= 0 && iw0 + 3 * sw + (KW - 1) * dw < IW)
             {
               int64_t c0 = 0;
+              /* 3 and 5 wide (nearly every depthwise kernel) as constants: the tap loop unrolls */
               for (; c0 + 2 * L <= C; c0 += 2 * L)
-                dw_four_pixels (&d, yp, iw0, sw, c0);
+                if (KW == 3)
+                  dw_four_pixels (&d, yp, iw0, sw, c0, 3);
+                else if (KW == 5)
+                  dw_four_pixels (&d, yp, iw0, sw, c0, 5);
+                else
+                  dw_four_pixels (&d, yp, iw0, sw, c0, KW);
               if (c0 < C)
                 for (int p = 0; p < 4; p++)
                   dw_pixel (&d, yp + p * C, iw0 + p * sw, 0, KW, c0);

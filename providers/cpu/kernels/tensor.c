@@ -349,6 +349,17 @@ strided_rows (int64_t begin, int64_t end, gpointer data)
 
 #define TRANSPOSE_ROWS 64
 
+/* A block of a transpose to 2..4 columns of 4-byte elements (NCHW → NHWC of an image's 3 colour
+ * planes): the column loop unrolled by a constant, each source plane one sequential stream. */
+static inline __attribute__ ((always_inline)) void
+transpose_few_cols (uint32_t *restrict d, const uint32_t *restrict s, int64_t i0, int64_t i1, const int cols,
+                    int64_t stride)
+{
+  for (int64_t i = i0; i < i1; i++)
+    for (int j = 0; j < cols; j++)
+      d[i * cols + j] = s[i + j * stride];
+}
+
 /* Units are (outer index, block of TRANSPOSE_ROWS rows) of a batched 2-D transpose: the axis before
  * the last one has source stride 1, so reading along it and writing along the last is cache-friendly. */
 static void
@@ -370,6 +381,18 @@ strided_blocks (int64_t begin, int64_t end, gpointer data)
       char *dst = s->dst + outer * rows * cols * es;
       const char *src = s->src + off * (int64_t) es;
       int64_t i0 = blk * TRANSPOSE_ROWS, i1 = MIN (rows, i0 + TRANSPOSE_ROWS);
+      if (es == 4 && cols >= 2 && cols <= 4)
+        {
+          uint32_t *d = (uint32_t *) dst;
+          const uint32_t *sp = (const uint32_t *) src;
+          if (cols == 2)
+            transpose_few_cols (d, sp, i0, i1, 2, stride);
+          else if (cols == 3)
+            transpose_few_cols (d, sp, i0, i1, 3, stride);
+          else
+            transpose_few_cols (d, sp, i0, i1, 4, stride);
+          continue;
+        }
       switch (es)
         {
         case 1: transpose_block_1 (dst, src, i0, i1, cols, stride); break;
