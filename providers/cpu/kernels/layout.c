@@ -291,6 +291,28 @@ typedef struct {
   OwbSgemmPacked *const *packs; /* per group, or NULL: OpenBLAS on W as it is */
 } ConvJob;
 
+/* Short runs (an RGB stem's 3 taps x 3 channels) are copied inline: a libc call per 36 bytes cost
+ * more than the stem's GEMM. */
+static inline void
+copy_run (float *restrict dst, const float *restrict src, int64_t n)
+{
+  if (n > 32)
+    memcpy (dst, src, n * sizeof (float));
+  else
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = src[i];
+}
+
+static inline void
+zero_run (float *dst, int64_t n)
+{
+  if (n > 32)
+    memset (dst, 0, n * sizeof (float));
+  else
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = 0.0f;
+}
+
 /* Rows [p0, p0 + len) of the im2col matrix of group gi: row p holds, for every tap (kh, kw), the
  * C/group input channels under it (zeros in the padding). */
 static void
@@ -299,7 +321,7 @@ im2col (const ConvJob *job, int64_t gi, int64_t p0, int64_t len, float *restrict
   const OwbCpuConvGeom *g = job->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];
   int64_t C = g->C, Cg = g->Cg;
-  size_t run = Cg * sizeof (float);
+  int64_t run = Cg;
   /* a whole row of taps is one copy when the taps are adjacent and channels are not split */
   gboolean whole_rows = g->d[1] == 1 && Cg == C;
   int64_t oh = p0 / OW % OH, ow = p0 % OW, n = p0 / (OH * OW);
@@ -314,22 +336,22 @@ im2col (const ConvJob *job, int64_t gi, int64_t p0, int64_t len, float *restrict
           int64_t ih = ih0 + kh * g->d[0];
           if (ih < 0 || ih >= IH)
             {
-              memset (dst, 0, KW * run);
+              zero_run (dst, KW * run);
               continue;
             }
           const float *xr = xn + ih * IW * C;
           if (whole_rows && w_inside)
             {
-              memcpy (dst, xr + iw0 * C, KW * run);
+              copy_run (dst, xr + iw0 * C, KW * run);
               continue;
             }
           for (int64_t kw = 0; kw < KW; kw++)
             {
               int64_t iw = iw0 + kw * g->d[1];
               if (iw < 0 || iw >= IW)
-                memset (dst + kw * Cg, 0, run);
+                zero_run (dst + kw * Cg, run);
               else
-                memcpy (dst + kw * Cg, xr + iw * C, run);
+                copy_run (dst + kw * Cg, xr + iw * C, run);
             }
         }
       if (++ow == OW)
