@@ -154,6 +154,7 @@ static inline __attribute__ ((always_inline)) void
 input_channels (const float *const *src, float *const *dst, int64_t c, int n)
 {
   vf s[4][4];
+  #pragma GCC unroll 4
   for (int j = 0; j < 4; j++)
     {
       vf d0 = load (src[j] + c, n), d1 = load (src[4 + j] + c, n), d2 = load (src[8 + j] + c, n),
@@ -163,6 +164,7 @@ input_channels (const float *const *src, float *const *dst, int64_t c, int n)
       s[2][j] = d2 - d1;
       s[3][j] = d1 - d3;
     }
+  #pragma GCC unroll 4
   for (int a = 0; a < 4; a++)
     {
       store (dst[a * 4 + 0] + c, s[a][0] - s[a][2], n);
@@ -196,6 +198,7 @@ output_channels (const float *const *src, float *const *dst, const float *const 
                  int n)
 {
   vf r[2][4];
+  #pragma GCC unroll 4
   for (int b = 0; b < 4; b++)
     {
       vf m0v = load (src[b] + m0, n), m1 = load (src[4 + b] + m0, n), m2 = load (src[8 + b] + m0, n),
@@ -204,9 +207,11 @@ output_channels (const float *const *src, float *const *dst, const float *const 
       r[1][b] = m1 - m2 - m3;
     }
   vf add = bias ? load (bias + m0, n) : (vf){ 0 };
+  #pragma GCC unroll 2
   for (int i = 0; i < 2; i++)
     {
       vf y[2] = { r[i][0] + r[i][1] + r[i][2] + add, r[i][1] - r[i][2] - r[i][3] + add };
+      #pragma GCC unroll 2
       for (int j = 0; j < 2; j++)
         if (dst[2 * i + j])
           store (dst[2 * i + j] + m0, z ? y[j] + load (z[2 * i + j] + m0, n) : y[j], n);
@@ -247,18 +252,22 @@ static inline __attribute__ ((always_inline)) void
 input_channels_4 (const float *const *src, float *const *dst, int64_t c, int n)
 {
   vf s[6][6];
+  #pragma GCC unroll 6
   for (int j = 0; j < 6; j++)
     {
       vf t[6];
       input_1d_4 (load (src[j] + c, n), load (src[6 + j] + c, n), load (src[12 + j] + c, n), load (src[18 + j] + c, n),
                   load (src[24 + j] + c, n), load (src[30 + j] + c, n), t);
+      #pragma GCC unroll 6
       for (int i = 0; i < 6; i++)
         s[i][j] = t[i];
     }
+  #pragma GCC unroll 6
   for (int i = 0; i < 6; i++)
     {
       vf t[6];
       input_1d_4 (s[i][0], s[i][1], s[i][2], s[i][3], s[i][4], s[i][5], t);
+      #pragma GCC unroll 6
       for (int j = 0; j < 6; j++)
         store (dst[i * 6 + j] + c, t[j], n);
     }
@@ -294,19 +303,23 @@ output_channels_4 (const float *const *src, float *const *dst, const float *cons
                    int n)
 {
   vf r[4][6];
+  #pragma GCC unroll 6
   for (int b = 0; b < 6; b++)
     {
       vf y[4];
       output_1d_4 (load (src[b] + m0, n), load (src[6 + b] + m0, n), load (src[12 + b] + m0, n),
                    load (src[18 + b] + m0, n), load (src[24 + b] + m0, n), load (src[30 + b] + m0, n), y);
+      #pragma GCC unroll 4
       for (int i = 0; i < 4; i++)
         r[i][b] = y[i];
     }
   vf add = bias ? load (bias + m0, n) : (vf){ 0 };
+  #pragma GCC unroll 4
   for (int i = 0; i < 4; i++)
     {
       vf y[4];
       output_1d_4 (r[i][0], r[i][1], r[i][2], r[i][3], r[i][4], r[i][5], y);
+      #pragma GCC unroll 4
       for (int j = 0; j < 4; j++)
         if (dst[4 * i + j])
           store (dst[4 * i + j] + m0, z ? y[j] + add + load (z[4 * i + j] + m0, n) : y[j] + add, n);

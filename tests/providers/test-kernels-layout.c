@@ -198,6 +198,10 @@ static const ConvCase conv_cases[] = {
   { "1x1 grouped", 1, 8, 5, 5, 8, 2, 1, 1, 1, 0, 1, NULL, TRUE, FALSE, NULL, 1 },
   { "depthwise 3x3", 1, 40, 10, 10, 40, 40, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 2 },
   { "depthwise 5x5 stride 2", 2, 72, 13, 11, 72, 72, 5, 5, 2, 2, 1, "Swish", TRUE, TRUE, NULL, 3 },
+  /* the stride-1 sliding window of four pixels over 8 channels, then 4 channels pixel by pixel */
+  { "depthwise 5x5, 20 channels", 1, 20, 12, 14, 20, 20, 5, 5, 1, 2, 1, "HardSwish", TRUE, TRUE, NULL, 2 },
+  /* four pixels at a time with dilation (not the sliding window) */
+  { "depthwise 3x3 dilated, 24 channels", 1, 24, 13, 15, 24, 24, 3, 3, 1, 2, 2, NULL, FALSE, FALSE, NULL, 1 },
   { "depthwise dilated", 1, 5, 9, 9, 5, 5, 3, 3, 1, 2, 2, "Tanh", FALSE, FALSE, NULL, 1 },
   { "channel multiplier", 1, 4, 6, 6, 8, 4, 3, 3, 1, 1, 1, "HardSigmoid", TRUE, FALSE, NULL, 1 },
   { "small image, split channels", 1, 64, 7, 7, 256, 1, 3, 3, 1, 1, 1, "Gelu", TRUE, TRUE, NULL, 4 },

@@ -593,7 +593,9 @@ dw_four_pixels (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, 
 {
   const int64_t C = d->C;
   vf acc[4][2];
+#pragma GCC unroll 4
   for (int p = 0; p < 4; p++)
+#pragma GCC unroll 2
     for (int v = 0; v < 2; v++)
       acc[p][v] = d->bias ? vload (d->bias + c0 + v * L) : (vf){};
   for (int64_t kh = d->kh0; kh < d->kh1; kh++)
@@ -603,6 +605,7 @@ dw_four_pixels (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, 
         {
           const float *xp = xr + kw * d->dw * C, *wp = wr + kw * C;
           vf w0 = vload (wp), w1 = vload (wp + L);
+#pragma GCC unroll 4
           for (int p = 0; p < 4; p++)
             {
               acc[p][0] += vload (xp + p * sw * C) * w0;
@@ -610,9 +613,43 @@ dw_four_pixels (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, 
             }
         }
     }
+#pragma GCC unroll 4
   for (int p = 0; p < 4; p++)
+#pragma GCC unroll 2
     for (int v = 0; v < 2; v++)
       vstore (yp + p * C + c0 + v * L, acc[p][v]);
+}
+
+/* Stride and dilation 1, 8 channels from c0: the four pixels read KW + 3 adjacent input pixels per
+ * tap row, each loaded once and used by up to KW of them (0.75 loads per multiply-add for 3x3
+ * instead of 1.25). */
+static inline __attribute__ ((always_inline)) void
+dw_four_pixels_s1 (const DwRow *d, float *yp, int64_t iw0, int64_t c0, const int KW)
+{
+  const int64_t C = d->C;
+  vf acc[4];
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; p++)
+    acc[p] = d->bias ? vload (d->bias + c0) : (vf){};
+  for (int64_t kh = d->kh0; kh < d->kh1; kh++)
+    {
+      const float *xr = d->xn + ((d->ih0 + kh * d->dh) * d->IW + iw0) * C + c0, *wr = d->w + kh * KW * C + c0;
+      vf x[8];
+#pragma GCC unroll 8
+      for (int i = 0; i < KW + 3; i++)
+        x[i] = vload (xr + i * C);
+#pragma GCC unroll 5
+      for (int kw = 0; kw < KW; kw++)
+        {
+          vf wv = vload (wr + kw * C);
+#pragma GCC unroll 4
+          for (int p = 0; p < 4; p++)
+            acc[p] += x[p + kw] * wv;
+        }
+    }
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; p++)
+    vstore (yp + p * C + c0, acc[p]);
 }
 
 /* Depthwise (group == C == M): units are output rows (n, oh); every pixel accumulates its taps
@@ -638,6 +675,16 @@ depthwise_rows (int64_t begin, int64_t end, gpointer data)
           if (C >= 2 * L && ow + 4 <= OW && iw0 >= 0 && iw0 + 3 * sw + (KW - 1) * dw < IW)
             {
               int64_t c0 = 0;
+              if (sw == 1 && dw == 1 && (KW == 3 || KW == 5))
+                {
+                  for (; c0 + L <= C; c0 += L)
+                    {
+                      if (KW == 3)
+                        dw_four_pixels_s1 (&d, yp, iw0, c0, 3);
+                      else
+                        dw_four_pixels_s1 (&d, yp, iw0, c0, 5);
+                    }
+                }
               /* 3 and 5 wide (nearly every depthwise kernel) as constants: the tap loop unrolls */
               for (; c0 + 2 * L <= C; c0 += 2 * L)
                 if (KW == 3)
