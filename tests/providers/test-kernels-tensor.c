@@ -532,7 +532,9 @@ test_slice_steps (void)
 static void
 test_transpose_permutations (void)
 {
-  const int64_t shapes[][4] = { { 2, 37, 41, 3 }, { 1, 2, 64, 48 } };
+  /* the last three are NCHW images of 3, 2 and 4 channels: (0, 2, 3, 1) takes them to the few-column
+   * path (rows not a multiple of its 4) */
+  const int64_t shapes[][4] = { { 2, 37, 41, 3 }, { 1, 2, 64, 48 }, { 2, 3, 37, 41 }, { 1, 2, 9, 7 }, { 1, 4, 5, 13 } };
   const OwbDataType types[] = { OWB_TYPE_UINT8, OWB_TYPE_FLOAT16, OWB_TYPE_FLOAT, OWB_TYPE_DOUBLE };
   const int perms[][4] = { { 0, 3, 1, 2 }, { 0, 2, 3, 1 }, { 3, 1, 0, 2 }, { 1, 2, 0, 3 }, { 3, 2, 1, 0 },
                            { 0, 1, 2, 3 }, { 0, 1, 3, 2 } };

@@ -355,6 +355,25 @@ static inline __attribute__ ((always_inline)) void
 transpose_few_cols (uint32_t *restrict d, const uint32_t *restrict s, int64_t i0, int64_t i1, const int cols,
                     int64_t stride)
 {
+#ifdef HAVE_SHUFFLE
+  /* three planes: 4 pixels from each interleaved by 5 shuffles into 3 vectors */
+  if (cols == 3)
+    for (; i0 + 4 <= i1; i0 += 4)
+      {
+        u32x4 a, b, c;
+        memcpy (&a, s + i0, 16);
+        memcpy (&b, s + i0 + stride, 16);
+        memcpy (&c, s + i0 + 2 * stride, 16);
+        u32x4 t0 = __builtin_shufflevector (a, b, 0, 4, 1, 5), t1 = __builtin_shufflevector (a, b, 2, 6, 3, 7);
+        u32x4 o0 = __builtin_shufflevector (t0, c, 0, 1, 4, 2);
+        u32x4 u = __builtin_shufflevector (t0, c, 3, 5, 3, 5);
+        u32x4 o1 = __builtin_shufflevector (u, t1, 0, 1, 4, 5);
+        u32x4 o2 = __builtin_shufflevector (c, t1, 2, 6, 7, 3);
+        memcpy (d + i0 * 3, &o0, 16);
+        memcpy (d + i0 * 3 + 4, &o1, 16);
+        memcpy (d + i0 * 3 + 8, &o2, 16);
+      }
+#endif
   for (int64_t i = i0; i < i1; i++)
     for (int j = 0; j < cols; j++)
       d[i * cols + j] = s[i + j * stride];
