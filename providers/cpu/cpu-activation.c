@@ -1,6 +1,7 @@
 /* cpu-activation.c: parsing the fused ops' activation attributes, and the AVX2 sigmoid (see
  * cpu-activation-private.h). */
 #include "cpu-activation-private.h"
+#include "cpu-kernels-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -59,13 +60,7 @@ sigmoid_avx2 (float *y, int64_t n, gboolean swish)
 gboolean
 _owb_cpu_sigmoid_avx2 (float *y, int64_t n, gboolean swish)
 {
-  static int have = -1;
-  if (g_atomic_int_get (&have) < 0)
-    {
-      __builtin_cpu_init ();
-      g_atomic_int_set (&have, __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"));
-    }
-  if (!g_atomic_int_get (&have))
+  if (!_owb_cpu_has_avx2_fma ())
     return FALSE;
   sigmoid_avx2 (y, n, swish);
   return TRUE;

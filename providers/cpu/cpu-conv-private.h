@@ -37,6 +37,9 @@ gboolean _owb_cpu_conv_params_parse (const OwbNode *node, OwbCpuConvParams *p, G
 gboolean _owb_cpu_conv_geometry (OwbKernelContext *ctx, const OwbCpuConvParams *p, const OwbTensor *x,
                                  const OwbTensor *w, const OwbTensor *y, gboolean transpose, OwbCpuConvGeom *g,
                                  GError **error);
+/* The NCHW view of a rank-4 NHWC tensor header (dims only; data untouched), so the channels-last
+ * kernels share the Conv geometry above. */
+OwbTensor _owb_cpu_conv_nchw_view (const OwbTensor *t);
 /* [lo, hi): the positions j in [0, n) with 0 <= j * s + off < limit. */
 void _owb_cpu_conv_valid_range (int64_t off, int64_t s, int64_t limit, int64_t n, int64_t *lo, int64_t *hi);
 

@@ -266,3 +266,13 @@ _owb_cpu_conv_geometry (OwbKernelContext *ctx, const OwbCpuConvParams *p, const 
     }
   return TRUE;
 }
+
+OwbTensor
+_owb_cpu_conv_nchw_view (const OwbTensor *t)
+{
+  OwbTensor v = *t;
+  v.dims[1] = t->dims[3];
+  v.dims[2] = t->dims[1];
+  v.dims[3] = t->dims[2];
+  return v;
+}

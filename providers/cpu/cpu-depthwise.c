@@ -237,7 +237,7 @@ _owb_cpu_depthwise_conv (OwbThreadPool *pool, const OwbCpuConvGeom *g, OwbDataTy
     return;
   Job j = { g, dtype, x, w, bias, y, epilogue, epilogue_data, 0, 0, 0, FALSE };
 #ifdef HAVE_AVX2_CODE
-  j.avx2 = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma");
+  j.avx2 = _owb_cpu_has_avx2_fma ();
 #endif
   j.lanes = (j.avx2 ? 32 : 16) / (int) owb_data_type_size (dtype);
   gboolean two = g->nsp == 2;

@@ -3,6 +3,7 @@
  * is chosen at run time, with portable loops elsewhere. Also the vector sigmoid/tanh of the recurrent
  * kernels. */
 #include "cpu-gemv-private.h"
+#include "cpu-kernels-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -22,13 +23,7 @@ static gboolean
 have_avx2 (void)
 {
 #ifdef HAVE_AVX2_CODE
-  static int cached = -1;
-  if (cached < 0)
-    {
-      __builtin_cpu_init ();
-      cached = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma");
-    }
-  return cached;
+  return _owb_cpu_has_avx2_fma ();
 #else
   return FALSE;
 #endif

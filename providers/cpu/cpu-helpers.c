@@ -29,3 +29,19 @@ _owb_cpu_broadcast_strides (int in_rank, const int64_t *in_dims, int out_rank, c
     }
   (void) out_dims;
 }
+
+gboolean
+_owb_cpu_has_avx2_fma (void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+  static int have = -1;
+  if (g_atomic_int_get (&have) < 0)
+    {
+      __builtin_cpu_init ();
+      g_atomic_int_set (&have, __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"));
+    }
+  return g_atomic_int_get (&have);
+#else
+  return FALSE;
+#endif
+}

@@ -45,6 +45,8 @@ void _owb_cpu_broadcast_strides (int in_rank, const int64_t *in_dims, int out_ra
                                  int64_t *strides);
 /* Row-major strides of a shape. */
 void _owb_cpu_strides (int rank, const int64_t *dims, int64_t *strides);
+/* TRUE when the CPU runs AVX2 and FMA, the kernels' hand-vectorised paths (checked once). */
+gboolean _owb_cpu_has_avx2_fma (void);
 
 /* Per-dtype kernels come from these lists, not copies: X (ctype, OWB_TYPE suffix).
  * Example: #define ADD(T, N) case OWB_TYPE_##N: add_##N (...); break;  then OWB_CPU_FOR_NUMERIC (ADD)

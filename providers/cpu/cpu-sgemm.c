@@ -336,26 +336,10 @@ strip_avx2 (int rows, const Strip *s)
 
 static int force_portable;
 
-static gboolean
-cpu_has_avx2 (void)
-{
-#ifdef HAVE_X86_AVX2
-  static int have = -1;
-  if (g_atomic_int_get (&have) < 0)
-    {
-      __builtin_cpu_init ();
-      g_atomic_int_set (&have, __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"));
-    }
-  return g_atomic_int_get (&have);
-#else
-  return FALSE;
-#endif
-}
-
 gboolean
 _owb_sgemm_uses_avx2 (void)
 {
-  return !g_atomic_int_get (&force_portable) && cpu_has_avx2 ();
+  return !g_atomic_int_get (&force_portable) && _owb_cpu_has_avx2_fma ();
 }
 
 void

@@ -149,7 +149,7 @@ static inline gboolean
 have_avx2 (void)
 {
 #ifdef HAVE_AVX2_CODE
-  return __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma");
+  return _owb_cpu_has_avx2_fma ();
 #else
   return FALSE;
 #endif

@@ -715,17 +715,6 @@ depthwise_rows (int64_t begin, int64_t end, gpointer data)
     }
 }
 
-/* The NCHW view of an NHWC tensor header (dims only), for the shared Conv geometry. */
-static OwbTensor
-nchw_view (const OwbTensor *t)
-{
-  OwbTensor v = *t;
-  v.dims[1] = t->dims[3];
-  v.dims[2] = t->dims[1];
-  v.dims[3] = t->dims[2];
-  return v;
-}
-
 static gboolean
 compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
 {
@@ -740,7 +729,7 @@ compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
       return FALSE;
     }
   /* W [kH, kW, C/group, M] viewed as [M, C/group, kH, kW] */
-  OwbTensor xv = nchw_view (x), yv = nchw_view (y), wv = *w;
+  OwbTensor xv = _owb_cpu_conv_nchw_view (x), yv = _owb_cpu_conv_nchw_view (y), wv = *w;
   wv.dims[0] = w->dims[3];
   wv.dims[1] = w->dims[2];
   wv.dims[2] = w->dims[0];
