@@ -248,43 +248,57 @@ input_1d_4 (vf d0, vf d1, vf d2, vf d3, vf d4, vf d5, vf *t)
   t[5] = four * d1 - five * d3 + d5;
 }
 
+/* The patch pixel (i, j): from the pointer array (a tile on the image border, zeros outside), or, for
+ * a tile inside the image (grid), at x0 + i rs + j cs: addresses computed, not 36 pointers loaded. */
+#define PATCH(i, j) (grid ? load (x0 + (i) * rs + (j) * cs + c, n) : load (src[(i) * 6 + (j)] + c, n))
+
 static inline __attribute__ ((always_inline)) void
-input_channels_4 (const float *const *src, float *const *dst, int64_t c, int n)
+input_channels_4 (const float *const *src, const float *x0, int64_t rs, int64_t cs, float *d, int64_t ds, int64_t c,
+                  int n, const int grid)
 {
   vf s[6][6];
-  #pragma GCC unroll 6
+#pragma GCC unroll 6
   for (int j = 0; j < 6; j++)
     {
       vf t[6];
-      input_1d_4 (load (src[j] + c, n), load (src[6 + j] + c, n), load (src[12 + j] + c, n), load (src[18 + j] + c, n),
-                  load (src[24 + j] + c, n), load (src[30 + j] + c, n), t);
-      #pragma GCC unroll 6
+      input_1d_4 (PATCH (0, j), PATCH (1, j), PATCH (2, j), PATCH (3, j), PATCH (4, j), PATCH (5, j), t);
+#pragma GCC unroll 6
       for (int i = 0; i < 6; i++)
         s[i][j] = t[i];
     }
-  #pragma GCC unroll 6
+#pragma GCC unroll 6
   for (int i = 0; i < 6; i++)
     {
       vf t[6];
       input_1d_4 (s[i][0], s[i][1], s[i][2], s[i][3], s[i][4], s[i][5], t);
-      #pragma GCC unroll 6
+#pragma GCC unroll 6
       for (int j = 0; j < 6; j++)
-        store (dst[i * 6 + j] + c, t[j], n);
+        store (d + (i * 6 + j) * ds + c, t[j], n);
     }
 }
 
+#undef PATCH
+
+/* V for one tile: rows xi of V at d + xi * C (contiguous per tile); x0 non-NULL for a tile inside the
+ * image, whose pixel (i, j) is at x0 + i rs + j C; src otherwise. */
 SIMD_CLONES static void
-input_tile_4 (const float *const *src_in, float *const *dst_in, int64_t C)
+input_tile_4 (const float *const *src_in, const float *x0, int64_t rs, float *d, int64_t C)
 {
   const float *src[36];
-  float *dst[36];
-  memcpy (src, src_in, sizeof src);
-  memcpy (dst, dst_in, sizeof dst);
   int64_t c = 0;
+  if (x0)
+    {
+      for (; c + 8 <= C; c += 8)
+        input_channels_4 (NULL, x0, rs, C, d, C, c, 8, 1);
+      if (c < C)
+        input_channels_4 (NULL, x0, rs, C, d, C, c, (int) (C - c), 1);
+      return;
+    }
+  memcpy (src, src_in, sizeof src);
   for (; c + 8 <= C; c += 8)
-    input_channels_4 (src, dst, c, 8);
+    input_channels_4 (src, NULL, 0, 0, d, C, c, 8, 0);
   if (c < C)
-    input_channels_4 (src, dst, c, (int) (C - c));
+    input_channels_4 (src, NULL, 0, 0, d, C, c, (int) (C - c), 0);
 }
 
 /* F(4x4): Y = A^T m A, A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]. */
@@ -298,49 +312,66 @@ output_1d_4 (vf m0, vf m1, vf m2, vf m3, vf m4, vf m5, vf *y)
   y[3] = q + 8.0f * s + m5;
 }
 
+/* Output pixel (i, j) of the tile and its residual: at y0 + i rs + j cs for a tile inside the image
+ * (grid), else through the pointer arrays (NULL outside the image). */
 static inline __attribute__ ((always_inline)) void
-output_channels_4 (const float *const *src, float *const *dst, const float *const *z, const float *bias, int64_t m0,
-                   int n)
+output_channels_4 (const float *s0, int64_t ss, float *const *dst, const float *const *z, float *y0,
+                   const float *z0, int64_t rs, int64_t cs, const float *bias, int64_t m0, int n, const int grid)
 {
   vf r[4][6];
-  #pragma GCC unroll 6
+#pragma GCC unroll 6
   for (int b = 0; b < 6; b++)
     {
       vf y[4];
-      output_1d_4 (load (src[b] + m0, n), load (src[6 + b] + m0, n), load (src[12 + b] + m0, n),
-                   load (src[18 + b] + m0, n), load (src[24 + b] + m0, n), load (src[30 + b] + m0, n), y);
-      #pragma GCC unroll 4
+      output_1d_4 (load (s0 + b * ss + m0, n), load (s0 + (6 + b) * ss + m0, n), load (s0 + (12 + b) * ss + m0, n),
+                   load (s0 + (18 + b) * ss + m0, n), load (s0 + (24 + b) * ss + m0, n),
+                   load (s0 + (30 + b) * ss + m0, n), y);
+#pragma GCC unroll 4
       for (int i = 0; i < 4; i++)
         r[i][b] = y[i];
     }
   vf add = bias ? load (bias + m0, n) : (vf){ 0 };
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
   for (int i = 0; i < 4; i++)
     {
       vf y[4];
       output_1d_4 (r[i][0], r[i][1], r[i][2], r[i][3], r[i][4], r[i][5], y);
-      #pragma GCC unroll 4
+#pragma GCC unroll 4
       for (int j = 0; j < 4; j++)
-        if (dst[4 * i + j])
-          store (dst[4 * i + j] + m0, z ? y[j] + add + load (z[4 * i + j] + m0, n) : y[j] + add, n);
+        {
+          vf out = y[j] + add;
+          if (grid)
+            store (y0 + i * rs + j * cs + m0, z0 ? out + load (z0 + i * rs + j * cs + m0, n) : out, n);
+          else if (dst[4 * i + j])
+            store (dst[4 * i + j] + m0, z ? out + load (z[4 * i + j] + m0, n) : out, n);
+        }
     }
 }
 
+/* Y for one tile from its 36 GEMM output rows at s0 + xi * M: into y0 (+ i rs + j M, residual at z0
+ * likewise) for a tile inside the image, else through dst_in and z_in. */
 SIMD_CLONES static void
-output_tile_4 (const float *const *src_in, float *const *dst_in, const float *const *z_in, const float *bias,
-               int64_t M)
+output_tile_4 (const float *s0, float *const *dst_in, const float *const *z_in, float *y0, const float *z0, int64_t rs,
+               const float *bias, int64_t M)
 {
-  const float *src[36], *zs[16], *const *z = z_in ? zs : NULL;
+  int64_t m = 0;
+  if (y0)
+    {
+      for (; m + 8 <= M; m += 8)
+        output_channels_4 (s0, M, NULL, NULL, y0, z0, rs, M, bias, m, 8, 1);
+      if (m < M)
+        output_channels_4 (s0, M, NULL, NULL, y0, z0, rs, M, bias, m, (int) (M - m), 1);
+      return;
+    }
+  const float *zs[16], *const *z = z_in ? zs : NULL;
   float *dst[16];
-  memcpy (src, src_in, sizeof src);
   memcpy (dst, dst_in, sizeof dst);
   if (z_in)
     memcpy (zs, z_in, sizeof zs);
-  int64_t m = 0;
   for (; m + 8 <= M; m += 8)
-    output_channels_4 (src, dst, z, bias, m, 8);
+    output_channels_4 (s0, M, dst, z, NULL, NULL, 0, 0, bias, m, 8, 0);
   if (m < M)
-    output_channels_4 (src, dst, z, bias, m, (int) (M - m));
+    output_channels_4 (s0, M, dst, z, NULL, NULL, 0, 0, bias, m, (int) (M - m), 0);
 }
 
 typedef struct {
@@ -386,7 +417,11 @@ run_blocks (int64_t begin, int64_t end, gpointer data)
           if (tm == 2)
             input_tile (src, dst, C);
           else
-            input_tile_4 (src, dst, C);
+            {
+              gboolean inside = ih0 >= 0 && ih0 + a <= IH && iw0 >= 0 && iw0 + a <= IW;
+              input_tile_4 (src, inside ? job->x + ((n * IH + ih0) * IW + iw0) * C : NULL, IW * C,
+                            v + t * nxi * C, C);
+            }
         }
       for (int xi = 0; xi < nxi; xi++)
         _owb_sgemm_packed_run (job->wg->u[xi], nt, v + xi * C, nxi * C, 0, M, mo + xi * M, nxi * M, NULL);
@@ -410,7 +445,12 @@ run_blocks (int64_t begin, int64_t end, gpointer data)
           if (tm == 2)
             output_tile (src, dst, job->z ? z : NULL, job->bias, M);
           else
-            output_tile_4 (src, dst, job->z ? z : NULL, job->bias, M);
+            {
+              int64_t at = ((n * OH + tm * th) * OW + tm * tw) * M;
+              gboolean inside = tm * th + tm <= OH && tm * tw + tm <= OW;
+              output_tile_4 (mo + t * nxi * M, dst, job->z ? z : NULL, inside ? job->y + at : NULL,
+                             inside && job->z ? job->z + at : NULL, OW * M, job->bias, M);
+            }
           if (job->rows_fn)
             for (int k = 0; k < tm * tm; k++)
               if (dst[k])
