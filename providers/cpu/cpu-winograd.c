@@ -150,88 +150,113 @@ store (float *p, vf v, int n)
 /* V = B^T d B for n channels from c: src[4 i + j] is the input pixel at patch row i, column j (a
  * row of zeros outside the image), dst[xi] the tile's row of V_xi.
  * B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]. */
+#define PATCH2(i, j) (grid ? load (x0 + (i) * rs + (j) * cs + c, n) : load (src[(i) * 4 + (j)] + c, n))
+
 static inline __attribute__ ((always_inline)) void
-input_channels (const float *const *src, float *const *dst, int64_t c, int n)
+input_channels (const float *const *src, const float *x0, int64_t rs, int64_t cs, float *d, int64_t ds, int64_t c,
+                int n, const int grid)
 {
   vf s[4][4];
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
   for (int j = 0; j < 4; j++)
     {
-      vf d0 = load (src[j] + c, n), d1 = load (src[4 + j] + c, n), d2 = load (src[8 + j] + c, n),
-         d3 = load (src[12 + j] + c, n);
+      vf d0 = PATCH2 (0, j), d1 = PATCH2 (1, j), d2 = PATCH2 (2, j), d3 = PATCH2 (3, j);
       s[0][j] = d0 - d2;
       s[1][j] = d1 + d2;
       s[2][j] = d2 - d1;
       s[3][j] = d1 - d3;
     }
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
   for (int a = 0; a < 4; a++)
     {
-      store (dst[a * 4 + 0] + c, s[a][0] - s[a][2], n);
-      store (dst[a * 4 + 1] + c, s[a][1] + s[a][2], n);
-      store (dst[a * 4 + 2] + c, s[a][2] - s[a][1], n);
-      store (dst[a * 4 + 3] + c, s[a][1] - s[a][3], n);
+      store (d + (a * 4 + 0) * ds + c, s[a][0] - s[a][2], n);
+      store (d + (a * 4 + 1) * ds + c, s[a][1] + s[a][2], n);
+      store (d + (a * 4 + 2) * ds + c, s[a][2] - s[a][1], n);
+      store (d + (a * 4 + 3) * ds + c, s[a][1] - s[a][3], n);
     }
 }
 
-/* The pointer arrays are copied to locals: with -fno-strict-aliasing every float store could
- * otherwise rewrite the caller's arrays, and each pointer would be reloaded after each store. */
+#undef PATCH2
+
+/* The pointer array is copied to a local: with -fno-strict-aliasing every float store could
+ * otherwise rewrite the caller's array, and each pointer would be reloaded after each store. A tile
+ * inside the image (x0 non-NULL, pixel (i, j) at x0 + i rs + j C) needs no array at all. */
 SIMD_CLONES static void
-input_tile (const float *const *src_in, float *const *dst_in, int64_t C)
+input_tile (const float *const *src_in, const float *x0, int64_t rs, float *d, int64_t C)
 {
   const float *src[16];
-  float *dst[16];
-  memcpy (src, src_in, sizeof src);
-  memcpy (dst, dst_in, sizeof dst);
   int64_t c = 0;
+  if (x0)
+    {
+      for (; c + 8 <= C; c += 8)
+        input_channels (NULL, x0, rs, C, d, C, c, 8, 1);
+      if (c < C)
+        input_channels (NULL, x0, rs, C, d, C, c, (int) (C - c), 1);
+      return;
+    }
+  memcpy (src, src_in, sizeof src);
   for (; c + 8 <= C; c += 8)
-    input_channels (src, dst, c, 8);
+    input_channels (src, NULL, 0, 0, d, C, c, 8, 0);
   if (c < C)
-    input_channels (src, dst, c, (int) (C - c));
+    input_channels (src, NULL, 0, 0, d, C, c, (int) (C - c), 0);
 }
 
 /* Y = A^T m A for n channels from m0, + bias + z: src[xi] the tile's row of the GEMM output xi,
  * dst[2 i + j] the output pixel at tile row i, column j (NULL outside the image), z likewise (or
  * NULL). A^T = [1 1 1 0; 0 1 -1 -1]. */
 static inline __attribute__ ((always_inline)) void
-output_channels (const float *const *src, float *const *dst, const float *const *z, const float *bias, int64_t m0,
-                 int n)
+output_channels (const float *s0, int64_t ss, float *const *dst, const float *const *z, float *y0, const float *z0,
+                 int64_t rs, int64_t cs, const float *bias, int64_t m0, int n, const int grid)
 {
   vf r[2][4];
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
   for (int b = 0; b < 4; b++)
     {
-      vf m0v = load (src[b] + m0, n), m1 = load (src[4 + b] + m0, n), m2 = load (src[8 + b] + m0, n),
-         m3 = load (src[12 + b] + m0, n);
+      vf m0v = load (s0 + b * ss + m0, n), m1 = load (s0 + (4 + b) * ss + m0, n),
+         m2 = load (s0 + (8 + b) * ss + m0, n), m3 = load (s0 + (12 + b) * ss + m0, n);
       r[0][b] = m0v + m1 + m2;
       r[1][b] = m1 - m2 - m3;
     }
   vf add = bias ? load (bias + m0, n) : (vf){ 0 };
-  #pragma GCC unroll 2
+#pragma GCC unroll 2
   for (int i = 0; i < 2; i++)
     {
       vf y[2] = { r[i][0] + r[i][1] + r[i][2] + add, r[i][1] - r[i][2] - r[i][3] + add };
-      #pragma GCC unroll 2
+#pragma GCC unroll 2
       for (int j = 0; j < 2; j++)
-        if (dst[2 * i + j])
-          store (dst[2 * i + j] + m0, z ? y[j] + load (z[2 * i + j] + m0, n) : y[j], n);
+        {
+          if (grid)
+            store (y0 + i * rs + j * cs + m0, z0 ? y[j] + load (z0 + i * rs + j * cs + m0, n) : y[j], n);
+          else if (dst[2 * i + j])
+            store (dst[2 * i + j] + m0, z ? y[j] + load (z[2 * i + j] + m0, n) : y[j], n);
+        }
     }
 }
 
+/* Y for one tile from its 16 GEMM output rows at s0 + xi * M: into y0 (+ i rs + j M, residual at z0
+ * likewise) for a tile inside the image, else through dst_in and z_in. */
 SIMD_CLONES static void
-output_tile (const float *const *src_in, float *const *dst_in, const float *const *z_in, const float *bias, int64_t M)
+output_tile (const float *s0, float *const *dst_in, const float *const *z_in, float *y0, const float *z0, int64_t rs,
+             const float *bias, int64_t M)
 {
-  const float *src[16], *zs[4], *const *z = z_in ? zs : NULL;
+  int64_t m = 0;
+  if (y0)
+    {
+      for (; m + 8 <= M; m += 8)
+        output_channels (s0, M, NULL, NULL, y0, z0, rs, M, bias, m, 8, 1);
+      if (m < M)
+        output_channels (s0, M, NULL, NULL, y0, z0, rs, M, bias, m, (int) (M - m), 1);
+      return;
+    }
+  const float *zs[4], *const *z = z_in ? zs : NULL;
   float *dst[4];
-  memcpy (src, src_in, sizeof src);
   memcpy (dst, dst_in, sizeof dst);
   if (z_in)
     memcpy (zs, z_in, sizeof zs);
-  int64_t m = 0;
   for (; m + 8 <= M; m += 8)
-    output_channels (src, dst, z, bias, m, 8);
+    output_channels (s0, M, dst, z, NULL, NULL, 0, 0, bias, m, 8, 0);
   if (m < M)
-    output_channels (src, dst, z, bias, m, (int) (M - m));
+    output_channels (s0, M, dst, z, NULL, NULL, 0, 0, bias, m, (int) (M - m), 0);
 }
 
 /* F(4x4): V = B^T d B over a 6x6 patch, B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
@@ -402,9 +427,11 @@ run_blocks (int64_t begin, int64_t end, gpointer data)
           int64_t tile = t0 + t, n = tile / (job->tiles_h * job->tiles_w);
           int64_t th = tile / job->tiles_w % job->tiles_h, tw = tile % job->tiles_w;
           int64_t ih0 = tm * th - g->pad[0], iw0 = tm * tw - g->pad[1];
+          gboolean inside = ih0 >= 0 && ih0 + a <= IH && iw0 >= 0 && iw0 + a <= IW;
+          const float *x0 = inside ? job->x + ((n * IH + ih0) * IW + iw0) * C : NULL;
+          /* a border tile's patch pixels one by one, a row of zeros outside the image */
           const float *src[MAX_XI];
-          float *dst[MAX_XI];
-          for (int i = 0; i < a; i++)
+          for (int i = 0; !inside && i < a; i++)
             for (int j = 0; j < a; j++)
               {
                 int64_t ih = ih0 + i, iw = iw0 + j;
@@ -412,16 +439,10 @@ run_blocks (int64_t begin, int64_t end, gpointer data)
                                                                           : job->zeros;
               }
           /* a tile's a x a transformed rows are contiguous: one stream of stores, not a^2 */
-          for (int xi = 0; xi < nxi; xi++)
-            dst[xi] = v + (t * nxi + xi) * C;
           if (tm == 2)
-            input_tile (src, dst, C);
+            input_tile (src, x0, IW * C, v + t * nxi * C, C);
           else
-            {
-              gboolean inside = ih0 >= 0 && ih0 + a <= IH && iw0 >= 0 && iw0 + a <= IW;
-              input_tile_4 (src, inside ? job->x + ((n * IH + ih0) * IW + iw0) * C : NULL, IW * C,
-                            v + t * nxi * C, C);
-            }
+            input_tile_4 (src, x0, IW * C, v + t * nxi * C, C);
         }
       for (int xi = 0; xi < nxi; xi++)
         _owb_sgemm_packed_run (job->wg->u[xi], nt, v + xi * C, nxi * C, 0, M, mo + xi * M, nxi * M, NULL);
@@ -429,11 +450,8 @@ run_blocks (int64_t begin, int64_t end, gpointer data)
         {
           int64_t tile = t0 + t, n = tile / (job->tiles_h * job->tiles_w);
           int64_t th = tile / job->tiles_w % job->tiles_h, tw = tile % job->tiles_w;
-          const float *src[MAX_XI];
           float *dst[16];
           const float *z[16];
-          for (int xi = 0; xi < nxi; xi++)
-            src[xi] = mo + (t * nxi + xi) * M;
           for (int i = 0; i < tm; i++)
             for (int j = 0; j < tm; j++)
               {
@@ -442,15 +460,14 @@ run_blocks (int64_t begin, int64_t end, gpointer data)
                 dst[tm * i + j] = inside ? job->y + at : NULL;
                 z[tm * i + j] = inside && job->z ? job->z + at : NULL;
               }
+          int64_t at = ((n * OH + tm * th) * OW + tm * tw) * M;
+          gboolean inside = tm * th + tm <= OH && tm * tw + tm <= OW;
+          float *y0 = inside ? job->y + at : NULL;
+          const float *z0 = inside && job->z ? job->z + at : NULL;
           if (tm == 2)
-            output_tile (src, dst, job->z ? z : NULL, job->bias, M);
+            output_tile (mo + t * nxi * M, dst, job->z ? z : NULL, y0, z0, OW * M, job->bias, M);
           else
-            {
-              int64_t at = ((n * OH + tm * th) * OW + tm * tw) * M;
-              gboolean inside = tm * th + tm <= OH && tm * tw + tm <= OW;
-              output_tile_4 (mo + t * nxi * M, dst, job->z ? z : NULL, inside ? job->y + at : NULL,
-                             inside && job->z ? job->z + at : NULL, OW * M, job->bias, M);
-            }
+            output_tile_4 (mo + t * nxi * M, dst, job->z ? z : NULL, y0, z0, OW * M, job->bias, M);
           if (job->rows_fn)
             for (int k = 0; k < tm * tm; k++)
               if (dst[k])
