@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cpu-kernels-private.h"
+#include "cpu-activation-private.h"
 
 /* B [K, N] packed into panels of 16 columns (the last one 8 wide when N % 16 is 1..8), each panel
  * K rows of its width, contiguous, zero-padded. Immutable once made: runs may share it. */
@@ -41,6 +42,11 @@ typedef struct {
   OwbSgemmRowsFunc rows_fn;
   gconstpointer rows_data;
 } OwbSgemmEpilogue;
+
+/* Sets ep's activation from a fused op's: in registers where the microkernel has it, else through
+ * rows_fn (called with act as its data) on each finished strip. */
+void _owb_sgemm_epilogue_set_activation (OwbSgemmEpilogue *ep, const OwbCpuActivation *act,
+                                         OwbSgemmRowsFunc rows_fn);
 
 /* On the calling thread: C[0..rows, n0..n1) = A[rows, K] B[:, n0..n1) + epilogue, where A's rows
  * have stride lda (read in place, no packing), n0 is a multiple of 16 and n1 <= N. c points at

@@ -439,6 +439,43 @@ _owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *a, in
 }
 
 void
+_owb_sgemm_epilogue_set_activation (OwbSgemmEpilogue *ep, const OwbCpuActivation *act, OwbSgemmRowsFunc rows_fn)
+{
+  ep->act = OWB_SGEMM_ACT_NONE;
+  ep->p0 = act->p0;
+  ep->p1 = act->p1;
+  switch (act->kind)
+    {
+    case OWB_CPU_ACT_NONE:
+      break;
+    case OWB_CPU_ACT_RELU:
+      ep->act = OWB_SGEMM_ACT_CLAMP;
+      ep->p0 = 0;
+      ep->p1 = INFINITY;
+      break;
+    case OWB_CPU_ACT_CLIP:
+      ep->act = OWB_SGEMM_ACT_CLAMP;
+      break;
+    case OWB_CPU_ACT_SIGMOID:
+      ep->act = OWB_SGEMM_ACT_SIGMOID;
+      break;
+    case OWB_CPU_ACT_SWISH:
+      ep->act = OWB_SGEMM_ACT_SWISH;
+      break;
+    case OWB_CPU_ACT_HARD_SIGMOID:
+      ep->act = OWB_SGEMM_ACT_HARD_SIGMOID;
+      break;
+    case OWB_CPU_ACT_HARD_SWISH:
+      ep->act = OWB_SGEMM_ACT_HARD_SWISH;
+      break;
+    default:
+      ep->rows_fn = rows_fn;
+      ep->rows_data = act;
+      break;
+    }
+}
+
+void
 _owb_sgemm_partition (int64_t rows, int64_t N, int threads, int64_t max_rows, int64_t *row_tile, int64_t *col_block)
 {
   int64_t np = MAX ((N + NR - 1) / NR, 1);

@@ -801,36 +801,8 @@ run_packed (OwbThreadPool *pool, const GemmParams *p, const OwbTensor *b, const 
   if (!p->pack || b != p->b || j->dtype != OWB_TYPE_FLOAT || j->ta || j->batch != 1 || j->m <= OWB_CPU_GEMV_MAX_M
       || _owb_sgemm_packed_k (p->pack) != j->k || _owb_sgemm_packed_n (p->pack) != j->n)
     return FALSE;
-  OwbSgemmEpilogue ep = { .bias = bias, .z = z, .ldz = j->n, .p0 = p->act.p0, .p1 = p->act.p1 };
-  switch (p->act.kind)
-    {
-    case OWB_CPU_ACT_NONE:
-      break;
-    case OWB_CPU_ACT_RELU:
-      ep.act = OWB_SGEMM_ACT_CLAMP;
-      ep.p0 = 0;
-      ep.p1 = INFINITY;
-      break;
-    case OWB_CPU_ACT_CLIP:
-      ep.act = OWB_SGEMM_ACT_CLAMP;
-      break;
-    case OWB_CPU_ACT_SIGMOID:
-      ep.act = OWB_SGEMM_ACT_SIGMOID;
-      break;
-    case OWB_CPU_ACT_SWISH:
-      ep.act = OWB_SGEMM_ACT_SWISH;
-      break;
-    case OWB_CPU_ACT_HARD_SIGMOID:
-      ep.act = OWB_SGEMM_ACT_HARD_SIGMOID;
-      break;
-    case OWB_CPU_ACT_HARD_SWISH:
-      ep.act = OWB_SGEMM_ACT_HARD_SWISH;
-      break;
-    default:
-      ep.rows_fn = activation_rows;
-      ep.rows_data = &p->act;
-      break;
-    }
+  OwbSgemmEpilogue ep = { .bias = bias, .z = z, .ldz = j->n };
+  _owb_sgemm_epilogue_set_activation (&ep, &p->act, activation_rows);
   _owb_sgemm_packed (pool, p->pack, j->m, j->a, j->lda, j->y, j->n, &ep);
   return TRUE;
 }

@@ -480,38 +480,7 @@ packed_units (int64_t begin, int64_t end, gpointer data)
   int64_t M = g->M, Mg = g->Mg, Cg = g->Cg, K = job->K, G = g->group;
   float *col = job->direct ? NULL : g_new (float, MAX (job->tile * K, 1));
   OwbSgemmEpilogue ep = { .ldz = M };
-  const OwbCpuActivation *act = job->act;
-  ep.p0 = act->p0;
-  ep.p1 = act->p1;
-  switch (act->kind)
-    {
-    case OWB_CPU_ACT_NONE:
-      break;
-    case OWB_CPU_ACT_RELU:
-      ep.act = OWB_SGEMM_ACT_CLAMP;
-      ep.p0 = 0;
-      ep.p1 = INFINITY;
-      break;
-    case OWB_CPU_ACT_CLIP:
-      ep.act = OWB_SGEMM_ACT_CLAMP;
-      break;
-    case OWB_CPU_ACT_SIGMOID:
-      ep.act = OWB_SGEMM_ACT_SIGMOID;
-      break;
-    case OWB_CPU_ACT_SWISH:
-      ep.act = OWB_SGEMM_ACT_SWISH;
-      break;
-    case OWB_CPU_ACT_HARD_SIGMOID:
-      ep.act = OWB_SGEMM_ACT_HARD_SIGMOID;
-      break;
-    case OWB_CPU_ACT_HARD_SWISH:
-      ep.act = OWB_SGEMM_ACT_HARD_SWISH;
-      break;
-    default:
-      ep.rows_fn = activate_rows;
-      ep.rows_data = act;
-      break;
-    }
+  _owb_sgemm_epilogue_set_activation (&ep, job->act, activate_rows);
   int64_t last_t = -1, last_g = -1;
   for (int64_t u = begin; u < end; u++)
     {
