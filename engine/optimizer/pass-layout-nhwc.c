@@ -141,40 +141,42 @@ reorder_weight (const OwbTensor *w)
   return t;
 }
 
+/* node (a Conv/FusedConv or ConvTranspose) → op_type in our domain: X through an NHWC Transpose,
+ * W reordered once, the residual Z (FusedConv's fourth input) through a Transpose too, and the
+ * output back to NCHW under its old name. */
 static void
-convert_conv (OwbPassContext *ctx, OwbNode *conv)
+convert_to_nhwc (OwbPassContext *ctx, OwbNode *node, const char *op_type, OwbTensor *(*reorder) (const OwbTensor *))
 {
-  const char *from = label (conv);
-  OwbNode *nc = owb_node_dup (conv);
+  const char *from = label (node);
+  OwbNode *nc = owb_node_dup (node);
   owb_node_clear_claims (nc);
   g_free (nc->op_type);
-  nc->op_type = g_strdup ("NhwcConv");
+  nc->op_type = g_strdup (op_type);
   g_free (nc->domain);
   nc->domain = g_strdup (WB);
   g_free (nc->name);
   nc->name = NULL;
 
-  char *x = nhwc_of (ctx, conv->inputs[0], from);
+  char *x = nhwc_of (ctx, node->inputs[0], from);
   g_free (nc->inputs[0]);
   nc->inputs[0] = x;
-  const char *w = _owb_pass_add_initializer (ctx, conv->inputs[1],
-                                             reorder_weight (_owb_pass_get_constant (ctx, conv->inputs[1])));
+  const char *w = _owb_pass_add_initializer (ctx, node->inputs[1], reorder (_owb_pass_get_constant (ctx, node->inputs[1])));
   g_free (nc->inputs[1]);
   nc->inputs[1] = g_strdup (w);
   if (nc->n_inputs > 3 && nc->inputs[3][0])
     {
-      char *z = nhwc_of (ctx, conv->inputs[3], from);
+      char *z = nhwc_of (ctx, node->inputs[3], from);
       g_free (nc->inputs[3]);
       nc->inputs[3] = z;
     }
-  char *out = g_strdup (conv->outputs[0]);
+  char *out = g_strdup (node->outputs[0]);
   g_free (nc->outputs[0]);
   nc->outputs[0] = _owb_pass_unique_name (ctx, "nhwc");
   char *from_copy = g_strdup (from);
   const char *from_name = from_copy;
   _owb_pass_add_node (ctx, nc, &from_name, 1);
   const char *y = nc->outputs[0];
-  _owb_pass_remove_node (ctx, conv);
+  _owb_pass_remove_node (ctx, node);
   add_transpose (ctx, y, out, to_nchw_perm, from_copy);
   g_free (out);
   g_free (from_copy);
@@ -197,39 +199,6 @@ reorder_transpose_weight (const OwbTensor *w)
       for (int64_t k = 0; k < KH * KW; k++)
         dst[(c * KH * KW + k) * Mg + m] = src[(c * Mg + m) * KH * KW + k];
   return t;
-}
-
-static void
-convert_conv_transpose (OwbPassContext *ctx, OwbNode *deconv)
-{
-  const char *from = label (deconv);
-  OwbNode *nd = owb_node_dup (deconv);
-  owb_node_clear_claims (nd);
-  g_free (nd->op_type);
-  nd->op_type = g_strdup ("NhwcConvTranspose");
-  g_free (nd->domain);
-  nd->domain = g_strdup (WB);
-  g_free (nd->name);
-  nd->name = NULL;
-
-  char *x = nhwc_of (ctx, deconv->inputs[0], from);
-  g_free (nd->inputs[0]);
-  nd->inputs[0] = x;
-  const char *w = _owb_pass_add_initializer (
-    ctx, deconv->inputs[1], reorder_transpose_weight (_owb_pass_get_constant (ctx, deconv->inputs[1])));
-  g_free (nd->inputs[1]);
-  nd->inputs[1] = g_strdup (w);
-  char *out = g_strdup (deconv->outputs[0]);
-  g_free (nd->outputs[0]);
-  nd->outputs[0] = _owb_pass_unique_name (ctx, "nhwc");
-  char *from_copy = g_strdup (from);
-  const char *from_name = from_copy;
-  _owb_pass_add_node (ctx, nd, &from_name, 1);
-  const char *y = nd->outputs[0];
-  _owb_pass_remove_node (ctx, deconv);
-  add_transpose (ctx, y, out, to_nchw_perm, from_copy);
-  g_free (out);
-  g_free (from_copy);
 }
 
 /* ---- Resize on NHWC ---- */
@@ -733,9 +702,9 @@ run (OwbPassContext *ctx, GError **error)
     {
       OwbNode *node = g_ptr_array_index (convs, i);
       if (_owb_pass_is_op (node, "ConvTranspose"))
-        convert_conv_transpose (ctx, node);
+        convert_to_nhwc (ctx, node, "NhwcConvTranspose", reorder_transpose_weight);
       else
-        convert_conv (ctx, node);
+        convert_to_nhwc (ctx, node, "NhwcConv", reorder_weight);
     }
   g_ptr_array_unref (convs);
 
