@@ -39,10 +39,15 @@ check_rank4 (OwbInferContext *ctx, int i, const char *what, GError **error)
   return TRUE;
 }
 
-/* Infers as the standard op `op_type` on NCHW views of the first n inputs (W [kH, kW, C/group, M]
- * viewed as [M, C/group, kH, kW]), then returns the output to NHWC. */
+/* W's NCHW view for Conv ([kH, kW, C/group, M] viewed as [M, C/group, kH, kW]) and for
+ * ConvTranspose ([C, kH, kW, M/group] viewed as [C, M/group, kH, kW]): view dim i is W's dim perm[i]. */
+static const int conv_w_view[4] = { 3, 2, 0, 1 };
+static const int conv_transpose_w_view[4] = { 0, 3, 1, 2 };
+
+/* Infers as the standard op `op_type` on NCHW views of the first n inputs (W's through w_view),
+ * then returns the output to NHWC. */
 static gboolean
-infer_via (OwbInferContext *ctx, const char *op_type, int opset, int n, GError **error)
+infer_via (OwbInferContext *ctx, const char *op_type, int opset, int n, const int *w_view, GError **error)
 {
   const OwbOpSchema *schema = owb_op_schema_lookup ("", op_type, opset);
   g_assert (schema && schema->infer);
@@ -64,10 +69,8 @@ infer_via (OwbInferContext *ctx, const char *op_type, int opset, int n, GError *
       else
         {
           views[i] = *t;
-          views[i].dims[0] = t->dims[3];
-          views[i].dims[1] = t->dims[2];
-          views[i].dims[2] = t->dims[0];
-          views[i].dims[3] = t->dims[1];
+          for (int d = 0; d < 4; d++)
+            views[i].dims[d] = t->dims[w_view[d]];
         }
       ins[i] = &views[i];
     }
@@ -104,7 +107,7 @@ infer_nhwc_conv (OwbInferContext *ctx, GError **error)
           return FALSE;
         }
     }
-  if (!infer_via (ctx, "Conv", 11, MIN (ctx->n_inputs, 3), error))
+  if (!infer_via (ctx, "Conv", 11, MIN (ctx->n_inputs, 3), conv_w_view, error))
     return FALSE;
   const OwbValueType *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
   OwbValueType *y = &ctx->outputs[0];
@@ -138,7 +141,7 @@ infer_nhwc_pool (OwbInferContext *ctx, const char *op_type, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "has no Indices output");
       return FALSE;
     }
-  return infer_via (ctx, op_type, 22, 1, error);
+  return infer_via (ctx, op_type, 22, 1, NULL, error);
 }
 
 static gboolean
@@ -177,38 +180,7 @@ infer_nhwc_conv_transpose (OwbInferContext *ctx, GError **error)
 {
   if (!check_rank4 (ctx, 0, "X", error) || !check_rank4 (ctx, 1, "W", error))
     return FALSE;
-  const OwbOpSchema *schema = owb_op_schema_lookup ("", "ConvTranspose", 11);
-  g_assert (schema && schema->infer);
-  int n = MIN (ctx->n_inputs, 3);
-  OwbValueType views[2];
-  const OwbValueType *ins[3] = { NULL, NULL, NULL };
-  const OwbTensor *values[3] = { NULL, NULL, NULL };
-  for (int i = 0; i < n; i++)
-    ins[i] = ctx->inputs[i];
-  if (ctx->inputs[0] && ctx->inputs[0]->rank == 4)
-    {
-      to_nchw (ctx->inputs[0], &views[0]);
-      ins[0] = &views[0];
-    }
-  const OwbValueType *w = ctx->inputs[1];
-  if (w && w->rank == 4)
-    {
-      views[1] = *w;
-      views[1].dims[1] = w->dims[3];
-      views[1].dims[2] = w->dims[1];
-      views[1].dims[3] = w->dims[2];
-      ins[1] = &views[1];
-    }
-  OwbInferContext sub = *ctx;
-  sub.opset = 11;
-  sub.n_inputs = n;
-  sub.inputs = ins;
-  /* shapes never depend on the values, and W's are in the other layout */
-  sub.input_values = values;
-  if (!schema->infer (&sub, error))
-    return FALSE;
-  to_nhwc (&ctx->outputs[0]);
-  return TRUE;
+  return infer_via (ctx, "ConvTranspose", 11, MIN (ctx->n_inputs, 3), conv_transpose_w_view, error);
 }
 
 const OwbOpSchema _owb_ops_layout[] = {

@@ -6,19 +6,6 @@
 
 #define MAX_CONV_ATTR (G_GINT64_CONSTANT (1) << 31)
 
-static void G_GNUC_PRINTF (4, 5)
-node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
-{
-  va_list args;
-  va_start (args, format);
-  char *msg = g_strdup_vprintf (format, args);
-  va_end (args);
-  char *who = owb_node_describe (node);
-  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
-  g_free (who);
-  g_free (msg);
-}
-
 static int64_t
 floor_half (int64_t v)
 {
@@ -45,14 +32,14 @@ read_ints (const OwbNode *node, const char *name, int max, int64_t lo, int64_t *
     return TRUE;
   if (n > max)
     {
-      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s has too many values (%d)", name, n);
+      _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s has too many values (%d)", name, n);
       return FALSE;
     }
   for (int i = 0; i < n; i++)
     {
       if (v[i] < lo || v[i] > MAX_CONV_ATTR)
         {
-          node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s[%d] = %" G_GINT64_FORMAT " is out of range",
+          _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s[%d] = %" G_GINT64_FORMAT " is out of range",
                       name, i, v[i]);
           return FALSE;
         }
@@ -69,7 +56,7 @@ _owb_cpu_conv_params_parse (const OwbNode *node, OwbCpuConvParams *p, GError **e
   const char *ap = owb_node_get_string (node, "auto_pad", "NOTSET");
   if (p->group < 1 || p->group > MAX_CONV_ATTR)
     {
-      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute group = %" G_GINT64_FORMAT " must be >= 1",
+      _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute group = %" G_GINT64_FORMAT " must be >= 1",
                   p->group);
       return FALSE;
     }
@@ -83,7 +70,7 @@ _owb_cpu_conv_params_parse (const OwbNode *node, OwbCpuConvParams *p, GError **e
     p->auto_pad = OWB_CPU_PAD_VALID;
   else
     {
-      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute auto_pad = '%s' is not supported", ap);
+      _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute auto_pad = '%s' is not supported", ap);
       return FALSE;
     }
   if (!read_ints (node, "kernel_shape", OWB_MAX_RANK, 1, p->kernel, &p->n_kernel, error)

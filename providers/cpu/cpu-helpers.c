@@ -1,6 +1,8 @@
 /* cpu-helpers.c: stride arithmetic shared by the CPU kernels. */
 #include "cpu-kernels-private.h"
 
+#include <stdarg.h>
+
 void
 _owb_cpu_strides (int rank, const int64_t *dims, int64_t *strides)
 {
@@ -44,4 +46,17 @@ _owb_cpu_has_avx2_fma (void)
 #else
   return FALSE;
 #endif
+}
+
+void
+_owb_cpu_node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  char *msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  char *who = owb_node_describe (node);
+  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
+  g_free (who);
+  g_free (msg);
 }

@@ -35,19 +35,6 @@
 #define WINOGRAD2_MIN_TILES 32
 #define WINOGRAD4_MIN_TILES 64
 
-static void G_GNUC_PRINTF (4, 5)
-node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
-{
-  va_list args;
-  va_start (args, format);
-  char *msg = g_strdup_vprintf (format, args);
-  va_end (args);
-  char *who = owb_node_describe (node);
-  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
-  g_free (who);
-  g_free (msg);
-}
-
 static int
 pool_threads (OwbThreadPool *pool)
 {
@@ -798,7 +785,7 @@ pool_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_t
     }
   if (p->conv.n_kernel != 2)
     {
-      node_error (node, error, OWB_ERROR_INVALID_MODEL, "kernel_shape must have 2 values");
+      _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "kernel_shape must have 2 values");
       g_free (p);
       return FALSE;
     }

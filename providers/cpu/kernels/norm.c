@@ -29,19 +29,6 @@ product (const int64_t *dims, int from, int to)
   return n;
 }
 
-static void G_GNUC_PRINTF (4, 5)
-node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
-{
-  va_list args;
-  va_start (args, format);
-  char *msg = g_strdup_vprintf (format, args);
-  va_end (args);
-  char *who = owb_node_describe (node);
-  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
-  g_free (who);
-  g_free (msg);
-}
-
 /* A parameter tensor's values as doubles (parameters are small: one per channel or group). */
 static double *
 dup_doubles (const OwbTensor *t)
@@ -448,14 +435,14 @@ read_ints (const OwbNode *node, const char *name, int n, int64_t lo, int64_t fil
     return TRUE;
   if (len != n)
     {
-      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s has %d values, expected %d", name, len, n);
+      _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s has %d values, expected %d", name, len, n);
       return FALSE;
     }
   for (int i = 0; i < n; i++)
     {
       if (v[i] < lo || v[i] >= (G_GINT64_CONSTANT (1) << 31))
         {
-          node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s[%d] = %" G_GINT64_FORMAT " is out of range",
+          _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute %s[%d] = %" G_GINT64_FORMAT " is out of range",
                       name, i, v[i]);
           return FALSE;
         }
@@ -473,12 +460,12 @@ pool_prepare (const OwbNode *node, int opset, PoolKind kind, void **state, GErro
   owb_node_get_ints (node, "kernel_shape", &len);
   if (len == 0)
     {
-      node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute kernel_shape is required");
+      _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "attribute kernel_shape is required");
       return FALSE;
     }
   if (len > POOL_AXES)
     {
-      node_error (node, error, OWB_ERROR_UNSUPPORTED_OP, "pooling supports at most %d spatial axes; this node has %d",
+      _owb_cpu_node_error (node, error, OWB_ERROR_UNSUPPORTED_OP, "pooling supports at most %d spatial axes; this node has %d",
                   POOL_AXES, len);
       return FALSE;
     }
@@ -506,20 +493,20 @@ pool_prepare (const OwbNode *node, int opset, PoolKind kind, void **state, GErro
     pp->auto_pad = AUTO_PAD_VALID;
   else
     {
-      node_error (node, error, OWB_ERROR_INVALID_MODEL, "unknown auto_pad value '%s'", auto_pad);
+      _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "unknown auto_pad value '%s'", auto_pad);
       return FALSE;
     }
   pp->count_include_pad = kind == POOL_AVERAGE && opset >= 7 && owb_node_get_int (node, "count_include_pad", 0) != 0;
   pp->storage_order = kind == POOL_MAX && opset >= 8 ? (int) owb_node_get_int (node, "storage_order", 0) : 0;
   if (pp->storage_order != 0 && pp->storage_order != 1)
     {
-      node_error (node, error, OWB_ERROR_INVALID_MODEL, "storage_order must be 0 or 1");
+      _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "storage_order must be 0 or 1");
       return FALSE;
     }
   pp->p = opset < 2 ? owb_node_get_float (node, "p", 2.0f) : (double) owb_node_get_int (node, "p", 2);
   if (kind == POOL_LP && (!(pp->p > 0) || !isfinite (pp->p)))
     {
-      node_error (node, error, OWB_ERROR_INVALID_MODEL, "p must be positive, not %g", pp->p);
+      _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "p must be positive, not %g", pp->p);
       return FALSE;
     }
   *state = g_steal_pointer (&pp);
