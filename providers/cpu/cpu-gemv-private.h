@@ -23,6 +23,3 @@ void _owb_cpu_gemv (gboolean trans_b, int64_t m, int64_t n, int64_t k, float alp
  * small enough to balance a shared machine (trans_b: about four units per thread), a multiple of 16. */
 int64_t _owb_cpu_gemv_block (gboolean trans_b, int64_t n, int64_t k, int threads);
 
-/* In place, vectorised with AVX2 when the CPU has it (within a few ulp of libm). */
-void _owb_cpu_sigmoid_f32 (float *x, int64_t n);
-void _owb_cpu_tanh_f32 (float *x, int64_t n);

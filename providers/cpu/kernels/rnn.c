@@ -1,5 +1,6 @@
 /* rnn.c: CPU kernels of the recurrent ops LSTM, GRU and RNN (float32 and float64, OpenBLAS GEMM). */
 #include "../cpu-kernels-private.h"
+#include "../cpu-activation-private.h"
 #include "../cpu-gemv-private.h"
 
 #include <cblas.h>
