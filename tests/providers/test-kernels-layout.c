@@ -203,6 +203,11 @@ static const ConvCase conv_cases[] = {
   /* four pixels at a time with dilation (not the sliding window) */
   { "depthwise 3x3 dilated, 24 channels", 1, 24, 13, 15, 24, 24, 3, 3, 1, 2, 2, NULL, FALSE, FALSE, NULL, 1 },
   { "depthwise dilated", 1, 5, 9, 9, 5, 5, 3, 3, 1, 2, 2, "Tanh", FALSE, FALSE, NULL, 1 },
+  /* the vector activation pass and residual add with tails (19 channels is 2 vectors and 3 values
+   * per pixel) */
+  { "depthwise 3x3 stride 2, LeakyRelu", 1, 19, 11, 9, 19, 19, 3, 3, 2, 1, 1, "LeakyRelu", TRUE, TRUE, NULL, 2 },
+  { "depthwise 3x3, HardSigmoid", 2, 19, 6, 7, 19, 19, 3, 3, 1, 1, 1, "HardSigmoid", FALSE, TRUE, NULL, 1 },
+  { "depthwise 3x3, Clip", 1, 33, 5, 6, 33, 33, 3, 3, 1, 1, 1, "Clip", TRUE, FALSE, NULL, 1 },
   { "channel multiplier", 1, 4, 6, 6, 8, 4, 3, 3, 1, 1, 1, "HardSigmoid", TRUE, FALSE, NULL, 1 },
   { "small image, split channels", 1, 64, 7, 7, 256, 1, 3, 3, 1, 1, 1, "Gelu", TRUE, TRUE, NULL, 4 },
   { "SAME_UPPER stride 2", 1, 5, 9, 8, 7, 1, 3, 3, 2, 0, 1, "FastGelu", TRUE, FALSE, "SAME_UPPER", 2 },

@@ -102,7 +102,73 @@ clamp01 (float x)
   return x < 0 ? 0.0f : (x > 1 ? 1.0f : x);
 }
 
-/* y = act (y) over n contiguous values; comparisons written so that NaN passes through. */
+/* The activations without exp, on a vector and on one value; comparisons written so that NaN passes
+ * through. */
+static inline __attribute__ ((always_inline)) vf
+act_vector (vf y, OwbCpuActivationKind kind, float p0, float p1)
+{
+  const vf zero = (vf){}, one = zero + 1.0f;
+  vf t;
+  switch (kind)
+    {
+    case OWB_CPU_ACT_RELU:
+      return vsel (y < zero, zero, y);
+    case OWB_CPU_ACT_LEAKY_RELU:
+      return vsel (y < zero, y * p0, y);
+    case OWB_CPU_ACT_CLIP:
+      y = vsel (y < zero + p0, zero + p0, y);
+      return vsel (y > zero + p1, zero + p1, y);
+    case OWB_CPU_ACT_HARD_SIGMOID:
+    case OWB_CPU_ACT_HARD_SWISH:
+      t = y * p0 + p1;
+      t = vsel (t < zero, zero, t);
+      t = vsel (t > one, one, t);
+      return kind == OWB_CPU_ACT_HARD_SWISH ? y * t : t;
+    default:
+      return y;
+    }
+}
+
+static inline __attribute__ ((always_inline)) float
+act_scalar (float y, OwbCpuActivationKind kind, float p0, float p1)
+{
+  switch (kind)
+    {
+    case OWB_CPU_ACT_RELU:
+      return y < 0 ? 0.0f : y;
+    case OWB_CPU_ACT_LEAKY_RELU:
+      return y < 0 ? y * p0 : y;
+    case OWB_CPU_ACT_CLIP:
+      return y < p0 ? p0 : (y > p1 ? p1 : y);
+    case OWB_CPU_ACT_HARD_SIGMOID:
+      return clamp01 (y * p0 + p1);
+    case OWB_CPU_ACT_HARD_SWISH:
+      return y * clamp01 (y * p0 + p1);
+    default:
+      return y;
+    }
+}
+
+/* One loop per in-register kind, so that the kind is a constant inside it. */
+#define ACT_LOOP(KIND)                                                                                             \
+  case KIND:                                                                                                       \
+    for (; j + L <= n; j += L)                                                                                     \
+      vstore (y + j, act_vector (vload (y + j), KIND, p0, p1));                                                    \
+    for (; j < n; j++)                                                                                             \
+      y[j] = act_scalar (y[j], KIND, p0, p1);                                                                      \
+    break
+
+static inline void
+add_residual (float *restrict y, const float *restrict z, int64_t n)
+{
+  int64_t j = 0;
+  for (; j + L <= n; j += L)
+    vstore (y + j, vload (y + j) + vload (z + j));
+  for (; j < n; j++)
+    y[j] += z[j];
+}
+
+/* y = act (y) over n contiguous values. */
 SIMD_CLONES static void
 activate (float *restrict y, int64_t n, const OwbCpuActivation *act)
 {
@@ -113,26 +179,11 @@ activate (float *restrict y, int64_t n, const OwbCpuActivation *act)
     {
     case OWB_CPU_ACT_NONE:
       break;
-    case OWB_CPU_ACT_RELU:
-      for (; j < n; j++)
-        y[j] = y[j] < 0 ? 0.0f : y[j];
-      break;
-    case OWB_CPU_ACT_LEAKY_RELU:
-      for (; j < n; j++)
-        y[j] = y[j] < 0 ? y[j] * p0 : y[j];
-      break;
-    case OWB_CPU_ACT_CLIP:
-      for (; j < n; j++)
-        y[j] = y[j] < p0 ? p0 : (y[j] > p1 ? p1 : y[j]);
-      break;
-    case OWB_CPU_ACT_HARD_SIGMOID:
-      for (; j < n; j++)
-        y[j] = clamp01 (y[j] * p0 + p1);
-      break;
-    case OWB_CPU_ACT_HARD_SWISH:
-      for (; j < n; j++)
-        y[j] = y[j] * clamp01 (y[j] * p0 + p1);
-      break;
+      ACT_LOOP (OWB_CPU_ACT_RELU);
+      ACT_LOOP (OWB_CPU_ACT_LEAKY_RELU);
+      ACT_LOOP (OWB_CPU_ACT_CLIP);
+      ACT_LOOP (OWB_CPU_ACT_HARD_SIGMOID);
+      ACT_LOOP (OWB_CPU_ACT_HARD_SWISH);
     case OWB_CPU_ACT_SIGMOID:
     case OWB_CPU_ACT_SWISH:
       {
@@ -662,11 +713,7 @@ depthwise_rows (int64_t begin, int64_t end, gpointer data)
           ow++;
         }
       if (job->z)
-        {
-          const float *zr = job->z + r * OW * C;
-          for (int64_t i = 0; i < OW * C; i++)
-            yrow[i] += zr[i];
-        }
+        add_residual (yrow, job->z + r * OW * C, OW * C);
       activate (yrow, OW * C, job->act);
     }
 }
