@@ -35,8 +35,9 @@ type_is_unknown (const OwbValueType *t)
  * Control-flow outputs are then left unshaped so the executor does not allocate what the kernel
  * replaces with the subgraph's own result. */
 static gboolean
-at_run_time (const OwbInferContext *ctx)
+at_run_time (OwbInferContext *ctx)
 {
+  ctx->values_read = TRUE;
   if (!ctx->input_values)
     return FALSE;
   gboolean any = FALSE;
@@ -780,6 +781,7 @@ infer_optional_get_element (OwbInferContext *ctx, GError **error)
       return TRUE;
     }
   /* At run time the value tells what the optional holds. */
+  ctx->values_read = TRUE;
   const OwbTensor *v = ctx->input_values ? ctx->input_values[0] : NULL;
   OwbValueKind kind = in->elem_kind;
   if (v && v->kind == OWB_VALUE_OPTIONAL && v->sequence && v->sequence->len > 0)

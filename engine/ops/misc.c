@@ -22,6 +22,7 @@ set_tensor (OwbValueType *t, OwbDataType dtype, int rank)
 static const OwbTensor *
 in_value (OwbInferContext *ctx, int i)
 {
+  ctx->values_read = TRUE;
   if (i >= ctx->n_inputs || !ctx->input_values || !ctx->inputs[i])
     return NULL;
   return ctx->input_values[i];

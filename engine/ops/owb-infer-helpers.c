@@ -128,6 +128,7 @@ owb_infer_copy (OwbInferContext *ctx, int out, int in)
 gboolean
 owb_infer_get_ints (OwbInferContext *ctx, int input, int64_t **values, int64_t *n)
 {
+  ctx->values_read = TRUE;
   if (input >= ctx->n_inputs || !ctx->input_values || !ctx->input_values[input])
     return FALSE;
   const OwbTensor *t = ctx->input_values[input];

@@ -16,6 +16,7 @@ read_input_ints (OwbInferContext *ctx, int i, int64_t *vals, int max, int *n, gb
 {
   const OwbTensor *t = (i < ctx->n_inputs && ctx->input_values) ? ctx->input_values[i] : NULL;
 
+  ctx->values_read = TRUE;
   *known = FALSE;
   *n = 0;
   if (t == NULL)
@@ -672,6 +673,7 @@ infer_resize (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "one of 'scales' and 'sizes' is required");
       return FALSE;
     }
+    ctx->values_read = TRUE;
     sv = input_type (ctx, scales_input) && ctx->input_values ? ctx->input_values[scales_input] : NULL;
     zv = sizes_input >= 0 && input_type (ctx, sizes_input) && ctx->input_values ? ctx->input_values[sizes_input] : NULL;
     if (input_type (ctx, scales_input) && sv == NULL && !(input_type (ctx, scales_input)->rank == 1 &&

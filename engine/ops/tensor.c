@@ -17,6 +17,7 @@ in_type (OwbInferContext *ctx, int i)
 static const OwbTensor *
 in_value (OwbInferContext *ctx, int i)
 {
+  ctx->values_read = TRUE;
   if (i >= ctx->n_inputs || !ctx->input_values || !ctx->inputs[i])
     return NULL;
   const OwbTensor *t = ctx->input_values[i];

@@ -38,6 +38,36 @@ struct _Plan {
   int *outer_slots;       /* ... and the local slots they are bound to */
 };
 
+/* What a step's inference gave in an earlier run: while the step's inputs keep their types, and its
+ * inference read no input's value, its outputs keep theirs, and the step skips inference (which
+ * parses attributes and checks shapes: a few microseconds per node, several percent of a small
+ * network's run). */
+typedef struct {
+  gboolean valid;
+  OwbValueType *in_types;  /* n_inputs (entries of missing inputs unused) */
+  OwbValueType *out_types; /* n_outputs */
+} InferMemo;
+
+/* What one run at a time uses and later runs reuse: the arena and the main graph's memos. */
+typedef struct {
+  OwbArena *arena;
+  InferMemo *memos;
+  guint n_memos;
+} RunContext;
+
+static void
+run_context_free (RunContext *c)
+{
+  _owb_arena_close (c->arena);
+  for (guint i = 0; i < c->n_memos; i++)
+    {
+      g_free (c->memos[i].in_types);
+      g_free (c->memos[i].out_types);
+    }
+  g_free (c->memos);
+  g_free (c);
+}
+
 struct _OwbSession {
   OwbModel *model; /* the session's own copy, inferred and partitioned */
   GPtrArray *providers;
@@ -49,12 +79,12 @@ struct _OwbSession {
   GPtrArray *inputs;      /* OwbValueInfo * to feed (borrowed from the graph) */
   GPtrArray *outputs;     /* OwbValueInfo * (borrowed) */
   OwbOptimizeReport *optimize_report;
-  GMutex arena_lock;
-  GPtrArray *arenas;      /* OwbArena *: idle ones kept from earlier runs, for the next */
+  GMutex contexts_lock;
+  GPtrArray *run_contexts; /* RunContext *: idle ones kept from earlier runs, for the next */
 };
 
-/* Idle arenas kept: one per concurrent run up to this; more are closed when their run ends. */
-#define MAX_IDLE_ARENAS 4
+/* Idle run contexts kept: one per concurrent run up to this; more are freed when their run ends. */
+#define MAX_IDLE_CONTEXTS 4
 
 void
 owb_session_options_init (OwbSessionOptions *options)
@@ -399,8 +429,8 @@ owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **err
       return NULL;
     }
   OwbSession *s = g_new0 (OwbSession, 1);
-  g_mutex_init (&s->arena_lock);
-  s->arenas = g_ptr_array_new_with_free_func ((GDestroyNotify) _owb_arena_close);
+  g_mutex_init (&s->contexts_lock);
+  s->run_contexts = g_ptr_array_new_with_free_func ((GDestroyNotify) run_context_free);
   s->providers = g_ptr_array_ref (options->providers);
   s->model = copy_model (model);
   s->plans = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) plan_free);
@@ -458,8 +488,8 @@ owb_session_free (OwbSession *s)
   owb_thread_pool_free (s->pool);
   owb_model_unref (s->model);
   g_ptr_array_unref (s->providers);
-  g_ptr_array_unref (s->arenas);
-  g_mutex_clear (&s->arena_lock);
+  g_ptr_array_unref (s->run_contexts);
+  g_mutex_clear (&s->contexts_lock);
   g_free (s);
 }
 
@@ -530,6 +560,7 @@ struct _RunState {
   const Plan *plan;
   OwbTensor **values; /* per slot of plan */
   OwbArena *arena;    /* shared by a run and its subgraph runs */
+  InferMemo *memos;   /* per step of plan; NULL in subgraph runs */
   const RunState *parent;
   GCancellable *cancellable;
 };
@@ -542,6 +573,7 @@ run_state_init (RunState *rs, OwbSession *s, const Plan *plan, OwbArena *arena, 
   rs->plan = plan;
   rs->values = g_new0 (OwbTensor *, MAX (plan->n_slots, 1));
   rs->arena = arena;
+  rs->memos = NULL;
   rs->parent = parent;
   rs->cancellable = cancellable;
   for (guint slot = 0; slot < plan->n_slots; slot++)
@@ -558,6 +590,54 @@ run_state_clear (RunState *rs)
   g_free (rs->values);
 }
 
+/* Plain tensors of the same element type and dims (an element type or shape may change between runs
+ * where the graph leaves dims symbolic). */
+static gboolean
+same_tensor_type (const OwbValueType *a, const OwbValueType *b)
+{
+  if (a->kind != OWB_VALUE_TENSOR || b->kind != OWB_VALUE_TENSOR || a->dtype != b->dtype || a->rank != b->rank)
+    return FALSE;
+  for (int d = 0; d < a->rank; d++)
+    if (a->dims[d].value != b->dims[d].value)
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+memo_matches (const InferMemo *memo, const OwbValueType *const *in_types, int n_in)
+{
+  for (int i = 0; i < n_in; i++)
+    if (in_types[i] && !same_tensor_type (in_types[i], &memo->in_types[i]))
+      return FALSE;
+  return TRUE;
+}
+
+/* Keeps what inference gave, if it depends on the input types alone (reusable) and those are plain
+ * tensors; forgets the memo otherwise. */
+static void
+memo_store (InferMemo *memo, const OwbValueType *const *in_types, int n_in, const OwbValueType *out_types, int n_out,
+            gboolean reusable)
+{
+  memo->valid = FALSE;
+  if (!reusable)
+    return;
+  for (int i = 0; i < n_in; i++)
+    if (in_types[i] && in_types[i]->kind != OWB_VALUE_TENSOR)
+      return;
+  for (int o = 0; o < n_out; o++)
+    if (out_types[o].kind != OWB_VALUE_TENSOR)
+      return;
+  if (!memo->in_types)
+    memo->in_types = g_new0 (OwbValueType, MAX (n_in, 1));
+  if (!memo->out_types)
+    memo->out_types = g_new0 (OwbValueType, MAX (n_out, 1));
+  for (int i = 0; i < n_in; i++)
+    if (in_types[i])
+      memo->in_types[i] = *in_types[i];
+  memcpy (memo->out_types, out_types, n_out * sizeof *out_types);
+  memo->valid = TRUE;
+}
+
 static gboolean
 run_step (RunState *rs, guint index, GError **error)
 {
@@ -565,13 +645,19 @@ run_step (RunState *rs, guint index, GError **error)
   const Step *step = &rs->plan->steps[index];
   OwbNode *node = step->node;
   int n_in = node->n_inputs, n_out = node->n_outputs;
-  /* Heap, not stack: a node may have very many inputs. */
-  OwbTensor **inputs = g_new0 (OwbTensor *, MAX (n_in, 1));
-  OwbValueType *in_types = g_new (OwbValueType, MAX (n_in, 1));
-  const OwbValueType **in_type_ptrs = g_new0 (const OwbValueType *, MAX (n_in, 1));
-  OwbValueType *out_types = g_new (OwbValueType, MAX (n_out, 1));
-  OwbTensor **outputs = g_new0 (OwbTensor *, MAX (n_out, 1));
-  gboolean *wanted = g_new0 (gboolean, MAX (n_out, 1));
+  /* On the stack for the usual few inputs and outputs; on the heap for a node with very many. */
+  enum { FEW = 8 };
+  OwbTensor *inputs_few[FEW], *outputs_few[FEW];
+  OwbValueType in_types_few[FEW], out_types_few[FEW];
+  const OwbValueType *in_type_ptrs_few[FEW];
+  gboolean wanted_few[FEW];
+  gboolean few_in = n_in <= FEW, few_out = n_out <= FEW;
+  OwbTensor **inputs = few_in ? inputs_few : g_new (OwbTensor *, n_in);
+  OwbValueType *in_types = few_in ? in_types_few : g_new (OwbValueType, n_in);
+  const OwbValueType **in_type_ptrs = few_in ? in_type_ptrs_few : g_new (const OwbValueType *, n_in);
+  OwbValueType *out_types = few_out ? out_types_few : g_new (OwbValueType, n_out);
+  OwbTensor **outputs = few_out ? outputs_few : g_new (OwbTensor *, n_out);
+  gboolean *wanted = few_out ? wanted_few : g_new (gboolean, n_out);
   OwbTensor **converted = NULL;
   gboolean ok = TRUE;
 
@@ -594,20 +680,28 @@ run_step (RunState *rs, guint index, GError **error)
           in_type_ptrs[i] = &in_types[i];
         }
     }
-  OwbInferContext ictx = {
-    .node = node,
-    .opset = node->opset,
-    .n_inputs = n_in,
-    .inputs = in_type_ptrs,
-    .input_values = (const OwbTensor *const *) inputs,
-    .n_outputs = n_out,
-    .outputs = out_types,
-    .graph = node->graph,
-  };
-  if (!owb_op_infer (step->schema, &ictx, error))
+  InferMemo *memo = rs->memos ? &rs->memos[index] : NULL;
+  if (memo && memo->valid && memo_matches (memo, in_type_ptrs, n_in))
+    memcpy (out_types, memo->out_types, n_out * sizeof *out_types);
+  else
     {
-      ok = FALSE;
-      goto out;
+      OwbInferContext ictx = {
+        .node = node,
+        .opset = node->opset,
+        .n_inputs = n_in,
+        .inputs = in_type_ptrs,
+        .input_values = (const OwbTensor *const *) inputs,
+        .n_outputs = n_out,
+        .outputs = out_types,
+        .graph = node->graph,
+      };
+      if (!owb_op_infer (step->schema, &ictx, error))
+        {
+          ok = FALSE;
+          goto out;
+        }
+      if (memo)
+        memo_store (memo, in_type_ptrs, n_in, out_types, n_out, !ictx.values_read);
     }
 
   gboolean via32 = step->choice.via_float32;
@@ -705,12 +799,18 @@ run_step (RunState *rs, guint index, GError **error)
     for (const int *r = step->release; *r >= 0; r++)
       g_clear_pointer (&rs->values[*r], owb_tensor_unref);
 out:
-  g_free (inputs);
-  g_free (in_types);
-  g_free (in_type_ptrs);
-  g_free (out_types);
-  g_free (outputs);
-  g_free (wanted);
+  if (!few_in)
+    {
+      g_free (inputs);
+      g_free (in_types);
+      g_free (in_type_ptrs);
+    }
+  if (!few_out)
+    {
+      g_free (out_types);
+      g_free (outputs);
+      g_free (wanted);
+    }
   g_free (converted);
   return ok;
 }
@@ -805,32 +905,37 @@ owb_kernel_context_run_subgraph (OwbKernelContext *ctx, const OwbGraph *graph, g
   return ok;
 }
 
-/* A run takes an idle arena (or a new one) for itself, so concurrent runs never share one. */
-static OwbArena *
-arena_take (OwbSession *s)
+/* A run takes an idle context (or a new one) for itself, so concurrent runs never share one. */
+static RunContext *
+run_context_take (OwbSession *s)
 {
-  g_mutex_lock (&s->arena_lock);
-  OwbArena *arena = s->arenas->len ? g_ptr_array_steal_index (s->arenas, s->arenas->len - 1) : NULL;
-  g_mutex_unlock (&s->arena_lock);
-  if (!arena)
-    arena = _owb_arena_new ();
-  _owb_arena_begin_run (arena);
-  return arena;
+  g_mutex_lock (&s->contexts_lock);
+  RunContext *c = s->run_contexts->len ? g_ptr_array_steal_index (s->run_contexts, s->run_contexts->len - 1) : NULL;
+  g_mutex_unlock (&s->contexts_lock);
+  if (!c)
+    {
+      c = g_new0 (RunContext, 1);
+      c->arena = _owb_arena_new ();
+      c->n_memos = s->main->n_steps;
+      c->memos = g_new0 (InferMemo, MAX (c->n_memos, 1));
+    }
+  _owb_arena_begin_run (c->arena);
+  return c;
 }
 
 static void
-arena_give_back (OwbSession *s, OwbArena *arena)
+run_context_give_back (OwbSession *s, RunContext *c)
 {
-  _owb_arena_end_run (arena);
-  g_mutex_lock (&s->arena_lock);
-  if (s->arenas->len < MAX_IDLE_ARENAS)
+  _owb_arena_end_run (c->arena);
+  g_mutex_lock (&s->contexts_lock);
+  if (s->run_contexts->len < MAX_IDLE_CONTEXTS)
     {
-      g_ptr_array_add (s->arenas, arena);
-      arena = NULL;
+      g_ptr_array_add (s->run_contexts, c);
+      c = NULL;
     }
-  g_mutex_unlock (&s->arena_lock);
-  if (arena)
-    _owb_arena_close (arena);
+  g_mutex_unlock (&s->contexts_lock);
+  if (c)
+    run_context_free (c);
 }
 
 gboolean
@@ -839,7 +944,9 @@ owb_session_run (OwbSession *s, guint n_inputs, const char *const *input_names, 
                  GCancellable *cancellable, GError **error)
 {
   RunState rs;
-  run_state_init (&rs, s, s->main, arena_take (s), NULL, cancellable);
+  RunContext *context = run_context_take (s);
+  run_state_init (&rs, s, s->main, context->arena, NULL, cancellable);
+  rs.memos = context->memos;
   const Plan *plan = s->main;
   gboolean ok = TRUE;
   for (guint i = 0; ok && i < n_inputs; i++)
@@ -921,6 +1028,6 @@ owb_session_run (OwbSession *s, guint n_inputs, const char *const *input_names, 
       stats->n_nodes_run = n_run;
     }
   run_state_clear (&rs);
-  arena_give_back (s, rs.arena);
+  run_context_give_back (s, context);
   return ok;
 }

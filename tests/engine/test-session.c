@@ -1,5 +1,5 @@
 /* test-session.c: running graphs: results, buffer reuse and peak bytes, hooks, concurrent runs,
- * feed checks, float16 through float32 kernels, cancellation. */
+ * feed checks, float16 through float32 kernels, cancellation, inference remembered between runs. */
 #include "test-util.h"
 
 /* y = relu(x + b) * 2, as a chain of four nodes through intermediates. */
@@ -253,6 +253,39 @@ test_float16_via_float32 (void)
   owb_tensor_unref (y);
 }
 
+/* Steps remember what inference gave and skip it while their input types stay the same; an output
+ * shape that follows an input's value (Reshape's shape fed at run time) must still follow it. */
+static void
+test_shapes_follow_values (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (14);
+  tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 1, (int64_t[]){ 12 }, NULL);
+  tu_add_value (m->graph->inputs, "shape", OWB_TYPE_INT64, 1, (int64_t[]){ 2 }, NULL);
+  tu_node (m->graph, "Reshape", "reshape", "x,shape", "r");
+  tu_node (m->graph, "Relu", "relu", "r", "y");
+  tu_add_value (m->graph->outputs, "y", OWB_TYPE_FLOAT, 2, (int64_t[]){ -1, -1 }, NULL);
+  GError *error = NULL;
+  g_autoptr (OwbSession) s = tu_session (m, 1, &error);
+  g_assert_no_error (error);
+  g_autoptr (OwbTensor) x = owb_tensor_new (OWB_TYPE_FLOAT, 1, (int64_t[]){ 12 }, NULL);
+  static const int64_t shapes[][2] = { { 3, 4 }, { 3, 4 }, { 4, 3 }, { 2, 6 }, { 3, 4 } };
+  for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
+    {
+      g_autoptr (OwbTensor) shape = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]){ 2 }, NULL);
+      ((int64_t *) shape->data)[0] = shapes[i][0];
+      ((int64_t *) shape->data)[1] = shapes[i][1];
+      OwbTensor *in[2] = { x, shape };
+      const char *names[] = { "x", "shape" };
+      OwbTensor *y = NULL;
+      g_assert_true (owb_session_run (s, 2, names, in, 1, NULL, &y, NULL, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (y->rank, ==, 2);
+      g_assert_cmpint (y->dims[0], ==, shapes[i][0]);
+      g_assert_cmpint (y->dims[1], ==, shapes[i][1]);
+      owb_tensor_unref (y);
+    }
+}
+
 static void
 test_cancel (void)
 {
@@ -280,5 +313,6 @@ main (int argc, char **argv)
   g_test_add_func ("/session/feed-errors", test_feed_errors);
   g_test_add_func ("/session/float16-via-float32", test_float16_via_float32);
   g_test_add_func ("/session/cancel", test_cancel);
+  g_test_add_func ("/session/shapes-follow-values", test_shapes_follow_values);
   return g_test_run ();
 }

@@ -18,6 +18,8 @@ typedef struct {
   int n_outputs;
   OwbValueType *outputs;            /* to fill; start as unknown */
   const OwbGraph *graph;            /* graph of the node (subgraph inference, outer scope) */
+  gboolean values_read;             /* set when inference looked at an input's value: its outputs may
+                                     * then change with the values, not only with the input types */
 } OwbInferContext;
 
 typedef gboolean (*OwbInferFunc) (OwbInferContext *ctx, GError **error);
