@@ -2,7 +2,13 @@
  *
  * Workers spin for a short while after a job before they sleep, and the caller spins before it
  * waits for them: a network runs one parallel_for per node, often 100 us or less apart, and a
- * futex wake-up per node cost mobilenet_v3 about as much as its smaller kernels. */
+ * futex wake-up per node cost mobilenet_v3 about as much as its smaller kernels.
+ *
+ * Thread t first runs the t-th contiguous share of a range's chunks, then helps with the others'.
+ * Kernels order their units by output rows, so consecutive nodes give each thread the same rows of
+ * the image: what one node's thread wrote is in that core's cache when the next node reads it
+ * (with chunks handed out first come first served, half the reads crossed cores). Helping keeps a
+ * thread that starts late, or is preempted, from holding up the others. */
 #include <owb/owb-provider.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -15,9 +21,23 @@
 /* How long a worker (or the caller) polls before it blocks. */
 #define SPIN_US 200
 
+/* One thread's share of the current job's chunks; a cache line each, so that taking a chunk of
+ * one's own share does not contend with the others. */
+typedef struct {
+  gint next; /* atomic */
+  int end;
+  char pad[64 - 2 * sizeof (int)];
+} Share;
+
+typedef struct {
+  OwbThreadPool *pool;
+  int index;
+} WorkerStart;
+
 struct _OwbThreadPool {
   int n_threads;
   GThread **threads;
+  WorkerStart *starts;
   GMutex lock;        /* guards the job fields and generation */
   GCond work_cond;
   GCond done_cond;
@@ -30,8 +50,7 @@ struct _OwbThreadPool {
   OwbParallelFunc fn;
   gpointer data;
   int64_t n, chunk;
-  gint next_chunk;    /* atomic */
-  int n_chunks;
+  Share *shares;      /* per thread; the caller is thread 0 */
   gint busy;          /* atomic: workers still in the job */
 };
 
@@ -73,23 +92,28 @@ all_done (OwbThreadPool *pool, guint64 unused)
 }
 
 static void
-run_chunks (OwbThreadPool *pool)
+run_chunks (OwbThreadPool *pool, int self)
 {
-  for (;;)
+  for (int k = 0; k < pool->n_threads; k++)
     {
-      int c = g_atomic_int_add (&pool->next_chunk, 1);
-      if (c >= pool->n_chunks)
-        break;
-      int64_t begin = (int64_t) c * pool->chunk;
-      int64_t end = MIN (begin + pool->chunk, pool->n);
-      pool->fn (begin, end, pool->data);
+      Share *share = &pool->shares[(self + k) % pool->n_threads];
+      for (;;)
+        {
+          int c = g_atomic_int_add (&share->next, 1);
+          if (c >= share->end)
+            break;
+          int64_t begin = (int64_t) c * pool->chunk;
+          int64_t end = MIN (begin + pool->chunk, pool->n);
+          pool->fn (begin, end, pool->data);
+        }
     }
 }
 
 static gpointer
 worker (gpointer data)
 {
-  OwbThreadPool *pool = data;
+  const WorkerStart *start = data;
+  OwbThreadPool *pool = start->pool;
   guint64 seen = 0;
   for (;;)
     {
@@ -107,7 +131,7 @@ worker (gpointer data)
       if (g_atomic_int_get (&pool->quit))
         break;
       seen = __atomic_load_n (&pool->generation, __ATOMIC_ACQUIRE);
-      run_chunks (pool);
+      run_chunks (pool, start->index);
       if (g_atomic_int_dec_and_test (&pool->busy) && g_atomic_int_get (&pool->caller_waiting))
         {
           g_mutex_lock (&pool->lock);
@@ -128,8 +152,13 @@ owb_thread_pool_new (int n_threads)
   g_cond_init (&pool->work_cond);
   g_cond_init (&pool->done_cond);
   pool->threads = g_new0 (GThread *, pool->n_threads);
+  pool->starts = g_new0 (WorkerStart, pool->n_threads);
+  pool->shares = g_new0 (Share, pool->n_threads);
   for (int i = 1; i < pool->n_threads; i++)
-    pool->threads[i] = g_thread_new ("owb-worker", worker, pool);
+    {
+      pool->starts[i] = (WorkerStart){ pool, i };
+      pool->threads[i] = g_thread_new ("owb-worker", worker, &pool->starts[i]);
+    }
   return pool;
 }
 
@@ -145,6 +174,8 @@ owb_thread_pool_free (OwbThreadPool *pool)
   for (int i = 1; i < pool->n_threads; i++)
     g_thread_join (pool->threads[i]);
   g_free (pool->threads);
+  g_free (pool->starts);
+  g_free (pool->shares);
   g_mutex_clear (&pool->lock);
   g_mutex_clear (&pool->run_lock);
   g_cond_clear (&pool->work_cond);
@@ -178,8 +209,12 @@ owb_parallel_for (OwbThreadPool *pool, int64_t n, int64_t grain, OwbParallelFunc
   pool->data = data;
   pool->n = n;
   pool->chunk = chunk;
-  pool->n_chunks = (int) ((n + chunk - 1) / chunk);
-  g_atomic_int_set (&pool->next_chunk, 0);
+  int n_chunks = (int) ((n + chunk - 1) / chunk);
+  for (int t = 0; t < pool->n_threads; t++)
+    {
+      g_atomic_int_set (&pool->shares[t].next, (int) ((int64_t) n_chunks * t / pool->n_threads));
+      pool->shares[t].end = (int) ((int64_t) n_chunks * (t + 1) / pool->n_threads);
+    }
   g_atomic_int_set (&pool->busy, pool->n_threads - 1);
   __atomic_add_fetch (&pool->generation, 1, __ATOMIC_SEQ_CST);
   if (g_atomic_int_get (&pool->sleepers) > 0)
@@ -188,7 +223,7 @@ owb_parallel_for (OwbThreadPool *pool, int64_t n, int64_t grain, OwbParallelFunc
       g_cond_broadcast (&pool->work_cond);
       g_mutex_unlock (&pool->lock);
     }
-  run_chunks (pool);
+  run_chunks (pool, 0);
   if (!spin_until (all_done, pool, 0))
     {
       g_mutex_lock (&pool->lock);

@@ -127,6 +127,62 @@ test_thread_pool (void)
   owb_thread_pool_free (pool);
 }
 
+/* Every index once, whatever the range's size against the thread count. */
+static void
+test_thread_pool_sizes (void)
+{
+  for (int threads = 2; threads <= 4; threads++)
+    {
+      OwbThreadPool *pool = owb_thread_pool_new (threads);
+      for (int64_t n = 1; n <= 41; n++)
+        for (int64_t grain = 1; grain <= 3; grain++)
+          {
+            gint64 counts[41] = { 0 };
+            owb_parallel_for (pool, n, grain, test_thread_pool_sum_chunk, counts);
+            for (int64_t i = 0; i < 41; i++)
+              g_assert_cmpint (counts[i], ==, i < n ? 1 : 0);
+          }
+      owb_thread_pool_free (pool);
+    }
+}
+
+typedef struct {
+  GThread *caller;
+  gint stalled;      /* atomic */
+  gint by_caller[8]; /* per chunk: 1 when the caller ran it */
+} Helping;
+
+/* A worker stalls on its first chunk; the caller runs its own share, then the rest of the worker's. */
+static void
+helping_chunk (int64_t begin, int64_t end, gpointer data)
+{
+  Helping *h = data;
+  if (g_thread_self () != h->caller)
+    {
+      if (g_atomic_int_compare_and_exchange (&h->stalled, 0, 1))
+        g_usleep (50000);
+      return;
+    }
+  for (int64_t i = begin; i < end; i++)
+    h->by_caller[i] = 1;
+}
+
+static void
+test_thread_pool_helps (void)
+{
+  OwbThreadPool *pool = owb_thread_pool_new (2);
+  Helping h = { .caller = g_thread_self () };
+  /* 8 chunks of one: the caller's share is 0-3, the worker's 4-7 */
+  owb_parallel_for (pool, 8, 1, helping_chunk, &h);
+  int outside = 0;
+  for (int i = 4; i < 8; i++)
+    outside += h.by_caller[i];
+  for (int i = 0; i < 4; i++)
+    g_assert_cmpint (h.by_caller[i], ==, 1);
+  g_assert_cmpint (outside, >=, 3);
+  owb_thread_pool_free (pool);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -137,5 +193,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tensor/cast", test_cast);
   g_test_add_func ("/tensor/value-type-string", test_value_type_string);
   g_test_add_func ("/tensor/thread-pool", test_thread_pool);
+  g_test_add_func ("/tensor/thread-pool-sizes", test_thread_pool_sizes);
+  g_test_add_func ("/tensor/thread-pool-helps", test_thread_pool_helps);
   return g_test_run ();
 }
