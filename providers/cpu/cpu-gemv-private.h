@@ -9,6 +9,10 @@
 /* Most rows of A the small-M kernels take; above this OpenBLAS sgemm is faster (measured on the
  * 9216x4096, 4096x4096 and 576x192 weights of the dev models). */
 #define OWB_CPU_GEMV_MAX_M 4
+/* A GEMV reads each value of B once for one multiply-add per row of A: bound by memory, not by
+ * arithmetic, so it pays to split from far less work than a GEMM (128k multiply-adds: 512 KiB of B,
+ * tens of microseconds). Split below that, one thread reads B while the other waits. */
+#define OWB_CPU_GEMV_PARALLEL_WORK (G_GINT64_CONSTANT (1) << 17)
 
 /* C[m, n] (row stride ldc) = alpha A op(B) + (accumulate ? C : 0) in float, m <= OWB_CPU_GEMV_MAX_M.
  * Row i of A is a + i * a_row_stride with elements a_col_stride apart. trans_b: B is [n, k] (row j at

@@ -717,8 +717,10 @@ gemm_job_run (OwbThreadPool *pool, GemmJob *j)
   if (j->batch * j->m * j->n == 0)
     return;
   int threads = pool_threads (pool);
-  gboolean parallel = threads > 1 && j->batch * j->m * j->n * MAX (j->k, 1) >= PARALLEL_WORK;
   j->split_rows = j->m >= j->n;
+  gboolean gemv = j->dtype == OWB_TYPE_FLOAT && !j->split_rows && j->m <= OWB_CPU_GEMV_MAX_M;
+  gboolean parallel = threads > 1
+                      && j->batch * j->m * j->n * MAX (j->k, 1) >= (gemv ? OWB_CPU_GEMV_PARALLEL_WORK : PARALLEL_WORK);
   int64_t len = j->split_rows ? j->m : j->n, other = j->split_rows ? j->n : j->m;
   int64_t align = j->split_rows ? 4 : 16;
   int64_t block = MAX (OUT_BUDGET / MAX (other, 1), j->split_rows ? 64 : 256);
@@ -736,7 +738,7 @@ gemm_job_run (OwbThreadPool *pool, GemmJob *j)
       block = (len + nblocks - 1) / nblocks;
       block = MIN ((block + align - 1) / align * align, len);
     }
-  if (j->dtype == OWB_TYPE_FLOAT && !j->split_rows && j->m <= OWB_CPU_GEMV_MAX_M)
+  if (gemv)
     block = _owb_cpu_gemv_block (j->tb, len, j->k, parallel ? threads : 1);
   j->block = block;
   j->nblocks = (len + block - 1) / block;

@@ -345,7 +345,7 @@ gemm_par_mm (OwbThreadPool *pool, OwbDataType dtype, gboolean ta, gboolean tb, i
     }
   GemmJob j = { dtype, ta, tb, FALSE, TRUE, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c };
   int threads = pool_threads (pool);
-  if (threads <= 1 || m * n * MAX (k, 1) < PARALLEL_GEMM_WORK)
+  if (threads <= 1 || m * n * MAX (k, 1) < OWB_CPU_GEMV_PARALLEL_WORK)
     gemm_job_run (&j, 0, n);
   else
     owb_parallel_for (pool, n, _owb_cpu_gemv_block (tb, n, k, threads), gemm_job_chunk, &j);
