@@ -480,6 +480,114 @@ try_push (OwbPassContext *ctx, OwbNode *node)
   return TRUE;
 }
 
+/* Reduce{Mean,Sum,Max,Min} of an NCHW Transpose reduces the NHWC value over the same axes, named in
+ * NHWC. With keepdims the result is NHWC too (a Transpose back follows, for the next push or cancel);
+ * without, the axes that remain keep their order in both layouts when C is reduced or H and W both
+ * are (mnasnet's mean over H and W before its classifier), and the result is the same tensor.
+ * Whether the node (of a rank-4 input) can run so; its NHWC axes (sorted; none: all), keepdims and
+ * constant axes input (NULL: the attribute, or none). */
+static gboolean
+reduce_in_nhwc (OwbPassContext *ctx, const OwbNode *node, int64_t *nhwc_axes, int *n_nhwc, gboolean *keepdims,
+                const OwbTensor **axes_value)
+{
+  static const char *const ops[] = { "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin" };
+  gboolean reduce = FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    reduce = reduce || _owb_pass_is_op (node, ops[i]);
+  if (!reduce || node->n_outputs != 1 || node->n_inputs < 1 || !node->inputs[0][0])
+    return FALSE;
+  const OwbValueType *in = _owb_pass_value_type (ctx, node->inputs[0]);
+  if (!in || in->kind != OWB_VALUE_TENSOR || in->rank != 4)
+    return FALSE;
+  /* axes from the attribute (older opsets) or from a constant second input */
+  int64_t axes[4];
+  int n_axes = 0;
+  *axes_value = NULL;
+  if (node->n_inputs > 1 && node->inputs[1][0])
+    {
+      const OwbTensor *v = _owb_pass_get_constant (ctx, node->inputs[1]);
+      if (!v || v->dtype != OWB_TYPE_INT64 || v->rank != 1 || v->nelems > 4)
+        return FALSE;
+      n_axes = (int) v->nelems;
+      memcpy (axes, v->data, sizeof (int64_t) * n_axes);
+      *axes_value = v;
+    }
+  else
+    {
+      const int64_t *a = owb_node_get_ints (node, "axes", &n_axes);
+      if (n_axes > 4)
+        return FALSE;
+      if (n_axes)
+        memcpy (axes, a, sizeof (int64_t) * n_axes);
+    }
+  if (n_axes == 0 && owb_node_get_int (node, "noop_with_empty_axes", 0))
+    return FALSE;
+  gboolean reduced[4] = { n_axes == 0, n_axes == 0, n_axes == 0, n_axes == 0 };
+  for (int i = 0; i < n_axes; i++)
+    {
+      int64_t a = axes[i] < 0 ? axes[i] + 4 : axes[i];
+      if (a < 0 || a > 3)
+        return FALSE;
+      reduced[a] = TRUE;
+    }
+  *keepdims = owb_node_get_int (node, "keepdims", 1) != 0;
+  if (!*keepdims && !reduced[1] && !(reduced[2] && reduced[3]))
+    return FALSE;
+  /* NHWC's axis order is N, H, W, C */
+  static const int nhwc_order[4] = { 0, 2, 3, 1 };
+  *n_nhwc = 0;
+  for (int k = 0; k < 4 && n_axes > 0; k++)
+    if (reduced[nhwc_order[k]])
+      nhwc_axes[(*n_nhwc)++] = k;
+  /* an axis named twice (invalid) is left for the kernel to reject */
+  return *n_nhwc == n_axes;
+}
+
+static gboolean
+try_push_reduce (OwbPassContext *ctx, OwbNode *node)
+{
+  int64_t nhwc_axes[4];
+  int n = 0;
+  gboolean keepdims;
+  const OwbTensor *axes_value;
+  if (!reduce_in_nhwc (ctx, node, nhwc_axes, &n, &keepdims, &axes_value))
+    return FALSE;
+  const char *src = nhwc_source (ctx, node->inputs[0]);
+  if (!src)
+    return FALSE;
+  const char *from = label (node);
+  char *from_copy = g_strdup (from);
+  const char *from_name = from_copy;
+  OwbNode *nn = owb_node_dup (node);
+  owb_node_clear_claims (nn);
+  g_free (nn->name);
+  nn->name = NULL;
+  g_free (nn->inputs[0]);
+  nn->inputs[0] = g_strdup (src);
+  if (axes_value)
+    {
+      OwbTensor *t = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]){ n }, NULL);
+      memcpy (t->data, nhwc_axes, sizeof (int64_t) * n);
+      const char *name = _owb_pass_add_initializer (ctx, node->inputs[1], t);
+      g_free (nn->inputs[1]);
+      nn->inputs[1] = g_strdup (name);
+    }
+  else
+    for (int a = 0; a < nn->n_attributes; a++)
+      if (strcmp (nn->attributes[a].name, "axes") == 0 && nn->attributes[a].n == n)
+        memcpy (nn->attributes[a].ints, nhwc_axes, sizeof (int64_t) * n);
+  char *y = g_strdup (node->outputs[0]);
+  g_free (nn->outputs[0]);
+  nn->outputs[0] = keepdims ? _owb_pass_unique_name (ctx, "nhwc") : g_strdup (y);
+  _owb_pass_remove_node (ctx, node);
+  _owb_pass_add_node (ctx, nn, &from_name, 1);
+  if (keepdims)
+    add_transpose (ctx, nn->outputs[0], y, to_nchw_perm, from_copy);
+  g_free (y);
+  g_free (from_copy);
+  return TRUE;
+}
+
 /* Transpose(to NHWC) of Transpose(to NCHW) of v is v. */
 static gboolean
 try_cancel (OwbPassContext *ctx, OwbNode *t)
@@ -536,9 +644,13 @@ is_layout_agnostic (OwbPassContext *ctx, const OwbNode *node)
       g_free (why);
       return ok;
     }
+  int64_t axes[4];
+  int n;
+  gboolean keepdims;
+  const OwbTensor *axes_value;
   return is_unary_elementwise (node) || is_broadcast_elementwise (node) || _owb_pass_is_op (node, "Concat")
          || _owb_pass_is_op (node, "MaxPool") || _owb_pass_is_op (node, "AveragePool")
-         || _owb_pass_is_op (node, "GlobalAveragePool");
+         || _owb_pass_is_op (node, "GlobalAveragePool") || reduce_in_nhwc (ctx, node, axes, &n, &keepdims, &axes_value);
 }
 
 static int64_t
@@ -716,7 +828,7 @@ run (OwbPassContext *ctx, GError **error)
       for (guint i = 0; i < ctx->graph->nodes->len; i++)
         {
           OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-          if (try_cancel (ctx, node) || try_push (ctx, node))
+          if (try_cancel (ctx, node) || try_push (ctx, node) || try_push_reduce (ctx, node))
             {
               again = TRUE;
               break;

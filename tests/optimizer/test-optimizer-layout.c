@@ -1,7 +1,8 @@
 /* test-optimizer-layout.c: the layout level's layout_nhwc pass: convolutions become NhwcConv between
  * Transposes that are pushed through activations, residual Adds, Concat and pools and cancelled in
  * pairs, graph outputs staying NCHW; outputs unchanged against the unoptimized model on small CNNs
- * (depthwise, strided, padded, grouped, dilated, residual) and on a U-Net step (ConvTranspose ->
+ * (depthwise, strided, padded, grouped, dilated, residual), on reductions of NHWC activations and
+ * on a U-Net step (ConvTranspose ->
  * NhwcConvTranspose, Resize on NHWC); portable mode, near misses, the profitability check, and a
  * saved model reloading. */
 #include "../engine/test-util.h"
@@ -135,6 +136,41 @@ mobile_block (void)
   tu_node (m->graph, "GlobalAveragePool", "gap", "f", "g");
   add_conv (m, "classifier", "g", "y", 96, 10, 1, 1, 0, 1, 1);
   add_output (m, "y");
+  return m;
+}
+
+/* Reductions of the NHWC activations: a mean over H and W without keepdims (mnasnet's head), a max
+ * over C with keepdims, a sum over C and W from a constant axes input, all read the NHWC value; a
+ * mean over W alone without keepdims (its remaining axes would come out in another order) stays on
+ * the NCHW Transpose. */
+static OwbModel *
+reduce_heads (void)
+{
+  OwbModel *m = tu_model_new (17);
+  int64_t xd[4] = { 1, 3, 12, 10 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  add_conv (m, "stem", "x", "a0", 3, 32, 3, 1, 1, 1, 1);
+  add_conv (m, "conv", "a0", "a1", 32, 64, 3, 1, 1, 1, 1);
+  add_conv (m, "conv2", "a1", "a", 64, 64, 3, 1, 1, 1, 1);
+  tu_node (m->graph, "Relu", "relu", "a", "b");
+  OwbNode *mean_hw = tu_node (m->graph, "ReduceMean", "mean_hw", "b", "y_mean");
+  set_ints (mean_hw, "axes", 2, (int64_t[]){ 2, 3 });
+  set_int (mean_hw, "keepdims", 0);
+  OwbNode *max_c = tu_node (m->graph, "ReduceMax", "max_c", "b", "y_max");
+  set_ints (max_c, "axes", 1, (int64_t[]){ -3 });
+  OwbTensor *axes = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]){ 2 }, NULL);
+  ((int64_t *) axes->data)[0] = 1;
+  ((int64_t *) axes->data)[1] = 3;
+  owb_graph_add_initializer (m->graph, "sum_axes", axes);
+  OwbNode *sum = tu_node (m->graph, "ReduceSum", "sum_cw", "b,sum_axes", "y_sum");
+  set_int (sum, "keepdims", 0);
+  OwbNode *mean_w = tu_node (m->graph, "ReduceMean", "mean_w", "b", "y_mean_w");
+  set_ints (mean_w, "axes", 1, (int64_t[]){ 3 });
+  set_int (mean_w, "keepdims", 0);
+  add_output (m, "y_mean");
+  add_output (m, "y_max");
+  add_output (m, "y_sum");
+  add_output (m, "y_mean_w");
   return m;
 }
 
@@ -448,6 +484,47 @@ test_concat_block_outputs (void)
 }
 
 static void
+test_reduce_heads_outputs (void)
+{
+  g_autoptr (OwbModel) m = reduce_heads ();
+  OwbSession *s = check_layout (m, 2);
+  const OwbGraph *g = owb_session_get_graph (s);
+  g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 3);
+  g_assert_cmpuint (count_op (g, "ReduceMean"), ==, 2);
+  /* into NHWC at the input; back to NCHW for the max (kept dims, a graph output) and for the
+   * mean over W alone */
+  g_assert_cmpuint (count_op (g, "Transpose"), ==, 3);
+  guint on_nhwc = 0;
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      const OwbNode *node = g_ptr_array_index (g->nodes, i);
+      if (strncmp (node->op_type, "Reduce", 6) != 0)
+        continue;
+      /* what the reduction reads: the last NhwcConv's output directly, or a Transpose of it */
+      gboolean from_conv = FALSE;
+      for (guint j = 0; j < g->nodes->len; j++)
+        {
+          const OwbNode *p = g_ptr_array_index (g->nodes, j);
+          if (strcmp (p->outputs[0], node->inputs[0]) == 0)
+            from_conv = strcmp (p->op_type, "NhwcConv") == 0;
+        }
+      on_nhwc += from_conv;
+      if (strcmp (node->outputs[0], "y_mean_w") == 0)
+        g_assert_false (from_conv);
+      if (strcmp (node->outputs[0], "y_mean") == 0)
+        {
+          int n = 0;
+          const int64_t *axes = owb_node_get_ints (node, "axes", &n);
+          g_assert_cmpint (n, ==, 2);
+          g_assert_cmpint (axes[0], ==, 1);
+          g_assert_cmpint (axes[1], ==, 2);
+        }
+    }
+  g_assert_cmpuint (on_nhwc, ==, 3);
+  owb_session_free (s);
+}
+
+static void
 test_portable_keeps_nchw (void)
 {
   g_autoptr (OwbModel) m = residual_chain ();
@@ -716,6 +793,7 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/layout/residual-chain-outputs", test_residual_chain_outputs);
   g_test_add_func ("/optimizer/layout/mobile-block-outputs", test_mobile_block_outputs);
   g_test_add_func ("/optimizer/layout/concat-block-outputs", test_concat_block_outputs);
+  g_test_add_func ("/optimizer/layout/reduce-heads-outputs", test_reduce_heads_outputs);
   g_test_add_func ("/optimizer/layout/portable-keeps-nchw", test_portable_keeps_nchw);
   g_test_add_func ("/optimizer/layout/extended-leaves-layout-alone", test_extended_leaves_layout_alone);
   g_test_add_func ("/optimizer/layout/near-misses", test_near_misses);
