@@ -33,28 +33,79 @@ struct _OwbWinograd {
   OwbSgemmPacked *u[MAX_XI];
 };
 
-/* u = G g for one column of 3 weights: F(2x2) G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1],
- * F(4x4) G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]. */
-static void
-weight_column (int m, const float *g, int stride, float *u, int ustride)
+/* 8 channels at a time in 32-byte GCC vectors (compiled for AVX2 and for the baseline by
+ * target_clones); the last 1..7 channels go through the same code on partial loads and stores. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float vf __attribute__ ((vector_size (32)));
+
+static inline __attribute__ ((always_inline)) vf
+load (const float *p, int n)
 {
-  float g0 = g[0], g1 = g[stride], g2 = g[2 * stride];
+  vf v = { 0 };
+  memcpy (&v, p, n * sizeof (float));
+  return v;
+}
+
+static inline __attribute__ ((always_inline)) void
+store (float *p, vf v, int n)
+{
+  memcpy (p, &v, n * sizeof (float));
+}
+
+/* u = G g for one column of 3 weights (8 output channels at a time): F(2x2) G = [1 0 0; 1/2 1/2 1/2;
+ * 1/2 -1/2 1/2; 0 0 1], F(4x4) G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6;
+ * 1/24 -1/12 1/6; 0 0 1]. Divisions as written, so that every lane rounds as the scalar formula. */
+static inline __attribute__ ((always_inline)) void
+weight_column (int m, vf g0, vf g1, vf g2, vf *u)
+{
   if (m == 2)
     {
       u[0] = g0;
-      u[ustride] = 0.5f * (g0 + g1 + g2);
-      u[2 * ustride] = 0.5f * (g0 - g1 + g2);
-      u[3 * ustride] = g2;
+      u[1] = 0.5f * (g0 + g1 + g2);
+      u[2] = 0.5f * (g0 - g1 + g2);
+      u[3] = g2;
     }
   else
     {
       u[0] = g0 / 4;
-      u[ustride] = -(g0 + g1 + g2) / 6;
-      u[2 * ustride] = -(g0 - g1 + g2) / 6;
-      u[3 * ustride] = g0 / 24 + g1 / 12 + g2 / 6;
-      u[4 * ustride] = g0 / 24 - g1 / 12 + g2 / 6;
-      u[5 * ustride] = g2;
+      u[1] = -(g0 + g1 + g2) / 6;
+      u[2] = -(g0 - g1 + g2) / 6;
+      u[3] = g0 / 24 + g1 / 12 + g2 / 6;
+      u[4] = g0 / 24 - g1 / 12 + g2 / 6;
+      u[5] = g2;
     }
+}
+
+/* U = G g G^T for every (c, m) pair of w [3, 3, C, M] into u [a * a][C * M]: contiguous runs of
+ * output channels, vectors of 8 (the scalar form, 45 divisions per pair, was most of unet_small's
+ * session creation). */
+SIMD_CLONES static void
+transform_weights (int64_t C, int64_t M, const float *w, int tile, float *u)
+{
+  const int a = tile + 2;
+  const int64_t cm = C * M;
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t m = 0; m < M; m += 8)
+      {
+        int n = (int) MIN (8, M - m);
+        vf g[9], t[6][3], r[6];
+        for (int k = 0; k < 9; k++)
+          g[k] = load (w + k * cm + c * M + m, n);
+        /* t = G g (a x 3), then each row of U = t G^T */
+        for (int j = 0; j < 3; j++)
+          {
+            vf col[6];
+            weight_column (tile, g[j], g[3 + j], g[6 + j], col);
+            for (int i = 0; i < a; i++)
+              t[i][j] = col[i];
+          }
+        for (int i = 0; i < a; i++)
+          {
+            weight_column (tile, t[i][0], t[i][1], t[i][2], r);
+            for (int j = 0; j < a; j++)
+              store (u + (i * a + j) * cm + c * M + m, r[j], n);
+          }
+      }
 }
 
 OwbWinograd *
@@ -69,19 +120,7 @@ _owb_winograd_new (int64_t C, int64_t M, const float *w, int tile)
   const int a = wg->a;
   const int64_t cm = C * M;
   float *u = g_new (float, a * a * cm);
-  for (int64_t c = 0; c < C; c++)
-    for (int64_t m = 0; m < M; m++)
-      {
-        float g[3][3], t[MAX_XI / 6 * 3];
-        for (int i = 0; i < 3; i++)
-          for (int j = 0; j < 3; j++)
-            g[i][j] = w[(i * 3 + j) * cm + c * M + m];
-        /* t = G g (a x 3), then U = t G^T, row by row */
-        for (int j = 0; j < 3; j++)
-          weight_column (tile, &g[0][j], 3, &t[j], 3);
-        for (int r = 0; r < a; r++)
-          weight_column (tile, &t[r * 3], 1, u + r * a * cm + c * M + m, (int) cm);
-      }
+  transform_weights (C, M, w, tile, u);
   for (int xi = 0; xi < a * a; xi++)
     wg->u[xi] = _owb_sgemm_pack (C, M, u + xi * cm, M);
   g_free (u);
@@ -126,25 +165,6 @@ _owb_winograd_suits (const OwbCpuConvGeom *g, int tile, int64_t min_tiles)
       return FALSE;
   int64_t tiles = g->N * ((g->out[0] + tile - 1) / tile) * ((g->out[1] + tile - 1) / tile);
   return tiles >= min_tiles;
-}
-
-/* 8 channels at a time in 32-byte GCC vectors (compiled for AVX2 and for the baseline by
- * target_clones); the last 1..7 channels go through the same code on partial loads and stores. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-typedef float vf __attribute__ ((vector_size (32)));
-
-static inline __attribute__ ((always_inline)) vf
-load (const float *p, int n)
-{
-  vf v = { 0 };
-  memcpy (&v, p, n * sizeof (float));
-  return v;
-}
-
-static inline __attribute__ ((always_inline)) void
-store (float *p, vf v, int n)
-{
-  memcpy (p, &v, n * sizeof (float));
 }
 
 /* V = B^T d B for n channels from c: src[4 i + j] is the input pixel at patch row i, column j (a
