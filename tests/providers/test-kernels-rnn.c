@@ -81,8 +81,8 @@ static const char *const output_names[] = { "Y", "Y_h", "Y_c" };
 /* Runs a one-node model. inputs: 8 slots (NULL = missing); outputs: n_outputs slots, each receives a
  * tensor, or stays NULL where want[i] is FALSE (the node's output is then ""). Takes the node. */
 static gboolean
-run_node (OwbNode *node, int opset, OwbTensor **inputs, int n_outputs, const gboolean *want, OwbTensor **outputs,
-          GError **error)
+run_node_const (OwbNode *node, int opset, OwbTensor **inputs, guint const_mask, int n_outputs, const gboolean *want,
+                OwbTensor **outputs, GError **error)
 {
   g_autoptr (OwbModel) model = owb_model_new ();
   owb_model_set_opset (model, "", opset);
@@ -102,6 +102,12 @@ run_node (OwbNode *node, int opset, OwbTensor **inputs, int n_outputs, const gbo
       owb_node_add_input (node, inputs[i] ? input_names[i] : "");
       if (inputs[i] == NULL)
         continue;
+      if (const_mask & (1u << i))
+        {
+          /* an initializer: W this way is packed once for the input projection */
+          owb_graph_add_initializer (graph, input_names[i], owb_tensor_ref (inputs[i]));
+          continue;
+        }
       OwbValueType type;
       owb_tensor_get_value_type (inputs[i], &type);
       g_ptr_array_add (graph->inputs, owb_value_info_new (input_names[i], &type));
@@ -135,6 +141,13 @@ run_node (OwbNode *node, int opset, OwbTensor **inputs, int n_outputs, const gbo
   for (int i = 0, k = 0; i < n_outputs; i++)
     outputs[i] = want[i] ? fetched[k++] : NULL;
   return TRUE;
+}
+
+static gboolean
+run_node (OwbNode *node, int opset, OwbTensor **inputs, int n_outputs, const gboolean *want, OwbTensor **outputs,
+          GError **error)
+{
+  return run_node_const (node, opset, inputs, 0, n_outputs, want, outputs, error);
 }
 
 static void
@@ -528,7 +541,8 @@ test_infer_symbolic (void)
 }
 
 /* float runs the per-step products of up to 4 batch rows and the sigmoid/tanh gates on vector
- * kernels (cpu-gemv.c); double keeps BLAS and libm. The two must agree on sizes with every tail
+ * kernels (cpu-gemv.c), and with a constant W the input projection on cpu-sgemm.c's packed W (its
+ * biases in the epilogue); double keeps BLAS and libm. The two must agree on sizes with every tail
  * (H = 37, I = 19) and on the batch sizes either side of the GEMV limit (1, 2, 4, 5). */
 static void
 check_float_matches_double (int64_t S2, int64_t I2, int64_t H2, const int64_t *batches, guint n_batches)
@@ -558,8 +572,9 @@ check_float_matches_double (int64_t S2, int64_t I2, int64_t H2, const int64_t *b
               owb_tensor_unref (in_d[i]);
               in_d[i] = owb_tensor_cast (in_f[i], OWB_TYPE_DOUBLE, NULL);
             }
-        OwbTensor *out_f[2] = { NULL }, *out_d[2] = { NULL };
-        for (int pass = 0; pass < 2; pass++)
+        /* float with W and B fed, float with them constant (W packed for the input projection), double */
+        OwbTensor *out_f[2] = { NULL }, *out_c[2] = { NULL }, *out_d[2] = { NULL };
+        for (int pass = 0; pass < 3; pass++)
           {
             OwbNode *node = owb_node_new (cells[c].op, "", "cell");
             set_int (node, "hidden_size", H2);
@@ -567,7 +582,9 @@ check_float_matches_double (int64_t S2, int64_t I2, int64_t H2, const int64_t *b
             if (cells[c].lbr)
               set_int (node, "linear_before_reset", 1);
             g_autoptr (GError) error = NULL;
-            g_assert_true (run_node (node, 14, pass ? in_d : in_f, 2, want_all, pass ? out_d : out_f, &error));
+            OwbTensor **out = pass == 0 ? out_f : pass == 1 ? out_c : out_d;
+            guint const_mask = pass == 1 ? (1u << 1) | (1u << 3) : 0;
+            g_assert_true (run_node_const (node, 14, pass == 2 ? in_d : in_f, const_mask, 2, want_all, out, &error));
             g_assert_no_error (error);
           }
         for (int o = 0; o < 2; o++)
@@ -576,8 +593,10 @@ check_float_matches_double (int64_t S2, int64_t I2, int64_t H2, const int64_t *b
             for (int64_t i = 0; i < out_d[o]->nelems; i++)
               want[i] = owb_tensor_get_double (out_d[o], i);
             assert_close (out_f[o], out_d[o]->rank, out_d[o]->dims, want, 1e-5);
+            assert_close (out_c[o], out_d[o]->rank, out_d[o]->dims, want, 1e-5);
           }
         free_tensors (out_f, 2);
+        free_tensors (out_c, 2);
         free_tensors (out_d, 2);
         free_tensors (in_f, 8);
         free_tensors (in_d, 8);
