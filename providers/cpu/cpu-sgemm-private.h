@@ -11,6 +11,9 @@
 typedef struct _OwbSgemmPacked OwbSgemmPacked;
 
 OwbSgemmPacked *_owb_sgemm_pack (int64_t K, int64_t N, const float *b, int64_t ldb);
+/* The pack of B = alpha bt^T for bt [N, K] (row stride ldbt): a transposed weight (Gemm's transB,
+ * MatMul on a weight's Transpose, a recurrent op's W) packed straight from its rows. */
+OwbSgemmPacked *_owb_sgemm_pack_transposed (int64_t K, int64_t N, const float *bt, int64_t ldbt, float alpha);
 void _owb_sgemm_packed_free (OwbSgemmPacked *p);
 int64_t _owb_sgemm_packed_k (const OwbSgemmPacked *p);
 int64_t _owb_sgemm_packed_n (const OwbSgemmPacked *p);

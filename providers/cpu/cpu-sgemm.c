@@ -38,8 +38,9 @@ panel_width (const OwbSgemmPacked *p, int64_t jp)
   return left >= NR ? NR : (left <= 8 ? 8 : NR);
 }
 
-OwbSgemmPacked *
-_owb_sgemm_pack (int64_t K, int64_t N, const float *b, int64_t ldb)
+/* A pack of K x N with its panel storage allocated, not filled. */
+static OwbSgemmPacked *
+pack_new (int64_t K, int64_t N)
 {
   OwbSgemmPacked *p = g_new0 (OwbSgemmPacked, 1);
   p->K = K;
@@ -52,6 +53,41 @@ _owb_sgemm_pack (int64_t K, int64_t N, const float *b, int64_t ldb)
   if (posix_memalign (&mem, 64, MAX (total, 16) * sizeof (float)) != 0)
     g_error ("out of memory packing a %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT " matrix", K, N);
   p->data = mem;
+  return p;
+}
+
+OwbSgemmPacked *
+_owb_sgemm_pack_transposed (int64_t K, int64_t N, const float *bt, int64_t ldbt, float alpha)
+{
+  OwbSgemmPacked *p = pack_new (K, N);
+  /* panel by panel: its (up to) 16 rows of bt are read side by side, each sequentially, where a
+   * whole transposed copy first would write with a stride of N (vit's weights: a third of its load) */
+  for (int64_t jp = 0; jp < p->npanels; jp++)
+    {
+      int64_t w = panel_width (p, jp), j0 = jp * NR, n = MIN (NR, N - j0);
+      float *restrict dst = p->data + jp * NR * K;
+      for (int64_t k0 = 0; k0 < K; k0 += 64)
+        {
+          int64_t k1 = MIN (k0 + 64, K);
+          for (int64_t j = 0; j < w; j++)
+            {
+              const float *restrict src = bt + (j0 + j) * ldbt;
+              if (j < n)
+                for (int64_t k = k0; k < k1; k++)
+                  dst[k * w + j] = alpha * src[k];
+              else
+                for (int64_t k = k0; k < k1; k++)
+                  dst[k * w + j] = 0.0f;
+            }
+        }
+    }
+  return p;
+}
+
+OwbSgemmPacked *
+_owb_sgemm_pack (int64_t K, int64_t N, const float *b, int64_t ldb)
+{
+  OwbSgemmPacked *p = pack_new (K, N);
   /* row by row: B is read once in order, each panel is written in order */
   for (int64_t k = 0; k < K; k++)
     for (int64_t jp = 0; jp < p->npanels; jp++)
@@ -574,14 +610,15 @@ _owb_sgemm_pack_constant_b (const OwbNode *node, const OwbValueType *const *inpu
   int64_t K = trans_b ? b->dims[1] : b->dims[0], N = trans_b ? b->dims[0] : b->dims[1];
   const float *src = b->data;
   OwbSgemmPacked *pack;
-  if (!trans_b && alpha == 1.0f)
+  if (trans_b)
+    pack = _owb_sgemm_pack_transposed (K, N, src, K, alpha);
+  else if (alpha == 1.0f)
     pack = _owb_sgemm_pack (K, N, src, N);
   else
     {
       float *t = g_new (float, K * N);
-      for (int64_t k = 0; k < K; k++)
-        for (int64_t n = 0; n < N; n++)
-          t[k * N + n] = alpha * (trans_b ? src[n * K + k] : src[k * N + n]);
+      for (int64_t i = 0; i < K * N; i++)
+        t[i] = alpha * src[i];
       pack = _owb_sgemm_pack (K, N, t, N);
       g_free (t);
     }

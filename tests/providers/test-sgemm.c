@@ -1,6 +1,7 @@
 /* test-sgemm.c: the packed-weights SGEMM (cpu-sgemm.c) against a double-precision reference on
  * random shapes with row/column/depth tails, strided operands, bias, residual, every in-register
- * activation and a rows callback, through the AVX2 microkernel (where the CPU has it) and the forced portable one. */
+ * activation and a rows callback, through the AVX2 microkernel (where the CPU has it) and the forced portable one;
+ * weights packed from their transposed rows. */
 #include "../engine/test-util.h"
 #include "../../providers/cpu/cpu-sgemm-private.h"
 
@@ -199,6 +200,43 @@ test_sgemm_subrange_and_nan (void)
   _owb_sgemm_force_portable (FALSE);
 }
 
+/* Packing a transposed weight straight from its rows gives the pack of its transposed copy: every
+ * panel width (16, a last one of 8 or 16), depth blocks of 64 with tails, strided rows, alpha. */
+static void
+test_sgemm_pack_transposed (void)
+{
+  static const int64_t Ns[] = { 5, 8, 9, 16, 17, 24, 33, 40 }, Ks[] = { 1, 7, 64, 65, 130 };
+  static const float alphas[] = { 1.0f, 0.5f, -2.0f };
+  GRand *r = g_rand_new_with_seed (7);
+  for (guint ni = 0; ni < G_N_ELEMENTS (Ns); ni++)
+    for (guint ki = 0; ki < G_N_ELEMENTS (Ks); ki++)
+      {
+        int64_t N = Ns[ni], K = Ks[ki], ldbt = K + 3, rows = 7;
+        float alpha = alphas[(ni + ki) % G_N_ELEMENTS (alphas)];
+        float *bt = g_new (float, N * ldbt), *b = g_new (float, K * N), *a = g_new (float, rows * K);
+        float *c1 = g_new (float, rows * N), *c2 = g_new (float, rows * N);
+        fill (bt, N * ldbt, r);
+        fill (a, rows * K, r);
+        for (int64_t k = 0; k < K; k++)
+          for (int64_t n = 0; n < N; n++)
+            b[k * N + n] = alpha * bt[n * ldbt + k];
+        OwbSgemmPacked *p1 = _owb_sgemm_pack (K, N, b, N), *p2 = _owb_sgemm_pack_transposed (K, N, bt, ldbt, alpha);
+        g_assert_cmpint (_owb_sgemm_packed_k (p2), ==, K);
+        g_assert_cmpint (_owb_sgemm_packed_n (p2), ==, N);
+        _owb_sgemm_packed_run (p1, rows, a, K, 0, N, c1, N, NULL);
+        _owb_sgemm_packed_run (p2, rows, a, K, 0, N, c2, N, NULL);
+        g_assert_cmpmem (c1, rows * N * sizeof (float), c2, rows * N * sizeof (float));
+        _owb_sgemm_packed_free (p1);
+        _owb_sgemm_packed_free (p2);
+        g_free (bt);
+        g_free (b);
+        g_free (a);
+        g_free (c1);
+        g_free (c2);
+      }
+  g_rand_free (r);
+}
+
 /* Both threads busy on every shape: a 7x7 image with 512 channels splits by columns. */
 static void
 test_sgemm_partition (void)
@@ -224,5 +262,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sgemm/portable", test_sgemm_portable);
   g_test_add_func ("/sgemm/subrange-and-nan", test_sgemm_subrange_and_nan);
   g_test_add_func ("/sgemm/partition", test_sgemm_partition);
+  g_test_add_func ("/sgemm/pack-transposed", test_sgemm_pack_transposed);
   return g_test_run ();
 }

@@ -87,13 +87,7 @@ pack_constant_w (const OwbNode *node, RnnParams *p)
   if (!w || w->dtype != OWB_TYPE_FLOAT || w->rank != 3 || w->nelems == 0)
     return;
   int64_t n = w->dims[0] * w->dims[1], k = w->dims[2];
-  const float *src = w->data;
-  float *t = g_new (float, k * n);
-  for (int64_t j = 0; j < n; j++)
-    for (int64_t i = 0; i < k; i++)
-      t[i * n + j] = src[j * k + i];
-  p->w_pack = _owb_sgemm_pack (k, n, t, n);
-  g_free (t);
+  p->w_pack = _owb_sgemm_pack_transposed (k, n, w->data, k, 1.0f);
   p->w = owb_tensor_ref (w);
 }
 
