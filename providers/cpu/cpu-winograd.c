@@ -10,14 +10,9 @@
  * Tiles are taken in blocks whose transformed inputs and GEMM outputs stay in cache; blocks are
  * split over the pool, and each writes its own output pixels. */
 #include "cpu-winograd-private.h"
+#include "cpu-simd-private.h"
 
 #include <string.h>
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SIMD_CLONES __attribute__ ((target_clones ("arch=x86-64-v3", "default")))
-#else
-#define SIMD_CLONES
-#endif
 
 /* Bytes of one block's transformed inputs and GEMM outputs (a^2 x tiles x (C + M) floats): a
  * thread's share of L3, so that the weights (a^2 x C x M) are read once per block from there. */
@@ -35,8 +30,6 @@ struct _OwbWinograd {
 
 /* 8 channels at a time in 32-byte GCC vectors (compiled for AVX2 and for the baseline by
  * target_clones); the last 1..7 channels go through the same code on partial loads and stores. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-typedef float vf __attribute__ ((vector_size (32)));
 
 static inline __attribute__ ((always_inline)) vf
 load (const float *p, int n)

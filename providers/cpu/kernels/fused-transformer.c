@@ -1,6 +1,7 @@
 /* fused-transformer.c: CPU kernels of the engine's own fused transformer ops (domain ai.onnx.workbench):
  * LayerNormalization, Gelu, BiasGelu, SkipLayerNormalization and MultiHeadAttention. */
 #include "../cpu-kernels-private.h"
+#include "../cpu-simd-private.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -513,52 +514,29 @@ typedef struct {
 
 /* ---- MultiHeadAttention ---- */
 
-/* The softmax rows in 32-byte GCC vectors, compiled for AVX2 + FMA where the CPU has them and for the
- * baseline (target_clones): the scalar loops ran as SSE at best and their max and sum not at all,
- * about a third of bert_small's attention time. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-typedef float vf8 __attribute__ ((vector_size (32)));
-typedef int32_t vi8 __attribute__ ((vector_size (32)));
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SIMD_CLONES __attribute__ ((target_clones ("arch=x86-64-v3", "default")))
-#else
-#define SIMD_CLONES
-#endif
-
-static inline vf8
-load8 (const float *p)
-{
-  vf8 v;
-  memcpy (&v, p, sizeof v);
-  return v;
-}
-
-static inline void
-store8 (float *p, vf8 v)
-{
-  memcpy (p, &v, sizeof v);
-}
+/* The softmax rows run in vectors (cpu-simd-private.h): the scalar loops ran as SSE at best and
+ * their max and sum not at all, about a third of bert_small's attention time. */
 
 /* fast_exp on 8 lanes: the same clamps, reduction and polynomial (comparisons give all-ones lanes
  * where the scalar form negates 0/1). */
-static inline __attribute__ ((always_inline)) vf8
-fast_exp8 (vf8 x)
+static inline __attribute__ ((always_inline)) vf
+fast_exp_vector (vf x)
 {
-  const vi8 zero = (vi8){};
-  vi8 xi = (vi8) x, ai = xi & 0x7fffffff;
-  vi8 not_nan = ai <= 0x7f800000;
-  vi8 low = (ai > 0x42ae999a) & not_nan & (xi < zero);
-  vi8 high = (ai > 0x42b0999a) & not_nan & (xi >= zero);
+  const vi zero = (vi){};
+  vi xi = (vi) x, ai = xi & 0x7fffffff;
+  vi not_nan = ai <= 0x7f800000;
+  vi low = (ai > 0x42ae999a) & not_nan & (xi < zero);
+  vi high = (ai > 0x42b0999a) & not_nan & (xi >= zero);
   xi = (xi & ~low) | ((zero + (int32_t) 0xc2ae999a) & low);
   xi = (xi & ~high) | ((zero + 0x42b0999a) & high);
-  x = (vf8) xi;
-  const vf8 shifter = (vf8){} + 12582912.0f;
-  vf8 t = x * 1.44269504088896341f + shifter;
-  vf8 n = t - shifter;
-  vf8 r = x - n * 0.693145751953125f;
+  x = (vf) xi;
+  const vf shifter = (vf){} + 12582912.0f;
+  vf t = x * 1.44269504088896341f + shifter;
+  vf n = t - shifter;
+  vf r = x - n * 0.693145751953125f;
   r = r - n * 1.428606765330187e-06f;
-  vf8 p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
-  return p * (vf8) ((((vi8) t) - 0x4b400000 + 127) << 23);
+  vf p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
+  return p * (vf) ((((vi) t) - 0x4b400000 + 127) << 23);
 }
 
 /* row = softmax (row + bias) over L values; bias NULL, one value (bias_step 0) or L values. NaN
@@ -570,7 +548,7 @@ softmax_row (float *restrict row, int64_t L, const float *restrict bias, int64_t
   if (bias && bias_step)
     {
       for (t = 0; t + 8 <= L; t += 8)
-        store8 (row + t, load8 (row + t) + load8 (bias + t));
+        vstore (row + t, vload (row + t) + vload (bias + t));
       for (; t < L; t++)
         row[t] += bias[t];
     }
@@ -581,22 +559,22 @@ softmax_row (float *restrict row, int64_t L, const float *restrict bias, int64_t
   t = 0;
   if (L >= 8)
     {
-      vf8 m = (vf8){} + row[0];
+      vf m = (vf){} + row[0];
       for (; t + 8 <= L; t += 8)
         {
-          vf8 v = load8 (row + t);
-          m = (vf8) (((vi8) v & (v > m)) | ((vi8) m & ~(v > m)));
+          vf v = vload (row + t);
+          m = (vf) (((vi) v & (v > m)) | ((vi) m & ~(v > m)));
         }
       for (int k = 0; k < 8; k++)
         max = m[k] > max ? m[k] : max;
     }
   for (; t < L; t++)
     max = row[t] > max ? row[t] : max;
-  vf8 vsum = (vf8){};
+  vf vsum = (vf){};
   for (t = 0; t + 8 <= L; t += 8)
     {
-      vf8 e = fast_exp8 (load8 (row + t) - max);
-      store8 (row + t, e);
+      vf e = fast_exp_vector (vload (row + t) - max);
+      vstore (row + t, e);
       vsum += e;
     }
   float sum = 0;
@@ -609,7 +587,7 @@ softmax_row (float *restrict row, int64_t L, const float *restrict bias, int64_t
     sum += vsum[k];
   float inv = 1.0f / sum;
   for (t = 0; t + 8 <= L; t += 8)
-    store8 (row + t, load8 (row + t) * inv);
+    vstore (row + t, vload (row + t) * inv);
   for (; t < L; t++)
     row[t] *= inv;
 }

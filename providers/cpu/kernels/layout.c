@@ -7,6 +7,7 @@
 #include "../cpu-activation-private.h"
 #include "../cpu-conv-private.h"
 #include "../cpu-sgemm-private.h"
+#include "../cpu-simd-private.h"
 #include "../cpu-winograd-private.h"
 
 #include <cblas.h>
@@ -43,31 +44,8 @@ pool_threads (OwbThreadPool *pool)
 
 /* ---- activation epilogue (the FusedConv set) ---- */
 
-/* 32-byte GCC vectors: the hot loops below are compiled twice (target_clones), for AVX2 + FMA where
- * the CPU has them and for the baseline, where each vector is two SSE registers. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-typedef float vf __attribute__ ((vector_size (32)));
-typedef int32_t vi __attribute__ ((vector_size (32)));
+/* Lanes of a vector (cpu-simd-private.h). */
 enum { L = 8 };
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SIMD_CLONES __attribute__ ((target_clones ("arch=x86-64-v3", "default")))
-#else
-#define SIMD_CLONES
-#endif
-
-static inline vf
-vload (const float *p)
-{
-  vf v;
-  memcpy (&v, p, sizeof v);
-  return v;
-}
-
-static inline void
-vstore (float *p, vf v)
-{
-  memcpy (p, &v, sizeof v);
-}
 
 static inline vf
 vsel (vi m, vf a, vf b)
