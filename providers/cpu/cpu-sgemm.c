@@ -451,6 +451,21 @@ _owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *a, in
               int mr = (int) MIN (MR, rows - r0);
               if (next_j0 < n1)
                 prefetch_slice (b, next_j0, MIN (next_j0 + nc, n1), next_k0, next_kc, si, nstrips);
+              /* the next strip's C rows, for writing, when this pass writes C (its last depth block,
+               * or every pass when K is one block): a large output (an expanding 1x1 convolution on
+               * a big image) would otherwise wait on each line's read for ownership. mobilenet_v2's
+               * 16 -> 96 at 112x112: 0.85 -> 0.60 ms at 2 threads. */
+              if (si + 1 < nstrips && k0 + kc_max >= K)
+                {
+                  int64_t r1 = (si + 1) * MR, mr1 = MIN (MR, rows - r1);
+                  for (int64_t r = 0; r < mr1; r++)
+                    {
+                      const char *row = (const char *) (c + (r1 + r) * ldc + nc0);
+                      int64_t bytes = (MIN (nc0 + nc, n1) - nc0) * (int64_t) sizeof (float);
+                      for (int64_t off = 0; off < bytes; off += 64)
+                        __builtin_prefetch (row + off, 1, 3);
+                    }
+                }
               s.a = a + r0 * lda;
               s.c = c + r0 * ldc;
               s.z = ep->z ? ep->z + r0 * ep->ldz : NULL;
