@@ -48,7 +48,7 @@ _owb_cpu_has_avx2_fma (void)
 #endif
 }
 
-void
+gboolean
 _owb_cpu_node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
 {
   va_list args;
@@ -59,4 +59,5 @@ _owb_cpu_node_error (const OwbNode *node, GError **error, int code, const char *
   g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
   g_free (who);
   g_free (msg);
+  return FALSE;
 }

@@ -45,8 +45,9 @@ void _owb_cpu_broadcast_strides (int in_rank, const int64_t *in_dims, int out_ra
                                  int64_t *strides);
 /* Row-major strides of a shape. */
 void _owb_cpu_strides (int rank, const int64_t *dims, int64_t *strides);
-/* An error naming the node (for prepare, which has no kernel context yet). */
-void _owb_cpu_node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
+/* An error naming the node (for prepare, which has no kernel context yet); returns FALSE, for
+ * `return _owb_cpu_node_error (...)`. */
+gboolean _owb_cpu_node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
   G_GNUC_PRINTF (4, 5);
 /* TRUE when the CPU runs AVX2 and FMA, the kernels' hand-vectorised paths (checked once). */
 gboolean _owb_cpu_has_avx2_fma (void);

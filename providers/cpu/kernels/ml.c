@@ -6,6 +6,9 @@
 #include <math.h>
 #include <string.h>
 
+/* Prepare-time errors name the node (no kernel context exists yet); FALSE, for `return ...`. */
+#define prepare_error _owb_cpu_node_error
+
 /* ---- helpers ---- */
 
 static gboolean
@@ -23,22 +26,6 @@ require_output (OwbKernelContext *ctx, int i, GError **error)
   return i < ctx->n_outputs ? ctx->outputs[i] : NULL;
 }
 
-/* A prepare-time error: no kernel context exists yet, so name the node here. */
-static gboolean
-prepare_error (const OwbNode *node, GError **error, int code, const char *format, ...) G_GNUC_PRINTF (4, 5);
-static gboolean
-prepare_error (const OwbNode *node, GError **error, int code, const char *format, ...)
-{
-  va_list args;
-  va_start (args, format);
-  char *msg = g_strdup_vprintf (format, args);
-  va_end (args);
-  char *who = owb_node_describe (node);
-  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
-  g_free (who);
-  g_free (msg);
-  return FALSE;
-}
 
 /* The tensor's numbers as doubles (a new array, NULL with an error if it cannot be allocated). */
 static double *
