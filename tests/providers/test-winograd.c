@@ -5,6 +5,7 @@
  * 3x3 convolution through it. */
 #include "../engine/test-util.h"
 #include "../../providers/cpu/cpu-winograd-private.h"
+#include "gemm-test-util.h"
 
 #include <math.h>
 #include <string.h>
@@ -15,22 +16,6 @@ typedef struct {
   gboolean bias, residual, rows_fn;
   int threads;
 } Case;
-
-static void
-fill (float *p, int64_t n, GRand *r)
-{
-  for (int64_t i = 0; i < n; i++)
-    p[i] = (float) g_rand_double_range (r, -1, 1);
-}
-
-static void
-square_rows (float *c, int64_t rows, int64_t cols, int64_t ldc, gconstpointer data)
-{
-  g_assert_true (data == (gconstpointer) square_rows);
-  for (int64_t r = 0; r < rows; r++)
-    for (int64_t j = 0; j < cols; j++)
-      c[r * ldc + j] *= c[r * ldc + j];
-}
 
 static OwbCpuConvGeom
 geometry (const Case *cs)
