@@ -166,8 +166,8 @@ _owb_winograd_suits (const OwbCpuConvGeom *g, int tile, int64_t min_tiles)
 #define PATCH2(i, j) (grid ? load (x0 + (i) * rs + (j) * cs + c, n) : load (src[(i) * 4 + (j)] + c, n))
 
 static inline __attribute__ ((always_inline)) void
-input_channels (const float *const *src, const float *x0, int64_t rs, int64_t cs, float *d, int64_t ds, int64_t c,
-                int n, const int grid)
+input_channels (const float *const *src, const float *x0, int64_t rs, int64_t cs, float *d, int64_t ds,
+                const int grid, int64_t c, int n)
 {
   vf s[4][4];
 #pragma GCC unroll 4
@@ -191,35 +191,12 @@ input_channels (const float *const *src, const float *x0, int64_t rs, int64_t cs
 
 #undef PATCH2
 
-/* The pointer array is copied to a local: with -fno-strict-aliasing every float store could
- * otherwise rewrite the caller's array, and each pointer would be reloaded after each store. A tile
- * inside the image (x0 non-NULL, pixel (i, j) at x0 + i rs + j C) needs no array at all. */
-SIMD_CLONES static void
-input_tile (const float *const *src_in, const float *x0, int64_t rs, float *d, int64_t C)
-{
-  const float *src[16];
-  int64_t c = 0;
-  if (x0)
-    {
-      for (; c + 8 <= C; c += 8)
-        input_channels (NULL, x0, rs, C, d, C, c, 8, 1);
-      if (c < C)
-        input_channels (NULL, x0, rs, C, d, C, c, (int) (C - c), 1);
-      return;
-    }
-  memcpy (src, src_in, sizeof src);
-  for (; c + 8 <= C; c += 8)
-    input_channels (src, NULL, 0, 0, d, C, c, 8, 0);
-  if (c < C)
-    input_channels (src, NULL, 0, 0, d, C, c, (int) (C - c), 0);
-}
-
 /* Y = A^T m A for n channels from m0, + bias + z: src[xi] the tile's row of the GEMM output xi,
  * dst[2 i + j] the output pixel at tile row i, column j (NULL outside the image), z likewise (or
  * NULL). A^T = [1 1 1 0; 0 1 -1 -1]. */
 static inline __attribute__ ((always_inline)) void
 output_channels (const float *s0, int64_t ss, float *const *dst, const float *const *z, float *y0, const float *z0,
-                 int64_t rs, int64_t cs, const float *bias, int64_t m0, int n, const int grid)
+                 int64_t rs, int64_t cs, const float *bias, const int grid, int64_t m0, int n)
 {
   vf r[2][4];
 #pragma GCC unroll 4
@@ -246,32 +223,6 @@ output_channels (const float *s0, int64_t ss, float *const *dst, const float *co
     }
 }
 
-/* Y for one tile from its 16 GEMM output rows at s0 + xi * M: into y0 (+ i rs + j M, residual at z0
- * likewise) for a tile inside the image, else through dst_in and z_in. */
-SIMD_CLONES static void
-output_tile (const float *s0, float *const *dst_in, const float *const *z_in, float *y0, const float *z0, int64_t rs,
-             const float *bias, int64_t M)
-{
-  int64_t m = 0;
-  if (y0)
-    {
-      for (; m + 8 <= M; m += 8)
-        output_channels (s0, M, NULL, NULL, y0, z0, rs, M, bias, m, 8, 1);
-      if (m < M)
-        output_channels (s0, M, NULL, NULL, y0, z0, rs, M, bias, m, (int) (M - m), 1);
-      return;
-    }
-  const float *zs[4], *const *z = z_in ? zs : NULL;
-  float *dst[4];
-  memcpy (dst, dst_in, sizeof dst);
-  if (z_in)
-    memcpy (zs, z_in, sizeof zs);
-  for (; m + 8 <= M; m += 8)
-    output_channels (s0, M, dst, z, NULL, NULL, 0, 0, bias, m, 8, 0);
-  if (m < M)
-    output_channels (s0, M, dst, z, NULL, NULL, 0, 0, bias, m, (int) (M - m), 0);
-}
-
 /* F(4x4): V = B^T d B over a 6x6 patch, B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
  * 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1], one dimension at a time. */
 static inline __attribute__ ((always_inline)) void
@@ -291,8 +242,8 @@ input_1d_4 (vf d0, vf d1, vf d2, vf d3, vf d4, vf d5, vf *t)
 #define PATCH(i, j) (grid ? load (x0 + (i) * rs + (j) * cs + c, n) : load (src[(i) * 6 + (j)] + c, n))
 
 static inline __attribute__ ((always_inline)) void
-input_channels_4 (const float *const *src, const float *x0, int64_t rs, int64_t cs, float *d, int64_t ds, int64_t c,
-                  int n, const int grid)
+input_channels_4 (const float *const *src, const float *x0, int64_t rs, int64_t cs, float *d, int64_t ds,
+                  const int grid, int64_t c, int n)
 {
   vf s[6][6];
 #pragma GCC unroll 6
@@ -317,28 +268,6 @@ input_channels_4 (const float *const *src, const float *x0, int64_t rs, int64_t 
 
 #undef PATCH
 
-/* V for one tile: rows xi of V at d + xi * C (contiguous per tile); x0 non-NULL for a tile inside the
- * image, whose pixel (i, j) is at x0 + i rs + j C; src otherwise. */
-SIMD_CLONES static void
-input_tile_4 (const float *const *src_in, const float *x0, int64_t rs, float *d, int64_t C)
-{
-  const float *src[36];
-  int64_t c = 0;
-  if (x0)
-    {
-      for (; c + 8 <= C; c += 8)
-        input_channels_4 (NULL, x0, rs, C, d, C, c, 8, 1);
-      if (c < C)
-        input_channels_4 (NULL, x0, rs, C, d, C, c, (int) (C - c), 1);
-      return;
-    }
-  memcpy (src, src_in, sizeof src);
-  for (; c + 8 <= C; c += 8)
-    input_channels_4 (src, NULL, 0, 0, d, C, c, 8, 0);
-  if (c < C)
-    input_channels_4 (src, NULL, 0, 0, d, C, c, (int) (C - c), 0);
-}
-
 /* F(4x4): Y = A^T m A, A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]. */
 static inline __attribute__ ((always_inline)) void
 output_1d_4 (vf m0, vf m1, vf m2, vf m3, vf m4, vf m5, vf *y)
@@ -354,7 +283,7 @@ output_1d_4 (vf m0, vf m1, vf m2, vf m3, vf m4, vf m5, vf *y)
  * (grid), else through the pointer arrays (NULL outside the image). */
 static inline __attribute__ ((always_inline)) void
 output_channels_4 (const float *s0, int64_t ss, float *const *dst, const float *const *z, float *y0,
-                   const float *z0, int64_t rs, int64_t cs, const float *bias, int64_t m0, int n, const int grid)
+                   const float *z0, int64_t rs, int64_t cs, const float *bias, const int grid, int64_t m0, int n)
 {
   vf r[4][6];
 #pragma GCC unroll 6
@@ -386,30 +315,62 @@ output_channels_4 (const float *s0, int64_t ss, float *const *dst, const float *
     }
 }
 
-/* Y for one tile from its 36 GEMM output rows at s0 + xi * M: into y0 (+ i rs + j M, residual at z0
- * likewise) for a tile inside the image, else through dst_in and z_in. */
+/* FN (..., c, n) over C channels: 8 at a time (n a constant for the compiler), then the rest. */
+#define CHANNELS(FN, C, ...)                                                                                       \
+  do                                                                                                               \
+    {                                                                                                              \
+      int64_t c_ = 0;                                                                                              \
+      for (; c_ + 8 <= (C); c_ += 8)                                                                               \
+        FN (__VA_ARGS__, c_, 8);                                                                                   \
+      if (c_ < (C))                                                                                                \
+        FN (__VA_ARGS__, c_, (int) ((C) - c_));                                                                    \
+    }                                                                                                              \
+  while (0)
+
+/* V for one tile of F(tm x tm): rows xi of V at d + xi * C (contiguous per tile); x0 non-NULL for a
+ * tile inside the image, whose pixel (i, j) is at x0 + i rs + j C (addresses computed); src, the
+ * patch's pixel pointers, otherwise. The pointer array is copied to a local: with
+ * -fno-strict-aliasing every float store could otherwise rewrite the caller's array, and each
+ * pointer would be reloaded after each store. */
 SIMD_CLONES static void
-output_tile_4 (const float *s0, float *const *dst_in, const float *const *z_in, float *y0, const float *z0, int64_t rs,
-               const float *bias, int64_t M)
+input_tile (int tm, const float *const *src_in, const float *x0, int64_t rs, float *d, int64_t C)
 {
-  int64_t m = 0;
-  if (y0)
-    {
-      for (; m + 8 <= M; m += 8)
-        output_channels_4 (s0, M, NULL, NULL, y0, z0, rs, M, bias, m, 8, 1);
-      if (m < M)
-        output_channels_4 (s0, M, NULL, NULL, y0, z0, rs, M, bias, m, (int) (M - m), 1);
-      return;
-    }
+  const float *src[MAX_XI];
+  if (!x0)
+    memcpy (src, src_in, (tm + 2) * (tm + 2) * sizeof *src);
+  if (tm == 2 && x0)
+    CHANNELS (input_channels, C, NULL, x0, rs, C, d, C, 1);
+  else if (tm == 2)
+    CHANNELS (input_channels, C, src, NULL, 0, 0, d, C, 0);
+  else if (x0)
+    CHANNELS (input_channels_4, C, NULL, x0, rs, C, d, C, 1);
+  else
+    CHANNELS (input_channels_4, C, src, NULL, 0, 0, d, C, 0);
+}
+
+/* Y for one tile of F(tm x tm) from its (tm + 2)^2 GEMM output rows at s0 + xi * M: into y0
+ * (+ i rs + j M, residual at z0 likewise) for a tile inside the image, else through dst_in and z_in
+ * (copied to locals, as in input_tile). */
+SIMD_CLONES static void
+output_tile (int tm, const float *s0, float *const *dst_in, const float *const *z_in, float *y0, const float *z0,
+             int64_t rs, const float *bias, int64_t M)
+{
   const float *zs[16], *const *z = z_in ? zs : NULL;
   float *dst[16];
-  memcpy (dst, dst_in, sizeof dst);
-  if (z_in)
-    memcpy (zs, z_in, sizeof zs);
-  for (; m + 8 <= M; m += 8)
-    output_channels_4 (s0, M, dst, z, NULL, NULL, 0, 0, bias, m, 8, 0);
-  if (m < M)
-    output_channels_4 (s0, M, dst, z, NULL, NULL, 0, 0, bias, m, (int) (M - m), 0);
+  if (!y0)
+    {
+      memcpy (dst, dst_in, tm * tm * sizeof *dst);
+      if (z_in)
+        memcpy (zs, z_in, tm * tm * sizeof *zs);
+    }
+  if (tm == 2 && y0)
+    CHANNELS (output_channels, M, s0, M, NULL, NULL, y0, z0, rs, M, bias, 1);
+  else if (tm == 2)
+    CHANNELS (output_channels, M, s0, M, dst, z, NULL, NULL, 0, 0, bias, 0);
+  else if (y0)
+    CHANNELS (output_channels_4, M, s0, M, NULL, NULL, y0, z0, rs, M, bias, 1);
+  else
+    CHANNELS (output_channels_4, M, s0, M, dst, z, NULL, NULL, 0, 0, bias, 0);
 }
 
 typedef struct {
@@ -452,10 +413,7 @@ run_blocks (int64_t begin, int64_t end, gpointer data)
                                                                           : job->zeros;
               }
           /* a tile's a x a transformed rows are contiguous: one stream of stores, not a^2 */
-          if (tm == 2)
-            input_tile (src, x0, IW * C, v + t * nxi * C, C);
-          else
-            input_tile_4 (src, x0, IW * C, v + t * nxi * C, C);
+          input_tile (tm, src, x0, IW * C, v + t * nxi * C, C);
         }
       for (int xi = 0; xi < nxi; xi++)
         _owb_sgemm_packed_run (job->wg->u[xi], nt, v + xi * C, nxi * C, 0, M, mo + xi * M, nxi * M, NULL);
@@ -477,10 +435,7 @@ run_blocks (int64_t begin, int64_t end, gpointer data)
           gboolean inside = tm * th + tm <= OH && tm * tw + tm <= OW;
           float *y0 = inside ? job->y + at : NULL;
           const float *z0 = inside && job->z ? job->z + at : NULL;
-          if (tm == 2)
-            output_tile (mo + t * nxi * M, dst, job->z ? z : NULL, y0, z0, OW * M, job->bias, M);
-          else
-            output_tile_4 (mo + t * nxi * M, dst, job->z ? z : NULL, y0, z0, OW * M, job->bias, M);
+          output_tile (tm, mo + t * nxi * M, dst, job->z ? z : NULL, y0, z0, OW * M, job->bias, M);
           if (job->rows_fn)
             for (int k = 0; k < tm * tm; k++)
               if (dst[k])
