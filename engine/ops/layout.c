@@ -44,10 +44,11 @@ check_rank4 (OwbInferContext *ctx, int i, const char *what, GError **error)
 static const int conv_w_view[4] = { 3, 2, 0, 1 };
 static const int conv_transpose_w_view[4] = { 0, 3, 1, 2 };
 
-/* Infers as the standard op `op_type` on NCHW views of the first n inputs (W's through w_view),
- * then returns the output to NHWC. */
+/* Infers as the standard op `op_type` on NCHW views of the first n inputs (W's through w_view; X
+ * as it is when x_nchw), then returns the output to NHWC. */
 static gboolean
-infer_via (OwbInferContext *ctx, const char *op_type, int opset, int n, const int *w_view, GError **error)
+infer_via (OwbInferContext *ctx, const char *op_type, int opset, int n, const int *w_view, gboolean x_nchw,
+           GError **error)
 {
   const OwbOpSchema *schema = owb_op_schema_lookup ("", op_type, opset);
   g_assert (schema && schema->infer);
@@ -64,7 +65,9 @@ infer_via (OwbInferContext *ctx, const char *op_type, int opset, int n, const in
           ins[i] = t;
           continue;
         }
-      if (i == 0)
+      if (i == 0 && x_nchw)
+        views[i] = *t;
+      else if (i == 0)
         to_nchw (t, &views[i]);
       else
         {
@@ -87,10 +90,18 @@ infer_via (OwbInferContext *ctx, const char *op_type, int opset, int n, const in
 }
 
 /* NhwcConv (X [N, H, W, C], W [kH, kW, C/group, M], B [M]?, Z [N, OH, OW, M]?):
- * Y = activation (Conv (X, W, B) + Z) in NHWC, with Conv's and FusedConv's attributes. */
+ * Y = activation (Conv (X, W, B) + Z) in NHWC, with Conv's and FusedConv's attributes. With
+ * nchw_input = 1, X is [N, C, H, W] (an image read in place); Y is NHWC all the same. */
 static gboolean
 infer_nhwc_conv (OwbInferContext *ctx, GError **error)
 {
+  int64_t nchw_input = owb_node_get_int (ctx->node, "nchw_input", 0);
+  if (nchw_input != 0 && nchw_input != 1)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "nchw_input must be 0 or 1, got %" G_GINT64_FORMAT,
+                           nchw_input);
+      return FALSE;
+    }
   if (!check_rank4 (ctx, 0, "X", error) || !check_rank4 (ctx, 1, "W", error))
     return FALSE;
   const char *act = owb_node_get_string (ctx->node, "activation", NULL);
@@ -107,7 +118,7 @@ infer_nhwc_conv (OwbInferContext *ctx, GError **error)
           return FALSE;
         }
     }
-  if (!infer_via (ctx, "Conv", 11, MIN (ctx->n_inputs, 3), conv_w_view, error))
+  if (!infer_via (ctx, "Conv", 11, MIN (ctx->n_inputs, 3), conv_w_view, nchw_input, error))
     return FALSE;
   const OwbValueType *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
   OwbValueType *y = &ctx->outputs[0];
@@ -141,7 +152,7 @@ infer_nhwc_pool (OwbInferContext *ctx, const char *op_type, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "has no Indices output");
       return FALSE;
     }
-  return infer_via (ctx, op_type, 22, 1, NULL, error);
+  return infer_via (ctx, op_type, 22, 1, NULL, FALSE, error);
 }
 
 static gboolean
@@ -180,7 +191,7 @@ infer_nhwc_conv_transpose (OwbInferContext *ctx, GError **error)
 {
   if (!check_rank4 (ctx, 0, "X", error) || !check_rank4 (ctx, 1, "W", error))
     return FALSE;
-  return infer_via (ctx, "ConvTranspose", 11, MIN (ctx->n_inputs, 3), conv_transpose_w_view, error);
+  return infer_via (ctx, "ConvTranspose", 11, MIN (ctx->n_inputs, 3), conv_transpose_w_view, FALSE, error);
 }
 
 const OwbOpSchema _owb_ops_layout[] = {

@@ -17,6 +17,9 @@ OwbSgemmPacked *_owb_sgemm_pack_transposed (int64_t K, int64_t N, const float *b
 void _owb_sgemm_packed_free (OwbSgemmPacked *p);
 int64_t _owb_sgemm_packed_k (const OwbSgemmPacked *p);
 int64_t _owb_sgemm_packed_n (const OwbSgemmPacked *p);
+/* Panel jp (columns [16 jp, 16 jp + *width)): K rows of *width floats, 16 or 8; the panels number
+ * (N + 15) / 16. For kernels that run their own loops on the packed weights. */
+const float *_owb_sgemm_packed_panel (const OwbSgemmPacked *p, int64_t jp, int *width);
 
 /* Called on rows of C once they are final (bias, residual and clamp applied), while in cache:
  * `rows` rows of `cols` values, row stride ldc. For activations other than a clamp. */

@@ -105,6 +105,13 @@ _owb_sgemm_pack (int64_t K, int64_t N, const float *b, int64_t ldb)
   return p;
 }
 
+const float *
+_owb_sgemm_packed_panel (const OwbSgemmPacked *p, int64_t jp, int *width)
+{
+  *width = (int) panel_width (p, jp);
+  return p->data + jp * NR * p->K;
+}
+
 void
 _owb_sgemm_packed_free (OwbSgemmPacked *p)
 {

@@ -402,9 +402,16 @@ test_residual_chain_graph (void)
   g_assert_cmpuint (count_op (g, "Conv"), ==, 0);
   g_assert_cmpuint (count_op (g, "FusedConv"), ==, 0);
   g_assert_cmpuint (count_op (g, "MaxPool"), ==, 0);
-  /* one into NHWC at the input, one back at the output: every pair in between cancelled */
-  g_assert_cmpuint (count_op (g, "Transpose"), ==, 2);
-  g_assert_cmpuint (g->nodes->len, ==, 6);
+  /* one back to NCHW at the output: every pair in between cancelled, and the first convolution
+   * reads the 4-channel input in place (nchw_input) instead of through a Transpose */
+  g_assert_cmpuint (count_op (g, "Transpose"), ==, 1);
+  g_assert_cmpuint (g->nodes->len, ==, 5);
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      const OwbNode *node = g_ptr_array_index (g->nodes, i);
+      if (strcmp (node->op_type, "NhwcConv") == 0)
+        g_assert_cmpint (owb_node_get_int (node, "nchw_input", 0), ==, strcmp (node->inputs[0], "x") == 0);
+    }
   g_assert_cmpint (owb_model_get_opset (m, WB), ==, 1);
   /* provenance: every NhwcConv names the convolution it replaced */
   const OwbPassReport *p = pass_report (report, "layout_nhwc");
@@ -454,6 +461,48 @@ test_residual_chain_outputs (void)
   owb_session_free (s);
 }
 
+/* Two stems (3x3 and 7x7, stride 2) read a 3-channel image in place; a 6-channel input keeps its
+ * NHWC Transpose. */
+static void
+test_nchw_input_stems (void)
+{
+  OwbModel *m = tu_model_new (17);
+  int64_t xd[4] = { 1, 3, 19, 23 }, x6d[4] = { 1, 6, 10, 12 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  add_input (m, "x6", OWB_TYPE_FLOAT, 4, x6d);
+  add_conv (m, "stem", "x", "a", 3, 16, 3, 2, 1, 1, 1);
+  add_conv (m, "stem7", "x", "b", 3, 16, 7, 2, 3, 1, 1);
+  tu_node (m->graph, "Add", "add", "a,b", "c");
+  add_conv (m, "next", "c", "d", 16, 64, 3, 1, 1, 1, 1);
+  add_conv (m, "next2", "d", "e", 64, 64, 3, 1, 1, 1, 1);
+  tu_node (m->graph, "GlobalAveragePool", "gap", "e", "y");
+  add_conv (m, "six", "x6", "f", 6, 32, 3, 1, 1, 1, 1);
+  add_conv (m, "six2", "f", "g", 32, 32, 3, 1, 1, 1, 1);
+  tu_node (m->graph, "GlobalAveragePool", "gap6", "g", "y6");
+  add_output (m, "y");
+  add_output (m, "y6");
+  OwbSession *s = check_layout (m, 2);
+  const OwbGraph *g = owb_session_get_graph (s);
+  g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 6);
+  guint nchw = 0;
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      const OwbNode *node = g_ptr_array_index (g->nodes, i);
+      if (strcmp (node->op_type, "Transpose") == 0)
+        g_assert_cmpstr (node->inputs[0], !=, "x");
+      if (strcmp (node->op_type, "NhwcConv") == 0 && owb_node_get_int (node, "nchw_input", 0))
+        {
+          g_assert_cmpstr (node->inputs[0], ==, "x");
+          nchw++;
+        }
+    }
+  g_assert_cmpuint (nchw, ==, 2);
+  /* x6's Transpose and the two outputs' */
+  g_assert_cmpuint (count_op (g, "Transpose"), ==, 3);
+  owb_session_free (s);
+  owb_model_unref (m);
+}
+
 static void
 test_mobile_block_outputs (void)
 {
@@ -462,7 +511,8 @@ test_mobile_block_outputs (void)
   const OwbGraph *g = owb_session_get_graph (s);
   g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 6);
   g_assert_cmpuint (count_op (g, "NhwcGlobalAveragePool"), ==, 1);
-  g_assert_cmpuint (count_op (g, "Transpose"), ==, 2);
+  /* the output's; the stem reads the RGB input in place */
+  g_assert_cmpuint (count_op (g, "Transpose"), ==, 1);
   int64_t want[4] = { 1, 10, 1, 1 };
   assert_output_dims (s, 0, want);
   owb_session_free (s);
@@ -491,9 +541,9 @@ test_reduce_heads_outputs (void)
   const OwbGraph *g = owb_session_get_graph (s);
   g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 3);
   g_assert_cmpuint (count_op (g, "ReduceMean"), ==, 2);
-  /* into NHWC at the input; back to NCHW for the max (kept dims, a graph output) and for the
-   * mean over W alone */
-  g_assert_cmpuint (count_op (g, "Transpose"), ==, 3);
+  /* back to NCHW for the max (kept dims, a graph output) and for the mean over W alone (the stem
+   * reads the RGB input in place) */
+  g_assert_cmpuint (count_op (g, "Transpose"), ==, 2);
   guint on_nhwc = 0;
   for (guint i = 0; i < g->nodes->len; i++)
     {
@@ -607,7 +657,8 @@ test_worth_it_near_break_even (void)
 }
 
 /* The whole U-Net step stays NHWC: ConvTranspose becomes NhwcConvTranspose, the Resize runs on the
- * NHWC tensor (a standard Resize with permuted constants), only the input and output Transposes remain. */
+ * NHWC tensor (a standard Resize with permuted constants), only the output's Transpose remains (the first
+ * convolution reads the 4-channel input in place). */
 static void
 test_unet_step_outputs (void)
 {
@@ -621,7 +672,7 @@ test_unet_step_outputs (void)
       g_assert_cmpuint (count_op (g, "ConvTranspose"), ==, 0);
       g_assert_cmpuint (count_op (g, "Resize"), ==, 1);
       g_assert_cmpuint (count_op (g, "Concat"), ==, 1);
-      g_assert_cmpuint (count_op (g, "Transpose"), ==, 2);
+      g_assert_cmpuint (count_op (g, "Transpose"), ==, 1);
       int64_t want[4] = { 1, 4, 64, 64 };
       assert_output_dims (s, 0, want);
       /* the Resize reads the NHWC Concat, with its constant in NHWC order */
@@ -670,7 +721,7 @@ test_unet_step_graph (void)
   const OwbPassReport *p = pass_report (report, "layout_nhwc");
   g_assert_nonnull (p);
   g_assert_cmpuint (count_op (m->graph, "NhwcConvTranspose"), ==, 1);
-  g_assert_cmpuint (count_op (m->graph, "Transpose"), ==, 2);
+  g_assert_cmpuint (count_op (m->graph, "Transpose"), ==, 1);
   gboolean found = FALSE;
   for (guint i = 0; i < p->created->len; i++)
     {
@@ -711,7 +762,8 @@ test_unet_step_resize_near_miss (void)
       g_assert_true (has_near_miss (p, "Resize kept in NCHW"));
       g_assert_cmpuint (count_op (opt->graph, "NhwcConvTranspose"), ==, 1);
       g_assert_cmpuint (count_op (opt->graph, "Resize"), ==, 1);
-      g_assert_cmpuint (count_op (opt->graph, "Transpose"), ==, 2);
+      /* the one before the Resize (the first convolution reads the 4-channel input in place) */
+      g_assert_cmpuint (count_op (opt->graph, "Transpose"), ==, 1);
       owb_session_free (check_layout (m, 2));
     }
 }
@@ -792,6 +844,7 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/layout/residual-chain-graph", test_residual_chain_graph);
   g_test_add_func ("/optimizer/layout/residual-chain-outputs", test_residual_chain_outputs);
   g_test_add_func ("/optimizer/layout/mobile-block-outputs", test_mobile_block_outputs);
+  g_test_add_func ("/optimizer/layout/nchw-input-stems", test_nchw_input_stems);
   g_test_add_func ("/optimizer/layout/concat-block-outputs", test_concat_block_outputs);
   g_test_add_func ("/optimizer/layout/reduce-heads-outputs", test_reduce_heads_outputs);
   g_test_add_func ("/optimizer/layout/portable-keeps-nchw", test_portable_keeps_nchw);

@@ -212,6 +212,15 @@ static const ConvCase conv_cases[] = {
   { "small image, split channels", 1, 64, 7, 7, 256, 1, 3, 3, 1, 1, 1, "Gelu", TRUE, TRUE, NULL, 4 },
   { "SAME_UPPER stride 2", 1, 5, 9, 8, 7, 1, 3, 3, 2, 0, 1, "FastGelu", TRUE, FALSE, "SAME_UPPER", 2 },
   { "no padding 5x5", 1, 4, 8, 8, 6, 1, 5, 5, 1, 0, 1, NULL, FALSE, FALSE, NULL, 1 },
+  /* up to 4 input channels, packed: the direct kernel (cpu-direct-conv.c). Full 16-wide panels and an
+   * 8-wide tail panel cut short (M 40 = 16 + 16 + 8, M 21 = 16 + a 5-column cut of 16, M 5), rows
+   * shorter than one 6-pixel tile, borders on every side, dilation, asymmetric SAME padding */
+  { "direct 3x3 stride 2 RGB", 2, 3, 23, 19, 40, 1, 3, 3, 2, 1, 1, "HardSwish", TRUE, TRUE, NULL, 2 },
+  { "direct 7x7 stride 2, 21 channels", 1, 3, 17, 29, 21, 1, 7, 7, 2, 3, 1, "Relu", TRUE, FALSE, NULL, 3 },
+  { "direct 5x5 dilated, 1 channel", 1, 1, 14, 16, 5, 1, 5, 5, 1, 3, 2, "Sigmoid", FALSE, TRUE, NULL, 1 },
+  { "direct 3x1 rows of 4 pixels", 1, 2, 9, 4, 24, 1, 3, 1, 1, 1, 1, NULL, TRUE, FALSE, NULL, 1 },
+  { "direct SAME_UPPER stride 2", 1, 4, 10, 13, 16, 1, 4, 4, 2, 0, 1, "Clip", FALSE, FALSE, "SAME_UPPER", 2 },
+  { "direct kernel wider than the image", 1, 3, 5, 3, 8, 1, 5, 5, 1, 2, 1, NULL, TRUE, TRUE, NULL, 1 },
 };
 
 static void
@@ -263,13 +272,19 @@ run_conv_case (const ConvCase *cc, int repeat, double *ms_fused, double *ms_nhwc
   g_autoptr (OwbTensor) wn = weight_to_nhwc (w);
   g_autoptr (OwbTensor) zn = z ? permute (z, TRUE) : NULL;
   OwbTensor *in2[4] = { xn, wn, b, zn };
-  for (int packed = 0; packed < 2; packed++)
+  OwbTensor *in3[4] = { x, wn, b, zn };
+  /* variants: W fed or packed, X NHWC or (nchw_input) NCHW */
+  for (int variant = 0; variant < 4; variant++)
     {
+      gboolean packed = variant & 1, nchw = variant >> 1;
       guint const_mask = packed ? 1u << 1 : 0;
-      g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcConv", WB, 4, in2, names, const_mask, &node);
+      g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcConv", WB, 4, nchw ? in3 : in2, names, const_mask, &node);
       set_conv_attributes (node, cc);
+      if (nchw)
+        set_int (node, "nchw_input", 1);
       g_autoptr (OwbTensor) yn
-        = run_model_const (m2, 4, in2, names, const_mask, cc->threads, repeat, packed ? ms_packed : ms_nhwc, &error);
+        = run_model_const (m2, 4, nchw ? in3 : in2, names, const_mask, cc->threads, repeat,
+                           nchw ? NULL : packed ? ms_packed : ms_nhwc, &error);
       g_assert_no_error (error);
       g_autoptr (OwbTensor) got = permute (yn, FALSE);
       g_assert_cmpint (memcmp (got->dims, ref->dims, sizeof (int64_t) * 4), ==, 0);
@@ -278,7 +293,7 @@ run_conv_case (const ConvCase *cc, int repeat, double *ms_fused, double *ms_nhwc
        * scale by up to 5 and 1/24 and cost about ten times that (cpu-winograd.c) */
       gboolean winograd = packed && cc->kh == 3 && cc->kw == 3 && cc->stride == 1 && cc->dilation == 1
                           && cc->group == 1;
-      char *what = g_strdup_printf ("%s%s", cc->what, packed ? " (packed W)" : "");
+      char *what = g_strdup_printf ("%s%s%s", cc->what, packed ? " (packed W)" : "", nchw ? " (NCHW X)" : "");
       assert_close (got, ref, (winograd ? 1e-5 : 1e-6) * MAX (sqrt ((double) wd[1] * cc->kh * cc->kw), 10), what);
       g_free (what);
     }
@@ -789,6 +804,24 @@ test_nhwc_conv_errors (void)
   g_assert_no_error (error);
   int64_t want[4] = { 1, 6, 6, 4 };
   g_assert_cmpint (memcmp (y->dims, want, sizeof want), ==, 0);
+
+  g_autoptr (OwbModel) m5 = one_node_model ("NhwcConv", WB, 2, in2, names, &node);
+  set_int (node, "nchw_input", 2);
+  g_autoptr (OwbSession) s5 = tu_session (m5, 1, &error);
+  g_assert_null (s5);
+  g_assert_nonnull (strstr (error->message, "nchw_input must be 0 or 1"));
+  g_clear_error (&error);
+
+  /* X [1, 8, 8, 8] read as NCHW against W's 8 channels still fits; [1, 3, 8, 8] does not */
+  int64_t x5[4] = { 1, 3, 8, 8 };
+  g_autoptr (OwbTensor) xc = random_tensor (4, x5, 1);
+  OwbTensor *in6[2] = { xc, w };
+  g_autoptr (OwbModel) m6 = one_node_model ("NhwcConv", WB, 2, in6, names, &node);
+  set_int (node, "nchw_input", 1);
+  g_autoptr (OwbSession) s6 = tu_session (m6, 1, &error);
+  g_assert_null (s6);
+  g_assert_nonnull (error);
+  g_clear_error (&error);
 }
 
 int

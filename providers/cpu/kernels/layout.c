@@ -6,6 +6,7 @@
  * packed at prepare time for cpu-sgemm.c, which applies that epilogue in registers. */
 #include "../cpu-activation-private.h"
 #include "../cpu-conv-private.h"
+#include "../cpu-direct-conv-private.h"
 #include "../cpu-sgemm-private.h"
 #include "../cpu-simd-private.h"
 #include "../cpu-winograd-private.h"
@@ -211,6 +212,7 @@ typedef struct {
   int64_t n_packs;
   OwbSgemmPacked **packs;
   OwbWinograd *winograd; /* in place of packs, for 3x3 stride-1 convolutions on large enough images */
+  gboolean nchw_input;   /* X is [N, C, H, W] (attribute nchw_input) */
 } NhwcConvParams;
 
 static void
@@ -288,7 +290,19 @@ nhwc_conv_prepare (const OwbNode *node, int opset, const OwbValueType *const *in
       g_free (p);
       return FALSE;
     }
-  pack_constant_weights (node, input_types ? input_types[0] : NULL, p);
+  p->nchw_input = owb_node_get_int (node, "nchw_input", 0) != 0;
+  /* the weights are chosen for X's NHWC shape */
+  const OwbValueType *xt = input_types ? input_types[0] : NULL;
+  OwbValueType xt_nhwc;
+  if (xt && p->nchw_input && xt->rank == 4)
+    {
+      xt_nhwc = *xt;
+      xt_nhwc.dims[1] = xt->dims[2];
+      xt_nhwc.dims[2] = xt->dims[3];
+      xt_nhwc.dims[3] = xt->dims[1];
+      xt = &xt_nhwc;
+    }
+  pack_constant_weights (node, xt, p);
   *state = p;
   return TRUE;
 }
@@ -696,6 +710,27 @@ depthwise_rows (int64_t begin, int64_t end, gpointer data)
     }
 }
 
+/* An NHWC copy of the NCHW tensor x. */
+static OwbTensor *
+nchw_to_nhwc (OwbKernelContext *ctx, const OwbTensor *x, GError **error)
+{
+  int64_t N = x->dims[0], C = x->dims[1], HW = x->dims[2] * x->dims[3];
+  int64_t dims[4] = { N, x->dims[2], x->dims[3], C };
+  OwbTensor *t = owb_tensor_new_uninit (OWB_TYPE_FLOAT, 4, dims, NULL);
+  if (!t)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "cannot allocate the NHWC copy of X");
+      return NULL;
+    }
+  const float *src = x->data;
+  float *dst = t->data;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t i = 0; i < HW; i++)
+        dst[(n * HW + i) * C + c] = src[(n * C + c) * HW + i];
+  return t;
+}
+
 static gboolean
 compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
 {
@@ -710,7 +745,7 @@ compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
       return FALSE;
     }
   /* W [kH, kW, C/group, M] viewed as [M, C/group, kH, kW] */
-  OwbTensor xv = _owb_cpu_conv_nchw_view (x), yv = _owb_cpu_conv_nchw_view (y), wv = *w;
+  OwbTensor xv = p->nchw_input ? *x : _owb_cpu_conv_nchw_view (x), yv = _owb_cpu_conv_nchw_view (y), wv = *w;
   wv.dims[0] = w->dims[3];
   wv.dims[1] = w->dims[2];
   wv.dims[2] = w->dims[0];
@@ -735,6 +770,24 @@ compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
   job.P = g.N * g.out_size;
   job.K = g.Cg * g.ksize;
   int threads = pool_threads (ctx->pool);
+  /* few input channels (an RGB stem) or an NCHW X: taps read in place, no im2col matrix */
+  if (p->packs && w == p->w && (g.C <= OWB_DIRECT_CONV_MAX_C || p->nchw_input)
+      && _owb_direct_conv_suits (&g, p->packs[0]))
+    {
+      gboolean act = p->act.kind != OWB_CPU_ACT_NONE;
+      _owb_direct_conv_run (ctx->pool, p->packs[0], &g, x->data, p->nchw_input, job.bias, job.z, y->data,
+                            act ? activate_rows : NULL, act ? &p->act : NULL);
+      return TRUE;
+    }
+  /* every other kernel reads NHWC: an NCHW X is transposed first */
+  g_autoptr (OwbTensor) x_nhwc = NULL;
+  if (p->nchw_input)
+    {
+      x_nhwc = nchw_to_nhwc (ctx, x, error);
+      if (!x_nhwc)
+        return FALSE;
+      job.x = x_nhwc->data;
+    }
   if (g.Cg == 1 && g.Mg == 1)
     {
       owb_parallel_for (ctx->pool, g.N * g.out[0], 1, depthwise_rows, &job);
@@ -749,7 +802,7 @@ compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
       && _owb_winograd_get_m (p->winograd) == g.M)
     {
       gboolean act = p->act.kind != OWB_CPU_ACT_NONE;
-      _owb_winograd_run (ctx->pool, p->winograd, &g, x->data, job.bias, job.z, y->data, act ? activate_rows : NULL,
+      _owb_winograd_run (ctx->pool, p->winograd, &g, job.x, job.bias, job.z, y->data, act ? activate_rows : NULL,
                          act ? &p->act : NULL);
       return TRUE;
     }
