@@ -20,8 +20,12 @@
 #define NR 16
 /* depth of one block: A's 6 x KC strip (6 KiB) and B's KC x 16 panel (16 KiB) fit L1 together */
 #define KC 256
-/* columns of one B block: KC x NC floats (256 KiB) stay in L2 while A's strips stream */
-#define NC 256
+/* columns of one B block: KC x NC floats (128 KiB) stay in L2 beside the KC-deep slice of A that
+ * the strips read (vit_b_16's 197 rows: 197 KiB). With 256 columns the two filled L2: a chain of 24
+ * [768 x 3072] MatMuls on 50 rows (weights streaming from memory) ran 57.4 -> 49.5 ms at 2 threads
+ * with this and one-block-deep strips below (medians of 16 alternated runs), 167.6 -> 161.9 ms on
+ * 197 rows. */
+#define NC 128
 /* B's share of L2 when whole panels of it stay there */
 #define L2_FLOATS (64 * 1024)
 
@@ -430,11 +434,13 @@ _owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *a, in
   int64_t nkb = MAX ((K + KC - 1) / KC, 1), kc_max = (K + nkb - 1) / nkb;
   Strip s = { .b = b, .lda = lda, .ldc = ldc, .ldz = ep->ldz, .bias = ep->bias, .act = ep->act, .p0 = ep->p0,
               .p1 = ep->p1 };
-  /* When K x 16 columns or more of B fit L2, each 6-row strip runs all its depth blocks at once
-   * (its C tile stays in L1, A is read once); otherwise every depth block sweeps all the rows
-   * (a KC x NC block of B in L2, C tiles revisited once per block). */
+  /* When K is one depth block, each 6-row strip runs over a block of as many columns as fit L2
+   * (its C tile in registers, A's strip and B's panel in L1); otherwise every depth block sweeps all
+   * the rows (a KC x NC block of B in L2, C tiles revisited once per block). Running all the depth
+   * of a deeper K strip by strip made the A strip and B panel outgrow L1, and A (a transformer's
+   * 50-197 rows of 768-3072) re-stream from L3 for every block of columns. */
   int64_t nc_fit = L2_FLOATS / MAX (K, 1) / NR * NR;
-  gboolean rows_outer = nc_fit >= NR;
+  gboolean rows_outer = K <= KC;
   int64_t nc = rows_outer ? nc_fit : NC;
   int64_t nstrips = (rows + MR - 1) / MR;
   for (int64_t nc0 = n0; nc0 < n1; nc0 += nc)

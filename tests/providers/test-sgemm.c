@@ -103,7 +103,7 @@ run_random_cases (void)
     { 1, 1, 1, FALSE, FALSE, OWB_SGEMM_ACT_NONE, FALSE, 1 },
     { 6, 16, 256, TRUE, FALSE, OWB_SGEMM_ACT_SWISH, FALSE, 1 },
     { 49, 512, 600, TRUE, TRUE, OWB_SGEMM_ACT_CLAMP, FALSE, 2 },  /* K: 3 blocks; split by columns */
-    { 7, 300, 513, TRUE, TRUE, OWB_SGEMM_ACT_NONE, TRUE, 3 },     /* N past one column block of 256 */
+    { 7, 300, 513, TRUE, TRUE, OWB_SGEMM_ACT_NONE, TRUE, 3 },     /* N past two column blocks of 128 */
     { 37, 24, 147, TRUE, FALSE, OWB_SGEMM_ACT_HARD_SWISH, FALSE, 2 }, /* 8-wide last panel */
     { 13, 10, 5, FALSE, TRUE, OWB_SGEMM_ACT_SIGMOID, FALSE, 1 },  /* one partial 16-wide panel */
     { 200, 40, 64, TRUE, TRUE, OWB_SGEMM_ACT_HARD_SIGMOID, TRUE, 4 },
