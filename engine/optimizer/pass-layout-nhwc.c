@@ -627,10 +627,12 @@ remove_dead_transposes (OwbPassContext *ctx)
   return removed;
 }
 
-/* A convolution with at most this many input channels reads an NCHW input in place (the CPU
- * kernel broadcasts each tap from where it lies, cpu-direct-conv.c), so an image's stem needs no
- * NHWC Transpose of the image: mnasnet's was 0.07-0.10 ms at one thread. */
+/* A convolution with at most this many input and output channels reads an NCHW input in place
+ * (the CPU kernel broadcasts each tap from where it lies, cpu-direct-conv.c, which runs such
+ * convolutions anyway), so an image's stem needs no NHWC Transpose of the image: mnasnet's was
+ * 0.07-0.10 ms at one thread. */
 #define NCHW_INPUT_MAX_C 4
+#define NCHW_INPUT_MAX_M 64
 
 static gboolean
 has_attribute (const OwbNode *node, const char *name)
@@ -654,8 +656,9 @@ read_nchw_inputs (OwbPassContext *ctx)
         continue;
       OwbNode *t = _owb_pass_producer (ctx, node->inputs[0]);
       const OwbValueType *x = t && is_transpose (t, to_nhwc_perm) ? _owb_pass_value_type (ctx, t->inputs[0]) : NULL;
+      const OwbTensor *w = _owb_pass_get_constant (ctx, node->inputs[1]);
       if (!x || x->kind != OWB_VALUE_TENSOR || x->rank != 4 || !owb_dim_is_known (x->dims[1])
-          || x->dims[1].value > NCHW_INPUT_MAX_C)
+          || x->dims[1].value > NCHW_INPUT_MAX_C || w->rank != 4 || w->dims[3] > NCHW_INPUT_MAX_M)
         continue;
       g_free (node->inputs[0]);
       node->inputs[0] = g_strdup (t->inputs[0]);

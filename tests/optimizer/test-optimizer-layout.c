@@ -461,8 +461,8 @@ test_residual_chain_outputs (void)
   owb_session_free (s);
 }
 
-/* Two stems (3x3 and 7x7, stride 2) read a 3-channel image in place; a 6-channel input keeps its
- * NHWC Transpose. */
+/* Two stems (3x3 and 7x7, stride 2) read a 3-channel image in place; a 6-channel input and a
+ * 3-channel one under a 96-channel convolution keep their NHWC Transposes. */
 static void
 test_nchw_input_stems (void)
 {
@@ -479,11 +479,18 @@ test_nchw_input_stems (void)
   add_conv (m, "six", "x6", "f", 6, 32, 3, 1, 1, 1, 1);
   add_conv (m, "six2", "f", "g", 32, 32, 3, 1, 1, 1, 1);
   tu_node (m->graph, "GlobalAveragePool", "gap6", "g", "y6");
+  /* 96 output channels: above what the direct kernel takes, so the Transpose stays */
+  int64_t xwd[4] = { 1, 3, 16, 16 };
+  add_input (m, "xw", OWB_TYPE_FLOAT, 4, xwd);
+  add_conv (m, "wide", "xw", "h", 3, 96, 3, 1, 1, 1, 1);
+  add_conv (m, "wide2", "h", "i", 96, 96, 3, 1, 1, 1, 1);
+  tu_node (m->graph, "GlobalAveragePool", "gapw", "i", "yw");
   add_output (m, "y");
   add_output (m, "y6");
+  add_output (m, "yw");
   OwbSession *s = check_layout (m, 2);
   const OwbGraph *g = owb_session_get_graph (s);
-  g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 6);
+  g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 8);
   guint nchw = 0;
   for (guint i = 0; i < g->nodes->len; i++)
     {
@@ -497,8 +504,8 @@ test_nchw_input_stems (void)
         }
     }
   g_assert_cmpuint (nchw, ==, 2);
-  /* x6's Transpose and the two outputs' */
-  g_assert_cmpuint (count_op (g, "Transpose"), ==, 3);
+  /* x6's and xw's Transposes and the three outputs' */
+  g_assert_cmpuint (count_op (g, "Transpose"), ==, 5);
   owb_session_free (s);
   owb_model_unref (m);
 }

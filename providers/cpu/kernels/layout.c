@@ -770,8 +770,8 @@ compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
   job.P = g.N * g.out_size;
   job.K = g.Cg * g.ksize;
   int threads = pool_threads (ctx->pool);
-  /* few input channels (an RGB stem) or an NCHW X: taps read in place, no im2col matrix */
-  if (p->packs && w == p->w && (g.C <= OWB_DIRECT_CONV_MAX_C || p->nchw_input)
+  /* few input and output channels (an RGB stem) or an NCHW X: taps read in place, no im2col matrix */
+  if (p->packs && w == p->w && ((g.C <= OWB_DIRECT_CONV_MAX_C && g.M <= OWB_DIRECT_CONV_MAX_M) || p->nchw_input)
       && _owb_direct_conv_suits (&g, p->packs[0]))
     {
       gboolean act = p->act.kind != OWB_CPU_ACT_NONE;
