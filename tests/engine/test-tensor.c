@@ -1,3 +1,7 @@
+#ifdef __linux__
+#define _GNU_SOURCE
+#include <sched.h>
+#endif
 /* test-tensor.c: tensor storage, views, element access, half conversions, shape overflow. */
 #include <owb/owb.h>
 #include <math.h>
@@ -183,6 +187,70 @@ test_thread_pool_helps (void)
   owb_thread_pool_free (pool);
 }
 
+#ifdef __linux__
+typedef struct {
+  GThread *caller;
+  int cpu;          /* the caller's */
+  gboolean pull;    /* the worker moves itself onto the caller's CPU */
+  gint worker_cpu;  /* atomic: where the worker ran, -1 if it ran nothing */
+} Spreading;
+
+static void
+spreading_chunk (int64_t begin, int64_t end, gpointer data)
+{
+  Spreading *sp = data;
+  if (g_thread_self () == sp->caller)
+    return;
+  if (sp->pull)
+    {
+      cpu_set_t all, one;
+      sched_getaffinity (0, sizeof all, &all);
+      CPU_ZERO (&one);
+      CPU_SET (sp->cpu, &one);
+      sched_setaffinity (0, sizeof one, &one);
+      sched_setaffinity (0, sizeof all, &all);
+    }
+  g_atomic_int_set (&sp->worker_cpu, sched_getcpu ());
+}
+
+/* A worker found on the caller's CPU after a job is moved off it (the kernel puts a woken worker
+ * beside its waker, and took 60-75 ms to separate them). */
+static void
+test_thread_pool_spreads (void)
+{
+  cpu_set_t all;
+  if (sched_getaffinity (0, sizeof all, &all) != 0 || CPU_COUNT (&all) < 2)
+    {
+      g_test_skip ("needs two CPUs");
+      return;
+    }
+  int cpu = 0;
+  while (!CPU_ISSET (cpu, &all))
+    cpu++;
+  OwbThreadPool *pool = owb_thread_pool_new (2);
+  cpu_set_t one;
+  CPU_ZERO (&one);
+  CPU_SET (cpu, &one);
+  g_assert_cmpint (sched_setaffinity (0, sizeof one, &one), ==, 0);
+  Spreading sp = { .caller = g_thread_self (), .cpu = cpu, .pull = TRUE, .worker_cpu = -1 };
+  /* the worker moves itself beside the caller, then takes the next job there */
+  for (int i = 0; i < 2; i++)
+    owb_parallel_for (pool, 64, 1, spreading_chunk, &sp);
+  sp.pull = FALSE;
+  gboolean moved = FALSE;
+  for (int i = 0; i < 20 && !moved; i++)
+    {
+      g_atomic_int_set (&sp.worker_cpu, -1);
+      owb_parallel_for (pool, 64, 1, spreading_chunk, &sp);
+      int w = g_atomic_int_get (&sp.worker_cpu);
+      moved = w >= 0 && w != cpu;
+    }
+  sched_setaffinity (0, sizeof all, &all);
+  owb_thread_pool_free (pool);
+  g_assert_true (moved);
+}
+#endif
+
 int
 main (int argc, char **argv)
 {
@@ -195,5 +263,8 @@ main (int argc, char **argv)
   g_test_add_func ("/tensor/thread-pool", test_thread_pool);
   g_test_add_func ("/tensor/thread-pool-sizes", test_thread_pool_sizes);
   g_test_add_func ("/tensor/thread-pool-helps", test_thread_pool_helps);
+#ifdef __linux__
+  g_test_add_func ("/tensor/thread-pool-spreads", test_thread_pool_spreads);
+#endif
   return g_test_run ();
 }
