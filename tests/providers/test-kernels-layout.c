@@ -420,26 +420,36 @@ test_nhwc_pools_match (void)
     }
 }
 
+/* Against GlobalAveragePool: several images per thread; one image split in parts over 2 and 3
+ * threads (pixel counts that are not multiples of the 64-pixel blocks); partial sums past the stack
+ * buffer (2 parts x 4200 channels). 37 and 4200 channels: vectors of 32 and a tail. */
 static void
 test_nhwc_global_average_pool (void)
 {
-  int64_t xd[4] = { 3, 37, 4, 7 }; /* 32 channels in vectors, 5 alone */
-  g_autoptr (OwbTensor) x = random_tensor (4, xd, 9);
-  g_autoptr (OwbTensor) xn = permute (x, TRUE);
-  const char *names[1] = { "x" };
-  OwbNode *node;
-  OwbTensor *in[1] = { x }, *inn[1] = { xn };
-  g_autoptr (OwbModel) m = one_node_model ("GlobalAveragePool", "", 1, in, names, &node);
-  g_autoptr (OwbModel) mn = one_node_model ("NhwcGlobalAveragePool", WB, 1, inn, names, &node);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (OwbTensor) ref = run_model (m, 1, in, names, 2, 1, NULL, &error);
-  g_assert_no_error (error);
-  g_autoptr (OwbTensor) got = run_model (mn, 1, inn, names, 2, 1, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (got->dims[1], ==, 1);
-  g_assert_cmpint (got->dims[2], ==, 1);
-  g_assert_cmpint (got->dims[3], ==, 37);
-  assert_close (got, ref, 1e-6, "GlobalAveragePool"); /* [N,1,1,C] and [N,C,1,1] share their memory order */
+  static const struct { int64_t n, c, h, w; int threads; } cases[] = {
+    { 3, 37, 4, 7, 2 }, { 1, 37, 13, 11, 2 }, { 1, 96, 17, 23, 3 }, { 2, 40, 12, 12, 3 }, { 1, 4200, 9, 15, 2 },
+  };
+  for (guint k = 0; k < G_N_ELEMENTS (cases); k++)
+    {
+      int64_t xd[4] = { cases[k].n, cases[k].c, cases[k].h, cases[k].w };
+      g_autoptr (OwbTensor) x = random_tensor (4, xd, 9);
+      g_autoptr (OwbTensor) xn = permute (x, TRUE);
+      const char *names[1] = { "x" };
+      OwbNode *node;
+      OwbTensor *in[1] = { x }, *inn[1] = { xn };
+      g_autoptr (OwbModel) m = one_node_model ("GlobalAveragePool", "", 1, in, names, &node);
+      g_autoptr (OwbModel) mn = one_node_model ("NhwcGlobalAveragePool", WB, 1, inn, names, &node);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (OwbTensor) ref = run_model (m, 1, in, names, 1, 1, NULL, &error);
+      g_assert_no_error (error);
+      g_autoptr (OwbTensor) got = run_model (mn, 1, inn, names, cases[k].threads, 1, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (got->dims[1], ==, 1);
+      g_assert_cmpint (got->dims[2], ==, 1);
+      g_assert_cmpint (got->dims[3], ==, cases[k].c);
+      /* [N,1,1,C] and [N,C,1,1] share their memory order */
+      assert_close (got, ref, 1e-6, "GlobalAveragePool");
+    }
 }
 
 /* ---- NhwcConvTranspose ---- */

@@ -978,44 +978,59 @@ compute_nhwc_pool (OwbKernelContext *ctx, GError **error)
 
 typedef struct {
   const float *x;
-  float *y;
-  int64_t HW, C;
+  float *partial; /* [N * parts, C]: each part's sum over its pixels */
+  int64_t HW, C, parts;
 } GapJob;
 
-/* Sums over the pixels of an image, 32 channels at a time in vector registers. */
+/* Pixels summed at a time, 32 channels in vector registers, before the sums go to the part's row
+ * (the block of pixels stays in L1 while its channel blocks are summed). */
+#define GAP_PIXELS 64
+/* Partial sums kept on the caller's stack up to this many floats. */
+#define GAP_STACK_FLOATS 8192
+
+/* Unit u = (image u / parts, part u % parts): the sums over the part's share of the pixels. */
 SIMD_CLONES static void
-gap_images (int64_t begin, int64_t end, gpointer data)
+gap_parts (int64_t begin, int64_t end, gpointer data)
 {
   const GapJob *j = data;
-  int64_t C = j->C;
-  float inv = j->HW > 0 ? 1.0f / (float) j->HW : NAN;
-  for (int64_t n = begin; n < end; n++)
+  int64_t C = j->C, HW = j->HW;
+  for (int64_t u = begin; u < end; u++)
     {
-      float *yp = j->y + n * C;
-      const float *xn = j->x + n * j->HW * C;
-      int64_t c0 = 0;
-      for (; c0 + 4 * L <= C; c0 += 4 * L)
+      int64_t n = u / j->parts, p = u % j->parts;
+      int64_t i0 = HW * p / j->parts, i1 = HW * (p + 1) / j->parts;
+      float *acc = j->partial + u * C;
+      memset (acc, 0, C * sizeof (float));
+      for (int64_t b0 = i0; b0 < i1; b0 += GAP_PIXELS)
         {
-          vf acc[4] = { 0 };
-          for (int64_t i = 0; i < j->HW; i++)
+          int64_t b1 = MIN (b0 + GAP_PIXELS, i1);
+          const float *xb = j->x + (n * HW + b0) * C;
+          int64_t c0 = 0;
+          for (; c0 + 4 * L <= C; c0 += 4 * L)
             {
-              const float *xp = xn + i * C + c0;
+              vf s[4] = { 0 };
+              for (int64_t i = 0; i < b1 - b0; i++)
+                {
+                  const float *xp = xb + i * C + c0;
+                  _Pragma ("GCC unroll 4") for (int v = 0; v < 4; v++)
+                    s[v] += vload (xp + v * L);
+                }
               _Pragma ("GCC unroll 4") for (int v = 0; v < 4; v++)
-                acc[v] += vload (xp + v * L);
+                vstore (acc + c0 + v * L, vload (acc + c0 + v * L) + s[v]);
             }
-          _Pragma ("GCC unroll 4") for (int v = 0; v < 4; v++)
-            vstore (yp + c0 + v * L, acc[v] * inv);
-        }
-      for (; c0 < C; c0++)
-        {
-          float acc = 0;
-          for (int64_t i = 0; i < j->HW; i++)
-            acc += xn[i * C + c0];
-          yp[c0] = acc * inv;
+          for (; c0 < C; c0++)
+            {
+              float t = 0;
+              for (int64_t i = 0; i < b1 - b0; i++)
+                t += xb[i * C + c0];
+              acc[c0] += t;
+            }
         }
     }
 }
 
+/* [N, H, W, C] -> [N, 1, 1, C]. With fewer images than threads, each image's pixels are split in
+ * parts summed side by side (mnasnet and EfficientNet average one image; their squeeze-excite
+ * blocks made this a single-threaded pass over a few MiB). */
 static gboolean
 compute_nhwc_global_average_pool (OwbKernelContext *ctx, GError **error)
 {
@@ -1026,10 +1041,34 @@ compute_nhwc_global_average_pool (OwbKernelContext *ctx, GError **error)
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "X must be a 4-D NHWC tensor");
       return FALSE;
     }
-  GapJob j = { .x = x->data, .y = y->data, .HW = x->dims[1] * x->dims[2], .C = x->dims[3] };
   if (y->nelems == 0)
     return TRUE;
-  owb_parallel_for (ctx->pool, x->dims[0], 1, gap_images, &j);
+  int64_t N = x->dims[0], C = x->dims[3];
+  GapJob j = { .x = x->data, .HW = x->dims[1] * x->dims[2], .C = C, .parts = 1 };
+  int threads = pool_threads (ctx->pool);
+  if (N < threads && j.HW >= 2 * GAP_PIXELS)
+    j.parts = MIN ((threads + N - 1) / N, j.HW / GAP_PIXELS);
+  float stack[GAP_STACK_FLOATS];
+  gboolean on_stack = N * j.parts * C <= GAP_STACK_FLOATS;
+  j.partial = on_stack ? stack : g_try_new (float, N * j.parts * C);
+  if (!j.partial)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "cannot allocate the partial sums");
+      return FALSE;
+    }
+  owb_parallel_for (ctx->pool, N * j.parts, 1, gap_parts, &j);
+  float inv = j.HW > 0 ? 1.0f / (float) j.HW : NAN;
+  float *yp = y->data;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++)
+      {
+        float t = 0;
+        for (int64_t p = 0; p < j.parts; p++)
+          t += j.partial[(n * j.parts + p) * C + c];
+        yp[n * C + c] = t * inv;
+      }
+  if (!on_stack)
+    g_free (j.partial);
   return TRUE;
 }
 
