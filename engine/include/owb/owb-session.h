@@ -37,6 +37,10 @@ void owb_session_options_init (OwbSessionOptions *options);
 
 /* Prepares `model` (a reference is taken; the session works on its own copy of the graph). */
 OwbSession *owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **error);
+/* The same, taking over the caller's reference to `model` (released whether or not the session is
+ * made): weights the optimizer replaces (a convolution's, reordered channels-last) are freed as it
+ * goes rather than kept by the caller's model, so the load's peak memory holds one copy of them. */
+OwbSession *owb_session_new_take (OwbModel *model, const OwbSessionOptions *options, GError **error);
 void owb_session_free (OwbSession *session);
 
 /* The prepared graph: nodes in execution order, with inferred value infos and provider claims. */
