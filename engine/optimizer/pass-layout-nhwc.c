@@ -634,15 +634,6 @@ remove_dead_transposes (OwbPassContext *ctx)
 #define NCHW_INPUT_MAX_C 4
 #define NCHW_INPUT_MAX_M 64
 
-static gboolean
-has_attribute (const OwbNode *node, const char *name)
-{
-  for (int a = 0; a < node->n_attributes; a++)
-    if (strcmp (node->attributes[a].name, name) == 0)
-      return TRUE;
-  return FALSE;
-}
-
 /* NhwcConvs reading the NHWC Transpose of a few-channel NCHW value read that value instead
  * (nchw_input = 1); the Transpose goes when nothing else reads it. */
 static void
@@ -652,12 +643,12 @@ read_nchw_inputs (OwbPassContext *ctx)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
       if (!is_our_op (node, "NhwcConv") || owb_node_get_int (node, "group", 1) != 1
-          || has_attribute (node, "nchw_input") || !_owb_pass_get_constant (ctx, node->inputs[1]))
+          || owb_node_get_attribute (node, "nchw_input"))
         continue;
+      const OwbTensor *w = _owb_pass_get_constant (ctx, node->inputs[1]);
       OwbNode *t = _owb_pass_producer (ctx, node->inputs[0]);
       const OwbValueType *x = t && is_transpose (t, to_nhwc_perm) ? _owb_pass_value_type (ctx, t->inputs[0]) : NULL;
-      const OwbTensor *w = _owb_pass_get_constant (ctx, node->inputs[1]);
-      if (!x || x->kind != OWB_VALUE_TENSOR || x->rank != 4 || !owb_dim_is_known (x->dims[1])
+      if (!w || !x || x->kind != OWB_VALUE_TENSOR || x->rank != 4 || !owb_dim_is_known (x->dims[1])
           || x->dims[1].value > NCHW_INPUT_MAX_C || w->rank != 4 || w->dims[3] > NCHW_INPUT_MAX_M)
         continue;
       g_free (node->inputs[0]);

@@ -413,20 +413,6 @@ plan_free (Plan *p)
   g_free (p);
 }
 
-static OwbSession *session_new (OwbModel *model, gboolean take, const OwbSessionOptions *options, GError **error);
-
-OwbSession *
-owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **error)
-{
-  return session_new (model, FALSE, options, error);
-}
-
-OwbSession *
-owb_session_new_take (OwbModel *model, const OwbSessionOptions *options, GError **error)
-{
-  return session_new (model, TRUE, options, error);
-}
-
 static OwbSession *
 session_new (OwbModel *model, gboolean take, const OwbSessionOptions *options, GError **error)
 {
@@ -490,6 +476,18 @@ session_new (OwbModel *model, gboolean take, const OwbSessionOptions *options, G
 fail:
   owb_session_free (s);
   return NULL;
+}
+
+OwbSession *
+owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **error)
+{
+  return session_new (model, FALSE, options, error);
+}
+
+OwbSession *
+owb_session_new_take (OwbModel *model, const OwbSessionOptions *options, GError **error)
+{
+  return session_new (model, TRUE, options, error);
 }
 
 void

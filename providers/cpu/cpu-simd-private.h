@@ -10,7 +10,8 @@
 typedef float vf __attribute__ ((vector_size (32)));
 typedef int32_t vi __attribute__ ((vector_size (32)));
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* target_clones needs ifunc support: GCC on Linux */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 #define SIMD_CLONES __attribute__ ((target_clones ("arch=x86-64-v3", "default")))
 #else
 #define SIMD_CLONES

@@ -985,7 +985,7 @@ typedef struct {
 /* Pixels summed at a time, 32 channels in vector registers, before the sums go to the part's row
  * (the block of pixels stays in L1 while its channel blocks are summed). */
 #define GAP_PIXELS 64
-/* Partial sums kept on the caller's stack up to this many floats. */
+/* Partial sums of split images kept on the caller's stack up to this many floats. */
 #define GAP_STACK_FLOATS 8192
 
 /* Unit u = (image u / parts, part u % parts): the sums over the part's share of the pixels. */
@@ -1048,9 +1048,10 @@ compute_nhwc_global_average_pool (OwbKernelContext *ctx, GError **error)
   int threads = pool_threads (ctx->pool);
   if (N < threads && j.HW >= 2 * GAP_PIXELS)
     j.parts = MIN ((threads + N - 1) / N, j.HW / GAP_PIXELS);
+  /* one part per image sums straight into Y */
   float stack[GAP_STACK_FLOATS];
-  gboolean on_stack = N * j.parts * C <= GAP_STACK_FLOATS;
-  j.partial = on_stack ? stack : g_try_new (float, N * j.parts * C);
+  gboolean own = j.parts > 1 && N * j.parts * C > GAP_STACK_FLOATS;
+  j.partial = j.parts == 1 ? y->data : own ? g_try_new (float, N * j.parts * C) : stack;
   if (!j.partial)
     {
       owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "cannot allocate the partial sums");
@@ -1067,7 +1068,7 @@ compute_nhwc_global_average_pool (OwbKernelContext *ctx, GError **error)
           t += j.partial[(n * j.parts + p) * C + c];
         yp[n * C + c] = t * inv;
       }
-  if (!on_stack)
+  if (own)
     g_free (j.partial);
   return TRUE;
 }

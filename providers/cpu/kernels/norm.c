@@ -1,5 +1,6 @@
 /* norm.c: CPU kernels of pooling, normalization, softmax-like ops and Dropout. */
 #include "../cpu-kernels-private.h"
+#include "../cpu-simd-private.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -59,13 +60,8 @@ store_double (OwbTensor *t, int64_t i, double v)
 typedef float v4f __attribute__ ((vector_size (16)));
 typedef int32_t v4i __attribute__ ((vector_size (16)));
 
-/* On x86-64 the hot float loops also get an AVX2/FMA build, chosen at load time (about twice as
- * fast for exp); elsewhere, and with other compilers, only the baseline one. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define HOT_LOOP __attribute__ ((target_clones ("arch=x86-64-v3", "default")))
-#else
-#define HOT_LOOP
-#endif
+/* On x86-64 the hot float loops also get an AVX2/FMA build (SIMD_CLONES, cpu-simd-private.h),
+ * chosen at load time: about twice as fast for exp. */
 
 static inline v4f
 load4 (const float *p)
@@ -170,7 +166,7 @@ acc_add_FLOAT (float *y, const float *x, int64_t n)
 }
 
 /* Largest element, NaNs skipped (all NaN: -inf). */
-HOT_LOOP static float
+SIMD_CLONES static float
 row_max_FLOAT (const float *x, int64_t n)
 {
   v4f m0 = splat4 (-INFINITY), m1 = m0;
@@ -200,7 +196,7 @@ row_max_DOUBLE (const double *x, int64_t n)
 }
 
 /* Sum of e^(x - shift); the exponentials are stored in y unless y is NULL. */
-HOT_LOOP static double
+SIMD_CLONES static double
 exp_sum_FLOAT (const float *x, float *y, int64_t n, float shift)
 {
   const v4f s = splat4 (shift);
@@ -246,7 +242,7 @@ exp_sum_DOUBLE (const double *x, double *y, int64_t n, double shift)
   return sum;
 }
 
-HOT_LOOP static double
+SIMD_CLONES static double
 row_sum_FLOAT (const float *x, int64_t n)
 {
   double sum = 0;
@@ -276,7 +272,7 @@ row_sum_DOUBLE (const double *x, int64_t n)
 }
 
 /* Sum of (x - mean)^2. */
-HOT_LOOP static double
+SIMD_CLONES static double
 row_sq_dev_FLOAT (const float *x, int64_t n, double mean)
 {
   const float mf = (float) mean;
@@ -311,7 +307,7 @@ row_sq_dev_DOUBLE (const double *x, int64_t n, double mean)
 }
 
 /* y = (x - m) * a + b. Subtracting m first keeps precision when |m| is large against the spread. */
-HOT_LOOP static void
+SIMD_CLONES static void
 row_affine_FLOAT (const float *x, float *y, int64_t n, float m, float a, float b)
 {
   const v4f vm = splat4 (m), va = splat4 (a), vb = splat4 (b);
@@ -334,7 +330,7 @@ row_affine_DOUBLE (const double *x, double *y, int64_t n, double m, double a, do
 }
 
 /* y = (x - m) * a * scale[i] + bias[i] (bias may be NULL). */
-HOT_LOOP static void
+SIMD_CLONES static void
 row_scale_FLOAT (const float *x, float *y, int64_t n, float m, float a, const float *scale, const float *bias)
 {
   const v4f vm = splat4 (m), va = splat4 (a);
@@ -359,7 +355,7 @@ row_scale_DOUBLE (const double *x, double *y, int64_t n, double m, double a, con
 
 /* For softmax along a strided axis, one row of `inner` lanes at a time: e = e^(x - shift[i]),
  * stored in y unless NULL, and added to acc[i]. */
-HOT_LOOP static void
+SIMD_CLONES static void
 exp_acc_FLOAT (const float *x, const float *shift, float *y, float *acc, int64_t n)
 {
   int64_t i = 0;

@@ -78,6 +78,9 @@ rnn_free (gpointer data)
   g_free (p);
 }
 
+/* Input projection column biases kept on the stack up to this many (directions x gates x hidden). */
+#define COL_BIAS_ON_STACK 4096
+
 /* OpenBLAS packs W again on every call, about a third of gru_tagger's run: pack it once here. */
 static void
 pack_constant_w (const OwbNode *node, RnnParams *p)
@@ -750,8 +753,11 @@ rnn_compute (OwbKernelContext *ctx, GError **error)
   if (rows > OWB_CPU_GEMV_MAX_M && ldx > 0 && p->w_pack && w == p->w && dtype == OWB_TYPE_FLOAT
       && _owb_sgemm_packed_k (p->w_pack) == s.input && _owb_sgemm_packed_n (p->w_pack) == ldx)
     {
-      /* the biases outside the recurrence are the epilogue's column bias */
-      g_autofree float *col_bias = bias ? g_new (float, ldx) : NULL;
+      /* the biases outside the recurrence are the epilogue's column bias (on the stack for the
+       * usual sizes: no allocation per run) */
+      float stack_bias[COL_BIAS_ON_STACK];
+      g_autofree float *heap_bias = bias && ldx > COL_BIAS_ON_STACK ? g_new (float, ldx) : NULL;
+      float *col_bias = heap_bias ? heap_bias : bias ? stack_bias : NULL;
       for (int64_t col = 0; bias && col < ldx; col++)
         {
           int64_t d = col / GH, j = col % GH;
