@@ -206,6 +206,11 @@ static const ConvCase conv_cases[] = {
   /* the vector activation pass and residual add with tails (19 channels is 2 vectors and 3 values
    * per pixel) */
   { "depthwise 3x3 stride 2, LeakyRelu", 1, 19, 11, 9, 19, 19, 3, 3, 2, 1, 1, "LeakyRelu", TRUE, TRUE, NULL, 2 },
+  /* four pixels at a time over two vectors then one (24 channels), one only (8), one then 4 single
+   * channels (12) */
+  { "depthwise 3x3 stride 2, 24 channels", 1, 24, 9, 21, 24, 24, 3, 3, 2, 1, 1, "Relu", TRUE, FALSE, NULL, 2 },
+  { "depthwise 3x3 stride 2, 8 channels", 2, 8, 7, 19, 8, 8, 3, 3, 2, 1, 1, NULL, TRUE, TRUE, NULL, 1 },
+  { "depthwise 5x5 stride 2, 12 channels", 1, 12, 11, 23, 12, 12, 5, 5, 2, 2, 1, "HardSwish", FALSE, FALSE, NULL, 1 },
   { "depthwise 3x3, HardSigmoid", 2, 19, 6, 7, 19, 19, 3, 3, 1, 1, 1, "HardSigmoid", FALSE, TRUE, NULL, 1 },
   { "depthwise 3x3, Clip", 1, 33, 5, 6, 33, 33, 3, 3, 1, 1, 1, "Clip", TRUE, FALSE, NULL, 1 },
   { "channel multiplier", 1, 4, 6, 6, 8, 4, 3, 3, 1, 1, 1, "HardSigmoid", TRUE, FALSE, NULL, 1 },

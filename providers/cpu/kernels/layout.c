@@ -585,17 +585,18 @@ dw_pixel (const DwRow *d, float *yp, int64_t iw0, int64_t kw0, int64_t kw1, int6
     }
 }
 
-/* Four adjacent output pixels whose taps all lie inside the row, 16 channels from c0: each weight
- * vector, loaded once, serves the four (one load per multiply-add instead of two). */
+/* Four adjacent output pixels whose taps all lie inside the row, NV (1 or 2) vectors of channels
+ * from c0: each weight vector, loaded once, serves the four (one load per multiply-add instead of
+ * two), and the four pixels are independent chains of multiply-adds. */
 static inline __attribute__ ((always_inline)) void
-dw_four_pixels (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, const int64_t KW)
+dw_four_pixels (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, const int64_t KW, const int NV)
 {
   const int64_t C = d->C;
   vf acc[4][2];
 #pragma GCC unroll 4
   for (int p = 0; p < 4; p++)
 #pragma GCC unroll 2
-    for (int v = 0; v < 2; v++)
+    for (int v = 0; v < NV; v++)
       acc[p][v] = d->bias ? vload (d->bias + c0 + v * L) : (vf){};
   for (int64_t kh = d->kh0; kh < d->kh1; kh++)
     {
@@ -603,19 +604,20 @@ dw_four_pixels (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, 
       for (int64_t kw = 0; kw < KW; kw++)
         {
           const float *xp = xr + kw * d->dw * C, *wp = wr + kw * C;
-          vf w0 = vload (wp), w1 = vload (wp + L);
+          vf w0 = vload (wp), w1 = NV > 1 ? vload (wp + L) : w0;
 #pragma GCC unroll 4
           for (int p = 0; p < 4; p++)
             {
               acc[p][0] += vload (xp + p * sw * C) * w0;
-              acc[p][1] += vload (xp + p * sw * C + L) * w1;
+              if (NV > 1)
+                acc[p][1] += vload (xp + p * sw * C + L) * w1;
             }
         }
     }
 #pragma GCC unroll 4
   for (int p = 0; p < 4; p++)
 #pragma GCC unroll 2
-    for (int v = 0; v < 2; v++)
+    for (int v = 0; v < NV; v++)
       vstore (yp + p * C + c0 + v * L, acc[p][v]);
 }
 
@@ -671,7 +673,7 @@ depthwise_rows (int64_t begin, int64_t end, gpointer data)
         {
           int64_t iw0 = ow * sw - pw;
           float *yp = yrow + ow * C;
-          if (C >= 2 * L && ow + 4 <= OW && iw0 >= 0 && iw0 + 3 * sw + (KW - 1) * dw < IW)
+          if (C >= L && ow + 4 <= OW && iw0 >= 0 && iw0 + 3 * sw + (KW - 1) * dw < IW)
             {
               int64_t c0 = 0;
               if (sw == 1 && dw == 1 && (KW == 3 || KW == 5))
@@ -687,11 +689,22 @@ depthwise_rows (int64_t begin, int64_t end, gpointer data)
               /* 3 and 5 wide (nearly every depthwise kernel) as constants: the tap loop unrolls */
               for (; c0 + 2 * L <= C; c0 += 2 * L)
                 if (KW == 3)
-                  dw_four_pixels (&d, yp, iw0, sw, c0, 3);
+                  dw_four_pixels (&d, yp, iw0, sw, c0, 3, 2);
                 else if (KW == 5)
-                  dw_four_pixels (&d, yp, iw0, sw, c0, 5);
+                  dw_four_pixels (&d, yp, iw0, sw, c0, 5, 2);
                 else
-                  dw_four_pixels (&d, yp, iw0, sw, c0, KW);
+                  dw_four_pixels (&d, yp, iw0, sw, c0, KW, 2);
+              /* a last single vector (24, 40, 72, 120... channels) */
+              if (c0 + L <= C)
+                {
+                  if (KW == 3)
+                    dw_four_pixels (&d, yp, iw0, sw, c0, 3, 1);
+                  else if (KW == 5)
+                    dw_four_pixels (&d, yp, iw0, sw, c0, 5, 1);
+                  else
+                    dw_four_pixels (&d, yp, iw0, sw, c0, KW, 1);
+                  c0 += L;
+                }
               if (c0 < C)
                 for (int p = 0; p < 4; p++)
                   dw_pixel (&d, yp + p * C, iw0 + p * sw, 0, KW, c0);
