@@ -427,12 +427,14 @@ test_nhwc_pools_match (void)
 
 /* Against GlobalAveragePool: several images per thread; one image split in parts over 2 and 3
  * threads (pixel counts that are not multiples of the 64-pixel blocks); partial sums past the stack
- * buffer (2 parts x 4200 channels). 37 and 4200 channels: vectors of 32 and a tail. */
+ * buffer (2 parts x 4200 channels). 37 and 4200 channels: vectors of 32 and a tail; 24, 40 and 45:
+ * single vectors of 8 over pixel counts that are not multiples of 4, then (45) a tail. */
 static void
 test_nhwc_global_average_pool (void)
 {
   static const struct { int64_t n, c, h, w; int threads; } cases[] = {
     { 3, 37, 4, 7, 2 }, { 1, 37, 13, 11, 2 }, { 1, 96, 17, 23, 3 }, { 2, 40, 12, 12, 3 }, { 1, 4200, 9, 15, 2 },
+    { 1, 24, 7, 9, 1 },  { 2, 45, 5, 5, 2 },  { 1, 24, 13, 11, 2 },
   };
   for (guint k = 0; k < G_N_ELEMENTS (cases); k++)
     {

@@ -1030,6 +1030,19 @@ gap_parts (int64_t begin, int64_t end, gpointer data)
               _Pragma ("GCC unroll 4") for (int v = 0; v < 4; v++)
                 vstore (acc + c0 + v * L, vload (acc + c0 + v * L) + s[v]);
             }
+          /* single vectors (24, 72, 120, 144... channels): four pixels side by side, so that
+           * the adds are four independent chains */
+          for (; c0 + L <= C; c0 += L)
+            {
+              vf s[4] = { 0 };
+              int64_t i = 0;
+              for (; i + 4 <= b1 - b0; i += 4)
+                _Pragma ("GCC unroll 4") for (int k = 0; k < 4; k++)
+                  s[k] += vload (xb + (i + k) * C + c0);
+              for (; i < b1 - b0; i++)
+                s[0] += vload (xb + i * C + c0);
+              vstore (acc + c0, vload (acc + c0) + ((s[0] + s[1]) + (s[2] + s[3])));
+            }
           for (; c0 < C; c0++)
             {
               float t = 0;
