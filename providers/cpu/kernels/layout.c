@@ -536,52 +536,58 @@ packed_units (int64_t begin, int64_t end, gpointer data)
   g_free (col);
 }
 
-/* The taps of one output pixel over channels [c0, c0 + NV * 4), NV vector accumulators in registers. */
-#define DW_VECTORS(NV)                                                                                             \
-  do                                                                                                               \
-    {                                                                                                              \
-      vf acc[NV];                                                                                                  \
-      _Pragma ("GCC unroll 8") for (int v = 0; v < (NV); v++)                                                      \
-        acc[v] = bias ? vload (bias + c0 + v * L) : (vf){};                                                        \
-      for (int64_t kh = kh0; kh < kh1; kh++)                                                                       \
-        {                                                                                                          \
-          const float *xr = xn + (ih0 + kh * dh) * IW * C + c0, *wr = w + kh * KW * C + c0;                        \
-          for (int64_t kw = kw0; kw < kw1; kw++)                                                                   \
-            {                                                                                                      \
-              const float *xp = xr + (iw0 + kw * dw) * C, *wp = wr + kw * C;                                       \
-              _Pragma ("GCC unroll 8") for (int v = 0; v < (NV); v++)                                              \
-                acc[v] += vload (xp + v * L) * vload (wp + v * L);                                                 \
-            }                                                                                                      \
-        }                                                                                                          \
-      _Pragma ("GCC unroll 8") for (int v = 0; v < (NV); v++)                                                      \
-        vstore (yp + c0 + v * L, acc[v]);                                                                          \
-    }                                                                                                              \
-  while (0)
-
-/* Where one output pixel reads: its row of X at tap row 0 and its valid taps. */
+/* Where one output pixel reads: its row of X at tap row 0 and its valid taps; the activation
+ * applied as each output vector is stored (KIND below: a constant in each copy of the kernels). */
 typedef struct {
   const float *xn, *w, *bias;
   int64_t C, IW, KW, ih0, dh, dw, kh0, kh1;
+  float p0, p1;
 } DwRow;
+
+/* The taps of one output pixel over channels [c0, c0 + NV * L), NV vector accumulators. */
+static inline __attribute__ ((always_inline)) void
+dw_vectors (const DwRow *d, float *yp, int64_t iw0, int64_t kw0, int64_t kw1, int64_t c0, const int NV,
+            const OwbCpuActivationKind KIND)
+{
+  const int64_t C = d->C, KW = d->KW;
+  vf acc[4];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; v++)
+    acc[v] = d->bias ? vload (d->bias + c0 + v * L) : (vf){};
+  for (int64_t kh = d->kh0; kh < d->kh1; kh++)
+    {
+      const float *xr = d->xn + (d->ih0 + kh * d->dh) * d->IW * C + c0, *wr = d->w + kh * KW * C + c0;
+      for (int64_t kw = kw0; kw < kw1; kw++)
+        {
+          const float *xp = xr + (iw0 + kw * d->dw) * C, *wp = wr + kw * C;
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; v++)
+            acc[v] += vload (xp + v * L) * vload (wp + v * L);
+        }
+    }
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; v++)
+    vstore (yp + c0 + v * L, act_vector (acc[v], KIND, d->p0, d->p1));
+}
 
 /* One output pixel, channels [c0, C): vectors of 4 and 1, then single channels. */
 static inline __attribute__ ((always_inline)) void
-dw_pixel (const DwRow *d, float *yp, int64_t iw0, int64_t kw0, int64_t kw1, int64_t c0)
+dw_pixel (const DwRow *d, float *yp, int64_t iw0, int64_t kw0, int64_t kw1, int64_t c0,
+          const OwbCpuActivationKind KIND)
 {
   const float *xn = d->xn, *w = d->w, *bias = d->bias;
-  const int64_t C = d->C, IW = d->IW, KW = d->KW, ih0 = d->ih0, dh = d->dh, dw = d->dw, kh0 = d->kh0,
-                kh1 = d->kh1;
+  const int64_t C = d->C, IW = d->IW, KW = d->KW, ih0 = d->ih0, dh = d->dh, dw = d->dw;
   for (; c0 + 4 * L <= C; c0 += 4 * L)
-    DW_VECTORS (4);
+    dw_vectors (d, yp, iw0, kw0, kw1, c0, 4, KIND);
   for (; c0 + L <= C; c0 += L)
-    DW_VECTORS (1);
+    dw_vectors (d, yp, iw0, kw0, kw1, c0, 1, KIND);
   for (; c0 < C; c0++)
     {
       float acc = bias ? bias[c0] : 0.0f;
-      for (int64_t kh = kh0; kh < kh1; kh++)
+      for (int64_t kh = d->kh0; kh < d->kh1; kh++)
         for (int64_t kw = kw0; kw < kw1; kw++)
           acc += xn[((ih0 + kh * dh) * IW + iw0 + kw * dw) * C + c0] * w[(kh * KW + kw) * C + c0];
-      yp[c0] = acc;
+      yp[c0] = act_scalar (acc, KIND, d->p0, d->p1);
     }
 }
 
@@ -589,7 +595,8 @@ dw_pixel (const DwRow *d, float *yp, int64_t iw0, int64_t kw0, int64_t kw1, int6
  * from c0: each weight vector, loaded once, serves the four (one load per multiply-add instead of
  * two), and the four pixels are independent chains of multiply-adds. */
 static inline __attribute__ ((always_inline)) void
-dw_four_pixels (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, const int64_t KW, const int NV)
+dw_four_pixels (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, const int64_t KW, const int NV,
+                const OwbCpuActivationKind KIND)
 {
   const int64_t C = d->C;
   vf acc[4][2];
@@ -618,105 +625,145 @@ dw_four_pixels (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, 
   for (int p = 0; p < 4; p++)
 #pragma GCC unroll 2
     for (int v = 0; v < NV; v++)
-      vstore (yp + p * C + c0 + v * L, acc[p][v]);
+      vstore (yp + p * C + c0 + v * L, act_vector (acc[p][v], KIND, d->p0, d->p1));
 }
 
-/* Stride and dilation 1, 8 channels from c0: the four pixels read KW + 3 adjacent input pixels per
- * tap row, each loaded once and used by up to KW of them (0.75 loads per multiply-add for 3x3
- * instead of 1.25). */
+/* Stride and dilation 1, NV (1 or 2) vectors of channels from c0: the four pixels read KW + 3
+ * adjacent input pixels per tap row, each loaded once and used by up to KW of them (0.75 loads per
+ * multiply-add for 3x3 instead of 1.25). Two vectors make eight independent chains of
+ * multiply-adds, which four could not keep the FMA units busy with. */
 static inline __attribute__ ((always_inline)) void
-dw_four_pixels_s1 (const DwRow *d, float *yp, int64_t iw0, int64_t c0, const int KW)
+dw_four_pixels_s1 (const DwRow *d, float *yp, int64_t iw0, int64_t c0, const int KW, const int NV,
+                   const OwbCpuActivationKind KIND)
 {
   const int64_t C = d->C;
-  vf acc[4];
+  vf acc[2][4];
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; v++)
 #pragma GCC unroll 4
-  for (int p = 0; p < 4; p++)
-    acc[p] = d->bias ? vload (d->bias + c0) : (vf){};
+    for (int p = 0; p < 4; p++)
+      acc[v][p] = d->bias ? vload (d->bias + c0 + v * L) : (vf){};
   for (int64_t kh = d->kh0; kh < d->kh1; kh++)
     {
       const float *xr = d->xn + ((d->ih0 + kh * d->dh) * d->IW + iw0) * C + c0, *wr = d->w + kh * KW * C + c0;
-      vf x[8];
-#pragma GCC unroll 8
-      for (int i = 0; i < KW + 3; i++)
-        x[i] = vload (xr + i * C);
-#pragma GCC unroll 5
-      for (int kw = 0; kw < KW; kw++)
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; v++)
         {
-          vf wv = vload (wr + kw * C);
+          vf x[8];
+#pragma GCC unroll 8
+          for (int i = 0; i < KW + 3; i++)
+            x[i] = vload (xr + i * C + v * L);
+#pragma GCC unroll 5
+          for (int kw = 0; kw < KW; kw++)
+            {
+              vf wv = vload (wr + kw * C + v * L);
 #pragma GCC unroll 4
-          for (int p = 0; p < 4; p++)
-            acc[p] += x[p + kw] * wv;
+              for (int p = 0; p < 4; p++)
+                acc[v][p] += x[p + kw] * wv;
+            }
         }
     }
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; v++)
 #pragma GCC unroll 4
-  for (int p = 0; p < 4; p++)
-    vstore (yp + p * C + c0, acc[p]);
+    for (int p = 0; p < 4; p++)
+      vstore (yp + p * C + c0 + v * L, act_vector (acc[v][p], KIND, d->p0, d->p1));
+}
+
+/* Four interior pixels from yp, every channel: stride 1 with 3 or 5 taps slides a window, the rest
+ * reuse each weight vector over the four. */
+static inline __attribute__ ((always_inline)) void
+dw_four_interior (const DwRow *d, float *yp, int64_t iw0, int64_t sw, const OwbCpuActivationKind KIND)
+{
+  const int64_t C = d->C, KW = d->KW;
+  int64_t c0 = 0;
+  if (sw == 1 && d->dw == 1 && (KW == 3 || KW == 5))
+    {
+      if (KW == 3)
+        for (; c0 + 2 * L <= C; c0 += 2 * L)
+          dw_four_pixels_s1 (d, yp, iw0, c0, 3, 2, KIND);
+      for (; c0 + L <= C; c0 += L)
+        {
+          if (KW == 3)
+            dw_four_pixels_s1 (d, yp, iw0, c0, 3, 1, KIND);
+          else
+            dw_four_pixels_s1 (d, yp, iw0, c0, 5, 1, KIND);
+        }
+    }
+  /* 3 and 5 wide (nearly every depthwise kernel) as constants: the tap loop unrolls */
+  for (; c0 + 2 * L <= C; c0 += 2 * L)
+    if (KW == 3)
+      dw_four_pixels (d, yp, iw0, sw, c0, 3, 2, KIND);
+    else if (KW == 5)
+      dw_four_pixels (d, yp, iw0, sw, c0, 5, 2, KIND);
+    else
+      dw_four_pixels (d, yp, iw0, sw, c0, KW, 2, KIND);
+  /* a last single vector (24, 40, 72, 120... channels) */
+  if (c0 + L <= C)
+    {
+      if (KW == 3)
+        dw_four_pixels (d, yp, iw0, sw, c0, 3, 1, KIND);
+      else if (KW == 5)
+        dw_four_pixels (d, yp, iw0, sw, c0, 5, 1, KIND);
+      else
+        dw_four_pixels (d, yp, iw0, sw, c0, KW, 1, KIND);
+      c0 += L;
+    }
+  if (c0 < C)
+    for (int p = 0; p < 4; p++)
+      dw_pixel (d, yp + p * C, iw0 + p * sw, 0, KW, c0, KIND);
+}
+
+/* Output row r = (n, oh), with KIND applied as it is stored. */
+static inline __attribute__ ((always_inline)) void
+dw_row (const ConvJob *job, int64_t r, const OwbCpuActivationKind KIND)
+{
+  const OwbCpuConvGeom *g = job->g;
+  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];
+  int64_t C = g->C, sw = g->s[1], dw = g->d[1], pw = g->pad[1];
+  int64_t n = r / OH, oh = r % OH;
+  DwRow d = { .xn = job->x + n * IH * IW * C, .w = job->w, .bias = job->bias, .C = C, .IW = IW, .KW = KW,
+              .ih0 = oh * g->s[0] - g->pad[0], .dh = g->d[0], .dw = dw, .p0 = job->act->p0, .p1 = job->act->p1 };
+  float *yrow = job->y + r * OW * C;
+  _owb_cpu_conv_valid_range (d.ih0, d.dh, IH, KH, &d.kh0, &d.kh1);
+  for (int64_t ow = 0; ow < OW;)
+    {
+      int64_t iw0 = ow * sw - pw;
+      float *yp = yrow + ow * C;
+      if (C >= L && ow + 4 <= OW && iw0 >= 0 && iw0 + 3 * sw + (KW - 1) * dw < IW)
+        {
+          dw_four_interior (&d, yp, iw0, sw, KIND);
+          ow += 4;
+          continue;
+        }
+      int64_t kw0 = 0, kw1 = KW;
+      if (iw0 < 0 || iw0 + (KW - 1) * dw >= IW)
+        _owb_cpu_conv_valid_range (iw0, dw, IW, KW, &kw0, &kw1);
+      dw_pixel (&d, yp, iw0, kw0, kw1, 0, KIND);
+      ow++;
+    }
 }
 
 /* Depthwise (group == C == M): units are output rows (n, oh); every pixel accumulates its taps
- * across contiguous channels, four interior pixels at a time. */
+ * across contiguous channels, four interior pixels at a time. ReLU, Clip and HardSwish (the
+ * activations of mobile networks) are applied in registers as the outputs are stored; a residual
+ * or another activation takes a pass over the row, still in cache. */
 SIMD_CLONES static void
 depthwise_rows (int64_t begin, int64_t end, gpointer data)
 {
   const ConvJob *job = data;
-  const OwbCpuConvGeom *g = job->g;
-  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];
-  int64_t C = g->C, sh = g->s[0], sw = g->s[1], dh = g->d[0], dw = g->d[1], pw = g->pad[1];
+  int64_t OW = job->g->out[1], C = job->g->C;
+  OwbCpuActivationKind kind = job->z ? OWB_CPU_ACT_NONE : job->act->kind;
   for (int64_t r = begin; r < end; r++)
     {
-      int64_t n = r / OH, oh = r % OH;
-      DwRow d = { .xn = job->x + n * IH * IW * C, .w = job->w, .bias = job->bias, .C = C, .IW = IW, .KW = KW,
-                  .ih0 = oh * sh - g->pad[0], .dh = dh, .dw = dw };
-      float *yrow = job->y + r * OW * C;
-      _owb_cpu_conv_valid_range (d.ih0, dh, IH, KH, &d.kh0, &d.kh1);
-      for (int64_t ow = 0; ow < OW;)
+      switch (kind)
         {
-          int64_t iw0 = ow * sw - pw;
-          float *yp = yrow + ow * C;
-          if (C >= L && ow + 4 <= OW && iw0 >= 0 && iw0 + 3 * sw + (KW - 1) * dw < IW)
-            {
-              int64_t c0 = 0;
-              if (sw == 1 && dw == 1 && (KW == 3 || KW == 5))
-                {
-                  for (; c0 + L <= C; c0 += L)
-                    {
-                      if (KW == 3)
-                        dw_four_pixels_s1 (&d, yp, iw0, c0, 3);
-                      else
-                        dw_four_pixels_s1 (&d, yp, iw0, c0, 5);
-                    }
-                }
-              /* 3 and 5 wide (nearly every depthwise kernel) as constants: the tap loop unrolls */
-              for (; c0 + 2 * L <= C; c0 += 2 * L)
-                if (KW == 3)
-                  dw_four_pixels (&d, yp, iw0, sw, c0, 3, 2);
-                else if (KW == 5)
-                  dw_four_pixels (&d, yp, iw0, sw, c0, 5, 2);
-                else
-                  dw_four_pixels (&d, yp, iw0, sw, c0, KW, 2);
-              /* a last single vector (24, 40, 72, 120... channels) */
-              if (c0 + L <= C)
-                {
-                  if (KW == 3)
-                    dw_four_pixels (&d, yp, iw0, sw, c0, 3, 1);
-                  else if (KW == 5)
-                    dw_four_pixels (&d, yp, iw0, sw, c0, 5, 1);
-                  else
-                    dw_four_pixels (&d, yp, iw0, sw, c0, KW, 1);
-                  c0 += L;
-                }
-              if (c0 < C)
-                for (int p = 0; p < 4; p++)
-                  dw_pixel (&d, yp + p * C, iw0 + p * sw, 0, KW, c0);
-              ow += 4;
-              continue;
-            }
-          int64_t kw0 = 0, kw1 = KW;
-          if (iw0 < 0 || iw0 + (KW - 1) * dw >= IW)
-            _owb_cpu_conv_valid_range (iw0, dw, IW, KW, &kw0, &kw1);
-          dw_pixel (&d, yp, iw0, kw0, kw1, 0);
-          ow++;
+        case OWB_CPU_ACT_RELU: dw_row (job, r, OWB_CPU_ACT_RELU); continue;
+        case OWB_CPU_ACT_CLIP: dw_row (job, r, OWB_CPU_ACT_CLIP); continue;
+        case OWB_CPU_ACT_HARD_SWISH: dw_row (job, r, OWB_CPU_ACT_HARD_SWISH); continue;
+        default: dw_row (job, r, OWB_CPU_ACT_NONE); break;
         }
+      float *yrow = job->y + r * OW * C;
       if (job->z)
         add_residual (yrow, job->z + r * OW * C, OW * C);
       activate (yrow, OW * C, job->act);
