@@ -1,6 +1,6 @@
 /* test-kernels-tensor.c: shape inference and CPU kernels of the tensor op family, on what the ONNX
  * conformance cases leave out: symbolic dims, bad attributes, out-of-range indices, odd shapes, strings. */
-#include <owb/owb.h>
+#include "../engine/test-util.h"
 
 #include <string.h>
 
@@ -843,6 +843,80 @@ test_constant_and_runtime_shapes (void)
   g_clear_error (&error);
 }
 
+/* Reshape, Flatten, Squeeze, Unsqueeze, Identity and a Transpose that only moves axes of size 1 give
+ * views of their input (no copy). The views must keep their values while the arena hands memory to
+ * later nodes and to a second run, and a real Transpose still copies. */
+static void
+test_reshapes_share_storage (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (13);
+  OwbGraph *g = m->graph;
+  const int64_t xd[3] = { 1, 6, 8 };
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 3, xd, NULL);
+  tu_node (g, "Relu", "relu", "x", "a");
+  const int64_t shape[2] = { 12, 4 };
+  OwbTensor *st = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]){ 2 }, NULL);
+  memcpy (st->data, shape, sizeof shape);
+  owb_graph_add_initializer (g, "shape", st);
+  tu_node (g, "Reshape", "reshape", "a,shape", "b");
+  OwbNode *t = tu_node (g, "Transpose", "unit_axis", "a", "c");
+  set_ints (t, "perm", 3, (int64_t[]){ 1, 0, 2 });
+  OwbNode *f = tu_node (g, "Flatten", "flatten", "c", "d");
+  set_int (f, "axis", 1);
+  tu_node (g, "Identity", "identity", "d", "e");
+  OwbNode *real = tu_node (g, "Transpose", "real", "a", "r");
+  set_ints (real, "perm", 3, (int64_t[]){ 0, 2, 1 });
+  /* same-sized values after `a` is no longer needed, for the arena to give out */
+  tu_node (g, "Neg", "neg", "x", "n1");
+  tu_node (g, "Relu", "relu2", "n1", "n2");
+  tu_node (g, "Neg", "neg2", "n2", "z");
+  const char *outs[] = { "b", "e", "r", "z" };
+  for (int i = 0; i < 4; i++)
+    g_ptr_array_add (g->outputs, owb_value_info_new (outs[i], NULL));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbSession) session = tu_session (m, 2, &error);
+  g_assert_no_error (error);
+  OwbTensor *first[4] = { NULL }, *second[4] = { NULL };
+  float xv[48], xw[48];
+  for (int i = 0; i < 48; i++)
+    {
+      xv[i] = (float) (i % 7) - 3.0f;
+      xw[i] = 2.0f - (float) (i % 5);
+    }
+  g_autoptr (OwbTensor) x1 = tu_floats (3, xd, xv);
+  g_autoptr (OwbTensor) x2 = tu_floats (3, xd, xw);
+  const char *in_names[] = { "x" };
+  g_assert_true (owb_session_run (session, 1, in_names, &x1, 4, NULL, first, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (owb_session_run (session, 1, in_names, &x2, 4, NULL, second, NULL, NULL, &error));
+  g_assert_no_error (error);
+  for (int run = 0; run < 2; run++)
+    {
+      OwbTensor **o = run ? second : first;
+      const float *xs = run ? xw : xv;
+      g_assert_cmpint (o[0]->dims[0], ==, 12);
+      g_assert_cmpint (o[1]->rank, ==, 2);
+      g_assert_cmpint (o[1]->dims[0], ==, 6);
+      g_assert_true (o[0]->data == o[1]->data); /* both read `a` */
+      g_assert_false (o[2]->data == o[0]->data);
+      const float *b = o[0]->data, *e = o[1]->data, *r = o[2]->data, *z = o[3]->data;
+      for (int i = 0; i < 48; i++)
+        {
+          float relu = xs[i] > 0 ? xs[i] : 0.0f;
+          g_assert_cmpfloat (b[i], ==, relu);
+          g_assert_cmpfloat (e[i], ==, relu);
+          g_assert_cmpfloat (z[i], ==, xs[i] < 0 ? xs[i] : -0.0f);
+          int row = i / 8, col = i % 8; /* r is [1, 8, 6] */
+          g_assert_cmpfloat (r[col * 6 + row], ==, relu);
+        }
+    }
+  for (int i = 0; i < 4; i++)
+    {
+      owb_tensor_unref (first[i]);
+      owb_tensor_unref (second[i]);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -860,5 +934,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tensor/kernel/split-uneven", test_split_uneven);
   g_test_add_func ("/tensor/kernel/small-ops", test_small_ops);
   g_test_add_func ("/tensor/kernel/constant-runtime-shapes", test_constant_and_runtime_shapes);
+  g_test_add_func ("/tensor/kernel/reshapes-share-storage", test_reshapes_share_storage);
   return g_test_run ();
 }

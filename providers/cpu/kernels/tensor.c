@@ -463,11 +463,32 @@ copy_data (OwbKernelContext *ctx, const OwbTensor *in, OwbTensor *out, GError **
   return TRUE;
 }
 
+/* Output 0 becomes a view of `in` read as output 0's shape: the same bytes in the same order (a
+ * reshape, or a transpose that only moves axes of size 1), so nothing is copied. Values are never
+ * written after their node has run, so sharing is safe; the view holds a reference on `in`, whose
+ * memory goes back to the arena only when both are released. Strings are owned per element and
+ * are copied. */
+static gboolean
+share_data (OwbKernelContext *ctx, OwbTensor *in, GError **error)
+{
+  OwbTensor *out = get_output (ctx, 0, error);
+  if (!out)
+    return FALSE;
+  if (in->kind != OWB_VALUE_TENSOR || in->dtype == OWB_TYPE_STRING || in->nelems != out->nelems
+      || in->dtype != out->dtype || in->nelems == 0)
+    return copy_data (ctx, in, out, error);
+  OwbTensor *view = owb_tensor_new_view (in, out->rank, out->dims, error);
+  if (!view)
+    return FALSE;
+  owb_tensor_unref (out);
+  ctx->outputs[0] = view;
+  return TRUE;
+}
+
 static gboolean
 reshape_compute (OwbKernelContext *ctx, GError **error)
 {
-  OwbTensor *out = get_output (ctx, 0, error);
-  return out && copy_data (ctx, ctx->inputs[0], out, error);
+  return share_data (ctx, ctx->inputs[0], error);
 }
 
 static gboolean
@@ -483,8 +504,7 @@ identity_compute (OwbKernelContext *ctx, GError **error)
       ctx->outputs[0] = owb_tensor_ref (in);
       return TRUE;
     }
-  OwbTensor *out = get_output (ctx, 0, error);
-  return out && copy_data (ctx, in, out, error);
+  return share_data (ctx, in, error);
 }
 
 /* ---- Transpose, Expand, DepthToSpace, SpaceToDepth ---- */
@@ -517,6 +537,19 @@ transpose_compute (OwbKernelContext *ctx, GError **error)
       s.dims[k] = out->dims[k];
       s.strides[k] = in_strides[p];
     }
+  /* the axes longer than 1 keep their order (vit's [1, 50, 768] <-> [50, 1, 768]): a reshape */
+  int last = -1;
+  gboolean in_order = TRUE;
+  for (int k = 0; k < r; k++)
+    {
+      int p = perm ? (int) perm[k] : r - 1 - k;
+      if (out->dims[k] == 1)
+        continue;
+      in_order = in_order && p > last;
+      last = p;
+    }
+  if (in_order)
+    return share_data (ctx, ctx->inputs[0], error);
   strings_clear (out);
   strided_run (ctx, &s);
   strings_dup (out);
