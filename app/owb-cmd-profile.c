@@ -12,7 +12,9 @@ typedef struct {
   const OwbNode *node;
   guint calls;
   double total_ms;
-  char *shape; /* of the first output, last seen */
+  double run_ms;   /* in the run under way */
+  GArray *per_run; /* of double: the node's time in each profiled run, for its median and minimum */
+  char *shape;     /* of the first output, last seen */
 } NodeTime;
 
 typedef struct {
@@ -34,8 +36,46 @@ typedef struct {
 static void
 node_time_free (NodeTime *t)
 {
+  g_array_unref (t->per_run);
   g_free (t->shape);
   g_free (t);
+}
+
+static int
+compare_doubles (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+/* The median and minimum of a node's per-run times: unlike the mean, one run slowed by something
+ * else on the machine does not move them. Sorts per_run. */
+static void
+node_time_stats (NodeTime *t, double *median, double *min)
+{
+  GArray *v = t->per_run;
+  *median = *min = 0;
+  if (v->len == 0)
+    return;
+  g_array_sort (v, compare_doubles);
+  guint h = v->len / 2;
+  *median = v->len % 2 ? g_array_index (v, double, h) : (g_array_index (v, double, h - 1) + g_array_index (v, double, h)) / 2;
+  *min = g_array_index (v, double, 0);
+}
+
+/* Closes a profiled run: every node's time in it joins its per-run list. */
+static void
+end_profiled_run (GHashTable *nodes)
+{
+  GHashTableIter iter;
+  gpointer value;
+  g_hash_table_iter_init (&iter, nodes);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      NodeTime *t = value;
+      g_array_append_val (t->per_run, t->run_ms);
+      t->run_ms = 0;
+    }
 }
 
 static void
@@ -65,10 +105,12 @@ on_end (const OwbNode *node, int index, OwbTensor *const *outputs, int n_outputs
     {
       t = g_new0 (NodeTime, 1);
       t->node = node;
+      t->per_run = g_array_new (FALSE, FALSE, sizeof (double));
       g_hash_table_insert (p->nodes, (gpointer) node, t);
     }
   t->calls++;
   t->total_ms += MAX (elapsed - f.children, 0);
+  t->run_ms += MAX (elapsed - f.children, 0);
   if (n_outputs > 0 && outputs[0] && !t->shape)
     t->shape = owb_cli_tensor_describe (outputs[0]);
 }
@@ -160,7 +202,10 @@ owb_cmd_profile (int argc, char **argv)
                                      (OwbTensor *const *) feed.inputs->pdata, feed.n_outputs, NULL, feed.outputs,
                                      NULL, NULL, &error);
       if (it >= 0)
-        run_ms += owb_cli_now_ms () - start;
+        {
+          run_ms += owb_cli_now_ms () - start;
+          end_profiled_run (prof.nodes);
+        }
       for (guint k = 0; k < feed.n_outputs; k++)
         g_clear_pointer (&feed.outputs[k], owb_tensor_unref);
       if (!ok)
@@ -230,15 +275,21 @@ owb_cmd_profile (int argc, char **argv)
         g_string_append (out, "],\"nodes\":[");
         for (guint i = 0; i < n_top; i++)
           {
-            const NodeTime *t = g_ptr_array_index (rows, i);
+            NodeTime *t = g_ptr_array_index (rows, i);
             g_string_append (out, i ? ",{\"name\":" : "{\"name\":");
             owb_json_string (out, t->node->name ? t->node->name : "");
             g_string_append (out, ",\"op_type\":");
             owb_json_string (out, node_op (t->node));
             g_string_append (out, ",\"provider\":");
             owb_json_string (out, t->node->provider ? t->node->provider : "");
+            double median, min;
+            node_time_stats (t, &median, &min);
             g_string_append (out, ",\"ms\":");
             owb_json_double (out, t->total_ms / iterations);
+            g_string_append (out, ",\"median_ms\":");
+            owb_json_double (out, median);
+            g_string_append (out, ",\"min_ms\":");
+            owb_json_double (out, min);
             g_string_append (out, ",\"percent\":");
             owb_json_double (out, 100 * t->total_ms / denom);
             g_string_append (out, ",\"output_shape\":");
@@ -263,14 +314,17 @@ owb_cmd_profile (int argc, char **argv)
                                     o->total_ms / iterations, 100 * o->total_ms / denom,
                                     o->calls ? 1000 * o->total_ms / o->calls : 0);
           }
-        g_string_append_printf (out, "\nTop %u nodes\n%-32s %-20s %-8s %9s %7s  %s\n", n_top, "node", "op type",
-                                "provider", "ms", "%", "output");
+        g_string_append_printf (out, "\nTop %u nodes (ms per run: mean, median, minimum)\n%-32s %-20s %-8s %9s %7s %9s %9s  %s\n",
+                                n_top, "node", "op type", "provider", "ms", "%", "median", "min", "output");
         for (guint i = 0; i < n_top; i++)
           {
-            const NodeTime *t = g_ptr_array_index (rows, i);
-            g_string_append_printf (out, "%-32s %-20s %-8s %9.3f %7.2f  %s\n", t->node->name ? t->node->name : "",
-                                    node_op (t->node), t->node->provider ? t->node->provider : "",
-                                    t->total_ms / iterations, 100 * t->total_ms / denom, t->shape ? t->shape : "");
+            NodeTime *t = g_ptr_array_index (rows, i);
+            double median, min;
+            node_time_stats (t, &median, &min);
+            g_string_append_printf (out, "%-32s %-20s %-8s %9.3f %7.2f %9.3f %9.3f  %s\n",
+                                    t->node->name ? t->node->name : "", node_op (t->node),
+                                    t->node->provider ? t->node->provider : "", t->total_ms / iterations,
+                                    100 * t->total_ms / denom, median, min, t->shape ? t->shape : "");
           }
       }
   }

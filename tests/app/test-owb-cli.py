@@ -286,6 +286,7 @@ def profile_tables():
     lines = out.splitlines()
     assert any(line.startswith("Conv ") for line in lines), out
     top = lines.index(next(line for line in lines if line.startswith("Top 4 nodes")))
+    assert "median" in lines[top + 1] and "min" in lines[top + 1], out
     assert len(lines) >= top + 2 + 4 and "cpu" in lines[top + 2] and "float32[" in lines[top + 2], out
     _, out, _ = owb("profile", MODEL, "--json", "--iterations", "3", "--warmup", "0", "--threads", "1", "-O", "all",
                     code=0)
@@ -295,6 +296,8 @@ def profile_tables():
     assert abs(sum(o["percent"] for o in info["ops"]) - 100) < 0.5, info["ops"]
     assert len(info["nodes"]) <= 20 and info["nodes"][0]["provider"] == "cpu", info["nodes"]
     assert all(n["output_shape"].startswith("float32[") for n in info["nodes"]), info["nodes"]
+    # per-node median and minimum over the 3 runs: min <= median <= the largest run (3 x mean bounds it)
+    assert all(0 <= n["min_ms"] <= n["median_ms"] <= 3 * n["ms"] + 1e-6 for n in info["nodes"]), info["nodes"]
     # with every node listed, the node percentages add up too
     _, out, _ = owb("profile", MODEL, "--json", "--iterations", "2", "--top", "1000", code=0)
     assert abs(sum(n["percent"] for n in json.loads(out)["nodes"]) - 100) < 0.5, out
