@@ -1,5 +1,5 @@
 """Benchmarks owb against ONNX Runtime on the same models, inputs and thread counts, alternating
-the two (A B A B) after warm-up, and prints per model and thread count: median latency of each,
+the two (A B B A ...) after warm-up, and prints per model and thread count: median latency of each,
 the ratio owb/ORT, session load time and peak memory of each process.
 
   python3 bench/bench-vs-ort.py [--owb build/app/owb] [--threads 1,2] [--rounds 3]
@@ -86,13 +86,16 @@ def main():
         for threads in [int(t) for t in a.threads.split(",")]:
             owb_runs, ort_runs = [], []
             try:
-                for _ in range(a.rounds):
-                    owb_runs.append(run_json([a.owb, "bench", model, "--threads", str(threads), "--warmup",
-                                              str(a.warmup), "--iterations", str(a.iterations), "-O", a.level,
-                                              "--json"] + dim_args))
-                    ort_runs.append(run_json([sys.executable, __file__, "--ort-child", model, str(threads),
-                                              "--warmup", str(a.warmup), "--iterations", str(a.iterations)]
-                                             + dim_args))
+                run_owb = lambda: owb_runs.append(run_json(
+                    [a.owb, "bench", model, "--threads", str(threads), "--warmup", str(a.warmup), "--iterations",
+                     str(a.iterations), "-O", a.level, "--json"] + dim_args))
+                run_ort = lambda: ort_runs.append(run_json(
+                    [sys.executable, __file__, "--ort-child", model, str(threads), "--warmup", str(a.warmup),
+                     "--iterations", str(a.iterations)] + dim_args))
+                # A B, then B A: on a machine whose speed drifts, neither engine always runs first
+                for i in range(a.rounds):
+                    for run in ((run_owb, run_ort) if i % 2 == 0 else (run_ort, run_owb)):
+                        run()
             except Exception as e:
                 print(f"{name:22} {threads:3d}  failed: {e}")
                 continue
