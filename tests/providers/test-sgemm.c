@@ -108,6 +108,7 @@ run_random_cases (void)
     { 13, 10, 5, FALSE, TRUE, OWB_SGEMM_ACT_SIGMOID, FALSE, 1 },  /* one partial 16-wide panel */
     { 200, 40, 64, TRUE, TRUE, OWB_SGEMM_ACT_HARD_SIGMOID, TRUE, 4 },
     { 5, 33, 0, TRUE, TRUE, OWB_SGEMM_ACT_NONE, FALSE, 1 },       /* K = 0: bias + residual only */
+    { 13, 1040, 1100, TRUE, TRUE, OWB_SGEMM_ACT_CLAMP, FALSE, 3 }, /* B over 4 MiB: threads take columns */
   };
   for (guint i = 0; i < G_N_ELEMENTS (fixed); i++)
     run_case (&fixed[i], i + 1);
