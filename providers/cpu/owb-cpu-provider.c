@@ -94,10 +94,17 @@ cpu_free (OwbProvider *provider)
   g_free (provider);
 }
 
+/* OpenBLAS's own: ends the threads it started when it was loaded. Weak, so that a BLAS without it
+ * still links. */
+extern void blas_thread_shutdown_ (void) __attribute__ ((weak));
+
 /* The session's pool is the one source of intra-op threads: kernels split GEMMs and other work
- * over it, so OpenBLAS must not start threads of its own (two pools on the same cores fight, and
- * small per-step GEMMs spend their time waking OpenBLAS's threads). This is process-wide state,
- * set once. */
+ * over it, so OpenBLAS must not run threads of its own (two pools on the same cores fight, and
+ * small per-step GEMMs spend their time waking OpenBLAS's threads). Its threads, started when the
+ * library loaded, are ended too: they spun on the other core for the process's first ~100 ms,
+ * beside the pool's worker during the first runs and interrupted by the load's page unmapping.
+ * With one thread set OpenBLAS never uses them again (it would start them anew if asked for more).
+ * This is process-wide state, set once. */
 static void
 single_threaded_blas (void)
 {
@@ -105,6 +112,8 @@ single_threaded_blas (void)
   if (g_once_init_enter (&once))
     {
       openblas_set_num_threads (1);
+      if (blas_thread_shutdown_)
+        blas_thread_shutdown_ ();
       g_once_init_leave (&once, 1);
     }
 }

@@ -239,10 +239,39 @@ test_sgemm_partition (void)
   g_assert_cmpint (cb, ==, 32);
 }
 
+/* Creating the CPU provider leaves the process with no BLAS threads: OpenBLAS starts its own when it
+ * is loaded, and they spun beside the session's pool for the first ~100 ms. Runs first, before any
+ * pool exists. */
+static void
+test_no_blas_threads (void)
+{
+#ifdef __linux__
+  GPtrArray *providers = owb_providers_new_from_list ("cpu", NULL);
+  g_assert_nonnull (providers);
+  guint threads = 0;
+  for (int attempt = 0; attempt < 50; attempt++)
+    {
+      g_autoptr (GDir) dir = g_dir_open ("/proc/self/task", 0, NULL);
+      g_assert_nonnull (dir);
+      threads = 0;
+      while (g_dir_read_name (dir))
+        threads++;
+      if (threads == 1)
+        break;
+      g_usleep (2000); /* ended threads may take a moment to go */
+    }
+  g_assert_cmpuint (threads, ==, 1);
+  g_ptr_array_unref (providers);
+#else
+  g_test_skip ("threads are counted through /proc/self/task");
+#endif
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/sgemm/no-blas-threads", test_no_blas_threads);
   g_test_add_func ("/sgemm/avx2", test_sgemm_avx2);
   g_test_add_func ("/sgemm/portable", test_sgemm_portable);
   g_test_add_func ("/sgemm/subrange-and-nan", test_sgemm_subrange_and_nan);
