@@ -606,12 +606,15 @@ _owb_sgemm_packed (OwbThreadPool *pool, const OwbSgemmPacked *b, int64_t rows, c
   _owb_sgemm_partition (rows, b->N, threads, rows, &j.row_tile, &j.col_block);
   /* A B past the caches (a transformer's weights): the threads take columns, so that each reads its
    * share of B once instead of all of B for its rows. bert_base at 2 threads, both libraries in one
-   * process, runs alternated: 1-2% faster; 24 chained 128 x 768 x 3072 MatMuls 2-3%. */
+   * process, runs alternated: 1-2% faster; 24 chained 128 x 768 x 3072 MatMuls 2-3%. Four blocks
+   * per thread where B is wide, so that a thread slowed by the machine is helped by the others
+   * (the pool hands out blocks the owner has not started): bert_base and vit_b_32 another ~2%. */
   int64_t np = (b->N + NR - 1) / NR;
   if (threads > 1 && b->K * b->N * (int64_t) sizeof (float) > COLUMN_SPLIT_B_BYTES && np >= 4 * threads)
     {
+      int64_t parts = np >= 16 * threads ? 4 * threads : threads;
       j.row_tile = rows;
-      j.col_block = (np + threads - 1) / threads * NR;
+      j.col_block = (np + parts - 1) / parts * NR;
     }
   j.ncb = (b->N + j.col_block - 1) / j.col_block;
   int64_t units = (rows + j.row_tile - 1) / j.row_tile * j.ncb;
