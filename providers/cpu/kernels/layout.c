@@ -941,10 +941,38 @@ typedef struct {
   int64_t N, IH, IW, C, OH, OW, k[2], s[2], d[2], pb[2], pe[2];
 } PoolJob;
 
-SIMD_CLONES static void
-pool_rows (int64_t begin, int64_t end, gpointer data)
+/* One output pixel's channels [c0, c0 + NV * L) over the window's valid taps, in registers: the
+ * sum, or the maximum as MaxPool's NCHW kernel takes it (NaN taps skipped, so a window of NaNs
+ * gives -inf). */
+static inline __attribute__ ((always_inline)) void
+pool_vectors (const PoolJob *j, const float *xn, float *yp, int64_t ih0, int64_t iw0, int64_t kh0, int64_t kh1,
+              int64_t kw0, int64_t kw1, int64_t c0, float scale, const int NV, const gboolean is_max)
 {
-  const PoolJob *j = data;
+  const int64_t C = j->C;
+  const vf lowest = (vf){} - INFINITY;
+  vf acc[4];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; v++)
+    acc[v] = is_max ? lowest : (vf){};
+  for (int64_t kh = kh0; kh < kh1; kh++)
+    for (int64_t kw = kw0; kw < kw1; kw++)
+      {
+        const float *xp = xn + ((ih0 + kh * j->d[0]) * j->IW + iw0 + kw * j->d[1]) * C + c0;
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++)
+          {
+            vf x = vload (xp + v * L);
+            acc[v] = is_max ? vsel (x > acc[v], x, acc[v]) : acc[v] + x;
+          }
+      }
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; v++)
+    vstore (yp + c0 + v * L, is_max ? acc[v] : acc[v] * scale);
+}
+
+static inline __attribute__ ((always_inline)) void
+pool_rows_kind (const PoolJob *j, int64_t begin, int64_t end, const gboolean is_max)
+{
   int64_t C = j->C;
   for (int64_t r = begin; r < end; r++)
     {
@@ -957,23 +985,8 @@ pool_rows (int64_t begin, int64_t end, gpointer data)
           float *yp = j->y + (r * j->OW + ow) * C;
           int64_t iw0 = ow * j->s[1] - j->pb[1], kw0, kw1;
           _owb_cpu_conv_valid_range (iw0, j->d[1], j->IW, j->k[1], &kw0, &kw1);
-          if (j->p->is_max)
-            for (int64_t c = 0; c < C; c++)
-              yp[c] = -INFINITY;
-          else
-            memset (yp, 0, C * sizeof (float));
-          for (int64_t kh = kh0; kh < kh1; kh++)
-            for (int64_t kw = kw0; kw < kw1; kw++)
-              {
-                const float *xp = xn + ((ih0 + kh * j->d[0]) * j->IW + iw0 + kw * j->d[1]) * C;
-                if (j->p->is_max)
-                  for (int64_t c = 0; c < C; c++)
-                    yp[c] = xp[c] > yp[c] || xp[c] != xp[c] ? xp[c] : yp[c];
-                else
-                  for (int64_t c = 0; c < C; c++)
-                    yp[c] += xp[c];
-              }
-          if (!j->p->is_max)
+          float scale = 1.0f;
+          if (!is_max)
             {
               int64_t count;
               if (j->p->count_include_pad)
@@ -987,12 +1000,37 @@ pool_rows (int64_t begin, int64_t end, gpointer data)
                 }
               else
                 count = (kh1 - kh0) * (kw1 - kw0);
-              float inv = count > 0 ? 1.0f / (float) count : 0.0f;
-              for (int64_t c = 0; c < C; c++)
-                yp[c] *= inv;
+              scale = count > 0 ? 1.0f / (float) count : 0.0f;
+            }
+          int64_t c0 = 0;
+          for (; c0 + 4 * L <= C; c0 += 4 * L)
+            pool_vectors (j, xn, yp, ih0, iw0, kh0, kh1, kw0, kw1, c0, scale, 4, is_max);
+          for (; c0 + L <= C; c0 += L)
+            pool_vectors (j, xn, yp, ih0, iw0, kh0, kh1, kw0, kw1, c0, scale, 1, is_max);
+          for (; c0 < C; c0++)
+            {
+              float acc = is_max ? -INFINITY : 0.0f;
+              for (int64_t kh = kh0; kh < kh1; kh++)
+                for (int64_t kw = kw0; kw < kw1; kw++)
+                  {
+                    float x = xn[((ih0 + kh * j->d[0]) * j->IW + iw0 + kw * j->d[1]) * C + c0];
+                    acc = is_max ? (x > acc ? x : acc) : acc + x;
+                  }
+              yp[c0] = is_max ? acc : acc * scale;
             }
         }
     }
+}
+
+/* Units are output rows (n, oh); each pixel's window runs over its channels in vectors. */
+SIMD_CLONES static void
+pool_rows (int64_t begin, int64_t end, gpointer data)
+{
+  const PoolJob *j = data;
+  if (j->p->is_max)
+    pool_rows_kind (j, begin, end, TRUE);
+  else
+    pool_rows_kind (j, begin, end, FALSE);
 }
 
 static gboolean
