@@ -536,11 +536,16 @@ packed_units (int64_t begin, int64_t end, gpointer data)
   g_free (col);
 }
 
-/* Where one output pixel reads: its row of X at tap row 0 and its valid taps; the activation
- * applied as each output vector is stored (KIND below: a constant in each copy of the kernels). */
+/* What one output row reads: the input rows under its valid tap rows [kh0, kh1), the first at
+ * `first` and each next one rstep floats further (rows of X, or of a pointwise convolution's output
+ * in a buffer, see NhwcPointwiseDepthwise); the activation applied as each output vector is stored
+ * (KIND below: a constant in each copy of the kernels). A table of row pointers instead cost the
+ * stride-1 kernels 15-20%. */
 typedef struct {
-  const float *xn, *w, *bias;
-  int64_t C, IW, KW, ih0, dh, dw, kh0, kh1;
+  const float *first;
+  int64_t rstep;
+  const float *w, *bias;
+  int64_t C, KW, dw, kh0, kh1;
   float p0, p1;
 } DwRow;
 
@@ -556,7 +561,7 @@ dw_vectors (const DwRow *d, float *yp, int64_t iw0, int64_t kw0, int64_t kw1, in
     acc[v] = d->bias ? vload (d->bias + c0 + v * L) : (vf){};
   for (int64_t kh = d->kh0; kh < d->kh1; kh++)
     {
-      const float *xr = d->xn + (d->ih0 + kh * d->dh) * d->IW * C + c0, *wr = d->w + kh * KW * C + c0;
+      const float *xr = (d->first + (kh - d->kh0) * d->rstep) + c0, *wr = d->w + kh * KW * C + c0;
       for (int64_t kw = kw0; kw < kw1; kw++)
         {
           const float *xp = xr + (iw0 + kw * d->dw) * C, *wp = wr + kw * C;
@@ -575,8 +580,8 @@ static inline __attribute__ ((always_inline)) void
 dw_pixel (const DwRow *d, float *yp, int64_t iw0, int64_t kw0, int64_t kw1, int64_t c0,
           const OwbCpuActivationKind KIND)
 {
-  const float *xn = d->xn, *w = d->w, *bias = d->bias;
-  const int64_t C = d->C, IW = d->IW, KW = d->KW, ih0 = d->ih0, dh = d->dh, dw = d->dw;
+  const float *w = d->w, *bias = d->bias;
+  const int64_t C = d->C, KW = d->KW, dw = d->dw;
   for (; c0 + 4 * L <= C; c0 += 4 * L)
     dw_vectors (d, yp, iw0, kw0, kw1, c0, 4, KIND);
   for (; c0 + L <= C; c0 += L)
@@ -586,7 +591,7 @@ dw_pixel (const DwRow *d, float *yp, int64_t iw0, int64_t kw0, int64_t kw1, int6
       float acc = bias ? bias[c0] : 0.0f;
       for (int64_t kh = d->kh0; kh < d->kh1; kh++)
         for (int64_t kw = kw0; kw < kw1; kw++)
-          acc += xn[((ih0 + kh * dh) * IW + iw0 + kw * dw) * C + c0] * w[(kh * KW + kw) * C + c0];
+          acc += (d->first + (kh - d->kh0) * d->rstep)[(iw0 + kw * dw) * C + c0] * w[(kh * KW + kw) * C + c0];
       yp[c0] = act_scalar (acc, KIND, d->p0, d->p1);
     }
 }
@@ -607,7 +612,7 @@ dw_four_pixels (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, 
       acc[p][v] = d->bias ? vload (d->bias + c0 + v * L) : (vf){};
   for (int64_t kh = d->kh0; kh < d->kh1; kh++)
     {
-      const float *xr = d->xn + ((d->ih0 + kh * d->dh) * d->IW + iw0) * C + c0, *wr = d->w + kh * KW * C + c0;
+      const float *xr = (d->first + (kh - d->kh0) * d->rstep) + iw0 * C + c0, *wr = d->w + kh * KW * C + c0;
       for (int64_t kw = 0; kw < KW; kw++)
         {
           const float *xp = xr + kw * d->dw * C, *wp = wr + kw * C;
@@ -645,7 +650,7 @@ dw_four_pixels_s1 (const DwRow *d, float *yp, int64_t iw0, int64_t c0, const int
       acc[v][p] = d->bias ? vload (d->bias + c0 + v * L) : (vf){};
   for (int64_t kh = d->kh0; kh < d->kh1; kh++)
     {
-      const float *xr = d->xn + ((d->ih0 + kh * d->dh) * d->IW + iw0) * C + c0, *wr = d->w + kh * KW * C + c0;
+      const float *xr = (d->first + (kh - d->kh0) * d->rstep) + iw0 * C + c0, *wr = d->w + kh * KW * C + c0;
 #pragma GCC unroll 2
       for (int v = 0; v < NV; v++)
         {
@@ -714,18 +719,16 @@ dw_four_interior (const DwRow *d, float *yp, int64_t iw0, int64_t sw, const OwbC
       dw_pixel (d, yp + p * C, iw0 + p * sw, 0, KW, c0, KIND);
 }
 
-/* Output row r = (n, oh), with KIND applied as it is stored. */
+/* One output row of a depthwise convolution of geometry g (X's channels, width, strides, pads):
+ * first, rstep and [kh0, kh1) as in DwRow, KIND applied as it is stored. */
 static inline __attribute__ ((always_inline)) void
-dw_row (const ConvJob *job, int64_t r, const OwbCpuActivationKind KIND)
+dw_output_row (const OwbCpuConvGeom *g, const float *w, const float *bias, const OwbCpuActivation *act,
+               const float *first, int64_t rstep, int64_t kh0, int64_t kh1, float *yrow,
+               const OwbCpuActivationKind KIND)
 {
-  const OwbCpuConvGeom *g = job->g;
-  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];
-  int64_t C = g->C, sw = g->s[1], dw = g->d[1], pw = g->pad[1];
-  int64_t n = r / OH, oh = r % OH;
-  DwRow d = { .xn = job->x + n * IH * IW * C, .w = job->w, .bias = job->bias, .C = C, .IW = IW, .KW = KW,
-              .ih0 = oh * g->s[0] - g->pad[0], .dh = g->d[0], .dw = dw, .p0 = job->act->p0, .p1 = job->act->p1 };
-  float *yrow = job->y + r * OW * C;
-  _owb_cpu_conv_valid_range (d.ih0, d.dh, IH, KH, &d.kh0, &d.kh1);
+  int64_t IW = g->in[1], OW = g->out[1], KW = g->k[1], C = g->C, sw = g->s[1], dw = g->d[1], pw = g->pad[1];
+  DwRow d = { .first = first, .rstep = rstep, .w = w, .bias = bias, .C = C, .KW = KW, .dw = dw, .kh0 = kh0,
+              .kh1 = kh1, .p0 = act->p0, .p1 = act->p1 };
   for (int64_t ow = 0; ow < OW;)
     {
       int64_t iw0 = ow * sw - pw;
@@ -744,6 +747,38 @@ dw_row (const ConvJob *job, int64_t r, const OwbCpuActivationKind KIND)
     }
 }
 
+/* The activation kinds applied in registers as depthwise outputs are stored; the others take a
+ * pass over the row (activate). */
+static inline gboolean
+dw_in_register (OwbCpuActivationKind kind)
+{
+  return kind == OWB_CPU_ACT_RELU || kind == OWB_CPU_ACT_CLIP || kind == OWB_CPU_ACT_HARD_SWISH;
+}
+
+/* dw_output_row with the activation's kind as a constant (NONE for a kind dw_in_register refuses:
+ * the caller runs activate on the row then). */
+static inline __attribute__ ((always_inline)) void
+dw_output_row_act (const OwbCpuConvGeom *g, const float *w, const float *bias, const OwbCpuActivation *act,
+                   OwbCpuActivationKind kind, const float *first, int64_t rstep, int64_t kh0, int64_t kh1,
+                   float *yrow)
+{
+  switch (kind)
+    {
+    case OWB_CPU_ACT_RELU:
+      dw_output_row (g, w, bias, act, first, rstep, kh0, kh1, yrow, OWB_CPU_ACT_RELU);
+      break;
+    case OWB_CPU_ACT_CLIP:
+      dw_output_row (g, w, bias, act, first, rstep, kh0, kh1, yrow, OWB_CPU_ACT_CLIP);
+      break;
+    case OWB_CPU_ACT_HARD_SWISH:
+      dw_output_row (g, w, bias, act, first, rstep, kh0, kh1, yrow, OWB_CPU_ACT_HARD_SWISH);
+      break;
+    default:
+      dw_output_row (g, w, bias, act, first, rstep, kh0, kh1, yrow, OWB_CPU_ACT_NONE);
+      break;
+    }
+}
+
 /* Depthwise (group == C == M): units are output rows (n, oh); every pixel accumulates its taps
  * across contiguous channels, four interior pixels at a time. ReLU, Clip and HardSwish (the
  * activations of mobile networks) are applied in registers as the outputs are stored; a residual
@@ -752,18 +787,18 @@ SIMD_CLONES static void
 depthwise_rows (int64_t begin, int64_t end, gpointer data)
 {
   const ConvJob *job = data;
-  int64_t OW = job->g->out[1], C = job->g->C;
-  OwbCpuActivationKind kind = job->z ? OWB_CPU_ACT_NONE : job->act->kind;
+  const OwbCpuConvGeom *g = job->g;
+  int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], C = g->C;
+  OwbCpuActivationKind kind = !job->z && dw_in_register (job->act->kind) ? job->act->kind : OWB_CPU_ACT_NONE;
   for (int64_t r = begin; r < end; r++)
     {
-      switch (kind)
-        {
-        case OWB_CPU_ACT_RELU: dw_row (job, r, OWB_CPU_ACT_RELU); continue;
-        case OWB_CPU_ACT_CLIP: dw_row (job, r, OWB_CPU_ACT_CLIP); continue;
-        case OWB_CPU_ACT_HARD_SWISH: dw_row (job, r, OWB_CPU_ACT_HARD_SWISH); continue;
-        default: dw_row (job, r, OWB_CPU_ACT_NONE); break;
-        }
+      int64_t n = r / OH, oh = r % OH, ih0 = oh * g->s[0] - g->pad[0], kh0, kh1;
+      _owb_cpu_conv_valid_range (ih0, g->d[0], IH, KH, &kh0, &kh1);
+      const float *first = job->x + (n * IH + ih0 + kh0 * g->d[0]) * IW * C;
       float *yrow = job->y + r * OW * C;
+      dw_output_row_act (g, job->w, job->bias, job->act, kind, first, g->d[0] * IW * C, kh0, kh1, yrow);
+      if (kind != OWB_CPU_ACT_NONE)
+        continue;
       if (job->z)
         add_residual (yrow, job->z + r * OW * C, OW * C);
       activate (yrow, OW * C, job->act);
