@@ -1,6 +1,6 @@
 /* layout.c: schemas of the engine's channels-last ops (domain ai.onnx.workbench), which the layout
  * optimization level puts between NCHW<->NHWC Transposes: NhwcConv, NhwcConvTranspose, NhwcMaxPool,
- * NhwcAveragePool and NhwcGlobalAveragePool. Each infers through the standard op on the NCHW view of its input. */
+ * NhwcAveragePool, NhwcGlobalAveragePool and NhwcPointwiseDepthwise. Each infers through the standard op on the NCHW view of its input. */
 #include "owb-ops-private.h"
 #include <owb/owb-error.h>
 
@@ -89,6 +89,22 @@ infer_via (OwbInferContext *ctx, const char *op_type, int opset, int n, const in
   return TRUE;
 }
 
+/* The activation named by attribute `attr`, if any, is one the fused ops know. */
+static gboolean
+check_activation (OwbInferContext *ctx, const char *attr, GError **error)
+{
+  const char *act = owb_node_get_string (ctx->node, attr, NULL);
+  if (!act)
+    return TRUE;
+  static const char *const known[] = { "Relu",        "LeakyRelu", "Clip",  "Sigmoid", "Tanh",
+                                       "HardSigmoid", "HardSwish", "Swish", "Gelu",    "FastGelu" };
+  for (guint i = 0; i < G_N_ELEMENTS (known); i++)
+    if (strcmp (act, known[i]) == 0)
+      return TRUE;
+  owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "%s '%s' is not supported", attr, act);
+  return FALSE;
+}
+
 /* NhwcConv (X [N, H, W, C], W [kH, kW, C/group, M], B [M]?, Z [N, OH, OW, M]?):
  * Y = activation (Conv (X, W, B) + Z) in NHWC, with Conv's and FusedConv's attributes. With
  * nchw_input = 1, X is [N, C, H, W] (an image read in place); Y is NHWC all the same. */
@@ -102,22 +118,9 @@ infer_nhwc_conv (OwbInferContext *ctx, GError **error)
                            nchw_input);
       return FALSE;
     }
-  if (!check_rank4 (ctx, 0, "X", error) || !check_rank4 (ctx, 1, "W", error))
+  if (!check_rank4 (ctx, 0, "X", error) || !check_rank4 (ctx, 1, "W", error)
+      || !check_activation (ctx, "activation", error))
     return FALSE;
-  const char *act = owb_node_get_string (ctx->node, "activation", NULL);
-  if (act)
-    {
-      static const char *const known[] = { "Relu",        "LeakyRelu", "Clip",  "Sigmoid", "Tanh",
-                                           "HardSigmoid", "HardSwish", "Swish", "Gelu",    "FastGelu" };
-      gboolean ok = FALSE;
-      for (guint i = 0; i < G_N_ELEMENTS (known) && !ok; i++)
-        ok = strcmp (act, known[i]) == 0;
-      if (!ok)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "activation '%s' is not supported", act);
-          return FALSE;
-        }
-    }
   if (!infer_via (ctx, "Conv", 11, MIN (ctx->n_inputs, 3), conv_w_view, nchw_input, error))
     return FALSE;
   const OwbValueType *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
@@ -140,6 +143,46 @@ infer_nhwc_conv (OwbInferContext *ctx, GError **error)
     if (!owb_dim_is_known (y->dims[i]) && !y->dims[i].param)
       y->dims[i] = z->dims[i];
   return TRUE;
+}
+
+/* NhwcPointwiseDepthwise (X [N, H, W, C], W1 [1, 1, C, E], B1 [E]?, W2 [kH, kW, 1, E], B2 [E]?):
+ * a 1x1 convolution (bias B1, pointwise_activation) feeding a depthwise one (Conv's attributes with
+ * group = E, bias B2, activation), in NHWC; inferred as that Conv on X with E channels. */
+static gboolean
+infer_nhwc_pointwise_depthwise (OwbInferContext *ctx, GError **error)
+{
+  if (ctx->n_inputs < 4 || !ctx->node->inputs[3][0])
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "input 3 (W2, the depthwise weight) is required");
+      return FALSE;
+    }
+  if (!check_rank4 (ctx, 0, "X", error) || !check_rank4 (ctx, 1, "W1", error) || !check_rank4 (ctx, 3, "W2", error)
+      || !check_activation (ctx, "activation", error) || !check_activation (ctx, "pointwise_activation", error))
+    return FALSE;
+  const OwbValueType *x = ctx->inputs[0], *w1 = ctx->inputs[1];
+  if (x && w1 && x->rank == 4 && w1->rank == 4 && owb_dim_is_known (x->dims[3]) && owb_dim_is_known (w1->dims[2])
+      && (x->dims[3].value != w1->dims[2].value || (owb_dim_is_known (w1->dims[0]) && w1->dims[0].value != 1)
+          || (owb_dim_is_known (w1->dims[1]) && w1->dims[1].value != 1)))
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "W1 must be [1, 1, %" G_GINT64_FORMAT ", E] for X's channels",
+                           x->dims[3].value);
+      return FALSE;
+    }
+  /* the pointwise output: X with W1's E channels */
+  OwbValueType mid;
+  const OwbValueType *ins[3] = { NULL, ctx->inputs[3], ctx->n_inputs > 4 ? ctx->inputs[4] : NULL };
+  if (x && x->rank == 4)
+    {
+      mid = *x;
+      mid.dims[3] = w1 && w1->rank == 4 ? w1->dims[3] : OWB_DIM_UNKNOWN;
+      ins[0] = &mid;
+    }
+  else
+    ins[0] = x;
+  OwbInferContext sub = *ctx;
+  sub.n_inputs = 3;
+  sub.inputs = ins;
+  return infer_via (&sub, "Conv", 11, 3, conv_w_view, FALSE, error);
 }
 
 static gboolean
@@ -200,5 +243,7 @@ const OwbOpSchema _owb_ops_layout[] = {
   { "NhwcAveragePool", "ai.onnx.workbench", 1, 1, 1, 1, 1, infer_nhwc_average_pool },
   { "NhwcGlobalAveragePool", "ai.onnx.workbench", 1, 1, 1, 1, 1, infer_nhwc_global_average_pool },
   { "NhwcConvTranspose", "ai.onnx.workbench", 1, 2, 3, 1, 1, infer_nhwc_conv_transpose },
+  /* B1 may be "": the schema requires X and W1, inference W2 */
+  { "NhwcPointwiseDepthwise", "ai.onnx.workbench", 1, 2, 5, 1, 1, infer_nhwc_pointwise_depthwise },
   { NULL }
 };

@@ -23,6 +23,7 @@ extern const OwbPass _owb_pass_fuse_skip_layernorm;
 extern const OwbPass _owb_pass_fuse_attention;
 extern const OwbPass _owb_pass_fuse_activation;
 extern const OwbPass _owb_pass_layout_nhwc;
+extern const OwbPass _owb_pass_fuse_pointwise_depthwise;
 
 const OwbPass *const _owb_passes[] = {
   &_owb_pass_constant_folding,
@@ -44,6 +45,7 @@ const OwbPass *const _owb_passes[] = {
   &_owb_pass_fuse_attention,
   &_owb_pass_fuse_activation,
   &_owb_pass_layout_nhwc,
+  &_owb_pass_fuse_pointwise_depthwise,
 };
 
 const guint _owb_n_passes = G_N_ELEMENTS (_owb_passes);

@@ -29,6 +29,10 @@ typedef struct {
 /* Reads the node's activation (none when absent). An unknown name or a wrong number of
  * activation_params is an OWB_ERROR_INVALID_MODEL error naming the node. */
 gboolean _owb_cpu_activation_parse (const OwbNode *node, OwbCpuActivation *act, GError **error);
+/* The same from other attributes (NhwcPointwiseDepthwise's pointwise_activation and
+ * pointwise_activation_params). */
+gboolean _owb_cpu_activation_parse_named (const OwbNode *node, const char *attr, const char *params_attr,
+                                          OwbCpuActivation *act, GError **error);
 
 /* y = y / (1 + e^-y) (swish) or 1 / (1 + e^-y) over n floats with AVX2 and FMA, within 2 ulp of
  * the float formula (NaN passes); FALSE, with nothing done, on a CPU without them. */

@@ -137,6 +137,13 @@ _owb_cpu_tanh_f32 (float *x, int64_t n)
 gboolean
 _owb_cpu_activation_parse (const OwbNode *node, OwbCpuActivation *act, GError **error)
 {
+  return _owb_cpu_activation_parse_named (node, "activation", "activation_params", act, error);
+}
+
+gboolean
+_owb_cpu_activation_parse_named (const OwbNode *node, const char *attr, const char *params_attr,
+                                 OwbCpuActivation *act, GError **error)
+{
   static const struct {
     const char *name;
     OwbCpuActivationKind kind;
@@ -155,19 +162,19 @@ _owb_cpu_activation_parse (const OwbNode *node, OwbCpuActivation *act, GError **
     { "FastGelu", OWB_CPU_ACT_FAST_GELU, 0, 0, 0 },
   };
   memset (act, 0, sizeof *act);
-  const char *name = owb_node_get_string (node, "activation", NULL);
+  const char *name = owb_node_get_string (node, attr, NULL);
   if (!name)
     return TRUE;
   int n = 0;
-  const float *params = owb_node_get_floats (node, "activation_params", &n);
+  const float *params = owb_node_get_floats (node, params_attr, &n);
   for (guint i = 0; i < G_N_ELEMENTS (table); i++)
     if (strcmp (name, table[i].name) == 0)
       {
         if (params && n != table[i].n_params)
           {
             g_autofree char *who = owb_node_describe (node);
-            g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "%s: activation %s takes %d activation_params, got %d",
-                         who, name, table[i].n_params, n);
+            g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "%s: %s %s takes %d %s, got %d", who, attr, name,
+                         table[i].n_params, params_attr, n);
             return FALSE;
           }
         act->kind = table[i].kind;
@@ -176,6 +183,6 @@ _owb_cpu_activation_parse (const OwbNode *node, OwbCpuActivation *act, GError **
         return TRUE;
       }
   g_autofree char *who = owb_node_describe (node);
-  g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "%s: activation '%s' is not supported", who, name);
+  g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "%s: %s '%s' is not supported", who, attr, name);
   return FALSE;
 }

@@ -139,6 +139,31 @@ mobile_block (void)
   return m;
 }
 
+/* An inverted residual block at a large enough size to fuse: stem (RGB read in place) -> expand
+ * 1x1 (ReLU) -> depthwise 3x3/2 (HardSwish) -> "project" 1x1 -> depthwise, whose input (32 x 32 x
+ * 160 floats, 640 KiB) is also averaged on its own (so that pair is kept apart); the two averages
+ * are added. The first expanded tensor is 64 x 64 x 64 floats (1 MiB). */
+static OwbModel *
+expand_block (void)
+{
+  OwbModel *m = tu_model_new (17);
+  int64_t xd[4] = { 1, 3, 128, 128 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  add_conv (m, "stem", "x", "a", 3, 16, 3, 2, 1, 1, 1);
+  tu_node (m->graph, "Relu", "relu0", "a", "a1");
+  add_conv (m, "expand", "a1", "b", 16, 64, 1, 1, 0, 1, 1);
+  tu_node (m->graph, "Relu", "relu1", "b", "b1");
+  add_conv (m, "dw", "b1", "c", 64, 64, 3, 2, 1, 1, 64);
+  tu_node (m->graph, "HardSwish", "hs", "c", "c1");
+  add_conv (m, "project", "c1", "d", 64, 160, 1, 1, 0, 1, 1);
+  add_conv (m, "dw2", "d", "e", 160, 160, 3, 1, 1, 1, 160);
+  tu_node (m->graph, "GlobalAveragePool", "gap", "e", "ge");
+  tu_node (m->graph, "GlobalAveragePool", "gap_d", "d", "gd");
+  tu_node (m->graph, "Add", "add", "ge,gd", "y");
+  add_output (m, "y");
+  return m;
+}
+
 /* Reductions of the NHWC activations: a mean over H and W without keepdims (mnasnet's head), a max
  * over C with keepdims, a sum over C and W from a constant axes input, all read the NHWC value; a
  * mean over W alone without keepdims (its remaining axes would come out in another order) stays on
@@ -525,6 +550,50 @@ test_mobile_block_outputs (void)
   owb_session_free (s);
 }
 
+/* The first expand -> depthwise pair becomes one NhwcPointwiseDepthwise (outputs unchanged, on 1
+ * and 2 threads); the second is kept: its expanded tensor is averaged too. */
+static void
+test_pointwise_depthwise_fused (void)
+{
+  for (int threads = 1; threads <= 2; threads++)
+    {
+      g_autoptr (OwbModel) m = expand_block ();
+      OwbSession *s = check_layout (m, threads);
+      const OwbGraph *g = owb_session_get_graph (s);
+      g_assert_cmpuint (count_op (g, "NhwcPointwiseDepthwise"), ==, 1);
+      /* stem, project, dw2 */
+      g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 3);
+      owb_session_free (s);
+    }
+  g_autoptr (OwbModel) m = expand_block ();
+  g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
+  const OwbPassReport *p = pass_report (report, "fuse_pointwise_depthwise");
+  g_assert_nonnull (p);
+  g_assert_true (has_near_miss (p, "output is read elsewhere too"));
+  /* extended (no layout): nothing to fuse */
+  g_autoptr (OwbModel) m2 = expand_block ();
+  g_autoptr (OwbOptimizeReport) r2 = optimize (m2, OWB_OPTIMIZE_EXTENDED, FALSE);
+  g_assert_cmpuint (count_op (m2->graph, "NhwcPointwiseDepthwise"), ==, 0);
+}
+
+/* Expanded tensors that stay in cache (the mobile block's 12 x 12 x 96) are not fused. */
+static void
+test_pointwise_depthwise_small_kept (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (17);
+  int64_t xd[4] = { 1, 3, 48, 48 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  add_conv (m, "stem", "x", "a", 3, 16, 3, 2, 1, 1, 1);
+  add_conv (m, "expand", "a", "b", 16, 96, 1, 1, 0, 1, 1);
+  add_conv (m, "dw", "b", "c", 96, 96, 3, 1, 1, 1, 96);
+  tu_node (m->graph, "GlobalAveragePool", "gap", "c", "y");
+  add_output (m, "y");
+  g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
+  g_assert_cmpuint (count_op (m->graph, "NhwcPointwiseDepthwise"), ==, 0);
+  g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 3);
+  g_assert_true (has_near_miss (pass_report (report, "fuse_pointwise_depthwise"), "stays in cache"));
+}
+
 static void
 test_concat_block_outputs (void)
 {
@@ -851,6 +920,8 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/layout/residual-chain-graph", test_residual_chain_graph);
   g_test_add_func ("/optimizer/layout/residual-chain-outputs", test_residual_chain_outputs);
   g_test_add_func ("/optimizer/layout/mobile-block-outputs", test_mobile_block_outputs);
+  g_test_add_func ("/optimizer/layout/pointwise-depthwise-fused", test_pointwise_depthwise_fused);
+  g_test_add_func ("/optimizer/layout/pointwise-depthwise-small-kept", test_pointwise_depthwise_small_kept);
   g_test_add_func ("/optimizer/layout/nchw-input-stems", test_nchw_input_stems);
   g_test_add_func ("/optimizer/layout/concat-block-outputs", test_concat_block_outputs);
   g_test_add_func ("/optimizer/layout/reduce-heads-outputs", test_reduce_heads_outputs);

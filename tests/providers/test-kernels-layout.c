@@ -131,8 +131,8 @@ run_model_const (OwbModel *m, int n_in, OwbTensor *const *inputs, const char *co
   OwbSession *s = tu_session (m, threads, error);
   if (!s)
     return NULL;
-  const char *feed_names[4];
-  OwbTensor *feeds[4];
+  const char *feed_names[8];
+  OwbTensor *feeds[8];
   int n = 0;
   for (int i = 0; i < n_in; i++)
     if (inputs[i] && !(const_mask & (1u << i)))
@@ -873,6 +873,143 @@ test_nhwc_conv_errors (void)
   g_clear_error (&error);
 }
 
+/* ---- NhwcPointwiseDepthwise ---- */
+
+static void
+set_floats (OwbNode *node, const char *name, int n, const float *values)
+{
+  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_FLOATS);
+  a->n = n;
+  a->floats = g_memdup2 (values, sizeof (float) * n);
+}
+
+/* The activation `act` (Clip with bounds) under attribute names prefix + "activation"... */
+static void
+set_activation (OwbNode *node, const char *prefix, const char *act)
+{
+  if (!act)
+    return;
+  g_autofree char *name = g_strconcat (prefix, "activation", NULL);
+  g_autofree char *params = g_strconcat (prefix, "activation_params", NULL);
+  set_string (node, name, act);
+  if (strcmp (act, "Clip") == 0)
+    set_floats (node, params, 2, (const float[]) { -0.25f, 0.5f });
+}
+
+typedef struct {
+  const char *what;
+  int64_t n, c, e, h, w, k, stride, pad;
+  const char *pw_act, *act;
+  gboolean bias1, bias2, w1_const;
+  int threads;
+} PwDwCase;
+
+/* Against NhwcConv 1x1 then NhwcConv depthwise: bands over threads, images over threads, tall rows
+ * that keep the buffer moving its rows to the front, a stride past the kernel's height (rows
+ * skipped), activations in registers and in a pass, no biases, W1 fed at run time. */
+static void
+test_pointwise_depthwise_matches (void)
+{
+  static const PwDwCase cases[] = {
+    { "3x3/2, two bands", 1, 16, 64, 13, 17, 3, 2, 1, "Relu", "Relu", TRUE, TRUE, TRUE, 2 },
+    { "3x3, three bands", 1, 8, 24, 11, 9, 3, 1, 1, "HardSwish", NULL, TRUE, TRUE, TRUE, 3 },
+    { "5x5/2, two images, Swish", 2, 5, 40, 12, 10, 5, 2, 2, "Swish", "Swish", FALSE, TRUE, TRUE, 1 },
+    { "3x3 unpadded, images over threads", 3, 12, 19, 9, 9, 3, 1, 0, "Clip", "HardSwish", TRUE, FALSE, TRUE, 2 },
+    { "W1 fed at run time", 1, 7, 16, 6, 30, 3, 1, 1, "Relu", "Clip", TRUE, TRUE, FALSE, 2 },
+    { "rows wider than the buffer", 1, 4, 256, 10, 200, 3, 1, 1, NULL, "Relu", TRUE, TRUE, TRUE, 2 },
+    { "rows wider than the buffer, 3x3/2", 1, 4, 256, 11, 200, 3, 2, 1, "Relu", NULL, TRUE, TRUE, TRUE, 1 },
+    { "1x1/2 (rows skipped)", 1, 8, 16, 9, 9, 1, 2, 0, "Relu", NULL, TRUE, TRUE, TRUE, 2 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const PwDwCase *pc = &cases[i];
+      int64_t xd[4] = { pc->n, pc->h, pc->w, pc->c }, w1d[4] = { 1, 1, pc->c, pc->e };
+      int64_t w2d[4] = { pc->k, pc->k, 1, pc->e }, bd[1] = { pc->e };
+      g_autoptr (OwbTensor) x = random_tensor (4, xd, 11 + i);
+      g_autoptr (OwbTensor) w1 = random_tensor (4, w1d, 12 + i);
+      g_autoptr (OwbTensor) w2 = random_tensor (4, w2d, 13 + i);
+      g_autoptr (OwbTensor) b1 = random_tensor (1, bd, 14 + i);
+      g_autoptr (OwbTensor) b2 = random_tensor (1, bd, 15 + i);
+      int64_t ks[2] = { pc->k, pc->k }, st[2] = { pc->stride, pc->stride };
+      int64_t pads[4] = { pc->pad, pc->pad, pc->pad, pc->pad }, one[2] = { 1, 1 }, zero[4] = { 0 };
+      g_autoptr (GError) error = NULL;
+      /* the two convolutions one after the other */
+      OwbNode *node;
+      const char *n1[3] = { "x", "w", "b" };
+      OwbTensor *in1[3] = { x, w1, pc->bias1 ? b1 : NULL };
+      g_autoptr (OwbModel) m1 = one_node_model_const ("NhwcConv", WB, 3, in1, n1, 6, &node);
+      set_ints (node, "kernel_shape", 2, one);
+      set_ints (node, "pads", 4, zero);
+      set_activation (node, "", pc->pw_act);
+      g_autoptr (OwbTensor) mid = run_model_const (m1, 3, in1, n1, 6, pc->threads, 1, NULL, &error);
+      g_assert_no_error (error);
+      OwbTensor *in2[3] = { mid, w2, pc->bias2 ? b2 : NULL };
+      g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcConv", WB, 3, in2, n1, 6, &node);
+      set_ints (node, "kernel_shape", 2, ks);
+      set_ints (node, "strides", 2, st);
+      set_ints (node, "pads", 4, pads);
+      set_int (node, "group", pc->e);
+      set_activation (node, "", pc->act);
+      g_autoptr (OwbTensor) ref = run_model_const (m2, 3, in2, n1, 6, pc->threads, 1, NULL, &error);
+      g_assert_no_error (error);
+      /* fused */
+      const char *nf[5] = { "x", "w1", "b1", "w2", "b2" };
+      OwbTensor *inf[5] = { x, w1, pc->bias1 ? b1 : NULL, w2, pc->bias2 ? b2 : NULL };
+      guint consts = (pc->w1_const ? 2u : 0u) | 4u | 8u | 16u;
+      g_autoptr (OwbModel) mf = one_node_model_const ("NhwcPointwiseDepthwise", WB, 5, inf, nf, consts, &node);
+      set_ints (node, "kernel_shape", 2, ks);
+      set_ints (node, "strides", 2, st);
+      set_ints (node, "pads", 4, pads);
+      set_int (node, "group", pc->e);
+      set_activation (node, "pointwise_", pc->pw_act);
+      set_activation (node, "", pc->act);
+      /* twice: the second run reuses what the first prepared */
+      for (int run = 0; run < 2; run++)
+        {
+          g_autoptr (OwbTensor) got = run_model_const (mf, 5, inf, nf, consts, pc->threads, 2, NULL, &error);
+          g_assert_no_error (error);
+          g_assert_cmpmem (got->dims, sizeof (int64_t) * 4, ref->dims, sizeof (int64_t) * 4);
+          assert_close (got, ref, 1e-5, pc->what);
+        }
+    }
+}
+
+/* Mismatched shapes and activations are errors naming the problem, not crashes. */
+static void
+test_pointwise_depthwise_errors (void)
+{
+  int64_t xd[4] = { 1, 6, 6, 4 }, w1d[4] = { 1, 1, 5, 8 }, w2d[4] = { 3, 3, 1, 8 };
+  g_autoptr (OwbTensor) x = random_tensor (4, xd, 1);
+  g_autoptr (OwbTensor) w1 = random_tensor (4, w1d, 2);
+  g_autoptr (OwbTensor) w2 = random_tensor (4, w2d, 3);
+  const char *nf[4] = { "x", "w1", "b1", "w2" };
+  OwbTensor *inf[4] = { x, w1, NULL, w2 };
+  OwbNode *node;
+  int64_t ks[2] = { 3, 3 };
+  g_autoptr (GError) error = NULL;
+  /* W1 has 5 input channels, X 4 */
+  g_autoptr (OwbModel) m = one_node_model_const ("NhwcPointwiseDepthwise", WB, 4, inf, nf, 10, &node);
+  set_ints (node, "kernel_shape", 2, ks);
+  set_int (node, "group", 8);
+  g_autoptr (OwbTensor) y = run_model_const (m, 4, inf, nf, 10, 1, 1, NULL, &error);
+  g_assert_null (y);
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "W1"));
+  g_clear_error (&error);
+  /* an unknown pointwise activation */
+  int64_t w1ok[4] = { 1, 1, 4, 8 };
+  g_autoptr (OwbTensor) w1b = random_tensor (4, w1ok, 4);
+  inf[1] = w1b;
+  g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcPointwiseDepthwise", WB, 4, inf, nf, 10, &node);
+  set_ints (node, "kernel_shape", 2, ks);
+  set_int (node, "group", 8);
+  set_string (node, "pointwise_activation", "Softplus");
+  g_autoptr (OwbTensor) y2 = run_model_const (m2, 4, inf, nf, 10, 1, 1, NULL, &error);
+  g_assert_null (y2);
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "pointwise_activation 'Softplus'"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -884,6 +1021,8 @@ main (int argc, char **argv)
   g_test_add_func ("/kernels/layout/nhwc-conv-transpose-matches", test_nhwc_conv_transpose_matches);
   g_test_add_func ("/kernels/layout/nhwc-conv-transpose-errors", test_nhwc_conv_transpose_errors);
   g_test_add_func ("/kernels/layout/resize-channels-last", test_resize_channels_last);
+  g_test_add_func ("/kernels/layout/pointwise-depthwise-matches", test_pointwise_depthwise_matches);
+  g_test_add_func ("/kernels/layout/pointwise-depthwise-errors", test_pointwise_depthwise_errors);
   g_test_add_func ("/kernels/layout/nhwc-conv-speed", test_nhwc_conv_speed);
   return g_test_run ();
 }

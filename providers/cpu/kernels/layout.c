@@ -1219,6 +1219,208 @@ compute_nhwc_global_average_pool (OwbKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- NhwcPointwiseDepthwise ---- */
+
+/* A 1x1 convolution (C -> E channels, its own bias and activation) feeding a depthwise one, run
+ * together: the pointwise output rows a band of depthwise output rows needs are computed into a
+ * buffer of a few rows, which the depthwise kernel reads while they are in L2, so the expanded
+ * tensor (mobile networks' largest: 112x112x64 floats in MobileNetV3) is never written out whole
+ * and read back. */
+
+/* The row buffer holds about this many bytes (rows of W x E floats), at least the kernel's height. */
+#define PWDW_BUFFER_BYTES (192 * 1024)
+
+typedef struct {
+  OwbCpuConvParams conv;        /* the depthwise convolution's attributes */
+  OwbCpuActivation act, pw_act; /* the depthwise's and the pointwise's */
+  OwbTensor *w1;                /* the pointwise weight the pack is of (a reference) */
+  OwbSgemmPacked *pack1;
+} PwDwParams;
+
+static void
+pwdw_free (gpointer data)
+{
+  PwDwParams *p = data;
+  if (!p)
+    return;
+  _owb_sgemm_packed_free (p->pack1);
+  g_clear_pointer (&p->w1, owb_tensor_unref);
+  g_free (p);
+}
+
+static gboolean
+pwdw_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state, GError **error)
+{
+  PwDwParams *p = g_new0 (PwDwParams, 1);
+  if (!_owb_cpu_conv_params_parse (node, &p->conv, error) || !_owb_cpu_activation_parse (node, &p->act, error)
+      || !_owb_cpu_activation_parse_named (node, "pointwise_activation", "pointwise_activation_params", &p->pw_act,
+                                           error))
+    {
+      g_free (p);
+      return FALSE;
+    }
+  const char *name = node->n_inputs > 1 ? node->inputs[1] : "";
+  OwbTensor *w1 = name[0] && node->graph ? owb_graph_get_initializer (node->graph, name) : NULL;
+  if (w1 && w1->dtype == OWB_TYPE_FLOAT && w1->rank == 4 && w1->dims[0] == 1 && w1->dims[1] == 1 && w1->nelems > 0)
+    {
+      p->w1 = owb_tensor_ref (w1);
+      p->pack1 = _owb_sgemm_pack (w1->dims[2], w1->dims[3], w1->data, w1->dims[3]);
+    }
+  *state = p;
+  return TRUE;
+}
+
+typedef struct {
+  const OwbCpuConvGeom *g; /* the depthwise convolution's, on the pointwise output [N, H, W, E] */
+  const PwDwParams *p;
+  const OwbSgemmPacked *pack1;
+  const float *x, *b1, *w2, *b2;
+  float *y;
+  int64_t C, bands;        /* X's channels; output-row bands per image */
+  int64_t cap;             /* rows the buffer holds */
+  gint failed;             /* atomic: a band could not allocate its buffer */
+} PwDwJob;
+
+/* Band u = (image, band): its output rows in order. The buffer holds pointwise rows
+ * [lo, lo + filled); when the next output row's window does not fit, the rows it still needs move to
+ * the front (a kernel's height less a stride of rows, rarely). */
+SIMD_CLONES static void
+pwdw_bands (int64_t begin, int64_t end, gpointer data)
+{
+  PwDwJob *j = data;
+  const OwbCpuConvGeom *g = j->g;
+  int64_t H = g->in[0], W = g->in[1], E = g->C, OH = g->out[0], OW = g->out[1], KH = g->k[0];
+  int64_t row_floats = W * E;
+  float *buf = g_try_new (float, j->cap * row_floats);
+  if (!buf)
+    {
+      g_atomic_int_set (&j->failed, 1);
+      return;
+    }
+  OwbSgemmEpilogue ep = { .bias = j->b1 };
+  _owb_sgemm_epilogue_set_activation (&ep, &j->p->pw_act, activate_rows);
+  OwbCpuActivationKind kind = dw_in_register (j->p->act.kind) ? j->p->act.kind : OWB_CPU_ACT_NONE;
+  for (int64_t u = begin; u < end; u++)
+    {
+      int64_t n = u / j->bands, band = u % j->bands;
+      int64_t oh0 = OH * band / j->bands, oh1 = OH * (band + 1) / j->bands;
+      int64_t lo = 0, filled = 0; /* pointwise rows [lo, lo + filled) are in buf */
+      int64_t band_hi = MIN (H, (oh1 - 1) * g->s[0] - g->pad[0] + KH); /* the last row the band reads, + 1 */
+      for (int64_t oh = oh0; oh < oh1; oh++)
+        {
+          int64_t ih0 = oh * g->s[0] - g->pad[0], kh0, kh1;
+          _owb_cpu_conv_valid_range (ih0, 1, H, KH, &kh0, &kh1);
+          float *yrow = j->y + ((n * OH) + oh) * OW * E;
+          if (kh1 <= kh0)
+            {
+              /* no input row under the window: bias (and activation) alone */
+              dw_output_row_act (g, j->w2, j->b2, &j->p->act, kind, buf, row_floats, 0, 0, yrow);
+              if (kind == OWB_CPU_ACT_NONE)
+                activate (yrow, OW * E, &j->p->act);
+              continue;
+            }
+          int64_t need_lo = ih0 + kh0, need_hi = ih0 + kh1; /* pointwise rows [need_lo, need_hi) */
+          if (filled == 0 || need_lo < lo || need_lo > lo + filled)
+            {
+              lo = need_lo;
+              filled = 0;
+            }
+          else if (need_hi - lo > j->cap)
+            {
+              int64_t keep = lo + filled - need_lo;
+              memmove (buf, buf + (need_lo - lo) * row_floats, keep * row_floats * sizeof (float));
+              lo = need_lo;
+              filled = keep;
+            }
+          /* as many rows as the buffer takes, in one GEMM (its fixed costs are per call) */
+          if (need_hi > lo + filled)
+            {
+              int64_t ih = lo + filled, upto = MAX (need_hi, MIN (lo + j->cap, band_hi));
+              _owb_sgemm_packed_run (j->pack1, (upto - ih) * W, j->x + (n * H + ih) * W * j->C, j->C, 0, E,
+                                     buf + (ih - lo) * row_floats, E, &ep);
+              filled = upto - lo;
+            }
+          dw_output_row_act (g, j->w2, j->b2, &j->p->act, kind, buf + (need_lo - lo) * row_floats, row_floats, kh0,
+                             kh1, yrow);
+          if (kind == OWB_CPU_ACT_NONE)
+            activate (yrow, OW * E, &j->p->act);
+        }
+    }
+  g_free (buf);
+}
+
+/* NhwcPointwiseDepthwise (X [N, H, W, C], W1 [1, 1, C, E], B1 [E]?, W2 [kH, kW, 1, E], B2 [E]?):
+ * Y = act (DepthwiseConv (pointwise_act (Conv1x1 (X, W1) + B1), W2) + B2), all NHWC. */
+static gboolean
+compute_pwdw (OwbKernelContext *ctx, GError **error)
+{
+  const PwDwParams *p = ctx->state;
+  const OwbTensor *x = ctx->inputs[0], *w1 = ctx->inputs[1], *w2 = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  const OwbTensor *b1 = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL, *b2 = ctx->n_inputs > 4 ? ctx->inputs[4] : NULL;
+  OwbTensor *y = ctx->outputs[0];
+  if (!w2 || x->rank != 4 || w1->rank != 4 || w2->rank != 4 || y->rank != 4 || w1->dtype != x->dtype
+      || w2->dtype != x->dtype || w1->dims[0] != 1 || w1->dims[1] != 1 || w1->dims[2] != x->dims[3]
+      || w2->dims[2] != 1 || w2->dims[3] != w1->dims[3])
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                            "X [N, H, W, C], W1 [1, 1, C, E] and W2 [kH, kW, 1, E] must agree");
+      return FALSE;
+    }
+  int64_t C = x->dims[3], E = w1->dims[3];
+  for (int i = 0; i < 2; i++)
+    {
+      const OwbTensor *b = i ? b2 : b1;
+      if (b && (b->nelems != E || b->dtype != x->dtype))
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B%d must be a vector of %" G_GINT64_FORMAT " values",
+                                i + 1, E);
+          return FALSE;
+        }
+    }
+  /* the depthwise convolution's geometry, on the pointwise output's NCHW view */
+  OwbTensor mid = *x, wv = *w2;
+  mid.dims[3] = E;
+  mid.nelems = x->nelems / MAX (C, 1) * E;
+  OwbTensor xv = _owb_cpu_conv_nchw_view (&mid), yv = _owb_cpu_conv_nchw_view (y);
+  wv.dims[0] = w2->dims[3];
+  wv.dims[1] = w2->dims[2];
+  wv.dims[2] = w2->dims[0];
+  wv.dims[3] = w2->dims[1];
+  OwbCpuConvGeom g;
+  if (!_owb_cpu_conv_geometry (ctx, &p->conv, &xv, &wv, &yv, FALSE, &g, error))
+    return FALSE;
+  if (g.nsp != 2 || g.Cg != 1 || g.Mg != 1 || g.d[0] != 1)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                            "the second convolution must be a 2-D depthwise one (group = E) without row dilation");
+      return FALSE;
+    }
+  if (y->nelems == 0)
+    return TRUE;
+  /* W1 fed at run time (not the initializer prepare packed): packed for this run */
+  OwbSgemmPacked *own_pack = NULL;
+  const OwbSgemmPacked *pack1 = p->pack1;
+  if (!pack1 || w1 != p->w1)
+    pack1 = own_pack = _owb_sgemm_pack (C, E, w1->data, E);
+  int threads = pool_threads (ctx->pool);
+  int64_t N = x->dims[0], H = x->dims[1], W = x->dims[2], KH = g.k[0];
+  PwDwJob job = { .g = &g, .p = p, .pack1 = pack1, .x = x->data, .b1 = b1 ? b1->data : NULL, .w2 = w2->data,
+                  .b2 = b2 ? b2->data : NULL, .y = y->data, .C = C };
+  /* one band per thread when there are fewer images than threads: each band recomputes the rows
+   * it shares with the band before (a kernel's height less a stride) */
+  job.bands = N >= threads ? 1 : MIN ((threads + N - 1) / N, g.out[0]);
+  int64_t row_bytes = W * E * (int64_t) sizeof (float);
+  job.cap = MIN (MAX (KH + g.s[0], PWDW_BUFFER_BYTES / MAX (row_bytes, 1)), H + KH);
+  owb_parallel_for (ctx->pool, N * job.bands, 1, pwdw_bands, &job);
+  _owb_sgemm_packed_free (own_pack);
+  if (g_atomic_int_get (&job.failed))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "cannot allocate the pointwise rows' buffer");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 #define FLOAT_ONLY OWB_TYPE_BIT (OWB_TYPE_FLOAT)
 
 const OwbKernelDef _owb_cpu_kernels_layout[] = {
@@ -1227,5 +1429,6 @@ const OwbKernelDef _owb_cpu_kernels_layout[] = {
   { "NhwcAveragePool", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
   { "NhwcGlobalAveragePool", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, NULL, NULL,
     compute_nhwc_global_average_pool },
+  { "NhwcPointwiseDepthwise", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, pwdw_prepare, pwdw_free, compute_pwdw },
   { NULL }
 };
