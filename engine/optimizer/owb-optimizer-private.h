@@ -75,3 +75,5 @@ extern const guint _owb_n_passes;
 
 /* Whether node is `op_type` of the default ONNX domain ("" or "ai.onnx"); FALSE for NULL. */
 gboolean _owb_pass_is_op (const OwbNode *node, const char *op_type);
+/* Whether node is `op_type` of the engine's domain (ai.onnx.workbench); FALSE for NULL. */
+gboolean _owb_pass_is_our_op (const OwbNode *node, const char *op_type);

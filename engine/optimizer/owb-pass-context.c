@@ -150,6 +150,13 @@ _owb_pass_swaps_last_two (const OwbNode *transpose, int rank)
 }
 
 gboolean
+_owb_pass_is_our_op (const OwbNode *node, const char *op_type)
+{
+  return node && strcmp (node->op_type, op_type) == 0 && node->domain
+         && strcmp (node->domain, "ai.onnx.workbench") == 0;
+}
+
+gboolean
 _owb_pass_is_op (const OwbNode *node, const char *op_type)
 {
   return node && strcmp (node->op_type, op_type) == 0

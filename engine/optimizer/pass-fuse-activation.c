@@ -9,11 +9,6 @@
 
 #define OUR_DOMAIN "ai.onnx.workbench"
 
-static gboolean
-is_our_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0 && node->domain && strcmp (node->domain, OUR_DOMAIN) == 0;
-}
 
 static const char *
 label (const OwbNode *node)
@@ -117,7 +112,7 @@ single_activation (OwbPassContext *ctx, OwbNode *node, const char *value, Tail *
       tail->params[1] = 0.5f;
       tail->n_params = 2;
     }
-  else if ((_owb_pass_is_op (node, "Gelu") || is_our_op (node, "Gelu")) && node->n_inputs == 1)
+  else if ((_owb_pass_is_op (node, "Gelu") || _owb_pass_is_our_op (node, "Gelu")) && node->n_inputs == 1)
     {
       const char *approximate = owb_node_get_string (node, "approximate", "none");
       if (strcmp (approximate, "none") != 0 && strcmp (approximate, "tanh") != 0)
@@ -188,7 +183,7 @@ is_activation_op (const OwbNode *node)
   for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
     if (_owb_pass_is_op (node, ops[i]))
       return TRUE;
-  return is_our_op (node, "Gelu");
+  return _owb_pass_is_our_op (node, "Gelu");
 }
 
 /* The activation reading `value` (written by `producer`), if it is the value's only reader. */
@@ -267,9 +262,9 @@ set_input (OwbNode *node, int i, const char *name)
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *node)
 {
-  gboolean conv = _owb_pass_is_op (node, "Conv") || is_our_op (node, "FusedConv");
-  gboolean gemm = _owb_pass_is_op (node, "Gemm") || is_our_op (node, "FusedGemm");
-  gboolean matmul = _owb_pass_is_op (node, "MatMul") || is_our_op (node, "FusedMatMul");
+  gboolean conv = _owb_pass_is_op (node, "Conv") || _owb_pass_is_our_op (node, "FusedConv");
+  gboolean gemm = _owb_pass_is_op (node, "Gemm") || _owb_pass_is_our_op (node, "FusedGemm");
+  gboolean matmul = _owb_pass_is_op (node, "MatMul") || _owb_pass_is_our_op (node, "FusedMatMul");
   if (!conv && !gemm && !matmul)
     return FALSE;
   if (node->n_inputs < 2 || node->n_outputs != 1 || owb_node_get_attribute (node, "activation"))
@@ -334,8 +329,8 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-      if (_owb_pass_is_op (node, "Conv") || is_our_op (node, "FusedConv") || _owb_pass_is_op (node, "Gemm") || is_our_op (node, "FusedGemm")
-          || _owb_pass_is_op (node, "MatMul") || is_our_op (node, "FusedMatMul"))
+      if (_owb_pass_is_op (node, "Conv") || _owb_pass_is_our_op (node, "FusedConv") || _owb_pass_is_op (node, "Gemm") || _owb_pass_is_our_op (node, "FusedGemm")
+          || _owb_pass_is_op (node, "MatMul") || _owb_pass_is_our_op (node, "FusedMatMul"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the candidate at hand, an Add and activations: never another candidate. */

@@ -6,11 +6,6 @@
 
 #define OUR_DOMAIN "ai.onnx.workbench"
 
-static gboolean
-is_our_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0 && node->domain && strcmp (node->domain, OUR_DOMAIN) == 0;
-}
 
 static const char *
 label (const OwbNode *node)
@@ -101,7 +96,7 @@ bias_vector (OwbPassContext *ctx, const char *name, const OwbValueType *bias, co
 static gboolean
 fuse (OwbPassContext *ctx, OwbNode *add, OwbNode *mm, const char *bias_name)
 {
-  gboolean ours = is_our_op (mm, "FusedMatMul");
+  gboolean ours = _owb_pass_is_our_op (mm, "FusedMatMul");
   OwbValueType a, b, bias, out;
   if (!type_of (ctx, mm->inputs[0], &a) || !type_of (ctx, mm->inputs[1], &b) || !type_of (ctx, bias_name, &bias)
       || !type_of (ctx, mm->outputs[0], &out) || !is_float_type (out.dtype) || bias.dtype != out.dtype)
@@ -189,7 +184,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
   for (int slot = 0; slot < 2; slot++)
     {
       OwbNode *mm = _owb_pass_producer (ctx, add->inputs[slot]);
-      gboolean ours = is_our_op (mm, "FusedMatMul");
+      gboolean ours = _owb_pass_is_our_op (mm, "FusedMatMul");
       if (!_owb_pass_is_op (mm, "MatMul") && !ours)
         continue;
       /* A FusedMatMul takes one bias, applied before its activation. */

@@ -20,11 +20,6 @@ label (const OwbNode *node)
   return node->name && node->name[0] ? node->name : node->outputs[0];
 }
 
-static gboolean
-is_our_op (const OwbNode *node, const char *op_type)
-{
-  return node && node->domain && strcmp (node->domain, WB) == 0 && strcmp (node->op_type, op_type) == 0;
-}
 
 /* Whether the ints attribute `name` is absent or has every entry equal to v. */
 static gboolean
@@ -76,7 +71,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *dw)
   if (dil && nd > 0 && dil[0] != 1)
     return NULL;
   OwbNode *pw = _owb_pass_producer (ctx, dw->inputs[0]);
-  const OwbTensor *w1 = pw && is_our_op (pw, "NhwcConv") ? weight (ctx, pw) : NULL;
+  const OwbTensor *w1 = pw && _owb_pass_is_our_op (pw, "NhwcConv") ? weight (ctx, pw) : NULL;
   if (!w1 || !plain (pw) || w1->dims[0] != 1 || w1->dims[1] != 1 || w1->dims[3] != w2->dims[3]
       || owb_node_get_int (pw, "group", 1) != 1 || !ints_all (pw, "strides", 1) || !ints_all (pw, "pads", 0)
       || !ints_all (pw, "dilations", 1))
@@ -149,7 +144,7 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-      if (is_our_op (node, "NhwcConv"))
+      if (_owb_pass_is_our_op (node, "NhwcConv"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the candidate at hand and its producer, which may be a later candidate (a

@@ -6,11 +6,6 @@
 
 #define OUR_DOMAIN "ai.onnx.workbench"
 
-static gboolean
-is_our_op (const OwbNode *node, const char *op_type)
-{
-  return node && strcmp (node->op_type, op_type) == 0 && node->domain && strcmp (node->domain, OUR_DOMAIN) == 0;
-}
 
 static const char *
 label (const OwbNode *node)
@@ -43,7 +38,7 @@ set_int (OwbNode *node, const char *name, int64_t value)
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *mm)
 {
-  gboolean ours = is_our_op (mm, "FusedMatMul");
+  gboolean ours = _owb_pass_is_our_op (mm, "FusedMatMul");
   if (mm->n_inputs < 2 || mm->n_outputs != 1)
     return FALSE;
   const OwbValueType *out = _owb_pass_value_type (ctx, mm->outputs[0]);
@@ -130,7 +125,7 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-      if (_owb_pass_is_op (node, "MatMul") || is_our_op (node, "FusedMatMul"))
+      if (_owb_pass_is_op (node, "MatMul") || _owb_pass_is_our_op (node, "FusedMatMul"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the MatMul at hand and Transposes, never another candidate. */

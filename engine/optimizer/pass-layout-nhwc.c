@@ -22,11 +22,6 @@ label (const OwbNode *node)
   return node->name && node->name[0] ? node->name : node->outputs[0];
 }
 
-static gboolean
-is_our_op (const OwbNode *node, const char *op_type)
-{
-  return node && node->domain && strcmp (node->domain, WB) == 0 && strcmp (node->op_type, op_type) == 0;
-}
 
 static gboolean
 is_transpose (const OwbNode *node, const int64_t *perm)
@@ -642,7 +637,7 @@ read_nchw_inputs (OwbPassContext *ctx)
   for (guint i = 0; i < ctx->graph->nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-      if (!is_our_op (node, "NhwcConv") || owb_node_get_int (node, "group", 1) != 1
+      if (!_owb_pass_is_our_op (node, "NhwcConv") || owb_node_get_int (node, "group", 1) != 1
           || owb_node_get_attribute (node, "nchw_input"))
         continue;
       const OwbTensor *w = _owb_pass_get_constant (ctx, node->inputs[1]);
@@ -662,7 +657,7 @@ read_nchw_inputs (OwbPassContext *ctx)
 static gboolean
 is_conv (const OwbNode *node)
 {
-  return _owb_pass_is_op (node, "Conv") || is_our_op (node, "FusedConv") || _owb_pass_is_op (node, "ConvTranspose");
+  return _owb_pass_is_op (node, "Conv") || _owb_pass_is_our_op (node, "FusedConv") || _owb_pass_is_op (node, "ConvTranspose");
 }
 
 /* Whether the push loop can carry NHWC through the node (ignoring its other inputs). */
