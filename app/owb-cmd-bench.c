@@ -6,22 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-compare_doubles (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-/* The q-quantile of sorted values, interpolated between neighbours. */
-static double
-quantile (const double *sorted, guint n, double q)
-{
-  double pos = q * (n - 1);
-  guint lo = (guint) floor (pos), hi = MIN (lo + 1, n - 1);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
-}
-
 int
 owb_cmd_bench (int argc, char **argv)
 {
@@ -103,8 +87,8 @@ owb_cmd_bench (int argc, char **argv)
   for (int i = 0; i < iterations; i++)
     sq += (times[i] - mean) * (times[i] - mean);
   stddev = iterations > 1 ? sqrt (sq / (iterations - 1)) : 0;
-  qsort (times, iterations, sizeof (double), compare_doubles);
-  median = quantile (times, iterations, 0.5);
+  owb_cli_sort_times (times, iterations);
+  median = owb_cli_quantile (times, iterations, 0.5);
 
   if (json)
     {
@@ -119,7 +103,7 @@ owb_cmd_bench (int argc, char **argv)
       g_string_append (out, ",\"max_ms\":");
       owb_json_double (out, times[iterations - 1]);
       g_string_append (out, ",\"p90_ms\":");
-      owb_json_double (out, quantile (times, iterations, 0.9));
+      owb_json_double (out, owb_cli_quantile (times, iterations, 0.9));
       g_string_append (out, ",\"stddev_ms\":");
       owb_json_double (out, stddev);
       g_string_append (out, ",\"load_ms\":");
@@ -143,7 +127,7 @@ owb_cmd_bench (int argc, char **argv)
                               providers_opt != NULL ? providers_opt : "cpu");
       g_string_append_printf (out, "Load           %.2f ms\n", load_ms);
       g_string_append_printf (out, "Latency        median %.3f ms, min %.3f, mean %.3f, p90 %.3f, max %.3f, stddev %.3f\n",
-                              median, times[0], mean, quantile (times, iterations, 0.9), times[iterations - 1], stddev);
+                              median, times[0], mean, owb_cli_quantile (times, iterations, 0.9), times[iterations - 1], stddev);
       g_string_append_printf (out, "               over %d runs after %d warm-up run%s\n", iterations, warmup,
                               warmup == 1 ? "" : "s");
       g_string_append_printf (out, "Peak memory    %.1f MiB resident, %.2f MiB of intermediate tensors\n",

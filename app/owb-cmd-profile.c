@@ -41,13 +41,6 @@ node_time_free (NodeTime *t)
   g_free (t);
 }
 
-static int
-compare_doubles (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
 /* The median and minimum of a node's per-run times: unlike the mean, one run slowed by something
  * else on the machine does not move them. Sorts per_run. */
 static void
@@ -57,10 +50,10 @@ node_time_stats (NodeTime *t, double *median, double *min)
   *median = *min = 0;
   if (v->len == 0)
     return;
-  g_array_sort (v, compare_doubles);
-  guint h = v->len / 2;
-  *median = v->len % 2 ? g_array_index (v, double, h) : (g_array_index (v, double, h - 1) + g_array_index (v, double, h)) / 2;
-  *min = g_array_index (v, double, 0);
+  double *sorted = (double *) v->data;
+  owb_cli_sort_times (sorted, v->len);
+  *median = owb_cli_quantile (sorted, v->len, 0.5);
+  *min = sorted[0];
 }
 
 /* Closes a profiled run: every node's time in it joins its per-run list. */

@@ -549,6 +549,13 @@ typedef struct {
   float p0, p1;
 } DwRow;
 
+/* The input row under tap row kh (kh0 <= kh < kh1). */
+static inline __attribute__ ((always_inline)) const float *
+dw_tap_row (const DwRow *d, int64_t kh)
+{
+  return d->first + (kh - d->kh0) * d->rstep;
+}
+
 /* The taps of one output pixel over channels [c0, c0 + NV * L), NV vector accumulators. */
 static inline __attribute__ ((always_inline)) void
 dw_vectors (const DwRow *d, float *yp, int64_t iw0, int64_t kw0, int64_t kw1, int64_t c0, const int NV,
@@ -561,7 +568,7 @@ dw_vectors (const DwRow *d, float *yp, int64_t iw0, int64_t kw0, int64_t kw1, in
     acc[v] = d->bias ? vload (d->bias + c0 + v * L) : (vf){};
   for (int64_t kh = d->kh0; kh < d->kh1; kh++)
     {
-      const float *xr = (d->first + (kh - d->kh0) * d->rstep) + c0, *wr = d->w + kh * KW * C + c0;
+      const float *xr = dw_tap_row (d, kh) + c0, *wr = d->w + kh * KW * C + c0;
       for (int64_t kw = kw0; kw < kw1; kw++)
         {
           const float *xp = xr + (iw0 + kw * d->dw) * C, *wp = wr + kw * C;
@@ -591,7 +598,7 @@ dw_pixel (const DwRow *d, float *yp, int64_t iw0, int64_t kw0, int64_t kw1, int6
       float acc = bias ? bias[c0] : 0.0f;
       for (int64_t kh = d->kh0; kh < d->kh1; kh++)
         for (int64_t kw = kw0; kw < kw1; kw++)
-          acc += (d->first + (kh - d->kh0) * d->rstep)[(iw0 + kw * dw) * C + c0] * w[(kh * KW + kw) * C + c0];
+          acc += dw_tap_row (d, kh)[(iw0 + kw * dw) * C + c0] * w[(kh * KW + kw) * C + c0];
       yp[c0] = act_scalar (acc, KIND, d->p0, d->p1);
     }
 }
@@ -612,7 +619,7 @@ dw_four_pixels (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, 
       acc[p][v] = d->bias ? vload (d->bias + c0 + v * L) : (vf){};
   for (int64_t kh = d->kh0; kh < d->kh1; kh++)
     {
-      const float *xr = (d->first + (kh - d->kh0) * d->rstep) + iw0 * C + c0, *wr = d->w + kh * KW * C + c0;
+      const float *xr = dw_tap_row (d, kh) + iw0 * C + c0, *wr = d->w + kh * KW * C + c0;
       for (int64_t kw = 0; kw < KW; kw++)
         {
           const float *xp = xr + kw * d->dw * C, *wp = wr + kw * C;
@@ -650,7 +657,7 @@ dw_four_pixels_s1 (const DwRow *d, float *yp, int64_t iw0, int64_t c0, const int
       acc[v][p] = d->bias ? vload (d->bias + c0 + v * L) : (vf){};
   for (int64_t kh = d->kh0; kh < d->kh1; kh++)
     {
-      const float *xr = (d->first + (kh - d->kh0) * d->rstep) + iw0 * C + c0, *wr = d->w + kh * KW * C + c0;
+      const float *xr = dw_tap_row (d, kh) + iw0 * C + c0, *wr = d->w + kh * KW * C + c0;
 #pragma GCC unroll 2
       for (int v = 0; v < NV; v++)
         {
@@ -805,6 +812,19 @@ depthwise_rows (int64_t begin, int64_t end, gpointer data)
     }
 }
 
+/* NhwcConv's W [kH, kW, C/group, M] as the header of Conv's [M, C/group, kH, kW] (dims only), for
+ * the shared Conv geometry. */
+static OwbTensor
+conv_weight_view (const OwbTensor *w)
+{
+  OwbTensor v = *w;
+  v.dims[0] = w->dims[3];
+  v.dims[1] = w->dims[2];
+  v.dims[2] = w->dims[0];
+  v.dims[3] = w->dims[1];
+  return v;
+}
+
 /* An NHWC copy of the NCHW tensor x. */
 static OwbTensor *
 nchw_to_nhwc (OwbKernelContext *ctx, const OwbTensor *x, GError **error)
@@ -840,11 +860,8 @@ compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
       return FALSE;
     }
   /* W [kH, kW, C/group, M] viewed as [M, C/group, kH, kW] */
-  OwbTensor xv = p->nchw_input ? *x : _owb_cpu_conv_nchw_view (x), yv = _owb_cpu_conv_nchw_view (y), wv = *w;
-  wv.dims[0] = w->dims[3];
-  wv.dims[1] = w->dims[2];
-  wv.dims[2] = w->dims[0];
-  wv.dims[3] = w->dims[1];
+  OwbTensor xv = p->nchw_input ? *x : _owb_cpu_conv_nchw_view (x), yv = _owb_cpu_conv_nchw_view (y);
+  OwbTensor wv = conv_weight_view (w);
   OwbCpuConvGeom g;
   if (!_owb_cpu_conv_geometry (ctx, &p->conv, &xv, &wv, &yv, FALSE, &g, error))
     return FALSE;
@@ -1378,14 +1395,10 @@ compute_pwdw (OwbKernelContext *ctx, GError **error)
         }
     }
   /* the depthwise convolution's geometry, on the pointwise output's NCHW view */
-  OwbTensor mid = *x, wv = *w2;
+  OwbTensor mid = *x;
   mid.dims[3] = E;
   mid.nelems = x->nelems / MAX (C, 1) * E;
-  OwbTensor xv = _owb_cpu_conv_nchw_view (&mid), yv = _owb_cpu_conv_nchw_view (y);
-  wv.dims[0] = w2->dims[3];
-  wv.dims[1] = w2->dims[2];
-  wv.dims[2] = w2->dims[0];
-  wv.dims[3] = w2->dims[1];
+  OwbTensor xv = _owb_cpu_conv_nchw_view (&mid), yv = _owb_cpu_conv_nchw_view (y), wv = conv_weight_view (w2);
   OwbCpuConvGeom g;
   if (!_owb_cpu_conv_geometry (ctx, &p->conv, &xv, &wv, &yv, FALSE, &g, error))
     return FALSE;

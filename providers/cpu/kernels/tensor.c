@@ -526,6 +526,10 @@ transpose_compute (OwbKernelContext *ctx, GError **error)
       return FALSE;
     }
   Strided s = { .rank = r, .src = in->data, .dst = out->data, .es = elem_size (in->dtype) };
+  /* in_order: the axes longer than 1 keep their order (vit's [1, 50, 768] <-> [50, 1, 768]), a
+   * reshape */
+  int64_t last = -1;
+  gboolean in_order = TRUE;
   for (int k = 0; k < r; k++)
     {
       int64_t p = perm ? perm[k] : r - 1 - k;
@@ -536,17 +540,11 @@ transpose_compute (OwbKernelContext *ctx, GError **error)
         }
       s.dims[k] = out->dims[k];
       s.strides[k] = in_strides[p];
-    }
-  /* the axes longer than 1 keep their order (vit's [1, 50, 768] <-> [50, 1, 768]): a reshape */
-  int last = -1;
-  gboolean in_order = TRUE;
-  for (int k = 0; k < r; k++)
-    {
-      int p = perm ? (int) perm[k] : r - 1 - k;
-      if (out->dims[k] == 1)
-        continue;
-      in_order = in_order && p > last;
-      last = p;
+      if (out->dims[k] != 1)
+        {
+          in_order = in_order && p > last;
+          last = p;
+        }
     }
   if (in_order)
     return share_data (ctx, ctx->inputs[0], error);
