@@ -15,6 +15,7 @@ typedef struct {
   double run_ms;   /* in the run under way */
   GArray *per_run; /* of double: the node's time in each profiled run, for its median and minimum */
   char *shape;     /* of the first output, last seen */
+  guint order;     /* where it first finished among the profiled nodes: run order, for the JSON */
 } NodeTime;
 
 typedef struct {
@@ -31,6 +32,7 @@ typedef struct {
   gboolean recording;
   GHashTable *nodes;  /* const OwbNode * -> NodeTime * */
   GArray *stack;      /* of Frame: nodes begun and not yet ended (nested for subgraphs) */
+  guint seen;         /* nodes recorded so far */
 } Profile;
 
 static void
@@ -99,6 +101,7 @@ on_end (const OwbNode *node, int index, OwbTensor *const *outputs, int n_outputs
       t = g_new0 (NodeTime, 1);
       t->node = node;
       t->per_run = g_array_new (FALSE, FALSE, sizeof (double));
+      t->order = p->seen++;
       g_hash_table_insert (p->nodes, (gpointer) node, t);
     }
   t->calls++;
@@ -152,7 +155,7 @@ owb_cmd_profile (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_auto (OwbCliFeed) feed = { 0 };
   g_autoptr (GString) out = g_string_new (NULL);
-  Profile prof = { FALSE, NULL, NULL };
+  Profile prof = { FALSE, NULL, NULL, 0 };
   OwbTraceHooks hooks = { on_begin, on_end, &prof };
   const char *path;
   double run_ms = 0, nodes_ms = 0;
@@ -275,6 +278,7 @@ owb_cmd_profile (int argc, char **argv)
             owb_json_string (out, node_op (t->node));
             g_string_append (out, ",\"provider\":");
             owb_json_string (out, t->node->provider ? t->node->provider : "");
+            g_string_append_printf (out, ",\"order\":%u", t->order);
             double median, min;
             node_time_stats (t, &median, &min);
             g_string_append (out, ",\"ms\":");

@@ -300,7 +300,10 @@ def profile_tables():
     assert all(0 <= n["min_ms"] <= n["median_ms"] <= 3 * n["ms"] + 1e-6 for n in info["nodes"]), info["nodes"]
     # with every node listed, the node percentages add up too
     _, out, _ = owb("profile", MODEL, "--json", "--iterations", "2", "--top", "1000", code=0)
-    assert abs(sum(n["percent"] for n in json.loads(out)["nodes"]) - 100) < 0.5, out
+    nodes = json.loads(out)["nodes"]
+    assert abs(sum(n["percent"] for n in nodes) - 100) < 0.5, out
+    # "order" numbers the nodes as they ran: each once, from 0
+    assert sorted(n["order"] for n in nodes) == list(range(len(nodes))), nodes
     _, _, err = owb("profile", MODEL, "--iterations", "0", code=2)
     one_error_line(err, "iterations")
     _, _, err = owb("profile", os.path.join(TMP, "missing.onnx"), code=1)
