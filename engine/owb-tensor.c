@@ -1,5 +1,5 @@
 /* owb-tensor.c: tensor storage, reference counting, element access and type conversion. */
-#include <owb/owb-tensor.h>
+#include "owb-tensor-private.h"
 #include <owb/owb-error.h>
 
 #include <math.h>
@@ -172,6 +172,17 @@ owb_tensor_unref (OwbTensor *tensor)
   if (tensor->sequence)
     g_ptr_array_unref (tensor->sequence);
   g_free (tensor);
+}
+
+void
+_owb_tensor_release_storage (OwbTensor *tensor)
+{
+  g_return_if_fail (tensor->kind == OWB_VALUE_TENSOR && tensor->dtype != OWB_TYPE_STRING);
+  if (tensor->free_func)
+    tensor->free_func (tensor->free_data);
+  tensor->free_func = NULL;
+  tensor->free_data = NULL;
+  tensor->data = NULL;
 }
 
 OwbTensor *

@@ -8,6 +8,7 @@
 
 #include "owb-arena.h"
 #include "../ir/owb-ir-private.h"
+#include "../owb-tensor-private.h"
 
 #include <string.h>
 
@@ -81,6 +82,7 @@ struct _OwbSession {
   OwbOptimizeReport *optimize_report;
   GMutex contexts_lock;
   GPtrArray *run_contexts; /* RunContext *: idle ones kept from earlier runs, for the next */
+  gboolean owns_model;     /* made by owb_session_new_take: no one else reads the initializers */
 };
 
 /* Idle run contexts kept: one per concurrent run up to this; more are freed when their run ends. */
@@ -259,6 +261,78 @@ plan_subgraphs (OwbSession *s, const OwbNode *node, int depth, GError **error)
   return TRUE;
 }
 
+/* A session that owns its model frees the storage of the main graph's initializers whose readers
+ * all hold their values (packed weight copies; else a transformer's weights are in memory twice),
+ * each as soon as its last reader is prepared, so that the load never holds both copies of all of
+ * them. Only where no subgraph reads the value, it is no graph output, and no one but the graph
+ * and those kernels has a reference to it (a caller that kept one keeps the values too). */
+typedef struct {
+  int *remaining; /* per slot: readers not prepared yet */
+  int *holders;   /* readers prepared that hold the values */
+  gboolean *keep;
+} HeldConstants;
+
+static void
+held_constants_init (HeldConstants *h, const Plan *p)
+{
+  h->remaining = g_new0 (int, MAX (p->n_slots, 1));
+  h->holders = g_new0 (int, MAX (p->n_slots, 1));
+  h->keep = g_new0 (gboolean, MAX (p->n_slots, 1));
+  GHashTable *names = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint n = 0; n < p->n_steps; n++)
+    {
+      const Step *step = &p->steps[n];
+      add_subgraph_reads (step->node, names);
+      for (int i = 0; i < step->node->n_inputs; i++)
+        if (step->in_slots[i] >= 0)
+          h->remaining[step->in_slots[i]]++;
+    }
+  GHashTableIter iter;
+  gpointer key;
+  g_hash_table_iter_init (&iter, names);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    {
+      int slot = slot_get (p, key);
+      if (slot >= 0)
+        h->keep[slot] = TRUE;
+    }
+  g_hash_table_unref (names);
+  for (guint i = 0; i < p->graph->outputs->len; i++)
+    if (p->output_slots[i] >= 0)
+      h->keep[p->output_slots[i]] = TRUE;
+}
+
+/* After step's kernel is prepared. */
+static void
+held_constants_step (HeldConstants *h, const Plan *p, const Step *step)
+{
+  const OwbKernelDef *def = step->claimed ? step->choice.def : NULL;
+  for (int i = 0; i < step->node->n_inputs; i++)
+    {
+      int slot = step->in_slots[i];
+      OwbTensor *t = slot >= 0 ? p->constants[slot] : NULL;
+      if (!t)
+        continue;
+      if (def && def->holds_input && !step->choice.via_float32 && def->holds_input (step->choice.state, i))
+        h->holders[slot]++;
+      else
+        h->keep[slot] = TRUE;
+      /* the graph's reference and one per holding kernel */
+      if (--h->remaining[slot] == 0 && !h->keep[slot] && h->holders[slot] > 0 && t->data
+          && t->kind == OWB_VALUE_TENSOR && t->dtype != OWB_TYPE_STRING
+          && g_atomic_int_get (&t->ref_count) == 1 + h->holders[slot])
+        _owb_tensor_release_storage (t);
+    }
+}
+
+static void
+held_constants_clear (HeldConstants *h)
+{
+  g_free (h->remaining);
+  g_free (h->holders);
+  g_free (h->keep);
+}
+
 static Plan *
 plan_new (OwbSession *s, OwbGraph *graph, int depth, GError **error)
 {
@@ -310,6 +384,9 @@ plan_new (OwbSession *s, OwbGraph *graph, int depth, GError **error)
     p->output_slots[i] = slot_get (p, ((OwbValueInfo *) g_ptr_array_index (graph->outputs, i))->name);
 
   /* Kernels: schema and provider per node; then the node's subgraphs. */
+  HeldConstants held = { NULL, NULL, NULL };
+  if (depth == 0 && s->owns_model)
+    held_constants_init (&held, p);
   GHashTable *types = collect_types (graph);
   for (guint n = 0; n < p->n_steps; n++)
     {
@@ -330,17 +407,22 @@ plan_new (OwbSession *s, OwbGraph *graph, int depth, GError **error)
                          node->domain && node->domain[0] ? "." : "", node->op_type, node->opset);
           g_free (who);
           g_hash_table_unref (types);
+          held_constants_clear (&held);
           plan_free (p);
           return NULL;
         }
       if (!partition_step (s, step, types, error) || !plan_subgraphs (s, node, depth, error))
         {
           g_hash_table_unref (types);
+          held_constants_clear (&held);
           plan_free (p);
           return NULL;
         }
+      if (held.remaining)
+        held_constants_step (&held, p, step);
     }
   g_hash_table_unref (types);
+  held_constants_clear (&held);
 
   /* Lifetimes: each slot is released after its last reader (subgraphs' implicit reads count);
    * graph outputs and constants never are. */
@@ -438,6 +520,7 @@ session_new (OwbModel *model, gboolean take, const OwbSessionOptions *options, G
   /* the copy holds its own references to the tensors: the caller's go now */
   if (take)
     owb_model_unref (model);
+  s->owns_model = take;
   s->plans = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) plan_free);
   if (options->hooks && (options->hooks->node_begin || options->hooks->node_end))
     {

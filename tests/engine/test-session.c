@@ -302,6 +302,102 @@ test_cancel (void)
   g_error_free (error);
 }
 
+/* x [rows, 8] -> MatMul w1 -> Gemm (w2, bias c2) -> Gemm (w3, C c3 [1, 1]) and MatMul w4, w4 also
+ * read by an Identity. The weights are given to the graph (no reference kept here), so the
+ * pointers stay valid while the session holds them. */
+static OwbModel *
+packed_weights_model (OwbTensor **w)
+{
+  OwbModel *m = tu_model_new (14);
+  const char *rows[] = { "rows", NULL };
+  tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]){ -2, 8 }, rows);
+  static const int64_t shapes[][2] = { { 8, 20 }, { 20, 12 }, { 12, 6 }, { 12, 6 } };
+  for (int i = 0; i < 4; i++)
+    {
+      w[i] = owb_tensor_new (OWB_TYPE_FLOAT, 2, shapes[i], NULL);
+      for (int64_t k = 0; k < w[i]->nelems; k++)
+        ((float *) w[i]->data)[k] = (float) ((k * 7 + i * 3) % 11) / 11.0f - 0.4f;
+      char *name = g_strdup_printf ("w%d", i + 1);
+      owb_graph_add_initializer (m->graph, name, w[i]);
+      g_free (name);
+    }
+  owb_graph_add_initializer (m->graph, "c2", tu_floats (1, (int64_t[]){ 12 }, NULL));
+  owb_graph_add_initializer (m->graph, "c3", tu_floats (2, (int64_t[]){ 1, 1 }, (float[]){ 0.5f }));
+  tu_node (m->graph, "MatMul", "mm1", "x,w1", "h");
+  tu_node (m->graph, "Gemm", "gemm2", "h,w2,c2", "g");
+  tu_node (m->graph, "Gemm", "gemm3", "g,w3,c3", "y3");
+  tu_node (m->graph, "MatMul", "mm4", "g,w4", "y4");
+  tu_node (m->graph, "Identity", "id", "w4", "w4copy");
+  tu_add_value (m->graph->outputs, "y3", OWB_TYPE_FLOAT, 2, (int64_t[]){ -2, 6 }, rows);
+  tu_add_value (m->graph->outputs, "y4", OWB_TYPE_FLOAT, 2, (int64_t[]){ -2, 6 }, rows);
+  tu_add_value (m->graph->outputs, "w4copy", OWB_TYPE_FLOAT, 2, (int64_t[]){ 12, 6 }, NULL);
+  return m;
+}
+
+/* A session made with owb_session_new_take frees the storage of weights that all their readers
+ * hold packed (MatMul, and Gemm with a bias row), and keeps the others: a Gemm whose C is not
+ * a bias row, a weight an Identity also reads, and any weight the caller kept a reference to.
+ * Outputs are those of a session that keeps every weight, on 7 rows (the pack) and 2 (GEMV when
+ * the weight is there, the pack when it is not). */
+static void
+test_packed_weights_freed (void)
+{
+  OwbSessionOptions options;
+  owb_session_options_init (&options);
+  options.providers = owb_providers_new_from_list ("cpu", NULL);
+  GError *error = NULL;
+  OwbTensor *rw[4];
+  g_autoptr (OwbModel) ref_model = packed_weights_model (rw);
+  g_autoptr (OwbSession) ref = owb_session_new (ref_model, &options, &error);
+  g_assert_no_error (error);
+  for (int variant = 0; variant < 2; variant++)
+    {
+      OwbTensor *w[4];
+      OwbModel *m = packed_weights_model (w);
+      /* variant 1: the caller keeps w1 */
+      OwbTensor *kept = variant == 1 ? owb_tensor_ref (w[0]) : NULL;
+      OwbSession *s = owb_session_new_take (m, &options, &error);
+      g_assert_no_error (error);
+      g_assert_true ((w[0]->data == NULL) == (variant == 0));
+      g_assert_null (w[1]->data);
+      g_assert_nonnull (w[2]->data);
+      g_assert_nonnull (w[3]->data);
+      for (int r = 0; r < 2; r++)
+        {
+          int64_t rows = r ? 2 : 7;
+          OwbTensor *x = owb_tensor_new (OWB_TYPE_FLOAT, 2, (int64_t[]){ rows, 8 }, NULL);
+          for (int64_t k = 0; k < x->nelems; k++)
+            ((float *) x->data)[k] = (float) (k % 5) - 2.0f;
+          const char *name = "x";
+          OwbTensor *got[3] = { NULL }, *want[3] = { NULL };
+          g_assert_true (owb_session_run (s, 1, &name, &x, 3, NULL, got, NULL, NULL, &error));
+          g_assert_no_error (error);
+          g_assert_true (owb_session_run (ref, 1, &name, &x, 3, NULL, want, NULL, NULL, &error));
+          g_assert_no_error (error);
+          for (int o = 0; o < 3; o++)
+            {
+              g_assert_cmpint (got[o]->nelems, ==, want[o]->nelems);
+              for (int64_t k = 0; k < got[o]->nelems; k++)
+                g_assert_cmpfloat_with_epsilon (((float *) got[o]->data)[k], ((float *) want[o]->data)[k], 1e-4);
+              owb_tensor_unref (got[o]);
+              owb_tensor_unref (want[o]);
+            }
+          owb_tensor_unref (x);
+        }
+      owb_session_free (s);
+      if (kept)
+        {
+          g_assert_nonnull (kept->data);
+          g_assert_cmpint (kept->ref_count, ==, 1);
+          owb_tensor_unref (kept);
+        }
+    }
+  /* owb_session_new: the caller's model still has every weight */
+  for (int i = 0; i < 4; i++)
+    g_assert_nonnull (rw[i]->data);
+  g_ptr_array_unref (options.providers);
+}
+
 /* y = x + Neg (b): constant folding replaces Neg (b) by a new initializer and drops b. */
 static OwbModel *
 folded_model (OwbTensor **b)
@@ -366,6 +462,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/session/run-chain", test_run_chain);
   g_test_add_func ("/session/new-take", test_new_take);
+  g_test_add_func ("/session/packed-weights-freed", test_packed_weights_freed);
   g_test_add_func ("/session/arena-kept", test_arena_kept);
   g_test_add_func ("/session/hooks", test_hooks);
   g_test_add_func ("/session/concurrent-runs", test_concurrent_runs);

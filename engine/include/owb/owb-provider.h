@@ -39,6 +39,10 @@ typedef struct {
   OwbKernelPrepareFunc prepare; /* may be NULL */
   GDestroyNotify free_state;    /* frees what prepare returned; may be NULL */
   OwbKernelComputeFunc compute;
+  /* May be NULL. TRUE when the state prepare returned holds all that compute needs of input
+   * `input`, a constant (a packed copy of a weight): given that same tensor at run time, compute
+   * reads only its shape. A session that owns its model then frees the initializer's storage. */
+  gboolean (*holds_input) (const void *state, int input);
 } OwbKernelDef;
 
 /* A kernel chosen for a node at session creation. */

@@ -39,7 +39,9 @@ void owb_session_options_init (OwbSessionOptions *options);
 OwbSession *owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **error);
 /* The same, taking over the caller's reference to `model` (released whether or not the session is
  * made): weights the optimizer replaces (a convolution's, reordered channels-last) are freed as it
- * goes rather than kept by the caller's model, so the load's peak memory holds one copy of them. */
+ * goes rather than kept by the caller's model, so the load's peak memory holds one copy of them.
+ * Also, an initializer whose readers all keep a packed copy of it (a MatMul's weight) has its
+ * storage freed (data NULL, shape kept) unless someone else holds a reference to the tensor. */
 OwbSession *owb_session_new_take (OwbModel *model, const OwbSessionOptions *options, GError **error);
 void owb_session_free (OwbSession *session);
 

@@ -756,6 +756,7 @@ typedef struct {
   OwbCpuActivation act;
   OwbTensor *b;
   OwbSgemmPacked *pack;
+  gboolean holds; /* a FusedMatMul with an A of rank 2 or more: every run takes the pack (see nn.c) */
 } GemmParams;
 
 static void
@@ -783,8 +784,17 @@ fused_gemm_prepare (const OwbNode *node, int opset, const OwbValueType *const *i
                                         owb_node_get_int (node, "transA", 0) != 0,
                                         owb_node_get_int (node, "transB", 0) != 0,
                                         owb_node_get_float (node, "alpha", 1.0f), &p->b);
+  p->holds = p->pack && strcmp (node->op_type, "FusedMatMul") == 0 && input_types && input_types[0]
+             && input_types[0]->rank >= 2;
   *state = p;
   return TRUE;
+}
+
+static gboolean
+fused_gemm_holds (const void *state, int input)
+{
+  const GemmParams *p = state;
+  return p && p->holds && input == 1;
 }
 
 static void
@@ -800,8 +810,10 @@ static gboolean
 run_packed (OwbThreadPool *pool, const GemmParams *p, const OwbTensor *b, const GemmJob *j, const float *bias,
             const float *z)
 {
-  if (!p->pack || b != p->b || j->dtype != OWB_TYPE_FLOAT || j->ta || j->batch != 1 || j->m <= OWB_CPU_GEMV_MAX_M
-      || _owb_sgemm_packed_k (p->pack) != j->k || _owb_sgemm_packed_n (p->pack) != j->n)
+  /* (a B whose storage the session freed has only the pack, whatever the rows) */
+  if (!p->pack || b != p->b || j->dtype != OWB_TYPE_FLOAT || j->ta || j->batch != 1
+      || (j->m <= OWB_CPU_GEMV_MAX_M && b->data) || _owb_sgemm_packed_k (p->pack) != j->k
+      || _owb_sgemm_packed_n (p->pack) != j->n)
     return FALSE;
   OwbSgemmEpilogue ep = { .bias = bias, .z = z, .ldz = j->n };
   _owb_sgemm_epilogue_set_activation (&ep, &p->act, activation_rows);
@@ -934,6 +946,14 @@ compute_fused_matmul (OwbKernelContext *ctx, GError **error)
       g_free (j.b_off);
       return TRUE;
     }
+  if (!b->data && b->nelems > 0)
+    {
+      g_free (j.a_off);
+      g_free (j.b_off);
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_ARGUMENT,
+                            "B's values are held only packed, for a float A of rank 2 or more");
+      return FALSE;
+    }
   if (bias)
     {
       j.c = bias->data;
@@ -1022,7 +1042,8 @@ compute_fused_gemm (OwbKernelContext *ctx, GError **error)
 
 const OwbKernelDef _owb_cpu_kernels_fused[] = {
   { "FusedConv", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_conv_prepare, g_free, compute_fused_conv },
-  { "FusedMatMul", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_gemm_prepare, fused_gemm_free, compute_fused_matmul },
+  { "FusedMatMul", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_gemm_prepare, fused_gemm_free, compute_fused_matmul,
+    fused_gemm_holds },
   { "FusedGemm", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_gemm_prepare, fused_gemm_free, compute_fused_gemm },
   { NULL }
 };

@@ -741,10 +741,13 @@ matmul_run (OwbThreadPool *pool, const MatMulPlan *p, OwbDataType dtype, const v
 
 /* A float B that is an initializer is packed at prepare (transB resolved, Gemm's alpha folded in) for
  * cpu-sgemm.c; products of more than OWB_CPU_GEMV_MAX_M rows use the pack while B is that very tensor
- * (a reference is held, so the address cannot be reused). */
+ * (a reference is held, so the address cannot be reused). A MatMul whose A is known to be a matrix
+ * at prepare, or a Gemm whose C fits the pack, always runs on the pack, so the session may free B's
+ * own storage (packed_b_holds); then fewer rows run on the pack too. */
 typedef struct {
   OwbTensor *b;
   OwbSgemmPacked *pack;
+  gboolean holds; /* every run takes the pack: a MatMul with an A of rank 2 or more, see gemm_always_packed */
 } PackedB;
 
 static void
@@ -757,6 +760,26 @@ packed_b_free (gpointer data)
       owb_tensor_unref (p->b);
       g_free (p);
     }
+}
+
+/* Whether every run of this Gemm takes the pack of its B (n columns): A not transposed, and C
+ * absent, scaled by 0, or a row or full addend (the shapes compute_gemm hands the pack). */
+static gboolean
+gemm_always_packed (const OwbNode *node, const OwbValueType *const *input_types, int64_t n)
+{
+  if (owb_node_get_int (node, "transA", 0) != 0 || !input_types || !input_types[0]
+      || input_types[0]->dtype != OWB_TYPE_FLOAT)
+    return FALSE;
+  float beta = owb_node_get_float (node, "beta", 1.0f);
+  if (node->n_inputs <= 2 || !node->inputs[2][0] || beta == 0)
+    return TRUE;
+  /* C's last axis: from the initializer where it is one (its inferred type may not be there) */
+  const OwbTensor *ct = node->graph ? owb_graph_get_initializer (node->graph, node->inputs[2]) : NULL;
+  const OwbValueType *c = input_types[2];
+  int rank = ct ? ct->rank : c ? c->rank : -1;
+  int64_t last = ct ? (rank > 0 ? ct->dims[rank - 1] : -1)
+                    : rank > 0 && owb_dim_is_known (c->dims[rank - 1]) ? c->dims[rank - 1].value : -1;
+  return beta == 1 && n > 1 && (rank == 1 || rank == 2) && last == n;
 }
 
 static gboolean
@@ -774,9 +797,18 @@ packed_b_prepare (const OwbNode *node, int opset, const OwbValueType *const *inp
       PackedB *p = g_new0 (PackedB, 1);
       p->pack = pack;
       p->b = b;
+      p->holds = gemm ? gemm_always_packed (node, input_types, _owb_sgemm_packed_n (pack))
+                      : input_types && input_types[0] && input_types[0]->rank >= 2;
       *state = p;
     }
   return TRUE;
+}
+
+static gboolean
+packed_b_holds (const void *state, int input)
+{
+  const PackedB *p = state;
+  return p && p->holds && input == 1;
 }
 
 /* Y [rows, n] = A B' (+ bias row or full [rows, n] z) on the pack; FALSE when it does not apply. */
@@ -785,7 +817,8 @@ packed_b_run (OwbKernelContext *ctx, const OwbTensor *b, int64_t rows, int64_t n
               const float *bias, const float *z, float *y)
 {
   const PackedB *p = ctx->state;
-  if (!p || b != p->b || rows <= OWB_CPU_GEMV_MAX_M || _owb_sgemm_packed_k (p->pack) != k
+  /* (a B whose storage the session freed has only the pack, whatever the rows) */
+  if (!p || b != p->b || (rows <= OWB_CPU_GEMV_MAX_M && b->data) || _owb_sgemm_packed_k (p->pack) != k
       || _owb_sgemm_packed_n (p->pack) != n)
     return FALSE;
   OwbSgemmEpilogue ep = { .bias = bias, .z = z, .ldz = n };
@@ -812,6 +845,13 @@ compute_matmul (OwbKernelContext *ctx, GError **error)
     {
       matmul_plan_clear (&plan);
       return TRUE;
+    }
+  if (!b->data && b->nelems > 0)
+    {
+      matmul_plan_clear (&plan);
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_ARGUMENT,
+                            "B's values are held only packed, for an A of rank 2 or more");
+      return FALSE;
     }
   matmul_run (ctx->pool, &plan, a->dtype, a->data, b->data, y->data);
   matmul_plan_clear (&plan);
@@ -910,6 +950,12 @@ compute_gemm (OwbKernelContext *ctx, GError **error)
       && packed_b_run (ctx, b, m, n, k, a->data, c && beta != 0 && cs[0] == 0 ? c->data : NULL,
                        c && beta != 0 && cs[0] == n ? c->data : NULL, y->data))
     return TRUE;
+  if (!b->data && b->nelems > 0)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_ARGUMENT,
+                            "B's values are held only packed, for a float A and C as prepared");
+      return FALSE;
+    }
   switch (a->dtype)
     {
 #define CASE(T, NAME)                                                                                      \
@@ -1064,8 +1110,8 @@ const OwbKernelDef _owb_cpu_kernels_nn[] = {
   { "Conv", "", 1, 0, FLOATS, 0, conv_prepare, g_free, compute_conv },
   { "ConvTranspose", "", 1, 0, FLOATS, 0, conv_prepare, g_free, compute_conv_transpose },
   { "ConvInteger", "", 10, 0, INT8S, 0, conv_prepare, g_free, compute_conv_integer },
-  { "MatMul", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, packed_b_prepare, packed_b_free, compute_matmul },
+  { "MatMul", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, packed_b_prepare, packed_b_free, compute_matmul, packed_b_holds },
   { "MatMulInteger", "", 10, 0, INT8S, 0, NULL, NULL, compute_matmul_integer },
-  { "Gemm", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, packed_b_prepare, packed_b_free, compute_gemm },
+  { "Gemm", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, packed_b_prepare, packed_b_free, compute_gemm, packed_b_holds },
   { NULL }
 };
