@@ -1,6 +1,8 @@
 """Benchmarks owb against ONNX Runtime on the same models, inputs and thread counts, alternating
 the two (A B B A ...) after warm-up, and prints per model and thread count: median latency of each,
-the ratio owb/ORT, session load time and peak memory of each process.
+the ratio owb/ORT, the median of the rounds' own ratios with their range (each round's two runs are
+next to each other in time, so a drift of the machine's speed between rounds cancels), session load
+time and peak memory of each process.
 
   python3 bench/bench-vs-ort.py [--owb build/app/owb] [--threads 1,2] [--rounds 3]
                                 [--iterations 20] [-O LEVEL] [--dim NAME=VALUE] MODEL.onnx...
@@ -78,8 +80,8 @@ def main():
         ort_child(a.ort_child[0], int(a.ort_child[1]), a.warmup, a.iterations, dims)
         return
     dim_args = sum((["--dim", d] for d in a.dim), [])
-    print(f"{'model':22} {'thr':>3} {'owb ms':>9} {'ort ms':>9} {'ratio':>6} {'owb load':>9} {'ort load':>9}"
-          f" {'owb MB':>7} {'ort MB':>7}")
+    print(f"{'model':22} {'thr':>3} {'owb ms':>9} {'ort ms':>9} {'ratio':>6} {'paired':>13} {'owb load':>9}"
+          f" {'ort load':>9} {'owb MB':>7} {'ort MB':>7}")
     ratios = {}
     for model in a.models:
         name = os.path.splitext(os.path.basename(model))[0]
@@ -102,7 +104,11 @@ def main():
             med = lambda runs, k: statistics.median(r[k] for r in runs)
             o, r = med(owb_runs, "median_ms"), med(ort_runs, "median_ms")
             ratios.setdefault(threads, []).append(o / r)
-            print(f"{name:22} {threads:3d} {o:9.2f} {r:9.2f} {o / r:6.2f} {med(owb_runs, 'load_ms'):9.1f}"
+            # each round's two runs were next to each other in time: their ratio is not moved by the
+            # machine's speed drifting between rounds (median, and the lowest and highest round)
+            pairs = sorted(x["median_ms"] / y["median_ms"] for x, y in zip(owb_runs, ort_runs))
+            paired = f"{statistics.median(pairs):.2f} {pairs[0]:.2f}-{pairs[-1]:.2f}"
+            print(f"{name:22} {threads:3d} {o:9.2f} {r:9.2f} {o / r:6.2f} {paired:>13} {med(owb_runs, 'load_ms'):9.1f}"
                   f" {med(ort_runs, 'load_ms'):9.1f} {max(x['peak_rss_mb'] for x in owb_runs):7.1f}"
                   f" {max(x['peak_rss_mb'] for x in ort_runs):7.1f}")
             sys.stdout.flush()
