@@ -77,3 +77,7 @@ extern const guint _owb_n_passes;
 gboolean _owb_pass_is_op (const OwbNode *node, const char *op_type);
 /* Whether node is `op_type` of the engine's domain (ai.onnx.workbench); FALSE for NULL. */
 gboolean _owb_pass_is_our_op (const OwbNode *node, const char *op_type);
+/* Sets a fused activation's string attribute `attr` to `kind` and, when there are any, its float
+ * parameters under `params_attr` ("activation" and "activation_params" on our fused ops). */
+void _owb_pass_set_activation (OwbNode *node, const char *attr, const char *params_attr, const char *kind,
+                               const float *params, int n_params);

@@ -156,6 +156,21 @@ _owb_pass_is_our_op (const OwbNode *node, const char *op_type)
          && strcmp (node->domain, "ai.onnx.workbench") == 0;
 }
 
+void
+_owb_pass_set_activation (OwbNode *node, const char *attr, const char *params_attr, const char *kind,
+                          const float *params, int n_params)
+{
+  OwbAttribute *a = owb_node_add_attribute (node, attr, OWB_ATTR_STRING);
+  a->s = g_strdup (kind);
+  a->s_len = strlen (kind);
+  if (n_params > 0)
+    {
+      a = owb_node_add_attribute (node, params_attr, OWB_ATTR_FLOATS);
+      a->n = n_params;
+      a->floats = g_memdup2 (params, sizeof (float) * n_params);
+    }
+}
+
 gboolean
 _owb_pass_is_op (const OwbNode *node, const char *op_type)
 {

@@ -293,17 +293,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *node)
   if (tail.z)
     set_input (fused, 3, tail.z);
   if (tail.activation)
-    {
-      OwbAttribute *a = owb_node_add_attribute (fused, "activation", OWB_ATTR_STRING);
-      a->s = g_strdup (tail.activation);
-      a->s_len = strlen (a->s);
-      if (tail.n_params)
-        {
-          a = owb_node_add_attribute (fused, "activation_params", OWB_ATTR_FLOATS);
-          a->n = tail.n_params;
-          a->floats = g_memdup2 (tail.params, sizeof (float) * tail.n_params);
-        }
-    }
+    _owb_pass_set_activation (fused, "activation", "activation_params", tail.activation, tail.params, tail.n_params);
   g_free (fused->outputs[0]);
   fused->outputs[0] = g_strdup (tail.output);
   const char *from[4];

@@ -49,14 +49,6 @@ plain (const OwbNode *node)
   return node->n_outputs == 1 && !owb_node_get_input (node, 3) && owb_node_get_int (node, "nchw_input", 0) == 0;
 }
 
-static void
-set_string (OwbNode *node, const char *name, const char *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
-  a->s = g_strdup (v);
-  a->s_len = strlen (v);
-}
-
 /* Fuses dw with its producer when they fit; returns the producer it removed, or NULL. */
 static OwbNode *
 try_fuse (OwbPassContext *ctx, OwbNode *dw)
@@ -118,15 +110,10 @@ try_fuse (OwbPassContext *ctx, OwbNode *dw)
   const char *act = owb_node_get_string (pw, "activation", NULL);
   if (act)
     {
-      set_string (fused, "pointwise_activation", act);
       int n = 0;
       const float *params = owb_node_get_floats (pw, "activation_params", &n);
-      if (params)
-        {
-          OwbAttribute *a = owb_node_add_attribute (fused, "pointwise_activation_params", OWB_ATTR_FLOATS);
-          a->n = n;
-          a->floats = g_memdup2 (params, sizeof (float) * MAX (n, 1));
-        }
+      _owb_pass_set_activation (fused, "pointwise_activation", "pointwise_activation_params", act, params,
+                                params ? n : 0);
     }
   const char *from[2] = { label (pw), label (dw) };
   _owb_pass_add_node (ctx, fused, from, 2);

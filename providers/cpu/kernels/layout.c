@@ -640,6 +640,20 @@ dw_four_pixels (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, 
       vstore (yp + p * C + c0 + v * L, act_vector (acc[p][v], KIND, d->p0, d->p1));
 }
 
+/* dw_four_pixels with 3 and 5 wide kernels (nearly every depthwise one) as constants, so that the
+ * tap loop unrolls. */
+static inline __attribute__ ((always_inline)) void
+dw_four_pixels_kw (const DwRow *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, int64_t KW, const int NV,
+                   const OwbCpuActivationKind KIND)
+{
+  if (KW == 3)
+    dw_four_pixels (d, yp, iw0, sw, c0, 3, NV, KIND);
+  else if (KW == 5)
+    dw_four_pixels (d, yp, iw0, sw, c0, 5, NV, KIND);
+  else
+    dw_four_pixels (d, yp, iw0, sw, c0, KW, NV, KIND);
+}
+
 /* Stride and dilation 1, NV (1 or 2) vectors of channels from c0: the four pixels read KW + 3
  * adjacent input pixels per tap row, each loaded once and used by up to KW of them (0.75 loads per
  * multiply-add for 3x3 instead of 1.25). Two vectors make eight independent chains of
@@ -702,23 +716,12 @@ dw_four_interior (const DwRow *d, float *yp, int64_t iw0, int64_t sw, const OwbC
             dw_four_pixels_s1 (d, yp, iw0, c0, 5, 1, KIND);
         }
     }
-  /* 3 and 5 wide (nearly every depthwise kernel) as constants: the tap loop unrolls */
   for (; c0 + 2 * L <= C; c0 += 2 * L)
-    if (KW == 3)
-      dw_four_pixels (d, yp, iw0, sw, c0, 3, 2, KIND);
-    else if (KW == 5)
-      dw_four_pixels (d, yp, iw0, sw, c0, 5, 2, KIND);
-    else
-      dw_four_pixels (d, yp, iw0, sw, c0, KW, 2, KIND);
+    dw_four_pixels_kw (d, yp, iw0, sw, c0, KW, 2, KIND);
   /* a last single vector (24, 40, 72, 120... channels) */
   if (c0 + L <= C)
     {
-      if (KW == 3)
-        dw_four_pixels (d, yp, iw0, sw, c0, 3, 1, KIND);
-      else if (KW == 5)
-        dw_four_pixels (d, yp, iw0, sw, c0, 5, 1, KIND);
-      else
-        dw_four_pixels (d, yp, iw0, sw, c0, KW, 1, KIND);
+      dw_four_pixels_kw (d, yp, iw0, sw, c0, KW, 1, KIND);
       c0 += L;
     }
   if (c0 < C)
