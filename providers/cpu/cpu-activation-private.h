@@ -34,9 +34,10 @@ gboolean _owb_cpu_activation_parse (const OwbNode *node, OwbCpuActivation *act, 
 gboolean _owb_cpu_activation_parse_named (const OwbNode *node, const char *attr, const char *params_attr,
                                           OwbCpuActivation *act, GError **error);
 
-/* y = y / (1 + e^-y) (swish) or 1 / (1 + e^-y) over n floats with AVX2 and FMA, within 2 ulp of
- * the float formula (NaN passes); FALSE, with nothing done, on a CPU without them. */
-gboolean _owb_cpu_sigmoid_avx2 (float *y, int64_t n, gboolean swish);
+/* y = y / (1 + e^-y) (swish) or 1 / (1 + e^-y) over n floats in AVX-512 or AVX2 + FMA vectors,
+ * within a few ulp of the float formula (NaN passes); FALSE, with nothing done, on a CPU with
+ * neither. */
+gboolean _owb_cpu_sigmoid_vector (float *y, int64_t n, gboolean swish);
 /* Sigmoid and tanh over n floats in place (AVX2 where the CPU has it), for the RNN gates. */
 void _owb_cpu_sigmoid_f32 (float *x, int64_t n);
 void _owb_cpu_tanh_f32 (float *x, int64_t n);

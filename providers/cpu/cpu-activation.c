@@ -1,4 +1,4 @@
-/* cpu-activation.c: parsing the fused ops' activation attributes, and the AVX2 sigmoid (see
+/* cpu-activation.c: parsing the fused ops' activation attributes, and the AVX-512/AVX2 sigmoid (see
  * cpu-activation-private.h). */
 #include "cpu-activation-private.h"
 #include "cpu-kernels-private.h"
@@ -95,9 +95,29 @@ tanh_avx2 (float *y, int64_t n)
     }
 }
 
-gboolean
-_owb_cpu_sigmoid_avx2 (float *y, int64_t n, gboolean swish)
+#include "cpu-avx512-private.h"
+
+static OWB_AVX512 void
+sigmoid_avx512 (float *y, int64_t n, gboolean swish)
 {
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16)
+    _mm512_storeu_ps (y + j, owb_sigmoid512 (_mm512_loadu_ps (y + j), swish));
+  if (j < n)
+    {
+      __mmask16 m = (__mmask16) ((1u << (n - j)) - 1);
+      _mm512_mask_storeu_ps (y + j, m, owb_sigmoid512 (_mm512_maskz_loadu_ps (m, y + j), swish));
+    }
+}
+
+gboolean
+_owb_cpu_sigmoid_vector (float *y, int64_t n, gboolean swish)
+{
+  if (_owb_cpu_has_avx512 ())
+    {
+      sigmoid_avx512 (y, n, swish);
+      return TRUE;
+    }
   if (!_owb_cpu_has_avx2_fma ())
     return FALSE;
   sigmoid_avx2 (y, n, swish);
@@ -105,7 +125,7 @@ _owb_cpu_sigmoid_avx2 (float *y, int64_t n, gboolean swish)
 }
 #else
 gboolean
-_owb_cpu_sigmoid_avx2 (float *y, int64_t n, gboolean swish)
+_owb_cpu_sigmoid_vector (float *y, int64_t n, gboolean swish)
 {
   return FALSE;
 }
@@ -114,7 +134,7 @@ _owb_cpu_sigmoid_avx2 (float *y, int64_t n, gboolean swish)
 void
 _owb_cpu_sigmoid_f32 (float *x, int64_t n)
 {
-  if (_owb_cpu_sigmoid_avx2 (x, n, FALSE))
+  if (_owb_cpu_sigmoid_vector (x, n, FALSE))
     return;
   for (int64_t i = 0; i < n; i++)
     x[i] = 1.f / (1.f + expf (-x[i]));

@@ -49,6 +49,25 @@ _owb_cpu_has_avx2_fma (void)
 }
 
 gboolean
+_owb_cpu_has_avx512 (void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+  static int have = -1;
+  if (g_atomic_int_get (&have) < 0)
+    {
+      __builtin_cpu_init ();
+      /* libgcc sets these only where the OS saves the zmm state too */
+      g_atomic_int_set (&have, _owb_cpu_has_avx2_fma () && __builtin_cpu_supports ("avx512f")
+                                   && __builtin_cpu_supports ("avx512vl") && __builtin_cpu_supports ("avx512dq")
+                                   && __builtin_cpu_supports ("avx512bw"));
+    }
+  return g_atomic_int_get (&have);
+#else
+  return FALSE;
+#endif
+}
+
+gboolean
 _owb_cpu_node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
 {
   va_list args;

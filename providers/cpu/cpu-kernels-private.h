@@ -51,6 +51,8 @@ gboolean _owb_cpu_node_error (const OwbNode *node, GError **error, int code, con
   G_GNUC_PRINTF (4, 5);
 /* TRUE when the CPU runs AVX2 and FMA, the kernels' hand-vectorised paths (checked once). */
 gboolean _owb_cpu_has_avx2_fma (void);
+/* AVX-512 F, VL, DQ and BW, with the OS saving their registers. */
+gboolean _owb_cpu_has_avx512 (void);
 
 /* Per-dtype kernels come from these lists, not copies: X (ctype, OWB_TYPE suffix).
  * Example: #define ADD(T, N) case OWB_TYPE_##N: add_##N (...); break;  then OWB_CPU_FOR_NUMERIC (ADD)

@@ -14,6 +14,11 @@ OwbSgemmPacked *_owb_sgemm_pack (int64_t K, int64_t N, const float *b, int64_t l
 /* The pack of B = alpha bt^T for bt [N, K] (row stride ldbt): a transposed weight (Gemm's transB,
  * MatMul on a weight's Transpose, a recurrent op's W) packed straight from its rows. */
 OwbSgemmPacked *_owb_sgemm_pack_transposed (int64_t K, int64_t N, const float *bt, int64_t ldbt, float alpha);
+/* The same into p, reusing its storage where it is large enough (a new pack when p is NULL): for
+ * operands packed on every run (attention's keys and values). Return the pack. */
+OwbSgemmPacked *_owb_sgemm_repack (OwbSgemmPacked *p, int64_t K, int64_t N, const float *b, int64_t ldb);
+OwbSgemmPacked *_owb_sgemm_repack_transposed (OwbSgemmPacked *p, int64_t K, int64_t N, const float *bt, int64_t ldbt,
+                                              float alpha);
 void _owb_sgemm_packed_free (OwbSgemmPacked *p);
 int64_t _owb_sgemm_packed_k (const OwbSgemmPacked *p);
 int64_t _owb_sgemm_packed_n (const OwbSgemmPacked *p);
@@ -64,8 +69,8 @@ void _owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *
 void _owb_sgemm_packed (OwbThreadPool *pool, const OwbSgemmPacked *b, int64_t rows, const float *a, int64_t lda,
                         float *c, int64_t ldc, const OwbSgemmEpilogue *ep);
 
-/* How to split C[rows, N] over `threads`: rows per tile (a multiple of 6, at most max_rows rounded
- * up to 6) and columns per block (a multiple of 16), so that the tiles x blocks units keep every
+/* How to split C[rows, N] over `threads`: rows per tile (a multiple of _owb_sgemm_tile_rows, at
+ * most max_rows rounded up to it) and columns per block (a multiple of 16), so that the tiles x blocks units keep every
  * thread equally busy (small images with many channels are split by columns). */
 void _owb_sgemm_partition (int64_t rows, int64_t N, int threads, int64_t max_rows, int64_t *row_tile,
                            int64_t *col_block);
@@ -82,5 +87,12 @@ OwbSgemmPacked *_owb_sgemm_pack_constant_b (const OwbNode *node, const OwbValueT
                                             OwbTensor **b);
 
 gboolean _owb_sgemm_uses_avx2 (void);
+/* TRUE when the AVX-512 microkernel (12 x 32 tiles) runs. */
+gboolean _owb_sgemm_uses_avx512 (void);
+/* Rows of C one register tile covers: 12 with AVX-512, else 6. Row tiles handed to
+ * _owb_sgemm_packed_run are best a multiple of it. */
+int _owb_sgemm_tile_rows (void);
 /* Tests: force the portable microkernel (TRUE) or go back to choosing by CPU features (FALSE). */
 void _owb_sgemm_force_portable (gboolean force);
+/* Tests: the AVX2 microkernel even where the CPU has AVX-512 (TRUE), or choose again (FALSE). */
+void _owb_sgemm_force_avx2 (gboolean force);

@@ -13,6 +13,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include "cpu-avx512-private.h"
 #define HAVE_X86_AVX2 1
 #endif
 
@@ -33,6 +34,7 @@
 
 struct _OwbSgemmPacked {
   int64_t K, N, npanels;
+  int64_t capacity;   /* floats allocated at data */
   float *data;
 };
 
@@ -44,28 +46,42 @@ panel_width (const OwbSgemmPacked *p, int64_t jp)
   return left >= NR ? NR : (left <= 8 ? 8 : NR);
 }
 
-/* A pack of K x N with its panel storage allocated, not filled. */
+/* p (a new pack when NULL) made a K x N pack with its panel storage allocated, not filled: the
+ * storage it had is kept when large enough. */
 static OwbSgemmPacked *
-pack_new (int64_t K, int64_t N)
+pack_reset (OwbSgemmPacked *p, int64_t K, int64_t N)
 {
-  OwbSgemmPacked *p = g_new0 (OwbSgemmPacked, 1);
+  if (!p)
+    p = g_new0 (OwbSgemmPacked, 1);
   p->K = K;
   p->N = N;
   p->npanels = (N + NR - 1) / NR;
   int64_t total = 0;
   for (int64_t jp = 0; jp < p->npanels; jp++)
     total += panel_width (p, jp) * K;
-  void *mem = NULL;
-  if (posix_memalign (&mem, 64, MAX (total, 16) * sizeof (float)) != 0)
-    g_error ("out of memory packing a %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT " matrix", K, N);
-  p->data = mem;
+  total = MAX (total, 16);
+  if (total > p->capacity)
+    {
+      void *mem = NULL;
+      if (posix_memalign (&mem, 64, total * sizeof (float)) != 0)
+        g_error ("out of memory packing a %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT " matrix", K, N);
+      free (p->data);
+      p->data = mem;
+      p->capacity = total;
+    }
   return p;
 }
 
 OwbSgemmPacked *
 _owb_sgemm_pack_transposed (int64_t K, int64_t N, const float *bt, int64_t ldbt, float alpha)
 {
-  OwbSgemmPacked *p = pack_new (K, N);
+  return _owb_sgemm_repack_transposed (NULL, K, N, bt, ldbt, alpha);
+}
+
+OwbSgemmPacked *
+_owb_sgemm_repack_transposed (OwbSgemmPacked *p, int64_t K, int64_t N, const float *bt, int64_t ldbt, float alpha)
+{
+  p = pack_reset (p, K, N);
   /* panel by panel: its (up to) 16 rows of bt are read side by side, each sequentially, where a
    * whole transposed copy first would write with a stride of N (vit's weights: a third of its load) */
   for (int64_t jp = 0; jp < p->npanels; jp++)
@@ -93,7 +109,13 @@ _owb_sgemm_pack_transposed (int64_t K, int64_t N, const float *bt, int64_t ldbt,
 OwbSgemmPacked *
 _owb_sgemm_pack (int64_t K, int64_t N, const float *b, int64_t ldb)
 {
-  OwbSgemmPacked *p = pack_new (K, N);
+  return _owb_sgemm_repack (NULL, K, N, b, ldb);
+}
+
+OwbSgemmPacked *
+_owb_sgemm_repack (OwbSgemmPacked *p, int64_t K, int64_t N, const float *b, int64_t ldb)
+{
+  p = pack_reset (p, K, N);
   /* row by row: B is read once in order, each panel is written in order */
   for (int64_t k = 0; k < K; k++)
     for (int64_t jp = 0; jp < p->npanels; jp++)
@@ -261,7 +283,7 @@ static void
 sigmoid_pass (float *c, int64_t ldc, int rows, int ncols, gboolean swish)
 {
   for (int r = 0; r < rows; r++)
-    _owb_cpu_sigmoid_avx2 (c + r * ldc, ncols, swish);
+    _owb_cpu_sigmoid_vector (c + r * ldc, ncols, swish);
 }
 
 /* In-tile activation modes (constants after inlining, so no branch per vector): the sigmoids
@@ -379,11 +401,203 @@ strip_avx2 (int rows, const Strip *s)
     default: strip_avx2_rows (6, s); break;
     }
 }
+
+/* ---- AVX-512 microkernel ----
+ * A 12 x 32 tile: two 16-wide panels side by side, one zmm per panel row, 24 accumulators. Twelve
+ * rows (not six) so that each 64-byte line of B brought from L2 feeds twelve FMAs: at 16 lanes a
+ * 6-row tile asks L2 for a line every 1.5 FMA cycles, more than it gives. An 8-wide last panel runs
+ * the AVX2 tile, six rows at a time. */
+
+#define AVX512 OWB_AVX512
+#define MR512 12
+/* one more in-tile mode than tile_avx2 has: the sigmoids in registers too */
+enum { MODE_SIGMOID = MODE_HARD + 1, MODE_SWISH };
+
+static inline __attribute__ ((always_inline)) AVX512 __m512
+ld512 (const float *p, __mmask16 m, gboolean full)
+{
+  return full ? _mm512_loadu_ps (p) : _mm512_maskz_loadu_ps (m, p);
+}
+
+static inline __attribute__ ((always_inline)) AVX512 void
+tile_avx512 (const int R, const int P, const int MODE, const Strip *s, const float *b0p, const float *b1p,
+             const Tile *t)
+{
+  __m512 acc[MR512][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < R; r++)
+    acc[r][0] = acc[r][1] = _mm512_setzero_ps ();
+  /* Rows addressed as group base (rows 0, 4, 8) + 0, 1, 2 or 3 strides: one scaled-index operand
+   * each, with five registers for all twelve. Indexed from one pointer, GCC kept a register per
+   * row and spilled them to the stack inside the loop. */
+  const int64_t lda = s->lda, lda3 = 3 * s->lda, kc = s->kc;
+  const float *ag[3] = { s->a, s->a + 4 * lda, s->a + 8 * lda };
+  for (int64_t k = 0; k < kc; k++, ag[0]++, ag[1]++, ag[2]++, b0p += 16, b1p += 16)
+    {
+      __m512 b0 = _mm512_load_ps (b0p), b1 = P == 2 ? _mm512_load_ps (b1p) : b0;
+#pragma GCC unroll 12
+      for (int r = 0; r < R; r++)
+        {
+          const float *ar = ag[r / 4];
+          const int i = r % 4;
+          __m512 av = _mm512_set1_ps (i == 0 ? ar[0] : i == 1 ? ar[lda] : i == 2 ? ar[2 * lda] : ar[lda3]);
+          acc[r][0] = _mm512_fmadd_ps (av, b0, acc[r][0]);
+          if (P == 2)
+            acc[r][1] = _mm512_fmadd_ps (av, b1, acc[r][1]);
+        }
+    }
+  /* parameters in locals, as in tile_avx2 */
+  const int ncols = t->ncols;
+  const gboolean full = ncols == P * 16, first = s->first;
+  const float *const bias = t->bias, *const z = t->z;
+  float *const c = t->c;
+  const int64_t ldc = s->ldc, ldz = s->ldz;
+  __mmask16 m[2] = { 0xffff, 0xffff };
+  if (!full)
+    {
+      m[0] = (__mmask16) (ncols >= 16 ? 0xffff : (1u << ncols) - 1);
+      m[1] = (__mmask16) (ncols >= 32 ? 0xffff : ncols <= 16 ? 0 : (1u << (ncols - 16)) - 1);
+    }
+  const __m512 p0 = _mm512_set1_ps (s->p0), p1 = _mm512_set1_ps (s->p1);
+  const __m512 zero = _mm512_setzero_ps (), one = _mm512_set1_ps (1.0f);
+  const gboolean hard_swish = s->act == OWB_SGEMM_ACT_HARD_SWISH;
+#pragma GCC unroll 12
+  for (int r = 0; r < R; r++)
+    {
+      float *cr = c + r * ldc;
+#pragma GCC unroll 2
+      for (int v = 0; v < P; v++)
+        {
+          __m512 x = acc[r][v];
+          if (first)
+            {
+              if (bias)
+                x = _mm512_add_ps (x, ld512 (bias + v * 16, m[v], full));
+              if (z)
+                x = _mm512_add_ps (x, ld512 (z + r * ldz + v * 16, m[v], full));
+            }
+          else
+            x = _mm512_add_ps (x, ld512 (cr + v * 16, m[v], full));
+          if (MODE == MODE_CLAMP)
+            x = _mm512_min_ps (p1, _mm512_max_ps (p0, x));
+          else if (MODE == MODE_HARD)
+            {
+              __m512 h = _mm512_min_ps (one, _mm512_max_ps (zero, _mm512_fmadd_ps (x, p0, p1)));
+              x = hard_swish ? _mm512_mul_ps (x, h) : h;
+            }
+          else if (MODE == MODE_SIGMOID || MODE == MODE_SWISH)
+            x = owb_sigmoid512 (x, MODE == MODE_SWISH);
+          if (full)
+            _mm512_storeu_ps (cr + v * 16, x);
+          else
+            _mm512_mask_storeu_ps (cr + v * 16, m[v], x);
+        }
+    }
+}
+
+/* The AVX2 tile on rows [r0, r0 + 6) or fewer of a strip of R (an 8-wide last panel). */
+static inline __attribute__ ((always_inline)) AVX512 void
+tile_avx2_part (const int R, const int MODE, const Strip *s, const Tile *t)
+{
+#pragma GCC unroll 2
+  for (int r0 = 0; r0 < R; r0 += MR)
+    {
+      Strip sp = *s;
+      sp.a = s->a + r0 * s->lda;
+      sp.z = s->z ? s->z + r0 * s->ldz : NULL;
+      Tile tp = *t;
+      tp.c = t->c + r0 * s->ldc;
+      tp.z = t->z ? t->z + r0 * s->ldz : NULL;
+      if (R - r0 >= MR)
+        tile_avx2 (MR, 1, MODE, &sp, &tp);
+      else
+        switch (R - r0)
+          {
+          case 1: tile_avx2 (1, 1, MODE, &sp, &tp); break;
+          case 2: tile_avx2 (2, 1, MODE, &sp, &tp); break;
+          case 3: tile_avx2 (3, 1, MODE, &sp, &tp); break;
+          case 4: tile_avx2 (4, 1, MODE, &sp, &tp); break;
+          default: tile_avx2 (5, 1, MODE, &sp, &tp); break;
+          }
+    }
+}
+
+static inline __attribute__ ((always_inline)) AVX512 void
+strip_avx512_mode (const int R, const int MODE, const Strip *s)
+{
+  for (int64_t j0 = s->j0; j0 < s->j1;)
+    {
+      int w;
+      Tile t = strip_tile (s, j0, &w);
+      if (w != 16)
+        {
+          tile_avx2_part (R, MODE == MODE_SIGMOID || MODE == MODE_SWISH ? MODE_NONE : MODE, s, &t);
+          j0 += NR;
+          continue;
+        }
+      int64_t jp = j0 / NR;
+      /* a second full panel beside this one, within the strip's columns */
+      gboolean pair = j0 + NR < s->j1 && panel_width (s->b, jp + 1) == NR;
+      const float *b0p = t.b;
+      if (pair)
+        {
+          const float *b1p = s->b->data + (jp + 1) * NR * s->b->K + s->k0 * NR;
+          t.ncols = (int) MIN (2 * NR, s->j1 - j0);
+          tile_avx512 (R, 2, MODE, s, b0p, b1p, &t);
+          j0 += 2 * NR;
+        }
+      else
+        {
+          tile_avx512 (R, 1, MODE, s, b0p, b0p, &t);
+          j0 += NR;
+        }
+    }
+  /* an 8-wide last panel ran the AVX2 tile, which leaves the sigmoids to a pass */
+  int64_t last = s->b->npanels - 1;
+  if (s->last && (MODE == MODE_SIGMOID || MODE == MODE_SWISH) && last * NR < s->j1 && panel_width (s->b, last) != NR)
+    sigmoid_pass (s->c + last * NR, s->ldc, R, (int) (s->j1 - last * NR), MODE == MODE_SWISH);
+}
+
+static inline __attribute__ ((always_inline)) AVX512 void
+strip_avx512_rows (const int R, const Strip *s)
+{
+  OwbSgemmAct act = s->last ? s->act : OWB_SGEMM_ACT_NONE;
+  if (act == OWB_SGEMM_ACT_CLAMP)
+    strip_avx512_mode (R, MODE_CLAMP, s);
+  else if (act == OWB_SGEMM_ACT_HARD_SIGMOID || act == OWB_SGEMM_ACT_HARD_SWISH)
+    strip_avx512_mode (R, MODE_HARD, s);
+  else if (act == OWB_SGEMM_ACT_SIGMOID)
+    strip_avx512_mode (R, MODE_SIGMOID, s);
+  else if (act == OWB_SGEMM_ACT_SWISH)
+    strip_avx512_mode (R, MODE_SWISH, s);
+  else
+    strip_avx512_mode (R, MODE_NONE, s);
+}
+
+static AVX512 void
+strip_avx512 (int rows, const Strip *s)
+{
+  switch (rows)
+    {
+    case 1: strip_avx512_rows (1, s); break;
+    case 2: strip_avx512_rows (2, s); break;
+    case 3: strip_avx512_rows (3, s); break;
+    case 4: strip_avx512_rows (4, s); break;
+    case 5: strip_avx512_rows (5, s); break;
+    case 6: strip_avx512_rows (6, s); break;
+    case 7: strip_avx512_rows (7, s); break;
+    case 8: strip_avx512_rows (8, s); break;
+    case 9: strip_avx512_rows (9, s); break;
+    case 10: strip_avx512_rows (10, s); break;
+    case 11: strip_avx512_rows (11, s); break;
+    default: strip_avx512_rows (12, s); break;
+    }
+}
 #endif
 
 /* ---- dispatch ---- */
 
-static int force_portable;
+static int force_portable, force_avx2;
 
 gboolean
 _owb_sgemm_uses_avx2 (void)
@@ -391,10 +605,32 @@ _owb_sgemm_uses_avx2 (void)
   return !g_atomic_int_get (&force_portable) && _owb_cpu_has_avx2_fma ();
 }
 
+gboolean
+_owb_sgemm_uses_avx512 (void)
+{
+  return _owb_sgemm_uses_avx2 () && !g_atomic_int_get (&force_avx2) && _owb_cpu_has_avx512 ();
+}
+
 void
 _owb_sgemm_force_portable (gboolean force)
 {
   g_atomic_int_set (&force_portable, force ? 1 : 0);
+}
+
+void
+_owb_sgemm_force_avx2 (gboolean force)
+{
+  g_atomic_int_set (&force_avx2, force ? 1 : 0);
+}
+
+int
+_owb_sgemm_tile_rows (void)
+{
+#ifdef HAVE_X86_AVX2
+  if (_owb_sgemm_uses_avx512 ())
+    return MR512;
+#endif
+  return MR;
 }
 
 /* Asks for slice `part` of `nparts` of B's block (columns [j0, j1), depth [k0, k0 + kc)) to be
@@ -427,8 +663,14 @@ _owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *a, in
   if (rows <= 0 || n1 <= n0)
     return;
   void (*strip) (int, const Strip *) = strip_portable;
+  int64_t mr_max = MR;
 #ifdef HAVE_X86_AVX2
-  if (_owb_sgemm_uses_avx2 ())
+  if (_owb_sgemm_uses_avx512 ())
+    {
+      strip = strip_avx512;
+      mr_max = MR512;
+    }
+  else if (_owb_sgemm_uses_avx2 ())
     strip = strip_avx2;
 #endif
   int64_t K = b->K;
@@ -444,7 +686,9 @@ _owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *a, in
   int64_t nc_fit = L2_FLOATS / MAX (K, 1) / NR * NR;
   gboolean rows_outer = K <= KC;
   int64_t nc = rows_outer ? nc_fit : NC;
-  int64_t nstrips = (rows + MR - 1) / MR;
+  /* strips of equal height (50 rows: five of 10, not four of 12 and one of 2, whose tile would be
+   * bound by loading B for two rows) */
+  int64_t nstrips = (rows + mr_max - 1) / mr_max, strip_rows = rows / nstrips, taller = rows % nstrips;
   for (int64_t nc0 = n0; nc0 < n1; nc0 += nc)
     {
       s.j0 = nc0;
@@ -462,8 +706,8 @@ _owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *a, in
           int64_t next_kc = rows_outer ? K : MIN (kc_max, K - next_k0);
           for (int64_t si = 0; si < nstrips; si++)
             {
-              int64_t r0 = si * MR;
-              int mr = (int) MIN (MR, rows - r0);
+              int64_t r0 = si * strip_rows + MIN (si, taller);
+              int mr = (int) (strip_rows + (si < taller));
               if (next_j0 < n1)
                 prefetch_slice (b, next_j0, MIN (next_j0 + nc, n1), next_k0, next_kc, si, nstrips);
               /* the next strip's C rows, for writing, when this pass writes C (its last depth block,
@@ -472,7 +716,7 @@ _owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *a, in
                * 16 -> 96 at 112x112: 0.85 -> 0.60 ms at 2 threads. */
               if (si + 1 < nstrips && k0 + kc_max >= K)
                 {
-                  int64_t r1 = (si + 1) * MR, mr1 = MIN (MR, rows - r1);
+                  int64_t r1 = r0 + mr, mr1 = strip_rows + (si + 1 < taller);
                   for (int64_t r = 0; r < mr1; r++)
                     {
                       const char *row = (const char *) (c + (r1 + r) * ldc + nc0);
@@ -544,8 +788,8 @@ _owb_sgemm_epilogue_set_activation (OwbSgemmEpilogue *ep, const OwbCpuActivation
 void
 _owb_sgemm_partition (int64_t rows, int64_t N, int threads, int64_t max_rows, int64_t *row_tile, int64_t *col_block)
 {
-  int64_t np = MAX ((N + NR - 1) / NR, 1);
-  max_rows = MAX (max_rows, MR);
+  int64_t np = MAX ((N + NR - 1) / NR, 1), mr = _owb_sgemm_tile_rows ();
+  max_rows = MAX (max_rows, mr);
   int64_t pmin = (rows + max_rows - 1) / max_rows;
   double best = G_MAXDOUBLE;
   *row_tile = MAX (rows, 1);
@@ -558,7 +802,7 @@ _owb_sgemm_partition (int64_t rows, int64_t N, int threads, int64_t max_rows, in
       int64_t pc = MAX (pmin, 1);
       while ((pc * cc) % threads != 0 && pc < pmin + threads)
         pc++;
-      int64_t rt = ((rows + pc - 1) / pc + MR - 1) / MR * MR;
+      int64_t rt = ((rows + pc - 1) / pc + mr - 1) / mr * mr;
       int64_t pc_eff = (rows + rt - 1) / rt, units = pc_eff * cc;
       /* the slowest thread's share, in padded 6 x 16 tiles; splitting columns costs a little
        * (im2col repeated, shorter reuse of A's strip) */

@@ -4,6 +4,8 @@
  * grouped, depthwise, dilated, strided, padded, residual and activations, on one and several threads;
  * their inference errors. With -m perf it also times NhwcConv against FusedConv. */
 #include "../engine/test-util.h"
+#include "../../providers/cpu/cpu-depthwise-avx512-private.h"
+#include "../../providers/cpu/cpu-sgemm-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -213,6 +215,9 @@ static const ConvCase conv_cases[] = {
   { "depthwise 5x5 stride 2, 12 channels", 1, 12, 11, 23, 12, 12, 5, 5, 2, 2, 1, "HardSwish", FALSE, FALSE, NULL, 1 },
   { "depthwise 3x3, HardSigmoid", 2, 19, 6, 7, 19, 19, 3, 3, 1, 1, 1, "HardSigmoid", FALSE, TRUE, NULL, 1 },
   { "depthwise 3x3, Clip", 1, 33, 5, 6, 33, 33, 3, 3, 1, 1, 1, "Clip", TRUE, FALSE, NULL, 1 },
+  /* AVX-512: two vectors, one, then a masked 8 (56 channels); a 7-wide kernel (no constant width) */
+  { "depthwise 3x3, Swish, 56 channels", 1, 56, 9, 13, 56, 56, 3, 3, 1, 1, 1, "Swish", TRUE, FALSE, NULL, 2 },
+  { "depthwise 7x7, Sigmoid, 48 channels", 1, 48, 12, 12, 48, 48, 7, 7, 1, 3, 1, "Sigmoid", TRUE, FALSE, NULL, 1 },
   { "channel multiplier", 1, 4, 6, 6, 8, 4, 3, 3, 1, 1, 1, "HardSigmoid", TRUE, FALSE, NULL, 1 },
   { "small image, split channels", 1, 64, 7, 7, 256, 1, 3, 3, 1, 1, 1, "Gelu", TRUE, TRUE, NULL, 4 },
   { "SAME_UPPER stride 2", 1, 5, 9, 8, 7, 1, 3, 3, 2, 0, 1, "FastGelu", TRUE, FALSE, "SAME_UPPER", 2 },
@@ -309,6 +314,24 @@ test_nhwc_conv_matches_conv (void)
 {
   for (guint i = 0; i < G_N_ELEMENTS (conv_cases); i++)
     run_conv_case (&conv_cases[i], 1, NULL, NULL, NULL);
+}
+
+/* The same with the 8-lane depthwise rows and the AVX2 GEMM tile, which a CPU with AVX-512 would
+ * otherwise not run. */
+static void
+test_nhwc_conv_matches_conv_8_lanes (void)
+{
+  if (!_owb_cpu_dw_avx512_usable () && !_owb_sgemm_uses_avx512 ())
+    {
+      g_test_skip ("this CPU has no AVX-512: the 8-lane code ran above");
+      return;
+    }
+  _owb_cpu_dw_avx512_force_off (TRUE);
+  _owb_sgemm_force_avx2 (TRUE);
+  for (guint i = 0; i < G_N_ELEMENTS (conv_cases); i++)
+    run_conv_case (&conv_cases[i], 1, NULL, NULL, NULL);
+  _owb_cpu_dw_avx512_force_off (FALSE);
+  _owb_sgemm_force_avx2 (FALSE);
 }
 
 /* NhwcConv against FusedConv on the convolutions CNNs spend their time in (-m perf). */
@@ -1015,6 +1038,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/kernels/layout/nhwc-conv-matches-conv", test_nhwc_conv_matches_conv);
+  g_test_add_func ("/kernels/layout/nhwc-conv-matches-conv-8-lanes", test_nhwc_conv_matches_conv_8_lanes);
   g_test_add_func ("/kernels/layout/nhwc-pools-match", test_nhwc_pools_match);
   g_test_add_func ("/kernels/layout/nhwc-global-average-pool", test_nhwc_global_average_pool);
   g_test_add_func ("/kernels/layout/nhwc-conv-errors", test_nhwc_conv_errors);

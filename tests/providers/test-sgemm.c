@@ -81,7 +81,9 @@ run_case (const Case *cs, guint32 seed)
           if (!(fabs (got - ref) <= tol * (1 + fabs (ref))))
             g_error ("rows %" G_GINT64_FORMAT " N %" G_GINT64_FORMAT " K %" G_GINT64_FORMAT " (%s): C[%" G_GINT64_FORMAT
                      ", %" G_GINT64_FORMAT "] = %.9g, expected %.9g",
-                     cs->rows, cs->N, cs->K, _owb_sgemm_uses_avx2 () ? "avx2" : "portable", i, j, got, ref);
+                     cs->rows, cs->N, cs->K,
+                     _owb_sgemm_uses_avx512 () ? "avx512" : _owb_sgemm_uses_avx2 () ? "avx2" : "portable", i, j,
+                     got, ref);
         }
       /* nothing written between rows */
       for (int64_t j = cs->N; j < ldc; j++)
@@ -125,15 +127,33 @@ run_random_cases (void)
 }
 
 static void
+test_sgemm_avx512 (void)
+{
+  _owb_sgemm_force_portable (FALSE);
+  if (!_owb_sgemm_uses_avx512 ())
+    {
+      g_test_skip ("this CPU has no AVX-512");
+      return;
+    }
+  g_assert_cmpint (_owb_sgemm_tile_rows (), ==, 12);
+  run_random_cases ();
+}
+
+static void
 test_sgemm_avx2 (void)
 {
   _owb_sgemm_force_portable (FALSE);
+  _owb_sgemm_force_avx2 (TRUE);
   if (!_owb_sgemm_uses_avx2 ())
     {
+      _owb_sgemm_force_avx2 (FALSE);
       g_test_skip ("this CPU has no AVX2 + FMA");
       return;
     }
+  g_assert_false (_owb_sgemm_uses_avx512 ());
+  g_assert_cmpint (_owb_sgemm_tile_rows (), ==, 6);
   run_random_cases ();
+  _owb_sgemm_force_avx2 (FALSE);
 }
 
 static void
@@ -149,9 +169,11 @@ test_sgemm_portable (void)
 static void
 test_sgemm_subrange_and_nan (void)
 {
-  for (int portable = 0; portable < 2; portable++)
+  /* the CPU's best microkernel, AVX2, portable */
+  for (int mode = 0; mode < 3; mode++)
     {
-      _owb_sgemm_force_portable (portable);
+      _owb_sgemm_force_avx2 (mode == 1);
+      _owb_sgemm_force_portable (mode == 2);
       int64_t rows = 7, K = 20, N = 50;
       float a[7 * 20], b[20 * 50], c[7 * 50];
       for (int i = 0; i < rows * K; i++)
@@ -182,6 +204,7 @@ test_sgemm_subrange_and_nan (void)
           }
       _owb_sgemm_packed_free (p);
     }
+  _owb_sgemm_force_avx2 (FALSE);
   _owb_sgemm_force_portable (FALSE);
 }
 
@@ -222,11 +245,22 @@ test_sgemm_pack_transposed (void)
   g_rand_free (r);
 }
 
-/* Both threads busy on every shape: a 7x7 image with 512 channels splits by columns. */
+/* Both threads busy on every shape: a 7x7 image with 512 channels splits by columns. Row tiles
+ * are whole register tiles: 6 rows with AVX2, 12 with AVX-512. */
 static void
 test_sgemm_partition (void)
 {
   int64_t rt, cb;
+  if (_owb_sgemm_uses_avx512 ())
+    {
+      _owb_sgemm_partition (49, 512, 2, 49, &rt, &cb);
+      g_assert_cmpint (rt, ==, 60);
+      g_assert_cmpint (cb, ==, 256);
+      _owb_sgemm_partition (3136, 64, 2, 455, &rt, &cb);
+      g_assert_cmpint (rt % 12, ==, 0);
+      g_assert_cmpint ((3136 + rt - 1) / rt % 2, ==, 0);
+    }
+  _owb_sgemm_force_avx2 (TRUE);
   _owb_sgemm_partition (49, 512, 2, 49, &rt, &cb);
   g_assert_cmpint (rt, ==, 54);
   g_assert_cmpint (cb, ==, 256);
@@ -237,6 +271,7 @@ test_sgemm_partition (void)
   _owb_sgemm_partition (100, 30, 1, 1000, &rt, &cb);
   g_assert_cmpint (rt, ==, 102);
   g_assert_cmpint (cb, ==, 32);
+  _owb_sgemm_force_avx2 (FALSE);
 }
 
 /* Creating the CPU provider leaves the process with no BLAS threads: OpenBLAS starts its own when it
@@ -272,6 +307,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/sgemm/no-blas-threads", test_no_blas_threads);
+  g_test_add_func ("/sgemm/avx512", test_sgemm_avx512);
   g_test_add_func ("/sgemm/avx2", test_sgemm_avx2);
   g_test_add_func ("/sgemm/portable", test_sgemm_portable);
   g_test_add_func ("/sgemm/subrange-and-nan", test_sgemm_subrange_and_nan);

@@ -8,6 +8,7 @@
 #include "../cpu-conv-private.h"
 #include "../cpu-direct-conv-private.h"
 #include "../cpu-sgemm-private.h"
+#include "../cpu-depthwise-avx512-private.h"
 #include "../cpu-simd-private.h"
 #include "../cpu-winograd-private.h"
 
@@ -167,7 +168,7 @@ activate (float *restrict y, int64_t n, const OwbCpuActivation *act)
     case OWB_CPU_ACT_SWISH:
       {
         gboolean swish = act->kind == OWB_CPU_ACT_SWISH;
-        if (_owb_cpu_sigmoid_avx2 (y, n, swish))
+        if (_owb_cpu_sigmoid_vector (y, n, swish))
           break;
         for (; j + L <= n; j += L)
           {
@@ -799,14 +800,19 @@ depthwise_rows (int64_t begin, int64_t end, gpointer data)
   const ConvJob *job = data;
   const OwbCpuConvGeom *g = job->g;
   int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], C = g->C;
-  OwbCpuActivationKind kind = !job->z && dw_in_register (job->act->kind) ? job->act->kind : OWB_CPU_ACT_NONE;
+  gboolean wide = _owb_cpu_dw_avx512_usable ();
+  gboolean in_register = wide ? _owb_cpu_dw_avx512_in_register (job->act->kind) : dw_in_register (job->act->kind);
+  OwbCpuActivationKind kind = !job->z && in_register ? job->act->kind : OWB_CPU_ACT_NONE;
   for (int64_t r = begin; r < end; r++)
     {
       int64_t n = r / OH, oh = r % OH, ih0 = oh * g->s[0] - g->pad[0], kh0, kh1;
       _owb_cpu_conv_valid_range (ih0, g->d[0], IH, KH, &kh0, &kh1);
       const float *first = job->x + (n * IH + ih0 + kh0 * g->d[0]) * IW * C;
       float *yrow = job->y + r * OW * C;
-      dw_output_row_act (g, job->w, job->bias, job->act, kind, first, g->d[0] * IW * C, kh0, kh1, yrow);
+      if (wide)
+        _owb_cpu_dw_row_avx512 (g, job->w, job->bias, job->act, kind, first, g->d[0] * IW * C, kh0, kh1, yrow);
+      else
+        dw_output_row_act (g, job->w, job->bias, job->act, kind, first, g->d[0] * IW * C, kh0, kh1, yrow);
       if (kind != OWB_CPU_ACT_NONE)
         continue;
       if (job->z)
@@ -1301,6 +1307,18 @@ typedef struct {
   gint failed;             /* atomic: a band could not allocate its buffer */
 } PwDwJob;
 
+/* One depthwise output row of the job from pointwise rows at first, rstep apart: the AVX-512 row
+ * where `wide`, else the 8-lane one. */
+static inline __attribute__ ((always_inline)) void
+pwdw_row (const OwbCpuConvGeom *g, const PwDwJob *j, gboolean wide, OwbCpuActivationKind kind, const float *first,
+          int64_t rstep, int64_t kh0, int64_t kh1, float *yrow)
+{
+  if (wide)
+    _owb_cpu_dw_row_avx512 (g, j->w2, j->b2, &j->p->act, kind, first, rstep, kh0, kh1, yrow);
+  else
+    dw_output_row_act (g, j->w2, j->b2, &j->p->act, kind, first, rstep, kh0, kh1, yrow);
+}
+
 /* Band u = (image, band): its output rows in order. The buffer holds pointwise rows
  * [lo, lo + filled); when the next output row's window does not fit, the rows it still needs move to
  * the front (a kernel's height less a stride of rows, rarely). */
@@ -1319,7 +1337,9 @@ pwdw_bands (int64_t begin, int64_t end, gpointer data)
     }
   OwbSgemmEpilogue ep = { .bias = j->b1 };
   _owb_sgemm_epilogue_set_activation (&ep, &j->p->pw_act, activate_rows);
-  OwbCpuActivationKind kind = dw_in_register (j->p->act.kind) ? j->p->act.kind : OWB_CPU_ACT_NONE;
+  gboolean wide = _owb_cpu_dw_avx512_usable ();
+  gboolean in_register = wide ? _owb_cpu_dw_avx512_in_register (j->p->act.kind) : dw_in_register (j->p->act.kind);
+  OwbCpuActivationKind kind = in_register ? j->p->act.kind : OWB_CPU_ACT_NONE;
   for (int64_t u = begin; u < end; u++)
     {
       int64_t n = u / j->bands, band = u % j->bands;
@@ -1334,7 +1354,7 @@ pwdw_bands (int64_t begin, int64_t end, gpointer data)
           if (kh1 <= kh0)
             {
               /* no input row under the window: bias (and activation) alone */
-              dw_output_row_act (g, j->w2, j->b2, &j->p->act, kind, buf, row_floats, 0, 0, yrow);
+              pwdw_row (g, j, wide, kind, buf, row_floats, 0, 0, yrow);
               if (kind == OWB_CPU_ACT_NONE)
                 activate (yrow, OW * E, &j->p->act);
               continue;
@@ -1360,8 +1380,7 @@ pwdw_bands (int64_t begin, int64_t end, gpointer data)
                                      buf + (ih - lo) * row_floats, E, &ep);
               filled = upto - lo;
             }
-          dw_output_row_act (g, j->w2, j->b2, &j->p->act, kind, buf + (need_lo - lo) * row_floats, row_floats, kh0,
-                             kh1, yrow);
+          pwdw_row (g, j, wide, kind, buf + (need_lo - lo) * row_floats, row_floats, kh0, kh1, yrow);
           if (kind == OWB_CPU_ACT_NONE)
             activate (yrow, OW * E, &j->p->act);
         }

@@ -1,0 +1,309 @@
+/* cpu-depthwise-avx512.c: one output row of a channels-last depthwise convolution in 16-lane
+ * AVX-512 vectors, the activation applied in registers as each vector is stored.
+ *
+ * The 8-lane kernels of layout.c run everywhere; where the CPU has AVX-512 this row runs instead.
+ * Channels go in blocks of 32 (two vectors) or 16, and the last partial block (24, 40, 72, 120...
+ * channels) is one masked vector: masked loads neither fault nor read past it, so no channel is
+ * left to a scalar loop. Interior pixels go four at a time, each weight vector loaded once for
+ * the four; with stride 1 and 3 or 5 taps the four slide over KW + 3 input vectors per tap row. */
+#include "cpu-depthwise-avx512-private.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include "cpu-avx512-private.h"
+
+#define AI OWB_AVX512_INLINE
+
+typedef struct {
+  const float *first; /* the input row under tap row kh0 */
+  int64_t rstep;      /* floats from one tap row's input row to the next */
+  const float *w, *bias;
+  int64_t C, KW, dw, kh0, kh1;
+  float p0, p1;
+} Row;
+
+/* The activation of y; comparisons ordered so that NaN passes through (max/min return their second
+ * operand when either is NaN). */
+AI __m512
+act512 (__m512 y, const OwbCpuActivationKind KIND, float p0, float p1)
+{
+  const __m512 zero = _mm512_setzero_ps (), one = _mm512_set1_ps (1.0f);
+  __m512 t;
+  switch (KIND)
+    {
+    case OWB_CPU_ACT_RELU:
+      return _mm512_max_ps (zero, y);
+    case OWB_CPU_ACT_LEAKY_RELU:
+      return _mm512_mask_mul_ps (y, _mm512_cmp_ps_mask (y, zero, _CMP_LT_OQ), y, _mm512_set1_ps (p0));
+    case OWB_CPU_ACT_CLIP:
+      return _mm512_min_ps (_mm512_set1_ps (p1), _mm512_max_ps (_mm512_set1_ps (p0), y));
+    case OWB_CPU_ACT_HARD_SIGMOID:
+    case OWB_CPU_ACT_HARD_SWISH:
+      t = _mm512_fmadd_ps (y, _mm512_set1_ps (p0), _mm512_set1_ps (p1));
+      t = _mm512_min_ps (one, _mm512_max_ps (zero, t));
+      return KIND == OWB_CPU_ACT_HARD_SWISH ? _mm512_mul_ps (y, t) : t;
+    case OWB_CPU_ACT_SIGMOID:
+    case OWB_CPU_ACT_SWISH:
+      return owb_sigmoid512 (y, KIND == OWB_CPU_ACT_SWISH);
+    default:
+      return y;
+    }
+}
+
+AI __m512
+ld (const float *p, __mmask16 m)
+{
+  return _mm512_maskz_loadu_ps (m, p);
+}
+
+AI const float *
+tap_row (const Row *d, int64_t kh)
+{
+  return d->first + (kh - d->kh0) * d->rstep;
+}
+
+/* One pixel, channels [c0, c0 + 16) under mask m, taps [kw0, kw1) of each valid tap row. */
+AI void
+one_pixel (const Row *d, float *yp, int64_t iw0, int64_t kw0, int64_t kw1, int64_t c0, __mmask16 m,
+           const OwbCpuActivationKind KIND)
+{
+  const int64_t C = d->C, KW = d->KW;
+  __m512 acc = d->bias ? ld (d->bias + c0, m) : _mm512_setzero_ps ();
+  for (int64_t kh = d->kh0; kh < d->kh1; kh++)
+    {
+      const float *xr = tap_row (d, kh) + c0, *wr = d->w + kh * KW * C + c0;
+      for (int64_t kw = kw0; kw < kw1; kw++)
+        acc = _mm512_fmadd_ps (ld (xr + (iw0 + kw * d->dw) * C, m), ld (wr + kw * C, m), acc);
+    }
+  _mm512_mask_storeu_ps (yp + c0, m, act512 (acc, KIND, d->p0, d->p1));
+}
+
+/* Four adjacent pixels whose taps all lie inside the row, NV (1 or 2) vectors of channels from c0
+ * (the second, or the only one, under mask m): each weight vector serves the four. */
+AI void
+four_pixels (const Row *d, float *yp, int64_t iw0, int64_t sw, int64_t c0, const int64_t KW, const int NV,
+             __mmask16 m, const OwbCpuActivationKind KIND)
+{
+  const int64_t C = d->C, dw = d->dw;
+  const __mmask16 mv[2] = { NV == 2 ? 0xffff : m, m };
+  __m512 acc[4][2];
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; v++)
+    {
+      __m512 b = d->bias ? ld (d->bias + c0 + v * 16, mv[v]) : _mm512_setzero_ps ();
+#pragma GCC unroll 4
+      for (int p = 0; p < 4; p++)
+        acc[p][v] = b;
+    }
+  for (int64_t kh = d->kh0; kh < d->kh1; kh++)
+    {
+      const float *xr = tap_row (d, kh) + iw0 * C + c0, *wr = d->w + kh * KW * C + c0;
+#pragma GCC unroll 5
+      for (int64_t kw = 0; kw < KW; kw++)
+        {
+          const float *xp = xr + kw * dw * C;
+#pragma GCC unroll 2
+          for (int v = 0; v < NV; v++)
+            {
+              __m512 wv = ld (wr + kw * C + v * 16, mv[v]);
+#pragma GCC unroll 4
+              for (int p = 0; p < 4; p++)
+                acc[p][v] = _mm512_fmadd_ps (ld (xp + p * sw * C + v * 16, mv[v]), wv, acc[p][v]);
+            }
+        }
+    }
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; p++)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; v++)
+      _mm512_mask_storeu_ps (yp + p * C + c0 + v * 16, mv[v], act512 (acc[p][v], KIND, d->p0, d->p1));
+}
+
+/* Stride and dilation 1, KW of 3 or 5: the four pixels read KW + 3 adjacent input vectors per tap
+ * row, each loaded once and used by up to KW of them. */
+AI void
+four_pixels_s1 (const Row *d, float *yp, int64_t iw0, int64_t c0, const int KW, const int NV, __mmask16 m,
+                const OwbCpuActivationKind KIND)
+{
+  const int64_t C = d->C;
+  const __mmask16 mv[2] = { NV == 2 ? 0xffff : m, m };
+  __m512 acc[2][4];
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; v++)
+    {
+      __m512 b = d->bias ? ld (d->bias + c0 + v * 16, mv[v]) : _mm512_setzero_ps ();
+#pragma GCC unroll 4
+      for (int p = 0; p < 4; p++)
+        acc[v][p] = b;
+    }
+  for (int64_t kh = d->kh0; kh < d->kh1; kh++)
+    {
+      const float *xr = tap_row (d, kh) + iw0 * C + c0, *wr = d->w + kh * KW * C + c0;
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; v++)
+        {
+          __m512 x[8];
+#pragma GCC unroll 8
+          for (int i = 0; i < KW + 3; i++)
+            x[i] = ld (xr + i * C + v * 16, mv[v]);
+#pragma GCC unroll 5
+          for (int kw = 0; kw < KW; kw++)
+            {
+              __m512 wv = ld (wr + kw * C + v * 16, mv[v]);
+#pragma GCC unroll 4
+              for (int p = 0; p < 4; p++)
+                acc[v][p] = _mm512_fmadd_ps (x[p + kw], wv, acc[v][p]);
+            }
+        }
+    }
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; v++)
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; p++)
+      _mm512_mask_storeu_ps (yp + p * C + c0 + v * 16, mv[v], act512 (acc[v][p], KIND, d->p0, d->p1));
+}
+
+/* Four interior pixels from yp, every channel block. */
+AI void
+four_interior (const Row *d, float *yp, int64_t iw0, int64_t sw, const OwbCpuActivationKind KIND)
+{
+  const int64_t C = d->C, KW = d->KW;
+  const gboolean slide = sw == 1 && d->dw == 1;
+  for (int64_t c0 = 0; c0 < C;)
+    {
+      int64_t left = C - c0;
+      int nv = left >= 32 ? 2 : 1;
+      __mmask16 m = left >= 16 * nv ? 0xffff : (__mmask16) ((1u << (left - 16 * (nv - 1))) - 1);
+      if (slide && KW == 3)
+        {
+          if (nv == 2)
+            four_pixels_s1 (d, yp, iw0, c0, 3, 2, m, KIND);
+          else
+            four_pixels_s1 (d, yp, iw0, c0, 3, 1, m, KIND);
+        }
+      else if (slide && KW == 5)
+        {
+          if (nv == 2)
+            four_pixels_s1 (d, yp, iw0, c0, 5, 2, m, KIND);
+          else
+            four_pixels_s1 (d, yp, iw0, c0, 5, 1, m, KIND);
+        }
+      else if (KW == 3)
+        {
+          if (nv == 2)
+            four_pixels (d, yp, iw0, sw, c0, 3, 2, m, KIND);
+          else
+            four_pixels (d, yp, iw0, sw, c0, 3, 1, m, KIND);
+        }
+      else if (KW == 5)
+        {
+          if (nv == 2)
+            four_pixels (d, yp, iw0, sw, c0, 5, 2, m, KIND);
+          else
+            four_pixels (d, yp, iw0, sw, c0, 5, 1, m, KIND);
+        }
+      else
+        {
+          if (nv == 2)
+            four_pixels (d, yp, iw0, sw, c0, KW, 2, m, KIND);
+          else
+            four_pixels (d, yp, iw0, sw, c0, KW, 1, m, KIND);
+        }
+      c0 += 16 * nv;
+    }
+}
+
+AI void
+output_row (const OwbCpuConvGeom *g, const Row *d, float *yrow, const OwbCpuActivationKind KIND)
+{
+  const int64_t IW = g->in[1], OW = g->out[1], KW = g->k[1], C = g->C, sw = g->s[1], dw = g->d[1], pw = g->pad[1];
+  for (int64_t ow = 0; ow < OW;)
+    {
+      int64_t iw0 = ow * sw - pw;
+      float *yp = yrow + ow * C;
+      if (ow + 4 <= OW && iw0 >= 0 && iw0 + 3 * sw + (KW - 1) * dw < IW)
+        {
+          four_interior (d, yp, iw0, sw, KIND);
+          ow += 4;
+          continue;
+        }
+      int64_t kw0 = 0, kw1 = KW;
+      if (iw0 < 0 || iw0 + (KW - 1) * dw >= IW)
+        _owb_cpu_conv_valid_range (iw0, dw, IW, KW, &kw0, &kw1);
+      for (int64_t c0 = 0; c0 < C; c0 += 16)
+        {
+          __mmask16 m = C - c0 >= 16 ? 0xffff : (__mmask16) ((1u << (C - c0)) - 1);
+          one_pixel (d, yp, iw0, kw0, kw1, c0, m, KIND);
+        }
+      ow++;
+    }
+}
+
+static OWB_AVX512 void
+row_avx512 (const OwbCpuConvGeom *g, const Row *d, OwbCpuActivationKind kind, float *yrow)
+{
+  switch (kind)
+    {
+    case OWB_CPU_ACT_RELU: output_row (g, d, yrow, OWB_CPU_ACT_RELU); break;
+    case OWB_CPU_ACT_LEAKY_RELU: output_row (g, d, yrow, OWB_CPU_ACT_LEAKY_RELU); break;
+    case OWB_CPU_ACT_CLIP: output_row (g, d, yrow, OWB_CPU_ACT_CLIP); break;
+    case OWB_CPU_ACT_HARD_SIGMOID: output_row (g, d, yrow, OWB_CPU_ACT_HARD_SIGMOID); break;
+    case OWB_CPU_ACT_HARD_SWISH: output_row (g, d, yrow, OWB_CPU_ACT_HARD_SWISH); break;
+    case OWB_CPU_ACT_SIGMOID: output_row (g, d, yrow, OWB_CPU_ACT_SIGMOID); break;
+    case OWB_CPU_ACT_SWISH: output_row (g, d, yrow, OWB_CPU_ACT_SWISH); break;
+    default: output_row (g, d, yrow, OWB_CPU_ACT_NONE); break;
+    }
+}
+#endif
+
+static int force_off;
+
+gboolean
+_owb_cpu_dw_avx512_usable (void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+  return !g_atomic_int_get (&force_off) && _owb_cpu_has_avx512 ();
+#else
+  return FALSE;
+#endif
+}
+
+void
+_owb_cpu_dw_avx512_force_off (gboolean off)
+{
+  g_atomic_int_set (&force_off, off ? 1 : 0);
+}
+
+gboolean
+_owb_cpu_dw_avx512_in_register (OwbCpuActivationKind kind)
+{
+  switch (kind)
+    {
+    case OWB_CPU_ACT_NONE:
+    case OWB_CPU_ACT_RELU:
+    case OWB_CPU_ACT_LEAKY_RELU:
+    case OWB_CPU_ACT_CLIP:
+    case OWB_CPU_ACT_HARD_SIGMOID:
+    case OWB_CPU_ACT_HARD_SWISH:
+    case OWB_CPU_ACT_SIGMOID:
+    case OWB_CPU_ACT_SWISH:
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
+void
+_owb_cpu_dw_row_avx512 (const OwbCpuConvGeom *g, const float *w, const float *bias, const OwbCpuActivation *act,
+                        OwbCpuActivationKind kind, const float *first, int64_t rstep, int64_t kh0, int64_t kh1,
+                        float *yrow)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+  Row d = { .first = first, .rstep = rstep, .w = w, .bias = bias, .C = g->C, .KW = g->k[1], .dw = g->d[1],
+            .kh0 = kh0, .kh1 = kh1, .p0 = act ? act->p0 : 0, .p1 = act ? act->p1 : 0 };
+  row_avx512 (g, &d, _owb_cpu_dw_avx512_in_register (kind) ? kind : OWB_CPU_ACT_NONE, yrow);
+#else
+  (void) g, (void) w, (void) bias, (void) act, (void) kind, (void) first, (void) rstep, (void) kh0, (void) kh1,
+    (void) yrow;
+  g_return_if_reached ();
+#endif
+}
