@@ -218,6 +218,10 @@ static const ConvCase conv_cases[] = {
   /* AVX-512: two vectors, one, then a masked 8 (56 channels); a 7-wide kernel (no constant width) */
   { "depthwise 3x3, Swish, 56 channels", 1, 56, 9, 13, 56, 56, 3, 3, 1, 1, 1, "Swish", TRUE, FALSE, NULL, 2 },
   { "depthwise 7x7, Sigmoid, 48 channels", 1, 48, 12, 12, 48, 48, 7, 7, 1, 3, 1, "Sigmoid", TRUE, FALSE, NULL, 1 },
+  /* border pixels four at a time on a zero-bordered copy: no pixel of a 7x7 image is inside 5x5
+   * taps; an image narrower than four pixels' taps */
+  { "depthwise 5x5 on 7x7, 40 channels", 1, 40, 7, 7, 40, 40, 5, 5, 1, 2, 1, "Relu", TRUE, FALSE, NULL, 2 },
+  { "depthwise 3x3 stride 2 on 5x3", 1, 17, 5, 3, 17, 17, 3, 3, 2, 1, 1, "HardSwish", TRUE, TRUE, NULL, 1 },
   { "channel multiplier", 1, 4, 6, 6, 8, 4, 3, 3, 1, 1, 1, "HardSigmoid", TRUE, FALSE, NULL, 1 },
   { "small image, split channels", 1, 64, 7, 7, 256, 1, 3, 3, 1, 1, 1, "Gelu", TRUE, TRUE, NULL, 4 },
   { "SAME_UPPER stride 2", 1, 5, 9, 8, 7, 1, 3, 3, 2, 0, 1, "FastGelu", TRUE, FALSE, "SAME_UPPER", 2 },
