@@ -87,9 +87,9 @@ OwbSgemmPacked *_owb_sgemm_pack_constant_b (const OwbNode *node, const OwbValueT
                                             OwbTensor **b);
 
 gboolean _owb_sgemm_uses_avx2 (void);
-/* TRUE when the AVX-512 microkernel (12 x 32 tiles) runs. */
+/* TRUE when the AVX-512 microkernel (14 x 32 tiles) runs. */
 gboolean _owb_sgemm_uses_avx512 (void);
-/* Rows of C one register tile covers: 12 with AVX-512, else 6. Row tiles handed to
+/* Rows of C one register tile covers: 14 with AVX-512, else 6. Row tiles handed to
  * _owb_sgemm_packed_run are best a multiple of it. */
 int _owb_sgemm_tile_rows (void);
 /* Tests: force the portable microkernel (TRUE) or go back to choosing by CPU features (FALSE). */
