@@ -235,6 +235,11 @@ static const ConvCase conv_cases[] = {
   { "direct 3x1 rows of 4 pixels", 1, 2, 9, 4, 24, 1, 3, 1, 1, 1, 1, NULL, TRUE, FALSE, NULL, 1 },
   { "direct SAME_UPPER stride 2", 1, 4, 10, 13, 16, 1, 4, 4, 2, 0, 1, "Clip", FALSE, FALSE, "SAME_UPPER", 2 },
   { "direct kernel wider than the image", 1, 3, 5, 3, 8, 1, 5, 5, 1, 2, 1, NULL, TRUE, TRUE, NULL, 1 },
+  /* AVX-512: four 16-wide panels per tile (64), four with the last cut to 12 columns (60), two with
+   * the last cut to 13 (29); rows longer than one tile of 6 or 12 pixels */
+  { "direct 3x3, 64 channels", 1, 3, 13, 17, 64, 1, 3, 3, 1, 1, 1, "Relu", TRUE, TRUE, NULL, 2 },
+  { "direct 5x5 stride 2, 60 channels", 1, 3, 15, 14, 60, 1, 5, 5, 2, 2, 1, NULL, TRUE, FALSE, NULL, 1 },
+  { "direct 3x3, 29 channels", 1, 2, 9, 30, 29, 1, 3, 3, 1, 1, 1, "Clip", FALSE, TRUE, NULL, 2 },
 };
 
 static void
