@@ -69,10 +69,11 @@ void _owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *
 void _owb_sgemm_packed (OwbThreadPool *pool, const OwbSgemmPacked *b, int64_t rows, const float *a, int64_t lda,
                         float *c, int64_t ldc, const OwbSgemmEpilogue *ep);
 
-/* How to split C[rows, N] over `threads`: rows per tile (a multiple of _owb_sgemm_tile_rows, at
- * most max_rows rounded up to it) and columns per block (a multiple of 16), so that the tiles x blocks units keep every
- * thread equally busy (small images with many channels are split by columns). */
-void _owb_sgemm_partition (int64_t rows, int64_t N, int threads, int64_t max_rows, int64_t *row_tile,
+/* How to split C[rows, N] = A[rows, K] B[K, N] over `threads`: rows per tile (a multiple of
+ * _owb_sgemm_tile_rows, at most max_rows rounded up to it) and columns per block (a multiple of
+ * 16), so that the tiles x blocks units keep every thread equally busy (small images with many
+ * channels are split by columns, and so are few rows against a B too large for L2). */
+void _owb_sgemm_partition (int64_t rows, int64_t N, int64_t K, int threads, int64_t max_rows, int64_t *row_tile,
                            int64_t *col_block);
 
 /* TRUE when the AVX2+FMA microkernel runs (the CPU has it and the fallback is not forced). */

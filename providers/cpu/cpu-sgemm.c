@@ -29,6 +29,8 @@
 #define NC 128
 /* Bytes of B above which _owb_sgemm_packed splits the threads over columns only. */
 #define COLUMN_SPLIT_B_BYTES (4 << 20)
+/* Bytes of B above which it is taken not to stay in a core's L2 (2 MiB here) from run to run */
+#define B_IN_L2_BYTES (1 << 20)
 /* B's share of L2 when whole panels of it stay there */
 #define L2_FLOATS (64 * 1024)
 
@@ -790,7 +792,8 @@ _owb_sgemm_epilogue_set_activation (OwbSgemmEpilogue *ep, const OwbCpuActivation
 }
 
 void
-_owb_sgemm_partition (int64_t rows, int64_t N, int threads, int64_t max_rows, int64_t *row_tile, int64_t *col_block)
+_owb_sgemm_partition (int64_t rows, int64_t N, int64_t K, int threads, int64_t max_rows, int64_t *row_tile,
+                      int64_t *col_block)
 {
   int64_t np = MAX ((N + NR - 1) / NR, 1), mr = _owb_sgemm_tile_rows ();
   max_rows = MAX (max_rows, mr);
@@ -808,9 +811,27 @@ _owb_sgemm_partition (int64_t rows, int64_t N, int threads, int64_t max_rows, in
         pc++;
       int64_t rt = ((rows + pc - 1) / pc + mr - 1) / mr * mr;
       int64_t pc_eff = (rows + rt - 1) / rt, units = pc_eff * cc;
-      /* the slowest thread's share, in padded 6 x 16 tiles; splitting columns costs a little
-       * (im2col repeated, shorter reuse of A's strip) */
-      double cost = (double) ((units + threads - 1) / threads) * rt * cb * (1.0 + 0.02 * (cc - 1));
+      /* The slowest thread's share; splitting columns costs a little (im2col repeated, shorter
+       * reuse of A's strip). Tiles are counted padded to whole strips of mr rows, except where B is
+       * too large to stay in each core's L2 beside the rest: there a row split has every thread
+       * stream all of B, and a tile costs its real rows (strips are of equal height, see
+       * _owb_sgemm_packed_run), plus a little per strip. Counted padded, ResNet-50's 7x7 layers
+       * (a 49-row tile as 56) kept a row split; counted by real rows they split by columns:
+       * resnet50 0.93 at 2 threads, alternated with the padded count. Counting real rows
+       * everywhere cost mnasnet0_5 5%: its small layers' weights stay in L2, and a column split
+       * spreads each output row over both cores. */
+      gboolean streams_b = K * N * (int64_t) sizeof (float) > B_IN_L2_BYTES;
+      double cost = 0;
+      for (int t = 0; t < threads; t++)
+        {
+          double share = 0;
+          for (int64_t u = units * t / threads; u < units * (t + 1) / threads; u++)
+            {
+              int64_t r = MIN (rt, rows - u / cc * rt), c = MIN (cb, np - u % cc * cb);
+              share += (double) (streams_b ? r + 2 * ((r + mr - 1) / mr) : rt) * (streams_b ? c : cb);
+            }
+          cost = MAX (cost, share * (1.0 + 0.02 * (cc - 1)));
+        }
       if (cost < best * 0.999)
         {
           best = cost;
@@ -851,7 +872,7 @@ _owb_sgemm_packed (OwbThreadPool *pool, const OwbSgemmPacked *b, int64_t rows, c
     return;
   int threads = pool ? MAX (owb_thread_pool_get_n_threads (pool), 1) : 1;
   Job j = { .b = b, .rows = rows, .lda = lda, .ldc = ldc, .a = a, .c = c, .ep = ep };
-  _owb_sgemm_partition (rows, b->N, threads, rows, &j.row_tile, &j.col_block);
+  _owb_sgemm_partition (rows, b->N, b->K, threads, rows, &j.row_tile, &j.col_block);
   /* A B past the caches (a transformer's weights): the threads take columns, so that each reads its
    * share of B once instead of all of B for its rows. bert_base at 2 threads, both libraries in one
    * process, runs alternated: 1-2% faster; 24 chained 128 x 768 x 3072 MatMuls 2-3%. Four blocks

@@ -253,22 +253,27 @@ test_sgemm_partition (void)
   int64_t rt, cb;
   if (_owb_sgemm_uses_avx512 ())
     {
-      _owb_sgemm_partition (49, 512, 2, 49, &rt, &cb);
+      _owb_sgemm_partition (49, 512, 64, 2, 49, &rt, &cb);
       g_assert_cmpint (rt % 14, ==, 0);
       g_assert_cmpint ((49 + rt - 1) / rt * ((512 + cb - 1) / cb) % 2, ==, 0);
-      _owb_sgemm_partition (3136, 64, 2, 455, &rt, &cb);
+      _owb_sgemm_partition (3136, 64, 64, 2, 455, &rt, &cb);
       g_assert_cmpint (rt % 14, ==, 0);
       g_assert_cmpint ((3136 + rt - 1) / rt % 2, ==, 0);
+      /* 49 rows against a 4 MiB B (ResNet-50's last 1x1 layers): each thread takes half of B's
+       * columns rather than all of B for half the rows */
+      _owb_sgemm_partition (49, 2048, 512, 2, 49, &rt, &cb);
+      g_assert_cmpint (rt, >=, 49);
+      g_assert_cmpint (cb, ==, 1024);
     }
   _owb_sgemm_force_avx2 (TRUE);
-  _owb_sgemm_partition (49, 512, 2, 49, &rt, &cb);
+  _owb_sgemm_partition (49, 512, 64, 2, 49, &rt, &cb);
   g_assert_cmpint (rt, ==, 54);
   g_assert_cmpint (cb, ==, 256);
-  _owb_sgemm_partition (3136, 64, 2, 455, &rt, &cb);
+  _owb_sgemm_partition (3136, 64, 64, 2, 455, &rt, &cb);
   g_assert_cmpint (rt % 6, ==, 0);
   g_assert_cmpint ((3136 + rt - 1) / rt % 2, ==, 0);
   g_assert_cmpint (cb, ==, 64);
-  _owb_sgemm_partition (100, 30, 1, 1000, &rt, &cb);
+  _owb_sgemm_partition (100, 30, 64, 1, 1000, &rt, &cb);
   g_assert_cmpint (rt, ==, 102);
   g_assert_cmpint (cb, ==, 32);
   _owb_sgemm_force_avx2 (FALSE);

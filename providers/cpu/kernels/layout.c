@@ -938,7 +938,7 @@ compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
       /* a tile's im2col rows stay in L2; 1x1 tiles are free to be long */
       int64_t max_rows = job.direct ? job.P : MAX (PACKED_COL_BUDGET / MAX (job.K, 1), PACKED_MIN_TILE);
       int split = g.group >= threads ? 1 : threads;
-      _owb_sgemm_partition (job.P, g.Mg, split, max_rows, &job.tile, &job.mblock);
+      _owb_sgemm_partition (job.P, g.Mg, job.K, split, max_rows, &job.tile, &job.mblock);
       job.ntiles = (job.P + job.tile - 1) / job.tile;
       job.nmblocks = (g.Mg + job.mblock - 1) / job.mblock;
       owb_parallel_for (ctx->pool, job.ntiles * g.group * job.nmblocks, 1, packed_units, &job);
