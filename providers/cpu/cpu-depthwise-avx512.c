@@ -74,6 +74,33 @@ col_src (const int EDGE, const float *p, int64_t col, int64_t IW)
   return EDGE && (uint64_t) col >= (uint64_t) IW ? zeros : p;
 }
 
+/* Accumulators of four pixels x NV vectors of channels from c0 start at the bias. */
+AI void
+acc_init (__m512 acc[4][2], const Row *d, int64_t c0, const int NV, const __mmask16 *mv)
+{
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; v++)
+    {
+      __m512 b = d->bias ? ld (d->bias + c0 + v * 16, mv[v]) : _mm512_setzero_ps ();
+#pragma GCC unroll 4
+      for (int p = 0; p < 4; p++)
+        acc[p][v] = b;
+    }
+}
+
+/* Stores the first np of the four pixels (all four unless EDGE), activated. */
+AI void
+acc_store (__m512 acc[4][2], const Row *d, float *yp, int64_t c0, const int NV, const __mmask16 *mv, int64_t np,
+           const OwbCpuActivationKind KIND, const int EDGE)
+{
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; p++)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; v++)
+      _mm512_mask_storeu_ps (yp + p * d->C + c0 + v * 16, EDGE && p >= np ? 0 : mv[v],
+                             act512 (acc[p][v], KIND, d->p0, d->p1));
+}
+
 /* Four adjacent pixels (the first one's first tap at input column iw0; only the first np stored),
  * NV (1 or 2) vectors of channels from c0 (the second, or the only one, under mask m): each
  * weight vector serves the four. */
@@ -84,14 +111,7 @@ four_pixels (const Row *d, float *yp, int64_t iw0, int64_t sw, int64_t np, int64
   const int64_t C = d->C, dw = d->dw, IW = d->IW;
   const __mmask16 mv[2] = { NV == 2 ? 0xffff : m, m };
   __m512 acc[4][2];
-#pragma GCC unroll 2
-  for (int v = 0; v < NV; v++)
-    {
-      __m512 b = d->bias ? ld (d->bias + c0 + v * 16, mv[v]) : _mm512_setzero_ps ();
-#pragma GCC unroll 4
-      for (int p = 0; p < 4; p++)
-        acc[p][v] = b;
-    }
+  acc_init (acc, d, c0, NV, mv);
   for (int64_t kh = d->kh0; kh < d->kh1; kh++)
     {
       const float *xr = tap_row (d, kh) + iw0 * C + c0, *wr = d->w + kh * KW * C + c0;
@@ -105,17 +125,14 @@ four_pixels (const Row *d, float *yp, int64_t iw0, int64_t sw, int64_t np, int64
               __m512 wv = ld (wr + kw * C + v * 16, mv[v]);
 #pragma GCC unroll 4
               for (int p = 0; p < 4; p++)
-                acc[p][v] = _mm512_fmadd_ps (ld (col_src (EDGE, xp + p * sw * C, iw0 + p * sw + kw * dw, IW) + v * 16, mv[v]),
-                                             wv, acc[p][v]);
+                {
+                  const float *src = col_src (EDGE, xp + p * sw * C, iw0 + p * sw + kw * dw, IW);
+                  acc[p][v] = _mm512_fmadd_ps (ld (src + v * 16, mv[v]), wv, acc[p][v]);
+                }
             }
         }
     }
-#pragma GCC unroll 4
-  for (int p = 0; p < 4; p++)
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; v++)
-      _mm512_mask_storeu_ps (yp + p * C + c0 + v * 16, EDGE && p >= np ? 0 : mv[v],
-                             act512 (acc[p][v], KIND, d->p0, d->p1));
+  acc_store (acc, d, yp, c0, NV, mv, np, KIND, EDGE);
 }
 
 /* Stride and dilation 1, KW of 3 or 5: the four pixels read KW + 3 adjacent input vectors per tap
@@ -126,15 +143,8 @@ four_pixels_s1 (const Row *d, float *yp, int64_t iw0, int64_t np, int64_t c0, co
 {
   const int64_t C = d->C, IW = d->IW;
   const __mmask16 mv[2] = { NV == 2 ? 0xffff : m, m };
-  __m512 acc[2][4];
-#pragma GCC unroll 2
-  for (int v = 0; v < NV; v++)
-    {
-      __m512 b = d->bias ? ld (d->bias + c0 + v * 16, mv[v]) : _mm512_setzero_ps ();
-#pragma GCC unroll 4
-      for (int p = 0; p < 4; p++)
-        acc[v][p] = b;
-    }
+  __m512 acc[4][2];
+  acc_init (acc, d, c0, NV, mv);
   for (int64_t kh = d->kh0; kh < d->kh1; kh++)
     {
       const float *xr = tap_row (d, kh) + iw0 * C + c0, *wr = d->w + kh * KW * C + c0;
@@ -151,16 +161,11 @@ four_pixels_s1 (const Row *d, float *yp, int64_t iw0, int64_t np, int64_t c0, co
               __m512 wv = ld (wr + kw * C + v * 16, mv[v]);
 #pragma GCC unroll 4
               for (int p = 0; p < 4; p++)
-                acc[v][p] = _mm512_fmadd_ps (x[p + kw], wv, acc[v][p]);
+                acc[p][v] = _mm512_fmadd_ps (x[p + kw], wv, acc[p][v]);
             }
         }
     }
-#pragma GCC unroll 2
-  for (int v = 0; v < NV; v++)
-#pragma GCC unroll 4
-    for (int p = 0; p < 4; p++)
-      _mm512_mask_storeu_ps (yp + p * C + c0 + v * 16, EDGE && p >= np ? 0 : mv[v],
-                             act512 (acc[v][p], KIND, d->p0, d->p1));
+  acc_store (acc, d, yp, c0, NV, mv, np, KIND, EDGE);
 }
 
 /* Four pixels from yp (np of them stored), NV vectors of channels from c0 (the last under mask m);
@@ -318,8 +323,8 @@ _owb_cpu_dw_row_avx512 (const OwbCpuConvGeom *g, const float *w, const float *bi
                         float *yrow)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-  Row d = { .first = first, .rstep = rstep, .w = w, .bias = bias, .C = g->C, .IW = g->in[1], .KW = g->k[1], .dw = g->d[1],
-            .kh0 = kh0, .kh1 = kh1, .p0 = act ? act->p0 : 0, .p1 = act ? act->p1 : 0 };
+  Row d = { .first = first, .rstep = rstep, .w = w, .bias = bias, .C = g->C, .IW = g->in[1], .KW = g->k[1],
+            .dw = g->d[1], .kh0 = kh0, .kh1 = kh1, .p0 = act ? act->p0 : 0, .p1 = act ? act->p1 : 0 };
   row_avx512 (g, &d, _owb_cpu_dw_avx512_in_register (kind) ? kind : OWB_CPU_ACT_NONE, yrow);
 #else
   (void) g, (void) w, (void) bias, (void) act, (void) kind, (void) first, (void) rstep, (void) kh0, (void) kh1,
