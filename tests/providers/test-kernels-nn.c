@@ -747,6 +747,8 @@ ref_activation (const char *act, double v)
     return MIN (MAX (0.2 * v + 0.5, 0), 1);
   if (strcmp (act, "HardSwish") == 0)
     return v * MIN (MAX (v / 6 + 0.5, 0), 1);
+  if (strcmp (act, "Gelu") == 0)
+    return 0.5 * v * (1 + erf (v * M_SQRT1_2));
   g_assert_not_reached ();
 }
 
@@ -819,7 +821,7 @@ test_packed_b (void)
   /* m from just past the GEMV limit; n with 16-column panels, an 8-wide tail and odd tails; k odd */
   const int64_t ms[] = { 5, 6, 7, 13, 50, 131 };
   const int64_t ns[] = { 1, 8, 16, 23, 40, 77 };
-  const char *acts[] = { NULL, "Relu", "Sigmoid", "Swish", "Tanh", "HardSigmoid", "HardSwish" };
+  const char *acts[] = { NULL, "Relu", "Sigmoid", "Swish", "Tanh", "HardSigmoid", "HardSwish", "Gelu" };
   for (guint mi = 0; mi < G_N_ELEMENTS (ms); mi++)
     for (guint ni = 0; ni < G_N_ELEMENTS (ns); ni++)
       {
