@@ -7,8 +7,7 @@ Where the data comes from, first match wins:
   1. $OWB_ONNX_DATA (a folder holding node/, or node/ itself), when set;
   2. /tmp/onnx-data, when it exists and $CI is not set (the developers' shared copy);
   3. BUILD/onnx-data, generated once by build-aux/gen-conformance.py in a venv BUILD/onnx-venv
-     with onnx==ONNX_VERSION from PyPI, and regenerated only when the onnx version or the
-     generator changes.
+     with the PINS from PyPI, and regenerated only when the pins or the generator change.
 
 Usage: ensure-conformance-data.py --build-dir DIR --generator gen-conformance.py [--print | PROGRAM ARGS...]"""
 import argparse
@@ -19,6 +18,11 @@ import sys
 import venv
 
 ONNX_VERSION = "1.23.2"
+# Every package the expected outputs come from, at a fixed version: ml_dtypes computes the casts to
+# 4- and 2-bit integers, and its 0.7.0 (released under onnx 1.23.2) changed the expected outputs of
+# Cast and CastLike from float to INT4, UINT4, INT2 and UINT2 for out-of-range inputs, which failed
+# 24 cases on a fresh build that had passed with 0.6.0 the same morning.
+PINS = {"onnx": ONNX_VERSION, "ml_dtypes": "0.6.0", "numpy": "2.4.6"}
 DEVELOPER_DATA = "/tmp/onnx-data"
 
 
@@ -35,7 +39,8 @@ def generate(build_dir, generator):
     data = os.path.join(build_dir, "onnx-data")
     marker = os.path.join(data, "generated-by.txt")
     with open(generator, "rb") as f:
-        want = f"onnx=={ONNX_VERSION}\n{hashlib.sha256(f.read()).hexdigest()}\n"
+        want = "".join(f"{name}=={version}\n" for name, version in PINS.items())
+        want += f"{hashlib.sha256(f.read()).hexdigest()}\n"
     if os.path.isdir(os.path.join(data, "node")) and os.path.exists(marker):
         with open(marker) as f:
             if f.read() == want:
@@ -46,12 +51,14 @@ def generate(build_dir, generator):
     if not os.path.exists(python):
         print(f"conformance data: creating a venv in {env_dir}", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
-    have = subprocess.run([python, "-c", "import onnx, numpy; print(onnx.__version__)"],
+    pins = [f"{name}=={version}" for name, version in PINS.items()]
+    have = subprocess.run([python, "-c", "import importlib.metadata as m, sys; "
+                           "print(' '.join(f'{n}=={m.version(n)}' for n in sys.argv[1:]))", *PINS],
                           capture_output=True, text=True)
-    if have.returncode != 0 or have.stdout.strip() != ONNX_VERSION:
-        print(f"conformance data: pip install onnx=={ONNX_VERSION} numpy", flush=True)
-        subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                        f"onnx=={ONNX_VERSION}", "numpy"], check=True)
+    if have.returncode != 0 or have.stdout.split() != pins:
+        print(f"conformance data: pip install {' '.join(pins)}", flush=True)
+        subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *pins],
+                       check=True)
     print(f"conformance data: generating the node cases into {data}", flush=True)
     os.makedirs(data, exist_ok=True)
     if os.path.exists(marker):
