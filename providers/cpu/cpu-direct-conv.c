@@ -339,13 +339,13 @@ direct_rows_avx512 (int64_t begin, int64_t end, gpointer data)
 {
   const Job *j = data;
   int64_t M = j->g->M, npanels = (M + 15) / 16;
+  int width;
+  _owb_sgemm_packed_panel (j->w, npanels - 1, &width);
+  int64_t full = width == 16 ? npanels : npanels - 1; /* panels 16 wide (an 8-wide last one is not) */
   for (int64_t row = begin; row < end; row++)
     {
       for (int64_t jp = 0; jp < npanels;)
         {
-          int width;
-          _owb_sgemm_packed_panel (j->w, npanels - 1, &width);
-          int64_t full = width == 16 ? npanels : npanels - 1; /* panels 16 wide */
           if (jp + 4 <= full)
             {
               panels_row512 (4, j, row, jp);

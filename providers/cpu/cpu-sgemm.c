@@ -799,6 +799,28 @@ _owb_sgemm_epilogue_set_activation (OwbSgemmEpilogue *ep, const OwbCpuActivation
     }
 }
 
+/* The work of the slowest thread when units (row tile, column block), cc blocks to a tile row, go
+ * to the threads in contiguous shares as owb_parallel_for hands them out: each unit costs its real
+ * rows (strips are of equal height, see _owb_sgemm_packed_run), plus a little per strip, times its
+ * panels. */
+static double
+slowest_real_share (int64_t rows, int64_t np, int threads, int64_t rt, int64_t cb, int64_t cc, int64_t mr)
+{
+  int64_t units = (rows + rt - 1) / rt * cc;
+  double slowest = 0;
+  for (int t = 0; t < threads; t++)
+    {
+      double share = 0;
+      for (int64_t u = units * t / threads; u < units * (t + 1) / threads; u++)
+        {
+          int64_t r = MIN (rt, rows - u / cc * rt), c = MIN (cb, np - u % cc * cb);
+          share += (double) (r + 2 * ((r + mr - 1) / mr)) * c;
+        }
+      slowest = MAX (slowest, share);
+    }
+  return slowest;
+}
+
 void
 _owb_sgemm_partition (int64_t rows, int64_t N, int64_t K, int threads, int64_t max_rows, int64_t *row_tile,
                       int64_t *col_block)
@@ -806,6 +828,14 @@ _owb_sgemm_partition (int64_t rows, int64_t N, int64_t K, int threads, int64_t m
   int64_t np = MAX ((N + NR - 1) / NR, 1), mr = _owb_sgemm_tile_rows ();
   max_rows = MAX (max_rows, mr);
   int64_t pmin = (rows + max_rows - 1) / max_rows;
+  /* Tiles are counted padded to whole strips of mr rows, except where B is too large to stay in
+   * each core's L2 beside the rest: there a row split has every thread stream all of B, and tiles
+   * are counted by their real rows (slowest_real_share). Counted padded, ResNet-50's 7x7 layers (a
+   * 49-row tile as 56) kept a row split; counted by real rows they split by columns: resnet50 0.93
+   * at 2 threads, alternated with the padded count. Counting real rows everywhere cost mnasnet0_5
+   * 5%: its small layers' weights stay in L2, and a column split spreads each output row over both
+   * cores. */
+  gboolean streams_b = K * N * (int64_t) sizeof (float) > B_IN_L2_BYTES;
   double best = G_MAXDOUBLE;
   *row_tile = MAX (rows, 1);
   *col_block = N;
@@ -820,26 +850,10 @@ _owb_sgemm_partition (int64_t rows, int64_t N, int64_t K, int threads, int64_t m
       int64_t rt = ((rows + pc - 1) / pc + mr - 1) / mr * mr;
       int64_t pc_eff = (rows + rt - 1) / rt, units = pc_eff * cc;
       /* The slowest thread's share; splitting columns costs a little (im2col repeated, shorter
-       * reuse of A's strip). Tiles are counted padded to whole strips of mr rows, except where B is
-       * too large to stay in each core's L2 beside the rest: there a row split has every thread
-       * stream all of B, and a tile costs its real rows (strips are of equal height, see
-       * _owb_sgemm_packed_run), plus a little per strip. Counted padded, ResNet-50's 7x7 layers
-       * (a 49-row tile as 56) kept a row split; counted by real rows they split by columns:
-       * resnet50 0.93 at 2 threads, alternated with the padded count. Counting real rows
-       * everywhere cost mnasnet0_5 5%: its small layers' weights stay in L2, and a column split
-       * spreads each output row over both cores. */
-      gboolean streams_b = K * N * (int64_t) sizeof (float) > B_IN_L2_BYTES;
-      double cost = 0;
-      for (int t = 0; t < threads; t++)
-        {
-          double share = 0;
-          for (int64_t u = units * t / threads; u < units * (t + 1) / threads; u++)
-            {
-              int64_t r = MIN (rt, rows - u / cc * rt), c = MIN (cb, np - u % cc * cb);
-              share += (double) (streams_b ? r + 2 * ((r + mr - 1) / mr) : rt) * (streams_b ? c : cb);
-            }
-          cost = MAX (cost, share * (1.0 + 0.02 * (cc - 1)));
-        }
+       * reuse of A's strip). */
+      double cost = streams_b ? slowest_real_share (rows, np, threads, rt, cb, cc, mr)
+                              : (double) ((units + threads - 1) / threads) * rt * cb;
+      cost *= 1.0 + 0.02 * (cc - 1);
       if (cost < best * 0.999)
         {
           best = cost;
