@@ -16,7 +16,7 @@ print_summary (const OwbOptimizeReport *report)
       printf ("  %-24s %4u removed %4u created", pr->pass, pr->removed->len, pr->created->len);
       if (pr->n_removed_initializers)
         printf (" %4u initializers removed", pr->n_removed_initializers);
-      printf ("  (%.1f ms)\n", pr->ms);
+      printf ("  (%.1f ms, shape inference %.1f)\n", pr->ms, pr->infer_ms);
       for (guint k = 0; k < pr->near_misses->len && k < 5; k++)
         printf ("      near miss: %s\n", (const char *) g_ptr_array_index (pr->near_misses, k));
       if (pr->near_misses->len > 5)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "onnx/owb-onnx-private.h"
+#include "owb-ir-private.h"
 
 /* Models */
 
@@ -314,6 +315,44 @@ owb_graph_remove_initializer (OwbGraph *graph, const char *name)
     g_hash_table_insert (graph->initializer_index, g_ptr_array_index (graph->initializer_names, i),
                          GUINT_TO_POINTER (i + 1));
   return TRUE;
+}
+
+guint
+_owb_graph_remove_initializers_if (OwbGraph *graph, gboolean (*unused) (const char *name, gpointer user_data),
+                                   gpointer user_data)
+{
+  guint n = graph->initializers->len;
+  gboolean *drop = g_new0 (gboolean, MAX (n, 1));
+  guint n_dropped = 0;
+  for (guint i = 0; i < n; i++)
+    n_dropped += drop[i] = unused (g_ptr_array_index (graph->initializer_names, i), user_data);
+  if (n_dropped > 0)
+    {
+      /* The index's keys are the names themselves: empty it before they are freed. */
+      g_hash_table_remove_all (graph->initializer_index);
+      guint kept = 0;
+      for (guint i = 0; i < n; i++)
+        {
+          OwbTensor *t = graph->initializers->pdata[i];
+          char *name = graph->initializer_names->pdata[i];
+          if (drop[i])
+            {
+              owb_tensor_unref (t);
+              g_free (name);
+              continue;
+            }
+          graph->initializers->pdata[kept] = t;
+          graph->initializer_names->pdata[kept] = name;
+          g_hash_table_insert (graph->initializer_index, name, GUINT_TO_POINTER (kept + 1));
+          kept++;
+        }
+      for (guint i = kept; i < n; i++)
+        graph->initializers->pdata[i] = graph->initializer_names->pdata[i] = NULL;
+      g_ptr_array_set_size (graph->initializers, kept);
+      g_ptr_array_set_size (graph->initializer_names, kept);
+    }
+  g_free (drop);
+  return n_dropped;
 }
 
 OwbValueInfo *

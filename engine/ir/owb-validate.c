@@ -105,25 +105,46 @@ owb_graph_sort (OwbGraph *graph, GError **error)
   for (guint i = 0; i < n; i++)
     {
       OwbNode *node = g_ptr_array_index (graph->nodes, i);
-      GHashTable *reads = g_hash_table_new (g_str_hash, g_str_equal);
-      node_collect_reads (node, reads, 0);
-      GHashTable *seen = g_hash_table_new (NULL, NULL);
+      /* Only nodes with subgraphs need a set of what they read (their bodies' outer names); the
+       * others' inputs are looked up directly. An edge p -> i is the last one appended to p's list
+       * while i is being visited, which is how repeated reads of p are skipped. */
+      GHashTable *reads = NULL;
+      for (int a = 0; !reads && a < node->n_attributes; a++)
+        if (node->attributes[a].type == OWB_ATTR_GRAPH || node->attributes[a].type == OWB_ATTR_GRAPHS)
+          {
+            reads = g_hash_table_new (g_str_hash, g_str_equal);
+            node_collect_reads (node, reads, 0);
+          }
       GHashTableIter iter;
-      gpointer key;
-      g_hash_table_iter_init (&iter, reads);
-      while (g_hash_table_iter_next (&iter, &key, NULL))
+      gpointer key = NULL;
+      if (reads)
+        g_hash_table_iter_init (&iter, reads);
+      for (int k = 0;; k++)
         {
-          guint p = GPOINTER_TO_UINT (g_hash_table_lookup (producer, key));
-          if (p == 0 || g_hash_table_contains (seen, GUINT_TO_POINTER (p)))
+          const char *name;
+          if (reads)
+            {
+              if (!g_hash_table_iter_next (&iter, &key, NULL))
+                break;
+              name = key;
+            }
+          else if (k < node->n_inputs)
+            name = node->inputs[k];
+          else
+            break;
+          guint p = name[0] ? GPOINTER_TO_UINT (g_hash_table_lookup (producer, name)) : 0;
+          if (p == 0)
             continue;
-          g_hash_table_add (seen, GUINT_TO_POINTER (p));
           if (!consumers[p - 1])
             consumers[p - 1] = g_array_new (FALSE, FALSE, sizeof (guint));
-          g_array_append_val (consumers[p - 1], i);
+          GArray *list = consumers[p - 1];
+          if (list->len > 0 && g_array_index (list, guint, list->len - 1) == i)
+            continue;
+          g_array_append_val (list, i);
           indegree[i]++;
         }
-      g_hash_table_unref (seen);
-      g_hash_table_unref (reads);
+      if (reads)
+        g_hash_table_unref (reads);
     }
   /* Kahn's algorithm; always take the smallest ready index so the file order is kept where free. */
   GPtrArray *sorted = g_ptr_array_sized_new (n);

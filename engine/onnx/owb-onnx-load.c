@@ -1651,6 +1651,9 @@ convert_node (Ctx *ctx, const Env *env, Onnx__NodeProto *np, OwbGraph *graph, in
   else
     name = g_strdup (np->name);
   g_autoptr (OwbNode) node = owb_node_new (np->op_type, np->domain, name);
+  /* Duplicate attribute names are found through a set where a node has many attributes (a search
+   * per attribute made a node of 100,000 attributes take seconds). Freed before the node. */
+  g_autoptr (GHashTable) seen = np->n_attribute > 16 ? g_hash_table_new (g_str_hash, g_str_equal) : NULL;
   node->doc_string = g_strdup (np->doc_string);
   node->graph = graph;
   if (!copy_names (env, np->input, np->n_input, &node->inputs, &node->n_inputs, error)
@@ -1673,7 +1676,7 @@ convert_node (Ctx *ctx, const Env *env, Onnx__NodeProto *np, OwbGraph *graph, in
         }
       if (skip)
         continue;
-      if (owb_node_get_attribute (node, attr->name))
+      if (seen ? !g_hash_table_add (seen, attr->name) : owb_node_get_attribute (node, attr->name) != NULL)
         {
           g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "two attributes are named '%s'", attr->name);
           owb_attribute_clear (attr);

@@ -22,16 +22,34 @@ struct _OwbPassContext {
   const OwbOptimizeOptions *options;
   OwbPassReport *report;
   /*< private >*/
-  GHashTable *producer;  /* value name -> OwbNode * */
-  GHashTable *consumers; /* value name -> GPtrArray of OwbNode * (a node once per input slot) */
-  GHashTable *outer_reads; /* names read by subgraphs of nodes (counted as extra uses) */
-  gboolean maps_valid;     /* adding and removing nodes keeps the maps; other edits rebuild them */
+  /* Built on first use and kept exact by every helper below (never rebuilt per query). */
+  GHashTable *producer;    /* value name -> OwbNode * */
+  GHashTable *consumers;   /* value name -> GPtrArray of OwbNode * (a node once per input slot) */
+  GHashTable *outer_reads; /* value name -> how many nodes' subgraphs read it (extra uses) */
+  gboolean maps_valid;
+  GHashTable *value_infos;   /* value name -> OwbValueInfo *, as owb_graph_find_value_info finds it */
+  GHashTable *graph_inputs;  /* names of the graph's inputs */
+  GHashTable *graph_outputs; /* names of the graph's outputs */
+  GHashTable *removed;     /* nodes removed but still in graph->nodes until _owb_pass_nodes sweeps */
+  GHashTable *queued;      /* worklist membership while watching (_owb_pass_watch_begin) */
+  GQueue *worklist;
+  gboolean changed;        /* an editing helper changed the graph: types are inferred again after the pass */
+  GStringChunk *strings;   /* the indexes' keys */
   GHashTable *names;       /* every name in use or handed out (node, value, initializer), built once */
   GHashTable *next_suffix; /* base -> the next suffix _owb_pass_unique_name tries */
 };
 
-/* Frees what a pass built in its context (the maps and the name set). */
+/* One context serves every pass of an optimization: its indexes stay exact across passes (all
+ * edits go through the helpers; inference between passes only reorders nodes and adds types).
+ * end_pass frees the nodes the pass removed and drops what inference changes (the value-info
+ * index); clear frees everything. */
+void _owb_pass_context_end_pass (OwbPassContext *ctx);
 void _owb_pass_context_clear (OwbPassContext *ctx);
+
+/* The graph's nodes, without those removed so far. Passes read the node list through this,
+ * never through ctx->graph->nodes: removal only marks a node (so that removing many is linear),
+ * and this call drops the marked ones in one sweep. */
+GPtrArray *_owb_pass_nodes (OwbPassContext *ctx);
 
 /* The opset of the default domain. */
 int _owb_pass_opset (OwbPassContext *ctx);
@@ -58,6 +76,18 @@ void _owb_pass_add_node (OwbPassContext *ctx, OwbNode *node, const char *const *
 /* Makes every reader of `old_name` (and the graph outputs) read `new_name` instead. When
  * old_name is a graph output, the producer of new_name is renamed to keep the output's name. */
 void _owb_pass_replace_uses (OwbPassContext *ctx, const char *old_name, const char *new_name);
+/* Makes input `index` of a node in the graph read `name`, keeping the indexes exact. */
+void _owb_pass_set_input (OwbPassContext *ctx, OwbNode *node, int index, const char *name);
+
+/* Worklists for rewrites that enable one another (push a Transpose down, cancel it against the
+ * next): begin queues every node in order; from then on each node added, each reader of a value
+ * given a new producer and each node whose input changed is queued again; next pops the next
+ * queued node that is still in the graph, NULL when none is left. One worklist per context. */
+void _owb_pass_watch_begin (OwbPassContext *ctx);
+void _owb_pass_watch_push (OwbPassContext *ctx, OwbNode *node);
+OwbNode *_owb_pass_watch_next (OwbPassContext *ctx);
+void _owb_pass_watch_end (OwbPassContext *ctx);
+
 /* Adds an initializer under a fresh name derived from `base`; returns the name (owned by the graph). */
 const char *_owb_pass_add_initializer (OwbPassContext *ctx, const char *base, OwbTensor *tensor);
 /* A value or node name not yet used in the graph. Caller frees. */

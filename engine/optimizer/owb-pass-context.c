@@ -5,70 +5,118 @@
 #include <stdarg.h>
 #include <string.h>
 
-/* The maps own their keys: a removed node's strings are freed with it while other nodes may still
- * read the same names. */
+/* The indexes are built once per pass, on first use, and every editing helper below keeps them
+ * exact, so that a query costs a hash lookup and a pass is linear in the graph (rebuilding them
+ * after each edit made a pass quadratic: a 50,000-node graph took minutes). The maps own their
+ * keys: a removed node's strings are freed with it while other nodes may still read the names. */
+
+static void
+count_visits (OwbPassContext *ctx, guint n)
+{
+  ctx->report->nodes_visited += n;
+}
+
+/* Index keys live as long as the context, in one chunk: no allocation per key, and a key stays
+ * valid when the node whose string it copied is freed. */
+static const char *
+key_of (OwbPassContext *ctx, const char *name)
+{
+  if (!ctx->strings)
+    ctx->strings = g_string_chunk_new (64 * 1024);
+  return g_string_chunk_insert_const (ctx->strings, name);
+}
+
+/* The names a node's subgraphs read from outer scopes (a set of borrowed strings), or NULL. */
+static GHashTable *
+node_outer_reads (const OwbNode *node)
+{
+  GHashTable *refs = NULL;
+  for (int a = 0; a < node->n_attributes; a++)
+    {
+      const OwbAttribute *attr = &node->attributes[a];
+      int n = attr->type == OWB_ATTR_GRAPH ? (attr->g != NULL) : attr->type == OWB_ATTR_GRAPHS ? attr->n : 0;
+      for (int k = 0; k < n; k++)
+        {
+          if (!refs)
+            refs = g_hash_table_new (g_str_hash, g_str_equal);
+          _owb_graph_collect_outer_refs (attr->type == OWB_ATTR_GRAPH ? attr->g : attr->graphs[k], refs);
+        }
+    }
+  return refs;
+}
+
+/* outer_reads counts, per name, the nodes whose subgraphs read it. */
+static void
+count_outer_reads (OwbPassContext *ctx, const OwbNode *node, int delta)
+{
+  GHashTable *refs = node_outer_reads (node);
+  if (!refs)
+    return;
+  GHashTableIter iter;
+  gpointer key;
+  g_hash_table_iter_init (&iter, refs);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    {
+      guint n = GPOINTER_TO_UINT (g_hash_table_lookup (ctx->outer_reads, key));
+      if (delta > 0)
+        g_hash_table_insert (ctx->outer_reads, (gpointer) key_of (ctx, key), GUINT_TO_POINTER (n + 1));
+      else if (n > 1)
+        g_hash_table_insert (ctx->outer_reads, (gpointer) key_of (ctx, key), GUINT_TO_POINTER (n - 1));
+      else
+        g_hash_table_remove (ctx->outer_reads, key);
+    }
+  g_hash_table_unref (refs);
+}
+
+static void
+add_consumer (OwbPassContext *ctx, const char *name, OwbNode *node)
+{
+  GPtrArray *list = g_hash_table_lookup (ctx->consumers, name);
+  if (!list)
+    {
+      list = g_ptr_array_new ();
+      g_hash_table_insert (ctx->consumers, (gpointer) key_of (ctx, name), list);
+    }
+  g_ptr_array_add (list, node);
+}
+
+/* Takes one slot of `node` out of the readers of `name`. */
+static void
+remove_consumer (OwbPassContext *ctx, const char *name, OwbNode *node)
+{
+  GPtrArray *list = g_hash_table_lookup (ctx->consumers, name);
+  if (!list)
+    return;
+  g_ptr_array_remove (list, node);
+  if (list->len == 0)
+    g_hash_table_remove (ctx->consumers, name);
+}
+
 static void
 index_node (OwbPassContext *ctx, OwbNode *node)
 {
   for (int o = 0; o < node->n_outputs; o++)
     if (node->outputs[o][0])
-      g_hash_table_insert (ctx->producer, g_strdup (node->outputs[o]), node);
+      g_hash_table_insert (ctx->producer, (gpointer) key_of (ctx, node->outputs[o]), node);
   for (int i = 0; i < node->n_inputs; i++)
-    {
-      if (!node->inputs[i][0])
-        continue;
-      GPtrArray *list = g_hash_table_lookup (ctx->consumers, node->inputs[i]);
-      if (!list)
-        {
-          list = g_ptr_array_new ();
-          g_hash_table_insert (ctx->consumers, g_strdup (node->inputs[i]), list);
-        }
-      g_ptr_array_add (list, node);
-    }
-  for (int a = 0; a < node->n_attributes; a++)
-    {
-      const OwbAttribute *attr = &node->attributes[a];
-      if (attr->type == OWB_ATTR_GRAPH && attr->g)
-        _owb_graph_collect_outer_refs (attr->g, ctx->outer_reads);
-      for (int k = 0; attr->type == OWB_ATTR_GRAPHS && k < attr->n; k++)
-        _owb_graph_collect_outer_refs (attr->graphs[k], ctx->outer_reads);
-    }
+    if (node->inputs[i][0])
+      add_consumer (ctx, node->inputs[i], node);
+  count_outer_reads (ctx, node, +1);
 }
 
-static gboolean
-has_subgraphs (const OwbNode *node)
-{
-  for (int a = 0; a < node->n_attributes; a++)
-    if (node->attributes[a].type == OWB_ATTR_GRAPH || node->attributes[a].type == OWB_ATTR_GRAPHS)
-      return TRUE;
-  return FALSE;
-}
-
-/* Takes a node that is about to leave the graph out of valid maps (a node with subgraphs makes them
- * rebuild: its outer reads may be shared with others). */
+/* Takes a node that is about to leave the graph out of the maps. */
 static void
 unindex_node (OwbPassContext *ctx, OwbNode *node)
 {
   if (!ctx->maps_valid)
     return;
-  if (has_subgraphs (node))
-    {
-      ctx->maps_valid = FALSE;
-      return;
-    }
   for (int o = 0; o < node->n_outputs; o++)
     if (node->outputs[o][0] && g_hash_table_lookup (ctx->producer, node->outputs[o]) == node)
       g_hash_table_remove (ctx->producer, node->outputs[o]);
   for (int i = 0; i < node->n_inputs; i++)
-    {
-      GPtrArray *list = node->inputs[i][0] ? g_hash_table_lookup (ctx->consumers, node->inputs[i]) : NULL;
-      if (list)
-        {
-          g_ptr_array_remove (list, node); /* one slot per call, as index_node added one per input */
-          if (list->len == 0)
-            g_hash_table_remove (ctx->consumers, node->inputs[i]);
-        }
-    }
+    if (node->inputs[i][0])
+      remove_consumer (ctx, node->inputs[i], node); /* one slot per call, as index_node added one per input */
+  count_outer_reads (ctx, node, -1);
 }
 
 static void
@@ -79,19 +127,143 @@ build_maps (OwbPassContext *ctx)
   g_clear_pointer (&ctx->producer, g_hash_table_unref);
   g_clear_pointer (&ctx->consumers, g_hash_table_unref);
   g_clear_pointer (&ctx->outer_reads, g_hash_table_unref);
-  ctx->producer = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  ctx->consumers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_ptr_array_unref);
+  ctx->producer = g_hash_table_new (g_str_hash, g_str_equal);
+  ctx->consumers = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) g_ptr_array_unref);
   ctx->outer_reads = g_hash_table_new (g_str_hash, g_str_equal);
-  for (guint n = 0; n < ctx->graph->nodes->len; n++)
-    index_node (ctx, g_ptr_array_index (ctx->graph->nodes, n));
+  GPtrArray *nodes = _owb_pass_nodes (ctx);
+  for (guint n = 0; n < nodes->len; n++)
+    index_node (ctx, g_ptr_array_index (nodes, n));
+  count_visits (ctx, nodes->len);
   ctx->maps_valid = TRUE;
+}
+
+static void
+add_info_names (GHashTable *index, GPtrArray *infos)
+{
+  for (guint i = 0; i < infos->len; i++)
+    {
+      OwbValueInfo *info = g_ptr_array_index (infos, i);
+      if (!g_hash_table_contains (index, info->name))
+        g_hash_table_insert (index, info->name, info);
+    }
+}
+
+/* name -> OwbValueInfo *, with owb_graph_find_value_info's precedence (inputs, outputs, then
+ * value_info), and the sets of graph input and output names. */
+static void
+build_value_index (OwbPassContext *ctx)
+{
+  if (ctx->value_infos)
+    return;
+  /* Keys are the infos' own names: the index is dropped before a pass ends (dead_code frees infos
+   * last thing) and whenever a helper renames one. */
+  ctx->value_infos = g_hash_table_new (g_str_hash, g_str_equal);
+  add_info_names (ctx->value_infos, ctx->graph->inputs);
+  add_info_names (ctx->value_infos, ctx->graph->outputs);
+  add_info_names (ctx->value_infos, ctx->graph->value_infos);
+  ctx->graph_inputs = g_hash_table_new (g_str_hash, g_str_equal);
+  add_info_names (ctx->graph_inputs, ctx->graph->inputs);
+  ctx->graph_outputs = g_hash_table_new (g_str_hash, g_str_equal);
+  add_info_names (ctx->graph_outputs, ctx->graph->outputs);
+  count_visits (ctx, ctx->graph->value_infos->len + ctx->graph->inputs->len + ctx->graph->outputs->len);
+}
+
+static void
+drop_value_index (OwbPassContext *ctx)
+{
+  g_clear_pointer (&ctx->value_infos, g_hash_table_unref);
+  g_clear_pointer (&ctx->graph_inputs, g_hash_table_unref);
+  g_clear_pointer (&ctx->graph_outputs, g_hash_table_unref);
+}
+
+GPtrArray *
+_owb_pass_nodes (OwbPassContext *ctx)
+{
+  if (!ctx->removed || g_hash_table_size (ctx->removed) == 0)
+    return ctx->graph->nodes;
+  /* Removed nodes leave the array in one sweep, in order; removing each at once cost a search
+   * and a move of the rest of the array. */
+  GPtrArray *nodes = ctx->graph->nodes;
+  guint kept = 0;
+  for (guint i = 0; i < nodes->len; i++)
+    {
+      OwbNode *node = nodes->pdata[i];
+      if (g_hash_table_contains (ctx->removed, node))
+        owb_node_free (node);
+      else
+        nodes->pdata[kept++] = node;
+    }
+  for (guint i = kept; i < nodes->len; i++)
+    nodes->pdata[i] = NULL; /* the array's free function takes NULL */
+  count_visits (ctx, nodes->len);
+  g_ptr_array_set_size (nodes, kept);
+  g_hash_table_remove_all (ctx->removed);
+  return nodes;
+}
+
+/* ---- worklists ---- */
+
+static void
+watch_push (OwbPassContext *ctx, OwbNode *node)
+{
+  if (ctx->queued && node && !g_hash_table_contains (ctx->queued, node))
+    {
+      g_hash_table_add (ctx->queued, node);
+      g_queue_push_tail (ctx->worklist, node);
+    }
+}
+
+static void
+watch_readers (OwbPassContext *ctx, const char *name)
+{
+  GPtrArray *readers = ctx->queued && name && name[0] ? _owb_pass_consumers (ctx, name) : NULL;
+  for (guint i = 0; readers && i < readers->len; i++)
+    watch_push (ctx, g_ptr_array_index (readers, i));
+}
+
+void
+_owb_pass_watch_begin (OwbPassContext *ctx)
+{
+  g_return_if_fail (ctx->queued == NULL);
+  build_maps (ctx);
+  ctx->queued = g_hash_table_new (NULL, NULL);
+  ctx->worklist = g_queue_new ();
+  GPtrArray *nodes = _owb_pass_nodes (ctx);
+  for (guint i = 0; i < nodes->len; i++)
+    watch_push (ctx, g_ptr_array_index (nodes, i));
+}
+
+void
+_owb_pass_watch_push (OwbPassContext *ctx, OwbNode *node)
+{
+  watch_push (ctx, node);
+}
+
+OwbNode *
+_owb_pass_watch_next (OwbPassContext *ctx)
+{
+  OwbNode *node;
+  /* A node removed while queued left the set; its queue entry is skipped. */
+  while ((node = g_queue_pop_head (ctx->worklist)))
+    if (g_hash_table_remove (ctx->queued, node))
+      return node;
+  return NULL;
+}
+
+void
+_owb_pass_watch_end (OwbPassContext *ctx)
+{
+  g_clear_pointer (&ctx->queued, g_hash_table_unref);
+  if (ctx->worklist)
+    g_queue_free (ctx->worklist);
+  ctx->worklist = NULL;
 }
 
 static void
 add_name (OwbPassContext *ctx, const char *name)
 {
   if (ctx->names && name && name[0] && !g_hash_table_contains (ctx->names, name))
-    g_hash_table_add (ctx->names, g_strdup (name));
+    g_hash_table_add (ctx->names, (gpointer) key_of (ctx, name));
 }
 
 static void
@@ -111,10 +283,12 @@ build_names (OwbPassContext *ctx)
 {
   if (ctx->names)
     return;
-  ctx->names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  ctx->next_suffix = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  for (guint n = 0; n < ctx->graph->nodes->len; n++)
-    add_node_names (ctx, g_ptr_array_index (ctx->graph->nodes, n));
+  ctx->names = g_hash_table_new (g_str_hash, g_str_equal);
+  ctx->next_suffix = g_hash_table_new (g_str_hash, g_str_equal);
+  GPtrArray *nodes = _owb_pass_nodes (ctx);
+  for (guint n = 0; n < nodes->len; n++)
+    add_node_names (ctx, g_ptr_array_index (nodes, n));
+  count_visits (ctx, nodes->len + ctx->graph->initializer_names->len);
   for (guint i = 0; i < ctx->graph->initializer_names->len; i++)
     add_name (ctx, g_ptr_array_index (ctx->graph->initializer_names, i));
   for (guint i = 0; i < ctx->graph->inputs->len; i++)
@@ -124,13 +298,26 @@ build_names (OwbPassContext *ctx)
 }
 
 void
+_owb_pass_context_end_pass (OwbPassContext *ctx)
+{
+  _owb_pass_watch_end (ctx);
+  _owb_pass_nodes (ctx); /* frees the nodes removed during the pass */
+  drop_value_index (ctx);  /* inference adds and updates value infos */
+}
+
+void
 _owb_pass_context_clear (OwbPassContext *ctx)
 {
+  _owb_pass_context_end_pass (ctx);
+  g_clear_pointer (&ctx->removed, g_hash_table_unref);
   g_clear_pointer (&ctx->producer, g_hash_table_unref);
   g_clear_pointer (&ctx->consumers, g_hash_table_unref);
   g_clear_pointer (&ctx->outer_reads, g_hash_table_unref);
   g_clear_pointer (&ctx->names, g_hash_table_unref);
   g_clear_pointer (&ctx->next_suffix, g_hash_table_unref);
+  if (ctx->strings)
+    g_string_chunk_free (ctx->strings);
+  ctx->strings = NULL;
   ctx->maps_valid = FALSE;
 }
 
@@ -207,10 +394,8 @@ _owb_pass_consumers (OwbPassContext *ctx, const char *name)
 gboolean
 _owb_pass_is_graph_output (OwbPassContext *ctx, const char *name)
 {
-  for (guint i = 0; i < ctx->graph->outputs->len; i++)
-    if (strcmp (((OwbValueInfo *) g_ptr_array_index (ctx->graph->outputs, i))->name, name) == 0)
-      return TRUE;
-  return FALSE;
+  build_value_index (ctx);
+  return g_hash_table_contains (ctx->graph_outputs, name);
 }
 
 guint
@@ -228,10 +413,8 @@ _owb_pass_n_uses (OwbPassContext *ctx, const char *name)
 static gboolean
 is_graph_input (OwbPassContext *ctx, const char *name)
 {
-  for (guint i = 0; i < ctx->graph->inputs->len; i++)
-    if (strcmp (((OwbValueInfo *) g_ptr_array_index (ctx->graph->inputs, i))->name, name) == 0)
-      return TRUE;
-  return FALSE;
+  build_value_index (ctx);
+  return g_hash_table_contains (ctx->graph_inputs, name);
 }
 
 const OwbTensor *
@@ -258,7 +441,13 @@ _owb_pass_remove_node (OwbPassContext *ctx, OwbNode *node)
 {
   g_ptr_array_add (ctx->report->removed, g_strdup (node->name && node->name[0] ? node->name : node->outputs[0]));
   unindex_node (ctx, node);
-  g_ptr_array_remove (ctx->graph->nodes, node); /* frees it */
+  ctx->changed = TRUE;
+  if (ctx->queued)
+    g_hash_table_remove (ctx->queued, node);
+  /* Freed when it leaves the array (_owb_pass_nodes): until then a caller's pointer stays valid. */
+  if (!ctx->removed)
+    ctx->removed = g_hash_table_new (NULL, NULL);
+  g_hash_table_add (ctx->removed, node);
 }
 
 void
@@ -280,14 +469,74 @@ _owb_pass_add_node (OwbPassContext *ctx, OwbNode *node, const char *const *from,
     g_ptr_array_add (created->from, g_strdup (from[i]));
   g_ptr_array_add (ctx->report->created, created);
   owb_graph_add_node (ctx->graph, node);
+  ctx->changed = TRUE;
   add_node_names (ctx, node);
   if (ctx->maps_valid)
     index_node (ctx, node);
+  if (ctx->queued)
+    {
+      watch_push (ctx, node);
+      for (int o = 0; o < node->n_outputs; o++)
+        watch_readers (ctx, node->outputs[o]);
+    }
+}
+
+void
+_owb_pass_set_input (OwbPassContext *ctx, OwbNode *node, int index, const char *name)
+{
+  g_return_if_fail (index >= 0 && index < node->n_inputs);
+  char *copy = g_strdup (name);
+  ctx->changed = TRUE;
+  if (ctx->maps_valid && node->inputs[index][0])
+    remove_consumer (ctx, node->inputs[index], node);
+  g_free (node->inputs[index]);
+  node->inputs[index] = copy;
+  if (ctx->maps_valid && copy[0])
+    add_consumer (ctx, copy, node);
+  watch_push (ctx, node);
+}
+
+/* Every input slot of the readers of `from` reads `to` instead (the consumer lists move along). */
+static void
+redirect_readers (OwbPassContext *ctx, const char *from, const char *to, gboolean skip_identity_writing_to)
+{
+  GPtrArray *readers = g_hash_table_lookup (ctx->consumers, from);
+  if (!readers)
+    return;
+  g_ptr_array_ref (readers);
+  g_hash_table_remove (ctx->consumers, from);
+  GPtrArray *kept = NULL;
+  for (guint r = 0; r < readers->len; r++)
+    {
+      OwbNode *node = g_ptr_array_index (readers, r);
+      if (skip_identity_writing_to && strcmp (node->op_type, "Identity") == 0 && node->n_outputs == 1
+          && strcmp (node->outputs[0], from) == 0)
+        {
+          if (!kept)
+            kept = g_ptr_array_new ();
+          g_ptr_array_add (kept, node);
+          continue;
+        }
+      /* A node reading `from` through several slots is listed once per slot: rename one slot each time. */
+      for (int i = 0; i < node->n_inputs; i++)
+        if (strcmp (node->inputs[i], from) == 0)
+          {
+            g_free (node->inputs[i]);
+            node->inputs[i] = g_strdup (to);
+            break;
+          }
+      add_consumer (ctx, to, node);
+      watch_push (ctx, node);
+    }
+  if (kept)
+    g_hash_table_insert (ctx->consumers, (gpointer) key_of (ctx, from), kept);
+  g_ptr_array_unref (readers);
 }
 
 static void
-rename_value_info (GPtrArray *list, const char *old_name, const char *new_name)
+rename_value_info (OwbPassContext *ctx, const char *old_name, const char *new_name)
 {
+  GPtrArray *list = ctx->graph->value_infos;
   for (guint i = 0; i < list->len; i++)
     {
       OwbValueInfo *info = g_ptr_array_index (list, i);
@@ -297,11 +546,14 @@ rename_value_info (GPtrArray *list, const char *old_name, const char *new_name)
           info->name = g_strdup (new_name);
         }
     }
+  drop_value_index (ctx); /* rare (once per graph output at most): rebuilt on the next query */
 }
 
 void
 _owb_pass_replace_uses (OwbPassContext *ctx, const char *old_name, const char *new_name)
 {
+  build_maps (ctx);
+  ctx->changed = TRUE;
   char *old_copy = g_strdup (old_name), *new_copy = g_strdup (new_name);
   if (_owb_pass_is_graph_output (ctx, old_copy))
     {
@@ -316,18 +568,11 @@ _owb_pass_replace_uses (OwbPassContext *ctx, const char *old_name, const char *n
                 g_free (producer->outputs[o]);
                 producer->outputs[o] = g_strdup (old_copy);
               }
-          for (guint n = 0; n < ctx->graph->nodes->len; n++)
-            {
-              OwbNode *node = g_ptr_array_index (ctx->graph->nodes, n);
-              for (int i = 0; i < node->n_inputs; i++)
-                if (strcmp (node->inputs[i], new_copy) == 0)
-                  {
-                    g_free (node->inputs[i]);
-                    node->inputs[i] = g_strdup (old_copy);
-                  }
-            }
-          rename_value_info (ctx->graph->value_infos, new_copy, old_copy);
-          ctx->maps_valid = FALSE;
+          g_hash_table_remove (ctx->producer, new_copy);
+          g_hash_table_insert (ctx->producer, (gpointer) key_of (ctx, old_copy), producer);
+          redirect_readers (ctx, new_copy, old_copy, FALSE);
+          watch_readers (ctx, old_copy);
+          rename_value_info (ctx, new_copy, old_copy);
           g_free (old_copy);
           g_free (new_copy);
           return;
@@ -338,19 +583,7 @@ _owb_pass_replace_uses (OwbPassContext *ctx, const char *old_name, const char *n
       owb_node_add_output (id, old_copy);
       _owb_pass_add_node (ctx, id, NULL, 0);
     }
-  for (guint n = 0; n < ctx->graph->nodes->len; n++)
-    {
-      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, n);
-      if (strcmp (node->op_type, "Identity") == 0 && node->n_outputs == 1 && strcmp (node->outputs[0], old_copy) == 0)
-        continue;
-      for (int i = 0; i < node->n_inputs; i++)
-        if (strcmp (node->inputs[i], old_copy) == 0)
-          {
-            g_free (node->inputs[i]);
-            node->inputs[i] = g_strdup (new_copy);
-          }
-    }
-  ctx->maps_valid = FALSE;
+  redirect_readers (ctx, old_copy, new_copy, TRUE);
   g_free (old_copy);
   g_free (new_copy);
 }
@@ -365,8 +598,8 @@ _owb_pass_unique_name (OwbPassContext *ctx, const char *base)
       char *name = k ? g_strdup_printf ("%s_%u", base, k) : g_strdup (base);
       if (!g_hash_table_contains (ctx->names, name))
         {
-          g_hash_table_insert (ctx->next_suffix, g_strdup (base), GUINT_TO_POINTER (k + 1));
-          g_hash_table_add (ctx->names, g_strdup (name));
+          g_hash_table_insert (ctx->next_suffix, (gpointer) key_of (ctx, base), GUINT_TO_POINTER (k + 1));
+          g_hash_table_add (ctx->names, (gpointer) key_of (ctx, name));
           return name;
         }
       g_free (name);
@@ -378,6 +611,7 @@ _owb_pass_add_initializer (OwbPassContext *ctx, const char *base, OwbTensor *ten
 {
   char *name = _owb_pass_unique_name (ctx, base);
   owb_graph_add_initializer (ctx->graph, name, tensor);
+  ctx->changed = TRUE;
   guint i = GPOINTER_TO_UINT (g_hash_table_lookup (ctx->graph->initializer_index, name)) - 1;
   g_free (name);
   return g_ptr_array_index (ctx->graph->initializer_names, i);
@@ -396,23 +630,21 @@ _owb_pass_near_miss (OwbPassContext *ctx, const OwbNode *node, const char *forma
   g_free (msg);
 }
 
+static gboolean
+initializer_unused (const char *name, gpointer user_data)
+{
+  OwbPassContext *ctx = user_data;
+  return _owb_pass_n_uses (ctx, name) == 0 && !is_graph_input (ctx, name);
+}
+
 guint
 _owb_pass_prune_initializers (OwbPassContext *ctx)
 {
   build_maps (ctx);
-  GPtrArray *dead = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < ctx->graph->initializer_names->len; i++)
-    {
-      const char *name = g_ptr_array_index (ctx->graph->initializer_names, i);
-      if (_owb_pass_n_uses (ctx, name) == 0 && !is_graph_input (ctx, name))
-        g_ptr_array_add (dead, g_strdup (name));
-    }
-  for (guint i = 0; i < dead->len; i++)
-    owb_graph_remove_initializer (ctx->graph, g_ptr_array_index (dead, i));
-  guint n = dead->len;
-  g_ptr_array_unref (dead);
+  count_visits (ctx, ctx->graph->initializer_names->len);
+  guint n = _owb_graph_remove_initializers_if (ctx->graph, initializer_unused, ctx);
   ctx->report->n_removed_initializers += n;
-  ctx->maps_valid = FALSE;
+  ctx->changed |= n > 0;
   return n;
 }
 
@@ -420,6 +652,9 @@ const OwbValueType *
 _owb_pass_value_type (OwbPassContext *ctx, const char *name)
 {
   /* Initializers have no value info: read them with _owb_pass_get_constant. */
-  const OwbValueInfo *info = owb_graph_find_value_info (ctx->graph, name);
+  if (!name)
+    return NULL;
+  build_value_index (ctx);
+  const OwbValueInfo *info = g_hash_table_lookup (ctx->value_infos, name);
   return info && info->has_type ? &info->type : NULL;
 }

@@ -190,8 +190,8 @@ sweep (OwbPassContext *ctx)
   gboolean changed = FALSE;
   GHashTable *seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_ptr_array_unref);
   GPtrArray *order = g_ptr_array_new ();
-  for (guint i = 0; i < ctx->graph->nodes->len; i++)
-    g_ptr_array_add (order, g_ptr_array_index (ctx->graph->nodes, i));
+  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+    g_ptr_array_add (order, g_ptr_array_index (_owb_pass_nodes (ctx), i));
   for (guint i = 0; i < order->len; i++)
     {
       OwbNode *node = g_ptr_array_index (order, i);

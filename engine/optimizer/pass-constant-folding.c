@@ -298,8 +298,8 @@ _owb_fold_constants (OwbPassContext *ctx, GError **error)
    * reaches the fixed point. */
   GPtrArray *order = g_ptr_array_new ();
   GPtrArray *folded = g_ptr_array_new ();
-  for (guint i = 0; i < ctx->graph->nodes->len; i++)
-    g_ptr_array_add (order, g_ptr_array_index (ctx->graph->nodes, i));
+  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+    g_ptr_array_add (order, g_ptr_array_index (_owb_pass_nodes (ctx), i));
   for (guint i = 0; i < order->len; i++)
     {
       OwbNode *node = g_ptr_array_index (order, i);

@@ -1,5 +1,6 @@
 /* pass-constant-sharing.c: merges initializers with equal type, shape and contents. */
 #include "owb-optimizer-private.h"
+#include "../ir/owb-ir-private.h"
 
 #include <string.h>
 
@@ -63,6 +64,12 @@ tensors_equal (const OwbTensor *a, const OwbTensor *b)
 }
 
 static gboolean
+is_in_set (const char *name, gpointer set)
+{
+  return g_hash_table_contains (set, name);
+}
+
+static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   OwbGraph *graph = ctx->graph;
@@ -110,9 +117,11 @@ run (OwbPassContext *ctx, GError **error)
   /* Names in the buckets point into the graph: remove only once they are no longer needed. */
   g_hash_table_unref (by_hash);
   g_hash_table_unref (pinned);
+  GHashTable *dup_set = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint i = 0; i < dups->len; i++)
-    if (owb_graph_remove_initializer (graph, g_ptr_array_index (dups, i)))
-      ctx->report->n_removed_initializers++;
+    g_hash_table_add (dup_set, g_ptr_array_index (dups, i));
+  ctx->report->n_removed_initializers += _owb_graph_remove_initializers_if (graph, is_in_set, dup_set);
+  g_hash_table_unref (dup_set);
   g_ptr_array_unref (dups);
   return TRUE;
 }

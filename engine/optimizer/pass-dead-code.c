@@ -24,9 +24,9 @@ static void
 prune_value_infos (OwbPassContext *ctx)
 {
   GHashTable *defined = g_hash_table_new (g_str_hash, g_str_equal);
-  for (guint n = 0; n < ctx->graph->nodes->len; n++)
+  for (guint n = 0; n < _owb_pass_nodes (ctx)->len; n++)
     {
-      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, n);
+      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), n);
       for (int o = 0; o < node->n_outputs; o++)
         g_hash_table_add (defined, node->outputs[o]);
     }

@@ -448,8 +448,8 @@ run (OwbPassContext *ctx, GError **error)
   /* Visit a snapshot: removing a node (or the producer before it) never frees a node still to
    * visit, except an Unsqueeze or inner Reshape, which are visited before their readers. */
   GPtrArray *order = g_ptr_array_new ();
-  for (guint i = 0; i < ctx->graph->nodes->len; i++)
-    g_ptr_array_add (order, g_ptr_array_index (ctx->graph->nodes, i));
+  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+    g_ptr_array_add (order, g_ptr_array_index (_owb_pass_nodes (ctx), i));
   for (guint i = 0; i < order->len; i++)
     visit (ctx, g_ptr_array_index (order, i));
   g_ptr_array_unref (order);

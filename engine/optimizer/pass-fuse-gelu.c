@@ -297,9 +297,9 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
       if ((_owb_pass_is_op (node, "Erf") || _owb_pass_is_op (node, "Tanh")) && node->n_inputs == 1 && node->n_outputs == 1)
         g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
     }

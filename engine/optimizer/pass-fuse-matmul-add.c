@@ -208,9 +208,9 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
       if (_owb_pass_is_op (node, "Add"))
         g_ptr_array_add (candidates, node);
     }

@@ -128,9 +128,9 @@ run (OwbPassContext *ctx, GError **error)
   if (ctx->options->portable)
     return TRUE; /* the layout pass made no NhwcConv to fuse */
   GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
       if (_owb_pass_is_our_op (node, "NhwcConv"))
         g_ptr_array_add (candidates, node);
     }

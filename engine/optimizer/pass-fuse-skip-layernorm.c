@@ -254,9 +254,9 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
       if (is_layer_norm (node) && node->n_outputs >= 1 && node->outputs[0][0])
         g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
     }

@@ -599,26 +599,37 @@ try_cancel (OwbPassContext *ctx, OwbNode *t)
   return TRUE;
 }
 
+static gboolean
+is_layout_transpose (const OwbNode *node)
+{
+  return is_transpose (node, to_nchw_perm) || is_transpose (node, to_nhwc_perm);
+}
+
+/* Transposes nothing reads any more, and then the Transposes only they read. */
 static guint
 remove_dead_transposes (OwbPassContext *ctx)
 {
   guint removed = 0;
-  for (gboolean again = TRUE; again;)
+  GPtrArray *stack = g_ptr_array_new ();
+  GPtrArray *nodes = _owb_pass_nodes (ctx);
+  for (guint i = nodes->len; i-- > 0;)
+    if (is_layout_transpose (g_ptr_array_index (nodes, i)))
+      g_ptr_array_add (stack, g_ptr_array_index (nodes, i));
+  GHashTable *gone = g_hash_table_new (NULL, NULL);
+  while (stack->len > 0)
     {
-      again = FALSE;
-      for (guint i = 0; i < ctx->graph->nodes->len; i++)
-        {
-          OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-          if ((is_transpose (node, to_nchw_perm) || is_transpose (node, to_nhwc_perm))
-              && _owb_pass_n_uses (ctx, node->outputs[0]) == 0)
-            {
-              _owb_pass_remove_node (ctx, node);
-              removed++;
-              again = TRUE;
-              break;
-            }
-        }
+      OwbNode *node = g_ptr_array_steal_index_fast (stack, stack->len - 1);
+      if (g_hash_table_contains (gone, node) || _owb_pass_n_uses (ctx, node->outputs[0]) != 0)
+        continue;
+      OwbNode *source = _owb_pass_producer (ctx, node->inputs[0]);
+      _owb_pass_remove_node (ctx, node);
+      g_hash_table_add (gone, node);
+      removed++;
+      if (is_layout_transpose (source))
+        g_ptr_array_add (stack, source);
     }
+  g_hash_table_unref (gone);
+  g_ptr_array_unref (stack);
   return removed;
 }
 
@@ -634,9 +645,9 @@ remove_dead_transposes (OwbPassContext *ctx)
 static void
 read_nchw_inputs (OwbPassContext *ctx)
 {
-  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
       if (!_owb_pass_is_our_op (node, "NhwcConv") || owb_node_get_int (node, "group", 1) != 1
           || owb_node_get_attribute (node, "nchw_input"))
         continue;
@@ -646,11 +657,9 @@ read_nchw_inputs (OwbPassContext *ctx)
       if (!w || !x || x->kind != OWB_VALUE_TENSOR || x->rank != 4 || !owb_dim_is_known (x->dims[1])
           || x->dims[1].value > NCHW_INPUT_MAX_C || w->rank != 4 || w->dims[3] > NCHW_INPUT_MAX_M)
         continue;
-      g_free (node->inputs[0]);
-      node->inputs[0] = g_strdup (t->inputs[0]);
+      _owb_pass_set_input (ctx, node, 0, t->inputs[0]);
       OwbAttribute *a = owb_node_add_attribute (node, "nchw_input", OWB_ATTR_INT);
       a->i = 1;
-      ctx->maps_valid = FALSE;
     }
 }
 
@@ -704,9 +713,9 @@ static int64_t
 transposed_elements (OwbPassContext *ctx, GHashTable *convs)
 {
   int64_t total = 0;
-  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
       if (!in_region (ctx, node, convs))
         continue;
       for (int k = 0; k < node->n_inputs; k++)
@@ -755,9 +764,9 @@ static void
 net_report (OwbPassContext *ctx)
 {
   GHashTable *alive = g_hash_table_new (g_str_hash, g_str_equal);
-  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
       if (node->name)
         g_hash_table_add (alive, node->name);
     }
@@ -783,9 +792,9 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *convs = g_ptr_array_new ();
-  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
       if (!is_conv (node))
         continue;
       char *why = conv_refusal (ctx, node);
@@ -848,24 +857,18 @@ run (OwbPassContext *ctx, GError **error)
   g_ptr_array_unref (convs);
 
   /* Push and cancel until nothing moves; every push or cancel removes one node of the original graph
-   * or one Transpose, so this ends. */
-  for (gboolean again = TRUE; again;)
-    {
-      again = FALSE;
-      for (guint i = 0; i < ctx->graph->nodes->len; i++)
-        {
-          OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
-          if (try_cancel (ctx, node) || try_push (ctx, node) || try_push_reduce (ctx, node))
-            {
-              again = TRUE;
-              break;
-            }
-        }
-    }
+   * or one Transpose, so this ends. A rewrite can only enable another on the nodes it added and on
+   * the readers of the values it touched, which the worklist queues again (restarting the scan
+   * from the first node after each rewrite made the pass quadratic). */
+  _owb_pass_watch_begin (ctx);
+  for (OwbNode *node; (node = _owb_pass_watch_next (ctx));)
+    if (!try_cancel (ctx, node) && !try_push (ctx, node))
+      try_push_reduce (ctx, node);
+  _owb_pass_watch_end (ctx);
   /* Resizes left reading an NHWC value through a Transpose: say why they stayed NCHW */
-  for (guint i = 0; i < ctx->graph->nodes->len; i++)
+  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (ctx->graph->nodes, i);
+      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
       if (!_owb_pass_is_op (node, "Resize") || node->n_inputs < 1 || !nhwc_source (ctx, node->inputs[0]))
         continue;
       char *why = resize_refusal (ctx, node, NULL, NULL, NULL);

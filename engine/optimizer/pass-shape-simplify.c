@@ -51,8 +51,8 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *order = g_ptr_array_new (), *replaced = g_ptr_array_new ();
-  for (guint i = 0; i < ctx->graph->nodes->len; i++)
-    g_ptr_array_add (order, g_ptr_array_index (ctx->graph->nodes, i));
+  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+    g_ptr_array_add (order, g_ptr_array_index (_owb_pass_nodes (ctx), i));
   for (guint i = 0; i < order->len; i++)
     {
       OwbNode *node = g_ptr_array_index (order, i);

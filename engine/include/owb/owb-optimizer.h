@@ -21,7 +21,11 @@ typedef struct {
   GPtrArray *created;     /* of OwbOptimizeCreated * */
   GPtrArray *near_misses; /* of char *: why a fusion did not fire ("node 'bn1' ...: has 2 consumers") */
   guint n_removed_initializers;
-  double ms;
+  double ms;       /* the pass and the shape inference after it */
+  double infer_ms; /* of which the shape inference */
+  /* Nodes, values and initializers the pass's graph helpers walked (index builds, sweeps, pruning):
+   * grows in proportion to the graph for a linear pass. */
+  guint64 nodes_visited;
 } OwbPassReport;
 
 typedef struct {
