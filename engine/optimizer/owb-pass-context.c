@@ -303,6 +303,10 @@ _owb_pass_context_end_pass (OwbPassContext *ctx)
   _owb_pass_watch_end (ctx);
   _owb_pass_nodes (ctx); /* frees the nodes removed during the pass */
   drop_value_index (ctx);  /* inference adds and updates value infos */
+  /* Names are handed out against the graph as each pass finds it (as they always were), so that
+   * a name a pass frees is free again for the next one. */
+  g_clear_pointer (&ctx->names, g_hash_table_unref);
+  g_clear_pointer (&ctx->next_suffix, g_hash_table_unref);
 }
 
 void
@@ -313,8 +317,6 @@ _owb_pass_context_clear (OwbPassContext *ctx)
   g_clear_pointer (&ctx->producer, g_hash_table_unref);
   g_clear_pointer (&ctx->consumers, g_hash_table_unref);
   g_clear_pointer (&ctx->outer_reads, g_hash_table_unref);
-  g_clear_pointer (&ctx->names, g_hash_table_unref);
-  g_clear_pointer (&ctx->next_suffix, g_hash_table_unref);
   if (ctx->strings)
     g_string_chunk_free (ctx->strings);
   ctx->strings = NULL;
