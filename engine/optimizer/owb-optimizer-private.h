@@ -68,6 +68,8 @@ gboolean _owb_pass_swaps_last_two (const OwbNode *transpose, int rank);
  * of a Constant node with a tensor `value`. Borrowed; NULL otherwise. */
 const OwbTensor *_owb_pass_get_constant (OwbPassContext *ctx, const char *name);
 
+/* How the report names a node: its name, or its first output where it has none. */
+const char *_owb_pass_label (const OwbNode *node);
 /* Removes and frees the node (recorded in the report). */
 void _owb_pass_remove_node (OwbPassContext *ctx, OwbNode *node);
 /* Adds a node the pass created (taken), recording the names of the nodes it replaces. Call
@@ -96,6 +98,15 @@ char *_owb_pass_unique_name (OwbPassContext *ctx, const char *base);
 void _owb_pass_near_miss (OwbPassContext *ctx, const OwbNode *node, const char *format, ...) G_GNUC_PRINTF (3, 4);
 /* Removes initializers no node, subgraph or graph output reads. Returns how many. */
 guint _owb_pass_prune_initializers (OwbPassContext *ctx);
+/* A fresh name in the scope of node name `like` ("/encoder/layer.0/attn/Softmax" gives
+ * "/encoder/layer.0/attn/" + what), made unique. Caller frees. */
+char *_owb_pass_scoped_name (OwbPassContext *ctx, const char *like, const char *what);
+/* The constant a value is, looking through chains of Identity (up to 8), or NULL. */
+const OwbTensor *_owb_pass_constant_through_identity (OwbPassContext *ctx, const char *name);
+/* Whether constant s, broadcast against a Conv output of rank `rank` with m channels, gives one
+ * value per channel without growing the output: [], [1], [m, 1, 1], [1, m, 1, 1]... Sets
+ * *per_channel when s has m values along the channel axis. */
+gboolean _owb_pass_is_channel_constant (const OwbTensor *s, int rank, int64_t m, gboolean *per_channel);
 /* The inferred or declared type of a value, or NULL. */
 const OwbValueType *_owb_pass_value_type (OwbPassContext *ctx, const char *name);
 

@@ -342,7 +342,7 @@ gboolean
 _owb_pass_is_our_op (const OwbNode *node, const char *op_type)
 {
   return node && strcmp (node->op_type, op_type) == 0 && node->domain
-         && strcmp (node->domain, "ai.onnx.workbench") == 0;
+         && strcmp (node->domain, OWB_DOMAIN) == 0;
 }
 
 void
@@ -438,10 +438,16 @@ _owb_pass_get_constant (OwbPassContext *ctx, const char *name)
   return NULL;
 }
 
+const char *
+_owb_pass_label (const OwbNode *node)
+{
+  return node->name && node->name[0] ? node->name : node->outputs[0];
+}
+
 void
 _owb_pass_remove_node (OwbPassContext *ctx, OwbNode *node)
 {
-  g_ptr_array_add (ctx->report->removed, g_strdup (node->name && node->name[0] ? node->name : node->outputs[0]));
+  g_ptr_array_add (ctx->report->removed, g_strdup (_owb_pass_label (node)));
   unindex_node (ctx, node);
   ctx->changed = TRUE;
   if (ctx->queued)
@@ -659,4 +665,48 @@ _owb_pass_value_type (OwbPassContext *ctx, const char *name)
   build_value_index (ctx);
   const OwbValueInfo *info = g_hash_table_lookup (ctx->value_infos, name);
   return info && info->has_type ? &info->type : NULL;
+}
+
+char *
+_owb_pass_scoped_name (OwbPassContext *ctx, const char *like, const char *what)
+{
+  const char *slash = like ? strrchr (like, '/') : NULL;
+  char *base = slash ? g_strdup_printf ("%.*s%s", (int) (slash - like + 1), like, what) : g_strdup (what);
+  char *name = _owb_pass_unique_name (ctx, base);
+  g_free (base);
+  return name;
+}
+
+const OwbTensor *
+_owb_pass_constant_through_identity (OwbPassContext *ctx, const char *name)
+{
+  for (int depth = 0; name && depth < 8; depth++)
+    {
+      const OwbTensor *t = _owb_pass_get_constant (ctx, name);
+      if (t)
+        return t;
+      OwbNode *producer = _owb_pass_producer (ctx, name);
+      if (!_owb_pass_is_op (producer, "Identity"))
+        return NULL;
+      name = owb_node_get_input (producer, 0);
+    }
+  return NULL;
+}
+
+gboolean
+_owb_pass_is_channel_constant (const OwbTensor *s, int rank, int64_t m, gboolean *per_channel)
+{
+  *per_channel = FALSE;
+  if (s->rank > rank)
+    return FALSE;
+  for (int i = 0; i < s->rank; i++)
+    {
+      int axis = rank - s->rank + i;
+      if (s->dims[i] == 1)
+        continue;
+      if (axis != 1 || s->dims[i] != m)
+        return FALSE;
+      *per_channel = TRUE;
+    }
+  return TRUE;
 }

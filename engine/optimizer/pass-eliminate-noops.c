@@ -108,13 +108,6 @@ bypass (OwbPassContext *ctx, OwbNode *node, int o, const char *in)
   return TRUE;
 }
 
-/* How the report names a node (as _owb_pass_remove_node does). */
-static const char *
-node_label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
-
 static void
 remove_if_unused (OwbPassContext *ctx, OwbNode *node)
 {
@@ -203,7 +196,7 @@ fold_reshape_chain (OwbPassContext *ctx, OwbNode *node)
   merged->inputs[0] = g_strdup (inner->inputs[0]);
   /* The inner Reshape is replaced too when this was its only reader. */
   gboolean inner_goes = _owb_pass_n_uses (ctx, node->inputs[0]) == 1;
-  const char *from[] = { node_label (node), node_label (inner) };
+  const char *from[] = { _owb_pass_label (node), _owb_pass_label (inner) };
   _owb_pass_add_node (ctx, merged, from, inner_goes ? 2 : 1);
   _owb_pass_remove_node (ctx, node);
   remove_if_unused (ctx, inner);

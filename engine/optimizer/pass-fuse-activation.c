@@ -7,14 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#define OUR_DOMAIN "ai.onnx.workbench"
 
-
-static const char *
-label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
 
 static gboolean
 is_float_type (OwbDataType t)
@@ -201,7 +194,7 @@ match_activation (OwbPassContext *ctx, const OwbNode *producer, const char *valu
       {
         _owb_pass_near_miss (ctx, producer, "its output '%s' is read by %u nodes (or is a graph output), so %s '%s' "
                              "stays separate", value, uses, ((OwbNode *) g_ptr_array_index (readers, i))->op_type,
-                             label (g_ptr_array_index (readers, i)));
+                             _owb_pass_label (g_ptr_array_index (readers, i)));
         break;
       }
   return FALSE;
@@ -227,7 +220,7 @@ match_residual (OwbPassContext *ctx, const OwbNode *conv, Tail *tail)
     {
       char *ys = owb_value_type_to_string (&y), *zs = owb_value_type_to_string (&z);
       _owb_pass_near_miss (ctx, add, "adds %s to Conv '%s' output %s: a residual needs the same known shape; kept", zs,
-                           label (conv), ys);
+                           _owb_pass_label (conv), ys);
       g_free (ys);
       g_free (zs);
       return FALSE;
@@ -246,7 +239,7 @@ our_copy (const OwbNode *node, const char *op_type)
   g_free (copy->op_type);
   copy->op_type = g_strdup (op_type);
   g_free (copy->domain);
-  copy->domain = g_strdup (OUR_DOMAIN);
+  copy->domain = g_strdup (OWB_DOMAIN);
   return copy;
 }
 
@@ -288,7 +281,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *node)
       return FALSE;
     }
 
-  owb_model_set_opset (ctx->model, OUR_DOMAIN, 1);
+  owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
   OwbNode *fused = our_copy (node, fused_op);
   if (tail.z)
     set_input (fused, 3, tail.z);
@@ -298,11 +291,11 @@ try_fuse (OwbPassContext *ctx, OwbNode *node)
   fused->outputs[0] = g_strdup (tail.output);
   const char *from[4];
   guint n = 0;
-  from[n++] = label (node);
+  from[n++] = _owb_pass_label (node);
   if (tail.add)
-    from[n++] = label (tail.add);
+    from[n++] = _owb_pass_label (tail.add);
   for (int i = 0; i < tail.n_act_nodes; i++)
-    from[n++] = label (tail.act_nodes[i]);
+    from[n++] = _owb_pass_label (tail.act_nodes[i]);
   _owb_pass_add_node (ctx, fused, from, n);
   _owb_pass_remove_node (ctx, node);
   if (tail.add)

@@ -17,46 +17,11 @@
 #include <math.h>
 #include <string.h>
 
-#define WB "ai.onnx.workbench"
-
-static const char *
-label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
-
-/* A name for what a fusion makes: the exporter's scope of `like` ("/encoder/layer.0/attn/" of
- * "/encoder/layer.0/attn/Softmax") followed by `what`, made unique. Caller frees. */
-static char *
-scoped_name (OwbPassContext *ctx, const char *like, const char *what)
-{
-  const char *slash = like ? strrchr (like, '/') : NULL;
-  char *base = slash ? g_strdup_printf ("%.*s%s", (int) (slash - like + 1), like, what) : g_strdup (what);
-  char *name = _owb_pass_unique_name (ctx, base);
-  g_free (base);
-  return name;
-}
-
-static const OwbTensor *
-constant (OwbPassContext *ctx, const char *name)
-{
-  for (int depth = 0; name && depth < 8; depth++)
-    {
-      const OwbTensor *t = _owb_pass_get_constant (ctx, name);
-      if (t)
-        return t;
-      OwbNode *producer = _owb_pass_producer (ctx, name);
-      if (!_owb_pass_is_op (producer, "Identity"))
-        return NULL;
-      name = owb_node_get_input (producer, 0);
-    }
-  return NULL;
-}
 
 static gboolean
 scalar (OwbPassContext *ctx, const char *name, double *value)
 {
-  const OwbTensor *t = constant (ctx, name);
+  const OwbTensor *t = _owb_pass_constant_through_identity (ctx, name);
   if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != 1 || !t->data || t->dtype == OWB_TYPE_STRING)
     return FALSE;
   *value = owb_tensor_get_double (t, 0);
@@ -67,7 +32,7 @@ scalar (OwbPassContext *ctx, const char *name, double *value)
 static gboolean
 ints_of (OwbPassContext *ctx, const char *name, int64_t *values, int max, int *n)
 {
-  const OwbTensor *t = name ? constant (ctx, name) : NULL;
+  const OwbTensor *t = name ? _owb_pass_constant_through_identity (ctx, name) : NULL;
   if (!t || (t->dtype != OWB_TYPE_INT64 && t->dtype != OWB_TYPE_INT32) || t->nelems > max)
     return FALSE;
   *n = (int) t->nelems;
@@ -127,7 +92,7 @@ is_product (const OwbNode *node, gboolean *trans_b)
     return FALSE;
   if (_owb_pass_is_op (node, "MatMul"))
     return TRUE;
-  if (strcmp (node->op_type, "FusedMatMul") != 0 || !node->domain || strcmp (node->domain, WB) != 0)
+  if (strcmp (node->op_type, "FusedMatMul") != 0 || !node->domain || strcmp (node->domain, OWB_DOMAIN) != 0)
     return FALSE;
   if (owb_node_get_attribute (node, "activation") || owb_node_get_int (node, "transA", 0) != 0)
     return FALSE;
@@ -145,18 +110,18 @@ scaling (OwbPassContext *ctx, const OwbNode *node, double *scale)
     return NULL;
   if (_owb_pass_is_op (node, "Mul"))
     {
-      if (scalar (ctx, node->inputs[1], &c) && !constant (ctx, node->inputs[0]))
+      if (scalar (ctx, node->inputs[1], &c) && !_owb_pass_constant_through_identity (ctx, node->inputs[0]))
         {
           *scale *= c;
           return node->inputs[0];
         }
-      if (scalar (ctx, node->inputs[0], &c) && !constant (ctx, node->inputs[1]))
+      if (scalar (ctx, node->inputs[0], &c) && !_owb_pass_constant_through_identity (ctx, node->inputs[1]))
         {
           *scale *= c;
           return node->inputs[1];
         }
     }
-  if (_owb_pass_is_op (node, "Div") && scalar (ctx, node->inputs[1], &c) && c != 0 && !constant (ctx, node->inputs[0]))
+  if (_owb_pass_is_op (node, "Div") && scalar (ctx, node->inputs[1], &c) && c != 0 && !_owb_pass_constant_through_identity (ctx, node->inputs[0]))
     {
       *scale /= c;
       return node->inputs[0];
@@ -221,7 +186,7 @@ walk_branch (OwbPassContext *ctx, const char *name, int rank, gboolean allow_sca
             tp[i] = t ? (i < n ? t[i] : -1) : rank - 1 - i;
           if (t && n != rank)
             {
-              *why = g_strdup_printf ("Transpose '%s' has a perm of the wrong length", label (p));
+              *why = g_strdup_printf ("Transpose '%s' has a perm of the wrong length", _owb_pass_label (p));
               return FALSE;
             }
           int64_t composed[4];
@@ -229,7 +194,7 @@ walk_branch (OwbPassContext *ctx, const char *name, int rank, gboolean allow_sca
             {
               if (tp[br->perm[i]] < 0 || tp[br->perm[i]] >= rank)
                 {
-                  *why = g_strdup_printf ("Transpose '%s' has an invalid perm", label (p));
+                  *why = g_strdup_printf ("Transpose '%s' has an invalid perm", _owb_pass_label (p));
                   return FALSE;
                 }
               composed[i] = tp[br->perm[i]];
@@ -255,7 +220,7 @@ walk_branch (OwbPassContext *ctx, const char *name, int rank, gboolean allow_sca
           add_node (set, p);
           return TRUE;
         }
-      *why = g_strdup_printf ("'%s' comes from %s '%s', not from a Reshape to heads", name, p->op_type, label (p));
+      *why = g_strdup_printf ("'%s' comes from %s '%s', not from a Reshape to heads", name, p->op_type, _owb_pass_label (p));
       return FALSE;
     }
   *why = g_strdup_printf ("too many nodes between '%s' and its Reshape", name);
@@ -280,7 +245,7 @@ check_branch (OwbPassContext *ctx, Branch *br, int rank, char role, char **why)
   const OwbValueType *st = _owb_pass_value_type (ctx, br->source);
   if (!rt || !st || rt->rank != rank || st->rank != 3 || !known (st->dims[2]))
     {
-      *why = g_strdup_printf ("Reshape '%s' does not go from a known [_, _, hidden] to rank %d", label (br->reshape),
+      *why = g_strdup_printf ("Reshape '%s' does not go from a known [_, _, hidden] to rank %d", _owb_pass_label (br->reshape),
                               rank);
       return FALSE;
     }
@@ -292,7 +257,7 @@ check_branch (OwbPassContext *ctx, Branch *br, int rank, char role, char **why)
           || hidden % rt->dims[2].value)
         {
           *why = g_strdup_printf ("Reshape '%s' does not split the last dim into [batch*heads, head_size]",
-                                  label (br->reshape));
+                                  _owb_pass_label (br->reshape));
           return FALSE;
         }
       br->head_size = rt->dims[2].value;
@@ -301,7 +266,7 @@ check_branch (OwbPassContext *ctx, Branch *br, int rank, char role, char **why)
       static const int64_t qv[3] = { 1, 0, 2 }, k[3] = { 1, 2, 0 };
       if (!perm_is (br->perm, 3, role == 'k' ? k : qv))
         {
-          *why = g_strdup_printf ("the Transposes after Reshape '%s' do not give [batch*heads, %s]", label (br->reshape),
+          *why = g_strdup_printf ("the Transposes after Reshape '%s' do not give [batch*heads, %s]", _owb_pass_label (br->reshape),
                                   role == 'k' ? "head_size, seq" : "seq, head_size");
           return FALSE;
         }
@@ -311,7 +276,7 @@ check_branch (OwbPassContext *ctx, Branch *br, int rank, char role, char **why)
   if (!dim_eq (rt->dims[0], st->dims[0]) || !dim_eq (rt->dims[1], st->dims[1]) || !known (rt->dims[2])
       || !known (rt->dims[3]) || rt->dims[2].value * rt->dims[3].value != hidden)
     {
-      *why = g_strdup_printf ("Reshape '%s' does not split the last dim into [heads, head_size]", label (br->reshape));
+      *why = g_strdup_printf ("Reshape '%s' does not split the last dim into [heads, head_size]", _owb_pass_label (br->reshape));
       return FALSE;
     }
   br->heads = rt->dims[2].value;
@@ -321,7 +286,7 @@ check_branch (OwbPassContext *ctx, Branch *br, int rank, char role, char **why)
   gboolean ok = (b == 0 || b == 1) && s == 1 - b && p[1] == 2 && (role == 'k' ? p[2] == 3 : p[3] == 3);
   if (!ok)
     {
-      *why = g_strdup_printf ("the Transposes after Reshape '%s' do not give [batch, heads, %s]", label (br->reshape),
+      *why = g_strdup_printf ("the Transposes after Reshape '%s' do not give [batch, heads, %s]", _owb_pass_label (br->reshape),
                               role == 'k' ? "head_size, seq" : "seq, head_size");
       return FALSE;
     }
@@ -433,7 +398,7 @@ add_shape_initializer (OwbPassContext *ctx, const char *base, const int64_t *val
 static OwbNode *
 new_node (OwbPassContext *ctx, const char *op_type, const char *domain, const char *like)
 {
-  char *name = scoped_name (ctx, like, op_type);
+  char *name = _owb_pass_scoped_name (ctx, like, op_type);
   OwbNode *node = owb_node_new (op_type, domain, name);
   g_free (name);
   return node;
@@ -443,7 +408,7 @@ static char *
 transposed (OwbPassContext *ctx, const char *value, const char *like, const char *what, GPtrArray *from)
 {
   OwbNode *t = new_node (ctx, "Transpose", "", like);
-  char *out = scoped_name (ctx, like, what);
+  char *out = _owb_pass_scoped_name (ctx, like, what);
   owb_node_add_input (t, value);
   owb_node_add_output (t, out);
   OwbAttribute *a = owb_node_add_attribute (t, "perm", OWB_ATTR_INTS);
@@ -598,7 +563,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
     {
       _owb_pass_near_miss (ctx, softmax, "attention pattern, but the output of '%s' is not transposed back to "
                                          "[%s, heads, head_size]",
-                           label (mm2), q.seq_first ? "seq, batch" : "batch, seq");
+                           _owb_pass_label (mm2), q.seq_first ? "seq, batch" : "batch, seq");
       return;
     }
   add_node (&set, back);
@@ -611,7 +576,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
     {
       OwbValueType mt;
       const OwbValueType *mtp = _owb_pass_value_type (ctx, mask);
-      const OwbTensor *mc = constant (ctx, mask);
+      const OwbTensor *mc = _owb_pass_constant_through_identity (ctx, mask);
       if (mtp)
         mt = *mtp;
       else if (mc)
@@ -665,7 +630,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   /* Rewrite. */
   GPtrArray *from = g_ptr_array_new_with_free_func (g_free);
   for (int i = 0; i < set.n; i++)
-    g_ptr_array_add (from, g_strdup (label (set.nodes[i])));
+    g_ptr_array_add (from, g_strdup (_owb_pass_label (set.nodes[i])));
   char *back_out = g_strdup (back->outputs[0]);
   char *in_q = g_strdup (packed ? packed : q.source), *in_k = g_strdup (packed ? "" : k.source),
        *in_v = g_strdup (packed ? "" : v.source);
@@ -674,7 +639,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   for (int i = 0; i < set.n; i++)
     for (int j = 0; j < set.nodes[i]->n_inputs; j++)
       g_ptr_array_add (read, g_strdup (set.nodes[i]->inputs[j]));
-  char *base = g_strdup (label (softmax));
+  char *base = g_strdup (_owb_pass_label (softmax));
   int64_t heads = q.heads, head_size_v = v.head_size;
   gboolean seq_first = q.seq_first;
   for (int i = 0; i < set.n; i++)
@@ -704,7 +669,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
     {
       OwbNode *r = new_node (ctx, "Reshape", "", base);
       char *shape = add_shape_initializer (ctx, "attention_mask_shape", mask_shape, 4);
-      char *out = scoped_name (ctx, base, "attention_mask_4d");
+      char *out = _owb_pass_scoped_name (ctx, base, "attention_mask_4d");
       owb_node_add_input (r, mask_in);
       owb_node_add_input (r, shape);
       owb_node_add_output (r, out);
@@ -713,7 +678,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
       g_free (shape);
       mask_in = out;
     }
-  char *fused_out = scoped_name (ctx, base, "attention_output");
+  char *fused_out = _owb_pass_scoped_name (ctx, base, "attention_output");
   OwbNode *fused;
   if (standard)
     {
@@ -735,8 +700,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
     }
   else
     {
-      owb_model_set_opset (ctx->model, WB, 1);
-      fused = new_node (ctx, "MultiHeadAttention", WB, base);
+      owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
+      fused = new_node (ctx, "MultiHeadAttention", OWB_DOMAIN, base);
       owb_node_add_attribute (fused, "num_heads", OWB_ATTR_INT)->i = heads;
       if (seq_first)
         owb_node_add_attribute (fused, "seq_first", OWB_ATTR_INT)->i = 1;
@@ -747,7 +712,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   owb_node_add_input (fused, in_v);
   if (mask_in)
     owb_node_add_input (fused, mask_in);
-  char *attention_out = standard && seq_first ? scoped_name (ctx, base, "attention_output_bsd") : g_strdup (fused_out);
+  char *attention_out = standard && seq_first ? _owb_pass_scoped_name (ctx, base, "attention_output_bsd") : g_strdup (fused_out);
   owb_node_add_output (fused, attention_out);
   _owb_pass_add_node (ctx, fused, (const char *const *) from->pdata, from->len);
   if (standard && seq_first)

@@ -5,25 +5,6 @@
 
 #include <string.h>
 
-#define WB "ai.onnx.workbench"
-
-static const char *
-label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
-
-/* A name for what a fusion makes: the exporter's scope of `like` ("/encoder/layer.0/attn/" of
- * "/encoder/layer.0/attn/Softmax") followed by `what`, made unique. Caller frees. */
-static char *
-scoped_name (OwbPassContext *ctx, const char *like, const char *what)
-{
-  const char *slash = like ? strrchr (like, '/') : NULL;
-  char *base = slash ? g_strdup_printf ("%.*s%s", (int) (slash - like + 1), like, what) : g_strdup (what);
-  char *name = _owb_pass_unique_name (ctx, base);
-  g_free (base);
-  return name;
-}
 
 static gboolean
 is_default_domain (const OwbNode *node)
@@ -31,27 +12,11 @@ is_default_domain (const OwbNode *node)
   return !node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0;
 }
 
-static const OwbTensor *
-constant (OwbPassContext *ctx, const char *name)
-{
-  for (int depth = 0; name && depth < 8; depth++)
-    {
-      const OwbTensor *t = _owb_pass_get_constant (ctx, name);
-      if (t)
-        return t;
-      OwbNode *producer = _owb_pass_producer (ctx, name);
-      if (!_owb_pass_is_op (producer, "Identity"))
-        return NULL;
-      name = owb_node_get_input (producer, 0);
-    }
-  return NULL;
-}
-
 static gboolean
 is_gelu (const OwbNode *node)
 {
   return strcmp (node->op_type, "Gelu") == 0 && node->n_inputs == 1 && node->n_outputs == 1
-         && (is_default_domain (node) || strcmp (node->domain, WB) == 0);
+         && (is_default_domain (node) || strcmp (node->domain, OWB_DOMAIN) == 0);
 }
 
 static gboolean
@@ -78,13 +43,13 @@ try_fuse (OwbPassContext *ctx, OwbNode *gelu)
   int b = -1;
   for (int i = 0; i < 2 && b < 0; i++)
     {
-      const OwbTensor *t = constant (ctx, add->inputs[i]);
-      if (t && t->kind == OWB_VALUE_TENSOR && t->rank == 1 && !constant (ctx, add->inputs[1 - i]))
+      const OwbTensor *t = _owb_pass_constant_through_identity (ctx, add->inputs[i]);
+      if (t && t->kind == OWB_VALUE_TENSOR && t->rank == 1 && !_owb_pass_constant_through_identity (ctx, add->inputs[1 - i]))
         b = i;
     }
   if (b < 0)
     return;
-  const OwbTensor *bias = constant (ctx, add->inputs[b]);
+  const OwbTensor *bias = _owb_pass_constant_through_identity (ctx, add->inputs[b]);
   const char *x = add->inputs[1 - b];
   const OwbValueType *xt = _owb_pass_value_type (ctx, x), *sum = _owb_pass_value_type (ctx, in);
   if (!xt || !sum || xt->rank < 1 || !same_dims (xt, sum) || xt->dtype != bias->dtype
@@ -105,8 +70,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *gelu)
       return;
     }
   const char *approximate = owb_node_get_string (gelu, "approximate", "none");
-  char *from[2] = { g_strdup (label (add)), g_strdup (label (gelu)) };
-  OwbNode *fused = owb_node_new ("BiasGelu", WB, NULL);
+  char *from[2] = { g_strdup (_owb_pass_label (add)), g_strdup (_owb_pass_label (gelu)) };
+  OwbNode *fused = owb_node_new ("BiasGelu", OWB_DOMAIN, NULL);
   owb_node_add_input (fused, x);
   owb_node_add_input (fused, add->inputs[b]);
   owb_node_add_output (fused, gelu->outputs[0]);
@@ -116,8 +81,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *gelu)
   _owb_pass_remove_node (ctx, gelu);
   _owb_pass_remove_node (ctx, add);
   g_free (fused->name);
-  fused->name = scoped_name (ctx, from[1], "BiasGelu");
-  owb_model_set_opset (ctx->model, WB, 1);
+  fused->name = _owb_pass_scoped_name (ctx, from[1], "BiasGelu");
+  owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
   _owb_pass_add_node (ctx, fused, (const char *const *) from, 2);
   g_free (from[0]);
   g_free (from[1]);

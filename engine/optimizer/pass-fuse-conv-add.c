@@ -4,12 +4,6 @@
 
 #include <string.h>
 
-static const char *
-label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
-
 static gboolean
 is_foldable_type (OwbDataType t)
 {
@@ -41,25 +35,6 @@ conv_output_shape (OwbPassContext *ctx, const OwbNode *conv, int *rank, int64_t 
   return TRUE;
 }
 
-/* See pass-fuse-conv-mul.c: one value per output channel, without growing the output. */
-static gboolean
-is_channel_constant (const OwbTensor *s, int rank, int64_t m, gboolean *per_channel)
-{
-  *per_channel = FALSE;
-  if (s->rank > rank)
-    return FALSE;
-  for (int i = 0; i < s->rank; i++)
-    {
-      int axis = rank - s->rank + i;
-      if (s->dims[i] == 1)
-        continue;
-      if (axis != 1 || s->dims[i] != m)
-        return FALSE;
-      *per_channel = TRUE;
-    }
-  return TRUE;
-}
-
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *add)
 {
@@ -86,11 +61,11 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
   if (!conv_output_shape (ctx, conv, &rank, &m, &dtype) || !is_foldable_type (dtype) || s->dtype != dtype)
     return FALSE;
   gboolean per_channel;
-  if (!is_channel_constant (s, rank, m, &per_channel))
+  if (!_owb_pass_is_channel_constant (s, rank, m, &per_channel))
     {
       char *shape = owb_tensor_shape_to_string (s);
       _owb_pass_near_miss (ctx, add, "follows Conv '%s' but its constant %s is not one value per output channel; kept",
-                           label (conv), shape);
+                           _owb_pass_label (conv), shape);
       g_free (shape);
       return FALSE;
     }
@@ -98,14 +73,14 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
   const OwbTensor *b = bias_name ? _owb_pass_get_constant (ctx, bias_name) : NULL;
   if (bias_name && (!b || b->nelems != m || b->dtype != dtype))
     {
-      _owb_pass_near_miss (ctx, add, "follows Conv '%s', whose bias B is not a constant; kept", label (conv));
+      _owb_pass_near_miss (ctx, add, "follows Conv '%s', whose bias B is not a constant; kept", _owb_pass_label (conv));
       return FALSE;
     }
   guint uses = _owb_pass_n_uses (ctx, conv->outputs[0]);
   if (uses != 1)
     {
       _owb_pass_near_miss (ctx, add, "follows Conv '%s', whose output is also read by %u other node(s) or is a graph "
-                           "output; kept", label (conv), uses - 1);
+                           "output; kept", _owb_pass_label (conv), uses - 1);
       return FALSE;
     }
 
@@ -127,7 +102,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
     owb_node_add_input (fused, nb_name);
   g_free (fused->outputs[0]);
   fused->outputs[0] = g_strdup (add->outputs[0]);
-  const char *from[] = { label (conv), label (add) };
+  const char *from[] = { _owb_pass_label (conv), _owb_pass_label (add) };
   _owb_pass_add_node (ctx, fused, from, 2);
   _owb_pass_remove_node (ctx, conv);
   _owb_pass_remove_node (ctx, add);

@@ -4,12 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-static const char *
-label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
-
 /* Weights are folded in double and stored back in their own type. */
 static gboolean
 is_foldable_type (OwbDataType t)
@@ -38,26 +32,26 @@ try_fuse (OwbPassContext *ctx, OwbNode *bn)
     return FALSE;
   if (owb_node_get_int (bn, "training_mode", 0) != 0)
     {
-      _owb_pass_near_miss (ctx, bn, "follows Conv '%s' but has training_mode=1 (batch statistics); kept", label (conv));
+      _owb_pass_near_miss (ctx, bn, "follows Conv '%s' but has training_mode=1 (batch statistics); kept", _owb_pass_label (conv));
       return FALSE;
     }
   for (int o = 1; o < bn->n_outputs; o++)
     if (bn->outputs[o][0] && _owb_pass_n_uses (ctx, bn->outputs[o]) > 0)
       {
         _owb_pass_near_miss (ctx, bn, "follows Conv '%s' but its output %d (running statistics) is used; kept",
-                             label (conv), o);
+                             _owb_pass_label (conv), o);
         return FALSE;
       }
   if (bn->opset < 9 && owb_node_get_int (bn, "spatial", 1) == 0)
     {
-      _owb_pass_near_miss (ctx, bn, "follows Conv '%s' but has spatial=0 (statistics per element); kept", label (conv));
+      _owb_pass_near_miss (ctx, bn, "follows Conv '%s' but has spatial=0 (statistics per element); kept", _owb_pass_label (conv));
       return FALSE;
     }
   guint uses = _owb_pass_n_uses (ctx, conv->outputs[0]);
   if (uses != 1)
     {
       _owb_pass_near_miss (ctx, bn, "follows Conv '%s', whose output is also read by %u other node(s) or is a graph "
-                           "output; kept", label (conv), uses - 1);
+                           "output; kept", _owb_pass_label (conv), uses - 1);
       return FALSE;
     }
   const OwbTensor *w = _owb_pass_get_constant (ctx, conv->inputs[1]);
@@ -65,7 +59,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *bn)
   const OwbTensor *b = bias_name ? _owb_pass_get_constant (ctx, bias_name) : NULL;
   if (!w || (bias_name && !b))
     {
-      _owb_pass_near_miss (ctx, bn, "follows Conv '%s', whose %s not a constant; kept", label (conv),
+      _owb_pass_near_miss (ctx, bn, "follows Conv '%s', whose %s not a constant; kept", _owb_pass_label (conv),
                            !w ? "weight W is" : "bias B is");
       return FALSE;
     }
@@ -79,7 +73,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *bn)
   if (!scale || !beta || !mean || !var)
     {
       _owb_pass_near_miss (ctx, bn, "follows Conv '%s' but scale, B, mean and var are not all constant vectors of %"
-                           G_GINT64_FORMAT " values; kept", label (conv), m);
+                           G_GINT64_FORMAT " values; kept", _owb_pass_label (conv), m);
       return FALSE;
     }
   double eps = owb_node_get_float (bn, "epsilon", 1e-5f);
@@ -128,7 +122,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *bn)
     owb_node_add_input (fused, nb_name);
   g_free (fused->outputs[0]);
   fused->outputs[0] = g_strdup (bn->outputs[0]);
-  const char *from[] = { label (conv), label (bn) };
+  const char *from[] = { _owb_pass_label (conv), _owb_pass_label (bn) };
   _owb_pass_add_node (ctx, fused, from, 2);
   _owb_pass_remove_node (ctx, conv);
   _owb_pass_remove_node (ctx, bn);

@@ -4,37 +4,10 @@
 
 #include <string.h>
 
-static const char *
-label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
-
 static gboolean
 is_foldable_type (OwbDataType t)
 {
   return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
-}
-
-/* Whether constant s, broadcast against a Conv output of rank `rank` with m channels, gives one
- * value per channel without growing the output: [], [1], [m, 1, 1], [1, m, 1, 1]... Sets
- * *per_channel when s has m values along the channel axis. */
-static gboolean
-is_channel_constant (const OwbTensor *s, int rank, int64_t m, gboolean *per_channel)
-{
-  *per_channel = FALSE;
-  if (s->rank > rank)
-    return FALSE;
-  for (int i = 0; i < s->rank; i++)
-    {
-      int axis = rank - s->rank + i;
-      if (s->dims[i] == 1)
-        continue;
-      if (axis != 1 || s->dims[i] != m)
-        return FALSE;
-      *per_channel = TRUE;
-    }
-  return TRUE;
 }
 
 static gboolean
@@ -64,29 +37,29 @@ try_fuse (OwbPassContext *ctx, OwbNode *mul)
   if (!w || !is_foldable_type (w->dtype) || w->rank < 3 || s->dtype != w->dtype || (b && b->dtype != w->dtype))
     {
       if (!w)
-        _owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose weight W is not a constant; kept", label (conv));
+        _owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose weight W is not a constant; kept", _owb_pass_label (conv));
       return FALSE;
     }
   int64_t m = w->dims[0];
   gboolean per_channel;
-  if (!is_channel_constant (s, w->rank, m, &per_channel))
+  if (!_owb_pass_is_channel_constant (s, w->rank, m, &per_channel))
     {
       char *shape = owb_tensor_shape_to_string (s);
       _owb_pass_near_miss (ctx, mul, "follows Conv '%s' but its constant %s is not one value per output channel; kept",
-                           label (conv), shape);
+                           _owb_pass_label (conv), shape);
       g_free (shape);
       return FALSE;
     }
   if (bias_name && (!b || b->nelems != m))
     {
-      _owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose bias B is not a constant; kept", label (conv));
+      _owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose bias B is not a constant; kept", _owb_pass_label (conv));
       return FALSE;
     }
   guint uses = _owb_pass_n_uses (ctx, conv->outputs[0]);
   if (uses != 1)
     {
       _owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose output is also read by %u other node(s) or is a graph "
-                           "output; kept", label (conv), uses - 1);
+                           "output; kept", _owb_pass_label (conv), uses - 1);
       return FALSE;
     }
   double *factor = g_new (double, m);
@@ -132,7 +105,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *mul)
     }
   g_free (fused->outputs[0]);
   fused->outputs[0] = g_strdup (mul->outputs[0]);
-  const char *from[] = { label (conv), label (mul) };
+  const char *from[] = { _owb_pass_label (conv), _owb_pass_label (mul) };
   _owb_pass_add_node (ctx, fused, from, 2);
   _owb_pass_remove_node (ctx, conv);
   _owb_pass_remove_node (ctx, mul);

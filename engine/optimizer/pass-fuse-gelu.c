@@ -10,47 +10,12 @@
 #include <math.h>
 #include <string.h>
 
-#define WB "ai.onnx.workbench"
-
-static const char *
-label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
-
-/* A name for what a fusion makes: the exporter's scope of `like` ("/encoder/layer.0/attn/" of
- * "/encoder/layer.0/attn/Softmax") followed by `what`, made unique. Caller frees. */
-static char *
-scoped_name (OwbPassContext *ctx, const char *like, const char *what)
-{
-  const char *slash = like ? strrchr (like, '/') : NULL;
-  char *base = slash ? g_strdup_printf ("%.*s%s", (int) (slash - like + 1), like, what) : g_strdup (what);
-  char *name = _owb_pass_unique_name (ctx, base);
-  g_free (base);
-  return name;
-}
-
-static const OwbTensor *
-constant (OwbPassContext *ctx, const char *name)
-{
-  for (int depth = 0; name && depth < 8; depth++)
-    {
-      const OwbTensor *t = _owb_pass_get_constant (ctx, name);
-      if (t)
-        return t;
-      OwbNode *producer = _owb_pass_producer (ctx, name);
-      if (!_owb_pass_is_op (producer, "Identity"))
-        return NULL;
-      name = owb_node_get_input (producer, 0);
-    }
-  return NULL;
-}
 
 /* Whether `name` is a constant scalar (one element) within a relative 1e-5 of `want`. */
 static gboolean
 scalar_near (OwbPassContext *ctx, const char *name, double want)
 {
-  const OwbTensor *t = constant (ctx, name);
+  const OwbTensor *t = _owb_pass_constant_through_identity (ctx, name);
   if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != 1 || !t->data || t->dtype == OWB_TYPE_STRING)
     return FALSE;
   double v = owb_tensor_get_double (t, 0);
@@ -167,22 +132,22 @@ fuse (OwbPassContext *ctx, OwbNode *anchor, const char *x, NodeSet *set, const c
       return;
     }
   char *x_name = g_strdup (x), *out_name = g_strdup (out);
-  char *base = g_strdup (label (anchor));
+  char *base = g_strdup (_owb_pass_label (anchor));
   GPtrArray *from = g_ptr_array_new_with_free_func (g_free);
   GPtrArray *read = g_ptr_array_new_with_free_func (g_free);
   for (int i = 0; i < set->n; i++)
     {
-      g_ptr_array_add (from, g_strdup (label (set->nodes[i])));
+      g_ptr_array_add (from, g_strdup (_owb_pass_label (set->nodes[i])));
       for (int k = 0; k < set->nodes[i]->n_inputs; k++)
         g_ptr_array_add (read, g_strdup (set->nodes[i]->inputs[k]));
     }
   for (int i = 0; i < set->n; i++)
     _owb_pass_remove_node (ctx, set->nodes[i]);
-  char *name = scoped_name (ctx, base, "Gelu");
+  char *name = _owb_pass_scoped_name (ctx, base, "Gelu");
   g_free (base);
   if (!standard)
-    owb_model_set_opset (ctx->model, WB, 1);
-  OwbNode *gelu = owb_node_new ("Gelu", standard ? "" : WB, name);
+    owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
+  OwbNode *gelu = owb_node_new ("Gelu", standard ? "" : OWB_DOMAIN, name);
   owb_node_add_input (gelu, x_name);
   owb_node_add_output (gelu, out_name);
   if (tanh_form || !standard)

@@ -10,47 +10,11 @@
 #include <math.h>
 #include <string.h>
 
-#define WB "ai.onnx.workbench"
-
-static const char *
-label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
-
-/* A name for what a fusion makes: the exporter's scope of `like` ("/encoder/layer.0/attn/" of
- * "/encoder/layer.0/attn/Softmax") followed by `what`, made unique. Caller frees. */
-static char *
-scoped_name (OwbPassContext *ctx, const char *like, const char *what)
-{
-  const char *slash = like ? strrchr (like, '/') : NULL;
-  char *base = slash ? g_strdup_printf ("%.*s%s", (int) (slash - like + 1), like, what) : g_strdup (what);
-  char *name = _owb_pass_unique_name (ctx, base);
-  g_free (base);
-  return name;
-}
-
-/* A constant value, also through Identity nodes (exporters alias shared weights that way). */
-static const OwbTensor *
-constant (OwbPassContext *ctx, const char *name)
-{
-  for (int depth = 0; name && depth < 8; depth++)
-    {
-      const OwbTensor *t = _owb_pass_get_constant (ctx, name);
-      if (t)
-        return t;
-      OwbNode *producer = _owb_pass_producer (ctx, name);
-      if (!_owb_pass_is_op (producer, "Identity"))
-        return NULL;
-      name = owb_node_get_input (producer, 0);
-    }
-  return NULL;
-}
 
 static gboolean
 scalar (OwbPassContext *ctx, const char *name, double *value)
 {
-  const OwbTensor *t = constant (ctx, name);
+  const OwbTensor *t = _owb_pass_constant_through_identity (ctx, name);
   if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != 1 || t->dtype == OWB_TYPE_STRING || !t->data)
     return FALSE;
   *value = owb_tensor_get_double (t, 0);
@@ -87,7 +51,7 @@ trailing_reduce_axis (OwbPassContext *ctx, const OwbNode *rm, int rank)
       const char *axes_name = owb_node_get_input (rm, 1);
       if (!axes_name)
         return owb_node_get_int (rm, "noop_with_empty_axes", 0) ? -1 : 0;
-      const OwbTensor *t = constant (ctx, axes_name);
+      const OwbTensor *t = _owb_pass_constant_through_identity (ctx, axes_name);
       if (!t || (t->dtype != OWB_TYPE_INT64 && t->dtype != OWB_TYPE_INT32) || t->nelems > rank || t->nelems < 1)
         return -1;
       n = (int) t->nelems;
@@ -123,7 +87,7 @@ trailing_reduce_axis (OwbPassContext *ctx, const OwbNode *rm, int rank)
 static const char *
 parameter_for (OwbPassContext *ctx, const char *name, const OwbValueType *x, int axis, const char *base)
 {
-  const OwbTensor *t = constant (ctx, name);
+  const OwbTensor *t = _owb_pass_constant_through_identity (ctx, name);
   if (!t || t->kind != OWB_VALUE_TENSOR || t->dtype != x->dtype || t->rank > x->rank)
     return NULL;
   int tail = x->rank - axis;
@@ -414,16 +378,16 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
   char *x_name = g_strdup (x);
   GPtrArray *from = g_ptr_array_new_with_free_func (g_free);
   for (int i = 0; i < core.n; i++)
-    g_ptr_array_add (from, g_strdup (label (core.nodes[i])));
-  char *base = g_strdup (label (rm1));
+    g_ptr_array_add (from, g_strdup (_owb_pass_label (core.nodes[i])));
+  char *base = g_strdup (_owb_pass_label (rm1));
   char *gamma_name = g_strdup (gamma), *beta_name = g_strdup (beta);
   GPtrArray *read = remove_nodes (ctx, &core);
-  char *name = scoped_name (ctx, base, "LayerNormalization");
+  char *name = _owb_pass_scoped_name (ctx, base, "LayerNormalization");
   g_free (base);
 
   if (!standard)
-    owb_model_set_opset (ctx->model, WB, 1);
-  OwbNode *ln = owb_node_new ("LayerNormalization", standard ? "" : WB, name);
+    owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
+  OwbNode *ln = owb_node_new ("LayerNormalization", standard ? "" : OWB_DOMAIN, name);
   owb_node_add_input (ln, x_name);
   owb_node_add_input (ln, gamma_name);
   if (beta_name)

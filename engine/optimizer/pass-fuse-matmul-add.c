@@ -4,14 +4,7 @@
 
 #include <string.h>
 
-#define OUR_DOMAIN "ai.onnx.workbench"
 
-
-static const char *
-label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
 
 static gboolean
 is_float_type (OwbDataType t)
@@ -111,7 +104,7 @@ fuse (OwbPassContext *ctx, OwbNode *add, OwbNode *mm, const char *bias_name)
         {
           char *s = owb_value_type_to_string (&bias);
           _owb_pass_near_miss (ctx, add, "adds %s to MatMul '%s', which does not broadcast into Gemm's [M, N]; kept",
-                               s, label (mm));
+                               s, _owb_pass_label (mm));
           g_free (s);
           return FALSE;
         }
@@ -120,7 +113,7 @@ fuse (OwbPassContext *ctx, OwbNode *add, OwbNode *mm, const char *bias_name)
       owb_node_add_input (gemm, mm->inputs[1]);
       owb_node_add_input (gemm, bias_name);
       owb_node_add_output (gemm, add->outputs[0]);
-      const char *from[] = { label (mm), label (add) };
+      const char *from[] = { _owb_pass_label (mm), _owb_pass_label (add) };
       _owb_pass_add_node (ctx, gemm, from, 2);
       _owb_pass_remove_node (ctx, mm);
       _owb_pass_remove_node (ctx, add);
@@ -134,18 +127,18 @@ fuse (OwbPassContext *ctx, OwbNode *add, OwbNode *mm, const char *bias_name)
         return FALSE;
       char *s = owb_value_type_to_string (&bias);
       _owb_pass_near_miss (ctx, add, "adds %s to MatMul '%s', which is not one value per output column; kept", s,
-                           label (mm));
+                           _owb_pass_label (mm));
       g_free (s);
       return FALSE;
     }
   if (ctx->options->portable)
     {
       _owb_pass_near_miss (ctx, add, "adds a bias to MatMul '%s' whose A has rank %d: Gemm takes only 2-D A and "
-                           "FusedMatMul is not a standard ONNX op; kept (portable)", label (mm), a.rank);
+                           "FusedMatMul is not a standard ONNX op; kept (portable)", _owb_pass_label (mm), a.rank);
       return FALSE;
     }
   bias_vector (ctx, bias_name, &bias, &out, TRUE, &vector);
-  owb_model_set_opset (ctx->model, OUR_DOMAIN, 1);
+  owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
   OwbNode *fused;
   if (ours)
     {
@@ -163,13 +156,13 @@ fuse (OwbPassContext *ctx, OwbNode *add, OwbNode *mm, const char *bias_name)
     }
   else
     {
-      fused = owb_node_new ("FusedMatMul", OUR_DOMAIN, mm->name);
+      fused = owb_node_new ("FusedMatMul", OWB_DOMAIN, mm->name);
       owb_node_add_input (fused, mm->inputs[0]);
       owb_node_add_input (fused, mm->inputs[1]);
       owb_node_add_input (fused, vector);
       owb_node_add_output (fused, add->outputs[0]);
     }
-  const char *from[] = { label (mm), label (add) };
+  const char *from[] = { _owb_pass_label (mm), _owb_pass_label (add) };
   _owb_pass_add_node (ctx, fused, from, 2);
   _owb_pass_remove_node (ctx, mm);
   _owb_pass_remove_node (ctx, add);
@@ -195,7 +188,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
       if (uses != 1)
         {
           _owb_pass_near_miss (ctx, add, "follows MatMul '%s', whose output is also read by %u other node(s) or is a "
-                               "graph output; kept", label (mm), uses - 1);
+                               "graph output; kept", _owb_pass_label (mm), uses - 1);
           continue;
         }
       if (fuse (ctx, add, mm, add->inputs[1 - slot]))

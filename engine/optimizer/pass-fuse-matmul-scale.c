@@ -4,12 +4,6 @@
 
 #include <string.h>
 
-static const char *
-label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
-
 static gboolean
 is_foldable_type (OwbDataType t)
 {
@@ -98,7 +92,7 @@ fold (OwbPassContext *ctx, const OwbNode *mm, const OwbNode *scale, double facto
     }
   owb_node_free (fused);
   _owb_pass_near_miss (ctx, scale, "scales MatMul '%s', which has no constant operand to fold into; kept",
-                       label (mm));
+                       _owb_pass_label (mm));
   return NULL;
 }
 
@@ -140,7 +134,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *scale)
       guint uses = _owb_pass_n_uses (ctx, value);
       if (uses != 1)
         _owb_pass_near_miss (ctx, scale, "scales the output of %s '%s', which is also read by %u other node(s); kept",
-                             mm->op_type, label (mm), uses - 1);
+                             mm->op_type, _owb_pass_label (mm), uses - 1);
       else
         {
           OwbNode *fused = fold (ctx, mm, scale, factor, TRUE, -1);
@@ -148,7 +142,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *scale)
             {
               g_free (fused->outputs[0]);
               fused->outputs[0] = g_strdup (scale->outputs[0]);
-              const char *from[] = { label (mm), label (scale) };
+              const char *from[] = { _owb_pass_label (mm), _owb_pass_label (scale) };
               _owb_pass_add_node (ctx, fused, from, 2);
               _owb_pass_remove_node (ctx, mm);
               _owb_pass_remove_node (ctx, scale);
@@ -171,7 +165,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *scale)
     return FALSE;
   g_free (fused->inputs[slot]);
   fused->inputs[slot] = g_strdup (value);
-  const char *from[] = { label (scale), label (mm) };
+  const char *from[] = { _owb_pass_label (scale), _owb_pass_label (mm) };
   _owb_pass_add_node (ctx, fused, from, 2);
   _owb_pass_remove_node (ctx, scale);
   _owb_pass_remove_node (ctx, mm);

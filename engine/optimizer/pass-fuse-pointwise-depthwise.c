@@ -7,18 +7,11 @@
 
 #include <string.h>
 
-#define WB "ai.onnx.workbench"
 /* The expanded tensor's size from which the two convolutions are fused, and the image width below
  * which they are not (each pointwise row is a GEMM of that many rows). mobilenet_v3_large at one
  * thread, its 112x112x64 expansion: 1x1 and depthwise 0.64 + 0.43 ms apart. */
 #define MIN_EXPANDED_BYTES (512 * 1024)
 #define MIN_WIDTH 16
-
-static const char *
-label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
 
 
 /* Whether the ints attribute `name` is absent or has every entry equal to v. */
@@ -81,13 +74,13 @@ try_fuse (OwbPassContext *ctx, OwbNode *dw)
     {
       _owb_pass_near_miss (ctx, dw, "kept apart from its pointwise producer '%s': the expanded tensor (%" G_GINT64_FORMAT
                            " KiB, %" G_GINT64_FORMAT " wide) stays in cache between them",
-                           label (pw), bytes / 1024, t->dims[2].value);
+                           _owb_pass_label (pw), bytes / 1024, t->dims[2].value);
       return NULL;
     }
   if (_owb_pass_n_uses (ctx, pw->outputs[0]) != 1 || _owb_pass_is_graph_output (ctx, pw->outputs[0]))
     {
       _owb_pass_near_miss (ctx, dw, "kept apart from its pointwise producer '%s', whose output is read elsewhere too",
-                           label (pw));
+                           _owb_pass_label (pw));
       return NULL;
     }
 
@@ -115,7 +108,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *dw)
       _owb_pass_set_activation (fused, "pointwise_activation", "pointwise_activation_params", act, params,
                                 params ? n : 0);
     }
-  const char *from[2] = { label (pw), label (dw) };
+  const char *from[2] = { _owb_pass_label (pw), _owb_pass_label (dw) };
   _owb_pass_add_node (ctx, fused, from, 2);
   _owb_pass_remove_node (ctx, dw);
   _owb_pass_remove_node (ctx, pw);

@@ -7,25 +7,6 @@
 
 #include <string.h>
 
-#define WB "ai.onnx.workbench"
-
-static const char *
-label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
-
-/* A name for what a fusion makes: the exporter's scope of `like` ("/encoder/layer.0/attn/" of
- * "/encoder/layer.0/attn/Softmax") followed by `what`, made unique. Caller frees. */
-static char *
-scoped_name (OwbPassContext *ctx, const char *like, const char *what)
-{
-  const char *slash = like ? strrchr (like, '/') : NULL;
-  char *base = slash ? g_strdup_printf ("%.*s%s", (int) (slash - like + 1), like, what) : g_strdup (what);
-  char *name = _owb_pass_unique_name (ctx, base);
-  g_free (base);
-  return name;
-}
 
 static gboolean
 is_default_domain (const OwbNode *node)
@@ -33,27 +14,11 @@ is_default_domain (const OwbNode *node)
   return !node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0;
 }
 
-static const OwbTensor *
-constant (OwbPassContext *ctx, const char *name)
-{
-  for (int depth = 0; name && depth < 8; depth++)
-    {
-      const OwbTensor *t = _owb_pass_get_constant (ctx, name);
-      if (t)
-        return t;
-      OwbNode *producer = _owb_pass_producer (ctx, name);
-      if (!_owb_pass_is_op (producer, "Identity"))
-        return NULL;
-      name = owb_node_get_input (producer, 0);
-    }
-  return NULL;
-}
-
 static gboolean
 is_layer_norm (const OwbNode *node)
 {
   return strcmp (node->op_type, "LayerNormalization") == 0
-         && (is_default_domain (node) || (node->domain && strcmp (node->domain, WB) == 0));
+         && (is_default_domain (node) || (node->domain && strcmp (node->domain, OWB_DOMAIN) == 0));
 }
 
 static gboolean
@@ -83,7 +48,7 @@ type_of (OwbPassContext *ctx, const char *name, OwbValueType *out)
       *out = *t;
       return TRUE;
     }
-  const OwbTensor *c = constant (ctx, name);
+  const OwbTensor *c = _owb_pass_constant_through_identity (ctx, name);
   if (!c)
     return FALSE;
   owb_tensor_get_value_type (c, out);
@@ -112,7 +77,7 @@ is_trailing_part (const OwbValueType *skip, const OwbValueType *full)
 static const char *
 vector_parameter (OwbPassContext *ctx, const char *name, int64_t hidden, OwbDataType dtype)
 {
-  const OwbTensor *c = constant (ctx, name);
+  const OwbTensor *c = _owb_pass_constant_through_identity (ctx, name);
   if (c)
     {
       if (c->kind != OWB_VALUE_TENSOR || c->dtype != dtype || c->nelems != hidden)
@@ -146,8 +111,8 @@ bias_add (OwbPassContext *ctx, const char *operand, const OwbNode *reader, int64
     return NULL;
   for (int i = 0; i < 2; i++)
     {
-      const OwbTensor *t = constant (ctx, add->inputs[i]);
-      if (!t || t->rank != 1 || t->nelems != hidden || t->dtype != dtype || constant (ctx, add->inputs[1 - i]))
+      const OwbTensor *t = _owb_pass_constant_through_identity (ctx, add->inputs[i]);
+      if (!t || t->rank != 1 || t->nelems != hidden || t->dtype != dtype || _owb_pass_constant_through_identity (ctx, add->inputs[1 - i]))
         continue;
       if (!type_of (ctx, add->inputs[1 - i], &pt) || !same_dims (&pt, &operand_type))
         continue;
@@ -196,7 +161,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *ln)
       return;
     }
   const char *input = add->inputs[in], *skip = add->inputs[1 - in];
-  if (constant (ctx, input) && constant (ctx, skip))
+  if (_owb_pass_constant_through_identity (ctx, input) && _owb_pass_constant_through_identity (ctx, skip))
     return;
   const char *gamma = vector_parameter (ctx, scale, hidden, st.dtype);
   const char *beta = b ? vector_parameter (ctx, b, hidden, st.dtype) : NULL;
@@ -221,8 +186,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *ln)
     input = p;
   gboolean want_sum = _owb_pass_n_uses (ctx, sum) > 1;
 
-  char *from[3] = { g_strdup (label (add)), g_strdup (label (ln)), badd ? g_strdup (label (badd)) : NULL };
-  OwbNode *fused = owb_node_new ("SkipLayerNormalization", WB, NULL);
+  char *from[3] = { g_strdup (_owb_pass_label (add)), g_strdup (_owb_pass_label (ln)), badd ? g_strdup (_owb_pass_label (badd)) : NULL };
+  OwbNode *fused = owb_node_new ("SkipLayerNormalization", OWB_DOMAIN, NULL);
   owb_node_add_input (fused, input);
   owb_node_add_input (fused, skip);
   owb_node_add_input (fused, gamma);
@@ -243,8 +208,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *ln)
   if (badd)
     _owb_pass_remove_node (ctx, badd);
   g_free (fused->name);
-  fused->name = scoped_name (ctx, from[1], "SkipLayerNormalization");
-  owb_model_set_opset (ctx->model, WB, 1);
+  fused->name = _owb_pass_scoped_name (ctx, from[1], "SkipLayerNormalization");
+  owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
   _owb_pass_add_node (ctx, fused, (const char *const *) from, badd ? 3 : 2);
   for (int i = 0; i < 3; i++)
     g_free (from[i]);

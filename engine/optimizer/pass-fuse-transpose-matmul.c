@@ -4,14 +4,7 @@
 
 #include <string.h>
 
-#define OUR_DOMAIN "ai.onnx.workbench"
 
-
-static const char *
-label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
 
 static gboolean
 is_float_type (OwbDataType t)
@@ -57,7 +50,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
       if (_owb_pass_n_uses (ctx, t->outputs[0]) != 1)
         {
           _owb_pass_near_miss (ctx, mm, "its input %d comes from Transpose '%s', whose output is also read elsewhere; "
-                               "kept", i, label (t));
+                               "kept", i, _owb_pass_label (t));
           continue;
         }
       transposes[i] = t;
@@ -84,8 +77,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
     fused = owb_node_new ("Gemm", "", mm->name);
   else
     {
-      owb_model_set_opset (ctx->model, OUR_DOMAIN, 1);
-      fused = ours ? owb_node_dup (mm) : owb_node_new ("FusedMatMul", OUR_DOMAIN, mm->name);
+      owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
+      fused = ours ? owb_node_dup (mm) : owb_node_new ("FusedMatMul", OWB_DOMAIN, mm->name);
       owb_node_clear_claims (fused);
     }
   if (ours)
@@ -108,8 +101,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
   guint n = 0;
   for (int i = 0; i < 2; i++)
     if (transposes[i])
-      from[n++] = label (transposes[i]);
-  from[n++] = label (mm);
+      from[n++] = _owb_pass_label (transposes[i]);
+  from[n++] = _owb_pass_label (mm);
   _owb_pass_add_node (ctx, fused, from, n);
   _owb_pass_remove_node (ctx, mm);
   for (int i = 0; i < 2; i++)

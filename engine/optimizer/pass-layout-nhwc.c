@@ -8,19 +8,12 @@
 
 #include <string.h>
 
-#define WB "ai.onnx.workbench"
 /* Multiply-adds of convolution one transposed element must be worth (see run). */
 #define TRANSPOSE_COST_RATIO 400
 #define DEPTHWISE_WEIGHT 20
 
 static const int64_t to_nhwc_perm[4] = { 0, 2, 3, 1 };
 static const int64_t to_nchw_perm[4] = { 0, 3, 1, 2 };
-
-static const char *
-label (const OwbNode *node)
-{
-  return node->name && node->name[0] ? node->name : node->outputs[0];
-}
 
 
 static gboolean
@@ -142,13 +135,13 @@ reorder_weight (const OwbTensor *w)
 static void
 convert_to_nhwc (OwbPassContext *ctx, OwbNode *node, const char *op_type, OwbTensor *(*reorder) (const OwbTensor *))
 {
-  const char *from = label (node);
+  const char *from = _owb_pass_label (node);
   OwbNode *nc = owb_node_dup (node);
   owb_node_clear_claims (nc);
   g_free (nc->op_type);
   nc->op_type = g_strdup (op_type);
   g_free (nc->domain);
-  nc->domain = g_strdup (WB);
+  nc->domain = g_strdup (OWB_DOMAIN);
   g_free (nc->name);
   nc->name = NULL;
 
@@ -407,7 +400,7 @@ try_push (OwbPassContext *ctx, OwbNode *node)
         return FALSE;
     }
 
-  const char *from = label (node);
+  const char *from = _owb_pass_label (node);
   OwbNode *nn = owb_node_dup (node);
   owb_node_clear_claims (nn);
   g_free (nn->name);
@@ -460,7 +453,7 @@ try_push (OwbPassContext *ctx, OwbNode *node)
       g_free (nn->op_type);
       nn->op_type = g_strdup (new_op);
       g_free (nn->domain);
-      nn->domain = g_strdup (WB);
+      nn->domain = g_strdup (OWB_DOMAIN);
     }
   char *y = g_strdup (node->outputs[0]);
   char *from_copy = g_strdup (from);
@@ -550,7 +543,7 @@ try_push_reduce (OwbPassContext *ctx, OwbNode *node)
   const char *src = nhwc_source (ctx, node->inputs[0]);
   if (!src)
     return FALSE;
-  const char *from = label (node);
+  const char *from = _owb_pass_label (node);
   char *from_copy = g_strdup (from);
   const char *from_name = from_copy;
   OwbNode *nn = owb_node_dup (node);
@@ -845,7 +838,7 @@ run (OwbPassContext *ctx, GError **error)
       g_ptr_array_unref (convs);
       return TRUE;
     }
-  owb_model_set_opset (ctx->model, WB, 1);
+  owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
   for (guint i = 0; i < convs->len; i++)
     {
       OwbNode *node = g_ptr_array_index (convs, i);

@@ -6,6 +6,10 @@
 
 G_BEGIN_DECLS
 
+/* The domain of the engine's own ops (fused kernels, channels-last variants): saved models that
+ * use them say so through this opset import. */
+#define OWB_DOMAIN "ai.onnx.workbench"
+
 /* What inference sees of one node. Used twice: symbolically at load (shapes may hold named or
  * unknown dims; input_values only for constants) and concretely at run time (every shape known,
  * every input value present), so that one function decides output shapes in both cases. */
