@@ -536,7 +536,8 @@ session_new (OwbModel *model, gboolean take, const OwbSessionOptions *options, G
       s->hooks = *options->hooks;
       s->has_hooks = TRUE;
     }
-  if (!owb_model_infer_shapes (s->model, error))
+  /* The optimizer infers types first thing: once is enough. */
+  if (options->optimize == OWB_OPTIMIZE_DISABLED && !owb_model_infer_shapes (s->model, error))
     goto fail;
   if (options->optimize != OWB_OPTIMIZE_DISABLED)
     {
