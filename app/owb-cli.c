@@ -9,17 +9,79 @@
 #include <sys/resource.h>
 #include <time.h>
 
+/* Appends one character of model-supplied text, escaped when a terminal would act on it: C0 and
+ * C1 control characters (ESC starts ANSI sequences), DEL, and bytes that are not UTF-8. Returns
+ * the number of bytes consumed. */
+static gsize
+append_escaped_char (GString *s, const char *p)
+{
+  guchar c = (guchar) *p;
+  if (c < 0x20 || c == 0x7f)
+    {
+      g_string_append_printf (s, "\\x%02x", c);
+      return 1;
+    }
+  if (c < 0x80)
+    {
+      g_string_append_c (s, (char) c);
+      return 1;
+    }
+  const char *end = p;
+  while (*end && end - p < 4)
+    end++;
+  gunichar ch = g_utf8_get_char_validated (p, end - p);
+  if (ch == (gunichar) -1 || ch == (gunichar) -2)
+    {
+      g_string_append_printf (s, "\\x%02x", c);
+      return 1;
+    }
+  gsize len = g_utf8_next_char (p) - p;
+  if ((ch >= 0x80 && ch < 0xa0) || ch == 0x2028 || ch == 0x2029 || (ch >= 0x202a && ch <= 0x202e)
+      || (ch >= 0x2066 && ch <= 0x2069))
+    g_string_append_printf (s, "\\u%04x", ch); /* C1 controls, line separators, bidi overrides */
+  else
+    g_string_append_len (s, p, len);
+  return len;
+}
+
+char *
+owb_cli_escape (const char *text)
+{
+  GString *s = g_string_new (NULL);
+  for (const char *p = text ? text : ""; *p;)
+    p += append_escaped_char (s, p);
+  return g_string_free (s, FALSE);
+}
+
+char *
+owb_cli_escape_lines (const char *text)
+{
+  GString *s = g_string_new (NULL);
+  for (const char *p = text ? text : ""; *p;)
+    {
+      if (*p == '\n')
+        {
+          g_string_append_c (s, '\n');
+          p++;
+        }
+      else
+        p += append_escaped_char (s, p);
+    }
+  return g_string_free (s, FALSE);
+}
+
 char *
 owb_cli_one_line (const char *message)
 {
   GString *s = g_string_new (NULL);
   gboolean pending_sep = FALSE;
 
-  for (const char *p = message; *p; p++)
+  for (const char *p = message; *p;)
     {
       if (*p == '\n' || *p == '\r')
         {
           pending_sep = s->len > 0;
+          p++;
           continue;
         }
       if (pending_sep)
@@ -27,9 +89,28 @@ owb_cli_one_line (const char *message)
           g_string_append (s, "; ");
           pending_sep = FALSE;
         }
-      g_string_append_c (s, *p);
+      p += append_escaped_char (s, p);
     }
   return g_string_free (s, FALSE);
+}
+
+/* Error lines longer than this are cut (a recursive function could name thousands of calls);
+ * OWB_VERBOSE=1 prints them whole. */
+#define MAX_ERROR_LINE 1024
+
+static char *
+cap_line (char *line)
+{
+  gsize len = strlen (line);
+  const char *verbose = g_getenv ("OWB_VERBOSE");
+  if (len <= MAX_ERROR_LINE || (verbose && verbose[0] && strcmp (verbose, "0") != 0))
+    return line;
+  const char *cut = g_utf8_find_prev_char (line, line + MAX_ERROR_LINE);
+  gsize keep = cut ? (gsize) (cut - line) : MAX_ERROR_LINE;
+  char *capped = g_strdup_printf ("%.*s ... (%" G_GSIZE_FORMAT " more bytes; OWB_VERBOSE=1 prints the whole message)",
+                                  (int) keep, line, len - keep);
+  g_free (line);
+  return capped;
 }
 
 void
@@ -39,7 +120,7 @@ owb_cli_error (const char *what, const char *format, ...)
   va_start (args, format);
   g_autofree char *message = g_strdup_vprintf (format, args);
   va_end (args);
-  g_autofree char *line = owb_cli_one_line (message);
+  g_autofree char *line = cap_line (owb_cli_one_line (message));
 
   fflush (stdout);
   /* Engine messages often name the file already. */
@@ -80,6 +161,31 @@ owb_cli_parse (GOptionContext *context, const char *command, int *argc, char ***
       owb_cli_error (command, "%s (see owb %s --help)", error->message, command);
       return FALSE;
     }
+  return TRUE;
+}
+
+gboolean
+owb_cli_parse_size (const char *text, gsize *bytes, GError **error)
+{
+  char *end = NULL;
+  errno = 0;
+  guint64 value = g_ascii_strtoull (text, &end, 10);
+  guint64 unit = 1;
+  if (end && (*end == 'K' || *end == 'k'))
+    unit = 1024, end++;
+  else if (end && (*end == 'M' || *end == 'm'))
+    unit = 1024 * 1024, end++;
+  else if (end && (*end == 'G' || *end == 'g'))
+    unit = (guint64) 1024 * 1024 * 1024, end++;
+  if (end && (*end == 'B' || *end == 'b' || (*end == 'i' && end[1] == 'B')))
+    end += *end == 'i' ? 2 : 1;
+  if (errno || end == text || !end || *end || text[0] == '-' || value == 0 || value > G_MAXSIZE / unit)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                   "'%s' is not a size (a positive number of bytes, or with K, M or G)", text);
+      return FALSE;
+    }
+  *bytes = (gsize) (value * unit);
   return TRUE;
 }
 
@@ -192,7 +298,11 @@ load_input (const OwbValueInfo *info, const char *path, GError **error)
 
   if (t == NULL)
     {
-      g_set_error (error, local->domain, local->code, "%s: %s", path, local->message);
+      /* The engine's messages name the file already. */
+      if (strstr (local->message, path))
+        g_propagate_error (error, g_steal_pointer (&local));
+      else
+        g_set_error (error, local->domain, local->code, "%s: %s", path, local->message);
       return NULL;
     }
   /* A clearer message than the session's when the wrong file is given. */

@@ -22,8 +22,15 @@ int owb_cmd_bench (int argc, char **argv);
 int owb_cmd_ops (int argc, char **argv);
 int owb_cmd_optimize (int argc, char **argv);
 int owb_cmd_profile (int argc, char **argv);
+int owb_cmd_runs (int argc, char **argv);
 
-/* The message with its line breaks replaced by "; " (caller frees). */
+/* Text from a model (names, doc strings, metadata) made safe for a terminal: control characters,
+ * ANSI escape sequences and invalid UTF-8 become \xNN / \uNNNN escapes (caller frees). */
+char *owb_cli_escape (const char *text);
+/* The same, keeping line breaks: for whole reports (owb inspect). */
+char *owb_cli_escape_lines (const char *text);
+/* The message with its line breaks replaced by "; " and control characters escaped as by
+ * owb_cli_escape (caller frees). */
 char *owb_cli_one_line (const char *message);
 /* Prints "owb: WHAT: MESSAGE" on stderr as one line (newlines in MESSAGE become "; ").
  * what may be NULL. */
@@ -37,6 +44,9 @@ int owb_cli_exit_status (const GError *error);
 /* Parses a GOptionContext for a subcommand; on a bad option prints one line and returns FALSE
  * (the caller exits with OWB_EXIT_USAGE). argv[0] is the subcommand name. */
 gboolean owb_cli_parse (GOptionContext *context, const char *command, int *argc, char ***argv);
+
+/* "1000000", "64K", "512M", "2G" (powers of 1024) into bytes; OWB_ERROR_INVALID_ARGUMENT otherwise. */
+gboolean owb_cli_parse_size (const char *text, gsize *bytes, GError **error);
 
 /* "disabled", "basic", "extended", "layout", "all" or 0..4. */
 gboolean owb_cli_parse_optimize (const char *text, OwbOptimizeLevel *level, GError **error);

@@ -417,7 +417,9 @@ owb_cmd_inspect (int argc, char **argv)
     }
 
   free_op_counts (ops);
-  fputs (out->str, stdout);
+  /* Names and strings come from the model: nothing in them may drive the terminal. */
+  g_autofree char *safe = owb_cli_escape_lines (out->str);
+  fputs (safe, stdout);
   fflush (stdout);
 
   if (session_error != NULL)

@@ -1,140 +1,67 @@
-/* owb-cmd-profile.c: `owb profile MODEL`: where a run's time goes, per op type and per node, from
- * the session's trace hooks (until the SQLite profiler lands). */
+/* owb-cmd-profile.c: `owb profile MODEL`: where a run's time goes, per op type and per node, and
+ * how the wall time splits into nodes, gaps and busy threads; with --db the run is stored. */
 #include "owb-cli.h"
+
+#include <owb/owb-profiler.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Time of one node over the timed runs. Self time: a control-flow node's subgraph nodes are
- * counted on their own rows and not again on the parent's, so the rows add up to the run. */
-typedef struct {
-  const OwbNode *node;
-  guint calls;
-  double total_ms;
-  double run_ms;   /* in the run under way */
-  GArray *per_run; /* of double: the node's time in each profiled run, for its median and minimum */
-  char *shape;     /* of the first output, last seen */
-  guint order;     /* where it first finished among the profiled nodes: run order, for the JSON */
-} NodeTime;
-
-typedef struct {
-  const char *op_type;
-  guint calls;
-  double total_ms;
-} OpTime;
-
-typedef struct {
-  double start, children;
-} Frame;
-
-typedef struct {
-  gboolean recording;
-  GHashTable *nodes;  /* const OwbNode * -> NodeTime * */
-  GArray *stack;      /* of Frame: nodes begun and not yet ended (nested for subgraphs) */
-  guint seen;         /* nodes recorded so far */
-} Profile;
-
-static void
-node_time_free (NodeTime *t)
+/* The first tensor of a shapes string ("float32[1,10] float32[1]"): the node's first output. */
+static char *
+first_shape (const char *shapes)
 {
-  g_array_unref (t->per_run);
-  g_free (t->shape);
-  g_free (t);
+  if (!shapes)
+    return g_strdup ("");
+  const char *space = strchr (shapes, ' ');
+  return space ? g_strndup (shapes, space - shapes) : g_strdup (shapes);
 }
 
-/* The median and minimum of a node's per-run times: unlike the mean, one run slowed by something
- * else on the machine does not move them. Sorts per_run. */
-static void
-node_time_stats (NodeTime *t, double *median, double *min)
+static char *
+providers_text (GPtrArray *providers)
 {
-  GArray *v = t->per_run;
-  *median = *min = 0;
-  if (v->len == 0)
-    return;
-  double *sorted = (double *) v->data;
-  owb_cli_sort_times (sorted, v->len);
-  *median = owb_cli_quantile (sorted, v->len, 0.5);
-  *min = sorted[0];
-}
-
-/* Closes a profiled run: every node's time in it joins its per-run list. */
-static void
-end_profiled_run (GHashTable *nodes)
-{
-  GHashTableIter iter;
-  gpointer value;
-  g_hash_table_iter_init (&iter, nodes);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
+  GString *out = g_string_new (NULL);
+  for (guint i = 0; providers && i < providers->len; i++)
     {
-      NodeTime *t = value;
-      g_array_append_val (t->per_run, t->run_ms);
-      t->run_ms = 0;
+      const OwbProvider *p = g_ptr_array_index (providers, i);
+      g_string_append_printf (out, "%s%s", i ? "," : "", p->name);
     }
+  return g_string_free (out, FALSE);
 }
 
-static void
-on_begin (const OwbNode *node, int index, gpointer data)
+/* Stores the run in db_path; prints "owb: FILE: …" on an error. */
+static gboolean
+store_run (OwbProfRun *run, const char *db_path, const char *model_path, const char *label, OwbCliFeed *feed)
 {
-  Profile *p = data;
-  Frame f = { owb_cli_now_ms (), 0 };
-  g_array_append_val (p->stack, f);
-}
-
-static void
-on_end (const OwbNode *node, int index, OwbTensor *const *outputs, int n_outputs, gpointer data)
-{
-  Profile *p = data;
-  double now = owb_cli_now_ms ();
-  if (p->stack->len == 0)
-    return;
-  Frame f = g_array_index (p->stack, Frame, p->stack->len - 1);
-  g_array_set_size (p->stack, p->stack->len - 1);
-  double elapsed = now - f.start;
-  if (p->stack->len > 0)
-    g_array_index (p->stack, Frame, p->stack->len - 1).children += elapsed;
-  if (!p->recording)
-    return;
-  NodeTime *t = g_hash_table_lookup (p->nodes, node);
-  if (!t)
+  g_autoptr (GError) error = NULL;
+  if (!owb_prof_run_set_model (run, model_path, &error))
     {
-      t = g_new0 (NodeTime, 1);
-      t->node = node;
-      t->per_run = g_array_new (FALSE, FALSE, sizeof (double));
-      t->order = p->seen++;
-      g_hash_table_insert (p->nodes, (gpointer) node, t);
+      owb_cli_gerror (model_path, error);
+      return FALSE;
     }
-  t->calls++;
-  t->total_ms += MAX (elapsed - f.children, 0);
-  t->run_ms += MAX (elapsed - f.children, 0);
-  if (n_outputs > 0 && outputs[0] && !t->shape)
-    t->shape = owb_cli_tensor_describe (outputs[0]);
-}
-
-static int
-compare_node_times (gconstpointer a, gconstpointer b)
-{
-  const NodeTime *x = *(NodeTime *const *) a, *y = *(NodeTime *const *) b;
-  return (x->total_ms < y->total_ms) - (x->total_ms > y->total_ms);
-}
-
-static int
-compare_op_times (gconstpointer a, gconstpointer b)
-{
-  const OpTime *x = a, *y = b;
-  return (x->total_ms < y->total_ms) - (x->total_ms > y->total_ms);
-}
-
-static const char *
-node_op (const OwbNode *node)
-{
-  return node->op_type ? node->op_type : "";
+  owb_prof_run_set_host (run);
+  g_free (run->label);
+  run->label = g_strdup (label ? label : "");
+  g_free (run->optimize);
+  run->optimize = g_strdup (owb_cli_optimize_name (feed->options.optimize));
+  g_free (run->providers);
+  run->providers = providers_text (feed->providers);
+  g_free (run->engine_version);
+  run->engine_version = g_strdup (OWB_VERSION);
+  g_autoptr (OwbProfDb) db = owb_prof_db_open (db_path, TRUE, &error);
+  if (!db || !owb_prof_db_store_run (db, run, &error))
+    {
+      owb_cli_gerror (db_path, error);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 int
 owb_cmd_profile (int argc, char **argv)
 {
-  g_autofree char *input_dir = NULL, *providers_opt = NULL, *optimize_opt = NULL;
+  g_autofree char *input_dir = NULL, *providers_opt = NULL, *optimize_opt = NULL, *db_path = NULL, *label = NULL;
   g_auto (GStrv) named = NULL, dim_opts = NULL;
   int n_threads = 0, warmup = 3, iterations = 10, top = 20;
   gboolean json = FALSE;
@@ -148,6 +75,8 @@ owb_cmd_profile (int argc, char **argv)
     { "top", 0, 0, G_OPTION_ARG_INT, &top, "Nodes to list, slowest first (default 20)", "N" },
     { "optimize", 'O', 0, G_OPTION_ARG_STRING, &optimize_opt, "Optimization level: disabled, basic, extended, layout or all", "LEVEL" },
     { "providers", 0, 0, G_OPTION_ARG_STRING, &providers_opt, "Execution providers in priority order (default: cpu)", "cpu,…" },
+    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_path, "Store the run (every profiled iteration) in this SQLite file, made if missing", "FILE" },
+    { "label", 0, 0, G_OPTION_ARG_STRING, &label, "A label for the stored run", "TEXT" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
     { NULL }
   };
@@ -155,15 +84,17 @@ owb_cmd_profile (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_auto (OwbCliFeed) feed = { 0 };
   g_autoptr (GString) out = g_string_new (NULL);
-  Profile prof = { FALSE, NULL, NULL, 0 };
-  OwbTraceHooks hooks = { on_begin, on_end, &prof };
+  g_autoptr (OwbProfRun) run = owb_prof_run_new ();
+  g_autoptr (OwbProfRecorder) recorder = NULL;
+  OwbRunOptions profiled;
   const char *path;
   double run_ms = 0, nodes_ms = 0;
   int threads_used, status;
 
   g_option_context_set_summary (context, "Profile MODEL: after --warmup runs, time every node over --iterations runs\n"
-                                         "and print a table per op type and the --top slowest nodes. Inputs are\n"
-                                         "random unless files are given.");
+                                         "and print a table per op type, the --top slowest nodes and how the wall\n"
+                                         "time splits into nodes, gaps between them and busy threads. Inputs are\n"
+                                         "random unless files are given. With --db the run is stored (see owb runs).");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!owb_cli_parse (context, "profile", &argc, &argv))
     return OWB_EXIT_USAGE;
@@ -177,120 +108,128 @@ owb_cmd_profile (int argc, char **argv)
       owb_cli_error ("profile", "--warmup and --top must be 0 or more and --iterations 1 or more");
       return OWB_EXIT_USAGE;
     }
+  if (label && !db_path)
+    {
+      owb_cli_error ("profile", "--label needs --db FILE");
+      return OWB_EXIT_USAGE;
+    }
   path = argv[1];
   if (!owb_cli_feed_options (&feed, "profile", dim_opts, providers_opt, n_threads, optimize_opt))
     return OWB_EXIT_USAGE;
   threads_used = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
-  feed.options.hooks = &hooks;
 
   status = owb_cli_feed_open (&feed, path, input_dir, named, TRUE, 0);
   if (status != OWB_EXIT_OK)
     return status;
-  prof.nodes = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) node_time_free);
-  prof.stack = g_array_new (FALSE, FALSE, sizeof (Frame));
+  /* the session's optimize report names what each fused node replaced */
+  recorder = owb_prof_recorder_new (run, feed.session);
+  /* warm-up runs carry no hooks: the recorder sees the profiled runs only */
+  owb_run_options_init (&profiled);
+  profiled.hooks = owb_prof_recorder_get_hooks (recorder);
 
   for (int it = -warmup; it < iterations; it++)
     {
-      prof.recording = it >= 0;
-      g_array_set_size (prof.stack, 0);
       double start = owb_cli_now_ms ();
-      gboolean ok = owb_session_run (feed.session, feed.inputs->len, feed.names,
-                                     (OwbTensor *const *) feed.inputs->pdata, feed.n_outputs, NULL, feed.outputs,
-                                     NULL, NULL, &error);
+      gboolean ok = owb_session_run_with_options (feed.session, it >= 0 ? &profiled : NULL, feed.inputs->len,
+                                                  feed.names, (OwbTensor *const *) feed.inputs->pdata, feed.n_outputs,
+                                                  NULL, feed.outputs, NULL, &error);
       if (it >= 0)
-        {
-          run_ms += owb_cli_now_ms () - start;
-          end_profiled_run (prof.nodes);
-        }
+        run_ms += owb_cli_now_ms () - start;
       for (guint k = 0; k < feed.n_outputs; k++)
         g_clear_pointer (&feed.outputs[k], owb_tensor_unref);
       if (!ok)
         {
           owb_cli_gerror (path, error);
-          status = OWB_EXIT_FAILED;
-          goto done;
+          return OWB_EXIT_FAILED;
         }
     }
+  if (db_path && !store_run (run, db_path, path, label, &feed))
+    return OWB_EXIT_FAILED;
 
   {
-    g_autoptr (GPtrArray) rows = g_ptr_array_new ();
-    GHashTableIter iter;
-    gpointer value;
-    g_hash_table_iter_init (&iter, prof.nodes);
-    while (g_hash_table_iter_next (&iter, NULL, &value))
-      g_ptr_array_add (rows, value);
-    g_ptr_array_sort (rows, compare_node_times);
-    g_autoptr (GArray) ops = g_array_new (FALSE, TRUE, sizeof (OpTime));
-    g_autoptr (GHashTable) op_index = g_hash_table_new (g_str_hash, g_str_equal);
+    g_autoptr (GArray) rows = owb_prof_run_dup_node_stats (run);
+    g_autoptr (GArray) ops = owb_prof_run_dup_op_stats (run);
+    OwbProfWallSplit split;
+    owb_prof_run_get_wall_split (run, &split);
     for (guint i = 0; i < rows->len; i++)
-      {
-        const NodeTime *t = g_ptr_array_index (rows, i);
-        nodes_ms += t->total_ms;
-        const char *op = node_op (t->node);
-        gpointer idx;
-        if (!g_hash_table_lookup_extended (op_index, op, NULL, &idx))
-          {
-            OpTime o = { op, 0, 0 };
-            g_array_append_val (ops, o);
-            idx = GUINT_TO_POINTER (ops->len - 1);
-            g_hash_table_insert (op_index, (gpointer) op, idx);
-          }
-        OpTime *o = &g_array_index (ops, OpTime, GPOINTER_TO_UINT (idx));
-        o->calls += t->calls;
-        o->total_ms += t->total_ms;
-      }
-    g_array_sort (ops, compare_op_times);
-    double denom = nodes_ms > 0 ? nodes_ms : 1;
+      nodes_ms += g_array_index (rows, OwbProfStat, i).mean_ms;
     guint n_top = MIN ((guint) top, rows->len);
-    /* per-run figures: totals are over all profiled runs, divided by their number */
+    double wall = split.wall_ms > 0 ? split.wall_ms : 1;
     if (json)
       {
         g_string_append (out, "{\"model\":");
         owb_json_string (out, path);
+        if (db_path)
+          {
+            g_string_append_printf (out, ",\"run_id\":%" G_GINT64_FORMAT ",\"db\":", run->id);
+            owb_json_string (out, db_path);
+          }
         g_string_append_printf (out, ",\"iterations\":%d,\"warmup\":%d,\"threads\":%d,\"optimize\":", iterations, warmup,
                                 threads_used);
         owb_json_string (out, owb_cli_optimize_name (feed.options.optimize));
         g_string_append (out, ",\"run_ms\":");
         owb_json_double (out, run_ms / iterations);
         g_string_append (out, ",\"nodes_ms\":");
-        owb_json_double (out, nodes_ms / iterations);
-        g_string_append (out, ",\"ops\":[");
+        owb_json_double (out, nodes_ms);
+        g_string_append (out, ",\"wall_ms\":");
+        owb_json_double (out, split.wall_ms);
+        g_string_append (out, ",\"top_nodes_ms\":");
+        owb_json_double (out, split.nodes_ms);
+        g_string_append (out, ",\"gaps_ms\":");
+        owb_json_double (out, split.gaps_ms);
+        g_string_append (out, ",\"thread_busy\":[");
+        for (guint t = 0; t < split.thread_busy_ms->len; t++)
+          {
+            double busy = g_array_index (split.thread_busy_ms, double, t);
+            g_string_append_printf (out, "%s{\"thread\":%u,\"busy_ms\":", t ? "," : "", t);
+            owb_json_double (out, busy);
+            g_string_append (out, ",\"percent\":");
+            owb_json_double (out, 100 * busy / wall);
+            g_string_append_c (out, '}');
+          }
+        g_string_append (out, "],\"ops\":[");
         for (guint i = 0; i < ops->len; i++)
           {
-            const OpTime *o = &g_array_index (ops, OpTime, i);
+            const OwbProfStat *o = &g_array_index (ops, OwbProfStat, i);
             g_string_append (out, i ? ",{\"op_type\":" : "{\"op_type\":");
             owb_json_string (out, o->op_type);
-            g_string_append_printf (out, ",\"calls\":%u,\"total_ms\":", o->calls / iterations);
-            owb_json_double (out, o->total_ms / iterations);
+            g_string_append_printf (out, ",\"calls\":%.0f,\"total_ms\":", o->calls);
+            owb_json_double (out, o->mean_ms);
             g_string_append (out, ",\"percent\":");
-            owb_json_double (out, 100 * o->total_ms / denom);
+            owb_json_double (out, 100 * o->share);
             g_string_append (out, ",\"mean_us\":");
-            owb_json_double (out, o->calls ? 1000 * o->total_ms / o->calls : 0);
+            owb_json_double (out, o->calls > 0 ? 1000 * o->mean_ms / o->calls : 0);
             g_string_append_c (out, '}');
           }
         g_string_append (out, "],\"nodes\":[");
         for (guint i = 0; i < n_top; i++)
           {
-            NodeTime *t = g_ptr_array_index (rows, i);
+            const OwbProfStat *t = &g_array_index (rows, OwbProfStat, i);
+            g_autofree char *shape = first_shape (t->output_shapes);
             g_string_append (out, i ? ",{\"name\":" : "{\"name\":");
-            owb_json_string (out, t->node->name ? t->node->name : "");
+            owb_json_string (out, t->name);
             g_string_append (out, ",\"op_type\":");
-            owb_json_string (out, node_op (t->node));
+            owb_json_string (out, t->op_type);
             g_string_append (out, ",\"provider\":");
-            owb_json_string (out, t->node->provider ? t->node->provider : "");
-            g_string_append_printf (out, ",\"order\":%u", t->order);
-            double median, min;
-            node_time_stats (t, &median, &min);
+            owb_json_string (out, t->provider);
+            if (t->graph_path[0])
+              {
+                g_string_append (out, ",\"graph_path\":");
+                owb_json_string (out, t->graph_path);
+              }
+            g_string_append_printf (out, ",\"order\":%u", t->node);
             g_string_append (out, ",\"ms\":");
-            owb_json_double (out, t->total_ms / iterations);
+            owb_json_double (out, t->mean_ms);
             g_string_append (out, ",\"median_ms\":");
-            owb_json_double (out, median);
+            owb_json_double (out, t->median_ms);
             g_string_append (out, ",\"min_ms\":");
-            owb_json_double (out, min);
+            owb_json_double (out, t->min_ms);
+            g_string_append (out, ",\"p90_ms\":");
+            owb_json_double (out, t->p90_ms);
             g_string_append (out, ",\"percent\":");
-            owb_json_double (out, 100 * t->total_ms / denom);
+            owb_json_double (out, 100 * t->share);
             g_string_append (out, ",\"output_shape\":");
-            owb_json_string (out, t->shape ? t->shape : "");
+            owb_json_string (out, shape);
             g_string_append_c (out, '}');
           }
         g_string_append (out, "]}\n");
@@ -298,39 +237,44 @@ owb_cmd_profile (int argc, char **argv)
     else
       {
         g_string_append_printf (out, "Model      %s\n", path);
+        if (db_path)
+          g_string_append_printf (out, "Stored     run id %" G_GINT64_FORMAT " in %s\n", run->id, db_path);
         g_string_append_printf (out, "Settings   %d thread%s, optimization %s, %d profiled runs after %d warm-up\n",
                                 threads_used, threads_used == 1 ? "" : "s", owb_cli_optimize_name (feed.options.optimize),
                                 iterations, warmup);
-        g_string_append_printf (out, "Run        %.3f ms per run, %.3f ms of it inside nodes\n\n", run_ms / iterations,
-                                nodes_ms / iterations);
+        g_string_append_printf (out, "Run        %.3f ms per run, %.3f ms of it inside nodes\n", run_ms / iterations,
+                                nodes_ms);
+        g_string_append_printf (out, "Wall       %.3f ms per run in the engine: %.3f ms in nodes (%.1f%%), %.3f ms between nodes (%.1f%%)\n",
+                                split.wall_ms, split.nodes_ms, 100 * split.nodes_ms / wall, split.gaps_ms,
+                                100 * split.gaps_ms / wall);
+        g_string_append (out, "Busy       ");
+        for (guint t = 0; t < split.thread_busy_ms->len; t++)
+          {
+            double busy = g_array_index (split.thread_busy_ms, double, t);
+            g_string_append_printf (out, "%sthread %u %.3f ms (%.1f%%)", t ? ", " : "", t, busy, 100 * busy / wall);
+          }
+        g_string_append (out, "\n\n");
         g_string_append_printf (out, "%-28s %7s %10s %7s %10s\n", "op type", "calls", "total ms", "%", "mean us");
         for (guint i = 0; i < ops->len; i++)
           {
-            const OpTime *o = &g_array_index (ops, OpTime, i);
-            g_string_append_printf (out, "%-28s %7u %10.3f %7.2f %10.1f\n", o->op_type, o->calls / iterations,
-                                    o->total_ms / iterations, 100 * o->total_ms / denom,
-                                    o->calls ? 1000 * o->total_ms / o->calls : 0);
+            const OwbProfStat *o = &g_array_index (ops, OwbProfStat, i);
+            g_string_append_printf (out, "%-28s %7.0f %10.3f %7.2f %10.1f\n", o->op_type, o->calls, o->mean_ms,
+                                    100 * o->share, o->calls > 0 ? 1000 * o->mean_ms / o->calls : 0);
           }
         g_string_append_printf (out, "\nTop %u nodes (ms per run: mean, median, minimum)\n%-32s %-20s %-8s %9s %7s %9s %9s  %s\n",
                                 n_top, "node", "op type", "provider", "ms", "%", "median", "min", "output");
         for (guint i = 0; i < n_top; i++)
           {
-            NodeTime *t = g_ptr_array_index (rows, i);
-            double median, min;
-            node_time_stats (t, &median, &min);
-            g_string_append_printf (out, "%-32s %-20s %-8s %9.3f %7.2f %9.3f %9.3f  %s\n",
-                                    t->node->name ? t->node->name : "", node_op (t->node),
-                                    t->node->provider ? t->node->provider : "", t->total_ms / iterations,
-                                    100 * t->total_ms / denom, median, min, t->shape ? t->shape : "");
+            const OwbProfStat *t = &g_array_index (rows, OwbProfStat, i);
+            g_autofree char *shape = first_shape (t->output_shapes);
+            g_string_append_printf (out, "%-32s %-20s %-8s %9.3f %7.2f %9.3f %9.3f  %s\n", t->name, t->op_type,
+                                    t->provider, t->mean_ms, 100 * t->share, t->median_ms, t->min_ms, shape);
           }
       }
+    owb_prof_wall_split_clear (&split);
   }
-  fputs (out->str, stdout);
-
-done:
-  /* the session (which holds the hooks) goes before the tables they write to */
-  owb_cli_feed_clear (&feed);
-  g_hash_table_unref (prof.nodes);
-  g_array_unref (prof.stack);
+  /* node names come from the model: no terminal escapes get through */
+  g_autofree char *safe = json ? NULL : owb_cli_escape_lines (out->str);
+  fputs (safe ? safe : out->str, stdout);
   return status;
 }

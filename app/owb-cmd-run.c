@@ -5,10 +5,39 @@
 #include <stdio.h>
 #include <string.h>
 
+/* --time-limit: a thread that cancels the run at its deadline (or ends when the run does). */
+typedef struct {
+  GCancellable *cancellable;
+  gint64 deadline;
+} TimeLimit;
+
+static TimeLimit *
+time_limit_new (GCancellable *cancellable, gint64 usec)
+{
+  TimeLimit *t = g_new (TimeLimit, 1);
+  t->cancellable = g_object_ref (cancellable);
+  t->deadline = g_get_monotonic_time () + usec;
+  return t;
+}
+
+static gpointer
+time_limit_thread (gpointer data)
+{
+  TimeLimit *t = data;
+  while (!g_cancellable_is_cancelled (t->cancellable) && g_get_monotonic_time () < t->deadline)
+    g_usleep (10000);
+  g_cancellable_cancel (t->cancellable);
+  g_object_unref (t->cancellable);
+  g_free (t);
+  return NULL;
+}
+
 int
 owb_cmd_run (int argc, char **argv)
 {
   g_autofree char *input_dir = NULL, *output_dir = NULL, *providers_opt = NULL, *optimize_opt = NULL;
+  g_autofree char *memory_limit_opt = NULL;
+  double time_limit = 0;
   g_auto (GStrv) named = NULL, dim_opts = NULL;
   gboolean random = FALSE;
   int n_threads = 0, seed = 0, n_values = 8;
@@ -23,6 +52,8 @@ owb_cmd_run (int argc, char **argv)
     { "providers", 0, 0, G_OPTION_ARG_STRING, &providers_opt, "Execution providers in priority order (default: cpu)", "cpu,…" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &n_threads, "Intra-op threads (default 0: all cores)", "N" },
     { "values", 0, 0, G_OPTION_ARG_INT, &n_values, "How many values of each output to print (default 8)", "N" },
+    { "memory-limit", 0, 0, G_OPTION_ARG_STRING, &memory_limit_opt, "Fail the run (exit 1) when its tensors would take more than SIZE at once (bytes, or with K, M, G)", "SIZE" },
+    { "time-limit", 0, 0, G_OPTION_ARG_DOUBLE, &time_limit, "Cancel the run (exit 1) after SECONDS", "SECONDS" },
     { NULL }
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
@@ -53,14 +84,42 @@ owb_cmd_run (int argc, char **argv)
     }
   if (!owb_cli_feed_options (&feed, "run", dim_opts, providers_opt, n_threads, optimize_opt))
     return OWB_EXIT_USAGE;
+  if (memory_limit_opt && !owb_cli_parse_size (memory_limit_opt, &feed.options.memory_limit, &error))
+    {
+      owb_cli_error ("run", "--memory-limit: %s", error->message);
+      return OWB_EXIT_USAGE;
+    }
+  if (time_limit < 0)
+    {
+      owb_cli_error ("run", "--time-limit must not be negative");
+      return OWB_EXIT_USAGE;
+    }
   status = owb_cli_feed_open (&feed, path, input_dir, named, random, (guint32) seed);
   if (status != OWB_EXIT_OK)
     return status;
 
   n_out = feed.n_outputs;
   outputs = feed.outputs;
-  if (!owb_session_run (feed.session, feed.inputs->len, feed.names, (OwbTensor *const *) feed.inputs->pdata, n_out,
-                        NULL, outputs, NULL, NULL, &error))
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  GThread *watchdog = NULL;
+  if (time_limit > 0)
+    watchdog = g_thread_new ("owb-time-limit", time_limit_thread,
+                             time_limit_new (cancellable, (gint64) (time_limit * G_USEC_PER_SEC)));
+  gboolean run_ok = owb_session_run (feed.session, feed.inputs->len, feed.names,
+                                     (OwbTensor *const *) feed.inputs->pdata, n_out, NULL, outputs, NULL, cancellable,
+                                     &error);
+  if (watchdog)
+    {
+      g_cancellable_cancel (cancellable); /* wakes the watchdog, too late to matter to the run */
+      g_thread_join (watchdog);
+    }
+  if (!run_ok && (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+                  || g_error_matches (error, OWB_ERROR, OWB_ERROR_CANCELLED)))
+    {
+      owb_cli_error (path, "the run was cancelled after its time limit of %g s (--time-limit)", time_limit);
+      return OWB_EXIT_FAILED;
+    }
+  if (!run_ok)
     {
       owb_cli_gerror (path, error);
       return OWB_EXIT_FAILED;

@@ -17,6 +17,7 @@ static const Command commands[] = {
   { "check", owb_cmd_check, "run ONNX test-layout cases and compare with their expected outputs" },
   { "bench", owb_cmd_bench, "time a model: load time, latency statistics, peak memory" },
   { "profile", owb_cmd_profile, "time every node of a model: a table per op type and the slowest nodes" },
+  { "runs", owb_cmd_runs, "list, compare, export and import the profiling runs stored by profile --db" },
   { "optimize", owb_cmd_optimize, "optimize a model at a level and save it, with a per-pass report" },
   { "ops", owb_cmd_ops, "list the operators and opset versions the engine knows" },
 };
@@ -41,6 +42,8 @@ main (int argc, char **argv)
   setlocale (LC_ALL, "");
   /* Numbers in output and in files read are always in the C locale. */
   setlocale (LC_NUMERIC, "C");
+  /* An interrupted save leaves no temporary file behind. */
+  owb_atomic_files_install_signal_cleanup ();
 
   if (argc < 2)
     {

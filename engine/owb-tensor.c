@@ -241,8 +241,14 @@ owb_tensor_new_view (OwbTensor *tensor, int rank, const int64_t *dims, GError **
   t->nelems = n;
   t->nbytes = tensor->nbytes;
   t->data = tensor->data;
+  /* A view of a view holds the tensor that owns the storage, not the view: a Loop that passes a
+   * value through Identity a million times would otherwise build a chain of a million views,
+   * and releasing it would recurse a million deep. */
+  OwbTensor *owner = tensor;
+  while (owner->free_func == (GDestroyNotify) owb_tensor_unref && owner->free_data)
+    owner = owner->free_data;
   t->free_func = (GDestroyNotify) owb_tensor_unref;
-  t->free_data = owb_tensor_ref (tensor);
+  t->free_data = owb_tensor_ref (owner);
   return t;
 }
 

@@ -11,6 +11,8 @@ struct _OwbPrepared {
   GError *error;         /* why there is no session, or why shapes could not be inferred */
   OwbOptimizeLevel level;
   char *providers;
+  /* The model's graph, shown while the session at `level` is being prepared. */
+  gboolean pending;
 };
 
 struct _OwbDocument {
@@ -28,11 +30,16 @@ struct _OwbDocument {
    * prepared on screen, so a slow old one finishing late cannot win. */
   guint prepare_serial;
   guint installed_serial;
+  /* The newest prepare that has finished (installed or not): the document is preparing while a
+   * newer one runs. Older ones still running are moot, and not waited for. */
+  guint done_serial;
+  /* The prepare a load started on its own; a prepare asked for later makes it moot. */
+  GCancellable *load_prepare_cancellable;
 };
 
 G_DEFINE_TYPE (OwbDocument, owb_document, G_TYPE_OBJECT)
 
-enum { PROP_0, PROP_FILE, PROP_TITLE, PROP_PREPARED, PROP_LEVEL, PROP_PROVIDERS, N_PROPS };
+enum { PROP_0, PROP_FILE, PROP_TITLE, PROP_PREPARED, PROP_LEVEL, PROP_PROVIDERS, PROP_PREPARING, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
 enum { SIGNAL_PROGRESS, N_SIGNALS };
@@ -104,17 +111,31 @@ owb_prepared_get_providers (const OwbPrepared *prepared)
   return prepared->providers;
 }
 
-/* Runs in a worker thread. Reads `model` only (the session works on its own copy), so the main
- * thread may keep showing it meanwhile. Never fails: a failure is kept in the result. */
+gboolean
+owb_prepared_is_pending (const OwbPrepared *prepared)
+{
+  g_return_val_if_fail (prepared != NULL, FALSE);
+  return prepared->pending;
+}
+
 static OwbPrepared *
-prepare_model (OwbModel *model, const GError *infer_error, OwbOptimizeLevel level,
-               const char *providers)
+prepared_new (OwbModel *model, OwbOptimizeLevel level, const char *providers)
 {
   OwbPrepared *prepared = g_new0 (OwbPrepared, 1);
   prepared->ref_count = 1;
   prepared->model = owb_model_ref (model);
   prepared->level = level;
   prepared->providers = g_strdup (providers);
+  return prepared;
+}
+
+/* Runs in a worker thread. Reads `model` only (the session works on its own copy), so the main
+ * thread may keep showing it meanwhile. Never fails: a failure is kept in the result. */
+static OwbPrepared *
+prepare_model (OwbModel *model, const GError *infer_error, OwbOptimizeLevel level,
+               const char *providers)
+{
+  OwbPrepared *prepared = prepared_new (model, level, providers);
 
   /* A session infers shapes again and would fail the same way; say why once, and show the
    * model as far as inference got. */
@@ -177,12 +198,9 @@ report_progress (GTask *task, double fraction, const char *phase)
 typedef struct {
   /* in */
   GFile *file;
-  OwbOptimizeLevel level;
-  char *providers;
   /* out */
   OwbModel *model;
   GError *infer_error;
-  OwbPrepared *prepared;
 } LoadData;
 
 static void
@@ -190,10 +208,8 @@ load_data_free (gpointer data)
 {
   LoadData *load = data;
   g_clear_object (&load->file);
-  g_free (load->providers);
   g_clear_pointer (&load->model, owb_model_unref);
   g_clear_error (&load->infer_error);
-  g_clear_pointer (&load->prepared, owb_prepared_unref);
   g_free (load);
 }
 
@@ -209,6 +225,9 @@ return_file_error (GTask *task, GFile *file, GError *error)
   g_task_return_error (task, error);
 }
 
+/* Reading, checking and inferring shapes: what drawing the graph needs. Preparing the session
+ * (optimizing, partitioning, packing weights) comes after, in a thread of its own, so that a
+ * large model at a high level is on screen while it is optimized. */
 static void
 load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
 {
@@ -255,17 +274,9 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
       return;
     }
 
-  report_progress (task, 0.5, _("Inferring shapes"));
+  report_progress (task, 0.6, _("Inferring shapes"));
   /* An op without shape inference should not stop anyone looking at the model. */
   owb_model_infer_shapes (load->model, &load->infer_error);
-  if (g_cancellable_set_error_if_cancelled (cancellable, &error))
-    {
-      g_task_return_error (task, error);
-      return;
-    }
-
-  report_progress (task, 0.7, _("Preparing"));
-  load->prepared = prepare_model (load->model, load->infer_error, load->level, load->providers);
   if (g_cancellable_set_error_if_cancelled (cancellable, &error))
     {
       g_task_return_error (task, error);
@@ -283,6 +294,23 @@ install_prepared (OwbDocument *self, OwbPrepared *prepared)
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PREPARED]);
 }
 
+static gboolean
+is_preparing (OwbDocument *self)
+{
+  return self->prepare_serial > self->done_serial;
+}
+
+/* Notifies "preparing" when it is not what it was. */
+static void
+preparing_changed (OwbDocument *self, gboolean was)
+{
+  if (was != is_preparing (self))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PREPARING]);
+}
+
+static void start_prepare (OwbDocument *self, GCancellable *cancellable, GAsyncReadyCallback callback,
+                           gpointer user_data);
+
 void
 owb_document_load_async (OwbDocument *self, GFile *file, GCancellable *cancellable,
                          GAsyncReadyCallback callback, gpointer user_data)
@@ -292,8 +320,6 @@ owb_document_load_async (OwbDocument *self, GFile *file, GCancellable *cancellab
 
   LoadData *load = g_new0 (LoadData, 1);
   load->file = g_object_ref (file);
-  load->level = self->level;
-  load->providers = g_strdup (self->providers);
 
   g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, owb_document_load_async);
@@ -325,15 +351,23 @@ owb_document_load_finish (OwbDocument *self, GAsyncResult *result, GError **erro
   self->model = g_steal_pointer (&load->model);
   g_clear_error (&self->infer_error);
   self->infer_error = g_steal_pointer (&load->infer_error);
-  self->installed_serial = ++self->prepare_serial;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FILE]);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TITLE]);
-  install_prepared (self, load->prepared);
+
+  /* The model's own graph is shown at once; the session replaces it when it is ready. */
+  g_autoptr (OwbPrepared) pending = prepared_new (self->model, self->level, self->providers);
+  pending->pending = TRUE;
+  self->installed_serial = self->done_serial = ++self->prepare_serial;
+  install_prepared (self, pending);
+  g_cancellable_cancel (self->load_prepare_cancellable);
+  g_clear_object (&self->load_prepare_cancellable);
+  self->load_prepare_cancellable = g_cancellable_new ();
+  start_prepare (self, self->load_prepare_cancellable, NULL, NULL);
   g_object_thaw_notify (G_OBJECT (self));
   return TRUE;
 }
 
-/* Preparing again */
+/* Preparing */
 
 typedef struct {
   OwbModel *model;
@@ -382,6 +416,9 @@ prepare_done (GObject *source, GAsyncResult *result, gpointer user_data)
   PrepareData *prepare = g_task_get_task_data (G_TASK (result));
   GError *error = NULL;
 
+  gboolean was = is_preparing (self);
+  self->done_serial = MAX (self->done_serial, prepare->serial);
+  preparing_changed (self, was);
   g_autoptr (OwbPrepared) prepared = g_task_propagate_pointer (G_TASK (result), &error);
   if (!prepared)
     {
@@ -394,6 +431,36 @@ prepare_done (GObject *source, GAsyncResult *result, gpointer user_data)
       install_prepared (self, prepared);
     }
   g_task_return_boolean (outer, TRUE);
+}
+
+/* Prepares the model at the document's level and providers in a worker thread; prepare_done
+ * installs the result on this thread (unless a newer one was asked for meanwhile), then answers
+ * through an outer task of the document's. */
+static void
+start_prepare (OwbDocument *self, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+{
+  GTask *outer = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (outer, owb_document_prepare_async);
+  if (!self->model)
+    {
+      g_task_return_new_error (outer, G_IO_ERROR, G_IO_ERROR_NOT_INITIALIZED, "%s",
+                               _("No model is loaded"));
+      g_object_unref (outer);
+      return;
+    }
+
+  PrepareData *prepare = g_new0 (PrepareData, 1);
+  prepare->model = owb_model_ref (self->model);
+  prepare->infer_error = self->infer_error ? g_error_copy (self->infer_error) : NULL;
+  prepare->level = self->level;
+  prepare->providers = g_strdup (self->providers);
+  gboolean was = is_preparing (self);
+  prepare->serial = ++self->prepare_serial;
+  preparing_changed (self, was);
+
+  g_autoptr (GTask) inner = g_task_new (self, cancellable, prepare_done, outer);
+  g_task_set_task_data (inner, prepare, prepare_data_free);
+  g_task_run_in_thread (inner, prepare_thread);
 }
 
 void
@@ -419,29 +486,10 @@ owb_document_prepare_async (OwbDocument *self, OwbOptimizeLevel level, const cha
       self->providers = g_strdup (providers);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PROVIDERS]);
     }
-
-  GTask *outer = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (outer, owb_document_prepare_async);
-  if (!self->model)
-    {
-      g_task_return_new_error (outer, G_IO_ERROR, G_IO_ERROR_NOT_INITIALIZED, "%s",
-                               _("No model is loaded"));
-      g_object_unref (outer);
-      return;
-    }
-
-  PrepareData *prepare = g_new0 (PrepareData, 1);
-  prepare->model = owb_model_ref (self->model);
-  prepare->infer_error = self->infer_error ? g_error_copy (self->infer_error) : NULL;
-  prepare->level = level;
-  prepare->providers = g_strdup (providers);
-  prepare->serial = ++self->prepare_serial;
-
-  /* The inner task works; prepare_done installs the result on this thread and then answers the
-   * caller through the outer one. */
-  g_autoptr (GTask) inner = g_task_new (self, cancellable, prepare_done, outer);
-  g_task_set_task_data (inner, prepare, prepare_data_free);
-  g_task_run_in_thread (inner, prepare_thread);
+  /* Only the newest choice can be installed: the load's own prepare is not waited for. */
+  g_cancellable_cancel (self->load_prepare_cancellable);
+  g_clear_object (&self->load_prepare_cancellable);
+  start_prepare (self, cancellable, callback, user_data);
 }
 
 gboolean
@@ -450,6 +498,13 @@ owb_document_prepare_finish (OwbDocument *self, GAsyncResult *result, GError **e
   g_return_val_if_fail (OWB_IS_DOCUMENT (self), FALSE);
   g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
   return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+gboolean
+owb_document_get_preparing (OwbDocument *self)
+{
+  g_return_val_if_fail (OWB_IS_DOCUMENT (self), FALSE);
+  return is_preparing (self);
 }
 
 /* Accessors */
@@ -519,6 +574,9 @@ owb_document_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_PROVIDERS:
       g_value_set_string (value, self->providers);
       break;
+    case PROP_PREPARING:
+      g_value_set_boolean (value, is_preparing (self));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -552,6 +610,7 @@ owb_document_finalize (GObject *object)
 {
   OwbDocument *self = OWB_DOCUMENT (object);
   g_clear_object (&self->file);
+  g_clear_object (&self->load_prepare_cancellable);
   g_free (self->title);
   g_clear_pointer (&self->prepared, owb_prepared_unref);
   g_clear_pointer (&self->model, owb_model_unref);
@@ -581,6 +640,9 @@ owb_document_class_init (OwbDocumentClass *klass)
                                              G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_PROVIDERS] = g_param_spec_string ("providers", NULL, NULL, "cpu",
                                                     G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* TRUE while a session is being prepared in a worker thread. */
+  properties[PROP_PREPARING] = g_param_spec_boolean ("preparing", NULL, NULL, FALSE,
+                                                     G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /* (double fraction, const char *phase): emitted on the main context during a load. */

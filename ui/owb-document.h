@@ -1,5 +1,6 @@
 /* owb-document.h: one open model: loaded, checked and shape-inferred off the main thread, then
- * prepared (optimized at the chosen level, partitioned onto providers) for display and runs. */
+ * prepared (optimized at the chosen level, partitioned onto providers) for display and runs, in
+ * the background: the model's own graph is there to show while the session is prepared. */
 #pragma once
 
 #include <gio/gio.h>
@@ -24,6 +25,9 @@ const GError *owb_prepared_get_error (const OwbPrepared *prepared);
 const OwbOptimizeReport *owb_prepared_get_report (const OwbPrepared *prepared);
 OwbOptimizeLevel owb_prepared_get_level (const OwbPrepared *prepared);
 const char *owb_prepared_get_providers (const OwbPrepared *prepared);
+/* TRUE for the stand-in a load installs at once: the model's graph (no session, no error) while
+ * the session at get_level is prepared; a prepared that is not pending replaces it. */
+gboolean owb_prepared_is_pending (const OwbPrepared *prepared);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbPrepared, owb_prepared_unref)
 
@@ -32,9 +36,11 @@ G_DECLARE_FINAL_TYPE (OwbDocument, owb_document, OWB, DOCUMENT, GObject)
 
 OwbDocument *owb_document_new (void);
 
-/* Reads, validates and infers shapes, then prepares at the document's level and providers, all in
- * a worker thread. Emits "progress" (double fraction 0..1, const char *phase, translated) on the
- * main context while it works. */
+/* Reads, validates and infers shapes in a worker thread, emitting "progress" (double fraction
+ * 0..1, const char *phase, translated) on the main context while it works. On success the
+ * document holds the model and a pending prepared (its graph, to draw at once), and prepares the
+ * session at the document's level and providers in another worker thread ("preparing" is TRUE
+ * meanwhile); notify::prepared when that one is in place. */
 void owb_document_load_async (OwbDocument *self, GFile *file, GCancellable *cancellable,
                               GAsyncReadyCallback callback, gpointer user_data);
 gboolean owb_document_load_finish (OwbDocument *self, GAsyncResult *result, GError **error);
@@ -57,5 +63,7 @@ OwbModel *owb_document_get_model (OwbDocument *self);
 OwbPrepared *owb_document_get_prepared (OwbDocument *self);
 OwbOptimizeLevel owb_document_get_level (OwbDocument *self);
 const char *owb_document_get_providers (OwbDocument *self);
+/* Property "preparing": TRUE while a session is being prepared in a worker thread. */
+gboolean owb_document_get_preparing (OwbDocument *self);
 
 G_END_DECLS

@@ -6,6 +6,7 @@
 #include <adwaita.h>
 #include <glib/gi18n-lib.h>
 
+#include "owb-graph-minimap.h"
 #include "owb-graph-scene.h"
 
 struct _OwbGraphPane {
@@ -14,6 +15,8 @@ struct _OwbGraphPane {
   GtkWidget *box;
   GtkBox *breadcrumb;
   GtkBox *legend;
+  GtkWidget *preparing_box;
+  GtkSpinner *preparing_spinner;
   GtkLabel *zoom_label;
   GtkSearchBar *search_bar;
   GtkSearchEntry *search_entry;
@@ -21,6 +24,7 @@ struct _OwbGraphPane {
   GtkWidget *previous_button;
   GtkWidget *next_button;
   OwbGraphView *view;
+  OwbGraphMinimap *minimap;
   GtkWidget *busy_box;
   GtkSpinner *spinner;
   GtkLabel *progress_label;
@@ -133,7 +137,9 @@ update_zoom_label (gpointer data)
 {
   OwbGraphPane *self = data;
   self->zoom_idle = 0;
-  g_autofree char *text = g_strdup_printf ("%.0f%%", owb_graph_view_get_zoom (self->view) * 100);
+  /* Far out a large graph is at hundredths of a percent: "0%" would say nothing. */
+  double percent = owb_graph_view_get_zoom (self->view) * 100;
+  g_autofree char *text = percent >= 1 ? g_strdup_printf ("%.0f%%", percent) : g_strdup_printf ("%.2g%%", percent);
   gtk_label_set_text (self->zoom_label, text);
   return G_SOURCE_REMOVE;
 }
@@ -272,6 +278,35 @@ search_mode_changed (OwbGraphPane *self)
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FIND_VISIBLE]);
 }
 
+void
+owb_graph_pane_set_preparing (OwbGraphPane *self, const char *description)
+{
+  g_return_if_fail (OWB_IS_GRAPH_PANE (self));
+  gboolean preparing = description != NULL;
+  gtk_widget_set_visible (self->preparing_box, preparing);
+  gtk_spinner_set_spinning (self->preparing_spinner, preparing);
+  gtk_widget_set_tooltip_text (self->preparing_box, description);
+  if (preparing)
+    gtk_accessible_update_property (GTK_ACCESSIBLE (self->preparing_box), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION,
+                                    description, -1);
+  else
+    gtk_accessible_reset_property (GTK_ACCESSIBLE (self->preparing_box), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION);
+}
+
+OwbGraphMinimap *
+owb_graph_pane_get_minimap (OwbGraphPane *self)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_PANE (self), NULL);
+  return self->minimap;
+}
+
+gboolean
+owb_graph_pane_get_preparing (OwbGraphPane *self)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_PANE (self), FALSE);
+  return gtk_widget_get_visible (self->preparing_box);
+}
+
 OwbGraphView *
 owb_graph_pane_get_view (OwbGraphPane *self)
 {
@@ -356,10 +391,13 @@ owb_graph_pane_class_init (OwbGraphPaneClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (OWB_TYPE_GRAPH_VIEW);
+  g_type_ensure (OWB_TYPE_GRAPH_MINIMAP);
   gtk_widget_class_set_template_from_resource (widget_class, "/org/onnxworkbench/Workbench/owb-graph-pane.ui");
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, box);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, breadcrumb);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, legend);
+  gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, preparing_box);
+  gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, preparing_spinner);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, zoom_label);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, search_bar);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, search_entry);
@@ -367,6 +405,7 @@ owb_graph_pane_class_init (OwbGraphPaneClass *klass)
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, previous_button);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, next_button);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, view);
+  gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, minimap);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, busy_box);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, spinner);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, progress_label);
@@ -399,6 +438,7 @@ owb_graph_pane_init (OwbGraphPane *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   gtk_search_bar_connect_entry (self->search_bar, GTK_EDITABLE (self->search_entry));
+  owb_graph_minimap_set_view (self->minimap, self->view);
   gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Graph Pane"), -1);
   path_changed (self);
   scene_changed (self);

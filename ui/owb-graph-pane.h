@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gtk/gtk.h>
+#include "owb-graph-minimap.h"
 #include "owb-graph-view.h"
 
 G_BEGIN_DECLS
@@ -22,5 +23,14 @@ OwbGraphView *owb_graph_pane_get_view (OwbGraphPane *self);
 void owb_graph_pane_set_find_visible (OwbGraphPane *self, gboolean visible);
 gboolean owb_graph_pane_get_find_visible (OwbGraphPane *self);
 void owb_graph_pane_toggle_find (OwbGraphPane *self);
+
+/* "Preparing…" with a spinner in the bar while a session is prepared behind the graph on screen;
+ * `description` (its tooltip and accessible description) says what changes when it is ready.
+ * NULL hides it. */
+void owb_graph_pane_set_preparing (OwbGraphPane *self, const char *description);
+gboolean owb_graph_pane_get_preparing (OwbGraphPane *self);
+
+/* The minimap in the canvas's corner (borrowed), shown while the graph does not fit the view. */
+OwbGraphMinimap *owb_graph_pane_get_minimap (OwbGraphPane *self);
 
 G_END_DECLS

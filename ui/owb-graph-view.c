@@ -8,10 +8,20 @@
 #include <string.h>
 
 #include "owb-graph-scene.h"
+#include "owb-graph-view-labels.h"
+#include "owb-graph-view-overview.h"
 
 #define TILE_PIXELS 512.0      /* a tile's size on screen at its bucket's zoom */
 #define MAX_TILES 384          /* cached tiles before the cache is trimmed */
-#define MIN_ZOOM (1.0 / 1024.0)  /* further out, cairo 1.16 overflowed its stack painting tiles */
+#define TILE_MIN_ZOOM (1.0 / 1024.0)  /* further out, cairo 1.16 overflowed its stack painting tiles */
+#define MIN_ZOOM (1.0 / 1048576.0)   /* below TILE_MIN_ZOOM the overview image is drawn */
+#define LEAST_ZOOM_LIMIT 0.25        /* every graph can be zoomed out to this (see least_zoom) */
+/* Far out the view draws the scene's overview image (owb-graph-view-overview.c): from this zoom
+ * (boxes of a few pixels) down, where the image is as sharp as the screen, and always below
+ * TILE_MIN_ZOOM. Its size is bounded (16 MiB, and a side the GL renderer can take). */
+#define OVERVIEW_ZOOM (1.0 / 16.0)
+#define OVERVIEW_MAX_PIXELS 4.0e6
+#define OVERVIEW_MAX_SIDE 8192
 #define MAX_ZOOM 8.0
 #define ZOOM_STEP 1.25
 #define FIT_MAX_ZOOM 1.25      /* small graphs are not blown up past this by "fit" */
@@ -90,8 +100,12 @@ struct _OwbGraphView {
   GCancellable *cancellable;
   guint build_serial;
   gboolean busy;
+  /* A view that is not on screen (a page not shown) lays out when it is mapped, so that hidden
+   * views do not take the cores from the one being looked at. */
+  gboolean build_deferred;
   gint64 build_started;
   guint build_n_nodes;
+  gboolean first_draw_pending;  /* a new scene not drawn yet: its first frame is timed */
   guint progress_source;
 
   double zoom, scroll_x, scroll_y;
@@ -101,6 +115,9 @@ struct _OwbGraphView {
   double center_x, center_y;
 
   GHashTable *tiles;        /* TileKey * -> GskRenderNode * */
+  OwbOverview *overview;    /* built when first drawn far out; NULL when the scene changed */
+  OwbEdgeLabels *labels;    /* where edge labels go, placed when first drawn */
+  const OwbGraphScene *labels_scene;  /* the scene they were placed on; NULL when it changed */
   Palette palette;
   gboolean palette_valid;
   PangoLayout *layout;      /* reused for every text while building a tile */
@@ -131,7 +148,7 @@ G_DEFINE_FINAL_TYPE (OwbGraphView, owb_graph_view, GTK_TYPE_WIDGET)
 enum { PROP_0, PROP_BUSY, PROP_ZOOM, PROP_MATCH_INDEX, PROP_N_MATCHES, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
-enum { LAYOUT_PROGRESS, LAYOUT_FAILED, SELECTION_CHANGED, PATH_CHANGED, SCENE_CHANGED, N_SIGNALS };
+enum { LAYOUT_PROGRESS, LAYOUT_FAILED, SELECTION_CHANGED, PATH_CHANGED, SCENE_CHANGED, VIEWPORT_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void start_build (OwbGraphView *self);
@@ -372,6 +389,7 @@ ensure_palette (OwbGraphView *self)
   self->palette_valid = TRUE;
   if (self->tiles)
     g_hash_table_remove_all (self->tiles);
+  g_clear_pointer (&self->overview, _owb_overview_free);
 }
 G_GNUC_END_IGNORE_DEPRECATIONS
 
@@ -405,6 +423,8 @@ static void
 invalidate_tiles (OwbGraphView *self)
 {
   g_hash_table_remove_all (self->tiles);
+  g_clear_pointer (&self->overview, _owb_overview_free);
+  self->labels_scene = NULL;
   self->overlays_valid = FALSE;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
@@ -424,10 +444,24 @@ clamp_scroll (OwbGraphView *self)
   self->scroll_y = CLAMP (self->scroll_y, -my, MAX (sh - vh + my, -my));
 }
 
+/* The least zoom: the graph at half the size that fits the view (further out it would only
+ * shrink to nothing), or 1/4 for graphs that fit at that; at most MIN_ZOOM. */
+static double
+least_zoom (OwbGraphView *self)
+{
+  int width = gtk_widget_get_width (GTK_WIDGET (self)), height = gtk_widget_get_height (GTK_WIDGET (self));
+  if (!self->scene || width <= 1 || height <= 1)
+    return MIN_ZOOM;
+  double sw, sh;
+  owb_graph_scene_get_size (self->scene, &sw, &sh);
+  double fits = MIN (width / MAX (sw, 1.0), height / MAX (sh, 1.0));
+  return MAX (MIN_ZOOM, MIN (LEAST_ZOOM_LIMIT, fits / 2));
+}
+
 static void
 set_view (OwbGraphView *self, double zoom, double scroll_x, double scroll_y)
 {
-  zoom = CLAMP (zoom, MIN_ZOOM, MAX_ZOOM);
+  zoom = CLAMP (zoom, least_zoom (self), MAX_ZOOM);
   gboolean zoom_changed = zoom != self->zoom;
   self->zoom = zoom;
   self->scroll_x = scroll_x;
@@ -436,13 +470,14 @@ set_view (OwbGraphView *self, double zoom, double scroll_x, double scroll_y)
   gtk_widget_queue_draw (GTK_WIDGET (self));
   if (zoom_changed)
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
+  g_signal_emit (self, signals[VIEWPORT_CHANGED], 0);
 }
 
 /* Zooms keeping the scene point under widget point (px, py) where it is. */
 static void
 zoom_at (OwbGraphView *self, double zoom, double px, double py)
 {
-  zoom = CLAMP (zoom, MIN_ZOOM, MAX_ZOOM);
+  zoom = CLAMP (zoom, least_zoom (self), MAX_ZOOM);
   double sx = self->scroll_x + px / self->zoom;
   double sy = self->scroll_y + py / self->zoom;
   set_view (self, zoom, sx - px / zoom, sy - py / zoom);
@@ -561,10 +596,13 @@ draw_group_frame (OwbGraphView *self, GtkSnapshot *snapshot, const OwbSceneNode 
   double pad = self->style.padding;
   double text_y = node->y + pad + 2;
   append_expander (snapshot, node->x + pad, node->y + pad + (self->style.title_height - 10) / 2, TRUE, &p->dim);
-  /* The scene's subtitle of a group is its count, "24 nodes". */
+  /* The scene's subtitle of a group is its count, "24 nodes": shown after the title where the
+   * frame is wide enough for both (the scene sizes it for the title alone). */
+  double room = node->width - 2 * pad - 16;
   g_autofree char *header = g_strdup_printf ("%s  ·  %s", node->title, node->subtitle ? node->subtitle : "");
-  append_text (self, snapshot, lod >= LOD_FULL ? header : node->title, OWB_SCENE_FONT_TITLE,
-               node->x + pad + 16, text_y, node->width - 2 * pad - 16, &p->dim);
+  gboolean both = lod >= LOD_FULL && measure_text (header, OWB_SCENE_FONT_TITLE, self->metrics) <= room;
+  append_text (self, snapshot, both ? header : node->title, OWB_SCENE_FONT_TITLE, node->x + pad + 16, text_y, room,
+               &p->dim);
 }
 
 /* Where the detail line `line` of a box sits (the scene puts the title row, the subtitle, then
@@ -839,14 +877,14 @@ draw_plain_region (OwbGraphView *self, GtkSnapshot *snapshot, OwbGraphScene *sce
   cairo_destroy (cr);
 }
 
-/* The midpoint of an edge's middle segment, where its label goes. */
 static void
-edge_label_point (const OwbSceneEdge *edge, double *x, double *y)
+ensure_labels (OwbGraphView *self, OwbGraphScene *scene)
 {
-  guint seg = (edge->n_points - 2) / 2;
-  const double *a = edge->points + 2 * seg, *b = a + 2;
-  *x = (a[0] + b[0]) / 2;
-  *y = (a[1] + b[1]) / 2;
+  if (self->labels_scene == scene)
+    return;
+  g_clear_pointer (&self->labels, _owb_edge_labels_free);
+  self->labels = _owb_edge_labels_new (scene, measure_text, self->metrics, self->style.line_height);
+  self->labels_scene = scene;
 }
 
 /* Everything of the scene that meets `rect` (scene units), clipped to it, at the level of detail
@@ -860,7 +898,18 @@ draw_region (OwbGraphView *self, GtkSnapshot *snapshot, OwbGraphScene *scene, co
   g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr (GArray) edges = g_array_new (FALSE, FALSE, sizeof (guint));
   owb_graph_scene_query (scene, rect->origin.x, rect->origin.y, rect->size.width, rect->size.height, nodes, edges);
-  if (nodes->len == 0 && edges->len == 0)
+  /* A label runs beside its edge's middle (or a line above or below it): edges beside this region
+   * by the widest label, and two lines above or below it, may write into it, so they are asked
+   * for too; the clip keeps what falls outside. */
+  g_autoptr (GArray) labelled = g_array_new (FALSE, FALSE, sizeof (guint));
+  if (lod >= LOD_LABELS)
+    {
+      ensure_labels (self, scene);
+      double reach = _owb_edge_labels_get_reach (self->labels), line = self->style.line_height;
+      owb_graph_scene_query (scene, rect->origin.x - reach, rect->origin.y - 2 * line, rect->size.width + 2 * reach,
+                             rect->size.height + 4 * line, NULL, labelled);
+    }
+  if (nodes->len == 0 && edges->len == 0 && labelled->len == 0)
     return;
 
   graphene_rect_t pixels = to_pixels (rect, zoom);
@@ -892,23 +941,13 @@ draw_region (OwbGraphView *self, GtkSnapshot *snapshot, OwbGraphScene *scene, co
     }
   if (lod >= LOD_LABELS)
     {
-      /* Edges that leave one output share their first segment, and so their label's place: draw
-       * each place once (twice would look bold). */
-      g_autoptr (GHashTable) placed = g_hash_table_new (g_int64_hash, g_int64_equal);
-      g_autoptr (GArray) keys = g_array_sized_new (FALSE, FALSE, sizeof (gint64), edges->len); /* never grows: keys stay put */
-      for (guint i = 0; i < edges->len; i++)
+      for (guint i = 0; i < labelled->len; i++)
         {
-          const OwbSceneEdge *edge = owb_graph_scene_get_edge (scene, g_array_index (edges, guint, i));
-          if (!edge->label || edge->n_points < 2)
-            continue;
+          guint index = g_array_index (labelled, guint, i);
           double x, y;
-          edge_label_point (edge, &x, &y);
-          gint64 key = ((gint64) lround (x) << 32) ^ (gint64) (guint32) lround (y);
-          g_array_append_val (keys, key);
-          if (!g_hash_table_add (placed, &g_array_index (keys, gint64, keys->len - 1)))
-            continue;
-          append_text (self, snapshot, edge->label, OWB_SCENE_FONT_LABEL, x + 5, y - self->style.line_height / 2,
-                       G_MAXINT16, &self->palette.dim);
+          if (_owb_edge_labels_get (self->labels, index, &x, &y))
+            append_text (self, snapshot, owb_graph_scene_get_edge (scene, index)->label, OWB_SCENE_FONT_LABEL, x, y,
+                         G_MAXINT16, &self->palette.dim);
         }
     }
   gtk_snapshot_restore (snapshot);
@@ -1090,6 +1129,69 @@ draw_overlays (OwbGraphView *self, GtkSnapshot *snapshot, const graphene_rect_t 
   gtk_snapshot_restore (snapshot);
 }
 
+static GdkRGBA
+overview_color (const OwbSceneNode *node, gpointer user_data)
+{
+  OwbGraphView *self = user_data;
+  return plain_color (&self->palette, node);
+}
+
+static void
+ensure_overview (OwbGraphView *self)
+{
+  if (!self->overview)
+    self->overview = _owb_overview_new (self->scene, OVERVIEW_ZOOM, OVERVIEW_MAX_PIXELS, OVERVIEW_MAX_SIDE,
+                                        overview_color, self, &self->palette.edge);
+}
+
+/* Whether `zoom` is drawn from the overview image (built here when first needed). */
+static gboolean
+use_overview (OwbGraphView *self, double zoom)
+{
+  if (!self->scene || zoom > OVERVIEW_ZOOM)
+    return FALSE;
+  ensure_overview (self);
+  return zoom < TILE_MIN_ZOOM || zoom <= _owb_overview_get_scale (self->overview) * 1.0001;
+}
+
+GdkTexture *
+owb_graph_view_get_overview (OwbGraphView *self, int width, int height, double *extent_width, double *extent_height)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_VIEW (self), NULL);
+  if (!self->scene)
+    return NULL;
+  ensure_palette (self);
+  ensure_overview (self);
+  return _owb_overview_get_texture (self->overview, width, height, extent_width, extent_height);
+}
+
+void
+owb_graph_view_center_on (OwbGraphView *self, double x, double y)
+{
+  g_return_if_fail (OWB_IS_GRAPH_VIEW (self));
+  self->fit_pending = self->place_pending = FALSE;
+  center_on (self, x, y);
+}
+
+gboolean
+owb_graph_view_get_drawing_overview (OwbGraphView *self)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_VIEW (self), FALSE);
+  ensure_palette (self);
+  return use_overview (self, self->zoom);
+}
+
+/* G_MESSAGES_DEBUG=all tells how long a new scene took to be on screen. */
+static void
+note_first_draw (OwbGraphView *self)
+{
+  if (!self->first_draw_pending)
+    return;
+  self->first_draw_pending = FALSE;
+  g_debug ("graph view: first frame of the scene drawn %.0f ms after its layout began",
+           (g_get_monotonic_time () - self->build_started) / 1000.0);
+}
+
 static void
 owb_graph_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
@@ -1102,6 +1204,18 @@ owb_graph_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     return;
 
   double zoom = self->zoom;
+  if (use_overview (self, zoom))
+    {
+      graphene_rect_t view = GRAPHENE_RECT_INIT (self->scroll_x, self->scroll_y, width / zoom, height / zoom);
+      gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
+      _owb_overview_append (self->overview, snapshot, zoom, -self->scroll_x * zoom, -self->scroll_y * zoom);
+      draw_overlays (self, snapshot, &view);
+      gtk_snapshot_pop (snapshot);
+      if (gtk_widget_has_visible_focus (widget))
+        append_outline (snapshot, &GRAPHENE_RECT_INIT (1, 1, width - 2, height - 2), 4, 2, &self->palette.accent);
+      note_first_draw (self);
+      return;
+    }
   int bucket = zoom_bucket (zoom);
   double tile_zoom = bucket_zoom (bucket);
   double tile_size = TILE_PIXELS / tile_zoom;
@@ -1127,6 +1241,7 @@ owb_graph_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   gtk_snapshot_pop (snapshot);
   if (gtk_widget_has_visible_focus (widget))
     append_outline (snapshot, &GRAPHENE_RECT_INIT (1, 1, width - 2, height - 2), 4, 2, &self->palette.accent);
+  note_first_draw (self);
 }
 
 /* ---- building scenes ---- */
@@ -1205,7 +1320,21 @@ build_done (GObject *source, GAsyncResult *result, gpointer user_data)
         g_signal_emit (self, signals[LAYOUT_FAILED], 0, error);
       return;
     }
+  if (owb_graph_scene_get_graph (scene) != frame->graph)
+    {
+      /* The graph was updated while this one was laid out (the prepared session came). */
+      if (!owb_graph_scene_rebind (scene, frame->graph, NULL))
+        {
+          owb_graph_scene_free (scene);
+          start_build (self);
+          return;
+        }
+    }
   g_signal_emit (self, signals[LAYOUT_PROGRESS], 0, 1.0, _("Done"));
+  g_debug ("graph view: %u nodes laid out in %.0f ms (%u boxes, %u edges, %u blocks)", frame->graph->nodes->len,
+           (g_get_monotonic_time () - self->build_started) / 1000.0, owb_graph_scene_get_n_nodes (scene),
+           owb_graph_scene_get_n_edges (scene), owb_graph_scene_get_n_blocks (scene));
+  self->first_draw_pending = TRUE;
   frame->scene = scene;
   self->scene = scene;
   scene_changed (self);
@@ -1219,8 +1348,15 @@ start_build (OwbGraphView *self)
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
   self->build_serial++;
+  self->build_deferred = FALSE;
   if (!frame)
     {
+      set_busy (self, FALSE);
+      return;
+    }
+  if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
+    {
+      self->build_deferred = TRUE;
       set_busy (self, FALSE);
       return;
     }
@@ -1251,6 +1387,7 @@ scene_changed (OwbGraphView *self)
 {
   invalidate_tiles (self);
   g_signal_emit (self, signals[SCENE_CHANGED], 0);
+  g_signal_emit (self, signals[VIEWPORT_CHANGED], 0);
 }
 
 static void
@@ -1313,6 +1450,61 @@ owb_graph_view_set_graph (OwbGraphView *self, const OwbGraph *graph, gpointer ow
   g_signal_emit (self, signals[SCENE_CHANGED], 0);
   if (had_selection)
     g_signal_emit (self, signals[SELECTION_CHANGED], 0);
+}
+
+static const OwbNode *
+remap_node (GHashTable *node_map, const OwbNode *node)
+{
+  const OwbNode *moved = node ? g_hash_table_lookup (node_map, node) : NULL;
+  return moved ? moved : node;
+}
+
+/* Moves the view's node pointers (selection, matches) to the rebound graph's nodes. */
+static void
+remap_nodes (OwbGraphView *self, GHashTable *node_map)
+{
+  const OwbNode *selected = self->selected_node;
+  self->selected_node = remap_node (node_map, self->selected_node);
+  self->selected_line_node = remap_node (node_map, self->selected_line_node);
+  for (guint i = 0; self->matches && i < self->matches->len; i++)
+    self->matches->pdata[i] = (gpointer) remap_node (node_map, self->matches->pdata[i]);
+  self->overlays_valid = FALSE;
+  invalidate_tiles (self);
+  g_signal_emit (self, signals[SCENE_CHANGED], 0);
+  if (selected != self->selected_node)
+    g_signal_emit (self, signals[SELECTION_CHANGED], 0);
+}
+
+gboolean
+owb_graph_view_update_graph (OwbGraphView *self, const OwbGraph *graph, gpointer owner, GDestroyNotify owner_release)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_VIEW (self), FALSE);
+  g_return_val_if_fail (graph != NULL, FALSE);
+  Frame *main = self->frames->len ? g_ptr_array_index (self->frames, 0) : NULL;
+  if (main == NULL || graph->nodes->len != main->graph->nodes->len ||
+      graph->outputs->len != main->graph->outputs->len)
+    return FALSE;
+  if (main->scene == NULL && !self->busy)
+    return FALSE;  /* a failed or cancelled layout: lay the new graph out instead */
+
+  /* Subgraph levels show bodies of the old graph: back to the main one first. */
+  if (self->frames->len > 1)
+    owb_graph_view_go_to_path (self, 0);
+  if (main->scene != NULL)
+    {
+      g_autoptr (GHashTable) node_map = g_hash_table_new (g_direct_hash, g_direct_equal);
+      if (!owb_graph_scene_rebind (main->scene, graph, node_map))
+        return FALSE;
+      main->graph = graph;
+      remap_nodes (self, node_map);
+    }
+  else
+    main->graph = graph;  /* build_done rebinds the scene being built to it */
+  /* The old owner goes last: the build still running, if any, holds it until it is done. */
+  OwnerHold *old = g_steal_pointer (&self->owner);
+  self->owner = owner_hold_new (owner, owner_release);
+  owner_hold_unref (old);
+  return TRUE;
 }
 
 const OwbGraph *
@@ -1752,7 +1944,7 @@ owb_graph_view_render_texture (OwbGraphView *self, double max_side, GError **err
   /* Scale 1, unless the image would pass max_side pixels or ~256 MB of pixels. */
   double scale = MIN (1.0, max_side / (MAX (sw, sh) + 32));
   scale = MIN (scale, sqrt (64e6 / ((sw + 32) * (sh + 32))));
-  if (scale < MIN_ZOOM)
+  if (scale < TILE_MIN_ZOOM)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
                    _("The graph is too large for an image (%.0f×%.0f units); export it as SVG instead"), sw, sh);
@@ -2092,6 +2284,16 @@ owb_graph_view_size_allocate (GtkWidget *widget, int width, int height, int base
       self->center_pending = FALSE;
       center_on (self, self->center_x, self->center_y);
     }
+  g_signal_emit (self, signals[VIEWPORT_CHANGED], 0);
+}
+
+static void
+owb_graph_view_map (GtkWidget *widget)
+{
+  OwbGraphView *self = OWB_GRAPH_VIEW (widget);
+  GTK_WIDGET_CLASS (owb_graph_view_parent_class)->map (widget);
+  if (self->build_deferred)
+    start_build (self);
 }
 
 static void
@@ -2135,6 +2337,8 @@ owb_graph_view_finalize (GObject *object)
   g_clear_object (&self->cancellable);
   g_clear_pointer (&self->frames, g_ptr_array_unref);
   g_clear_pointer (&self->tiles, g_hash_table_unref);
+  g_clear_pointer (&self->overview, _owb_overview_free);
+  g_clear_pointer (&self->labels, _owb_edge_labels_free);
   g_clear_object (&self->layout);
   g_clear_pointer (&self->selected_tensor, g_free);
   g_clear_pointer (&self->highlight, g_hash_table_unref);
@@ -2196,6 +2400,7 @@ owb_graph_view_class_init (OwbGraphViewClass *klass)
   object_class->set_property = owb_graph_view_set_property;
   widget_class->snapshot = owb_graph_view_snapshot;
   widget_class->measure = owb_graph_view_measure;
+  widget_class->map = owb_graph_view_map;
   widget_class->size_allocate = owb_graph_view_size_allocate;
   widget_class->css_changed = owb_graph_view_css_changed;
   widget_class->query_tooltip = query_tooltip;
@@ -2220,6 +2425,8 @@ owb_graph_view_class_init (OwbGraphViewClass *klass)
                                         NULL, NULL, NULL, G_TYPE_NONE, 0);
   signals[SCENE_CHANGED] = g_signal_new ("scene-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                                          NULL, NULL, NULL, G_TYPE_NONE, 0);
+  signals[VIEWPORT_CHANGED] = g_signal_new ("viewport-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                            NULL, NULL, NULL, G_TYPE_NONE, 0);
 
   gtk_widget_class_install_action (widget_class, "graph.zoom-in", NULL, view_action);
   gtk_widget_class_install_action (widget_class, "graph.zoom-out", NULL, view_action);

@@ -19,6 +19,12 @@ GtkWidget *owb_graph_view_new (void);
  * showing it. graph NULL clears the view. */
 void owb_graph_view_set_graph (OwbGraphView *self, const OwbGraph *graph, gpointer owner,
                                GDestroyNotify owner_release);
+/* Shows `graph`, the graph on screen prepared again (the same nodes and values, maybe in another
+ * order, now with provider claims), keeping the layout, the view, the selection and matches;
+ * for a subgraph opened in place, goes back to the main graph. Takes `owner` as set_graph does.
+ * FALSE (nothing taken, nothing changed) when the graphs differ: then set_graph it. */
+gboolean owb_graph_view_update_graph (OwbGraphView *self, const OwbGraph *graph, gpointer owner,
+                                      GDestroyNotify owner_release);
 /* The graph on screen: the main graph, or the subgraph opened in place. */
 const OwbGraph *owb_graph_view_get_graph (OwbGraphView *self);
 gboolean owb_graph_view_get_busy (OwbGraphView *self);
@@ -83,6 +89,17 @@ guint owb_graph_view_get_n_highlighted (OwbGraphView *self);
 void owb_graph_view_click (OwbGraphView *self, double x, double y, int n_press);
 /* The scene on screen (borrowed; NULL while building). Its indices change when groups toggle. */
 const struct _OwbGraphScene *owb_graph_view_get_scene (OwbGraphView *self);
+/* Whether the view is so far out that it draws the scene's overview image (a density image of
+ * the boxes) instead of the boxes themselves; the zoom can go down to 1/1048576. */
+gboolean owb_graph_view_get_drawing_overview (OwbGraphView *self);
+/* The overview image of the scene, at least width × height pixels where it has that many
+ * (borrowed; valid until the scene changes); NULL without a scene. It spans extent_width ×
+ * extent_height scene units from the scene's origin (the scene and a little more). Signal
+ * "viewport-changed" when the zoom, the scroll, the view's size or the scene change. */
+GdkTexture *owb_graph_view_get_overview (OwbGraphView *self, int width, int height, double *extent_width,
+                                         double *extent_height);
+/* Scrolls so that scene point (x, y) is at the centre of the view. */
+void owb_graph_view_center_on (OwbGraphView *self, double x, double y);
 /* The whole scene rendered at scale 1, or smaller so no side passes max_side pixels. */
 GdkTexture *owb_graph_view_render_texture (OwbGraphView *self, double max_side, GError **error);
 

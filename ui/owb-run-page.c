@@ -496,6 +496,12 @@ rebuild (OwbRunPage *self)
     }
   self->prepared = owb_prepared_ref (prepared);
   OwbSession *session = owb_prepared_get_session (prepared);
+  if (owb_prepared_is_pending (prepared))
+    {
+      gtk_stack_set_visible_child_name (self->stack, "preparing");
+      update_sensitivity (self);
+      return;
+    }
   if (session == NULL)
     {
       const GError *error = owb_prepared_get_error (prepared);

@@ -5,6 +5,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "owb-optimize-page.h"
+#include "owb-profile-page.h"
 #include "owb-resources.h"
 #include "owb-run-page.h"
 
@@ -32,9 +33,16 @@ run_page_set_document (GtkWidget *page, OwbDocument *document)
   owb_run_page_set_document (OWB_RUN_PAGE (page), document);
 }
 
+static void
+profile_page_set_document (GtkWidget *page, OwbDocument *document)
+{
+  owb_profile_page_set_document (OWB_PROFILE_PAGE (page), document);
+}
+
 static const OwbWindowPage page_table[] = {
   { "optimize", N_("Optimize"), "emblem-system-symbolic", owb_optimize_page_new, optimize_page_set_document },
   { "run", N_("Run"), "media-playback-start-symbolic", owb_run_page_new, run_page_set_document },
+  { "profile", N_("Profile"), "power-profile-performance-symbolic", owb_profile_page_new, profile_page_set_document },
 };
 
 /* The level drop-down lists the levels in OwbOptimizeLevel order. */
@@ -177,6 +185,25 @@ on_inspector_tensor_activated (OwbInspector *inspector, const char *name, OwbWin
 
 /* Prepared models */
 
+/* What the pane says while a session is prepared behind the graph on screen. */
+static void
+update_preparing (OwbWindow *self)
+{
+  gboolean preparing = self->n_preparing > 0 || (self->document && owb_document_get_preparing (self->document));
+  gtk_widget_set_visible (GTK_WIDGET (self->prepare_spinner), preparing);
+  gtk_spinner_set_spinning (self->prepare_spinner, preparing);
+
+  OwbPrepared *prepared = self->document ? owb_document_get_prepared (self->document) : NULL;
+  const char *what = NULL;
+  if (prepared && owb_prepared_is_pending (prepared))
+    what = owb_prepared_get_level (prepared) == OWB_OPTIMIZE_DISABLED
+               ? _("The graph as loaded; the provider colours appear when the session is prepared")
+               : _("The graph as loaded; the graph optimized at the chosen level replaces it when the session is prepared");
+  else if (preparing)
+    what = _("The graph shown stays until the session at the chosen level is prepared");
+  owb_graph_pane_set_preparing (self->graph_pane, what);
+}
+
 static void
 on_prepared_changed (OwbWindow *self)
 {
@@ -184,9 +211,14 @@ on_prepared_changed (OwbWindow *self)
   if (!prepared)
     return;
   const OwbGraph *graph = owb_prepared_get_graph (prepared);
-  owb_graph_view_set_graph (owb_graph_pane_get_view (self->graph_pane), graph, owb_prepared_ref (prepared),
-                            (GDestroyNotify) owb_prepared_unref);
-  owb_inspector_show_model (self->inspector, owb_document_get_model (self->document), graph);
+  OwbGraphView *view = owb_graph_pane_get_view (self->graph_pane);
+  /* The same graph with its claims (the session at level disabled after the model as loaded)
+   * keeps its layout, the place on screen and the selection; another one is laid out anew. */
+  OwbPrepared *hold = owb_prepared_ref (prepared);
+  if (!owb_graph_view_update_graph (view, graph, hold, (GDestroyNotify) owb_prepared_unref))
+    owb_graph_view_set_graph (view, graph, hold, (GDestroyNotify) owb_prepared_unref);
+  on_selection_changed (self);
+  update_preparing (self);
 
   /* The graph is still shown (as loaded), but say why it is not the prepared one. */
   const GError *error = owb_prepared_get_error (prepared);
@@ -204,8 +236,7 @@ set_preparing (OwbWindow *self, gboolean preparing)
     self->n_preparing++;
   else if (self->n_preparing > 0)
     self->n_preparing--;
-  gtk_widget_set_visible (GTK_WIDGET (self->prepare_spinner), self->n_preparing > 0);
-  gtk_spinner_set_spinning (self->prepare_spinner, self->n_preparing > 0);
+  update_preparing (self);
 }
 
 static void
@@ -285,6 +316,8 @@ show_document (OwbWindow *self, OwbDocument *document)
 {
   g_set_object (&self->document, document);
   g_signal_connect_object (document, "notify::prepared", G_CALLBACK (on_prepared_changed), self,
+                           G_CONNECT_SWAPPED);
+  g_signal_connect_object (document, "notify::preparing", G_CALLBACK (update_preparing), self,
                            G_CONNECT_SWAPPED);
 
   GFile *file = owb_document_get_file (document);
@@ -494,6 +527,26 @@ new_provider_list (void)
   return list;
 }
 
+/* A page that names a node (the Profile page's timeline): select it in the graph and the
+ * inspector; reveal shows the graph. By name: the page may run a session of its own. */
+static void
+on_page_node_activated (GtkWidget *page, const char *name, gboolean reveal, OwbWindow *self)
+{
+  OwbGraphView *view = owb_graph_pane_get_view (self->graph_pane);
+  const OwbGraph *graph = owb_graph_view_get_graph (view);
+  for (guint i = 0; graph && i < graph->nodes->len; i++)
+    {
+      const OwbNode *node = g_ptr_array_index (graph->nodes, i);
+      if (g_strcmp0 (node->name, name) == 0)
+        {
+          owb_graph_view_select_node (view, node);
+          if (reveal)
+            adw_view_stack_set_visible_child_name (self->view_stack, "graph");
+          return;
+        }
+    }
+}
+
 static void
 add_pages (OwbWindow *self)
 {
@@ -504,6 +557,8 @@ add_pages (OwbWindow *self)
       AdwViewStackPage *stack_page = adw_view_stack_add_titled (self->view_stack, page, page_table[i].name,
                                                                  _(page_table[i].title));
       adw_view_stack_page_set_icon_name (stack_page, page_table[i].icon_name);
+      if (g_signal_lookup ("node-activated", G_OBJECT_TYPE (page)))
+        g_signal_connect (page, "node-activated", G_CALLBACK (on_page_node_activated), self);
       g_ptr_array_add (self->pages, page);
     }
 }

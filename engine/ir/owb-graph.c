@@ -1,5 +1,6 @@
 /* owb-graph.c: construction, copying and queries of the IR (models, graphs, nodes, attributes). */
 #include <owb/owb-graph.h>
+#include <owb/owb-error.h>
 
 #include <malloc.h>
 #include <string.h>
@@ -550,6 +551,35 @@ owb_node_get_int (const OwbNode *node, const char *name, int64_t default_value)
 {
   const OwbAttribute *attr = owb_node_get_attribute (node, name);
   return attr && attr->type == OWB_ATTR_INT ? attr->i : default_value;
+}
+
+gboolean
+owb_node_get_int_in_range (const OwbNode *node, const char *name, int64_t default_value, int64_t min, int64_t max,
+                           int64_t *value, GError **error)
+{
+  int64_t v = owb_node_get_int (node, name, default_value);
+  if (v < min || v > max)
+    {
+      char *who = owb_node_describe (node);
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
+                   "%s: attribute '%s' = %" G_GINT64_FORMAT " is out of range (%" G_GINT64_FORMAT " to %" G_GINT64_FORMAT
+                   ")", who, name, v, min, max);
+      g_free (who);
+      return FALSE;
+    }
+  *value = v;
+  return TRUE;
+}
+
+gboolean
+owb_node_get_int32 (const OwbNode *node, const char *name, int default_value, int min, int max, int *value,
+                    GError **error)
+{
+  int64_t v;
+  if (!owb_node_get_int_in_range (node, name, default_value, min, max, &v, error))
+    return FALSE;
+  *value = (int) v;
+  return TRUE;
 }
 
 float

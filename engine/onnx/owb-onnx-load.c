@@ -24,6 +24,9 @@
 #define MAX_GRAPH_DEPTH 64
 /* Function calls expanded inside function bodies deeper than this are taken as recursion. */
 #define MAX_FUNCTION_DEPTH 32
+/* Nodes that expanding model-local functions may create in one model: a function calling
+ * another twice, 30 levels deep, would otherwise ask for 2^30 nodes. */
+#define MAX_EXPANDED_NODES 1000000
 
 /* Protobuf-c memory: plain g_try_malloc/g_free, so that byte buffers can be stolen. */
 
@@ -53,7 +56,8 @@ _owb_mapped_file_free (gpointer p)
   OwbMappedFile *mapped = p;
   if (mapped == NULL)
     return;
-  g_mapped_file_unref (mapped->file);
+  if (mapped->fd >= 0)
+    close (mapped->fd);
   g_free (mapped->path);
   g_free (mapped);
 }
@@ -466,7 +470,7 @@ release_pages (const guint8 **done, const guint8 *upto)
 
 /* Byte order: files are little-endian. */
 
-static gsize
+static G_GNUC_UNUSED gsize
 component_size (OwbDataType dtype)
 {
   gsize size = owb_data_type_size (dtype);
@@ -1020,6 +1024,7 @@ typedef struct {
   GHashTable *functions; /* key -> Function * */
   GHashTable *prefixes;  /* call prefixes in use */
   int unnamed_calls;
+  guint64 expanded_nodes; /* created by function expansion so far (MAX_EXPANDED_NODES) */
   /* Payloads left out of the skeleton, by initializer index of the main graph. */
   const Onnx__GraphProto *main_graph;
   const guint8 *data; /* the original wire data */
@@ -1031,6 +1036,9 @@ typedef struct {
 struct _Function {
   Onnx__FunctionProto *proto;
   OwbNode *defaults; /* attribute_proto converted, on first use */
+  /* Nodes one call expands to, counted before anything is expanded (see expanded_size). */
+  guint64 expanded_size;
+  int size_state; /* 0 not counted, 1 being counted (a cycle if met again), 2 counted */
 };
 
 /* Renaming inside an expanded function call. */
@@ -1126,6 +1134,12 @@ map_external_file (Ctx *ctx, const char *tensor, const char *location, GError **
   g_autofree char *path = g_strdup (resolved);
   free (resolved);
   gsize base_len = strlen (ctx->base_real);
+  if (strcmp (path, ctx->base_real) == 0)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
+                   "tensor '%s': external data location '%s' is the model's folder, not a file", tensor, location);
+      return NULL;
+    }
   gboolean inside = strncmp (path, ctx->base_real, base_len) == 0
                     && (path[base_len] == '/' || (base_len == 1 && ctx->base_real[0] == '/'));
   if (!inside)
@@ -1141,32 +1155,17 @@ map_external_file (Ctx *ctx, const char *tensor, const char *location, GError **
       if (strcmp (mapped->path, path) == 0)
         return mapped;
     }
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
   struct stat st;
-  if (fd < 0 || fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
-    {
-      int err = fd < 0 ? errno : EINVAL;
-      if (fd >= 0)
-        close (fd);
-      g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "tensor '%s': cannot open external data file '%s': %s", tensor,
-                   location, err == EINVAL ? "not a regular file" : g_strerror (err));
-      return NULL;
-    }
-  /* A private writable mapping: pages are copy-on-write, so a kernel that writes to an
-   * initializer cannot crash on a read-only page or change the file. */
-  GError *map_error = NULL;
-  GMappedFile *file = g_mapped_file_new_from_fd (fd, TRUE, &map_error);
-  close (fd);
-  if (!file)
-    {
-      g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "tensor '%s': cannot map external data file '%s': %s", tensor,
-                   location, map_error->message);
-      g_error_free (map_error);
-      return NULL;
-    }
+  g_autofree char *what = g_strdup_printf ("external data file of tensor '%s'", tensor);
+  int fd = _owb_open_regular_file (path, what, &st, error);
+  if (fd < 0)
+    return NULL;
   OwbMappedFile *mapped = g_new0 (OwbMappedFile, 1);
-  mapped->file = file;
+  mapped->fd = fd;
+  mapped->size = (guint64) st.st_size;
   mapped->path = g_steal_pointer (&path);
+  mapped->device = st.st_dev;
+  mapped->inode = st.st_ino;
   g_ptr_array_add (ctx->model->mappings, mapped);
   return mapped;
 }
@@ -1235,7 +1234,7 @@ load_external (Ctx *ctx, Onnx__TensorProto *proto, GError **error)
   OwbMappedFile *mapped = map_external_file (ctx, name, location, error);
   if (!mapped)
     return NULL;
-  guint64 file_size = g_mapped_file_get_length (mapped->file);
+  guint64 file_size = mapped->size;
   if (offset > file_size || (length_text && length > file_size - offset))
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
@@ -1252,30 +1251,40 @@ load_external (Ctx *ctx, Onnx__TensorProto *proto, GError **error)
     }
   if (nbytes == 0)
     return owb_tensor_new (dtype, rank, dims, error);
-  guint8 *data = (guint8 *) g_mapped_file_get_contents (mapped->file) + offset;
-  gsize align = MAX (MIN (component_size (dtype), 8), 1);
-  OwbTensor *tensor;
+  /* Copied out with pread: a mapping would raise SIGBUS in a kernel if the file shrank later. */
+  OwbTensor *tensor = owb_tensor_new_uninit (dtype, rank, dims, error);
+  if (!tensor)
+    return NULL;
   if (_owb_onnx_packed_bits (dtype))
     {
-      tensor = owb_tensor_new_uninit (dtype, rank, dims, error);
-      if (tensor)
-        unpack_bits (tensor->data, data, nelems, dtype);
-    }
-  else if (G_BYTE_ORDER == G_LITTLE_ENDIAN && ((guintptr) data % align) == 0)
-    tensor = owb_tensor_new_wrap (dtype, rank, dims, data, (GDestroyNotify) g_mapped_file_unref,
-                                  g_mapped_file_ref (mapped->file), error);
-  else
-    {
-      /* Misaligned for the element type (or a big-endian host): a copy kernels can read safely. */
-      tensor = owb_tensor_new_uninit (dtype, rank, dims, error);
-      if (tensor)
+      guint8 *packed = g_try_malloc (nbytes);
+      if (!packed)
         {
-          memcpy (tensor->data, data, nbytes);
-#if G_BYTE_ORDER == G_BIG_ENDIAN
-          swap_in_place (tensor->data, nbytes, component_size (dtype));
-#endif
+          g_set_error (error, OWB_ERROR, OWB_ERROR_NOMEM, "tensor '%s': cannot allocate %" G_GSIZE_FORMAT " bytes",
+                       name, nbytes);
+          owb_tensor_unref (tensor);
+          return NULL;
         }
+      gboolean ok = _owb_pread_exact (mapped->fd, packed, nbytes, offset, "external data file", location, error);
+      if (ok)
+        unpack_bits (tensor->data, packed, nelems, dtype);
+      g_free (packed);
+      if (!ok)
+        {
+          owb_tensor_unref (tensor);
+          return NULL;
+        }
+      return tensor;
     }
+  if (!_owb_pread_exact (mapped->fd, tensor->data, nbytes, offset, "external data file", location, error))
+    {
+      g_prefix_error (error, "tensor '%s': ", name);
+      owb_tensor_unref (tensor);
+      return NULL;
+    }
+#if G_BYTE_ORDER == G_BIG_ENDIAN
+  swap_in_place (tensor->data, nbytes, component_size (dtype));
+#endif
   return tensor;
 }
 
@@ -1703,6 +1712,35 @@ find_function (Ctx *ctx, const Onnx__NodeProto *np)
   return g_hash_table_lookup (ctx->functions, key);
 }
 
+/* Nodes one call of the function expands to (calls inside it expanded), saturating past
+ * MAX_EXPANDED_NODES; G_MAXUINT64 when the function calls itself. Memoised, so the count is
+ * linear in the functions' sizes even when the expansion is exponential. */
+static guint64
+expanded_size (Ctx *ctx, Function *function)
+{
+  if (function->size_state == 2)
+    return function->expanded_size;
+  if (function->size_state == 1)
+    return G_MAXUINT64;
+  function->size_state = 1;
+  guint64 total = 0;
+  Onnx__FunctionProto *fp = function->proto;
+  for (gsize i = 0; i < fp->n_node && total <= MAX_EXPANDED_NODES; i++)
+    {
+      Function *callee = find_function (ctx, fp->node[i]);
+      guint64 n = callee ? expanded_size (ctx, callee) : 1;
+      if (n == G_MAXUINT64)
+        {
+          total = G_MAXUINT64;
+          break;
+        }
+      total += MIN (n, (guint64) MAX_EXPANDED_NODES + 1);
+    }
+  function->expanded_size = total;
+  function->size_state = 2;
+  return total;
+}
+
 /* Replaces a call of a model-local function by a copy of its body: formal inputs and outputs
  * become the call's names, every other name is prefixed with a name unique to the call, and
  * attribute references take the call's attribute values. */
@@ -1717,6 +1755,26 @@ expand_call (Ctx *ctx, const Env *env, Onnx__NodeProto *np, Function *function, 
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
                    "function '%s' is recursive, or calls are nested deeper than %d", fp->name, MAX_FUNCTION_DEPTH);
       return FALSE;
+    }
+  if (call_depth == 1)
+    {
+      /* The whole expansion of this call, known before any of it is built. */
+      guint64 size = expanded_size (ctx, function);
+      if (size == G_MAXUINT64)
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
+                       "function '%s' is recursive (it calls itself, directly or through other functions)",
+                       fp->name);
+          return FALSE;
+        }
+      if (size > MAX_EXPANDED_NODES || ctx->expanded_nodes + size > MAX_EXPANDED_NODES)
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
+                       "expanding model-local functions would create more than %d nodes (a call of function '%s' "
+                       "alone expands to %s%" G_GUINT64_FORMAT ")", MAX_EXPANDED_NODES, fp->name,
+                       size > MAX_EXPANDED_NODES ? "more than " : "", MIN (size, (guint64) MAX_EXPANDED_NODES));
+          return FALSE;
+        }
     }
   if (function->defaults == NULL)
     {
@@ -1775,9 +1833,23 @@ expand_call (Ctx *ctx, const Env *env, Onnx__NodeProto *np, Function *function, 
     if (fp->output[i] && fp->output[i][0] && i < (gsize) call->n_outputs && call->outputs[i][0])
       g_hash_table_insert (inner.names, fp->output[i], call->outputs[i]);
 
+  /* Counted before the body is converted, so that the budget stops an expansion before it costs. */
+  ctx->expanded_nodes += fp->n_node;
+  if (ctx->expanded_nodes > MAX_EXPANDED_NODES)
+    {
+      g_hash_table_unref (inner.names);
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
+                   "expanding model-local functions would create more than %d nodes (at function '%s', %d calls deep)",
+                   MAX_EXPANDED_NODES, fp->name, call_depth);
+      if (call_depth > 1)
+        return FALSE;
+      g_prefix_error (error, "in function '%s' called by '%s': ", fp->name, base);
+      return FALSE;
+    }
   gboolean ok = convert_nodes (ctx, &inner, fp->node, fp->n_node, graph, depth, error);
   g_hash_table_unref (inner.names);
-  if (!ok)
+  /* Only the outermost call names itself: a chain of 32 nested calls would make a 5 KB line. */
+  if (!ok && call_depth == 1)
     g_prefix_error (error, "in function '%s' called by '%s': ", fp->name, base);
   return ok;
 }
@@ -1993,66 +2065,40 @@ owb_model_load_from_data (const void *data, gsize size, const char *base_dir, GE
   return load_data (data, size, base_dir, FALSE, error);
 }
 
-/* The file mapped privately and read-only (its pages can then be released once copied), or read
- * into memory when it cannot be mapped (pipes, devices). */
+/* Regular files only (a FIFO would block, a device never end). The bytes are read into private
+ * anonymous memory, not mapped from the file: a file truncated while it loads then gives an
+ * error instead of SIGBUS, and the pages can still be released as soon as they are copied. */
 static OwbModel *
 load_file (const char *path, const char *base_dir, GError **error)
 {
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  int fd = _owb_open_regular_file (path, "model", &st, error);
   if (fd < 0)
     {
-      int err = errno;
-      g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot read model: cannot open '%s': %s", path,
-                   g_strerror (err));
+      g_prefix_error (error, "cannot read model: ");
       return NULL;
     }
-  struct stat st;
-  if (fstat (fd, &st) != 0)
+  if (st.st_size <= 0 || (guint64) st.st_size > G_MAXSIZE)
     {
-      int err = errno;
       close (fd);
-      g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot read model: '%s': %s", path, g_strerror (err));
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "%s: %s", path,
+                   st.st_size <= 0 ? "the file is empty" : "the file is too large for this machine");
       return NULL;
     }
-  if (S_ISDIR (st.st_mode))
+  gsize size = (gsize) st.st_size;
+  void *buffer = mmap (NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (buffer == MAP_FAILED)
     {
       close (fd);
-      g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot read model: '%s' is a folder", path);
+      g_set_error (error, OWB_ERROR, OWB_ERROR_NOMEM, "%s: cannot allocate %" G_GSIZE_FORMAT " bytes to read the model",
+                   path, size);
       return NULL;
     }
-#ifdef G_OS_UNIX
-  if (S_ISREG (st.st_mode) && st.st_size > 0 && (guint64) st.st_size <= G_MAXSIZE)
-    {
-      gsize size = (gsize) st.st_size;
-      void *map = mmap (NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-      close (fd);
-      if (map == MAP_FAILED)
-        {
-          int err = errno;
-          g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot read model: cannot map '%s': %s", path,
-                       g_strerror (err));
-          return NULL;
-        }
-      OwbModel *model = load_data (map, size, base_dir, TRUE, error);
-      munmap (map, size);
-      if (!model)
-        g_prefix_error (error, "%s: ", path);
-      return model;
-    }
-#endif
+  gboolean ok = _owb_pread_exact (fd, buffer, size, 0, "model", path, error);
   close (fd);
-  GError *io_error = NULL;
-  gchar *contents = NULL;
-  gsize size = 0;
-  if (!g_file_get_contents (path, &contents, &size, &io_error))
-    {
-      g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot read model: %s", io_error->message);
-      g_error_free (io_error);
-      return NULL;
-    }
-  OwbModel *model = load_data ((const guint8 *) contents, size, base_dir, FALSE, error);
-  g_free (contents);
-  if (!model)
+  OwbModel *model = ok ? load_data (buffer, size, base_dir, TRUE, error) : NULL;
+  munmap (buffer, size);
+  if (!model && ok)
     g_prefix_error (error, "%s: ", path);
   return model;
 }

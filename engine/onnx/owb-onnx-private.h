@@ -4,6 +4,7 @@
 #include <owb/owb-graph.h>
 
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "onnx-owb.pb-c.h"
 
@@ -13,12 +14,24 @@ G_BEGIN_DECLS
  * protobuf-c unpacks recursively and a crafted file could otherwise exhaust the stack. */
 #define OWB_ONNX_MAX_MESSAGE_DEPTH 400
 
-/* An external data file mapped for a model; model->mappings holds these. `path` is the resolved
- * real path, so a save can refuse to overwrite a file the model still reads from. */
+/* An external data file a model read tensors from; model->mappings holds these. Tensors are
+ * copied out with pread, never mapped: a file that shrinks under us gives an error, not SIGBUS.
+ * `path` is the resolved real path; device and inode let a save refuse to overwrite the file. */
 typedef struct {
-  GMappedFile *file;
+  int fd;               /* open while the model loads; -1 after */
   char *path;
+  guint64 size;
+  guint64 device, inode; /* the file's identity, for owb_model_find_external_file */
 } OwbMappedFile;
+
+/* Opens a file for reading only if it is a regular file (a FIFO must not block the loader, a
+ * device must not be read forever); -1 with an OWB_ERROR_IO error naming `what` and the path
+ * otherwise. st receives its status. */
+int _owb_open_regular_file (const char *path, const char *what, struct stat *st, GError **error);
+/* Reads exactly size bytes at offset; FALSE with an OWB_ERROR_IO error when the file ends early
+ * (it shrank since it was opened) or a read fails. */
+gboolean _owb_pread_exact (int fd, void *buffer, gsize size, guint64 offset, const char *what, const char *path,
+                           GError **error);
 
 void _owb_mapped_file_free (gpointer mapped);
 
@@ -64,20 +77,26 @@ gboolean _owb_onnx_tensor_to_proto (OwbProtoArena *arena, const OwbTensor *tenso
 /* A dense tensor from a SparseTensorProto (values scattered into zeros). */
 OwbTensor *_owb_onnx_sparse_to_dense (Onnx__SparseTensorProto *sparse, GError **error);
 
-/* A file written under a temporary name beside `path` and renamed over it once complete. */
+/* A file written completely or not at all: an unnamed O_TMPFILE in the target's folder where the
+ * filesystem allows, else a temporary PATH.tmp-XXXXXX; either is linked or renamed over `path`
+ * once complete. The writer holds an exclusive flock on it meanwhile, so that a later open beside
+ * the same target can tell a stale temporary (a writer killed with SIGKILL) and remove it. */
 typedef struct {
   char *path;
-  char *tmp_path;
+  char *tmp_path;    /* NULL for an anonymous file until it is linked */
   FILE *file;
+  gboolean anonymous;
+  gboolean flushed;
+  int slot;          /* in the signal handler's list of names to remove, plus one; 0 for none */
 } OwbAtomicFile;
 
 gboolean _owb_atomic_file_open (OwbAtomicFile *af, const char *path, GError **error);
 /* Streams a message into the file without building it in memory first; FALSE on a write error
  * (the close then reports it too). */
 gboolean _owb_atomic_file_write_message (OwbAtomicFile *af, const ProtobufCMessage *message);
-/* Flushes and closes (the data is on disk); the temporary name stays. */
+/* Flushes and syncs (the data is on disk); the file stays open and unnamed or temporary. */
 gboolean _owb_atomic_file_close (OwbAtomicFile *af, GError **error);
-/* Closes if needed and renames over the target. */
+/* Flushes if needed, names the file and renames it over the target, then closes it. */
 gboolean _owb_atomic_file_commit (OwbAtomicFile *af, GError **error);
 /* Removes the temporary file, if any; safe to call after commit or on a zeroed struct. */
 void _owb_atomic_file_abort (OwbAtomicFile *af);

@@ -603,83 +603,6 @@ owb_model_save_to_bytes (const OwbModel *model, GError **error)
   return bytes;
 }
 
-/* Atomic file writing: a temporary file beside the target, renamed over it when complete. */
-
-gboolean
-_owb_atomic_file_open (OwbAtomicFile *af, const char *path, GError **error)
-{
-  memset (af, 0, sizeof *af);
-  af->path = g_strdup (path);
-  af->tmp_path = g_strdup_printf ("%s.tmp-XXXXXX", path);
-  int fd = g_mkstemp_full (af->tmp_path, O_WRONLY | O_CLOEXEC, 0644);
-  if (fd < 0)
-    {
-      int err = errno;
-      g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot create a file beside '%s': %s", path, g_strerror (err));
-      g_clear_pointer (&af->tmp_path, g_free);
-      g_clear_pointer (&af->path, g_free);
-      return FALSE;
-    }
-  /* mkstemp makes the file private; saved models are ordinary files. */
-  mode_t mask = 022;
-  (void) fchmod (fd, 0666 & ~mask);
-  af->file = fdopen (fd, "wb");
-  if (af->file == NULL)
-    {
-      close (fd);
-      _owb_atomic_file_abort (af);
-      g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot write '%s'", path);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gboolean
-_owb_atomic_file_close (OwbAtomicFile *af, GError **error)
-{
-  if (af->file == NULL)
-    return TRUE;
-  gboolean ok = !ferror (af->file) && fflush (af->file) == 0 && fsync (fileno (af->file)) == 0;
-  int err = errno;
-  ok = (fclose (af->file) == 0) && ok;
-  af->file = NULL;
-  if (!ok)
-    {
-      g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot write '%s': %s", af->path, g_strerror (err ? err : EIO));
-      _owb_atomic_file_abort (af);
-    }
-  return ok;
-}
-
-gboolean
-_owb_atomic_file_commit (OwbAtomicFile *af, GError **error)
-{
-  if (!_owb_atomic_file_close (af, error))
-    return FALSE;
-  if (g_rename (af->tmp_path, af->path) != 0)
-    {
-      int err = errno;
-      g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot replace '%s': %s", af->path, g_strerror (err));
-      _owb_atomic_file_abort (af);
-      return FALSE;
-    }
-  g_clear_pointer (&af->tmp_path, g_free);
-  g_clear_pointer (&af->path, g_free);
-  return TRUE;
-}
-
-void
-_owb_atomic_file_abort (OwbAtomicFile *af)
-{
-  if (af->file)
-    fclose (af->file);
-  af->file = NULL;
-  if (af->tmp_path)
-    g_unlink (af->tmp_path);
-  g_clear_pointer (&af->tmp_path, g_free);
-  g_clear_pointer (&af->path, g_free);
-}
-
 typedef struct {
   ProtobufCBuffer base;
   FILE *file;
@@ -702,23 +625,29 @@ _owb_atomic_file_write_message (OwbAtomicFile *af, const ProtobufCMessage *messa
   return !ferror (af->file);
 }
 
-static char *
-resolved_path (const char *path)
+/* By name as well as by identity: a file the model read from may have been replaced since (a save
+ * in place renames a new file over it), and the model on disk still names it. */
+static gboolean
+names_external_file (const OwbModel *model, const char *path)
 {
   char *real = realpath (path, NULL);
-  if (real)
+  if (real == NULL)
     {
-      char *copy = g_strdup (real);
-      free (real);
-      return copy;
+      g_autofree char *dir = g_path_get_dirname (path);
+      g_autofree char *base = g_path_get_basename (path);
+      char *real_dir = realpath (dir, NULL);
+      if (real_dir == NULL)
+        return FALSE;
+      char *joined = g_build_filename (real_dir, base, NULL);
+      free (real_dir);
+      real = strdup (joined);
+      g_free (joined);
     }
-  /* Not there yet: resolve the folder and keep the name. */
-  g_autofree char *dir = g_path_get_dirname (path);
-  g_autofree char *base = g_path_get_basename (path);
-  char *real_dir = realpath (dir, NULL);
-  char *result = real_dir ? g_build_filename (real_dir, base, NULL) : g_canonicalize_filename (path, NULL);
-  free (real_dir);
-  return result;
+  gboolean found = FALSE;
+  for (guint i = 0; model->mappings && i < model->mappings->len && !found; i++)
+    found = strcmp (((const OwbMappedFile *) g_ptr_array_index (model->mappings, i))->path, real) == 0;
+  free (real);
+  return found;
 }
 
 static gboolean
@@ -735,19 +664,19 @@ owb_model_save_file (const OwbModel *model, const char *path, const OwbSaveOptio
   g_autofree char *default_name = NULL;
   const char *external_name = NULL;
   g_autofree char *external_path = NULL;
-  g_autofree char *real_path = resolved_path (path);
+  g_auto (OwbFileIdentity) model_id = { 0 };
+  g_auto (OwbFileIdentity) external_id = { 0 };
 
   /* Never replace a file this model still reads tensors from: the model file would end up
-   * pointing into itself, and any other model using that file would break. */
-  for (guint i = 0; model->mappings && i < model->mappings->len; i++)
+   * pointing into itself, and any other model using that file would break. Files are compared
+   * by identity, so a symbolic link or a hard link to one is refused too. */
+  if (!owb_file_identity_init (&model_id, path, error))
+    return FALSE;
+  if (owb_model_find_external_file (model, &model_id) || names_external_file (model, path))
     {
-      const OwbMappedFile *mapped = g_ptr_array_index (model->mappings, i);
-      if (strcmp (mapped->path, real_path) == 0)
-        {
-          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
-                       "refusing to save over '%s': the model reads its external data from that file", path);
-          return FALSE;
-        }
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                   "refusing to save over '%s': the model reads its external data from that file", path);
+      return FALSE;
     }
   if (external)
     {
@@ -766,14 +695,18 @@ owb_model_save_file (const OwbModel *model, const char *path, const OwbSaveOptio
           return FALSE;
         }
       g_autofree char *dir = g_path_get_dirname (path);
-      g_autofree char *joined = g_build_filename (dir, external_name, NULL);
-      external_path = resolved_path (joined);
-      if (strcmp (external_path, real_path) == 0)
+      external_path = g_build_filename (dir, external_name, NULL);
+      if (!owb_file_identity_init (&external_id, external_path, error))
+        return FALSE;
+      if (owb_file_identity_equal (&external_id, &model_id))
         {
           g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
                        "external data file '%s' is the model file itself", external_name);
           return FALSE;
         }
+      /* The external data file may be one the model was loaded from: its tensors were copied at
+       * load, so saving a model in place (model and data together) is fine. Writing another
+       * model's data over it is the caller's to refuse (owb optimize does, by identity). */
     }
 
   SaveCtx ctx = { { g_ptr_array_new_with_free_func (g_free) } };

@@ -4,6 +4,7 @@
 #include <owb/owb-model-io.h>
 
 #include <string.h>
+#include <unistd.h>
 
 #include "owb-onnx-private.h"
 
@@ -631,18 +632,30 @@ is_npy_path (const char *path)
 OwbTensor *
 owb_tensor_load_file (const char *path, char **name, GError **error)
 {
-  GError *io_error = NULL;
   if (name)
     *name = NULL;
-  GMappedFile *file = g_mapped_file_new (path, FALSE, &io_error);
-  if (!file)
+  /* Read, not mapped (a file that shrinks gives an error, not SIGBUS); regular files only. */
+  struct stat st;
+  int fd = _owb_open_regular_file (path, "tensor file", &st, error);
+  if (fd < 0)
+    return NULL;
+  gsize size = (gsize) MAX (st.st_size, 0);
+  guint8 *buffer = g_try_malloc (MAX (size, 1));
+  if (!buffer)
     {
-      g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "cannot read tensor file: %s", io_error->message);
-      g_error_free (io_error);
+      close (fd);
+      g_set_error (error, OWB_ERROR, OWB_ERROR_NOMEM, "cannot allocate %" G_GSIZE_FORMAT " bytes to read '%s'", size,
+                   path);
       return NULL;
     }
-  const guint8 *data = (const guint8 *) g_mapped_file_get_contents (file);
-  gsize size = g_mapped_file_get_length (file);
+  gboolean read_ok = _owb_pread_exact (fd, buffer, size, 0, "tensor file", path, error);
+  close (fd);
+  if (!read_ok)
+    {
+      g_free (buffer);
+      return NULL;
+    }
+  const guint8 *data = buffer;
   OwbTensor *tensor;
   if (is_npy_path (path) || (size >= 6 && memcmp (data, NPY_MAGIC, 6) == 0))
     {
@@ -652,7 +665,7 @@ owb_tensor_load_file (const char *path, char **name, GError **error)
     }
   else
     tensor = owb_tensor_load_pb_data (data, size, name, error);
-  g_mapped_file_unref (file);
+  g_free (buffer);
   if (!tensor)
     g_prefix_error (error, "%s: ", path);
   return tensor;

@@ -300,14 +300,16 @@ infer_scan (OwbInferContext *ctx, GError **error)
   const OwbGraph *body = require_graph (ctx, "body", error);
   if (!body)
     return FALSE;
-  int64_t n_scan_in = owb_node_get_int (ctx->node, "num_scan_inputs", -1);
   gboolean v8 = ctx->opset < 9;
   int first = v8 ? 1 : 0; /* opset 8 starts with sequence_lens */
-  int n_states = ctx->n_inputs - first - (int) n_scan_in;
-  if (n_scan_in < 1 || n_states < 0)
+  int n_scan_in;
+  if (!owb_node_get_int32 (ctx->node, "num_scan_inputs", -1, 1, MAX (ctx->n_inputs - first, 1), &n_scan_in, error))
+    return FALSE;
+  int n_states = ctx->n_inputs - first - n_scan_in;
+  if (n_states < 0)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
-                           "num_scan_inputs %" G_GINT64_FORMAT " must be at least 1 and at most the %d inputs", n_scan_in,
+                           "num_scan_inputs %d must be at least 1 and at most the %d inputs", n_scan_in,
                            ctx->n_inputs - first);
       return FALSE;
     }
@@ -321,8 +323,7 @@ infer_scan (OwbInferContext *ctx, GError **error)
   if ((int) body->inputs->len != n_states + (int) n_scan_in || n_scan_out < 0 || ctx->n_outputs != (int) body->outputs->len)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
-                           "body has %u inputs and %u outputs, the node %d state and %" G_GINT64_FORMAT
-                           " scan inputs and %d outputs",
+                           "body has %u inputs and %u outputs, the node %d state and %d scan inputs and %d outputs",
                            body->inputs->len, body->outputs->len, n_states, n_scan_in, ctx->n_outputs);
       return FALSE;
     }

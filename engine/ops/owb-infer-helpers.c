@@ -18,6 +18,100 @@ owb_infer_set_error (OwbInferContext *ctx, GError **error, int code, const char 
   g_free (msg);
 }
 
+const char *
+owb_value_kind_name (OwbValueKind kind)
+{
+  switch (kind)
+    {
+    case OWB_VALUE_TENSOR:
+      return "tensor";
+    case OWB_VALUE_SEQUENCE:
+      return "sequence";
+    case OWB_VALUE_OPTIONAL:
+      return "optional";
+    case OWB_VALUE_MAP:
+      return "map";
+    case OWB_VALUE_SPARSE_TENSOR:
+      return "sparse tensor";
+    default:
+      return "value of unknown kind";
+    }
+}
+
+static gboolean
+is_default_domain (const char *domain)
+{
+  return domain == NULL || domain[0] == '\0' || strcmp (domain, "ai.onnx") == 0;
+}
+
+/* The few ops of sequences and optionals (and the control-flow ops that pass any value through)
+ * say which kinds they take where; every other op reads its inputs as tensors, and a kernel fed a
+ * sequence would read its element list as tensor data. */
+gboolean
+owb_op_input_accepts_kind (const char *domain, const char *op_type, int input, OwbValueKind kind)
+{
+  if (kind == OWB_VALUE_TENSOR || kind == OWB_VALUE_UNKNOWN_KIND)
+    {
+      /* These read a sequence at input 0 and nothing else there. */
+      static const char *const sequence_first[] = { "SequenceInsert", "SequenceErase", "SequenceAt",
+                                                    "SequenceLength", "ConcatFromSequence", "SequenceMap" };
+      if (kind == OWB_VALUE_TENSOR && input == 0 && (op_type[0] == 'S' || op_type[0] == 'C')
+          && is_default_domain (domain))
+        for (guint i = 0; i < G_N_ELEMENTS (sequence_first); i++)
+          if (strcmp (op_type, sequence_first[i]) == 0)
+            return FALSE;
+      return TRUE;
+    }
+  if (!is_default_domain (domain))
+    return FALSE;
+  if (strcmp (op_type, "Identity") == 0 || strcmp (op_type, "Optional") == 0
+      || strcmp (op_type, "OptionalHasElement") == 0 || strcmp (op_type, "OptionalGetElement") == 0)
+    return kind != OWB_VALUE_SPARSE_TENSOR;
+  if (strcmp (op_type, "Loop") == 0)
+    return input >= 2 && kind != OWB_VALUE_SPARSE_TENSOR;
+  if (kind != OWB_VALUE_SEQUENCE)
+    return FALSE;
+  if (strcmp (op_type, "SequenceInsert") == 0 || strcmp (op_type, "SequenceErase") == 0
+      || strcmp (op_type, "SequenceAt") == 0 || strcmp (op_type, "SequenceLength") == 0
+      || strcmp (op_type, "ConcatFromSequence") == 0)
+    return input == 0;
+  if (strcmp (op_type, "SequenceMap") == 0)
+    return TRUE;
+  return FALSE;
+}
+
+gboolean
+owb_value_type_kind_is_known (const OwbValueType *type)
+{
+  /* An unknown type reads as a tensor of undefined element type and rank (owb_value_type_init_unknown):
+   * it may be a sequence (a Loop body's outer value, a function's input), so it is checked when
+   * its value is there, at run time. */
+  return type && type->kind != OWB_VALUE_UNKNOWN_KIND
+         && !(type->kind == OWB_VALUE_TENSOR && type->dtype == OWB_TYPE_UNDEFINED && type->rank < 0);
+}
+
+gboolean
+owb_op_check_input_kinds (const OwbNode *node, int n_inputs, const OwbValueType *const *inputs, GError **error)
+{
+  for (int i = 0; i < n_inputs; i++)
+    {
+      if (!owb_value_type_kind_is_known (inputs[i])
+          || owb_op_input_accepts_kind (node->domain, node->op_type, i, inputs[i]->kind))
+        continue;
+      OwbValueKind wanted = OWB_VALUE_TENSOR;
+      if (!owb_op_input_accepts_kind (node->domain, node->op_type, i, OWB_VALUE_TENSOR))
+        wanted = owb_op_input_accepts_kind (node->domain, node->op_type, i, OWB_VALUE_SEQUENCE) ? OWB_VALUE_SEQUENCE
+                                                                                               : OWB_VALUE_OPTIONAL;
+      char *who = owb_node_describe (node);
+      g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "%s: input %d ('%s') is a %s; %s takes a %s there", who, i,
+                   i < node->n_inputs && node->inputs[i] ? node->inputs[i] : "", owb_value_kind_name (inputs[i]->kind),
+                   node->op_type, owb_value_kind_name (wanted));
+      g_free (who);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
 owb_op_infer (const OwbOpSchema *schema, OwbInferContext *ctx, GError **error)
 {
@@ -44,6 +138,8 @@ owb_op_infer (const OwbOpSchema *schema, OwbInferContext *ctx, GError **error)
                            schema->min_outputs, schema->max_outputs);
       return FALSE;
     }
+  if (!owb_op_check_input_kinds (ctx->node, ctx->n_inputs, ctx->inputs, error))
+    return FALSE;
   for (int i = 0; i < ctx->n_outputs; i++)
     owb_value_type_init_unknown (&ctx->outputs[i]);
   if (!schema->infer)

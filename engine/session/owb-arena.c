@@ -12,6 +12,7 @@ struct _OwbArena {
   gsize live, peak, allocated;
   gsize base;   /* live bytes when the run began (outputs of earlier runs still held) */
   guint run;    /* generation of the current run */
+  gsize limit;  /* of live - base; 0: none */
 };
 
 typedef struct {
@@ -111,10 +112,42 @@ _owb_arena_end_run (OwbArena *arena)
   g_ptr_array_unref (stale);
 }
 
+void
+_owb_arena_set_limit (OwbArena *arena, gsize limit)
+{
+  arena->limit = limit;
+}
+
+static gboolean
+check_limit_locked (OwbArena *arena, gsize extra, GError **error)
+{
+  gsize in_use = arena->live >= arena->base ? arena->live - arena->base : 0;
+  if (arena->limit == 0 || (in_use <= arena->limit && extra <= arena->limit - in_use))
+    return TRUE;
+  g_set_error (error, OWB_ERROR, OWB_ERROR_NOMEM,
+               "the run would hold more than its memory limit of %" G_GSIZE_FORMAT " bytes (%" G_GSIZE_FORMAT
+               " in use, %" G_GSIZE_FORMAT " more asked)", arena->limit, in_use, extra);
+  return FALSE;
+}
+
+gboolean
+_owb_arena_check_limit (OwbArena *arena, gsize extra, GError **error)
+{
+  g_mutex_lock (&arena->lock);
+  gboolean ok = check_limit_locked (arena, extra, error);
+  g_mutex_unlock (&arena->lock);
+  return ok;
+}
+
 static Block *
 take_block (OwbArena *arena, gsize size, GError **error)
 {
   g_mutex_lock (&arena->lock);
+  if (!check_limit_locked (arena, size, error))
+    {
+      g_mutex_unlock (&arena->lock);
+      return NULL;
+    }
   /* Best fit among cached blocks, but not one more than twice too big (that would waste more
    * than a fresh allocation costs). The list is in release order and ties go to the block released
    * last, which is the most likely to be still in cache. */
@@ -191,4 +224,10 @@ gsize
 _owb_arena_get_allocated (const OwbArena *arena)
 {
   return arena->allocated;
+}
+
+gsize
+_owb_arena_get_in_use (const OwbArena *arena)
+{
+  return arena->live >= arena->base ? arena->live - arena->base : 0;
 }

@@ -1,6 +1,7 @@
 /* owb-kernel.c: kernel-table lookup and the helpers kernels call while they run. */
 #include <owb/owb-provider.h>
 #include <owb/owb-error.h>
+#include <owb/owb-op.h>
 
 #include <stdarg.h>
 #include <string.h>
@@ -32,6 +33,17 @@ owb_kernel_table_lookup (const OwbKernelDef *const *table, guint n_table, const 
 {
   gboolean op_seen = FALSE, version_seen = FALSE;
   OwbDataType rejected = OWB_TYPE_UNDEFINED;
+  /* A kernel reads its inputs as the kinds its op takes; any other kind (a sequence fed to Relu)
+   * has no kernel, whatever its element type. */
+  for (int i = 0; input_types && i < node->n_inputs; i++)
+    if (owb_value_type_kind_is_known (input_types[i])
+        && !owb_op_input_accepts_kind (node->domain, node->op_type, i, input_types[i]->kind))
+      {
+        if (why)
+          *why = g_strdup_printf ("no kernel for %s with a %s as input %d ('%s')", node->op_type,
+                                  owb_value_kind_name (input_types[i]->kind), i, node->inputs[i]);
+        return NULL;
+      }
   for (guint t = 0; t < n_table; t++)
     for (const OwbKernelDef *def = table[t]; def->op_type; def++)
       {

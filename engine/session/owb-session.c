@@ -7,6 +7,7 @@
 #include <owb/owb-error.h>
 
 #include "owb-arena.h"
+#include "owb-trace-private.h"
 #include "../ir/owb-ir-private.h"
 #include "../owb-tensor-private.h"
 
@@ -37,6 +38,7 @@ struct _Plan {
   int *output_slots;      /* per graph output */
   char **outer_names;     /* values read from enclosing graphs, NULL-terminated ... */
   int *outer_slots;       /* ... and the local slots they are bound to */
+  char *path;             /* for traces: "" for the main graph, "node/attribute" below it */
 };
 
 /* What a step's inference gave in an earlier run: while the step's inputs keep their types, and its
@@ -75,6 +77,7 @@ struct _OwbSession {
   OwbThreadPool *pool;
   OwbTraceHooks hooks;
   gboolean has_hooks;
+  gsize memory_limit;     /* OwbSessionOptions.memory_limit */
   Plan *main;
   GHashTable *plans;      /* OwbGraph * -> Plan *, every subgraph */
   GPtrArray *inputs;      /* OwbValueInfo * to feed (borrowed from the graph) */
@@ -240,10 +243,28 @@ add_subgraph_reads (const OwbNode *node, GHashTable *reads)
     }
 }
 
-static Plan *plan_new (OwbSession *s, OwbGraph *graph, int depth, GError **error);
+static Plan *plan_new (OwbSession *s, OwbGraph *graph, const char *path, int depth, GError **error);
+
+/* A subgraph's path in traces: its parent graph's, the node (by name, or "Op#index" when it has
+ * none) and the attribute ("body", or "branches[1]" in a list of graphs). */
+static char *
+subgraph_path (const Plan *parent, const OwbNode *node, guint index, const OwbAttribute *attr, int k)
+{
+  GString *path = g_string_new (parent->path);
+  if (path->len)
+    g_string_append_c (path, '/');
+  if (node->name && node->name[0])
+    g_string_append (path, node->name);
+  else
+    g_string_append_printf (path, "%s#%u", node->op_type, index);
+  g_string_append_printf (path, "/%s", attr->name ? attr->name : "");
+  if (attr->type == OWB_ATTR_GRAPHS)
+    g_string_append_printf (path, "[%d]", k);
+  return g_string_free (path, FALSE);
+}
 
 static gboolean
-plan_subgraphs (OwbSession *s, const OwbNode *node, int depth, GError **error)
+plan_subgraphs (OwbSession *s, const Plan *parent, guint index, const OwbNode *node, int depth, GError **error)
 {
   for (int a = 0; a < node->n_attributes; a++)
     {
@@ -252,7 +273,9 @@ plan_subgraphs (OwbSession *s, const OwbNode *node, int depth, GError **error)
       int n = attr->type == OWB_ATTR_GRAPH ? (attr->g != NULL) : attr->type == OWB_ATTR_GRAPHS ? attr->n : 0;
       for (int k = 0; k < n; k++)
         {
-          Plan *sub = plan_new (s, graphs[k], depth + 1, error);
+          char *path = subgraph_path (parent, node, index, attr, k);
+          Plan *sub = plan_new (s, graphs[k], path, depth + 1, error);
+          g_free (path);
           if (!sub)
             return FALSE;
           g_hash_table_insert (s->plans, graphs[k], sub);
@@ -334,10 +357,11 @@ held_constants_clear (HeldConstants *h)
 }
 
 static Plan *
-plan_new (OwbSession *s, OwbGraph *graph, int depth, GError **error)
+plan_new (OwbSession *s, OwbGraph *graph, const char *path, int depth, GError **error)
 {
   Plan *p = g_new0 (Plan, 1);
   p->graph = graph;
+  p->path = g_strdup (path);
   p->slot_of = g_hash_table_new (g_str_hash, g_str_equal);
   /* Slots: initializers, inputs, values from outer scopes, node outputs. */
   for (guint i = 0; i < graph->initializer_names->len; i++)
@@ -411,7 +435,7 @@ plan_new (OwbSession *s, OwbGraph *graph, int depth, GError **error)
           plan_free (p);
           return NULL;
         }
-      if (!partition_step (s, step, types, error) || !plan_subgraphs (s, node, depth, error))
+      if (!partition_step (s, step, types, error) || !plan_subgraphs (s, p, n, node, depth, error))
         {
           g_hash_table_unref (types);
           held_constants_clear (&held);
@@ -500,6 +524,7 @@ plan_free (Plan *p)
   g_free (p->output_slots);
   g_free (p->outer_names);
   g_free (p->outer_slots);
+  g_free (p->path);
   g_hash_table_unref (p->slot_of);
   g_free (p);
 }
@@ -536,6 +561,7 @@ session_new (OwbModel *model, gboolean take, const OwbSessionOptions *options, G
       s->hooks = *options->hooks;
       s->has_hooks = TRUE;
     }
+  s->memory_limit = options->memory_limit;
   /* The optimizer infers types first thing: once is enough. */
   if (options->optimize == OWB_OPTIMIZE_DISABLED && !owb_model_infer_shapes (s->model, error))
     goto fail;
@@ -550,7 +576,7 @@ session_new (OwbModel *model, gboolean take, const OwbSessionOptions *options, G
         goto fail;
     }
   OwbGraph *graph = s->model->graph;
-  s->main = plan_new (s, graph, 0, error);
+  s->main = plan_new (s, graph, "", 0, error);
   if (!s->main)
     goto fail;
   s->inputs = g_ptr_array_new ();
@@ -673,6 +699,8 @@ struct _RunState {
   InferMemo *memos;   /* per step of plan; NULL in subgraph runs */
   const RunState *parent;
   GCancellable *cancellable;
+  const OwbRunHooks *trace; /* the run's own hooks, or NULL */
+  int depth;
 };
 
 static RunState *
@@ -686,6 +714,8 @@ run_state_init (RunState *rs, OwbSession *s, const Plan *plan, OwbArena *arena, 
   rs->memos = NULL;
   rs->parent = parent;
   rs->cancellable = cancellable;
+  rs->trace = parent ? parent->trace : NULL;
+  rs->depth = parent ? parent->depth + 1 : 0;
   for (guint slot = 0; slot < plan->n_slots; slot++)
     if (plan->constants[slot])
       rs->values[slot] = owb_tensor_ref (plan->constants[slot]);
@@ -746,6 +776,62 @@ memo_store (InferMemo *memo, const OwbValueType *const *in_types, int n_in, cons
       memo->in_types[i] = *in_types[i];
   memcpy (memo->out_types, out_types, n_out * sizeof *out_types);
   memo->valid = TRUE;
+}
+
+/* A node's kernel under the run's own hooks: its times, the workers that helped it and the
+ * arena's bytes after it. Off the untraced path, which only tests rs->trace. */
+static gboolean
+compute_traced (RunState *rs, const Step *step, guint index, OwbKernelContext *kctx, GError **error)
+{
+  OwbSession *s = rs->session;
+  const OwbRunHooks *hooks = rs->trace;
+  int n_threads = owb_thread_pool_get_n_threads (s->pool);
+  enum { FEW = 16 };
+  _OwbWorkerTrace traces_few[FEW];
+  OwbWorkerSpan spans_few[FEW];
+  _OwbWorkerTrace *traces = n_threads <= FEW ? traces_few : g_new (_OwbWorkerTrace, n_threads);
+  OwbWorkerSpan *spans = n_threads <= FEW ? spans_few : g_new (OwbWorkerSpan, n_threads);
+  memset (traces, 0, n_threads * sizeof *traces);
+  OwbNodeEvent ev = {
+    .node = step->node,
+    .node_index = (int) index,
+    .graph_path = rs->plan->path,
+    .depth = rs->depth,
+    .op_type = step->node->op_type,
+    .provider = step->provider ? step->provider->name : step->node->provider,
+    .thread = 0,
+    .inputs = kctx->inputs,
+    .n_inputs = kctx->n_inputs,
+    .n_outputs = kctx->n_outputs,
+    .arena_bytes = _owb_arena_get_in_use (rs->arena),
+  };
+  if (s->has_hooks && s->hooks.node_begin)
+    s->hooks.node_begin (step->node, (int) index, s->hooks.user_data);
+  ev.start_ns = _owb_now_ns ();
+  if (hooks->node_begin)
+    hooks->node_begin (&ev, hooks->user_data);
+  _OwbWorkerTrace *outer = _owb_thread_pool_swap_trace (traces);
+  /* the clock is read again after the hook, so that its own time is not the node's */
+  ev.start_ns = _owb_now_ns ();
+  gboolean ok = step->choice.def->compute (kctx, error);
+  ev.end_ns = _owb_now_ns ();
+  _owb_thread_pool_swap_trace (outer);
+  for (int t = 1; t < n_threads; t++)
+    if (traces[t].start_ns)
+      spans[ev.n_workers++] = (OwbWorkerSpan){ t, traces[t].start_ns, traces[t].end_ns, traces[t].busy_ns };
+  ev.workers = spans;
+  ev.outputs = kctx->outputs;
+  ev.arena_bytes = _owb_arena_get_in_use (rs->arena);
+  if (hooks->node_end)
+    hooks->node_end (&ev, hooks->user_data);
+  if (s->has_hooks && s->hooks.node_end)
+    s->hooks.node_end (step->node, (int) index, kctx->outputs, kctx->n_outputs, s->hooks.user_data);
+  if (n_threads > FEW)
+    {
+      g_free (traces);
+      g_free (spans);
+    }
+  return ok;
 }
 
 static gboolean
@@ -850,7 +936,12 @@ run_step (RunState *rs, guint index, GError **error)
         dims[d] = t->dims[d].value;
       outputs[o] = _owb_arena_new_tensor (rs->arena, dtype, t->rank, dims, error);
       if (!outputs[o])
-        ok = FALSE;
+        {
+          char *who = owb_node_describe (node);
+          g_prefix_error (error, "%s: output '%s': ", who, node->outputs[o]);
+          g_free (who);
+          ok = FALSE;
+        }
     }
   if (ok)
     {
@@ -866,11 +957,16 @@ run_step (RunState *rs, guint index, GError **error)
         .pool = s->pool,
         .run_data = rs,
       };
-      if (s->has_hooks && s->hooks.node_begin)
-        s->hooks.node_begin (node, (int) index, s->hooks.user_data);
-      ok = step->choice.def->compute (&kctx, error);
-      if (s->has_hooks && s->hooks.node_end)
-        s->hooks.node_end (node, (int) index, outputs, n_out, s->hooks.user_data);
+      if (G_UNLIKELY (rs->trace != NULL))
+        ok = compute_traced (rs, step, index, &kctx, error);
+      else
+        {
+          if (s->has_hooks && s->hooks.node_begin)
+            s->hooks.node_begin (node, (int) index, s->hooks.user_data);
+          ok = step->choice.def->compute (&kctx, error);
+          if (s->has_hooks && s->hooks.node_end)
+            s->hooks.node_end (node, (int) index, outputs, n_out, s->hooks.user_data);
+        }
     }
   if (via32)
     {
@@ -953,6 +1049,28 @@ lookup_outer (const RunState *rs, const char *name)
 }
 
 gboolean
+owb_kernel_context_check_interrupt (OwbKernelContext *ctx, gsize held, GError **error)
+{
+  const RunState *rs = ctx->run_data;
+  if (rs == NULL)
+    return TRUE;
+  GError *local = NULL;
+  if (g_cancellable_set_error_if_cancelled (rs->cancellable, &local))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_CANCELLED, "%s", local->message);
+      g_error_free (local);
+      return FALSE;
+    }
+  if (!_owb_arena_check_limit (rs->arena, held, &local))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "%s", local->message);
+      g_error_free (local);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
 owb_kernel_context_run_subgraph (OwbKernelContext *ctx, const OwbGraph *graph, guint n_inputs,
                                  OwbTensor *const *inputs, OwbTensor **outputs, GError **error)
 {
@@ -1026,6 +1144,7 @@ run_context_take (OwbSession *s)
     {
       c = g_new0 (RunContext, 1);
       c->arena = _owb_arena_new ();
+      _owb_arena_set_limit (c->arena, s->memory_limit);
       c->n_memos = s->main->n_steps;
       c->memos = g_new0 (InferMemo, MAX (c->n_memos, 1));
     }
@@ -1048,14 +1167,49 @@ run_context_give_back (OwbSession *s, RunContext *c)
     run_context_free (c);
 }
 
+void
+owb_run_options_init (OwbRunOptions *options)
+{
+  memset (options, 0, sizeof *options);
+}
+
+gint64
+owb_monotonic_ns (void)
+{
+  return _owb_now_ns ();
+}
+
 gboolean
 owb_session_run (OwbSession *s, guint n_inputs, const char *const *input_names, OwbTensor *const *inputs,
                  guint n_outputs, const char *const *output_names, OwbTensor **outputs, OwbRunStats *stats,
                  GCancellable *cancellable, GError **error)
 {
+  OwbRunOptions options = { NULL, cancellable };
+  return owb_session_run_with_options (s, &options, n_inputs, input_names, inputs, n_outputs, output_names, outputs,
+                                       stats, error);
+}
+
+gboolean
+owb_session_run_with_options (OwbSession *s, const OwbRunOptions *options, guint n_inputs,
+                              const char *const *input_names, OwbTensor *const *inputs, guint n_outputs,
+                              const char *const *output_names, OwbTensor **outputs, OwbRunStats *stats,
+                              GError **error)
+{
   RunState rs;
+  GCancellable *cancellable = options ? options->cancellable : NULL;
+  const OwbRunHooks *hooks = options && options->hooks ? options->hooks : NULL;
+  OwbRunEvent run_event = { 0, 0, FALSE, NULL, owb_thread_pool_get_n_threads (s->pool) };
+  if (hooks && !hooks->node_begin && !hooks->node_end && !hooks->run_begin && !hooks->run_end)
+    hooks = NULL;
+  if (hooks)
+    {
+      run_event.start_ns = _owb_now_ns ();
+      if (hooks->run_begin)
+        hooks->run_begin (&run_event, hooks->user_data);
+    }
   RunContext *context = run_context_take (s);
   run_state_init (&rs, s, s->main, context->arena, NULL, cancellable);
+  rs.trace = hooks && (hooks->node_begin || hooks->node_end) ? hooks : NULL;
   rs.memos = context->memos;
   const Plan *plan = s->main;
   gboolean ok = TRUE;
@@ -1131,6 +1285,9 @@ owb_session_run (OwbSession *s, guint n_inputs, const char *const *input_names, 
         for (guint i = 0; i < want; i++)
           g_clear_pointer (&outputs[i], owb_tensor_unref);
     }
+  OwbRunStats local_stats;
+  if (!stats && hooks)
+    stats = &local_stats;
   if (stats)
     {
       stats->peak_bytes = _owb_arena_get_peak (rs.arena);
@@ -1139,5 +1296,13 @@ owb_session_run (OwbSession *s, guint n_inputs, const char *const *input_names, 
     }
   run_state_clear (&rs);
   run_context_give_back (s, context);
+  if (hooks)
+    {
+      run_event.end_ns = _owb_now_ns ();
+      run_event.ok = ok;
+      run_event.stats = stats;
+      if (hooks->run_end)
+        hooks->run_end (&run_event, hooks->user_data);
+    }
   return ok;
 }

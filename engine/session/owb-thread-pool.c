@@ -17,6 +17,8 @@
 
 #include <owb/owb-provider.h>
 
+#include "owb-trace-private.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define cpu_relax() _mm_pause ()
@@ -64,6 +66,7 @@ struct _OwbThreadPool {
   gpointer data;
   int64_t n, chunk;
   Share *shares;      /* per thread; the caller is thread 0 */
+  _OwbWorkerTrace *trace; /* per thread, where a traced node's job records its workers' spans; or NULL */
   gint busy;          /* atomic: workers still in the job */
 };
 
@@ -104,9 +107,22 @@ all_done (OwbThreadPool *pool, guint64 unused)
   return g_atomic_int_get (&pool->busy) == 0;
 }
 
-static void
+/* Where the parallel loops this thread starts record their workers' spans (a traced run's node). */
+static __thread _OwbWorkerTrace *thread_trace;
+
+_OwbWorkerTrace *
+_owb_thread_pool_swap_trace (_OwbWorkerTrace *spans)
+{
+  _OwbWorkerTrace *old = thread_trace;
+  thread_trace = spans;
+  return old;
+}
+
+/* Returns the number of chunks this thread ran. */
+static int
 run_chunks (OwbThreadPool *pool, int self)
 {
+  int ran = 0;
   for (int k = 0; k < pool->n_threads; k++)
     {
       Share *share = &pool->shares[(self + k) % pool->n_threads];
@@ -118,8 +134,10 @@ run_chunks (OwbThreadPool *pool, int self)
           int64_t begin = (int64_t) c * pool->chunk;
           int64_t end = MIN (begin + pool->chunk, pool->n);
           pool->fn (begin, end, pool->data);
+          ran++;
         }
     }
+  return ran;
 }
 
 static gpointer
@@ -150,7 +168,18 @@ worker (gpointer data)
 #ifdef __linux__
       g_atomic_int_set (&start->cpu, sched_getcpu ());
 #endif
-      run_chunks (pool, start->index);
+      /* the job's fields are stable until busy drops to 0 below */
+      _OwbWorkerTrace *trace = pool->trace;
+      gint64 t0 = trace ? _owb_now_ns () : 0;
+      if (run_chunks (pool, start->index) > 0 && trace)
+        {
+          _OwbWorkerTrace *mine = &trace[start->index];
+          gint64 t1 = _owb_now_ns ();
+          if (!mine->start_ns)
+            mine->start_ns = t0;
+          mine->end_ns = t1;
+          mine->busy_ns += t1 - t0;
+        }
       if (g_atomic_int_dec_and_test (&pool->busy) && g_atomic_int_get (&pool->caller_waiting))
         {
           g_mutex_lock (&pool->lock);
@@ -265,6 +294,7 @@ owb_parallel_for (OwbThreadPool *pool, int64_t n, int64_t grain, OwbParallelFunc
   pool->data = data;
   pool->n = n;
   pool->chunk = chunk;
+  pool->trace = thread_trace;
   int n_chunks = (int) ((n + chunk - 1) / chunk);
   for (int t = 0; t < pool->n_threads; t++)
     {

@@ -57,6 +57,20 @@ OWB_CPU_FOR_FLOATS (DEFINE_PAD)
 /* Row kernels over the scratch plane, stamped per type and per vector width (SFX): `out` receives
  * ceil(OW / L) * L values of the output row whose first tap row is `p`. Inlined with constant
  * kernel sizes, the 3x3 (and 5x5) cases keep their weights in registers. */
+/* Lanes of two vectors picked by an index vector: GCC's __builtin_shuffle; clang (the fuzzing
+ * build) has only constant-index shuffles, so lane by lane there. */
+#if defined(__clang__)
+#define SHUFFLE2(V, L, lo, hi, mask)                                                                               \
+  ({                                                                                                               \
+    V shuffled_;                                                                                                   \
+    for (int lane_ = 0; lane_ < (L); lane_++)                                                                      \
+      shuffled_[lane_] = (mask)[lane_] < (L) ? (lo)[(mask)[lane_]] : (hi)[(mask)[lane_] - (L)];                    \
+    shuffled_;                                                                                                     \
+  })
+#else
+#define SHUFFLE2(V, L, lo, hi, mask) __builtin_shuffle ((lo), (hi), (mask))
+#endif
+
 #define DEFINE_ROWS(T, NAME, IT, VB, SFX, ATTR)                                                                    \
   typedef T v_##NAME##SFX __attribute__ ((vector_size (VB)));                                                     \
   typedef IT vi_##NAME##SFX __attribute__ ((vector_size (VB)));                                                   \
@@ -122,9 +136,9 @@ OWB_CPU_FOR_FLOATS (DEFINE_PAD)
             for (int kw = 0; kw < KW; kw += 2)                                                                     \
               {                                                                                                    \
                 v_##NAME##SFX lo = load_##NAME##SFX (r + kw), hi = load_##NAME##SFX (r + kw + L);                  \
-                acc += w[kh * KW + kw] * __builtin_shuffle (lo, hi, even);                                         \
+                acc += w[kh * KW + kw] * SHUFFLE2 (v_##NAME##SFX, L, lo, hi, even);                                \
                 if (kw + 1 < KW)                                                                                   \
-                  acc += w[kh * KW + kw + 1] * __builtin_shuffle (lo, hi, odd);                                    \
+                  acc += w[kh * KW + kw + 1] * SHUFFLE2 (v_##NAME##SFX, L, lo, hi, odd);                           \
               }                                                                                                    \
           }                                                                                                        \
         memcpy (out + ow, &acc, sizeof acc);                                                                       \

@@ -320,6 +320,110 @@ def optimize_refuses_to_overwrite_the_input():
     assert open(copy, "rb").read() == before
 
 
+def external_data_model(name):
+    """The sample model re-saved in its own folder with its weights in model.bin."""
+    d = os.path.join(TMP, name)
+    os.makedirs(d)
+    model = os.path.join(d, "model.onnx")
+    owb("optimize", MODEL, "-O", "disabled", "-o", model, "--external-data", "model.bin", code=0)
+    assert os.path.getsize(os.path.join(d, "model.bin")) > 0
+    return d, model
+
+
+def snapshot(folder):
+    return {f: open(os.path.join(folder, f), "rb").read() for f in sorted(os.listdir(folder))
+            if os.path.isfile(os.path.join(folder, f))}
+
+
+@test
+def optimize_checks_outputs_by_identity():
+    d, model = external_data_model("identity")
+    before = snapshot(d)
+    other = os.path.join(TMP, "identity-other")
+    os.makedirs(other)
+    os.symlink(d, os.path.join(other, "back"))
+    cases = [
+        # -o through a symlinked folder that leads back to the input's folder
+        (["-o", os.path.join(other, "back", "model.onnx")], "overwrite the input"),
+        # --report-json naming the input
+        (["-o", os.path.join(other, "a.onnx"), "--report-json", model], "overwrite the input"),
+        # --report-json equal to -o (by another spelling)
+        (["-o", os.path.join(other, "b.onnx"), "--report-json", os.path.join(other, "back", "..", "identity-other",
+                                                                          "b.onnx")], "same file"),
+        # --external-data naming the input's own file name
+        (["-o", os.path.join(d, "out.onnx"), "--external-data", "model.onnx"], "overwrite the input"),
+        # --external-data naming the input's own data file
+        (["-o", os.path.join(d, "out.onnx"), "--external-data", "model.bin"], "external data file of the input"),
+        # -o on the input's data file, and through a hard link to the input
+        (["-o", os.path.join(d, "model.bin")], "external data file of the input"),
+        (["-o", os.path.join(other, "back", "model.bin")], "external data file of the input"),
+    ]
+    os.link(model, os.path.join(other, "hard.onnx"))
+    cases.append((["-o", os.path.join(other, "hard.onnx")], "overwrite the input"))
+    for args, message in cases:
+        _, _, err = owb("optimize", model, "-O", "basic", *args, code=2)
+        one_error_line(err, message)
+        assert snapshot(d) == before, f"{args} changed the input folder"
+    # the input still loads and computes what it did
+    owb("run", model, "--input", f"image={INPUT}", "--output-dir", os.path.join(TMP, "identity-run"), code=0)
+    # distinct files are still fine, -o through the link included
+    owb("optimize", model, "-O", "basic", "-o", os.path.join(other, "back", "new.onnx"), "--external-data",
+        "new.bin", "--report-json", os.path.join(other, "new.json"), code=0)
+    assert {k: v for k, v in snapshot(d).items() if k in before} == before
+
+
+@test
+def optimize_leaves_no_temporary_files():
+    # once with O_TMPFILE (where the filesystem has it), once with named temporaries
+    leaves_no_temporary_files("temporaries")
+    os.environ["OWB_ATOMIC_NAMED_TEMPORARIES"] = "1"
+    try:
+        leaves_no_temporary_files("temporaries-named")
+    finally:
+        del os.environ["OWB_ATOMIC_NAMED_TEMPORARIES"]
+
+
+def leaves_no_temporary_files(name):
+    d = os.path.join(TMP, name)
+    os.makedirs(d)
+    out = os.path.join(d, "out.onnx")
+    # what a writer killed with SIGKILL left behind, and one an unrelated live writer holds
+    for stale in ("out.onnx.tmp-abc123", "out.bin.tmp-XyZ789", "out.report.json.tmp-000000"):
+        with open(os.path.join(d, stale), "wb") as f:
+            f.write(b"\0" * 4096)
+    keep = os.path.join(d, "unrelated.onnx.tmp-abc123")
+    open(keep, "wb").close()
+    import fcntl
+    live = os.path.join(d, "out.onnx.tmp-live00")
+    holder = open(live, "wb")
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    owb("optimize", MODEL, "-O", "basic", "-o", out, "--external-data", "out.bin", "--report", code=0)
+    left = sorted(os.listdir(d))
+    assert left == sorted(["out.onnx", "out.bin", "out.report.json", "out.onnx.tmp-live00",
+                           "unrelated.onnx.tmp-abc123"]), left
+    holder.close()
+    # kill -9 at random moments, then one more run: nothing of ours stays
+    import random
+    import signal
+    import time
+    rng = random.Random(21)
+    for _ in range(12):
+        p = subprocess.Popen([OWB, "optimize", MODEL, "-O", "extended", "-o", out, "--external-data", "out.bin",
+                              "--report"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0, 0.05))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    p = subprocess.Popen([OWB, "optimize", MODEL, "-O", "extended", "-o", out], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    time.sleep(0.01)
+    p.send_signal(signal.SIGTERM)
+    p.wait()
+    owb("optimize", MODEL, "-O", "basic", "-o", out, "--external-data", "out.bin", "--report", code=0)
+    left = [f for f in os.listdir(d) if ".tmp-" in f and not f.startswith("unrelated")]
+    assert left == [], left
+    assert os.path.exists(keep)
+
+
 @test
 def optimize_keeps_outputs_and_writes_a_report():
     for level in ("disabled", "basic", "extended"):

@@ -203,6 +203,159 @@ test_overflowing_dims (void)
   g_clear_error (&error);
 }
 
+/* Saved and loaded back, so that the loader's checks see it as they would a file; then a session
+ * and one run. Returns the first error (NULL if everything worked). */
+static GError *
+load_and_run (OwbModel *m, int n_feeds, const char *const *names, OwbTensor **feeds)
+{
+  GError *error = NULL;
+  g_autoptr (GBytes) bytes = owb_model_save_to_bytes (m, &error);
+  if (!bytes)
+    return error;
+  gsize size;
+  const void *data = g_bytes_get_data (bytes, &size);
+  g_autoptr (OwbModel) back = owb_model_load_from_data (data, size, NULL, &error);
+  if (!back)
+    return error;
+  g_autoptr (OwbSession) s = tu_session (back, 1, &error);
+  if (!s)
+    return error;
+  OwbTensor *outs[4] = { NULL };
+  guint n_out = MIN (back->graph->outputs->len, 4);
+  if (owb_session_run (s, n_feeds, names, feeds, n_out, NULL, outs, NULL, NULL, &error))
+    for (guint i = 0; i < n_out; i++)
+      owb_tensor_unref (outs[i]);
+  return error;
+}
+
+/* A tensor op fed the output of SequenceConstruct: a type error that names the node, not a
+ * kernel reading the element list as tensor data. */
+static void
+test_sequence_into_tensor_ops (void)
+{
+  static const struct {
+    const char *op;
+    int n_inputs;
+  } ops[] = { { "Relu", 1 },      { "Neg", 1 },       { "Sigmoid", 1 },  { "Softmax", 1 }, { "Cast", 1 },
+              { "ReduceSum", 1 }, { "Transpose", 1 }, { "Shape", 1 },    { "Concat", 2 },  { "Add", 2 },
+              { "MatMul", 2 },    { "Reshape", 2 },   { "Flatten", 1 },  { "Abs", 1 },     { "Sum", 2 } };
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    {
+      g_autoptr (OwbModel) m = tu_model_new (17);
+      tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 3 }, NULL);
+      tu_node (m->graph, "SequenceConstruct", "make_seq", "x", "seq");
+      OwbNode *n = tu_node (m->graph, ops[k].op, "victim", ops[k].n_inputs == 2 ? "seq,seq" : "seq", "y");
+      if (strcmp (ops[k].op, "Cast") == 0)
+        owb_node_add_attribute (n, "to", OWB_ATTR_INT)->i = OWB_TYPE_INT64;
+      if (strcmp (ops[k].op, "Concat") == 0)
+        owb_node_add_attribute (n, "axis", OWB_ATTR_INT)->i = 0;
+      OwbValueType any;
+      owb_value_type_init_unknown (&any);
+      g_ptr_array_add (m->graph->outputs, owb_value_info_new ("y", &any));
+      g_autoptr (OwbTensor) x = tu_floats (2, (int64_t[]){ 2, 3 }, (float[]){ 1, 2, 3, 4, 5, 6 });
+      const char *names[] = { "x" };
+      g_autoptr (GError) error = load_and_run (m, 1, names, &x);
+      g_assert_nonnull (error);
+      g_test_message ("%s: %s", ops[k].op, error->message);
+      g_assert_true (error->domain == OWB_ERROR);
+      g_assert_nonnull (strstr (error->message, "victim"));
+      g_assert_nonnull (strstr (error->message, "sequence"));
+    }
+  /* The ops that do take sequences still run. */
+  g_autoptr (OwbModel) m = tu_model_new (17);
+  tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 3 }, NULL);
+  tu_node (m->graph, "SequenceConstruct", "make_seq", "x,x", "seq");
+  tu_node (m->graph, "Identity", "same", "seq", "seq2");
+  tu_node (m->graph, "ConcatFromSequence", "cat", "seq2", "y");
+  owb_node_add_attribute (g_ptr_array_index (m->graph->nodes, 2), "axis", OWB_ATTR_INT)->i = 0;
+  tu_add_value (m->graph->outputs, "y", OWB_TYPE_FLOAT, 2, (int64_t[]){ 4, 3 }, NULL);
+  g_autoptr (OwbTensor) x = tu_floats (2, (int64_t[]){ 2, 3 }, (float[]){ 1, 2, 3, 4, 5, 6 });
+  const char *names[] = { "x" };
+  g_autoptr (GError) error = load_and_run (m, 1, names, &x);
+  g_assert_no_error (error);
+}
+
+/* A tensor fed where a sequence op wants a sequence. */
+static void
+test_tensor_into_sequence_ops (void)
+{
+  static const char *const ops[] = { "SequenceLength", "ConcatFromSequence", "SequenceErase" };
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    {
+      g_autoptr (OwbModel) m = tu_model_new (17);
+      tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 3 }, NULL);
+      OwbNode *n = tu_node (m->graph, ops[k], "victim", "x", "y");
+      if (strcmp (ops[k], "ConcatFromSequence") == 0)
+        owb_node_add_attribute (n, "axis", OWB_ATTR_INT)->i = 0;
+      OwbValueType any;
+      owb_value_type_init_unknown (&any);
+      g_ptr_array_add (m->graph->outputs, owb_value_info_new ("y", &any));
+      g_autoptr (OwbTensor) x = tu_floats (2, (int64_t[]){ 2, 3 }, NULL);
+      const char *names[] = { "x" };
+      g_autoptr (GError) error = load_and_run (m, 1, names, &x);
+      g_assert_nonnull (error);
+      g_test_message ("%s: %s", ops[k], error->message);
+      g_assert_nonnull (strstr (error->message, "victim"));
+    }
+}
+
+/* Scan's num_scan_inputs past 32 bits used to wrap to a small int in infer_scan. */
+static void
+test_scan_attribute_overflow (void)
+{
+  static const int64_t values[] = { G_GINT64_CONSTANT (1) << 32, (G_GINT64_CONSTANT (1) << 32) + 1,
+                                    G_GINT64_CONSTANT (1) << 33, -(G_GINT64_CONSTANT (1) << 32) + 1, G_MAXINT64,
+                                    G_MININT64 };
+  for (guint k = 0; k < G_N_ELEMENTS (values); k++)
+    {
+      g_autoptr (OwbModel) m = tu_model_new (16);
+      tu_add_value (m->graph->inputs, "s", OWB_TYPE_FLOAT, 1, (int64_t[]){ 2 }, NULL);
+      tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]){ 3, 2 }, NULL);
+      OwbGraph *body = owb_graph_new ("body");
+      tu_add_value (body->inputs, "s_in", OWB_TYPE_FLOAT, 1, (int64_t[]){ 2 }, NULL);
+      tu_add_value (body->inputs, "x_in", OWB_TYPE_FLOAT, 1, (int64_t[]){ 2 }, NULL);
+      tu_node (body, "Add", "acc", "s_in,x_in", "s_out");
+      tu_node (body, "Identity", "keep", "s_out", "y_out");
+      tu_add_value (body->outputs, "s_out", OWB_TYPE_FLOAT, 1, (int64_t[]){ 2 }, NULL);
+      tu_add_value (body->outputs, "y_out", OWB_TYPE_FLOAT, 1, (int64_t[]){ 2 }, NULL);
+      OwbNode *scan = tu_node (m->graph, "Scan", "scan", "s,x", "s_final,ys");
+      OwbAttribute *g = owb_node_add_attribute (scan, "body", OWB_ATTR_GRAPH);
+      g->g = body;
+      body->parent = m->graph;
+      body->model = m;
+      owb_node_add_attribute (scan, "num_scan_inputs", OWB_ATTR_INT)->i = values[k];
+      tu_add_value (m->graph->outputs, "s_final", OWB_TYPE_FLOAT, 1, (int64_t[]){ 2 }, NULL);
+      tu_add_value (m->graph->outputs, "ys", OWB_TYPE_FLOAT, 2, (int64_t[]){ 3, 2 }, NULL);
+      g_autoptr (OwbTensor) s = tu_floats (1, (int64_t[]){ 2 }, (float[]){ 0, 0 });
+      g_autoptr (OwbTensor) x = tu_floats (2, (int64_t[]){ 3, 2 }, (float[]){ 1, 2, 3, 4, 5, 6 });
+      const char *names[] = { "s", "x" };
+      OwbTensor *feeds[] = { s, x };
+      g_autoptr (GError) error = load_and_run (m, 2, names, feeds);
+      g_assert_nonnull (error);
+      g_test_message ("%s", error->message);
+      g_assert_nonnull (strstr (error->message, "num_scan_inputs"));
+      g_assert_nonnull (strstr (error->message, "scan"));
+    }
+}
+
+/* A Loop passing its value through Identity makes a view per iteration: a million of them must
+ * not chain (their release used to recurse once per view and overflow the stack). */
+static void
+test_view_of_views (void)
+{
+  OwbTensor *t = tu_floats (1, (int64_t[]){ 4 }, (float[]){ 1, 2, 3, 4 });
+  for (int i = 0; i < 1000000; i++)
+    {
+      OwbTensor *v = owb_tensor_new_view (t, 2, (int64_t[]){ 2, 2 }, NULL);
+      g_assert_nonnull (v);
+      g_assert_true (v->data == t->data);
+      owb_tensor_unref (t);
+      t = v;
+    }
+  g_assert_cmpfloat (((float *) t->data)[3], ==, 4.0f);
+  owb_tensor_unref (t);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -212,5 +365,9 @@ main (int argc, char **argv)
   g_test_add_func ("/bad-input/missing-file", test_missing_file);
   g_test_add_func ("/bad-input/million-inputs", test_million_inputs);
   g_test_add_func ("/bad-input/overflowing-dims", test_overflowing_dims);
+  g_test_add_func ("/bad-input/sequence-into-tensor-ops", test_sequence_into_tensor_ops);
+  g_test_add_func ("/bad-input/tensor-into-sequence-ops", test_tensor_into_sequence_ops);
+  g_test_add_func ("/bad-input/scan-attribute-overflow", test_scan_attribute_overflow);
+  g_test_add_func ("/bad-input/view-of-views", test_view_of_views);
   return g_test_run ();
 }

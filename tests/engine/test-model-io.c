@@ -631,16 +631,21 @@ test_external_roundtrip (void)
   g_assert_no_error (error);
   assert_models_equal (model, loaded);
   g_assert_cmpuint (loaded->mappings->len, ==, 1);
-  /* The tensor is read in place from the mapped file. */
+  /* The tensor is copied out of the file (pread, not a mapping): the file shrinking to nothing
+   * afterwards (as it may under a running bench) leaves it intact instead of raising SIGBUS. */
   OwbTensor *big2 = owb_graph_get_initializer (loaded->graph, "big2");
-  g_assert_nonnull (big2->free_func);
-  g_assert_true (big2->free_func != (GDestroyNotify) g_free);
+  g_autofree char *data_copy = NULL;
+  gsize data_len = 0;
+  g_assert_true (g_file_get_contents (data_path, &data_copy, &data_len, NULL));
+  g_assert_cmpint (truncate (data_path, 0), ==, 0);
+  assert_tensors_equal (big2, owb_graph_get_initializer (model->graph, "big2"));
 
-  /* The data stays valid after the model is gone (tensors hold the mapping). */
+  /* The data stays valid after the model is gone. */
   OwbTensor *kept = owb_tensor_ref (big2);
   g_clear_pointer (&loaded, owb_model_unref);
   assert_tensors_equal (kept, owb_graph_get_initializer (model->graph, "big2"));
   owb_tensor_unref (kept);
+  g_assert_true (g_file_set_contents (data_path, data_copy, data_len, NULL));
 
   /* Saving in place, again with external data, works: the old mapping stays valid. */
   loaded = owb_model_load_file (path, &error);

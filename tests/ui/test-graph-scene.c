@@ -580,6 +580,105 @@ assert_same_points (GArray *a, GArray *b)
     }
 }
 
+/* `n_blocks` residual blocks with names of no scope ("relu_3_a"): Relu, Neg, Sigmoid, Add (of the
+ * block's input), Relu; only the block's output crosses from one block to the next. */
+static OwbModel *
+residual_model (guint n_blocks)
+{
+  OwbModel *m = tu_model_new (17);
+  add_input (m, "X", OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 2 }, NULL);
+  g_autofree char *x = g_strdup ("X");
+  for (guint k = 0; k < n_blocks; k++)
+    {
+      g_autofree char *a = g_strdup_printf ("relu_%u_a", k), *b = g_strdup_printf ("neg_%u", k);
+      g_autofree char *c = g_strdup_printf ("sigmoid_%u", k), *d = g_strdup_printf ("add_%u", k);
+      g_autofree char *y = g_strdup_printf ("relu_%u_out", k);
+      g_autofree char *sum = g_strdup_printf ("%s,%s", c, x);
+      tu_node (m->graph, "Relu", a, x, a);
+      tu_node (m->graph, "Neg", b, a, b);
+      tu_node (m->graph, "Sigmoid", c, b, c);
+      tu_node (m->graph, "Add", d, sum, d);
+      tu_node (m->graph, "Relu", y, d, y);
+      g_free (x);
+      x = g_strdup (y);
+    }
+  add_output (m, x);
+  prepare (m);
+  return m;
+}
+
+static void
+test_blocks (void)
+{
+  /* 100 blocks of 5: 500 ops, over the threshold of 400, and no scope in any name. */
+  g_autoptr (OwbModel) m = residual_model (100);
+  g_autoptr (OwbGraphScene) scene = scene_new (m, NULL);
+  g_assert_cmpuint (owb_graph_scene_get_n_blocks (scene), ==, 100);
+
+  /* It opens collapsed: the top level is X, Y and groups of blocks, each of whole blocks. */
+  guint n_top = 0, n_groups = 0;
+  for (guint i = 0; i < owb_graph_scene_get_n_nodes (scene); i++)
+    {
+      const OwbSceneNode *n = owb_graph_scene_get_node (scene, i);
+      g_assert_cmpint (n->kind, !=, OWB_SCENE_OP);
+      if (n->parent == -1)
+        n_top++;
+      if (n->kind == OWB_SCENE_GROUP)
+        {
+          n_groups++;
+          g_assert_false (n->expanded);
+          g_assert_cmpuint (n->n_members % 5, ==, 0);
+        }
+    }
+  g_assert_cmpuint (n_groups, ==, 10);
+  g_assert_cmpuint (n_top, ==, 12);
+  const OwbSceneNode *first = group (scene, "/blocks 1–10");
+  g_assert_cmpstr (first->subtitle, ==, "50 nodes");
+  check_geometry (scene);
+
+  /* Expanding a group shows its blocks; a block holds one residual block, cut at its output. */
+  g_assert_true (owb_graph_scene_set_expanded (scene, "/blocks 1–10", TRUE, NULL, NULL));
+  g_assert_false (group (scene, "/blocks 1–10/block 3")->expanded);
+  g_assert_true (owb_graph_scene_set_expanded (scene, "/blocks 1–10/block 3", TRUE, NULL, NULL));
+  const char *members[] = { "relu_2_a", "neg_2", "sigmoid_2", "add_2", "relu_2_out" };
+  for (guint i = 0; i < G_N_ELEMENTS (members); i++)
+    {
+      int index = owb_graph_scene_find_op (scene, node_named (m, members[i]));
+      const OwbSceneNode *n = owb_graph_scene_get_node (scene, index);
+      g_assert_cmpint (n->kind, ==, OWB_SCENE_OP);
+      g_assert_cmpstr (n->scope, ==, "/blocks 1–10/block 3");
+    }
+  g_assert_cmpint (owb_graph_scene_get_node (scene, owb_graph_scene_find_op (scene, node_named (m, "relu_3_a")))->kind,
+                   ==, OWB_SCENE_GROUP);
+  check_geometry (scene);
+  /* Find and reveal reach into the blocks. */
+  g_autoptr (GPtrArray) found = owb_graph_scene_find (scene, "sigmoid_77");
+  g_assert_cmpuint (found->len, ==, 2); /* the Sigmoid and the Add that reads it */
+  const OwbNode *deep = node_named (m, "sigmoid_77");
+  g_assert_true (owb_graph_scene_reveal (scene, deep, NULL, NULL));
+  int deep_index = owb_graph_scene_find_op (scene, deep);
+  g_assert_cmpint (owb_graph_scene_get_node (scene, deep_index)->kind, ==, OWB_SCENE_OP);
+  g_assert_cmpstr (owb_graph_scene_get_node (scene, deep_index)->scope, ==, "/blocks 71–80/block 78");
+
+  /* Under the threshold, or with the threshold off, the graph is drawn flat as before. */
+  g_autoptr (OwbModel) small = residual_model (60);
+  g_autoptr (OwbGraphScene) flat = scene_new (small, NULL);
+  g_assert_cmpuint (owb_graph_scene_get_n_blocks (flat), ==, 0);
+  g_assert_cmpuint (count_kind (flat, OWB_SCENE_GROUP), ==, 0);
+  OwbSceneStyle style;
+  owb_scene_style_init (&style);
+  style.collapse_threshold = 0;
+  g_autoptr (OwbGraphScene) open = scene_new (m, &style);
+  g_assert_cmpuint (owb_graph_scene_get_n_blocks (open), ==, 0);
+  g_assert_cmpuint (count_kind (open, OWB_SCENE_OP), ==, 500);
+
+  /* Names with scopes keep them: no blocks. */
+  g_autoptr (OwbModel) scoped = groups_model (3, 150);
+  g_autoptr (OwbGraphScene) named = scene_new (scoped, NULL);
+  g_assert_cmpuint (owb_graph_scene_get_n_blocks (named), ==, 0);
+  g_assert_cmpint (owb_graph_scene_find_group (named, "/g1"), >=, 0);
+}
+
 static void
 test_expand_collapse (void)
 {
@@ -1267,6 +1366,7 @@ main (int argc, char **argv)
   g_test_add_func ("/graph-scene/scopes", test_scopes);
   g_test_add_func ("/graph-scene/adopt-constants", test_adopt_constants);
   g_test_add_func ("/graph-scene/collapse-threshold", test_collapse_threshold);
+  g_test_add_func ("/graph-scene/blocks", test_blocks);
   g_test_add_func ("/graph-scene/expand-collapse", test_expand_collapse);
   g_test_add_func ("/graph-scene/find-reveal", test_find_reveal);
   g_test_add_func ("/graph-scene/query-hit", test_query_hit);

@@ -853,6 +853,291 @@ test_dev_models (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* Pixels of a rendering that differ from its top-left one (the background). */
+static guint
+count_drawn (GdkTexture *texture)
+{
+  int width = gdk_texture_get_width (texture), height = gdk_texture_get_height (texture);
+  gsize stride = (gsize) width * 4;
+  g_autofree guchar *pixels = g_malloc (stride * height);
+  gdk_texture_download (texture, pixels, stride);
+  guint n = 0;
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      n += memcmp (pixels + y * stride + x * 4, pixels, 4) != 0;
+  return n;
+}
+
+static OwbSession *
+session_new (OwbModel *model, OwbOptimizeLevel level)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) providers = owb_providers_new_from_list ("cpu", &error);
+  g_assert_no_error (error);
+  OwbSessionOptions options;
+  owb_session_options_init (&options);
+  options.providers = providers;
+  options.optimize = level;
+  OwbSession *session = owb_session_new (model, &options, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (session);
+  return session;
+}
+
+/* `n_blocks` residual blocks (MatMul, Add, Relu, then a skip Add and its Relu) named without
+ * scopes ("mm_3"), as many exporters other than PyTorch's write them. */
+static OwbModel *
+flat_model_new (guint n_blocks)
+{
+  OwbModel *model = model_new ();
+  OwbGraph *g = model->graph;
+  int64_t dims[] = { 1, 16 }, wdims[] = { 16, 16 };
+  add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, dims);
+  owb_graph_add_initializer (g, "w", owb_tensor_new (OWB_TYPE_FLOAT, 2, wdims, NULL));
+  g_autofree char *prev = g_strdup ("x");
+  for (guint i = 0; i < n_blocks; i++)
+    {
+      g_autofree char *mm = g_strdup_printf ("mm_%u", i), *add = g_strdup_printf ("add_%u", i);
+      g_autofree char *relu = g_strdup_printf ("relu_%u", i), *skip = g_strdup_printf ("skip_%u", i);
+      g_autofree char *out = g_strdup_printf ("out_%u", i);
+      add_node (g, "MatMul", mm, prev, "w", mm);
+      add_node (g, "Add", add, mm, prev, add);
+      add_node (g, "Relu", relu, add, NULL, relu);
+      add_node (g, "Add", skip, relu, prev, skip);
+      add_node (g, "Relu", out, skip, NULL, out);
+      g_free (prev);
+      prev = g_strdup (out);
+    }
+  g_ptr_array_add (g->outputs, owb_value_info_new (prev, NULL));
+  model_finish (model);
+  return model;
+}
+
+static void
+test_flat_blocks (void)
+{
+  /* 400 blocks of 5: 2,000 ops with no scope in their names open collapsed into blocks. */
+  g_autoptr (OwbModel) model = flat_model_new (400);
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 900, 700);
+  show_model (view, model);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  g_assert_cmpuint (owb_graph_scene_get_n_blocks (scene), ==, 400);
+  guint n_groups = 0;
+  for (guint i = 0; i < owb_graph_scene_get_n_nodes (scene); i++)
+    {
+      const OwbSceneNode *n = owb_graph_scene_get_node (scene, i);
+      g_assert_cmpint (n->kind, !=, OWB_SCENE_OP);
+      n_groups += n->kind == OWB_SCENE_GROUP;
+    }
+  g_assert_cmpuint (n_groups, >=, 2);
+  g_assert_cmpuint (n_groups, <=, 32);
+  /* Readable on opening: not specks. */
+  g_assert_cmpfloat (owb_graph_view_get_zoom (view), >=, 0.7);
+  g_autoptr (GdkTexture) collapsed = render_widget (GTK_WIDGET (view));
+  save_screenshot (collapsed, "graph-view-blocks.png");
+  g_assert_cmpuint (count_colors (collapsed), >, 10);
+
+  /* Double-clicks open a group of blocks, then a block: its five ops. */
+  int group = owb_graph_scene_find_op (scene, node_named (model->graph, "mm_0"));
+  g_assert_cmpint (owb_graph_scene_get_node (scene, group)->kind, ==, OWB_SCENE_GROUP);
+  double x, y;
+  box_center_on_screen (view, group, &x, &y);
+  owb_graph_view_click (view, x, y, 2);
+  int block = owb_graph_scene_find_op (scene, node_named (model->graph, "mm_0"));
+  g_assert_cmpint (block, !=, group);
+  g_assert_cmpstr (owb_graph_scene_get_node (scene, block)->title, ==, "block 1");
+  box_center_on_screen (view, block, &x, &y);
+  owb_graph_view_click (view, x, y, 2);
+  const char *members[] = { "mm_0", "add_0", "relu_0", "skip_0", "out_0" };
+  for (guint i = 0; i < G_N_ELEMENTS (members); i++)
+    g_assert_cmpint (owb_graph_scene_get_node (scene, op_index (view, node_named (model->graph, members[i])))->kind,
+                     ==, OWB_SCENE_OP);
+  g_assert_cmpint (owb_graph_scene_get_node (scene, op_index (view, node_named (model->graph, "mm_1")))->kind, ==,
+                   OWB_SCENE_GROUP);
+  spin (100);
+  g_autoptr (GdkTexture) expanded = render_widget (GTK_WIDGET (view));
+  save_screenshot (expanded, "graph-view-blocks-expanded.png");
+  g_assert_cmpuint (count_colors (expanded), >, 10);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static gboolean
+widget_visible (gpointer widget)
+{
+  return gtk_widget_get_visible (widget) && gtk_widget_get_width (widget) > 1;
+}
+
+static gboolean
+widget_hidden (gpointer widget)
+{
+  return !gtk_widget_get_visible (widget);
+}
+
+static void
+test_minimap (void)
+{
+  g_autoptr (OwbModel) model = scoped_model_new (200);
+  GtkWidget *pane = owb_graph_pane_new ();
+  OwbGraphView *view = owb_graph_pane_get_view (OWB_GRAPH_PANE (pane));
+  GtkWidget *minimap = GTK_WIDGET (owb_graph_pane_get_minimap (OWB_GRAPH_PANE (pane)));
+  GtkWidget *window = window_with (pane, 1000, 700);
+  show_model (view, model);
+
+  /* The graph opens at a readable zoom on its top: most of it is off screen, so the minimap
+   * shows, and draws the graph and the frame of the part on screen. */
+  owb_graph_view_set_zoom (view, 1.0);
+  g_assert_true (wait_for (widget_visible, minimap, 5000));
+  g_autoptr (GdkTexture) shot = render_widget (minimap);
+  save_screenshot (shot, "graph-minimap.png");
+  g_assert_cmpuint (count_colors (shot), >, 4);
+
+  /* A click at its bottom shows the bottom of the graph. */
+  double sx, sy, sx2, sy2;
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  owb_graph_minimap_move_to (OWB_GRAPH_MINIMAP (minimap), gtk_widget_get_width (minimap) / 2.0,
+                             gtk_widget_get_height (minimap) - 8);
+  owb_graph_view_get_scroll (view, &sx2, &sy2);
+  double sw, sh;
+  owb_graph_scene_get_size (owb_graph_view_get_scene (view), &sw, &sh);
+  g_assert_cmpfloat (sy2, >, sy + sh / 2);
+
+  /* Whole on screen, it has nothing to show. */
+  owb_graph_view_zoom_to_fit (view);
+  g_assert_true (wait_for (widget_hidden, minimap, 5000));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_update_graph (void)
+{
+  /* The model's graph is drawn first; its session at level disabled brings the claims. */
+  g_autoptr (OwbModel) model = small_model_new ();
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 800, 600);
+  show_model (view, model);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  g_auto (GStrv) before = owb_graph_view_dup_providers (view, NULL);
+  g_assert_cmpuint (g_strv_length (before), ==, 0);
+  owb_graph_view_select_node (view, node_named (model->graph, "relu1"));
+  owb_graph_view_set_zoom (view, 0.9);
+  double zoom = owb_graph_view_get_zoom (view), sx, sy;
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  guint scene_changes = 0, selection_changes = 0;
+  g_signal_connect (view, "scene-changed", G_CALLBACK (count_signal), &scene_changes);
+  g_signal_connect (view, "selection-changed", G_CALLBACK (count_signal), &selection_changes);
+
+  OwbSession *session = session_new (model, OWB_OPTIMIZE_DISABLED);
+  const OwbGraph *prepared = owb_session_get_graph (session);
+  g_assert_true (owb_graph_view_update_graph (view, prepared, session, (GDestroyNotify) owb_session_free));
+  /* No new layout: the same scene, not busy, the same place on screen. */
+  g_assert_false (owb_graph_view_get_busy (view));
+  g_assert_true (owb_graph_view_get_scene (view) == scene);
+  g_assert_true (owb_graph_view_get_graph (view) == prepared);
+  g_assert_cmpfloat (owb_graph_view_get_zoom (view), ==, zoom);
+  double sx2, sy2;
+  owb_graph_view_get_scroll (view, &sx2, &sy2);
+  g_assert_cmpfloat (sx2, ==, sx);
+  g_assert_cmpfloat (sy2, ==, sy);
+  /* The boxes, the selection and the legend are the session's now. */
+  const OwbNode *relu = node_named (prepared, "relu1");
+  g_assert_true (owb_graph_view_get_selected_node (view) == relu);
+  g_assert_cmpuint (selection_changes, ==, 1);
+  g_assert_cmpuint (scene_changes, ==, 1);
+  int index = op_index (view, relu);
+  g_assert_cmpint (index, >=, 0);
+  g_assert_true (owb_graph_scene_get_node (scene, index)->node == relu);
+  g_assert_cmpstr (owb_graph_scene_get_node (scene, index)->provider, ==, "cpu");
+  g_auto (GStrv) after = owb_graph_view_dup_providers (view, NULL);
+  g_assert_cmpuint (g_strv_length (after), ==, 1);
+  g_assert_cmpstr (after[0], ==, "cpu");
+  /* Edges name the session's values (the model's may go away). */
+  for (guint i = 0; i < owb_graph_scene_get_n_edges (scene); i++)
+    {
+      const char *tensor = owb_graph_scene_get_edge (scene, i)->tensor;
+      gboolean found = FALSE;
+      for (guint n = 0; n < prepared->nodes->len && !found; n++)
+        {
+          const OwbNode *node = prepared->nodes->pdata[n];
+          for (int k = 0; k < node->n_outputs; k++)
+            found = found || node->outputs[k] == tensor;
+        }
+      for (guint n = 0; n < prepared->inputs->len && !found; n++)
+        found = strcmp (((OwbValueInfo *) prepared->inputs->pdata[n])->name, tensor) == 0;
+      g_assert_true (found);
+    }
+  g_autoptr (GdkTexture) shot = render_widget (GTK_WIDGET (view));
+  g_assert_cmpuint (count_colors (shot), >, 10);
+
+  /* An optimized graph (Conv and Relu fused) is another graph: not taken, nothing changed. */
+  OwbSession *fused = session_new (model, OWB_OPTIMIZE_EXTENDED);
+  g_assert_cmpuint (owb_session_get_graph (fused)->nodes->len, <, model->graph->nodes->len);
+  g_assert_false (owb_graph_view_update_graph (view, owb_session_get_graph (fused), fused,
+                                               (GDestroyNotify) owb_session_free));
+  g_assert_true (owb_graph_view_get_graph (view) == prepared);
+  g_assert_true (owb_graph_view_get_scene (view) == scene);
+  owb_session_free (fused);
+
+  /* Updated while the layout runs: the scene that comes is the new graph's. */
+  owb_graph_view_set_graph (view, model->graph, owb_model_ref (model), (GDestroyNotify) owb_model_unref);
+  g_assert_true (owb_graph_view_get_busy (view));
+  OwbSession *again = session_new (model, OWB_OPTIMIZE_DISABLED);
+  g_assert_true (owb_graph_view_update_graph (view, owb_session_get_graph (again), again,
+                                              (GDestroyNotify) owb_session_free));
+  g_assert_true (wait_for (view_ready, view, 30000));
+  g_assert_true (owb_graph_scene_get_graph (owb_graph_view_get_scene (view)) == owb_session_get_graph (again));
+  index = op_index (view, node_named (owb_session_get_graph (again), "relu1"));
+  g_assert_cmpstr (owb_graph_scene_get_node (owb_graph_view_get_scene (view), index)->provider, ==, "cpu");
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_far_zoom (void)
+{
+  /* 10,000 layers: collapsed, a column of boxes some 900,000 units long, which fits the view
+   * only far below the 1/1024 that tiles of boxes stop at (cairo failed further out). */
+  g_autoptr (OwbModel) model = scoped_model_new (10000);
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 900, 700);
+  show_model (view, model);
+
+  /* Whole, it is drawn from the overview image, and not blank. */
+  owb_graph_view_zoom_to_fit (view);
+  double fit = owb_graph_view_get_zoom (view);
+  g_test_message ("fit zoom %g", fit);
+  g_assert_cmpfloat (fit, <, 1.0 / 1024);
+  g_assert_true (owb_graph_view_get_drawing_overview (view));
+  g_autoptr (GdkTexture) whole = render_widget (GTK_WIDGET (view));
+  save_screenshot (whole, "graph-view-overview.png");
+  g_assert_cmpuint (count_drawn (whole), >, 300);
+
+  /* Zooming out goes to half the fit, not to nothing, and drawing does not fail there, with a
+   * selection outline on top. */
+  owb_graph_view_select_node (view, node_named (model->graph, "/encoder/layer.5000/Add"));
+  owb_graph_view_set_zoom (view, 1.0 / 1048576);
+  double least = owb_graph_view_get_zoom (view);
+  g_assert_cmpfloat (least, <, fit * 0.55);
+  g_assert_cmpfloat (least, >, fit * 0.45);
+  g_assert_true (owb_graph_view_get_drawing_overview (view));
+  g_autoptr (GdkTexture) far = render_widget (GTK_WIDGET (view));
+  save_screenshot (far, "graph-view-overview-far.png");
+  g_assert_cmpuint (count_drawn (far), >, 150);
+
+  /* A graph that fits readily zooms out to a quarter. */
+  g_autoptr (OwbModel) small = small_model_new ();
+  show_model (view, small);
+  owb_graph_view_set_zoom (view, 0.01);
+  g_assert_cmpfloat (owb_graph_view_get_zoom (view), ==, 0.25);
+
+  /* Back in, boxes are drawn again. */
+  show_model (view, model);
+  owb_graph_view_set_zoom (view, 1.0);
+  g_assert_false (owb_graph_view_get_drawing_overview (view));
+  g_autoptr (GdkTexture) near = render_widget (GTK_WIDGET (view));
+  g_assert_cmpuint (count_colors (near), >, 10);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -868,5 +1153,9 @@ main (int argc, char **argv)
   g_test_add_func ("/graph-view/cancel-and-stale", test_cancel_and_stale);
   g_test_add_func ("/graph-view/pane", test_pane);
   g_test_add_func ("/graph-view/dev-models", test_dev_models);
+  g_test_add_func ("/graph-view/flat-blocks", test_flat_blocks);
+  g_test_add_func ("/graph-view/update-graph", test_update_graph);
+  g_test_add_func ("/graph-view/minimap", test_minimap);
+  g_test_add_func ("/graph-view/far-zoom", test_far_zoom);
   return g_test_run ();
 }

@@ -72,6 +72,13 @@ prepare_cb (GObject *source, GAsyncResult *res, gpointer data)
   w->done = TRUE;
 }
 
+static gboolean
+prepared_ready (gpointer data)
+{
+  OwbDocument *doc = data;
+  return !owb_document_get_preparing (doc) && !owb_prepared_is_pending (owb_document_get_prepared (doc));
+}
+
 static OwbDocument *
 load_path (const char *path)
 {
@@ -84,6 +91,8 @@ load_path (const char *path)
   g_assert_true (w.ok);
   g_assert_nonnull (owb_document_get_model (doc));
   g_assert_nonnull (owb_document_get_prepared (doc));
+  /* The load shows the model at once and prepares its session behind it: wait for that. */
+  wait_for (prepared_ready, doc, 60, "the session to be prepared");
   return doc;
 }
 

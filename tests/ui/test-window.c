@@ -63,6 +63,9 @@ typedef struct {
   GArray *fractions;
   GPtrArray *phases;
   guint n_prepared;
+  /* What the load left, seen in its callback (before the main loop runs anything else). */
+  gboolean pending_at_load, preparing_at_load, session_at_load;
+  guint n_prepared_at_load;
 } DocWait;
 
 static void
@@ -78,6 +81,11 @@ on_doc_loaded (GObject *source, GAsyncResult *result, gpointer data)
 {
   DocWait *wait = data;
   wait->ok = owb_document_load_finish (OWB_DOCUMENT (source), result, &wait->error);
+  OwbPrepared *prepared = owb_document_get_prepared (OWB_DOCUMENT (source));
+  wait->pending_at_load = prepared && owb_prepared_is_pending (prepared);
+  wait->session_at_load = prepared && owb_prepared_get_session (prepared);
+  wait->preparing_at_load = owb_document_get_preparing (OWB_DOCUMENT (source));
+  wait->n_prepared_at_load = wait->n_prepared;
   wait->done = TRUE;
 }
 
@@ -99,6 +107,14 @@ static gboolean
 doc_done (gpointer data)
 {
   return ((DocWait *) data)->done;
+}
+
+static gboolean
+document_prepared (gpointer data)
+{
+  OwbDocument *document = data;
+  OwbPrepared *prepared = owb_document_get_prepared (document);
+  return !owb_document_get_preparing (document) && prepared && !owb_prepared_is_pending (prepared);
 }
 
 static void
@@ -149,9 +165,15 @@ test_document_load (void)
   OwbModel *model = owb_document_get_model (document);
   g_assert_nonnull (model);
   g_assert_cmpuint (model->graph->nodes->len, ==, 10);
+  /* The load ends with the model's own graph to draw (pending), the session prepared behind it. */
+  g_assert_cmpuint (wait.n_prepared_at_load, ==, 1);
+  g_assert_true (wait.pending_at_load);
+  g_assert_false (wait.session_at_load);
+  g_assert_true (wait.preparing_at_load);
+  iterate_until (document_prepared, document, 30000, "the session");
+  g_assert_cmpuint (wait.n_prepared, ==, 2);
   OwbPrepared *prepared = owb_document_get_prepared (document);
-  g_assert_nonnull (prepared);
-  g_assert_cmpuint (wait.n_prepared, ==, 1);
+  g_assert_false (owb_prepared_is_pending (prepared));
   g_assert_cmpint (owb_prepared_get_level (prepared), ==, OWB_OPTIMIZE_DISABLED);
   g_assert_cmpint (owb_document_get_level (document), ==, OWB_OPTIMIZE_DISABLED);
   g_assert_cmpstr (owb_prepared_get_providers (prepared), ==, "cpu");
@@ -260,6 +282,9 @@ test_document_errors (void)
   iterate_until (doc_done, &wait, 30000, "the basic load");
   g_assert_no_error (wait.error);
   g_assert_cmpint (owb_prepared_get_level (owb_document_get_prepared (document)), ==, OWB_OPTIMIZE_BASIC);
+  iterate_until (document_prepared, document, 30000, "the basic session");
+  g_assert_cmpint (owb_prepared_get_level (owb_document_get_prepared (document)), ==, OWB_OPTIMIZE_BASIC);
+  g_assert_nonnull (owb_prepared_get_session (owb_document_get_prepared (document)));
   doc_wait_clear (&wait);
 }
 
@@ -381,9 +406,9 @@ test_window_welcome (void)
   g_assert_cmpuint (g_list_model_get_n_items (gtk_drop_down_get_model (main_window->provider_drop_down)), ==,
                     g_strv_length ((char **) owb_providers_get_available ()));
   g_assert_cmpstr (_owb_window_get_providers (main_window), ==, "cpu");
-  /* Only real pages: Graph, Optimize, Run. */
+  /* Only real pages: Graph, Optimize, Run, Profile. */
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (adw_view_stack_get_pages (main_window->view_stack))),
-                    ==, 3);
+                    ==, 4);
   g_assert_true (shows_text (GTK_WIDGET (main_window->welcome_page), "ONNX Workbench"));
   save_png (GTK_WIDGET (main_window), "test-window-welcome.png");
 }
@@ -394,10 +419,40 @@ recent_menu_filled (gpointer data)
   return g_menu_model_get_n_items (G_MENU_MODEL (((OwbWindow *) data)->recent_menu)) == 1;
 }
 
+/* What the window showed the moment its document page came up. */
+typedef struct {
+  gboolean seen, preparing, model_graph, pending;
+} FirstView;
+
+static void
+on_page_shown (GtkStack *stack, GParamSpec *pspec, FirstView *first)
+{
+  if (first->seen || g_strcmp0 (gtk_stack_get_visible_child_name (stack), "document") != 0)
+    return;
+  OwbDocument *document = owb_window_get_document (main_window);
+  OwbGraphView *view = owb_graph_pane_get_view (main_window->graph_pane);
+  first->seen = TRUE;
+  first->preparing = owb_graph_pane_get_preparing (main_window->graph_pane) &&
+                     gtk_widget_get_visible (GTK_WIDGET (main_window->prepare_spinner));
+  first->model_graph = owb_graph_view_get_graph (view) == owb_document_get_model (document)->graph;
+  first->pending = owb_prepared_is_pending (owb_document_get_prepared (document));
+}
+
+static gboolean
+window_prepared (gpointer data)
+{
+  OwbWindow *window = data;
+  OwbDocument *document = owb_window_get_document (window);
+  return document && !owb_document_get_preparing (document) && !owb_graph_pane_get_preparing (window->graph_pane);
+}
+
 static void
 test_window_open (void)
 {
   g_autoptr (GFile) file = sample_file ();
+  FirstView first = { 0 };
+  gulong shown = g_signal_connect (main_window->main_stack, "notify::visible-child-name", G_CALLBACK (on_page_shown),
+                                   &first);
   OwbWindow *window = owb_window_open_file (main_window, file);
   g_assert_true (window == main_window);
   g_assert_cmpstr (page_of (main_window), ==, "loading");
@@ -420,9 +475,23 @@ test_window_open (void)
                  gtk_widget_get_visible (GTK_WIDGET (main_window->model_label)));
   g_assert_cmpstr (gtk_label_get_text (main_window->model_label), ==, "tiny-cnn.onnx");
 
+  /* The graph as loaded is laid out while the session is prepared: "Preparing…" in the bar. */
+  g_signal_handler_disconnect (main_window->main_stack, shown);
+  g_assert_true (first.seen);
+  g_assert_true (first.pending);
+  g_assert_true (first.model_graph);
+  g_assert_true (first.preparing);
   OwbGraphView *view = owb_graph_pane_get_view (main_window->graph_pane);
   g_assert_true (owb_graph_view_get_graph (view) == owb_prepared_get_graph (owb_document_get_prepared (document)));
   iterate_until (view_idle, main_window, 30000, "the layout");
+  /* Then the session's graph with its claims, and the indicator gone. */
+  iterate_until (window_prepared, main_window, 30000, "the session");
+  g_assert_nonnull (owb_prepared_get_session (owb_document_get_prepared (document)));
+  g_assert_true (owb_graph_view_get_graph (view) == owb_prepared_get_graph (owb_document_get_prepared (document)));
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (main_window->prepare_spinner)));
+  iterate_until (view_idle, main_window, 30000, "the layout");
+  g_auto (GStrv) providers = owb_graph_view_dup_providers (view, NULL);
+  g_assert_cmpuint (g_strv_length (providers), ==, 1);
   assert_document_actions (main_window, TRUE);
   g_assert_true (gtk_widget_get_sensitive (GTK_WIDGET (main_window->find_button)));
 

@@ -32,6 +32,26 @@ guint _owb_scene_node_lines (const OwbNode *node, const OwbGraph *graph, const O
 /* The initializer `name` seen from `graph` (searching outer scopes too), or NULL. */
 OwbTensor *_owb_scene_find_initializer (const OwbGraph *graph, const char *name);
 
+/* owb-scene-blocks.c: scopes for graphs whose node names have none. */
+typedef struct {
+  guint min_block;   /* nodes a block has at least (the last one may have fewer) */
+  guint max_block;   /* nodes after which a block ends at its narrowest cut */
+  guint fan_out;     /* members of a group of blocks, and groups at the top, at most */
+} OwbSceneBlockOptions;
+
+typedef struct {
+  GPtrArray *paths;       /* of char *: each block's scope path ("/blocks 1–32/block 7") */
+  guint *block_of_node;   /* by node index: the block the node is in */
+  guint n_blocks;
+} OwbSceneBlocks;
+
+/* Cuts `graph` (nodes in topological order) into blocks at its narrowest cuts and groups them;
+ * FALSE (blocks left empty) when there is nothing to cut. Linear in the graph's size. */
+gboolean _owb_scene_find_blocks (const OwbGraph *graph, const OwbSceneBlockOptions *options,
+                                 OwbSceneBlocks *blocks);
+void _owb_scene_blocks_clear (OwbSceneBlocks *blocks);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (OwbSceneBlocks, _owb_scene_blocks_clear)
+
 const OwbSceneStyle *_owb_graph_scene_get_style (const OwbGraphScene *scene);
 /* How many levels the scene has laid out since it was built (for tests: expanding a group
  * must lay out that group and the levels above it, nothing else). */

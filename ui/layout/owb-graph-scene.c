@@ -29,6 +29,12 @@
 
 typedef struct _Scope Scope;
 
+/* Blocks for graphs without scopes (owb-scene-blocks.c): a residual block or a transformer layer
+ * is 7 to 30 nodes; a stretch without a narrow cut is cut after 48. */
+#define BLOCK_MIN_NODES 4
+#define BLOCK_MAX_NODES 48
+#define BLOCK_FAN_OUT 32
+
 typedef struct {
   OwbSceneNodeKind kind; /* OP, INPUT or OUTPUT */
   const OwbNode *node;
@@ -104,6 +110,7 @@ struct _OwbGraphScene {
   GPtrArray *value_labels;    /* owned char * or NULL, by value id */
   GArray *leaf_edges;         /* of LeafEdge */
   guint n_layouts;            /* levels laid out, for tests */
+  guint n_blocks;             /* blocks of owb-scene-blocks.c the scopes are made of; 0: from names */
 
   GArray *nodes;              /* of OwbSceneNode; strings borrowed from leaves and scopes */
   GArray *refs;               /* of NodeRef, parallel to nodes */
@@ -142,6 +149,12 @@ guint
 _owb_graph_scene_get_n_layouts (const OwbGraphScene *scene)
 {
   return scene->n_layouts;
+}
+
+guint
+owb_graph_scene_get_n_blocks (const OwbGraphScene *scene)
+{
+  return scene->n_blocks;
 }
 
 /* Scopes */
@@ -183,14 +196,30 @@ scope_free (Scope *s)
   g_free (s);
 }
 
+/* Whether a node name is in a scope: "/a/b/MatMul" is, "MatMul" and "/MatMul" are not. */
+static gboolean
+name_has_scope (const char *name)
+{
+  const char *last = (name && name[0] == '/') ? strrchr (name, '/') : NULL;
+  return last != NULL && last != name;
+}
+
+static Scope *scope_for_path (OwbGraphScene *scene, GHashTable *raw, char *path);
+
 /* The scope "/a/b" of a node named "/a/b/MatMul", created with its ancestors when new. */
 static Scope *
 scope_for_name (OwbGraphScene *scene, GHashTable *raw, const char *name)
 {
-  const char *last = (name && name[0] == '/') ? strrchr (name, '/') : NULL;
-  if (last == NULL || last == name)
+  if (!name_has_scope (name))
     return scene->root;
-  g_autofree char *path = g_strndup (name, last - name);
+  return scope_for_path (scene, raw, g_strndup (name, strrchr (name, '/') - name));
+}
+
+/* The scope of `path` ("/a/b"; taken), created with its ancestors when new. */
+static Scope *
+scope_for_path (OwbGraphScene *scene, GHashTable *raw, char *taken_path)
+{
+  g_autofree char *path = taken_path;
   Scope *s = g_hash_table_lookup (raw, path);
   if (s)
     return s;
@@ -1054,6 +1083,19 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
   scene->root->expanded = TRUE;
   g_autoptr (GHashTable) raw = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 
+  /* A large graph whose names carry no scopes gets blocks of its own, to open collapsed too. */
+  g_auto (OwbSceneBlocks) blocks = { 0 };
+  gboolean use_blocks = FALSE;
+  if (scene->style.collapse_threshold > 0 && n_nodes > scene->style.collapse_threshold)
+    {
+      gboolean scoped = FALSE;
+      for (guint i = 0; i < n_nodes && !scoped; i++)
+        scoped = name_has_scope (((const OwbNode *) graph->nodes->pdata[i])->name);
+      OwbSceneBlockOptions block_options = { BLOCK_MIN_NODES, BLOCK_MAX_NODES, BLOCK_FAN_OUT };
+      use_blocks = !scoped && _owb_scene_find_blocks (graph, &block_options, &blocks);
+    }
+  scene->n_blocks = use_blocks ? blocks.n_blocks : 0;
+
   guint l = 0;
   for (guint i = 0; i < feeds->len; i++, l++)
     {
@@ -1076,7 +1118,8 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
       leaf->title = g_strdup (node->op_type ? node->op_type : "");
       leaf->subtitle = g_strdup (node->name ? node->name : "");
       leaf->n_lines = _owb_scene_node_lines (node, graph, &scene->style, &leaf->lines);
-      leaf->scope = scope_for_name (scene, raw, node->name);
+      leaf->scope = use_blocks ? scope_for_path (scene, raw, g_strdup (blocks.paths->pdata[blocks.block_of_node[i]]))
+                               : scope_for_name (scene, raw, node->name);
       g_hash_table_insert (scene->leaf_of_node, (gpointer) node, GUINT_TO_POINTER (l + 1));
     }
   for (guint i = 0; i < graph->outputs->len; i++, l++)
@@ -1275,6 +1318,113 @@ owb_graph_scene_free (OwbGraphScene *scene)
   g_array_unref (scene->points);
   g_array_unref (scene->group_roots);
   g_free (scene);
+}
+
+/* Rebinding */
+
+static const char *
+first_output (const OwbNode *node)
+{
+  for (int k = 0; k < node->n_outputs; k++)
+    if (node->outputs[k][0])
+      return node->outputs[k];
+  return NULL;
+}
+
+static gboolean
+same_node (const OwbNode *a, const OwbNode *b)
+{
+  if (g_strcmp0 (a->op_type, b->op_type) != 0 || g_strcmp0 (a->domain, b->domain) != 0 ||
+      a->n_inputs != b->n_inputs || a->n_outputs != b->n_outputs)
+    return FALSE;
+  for (int k = 0; k < a->n_inputs; k++)
+    if (strcmp (a->inputs[k], b->inputs[k]) != 0)
+      return FALSE;
+  for (int k = 0; k < a->n_outputs; k++)
+    if (strcmp (a->outputs[k], b->outputs[k]) != 0)
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+owb_graph_scene_rebind (OwbGraphScene *scene, const OwbGraph *graph, GHashTable *node_map)
+{
+  g_return_val_if_fail (scene != NULL && graph != NULL, FALSE);
+  const OwbGraph *old = scene->graph;
+  if (graph != old)
+    {
+      if (graph->nodes->len != old->nodes->len || graph->inputs->len != old->inputs->len ||
+          graph->outputs->len != old->outputs->len)
+        return FALSE;
+      for (guint i = 0; i < graph->outputs->len; i++)
+        if (g_strcmp0 (((OwbValueInfo *) graph->outputs->pdata[i])->name,
+                       ((OwbValueInfo *) old->outputs->pdata[i])->name) != 0)
+          return FALSE;
+      /* Values are SSA: a node is known by its first output, wherever the new graph put it. */
+      g_autoptr (GHashTable) by_output = g_hash_table_new (g_str_hash, g_str_equal);
+      for (guint i = 0; i < graph->nodes->len; i++)
+        {
+          const OwbNode *node = graph->nodes->pdata[i];
+          const char *key = first_output (node);
+          if (key == NULL || !g_hash_table_insert (by_output, (gpointer) key, (gpointer) node))
+            return FALSE;
+        }
+      g_autofree const OwbNode **matched = g_new0 (const OwbNode *, MAX (scene->n_leaves, 1));
+      for (guint l = 0; l < scene->n_leaves; l++)
+        {
+          const Leaf *leaf = &scene->leaves[l];
+          if (leaf->kind != OWB_SCENE_OP)
+            continue;
+          const char *key = first_output (leaf->node);
+          const OwbNode *node = key ? g_hash_table_lookup (by_output, key) : NULL;
+          if (node == NULL || !same_node (leaf->node, node))
+            return FALSE;
+          matched[l] = node;
+        }
+
+      /* The same graph: move every borrowed pointer over. Value names are the nodes' output
+       * strings (the INPUT boxes' are the scene's own). */
+      g_autoptr (GHashTable) names = g_hash_table_new (g_direct_hash, g_direct_equal);
+      g_hash_table_remove_all (scene->leaf_of_node);
+      for (guint l = 0; l < scene->n_leaves; l++)
+        {
+          Leaf *leaf = &scene->leaves[l];
+          if (leaf->kind != OWB_SCENE_OP)
+            continue;
+          for (int k = 0; k < leaf->node->n_outputs; k++)
+            g_hash_table_insert (names, leaf->node->outputs[k], matched[l]->outputs[k]);
+          if (node_map)
+            g_hash_table_insert (node_map, (gpointer) leaf->node, (gpointer) matched[l]);
+          leaf->node = matched[l];
+          g_hash_table_insert (scene->leaf_of_node, (gpointer) leaf->node, GUINT_TO_POINTER (l + 1));
+        }
+      for (guint v = 0; v < scene->value_names->len; v++)
+        {
+          gpointer moved = g_hash_table_lookup (names, scene->value_names->pdata[v]);
+          if (moved)
+            scene->value_names->pdata[v] = moved;
+        }
+      for (guint e = 0; e < scene->edges->len; e++)
+        {
+          OwbSceneEdge *edge = &g_array_index (scene->edges, OwbSceneEdge, e);
+          gpointer moved = g_hash_table_lookup (names, edge->tensor);
+          if (moved)
+            edge->tensor = moved;
+        }
+      scene->graph = graph;
+    }
+  /* Claims: the boxes on screen take their nodes' providers. */
+  for (guint i = 0; i < scene->nodes->len; i++)
+    {
+      OwbSceneNode *n = &g_array_index (scene->nodes, OwbSceneNode, i);
+      if (n->kind != OWB_SCENE_OP)
+        continue;
+      const NodeRef *ref = &g_array_index (scene->refs, NodeRef, i);
+      const Leaf *leaf = &scene->leaves[g_array_index (ref->container->items, Item, ref->local).leaf];
+      n->node = leaf->node;
+      n->provider = leaf->node->provider ? g_intern_string (leaf->node->provider) : NULL;
+    }
+  return TRUE;
 }
 
 /* Reading */

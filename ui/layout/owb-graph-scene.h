@@ -1,8 +1,8 @@
 /* owb-graph-scene.h: what the graph canvas draws, GTK-free: an OwbGraph turned into boxes (ops,
  * graph inputs and outputs, scope groups), labelled and laid out, with routed edges carrying
  * inferred shapes. Large graphs open collapsed into the scopes exporters put in node names
- * ("/encoder/layer.3/attention/MatMul"); expanding a group re-lays out only that group's own
- * content and the levels above it. */
+ * ("/encoder/layer.3/attention/MatMul"), or into blocks of the scene's own when the names have
+ * none; expanding a group re-lays out only that group's own content and the levels above it. */
 #pragma once
 
 #include <owb/owb-graph.h>
@@ -89,6 +89,11 @@ const OwbSceneNode *owb_graph_scene_get_node (const OwbGraphScene *scene, guint 
 guint owb_graph_scene_get_n_edges (const OwbGraphScene *scene);
 const OwbSceneEdge *owb_graph_scene_get_edge (const OwbGraphScene *scene, guint index);
 void owb_graph_scene_get_size (const OwbGraphScene *scene, double *width, double *height);
+/* Graphs of more than collapse_threshold ops whose node names carry no scopes are cut into
+ * blocks at their narrowest points (residual blocks, layers), grouped into "blocks 1–19" and so
+ * on, and open collapsed like scoped models: the number of those blocks, 0 when the scopes come
+ * from the names (or there are none). */
+guint owb_graph_scene_get_n_blocks (const OwbGraphScene *scene);
 
 /* Appends (as guint) the indices of nodes and edges whose bounds meet the rectangle, nodes in
  * drawing order; either array may be NULL. Uses a spatial index: cost grows with what is found,
@@ -114,6 +119,13 @@ gboolean owb_graph_scene_set_expanded (OwbGraphScene *scene, const char *scope, 
 /* Expands every group that holds `node`, so that it has a box of its own. */
 gboolean owb_graph_scene_reveal (OwbGraphScene *scene, const OwbNode *node, GCancellable *cancellable,
                                  GError **error);
+
+/* Shows `graph` in place of the graph the scene was built from, keeping its layout and indices:
+ * for the same graph prepared (the same nodes and values, maybe in another order, now claimed by
+ * providers). The boxes take the new nodes and their providers; node_map (may be NULL) gets each
+ * old node -> its new one. FALSE, with the scene unchanged, when the graphs differ. With `graph`
+ * the scene's own graph, only the providers are read again. */
+gboolean owb_graph_scene_rebind (OwbGraphScene *scene, const OwbGraph *graph, GHashTable *node_map);
 
 /* Nodes (const OwbNode *, in graph order) whose name, op type, or an input or output value name
  * contains `query`, ignoring case. Members of collapsed groups are found too. */

@@ -162,6 +162,14 @@ OwbAttribute *owb_node_add_attribute (OwbNode *node, const char *name, OwbAttrib
 const OwbAttribute *owb_node_get_attribute (const OwbNode *node, const char *name);
 /* Typed getters with defaults; a present attribute of another type also returns the default. */
 int64_t owb_node_get_int (const OwbNode *node, const char *name, int64_t default_value);
+/* An int attribute (or the default) checked against [min, max] before it is used as a count,
+ * an index or a narrower type: FALSE with an OWB_ERROR_INVALID_MODEL error naming the node and
+ * the attribute otherwise (2^32 must not wrap to 0). */
+gboolean owb_node_get_int_in_range (const OwbNode *node, const char *name, int64_t default_value, int64_t min,
+                                    int64_t max, int64_t *value, GError **error);
+/* The same into an int. */
+gboolean owb_node_get_int32 (const OwbNode *node, const char *name, int default_value, int min, int max, int *value,
+                             GError **error);
 float owb_node_get_float (const OwbNode *node, const char *name, float default_value);
 const char *owb_node_get_string (const OwbNode *node, const char *name, const char *default_value);
 /* Borrowed array and its length in *n; NULL (and *n = 0) when absent. */

@@ -18,7 +18,9 @@ typedef struct {
   const char *external_data_file;
 } OwbSaveOptions;
 
-/* Saves through a temporary file renamed over `path`. options may be NULL. */
+/* Saves through a temporary file renamed over `path`. options may be NULL. Refuses (with
+ * OWB_ERROR_INVALID_ARGUMENT) to write the model over a file it was loaded with as external data,
+ * or the model and its external data to one file; files are compared by identity. */
 gboolean owb_model_save_file (const OwbModel *model, const char *path, const OwbSaveOptions *options,
                               GError **error);
 /* Serialises to a newly allocated buffer (no external data). */
@@ -31,5 +33,31 @@ OwbTensor *owb_tensor_load_pb_data (const void *data, gsize size, char **name, G
 OwbTensor *owb_tensor_load_npy_data (const void *data, gsize size, GError **error);
 gboolean owb_tensor_save_pb_file (const OwbTensor *tensor, const char *name, const char *path, GError **error);
 gboolean owb_tensor_save_npy_file (const OwbTensor *tensor, const char *path, GError **error);
+
+/* Which file a path names: device and inode after following symbolic links; for a path that
+ * does not exist yet, its folder's device and inode and the name in it. Two paths that a write
+ * would land on the same file have equal identities, whatever their spelling. */
+typedef struct {
+  guint64 device;
+  guint64 inode;
+  char *name; /* NULL when the file exists */
+} OwbFileIdentity;
+
+/* FALSE with OWB_ERROR_IO when the path cannot be checked (its folder is missing). */
+gboolean owb_file_identity_init (OwbFileIdentity *identity, const char *path, GError **error);
+void owb_file_identity_clear (OwbFileIdentity *identity);
+gboolean owb_file_identity_equal (const OwbFileIdentity *a, const OwbFileIdentity *b);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (OwbFileIdentity, owb_file_identity_clear)
+/* The resolved path of the model's external data file with that identity (borrowed), or NULL. */
+const char *owb_model_find_external_file (const OwbModel *model, const OwbFileIdentity *identity);
+
+/* Writes a file completely or not at all (see owb_model_save_file); stale temporaries of an
+ * earlier killed writer beside `path` are removed first. */
+gboolean owb_file_set_contents_atomic (const char *path, const void *data, gsize size, GError **error);
+/* Removes the temporaries of writes in progress; async-signal-safe. */
+void owb_atomic_files_remove_pending (void);
+/* Installs handlers for SIGINT, SIGTERM and SIGHUP (where they have the default action) that
+ * remove those temporaries and then die of the signal as before. For programs, not libraries. */
+void owb_atomic_files_install_signal_cleanup (void);
 
 G_END_DECLS

@@ -45,7 +45,20 @@ gboolean owb_op_schema_exists (const char *domain, const char *op_type);
 /* All rows, for listings (owb inspect, docs). */
 const OwbOpSchema *const *owb_op_schema_list (guint *n);
 
-/* Runs inference for one node. Checks input/output counts against the schema first. */
+/* "tensor", "sequence", "optional", "map"... */
+const char *owb_value_kind_name (OwbValueKind kind);
+/* Whether input `input` of the op may be a value of that kind (an unknown kind always may): the
+ * sequence and optional ops and Identity/Loop say which kinds they take, all other ops tensors. */
+gboolean owb_op_input_accepts_kind (const char *domain, const char *op_type, int input, OwbValueKind kind);
+/* FALSE for NULL and for the unknown type (a tensor of undefined element type and rank, which
+ * may stand for any kind until the value is there). */
+gboolean owb_value_type_kind_is_known (const OwbValueType *type);
+/* An OWB_ERROR_TYPE error naming the node and input for the first input of a kind the op does
+ * not take. Used by inference and by kernel resolution. */
+gboolean owb_op_check_input_kinds (const OwbNode *node, int n_inputs, const OwbValueType *const *inputs,
+                                   GError **error);
+
+/* Runs inference for one node. Checks input/output counts and input kinds first. */
 gboolean owb_op_infer (const OwbOpSchema *schema, OwbInferContext *ctx, GError **error);
 
 /* Helpers for inference functions. Each sets a SHAPE/TYPE error naming the node on failure. */

@@ -81,6 +81,12 @@ OwbTensor *owb_kernel_context_new_output (OwbKernelContext *ctx, int i, OwbDataT
                                           const int64_t *dims, GError **error);
 void owb_kernel_set_error (OwbKernelContext *ctx, GError **error, int code, const char *format, ...) G_GNUC_PRINTF (4, 5);
 
+/* For kernels that repeat work the model controls (a Loop's iterations): FALSE with
+ * OWB_ERROR_CANCELLED once the run is cancelled, or OWB_ERROR_NOMEM when the run's tensors plus
+ * `held` bytes the kernel keeps (accumulated results) pass the session's memory limit. A run of a
+ * subgraph checks cancellation between nodes already. */
+gboolean owb_kernel_context_check_interrupt (OwbKernelContext *ctx, gsize held, GError **error);
+
 /* For control-flow kernels (If, Loop, Scan, SequenceMap): runs `graph`, a subgraph held by an
  * attribute of ctx->node, binding its graph inputs in order to `inputs` (n_inputs may be smaller
  * than the graph's inputs only where the rest are initializers). `outputs` receives a new reference

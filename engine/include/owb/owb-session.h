@@ -31,6 +31,9 @@ typedef struct {
   OwbOptimizeLevel optimize;
   const char *const *disabled_passes; /* optimizer passes to skip, NULL-terminated; may be NULL */
   const OwbTraceHooks *hooks;  /* may be NULL; copied */
+  gsize memory_limit;          /* bytes of intermediate tensors one run may hold at once (a Loop's
+                                * scan outputs included); a run that needs more fails with
+                                * OWB_ERROR_NOMEM naming the node. 0: no limit */
 } OwbSessionOptions;
 
 void owb_session_options_init (OwbSessionOptions *options);
@@ -59,6 +62,65 @@ typedef struct {
   guint n_nodes_run;
 } OwbRunStats;
 
+/* What a profiler sees of one run, through per-run hooks (owb_session_run_with_options). Times are
+ * on CLOCK_MONOTONIC, in nanoseconds. */
+typedef struct {
+  gint64 start_ns;
+  gint64 end_ns;          /* 0 in run_begin */
+  gboolean ok;            /* run_end: whether the run succeeded */
+  const OwbRunStats *stats; /* run_end only */
+  int n_threads;          /* threads of the session's pool */
+} OwbRunEvent;
+
+/* A pool worker's share of one node: from its first to its last chunk of the node's parallel
+ * loops, and the time it spent in them. Not reported for the thread that ran the node. */
+typedef struct {
+  int worker;             /* pool worker index, 1 .. n_threads - 1 */
+  gint64 start_ns;
+  gint64 end_ns;
+  gint64 busy_ns;
+} OwbWorkerSpan;
+
+typedef struct {
+  const OwbNode *node;
+  int node_index;           /* in its graph's run order */
+  const char *graph_path;   /* "" for the main graph; "loop/body" for the body of node "loop",
+                             * "loop/body/if_1/then_branch" deeper (an unnamed node is "Op#index") */
+  int depth;                /* 0 in the main graph */
+  const char *op_type;
+  const char *provider;
+  int thread;               /* pool worker index of the thread that ran the node: 0, the run's own */
+  gint64 start_ns;
+  gint64 end_ns;            /* 0 in node_begin */
+  OwbTensor *const *inputs; /* NULL entries for missing optional inputs */
+  int n_inputs;
+  OwbTensor *const *outputs; /* node_end only; NULL entries for outputs not produced */
+  int n_outputs;
+  gsize arena_bytes;        /* the run's intermediate tensors in use after the node */
+  const OwbWorkerSpan *workers; /* node_end only: the workers that helped, n_workers of them */
+  int n_workers;
+} OwbNodeEvent;
+
+/* Per-run hooks: each may be NULL. Called on the run's thread; a node inside a subgraph (a Loop
+ * body) reports one node_begin/node_end pair per execution, nested in its parent's. */
+typedef struct {
+  void (*run_begin) (const OwbRunEvent *event, gpointer user_data);
+  void (*run_end) (const OwbRunEvent *event, gpointer user_data);
+  void (*node_begin) (const OwbNodeEvent *event, gpointer user_data);
+  void (*node_end) (const OwbNodeEvent *event, gpointer user_data);
+  gpointer user_data;
+} OwbRunHooks;
+
+typedef struct {
+  const OwbRunHooks *hooks; /* may be NULL: the run costs what owb_session_run costs */
+  GCancellable *cancellable;
+} OwbRunOptions;
+
+void owb_run_options_init (OwbRunOptions *options);
+
+/* Nanoseconds on the clock the hooks' times are on. */
+gint64 owb_monotonic_ns (void);
+
 /* Runs the graph. Inputs by name (all feed inputs are required). outputs[i] receives a new
  * reference for output_names[i]; output_names NULL means all graph outputs in order (outputs must
  * then have owb_session_get_n_outputs entries). stats may be NULL. Thread-safe. */
@@ -66,6 +128,13 @@ gboolean owb_session_run (OwbSession *session, guint n_inputs, const char *const
                           OwbTensor *const *inputs, guint n_outputs, const char *const *output_names,
                           OwbTensor **outputs, OwbRunStats *stats, GCancellable *cancellable,
                           GError **error);
+
+/* owb_session_run with per-run options (options may be NULL): concurrent runs of one session
+ * can each carry their own hooks. The session's own hooks, if any, are called too. */
+gboolean owb_session_run_with_options (OwbSession *session, const OwbRunOptions *options, guint n_inputs,
+                                       const char *const *input_names, OwbTensor *const *inputs, guint n_outputs,
+                                       const char *const *output_names, OwbTensor **outputs, OwbRunStats *stats,
+                                       GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbSession, owb_session_free)
 

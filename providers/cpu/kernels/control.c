@@ -367,10 +367,18 @@ loop_compute (OwbKernelContext *ctx, GError **error)
   for (int k = 0; k < n_carried; k++)
     body_in[2 + k] = owb_tensor_ref (ctx->inputs[2 + k]);
   gboolean ok = TRUE;
+  gsize held = 0; /* bytes of the scan outputs kept so far */
   /* As ONNX Runtime and the reference implementation do, the body's condition is honoured even
    * when the node's cond input is absent. */
   for (int64_t i = 0; ok && i < max_trips && cond; i++)
     {
+      /* The trip count and condition come from the model: an endless loop must still stop when
+       * the run is cancelled, and one that piles up scan outputs at the memory limit. */
+      if (!owb_kernel_context_check_interrupt (ctx, held, error))
+        {
+          ok = FALSE;
+          break;
+        }
       body_in[0] = owb_tensor_new_scalar_int64 (i);
       body_in[1] = bool_scalar (cond);
       ok = owb_kernel_context_run_subgraph (ctx, body, n_body_in, body_in, body_out, error);
@@ -391,6 +399,7 @@ loop_compute (OwbKernelContext *ctx, GError **error)
               owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "scan output %d of the body is not a tensor", j);
               ok = FALSE;
             }
+          held += t->nbytes + sizeof (OwbTensor) + sizeof (gpointer); /* many tiny outputs cost their headers */
           g_ptr_array_add (scans[j], t);
         }
       unref_all (body_out, n_body_out);
@@ -431,9 +440,11 @@ scan_shape (OwbKernelContext *ctx, ScanShape *s, GError **error)
   if (!s->body)
     return FALSE;
   s->first = ctx->opset < 9 ? 1 : 0;
-  int64_t n_scan_in = owb_node_get_int (ctx->node, "num_scan_inputs", -1);
-  s->n_states = ctx->n_inputs - s->first - (int) n_scan_in;
-  s->n_scan_in = (int) n_scan_in;
+  int n_scan_in;
+  if (!owb_node_get_int32 (ctx->node, "num_scan_inputs", -1, 1, MAX (ctx->n_inputs - s->first, 1), &n_scan_in, error))
+    return FALSE;
+  s->n_states = ctx->n_inputs - s->first - n_scan_in;
+  s->n_scan_in = n_scan_in;
   s->n_scan_out = (int) s->body->outputs->len - s->n_states;
   if (n_scan_in < 1 || n_scan_in > ctx->n_inputs || s->n_states < 0 || s->n_scan_out < 0
       || (int) s->body->inputs->len != s->n_states + s->n_scan_in || ctx->n_outputs != (int) s->body->outputs->len)

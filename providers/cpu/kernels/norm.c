@@ -493,7 +493,9 @@ pool_prepare (const OwbNode *node, int opset, PoolKind kind, void **state, GErro
       return FALSE;
     }
   pp->count_include_pad = kind == POOL_AVERAGE && opset >= 7 && owb_node_get_int (node, "count_include_pad", 0) != 0;
-  pp->storage_order = kind == POOL_MAX && opset >= 8 ? (int) owb_node_get_int (node, "storage_order", 0) : 0;
+  pp->storage_order = 0;
+  if (kind == POOL_MAX && opset >= 8 && !owb_node_get_int32 (node, "storage_order", 0, 0, 1, &pp->storage_order, error))
+    return FALSE;
   if (pp->storage_order != 0 && pp->storage_order != 1)
     {
       _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "storage_order must be 0 or 1");
@@ -1620,7 +1622,8 @@ along_compute (OwbKernelContext *ctx, AlongOp op, GError **error)
   AlongJob job = { x->data, ctx->outputs[0]->data, n, inner, op, 2 };
   if (op == ALONG_LP_NORM)
     {
-      job.p = (int) owb_node_get_int (ctx->node, "p", 2);
+      if (!owb_node_get_int32 (ctx->node, "p", 2, 1, 2, &job.p, error))
+        return FALSE;
       if (job.p != 1 && job.p != 2)
         {
           owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "p must be 1 or 2");

@@ -104,7 +104,11 @@ attention_prepare (const OwbNode *node, int opset, const OwbValueType *const *in
   p->q_heads = owb_node_get_int (node, "q_num_heads", 0);
   p->kv_heads = owb_node_get_int (node, "kv_num_heads", 0);
   p->softcap = owb_node_get_float (node, "softcap", 0.0f);
-  p->mode = (int) owb_node_get_int (node, "qk_matmul_output_mode", 0);
+  if (!owb_node_get_int32 (node, "qk_matmul_output_mode", 0, 0, 3, &p->mode, error))
+    {
+      g_free (p);
+      return FALSE;
+    }
   p->left = opset >= 25 ? owb_node_get_int (node, "left_window_size", -1) : -1;
   p->right = opset >= 25 ? owb_node_get_int (node, "right_window_size", -1) : -1;
   if (p->q_heads < 0 || p->kv_heads < 0 || p->mode < 0 || p->mode > 3 || p->left < -1 || p->right < -1

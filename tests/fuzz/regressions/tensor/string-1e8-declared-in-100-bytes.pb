@@ -1,0 +1,2 @@
+€Â×/2
+aaaaaaaaaa

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""The Profile page end to end, through the accessibility tree only: launches onnx-workbench on
+the sample model (the caller provides the display and a D-Bus session, see tests/ui/gui-test.sh),
+opens Profile, presses Profile Model, and waits for the Timeline, Per-Operator Time and Stored Runs
+to fill; a screenshot goes to $OWB_TEST_PNG_DIR when set (ImageMagick's import).
+
+  test-profile-e2e.py BUILD_ROOT SOURCE_ROOT
+
+Runs with the system python (python3-gi, gir1.2-atspi-2.0)."""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import gi
+
+gi.require_version("Atspi", "2.0")
+from gi.repository import Atspi  # noqa: E402
+
+TIMEOUT = 60.0
+
+
+def poll(what, fn, timeout=TIMEOUT):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            found = fn()
+        except gi.repository.GLib.GError:
+            found = None
+        if found:
+            return found
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def walk(node, depth=0):
+    if node is None or depth > 60:
+        return
+    yield node
+    try:
+        n = node.get_child_count()
+    except gi.repository.GLib.GError:
+        return
+    for i in range(n):
+        try:
+            child = node.get_child_at_index(i)
+        except gi.repository.GLib.GError:
+            continue
+        yield from walk(child, depth + 1)
+
+
+def find_app(pid):
+    desktop = Atspi.get_desktop(0)
+    for i in range(desktop.get_child_count()):
+        app = desktop.get_child_at_index(i)
+        if app is not None and app.get_process_id() == pid:
+            return app
+    return None
+
+
+def find_named(root, name, roles=None):
+    for node in walk(root):
+        try:
+            node.clear_cache()
+            if node.get_name() == name and (roles is None or node.get_role() in roles):
+                return node
+        except gi.repository.GLib.GError:
+            continue
+    return None
+
+
+def rows(node):
+    node.clear_cache()
+    return node.get_child_count()
+
+
+def main():
+    build_root, source_root = sys.argv[1], sys.argv[2]
+    app_path = os.path.join(build_root, "app", "onnx-workbench")
+    model = os.path.join(source_root, "data", "samples", "tiny-cnn.onnx")
+    env = dict(os.environ)
+    env.pop("GTK_A11Y", None)
+    env.pop("NO_AT_BRIDGE", None)
+    proc = subprocess.Popen([app_path, model], env=env)
+    try:
+        app = poll("the application on the accessibility bus", lambda: find_app(proc.pid))
+        tab = poll("the Profile tab", lambda: next(
+            (n for n in walk(app) if n.get_name() == "Profile" and "Action" in n.get_interfaces()), None))
+        Atspi.Action.do_action(tab, 0)
+        button = poll("the Profile Model button", lambda: find_named(app, "Profile Model", (Atspi.Role.PUSH_BUTTON, Atspi.Role.TOGGLE_BUTTON)))
+        # the button is insensitive until the session is prepared
+        poll("Profile Model to be enabled",
+             lambda: button.get_state_set().contains(Atspi.StateType.SENSITIVE) or None)
+        Atspi.Action.do_action(button, 0)
+        ops = poll("the Per-Operator Time table", lambda: find_named(app, "Per-Operator Time", (Atspi.Role.LIST,)))
+        runs = poll("the Stored Runs list", lambda: find_named(app, "Stored Runs", (Atspi.Role.LIST,)))
+        poll("a stored run", lambda: rows(runs) >= 1 or None)
+        poll("the op rows", lambda: rows(ops) >= 8 or None)
+        timeline = poll("the Timeline", lambda: find_named(app, "Timeline"))
+        print("found:", timeline.get_role_name(), "'Timeline';", rows(ops), "op rows;", rows(runs), "stored run(s)")
+        out = os.environ.get("OWB_TEST_PNG_DIR")
+        if out and shutil.which("import"):
+            time.sleep(1)
+            path = os.path.join(out, "profile-e2e.png")
+            subprocess.run(["import", "-window", "root", path], check=True)
+            print("screenshot:", path)
+        print("profile e2e ok")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,295 @@
+/* test-profile-page.c: the Profile page on the sample model in a window under Xvfb: profile it,
+ * the run stored and listed, shown again from the list; the timeline drawn, zoomed and hit-tested;
+ * frame times of a timeline of 100,000 events, whole and zoomed in. */
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "owb-profile-page.h"
+#include "owb-resources.h"
+#include "owb-timeline.h"
+
+typedef gboolean (*Condition) (gpointer data);
+
+static void
+wait_for (Condition cond, gpointer data, double timeout_s, const char *what)
+{
+  gint64 end = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
+  while (!cond (data))
+    {
+      if (g_get_monotonic_time () > end)
+        g_error ("timed out waiting for %s", what);
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+}
+
+typedef struct {
+  gboolean done, ok;
+  GError *error;
+} Wait;
+
+static gboolean
+wait_done (gpointer data)
+{
+  return ((Wait *) data)->done;
+}
+
+static void
+load_cb (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Wait *w = data;
+  w->ok = owb_document_load_finish (OWB_DOCUMENT (source), res, &w->error);
+  w->done = TRUE;
+}
+
+static gboolean
+prepared_ready (gpointer data)
+{
+  OwbDocument *doc = data;
+  return !owb_document_get_preparing (doc) && !owb_prepared_is_pending (owb_document_get_prepared (doc));
+}
+
+static gboolean
+page_idle (gpointer page)
+{
+  return !owb_profile_page_get_busy (page);
+}
+
+static gboolean
+widget_mapped (gpointer data)
+{
+  return gtk_widget_get_mapped (data) && gtk_widget_get_width (data) > 0;
+}
+
+/* Lets the frame clock lay out and paint what changed. */
+static void
+settle (double seconds)
+{
+  gint64 end = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
+  while (g_get_monotonic_time () < end)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (2000);
+    }
+}
+
+/* Snapshots widget and renders it: the ms of each, and the PNG in $OWB_TEST_PNG_DIR if set. */
+static void
+render (GtkWidget *widget, const char *png, double *snapshot_ms, double *render_ms)
+{
+  wait_for (widget_mapped, widget, 10, "the widget to be mapped");
+  settle (0.3);
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  gint64 t0 = g_get_monotonic_time ();
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
+  gint64 t1 = g_get_monotonic_time ();
+  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
+  g_autoptr (GdkTexture) texture = node ? gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height))
+                                        : NULL;
+  gint64 t2 = g_get_monotonic_time ();
+  if (snapshot_ms)
+    *snapshot_ms = (t1 - t0) / 1000.0;
+  if (render_ms)
+    *render_ms = (t2 - t1) / 1000.0;
+  const char *dir = g_getenv ("OWB_TEST_PNG_DIR");
+  if (dir && png && texture)
+    {
+      g_autofree char *path = g_build_filename (dir, png, NULL);
+      g_assert_true (gdk_texture_save_to_png (texture, path));
+      g_test_message ("rendered %s", path);
+    }
+}
+
+static GtkWidget *
+show_in_window (GtkWidget *child, int width, int height)
+{
+  GtkWidget *window = gtk_window_new ();
+  gtk_window_set_default_size (GTK_WINDOW (window), width, height);
+  gtk_window_set_child (GTK_WINDOW (window), child);
+  gtk_window_present (GTK_WINDOW (window));
+  return window;
+}
+
+static void
+remember_name (char **slot, const char *name, gboolean reveal)
+{
+  g_free (*slot);
+  *slot = g_strdup (name);
+}
+
+static void
+test_profile_page (void)
+{
+  const char *root = g_getenv ("OWB_SOURCE_ROOT");
+  g_assert_nonnull (root);
+  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_autoptr (OwbDocument) doc = owb_document_new ();
+  Wait w = { 0 };
+  owb_document_load_async (doc, file, NULL, load_cb, &w);
+  wait_for (wait_done, &w, 60, "the document to load");
+  g_assert_no_error (w.error);
+  wait_for (prepared_ready, doc, 60, "the session to be prepared");
+
+  g_autofree char *dir = g_dir_make_tmp ("owb-profile-page-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "profiles.sqlite", NULL);
+  OwbProfilePage *page = OWB_PROFILE_PAGE (owb_profile_page_new ());
+  GtkWidget *window = show_in_window (GTK_WIDGET (page), 1400, 900);
+  owb_profile_page_set_database_path (page, db);
+  owb_profile_page_set_document (page, doc);
+  g_assert_cmpuint (owb_profile_page_get_n_stored_runs (page), ==, 0);
+
+  owb_profile_page_profile (page, 5, 2);
+  g_assert_true (owb_profile_page_get_busy (page));
+  wait_for (page_idle, page, 60, "the profile");
+  g_assert_null (owb_profile_page_get_error (page));
+  g_assert_cmpuint (owb_profile_page_get_n_op_rows (page), ==, 8);
+  g_assert_cmpuint (owb_profile_page_get_n_stored_runs (page), ==, 1);
+  OwbTimeline *timeline = owb_profile_page_get_timeline (page);
+  const OwbProfRun *run = owb_timeline_get_run (timeline);
+  g_assert_nonnull (run);
+  g_assert_cmpuint (run->iterations->len, ==, 5);
+  g_assert_cmpint (run->id, >, 0);
+
+  render (GTK_WIDGET (page), "profile-page.png", NULL, NULL);
+  guint spans, merged;
+  owb_timeline_get_drawn (timeline, &spans, &merged);
+  g_assert_cmpuint (spans + merged, >, 0);
+
+  /* zoomed into the first iteration: every node of it a span of its own, one under the pointer */
+  const OwbProfIteration *first = &g_array_index (run->iterations, OwbProfIteration, 0);
+  owb_timeline_set_range (timeline, first->start_ns, first->start_ns + first->duration_ns);
+  render (GTK_WIDGET (timeline), "profile-timeline-zoomed.png", NULL, NULL);
+  owb_timeline_get_drawn (timeline, &spans, &merged);
+  g_assert_cmpuint (spans, >=, 5);
+  const OwbProfEvent *ev = &g_array_index (run->events, OwbProfEvent, 0);
+  gint64 start, end;
+  owb_timeline_get_range (timeline, &start, &end);
+  double width = gtk_widget_get_width (GTK_WIDGET (timeline)) - 86.0;
+  double x = 86.0 + ((ev->start_ns + ev->duration_ns / 2.0) - start) / (double) (end - start) * width;
+  int hit = owb_timeline_event_at (timeline, x, 22 + 15 + 8);
+  g_assert_cmpint (hit, >=, 0);
+  g_assert_cmpuint (g_array_index (run->events, OwbProfEvent, hit).thread, ==, 0);
+  owb_timeline_zoom (timeline, 0.25, x);
+  owb_timeline_get_range (timeline, &start, &end);
+  g_assert_cmpint (end - start, >, first->duration_ns);
+
+  /* a second run, then the first again from the list */
+  owb_profile_page_profile (page, 3, 1);
+  wait_for (page_idle, page, 60, "the second profile");
+  g_assert_cmpuint (owb_profile_page_get_n_stored_runs (page), ==, 2);
+  owb_profile_page_show_stored_run (page, 0);
+  wait_for (page_idle, page, 60, "the stored run to load");
+  g_assert_null (owb_profile_page_get_error (page));
+  g_assert_cmpuint (owb_timeline_get_run (timeline)->iterations->len, ==, 5);
+  /* against the second: op types and nodes, the run shown stays */
+  owb_profile_page_compare_stored_run (page, 1);
+  wait_for (page_idle, page, 60, "the run to compare with to load");
+  g_assert_null (owb_profile_page_get_error (page));
+  g_assert_cmpuint (owb_profile_page_get_n_comparison_rows (page), >=, 8 + 7);
+  g_assert_cmpuint (owb_timeline_get_run (timeline)->iterations->len, ==, 5);
+  render (GTK_WIDGET (page), "profile-compare.png", NULL, NULL);
+
+  /* a span's click reaches the window through the page's signal */
+  g_autofree char *activated = NULL;
+  g_signal_connect_swapped (page, "node-activated", G_CALLBACK (remember_name), &activated);
+  g_signal_emit_by_name (timeline, "node-activated", "conv1", FALSE);
+  g_assert_cmpstr (activated, ==, "conv1");
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_autofree char *wal = g_strconcat (db, "-wal", NULL), *shm = g_strconcat (db, "-shm", NULL);
+  g_remove (wal);
+  g_remove (shm);
+  g_remove (db);
+  g_rmdir (dir);
+}
+
+/* The widget's own snapshot (not the node GTK keeps for a widget that did not change), then that
+ * node rendered: the ms of each. */
+static void
+measure_frame (GtkWidget *widget, double *snapshot_ms, double *render_ms)
+{
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  gint64 t0 = g_get_monotonic_time ();
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  GTK_WIDGET_GET_CLASS (widget)->snapshot (widget, snapshot);
+  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
+  gint64 t1 = g_get_monotonic_time ();
+  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
+  g_autoptr (GdkTexture) texture = node ? gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height))
+                                        : NULL;
+  *snapshot_ms = (t1 - t0) / 1000.0;
+  *render_ms = (g_get_monotonic_time () - t1) / 1000.0;
+}
+
+/* 100,000 events in 4 lanes, 10 us each: every frame stays bounded by merging. */
+static OwbProfRun *
+big_run (guint n)
+{
+  OwbProfRun *run = owb_prof_run_new ();
+  const char *ops[] = { "Conv", "Relu", "Add", "MatMul", "Softmax" };
+  for (guint k = 0; k < 1000; k++)
+    {
+      char name[32];
+      g_snprintf (name, sizeof name, "node_%u", k);
+      owb_prof_run_add_node (run, "", name, ops[k % G_N_ELEMENTS (ops)], "cpu", NULL, NULL);
+    }
+  for (guint e = 0; e < n; e++)
+    {
+      guint lane = e % 4;
+      OwbProfEvent ev = { .node = (e / 4) % 1000, .iteration = 0, .thread = lane,
+                          .kind = lane ? OWB_PROF_EVENT_WORKER : OWB_PROF_EVENT_NODE,
+                          .start_ns = (gint64) (e / 4) * 12000, .duration_ns = 10000, .self_ns = 10000,
+                          .arena_bytes = -1 };
+      owb_prof_run_add_event (run, &ev);
+    }
+  owb_prof_run_add_iteration (run, 0, (gint64) (n / 4) * 12000);
+  return run;
+}
+
+static void
+test_timeline_frames (void)
+{
+  OwbTimeline *timeline = OWB_TIMELINE (owb_timeline_new ());
+  GtkWidget *window = show_in_window (GTK_WIDGET (timeline), 1600, 300);
+  owb_timeline_take_run (timeline, big_run (100000));
+  const char *views[] = { "whole", "1/10", "1/1000" };
+  double factors[] = { 1, 10, 100 };
+  for (guint v = 0; v < G_N_ELEMENTS (views); v++)
+    {
+      owb_timeline_zoom (timeline, factors[v], 800);
+      double snap[5], draw[5];
+      if (v == 0)
+        render (GTK_WIDGET (timeline), "timeline-100k.png", NULL, NULL);
+      for (int k = 0; k < 5; k++)
+        measure_frame (GTK_WIDGET (timeline), &snap[k], &draw[k]);
+      guint spans, merged;
+      owb_timeline_get_drawn (timeline, &spans, &merged);
+      /* at most a few rectangles per pixel column and lane */
+      g_assert_cmpuint (spans + merged, <=, 4 * 1600);
+      double best_snap = snap[0], best_draw = draw[0];
+      for (int k = 1; k < 5; k++)
+        {
+          best_snap = MIN (best_snap, snap[k]);
+          best_draw = MIN (best_draw, draw[k]);
+        }
+      g_test_message ("100,000 events, view %s: %u spans and %u merged blocks drawn; snapshot %.2f ms, render %.2f ms"
+                      " (best of 5, cairo)", views[v], spans, merged, best_snap, best_draw);
+    }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+int
+main (int argc, char **argv)
+{
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+  g_assert_nonnull (owb_ui_get_resource ());
+  g_test_add_func ("/profile-page/profile", test_profile_page);
+  g_test_add_func ("/profile-page/timeline-frames", test_timeline_frames);
+  return g_test_run ();
+}

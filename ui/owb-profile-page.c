@@ -1,0 +1,917 @@
+/* owb-profile-page.c: the Profile page. A profile runs in a worker thread on a session of its own
+ * (the thread count is the page's, the level and providers the window's), records every node
+ * through the profiler's recorder, stores the run in the profile database and hands it to the
+ * timeline and the tables; stored runs of the same model load in a worker thread too. */
+#include "owb-profile-page.h"
+
+#include <adwaita.h>
+#include <glib/gi18n-lib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+
+#include "owb-page-util.h"
+
+#define WARMUP_RUNS 2
+#define SLOWEST_NODES 15
+
+struct _OwbProfilePage
+{
+  GtkWidget parent_instance;
+
+  GtkWidget *scroller;
+  GtkSpinButton *iterations_spin;
+  GtkSpinButton *threads_spin;
+  GtkButton *profile_button;
+  GtkButton *cancel_button;
+  GtkProgressBar *progress;
+  GtkLabel *summary_label;
+  GtkLabel *error_label;
+  OwbTimeline *timeline;
+  GtkListBox *ops_list;
+  GtkListBox *nodes_list;
+  GtkListBox *runs_list;
+  GtkWidget *compare_box;
+  GtkLabel *compare_label;
+  GtkListBox *compare_list;
+
+  OwbDocument *document;
+  gulong prepared_handler;
+  char *db_path;
+  GPtrArray *stored;          /* of OwbProfRunSummary *: the runs in runs_list */
+  guint n_op_rows;
+  GCancellable *cancellable;  /* the profile or load in progress */
+  gboolean loading_for_compare; /* the stored run being loaded is compared with the one shown */
+  guint n_compare_rows;
+  char *error;
+  gboolean disposed;
+  char *model_hash;           /* of the document's file, once hash_model_async has read it */
+  GCancellable *hash_cancellable;
+};
+
+G_DEFINE_FINAL_TYPE (OwbProfilePage, owb_profile_page, GTK_TYPE_WIDGET)
+
+enum {
+  PROP_0,
+  PROP_BUSY,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+enum {
+  NODE_ACTIVATED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+static gboolean
+is_busy (OwbProfilePage *self)
+{
+  return self->cancellable != NULL;
+}
+
+const char *
+owb_profile_page_get_database_path (OwbProfilePage *self)
+{
+  g_return_val_if_fail (OWB_IS_PROFILE_PAGE (self), NULL);
+  if (!self->db_path)
+    {
+      const char *env = g_getenv ("OWB_PROFILE_DB");
+      self->db_path = env && env[0] ? g_strdup (env)
+                                    : g_build_filename (g_get_user_data_dir (), "onnx-workbench", "profiles.sqlite", NULL);
+    }
+  return self->db_path;
+}
+
+static void refresh_stored_runs (OwbProfilePage *self);
+static void compare_clicked_cb (GtkButton *button, OwbProfilePage *self);
+
+void
+owb_profile_page_set_database_path (OwbProfilePage *self, const char *path)
+{
+  g_return_if_fail (OWB_IS_PROFILE_PAGE (self));
+  g_free (self->db_path);
+  self->db_path = g_strdup (path);
+  refresh_stored_runs (self);
+}
+
+static void
+show_error (OwbProfilePage *self, const char *message)
+{
+  g_free (self->error);
+  self->error = g_strdup (message);
+  gtk_label_set_text (self->error_label, message ? message : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->error_label), message != NULL);
+}
+
+static void
+update_sensitivity (OwbProfilePage *self)
+{
+  OwbPrepared *prepared = self->document ? owb_document_get_prepared (self->document) : NULL;
+  gboolean can = prepared && !owb_prepared_is_pending (prepared) && owb_prepared_get_session (prepared);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->profile_button), can && !is_busy (self));
+  gtk_widget_set_visible (GTK_WIDGET (self->cancel_button), is_busy (self));
+  gtk_widget_set_visible (GTK_WIDGET (self->progress), is_busy (self));
+  gtk_widget_set_sensitive (GTK_WIDGET (self->runs_list), !is_busy (self));
+}
+
+static void
+set_busy (OwbProfilePage *self, GCancellable *cancellable)
+{
+  g_clear_object (&self->cancellable);
+  self->cancellable = cancellable;
+  if (!self->disposed)
+    {
+      update_sensitivity (self);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+    }
+}
+
+/* ---- Tables ---- */
+
+static void
+list_clear (GtkListBox *list)
+{
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (list))))
+    gtk_list_box_remove (list, child);
+}
+
+/* A row of name, detail and time, read out as one line. */
+static GtkWidget *
+table_row (const char *name, const char *detail, const char *value)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  GtkWidget *left = gtk_label_new (name);
+  gtk_label_set_xalign (GTK_LABEL (left), 0);
+  gtk_label_set_ellipsize (GTK_LABEL (left), PANGO_ELLIPSIZE_MIDDLE);
+  /* a short name ("#3") is shown whole; the detail gives way first */
+  gtk_label_set_width_chars (GTK_LABEL (left), MIN ((int) g_utf8_strlen (name, -1), 12));
+  gtk_widget_set_hexpand (left, TRUE);
+  gtk_box_append (GTK_BOX (box), left);
+  if (detail)
+    {
+      GtkWidget *mid = gtk_label_new (detail);
+      gtk_widget_add_css_class (mid, "dim-label");
+      gtk_label_set_ellipsize (GTK_LABEL (mid), PANGO_ELLIPSIZE_END);
+      gtk_label_set_xalign (GTK_LABEL (mid), 1);
+      gtk_box_append (GTK_BOX (box), mid);
+    }
+  GtkWidget *right = gtk_label_new (value);
+  gtk_widget_add_css_class (right, "numeric");
+  gtk_box_append (GTK_BOX (box), right);
+  GtkWidget *row = gtk_list_box_row_new ();
+  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
+  gtk_widget_set_margin_start (box, 6);
+  gtk_widget_set_margin_end (box, 6);
+  gtk_widget_set_margin_top (box, 3);
+  gtk_widget_set_margin_bottom (box, 3);
+  g_autofree char *a11y = g_strdup_printf ("%s %s %s", name, detail ? detail : "", value);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_PROPERTY_LABEL, a11y, -1);
+  return row;
+}
+
+static void
+show_run_tables (OwbProfilePage *self, const OwbProfRun *run)
+{
+  list_clear (self->ops_list);
+  list_clear (self->nodes_list);
+  self->n_op_rows = 0;
+  if (!run)
+    {
+      gtk_label_set_text (self->summary_label, "");
+      return;
+    }
+  g_autoptr (GArray) ops = owb_prof_run_dup_op_stats (run);
+  for (guint i = 0; i < ops->len; i++)
+    {
+      const OwbProfStat *s = &g_array_index (ops, OwbProfStat, i);
+      g_autofree char *detail = g_strdup_printf (_("%.0f×, %.1f %%"), s->calls, 100 * s->share);
+      g_autofree char *value = g_strdup_printf (_("%.3f ms"), s->mean_ms);
+      gtk_list_box_append (self->ops_list, table_row (s->op_type, detail, value));
+      self->n_op_rows++;
+    }
+  g_autoptr (GArray) nodes = owb_prof_run_dup_node_stats (run);
+  for (guint i = 0; i < MIN (nodes->len, SLOWEST_NODES); i++)
+    {
+      const OwbProfStat *s = &g_array_index (nodes, OwbProfStat, i);
+      g_autofree char *detail = g_strdup_printf ("%s, %.1f %%", s->op_type, 100 * s->share);
+      g_autofree char *value = g_strdup_printf (_("%.3f ms"), s->median_ms);
+      GtkWidget *row = table_row (s->name, detail, value);
+      g_object_set_data_full (G_OBJECT (row), "owb-node-name", g_strdup (s->name), g_free);
+      gtk_list_box_append (self->nodes_list, row);
+    }
+  OwbProfWallSplit split;
+  owb_prof_run_get_wall_split (run, &split);
+  g_autoptr (GString) text = g_string_new (NULL);
+  g_autofree char *title = owb_prof_run_dup_title (run);
+  double wall = split.wall_ms > 0 ? split.wall_ms : 1;
+  g_string_append_printf (text, _("%s: %u iterations, median %.3f ms; mean per run %.3f ms in nodes (%.1f %%), %.3f ms between them"),
+                          title, run->iterations->len, owb_prof_run_get_median_ms (run), split.nodes_ms,
+                          100 * split.nodes_ms / wall, split.gaps_ms);
+  for (guint t = 0; t < split.thread_busy_ms->len; t++)
+    g_string_append_printf (text, t == 0 ? _("; busy: thread %u %.1f %%") : ", %u %.1f %%", t,
+                            100 * g_array_index (split.thread_busy_ms, double, t) / wall);
+  gtk_label_set_text (self->summary_label, text->str);
+  owb_prof_wall_split_clear (&split);
+}
+
+static void
+show_run (OwbProfilePage *self, OwbProfRun *run)
+{
+  show_run_tables (self, run);
+  owb_timeline_take_run (self->timeline, run);
+}
+
+static double
+abs_delta (const OwbProfDelta *d)
+{
+  return isnan (d->a_ms) || isnan (d->b_ms) ? -1 : fabs (d->b_ms - d->a_ms);
+}
+
+static int
+by_abs_delta (gconstpointer a, gconstpointer b)
+{
+  double x = abs_delta (*(const OwbProfDelta *const *) a), y = abs_delta (*(const OwbProfDelta *const *) b);
+  return (x < y) - (x > y);
+}
+
+/* The shown run (A) against another (B): the op types, then the nodes that moved most. */
+static void
+show_comparison (OwbProfilePage *self, const OwbProfRun *b)
+{
+  list_clear (self->compare_list);
+  self->n_compare_rows = 0;
+  const OwbProfRun *a = owb_timeline_get_run (self->timeline);
+  gtk_widget_set_visible (self->compare_box, a && b);
+  if (!a || !b)
+    return;
+  g_autoptr (GPtrArray) nodes = owb_prof_compare_nodes (a, b);
+  g_autoptr (GPtrArray) ops = owb_prof_compare_ops (a, b);
+  g_autofree char *ta = owb_prof_run_dup_title (a), *tb = owb_prof_run_dup_title (b);
+  g_autofree char *heading = g_strdup_printf (_("%s against %s: median %.3f ms and %.3f ms, %u of %u nodes matched"), ta, tb,
+                                              owb_prof_run_get_median_ms (a), owb_prof_run_get_median_ms (b),
+                                              owb_prof_deltas_count_matched (nodes), nodes->len);
+  gtk_label_set_text (self->compare_label, heading);
+  g_ptr_array_sort (nodes, by_abs_delta);
+  GPtrArray *parts[] = { ops, nodes };
+  for (guint p = 0; p < G_N_ELEMENTS (parts); p++)
+    for (guint i = 0; i < MIN (parts[p]->len, p == 0 ? 8 : SLOWEST_NODES); i++)
+      {
+        const OwbProfDelta *d = g_ptr_array_index (parts[p], i);
+        g_autofree char *a_ms = isnan (d->a_ms) ? g_strdup ("–") : g_strdup_printf ("%.3f", d->a_ms);
+        g_autofree char *b_ms = isnan (d->b_ms) ? g_strdup ("–") : g_strdup_printf ("%.3f", d->b_ms);
+        g_autofree char *value = isnan (d->a_ms) || isnan (d->b_ms)
+                                   ? g_strdup_printf (_("%s → %s ms"), a_ms, b_ms)
+                                   : g_strdup_printf (_("%s → %s ms (%+.3f)"), a_ms, b_ms, d->b_ms - d->a_ms);
+        GtkWidget *row = table_row (p == 0 ? d->op_type : d->name, p == 0 ? _("op type") : d->op_type, value);
+        /* slower in B: warm; faster: cool; not for a few microseconds, which timer noise makes */
+        double moved = fabs (d->b_ms - d->a_ms);
+        if (!isnan (d->a_ms) && !isnan (d->b_ms) && moved > 0.05 * d->a_ms && moved > 0.002)
+          gtk_widget_add_css_class (row, d->b_ms > d->a_ms ? "error" : "success");
+        gtk_list_box_append (self->compare_list, row);
+        self->n_compare_rows++;
+      }
+}
+
+/* The model file's hash, to list only its runs; NULL until hash_model_async has read the file. */
+static char *
+document_model_hash (OwbProfilePage *self)
+{
+  return g_strdup (self->model_hash);
+}
+
+/* Hashing reads the whole file (seconds for a large model): a worker thread does it, and the
+ * stored runs are listed when it is done. */
+static void
+hash_model_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  g_autoptr (OwbProfRun) probe = owb_prof_run_new ();
+  GError *error = NULL;
+  if (!owb_prof_run_set_model (probe, task_data, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_return_pointer (task, g_strdup (probe->model_hash), g_free);
+}
+
+static void
+hash_model_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  /* NULL when cancelled (the document changed, or the page went) or unreadable */
+  g_autofree char *hash = g_task_propagate_pointer (G_TASK (result), NULL);
+  if (!hash)
+    return;
+  OwbProfilePage *self = OWB_PROFILE_PAGE (source);
+  g_free (self->model_hash);
+  self->model_hash = g_steal_pointer (&hash);
+  refresh_stored_runs (self);
+}
+
+static void
+hash_model_async (OwbProfilePage *self)
+{
+  if (self->hash_cancellable)
+    g_cancellable_cancel (self->hash_cancellable);
+  g_clear_object (&self->hash_cancellable);
+  g_clear_pointer (&self->model_hash, g_free);
+  GFile *file = self->document ? owb_document_get_file (self->document) : NULL;
+  char *path = file ? g_file_get_path (file) : NULL;
+  if (!path)
+    return;
+  self->hash_cancellable = g_cancellable_new ();
+  g_autoptr (GTask) task = g_task_new (self, self->hash_cancellable, hash_model_done, NULL);
+  g_task_set_task_data (task, path, g_free);
+  g_task_run_in_thread (task, hash_model_thread);
+}
+
+static void
+refresh_stored_runs (OwbProfilePage *self)
+{
+  list_clear (self->runs_list);
+  g_clear_pointer (&self->stored, g_ptr_array_unref);
+  g_autofree char *hash = document_model_hash (self);
+  const char *path = owb_profile_page_get_database_path (self);
+  if (!hash || !g_file_test (path, G_FILE_TEST_EXISTS))
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbProfDb) db = owb_prof_db_open (path, FALSE, &error);
+  self->stored = db ? owb_prof_db_list_runs (db, hash, &error) : NULL;
+  if (!self->stored)
+    {
+      show_error (self, error->message);
+      return;
+    }
+  for (guint i = self->stored->len; i-- > 0;)
+    {
+      const OwbProfRunSummary *s = g_ptr_array_index (self->stored, i);
+      g_autofree char *date = g_strndup (s->date, 19);
+      g_strdelimit (date, "T", ' ');
+      g_autofree char *name = s->label[0] ? g_strdup_printf ("#%" G_GINT64_FORMAT " %s", s->id, s->label)
+                                          : g_strdup_printf ("#%" G_GINT64_FORMAT, s->id);
+      g_autofree char *detail = g_strdup_printf (_("%s, %s, %d threads, %s"), date, s->optimize, s->threads, s->source);
+      g_autofree char *value = g_strdup_printf (_("%.3f ms"), s->median_ms);
+      GtkWidget *row = table_row (name, detail, value);
+      g_object_set_data (G_OBJECT (row), "owb-stored-index", GUINT_TO_POINTER (i));
+      GtkWidget *compare = gtk_button_new_from_icon_name ("view-dual-symbolic");
+      gtk_widget_add_css_class (compare, "flat");
+      g_autofree char *compare_name = g_strdup_printf (_("Compare %s With the Run Shown"), name);
+      gtk_widget_set_tooltip_text (compare, compare_name);
+      gtk_accessible_update_property (GTK_ACCESSIBLE (compare), GTK_ACCESSIBLE_PROPERTY_LABEL, compare_name, -1);
+      g_object_set_data (G_OBJECT (compare), "owb-stored-index", GUINT_TO_POINTER (i));
+      g_signal_connect (compare, "clicked", G_CALLBACK (compare_clicked_cb), self);
+      gtk_box_append (GTK_BOX (gtk_list_box_row_get_child (GTK_LIST_BOX_ROW (row))), compare);
+      gtk_list_box_append (self->runs_list, row);
+    }
+}
+
+/* ---- Profiling in a worker thread ---- */
+
+typedef struct {
+  OwbModel *model;
+  OwbOptimizeLevel level;
+  char *providers;
+  int threads;
+  int iterations;
+  char *model_path;
+  char *db_path;
+  OwbProfilePage *page; /* for progress only; the task holds a reference */
+} ProfileJob;
+
+static void
+profile_job_free (ProfileJob *job)
+{
+  owb_model_unref (job->model);
+  g_free (job->providers);
+  g_free (job->model_path);
+  g_free (job->db_path);
+  g_free (job);
+}
+
+typedef struct {
+  OwbProfilePage *page;
+  double fraction;
+} Progress;
+
+static gboolean
+progress_cb (gpointer data)
+{
+  Progress *p = data;
+  if (!p->page->disposed && is_busy (p->page))
+    gtk_progress_bar_set_fraction (p->page->progress, p->fraction);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+progress_free (Progress *p)
+{
+  g_object_unref (p->page);
+  g_free (p);
+}
+
+static void
+report_progress (ProfileJob *job, double fraction)
+{
+  Progress *p = g_new (Progress, 1);
+  p->page = g_object_ref (job->page);
+  p->fraction = fraction;
+  g_main_context_invoke_full (NULL, G_PRIORITY_DEFAULT, progress_cb, p, (GDestroyNotify) progress_free);
+}
+
+/* Seeded values for each feed input, symbolic dims 1: floats in [-1, 1), other types zero. */
+static GPtrArray *
+random_inputs (OwbSession *session, GError **error)
+{
+  g_autoptr (GRand) rand = g_rand_new_with_seed (0);
+  GPtrArray *inputs = g_ptr_array_new_with_free_func ((GDestroyNotify) owb_tensor_unref);
+  for (guint i = 0; i < owb_session_get_n_inputs (session); i++)
+    {
+      const OwbValueInfo *info = owb_session_get_input (session, i);
+      int64_t dims[OWB_MAX_RANK];
+      int rank = info->type.rank > 0 ? info->type.rank : 0;
+      for (int d = 0; d < rank; d++)
+        dims[d] = owb_dim_is_known (info->type.dims[d]) ? info->type.dims[d].value : 1;
+      OwbTensor *t = owb_tensor_new (info->type.dtype != OWB_TYPE_UNDEFINED ? info->type.dtype : OWB_TYPE_FLOAT, rank,
+                                     dims, error);
+      if (!t)
+        {
+          g_ptr_array_unref (inputs);
+          return NULL;
+        }
+      if (t->dtype == OWB_TYPE_FLOAT)
+        for (int64_t k = 0; k < t->nelems; k++)
+          ((float *) t->data)[k] = (float) g_rand_double_range (rand, -1, 1);
+      g_ptr_array_add (inputs, t);
+    }
+  return inputs;
+}
+
+static void
+profile_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
+{
+  ProfileJob *job = task_data;
+  GError *error = NULL;
+  OwbSessionOptions options;
+  owb_session_options_init (&options);
+  options.providers = owb_providers_new_from_list (job->providers, &error);
+  if (!options.providers)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  options.n_threads = job->threads;
+  options.optimize = job->level;
+  g_autoptr (OwbSession) session = owb_session_new (job->model, &options, &error);
+  g_ptr_array_unref (options.providers);
+  if (!session)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  g_autoptr (GPtrArray) inputs = random_inputs (session, &error);
+  if (!inputs)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  guint n_in = inputs->len, n_out = owb_session_get_n_outputs (session);
+  g_autofree const char **names = g_new0 (const char *, n_in + 1);
+  g_autofree OwbTensor **outputs = g_new0 (OwbTensor *, n_out + 1);
+  for (guint i = 0; i < n_in; i++)
+    names[i] = owb_session_get_input (session, i)->name;
+
+  g_autoptr (OwbProfRun) run = owb_prof_run_new ();
+  g_autoptr (OwbProfRecorder) recorder = owb_prof_recorder_new (run, session);
+  OwbRunOptions profiled, plain;
+  owb_run_options_init (&plain);
+  plain.cancellable = cancellable;
+  profiled = plain;
+  profiled.hooks = owb_prof_recorder_get_hooks (recorder);
+  int total = WARMUP_RUNS + job->iterations;
+  for (int it = -WARMUP_RUNS; it < job->iterations; it++)
+    {
+      gboolean ok = owb_session_run_with_options (session, it >= 0 ? &profiled : &plain, n_in, names,
+                                                  (OwbTensor *const *) inputs->pdata, n_out, NULL, outputs, NULL, &error);
+      for (guint o = 0; o < n_out; o++)
+        g_clear_pointer (&outputs[o], owb_tensor_unref);
+      if (!ok)
+        {
+          g_task_return_error (task, error);
+          return;
+        }
+      report_progress (job, (double) (it + WARMUP_RUNS + 1) / (total + 1));
+    }
+  if (!owb_prof_run_set_model (run, job->model_path, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  owb_prof_run_set_host (run);
+  g_free (run->optimize);
+  run->optimize = g_strdup (owb_optimize_level_to_string (job->level));
+  g_free (run->providers);
+  run->providers = g_strdup (job->providers);
+  g_free (run->engine_version);
+  run->engine_version = g_strdup (OWB_VERSION);
+  g_autofree char *folder = g_path_get_dirname (job->db_path);
+  g_mkdir_with_parents (folder, 0755);
+  g_autoptr (OwbProfDb) db = owb_prof_db_open (job->db_path, TRUE, &error);
+  if (!db || !owb_prof_db_store_run (db, run, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_return_pointer (task, g_steal_pointer (&run), (GDestroyNotify) owb_prof_run_free);
+}
+
+static void
+run_done_cb (GObject *source, GAsyncResult *result, gpointer data)
+{
+  OwbProfilePage *self = OWB_PROFILE_PAGE (source);
+  g_autoptr (GError) error = NULL;
+  OwbProfRun *run = g_task_propagate_pointer (G_TASK (result), &error);
+  set_busy (self, NULL);
+  if (self->disposed)
+    {
+      owb_prof_run_free (run);
+      return;
+    }
+  if (!run)
+    {
+      self->loading_for_compare = FALSE;
+      show_error (self, g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ? _("Cancelled") : error->message);
+      return;
+    }
+  show_error (self, NULL);
+  if (self->loading_for_compare)
+    {
+      self->loading_for_compare = FALSE;
+      show_comparison (self, run);
+      owb_prof_run_free (run);
+      return;
+    }
+  /* a run of this document carries its model's hash: no need to wait for hash_model_async */
+  if (!self->model_hash && run->model_hash)
+    self->model_hash = g_strdup (run->model_hash);
+  show_comparison (self, NULL);
+  show_run (self, run);
+  refresh_stored_runs (self);
+}
+
+void
+owb_profile_page_profile (OwbProfilePage *self, int iterations, int threads)
+{
+  g_return_if_fail (OWB_IS_PROFILE_PAGE (self));
+  OwbPrepared *prepared = self->document ? owb_document_get_prepared (self->document) : NULL;
+  GFile *file = self->document ? owb_document_get_file (self->document) : NULL;
+  g_autofree char *path = file ? g_file_get_path (file) : NULL;
+  if (is_busy (self) || !prepared || !owb_prepared_get_session (prepared) || !path)
+    return;
+  ProfileJob *job = g_new0 (ProfileJob, 1);
+  job->model = owb_model_ref (owb_document_get_model (self->document));
+  job->level = owb_prepared_get_level (prepared);
+  job->providers = g_strdup (owb_prepared_get_providers (prepared));
+  job->threads = threads;
+  job->iterations = MAX (iterations, 1);
+  job->model_path = g_steal_pointer (&path);
+  job->db_path = g_strdup (owb_profile_page_get_database_path (self));
+  job->page = self;
+  show_error (self, NULL);
+  gtk_progress_bar_set_fraction (self->progress, 0);
+  set_busy (self, g_cancellable_new ());
+  g_autoptr (GTask) task = g_task_new (self, self->cancellable, run_done_cb, NULL);
+  g_task_set_task_data (task, job, (GDestroyNotify) profile_job_free);
+  g_task_run_in_thread (task, profile_thread);
+}
+
+/* ---- Stored runs ---- */
+
+typedef struct {
+  char *db_path;
+  gint64 id;
+} LoadJob;
+
+static void
+load_job_free (LoadJob *job)
+{
+  g_free (job->db_path);
+  g_free (job);
+}
+
+static void
+load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
+{
+  LoadJob *job = task_data;
+  GError *error = NULL;
+  g_autoptr (OwbProfDb) db = owb_prof_db_open (job->db_path, FALSE, &error);
+  OwbProfRun *run = db ? owb_prof_db_load_run (db, job->id, &error) : NULL;
+  if (!run)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, run, (GDestroyNotify) owb_prof_run_free);
+}
+
+void
+owb_profile_page_show_stored_run (OwbProfilePage *self, guint index)
+{
+  g_return_if_fail (OWB_IS_PROFILE_PAGE (self));
+  if (is_busy (self) || !self->stored || index >= self->stored->len)
+    return;
+  LoadJob *job = g_new0 (LoadJob, 1);
+  job->db_path = g_strdup (owb_profile_page_get_database_path (self));
+  job->id = ((OwbProfRunSummary *) g_ptr_array_index (self->stored, index))->id;
+  set_busy (self, g_cancellable_new ());
+  g_autoptr (GTask) task = g_task_new (self, self->cancellable, run_done_cb, NULL);
+  g_task_set_task_data (task, job, (GDestroyNotify) load_job_free);
+  g_task_run_in_thread (task, load_thread);
+}
+
+void
+owb_profile_page_compare_stored_run (OwbProfilePage *self, guint index)
+{
+  g_return_if_fail (OWB_IS_PROFILE_PAGE (self));
+  if (!owb_timeline_get_run (self->timeline))
+    return;
+  owb_profile_page_show_stored_run (self, index);
+  if (is_busy (self))
+    self->loading_for_compare = TRUE;
+}
+
+guint
+owb_profile_page_get_n_comparison_rows (OwbProfilePage *self)
+{
+  g_return_val_if_fail (OWB_IS_PROFILE_PAGE (self), 0);
+  return self->n_compare_rows;
+}
+
+static void
+compare_clicked_cb (GtkButton *button, OwbProfilePage *self)
+{
+  owb_profile_page_compare_stored_run (self, GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (button), "owb-stored-index")));
+}
+
+static void
+run_row_activated_cb (GtkListBox *list, GtkListBoxRow *row, OwbProfilePage *self)
+{
+  owb_profile_page_show_stored_run (self, GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (row), "owb-stored-index")));
+}
+
+static void
+timeline_node_activated_cb (OwbTimeline *timeline, const char *name, gboolean reveal, OwbProfilePage *self)
+{
+  g_signal_emit (self, signals[NODE_ACTIVATED], 0, name, reveal);
+}
+
+static void
+node_row_activated_cb (GtkListBox *list, GtkListBoxRow *row, OwbProfilePage *self)
+{
+  const char *name = g_object_get_data (G_OBJECT (row), "owb-node-name");
+  if (name)
+    g_signal_emit (self, signals[NODE_ACTIVATED], 0, name, TRUE);
+}
+
+static void
+profile_clicked_cb (OwbProfilePage *self)
+{
+  owb_profile_page_profile (self, gtk_spin_button_get_value_as_int (self->iterations_spin),
+                            gtk_spin_button_get_value_as_int (self->threads_spin));
+}
+
+static void
+cancel_clicked_cb (OwbProfilePage *self)
+{
+  if (self->cancellable)
+    g_cancellable_cancel (self->cancellable);
+}
+
+/* ---- Document ---- */
+
+static void
+document_prepared_cb (OwbProfilePage *self)
+{
+  update_sensitivity (self);
+}
+
+void
+owb_profile_page_set_document (OwbProfilePage *self, OwbDocument *document)
+{
+  g_return_if_fail (OWB_IS_PROFILE_PAGE (self));
+  if (!owb_page_set_document (self, &self->document, &self->prepared_handler, document,
+                              G_CALLBACK (document_prepared_cb)))
+    return;
+  show_comparison (self, NULL);
+  show_run (self, NULL);
+  show_error (self, NULL);
+  hash_model_async (self); /* lists the stored runs when done */
+  refresh_stored_runs (self);
+  update_sensitivity (self);
+}
+
+gboolean
+owb_profile_page_get_busy (OwbProfilePage *self)
+{
+  g_return_val_if_fail (OWB_IS_PROFILE_PAGE (self), FALSE);
+  return is_busy (self);
+}
+
+const char *
+owb_profile_page_get_error (OwbProfilePage *self)
+{
+  g_return_val_if_fail (OWB_IS_PROFILE_PAGE (self), NULL);
+  return self->error;
+}
+
+OwbTimeline *
+owb_profile_page_get_timeline (OwbProfilePage *self)
+{
+  g_return_val_if_fail (OWB_IS_PROFILE_PAGE (self), NULL);
+  return self->timeline;
+}
+
+guint
+owb_profile_page_get_n_op_rows (OwbProfilePage *self)
+{
+  g_return_val_if_fail (OWB_IS_PROFILE_PAGE (self), 0);
+  return self->n_op_rows;
+}
+
+guint
+owb_profile_page_get_n_stored_runs (OwbProfilePage *self)
+{
+  g_return_val_if_fail (OWB_IS_PROFILE_PAGE (self), 0);
+  return self->stored ? self->stored->len : 0;
+}
+
+/* ---- Widget ---- */
+
+/* A heading and a list under it, the list named after the heading. */
+static GtkListBox *
+titled_list (GtkBox *parent, const char *title)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  gtk_widget_set_hexpand (box, TRUE);
+  GtkWidget *heading = gtk_label_new (title);
+  gtk_widget_add_css_class (heading, "heading");
+  gtk_label_set_xalign (GTK_LABEL (heading), 0);
+  gtk_box_append (GTK_BOX (box), heading);
+  GtkWidget *list = gtk_list_box_new ();
+  gtk_widget_add_css_class (list, "boxed-list");
+  gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (list), GTK_ACCESSIBLE_PROPERTY_LABEL, title, -1);
+  gtk_box_append (GTK_BOX (box), list);
+  gtk_box_append (parent, box);
+  return GTK_LIST_BOX (list);
+}
+
+static GtkSpinButton *
+labelled_spin (GtkBox *parent, const char *label, double min, double max, double value)
+{
+  GtkWidget *l = gtk_label_new (label);
+  gtk_box_append (parent, l);
+  GtkWidget *spin = gtk_spin_button_new_with_range (min, max, 1);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), value);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (spin), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
+  gtk_box_append (parent, spin);
+  return GTK_SPIN_BUTTON (spin);
+}
+
+static void
+owb_profile_page_init (OwbProfilePage *self)
+{
+  self->scroller = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+  gtk_widget_set_parent (self->scroller, GTK_WIDGET (self));
+  GtkWidget *content = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
+  gtk_widget_set_margin_start (content, 18);
+  gtk_widget_set_margin_end (content, 18);
+  gtk_widget_set_margin_top (content, 18);
+  gtk_widget_set_margin_bottom (content, 18);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scroller), content);
+
+  GtkWidget *controls = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  self->iterations_spin = labelled_spin (GTK_BOX (controls), _("Iterations"), 1, 10000, 10);
+  self->threads_spin = labelled_spin (GTK_BOX (controls), _("Threads"), 0, 256, 0);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->threads_spin), _("Intra-op threads; 0: every core"));
+  self->profile_button = GTK_BUTTON (gtk_button_new_with_mnemonic (_("_Profile Model")));
+  gtk_widget_add_css_class (GTK_WIDGET (self->profile_button), "suggested-action");
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->profile_button), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _("Profile Model"), -1);
+  owb_page_keep_own_accessible_name (GTK_WIDGET (self->profile_button));
+  g_signal_connect_swapped (self->profile_button, "clicked", G_CALLBACK (profile_clicked_cb), self);
+  gtk_box_append (GTK_BOX (controls), GTK_WIDGET (self->profile_button));
+  self->cancel_button = GTK_BUTTON (gtk_button_new_with_mnemonic (_("_Cancel")));
+  g_signal_connect_swapped (self->cancel_button, "clicked", G_CALLBACK (cancel_clicked_cb), self);
+  gtk_box_append (GTK_BOX (controls), GTK_WIDGET (self->cancel_button));
+  self->progress = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
+  gtk_widget_set_valign (GTK_WIDGET (self->progress), GTK_ALIGN_CENTER);
+  gtk_widget_set_hexpand (GTK_WIDGET (self->progress), TRUE);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->progress), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Profiling"), -1);
+  gtk_box_append (GTK_BOX (controls), GTK_WIDGET (self->progress));
+  gtk_box_append (GTK_BOX (content), controls);
+
+  self->error_label = GTK_LABEL (gtk_label_new (NULL));
+  gtk_widget_add_css_class (GTK_WIDGET (self->error_label), "error");
+  gtk_label_set_wrap (self->error_label, TRUE);
+  gtk_label_set_xalign (self->error_label, 0);
+  gtk_box_append (GTK_BOX (content), GTK_WIDGET (self->error_label));
+  self->summary_label = GTK_LABEL (gtk_label_new (NULL));
+  gtk_label_set_wrap (self->summary_label, TRUE);
+  gtk_label_set_xalign (self->summary_label, 0);
+  gtk_label_set_selectable (self->summary_label, TRUE);
+  gtk_box_append (GTK_BOX (content), GTK_WIDGET (self->summary_label));
+
+  GtkWidget *frame = gtk_frame_new (NULL);
+  self->timeline = OWB_TIMELINE (owb_timeline_new ());
+  gtk_frame_set_child (GTK_FRAME (frame), GTK_WIDGET (self->timeline));
+  gtk_box_append (GTK_BOX (content), frame);
+
+  GtkWidget *tables = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 18);
+  gtk_box_set_homogeneous (GTK_BOX (tables), TRUE);
+  self->ops_list = titled_list (GTK_BOX (tables), _("Per-Operator Time"));
+  self->nodes_list = titled_list (GTK_BOX (tables), _("Slowest Nodes"));
+  gtk_list_box_set_activate_on_single_click (self->nodes_list, FALSE);
+  g_signal_connect (self->nodes_list, "row-activated", G_CALLBACK (node_row_activated_cb), self);
+  g_signal_connect (self->timeline, "node-activated", G_CALLBACK (timeline_node_activated_cb), self);
+  self->runs_list = titled_list (GTK_BOX (tables), _("Stored Runs"));
+  gtk_list_box_set_activate_on_single_click (self->runs_list, TRUE);
+  g_signal_connect (self->runs_list, "row-activated", G_CALLBACK (run_row_activated_cb), self);
+  gtk_box_append (GTK_BOX (content), tables);
+
+  self->compare_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  self->compare_label = GTK_LABEL (gtk_label_new (NULL));
+  gtk_label_set_wrap (self->compare_label, TRUE);
+  gtk_label_set_xalign (self->compare_label, 0);
+  gtk_box_append (GTK_BOX (self->compare_box), GTK_WIDGET (self->compare_label));
+  self->compare_list = titled_list (GTK_BOX (self->compare_box), _("Comparison"));
+  gtk_widget_set_visible (self->compare_box, FALSE);
+  gtk_box_append (GTK_BOX (content), self->compare_box);
+
+  show_error (self, NULL);
+  update_sensitivity (self);
+}
+
+static void
+owb_profile_page_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  OwbProfilePage *self = OWB_PROFILE_PAGE (object);
+  switch (prop_id)
+    {
+    case PROP_BUSY:
+      g_value_set_boolean (value, is_busy (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+owb_profile_page_dispose (GObject *object)
+{
+  OwbProfilePage *self = OWB_PROFILE_PAGE (object);
+  self->disposed = TRUE;
+  if (self->cancellable)
+    g_cancellable_cancel (self->cancellable);
+  if (self->hash_cancellable)
+    g_cancellable_cancel (self->hash_cancellable);
+  owb_page_set_document (self, &self->document, &self->prepared_handler, NULL, NULL);
+  g_clear_pointer (&self->scroller, gtk_widget_unparent);
+  G_OBJECT_CLASS (owb_profile_page_parent_class)->dispose (object);
+}
+
+static void
+owb_profile_page_finalize (GObject *object)
+{
+  OwbProfilePage *self = OWB_PROFILE_PAGE (object);
+  g_clear_object (&self->cancellable);
+  g_clear_object (&self->hash_cancellable);
+  g_free (self->model_hash);
+  g_clear_pointer (&self->stored, g_ptr_array_unref);
+  g_free (self->db_path);
+  g_free (self->error);
+  G_OBJECT_CLASS (owb_profile_page_parent_class)->finalize (object);
+}
+
+static void
+owb_profile_page_class_init (OwbProfilePageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  object_class->get_property = owb_profile_page_get_property;
+  object_class->dispose = owb_profile_page_dispose;
+  object_class->finalize = owb_profile_page_finalize;
+  properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+  signals[NODE_ACTIVATED] = g_signal_new ("node-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                                          NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_BOOLEAN);
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "profilepage");
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
+}
+
+GtkWidget *
+owb_profile_page_new (void)
+{
+  return g_object_new (OWB_TYPE_PROFILE_PAGE, NULL);
+}

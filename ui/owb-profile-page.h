@@ -1,0 +1,45 @@
+/* owb-profile-page.h: the Profile page: profile the model (iterations, threads; the window's level
+ * and providers) off the main thread, store the run, and show its timeline, the time per op type,
+ * the slowest nodes and the runs of the model stored before, any of which can be shown again. */
+#pragma once
+
+#include <gtk/gtk.h>
+#include "owb-document.h"
+#include "owb-timeline.h"
+
+G_BEGIN_DECLS
+
+#define OWB_TYPE_PROFILE_PAGE (owb_profile_page_get_type ())
+G_DECLARE_FINAL_TYPE (OwbProfilePage, owb_profile_page, OWB, PROFILE_PAGE, GtkWidget)
+
+GtkWidget *owb_profile_page_new (void);
+void owb_profile_page_set_document (OwbProfilePage *self, OwbDocument *document);
+
+/* Where runs are stored: $OWB_PROFILE_DB if set, else $XDG_DATA_HOME/onnx-workbench/profiles.sqlite.
+ * set_database_path changes it for this page (NULL: back to the default). */
+const char *owb_profile_page_get_database_path (OwbProfilePage *self);
+void owb_profile_page_set_database_path (OwbProfilePage *self, const char *path);
+
+/* What "Profile Model" does: warm-up runs, then `iterations` profiled runs at `threads` (0: all
+ * cores) in a worker thread, then the run is stored and shown. "busy" is TRUE until then. */
+void owb_profile_page_profile (OwbProfilePage *self, int iterations, int threads);
+gboolean owb_profile_page_get_busy (OwbProfilePage *self);
+/* The error the page shows, or NULL. */
+const char *owb_profile_page_get_error (OwbProfilePage *self);
+
+OwbTimeline *owb_profile_page_get_timeline (OwbProfilePage *self);
+/* Rows of the op table and of the stored runs list. */
+guint owb_profile_page_get_n_op_rows (OwbProfilePage *self);
+guint owb_profile_page_get_n_stored_runs (OwbProfilePage *self);
+/* Shows stored run `index` (oldest first; the list shows the newest at the top) again, loaded in a worker thread ("busy"). */
+void owb_profile_page_show_stored_run (OwbProfilePage *self, guint index);
+/* Compares the run shown (A) with stored run `index` (B), loaded in a worker thread ("busy"):
+ * op types and the nodes that moved most, slower ones marked. */
+void owb_profile_page_compare_stored_run (OwbProfilePage *self, guint index);
+guint owb_profile_page_get_n_comparison_rows (OwbProfilePage *self);
+
+/* Signal "node-activated" (const char *node_name, gboolean reveal): a span of the timeline was
+ * clicked (reveal FALSE), double-clicked or activated, or a slowest node's row activated (TRUE):
+ * the window selects the node in the graph and the inspector, and with reveal shows the graph. */
+
+G_END_DECLS
