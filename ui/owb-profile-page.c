@@ -85,6 +85,7 @@ owb_profile_page_get_database_path (OwbProfilePage *self)
 }
 
 static void refresh_stored_runs (OwbProfilePage *self);
+static void hash_model_async (OwbProfilePage *self);
 static void compare_clicked_cb (GtkButton *button, OwbProfilePage *self);
 
 void
@@ -93,6 +94,8 @@ owb_profile_page_set_database_path (OwbProfilePage *self, const char *path)
   g_return_if_fail (OWB_IS_PROFILE_PAGE (self));
   g_free (self->db_path);
   self->db_path = g_strdup (path);
+  if (!self->model_hash)
+    hash_model_async (self);
   refresh_stored_runs (self);
 }
 
@@ -318,7 +321,10 @@ hash_model_async (OwbProfilePage *self)
   g_clear_object (&self->hash_cancellable);
   g_clear_pointer (&self->model_hash, g_free);
   GFile *file = self->document ? owb_document_get_file (self->document) : NULL;
-  char *path = file ? g_file_get_path (file) : NULL;
+  /* without a database there are no stored runs to list: a run of this model brings its hash */
+  if (!file || !g_file_test (owb_profile_page_get_database_path (self), G_FILE_TEST_EXISTS))
+    return;
+  char *path = g_file_get_path (file);
   if (!path)
     return;
   self->hash_cancellable = g_cancellable_new ();
