@@ -763,20 +763,35 @@ net_report (OwbPassContext *ctx)
       if (node->name)
         g_hash_table_add (alive, node->name);
     }
+  /* Each list is filtered in one sweep: kept entries move to the front in order, the others to
+   * the tail, which set_size frees (removing them one at a time moved the rest of the list each
+   * time, quadratic when most of the Transposes created cancel). */
   GHashTable *transient = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   GPtrArray *created = ctx->report->created;
-  for (guint i = created->len; i-- > 0;)
+  guint kept = 0;
+  for (guint i = 0; i < created->len; i++)
     {
       OwbOptimizeCreated *c = g_ptr_array_index (created, i);
-      if (g_hash_table_contains (alive, c->node))
-        continue;
-      g_hash_table_add (transient, g_strdup (c->node));
-      g_ptr_array_remove_index (created, i);
+      if (!g_hash_table_contains (alive, c->node))
+        {
+          g_hash_table_add (transient, g_strdup (c->node));
+          continue;
+        }
+      created->pdata[i] = created->pdata[kept];
+      created->pdata[kept++] = c;
     }
+  g_ptr_array_set_size (created, kept);
   GPtrArray *removed = ctx->report->removed;
-  for (guint i = removed->len; i-- > 0;)
-    if (g_hash_table_contains (transient, g_ptr_array_index (removed, i)))
-      g_ptr_array_remove_index (removed, i);
+  kept = 0;
+  for (guint i = 0; i < removed->len; i++)
+    {
+      char *name = g_ptr_array_index (removed, i);
+      if (g_hash_table_contains (transient, name))
+        continue;
+      removed->pdata[i] = removed->pdata[kept];
+      removed->pdata[kept++] = name;
+    }
+  g_ptr_array_set_size (removed, kept);
   g_hash_table_unref (transient);
   g_hash_table_unref (alive);
 }
