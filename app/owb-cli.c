@@ -419,7 +419,10 @@ owb_cli_feed_options (OwbCliFeed *feed, const char *command, char **dim_opts, co
 
   feed->dims = owb_cli_parse_dims (dim_opts, &error);
   if (feed->dims == NULL
-      || !owb_cli_session_options (&feed->options, providers, n_threads, optimize, &feed->providers, &error))
+      /* run, bench and profile optimize fully unless told otherwise, as ONNX Runtime does
+       * (ORT_ENABLE_ALL): an unoptimized first benchmark misleads */
+      || !owb_cli_session_options (&feed->options, providers, n_threads, optimize ? optimize : "all",
+                                   &feed->providers, &error))
     {
       owb_cli_gerror (command, error);
       return FALSE;

@@ -48,7 +48,7 @@ owb_cmd_run (int argc, char **argv)
     { "seed", 0, 0, G_OPTION_ARG_INT, &seed, "Seed of the random values (default 0)", "N" },
     { "dim", 0, 0, G_OPTION_ARG_STRING_ARRAY, &dim_opts, "Value of a symbolic dimension for random inputs (default 1); repeatable", "NAME=VALUE" },
     { "output-dir", 'o', 0, G_OPTION_ARG_FILENAME, &output_dir, "Write DIR/output_K.pb, each named after its output, instead of printing", "DIR" },
-    { "optimize", 'O', 0, G_OPTION_ARG_STRING, &optimize_opt, "Optimization level: disabled, basic, extended, layout or all", "LEVEL" },
+    { "optimize", 'O', 0, G_OPTION_ARG_STRING, &optimize_opt, "Optimization level: disabled, basic, extended, layout or all (default all, as in ONNX Runtime)", "LEVEL" },
     { "providers", 0, 0, G_OPTION_ARG_STRING, &providers_opt, "Execution providers in priority order (default: cpu)", "cpu,…" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &n_threads, "Intra-op threads (default 0: all cores)", "N" },
     { "values", 0, 0, G_OPTION_ARG_INT, &n_values, "How many values of each output to print (default 8)", "N" },

@@ -274,6 +274,7 @@ def bench_json():
         assert isinstance(info[key], (int, float)) and info[key] >= 0, (key, info)
     assert info["min_ms"] <= info["median_ms"], info
     assert info["iterations"] == 3 and info["threads"] == 1, info
+    assert info["optimize"] == "all", info  # the default, as ONNX Runtime's
     assert info["peak_rss_mb"] > 1, info
     _, out, _ = owb("bench", MODEL, "--iterations", "2", "--warmup", "0", "--dim", "batch=2", code=0)
     assert "median" in out, out
@@ -282,7 +283,7 @@ def bench_json():
 @test
 def profile_tables():
     _, out, _ = owb("profile", MODEL, "--iterations", "3", "--warmup", "1", "--threads", "1", "--top", "4",
-                    code=0)
+                    "-O", "disabled", code=0)
     lines = out.splitlines()
     assert any(line.startswith("Conv ") for line in lines), out
     top = lines.index(next(line for line in lines if line.startswith("Top 4 nodes")))

@@ -48,7 +48,7 @@ def stored_id(out):
 @test
 def profile_stores_runs():
     _, out, _ = owb("profile", MODEL, "--db", DB, "--label", "first", "--iterations", "4", "--warmup", "1",
-                    "--threads", "1", code=0)
+                    "--threads", "1", "-O", "disabled", code=0)
     assert stored_id(out) == 1, out
     assert "Wall " in out and "between nodes" in out and "thread 0" in out, out
     assert any(line.startswith("Conv ") for line in out.splitlines()), out
