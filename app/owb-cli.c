@@ -513,45 +513,9 @@ owb_cli_random_tensor (const OwbValueType *type, const char *name, GHashTable *d
         shape[d] = 1;
     }
 
-  switch (type->dtype)
-    {
-    case OWB_TYPE_FLOAT: case OWB_TYPE_DOUBLE: case OWB_TYPE_FLOAT16: case OWB_TYPE_BFLOAT16:
-    case OWB_TYPE_UINT8: case OWB_TYPE_INT8: case OWB_TYPE_UINT16: case OWB_TYPE_INT16:
-    case OWB_TYPE_INT32: case OWB_TYPE_INT64: case OWB_TYPE_UINT32: case OWB_TYPE_UINT64:
-    case OWB_TYPE_BOOL: case OWB_TYPE_STRING:
-      break;
-    default:
-      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
-                   "input '%s': random values of type %s are not supported; give its value in a file", name,
-                   owb_data_type_name (type->dtype));
-      return NULL;
-    }
-
-  t = owb_tensor_new (type->dtype, type->rank, shape, error);
+  t = owb_tensor_new_random (type->dtype, type->rank, shape, rand, error);
   if (t == NULL)
-    {
-      g_prefix_error (error, "input '%s': ", name);
-      return NULL;
-    }
-
-  for (int64_t i = 0; i < t->nelems; i++)
-    switch (type->dtype)
-      {
-      case OWB_TYPE_FLOAT: case OWB_TYPE_DOUBLE: case OWB_TYPE_FLOAT16: case OWB_TYPE_BFLOAT16:
-        owb_tensor_set_double (t, i, g_rand_double_range (rand, -1.0, 1.0));
-        break;
-      case OWB_TYPE_BOOL:
-        owb_tensor_set_double (t, i, g_rand_boolean (rand) ? 1.0 : 0.0);
-        break;
-      case OWB_TYPE_STRING:
-        /* String tensors own their char * elements (see owb-tensor.h). */
-        ((char **) t->data)[i] = g_strdup_printf ("s%d", g_rand_int_range (rand, 0, 10));
-        break;
-      default:
-        /* Small non-negative integers stay valid as indices and sizes in most graphs. */
-        owb_tensor_set_double (t, i, g_rand_int_range (rand, 0, 10));
-        break;
-      }
+    g_prefix_error (error, "input '%s': ", name);
   return t;
 }
 
@@ -823,4 +787,43 @@ owb_json_value_type (GString *out, const OwbValueType *type, gboolean has_type)
   g_string_append (out, ",\"text\":");
   owb_json_string (out, text);
   g_string_append_c (out, '}');
+}
+
+int
+owb_cli_check_outputs (const char *input, const OwbFileIdentity *input_id, const OwbModel *model,
+                       OwbCliOutputFile *outputs, guint n_outputs)
+{
+  g_autoptr (GError) error = NULL;
+  for (guint i = 0; i < n_outputs; i++)
+    {
+      OwbCliOutputFile *out = &outputs[i];
+      if (!out->path)
+        continue;
+      if (!owb_file_identity_init (&out->identity, out->path, &error))
+        {
+          owb_cli_gerror (out->path, error);
+          return OWB_EXIT_FAILED;
+        }
+      if (owb_file_identity_equal (&out->identity, input_id))
+        {
+          owb_cli_error (out->path, "refusing to overwrite the input model '%s' (%s); choose another file", input,
+                         out->option);
+          return OWB_EXIT_USAGE;
+        }
+      const char *data = model ? owb_model_find_external_file (model, &out->identity) : NULL;
+      if (data)
+        {
+          owb_cli_error (out->path, "refusing to overwrite '%s', an external data file of the input model (%s); "
+                         "choose another file", data, out->option);
+          return OWB_EXIT_USAGE;
+        }
+      for (guint k = 0; k < i; k++)
+        if (outputs[k].path && owb_file_identity_equal (&outputs[k].identity, &out->identity))
+          {
+            owb_cli_error (out->path, "%s and %s name the same file; give each its own", outputs[k].option,
+                           out->option);
+            return OWB_EXIT_USAGE;
+          }
+    }
+  return OWB_EXIT_OK;
 }

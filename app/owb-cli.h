@@ -23,6 +23,8 @@ int owb_cmd_ops (int argc, char **argv);
 int owb_cmd_optimize (int argc, char **argv);
 int owb_cmd_profile (int argc, char **argv);
 int owb_cmd_runs (int argc, char **argv);
+int owb_cmd_quantize (int argc, char **argv);
+int owb_cmd_compare (int argc, char **argv);
 
 /* Text from a model (names, doc strings, metadata) made safe for a terminal: control characters,
  * ANSI escape sequences and invalid UTF-8 become \xNN / \uNNNN escapes (caller frees). */
@@ -97,6 +99,19 @@ int owb_cli_feed_open (OwbCliFeed *feed, const char *path, const char *input_dir
 /* Frees what feed holds, outputs left from a run included; feed can be cleared again. */
 void owb_cli_feed_clear (OwbCliFeed *feed);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (OwbCliFeed, owb_cli_feed_clear)
+
+/* A file a command writes, named by its option. */
+typedef struct {
+  const char *option;
+  const char *path;          /* NULL: not written */
+  OwbFileIdentity identity;
+} OwbCliOutputFile;
+
+/* Checks every file a command writes, by identity (symbolic and hard links included), against the
+ * input model, the files it reads external data from (model may be NULL before loading) and each
+ * other; prints the error and returns the exit status, or OWB_EXIT_OK. Clear the identities after. */
+int owb_cli_check_outputs (const char *input, const OwbFileIdentity *input_id, const OwbModel *model,
+                           OwbCliOutputFile *outputs, guint n_outputs);
 
 /* A tensor of random values for a value type (see owb_cli_gather_inputs). */
 OwbTensor *owb_cli_random_tensor (const OwbValueType *type, const char *name, GHashTable *dims, GRand *rand,

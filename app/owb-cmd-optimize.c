@@ -24,54 +24,6 @@ print_summary (const OwbOptimizeReport *report)
     }
 }
 
-typedef struct {
-  const char *option;
-  const char *path;
-  OwbFileIdentity identity;
-} OutputFile;
-
-/* Every file the command writes, checked by identity (symbolic and hard links included) against
- * the input model, the files it reads external data from, and each other; prints the error and
- * returns the exit status, or OWB_EXIT_OK. */
-static int
-check_outputs (const char *input, const OwbFileIdentity *input_id, const OwbModel *model, OutputFile *outputs,
-               guint n_outputs)
-{
-  g_autoptr (GError) error = NULL;
-  for (guint i = 0; i < n_outputs; i++)
-    {
-      OutputFile *out = &outputs[i];
-      if (!out->path)
-        continue;
-      if (!owb_file_identity_init (&out->identity, out->path, &error))
-        {
-          owb_cli_gerror (out->path, error);
-          return OWB_EXIT_FAILED;
-        }
-      if (owb_file_identity_equal (&out->identity, input_id))
-        {
-          owb_cli_error (out->path, "refusing to overwrite the input model '%s' (%s); choose another file", input,
-                         out->option);
-          return OWB_EXIT_USAGE;
-        }
-      const char *data = model ? owb_model_find_external_file (model, &out->identity) : NULL;
-      if (data)
-        {
-          owb_cli_error (out->path, "refusing to overwrite '%s', an external data file of the input model (%s); "
-                         "choose another file", data, out->option);
-          return OWB_EXIT_USAGE;
-        }
-      for (guint k = 0; k < i; k++)
-        if (outputs[k].path && owb_file_identity_equal (&outputs[k].identity, &out->identity))
-          {
-            owb_cli_error (out->path, "%s and %s name the same file; give each its own", outputs[k].option,
-                           out->option);
-            return OWB_EXIT_USAGE;
-          }
-    }
-  return OWB_EXIT_OK;
-}
-
 int
 owb_cmd_optimize (int argc, char **argv)
 {
@@ -141,13 +93,13 @@ owb_cmd_optimize (int argc, char **argv)
       g_autofree char *dir = g_path_get_dirname (output);
       external_path = g_build_filename (dir, external, NULL);
     }
-  OutputFile outputs[] = {
+  OwbCliOutputFile outputs[] = {
     { "-o", output, { 0 } },
     { "--report-json", report_json, { 0 } },
     { "--external-data", external_path, { 0 } },
   };
   /* The input alone first, so that a plain mistake costs no load. */
-  int status = check_outputs (path, &input_id, NULL, outputs, G_N_ELEMENTS (outputs));
+  int status = owb_cli_check_outputs (path, &input_id, NULL, outputs, G_N_ELEMENTS (outputs));
   g_autoptr (OwbModel) model = status == OWB_EXIT_OK ? owb_model_load_file (path, &error) : NULL;
   if (status == OWB_EXIT_OK && !model)
     {
@@ -157,7 +109,7 @@ owb_cmd_optimize (int argc, char **argv)
   for (guint i = 0; i < G_N_ELEMENTS (outputs); i++)
     owb_file_identity_clear (&outputs[i].identity);
   if (status == OWB_EXIT_OK)
-    status = check_outputs (path, &input_id, model, outputs, G_N_ELEMENTS (outputs));
+    status = owb_cli_check_outputs (path, &input_id, model, outputs, G_N_ELEMENTS (outputs));
   for (guint i = 0; i < G_N_ELEMENTS (outputs); i++)
     owb_file_identity_clear (&outputs[i].identity);
   if (status != OWB_EXIT_OK)

@@ -19,6 +19,8 @@ static const Command commands[] = {
   { "profile", owb_cmd_profile, "time every node of a model: a table per op type and the slowest nodes" },
   { "runs", owb_cmd_runs, "list, compare, export and import the profiling runs stored by profile --db" },
   { "optimize", owb_cmd_optimize, "optimize a model at a level and save it, with a per-pass report" },
+  { "quantize", owb_cmd_quantize, "quantize a model to INT8 (QDQ, calibrated; or dynamic) and save it" },
+  { "compare", owb_cmd_compare, "compare two models on the same inputs: per output and per tensor SQNR, cosine" },
   { "ops", owb_cmd_ops, "list the operators and opset versions the engine knows" },
 };
 

@@ -596,8 +596,8 @@ is_float_type (OwbDataType t)
   return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
 }
 
-/* Floats uniform in [0, 1); integers in [0, 10), small enough to be valid indices of most
- * gathers and embeddings; bools 0 or 1. */
+/* The engine's generator (owb_tensor_new_random), the one `owb run --random` uses: one seed gives
+ * the same inputs here and on the command line. */
 static OwbTensor *
 random_tensor (const JobInput *in, GRand *rand, GError **error)
 {
@@ -609,25 +609,7 @@ random_tensor (const JobInput *in, GRand *rand, GError **error)
                    owb_data_type_name (t));
       return NULL;
     }
-  OwbTensor *tensor = owb_tensor_new (t, in->rank, in->dims, error);
-  if (tensor == NULL)
-    return NULL;
-  if (t == OWB_TYPE_FLOAT)
-    {
-      float *data = tensor->data;
-      for (int64_t i = 0; i < tensor->nelems; i++)
-        data[i] = (float) g_rand_double (rand);
-    }
-  else if (is_float_type (t))
-    for (int64_t i = 0; i < tensor->nelems; i++)
-      owb_tensor_set_double (tensor, i, g_rand_double (rand));
-  else if (t == OWB_TYPE_BOOL)
-    for (int64_t i = 0; i < tensor->nelems; i++)
-      owb_tensor_set_double (tensor, i, g_rand_int_range (rand, 0, 2));
-  else
-    for (int64_t i = 0; i < tensor->nelems; i++)
-      owb_tensor_set_double (tensor, i, g_rand_int_range (rand, 0, 10));
-  return tensor;
+  return owb_tensor_new_random (t, in->rank, in->dims, rand, error);
 }
 
 /* Classifier scores: float, last axis of at least 2, every other axis 1. */

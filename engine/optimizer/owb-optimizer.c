@@ -92,26 +92,25 @@ level_includes (OwbOptimizeLevel chosen, OwbOptimizeLevel pass_level)
   return chosen != OWB_OPTIMIZE_DISABLED && pass_level <= chosen;
 }
 
-gboolean
-owb_model_optimize (OwbModel *model, const OwbOptimizeOptions *options, OwbOptimizeReport **report, GError **error)
+static OwbPassReport *
+pass_report_new (const OwbPass *pass)
 {
-  OwbOptimizeOptions defaults;
-  if (!options)
-    {
-      owb_optimize_options_init (&defaults);
-      options = &defaults;
-    }
-  for (const char *const *p = options->disabled_passes; p && *p; p++)
-    {
-      gboolean known = FALSE;
-      for (guint i = 0; i < _owb_n_passes; i++)
-        known |= strcmp (_owb_passes[i]->name, *p) == 0;
-      if (!known)
-        {
-          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "no optimizer pass is named '%s'", *p);
-          return FALSE;
-        }
-    }
+  OwbPassReport *pr = g_new0 (OwbPassReport, 1);
+  pr->pass = g_strdup (pass->name);
+  pr->level = pass->level;
+  pr->removed = g_ptr_array_new_with_free_func (g_free);
+  pr->created = g_ptr_array_new_with_free_func ((GDestroyNotify) created_free);
+  pr->near_misses = g_ptr_array_new_with_free_func (g_free);
+  return pr;
+}
+
+/* Runs the passes `wanted` keeps, in order, each reported; the engine's levels and the quantizer's
+ * QDQ passes both go through here. */
+static gboolean
+run_passes (OwbModel *model, const OwbPass *const *passes, guint n_passes, const OwbOptimizeOptions *options,
+            gboolean (*wanted) (const OwbPass *pass, const OwbOptimizeOptions *options), OwbOptimizeReport **report,
+            GError **error)
+{
   /* Passes read inferred types (value_info) and need a topological order. */
   if (!owb_model_infer_shapes (model, error))
     return FALSE;
@@ -121,19 +120,15 @@ owb_model_optimize (OwbModel *model, const OwbOptimizeOptions *options, OwbOptim
   rep->nodes_before = model->graph->nodes->len;
   gboolean ok = TRUE;
   OwbPassContext ctx = { .model = model, .graph = model->graph, .options = options };
-  for (guint i = 0; ok && i < _owb_n_passes; i++)
+  for (guint i = 0; ok && i < n_passes; i++)
     {
-      const OwbPass *pass = _owb_passes[i];
-      if (!level_includes (options->level, pass->level) || pass_disabled (options, pass->name))
+      const OwbPass *pass = passes[i];
+      if (wanted && !wanted (pass, options))
         continue;
-      OwbPassReport *pr = g_new0 (OwbPassReport, 1);
-      pr->pass = g_strdup (pass->name);
-      pr->level = pass->level;
-      pr->removed = g_ptr_array_new_with_free_func (g_free);
-      pr->created = g_ptr_array_new_with_free_func ((GDestroyNotify) created_free);
-      pr->near_misses = g_ptr_array_new_with_free_func (g_free);
+      OwbPassReport *pr = pass_report_new (pass);
       g_ptr_array_add (rep->passes, pr);
       ctx.report = pr;
+      ctx.pass = pass;
       ctx.changed = FALSE;
       gint64 start = g_get_monotonic_time ();
       ok = pass->run (&ctx, error);
@@ -156,6 +151,48 @@ owb_model_optimize (OwbModel *model, const OwbOptimizeOptions *options, OwbOptim
   else
     owb_optimize_report_free (rep);
   return ok;
+}
+
+static gboolean
+level_wants (const OwbPass *pass, const OwbOptimizeOptions *options)
+{
+  return level_includes (options->level, pass->level) && !pass_disabled (options, pass->name);
+}
+
+gboolean
+owb_model_optimize (OwbModel *model, const OwbOptimizeOptions *options, OwbOptimizeReport **report, GError **error)
+{
+  OwbOptimizeOptions defaults;
+  if (!options)
+    {
+      owb_optimize_options_init (&defaults);
+      options = &defaults;
+    }
+  for (const char *const *p = options->disabled_passes; p && *p; p++)
+    {
+      gboolean known = FALSE;
+      for (guint i = 0; i < _owb_n_passes; i++)
+        known |= strcmp (_owb_passes[i]->name, *p) == 0;
+      if (!known)
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "no optimizer pass is named '%s'", *p);
+          return FALSE;
+        }
+    }
+  return run_passes (model, _owb_passes, _owb_n_passes, options, level_wants, report, error);
+}
+
+gboolean
+owb_model_run_passes (OwbModel *model, const OwbPass *const *passes, guint n_passes, const OwbOptimizeOptions *options,
+                      OwbOptimizeReport **report, GError **error)
+{
+  OwbOptimizeOptions defaults;
+  if (!options)
+    {
+      owb_optimize_options_init (&defaults);
+      options = &defaults;
+    }
+  return run_passes (model, passes, n_passes, options, NULL, report, error);
 }
 
 static void

@@ -130,7 +130,7 @@ build_maps (OwbPassContext *ctx)
   ctx->producer = g_hash_table_new (g_str_hash, g_str_equal);
   ctx->consumers = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) g_ptr_array_unref);
   ctx->outer_reads = g_hash_table_new (g_str_hash, g_str_equal);
-  GPtrArray *nodes = _owb_pass_nodes (ctx);
+  GPtrArray *nodes = owb_pass_nodes (ctx);
   for (guint n = 0; n < nodes->len; n++)
     index_node (ctx, g_ptr_array_index (nodes, n));
   count_visits (ctx, nodes->len);
@@ -177,7 +177,7 @@ drop_value_index (OwbPassContext *ctx)
 }
 
 GPtrArray *
-_owb_pass_nodes (OwbPassContext *ctx)
+owb_pass_nodes (OwbPassContext *ctx)
 {
   if (!ctx->removed || g_hash_table_size (ctx->removed) == 0)
     return ctx->graph->nodes;
@@ -216,31 +216,31 @@ watch_push (OwbPassContext *ctx, OwbNode *node)
 static void
 watch_readers (OwbPassContext *ctx, const char *name)
 {
-  GPtrArray *readers = ctx->queued && name && name[0] ? _owb_pass_consumers (ctx, name) : NULL;
+  GPtrArray *readers = ctx->queued && name && name[0] ? owb_pass_consumers (ctx, name) : NULL;
   for (guint i = 0; readers && i < readers->len; i++)
     watch_push (ctx, g_ptr_array_index (readers, i));
 }
 
 void
-_owb_pass_watch_begin (OwbPassContext *ctx)
+owb_pass_watch_begin (OwbPassContext *ctx)
 {
   g_return_if_fail (ctx->queued == NULL);
   build_maps (ctx);
   ctx->queued = g_hash_table_new (NULL, NULL);
   ctx->worklist = g_queue_new ();
-  GPtrArray *nodes = _owb_pass_nodes (ctx);
+  GPtrArray *nodes = owb_pass_nodes (ctx);
   for (guint i = 0; i < nodes->len; i++)
     watch_push (ctx, g_ptr_array_index (nodes, i));
 }
 
 void
-_owb_pass_watch_push (OwbPassContext *ctx, OwbNode *node)
+owb_pass_watch_push (OwbPassContext *ctx, OwbNode *node)
 {
   watch_push (ctx, node);
 }
 
 OwbNode *
-_owb_pass_watch_next (OwbPassContext *ctx)
+owb_pass_watch_next (OwbPassContext *ctx)
 {
   OwbNode *node;
   /* A node removed while queued left the set; its queue entry is skipped. */
@@ -251,7 +251,7 @@ _owb_pass_watch_next (OwbPassContext *ctx)
 }
 
 void
-_owb_pass_watch_end (OwbPassContext *ctx)
+owb_pass_watch_end (OwbPassContext *ctx)
 {
   g_clear_pointer (&ctx->queued, g_hash_table_unref);
   if (ctx->worklist)
@@ -285,7 +285,7 @@ build_names (OwbPassContext *ctx)
     return;
   ctx->names = g_hash_table_new (g_str_hash, g_str_equal);
   ctx->next_suffix = g_hash_table_new (g_str_hash, g_str_equal);
-  GPtrArray *nodes = _owb_pass_nodes (ctx);
+  GPtrArray *nodes = owb_pass_nodes (ctx);
   for (guint n = 0; n < nodes->len; n++)
     add_node_names (ctx, g_ptr_array_index (nodes, n));
   count_visits (ctx, nodes->len + ctx->graph->initializer_names->len);
@@ -300,8 +300,8 @@ build_names (OwbPassContext *ctx)
 void
 _owb_pass_context_end_pass (OwbPassContext *ctx)
 {
-  _owb_pass_watch_end (ctx);
-  _owb_pass_nodes (ctx); /* frees the nodes removed during the pass */
+  owb_pass_watch_end (ctx);
+  owb_pass_nodes (ctx); /* frees the nodes removed during the pass */
   drop_value_index (ctx);  /* inference adds and updates value infos */
   /* Names are handed out against the graph as each pass finds it (as they always were), so that
    * a name a pass frees is free again for the next one. */
@@ -324,7 +324,7 @@ _owb_pass_context_clear (OwbPassContext *ctx)
 }
 
 gboolean
-_owb_pass_swaps_last_two (const OwbNode *transpose, int rank)
+owb_pass_swaps_last_two (const OwbNode *transpose, int rank)
 {
   int n = 0;
   const int64_t *perm = owb_node_get_ints (transpose, "perm", &n);
@@ -339,14 +339,14 @@ _owb_pass_swaps_last_two (const OwbNode *transpose, int rank)
 }
 
 gboolean
-_owb_pass_is_our_op (const OwbNode *node, const char *op_type)
+owb_pass_is_our_op (const OwbNode *node, const char *op_type)
 {
   return node && strcmp (node->op_type, op_type) == 0 && node->domain
          && strcmp (node->domain, OWB_DOMAIN) == 0;
 }
 
 void
-_owb_pass_set_activation (OwbNode *node, const char *attr, const char *params_attr, const char *kind,
+owb_pass_set_activation (OwbNode *node, const char *attr, const char *params_attr, const char *kind,
                           const float *params, int n_params)
 {
   OwbAttribute *a = owb_node_add_attribute (node, attr, OWB_ATTR_STRING);
@@ -361,27 +361,27 @@ _owb_pass_set_activation (OwbNode *node, const char *attr, const char *params_at
 }
 
 gboolean
-_owb_pass_is_op (const OwbNode *node, const char *op_type)
+owb_pass_is_op (const OwbNode *node, const char *op_type)
 {
   return node && strcmp (node->op_type, op_type) == 0
          && (!node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0);
 }
 
 int
-_owb_pass_opset (OwbPassContext *ctx)
+owb_pass_opset (OwbPassContext *ctx)
 {
   return (int) owb_model_get_opset (ctx->model, "");
 }
 
 OwbNode *
-_owb_pass_producer (OwbPassContext *ctx, const char *name)
+owb_pass_producer (OwbPassContext *ctx, const char *name)
 {
   build_maps (ctx);
   return g_hash_table_lookup (ctx->producer, name);
 }
 
 GPtrArray *
-_owb_pass_consumers (OwbPassContext *ctx, const char *name)
+owb_pass_consumers (OwbPassContext *ctx, const char *name)
 {
   static GPtrArray *empty;
   build_maps (ctx);
@@ -394,18 +394,18 @@ _owb_pass_consumers (OwbPassContext *ctx, const char *name)
 }
 
 gboolean
-_owb_pass_is_graph_output (OwbPassContext *ctx, const char *name)
+owb_pass_is_graph_output (OwbPassContext *ctx, const char *name)
 {
   build_value_index (ctx);
   return g_hash_table_contains (ctx->graph_outputs, name);
 }
 
 guint
-_owb_pass_n_uses (OwbPassContext *ctx, const char *name)
+owb_pass_n_uses (OwbPassContext *ctx, const char *name)
 {
   build_maps (ctx);
-  guint n = _owb_pass_consumers (ctx, name)->len;
-  if (_owb_pass_is_graph_output (ctx, name))
+  guint n = owb_pass_consumers (ctx, name)->len;
+  if (owb_pass_is_graph_output (ctx, name))
     n++;
   if (g_hash_table_contains (ctx->outer_reads, name))
     n++;
@@ -420,7 +420,7 @@ is_graph_input (OwbPassContext *ctx, const char *name)
 }
 
 const OwbTensor *
-_owb_pass_get_constant (OwbPassContext *ctx, const char *name)
+owb_pass_get_constant (OwbPassContext *ctx, const char *name)
 {
   if (!name || !name[0])
     return NULL;
@@ -428,7 +428,7 @@ _owb_pass_get_constant (OwbPassContext *ctx, const char *name)
   if (init)
     /* An initializer listed as a graph input is a default the caller may override. */
     return is_graph_input (ctx, name) ? NULL : init;
-  OwbNode *producer = _owb_pass_producer (ctx, name);
+  OwbNode *producer = owb_pass_producer (ctx, name);
   if (producer && strcmp (producer->op_type, "Constant") == 0 && (!producer->domain || !producer->domain[0]))
     {
       const OwbAttribute *value = owb_node_get_attribute (producer, "value");
@@ -439,32 +439,32 @@ _owb_pass_get_constant (OwbPassContext *ctx, const char *name)
 }
 
 const char *
-_owb_pass_label (const OwbNode *node)
+owb_pass_label (const OwbNode *node)
 {
   return node->name && node->name[0] ? node->name : node->outputs[0];
 }
 
 void
-_owb_pass_remove_node (OwbPassContext *ctx, OwbNode *node)
+owb_pass_remove_node (OwbPassContext *ctx, OwbNode *node)
 {
-  g_ptr_array_add (ctx->report->removed, g_strdup (_owb_pass_label (node)));
+  g_ptr_array_add (ctx->report->removed, g_strdup (owb_pass_label (node)));
   unindex_node (ctx, node);
   ctx->changed = TRUE;
   if (ctx->queued)
     g_hash_table_remove (ctx->queued, node);
-  /* Freed when it leaves the array (_owb_pass_nodes): until then a caller's pointer stays valid. */
+  /* Freed when it leaves the array (owb_pass_nodes): until then a caller's pointer stays valid. */
   if (!ctx->removed)
     ctx->removed = g_hash_table_new (NULL, NULL);
   g_hash_table_add (ctx->removed, node);
 }
 
 void
-_owb_pass_add_node (OwbPassContext *ctx, OwbNode *node, const char *const *from, guint n_from)
+owb_pass_add_node (OwbPassContext *ctx, OwbNode *node, const char *const *from, guint n_from)
 {
   if (!node->name || !node->name[0])
     {
       g_free (node->name);
-      node->name = _owb_pass_unique_name (ctx, node->op_type);
+      node->name = owb_pass_unique_name (ctx, node->op_type);
     }
   node->opset = (int) owb_model_get_opset (ctx->model, node->domain);
   node->graph = ctx->graph;
@@ -490,7 +490,7 @@ _owb_pass_add_node (OwbPassContext *ctx, OwbNode *node, const char *const *from,
 }
 
 void
-_owb_pass_set_input (OwbPassContext *ctx, OwbNode *node, int index, const char *name)
+owb_pass_set_input (OwbPassContext *ctx, OwbNode *node, int index, const char *name)
 {
   g_return_if_fail (index >= 0 && index < node->n_inputs);
   char *copy = g_strdup (name);
@@ -558,16 +558,16 @@ rename_value_info (OwbPassContext *ctx, const char *old_name, const char *new_na
 }
 
 void
-_owb_pass_replace_uses (OwbPassContext *ctx, const char *old_name, const char *new_name)
+owb_pass_replace_uses (OwbPassContext *ctx, const char *old_name, const char *new_name)
 {
   build_maps (ctx);
   ctx->changed = TRUE;
   char *old_copy = g_strdup (old_name), *new_copy = g_strdup (new_name);
-  if (_owb_pass_is_graph_output (ctx, old_copy))
+  if (owb_pass_is_graph_output (ctx, old_copy))
     {
       /* The graph's output names are its interface: keep old_name, let the producer of new_name
        * write it directly. */
-      OwbNode *producer = _owb_pass_producer (ctx, new_copy);
+      OwbNode *producer = owb_pass_producer (ctx, new_copy);
       if (producer)
         {
           for (int o = 0; o < producer->n_outputs; o++)
@@ -589,7 +589,7 @@ _owb_pass_replace_uses (OwbPassContext *ctx, const char *old_name, const char *n
       OwbNode *id = owb_node_new ("Identity", "", NULL);
       owb_node_add_input (id, new_copy);
       owb_node_add_output (id, old_copy);
-      _owb_pass_add_node (ctx, id, NULL, 0);
+      owb_pass_add_node (ctx, id, NULL, 0);
     }
   redirect_readers (ctx, old_copy, new_copy, TRUE);
   g_free (old_copy);
@@ -597,7 +597,7 @@ _owb_pass_replace_uses (OwbPassContext *ctx, const char *old_name, const char *n
 }
 
 char *
-_owb_pass_unique_name (OwbPassContext *ctx, const char *base)
+owb_pass_unique_name (OwbPassContext *ctx, const char *base)
 {
   build_names (ctx);
   guint k = GPOINTER_TO_UINT (g_hash_table_lookup (ctx->next_suffix, base));
@@ -615,9 +615,9 @@ _owb_pass_unique_name (OwbPassContext *ctx, const char *base)
 }
 
 const char *
-_owb_pass_add_initializer (OwbPassContext *ctx, const char *base, OwbTensor *tensor)
+owb_pass_add_initializer (OwbPassContext *ctx, const char *base, OwbTensor *tensor)
 {
-  char *name = _owb_pass_unique_name (ctx, base);
+  char *name = owb_pass_unique_name (ctx, base);
   owb_graph_add_initializer (ctx->graph, name, tensor);
   ctx->changed = TRUE;
   guint i = GPOINTER_TO_UINT (g_hash_table_lookup (ctx->graph->initializer_index, name)) - 1;
@@ -626,7 +626,7 @@ _owb_pass_add_initializer (OwbPassContext *ctx, const char *base, OwbTensor *ten
 }
 
 void
-_owb_pass_near_miss (OwbPassContext *ctx, const OwbNode *node, const char *format, ...)
+owb_pass_near_miss (OwbPassContext *ctx, const OwbNode *node, const char *format, ...)
 {
   va_list args;
   va_start (args, format);
@@ -642,11 +642,11 @@ static gboolean
 initializer_unused (const char *name, gpointer user_data)
 {
   OwbPassContext *ctx = user_data;
-  return _owb_pass_n_uses (ctx, name) == 0 && !is_graph_input (ctx, name);
+  return owb_pass_n_uses (ctx, name) == 0 && !is_graph_input (ctx, name);
 }
 
 guint
-_owb_pass_prune_initializers (OwbPassContext *ctx)
+owb_pass_prune_initializers (OwbPassContext *ctx)
 {
   build_maps (ctx);
   count_visits (ctx, ctx->graph->initializer_names->len);
@@ -657,9 +657,9 @@ _owb_pass_prune_initializers (OwbPassContext *ctx)
 }
 
 const OwbValueType *
-_owb_pass_value_type (OwbPassContext *ctx, const char *name)
+owb_pass_value_type (OwbPassContext *ctx, const char *name)
 {
-  /* Initializers have no value info: read them with _owb_pass_get_constant. */
+  /* Initializers have no value info: read them with owb_pass_get_constant. */
   if (!name)
     return NULL;
   build_value_index (ctx);
@@ -668,25 +668,25 @@ _owb_pass_value_type (OwbPassContext *ctx, const char *name)
 }
 
 char *
-_owb_pass_scoped_name (OwbPassContext *ctx, const char *like, const char *what)
+owb_pass_scoped_name (OwbPassContext *ctx, const char *like, const char *what)
 {
   const char *slash = like ? strrchr (like, '/') : NULL;
   char *base = slash ? g_strdup_printf ("%.*s%s", (int) (slash - like + 1), like, what) : g_strdup (what);
-  char *name = _owb_pass_unique_name (ctx, base);
+  char *name = owb_pass_unique_name (ctx, base);
   g_free (base);
   return name;
 }
 
 const OwbTensor *
-_owb_pass_constant_through_identity (OwbPassContext *ctx, const char *name)
+owb_pass_constant_through_identity (OwbPassContext *ctx, const char *name)
 {
   for (int depth = 0; name && depth < 8; depth++)
     {
-      const OwbTensor *t = _owb_pass_get_constant (ctx, name);
+      const OwbTensor *t = owb_pass_get_constant (ctx, name);
       if (t)
         return t;
-      OwbNode *producer = _owb_pass_producer (ctx, name);
-      if (!_owb_pass_is_op (producer, "Identity"))
+      OwbNode *producer = owb_pass_producer (ctx, name);
+      if (!owb_pass_is_op (producer, "Identity"))
         return NULL;
       name = owb_node_get_input (producer, 0);
     }
@@ -694,7 +694,7 @@ _owb_pass_constant_through_identity (OwbPassContext *ctx, const char *name)
 }
 
 gboolean
-_owb_pass_is_channel_constant (const OwbTensor *s, int rank, int64_t m, gboolean *per_channel)
+owb_pass_is_channel_constant (const OwbTensor *s, int rank, int64_t m, gboolean *per_channel)
 {
   *per_channel = FALSE;
   if (s->rank > rank)

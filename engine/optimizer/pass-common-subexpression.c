@@ -26,8 +26,8 @@ has_subgraph (const OwbNode *node)
 static gboolean
 is_outer_read (OwbPassContext *ctx, const char *name)
 {
-  guint uses = _owb_pass_n_uses (ctx, name);
-  guint seen = _owb_pass_consumers (ctx, name)->len + (_owb_pass_is_graph_output (ctx, name) ? 1 : 0);
+  guint uses = owb_pass_n_uses (ctx, name);
+  guint seen = owb_pass_consumers (ctx, name)->len + (owb_pass_is_graph_output (ctx, name) ? 1 : 0);
   return uses > seen;
 }
 
@@ -97,7 +97,7 @@ inputs_equal (OwbPassContext *ctx, const char *a, const char *b)
 {
   if (strcmp (a, b) == 0)
     return TRUE;
-  const OwbTensor *ta = _owb_pass_get_constant (ctx, a), *tb = _owb_pass_get_constant (ctx, b);
+  const OwbTensor *ta = owb_pass_get_constant (ctx, a), *tb = owb_pass_get_constant (ctx, b);
   return ta && tb && tensors_equal (ta, tb);
 }
 
@@ -134,7 +134,7 @@ node_key (OwbPassContext *ctx, const OwbNode *node)
   for (int i = 0; i < node->n_inputs; i++)
     {
       g_string_append_c (key, '\x01');
-      const OwbTensor *t = _owb_pass_get_constant (ctx, node->inputs[i]);
+      const OwbTensor *t = owb_pass_get_constant (ctx, node->inputs[i]);
       if (!t)
         {
           g_string_append (key, node->inputs[i]);
@@ -160,8 +160,8 @@ can_redirect (OwbPassContext *ctx, const OwbNode *kept, const OwbNode *dup)
         return FALSE;
       /* The kept value would be renamed to the duplicate's output name: it must not be an
        * output itself, nor be read by name from a subgraph. */
-      if (_owb_pass_is_graph_output (ctx, out)
-          && (_owb_pass_is_graph_output (ctx, kept->outputs[o]) || is_outer_read (ctx, kept->outputs[o])))
+      if (owb_pass_is_graph_output (ctx, out)
+          && (owb_pass_is_graph_output (ctx, kept->outputs[o]) || is_outer_read (ctx, kept->outputs[o])))
         return FALSE;
     }
   return TRUE;
@@ -175,11 +175,11 @@ merge (OwbPassContext *ctx, OwbNode *kept, OwbNode *dup)
       if (!dup->outputs[o][0])
         continue;
       char *old_name = g_strdup (dup->outputs[o]), *new_name = g_strdup (kept->outputs[o]);
-      _owb_pass_replace_uses (ctx, old_name, new_name);
+      owb_pass_replace_uses (ctx, old_name, new_name);
       g_free (old_name);
       g_free (new_name);
     }
-  _owb_pass_remove_node (ctx, dup);
+  owb_pass_remove_node (ctx, dup);
 }
 
 /* One sweep in topological order; readers of merged nodes see the kept names when visited, so
@@ -190,8 +190,8 @@ sweep (OwbPassContext *ctx)
   gboolean changed = FALSE;
   GHashTable *seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_ptr_array_unref);
   GPtrArray *order = g_ptr_array_new ();
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
-    g_ptr_array_add (order, g_ptr_array_index (_owb_pass_nodes (ctx), i));
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
+    g_ptr_array_add (order, g_ptr_array_index (owb_pass_nodes (ctx), i));
   for (guint i = 0; i < order->len; i++)
     {
       OwbNode *node = g_ptr_array_index (order, i);

@@ -38,8 +38,8 @@ has_subgraph (const OwbNode *node)
 static gboolean
 is_outer_read (OwbPassContext *ctx, const char *name)
 {
-  guint uses = _owb_pass_n_uses (ctx, name);
-  guint seen = _owb_pass_consumers (ctx, name)->len + (_owb_pass_is_graph_output (ctx, name) ? 1 : 0);
+  guint uses = owb_pass_n_uses (ctx, name);
+  guint seen = owb_pass_consumers (ctx, name)->len + (owb_pass_is_graph_output (ctx, name) ? 1 : 0);
   return uses > seen;
 }
 
@@ -83,7 +83,7 @@ can_fold (OwbPassContext *ctx, const OwbNode *node)
     {
       if (!node->inputs[i][0])
         continue;
-      if (!_owb_pass_get_constant (ctx, node->inputs[i]))
+      if (!owb_pass_get_constant (ctx, node->inputs[i]))
         return FALSE;
       n_given++;
     }
@@ -96,7 +96,7 @@ can_fold (OwbPassContext *ctx, const OwbNode *node)
     return FALSE;
   if (is_nondeterministic (node))
     {
-      _owb_pass_near_miss (ctx, node, "all inputs are constant but %s is nondeterministic; not folded",
+      owb_pass_near_miss (ctx, node, "all inputs are constant but %s is nondeterministic; not folded",
                            node->op_type);
       return FALSE;
     }
@@ -106,9 +106,9 @@ can_fold (OwbPassContext *ctx, const OwbNode *node)
       if (!out[0])
         continue;
       /* A graph output must keep being written by a node, and subgraph reads are by name. */
-      if (_owb_pass_is_graph_output (ctx, out) || is_outer_read (ctx, out))
+      if (owb_pass_is_graph_output (ctx, out) || is_outer_read (ctx, out))
         return FALSE;
-      const OwbValueType *type = _owb_pass_value_type (ctx, out);
+      const OwbValueType *type = owb_pass_value_type (ctx, out);
       if (type && type->kind != OWB_VALUE_TENSOR && type->kind != OWB_VALUE_UNKNOWN_KIND)
         return FALSE;
     }
@@ -131,7 +131,7 @@ one_node_model (OwbPassContext *ctx, const OwbNode *node)
   for (int i = 0; i < node->n_inputs; i++)
     if (node->inputs[i][0])
       owb_graph_add_initializer (m->graph, node->inputs[i],
-                                 owb_tensor_ref ((OwbTensor *) _owb_pass_get_constant (ctx, node->inputs[i])));
+                                 owb_tensor_ref ((OwbTensor *) owb_pass_get_constant (ctx, node->inputs[i])));
   for (int o = 0; o < node->n_outputs; o++)
     if (node->outputs[o][0])
       g_ptr_array_add (m->graph->outputs, owb_value_info_new (node->outputs[o], NULL));
@@ -196,15 +196,15 @@ fold_node (OwbPassContext *ctx, OwbNode *node, gsize cap)
     }
   else if (strcmp (node->op_type, "Identity") == 0 && is_default_domain (node) && n == 1 && node->n_inputs == 1)
     {
-      values[0] = owb_tensor_ref ((OwbTensor *) _owb_pass_get_constant (ctx, node->inputs[0]));
+      values[0] = owb_tensor_ref ((OwbTensor *) owb_pass_get_constant (ctx, node->inputs[0]));
       direct = TRUE;
     }
   for (int o = 0; !direct && ok && o < n; o++)
     {
-      gsize bytes = node->outputs[o][0] ? expected_bytes (_owb_pass_value_type (ctx, node->outputs[o])) : 0;
+      gsize bytes = node->outputs[o][0] ? expected_bytes (owb_pass_value_type (ctx, node->outputs[o])) : 0;
       if (bytes > cap)
         {
-          _owb_pass_near_miss (ctx, node, "output '%s' would take %" G_GSIZE_FORMAT " bytes, more than the folding cap of %"
+          owb_pass_near_miss (ctx, node, "output '%s' would take %" G_GSIZE_FORMAT " bytes, more than the folding cap of %"
                                G_GSIZE_FORMAT "; kept as is", node->outputs[o], bytes, cap);
           ok = FALSE;
         }
@@ -215,7 +215,7 @@ fold_node (OwbPassContext *ctx, OwbNode *node, gsize cap)
       ok = evaluate (ctx, node, values, &local);
       if (!ok)
         {
-          _owb_pass_near_miss (ctx, node, "inputs are constant but it could not be evaluated: %s",
+          owb_pass_near_miss (ctx, node, "inputs are constant but it could not be evaluated: %s",
                                local ? local->message : "unknown error");
           g_clear_error (&local);
         }
@@ -230,7 +230,7 @@ fold_node (OwbPassContext *ctx, OwbNode *node, gsize cap)
         ok = FALSE; /* sequences and optionals stay computed */
       else if (!direct && tensor_bytes (t) > cap)
         {
-          _owb_pass_near_miss (ctx, node, "output '%s' takes %" G_GSIZE_FORMAT " bytes, more than the folding cap of %"
+          owb_pass_near_miss (ctx, node, "output '%s' takes %" G_GSIZE_FORMAT " bytes, more than the folding cap of %"
                                G_GSIZE_FORMAT "; kept as is", node->outputs[o], tensor_bytes (t), cap);
           ok = FALSE;
         }
@@ -259,32 +259,32 @@ static gboolean
 left_to_transpose_fusion (OwbPassContext *ctx, const OwbNode *node)
 {
   const OwbOptimizeOptions *o = ctx->options;
-  if (!_owb_pass_is_op (node, "Transpose") || node->n_inputs != 1 || node->n_outputs != 1
+  if (!owb_pass_is_op (node, "Transpose") || node->n_inputs != 1 || node->n_outputs != 1
       || o->level < OWB_OPTIMIZE_EXTENDED)
     return FALSE;
   for (const char *const *p = o->disabled_passes; p && *p; p++)
     if (strcmp (*p, "fuse_transpose_matmul") == 0)
       return FALSE;
-  const OwbTensor *w = _owb_pass_get_constant (ctx, node->inputs[0]);
-  if (!w || w->kind != OWB_VALUE_TENSOR || w->nbytes < DEFER_MIN_BYTES || !_owb_pass_swaps_last_two (node, w->rank))
+  const OwbTensor *w = owb_pass_get_constant (ctx, node->inputs[0]);
+  if (!w || w->kind != OWB_VALUE_TENSOR || w->nbytes < DEFER_MIN_BYTES || !owb_pass_swaps_last_two (node, w->rank))
     return FALSE;
-  GPtrArray *readers = _owb_pass_consumers (ctx, node->outputs[0]);
-  if (_owb_pass_n_uses (ctx, node->outputs[0]) != 1 || readers->len != 1)
+  GPtrArray *readers = owb_pass_consumers (ctx, node->outputs[0]);
+  if (owb_pass_n_uses (ctx, node->outputs[0]) != 1 || readers->len != 1)
     return FALSE;
   const OwbNode *mm = g_ptr_array_index (readers, 0);
-  if (!_owb_pass_is_op (mm, "MatMul") || mm->n_inputs != 2 || mm->n_outputs != 1)
+  if (!owb_pass_is_op (mm, "MatMul") || mm->n_inputs != 2 || mm->n_outputs != 1)
     return FALSE;
-  const OwbValueType *out = _owb_pass_value_type (ctx, mm->outputs[0]);
+  const OwbValueType *out = owb_pass_value_type (ctx, mm->outputs[0]);
   if (!out || (out->dtype != OWB_TYPE_FLOAT && out->dtype != OWB_TYPE_DOUBLE && out->dtype != OWB_TYPE_FLOAT16))
     return FALSE;
   if (o->portable)
     {
       /* standard ops only: the fusion is then a Gemm, which takes 2-D operands from opset 11 */
       const char *other = strcmp (mm->inputs[0], node->outputs[0]) == 0 ? mm->inputs[1] : mm->inputs[0];
-      const OwbTensor *oc = _owb_pass_get_constant (ctx, other);
-      const OwbValueType *ot = oc ? NULL : _owb_pass_value_type (ctx, other);
+      const OwbTensor *oc = owb_pass_get_constant (ctx, other);
+      const OwbValueType *ot = oc ? NULL : owb_pass_value_type (ctx, other);
       int other_rank = oc ? oc->rank : (ot && ot->kind == OWB_VALUE_TENSOR ? ot->rank : -1);
-      if (w->rank != 2 || other_rank != 2 || _owb_pass_opset (ctx) < 11)
+      if (w->rank != 2 || other_rank != 2 || owb_pass_opset (ctx) < 11)
         return FALSE;
     }
   return TRUE;
@@ -298,8 +298,8 @@ _owb_fold_constants (OwbPassContext *ctx, GError **error)
    * reaches the fixed point. */
   GPtrArray *order = g_ptr_array_new ();
   GPtrArray *folded = g_ptr_array_new ();
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
-    g_ptr_array_add (order, g_ptr_array_index (_owb_pass_nodes (ctx), i));
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
+    g_ptr_array_add (order, g_ptr_array_index (owb_pass_nodes (ctx), i));
   for (guint i = 0; i < order->len; i++)
     {
       OwbNode *node = g_ptr_array_index (order, i);
@@ -311,7 +311,7 @@ _owb_fold_constants (OwbPassContext *ctx, GError **error)
         g_ptr_array_add (folded, node);
     }
   for (guint i = 0; i < folded->len; i++)
-    _owb_pass_remove_node (ctx, g_ptr_array_index (folded, i));
+    owb_pass_remove_node (ctx, g_ptr_array_index (folded, i));
   g_ptr_array_unref (folded);
   g_ptr_array_unref (order);
   return TRUE;

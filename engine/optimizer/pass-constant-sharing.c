@@ -16,8 +16,8 @@ is_graph_input (OwbPassContext *ctx, const char *name)
 static gboolean
 is_outer_read (OwbPassContext *ctx, const char *name)
 {
-  guint uses = _owb_pass_n_uses (ctx, name);
-  guint seen = _owb_pass_consumers (ctx, name)->len + (_owb_pass_is_graph_output (ctx, name) ? 1 : 0);
+  guint uses = owb_pass_n_uses (ctx, name);
+  guint seen = owb_pass_consumers (ctx, name)->len + (owb_pass_is_graph_output (ctx, name) ? 1 : 0);
   return uses > seen;
 }
 
@@ -79,7 +79,7 @@ run (OwbPassContext *ctx, GError **error)
     {
       const char *name = g_ptr_array_index (graph->initializer_names, i);
       /* Overridable inputs may change; outputs and subgraph reads are referred to by name. */
-      if (is_graph_input (ctx, name) || _owb_pass_is_graph_output (ctx, name) || is_outer_read (ctx, name))
+      if (is_graph_input (ctx, name) || owb_pass_is_graph_output (ctx, name) || is_outer_read (ctx, name))
         g_hash_table_add (pinned, (gpointer) name);
     }
   GHashTable *by_hash = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_ptr_array_unref);
@@ -101,7 +101,7 @@ run (OwbPassContext *ctx, GError **error)
         }
       if (first && !g_hash_table_contains (pinned, name))
         {
-          _owb_pass_replace_uses (ctx, name, first);
+          owb_pass_replace_uses (ctx, name, first);
           g_ptr_array_add (dups, g_strdup (name));
           continue;
         }

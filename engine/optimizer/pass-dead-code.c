@@ -24,9 +24,9 @@ static void
 prune_value_infos (OwbPassContext *ctx)
 {
   GHashTable *defined = g_hash_table_new (g_str_hash, g_str_equal);
-  for (guint n = 0; n < _owb_pass_nodes (ctx)->len; n++)
+  for (guint n = 0; n < owb_pass_nodes (ctx)->len; n++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), n);
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), n);
       for (int o = 0; o < node->n_outputs; o++)
         g_hash_table_add (defined, node->outputs[o]);
     }
@@ -71,9 +71,9 @@ run (OwbPassContext *ctx, GError **error)
     }
   g_hash_table_unref (live);
   for (guint i = 0; i < dead->len; i++)
-    _owb_pass_remove_node (ctx, g_ptr_array_index (dead, i));
+    owb_pass_remove_node (ctx, g_ptr_array_index (dead, i));
   g_ptr_array_unref (dead);
-  _owb_pass_prune_initializers (ctx);
+  owb_pass_prune_initializers (ctx);
   prune_value_infos (ctx);
   return TRUE;
 }

@@ -7,28 +7,28 @@
 static gboolean
 is_outer_read (OwbPassContext *ctx, const char *name)
 {
-  guint uses = _owb_pass_n_uses (ctx, name);
-  guint seen = _owb_pass_consumers (ctx, name)->len + (_owb_pass_is_graph_output (ctx, name) ? 1 : 0);
+  guint uses = owb_pass_n_uses (ctx, name);
+  guint seen = owb_pass_consumers (ctx, name)->len + (owb_pass_is_graph_output (ctx, name) ? 1 : 0);
   return uses > seen;
 }
 
 static gboolean
 output_unused (OwbPassContext *ctx, const OwbNode *node, int o)
 {
-  return o >= node->n_outputs || !node->outputs[o][0] || _owb_pass_n_uses (ctx, node->outputs[o]) == 0;
+  return o >= node->n_outputs || !node->outputs[o][0] || owb_pass_n_uses (ctx, node->outputs[o]) == 0;
 }
 
 /* The type of any value, constants included (they have no value info). */
 static gboolean
 type_of (OwbPassContext *ctx, const char *name, OwbValueType *type)
 {
-  const OwbValueType *t = _owb_pass_value_type (ctx, name);
+  const OwbValueType *t = owb_pass_value_type (ctx, name);
   if (t)
     {
       *type = *t;
       return TRUE;
     }
-  const OwbTensor *c = _owb_pass_get_constant (ctx, name);
+  const OwbTensor *c = owb_pass_get_constant (ctx, name);
   if (!c)
     return FALSE;
   owb_tensor_get_value_type (c, type);
@@ -90,19 +90,19 @@ bypass (OwbPassContext *ctx, OwbNode *node, int o, const char *in)
   const char *out = node->outputs[o];
   if (is_outer_read (ctx, out))
     {
-      _owb_pass_near_miss (ctx, node, "output '%s' is read by a subgraph; kept", out);
+      owb_pass_near_miss (ctx, node, "output '%s' is read by a subgraph; kept", out);
       return FALSE;
     }
-  if (_owb_pass_is_graph_output (ctx, out))
+  if (owb_pass_is_graph_output (ctx, out))
     {
       /* The producer of `in` will write the output name itself; without a producer an Identity
        * would be needed, and two graph outputs cannot share one value. */
-      if (!_owb_pass_producer (ctx, in) || _owb_pass_is_graph_output (ctx, in) || is_outer_read (ctx, in))
+      if (!owb_pass_producer (ctx, in) || owb_pass_is_graph_output (ctx, in) || is_outer_read (ctx, in))
         return FALSE;
     }
   char *in_name = g_strdup (in), *out_name = g_strdup (out);
-  _owb_pass_replace_uses (ctx, out_name, in_name);
-  _owb_pass_remove_node (ctx, node);
+  owb_pass_replace_uses (ctx, out_name, in_name);
+  owb_pass_remove_node (ctx, node);
   g_free (in_name);
   g_free (out_name);
   return TRUE;
@@ -114,7 +114,7 @@ remove_if_unused (OwbPassContext *ctx, OwbNode *node)
   for (int o = 0; o < node->n_outputs; o++)
     if (!output_unused (ctx, node, o))
       return;
-  _owb_pass_remove_node (ctx, node);
+  owb_pass_remove_node (ctx, node);
 }
 
 static gboolean
@@ -123,21 +123,21 @@ dropout_is_noop (OwbPassContext *ctx, OwbNode *node)
   /* Before opset 12 Dropout is an identity in inference (as ONNX Runtime and our kernel run it). */
   if (node->opset >= 12 && node->n_inputs >= 3 && node->inputs[2][0])
     {
-      const OwbTensor *mode = _owb_pass_get_constant (ctx, node->inputs[2]);
+      const OwbTensor *mode = owb_pass_get_constant (ctx, node->inputs[2]);
       if (!mode || mode->nelems != 1)
         {
-          _owb_pass_near_miss (ctx, node, "training_mode is not a constant; kept");
+          owb_pass_near_miss (ctx, node, "training_mode is not a constant; kept");
           return FALSE;
         }
       if (owb_tensor_get_int64 (mode, 0) != 0)
         {
-          _owb_pass_near_miss (ctx, node, "training_mode is true; kept");
+          owb_pass_near_miss (ctx, node, "training_mode is true; kept");
           return FALSE;
         }
     }
   if (!output_unused (ctx, node, 1))
     {
-      _owb_pass_near_miss (ctx, node, "its mask output '%s' is used; kept", node->outputs[1]);
+      owb_pass_near_miss (ctx, node, "its mask output '%s' is used; kept", node->outputs[1]);
       return FALSE;
     }
   return TRUE;
@@ -149,7 +149,7 @@ cast_is_noop (OwbPassContext *ctx, OwbNode *node)
   OwbValueType in;
   if (!type_of (ctx, node->inputs[0], &in) || in.kind != OWB_VALUE_TENSOR || in.dtype == OWB_TYPE_UNDEFINED)
     return FALSE;
-  if (_owb_pass_is_op (node, "Cast"))
+  if (owb_pass_is_op (node, "Cast"))
     return owb_node_get_int (node, "to", -1) == (int64_t) in.dtype;
   OwbValueType like;
   return node->n_inputs >= 2 && type_of (ctx, node->inputs[1], &like) && like.dtype == in.dtype;
@@ -164,7 +164,7 @@ reshape_target (OwbPassContext *ctx, const OwbNode *node, const int64_t **target
       *target = owb_node_get_ints (node, "shape", n);
       return owb_node_get_attribute (node, "shape") != NULL;
     }
-  const OwbTensor *shape = node->n_inputs >= 2 ? _owb_pass_get_constant (ctx, node->inputs[1]) : NULL;
+  const OwbTensor *shape = node->n_inputs >= 2 ? owb_pass_get_constant (ctx, node->inputs[1]) : NULL;
   if (!shape || shape->dtype != OWB_TYPE_INT64 || shape->rank != 1)
     return FALSE;
   *n = (int) shape->nelems;
@@ -176,8 +176,8 @@ reshape_target (OwbPassContext *ctx, const OwbNode *node, const int64_t **target
 static gboolean
 fold_reshape_chain (OwbPassContext *ctx, OwbNode *node)
 {
-  OwbNode *inner = _owb_pass_producer (ctx, node->inputs[0]);
-  if (!_owb_pass_is_op (inner, "Reshape") || inner->n_inputs < 1 || !inner->inputs[0][0])
+  OwbNode *inner = owb_pass_producer (ctx, node->inputs[0]);
+  if (!owb_pass_is_op (inner, "Reshape") || inner->n_inputs < 1 || !inner->inputs[0][0])
     return FALSE;
   int n = 0;
   const int64_t *target = NULL;
@@ -187,7 +187,7 @@ fold_reshape_chain (OwbPassContext *ctx, OwbNode *node)
     for (int i = 0; i < n; i++)
       if (target[i] == 0)
         {
-          _owb_pass_near_miss (ctx, node, "its target shape copies dim %d from the Reshape '%s' before it; kept", i,
+          owb_pass_near_miss (ctx, node, "its target shape copies dim %d from the Reshape '%s' before it; kept", i,
                                inner->name);
           return FALSE;
         }
@@ -195,10 +195,10 @@ fold_reshape_chain (OwbPassContext *ctx, OwbNode *node)
   g_free (merged->inputs[0]);
   merged->inputs[0] = g_strdup (inner->inputs[0]);
   /* The inner Reshape is replaced too when this was its only reader. */
-  gboolean inner_goes = _owb_pass_n_uses (ctx, node->inputs[0]) == 1;
-  const char *from[] = { _owb_pass_label (node), _owb_pass_label (inner) };
-  _owb_pass_add_node (ctx, merged, from, inner_goes ? 2 : 1);
-  _owb_pass_remove_node (ctx, node);
+  gboolean inner_goes = owb_pass_n_uses (ctx, node->inputs[0]) == 1;
+  const char *from[] = { owb_pass_label (node), owb_pass_label (inner) };
+  owb_pass_add_node (ctx, merged, from, inner_goes ? 2 : 1);
+  owb_pass_remove_node (ctx, node);
   remove_if_unused (ctx, inner);
   return TRUE;
 }
@@ -225,7 +225,7 @@ get_axes (OwbPassContext *ctx, const OwbNode *node, int64_t rank, GArray *axes, 
           *present = FALSE;
           return TRUE;
         }
-      const OwbTensor *t = _owb_pass_get_constant (ctx, node->inputs[1]);
+      const OwbTensor *t = owb_pass_get_constant (ctx, node->inputs[1]);
       if (!t || t->dtype != OWB_TYPE_INT64 || t->rank > 1)
         return FALSE;
       list = t->data;
@@ -294,7 +294,7 @@ slice_param (OwbPassContext *ctx, const OwbNode *node, int input, const char *at
     }
   if (input >= node->n_inputs || !node->inputs[input][0])
     return TRUE;
-  const OwbTensor *t = _owb_pass_get_constant (ctx, node->inputs[input]);
+  const OwbTensor *t = owb_pass_get_constant (ctx, node->inputs[input]);
   if (!t || (t->dtype != OWB_TYPE_INT64 && t->dtype != OWB_TYPE_INT32) || t->rank != 1)
     return FALSE;
   for (int64_t i = 0; i < t->nelems; i++)
@@ -353,7 +353,7 @@ expand_is_noop (OwbPassContext *ctx, OwbNode *node)
     return TRUE;
   /* A target of ones no longer than the input broadcasts to the input's own shape. */
   OwbValueType x;
-  const OwbTensor *shape = node->n_inputs >= 2 ? _owb_pass_get_constant (ctx, node->inputs[1]) : NULL;
+  const OwbTensor *shape = node->n_inputs >= 2 ? owb_pass_get_constant (ctx, node->inputs[1]) : NULL;
   if (!shape || shape->rank != 1 || !type_of (ctx, node->inputs[0], &x) || x.kind != OWB_VALUE_TENSOR || x.rank < 0
       || shape->nelems > x.rank)
     return FALSE;
@@ -387,29 +387,29 @@ visit (OwbPassContext *ctx, OwbNode *node)
       || !node->outputs[0][0])
     return;
   const char *in = node->inputs[0];
-  if (_owb_pass_is_op (node, "Identity"))
+  if (owb_pass_is_op (node, "Identity"))
     bypass (ctx, node, 0, in);
-  else if (_owb_pass_is_op (node, "Dropout"))
+  else if (owb_pass_is_op (node, "Dropout"))
     {
       if (dropout_is_noop (ctx, node))
         bypass (ctx, node, 0, in);
     }
-  else if (_owb_pass_is_op (node, "Cast") || _owb_pass_is_op (node, "CastLike"))
+  else if (owb_pass_is_op (node, "Cast") || owb_pass_is_op (node, "CastLike"))
     {
       if (cast_is_noop (ctx, node))
         bypass (ctx, node, 0, in);
     }
-  else if (_owb_pass_is_op (node, "Reshape"))
+  else if (owb_pass_is_op (node, "Reshape"))
     {
       if (reshape_keeps_shape (ctx, node))
         bypass (ctx, node, 0, in);
       else
         fold_reshape_chain (ctx, node);
     }
-  else if (_owb_pass_is_op (node, "Squeeze"))
+  else if (owb_pass_is_op (node, "Squeeze"))
     {
-      OwbNode *unsqueeze = _owb_pass_producer (ctx, in);
-      if (_owb_pass_is_op (unsqueeze, "Unsqueeze") && unsqueeze->n_inputs >= 1 && unsqueeze->inputs[0][0]
+      OwbNode *unsqueeze = owb_pass_producer (ctx, in);
+      if (owb_pass_is_op (unsqueeze, "Unsqueeze") && unsqueeze->n_inputs >= 1 && unsqueeze->inputs[0][0]
           && squeeze_undoes_unsqueeze (ctx, node, unsqueeze))
         {
           char *x = g_strdup (unsqueeze->inputs[0]);
@@ -418,17 +418,17 @@ visit (OwbPassContext *ctx, OwbNode *node)
           g_free (x);
         }
     }
-  else if (_owb_pass_is_op (node, "Slice"))
+  else if (owb_pass_is_op (node, "Slice"))
     {
       if (slice_is_noop (ctx, node))
         bypass (ctx, node, 0, in);
     }
-  else if (_owb_pass_is_op (node, "Expand"))
+  else if (owb_pass_is_op (node, "Expand"))
     {
       if (expand_is_noop (ctx, node))
         bypass (ctx, node, 0, in);
     }
-  else if (_owb_pass_is_op (node, "Transpose"))
+  else if (owb_pass_is_op (node, "Transpose"))
     {
       if (transpose_is_noop (ctx, node))
         bypass (ctx, node, 0, in);
@@ -441,8 +441,8 @@ run (OwbPassContext *ctx, GError **error)
   /* Visit a snapshot: removing a node (or the producer before it) never frees a node still to
    * visit, except an Unsqueeze or inner Reshape, which are visited before their readers. */
   GPtrArray *order = g_ptr_array_new ();
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
-    g_ptr_array_add (order, g_ptr_array_index (_owb_pass_nodes (ctx), i));
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
+    g_ptr_array_add (order, g_ptr_array_index (owb_pass_nodes (ctx), i));
   for (guint i = 0; i < order->len; i++)
     visit (ctx, g_ptr_array_index (order, i));
   g_ptr_array_unref (order);

@@ -31,13 +31,13 @@ typedef struct {
 static gboolean
 value_type (OwbPassContext *ctx, const char *name, OwbValueType *out)
 {
-  const OwbTensor *c = _owb_pass_get_constant (ctx, name);
+  const OwbTensor *c = owb_pass_get_constant (ctx, name);
   if (c)
     {
       owb_tensor_get_value_type (c, out);
       return TRUE;
     }
-  const OwbValueType *t = _owb_pass_value_type (ctx, name);
+  const OwbValueType *t = owb_pass_value_type (ctx, name);
   if (!t || t->kind != OWB_VALUE_TENSOR)
     return FALSE;
   *out = *t;
@@ -68,7 +68,7 @@ clip_bound (OwbPassContext *ctx, const OwbNode *clip, int i, float def, float *o
       *out = def;
       return TRUE;
     }
-  const OwbTensor *t = _owb_pass_get_constant (ctx, name);
+  const OwbTensor *t = owb_pass_get_constant (ctx, name);
   if (!t || t->nelems != 1)
     return FALSE;
   *out = (float) owb_tensor_get_double (t, 0);
@@ -83,36 +83,36 @@ single_activation (OwbPassContext *ctx, OwbNode *node, const char *value, Tail *
     return FALSE;
   const char *op = node->op_type;
   tail->n_params = 0;
-  if (_owb_pass_is_op (node, "Relu") || _owb_pass_is_op (node, "Sigmoid") || _owb_pass_is_op (node, "Tanh"))
+  if (owb_pass_is_op (node, "Relu") || owb_pass_is_op (node, "Sigmoid") || owb_pass_is_op (node, "Tanh"))
     tail->activation = op;
-  else if (_owb_pass_is_op (node, "LeakyRelu"))
+  else if (owb_pass_is_op (node, "LeakyRelu"))
     {
       tail->activation = op;
       tail->params[0] = owb_node_get_float (node, "alpha", 0.01f);
       tail->n_params = 1;
     }
-  else if (_owb_pass_is_op (node, "HardSigmoid"))
+  else if (owb_pass_is_op (node, "HardSigmoid"))
     {
       tail->activation = op;
       tail->params[0] = owb_node_get_float (node, "alpha", 0.2f);
       tail->params[1] = owb_node_get_float (node, "beta", 0.5f);
       tail->n_params = 2;
     }
-  else if (_owb_pass_is_op (node, "HardSwish"))
+  else if (owb_pass_is_op (node, "HardSwish"))
     {
       tail->activation = op;
       tail->params[0] = 1.0f / 6.0f;
       tail->params[1] = 0.5f;
       tail->n_params = 2;
     }
-  else if ((_owb_pass_is_op (node, "Gelu") || _owb_pass_is_our_op (node, "Gelu")) && node->n_inputs == 1)
+  else if ((owb_pass_is_op (node, "Gelu") || owb_pass_is_our_op (node, "Gelu")) && node->n_inputs == 1)
     {
       const char *approximate = owb_node_get_string (node, "approximate", "none");
       if (strcmp (approximate, "none") != 0 && strcmp (approximate, "tanh") != 0)
         return FALSE;
       tail->activation = strcmp (approximate, "tanh") == 0 ? "FastGelu" : "Gelu";
     }
-  else if (_owb_pass_is_op (node, "Clip"))
+  else if (owb_pass_is_op (node, "Clip"))
     {
       if (node->opset < 11)
         {
@@ -122,7 +122,7 @@ single_activation (OwbPassContext *ctx, OwbNode *node, const char *value, Tail *
       else if (!clip_bound (ctx, node, 1, -INFINITY, &tail->params[0])
                || !clip_bound (ctx, node, 2, INFINITY, &tail->params[1]))
         {
-          _owb_pass_near_miss (ctx, node, "its min/max are not constant scalars, so it is not fused; kept");
+          owb_pass_near_miss (ctx, node, "its min/max are not constant scalars, so it is not fused; kept");
           return FALSE;
         }
       tail->activation = op;
@@ -143,9 +143,9 @@ gated_activation (OwbPassContext *ctx, GPtrArray *readers, const char *value, Ta
   for (guint g = 0; g < 2; g++)
     {
       OwbNode *gate = g_ptr_array_index (readers, g), *mul = g_ptr_array_index (readers, 1 - g);
-      gboolean hard = _owb_pass_is_op (gate, "HardSigmoid");
-      if ((!hard && !_owb_pass_is_op (gate, "Sigmoid")) || !_owb_pass_is_op (mul, "Mul") || gate->n_outputs != 1 || mul->n_inputs != 2
-          || strcmp (gate->inputs[0], value) != 0 || _owb_pass_n_uses (ctx, gate->outputs[0]) != 1)
+      gboolean hard = owb_pass_is_op (gate, "HardSigmoid");
+      if ((!hard && !owb_pass_is_op (gate, "Sigmoid")) || !owb_pass_is_op (mul, "Mul") || gate->n_outputs != 1 || mul->n_inputs != 2
+          || strcmp (gate->inputs[0], value) != 0 || owb_pass_n_uses (ctx, gate->outputs[0]) != 1)
         continue;
       gboolean wired = (strcmp (mul->inputs[0], value) == 0 && strcmp (mul->inputs[1], gate->outputs[0]) == 0)
                        || (strcmp (mul->inputs[1], value) == 0 && strcmp (mul->inputs[0], gate->outputs[0]) == 0);
@@ -174,17 +174,17 @@ is_activation_op (const OwbNode *node)
   static const char *const ops[] = { "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
                                      "Gelu" };
   for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
-    if (_owb_pass_is_op (node, ops[i]))
+    if (owb_pass_is_op (node, ops[i]))
       return TRUE;
-  return _owb_pass_is_our_op (node, "Gelu");
+  return owb_pass_is_our_op (node, "Gelu");
 }
 
 /* The activation reading `value` (written by `producer`), if it is the value's only reader. */
 static gboolean
 match_activation (OwbPassContext *ctx, const OwbNode *producer, const char *value, Tail *tail)
 {
-  GPtrArray *readers = _owb_pass_consumers (ctx, value);
-  guint uses = _owb_pass_n_uses (ctx, value);
+  GPtrArray *readers = owb_pass_consumers (ctx, value);
+  guint uses = owb_pass_n_uses (ctx, value);
   if (uses == 1 && readers->len == 1)
     return single_activation (ctx, g_ptr_array_index (readers, 0), value, tail);
   if (uses == 2 && readers->len == 2 && gated_activation (ctx, readers, value, tail))
@@ -192,9 +192,9 @@ match_activation (OwbPassContext *ctx, const OwbNode *producer, const char *valu
   for (guint i = 0; i < readers->len; i++)
     if (is_activation_op (g_ptr_array_index (readers, i)))
       {
-        _owb_pass_near_miss (ctx, producer, "its output '%s' is read by %u nodes (or is a graph output), so %s '%s' "
+        owb_pass_near_miss (ctx, producer, "its output '%s' is read by %u nodes (or is a graph output), so %s '%s' "
                              "stays separate", value, uses, ((OwbNode *) g_ptr_array_index (readers, i))->op_type,
-                             _owb_pass_label (g_ptr_array_index (readers, i)));
+                             owb_pass_label (g_ptr_array_index (readers, i)));
         break;
       }
   return FALSE;
@@ -205,11 +205,11 @@ static gboolean
 match_residual (OwbPassContext *ctx, const OwbNode *conv, Tail *tail)
 {
   const char *value = conv->outputs[0];
-  GPtrArray *readers = _owb_pass_consumers (ctx, value);
-  if (_owb_pass_n_uses (ctx, value) != 1 || readers->len != 1)
+  GPtrArray *readers = owb_pass_consumers (ctx, value);
+  if (owb_pass_n_uses (ctx, value) != 1 || readers->len != 1)
     return FALSE;
   OwbNode *add = g_ptr_array_index (readers, 0);
-  if (!_owb_pass_is_op (add, "Add") || add->n_inputs != 2 || add->n_outputs != 1)
+  if (!owb_pass_is_op (add, "Add") || add->n_inputs != 2 || add->n_outputs != 1)
     return FALSE;
   const char *other = strcmp (add->inputs[0], value) == 0 ? add->inputs[1] : add->inputs[0];
   OwbValueType y, z, sum;
@@ -219,8 +219,8 @@ match_residual (OwbPassContext *ctx, const OwbNode *conv, Tail *tail)
   if (!same_shape (&y, &z) || !same_shape (&y, &sum))
     {
       char *ys = owb_value_type_to_string (&y), *zs = owb_value_type_to_string (&z);
-      _owb_pass_near_miss (ctx, add, "adds %s to Conv '%s' output %s: a residual needs the same known shape; kept", zs,
-                           _owb_pass_label (conv), ys);
+      owb_pass_near_miss (ctx, add, "adds %s to Conv '%s' output %s: a residual needs the same known shape; kept", zs,
+                           owb_pass_label (conv), ys);
       g_free (ys);
       g_free (zs);
       return FALSE;
@@ -255,9 +255,9 @@ set_input (OwbNode *node, int i, const char *name)
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *node)
 {
-  gboolean conv = _owb_pass_is_op (node, "Conv") || _owb_pass_is_our_op (node, "FusedConv");
-  gboolean gemm = _owb_pass_is_op (node, "Gemm") || _owb_pass_is_our_op (node, "FusedGemm");
-  gboolean matmul = _owb_pass_is_op (node, "MatMul") || _owb_pass_is_our_op (node, "FusedMatMul");
+  gboolean conv = owb_pass_is_op (node, "Conv") || owb_pass_is_our_op (node, "FusedConv");
+  gboolean gemm = owb_pass_is_op (node, "Gemm") || owb_pass_is_our_op (node, "FusedGemm");
+  gboolean matmul = owb_pass_is_op (node, "MatMul") || owb_pass_is_our_op (node, "FusedMatMul");
   if (!conv && !gemm && !matmul)
     return FALSE;
   if (node->n_inputs < 2 || node->n_outputs != 1 || owb_node_get_attribute (node, "activation"))
@@ -275,7 +275,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *node)
   const char *fused_op = conv ? "FusedConv" : gemm ? "FusedGemm" : "FusedMatMul";
   if (ctx->options->portable)
     {
-      _owb_pass_near_miss (ctx, node, "%s%s%s would fuse into %s, which is not a standard ONNX op; kept (portable)",
+      owb_pass_near_miss (ctx, node, "%s%s%s would fuse into %s, which is not a standard ONNX op; kept (portable)",
                            tail.add ? "the residual Add" : "", tail.add && tail.activation ? " and " : "",
                            tail.activation ? tail.activation : "", fused_op);
       return FALSE;
@@ -286,22 +286,22 @@ try_fuse (OwbPassContext *ctx, OwbNode *node)
   if (tail.z)
     set_input (fused, 3, tail.z);
   if (tail.activation)
-    _owb_pass_set_activation (fused, "activation", "activation_params", tail.activation, tail.params, tail.n_params);
+    owb_pass_set_activation (fused, "activation", "activation_params", tail.activation, tail.params, tail.n_params);
   g_free (fused->outputs[0]);
   fused->outputs[0] = g_strdup (tail.output);
   const char *from[4];
   guint n = 0;
-  from[n++] = _owb_pass_label (node);
+  from[n++] = owb_pass_label (node);
   if (tail.add)
-    from[n++] = _owb_pass_label (tail.add);
+    from[n++] = owb_pass_label (tail.add);
   for (int i = 0; i < tail.n_act_nodes; i++)
-    from[n++] = _owb_pass_label (tail.act_nodes[i]);
-  _owb_pass_add_node (ctx, fused, from, n);
-  _owb_pass_remove_node (ctx, node);
+    from[n++] = owb_pass_label (tail.act_nodes[i]);
+  owb_pass_add_node (ctx, fused, from, n);
+  owb_pass_remove_node (ctx, node);
   if (tail.add)
-    _owb_pass_remove_node (ctx, tail.add);
+    owb_pass_remove_node (ctx, tail.add);
   for (int i = 0; i < tail.n_act_nodes; i++)
-    _owb_pass_remove_node (ctx, tail.act_nodes[i]);
+    owb_pass_remove_node (ctx, tail.act_nodes[i]);
   return TRUE;
 }
 
@@ -309,11 +309,11 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
-      if (_owb_pass_is_op (node, "Conv") || _owb_pass_is_our_op (node, "FusedConv") || _owb_pass_is_op (node, "Gemm") || _owb_pass_is_our_op (node, "FusedGemm")
-          || _owb_pass_is_op (node, "MatMul") || _owb_pass_is_our_op (node, "FusedMatMul"))
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (owb_pass_is_op (node, "Conv") || owb_pass_is_our_op (node, "FusedConv") || owb_pass_is_op (node, "Gemm") || owb_pass_is_our_op (node, "FusedGemm")
+          || owb_pass_is_op (node, "MatMul") || owb_pass_is_our_op (node, "FusedMatMul"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the candidate at hand, an Add and activations: never another candidate. */

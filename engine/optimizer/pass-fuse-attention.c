@@ -21,7 +21,7 @@
 static gboolean
 scalar (OwbPassContext *ctx, const char *name, double *value)
 {
-  const OwbTensor *t = _owb_pass_constant_through_identity (ctx, name);
+  const OwbTensor *t = owb_pass_constant_through_identity (ctx, name);
   if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != 1 || !t->data || t->dtype == OWB_TYPE_STRING)
     return FALSE;
   *value = owb_tensor_get_double (t, 0);
@@ -32,7 +32,7 @@ scalar (OwbPassContext *ctx, const char *name, double *value)
 static gboolean
 ints_of (OwbPassContext *ctx, const char *name, int64_t *values, int max, int *n)
 {
-  const OwbTensor *t = name ? _owb_pass_constant_through_identity (ctx, name) : NULL;
+  const OwbTensor *t = name ? owb_pass_constant_through_identity (ctx, name) : NULL;
   if (!t || (t->dtype != OWB_TYPE_INT64 && t->dtype != OWB_TYPE_INT32) || t->nelems > max)
     return FALSE;
   *n = (int) t->nelems;
@@ -90,7 +90,7 @@ is_product (const OwbNode *node, gboolean *trans_b)
   *trans_b = FALSE;
   if (!node || node->n_inputs != 2 || node->n_outputs != 1)
     return FALSE;
-  if (_owb_pass_is_op (node, "MatMul"))
+  if (owb_pass_is_op (node, "MatMul"))
     return TRUE;
   if (strcmp (node->op_type, "FusedMatMul") != 0 || !node->domain || strcmp (node->domain, OWB_DOMAIN) != 0)
     return FALSE;
@@ -108,20 +108,20 @@ scaling (OwbPassContext *ctx, const OwbNode *node, double *scale)
   double c;
   if (!node || node->n_inputs != 2)
     return NULL;
-  if (_owb_pass_is_op (node, "Mul"))
+  if (owb_pass_is_op (node, "Mul"))
     {
-      if (scalar (ctx, node->inputs[1], &c) && !_owb_pass_constant_through_identity (ctx, node->inputs[0]))
+      if (scalar (ctx, node->inputs[1], &c) && !owb_pass_constant_through_identity (ctx, node->inputs[0]))
         {
           *scale *= c;
           return node->inputs[0];
         }
-      if (scalar (ctx, node->inputs[0], &c) && !_owb_pass_constant_through_identity (ctx, node->inputs[1]))
+      if (scalar (ctx, node->inputs[0], &c) && !owb_pass_constant_through_identity (ctx, node->inputs[1]))
         {
           *scale *= c;
           return node->inputs[1];
         }
     }
-  if (_owb_pass_is_op (node, "Div") && scalar (ctx, node->inputs[1], &c) && c != 0 && !_owb_pass_constant_through_identity (ctx, node->inputs[0]))
+  if (owb_pass_is_op (node, "Div") && scalar (ctx, node->inputs[1], &c) && c != 0 && !owb_pass_constant_through_identity (ctx, node->inputs[0]))
     {
       *scale /= c;
       return node->inputs[0];
@@ -135,10 +135,10 @@ skip_scalings (OwbPassContext *ctx, const char *name, double *scale, NodeSet *se
 {
   for (int steps = 0; steps < 8; steps++)
     {
-      OwbNode *p = _owb_pass_producer (ctx, name);
+      OwbNode *p = owb_pass_producer (ctx, name);
       double s = *scale;
       const char *next = scaling (ctx, p, &s);
-      if (!next || _owb_pass_n_uses (ctx, name) != 1)
+      if (!next || owb_pass_n_uses (ctx, name) != 1)
         return name;
       *scale = s;
       add_node (set, p);
@@ -166,18 +166,18 @@ walk_branch (OwbPassContext *ctx, const char *name, int rank, gboolean allow_sca
     br->perm[i] = i;
   for (int steps = 0; steps < 8; steps++)
     {
-      if (_owb_pass_n_uses (ctx, name) != 1)
+      if (owb_pass_n_uses (ctx, name) != 1)
         {
           *why = g_strdup_printf ("'%s' is also used elsewhere", name);
           return FALSE;
         }
-      OwbNode *p = _owb_pass_producer (ctx, name);
+      OwbNode *p = owb_pass_producer (ctx, name);
       if (!p)
         {
           *why = g_strdup_printf ("'%s' is not computed by a Reshape to heads", name);
           return FALSE;
         }
-      if (_owb_pass_is_op (p, "Transpose") && p->n_inputs == 1)
+      if (owb_pass_is_op (p, "Transpose") && p->n_inputs == 1)
         {
           int n = 0;
           const int64_t *t = owb_node_get_ints (p, "perm", &n);
@@ -186,7 +186,7 @@ walk_branch (OwbPassContext *ctx, const char *name, int rank, gboolean allow_sca
             tp[i] = t ? (i < n ? t[i] : -1) : rank - 1 - i;
           if (t && n != rank)
             {
-              *why = g_strdup_printf ("Transpose '%s' has a perm of the wrong length", _owb_pass_label (p));
+              *why = g_strdup_printf ("Transpose '%s' has a perm of the wrong length", owb_pass_label (p));
               return FALSE;
             }
           int64_t composed[4];
@@ -194,7 +194,7 @@ walk_branch (OwbPassContext *ctx, const char *name, int rank, gboolean allow_sca
             {
               if (tp[br->perm[i]] < 0 || tp[br->perm[i]] >= rank)
                 {
-                  *why = g_strdup_printf ("Transpose '%s' has an invalid perm", _owb_pass_label (p));
+                  *why = g_strdup_printf ("Transpose '%s' has an invalid perm", owb_pass_label (p));
                   return FALSE;
                 }
               composed[i] = tp[br->perm[i]];
@@ -213,14 +213,14 @@ walk_branch (OwbPassContext *ctx, const char *name, int rank, gboolean allow_sca
           name = next;
           continue;
         }
-      if (_owb_pass_is_op (p, "Reshape") && p->n_inputs >= 1)
+      if (owb_pass_is_op (p, "Reshape") && p->n_inputs >= 1)
         {
           br->reshape = p;
           br->source = p->inputs[0];
           add_node (set, p);
           return TRUE;
         }
-      *why = g_strdup_printf ("'%s' comes from %s '%s', not from a Reshape to heads", name, p->op_type, _owb_pass_label (p));
+      *why = g_strdup_printf ("'%s' comes from %s '%s', not from a Reshape to heads", name, p->op_type, owb_pass_label (p));
       return FALSE;
     }
   *why = g_strdup_printf ("too many nodes between '%s' and its Reshape", name);
@@ -241,11 +241,11 @@ perm_is (const int64_t *perm, int rank, const int64_t *want)
 static gboolean
 check_branch (OwbPassContext *ctx, Branch *br, int rank, char role, char **why)
 {
-  const OwbValueType *rt = _owb_pass_value_type (ctx, br->reshape->outputs[0]);
-  const OwbValueType *st = _owb_pass_value_type (ctx, br->source);
+  const OwbValueType *rt = owb_pass_value_type (ctx, br->reshape->outputs[0]);
+  const OwbValueType *st = owb_pass_value_type (ctx, br->source);
   if (!rt || !st || rt->rank != rank || st->rank != 3 || !known (st->dims[2]))
     {
-      *why = g_strdup_printf ("Reshape '%s' does not go from a known [_, _, hidden] to rank %d", _owb_pass_label (br->reshape),
+      *why = g_strdup_printf ("Reshape '%s' does not go from a known [_, _, hidden] to rank %d", owb_pass_label (br->reshape),
                               rank);
       return FALSE;
     }
@@ -257,7 +257,7 @@ check_branch (OwbPassContext *ctx, Branch *br, int rank, char role, char **why)
           || hidden % rt->dims[2].value)
         {
           *why = g_strdup_printf ("Reshape '%s' does not split the last dim into [batch*heads, head_size]",
-                                  _owb_pass_label (br->reshape));
+                                  owb_pass_label (br->reshape));
           return FALSE;
         }
       br->head_size = rt->dims[2].value;
@@ -266,7 +266,7 @@ check_branch (OwbPassContext *ctx, Branch *br, int rank, char role, char **why)
       static const int64_t qv[3] = { 1, 0, 2 }, k[3] = { 1, 2, 0 };
       if (!perm_is (br->perm, 3, role == 'k' ? k : qv))
         {
-          *why = g_strdup_printf ("the Transposes after Reshape '%s' do not give [batch*heads, %s]", _owb_pass_label (br->reshape),
+          *why = g_strdup_printf ("the Transposes after Reshape '%s' do not give [batch*heads, %s]", owb_pass_label (br->reshape),
                                   role == 'k' ? "head_size, seq" : "seq, head_size");
           return FALSE;
         }
@@ -276,7 +276,7 @@ check_branch (OwbPassContext *ctx, Branch *br, int rank, char role, char **why)
   if (!dim_eq (rt->dims[0], st->dims[0]) || !dim_eq (rt->dims[1], st->dims[1]) || !known (rt->dims[2])
       || !known (rt->dims[3]) || rt->dims[2].value * rt->dims[3].value != hidden)
     {
-      *why = g_strdup_printf ("Reshape '%s' does not split the last dim into [heads, head_size]", _owb_pass_label (br->reshape));
+      *why = g_strdup_printf ("Reshape '%s' does not split the last dim into [heads, head_size]", owb_pass_label (br->reshape));
       return FALSE;
     }
   br->heads = rt->dims[2].value;
@@ -286,7 +286,7 @@ check_branch (OwbPassContext *ctx, Branch *br, int rank, char role, char **why)
   gboolean ok = (b == 0 || b == 1) && s == 1 - b && p[1] == 2 && (role == 'k' ? p[2] == 3 : p[3] == 3);
   if (!ok)
     {
-      *why = g_strdup_printf ("the Transposes after Reshape '%s' do not give [batch, heads, %s]", _owb_pass_label (br->reshape),
+      *why = g_strdup_printf ("the Transposes after Reshape '%s' do not give [batch, heads, %s]", owb_pass_label (br->reshape),
                               role == 'k' ? "head_size, seq" : "seq, head_size");
       return FALSE;
     }
@@ -302,15 +302,15 @@ packed_source (OwbPassContext *ctx, const char *const src[3], int64_t hidden, No
   OwbNode *p[3];
   for (int i = 0; i < 3; i++)
     {
-      p[i] = _owb_pass_producer (ctx, src[i]);
-      if (!p[i] || _owb_pass_n_uses (ctx, src[i]) != 1)
+      p[i] = owb_pass_producer (ctx, src[i]);
+      if (!p[i] || owb_pass_n_uses (ctx, src[i]) != 1)
         return NULL;
     }
   const char *data = p[0]->n_inputs >= 1 ? p[0]->inputs[0] : NULL;
-  const OwbValueType *dt = data ? _owb_pass_value_type (ctx, data) : NULL;
+  const OwbValueType *dt = data ? owb_pass_value_type (ctx, data) : NULL;
   if (!dt || dt->rank != 3 || !known (dt->dims[2]) || dt->dims[2].value != 3 * hidden)
     return NULL;
-  if (_owb_pass_is_op (p[0], "Split") && p[1] == p[0] && p[2] == p[0] && p[0]->n_outputs == 3)
+  if (owb_pass_is_op (p[0], "Split") && p[1] == p[0] && p[2] == p[0] && p[0]->n_outputs == 3)
     {
       for (int i = 0; i < 3; i++)
         if (strcmp (p[0]->outputs[i], src[i]) != 0)
@@ -339,11 +339,11 @@ packed_source (OwbPassContext *ctx, const char *const src[3], int64_t hidden, No
     }
   for (int i = 0; i < 3; i++)
     {
-      if (!_owb_pass_is_op (p[i], "Slice") || strcmp (p[i]->inputs[0], data) != 0)
+      if (!owb_pass_is_op (p[i], "Slice") || strcmp (p[i]->inputs[0], data) != 0)
         return NULL;
       int64_t starts[1], ends[1], axes[1] = { -1 }, steps[1] = { 1 };
       int n = 0;
-      if (_owb_pass_opset (ctx) < 10)
+      if (owb_pass_opset (ctx) < 10)
         {
           const int64_t *a = owb_node_get_ints (p[i], "starts", &n);
           if (!a || n != 1)
@@ -391,14 +391,14 @@ add_shape_initializer (OwbPassContext *ctx, const char *base, const int64_t *val
   int64_t dims[1] = { n };
   OwbTensor *t = owb_tensor_new (OWB_TYPE_INT64, 1, dims, NULL);
   memcpy (t->data, values, n * sizeof (int64_t));
-  return g_strdup (_owb_pass_add_initializer (ctx, base, t));
+  return g_strdup (owb_pass_add_initializer (ctx, base, t));
 }
 
 /* A node of the fusion, named in the scope of `like`. */
 static OwbNode *
 new_node (OwbPassContext *ctx, const char *op_type, const char *domain, const char *like)
 {
-  char *name = _owb_pass_scoped_name (ctx, like, op_type);
+  char *name = owb_pass_scoped_name (ctx, like, op_type);
   OwbNode *node = owb_node_new (op_type, domain, name);
   g_free (name);
   return node;
@@ -408,7 +408,7 @@ static char *
 transposed (OwbPassContext *ctx, const char *value, const char *like, const char *what, GPtrArray *from)
 {
   OwbNode *t = new_node (ctx, "Transpose", "", like);
-  char *out = _owb_pass_scoped_name (ctx, like, what);
+  char *out = owb_pass_scoped_name (ctx, like, what);
   owb_node_add_input (t, value);
   owb_node_add_output (t, out);
   OwbAttribute *a = owb_node_add_attribute (t, "perm", OWB_ATTR_INTS);
@@ -417,7 +417,7 @@ transposed (OwbPassContext *ctx, const char *value, const char *like, const char
   a->ints[0] = 1;
   a->ints[1] = 0;
   a->ints[2] = 2;
-  _owb_pass_add_node (ctx, t, (const char *const *) from->pdata, from->len);
+  owb_pass_add_node (ctx, t, (const char *const *) from->pdata, from->len);
   return out;
 }
 
@@ -428,7 +428,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   if (!scores || !probs[0])
     return;
   /* The skeleton: MatMul -> [scale] -> [Add mask] -> [scale] -> Softmax -> MatMul. */
-  GPtrArray *readers = _owb_pass_consumers (ctx, probs);
+  GPtrArray *readers = owb_pass_consumers (ctx, probs);
   OwbNode *mm2 = readers->len == 1 ? g_ptr_array_index (readers, 0) : NULL;
   gboolean mm2_trans, mm1_trans;
   if (!is_product (mm2, &mm2_trans) || strcmp (mm2->inputs[0], probs) != 0)
@@ -438,8 +438,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   const char *mask = NULL;
   OwbNode *mask_add = NULL;
   const char *s = skip_scalings (ctx, scores, &scale, &set);
-  OwbNode *p = _owb_pass_producer (ctx, s);
-  if (_owb_pass_is_op (p, "Add") && p->n_inputs == 2)
+  OwbNode *p = owb_pass_producer (ctx, s);
+  if (owb_pass_is_op (p, "Add") && p->n_inputs == 2)
     {
       /* A scaling after the mask Add would scale the mask too. */
       double after_mask = scale;
@@ -450,7 +450,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
           double sc = 1.0;
           const char *t = skip_scalings (ctx, p->inputs[i], &sc, &probe);
           gboolean tb;
-          if (is_product (_owb_pass_producer (ctx, t), &tb))
+          if (is_product (owb_pass_producer (ctx, t), &tb))
             {
               mask = p->inputs[1 - i];
               mask_add = p;
@@ -464,45 +464,45 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
       add_node (&set, mask_add);
       if (after_mask != 1.0)
         {
-          _owb_pass_near_miss (ctx, softmax, "attention pattern, but the scores are scaled after the mask is added");
+          owb_pass_near_miss (ctx, softmax, "attention pattern, but the scores are scaled after the mask is added");
           return;
         }
     }
-  OwbNode *mm1 = _owb_pass_producer (ctx, s);
+  OwbNode *mm1 = owb_pass_producer (ctx, s);
   if (!is_product (mm1, &mm1_trans))
     return;
 
   /* From here on it looks like attention: say which step does not fit. */
   char *why = NULL;
-  const OwbValueType *st = _owb_pass_value_type (ctx, mm1->outputs[0]);
+  const OwbValueType *st = owb_pass_value_type (ctx, mm1->outputs[0]);
   int rank = st ? st->rank : -1;
   if (rank != 3 && rank != 4)
     {
-      _owb_pass_near_miss (ctx, softmax, "attention pattern, but the scores '%s' are not of rank 3 or 4", mm1->outputs[0]);
+      owb_pass_near_miss (ctx, softmax, "attention pattern, but the scores '%s' are not of rank 3 or 4", mm1->outputs[0]);
       return;
     }
   if (!(st->dtype == OWB_TYPE_FLOAT || st->dtype == OWB_TYPE_FLOAT16 || st->dtype == OWB_TYPE_BFLOAT16))
     {
-      _owb_pass_near_miss (ctx, softmax, "attention pattern on %s values; only float and float16 are fused",
+      owb_pass_near_miss (ctx, softmax, "attention pattern on %s values; only float and float16 are fused",
                            owb_data_type_name (st->dtype));
       return;
     }
-  int64_t axis = owb_node_get_int (softmax, "axis", _owb_pass_opset (ctx) >= 13 ? -1 : 1);
+  int64_t axis = owb_node_get_int (softmax, "axis", owb_pass_opset (ctx) >= 13 ? -1 : 1);
   if (axis != -1 && axis != rank - 1)
     {
-      _owb_pass_near_miss (ctx, softmax, "attention pattern, but the Softmax is not over the last axis");
+      owb_pass_near_miss (ctx, softmax, "attention pattern, but the Softmax is not over the last axis");
       return;
     }
   if (mm2_trans)
     {
-      _owb_pass_near_miss (ctx, mm2, "attention pattern, but the product with V transposes V");
+      owb_pass_near_miss (ctx, mm2, "attention pattern, but the product with V transposes V");
       return;
     }
   const char *chain[] = { mm1->outputs[0], mask_add ? mask_add->outputs[0] : NULL, scores, probs, mm2->outputs[0] };
   for (guint i = 0; i < G_N_ELEMENTS (chain); i++)
-    if (chain[i] && _owb_pass_n_uses (ctx, chain[i]) != 1)
+    if (chain[i] && owb_pass_n_uses (ctx, chain[i]) != 1)
       {
-        _owb_pass_near_miss (ctx, softmax, "attention pattern, but '%s' is also used elsewhere", chain[i]);
+        owb_pass_near_miss (ctx, softmax, "attention pattern, but '%s' is also used elsewhere", chain[i]);
         return;
       }
   add_node (&set, mm1);
@@ -515,7 +515,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
       || !walk_branch (ctx, mm1->inputs[1], rank, TRUE, &scale, &k, &set, &why)
       || !walk_branch (ctx, mm2->inputs[1], rank, FALSE, &kv_scale, &v, &set, &why))
     {
-      _owb_pass_near_miss (ctx, softmax, "attention pattern, but Q/K/V: %s", why);
+      owb_pass_near_miss (ctx, softmax, "attention pattern, but Q/K/V: %s", why);
       g_free (why);
       return;
     }
@@ -530,40 +530,40 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   if (!check_branch (ctx, &q, rank, 'q', &why) || !check_branch (ctx, &k, rank, 'k', &why)
       || !check_branch (ctx, &v, rank, 'v', &why))
     {
-      _owb_pass_near_miss (ctx, softmax, "attention pattern, but %s", why);
+      owb_pass_near_miss (ctx, softmax, "attention pattern, but %s", why);
       g_free (why);
       return;
     }
   if (q.heads != k.heads || q.heads != v.heads || q.head_size != k.head_size || q.seq_first != k.seq_first
       || q.seq_first != v.seq_first)
     {
-      _owb_pass_near_miss (ctx, softmax, "attention pattern, but Q, K and V do not split into the same heads");
+      owb_pass_near_miss (ctx, softmax, "attention pattern, but Q, K and V do not split into the same heads");
       return;
     }
   /* Batch and key/value sequence dims must agree between the sources. */
-  const OwbValueType *qs = _owb_pass_value_type (ctx, q.source), *ks = _owb_pass_value_type (ctx, k.source),
-                     *vs = _owb_pass_value_type (ctx, v.source);
+  const OwbValueType *qs = owb_pass_value_type (ctx, q.source), *ks = owb_pass_value_type (ctx, k.source),
+                     *vs = owb_pass_value_type (ctx, v.source);
   int b_axis = q.seq_first ? 1 : 0, s_axis = q.seq_first ? 0 : 1;
   if (!dim_eq (qs->dims[b_axis], ks->dims[b_axis]) || !dim_eq (qs->dims[b_axis], vs->dims[b_axis])
       || !dim_eq (ks->dims[s_axis], vs->dims[s_axis]))
     {
-      _owb_pass_near_miss (ctx, softmax, "attention pattern, but the batch or key/value sequence dims of Q, K, V differ");
+      owb_pass_near_miss (ctx, softmax, "attention pattern, but the batch or key/value sequence dims of Q, K, V differ");
       return;
     }
 
   /* The Transpose back to the sources' layout. */
-  GPtrArray *out_readers = _owb_pass_consumers (ctx, mm2->outputs[0]);
+  GPtrArray *out_readers = owb_pass_consumers (ctx, mm2->outputs[0]);
   OwbNode *back = out_readers->len == 1 ? g_ptr_array_index (out_readers, 0) : NULL;
   int64_t inverse[4];
   for (int i = 0; i < rank; i++)
     inverse[q.perm[i]] = i;
   int n_perm = 0;
-  const int64_t *back_perm = _owb_pass_is_op (back, "Transpose") ? owb_node_get_ints (back, "perm", &n_perm) : NULL;
+  const int64_t *back_perm = owb_pass_is_op (back, "Transpose") ? owb_node_get_ints (back, "perm", &n_perm) : NULL;
   if (!back_perm || n_perm != rank || !perm_is (back_perm, rank, inverse))
     {
-      _owb_pass_near_miss (ctx, softmax, "attention pattern, but the output of '%s' is not transposed back to "
+      owb_pass_near_miss (ctx, softmax, "attention pattern, but the output of '%s' is not transposed back to "
                                          "[%s, heads, head_size]",
-                           _owb_pass_label (mm2), q.seq_first ? "seq, batch" : "batch, seq");
+                           owb_pass_label (mm2), q.seq_first ? "seq, batch" : "batch, seq");
       return;
     }
   add_node (&set, back);
@@ -575,18 +575,18 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   if (mask)
     {
       OwbValueType mt;
-      const OwbValueType *mtp = _owb_pass_value_type (ctx, mask);
-      const OwbTensor *mc = _owb_pass_constant_through_identity (ctx, mask);
+      const OwbValueType *mtp = owb_pass_value_type (ctx, mask);
+      const OwbTensor *mc = owb_pass_constant_through_identity (ctx, mask);
       if (mtp)
         mt = *mtp;
       else if (mc)
         owb_tensor_get_value_type (mc, &mt);
       else
         mt.rank = -1;
-      const OwbValueType *sum = _owb_pass_value_type (ctx, mask_add->outputs[0]);
+      const OwbValueType *sum = owb_pass_value_type (ctx, mask_add->outputs[0]);
       if (mt.rank < 0 || mt.rank > rank || mt.dtype != st->dtype || !same_dims (sum, st))
         {
-          _owb_pass_near_miss (ctx, mask_add, "attention pattern, but the mask '%s' is not a %s tensor that broadcasts "
+          owb_pass_near_miss (ctx, mask_add, "attention pattern, but the mask '%s' is not a %s tensor that broadcasts "
                                               "to the scores",
                                mask, owb_data_type_name (st->dtype));
           return;
@@ -595,7 +595,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
         {
           if (!known (mt.dims[1]) || !known (mt.dims[2]))
             {
-              _owb_pass_near_miss (ctx, mask_add, "attention pattern, but the [batch*heads, ...] mask '%s' has unknown "
+              owb_pass_near_miss (ctx, mask_add, "attention pattern, but the [batch*heads, ...] mask '%s' has unknown "
                                                   "dims",
                                    mask);
               return;
@@ -609,11 +609,11 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
     }
 
   /* Which op: ours, or the standard Attention (portable, opset 23+). */
-  int opset = _owb_pass_opset (ctx);
+  int opset = owb_pass_opset (ctx);
   gboolean standard = ctx->options->portable;
   if (standard && opset < 23)
     {
-      _owb_pass_near_miss (ctx, softmax, "needs opset 23 for a standard Attention (model has %d); kept as is (portable)",
+      owb_pass_near_miss (ctx, softmax, "needs opset 23 for a standard Attention (model has %d); kept as is (portable)",
                            opset);
       return;
     }
@@ -630,7 +630,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   /* Rewrite. */
   GPtrArray *from = g_ptr_array_new_with_free_func (g_free);
   for (int i = 0; i < set.n; i++)
-    g_ptr_array_add (from, g_strdup (_owb_pass_label (set.nodes[i])));
+    g_ptr_array_add (from, g_strdup (owb_pass_label (set.nodes[i])));
   char *back_out = g_strdup (back->outputs[0]);
   char *in_q = g_strdup (packed ? packed : q.source), *in_k = g_strdup (packed ? "" : k.source),
        *in_v = g_strdup (packed ? "" : v.source);
@@ -639,22 +639,22 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   for (int i = 0; i < set.n; i++)
     for (int j = 0; j < set.nodes[i]->n_inputs; j++)
       g_ptr_array_add (read, g_strdup (set.nodes[i]->inputs[j]));
-  char *base = g_strdup (_owb_pass_label (softmax));
+  char *base = g_strdup (owb_pass_label (softmax));
   int64_t heads = q.heads, head_size_v = v.head_size;
   gboolean seq_first = q.seq_first;
   for (int i = 0; i < set.n; i++)
-    _owb_pass_remove_node (ctx, set.nodes[i]);
+    owb_pass_remove_node (ctx, set.nodes[i]);
 
   if (mask_reshape)
     {
       /* Layers often share one mask: reuse a Reshape an earlier fusion made of it. */
-      GPtrArray *mask_readers = _owb_pass_consumers (ctx, mask_in);
+      GPtrArray *mask_readers = owb_pass_consumers (ctx, mask_in);
       for (guint i = 0; i < mask_readers->len; i++)
         {
           OwbNode *r = g_ptr_array_index (mask_readers, i);
           int64_t shape[4];
           int n = 0;
-          if (_owb_pass_is_op (r, "Reshape") && r->n_inputs == 2 && strcmp (r->inputs[0], mask_in) == 0
+          if (owb_pass_is_op (r, "Reshape") && r->n_inputs == 2 && strcmp (r->inputs[0], mask_in) == 0
               && ints_of (ctx, r->inputs[1], shape, 4, &n) && n == 4 && memcmp (shape, mask_shape, sizeof shape) == 0
               && owb_node_get_int (r, "allowzero", 0) == 0)
             {
@@ -669,16 +669,16 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
     {
       OwbNode *r = new_node (ctx, "Reshape", "", base);
       char *shape = add_shape_initializer (ctx, "attention_mask_shape", mask_shape, 4);
-      char *out = _owb_pass_scoped_name (ctx, base, "attention_mask_4d");
+      char *out = owb_pass_scoped_name (ctx, base, "attention_mask_4d");
       owb_node_add_input (r, mask_in);
       owb_node_add_input (r, shape);
       owb_node_add_output (r, out);
-      _owb_pass_add_node (ctx, r, (const char *const *) from->pdata, from->len);
+      owb_pass_add_node (ctx, r, (const char *const *) from->pdata, from->len);
       g_free (mask_in);
       g_free (shape);
       mask_in = out;
     }
-  char *fused_out = _owb_pass_scoped_name (ctx, base, "attention_output");
+  char *fused_out = owb_pass_scoped_name (ctx, base, "attention_output");
   OwbNode *fused;
   if (standard)
     {
@@ -712,9 +712,9 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   owb_node_add_input (fused, in_v);
   if (mask_in)
     owb_node_add_input (fused, mask_in);
-  char *attention_out = standard && seq_first ? _owb_pass_scoped_name (ctx, base, "attention_output_bsd") : g_strdup (fused_out);
+  char *attention_out = standard && seq_first ? owb_pass_scoped_name (ctx, base, "attention_output_bsd") : g_strdup (fused_out);
   owb_node_add_output (fused, attention_out);
-  _owb_pass_add_node (ctx, fused, (const char *const *) from->pdata, from->len);
+  owb_pass_add_node (ctx, fused, (const char *const *) from->pdata, from->len);
   if (standard && seq_first)
     {
       OwbNode *t = new_node (ctx, "Transpose", "", base);
@@ -726,25 +726,25 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
       a->ints[0] = 1;
       a->ints[1] = 0;
       a->ints[2] = 2;
-      _owb_pass_add_node (ctx, t, (const char *const *) from->pdata, from->len);
+      owb_pass_add_node (ctx, t, (const char *const *) from->pdata, from->len);
     }
 
   /* The fused output is [.., .., heads * head_size]; the old one was split into heads. Readers
    * that are Reshapes to an explicit shape take it as is; otherwise a Reshape splits it again. */
-  GPtrArray *old_readers = _owb_pass_consumers (ctx, back_out);
-  gboolean direct = old_readers->len > 0 && _owb_pass_n_uses (ctx, back_out) == old_readers->len;
+  GPtrArray *old_readers = owb_pass_consumers (ctx, back_out);
+  gboolean direct = old_readers->len > 0 && owb_pass_n_uses (ctx, back_out) == old_readers->len;
   for (guint i = 0; direct && i < old_readers->len; i++)
     {
       OwbNode *r = g_ptr_array_index (old_readers, i);
       int64_t shape[OWB_MAX_RANK];
       int n = 0;
-      direct = _owb_pass_is_op (r, "Reshape") && r->n_inputs >= 2 && strcmp (r->inputs[0], back_out) == 0
+      direct = owb_pass_is_op (r, "Reshape") && r->n_inputs >= 2 && strcmp (r->inputs[0], back_out) == 0
                && strcmp (r->inputs[1], back_out) != 0 && ints_of (ctx, r->inputs[1], shape, OWB_MAX_RANK, &n);
       for (int d = 0; direct && d < n; d++)
         direct = shape[d] != 0;
     }
   if (direct)
-    _owb_pass_replace_uses (ctx, back_out, fused_out);
+    owb_pass_replace_uses (ctx, back_out, fused_out);
   else
     {
       int64_t split[4] = { 0, 0, 0, 0 };
@@ -764,16 +764,16 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
       owb_node_add_input (r, fused_out);
       owb_node_add_input (r, shape);
       owb_node_add_output (r, back_out);
-      _owb_pass_add_node (ctx, r, (const char *const *) from->pdata, from->len);
+      owb_pass_add_node (ctx, r, (const char *const *) from->pdata, from->len);
       g_free (shape);
     }
 
   /* Constant nodes of the scales that nothing reads now. */
   for (guint i = 0; i < read->len; i++)
     {
-      OwbNode *c = _owb_pass_producer (ctx, g_ptr_array_index (read, i));
-      if (_owb_pass_is_op (c, "Constant") && _owb_pass_n_uses (ctx, c->outputs[0]) == 0)
-        _owb_pass_remove_node (ctx, c);
+      OwbNode *c = owb_pass_producer (ctx, g_ptr_array_index (read, i));
+      if (owb_pass_is_op (c, "Constant") && owb_pass_n_uses (ctx, c->outputs[0]) == 0)
+        owb_pass_remove_node (ctx, c);
     }
   g_ptr_array_unref (read);
   g_ptr_array_unref (from);
@@ -791,20 +791,20 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
-      if (_owb_pass_is_op (node, "Softmax") && node->n_inputs == 1 && node->n_outputs == 1)
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (owb_pass_is_op (node, "Softmax") && node->n_inputs == 1 && node->n_outputs == 1)
         g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
     }
   for (guint i = 0; i < anchors->len; i++)
     {
-      OwbNode *node = _owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
-      if (_owb_pass_is_op (node, "Softmax"))
+      OwbNode *node = owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
+      if (owb_pass_is_op (node, "Softmax"))
         try_fuse (ctx, node);
     }
   g_ptr_array_unref (anchors);
-  _owb_pass_prune_initializers (ctx);
+  owb_pass_prune_initializers (ctx);
   return TRUE;
 }
 

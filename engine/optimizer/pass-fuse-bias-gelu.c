@@ -37,40 +37,40 @@ static void
 try_fuse (OwbPassContext *ctx, OwbNode *gelu)
 {
   const char *in = gelu->inputs[0];
-  OwbNode *add = _owb_pass_producer (ctx, in);
-  if (!_owb_pass_is_op (add, "Add") || add->n_inputs != 2)
+  OwbNode *add = owb_pass_producer (ctx, in);
+  if (!owb_pass_is_op (add, "Add") || add->n_inputs != 2)
     return;
   int b = -1;
   for (int i = 0; i < 2 && b < 0; i++)
     {
-      const OwbTensor *t = _owb_pass_constant_through_identity (ctx, add->inputs[i]);
-      if (t && t->kind == OWB_VALUE_TENSOR && t->rank == 1 && !_owb_pass_constant_through_identity (ctx, add->inputs[1 - i]))
+      const OwbTensor *t = owb_pass_constant_through_identity (ctx, add->inputs[i]);
+      if (t && t->kind == OWB_VALUE_TENSOR && t->rank == 1 && !owb_pass_constant_through_identity (ctx, add->inputs[1 - i]))
         b = i;
     }
   if (b < 0)
     return;
-  const OwbTensor *bias = _owb_pass_constant_through_identity (ctx, add->inputs[b]);
+  const OwbTensor *bias = owb_pass_constant_through_identity (ctx, add->inputs[b]);
   const char *x = add->inputs[1 - b];
-  const OwbValueType *xt = _owb_pass_value_type (ctx, x), *sum = _owb_pass_value_type (ctx, in);
+  const OwbValueType *xt = owb_pass_value_type (ctx, x), *sum = owb_pass_value_type (ctx, in);
   if (!xt || !sum || xt->rank < 1 || !same_dims (xt, sum) || xt->dtype != bias->dtype
       || !owb_dim_is_known (xt->dims[xt->rank - 1]) || xt->dims[xt->rank - 1].value != bias->dims[0])
     {
-      _owb_pass_near_miss (ctx, add, "bias Add before a Gelu, but '%s' is not a vector over the last dim of '%s'",
+      owb_pass_near_miss (ctx, add, "bias Add before a Gelu, but '%s' is not a vector over the last dim of '%s'",
                            add->inputs[b], x);
       return;
     }
-  if (_owb_pass_n_uses (ctx, in) != 1)
+  if (owb_pass_n_uses (ctx, in) != 1)
     {
-      _owb_pass_near_miss (ctx, add, "bias Add before a Gelu, but its output '%s' is also used elsewhere", in);
+      owb_pass_near_miss (ctx, add, "bias Add before a Gelu, but its output '%s' is also used elsewhere", in);
       return;
     }
   if (ctx->options->portable)
     {
-      _owb_pass_near_miss (ctx, gelu, "BiasGelu is not a standard ONNX op; kept as is (portable)");
+      owb_pass_near_miss (ctx, gelu, "BiasGelu is not a standard ONNX op; kept as is (portable)");
       return;
     }
   const char *approximate = owb_node_get_string (gelu, "approximate", "none");
-  char *from[2] = { g_strdup (_owb_pass_label (add)), g_strdup (_owb_pass_label (gelu)) };
+  char *from[2] = { g_strdup (owb_pass_label (add)), g_strdup (owb_pass_label (gelu)) };
   OwbNode *fused = owb_node_new ("BiasGelu", OWB_DOMAIN, NULL);
   owb_node_add_input (fused, x);
   owb_node_add_input (fused, add->inputs[b]);
@@ -78,12 +78,12 @@ try_fuse (OwbPassContext *ctx, OwbNode *gelu)
   OwbAttribute *a = owb_node_add_attribute (fused, "approximate", OWB_ATTR_STRING);
   a->s = g_strdup (approximate);
   a->s_len = strlen (a->s);
-  _owb_pass_remove_node (ctx, gelu);
-  _owb_pass_remove_node (ctx, add);
+  owb_pass_remove_node (ctx, gelu);
+  owb_pass_remove_node (ctx, add);
   g_free (fused->name);
-  fused->name = _owb_pass_scoped_name (ctx, from[1], "BiasGelu");
+  fused->name = owb_pass_scoped_name (ctx, from[1], "BiasGelu");
   owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
-  _owb_pass_add_node (ctx, fused, (const char *const *) from, 2);
+  owb_pass_add_node (ctx, fused, (const char *const *) from, 2);
   g_free (from[0]);
   g_free (from[1]);
 }
@@ -92,15 +92,15 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
       if (is_gelu (node) && node->outputs[0][0])
         g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
     }
   for (guint i = 0; i < anchors->len; i++)
     {
-      OwbNode *node = _owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
+      OwbNode *node = owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
       if (node && is_gelu (node))
         try_fuse (ctx, node);
     }

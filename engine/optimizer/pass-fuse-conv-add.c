@@ -14,7 +14,7 @@ is_foldable_type (OwbDataType t)
 static gboolean
 conv_output_shape (OwbPassContext *ctx, const OwbNode *conv, int *rank, int64_t *m, OwbDataType *dtype)
 {
-  const OwbValueType *t = _owb_pass_value_type (ctx, conv->outputs[0]);
+  const OwbValueType *t = owb_pass_value_type (ctx, conv->outputs[0]);
   if (!t || t->kind != OWB_VALUE_TENSOR || t->rank < 3)
     return FALSE;
   *rank = t->rank;
@@ -23,8 +23,8 @@ conv_output_shape (OwbPassContext *ctx, const OwbNode *conv, int *rank, int64_t 
     *m = t->dims[1].value;
   else
     {
-      const OwbValueType *w = _owb_pass_value_type (ctx, conv->inputs[1]);
-      const OwbTensor *wc = _owb_pass_get_constant (ctx, conv->inputs[1]);
+      const OwbValueType *w = owb_pass_value_type (ctx, conv->inputs[1]);
+      const OwbTensor *wc = owb_pass_get_constant (ctx, conv->inputs[1]);
       if (wc)
         *m = wc->dims[0];
       else if (w && w->rank >= 1 && owb_dim_is_known (w->dims[0]))
@@ -38,16 +38,16 @@ conv_output_shape (OwbPassContext *ctx, const OwbNode *conv, int *rank, int64_t 
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *add)
 {
-  gboolean is_sub = _owb_pass_is_op (add, "Sub");
+  gboolean is_sub = owb_pass_is_op (add, "Sub");
   if (add->n_inputs != 2 || add->n_outputs != 1)
     return FALSE;
   OwbNode *conv = NULL;
   const OwbTensor *s = NULL;
   for (int i = 0; i < (is_sub ? 1 : 2) && !conv; i++)
     {
-      OwbNode *p = _owb_pass_producer (ctx, add->inputs[i]);
-      const OwbTensor *c = _owb_pass_get_constant (ctx, add->inputs[1 - i]);
-      if (_owb_pass_is_op (p, "Conv") && p->n_inputs >= 2 && c)
+      OwbNode *p = owb_pass_producer (ctx, add->inputs[i]);
+      const OwbTensor *c = owb_pass_get_constant (ctx, add->inputs[1 - i]);
+      if (owb_pass_is_op (p, "Conv") && p->n_inputs >= 2 && c)
         {
           conv = p;
           s = c;
@@ -61,26 +61,26 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
   if (!conv_output_shape (ctx, conv, &rank, &m, &dtype) || !is_foldable_type (dtype) || s->dtype != dtype)
     return FALSE;
   gboolean per_channel;
-  if (!_owb_pass_is_channel_constant (s, rank, m, &per_channel))
+  if (!owb_pass_is_channel_constant (s, rank, m, &per_channel))
     {
       char *shape = owb_tensor_shape_to_string (s);
-      _owb_pass_near_miss (ctx, add, "follows Conv '%s' but its constant %s is not one value per output channel; kept",
-                           _owb_pass_label (conv), shape);
+      owb_pass_near_miss (ctx, add, "follows Conv '%s' but its constant %s is not one value per output channel; kept",
+                           owb_pass_label (conv), shape);
       g_free (shape);
       return FALSE;
     }
   const char *bias_name = owb_node_get_input (conv, 2);
-  const OwbTensor *b = bias_name ? _owb_pass_get_constant (ctx, bias_name) : NULL;
+  const OwbTensor *b = bias_name ? owb_pass_get_constant (ctx, bias_name) : NULL;
   if (bias_name && (!b || b->nelems != m || b->dtype != dtype))
     {
-      _owb_pass_near_miss (ctx, add, "follows Conv '%s', whose bias B is not a constant; kept", _owb_pass_label (conv));
+      owb_pass_near_miss (ctx, add, "follows Conv '%s', whose bias B is not a constant; kept", owb_pass_label (conv));
       return FALSE;
     }
-  guint uses = _owb_pass_n_uses (ctx, conv->outputs[0]);
+  guint uses = owb_pass_n_uses (ctx, conv->outputs[0]);
   if (uses != 1)
     {
-      _owb_pass_near_miss (ctx, add, "follows Conv '%s', whose output is also read by %u other node(s) or is a graph "
-                           "output; kept", _owb_pass_label (conv), uses - 1);
+      owb_pass_near_miss (ctx, add, "follows Conv '%s', whose output is also read by %u other node(s) or is a graph "
+                           "output; kept", owb_pass_label (conv), uses - 1);
       return FALSE;
     }
 
@@ -92,7 +92,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
     }
   OwbNode *fused = owb_node_dup (conv);
   owb_node_clear_claims (fused);
-  const char *nb_name = _owb_pass_add_initializer (ctx, bias_name ? bias_name : conv->inputs[1], nb);
+  const char *nb_name = owb_pass_add_initializer (ctx, bias_name ? bias_name : conv->inputs[1], nb);
   if (fused->n_inputs > 2)
     {
       g_free (fused->inputs[2]);
@@ -102,10 +102,10 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
     owb_node_add_input (fused, nb_name);
   g_free (fused->outputs[0]);
   fused->outputs[0] = g_strdup (add->outputs[0]);
-  const char *from[] = { _owb_pass_label (conv), _owb_pass_label (add) };
-  _owb_pass_add_node (ctx, fused, from, 2);
-  _owb_pass_remove_node (ctx, conv);
-  _owb_pass_remove_node (ctx, add);
+  const char *from[] = { owb_pass_label (conv), owb_pass_label (add) };
+  owb_pass_add_node (ctx, fused, from, 2);
+  owb_pass_remove_node (ctx, conv);
+  owb_pass_remove_node (ctx, add);
   return TRUE;
 }
 
@@ -113,10 +113,10 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
-      if (_owb_pass_is_op (node, "Add") || _owb_pass_is_op (node, "Sub"))
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (owb_pass_is_op (node, "Add") || owb_pass_is_op (node, "Sub"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the Add at hand and a Conv, never another candidate. */
@@ -125,7 +125,7 @@ run (OwbPassContext *ctx, GError **error)
     fused += try_fuse (ctx, g_ptr_array_index (candidates, i));
   g_ptr_array_unref (candidates);
   if (fused)
-    _owb_pass_prune_initializers (ctx);
+    owb_pass_prune_initializers (ctx);
   return TRUE;
 }
 

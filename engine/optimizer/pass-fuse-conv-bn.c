@@ -15,7 +15,7 @@ is_foldable_type (OwbDataType t)
 static const OwbTensor *
 constant_vector (OwbPassContext *ctx, const char *name, int64_t n)
 {
-  const OwbTensor *t = _owb_pass_get_constant (ctx, name);
+  const OwbTensor *t = owb_pass_get_constant (ctx, name);
   if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != n || !is_foldable_type (t->dtype))
     return NULL;
   for (int i = 0; i < t->rank - 1; i++)
@@ -27,39 +27,39 @@ constant_vector (OwbPassContext *ctx, const char *name, int64_t n)
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *bn)
 {
-  OwbNode *conv = bn->n_inputs >= 5 ? _owb_pass_producer (ctx, bn->inputs[0]) : NULL;
-  if (!_owb_pass_is_op (conv, "Conv") || conv->n_inputs < 2 || conv->n_outputs < 1)
+  OwbNode *conv = bn->n_inputs >= 5 ? owb_pass_producer (ctx, bn->inputs[0]) : NULL;
+  if (!owb_pass_is_op (conv, "Conv") || conv->n_inputs < 2 || conv->n_outputs < 1)
     return FALSE;
   if (owb_node_get_int (bn, "training_mode", 0) != 0)
     {
-      _owb_pass_near_miss (ctx, bn, "follows Conv '%s' but has training_mode=1 (batch statistics); kept", _owb_pass_label (conv));
+      owb_pass_near_miss (ctx, bn, "follows Conv '%s' but has training_mode=1 (batch statistics); kept", owb_pass_label (conv));
       return FALSE;
     }
   for (int o = 1; o < bn->n_outputs; o++)
-    if (bn->outputs[o][0] && _owb_pass_n_uses (ctx, bn->outputs[o]) > 0)
+    if (bn->outputs[o][0] && owb_pass_n_uses (ctx, bn->outputs[o]) > 0)
       {
-        _owb_pass_near_miss (ctx, bn, "follows Conv '%s' but its output %d (running statistics) is used; kept",
-                             _owb_pass_label (conv), o);
+        owb_pass_near_miss (ctx, bn, "follows Conv '%s' but its output %d (running statistics) is used; kept",
+                             owb_pass_label (conv), o);
         return FALSE;
       }
   if (bn->opset < 9 && owb_node_get_int (bn, "spatial", 1) == 0)
     {
-      _owb_pass_near_miss (ctx, bn, "follows Conv '%s' but has spatial=0 (statistics per element); kept", _owb_pass_label (conv));
+      owb_pass_near_miss (ctx, bn, "follows Conv '%s' but has spatial=0 (statistics per element); kept", owb_pass_label (conv));
       return FALSE;
     }
-  guint uses = _owb_pass_n_uses (ctx, conv->outputs[0]);
+  guint uses = owb_pass_n_uses (ctx, conv->outputs[0]);
   if (uses != 1)
     {
-      _owb_pass_near_miss (ctx, bn, "follows Conv '%s', whose output is also read by %u other node(s) or is a graph "
-                           "output; kept", _owb_pass_label (conv), uses - 1);
+      owb_pass_near_miss (ctx, bn, "follows Conv '%s', whose output is also read by %u other node(s) or is a graph "
+                           "output; kept", owb_pass_label (conv), uses - 1);
       return FALSE;
     }
-  const OwbTensor *w = _owb_pass_get_constant (ctx, conv->inputs[1]);
+  const OwbTensor *w = owb_pass_get_constant (ctx, conv->inputs[1]);
   const char *bias_name = owb_node_get_input (conv, 2);
-  const OwbTensor *b = bias_name ? _owb_pass_get_constant (ctx, bias_name) : NULL;
+  const OwbTensor *b = bias_name ? owb_pass_get_constant (ctx, bias_name) : NULL;
   if (!w || (bias_name && !b))
     {
-      _owb_pass_near_miss (ctx, bn, "follows Conv '%s', whose %s not a constant; kept", _owb_pass_label (conv),
+      owb_pass_near_miss (ctx, bn, "follows Conv '%s', whose %s not a constant; kept", owb_pass_label (conv),
                            !w ? "weight W is" : "bias B is");
       return FALSE;
     }
@@ -72,8 +72,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *bn)
   const OwbTensor *mean = constant_vector (ctx, bn->inputs[3], m), *var = constant_vector (ctx, bn->inputs[4], m);
   if (!scale || !beta || !mean || !var)
     {
-      _owb_pass_near_miss (ctx, bn, "follows Conv '%s' but scale, B, mean and var are not all constant vectors of %"
-                           G_GINT64_FORMAT " values; kept", _owb_pass_label (conv), m);
+      owb_pass_near_miss (ctx, bn, "follows Conv '%s' but scale, B, mean and var are not all constant vectors of %"
+                           G_GINT64_FORMAT " values; kept", owb_pass_label (conv), m);
       return FALSE;
     }
   double eps = owb_node_get_float (bn, "epsilon", 1e-5f);
@@ -83,7 +83,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *bn)
       double v = owb_tensor_get_double (var, c) + eps;
       if (!(v > 0))
         {
-          _owb_pass_near_miss (ctx, bn, "var + epsilon of channel %" G_GINT64_FORMAT " is not positive; kept", c);
+          owb_pass_near_miss (ctx, bn, "var + epsilon of channel %" G_GINT64_FORMAT " is not positive; kept", c);
           g_free (factor);
           return FALSE;
         }
@@ -111,8 +111,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *bn)
   OwbNode *fused = owb_node_dup (conv);
   owb_node_clear_claims (fused);
   g_free (fused->inputs[1]);
-  fused->inputs[1] = g_strdup (_owb_pass_add_initializer (ctx, conv->inputs[1], nw));
-  const char *nb_name = _owb_pass_add_initializer (ctx, bias_name ? bias_name : conv->inputs[1], nb);
+  fused->inputs[1] = g_strdup (owb_pass_add_initializer (ctx, conv->inputs[1], nw));
+  const char *nb_name = owb_pass_add_initializer (ctx, bias_name ? bias_name : conv->inputs[1], nb);
   if (fused->n_inputs > 2)
     {
       g_free (fused->inputs[2]);
@@ -122,10 +122,10 @@ try_fuse (OwbPassContext *ctx, OwbNode *bn)
     owb_node_add_input (fused, nb_name);
   g_free (fused->outputs[0]);
   fused->outputs[0] = g_strdup (bn->outputs[0]);
-  const char *from[] = { _owb_pass_label (conv), _owb_pass_label (bn) };
-  _owb_pass_add_node (ctx, fused, from, 2);
-  _owb_pass_remove_node (ctx, conv);
-  _owb_pass_remove_node (ctx, bn);
+  const char *from[] = { owb_pass_label (conv), owb_pass_label (bn) };
+  owb_pass_add_node (ctx, fused, from, 2);
+  owb_pass_remove_node (ctx, conv);
+  owb_pass_remove_node (ctx, bn);
   return TRUE;
 }
 
@@ -133,10 +133,10 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
-      if (_owb_pass_is_op (node, "BatchNormalization"))
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (owb_pass_is_op (node, "BatchNormalization"))
         g_ptr_array_add (candidates, node);
     }
   /* Only the BatchNormalization being fused is removed with its Conv, so the other candidates stay valid. */
@@ -145,7 +145,7 @@ run (OwbPassContext *ctx, GError **error)
     fused += try_fuse (ctx, g_ptr_array_index (candidates, i));
   g_ptr_array_unref (candidates);
   if (fused)
-    _owb_pass_prune_initializers (ctx);
+    owb_pass_prune_initializers (ctx);
   return TRUE;
 }
 

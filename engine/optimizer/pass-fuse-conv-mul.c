@@ -13,7 +13,7 @@ is_foldable_type (OwbDataType t)
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *mul)
 {
-  gboolean is_div = _owb_pass_is_op (mul, "Div");
+  gboolean is_div = owb_pass_is_op (mul, "Div");
   if (mul->n_inputs != 2 || mul->n_outputs != 1)
     return FALSE;
   /* Mul commutes; Div folds only when the Conv output is the dividend. */
@@ -21,9 +21,9 @@ try_fuse (OwbPassContext *ctx, OwbNode *mul)
   const OwbTensor *s = NULL;
   for (int i = 0; i < (is_div ? 1 : 2) && !conv; i++)
     {
-      OwbNode *p = _owb_pass_producer (ctx, mul->inputs[i]);
-      const OwbTensor *c = _owb_pass_get_constant (ctx, mul->inputs[1 - i]);
-      if (_owb_pass_is_op (p, "Conv") && p->n_inputs >= 2 && c)
+      OwbNode *p = owb_pass_producer (ctx, mul->inputs[i]);
+      const OwbTensor *c = owb_pass_get_constant (ctx, mul->inputs[1 - i]);
+      if (owb_pass_is_op (p, "Conv") && p->n_inputs >= 2 && c)
         {
           conv = p;
           s = c;
@@ -31,35 +31,35 @@ try_fuse (OwbPassContext *ctx, OwbNode *mul)
     }
   if (!conv)
     return FALSE;
-  const OwbTensor *w = _owb_pass_get_constant (ctx, conv->inputs[1]);
+  const OwbTensor *w = owb_pass_get_constant (ctx, conv->inputs[1]);
   const char *bias_name = owb_node_get_input (conv, 2);
-  const OwbTensor *b = bias_name ? _owb_pass_get_constant (ctx, bias_name) : NULL;
+  const OwbTensor *b = bias_name ? owb_pass_get_constant (ctx, bias_name) : NULL;
   if (!w || !is_foldable_type (w->dtype) || w->rank < 3 || s->dtype != w->dtype || (b && b->dtype != w->dtype))
     {
       if (!w)
-        _owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose weight W is not a constant; kept", _owb_pass_label (conv));
+        owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose weight W is not a constant; kept", owb_pass_label (conv));
       return FALSE;
     }
   int64_t m = w->dims[0];
   gboolean per_channel;
-  if (!_owb_pass_is_channel_constant (s, w->rank, m, &per_channel))
+  if (!owb_pass_is_channel_constant (s, w->rank, m, &per_channel))
     {
       char *shape = owb_tensor_shape_to_string (s);
-      _owb_pass_near_miss (ctx, mul, "follows Conv '%s' but its constant %s is not one value per output channel; kept",
-                           _owb_pass_label (conv), shape);
+      owb_pass_near_miss (ctx, mul, "follows Conv '%s' but its constant %s is not one value per output channel; kept",
+                           owb_pass_label (conv), shape);
       g_free (shape);
       return FALSE;
     }
   if (bias_name && (!b || b->nelems != m))
     {
-      _owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose bias B is not a constant; kept", _owb_pass_label (conv));
+      owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose bias B is not a constant; kept", owb_pass_label (conv));
       return FALSE;
     }
-  guint uses = _owb_pass_n_uses (ctx, conv->outputs[0]);
+  guint uses = owb_pass_n_uses (ctx, conv->outputs[0]);
   if (uses != 1)
     {
-      _owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose output is also read by %u other node(s) or is a graph "
-                           "output; kept", _owb_pass_label (conv), uses - 1);
+      owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose output is also read by %u other node(s) or is a graph "
+                           "output; kept", owb_pass_label (conv), uses - 1);
       return FALSE;
     }
   double *factor = g_new (double, m);
@@ -97,18 +97,18 @@ try_fuse (OwbPassContext *ctx, OwbNode *mul)
   OwbNode *fused = owb_node_dup (conv);
   owb_node_clear_claims (fused);
   g_free (fused->inputs[1]);
-  fused->inputs[1] = g_strdup (_owb_pass_add_initializer (ctx, conv->inputs[1], nw));
+  fused->inputs[1] = g_strdup (owb_pass_add_initializer (ctx, conv->inputs[1], nw));
   if (nb)
     {
       g_free (fused->inputs[2]);
-      fused->inputs[2] = g_strdup (_owb_pass_add_initializer (ctx, bias_name, nb));
+      fused->inputs[2] = g_strdup (owb_pass_add_initializer (ctx, bias_name, nb));
     }
   g_free (fused->outputs[0]);
   fused->outputs[0] = g_strdup (mul->outputs[0]);
-  const char *from[] = { _owb_pass_label (conv), _owb_pass_label (mul) };
-  _owb_pass_add_node (ctx, fused, from, 2);
-  _owb_pass_remove_node (ctx, conv);
-  _owb_pass_remove_node (ctx, mul);
+  const char *from[] = { owb_pass_label (conv), owb_pass_label (mul) };
+  owb_pass_add_node (ctx, fused, from, 2);
+  owb_pass_remove_node (ctx, conv);
+  owb_pass_remove_node (ctx, mul);
   return TRUE;
 }
 
@@ -116,10 +116,10 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
-      if (_owb_pass_is_op (node, "Mul") || _owb_pass_is_op (node, "Div"))
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (owb_pass_is_op (node, "Mul") || owb_pass_is_op (node, "Div"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the Mul at hand and a Conv, never another candidate; a Conv → Mul → Mul chain
@@ -129,7 +129,7 @@ run (OwbPassContext *ctx, GError **error)
     fused += try_fuse (ctx, g_ptr_array_index (candidates, i));
   g_ptr_array_unref (candidates);
   if (fused)
-    _owb_pass_prune_initializers (ctx);
+    owb_pass_prune_initializers (ctx);
   return TRUE;
 }
 

@@ -15,7 +15,7 @@
 static gboolean
 scalar_near (OwbPassContext *ctx, const char *name, double want)
 {
-  const OwbTensor *t = _owb_pass_constant_through_identity (ctx, name);
+  const OwbTensor *t = owb_pass_constant_through_identity (ctx, name);
   if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != 1 || !t->data || t->dtype == OWB_TYPE_STRING)
     return FALSE;
   double v = owb_tensor_get_double (t, 0);
@@ -25,8 +25,8 @@ scalar_near (OwbPassContext *ctx, const char *name, double want)
 static OwbNode *
 only_consumer (OwbPassContext *ctx, const char *name)
 {
-  GPtrArray *consumers = _owb_pass_consumers (ctx, name);
-  if (_owb_pass_n_uses (ctx, name) != 1 || consumers->len != 1)
+  GPtrArray *consumers = owb_pass_consumers (ctx, name);
+  if (owb_pass_n_uses (ctx, name) != 1 || consumers->len != 1)
     return NULL;
   return g_ptr_array_index (consumers, 0);
 }
@@ -48,7 +48,7 @@ other_input (const OwbNode *node, const char *name)
 static const char *
 scaled_operand (OwbPassContext *ctx, const OwbNode *node, const char *op_type, double want)
 {
-  if (!_owb_pass_is_op (node, op_type) || node->n_inputs != 2)
+  if (!owb_pass_is_op (node, op_type) || node->n_inputs != 2)
     return NULL;
   if (scalar_near (ctx, node->inputs[1], want))
     return node->inputs[0];
@@ -75,11 +75,11 @@ static const char *
 match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
 {
   OwbNode *one = only_consumer (ctx, t);
-  if (!_owb_pass_is_op (one, "Add") || !scalar_near (ctx, other_input (one, t) ? other_input (one, t) : "", 1.0))
+  if (!owb_pass_is_op (one, "Add") || !scalar_near (ctx, other_input (one, t) ? other_input (one, t) : "", 1.0))
     return NULL;
   add_node (set, one);
   OwbNode *m1 = only_consumer (ctx, one->outputs[0]);
-  const char *other = _owb_pass_is_op (m1, "Mul") ? other_input (m1, one->outputs[0]) : NULL;
+  const char *other = owb_pass_is_op (m1, "Mul") ? other_input (m1, one->outputs[0]) : NULL;
   if (!other)
     return NULL;
   add_node (set, m1);
@@ -87,7 +87,7 @@ match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
     {
       /* (x * (1 + t)) * 0.5 */
       OwbNode *m2 = only_consumer (ctx, m1->outputs[0]);
-      const char *rest = _owb_pass_is_op (m2, "Mul") ? other_input (m2, m1->outputs[0]) : NULL;
+      const char *rest = owb_pass_is_op (m2, "Mul") ? other_input (m2, m1->outputs[0]) : NULL;
       if (!rest || !scalar_near (ctx, rest, 0.5))
         return NULL;
       add_node (set, m2);
@@ -97,14 +97,14 @@ match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
     {
       /* ((1 + t) * 0.5) * x */
       OwbNode *m2 = only_consumer (ctx, m1->outputs[0]);
-      const char *rest = _owb_pass_is_op (m2, "Mul") ? other_input (m2, m1->outputs[0]) : NULL;
+      const char *rest = owb_pass_is_op (m2, "Mul") ? other_input (m2, m1->outputs[0]) : NULL;
       if (!rest || strcmp (rest, x) != 0)
         return NULL;
       add_node (set, m2);
       return m2->outputs[0];
     }
   /* (x * 0.5) * (1 + t) */
-  OwbNode *half = _owb_pass_producer (ctx, other);
+  OwbNode *half = owb_pass_producer (ctx, other);
   if (scaled_operand (ctx, half, "Mul", 0.5) && strcmp (scaled_operand (ctx, half, "Mul", 0.5), x) == 0
       && only_consumer (ctx, other) == m1)
     {
@@ -117,33 +117,33 @@ match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
 static void
 fuse (OwbPassContext *ctx, OwbNode *anchor, const char *x, NodeSet *set, const char *out, gboolean tanh_form)
 {
-  const OwbValueType *xt = _owb_pass_value_type (ctx, x);
+  const OwbValueType *xt = owb_pass_value_type (ctx, x);
   if (!xt || !(xt->dtype == OWB_TYPE_FLOAT || xt->dtype == OWB_TYPE_DOUBLE || xt->dtype == OWB_TYPE_FLOAT16
                || xt->dtype == OWB_TYPE_BFLOAT16))
     {
-      _owb_pass_near_miss (ctx, anchor, "GELU pattern, but its input '%s' is not of a known floating type", x);
+      owb_pass_near_miss (ctx, anchor, "GELU pattern, but its input '%s' is not of a known floating type", x);
       return;
     }
-  int opset = _owb_pass_opset (ctx);
+  int opset = owb_pass_opset (ctx);
   gboolean standard = opset >= 20;
   if (!standard && ctx->options->portable)
     {
-      _owb_pass_near_miss (ctx, anchor, "needs opset 20 for a standard Gelu (model has %d); kept as is (portable)", opset);
+      owb_pass_near_miss (ctx, anchor, "needs opset 20 for a standard Gelu (model has %d); kept as is (portable)", opset);
       return;
     }
   char *x_name = g_strdup (x), *out_name = g_strdup (out);
-  char *base = g_strdup (_owb_pass_label (anchor));
+  char *base = g_strdup (owb_pass_label (anchor));
   GPtrArray *from = g_ptr_array_new_with_free_func (g_free);
   GPtrArray *read = g_ptr_array_new_with_free_func (g_free);
   for (int i = 0; i < set->n; i++)
     {
-      g_ptr_array_add (from, g_strdup (_owb_pass_label (set->nodes[i])));
+      g_ptr_array_add (from, g_strdup (owb_pass_label (set->nodes[i])));
       for (int k = 0; k < set->nodes[i]->n_inputs; k++)
         g_ptr_array_add (read, g_strdup (set->nodes[i]->inputs[k]));
     }
   for (int i = 0; i < set->n; i++)
-    _owb_pass_remove_node (ctx, set->nodes[i]);
-  char *name = _owb_pass_scoped_name (ctx, base, "Gelu");
+    owb_pass_remove_node (ctx, set->nodes[i]);
+  char *name = owb_pass_scoped_name (ctx, base, "Gelu");
   g_free (base);
   if (!standard)
     owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
@@ -156,13 +156,13 @@ fuse (OwbPassContext *ctx, OwbNode *anchor, const char *x, NodeSet *set, const c
       a->s = g_strdup (tanh_form ? "tanh" : "none");
       a->s_len = strlen (a->s);
     }
-  _owb_pass_add_node (ctx, gelu, (const char *const *) from->pdata, from->len);
+  owb_pass_add_node (ctx, gelu, (const char *const *) from->pdata, from->len);
   /* Constant nodes that held 0.5, 1, sqrt 2... and that nothing reads now. */
   for (guint i = 0; i < read->len; i++)
     {
-      OwbNode *producer = _owb_pass_producer (ctx, g_ptr_array_index (read, i));
-      if (_owb_pass_is_op (producer, "Constant") && _owb_pass_n_uses (ctx, producer->outputs[0]) == 0)
-        _owb_pass_remove_node (ctx, producer);
+      OwbNode *producer = owb_pass_producer (ctx, g_ptr_array_index (read, i));
+      if (owb_pass_is_op (producer, "Constant") && owb_pass_n_uses (ctx, producer->outputs[0]) == 0)
+        owb_pass_remove_node (ctx, producer);
     }
   g_ptr_array_unref (read);
   g_ptr_array_unref (from);
@@ -175,7 +175,7 @@ static void
 try_erf (OwbPassContext *ctx, OwbNode *erf)
 {
   const char *in = owb_node_get_input (erf, 0);
-  OwbNode *scale = in ? _owb_pass_producer (ctx, in) : NULL;
+  OwbNode *scale = in ? owb_pass_producer (ctx, in) : NULL;
   const char *x = scaled_operand (ctx, scale, "Div", G_SQRT2);
   if (!x)
     x = scaled_operand (ctx, scale, "Mul", M_SQRT1_2);
@@ -189,7 +189,7 @@ try_erf (OwbPassContext *ctx, OwbNode *erf)
     return;
   if (only_consumer (ctx, in) != erf)
     {
-      _owb_pass_near_miss (ctx, erf, "GELU pattern, but x / sqrt 2 ('%s') is also used elsewhere", in);
+      owb_pass_near_miss (ctx, erf, "GELU pattern, but x / sqrt 2 ('%s') is also used elsewhere", in);
       return;
     }
   fuse (ctx, erf, x, &set, out, FALSE);
@@ -199,17 +199,17 @@ try_erf (OwbPassContext *ctx, OwbNode *erf)
 static gboolean
 match_cube (OwbPassContext *ctx, const char *cube, const char *x, const OwbNode *reader, NodeSet *set)
 {
-  OwbNode *p = _owb_pass_producer (ctx, cube);
+  OwbNode *p = owb_pass_producer (ctx, cube);
   if (!p || only_consumer (ctx, cube) != reader)
     return FALSE;
-  if (_owb_pass_is_op (p, "Pow") && p->n_inputs == 2 && strcmp (p->inputs[0], x) == 0 && scalar_near (ctx, p->inputs[1], 3.0))
+  if (owb_pass_is_op (p, "Pow") && p->n_inputs == 2 && strcmp (p->inputs[0], x) == 0 && scalar_near (ctx, p->inputs[1], 3.0))
     {
       add_node (set, p);
       return TRUE;
     }
-  const char *sq = _owb_pass_is_op (p, "Mul") ? other_input (p, x) : NULL;
-  OwbNode *s = sq ? _owb_pass_producer (ctx, sq) : NULL;
-  if (_owb_pass_is_op (s, "Mul") && s->n_inputs == 2 && strcmp (s->inputs[0], x) == 0 && strcmp (s->inputs[1], x) == 0
+  const char *sq = owb_pass_is_op (p, "Mul") ? other_input (p, x) : NULL;
+  OwbNode *s = sq ? owb_pass_producer (ctx, sq) : NULL;
+  if (owb_pass_is_op (s, "Mul") && s->n_inputs == 2 && strcmp (s->inputs[0], x) == 0 && strcmp (s->inputs[1], x) == 0
       && only_consumer (ctx, sq) == p)
     {
       add_node (set, p);
@@ -223,15 +223,15 @@ static void
 try_tanh (OwbPassContext *ctx, OwbNode *tanh_node)
 {
   const char *in = owb_node_get_input (tanh_node, 0);
-  OwbNode *scale = in ? _owb_pass_producer (ctx, in) : NULL;
+  OwbNode *scale = in ? owb_pass_producer (ctx, in) : NULL;
   const char *inner = scaled_operand (ctx, scale, "Mul", sqrt (2.0 / G_PI));
-  OwbNode *sum = inner ? _owb_pass_producer (ctx, inner) : NULL;
-  if (!_owb_pass_is_op (sum, "Add") || sum->n_inputs != 2)
+  OwbNode *sum = inner ? owb_pass_producer (ctx, inner) : NULL;
+  if (!owb_pass_is_op (sum, "Add") || sum->n_inputs != 2)
     return;
   for (int i = 0; i < 2; i++)
     {
       const char *x = sum->inputs[i];
-      OwbNode *cubic = _owb_pass_producer (ctx, sum->inputs[1 - i]);
+      OwbNode *cubic = owb_pass_producer (ctx, sum->inputs[1 - i]);
       const char *cube = scaled_operand (ctx, cubic, "Mul", 0.044715);
       if (!cube)
         continue;
@@ -249,7 +249,7 @@ try_tanh (OwbPassContext *ctx, OwbNode *tanh_node)
       for (guint k = 0; k < G_N_ELEMENTS (inner_values); k++)
         if (!only_consumer (ctx, inner_values[k]))
           {
-            _owb_pass_near_miss (ctx, tanh_node, "GELU (tanh) pattern, but its intermediate '%s' is also used elsewhere",
+            owb_pass_near_miss (ctx, tanh_node, "GELU (tanh) pattern, but its intermediate '%s' is also used elsewhere",
                                  inner_values[k]);
             return;
           }
@@ -262,22 +262,22 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
-      if ((_owb_pass_is_op (node, "Erf") || _owb_pass_is_op (node, "Tanh")) && node->n_inputs == 1 && node->n_outputs == 1)
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if ((owb_pass_is_op (node, "Erf") || owb_pass_is_op (node, "Tanh")) && node->n_inputs == 1 && node->n_outputs == 1)
         g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
     }
   for (guint i = 0; i < anchors->len; i++)
     {
-      OwbNode *node = _owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
-      if (_owb_pass_is_op (node, "Erf"))
+      OwbNode *node = owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
+      if (owb_pass_is_op (node, "Erf"))
         try_erf (ctx, node);
-      else if (_owb_pass_is_op (node, "Tanh"))
+      else if (owb_pass_is_op (node, "Tanh"))
         try_tanh (ctx, node);
     }
   g_ptr_array_unref (anchors);
-  _owb_pass_prune_initializers (ctx);
+  owb_pass_prune_initializers (ctx);
   return TRUE;
 }
 

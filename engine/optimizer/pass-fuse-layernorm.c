@@ -14,7 +14,7 @@
 static gboolean
 scalar (OwbPassContext *ctx, const char *name, double *value)
 {
-  const OwbTensor *t = _owb_pass_constant_through_identity (ctx, name);
+  const OwbTensor *t = owb_pass_constant_through_identity (ctx, name);
   if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != 1 || t->dtype == OWB_TYPE_STRING || !t->data)
     return FALSE;
   *value = owb_tensor_get_double (t, 0);
@@ -25,8 +25,8 @@ scalar (OwbPassContext *ctx, const char *name, double *value)
 static OwbNode *
 only_consumer (OwbPassContext *ctx, const char *name)
 {
-  GPtrArray *consumers = _owb_pass_consumers (ctx, name);
-  if (_owb_pass_n_uses (ctx, name) != 1 || consumers->len != 1)
+  GPtrArray *consumers = owb_pass_consumers (ctx, name);
+  if (owb_pass_n_uses (ctx, name) != 1 || consumers->len != 1)
     return NULL;
   return g_ptr_array_index (consumers, 0);
 }
@@ -46,12 +46,12 @@ trailing_reduce_axis (OwbPassContext *ctx, const OwbNode *rm, int rank)
     return -1;
   int64_t axes[OWB_MAX_RANK];
   int n = 0;
-  if (_owb_pass_opset (ctx) >= 18)
+  if (owb_pass_opset (ctx) >= 18)
     {
       const char *axes_name = owb_node_get_input (rm, 1);
       if (!axes_name)
         return owb_node_get_int (rm, "noop_with_empty_axes", 0) ? -1 : 0;
-      const OwbTensor *t = _owb_pass_constant_through_identity (ctx, axes_name);
+      const OwbTensor *t = owb_pass_constant_through_identity (ctx, axes_name);
       if (!t || (t->dtype != OWB_TYPE_INT64 && t->dtype != OWB_TYPE_INT32) || t->nelems > rank || t->nelems < 1)
         return -1;
       n = (int) t->nelems;
@@ -87,7 +87,7 @@ trailing_reduce_axis (OwbPassContext *ctx, const OwbNode *rm, int rank)
 static const char *
 parameter_for (OwbPassContext *ctx, const char *name, const OwbValueType *x, int axis, const char *base)
 {
-  const OwbTensor *t = _owb_pass_constant_through_identity (ctx, name);
+  const OwbTensor *t = owb_pass_constant_through_identity (ctx, name);
   if (!t || t->kind != OWB_VALUE_TENSOR || t->dtype != x->dtype || t->rank > x->rank)
     return NULL;
   int tail = x->rank - axis;
@@ -108,7 +108,7 @@ parameter_for (OwbPassContext *ctx, const char *name, const OwbValueType *x, int
       double v = owb_tensor_get_double (t, 0);
       for (int64_t i = 0; i < count; i++)
         owb_tensor_set_double (full, i, v);
-      return _owb_pass_add_initializer (ctx, base, full);
+      return owb_pass_add_initializer (ctx, base, full);
     }
   int lead = 0;
   while (lead < t->rank && t->dims[lead] == 1 && t->rank - lead > tail)
@@ -124,7 +124,7 @@ parameter_for (OwbPassContext *ctx, const char *name, const OwbValueType *x, int
   if (t->rank == tail)
     return name;
   OwbTensor *view = owb_tensor_new_view ((OwbTensor *) t, tail, dims, NULL);
-  return view ? _owb_pass_add_initializer (ctx, base, view) : NULL;
+  return view ? owb_pass_add_initializer (ctx, base, view) : NULL;
 }
 
 typedef struct {
@@ -155,8 +155,8 @@ contains (const NodeSet *set, const OwbNode *node)
 static gboolean
 used_only_by (OwbPassContext *ctx, const char *name, const NodeSet *set)
 {
-  GPtrArray *consumers = _owb_pass_consumers (ctx, name);
-  if (_owb_pass_n_uses (ctx, name) != consumers->len)
+  GPtrArray *consumers = owb_pass_consumers (ctx, name);
+  if (owb_pass_n_uses (ctx, name) != consumers->len)
     return FALSE;
   for (guint i = 0; i < consumers->len; i++)
     if (!contains (set, g_ptr_array_index (consumers, i)))
@@ -175,7 +175,7 @@ remove_nodes (OwbPassContext *ctx, const NodeSet *set)
       if (set->nodes[i]->inputs[k][0])
         g_ptr_array_add (inputs, g_strdup (set->nodes[i]->inputs[k]));
   for (int i = 0; i < set->n; i++)
-    _owb_pass_remove_node (ctx, set->nodes[i]);
+    owb_pass_remove_node (ctx, set->nodes[i]);
   return inputs;
 }
 
@@ -186,9 +186,9 @@ drop_dead_constants (OwbPassContext *ctx, GPtrArray *names)
 {
   for (guint i = 0; i < names->len; i++)
     {
-      OwbNode *producer = _owb_pass_producer (ctx, g_ptr_array_index (names, i));
-      if (_owb_pass_is_op (producer, "Constant") && _owb_pass_n_uses (ctx, producer->outputs[0]) == 0)
-        _owb_pass_remove_node (ctx, producer);
+      OwbNode *producer = owb_pass_producer (ctx, g_ptr_array_index (names, i));
+      if (owb_pass_is_op (producer, "Constant") && owb_pass_n_uses (ctx, producer->outputs[0]) == 0)
+        owb_pass_remove_node (ctx, producer);
     }
   g_ptr_array_unref (names);
 }
@@ -203,11 +203,11 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
 
   /* The skeleton, by op types only: anything else is not a layer norm at all. */
   NodeSet subs = { { NULL }, 0 };
-  GPtrArray *mean_readers = _owb_pass_consumers (ctx, mean);
+  GPtrArray *mean_readers = owb_pass_consumers (ctx, mean);
   for (guint i = 0; i < mean_readers->len; i++)
     {
       OwbNode *n = g_ptr_array_index (mean_readers, i);
-      if (_owb_pass_is_op (n, "Sub") && n->n_inputs == 2 && strcmp (n->inputs[0], x) == 0 && strcmp (n->inputs[1], mean) == 0
+      if (owb_pass_is_op (n, "Sub") && n->n_inputs == 2 && strcmp (n->inputs[0], x) == 0 && strcmp (n->inputs[1], mean) == 0
           && subs.n < 4)
         add_node (&subs, n);
     }
@@ -216,81 +216,81 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
   OwbNode *square = NULL, *div = NULL, *recip = NULL, *std = NULL, *rm2 = NULL, *add_eps = NULL;
   for (int s = 0; s < subs.n && !square; s++)
     {
-      GPtrArray *readers = _owb_pass_consumers (ctx, subs.nodes[s]->outputs[0]);
+      GPtrArray *readers = owb_pass_consumers (ctx, subs.nodes[s]->outputs[0]);
       for (guint i = 0; i < readers->len && !square; i++)
         {
           OwbNode *n = g_ptr_array_index (readers, i);
           const char *d = subs.nodes[s]->outputs[0];
-          if ((_owb_pass_is_op (n, "Pow") && n->n_inputs == 2 && strcmp (n->inputs[0], d) == 0)
-              || (_owb_pass_is_op (n, "Mul") && n->n_inputs == 2 && strcmp (n->inputs[0], d) == 0 && strcmp (n->inputs[1], d) == 0))
+          if ((owb_pass_is_op (n, "Pow") && n->n_inputs == 2 && strcmp (n->inputs[0], d) == 0)
+              || (owb_pass_is_op (n, "Mul") && n->n_inputs == 2 && strcmp (n->inputs[0], d) == 0 && strcmp (n->inputs[1], d) == 0))
             square = n;
         }
     }
   if (!square)
     return;
-  GPtrArray *sq_readers = _owb_pass_consumers (ctx, square->outputs[0]);
+  GPtrArray *sq_readers = owb_pass_consumers (ctx, square->outputs[0]);
   rm2 = sq_readers->len == 1 ? g_ptr_array_index (sq_readers, 0) : NULL;
-  if (!_owb_pass_is_op (rm2, "ReduceMean"))
+  if (!owb_pass_is_op (rm2, "ReduceMean"))
     return;
-  GPtrArray *var_readers = _owb_pass_consumers (ctx, rm2->outputs[0]);
+  GPtrArray *var_readers = owb_pass_consumers (ctx, rm2->outputs[0]);
   add_eps = var_readers->len == 1 ? g_ptr_array_index (var_readers, 0) : NULL;
-  if (!_owb_pass_is_op (add_eps, "Add") || add_eps->n_inputs != 2)
+  if (!owb_pass_is_op (add_eps, "Add") || add_eps->n_inputs != 2)
     return;
-  GPtrArray *ve_readers = _owb_pass_consumers (ctx, add_eps->outputs[0]);
+  GPtrArray *ve_readers = owb_pass_consumers (ctx, add_eps->outputs[0]);
   std = ve_readers->len == 1 ? g_ptr_array_index (ve_readers, 0) : NULL;
-  if (!_owb_pass_is_op (std, "Sqrt"))
+  if (!owb_pass_is_op (std, "Sqrt"))
     return;
-  GPtrArray *std_readers = _owb_pass_consumers (ctx, std->outputs[0]);
+  GPtrArray *std_readers = owb_pass_consumers (ctx, std->outputs[0]);
   OwbNode *after_std = std_readers->len == 1 ? g_ptr_array_index (std_readers, 0) : NULL;
   const char *denominator = std->outputs[0];
-  if (_owb_pass_is_op (after_std, "Reciprocal"))
+  if (owb_pass_is_op (after_std, "Reciprocal"))
     {
       recip = after_std;
       denominator = recip->outputs[0];
-      GPtrArray *r = _owb_pass_consumers (ctx, denominator);
+      GPtrArray *r = owb_pass_consumers (ctx, denominator);
       after_std = r->len == 1 ? g_ptr_array_index (r, 0) : NULL;
     }
-  if (!after_std || after_std->n_inputs != 2 || !(recip ? _owb_pass_is_op (after_std, "Mul") : _owb_pass_is_op (after_std, "Div")))
+  if (!after_std || after_std->n_inputs != 2 || !(recip ? owb_pass_is_op (after_std, "Mul") : owb_pass_is_op (after_std, "Div")))
     return;
   /* The numerator is x - mean (possibly a second Sub of the same values). */
   int num_slot = strcmp (after_std->inputs[1], denominator) == 0 ? 0 : 1;
   if (!recip && num_slot != 0)
     return;
-  OwbNode *num = _owb_pass_producer (ctx, after_std->inputs[num_slot]);
+  OwbNode *num = owb_pass_producer (ctx, after_std->inputs[num_slot]);
   if (!contains (&subs, num))
     return;
   div = after_std;
 
   /* From here on it is a layer norm: say why it is not fused. */
-  const OwbValueType *xt = _owb_pass_value_type (ctx, x);
+  const OwbValueType *xt = owb_pass_value_type (ctx, x);
   if (!xt || xt->rank < 1)
     {
-      _owb_pass_near_miss (ctx, rm1, "layer norm pattern, but the rank of its input '%s' is not known", x);
+      owb_pass_near_miss (ctx, rm1, "layer norm pattern, but the rank of its input '%s' is not known", x);
       return;
     }
   if (!is_float (xt->dtype))
     {
-      _owb_pass_near_miss (ctx, rm1, "layer norm pattern on %s values; only floating types are fused",
+      owb_pass_near_miss (ctx, rm1, "layer norm pattern on %s values; only floating types are fused",
                            owb_data_type_name (xt->dtype));
       return;
     }
   int axis = trailing_reduce_axis (ctx, rm1, xt->rank);
   if (axis < 0 || trailing_reduce_axis (ctx, rm2, xt->rank) != axis)
     {
-      _owb_pass_near_miss (ctx, rm1,
+      owb_pass_near_miss (ctx, rm1,
                            "layer norm pattern, but the ReduceMeans do not both reduce the same last axes with keepdims=1");
       return;
     }
   double exponent, eps;
-  if (_owb_pass_is_op (square, "Pow") && (!scalar (ctx, square->inputs[1], &exponent) || exponent != 2.0))
+  if (owb_pass_is_op (square, "Pow") && (!scalar (ctx, square->inputs[1], &exponent) || exponent != 2.0))
     {
-      _owb_pass_near_miss (ctx, square, "layer norm pattern, but the exponent is not the constant 2");
+      owb_pass_near_miss (ctx, square, "layer norm pattern, but the exponent is not the constant 2");
       return;
     }
   const char *eps_name = strcmp (add_eps->inputs[0], rm2->outputs[0]) == 0 ? add_eps->inputs[1] : add_eps->inputs[0];
   if (!scalar (ctx, eps_name, &eps) || !isfinite (eps) || eps < 0)
     {
-      _owb_pass_near_miss (ctx, add_eps, "layer norm pattern, but epsilon '%s' is not a constant non-negative scalar",
+      owb_pass_near_miss (ctx, add_eps, "layer norm pattern, but epsilon '%s' is not a constant non-negative scalar",
                            eps_name);
       return;
     }
@@ -310,22 +310,22 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
   for (guint i = 0; i < G_N_ELEMENTS (inner); i++)
     if (inner[i] && !used_only_by (ctx, inner[i], &core))
       {
-        _owb_pass_near_miss (ctx, _owb_pass_producer (ctx, inner[i]),
+        owb_pass_near_miss (ctx, owb_pass_producer (ctx, inner[i]),
                              "layer norm pattern, but its intermediate '%s' is also used elsewhere", inner[i]);
         return;
       }
   for (int s = 0; s < subs.n; s++)
     if (!used_only_by (ctx, subs.nodes[s]->outputs[0], &core))
       {
-        _owb_pass_near_miss (ctx, subs.nodes[s], "layer norm pattern, but x - mean ('%s') is also used elsewhere",
+        owb_pass_near_miss (ctx, subs.nodes[s], "layer norm pattern, but x - mean ('%s') is also used elsewhere",
                              subs.nodes[s]->outputs[0]);
         return;
       }
-  int opset = _owb_pass_opset (ctx);
+  int opset = owb_pass_opset (ctx);
   gboolean standard = opset >= 17;
   if (!standard && ctx->options->portable)
     {
-      _owb_pass_near_miss (ctx, rm1, "needs opset 17 for a standard LayerNormalization (model has %d); kept as is (portable)",
+      owb_pass_near_miss (ctx, rm1, "needs opset 17 for a standard LayerNormalization (model has %d); kept as is (portable)",
                            opset);
       return;
     }
@@ -334,7 +334,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
   const char *out = div->outputs[0];
   const char *gamma = NULL, *beta = NULL;
   OwbNode *mul = only_consumer (ctx, out);
-  if (_owb_pass_is_op (mul, "Mul") && mul->n_inputs == 2)
+  if (owb_pass_is_op (mul, "Mul") && mul->n_inputs == 2)
     {
       const char *g = strcmp (mul->inputs[0], out) == 0 ? mul->inputs[1] : mul->inputs[0];
       if ((gamma = parameter_for (ctx, g, xt, axis, "layernorm_scale")))
@@ -342,7 +342,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
           add_node (&core, mul);
           out = mul->outputs[0];
           OwbNode *add = only_consumer (ctx, out);
-          if (_owb_pass_is_op (add, "Add") && add->n_inputs == 2)
+          if (owb_pass_is_op (add, "Add") && add->n_inputs == 2)
             {
               const char *b = strcmp (add->inputs[0], out) == 0 ? add->inputs[1] : add->inputs[0];
               if ((beta = parameter_for (ctx, b, xt, axis, "layernorm_bias")))
@@ -361,7 +361,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
         {
           if (!owb_dim_is_known (xt->dims[axis + k]))
             {
-              _owb_pass_near_miss (ctx, rm1, "layer norm pattern without a scale, and the normalized dims are not known");
+              owb_pass_near_miss (ctx, rm1, "layer norm pattern without a scale, and the normalized dims are not known");
               return;
             }
           dims[k] = xt->dims[axis + k].value;
@@ -371,18 +371,18 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
         return;
       for (int64_t i = 0; i < ones->nelems; i++)
         owb_tensor_set_double (ones, i, 1.0);
-      gamma = _owb_pass_add_initializer (ctx, "layernorm_scale", ones);
+      gamma = owb_pass_add_initializer (ctx, "layernorm_scale", ones);
     }
 
   char *out_name = g_strdup (out);
   char *x_name = g_strdup (x);
   GPtrArray *from = g_ptr_array_new_with_free_func (g_free);
   for (int i = 0; i < core.n; i++)
-    g_ptr_array_add (from, g_strdup (_owb_pass_label (core.nodes[i])));
-  char *base = g_strdup (_owb_pass_label (rm1));
+    g_ptr_array_add (from, g_strdup (owb_pass_label (core.nodes[i])));
+  char *base = g_strdup (owb_pass_label (rm1));
   char *gamma_name = g_strdup (gamma), *beta_name = g_strdup (beta);
   GPtrArray *read = remove_nodes (ctx, &core);
-  char *name = _owb_pass_scoped_name (ctx, base, "LayerNormalization");
+  char *name = owb_pass_scoped_name (ctx, base, "LayerNormalization");
   g_free (base);
 
   if (!standard)
@@ -395,7 +395,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
   owb_node_add_output (ln, out_name);
   owb_node_add_attribute (ln, "axis", OWB_ATTR_INT)->i = axis - xt->rank;
   owb_node_add_attribute (ln, "epsilon", OWB_ATTR_FLOAT)->f = (float) eps;
-  _owb_pass_add_node (ctx, ln, (const char *const *) from->pdata, from->len);
+  owb_pass_add_node (ctx, ln, (const char *const *) from->pdata, from->len);
   drop_dead_constants (ctx, read);
   g_ptr_array_unref (from);
   g_free (name);
@@ -410,20 +410,20 @@ run (OwbPassContext *ctx, GError **error)
 {
   /* Anchors by output name: fusing removes nodes, so pointers taken up front could dangle. */
   GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
-      if (_owb_pass_is_op (node, "ReduceMean") && node->n_outputs == 1 && node->outputs[0][0])
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (owb_pass_is_op (node, "ReduceMean") && node->n_outputs == 1 && node->outputs[0][0])
         g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
     }
   for (guint i = 0; i < anchors->len; i++)
     {
-      OwbNode *node = _owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
-      if (_owb_pass_is_op (node, "ReduceMean"))
+      OwbNode *node = owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
+      if (owb_pass_is_op (node, "ReduceMean"))
         try_fuse (ctx, node);
     }
   g_ptr_array_unref (anchors);
-  _owb_pass_prune_initializers (ctx);
+  owb_pass_prune_initializers (ctx);
   return TRUE;
 }
 

@@ -15,13 +15,13 @@ is_float_type (OwbDataType t)
 static gboolean
 type_of (OwbPassContext *ctx, const char *name, OwbValueType *out)
 {
-  const OwbTensor *c = _owb_pass_get_constant (ctx, name);
+  const OwbTensor *c = owb_pass_get_constant (ctx, name);
   if (c)
     {
       owb_tensor_get_value_type (c, out);
       return TRUE;
     }
-  const OwbValueType *t = _owb_pass_value_type (ctx, name);
+  const OwbValueType *t = owb_pass_value_type (ctx, name);
   if (!t || t->kind != OWB_VALUE_TENSOR || t->rank < 0)
     return FALSE;
   *out = *t;
@@ -73,7 +73,7 @@ bias_vector (OwbPassContext *ctx, const char *name, const OwbValueType *bias, co
   *vector = name;
   if (bias->rank == 1 && same_dim (last, n))
     return TRUE;
-  const OwbTensor *c = _owb_pass_get_constant (ctx, name);
+  const OwbTensor *c = owb_pass_get_constant (ctx, name);
   if (!c || !owb_dim_is_known (n) || !(same_dim (last, n) || is_one (last)))
     return FALSE;
   if (create)
@@ -81,7 +81,7 @@ bias_vector (OwbPassContext *ctx, const char *name, const OwbValueType *bias, co
       OwbTensor *v = owb_tensor_new (c->dtype, 1, &n.value, NULL);
       for (int64_t j = 0; j < n.value; j++)
         owb_tensor_set_double (v, j, owb_tensor_get_double (c, c->nelems == 1 ? 0 : j));
-      *vector = _owb_pass_add_initializer (ctx, name, v);
+      *vector = owb_pass_add_initializer (ctx, name, v);
     }
   return TRUE;
 }
@@ -89,7 +89,7 @@ bias_vector (OwbPassContext *ctx, const char *name, const OwbValueType *bias, co
 static gboolean
 fuse (OwbPassContext *ctx, OwbNode *add, OwbNode *mm, const char *bias_name)
 {
-  gboolean ours = _owb_pass_is_our_op (mm, "FusedMatMul");
+  gboolean ours = owb_pass_is_our_op (mm, "FusedMatMul");
   OwbValueType a, b, bias, out;
   if (!type_of (ctx, mm->inputs[0], &a) || !type_of (ctx, mm->inputs[1], &b) || !type_of (ctx, bias_name, &bias)
       || !type_of (ctx, mm->outputs[0], &out) || !is_float_type (out.dtype) || bias.dtype != out.dtype)
@@ -98,13 +98,13 @@ fuse (OwbPassContext *ctx, OwbNode *add, OwbNode *mm, const char *bias_name)
     return FALSE;
   if (!ours && a.rank == 2)
     {
-      if (_owb_pass_opset (ctx) < 7)
+      if (owb_pass_opset (ctx) < 7)
         return FALSE;
       if (!fits_gemm (&bias, &out))
         {
           char *s = owb_value_type_to_string (&bias);
-          _owb_pass_near_miss (ctx, add, "adds %s to MatMul '%s', which does not broadcast into Gemm's [M, N]; kept",
-                               s, _owb_pass_label (mm));
+          owb_pass_near_miss (ctx, add, "adds %s to MatMul '%s', which does not broadcast into Gemm's [M, N]; kept",
+                               s, owb_pass_label (mm));
           g_free (s);
           return FALSE;
         }
@@ -113,28 +113,28 @@ fuse (OwbPassContext *ctx, OwbNode *add, OwbNode *mm, const char *bias_name)
       owb_node_add_input (gemm, mm->inputs[1]);
       owb_node_add_input (gemm, bias_name);
       owb_node_add_output (gemm, add->outputs[0]);
-      const char *from[] = { _owb_pass_label (mm), _owb_pass_label (add) };
-      _owb_pass_add_node (ctx, gemm, from, 2);
-      _owb_pass_remove_node (ctx, mm);
-      _owb_pass_remove_node (ctx, add);
+      const char *from[] = { owb_pass_label (mm), owb_pass_label (add) };
+      owb_pass_add_node (ctx, gemm, from, 2);
+      owb_pass_remove_node (ctx, mm);
+      owb_pass_remove_node (ctx, add);
       return TRUE;
     }
   const char *vector;
   if (!bias_vector (ctx, bias_name, &bias, &out, FALSE, &vector))
     {
       /* A tensor that is not a constant is a residual rather than a bias: no near miss for it. */
-      if (!_owb_pass_get_constant (ctx, bias_name))
+      if (!owb_pass_get_constant (ctx, bias_name))
         return FALSE;
       char *s = owb_value_type_to_string (&bias);
-      _owb_pass_near_miss (ctx, add, "adds %s to MatMul '%s', which is not one value per output column; kept", s,
-                           _owb_pass_label (mm));
+      owb_pass_near_miss (ctx, add, "adds %s to MatMul '%s', which is not one value per output column; kept", s,
+                           owb_pass_label (mm));
       g_free (s);
       return FALSE;
     }
   if (ctx->options->portable)
     {
-      _owb_pass_near_miss (ctx, add, "adds a bias to MatMul '%s' whose A has rank %d: Gemm takes only 2-D A and "
-                           "FusedMatMul is not a standard ONNX op; kept (portable)", _owb_pass_label (mm), a.rank);
+      owb_pass_near_miss (ctx, add, "adds a bias to MatMul '%s' whose A has rank %d: Gemm takes only 2-D A and "
+                           "FusedMatMul is not a standard ONNX op; kept (portable)", owb_pass_label (mm), a.rank);
       return FALSE;
     }
   bias_vector (ctx, bias_name, &bias, &out, TRUE, &vector);
@@ -162,10 +162,10 @@ fuse (OwbPassContext *ctx, OwbNode *add, OwbNode *mm, const char *bias_name)
       owb_node_add_input (fused, vector);
       owb_node_add_output (fused, add->outputs[0]);
     }
-  const char *from[] = { _owb_pass_label (mm), _owb_pass_label (add) };
-  _owb_pass_add_node (ctx, fused, from, 2);
-  _owb_pass_remove_node (ctx, mm);
-  _owb_pass_remove_node (ctx, add);
+  const char *from[] = { owb_pass_label (mm), owb_pass_label (add) };
+  owb_pass_add_node (ctx, fused, from, 2);
+  owb_pass_remove_node (ctx, mm);
+  owb_pass_remove_node (ctx, add);
   return TRUE;
 }
 
@@ -176,19 +176,19 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
     return FALSE;
   for (int slot = 0; slot < 2; slot++)
     {
-      OwbNode *mm = _owb_pass_producer (ctx, add->inputs[slot]);
-      gboolean ours = _owb_pass_is_our_op (mm, "FusedMatMul");
-      if (!_owb_pass_is_op (mm, "MatMul") && !ours)
+      OwbNode *mm = owb_pass_producer (ctx, add->inputs[slot]);
+      gboolean ours = owb_pass_is_our_op (mm, "FusedMatMul");
+      if (!owb_pass_is_op (mm, "MatMul") && !ours)
         continue;
       /* A FusedMatMul takes one bias, applied before its activation. */
       if (mm->n_inputs < 2 || mm->n_outputs != 1
           || (ours && ((mm->n_inputs > 2 && mm->inputs[2][0]) || owb_node_get_attribute (mm, "activation"))))
         continue;
-      guint uses = _owb_pass_n_uses (ctx, mm->outputs[0]);
+      guint uses = owb_pass_n_uses (ctx, mm->outputs[0]);
       if (uses != 1)
         {
-          _owb_pass_near_miss (ctx, add, "follows MatMul '%s', whose output is also read by %u other node(s) or is a "
-                               "graph output; kept", _owb_pass_label (mm), uses - 1);
+          owb_pass_near_miss (ctx, add, "follows MatMul '%s', whose output is also read by %u other node(s) or is a "
+                               "graph output; kept", owb_pass_label (mm), uses - 1);
           continue;
         }
       if (fuse (ctx, add, mm, add->inputs[1 - slot]))
@@ -201,10 +201,10 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
-      if (_owb_pass_is_op (node, "Add"))
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (owb_pass_is_op (node, "Add"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the Add at hand and one MatMul, never another candidate. */
@@ -213,7 +213,7 @@ run (OwbPassContext *ctx, GError **error)
     fused += try_fuse (ctx, g_ptr_array_index (candidates, i));
   g_ptr_array_unref (candidates);
   if (fused)
-    _owb_pass_prune_initializers (ctx);
+    owb_pass_prune_initializers (ctx);
   return TRUE;
 }
 

@@ -14,10 +14,10 @@ is_foldable_type (OwbDataType t)
 static int
 rank_of (OwbPassContext *ctx, const char *name)
 {
-  const OwbTensor *c = _owb_pass_get_constant (ctx, name);
+  const OwbTensor *c = owb_pass_get_constant (ctx, name);
   if (c)
     return c->rank;
-  const OwbValueType *t = _owb_pass_value_type (ctx, name);
+  const OwbValueType *t = owb_pass_value_type (ctx, name);
   return t && t->kind == OWB_VALUE_TENSOR ? t->rank : -1;
 }
 
@@ -26,13 +26,13 @@ rank_of (OwbPassContext *ctx, const char *name)
 static gboolean
 match_scale (OwbPassContext *ctx, const OwbNode *node, const char **value, double *factor)
 {
-  gboolean is_div = _owb_pass_is_op (node, "Div");
-  if (!(is_div || _owb_pass_is_op (node, "Mul")) || node->n_inputs != 2 || node->n_outputs != 1)
+  gboolean is_div = owb_pass_is_op (node, "Div");
+  if (!(is_div || owb_pass_is_op (node, "Mul")) || node->n_inputs != 2 || node->n_outputs != 1)
     return FALSE;
   for (int i = 0; i < (is_div ? 1 : 2); i++)
     {
-      const OwbTensor *s = _owb_pass_get_constant (ctx, node->inputs[1 - i]);
-      if (!s || s->nelems != 1 || !is_foldable_type (s->dtype) || _owb_pass_get_constant (ctx, node->inputs[i]))
+      const OwbTensor *s = owb_pass_get_constant (ctx, node->inputs[1 - i]);
+      if (!s || s->nelems != 1 || !is_foldable_type (s->dtype) || owb_pass_get_constant (ctx, node->inputs[i]))
         continue;
       int rank = rank_of (ctx, node->inputs[i]);
       if (rank < 0 || s->rank > rank)
@@ -74,7 +74,7 @@ fold (OwbPassContext *ctx, const OwbNode *mm, const OwbNode *scale, double facto
 {
   OwbNode *fused = owb_node_dup (mm);
   owb_node_clear_claims (fused);
-  if (_owb_pass_is_op (mm, "Gemm"))
+  if (owb_pass_is_op (mm, "Gemm"))
     {
       set_float (fused, "alpha", (float) (owb_node_get_float (mm, "alpha", 1.0f) * factor));
       if (on_output && mm->n_inputs > 2 && mm->inputs[2][0])
@@ -83,16 +83,16 @@ fold (OwbPassContext *ctx, const OwbNode *mm, const OwbNode *scale, double facto
     }
   for (int i = 1; i >= 0; i--)
     {
-      const OwbTensor *w = i != skip ? _owb_pass_get_constant (ctx, mm->inputs[i]) : NULL;
+      const OwbTensor *w = i != skip ? owb_pass_get_constant (ctx, mm->inputs[i]) : NULL;
       if (!w || !is_foldable_type (w->dtype))
         continue;
       g_free (fused->inputs[i]);
-      fused->inputs[i] = g_strdup (_owb_pass_add_initializer (ctx, mm->inputs[i], scaled_copy (w, factor)));
+      fused->inputs[i] = g_strdup (owb_pass_add_initializer (ctx, mm->inputs[i], scaled_copy (w, factor)));
       return fused;
     }
   owb_node_free (fused);
-  _owb_pass_near_miss (ctx, scale, "scales MatMul '%s', which has no constant operand to fold into; kept",
-                       _owb_pass_label (mm));
+  owb_pass_near_miss (ctx, scale, "scales MatMul '%s', which has no constant operand to fold into; kept",
+                       owb_pass_label (mm));
   return NULL;
 }
 
@@ -102,18 +102,18 @@ fold (OwbPassContext *ctx, const OwbNode *mm, const OwbNode *scale, double facto
 static gboolean
 ends_gelu (OwbPassContext *ctx, const char *value)
 {
-  OwbNode *mul = _owb_pass_producer (ctx, value);
-  if (!_owb_pass_is_op (mul, "Mul") || mul->n_inputs != 2)
+  OwbNode *mul = owb_pass_producer (ctx, value);
+  if (!owb_pass_is_op (mul, "Mul") || mul->n_inputs != 2)
     return FALSE;
   for (int i = 0; i < 2; i++)
     {
-      OwbNode *add = _owb_pass_producer (ctx, mul->inputs[i]);
-      if (!_owb_pass_is_op (add, "Add") || add->n_inputs != 2)
+      OwbNode *add = owb_pass_producer (ctx, mul->inputs[i]);
+      if (!owb_pass_is_op (add, "Add") || add->n_inputs != 2)
         continue;
       for (int k = 0; k < 2; k++)
         {
-          OwbNode *t = _owb_pass_producer (ctx, add->inputs[k]);
-          if (_owb_pass_is_op (t, "Erf") || _owb_pass_is_op (t, "Tanh"))
+          OwbNode *t = owb_pass_producer (ctx, add->inputs[k]);
+          if (owb_pass_is_op (t, "Erf") || owb_pass_is_op (t, "Tanh"))
             return TRUE;
         }
     }
@@ -128,13 +128,13 @@ try_fuse (OwbPassContext *ctx, OwbNode *scale)
   if (!match_scale (ctx, scale, &value, &factor) || ends_gelu (ctx, value))
     return FALSE;
   /* On the output: MatMul/Gemm → scale. */
-  OwbNode *mm = _owb_pass_producer (ctx, value);
-  if ((_owb_pass_is_op (mm, "MatMul") || _owb_pass_is_op (mm, "Gemm")) && mm->n_inputs >= 2)
+  OwbNode *mm = owb_pass_producer (ctx, value);
+  if ((owb_pass_is_op (mm, "MatMul") || owb_pass_is_op (mm, "Gemm")) && mm->n_inputs >= 2)
     {
-      guint uses = _owb_pass_n_uses (ctx, value);
+      guint uses = owb_pass_n_uses (ctx, value);
       if (uses != 1)
-        _owb_pass_near_miss (ctx, scale, "scales the output of %s '%s', which is also read by %u other node(s); kept",
-                             mm->op_type, _owb_pass_label (mm), uses - 1);
+        owb_pass_near_miss (ctx, scale, "scales the output of %s '%s', which is also read by %u other node(s); kept",
+                             mm->op_type, owb_pass_label (mm), uses - 1);
       else
         {
           OwbNode *fused = fold (ctx, mm, scale, factor, TRUE, -1);
@@ -142,20 +142,20 @@ try_fuse (OwbPassContext *ctx, OwbNode *scale)
             {
               g_free (fused->outputs[0]);
               fused->outputs[0] = g_strdup (scale->outputs[0]);
-              const char *from[] = { _owb_pass_label (mm), _owb_pass_label (scale) };
-              _owb_pass_add_node (ctx, fused, from, 2);
-              _owb_pass_remove_node (ctx, mm);
-              _owb_pass_remove_node (ctx, scale);
+              const char *from[] = { owb_pass_label (mm), owb_pass_label (scale) };
+              owb_pass_add_node (ctx, fused, from, 2);
+              owb_pass_remove_node (ctx, mm);
+              owb_pass_remove_node (ctx, scale);
               return TRUE;
             }
         }
     }
   /* On an input: scale → MatMul/Gemm (Gemm's input C excluded: alpha does not apply to it). */
-  GPtrArray *readers = _owb_pass_consumers (ctx, scale->outputs[0]);
-  if (_owb_pass_n_uses (ctx, scale->outputs[0]) != 1 || readers->len != 1)
+  GPtrArray *readers = owb_pass_consumers (ctx, scale->outputs[0]);
+  if (owb_pass_n_uses (ctx, scale->outputs[0]) != 1 || readers->len != 1)
     return FALSE;
   mm = g_ptr_array_index (readers, 0);
-  if (!(_owb_pass_is_op (mm, "MatMul") || _owb_pass_is_op (mm, "Gemm")) || mm->n_inputs < 2)
+  if (!(owb_pass_is_op (mm, "MatMul") || owb_pass_is_op (mm, "Gemm")) || mm->n_inputs < 2)
     return FALSE;
   int slot = strcmp (mm->inputs[0], scale->outputs[0]) == 0 ? 0 : (strcmp (mm->inputs[1], scale->outputs[0]) == 0 ? 1 : -1);
   if (slot < 0)
@@ -165,10 +165,10 @@ try_fuse (OwbPassContext *ctx, OwbNode *scale)
     return FALSE;
   g_free (fused->inputs[slot]);
   fused->inputs[slot] = g_strdup (value);
-  const char *from[] = { _owb_pass_label (scale), _owb_pass_label (mm) };
-  _owb_pass_add_node (ctx, fused, from, 2);
-  _owb_pass_remove_node (ctx, scale);
-  _owb_pass_remove_node (ctx, mm);
+  const char *from[] = { owb_pass_label (scale), owb_pass_label (mm) };
+  owb_pass_add_node (ctx, fused, from, 2);
+  owb_pass_remove_node (ctx, scale);
+  owb_pass_remove_node (ctx, mm);
   return TRUE;
 }
 
@@ -176,10 +176,10 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
-      if (_owb_pass_is_op (node, "Mul") || _owb_pass_is_op (node, "Div"))
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (owb_pass_is_op (node, "Mul") || owb_pass_is_op (node, "Div"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the scale at hand and one MatMul/Gemm, never another candidate. */
@@ -188,7 +188,7 @@ run (OwbPassContext *ctx, GError **error)
     fused += try_fuse (ctx, g_ptr_array_index (candidates, i));
   g_ptr_array_unref (candidates);
   if (fused)
-    _owb_pass_prune_initializers (ctx);
+    owb_pass_prune_initializers (ctx);
   return TRUE;
 }
 

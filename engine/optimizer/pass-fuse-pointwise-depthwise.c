@@ -31,7 +31,7 @@ static const OwbTensor *
 weight (OwbPassContext *ctx, const OwbNode *node)
 {
   const char *name = owb_node_get_input (node, 1);
-  const OwbTensor *w = name ? _owb_pass_get_constant (ctx, name) : NULL;
+  const OwbTensor *w = name ? owb_pass_get_constant (ctx, name) : NULL;
   return w && w->dtype == OWB_TYPE_FLOAT && w->rank == 4 ? w : NULL;
 }
 
@@ -55,8 +55,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *dw)
   const int64_t *dil = owb_node_get_ints (dw, "dilations", &nd);
   if (dil && nd > 0 && dil[0] != 1)
     return NULL;
-  OwbNode *pw = _owb_pass_producer (ctx, dw->inputs[0]);
-  const OwbTensor *w1 = pw && _owb_pass_is_our_op (pw, "NhwcConv") ? weight (ctx, pw) : NULL;
+  OwbNode *pw = owb_pass_producer (ctx, dw->inputs[0]);
+  const OwbTensor *w1 = pw && owb_pass_is_our_op (pw, "NhwcConv") ? weight (ctx, pw) : NULL;
   if (!w1 || !plain (pw) || w1->dims[0] != 1 || w1->dims[1] != 1 || w1->dims[3] != w2->dims[3]
       || owb_node_get_int (pw, "group", 1) != 1 || !ints_all (pw, "strides", 1) || !ints_all (pw, "pads", 0)
       || !ints_all (pw, "dilations", 1))
@@ -64,7 +64,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *dw)
   const char *auto_pad = owb_node_get_string (pw, "auto_pad", "NOTSET");
   if (strcmp (auto_pad, "NOTSET") != 0 && strcmp (auto_pad, "VALID") != 0)
     return NULL;
-  const OwbValueType *t = _owb_pass_value_type (ctx, pw->outputs[0]);
+  const OwbValueType *t = owb_pass_value_type (ctx, pw->outputs[0]);
   if (!t || t->rank != 4 || !owb_value_type_is_fully_known (t))
     return NULL;
   int64_t bytes = (int64_t) sizeof (float);
@@ -72,15 +72,15 @@ try_fuse (OwbPassContext *ctx, OwbNode *dw)
     bytes *= t->dims[i].value;
   if (bytes < MIN_EXPANDED_BYTES || t->dims[2].value < MIN_WIDTH)
     {
-      _owb_pass_near_miss (ctx, dw, "kept apart from its pointwise producer '%s': the expanded tensor (%" G_GINT64_FORMAT
+      owb_pass_near_miss (ctx, dw, "kept apart from its pointwise producer '%s': the expanded tensor (%" G_GINT64_FORMAT
                            " KiB, %" G_GINT64_FORMAT " wide) stays in cache between them",
-                           _owb_pass_label (pw), bytes / 1024, t->dims[2].value);
+                           owb_pass_label (pw), bytes / 1024, t->dims[2].value);
       return NULL;
     }
-  if (_owb_pass_n_uses (ctx, pw->outputs[0]) != 1 || _owb_pass_is_graph_output (ctx, pw->outputs[0]))
+  if (owb_pass_n_uses (ctx, pw->outputs[0]) != 1 || owb_pass_is_graph_output (ctx, pw->outputs[0]))
     {
-      _owb_pass_near_miss (ctx, dw, "kept apart from its pointwise producer '%s', whose output is read elsewhere too",
-                           _owb_pass_label (pw));
+      owb_pass_near_miss (ctx, dw, "kept apart from its pointwise producer '%s', whose output is read elsewhere too",
+                           owb_pass_label (pw));
       return NULL;
     }
 
@@ -105,13 +105,13 @@ try_fuse (OwbPassContext *ctx, OwbNode *dw)
     {
       int n = 0;
       const float *params = owb_node_get_floats (pw, "activation_params", &n);
-      _owb_pass_set_activation (fused, "pointwise_activation", "pointwise_activation_params", act, params,
+      owb_pass_set_activation (fused, "pointwise_activation", "pointwise_activation_params", act, params,
                                 params ? n : 0);
     }
-  const char *from[2] = { _owb_pass_label (pw), _owb_pass_label (dw) };
-  _owb_pass_add_node (ctx, fused, from, 2);
-  _owb_pass_remove_node (ctx, dw);
-  _owb_pass_remove_node (ctx, pw);
+  const char *from[2] = { owb_pass_label (pw), owb_pass_label (dw) };
+  owb_pass_add_node (ctx, fused, from, 2);
+  owb_pass_remove_node (ctx, dw);
+  owb_pass_remove_node (ctx, pw);
   return pw;
 }
 
@@ -121,10 +121,10 @@ run (OwbPassContext *ctx, GError **error)
   if (ctx->options->portable)
     return TRUE; /* the layout pass made no NhwcConv to fuse */
   GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
-      if (_owb_pass_is_our_op (node, "NhwcConv"))
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (owb_pass_is_our_op (node, "NhwcConv"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the candidate at hand and its producer, which may be a later candidate (a

@@ -42,13 +42,13 @@ same_dims (const OwbValueType *a, const OwbValueType *b)
 static gboolean
 type_of (OwbPassContext *ctx, const char *name, OwbValueType *out)
 {
-  const OwbValueType *t = _owb_pass_value_type (ctx, name);
+  const OwbValueType *t = owb_pass_value_type (ctx, name);
   if (t)
     {
       *out = *t;
       return TRUE;
     }
-  const OwbTensor *c = _owb_pass_constant_through_identity (ctx, name);
+  const OwbTensor *c = owb_pass_constant_through_identity (ctx, name);
   if (!c)
     return FALSE;
   owb_tensor_get_value_type (c, out);
@@ -77,7 +77,7 @@ is_trailing_part (const OwbValueType *skip, const OwbValueType *full)
 static const char *
 vector_parameter (OwbPassContext *ctx, const char *name, int64_t hidden, OwbDataType dtype)
 {
-  const OwbTensor *c = _owb_pass_constant_through_identity (ctx, name);
+  const OwbTensor *c = owb_pass_constant_through_identity (ctx, name);
   if (c)
     {
       if (c->kind != OWB_VALUE_TENSOR || c->dtype != dtype || c->nelems != hidden)
@@ -86,9 +86,9 @@ vector_parameter (OwbPassContext *ctx, const char *name, int64_t hidden, OwbData
         return name;
       int64_t dims[1] = { hidden };
       OwbTensor *view = owb_tensor_new_view ((OwbTensor *) c, 1, dims, NULL);
-      return view ? _owb_pass_add_initializer (ctx, name, view) : NULL;
+      return view ? owb_pass_add_initializer (ctx, name, view) : NULL;
     }
-  const OwbValueType *t = _owb_pass_value_type (ctx, name);
+  const OwbValueType *t = owb_pass_value_type (ctx, name);
   if (t && t->rank == 1 && t->dtype == dtype && owb_dim_is_known (t->dims[0]) && t->dims[0].value == hidden)
     return name;
   return NULL;
@@ -100,10 +100,10 @@ static OwbNode *
 bias_add (OwbPassContext *ctx, const char *operand, const OwbNode *reader, int64_t hidden, OwbDataType dtype,
           const char **p, const char **c)
 {
-  OwbNode *add = _owb_pass_producer (ctx, operand);
-  if (!_owb_pass_is_op (add, "Add") || add->n_inputs != 2 || _owb_pass_n_uses (ctx, operand) != 1)
+  OwbNode *add = owb_pass_producer (ctx, operand);
+  if (!owb_pass_is_op (add, "Add") || add->n_inputs != 2 || owb_pass_n_uses (ctx, operand) != 1)
     return NULL;
-  GPtrArray *readers = _owb_pass_consumers (ctx, operand);
+  GPtrArray *readers = owb_pass_consumers (ctx, operand);
   if (readers->len != 1 || g_ptr_array_index (readers, 0) != reader)
     return NULL;
   OwbValueType operand_type, pt;
@@ -111,8 +111,8 @@ bias_add (OwbPassContext *ctx, const char *operand, const OwbNode *reader, int64
     return NULL;
   for (int i = 0; i < 2; i++)
     {
-      const OwbTensor *t = _owb_pass_constant_through_identity (ctx, add->inputs[i]);
-      if (!t || t->rank != 1 || t->nelems != hidden || t->dtype != dtype || _owb_pass_constant_through_identity (ctx, add->inputs[1 - i]))
+      const OwbTensor *t = owb_pass_constant_through_identity (ctx, add->inputs[i]);
+      if (!t || t->rank != 1 || t->nelems != hidden || t->dtype != dtype || owb_pass_constant_through_identity (ctx, add->inputs[1 - i]))
         continue;
       if (!type_of (ctx, add->inputs[1 - i], &pt) || !same_dims (&pt, &operand_type))
         continue;
@@ -127,8 +127,8 @@ static void
 try_fuse (OwbPassContext *ctx, OwbNode *ln)
 {
   const char *sum = owb_node_get_input (ln, 0), *scale = owb_node_get_input (ln, 1), *b = owb_node_get_input (ln, 2);
-  OwbNode *add = sum ? _owb_pass_producer (ctx, sum) : NULL;
-  if (!_owb_pass_is_op (add, "Add") || add->n_inputs != 2 || !scale)
+  OwbNode *add = sum ? owb_pass_producer (ctx, sum) : NULL;
+  if (!owb_pass_is_op (add, "Add") || add->n_inputs != 2 || !scale)
     return;
   OwbValueType st;
   if (!type_of (ctx, sum, &st) || st.rank < 1)
@@ -137,15 +137,15 @@ try_fuse (OwbPassContext *ctx, OwbNode *ln)
   if (axis != -1 && axis != st.rank - 1)
     return;
   for (int o = 1; o < ln->n_outputs; o++)
-    if (ln->outputs[o][0] && _owb_pass_n_uses (ctx, ln->outputs[o]) > 0)
+    if (ln->outputs[o][0] && owb_pass_n_uses (ctx, ln->outputs[o]) > 0)
       {
-        _owb_pass_near_miss (ctx, ln, "residual Add before it, but its mean/inverse std output is used");
+        owb_pass_near_miss (ctx, ln, "residual Add before it, but its mean/inverse std output is used");
         return;
       }
   OwbDim hidden_dim = st.dims[st.rank - 1];
   if (!owb_dim_is_known (hidden_dim))
     {
-      _owb_pass_near_miss (ctx, ln, "residual Add before it, but the normalized dim of '%s' is not known", sum);
+      owb_pass_near_miss (ctx, ln, "residual Add before it, but the normalized dim of '%s' is not known", sum);
       return;
     }
   int64_t hidden = hidden_dim.value;
@@ -156,25 +156,25 @@ try_fuse (OwbPassContext *ctx, OwbNode *ln)
   int in = same_dims (&a, &st) ? 0 : same_dims (&c, &st) ? 1 : -1;
   if (in < 0 || !is_trailing_part (in == 0 ? &c : &a, &st))
     {
-      _owb_pass_near_miss (ctx, add, "residual Add before a LayerNormalization, but its operands' shapes do not fit "
+      owb_pass_near_miss (ctx, add, "residual Add before a LayerNormalization, but its operands' shapes do not fit "
                                      "SkipLayerNormalization (one of full shape, the other its trailing dims)");
       return;
     }
   const char *input = add->inputs[in], *skip = add->inputs[1 - in];
-  if (_owb_pass_constant_through_identity (ctx, input) && _owb_pass_constant_through_identity (ctx, skip))
+  if (owb_pass_constant_through_identity (ctx, input) && owb_pass_constant_through_identity (ctx, skip))
     return;
   const char *gamma = vector_parameter (ctx, scale, hidden, st.dtype);
   const char *beta = b ? vector_parameter (ctx, b, hidden, st.dtype) : NULL;
   if (!gamma || (b && !beta))
     {
-      _owb_pass_near_miss (ctx, ln, "residual Add before it, but its scale or bias is not a vector of %" G_GINT64_FORMAT
+      owb_pass_near_miss (ctx, ln, "residual Add before it, but its scale or bias is not a vector of %" G_GINT64_FORMAT
                                     " elements",
                            hidden);
       return;
     }
   if (ctx->options->portable)
     {
-      _owb_pass_near_miss (ctx, ln, "SkipLayerNormalization is not a standard ONNX op; kept as is (portable)");
+      owb_pass_near_miss (ctx, ln, "SkipLayerNormalization is not a standard ONNX op; kept as is (portable)");
       return;
     }
   /* A bias Add on either operand folds in too (a Linear's bias before the residual Add). */
@@ -184,9 +184,9 @@ try_fuse (OwbPassContext *ctx, OwbNode *ln)
     skip = p;
   else if ((badd = bias_add (ctx, input, add, hidden, st.dtype, &p, &bias)))
     input = p;
-  gboolean want_sum = _owb_pass_n_uses (ctx, sum) > 1;
+  gboolean want_sum = owb_pass_n_uses (ctx, sum) > 1;
 
-  char *from[3] = { g_strdup (_owb_pass_label (add)), g_strdup (_owb_pass_label (ln)), badd ? g_strdup (_owb_pass_label (badd)) : NULL };
+  char *from[3] = { g_strdup (owb_pass_label (add)), g_strdup (owb_pass_label (ln)), badd ? g_strdup (owb_pass_label (badd)) : NULL };
   OwbNode *fused = owb_node_new ("SkipLayerNormalization", OWB_DOMAIN, NULL);
   owb_node_add_input (fused, input);
   owb_node_add_input (fused, skip);
@@ -203,14 +203,14 @@ try_fuse (OwbPassContext *ctx, OwbNode *ln)
       owb_node_add_output (fused, sum);
     }
   owb_node_add_attribute (fused, "epsilon", OWB_ATTR_FLOAT)->f = owb_node_get_float (ln, "epsilon", 1e-5f);
-  _owb_pass_remove_node (ctx, ln);
-  _owb_pass_remove_node (ctx, add);
+  owb_pass_remove_node (ctx, ln);
+  owb_pass_remove_node (ctx, add);
   if (badd)
-    _owb_pass_remove_node (ctx, badd);
+    owb_pass_remove_node (ctx, badd);
   g_free (fused->name);
-  fused->name = _owb_pass_scoped_name (ctx, from[1], "SkipLayerNormalization");
+  fused->name = owb_pass_scoped_name (ctx, from[1], "SkipLayerNormalization");
   owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
-  _owb_pass_add_node (ctx, fused, (const char *const *) from, badd ? 3 : 2);
+  owb_pass_add_node (ctx, fused, (const char *const *) from, badd ? 3 : 2);
   for (int i = 0; i < 3; i++)
     g_free (from[i]);
 }
@@ -219,20 +219,20 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
       if (is_layer_norm (node) && node->n_outputs >= 1 && node->outputs[0][0])
         g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
     }
   for (guint i = 0; i < anchors->len; i++)
     {
-      OwbNode *node = _owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
+      OwbNode *node = owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
       if (node && is_layer_norm (node))
         try_fuse (ctx, node);
     }
   g_ptr_array_unref (anchors);
-  _owb_pass_prune_initializers (ctx);
+  owb_pass_prune_initializers (ctx);
   return TRUE;
 }
 

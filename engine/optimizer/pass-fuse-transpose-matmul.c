@@ -15,10 +15,10 @@ is_float_type (OwbDataType t)
 static int
 rank_of (OwbPassContext *ctx, const char *name)
 {
-  const OwbTensor *c = _owb_pass_get_constant (ctx, name);
+  const OwbTensor *c = owb_pass_get_constant (ctx, name);
   if (c)
     return c->rank;
-  const OwbValueType *t = _owb_pass_value_type (ctx, name);
+  const OwbValueType *t = owb_pass_value_type (ctx, name);
   return t && t->kind == OWB_VALUE_TENSOR ? t->rank : -1;
 }
 
@@ -31,10 +31,10 @@ set_int (OwbNode *node, const char *name, int64_t value)
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *mm)
 {
-  gboolean ours = _owb_pass_is_our_op (mm, "FusedMatMul");
+  gboolean ours = owb_pass_is_our_op (mm, "FusedMatMul");
   if (mm->n_inputs < 2 || mm->n_outputs != 1)
     return FALSE;
-  const OwbValueType *out = _owb_pass_value_type (ctx, mm->outputs[0]);
+  const OwbValueType *out = owb_pass_value_type (ctx, mm->outputs[0]);
   if (!out || !is_float_type (out->dtype))
     return FALSE;
   const char *names[2] = { mm->inputs[0], mm->inputs[1] };
@@ -43,14 +43,14 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
   int ranks[2];
   for (int i = 0; i < 2; i++)
     {
-      OwbNode *t = _owb_pass_producer (ctx, mm->inputs[i]);
+      OwbNode *t = owb_pass_producer (ctx, mm->inputs[i]);
       ranks[i] = rank_of (ctx, mm->inputs[i]);
-      if (!_owb_pass_is_op (t, "Transpose") || t->n_inputs != 1 || !_owb_pass_swaps_last_two (t, ranks[i]))
+      if (!owb_pass_is_op (t, "Transpose") || t->n_inputs != 1 || !owb_pass_swaps_last_two (t, ranks[i]))
         continue;
-      if (_owb_pass_n_uses (ctx, t->outputs[0]) != 1)
+      if (owb_pass_n_uses (ctx, t->outputs[0]) != 1)
         {
-          _owb_pass_near_miss (ctx, mm, "its input %d comes from Transpose '%s', whose output is also read elsewhere; "
-                               "kept", i, _owb_pass_label (t));
+          owb_pass_near_miss (ctx, mm, "its input %d comes from Transpose '%s', whose output is also read elsewhere; "
+                               "kept", i, owb_pass_label (t));
           continue;
         }
       transposes[i] = t;
@@ -61,14 +61,14 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
     return FALSE;
 
   /* Gemm needs 2-D operands, and C optional (opset 11). */
-  gboolean gemm = !ours && ranks[0] == 2 && ranks[1] == 2 && _owb_pass_opset (ctx) >= 11;
+  gboolean gemm = !ours && ranks[0] == 2 && ranks[1] == 2 && owb_pass_opset (ctx) >= 11;
   if (!gemm && ctx->options->portable)
     {
       if (ranks[0] == 2 && ranks[1] == 2 && !ours)
-        _owb_pass_near_miss (ctx, mm, "reads a Transpose: a Gemm without C needs opset 11 (model has %d), and "
-                             "FusedMatMul is not a standard ONNX op; kept (portable)", _owb_pass_opset (ctx));
+        owb_pass_near_miss (ctx, mm, "reads a Transpose: a Gemm without C needs opset 11 (model has %d), and "
+                             "FusedMatMul is not a standard ONNX op; kept (portable)", owb_pass_opset (ctx));
       else
-        _owb_pass_near_miss (ctx, mm, "reads a Transpose of operands of ranks %d x %d, which only FusedMatMul takes in, "
+        owb_pass_near_miss (ctx, mm, "reads a Transpose of operands of ranks %d x %d, which only FusedMatMul takes in, "
                              "not a standard ONNX op; kept (portable)", ranks[0], ranks[1]);
       return FALSE;
     }
@@ -101,13 +101,13 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
   guint n = 0;
   for (int i = 0; i < 2; i++)
     if (transposes[i])
-      from[n++] = _owb_pass_label (transposes[i]);
-  from[n++] = _owb_pass_label (mm);
-  _owb_pass_add_node (ctx, fused, from, n);
-  _owb_pass_remove_node (ctx, mm);
+      from[n++] = owb_pass_label (transposes[i]);
+  from[n++] = owb_pass_label (mm);
+  owb_pass_add_node (ctx, fused, from, n);
+  owb_pass_remove_node (ctx, mm);
   for (int i = 0; i < 2; i++)
     if (transposes[i])
-      _owb_pass_remove_node (ctx, transposes[i]);
+      owb_pass_remove_node (ctx, transposes[i]);
   return TRUE;
 }
 
@@ -115,10 +115,10 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
-      if (_owb_pass_is_op (node, "MatMul") || _owb_pass_is_our_op (node, "FusedMatMul"))
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (owb_pass_is_op (node, "MatMul") || owb_pass_is_our_op (node, "FusedMatMul"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes the MatMul at hand and Transposes, never another candidate. */

@@ -19,7 +19,7 @@ static const int64_t to_nchw_perm[4] = { 0, 3, 1, 2 };
 static gboolean
 is_transpose (const OwbNode *node, const int64_t *perm)
 {
-  if (!_owb_pass_is_op (node, "Transpose") || node->n_inputs != 1 || node->n_outputs != 1)
+  if (!owb_pass_is_op (node, "Transpose") || node->n_inputs != 1 || node->n_outputs != 1)
     return FALSE;
   int n = 0;
   const int64_t *p = owb_node_get_ints (node, "perm", &n);
@@ -30,7 +30,7 @@ is_transpose (const OwbNode *node, const int64_t *perm)
 static const char *
 nhwc_source (OwbPassContext *ctx, const char *name)
 {
-  OwbNode *p = _owb_pass_producer (ctx, name);
+  OwbNode *p = owb_pass_producer (ctx, name);
   return is_transpose (p, to_nchw_perm) ? p->inputs[0] : NULL;
 }
 
@@ -49,11 +49,11 @@ add_transpose (OwbPassContext *ctx, const char *input, const char *output, const
 {
   OwbNode *t = owb_node_new ("Transpose", "", NULL);
   owb_node_add_input (t, input);
-  char *name = output ? g_strdup (output) : _owb_pass_unique_name (ctx, perm == to_nhwc_perm ? "nhwc" : "nchw");
+  char *name = output ? g_strdup (output) : owb_pass_unique_name (ctx, perm == to_nhwc_perm ? "nhwc" : "nchw");
   owb_node_add_output (t, name);
   g_free (name);
   set_ints (t, "perm", 4, perm);
-  _owb_pass_add_node (ctx, t, &from, from ? 1 : 0);
+  owb_pass_add_node (ctx, t, &from, from ? 1 : 0);
   return t->outputs[0];
 }
 
@@ -65,7 +65,7 @@ nhwc_of (OwbPassContext *ctx, const char *name, const char *from)
   if (src)
     return g_strdup (src);
   /* one Transpose per value, however many convolutions read it */
-  GPtrArray *readers = _owb_pass_consumers (ctx, name);
+  GPtrArray *readers = owb_pass_consumers (ctx, name);
   for (guint i = 0; i < readers->len; i++)
     if (is_transpose (g_ptr_array_index (readers, i), to_nhwc_perm))
       return g_strdup (((OwbNode *) g_ptr_array_index (readers, i))->outputs[0]);
@@ -78,11 +78,11 @@ nhwc_of (OwbPassContext *ctx, const char *name, const char *from)
 static char *
 conv_refusal (OwbPassContext *ctx, const OwbNode *conv)
 {
-  const char *op = _owb_pass_is_op (conv, "ConvTranspose") ? "NhwcConvTranspose" : "NhwcConv";
+  const char *op = owb_pass_is_op (conv, "ConvTranspose") ? "NhwcConvTranspose" : "NhwcConv";
   if (conv->n_inputs < 2 || conv->n_outputs != 1)
     return g_strdup ("has an unexpected signature");
-  const OwbValueType *x = _owb_pass_value_type (ctx, conv->inputs[0]);
-  const OwbTensor *w = _owb_pass_get_constant (ctx, conv->inputs[1]);
+  const OwbValueType *x = owb_pass_value_type (ctx, conv->inputs[0]);
+  const OwbTensor *w = owb_pass_get_constant (ctx, conv->inputs[1]);
   if (!x || x->kind != OWB_VALUE_TENSOR || x->rank < 0)
     return g_strdup ("input X has no inferred rank");
   if (x->rank != 4)
@@ -94,7 +94,7 @@ conv_refusal (OwbPassContext *ctx, const OwbNode *conv)
   if (w->rank != 4 || w->dtype != OWB_TYPE_FLOAT)
     return g_strdup ("weight W is not a 4-D float tensor");
   const char *b = owb_node_get_input (conv, 2);
-  const OwbValueType *bt = b ? _owb_pass_value_type (ctx, b) : NULL;
+  const OwbValueType *bt = b ? owb_pass_value_type (ctx, b) : NULL;
   if (b && bt && bt->rank != 1)
     return g_strdup ("bias B is not a vector");
   return NULL;
@@ -135,7 +135,7 @@ reorder_weight (const OwbTensor *w)
 static void
 convert_to_nhwc (OwbPassContext *ctx, OwbNode *node, const char *op_type, OwbTensor *(*reorder) (const OwbTensor *))
 {
-  const char *from = _owb_pass_label (node);
+  const char *from = owb_pass_label (node);
   OwbNode *nc = owb_node_dup (node);
   owb_node_clear_claims (nc);
   g_free (nc->op_type);
@@ -148,7 +148,7 @@ convert_to_nhwc (OwbPassContext *ctx, OwbNode *node, const char *op_type, OwbTen
   char *x = nhwc_of (ctx, node->inputs[0], from);
   g_free (nc->inputs[0]);
   nc->inputs[0] = x;
-  const char *w = _owb_pass_add_initializer (ctx, node->inputs[1], reorder (_owb_pass_get_constant (ctx, node->inputs[1])));
+  const char *w = owb_pass_add_initializer (ctx, node->inputs[1], reorder (owb_pass_get_constant (ctx, node->inputs[1])));
   g_free (nc->inputs[1]);
   nc->inputs[1] = g_strdup (w);
   if (nc->n_inputs > 3 && nc->inputs[3][0])
@@ -159,12 +159,12 @@ convert_to_nhwc (OwbPassContext *ctx, OwbNode *node, const char *op_type, OwbTen
     }
   char *out = g_strdup (node->outputs[0]);
   g_free (nc->outputs[0]);
-  nc->outputs[0] = _owb_pass_unique_name (ctx, "nhwc");
+  nc->outputs[0] = owb_pass_unique_name (ctx, "nhwc");
   char *from_copy = g_strdup (from);
   const char *from_name = from_copy;
-  _owb_pass_add_node (ctx, nc, &from_name, 1);
+  owb_pass_add_node (ctx, nc, &from_name, 1);
   const char *y = nc->outputs[0];
-  _owb_pass_remove_node (ctx, node);
+  owb_pass_remove_node (ctx, node);
   add_transpose (ctx, y, out, to_nchw_perm, from_copy);
   g_free (out);
   g_free (from_copy);
@@ -195,7 +195,7 @@ reorder_transpose_weight (const OwbTensor *w)
 static void
 resize_inputs (OwbPassContext *ctx, int *roi, int *scales, int *sizes)
 {
-  gboolean v10 = _owb_pass_opset (ctx) < 11;
+  gboolean v10 = owb_pass_opset (ctx) < 11;
   *roi = v10 ? -1 : 1;
   *scales = v10 ? 1 : 2;
   *sizes = v10 ? -1 : 3;
@@ -219,9 +219,9 @@ permute_vector (const OwbTensor *t, int halves)
 static char *
 resize_refusal (OwbPassContext *ctx, const OwbNode *node, OwbTensor **consts, int64_t *axes, int *n_axes)
 {
-  if (!_owb_pass_is_op (node, "Resize") || node->n_inputs < 1 || node->n_outputs != 1)
+  if (!owb_pass_is_op (node, "Resize") || node->n_inputs < 1 || node->n_outputs != 1)
     return g_strdup ("has an unexpected signature");
-  const OwbValueType *x = _owb_pass_value_type (ctx, node->inputs[0]);
+  const OwbValueType *x = owb_pass_value_type (ctx, node->inputs[0]);
   if (!x || x->kind != OWB_VALUE_TENSOR || x->rank != 4)
     return g_strdup ("input X is not known to be 4-D");
   int n = 0;
@@ -250,7 +250,7 @@ resize_refusal (OwbPassContext *ctx, const OwbNode *node, OwbTensor **consts, in
       const char *in = which[k] >= 0 ? owb_node_get_input (node, which[k]) : NULL;
       if (!in)
         continue;
-      const OwbTensor *t = _owb_pass_get_constant (ctx, in);
+      const OwbTensor *t = owb_pass_get_constant (ctx, in);
       if (!t)
         {
           why = g_strdup_printf ("its %s are not constants", what[k]);
@@ -304,7 +304,7 @@ is_unary_elementwise (const OwbNode *node)
                                      "Erf",      "Floor",     "Ceil",        "Round",    "Sign",        "Identity",
                                      "Gelu",     "Mish",      "ThresholdedRelu", "Cast", "Not" };
   for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
-    if (_owb_pass_is_op (node, ops[i]))
+    if (owb_pass_is_op (node, ops[i]))
       return TRUE;
   return FALSE;
 }
@@ -314,7 +314,7 @@ is_broadcast_elementwise (const OwbNode *node)
 {
   static const char *const ops[] = { "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "PRelu" };
   for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
-    if (_owb_pass_is_op (node, ops[i]))
+    if (owb_pass_is_op (node, ops[i]))
       return TRUE;
   return FALSE;
 }
@@ -351,13 +351,13 @@ static gboolean
 try_push (OwbPassContext *ctx, OwbNode *node)
 {
   gboolean unary = is_unary_elementwise (node), binary = is_broadcast_elementwise (node);
-  gboolean concat = _owb_pass_is_op (node, "Concat"), resize = _owb_pass_is_op (node, "Resize");
+  gboolean concat = owb_pass_is_op (node, "Concat"), resize = owb_pass_is_op (node, "Resize");
   const char *new_op = NULL;
-  if (_owb_pass_is_op (node, "MaxPool"))
+  if (owb_pass_is_op (node, "MaxPool"))
     new_op = "NhwcMaxPool";
-  else if (_owb_pass_is_op (node, "AveragePool"))
+  else if (owb_pass_is_op (node, "AveragePool"))
     new_op = "NhwcAveragePool";
-  else if (_owb_pass_is_op (node, "GlobalAveragePool"))
+  else if (owb_pass_is_op (node, "GlobalAveragePool"))
     new_op = "NhwcGlobalAveragePool";
   if (!unary && !binary && !concat && !resize && !new_op)
     return FALSE;
@@ -367,14 +367,14 @@ try_push (OwbPassContext *ctx, OwbNode *node)
     any = node->inputs[i][0] && nhwc_source (ctx, node->inputs[i]);
   if (node->n_outputs != 1 || !any)
     return FALSE;
-  const OwbValueType *out = _owb_pass_value_type (ctx, node->outputs[0]);
+  const OwbValueType *out = owb_pass_value_type (ctx, node->outputs[0]);
   if (!out || out->kind != OWB_VALUE_TENSOR || out->rank != 4)
     return FALSE;
   if (new_op)
     {
       int nk = 0;
       owb_node_get_ints (node, "kernel_shape", &nk);
-      if ((!_owb_pass_is_op (node, "GlobalAveragePool") && nk != 2) || out->dtype != OWB_TYPE_FLOAT)
+      if ((!owb_pass_is_op (node, "GlobalAveragePool") && nk != 2) || out->dtype != OWB_TYPE_FLOAT)
         return FALSE;
     }
   /* the inputs that carry the layout must have NHWC forms */
@@ -384,7 +384,7 @@ try_push (OwbPassContext *ctx, OwbNode *node)
         return FALSE;
       if (nhwc_source (ctx, node->inputs[i]))
         continue;
-      const OwbTensor *c = _owb_pass_get_constant (ctx, node->inputs[i]);
+      const OwbTensor *c = owb_pass_get_constant (ctx, node->inputs[i]);
       if (!c || concat || c->rank > 4)
         return FALSE;
     }
@@ -400,7 +400,7 @@ try_push (OwbPassContext *ctx, OwbNode *node)
         return FALSE;
     }
 
-  const char *from = _owb_pass_label (node);
+  const char *from = owb_pass_label (node);
   OwbNode *nn = owb_node_dup (node);
   owb_node_clear_claims (nn);
   g_free (nn->name);
@@ -413,8 +413,8 @@ try_push (OwbPassContext *ctx, OwbNode *node)
         name = g_strdup (src);
       else
         {
-          OwbTensor *t = constant_to_nhwc (_owb_pass_get_constant (ctx, node->inputs[i]));
-          name = g_strdup (_owb_pass_add_initializer (ctx, node->inputs[i], t));
+          OwbTensor *t = constant_to_nhwc (owb_pass_get_constant (ctx, node->inputs[i]));
+          name = g_strdup (owb_pass_add_initializer (ctx, node->inputs[i], t));
         }
       g_free (nn->inputs[i]);
       nn->inputs[i] = name;
@@ -440,7 +440,7 @@ try_push (OwbPassContext *ctx, OwbNode *node)
       for (int k = 0; k < 3; k++)
         if (resize_consts[k])
           {
-            const char *name = _owb_pass_add_initializer (ctx, node->inputs[which[k]], resize_consts[k]);
+            const char *name = owb_pass_add_initializer (ctx, node->inputs[which[k]], resize_consts[k]);
             g_free (nn->inputs[which[k]]);
             nn->inputs[which[k]] = g_strdup (name);
           }
@@ -459,9 +459,9 @@ try_push (OwbPassContext *ctx, OwbNode *node)
   char *from_copy = g_strdup (from);
   const char *from_name = from_copy;
   g_free (nn->outputs[0]);
-  nn->outputs[0] = _owb_pass_unique_name (ctx, "nhwc");
-  _owb_pass_add_node (ctx, nn, &from_name, 1);
-  _owb_pass_remove_node (ctx, node);
+  nn->outputs[0] = owb_pass_unique_name (ctx, "nhwc");
+  owb_pass_add_node (ctx, nn, &from_name, 1);
+  owb_pass_remove_node (ctx, node);
   add_transpose (ctx, nn->outputs[0], y, to_nchw_perm, from_copy);
   g_free (y);
   g_free (from_copy);
@@ -481,10 +481,10 @@ reduce_in_nhwc (OwbPassContext *ctx, const OwbNode *node, int64_t *nhwc_axes, in
   static const char *const ops[] = { "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin" };
   gboolean reduce = FALSE;
   for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
-    reduce = reduce || _owb_pass_is_op (node, ops[i]);
+    reduce = reduce || owb_pass_is_op (node, ops[i]);
   if (!reduce || node->n_outputs != 1 || node->n_inputs < 1 || !node->inputs[0][0])
     return FALSE;
-  const OwbValueType *in = _owb_pass_value_type (ctx, node->inputs[0]);
+  const OwbValueType *in = owb_pass_value_type (ctx, node->inputs[0]);
   if (!in || in->kind != OWB_VALUE_TENSOR || in->rank != 4)
     return FALSE;
   /* axes from the attribute (older opsets) or from a constant second input */
@@ -493,7 +493,7 @@ reduce_in_nhwc (OwbPassContext *ctx, const OwbNode *node, int64_t *nhwc_axes, in
   *axes_value = NULL;
   if (node->n_inputs > 1 && node->inputs[1][0])
     {
-      const OwbTensor *v = _owb_pass_get_constant (ctx, node->inputs[1]);
+      const OwbTensor *v = owb_pass_get_constant (ctx, node->inputs[1]);
       if (!v || v->dtype != OWB_TYPE_INT64 || v->rank != 1 || v->nelems > 4)
         return FALSE;
       n_axes = (int) v->nelems;
@@ -543,7 +543,7 @@ try_push_reduce (OwbPassContext *ctx, OwbNode *node)
   const char *src = nhwc_source (ctx, node->inputs[0]);
   if (!src)
     return FALSE;
-  const char *from = _owb_pass_label (node);
+  const char *from = owb_pass_label (node);
   char *from_copy = g_strdup (from);
   const char *from_name = from_copy;
   OwbNode *nn = owb_node_dup (node);
@@ -556,7 +556,7 @@ try_push_reduce (OwbPassContext *ctx, OwbNode *node)
     {
       OwbTensor *t = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]){ n }, NULL);
       memcpy (t->data, nhwc_axes, sizeof (int64_t) * n);
-      const char *name = _owb_pass_add_initializer (ctx, node->inputs[1], t);
+      const char *name = owb_pass_add_initializer (ctx, node->inputs[1], t);
       g_free (nn->inputs[1]);
       nn->inputs[1] = g_strdup (name);
     }
@@ -566,9 +566,9 @@ try_push_reduce (OwbPassContext *ctx, OwbNode *node)
         memcpy (nn->attributes[a].ints, nhwc_axes, sizeof (int64_t) * n);
   char *y = g_strdup (node->outputs[0]);
   g_free (nn->outputs[0]);
-  nn->outputs[0] = keepdims ? _owb_pass_unique_name (ctx, "nhwc") : g_strdup (y);
-  _owb_pass_remove_node (ctx, node);
-  _owb_pass_add_node (ctx, nn, &from_name, 1);
+  nn->outputs[0] = keepdims ? owb_pass_unique_name (ctx, "nhwc") : g_strdup (y);
+  owb_pass_remove_node (ctx, node);
+  owb_pass_add_node (ctx, nn, &from_name, 1);
   if (keepdims)
     add_transpose (ctx, nn->outputs[0], y, to_nchw_perm, from_copy);
   g_free (y);
@@ -580,15 +580,15 @@ try_push_reduce (OwbPassContext *ctx, OwbNode *node)
 static gboolean
 try_cancel (OwbPassContext *ctx, OwbNode *t)
 {
-  if (!is_transpose (t, to_nhwc_perm) || _owb_pass_is_graph_output (ctx, t->outputs[0]))
+  if (!is_transpose (t, to_nhwc_perm) || owb_pass_is_graph_output (ctx, t->outputs[0]))
     return FALSE;
   const char *src = nhwc_source (ctx, t->inputs[0]);
   if (!src)
     return FALSE;
   char *s = g_strdup (src);
-  _owb_pass_replace_uses (ctx, t->outputs[0], s);
+  owb_pass_replace_uses (ctx, t->outputs[0], s);
   g_free (s);
-  _owb_pass_remove_node (ctx, t);
+  owb_pass_remove_node (ctx, t);
   return TRUE;
 }
 
@@ -604,7 +604,7 @@ remove_dead_transposes (OwbPassContext *ctx)
 {
   guint removed = 0;
   GPtrArray *stack = g_ptr_array_new ();
-  GPtrArray *nodes = _owb_pass_nodes (ctx);
+  GPtrArray *nodes = owb_pass_nodes (ctx);
   for (guint i = nodes->len; i-- > 0;)
     if (is_layout_transpose (g_ptr_array_index (nodes, i)))
       g_ptr_array_add (stack, g_ptr_array_index (nodes, i));
@@ -612,10 +612,10 @@ remove_dead_transposes (OwbPassContext *ctx)
   while (stack->len > 0)
     {
       OwbNode *node = g_ptr_array_steal_index_fast (stack, stack->len - 1);
-      if (g_hash_table_contains (gone, node) || _owb_pass_n_uses (ctx, node->outputs[0]) != 0)
+      if (g_hash_table_contains (gone, node) || owb_pass_n_uses (ctx, node->outputs[0]) != 0)
         continue;
-      OwbNode *source = _owb_pass_producer (ctx, node->inputs[0]);
-      _owb_pass_remove_node (ctx, node);
+      OwbNode *source = owb_pass_producer (ctx, node->inputs[0]);
+      owb_pass_remove_node (ctx, node);
       g_hash_table_add (gone, node);
       removed++;
       if (is_layout_transpose (source))
@@ -638,19 +638,19 @@ remove_dead_transposes (OwbPassContext *ctx)
 static void
 read_nchw_inputs (OwbPassContext *ctx)
 {
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
-      if (!_owb_pass_is_our_op (node, "NhwcConv") || owb_node_get_int (node, "group", 1) != 1
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (!owb_pass_is_our_op (node, "NhwcConv") || owb_node_get_int (node, "group", 1) != 1
           || owb_node_get_attribute (node, "nchw_input"))
         continue;
-      const OwbTensor *w = _owb_pass_get_constant (ctx, node->inputs[1]);
-      OwbNode *t = _owb_pass_producer (ctx, node->inputs[0]);
-      const OwbValueType *x = t && is_transpose (t, to_nhwc_perm) ? _owb_pass_value_type (ctx, t->inputs[0]) : NULL;
+      const OwbTensor *w = owb_pass_get_constant (ctx, node->inputs[1]);
+      OwbNode *t = owb_pass_producer (ctx, node->inputs[0]);
+      const OwbValueType *x = t && is_transpose (t, to_nhwc_perm) ? owb_pass_value_type (ctx, t->inputs[0]) : NULL;
       if (!w || !x || x->kind != OWB_VALUE_TENSOR || x->rank != 4 || !owb_dim_is_known (x->dims[1])
           || x->dims[1].value > NCHW_INPUT_MAX_C || w->rank != 4 || w->dims[3] > NCHW_INPUT_MAX_M)
         continue;
-      _owb_pass_set_input (ctx, node, 0, t->inputs[0]);
+      owb_pass_set_input (ctx, node, 0, t->inputs[0]);
       OwbAttribute *a = owb_node_add_attribute (node, "nchw_input", OWB_ATTR_INT);
       a->i = 1;
     }
@@ -659,14 +659,14 @@ read_nchw_inputs (OwbPassContext *ctx)
 static gboolean
 is_conv (const OwbNode *node)
 {
-  return _owb_pass_is_op (node, "Conv") || _owb_pass_is_our_op (node, "FusedConv") || _owb_pass_is_op (node, "ConvTranspose");
+  return owb_pass_is_op (node, "Conv") || owb_pass_is_our_op (node, "FusedConv") || owb_pass_is_op (node, "ConvTranspose");
 }
 
 /* Whether the push loop can carry NHWC through the node (ignoring its other inputs). */
 static gboolean
 is_layout_agnostic (OwbPassContext *ctx, const OwbNode *node)
 {
-  if (_owb_pass_is_op (node, "Resize"))
+  if (owb_pass_is_op (node, "Resize"))
     {
       char *why = resize_refusal (ctx, node, NULL, NULL, NULL);
       gboolean ok = why == NULL;
@@ -677,15 +677,15 @@ is_layout_agnostic (OwbPassContext *ctx, const OwbNode *node)
   int n;
   gboolean keepdims;
   const OwbTensor *axes_value;
-  return is_unary_elementwise (node) || is_broadcast_elementwise (node) || _owb_pass_is_op (node, "Concat")
-         || _owb_pass_is_op (node, "MaxPool") || _owb_pass_is_op (node, "AveragePool")
-         || _owb_pass_is_op (node, "GlobalAveragePool") || reduce_in_nhwc (ctx, node, axes, &n, &keepdims, &axes_value);
+  return is_unary_elementwise (node) || is_broadcast_elementwise (node) || owb_pass_is_op (node, "Concat")
+         || owb_pass_is_op (node, "MaxPool") || owb_pass_is_op (node, "AveragePool")
+         || owb_pass_is_op (node, "GlobalAveragePool") || reduce_in_nhwc (ctx, node, axes, &n, &keepdims, &axes_value);
 }
 
 static int64_t
 n_elements (OwbPassContext *ctx, const char *name)
 {
-  const OwbValueType *t = _owb_pass_value_type (ctx, name);
+  const OwbValueType *t = owb_pass_value_type (ctx, name);
   if (!t || t->kind != OWB_VALUE_TENSOR || t->rank != 4)
     return 0;
   int64_t n = 1;
@@ -706,24 +706,24 @@ static int64_t
 transposed_elements (OwbPassContext *ctx, GHashTable *convs)
 {
   int64_t total = 0;
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
       if (!in_region (ctx, node, convs))
         continue;
       for (int k = 0; k < node->n_inputs; k++)
         {
           const char *in = node->inputs[k];
-          if (!in[0] || _owb_pass_get_constant (ctx, in))
+          if (!in[0] || owb_pass_get_constant (ctx, in))
             continue;
-          if (!in_region (ctx, _owb_pass_producer (ctx, in), convs))
+          if (!in_region (ctx, owb_pass_producer (ctx, in), convs))
             total += n_elements (ctx, in);
         }
       for (int k = 0; k < node->n_outputs; k++)
         {
           const char *out = node->outputs[k];
-          gboolean leaves = _owb_pass_is_graph_output (ctx, out);
-          GPtrArray *readers = _owb_pass_consumers (ctx, out);
+          gboolean leaves = owb_pass_is_graph_output (ctx, out);
+          GPtrArray *readers = owb_pass_consumers (ctx, out);
           for (guint r = 0; r < readers->len && !leaves; r++)
             leaves = !in_region (ctx, g_ptr_array_index (readers, r), convs);
           if (leaves)
@@ -736,10 +736,10 @@ transposed_elements (OwbPassContext *ctx, GHashTable *convs)
 static int64_t
 multiply_adds (OwbPassContext *ctx, const OwbNode *conv)
 {
-  const OwbTensor *w = _owb_pass_get_constant (ctx, conv->inputs[1]);
+  const OwbTensor *w = owb_pass_get_constant (ctx, conv->inputs[1]);
   /* a ConvTranspose multiplies every input pixel by all of W */
-  gboolean transpose = _owb_pass_is_op (conv, "ConvTranspose");
-  const OwbValueType *y = _owb_pass_value_type (ctx, transpose ? conv->inputs[0] : conv->outputs[0]);
+  gboolean transpose = owb_pass_is_op (conv, "ConvTranspose");
+  const OwbValueType *y = owb_pass_value_type (ctx, transpose ? conv->inputs[0] : conv->outputs[0]);
   if (!w || !y || y->rank != 4)
     return 0;
   int64_t pixels = 1;
@@ -757,9 +757,9 @@ static void
 net_report (OwbPassContext *ctx)
 {
   GHashTable *alive = g_hash_table_new (g_str_hash, g_str_equal);
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
       if (node->name)
         g_hash_table_add (alive, node->name);
     }
@@ -800,21 +800,21 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *convs = g_ptr_array_new ();
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
       if (!is_conv (node))
         continue;
       char *why = conv_refusal (ctx, node);
       if (why)
-        _owb_pass_near_miss (ctx, node, "%s; kept in NCHW", why);
+        owb_pass_near_miss (ctx, node, "%s; kept in NCHW", why);
       else
         g_ptr_array_add (convs, node);
       g_free (why);
     }
   if (convs->len > 0 && ctx->options->portable)
     {
-      _owb_pass_near_miss (ctx, g_ptr_array_index (convs, 0),
+      owb_pass_near_miss (ctx, g_ptr_array_index (convs, 0),
                            "and %u other convolution(s) would run as NhwcConv/NhwcConvTranspose, which needs "
                            "ai.onnx.workbench; kept in NCHW (portable)",
                            convs->len - 1);
@@ -841,7 +841,7 @@ run (OwbPassContext *ctx, GError **error)
       g_hash_table_unref (set);
       if (moved * TRANSPOSE_COST_RATIO > macs)
         {
-          _owb_pass_near_miss (ctx, g_ptr_array_index (convs, 0),
+          owb_pass_near_miss (ctx, g_ptr_array_index (convs, 0),
                                "and %u other convolution(s) kept in NCHW: Transposes would move %" G_GINT64_FORMAT
                                " elements per run for %" G_GINT64_FORMAT " weighted multiply-adds (not worth it below 1:%d)",
                                convs->len - 1, moved, macs, TRANSPOSE_COST_RATIO);
@@ -857,7 +857,7 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < convs->len; i++)
     {
       OwbNode *node = g_ptr_array_index (convs, i);
-      if (_owb_pass_is_op (node, "ConvTranspose"))
+      if (owb_pass_is_op (node, "ConvTranspose"))
         convert_to_nhwc (ctx, node, "NhwcConvTranspose", reorder_transpose_weight);
       else
         convert_to_nhwc (ctx, node, "NhwcConv", reorder_weight);
@@ -868,25 +868,25 @@ run (OwbPassContext *ctx, GError **error)
    * or one Transpose, so this ends. A rewrite can only enable another on the nodes it added and on
    * the readers of the values it touched, which the worklist queues again (restarting the scan
    * from the first node after each rewrite made the pass quadratic). */
-  _owb_pass_watch_begin (ctx);
-  for (OwbNode *node; (node = _owb_pass_watch_next (ctx));)
+  owb_pass_watch_begin (ctx);
+  for (OwbNode *node; (node = owb_pass_watch_next (ctx));)
     if (!try_cancel (ctx, node) && !try_push (ctx, node))
       try_push_reduce (ctx, node);
-  _owb_pass_watch_end (ctx);
+  owb_pass_watch_end (ctx);
   /* Resizes left reading an NHWC value through a Transpose: say why they stayed NCHW */
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (_owb_pass_nodes (ctx), i);
-      if (!_owb_pass_is_op (node, "Resize") || node->n_inputs < 1 || !nhwc_source (ctx, node->inputs[0]))
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (!owb_pass_is_op (node, "Resize") || node->n_inputs < 1 || !nhwc_source (ctx, node->inputs[0]))
         continue;
       char *why = resize_refusal (ctx, node, NULL, NULL, NULL);
       if (why)
-        _owb_pass_near_miss (ctx, node, "%s; Resize kept in NCHW between Transposes", why);
+        owb_pass_near_miss (ctx, node, "%s; Resize kept in NCHW between Transposes", why);
       g_free (why);
     }
   read_nchw_inputs (ctx);
   remove_dead_transposes (ctx);
-  _owb_pass_prune_initializers (ctx);
+  owb_pass_prune_initializers (ctx);
   net_report (ctx);
   return TRUE;
 }

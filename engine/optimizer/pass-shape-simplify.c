@@ -10,8 +10,8 @@ gboolean _owb_fold_constants (OwbPassContext *ctx, GError **error);
 static gboolean
 is_outer_read (OwbPassContext *ctx, const char *name)
 {
-  guint uses = _owb_pass_n_uses (ctx, name);
-  guint seen = _owb_pass_consumers (ctx, name)->len + (_owb_pass_is_graph_output (ctx, name) ? 1 : 0);
+  guint uses = owb_pass_n_uses (ctx, name);
+  guint seen = owb_pass_consumers (ctx, name)->len + (owb_pass_is_graph_output (ctx, name) ? 1 : 0);
   return uses > seen;
 }
 
@@ -51,8 +51,8 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   GPtrArray *order = g_ptr_array_new (), *replaced = g_ptr_array_new ();
-  for (guint i = 0; i < _owb_pass_nodes (ctx)->len; i++)
-    g_ptr_array_add (order, g_ptr_array_index (_owb_pass_nodes (ctx), i));
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
+    g_ptr_array_add (order, g_ptr_array_index (owb_pass_nodes (ctx), i));
   for (guint i = 0; i < order->len; i++)
     {
       OwbNode *node = g_ptr_array_index (order, i);
@@ -62,9 +62,9 @@ run (OwbPassContext *ctx, GError **error)
         continue;
       const char *out = node->outputs[0];
       /* Constant inputs are constant folding's; graph outputs must stay node outputs. */
-      const OwbValueType *type = _owb_pass_value_type (ctx, node->inputs[0]);
+      const OwbValueType *type = owb_pass_value_type (ctx, node->inputs[0]);
       if (!type || type->kind != OWB_VALUE_TENSOR || type->rank < 0 || !owb_value_type_is_fully_known (type)
-          || _owb_pass_is_graph_output (ctx, out) || is_outer_read (ctx, out))
+          || owb_pass_is_graph_output (ctx, out) || is_outer_read (ctx, out))
         continue;
       /* The value keeps its name, now as an initializer: readers need no edit. The node goes
        * after the sweep, so that the graph maps are not rebuilt after every removal. */
@@ -72,7 +72,7 @@ run (OwbPassContext *ctx, GError **error)
       g_ptr_array_add (replaced, node);
     }
   for (guint i = 0; i < replaced->len; i++)
-    _owb_pass_remove_node (ctx, g_ptr_array_index (replaced, i));
+    owb_pass_remove_node (ctx, g_ptr_array_index (replaced, i));
   gboolean changed = replaced->len > 0;
   g_ptr_array_unref (replaced);
   g_ptr_array_unref (order);

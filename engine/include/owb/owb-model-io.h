@@ -60,4 +60,14 @@ void owb_atomic_files_remove_pending (void);
  * remove those temporaries and then die of the signal as before. For programs, not libraries. */
 void owb_atomic_files_install_signal_cleanup (void);
 
+/* Upgrades the model's ai.onnx opset import to `target` (at most 21), rewriting every node
+ * (subgraphs included) whose meaning changed on the way so that the model computes the same
+ * outputs: attributes that became inputs get constant initializers, removed ops (Upsample,
+ * Scatter) their successors, and Softmax-like ops their old 2-D coercion. Only upgrades:
+ * a lower or unknown target is OWB_ERROR_INVALID_ARGUMENT; the current version is a no-op.
+ * A node that has no equivalent is OWB_ERROR_UNSUPPORTED_OP naming it, and the model is then
+ * left unchanged. The result is validated (owb_model_validate: node->opset is the target);
+ * the value infos inferred on the way are kept in its graph. */
+gboolean owb_model_convert_opset (OwbModel *model, int64_t target, GError **error);
+
 G_END_DECLS

@@ -58,6 +58,12 @@ OwbTensor *owb_tensor_dup (const OwbTensor *tensor);
  * (the result holds a reference on `tensor`). */
 OwbTensor *owb_tensor_new_view (OwbTensor *tensor, int rank, const int64_t *dims, GError **error);
 
+/* A tensor of random values: floating types uniform in [-1, 1), integers in [0, 10) (small enough
+ * to be valid indices and sizes in most graphs), bools 0 or 1, strings "s0".."s9". One generator
+ * for every caller, so that a seed gives the same values in the CLI, the app and the quantizer.
+ * NULL with OWB_ERROR_INVALID_ARGUMENT for other types (complex). */
+OwbTensor *owb_tensor_new_random (OwbDataType dtype, int rank, const int64_t *dims, GRand *rand, GError **error);
+
 /* Reads element i converted to double / int64 (any numeric or bool type). */
 double owb_tensor_get_double (const OwbTensor *tensor, int64_t i);
 int64_t owb_tensor_get_int64 (const OwbTensor *tensor, int64_t i);

@@ -1,0 +1,372 @@
+/* test-quant-qdq.c: static QDQ quantization before/after: what is inserted where (per-channel
+ * weights, int32 biases at s_x * s_w, shared scales through data movement, exclusions and
+ * overrides), the report's provenance, and outputs close to the float model's. */
+#include "owb-quant-private.h"
+#include "../engine/test-util.h"
+
+#include <math.h>
+#include <string.h>
+
+static void
+add_random_weight (OwbGraph *g, const char *name, int rank, const int64_t *dims, GRand *rand, float amp)
+{
+  OwbTensor *t = owb_tensor_new (OWB_TYPE_FLOAT, rank, dims, NULL);
+  float *w = t->data;
+  for (int64_t i = 0; i < t->nelems; i++)
+    w[i] = (float) g_rand_double_range (rand, -amp, amp);
+  owb_graph_add_initializer (g, name, t);
+}
+
+/* x [1,3,8,8] -> Conv(4, 3x3, pad 1) -> Relu -> MaxPool 2 -> Conv(4) -> Add(with the pool) ->
+ * GlobalAveragePool -> Flatten -> Gemm(4 -> 5) -> y */
+static OwbModel *
+cnn_model (void)
+{
+  OwbModel *m = tu_model_new (13);
+  OwbGraph *g = m->graph;
+  int64_t xd[] = { 1, 3, 8, 8 }, yd[] = { 1, 5 };
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
+  tu_add_value (g->outputs, "y", OWB_TYPE_FLOAT, 2, yd, NULL);
+  GRand *rand = g_rand_new_with_seed (3);
+  int64_t w1[] = { 4, 3, 3, 3 }, b1[] = { 4 }, w2[] = { 4, 4, 3, 3 }, wg[] = { 5, 4 }, bg[] = { 5 };
+  add_random_weight (g, "w1", 4, w1, rand, 0.5f);
+  add_random_weight (g, "b1", 1, b1, rand, 0.2f);
+  add_random_weight (g, "w2", 4, w2, rand, 0.3f);
+  add_random_weight (g, "b2", 1, b1, rand, 0.2f);
+  add_random_weight (g, "wg", 2, wg, rand, 0.8f);
+  add_random_weight (g, "bg", 1, bg, rand, 0.1f);
+  g_rand_free (rand);
+  int64_t pads[] = { 1, 1, 1, 1 }, k3[] = { 3, 3 }, k2[] = { 2, 2 };
+  OwbNode *c1 = tu_node (g, "Conv", "conv1", "x,w1,b1", "c1");
+  OwbAttribute *a = owb_node_add_attribute (c1, "pads", OWB_ATTR_INTS);
+  a->n = 4, a->ints = g_memdup2 (pads, sizeof pads);
+  a = owb_node_add_attribute (c1, "kernel_shape", OWB_ATTR_INTS);
+  a->n = 2, a->ints = g_memdup2 (k3, sizeof k3);
+  tu_node (g, "Relu", "relu1", "c1", "r1");
+  OwbNode *mp = tu_node (g, "MaxPool", "pool", "r1", "p1");
+  a = owb_node_add_attribute (mp, "kernel_shape", OWB_ATTR_INTS);
+  a->n = 2, a->ints = g_memdup2 (k2, sizeof k2);
+  a = owb_node_add_attribute (mp, "strides", OWB_ATTR_INTS);
+  a->n = 2, a->ints = g_memdup2 (k2, sizeof k2);
+  OwbNode *c2 = tu_node (g, "Conv", "conv2", "p1,w2,b2", "c2");
+  a = owb_node_add_attribute (c2, "pads", OWB_ATTR_INTS);
+  a->n = 4, a->ints = g_memdup2 (pads, sizeof pads);
+  tu_node (g, "Add", "add", "c2,p1", "s");
+  tu_node (g, "GlobalAveragePool", "gap", "s", "gp");
+  tu_node (g, "Flatten", "flatten", "gp", "f");
+  OwbNode *gemm = tu_node (g, "Gemm", "gemm", "f,wg,bg", "y");
+  owb_node_add_attribute (gemm, "transB", OWB_ATTR_INT)->i = 1;
+  g_assert_true (owb_model_validate (m, NULL));
+  return m;
+}
+
+static OwbTensor *
+run_model (OwbModel *m, OwbTensor *x)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbSession) s = tu_session (m, 1, &error);
+  g_assert_no_error (error);
+  const char *names[] = { owb_session_get_input (s, 0)->name };
+  OwbTensor *out = NULL;
+  g_assert_true (owb_session_run (s, 1, names, &x, 1, NULL, &out, NULL, NULL, &error));
+  g_assert_no_error (error);
+  return out;
+}
+
+static double
+sqnr_db (const OwbTensor *a, const OwbTensor *b)
+{
+  double sig = 0, noise = 0;
+  for (int64_t i = 0; i < a->nelems; i++)
+    {
+      double x = ((float *) a->data)[i], y = ((float *) b->data)[i];
+      sig += x * x;
+      noise += (x - y) * (x - y);
+    }
+  return 10 * log10 (sig / MAX (noise, 1e-30));
+}
+
+static const OwbNode *
+find_producer (const OwbGraph *g, const char *name)
+{
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      const OwbNode *n = g_ptr_array_index (g->nodes, i);
+      for (int o = 0; o < n->n_outputs; o++)
+        if (strcmp (n->outputs[o], name) == 0)
+          return n;
+    }
+  return NULL;
+}
+
+static const OwbNode *
+find_node (const OwbGraph *g, const char *name)
+{
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      const OwbNode *n = g_ptr_array_index (g->nodes, i);
+      if (n->name && strcmp (n->name, name) == 0)
+        return n;
+    }
+  return NULL;
+}
+
+static guint
+count_op (const OwbGraph *g, const char *op)
+{
+  guint n = 0;
+  for (guint i = 0; i < g->nodes->len; i++)
+    n += strcmp (((OwbNode *) g_ptr_array_index (g->nodes, i))->op_type, op) == 0;
+  return n;
+}
+
+typedef struct {
+  OwbModel *model;
+  OwbQuantCalibration *cal;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  f->model = cnn_model ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbQuantDataset) ds = owb_quant_dataset_new_random (16, 5);
+  OwbQuantOptions o;
+  owb_quant_options_init (&o);
+  g_auto (GStrv) tensors = owb_quant_plan_tensors (f->model, &o, &error);
+  g_assert_no_error (error);
+  OwbQuantCalibrateOptions co;
+  owb_quant_calibrate_options_init (&co);
+  co.tensors = (const char *const *) tensors;
+  f->cal = owb_quant_calibrate (f->model, ds, &co, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  owb_quant_calibration_free (f->cal);
+  owb_model_unref (f->model);
+}
+
+static void
+test_plan (Fixture *f, gconstpointer data)
+{
+  OwbQuantOptions o;
+  owb_quant_options_init (&o);
+  g_auto (GStrv) tensors = owb_quant_plan_tensors (f->model, &o, NULL);
+  /* Conv inputs x and p1 (r1 feeds the MaxPool, whose output shares its parameters: r1 is the root),
+   * the Add's inputs and output, the pool's and Flatten's (sharing with gp), Gemm's input. */
+  g_autofree char *joined = g_strjoinv (",", tensors);
+  g_test_message ("planned: %s", joined);
+  g_assert_true (g_strv_contains ((const char *const *) tensors, "x"));
+  g_assert_true (g_strv_contains ((const char *const *) tensors, "r1"));
+  g_assert_false (g_strv_contains ((const char *const *) tensors, "p1")); /* shares r1's */
+  g_assert_true (g_strv_contains ((const char *const *) tensors, "c2"));
+  g_assert_true (g_strv_contains ((const char *const *) tensors, "s"));
+  g_assert_true (g_strv_contains ((const char *const *) tensors, "gp"));
+  g_assert_false (g_strv_contains ((const char *const *) tensors, "f")); /* Flatten shares gp's */
+  g_assert_false (g_strv_contains ((const char *const *) tensors, "c1")); /* Relu is not quantized */
+  g_assert_false (g_strv_contains ((const char *const *) tensors, "y"));  /* a Gemm output, read by nobody */
+}
+
+static void
+test_static (Fixture *f, gconstpointer data)
+{
+  OwbQuantOptions o;
+  owb_quant_options_init (&o);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbOptimizeReport) report = NULL;
+  g_autoptr (OwbModel) q = owb_quant_quantize_static (f->model, f->cal, &o, &report, &error);
+  g_assert_no_error (error);
+  const OwbGraph *g = q->graph;
+  /* The float model is untouched. */
+  g_assert_cmpuint (f->model->graph->nodes->len, ==, 8);
+  g_assert_nonnull (owb_graph_get_initializer (f->model->graph, "w1"));
+
+  /* Conv weights: int8 per output channel, DequantizeLinear axis 0; the float weight is gone. */
+  const OwbNode *conv = find_node (g, "conv1");
+  const OwbNode *wdq = find_producer (g, conv->inputs[1]);
+  g_assert_cmpstr (wdq->op_type, ==, "DequantizeLinear");
+  g_assert_cmpint (owb_node_get_int (wdq, "axis", -1), ==, 0);
+  const OwbTensor *wq = owb_graph_get_initializer (g, wdq->inputs[0]);
+  g_assert_cmpint (wq->dtype, ==, OWB_TYPE_INT8);
+  const OwbTensor *ws = owb_graph_get_initializer (g, wdq->inputs[1]);
+  g_assert_cmpint (ws->nelems, ==, 4);
+  g_assert_null (owb_graph_get_initializer (g, "w1"));
+  /* Gemm with transB = 1: channels along axis 0. */
+  const OwbNode *gemm = find_node (g, "gemm");
+  g_assert_cmpint (owb_node_get_int (find_producer (g, gemm->inputs[1]), "axis", -1), ==, 0);
+
+  /* Input: a QDQ pair on x; bias int32 at s_x * s_w[c]. */
+  const OwbNode *xdq = find_producer (g, conv->inputs[0]);
+  g_assert_cmpstr (xdq->op_type, ==, "DequantizeLinear");
+  const OwbNode *xq = find_producer (g, xdq->inputs[0]);
+  g_assert_cmpstr (xq->op_type, ==, "QuantizeLinear");
+  g_assert_cmpstr (xq->inputs[0], ==, "x");
+  float sx = *(float *) owb_graph_get_initializer (g, xq->inputs[1])->data;
+  g_assert_cmpint (owb_graph_get_initializer (g, xq->inputs[2])->dtype, ==, OWB_TYPE_UINT8);
+  const OwbNode *bdq = find_producer (g, conv->inputs[2]);
+  g_assert_cmpstr (bdq->op_type, ==, "DequantizeLinear");
+  const OwbTensor *bq = owb_graph_get_initializer (g, bdq->inputs[0]);
+  const OwbTensor *bs = owb_graph_get_initializer (g, bdq->inputs[1]);
+  g_assert_cmpint (bq->dtype, ==, OWB_TYPE_INT32);
+  for (int c = 0; c < 4; c++)
+    g_assert_cmpfloat_with_epsilon (((float *) bs->data)[c], sx * ((float *) ws->data)[c], 1e-12);
+
+  /* Relu's input stays float; the MaxPool's output shares its input's scale and zero point. */
+  const OwbNode *relu = find_node (g, "relu1");
+  g_assert_cmpstr (relu->inputs[0], ==, "c1");
+  const OwbNode *pool = find_node (g, "pool");
+  const OwbNode *pool_in = find_producer (g, pool->inputs[0]);
+  g_assert_cmpstr (pool_in->op_type, ==, "DequantizeLinear");
+  const OwbNode *conv2 = find_node (g, "conv2");
+  const OwbNode *p1dq = find_producer (g, conv2->inputs[0]);
+  g_assert_cmpstr (p1dq->op_type, ==, "DequantizeLinear");
+  g_assert_cmpstr (p1dq->inputs[1], ==, pool_in->inputs[1]);
+  g_assert_cmpstr (p1dq->inputs[2], ==, pool_in->inputs[2]);
+  /* The Add reads both inputs dequantized, p1 through the same pair as conv2. */
+  const OwbNode *add = find_node (g, "add");
+  g_assert_cmpstr (find_producer (g, add->inputs[0])->op_type, ==, "DequantizeLinear");
+  g_assert_cmpstr (add->inputs[1], ==, conv2->inputs[0]);
+  /* The graph output stays float and keeps its name. */
+  g_assert_cmpstr (((OwbValueInfo *) g->outputs->pdata[0])->name, ==, "y");
+  g_assert_cmpstr (find_producer (g, "y")->op_type, ==, "Gemm");
+
+  /* The report: two passes, every created node with the node it serves as provenance. */
+  g_assert_cmpuint (report->passes->len, ==, 2);
+  for (guint p = 0; p < 2; p++)
+    {
+      OwbPassReport *pr = g_ptr_array_index (report->passes, p);
+      g_assert_cmpuint (pr->created->len, >, 0);
+      for (guint k = 0; k < pr->created->len; k++)
+        g_assert_cmpuint (((OwbOptimizeCreated *) g_ptr_array_index (pr->created, k))->from->len, >, 0);
+    }
+  g_assert_cmpuint (count_op (g, "QuantizeLinear"), ==, count_op (g, "DequantizeLinear") - 6); /* 3 W + 3 B */
+
+  /* Outputs close to the float model's on a new input. */
+  int64_t xd[] = { 1, 3, 8, 8 };
+  GRand *rand = g_rand_new_with_seed (99);
+  g_autoptr (OwbTensor) x = owb_tensor_new_random (OWB_TYPE_FLOAT, 4, xd, rand, NULL);
+  g_rand_free (rand);
+  g_autoptr (OwbTensor) yf = run_model (f->model, x);
+  g_autoptr (OwbTensor) yq = run_model (q, x);
+  double db = sqnr_db (yf, yq);
+  g_test_message ("output SQNR %.1f dB", db);
+  g_assert_cmpfloat (db, >, 25);
+
+  /* Saved and loaded again, it is a valid model with the same outputs. */
+  g_autoptr (GBytes) bytes = owb_model_save_to_bytes (q, &error);
+  g_assert_no_error (error);
+  gsize size;
+  const void *data_ptr = g_bytes_get_data (bytes, &size);
+  g_autoptr (OwbModel) back = owb_model_load_from_data (data_ptr, size, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (OwbTensor) yb = run_model (back, x);
+  g_assert_cmpfloat (sqnr_db (yq, yb), >, 100);
+}
+
+static void
+test_per_tensor_and_exclusions (Fixture *f, gconstpointer data)
+{
+  OwbQuantOptions o;
+  owb_quant_options_init (&o);
+  o.per_channel = FALSE;
+  const char *const ops[] = { "Gemm", NULL };
+  const char *const nodes[] = { "conv2", NULL };
+  o.exclude_ops = ops;
+  o.exclude_nodes = nodes;
+  g_autoptr (GHashTable) overrides = g_hash_table_new (g_str_hash, g_str_equal);
+  OwbQuantOverride keep_float = { OWB_TYPE_UNDEFINED, FALSE, 0, 0 };
+  OwbQuantOverride wide = { OWB_TYPE_INT8, TRUE, -8, 8 };
+  g_hash_table_insert (overrides, "x", &wide);
+  g_hash_table_insert (overrides, "s", &keep_float);
+  o.overrides = overrides;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbOptimizeReport) report = NULL;
+  g_autoptr (OwbModel) q = owb_quant_quantize_static (f->model, f->cal, &o, &report, &error);
+  g_assert_no_error (error);
+  const OwbGraph *g = q->graph;
+  const OwbNode *conv = find_node (g, "conv1");
+  const OwbNode *wdq = find_producer (g, conv->inputs[1]);
+  g_assert_cmpint (owb_graph_get_initializer (g, wdq->inputs[1])->rank, ==, 0); /* per tensor */
+  g_assert_null (owb_node_get_attribute (wdq, "axis"));
+  /* Excluded: the Gemm and conv2 keep float weights and read their inputs as they were. */
+  const OwbNode *gemm = find_node (g, "gemm");
+  g_assert_cmpstr (gemm->inputs[1], ==, "wg");
+  const OwbNode *conv2 = find_node (g, "conv2");
+  g_assert_cmpstr (conv2->inputs[1], ==, "w2");
+  /* The override: x in int8 over [-8, 8] (zero point 0, asymmetric over a symmetric range). */
+  const OwbNode *xq = find_producer (g, find_producer (g, conv->inputs[0])->inputs[0]);
+  g_assert_cmpint (owb_graph_get_initializer (g, xq->inputs[2])->dtype, ==, OWB_TYPE_INT8);
+  g_assert_cmpfloat_with_epsilon (*(float *) owb_graph_get_initializer (g, xq->inputs[1])->data, 16.0 / 255, 1e-7);
+  /* s kept float: the pool reads it directly. */
+  g_assert_cmpstr (find_node (g, "gap")->inputs[0], ==, "s");
+  /* The report says why. */
+  gboolean said = FALSE;
+  for (guint p = 0; p < report->passes->len; p++)
+    {
+      OwbPassReport *pr = g_ptr_array_index (report->passes, p);
+      for (guint k = 0; k < pr->near_misses->len; k++)
+        said |= strstr (g_ptr_array_index (pr->near_misses, k), "excluded by the user") != NULL;
+    }
+  g_assert_true (said);
+}
+
+static void
+test_opset_too_old (void)
+{
+  g_autoptr (OwbModel) m = cnn_model ();
+  owb_model_set_opset (m, "", 11);
+  g_assert_true (owb_model_validate (m, NULL));
+  g_autoptr (OwbQuantCalibration) cal = NULL;
+  OwbQuantOptions o;
+  owb_quant_options_init (&o);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbQuantDataset) ds = owb_quant_dataset_new_random (2, 5);
+  cal = owb_quant_calibrate (m, ds, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (OwbModel) q = owb_quant_quantize_static (m, cal, &o, NULL, &error);
+  g_assert_null (q);
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "opset 11"));
+}
+
+static void
+test_activation_types (Fixture *f, gconstpointer data)
+{
+  OwbQuantOptions o;
+  owb_quant_options_init (&o);
+  o.activation_type = OWB_TYPE_INT8;
+  o.symmetric_activations = TRUE;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbModel) q = owb_quant_quantize_static (f->model, f->cal, &o, NULL, &error);
+  g_assert_no_error (error);
+  const OwbNode *conv = find_node (q->graph, "conv1");
+  const OwbNode *xq = find_producer (q->graph, find_producer (q->graph, conv->inputs[0])->inputs[0]);
+  const OwbTensor *zp = owb_graph_get_initializer (q->graph, xq->inputs[2]);
+  g_assert_cmpint (zp->dtype, ==, OWB_TYPE_INT8);
+  g_assert_cmpint (owb_tensor_get_int64 (zp, 0), ==, 0);
+  /* 16-bit activations need opset 21's QuantizeLinear. */
+  o.activation_type = OWB_TYPE_UINT16;
+  g_autoptr (OwbModel) q16 = owb_quant_quantize_static (f->model, f->cal, &o, NULL, &error);
+  g_assert_null (q16);
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  o.activation_type = OWB_TYPE_FLOAT;
+  g_assert_null (owb_quant_quantize_static (f->model, f->cal, &o, NULL, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add ("/quant/qdq/plan", Fixture, NULL, fixture_set_up, test_plan, fixture_tear_down);
+  g_test_add ("/quant/qdq/static", Fixture, NULL, fixture_set_up, test_static, fixture_tear_down);
+  g_test_add ("/quant/qdq/per-tensor-exclusions", Fixture, NULL, fixture_set_up, test_per_tensor_and_exclusions,
+              fixture_tear_down);
+  g_test_add ("/quant/qdq/activation-types", Fixture, NULL, fixture_set_up, test_activation_types, fixture_tear_down);
+  g_test_add_func ("/quant/qdq/opset-too-old", test_opset_too_old);
+  return g_test_run ();
+}
