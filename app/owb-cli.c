@@ -700,40 +700,13 @@ owb_cli_peak_rss_mb (void)
 void
 owb_json_string (GString *out, const char *s)
 {
-  g_autofree char *valid = g_utf8_make_valid (s != NULL ? s : "", -1);
-
-  g_string_append_c (out, '"');
-  for (const char *p = valid; *p; p++)
-    {
-      unsigned char c = (unsigned char) *p;
-      switch (c)
-        {
-        case '"': g_string_append (out, "\\\""); break;
-        case '\\': g_string_append (out, "\\\\"); break;
-        case '\n': g_string_append (out, "\\n"); break;
-        case '\r': g_string_append (out, "\\r"); break;
-        case '\t': g_string_append (out, "\\t"); break;
-        default:
-          if (c < 0x20)
-            g_string_append_printf (out, "\\u%04x", c);
-          else
-            g_string_append_c (out, (char) c);
-        }
-    }
-  g_string_append_c (out, '"');
+  owb_json_append_string (out, s);
 }
 
 void
 owb_json_double (GString *out, double v)
 {
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-
-  if (!isfinite (v))
-    {
-      g_string_append (out, "null");
-      return;
-    }
-  g_string_append (out, g_ascii_formatd (buf, sizeof buf, "%.6g", v));
+  owb_json_append_number (out, v, 6);
 }
 
 static const char *

@@ -79,7 +79,7 @@ names_to_json (char **names)
     {
       if (i)
         g_string_append_c (out, ',');
-      _owb_prof_json_string (out, names[i]);
+      owb_json_append_string (out, names[i]);
     }
   g_string_append_c (out, ']');
   return g_string_free (out, FALSE);

@@ -9,8 +9,6 @@ struct _OwbProfDb {
   char *path;
 };
 
-/* Appends s as a JSON string literal. */
-void _owb_prof_json_string (GString *out, const char *s);
 /* Appends a finite number (JSON has no NaN or infinity: those are null). */
 void _owb_prof_json_number (GString *out, double v);
 /* Sorts v (n values) and returns its q-quantile by linear interpolation; 0 when n is 0. */

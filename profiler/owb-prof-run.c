@@ -197,40 +197,10 @@ owb_prof_run_dup_title (const OwbProfRun *run)
 }
 
 void
-_owb_prof_json_string (GString *out, const char *s)
-{
-  g_string_append_c (out, '"');
-  for (const unsigned char *p = (const unsigned char *) (s ? s : ""); *p; p++)
-    {
-      switch (*p)
-        {
-        case '"': g_string_append (out, "\\\""); break;
-        case '\\': g_string_append (out, "\\\\"); break;
-        case '\n': g_string_append (out, "\\n"); break;
-        case '\r': g_string_append (out, "\\r"); break;
-        case '\t': g_string_append (out, "\\t"); break;
-        default:
-          if (*p < 0x20)
-            g_string_append_printf (out, "\\u%04x", *p);
-          else
-            g_string_append_c (out, (char) *p);
-        }
-    }
-  g_string_append_c (out, '"');
-}
-
-void
 _owb_prof_json_number (GString *out, double v)
 {
-  if (!isfinite (v))
-    {
-      g_string_append (out, "null");
-      return;
-    }
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  /* %.6g keeps files small; ms and us values need no more */
-  g_ascii_formatd (buf, sizeof buf, "%.6g", v);
-  g_string_append (out, buf);
+  /* 6 digits keep files small; ms and us values need no more */
+  owb_json_append_number (out, v, 6);
 }
 
 static int

@@ -20,27 +20,27 @@ owb_prof_run_dup_trace_json (const OwbProfRun *run)
     n_lanes = MAX (n_lanes, g_array_index (run->events, OwbProfEvent, e).thread + 1);
 
   g_string_append (out, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"model\":");
-  _owb_prof_json_string (out, run->model_path);
+  owb_json_append_string (out, run->model_path);
   g_string_append (out, ",\"model_hash\":");
-  _owb_prof_json_string (out, run->model_hash);
+  owb_json_append_string (out, run->model_hash);
   g_string_append_printf (out, ",\"run_id\":%" G_GINT64_FORMAT ",\"label\":", run->id);
-  _owb_prof_json_string (out, run->label);
+  owb_json_append_string (out, run->label);
   g_string_append (out, ",\"date\":");
-  _owb_prof_json_string (out, run->date);
+  owb_json_append_string (out, run->date);
   g_string_append_printf (out, ",\"threads\":%d,\"optimize\":", run->threads);
-  _owb_prof_json_string (out, run->optimize);
+  owb_json_append_string (out, run->optimize);
   g_string_append (out, ",\"providers\":");
-  _owb_prof_json_string (out, run->providers);
+  owb_json_append_string (out, run->providers);
   g_string_append (out, ",\"source\":");
-  _owb_prof_json_string (out, run->source);
+  owb_json_append_string (out, run->source);
   g_string_append (out, "},\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":");
-  _owb_prof_json_string (out, process);
+  owb_json_append_string (out, process);
   g_string_append (out, "}}");
   for (guint t = 0; t < n_lanes; t++)
     {
       g_string_append_printf (out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"args\":{\"name\":", t);
       g_autofree char *name = t == 0 ? g_strdup ("run thread") : g_strdup_printf ("worker %u", t);
-      _owb_prof_json_string (out, name);
+      owb_json_append_string (out, name);
       g_string_append_printf (out, "}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
                               "\"args\":{\"sort_index\":%u}}", t, t);
     }
@@ -49,32 +49,32 @@ owb_prof_run_dup_trace_json (const OwbProfRun *run)
       const OwbProfEvent *ev = &g_array_index (run->events, OwbProfEvent, e);
       const OwbProfNode *node = g_ptr_array_index (run->nodes, ev->node);
       g_string_append (out, ",\n{\"name\":");
-      _owb_prof_json_string (out, node->name);
+      owb_json_append_string (out, node->name);
       g_string_append (out, ",\"cat\":");
-      _owb_prof_json_string (out, ev->kind == OWB_PROF_EVENT_WORKER ? "worker" : node->op_type);
+      owb_json_append_string (out, ev->kind == OWB_PROF_EVENT_WORKER ? "worker" : node->op_type);
       g_string_append_printf (out, ",\"ph\":\"X\",\"pid\":1,\"tid\":%u", ev->thread);
       append_us (out, "ts", ev->start_ns);
       append_us (out, "dur", ev->duration_ns);
       g_string_append (out, ",\"args\":{\"op_type\":");
-      _owb_prof_json_string (out, node->op_type);
+      owb_json_append_string (out, node->op_type);
       g_string_append (out, ",\"provider\":");
-      _owb_prof_json_string (out, node->provider);
+      owb_json_append_string (out, node->provider);
       if (node->graph_path[0])
         {
           g_string_append (out, ",\"graph_path\":");
-          _owb_prof_json_string (out, node->graph_path);
+          owb_json_append_string (out, node->graph_path);
         }
       g_string_append_printf (out, ",\"iteration\":%u", ev->iteration);
       append_us (out, ev->kind == OWB_PROF_EVENT_WORKER ? "busy_us" : "self_us", ev->self_ns);
       if (ev->input_shapes)
         {
           g_string_append (out, ",\"input_shapes\":");
-          _owb_prof_json_string (out, ev->input_shapes);
+          owb_json_append_string (out, ev->input_shapes);
         }
       if (ev->output_shapes)
         {
           g_string_append (out, ",\"output_shapes\":");
-          _owb_prof_json_string (out, ev->output_shapes);
+          owb_json_append_string (out, ev->output_shapes);
         }
       g_string_append_printf (out, ",\"input_bytes\":%" G_GINT64_FORMAT ",\"output_bytes\":%" G_GINT64_FORMAT,
                               ev->input_bytes, ev->output_bytes);

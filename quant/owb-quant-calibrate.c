@@ -36,9 +36,12 @@ void
 owb_quant_range_options_init (OwbQuantRangeOptions *options)
 {
   memset (options, 0, sizeof *options);
-  options->method = OWB_QUANT_MINMAX;
+  /* Percentile (99.999) measured best or equal on every dev task (a CNN, a transformer, a CRNN):
+   * it drops the rare extreme that widens minmax's step, and keeps the range where entropy clips. */
+  options->method = OWB_QUANT_PERCENTILE;
   options->percentile = 99.999;
   options->n_quantized_levels = 256;
+  options->entropy_max_clipped = 1e-3;
 }
 
 static const char *const method_names[] = { "minmax", "entropy", "percentile", "mse" };
@@ -126,15 +129,7 @@ owb_quant_calibrate (OwbModel *model, OwbQuantDataset *dataset, const OwbQuantCa
       owb_quant_calibrate_options_init (&defaults);
       options = &defaults;
     }
-  g_autoptr (GPtrArray) providers = owb_providers_new_from_list ("cpu", error);
-  if (providers == NULL)
-    return NULL;
-  OwbSessionOptions so;
-  owb_session_options_init (&so);
-  so.providers = providers;
-  so.n_threads = options->n_threads;
-  so.optimize = OWB_OPTIMIZE_DISABLED; /* the file's tensor names, as the quantizer will see them */
-  g_autoptr (OwbSession) session = owb_session_new (model, &so, error);
+  g_autoptr (OwbSession) session = _owb_quant_session_new (model, options->n_threads, error);
   if (session == NULL)
     return NULL;
 
@@ -280,7 +275,7 @@ owb_quant_calibration_compute_range (const OwbQuantCalibration *calibration, con
       t = _owb_quant_histogram_percentile (&s->hist, options->percentile > 0 ? options->percentile : 99.999);
       break;
     case OWB_QUANT_ENTROPY:
-      t = _owb_quant_histogram_entropy (&s->hist, abs_levels);
+      t = _owb_quant_histogram_entropy (&s->hist, abs_levels, options->entropy_max_clipped);
       break;
     case OWB_QUANT_MSE:
       t = _owb_quant_histogram_mse (&s->hist, min, max, levels);

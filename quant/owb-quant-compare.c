@@ -314,16 +314,12 @@ on_node_end_b (const OwbNodeEvent *event, gpointer user_data)
       compare_value (user_data, event->node->outputs[i], event->outputs[i]);
 }
 
+/* Tensor names must stay the file's, or nothing matches: the quantizer's sessions are at level
+ * disabled. */
 static OwbSession *
-open_session (OwbModel *model, GPtrArray *providers, int n_threads, const char *which, GError **error)
+open_session (OwbModel *model, int n_threads, const char *which, GError **error)
 {
-  OwbSessionOptions so;
-  owb_session_options_init (&so);
-  so.providers = providers;
-  so.n_threads = n_threads;
-  /* tensor names must stay the file's, or nothing matches */
-  so.optimize = OWB_OPTIMIZE_DISABLED;
-  OwbSession *s = owb_session_new (model, &so, error);
+  OwbSession *s = _owb_quant_session_new (model, n_threads, error);
   if (!s)
     g_prefix_error (error, "model %s: ", which);
   return s;
@@ -510,13 +506,10 @@ owb_quant_compare (OwbModel *a, OwbModel *b, OwbQuantDataset *dataset, const Owb
                    options->labels->len, options->labels->len == 1 ? "" : "s", n_samples, n_samples == 1 ? "" : "s");
       return NULL;
     }
-  g_autoptr (GPtrArray) providers = owb_providers_new_from_list ("cpu", error);
-  if (!providers)
-    return NULL;
-  g_autoptr (OwbSession) sa = open_session (a, providers, options->n_threads, "A", error);
+  g_autoptr (OwbSession) sa = open_session (a, options->n_threads, "A", error);
   if (!sa)
     return NULL;
-  g_autoptr (OwbSession) sb = open_session (b, providers, options->n_threads, "B", error);
+  g_autoptr (OwbSession) sb = open_session (b, options->n_threads, "B", error);
   if (!sb)
     return NULL;
   guint n_out = owb_session_get_n_outputs (sa);
@@ -682,7 +675,7 @@ static void
 json_key_string (GString *out, const char *key, const char *v)
 {
   g_string_append_printf (out, ",\"%s\":", key);
-  _owb_quant_json_string (out, v);
+  owb_json_append_string (out, v);
 }
 
 char *
@@ -694,7 +687,7 @@ owb_quant_comparison_to_json (const OwbQuantComparison *comparison)
     {
       const OwbQuantOutputDiff *d = g_ptr_array_index (comparison->outputs, i);
       g_string_append (out, i ? ",{\"name\":" : "{\"name\":");
-      _owb_quant_json_string (out, d->name);
+      owb_json_append_string (out, d->name);
       json_key_number (out, "sqnr_db", d->sqnr_db);
       json_key_number (out, "cosine", d->cosine);
       json_key_number (out, "max_abs", d->max_abs);
@@ -713,7 +706,7 @@ owb_quant_comparison_to_json (const OwbQuantComparison *comparison)
     {
       const OwbQuantTensorDiff *d = g_ptr_array_index (comparison->tensors, i);
       g_string_append (out, i ? ",{\"name\":" : "{\"name\":");
-      _owb_quant_json_string (out, d->name);
+      owb_json_append_string (out, d->name);
       json_key_string (out, "matched", d->matched);
       json_key_string (out, "node", d->node);
       json_key_string (out, "op", d->op_type);

@@ -1,16 +1,10 @@
 /* owb-quant-dataset.c: calibration and evaluation samples, listed up front and loaded one at a time
  * so that a thousand samples cost no more memory than one. */
-#include <owb/owb-quant.h>
+#include "owb-quant-private.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-struct _OwbQuantDataset {
-  char *source;          /* the folder, or "random" */
-  GPtrArray *dirs;       /* of char *: sample folders; NULL for random samples */
-  guint n_random;
-  guint32 seed;
-};
 
 static gboolean
 holds_sample (const char *dir)
@@ -43,8 +37,8 @@ natural_compare (const char *a, const char *b)
   return *a ? 1 : *b ? -1 : 0;
 }
 
-static int
-compare_paths (gconstpointer a, gconstpointer b)
+int
+_owb_quant_compare_paths (gconstpointer a, gconstpointer b)
 {
   return natural_compare (*(char *const *) a, *(char *const *) b);
 }
@@ -74,7 +68,7 @@ owb_quant_dataset_new_from_dir (const char *dir, GError **error)
           else
             g_free (sub);
         }
-      g_ptr_array_sort (dirs, compare_paths);
+      g_ptr_array_sort (dirs, _owb_quant_compare_paths);
     }
   if (dirs->len == 0)
     {
@@ -107,13 +101,16 @@ owb_quant_dataset_free (OwbQuantDataset *dataset)
   g_free (dataset->source);
   if (dataset->dirs)
     g_ptr_array_unref (dataset->dirs);
+  if (dataset->images)
+    g_ptr_array_unref (dataset->images);
+  g_clear_pointer (&dataset->preprocess, owb_session_free);
   g_free (dataset);
 }
 
 guint
 owb_quant_dataset_get_n_samples (const OwbQuantDataset *dataset)
 {
-  return dataset->dirs ? dataset->dirs->len : dataset->n_random;
+  return dataset->dirs ? dataset->dirs->len : dataset->images ? dataset->images->len : dataset->n_random;
 }
 
 void
@@ -121,7 +118,9 @@ owb_quant_dataset_truncate (OwbQuantDataset *dataset, guint n)
 {
   if (dataset->dirs && n < dataset->dirs->len)
     g_ptr_array_set_size (dataset->dirs, n);
-  else if (!dataset->dirs && n < dataset->n_random)
+  else if (dataset->images && n < dataset->images->len)
+    g_ptr_array_set_size (dataset->images, n);
+  else if (!dataset->dirs && !dataset->images && n < dataset->n_random)
     dataset->n_random = n;
 }
 
@@ -134,6 +133,8 @@ owb_quant_dataset_get_source (const OwbQuantDataset *dataset)
 const char *
 owb_quant_dataset_get_sample_dir (const OwbQuantDataset *dataset, guint i)
 {
+  if (dataset->images)
+    return i < dataset->images->len ? g_ptr_array_index (dataset->images, i) : NULL;
   return dataset->dirs && i < dataset->dirs->len ? g_ptr_array_index (dataset->dirs, i) : NULL;
 }
 
@@ -171,6 +172,8 @@ owb_quant_dataset_load_sample (OwbQuantDataset *dataset, guint i, const OwbModel
                                GPtrArray **tensors, GError **error)
 {
   g_return_val_if_fail (i < owb_quant_dataset_get_n_samples (dataset), FALSE);
+  if (dataset->images)
+    return _owb_quant_images_load (dataset, i, model, names, tensors, error);
   g_autoptr (GPtrArray) feeds = owb_graph_dup_feed_inputs (model->graph);
   g_autoptr (GPtrArray) values = g_ptr_array_new_full (feeds->len, (GDestroyNotify) owb_tensor_unref);
   g_ptr_array_set_size (values, feeds->len);

@@ -515,10 +515,6 @@ owb_quant_quantize_dynamic (OwbModel *model, const OwbQuantOptions *options, Owb
                    owb_data_type_name (options->weight_type));
       return NULL;
     }
-  g_autoptr (GPtrArray) providers = options->providers ? g_ptr_array_ref (options->providers)
-                                                       : owb_providers_new_from_list ("cpu", error);
-  if (providers == NULL)
-    return NULL;
   Dynamic d = {
     .options = options,
     .weights = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) quantized_weight_free),
@@ -532,20 +528,8 @@ owb_quant_quantize_dynamic (OwbModel *model, const OwbQuantOptions *options, Owb
   OwbPass gathers = { "quantize_dynamic_gather", OWB_OPTIMIZE_BASIC,
                       "constant Gather tables in int8, the gathered rows dequantized", quantize_gathers, &d };
   const OwbPass *passes[] = { &matmuls, &recurrent, &gathers };
-  OwbOptimizeOptions oo;
-  owb_optimize_options_init (&oo);
-  oo.portable = TRUE;
-  oo.providers = providers;
-  g_autoptr (OwbModel) copy = owb_model_dup (model);
-  gboolean ok = owb_model_run_passes (copy, passes, G_N_ELEMENTS (passes), &oo, report, error);
+  OwbModel *quantized = _owb_quant_run_passes (model, passes, G_N_ELEMENTS (passes), options, report, error);
   g_hash_table_unref (d.weights);
   g_hash_table_unref (d.sources);
-  if (!ok)
-    return NULL;
-  if (!owb_model_validate (copy, error))
-    {
-      g_prefix_error (error, "the quantized model is not valid: ");
-      return NULL;
-    }
-  return g_steal_pointer (&copy);
+  return quantized;
 }

@@ -183,15 +183,7 @@ rank_nodes (OwbModel *model, const OwbModel *quantized, OwbQuantDataset *eval, g
       g_hash_table_replace (noise, ln->tensor, ln);
     }
   /* One float run per sample, the noise of every quantized tensor streamed out of the hooks. */
-  g_autoptr (GPtrArray) providers = owb_providers_new_from_list ("cpu", error);
-  if (providers == NULL)
-    return NULL;
-  OwbSessionOptions so;
-  owb_session_options_init (&so);
-  so.providers = providers;
-  so.n_threads = n_threads;
-  so.optimize = OWB_OPTIMIZE_DISABLED;
-  g_autoptr (OwbSession) session = owb_session_new (model, &so, error);
+  g_autoptr (OwbSession) session = _owb_quant_session_new (model, n_threads, error);
   if (session == NULL)
     return NULL;
   OwbRunHooks hooks = { .node_end = noise_node_end, .user_data = noise };
@@ -466,7 +458,7 @@ owb_quant_fallback_result_to_json (const OwbQuantFallbackResult *result, guint m
     {
       if (i)
         g_string_append_c (s, ',');
-      _owb_quant_json_string (s, g_ptr_array_index (result->kept_float, i));
+      owb_json_append_string (s, g_ptr_array_index (result->kept_float, i));
     }
   g_string_append_printf (s, "],\"chosen_trial\":%u,\"trials\":[", result->chosen_trial);
   for (guint i = 0; i < result->trials->len; i++)
@@ -486,11 +478,11 @@ owb_quant_fallback_result_to_json (const OwbQuantFallbackResult *result, guint m
     {
       const OwbQuantSensitivity *r = g_ptr_array_index (result->ranking, i);
       g_string_append (s, i ? ",{\"node\":" : "{\"node\":");
-      _owb_quant_json_string (s, r->node);
+      owb_json_append_string (s, r->node);
       g_string_append (s, ",\"op\":");
-      _owb_quant_json_string (s, r->op_type);
+      owb_json_append_string (s, r->op_type);
       g_string_append (s, ",\"tensor\":");
-      _owb_quant_json_string (s, r->tensor);
+      owb_json_append_string (s, r->tensor);
       g_string_append (s, ",\"local_sqnr_db\":");
       _owb_quant_json_number (s, r->local_sqnr_db);
       g_string_append_c (s, '}');

@@ -121,7 +121,7 @@ kl_divergence (const double *p, const double *q, guint n, double sp, double sq)
 }
 
 double
-_owb_quant_histogram_entropy (const OwbQuantHistogram *h, int levels)
+_owb_quant_histogram_entropy (const OwbQuantHistogram *h, int levels, double max_clipped)
 {
   if (h->range == 0 || h->total == 0)
     return 0;
@@ -145,8 +145,14 @@ _owb_quant_histogram_entropy (const OwbQuantHistogram *h, int levels)
     suffix[j] = suffix[j + 1] + a[j];
   double best_kl = INFINITY;
   guint best = used;
+  double clip_limit = max_clipped >= 0 ? max_clipped * h->total : INFINITY;
   for (guint i = (guint) levels; i <= used; i++)
     {
+      /* KL counts how much mass moves, not how far: a threshold that folds a fifth of the values
+       * (an image's strokes) into a bin holding the background costs it little. Thresholds that
+       * clip more than outliers are not candidates. */
+      if (suffix[i] + tail > clip_limit)
+        continue;
       /* Reference: the first i bins, the clipped outliers added to the last one. */
       memcpy (p, a, i * sizeof (double));
       p[i - 1] += suffix[i] + tail;

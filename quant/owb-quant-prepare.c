@@ -89,8 +89,7 @@ owb_quant_prepare (OwbModel *model, const OwbQuantOptions *options, OwbOptimizeR
     if (!kept_pass (&passes[i]))
       g_ptr_array_add (disabled, (gpointer) passes[i].name);
   g_ptr_array_add (disabled, NULL);
-  g_autoptr (GPtrArray) providers = options->providers ? g_ptr_array_ref (options->providers)
-                                                       : owb_providers_new_from_list ("cpu", error);
+  g_autoptr (GPtrArray) providers = _owb_quant_dup_providers (options, error);
   if (providers == NULL)
     return NULL;
   OwbOptimizeOptions oo;

@@ -4,6 +4,23 @@
 
 #include <owb/owb-quant.h>
 
+struct _OwbQuantDataset {
+  char *source;          /* the folder, or "random" */
+  GPtrArray *dirs;       /* of char *: sample folders; NULL for random samples and images */
+  GPtrArray *images;     /* of char *: image files (owb_quant_dataset_new_from_images) */
+  OwbQuantImageOptions image_options;
+  OwbSession *preprocess; /* decodes, resizes and normalises an image, made on first use */
+  int64_t preprocess_dims[4];
+  guint n_random;
+  guint32 seed;
+};
+
+/* Natural order of paths: runs of digits compare as numbers (set_2 before set_10). */
+int _owb_quant_compare_paths (gconstpointer a, gconstpointer b);
+/* Sample i of an image data set: the model's one feed input. */
+gboolean _owb_quant_images_load (OwbQuantDataset *dataset, guint i, const OwbModel *model, GPtrArray **names,
+                                 GPtrArray **tensors, GError **error);
+
 /* A histogram of one tensor's values over [-range, range], n_bins bins (even; half on each side of
  * 0), streamed: the range starts at the first sample's largest |x| and doubles (merging pairs of
  * bins, which is exact since the edges nest) whenever a later sample passes it. */
@@ -23,8 +40,9 @@ void _owb_quant_histogram_add (OwbQuantHistogram *h, const float *data, gsize n,
 /* Thresholds T on |x| (clip to [-T, T]): */
 double _owb_quant_histogram_percentile (const OwbQuantHistogram *h, double percentile);
 /* The TensorRT method: the T whose clipped distribution, quantized to `levels` bins, is closest
- * (Kullback-Leibler) to the original one. */
-double _owb_quant_histogram_entropy (const OwbQuantHistogram *h, int levels);
+ * (Kullback-Leibler) to the original one, among the thresholds that clip at most a `max_clipped`
+ * share of the values (< 0: any). */
+double _owb_quant_histogram_entropy (const OwbQuantHistogram *h, int levels, double max_clipped);
 /* The T that minimises the expected squared error of quantizing to `levels` levels across
  * [max(min, -T), min(max, T)] (rounding error step^2/12 inside, clipping error outside). */
 double _owb_quant_histogram_mse (const OwbQuantHistogram *h, double min, double max, int levels);
@@ -57,7 +75,15 @@ OwbTensor *_owb_quant_scalar (OwbDataType type, int v);
 /* Whether a value type is a float32 tensor. */
 gboolean _owb_quant_is_float_tensor (const OwbValueType *type);
 
-/* JSON for the reports: a string escaped (names come from model files: anything may be in them),
- * a number with 10 significant digits, null for infinities and NaN. */
-void _owb_quant_json_string (GString *out, const char *s);
-void _owb_quant_json_number (GString *out, double v);
+/* JSON numbers in the quantizer's reports: 10 significant digits keep a cosine of 0.9999999 from
+ * reading 1. */
+#define _owb_quant_json_number(out, v) owb_json_append_number ((out), (v), 10)
+
+/* The providers to prepare and fold constants with: the options', else the CPU provider (a new
+ * reference either way). */
+GPtrArray *_owb_quant_dup_providers (const OwbQuantOptions *options, GError **error);
+/* A CPU session over `model` as it is (level disabled: the file's tensor names). */
+OwbSession *_owb_quant_session_new (OwbModel *model, int n_threads, GError **error);
+/* Runs the quantizer's passes over a copy of `model` (standard ops only) and validates the result. */
+OwbModel *_owb_quant_run_passes (OwbModel *model, const OwbPass *const *passes, guint n_passes,
+                                 const OwbQuantOptions *options, OwbOptimizeReport **report, GError **error);

@@ -625,7 +625,7 @@ check_options (OwbModel *model, const OwbQuantOptions *o, GError **error)
   return TRUE;
 }
 
-static gboolean
+static OwbModel *
 run_plan (OwbModel *model, Plan *plan, OwbOptimizeReport **report, GError **error)
 {
   OwbPass weights = { "quantize_weights", OWB_OPTIMIZE_BASIC,
@@ -634,15 +634,7 @@ run_plan (OwbModel *model, Plan *plan, OwbOptimizeReport **report, GError **erro
                           "QuantizeLinear/DequantizeLinear pairs on activations, with calibrated ranges",
                           quantize_activations, plan };
   const OwbPass *passes[] = { &weights, &activations };
-  OwbOptimizeOptions oo;
-  owb_optimize_options_init (&oo);
-  oo.portable = TRUE;
-  g_autoptr (GPtrArray) providers = plan->options->providers ? g_ptr_array_ref (plan->options->providers)
-                                                             : owb_providers_new_from_list ("cpu", error);
-  if (providers == NULL)
-    return FALSE;
-  oo.providers = providers;
-  return owb_model_run_passes (model, passes, G_N_ELEMENTS (passes), &oo, report, error);
+  return _owb_quant_run_passes (model, passes, G_N_ELEMENTS (passes), plan->options, report, error);
 }
 
 char **
@@ -654,10 +646,10 @@ owb_quant_plan_tensors (OwbModel *model, const OwbQuantOptions *options, GError 
       owb_quant_options_init (&defaults);
       options = &defaults;
     }
-  g_autoptr (OwbModel) copy = owb_model_dup (model);
   Plan plan;
   plan_init (&plan, options, NULL);
-  gboolean ok = run_plan (copy, &plan, NULL, error);
+  g_autoptr (OwbModel) planned = run_plan (model, &plan, NULL, error);
+  gboolean ok = planned != NULL;
   GPtrArray *names = g_ptr_array_new ();
   GHashTable *seen = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint k = 0; ok && k < plan.order->len; k++)
@@ -693,17 +685,9 @@ owb_quant_quantize_static (OwbModel *model, const OwbQuantCalibration *calibrati
     }
   if (!check_options (model, options, error))
     return NULL;
-  g_autoptr (OwbModel) copy = owb_model_dup (model);
   Plan plan;
   plan_init (&plan, options, calibration);
-  gboolean ok = run_plan (copy, &plan, report, error);
+  OwbModel *quantized = run_plan (model, &plan, report, error);
   plan_clear (&plan);
-  if (!ok)
-    return NULL;
-  if (!owb_model_validate (copy, error))
-    {
-      g_prefix_error (error, "the quantized model is not valid: ");
-      return NULL;
-    }
-  return g_steal_pointer (&copy);
+  return quantized;
 }

@@ -2,6 +2,7 @@
  * report; levels, pass listing and the JSON form of reports. */
 #include "owb-optimizer-private.h"
 #include <owb/owb-validate.h>
+#include <owb/owb-json.h>
 
 #include <string.h>
 
@@ -196,22 +197,6 @@ owb_model_run_passes (OwbModel *model, const OwbPass *const *passes, guint n_pas
 }
 
 static void
-json_string (GString *s, const char *text)
-{
-  g_string_append_c (s, '"');
-  for (const char *p = text ? text : ""; *p; p++)
-    {
-      if (*p == '"' || *p == '\\')
-        g_string_append_printf (s, "\\%c", *p);
-      else if ((guchar) *p < 0x20)
-        g_string_append_printf (s, "\\u%04x", *p);
-      else
-        g_string_append_c (s, *p);
-    }
-  g_string_append_c (s, '"');
-}
-
-static void
 json_string_array (GString *s, GPtrArray *list)
 {
   g_string_append_c (s, '[');
@@ -219,7 +204,7 @@ json_string_array (GString *s, GPtrArray *list)
     {
       if (i)
         g_string_append_c (s, ',');
-      json_string (s, g_ptr_array_index (list, i));
+      owb_json_append_string (s, g_ptr_array_index (list, i));
     }
   g_string_append_c (s, ']');
 }
@@ -228,16 +213,16 @@ char *
 owb_optimize_report_to_json (const OwbOptimizeReport *report)
 {
   GString *s = g_string_new ("{\"level\":");
-  json_string (s, owb_optimize_level_to_string (report->level));
+  owb_json_append_string (s, owb_optimize_level_to_string (report->level));
   g_string_append_printf (s, ",\"nodes_before\":%u,\"nodes_after\":%u,\"passes\":[", report->nodes_before,
                           report->nodes_after);
   for (guint i = 0; i < report->passes->len; i++)
     {
       const OwbPassReport *pr = g_ptr_array_index (report->passes, i);
       g_string_append (s, i ? ",{\"pass\":" : "{\"pass\":");
-      json_string (s, pr->pass);
+      owb_json_append_string (s, pr->pass);
       g_string_append (s, ",\"level\":");
-      json_string (s, owb_optimize_level_to_string (pr->level));
+      owb_json_append_string (s, owb_optimize_level_to_string (pr->level));
       g_string_append_printf (s,
                               ",\"ms\":%.3f,\"infer_ms\":%.3f,\"nodes_visited\":%" G_GUINT64_FORMAT
                               ",\"removed_initializers\":%u,\"removed\":",
@@ -248,11 +233,11 @@ owb_optimize_report_to_json (const OwbOptimizeReport *report)
         {
           const OwbOptimizeCreated *c = g_ptr_array_index (pr->created, k);
           g_string_append (s, k ? ",{\"node\":" : "{\"node\":");
-          json_string (s, c->node);
+          owb_json_append_string (s, c->node);
           g_string_append (s, ",\"op_type\":");
-          json_string (s, c->op_type);
+          owb_json_append_string (s, c->op_type);
           g_string_append (s, ",\"domain\":");
-          json_string (s, c->domain);
+          owb_json_append_string (s, c->domain);
           g_string_append (s, ",\"from\":");
           json_string_array (s, c->from);
           g_string_append_c (s, '}');

@@ -247,6 +247,40 @@ test_thread_pool_spreads (void)
 }
 #endif
 
+/* The one random generator: floats in [-1, 1) with both signs, integers in [0, 10), bools 0/1,
+ * the same values for the same seed, and a clear error for types it has no values for. */
+static void
+test_random (void)
+{
+  int64_t dims[] = { 4, 250 };
+  GRand *r1 = g_rand_new_with_seed (42), *r2 = g_rand_new_with_seed (42);
+  g_autoptr (OwbTensor) a = owb_tensor_new_random (OWB_TYPE_FLOAT, 2, dims, r1, NULL);
+  g_autoptr (OwbTensor) b = owb_tensor_new_random (OWB_TYPE_FLOAT, 2, dims, r2, NULL);
+  g_assert_cmpmem (a->data, a->nbytes, b->data, b->nbytes);
+  gboolean negative = FALSE, positive = FALSE;
+  for (int64_t i = 0; i < a->nelems; i++)
+    {
+      float v = ((float *) a->data)[i];
+      g_assert_cmpfloat (v, >=, -1.0f);
+      g_assert_cmpfloat (v, <, 1.0f);
+      negative |= v < 0, positive |= v > 0;
+    }
+  g_assert_true (negative && positive);
+  g_autoptr (OwbTensor) ints = owb_tensor_new_random (OWB_TYPE_INT64, 2, dims, r1, NULL);
+  g_autoptr (OwbTensor) bools = owb_tensor_new_random (OWB_TYPE_BOOL, 2, dims, r1, NULL);
+  for (int64_t i = 0; i < ints->nelems; i++)
+    {
+      g_assert_cmpint (((int64_t *) ints->data)[i], >=, 0);
+      g_assert_cmpint (((int64_t *) ints->data)[i], <, 10);
+      g_assert_cmpint (((guint8 *) bools->data)[i], <=, 1);
+    }
+  g_autoptr (GError) error = NULL;
+  g_assert_null (owb_tensor_new_random (OWB_TYPE_COMPLEX64, 2, dims, r1, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
+  g_rand_free (r1);
+  g_rand_free (r2);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -261,6 +295,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tensor/thread-pool-helps", test_thread_pool_helps);
 #ifdef __linux__
   g_test_add_func ("/tensor/thread-pool-spreads", test_thread_pool_spreads);
+  g_test_add_func ("/tensor/random", test_random);
 #endif
   return g_test_run ();
 }

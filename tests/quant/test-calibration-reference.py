@@ -67,14 +67,17 @@ def clip_range(x, t):
     return min(max(float(x.min()), -t), 0.0), max(min(float(x.max()), t), 0.0)
 
 
-def entropy_threshold(x, levels):
-    """The TensorRT method, on numpy's histogram of |x| over [0, max|x|]."""
+def entropy_threshold(x, levels, max_clipped=1e-3):
+    """The TensorRT method, on numpy's histogram of |x| over [0, max|x|], among the thresholds that
+    clip at most a max_clipped share of the values (owb's guard against clipping signal)."""
     a = np.abs(x)
     hist, edges = np.histogram(a, bins=BINS, range=(0, float(a.max())))
     hist = hist.astype(np.float64)
     used = int(np.nonzero(hist)[0].max()) + 1
     best, best_kl = used, np.inf
     for i in range(levels, used + 1):
+        if hist[i:].sum() > max_clipped * hist.sum():
+            continue
         p = hist[:i].copy()
         p[i - 1] += hist[i:].sum()
         q = np.zeros(i)

@@ -137,6 +137,31 @@ def accuracy_target():
 
 
 @test
+def image_folder():
+    d = out("images")
+    os.makedirs(d)
+    for k in range(3):
+        # 40 x 20 RGB PPMs: resized to the sample model's 32 x 32 input.
+        pixels = bytes((x * 6 + y * 3 + c * 50 + k * 20) % 256 for y in range(20) for x in range(40) for c in range(3))
+        with open(os.path.join(d, f"img{k}.ppm"), "wb") as f:
+            f.write(b"P6\n40 20\n255\n" + pixels)
+    rep = out("q-img.json")
+    owb("quantize", MODEL, "-o", out("q-img.onnx"), "--calibration-images", d, "--mean", "0.485,0.456,0.406",
+        "--std", "0.229,0.224,0.225", "--report-json", rep, "-q", code=0)
+    with open(rep) as f:
+        report = json.load(f)
+    assert report["samples"] == 3 and report["calibration"] == d, report
+    image = [t for t in report["tensors"] if t["name"] == "image"][0]
+    # Pixels in [0, 255] normalised with ImageNet's mean and std span about [-2.1, 2.6].
+    assert -2.2 < image["min"] < -1.5 and 1.5 < image["max"] < 2.7, image
+    for args in (["--image-size", "32"], ["--layout", "chw"], ["--std", "0,1,1"]):
+        _, _, err = owb("quantize", MODEL, "-o", out("x.onnx"), "--calibration-images", d, *args, code=2)
+        one_error_line(err, args[0])
+    _, _, err = owb("quantize", MODEL, "-o", out("x.onnx"), "--calibration-random", "2", "--mean", "0.5", code=2)
+    one_error_line(err, "--calibration-images")
+
+
+@test
 def bad_usage():
     for args in ([], [MODEL], [MODEL, "-o", out("x.onnx")],
                  [MODEL, "-o", out("x.onnx"), "--calibration-random", "2", "--method", "kl"],

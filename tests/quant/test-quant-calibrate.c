@@ -91,7 +91,7 @@ test_entropy_and_mse_clip_outliers (void)
       absmax = MAX (absmax, fabs (x[i]));
     }
   _owb_quant_histogram_add (&h, x, n, absmax);
-  double te = _owb_quant_histogram_entropy (&h, 128);
+  double te = _owb_quant_histogram_entropy (&h, 128, 1e-3);
   double tm = _owb_quant_histogram_mse (&h, -absmax, absmax, 256);
   g_test_message ("entropy threshold %.3f, mse threshold %.3f, max %.1f", te, tm, absmax);
   g_assert_cmpfloat (te, >, 2.0);
@@ -264,6 +264,8 @@ test_calibrate_minmax (void)
   g_assert_cmpfloat (hi, ==, 6);
   OwbQuantRangeOptions ro;
   owb_quant_range_options_init (&ro);
+  g_assert_cmpint (ro.method, ==, OWB_QUANT_PERCENTILE); /* the default */
+  ro.method = OWB_QUANT_MINMAX;
   ro.moving_average = TRUE;
   g_assert_true (owb_quant_calibration_compute_range (cal, "x", &ro, &lo, &hi, &error));
   /* max: 2, then 2 + 0.5 (3 - 2) = 2.5, then 2.5 + 0.5 (1.5 - 2.5) = 2; min: -1, -2.5, -1.5. */
@@ -351,6 +353,109 @@ test_dataset_errors (void)
   remove_tree (dir);
 }
 
+/* A PPM (binary, 8-bit RGB) of w x h pixels whose value is f(x, y, channel). */
+static void
+write_ppm (const char *path, int w, int h, guint8 (*f) (int x, int y, int c))
+{
+  GString *s = g_string_new (NULL);
+  g_string_append_printf (s, "P6\n%d %d\n255\n", w, h);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      for (int c = 0; c < 3; c++)
+        g_string_append_c (s, (char) f (x, y, c));
+  g_assert_true (g_file_set_contents (path, s->str, s->len, NULL));
+  g_string_free (s, TRUE);
+}
+
+static guint8
+pattern (int x, int y, int c)
+{
+  return (guint8) (x * 40 + y * 10 + c * 3);
+}
+
+/* An image model: [N, 3, 4, 4] or [1, 4, 4, 3] -> Relu. */
+static OwbModel *
+image_model (gboolean nhwc)
+{
+  OwbModel *m = tu_model_new (13);
+  int64_t nchw[] = { -2, 3, 4, 4 }, hwc[] = { 1, 4, 4, 3 };
+  const char *const params[] = { "N", NULL, NULL, NULL };
+  tu_add_value (m->graph->inputs, "image", OWB_TYPE_FLOAT, 4, nhwc ? hwc : nchw, params);
+  tu_add_value (m->graph->outputs, "out", OWB_TYPE_FLOAT, 4, nhwc ? hwc : nchw, params);
+  tu_node (m->graph, "Relu", "relu", "image", "out");
+  g_assert_true (owb_model_validate (m, NULL));
+  return m;
+}
+
+static void
+test_image_folder (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("owb-quant-img-XXXXXX", NULL);
+  g_autofree char *a = g_build_filename (dir, "img_2.ppm", NULL);
+  g_autofree char *b = g_build_filename (dir, "img_10.PPM", NULL);
+  g_autofree char *big = g_build_filename (dir, "img_3.ppm", NULL);
+  g_autofree char *other = g_build_filename (dir, "notes.txt", NULL);
+  write_ppm (a, 4, 4, pattern);
+  write_ppm (b, 4, 4, pattern);
+  write_ppm (big, 8, 8, pattern);
+  g_assert_true (g_file_set_contents (other, "not an image", -1, NULL));
+  OwbQuantImageOptions io;
+  owb_quant_image_options_init (&io);
+  io.mean[0] = 0.5f, io.mean[1] = 0.25f, io.mean[2] = 0;
+  io.std[0] = 0.5f, io.std[1] = 0.5f, io.std[2] = 2;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbQuantDataset) ds = owb_quant_dataset_new_from_images (dir, &io, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (owb_quant_dataset_get_n_samples (ds), ==, 3);
+  g_assert_true (g_str_has_suffix (owb_quant_dataset_get_sample_dir (ds, 0), "img_2.ppm"));
+  g_assert_true (g_str_has_suffix (owb_quant_dataset_get_sample_dir (ds, 2), "img_10.PPM"));
+  for (int layout = 0; layout < 2; layout++)
+    {
+      g_autoptr (OwbModel) m = image_model (layout == 1);
+      g_autoptr (GPtrArray) names = NULL, tensors = NULL;
+      g_assert_true (owb_quant_dataset_load_sample (ds, 0, m, &names, &tensors, &error));
+      g_assert_no_error (error);
+      const OwbTensor *t = tensors->pdata[0];
+      g_assert_cmpint (t->rank, ==, 4);
+      g_assert_cmpint (t->dims[layout ? 3 : 1], ==, 3);
+      const float *v = t->data;
+      /* Same size: no resampling, so every value is (p / 255 - mean) / std exactly. */
+      for (int c = 0; c < 3; c++)
+        for (int y = 0; y < 4; y++)
+          for (int x = 0; x < 4; x++)
+            {
+              float want = (pattern (x, y, c) / 255.0f - io.mean[c]) / io.std[c];
+              float got = layout ? v[(y * 4 + x) * 3 + c] : v[(c * 4 + y) * 4 + x];
+              g_assert_cmpfloat_with_epsilon (got, want, 1e-5);
+            }
+      /* The 8 x 8 image is resized to the input's 4 x 4. */
+      g_clear_pointer (&names, g_ptr_array_unref);
+      g_clear_pointer (&tensors, g_ptr_array_unref);
+      g_assert_true (owb_quant_dataset_load_sample (ds, 1, m, &names, &tensors, &error));
+      g_assert_cmpint (((OwbTensor *) tensors->pdata[0])->nelems, ==, 48);
+    }
+  /* It calibrates like any data set. */
+  g_autoptr (OwbModel) m = image_model (FALSE);
+  g_autoptr (OwbQuantCalibration) cal = owb_quant_calibrate (m, ds, NULL, &error);
+  g_assert_no_error (error);
+  float lo, hi;
+  g_assert_true (owb_quant_calibration_get_minmax (cal, "image", &lo, &hi));
+  g_assert_cmpfloat (lo, <, 0);
+  g_assert_cmpfloat (hi, >, 0);
+  /* Not an image folder, a model with two inputs. */
+  g_autofree char *empty = g_dir_make_tmp ("owb-quant-noimg-XXXXXX", NULL);
+  g_assert_null (owb_quant_dataset_new_from_images (empty, NULL, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_IO);
+  g_clear_error (&error);
+  g_rmdir (empty);
+  g_autoptr (OwbModel) two = relu_model ();
+  tu_add_value (two->graph->inputs, "extra", OWB_TYPE_FLOAT, 0, NULL, NULL);
+  g_autoptr (GPtrArray) n2 = NULL, t2 = NULL;
+  g_assert_false (owb_quant_dataset_load_sample (ds, 0, two, &n2, &t2, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
+  remove_tree (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -366,5 +471,6 @@ main (int argc, char **argv)
   g_test_add_func ("/quant/calibrate/selected-streamed", test_calibrate_selected_and_streamed);
   g_test_add_func ("/quant/calibrate/cancel", test_calibrate_cancel);
   g_test_add_func ("/quant/dataset", test_dataset_errors);
+  g_test_add_func ("/quant/dataset/images", test_image_folder);
   return g_test_run ();
 }

@@ -12,3 +12,4 @@
 #include <owb/owb-validate.h>
 #include <owb/owb-session.h>
 #include <owb/owb-optimizer.h>
+#include <owb/owb-json.h>

@@ -25,6 +25,21 @@ typedef struct _OwbQuantDataset OwbQuantDataset;
 OwbQuantDataset *owb_quant_dataset_new_from_dir (const char *dir, GError **error);
 /* n_samples of random values for the model's feed inputs (free dims are 1). */
 OwbQuantDataset *owb_quant_dataset_new_random (guint n_samples, guint32 seed);
+/* How image files become a model's input: decoded (PNG, JPEG, BMP, PNM: the engine's ImageDecoder),
+ * resized (linear, antialiased), scaled to [0, 1], then (x - mean) / std per channel. */
+typedef struct {
+  int width, height;   /* 0: the model input's own (its static dims) */
+  int layout;          /* 0: from the model input (the axis of size 3 or 1), 1: NCHW, 2: NHWC */
+  gboolean bgr;        /* channel order BGR (OpenCV-trained models) instead of RGB */
+  float mean[3];       /* per channel, after scaling to [0, 1] (0) */
+  float std[3];        /* (1) */
+} OwbQuantImageOptions;
+
+void owb_quant_image_options_init (OwbQuantImageOptions *options);
+/* Every .png, .jpg, .jpeg, .bmp, .ppm, .pgm file of `dir` (natural order) is one sample, for a
+ * model with one image input: [N, C, H, W] or [N, H, W, C] with C 3 or 1 (grayscale). */
+OwbQuantDataset *owb_quant_dataset_new_from_images (const char *dir, const OwbQuantImageOptions *options,
+                                                    GError **error);
 void owb_quant_dataset_free (OwbQuantDataset *dataset);
 guint owb_quant_dataset_get_n_samples (const OwbQuantDataset *dataset);
 /* Keeps only the first n samples (n larger than the count changes nothing). */
@@ -90,6 +105,8 @@ typedef struct {
                                 * the extremes */
   double percentile;           /* percentile: of |x|, in percent (99.999) */
   int n_quantized_levels;      /* entropy and mse: levels of the target type across the range (256) */
+  double entropy_max_clipped;  /* entropy: the largest share of values a threshold may clip (0.001,
+                                * outliers only; < 0: any, as TensorRT's method has it) */
 } OwbQuantRangeOptions;
 
 void owb_quant_range_options_init (OwbQuantRangeOptions *options);
