@@ -124,6 +124,7 @@ owb_cmd_quantize (int argc, char **argv)
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the quantized model to OUT.onnx (never the input file)", "OUT.onnx" },
     { "calibration-dir", 0, 0, G_OPTION_ARG_FILENAME, &calibration_dir, "Calibrate on the samples in DIR (subfolders of input_K.pb / .npy files)", "DIR" },
+    { "calibration", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &calibration_dir, "The same as --calibration-dir (DESIGN.md's spelling)", "DIR" },
     { "calibration-images", 0, 0, G_OPTION_ARG_FILENAME, &images_dir, "Calibrate on the images in DIR (PNG, JPEG, BMP, PNM), resized and normalised", "DIR" },
     { "image-size", 0, 0, G_OPTION_ARG_STRING, &image_size, "Images: resize to WxH (default: the model input's)", "WxH" },
     { "mean", 0, 0, G_OPTION_ARG_STRING, &mean_opt, "Images: per-channel mean after scaling to [0, 1] (0.485,0.456,0.406 for ImageNet)", "R,G,B" },

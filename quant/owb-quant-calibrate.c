@@ -41,7 +41,7 @@ owb_quant_range_options_init (OwbQuantRangeOptions *options)
   options->method = OWB_QUANT_PERCENTILE;
   options->percentile = 99.999;
   options->n_quantized_levels = 256;
-  options->entropy_max_clipped = 1e-3;
+  options->entropy_max_clipped = 1e-4;
 }
 
 static const char *const method_names[] = { "minmax", "entropy", "percentile", "mse" };

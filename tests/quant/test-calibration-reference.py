@@ -36,7 +36,8 @@ def write_samples():
         # asymmetric; sample 0 holds the largest |x|, so the streamed histogram's range is fixed
         # from the first sample and its bins are numpy's.
         x = rng.laplace(0.2, 0.5, size=(1, 3, 32, 32)).astype(np.float32)
-        x.flat[rng.randint(0, x.size, 3)] = rng.uniform(3, 6, 3)
+        if k < 2:  # rare spikes (6 values in 73,728): outliers that entropy may clip
+            x.flat[rng.randint(0, x.size, 3)] = rng.uniform(3, 6, 3)
         if k == 0:
             x.flat[7] = -9.0
         d = os.path.join(TMP, "cal", f"test_data_set_{k}")
@@ -67,7 +68,7 @@ def clip_range(x, t):
     return min(max(float(x.min()), -t), 0.0), max(min(float(x.max()), t), 0.0)
 
 
-def entropy_threshold(x, levels, max_clipped=1e-3):
+def entropy_threshold(x, levels, max_clipped=1e-4):
     """The TensorRT method, on numpy's histogram of |x| over [0, max|x|], among the thresholds that
     clip at most a max_clipped share of the values (owb's guard against clipping signal)."""
     a = np.abs(x)

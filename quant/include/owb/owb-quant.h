@@ -105,8 +105,8 @@ typedef struct {
                                 * the extremes */
   double percentile;           /* percentile: of |x|, in percent (99.999) */
   int n_quantized_levels;      /* entropy and mse: levels of the target type across the range (256) */
-  double entropy_max_clipped;  /* entropy: the largest share of values a threshold may clip (0.001,
-                                * outliers only; < 0: any, as TensorRT's method has it) */
+  double entropy_max_clipped;  /* entropy: the largest share of values a threshold may clip (0.0001:
+                                * outliers, one value in 10,000; < 0: any, as TensorRT's method has it) */
 } OwbQuantRangeOptions;
 
 void owb_quant_range_options_init (OwbQuantRangeOptions *options);
