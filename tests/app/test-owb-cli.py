@@ -10,33 +10,15 @@ import struct
 import subprocess
 import sys
 import tempfile
-import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import owb_cli_test  # noqa: E402
 
 OWB, MODEL, INPUT, EXPECTED = sys.argv[1:5]
 TMP = tempfile.mkdtemp(prefix="owb-cli-test-")
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-def owb(*args, code=None):
-    """Runs owb; checks the exit status when code is given; returns (status, stdout, stderr)."""
-    p = subprocess.run([OWB, *args], capture_output=True, text=True, timeout=300)
-    if code is not None and p.returncode != code:
-        raise AssertionError(f"owb {' '.join(args)}: exit {p.returncode}, wanted {code}\n"
-                             f"stdout: {p.stdout[-2000:]}\nstderr: {p.stderr[-2000:]}")
-    return p.returncode, p.stdout, p.stderr
-
-
-def one_error_line(stderr, *must_contain):
-    lines = stderr.splitlines()
-    assert len(lines) == 1, f"wanted one error line, got {lines!r}"
-    assert lines[0].startswith("owb: "), lines[0]
-    for s in must_contain:
-        assert s in lines[0], f"{s!r} not in {lines[0]!r}"
+owb = owb_cli_test.runner(OWB)
+test = owb_cli_test.test
+one_error_line = owb_cli_test.one_error_line
 
 
 def varint(n):
@@ -455,21 +437,5 @@ def ops_lists_the_sample_ops():
     assert "cpu" in info["providers"], info["providers"]
 
 
-def main():
-    passed = failed = 0
-    for fn in TESTS:
-        try:
-            fn()
-            print(f"ok - {fn.__name__}")
-            passed += 1
-        except Exception:
-            print(f"not ok - {fn.__name__}")
-            traceback.print_exc(file=sys.stdout)
-            failed += 1
-    shutil.rmtree(TMP, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
-
-
 if __name__ == "__main__":
-    main()
+    sys.exit(owb_cli_test.main(cleanup=TMP))
