@@ -19,7 +19,8 @@ typedef struct {
 
 /* Relu, Clip and the other activations are left out on purpose: the quantized input of the next
  * node clips them, and an extra QDQ pair between a Conv and its Relu would only add error.
- * LayerNormalization keeps its (wide-ranged) residual input in float for the same reason. */
+ * LayerNormalization keeps its (wide-ranged) residual input in float for the same reason: outputs
+ * are dequantized only for the readers the plan quantizes. */
 static const OpRule op_rules[] = {
   { "Conv", 0x1, FALSE, FALSE, 1, 2 },
   { "ConvTranspose", 0x1, FALSE, FALSE, 1, 2 },
@@ -97,7 +98,7 @@ typedef struct {
   GHashTable *excluded_nodes, *excluded_ops;
   GHashTable *quantized_weights; /* "name@axis" -> DequantizeLinear output name (owned) */
   GHashTable *weight_scales;     /* "node" -> weight scale tensor (borrowed from the graph) */
-  guint n_nodes_quantized;
+  GHashTable *quantized_nodes;   /* the nodes the plan quantizes (OwbNode *) */
 } Plan;
 
 static void
@@ -129,6 +130,7 @@ plan_init (Plan *plan, const OwbQuantOptions *options, const OwbQuantCalibration
     g_hash_table_add (plan->excluded_ops, (gpointer) *p);
   plan->quantized_weights = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   plan->weight_scales = g_hash_table_new (g_direct_hash, g_direct_equal);
+  plan->quantized_nodes = g_hash_table_new (g_direct_hash, g_direct_equal);
 }
 
 static void
@@ -142,6 +144,7 @@ plan_clear (Plan *plan)
   g_hash_table_unref (plan->excluded_ops);
   g_hash_table_unref (plan->quantized_weights);
   g_hash_table_unref (plan->weight_scales);
+  g_hash_table_unref (plan->quantized_nodes);
 }
 
 static Activation *
@@ -214,7 +217,7 @@ plan_node (Plan *plan, OwbPassContext *ctx, OwbNode *node)
           && !is_float_value (ctx, in))
         return;
     }
-  plan->n_nodes_quantized++;
+  g_hash_table_add (plan->quantized_nodes, node);
   for (int i = 0; i < node->n_inputs; i++)
     {
       const char *in = owb_node_get_input (node, i);
@@ -508,7 +511,9 @@ quantize_activations (OwbPassContext *ctx, GError **error)
                                 find_override (plan, a->name) ? "the user's override" : "no calibration statistics");
           continue;
         }
-      /* Which readers move to the dequantized value: those that asked, or all for an output. */
+      /* Which readers move to the dequantized value: those that asked; for an output, every reader
+       * the plan quantizes. A float reader (a LayerNormalization after a residual Add, a Relu) keeps
+       * the exact value: a QDQ pair in front of it would only add error. */
       g_autoptr (GArray) uses = g_array_new (FALSE, FALSE, sizeof (Use));
       if (a->all_uses)
         {
@@ -516,6 +521,8 @@ quantize_activations (OwbPassContext *ctx, GError **error)
           for (guint r = 0; r < readers->len; r++)
             {
               OwbNode *n = g_ptr_array_index (readers, r);
+              if (!g_hash_table_contains (plan->quantized_nodes, n))
+                continue;
               for (int i = 0; i < n->n_inputs; i++)
                 if (n->inputs[i] && strcmp (n->inputs[i], a->name) == 0)
                   {
