@@ -134,6 +134,7 @@ struct _OwbGraphView {
   char *selected_tensor;
   const OwbNode *selected_line_node; /* the node whose initializer line was clicked */
   GHashTable *highlight;    /* node names */
+  OwbGraphLayer *layer;     /* colours op boxes instead of their provider; NULL: none */
   GPtrArray *matches;       /* of const OwbNode * */
   int match_index;
 
@@ -613,11 +614,26 @@ box_text_top (const OwbGraphView *self, const OwbSceneNode *node)
   return node->y + self->style.padding;
 }
 
-/* Zoomed far out the provider colour is what is left to see, so it fills the box. */
+/* The colour of an op box: its layer's (a sensitivity map), else its provider's. */
 static GdkRGBA
-plain_color (const Palette *p, const OwbSceneNode *node)
+node_stripe (const OwbGraphView *self, const OwbSceneNode *node, gboolean *from_layer)
 {
-  GdkRGBA stripe = provider_rgba (node->provider);
+  GdkRGBA color;
+  gboolean layered = node->kind == OWB_SCENE_OP && owb_graph_layer_get_color (self->layer, node->node, &color);
+  if (from_layer)
+    *from_layer = layered;
+  return layered ? color : provider_rgba (node->provider);
+}
+
+/* Zoomed far out the provider (or layer) colour is what is left to see, so it fills the box. */
+static GdkRGBA
+plain_color (const OwbGraphView *self, const OwbSceneNode *node)
+{
+  const Palette *p = &self->palette;
+  gboolean layered;
+  GdkRGBA stripe = node_stripe (self, node, &layered);
+  if (layered)
+    return stripe;
   switch (node->kind)
     {
     case OWB_SCENE_INPUT:
@@ -639,8 +655,12 @@ draw_box (OwbGraphView *self, GtkSnapshot *snapshot, const OwbSceneNode *node, L
   graphene_rect_t rect = GRAPHENE_RECT_INIT (node->x, node->y, node->width, node->height);
   gboolean io = node->kind == OWB_SCENE_INPUT || node->kind == OWB_SCENE_OUTPUT;
   GdkRGBA fill = node->kind == OWB_SCENE_INPUT ? p->input : node->kind == OWB_SCENE_OUTPUT ? p->output : p->box;
-  GdkRGBA stripe = provider_rgba (node->provider);
+  gboolean layered;
+  GdkRGBA stripe = node_stripe (self, node, &layered);
   double radius = io ? MIN (node->height / 2, 14.0) : RADIUS;
+  /* A layer's colour is the point of the layer: it tints the whole box, not just the stripe. */
+  if (layered)
+    fill = mix (p->box, stripe, 0.4);
 
   append_rounded_fill (snapshot, &rect, radius, &fill);
   if (node->kind == OWB_SCENE_OP)
@@ -682,7 +702,20 @@ draw_box (OwbGraphView *self, GtkSnapshot *snapshot, const OwbSceneNode *node, L
       else
         append_expander (snapshot, node->x + node->width - 13, node->y + node->height - 13, FALSE, &p->dim);
     }
-  append_text (self, snapshot, node->title, OWB_SCENE_FONT_TITLE, left, y + 2, text_width, &p->fg);
+  double title_room = text_width;
+  g_autofree char *badge = node->kind == OWB_SCENE_OP ? owb_graph_layer_dup_badge (self->layer, node->node) : NULL;
+  if (badge)
+    {
+      /* The badge goes right of the title when both fit; else it is left out (the colour says it). */
+      double bw = measure_text (badge, OWB_SCENE_FONT_BODY, self->metrics);
+      double tw = measure_text (node->title, OWB_SCENE_FONT_TITLE, self->metrics);
+      if (tw + bw + 8 <= text_width)
+        {
+          append_text (self, snapshot, badge, OWB_SCENE_FONT_BODY, left + text_width - bw - 1, y + 3, bw + 2, &p->fg);
+          title_room = text_width - bw - 8;
+        }
+    }
+  append_text (self, snapshot, node->title, OWB_SCENE_FONT_TITLE, left, y + 2, title_room, &p->fg);
   if (lod < LOD_FULL)
     return;
   y += self->style.title_height;
@@ -819,7 +852,7 @@ draw_plain_region (OwbGraphView *self, GtkSnapshot *snapshot, OwbGraphScene *sce
   g_autofree guint *color_of = g_new (guint, MAX (nodes->len, 1));
   for (guint i = 0; i < nodes->len; i++)
     {
-      GdkRGBA color = plain_color (p, owb_graph_scene_get_node (scene, g_array_index (nodes, guint, i)));
+      GdkRGBA color = plain_color (self, owb_graph_scene_get_node (scene, g_array_index (nodes, guint, i)));
       guint c = 0;
       while (c < colors->len && !gdk_rgba_equal (&g_array_index (colors, GdkRGBA, c), &color))
         c++;
@@ -1133,7 +1166,7 @@ static GdkRGBA
 overview_color (const OwbSceneNode *node, gpointer user_data)
 {
   OwbGraphView *self = user_data;
-  return plain_color (&self->palette, node);
+  return plain_color (self, node);
 }
 
 static void
@@ -1749,6 +1782,35 @@ owb_graph_view_set_highlight (OwbGraphView *self, const char *const *node_names)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+void
+owb_graph_view_set_layer (OwbGraphView *self, OwbGraphLayer *layer)
+{
+  g_return_if_fail (OWB_IS_GRAPH_VIEW (self));
+  if (layer == self->layer)
+    return;
+  if (layer)
+    owb_graph_layer_ref (layer);
+  g_clear_pointer (&self->layer, owb_graph_layer_unref);
+  self->layer = layer;
+  owb_graph_view_layer_changed (self);
+}
+
+OwbGraphLayer *
+owb_graph_view_get_layer (OwbGraphView *self)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_VIEW (self), NULL);
+  return self->layer;
+}
+
+void
+owb_graph_view_layer_changed (OwbGraphView *self)
+{
+  g_return_if_fail (OWB_IS_GRAPH_VIEW (self));
+  /* Tiles and the overview image hold the old colours. */
+  if (self->tiles)
+    invalidate_tiles (self);
+}
+
 guint
 owb_graph_view_get_n_highlighted (OwbGraphView *self)
 {
@@ -2342,6 +2404,7 @@ owb_graph_view_finalize (GObject *object)
   g_clear_object (&self->layout);
   g_clear_pointer (&self->selected_tensor, g_free);
   g_clear_pointer (&self->highlight, g_hash_table_unref);
+  g_clear_pointer (&self->layer, owb_graph_layer_unref);
   g_clear_pointer (&self->matches, g_ptr_array_unref);
   g_clear_pointer (&self->ov_highlight, g_array_unref);
   g_clear_pointer (&self->ov_matches, g_array_unref);

@@ -5,6 +5,7 @@
 
 #include <gtk/gtk.h>
 #include <owb/owb.h>
+#include "owb-graph-layer.h"
 
 G_BEGIN_DECLS
 
@@ -45,6 +46,13 @@ void owb_graph_view_select_tensor (OwbGraphView *self, const char *name);
 
 /* Draws the named nodes emphasised (provenance of a fused node, say); NULL clears. */
 void owb_graph_view_set_highlight (OwbGraphView *self, const char *const *node_names);
+
+/* Layers: an overlay colours op boxes (and badges them) instead of their provider colours; the
+ * view takes a reference. NULL: back to the provider colours. layer_changed redraws after the
+ * layer's colours changed. */
+void owb_graph_view_set_layer (OwbGraphView *self, OwbGraphLayer *layer);
+OwbGraphLayer *owb_graph_view_get_layer (OwbGraphView *self);
+void owb_graph_view_layer_changed (OwbGraphView *self);
 
 /* Find: returns the number of matches (node name, op type or tensor name) and selects the first;
  * next/previous wrap around. */

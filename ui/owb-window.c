@@ -6,6 +6,7 @@
 
 #include "owb-optimize-page.h"
 #include "owb-profile-page.h"
+#include "owb-quantize-page.h"
 #include "owb-resources.h"
 #include "owb-run-page.h"
 
@@ -39,10 +40,17 @@ profile_page_set_document (GtkWidget *page, OwbDocument *document)
   owb_profile_page_set_document (OWB_PROFILE_PAGE (page), document);
 }
 
+static void
+quantize_page_set_document (GtkWidget *page, OwbDocument *document)
+{
+  owb_quantize_page_set_document (OWB_QUANTIZE_PAGE (page), document);
+}
+
 static const OwbWindowPage page_table[] = {
   { "optimize", N_("Optimize"), "emblem-system-symbolic", owb_optimize_page_new, optimize_page_set_document },
   { "run", N_("Run"), "media-playback-start-symbolic", owb_run_page_new, run_page_set_document },
   { "profile", N_("Profile"), "power-profile-performance-symbolic", owb_profile_page_new, profile_page_set_document },
+  { "quantize", N_("Quantize"), "applications-science-symbolic", owb_quantize_page_new, quantize_page_set_document },
 };
 
 /* The level drop-down lists the levels in OwbOptimizeLevel order. */
@@ -123,6 +131,8 @@ set_titles (OwbWindow *self, const char *title, const char *subtitle)
   adw_view_switcher_title_set_subtitle (self->switcher_title, subtitle ? subtitle : "");
   gtk_window_set_title (GTK_WINDOW (self), title);
   gtk_label_set_text (self->model_label, title);
+  /* Short names whole ("tiny-cnn.onnx"); with six pages the switcher left it a few letters. */
+  gtk_label_set_width_chars (self->model_label, title ? MIN ((int) g_utf8_strlen (title, -1), 16) : -1);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->model_label), subtitle);
 }
 

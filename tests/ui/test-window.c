@@ -406,9 +406,10 @@ test_window_welcome (void)
   g_assert_cmpuint (g_list_model_get_n_items (gtk_drop_down_get_model (main_window->provider_drop_down)), ==,
                     g_strv_length ((char **) owb_providers_get_available ()));
   g_assert_cmpstr (_owb_window_get_providers (main_window), ==, "cpu");
-  /* Only real pages: Graph, Optimize, Run, Profile. */
+  /* Only real pages: Graph, Optimize, Run, Profile, Quantize. */
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (adw_view_stack_get_pages (main_window->view_stack))),
-                    ==, 4);
+                    ==, 5);
+  g_assert_nonnull (adw_view_stack_get_child_by_name (main_window->view_stack, "quantize"));
   g_assert_true (shows_text (GTK_WIDGET (main_window->welcome_page), "ONNX Workbench"));
   save_png (GTK_WIDGET (main_window), "test-window-welcome.png");
 }

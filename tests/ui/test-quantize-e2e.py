@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""The Quantize page end to end, through the accessibility tree only: launches onnx-workbench on
+a model (the sample, or $OWB_QUANT_MODEL with $OWB_QUANT_CALIB unused: the page's own default of
+random samples is what one click gives), opens Quantize, presses Quantize Model, waits for the
+Accuracy Comparison and the Sensitivity legend, selects the worst tensor and presses Keep in
+Float, then waits for Kept in Float to list it; a screenshot goes to $OWB_TEST_PNG_DIR when set.
+
+  test-quantize-e2e.py BUILD_ROOT SOURCE_ROOT
+
+Runs with the system python (python3-gi, gir1.2-atspi-2.0)."""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import gi
+
+gi.require_version("Atspi", "2.0")
+from gi.repository import Atspi  # noqa: E402
+
+TIMEOUT = 60.0
+
+
+def poll(what, fn, timeout=TIMEOUT):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            found = fn()
+        except gi.repository.GLib.GError:
+            found = None
+        if found:
+            return found
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def walk(node, depth=0):
+    if node is None or depth > 60:
+        return
+    yield node
+    try:
+        n = node.get_child_count()
+    except gi.repository.GLib.GError:
+        return
+    for i in range(n):
+        try:
+            child = node.get_child_at_index(i)
+        except gi.repository.GLib.GError:
+            continue
+        yield from walk(child, depth + 1)
+
+
+def find_app(pid):
+    desktop = Atspi.get_desktop(0)
+    for i in range(desktop.get_child_count()):
+        app = desktop.get_child_at_index(i)
+        if app is not None and app.get_process_id() == pid:
+            return app
+    return None
+
+
+def find_named(root, name, roles=None):
+    for node in walk(root):
+        try:
+            node.clear_cache()
+            if node.get_name() == name and (roles is None or node.get_role() in roles):
+                return node
+        except gi.repository.GLib.GError:
+            continue
+    return None
+
+
+def rows(node):
+    node.clear_cache()
+    return node.get_child_count()
+
+
+def main():
+    build_root, source_root = sys.argv[1], sys.argv[2]
+    app_path = os.path.join(build_root, "app", "onnx-workbench")
+    model = os.environ.get("OWB_QUANT_MODEL") or os.path.join(source_root, "data", "samples", "tiny-cnn.onnx")
+    env = dict(os.environ)
+    env.pop("GTK_A11Y", None)
+    env.pop("NO_AT_BRIDGE", None)
+    proc = subprocess.Popen([app_path, model], env=env)
+    try:
+        app = poll("the application on the accessibility bus", lambda: find_app(proc.pid))
+        tab = poll("the Quantize tab", lambda: next(
+            (n for n in walk(app) if n.get_name() == "Quantize" and "Action" in n.get_interfaces()), None))
+        Atspi.Action.do_action(tab, 0)
+        buttons = (Atspi.Role.PUSH_BUTTON, Atspi.Role.TOGGLE_BUTTON)
+        button = poll("the Quantize Model button", lambda: find_named(app, "Quantize Model", buttons))
+        poll("Quantize Model to be enabled",
+             lambda: button.get_state_set().contains(Atspi.StateType.SENSITIVE) or None)
+        Atspi.Action.do_action(button, 0)
+        comparison = poll("the Accuracy Comparison table", lambda: find_named(app, "Accuracy Comparison", (Atspi.Role.LIST,)))
+        # a header, an output, the model size and the latency
+        poll("the comparison rows", lambda: rows(comparison) >= 4 or None, timeout=120)
+        legend = poll("the Sensitivity legend", lambda: find_named(app, "Sensitivity"))
+        worst = poll("the Worst Tensors list", lambda: find_named(app, "Worst Tensors", (Atspi.Role.LIST,)))
+        poll("a worst tensor", lambda: rows(worst) >= 2 or None)
+        keep = poll("the Keep in Float button", lambda: find_named(app, "Keep in Float", buttons))
+        first = worst.get_child_at_index(1)
+        # the rows are made anew with each result: read the name while this one is there
+        node = first.get_name().split(",")[0]
+        print("worst tensor:", first.get_name())
+        selected = False
+        if "Selection" in worst.get_interfaces():
+            selected = Atspi.Selection.select_child(worst, 1)
+        if not selected and "Action" in first.get_interfaces():
+            Atspi.Action.do_action(first, 0)
+        poll("Keep in Float to be enabled for the selected node",
+             lambda: keep.get_state_set().contains(Atspi.StateType.SENSITIVE) or None)
+        Atspi.Action.do_action(keep, 0)
+        kept = poll("the Kept in Float list", lambda: find_named(app, "Kept in Float", (Atspi.Role.LIST,)))
+        poll("the node kept in float", lambda: next(
+            (True for i in range(rows(kept)) if kept.get_child_at_index(i).get_name() == node), None), timeout=120)
+        print("found:", legend.get_role_name(), "'Sensitivity';", rows(comparison), "comparison rows; kept", node)
+        out = os.environ.get("OWB_TEST_PNG_DIR")
+        if out and shutil.which("import"):
+            time.sleep(1)
+            path = os.path.join(out, "quantize-e2e.png")
+            subprocess.run(["import", "-window", "root", path], check=True)
+            print("screenshot:", path)
+        print("quantize e2e ok")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,345 @@
+/* test-quantize-page.c: the Quantize page on the bundled sample in a window under Xvfb: Quantize
+ * Model on seeded random samples, the comparison with a finite SQNR, a worst tensor selected and
+ * kept in float (re-quantized without calibrating again, the comparison refreshed), the map's
+ * colours, Recover Accuracy, Save As refusing the input file; with $OWB_QUANT_MODEL (and
+ * $OWB_QUANT_CALIB), the same on that model, timed. $OWB_TEST_PNG_DIR: screenshots. */
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "owb-quantize-page.h"
+#include "owb-resources.h"
+
+typedef gboolean (*Condition) (gpointer data);
+
+static void
+wait_for (Condition cond, gpointer data, double timeout_s, const char *what)
+{
+  gint64 end = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
+  while (!cond (data))
+    {
+      if (g_get_monotonic_time () > end)
+        g_error ("timed out waiting for %s", what);
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+}
+
+typedef struct {
+  gboolean done, ok;
+  GError *error;
+} Wait;
+
+static gboolean
+wait_done (gpointer data)
+{
+  return ((Wait *) data)->done;
+}
+
+static void
+load_cb (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Wait *w = data;
+  w->ok = owb_document_load_finish (OWB_DOCUMENT (source), res, &w->error);
+  w->done = TRUE;
+}
+
+static gboolean
+prepared_ready (gpointer data)
+{
+  OwbDocument *doc = data;
+  return !owb_document_get_preparing (doc) && !owb_prepared_is_pending (owb_document_get_prepared (doc));
+}
+
+static gboolean
+page_idle (gpointer page)
+{
+  return !owb_quantize_page_get_busy (page);
+}
+
+static gboolean
+view_ready (gpointer view)
+{
+  return owb_graph_view_has_scene (view) && !owb_graph_view_get_busy (view);
+}
+
+static void
+settle (double seconds)
+{
+  gint64 end = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
+  while (g_get_monotonic_time () < end)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (2000);
+    }
+}
+
+/* The widget rendered to $OWB_TEST_PNG_DIR/png, when that is set. */
+static void
+screenshot (GtkWidget *widget, const char *png)
+{
+  const char *dir = g_getenv ("OWB_TEST_PNG_DIR");
+  if (!dir)
+    return;
+  settle (0.5);
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
+  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
+  g_autoptr (GdkTexture) texture = node ? gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height))
+                                        : NULL;
+  if (texture)
+    {
+      g_autofree char *path = g_build_filename (dir, png, NULL);
+      g_assert_true (gdk_texture_save_to_png (texture, path));
+      g_test_message ("rendered %s", path);
+    }
+}
+
+static OwbDocument *
+load (const char *path)
+{
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  OwbDocument *doc = owb_document_new ();
+  Wait w = { 0 };
+  owb_document_load_async (doc, file, NULL, load_cb, &w);
+  wait_for (wait_done, &w, 60, "the document to load");
+  g_assert_no_error (w.error);
+  wait_for (prepared_ready, doc, 60, "the session to be prepared");
+  return doc;
+}
+
+static void
+remember_name (char **slot, const char *name, gboolean reveal)
+{
+  g_free (*slot);
+  *slot = g_strdup (name);
+}
+
+static guint
+strv_len (const char *const *v)
+{
+  return v ? g_strv_length ((char **) v) : 0;
+}
+
+static double
+worst_output_sqnr (OwbQuantizePage *page)
+{
+  const OwbQuantComparison *c = owb_quantize_page_get_comparison (page);
+  double worst = INFINITY;
+  for (guint i = 0; i < c->outputs->len; i++)
+    worst = MIN (worst, ((const OwbQuantOutputDiff *) g_ptr_array_index (c->outputs, i))->sqnr_db);
+  return worst;
+}
+
+/* Quantize Model, Keep in Float on the worst tensor, Recover Accuracy; returns the page's window. */
+static GtkWidget *
+quantize_flow (const char *model_path, const char *calib_dir, const char *png_prefix, gboolean recover)
+{
+  g_autoptr (OwbDocument) doc = load (model_path);
+  OwbQuantizePage *page = OWB_QUANTIZE_PAGE (owb_quantize_page_new ());
+  GtkWidget *window = gtk_window_new ();
+  gtk_window_set_default_size (GTK_WINDOW (window), 1500, 950);
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (page));
+  gtk_window_present (GTK_WINDOW (window));
+  owb_quantize_page_set_document (page, doc);
+  if (calib_dir)
+    owb_quantize_page_set_calibration_dir (page, calib_dir);
+  g_autofree char *shot = g_strconcat (png_prefix, "-empty.png", NULL);
+  screenshot (GTK_WIDGET (page), shot);
+
+  /* Quantize Model */
+  gint64 t0 = g_get_monotonic_time ();
+  owb_quantize_page_quantize (page);
+  g_assert_true (owb_quantize_page_get_busy (page));
+  wait_for (page_idle, page, 240, "the quantization");
+  double quantize_s = (g_get_monotonic_time () - t0) / 1e6;
+  g_assert_cmpstr (owb_quantize_page_get_error (page), ==, NULL);
+  const OwbQuantComparison *c = owb_quantize_page_get_comparison (page);
+  g_assert_nonnull (c);
+  g_assert_cmpuint (owb_quantize_page_get_n_comparison_rows (page), ==, c->outputs->len);
+  g_assert_cmpuint (owb_quantize_page_get_n_comparison_rows (page), >, 0);
+  double first_sqnr = worst_output_sqnr (page);
+  g_assert_true (isfinite (first_sqnr));
+  g_assert_cmpuint (owb_quantize_page_get_n_calibrations (page), ==, 1);
+  g_assert_nonnull (owb_quantize_page_get_quantized_model (page));
+  g_assert_cmpuint (owb_quantize_page_get_n_worst_rows (page), >, 0);
+  OwbGraphView *view = owb_quantize_page_get_graph_view (page);
+  wait_for (view_ready, view, 60, "the sensitivity map's layout");
+  g_assert_nonnull (owb_graph_view_get_layer (view));
+  g_test_message ("%s: Quantize Model to the comparison in %.2f s, worst output %.2f dB", model_path, quantize_s,
+                  first_sqnr);
+  g_free (shot);
+  shot = g_strconcat (png_prefix, "-quantized.png", NULL);
+  screenshot (GTK_WIDGET (page), shot);
+
+  /* a worst tensor selected: its node selected in the map and announced to the window */
+  g_autofree char *activated = NULL;
+  g_signal_connect_swapped (page, "node-activated", G_CALLBACK (remember_name), &activated);
+  owb_quantize_page_select_worst (page, 0);
+  const char *node = owb_quantize_page_get_selected_node (page);
+  g_assert_nonnull (node);
+  g_assert_cmpstr (activated, ==, node);
+  g_assert_nonnull (owb_graph_view_get_selected_node (view));
+  g_assert_cmpstr (owb_graph_view_get_selected_node (view)->name, ==, node);
+  double node_db;
+  g_assert_true (owb_quantize_page_get_node_sqnr (page, node, &node_db));
+  g_autofree char *kept = g_strdup (node);
+
+  /* Keep in Float: excluded, re-quantized with the same calibration, the comparison refreshed */
+  guint n_excluded = strv_len (owb_quantize_page_get_excluded (page));
+  t0 = g_get_monotonic_time ();
+  owb_quantize_page_keep_selected_in_float (page);
+  g_assert_true (owb_quantize_page_get_busy (page));
+  wait_for (page_idle, page, 240, "the re-quantization");
+  double keep_s = (g_get_monotonic_time () - t0) / 1e6;
+  g_assert_cmpstr (owb_quantize_page_get_error (page), ==, NULL);
+  g_assert_cmpuint (strv_len (owb_quantize_page_get_excluded (page)), ==, n_excluded + 1);
+  g_assert_true (g_strv_contains (owb_quantize_page_get_excluded (page), kept));
+  g_assert_true (owb_quantize_page_get_comparison (page) != c);
+  g_assert_cmpuint (owb_quantize_page_get_n_calibrations (page), ==, 1);
+  g_assert_cmpuint (owb_quantize_page_get_n_comparison_rows (page), >, 0);
+  g_assert_true (isfinite (worst_output_sqnr (page)) || worst_output_sqnr (page) > 0);
+  /* the kept node is float in the new model: none of its inputs is dequantized (its own output
+   * may still be quantized for its readers, so its SQNR need not rise) */
+  const OwbModel *qm = owb_quantize_page_get_quantized_model (page);
+  const OwbNode *kept_node = NULL;
+  for (guint i = 0; i < qm->graph->nodes->len; i++)
+    {
+      const OwbNode *n = g_ptr_array_index (qm->graph->nodes, i);
+      if (g_strcmp0 (n->name, kept) == 0)
+        kept_node = n;
+    }
+  g_assert_nonnull (kept_node);
+  for (int i = 0; i < kept_node->n_inputs; i++)
+    for (guint k = 0; k < qm->graph->nodes->len; k++)
+      {
+        const OwbNode *p = g_ptr_array_index (qm->graph->nodes, k);
+        if (strcmp (p->op_type, "DequantizeLinear") == 0 && g_strcmp0 (p->outputs[0], kept_node->inputs[i]) == 0)
+          g_error ("kept node %s still reads %s dequantized", kept, kept_node->inputs[i]);
+      }
+  (void) node_db;
+  g_test_message ("%s: Keep in Float (%s) re-quantized in %.2f s, worst output %.2f dB", model_path, kept, keep_s,
+                  worst_output_sqnr (page));
+  g_free (shot);
+  shot = g_strconcat (png_prefix, "-kept.png", NULL);
+  screenshot (GTK_WIDGET (page), shot);
+
+  /* and back: quantized again */
+  owb_quantize_page_remove_excluded (page, kept);
+  wait_for (page_idle, page, 240, "the re-quantization without the exclusion");
+  g_assert_cmpuint (strv_len (owb_quantize_page_get_excluded (page)), ==, n_excluded);
+  g_assert_cmpuint (owb_quantize_page_get_n_calibrations (page), ==, 1);
+
+  if (recover)
+    {
+      t0 = g_get_monotonic_time ();
+      owb_quantize_page_recover_accuracy (page, 40);
+      wait_for (page_idle, page, 240, "Recover Accuracy");
+      g_assert_cmpstr (owb_quantize_page_get_error (page), ==, NULL);
+      g_assert_cmpuint (owb_quantize_page_get_n_calibrations (page), ==, 1);
+      g_test_message ("%s: Recover Accuracy to 40 dB in %.2f s: %u nodes kept in float, worst output %.2f dB",
+                      model_path, (g_get_monotonic_time () - t0) / 1e6, strv_len (owb_quantize_page_get_excluded (page)),
+                      worst_output_sqnr (page));
+      g_free (shot);
+      shot = g_strconcat (png_prefix, "-recovered.png", NULL);
+      screenshot (GTK_WIDGET (page), shot);
+      /* the settings and results column whole, below the fold too */
+      GtkWidget *paned = gtk_widget_get_first_child (GTK_WIDGET (page));
+      GtkWidget *scroller = gtk_paned_get_start_child (GTK_PANED (paned));
+      GtkWidget *content = gtk_viewport_get_child (GTK_VIEWPORT (gtk_scrolled_window_get_child (GTK_SCROLLED_WINDOW (scroller))));
+      g_free (shot);
+      shot = g_strconcat (png_prefix, "-column.png", NULL);
+      screenshot (content, shot);
+    }
+
+  /* Save As: never over the input, another file works */
+  g_autoptr (GFile) input = g_file_new_for_path (model_path);
+  g_autoptr (GError) error = NULL;
+  g_assert_false (owb_quantize_page_save_to (page, input, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_EXISTS);
+  g_autofree char *dir = g_dir_make_tmp ("owb-quantize-page-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "q.onnx", NULL);
+  g_autoptr (GFile) out_file = g_file_new_for_path (out);
+  g_clear_error (&error);
+  g_assert_true (owb_quantize_page_save_to (page, out_file, &error));
+  g_assert_no_error (error);
+  g_autoptr (OwbModel) saved = owb_model_load_file (out, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (saved);
+  g_remove (out);
+  g_rmdir (dir);
+  g_signal_handlers_disconnect_by_func (page, remember_name, &activated);
+  return window;
+}
+
+static void
+test_sample (void)
+{
+  const char *root = g_getenv ("OWB_SOURCE_ROOT");
+  g_assert_nonnull (root);
+  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
+  GtkWidget *window = quantize_flow (path, NULL, "quantize-tiny-cnn", TRUE);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* A calibration folder that is not one: the error is shown, nothing crashes, the page works on. */
+static void
+test_bad_folder (void)
+{
+  const char *root = g_getenv ("OWB_SOURCE_ROOT");
+  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
+  g_autoptr (OwbDocument) doc = load (path);
+  OwbQuantizePage *page = OWB_QUANTIZE_PAGE (owb_quantize_page_new ());
+  GtkWidget *window = gtk_window_new ();
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (page));
+  gtk_window_present (GTK_WINDOW (window));
+  owb_quantize_page_set_document (page, doc);
+  g_autofree char *empty = g_dir_make_tmp ("owb-quantize-empty-XXXXXX", NULL);
+  owb_quantize_page_set_calibration_dir (page, empty);
+  owb_quantize_page_quantize (page);
+  wait_for (page_idle, page, 120, "the failing quantization");
+  g_assert_nonnull (owb_quantize_page_get_error (page));
+  g_assert_null (owb_quantize_page_get_comparison (page));
+  /* cancelled at once: says so */
+  owb_quantize_page_set_calibration_dir (page, NULL);
+  owb_quantize_page_quantize (page);
+  owb_quantize_page_cancel (page);
+  wait_for (page_idle, page, 120, "the cancelled quantization");
+  g_assert_nonnull (owb_quantize_page_get_error (page));
+  /* and then it works */
+  owb_quantize_page_quantize (page);
+  wait_for (page_idle, page, 120, "the quantization");
+  g_assert_null (owb_quantize_page_get_error (page));
+  g_assert_nonnull (owb_quantize_page_get_comparison (page));
+  g_rmdir (empty);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_dev_model (void)
+{
+  const char *model = g_getenv ("OWB_QUANT_MODEL");
+  if (!model)
+    {
+      g_test_skip ("set OWB_QUANT_MODEL (and OWB_QUANT_CALIB) to a model to quantize");
+      return;
+    }
+  GtkWidget *window = quantize_flow (model, g_getenv ("OWB_QUANT_CALIB"), "quantize-dev", TRUE);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+int
+main (int argc, char **argv)
+{
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+  g_assert_nonnull (owb_ui_get_resource ());
+  g_test_add_func ("/quantize-page/sample", test_sample);
+  g_test_add_func ("/quantize-page/bad-folder", test_bad_folder);
+  g_test_add_func ("/quantize-page/dev-model", test_dev_model);
+  return g_test_run ();
+}

@@ -1,0 +1,63 @@
+/* owb-graph-layer.c: the layer object the graph view consults for node colours and badges. */
+#include "owb-graph-layer.h"
+
+struct _OwbGraphLayer {
+  gatomicrefcount ref_count;
+  char *name;
+  OwbGraphLayerColorFunc color;
+  OwbGraphLayerBadgeFunc badge;
+  gpointer user_data;
+  GDestroyNotify destroy;
+};
+
+OwbGraphLayer *
+owb_graph_layer_new (const char *name, OwbGraphLayerColorFunc color, OwbGraphLayerBadgeFunc badge,
+                     gpointer user_data, GDestroyNotify destroy)
+{
+  g_return_val_if_fail (color != NULL, NULL);
+  OwbGraphLayer *layer = g_new0 (OwbGraphLayer, 1);
+  g_atomic_ref_count_init (&layer->ref_count);
+  layer->name = g_strdup (name ? name : "");
+  layer->color = color;
+  layer->badge = badge;
+  layer->user_data = user_data;
+  layer->destroy = destroy;
+  return layer;
+}
+
+OwbGraphLayer *
+owb_graph_layer_ref (OwbGraphLayer *layer)
+{
+  g_return_val_if_fail (layer != NULL, NULL);
+  g_atomic_ref_count_inc (&layer->ref_count);
+  return layer;
+}
+
+void
+owb_graph_layer_unref (OwbGraphLayer *layer)
+{
+  if (layer == NULL || !g_atomic_ref_count_dec (&layer->ref_count))
+    return;
+  if (layer->destroy)
+    layer->destroy (layer->user_data);
+  g_free (layer->name);
+  g_free (layer);
+}
+
+const char *
+owb_graph_layer_get_name (const OwbGraphLayer *layer)
+{
+  return layer->name;
+}
+
+gboolean
+owb_graph_layer_get_color (const OwbGraphLayer *layer, const OwbNode *node, GdkRGBA *color)
+{
+  return layer && node && layer->color (node, color, layer->user_data);
+}
+
+char *
+owb_graph_layer_dup_badge (const OwbGraphLayer *layer, const OwbNode *node)
+{
+  return layer && node && layer->badge ? layer->badge (node, layer->user_data) : NULL;
+}
