@@ -364,6 +364,29 @@ def declared_sizes_that_lie():
         fails_cleanly(["run", path, "--random", "--memory-limit", "256M"], "'w'")
 
 
+@test
+def quantize_and_compare_fail_cleanly():
+    """Every hostile model written above, through the quantizer and the comparison: a clean exit
+    (0, or 1 with one line), never a signal or an escape on the terminal. Models that loop without
+    end are left to the run tests' time limit."""
+    paths = sorted(os.path.join(TMP, f) for f in os.listdir(TMP)
+                   if f.endswith(".onnx") and "loop" not in f and os.path.isfile(os.path.join(TMP, f)))
+    assert len(paths) >= 10, paths
+    out = os.path.join(TMP, "quantized", "q.onnx")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    for path in paths:
+        for args in (["quantize", path, "-o", out, "--calibration-random", "2", "-q"],
+                     ["quantize", path, "-o", out, "--dynamic", "-q"],
+                     ["compare", path, path, "--samples", "1"]):
+            code, stdout, err = owb(*args, timeout=120)
+            assert code >= 0, f"owb {args} died of signal {-code}"
+            assert code in (0, 1), f"owb {args}: exit {code}, stderr {err[-2000:]!r}"
+            assert b"\x1b" not in err and b"\x1b" not in stdout, f"owb {args}: an escape reached the terminal"
+            if code == 1:
+                lines = err.decode("utf-8", "replace").splitlines()
+                assert len(lines) == 1 and lines[0].startswith("owb: "), (args, lines)
+
+
 def main():
     passed = failed = 0
     for fn in TESTS:
