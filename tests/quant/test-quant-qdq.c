@@ -358,6 +358,39 @@ test_activation_types (Fixture *f, gconstpointer data)
   g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
 }
 
+/* x -> Add(x, 1e-5 scalar) -> y -> Add(y, bias vector) -> z -> Add(z, x) -> w: the scalar Add (a
+ * variance plus epsilon) stays float; the vector and residual Adds are quantized. */
+static void
+test_scalar_constants_stay_float (void)
+{
+  OwbModel *m = tu_model_new (13);
+  int64_t d[] = { 1, 4 }, v[] = { 4 };
+  tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 2, d, NULL);
+  tu_add_value (m->graph->outputs, "w", OWB_TYPE_FLOAT, 2, d, NULL);
+  float eps = 1e-5f, bias[] = { 0.1f, -0.2f, 0.3f, 0.0f };
+  owb_graph_add_initializer (m->graph, "eps", tu_floats (0, NULL, &eps));
+  owb_graph_add_initializer (m->graph, "bias", tu_floats (1, v, bias));
+  tu_node (m->graph, "Add", "add_eps", "x,eps", "y");
+  tu_node (m->graph, "Add", "add_bias", "y,bias", "z");
+  tu_node (m->graph, "Add", "residual", "z,x", "w");
+  g_assert_true (owb_model_validate (m, NULL));
+  g_autoptr (OwbQuantDataset) ds = owb_quant_dataset_new_random (4, 1);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbQuantCalibration) cal = owb_quant_calibrate (m, ds, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (OwbModel) q = owb_quant_quantize_static (m, cal, NULL, NULL, &error);
+  g_assert_no_error (error);
+  const OwbNode *add_eps = find_node (q->graph, "add_eps");
+  g_assert_cmpstr (add_eps->inputs[0], ==, "x");
+  g_assert_cmpstr (add_eps->inputs[1], ==, "eps");
+  const OwbNode *add_bias = find_node (q->graph, "add_bias");
+  g_assert_cmpstr (find_producer (q->graph, add_bias->inputs[0])->op_type, ==, "DequantizeLinear");
+  g_assert_cmpstr (find_producer (q->graph, add_bias->inputs[1])->op_type, ==, "DequantizeLinear");
+  const OwbNode *residual = find_node (q->graph, "residual");
+  g_assert_cmpstr (find_producer (q->graph, residual->inputs[1])->op_type, ==, "DequantizeLinear");
+  owb_model_unref (m);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -368,5 +401,6 @@ main (int argc, char **argv)
               fixture_tear_down);
   g_test_add ("/quant/qdq/activation-types", Fixture, NULL, fixture_set_up, test_activation_types, fixture_tear_down);
   g_test_add_func ("/quant/qdq/opset-too-old", test_opset_too_old);
+  g_test_add_func ("/quant/qdq/scalar-constants-stay-float", test_scalar_constants_stay_float);
   return g_test_run ();
 }
