@@ -1,6 +1,8 @@
 /* owb-cli.c: helpers shared by the owb subcommands (errors, options, inputs, printing, JSON). */
 #include "owb-cli.h"
 
+#include <owb/owb-quant.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -799,4 +801,64 @@ owb_cli_check_outputs (const char *input, const OwbFileIdentity *input_id, const
           }
     }
   return OWB_EXIT_OK;
+}
+
+gboolean
+owb_cli_image_options (const OwbCliImageArgs *args, OwbQuantImageOptions *options, const char *command,
+                       const char *dir_option)
+{
+  owb_quant_image_options_init (options);
+  if (!args->dir && (args->size || args->mean || args->std || args->layout || args->bgr))
+    {
+      owb_cli_error (command, "--image-size, --mean, --std, --layout and --bgr go with %s", dir_option);
+      return FALSE;
+    }
+  if (args->size && (sscanf (args->size, "%dx%d", &options->width, &options->height) != 2
+                     || options->width <= 0 || options->height <= 0 || options->width > 16384
+                     || options->height > 16384))
+    {
+      owb_cli_error (command, "--image-size '%s': expected WxH, such as 224x224", args->size);
+      return FALSE;
+    }
+  const char *const channel_opts[2] = { args->mean, args->std };
+  float *const channel_values[2] = { options->mean, options->std };
+  for (int k = 0; k < 2; k++)
+    if (channel_opts[k])
+      {
+        float v[3];
+        int n = sscanf (channel_opts[k], "%f,%f,%f", &v[0], &v[1], &v[2]);
+        if (n == 1)
+          v[1] = v[2] = v[0];
+        if ((n != 1 && n != 3) || (k == 1 && (v[0] <= 0 || v[1] <= 0 || v[2] <= 0)))
+          {
+            owb_cli_error (command, "--%s '%s': expected three numbers R,G,B (or one)%s", k ? "std" : "mean",
+                           channel_opts[k], k ? ", above 0" : "");
+            return FALSE;
+          }
+        memcpy (channel_values[k], v, sizeof v);
+      }
+  if (args->layout)
+    {
+      if (g_ascii_strcasecmp (args->layout, "nchw") == 0)
+        options->layout = 1;
+      else if (g_ascii_strcasecmp (args->layout, "nhwc") == 0)
+        options->layout = 2;
+      else
+        {
+          owb_cli_error (command, "--layout '%s': expected nchw or nhwc", args->layout);
+          return FALSE;
+        }
+    }
+  options->bgr = args->bgr;
+  return TRUE;
+}
+
+void
+owb_cli_image_args_clear (OwbCliImageArgs *args)
+{
+  g_clear_pointer (&args->dir, g_free);
+  g_clear_pointer (&args->size, g_free);
+  g_clear_pointer (&args->mean, g_free);
+  g_clear_pointer (&args->std, g_free);
+  g_clear_pointer (&args->layout, g_free);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <owb/owb.h>
+#include <owb/owb-quant.h>
 
 G_BEGIN_DECLS
 
@@ -99,6 +100,31 @@ int owb_cli_feed_open (OwbCliFeed *feed, const char *path, const char *input_dir
 /* Frees what feed holds, outputs left from a run included; feed can be cleared again. */
 void owb_cli_feed_clear (OwbCliFeed *feed);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (OwbCliFeed, owb_cli_feed_clear)
+
+/* Image folders as model inputs (owb quantize --calibration-images, owb compare --images): the
+ * folder and the preprocessing options as given. */
+typedef struct {
+  char *dir;
+  char *size;   /* "WxH" */
+  char *mean;   /* "R,G,B" or one value */
+  char *std;
+  char *layout; /* "nchw" or "nhwc" */
+  gboolean bgr;
+} OwbCliImageArgs;
+
+#define OWB_CLI_IMAGE_ENTRIES(args) \
+    { "image-size", 0, 0, G_OPTION_ARG_STRING, &(args).size, "Images: resize to WxH (default: the model input's)", "WxH" }, \
+    { "mean", 0, 0, G_OPTION_ARG_STRING, &(args).mean, "Images: per-channel mean after scaling to [0, 1] (0.485,0.456,0.406 for ImageNet)", "R,G,B" }, \
+    { "std", 0, 0, G_OPTION_ARG_STRING, &(args).std, "Images: per-channel standard deviation (0.229,0.224,0.225 for ImageNet)", "R,G,B" }, \
+    { "layout", 0, 0, G_OPTION_ARG_STRING, &(args).layout, "Images: nchw or nhwc (default: from the model input)", "LAYOUT" }, \
+    { "bgr", 0, 0, G_OPTION_ARG_NONE, &(args).bgr, "Images: channels in BGR order", NULL }
+
+/* Checks and converts the image options (an error on stderr and FALSE on bad usage); options
+ * given without the folder option `dir_option` are bad usage too. */
+gboolean owb_cli_image_options (const OwbCliImageArgs *args, OwbQuantImageOptions *options, const char *command,
+                                const char *dir_option);
+void owb_cli_image_args_clear (OwbCliImageArgs *args);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (OwbCliImageArgs, owb_cli_image_args_clear)
 
 /* A file a command writes, named by its option. */
 typedef struct {

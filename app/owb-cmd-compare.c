@@ -107,11 +107,14 @@ int
 owb_cmd_compare (int argc, char **argv)
 {
   g_autofree char *input_dir = NULL, *data_dir = NULL, *labels_path = NULL;
+  g_auto (OwbCliImageArgs) images = { 0 };
   int n_samples = 0, n_threads = 0, top = 20;
   gboolean no_tensors = FALSE, json = FALSE;
   GOptionEntry entries[] = {
     { "input-dir", 0, 0, G_OPTION_ARG_FILENAME, &input_dir, "One sample: DIR/input_K.pb feed the inputs", "DIR" },
     { "data", 0, 0, G_OPTION_ARG_FILENAME, &data_dir, "Samples: the subfolders of DIR (test_data_set_N/) (default: 8 random samples)", "DIR" },
+    { "images", 0, 0, G_OPTION_ARG_FILENAME, &images.dir, "Samples: the images in DIR (PNG, JPEG, BMP, PNM), resized and normalised", "DIR" },
+    OWB_CLI_IMAGE_ENTRIES (images),
     { "labels", 0, 0, G_OPTION_ARG_FILENAME, &labels_path, "Expected classes, one line per sample: accuracy of A and B", "FILE" },
     { "samples", 'n', 0, G_OPTION_ARG_INT, &n_samples, "Use only the first N samples", "N" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &n_threads, "Intra-op threads (default 0: all cores)", "N" },
@@ -135,21 +138,25 @@ owb_cmd_compare (int argc, char **argv)
       owb_cli_error ("compare", "expected MODEL_A and MODEL_B (see owb compare --help)");
       return OWB_EXIT_USAGE;
     }
-  if (input_dir && data_dir)
+  if ((input_dir != NULL) + (data_dir != NULL) + (images.dir != NULL) > 1)
     {
-      owb_cli_error ("compare", "give --input-dir or --data, not both");
+      owb_cli_error ("compare", "give one of --input-dir, --data and --images");
       return OWB_EXIT_USAGE;
     }
+  OwbQuantImageOptions image_options;
+  if (!owb_cli_image_options (&images, &image_options, "compare", "--images"))
+    return OWB_EXIT_USAGE;
   if (n_samples < 0 || n_threads < 0 || top < 0)
     {
       owb_cli_error ("compare", "--samples, --threads and --top must not be negative");
       return OWB_EXIT_USAGE;
     }
   const char *path_a = argv[1], *path_b = argv[2];
-  const char *dir = input_dir ? input_dir : data_dir;
+  const char *dir = input_dir ? input_dir : data_dir ? data_dir : images.dir;
 
-  g_autoptr (OwbQuantDataset) dataset = dir ? owb_quant_dataset_new_from_dir (dir, &error)
-                                            : owb_quant_dataset_new_random (8, 0);
+  g_autoptr (OwbQuantDataset) dataset = images.dir ? owb_quant_dataset_new_from_images (images.dir, &image_options, &error)
+                                        : dir      ? owb_quant_dataset_new_from_dir (dir, &error)
+                                                   : owb_quant_dataset_new_random (8, 0);
   if (!dataset)
     {
       owb_cli_gerror (dir, error);

@@ -112,8 +112,7 @@ owb_cmd_quantize (int argc, char **argv)
 {
   g_autofree char *output = NULL, *calibration_dir = NULL, *method_opt = NULL, *act_opt = NULL, *weight_opt = NULL;
   g_autofree char *report_json = NULL, *eval_dir = NULL, *labels_path = NULL, *overrides_path = NULL;
-  g_autofree char *images_dir = NULL, *image_size = NULL, *mean_opt = NULL, *std_opt = NULL, *layout_opt = NULL;
-  gboolean bgr = FALSE;
+  g_auto (OwbCliImageArgs) images = { 0 };
   double target_sqnr = 0, max_drop = -1;
   int max_trials = 0;
   g_auto (GStrv) exclude_nodes = NULL, exclude_ops = NULL;
@@ -125,12 +124,8 @@ owb_cmd_quantize (int argc, char **argv)
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the quantized model to OUT.onnx (never the input file)", "OUT.onnx" },
     { "calibration-dir", 0, 0, G_OPTION_ARG_FILENAME, &calibration_dir, "Calibrate on the samples in DIR (subfolders of input_K.pb / .npy files)", "DIR" },
     { "calibration", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &calibration_dir, "The same as --calibration-dir (DESIGN.md's spelling)", "DIR" },
-    { "calibration-images", 0, 0, G_OPTION_ARG_FILENAME, &images_dir, "Calibrate on the images in DIR (PNG, JPEG, BMP, PNM), resized and normalised", "DIR" },
-    { "image-size", 0, 0, G_OPTION_ARG_STRING, &image_size, "Images: resize to WxH (default: the model input's)", "WxH" },
-    { "mean", 0, 0, G_OPTION_ARG_STRING, &mean_opt, "Images: per-channel mean after scaling to [0, 1] (0.485,0.456,0.406 for ImageNet)", "R,G,B" },
-    { "std", 0, 0, G_OPTION_ARG_STRING, &std_opt, "Images: per-channel standard deviation (0.229,0.224,0.225 for ImageNet)", "R,G,B" },
-    { "layout", 0, 0, G_OPTION_ARG_STRING, &layout_opt, "Images: nchw or nhwc (default: from the model input)", "LAYOUT" },
-    { "bgr", 0, 0, G_OPTION_ARG_NONE, &bgr, "Images: channels in BGR order", NULL },
+    { "calibration-images", 0, 0, G_OPTION_ARG_FILENAME, &images.dir, "Calibrate on the images in DIR (PNG, JPEG, BMP, PNM), resized and normalised", "DIR" },
+    OWB_CLI_IMAGE_ENTRIES (images),
     { "calibration-random", 0, 0, G_OPTION_ARG_INT, &calibration_random, "Calibrate on N seeded random samples (a fallback: ranges say little)", "N" },
     { "samples", 0, 0, G_OPTION_ARG_INT, &samples, "Use only the first N calibration samples", "N" },
     { "method", 0, 0, G_OPTION_ARG_STRING, &method_opt, "Calibration: percentile (default, of |x| at 99.999), minmax, entropy or mse", "METHOD" },
@@ -170,62 +165,21 @@ owb_cmd_quantize (int argc, char **argv)
       owb_cli_error ("quantize", "expected MODEL and -o OUT.onnx (see owb quantize --help)");
       return OWB_EXIT_USAGE;
     }
-  if (!dynamic && !calibration_dir && !images_dir && calibration_random <= 0)
+  if (!dynamic && !calibration_dir && !images.dir && calibration_random <= 0)
     {
       owb_cli_error ("quantize", "static quantization needs samples: give --calibration-dir DIR, "
                                  "--calibration-images DIR or --calibration-random N (or --dynamic)");
       return OWB_EXIT_USAGE;
     }
-  if ((calibration_dir != NULL) + (images_dir != NULL) + (calibration_random > 0) > 1)
+  if ((calibration_dir != NULL) + (images.dir != NULL) + (calibration_random > 0) > 1)
     {
       owb_cli_error ("quantize", "give one of --calibration-dir, --calibration-images and --calibration-random");
       return OWB_EXIT_USAGE;
     }
   OwbQuantImageOptions image_options;
-  owb_quant_image_options_init (&image_options);
-  if (!images_dir && (image_size || mean_opt || std_opt || layout_opt || bgr))
-    {
-      owb_cli_error ("quantize", "--image-size, --mean, --std, --layout and --bgr go with --calibration-images");
-      return OWB_EXIT_USAGE;
-    }
-  if (image_size && (sscanf (image_size, "%dx%d", &image_options.width, &image_options.height) != 2
-                     || image_options.width <= 0 || image_options.height <= 0 || image_options.width > 16384
-                     || image_options.height > 16384))
-    {
-      owb_cli_error ("quantize", "--image-size '%s': expected WxH, such as 224x224", image_size);
-      return OWB_EXIT_USAGE;
-    }
-  const char *const channel_opts[2] = { mean_opt, std_opt };
-  float *const channel_values[2] = { image_options.mean, image_options.std };
-  for (int k = 0; k < 2; k++)
-    if (channel_opts[k])
-      {
-        float v[3];
-        int n = sscanf (channel_opts[k], "%f,%f,%f", &v[0], &v[1], &v[2]);
-        if (n == 1)
-          v[1] = v[2] = v[0];
-        if ((n != 1 && n != 3) || (k == 1 && (v[0] <= 0 || v[1] <= 0 || v[2] <= 0)))
-          {
-            owb_cli_error ("quantize", "--%s '%s': expected three numbers R,G,B (or one)%s", k ? "std" : "mean",
-                           channel_opts[k], k ? ", above 0" : "");
-            return OWB_EXIT_USAGE;
-          }
-        memcpy (channel_values[k], v, sizeof v);
-      }
-  if (layout_opt)
-    {
-      if (g_ascii_strcasecmp (layout_opt, "nchw") == 0)
-        image_options.layout = 1;
-      else if (g_ascii_strcasecmp (layout_opt, "nhwc") == 0)
-        image_options.layout = 2;
-      else
-        {
-          owb_cli_error ("quantize", "--layout '%s': expected nchw or nhwc", layout_opt);
-          return OWB_EXIT_USAGE;
-        }
-    }
-  image_options.bgr = bgr;
-  if (dynamic && (calibration_dir || images_dir || calibration_random || method_opt))
+  if (!owb_cli_image_options (&images, &image_options, "quantize", "--calibration-images"))
+    return OWB_EXIT_USAGE;
+  if (dynamic && (calibration_dir || images.dir || calibration_random || method_opt))
     {
       owb_cli_error ("quantize", "--dynamic needs no calibration: drop --calibration-dir, --calibration-random and --method");
       return OWB_EXIT_USAGE;
@@ -320,13 +274,13 @@ owb_cmd_quantize (int argc, char **argv)
   g_autoptr (OwbQuantDataset) dataset = NULL;
   if (calibration_dir)
     dataset = owb_quant_dataset_new_from_dir (calibration_dir, &error);
-  else if (images_dir)
-    dataset = owb_quant_dataset_new_from_images (images_dir, &image_options, &error);
+  else if (images.dir)
+    dataset = owb_quant_dataset_new_from_images (images.dir, &image_options, &error);
   else if (calibration_random > 0)
     dataset = owb_quant_dataset_new_random ((guint) calibration_random, 0);
   if (!dynamic && dataset == NULL)
     {
-      owb_cli_gerror (calibration_dir ? calibration_dir : images_dir, error);
+      owb_cli_gerror (calibration_dir ? calibration_dir : images.dir, error);
       return OWB_EXIT_FAILED;
     }
   if (dataset && samples > 0)

@@ -154,6 +154,10 @@ def image_folder():
     image = [t for t in report["tensors"] if t["name"] == "image"][0]
     # Pixels in [0, 255] normalised with ImageNet's mean and std span about [-2.1, 2.6].
     assert -2.2 < image["min"] < -1.5 and 1.5 < image["max"] < 2.7, image
+    # owb compare takes the same folder: the float model against itself is exact
+    _, text, _ = owb("compare", MODEL, MODEL, "--images", d, "--mean", "0.485,0.456,0.406", "--json", code=0)
+    result = json.loads(text)
+    assert result["samples"] == 3 and result["outputs"][0]["sqnr_db"] is None, result["outputs"]
     for args in (["--image-size", "32"], ["--layout", "chw"], ["--std", "0,1,1"]):
         _, _, err = owb("quantize", MODEL, "-o", out("x.onnx"), "--calibration-images", d, *args, code=2)
         one_error_line(err, args[0])
