@@ -25,6 +25,7 @@ struct _OwbProfilePage
   GtkButton *cancel_button;
   GtkProgressBar *progress;
   GtkLabel *summary_label;
+  GtkToggleButton *graph_button; /* shows the time of each node on the Graph page */
   GtkLabel *error_label;
   OwbTimeline *timeline;
   GtkListBox *ops_list;
@@ -46,6 +47,8 @@ struct _OwbProfilePage
   gboolean disposed;
   char *model_hash;           /* of the document's file, once hash_model_async has read it */
   GCancellable *hash_cancellable;
+  GHashTable *time_shares;    /* node name -> double *: its share of the shown run's node time */
+  double max_share;
 };
 
 G_DEFINE_FINAL_TYPE (OwbProfilePage, owb_profile_page, GTK_TYPE_WIDGET)
@@ -60,6 +63,7 @@ static GParamSpec *properties[N_PROPS];
 
 enum {
   NODE_ACTIVATED,
+  SHOW_LAYER,
   N_SIGNALS
 };
 
@@ -176,6 +180,112 @@ table_row (const char *name, const char *detail, const char *value)
 }
 
 static void
+add_share (GHashTable *shares, const char *name, double share)
+{
+  double *v = g_hash_table_lookup (shares, name);
+  if (!v)
+    {
+      v = g_new0 (double, 1);
+      g_hash_table_insert (shares, g_strdup (name), v);
+    }
+  *v += share;
+}
+
+/* Each main-graph node's share of the run's node time, under its own name and, for a node the
+ * optimizer made, split evenly over the model's nodes it replaced: the Graph page may show the
+ * file as it is or the optimized graph, and both find their nodes. */
+static void
+collect_time_shares (OwbProfilePage *self, const OwbProfRun *run, GArray *stats)
+{
+  g_clear_pointer (&self->time_shares, g_hash_table_unref);
+  self->max_share = 0;
+  if (!run)
+    return;
+  self->time_shares = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr (GHashTable) own = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < stats->len; i++)
+    {
+      const OwbProfStat *s = &g_array_index (stats, OwbProfStat, i);
+      if (s->node >= run->nodes->len || (s->graph_path && s->graph_path[0]))
+        continue;
+      const OwbProfNode *node = g_ptr_array_index (run->nodes, s->node);
+      add_share (self->time_shares, node->name, s->share);
+      g_hash_table_add (own, node->name);
+      guint n_origins = node->origins ? g_strv_length (node->origins) : 0;
+      for (guint k = 0; k < n_origins; k++)
+        if (strcmp (node->origins[k], node->name) != 0)
+          add_share (self->time_shares, node->origins[k], s->share / n_origins);
+    }
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init (&it, self->time_shares);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    self->max_share = MAX (self->max_share, *(double *) value);
+}
+
+typedef struct {
+  GHashTable *shares;
+  double max_share;
+} TimeLayer;
+
+static void
+time_layer_free (TimeLayer *t)
+{
+  g_hash_table_unref (t->shares);
+  g_free (t);
+}
+
+/* Pale yellow for a node that takes little of the time, through orange to red for the slowest. */
+static gboolean
+time_color (const OwbNode *node, GdkRGBA *color, gpointer user_data)
+{
+  TimeLayer *t = user_data;
+  const double *share = node->name ? g_hash_table_lookup (t->shares, node->name) : NULL;
+  if (!share)
+    return FALSE;
+  double x = t->max_share > 0 ? sqrt (CLAMP (*share / t->max_share, 0, 1)) : 0;
+  color->red = 1.0;
+  color->green = (float) (0.95 - 0.75 * x);
+  color->blue = (float) (0.75 - 0.70 * x);
+  color->alpha = 1.0;
+  return TRUE;
+}
+
+static char *
+time_badge (const OwbNode *node, gpointer user_data)
+{
+  TimeLayer *t = user_data;
+  const double *share = node->name ? g_hash_table_lookup (t->shares, node->name) : NULL;
+  if (!share || *share < 0.001)
+    return NULL;
+  return g_strdup_printf (_("%.1f %%"), 100 * *share);
+}
+
+OwbGraphLayer *
+owb_profile_page_dup_time_layer (OwbProfilePage *self)
+{
+  if (!self->time_shares)
+    return NULL;
+  TimeLayer *t = g_new0 (TimeLayer, 1);
+  t->shares = g_hash_table_ref (self->time_shares);
+  t->max_share = self->max_share;
+  return owb_graph_layer_new (_("Time"), time_color, time_badge, t, (GDestroyNotify) time_layer_free);
+}
+
+void
+owb_profile_page_set_time_on_graph (OwbProfilePage *self, gboolean show)
+{
+  gtk_toggle_button_set_active (self->graph_button, show);
+}
+
+static void
+graph_button_toggled_cb (GtkToggleButton *button, OwbProfilePage *self)
+{
+  g_autoptr (OwbGraphLayer) layer = gtk_toggle_button_get_active (button) ? owb_profile_page_dup_time_layer (self) : NULL;
+  g_signal_emit (self, signals[SHOW_LAYER], 0, layer);
+}
+
+static void
 show_run_tables (OwbProfilePage *self, const OwbProfRun *run)
 {
   list_clear (self->ops_list);
@@ -183,6 +293,7 @@ show_run_tables (OwbProfilePage *self, const OwbProfRun *run)
   self->n_op_rows = 0;
   if (!run)
     {
+      collect_time_shares (self, NULL, NULL);
       gtk_label_set_text (self->summary_label, "");
       return;
     }
@@ -196,6 +307,7 @@ show_run_tables (OwbProfilePage *self, const OwbProfRun *run)
       self->n_op_rows++;
     }
   g_autoptr (GArray) nodes = owb_prof_run_dup_node_stats (run);
+  collect_time_shares (self, run, nodes);
   for (guint i = 0; i < MIN (nodes->len, SLOWEST_NODES); i++)
     {
       const OwbProfStat *s = &g_array_index (nodes, OwbProfStat, i);
@@ -225,6 +337,15 @@ show_run (OwbProfilePage *self, OwbProfRun *run)
 {
   show_run_tables (self, run);
   owb_timeline_take_run (self->timeline, run);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->graph_button), self->time_shares != NULL);
+  /* A new run replaces what the Graph page shows, or takes it away. */
+  if (gtk_toggle_button_get_active (self->graph_button))
+    {
+      if (self->time_shares)
+        graph_button_toggled_cb (self->graph_button, self);
+      else
+        gtk_toggle_button_set_active (self->graph_button, FALSE); /* emits "show-layer" with NULL */
+    }
 }
 
 static double
@@ -426,7 +547,8 @@ report_progress (ProfileJob *job, double fraction)
   g_main_context_invoke_full (NULL, G_PRIORITY_DEFAULT, progress_cb, p, (GDestroyNotify) progress_free);
 }
 
-/* Seeded values for each feed input, symbolic dims 1: floats in [-1, 1), other types zero. */
+/* Seeded values for each feed input (symbolic dims 1), from the engine's one generator: the same
+ * values `owb profile --random` and the Run page make. */
 static GPtrArray *
 random_inputs (OwbSession *session, GError **error)
 {
@@ -439,16 +561,14 @@ random_inputs (OwbSession *session, GError **error)
       int rank = info->type.rank > 0 ? info->type.rank : 0;
       for (int d = 0; d < rank; d++)
         dims[d] = owb_dim_is_known (info->type.dims[d]) ? info->type.dims[d].value : 1;
-      OwbTensor *t = owb_tensor_new (info->type.dtype != OWB_TYPE_UNDEFINED ? info->type.dtype : OWB_TYPE_FLOAT, rank,
-                                     dims, error);
+      OwbDataType dtype = info->type.dtype != OWB_TYPE_UNDEFINED ? info->type.dtype : OWB_TYPE_FLOAT;
+      OwbTensor *t = owb_tensor_new_random (dtype, rank, dims, rand, error);
       if (!t)
         {
+          g_prefix_error (error, "input '%s': ", info->name);
           g_ptr_array_unref (inputs);
           return NULL;
         }
-      if (t->dtype == OWB_TYPE_FLOAT)
-        for (int64_t k = 0; k < t->nelems; k++)
-          ((float *) t->data)[k] = (float) g_rand_double_range (rand, -1, 1);
       g_ptr_array_add (inputs, t);
     }
   return inputs;
@@ -827,6 +947,13 @@ owb_profile_page_init (OwbProfilePage *self)
   gtk_label_set_xalign (self->summary_label, 0);
   gtk_label_set_selectable (self->summary_label, TRUE);
   gtk_box_append (GTK_BOX (content), GTK_WIDGET (self->summary_label));
+  self->graph_button = GTK_TOGGLE_BUTTON (gtk_toggle_button_new_with_mnemonic (_("Show Time on _Graph")));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->graph_button),
+                               _("Colour the Graph page's nodes by their share of this run's time"));
+  gtk_widget_set_halign (GTK_WIDGET (self->graph_button), GTK_ALIGN_START);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->graph_button), FALSE);
+  g_signal_connect (self->graph_button, "toggled", G_CALLBACK (graph_button_toggled_cb), self);
+  gtk_box_append (GTK_BOX (content), GTK_WIDGET (self->graph_button));
 
   GtkWidget *frame = gtk_frame_new (NULL);
   self->timeline = OWB_TIMELINE (owb_timeline_new ());
@@ -893,6 +1020,7 @@ owb_profile_page_finalize (GObject *object)
   g_clear_object (&self->cancellable);
   g_clear_object (&self->hash_cancellable);
   g_free (self->model_hash);
+  g_clear_pointer (&self->time_shares, g_hash_table_unref);
   g_clear_pointer (&self->stored, g_ptr_array_unref);
   g_free (self->db_path);
   g_free (self->error);
@@ -911,6 +1039,9 @@ owb_profile_page_class_init (OwbProfilePageClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
   signals[NODE_ACTIVATED] = g_signal_new ("node-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
                                           NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_BOOLEAN);
+  /* "show-layer" (OwbGraphLayer *layer, or NULL): what the Graph page should colour its nodes by. */
+  signals[SHOW_LAYER] = g_signal_new ("show-layer", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                      NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "profilepage");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);

@@ -6,6 +6,7 @@
 #include <gtk/gtk.h>
 #include "owb-document.h"
 #include "owb-timeline.h"
+#include "owb-graph-layer.h"
 
 G_BEGIN_DECLS
 
@@ -37,6 +38,14 @@ void owb_profile_page_show_stored_run (OwbProfilePage *self, guint index);
  * op types and the nodes that moved most, slower ones marked. */
 void owb_profile_page_compare_stored_run (OwbProfilePage *self, guint index);
 guint owb_profile_page_get_n_comparison_rows (OwbProfilePage *self);
+
+/* A graph layer colouring each node by its share of the shown run's node time (badge "12.3 %"),
+ * found by the node's name or, for a node the optimizer made, by the model's nodes it replaced;
+ * NULL when no run is shown. "Show Time on Graph" emits "show-layer" with it (NULL when switched
+ * off): the window sets it on the Graph page. */
+OwbGraphLayer *owb_profile_page_dup_time_layer (OwbProfilePage *self);
+/* What the "Show Time on Graph" button does (it stays off while no run is shown). */
+void owb_profile_page_set_time_on_graph (OwbProfilePage *self, gboolean show);
 
 /* Signal "node-activated" (const char *node_name, gboolean reveal): a span of the timeline was
  * clicked (reveal FALSE), double-clicked or activated, or a slowest node's row activated (TRUE):

@@ -557,6 +557,16 @@ on_page_node_activated (GtkWidget *page, const char *name, gboolean reveal, OwbW
     }
 }
 
+/* A page's overlay for the graph (the Profile page's time per node): set on the Graph page's view
+ * and shown; NULL takes it away. */
+static void
+on_page_show_layer (GtkWidget *page, OwbGraphLayer *layer, OwbWindow *self)
+{
+  owb_graph_view_set_layer (owb_graph_pane_get_view (self->graph_pane), layer);
+  if (layer)
+    adw_view_stack_set_visible_child_name (self->view_stack, "graph");
+}
+
 static void
 add_pages (OwbWindow *self)
 {
@@ -569,6 +579,8 @@ add_pages (OwbWindow *self)
       adw_view_stack_page_set_icon_name (stack_page, page_table[i].icon_name);
       if (g_signal_lookup ("node-activated", G_OBJECT_TYPE (page)))
         g_signal_connect (page, "node-activated", G_CALLBACK (on_page_node_activated), self);
+      if (g_signal_lookup ("show-layer", G_OBJECT_TYPE (page)))
+        g_signal_connect (page, "show-layer", G_CALLBACK (on_page_show_layer), self);
       g_ptr_array_add (self->pages, page);
     }
 }

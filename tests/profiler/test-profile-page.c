@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "owb-profile-page.h"
+#include "owb-graph-view.h"
 #include "owb-resources.h"
 #include "owb-timeline.h"
 
@@ -122,6 +123,13 @@ remember_name (char **slot, const char *name, gboolean reveal)
 }
 
 static void
+remember_layer (OwbGraphLayer **slot, OwbGraphLayer *layer)
+{
+  g_clear_pointer (slot, owb_graph_layer_unref);
+  *slot = layer ? owb_graph_layer_ref (layer) : NULL;
+}
+
+static void
 test_profile_page (void)
 {
   const char *root = g_getenv ("OWB_SOURCE_ROOT");
@@ -156,6 +164,46 @@ test_profile_page (void)
   g_assert_cmpint (run->id, >, 0);
 
   render (GTK_WIDGET (page), "profile-page.png", NULL, NULL);
+
+  /* The time per node as a layer for the Graph page: every main-graph node of the profiled (here
+   * the prepared) graph has a colour, the shares add up to the run's node time, the slowest has a
+   * badge; the button hands it to the window and takes it back. */
+  g_autoptr (OwbGraphLayer) time_layer = owb_profile_page_dup_time_layer (page);
+  g_assert_nonnull (time_layer);
+  const OwbGraph *shown = owb_session_get_graph (owb_prepared_get_session (owb_document_get_prepared (doc)));
+  for (guint i = 0; i < shown->nodes->len; i++)
+    {
+      GdkRGBA rgba;
+      g_assert_true (owb_graph_layer_get_color (time_layer, g_ptr_array_index (shown->nodes, i), &rgba));
+    }
+  g_autoptr (GArray) stats = owb_prof_run_dup_node_stats (run);
+  const OwbProfStat *slowest = &g_array_index (stats, OwbProfStat, 0);
+  for (guint i = 0; i < shown->nodes->len; i++)
+    {
+      const OwbNode *n = g_ptr_array_index (shown->nodes, i);
+      if (g_strcmp0 (n->name, slowest->name) == 0)
+        {
+          g_autofree char *badge = owb_graph_layer_dup_badge (time_layer, n);
+          g_assert_nonnull (badge);
+          g_assert_nonnull (strstr (badge, "%"));
+        }
+    }
+  OwbGraphLayer *handed = NULL;
+  g_signal_connect_swapped (page, "show-layer", G_CALLBACK (remember_layer), &handed);
+  owb_profile_page_set_time_on_graph (page, TRUE);
+  g_assert_nonnull (handed);
+  {
+    /* what the Graph page draws with it */
+    OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+    owb_graph_view_set_graph (view, shown, NULL, NULL);
+    owb_graph_view_set_layer (view, handed);
+    GtkWidget *w2 = show_in_window (GTK_WIDGET (view), 900, 700);
+    settle (0.3);
+    render (GTK_WIDGET (view), "profile-time-on-graph.png", NULL, NULL);
+    gtk_window_destroy (GTK_WINDOW (w2));
+  }
+  owb_profile_page_set_time_on_graph (page, FALSE);
+  g_assert_null (handed);
   guint spans, merged;
   owb_timeline_get_drawn (timeline, &spans, &merged);
   g_assert_cmpuint (spans + merged, >, 0);
