@@ -48,6 +48,8 @@ struct _OwbProfilePage
   char *model_hash;           /* of the document's file, once hash_model_async has read it */
   GCancellable *hash_cancellable;
   GHashTable *time_shares;    /* node name -> double *: its share of the shown run's node time */
+  GHashTable *compare_deltas; /* node name -> double *: B's ms less A's, in the comparison shown */
+  GtkToggleButton *compare_graph_button;
   double max_share;
 };
 
@@ -282,6 +284,72 @@ static void
 graph_button_toggled_cb (GtkToggleButton *button, OwbProfilePage *self)
 {
   g_autoptr (OwbGraphLayer) layer = gtk_toggle_button_get_active (button) ? owb_profile_page_dup_time_layer (self) : NULL;
+  if (layer && self->compare_graph_button && gtk_toggle_button_get_active (self->compare_graph_button))
+    gtk_toggle_button_set_active (self->compare_graph_button, FALSE);
+  g_signal_emit (self, signals[SHOW_LAYER], 0, layer);
+}
+
+typedef struct {
+  GHashTable *deltas;
+  double max_abs;
+} DeltaLayer;
+
+static void
+delta_layer_free (DeltaLayer *d)
+{
+  g_hash_table_unref (d->deltas);
+  g_free (d);
+}
+
+/* Red for slower in the run compared with, green for faster, stronger with the change; a node
+ * that moved less than timer noise keeps its own colour. */
+static gboolean
+delta_color (const OwbNode *node, GdkRGBA *color, gpointer user_data)
+{
+  DeltaLayer *d = user_data;
+  const double *ms = node->name ? g_hash_table_lookup (d->deltas, node->name) : NULL;
+  if (!ms || fabs (*ms) < 0.002 || d->max_abs <= 0)
+    return FALSE;
+  double x = 0.25 + 0.75 * sqrt (MIN (fabs (*ms) / d->max_abs, 1.0));
+  if (*ms > 0)
+    *color = (GdkRGBA){ 1.0f, (float) (0.92 - 0.62 * x), (float) (0.90 - 0.65 * x), 1.0f };
+  else
+    *color = (GdkRGBA){ (float) (0.90 - 0.65 * x), (float) (0.97 - 0.30 * x), (float) (0.90 - 0.62 * x), 1.0f };
+  return TRUE;
+}
+
+static char *
+delta_badge (const OwbNode *node, gpointer user_data)
+{
+  DeltaLayer *d = user_data;
+  const double *ms = node->name ? g_hash_table_lookup (d->deltas, node->name) : NULL;
+  if (!ms || fabs (*ms) < 0.002)
+    return NULL;
+  return g_strdup_printf (_("%+.3f ms"), *ms);
+}
+
+OwbGraphLayer *
+owb_profile_page_dup_compare_layer (OwbProfilePage *self)
+{
+  if (!self->compare_deltas)
+    return NULL;
+  DeltaLayer *d = g_new0 (DeltaLayer, 1);
+  d->deltas = g_hash_table_ref (self->compare_deltas);
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init (&it, d->deltas);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    d->max_abs = MAX (d->max_abs, fabs (*(double *) value));
+  return owb_graph_layer_new (_("Time Difference"), delta_color, delta_badge, d, (GDestroyNotify) delta_layer_free);
+}
+
+static void
+compare_graph_button_toggled_cb (GtkToggleButton *button, OwbProfilePage *self)
+{
+  g_autoptr (OwbGraphLayer) layer = gtk_toggle_button_get_active (button) ? owb_profile_page_dup_compare_layer (self)
+                                                                          : NULL;
+  if (gtk_toggle_button_get_active (button) && gtk_toggle_button_get_active (self->graph_button))
+    gtk_toggle_button_set_active (self->graph_button, FALSE); /* one layer on the graph at a time */
   g_signal_emit (self, signals[SHOW_LAYER], 0, layer);
 }
 
@@ -369,9 +437,23 @@ show_comparison (OwbProfilePage *self, const OwbProfRun *b)
   self->n_compare_rows = 0;
   const OwbProfRun *a = owb_timeline_get_run (self->timeline);
   gtk_widget_set_visible (self->compare_box, a && b);
+  g_clear_pointer (&self->compare_deltas, g_hash_table_unref);
   if (!a || !b)
-    return;
+    {
+      if (gtk_toggle_button_get_active (self->compare_graph_button))
+        gtk_toggle_button_set_active (self->compare_graph_button, FALSE);
+      return;
+    }
   g_autoptr (GPtrArray) nodes = owb_prof_compare_nodes (a, b);
+  self->compare_deltas = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  for (guint i = 0; i < nodes->len; i++)
+    {
+      const OwbProfDelta *d = g_ptr_array_index (nodes, i);
+      if (d->name && !isnan (d->a_ms) && !isnan (d->b_ms))
+        add_share (self->compare_deltas, d->name, d->b_ms - d->a_ms);
+    }
+  if (gtk_toggle_button_get_active (self->compare_graph_button))
+    compare_graph_button_toggled_cb (self->compare_graph_button, self);
   g_autoptr (GPtrArray) ops = owb_prof_compare_ops (a, b);
   g_autofree char *ta = owb_prof_run_dup_title (a), *tb = owb_prof_run_dup_title (b);
   g_autofree char *heading = g_strdup_printf (_("%s against %s: median %.3f ms and %.3f ms, %u of %u nodes matched"), ta, tb,
@@ -977,6 +1059,12 @@ owb_profile_page_init (OwbProfilePage *self)
   gtk_label_set_wrap (self->compare_label, TRUE);
   gtk_label_set_xalign (self->compare_label, 0);
   gtk_box_append (GTK_BOX (self->compare_box), GTK_WIDGET (self->compare_label));
+  self->compare_graph_button = GTK_TOGGLE_BUTTON (gtk_toggle_button_new_with_mnemonic (_("Show _Differences on Graph")));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->compare_graph_button),
+                               _("Colour the Graph page's nodes red where the compared run was slower, green where faster"));
+  gtk_widget_set_halign (GTK_WIDGET (self->compare_graph_button), GTK_ALIGN_START);
+  g_signal_connect (self->compare_graph_button, "toggled", G_CALLBACK (compare_graph_button_toggled_cb), self);
+  gtk_box_append (GTK_BOX (self->compare_box), GTK_WIDGET (self->compare_graph_button));
   self->compare_list = titled_list (GTK_BOX (self->compare_box), _("Comparison"));
   gtk_widget_set_visible (self->compare_box, FALSE);
   gtk_box_append (GTK_BOX (content), self->compare_box);
@@ -1021,6 +1109,7 @@ owb_profile_page_finalize (GObject *object)
   g_clear_object (&self->hash_cancellable);
   g_free (self->model_hash);
   g_clear_pointer (&self->time_shares, g_hash_table_unref);
+  g_clear_pointer (&self->compare_deltas, g_hash_table_unref);
   g_clear_pointer (&self->stored, g_ptr_array_unref);
   g_free (self->db_path);
   g_free (self->error);

@@ -44,6 +44,11 @@ guint owb_profile_page_get_n_comparison_rows (OwbProfilePage *self);
  * NULL when no run is shown. "Show Time on Graph" emits "show-layer" with it (NULL when switched
  * off): the window sets it on the Graph page. */
 OwbGraphLayer *owb_profile_page_dup_time_layer (OwbProfilePage *self);
+/* The comparison shown as a layer: each matched node red where the run compared with (B) took
+ * longer, green where shorter (badge "+0.123 ms"); NULL without a comparison. "Show Differences
+ * on Graph" hands it to the window like the time layer (one of the two at a time). */
+OwbGraphLayer *owb_profile_page_dup_compare_layer (OwbProfilePage *self);
+
 /* What the "Show Time on Graph" button does (it stays off while no run is shown). */
 void owb_profile_page_set_time_on_graph (OwbProfilePage *self, gboolean show);
 

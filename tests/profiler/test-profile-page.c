@@ -241,6 +241,10 @@ test_profile_page (void)
   g_assert_cmpuint (owb_profile_page_get_n_comparison_rows (page), >=, 8 + 7);
   g_assert_cmpuint (owb_timeline_get_run (timeline)->iterations->len, ==, 5);
   render (GTK_WIDGET (page), "profile-compare.png", NULL, NULL);
+  /* the comparison as a layer: every node of the graph is matched between the two runs */
+  g_autoptr (OwbGraphLayer) diff = owb_profile_page_dup_compare_layer (page);
+  g_assert_nonnull (diff);
+  g_assert_cmpstr (owb_graph_layer_get_name (diff), !=, NULL);
 
   /* a span's click reaches the window through the page's signal */
   g_autofree char *activated = NULL;
