@@ -72,3 +72,30 @@ owb_page_set_document (gpointer page, OwbDocument **document_slot, gulong *handl
     }
   return TRUE;
 }
+
+gboolean
+owb_page_save_widget_png (GtkWidget *widget, const char *path, GError **error)
+{
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  GtkNative *native = gtk_widget_get_native (widget);
+  if (!gtk_widget_get_mapped (widget) || width <= 0 || height <= 0 || !native)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "%s", _("Nothing is drawn to export yet"));
+      return FALSE;
+    }
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
+  if (!node)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "%s", _("Nothing is drawn to export yet"));
+      return FALSE;
+    }
+  g_autoptr (GdkTexture) texture = gsk_renderer_render_texture (gtk_native_get_renderer (native), node,
+                                                                &GRAPHENE_RECT_INIT (0, 0, width, height));
+  g_autoptr (GBytes) png = gdk_texture_save_to_png_bytes (texture);
+  gsize size;
+  const void *data = g_bytes_get_data (png, &size);
+  return owb_file_set_contents_atomic (path, data, size, error);
+}

@@ -20,6 +20,11 @@ void owb_page_add_file_filter (GtkFileChooserNative *chooser, const char *name, 
 /* Destroys the chooser in *chooser, if any, and clears the pointer. */
 void owb_page_close_file_chooser (GtkFileChooserNative **chooser);
 
+/* Renders widget as it is drawn now, at its size, and writes it as a PNG, completely or not at all
+ * (a temporary file renamed). FALSE with an error when it is not drawn (not mapped) or the write
+ * fails. */
+gboolean owb_page_save_widget_png (GtkWidget *widget, const char *path, GError **error);
+
 /* Cancels the work *cancellable stands for, if any, and lets go of it. */
 void owb_page_cancel (GCancellable **cancellable);
 

@@ -50,6 +50,8 @@ struct _OwbProfilePage
   GHashTable *time_shares;    /* node name -> double *: its share of the shown run's node time */
   GHashTable *compare_deltas; /* node name -> double *: B's ms less A's, in the comparison shown */
   GtkToggleButton *compare_graph_button;
+  GtkButton *export_button;
+  GtkFileChooserNative *chooser;
   double max_share;
 };
 
@@ -274,6 +276,42 @@ owb_profile_page_dup_time_layer (OwbProfilePage *self)
   return owb_graph_layer_new (_("Time"), time_color, time_badge, t, (GDestroyNotify) time_layer_free);
 }
 
+gboolean
+owb_profile_page_export_timeline (OwbProfilePage *self, const char *path, GError **error)
+{
+  if (!owb_timeline_get_run (self->timeline))
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "%s", _("No run is shown: profile the model first"));
+      return FALSE;
+    }
+  return owb_page_save_widget_png (GTK_WIDGET (self->timeline), path, error);
+}
+
+static void
+export_response_cb (GtkNativeDialog *dialog, int response, OwbProfilePage *self)
+{
+  g_autoptr (GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog)) : NULL;
+  owb_page_close_file_chooser (&self->chooser);
+  g_autofree char *path = file ? g_file_get_path (file) : NULL;
+  if (!path)
+    return;
+  g_autoptr (GError) error = NULL;
+  if (!owb_profile_page_export_timeline (self, path, &error))
+    show_error (self, error->message);
+}
+
+static void
+export_clicked_cb (OwbProfilePage *self)
+{
+  owb_page_close_file_chooser (&self->chooser);
+  self->chooser = owb_page_new_file_chooser (GTK_WIDGET (self), _("Export Timeline"), GTK_FILE_CHOOSER_ACTION_SAVE,
+                                             _("_Export"));
+  owb_page_add_file_filter (self->chooser, _("PNG images"), "*.png", NULL);
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), "timeline.png");
+  g_signal_connect (self->chooser, "response", G_CALLBACK (export_response_cb), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
+}
+
 void
 owb_profile_page_set_time_on_graph (OwbProfilePage *self, gboolean show)
 {
@@ -406,6 +444,7 @@ show_run (OwbProfilePage *self, OwbProfRun *run)
   show_run_tables (self, run);
   owb_timeline_take_run (self->timeline, run);
   gtk_widget_set_sensitive (GTK_WIDGET (self->graph_button), self->time_shares != NULL);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->export_button), run != NULL);
   /* A new run replaces what the Graph page shows, or takes it away. */
   if (gtk_toggle_button_get_active (self->graph_button))
     {
@@ -1035,7 +1074,14 @@ owb_profile_page_init (OwbProfilePage *self)
   gtk_widget_set_halign (GTK_WIDGET (self->graph_button), GTK_ALIGN_START);
   gtk_widget_set_sensitive (GTK_WIDGET (self->graph_button), FALSE);
   g_signal_connect (self->graph_button, "toggled", G_CALLBACK (graph_button_toggled_cb), self);
-  gtk_box_append (GTK_BOX (content), GTK_WIDGET (self->graph_button));
+  self->export_button = GTK_BUTTON (gtk_button_new_with_mnemonic (_("_Export Timeline…")));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->export_button), _("Save the timeline as drawn now as a PNG image"));
+  gtk_widget_set_sensitive (GTK_WIDGET (self->export_button), FALSE);
+  g_signal_connect_swapped (self->export_button, "clicked", G_CALLBACK (export_clicked_cb), self);
+  GtkWidget *run_buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  gtk_box_append (GTK_BOX (run_buttons), GTK_WIDGET (self->graph_button));
+  gtk_box_append (GTK_BOX (run_buttons), GTK_WIDGET (self->export_button));
+  gtk_box_append (GTK_BOX (content), run_buttons);
 
   GtkWidget *frame = gtk_frame_new (NULL);
   self->timeline = OWB_TIMELINE (owb_timeline_new ());
@@ -1097,6 +1143,7 @@ owb_profile_page_dispose (GObject *object)
   if (self->hash_cancellable)
     g_cancellable_cancel (self->hash_cancellable);
   owb_page_set_document (self, &self->document, &self->prepared_handler, NULL, NULL);
+  owb_page_close_file_chooser (&self->chooser);
   g_clear_pointer (&self->scroller, gtk_widget_unparent);
   G_OBJECT_CLASS (owb_profile_page_parent_class)->dispose (object);
 }

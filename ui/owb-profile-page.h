@@ -49,6 +49,9 @@ OwbGraphLayer *owb_profile_page_dup_time_layer (OwbProfilePage *self);
  * on Graph" hands it to the window like the time layer (one of the two at a time). */
 OwbGraphLayer *owb_profile_page_dup_compare_layer (OwbProfilePage *self);
 
+/* "Export Timeline…": the timeline as drawn now, as a PNG written through a temporary file. */
+gboolean owb_profile_page_export_timeline (OwbProfilePage *self, const char *path, GError **error);
+
 /* What the "Show Time on Graph" button does (it stays off while no run is shown). */
 void owb_profile_page_set_time_on_graph (OwbProfilePage *self, gboolean show);
 

@@ -208,6 +208,18 @@ test_profile_page (void)
   owb_timeline_get_drawn (timeline, &spans, &merged);
   g_assert_cmpuint (spans + merged, >, 0);
 
+  /* the timeline exported as drawn: a PNG, and no temporary left beside it */
+  g_autofree char *png = g_build_filename (dir, "timeline.png", NULL);
+  g_autoptr (GError) export_error = NULL;
+  g_assert_true (owb_profile_page_export_timeline (page, png, &export_error));
+  g_assert_no_error (export_error);
+  g_autofree char *png_data = NULL;
+  gsize png_len = 0;
+  g_assert_true (g_file_get_contents (png, &png_data, &png_len, NULL));
+  g_assert_cmpuint (png_len, >, 1000);
+  g_assert_cmpmem (png_data, 8, "\x89PNG\r\n\x1a\n", 8);
+  g_remove (png);
+
   /* zoomed into the first iteration: every node of it a span of its own, one under the pointer */
   const OwbProfIteration *first = &g_array_index (run->iterations, OwbProfIteration, 0);
   owb_timeline_set_range (timeline, first->start_ns, first->start_ns + first->duration_ns);
