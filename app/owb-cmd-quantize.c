@@ -112,6 +112,7 @@ owb_cmd_quantize (int argc, char **argv)
 {
   g_autofree char *output = NULL, *calibration_dir = NULL, *method_opt = NULL, *act_opt = NULL, *weight_opt = NULL;
   g_autofree char *report_json = NULL, *eval_dir = NULL, *labels_path = NULL, *overrides_path = NULL;
+  g_autofree char *external = NULL;
   g_auto (OwbCliImageArgs) images = { 0 };
   double target_sqnr = 0, max_drop = -1;
   int max_trials = 0;
@@ -145,6 +146,7 @@ owb_cmd_quantize (int argc, char **argv)
     { "eval-dir", 0, 0, G_OPTION_ARG_FILENAME, &eval_dir, "Samples the targets are checked on (default: the calibration samples)", "DIR" },
     { "labels", 0, 0, G_OPTION_ARG_FILENAME, &labels_path, "One label line per --eval-dir sample (see owb compare)", "FILE" },
     { "max-trials", 0, 0, G_OPTION_ARG_INT, &max_trials, "Re-quantizations the targets may take (default 8)", "N" },
+    { "external-data", 0, 0, G_OPTION_ARG_FILENAME, &external, "Write large initializers to FILE beside the model (needed over 2 GiB)", "FILE" },
     { "report-json", 0, 0, G_OPTION_ARG_FILENAME, &report_json, "Write what was quantized (tensors, ranges, passes) as JSON to FILE", "FILE" },
     { "threads", 0, 0, G_OPTION_ARG_INT, &n_threads, "Threads for calibration runs (default: all cores)", "N" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress on stderr", NULL },
@@ -250,9 +252,16 @@ owb_cmd_quantize (int argc, char **argv)
       owb_cli_gerror (path, error);
       return OWB_EXIT_FAILED;
     }
+  g_autofree char *external_path = NULL;
+  if (external)
+    {
+      g_autofree char *dir = g_path_get_dirname (output);
+      external_path = g_build_filename (dir, external, NULL);
+    }
   OwbCliOutputFile outputs[] = {
     { "-o", output, { 0 } },
     { "--report-json", report_json, { 0 } },
+    { "--external-data", external_path, { 0 } },
   };
   int status = owb_cli_check_outputs (path, &input_id, NULL, outputs, G_N_ELEMENTS (outputs));
   for (guint i = 0; i < G_N_ELEMENTS (outputs); i++)
@@ -373,7 +382,13 @@ owb_cmd_quantize (int argc, char **argv)
       owb_cli_gerror (path, error);
       return owb_cli_exit_status (error);
     }
-  if (!owb_model_save_file (quantized, output, NULL, &error))
+  OwbSaveOptions save = { 0 };
+  if (external)
+    {
+      save.external_threshold = 1024;
+      save.external_data_file = external;
+    }
+  if (!owb_model_save_file (quantized, output, external ? &save : NULL, &error))
     {
       owb_cli_gerror (output, error);
       return OWB_EXIT_FAILED;

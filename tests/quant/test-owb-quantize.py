@@ -193,6 +193,17 @@ def never_over_the_input():
 
 
 @test
+def external_data():
+    q = out("q-ext.onnx")
+    owb("quantize", MODEL, "-o", q, "--calibration-random", "2", "--external-data", "q-ext.bin", "-q", code=0)
+    assert os.path.getsize(out("q-ext.bin")) > 0
+    owb("compare", MODEL, q, "--samples", "1", "--no-tensors", code=0)
+    # the data file may not be the output itself, nor the input model
+    _, _, err = owb("quantize", MODEL, "-o", q, "--calibration-random", "2", "--external-data", "q-ext.onnx", code=2)
+    one_error_line(err, "same file")
+
+
+@test
 def bad_files():
     _, _, err = owb("quantize", out("none.onnx"), "-o", out("x.onnx"), "--calibration-random", "2", code=1)
     one_error_line(err, "none.onnx")
