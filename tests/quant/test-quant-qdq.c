@@ -358,6 +358,48 @@ test_activation_types (Fixture *f, gconstpointer data)
   g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
 }
 
+/* One tensor given a range 1000x too wide (an override standing for an outlier) ruins the output;
+ * the fallback ranks its reader first by local SQNR and keeps it in float, and the target holds. */
+static void
+test_fallback_finds_the_culprit (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  OwbQuantOptions o;
+  owb_quant_options_init (&o);
+  g_autoptr (GHashTable) overrides = g_hash_table_new (g_str_hash, g_str_equal);
+  OwbQuantOverride wide = { OWB_TYPE_UINT8, TRUE, -2000, 2000 };
+  g_hash_table_insert (overrides, "c2", &wide);
+  o.overrides = overrides;
+  g_autoptr (OwbQuantDataset) eval = owb_quant_dataset_new_random (8, 77);
+  OwbQuantFallbackOptions fo;
+  owb_quant_fallback_options_init (&fo);
+  fo.target_sqnr_db = 25;
+  fo.eval = eval;
+  fo.max_trials = 6;
+  g_autoptr (OwbQuantFallbackResult) result = NULL;
+  g_autoptr (OwbModel) q = owb_quant_quantize_with_fallback (f->model, f->cal, &o, &fo, &result, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (q);
+  const OwbQuantTrial *first = &g_array_index (result->trials, OwbQuantTrial, 0);
+  g_test_message ("first trial %.1f dB, chosen %.1f dB with %u kept float",
+                  first->sqnr_db, g_array_index (result->trials, OwbQuantTrial, result->chosen_trial).sqnr_db,
+                  result->kept_float->len);
+  g_assert_cmpfloat (first->sqnr_db, <, 25);
+  g_assert_true (result->target_met);
+  /* The Add reads c2 (the ruined tensor): it ranks first and is what is kept float. */
+  const OwbQuantSensitivity *worst = g_ptr_array_index (result->ranking, 0);
+  g_assert_cmpstr (worst->node, ==, "add");
+  g_assert_cmpstr (worst->tensor, ==, "c2");
+  g_assert_true (g_ptr_array_find_with_equal_func (result->kept_float, "add", g_str_equal, NULL));
+  g_assert_cmpfloat (g_array_index (result->trials, OwbQuantTrial, result->chosen_trial).sqnr_db, >=, 25);
+  g_autofree char *json = owb_quant_fallback_result_to_json (result, 5);
+  g_assert_nonnull (strstr (json, "\"target_met\":true"));
+  /* A target is required. */
+  fo.target_sqnr_db = 0;
+  g_assert_null (owb_quant_quantize_with_fallback (f->model, f->cal, &o, &fo, NULL, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
+}
+
 /* x -> Add(x, 1e-5 scalar) -> y -> Add(y, bias vector) -> z -> Add(z, x) -> w: the scalar Add (a
  * variance plus epsilon) stays float; the vector and residual Adds are quantized. */
 static void
@@ -401,6 +443,7 @@ main (int argc, char **argv)
               fixture_tear_down);
   g_test_add ("/quant/qdq/activation-types", Fixture, NULL, fixture_set_up, test_activation_types, fixture_tear_down);
   g_test_add_func ("/quant/qdq/opset-too-old", test_opset_too_old);
+  g_test_add ("/quant/qdq/fallback", Fixture, NULL, fixture_set_up, test_fallback_finds_the_culprit, fixture_tear_down);
   g_test_add_func ("/quant/qdq/scalar-constants-stay-float", test_scalar_constants_stay_float);
   return g_test_run ();
 }
