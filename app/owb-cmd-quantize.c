@@ -76,7 +76,13 @@ append_report_tensors (GString *s, const OwbModel *quantized, const OwbQuantCali
       OwbDataType type;
       if (strcmp (n->op_type, "QuantizeLinear") != 0 || !q_params (g, n, &scale, &zp, &type))
         continue;
-      const char *name = n->inputs[0];
+      /* The tensor it stands for: the input, or, where a Relu was folded into it, the Relu's
+       * output it is named after (what calibration measured). */
+      const char *out = owb_node_get_output (n, 0);
+      static const char suffix[] = "_QuantizeLinear_Output";
+      g_autofree char *name = out && g_str_has_suffix (out, suffix) && strlen (out) > sizeof suffix - 1
+                                ? g_strndup (out, strlen (out) - (sizeof suffix - 1))
+                                : g_strdup (n->inputs[0]);
       g_string_append (s, first ? "{\"name\":" : ",{\"name\":");
       first = FALSE;
       owb_json_string (s, name);

@@ -208,15 +208,28 @@ track (Context *ctx, const char *name, const char *matched, const char *node, co
     g_hash_table_insert (ctx->by_b, t->matched, t);
 }
 
+/* The tensor a DequantizeLinear output is named after ("x_DequantizeLinear_Output", as this
+ * quantizer and ONNX Runtime's name them), or NULL. */
+static char *
+dequantized_name_of (const char *dq_out)
+{
+  static const char suffix[] = "_DequantizeLinear_Output";
+  gsize n = strlen (dq_out), k = sizeof suffix - 1;
+  return n > k && strcmp (dq_out + n - k, suffix) == 0 ? g_strndup (dq_out, n - k) : NULL;
+}
+
 /* For every value A computes or is fed: the value B's consumers see in its place. A QDQ pair on X
  * in B (DequantizeLinear (QuantizeLinear (X))) wins over X itself, since X in B is still the float
- * value and would compare equal however bad the quantization. */
+ * value and would compare equal however bad the quantization. The pair's name comes first: when a
+ * Relu was folded into the QuantizeLinear after it, the pair reads the Relu's input but is named
+ * after (and holds) its output. */
 static void
 match_tensors (Context *ctx, const OwbGraph *a, const OwbGraph *b)
 {
   g_autoptr (GHashTable) producer = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GHashTable) b_names = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GHashTable) qdq = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr (GHashTable) by_name = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autoptr (GPtrArray) b_feeds = owb_graph_dup_feed_inputs (b);
   g_autoptr (GPtrArray) a_feeds = owb_graph_dup_feed_inputs (a);
 
@@ -240,9 +253,25 @@ match_tensors (Context *ctx, const OwbGraph *a, const OwbGraph *b)
         continue;
       OwbNode *q = g_hash_table_lookup (producer, q_out);
       const char *x = q && is_op (q, "QuantizeLinear") ? owb_node_get_input (q, 0) : NULL;
-      if (x && !g_hash_table_contains (qdq, x))
+      if (!x)
+        continue;
+      g_autofree char *named = dequantized_name_of (dq_out);
+      if (named && strcmp (named, x) != 0)
+        {
+          /* named after another tensor than the one it quantizes (a folded Relu's output) */
+          if (!g_hash_table_contains (by_name, named))
+            g_hash_table_insert (by_name, g_steal_pointer (&named), (gpointer) dq_out);
+          continue;
+        }
+      if (!g_hash_table_contains (qdq, x))
         g_hash_table_insert (qdq, (gpointer) x, (gpointer) dq_out);
     }
+  /* A name claim wins over the structure. */
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init (&it, by_name);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    g_hash_table_replace (qdq, key, value);
 
   for (guint i = 0; i < a_feeds->len; i++)
     {

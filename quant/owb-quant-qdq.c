@@ -613,6 +613,82 @@ quantize_activations (OwbPassContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- pass 3: activations folded into the QuantizeLinear after them ---- */
+
+/* A clamp Q(x) already does: Q(Relu(x)) is Q(x) when the zero point is the lowest integer (0 then
+ * maps to the lowest level, so negatives clamp to it), and Q(Clip(x, lo, hi)) is Q(x) when the
+ * integers cannot reach past [lo, hi] by more than half a step. */
+static gboolean
+clamp_is_redundant (OwbPassContext *ctx, const OwbNode *act, const OwbNode *q)
+{
+  const OwbTensor *st = owb_pass_get_constant (ctx, owb_node_get_input (q, 1));
+  const OwbTensor *zt = owb_pass_get_constant (ctx, owb_node_get_input (q, 2));
+  int qmin, qmax;
+  if (!st || !zt || st->nelems != 1 || zt->nelems != 1 || !_owb_quant_type_range (zt->dtype, FALSE, &qmin, &qmax))
+    return FALSE;
+  double scale = owb_tensor_get_double (st, 0), zp = (double) owb_tensor_get_int64 (zt, 0);
+  double lo_q = (qmin - zp) * scale, hi_q = (qmax - zp) * scale;
+  double lo = -INFINITY, hi = INFINITY;
+  if (strcmp (act->op_type, "Relu") == 0)
+    lo = 0;
+  else
+    {
+      const OwbTensor *lt = owb_pass_get_constant (ctx, owb_node_get_input (act, 1));
+      const OwbTensor *ht = owb_pass_get_constant (ctx, owb_node_get_input (act, 2));
+      if ((owb_node_get_input (act, 1) && !lt) || (owb_node_get_input (act, 2) && !ht)
+          || (lt && lt->nelems != 1) || (ht && ht->nelems != 1))
+        return FALSE; /* bounds computed at run time */
+      if (lt)
+        lo = owb_tensor_get_double (lt, 0);
+      if (ht)
+        hi = owb_tensor_get_double (ht, 0);
+    }
+  if (lo == 0)
+    return lo_q == 0; /* exact: the zero point is the lowest level */
+  return lo_q >= lo - scale / 2 && hi_q <= hi + scale / 2;
+}
+
+static gboolean
+fold_activations (OwbPassContext *ctx, GError **error)
+{
+  Plan *plan = ctx->pass->user_data;
+  if (plan->calibration == NULL)
+    return TRUE;
+  /* A snapshot of the pointers (not g_ptr_array_copy: it would take the graph's free function). */
+  GPtrArray *graph_nodes = owb_pass_nodes (ctx);
+  g_autoptr (GPtrArray) nodes = g_ptr_array_sized_new (graph_nodes->len);
+  for (guint i = 0; i < graph_nodes->len; i++)
+    g_ptr_array_add (nodes, g_ptr_array_index (graph_nodes, i));
+  for (guint i = 0; i < nodes->len; i++)
+    {
+      OwbNode *q = g_ptr_array_index (nodes, i);
+      if (!owb_pass_is_op (q, "QuantizeLinear"))
+        continue;
+      const char *y = q->inputs[0];
+      OwbNode *act = owb_pass_producer (ctx, y);
+      if (!act || !(owb_pass_is_op (act, "Relu") || (owb_pass_is_op (act, "Clip") && act->opset >= 11)))
+        continue;
+      const char *x = owb_node_get_input (act, 0);
+      /* Only when the QuantizeLinear is the activation's only reader (a float reader needs the
+       * clamped value) and the activation the input's only reader. */
+      if (!x || owb_pass_n_uses (ctx, y) != 1 || owb_pass_n_uses (ctx, x) != 1 || !clamp_is_redundant (ctx, act, q))
+        continue;
+      const char *from[1] = { owb_pass_label (act) };
+      g_autofree char *x_name = g_strdup (x);
+      owb_pass_set_input (ctx, q, 0, x_name);
+      /* The report names what replaced the activation: the QuantizeLinear now clamps. */
+      OwbOptimizeCreated *c = g_new0 (OwbOptimizeCreated, 1);
+      c->node = g_strdup (owb_pass_label (q));
+      c->op_type = g_strdup (q->op_type);
+      c->domain = g_strdup ("");
+      c->from = g_ptr_array_new_with_free_func (g_free);
+      g_ptr_array_add (c->from, g_strdup (from[0]));
+      g_ptr_array_add (ctx->report->created, c);
+      owb_pass_remove_node (ctx, act);
+    }
+  return TRUE;
+}
+
 static gboolean
 check_options (OwbModel *model, const OwbQuantOptions *o, GError **error)
 {
@@ -651,7 +727,10 @@ run_plan (OwbModel *model, Plan *plan, OwbOptimizeReport **report, GError **erro
   OwbPass activations = { "quantize_activations", OWB_OPTIMIZE_BASIC,
                           "QuantizeLinear/DequantizeLinear pairs on activations, with calibrated ranges",
                           quantize_activations, plan };
-  const OwbPass *passes[] = { &weights, &activations };
+  OwbPass fold = { "fold_activations", OWB_OPTIMIZE_BASIC,
+                    "Relu and Clip folded into the QuantizeLinear after them, where its clamp is the same",
+                    fold_activations, plan };
+  const OwbPass *passes[] = { &weights, &activations, &fold };
   return _owb_quant_run_passes (model, passes, G_N_ELEMENTS (passes), plan->options, report, error);
 }
 

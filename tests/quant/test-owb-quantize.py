@@ -65,7 +65,9 @@ def static_every_method():
             if "range" in t:  # calibrated itself (not sharing another tensor's parameters)
                 assert lo - t["scale"] <= t["range"][0] <= 0 <= t["range"][1] <= hi + t["scale"], t
         passes = [p["pass"] for p in report["quantize"]["passes"]]
-        assert passes == ["quantize_weights", "quantize_activations"], passes
+        assert passes == ["quantize_weights", "quantize_activations", "fold_activations"], passes
+        # both Relus are folded into the QuantizeLinear after them
+        assert "Relu" not in ops, ops
         created = report["quantize"]["passes"][1]["created"]
         assert created and all(c["from"] for c in created), created
         # The sample's BatchNormalization was folded into its Conv before calibration.

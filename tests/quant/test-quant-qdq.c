@@ -214,9 +214,9 @@ test_static (Fixture *f, gconstpointer data)
   for (int c = 0; c < 4; c++)
     g_assert_cmpfloat_with_epsilon (((float *) bs->data)[c], sx * ((float *) ws->data)[c], 1e-12);
 
-  /* Relu's input stays float; the MaxPool's output shares its input's scale and zero point. */
-  const OwbNode *relu = find_node (g, "relu1");
-  g_assert_cmpstr (relu->inputs[0], ==, "c1");
+  /* The Relu is folded into the QuantizeLinear after it (zero point 0 clamps the same); the
+   * MaxPool's output shares its input's scale and zero point. */
+  g_assert_null (find_node (g, "relu1"));
   const OwbNode *pool = find_node (g, "pool");
   const OwbNode *pool_in = find_producer (g, pool->inputs[0]);
   g_assert_cmpstr (pool_in->op_type, ==, "DequantizeLinear");
@@ -233,9 +233,14 @@ test_static (Fixture *f, gconstpointer data)
   g_assert_cmpstr (((OwbValueInfo *) g->outputs->pdata[0])->name, ==, "y");
   g_assert_cmpstr (find_producer (g, "y")->op_type, ==, "Gemm");
 
-  /* The report: two passes, every created node with the node it serves as provenance. */
-  g_assert_cmpuint (report->passes->len, ==, 2);
-  for (guint p = 0; p < 2; p++)
+  g_assert_cmpstr (find_producer (g, find_producer (g, pool->inputs[0])->inputs[0])->inputs[0], ==, "c1");
+
+  /* The report: three passes, every created node with the node it serves as provenance. */
+  g_assert_cmpuint (report->passes->len, ==, 3);
+  OwbPassReport *fold = g_ptr_array_index (report->passes, 2);
+  g_assert_cmpuint (fold->removed->len, ==, 1);
+  g_assert_cmpstr (g_ptr_array_index (fold->removed, 0), ==, "relu1");
+  for (guint p = 0; p < 3; p++)
     {
       OwbPassReport *pr = g_ptr_array_index (report->passes, p);
       g_assert_cmpuint (pr->created->len, >, 0);
@@ -254,6 +259,25 @@ test_static (Fixture *f, gconstpointer data)
   double db = sqnr_db (yf, yq);
   g_test_message ("output SQNR %.1f dB", db);
   g_assert_cmpfloat (db, >, 25);
+
+  /* Folding is exact: the same model with the Relu put back gives the same bits. */
+  {
+    g_autoptr (OwbModel) unfolded = owb_model_dup (q);
+    OwbNode *qn = NULL;
+    for (guint i = 0; i < unfolded->graph->nodes->len; i++)
+      {
+        OwbNode *n = g_ptr_array_index (unfolded->graph->nodes, i);
+        if (strcmp (n->op_type, "QuantizeLinear") == 0 && strcmp (n->inputs[0], "c1") == 0)
+          qn = n;
+      }
+    g_assert_nonnull (qn);
+    g_free (qn->inputs[0]);
+    qn->inputs[0] = g_strdup ("c1_relu");
+    tu_node (unfolded->graph, "Relu", "relu_again", "c1", "c1_relu");
+    g_assert_true (owb_model_validate (unfolded, NULL));
+    g_autoptr (OwbTensor) yu = run_model (unfolded, x);
+    g_assert_cmpmem (yu->data, yu->nbytes, yq->data, yq->nbytes);
+  }
 
   /* Saved and loaded again, it is a valid model with the same outputs. */
   g_autoptr (GBytes) bytes = owb_model_save_to_bytes (q, &error);
