@@ -2,7 +2,9 @@
  * libowb-quant, as `owb quantize` chains it: prepare → plan → calibrate → quantize_static, then the
  * float and quantized models compared on the calibration samples, their sizes and latencies. The
  * page keeps the prepared model and the calibration, so Keep in Float and Recover Accuracy
- * re-quantize without calibrating again. */
+ * re-quantize without calibrating again. The calibration folder is samples (the ONNX test-data
+ * layout) or images (normalized as chosen), with a labels.txt giving the task accuracy; the
+ * settings of a successful run are saved for the model file (owb-quantize-settings.c). */
 #include "owb-quantize-page.h"
 
 #include <adwaita.h>
@@ -35,6 +37,12 @@ struct _OwbQuantizePage
   GtkDropDown *method_drop;
   GtkSwitch *per_channel_switch;
   GtkDropDown *activation_drop;
+  GtkDropDown *weight_drop;
+  GtkEntry *exclude_ops_entry;
+  GtkWidget *normalization_row, *custom_row, *bgr_row;
+  GtkDropDown *normalization_drop;
+  GtkEntry *mean_entry, *std_entry;
+  GtkSwitch *bgr_switch;
   GtkButton *quantize_button;
   GtkButton *cancel_button;
   GtkButton *save_button;
@@ -57,6 +65,10 @@ struct _OwbQuantizePage
   gulong prepared_handler;
   OwbModel *source;              /* the document's model the results are of */
   char *data_dir;                /* NULL: random samples */
+  gboolean data_images;          /* data_dir is an image folder */
+  char **kept_ops;               /* the op types the result keeps in float */
+  guint n_images;
+  char *accuracy_text, *labels_message;
   guint max_samples;
   OwbModel *prepared;            /* the quantizer's float model (BatchNorm folded, opset 13) */
   OwbQuantCalibration *calibration;
@@ -84,6 +96,8 @@ enum { NODE_ACTIVATED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db);
+static void drop_calibration (OwbQuantizePage *self);
+static void show_data_choice (OwbQuantizePage *self);
 
 static gboolean
 is_busy (OwbQuantizePage *self)
@@ -98,6 +112,98 @@ show_error (OwbQuantizePage *self, const char *message)
   self->error = g_strdup (message);
   gtk_label_set_text (self->error_label, message ? message : "");
   gtk_widget_set_visible (GTK_WIDGET (self->error_label), message != NULL);
+}
+
+/* ---- Calibration folders ---- */
+
+static gboolean
+holds_sample (const char *dir)
+{
+  g_autofree char *pb = g_build_filename (dir, "input_0.pb", NULL);
+  g_autofree char *npy = g_build_filename (dir, "input_0.npy", NULL);
+  return g_file_test (pb, G_FILE_TEST_IS_REGULAR) || g_file_test (npy, G_FILE_TEST_IS_REGULAR);
+}
+
+/* The files owb_quant_dataset_new_from_images reads. */
+static gboolean
+is_image_name (const char *name)
+{
+  static const char *const extensions[] = { ".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".pgm", ".pnm" };
+  g_autofree char *lower = g_ascii_strdown (name, -1);
+  for (guint i = 0; i < G_N_ELEMENTS (extensions); i++)
+    if (g_str_has_suffix (lower, extensions[i]))
+      return TRUE;
+  return FALSE;
+}
+
+/* An image folder: image files and no sample (the folder itself, or a subfolder, of input_0.pb or
+ * .npy files), which the sample layout would take first. */
+static gboolean
+folder_holds_images (const char *dir, guint *n_images)
+{
+  *n_images = 0;
+  if (!dir || holds_sample (dir))
+    return FALSE;
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  if (!d)
+    return FALSE;
+  guint n = 0;
+  const char *entry;
+  while ((entry = g_dir_read_name (d)))
+    {
+      g_autofree char *path = g_build_filename (dir, entry, NULL);
+      if (is_image_name (entry))
+        n += g_file_test (path, G_FILE_TEST_IS_REGULAR);
+      else if (g_file_test (path, G_FILE_TEST_IS_DIR) && holds_sample (path))
+        return FALSE;
+    }
+  *n_images = n;
+  return n > 0;
+}
+
+/* "0.5" or "0.485, 0.456, 0.406" (the C locale's decimal point, as the presets are written). */
+static gboolean
+parse_channels (const char *text, float out[3], gboolean positive)
+{
+  g_auto (GStrv) words = g_strsplit_set (text ? text : "", ", \t;/", -1);
+  double v[3];
+  guint n = 0;
+  for (char **w = words; *w; w++)
+    {
+      if (!**w)
+        continue;
+      char *end;
+      double x = g_ascii_strtod (*w, &end);
+      if (*end || n == 3 || !isfinite (x) || (positive && x <= 0))
+        return FALSE;
+      v[n++] = x;
+    }
+  if (n != 1 && n != 3)
+    return FALSE;
+  for (int c = 0; c < 3; c++)
+    out[c] = (float) v[n == 1 ? 0 : c];
+  return TRUE;
+}
+
+static char *
+format_channels (const float v[3])
+{
+  if (v[0] == v[1] && v[1] == v[2])
+    return g_strdup_printf ("%g", v[0]);
+  return g_strdup_printf ("%g, %g, %g", v[0], v[1], v[2]);
+}
+
+/* Op types from "Softmax, Add" (commas or spaces between). */
+static char **
+parse_op_types (const char *text)
+{
+  g_auto (GStrv) words = g_strsplit_set (text ? text : "", ", \t;", -1);
+  g_autoptr (GStrvBuilder) builder = g_strv_builder_new ();
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  for (char **w = words; *w; w++)
+    if (**w && g_hash_table_add (seen, *w))
+      g_strv_builder_add (builder, *w);
+  return g_strv_builder_end (builder);
 }
 
 static gboolean
@@ -283,6 +389,13 @@ update_map (OwbQuantizePage *self)
   map->kept = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   for (guint i = 0; i + 1 < self->excluded->len; i++)
     g_hash_table_add (map->kept, g_strdup (g_ptr_array_index (self->excluded, i)));
+  /* and those the result kept in float by their op type */
+  for (guint i = 0; self->prepared && self->kept_ops && i < self->prepared->graph->nodes->len; i++)
+    {
+      const OwbNode *node = g_ptr_array_index (self->prepared->graph->nodes, i);
+      if (node->name && g_strv_contains ((const char *const *) self->kept_ops, node->op_type))
+        g_hash_table_add (map->kept, g_strdup (node->name));
+    }
   g_autoptr (OwbGraphLayer) layer = owb_graph_layer_new (_("Sensitivity"), sensitivity_color, sensitivity_badge, map,
                                                          (GDestroyNotify) sensitivity_map_free);
   owb_graph_view_set_layer (self->graph_view, layer);
@@ -421,8 +534,36 @@ typedef struct {
   double calibrate_s, total_s;
   const char *method;
   gboolean per_channel;
-  OwbDataType activation_type;
+  OwbDataType activation_type, weight_type;
+  gboolean images;                /* an image folder */
+  char *normalization;            /* its normalization, said for the summary */
+  gboolean bgr;
+  char *exclude_ops;              /* "Softmax, Add", or NULL */
+  char *labels_message;           /* why labels.txt was not used, or NULL */
+  guint n_labels;
+  char *settings_error;           /* the settings could not be saved */
 } JobFacts;
+
+/* A row of one wrapped line: a message in the table, read out as it is. */
+static GtkWidget *
+message_row (const char *text, const char *css_class)
+{
+  GtkWidget *label = gtk_label_new (text);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_widget_set_margin_start (label, 8);
+  gtk_widget_set_margin_end (label, 8);
+  gtk_widget_set_margin_top (label, 4);
+  gtk_widget_set_margin_bottom (label, 4);
+  if (css_class)
+    gtk_widget_add_css_class (label, css_class);
+  GtkWidget *row = gtk_list_box_row_new ();
+  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), label);
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), FALSE);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_PROPERTY_LABEL, text, -1);
+  return row;
+}
 
 static void
 show_comparison (OwbQuantizePage *self, const JobFacts *facts)
@@ -430,6 +571,8 @@ show_comparison (OwbQuantizePage *self, const JobFacts *facts)
   list_clear (self->comparison_list);
   list_clear (self->worst_list);
   self->n_comparison_rows = self->n_worst_rows = 0;
+  g_clear_pointer (&self->accuracy_text, g_free);
+  g_clear_pointer (&self->labels_message, g_free);
   const OwbQuantComparison *c = self->comparison;
   gtk_widget_set_visible (self->results_box, c != NULL);
   if (!c)
@@ -452,6 +595,28 @@ show_comparison (OwbQuantizePage *self, const JobFacts *facts)
         gtk_widget_add_css_class (row, "error");
       gtk_list_box_append (self->comparison_list, row);
       self->n_comparison_rows++;
+    }
+  /* task accuracy against labels.txt: the library computes it for the first classifier output */
+  g_autoptr (GString) accuracy = g_string_new (NULL);
+  for (guint i = 0; i < c->outputs->len; i++)
+    {
+      const OwbQuantOutputDiff *d = g_ptr_array_index (c->outputs, i);
+      if (!d->has_accuracy)
+        continue;
+      if (accuracy->len)
+        g_string_append_c (accuracy, '\n');
+      g_string_append_printf (accuracy, _("Accuracy: float %.1f %%, quantized %.1f %% (output %s, against labels.txt)"),
+                              100 * d->accuracy_a, 100 * d->accuracy_b, d->name);
+    }
+  if (accuracy->len)
+    {
+      self->accuracy_text = g_strdup (accuracy->str);
+      gtk_list_box_append (self->comparison_list, message_row (accuracy->str, NULL));
+    }
+  if (facts && facts->labels_message)
+    {
+      self->labels_message = g_strdup (facts->labels_message);
+      gtk_list_box_append (self->comparison_list, message_row (facts->labels_message, "warning"));
     }
   if (facts)
     {
@@ -479,20 +644,47 @@ show_comparison (OwbQuantizePage *self, const JobFacts *facts)
       const char *latency_cells[] = { _("Latency (median, this machine)"), latency, speed };
       gtk_list_box_append (self->comparison_list, cells_row (latency_cells, two_widths, 3, FALSE));
 
-      g_autofree char *samples = facts->random
-                                   ? g_strdup_printf (ngettext ("%u random sample (seeded: ranges say little about real data)",
-                                                                "%u random samples (seeded: ranges say little about real data)",
-                                                                facts->n_samples), facts->n_samples)
-                                   : g_strdup_printf (ngettext ("%u sample from %s", "%u samples from %s", facts->n_samples),
-                                                      facts->n_samples, facts->source);
+      g_autofree char *samples = NULL;
+      if (facts->random)
+        samples = g_strdup_printf (ngettext ("%u random sample (seeded: ranges say little about real data)",
+                                             "%u random samples (seeded: ranges say little about real data)",
+                                             facts->n_samples), facts->n_samples);
+      else if (facts->images)
+        {
+          g_autofree char *images = g_strdup_printf (ngettext ("%u image from %s, %s normalization",
+                                                               "%u images from %s, %s normalization", facts->n_samples),
+                                                     facts->n_samples, facts->source, facts->normalization);
+          samples = facts->bgr ? g_strdup_printf (_("%s, BGR channel order"), images) : g_steal_pointer (&images);
+        }
+      else
+        samples = g_strdup_printf (ngettext ("%u sample from %s", "%u samples from %s", facts->n_samples),
+                                   facts->n_samples, facts->source);
       g_autofree char *calibration = facts->calibrated
                                        ? g_strdup_printf (_("calibrated in %.2f s"), facts->calibrate_s)
                                        : g_strdup (_("calibration reused"));
       const char *act = facts->activation_type == OWB_TYPE_INT8 ? "s8" : "u8";
-      g_autofree char *summary = g_strdup_printf (_("%s, %s weights, %s activations, on %s; %s; %.2f s in all"),
-                                                  facts->method, facts->per_channel ? _("per-channel") : _("per-tensor"),
-                                                  act, samples, calibration, facts->total_s);
-      gtk_label_set_text (self->summary_label, summary);
+      const char *weight = facts->weight_type == OWB_TYPE_UINT8 ? "u8" : "s8";
+      g_autoptr (GString) summary = g_string_new (NULL);
+      g_string_printf (summary, _("%s, %s %s weights, %s activations, on %s; %s; %.2f s in all"), facts->method,
+                       facts->per_channel ? _("per-channel") : _("per-tensor"), weight, act, samples, calibration,
+                       facts->total_s);
+      if (facts->exclude_ops)
+        {
+          g_string_append (summary, "; ");
+          g_string_append_printf (summary, _("op types kept in float: %s"), facts->exclude_ops);
+        }
+      if (facts->n_labels)
+        {
+          g_string_append (summary, "; ");
+          g_string_append_printf (summary, ngettext ("%u label from labels.txt", "%u labels from labels.txt",
+                                                     facts->n_labels), facts->n_labels);
+        }
+      if (facts->settings_error)
+        {
+          g_string_append_c (summary, '\n');
+          g_string_append_printf (summary, _("The settings were not saved: %s"), facts->settings_error);
+        }
+      gtk_label_set_text (self->summary_label, summary->str);
     }
 
   const char *whead[] = { _("Node"), _("Op"), _("SQNR"), _("Cosine") };
@@ -546,6 +738,7 @@ clear_results (OwbQuantizePage *self)
   g_clear_pointer (&self->quantized, owb_model_unref);
   g_clear_pointer (&self->node_sqnr, g_hash_table_unref);
   g_clear_pointer (&self->selected_node, g_free);
+  g_clear_pointer (&self->kept_ops, g_strfreev);
   gtk_label_set_text (self->fallback_label, "");
   gtk_widget_set_visible (GTK_WIDGET (self->fallback_label), FALSE);
   show_comparison (self, NULL);
@@ -564,7 +757,12 @@ typedef struct {
   guint max_samples;
   OwbQuantMethod method;
   gboolean per_channel;
-  OwbDataType activation_type;
+  OwbDataType activation_type, weight_type;
+  char **exclude_ops;
+  gboolean images;
+  OwbQuantImageOptions image_options;
+  OwbQuantizeSettings settings; /* as the job ran, saved for the model when it succeeds */
+  char *model_path;
   char **excluded;
   double target_sqnr_db;
   /* results */
@@ -582,12 +780,19 @@ quant_job_free (QuantJob *job)
   g_clear_pointer (&job->prepared, owb_model_unref);
   g_clear_pointer (&job->calibration, owb_quant_calibration_free);
   g_free (job->data_dir);
+  g_strfreev (job->exclude_ops);
+  owb_quantize_settings_clear (&job->settings);
+  g_free (job->model_path);
   g_strfreev (job->excluded);
   g_clear_pointer (&job->quantized, owb_model_unref);
   g_clear_pointer (&job->comparison, owb_quant_comparison_free);
   g_clear_pointer (&job->fallback, owb_quant_fallback_result_free);
   g_free (job->facts.source);
   g_free (job->facts.latency_error);
+  g_free (job->facts.normalization);
+  g_free (job->facts.exclude_ops);
+  g_free (job->facts.labels_message);
+  g_free (job->facts.settings_error);
   g_free (job);
 }
 
@@ -734,7 +939,9 @@ quant_thread (GTask *task, gpointer source_object, gpointer task_data, GCancella
   options.range.method = job->method;
   options.per_channel = job->per_channel;
   options.activation_type = job->activation_type;
+  options.weight_type = job->weight_type;
   options.exclude_nodes = (const char *const *) job->excluded;
+  options.exclude_ops = job->exclude_ops && job->exclude_ops[0] ? (const char *const *) job->exclude_ops : NULL;
 
   if (!job->prepared)
     {
@@ -749,15 +956,48 @@ quant_thread (GTask *task, gpointer source_object, gpointer task_data, GCancella
   if (check_cancelled (task, cancellable))
     return;
 
-  g_autoptr (OwbQuantDataset) dataset = job->data_dir ? owb_quant_dataset_new_from_dir (job->data_dir, &error)
-                                                      : owb_quant_dataset_new_random (OWB_QUANTIZE_RANDOM_SAMPLES, 0);
+  g_autoptr (OwbQuantDataset) dataset = NULL;
+  if (!job->data_dir)
+    dataset = owb_quant_dataset_new_random (OWB_QUANTIZE_RANDOM_SAMPLES, 0);
+  else if (job->images)
+    dataset = owb_quant_dataset_new_from_images (job->data_dir, &job->image_options, &error);
+  else
+    dataset = owb_quant_dataset_new_from_dir (job->data_dir, &error);
   if (!dataset)
     {
       g_task_return_error (task, error);
       return;
     }
+  guint n_all = owb_quant_dataset_get_n_samples (dataset);
   if (job->data_dir && job->max_samples > 0)
     owb_quant_dataset_truncate (dataset, job->max_samples);
+  job->facts.images = job->images;
+
+  /* labels.txt of the folder, one line per sample: for the comparison's task accuracy. One that
+   * does not fit is said in the results and left out; the run goes on. */
+  g_autoptr (GPtrArray) labels = NULL;
+  g_autofree char *labels_path = job->data_dir ? g_build_filename (job->data_dir, "labels.txt", NULL) : NULL;
+  if (labels_path && g_file_test (labels_path, G_FILE_TEST_IS_REGULAR))
+    {
+      labels = owb_quant_read_labels (labels_path, &error);
+      if (!labels)
+        {
+          job->facts.labels_message = g_strdup_printf (_("labels.txt not used: %s"), error->message);
+          g_clear_error (&error);
+        }
+      else if (labels->len != n_all)
+        {
+          job->facts.labels_message = g_strdup_printf (ngettext ("labels.txt not used: it has %u line for %u samples "
+                                                                 "(one line per sample, in the folder’s order)",
+                                                                 "labels.txt not used: it has %u lines for %u samples "
+                                                                 "(one line per sample, in the folder’s order)",
+                                                                 labels->len),
+                                                       labels->len, n_all);
+          g_clear_pointer (&labels, g_ptr_array_unref);
+        }
+      else
+        g_ptr_array_set_size (labels, owb_quant_dataset_get_n_samples (dataset));
+    }
   job->facts.random = job->data_dir == NULL;
   job->facts.n_samples = owb_quant_dataset_get_n_samples (dataset);
   job->facts.source = g_strdup (owb_quant_dataset_get_source (dataset));
@@ -772,6 +1012,7 @@ quant_thread (GTask *task, gpointer source_object, gpointer task_data, GCancella
        * finds its tensors calibrated. */
       OwbQuantOptions plan_options = options;
       plan_options.exclude_nodes = NULL;
+      plan_options.exclude_ops = NULL;
       g_auto (GStrv) tensors = owb_quant_plan_tensors (job->prepared, &plan_options, &error);
       if (!tensors)
         {
@@ -850,12 +1091,23 @@ quant_thread (GTask *task, gpointer source_object, gpointer task_data, GCancella
   PhaseProgress pp = { job, _("Comparing float and quantized: sample %u of %u"), 0 };
   cmp.progress = phase_progress;
   cmp.user_data = &pp;
+  cmp.labels = labels;
   job->comparison = owb_quant_compare (job->prepared, job->quantized, dataset, &cmp, &error);
+  if (!job->comparison && labels && !g_cancellable_is_cancelled (cancellable))
+    {
+      /* labels that do not parse, or a model with no classifier output: compared without them */
+      job->facts.labels_message = g_strdup_printf (_("labels.txt not used: %s"), error->message);
+      g_clear_error (&error);
+      g_clear_pointer (&labels, g_ptr_array_unref);
+      cmp.labels = NULL;
+      job->comparison = owb_quant_compare (job->prepared, job->quantized, dataset, &cmp, &error);
+    }
   if (!job->comparison)
     {
       g_task_return_error (task, error);
       return;
     }
+  job->facts.n_labels = labels ? labels->len : 0;
   job->facts.float_bytes = initializer_bytes (job->prepared);
   job->facts.quantized_bytes = initializer_bytes (job->quantized);
   report (job, -1, g_strdup (_("Measuring the latency of both models")));
@@ -965,10 +1217,20 @@ job_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   show_error (self, NULL);
   if (job->kind == JOB_RECOVER)
     set_excluded (self, job->excluded);
+  if (job->model_path && job->source == self->source)
+    {
+      g_strfreev (job->settings.kept_float);
+      job->settings.kept_float = g_strdupv (job->excluded);
+      g_autoptr (GError) settings_error = NULL;
+      if (!owb_quantize_settings_save (job->model_path, &job->settings, &settings_error))
+        job->facts.settings_error = g_strdup (settings_error->message);
+    }
   g_clear_pointer (&self->quantized, owb_model_unref);
   self->quantized = g_steal_pointer (&job->quantized);
   g_clear_pointer (&self->comparison, owb_quant_comparison_free);
   self->comparison = g_steal_pointer (&job->comparison);
+  g_strfreev (self->kept_ops);
+  self->kept_ops = g_strdupv (job->exclude_ops);
   build_node_sqnr (self);
   g_clear_pointer (&self->selected_node, g_free);
   show_comparison (self, &job->facts);
@@ -983,12 +1245,89 @@ job_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   update_sensitivity (self);
 }
 
+static const char *
+normalization_name (OwbQuantizeNormalization normalization)
+{
+  switch (normalization)
+    {
+    case OWB_QUANTIZE_NORMALIZATION_IMAGENET:
+      return "ImageNet";
+    case OWB_QUANTIZE_NORMALIZATION_SYMMETRIC:
+      return "[-1, 1]";
+    case OWB_QUANTIZE_NORMALIZATION_CUSTOM:
+      return _("Custom");
+    case OWB_QUANTIZE_NORMALIZATION_UNIT:
+    default:
+      return "[0, 1]";
+    }
+}
+
+/* The settings as the widgets have them; FALSE with a message when the custom normalization does
+ * not parse. */
+static gboolean
+collect_settings (OwbQuantizePage *self, OwbQuantizeSettings *settings, char **message)
+{
+  memset (settings, 0, sizeof *settings);
+  settings->folder = g_strdup (self->data_dir);
+  settings->max_samples = self->max_samples;
+  settings->method = owb_quantize_page_get_method (self);
+  settings->per_channel = gtk_switch_get_active (self->per_channel_switch);
+  settings->activation_type = owb_quantize_page_get_activation_type (self);
+  settings->weight_type = owb_quantize_page_get_weight_type (self);
+  settings->normalization = owb_quantize_page_get_normalization (self);
+  settings->bgr = gtk_switch_get_active (self->bgr_switch);
+  settings->exclude_ops = parse_op_types (gtk_editable_get_text (GTK_EDITABLE (self->exclude_ops_entry)));
+  settings->kept_float = g_strdupv ((char **) self->excluded->pdata);
+  gboolean mean_ok = parse_channels (gtk_editable_get_text (GTK_EDITABLE (self->mean_entry)), settings->mean, FALSE);
+  gboolean std_ok = parse_channels (gtk_editable_get_text (GTK_EDITABLE (self->std_entry)), settings->std, TRUE);
+  if (!mean_ok)
+    for (int c = 0; c < 3; c++)
+      settings->mean[c] = 0;
+  if (!std_ok)
+    for (int c = 0; c < 3; c++)
+      settings->std[c] = 1;
+  if (settings->normalization == OWB_QUANTIZE_NORMALIZATION_CUSTOM && (!mean_ok || !std_ok))
+    {
+      if (message)
+        *message = g_strdup (_("Custom normalization: give the mean and the std as one number or three separated "
+                               "by commas, such as 0.5 or 0.485, 0.456, 0.406; the std above 0"));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static char *
+model_path_of (OwbDocument *document)
+{
+  GFile *file = document ? owb_document_get_file (document) : NULL;
+  return file ? g_file_get_path (file) : NULL;
+}
+
 static void
 start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db)
 {
   OwbModel *model = self->document ? owb_document_get_model (self->document) : NULL;
   if (is_busy (self) || !model)
     return;
+  OwbQuantizeSettings settings;
+  g_autofree char *settings_message = NULL;
+  if (!collect_settings (self, &settings, &settings_message))
+    {
+      owb_quantize_settings_clear (&settings);
+      show_error (self, settings_message);
+      return;
+    }
+  /* the folder read again: it may have changed since it was chosen */
+  guint n_images = 0;
+  gboolean images = folder_holds_images (self->data_dir, &n_images);
+  if (images != self->data_images || n_images != self->n_images)
+    {
+      if (images != self->data_images)
+        drop_calibration (self);
+      self->data_images = images;
+      self->n_images = n_images;
+      show_data_choice (self);
+    }
   /* A job takes the calibration (and gives it back): nothing reads it on this thread meanwhile. */
   QuantJob *job = g_new0 (QuantJob, 1);
   job->kind = kind;
@@ -1002,7 +1341,32 @@ start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db)
   guint method = gtk_drop_down_get_selected (self->method_drop);
   job->method = method <= OWB_QUANT_MSE ? (OwbQuantMethod) method : OWB_QUANT_MINMAX;
   job->per_channel = gtk_switch_get_active (self->per_channel_switch);
-  job->activation_type = gtk_drop_down_get_selected (self->activation_drop) == 1 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+  job->activation_type = settings.activation_type;
+  job->weight_type = settings.weight_type;
+  job->exclude_ops = g_strdupv (settings.exclude_ops);
+  if (settings.exclude_ops && settings.exclude_ops[0])
+    job->facts.exclude_ops = g_strjoinv (", ", settings.exclude_ops);
+  job->facts.weight_type = settings.weight_type;
+  job->images = images;
+  if (images)
+    {
+      /* size and layout 0: the model input's own */
+      owb_quant_image_options_init (&job->image_options);
+      owb_quantize_normalization_values (settings.normalization, &settings, job->image_options.mean,
+                                         job->image_options.std);
+      job->image_options.bgr = settings.bgr;
+      job->facts.bgr = settings.bgr;
+      if (settings.normalization == OWB_QUANTIZE_NORMALIZATION_CUSTOM)
+        {
+          g_autofree char *mean = format_channels (job->image_options.mean);
+          g_autofree char *std = format_channels (job->image_options.std);
+          job->facts.normalization = g_strdup_printf (_("custom (mean %s, std %s)"), mean, std);
+        }
+      else
+        job->facts.normalization = g_strdup (normalization_name (settings.normalization));
+    }
+  job->settings = settings;
+  job->model_path = model_path_of (self->document);
   job->excluded = g_strdupv ((char **) self->excluded->pdata);
   job->target_sqnr_db = target_sqnr_db;
   show_error (self, NULL);
@@ -1214,7 +1578,10 @@ show_data_choice (OwbQuantizePage *self)
   if (self->data_dir)
     {
       g_autofree char *base = g_path_get_basename (self->data_dir);
-      text = g_strdup (base);
+      text = self->data_images ? g_strdup_printf (ngettext ("%s: %u image, resized to the model input",
+                                                            "%s: %u images, resized to the model input", self->n_images),
+                                                  base, self->n_images)
+                               : g_strdup (base);
       gtk_widget_set_tooltip_text (GTK_WIDGET (self->data_row), self->data_dir);
     }
   else
@@ -1228,6 +1595,11 @@ show_data_choice (OwbQuantizePage *self)
   adw_action_row_set_subtitle (self->data_row, text);
   gtk_accessible_update_property (GTK_ACCESSIBLE (self->choose_button), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, text, -1);
   gtk_widget_set_sensitive (GTK_WIDGET (self->samples_spin), self->data_dir != NULL);
+  gtk_widget_set_visible (self->normalization_row, self->data_images);
+  gtk_widget_set_visible (self->bgr_row, self->data_images);
+  gtk_widget_set_visible (self->custom_row, self->data_images
+                                              && gtk_drop_down_get_selected (self->normalization_drop)
+                                                   == OWB_QUANTIZE_NORMALIZATION_CUSTOM);
   update_sensitivity (self);
 }
 
@@ -1239,6 +1611,7 @@ owb_quantize_page_set_calibration_dir (OwbQuantizePage *self, const char *dir)
     return;
   g_free (self->data_dir);
   self->data_dir = g_strdup (dir);
+  self->data_images = folder_holds_images (dir, &self->n_images);
   drop_calibration (self);
   show_data_choice (self);
 }
@@ -1255,6 +1628,186 @@ owb_quantize_page_set_max_samples (OwbQuantizePage *self, guint n)
 {
   g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
   gtk_spin_button_set_value (self->samples_spin, n);
+}
+
+guint
+owb_quantize_page_get_max_samples (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), 0);
+  return self->max_samples;
+}
+
+gboolean
+owb_quantize_page_get_calibration_images (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), FALSE);
+  return self->data_images;
+}
+
+void
+owb_quantize_page_set_normalization (OwbQuantizePage *self, OwbQuantizeNormalization normalization)
+{
+  g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
+  gtk_drop_down_set_selected (self->normalization_drop, MIN ((guint) normalization, OWB_QUANTIZE_NORMALIZATION_CUSTOM));
+}
+
+OwbQuantizeNormalization
+owb_quantize_page_get_normalization (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), OWB_QUANTIZE_NORMALIZATION_UNIT);
+  guint i = gtk_drop_down_get_selected (self->normalization_drop);
+  return i <= OWB_QUANTIZE_NORMALIZATION_CUSTOM ? (OwbQuantizeNormalization) i : OWB_QUANTIZE_NORMALIZATION_UNIT;
+}
+
+void
+owb_quantize_page_set_custom_normalization (OwbQuantizePage *self, const char *mean, const char *std)
+{
+  g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
+  gtk_editable_set_text (GTK_EDITABLE (self->mean_entry), mean ? mean : "");
+  gtk_editable_set_text (GTK_EDITABLE (self->std_entry), std ? std : "");
+}
+
+void
+owb_quantize_page_set_bgr (OwbQuantizePage *self, gboolean bgr)
+{
+  g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
+  gtk_switch_set_active (self->bgr_switch, bgr);
+}
+
+gboolean
+owb_quantize_page_get_bgr (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), FALSE);
+  return gtk_switch_get_active (self->bgr_switch);
+}
+
+void
+owb_quantize_page_set_method (OwbQuantizePage *self, OwbQuantMethod method)
+{
+  g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
+  gtk_drop_down_set_selected (self->method_drop, MIN ((guint) method, (guint) OWB_QUANT_MSE));
+}
+
+OwbQuantMethod
+owb_quantize_page_get_method (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), OWB_QUANT_MINMAX);
+  guint method = gtk_drop_down_get_selected (self->method_drop);
+  return method <= OWB_QUANT_MSE ? (OwbQuantMethod) method : OWB_QUANT_MINMAX;
+}
+
+void
+owb_quantize_page_set_per_channel (OwbQuantizePage *self, gboolean per_channel)
+{
+  g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
+  gtk_switch_set_active (self->per_channel_switch, per_channel);
+}
+
+gboolean
+owb_quantize_page_get_per_channel (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), TRUE);
+  return gtk_switch_get_active (self->per_channel_switch);
+}
+
+/* The type drop-downs: u8 first for activations (the default), s8 first for weights. */
+void
+owb_quantize_page_set_activation_type (OwbQuantizePage *self, OwbDataType type)
+{
+  g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
+  gtk_drop_down_set_selected (self->activation_drop, type == OWB_TYPE_INT8 ? 1 : 0);
+}
+
+OwbDataType
+owb_quantize_page_get_activation_type (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), OWB_TYPE_UINT8);
+  return gtk_drop_down_get_selected (self->activation_drop) == 1 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+}
+
+void
+owb_quantize_page_set_weight_type (OwbQuantizePage *self, OwbDataType type)
+{
+  g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
+  gtk_drop_down_set_selected (self->weight_drop, type == OWB_TYPE_UINT8 ? 1 : 0);
+}
+
+OwbDataType
+owb_quantize_page_get_weight_type (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), OWB_TYPE_INT8);
+  return gtk_drop_down_get_selected (self->weight_drop) == 1 ? OWB_TYPE_UINT8 : OWB_TYPE_INT8;
+}
+
+void
+owb_quantize_page_set_exclude_ops (OwbQuantizePage *self, const char *op_types)
+{
+  g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
+  gtk_editable_set_text (GTK_EDITABLE (self->exclude_ops_entry), op_types ? op_types : "");
+}
+
+const char *
+owb_quantize_page_get_exclude_ops (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), NULL);
+  return gtk_editable_get_text (GTK_EDITABLE (self->exclude_ops_entry));
+}
+
+const char *
+owb_quantize_page_get_summary (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), NULL);
+  return gtk_label_get_text (self->summary_label);
+}
+
+const char *
+owb_quantize_page_get_accuracy_text (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), NULL);
+  return self->accuracy_text;
+}
+
+const char *
+owb_quantize_page_get_labels_message (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), NULL);
+  return self->labels_message;
+}
+
+/* The saved settings of the document's model file onto the widgets; a folder gone since, or nodes
+ * the model no longer has, are left out. */
+static void
+restore_settings (OwbQuantizePage *self)
+{
+  g_autofree char *path = model_path_of (self->document);
+  if (!path || !self->source)
+    return;
+  OwbQuantizeSettings settings;
+  collect_settings (self, &settings, NULL);
+  if (owb_quantize_settings_load (path, &settings))
+    {
+      if (!settings.folder || g_file_test (settings.folder, G_FILE_TEST_IS_DIR))
+        owb_quantize_page_set_calibration_dir (self, settings.folder);
+      owb_quantize_page_set_max_samples (self, settings.max_samples);
+      owb_quantize_page_set_method (self, settings.method);
+      owb_quantize_page_set_per_channel (self, settings.per_channel);
+      owb_quantize_page_set_activation_type (self, settings.activation_type);
+      owb_quantize_page_set_weight_type (self, settings.weight_type);
+      g_autofree char *mean = format_channels (settings.mean), *std = format_channels (settings.std);
+      owb_quantize_page_set_custom_normalization (self, mean, std);
+      owb_quantize_page_set_normalization (self, settings.normalization);
+      owb_quantize_page_set_bgr (self, settings.bgr);
+      g_autofree char *ops = settings.exclude_ops ? g_strjoinv (", ", settings.exclude_ops) : g_strdup ("");
+      owb_quantize_page_set_exclude_ops (self, ops);
+      g_autoptr (GStrvBuilder) kept = g_strv_builder_new ();
+      for (char **p = settings.kept_float; p && *p; p++)
+        if (find_node (self->source, *p))
+          g_strv_builder_add (kept, *p);
+      g_auto (GStrv) names = g_strv_builder_end (kept);
+      set_excluded (self, names);
+      show_excluded (self);
+    }
+  owb_quantize_settings_clear (&settings);
 }
 
 /* ---- Saving ---- */
@@ -1457,6 +2010,22 @@ samples_changed_cb (OwbQuantizePage *self)
     drop_calibration (self);
 }
 
+/* What the images become changed: their statistics are of other values. */
+static void
+image_options_changed_cb (OwbQuantizePage *self)
+{
+  if (self->data_images)
+    drop_calibration (self);
+  show_data_choice (self);
+}
+
+static void
+custom_normalization_changed_cb (OwbQuantizePage *self)
+{
+  if (owb_quantize_page_get_normalization (self) == OWB_QUANTIZE_NORMALIZATION_CUSTOM)
+    image_options_changed_cb (self);
+}
+
 static void
 quantize_clicked_cb (OwbQuantizePage *self)
 {
@@ -1532,6 +2101,7 @@ document_changed (OwbQuantizePage *self)
       show_error (self, NULL);
       owb_graph_view_set_graph (self->graph_view, NULL, NULL, NULL);
       gtk_stack_set_visible_child_name (self->graph_stack, "empty");
+      restore_settings (self);
     }
   update_sensitivity (self);
 }
@@ -1640,10 +2210,46 @@ owb_quantize_page_init (OwbQuantizePage *self)
   g_signal_connect_swapped (self->random_button, "clicked", G_CALLBACK (random_clicked_cb), self);
   gtk_box_append (GTK_BOX (data_box), GTK_WIDGET (self->random_button));
   GtkWidget *data_row = action_row (group, _("Calibration Data"), NULL, data_box);
-  gtk_widget_set_tooltip_text (data_row, _("A folder of samples: subfolders of input_0.pb or .npy files, as in the "
-                                           "ONNX test-data layout"));
+  gtk_widget_set_tooltip_text (data_row, _("A folder of samples (subfolders of input_0.pb or .npy files, as in the "
+                                           "ONNX test-data layout) or of images (PNG, JPEG, BMP, PNM); a labels.txt "
+                                           "in it, one line per sample, gives the task accuracy"));
   /* What is chosen is the row's second line: a folder's name, or the random samples said as such. */
   self->data_row = ADW_ACTION_ROW (data_row);
+
+  /* an image folder's preprocessing: shown only for one */
+  const char *normalizations[] = { "[0, 1]", "ImageNet", "[-1, 1]", _("Custom"), NULL };
+  self->normalization_drop = named_drop_down (_("Normalization"), normalizations, OWB_QUANTIZE_NORMALIZATION_UNIT);
+  g_signal_connect_swapped (self->normalization_drop, "notify::selected", G_CALLBACK (image_options_changed_cb), self);
+  self->normalization_row = action_row (group, _("Normalization"),
+                                        _("Of the pixels scaled to [0, 1]: (x − mean) / std; the size and layout are "
+                                          "the model input’s"),
+                                        GTK_WIDGET (self->normalization_drop));
+  gtk_widget_set_tooltip_text (self->normalization_row,
+                               _("[0, 1]: as scaled; ImageNet: mean 0.485, 0.456, 0.406, std 0.229, 0.224, 0.225; "
+                                 "[-1, 1]: mean 0.5, std 0.5"));
+  GtkWidget *custom_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  self->mean_entry = GTK_ENTRY (gtk_entry_new ());
+  self->std_entry = GTK_ENTRY (gtk_entry_new ());
+  GtkEntry *custom_entries[] = { self->mean_entry, self->std_entry };
+  const char *custom_names[] = { _("Mean"), _("Std") };
+  for (int i = 0; i < 2; i++)
+    {
+      gtk_editable_set_width_chars (GTK_EDITABLE (custom_entries[i]), 8);
+      gtk_entry_set_placeholder_text (custom_entries[i], custom_names[i]);
+      gtk_editable_set_text (GTK_EDITABLE (custom_entries[i]), i ? "1" : "0");
+      gtk_widget_set_tooltip_text (GTK_WIDGET (custom_entries[i]), custom_names[i]);
+      gtk_accessible_update_property (GTK_ACCESSIBLE (custom_entries[i]), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                      custom_names[i], -1);
+      g_signal_connect_swapped (custom_entries[i], "changed", G_CALLBACK (custom_normalization_changed_cb), self);
+      gtk_box_append (GTK_BOX (custom_box), GTK_WIDGET (custom_entries[i]));
+    }
+  self->custom_row = action_row (group, _("Mean and Std"), _("One number, or three separated by commas"), custom_box);
+  self->bgr_switch = GTK_SWITCH (gtk_switch_new ());
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->bgr_switch), GTK_ACCESSIBLE_PROPERTY_LABEL, _("BGR"), -1);
+  g_signal_connect_swapped (self->bgr_switch, "notify::active", G_CALLBACK (image_options_changed_cb), self);
+  self->bgr_row = action_row (group, _("BGR"), _("Channels in BGR order, as OpenCV reads images"),
+                              GTK_WIDGET (self->bgr_switch));
+  adw_action_row_set_activatable_widget (ADW_ACTION_ROW (self->bgr_row), GTK_WIDGET (self->bgr_switch));
 
   self->samples_spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (0, 100000, 1));
   gtk_spin_button_set_value (self->samples_spin, self->max_samples);
@@ -1670,7 +2276,17 @@ owb_quantize_page_init (OwbQuantizePage *self)
 
   const char *types[] = { _("u8 (uint8)"), _("s8 (int8)"), NULL };
   self->activation_drop = named_drop_down (_("Activation Type"), types, 0);
-  action_row (group, _("Activation Type"), _("Weights are s8"), GTK_WIDGET (self->activation_drop));
+  action_row (group, _("Activation Type"), _("Of the tensors between nodes"), GTK_WIDGET (self->activation_drop));
+  const char *weight_types[] = { _("s8 (int8)"), _("u8 (uint8)"), NULL };
+  self->weight_drop = named_drop_down (_("Weight Type"), weight_types, 0);
+  action_row (group, _("Weight Type"), _("Of the Conv, MatMul and Gemm weights"), GTK_WIDGET (self->weight_drop));
+
+  self->exclude_ops_entry = GTK_ENTRY (gtk_entry_new ());
+  gtk_entry_set_placeholder_text (self->exclude_ops_entry, "Softmax, Add");
+  gtk_editable_set_width_chars (GTK_EDITABLE (self->exclude_ops_entry), 16);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->exclude_ops_entry), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _("Exclude Op Types"), -1);
+  action_row (group, _("Exclude Op Types"), _("Kept in float; comma-separated"), GTK_WIDGET (self->exclude_ops_entry));
 
   /* actions */
   GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
@@ -1843,6 +2459,9 @@ owb_quantize_page_finalize (GObject *object)
   g_clear_pointer (&self->excluded, g_ptr_array_unref);
   g_free (self->selected_node);
   g_free (self->data_dir);
+  g_free (self->accuracy_text);
+  g_free (self->labels_message);
+  g_strfreev (self->kept_ops);
   g_free (self->error);
   G_OBJECT_CLASS (owb_quantize_page_parent_class)->finalize (object);
 }

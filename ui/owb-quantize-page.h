@@ -1,13 +1,15 @@
-/* owb-quantize-page.h: the Quantize page: calibrate (a sample folder, or seeded random samples),
- * quantize to QDQ INT8 and compare with the float model off the main thread, show the accuracy per
- * output, the worst tensors and the sensitivity map on the float graph; keep nodes in float and
- * re-quantize with the calibration kept, recover accuracy to a target, save the result. */
+/* owb-quantize-page.h: the Quantize page: calibrate (a sample folder, an image folder, or seeded
+ * random samples), quantize to QDQ INT8 and compare with the float model off the main thread, show
+ * the accuracy per output, the worst tensors and the sensitivity map on the float graph; keep nodes
+ * in float and re-quantize with the calibration kept, recover accuracy to a target, save the
+ * result. The settings are remembered per model file. */
 #pragma once
 
 #include <gtk/gtk.h>
 #include <owb/owb-quant.h>
 #include "owb-document.h"
 #include "owb-graph-view.h"
+#include "owb-quantize-settings.h"
 
 G_BEGIN_DECLS
 
@@ -20,12 +22,41 @@ G_DECLARE_FINAL_TYPE (OwbQuantizePage, owb_quantize_page, OWB, QUANTIZE_PAGE, Gt
 GtkWidget *owb_quantize_page_new (void);
 void owb_quantize_page_set_document (OwbQuantizePage *self, OwbDocument *document);
 
-/* The calibration folder (the ONNX test-data layout: subfolders of input_K.pb / .npy); NULL: seeded
- * random samples. A change drops the calibration kept. */
+/* The calibration folder (the ONNX test-data layout: subfolders of input_K.pb / .npy, or a folder
+ * of images); NULL: seeded random samples. A labels.txt in it (one line per sample) gives the
+ * comparison's task accuracy. A change drops the calibration kept. */
 void owb_quantize_page_set_calibration_dir (OwbQuantizePage *self, const char *dir);
 const char *owb_quantize_page_get_calibration_dir (OwbQuantizePage *self);
 /* At most this many samples of the folder (0: all). */
 void owb_quantize_page_set_max_samples (OwbQuantizePage *self, guint n);
+guint owb_quantize_page_get_max_samples (OwbQuantizePage *self);
+/* Whether the calibration folder is read as an image folder: image files (PNG, JPEG, BMP, PNM)
+ * and no sample subfolders. Each image is resized to the model input's size and layout, scaled to
+ * [0, 1], then normalized: (x - mean) / std per channel. */
+gboolean owb_quantize_page_get_calibration_images (OwbQuantizePage *self);
+void owb_quantize_page_set_normalization (OwbQuantizePage *self, OwbQuantizeNormalization normalization);
+OwbQuantizeNormalization owb_quantize_page_get_normalization (OwbQuantizePage *self);
+/* The custom normalization's mean and std as typed: one number, or three separated by commas. */
+void owb_quantize_page_set_custom_normalization (OwbQuantizePage *self, const char *mean, const char *std);
+void owb_quantize_page_set_bgr (OwbQuantizePage *self, gboolean bgr);
+gboolean owb_quantize_page_get_bgr (OwbQuantizePage *self);
+
+/* The settings (the widgets' values). */
+void owb_quantize_page_set_method (OwbQuantizePage *self, OwbQuantMethod method);
+OwbQuantMethod owb_quantize_page_get_method (OwbQuantizePage *self);
+void owb_quantize_page_set_per_channel (OwbQuantizePage *self, gboolean per_channel);
+gboolean owb_quantize_page_get_per_channel (OwbQuantizePage *self);
+/* OWB_TYPE_UINT8 or OWB_TYPE_INT8. */
+void owb_quantize_page_set_activation_type (OwbQuantizePage *self, OwbDataType type);
+OwbDataType owb_quantize_page_get_activation_type (OwbQuantizePage *self);
+void owb_quantize_page_set_weight_type (OwbQuantizePage *self, OwbDataType type);
+OwbDataType owb_quantize_page_get_weight_type (OwbQuantizePage *self);
+/* Op types kept in float, comma-separated ("Softmax, Add"); the entry's text (borrowed). */
+void owb_quantize_page_set_exclude_ops (OwbQuantizePage *self, const char *op_types);
+const char *owb_quantize_page_get_exclude_ops (OwbQuantizePage *self);
+
+/* The settings are saved per model file (owb-quantize-settings.h) after each successful
+ * quantization, and restored when the page gets a document of that file. */
 
 /* What "Quantize Model" does: prepare, calibrate (unless the calibration is kept), quantize and
  * compare in a worker thread; "busy" (a boolean property) is TRUE until the page shows the result. */
@@ -36,6 +67,14 @@ void owb_quantize_page_cancel (OwbQuantizePage *self);
 const char *owb_quantize_page_get_error (OwbQuantizePage *self);
 /* Calibrations run so far (a re-quantization that reuses the calibration adds none). */
 guint owb_quantize_page_get_n_calibrations (OwbQuantizePage *self);
+/* The results' first line: the settings and the data used ("128 images from DIR, ImageNet
+ * normalization"); borrowed, "" before a result. */
+const char *owb_quantize_page_get_summary (OwbQuantizePage *self);
+/* With a labels.txt in the calibration folder: "Accuracy: float X, quantized Y …" as the Accuracy
+ * Comparison shows it, or NULL; and why the labels were not used (a line count that does not match
+ * the samples), or NULL. */
+const char *owb_quantize_page_get_accuracy_text (OwbQuantizePage *self);
+const char *owb_quantize_page_get_labels_message (OwbQuantizePage *self);
 /* Seconds from the start of the last job to its result. */
 double owb_quantize_page_get_last_seconds (OwbQuantizePage *self);
 

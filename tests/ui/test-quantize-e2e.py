@@ -91,6 +91,10 @@ def main():
         Atspi.Action.do_action(tab, 0)
         buttons = (Atspi.Role.PUSH_BUTTON, Atspi.Role.TOGGLE_BUTTON)
         button = poll("the Quantize Model button", lambda: find_named(app, "Quantize Model", buttons))
+        # the settings beside it, each with its name
+        for name in ("Calibration Method", "Activation Type", "Weight Type", "Exclude Op Types",
+                     "Per-Channel Weights"):
+            poll("the " + name + " setting", lambda: find_named(app, name))
         poll("Quantize Model to be enabled",
              lambda: button.get_state_set().contains(Atspi.StateType.SENSITIVE) or None)
         Atspi.Action.do_action(button, 0)

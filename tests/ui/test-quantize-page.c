@@ -2,7 +2,10 @@
  * Model on seeded random samples, the comparison with a finite SQNR, a worst tensor selected and
  * kept in float (re-quantized without calibrating again, the comparison refreshed), the map's
  * colours, Recover Accuracy, Save As refusing the input file; with $OWB_QUANT_MODEL (and
- * $OWB_QUANT_CALIB), the same on that model, timed. $OWB_TEST_PNG_DIR: screenshots. */
+ * $OWB_QUANT_CALIB), the same on that model, timed. Image folders (PPM files written here) with
+ * their normalization, labels.txt's accuracy (and a mismatched one, said not stopping the run),
+ * the weight type and excluded op types, and the settings saved per model and restored by a second
+ * page (XDG_CONFIG_HOME is a folder of the test's). $OWB_TEST_PNG_DIR: screenshots. */
 #include <adwaita.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -148,6 +151,12 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
   owb_quantize_page_set_document (page, doc);
   if (calib_dir)
     owb_quantize_page_set_calibration_dir (page, calib_dir);
+  /* an image folder's normalization: $OWB_QUANT_MEAN and $OWB_QUANT_STD (one number or three) */
+  if (calib_dir && g_getenv ("OWB_QUANT_MEAN"))
+    {
+      owb_quantize_page_set_normalization (page, OWB_QUANTIZE_NORMALIZATION_CUSTOM);
+      owb_quantize_page_set_custom_normalization (page, g_getenv ("OWB_QUANT_MEAN"), g_getenv ("OWB_QUANT_STD"));
+    }
   g_autofree char *shot = g_strconcat (png_prefix, "-empty.png", NULL);
   screenshot (GTK_WIDGET (page), shot);
 
@@ -172,6 +181,11 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
   g_assert_nonnull (owb_graph_view_get_layer (view));
   g_test_message ("%s: Quantize Model to the comparison in %.2f s, worst output %.2f dB", model_path, quantize_s,
                   first_sqnr);
+  g_test_message ("%s", owb_quantize_page_get_summary (page));
+  if (owb_quantize_page_get_accuracy_text (page))
+    g_test_message ("%s", owb_quantize_page_get_accuracy_text (page));
+  if (owb_quantize_page_get_labels_message (page))
+    g_test_message ("%s", owb_quantize_page_get_labels_message (page));
   g_free (shot);
   shot = g_strconcat (png_prefix, "-quantized.png", NULL);
   screenshot (GTK_WIDGET (page), shot);
@@ -276,9 +290,12 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
   return window;
 }
 
+static void forget_settings (void);
+
 static void
 test_sample (void)
 {
+  forget_settings ();
   const char *root = g_getenv ("OWB_SOURCE_ROOT");
   g_assert_nonnull (root);
   g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
@@ -290,6 +307,7 @@ test_sample (void)
 static void
 test_bad_folder (void)
 {
+  forget_settings ();
   const char *root = g_getenv ("OWB_SOURCE_ROOT");
   g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
   g_autoptr (OwbDocument) doc = load (path);
@@ -319,6 +337,349 @@ test_bad_folder (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+static char *config_home;
+
+/* Each test starts with no saved settings. */
+static void
+forget_settings (void)
+{
+  g_autofree char *path = owb_quantize_settings_dup_path ();
+  g_assert_true (g_str_has_prefix (path, config_home));
+  g_remove (path);
+}
+
+static char *
+sample_path (void)
+{
+  const char *root = g_getenv ("OWB_SOURCE_ROOT");
+  g_assert_nonnull (root);
+  return g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
+}
+
+/* n images of width x height in P6, the pixels a seeded pattern. */
+static char *
+write_images (guint n, int width, int height)
+{
+  char *dir = g_dir_make_tmp ("owb-quantize-images-XXXXXX", NULL);
+  g_assert_nonnull (dir);
+  GRand *rand = g_rand_new_with_seed (7);
+  for (guint k = 0; k < n; k++)
+    {
+      g_autoptr (GString) data = g_string_new (NULL);
+      g_string_printf (data, "P6\n%d %d\n255\n", width + (int) k % 2 * 8, height);
+      for (int i = 0; i < (width + (int) k % 2 * 8) * height * 3; i++)
+        g_string_append_c (data, (char) g_rand_int_range (rand, 0, 256));
+      g_autofree char *name = g_strdup_printf ("img_%u.ppm", k);
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      g_assert_true (g_file_set_contents (path, data->str, (gssize) data->len, NULL));
+    }
+  g_rand_free (rand);
+  return dir;
+}
+
+static void
+write_labels (const char *dir, guint n)
+{
+  g_autoptr (GString) text = g_string_new ("# one class a sample\n");
+  for (guint k = 0; k < n; k++)
+    g_string_append_printf (text, "%u\n", k % 10);
+  g_autofree char *path = g_build_filename (dir, "labels.txt", NULL);
+  g_assert_true (g_file_set_contents (path, text->str, -1, NULL));
+}
+
+static void
+remove_folder (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *entry;
+  while (d && (entry = g_dir_read_name (d)))
+    {
+      g_autofree char *path = g_build_filename (dir, entry, NULL);
+      g_remove (path);
+    }
+  g_rmdir (dir);
+}
+
+static OwbQuantizePage *
+page_in_window (OwbDocument *doc, GtkWidget **window)
+{
+  OwbQuantizePage *page = OWB_QUANTIZE_PAGE (owb_quantize_page_new ());
+  *window = gtk_window_new ();
+  gtk_window_set_default_size (GTK_WINDOW (*window), 1300, 900);
+  gtk_window_set_child (GTK_WINDOW (*window), GTK_WIDGET (page));
+  gtk_window_present (GTK_WINDOW (*window));
+  owb_quantize_page_set_document (page, doc);
+  return page;
+}
+
+static void
+quantize_and_wait (OwbQuantizePage *page)
+{
+  owb_quantize_page_quantize (page);
+  g_assert_true (owb_quantize_page_get_busy (page));
+  wait_for (page_idle, page, 240, "the quantization");
+  g_assert_cmpstr (owb_quantize_page_get_error (page), ==, NULL);
+  g_assert_nonnull (owb_quantize_page_get_comparison (page));
+}
+
+/* An image folder: read as images (not samples), normalized as chosen, said so in the results. */
+static void
+test_images (void)
+{
+  forget_settings ();
+  g_autofree char *path = sample_path ();
+  g_autoptr (OwbDocument) doc = load (path);
+  GtkWidget *window;
+  OwbQuantizePage *page = page_in_window (doc, &window);
+  g_autofree char *dir = write_images (5, 32, 32);
+  owb_quantize_page_set_calibration_dir (page, dir);
+  g_assert_true (owb_quantize_page_get_calibration_images (page));
+  owb_quantize_page_set_normalization (page, OWB_QUANTIZE_NORMALIZATION_IMAGENET);
+  quantize_and_wait (page);
+  g_test_message ("summary: %s", owb_quantize_page_get_summary (page));
+  g_autofree char *expected = g_strdup_printf ("5 images from %s, ImageNet normalization", dir);
+  g_assert_nonnull (strstr (owb_quantize_page_get_summary (page), expected));
+  g_assert_cmpuint (owb_quantize_page_get_comparison (page)->n_samples, ==, 5);
+  g_assert_null (owb_quantize_page_get_accuracy_text (page));
+  g_assert_null (owb_quantize_page_get_labels_message (page));
+  double imagenet_sqnr = worst_output_sqnr (page);
+  g_assert_true (isfinite (imagenet_sqnr));
+  screenshot (GTK_WIDGET (page), "quantize-images.png");
+
+  /* another normalization and BGR: calibrated again, said so */
+  owb_quantize_page_set_normalization (page, OWB_QUANTIZE_NORMALIZATION_SYMMETRIC);
+  owb_quantize_page_set_bgr (page, TRUE);
+  quantize_and_wait (page);
+  g_assert_cmpuint (owb_quantize_page_get_n_calibrations (page), ==, 2);
+  g_assert_nonnull (strstr (owb_quantize_page_get_summary (page), "[-1, 1] normalization, BGR"));
+
+  /* custom: one number or three; a bad one is refused before any work */
+  owb_quantize_page_set_normalization (page, OWB_QUANTIZE_NORMALIZATION_CUSTOM);
+  owb_quantize_page_set_custom_normalization (page, "0.3", "0");
+  owb_quantize_page_quantize (page);
+  g_assert_false (owb_quantize_page_get_busy (page));
+  g_assert_nonnull (owb_quantize_page_get_error (page));
+  owb_quantize_page_set_custom_normalization (page, "0.3", "0.25, 0.5, 1");
+  quantize_and_wait (page);
+  g_assert_nonnull (strstr (owb_quantize_page_get_summary (page), "custom (mean 0.3, std 0.25, 0.5, 1)"));
+  g_assert_cmpuint (owb_quantize_page_get_n_calibrations (page), ==, 3);
+
+  /* a folder of samples in a subfolder is read as samples, images beside it or not */
+  g_autofree char *sample = g_build_filename (dir, "test_data_set_0", NULL);
+  g_assert_cmpint (g_mkdir (sample, 0700), ==, 0);
+  g_autofree char *pb = g_build_filename (sample, "input_0.pb", NULL);
+  g_assert_true (g_file_set_contents (pb, "", 0, NULL));
+  owb_quantize_page_set_calibration_dir (page, NULL);
+  owb_quantize_page_set_calibration_dir (page, dir);
+  g_assert_false (owb_quantize_page_get_calibration_images (page));
+  g_remove (pb);
+  g_rmdir (sample);
+  remove_folder (dir);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* labels.txt in the folder: the accuracy of both models; one of the wrong length: said, the run
+ * goes on without it. */
+static void
+test_labels (void)
+{
+  forget_settings ();
+  g_autofree char *path = sample_path ();
+  g_autoptr (OwbDocument) doc = load (path);
+  GtkWidget *window;
+  OwbQuantizePage *page = page_in_window (doc, &window);
+  g_autofree char *dir = write_images (6, 32, 32);
+  write_labels (dir, 6);
+  owb_quantize_page_set_calibration_dir (page, dir);
+  quantize_and_wait (page);
+  const OwbQuantComparison *c = owb_quantize_page_get_comparison (page);
+  gboolean has_accuracy = FALSE;
+  for (guint i = 0; i < c->outputs->len; i++)
+    has_accuracy |= ((const OwbQuantOutputDiff *) g_ptr_array_index (c->outputs, i))->has_accuracy;
+  g_assert_true (has_accuracy);
+  const char *accuracy = owb_quantize_page_get_accuracy_text (page);
+  g_assert_nonnull (accuracy);
+  g_test_message ("%s", accuracy);
+  g_assert_true (g_str_has_prefix (accuracy, "Accuracy: float "));
+  g_assert_nonnull (strstr (accuracy, ", quantized "));
+  g_assert_null (owb_quantize_page_get_labels_message (page));
+  g_assert_nonnull (strstr (owb_quantize_page_get_summary (page), "6 labels from labels.txt"));
+  screenshot (GTK_WIDGET (page), "quantize-labels.png");
+
+  /* fewer samples at most: the labels cut to them */
+  owb_quantize_page_set_max_samples (page, 4);
+  quantize_and_wait (page);
+  g_assert_nonnull (owb_quantize_page_get_accuracy_text (page));
+  g_assert_cmpuint (owb_quantize_page_get_comparison (page)->n_samples, ==, 4);
+
+  /* one line short */
+  owb_quantize_page_set_max_samples (page, 0);
+  write_labels (dir, 5);
+  quantize_and_wait (page);
+  g_assert_null (owb_quantize_page_get_accuracy_text (page));
+  const char *message = owb_quantize_page_get_labels_message (page);
+  g_assert_nonnull (message);
+  g_test_message ("%s", message);
+  g_assert_nonnull (strstr (message, "5 lines for 6 samples"));
+  screenshot (GTK_WIDGET (page), "quantize-labels-mismatch.png");
+
+  /* not classes at all: also said, not an error */
+  g_autofree char *labels = g_build_filename (dir, "labels.txt", NULL);
+  g_assert_true (g_file_set_contents (labels, "a\nb\nc\nd\ne\nf\n", -1, NULL));
+  quantize_and_wait (page);
+  g_assert_nonnull (owb_quantize_page_get_labels_message (page));
+  g_assert_null (owb_quantize_page_get_accuracy_text (page));
+  remove_folder (dir);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static guint
+count_initializers (const OwbModel *model, OwbDataType type)
+{
+  guint n = 0;
+  for (guint i = 0; i < model->graph->initializers->len; i++)
+    n += ((const OwbTensor *) g_ptr_array_index (model->graph->initializers, i))->dtype == type;
+  return n;
+}
+
+/* The node of `op_type` reads nothing dequantized. */
+static gboolean
+reads_float (const OwbModel *model, const char *op_type)
+{
+  gboolean found = FALSE;
+  for (guint i = 0; i < model->graph->nodes->len; i++)
+    {
+      const OwbNode *node = g_ptr_array_index (model->graph->nodes, i);
+      if (strcmp (node->op_type, op_type) != 0)
+        continue;
+      found = TRUE;
+      for (int k = 0; k < node->n_inputs; k++)
+        for (guint j = 0; j < model->graph->nodes->len; j++)
+          {
+            const OwbNode *p = g_ptr_array_index (model->graph->nodes, j);
+            if (strcmp (p->op_type, "DequantizeLinear") == 0 && g_strcmp0 (p->outputs[0], node->inputs[k]) == 0)
+              return FALSE;
+          }
+    }
+  return found;
+}
+
+/* Weight type and excluded op types reach the quantizer, without calibrating again. */
+static void
+test_types_and_ops (void)
+{
+  forget_settings ();
+  g_autofree char *path = sample_path ();
+  g_autoptr (OwbDocument) doc = load (path);
+  GtkWidget *window;
+  OwbQuantizePage *page = page_in_window (doc, &window);
+  quantize_and_wait (page);
+  const OwbModel *q = owb_quantize_page_get_quantized_model (page);
+  g_assert_cmpuint (count_initializers (q, OWB_TYPE_INT8), >, 0);
+  g_assert_false (reads_float (q, "Softmax"));
+  g_assert_false (reads_float (q, "Gemm"));
+
+  owb_quantize_page_set_weight_type (page, OWB_TYPE_UINT8);
+  owb_quantize_page_set_exclude_ops (page, " Softmax,Gemm  Softmax");
+  quantize_and_wait (page);
+  g_assert_cmpuint (owb_quantize_page_get_n_calibrations (page), ==, 1);
+  q = owb_quantize_page_get_quantized_model (page);
+  /* u8 activations and u8 weights: no int8 tensor is left */
+  g_assert_cmpuint (count_initializers (q, OWB_TYPE_INT8), ==, 0);
+  g_assert_cmpuint (count_initializers (q, OWB_TYPE_UINT8), >, 0);
+  g_assert_true (reads_float (q, "Softmax"));
+  g_assert_true (reads_float (q, "Gemm"));
+  /* the map paints them kept in float */
+  OwbGraphLayer *layer = owb_graph_view_get_layer (owb_quantize_page_get_graph_view (page));
+  g_assert_nonnull (layer);
+  const OwbModel *fm = owb_document_get_model (doc);
+  for (guint i = 0; i < fm->graph->nodes->len; i++)
+    {
+      const OwbNode *node = g_ptr_array_index (fm->graph->nodes, i);
+      if (strcmp (node->op_type, "Softmax") == 0)
+        {
+          g_autofree char *badge = owb_graph_layer_dup_badge (layer, node);
+          g_assert_cmpstr (badge, ==, "float");
+        }
+    }
+  g_test_message ("summary: %s", owb_quantize_page_get_summary (page));
+  g_assert_nonnull (strstr (owb_quantize_page_get_summary (page), "per-channel u8 weights"));
+  g_assert_nonnull (strstr (owb_quantize_page_get_summary (page), "op types kept in float: Softmax, Gemm"));
+  screenshot (GTK_WIDGET (page), "quantize-types.png");
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* Saved after a successful quantization, for that model file; restored by a second page. */
+static void
+test_settings (void)
+{
+  forget_settings ();
+  g_autofree char *path = sample_path ();
+  g_autoptr (OwbDocument) doc = load (path);
+  GtkWidget *window;
+  OwbQuantizePage *page = page_in_window (doc, &window);
+  g_autofree char *dir = write_images (3, 32, 32);
+  owb_quantize_page_set_calibration_dir (page, dir);
+  owb_quantize_page_set_max_samples (page, 2);
+  owb_quantize_page_set_method (page, OWB_QUANT_PERCENTILE);
+  owb_quantize_page_set_per_channel (page, FALSE);
+  owb_quantize_page_set_activation_type (page, OWB_TYPE_INT8);
+  owb_quantize_page_set_weight_type (page, OWB_TYPE_UINT8);
+  owb_quantize_page_set_normalization (page, OWB_QUANTIZE_NORMALIZATION_CUSTOM);
+  owb_quantize_page_set_custom_normalization (page, "0.305401", "0.32369");
+  owb_quantize_page_set_bgr (page, TRUE);
+  owb_quantize_page_set_exclude_ops (page, "Softmax");
+  /* nothing is saved before a quantization succeeds */
+  g_autofree char *file = owb_quantize_settings_dup_path ();
+  g_assert_false (g_file_test (file, G_FILE_TEST_EXISTS));
+  quantize_and_wait (page);
+  g_assert_true (g_file_test (file, G_FILE_TEST_EXISTS));
+  owb_quantize_page_select_worst (page, 0);
+  g_autofree char *kept = g_strdup (owb_quantize_page_get_selected_node (page));
+  g_assert_nonnull (kept);
+  owb_quantize_page_keep_selected_in_float (page);
+  wait_for (page_idle, page, 240, "Keep in Float");
+  g_assert_cmpstr (owb_quantize_page_get_error (page), ==, NULL);
+  gtk_window_destroy (GTK_WINDOW (window));
+
+  /* another model's group is left alone */
+  g_autoptr (GKeyFile) keys = g_key_file_new ();
+  g_assert_true (g_key_file_load_from_file (keys, file, G_KEY_FILE_NONE, NULL));
+  g_key_file_set_string (keys, "/elsewhere/other.onnx", "method", "entropy");
+  g_assert_true (g_key_file_save_to_file (keys, file, NULL));
+
+  /* a second page, the same model file loaded again */
+  g_autoptr (OwbDocument) doc2 = load (path);
+  page = page_in_window (doc2, &window);
+  g_assert_cmpstr (owb_quantize_page_get_calibration_dir (page), ==, dir);
+  g_assert_true (owb_quantize_page_get_calibration_images (page));
+  g_assert_cmpuint (owb_quantize_page_get_max_samples (page), ==, 2);
+  g_assert_cmpint (owb_quantize_page_get_method (page), ==, OWB_QUANT_PERCENTILE);
+  g_assert_false (owb_quantize_page_get_per_channel (page));
+  g_assert_cmpint (owb_quantize_page_get_activation_type (page), ==, OWB_TYPE_INT8);
+  g_assert_cmpint (owb_quantize_page_get_weight_type (page), ==, OWB_TYPE_UINT8);
+  g_assert_cmpint (owb_quantize_page_get_normalization (page), ==, OWB_QUANTIZE_NORMALIZATION_CUSTOM);
+  g_assert_true (owb_quantize_page_get_bgr (page));
+  g_assert_cmpstr (owb_quantize_page_get_exclude_ops (page), ==, "Softmax");
+  const char *const *excluded = owb_quantize_page_get_excluded (page);
+  g_assert_cmpuint (strv_len (excluded), ==, 1);
+  g_assert_cmpstr (excluded[0], ==, kept);
+  /* and it quantizes with them: the custom normalization as saved */
+  quantize_and_wait (page);
+  g_test_message ("restored: %s", owb_quantize_page_get_summary (page));
+  g_assert_nonnull (strstr (owb_quantize_page_get_summary (page), "custom (mean 0.305401, std 0.32369)"));
+  g_assert_nonnull (strstr (owb_quantize_page_get_summary (page), "percentile, per-tensor u8 weights, s8 activations"));
+  screenshot (GTK_WIDGET (page), "quantize-restored.png");
+  gtk_window_destroy (GTK_WINDOW (window));
+
+  g_clear_pointer (&keys, g_key_file_unref);
+  keys = g_key_file_new ();
+  g_assert_true (g_key_file_load_from_file (keys, file, G_KEY_FILE_NONE, NULL));
+  g_assert_true (g_key_file_has_group (keys, "/elsewhere/other.onnx"));
+  g_assert_true (g_key_file_has_group (keys, path));
+  remove_folder (dir);
+}
+
 static void
 test_dev_model (void)
 {
@@ -335,11 +696,25 @@ test_dev_model (void)
 int
 main (int argc, char **argv)
 {
+  /* before anything reads it: g_get_user_config_dir () keeps the first value */
+  config_home = g_dir_make_tmp ("owb-quantize-config-XXXXXX", NULL);
+  g_setenv ("XDG_CONFIG_HOME", config_home, TRUE);
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
   g_assert_nonnull (owb_ui_get_resource ());
   g_test_add_func ("/quantize-page/sample", test_sample);
   g_test_add_func ("/quantize-page/bad-folder", test_bad_folder);
+  g_test_add_func ("/quantize-page/images", test_images);
+  g_test_add_func ("/quantize-page/labels", test_labels);
+  g_test_add_func ("/quantize-page/types-and-ops", test_types_and_ops);
+  g_test_add_func ("/quantize-page/settings", test_settings);
   g_test_add_func ("/quantize-page/dev-model", test_dev_model);
-  return g_test_run ();
+  int status = g_test_run ();
+  g_autofree char *settings = owb_quantize_settings_dup_path ();
+  g_autofree char *settings_dir = g_path_get_dirname (settings);
+  g_remove (settings);
+  g_rmdir (settings_dir);
+  g_rmdir (config_home);
+  g_free (config_home);
+  return status;
 }
