@@ -3,6 +3,7 @@
 #include "../cpu-conv-private.h"
 #include "../cpu-gemv-private.h"
 #include "../cpu-sgemm-private.h"
+#include "../cpu-qgemm-private.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -1025,6 +1026,9 @@ check_zero_point (OwbKernelContext *ctx, const OwbTensor *data, const OwbTensor 
 static gboolean
 compute_matmul_integer (OwbKernelContext *ctx, GError **error)
 {
+  /* B packed at prepare: the integer GEMM core (cpu-qgemm-matmul.c) */
+  if (_owb_cpu_qgemm_matmul_run (ctx))
+    return TRUE;
   const OwbTensor *a = ctx->inputs[0], *b = ctx->inputs[1];
   const OwbTensor *azp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   const OwbTensor *bzp = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
@@ -1111,7 +1115,8 @@ const OwbKernelDef _owb_cpu_kernels_nn[] = {
   { "ConvTranspose", "", 1, 0, FLOATS, 0, conv_prepare, g_free, compute_conv_transpose },
   { "ConvInteger", "", 10, 0, INT8S, 0, conv_prepare, g_free, compute_conv_integer },
   { "MatMul", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, packed_b_prepare, packed_b_free, compute_matmul, packed_b_holds },
-  { "MatMulInteger", "", 10, 0, INT8S, 0, NULL, NULL, compute_matmul_integer },
+  { "MatMulInteger", "", 10, 0, INT8S, 0, _owb_cpu_qgemm_matmul_prepare, _owb_cpu_qgemm_matmul_free,
+    compute_matmul_integer },
   { "Gemm", "", 1, 0, OWB_CPU_TYPES_NUMERIC, 0, packed_b_prepare, packed_b_free, compute_gemm, packed_b_holds },
   { NULL }
 };

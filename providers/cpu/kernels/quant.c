@@ -1,6 +1,7 @@
 /* quant.c: CPU kernels of the quantization ops (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
  * QLinearMatMul, QLinearConv), with their own codecs for the float8/float6/float4/e8m0 element types. */
 #include "../cpu-kernels-private.h"
+#include "../cpu-qgemm-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -428,6 +429,9 @@ quantize_range (int64_t begin, int64_t end, gpointer data)
 static gboolean
 compute_quantize_linear (OwbKernelContext *ctx, GError **error)
 {
+  /* per tensor, float32 to 8 bits: cpu-quantize-fast.c */
+  if (_owb_cpu_quantize_linear_fast (ctx))
+    return TRUE;
   const OwbTensor *x = ctx->inputs[0], *scale = ctx->inputs[1];
   const OwbTensor *zp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   OwbTensor *y = ctx->outputs[0];
@@ -503,6 +507,9 @@ dequantize_range (int64_t begin, int64_t end, gpointer data)
 static gboolean
 compute_dequantize_linear (OwbKernelContext *ctx, GError **error)
 {
+  /* per tensor, 8 bits to float32: cpu-quantize-fast.c */
+  if (_owb_cpu_dequantize_linear_fast (ctx))
+    return TRUE;
   const OwbTensor *x = ctx->inputs[0], *scale = ctx->inputs[1];
   const OwbTensor *zp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   OwbTensor *y = ctx->outputs[0];
@@ -718,6 +725,9 @@ dequantize_all (const OwbTensor *t, const double *zp, int64_t nzp, int64_t perio
 static gboolean
 compute_qlinear_matmul (OwbKernelContext *ctx, GError **error)
 {
+  /* B packed at prepare: the integer GEMM core (cpu-qgemm-matmul.c) */
+  if (_owb_cpu_qgemm_matmul_run (ctx))
+    return TRUE;
   const OwbTensor *a = ctx->inputs[0], *as = ctx->inputs[1], *azp = ctx->inputs[2];
   const OwbTensor *b = ctx->inputs[3], *bs = ctx->inputs[4], *bzp = ctx->inputs[5];
   const OwbTensor *ys = ctx->inputs[6], *yzp = ctx->inputs[7];
@@ -1078,7 +1088,8 @@ const OwbKernelDef _owb_cpu_kernels_quant[] = {
   { "QuantizeLinear", "", 10, 0, REALS | OWB_TYPE_BIT (OWB_TYPE_INT32), 0, NULL, NULL, compute_quantize_linear },
   { "DequantizeLinear", "", 10, 0, QUANTIZED | OWB_TYPE_BIT (OWB_TYPE_INT32), 0, NULL, NULL, compute_dequantize_linear },
   { "DynamicQuantizeLinear", "", 11, 0, OWB_TYPE_BIT (OWB_TYPE_FLOAT), 0, NULL, NULL, compute_dynamic_quantize_linear },
-  { "QLinearMatMul", "", 10, 0, INT8S | FLOAT8S, 0, NULL, NULL, compute_qlinear_matmul },
+  { "QLinearMatMul", "", 10, 0, INT8S | FLOAT8S, 0, _owb_cpu_qgemm_matmul_prepare, _owb_cpu_qgemm_matmul_free,
+    compute_qlinear_matmul },
   { "QLinearConv", "", 10, 0, INT8S, 0, NULL, NULL, compute_qlinear_conv },
   { NULL }
 };

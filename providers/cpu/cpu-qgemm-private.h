@@ -1,0 +1,82 @@
+/* cpu-qgemm-private.h: integer GEMM against a constant right-hand matrix packed once (quantized
+ * weights): C = (A - za) (B - zb) with A uint8 and B int8 (or uint8, shifted to int8 at packing),
+ * int32 accumulation, and an epilogue that writes int32, requantizes to uint8/int8 or writes float.
+ * An AVX-512 VNNI microkernel is chosen at run time, with a portable C one on the same packing. */
+#pragma once
+
+#include "cpu-kernels-private.h"
+
+/* B [K, N] packed into panels of 16 columns, each K4 = ceil(K / 4) groups of 4 consecutive depths
+ * (64 bytes: column j's four int8 values at bytes 4j..4j+3), zero-padded in depth and columns, with
+ * B's column sums and zero points. Immutable once made: runs may share it. */
+typedef struct _OwbQgemmPacked OwbQgemmPacked;
+
+/* Packs B [K, N] (row stride ldb, in elements). b_unsigned: B is uint8 and is packed as B - 128
+ * (its zero points shifted alike, so that B - zb is unchanged). zb: nzb zero points of B's type,
+ * as int32: 0 (none), 1 (per tensor) or N (per column). NULL when a zero point is out of range for
+ * B's type. */
+OwbQgemmPacked *_owb_qgemm_pack (int64_t K, int64_t N, const void *b, int64_t ldb, gboolean b_unsigned,
+                                 const int32_t *zb, int64_t nzb);
+void _owb_qgemm_packed_free (OwbQgemmPacked *p);
+int64_t _owb_qgemm_packed_k (const OwbQgemmPacked *p);
+int64_t _owb_qgemm_packed_n (const OwbQgemmPacked *p);
+
+typedef enum {
+  OWB_QGEMM_OUT_INT32, /* C = acc (+ bias) */
+  OWB_QGEMM_OUT_UINT8, /* C = saturate (nearbyint ((acc + bias) * scale[n]) + y_zero_point) */
+  OWB_QGEMM_OUT_INT8,
+  OWB_QGEMM_OUT_FLOAT, /* C = (float) acc * scale[n] + float_bias[n] */
+} OwbQgemmOutput;
+
+/* What is done with each accumulator acc[m, n] = sum_k (A[m, k] - za) (B[k, n] - zb[n]).
+ * Requantization takes the product in double, as the ONNX reference does (an int32 array times a
+ * float32 scale promotes to float64 in numpy), and rounds half to even. Arrays are indexed by C's
+ * column (they point at column 0); NULL bias or float_bias adds nothing. */
+typedef struct {
+  OwbQgemmOutput output;
+  const int32_t *bias;      /* INT32, UINT8, INT8 */
+  const float *scale;       /* UINT8, INT8: sa sb[n] / sy; FLOAT: sa sb[n]; N values */
+  int32_t y_zero_point;     /* UINT8, INT8 */
+  const float *float_bias;  /* FLOAT */
+} OwbQgemmEpilogue;
+
+/* On the calling thread: C[0..rows, n0..n1) for A [rows, K] (row stride lda, read in place),
+ * n0 a multiple of 16. c points at C[0, 0], ldc in elements of the output type. */
+void _owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, int64_t lda, int32_t za,
+                            int64_t n0, int64_t n1, void *c, int64_t ldc, const OwbQgemmEpilogue *ep);
+
+/* The same over all of C, split over the pool in (row tiles x column blocks). */
+void _owb_qgemm_packed (OwbThreadPool *pool, const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, int64_t lda,
+                        int32_t za, void *c, int64_t ldc, const OwbQgemmEpilogue *ep);
+
+/* TRUE when the AVX-512 VNNI microkernel runs (the CPU has it and the portable one is not forced). */
+gboolean _owb_qgemm_uses_vnni (void);
+/* Tests and benchmarks: force the portable microkernel (TRUE) or choose by CPU features (FALSE).
+ * OWB_QGEMM_PORTABLE=1 in the environment forces it for the whole process. */
+void _owb_qgemm_force_portable (gboolean force);
+/* TRUE when whole 32 x 32 blocks of C run on AMX tiles (AMX-INT8, the kernel allows it, VNNI runs
+ * and AMX is not turned off). Tests and benchmarks: _owb_qgemm_force_no_amx (TRUE) keeps to the
+ * vector kernels; OWB_QGEMM_NO_AMX=1 in the environment does so for the whole process. */
+gboolean _owb_qgemm_uses_amx (void);
+void _owb_qgemm_force_no_amx (gboolean force);
+
+/* ---- QLinearMatMul / MatMulInteger on the core (cpu-qgemm-matmul.c) ---- */
+
+/* The kernels' per-session state: B (a constant 2-D int8/uint8 initializer with constant zero
+ * points) packed once; NULL state when the node's B is not such a constant. */
+typedef struct _OwbQgemmMatMul OwbQgemmMatMul;
+gboolean _owb_cpu_qgemm_matmul_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types,
+                                        void **state, GError **error);
+void _owb_cpu_qgemm_matmul_free (gpointer state);
+/* Runs ctx's QLinearMatMul or MatMulInteger on the pack in ctx->state and returns TRUE; FALSE
+ * (nothing written) when the run is not one the core handles: the reference kernel runs it, and
+ * reports what is wrong with it. */
+gboolean _owb_cpu_qgemm_matmul_run (OwbKernelContext *ctx);
+
+/* ---- QuantizeLinear / DequantizeLinear per tensor, 8-bit (cpu-quantize-fast.c) ---- */
+
+/* Runs ctx's QuantizeLinear (float32 -> uint8/int8) or DequantizeLinear (uint8/int8 -> float32)
+ * when its scale and zero point are one float32 and one 8-bit value, and returns TRUE; FALSE
+ * (nothing written) otherwise, for the general kernel. */
+gboolean _owb_cpu_quantize_linear_fast (OwbKernelContext *ctx);
+gboolean _owb_cpu_dequantize_linear_fast (OwbKernelContext *ctx);

@@ -1,0 +1,709 @@
+/* cpu-qgemm.c: uint8 x int8 -> int32 GEMM against a constant packed B (quantized weights). B is
+ * packed once into 16-column panels of 4-deep groups, the layout vpdpbusd multiplies against four
+ * broadcast bytes of A and also the layout of an AMX B tile (16 groups x 16 columns); a register
+ * tile of up to 6 rows x 64 columns (AVX-512 VNNI) or 32 x 32 in four AMX tiles accumulates in
+ * int32, exactly, and zero points are applied afterwards through A's row sums and B's column sums:
+ *   sum (a - za)(b - zb) = sum a b - zb rowsum(a) - za colsum(b) + K za zb. */
+#include "cpu-qgemm-private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define HAVE_X86_VNNI 1
+/* GCC 12's AVX-512 intrinsics pass _mm512_undefined_* () values that it then warns about */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#define NR 16 /* columns of a panel: one zmm of int32 */
+#define NP 4  /* panels side by side in a register tile */
+#define MR 6  /* rows of a register tile: 24 accumulators, 4 B vectors and a broadcast */
+/* Depth of a block: B's tile of KC x 64 bytes stays in L1 */
+#define KC 512
+/* Bytes of A a block of rows keeps in L2 while B's tiles pass over it */
+#define A_BLOCK_BYTES (512 * 1024)
+
+struct _OwbQgemmPacked {
+  int64_t K, N, K4, npanels;
+  int8_t *data;    /* npanels x K4 x 64 bytes */
+  int32_t *colsum; /* npanels x 16: sum over k of the packed (int8) B */
+  int32_t *zb;     /* npanels x 16: zero points of the packed B */
+  gboolean has_zb;
+};
+
+static void *
+aligned_alloc0 (size_t bytes)
+{
+  void *mem = NULL;
+  bytes = MAX (bytes, 64);
+  if (posix_memalign (&mem, 64, bytes) != 0)
+    g_error ("out of memory packing a quantized matrix (%zu bytes)", bytes);
+  memset (mem, 0, bytes);
+  return mem;
+}
+
+OwbQgemmPacked *
+_owb_qgemm_pack (int64_t K, int64_t N, const void *b, int64_t ldb, gboolean b_unsigned, const int32_t *zb,
+                 int64_t nzb)
+{
+  if (K < 0 || N < 0 || (nzb != 0 && nzb != 1 && nzb != N))
+    return NULL;
+  int32_t lo = b_unsigned ? 0 : -128, hi = b_unsigned ? 255 : 127, shift = b_unsigned ? 128 : 0;
+  for (int64_t i = 0; i < nzb; i++)
+    if (zb[i] < lo || zb[i] > hi)
+      return NULL;
+  OwbQgemmPacked *p = g_new0 (OwbQgemmPacked, 1);
+  p->K = K;
+  p->N = N;
+  /* whole 16-group blocks: an AMX tile load reads 16 groups of a panel at once */
+  p->K4 = ((K + 3) / 4 + 15) / 16 * 16;
+  p->npanels = (N + NR - 1) / NR;
+  p->data = aligned_alloc0 ((size_t) (p->npanels * p->K4 * 64));
+  p->colsum = aligned_alloc0 ((size_t) (p->npanels * NR) * sizeof (int32_t));
+  p->zb = aligned_alloc0 ((size_t) (p->npanels * NR) * sizeof (int32_t));
+  const uint8_t *bu = b;
+  const int8_t *bs = b;
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t n = 0; n < N; n++)
+      {
+        int v = b_unsigned ? (int) bu[k * ldb + n] - 128 : bs[k * ldb + n];
+        p->data[(n / NR) * p->K4 * 64 + (k / 4) * 64 + (n % NR) * 4 + k % 4] = (int8_t) v;
+        p->colsum[n] += v;
+      }
+  for (int64_t n = 0; n < N; n++)
+    {
+      p->zb[n] = (nzb ? zb[nzb == 1 ? 0 : n] : 0) - shift;
+      p->has_zb = p->has_zb || p->zb[n] != 0;
+    }
+  return p;
+}
+
+void
+_owb_qgemm_packed_free (OwbQgemmPacked *p)
+{
+  if (!p)
+    return;
+  free (p->data);
+  free (p->colsum);
+  free (p->zb);
+  g_free (p);
+}
+
+int64_t
+_owb_qgemm_packed_k (const OwbQgemmPacked *p)
+{
+  return p->K;
+}
+
+int64_t
+_owb_qgemm_packed_n (const OwbQgemmPacked *p)
+{
+  return p->N;
+}
+
+/* What a tile's epilogue needs besides its accumulators: the zero-point corrections of its columns
+ * (colterm, from column n0 of the run) and rows. */
+typedef struct {
+  const OwbQgemmPacked *b;
+  const OwbQgemmEpilogue *ep;
+  const int32_t *colterm; /* K za zb[n] - za colsum[n], indexed n - n0 */
+  int64_t n0, ldc;
+  void *c;
+} Run;
+
+/* Element size of the output type. */
+static size_t
+out_size (OwbQgemmOutput o)
+{
+  return o == OWB_QGEMM_OUT_UINT8 || o == OWB_QGEMM_OUT_INT8 ? 1 : 4;
+}
+
+/* ---- portable microkernel ---- */
+
+/* acc[r][j] (row stride NP * NR) = (accumulate ? acc[r][j] : 0) + A's rows r < R (depths [0, K))
+ * against the panels' depth groups from b on (panels panel_stride bytes apart). */
+static void
+tile_portable (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t panel_stride,
+               int32_t *acc, gboolean accumulate)
+{
+  int64_t K4 = (K + 3) / 4;
+  for (int r = 0; r < R && !accumulate; r++)
+    memset (acc + r * NP * NR, 0, (size_t) P * NR * sizeof (int32_t));
+  for (int p = 0; p < P; p++)
+    {
+      const int8_t *bp = b + p * panel_stride;
+      for (int r = 0; r < R; r++)
+        {
+          const uint8_t *ar = a + r * lda;
+          int32_t *accr = acc + r * NP * NR + p * NR;
+          for (int64_t q = 0; q < K4; q++)
+            {
+              int32_t a4[4] = { 0, 0, 0, 0 };
+              for (int t = 0; t < 4 && 4 * q + t < K; t++)
+                a4[t] = ar[4 * q + t];
+              const int8_t *bq = bp + q * 64;
+              for (int j = 0; j < NR; j++)
+                accr[j] += a4[0] * bq[4 * j] + a4[1] * bq[4 * j + 1] + a4[2] * bq[4 * j + 2] + a4[3] * bq[4 * j + 3];
+            }
+        }
+    }
+}
+
+/* Rows r < R, columns [j0, j0 + ncols) of C from a tile's accumulators; rs: A's row sums (when B
+ * has zero points). Unsigned arithmetic: int32 results wrap as the spec allows. */
+static void
+epilogue_portable (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const int32_t *acc, const int32_t *rs)
+{
+  const OwbQgemmEpilogue *ep = run->ep;
+  const OwbQgemmPacked *b = run->b;
+  double lo = ep->output == OWB_QGEMM_OUT_UINT8 ? 0 : -128, hi = ep->output == OWB_QGEMM_OUT_UINT8 ? 255 : 127;
+  for (int r = 0; r < R; r++)
+    {
+      int64_t row = r0 + r;
+      for (int j = 0; j < ncols; j++)
+        {
+          int64_t n = j0 + j;
+          uint32_t v = (uint32_t) acc[r * NP * NR + j] + (uint32_t) run->colterm[n - run->n0];
+          if (b->has_zb)
+            v -= (uint32_t) b->zb[n] * (uint32_t) rs[r];
+          if (ep->output != OWB_QGEMM_OUT_FLOAT && ep->bias)
+            v += (uint32_t) ep->bias[n];
+          int32_t x = (int32_t) v;
+          switch (ep->output)
+            {
+            case OWB_QGEMM_OUT_INT32:
+              ((int32_t *) run->c)[row * run->ldc + n] = x;
+              break;
+            case OWB_QGEMM_OUT_UINT8:
+            case OWB_QGEMM_OUT_INT8:
+              {
+                double d = nearbyint ((double) x * (double) ep->scale[n]) + ep->y_zero_point;
+                d = d < lo ? lo : (d > hi ? hi : d);
+                if (ep->output == OWB_QGEMM_OUT_UINT8)
+                  ((uint8_t *) run->c)[row * run->ldc + n] = (uint8_t) d;
+                else
+                  ((int8_t *) run->c)[row * run->ldc + n] = (int8_t) d;
+              }
+              break;
+            case OWB_QGEMM_OUT_FLOAT:
+              {
+                float f = (float) x * ep->scale[n];
+                if (ep->float_bias)
+                  f += ep->float_bias[n];
+                ((float *) run->c)[row * run->ldc + n] = f;
+              }
+              break;
+            }
+        }
+    }
+}
+
+/* ---- AVX-512 VNNI microkernel ---- */
+
+#ifdef HAVE_X86_VNNI
+#define VNNI __attribute__ ((target ("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni")))
+
+static inline __attribute__ ((always_inline)) VNNI void
+tile_vnni_rp (const int R, const int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b,
+              int64_t panel_stride, int32_t *out, gboolean accumulate)
+{
+  __m512i acc[MR][NP];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+    for (int p = 0; p < P; p++)
+      acc[r][p] = accumulate ? _mm512_load_si512 ((const void *) (out + r * NP * NR + p * NR)) : _mm512_setzero_si512 ();
+  const int8_t *bp[NP];
+#pragma GCC unroll 4
+  for (int p = 0; p < NP; p++)
+    bp[p] = b + (p < P ? p : 0) * panel_stride;
+  const int64_t kq = K / 4;
+  const uint8_t *ap = a;
+  for (int64_t q = 0; q < kq; q++, ap += 4)
+    {
+      __m512i bv[NP];
+#pragma GCC unroll 4
+      for (int p = 0; p < P; p++)
+        bv[p] = _mm512_load_si512 ((const void *) (bp[p] + q * 64));
+#pragma GCC unroll 6
+      for (int r = 0; r < R; r++)
+        {
+          int32_t a4;
+          memcpy (&a4, ap + r * lda, 4);
+          __m512i av = _mm512_set1_epi32 (a4);
+#pragma GCC unroll 4
+          for (int p = 0; p < P; p++)
+            acc[r][p] = _mm512_dpbusd_epi32 (acc[r][p], av, bv[p]);
+        }
+    }
+  if (K % 4)
+    {
+      /* the last group: A's bytes past K are not read (B is zero there) */
+      __m512i bv[NP];
+#pragma GCC unroll 4
+      for (int p = 0; p < P; p++)
+        bv[p] = _mm512_load_si512 ((const void *) (bp[p] + kq * 64));
+#pragma GCC unroll 6
+      for (int r = 0; r < R; r++)
+        {
+          uint32_t a4 = 0;
+          for (int t = 0; t < K % 4; t++)
+            a4 |= (uint32_t) ap[r * lda + t] << (8 * t);
+          __m512i av = _mm512_set1_epi32 ((int32_t) a4);
+#pragma GCC unroll 4
+          for (int p = 0; p < P; p++)
+            acc[r][p] = _mm512_dpbusd_epi32 (acc[r][p], av, bv[p]);
+        }
+    }
+#pragma GCC unroll 6
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+    for (int p = 0; p < P; p++)
+      _mm512_store_si512 ((void *) (out + r * NP * NR + p * NR), acc[r][p]);
+}
+
+static inline __attribute__ ((always_inline)) VNNI void
+tile_vnni_r (const int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps,
+             int32_t *out, gboolean acc)
+{
+  switch (P)
+    {
+    case 1: tile_vnni_rp (R, 1, a, lda, K, b, ps, out, acc); break;
+    case 2: tile_vnni_rp (R, 2, a, lda, K, b, ps, out, acc); break;
+    case 3: tile_vnni_rp (R, 3, a, lda, K, b, ps, out, acc); break;
+    default: tile_vnni_rp (R, 4, a, lda, K, b, ps, out, acc); break;
+    }
+}
+
+static VNNI void
+tile_vnni (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps, int32_t *out,
+           gboolean acc)
+{
+  switch (R)
+    {
+    case 1: tile_vnni_r (1, P, a, lda, K, b, ps, out, acc); break;
+    case 2: tile_vnni_r (2, P, a, lda, K, b, ps, out, acc); break;
+    case 3: tile_vnni_r (3, P, a, lda, K, b, ps, out, acc); break;
+    case 4: tile_vnni_r (4, P, a, lda, K, b, ps, out, acc); break;
+    case 5: tile_vnni_r (5, P, a, lda, K, b, ps, out, acc); break;
+    default: tile_vnni_r (6, P, a, lda, K, b, ps, out, acc); break;
+    }
+}
+
+/* As epilogue_portable, 16 columns a vector. The products use the *_round_ intrinsics: GCC does
+ * not contract those into FMAs, so each rounds as the portable code's separate mul and add. */
+static VNNI void
+epilogue_vnni (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const int32_t *acc, const int32_t *rs)
+{
+  const OwbQgemmEpilogue *ep = run->ep;
+  const OwbQgemmPacked *b = run->b;
+  const OwbQgemmOutput o = ep->output;
+  const int32_t *const bias = o != OWB_QGEMM_OUT_FLOAT ? ep->bias : NULL;
+  const float *const scale = ep->scale, *const fbias = ep->float_bias;
+  const gboolean has_zb = b->has_zb;
+  const __m512d lo = _mm512_set1_pd (o == OWB_QGEMM_OUT_UINT8 ? 0 : -128);
+  const __m512d hi = _mm512_set1_pd (o == OWB_QGEMM_OUT_UINT8 ? 255 : 127);
+  const __m512d yzp = _mm512_set1_pd (ep->y_zero_point);
+  const int64_t ldc = run->ldc;
+  for (int j = 0; j < ncols; j += NR)
+    {
+      int64_t n = j0 + j;
+      int left = MIN (NR, ncols - j);
+      __mmask16 m = (__mmask16) (left == NR ? 0xFFFF : (1u << left) - 1);
+      __m512i ct = _mm512_maskz_loadu_epi32 (m, run->colterm + (n - run->n0));
+      __m512i zb = has_zb ? _mm512_load_si512 ((const void *) (b->zb + n)) : _mm512_setzero_si512 ();
+      __m512i bi = bias ? _mm512_maskz_loadu_epi32 (m, bias + n) : _mm512_setzero_si512 ();
+      ct = _mm512_add_epi32 (ct, bi);
+      __m512d s0 = _mm512_setzero_pd (), s1 = s0;
+      __m512 sf = _mm512_setzero_ps (), fb = sf;
+      if (o == OWB_QGEMM_OUT_UINT8 || o == OWB_QGEMM_OUT_INT8)
+        {
+          s0 = _mm512_cvtps_pd (_mm256_maskz_loadu_ps ((__mmask8) m, scale + n));
+          s1 = _mm512_cvtps_pd (_mm256_maskz_loadu_ps ((__mmask8) (m >> 8), scale + n + 8));
+        }
+      else if (o == OWB_QGEMM_OUT_FLOAT)
+        {
+          sf = _mm512_maskz_loadu_ps (m, scale + n);
+          if (fbias)
+            fb = _mm512_maskz_loadu_ps (m, fbias + n);
+        }
+      for (int r = 0; r < R; r++)
+        {
+          int64_t row = r0 + r;
+          __m512i x = _mm512_add_epi32 (_mm512_load_si512 ((const void *) (acc + r * NP * NR + j)), ct);
+          if (has_zb)
+            x = _mm512_sub_epi32 (x, _mm512_mullo_epi32 (zb, _mm512_set1_epi32 (rs[r])));
+          switch (o)
+            {
+            case OWB_QGEMM_OUT_INT32:
+              _mm512_mask_storeu_epi32 ((int32_t *) run->c + row * ldc + n, m, x);
+              break;
+            case OWB_QGEMM_OUT_UINT8:
+            case OWB_QGEMM_OUT_INT8:
+              {
+                const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+                __m512d d0 = _mm512_cvtepi32_pd (_mm512_castsi512_si256 (x));
+                __m512d d1 = _mm512_cvtepi32_pd (_mm512_extracti64x4_epi64 (x, 1));
+                d0 = _mm512_add_round_pd (_mm512_roundscale_pd (_mm512_mul_round_pd (d0, s0, rnd), rnd), yzp, rnd);
+                d1 = _mm512_add_round_pd (_mm512_roundscale_pd (_mm512_mul_round_pd (d1, s1, rnd), rnd), yzp, rnd);
+                d0 = _mm512_min_pd (hi, _mm512_max_pd (lo, d0));
+                d1 = _mm512_min_pd (hi, _mm512_max_pd (lo, d1));
+                __m512i y = _mm512_inserti64x4 (_mm512_castsi256_si512 (_mm512_cvtpd_epi32 (d0)),
+                                                _mm512_cvtpd_epi32 (d1), 1);
+                _mm_mask_storeu_epi8 ((uint8_t *) run->c + row * ldc + n, m, _mm512_cvtepi32_epi8 (y));
+              }
+              break;
+            case OWB_QGEMM_OUT_FLOAT:
+              {
+                const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+                __m512 f = _mm512_mul_round_ps (_mm512_cvtepi32_ps (x), sf, rnd);
+                if (fbias)
+                  f = _mm512_add_round_ps (f, fb, rnd);
+                _mm512_mask_storeu_ps ((float *) run->c + row * ldc + n, m, f);
+              }
+              break;
+            }
+        }
+    }
+}
+#endif
+
+
+/* ---- regions of C ---- */
+
+typedef void (*TileFunc) (int, int, const uint8_t *, int64_t, int64_t, const int8_t *, int64_t, int32_t *, gboolean);
+typedef void (*EpilogueFunc) (const Run *, int, int64_t, int64_t, int, const int32_t *, const int32_t *);
+
+/* What the regions of one run share. */
+typedef struct {
+  Run run;
+  TileFunc tile;
+  EpilogueFunc epilogue;
+  int64_t K, ps, kc, lda;
+  int32_t *acc;      /* a block's rows x 64 accumulators, between depth blocks */
+  const int32_t *rs; /* the row block's row sums, or NULL */
+} Region;
+
+/* Rows [rb, re) of a row block (ab: its first row, mb0: its index in C), columns [cb, ce), on the
+ * VNNI or portable tiles. Strips of equal height, so that none is a short remainder. */
+static void
+strips_region (const Region *g, const uint8_t *ab, int64_t mb0, int64_t rb, int64_t re, int64_t cb, int64_t ce)
+{
+  int64_t mrows = re - rb, K = g->K, kc = g->kc, lda = g->lda;
+  if (mrows <= 0 || ce <= cb)
+    return;
+  int64_t nstrips = (mrows + MR - 1) / MR, strip_rows = mrows / nstrips, taller = mrows % nstrips;
+  for (int64_t j0 = cb; j0 < ce; j0 += NP * NR)
+    {
+      int64_t w = MIN (NP * NR, ce - j0);
+      int P = (int) ((w + NR - 1) / NR);
+      const int8_t *bt = g->run.b->data + (j0 / NR) * g->ps;
+      /* (K == 0 still runs once: C is the epilogue alone) */
+      for (int64_t k0 = 0; k0 < MAX (K, 1); k0 += kc)
+        {
+          int64_t kn = MIN (kc, K - k0);
+          gboolean last = k0 + kc >= K;
+          for (int64_t si = 0; si < nstrips; si++)
+            {
+              int64_t r0 = rb + si * strip_rows + MIN (si, taller);
+              int mr = (int) (strip_rows + (si < taller));
+              int32_t *acc_s = g->acc + (r0 - rb) * NP * NR;
+              g->tile (mr, P, ab + r0 * lda + k0, lda, kn, bt + k0 / 4 * 64, g->ps, acc_s, k0 > 0);
+              if (last)
+                g->epilogue (&g->run, mr, mb0 + r0, j0, (int) w, acc_s, g->rs ? g->rs + r0 : NULL);
+            }
+        }
+    }
+}
+
+#ifdef HAVE_X86_VNNI
+/* ---- AMX microkernel ----
+ * 32 x 32 blocks of C in four 16 x 16 int32 tiles (tmm0-3), two 16-row tiles of A (tmm4-5, 64
+ * depths each, read in place) and two of B (tmm6-7: 16 depth groups of a panel, which is how the
+ * panels are packed). A pair of panels (K x 32 bytes) stays in L1 while the row block's strips of
+ * 32 rows pass over it. Depths past the last multiple of 64 go through a zero-padded copy of A. */
+#define AMX __attribute__ ((target ("amx-tile,amx-int8,avx512f,avx512vl,avx512bw,avx512dq,avx512vnni")))
+
+typedef struct {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} TileConfig;
+
+static AMX void
+amx_region (const Region *g, const uint8_t *ab, int64_t mb0, int64_t m32, int64_t cb, int64_t ce)
+{
+  TileConfig cfg __attribute__ ((aligned (64)));
+  memset (&cfg, 0, sizeof cfg);
+  cfg.palette = 1;
+  for (int t = 0; t < 8; t++)
+    {
+      cfg.colsb[t] = 64;
+      cfg.rows[t] = 16;
+    }
+  _tile_loadconfig (&cfg);
+  int32_t accb[32 * 64] __attribute__ ((aligned (64)));
+  uint8_t apad[32 * 64] __attribute__ ((aligned (64)));
+  const int64_t K = g->K, kfull = K / 64 * 64, lda = g->lda, ps = g->ps;
+  for (int64_t j0 = cb; j0 < ce; j0 += 32)
+    {
+      const int8_t *b0 = g->run.b->data + (j0 / NR) * ps, *b1 = b0 + ps;
+      for (int64_t r0 = 0; r0 < m32; r0 += 32)
+        {
+          const uint8_t *a0 = ab + r0 * lda, *a1 = a0 + 16 * lda;
+          _tile_zero (0);
+          _tile_zero (1);
+          _tile_zero (2);
+          _tile_zero (3);
+          for (int64_t k0 = 0; k0 < kfull; k0 += 64)
+            {
+              _tile_loadd (4, a0 + k0, lda);
+              _tile_loadd (5, a1 + k0, lda);
+              _tile_loadd (6, b0 + k0 / 4 * 64, 64);
+              _tile_loadd (7, b1 + k0 / 4 * 64, 64);
+              _tile_dpbusd (0, 4, 6);
+              _tile_dpbusd (1, 4, 7);
+              _tile_dpbusd (2, 5, 6);
+              _tile_dpbusd (3, 5, 7);
+            }
+          if (kfull < K)
+            {
+              memset (apad, 0, sizeof apad);
+              for (int r = 0; r < 32; r++)
+                memcpy (apad + r * 64, a0 + r * lda + kfull, (size_t) (K - kfull));
+              _tile_loadd (4, apad, 64);
+              _tile_loadd (5, apad + 16 * 64, 64);
+              _tile_loadd (6, b0 + kfull / 4 * 64, 64);
+              _tile_loadd (7, b1 + kfull / 4 * 64, 64);
+              _tile_dpbusd (0, 4, 6);
+              _tile_dpbusd (1, 4, 7);
+              _tile_dpbusd (2, 5, 6);
+              _tile_dpbusd (3, 5, 7);
+            }
+          _tile_stored (0, accb, NP * NR * 4);
+          _tile_stored (1, accb + 16, NP * NR * 4);
+          _tile_stored (2, accb + 16 * NP * NR, NP * NR * 4);
+          _tile_stored (3, accb + 16 * NP * NR + 16, NP * NR * 4);
+          g->epilogue (&g->run, 32, mb0 + r0, j0, 32, accb, g->rs ? g->rs + r0 : NULL);
+        }
+    }
+  _tile_release ();
+}
+#endif
+
+/* ---- dispatch ---- */
+
+static int force_portable = -1; /* -1: not yet read from the environment */
+
+static gboolean
+cpu_has_vnni (void)
+{
+#ifdef HAVE_X86_VNNI
+  static int have = -1;
+  if (g_atomic_int_get (&have) < 0)
+    {
+      __builtin_cpu_init ();
+      g_atomic_int_set (&have, _owb_cpu_has_avx512 () && __builtin_cpu_supports ("avx512vnni"));
+    }
+  return g_atomic_int_get (&have);
+#else
+  return FALSE;
+#endif
+}
+
+static int force_no_amx = -1; /* -1: not yet read from the environment */
+
+/* AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits 24, 25), and the kernel's leave to use the tile data
+ * (asked once for the process: Linux enables it per process on request). */
+static gboolean
+cpu_has_amx (void)
+{
+#if defined(HAVE_X86_VNNI) && defined(__linux__)
+  static int have = -1;
+  if (g_atomic_int_get (&have) < 0)
+    {
+      unsigned eax, ebx, ecx, edx;
+      gboolean ok = __get_cpuid_count (7, 0, &eax, &ebx, &ecx, &edx) && (edx >> 24 & 1) && (edx >> 25 & 1);
+      /* ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA */
+      ok = ok && syscall (SYS_arch_prctl, 0x1023, 18) == 0;
+      g_atomic_int_set (&have, ok);
+    }
+  return g_atomic_int_get (&have);
+#else
+  return FALSE;
+#endif
+}
+
+gboolean
+_owb_qgemm_uses_amx (void)
+{
+  int f = g_atomic_int_get (&force_no_amx);
+  if (f < 0)
+    {
+      const char *env = g_getenv ("OWB_QGEMM_NO_AMX");
+      f = env && env[0] && strcmp (env, "0") != 0;
+      g_atomic_int_compare_and_exchange (&force_no_amx, -1, f);
+      f = g_atomic_int_get (&force_no_amx);
+    }
+  return !f && _owb_qgemm_uses_vnni () && cpu_has_amx ();
+}
+
+void
+_owb_qgemm_force_no_amx (gboolean force)
+{
+  g_atomic_int_set (&force_no_amx, force ? 1 : 0);
+}
+
+gboolean
+_owb_qgemm_uses_vnni (void)
+{
+  int f = g_atomic_int_get (&force_portable);
+  if (f < 0)
+    {
+      const char *env = g_getenv ("OWB_QGEMM_PORTABLE");
+      f = env && env[0] && strcmp (env, "0") != 0;
+      g_atomic_int_compare_and_exchange (&force_portable, -1, f);
+      f = g_atomic_int_get (&force_portable);
+    }
+  return !f && cpu_has_vnni ();
+}
+
+void
+_owb_qgemm_force_portable (gboolean force)
+{
+  g_atomic_int_set (&force_portable, force ? 1 : 0);
+}
+
+void
+_owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, int64_t lda, int32_t za, int64_t n0,
+                       int64_t n1, void *c, int64_t ldc, const OwbQgemmEpilogue *ep)
+{
+  g_return_if_fail (n0 % NR == 0 && ep);
+  n1 = MIN (n1, b->N);
+  if (rows <= 0 || n1 <= n0)
+    return;
+  void (*tile) (int, int, const uint8_t *, int64_t, int64_t, const int8_t *, int64_t, int32_t *, gboolean)
+    = tile_portable;
+  void (*epilogue) (const Run *, int, int64_t, int64_t, int, const int32_t *, const int32_t *) = epilogue_portable;
+#ifdef HAVE_X86_VNNI
+  if (_owb_qgemm_uses_vnni ())
+    {
+      tile = tile_vnni;
+      epilogue = epilogue_vnni;
+    }
+#endif
+  const int64_t K = b->K, ps = b->K4 * 64;
+  /* the columns' zero-point terms, once per run: K za zb[n] - za colsum[n] */
+  int64_t ncols = n1 - n0;
+  int32_t colterm_stack[512];
+  int32_t *colterm = ncols <= 512 ? colterm_stack : g_new (int32_t, ncols);
+  for (int64_t n = n0; n < n1; n++)
+    colterm[n - n0] = (int32_t) ((uint32_t) K * (uint32_t) za * (uint32_t) b->zb[n]
+                                 - (uint32_t) za * (uint32_t) b->colsum[n]);
+  Run run = { .b = b, .ep = ep, .colterm = colterm, .n0 = n0, .ldc = ldc, .c = c };
+  /* Rows in blocks whose A stays in L2; in a block, each 64-column tile of B stays in L1 (KC x 64
+   * bytes at most: deeper products run in depth blocks, the tile's accumulators kept in `acc`
+   * between them) while every strip of the block's rows passes over it. A strip reads a byte of A
+   * per vpdpbusd but 64 / rows bytes of B: B's tile is what must stay close. With AMX, the block's
+   * whole 32 x 32 blocks run on tiles and the edges on the vector kernels. */
+  int64_t mc = MAX (MR, A_BLOCK_BYTES / MAX (b->K4 * 4, 1) / 32 * 32);
+  mc = MIN (mc, rows);
+  int64_t nkb = MAX (1, (K + KC - 1) / KC), kc = MAX (4, ((K + nkb - 1) / nkb + 3) / 4 * 4);
+  int32_t *acc = NULL;
+  if (posix_memalign ((void **) &acc, 64, (size_t) (mc * NP * NR) * sizeof (int32_t)) != 0)
+    g_error ("out of memory in the integer GEMM");
+  int32_t rs_stack[256];
+  int32_t *rs = !b->has_zb || mc <= 256 ? rs_stack : g_new (int32_t, mc);
+  Region g = { .run = run, .tile = tile, .epilogue = epilogue, .K = K, .ps = ps, .kc = kc, .lda = lda, .acc = acc,
+               .rs = b->has_zb ? rs : NULL };
+  gboolean amx = FALSE;
+#ifdef HAVE_X86_VNNI
+  amx = _owb_qgemm_uses_amx ();
+#endif
+  for (int64_t mb0 = 0; mb0 < rows; mb0 += mc)
+    {
+      int64_t mrows = MIN (mc, rows - mb0);
+      const uint8_t *ab = a + mb0 * lda;
+      if (b->has_zb)
+        for (int64_t r = 0; r < mrows; r++)
+          {
+            uint32_t sum = 0;
+            for (int64_t k = 0; k < K; k++)
+              sum += ab[r * lda + k];
+            rs[r] = (int32_t) sum;
+          }
+      int64_t m32 = amx ? mrows / 32 * 32 : 0, c32 = amx && K > 0 ? (n1 - n0) / 32 * 32 : 0;
+      if (m32 == 0 || c32 == 0)
+        m32 = c32 = 0;
+#ifdef HAVE_X86_VNNI
+      if (m32)
+        amx_region (&g, ab, mb0, m32, n0, n0 + c32);
+#endif
+      /* the edges: columns right of the AMX blocks, then rows below them */
+      strips_region (&g, ab, mb0, 0, m32, n0 + c32, n1);
+      strips_region (&g, ab, mb0, m32, mrows, n0, n1);
+    }
+  free (acc);
+  if (rs != rs_stack)
+    g_free (rs);
+  if (colterm != colterm_stack)
+    g_free (colterm);
+}
+
+typedef struct {
+  const OwbQgemmPacked *b;
+  int64_t rows, lda, ldc, row_tile, col_block, nrb;
+  const uint8_t *a;
+  int32_t za;
+  void *c;
+  const OwbQgemmEpilogue *ep;
+} Job;
+
+/* Units go column block by column block (unit u: row tile u % nrb of block u / nrb), so that a
+ * thread's contiguous share reads few blocks of B. */
+static void
+job_units (int64_t begin, int64_t end, gpointer data)
+{
+  const Job *j = data;
+  size_t es = out_size (j->ep->output);
+  for (int64_t u = begin; u < end; u++)
+    {
+      int64_t r0 = u % j->nrb * j->row_tile, n0 = u / j->nrb * j->col_block;
+      _owb_qgemm_packed_run (j->b, MIN (j->row_tile, j->rows - r0), j->a + r0 * j->lda, j->lda, j->za, n0,
+                             n0 + j->col_block, (char *) j->c + (size_t) (r0 * j->ldc) * es, j->ldc, j->ep);
+    }
+}
+
+void
+_owb_qgemm_packed (OwbThreadPool *pool, const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, int64_t lda,
+                   int32_t za, void *c, int64_t ldc, const OwbQgemmEpilogue *ep)
+{
+  if (rows <= 0 || b->N <= 0)
+    return;
+  int threads = pool ? MAX (owb_thread_pool_get_n_threads (pool), 1) : 1;
+  Job j = { .b = b, .rows = rows, .lda = lda, .ldc = ldc, .a = a, .za = za, .c = c, .ep = ep };
+  int64_t ntiles = (b->N + NP * NR - 1) / (NP * NR), nstrips = (rows + MR - 1) / MR;
+  int64_t ncb = 1, nrb = 1;
+  if (threads > 1)
+    {
+      /* About four units a thread (the pool lets idle threads take units others have not started):
+       * columns first, each thread then reads only its share of B, then rows. */
+      int64_t want = 4 * threads;
+      ncb = MIN (ntiles, want);
+      nrb = MIN (nstrips, (want + ncb - 1) / ncb);
+    }
+  int64_t tiles_per_block = (ntiles + ncb - 1) / ncb, strips_per_tile = (nstrips + nrb - 1) / nrb;
+  j.col_block = tiles_per_block * NP * NR;
+  j.row_tile = MIN (rows, strips_per_tile * MR);
+  /* whole AMX blocks of 32 rows in each tile, not edges of a few rows on the vector kernel */
+  if (j.row_tile < rows && _owb_qgemm_uses_amx ())
+    j.row_tile = MIN (rows, (j.row_tile + 31) / 32 * 32);
+  j.nrb = (rows + j.row_tile - 1) / j.row_tile;
+  ncb = (b->N + j.col_block - 1) / j.col_block;
+  owb_parallel_for (pool, j.nrb * ncb, 1, job_units, &j);
+}

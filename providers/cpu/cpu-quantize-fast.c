@@ -1,0 +1,178 @@
+/* cpu-quantize-fast.c: QuantizeLinear float32 -> uint8/int8 and DequantizeLinear uint8/int8 ->
+ * float32 per tensor, the activations of a QDQ model, sixteen elements a vector; the kernels in
+ * kernels/quant.c run every other case. Results equal theirs: the division and product are the
+ * float32 operations the spec's reference computes, rounding half to even, NaN saturating low. */
+#include "cpu-qgemm-private.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_X86_AVX512 1
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define AVX512 __attribute__ ((target ("avx512f,avx512vl,avx512bw,avx512dq")))
+#endif
+
+#define CHUNK 4096
+
+typedef struct {
+  const void *x;
+  void *y;
+  int64_t n;
+  float scale;
+  int32_t zp;
+  gboolean is_signed;
+} Job;
+
+static void
+quantize_portable (const Job *j, int64_t begin, int64_t end)
+{
+  const float *x = j->x;
+  float lo = j->is_signed ? -128.0f : 0.0f, hi = j->is_signed ? 127.0f : 255.0f;
+  for (int64_t i = begin; i < end; i++)
+    {
+      float v = nearbyintf (x[i] / j->scale) + (float) j->zp;
+      v = !(v >= lo) ? lo : (v > hi ? hi : v);
+      if (j->is_signed)
+        ((int8_t *) j->y)[i] = (int8_t) v;
+      else
+        ((uint8_t *) j->y)[i] = (uint8_t) v;
+    }
+}
+
+static void
+dequantize_portable (const Job *j, int64_t begin, int64_t end)
+{
+  float *y = j->y;
+  for (int64_t i = begin; i < end; i++)
+    {
+      int32_t v = j->is_signed ? ((const int8_t *) j->x)[i] : ((const uint8_t *) j->x)[i];
+      y[i] = (float) (v - j->zp) * j->scale;
+    }
+}
+
+#ifdef HAVE_X86_AVX512
+static AVX512 void
+quantize_avx512 (const Job *j, int64_t begin, int64_t end)
+{
+  const float *x = j->x;
+  const __m512 s = _mm512_set1_ps (j->scale), z = _mm512_set1_ps ((float) j->zp);
+  const __m512 lo = _mm512_set1_ps (j->is_signed ? -128.0f : 0.0f), hi = _mm512_set1_ps (j->is_signed ? 127.0f : 255.0f);
+  const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  for (int64_t i = begin; i < end; i += 16)
+    {
+      int left = (int) MIN (16, end - i);
+      __mmask16 m = (__mmask16) (left == 16 ? 0xFFFF : (1u << left) - 1);
+      __m512 v = _mm512_div_round_ps (_mm512_maskz_loadu_ps (m, x + i), s, rnd);
+      v = _mm512_add_round_ps (_mm512_roundscale_ps (v, rnd), z, rnd);
+      /* max returns its second operand where the first is NaN: NaN saturates low */
+      v = _mm512_min_ps (_mm512_max_ps (v, lo), hi);
+      _mm_mask_storeu_epi8 ((uint8_t *) j->y + i, m, _mm512_cvtepi32_epi8 (_mm512_cvtps_epi32 (v)));
+    }
+}
+
+static AVX512 void
+dequantize_avx512 (const Job *j, int64_t begin, int64_t end)
+{
+  float *y = j->y;
+  const __m512 s = _mm512_set1_ps (j->scale);
+  const __m512i z = _mm512_set1_epi32 (j->zp);
+  const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  for (int64_t i = begin; i < end; i += 16)
+    {
+      int left = (int) MIN (16, end - i);
+      __mmask16 m = (__mmask16) (left == 16 ? 0xFFFF : (1u << left) - 1);
+      __m128i b = _mm_maskz_loadu_epi8 (m, (const uint8_t *) j->x + i);
+      __m512i v = j->is_signed ? _mm512_cvtepi8_epi32 (b) : _mm512_cvtepu8_epi32 (b);
+      __m512 f = _mm512_mul_round_ps (_mm512_cvtepi32_ps (_mm512_sub_epi32 (v, z)), s, rnd);
+      _mm512_mask_storeu_ps (y + i, m, f);
+    }
+}
+#endif
+
+static void
+quantize_chunks (int64_t begin, int64_t end, gpointer data)
+{
+  const Job *j = data;
+  int64_t b = begin * CHUNK, e = MIN (end * CHUNK, j->n);
+#ifdef HAVE_X86_AVX512
+  if (_owb_cpu_has_avx512 ())
+    {
+      quantize_avx512 (j, b, e);
+      return;
+    }
+#endif
+  quantize_portable (j, b, e);
+}
+
+static void
+dequantize_chunks (int64_t begin, int64_t end, gpointer data)
+{
+  const Job *j = data;
+  int64_t b = begin * CHUNK, e = MIN (end * CHUNK, j->n);
+#ifdef HAVE_X86_AVX512
+  if (_owb_cpu_has_avx512 ())
+    {
+      dequantize_avx512 (j, b, e);
+      return;
+    }
+#endif
+  dequantize_portable (j, b, e);
+}
+
+static gboolean
+is_8bit (OwbDataType t)
+{
+  return t == OWB_TYPE_UINT8 || t == OWB_TYPE_INT8;
+}
+
+/* The per-tensor float32 scale and 8-bit zero point of a Q/DQ node, when that is what it has. */
+static gboolean
+per_tensor (OwbKernelContext *ctx, OwbDataType qtype, float *scale, int32_t *zp)
+{
+  const OwbTensor *s = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
+  const OwbTensor *z = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  if (!s || s->dtype != OWB_TYPE_FLOAT || s->nelems != 1 || (z && (z->dtype != qtype || z->nelems != 1)))
+    return FALSE;
+  *scale = ((const float *) s->data)[0];
+  *zp = !z ? 0 : qtype == OWB_TYPE_INT8 ? ((const int8_t *) z->data)[0] : ((const uint8_t *) z->data)[0];
+  return TRUE;
+}
+
+gboolean
+_owb_cpu_quantize_linear_fast (OwbKernelContext *ctx)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  OwbTensor *y = ctx->n_outputs > 0 ? ctx->outputs[0] : NULL;
+  Job j;
+  if (!x || !y || x->dtype != OWB_TYPE_FLOAT || !is_8bit (y->dtype) || y->nelems != x->nelems
+      || (ctx->opset >= 21 && owb_node_get_int (ctx->node, "block_size", 0) != 0)
+      || (ctx->opset >= 23 && owb_node_get_int (ctx->node, "precision", 0) != 0)
+      || !per_tensor (ctx, y->dtype, &j.scale, &j.zp))
+    return FALSE;
+  j.x = x->data;
+  j.y = y->data;
+  j.n = x->nelems;
+  j.is_signed = y->dtype == OWB_TYPE_INT8;
+  owb_parallel_for (ctx->pool, (j.n + CHUNK - 1) / CHUNK, 4, quantize_chunks, &j);
+  return TRUE;
+}
+
+gboolean
+_owb_cpu_dequantize_linear_fast (OwbKernelContext *ctx)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  OwbTensor *y = ctx->n_outputs > 0 ? ctx->outputs[0] : NULL;
+  Job j;
+  if (!x || !y || !is_8bit (x->dtype) || y->dtype != OWB_TYPE_FLOAT || y->nelems != x->nelems
+      || (ctx->opset >= 21 && owb_node_get_int (ctx->node, "block_size", 0) != 0)
+      || !per_tensor (ctx, x->dtype, &j.scale, &j.zp))
+    return FALSE;
+  j.x = x->data;
+  j.y = y->data;
+  j.n = x->nelems;
+  j.is_signed = x->dtype == OWB_TYPE_INT8;
+  owb_parallel_for (ctx->pool, (j.n + CHUNK - 1) / CHUNK, 4, dequantize_chunks, &j);
+  return TRUE;
+}

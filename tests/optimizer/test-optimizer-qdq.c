@@ -1,0 +1,251 @@
+/* test-optimizer-qdq.c: the QDQ -> integer fusion fuse_qdq_matmul: DequantizeLinear (activation)
+ * and DequantizeLinear (constant weight) -> MatMul -> QuantizeLinear becomes QLinearMatMul, with
+ * its provenance in the report; outputs against the unoptimized (float-emulated) model within one
+ * quantization step; near misses where it must not fire.
+ *
+ * Tolerance: the QDQ model sums float products in float32 and rounds the result once to the
+ * output's step; QLinearMatMul sums the integers exactly and rounds acc * (sa sb / sy). The two
+ * differ only where the float sum's rounding error moves a value across a rounding boundary (a
+ * half step), so by at most 1 in the 8-bit output, and rarely. */
+#include "../engine/test-util.h"
+
+#include <math.h>
+#include <string.h>
+
+static OwbTensor *
+int8_tensor (OwbDataType dtype, int rank, const int64_t *dims, GRand *r)
+{
+  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
+  for (int64_t i = 0; i < t->nelems; i++)
+    ((uint8_t *) t->data)[i] = (uint8_t) g_rand_int_range (r, 0, 256);
+  return t;
+}
+
+static OwbTensor *
+float_tensor (int rank, const int64_t *dims, GRand *r, double lo, double hi)
+{
+  OwbTensor *t = owb_tensor_new (OWB_TYPE_FLOAT, rank, dims, NULL);
+  for (int64_t i = 0; i < t->nelems; i++)
+    ((float *) t->data)[i] = (float) g_rand_double_range (r, lo, hi);
+  return t;
+}
+
+static OwbTensor *
+scalar (OwbDataType dtype, double v)
+{
+  OwbTensor *t = owb_tensor_new (dtype, 0, NULL, NULL);
+  owb_tensor_set_double (t, 0, v);
+  return t;
+}
+
+typedef struct {
+  gboolean act_signed, weight_unsigned, per_column, weight_zero_points, shared_dq, dynamic_weight, out_signed;
+} Variant;
+
+/* x (float [2, M, K]) -> QuantizeLinear -> DequantizeLinear -> MatMul (W: DequantizeLinear of a
+ * constant) -> QuantizeLinear -> y (8-bit); with shared_dq the activation's DequantizeLinear also
+ * feeds a second output. */
+static OwbModel *
+build (const Variant *v, int64_t M, int64_t K, int64_t N, GRand *r)
+{
+  OwbModel *m = tu_model_new (13);
+  OwbGraph *g = m->graph;
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 3, (int64_t[]) { 2, M, K }, NULL);
+  OwbDataType at = v->act_signed ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+  OwbDataType wt = v->weight_unsigned ? OWB_TYPE_UINT8 : OWB_TYPE_INT8;
+  OwbDataType yt = v->out_signed ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+  owb_graph_add_initializer (g, "x_scale", scalar (OWB_TYPE_FLOAT, 4.0 / 255));
+  owb_graph_add_initializer (g, "x_zp", scalar (at, v->act_signed ? -3 : 125));
+  int64_t np = v->per_column ? N : 1;
+  owb_graph_add_initializer (g, "w_scale", float_tensor (v->per_column ? 1 : 0, &np, r, 0.002, 0.01));
+  OwbTensor *wzp = owb_tensor_new (wt, v->per_column ? 1 : 0, &np, NULL);
+  for (int64_t i = 0; i < wzp->nelems; i++)
+    ((uint8_t *) wzp->data)[i] = v->weight_zero_points ? (uint8_t) g_rand_int_range (r, 0, 256)
+                                                      : (v->weight_unsigned ? 128 : 0);
+  owb_graph_add_initializer (g, "w_zp", wzp);
+  OwbTensor *w = int8_tensor (wt, 2, (int64_t[]) { K, N }, r);
+  if (v->dynamic_weight)
+    tu_add_value (g->inputs, "w_q", wt, 2, (int64_t[]) { K, N }, NULL);
+  else
+    owb_graph_add_initializer (g, "w_q", w);
+  owb_graph_add_initializer (g, "y_scale", scalar (OWB_TYPE_FLOAT, 0.05));
+  owb_graph_add_initializer (g, "y_zp", scalar (yt, v->out_signed ? 4 : 131));
+  tu_node (g, "QuantizeLinear", "quant_x", "x,x_scale,x_zp", "x_q");
+  tu_node (g, "DequantizeLinear", "dq_x", "x_q,x_scale,x_zp", "x_dq");
+  OwbNode *dqw = tu_node (g, "DequantizeLinear", "dq_w", "w_q,w_scale,w_zp", "w_dq");
+  if (v->per_column)
+    owb_node_add_attribute (dqw, "axis", OWB_ATTR_INT)->i = 1;
+  tu_node (g, "MatMul", "mm", "x_dq,w_dq", "mm_out");
+  tu_node (g, "QuantizeLinear", "quant_y", "mm_out,y_scale,y_zp", "y");
+  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  if (v->shared_dq)
+    {
+      tu_node (g, "Relu", "relu", "x_dq", "x_relu");
+      tu_add_value (g->outputs, "x_relu", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+    }
+  if (v->dynamic_weight)
+    owb_tensor_unref (w);
+  return m;
+}
+
+static OwbSession *
+session_at (OwbModel *m, OwbOptimizeLevel level, int threads)
+{
+  OwbSessionOptions opts;
+  owb_session_options_init (&opts);
+  opts.providers = owb_providers_new_from_list ("cpu", NULL);
+  opts.n_threads = threads;
+  opts.optimize = level;
+  GError *error = NULL;
+  OwbSession *s = owb_session_new (m, &opts, &error);
+  g_assert_no_error (error);
+  g_ptr_array_unref (opts.providers);
+  return s;
+}
+
+static guint
+count_op (const OwbGraph *g, const char *op)
+{
+  guint n = 0;
+  for (guint i = 0; i < g->nodes->len; i++)
+    n += strcmp (((OwbNode *) g_ptr_array_index (g->nodes, i))->op_type, op) == 0;
+  return n;
+}
+
+static const OwbPassReport *
+pass_report (const OwbOptimizeReport *report)
+{
+  for (guint i = 0; i < report->passes->len; i++)
+    {
+      const OwbPassReport *p = g_ptr_array_index (report->passes, i);
+      if (strcmp (p->pass, "fuse_qdq_matmul") == 0)
+        return p;
+    }
+  g_assert_not_reached ();
+}
+
+/* Runs both sessions on the same inputs; the 8-bit outputs differ by at most 1, in few places;
+ * returns how many differ. */
+static int64_t
+compare_runs (OwbSession *plain, OwbSession *opt, GRand *r, int64_t M, int64_t K, int64_t N, OwbTensor *w_input)
+{
+  OwbTensor *x = float_tensor (3, (int64_t[]) { 2, M, K }, r, -2, 2);
+  const char *names[2] = { "x", "w_q" };
+  OwbTensor *feeds[2] = { x, w_input };
+  guint n_in = w_input ? 2 : 1, n_out = owb_session_get_n_outputs (plain);
+  OwbTensor *want[2] = { NULL }, *got[2] = { NULL };
+  GError *error = NULL;
+  g_assert_true (owb_session_run (plain, n_in, names, feeds, n_out, NULL, want, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (owb_session_run (opt, n_in, names, feeds, n_out, NULL, got, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (got[0]->dtype, ==, want[0]->dtype);
+  g_assert_cmpint (got[0]->nelems, ==, 2 * M * N);
+  int64_t differ = 0;
+  for (int64_t i = 0; i < got[0]->nelems; i++)
+    {
+      double a = owb_tensor_get_double (want[0], i), b = owb_tensor_get_double (got[0], i);
+      g_assert_cmpfloat (fabs (a - b), <=, 1);
+      differ += a != b;
+    }
+  /* a float32 sum of K products is off by a few ulps: a value that close to a half step is rare */
+  g_assert_cmpint (differ, <=, MAX (2, got[0]->nelems / 100));
+  if (n_out > 1)
+    g_assert_cmpint (memcmp (want[1]->data, got[1]->data, want[1]->nbytes), ==, 0);
+  for (guint i = 0; i < n_out; i++)
+    {
+      owb_tensor_unref (want[i]);
+      owb_tensor_unref (got[i]);
+    }
+  owb_tensor_unref (x);
+  return differ;
+}
+
+static void
+test_fuse_qdq_matmul (void)
+{
+  static const Variant variants[] = {
+    { FALSE, FALSE, TRUE, FALSE, FALSE, FALSE, FALSE }, /* ONNX Runtime's default: u8 activations, s8 per-channel weights */
+    { FALSE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE }, /* per-tensor weights */
+    { TRUE, FALSE, TRUE, FALSE, FALSE, FALSE, TRUE },   /* s8 activations and outputs (TensorRT-style symmetric) */
+    { FALSE, TRUE, TRUE, TRUE, FALSE, FALSE, FALSE },   /* u8 weights with zero points */
+    { FALSE, FALSE, TRUE, TRUE, TRUE, FALSE, FALSE },   /* the activation's DequantizeLinear read elsewhere too */
+  };
+  GRand *r = g_rand_new_with_seed (21);
+  int64_t M = 37, K = 150, N = 70;
+  for (guint vi = 0; vi < G_N_ELEMENTS (variants); vi++)
+    {
+      const Variant *v = &variants[vi];
+      OwbModel *m = build (v, M, K, N, r);
+      OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+      OwbSession *opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 2);
+      const OwbGraph *g = owb_session_get_graph (opt);
+      g_assert_cmpuint (count_op (g, "QLinearMatMul"), ==, 1);
+      g_assert_cmpuint (count_op (g, "MatMul"), ==, 0);
+      /* the weight's DequantizeLinear is gone; the activation's stays where something else reads it */
+      g_assert_cmpuint (count_op (g, "DequantizeLinear"), ==, v->shared_dq ? 1 : 0);
+      const OwbPassReport *p = pass_report (owb_session_get_optimize_report (opt));
+      g_assert_cmpuint (p->created->len, ==, 1);
+      const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
+      g_assert_cmpstr (c->op_type, ==, "QLinearMatMul");
+      g_assert_cmpuint (c->from->len, ==, v->shared_dq ? 3 : 4);
+      g_assert_cmpstr (g_ptr_array_index (c->from, c->from->len - 2), ==, "mm");
+      g_assert_cmpstr (g_ptr_array_index (c->from, c->from->len - 1), ==, "quant_y");
+      int64_t differ = compare_runs (plain, opt, r, M, K, N, NULL);
+      g_test_message ("variant %u: %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " outputs differ by 1", vi, differ,
+                      2 * M * N);
+      owb_session_free (plain);
+      owb_session_free (opt);
+      owb_model_unref (m);
+    }
+  g_rand_free (r);
+}
+
+/* Not fired: a weight that is a graph input, an activation quantized per channel, and a MatMul
+ * whose output is read by something else than one QuantizeLinear. */
+static void
+test_fuse_qdq_matmul_near_misses (void)
+{
+  GRand *r = g_rand_new_with_seed (22);
+  int64_t M = 5, K = 16, N = 8;
+  Variant v = { FALSE, FALSE, TRUE, FALSE, FALSE, TRUE, FALSE };
+  OwbModel *m = build (&v, M, K, N, r);
+  OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+  OwbSession *opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
+  g_assert_cmpuint (count_op (owb_session_get_graph (opt), "QLinearMatMul"), ==, 0);
+  const OwbPassReport *p = pass_report (owb_session_get_optimize_report (opt));
+  g_assert_cmpuint (p->near_misses->len, ==, 1);
+  g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "not a constant matrix"));
+  OwbTensor *w = int8_tensor (OWB_TYPE_INT8, 2, (int64_t[]) { K, N }, r);
+  /* unfused: the same kernels on both sides, so equal */
+  g_assert_cmpint (compare_runs (plain, opt, r, M, K, N, w), ==, 0);
+  owb_tensor_unref (w);
+  owb_session_free (plain);
+  owb_session_free (opt);
+  owb_model_unref (m);
+
+  /* the MatMul's output also a graph output */
+  v.dynamic_weight = FALSE;
+  m = build (&v, M, K, N, r);
+  tu_add_value (m->graph->outputs, "mm_out", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 1))->has_type = FALSE;
+  opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
+  g_assert_cmpuint (count_op (owb_session_get_graph (opt), "QLinearMatMul"), ==, 0);
+  p = pass_report (owb_session_get_optimize_report (opt));
+  g_assert_cmpuint (p->near_misses->len, ==, 1);
+  g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "not read by one QuantizeLinear"));
+  owb_session_free (opt);
+  owb_model_unref (m);
+  g_rand_free (r);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/optimizer/fuse-qdq-matmul", test_fuse_qdq_matmul);
+  g_test_add_func ("/optimizer/fuse-qdq-matmul/near-misses", test_fuse_qdq_matmul_near_misses);
+  return g_test_run ();
+}

@@ -1,0 +1,461 @@
+/* test-qgemm.c: the packed integer GEMM (cpu-qgemm.c) bit-exact against a naive reference on odd
+ * shapes (1, 3, 17, 63, 129 rows/columns/depths), both zero-point signs, per-tensor and per-column B
+ * zero points, int8 and uint8 B, strided operands, every epilogue (int32, requantized uint8/int8
+ * with ties, float), threads, through the AMX and VNNI microkernels (where the CPU has them) and
+ * the forced portable one; the QLinearMatMul and MatMulInteger kernels on the core against the
+ * reference ones; the per-tensor QuantizeLinear/DequantizeLinear fast path against the spec. */
+#include "../engine/test-util.h"
+#include "../../providers/cpu/cpu-qgemm-private.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  int64_t M, N, K;
+  gboolean b_unsigned;
+  int zb_kind; /* 0 none, 1 per tensor, 2 per column */
+  OwbQgemmOutput output;
+  gboolean bias, ties;
+  int threads;
+} Case;
+
+static const uint8_t SENTINEL = 0xA5;
+
+static void
+run_case (const Case *cs, guint32 seed)
+{
+  GRand *r = g_rand_new_with_seed (seed);
+  int64_t M = cs->M, N = cs->N, K = cs->K;
+  int64_t lda = K + 5, ldb = N + 3, ldc = N + 7;
+  uint8_t *a = g_new (uint8_t, M * lda), *b = g_new (uint8_t, MAX (K * ldb, 1));
+  for (int64_t i = 0; i < M * lda; i++)
+    a[i] = (uint8_t) g_rand_int_range (r, 0, 256);
+  for (int64_t i = 0; i < K * ldb; i++)
+    b[i] = (uint8_t) g_rand_int_range (r, 0, 256);
+  /* za anywhere in its range: below, inside and above the data's mean */
+  int32_t za = g_rand_int_range (r, 0, 256);
+  int32_t zlo = cs->b_unsigned ? 0 : -128, zhi = cs->b_unsigned ? 255 : 127;
+  int32_t *zb = g_new0 (int32_t, N);
+  int64_t nzb = cs->zb_kind == 0 ? 0 : (cs->zb_kind == 1 ? 1 : N);
+  for (int64_t i = 0; i < nzb; i++)
+    zb[i] = g_rand_int_range (r, zlo, zhi + 1);
+  int32_t *bias = g_new (int32_t, N);
+  float *scale = g_new (float, N), *fbias = g_new (float, N);
+  for (int64_t n = 0; n < N; n++)
+    {
+      bias[n] = g_rand_int_range (r, -20000, 20000);
+      /* about +-40 steps around the output zero point, some saturating; or exact halves (ties) */
+      scale[n] = cs->ties ? 0.5f : (float) (g_rand_double_range (r, 0.3, 3.0) / (sqrt ((double) MAX (K, 1)) * 128 * 74 / 40));
+      if (cs->output == OWB_QGEMM_OUT_FLOAT)
+        scale[n] = (float) g_rand_double_range (r, 1e-5, 1e-3);
+      fbias[n] = (float) g_rand_double_range (r, -1, 1);
+    }
+  int32_t yzp = cs->output == OWB_QGEMM_OUT_UINT8 ? g_rand_int_range (r, 0, 256) : g_rand_int_range (r, -128, 128);
+
+  OwbQgemmPacked *p = _owb_qgemm_pack (K, N, b, ldb, cs->b_unsigned, zb, nzb);
+  g_assert_nonnull (p);
+  g_assert_cmpint (_owb_qgemm_packed_k (p), ==, K);
+  g_assert_cmpint (_owb_qgemm_packed_n (p), ==, N);
+  size_t es = cs->output == OWB_QGEMM_OUT_UINT8 || cs->output == OWB_QGEMM_OUT_INT8 ? 1 : 4;
+  uint8_t *c = g_new (uint8_t, M * ldc * es);
+  memset (c, SENTINEL, M * ldc * es);
+  OwbQgemmEpilogue ep = { .output = cs->output, .bias = cs->bias ? bias : NULL, .scale = scale,
+                          .y_zero_point = yzp, .float_bias = cs->bias ? fbias : NULL };
+  OwbThreadPool *pool = cs->threads > 1 ? owb_thread_pool_new (cs->threads) : NULL;
+  _owb_qgemm_packed (pool, p, M, a, lda, za, c, ldc, &ep);
+  if (pool)
+    owb_thread_pool_free (pool);
+
+  for (int64_t m = 0; m < M; m++)
+    {
+      for (int64_t n = 0; n < N; n++)
+        {
+          int64_t s = 0;
+          int32_t z = nzb == 0 ? 0 : zb[nzb == 1 ? 0 : n];
+          for (int64_t k = 0; k < K; k++)
+            {
+              int32_t bv = cs->b_unsigned ? b[k * ldb + n] : (int8_t) b[k * ldb + n];
+              s += (int64_t) ((int32_t) a[m * lda + k] - za) * (bv - z);
+            }
+          int32_t acc = (int32_t) (uint32_t) s;
+          if (cs->bias && cs->output != OWB_QGEMM_OUT_FLOAT)
+            acc = (int32_t) ((uint32_t) acc + (uint32_t) bias[n]);
+          const uint8_t *cell = c + (m * ldc + n) * es;
+          switch (cs->output)
+            {
+            case OWB_QGEMM_OUT_INT32:
+              {
+                int32_t got;
+                memcpy (&got, cell, 4);
+                if (got != acc)
+                  g_error ("int32 [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]: %d, want %d", m, n, got, acc);
+              }
+              break;
+            case OWB_QGEMM_OUT_UINT8:
+            case OWB_QGEMM_OUT_INT8:
+              {
+                double lo = cs->output == OWB_QGEMM_OUT_UINT8 ? 0 : -128, hi = cs->output == OWB_QGEMM_OUT_UINT8 ? 255 : 127;
+                double d = nearbyint ((double) acc * (double) scale[n]) + yzp;
+                d = d < lo ? lo : (d > hi ? hi : d);
+                int want = (int) d;
+                int got = cs->output == OWB_QGEMM_OUT_UINT8 ? (int) cell[0] : (int) (int8_t) cell[0];
+                if (got != want)
+                  g_error ("8-bit [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]: %d, want %d (acc %d)", m, n, got, want, acc);
+              }
+              break;
+            case OWB_QGEMM_OUT_FLOAT:
+              {
+                float f = (float) acc * scale[n];
+                if (cs->bias)
+                  f += fbias[n];
+                float got;
+                memcpy (&got, cell, 4);
+                if (memcmp (&got, &f, 4) != 0)
+                  g_error ("float [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]: %.9g, want %.9g", m, n, got, f);
+              }
+              break;
+            }
+        }
+      /* nothing past column N written */
+      for (size_t i = N * es; i < ldc * es; i++)
+        g_assert_cmpint (c[m * ldc * es + i], ==, SENTINEL);
+    }
+  _owb_qgemm_packed_free (p);
+  g_free (a);
+  g_free (b);
+  g_free (c);
+  g_free (zb);
+  g_free (bias);
+  g_free (scale);
+  g_free (fbias);
+  g_rand_free (r);
+}
+
+static void
+run_all (void)
+{
+  static const int64_t sizes[] = { 1, 3, 17, 63, 129 };
+  guint32 seed = 1;
+  int count = 0;
+  for (int mi = 0; mi < 5; mi++)
+    for (int ni = 0; ni < 5; ni++)
+      for (int ki = 0; ki < 5; ki++)
+        {
+          Case cs = { .M = sizes[mi], .N = sizes[ni], .K = sizes[ki] };
+          /* the variants rotate over the shapes, each shape trying several */
+          for (int v = 0; v < 3; v++, seed++)
+            {
+              cs.b_unsigned = (seed % 7) < 3;
+              cs.zb_kind = (int) (seed % 3);
+              cs.output = (OwbQgemmOutput) ((seed / 3) % 4);
+              cs.bias = (seed % 2) == 0;
+              cs.ties = cs.output != OWB_QGEMM_OUT_FLOAT && (seed % 5) == 0;
+              cs.threads = (seed % 4) == 1 ? 2 : ((seed % 4) == 3 ? 3 : 1);
+              run_case (&cs, seed);
+              count++;
+            }
+        }
+  /* larger and wide shapes: several column blocks, strips, thread splits */
+  static const Case big[] = {
+    { 200, 300, 768, FALSE, 0, OWB_QGEMM_OUT_INT32, FALSE, FALSE, 2 },
+    { 130, 1000, 513, TRUE, 2, OWB_QGEMM_OUT_UINT8, TRUE, FALSE, 2 },
+    { 7, 4100, 70, FALSE, 2, OWB_QGEMM_OUT_INT8, TRUE, FALSE, 3 },
+    { 64, 64, 4096, FALSE, 1, OWB_QGEMM_OUT_FLOAT, TRUE, FALSE, 2 },
+    { 50, 77, 2, FALSE, 2, OWB_QGEMM_OUT_UINT8, FALSE, TRUE, 1 },
+    { 5, 33, 0, FALSE, 1, OWB_QGEMM_OUT_INT32, TRUE, FALSE, 1 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (big); i++)
+    run_case (&big[i], 1000 + i);
+  g_test_message ("%d random cases + %u large", count, (guint) G_N_ELEMENTS (big));
+}
+
+static void
+test_qgemm_vnni (void)
+{
+  _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_no_amx (TRUE);
+  if (!_owb_qgemm_uses_vnni ())
+    {
+      g_test_skip ("no AVX-512 VNNI on this CPU");
+      return;
+    }
+  g_assert_false (_owb_qgemm_uses_amx ());
+  run_all ();
+  _owb_qgemm_force_no_amx (FALSE);
+}
+
+/* AMX where the CPU and kernel have it: 32 x 32 blocks on tiles, the edges (the odd sizes' 1, 3,
+ * 17 rows or columns past a multiple of 32) on VNNI. */
+static void
+test_qgemm_amx (void)
+{
+  _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_no_amx (FALSE);
+  if (!_owb_qgemm_uses_amx ())
+    {
+      g_test_skip ("no AMX-INT8 on this CPU (or the kernel does not allow it)");
+      return;
+    }
+  run_all ();
+}
+
+static void
+test_qgemm_portable (void)
+{
+  _owb_qgemm_force_portable (TRUE);
+  g_assert_false (_owb_qgemm_uses_vnni ());
+  run_all ();
+  _owb_qgemm_force_portable (FALSE);
+}
+
+/* Zero points out of the type's range are refused, not packed. */
+static void
+test_qgemm_pack_refuses (void)
+{
+  int8_t b[4] = { 1, 2, 3, 4 };
+  int32_t zb_bad = 128, zb_u_bad = -1, zb_ok = 255;
+  g_assert_null (_owb_qgemm_pack (2, 2, b, 2, FALSE, &zb_bad, 1));
+  g_assert_null (_owb_qgemm_pack (2, 2, b, 2, TRUE, &zb_u_bad, 1));
+  g_assert_null (_owb_qgemm_pack (2, 2, b, 2, FALSE, &zb_ok, 3));
+  OwbQgemmPacked *p = _owb_qgemm_pack (2, 2, b, 2, TRUE, &zb_ok, 1);
+  g_assert_nonnull (p);
+  _owb_qgemm_packed_free (p);
+  _owb_qgemm_packed_free (NULL);
+}
+
+/* ---- QLinearMatMul / MatMulInteger kernels on the core ---- */
+
+static OwbTensor *
+random_tensor (OwbDataType dtype, int rank, const int64_t *dims, GRand *r, int lo, int hi)
+{
+  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
+  for (int64_t i = 0; i < t->nelems; i++)
+    {
+      int v = g_rand_int_range (r, lo, hi + 1);
+      if (dtype == OWB_TYPE_FLOAT)
+        ((float *) t->data)[i] = (float) g_rand_double_range (r, 0.002, 0.05);
+      else if (dtype == OWB_TYPE_UINT8)
+        ((uint8_t *) t->data)[i] = (uint8_t) v;
+      else
+        ((int8_t *) t->data)[i] = (int8_t) v;
+    }
+  return t;
+}
+
+/* One node whose inputs i (named i0, i1...) are initializers where bit i of const_mask is set,
+ * graph inputs otherwise; run with threads; returns output 0. */
+static OwbTensor *
+run_node (const char *op, int n_in, OwbTensor *const *in, guint const_mask, int threads, OwbNode **node_out,
+          OwbModel **model_out)
+{
+  OwbModel *m = tu_model_new (13);
+  GString *ins = g_string_new (NULL);
+  const char *names[8];
+  OwbTensor *feeds[8];
+  guint nfeeds = 0;
+  char buf[8][8];
+  for (int i = 0; i < n_in; i++)
+    {
+      g_snprintf (buf[i], sizeof buf[i], "i%d", i);
+      g_string_append_printf (ins, "%s%s", i ? "," : "", in[i] ? buf[i] : "");
+      if (!in[i])
+        continue;
+      if (const_mask & (1u << i))
+        owb_graph_add_initializer (m->graph, buf[i], owb_tensor_ref (in[i]));
+      else
+        {
+          tu_add_value (m->graph->inputs, buf[i], in[i]->dtype, in[i]->rank, in[i]->dims, NULL);
+          names[nfeeds] = buf[i];
+          feeds[nfeeds++] = in[i];
+        }
+    }
+  tu_add_value (m->graph->outputs, "y0", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  OwbNode *node = tu_node (m->graph, op, "node", ins->str, "y0");
+  g_string_free (ins, TRUE);
+  g_autoptr (GError) error = NULL;
+  OwbSession *s = tu_session (m, threads, &error);
+  g_assert_no_error (error);
+  const char *out_names[1] = { "y0" };
+  OwbTensor *y = NULL;
+  g_assert_true (owb_session_run (s, nfeeds, names, feeds, 1, out_names, &y, NULL, NULL, &error));
+  g_assert_no_error (error);
+  owb_session_free (s);
+  *node_out = node;
+  *model_out = m;
+  return y;
+}
+
+/* Whether prepare packs this node's B (and so the run can take the core). */
+static gboolean
+packs (const OwbNode *node, OwbDataType a_dtype)
+{
+  OwbValueType at;
+  owb_value_type_init_tensor (&at, a_dtype, 0, NULL);
+  const OwbValueType *types[8] = { &at };
+  void *state = NULL;
+  g_assert_true (_owb_cpu_qgemm_matmul_prepare (node, 13, types, &state, NULL));
+  gboolean packed = state != NULL;
+  _owb_cpu_qgemm_matmul_free (state);
+  return packed;
+}
+
+/* Each config through a model whose weights are initializers (the core) and one where they are
+ * graph inputs (the reference kernels): outputs equal to the bit. */
+static void
+test_qgemm_kernels (void)
+{
+  guint32 seed = 77;
+  int count = 0;
+  for (int qlinear = 0; qlinear < 2; qlinear++)
+    for (int a_signed = 0; a_signed < 2; a_signed++)
+      for (int b_signed = 0; b_signed < 2; b_signed++)
+        for (int per_column = 0; per_column < 2; per_column++)
+          for (int variant = 0; variant < 2; variant++, seed++)
+            {
+              GRand *r = g_rand_new_with_seed (seed);
+              int64_t M = variant ? 5 : 33, K = variant ? 130 : 63, N = variant ? 47 : 200, batch = variant ? 3 : 1;
+              OwbDataType at = a_signed ? OWB_TYPE_INT8 : OWB_TYPE_UINT8, bt = b_signed ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+              int alo = a_signed ? -128 : 0, ahi = a_signed ? 127 : 255, blo = b_signed ? -128 : 0, bhi = b_signed ? 127 : 255;
+              int64_t adims[3] = { batch, M, K }, bdims[2] = { K, N }, np = per_column ? N : 1;
+              int arank = variant ? 3 : 2;
+              OwbTensor *a = random_tensor (at, arank, variant ? adims : adims + 1, r, alo, ahi);
+              OwbTensor *b = random_tensor (bt, 2, bdims, r, blo, bhi);
+              OwbTensor *azp = random_tensor (at, 0, NULL, r, alo, ahi);
+              /* weights' zero points: 0 for s8 (as exporters write them) in one variant, anything in the other */
+              OwbTensor *bzp = random_tensor (bt, 1, &np, r, variant || !b_signed ? blo : 0, variant || !b_signed ? bhi : 0);
+              OwbTensor *y, *want;
+              OwbNode *node, *ref_node;
+              OwbModel *m, *ref_m;
+              if (qlinear)
+                {
+                  OwbDataType yt = (seed % 2) ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+                  OwbTensor *as = random_tensor (OWB_TYPE_FLOAT, 0, NULL, r, 0, 0);
+                  OwbTensor *bs = random_tensor (OWB_TYPE_FLOAT, 1, &np, r, 0, 0);
+                  OwbTensor *ys = random_tensor (OWB_TYPE_FLOAT, 0, NULL, r, 0, 0);
+                  ((float *) ys->data)[0] *= 0.05f * (float) K; /* outputs mostly in range */
+                  OwbTensor *yzp = random_tensor (yt, 0, NULL, r, yt == OWB_TYPE_INT8 ? -128 : 0, yt == OWB_TYPE_INT8 ? 127 : 255);
+                  OwbTensor *in[8] = { a, as, azp, b, bs, bzp, ys, yzp };
+                  y = run_node ("QLinearMatMul", 8, in, 0xFE, 1 + (int) (seed % 2), &node, &m);
+                  want = run_node ("QLinearMatMul", 8, in, 0, 1, &ref_node, &ref_m);
+                  owb_tensor_unref (as);
+                  owb_tensor_unref (bs);
+                  owb_tensor_unref (ys);
+                  owb_tensor_unref (yzp);
+                }
+              else
+                {
+                  OwbTensor *in[4] = { a, b, variant ? azp : NULL, per_column || variant ? bzp : NULL };
+                  y = run_node ("MatMulInteger", 4, in, 0x0A, 1 + (int) (seed % 2), &node, &m);
+                  want = run_node ("MatMulInteger", 4, in, 0, 1, &ref_node, &ref_m);
+                }
+              g_assert_true (packs (node, at));
+              g_assert_false (packs (ref_node, at));
+              g_assert_cmpint (y->dtype, ==, want->dtype);
+              g_assert_cmpint (y->nelems, ==, want->nelems);
+              g_assert_cmpint (y->nelems, ==, batch * M * N);
+              if (memcmp (y->data, want->data, y->nbytes) != 0)
+                g_error ("%s a %s b %s per_column %d variant %d: outputs differ", qlinear ? "QLinearMatMul" : "MatMulInteger",
+                         owb_data_type_name (at), owb_data_type_name (bt), per_column, variant);
+              owb_tensor_unref (y);
+              owb_tensor_unref (want);
+              owb_model_unref (m);
+              owb_model_unref (ref_m);
+              owb_tensor_unref (a);
+              owb_tensor_unref (b);
+              owb_tensor_unref (azp);
+              owb_tensor_unref (bzp);
+              g_rand_free (r);
+              count++;
+            }
+  g_test_message ("%d kernel configurations", count);
+}
+
+/* ---- QuantizeLinear / DequantizeLinear per tensor (cpu-quantize-fast.c) ---- */
+
+/* Against the spec's formulas: y = saturate (round_half_even (x / s) + zp) with the division in
+ * float32 and NaN saturating low; x = (q - zp) s in float32. Ties, NaN, infinities, tails of
+ * 1..15 elements, threads. */
+static void
+test_quantize_per_tensor (void)
+{
+  GRand *r = g_rand_new_with_seed (5);
+  for (int is_signed = 0; is_signed < 2; is_signed++)
+    for (int threads = 1; threads <= 2; threads++)
+      {
+        OwbDataType qt = is_signed ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+        int64_t n = 70000 + 13 * threads + is_signed;
+        OwbTensor *x = owb_tensor_new (OWB_TYPE_FLOAT, 1, &n, NULL);
+        float s = 0.0371f;
+        float *xv = x->data;
+        for (int64_t i = 0; i < n; i++)
+          xv[i] = (float) g_rand_double_range (r, -6, 6);
+        /* exact halves of the step (ties), and the specials */
+        for (int64_t i = 0; i < 1000; i++)
+          xv[i * 7] = ((float) g_rand_int_range (r, -200, 200) + 0.5f) * 0.25f;
+        xv[1] = NAN;
+        xv[2] = INFINITY;
+        xv[3] = -INFINITY;
+        xv[4] = -0.0f;
+        OwbTensor *scale = owb_tensor_new (OWB_TYPE_FLOAT, 0, NULL, NULL);
+        OwbTensor *zp = owb_tensor_new (qt, 0, NULL, NULL);
+        OwbTensor *tie_scale = owb_tensor_new (OWB_TYPE_FLOAT, 0, NULL, NULL);
+        int32_t z = is_signed ? -7 : 131;
+        owb_tensor_set_double (zp, 0, z);
+        ((float *) tie_scale->data)[0] = 0.25f;
+        for (int pass = 0; pass < 2; pass++)
+          {
+            float sc = pass ? 0.25f : s;
+            ((float *) scale->data)[0] = sc;
+            OwbTensor *in[3] = { x, scale, zp };
+            OwbNode *node;
+            OwbModel *m;
+            OwbTensor *y = run_node ("QuantizeLinear", 3, in, 0x6, threads, &node, &m);
+            g_assert_cmpint (y->dtype, ==, qt);
+            double lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+            for (int64_t i = 0; i < n; i++)
+              {
+                double v = nearbyint ((double) (xv[i] / sc)) + z;
+                v = !(v >= lo) ? lo : (v > hi ? hi : v);
+                int got = is_signed ? ((int8_t *) y->data)[i] : ((uint8_t *) y->data)[i];
+                if (got != (int) v)
+                  g_error ("QuantizeLinear [%" G_GINT64_FORMAT "] of %.9g / %g: %d, want %d", i, xv[i], sc, got, (int) v);
+              }
+            /* and back */
+            OwbTensor *din[3] = { y, scale, zp };
+            OwbNode *dnode;
+            OwbModel *dm;
+            OwbTensor *back = run_node ("DequantizeLinear", 3, din, 0x6, threads, &dnode, &dm);
+            g_assert_cmpint (back->dtype, ==, OWB_TYPE_FLOAT);
+            for (int64_t i = 0; i < n; i++)
+              {
+                int q = is_signed ? ((int8_t *) y->data)[i] : ((uint8_t *) y->data)[i];
+                float want = (float) (q - z) * sc, got = ((float *) back->data)[i];
+                if (memcmp (&want, &got, 4) != 0)
+                  g_error ("DequantizeLinear [%" G_GINT64_FORMAT "]: %.9g, want %.9g", i, got, want);
+              }
+            owb_tensor_unref (back);
+            owb_tensor_unref (y);
+            owb_model_unref (m);
+            owb_model_unref (dm);
+          }
+        owb_tensor_unref (x);
+        owb_tensor_unref (scale);
+        owb_tensor_unref (zp);
+        owb_tensor_unref (tie_scale);
+      }
+  g_rand_free (r);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/qgemm/vnni", test_qgemm_vnni);
+  g_test_add_func ("/qgemm/amx", test_qgemm_amx);
+  g_test_add_func ("/qgemm/portable", test_qgemm_portable);
+  g_test_add_func ("/qgemm/pack-refuses", test_qgemm_pack_refuses);
+  g_test_add_func ("/qgemm/kernels", test_qgemm_kernels);
+  g_test_add_func ("/qgemm/quantize-per-tensor", test_quantize_per_tensor);
+  return g_test_run ();
+}
