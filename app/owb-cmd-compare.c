@@ -81,8 +81,18 @@ print_text (const OwbQuantComparison *c, const char *source, guint top, gboolean
     {
       guint n = MIN (top, c->tensors->len);
       g_string_append_printf (out, "\nWorst tensors (%u of %u matched)\n", n, c->tensors->len);
+      /* Columns as wide as the longest name shown (names of deep models run long and differ in
+       * their middle: "encoder_layer_9" against "encoder_layer_11"), within reason. */
+      int name_w = 32, node_w = 24;
+      for (guint i = 0; i < n; i++)
+        {
+          const OwbQuantTensorDiff *d = g_ptr_array_index (c->tensors, i);
+          name_w = MAX (name_w, (int) MIN (g_utf8_strlen (d->name, -1) + 2, 96));
+          node_w = MAX (node_w, (int) MIN (g_utf8_strlen (d->node, -1), 80));
+        }
       if (n)
-        g_string_append_printf (out, "  %-32s %-20s %-24s %10s %12s\n", "name", "op", "node", "SQNR dB", "cosine");
+        g_string_append_printf (out, "  %-*s %-20s %-*s %10s %12s\n", name_w, "name", "op", node_w, "node", "SQNR dB",
+                                "cosine");
       for (guint i = 0; i < n; i++)
         {
           const OwbQuantTensorDiff *d = g_ptr_array_index (c->tensors, i);
@@ -92,8 +102,8 @@ print_text (const OwbQuantComparison *c, const char *source, guint top, gboolean
           gboolean through_qdq = g_strcmp0 (d->name, d->matched) != 0;
           any_qdq |= through_qdq;
           g_autofree char *name = g_strdup_printf ("%s%s", d->name, through_qdq ? " *" : "");
-          g_string_append_printf (out, "  %-32s %-20s %-24s %10s %12s%s\n", name, d->op_type, d->node, db, cosine,
-                                  notes);
+          g_string_append_printf (out, "  %-*s %-20s %-*s %10s %12s%s\n", name_w, name, d->op_type, node_w, d->node, db,
+                                  cosine, notes);
         }
     }
   if (any_qdq)
