@@ -59,6 +59,7 @@ struct _OwbQuantizePage
   GtkLabel *fallback_label;
   GtkWidget *legend;
   OwbGraphView *graph_view;
+  GtkToggleButton *quantized_graph_button; /* the map shows the quantized graph instead */
   GtkStack *graph_stack;
 
   OwbDocument *document;
@@ -375,9 +376,64 @@ sensitivity_badge (const OwbNode *node, gpointer user_data)
   return db ? format_db (*db) : NULL;
 }
 
+/* The quantized graph's own layer: QuantizeLinear and DequantizeLinear pale grey with their
+ * integer type, the nodes that read dequantized values (the ones that run on integers once fused)
+ * badged with what they read. */
+static gboolean
+qdq_color (const OwbNode *node, GdkRGBA *color, gpointer user_data)
+{
+  if (strcmp (node->op_type, "QuantizeLinear") == 0 || strcmp (node->op_type, "DequantizeLinear") == 0
+      || strcmp (node->op_type, "DynamicQuantizeLinear") == 0)
+    {
+      *color = (GdkRGBA){ 0.88f, 0.88f, 0.90f, 1.0f };
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static char *
+qdq_badge (const OwbNode *node, gpointer user_data)
+{
+  const OwbModel *model = user_data;
+  const OwbGraph *g = model->graph;
+  if (strcmp (node->op_type, "QuantizeLinear") == 0 || strcmp (node->op_type, "DequantizeLinear") == 0)
+    {
+      const char *zp = owb_node_get_input (node, 2);
+      const char *q = owb_node_get_input (node, 0);
+      const OwbTensor *z = zp ? owb_graph_get_initializer (g, zp) : NULL;
+      const OwbTensor *c = q && strcmp (node->op_type, "DequantizeLinear") == 0 ? owb_graph_get_initializer (g, q) : NULL;
+      OwbDataType t = z ? z->dtype : c ? c->dtype : OWB_TYPE_UNDEFINED;
+      return t != OWB_TYPE_UNDEFINED ? g_strdup (owb_data_type_name (t)) : NULL;
+    }
+  return NULL;
+}
+
+static void
+show_quantized_graph (OwbQuantizePage *self)
+{
+  if (owb_graph_view_get_graph (self->graph_view) != self->quantized->graph)
+    owb_graph_view_set_graph (self->graph_view, self->quantized->graph, owb_model_ref (self->quantized),
+                              (GDestroyNotify) owb_model_unref);
+  g_autoptr (OwbGraphLayer) layer = owb_graph_layer_new (_("Quantized Graph"), qdq_color, qdq_badge,
+                                                         owb_model_ref (self->quantized),
+                                                         (GDestroyNotify) owb_model_unref);
+  owb_graph_view_set_layer (self->graph_view, layer);
+  gtk_widget_set_visible (self->legend, FALSE);
+}
+
 static void
 update_map (OwbQuantizePage *self)
 {
+  gtk_widget_set_sensitive (GTK_WIDGET (self->quantized_graph_button), self->quantized != NULL);
+  if (self->quantized && gtk_toggle_button_get_active (self->quantized_graph_button))
+    {
+      show_quantized_graph (self);
+      return;
+    }
+  /* back to the float graph the map colours */
+  if (self->prepared && owb_graph_view_get_graph (self->graph_view) != self->prepared->graph)
+    owb_graph_view_set_graph (self->graph_view, self->prepared->graph, owb_model_ref (self->prepared),
+                              (GDestroyNotify) owb_model_unref);
   if (!self->node_sqnr)
     {
       owb_graph_view_set_layer (self->graph_view, NULL);
@@ -2391,6 +2447,16 @@ owb_quantize_page_init (OwbQuantizePage *self)
   self->legend = legend_new ();
   gtk_widget_set_halign (self->legend, GTK_ALIGN_CENTER);
   gtk_box_append (GTK_BOX (map_box), self->legend);
+  self->quantized_graph_button = GTK_TOGGLE_BUTTON (gtk_toggle_button_new_with_mnemonic (_("Show the _Quantized Graph")));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->quantized_graph_button),
+                               _("The model as quantized, with its QuantizeLinear and DequantizeLinear nodes, instead "
+                                 "of the float graph coloured by sensitivity"));
+  gtk_widget_set_halign (GTK_WIDGET (self->quantized_graph_button), GTK_ALIGN_CENTER);
+  gtk_widget_set_margin_top (GTK_WIDGET (self->quantized_graph_button), 4);
+  gtk_widget_set_margin_bottom (GTK_WIDGET (self->quantized_graph_button), 4);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->quantized_graph_button), FALSE);
+  g_signal_connect_swapped (self->quantized_graph_button, "toggled", G_CALLBACK (update_map), self);
+  gtk_box_append (GTK_BOX (map_box), GTK_WIDGET (self->quantized_graph_button));
   self->graph_stack = GTK_STACK (gtk_stack_new ());
   gtk_widget_set_vexpand (GTK_WIDGET (self->graph_stack), TRUE);
   gtk_widget_set_hexpand (GTK_WIDGET (self->graph_stack), TRUE);
@@ -2487,4 +2553,10 @@ GtkWidget *
 owb_quantize_page_new (void)
 {
   return g_object_new (OWB_TYPE_QUANTIZE_PAGE, NULL);
+}
+
+void
+owb_quantize_page_set_show_quantized_graph (OwbQuantizePage *self, gboolean show)
+{
+  gtk_toggle_button_set_active (self->quantized_graph_button, show);
 }

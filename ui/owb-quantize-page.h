@@ -108,4 +108,8 @@ gboolean owb_quantize_page_get_node_sqnr (OwbQuantizePage *self, const char *nod
 /* Signal "node-activated" (const char *node_name, gboolean reveal), as the Profile page's: a worst
  * tensor's row was selected (reveal FALSE) or activated (TRUE). */
 
+/* "Show the Quantized Graph": the map shows the quantized model (its QDQ nodes grey, badged with
+ * their integer type) instead of the float graph coloured by sensitivity. */
+void owb_quantize_page_set_show_quantized_graph (OwbQuantizePage *self, gboolean show);
+
 G_END_DECLS

@@ -190,6 +190,34 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
   shot = g_strconcat (png_prefix, "-quantized.png", NULL);
   screenshot (GTK_WIDGET (page), shot);
 
+  /* the quantized graph in the map: its QDQ nodes grey and badged with their integer type; then
+   * back to the float graph and its sensitivity */
+  OwbGraphView *map_view = owb_quantize_page_get_graph_view (page);
+  const OwbGraph *float_graph = owb_graph_view_get_graph (map_view);
+  owb_quantize_page_set_show_quantized_graph (page, TRUE);
+  const OwbModel *qmodel = owb_quantize_page_get_quantized_model (page);
+  g_assert_true (owb_graph_view_get_graph (map_view) == qmodel->graph);
+  OwbGraphLayer *qlayer = owb_graph_view_get_layer (map_view);
+  g_assert_nonnull (qlayer);
+  gboolean saw_q = FALSE;
+  for (guint i = 0; i < qmodel->graph->nodes->len; i++)
+    {
+      const OwbNode *n = g_ptr_array_index (qmodel->graph->nodes, i);
+      if (strcmp (n->op_type, "QuantizeLinear") != 0)
+        continue;
+      GdkRGBA rgba;
+      g_assert_true (owb_graph_layer_get_color (qlayer, n, &rgba));
+      g_autofree char *badge = owb_graph_layer_dup_badge (qlayer, n);
+      g_assert_nonnull (badge);
+      saw_q = TRUE;
+    }
+  g_assert_true (saw_q);
+  g_free (shot);
+  shot = g_strconcat (png_prefix, "-quantized-graph.png", NULL);
+  screenshot (GTK_WIDGET (page), shot);
+  owb_quantize_page_set_show_quantized_graph (page, FALSE);
+  g_assert_true (owb_graph_view_get_graph (map_view) == float_graph);
+
   /* a worst tensor selected: its node selected in the map and announced to the window */
   g_autofree char *activated = NULL;
   g_signal_connect_swapped (page, "node-activated", G_CALLBACK (remember_name), &activated);
