@@ -23,6 +23,7 @@ extern const OwbPass _owb_pass_fuse_bias_gelu;
 extern const OwbPass _owb_pass_fuse_skip_layernorm;
 extern const OwbPass _owb_pass_fuse_attention;
 extern const OwbPass _owb_pass_fuse_activation;
+extern const OwbPass _owb_pass_fold_dequantized_weights;
 extern const OwbPass _owb_pass_layout_nhwc;
 extern const OwbPass _owb_pass_fuse_pointwise_depthwise;
 
@@ -46,6 +47,7 @@ const OwbPass *const _owb_passes[] = {
   &_owb_pass_fuse_skip_layernorm,
   &_owb_pass_fuse_attention,
   &_owb_pass_fuse_activation,
+  &_owb_pass_fold_dequantized_weights,
   &_owb_pass_layout_nhwc,
   &_owb_pass_fuse_pointwise_depthwise,
 };

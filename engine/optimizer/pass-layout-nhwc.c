@@ -309,6 +309,26 @@ is_unary_elementwise (const OwbNode *node)
   return FALSE;
 }
 
+/* A QuantizeLinear or DequantizeLinear with one scale and zero point is elementwise like Clip (its
+ * other inputs are scalars), so NHWC passes through it: a QDQ CNN keeps its convolutions
+ * channels-last between the pairs. Per-channel ones have an axis and stay where they are. */
+static gboolean
+is_per_tensor_qdq (OwbPassContext *ctx, const OwbNode *node)
+{
+  if (!owb_pass_is_op (node, "QuantizeLinear") && !owb_pass_is_op (node, "DequantizeLinear"))
+    return FALSE;
+  for (int i = 1; i < node->n_inputs && i < 3; i++)
+    {
+      const char *name = owb_node_get_input (node, i);
+      if (!name)
+        continue;
+      const OwbTensor *c = owb_pass_get_constant (ctx, name);
+      if (!c || c->nelems != 1)
+        return FALSE;
+    }
+  return node->n_inputs >= 2 && owb_node_get_int (node, "block_size", 0) == 0;
+}
+
 static gboolean
 is_broadcast_elementwise (const OwbNode *node)
 {
@@ -350,7 +370,7 @@ constant_to_nhwc (const OwbTensor *c)
 static gboolean
 try_push (OwbPassContext *ctx, OwbNode *node)
 {
-  gboolean unary = is_unary_elementwise (node), binary = is_broadcast_elementwise (node);
+  gboolean unary = is_unary_elementwise (node) || is_per_tensor_qdq (ctx, node), binary = is_broadcast_elementwise (node);
   gboolean concat = owb_pass_is_op (node, "Concat"), resize = owb_pass_is_op (node, "Resize");
   const char *new_op = NULL;
   if (owb_pass_is_op (node, "MaxPool"))
@@ -677,7 +697,8 @@ is_layout_agnostic (OwbPassContext *ctx, const OwbNode *node)
   int n;
   gboolean keepdims;
   const OwbTensor *axes_value;
-  return is_unary_elementwise (node) || is_broadcast_elementwise (node) || owb_pass_is_op (node, "Concat")
+  return is_unary_elementwise (node) || is_per_tensor_qdq (ctx, node) || is_broadcast_elementwise (node)
+         || owb_pass_is_op (node, "Concat")
          || owb_pass_is_op (node, "MaxPool") || owb_pass_is_op (node, "AveragePool")
          || owb_pass_is_op (node, "GlobalAveragePool") || reduce_in_nhwc (ctx, node, axes, &n, &keepdims, &axes_value);
 }

@@ -241,11 +241,96 @@ test_fuse_qdq_matmul_near_misses (void)
   g_rand_free (r);
 }
 
+/* x [1,8,12,12] -> Q -> DQ -> Conv (W: DQ of int8 per output channel, B: DQ of int32) -> Q -> DQ
+ * -> Relu -> y. At the layout level the Conv's weight and bias become float constants
+ * (fold_dequantized_weights), and NHWC passes through the per-tensor pairs (layout_nhwc): the
+ * outputs stay those of the unoptimized model within a step of the output's quantization. */
+static void
+test_fold_dequantized_weights (void)
+{
+  GRand *r = g_rand_new_with_seed (31);
+  OwbModel *m = tu_model_new (13);
+  OwbGraph *g = m->graph;
+  int64_t C = 128, O = 128, H = 8; /* enough work per element for layout_nhwc to take it */
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, (int64_t[]) { 1, C, H, H }, NULL);
+  tu_add_value (g->outputs, "y", OWB_TYPE_FLOAT, 4, (int64_t[]) { 1, O, H, H }, NULL);
+  owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 2.0 / 255));
+  owb_graph_add_initializer (g, "xz", scalar (OWB_TYPE_UINT8, 128));
+  owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, 0.05));
+  owb_graph_add_initializer (g, "yz", scalar (OWB_TYPE_UINT8, 100));
+  OwbTensor *w = owb_tensor_new (OWB_TYPE_INT8, 4, (int64_t[]) { O, C, 3, 3 }, NULL);
+  for (int64_t i = 0; i < w->nelems; i++)
+    ((int8_t *) w->data)[i] = (int8_t) g_rand_int_range (r, -127, 128);
+  owb_graph_add_initializer (g, "wq", w);
+  owb_graph_add_initializer (g, "ws", float_tensor (1, &O, r, 0.001, 0.004));
+  OwbTensor *wz = owb_tensor_new (OWB_TYPE_INT8, 1, &O, NULL);
+  owb_graph_add_initializer (g, "wz", wz);
+  OwbTensor *b = owb_tensor_new (OWB_TYPE_INT32, 1, &O, NULL);
+  for (int64_t i = 0; i < O; i++)
+    ((int32_t *) b->data)[i] = g_rand_int_range (r, -2000, 2000);
+  owb_graph_add_initializer (g, "bq", b);
+  owb_graph_add_initializer (g, "bs", float_tensor (1, &O, r, 1e-5, 3e-5));
+  owb_graph_add_initializer (g, "bz", owb_tensor_new (OWB_TYPE_INT32, 1, &O, NULL));
+  tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
+  tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
+  owb_node_add_attribute (tu_node (g, "DequantizeLinear", "dqw", "wq,ws,wz", "wd"), "axis", OWB_ATTR_INT)->i = 0;
+  owb_node_add_attribute (tu_node (g, "DequantizeLinear", "dqb", "bq,bs,bz", "bd"), "axis", OWB_ATTR_INT)->i = 0;
+  OwbNode *conv = tu_node (g, "Conv", "conv", "xd,wd,bd", "c");
+  OwbAttribute *pads = owb_node_add_attribute (conv, "pads", OWB_ATTR_INTS);
+  pads->n = 4;
+  pads->ints = g_new0 (int64_t, 4);
+  for (int i = 0; i < 4; i++)
+    pads->ints[i] = 1;
+  tu_node (g, "QuantizeLinear", "qc", "c,ys,yz", "cq");
+  tu_node (g, "DequantizeLinear", "dqc", "cq,ys,yz", "cd");
+  tu_node (g, "Relu", "relu", "cd", "y");
+  g_assert_true (owb_model_validate (m, NULL));
+
+  OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+  OwbSession *extended = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
+  OwbSession *layout = session_at (m, OWB_OPTIMIZE_ALL, 2);
+  /* extended keeps the weights quantized (an export at that level stays int8) */
+  g_assert_cmpuint (count_op (owb_session_get_graph (extended), "DequantizeLinear"), ==, 4);
+  const OwbGraph *lg = owb_session_get_graph (layout);
+  g_assert_cmpuint (count_op (lg, "DequantizeLinear"), ==, 2);
+  const OwbOptimizeReport *rep = owb_session_get_optimize_report (layout);
+  gboolean folded = FALSE, nhwc = FALSE;
+  for (guint i = 0; i < rep->passes->len; i++)
+    {
+      const OwbPassReport *p = g_ptr_array_index (rep->passes, i);
+      if (strcmp (p->pass, "fold_dequantized_weights") == 0)
+        folded = p->removed->len == 2;
+      if (strcmp (p->pass, "layout_nhwc") == 0)
+        nhwc = p->created->len > 0;
+    }
+  g_assert_true (folded);
+  g_assert_true (nhwc);
+  OwbTensor *x = float_tensor (4, (int64_t[]) { 1, C, H, H }, r, -1, 1);
+  const char *names[] = { "x" };
+  OwbTensor *ya = NULL, *yb = NULL;
+  g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
+  g_assert_true (owb_session_run (layout, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
+  int64_t differ = 0;
+  for (int64_t i = 0; i < ya->nelems; i++)
+    {
+      double d = fabs (((float *) ya->data)[i] - ((float *) yb->data)[i]);
+      g_assert_cmpfloat (d, <=, 0.05 + 1e-6); /* one output step at most */
+      differ += d > 0;
+    }
+  g_test_message ("%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " outputs one step apart", differ, ya->nelems);
+  g_assert_cmpint (differ, <=, ya->nelems / 100);
+  owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
+  owb_session_free (plain), owb_session_free (extended), owb_session_free (layout);
+  owb_model_unref (m);
+  g_rand_free (r);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/optimizer/fuse-qdq-matmul", test_fuse_qdq_matmul);
   g_test_add_func ("/optimizer/fuse-qdq-matmul/near-misses", test_fuse_qdq_matmul_near_misses);
+  g_test_add_func ("/optimizer/fold-dequantized-weights", test_fold_dequantized_weights);
   return g_test_run ();
 }
