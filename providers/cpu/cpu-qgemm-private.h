@@ -80,3 +80,7 @@ gboolean _owb_cpu_qgemm_matmul_run (OwbKernelContext *ctx);
  * (nothing written) otherwise, for the general kernel. */
 gboolean _owb_cpu_quantize_linear_fast (OwbKernelContext *ctx);
 gboolean _owb_cpu_dequantize_linear_fast (OwbKernelContext *ctx);
+/* DynamicQuantizeLinear's passes: x's range widened to hold 0 (NaN left out), in parallel, and
+ * x quantized to uint8 at (scale, zp) as QuantizeLinear does (round half to even, saturating). */
+void _owb_cpu_float_range (OwbThreadPool *pool, const float *x, int64_t n, float *lo, float *hi);
+void _owb_cpu_quantize_u8 (OwbThreadPool *pool, const float *x, uint8_t *y, int64_t n, float scale, int32_t zp);

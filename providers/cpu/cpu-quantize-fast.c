@@ -176,3 +176,92 @@ _owb_cpu_dequantize_linear_fast (OwbKernelContext *ctx)
   owb_parallel_for (ctx->pool, (j.n + CHUNK - 1) / CHUNK, 4, dequantize_chunks, &j);
   return TRUE;
 }
+
+/* ---- DynamicQuantizeLinear's two passes ---- */
+
+typedef struct {
+  const float *x;
+  int64_t n;
+  float *lo, *hi; /* one pair per chunk */
+} RangeJob;
+
+static void
+range_portable (const float *x, int64_t begin, int64_t end, float *lo, float *hi)
+{
+  float l = 0.0f, h = 0.0f;
+  for (int64_t i = begin; i < end; i++)
+    {
+      l = x[i] < l ? x[i] : l; /* NaN compares false: left out, as the reference kernel does */
+      h = x[i] > h ? x[i] : h;
+    }
+  *lo = l, *hi = h;
+}
+
+#ifdef HAVE_X86_AVX512
+static AVX512 void
+range_avx512 (const float *x, int64_t begin, int64_t end, float *lo, float *hi)
+{
+  __m512 l = _mm512_setzero_ps (), h = _mm512_setzero_ps ();
+  for (int64_t i = begin; i < end; i += 16)
+    {
+      int left = (int) MIN (16, end - i);
+      __mmask16 m = (__mmask16) (left == 16 ? 0xFFFF : (1u << left) - 1);
+      __m512 v = _mm512_maskz_loadu_ps (m, x + i); /* masked lanes read 0, inside the range anyway */
+      /* min and max return their second operand where the first is NaN: NaN is left out */
+      l = _mm512_min_ps (v, l);
+      h = _mm512_max_ps (v, h);
+    }
+  /* lanes reduced in scalar code: GCC 12's reduce intrinsics warn about their own temporaries */
+  float ls[16], hs[16];
+  _mm512_storeu_ps (ls, l);
+  _mm512_storeu_ps (hs, h);
+  float a = ls[0], b = hs[0];
+  for (int k = 1; k < 16; k++)
+    {
+      a = ls[k] < a ? ls[k] : a;
+      b = hs[k] > b ? hs[k] : b;
+    }
+  *lo = a, *hi = b;
+}
+#endif
+
+static void
+range_chunks (int64_t begin, int64_t end, gpointer data)
+{
+  const RangeJob *j = data;
+  for (int64_t c = begin; c < end; c++)
+    {
+      int64_t b = c * CHUNK, e = MIN (b + CHUNK, j->n);
+#ifdef HAVE_X86_AVX512
+      if (_owb_cpu_has_avx512 ())
+        {
+          range_avx512 (j->x, b, e, &j->lo[c], &j->hi[c]);
+          continue;
+        }
+#endif
+      range_portable (j->x, b, e, &j->lo[c], &j->hi[c]);
+    }
+}
+
+void
+_owb_cpu_float_range (OwbThreadPool *pool, const float *x, int64_t n, float *lo, float *hi)
+{
+  int64_t chunks = (n + CHUNK - 1) / CHUNK;
+  g_autofree float *los = g_new0 (float, MAX (chunks, 1)), *his = g_new0 (float, MAX (chunks, 1));
+  RangeJob j = { x, n, los, his };
+  owb_parallel_for (pool, chunks, 4, range_chunks, &j);
+  float l = 0.0f, h = 0.0f;
+  for (int64_t c = 0; c < chunks; c++)
+    {
+      l = los[c] < l ? los[c] : l;
+      h = his[c] > h ? his[c] : h;
+    }
+  *lo = l, *hi = h;
+}
+
+void
+_owb_cpu_quantize_u8 (OwbThreadPool *pool, const float *x, uint8_t *y, int64_t n, float scale, int32_t zp)
+{
+  Job j = { x, y, n, scale, zp, FALSE };
+  owb_parallel_for (pool, (n + CHUNK - 1) / CHUNK, 4, quantize_chunks, &j);
+}

@@ -541,45 +541,19 @@ compute_dequantize_linear (OwbKernelContext *ctx, GError **error)
 
 /* ---- DynamicQuantizeLinear ---- */
 
-typedef struct {
-  const float *x;
-  uint8_t *y;
-  int64_t n;
-  float scale, zp;
-} DynamicJob;
-
-static void
-dynamic_range (int64_t begin, int64_t end, gpointer data)
-{
-  const DynamicJob *j = data;
-  int64_t stop = MIN (end * CHUNK, j->n);
-  for (int64_t i = begin * CHUNK; i < stop; i++)
-    {
-      float v = nearbyintf (j->x[i] / j->scale) + j->zp;
-      j->y[i] = !(v >= 0.0f) ? 0 : (v > 255.0f ? 255 : (uint8_t) v);
-    }
-}
-
 static gboolean
 compute_dynamic_quantize_linear (OwbKernelContext *ctx, GError **error)
 {
   const OwbTensor *x = ctx->inputs[0];
   const float *xd = x->data;
   /* The range always includes 0 so that 0 is exactly representable. */
-  float lo = 0.0f, hi = 0.0f;
-  for (int64_t i = 0; i < x->nelems; i++)
-    {
-      lo = xd[i] < lo ? xd[i] : lo;
-      hi = xd[i] > hi ? xd[i] : hi;
-    }
+  float lo, hi;
+  _owb_cpu_float_range (ctx->pool, xd, x->nelems, &lo, &hi);
   float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
   float zp = 0.0f - lo / scale;
   zp = nearbyintf (zp < 0.0f ? 0.0f : (zp > 255.0f ? 255.0f : zp));
   if (ctx->outputs[0])
-    {
-      DynamicJob j = { xd, ctx->outputs[0]->data, x->nelems, scale, zp };
-      owb_parallel_for (ctx->pool, (x->nelems + CHUNK - 1) / CHUNK, 16, dynamic_range, &j);
-    }
+    _owb_cpu_quantize_u8 (ctx->pool, xd, ctx->outputs[0]->data, x->nelems, scale, (int32_t) zp);
   if (ctx->n_outputs > 1 && ctx->outputs[1])
     ((float *) ctx->outputs[1]->data)[0] = scale;
   if (ctx->n_outputs > 2 && ctx->outputs[2])
