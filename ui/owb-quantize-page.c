@@ -60,6 +60,7 @@ struct _OwbQuantizePage
   GtkWidget *legend;
   OwbGraphView *graph_view;
   GtkToggleButton *quantized_graph_button; /* the map shows the quantized graph instead */
+  GtkToggleButton *graph_page_button;      /* the sensitivity also on the Graph page */
   GtkStack *graph_stack;
 
   OwbDocument *document;
@@ -93,7 +94,7 @@ G_DEFINE_FINAL_TYPE (OwbQuantizePage, owb_quantize_page, GTK_TYPE_WIDGET)
 enum { PROP_0, PROP_BUSY, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
-enum { NODE_ACTIVATED, N_SIGNALS };
+enum { NODE_ACTIVATED, SHOW_LAYER, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db);
@@ -456,6 +457,25 @@ update_map (OwbQuantizePage *self)
                                                          (GDestroyNotify) sensitivity_map_free);
   owb_graph_view_set_layer (self->graph_view, layer);
   gtk_widget_set_visible (self->legend, TRUE);
+  /* The same layer on the Graph page: its nodes are the file's, named as the float graph here
+   * (pre-processing keeps names; a BatchNormalization folded into its Conv is left uncoloured). */
+  if (gtk_toggle_button_get_active (self->graph_page_button))
+    g_signal_emit (self, signals[SHOW_LAYER], 0, layer);
+}
+
+static void
+graph_page_toggled_cb (GtkToggleButton *button, OwbQuantizePage *self)
+{
+  if (gtk_toggle_button_get_active (button))
+    update_map (self); /* emits the layer */
+  else
+    g_signal_emit (self, signals[SHOW_LAYER], 0, NULL);
+}
+
+void
+owb_quantize_page_set_show_on_graph_page (OwbQuantizePage *self, gboolean show)
+{
+  gtk_toggle_button_set_active (self->graph_page_button, show);
 }
 
 static void
@@ -2456,7 +2476,19 @@ owb_quantize_page_init (OwbQuantizePage *self)
   gtk_widget_set_margin_bottom (GTK_WIDGET (self->quantized_graph_button), 4);
   gtk_widget_set_sensitive (GTK_WIDGET (self->quantized_graph_button), FALSE);
   g_signal_connect_swapped (self->quantized_graph_button, "toggled", G_CALLBACK (update_map), self);
-  gtk_box_append (GTK_BOX (map_box), GTK_WIDGET (self->quantized_graph_button));
+  self->graph_page_button = GTK_TOGGLE_BUTTON (gtk_toggle_button_new_with_mnemonic (_("Show on the _Graph Page")));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->graph_page_button),
+                               _("Colour the Graph page's nodes by their sensitivity too"));
+  g_signal_connect (self->graph_page_button, "toggled", G_CALLBACK (graph_page_toggled_cb), self);
+  GtkWidget *map_buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  gtk_widget_set_halign (map_buttons, GTK_ALIGN_CENTER);
+  gtk_widget_set_margin_top (GTK_WIDGET (self->quantized_graph_button), 0);
+  gtk_widget_set_margin_bottom (GTK_WIDGET (self->quantized_graph_button), 0);
+  gtk_widget_set_margin_top (map_buttons, 4);
+  gtk_widget_set_margin_bottom (map_buttons, 4);
+  gtk_box_append (GTK_BOX (map_buttons), GTK_WIDGET (self->quantized_graph_button));
+  gtk_box_append (GTK_BOX (map_buttons), GTK_WIDGET (self->graph_page_button));
+  gtk_box_append (GTK_BOX (map_box), map_buttons);
   self->graph_stack = GTK_STACK (gtk_stack_new ());
   gtk_widget_set_vexpand (GTK_WIDGET (self->graph_stack), TRUE);
   gtk_widget_set_hexpand (GTK_WIDGET (self->graph_stack), TRUE);
@@ -2542,6 +2574,9 @@ owb_quantize_page_class_init (OwbQuantizePageClass *klass)
   object_class->finalize = owb_quantize_page_finalize;
   properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
+  /* "show-layer" (OwbGraphLayer *, or NULL): the sensitivity for the Graph page (see owb-window.c) */
+  signals[SHOW_LAYER] = g_signal_new ("show-layer", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                      G_TYPE_NONE, 1, G_TYPE_POINTER);
   signals[NODE_ACTIVATED] = g_signal_new ("node-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
                                           NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_BOOLEAN);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);

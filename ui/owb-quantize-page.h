@@ -111,5 +111,8 @@ gboolean owb_quantize_page_get_node_sqnr (OwbQuantizePage *self, const char *nod
 /* "Show the Quantized Graph": the map shows the quantized model (its QDQ nodes grey, badged with
  * their integer type) instead of the float graph coloured by sensitivity. */
 void owb_quantize_page_set_show_quantized_graph (OwbQuantizePage *self, gboolean show);
+/* "Show on the Graph Page": the sensitivity layer handed to the window ("show-layer" signal) to
+ * colour the Graph page too, again after each quantization; NULL when switched off. */
+void owb_quantize_page_set_show_on_graph_page (OwbQuantizePage *self, gboolean show);
 
 G_END_DECLS

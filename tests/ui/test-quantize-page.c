@@ -80,6 +80,13 @@ settle (double seconds)
 
 /* The widget rendered to $OWB_TEST_PNG_DIR/png, when that is set. */
 static void
+remember_layer (OwbGraphLayer **slot, OwbGraphLayer *layer)
+{
+  g_clear_pointer (slot, owb_graph_layer_unref);
+  *slot = layer ? owb_graph_layer_ref (layer) : NULL;
+}
+
+static void
 screenshot (GtkWidget *widget, const char *png)
 {
   const char *dir = g_getenv ("OWB_TEST_PNG_DIR");
@@ -217,6 +224,15 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
   screenshot (GTK_WIDGET (page), shot);
   owb_quantize_page_set_show_quantized_graph (page, FALSE);
   g_assert_true (owb_graph_view_get_graph (map_view) == float_graph);
+  /* the sensitivity handed to the window for the Graph page, and taken back */
+  OwbGraphLayer *handed = NULL;
+  gulong h = g_signal_connect_swapped (page, "show-layer", G_CALLBACK (remember_layer), &handed);
+  owb_quantize_page_set_show_on_graph_page (page, TRUE);
+  g_assert_nonnull (handed);
+  g_assert_cmpstr (owb_graph_layer_get_name (handed), ==, "Sensitivity");
+  owb_quantize_page_set_show_on_graph_page (page, FALSE);
+  g_assert_null (handed);
+  g_signal_handler_disconnect (page, h);
 
   /* a worst tensor selected: its node selected in the map and announced to the window */
   g_autofree char *activated = NULL;
