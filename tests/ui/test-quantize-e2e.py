@@ -19,61 +19,8 @@ import gi
 gi.require_version("Atspi", "2.0")
 from gi.repository import Atspi  # noqa: E402
 
-TIMEOUT = 60.0
-
-
-def poll(what, fn, timeout=TIMEOUT):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            found = fn()
-        except gi.repository.GLib.GError:
-            found = None
-        if found:
-            return found
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def walk(node, depth=0):
-    if node is None or depth > 60:
-        return
-    yield node
-    try:
-        n = node.get_child_count()
-    except gi.repository.GLib.GError:
-        return
-    for i in range(n):
-        try:
-            child = node.get_child_at_index(i)
-        except gi.repository.GLib.GError:
-            continue
-        yield from walk(child, depth + 1)
-
-
-def find_app(pid):
-    desktop = Atspi.get_desktop(0)
-    for i in range(desktop.get_child_count()):
-        app = desktop.get_child_at_index(i)
-        if app is not None and app.get_process_id() == pid:
-            return app
-    return None
-
-
-def find_named(root, name, roles=None):
-    for node in walk(root):
-        try:
-            node.clear_cache()
-            if node.get_name() == name and (roles is None or node.get_role() in roles):
-                return node
-        except gi.repository.GLib.GError:
-            continue
-    return None
-
-
-def rows(node):
-    node.clear_cache()
-    return node.get_child_count()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from atspi_helpers import TIMEOUT, find_app, find_named, poll, rows, walk  # noqa: E402,F401
 
 
 def main():
