@@ -312,7 +312,7 @@ quantize_matmuls (OwbPassContext *ctx, GError **error)
 {
   Dynamic *d = ctx->pass->user_data;
   GPtrArray *nodes = owb_pass_nodes (ctx);
-  g_autoptr (GPtrArray) todo = g_ptr_array_new ();
+  g_autoptr (GPtrArray) selected = g_ptr_array_new ();
   /* activation -> labels of the nodes reading it: one DynamicQuantizeLinear serves them all. */
   g_autoptr (GHashTable) readers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                           (GDestroyNotify) g_ptr_array_unref);
@@ -334,14 +334,14 @@ quantize_matmuls (OwbPassContext *ctx, GError **error)
         }
       if (!check_opset (ctx, node, 11, "DynamicQuantizeLinear and MatMulInteger", error))
         return FALSE;
-      g_ptr_array_add (todo, node);
+      g_ptr_array_add (selected, node);
       g_ptr_array_add (labels_for (readers, node->inputs[0]), g_strdup (owb_pass_label (node)));
     }
   g_autoptr (GHashTable) activations = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                               (GDestroyNotify) quantized_activation_free);
-  for (guint i = 0; i < todo->len; i++)
+  for (guint i = 0; i < selected->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (todo, i);
+      OwbNode *node = g_ptr_array_index (selected, i);
       const char *a = node->inputs[0];
       QuantizedActivation *aq = g_hash_table_lookup (activations, a);
       if (aq == NULL)
@@ -454,7 +454,7 @@ quantize_gathers (OwbPassContext *ctx, GError **error)
 {
   Dynamic *d = ctx->pass->user_data;
   GPtrArray *nodes = owb_pass_nodes (ctx);
-  g_autoptr (GPtrArray) todo = g_ptr_array_new ();
+  g_autoptr (GPtrArray) selected = g_ptr_array_new ();
   for (guint i = 0; i < nodes->len; i++)
     {
       OwbNode *node = g_ptr_array_index (nodes, i);
@@ -468,11 +468,11 @@ quantize_gathers (OwbPassContext *ctx, GError **error)
         }
       if (!check_opset (ctx, node, 10, "DequantizeLinear", error))
         return FALSE;
-      g_ptr_array_add (todo, node);
+      g_ptr_array_add (selected, node);
     }
-  for (guint i = 0; i < todo->len; i++)
+  for (guint i = 0; i < selected->len; i++)
     {
-      OwbNode *node = g_ptr_array_index (todo, i);
+      OwbNode *node = g_ptr_array_index (selected, i);
       g_autofree char *label = g_strdup (owb_pass_label (node));
       g_autofree char *table = g_strdup (node->inputs[0]);
       g_autofree char *indices = g_strdup (node->inputs[1]);

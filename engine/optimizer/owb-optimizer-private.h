@@ -14,3 +14,8 @@ void _owb_pass_context_clear (OwbPassContext *ctx);
 /* The passes, in the order they run. */
 extern const OwbPass *const _owb_passes[];
 extern const guint _owb_n_passes;
+
+/* Runs a node whose inputs are all constants alone, on the options' providers (its own kernel, as
+ * a session would run it); on success fills values[o] for every non-empty output (new
+ * references). Constant folding's evaluator, shared with the passes that fold one op kind. */
+gboolean _owb_pass_evaluate_node (OwbPassContext *ctx, const OwbNode *node, OwbTensor **values, GError **error);

@@ -138,9 +138,8 @@ one_node_model (OwbPassContext *ctx, const OwbNode *node)
   return m;
 }
 
-/* Runs the node alone; on success fills values[o] for every non-empty output (new references). */
-static gboolean
-evaluate (OwbPassContext *ctx, const OwbNode *node, OwbTensor **values, GError **error)
+gboolean
+_owb_pass_evaluate_node (OwbPassContext *ctx, const OwbNode *node, OwbTensor **values, GError **error)
 {
   g_autoptr (OwbModel) m = one_node_model (ctx, node);
   OwbSessionOptions so;
@@ -212,7 +211,7 @@ fold_node (OwbPassContext *ctx, OwbNode *node, gsize cap)
   if (!direct && ok)
     {
       GError *local = NULL;
-      ok = evaluate (ctx, node, values, &local);
+      ok = _owb_pass_evaluate_node (ctx, node, values, &local);
       if (!ok)
         {
           owb_pass_near_miss (ctx, node, "inputs are constant but it could not be evaluated: %s",

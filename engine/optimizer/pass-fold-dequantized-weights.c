@@ -15,47 +15,6 @@ fusion_wants_it (const OwbNode *reader)
   return owb_pass_is_op (reader, "MatMul") || owb_pass_is_op (reader, "QuantizeLinear");
 }
 
-static OwbTensor *
-dequantize (const OwbTensor *q, const OwbTensor *scale, const OwbTensor *zp, int axis, GError **error)
-{
-  if (q->kind != OWB_VALUE_TENSOR || scale->dtype != OWB_TYPE_FLOAT || (zp && zp->dtype != q->dtype))
-    return NULL;
-  switch (q->dtype)
-    {
-    case OWB_TYPE_INT8: case OWB_TYPE_UINT8: case OWB_TYPE_INT16: case OWB_TYPE_UINT16: case OWB_TYPE_INT32:
-      break;
-    default:
-      return NULL;
-    }
-  int64_t channels = scale->nelems, inner = 1;
-  if (channels > 1)
-    {
-      if (scale->rank != 1 || q->rank == 0)
-        return NULL;
-      if (axis < 0)
-        axis += q->rank;
-      if (axis < 0 || axis >= q->rank || q->dims[axis] != channels)
-        return NULL;
-      for (int d = axis + 1; d < q->rank; d++)
-        inner *= q->dims[d];
-    }
-  if (zp && zp->nelems != channels)
-    return NULL;
-  OwbTensor *out = owb_tensor_new (OWB_TYPE_FLOAT, q->rank, q->dims, error);
-  if (!out)
-    return NULL;
-  float *y = out->data;
-  const float *s = scale->data;
-  for (int64_t i = 0; i < q->nelems; i++)
-    {
-      int64_t c = channels > 1 ? (i / inner) % channels : 0;
-      double z = zp ? owb_tensor_get_double (zp, c) : 0;
-      /* as the DequantizeLinear kernel: (x - zero point) * scale in float */
-      y[i] = (float) (owb_tensor_get_double (q, i) - z) * s[c];
-    }
-  return out;
-}
-
 static gboolean
 fold_dequantized_weights (OwbPassContext *ctx, GError **error)
 {
@@ -87,14 +46,17 @@ fold_dequantized_weights (OwbPassContext *ctx, GError **error)
         keep |= fusion_wants_it (g_ptr_array_index (readers, r));
       if (keep)
         continue;
-      OwbTensor *weight = dequantize (q, scale, zp, (int) owb_node_get_int (dq, "axis", 1), error);
-      if (!weight)
+      /* The DequantizeLinear kernel computes it, as the session would at run time. */
+      OwbTensor *values[1] = { NULL };
+      g_autoptr (GError) local = NULL;
+      if (!ctx->options->providers || !_owb_pass_evaluate_node (ctx, dq, values, &local))
         {
-          if (error && *error)
-            return FALSE;
-          owb_pass_near_miss (ctx, dq, "its parameters are not ones this pass folds (types, axis); kept");
+          owb_pass_near_miss (ctx, dq, "could not be evaluated (%s); kept",
+                              local ? local->message : "no provider to evaluate with");
           continue;
         }
+      OwbTensor *weight = owb_tensor_dup (values[0]); /* compact: a kernel output may sit in a larger buffer */
+      owb_tensor_unref (values[0]);
       g_autofree char *out_name = g_strdup (out);
       const char *name = owb_pass_add_initializer (ctx, out_name, weight);
       g_autofree char *name_copy = g_strdup (name);
