@@ -74,6 +74,11 @@ typedef struct {
   OwbGraphScene *scene;  /* NULL while it is being built, or if that failed */
   double zoom, scroll_x, scroll_y;
   gboolean placed;       /* zoom and scroll hold a view to return to */
+  const OwbNode *owner;  /* a subgraph: the node whose attribute it is (in the frame below) */
+  char *attribute;       /* and that attribute's name; NULL for the main graph */
+  /* What was selected here when a subgraph was opened above, shown again on coming back. */
+  const OwbNode *selected_node, *selected_line_node;
+  char *selected_tensor;
 } Frame;
 
 typedef struct {
@@ -135,8 +140,12 @@ struct _OwbGraphView {
   const OwbNode *selected_line_node; /* the node whose initializer line was clicked */
   GHashTable *highlight;    /* node names */
   OwbGraphLayer *layer;     /* colours op boxes instead of their provider; NULL: none */
-  GPtrArray *matches;       /* of const OwbNode * */
+  GPtrArray *matches;       /* of OwbSceneMatch *, relative to the frame find_level */
   int match_index;
+  guint find_level;
+  char *find_query;
+  const OwbNode *pending_select; /* selected once the subgraph being laid out is drawn */
+  GtkWidget *branch_popover;     /* asks which subgraph of a node to open; NULL until needed */
 
   /* scene indices of what the overlays draw; recomputed when the scene or the sets change */
   gboolean overlays_valid;
@@ -154,6 +163,7 @@ static guint signals[N_SIGNALS];
 
 static void start_build (OwbGraphView *self);
 static void scene_changed (OwbGraphView *self);
+static gboolean has_nested_matches (OwbGraphView *self);
 
 /* ---- owners and frames ---- */
 
@@ -201,6 +211,8 @@ frame_free (gpointer data)
   Frame *frame = data;
   g_clear_pointer (&frame->scene, owb_graph_scene_free);
   g_free (frame->label);
+  g_free (frame->attribute);
+  g_free (frame->selected_tensor);
   g_free (frame);
 }
 
@@ -1047,6 +1059,21 @@ add_unique (GArray *array, int index)
   g_array_append_val (array, index);
 }
 
+/* Whether the path on screen is the one that leads from the find's level to the match. */
+static gboolean
+match_on_screen (OwbGraphView *self, const OwbSceneMatch *match)
+{
+  if (self->find_level + 1 + match->depth != self->frames->len)
+    return FALSE;
+  for (guint k = 0; k < match->depth; k++)
+    {
+      const Frame *frame = g_ptr_array_index (self->frames, self->find_level + 1 + k);
+      if (frame->owner != match->steps[k].owner || g_strcmp0 (frame->attribute, match->steps[k].attribute) != 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 ensure_overlays (OwbGraphView *self)
 {
@@ -1070,7 +1097,10 @@ ensure_overlays (OwbGraphView *self)
   if (self->matches)
     for (guint i = 0; i < self->matches->len; i++)
       {
-        int index = owb_graph_scene_find_op (self->scene, g_ptr_array_index (self->matches, i));
+        const OwbSceneMatch *match = g_ptr_array_index (self->matches, i);
+        if (!match_on_screen (self, match))
+          continue;
+        int index = owb_graph_scene_find_op (self->scene, match->node);
         add_unique (self->ov_matches, index);
         if ((int) i == self->match_index)
           self->ov_current = index;
@@ -1372,6 +1402,8 @@ build_done (GObject *source, GAsyncResult *result, gpointer user_data)
   self->scene = scene;
   scene_changed (self);
   place_initially (self);
+  if (self->pending_select)
+    owb_graph_view_select_node (self, g_steal_pointer (&self->pending_select));
 }
 
 static void
@@ -1428,6 +1460,7 @@ clear_find (OwbGraphView *self)
 {
   gboolean had = self->matches && self->matches->len;
   g_clear_pointer (&self->matches, g_ptr_array_unref);
+  g_clear_pointer (&self->find_query, g_free);
   self->match_index = -1;
   self->overlays_valid = FALSE;
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "graph.find-next", FALSE);
@@ -1500,7 +1533,12 @@ remap_nodes (OwbGraphView *self, GHashTable *node_map)
   self->selected_node = remap_node (node_map, self->selected_node);
   self->selected_line_node = remap_node (node_map, self->selected_line_node);
   for (guint i = 0; self->matches && i < self->matches->len; i++)
-    self->matches->pdata[i] = (gpointer) remap_node (node_map, self->matches->pdata[i]);
+    {
+      OwbSceneMatch *match = self->matches->pdata[i];
+      match->node = remap_node (node_map, match->node);
+      for (guint k = 0; k < match->depth; k++)
+        match->steps[k].owner = remap_node (node_map, match->steps[k].owner);
+    }
   self->overlays_valid = FALSE;
   invalidate_tiles (self);
   g_signal_emit (self, signals[SCENE_CHANGED], 0);
@@ -1533,6 +1571,17 @@ owb_graph_view_update_graph (OwbGraphView *self, const OwbGraph *graph, gpointer
     }
   else
     main->graph = graph;  /* build_done rebinds the scene being built to it */
+  /* Matches inside bodies are nodes of the old graph's subgraphs: find them again. */
+  if (self->find_query && has_nested_matches (self))
+    {
+      g_ptr_array_unref (self->matches);
+      self->matches = owb_graph_find_nested (graph, self->find_query);
+      if (self->match_index >= (int) self->matches->len)
+        self->match_index = self->matches->len ? 0 : -1;
+      self->overlays_valid = FALSE;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_MATCHES]);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MATCH_INDEX]);
+    }
   /* The old owner goes last: the build still running, if any, holds it until it is done. */
   OwnerHold *old = g_steal_pointer (&self->owner);
   self->owner = owner_hold_new (owner, owner_release);
@@ -1821,14 +1870,59 @@ owb_graph_view_get_n_highlighted (OwbGraphView *self)
 
 /* ---- find ---- */
 
+static void push_frame (OwbGraphView *self, const OwbNode *node, const OwbAttribute *attr);
+static void pop_to (OwbGraphView *self, guint index);
+
+static const OwbAttribute *
+graph_attribute (const OwbNode *node, const char *name)
+{
+  for (int i = 0; node && i < node->n_attributes; i++)
+    if (node->attributes[i].type == OWB_ATTR_GRAPH && node->attributes[i].g &&
+        (!name || strcmp (node->attributes[i].name, name) == 0))
+      return &node->attributes[i];
+  return NULL;
+}
+
+/* Shows the current match: on screen it is selected; inside a subgraph, the path from the find's
+ * level down to it is opened (what is already open of it stays) and it is selected once drawn. */
 static void
 find_moved (OwbGraphView *self)
 {
   self->overlays_valid = FALSE;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MATCH_INDEX]);
-  if (self->match_index >= 0)
-    owb_graph_view_select_node (self, g_ptr_array_index (self->matches, self->match_index));
+  const OwbSceneMatch *match = self->match_index >= 0 ? g_ptr_array_index (self->matches, self->match_index) : NULL;
+  if (match && match_on_screen (self, match))
+    owb_graph_view_select_node (self, match->node);
+  else if (match)
+    {
+      guint keep = 0;
+      while (keep < match->depth && self->find_level + 1 + keep < self->frames->len)
+        {
+          const Frame *frame = g_ptr_array_index (self->frames, self->find_level + 1 + keep);
+          if (frame->owner != match->steps[keep].owner ||
+              g_strcmp0 (frame->attribute, match->steps[keep].attribute) != 0)
+            break;
+          keep++;
+        }
+      if (self->find_level + 1 + keep < self->frames->len)
+        pop_to (self, self->find_level + keep);
+      for (guint k = keep; k < match->depth; k++)
+        push_frame (self, match->steps[k].owner, graph_attribute (match->steps[k].owner, match->steps[k].attribute));
+      if (self->scene)
+        owb_graph_view_select_node (self, match->node);
+      else
+        self->pending_select = match->node;
+    }
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static gboolean
+has_nested_matches (OwbGraphView *self)
+{
+  for (guint i = 0; self->matches && i < self->matches->len; i++)
+    if (((const OwbSceneMatch *) self->matches->pdata[i])->depth > 0)
+      return TRUE;
+  return FALSE;
 }
 
 guint
@@ -1841,7 +1935,10 @@ owb_graph_view_find (OwbGraphView *self, const char *query)
       gtk_widget_queue_draw (GTK_WIDGET (self));
       return 0;
     }
-  self->matches = owb_graph_scene_find (self->scene, query);
+  /* Inside subgraphs too: the matches are relative to the level on screen now. */
+  self->find_level = self->frames->len - 1;
+  self->find_query = g_strdup (query);
+  self->matches = owb_graph_find_nested (top_frame (self)->graph, query);
   guint n = self->matches ? self->matches->len : 0;
   self->match_index = n ? 0 : -1;
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "graph.find-next", n > 0);
@@ -1871,6 +1968,25 @@ owb_graph_view_find_previous (OwbGraphView *self)
   find_moved (self);
 }
 
+const OwbSceneMatch *
+owb_graph_view_get_match (OwbGraphView *self, guint index)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_VIEW (self), NULL);
+  if (!self->matches || index >= self->matches->len)
+    return NULL;
+  return g_ptr_array_index (self->matches, index);
+}
+
+void
+owb_graph_view_set_match_index (OwbGraphView *self, guint index)
+{
+  g_return_if_fail (OWB_IS_GRAPH_VIEW (self));
+  if (!self->matches || index >= self->matches->len)
+    return;
+  self->match_index = (int) index;
+  find_moved (self);
+}
+
 int
 owb_graph_view_get_match_index (OwbGraphView *self)
 {
@@ -1897,6 +2013,62 @@ save_view (OwbGraphView *self)
   frame->scroll_x = self->scroll_x;
   frame->scroll_y = self->scroll_y;
   frame->placed = TRUE;
+  frame->selected_node = self->selected_node;
+  frame->selected_line_node = self->selected_line_node;
+  g_free (frame->selected_tensor);
+  frame->selected_tensor = g_strdup (self->selected_tensor);
+}
+
+/* The subgraph `attr` of `node` (a node of the graph on screen) opens above it. The selection
+ * changes too: nothing is selected in the subgraph, and whoever shows it (the inspector) now
+ * describes the subgraph. */
+static void
+push_frame (OwbGraphView *self, const OwbNode *node, const OwbAttribute *attr)
+{
+  save_view (self);
+  OwbSceneStep step = { node, attr->name };
+  g_autofree char *label = owb_scene_step_label (&step);
+  Frame *frame = frame_new (attr->g, label);
+  frame->owner = node;
+  frame->attribute = g_strdup (attr->name);
+  g_ptr_array_add (self->frames, frame);
+  self->scene = NULL;
+  self->pending_select = NULL;
+  clear_selection (self, FALSE);
+  invalidate_tiles (self);
+  start_build (self);
+  g_signal_emit (self, signals[PATH_CHANGED], 0);
+  g_signal_emit (self, signals[SCENE_CHANGED], 0);
+  g_signal_emit (self, signals[SELECTION_CHANGED], 0);
+}
+
+/* Back to frame `index`, with the view and the selection it had when a subgraph was opened. */
+static void
+pop_to (OwbGraphView *self, guint index)
+{
+  if (self->busy)
+    {
+      g_cancellable_cancel (self->cancellable);
+      self->build_serial++;
+      set_busy (self, FALSE);
+    }
+  g_ptr_array_set_size (self->frames, index + 1);
+  Frame *frame = top_frame (self);
+  self->scene = frame->scene;
+  self->pending_select = NULL;
+  clear_selection (self, FALSE);
+  self->selected_node = frame->selected_node;
+  self->selected_line_node = frame->selected_line_node;
+  self->selected_tensor = g_strdup (frame->selected_tensor);
+  scene_changed (self);
+  if (frame->placed)
+    set_view (self, frame->zoom, frame->scroll_x, frame->scroll_y);
+  else
+    place_initially (self);
+  if (!self->scene)
+    start_build (self);
+  g_signal_emit (self, signals[PATH_CHANGED], 0);
+  g_signal_emit (self, signals[SELECTION_CHANGED], 0);
 }
 
 void
@@ -1904,29 +2076,13 @@ owb_graph_view_open_subgraph (OwbGraphView *self, const OwbNode *node, const cha
 {
   g_return_if_fail (OWB_IS_GRAPH_VIEW (self));
   g_return_if_fail (node != NULL);
-  const OwbAttribute *attr = NULL;
-  for (int i = 0; i < node->n_attributes; i++)
-    if (node->attributes[i].type == OWB_ATTR_GRAPH && node->attributes[i].g &&
-        (!attribute || strcmp (node->attributes[i].name, attribute) == 0))
-      {
-        attr = &node->attributes[i];
-        break;
-      }
+  const OwbAttribute *attr = graph_attribute (node, attribute);
   if (!attr || self->busy)
     return;
-
-  save_view (self);
-  g_autofree char *label = node->name && *node->name
-                               ? g_strdup_printf ("%s '%s' › %s", node->op_type, node->name, attr->name)
-                               : g_strdup_printf ("%s › %s", node->op_type, attr->name);
-  g_ptr_array_add (self->frames, frame_new (attr->g, label));
-  self->scene = NULL;
-  clear_find (self);
-  clear_selection (self, TRUE);
-  invalidate_tiles (self);
-  start_build (self);
-  g_signal_emit (self, signals[PATH_CHANGED], 0);
-  g_signal_emit (self, signals[SCENE_CHANGED], 0);
+  if (self->branch_popover)
+    gtk_popover_popdown (GTK_POPOVER (self->branch_popover));
+  /* Matches found from this level or below stay valid: the path keeps the find's level. */
+  push_frame (self, node, attr);
 }
 
 guint
@@ -1945,31 +2101,94 @@ owb_graph_view_get_path_label (OwbGraphView *self, guint index)
   return ((Frame *) g_ptr_array_index (self->frames, index))->label;
 }
 
+char *
+owb_graph_view_dup_path_title (OwbGraphView *self)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_VIEW (self), NULL);
+  if (self->frames->len < 2)
+    return NULL;
+  GString *s = g_string_new (NULL);
+  for (guint i = 1; i < self->frames->len; i++)
+    {
+      if (i > 1)
+        g_string_append (s, " › ");
+      g_string_append (s, ((Frame *) g_ptr_array_index (self->frames, i))->label);
+    }
+  return g_string_free (s, FALSE);
+}
+
 void
 owb_graph_view_go_to_path (OwbGraphView *self, guint index)
 {
   g_return_if_fail (OWB_IS_GRAPH_VIEW (self));
   if (index + 1 >= self->frames->len)
     return;
-  if (self->busy)
+  /* Above the level the find started from, its matches mean nothing. */
+  if (self->matches && index < self->find_level)
+    clear_find (self);
+  pop_to (self, index);
+}
+
+/* ---- choosing a subgraph ---- */
+
+static guint
+count_graph_attributes (const OwbNode *node)
+{
+  guint n = 0;
+  for (int i = 0; node && i < node->n_attributes; i++)
+    if (node->attributes[i].type == OWB_ATTR_GRAPH && node->attributes[i].g)
+      n++;
+  return n;
+}
+
+static void
+branch_chosen (GtkButton *button, OwbGraphView *self)
+{
+  const OwbNode *node = g_object_get_data (G_OBJECT (button), "owb-node");
+  const char *attribute = g_object_get_data (G_OBJECT (button), "owb-attribute");
+  gtk_popover_popdown (GTK_POPOVER (self->branch_popover));
+  owb_graph_view_open_subgraph (self, node, attribute);
+}
+
+/* A double-click on an If asks which branch: a button per graph attribute, at the pointer. */
+static void
+choose_subgraph (OwbGraphView *self, const OwbNode *node, double x, double y)
+{
+  if (!self->branch_popover)
     {
-      g_cancellable_cancel (self->cancellable);
-      self->build_serial++;
-      set_busy (self, FALSE);
+      self->branch_popover = gtk_popover_new ();
+      gtk_widget_set_parent (self->branch_popover, GTK_WIDGET (self));
+      gtk_accessible_update_property (GTK_ACCESSIBLE (self->branch_popover), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                      _("Open Subgraph"), -1);
     }
-  g_ptr_array_set_size (self->frames, index + 1);
-  Frame *frame = top_frame (self);
-  self->scene = frame->scene;
-  clear_find (self);
-  clear_selection (self, TRUE);
-  scene_changed (self);
-  if (frame->placed)
-    set_view (self, frame->zoom, frame->scroll_x, frame->scroll_y);
-  else
-    place_initially (self);
-  if (!self->scene)
-    start_build (self);
-  g_signal_emit (self, signals[PATH_CHANGED], 0);
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+  for (int i = 0; i < node->n_attributes; i++)
+    {
+      const OwbAttribute *attr = &node->attributes[i];
+      if (attr->type != OWB_ATTR_GRAPH || !attr->g)
+        continue;
+      guint n = attr->g->nodes->len;
+      g_autofree char *text = g_strdup_printf (ngettext ("%s (%u node)", "%s (%u nodes)", n), attr->name, n);
+      GtkWidget *button = gtk_button_new_with_label (text);
+      gtk_widget_add_css_class (button, "flat");
+      gtk_widget_set_halign (gtk_button_get_child (GTK_BUTTON (button)), GTK_ALIGN_START);
+      g_autofree char *name = g_strdup_printf (_("Open %s"), attr->name);
+      gtk_accessible_update_property (GTK_ACCESSIBLE (button), GTK_ACCESSIBLE_PROPERTY_LABEL, name, -1);
+      g_object_set_data (G_OBJECT (button), "owb-node", (gpointer) node);
+      g_object_set_data_full (G_OBJECT (button), "owb-attribute", g_strdup (attr->name), g_free);
+      g_signal_connect (button, "clicked", G_CALLBACK (branch_chosen), self);
+      gtk_box_append (GTK_BOX (box), button);
+    }
+  gtk_popover_set_child (GTK_POPOVER (self->branch_popover), box);
+  gtk_popover_set_pointing_to (GTK_POPOVER (self->branch_popover), &(GdkRectangle) { (int) x, (int) y, 1, 1 });
+  gtk_popover_popup (GTK_POPOVER (self->branch_popover));
+}
+
+GtkWidget *
+owb_graph_view_get_subgraph_chooser (OwbGraphView *self)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_VIEW (self), NULL);
+  return self->branch_popover;
 }
 
 /* ---- export ---- */
@@ -2128,7 +2347,16 @@ owb_graph_view_click (OwbGraphView *self, double x, double y, int n_press)
       if (node->kind == OWB_SCENE_GROUP)
         toggle_group (self, index, x, y);
       else if (node->kind == OWB_SCENE_OP && node_has_subgraph (node->node))
-        owb_graph_view_open_subgraph (self, node->node, NULL);
+        {
+          /* A branch's own line opens that branch; elsewhere, a node with several asks which. */
+          int line = owb_graph_scene_hit_line (self->scene, index, sx, sy);
+          if (line >= 0 && (guint) line < node->n_lines && node->lines[line].subgraph)
+            owb_graph_view_open_subgraph (self, node->node, node->lines[line].subgraph);
+          else if (count_graph_attributes (node->node) > 1)
+            choose_subgraph (self, node->node, x, y);
+          else
+            owb_graph_view_open_subgraph (self, node->node, NULL);
+        }
       return;
     }
   if (n_press != 1)
@@ -2176,7 +2404,13 @@ query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *t
                                   : g_strdup (described);
             if (node_has_subgraph (node->node))
               {
-                char *more = g_strdup_printf ("%s\n%s", text, _("Double-click to open its subgraph"));
+                int line = owb_graph_scene_hit_line (self->scene, index, sx, sy);
+                const char *subgraph = line >= 0 && (guint) line < node->n_lines ? node->lines[line].subgraph : NULL;
+                g_autofree char *hint = subgraph ? g_strdup_printf (_("Double-click to open %s"), subgraph)
+                                        : count_graph_attributes (node->node) > 1
+                                          ? g_strdup (_("Double-click to choose a subgraph to open"))
+                                          : g_strdup (_("Double-click to open its subgraph"));
+                char *more = g_strdup_printf ("%s\n%s", text, hint);
                 g_free (text);
                 text = more;
               }
@@ -2346,6 +2580,8 @@ owb_graph_view_size_allocate (GtkWidget *widget, int width, int height, int base
       self->center_pending = FALSE;
       center_on (self, self->center_x, self->center_y);
     }
+  if (self->branch_popover)
+    gtk_popover_present (GTK_POPOVER (self->branch_popover));
   g_signal_emit (self, signals[VIEWPORT_CHANGED], 0);
 }
 
@@ -2389,6 +2625,7 @@ owb_graph_view_dispose (GObject *object)
   g_clear_pointer (&self->owner, owner_hold_unref);
   if (self->tiles)
     g_hash_table_remove_all (self->tiles);
+  g_clear_pointer (&self->branch_popover, gtk_widget_unparent);
   G_OBJECT_CLASS (owb_graph_view_parent_class)->dispose (object);
 }
 
@@ -2406,6 +2643,7 @@ owb_graph_view_finalize (GObject *object)
   g_clear_pointer (&self->highlight, g_hash_table_unref);
   g_clear_pointer (&self->layer, owb_graph_layer_unref);
   g_clear_pointer (&self->matches, g_ptr_array_unref);
+  g_clear_pointer (&self->find_query, g_free);
   g_clear_pointer (&self->ov_highlight, g_array_unref);
   g_clear_pointer (&self->ov_matches, g_array_unref);
   g_clear_pointer (&self->ov_edges, g_array_unref);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "owb-graph-scene.h"
 #include "owb-histogram.h"
 #include "owb-resources.h"
 #include "owb-tensor-stats.h"
@@ -51,6 +52,7 @@ G_DEFINE_FINAL_TYPE (OwbInspector, owb_inspector, GTK_TYPE_WIDGET)
 enum {
   SIGNAL_TENSOR_ACTIVATED,
   SIGNAL_NODE_ACTIVATED,
+  SIGNAL_SUBGRAPH_ACTIVATED,
   N_SIGNALS
 };
 
@@ -416,6 +418,27 @@ add_node_row (OwbInspector *self, AdwPreferencesGroup *group, const OwbNode *nod
   g_signal_connect (row, "activated", G_CALLBACK (node_row_activated), self);
 }
 
+static void
+subgraph_row_activated (AdwActionRow *row, OwbInspector *self)
+{
+  gpointer node = g_object_get_data (G_OBJECT (row), "owb-node");
+  const char *attribute = g_object_get_data (G_OBJECT (row), "owb-attribute");
+  g_signal_emit (self, signals[SIGNAL_SUBGRAPH_ACTIVATED], 0, node, attribute);
+}
+
+/* A branch or body row ("then_branch: 6 nodes") opens the subgraph it names. */
+static void
+add_subgraph_row (OwbInspector *self, AdwPreferencesGroup *group, const OwbNode *node, const OwbAttribute *attr)
+{
+  g_autofree char *count = format_attribute (attr);
+  AdwActionRow *row = add_text_row (group, attr->name, count);
+  make_activatable (row);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (row), _("Open this subgraph"));
+  g_object_set_data (G_OBJECT (row), "owb-node", (gpointer) node);
+  g_object_set_data_full (G_OBJECT (row), "owb-attribute", g_strdup (attr->name), g_free);
+  g_signal_connect (row, "activated", G_CALLBACK (subgraph_row_activated), self);
+}
+
 /* ---- state ---- */
 
 static void
@@ -478,7 +501,13 @@ owb_inspector_show_node (OwbInspector *self, const OwbGraph *graph, const OwbNod
   if (node->n_attributes == 0)
     adw_preferences_group_set_description (group, _("None"));
   for (int i = 0; i < node->n_attributes; i++)
-    add_property_take (group, node->attributes[i].name, format_attribute (&node->attributes[i]));
+    {
+      const OwbAttribute *attr = &node->attributes[i];
+      if (attr->type == OWB_ATTR_GRAPH && attr->g)
+        add_subgraph_row (self, group, node, attr);
+      else
+        add_property_take (group, attr->name, format_attribute (attr));
+    }
 
   group = add_group (self, _("Inputs"));
   if (node->n_inputs == 0)
@@ -981,13 +1010,19 @@ count_ops (const OwbGraph *graph, GHashTable *counts, GStringChunk *keys)
 void
 owb_inspector_show_model (OwbInspector *self, OwbModel *model, const OwbGraph *graph)
 {
+  owb_inspector_show_subgraph (self, model, graph, NULL);
+}
+
+void
+owb_inspector_show_subgraph (OwbInspector *self, OwbModel *model, const OwbGraph *graph, const char *path)
+{
   g_return_if_fail (OWB_IS_INSPECTOR (self));
   g_return_if_fail (model != NULL);
   if (!graph)
     graph = model->graph;
 
-  const char *title = graph && graph->name && graph->name[0] ? graph->name : _("Model");
-  begin (self, title, _("Model"));
+  const char *title = path ? path : graph && graph->name && graph->name[0] ? graph->name : _("Model");
+  begin (self, title, path ? _("Subgraph") : _("Model"));
 
   AdwPreferencesGroup *group = add_group (self, _("Model"));
   add_property_take (group, _("IR version"), g_strdup_printf ("%" G_GINT64_FORMAT, model->ir_version));
@@ -1036,8 +1071,17 @@ owb_inspector_show_model (OwbInspector *self, OwbModel *model, const OwbGraph *g
       add_value_row (self, group, graph, info->name);
       n_inputs++;
     }
+  /* A body's inputs are also the values it reads from the graphs around it (ONNX's implicit
+   * inputs): an If branch has no inputs of its own. */
+  g_autoptr (GPtrArray) outer = graph->parent ? owb_scene_dup_outer_values (graph) : NULL;
   if (n_inputs == 0)
-    adw_preferences_group_set_description (group, _("None"));
+    adw_preferences_group_set_description (group, outer && outer->len > 0 ? _("None of its own") : _("None"));
+  if (outer && outer->len > 0)
+    {
+      group = add_group (self, _("From the Outer Graph"));
+      for (guint i = 0; i < outer->len; i++)
+        add_value_row (self, group, graph, outer->pdata[i]);
+    }
   group = add_group (self, _("Outputs"));
   for (guint i = 0; i < graph->outputs->len; i++)
     add_value_row (self, group, graph, ((OwbValueInfo *) graph->outputs->pdata[i])->name);
@@ -1157,6 +1201,9 @@ owb_inspector_class_init (OwbInspectorClass *klass)
   signals[SIGNAL_NODE_ACTIVATED] =
     g_signal_new ("node-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                   G_TYPE_NONE, 1, G_TYPE_POINTER);
+  signals[SIGNAL_SUBGRAPH_ACTIVATED] =
+    g_signal_new ("subgraph-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 2, G_TYPE_POINTER, G_TYPE_STRING);
 
   /* Referencing the resource links its object file out of the static library, and its
    * constructor registers the templates, in the app and in tests alike. */

@@ -176,9 +176,19 @@ on_selection_changed (OwbWindow *self)
   else if (graph && tensor)
     owb_inspector_show_tensor (self->inspector, graph, tensor);
   else if (self->document)
-    owb_inspector_show_model (self->inspector, owb_document_get_model (self->document), graph);
+    {
+      /* A subgraph on screen is described as itself, titled by its path. */
+      g_autofree char *path = owb_graph_view_dup_path_title (view);
+      owb_inspector_show_subgraph (self->inspector, owb_document_get_model (self->document), graph, path);
+    }
   else
     owb_inspector_clear (self->inspector);
+}
+
+static void
+on_inspector_subgraph_activated (OwbInspector *inspector, gpointer node, const char *attribute, OwbWindow *self)
+{
+  owb_graph_view_open_subgraph (owb_graph_pane_get_view (self->graph_pane), node, attribute);
 }
 
 static void
@@ -694,6 +704,8 @@ owb_window_init (OwbWindow *self)
 
   OwbGraphView *view = owb_graph_pane_get_view (self->graph_pane);
   g_signal_connect_object (view, "selection-changed", G_CALLBACK (on_selection_changed), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (view, "path-changed", G_CALLBACK (on_selection_changed), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->inspector, "subgraph-activated", G_CALLBACK (on_inspector_subgraph_activated), self, 0);
   g_signal_connect_object (self->inspector, "node-activated", G_CALLBACK (on_inspector_node_activated), self, 0);
   g_signal_connect_object (self->inspector, "tensor-activated", G_CALLBACK (on_inspector_tensor_activated), self, 0);
   g_object_bind_property (self->graph_pane, "find-visible", self->find_button, "active",

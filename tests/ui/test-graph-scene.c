@@ -1153,20 +1153,114 @@ test_subgraph (void)
   g_assert_cmpuint (n->n_lines, ==, 2);
   g_assert_cmpstr (n->lines[0].text, ==, "then_branch: 2 nodes");
   g_assert_cmpstr (n->lines[1].text, ==, "else_branch: 2 nodes");
+  /* Each branch line names its attribute, so a double-click on it opens that branch. */
+  g_assert_cmpstr (n->lines[0].subgraph, ==, "then_branch");
+  g_assert_cmpstr (n->lines[1].subgraph, ==, "else_branch");
+  /* X is read only inside the branches: on the main graph it still feeds the If, as in Netron. */
+  int x_box = find_kind (scene, OWB_SCENE_INPUT, "X");
+  int if_box = find_kind (scene, OWB_SCENE_OP, "If");
+  g_assert_cmpint (find_edge (scene, x_box, if_box), >=, 0);
+  g_assert_cmpint (find_edge (scene, find_kind (scene, OWB_SCENE_INPUT, "cond"), if_box), >=, 0);
 
-  /* The body: X comes from the outer scope and has no box; its output is an OUTPUT box. */
+  /* The body: X comes from the outer scope and is an input of the body's view, with its type;
+   * the body's output is an OUTPUT box. */
   g_autoptr (GError) error = NULL;
   g_autoptr (OwbGraphScene) then_scene = owb_graph_scene_new (then_graph, NULL, NULL, &error);
   g_assert_no_error (error);
-  g_assert_cmpuint (count_kind (then_scene, OWB_SCENE_INPUT), ==, 0);
+  g_assert_cmpuint (count_kind (then_scene, OWB_SCENE_INPUT), ==, 1);
+  const OwbSceneNode *outer_x = owb_graph_scene_get_node (then_scene, find_kind (then_scene, OWB_SCENE_INPUT, "X"));
+  g_assert_cmpstr (outer_x->subtitle, ==, "float32 2×3");
   g_assert_cmpuint (count_kind (then_scene, OWB_SCENE_OP), ==, 2);
   g_assert_cmpuint (count_kind (then_scene, OWB_SCENE_OUTPUT), ==, 1);
-  g_assert_cmpuint (owb_graph_scene_get_n_edges (then_scene), ==, 2);
+  g_assert_cmpuint (owb_graph_scene_get_n_edges (then_scene), ==, 3);
   int relu = find_kind (then_scene, OWB_SCENE_OP, "Relu");
+  g_assert_cmpint (find_edge (then_scene, find_kind (then_scene, OWB_SCENE_INPUT, "X"), relu), >=, 0);
   int abs_op = find_kind (then_scene, OWB_SCENE_OP, "Abs");
   const OwbSceneEdge *e = owb_graph_scene_get_edge (then_scene, find_edge (then_scene, relu, abs_op));
   g_assert_cmpstr (e->label, ==, "float32 2×3");
   check_geometry (then_scene);
+}
+
+/* main: X → Relu → r; If(then: Conv(r, W outer) → If(then: Add(r, t), else: Identity(t)),
+ * else: Neg(r)). Outer weights are not inputs of a body; values read two levels down are. */
+static void
+test_nested_subgraphs (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (17);
+  add_input (m, "cond", OWB_TYPE_BOOL, 0, NULL, NULL);
+  add_input (m, "X", OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 2, 4, 4 }, NULL);
+  owb_graph_add_initializer (m->graph, "W", owb_tensor_new (OWB_TYPE_FLOAT, 4, (int64_t[]){ 2, 2, 1, 1 }, NULL));
+  tu_node (m->graph, "Relu", "stem", "X", "r");
+  OwbNode *outer_if = tu_node (m->graph, "If", "If_3", "cond", "Y");
+
+  OwbGraph *then_graph = owb_graph_new ("then");
+  then_graph->parent = m->graph;
+  then_graph->model = m;
+  tu_node (then_graph, "Conv", "conv", "r,W", "t");
+  OwbNode *inner_if = tu_node (then_graph, "If", "If_5", "cond", "u");
+  g_ptr_array_add (then_graph->outputs, owb_value_info_new ("u", NULL));
+  const char *inner[2][3] = { { "then_branch", "Add", "a" }, { "else_branch", "Identity", "i" } };
+  for (int b = 0; b < 2; b++)
+    {
+      OwbGraph *sub = owb_graph_new (inner[b][0]);
+      sub->parent = then_graph;
+      sub->model = m;
+      tu_node (sub, inner[b][1], inner[b][1], b == 0 ? "t,r" : "t", inner[b][2]);
+      g_ptr_array_add (sub->outputs, owb_value_info_new (inner[b][2], NULL));
+      owb_node_add_attribute (inner_if, inner[b][0], OWB_ATTR_GRAPH)->g = sub;
+    }
+  owb_node_add_attribute (outer_if, "then_branch", OWB_ATTR_GRAPH)->g = then_graph;
+  OwbGraph *else_graph = owb_graph_new ("else");
+  else_graph->parent = m->graph;
+  else_graph->model = m;
+  tu_node (else_graph, "Neg", "neg", "r", "n");
+  g_ptr_array_add (else_graph->outputs, owb_value_info_new ("n", NULL));
+  owb_node_add_attribute (outer_if, "else_branch", OWB_ATTR_GRAPH)->g = else_graph;
+  add_output (m, "Y");
+  prepare (m);
+
+  /* Outer values of the then branch: r (read by the Conv and by the nested If's branch) and
+   * cond (read by the nested If); W is a weight of the main graph, shown on the Conv's box. */
+  g_autoptr (GPtrArray) outer = owb_scene_dup_outer_values (then_graph);
+  g_assert_cmpuint (outer->len, ==, 2);
+  g_assert_cmpstr (outer->pdata[0], ==, "r");
+  g_assert_cmpstr (outer->pdata[1], ==, "cond");
+
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbGraphScene) then_scene = owb_graph_scene_new (then_graph, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (count_kind (then_scene, OWB_SCENE_INPUT), ==, 2);
+  int r_box = find_kind (then_scene, OWB_SCENE_INPUT, "r");
+  /* r feeds the Conv, and the nested If whose then branch reads it. */
+  g_assert_cmpint (find_edge (then_scene, r_box, find_kind (then_scene, OWB_SCENE_OP, "Conv")), >=, 0);
+  g_assert_cmpint (find_edge (then_scene, r_box, find_kind (then_scene, OWB_SCENE_OP, "If")), >=, 0);
+  check_geometry (then_scene);
+
+  /* On the main graph the stem's output feeds the If through its branches. */
+  g_autoptr (OwbGraphScene) scene = scene_new (m, NULL);
+  g_assert_cmpint (find_edge (scene, find_kind (scene, OWB_SCENE_OP, "Relu"), find_kind (scene, OWB_SCENE_OP, "If")), >=, 0);
+
+  /* Find looks inside the bodies and says where each match is. */
+  g_autoptr (GPtrArray) found = owb_graph_find_nested (m->graph, "if");
+  g_assert_cmpuint (found->len, ==, 2);
+  const OwbSceneMatch *first = found->pdata[0], *second = found->pdata[1];
+  g_assert_true (first->node == outer_if && first->depth == 0);
+  g_assert_true (second->node == inner_if && second->depth == 1);
+  g_autofree char *path = owb_scene_match_dup_path (second);
+  g_assert_cmpstr (path, ==, "If_3 › then_branch");
+  g_autoptr (GPtrArray) adds = owb_graph_find_nested (m->graph, "add");
+  g_assert_cmpuint (adds->len, ==, 1);
+  const OwbSceneMatch *add = adds->pdata[0];
+  g_assert_cmpuint (add->depth, ==, 2);
+  g_assert_true (add->steps[0].owner == outer_if && add->steps[1].owner == inner_if);
+  g_assert_cmpstr (add->steps[1].attribute, ==, "then_branch");
+  g_autofree char *add_path = owb_scene_match_dup_path (add);
+  g_assert_cmpstr (add_path, ==, "If_3 › then_branch › If_5 › then_branch");
+  /* A value name inside a body is found too; an empty query finds nothing. */
+  g_autoptr (GPtrArray) negs = owb_graph_find_nested (m->graph, "NEG");
+  g_assert_cmpuint (negs->len, ==, 1);
+  g_autoptr (GPtrArray) none = owb_graph_find_nested (m->graph, "");
+  g_assert_cmpuint (none->len, ==, 0);
 }
 
 static void
@@ -1377,6 +1471,7 @@ main (int argc, char **argv)
   g_test_add_func ("/graph-scene/measure", test_measure);
   g_test_add_func ("/graph-scene/cancel", test_cancel);
   g_test_add_func ("/graph-scene/subgraph", test_subgraph);
+  g_test_add_func ("/graph-scene/nested-subgraphs", test_nested_subgraphs);
   g_test_add_func ("/graph-scene/empty-graph", test_empty_graph);
   g_test_add_func ("/graph-scene/sample-model", test_sample_model);
   g_test_add_func ("/graph-scene/perf-1k", test_perf_1k);

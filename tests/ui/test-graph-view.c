@@ -593,6 +593,44 @@ test_layer (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* A point on screen inside box `index` on its detail line `line` (-1: on the title row). */
+static gboolean
+line_on_screen (OwbGraphView *view, int index, int line, double *x, double *y)
+{
+  double cx, cy;
+  box_center_on_screen (view, index, &cx, &cy);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  const OwbSceneNode *node = owb_graph_scene_get_node (scene, index);
+  double zoom = owb_graph_view_get_zoom (view), sx, sy;
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  for (double py = node->y + 1; py < node->y + node->height - 1; py += 1)
+    if (owb_graph_scene_hit_line (scene, index, node->x + node->width / 2, py) == line)
+      {
+        *x = cx;
+        *y = (py + (line < 0 ? 0 : 3) - sy) * zoom;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static GtkWidget *
+find_button_named (GtkWidget *root, const char *name)
+{
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
+    {
+      if (GTK_IS_BUTTON (child))
+        {
+          const char *label = gtk_button_get_label (GTK_BUTTON (child));
+          if (label && g_str_has_prefix (label, name))
+            return child;
+        }
+      GtkWidget *found = find_button_named (child, name);
+      if (found)
+        return found;
+    }
+  return NULL;
+}
+
 static void
 test_subgraph (void)
 {
@@ -600,29 +638,64 @@ test_subgraph (void)
   OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
   GtkWidget *window = window_with (GTK_WIDGET (view), 640, 480);
   show_model (view, model);
-  guint path_changes = 0;
+  guint path_changes = 0, selection_changes = 0;
   g_signal_connect (view, "path-changed", G_CALLBACK (count_signal), &path_changes);
+  g_signal_connect (view, "selection-changed", G_CALLBACK (count_signal), &selection_changes);
   owb_graph_view_zoom_in (view);
   double zoom = owb_graph_view_get_zoom (view);
 
   const OwbNode *iff = node_named (model->graph, "branch");
-  /* A double-click on the If opens its first branch in place. */
+  const OwbGraph *then_graph = owb_node_get_attribute (iff, "then_branch")->g;
+  const OwbGraph *else_graph = owb_node_get_attribute (iff, "else_branch")->g;
+  /* A double-click on the If's title asks which branch: a button for each. */
   double x, y;
-  box_center_on_screen (view, op_index (view, iff), &x, &y);
+  g_assert_true (line_on_screen (view, op_index (view, iff), -1, &x, &y));
+  owb_graph_view_click (view, x, y, 1);
+  g_assert_true (owb_graph_view_get_selected_node (view) == iff);
+  owb_graph_view_click (view, x, y, 2);
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 1);
+  GtkWidget *chooser = owb_graph_view_get_subgraph_chooser (view);
+  g_assert_nonnull (chooser);
+  g_assert_true (gtk_widget_get_visible (chooser));
+  GtkWidget *then_button = find_button_named (chooser, "then_branch");
+  g_assert_nonnull (find_button_named (chooser, "else_branch"));
+  g_assert_nonnull (then_button);
+  g_signal_emit_by_name (then_button, "clicked");
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == then_graph);
+  /* Nothing is selected in the branch, and those who show the selection are told. */
+  g_assert_null (owb_graph_view_get_selected_node (view));
+  g_assert_cmpuint (selection_changes, ==, 2);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_autofree char *title = owb_graph_view_dup_path_title (view);
+  g_assert_cmpstr (title, ==, "branch › then_branch");
+
+  /* Back through the breadcrumb: the If is selected again (the outer graph's selection). */
+  owb_graph_view_go_to_path (view, 0);
+  g_assert_true (owb_graph_view_get_graph (view) == model->graph);
+  g_assert_true (owb_graph_view_get_selected_node (view) == iff);
+  g_assert_cmpuint (selection_changes, ==, 3);
+  g_assert_null (owb_graph_view_dup_path_title (view));
+
+  /* A double-click on the else_branch line opens that branch, whatever the attribute order. */
+  g_assert_true (line_on_screen (view, op_index (view, iff), 1, &x, &y));
   owb_graph_view_click (view, x, y, 2);
   g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 2);
-  g_assert_true (wait_for (view_ready, view, 10000));
-  g_assert_true (owb_graph_view_get_graph (view) == owb_node_get_attribute (iff, "then_branch")->g);
+  g_assert_true (owb_graph_view_get_graph (view) == else_graph);
+  owb_graph_view_go_to_path (view, 0);
+  g_assert_true (line_on_screen (view, op_index (view, iff), 0, &x, &y));
+  owb_graph_view_click (view, x, y, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == then_graph);
   owb_graph_view_go_to_path (view, 0);
   path_changes = 0;
 
   owb_graph_view_open_subgraph (view, iff, "else_branch");
   g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 2);
   g_assert_cmpuint (path_changes, ==, 1);
-  g_assert_cmpstr (owb_graph_view_get_path_label (view, 1), ==, "If 'branch' › else_branch");
+  g_assert_cmpstr (owb_graph_view_get_path_label (view, 1), ==, "branch › else_branch");
   g_assert_true (wait_for (view_ready, view, 10000));
   const OwbGraph *body = owb_graph_view_get_graph (view);
-  g_assert_true (body == owb_node_get_attribute (iff, "else_branch")->g);
+  g_assert_true (body == else_graph);
   g_assert_cmpuint (owb_graph_view_find (view, "sigmoid"), ==, 1);
   g_assert_true (owb_graph_view_get_selected_node (view) == g_ptr_array_index (body->nodes, 0));
 
@@ -632,12 +705,70 @@ test_subgraph (void)
   g_assert_true (owb_graph_view_get_graph (view) == model->graph);
   g_assert_true (owb_graph_view_has_scene (view));
   g_assert_cmpfloat_with_epsilon (owb_graph_view_get_zoom (view), zoom, 1e-9);
+  /* The find made in the branch ended when the view left it. */
+  g_assert_cmpuint (owb_graph_view_get_n_matches (view), ==, 0);
 
   /* NULL attribute: the first graph attribute. */
   owb_graph_view_open_subgraph (view, iff, NULL);
-  g_assert_cmpstr (owb_graph_view_get_path_label (view, 1), ==, "If 'branch' › then_branch");
+  g_assert_cmpstr (owb_graph_view_get_path_label (view, 1), ==, "branch › then_branch");
   g_assert_true (wait_for (view_ready, view, 10000));
   owb_graph_view_go_to_path (view, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* Find on the main graph lists the nodes inside the branches with their path; moving to one
+ * opens its branch and selects it there. */
+static void
+test_find_in_subgraphs (void)
+{
+  g_autoptr (OwbModel) model = if_model_new ();
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 640, 480);
+  show_model (view, model);
+  const OwbNode *iff = node_named (model->graph, "branch");
+  const OwbGraph *then_graph = owb_node_get_attribute (iff, "then_branch")->g;
+  const OwbGraph *else_graph = owb_node_get_attribute (iff, "else_branch")->g;
+
+  /* "x" is read by both branches' nodes; the If itself does not name it. */
+  g_assert_cmpuint (owb_graph_view_find (view, "relu"), ==, 1);
+  const OwbSceneMatch *match = owb_graph_view_get_match (view, 0);
+  g_assert_cmpuint (match->depth, ==, 1);
+  g_autofree char *path = owb_scene_match_dup_path (match);
+  g_assert_cmpstr (path, ==, "branch › then_branch");
+  /* The first match is shown: its branch opens and it is selected once laid out. */
+  g_assert_true (owb_graph_view_get_graph (view) == then_graph);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_true (owb_graph_view_get_selected_node (view) == g_ptr_array_index (then_graph->nodes, 0));
+
+  /* From the main graph again: "x" is read by a node in each branch (not by the If itself). */
+  owb_graph_view_go_to_path (view, 0);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_cmpuint (owb_graph_view_find (view, "x"), ==, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == then_graph);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  owb_graph_view_find_next (view);
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == else_graph);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_true (owb_graph_view_get_selected_node (view) == g_ptr_array_index (else_graph->nodes, 0));
+
+  /* "y": the If's output and each branch's: the If first, then its branches' nodes. */
+  owb_graph_view_go_to_path (view, 0);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_cmpuint (owb_graph_view_find (view, "y"), ==, 3);
+  g_assert_true (owb_graph_view_get_match (view, 0)->node == iff);
+  g_assert_true (owb_graph_view_get_graph (view) == model->graph);
+  g_assert_true (owb_graph_view_get_selected_node (view) == iff);
+  owb_graph_view_set_match_index (view, 2);
+  g_assert_cmpint (owb_graph_view_get_match_index (view), ==, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == else_graph);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_true (owb_graph_view_get_selected_node (view) == g_ptr_array_index (else_graph->nodes, 0));
+  /* The matches stay while the view moves between them; round to the If on the main graph. */
+  g_assert_cmpuint (owb_graph_view_get_n_matches (view), ==, 3);
+  owb_graph_view_find_next (view);
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 1);
+  g_assert_true (owb_graph_view_get_selected_node (view) == iff);
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -1226,6 +1357,7 @@ main (int argc, char **argv)
   g_test_add_func ("/graph-view/tiny-cnn", test_tiny_cnn);
   g_test_add_func ("/graph-view/layer", test_layer);
   g_test_add_func ("/graph-view/subgraph", test_subgraph);
+  g_test_add_func ("/graph-view/find-in-subgraphs", test_find_in_subgraphs);
   g_test_add_func ("/graph-view/collapsed-groups", test_collapsed_groups);
   g_test_add_func ("/graph-view/cancel-and-stale", test_cancel_and_stale);
   g_test_add_func ("/graph-view/pane", test_pane);

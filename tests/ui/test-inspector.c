@@ -432,6 +432,15 @@ on_node_activated (OwbInspector *inspector, gpointer node, gpointer *out)
 }
 
 static void
+on_subgraph_activated (OwbInspector *inspector, gpointer node, const char *attribute, gpointer data)
+{
+  struct { gpointer node; char *attribute; } *out = data;
+  out->node = node;
+  g_free (out->attribute);
+  out->attribute = g_strdup (attribute);
+}
+
+static void
 test_show_node (Fixture *f, gconstpointer data)
 {
   owb_inspector_show_node (f->inspector, f->model->graph, f->conv);
@@ -919,6 +928,28 @@ test_subgraph_scope (Fixture *f, gconstpointer data)
   assert_has_line (text, "then_branch");
   assert_has_line (text, "1 node");
   assert_has_line (text, "type unknown"); /* "cond" is declared nowhere */
+
+  /* The branch row opens the branch it names. */
+  struct { gpointer node; char *attribute; } opened = { NULL, NULL };
+  g_signal_connect (f->inspector, "subgraph-activated", G_CALLBACK (on_subgraph_activated), &opened);
+  GtkWidget *row = find_row (f->inspector, "then_branch");
+  g_assert_nonnull (row);
+  g_assert_true (gtk_list_box_row_get_activatable (GTK_LIST_BOX_ROW (row)));
+  g_signal_emit_by_name (row, "activated");
+  g_assert_true (opened.node == if_node);
+  g_assert_cmpstr (opened.attribute, ==, "then_branch");
+  g_free (opened.attribute);
+
+  /* The branch itself: titled by its path, with the outer value it reads (Y; B is a weight). */
+  owb_inspector_show_subgraph (f->inspector, f->model, body, "branch › then_branch");
+  g_free (text);
+  text = all_text (f->inspector);
+  assert_has_line (text, "branch › then_branch");
+  assert_has_line (text, "Subgraph");
+  assert_has_line (text, "From the Outer Graph");
+  assert_has_line (text, "Y");
+  assert_has_line (text, "None of its own");
+  g_assert_null (strstr (text, "\nB\n"));
   owb_node_free (if_node); /* frees the body */
 }
 

@@ -814,6 +814,68 @@ test_window_dev_models (void)
   g_assert_cmpuint (n_models, >, 0);
 }
 
+static gboolean
+inspector_shows_path (gpointer data)
+{
+  return shows_text (GTK_WIDGET (((OwbWindow *) data)->inspector), "If_3 › then_branch");
+}
+
+static gboolean
+loaded_and_laid_out (gpointer data)
+{
+  return shows_document (data) && window_prepared (data) && view_idle (data) &&
+         owb_graph_view_has_scene (owb_graph_pane_get_view (((OwbWindow *) data)->graph_pane));
+}
+
+/* A model whose Convs are inside If branches: the inspector's branch rows open the branch they
+ * name, the inspector then describes the branch by its path, and going back through the
+ * breadcrumb shows the outer graph's selection again (not the branch). */
+static void
+test_window_subgraphs (void)
+{
+  g_autofree char *path = g_build_filename (g_getenv ("OWB_SOURCE_ROOT"), "tests", "ui", "data", "subgraphs.onnx", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  OwbWindow *window = owb_window_new (app);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 800);
+  gtk_window_present (GTK_WINDOW (window));
+  owb_window_open_file (window, file);
+  iterate_until (loaded_and_laid_out, window, 60000, "subgraphs.onnx");
+  OwbGraphView *view = owb_graph_pane_get_view (window->graph_pane);
+  const OwbGraph *graph = owb_graph_view_get_graph (view);
+  const OwbNode *if_node = find_node (graph, "If_3");
+  g_assert_nonnull (if_node);
+
+  owb_graph_view_select_node (view, if_node);
+  iterate_for (100);
+  g_assert_true (shows_text (GTK_WIDGET (window->inspector), "If node"));
+  /* The then_branch row of the inspector opens then_branch (else_branch comes first in the file). */
+  g_signal_emit_by_name (window->inspector, "subgraph-activated", if_node, "then_branch");
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == owb_node_get_attribute (if_node, "then_branch")->g);
+  iterate_until (inspector_shows_path, window, 5000, "the inspector to show the branch");
+  g_assert_true (shows_text (GTK_WIDGET (window->inspector), "From the Outer Graph"));
+  g_assert_true (shows_text (GTK_WIDGET (window->inspector), "stem"));
+  iterate_until (view_idle, window, 30000, "the branch's layout");
+
+  /* Back: the If is selected and described again. */
+  owb_graph_view_go_to_path (view, 0);
+  iterate_for (100);
+  g_assert_true (owb_graph_view_get_selected_node (view) == if_node);
+  g_assert_false (inspector_shows_path (window));
+  g_assert_true (shows_text (GTK_WIDGET (window->inspector), "If node"));
+
+  /* With nothing selected, the branch's summary goes too: the model's comes back. */
+  owb_graph_view_select_node (view, NULL);
+  owb_graph_view_open_subgraph (view, if_node, "else_branch");
+  iterate_for (100);
+  g_assert_true (shows_text (GTK_WIDGET (window->inspector), "If_3 › else_branch"));
+  owb_graph_view_go_to_path (view, 0);
+  iterate_for (100);
+  g_assert_false (shows_text (GTK_WIDGET (window->inspector), "If_3 › else_branch"));
+  g_assert_true (shows_text (GTK_WIDGET (window->inspector), "Model"));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 static void
 test_actions_and_shortcuts (void)
 {
@@ -935,6 +997,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/drop", test_window_drop);
   g_test_add_func ("/window/actions", test_actions_and_shortcuts);
   g_test_add_func ("/window/dev-models", test_window_dev_models);
+  g_test_add_func ("/window/subgraphs", test_window_subgraphs);
   int status = g_test_run ();
   g_application_release (G_APPLICATION (app));
   return status;

@@ -48,6 +48,8 @@ typedef struct {
   guint local;           /* its item index in scope's level */
   int visible;           /* scene node showing it: its own box or a collapsed group's */
   gboolean adopted;      /* moved by adopt_unscoped_sources */
+  gboolean outer;        /* INPUT: a value a body reads from the graphs around it */
+  GPtrArray *body_reads; /* OP with subgraphs: what its bodies read from outside them, or NULL */
 } Leaf;
 
 typedef struct {
@@ -1061,6 +1063,87 @@ type_text (GHashTable *infos, const char *name)
   return text ? text : g_strdup ("");
 }
 
+/* Outer reads. A subgraph reads values of the graphs around it by name (ONNX's implicit
+ * inputs); the body's own view draws them as inputs, and the outer view as edges into the
+ * If/Loop/Scan node that owns the body, as Netron does. */
+
+static void
+read_name (const char *name, GHashTable *defined, GHashTable *seen, GPtrArray *out)
+{
+  if (name && name[0] && !g_hash_table_contains (defined, name) && g_hash_table_add (seen, (gpointer) name))
+    g_ptr_array_add (out, (gpointer) name);
+}
+
+static void collect_outer (const OwbGraph *graph, GPtrArray *out);
+
+static gboolean
+node_has_bodies (const OwbNode *node)
+{
+  for (int a = 0; a < node->n_attributes; a++)
+    if (node->attributes[a].type == OWB_ATTR_GRAPH || node->attributes[a].type == OWB_ATTR_GRAPHS)
+      return TRUE;
+  return FALSE;
+}
+
+/* What a node's bodies read from outside them (the node's graph or further out), in order. */
+static void
+node_body_reads (const OwbNode *node, GPtrArray *out)
+{
+  for (int a = 0; a < node->n_attributes; a++)
+    {
+      const OwbAttribute *attr = &node->attributes[a];
+      if (attr->type == OWB_ATTR_GRAPH && attr->g)
+        collect_outer (attr->g, out);
+      for (int k = 0; attr->type == OWB_ATTR_GRAPHS && k < attr->n; k++)
+        if (attr->graphs[k])
+          collect_outer (attr->graphs[k], out);
+    }
+}
+
+static void
+collect_outer (const OwbGraph *graph, GPtrArray *out)
+{
+  g_autoptr (GHashTable) defined = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < out->len; i++)
+    g_hash_table_add (seen, out->pdata[i]);
+  for (guint i = 0; i < graph->inputs->len; i++)
+    g_hash_table_add (defined, ((OwbValueInfo *) graph->inputs->pdata[i])->name);
+  for (guint i = 0; i < graph->initializer_names->len; i++)
+    g_hash_table_add (defined, graph->initializer_names->pdata[i]);
+  for (guint n = 0; n < graph->nodes->len; n++)
+    {
+      const OwbNode *node = graph->nodes->pdata[n];
+      for (int o = 0; o < node->n_outputs; o++)
+        g_hash_table_add (defined, node->outputs[o]);
+    }
+  for (guint n = 0; n < graph->nodes->len; n++)
+    {
+      const OwbNode *node = graph->nodes->pdata[n];
+      for (int k = 0; k < node->n_inputs; k++)
+        read_name (node->inputs[k], defined, seen, out);
+      g_autoptr (GPtrArray) nested = g_ptr_array_new ();
+      node_body_reads (node, nested);
+      for (guint k = 0; k < nested->len; k++)
+        read_name (nested->pdata[k], defined, seen, out);
+    }
+  for (guint i = 0; i < graph->outputs->len; i++)
+    read_name (((OwbValueInfo *) graph->outputs->pdata[i])->name, defined, seen, out);
+}
+
+GPtrArray *
+owb_scene_dup_outer_values (const OwbGraph *body)
+{
+  g_autoptr (GPtrArray) reads = g_ptr_array_new ();
+  collect_outer (body, reads);
+  GPtrArray *values = g_ptr_array_new ();
+  /* Weights of the outer graphs show on the boxes that read them ("W ⟨8×8×3×3⟩"), not as inputs. */
+  for (guint i = 0; i < reads->len; i++)
+    if (!_owb_scene_find_initializer (body->parent, reads->pdata[i]))
+      g_ptr_array_add (values, reads->pdata[i]);
+  return values;
+}
+
 static gboolean
 build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
 {
@@ -1076,8 +1159,11 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
     }
 
   g_autoptr (GPtrArray) feeds = owb_graph_dup_feed_inputs (graph);
+  /* A body's values from outside are its inputs too (drawn after its own). */
+  g_autoptr (GPtrArray) outer = graph->parent ? owb_scene_dup_outer_values (graph) : g_ptr_array_new ();
+  guint n_inputs = feeds->len + outer->len;
   guint n_nodes = graph->nodes->len;
-  scene->n_leaves = feeds->len + n_nodes + graph->outputs->len;
+  scene->n_leaves = n_inputs + n_nodes + graph->outputs->len;
   scene->leaves = g_new0 (Leaf, MAX (scene->n_leaves, 1));
   scene->root = scope_new (scene, "", "", NULL);
   scene->root->expanded = TRUE;
@@ -1105,6 +1191,17 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
       leaf->value = g_strdup (in->name);
       leaf->title = g_strdup (in->name);
       leaf->subtitle = type_text (infos, in->name);
+      leaf->scope = scene->root;
+    }
+  for (guint i = 0; i < outer->len; i++, l++)
+    {
+      const char *name = outer->pdata[i];
+      Leaf *leaf = &scene->leaves[l];
+      leaf->kind = OWB_SCENE_INPUT;
+      leaf->value = g_strdup (name);
+      leaf->title = g_strdup (name);
+      leaf->subtitle = type_text (infos, name);
+      leaf->outer = TRUE;
       leaf->scope = scene->root;
     }
   for (guint i = 0; i < n_nodes; i++, l++)
@@ -1145,7 +1242,7 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
   g_autoptr (GPtrArray) aliases = g_ptr_array_new ();
   normalize_scope (scene, scene->root, aliases);
   set_depths (scene->root, 0);
-  adopt_unscoped_sources (scene, feeds->len, n_nodes);
+  adopt_unscoped_sources (scene, n_inputs, n_nodes);
   finish_scope (scene, scene->root);
   /* A merged scope's path finds the group that absorbed it; that one always survives, since
    * merging keeps the inner scope and a merged scope holds at least two ops. */
@@ -1201,11 +1298,19 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
     }
   for (guint i = 0; i < scene->n_leaves; i++)
     {
-      const Leaf *leaf = &scene->leaves[i];
+      Leaf *leaf = &scene->leaves[i];
       int n_in = leaf->kind == OWB_SCENE_OP ? leaf->node->n_inputs : leaf->kind == OWB_SCENE_OUTPUT;
-      for (int k = 0; k < n_in; k++)
+      if (leaf->kind == OWB_SCENE_OP && node_has_bodies (leaf->node))
         {
-          const char *name = leaf->kind == OWB_SCENE_OP ? leaf->node->inputs[k] : leaf->value;
+          /* The values its bodies read come into the If/Loop box like its inputs. */
+          leaf->body_reads = g_ptr_array_new ();
+          node_body_reads (leaf->node, leaf->body_reads);
+        }
+      int n_reads = leaf->body_reads ? (int) leaf->body_reads->len : 0;
+      for (int k = 0; k < n_in + n_reads; k++)
+        {
+          const char *name = k >= n_in ? leaf->body_reads->pdata[k - n_in]
+                             : leaf->kind == OWB_SCENE_OP ? leaf->node->inputs[k] : leaf->value;
           gpointer id;
           if (name[0] == '\0' || !g_hash_table_lookup_extended (value_ids, name, NULL, &id))
             continue; /* initializers and outer-scope values: no box to come from */
@@ -1302,8 +1407,11 @@ owb_graph_scene_free (OwbGraphScene *scene)
         {
           g_free (leaf->lines[k].text);
           g_free (leaf->lines[k].tensor);
+          g_free (leaf->lines[k].subgraph);
         }
       g_free (leaf->lines);
+      if (leaf->body_reads)
+        g_ptr_array_unref (leaf->body_reads);
     }
   g_free (scene->leaves);
   g_hash_table_unref (scene->leaf_of_node);
@@ -1683,6 +1791,92 @@ matches (const char *haystack, const char *needle, gboolean ascii)
   return FALSE;
 }
 
+static gboolean
+node_matches (const OwbNode *node, const char *needle, gboolean ascii)
+{
+  gboolean hit = matches (node->name, needle, ascii) || matches (node->op_type, needle, ascii);
+  for (int k = 0; !hit && k < node->n_inputs; k++)
+    hit = matches (node->inputs[k], needle, ascii);
+  for (int k = 0; !hit && k < node->n_outputs; k++)
+    hit = matches (node->outputs[k], needle, ascii);
+  return hit;
+}
+
+static void
+find_nested (const OwbGraph *graph, const char *needle, gboolean ascii, GArray *steps, GPtrArray *found)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      const OwbNode *node = graph->nodes->pdata[i];
+      if (node_matches (node, needle, ascii))
+        {
+          OwbSceneMatch *match = g_new0 (OwbSceneMatch, 1);
+          match->node = node;
+          match->depth = steps->len;
+          match->steps = g_memdup2 (steps->data, steps->len * sizeof (OwbSceneStep));
+          g_ptr_array_add (found, match);
+        }
+      /* A node's bodies come right after it: the list reads in graph order, nesting included. */
+      for (int a = 0; a < node->n_attributes; a++)
+        {
+          const OwbAttribute *attr = &node->attributes[a];
+          if (attr->type != OWB_ATTR_GRAPH || !attr->g)
+            continue;
+          OwbSceneStep step = { node, attr->name };
+          g_array_append_val (steps, step);
+          find_nested (attr->g, needle, ascii, steps, found);
+          g_array_set_size (steps, steps->len - 1);
+        }
+    }
+}
+
+void
+owb_scene_match_free (OwbSceneMatch *match)
+{
+  if (!match)
+    return;
+  g_free (match->steps);
+  g_free (match);
+}
+
+GPtrArray *
+owb_graph_find_nested (const OwbGraph *graph, const char *query)
+{
+  GPtrArray *found = g_ptr_array_new_with_free_func ((GDestroyNotify) owb_scene_match_free);
+  if (graph == NULL || query == NULL || query[0] == '\0')
+    return found;
+  gboolean ascii = TRUE;
+  for (const char *q = query; *q; q++)
+    if ((guchar) *q >= 0x80)
+      ascii = FALSE;
+  g_autofree char *needle = ascii ? g_ascii_strdown (query, -1) : g_utf8_casefold (query, -1);
+  g_autoptr (GArray) steps = g_array_new (FALSE, FALSE, sizeof (OwbSceneStep));
+  find_nested (graph, needle, ascii, steps, found);
+  return found;
+}
+
+char *
+owb_scene_step_label (const OwbSceneStep *step)
+{
+  const OwbNode *node = step->owner;
+  const char *who = node->name && node->name[0] ? node->name : node->op_type;
+  return g_strdup_printf ("%s › %s", who, step->attribute);
+}
+
+char *
+owb_scene_match_dup_path (const OwbSceneMatch *match)
+{
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; i < match->depth; i++)
+    {
+      g_autofree char *step = owb_scene_step_label (&match->steps[i]);
+      if (i)
+        g_string_append (s, " › ");
+      g_string_append (s, step);
+    }
+  return g_string_free (s, FALSE);
+}
+
 GPtrArray *
 owb_graph_scene_find (const OwbGraphScene *scene, const char *query)
 {
@@ -1699,12 +1893,7 @@ owb_graph_scene_find (const OwbGraphScene *scene, const char *query)
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       const OwbNode *node = graph->nodes->pdata[i];
-      gboolean hit = matches (node->name, needle, ascii) || matches (node->op_type, needle, ascii);
-      for (int k = 0; !hit && k < node->n_inputs; k++)
-        hit = matches (node->inputs[k], needle, ascii);
-      for (int k = 0; !hit && k < node->n_outputs; k++)
-        hit = matches (node->outputs[k], needle, ascii);
-      if (hit)
+      if (node_matches (node, needle, ascii))
         g_ptr_array_add (found, (gpointer) node);
     }
   return found;

@@ -587,6 +587,16 @@ _owb_scene_node_lines (const OwbNode *node, const OwbGraph *graph, const OwbScen
       (*lines)[i].text = g_steal_pointer (&texts->pdata[i]);
       (*lines)[i].tensor = g_strdup (tensors->pdata[i]);
     }
+  /* The subgraph lines come first, one per graph attribute, in attribute order. */
+  guint line = 0;
+  for (int i = 0; i < node->n_attributes && line < shown; i++)
+    {
+      const OwbAttribute *a = &node->attributes[i];
+      if (a->type == OWB_ATTR_GRAPH && a->g)
+        (*lines)[line].subgraph = g_strdup (a->name);
+      if (a->type == OWB_ATTR_GRAPH || a->type == OWB_ATTR_GRAPHS)
+        line++;
+    }
   if (capped)
     (*lines)[shown].text = g_strdup ("…");
   return total;
