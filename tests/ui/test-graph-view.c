@@ -772,6 +772,47 @@ test_find_in_subgraphs (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* The find bar lists every match with the subgraph it is in; choosing one opens that branch. */
+static void
+test_pane_match_list (void)
+{
+  g_autoptr (OwbModel) model = if_model_new ();
+  GtkWidget *pane = owb_graph_pane_new ();
+  OwbGraphView *view = owb_graph_pane_get_view (OWB_GRAPH_PANE (pane));
+  GtkWidget *window = window_with (pane, 900, 600);
+  show_model (view, model);
+  const OwbNode *iff = node_named (model->graph, "branch");
+  const OwbGraph *else_graph = owb_node_get_attribute (iff, "else_branch")->g;
+
+  owb_graph_pane_set_find_visible (OWB_GRAPH_PANE (pane), TRUE);
+  GtkWidget *entry = find_child (pane, GTK_TYPE_SEARCH_ENTRY, NULL);
+  gtk_editable_set_text (GTK_EDITABLE (entry), "y");
+  GtkWidget *match_label = NULL;
+  gint64 end = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+  while (!(match_label = find_child (pane, GTK_TYPE_LABEL, "1 of 3")) && g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_nonnull (match_label);
+
+  GtkListBox *list = owb_graph_pane_get_match_list (OWB_GRAPH_PANE (pane));
+  g_assert_nonnull (gtk_list_box_get_row_at_index (list, 2));
+  g_assert_null (gtk_list_box_get_row_at_index (list, 3));
+  /* The If on the main graph, then the node of each branch with its path. */
+  g_assert_nonnull (find_child (GTK_WIDGET (gtk_list_box_get_row_at_index (list, 0)), GTK_TYPE_LABEL, "If  branch"));
+  GtkWidget *third = GTK_WIDGET (gtk_list_box_get_row_at_index (list, 2));
+  g_assert_nonnull (find_child (third, GTK_TYPE_LABEL, "Sigmoid  sig"));
+  g_assert_nonnull (find_child (third, GTK_TYPE_LABEL, "branch › else_branch"));
+  g_signal_emit_by_name (list, "row-activated", third);
+  g_assert_cmpint (owb_graph_view_get_match_index (view), ==, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == else_graph);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_true (owb_graph_view_get_selected_node (view) == g_ptr_array_index (else_graph->nodes, 0));
+  /* The bar says where the current match is, and the breadcrumb shows the way back. */
+  spin (50);
+  g_assert_nonnull (find_child (pane, GTK_TYPE_LABEL, "in branch › else_branch"));
+  g_assert_nonnull (find_child (pane, GTK_TYPE_BUTTON, "branch › else_branch"));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 static void
 test_collapsed_groups (void)
 {
@@ -1358,6 +1399,7 @@ main (int argc, char **argv)
   g_test_add_func ("/graph-view/layer", test_layer);
   g_test_add_func ("/graph-view/subgraph", test_subgraph);
   g_test_add_func ("/graph-view/find-in-subgraphs", test_find_in_subgraphs);
+  g_test_add_func ("/graph-view/pane-match-list", test_pane_match_list);
   g_test_add_func ("/graph-view/collapsed-groups", test_collapsed_groups);
   g_test_add_func ("/graph-view/cancel-and-stale", test_cancel_and_stale);
   g_test_add_func ("/graph-view/pane", test_pane);
