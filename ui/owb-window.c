@@ -107,6 +107,8 @@ update_model_label (gpointer data)
   gboolean document = g_strcmp0 (gtk_stack_get_visible_child_name (self->main_stack), "document") == 0;
   gboolean title_visible = adw_view_switcher_title_get_title_visible (self->switcher_title);
   gtk_widget_set_visible (GTK_WIDGET (self->model_label), document && !title_visible);
+  const char *folder = gtk_label_get_text (self->model_folder_label);
+  gtk_widget_set_visible (GTK_WIDGET (self->model_folder_label), document && !title_visible && folder[0]);
   self->model_label_idle = 0;
   return G_SOURCE_REMOVE;
 }
@@ -134,6 +136,11 @@ set_titles (OwbWindow *self, const char *title, const char *subtitle)
   /* Short names whole ("tiny-cnn.onnx"); with six pages the switcher left it a few letters. */
   gtk_label_set_width_chars (self->model_label, title ? MIN ((int) g_utf8_strlen (title, -1), 16) : -1);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->model_label), subtitle);
+  /* The folder under the name, as the title shows it when it has the room. */
+  gtk_label_set_text (self->model_folder_label, subtitle ? subtitle : "");
+  gtk_label_set_width_chars (self->model_folder_label, subtitle ? MIN ((int) g_utf8_strlen (subtitle, -1), 16) : -1);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->model_folder_label), subtitle);
+  update_switcher_bar (self);
 }
 
 /* "~/models" rather than "/home/ann/models": the folder as people say it. */
@@ -651,6 +658,7 @@ owb_window_class_init (OwbWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, OwbWindow, open_button);
   gtk_widget_class_bind_template_child (widget_class, OwbWindow, recent_button);
   gtk_widget_class_bind_template_child (widget_class, OwbWindow, model_label);
+  gtk_widget_class_bind_template_child (widget_class, OwbWindow, model_folder_label);
   gtk_widget_class_bind_template_child (widget_class, OwbWindow, switcher_title);
   gtk_widget_class_bind_template_child (widget_class, OwbWindow, menu_button);
   gtk_widget_class_bind_template_child (widget_class, OwbWindow, find_button);

@@ -475,6 +475,11 @@ test_window_open (void)
   g_assert_true (adw_view_switcher_title_get_title_visible (main_window->switcher_title) !=
                  gtk_widget_get_visible (GTK_WIDGET (main_window->model_label)));
   g_assert_cmpstr (gtk_label_get_text (main_window->model_label), ==, "tiny-cnn.onnx");
+  /* The folder is under the name wherever the name is shown. */
+  g_autofree char *label_folder = g_path_get_basename (gtk_label_get_text (main_window->model_folder_label));
+  g_assert_cmpstr (label_folder, ==, "samples");
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (main_window->model_label)) ==
+                 gtk_widget_get_visible (GTK_WIDGET (main_window->model_folder_label)));
 
   /* The graph as loaded is laid out while the session is prepared: "Preparing…" in the bar. */
   g_signal_handler_disconnect (main_window->main_stack, shown);
@@ -814,6 +819,27 @@ test_window_dev_models (void)
   g_assert_cmpuint (n_models, >, 0);
 }
 
+/* A model given on the command line: the window comes up on its loading page, never the welcome
+ * page fading out. */
+static void
+test_window_open_command_line (void)
+{
+  g_autoptr (GFile) file = sample_file ();
+  g_autoptr (GList) before = g_list_copy (gtk_application_get_windows (app));
+  g_application_open (G_APPLICATION (app), &file, 1, "");
+  OwbWindow *window = NULL;
+  for (GList *l = gtk_application_get_windows (app); l; l = l->next)
+    if (!g_list_find (before, l->data))
+      window = l->data;
+  g_assert_nonnull (window);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window)));
+  g_assert_cmpstr (page_of (window), ==, "loading");
+  g_assert_false (gtk_stack_get_transition_running (window->main_stack));
+  iterate_until (shows_document, window, 30000, "the document page");
+  iterate_until (window_prepared, window, 30000, "the session");
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 static gboolean
 inspector_shows_path (gpointer data)
 {
@@ -998,6 +1024,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/actions", test_actions_and_shortcuts);
   g_test_add_func ("/window/dev-models", test_window_dev_models);
   g_test_add_func ("/window/subgraphs", test_window_subgraphs);
+  g_test_add_func ("/window/open-command-line", test_window_open_command_line);
   int status = g_test_run ();
   g_application_release (G_APPLICATION (app));
   return status;
