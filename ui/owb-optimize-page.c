@@ -55,7 +55,7 @@ struct _OwbOptimizePage
   GPtrArray *created; /* of OwbOptimizeCreated *, borrowed from report */
   GHashTable *created_index; /* node name (borrowed) -> GArray of guint positions in created */
 
-  GtkFileChooserNative *chooser;
+  GtkWidget *save_dialog;  /* the Save As dialog while it is open */
 };
 
 G_DEFINE_FINAL_TYPE (OwbOptimizePage, owb_optimize_page, GTK_TYPE_WIDGET)
@@ -880,41 +880,35 @@ save_in_thread (OwbOptimizePage *self, GFile *file)
   g_task_run_in_thread (task, save_thread);
 }
 
-static void
-chooser_response_cb (GtkNativeDialog *dialog, int response, OwbOptimizePage *self)
+/* The chosen file is checked when the dialog returns, before it asks whether to replace it. */
+static gboolean
+save_dialog_check (GFile *file, GError **error, gpointer data)
 {
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      if (file != NULL)
-        save_in_thread (self, file);
-    }
-  owb_page_close_file_chooser (&self->chooser);
+  g_autofree char *path = check_save_target (data, file, error);
+  return path != NULL;
+}
+
+static void
+save_dialog_chosen (GFile *file, gpointer data)
+{
+  save_in_thread (data, file);
 }
 
 static void
 save_clicked_cb (OwbOptimizePage *self)
 {
-  if (self->optimized == NULL || self->chooser != NULL)
+  if (self->optimized == NULL || self->save_dialog != NULL)
     return;
-  self->chooser = owb_page_new_file_chooser (GTK_WIDGET (self), _("Save Optimized Model"),
-                                             GTK_FILE_CHOOSER_ACTION_SAVE, _("_Save"));
-  owb_page_add_file_filter (self->chooser, _("ONNX Models"), "*.onnx", NULL);
-
   GFile *input = owb_document_get_file (self->document);
   g_autofree char *base = input != NULL ? g_file_get_basename (input) : g_strdup ("model.onnx");
   if (g_str_has_suffix (base, ".onnx"))
     base[strlen (base) - strlen (".onnx")] = '\0';
   g_autofree char *suggested = g_strconcat (base, "-optimized.onnx", NULL);
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), suggested);
-  if (input != NULL)
-    {
-      g_autoptr (GFile) folder = g_file_get_parent (input);
-      if (folder != NULL)
-        gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (self->chooser), folder, NULL);
-    }
-  g_signal_connect (self->chooser, "response", G_CALLBACK (chooser_response_cb), self);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
+  g_autoptr (GFile) folder = input != NULL ? g_file_get_parent (input) : NULL;
+  self->save_dialog = owb_page_new_save_dialog (GTK_WIDGET (self), _("Save Optimized Model"), folder, suggested,
+                                                save_dialog_check, save_dialog_chosen, self);
+  g_object_add_weak_pointer (G_OBJECT (self->save_dialog), (gpointer *) &self->save_dialog);
+  gtk_window_present (GTK_WINDOW (self->save_dialog));
 }
 
 /* ---- Document ---- */
@@ -1042,7 +1036,8 @@ owb_optimize_page_dispose (GObject *object)
   OwbOptimizePage *self = OWB_OPTIMIZE_PAGE (object);
   self->disposed = TRUE;
   owb_page_cancel (&self->cancellable);
-  owb_page_close_file_chooser (&self->chooser);
+  if (self->save_dialog)
+    gtk_window_destroy (GTK_WINDOW (self->save_dialog));
   owb_page_set_document (self, &self->document, &self->prepared_handler, NULL, NULL);
   gtk_widget_dispose_template (GTK_WIDGET (self), OWB_TYPE_OPTIMIZE_PAGE);
   G_OBJECT_CLASS (owb_optimize_page_parent_class)->dispose (object);
