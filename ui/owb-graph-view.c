@@ -2382,6 +2382,20 @@ owb_graph_view_click (OwbGraphView *self, double x, double y, int n_press)
     select_internal (self, NULL, NULL, NULL);
 }
 
+/* A value's type with long dimension names whole (the box shortens them). */
+static char *
+dup_full_type (OwbGraphView *self, const char *name)
+{
+  /* A subgraph's values from outside are typed in the graphs around it. */
+  for (const OwbGraph *g = owb_graph_scene_get_graph (self->scene); g; g = g->parent)
+    {
+      const OwbValueInfo *info = owb_graph_find_value_info (g, name);
+      if (info && info->has_type)
+        return owb_scene_format_type_full (&info->type);
+    }
+  return NULL;
+}
+
 /* Hovering tells what a box or edge is in full: names are often ellipsized in the box. */
 static gboolean
 query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip)
@@ -2421,10 +2435,16 @@ query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *t
                                   node->expanded ? _("Double-click to collapse") : _("Double-click to expand"));
           break;
         case OWB_SCENE_INPUT:
-          text = g_strdup_printf (_("Graph input %s: %s"), node->value, node->subtitle);
+          {
+            g_autofree char *type = dup_full_type (self, node->value);
+            text = g_strdup_printf (_("Graph input %s: %s"), node->value, type ? type : node->subtitle);
+          }
           break;
         case OWB_SCENE_OUTPUT:
-          text = g_strdup_printf (_("Graph output %s: %s"), node->value, node->subtitle);
+          {
+            g_autofree char *type = dup_full_type (self, node->value);
+            text = g_strdup_printf (_("Graph output %s: %s"), node->value, type ? type : node->subtitle);
+          }
           break;
         }
     }
@@ -2438,9 +2458,10 @@ query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *t
                  ? g_strdup_printf (ngettext ("%s and %u more value", "%s and %u more values", edge->n_tensors - 1),
                                     edge->tensor, edge->n_tensors - 1)
                  : g_strdup (edge->tensor);
-      if (edge->label)
+      g_autofree char *type = edge->tensor ? dup_full_type (self, edge->tensor) : NULL;
+      if (type || edge->label)
         {
-          char *more = g_strdup_printf ("%s\n%s", text, edge->label);
+          char *more = g_strdup_printf ("%s\n%s", text, type ? type : edge->label);
           g_free (text);
           text = more;
         }

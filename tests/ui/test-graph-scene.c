@@ -317,6 +317,36 @@ test_symbolic_and_merged (void)
   check_geometry (scene);
 }
 
+/* Long symbolic dimension names (PaddlePaddle's) are shortened in boxes and on edges, and kept
+ * whole for tooltips; short ones stay as they are. */
+static void
+test_long_dim_names (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (17);
+  add_input (m, "X", OWB_TYPE_FLOAT, 3, (int64_t[]){ -2, -2, 16 },
+             (const char *const[]){ "p2o.DynamicDimension.0", "sequence_length_of_the_batch", NULL });
+  tu_node (m->graph, "Relu", "relu", "X", "Y");
+  add_output (m, "Y");
+  prepare (m);
+  g_autoptr (OwbGraphScene) scene = scene_new (m, NULL);
+  const OwbSceneNode *x = owb_graph_scene_get_node (scene, find_kind (scene, OWB_SCENE_INPUT, "X"));
+  g_assert_cmpstr (x->subtitle, ==, "float32 p2o…0×sequence_…_batch×16");
+  /* 7 scene units a character without a measure: the box is no longer 270 units wide. */
+  g_assert_cmpfloat (x->width, <, 260);
+  const OwbSceneEdge *e = owb_graph_scene_get_edge (scene, find_edge (scene, find_kind (scene, OWB_SCENE_INPUT, "X"),
+                                                                      find_kind (scene, OWB_SCENE_OP, "Relu")));
+  g_assert_cmpstr (e->label, ==, "float32 p2o…0×sequence_…_batch×16");
+  g_autofree char *full = owb_scene_format_type_full (&owb_graph_find_value_info (m->graph, "X")->type);
+  g_assert_cmpstr (full, ==, "float32 p2o.DynamicDimension.0×sequence_length_of_the_batch×16");
+  g_autofree char *kept = _owb_scene_short_dim ("batch_size");
+  g_assert_cmpstr (kept, ==, "batch_size");
+  g_autofree char *exact = _owb_scene_short_dim ("sixteen_chars_ab");
+  g_assert_cmpstr (exact, ==, "sixteen_chars_ab");
+  g_autofree char *wide = _owb_scene_short_dim ("名前名前名前名前名前名前名前名前名前");
+  g_assert_cmpuint (g_utf8_strlen (wide, -1), ==, 16);
+  g_assert_true (g_utf8_validate (wide, -1, NULL));
+}
+
 /* Scopes: /enc/l0 and /enc/l1 (two ops each) in /enc; /head/Gemm alone (not a group); /a/b/c
  * holds two ops and nothing else on the way (one group "/a/b/c" titled "a/b/c"); a chain
  * through all of them. */
@@ -1457,6 +1487,7 @@ main (int argc, char **argv)
   g_test_add_func ("/graph-scene/attribute-lines", test_attribute_lines);
   g_test_add_func ("/graph-scene/line-cap", test_line_cap);
   g_test_add_func ("/graph-scene/symbolic-and-merged", test_symbolic_and_merged);
+  g_test_add_func ("/graph-scene/long-dim-names", test_long_dim_names);
   g_test_add_func ("/graph-scene/scopes", test_scopes);
   g_test_add_func ("/graph-scene/adopt-constants", test_adopt_constants);
   g_test_add_func ("/graph-scene/collapse-threshold", test_collapse_threshold);

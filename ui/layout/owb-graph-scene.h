@@ -160,6 +160,10 @@ char *owb_scene_match_dup_path (const OwbSceneMatch *match);
  * they are first read. A GPtrArray of names borrowed from the graph. */
 GPtrArray *owb_scene_dup_outer_values (const OwbGraph *body);
 
+/* A value's type with its dimension names whole (boxes and edges shorten long ones): for
+ * tooltips. NULL when nothing is known. */
+char *owb_scene_format_type_full (const OwbValueType *type);
+
 /* The colour of a provider ("cpu", "cuda"; NULL: unassigned), as 0..1 RGB, the same for the
  * canvas, its legend and the SVG export. */
 void owb_scene_provider_color (const char *provider, double rgb[3]);

@@ -16,11 +16,33 @@ _owb_scene_measure (const OwbSceneStyle *style, const char *text, OwbSceneFont f
   return 7.0 * g_utf8_strlen (text, -1);
 }
 
+char *
+_owb_scene_short_dim (const char *param)
+{
+  glong n = g_utf8_strlen (param, -1);
+  if (n <= OWB_SCENE_MAX_DIM_CHARS)
+    return g_strdup (param);
+  /* Exporters' generated names ("p2o.DynamicDimension.0", "unk__1234"): what tells two apart
+   * is the first segment and the last, so a dotted name keeps those ("p2o…0"). */
+  const char *first_dot = strchr (param, '.'), *last_dot = strrchr (param, '.');
+  if (first_dot && last_dot != first_dot && first_dot - param <= 8 && strlen (last_dot + 1) <= 6)
+    return g_strdup_printf ("%.*s…%s", (int) (first_dot - param), param, last_dot + 1);
+  /* Otherwise its start and its end, cut at characters. */
+  const char *head_end = g_utf8_offset_to_pointer (param, 9);
+  const char *tail = g_utf8_offset_to_pointer (param, n - 6);
+  return g_strdup_printf ("%.*s…%s", (int) (head_end - param), param, tail);
+}
+
 static void
-append_dim (GString *s, OwbDim d)
+append_dim (GString *s, OwbDim d, gboolean shorten)
 {
   if (d.value >= 0)
     g_string_append_printf (s, "%" G_GINT64_FORMAT, d.value);
+  else if (d.param && shorten)
+    {
+      g_autofree char *short_name = _owb_scene_short_dim (d.param);
+      g_string_append (s, short_name);
+    }
   else if (d.param)
     g_string_append (s, d.param);
   else
@@ -39,8 +61,8 @@ dtype_name (OwbDataType dtype)
     }
 }
 
-char *
-_owb_scene_format_type (const OwbValueType *type)
+static char *
+format_type (const OwbValueType *type, gboolean shorten)
 {
   if (type == NULL)
     return NULL;
@@ -87,10 +109,22 @@ _owb_scene_format_type (const OwbValueType *type)
         {
           if (i)
             g_string_append (s, "×");
-          append_dim (s, type->dims[i]);
+          append_dim (s, type->dims[i], shorten);
         }
     }
   return g_string_free (s, FALSE);
+}
+
+char *
+_owb_scene_format_type (const OwbValueType *type)
+{
+  return format_type (type, TRUE);
+}
+
+char *
+owb_scene_format_type_full (const OwbValueType *type)
+{
+  return format_type (type, FALSE);
 }
 
 static void
