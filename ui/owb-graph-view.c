@@ -126,6 +126,7 @@ struct _OwbGraphView {
   Palette palette;
   gboolean palette_valid;
   PangoLayout *layout;      /* reused for every text while building a tile */
+  double draw_zoom;         /* the zoom the region being drawn is for */
 
   /* interaction */
   double drag_scroll_x, drag_scroll_y;
@@ -588,15 +589,21 @@ append_rounded_fill (GtkSnapshot *snapshot, const graphene_rect_t *rect, double 
   gtk_snapshot_pop (snapshot);
 }
 
-/* A small square with a plus (collapsed: double-click expands) or a minus (expanded). */
+/* A small square with a plus (collapsed: double-click expands) or a minus (expanded), 10 scene
+ * units wide at (x, y). Its strokes are at least a pixel thick at the zoom it is drawn for:
+ * under 100% the plus's thin arms blurred away and a collapsed scope showed an empty box. */
 static void
-append_expander (GtkSnapshot *snapshot, double x, double y, gboolean expanded, const GdkRGBA *color)
+append_expander (GtkSnapshot *snapshot, double x, double y, gboolean expanded, const GdkRGBA *color, double zoom)
 {
   const double size = 10;
-  append_outline (snapshot, &GRAPHENE_RECT_INIT (x, y, size, size), 2, 1, color);
-  gtk_snapshot_append_color (snapshot, color, &GRAPHENE_RECT_INIT (x + 2.5, y + size / 2 - 0.6, size - 5, 1.2));
+  double stroke = MAX (1.5, 1.2 / zoom), border = MAX (0.8, 0.8 / zoom);
+  append_outline (snapshot, &GRAPHENE_RECT_INIT (x, y, size, size), 2, border, color);
+  double arm = size - 2 * (border + 0.8);
+  gtk_snapshot_append_color (snapshot, color,
+                             &GRAPHENE_RECT_INIT (x + (size - arm) / 2, y + size / 2 - stroke / 2, arm, stroke));
   if (!expanded)
-    gtk_snapshot_append_color (snapshot, color, &GRAPHENE_RECT_INIT (x + size / 2 - 0.6, y + 2.5, 1.2, size - 5));
+    gtk_snapshot_append_color (snapshot, color,
+                               &GRAPHENE_RECT_INIT (x + size / 2 - stroke / 2, y + (size - arm) / 2, stroke, arm));
 }
 
 static void
@@ -608,7 +615,8 @@ draw_group_frame (OwbGraphView *self, GtkSnapshot *snapshot, const OwbSceneNode 
   append_outline (snapshot, &rect, RADIUS * 1.5, 1, &p->group_border);
   double pad = self->style.padding;
   double text_y = node->y + pad + 2;
-  append_expander (snapshot, node->x + pad, node->y + pad + (self->style.title_height - 10) / 2, TRUE, &p->dim);
+  append_expander (snapshot, node->x + pad, node->y + pad + (self->style.title_height - 10) / 2, TRUE, &p->dim,
+                   self->draw_zoom);
   /* The scene's subtitle of a group is its count, "24 nodes": shown after the title where the
    * frame is wide enough for both (the scene sizes it for the title alone). */
   double room = node->width - 2 * pad - 16;
@@ -705,14 +713,16 @@ draw_box (OwbGraphView *self, GtkSnapshot *snapshot, const OwbSceneNode *node, L
        * the count, else small in the corner. */
       double ex = node->x + node->width - pad - 10;
       if (measure_text (node->title, OWB_SCENE_FONT_TITLE, self->metrics) + 14 <= text_width)
-        append_expander (snapshot, ex, y + (self->style.title_height - 10) / 2, FALSE, &p->dim);
+        append_expander (snapshot, ex, y + (self->style.title_height - 10) / 2, FALSE, &p->dim, self->draw_zoom);
       else if (measure_text (node->subtitle, OWB_SCENE_FONT_BODY, self->metrics) + 14 <= text_width)
         {
-          append_expander (snapshot, ex, y + self->style.title_height + (self->style.line_height - 10) / 2, FALSE, &p->dim);
+          append_expander (snapshot, ex, y + self->style.title_height + (self->style.line_height - 10) / 2, FALSE,
+                           &p->dim, self->draw_zoom);
           subtitle_room -= 14;
         }
       else
-        append_expander (snapshot, node->x + node->width - 13, node->y + node->height - 13, FALSE, &p->dim);
+        append_expander (snapshot, node->x + node->width - 13, node->y + node->height - 13, FALSE, &p->dim,
+                         self->draw_zoom);
     }
   double title_room = text_width;
   g_autofree char *badge = node->kind == OWB_SCENE_OP ? owb_graph_layer_dup_badge (self->layer, node->node) : NULL;
@@ -940,6 +950,7 @@ draw_region (OwbGraphView *self, GtkSnapshot *snapshot, OwbGraphScene *scene, co
              double zoom)
 {
   Lod lod = lod_for_zoom (zoom);  /* zoom: the pixels per scene unit it will be seen at */
+  self->draw_zoom = zoom;
   g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr (GArray) edges = g_array_new (FALSE, FALSE, sizeof (guint));
   owb_graph_scene_query (scene, rect->origin.x, rect->origin.y, rect->size.width, rect->size.height, nodes, edges);
@@ -2779,6 +2790,7 @@ owb_graph_view_init (OwbGraphView *self)
 {
   GtkWidget *widget = GTK_WIDGET (self);
   self->zoom = 1.0;
+  self->draw_zoom = 1.0;
   self->match_index = -1;
   self->ov_selected = self->ov_current = self->ov_line_node = -1;
   self->frames = g_ptr_array_new_with_free_func (frame_free);

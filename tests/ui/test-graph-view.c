@@ -9,6 +9,7 @@
 #include "owb-graph-pane.h"
 #include "owb-graph-view.h"
 #include "owb-graph-scene.h"
+#include "owb-graph-scene-private.h"
 #include "owb-resources.h"
 
 /* ---- models ---- */
@@ -813,6 +814,63 @@ test_pane_match_list (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* How dark the darkest pixel of the middle of a collapsed group's expander is (255 - grey): the
+ * plus's arms, without the square's border. A line under a pixel thick is smeared grey. */
+static double
+expander_ink (OwbGraphView *view, int group, GdkTexture *texture)
+{
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  const OwbSceneStyle *style = _owb_graph_scene_get_style (scene);
+  const OwbSceneNode *node = owb_graph_scene_get_node (scene, group);
+  double zoom = owb_graph_view_get_zoom (view), sx, sy;
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  /* The mark sits right of the title, 10 units square, inside the padding. */
+  double ex = node->x + node->width - style->padding - 10, ey = node->y + style->padding + (style->title_height - 10) / 2;
+  int width = gdk_texture_get_width (texture), height = gdk_texture_get_height (texture);
+  gsize stride = (gsize) width * 4;
+  g_autofree guchar *pixels = g_malloc (stride * height);
+  gdk_texture_download (texture, pixels, stride);
+  double ink = 0;
+  int x0 = (int) ceil ((ex + 2 - sx) * zoom), x1 = (int) floor ((ex + 8 - sx) * zoom);
+  int y0 = (int) ceil ((ey + 2 - sy) * zoom), y1 = (int) floor ((ey + 8 - sy) * zoom);
+  for (int y = MAX (y0, 0); y <= y1 && y < height; y++)
+    for (int x = MAX (x0, 0); x <= x1 && x < width; x++)
+      {
+        const guchar *p = pixels + y * stride + x * 4;
+        ink = MAX (ink, 255 - (p[0] + p[1] + p[2]) / 3.0);
+      }
+  return ink;
+}
+
+/* A collapsed scope's mark reads "+" at the zoom graphs open at, not an empty box: at 75% the
+ * plus's arms were thinner than a pixel and blurred away. */
+static void
+test_expander_marks (void)
+{
+  g_autoptr (OwbModel) model = scoped_model_new (200);
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 900, 700);
+  show_model (view, model);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  int group = owb_graph_scene_find_group (scene, "/encoder/layer.7");
+  g_assert_false (owb_graph_scene_get_node (scene, group)->expanded);
+  double x, y;
+  owb_graph_view_set_zoom (view, 2.0);
+  box_center_on_screen (view, group, &x, &y);
+  spin (100);
+  g_autoptr (GdkTexture) large = render_widget (GTK_WIDGET (view));
+  double ink_large = expander_ink (view, group, large);
+  owb_graph_view_set_zoom (view, 0.75);
+  box_center_on_screen (view, group, &x, &y);
+  spin (100);
+  g_autoptr (GdkTexture) small = render_widget (GTK_WIDGET (view));
+  double ink_small = expander_ink (view, group, small);
+  g_test_message ("expander's darkest pixel: %.0f at 200%%, %.0f at 75%%", ink_large, ink_small);
+  /* Nearly as dark at 75% as at 200% (a sub-pixel arm: 119 of 153). */
+  g_assert_cmpfloat (ink_small, >, 0.85 * ink_large);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 static void
 test_collapsed_groups (void)
 {
@@ -1400,6 +1458,7 @@ main (int argc, char **argv)
   g_test_add_func ("/graph-view/subgraph", test_subgraph);
   g_test_add_func ("/graph-view/find-in-subgraphs", test_find_in_subgraphs);
   g_test_add_func ("/graph-view/pane-match-list", test_pane_match_list);
+  g_test_add_func ("/graph-view/expander-marks", test_expander_marks);
   g_test_add_func ("/graph-view/collapsed-groups", test_collapsed_groups);
   g_test_add_func ("/graph-view/cancel-and-stale", test_cancel_and_stale);
   g_test_add_func ("/graph-view/pane", test_pane);
