@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "owb-graph-pane.h"
 #include "owb-graph-view.h"
 #include "owb-page-util.h"
 
@@ -31,7 +32,9 @@ struct _OwbOptimizePage
   GtkLabel *status_label;
   GtkLabel *summary_label;
   GtkListBox *results_list;
-  OwbGraphView *original_view;
+  OwbGraphPane *original_pane;
+  OwbGraphPane *optimized_pane;
+  OwbGraphView *original_view;   /* the panes' views */
   OwbGraphView *optimized_view;
   GtkStack *optimized_stack;
 
@@ -1074,6 +1077,7 @@ owb_optimize_page_class_init (OwbOptimizePageClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (OWB_TYPE_GRAPH_VIEW);
+  g_type_ensure (OWB_TYPE_GRAPH_PANE);
   gtk_widget_class_set_template_from_resource (widget_class, "/org/onnxworkbench/Workbench/owb-optimize-page.ui");
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, paned);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, level_dropdown);
@@ -1088,8 +1092,8 @@ owb_optimize_page_class_init (OwbOptimizePageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, status_label);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, summary_label);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, results_list);
-  gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, original_view);
-  gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, optimized_view);
+  gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, original_pane);
+  gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, optimized_pane);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, optimized_stack);
   gtk_widget_class_bind_template_callback (widget_class, optimize_clicked_cb);
   gtk_widget_class_bind_template_callback (widget_class, cancel_clicked_cb);
@@ -1110,6 +1114,12 @@ owb_optimize_page_init (OwbOptimizePage *self)
   self->created_index = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) g_array_unref);
   gtk_widget_init_template (GTK_WIDGET (self));
   gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Optimize"), -1);
+  self->original_view = owb_graph_pane_get_view (self->original_pane);
+  self->optimized_view = owb_graph_pane_get_view (self->optimized_pane);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->original_view), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _("Original Graph"), -1);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->optimized_view), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _("Optimized Graph"), -1);
   owb_page_keep_own_accessible_name (GTK_WIDGET (self->optimize_button));
   owb_page_keep_own_accessible_name (GTK_WIDGET (self->cancel_button));
   owb_page_keep_own_accessible_name (GTK_WIDGET (self->save_button));

@@ -840,6 +840,52 @@ test_window_open_command_line (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+static void
+collect_views (GtkWidget *widget, GPtrArray *views)
+{
+  if (OWB_IS_GRAPH_VIEW (widget))
+    g_ptr_array_add (views, widget);
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    collect_views (child, views);
+}
+
+static guint
+count_panes (GtkWidget *widget)
+{
+  guint n = OWB_IS_GRAPH_PANE (widget);
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    n += count_panes (child);
+  return n;
+}
+
+/* The Optimize page's graphs have the Graph page's controls, and Ctrl+0 (win.zoom-fit) fits the
+ * graph on the page shown, not the Graph page's hidden one. */
+static void
+test_window_optimize_zoom (void)
+{
+  adw_view_stack_set_visible_child_name (main_window->view_stack, "optimize");
+  iterate_for (300);
+  GtkWidget *page = adw_view_stack_get_visible_child (main_window->view_stack);
+  g_assert_cmpuint (count_panes (page), ==, 2);
+  g_autoptr (GPtrArray) views = g_ptr_array_new ();
+  collect_views (page, views);
+  g_assert_cmpuint (views->len, ==, 2);
+  OwbGraphView *original = views->pdata[0];
+  iterate_until (view_idle, main_window, 30000, "the original graph");
+  g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (original)));
+  OwbGraphView *graph_view = owb_graph_pane_get_view (main_window->graph_pane);
+  double graph_zoom = owb_graph_view_get_zoom (graph_view);
+  owb_graph_view_set_zoom (original, 4.0);
+  g_action_group_activate_action (G_ACTION_GROUP (main_window), "zoom-fit", NULL);
+  g_assert_cmpfloat (owb_graph_view_get_zoom (original), <, 4.0);
+  g_assert_cmpfloat (owb_graph_view_get_zoom (graph_view), ==, graph_zoom);
+  double fitted = owb_graph_view_get_zoom (original);
+  g_action_group_activate_action (G_ACTION_GROUP (main_window), "zoom-in", NULL);
+  g_assert_cmpfloat (owb_graph_view_get_zoom (original), >, fitted);
+  adw_view_stack_set_visible_child_name (main_window->view_stack, "graph");
+  iterate_for (100);
+}
+
 static gboolean
 inspector_shows_path (gpointer data)
 {
@@ -1017,6 +1063,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/open", test_window_open);
   g_test_add_func ("/window/level", test_window_level);
   g_test_add_func ("/window/selection", test_window_selection);
+  g_test_add_func ("/window/optimize-zoom", test_window_optimize_zoom);
   g_test_add_func ("/window/corrupt", test_window_corrupt);
   g_test_add_func ("/window/cancel", test_window_cancel);
   g_test_add_func ("/window/narrow", test_window_narrow);
