@@ -546,9 +546,40 @@ place_initially (OwbGraphView *self)
   fit (self);
   if (self->zoom >= READABLE_ZOOM)
     return;
+  /* On the first nodes: the boxes of the top rank (as far down as the top box is tall), centred
+   * when they fit across, else from the leftmost. The middle of the whole graph's top was empty
+   * in graphs whose wide part is further down (detection heads, a U-Net), and the view blank. */
+  double top = G_MAXDOUBLE, row = 0;
+  guint n = owb_graph_scene_get_n_nodes (self->scene);
+  for (guint i = 0; i < n; i++)
+    {
+      const OwbSceneNode *node = owb_graph_scene_get_node (self->scene, i);
+      if (node->kind != OWB_SCENE_GROUP && node->y < top)
+        {
+          top = node->y;
+          row = node->height;
+        }
+    }
   double sw, sh;
   owb_graph_scene_get_size (self->scene, &sw, &sh);
-  set_view (self, READABLE_ZOOM, sw / 2 - width / (2 * READABLE_ZOOM), -FIT_MARGIN / READABLE_ZOOM);
+  double view_width = width / READABLE_ZOOM;
+  double x = sw / 2 - view_width / 2;
+  if (top < G_MAXDOUBLE)
+    {
+      double left = G_MAXDOUBLE, right = -G_MAXDOUBLE;
+      for (guint i = 0; i < n; i++)
+        {
+          const OwbSceneNode *node = owb_graph_scene_get_node (self->scene, i);
+          if (node->kind != OWB_SCENE_GROUP && node->y <= top + row)
+            {
+              left = MIN (left, node->x);
+              right = MAX (right, node->x + node->width);
+            }
+        }
+      x = right - left + 2 * FIT_MARGIN / READABLE_ZOOM <= view_width ? (left + right) / 2 - view_width / 2
+                                                                       : left - FIT_MARGIN / READABLE_ZOOM;
+    }
+  set_view (self, READABLE_ZOOM, x, MIN (top, 0) - FIT_MARGIN / READABLE_ZOOM);
 }
 
 /* ---- drawing ---- */

@@ -134,6 +134,41 @@ scoped_model_new (guint n_blocks)
   return model;
 }
 
+/* x → a chain of 30 Relus → Concat ← 80 Sigmoids ← y: the top of the drawing is the chain's
+ * start, at one side; the wide part is further down. */
+static OwbModel *
+side_chain_model_new (void)
+{
+  OwbModel *model = model_new ();
+  OwbGraph *g = model->graph;
+  int64_t dims[] = { 1, 8 };
+  add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, dims);
+  add_tensor_value (g->inputs, "y", OWB_TYPE_FLOAT, 2, dims);
+  g_autofree char *prev = g_strdup ("x");
+  for (int i = 0; i < 30; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("chain%d", i), *out = g_strdup_printf ("c%d", i);
+      add_node (g, "Relu", name, prev, NULL, out);
+      g_free (prev);
+      prev = g_strdup (out);
+    }
+  OwbNode *concat = owb_node_new ("Concat", "", "concat");
+  owb_node_add_input (concat, prev);
+  for (int i = 0; i < 80; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("fan%d", i), *out = g_strdup_printf ("f%d", i);
+      add_node (g, "Sigmoid", name, "y", NULL, out);
+      owb_node_add_input (concat, out);
+    }
+  owb_node_add_output (concat, "out");
+  OwbAttribute *axis = owb_node_add_attribute (concat, "axis", OWB_ATTR_INT);
+  axis->i = 1;
+  owb_graph_add_node (g, concat);
+  g_ptr_array_add (g->outputs, owb_value_info_new ("out", NULL));
+  model_finish (model);
+  return model;
+}
+
 /* ---- helpers ---- */
 
 static gboolean
@@ -871,6 +906,37 @@ test_expander_marks (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* A graph too large to read whole opens at a readable zoom on its first nodes, never on an
+ * empty part of it. */
+static void
+test_first_view_not_blank (void)
+{
+  g_autoptr (OwbModel) model = side_chain_model_new ();
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 500, 400);
+  show_model (view, model);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  double zoom = owb_graph_view_get_zoom (view), sx, sy;
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  g_assert_cmpfloat (zoom, >=, 0.75);
+  g_autoptr (GArray) seen = g_array_new (FALSE, FALSE, sizeof (guint));
+  owb_graph_scene_query (scene, sx, sy, 500 / zoom, 400 / zoom, seen, NULL);
+  guint boxes = 0;
+  gboolean top = FALSE;
+  for (guint i = 0; i < seen->len; i++)
+    {
+      const OwbSceneNode *node = owb_graph_scene_get_node (scene, g_array_index (seen, guint, i));
+      if (node->kind == OWB_SCENE_GROUP)
+        continue;
+      boxes++;
+      top = top || node->kind == OWB_SCENE_INPUT;
+    }
+  g_test_message ("first view: zoom %.2f at (%.0f, %.0f), %u boxes", zoom, sx, sy, boxes);
+  g_assert_cmpuint (boxes, >, 0);
+  g_assert_true (top);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 static void
 test_collapsed_groups (void)
 {
@@ -1459,6 +1525,7 @@ main (int argc, char **argv)
   g_test_add_func ("/graph-view/find-in-subgraphs", test_find_in_subgraphs);
   g_test_add_func ("/graph-view/pane-match-list", test_pane_match_list);
   g_test_add_func ("/graph-view/expander-marks", test_expander_marks);
+  g_test_add_func ("/graph-view/first-view-not-blank", test_first_view_not_blank);
   g_test_add_func ("/graph-view/collapsed-groups", test_collapsed_groups);
   g_test_add_func ("/graph-view/cancel-and-stale", test_cancel_and_stale);
   g_test_add_func ("/graph-view/pane", test_pane);
