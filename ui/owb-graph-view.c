@@ -127,6 +127,7 @@ struct _OwbGraphView {
   gboolean palette_valid;
   PangoLayout *layout;      /* reused for every text while building a tile */
   double draw_zoom;         /* the zoom the region being drawn is for */
+  gboolean compact;         /* scenes leave Constants and weight chains out (OwbSceneStyle) */
 
   /* interaction */
   double drag_scroll_x, drag_scroll_y;
@@ -1472,6 +1473,7 @@ start_build (OwbGraphView *self)
   BuildData *build = g_new0 (BuildData, 1);
   build->graph = frame->graph;
   build->style = self->style;
+  build->style.compact = self->compact;
   build->owner = owner_hold_ref (self->owner);
   build->serial = self->build_serial;
   self->build_started = g_get_monotonic_time ();
@@ -2231,6 +2233,44 @@ owb_graph_view_get_subgraph_chooser (OwbGraphView *self)
 {
   g_return_val_if_fail (OWB_IS_GRAPH_VIEW (self), NULL);
   return self->branch_popover;
+}
+
+/* ---- compact ---- */
+
+void
+owb_graph_view_set_compact (OwbGraphView *self, gboolean compact)
+{
+  g_return_if_fail (OWB_IS_GRAPH_VIEW (self));
+  if (self->compact == !!compact)
+    return;
+  self->compact = !!compact;
+  /* Every level is laid out again, the one on screen now, the others when shown. */
+  for (guint i = 0; i < self->frames->len; i++)
+    {
+      Frame *frame = g_ptr_array_index (self->frames, i);
+      g_clear_pointer (&frame->scene, owb_graph_scene_free);
+      frame->placed = FALSE;
+    }
+  if (self->frames->len == 0)
+    return;
+  if (self->busy)
+    {
+      g_cancellable_cancel (self->cancellable);
+      self->build_serial++;
+      set_busy (self, FALSE);
+    }
+  self->scene = NULL;
+  self->overlays_valid = FALSE;
+  invalidate_tiles (self);
+  start_build (self);
+  g_signal_emit (self, signals[SCENE_CHANGED], 0);
+}
+
+gboolean
+owb_graph_view_get_compact (OwbGraphView *self)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_VIEW (self), FALSE);
+  return self->compact;
 }
 
 /* ---- export ---- */

@@ -81,6 +81,12 @@ void owb_graph_view_go_to_path (OwbGraphView *self, guint index);
 char *owb_graph_view_dup_path_title (OwbGraphView *self);
 GtkWidget *owb_graph_view_get_subgraph_chooser (OwbGraphView *self);
 
+/* Compact: Constant nodes and ops that read only initializers (a weight's Identity, Transpose,
+ * DequantizeLinear) have no box; their values show on the boxes that read them, as weights do
+ * (OwbSceneStyle.compact). Changing it lays the graph out again. Off by default. */
+void owb_graph_view_set_compact (OwbGraphView *self, gboolean compact);
+gboolean owb_graph_view_get_compact (OwbGraphView *self);
+
 /* The whole graph (not just what is on screen) as an image. */
 gboolean owb_graph_view_export_png (OwbGraphView *self, GFile *file, GError **error);
 gboolean owb_graph_view_export_svg (OwbGraphView *self, GFile *file, GError **error);

@@ -282,6 +282,8 @@ _owb_window_install_actions (OwbWindow *self)
     {
       g_autoptr (GAction) inspector = g_settings_create_action (self->settings, "inspector-visible");
       g_action_map_add_action (G_ACTION_MAP (self), inspector);
+      g_autoptr (GAction) compact = g_settings_create_action (self->settings, "compact-graph");
+      g_action_map_add_action (G_ACTION_MAP (self), compact);
     }
 
   self->recent_menu = g_menu_new ();

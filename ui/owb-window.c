@@ -210,6 +210,29 @@ on_inspector_tensor_activated (OwbInspector *inspector, const char *name, OwbWin
   owb_graph_view_select_tensor (owb_graph_pane_get_view (self->graph_pane), name);
 }
 
+/* Compact graphs */
+
+static void
+set_compact_below (GtkWidget *widget, gboolean compact)
+{
+  if (OWB_IS_GRAPH_VIEW (widget))
+    owb_graph_view_set_compact (OWB_GRAPH_VIEW (widget), compact);
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    set_compact_below (child, compact);
+}
+
+/* The Graph page and the Optimize page's two graphs follow the setting; the Quantize page's map
+ * shows every QuantizeLinear and DequantizeLinear, weights' included. */
+static void
+apply_compact (OwbWindow *self)
+{
+  gboolean compact = g_settings_get_boolean (self->settings, "compact-graph");
+  owb_graph_view_set_compact (owb_graph_pane_get_view (self->graph_pane), compact);
+  GtkWidget *optimize = adw_view_stack_get_child_by_name (self->view_stack, "optimize");
+  if (optimize)
+    set_compact_below (optimize, compact);
+}
+
 /* Prepared models */
 
 /* What the pane says while a session is prepared behind the graph on screen. */
@@ -720,6 +743,12 @@ owb_window_init (OwbWindow *self)
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
 
   add_pages (self);
+  if (self->settings)
+    {
+      g_signal_connect_object (self->settings, "changed::compact-graph", G_CALLBACK (apply_compact), self,
+                               G_CONNECT_SWAPPED);
+      apply_compact (self);
+    }
 
   GtkDropTarget *drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);

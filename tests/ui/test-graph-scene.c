@@ -456,42 +456,65 @@ constant (OwbModel *m, const char *name, const char *out, OwbTensor *value)
   return node;
 }
 
+/* Constants and a weight's Identity have no scope in their names. They are drawn at the top
+ * level, never inside the frame of their readers' group (they looked like members of it); a
+ * compact scene leaves them out and shows their values on their readers, as weights. */
 static void
-test_adopt_constants (void)
+test_unscoped_and_compact (void)
 {
-  /* Unscoped constants go to their consumers' group; one with consumers in two places stays. */
   g_autoptr (OwbModel) m = tu_model_new (17);
   add_input (m, "X", OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 2 }, NULL);
+  add_weight (m, "W", 2, (int64_t[]){ 2, 2 });
   constant (m, "Constant_1", "w", tu_floats (2, (int64_t[]){ 2, 2 }, NULL));
   constant (m, "Constant_2", "half", owb_tensor_new_scalar_float (0.5f));
   constant (m, "Constant_3", "one", owb_tensor_new_scalar_float (1.0f));
+  tu_node (m->graph, "Identity", "Identity_15", "W", "wid");
   tu_node (m->graph, "MatMul", "/blk/inner/MatMul", "X,w", "a");
   tu_node (m->graph, "Mul", "/blk/inner/Mul", "a,half", "b");
   tu_node (m->graph, "Add", "/blk/Add", "b,one", "c");
-  tu_node (m->graph, "Relu", "/blk/Relu", "c", "d");
+  tu_node (m->graph, "MatMul", "/blk/MatMul", "c,wid", "d");
   tu_node (m->graph, "Sub", "top", "d,one", "Y");
   constant (m, "Constant_4", "k", owb_tensor_new_scalar_float (2.0f));
-  tu_node (m->graph, "Mul", "/solo/Mul", "d,k", "Z");
   add_output (m, "Y");
-  add_output (m, "Z");
+  add_output (m, "k");
   prepare (m);
-  g_autoptr (OwbGraphScene) scene = scene_new (m, NULL);
 
-  const OwbSceneNode *c1 = owb_graph_scene_get_node (scene, owb_graph_scene_find_op (scene, node_named (m, "Constant_1")));
-  g_assert_cmpstr (c1->scope, ==, "/blk/inner");
-  g_assert_cmpstr (c1->lines[0].text, ==, "⟨2×2⟩ float32");
-  const OwbSceneNode *c2 = owb_graph_scene_get_node (scene, owb_graph_scene_find_op (scene, node_named (m, "Constant_2")));
-  g_assert_cmpstr (c2->scope, ==, "/blk/inner");
-  g_assert_cmpstr (c2->lines[0].text, ==, "= 0.5");
-  const OwbSceneNode *c3 = owb_graph_scene_get_node (scene, owb_graph_scene_find_op (scene, node_named (m, "Constant_3")));
-  g_assert_cmpstr (c3->scope, ==, "");
-  g_assert_cmpuint (group (scene, "/blk/inner")->n_members, ==, 4);
-  g_assert_cmpuint (group (scene, "/blk")->n_members, ==, 6);
-  /* A constant does not make a group of a single op. */
-  g_assert_cmpint (owb_graph_scene_find_group (scene, "/solo"), ==, -1);
-  const OwbSceneNode *c4 = owb_graph_scene_get_node (scene, owb_graph_scene_find_op (scene, node_named (m, "Constant_4")));
-  g_assert_cmpstr (c4->scope, ==, "");
+  g_autoptr (OwbGraphScene) scene = scene_new (m, NULL);
+  const char *unscoped[] = { "Constant_1", "Constant_2", "Constant_3", "Constant_4", "Identity_15" };
+  for (guint i = 0; i < G_N_ELEMENTS (unscoped); i++)
+    {
+      const OwbSceneNode *n = owb_graph_scene_get_node (scene, owb_graph_scene_find_op (scene, node_named (m, unscoped[i])));
+      g_assert_cmpint (n->kind, ==, OWB_SCENE_OP);
+      g_assert_cmpstr (n->scope, ==, "");
+      g_assert_cmpint (n->parent, ==, -1);
+    }
+  g_assert_cmpuint (group (scene, "/blk/inner")->n_members, ==, 2);
+  g_assert_cmpuint (group (scene, "/blk")->n_members, ==, 4);
+  g_assert_cmpuint (count_kind (scene, OWB_SCENE_OP), ==, 10);
   check_geometry (scene);
+
+  OwbSceneStyle style;
+  owb_scene_style_init (&style);
+  style.compact = TRUE;
+  g_autoptr (OwbGraphScene) compact = scene_new (m, &style);
+  /* Constant_4 makes a graph output: it keeps its box. */
+  g_assert_cmpuint (count_kind (compact, OWB_SCENE_OP), ==, 6);
+  g_assert_cmpint (owb_graph_scene_find_op (compact, node_named (m, "Constant_1")), ==, -1);
+  g_assert_cmpint (owb_graph_scene_find_op (compact, node_named (m, "Identity_15")), ==, -1);
+  g_assert_cmpint (owb_graph_scene_find_op (compact, node_named (m, "Constant_4")), >=, 0);
+  const OwbSceneNode *mm = owb_graph_scene_get_node (compact, owb_graph_scene_find_op (compact, node_named (m, "/blk/inner/MatMul")));
+  g_assert_cmpuint (mm->n_lines, ==, 1);
+  g_assert_cmpstr (mm->lines[0].text, ==, "B ⟨2×2⟩");
+  g_assert_cmpstr (mm->lines[0].tensor, ==, "w");
+  const OwbSceneNode *mul = owb_graph_scene_get_node (compact, owb_graph_scene_find_op (compact, node_named (m, "/blk/inner/Mul")));
+  g_assert_cmpstr (mul->lines[0].text, ==, "B = 0.5");
+  /* The Identity's value is typed by shape inference: its shape, as a weight's. */
+  const OwbSceneNode *mm2 = owb_graph_scene_get_node (compact, owb_graph_scene_find_op (compact, node_named (m, "/blk/MatMul")));
+  g_assert_cmpstr (mm2->lines[0].text, ==, "B ⟨2×2⟩");
+  g_assert_cmpstr (mm2->lines[0].tensor, ==, "wid");
+  /* No edge comes from a box that is not there. */
+  g_assert_cmpuint (owb_graph_scene_get_n_edges (compact), ==, 7);
+  check_geometry (compact);
 }
 
 static void
@@ -1489,7 +1512,7 @@ main (int argc, char **argv)
   g_test_add_func ("/graph-scene/symbolic-and-merged", test_symbolic_and_merged);
   g_test_add_func ("/graph-scene/long-dim-names", test_long_dim_names);
   g_test_add_func ("/graph-scene/scopes", test_scopes);
-  g_test_add_func ("/graph-scene/adopt-constants", test_adopt_constants);
+  g_test_add_func ("/graph-scene/unscoped-and-compact", test_unscoped_and_compact);
   g_test_add_func ("/graph-scene/collapse-threshold", test_collapse_threshold);
   g_test_add_func ("/graph-scene/blocks", test_blocks);
   g_test_add_func ("/graph-scene/expand-collapse", test_expand_collapse);

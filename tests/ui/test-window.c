@@ -936,6 +936,23 @@ test_window_subgraphs (void)
   g_assert_false (inspector_shows_path (window));
   g_assert_true (shows_text (GTK_WIDGET (window->inspector), "If node"));
 
+  /* Compact graphs (the default, a menu toggle): the Loop's Constant condition has no box; it
+   * shows on the Loop's box. Off, it has one. */
+  GVariant *state = g_action_group_get_action_state (G_ACTION_GROUP (window), "compact-graph");
+  g_assert_nonnull (state);
+  g_assert_true (g_variant_get_boolean (state));
+  g_variant_unref (state);
+  g_assert_true (owb_graph_view_get_compact (view));
+  const OwbNode *constant = find_node (owb_graph_view_get_graph (view), "/loop/Constant");
+  g_assert_nonnull (constant);
+  g_assert_cmpint (owb_graph_scene_find_op (owb_graph_view_get_scene (view), constant), ==, -1);
+  g_action_group_activate_action (G_ACTION_GROUP (window), "compact-graph", NULL);
+  g_assert_false (owb_graph_view_get_compact (view));
+  iterate_until (loaded_and_laid_out, window, 30000, "the layout without compact");
+  g_assert_cmpint (owb_graph_scene_find_op (owb_graph_view_get_scene (view), constant), >=, 0);
+  g_action_group_activate_action (G_ACTION_GROUP (window), "compact-graph", NULL);
+  iterate_until (loaded_and_laid_out, window, 30000, "the compact layout");
+
   /* With nothing selected, the branch's summary goes too: the model's comes back. */
   owb_graph_view_select_node (view, NULL);
   owb_graph_view_open_subgraph (view, if_node, "else_branch");

@@ -31,9 +31,11 @@ char *_owb_scene_short_dim (const char *param);
 char *_owb_scene_format_tensor_shape (const OwbTensor *tensor);
 
 /* The detail lines of an op box: key attributes, then its initializer inputs ("W ⟨64×3×7×7⟩",
- * "B = 0.5"), capped at style->max_lines plus a "…" line. Returns the number of lines. */
+ * "B = 0.5"), capped at style->max_lines plus a "…" line. Returns the number of lines. folded
+ * (value name -> the const OwbNode * without a box that makes it; may be NULL): such inputs are
+ * shown like initializers too. */
 guint _owb_scene_node_lines (const OwbNode *node, const OwbGraph *graph, const OwbSceneStyle *style,
-                             OwbSceneLine **lines);
+                             GHashTable *folded, OwbSceneLine **lines);
 /* The initializer `name` seen from `graph` (searching outer scopes too), or NULL. */
 OwbTensor *_owb_scene_find_initializer (const OwbGraph *graph, const char *name);
 

@@ -7,13 +7,16 @@
 
 /* Design notes.
  * - Leaves are the boxes that never contain others: INPUT boxes, op nodes, OUTPUT boxes. Graph
- *   inputs that are initializers are not boxes; values from an outer scope (inside If/Loop/Scan
- *   bodies) have no box either: their edges are left out, the body's own inputs are INPUT boxes.
+ *   inputs that are initializers are not boxes. Values a body (If/Loop/Scan) reads from the
+ *   graphs around it are INPUT boxes of the body's scene after its own inputs, and in the outer
+ *   scene edges into the node that owns the body. In a compact scene, Constants and ops of
+ *   initializers only have no box (fold_constants); their readers show them as weights.
  * - Scopes come from node names ("/a/b/MatMul" is in "/a/b"). A scope with a single op is
  *   dissolved into its parent; a scope whose only member is one subscope merges with it (the
  *   group is "/a/b", titled "a/b"; "/a" still finds it; a dissolved scope finds nothing).
- *   Unscoped ops fed by no other box (Constant, Identity of a weight) join the innermost group
- *   of their consumers. An op's `scope` is the group it is drawn in, after these rules.
+ *   An op without a scope in its name is drawn at the top level, never inside a group's frame
+ *   (Constants and weight Identities that used to join their readers' group looked like members
+ *   of it; compact scenes leave them out instead). An op's `scope` is the group it is drawn in.
  * - Graphs of more than collapse_threshold ops open with every group collapsed, except that
  *   while the top level holds a single group, that group opens (the first view shows its
  *   children rather than one box).
@@ -47,7 +50,6 @@ typedef struct {
   Scope *scope;          /* the group it is drawn in; the root at top level */
   guint local;           /* its item index in scope's level */
   int visible;           /* scene node showing it: its own box or a collapsed group's */
-  gboolean adopted;      /* moved by adopt_unscoped_sources */
   gboolean outer;        /* INPUT: a value a body reads from the graphs around it */
   GPtrArray *body_reads; /* OP with subgraphs: what its bodies read from outside them, or NULL */
 } Leaf;
@@ -246,90 +248,6 @@ scope_for_path (OwbGraphScene *scene, GHashTable *raw, char *taken_path)
     }
   g_hash_table_insert (raw, g_steal_pointer (&path), cur);
   return cur;
-}
-
-static Scope *
-common_scope (Scope *a, Scope *b)
-{
-  if (a == NULL)
-    return b;
-  while (a->depth > b->depth)
-    a = a->parent;
-  while (b->depth > a->depth)
-    b = b->parent;
-  while (a != b)
-    {
-      a = a->parent;
-      b = b->parent;
-    }
-  return a;
-}
-
-/* Exporters leave constants and weight Identities unscoped ("Constant_45"): hundreds of them
- * would crowd the top level of a collapsed graph. An op at the top level fed by no other box
- * goes into the innermost group that holds all its consumers, so it is drawn beside them. Runs
- * on the final groups (after dissolving and merging). */
-static void
-adopt_unscoped_sources (OwbGraphScene *scene, guint first_op, guint n_ops)
-{
-  g_autoptr (GHashTable) producer = g_hash_table_new (g_str_hash, g_str_equal);
-  g_autofree Scope **target = g_new0 (Scope *, n_ops);
-  g_autofree gboolean *source = g_new0 (gboolean, n_ops);
-  for (guint i = 0; i < n_ops; i++)
-    {
-      const Leaf *leaf = &scene->leaves[first_op + i];
-      for (int k = 0; k < leaf->node->n_outputs; k++)
-        if (leaf->node->outputs[k][0] && !g_hash_table_contains (producer, leaf->node->outputs[k]))
-          g_hash_table_insert (producer, leaf->node->outputs[k], GUINT_TO_POINTER (i + 1));
-    }
-  for (guint i = 0; i < n_ops; i++)
-    {
-      const Leaf *leaf = &scene->leaves[first_op + i];
-      source[i] = leaf->scope == scene->root;
-      for (int k = 0; source[i] && k < leaf->node->n_inputs; k++)
-        source[i] = !g_hash_table_contains (producer, leaf->node->inputs[k]);
-    }
-  for (guint i = 0; i < n_ops; i++)
-    {
-      const Leaf *leaf = &scene->leaves[first_op + i];
-      for (int k = 0; k < leaf->node->n_inputs; k++)
-        {
-          guint p = GPOINTER_TO_UINT (g_hash_table_lookup (producer, leaf->node->inputs[k]));
-          if (p && source[p - 1])
-            target[p - 1] = common_scope (target[p - 1], leaf->scope);
-        }
-    }
-  /* A source that is also a graph output stays at the top, next to its OUTPUT box. */
-  for (guint i = 0; i < scene->graph->outputs->len; i++)
-    {
-      const OwbValueInfo *out = scene->graph->outputs->pdata[i];
-      guint p = GPOINTER_TO_UINT (g_hash_table_lookup (producer, out->name));
-      if (p)
-        target[p - 1] = scene->root;
-    }
-  Scope *root = scene->root;
-  gboolean moved = FALSE;
-  for (guint i = 0; i < n_ops; i++)
-    if (source[i] && target[i] && target[i] != root)
-      {
-        guint l = first_op + i;
-        scene->leaves[l].scope = target[i];
-        scene->leaves[l].adopted = TRUE;
-        g_array_append_val (target[i]->leaves, l);
-        for (Scope *s = target[i]; s != root; s = s->parent)
-          s->n_ops++;
-        moved = TRUE;
-      }
-  if (!moved)
-    return;
-  guint kept = 0;
-  for (guint i = 0; i < root->leaves->len; i++)
-    {
-      guint l = g_array_index (root->leaves, guint, i);
-      if (scene->leaves[l].scope == root)
-        g_array_index (root->leaves, guint, kept++) = l;
-    }
-  g_array_set_size (root->leaves, kept);
 }
 
 static guint
@@ -1144,6 +1062,38 @@ owb_scene_dup_outer_values (const OwbGraph *body)
   return values;
 }
 
+/* Compact scenes: which nodes have no box. A Constant, or an op whose inputs are all initializers
+ * or values of such nodes (nodes are in topological order), unless it has bodies or makes a
+ * graph output. folded_values gets each of their values -> the node. Returns how many. */
+static guint
+fold_constants (const OwbGraph *graph, gboolean *folded, GHashTable *folded_values)
+{
+  g_autoptr (GHashTable) outputs = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < graph->outputs->len; i++)
+    g_hash_table_add (outputs, ((OwbValueInfo *) graph->outputs->pdata[i])->name);
+  guint n = 0;
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      const OwbNode *node = graph->nodes->pdata[i];
+      gboolean is_default = node->domain == NULL || node->domain[0] == '\0' || strcmp (node->domain, "ai.onnx") == 0;
+      gboolean fold = !node_has_bodies (node) && node->n_outputs > 0 &&
+                      (node->n_inputs > 0 || (is_default && g_strcmp0 (node->op_type, "Constant") == 0));
+      for (int k = 0; fold && k < node->n_inputs; k++)
+        fold = node->inputs[k][0] == '\0' || g_hash_table_contains (folded_values, node->inputs[k]) ||
+               _owb_scene_find_initializer (graph, node->inputs[k]) != NULL;
+      for (int k = 0; fold && k < node->n_outputs; k++)
+        fold = !g_hash_table_contains (outputs, node->outputs[k]);
+      if (!fold)
+        continue;
+      folded[i] = TRUE;
+      n++;
+      for (int k = 0; k < node->n_outputs; k++)
+        if (node->outputs[k][0])
+          g_hash_table_insert (folded_values, node->outputs[k], (gpointer) node);
+    }
+  return n;
+}
+
 static gboolean
 build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
 {
@@ -1163,7 +1113,10 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
   g_autoptr (GPtrArray) outer = graph->parent ? owb_scene_dup_outer_values (graph) : g_ptr_array_new ();
   guint n_inputs = feeds->len + outer->len;
   guint n_nodes = graph->nodes->len;
-  scene->n_leaves = n_inputs + n_nodes + graph->outputs->len;
+  g_autofree gboolean *folded = g_new0 (gboolean, MAX (n_nodes, 1));
+  g_autoptr (GHashTable) folded_values = g_hash_table_new (g_str_hash, g_str_equal);
+  guint n_folded = scene->style.compact ? fold_constants (graph, folded, folded_values) : 0;
+  scene->n_leaves = n_inputs + n_nodes - n_folded + graph->outputs->len;
   scene->leaves = g_new0 (Leaf, MAX (scene->n_leaves, 1));
   scene->root = scope_new (scene, "", "", NULL);
   scene->root->expanded = TRUE;
@@ -1204,20 +1157,23 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
       leaf->outer = TRUE;
       leaf->scope = scene->root;
     }
-  for (guint i = 0; i < n_nodes; i++, l++)
+  for (guint i = 0; i < n_nodes; i++)
     {
       if ((i & 255) == 0 && g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
+      if (folded[i])
+        continue;
       const OwbNode *node = graph->nodes->pdata[i];
-      Leaf *leaf = &scene->leaves[l];
+      Leaf *leaf = &scene->leaves[l++];
       leaf->kind = OWB_SCENE_OP;
       leaf->node = node;
       leaf->title = g_strdup (node->op_type ? node->op_type : "");
       leaf->subtitle = g_strdup (node->name ? node->name : "");
-      leaf->n_lines = _owb_scene_node_lines (node, graph, &scene->style, &leaf->lines);
+      leaf->n_lines = _owb_scene_node_lines (node, graph, &scene->style, n_folded ? folded_values : NULL,
+                                             &leaf->lines);
       leaf->scope = use_blocks ? scope_for_path (scene, raw, g_strdup (blocks.paths->pdata[blocks.block_of_node[i]]))
                                : scope_for_name (scene, raw, node->name);
-      g_hash_table_insert (scene->leaf_of_node, (gpointer) node, GUINT_TO_POINTER (l + 1));
+      g_hash_table_insert (scene->leaf_of_node, (gpointer) node, GUINT_TO_POINTER (l)); /* this leaf + 1: l moved on */
     }
   for (guint i = 0; i < graph->outputs->len; i++, l++)
     {
@@ -1229,20 +1185,18 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
       leaf->subtitle = type_text (infos, out->name);
       leaf->scope = scene->root;
     }
-  scene->n_ops = n_nodes;
+  scene->n_ops = n_nodes - n_folded;
   for (guint i = 0; i < scene->n_leaves; i++)
     {
       leaf_measure (scene, &scene->leaves[i]);
       g_array_append_val (scene->leaves[i].scope->leaves, i);
     }
 
-  /* Scope tree: count, dissolve, merge, adopt the unscoped sources (after the rules, so that a
-   * constant never makes a group of a single op), then name and measure what is left. */
+  /* Scope tree: count, dissolve, merge, then name and measure what is left. */
   count_ops (scene, scene->root);
   g_autoptr (GPtrArray) aliases = g_ptr_array_new ();
   normalize_scope (scene, scene->root, aliases);
   set_depths (scene->root, 0);
-  adopt_unscoped_sources (scene, n_inputs, n_nodes);
   finish_scope (scene, scene->root);
   /* A merged scope's path finds the group that absorbed it; that one always survives, since
    * merging keeps the inner scope and a merged scope holds at least two ops. */
@@ -1253,14 +1207,10 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
         g_hash_table_insert (scene->scope_by_path, g_strdup (from->path), to);
     }
 
-  /* Levels: each leaf, then each scope at its first leaf, becomes an item of its parent. Adopted
-   * constants come last: listed first in many files, they would otherwise order the groups. */
-  for (guint k = 0; k < 2 * scene->n_leaves; k++)
+  /* Levels: each leaf, then each scope at its first leaf, becomes an item of its parent. */
+  for (guint i = 0; i < scene->n_leaves; i++)
     {
-      guint i = k % scene->n_leaves;
       Leaf *leaf = &scene->leaves[i];
-      if (leaf->adopted != (k >= scene->n_leaves))
-        continue;
       Item item = { NULL, i };
       leaf->local = leaf->scope->items->len;
       g_array_append_val (leaf->scope->items, item);

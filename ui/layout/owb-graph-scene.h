@@ -71,6 +71,9 @@ typedef struct {
   guint max_lines;              /* detail lines shown per box before "…" */
   guint collapse_threshold;     /* graphs with more op nodes open collapsed to their top-level
                                  * scopes; 0 never collapses */
+  gboolean compact;             /* Constant nodes, and ops that read only initializers and such
+                                 * values (a weight's Identity, Transpose, DequantizeLinear), have
+                                 * no box: their values show on their readers' boxes as weights do */
 } OwbSceneStyle;
 
 void owb_scene_style_init (OwbSceneStyle *style);

@@ -583,9 +583,34 @@ key_attribute_lines (const OwbNode *node, const OwbGraph *graph, GPtrArray *text
   generic_lines (node, texts, tensors);
 }
 
+/* "64×3×3×3" for a value typed along the scopes, NULL when its shape is not known. */
+static char *
+folded_shape (const OwbGraph *graph, const char *name)
+{
+  for (const OwbGraph *g = graph; g; g = g->parent)
+    {
+      const OwbValueInfo *info = owb_graph_find_value_info (g, name);
+      if (!info || !info->has_type)
+        continue;
+      if (info->type.kind != OWB_VALUE_TENSOR || info->type.rank < 0)
+        return NULL;
+      if (info->type.rank == 0)
+        return g_strdup (C_("graph type", "scalar"));
+      GString *s = g_string_new (NULL);
+      for (int i = 0; i < info->type.rank && i < OWB_MAX_RANK; i++)
+        {
+          if (i)
+            g_string_append (s, "×");
+          append_dim (s, info->type.dims[i], TRUE);
+        }
+      return g_string_free (s, FALSE);
+    }
+  return NULL;
+}
+
 guint
 _owb_scene_node_lines (const OwbNode *node, const OwbGraph *graph, const OwbSceneStyle *style,
-                       OwbSceneLine **lines)
+                       GHashTable *folded, OwbSceneLine **lines)
 {
   g_autoptr (GPtrArray) texts = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GPtrArray) tensors = g_ptr_array_new ();
@@ -598,9 +623,27 @@ _owb_scene_node_lines (const OwbNode *node, const OwbGraph *graph, const OwbScen
       if (name[0] == '\0')
         continue;
       OwbTensor *t = _owb_scene_find_initializer (graph, name);
-      if (t == NULL)
+      const OwbNode *producer = t == NULL && folded ? g_hash_table_lookup (folded, name) : NULL;
+      if (t == NULL && producer == NULL)
         continue;
       g_autofree char *label = input_label (node, i);
+      if (producer)
+        {
+          /* A folded Constant shows its value as a weight would; another folded op its shape
+           * when known ("W ⟨64×3×3×3⟩"), else what makes it ("W ← Identity"). */
+          const OwbAttribute *value = strcmp (producer->op_type, "Constant") == 0
+                                        ? owb_node_get_attribute (producer, "value") : NULL;
+          t = value && value->type == OWB_ATTR_TENSOR ? value->t : NULL;
+          if (t == NULL)
+            {
+              g_autofree char *shape = folded_shape (graph, name);
+              add_line (texts, tensors,
+                        shape ? g_strdup_printf ("%s ⟨%s⟩", label, shape)
+                              : g_strdup_printf ("%s ← %s", label, producer->op_type),
+                        name);
+              continue;
+            }
+        }
       g_autofree char *value = format_small_value (t);
       if (value)
         add_line (texts, tensors, g_strdup_printf ("%s = %s", label, value), name);
