@@ -425,9 +425,11 @@ bucket_zoom (int bucket)
 static Lod
 lod_for_zoom (double zoom)
 {
-  if (zoom >= 0.99)
-    return LOD_LABELS;
+  /* Edge labels from the zoom a large graph opens at (READABLE_ZOOM): below 100% they were
+   * hidden on the first view of every graph that does not fit. */
   if (zoom >= 0.7)
+    return LOD_LABELS;
+  if (zoom >= 0.5)
     return LOD_FULL;
   if (zoom >= 0.35)
     return LOD_TITLES;

@@ -4,6 +4,7 @@
 #include <adwaita.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "owb-graph-pane.h"
@@ -906,6 +907,59 @@ test_expander_marks (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* Pixels unlike the background (the view's top-left pixel) in a rectangle of the texture. */
+static guint
+count_ink (GdkTexture *texture, int x0, int y0, int w, int h)
+{
+  int width = gdk_texture_get_width (texture), height = gdk_texture_get_height (texture);
+  gsize stride = (gsize) width * 4;
+  g_autofree guchar *pixels = g_malloc (stride * height);
+  gdk_texture_download (texture, pixels, stride);
+  guint n = 0;
+  for (int y = MAX (y0, 0); y < y0 + h && y < height; y++)
+    for (int x = MAX (x0, 0); x < x0 + w && x < width; x++)
+      n += abs (pixels[y * stride + x * 4] - pixels[0]) + abs (pixels[y * stride + x * 4 + 1] - pixels[1]) > 40;
+  return n;
+}
+
+/* Edge labels are drawn at the zoom a graph that does not fit opens at (75%), beside their edge. */
+static void
+test_labels_at_open_zoom (void)
+{
+  g_autoptr (OwbModel) model = small_model_new ();
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 640, 480);
+  show_model (view, model);
+  owb_graph_view_set_zoom (view, 0.75);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  int relu = op_index (view, node_named (model->graph, "relu1"));
+  double x, y, sx, sy;
+  box_center_on_screen (view, relu, &x, &y);
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  int conv = op_index (view, node_named (model->graph, "conv1"));
+  int edge = -1;
+  for (guint i = 0; i < owb_graph_scene_get_n_edges (scene); i++)
+    {
+      const OwbSceneEdge *e = owb_graph_scene_get_edge (scene, i);
+      if ((int) e->from == conv && (int) e->to == relu)
+        edge = (int) i;
+    }
+  g_assert_cmpint (edge, >=, 0);
+  const OwbSceneEdge *e = owb_graph_scene_get_edge (scene, edge);
+  g_assert_nonnull (e->label);
+  /* The edge runs straight down between the boxes; its label sits beside it. */
+  const OwbSceneNode *from = owb_graph_scene_get_node (scene, conv), *to = owb_graph_scene_get_node (scene, relu);
+  double zoom = owb_graph_view_get_zoom (view);
+  int ex = (int) ((e->points[0] - sx) * zoom);
+  int top = (int) ((from->y + from->height - sy) * zoom) + 1, bottom = (int) ((to->y - sy) * zoom) - 1;
+  spin (100);
+  g_autoptr (GdkTexture) texture = render_widget (GTK_WIDGET (view));
+  guint ink = count_ink (texture, ex + 3, top, 160, bottom - top);
+  g_test_message ("label pixels beside the edge at 75%%: %u", ink);
+  g_assert_cmpuint (ink, >, 150); /* 56 without a label (the arrow head), 266 with */
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* A graph too large to read whole opens at a readable zoom on its first nodes, never on an
  * empty part of it. */
 static void
@@ -1526,6 +1580,7 @@ main (int argc, char **argv)
   g_test_add_func ("/graph-view/pane-match-list", test_pane_match_list);
   g_test_add_func ("/graph-view/expander-marks", test_expander_marks);
   g_test_add_func ("/graph-view/first-view-not-blank", test_first_view_not_blank);
+  g_test_add_func ("/graph-view/labels-at-open-zoom", test_labels_at_open_zoom);
   g_test_add_func ("/graph-view/collapsed-groups", test_collapsed_groups);
   g_test_add_func ("/graph-view/cancel-and-stale", test_cancel_and_stale);
   g_test_add_func ("/graph-view/pane", test_pane);
