@@ -21,6 +21,7 @@ struct _OwbOptimizePage
 
   GtkPaned *paned;
   GtkDropDown *level_dropdown;
+  AdwActionRow *level_row;
   GtkSwitch *portable_switch;
   AdwExpanderRow *passes_row;
   GtkButton *optimize_button;
@@ -940,10 +941,24 @@ show_original (OwbOptimizePage *self)
   set_busy (self, FALSE, NULL);
 }
 
+/* What the level chosen here does, and how it relates to the header's level: the Graph page
+ * shows the header's (Disabled by default: the file as it is), this page compares. */
+static void
+update_level_subtitle (OwbOptimizePage *self)
+{
+  OwbOptimizeLevel shown = self->document ? owb_document_get_level (self->document) : OWB_OPTIMIZE_DISABLED;
+  g_autofree char *subtitle =
+    g_strdup_printf (_("%s. The original beside it is the model as in the file; the Graph page shows level %s "
+                       "(the header's)."),
+                     owb_page_describe_level (selected_level (self)), level_label (shown));
+  adw_action_row_set_subtitle (self->level_row, subtitle);
+}
+
 static void
 document_prepared_cb (OwbOptimizePage *self)
 {
   show_original (self);
+  update_level_subtitle (self);
 }
 
 void
@@ -1081,6 +1096,7 @@ owb_optimize_page_class_init (OwbOptimizePageClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class, "/org/onnxworkbench/Workbench/owb-optimize-page.ui");
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, paned);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, level_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, level_row);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, portable_switch);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, passes_row);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, optimize_button);
@@ -1126,6 +1142,8 @@ owb_optimize_page_init (OwbOptimizePage *self)
   owb_page_keep_own_accessible_name (GTK_WIDGET (self->portable_switch));
   build_pass_list (self);
   g_signal_connect_swapped (self->level_dropdown, "notify::selected", G_CALLBACK (update_pass_sensitivity), self);
+  g_signal_connect_swapped (self->level_dropdown, "notify::selected", G_CALLBACK (update_level_subtitle), self);
+  update_level_subtitle (self);
   g_signal_connect_swapped (self->optimized_view, "selection-changed",
                             G_CALLBACK (optimized_selection_changed_cb), self);
   show_status (self, _("Open a model to optimize it"), FALSE);

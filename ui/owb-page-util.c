@@ -47,6 +47,25 @@ owb_page_close_file_chooser (GtkFileChooserNative **chooser)
   g_clear_object (chooser);
 }
 
+const char *
+owb_page_describe_level (OwbOptimizeLevel level)
+{
+  switch (level)
+    {
+    case OWB_OPTIMIZE_DISABLED:
+      return _("Disabled: the model as in the file, nothing rewritten");
+    case OWB_OPTIMIZE_BASIC:
+      return _("Basic: constants folded, redundant and no-op nodes removed");
+    case OWB_OPTIMIZE_EXTENDED:
+      return _("Extended: Basic, then fusions (Conv with BatchNorm and activations, MatMul with Add, GELU, LayerNorm, attention)");
+    case OWB_OPTIMIZE_LAYOUT:
+      return _("Layout: Extended, then the data layouts the CPU kernels prefer (NHWC)");
+    case OWB_OPTIMIZE_ALL:
+    default:
+      return _("All: every pass");
+    }
+}
+
 /* ---- Save As ---- */
 
 /* Not GTK_RESPONSE_ACCEPT: for that one GTK's chooser asks "Replace?" itself, before its

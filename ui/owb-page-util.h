@@ -33,6 +33,10 @@ GtkWidget *owb_page_new_save_dialog (GtkWidget *page, const char *title, GFile *
  * window in the dialog's "owb-message" data. */
 void owb_page_save_dialog_save (GtkWidget *dialog);
 
+/* What an optimization level does, in a sentence ("The model as in the file: nothing is
+ * rewritten"), for the header's level and the Optimize page's; borrowed. */
+const char *owb_page_describe_level (OwbOptimizeLevel level);
+
 /* Renders widget as it is drawn now, at its size, and writes it as a PNG, completely or not at all
  * (a temporary file renamed). FALSE with an error when it is not drawn (not mapped) or the write
  * fails. */

@@ -1,6 +1,7 @@
 /* owb-window.c: a workbench window: welcome, loading, error and document pages, the header bar's
  * provider and level choice, and the wiring between the graph view, the inspector and the pages. */
 #include "owb-window-private.h"
+#include "owb-page-util.h"
 
 #include <glib/gi18n-lib.h>
 
@@ -303,9 +304,23 @@ on_prepare_done (GObject *source, GAsyncResult *result, gpointer user_data)
     _owb_window_show_toast (self, error->message);
 }
 
+/* The header's level says what it means: the graph shown and the Run and Profile pages'
+ * sessions are optimized to it, and the Optimize page compares levels without changing it. */
+static void
+update_level_tooltip (OwbWindow *self)
+{
+  g_autofree char *tooltip = g_strdup_printf (_("Optimization level of the graph shown and of the Run and Profile pages. %s. "
+                                                "The Optimize page compares the levels without changing this one."),
+                                              owb_page_describe_level (_owb_window_get_level (self)));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->level_drop_down), tooltip);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->level_drop_down), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION,
+                                  tooltip, -1);
+}
+
 static void
 on_level_or_provider_selected (OwbWindow *self)
 {
+  update_level_tooltip (self);
   if (self->syncing_drop_downs)
     return;
 
@@ -723,6 +738,7 @@ owb_window_init (OwbWindow *self)
   gtk_drop_down_set_model (self->provider_drop_down, G_LIST_MODEL (providers));
   self->syncing_drop_downs = FALSE;
   select_default_choices (self);
+  update_level_tooltip (self);
   restore_state (self);
 
   /* The inspector starts 380 pixels wide (less in a narrow window); it keeps its width when the
