@@ -948,8 +948,7 @@ update_level_subtitle (OwbOptimizePage *self)
 {
   OwbOptimizeLevel shown = self->document ? owb_document_get_level (self->document) : OWB_OPTIMIZE_DISABLED;
   g_autofree char *subtitle =
-    g_strdup_printf (_("%s. The original beside it is the model as in the file; the Graph page shows level %s "
-                       "(the header's)."),
+    g_strdup_printf (_("%s. The Graph page shows level %s (the header's)."),
                      owb_page_describe_level (selected_level (self)), level_label (shown));
   adw_action_row_set_subtitle (self->level_row, subtitle);
 }

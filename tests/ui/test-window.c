@@ -873,7 +873,7 @@ test_window_optimize_zoom (void)
   GtkWidget *page = adw_view_stack_get_visible_child (main_window->view_stack);
   g_assert_cmpuint (count_panes (page), ==, 2);
   /* Its level row says what its level does and which one the Graph page shows. */
-  g_assert_true (shows_text (page, "the Graph page shows level Extended"));
+  g_assert_true (shows_text (page, "The Graph page shows level Extended"));
   g_autoptr (GPtrArray) views = g_ptr_array_new ();
   collect_views (page, views);
   g_assert_cmpuint (views->len, ==, 2);
