@@ -12,6 +12,7 @@
 #include "owb-graph-view-overview.h"
 
 #define TILE_PIXELS 512.0      /* a tile's size on screen at its bucket's zoom */
+#define TILE_OVERLAP 2.0       /* pixels a tile draws past its right and bottom sides */
 #define MAX_TILES 384          /* cached tiles before the cache is trimmed */
 #define TILE_MIN_ZOOM (1.0 / 1024.0)  /* further out, cairo 1.16 overflowed its stack painting tiles */
 #define MIN_ZOOM (1.0 / 1048576.0)   /* below TILE_MIN_ZOOM the overview image is drawn */
@@ -1086,7 +1087,11 @@ get_tile (OwbGraphView *self, int bucket, int tx, int ty, double tile_size)
         g_hash_table_remove_all (self->tiles);
     }
   GtkSnapshot *snapshot = gtk_snapshot_new ();
-  graphene_rect_t rect = GRAPHENE_RECT_INIT (tx * tile_size, ty * tile_size, tile_size, tile_size);
+  /* Each tile reaches TILE_OVERLAP of its pixels into its right and bottom neighbours: tiles
+   * are scaled by up to 2^±¼ and put at a fraction of a pixel, where two clip edges meeting in
+   * one pixel each cover part of it, and a line across them showed a lighter seam. */
+  double overlap = TILE_OVERLAP * tile_size / TILE_PIXELS;
+  graphene_rect_t rect = GRAPHENE_RECT_INIT (tx * tile_size, ty * tile_size, tile_size + overlap, tile_size + overlap);
   draw_region (self, snapshot, self->scene, &rect, bucket_zoom (bucket));
   GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);  /* NULL for an empty tile: cached too */
   g_hash_table_insert (self->tiles, g_memdup2 (&key, sizeof key), node);

@@ -960,6 +960,110 @@ test_labels_at_open_zoom (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+static int
+compare_ints (gconstpointer a, gconstpointer b)
+{
+  return *(const int *) a - *(const int *) b;
+}
+
+/* x → 16 Relus → Add ← x: the skip edge from x to the Add is long and straight. */
+static OwbModel *
+skip_model_new (void)
+{
+  OwbModel *model = model_new ();
+  OwbGraph *g = model->graph;
+  int64_t dims[] = { 1, 8 };
+  add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, dims);
+  g_autofree char *prev = g_strdup ("x");
+  for (int i = 0; i < 16; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("relu%d", i), *out = g_strdup_printf ("r%d", i);
+      add_node (g, "Relu", name, prev, NULL, out);
+      g_free (prev);
+      prev = g_strdup (out);
+    }
+  add_node (g, "Add", "add", prev, "x", "y");
+  g_ptr_array_add (g->outputs, owb_value_info_new ("y", NULL));
+  model_finish (model);
+  return model;
+}
+
+/* A long edge is drawn without breaks where cached tiles meet, at zooms between buckets and
+ * scrolls of a fraction of a pixel (a seam left a lighter pixel across it). */
+static void
+test_no_tile_seams (void)
+{
+  g_autoptr (OwbModel) model = skip_model_new ();
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 600, 900);
+  show_model (view, model);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  guint seams = 0, rows = 0;
+  const double zooms[] = { 0.62, 0.8, 0.93, 1.1 };
+  for (guint z = 0; z < G_N_ELEMENTS (zooms); z++)
+    for (double cy = 0.23; cy < 1400; cy += 350)
+      {
+        owb_graph_view_set_zoom (view, zooms[z]);
+        double zoom = owb_graph_view_get_zoom (view), sx, sy;
+        double sw, sh;
+        owb_graph_scene_get_size (scene, &sw, &sh);
+        owb_graph_view_center_on (view, sw / 2 + 0.37, MIN (cy, sh));
+        owb_graph_view_get_scroll (view, &sx, &sy);
+        spin (30);
+        g_autoptr (GdkTexture) texture = render_widget (GTK_WIDGET (view));
+        int width = gdk_texture_get_width (texture), height = gdk_texture_get_height (texture);
+        gsize stride = (gsize) width * 4;
+        g_autofree guchar *pixels = g_malloc (stride * height);
+        gdk_texture_download (texture, pixels, stride);
+        /* Every vertical segment of every edge on screen: per row, the darkest of the three
+         * pixels around the line; a seam is a row much lighter than the rows above and below. */
+        for (guint i = 0; i < owb_graph_scene_get_n_edges (scene); i++)
+          {
+            const OwbSceneEdge *e = owb_graph_scene_get_edge (scene, i);
+            for (guint k = 0; k + 1 < e->n_points; k++)
+              {
+                const double *a = e->points + 2 * k, *b = a + 2;
+                if (fabs (a[0] - b[0]) > 0.01 || fabs (b[1] - a[1]) < 40)
+                  continue;
+                int px = (int) floor ((a[0] - sx) * zoom);
+                if (px < 2 || px > width - 3)
+                  continue;
+                int y0 = MAX (1, (int) ceil ((MIN (a[1], b[1]) - sy) * zoom) + 4);
+                int y1 = MIN (height - 1, (int) floor ((MAX (a[1], b[1]) - sy) * zoom) - 4);
+                if (y1 - y0 < 8)
+                  continue;
+                /* Per row, the darkest of the three pixels around the line; a break is a row
+                 * much lighter than the line's median row. */
+                g_autoptr (GArray) dark = g_array_new (FALSE, FALSE, sizeof (int));
+                for (int y = y0; y < y1; y++)
+                  {
+                    int d = 0;
+                    for (int x = px - 1; x <= px + 1; x++)
+                      {
+                        const guchar *p = pixels + y * stride + x * 4;
+                        d = MAX (d, 255 - (p[0] + p[1] + p[2]) / 3);
+                      }
+                    g_array_append_val (dark, d);
+                  }
+                g_autoptr (GArray) sorted = g_array_copy (dark);
+                g_array_sort (sorted, compare_ints);
+                int median = g_array_index (sorted, int, sorted->len / 2);
+                for (guint r = 0; r < dark->len; r++, rows++)
+                  if (g_array_index (dark, int, r) * 10 < 7 * median)
+                    {
+                      g_test_message ("zoom %.2f: lighter row at %u (%d, the line's median %d)", zoom, y0 + r,
+                                      g_array_index (dark, int, r), median);
+                      seams++;
+                    }
+              }
+          }
+      }
+  g_test_message ("%u rows of vertical edges checked", rows);
+  g_assert_cmpuint (rows, >, 1000);
+  g_assert_cmpuint (seams, ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* A graph too large to read whole opens at a readable zoom on its first nodes, never on an
  * empty part of it. */
 static void
@@ -1581,6 +1685,7 @@ main (int argc, char **argv)
   g_test_add_func ("/graph-view/expander-marks", test_expander_marks);
   g_test_add_func ("/graph-view/first-view-not-blank", test_first_view_not_blank);
   g_test_add_func ("/graph-view/labels-at-open-zoom", test_labels_at_open_zoom);
+  g_test_add_func ("/graph-view/no-tile-seams", test_no_tile_seams);
   g_test_add_func ("/graph-view/collapsed-groups", test_collapsed_groups);
   g_test_add_func ("/graph-view/cancel-and-stale", test_cancel_and_stale);
   g_test_add_func ("/graph-view/pane", test_pane);
