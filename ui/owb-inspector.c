@@ -439,6 +439,30 @@ add_subgraph_row (OwbInspector *self, AdwPreferencesGroup *group, const OwbNode 
   g_signal_connect (row, "activated", G_CALLBACK (subgraph_row_activated), self);
 }
 
+/* What an If/Loop/Scan node's bodies read from around them (its implicit inputs, which the
+ * graph draws as edges into it), weights left out; nothing for other nodes. */
+static void
+add_body_reads (OwbInspector *self, const OwbGraph *graph, const OwbNode *node)
+{
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  AdwPreferencesGroup *group = NULL;
+  for (int a = 0; a < node->n_attributes; a++)
+    {
+      const OwbAttribute *attr = &node->attributes[a];
+      if (attr->type != OWB_ATTR_GRAPH || !attr->g)
+        continue;
+      g_autoptr (GPtrArray) reads = owb_scene_dup_outer_values (attr->g);
+      for (guint i = 0; i < reads->len; i++)
+        {
+          if (!g_hash_table_add (seen, reads->pdata[i]))
+            continue;
+          if (!group)
+            group = add_group (self, _("Read by Its Subgraphs"));
+          add_value_row (self, group, graph, reads->pdata[i]);
+        }
+    }
+}
+
 /* ---- state ---- */
 
 static void
@@ -520,6 +544,7 @@ owb_inspector_show_node (OwbInspector *self, const OwbGraph *graph, const OwbNod
         g_autofree char *which = g_strdup_printf (_("Optional input %d"), i + 1);
         add_text_row (group, _("(not given)"), which);
       }
+  add_body_reads (self, graph, node);
 
   group = add_group (self, _("Outputs"));
   for (int i = 0; i < node->n_outputs; i++)

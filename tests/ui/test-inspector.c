@@ -929,6 +929,9 @@ test_subgraph_scope (Fixture *f, gconstpointer data)
   assert_has_line (text, "1 node");
   assert_has_line (text, "type unknown"); /* "cond" is declared nowhere */
 
+  /* What the branch reads from outside it: Y (B is a weight, shown on the box). */
+  assert_has_line (text, "Read by Its Subgraphs");
+
   /* The branch row opens the branch it names. */
   struct { gpointer node; char *attribute; } opened = { NULL, NULL };
   g_signal_connect (f->inspector, "subgraph-activated", G_CALLBACK (on_subgraph_activated), &opened);
