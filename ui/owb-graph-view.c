@@ -10,6 +10,7 @@
 #include "owb-graph-scene.h"
 #include "owb-graph-view-labels.h"
 #include "owb-graph-view-overview.h"
+#include "owb-graph-layer-providers.h"
 
 #define TILE_PIXELS 512.0      /* a tile's size on screen at its bucket's zoom */
 #define MAX_TILES 384          /* cached tiles before the cache is trimmed */
@@ -134,7 +135,8 @@ struct _OwbGraphView {
   char *selected_tensor;
   const OwbNode *selected_line_node; /* the node whose initializer line was clicked */
   GHashTable *highlight;    /* node names */
-  OwbGraphLayer *layer;     /* colours op boxes instead of their provider; NULL: none */
+  OwbGraphLayer *layer;     /* colours op boxes instead of the default layer; NULL: none */
+  OwbGraphLayer *default_layer; /* the provider colours, where `layer` leaves a box */
   GPtrArray *matches;       /* of const OwbNode * */
   int match_index;
 
@@ -349,14 +351,6 @@ mix (GdkRGBA a, GdkRGBA b, double t)
 {
   return rgba (a.red + (b.red - a.red) * t, a.green + (b.green - a.green) * t,
                a.blue + (b.blue - a.blue) * t, a.alpha + (b.alpha - a.alpha) * t);
-}
-
-static GdkRGBA
-provider_rgba (const char *provider)
-{
-  double rgb[3];
-  owb_scene_provider_color (provider, rgb);
-  return rgba (rgb[0], rgb[1], rgb[2], 1);
 }
 
 G_GNUC_BEGIN_IGNORE_DEPRECATIONS
@@ -614,15 +608,19 @@ box_text_top (const OwbGraphView *self, const OwbSceneNode *node)
   return node->y + self->style.padding;
 }
 
-/* The colour of an op box: its layer's (a sensitivity map), else its provider's. */
+/* The colour of a box: the layer's set on the view (a sensitivity map) for an op, else the
+ * default layer's (its provider's); from_layer: it tints the whole box. */
 static GdkRGBA
 node_stripe (const OwbGraphView *self, const OwbSceneNode *node, gboolean *from_layer)
 {
-  GdkRGBA color;
-  gboolean layered = node->kind == OWB_SCENE_OP && owb_graph_layer_get_color (self->layer, node->node, &color);
+  GdkRGBA color = { 0.6f, 0.6f, 0.6f, 1.0f };
+  const OwbNode *op = node->kind == OWB_SCENE_OP ? node->node : NULL;
+  gboolean layered = op && owb_graph_layer_get_box_color (self->layer, op, node->provider, &color);
+  if (!layered)
+    owb_graph_layer_get_box_color (self->default_layer, op, node->provider, &color);
   if (from_layer)
-    *from_layer = layered;
-  return layered ? color : provider_rgba (node->provider);
+    *from_layer = layered && owb_graph_layer_get_tints_box (self->layer);
+  return color;
 }
 
 /* Zoomed far out the provider (or layer) colour is what is left to see, so it fills the box. */
@@ -2405,6 +2403,7 @@ owb_graph_view_finalize (GObject *object)
   g_clear_pointer (&self->selected_tensor, g_free);
   g_clear_pointer (&self->highlight, g_hash_table_unref);
   g_clear_pointer (&self->layer, owb_graph_layer_unref);
+  g_clear_pointer (&self->default_layer, owb_graph_layer_unref);
   g_clear_pointer (&self->matches, g_ptr_array_unref);
   g_clear_pointer (&self->ov_highlight, g_array_unref);
   g_clear_pointer (&self->ov_matches, g_array_unref);
@@ -2521,6 +2520,7 @@ owb_graph_view_init (OwbGraphView *self)
   GtkWidget *widget = GTK_WIDGET (self);
   self->zoom = 1.0;
   self->match_index = -1;
+  self->default_layer = owb_graph_layer_providers_new ();
   self->ov_selected = self->ov_current = self->ov_line_node = -1;
   self->frames = g_ptr_array_new_with_free_func (frame_free);
   self->tiles = g_hash_table_new_full (tile_key_hash, tile_key_equal, g_free, tile_free);
