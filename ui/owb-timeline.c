@@ -89,7 +89,10 @@ clamp_view (OwbTimeline *self)
 {
   double total = MAX ((double) self->end_ns, MIN_VIEW_NS);
   self->view_ns = CLAMP (self->view_ns, MIN_VIEW_NS, total * 1.02);
-  self->view_start = CLAMP (self->view_start, -total * 0.01, total * 1.01 - self->view_ns);
+  /* a little room before the start and after the end, a hundredth of what is in view: of the run
+   * when it all is, so zoomed in at the start the view is not left empty */
+  double margin = MIN (total, self->view_ns) * 0.01;
+  self->view_start = CLAMP (self->view_start, -margin, total + margin - self->view_ns);
 }
 
 static void

@@ -469,6 +469,15 @@ test_timeline_frames (void)
       g_test_message ("100,000 events, view %s: %u spans and %u merged blocks drawn; snapshot %.2f ms, render %.2f ms"
                       " (best of 5, cairo)", views[v], spans, merged, best_snap, best_draw);
     }
+  /* zoomed in at the run's start, the view stops a hundredth of its own width before it, not a
+   * hundredth of the whole run (which at 1/1000 left all of the view empty) */
+  owb_timeline_zoom_to_fit (timeline);
+  owb_timeline_zoom (timeline, 1000, 86);
+  gint64 start, end;
+  owb_timeline_get_range (timeline, &start, &end);
+  g_assert_cmpint (end - start, <, 25000 * 12000 / 500);
+  g_assert_cmpint (start, >=, -(end - start) / 100 - 1);
+  g_assert_cmpint (start, <=, 0);
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
