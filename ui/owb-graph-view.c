@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "owb-graph-scene.h"
+#include "owb-graph-layer-providers.h"
 #include "owb-graph-view-labels.h"
 #include "owb-graph-view-overview.h"
-#include "owb-graph-layer-providers.h"
 
 #define TILE_PIXELS 512.0      /* a tile's size on screen at its bucket's zoom */
 #define MAX_TILES 384          /* cached tiles before the cache is trimmed */
@@ -134,9 +134,9 @@ struct _OwbGraphView {
   const OwbNode *selected_node;
   char *selected_tensor;
   const OwbNode *selected_line_node; /* the node whose initializer line was clicked */
-  GHashTable *highlight;    /* node names */
-  OwbGraphLayer *layer;     /* colours op boxes instead of the default layer; NULL: none */
   OwbGraphLayer *default_layer; /* the provider colours, where `layer` leaves a box */
+  GHashTable *highlight;    /* node names */
+  OwbGraphLayer *layer;     /* colours op boxes instead of their provider; NULL: none */
   GPtrArray *matches;       /* of const OwbNode * */
   int match_index;
 
@@ -2401,9 +2401,9 @@ owb_graph_view_finalize (GObject *object)
   g_clear_pointer (&self->labels, _owb_edge_labels_free);
   g_clear_object (&self->layout);
   g_clear_pointer (&self->selected_tensor, g_free);
+  g_clear_pointer (&self->default_layer, owb_graph_layer_unref);
   g_clear_pointer (&self->highlight, g_hash_table_unref);
   g_clear_pointer (&self->layer, owb_graph_layer_unref);
-  g_clear_pointer (&self->default_layer, owb_graph_layer_unref);
   g_clear_pointer (&self->matches, g_ptr_array_unref);
   g_clear_pointer (&self->ov_highlight, g_array_unref);
   g_clear_pointer (&self->ov_matches, g_array_unref);
@@ -2520,13 +2520,13 @@ owb_graph_view_init (OwbGraphView *self)
   GtkWidget *widget = GTK_WIDGET (self);
   self->zoom = 1.0;
   self->match_index = -1;
-  self->default_layer = owb_graph_layer_providers_new ();
   self->ov_selected = self->ov_current = self->ov_line_node = -1;
   self->frames = g_ptr_array_new_with_free_func (frame_free);
   self->tiles = g_hash_table_new_full (tile_key_hash, tile_key_equal, g_free, tile_free);
   self->ov_highlight = g_array_new (FALSE, FALSE, sizeof (int));
   self->ov_matches = g_array_new (FALSE, FALSE, sizeof (int));
   self->ov_edges = g_array_new (FALSE, FALSE, sizeof (guint));
+  self->default_layer = owb_graph_layer_providers_new ();
   self->layout = gtk_widget_create_pango_layout (widget, NULL);
   pango_layout_set_ellipsize (self->layout, PANGO_ELLIPSIZE_END);
   pango_layout_set_single_paragraph_mode (self->layout, TRUE);
