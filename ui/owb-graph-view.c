@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "owb-graph-scene.h"
+#include "owb-graph-layer-providers.h"
 #include "owb-graph-view-labels.h"
 #include "owb-graph-view-overview.h"
 
@@ -141,6 +142,7 @@ struct _OwbGraphView {
   const OwbNode *selected_node;
   char *selected_tensor;
   const OwbNode *selected_line_node; /* the node whose initializer line was clicked */
+  OwbGraphLayer *default_layer; /* the provider colours, where `layer` leaves a box */
   GHashTable *highlight;    /* node names */
   OwbGraphLayer *layer;     /* colours op boxes instead of their provider; NULL: none */
   GPtrArray *matches;       /* of OwbSceneMatch *, relative to the frame find_level */
@@ -364,14 +366,6 @@ mix (GdkRGBA a, GdkRGBA b, double t)
 {
   return rgba (a.red + (b.red - a.red) * t, a.green + (b.green - a.green) * t,
                a.blue + (b.blue - a.blue) * t, a.alpha + (b.alpha - a.alpha) * t);
-}
-
-static GdkRGBA
-provider_rgba (const char *provider)
-{
-  double rgb[3];
-  owb_scene_provider_color (provider, rgb);
-  return rgba (rgb[0], rgb[1], rgb[2], 1);
 }
 
 G_GNUC_BEGIN_IGNORE_DEPRECATIONS
@@ -669,15 +663,19 @@ box_text_top (const OwbGraphView *self, const OwbSceneNode *node)
   return node->y + self->style.padding;
 }
 
-/* The colour of an op box: its layer's (a sensitivity map), else its provider's. */
+/* The colour of a box: the layer's set on the view (a sensitivity map) for an op, else the
+ * default layer's (its provider's); from_layer: it tints the whole box. */
 static GdkRGBA
 node_stripe (const OwbGraphView *self, const OwbSceneNode *node, gboolean *from_layer)
 {
-  GdkRGBA color;
-  gboolean layered = node->kind == OWB_SCENE_OP && owb_graph_layer_get_color (self->layer, node->node, &color);
+  GdkRGBA color = { 0.6f, 0.6f, 0.6f, 1.0f };
+  const OwbNode *op = node->kind == OWB_SCENE_OP ? node->node : NULL;
+  gboolean layered = op && owb_graph_layer_get_box_color (self->layer, op, node->provider, &color);
+  if (!layered)
+    owb_graph_layer_get_box_color (self->default_layer, op, node->provider, &color);
   if (from_layer)
-    *from_layer = layered;
-  return layered ? color : provider_rgba (node->provider);
+    *from_layer = layered && owb_graph_layer_get_tints_box (self->layer);
+  return color;
 }
 
 /* Zoomed far out the provider (or layer) colour is what is left to see, so it fills the box. */
@@ -2750,6 +2748,7 @@ owb_graph_view_finalize (GObject *object)
   g_clear_pointer (&self->labels, _owb_edge_labels_free);
   g_clear_object (&self->layout);
   g_clear_pointer (&self->selected_tensor, g_free);
+  g_clear_pointer (&self->default_layer, owb_graph_layer_unref);
   g_clear_pointer (&self->highlight, g_hash_table_unref);
   g_clear_pointer (&self->layer, owb_graph_layer_unref);
   g_clear_pointer (&self->matches, g_ptr_array_unref);
@@ -2876,6 +2875,7 @@ owb_graph_view_init (OwbGraphView *self)
   self->ov_highlight = g_array_new (FALSE, FALSE, sizeof (int));
   self->ov_matches = g_array_new (FALSE, FALSE, sizeof (int));
   self->ov_edges = g_array_new (FALSE, FALSE, sizeof (guint));
+  self->default_layer = owb_graph_layer_providers_new ();
   self->layout = gtk_widget_create_pango_layout (widget, NULL);
   pango_layout_set_ellipsize (self->layout, PANGO_ELLIPSIZE_END);
   pango_layout_set_single_paragraph_mode (self->layout, TRUE);

@@ -9,6 +9,7 @@
 
 #include "owb-graph-pane.h"
 #include "owb-graph-view.h"
+#include "owb-graph-layer-providers.h"
 #include "owb-graph-scene.h"
 #include "owb-graph-scene-private.h"
 #include "owb-resources.h"
@@ -587,6 +588,99 @@ static char *
 conv_badge (const OwbNode *node, gpointer user_data)
 {
   return g_strcmp0 (node->op_type, "Conv") == 0 ? g_strdup ("12.3 dB") : NULL;
+}
+
+static gboolean
+magenta_unclaimed (const char *provider, GdkRGBA *color, gpointer user_data)
+{
+  (*(guint *) user_data)++;
+  if (provider)
+    return FALSE;
+  *color = (GdkRGBA) { 1, 0, 1, 1 };
+  return TRUE;
+}
+
+/* Pixels that differ between two renderings of one size. */
+static guint
+count_differing (GdkTexture *a, GdkTexture *b)
+{
+  int width = gdk_texture_get_width (a), height = gdk_texture_get_height (a);
+  g_assert_cmpint (width, ==, gdk_texture_get_width (b));
+  g_assert_cmpint (height, ==, gdk_texture_get_height (b));
+  gsize size = (gsize) width * 4 * height;
+  g_autofree guchar *pa = g_malloc (size), *pb = g_malloc (size);
+  gdk_texture_download (a, pa, (gsize) width * 4);
+  gdk_texture_download (b, pb, (gsize) width * 4);
+  guint n = 0;
+  for (gsize i = 0; i < size; i += 4)
+    n += memcmp (pa + i, pb + i, 4) != 0;
+  return n;
+}
+
+/* Provider colours are a layer too, the view's default: set explicitly it draws the very pixels
+ * the view draws without a layer; a provider layer colours only a box's stripe, where an overlay
+ * tints the whole box. */
+static void
+test_provider_layer (void)
+{
+  const char *root = g_getenv ("OWB_SOURCE_ROOT");
+  if (!root)
+    {
+      g_test_skip ("OWB_SOURCE_ROOT is not set");
+      return;
+    }
+  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbModel) model = owb_model_load_file (path, &error);
+  g_assert_no_error (error);
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 800, 900);
+  show_model (view, model);
+  owb_graph_view_zoom_to_fit (view);
+  spin (200);
+  g_autoptr (GdkTexture) plain = render_widget (GTK_WIDGET (view));
+
+  g_autoptr (OwbGraphLayer) providers = owb_graph_layer_providers_new ();
+  g_assert_false (owb_graph_layer_get_tints_box (providers));
+  GdkRGBA grey, cpu;
+  g_assert_true (owb_graph_layer_get_box_color (providers, NULL, NULL, &grey));
+  g_assert_true (owb_graph_layer_get_box_color (providers, NULL, "cpu", &cpu));
+  g_assert_false (gdk_rgba_equal (&grey, &cpu));
+  owb_graph_view_set_layer (view, providers);
+  spin (100);
+  g_autoptr (GdkTexture) explicit = render_widget (GTK_WIDGET (view));
+  g_assert_cmpuint (count_differing (plain, explicit), ==, 0);
+
+  /* a provider layer of its own: every op box's stripe magenta (the model is not partitioned, no
+   * box is claimed), and only the stripes: fewer pixels change than where an overlay tints the
+   * two Conv boxes whole */
+  guint asked = 0;
+  g_autoptr (OwbGraphLayer) magenta = owb_graph_layer_new_for_providers ("Test", magenta_unclaimed, &asked, NULL);
+  owb_graph_view_set_layer (view, magenta);
+  spin (100);
+  g_autoptr (GdkTexture) striped = render_widget (GTK_WIDGET (view));
+  g_assert_cmpuint (asked, >, 0);
+  guint stripe_pixels = count_pixels_near (striped, 255, 0, 255);
+  g_assert_cmpuint (stripe_pixels, >, 10);
+  guint overlay_asked = 0;
+  g_autoptr (OwbGraphLayer) overlay = owb_graph_layer_new ("Test", magenta_convs, NULL, &overlay_asked, NULL);
+  g_assert_true (owb_graph_layer_get_tints_box (overlay));
+  g_assert_false (owb_graph_layer_get_box_color (overlay, NULL, NULL, &grey)); /* no op: not its box */
+  owb_graph_view_set_layer (view, overlay);
+  spin (100);
+  g_autoptr (GdkTexture) tinted = render_widget (GTK_WIDGET (view));
+  g_assert_cmpuint (overlay_asked, >, 0);
+  guint striped_changed = count_differing (plain, striped), tinted_changed = count_differing (plain, tinted);
+  g_test_message ("stripes: %u pixels changed (%u magenta); two Convs tinted: %u changed", striped_changed,
+                  stripe_pixels, tinted_changed);
+  g_assert_cmpuint (striped_changed, >, 0);
+  g_assert_cmpuint (tinted_changed, >, 2 * striped_changed);
+
+  owb_graph_view_set_layer (view, NULL);
+  spin (100);
+  g_autoptr (GdkTexture) again = render_widget (GTK_WIDGET (view));
+  g_assert_cmpuint (count_differing (plain, again), ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
 }
 
 /* A layer colours the boxes it knows (here the Convs) instead of their provider; the view asks it
@@ -1677,6 +1771,7 @@ main (int argc, char **argv)
   g_assert_nonnull (owb_ui_get_resource ());
   g_test_add_func ("/graph-view/zoom-select-find", test_zoom_select_find);
   g_test_add_func ("/graph-view/export", test_export);
+  g_test_add_func ("/graph-view/provider-layer", test_provider_layer);
   g_test_add_func ("/graph-view/tiny-cnn", test_tiny_cnn);
   g_test_add_func ("/graph-view/layer", test_layer);
   g_test_add_func ("/graph-view/subgraph", test_subgraph);
