@@ -1540,6 +1540,10 @@ owb_graph_view_set_graph (OwbGraphView *self, const OwbGraph *graph, gpointer ow
   g_cancellable_cancel (self->cancellable);
   self->build_serial++;
   self->scene = NULL;
+  /* Nodes of the old graph: nothing waits to be selected, no popover offers their bodies. */
+  self->pending_select = NULL;
+  if (self->branch_popover)
+    gtk_popover_popdown (GTK_POPOVER (self->branch_popover));
   g_ptr_array_set_size (self->frames, 0);
   g_clear_pointer (&self->owner, owner_hold_unref);
   clear_find (self);
@@ -1610,6 +1614,8 @@ owb_graph_view_update_graph (OwbGraphView *self, const OwbGraph *graph, gpointer
   /* Subgraph levels show bodies of the old graph: back to the main one first. */
   if (self->frames->len > 1)
     owb_graph_view_go_to_path (self, 0);
+  if (self->branch_popover)
+    gtk_popover_popdown (GTK_POPOVER (self->branch_popover));
   if (main->scene != NULL)
     {
       g_autoptr (GHashTable) node_map = g_hash_table_new (g_direct_hash, g_direct_equal);

@@ -900,6 +900,14 @@ test_find_in_subgraphs (void)
   owb_graph_view_find_next (view);
   g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 1);
   g_assert_true (owb_graph_view_get_selected_node (view) == iff);
+
+  /* Another graph while a match's branch is still being laid out: nothing of the old graph is
+   * selected when the new one is drawn. */
+  owb_graph_view_find (view, "relu");
+  g_assert_false (owb_graph_view_has_scene (view));
+  g_autoptr (OwbModel) other = small_model_new ();
+  show_model (view, other);
+  g_assert_null (owb_graph_view_get_selected_node (view));
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
