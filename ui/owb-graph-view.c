@@ -169,6 +169,7 @@ static guint signals[N_SIGNALS];
 static void start_build (OwbGraphView *self);
 static void scene_changed (OwbGraphView *self);
 static gboolean has_nested_matches (OwbGraphView *self);
+static int reader_box (OwbGraphView *self, const OwbNode *node);
 
 /* ---- owners and frames ---- */
 
@@ -1132,6 +1133,8 @@ ensure_overlays (OwbGraphView *self)
   g_array_set_size (self->ov_matches, 0);
   g_array_set_size (self->ov_edges, 0);
   self->ov_selected = self->selected_node ? owb_graph_scene_find_op (self->scene, self->selected_node) : -1;
+  if (self->selected_node && self->ov_selected < 0)
+    self->ov_selected = reader_box (self, self->selected_node); /* left out of a compact scene */
   self->ov_line_node = self->selected_line_node ? owb_graph_scene_find_op (self->scene, self->selected_line_node) : -1;
   self->ov_current = -1;
   const OwbGraph *graph = owb_graph_scene_get_graph (self->scene);
@@ -1801,6 +1804,31 @@ owb_graph_view_get_selected_tensor (OwbGraphView *self)
   return self->selected_tensor;
 }
 
+/* A node a compact scene left out (a Constant, a weight's Identity) shows on the boxes that read
+ * its value: the first of them, following chains of left-out nodes; -1 when none. */
+static int
+reader_box (OwbGraphView *self, const OwbNode *node)
+{
+  const OwbGraph *graph = owb_graph_scene_get_graph (self->scene);
+  for (guint depth = 0; node && depth < 16; depth++)
+    {
+      const OwbNode *next = NULL;
+      for (guint i = 0; i < graph->nodes->len && !next; i++)
+        {
+          const OwbNode *reader = g_ptr_array_index (graph->nodes, i);
+          for (int k = 0; k < reader->n_inputs && !next; k++)
+            for (int o = 0; o < node->n_outputs && !next; o++)
+              if (node->outputs[o][0] && strcmp (reader->inputs[k], node->outputs[o]) == 0)
+                next = reader;
+        }
+      int index = next ? owb_graph_scene_find_op (self->scene, next) : -1;
+      if (index >= 0)
+        return index;
+      node = next;
+    }
+  return -1;
+}
+
 static void
 reveal_and_center (OwbGraphView *self, const OwbNode *node)
 {
@@ -1818,6 +1846,8 @@ reveal_and_center (OwbGraphView *self, const OwbNode *node)
       scene_changed (self);
     }
   int index = owb_graph_scene_find_op (self->scene, node);
+  if (index < 0)
+    index = reader_box (self, node);
   if (index < 0)
     return;
   const OwbSceneNode *box = owb_graph_scene_get_node (self->scene, index);

@@ -1166,6 +1166,49 @@ test_no_tile_seams (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* In a compact view a Constant has no box: selecting it (from Find, the inspector) shows the box
+ * that reads its value instead, centred. */
+static void
+test_compact_selection (void)
+{
+  OwbModel *model = model_new ();
+  OwbGraph *g = model->graph;
+  int64_t dims[] = { 1, 8 };
+  add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, dims);
+  OwbNode *constant = owb_node_new ("Constant", "", "Constant_7");
+  owb_node_add_output (constant, "k");
+  owb_node_add_attribute (constant, "value", OWB_ATTR_TENSOR)->t = owb_tensor_new_scalar_float (2.0f);
+  owb_graph_add_node (g, constant);
+  add_node (g, "Mul", "scale", "x", "k", "y");
+  g_ptr_array_add (g->outputs, owb_value_info_new ("y", NULL));
+  model_finish (model);
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 640, 480);
+  owb_graph_view_set_compact (view, TRUE);
+  show_model (view, model);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  g_assert_cmpint (owb_graph_scene_find_op (scene, constant), ==, -1);
+  int mul = op_index (view, node_named (g, "scale"));
+  g_assert_cmpint (mul, >=, 0);
+  owb_graph_view_set_zoom (view, 2.0);
+  owb_graph_view_scroll_by (view, -2000, -2000);
+  g_assert_cmpuint (owb_graph_view_find (view, "Constant_7"), ==, 1);
+  g_assert_true (owb_graph_view_get_selected_node (view) == constant);
+  /* The Mul's box is in the middle of the view. */
+  const OwbSceneNode *box = owb_graph_scene_get_node (scene, mul);
+  double zoom = owb_graph_view_get_zoom (view), sx, sy;
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  double cx = (box->x + box->width / 2 - sx) * zoom, cy = (box->y + box->height / 2 - sy) * zoom;
+  g_assert_cmpfloat (fabs (cx - 320), <, 2);
+  g_assert_cmpfloat (fabs (cy - 240), <, 2);
+  /* Compact off: the Constant has its own box again. */
+  owb_graph_view_set_compact (view, FALSE);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_cmpint (owb_graph_scene_find_op (owb_graph_view_get_scene (view), constant), >=, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+  owb_model_unref (model);
+}
+
 /* A graph too large to read whole opens at a readable zoom on its first nodes, never on an
  * empty part of it. */
 static void
@@ -1789,6 +1832,7 @@ main (int argc, char **argv)
   g_test_add_func ("/graph-view/first-view-not-blank", test_first_view_not_blank);
   g_test_add_func ("/graph-view/labels-at-open-zoom", test_labels_at_open_zoom);
   g_test_add_func ("/graph-view/no-tile-seams", test_no_tile_seams);
+  g_test_add_func ("/graph-view/compact-selection", test_compact_selection);
   g_test_add_func ("/graph-view/collapsed-groups", test_collapsed_groups);
   g_test_add_func ("/graph-view/cancel-and-stale", test_cancel_and_stale);
   g_test_add_func ("/graph-view/pane", test_pane);
