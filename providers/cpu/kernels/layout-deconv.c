@@ -1,6 +1,6 @@
 /* layout-deconv.c: the channels-last upsampling kernels: NhwcConvTranspose (domain ai.onnx.workbench)
  * as packed GEMMs of input rows against one kernel row of W each, scattered into NHWC output rows,
- * and the Resize path for [N, H, W, C] tensors whose channels are not resized, which reduce.c's
+ * and the Resize path for [N, H, W, C] tensors whose channels are not resized, which resize.c's
  * Resize calls: every sample then blends whole runs of C contiguous channels. */
 #include "../cpu-conv-private.h"
 #include "../cpu-sgemm-private.h"
