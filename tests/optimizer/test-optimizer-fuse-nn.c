@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#define WB "ai.onnx.workbench"
+#define WB OWB_DOMAIN
 
 /* ---- model building ---- */
 

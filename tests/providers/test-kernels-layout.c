@@ -10,8 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-#define WB "ai.onnx.workbench"
-
 static OwbTensor *
 random_tensor (int rank, const int64_t *dims, guint32 seed)
 {
@@ -90,7 +88,7 @@ one_node_model_const (const char *op, const char *domain, int n_in, OwbTensor *c
                       const char *const *names, guint const_mask, OwbNode **node)
 {
   OwbModel *m = tu_model_new (17);
-  owb_model_set_opset (m, WB, 1);
+  owb_model_set_opset (m, OWB_DOMAIN, 1);
   GString *ins = g_string_new (NULL);
   for (int i = 0; i < n_in; i++)
     {
@@ -275,14 +273,14 @@ run_conv_case (const ConvCase *cc, int repeat, double *ms_fused, double *ms_nhwc
   /* the output shape, from a plain run without residual */
   OwbTensor *in0[3] = { x, w, b };
   OwbNode *node;
-  g_autoptr (OwbModel) m0 = one_node_model ("FusedConv", WB, 3, in0, names, &node);
+  g_autoptr (OwbModel) m0 = one_node_model ("FusedConv", OWB_DOMAIN, 3, in0, names, &node);
   set_conv_attributes (node, cc);
   g_autoptr (OwbTensor) y0 = run_model (m0, 3, in0, names, 1, 1, NULL, &error);
   g_assert_no_error (error);
   g_autoptr (OwbTensor) z = cc->residual ? random_tensor (4, y0->dims, 4) : NULL;
 
   OwbTensor *in1[4] = { x, w, b, z };
-  g_autoptr (OwbModel) m1 = one_node_model ("FusedConv", WB, 4, in1, names, &node);
+  g_autoptr (OwbModel) m1 = one_node_model ("FusedConv", OWB_DOMAIN, 4, in1, names, &node);
   set_conv_attributes (node, cc);
   g_autoptr (OwbTensor) ref = run_model (m1, 4, in1, names, cc->threads, repeat, ms_fused, &error);
   g_assert_no_error (error);
@@ -297,7 +295,7 @@ run_conv_case (const ConvCase *cc, int repeat, double *ms_fused, double *ms_nhwc
     {
       gboolean packed = variant & 1, nchw = variant >> 1;
       guint const_mask = packed ? 1u << 1 : 0;
-      g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcConv", WB, 4, nchw ? in3 : in2, names, const_mask, &node);
+      g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcConv", OWB_DOMAIN, 4, nchw ? in3 : in2, names, const_mask, &node);
       set_conv_attributes (node, cc);
       if (nchw)
         set_int (node, "nchw_input", 1);
@@ -437,7 +435,7 @@ test_nhwc_pools_match (void)
           OwbNode *node;
           OwbTensor *in[1] = { v ? xn : x };
           char *op = g_strconcat (v ? "Nhwc" : "", pc->op, NULL);
-          g_autoptr (OwbModel) m = one_node_model (op, v ? WB : "", 1, in, names, &node);
+          g_autoptr (OwbModel) m = one_node_model (op, v ? OWB_DOMAIN : "", 1, in, names, &node);
           g_free (op);
           int64_t k[2] = { pc->k, pc->k }, s[2] = { pc->stride, pc->stride }, d[2] = { pc->dilation, pc->dilation };
           int64_t p[4] = { pc->pad, pc->pad, pc->pad, pc->pad };
@@ -509,7 +507,7 @@ test_nhwc_global_average_pool (void)
       OwbNode *node;
       OwbTensor *in[1] = { x }, *inn[1] = { xn };
       g_autoptr (OwbModel) m = one_node_model ("GlobalAveragePool", "", 1, in, names, &node);
-      g_autoptr (OwbModel) mn = one_node_model ("NhwcGlobalAveragePool", WB, 1, inn, names, &node);
+      g_autoptr (OwbModel) mn = one_node_model ("NhwcGlobalAveragePool", OWB_DOMAIN, 1, inn, names, &node);
       g_autoptr (GError) error = NULL;
       g_autoptr (OwbTensor) ref = run_model (m, 1, in, names, 1, 1, NULL, &error);
       g_assert_no_error (error);
@@ -622,7 +620,7 @@ test_nhwc_conv_transpose_matches (void)
       for (int packed = 0; packed < 2; packed++)
         {
           guint const_mask = packed ? 1u << 1 : 0;
-          g_autoptr (OwbModel) m1 = one_node_model_const ("NhwcConvTranspose", WB, 3, in1, names, const_mask, &node);
+          g_autoptr (OwbModel) m1 = one_node_model_const ("NhwcConvTranspose", OWB_DOMAIN, 3, in1, names, const_mask, &node);
           set_deconv_attributes (node, dc);
           g_autoptr (OwbTensor) yn = run_model_const (m1, 3, in1, names, const_mask, dc->threads, 1, NULL, &error);
           if (error)
@@ -651,7 +649,7 @@ test_nhwc_conv_transpose_errors (void)
   g_autoptr (GError) error = NULL;
 
   OwbTensor *in1[2] = { xa, w };
-  g_autoptr (OwbModel) m1 = one_node_model ("NhwcConvTranspose", WB, 2, in1, names, &node);
+  g_autoptr (OwbModel) m1 = one_node_model ("NhwcConvTranspose", OWB_DOMAIN, 2, in1, names, &node);
   g_autoptr (OwbSession) s1 = tu_session (m1, 1, &error);
   g_assert_null (s1);
   g_assert_nonnull (strstr (error->message, "rank 4"));
@@ -659,7 +657,7 @@ test_nhwc_conv_transpose_errors (void)
 
   /* a bias of 5 values for 6 output channels */
   OwbTensor *in2[3] = { x, w, b };
-  g_autoptr (OwbModel) m2 = one_node_model ("NhwcConvTranspose", WB, 3, in2, names, &node);
+  g_autoptr (OwbModel) m2 = one_node_model ("NhwcConvTranspose", OWB_DOMAIN, 3, in2, names, &node);
   g_autoptr (OwbSession) s2 = tu_session (m2, 1, &error);
   g_assert_null (s2);
   g_assert_nonnull (error);
@@ -667,7 +665,7 @@ test_nhwc_conv_transpose_errors (void)
 
   /* 8 input channels in 3 groups */
   OwbTensor *in3[2] = { x, w };
-  g_autoptr (OwbModel) m3 = one_node_model ("NhwcConvTranspose", WB, 2, in3, names, &node);
+  g_autoptr (OwbModel) m3 = one_node_model ("NhwcConvTranspose", OWB_DOMAIN, 2, in3, names, &node);
   set_int (node, "group", 3);
   g_autoptr (OwbSession) s3 = tu_session (m3, 1, &error);
   g_assert_null (s3);
@@ -675,7 +673,7 @@ test_nhwc_conv_transpose_errors (void)
   g_clear_error (&error);
 
   /* stride 2, kernel 2: [1, 5, 5, 8] -> [1, 10, 10, 6] */
-  g_autoptr (OwbModel) m4 = one_node_model ("NhwcConvTranspose", WB, 2, in3, names, &node);
+  g_autoptr (OwbModel) m4 = one_node_model ("NhwcConvTranspose", OWB_DOMAIN, 2, in3, names, &node);
   int64_t s2v[2] = { 2, 2 };
   set_ints (node, "strides", 2, s2v);
   g_autoptr (OwbTensor) y = run_model (m4, 2, in3, names, 1, 1, NULL, &error);
@@ -857,14 +855,14 @@ test_nhwc_conv_errors (void)
   g_autoptr (GError) error = NULL;
 
   OwbTensor *in1[2] = { xa, w };
-  g_autoptr (OwbModel) m1 = one_node_model ("NhwcConv", WB, 2, in1, names, &node);
+  g_autoptr (OwbModel) m1 = one_node_model ("NhwcConv", OWB_DOMAIN, 2, in1, names, &node);
   g_autoptr (OwbSession) s1 = tu_session (m1, 1, &error);
   g_assert_null (s1);
   g_assert_nonnull (strstr (error->message, "rank 4"));
   g_clear_error (&error);
 
   OwbTensor *in2[2] = { xb, w };
-  g_autoptr (OwbModel) m2 = one_node_model ("NhwcConv", WB, 2, in2, names, &node);
+  g_autoptr (OwbModel) m2 = one_node_model ("NhwcConv", OWB_DOMAIN, 2, in2, names, &node);
   set_string (node, "activation", "Softmax");
   g_autoptr (OwbSession) s2 = tu_session (m2, 1, &error);
   g_assert_null (s2);
@@ -872,7 +870,7 @@ test_nhwc_conv_errors (void)
   g_clear_error (&error);
 
   /* W's C/group (8) against X's 8 channels in 2 groups */
-  g_autoptr (OwbModel) m3 = one_node_model ("NhwcConv", WB, 2, in2, names, &node);
+  g_autoptr (OwbModel) m3 = one_node_model ("NhwcConv", OWB_DOMAIN, 2, in2, names, &node);
   set_int (node, "group", 2);
   g_autoptr (OwbSession) s3 = tu_session (m3, 1, &error);
   g_assert_null (s3);
@@ -880,13 +878,13 @@ test_nhwc_conv_errors (void)
   g_clear_error (&error);
 
   /* correct shapes infer NHWC: [1, 6, 6, 4] */
-  g_autoptr (OwbModel) m4 = one_node_model ("NhwcConv", WB, 2, in2, names, &node);
+  g_autoptr (OwbModel) m4 = one_node_model ("NhwcConv", OWB_DOMAIN, 2, in2, names, &node);
   g_autoptr (OwbTensor) y = run_model (m4, 2, in2, names, 1, 1, NULL, &error);
   g_assert_no_error (error);
   int64_t want[4] = { 1, 6, 6, 4 };
   g_assert_cmpint (memcmp (y->dims, want, sizeof want), ==, 0);
 
-  g_autoptr (OwbModel) m5 = one_node_model ("NhwcConv", WB, 2, in2, names, &node);
+  g_autoptr (OwbModel) m5 = one_node_model ("NhwcConv", OWB_DOMAIN, 2, in2, names, &node);
   set_int (node, "nchw_input", 2);
   g_autoptr (OwbSession) s5 = tu_session (m5, 1, &error);
   g_assert_null (s5);
@@ -897,7 +895,7 @@ test_nhwc_conv_errors (void)
   int64_t x5[4] = { 1, 3, 8, 8 };
   g_autoptr (OwbTensor) xc = random_tensor (4, x5, 1);
   OwbTensor *in6[2] = { xc, w };
-  g_autoptr (OwbModel) m6 = one_node_model ("NhwcConv", WB, 2, in6, names, &node);
+  g_autoptr (OwbModel) m6 = one_node_model ("NhwcConv", OWB_DOMAIN, 2, in6, names, &node);
   set_int (node, "nchw_input", 1);
   g_autoptr (OwbSession) s6 = tu_session (m6, 1, &error);
   g_assert_null (s6);
@@ -969,14 +967,14 @@ test_pointwise_depthwise_matches (void)
       OwbNode *node;
       const char *n1[3] = { "x", "w", "b" };
       OwbTensor *in1[3] = { x, w1, pc->bias1 ? b1 : NULL };
-      g_autoptr (OwbModel) m1 = one_node_model_const ("NhwcConv", WB, 3, in1, n1, 6, &node);
+      g_autoptr (OwbModel) m1 = one_node_model_const ("NhwcConv", OWB_DOMAIN, 3, in1, n1, 6, &node);
       set_ints (node, "kernel_shape", 2, one);
       set_ints (node, "pads", 4, zero);
       set_activation (node, "", pc->pw_act);
       g_autoptr (OwbTensor) mid = run_model_const (m1, 3, in1, n1, 6, pc->threads, 1, NULL, &error);
       g_assert_no_error (error);
       OwbTensor *in2[3] = { mid, w2, pc->bias2 ? b2 : NULL };
-      g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcConv", WB, 3, in2, n1, 6, &node);
+      g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcConv", OWB_DOMAIN, 3, in2, n1, 6, &node);
       set_ints (node, "kernel_shape", 2, ks);
       set_ints (node, "strides", 2, st);
       set_ints (node, "pads", 4, pads);
@@ -988,7 +986,7 @@ test_pointwise_depthwise_matches (void)
       const char *nf[5] = { "x", "w1", "b1", "w2", "b2" };
       OwbTensor *inf[5] = { x, w1, pc->bias1 ? b1 : NULL, w2, pc->bias2 ? b2 : NULL };
       guint consts = (pc->w1_const ? 2u : 0u) | 4u | 8u | 16u;
-      g_autoptr (OwbModel) mf = one_node_model_const ("NhwcPointwiseDepthwise", WB, 5, inf, nf, consts, &node);
+      g_autoptr (OwbModel) mf = one_node_model_const ("NhwcPointwiseDepthwise", OWB_DOMAIN, 5, inf, nf, consts, &node);
       set_ints (node, "kernel_shape", 2, ks);
       set_ints (node, "strides", 2, st);
       set_ints (node, "pads", 4, pads);
@@ -1020,7 +1018,7 @@ test_pointwise_depthwise_errors (void)
   int64_t ks[2] = { 3, 3 };
   g_autoptr (GError) error = NULL;
   /* W1 has 5 input channels, X 4 */
-  g_autoptr (OwbModel) m = one_node_model_const ("NhwcPointwiseDepthwise", WB, 4, inf, nf, 10, &node);
+  g_autoptr (OwbModel) m = one_node_model_const ("NhwcPointwiseDepthwise", OWB_DOMAIN, 4, inf, nf, 10, &node);
   set_ints (node, "kernel_shape", 2, ks);
   set_int (node, "group", 8);
   g_autoptr (OwbTensor) y = run_model_const (m, 4, inf, nf, 10, 1, 1, NULL, &error);
@@ -1032,7 +1030,7 @@ test_pointwise_depthwise_errors (void)
   int64_t w1ok[4] = { 1, 1, 4, 8 };
   g_autoptr (OwbTensor) w1b = random_tensor (4, w1ok, 4);
   inf[1] = w1b;
-  g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcPointwiseDepthwise", WB, 4, inf, nf, 10, &node);
+  g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcPointwiseDepthwise", OWB_DOMAIN, 4, inf, nf, 10, &node);
   set_ints (node, "kernel_shape", 2, ks);
   set_int (node, "group", 8);
   set_string (node, "pointwise_activation", "Softplus");

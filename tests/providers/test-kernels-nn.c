@@ -378,9 +378,9 @@ test_fused_conv_exp_accuracy (void)
       ((float *) in[1]->data)[0] = 1;
       OwbNode *node;
       g_autoptr (OwbModel) model = single_node_model (13, "FusedConv", 2, in, &node);
-      owb_model_set_opset (model, "ai.onnx.workbench", 1);
+      owb_model_set_opset (model, OWB_DOMAIN, 1);
       g_free (node->domain);
-      node->domain = g_strdup ("ai.onnx.workbench");
+      node->domain = g_strdup (OWB_DOMAIN);
       set_string (node, "activation", swish ? "Swish" : "Sigmoid");
       GError *error = NULL;
       g_autoptr (OwbTensor) y = run_model (model, 2, in, 1, &error);
@@ -416,9 +416,9 @@ test_fused_conv_depthwise (void)
                              random_tensor (rand, OWB_TYPE_FLOAT, 4, yd) };
         OwbNode *node;
         g_autoptr (OwbModel) model = single_node_model (13, "FusedConv", 4, in, &node);
-        owb_model_set_opset (model, "ai.onnx.workbench", 1);
+        owb_model_set_opset (model, OWB_DOMAIN, 1);
         g_free (node->domain);
-        node->domain = g_strdup ("ai.onnx.workbench");
+        node->domain = g_strdup (OWB_DOMAIN);
         set_int (node, "group", 6);
         set_ints (node, "pads", 4, cc.pads);
         set_ints (node, "strides", 2, cc.s);
@@ -653,9 +653,9 @@ check_small_m (const char *op, int64_t batch, gboolean batched_b, int64_t m, int
   g_autoptr (OwbModel) model = single_node_model (13, op, c_rank > 0 ? 3 : 2, in, &node);
   if (fused)
     {
-      owb_model_set_opset (model, "ai.onnx.workbench", 1);
+      owb_model_set_opset (model, OWB_DOMAIN, 1);
       g_free (node->domain);
-      node->domain = g_strdup ("ai.onnx.workbench");
+      node->domain = g_strdup (OWB_DOMAIN);
       if (act)
         set_string (node, "activation", act);
     }
@@ -772,9 +772,9 @@ check_packed (const char *op, int64_t batch, int64_t m, int64_t n, int64_t k, gb
   owb_graph_add_initializer (model->graph, "i1", owb_tensor_ref (in[1]));
   if (fused)
     {
-      owb_model_set_opset (model, "ai.onnx.workbench", 1);
+      owb_model_set_opset (model, OWB_DOMAIN, 1);
       g_free (node->domain);
-      node->domain = g_strdup ("ai.onnx.workbench");
+      node->domain = g_strdup (OWB_DOMAIN);
       if (act)
         set_string (node, "activation", act);
     }

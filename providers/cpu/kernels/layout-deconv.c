@@ -434,7 +434,7 @@ _owb_cpu_resize_channels_last (OwbThreadPool *pool, const OwbTensor *x, OwbTenso
 }
 
 const OwbKernelDef _owb_cpu_kernels_layout_deconv[] = {
-  { "NhwcConvTranspose", "ai.onnx.workbench", 1, 0, OWB_TYPE_BIT (OWB_TYPE_FLOAT), 0, deconv_prepare, deconv_free,
+  { "NhwcConvTranspose", OWB_DOMAIN, 1, 0, OWB_TYPE_BIT (OWB_TYPE_FLOAT), 0, deconv_prepare, deconv_free,
     compute_nhwc_conv_transpose },
   { NULL }
 };
