@@ -1,7 +1,8 @@
-/* owb-tensor-stats.h: summary statistics of a tensor for the inspector and the run page (GTK-free). */
+/* owb-tensor-stats.h: summary statistics, histograms and top-k of a tensor (the inspector's and Run
+ * page's summaries, and whoever else needs them). */
 #pragma once
 
-#include <owb/owb.h>
+#include <owb/owb-tensor.h>
 
 G_BEGIN_DECLS
 
