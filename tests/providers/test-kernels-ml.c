@@ -5,6 +5,8 @@
 
 #include <math.h>
 #include <string.h>
+#include "../engine/test-util.h"
+#include "kernel-test-util.h"
 
 #define ML "ai.onnx.ml"
 
@@ -30,42 +32,6 @@ node_new (const char *op, const char *domain, int n_in, int n_out)
 }
 
 static void
-set_int (OwbNode *node, const char *name, int64_t v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
-}
-
-static void
-set_float (OwbNode *node, const char *name, float v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_FLOAT)->f = v;
-}
-
-static void
-set_string (OwbNode *node, const char *name, const char *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
-  a->s = g_strdup (v);
-  a->s_len = strlen (v);
-}
-
-static void
-set_ints (OwbNode *node, const char *name, int n, const int64_t *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
-  a->n = n;
-  a->ints = g_memdup2 (v, sizeof (int64_t) * MAX (n, 1));
-}
-
-static void
-set_floats (OwbNode *node, const char *name, int n, const float *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_FLOATS);
-  a->n = n;
-  a->floats = g_memdup2 (v, sizeof (float) * MAX (n, 1));
-}
-
-static void
 set_strings (OwbNode *node, const char *name, int n, const char *const *v)
 {
   OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRINGS);
@@ -76,35 +42,13 @@ set_strings (OwbNode *node, const char *name, int n, const char *const *v)
 }
 
 #define INTS(node, name, ...)                                                                                         \
-  set_ints (node, name, G_N_ELEMENTS (((int64_t[]) { __VA_ARGS__ })), (int64_t[]) { __VA_ARGS__ })
+  tu_set_ints (node, name, G_N_ELEMENTS (((int64_t[]) { __VA_ARGS__ })), (int64_t[]) { __VA_ARGS__ })
 #define FLOATS(node, name, ...)                                                                                       \
-  set_floats (node, name, G_N_ELEMENTS (((float[]) { __VA_ARGS__ })), (float[]) { __VA_ARGS__ })
+  tu_set_floats (node, name, G_N_ELEMENTS (((float[]) { __VA_ARGS__ })), (float[]) { __VA_ARGS__ })
 #define STRINGS(node, name, ...)                                                                                      \
   set_strings (node, name, G_N_ELEMENTS (((const char *[]) { __VA_ARGS__ })), (const char *[]) { __VA_ARGS__ })
 
 /* ---- inference ---- */
-
-static OwbValueType
-vt (OwbDataType dtype, int rank, const char *const *dims)
-{
-  OwbValueType t;
-  owb_value_type_init_unknown (&t);
-  t.kind = OWB_VALUE_TENSOR;
-  t.dtype = dtype;
-  t.rank = rank;
-  for (int i = 0; i < rank; i++)
-    {
-      if (g_ascii_isdigit (dims[i][0]))
-        t.dims[i] = OWB_DIM_VALUE (g_ascii_strtoll (dims[i], NULL, 10));
-      else if (strcmp (dims[i], "?") == 0)
-        t.dims[i] = OWB_DIM_UNKNOWN;
-      else
-        t.dims[i] = (OwbDim) { -1, g_intern_string (dims[i]) };
-    }
-  return t;
-}
-
-#define VT(dtype, ...) vt (dtype, G_N_ELEMENTS (((const char *[]) { __VA_ARGS__ })), (const char *[]) { __VA_ARGS__ })
 
 static gboolean
 infer (OwbNode *node, int opset, const OwbValueType *types, OwbValueType *out, GError **error)
@@ -119,13 +63,6 @@ infer (OwbNode *node, int opset, const OwbValueType *types, OwbValueType *out, G
   OwbInferContext ctx = { .node = node, .opset = opset, .n_inputs = node->n_inputs, .inputs = in,
                           .input_values = vals, .n_outputs = node->n_outputs, .outputs = out };
   return owb_op_infer (schema, &ctx, error);
-}
-
-static void
-assert_type (const OwbValueType *t, const char *expected)
-{
-  g_autofree char *s = owb_value_type_to_string (t);
-  g_assert_cmpstr (s, ==, expected);
 }
 
 static void
@@ -164,7 +101,7 @@ test_infer_classifiers (void)
 
   g_autoptr (OwbNode) bad = node_new ("LinearClassifier", ML, 1, 2);
   FLOATS (bad, "coefficients", 1, 2, 3);
-  set_string (bad, "post_transform", "SIGMOID");
+  tu_set_string (bad, "post_transform", "SIGMOID");
   assert_infer_fails (bad, 1, &x, "SIGMOID");
 
   /* Trees: string labels give string outputs; the score columns follow the labels. */
@@ -185,19 +122,19 @@ test_infer_classifiers (void)
   FLOATS (svm, "prob_a", 1, 1, 1, 1, 1, 1);
   g_assert_true (infer (svm, 1, &x, out, NULL));
   assert_type (&out[1], "float32[batch,4]");
-  set_string (svm, "kernel_type", "CUBIC");
+  tu_set_string (svm, "kernel_type", "CUBIC");
   assert_infer_fails (svm, 1, &x, "CUBIC");
 
   /* TreeEnsemble (5): output has the input's type; enum attributes are range-checked. */
   g_autoptr (OwbNode) te = node_new ("TreeEnsemble", ML, 1, 1);
-  set_int (te, "n_targets", 3);
+  tu_set_int (te, "n_targets", 3);
   OwbValueType xd = VT (OWB_TYPE_DOUBLE, "n", "2");
   g_assert_true (infer (te, 5, &xd, out, NULL));
   assert_type (&out[0], "float64[n,3]");
-  set_int (te, "post_transform", 9);
+  tu_set_int (te, "post_transform", 9);
   assert_infer_fails (te, 5, &xd, "post_transform");
   g_autoptr (OwbNode) te0 = node_new ("TreeEnsemble", ML, 1, 1);
-  set_int (te0, "n_targets", 0);
+  tu_set_int (te0, "n_targets", 0);
   assert_infer_fails (te0, 5, &xd, "n_targets");
 }
 
@@ -274,7 +211,7 @@ test_infer_strings (void)
   assert_type (&out[0], "string[1,?]");
   OwbValueType two_rows = VT (OWB_TYPE_STRING, "2", "c");
   assert_infer_fails (norm, 10, &two_rows, "[1, C]");
-  set_string (norm, "case_change_action", "TITLE");
+  tu_set_string (norm, "case_change_action", "TITLE");
   assert_infer_fails (norm, 10, &one_row, "TITLE");
 
   g_autoptr (OwbNode) cat = node_new ("StringConcat", "", 2, 1);
@@ -286,7 +223,7 @@ test_infer_strings (void)
   assert_infer_fails (re, 20, &s, "pattern");
 
   g_autoptr (OwbNode) tfidf = node_new ("TfIdfVectorizer", "", 1, 1);
-  set_string (tfidf, "mode", "TF");
+  tu_set_string (tfidf, "mode", "TF");
   INTS (tfidf, "ngram_indexes", 0, 4, 2);
   INTS (tfidf, "pool_int64s", 1, 2, 3);
   OwbValueType ti = VT (OWB_TYPE_INT32, "batch", "9");
@@ -295,7 +232,7 @@ test_infer_strings (void)
   /* A string input needs pool_strings. */
   assert_infer_fails (tfidf, 9, &s, "pool");
   g_autoptr (OwbNode) neg = node_new ("TfIdfVectorizer", "", 1, 1);
-  set_string (neg, "mode", "TF");
+  tu_set_string (neg, "mode", "TF");
   INTS (neg, "ngram_indexes", 0, -4);
   INTS (neg, "pool_int64s", 1, 2);
   assert_infer_fails (neg, 9, &ti, "ngram_indexes");
@@ -370,19 +307,9 @@ run_node (OwbNode *node, int opset, const In *inputs, int n_out, OwbTensor **out
   while (0)
 
 static OwbTensor *
-new_tensor (OwbDataType dtype, int rank, const int64_t *dims, const void *data)
-{
-  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
-  g_assert_nonnull (t);
-  if (data && t->nbytes)
-    memcpy (t->data, data, t->nbytes);
-  return t;
-}
-
-static OwbTensor *
 floats_2d (int64_t rows, int64_t cols, const float *v)
 {
-  return new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { rows, cols }, v);
+  return tu_new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { rows, cols }, v);
 }
 
 static OwbTensor *
@@ -422,13 +349,6 @@ assert_strings (const OwbTensor *t, int n, const char *const *expected)
 #define ASSERT_STRINGS(t, ...)                                                                                        \
   assert_strings (t, G_N_ELEMENTS (((const char *[]) { __VA_ARGS__ })), (const char *[]) { __VA_ARGS__ })
 
-static void
-clear_outputs (OwbTensor **out, int n)
-{
-  for (int i = 0; i < n; i++)
-    g_clear_pointer (&out[i], owb_tensor_unref);
-}
-
 static double
 sigmoid (double v)
 {
@@ -443,7 +363,7 @@ test_linear_classifier_binary (void)
   FLOATS (node, "coefficients", 1, -1);
   FLOATS (node, "intercepts", 0.25);
   STRINGS (node, "classlabels_strings", "neg", "pos");
-  set_string (node, "post_transform", "LOGISTIC");
+  tu_set_string (node, "post_transform", "LOGISTIC");
   g_autoptr (OwbTensor) x = floats_2d (3, 2, (float[]) { 2, 1, 0, 1, 0, 0 });
   In in[1] = { { x } };
   OwbTensor *out[2] = { 0 };
@@ -471,8 +391,8 @@ test_linear_regressor_svm (void)
   OwbNode *lr = node_new ("LinearRegressor", ML, 1, 1);
   FLOATS (lr, "coefficients", 1, 2, -1, 0);
   FLOATS (lr, "intercepts", 1, 0);
-  set_int (lr, "targets", 2);
-  g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_INT32, 2, (int64_t[]) { 2, 2 }, (int32_t[]) { 1, 1, 3, -1 });
+  tu_set_int (lr, "targets", 2);
+  g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_INT32, 2, (int64_t[]) { 2, 2 }, (int32_t[]) { 1, 1, 3, -1 });
   In in[1] = { { x } };
   OwbTensor *out[2] = { 0 };
   RUN_OK (lr, 1, in, 1, out);
@@ -491,7 +411,7 @@ test_linear_regressor_svm (void)
   OwbNode *oc = node_new ("SVMRegressor", ML, 1, 1);
   FLOATS (oc, "coefficients", 0.5, 1);
   FLOATS (oc, "rho", -1);
-  set_int (oc, "one_class", 1);
+  tu_set_int (oc, "one_class", 1);
   RUN_OK (oc, 1, fin, 1, out);
   ASSERT_FLOATS (out[0], 0, 1, -1);
   clear_outputs (out, 1);
@@ -504,7 +424,7 @@ test_linear_regressor_svm (void)
   FLOATS (svc, "coefficients", 1, -1);
   FLOATS (svc, "rho", 0);
   FLOATS (svc, "kernel_params", 0.5, 0, 0);
-  set_string (svc, "kernel_type", "RBF");
+  tu_set_string (svc, "kernel_type", "RBF");
   RUN_OK (svc, 1, fin, 2, out);
   g_assert_no_error (error);
   g_assert_cmpint (((int64_t *) out[0]->data)[0], ==, 10);
@@ -545,10 +465,10 @@ add_small_tree (OwbNode *node, const char *prefix, const int64_t *ids, const flo
   INTS (node, name, 1, 3, 4, 0);
   g_free (name);
   name = g_strconcat (prefix, "_ids", NULL);
-  set_ints (node, name, n_w, ids);
+  tu_set_ints (node, name, n_w, ids);
   g_free (name);
   name = g_strconcat (prefix, "_weights", NULL);
-  set_floats (node, name, n_w, w);
+  tu_set_floats (node, name, n_w, w);
   g_free (name);
 }
 
@@ -572,8 +492,8 @@ test_tree_regressor_aggregates (void)
       g_autoptr (GError) error = NULL;
       OwbNode *node = node_new ("TreeEnsembleRegressor", ML, 1, 1);
       add_small_tree (node, "target", (int64_t[]) { 0, 0, 0, 1 }, (float[]) { 10, 20, 30, 1 }, 4);
-      set_int (node, "n_targets", 2);
-      set_string (node, "aggregate_function", cases[c].agg);
+      tu_set_int (node, "n_targets", 2);
+      tu_set_string (node, "aggregate_function", cases[c].agg);
       FLOATS (node, "base_values", 0.5, 0);
       OwbTensor *out[1] = { 0 };
       RUN_OK (node, 3, in, 1, out);
@@ -619,7 +539,7 @@ test_tree_classifier_binary (void)
   add_small_tree (node, "class", (int64_t[]) { 0, 0, 0, 0 }, (float[]) { -2, 1, 3, 0.5 }, 4);
   INTS (node, "classlabels_int64s", 5, 6);
   FLOATS (node, "base_values", -0.25);
-  set_string (node, "post_transform", "LOGISTIC");
+  tu_set_string (node, "post_transform", "LOGISTIC");
   g_autoptr (OwbTensor) x = floats_2d (3, 2, (float[]) { 0, 0, 2, 1, 2, 9 });
   In in[1] = { { x } };
   OwbTensor *out[2] = { 0 };
@@ -661,20 +581,20 @@ test_tree_ensemble5 (void)
   g_autoptr (GError) error = NULL;
   OwbNode *node = node_new ("TreeEnsemble", ML, 1, 1);
   INTS (node, "nodes_featureids", 0, 1, 0, 1);
-  set_tensor_attr (node, "nodes_splits", new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 4 }, (float[]) { NAN, 0, NAN, 0 }));
-  set_tensor_attr (node, "nodes_modes", new_tensor (OWB_TYPE_UINT8, 1, (int64_t[]) { 4 }, (uint8_t[]) { 6, 3, 6, 3 }));
+  set_tensor_attr (node, "nodes_splits", tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 4 }, (float[]) { NAN, 0, NAN, 0 }));
+  set_tensor_attr (node, "nodes_modes", tu_new_tensor (OWB_TYPE_UINT8, 1, (int64_t[]) { 4 }, (uint8_t[]) { 6, 3, 6, 3 }));
   set_tensor_attr (node, "membership_values",
-                   new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 6 }, (float[]) { 3, 1, NAN, 1, 3, NAN }));
+                   tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 6 }, (float[]) { 3, 1, NAN, 1, 3, NAN }));
   INTS (node, "nodes_truenodeids", 1, 0, 3, 0);
   INTS (node, "nodes_trueleafs", 0, 1, 0, 1);
   INTS (node, "nodes_falsenodeids", 2, 1, 2, 1);
   INTS (node, "nodes_falseleafs", 1, 1, 1, 1);
   INTS (node, "tree_roots", 0, 2);
   INTS (node, "leaf_targetids", 0, 1, 1);
-  set_tensor_attr (node, "leaf_weights", new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 }, (float[]) { 2, 4, 6 }));
-  set_int (node, "n_targets", 2);
-  set_int (node, "aggregate_function", 0);
-  set_int (node, "post_transform", 1);
+  set_tensor_attr (node, "leaf_weights", tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 }, (float[]) { 2, 4, 6 }));
+  tu_set_int (node, "n_targets", 2);
+  tu_set_int (node, "aggregate_function", 0);
+  tu_set_int (node, "post_transform", 1);
   g_autoptr (OwbTensor) x = floats_2d (3, 2, (float[]) { 3, 1, 1, -1, 2, 5 });
   In in[1] = { { x } };
   OwbTensor *out[1] = { 0 };
@@ -689,17 +609,17 @@ test_tree_ensemble5 (void)
   g_autoptr (GError) e = NULL;
   OwbNode *bad = node_new ("TreeEnsemble", ML, 1, 1);
   INTS (bad, "nodes_featureids", 0);
-  set_tensor_attr (bad, "nodes_splits", new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 1 }, (float[]) { 0 }));
-  set_tensor_attr (bad, "nodes_modes", new_tensor (OWB_TYPE_UINT8, 1, (int64_t[]) { 1 }, (uint8_t[]) { 6 }));
-  set_tensor_attr (bad, "membership_values", new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 1 }, (float[]) { 1 }));
+  set_tensor_attr (bad, "nodes_splits", tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 1 }, (float[]) { 0 }));
+  set_tensor_attr (bad, "nodes_modes", tu_new_tensor (OWB_TYPE_UINT8, 1, (int64_t[]) { 1 }, (uint8_t[]) { 6 }));
+  set_tensor_attr (bad, "membership_values", tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 1 }, (float[]) { 1 }));
   INTS (bad, "nodes_truenodeids", 0);
   INTS (bad, "nodes_trueleafs", 1);
   INTS (bad, "nodes_falsenodeids", 0);
   INTS (bad, "nodes_falseleafs", 1);
   INTS (bad, "tree_roots", 0);
   INTS (bad, "leaf_targetids", 0);
-  set_tensor_attr (bad, "leaf_weights", new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 1 }, (float[]) { 1 }));
-  set_int (bad, "n_targets", 1);
+  set_tensor_attr (bad, "leaf_weights", tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 1 }, (float[]) { 1 }));
+  tu_set_int (bad, "n_targets", 1);
   g_assert_false (run_node (bad, 5, in, 1, out, &e));
   g_assert_nonnull (strstr (e->message, "membership"));
 }
@@ -714,8 +634,8 @@ test_label_maps (void)
     OwbNode *node = node_new ("LabelEncoder", ML, 1, 1);
     FLOATS (node, "keys_floats", 1.5, NAN, -0.0f);
     STRINGS (node, "values_strings", "one", "nan", "negzero");
-    set_string (node, "default_string", "?");
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 4 }, (float[]) { NAN, 1.5, 2, -0.0f });
+    tu_set_string (node, "default_string", "?");
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 4 }, (float[]) { NAN, 1.5, 2, -0.0f });
     In in[1] = { { x } };
     RUN_OK (node, 2, in, 1, out);
     g_assert_no_error (error);
@@ -727,8 +647,8 @@ test_label_maps (void)
     g_autoptr (GError) error = NULL;
     OwbNode *node = node_new ("LabelEncoder", ML, 1, 1);
     STRINGS (node, "classes_strings", "a", "b");
-    set_string (node, "default_string", "none");
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 3 }, (int64_t[]) { 1, 5, 0 });
+    tu_set_string (node, "default_string", "none");
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 3 }, (int64_t[]) { 1, 5, 0 });
     In in[1] = { { x } };
     RUN_OK (node, 1, in, 1, out);
     ASSERT_STRINGS (out[0], "b", "none", "a");
@@ -740,7 +660,7 @@ test_label_maps (void)
     OwbNode *node = node_new ("LabelEncoder", ML, 1, 1);
     INTS (node, "keys_int64s", 7, 8, 7);
     INTS (node, "values_int64s", 1, 2, 3);
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 3 }, (int64_t[]) { 7, 8, 9 });
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 3 }, (int64_t[]) { 7, 8, 9 });
     In in[1] = { { x } };
     RUN_OK (node, 4, in, 1, out);
     const int64_t *y = out[0]->data;
@@ -761,7 +681,7 @@ test_label_maps (void)
     OwbNode *node = node_new ("CategoryMapper", ML, 1, 1);
     INTS (node, "cats_int64s", 1, 2);
     STRINGS (node, "cats_strings", "cat", "dog");
-    set_int (node, "default_int64", 42);
+    tu_set_int (node, "default_int64", 42);
     g_autoptr (OwbTensor) x = strings_tensor (1, (int64_t[]) { 3 }, (const char *[]) { "dog", "cow", "cat" });
     In in[1] = { { x } };
     RUN_OK (node, 1, in, 1, out);
@@ -773,7 +693,7 @@ test_label_maps (void)
     OwbNode *back = node_new ("CategoryMapper", ML, 1, 1);
     INTS (back, "cats_int64s", 1, 2);
     STRINGS (back, "cats_strings", "cat", "dog");
-    g_autoptr (OwbTensor) xi = new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, (int64_t[]) { 2, 3 });
+    g_autoptr (OwbTensor) xi = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, (int64_t[]) { 2, 3 });
     In iin[1] = { { xi } };
     RUN_OK (back, 1, iin, 1, out);
     ASSERT_STRINGS (out[0], "dog", "_Unused");
@@ -789,14 +709,14 @@ test_encoders_and_scalers (void)
   /* OneHotEncoder: doubles are cast to integers; zeros=0 makes an unknown value an error. */
   OwbNode *oh = node_new ("OneHotEncoder", ML, 1, 1);
   INTS (oh, "cats_int64s", 3, 1);
-  g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_DOUBLE, 1, (int64_t[]) { 3 }, (double[]) { 1.7, 3, 8 });
+  g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_DOUBLE, 1, (int64_t[]) { 3 }, (double[]) { 1.7, 3, 8 });
   In in[1] = { { x } };
   RUN_OK (oh, 1, in, 1, out);
   ASSERT_FLOATS (out[0], 0, 0, 1, 1, 0, 0, 0);
   clear_outputs (out, 1);
   OwbNode *strict = node_new ("OneHotEncoder", ML, 1, 1);
   INTS (strict, "cats_int64s", 3, 1);
-  set_int (strict, "zeros", 0);
+  tu_set_int (strict, "zeros", 0);
   g_autoptr (GError) e2 = NULL;
   g_assert_false (run_node (strict, 1, in, 1, out, &e2));
   g_assert_nonnull (strstr (e2->message, "category"));
@@ -805,7 +725,7 @@ test_encoders_and_scalers (void)
   OwbNode *sc = node_new ("Scaler", ML, 1, 1);
   FLOATS (sc, "offset", 1);
   FLOATS (sc, "scale", 2, -1);
-  g_autoptr (OwbTensor) x2 = new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 2, 2 }, (int64_t[]) { 1, 2, 3, 4 });
+  g_autoptr (OwbTensor) x2 = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 2, 2 }, (int64_t[]) { 1, 2, 3, 4 });
   In in2[1] = { { x2 } };
   RUN_OK (sc, 1, in2, 1, out);
   ASSERT_FLOATS (out[0], 0, 0, -1, 4, -3);
@@ -816,7 +736,7 @@ test_encoders_and_scalers (void)
   g_assert_false (run_node (bad_scale, 1, in2, 1, out, &e3));
 
   OwbNode *nm = node_new ("Normalizer", ML, 1, 1);
-  set_string (nm, "norm", "L2");
+  tu_set_string (nm, "norm", "L2");
   g_autoptr (OwbTensor) x3 = floats_2d (2, 2, (float[]) { 3, -4, 0, 0 });
   In in3[1] = { { x3 } };
   RUN_OK (nm, 1, in3, 1, out);
@@ -826,7 +746,7 @@ test_encoders_and_scalers (void)
   /* Imputer: NaN replaced per feature. */
   OwbNode *im = node_new ("Imputer", ML, 1, 1);
   FLOATS (im, "imputed_value_floats", 7, 8);
-  set_float (im, "replaced_value_float", NAN);
+  tu_set_float (im, "replaced_value_float", NAN);
   g_autoptr (OwbTensor) x4 = floats_2d (2, 2, (float[]) { NAN, 1, 2, NAN });
   In in4[1] = { { x4 } };
   RUN_OK (im, 1, in4, 1, out);
@@ -835,7 +755,7 @@ test_encoders_and_scalers (void)
 
   /* Binarizer keeps the integer type. */
   OwbNode *bz = node_new ("Binarizer", ML, 1, 1);
-  set_float (bz, "threshold", 2);
+  tu_set_float (bz, "threshold", 2);
   RUN_OK (bz, 1, in2, 1, out);
   g_assert_cmpint (out[0]->dtype, ==, OWB_TYPE_INT64);
   const int64_t *b = out[0]->data;
@@ -844,7 +764,7 @@ test_encoders_and_scalers (void)
 
   /* ArrayFeatureExtractor: an index past the features is an error. */
   OwbNode *afe = node_new ("ArrayFeatureExtractor", ML, 2, 1);
-  g_autoptr (OwbTensor) idx = new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, (int64_t[]) { 1, 2 });
+  g_autoptr (OwbTensor) idx = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, (int64_t[]) { 1, 2 });
   In ain[2] = { { x3 }, { idx } };
   g_autoptr (GError) e4 = NULL;
   g_assert_false (run_node (afe, 1, ain, 1, out, &e4));
@@ -866,7 +786,7 @@ test_string_ops (void)
   g_autoptr (GError) error = NULL;
   /* Full match must cover the whole string even when an earlier alternative matches a prefix. */
   OwbNode *re = node_new ("RegexFullMatch", "", 1, 1);
-  set_string (re, "pattern", "a|ab");
+  tu_set_string (re, "pattern", "a|ab");
   g_autoptr (OwbTensor) s = strings_tensor (1, (int64_t[]) { 4 }, (const char *[]) { "ab", "a", "abc", "" });
   In in[1] = { { s } };
   RUN_OK (re, 20, in, 1, out);
@@ -875,14 +795,14 @@ test_string_ops (void)
   clear_outputs (out, 1);
   /* An invalid pattern is refused when the session is made. */
   OwbNode *bad = node_new ("RegexFullMatch", "", 1, 1);
-  set_string (bad, "pattern", "(unclosed");
+  tu_set_string (bad, "pattern", "(unclosed");
   g_autoptr (GError) e2 = NULL;
   g_assert_false (run_node (bad, 20, in, 1, out, &e2));
   g_assert_nonnull (strstr (e2->message, "pattern"));
 
   /* StringSplit on whitespace with maxsplit keeps the rest's trailing whitespace. */
   OwbNode *sp = node_new ("StringSplit", "", 1, 2);
-  set_int (sp, "maxsplit", 1);
+  tu_set_int (sp, "maxsplit", 1);
   g_autoptr (OwbTensor) t = strings_tensor (1, (int64_t[]) { 3 }, (const char *[]) { "  a b  c ", "", "\tx\n" });
   In tin[1] = { { t } };
   RUN_OK (sp, 20, tin, 2, out);
@@ -893,7 +813,7 @@ test_string_ops (void)
   clear_outputs (out, 2);
   /* With a delimiter, an empty string is one empty piece. */
   OwbNode *sp2 = node_new ("StringSplit", "", 1, 2);
-  set_string (sp2, "delimiter", "::");
+  tu_set_string (sp2, "delimiter", "::");
   g_autoptr (OwbTensor) t2 = strings_tensor (1, (int64_t[]) { 2 }, (const char *[]) { "a::::b", "" });
   In t2in[1] = { { t2 } };
   RUN_OK (sp2, 20, t2in, 2, out);
@@ -905,7 +825,7 @@ test_string_ops (void)
   /* StringNormalizer: case-insensitive stop words in UTF-8, then upper case. */
   OwbNode *sn = node_new ("StringNormalizer", "", 1, 1);
   STRINGS (sn, "stopwords", "ÉTÉ");
-  set_string (sn, "case_change_action", "UPPER");
+  tu_set_string (sn, "case_change_action", "UPPER");
   g_autoptr (OwbTensor) w = strings_tensor (1, (int64_t[]) { 3 }, (const char *[]) { "été", "hiver", "Été" });
   In win[1] = { { w } };
   RUN_OK (sn, 10, win, 1, out);
@@ -914,10 +834,10 @@ test_string_ops (void)
 
   /* TfIdfVectorizer on strings, TFIDF with weights by output column. */
   OwbNode *tf = node_new ("TfIdfVectorizer", "", 1, 1);
-  set_string (tf, "mode", "TFIDF");
-  set_int (tf, "min_gram_length", 1);
-  set_int (tf, "max_gram_length", 2);
-  set_int (tf, "max_skip_count", 0);
+  tu_set_string (tf, "mode", "TFIDF");
+  tu_set_int (tf, "min_gram_length", 1);
+  tu_set_int (tf, "max_gram_length", 2);
+  tu_set_int (tf, "max_skip_count", 0);
   STRINGS (tf, "pool_strings", "a", "b", "a", "b");
   INTS (tf, "ngram_counts", 0, 2);
   INTS (tf, "ngram_indexes", 2, 0, 1);
@@ -999,7 +919,7 @@ test_zipmap (void)
   /* String labels on a 1-D input (one row), and an empty batch. */
   zm = node_new ("ZipMap", ML, 1, 1);
   STRINGS (zm, "classlabels_strings", "no", "yes");
-  g_autoptr (OwbTensor) x1 = new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 2 }, (float[]) { 0.1f, 0.9f });
+  g_autoptr (OwbTensor) x1 = tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 2 }, (float[]) { 0.1f, 0.9f });
   in[0].value = x1;
   RUN_OK (zm, 1, in, 1, out);
   g_autoptr (OwbTensor) seq1 = out[0];
