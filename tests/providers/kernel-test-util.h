@@ -1,5 +1,5 @@
 /* kernel-test-util.h: what the kernel tests of several op families share: value types written as
- * dim strings, and checks of inferred types and of output tensors. */
+ * dim strings, one-node inference, and checks of inferred types and of output tensors. */
 #pragma once
 
 #include <owb/owb.h>
@@ -26,6 +26,54 @@ vt (OwbDataType dtype, int rank, const char *const *dims)
 }
 
 #define VT(dtype, ...) vt (dtype, G_N_ELEMENTS (((const char *[]) { __VA_ARGS__ })), (const char *[]) { __VA_ARGS__ })
+
+/* A node named "the_node" with inputs x0.. and outputs y0... */
+static inline OwbNode *
+node_new_in_domain (const char *op, const char *domain, int n_in, int n_out)
+{
+  OwbNode *node = owb_node_new (op, domain, "the_node");
+  for (int i = 0; i < n_in; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("x%d", i);
+      owb_node_add_input (node, name);
+    }
+  for (int i = 0; i < n_out; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("y%d", i);
+      owb_node_add_output (node, name);
+    }
+  return node;
+}
+
+static inline OwbNode *
+node_new (const char *op, int n_in, int n_out)
+{
+  return node_new_in_domain (op, "", n_in, n_out);
+}
+
+/* Runs the schema's inference for `node` at `opset` on types[] (an input with an empty name is
+ * absent) and, where values is not NULL, the known input values; out[] starts unknown. */
+static inline gboolean
+infer_node (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, OwbValueType *out,
+            GError **error)
+{
+  const OwbOpSchema *schema = owb_op_schema_lookup (node->domain, node->op_type, opset);
+  const OwbValueType *in[9] = { 0 };
+  const OwbTensor *vals[9] = { 0 };
+  g_assert_nonnull (schema);
+  g_assert_cmpint (node->n_inputs, <=, 9);
+  for (int i = 0; i < node->n_inputs; i++)
+    {
+      in[i] = node->inputs[i][0] ? &types[i] : NULL;
+      vals[i] = values ? values[i] : NULL;
+    }
+  for (int o = 0; o < node->n_outputs; o++)
+    owb_value_type_init_unknown (&out[o]);
+  node->opset = opset;
+  OwbInferContext ctx = { .node = node, .opset = opset, .n_inputs = node->n_inputs, .inputs = in,
+                          .input_values = vals, .n_outputs = node->n_outputs, .outputs = out };
+  return owb_op_infer (schema, &ctx, error);
+}
 
 static inline void
 assert_type (const OwbValueType *t, const char *expected)

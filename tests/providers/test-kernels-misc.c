@@ -10,25 +10,6 @@
 
 /* ---- inference helpers ---- */
 
-static OwbNode *
-node_new (const char *op, int n_in, int n_out)
-{
-  OwbNode *node = owb_node_new (op, "", "the_node");
-  for (int i = 0; i < n_in; i++)
-    {
-      char *name = g_strdup_printf ("x%d", i);
-      owb_node_add_input (node, name);
-      g_free (name);
-    }
-  for (int i = 0; i < n_out; i++)
-    {
-      char *name = g_strdup_printf ("y%d", i);
-      owb_node_add_output (node, name);
-      g_free (name);
-    }
-  return node;
-}
-
 static OwbTensor *
 ints_tensor (int n, const int64_t *v)
 {
@@ -49,31 +30,12 @@ bools_tensor (int n, const uint8_t *v)
   return t;
 }
 
-static gboolean
-infer (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, OwbValueType *out,
-       GError **error)
-{
-  const OwbOpSchema *schema = owb_op_schema_lookup ("", node->op_type, opset);
-  g_assert_nonnull (schema);
-  const OwbValueType *in[8] = { 0 };
-  const OwbTensor *vals[8] = { 0 };
-  for (int i = 0; i < node->n_inputs; i++)
-    {
-      in[i] = node->inputs[i][0] ? &types[i] : NULL;
-      vals[i] = values ? values[i] : NULL;
-    }
-  node->opset = opset;
-  OwbInferContext ctx = { .node = node, .opset = opset, .n_inputs = node->n_inputs, .inputs = in,
-                          .input_values = vals, .n_outputs = node->n_outputs, .outputs = out };
-  return owb_op_infer (schema, &ctx, error);
-}
-
 static void
 assert_infer_fails (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, const char *what)
 {
   OwbValueType out[4];
   g_autoptr (GError) error = NULL;
-  g_assert_false (infer (node, opset, types, values, out, &error));
+  g_assert_false (infer_node (node, opset, types, values, out, &error));
   g_assert_nonnull (error);
   g_assert_nonnull (strstr (error->message, "the_node"));
   if (what && !strstr (error->message, what))
@@ -89,15 +51,15 @@ test_infer_losses (void)
   OwbValueType t[3] = { VT (OWB_TYPE_FLOAT, "batch", "5", "len"), VT (OWB_TYPE_INT64, "batch", "len"),
                         VT (OWB_TYPE_FLOAT, "5") };
   g_autoptr (OwbNode) nll = node_new ("NegativeLogLikelihoodLoss", 3, 1);
-  g_assert_true (infer (nll, 13, t, NULL, out, NULL));
+  g_assert_true (infer_node (nll, 13, t, NULL, out, NULL));
   assert_type (&out[0], "float32[]");
   tu_set_string (nll, "reduction", "none");
-  g_assert_true (infer (nll, 13, t, NULL, out, NULL));
+  g_assert_true (infer_node (nll, 13, t, NULL, out, NULL));
   assert_type (&out[0], "float32[batch,len]");
 
   g_autoptr (OwbNode) sce = node_new ("SoftmaxCrossEntropyLoss", 2, 2);
   tu_set_string (sce, "reduction", "sum");
-  g_assert_true (infer (sce, 13, t, NULL, out, NULL));
+  g_assert_true (infer_node (sce, 13, t, NULL, out, NULL));
   assert_type (&out[0], "float32[]");
   assert_type (&out[1], "float32[batch,5,len]");
 
@@ -121,13 +83,13 @@ test_infer_unique_compress (void)
   OwbValueType out[4];
   OwbValueType x = VT (OWB_TYPE_FLOAT, "batch", "4");
   g_autoptr (OwbNode) u = node_new ("Unique", 1, 4);
-  g_assert_true (infer (u, 11, &x, NULL, out, NULL));
+  g_assert_true (infer_node (u, 11, &x, NULL, out, NULL));
   assert_type (&out[0], "float32[?]");
   assert_type (&out[1], "int64[?]");
   assert_type (&out[2], "int64[?]");
   assert_type (&out[3], "int64[?]");
   tu_set_int (u, "axis", -1);
-  g_assert_true (infer (u, 11, &x, NULL, out, NULL));
+  g_assert_true (infer_node (u, 11, &x, NULL, out, NULL));
   assert_type (&out[0], "float32[batch,?]");
   assert_type (&out[2], "int64[4]");
   g_autoptr (OwbNode) u2 = node_new ("Unique", 1, 1);
@@ -140,7 +102,7 @@ test_infer_unique_compress (void)
   OwbTensor *values[2] = { NULL, cond };
   g_autoptr (OwbNode) c = node_new ("Compress", 2, 1);
   tu_set_int (c, "axis", 1);
-  g_assert_true (infer (c, 11, ct, values, out, NULL));
+  g_assert_true (infer_node (c, 11, ct, values, out, NULL));
   assert_type (&out[0], "int32[batch,2]");
   g_autoptr (OwbTensor) far = bools_tensor (6, (uint8_t[]) { 0, 0, 0, 0, 0, 1 });
   values[1] = far;
@@ -148,7 +110,7 @@ test_infer_unique_compress (void)
   assert_infer_fails (c, 11, ct, values, "past");
   /* No axis: flattened; unknown condition value leaves the length unknown. */
   g_autoptr (OwbNode) flat = node_new ("Compress", 2, 1);
-  g_assert_true (infer (flat, 11, ct, NULL, out, NULL));
+  g_assert_true (infer_node (flat, 11, ct, NULL, out, NULL));
   assert_type (&out[0], "int32[?]");
   ct[1] = VT (OWB_TYPE_INT64, "6");
   assert_infer_fails (flat, 11, ct, NULL, "bool");
@@ -161,7 +123,7 @@ test_infer_generators (void)
   g_autoptr (OwbNode) ru = node_new ("RandomUniform", 0, 1);
   assert_infer_fails (ru, 22, NULL, NULL, "shape");
   tu_set_ints (ru, "shape", 2, (int64_t[]) { 3, 4 });
-  g_assert_true (infer (ru, 22, NULL, NULL, out, NULL));
+  g_assert_true (infer_node (ru, 22, NULL, NULL, out, NULL));
   assert_type (&out[0], "float32[3,4]");
   tu_set_int (ru, "dtype", OWB_TYPE_INT32);
   assert_infer_fails (ru, 22, NULL, NULL, "dtype");
@@ -175,13 +137,13 @@ test_infer_generators (void)
   g_autoptr (OwbNode) like = node_new ("RandomNormalLike", 1, 1);
   assert_infer_fails (like, 22, &x, NULL, "dtype");
   tu_set_int (like, "dtype", OWB_TYPE_DOUBLE);
-  g_assert_true (infer (like, 22, &x, NULL, out, NULL));
+  g_assert_true (infer_node (like, 22, &x, NULL, out, NULL));
   assert_type (&out[0], "float64[batch,7]");
 
   OwbValueType p = VT (OWB_TYPE_FLOAT, "batch", "10");
   g_autoptr (OwbNode) m = node_new ("Multinomial", 1, 1);
   tu_set_int (m, "sample_size", 6);
-  g_assert_true (infer (m, 7, &p, NULL, out, NULL));
+  g_assert_true (infer_node (m, 7, &p, NULL, out, NULL));
   assert_type (&out[0], "int32[batch,6]");
   tu_set_int (m, "sample_size", 0);
   assert_infer_fails (m, 7, &p, NULL, "sample_size");
@@ -192,7 +154,7 @@ test_infer_generators (void)
 
   g_autoptr (OwbNode) eye = node_new ("EyeLike", 1, 1);
   OwbValueType e = VT (OWB_TYPE_INT32, "rows", "cols");
-  g_assert_true (infer (eye, 9, &e, NULL, out, NULL));
+  g_assert_true (infer_node (eye, 9, &e, NULL, out, NULL));
   assert_type (&out[0], "int32[rows,cols]");
   OwbValueType e3 = VT (OWB_TYPE_INT32, "2", "2", "2");
   assert_infer_fails (eye, 9, &e3, NULL, "rank");
@@ -207,7 +169,7 @@ test_infer_shapes (void)
   g_autoptr (OwbNode) bc = node_new ("BitCast", 1, 1);
   assert_infer_fails (bc, 26, &f, NULL, "to");
   tu_set_int (bc, "to", OWB_TYPE_UINT32);
-  g_assert_true (infer (bc, 26, &f, NULL, out, NULL));
+  g_assert_true (infer_node (bc, 26, &f, NULL, out, NULL));
   assert_type (&out[0], "uint32[batch,3]");
   g_autoptr (OwbNode) bc2 = node_new ("BitCast", 1, 1);
   tu_set_int (bc2, "to", OWB_TYPE_INT64);
@@ -215,7 +177,7 @@ test_infer_shapes (void)
 
   OwbValueType m = VT (OWB_TYPE_DOUBLE, "batch", "n", "n");
   g_autoptr (OwbNode) det = node_new ("Det", 1, 1);
-  g_assert_true (infer (det, 11, &m, NULL, out, NULL));
+  g_assert_true (infer_node (det, 11, &m, NULL, out, NULL));
   assert_type (&out[0], "float64[batch]");
   OwbValueType nsq = VT (OWB_TYPE_DOUBLE, "2", "3");
   assert_infer_fails (det, 11, &nsq, NULL, "square");
@@ -226,7 +188,7 @@ test_infer_shapes (void)
   tu_set_ints (unpool, "kernel_shape", 2, (int64_t[]) { 2, 3 });
   tu_set_ints (unpool, "strides", 2, (int64_t[]) { 2, 2 });
   tu_set_ints (unpool, "pads", 4, (int64_t[]) { 0, 1, 0, 0 });
-  g_assert_true (infer (unpool, 11, mu, NULL, out, NULL));
+  g_assert_true (infer_node (unpool, 11, mu, NULL, out, NULL));
   assert_type (&out[0], "float32[batch,3,4,10]");
   g_autoptr (OwbNode) unpool3 = node_new ("MaxUnpool", 3, 1);
   tu_set_ints (unpool3, "kernel_shape", 2, (int64_t[]) { 2, 2 });
@@ -243,9 +205,9 @@ test_infer_shapes (void)
   tu_set_ints (crop, "axes", 2, (int64_t[]) { 0, -2 });
   g_autoptr (OwbTensor) size = ints_tensor (2, (int64_t[]) { 5, 7 });
   OwbTensor *cv[2] = { NULL, size };
-  g_assert_true (infer (crop, 18, cc, cv, out, NULL));
+  g_assert_true (infer_node (crop, 18, cc, cv, out, NULL));
   assert_type (&out[0], "string[5,7,3]");
-  g_assert_true (infer (crop, 18, cc, NULL, out, NULL));
+  g_assert_true (infer_node (crop, 18, cc, NULL, out, NULL));
   assert_type (&out[0], "string[?,?,3]");
   g_autoptr (OwbNode) crop2 = node_new ("CenterCropPad", 2, 1);
   tu_set_ints (crop2, "axes", 2, (int64_t[]) { 1, -2 });
@@ -257,13 +219,13 @@ test_infer_shapes (void)
   g_autoptr (OwbTensor) blk = ints_tensor (2, (int64_t[]) { 2, 2 });
   OwbTensor *civ[3] = { NULL, img, blk };
   g_autoptr (OwbNode) col = node_new ("Col2Im", 3, 1);
-  g_assert_true (infer (col, 18, ci, civ, out, NULL));
+  g_assert_true (infer_node (col, 18, ci, civ, out, NULL));
   assert_type (&out[0], "float32[batch,2,4,4]");
   ci[0] = VT (OWB_TYPE_FLOAT, "batch", "8", "10");
   assert_infer_fails (col, 18, ci, civ, "blocks");
   ci[0] = VT (OWB_TYPE_FLOAT, "batch", "6", "9");
   assert_infer_fails (col, 18, ci, civ, "multiple");
-  g_assert_true (infer (col, 18, ci, NULL, out, NULL));
+  g_assert_true (infer_node (col, 18, ci, NULL, out, NULL));
   assert_type (&out[0], "float32[batch,?,?,?]");
   tu_set_ints (col, "strides", 1, (int64_t[]) { 1 });
   assert_infer_fails (col, 18, ci, civ, "strides");

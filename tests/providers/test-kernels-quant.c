@@ -12,46 +12,12 @@
 #define DIMS(...) ((const char *const[]) { __VA_ARGS__ })
 #define SCALAR(dtype) vt ((dtype), 0, NULL)
 
-static OwbNode *
-node_new (const char *op, int n_in, int n_out)
-{
-  OwbNode *node = owb_node_new (op, "", "the_node");
-  for (int i = 0; i < n_in; i++)
-    {
-      g_autofree char *name = g_strdup_printf ("x%d", i);
-      owb_node_add_input (node, name);
-    }
-  for (int i = 0; i < n_out; i++)
-    {
-      g_autofree char *name = g_strdup_printf ("y%d", i);
-      owb_node_add_output (node, name);
-    }
-  return node;
-}
-
-static gboolean
-infer (OwbNode *node, int opset, const OwbValueType *types, OwbValueType *out, GError **error)
-{
-  const OwbOpSchema *schema = owb_op_schema_lookup ("", node->op_type, opset);
-  const OwbValueType *in[9] = { 0 };
-  const OwbTensor *vals[9] = { 0 };
-  g_assert_nonnull (schema);
-  for (int i = 0; i < node->n_inputs; i++)
-    in[i] = node->inputs[i][0] ? &types[i] : NULL;
-  for (int o = 0; o < node->n_outputs; o++)
-    owb_value_type_init_unknown (&out[o]);
-  node->opset = opset;
-  OwbInferContext ctx = { .node = node, .opset = opset, .n_inputs = node->n_inputs, .inputs = in,
-                          .input_values = vals, .n_outputs = node->n_outputs, .outputs = out };
-  return owb_op_infer (schema, &ctx, error);
-}
-
 static void
 assert_infers (OwbNode *node, int opset, const OwbValueType *types, const char *expected)
 {
   OwbValueType out[3];
   g_autoptr (GError) error = NULL;
-  gboolean ok = infer (node, opset, types, out, &error);
+  gboolean ok = infer_node (node, opset, types, NULL, out, &error);
   g_assert_no_error (error);
   g_assert_true (ok);
   assert_type (&out[0], expected);
@@ -62,7 +28,7 @@ assert_infer_fails (OwbNode *node, int opset, const OwbValueType *types, const c
 {
   OwbValueType out[3];
   g_autoptr (GError) error = NULL;
-  g_assert_false (infer (node, opset, types, out, &error));
+  g_assert_false (infer_node (node, opset, types, NULL, out, &error));
   g_assert_nonnull (error);
   if (!strstr (error->message, what))
     g_error ("error '%s' does not mention '%s'", error->message, what);
@@ -174,7 +140,7 @@ test_infer_dequantize_types (void)
   g_autoptr (OwbNode) dyn = node_new ("DynamicQuantizeLinear", 1, 3);
   OwbValueType x = vt (OWB_TYPE_FLOAT, 2, DIMS ("batch", "7")), out[3];
   g_autoptr (GError) error = NULL;
-  g_assert_true (infer (dyn, 11, &x, out, &error));
+  g_assert_true (infer_node (dyn, 11, &x, NULL, out, &error));
   assert_type (&out[0], "uint8[batch,7]");
   assert_type (&out[1], "float32[]");
   assert_type (&out[2], "uint8[]");

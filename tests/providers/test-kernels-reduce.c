@@ -12,24 +12,6 @@
 
 #define DIMS(...) ((const char *const[]) { __VA_ARGS__ })
 
-/* A node with inputs x0.. and outputs y0... */
-static OwbNode *
-node_new (const char *op, int n_in, int n_out)
-{
-  OwbNode *node = owb_node_new (op, "", "the_node");
-  for (int i = 0; i < n_in; i++)
-    {
-      g_autofree char *name = g_strdup_printf ("x%d", i);
-      owb_node_add_input (node, name);
-    }
-  for (int i = 0; i < n_out; i++)
-    {
-      g_autofree char *name = g_strdup_printf ("y%d", i);
-      owb_node_add_output (node, name);
-    }
-  return node;
-}
-
 static void
 set_missing (OwbNode *node, int i)
 {
@@ -49,35 +31,12 @@ floats_tensor (int n, const float *v)
   return tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { n }, v);
 }
 
-/* Runs inference for `node` at `opset`; values[i] (may be NULL) are the known input values. */
-static gboolean
-infer (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, OwbValueType *out,
-       GError **error)
-{
-  const OwbOpSchema *schema = owb_op_schema_lookup ("", node->op_type, opset);
-  const OwbValueType *in[8] = { 0 };
-  const OwbTensor *vals[8] = { 0 };
-
-  g_assert_nonnull (schema);
-  for (int i = 0; i < node->n_inputs; i++)
-    {
-      in[i] = node->inputs[i][0] ? &types[i] : NULL;
-      vals[i] = values ? values[i] : NULL;
-    }
-  for (int o = 0; o < node->n_outputs; o++)
-    owb_value_type_init_unknown (&out[o]);
-  node->opset = opset;
-  OwbInferContext ctx = { .node = node, .opset = opset, .n_inputs = node->n_inputs, .inputs = in,
-                          .input_values = vals, .n_outputs = node->n_outputs, .outputs = out };
-  return owb_op_infer (schema, &ctx, error);
-}
-
 static void
 assert_infers (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, const char *expected)
 {
   OwbValueType out[2];
   g_autoptr (GError) error = NULL;
-  gboolean ok = infer (node, opset, types, values, out, &error);
+  gboolean ok = infer_node (node, opset, types, values, out, &error);
   g_assert_no_error (error);
   g_assert_true (ok);
   assert_type (&out[0], expected);
@@ -88,7 +47,7 @@ assert_infer_fails (OwbNode *node, int opset, const OwbValueType *types, OwbTens
 {
   OwbValueType out[2];
   g_autoptr (GError) error = NULL;
-  g_assert_false (infer (node, opset, types, values, out, &error));
+  g_assert_false (infer_node (node, opset, types, values, out, &error));
   g_assert_nonnull (error);
   g_assert_nonnull (strstr (error->message, "the_node"));
   if (what && !strstr (error->message, what))
@@ -111,13 +70,13 @@ test_infer_reduce (void)
     tu_set_int (node, "keepdims", 0);
     assert_infers (node, 13, types, values, "float32[batch]");
     /* Axes known only at run time: the rank follows from how many there are. */
-    g_assert_true (infer (node, 13, types, NULL, out, NULL));
+    g_assert_true (infer_node (node, 13, types, NULL, out, NULL));
     g_assert_cmpint (out[0].rank, ==, 1);
     g_assert_false (owb_dim_is_known (out[0].dims[0]));
   }
   {
     g_autoptr (OwbNode) node = node_new ("ReduceMax", 2, 1);
-    g_assert_true (infer (node, 18, types, NULL, out, NULL));
+    g_assert_true (infer_node (node, 18, types, NULL, out, NULL));
     g_assert_cmpint (out[0].rank, ==, 3);
     /* No axes reduces everything; empty axes with noop_with_empty_axes reduces nothing. */
     g_autoptr (OwbTensor) none = ints_tensor (0, NULL);
@@ -183,11 +142,11 @@ test_infer_arg_topk (void)
     g_autoptr (OwbNode) node = node_new ("TopK", 2, 2);
     g_autoptr (OwbTensor) k = ints_tensor (1, (int64_t[]) { 3 });
     OwbTensor *values[2] = { NULL, k };
-    g_assert_true (infer (node, 11, types, values, out, NULL));
+    g_assert_true (infer_node (node, 11, types, values, out, NULL));
     assert_type (&out[0], "float32[batch,3]");
     assert_type (&out[1], "int64[batch,3]");
     /* k only known at run time. */
-    g_assert_true (infer (node, 11, types, NULL, out, NULL));
+    g_assert_true (infer_node (node, 11, types, NULL, out, NULL));
     g_assert_cmpint (out[0].rank, ==, 2);
     g_assert_true (out[0].dims[0].param == g_intern_string ("batch"));
     g_assert_false (owb_dim_is_known (out[0].dims[1]));
@@ -202,7 +161,7 @@ test_infer_arg_topk (void)
     assert_infer_fails (node, 1, types, NULL, "'k'");
     tu_set_int (node, "k", 2);
     tu_set_int (node, "axis", 0);
-    g_assert_true (infer (node, 1, types, NULL, out, NULL));
+    g_assert_true (infer_node (node, 1, types, NULL, out, NULL));
     assert_type (&out[0], "float32[2,10]");
   }
 }
@@ -279,7 +238,7 @@ test_infer_resize (void)
     set_missing (node, 1);
     assert_infers (node, 13, types, values, "float32[batch,3,16,5]");
     /* Scales unknown at load: rank only. */
-    g_assert_true (infer (node, 13, types, NULL, out, NULL));
+    g_assert_true (infer_node (node, 13, types, NULL, out, NULL));
     g_assert_cmpint (out[0].rank, ==, 4);
     g_assert_false (owb_dim_is_known (out[0].dims[2]));
     tu_set_string (node, "mode", "bicubic");
@@ -294,7 +253,7 @@ test_infer_resize (void)
     set_missing (node, 2);
     tu_set_ints (node, "axes", 2, (int64_t[]) { 2, -1 });
     assert_infers (node, 18, t, values, "float32[batch,3,5,7]");
-    g_assert_true (infer (node, 18, t, NULL, out, NULL));
+    g_assert_true (infer_node (node, 18, t, NULL, out, NULL));
     assert_type (&out[0], "float32[batch,3,?,?]");
     /* not_larger keeps the aspect ratio: min (5/8, 7/10) = 0.625 -> 5 x round(6.25) = 6. */
     tu_set_string (node, "keep_aspect_ratio_policy", "not_larger");

@@ -7,25 +7,6 @@
 
 /* ---- inference helpers ---- */
 
-static OwbNode *
-node_new (const char *op, int n_in, int n_out)
-{
-  OwbNode *node = owb_node_new (op, "", "the_node");
-  for (int i = 0; i < n_in; i++)
-    {
-      char *name = g_strdup_printf ("x%d", i);
-      owb_node_add_input (node, name);
-      g_free (name);
-    }
-  for (int i = 0; i < n_out; i++)
-    {
-      char *name = g_strdup_printf ("y%d", i);
-      owb_node_add_output (node, name);
-      g_free (name);
-    }
-  return node;
-}
-
 static OwbTensor *
 ints_tensor (int n, const int64_t *v)
 {
@@ -36,32 +17,12 @@ ints_tensor (int n, const int64_t *v)
   return t;
 }
 
-/* Runs inference for `node` at `opset`; values[i] (may be NULL) are the known input values. */
-static gboolean
-infer (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, OwbValueType *out,
-       GError **error)
-{
-  const OwbOpSchema *schema = owb_op_schema_lookup ("", node->op_type, opset);
-  g_assert_nonnull (schema);
-  const OwbValueType *in[8] = { 0 };
-  const OwbTensor *vals[8] = { 0 };
-  for (int i = 0; i < node->n_inputs; i++)
-    {
-      in[i] = node->inputs[i][0] ? &types[i] : NULL;
-      vals[i] = values ? values[i] : NULL;
-    }
-  node->opset = opset;
-  OwbInferContext ctx = { .node = node, .opset = opset, .n_inputs = node->n_inputs, .inputs = in,
-                          .input_values = vals, .n_outputs = node->n_outputs, .outputs = out };
-  return owb_op_infer (schema, &ctx, error);
-}
-
 static void
 assert_infer_fails (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, const char *what)
 {
   OwbValueType out[4];
   g_autoptr (GError) error = NULL;
-  g_assert_false (infer (node, opset, types, values, out, &error));
+  g_assert_false (infer_node (node, opset, types, values, out, &error));
   g_assert_nonnull (error);
   g_assert_nonnull (strstr (error->message, "the_node"));
   if (what)
@@ -81,19 +42,19 @@ test_infer_reshape (void)
   /* 0 copies the named dim, -1 takes what is left once it cancels out. */
   g_autoptr (OwbTensor) shape = ints_tensor (2, (int64_t[]) { 0, -1 });
   OwbTensor *values[2] = { NULL, shape };
-  g_assert_true (infer (node, 14, types, values, &out, NULL));
+  g_assert_true (infer_node (node, 14, types, values, &out, NULL));
   assert_type (&out, "float32[batch,12]");
 
   /* -1 absorbing the named dim keeps its name. */
   g_autoptr (OwbTensor) shape2 = ints_tensor (3, (int64_t[]) { 4, 3, -1 });
   types[1] = vt (OWB_TYPE_INT64, 1, (const char *[]) { "3" });
   values[1] = shape2;
-  g_assert_true (infer (node, 14, types, values, &out, NULL));
+  g_assert_true (infer_node (node, 14, types, values, &out, NULL));
   assert_type (&out, "float32[4,3,batch]");
 
   /* Unknown shape value: only the rank is known, from the shape input's length. */
   values[1] = NULL;
-  g_assert_true (infer (node, 14, types, values, &out, NULL));
+  g_assert_true (infer_node (node, 14, types, values, &out, NULL));
   g_assert_cmpint (out.rank, ==, 3);
   g_assert_false (owb_dim_is_known (out.dims[0]));
 
@@ -124,7 +85,7 @@ test_infer_squeeze_unsqueeze (void)
   {
     g_autoptr (OwbNode) node = node_new ("Squeeze", 1, 1);
     tu_set_ints (node, "axes", 1, (int64_t[]) { -2 });
-    g_assert_true (infer (node, 11, types, NULL, &out, NULL));
+    g_assert_true (infer_node (node, 11, types, NULL, &out, NULL));
     assert_type (&out, "float32[batch,5]");
     tu_set_ints (node, "axes", 1, (int64_t[]) { 2 });
     assert_infer_fails (node, 11, types, NULL, "squeeze");
@@ -134,7 +95,7 @@ test_infer_squeeze_unsqueeze (void)
   {
     /* No axes and a named dim: whether it is 1 is unknown, so is the rank. */
     g_autoptr (OwbNode) node = node_new ("Squeeze", 1, 1);
-    g_assert_true (infer (node, 13, types, NULL, &out, NULL));
+    g_assert_true (infer_node (node, 13, types, NULL, &out, NULL));
     g_assert_cmpint (out.rank, ==, -1);
   }
   {
@@ -142,14 +103,14 @@ test_infer_squeeze_unsqueeze (void)
     g_autoptr (OwbTensor) axes = ints_tensor (2, (int64_t[]) { 0, -1 });
     OwbTensor *values[2] = { NULL, axes };
     types[1] = vt (OWB_TYPE_INT64, 1, (const char *[]) { "2" });
-    g_assert_true (infer (node, 13, types, values, &out, NULL));
+    g_assert_true (infer_node (node, 13, types, values, &out, NULL));
     assert_type (&out, "float32[1,batch,1,5,1]");
     g_autoptr (OwbTensor) dup = ints_tensor (2, (int64_t[]) { 1, -4 });
     values[1] = dup;
     assert_infer_fails (node, 13, types, values, "repeated");
     /* Unknown axes: rank from their count. */
     values[1] = NULL;
-    g_assert_true (infer (node, 13, types, values, &out, NULL));
+    g_assert_true (infer_node (node, 13, types, values, &out, NULL));
     g_assert_cmpint (out.rank, ==, 5);
   }
 }
@@ -161,7 +122,7 @@ test_infer_transpose_flatten (void)
   OwbValueType types[1] = { vt (OWB_TYPE_FLOAT16, 3, d) };
   OwbValueType out;
   g_autoptr (OwbNode) node = node_new ("Transpose", 1, 1);
-  g_assert_true (infer (node, 13, types, NULL, &out, NULL));
+  g_assert_true (infer_node (node, 13, types, NULL, &out, NULL));
   assert_type (&out, "float16[seq,3,batch]");
   tu_set_ints (node, "perm", 3, (int64_t[]) { 0, 0, 1 });
   assert_infer_fails (node, 13, types, NULL, "permutation");
@@ -169,7 +130,7 @@ test_infer_transpose_flatten (void)
   assert_infer_fails (node, 13, types, NULL, NULL);
 
   g_autoptr (OwbNode) flat = node_new ("Flatten", 1, 1);
-  g_assert_true (infer (flat, 13, types, NULL, &out, NULL));
+  g_assert_true (infer_node (flat, 13, types, NULL, &out, NULL));
   g_assert_cmpstr (out.dims[0].param, ==, "batch");
   g_assert_false (owb_dim_is_known (out.dims[1]));
   tu_set_int (flat, "axis", -1);
@@ -189,7 +150,7 @@ test_infer_slice_split_concat (void)
   g_autoptr (OwbTensor) starts = ints_tensor (2, (int64_t[]) { 0, 2 });
   g_autoptr (OwbTensor) ends = ints_tensor (2, (int64_t[]) { G_MAXINT64, -1 });
   OwbTensor *values[5] = { NULL, starts, ends };
-  g_assert_true (infer (slice, 13, types, values, out, NULL));
+  g_assert_true (infer_node (slice, 13, types, values, out, NULL));
   assert_type (&out[0], "float32[batch,7]");
 
   /* Steps 0 is refused. */
@@ -208,7 +169,7 @@ test_infer_slice_split_concat (void)
   OwbValueType st[2] = { vt (OWB_TYPE_INT32, 1, s7) };
   g_autoptr (OwbNode) split = node_new ("Split", 1, 3);
   tu_set_int (split, "num_outputs", 3);
-  g_assert_true (infer (split, 18, st, NULL, out, NULL));
+  g_assert_true (infer_node (split, 18, st, NULL, out, NULL));
   g_assert_cmpint (out[0].dims[0].value, ==, 3);
   g_assert_cmpint (out[1].dims[0].value, ==, 3);
   g_assert_cmpint (out[2].dims[0].value, ==, 1);
@@ -227,7 +188,7 @@ test_infer_slice_split_concat (void)
   OwbValueType ct[3] = { vt (OWB_TYPE_FLOAT, 2, a), vt (OWB_TYPE_FLOAT, 2, b), vt (OWB_TYPE_FLOAT, 1, c) };
   g_autoptr (OwbNode) concat = node_new ("Concat", 2, 1);
   tu_set_int (concat, "axis", -1);
-  g_assert_true (infer (concat, 13, ct, NULL, out, NULL));
+  g_assert_true (infer_node (concat, 13, ct, NULL, out, NULL));
   assert_type (&out[0], "float32[batch,10]");
   g_autoptr (OwbNode) concat3 = node_new ("Concat", 3, 1);
   tu_set_int (concat3, "axis", 0);
@@ -246,10 +207,10 @@ test_infer_misc (void)
   g_autoptr (OwbNode) shape = node_new ("Shape", 1, 1);
   tu_set_int (shape, "start", 1);
   tu_set_int (shape, "end", -1);
-  g_assert_true (infer (shape, 15, &x, NULL, out, NULL));
+  g_assert_true (infer_node (shape, 15, &x, NULL, out, NULL));
   assert_type (&out[0], "int64[2]");
   /* Before opset 15 start/end do not exist. */
-  g_assert_true (infer (shape, 13, &x, NULL, out, NULL));
+  g_assert_true (infer_node (shape, 13, &x, NULL, out, NULL));
   assert_type (&out[0], "int64[4]");
 
   g_autoptr (OwbNode) d2s = node_new ("DepthToSpace", 1, 1);
@@ -259,13 +220,13 @@ test_infer_misc (void)
   assert_infer_fails (d2s, 13, &x, NULL, "multiple");
   g_autoptr (OwbNode) s2d = node_new ("SpaceToDepth", 1, 1);
   tu_set_int (s2d, "blocksize", 2);
-  g_assert_true (infer (s2d, 13, &x, NULL, out, NULL));
+  g_assert_true (infer_node (s2d, 13, &x, NULL, out, NULL));
   assert_type (&out[0], "float32[batch,12,4,4]");
 
   g_autoptr (OwbNode) pad = node_new ("Pad", 1, 1);
   tu_set_ints (pad, "pads", 8, (int64_t[]) { 0, 0, 1, 1, 0, 0, 1, -2 });
   tu_set_string (pad, "mode", "reflect");
-  g_assert_true (infer (pad, 2, &x, NULL, out, NULL));
+  g_assert_true (infer_node (pad, 2, &x, NULL, out, NULL));
   assert_type (&out[0], "float32[batch,3,10,7]");
   tu_set_string (pad, "mode", "mirror");
   assert_infer_fails (pad, 2, &x, NULL, "mirror");
@@ -273,7 +234,7 @@ test_infer_misc (void)
   g_autoptr (OwbNode) gather = node_new ("Gather", 2, 1);
   OwbValueType gt[2] = { x, vt (OWB_TYPE_INT64, 2, (const char *[]) { "seq", "2" }) };
   tu_set_int (gather, "axis", 1);
-  g_assert_true (infer (gather, 13, gt, NULL, out, NULL));
+  g_assert_true (infer_node (gather, 13, gt, NULL, out, NULL));
   assert_type (&out[0], "float32[batch,seq,2,8,8]");
   tu_set_int (gather, "axis", 4);
   assert_infer_fails (gather, 13, gt, NULL, "axis");
@@ -287,7 +248,7 @@ test_infer_misc (void)
   assert_infer_fails (constant, 13, NULL, NULL, "sparse");
 
   g_autoptr (OwbNode) nz = node_new ("NonZero", 1, 1);
-  g_assert_true (infer (nz, 13, &x, NULL, out, NULL));
+  g_assert_true (infer_node (nz, 13, &x, NULL, out, NULL));
   g_assert_cmpint (out[0].rank, ==, 2);
   g_assert_cmpint (out[0].dims[0].value, ==, 4);
   g_assert_false (owb_dim_is_known (out[0].dims[1]));
@@ -297,7 +258,7 @@ test_infer_misc (void)
   g_autoptr (OwbTensor) es = ints_tensor (5, (int64_t[]) { 2, 1, 3, 1, 8 });
   OwbValueType et[2] = { x, vt (OWB_TYPE_INT64, 1, (const char *[]) { "5" }) };
   OwbTensor *ev[2] = { NULL, es };
-  g_assert_true (infer (expand, 13, et, ev, out, NULL));
+  g_assert_true (infer_node (expand, 13, et, ev, out, NULL));
   assert_type (&out[0], "float32[2,batch,3,8,8]");
 
   /* Range counts from constant inputs. */
@@ -307,7 +268,7 @@ test_infer_misc (void)
   OwbValueType rt[3];
   for (int i = 0; i < 3; i++)
     owb_tensor_get_value_type (rv[i], &rt[i]);
-  g_assert_true (infer (range, 11, rt, rv, out, NULL));
+  g_assert_true (infer_node (range, 11, rt, rv, out, NULL));
   assert_type (&out[0], "int64[2]");
   for (int i = 0; i < 3; i++)
     owb_tensor_unref (rv[i]);
