@@ -9,7 +9,7 @@
 #include "owb-graph-scene.h"
 #include "owb-histogram.h"
 #include "owb-resources.h"
-#include "owb-tensor-stats.h"
+#include <owb/owb-tensor-stats.h>
 
 #define HISTOGRAM_BINS 64
 /* Up to this many elements the statistics are computed at once: a thread costs more than that. */

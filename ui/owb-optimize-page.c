@@ -757,7 +757,7 @@ uses_workbench_ops (const OwbModel *model)
   for (guint i = 0; i < model->graph->nodes->len; i++)
     {
       const OwbNode *node = g_ptr_array_index (model->graph->nodes, i);
-      if (g_strcmp0 (node->domain, "ai.onnx.workbench") == 0)
+      if (g_strcmp0 (node->domain, OWB_DOMAIN) == 0)
         return TRUE;
     }
   return FALSE;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "owb-page-util.h"
-#include "owb-tensor-stats.h"
+#include <owb/owb-tensor-stats.h>
 
 #define TOP_K 5
 

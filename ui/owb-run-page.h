@@ -5,7 +5,7 @@
 
 #include <gtk/gtk.h>
 #include "owb-document.h"
-#include "owb-tensor-stats.h"
+#include <owb/owb-tensor-stats.h>
 
 G_BEGIN_DECLS
 

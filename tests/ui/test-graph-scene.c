@@ -29,20 +29,6 @@ add_weight (OwbModel *m, const char *name, int rank, const int64_t *dims)
 }
 
 static void
-set_ints (OwbNode *node, const char *name, int n, const int64_t *values)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
-  a->n = n;
-  a->ints = g_memdup2 (values, n * sizeof (int64_t));
-}
-
-static void
-set_int (OwbNode *node, const char *name, int64_t value)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = value;
-}
-
-static void
 prepare (OwbModel *m)
 {
   g_autoptr (GError) error = NULL;
@@ -73,9 +59,9 @@ conv_model (void)
   add_weight (m, "W", 4, (int64_t[]){ 8, 3, 3, 3 });
   add_weight (m, "B", 1, (int64_t[]){ 8 });
   OwbNode *conv = tu_node (m->graph, "Conv", "conv1", "X,W,B", "c");
-  set_ints (conv, "kernel_shape", 2, (int64_t[]){ 3, 3 });
-  set_ints (conv, "strides", 2, (int64_t[]){ 2, 2 });
-  set_ints (conv, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+  tu_set_ints (conv, "kernel_shape", 2, (int64_t[]){ 3, 3 });
+  tu_set_ints (conv, "strides", 2, (int64_t[]){ 2, 2 });
+  tu_set_ints (conv, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
   tu_node (m->graph, "Relu", "relu1", "c", "Y");
   add_output (m, "Y");
   prepare (m);
@@ -227,9 +213,9 @@ test_attribute_lines (void)
   ((int64_t *) shape->data)[1] = -1;
   owb_graph_add_initializer (m->graph, "shape", shape);
   tu_node (m->graph, "Add", "add", "X,half", "a");
-  set_ints (tu_node (m->graph, "Transpose", "tr", "a", "t"), "perm", 3, (int64_t[]){ 0, 2, 1 });
-  set_int (tu_node (m->graph, "Softmax", "sm", "t", "s"), "axis", 1);
-  set_int (tu_node (m->graph, "Cast", "cast", "s", "h"), "to", OWB_TYPE_FLOAT16);
+  tu_set_ints (tu_node (m->graph, "Transpose", "tr", "a", "t"), "perm", 3, (int64_t[]){ 0, 2, 1 });
+  tu_set_int (tu_node (m->graph, "Softmax", "sm", "t", "s"), "axis", 1);
+  tu_set_int (tu_node (m->graph, "Cast", "cast", "s", "h"), "to", OWB_TYPE_FLOAT16);
   tu_node (m->graph, "Reshape", "reshape", "h,shape", "Y");
   add_output (m, "Y");
   prepare (m);
@@ -269,7 +255,7 @@ test_line_cap (void)
       add_weight (m, name, 2, (int64_t[]){ 1, 2 + i });
       g_string_append_printf (inputs, ",%s", name);
     }
-  set_int (tu_node (m->graph, "Concat", "cat", inputs->str, "Y"), "axis", 1);
+  tu_set_int (tu_node (m->graph, "Concat", "cat", inputs->str, "Y"), "axis", 1);
   g_string_free (inputs, TRUE);
   add_output (m, "Y");
   prepare (m);
@@ -297,7 +283,7 @@ test_symbolic_and_merged (void)
   g_autoptr (OwbModel) m = tu_model_new (17);
   add_input (m, "X", OWB_TYPE_FLOAT, 2, (int64_t[]){ -2, 128 }, (const char *const[]){ "batch", NULL });
   OwbNode *split = tu_node (m->graph, "Split", "split", "X", "a,b");
-  set_int (split, "axis", 1);
+  tu_set_int (split, "axis", 1);
   OwbAttribute *num = owb_node_add_attribute (split, "num_outputs", OWB_ATTR_INT);
   num->i = 2;
   tu_node (m->graph, "Add", "add", "a,b", "Y");

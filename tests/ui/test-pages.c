@@ -10,7 +10,7 @@
 #include "owb-optimize-page.h"
 #include "owb-resources.h"
 #include "owb-run-page.h"
-#include "owb-tensor-stats.h"
+#include <owb/owb-tensor-stats.h>
 
 typedef gboolean (*Condition) (gpointer data);
 
