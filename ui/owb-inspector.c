@@ -962,7 +962,7 @@ owb_inspector_show_run_value (OwbInspector *self, const char *name, OwbTensor *v
       add_property_take (group, _("NaN / Inf"), g_strdup_printf ("%" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT,
                                                                  s.n_nan, s.n_inf));
     }
-  GtkWidget *values = owb_values_view_new (value, name);
+  GtkWidget *values = owb_values_view_new (value, name, 1);
   gtk_widget_set_margin_top (values, 12);
   adw_preferences_group_add (group, values);
 }

@@ -387,7 +387,7 @@ owb_output_values_new (OwbTensor *tensor, const char *name)
   self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   gtk_widget_set_margin_top (self->box, 12);
   gtk_widget_set_parent (self->box, GTK_WIDGET (self));
-  gtk_box_append (GTK_BOX (self->box), owb_values_view_new (tensor, name));
+  gtk_box_append (GTK_BOX (self->box), owb_values_view_new (tensor, name, 2));
 
   GtkWidget *actions = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   gtk_widget_set_margin_top (actions, 6);

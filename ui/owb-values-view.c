@@ -1,13 +1,11 @@
-/* owb-values-view.c: a tensor's values, OWB_VALUES_VIEW_PAGE_SIZE at a time in two columns of
- * (coordinates, value), with Previous / Next and an element spin to jump anywhere. */
+/* owb-values-view.c: a tensor's values, OWB_VALUES_VIEW_PAGE_SIZE at a time in one or two columns
+ * of (coordinates, value), with Previous / Next and an element spin to jump anywhere. */
 #include "owb-values-view.h"
 
 #include <glib/gi18n-lib.h>
 #include <math.h>
 
 #include "owb-page-util.h"
-
-#define ROWS (OWB_VALUES_VIEW_PAGE_SIZE / 2)
 
 struct _OwbValuesView
 {
@@ -178,8 +176,9 @@ new_nav_button (const char *icon, const char *tooltip, const char *a11y_format, 
 }
 
 GtkWidget *
-owb_values_view_new (OwbTensor *tensor, const char *name)
+owb_values_view_new (OwbTensor *tensor, const char *name, guint n_columns)
 {
+  g_return_val_if_fail (n_columns == 1 || n_columns == 2, NULL);
   g_return_val_if_fail (tensor != NULL && tensor->kind == OWB_VALUE_TENSOR, NULL);
   OwbValuesView *self = g_object_new (OWB_TYPE_VALUES_VIEW, NULL);
   self->tensor = owb_tensor_ref (tensor);
@@ -195,8 +194,11 @@ owb_values_view_new (OwbTensor *tensor, const char *name)
   gtk_widget_set_hexpand (GTK_WIDGET (self->range_label), TRUE);
   gtk_widget_add_css_class (GTK_WIDGET (self->range_label), "dim-label");
   gtk_widget_add_css_class (GTK_WIDGET (self->range_label), "numeric");
-  gtk_box_append (GTK_BOX (nav), GTK_WIDGET (self->range_label));
+  /* A narrow panel has no room for the range beside the controls: it goes above them. */
+  gtk_box_append (GTK_BOX (n_columns == 1 ? self->box : nav), GTK_WIDGET (self->range_label));
   GtkWidget *go_label = gtk_label_new_with_mnemonic (_("_Element"));
+  gtk_widget_set_hexpand (go_label, n_columns == 1);
+  gtk_label_set_xalign (GTK_LABEL (go_label), 1);
   gtk_box_append (GTK_BOX (nav), go_label);
   self->element_spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (0, MAX (tensor->nelems - 1, 0), 1));
   gtk_spin_button_set_increments (self->element_spin, OWB_VALUES_VIEW_PAGE_SIZE, OWB_VALUES_VIEW_PAGE_SIZE * 10);
@@ -215,7 +217,8 @@ owb_values_view_new (OwbTensor *tensor, const char *name)
   gtk_box_append (GTK_BOX (nav), self->next_button);
   gtk_box_append (GTK_BOX (self->box), nav);
 
-  /* Two columns of (coordinates, value): twenty values in ten lines. */
+  /* Columns of (coordinates, value): twenty values in ten lines, or twenty in a narrow panel. */
+  int rows = OWB_VALUES_VIEW_PAGE_SIZE / n_columns;
   self->grid = GTK_GRID (gtk_grid_new ());
   gtk_grid_set_column_spacing (self->grid, 12);
   gtk_grid_set_row_spacing (self->grid, 2);
@@ -223,7 +226,7 @@ owb_values_view_new (OwbTensor *tensor, const char *name)
   gtk_widget_add_css_class (GTK_WIDGET (self->grid), "owb-values");
   for (int k = 0; k < OWB_VALUES_VIEW_PAGE_SIZE; k++)
     {
-      int column = (k / ROWS) * 2, row = k % ROWS;
+      int column = (k / rows) * 2, row = k % rows;
       GtkWidget *where = gtk_label_new (NULL);
       gtk_label_set_xalign (GTK_LABEL (where), 0);
       gtk_widget_add_css_class (where, "dim-label");
@@ -242,7 +245,7 @@ owb_values_view_new (OwbTensor *tensor, const char *name)
           gtk_widget_set_margin_top (where, 6);
           gtk_widget_set_margin_top (value, 6);
         }
-      if (row == ROWS - 1)
+      if (row == rows - 1)
         {
           gtk_widget_set_margin_bottom (where, 6);
           gtk_widget_set_margin_bottom (value, 6);

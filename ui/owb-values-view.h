@@ -13,8 +13,9 @@ G_BEGIN_DECLS
 #define OWB_TYPE_VALUES_VIEW (owb_values_view_get_type ())
 G_DECLARE_FINAL_TYPE (OwbValuesView, owb_values_view, OWB, VALUES_VIEW, GtkWidget)
 
-/* name is the value's name, for the controls' accessible names. The tensor is referenced. */
-GtkWidget *owb_values_view_new (OwbTensor *tensor, const char *name);
+/* name is the value's name, for the controls' accessible names; n_columns 1 (a narrow panel) or
+ * 2. The tensor is referenced. */
+GtkWidget *owb_values_view_new (OwbTensor *tensor, const char *name, guint n_columns);
 /* Shows the page that holds element `index` (clamped to the tensor). */
 void owb_values_view_show_element (OwbValuesView *self, int64_t index);
 /* The flat index of the first element on show. */

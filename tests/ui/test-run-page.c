@@ -536,6 +536,11 @@ test_window_inspector (void)
   g_autofree char *first = g_strdup_printf ("%.6g", ((const float *) x_neg->data)[0]);
   g_assert_nonnull (find_one (values, match_label, first));
   g_assert_nonnull (find_one (group, match_row_title, "Mean"));
+  /* The panel scrolled down to the value, as a person reads it. */
+  GtkWidget *scroller = gtk_widget_get_ancestor (group, GTK_TYPE_SCROLLED_WINDOW);
+  GtkAdjustment *adjustment = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
+  settle (0.3);
+  gtk_adjustment_set_value (adjustment, gtk_adjustment_get_upper (adjustment));
   save_png (GTK_WIDGET (window), "test-run-page-inspector.png");
 
   /* Another tensor: its own kept value; a node selection shows none. */
