@@ -25,6 +25,8 @@ struct _OwbOutputValues
   GtkLabel *status_label;
   GtkLabel *errors_label;
   GtkFileChooserNative *chooser;
+  char *model_path;          /* the input model, never written over; NULL: none */
+  OwbModel *model;           /* its external data files are not either */
   guint n_busy;
   gboolean has_comparison;
   gboolean passed;
@@ -122,6 +124,22 @@ local_path (GFile *file, OwbOutputValues *self)
   return path;
 }
 
+/* Whether path is the input model or one of its external data files. */
+static gboolean
+is_model_file (OwbOutputValues *self, const char *path)
+{
+  g_auto (OwbFileIdentity) target = { 0 };
+  if (!owb_file_identity_init (&target, path, NULL))
+    return FALSE;
+  if (self->model_path != NULL)
+    {
+      g_auto (OwbFileIdentity) model = { 0 };
+      if (owb_file_identity_init (&model, self->model_path, NULL) && owb_file_identity_equal (&model, &target))
+        return TRUE;
+    }
+  return self->model != NULL && owb_model_find_external_file (self->model, &target) != NULL;
+}
+
 void
 owb_output_values_export (OwbOutputValues *self, GFile *file)
 {
@@ -130,6 +148,15 @@ owb_output_values_export (OwbOutputValues *self, GFile *file)
   char *path = local_path (file, self);
   if (path == NULL)
     return;
+  if (is_model_file (self, path))
+    {
+      g_autofree char *name = g_file_get_parse_name (file);
+      g_autofree char *message = g_strdup_printf (_("Refusing to save over the input model “%s”: choose another file name"),
+                                                  name);
+      show_status (self, message, "error");
+      g_free (path);
+      return;
+    }
   FileJob *job = g_new0 (FileJob, 1);
   job->tensor = owb_tensor_ref (self->tensor);
   job->name = g_strdup (self->name);
@@ -278,6 +305,16 @@ owb_output_values_compare (OwbOutputValues *self, GFile *file)
   g_autoptr (GTask) task = g_task_new (self, NULL, compare_done, NULL);
   g_task_set_task_data (task, job, (GDestroyNotify) compare_job_free);
   g_task_run_in_thread (task, compare_thread);
+}
+
+void
+owb_output_values_protect_model (OwbOutputValues *self, GFile *model_file, OwbModel *model)
+{
+  g_return_if_fail (OWB_IS_OUTPUT_VALUES (self));
+  g_clear_pointer (&self->model_path, g_free);
+  g_clear_pointer (&self->model, owb_model_unref);
+  self->model_path = model_file != NULL ? g_file_get_path (model_file) : NULL;
+  self->model = model != NULL ? owb_model_ref (model) : NULL;
 }
 
 void
@@ -477,6 +514,8 @@ owb_output_values_finalize (GObject *object)
   OwbOutputValues *self = OWB_OUTPUT_VALUES (object);
   g_clear_pointer (&self->tensor, owb_tensor_unref);
   g_free (self->name);
+  g_free (self->model_path);
+  g_clear_pointer (&self->model, owb_model_unref);
   G_OBJECT_CLASS (owb_output_values_parent_class)->finalize (object);
 }
 

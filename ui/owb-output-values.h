@@ -20,6 +20,8 @@ void owb_output_values_export (OwbOutputValues *self, GFile *file);
 /* What Compare with Reference… does once a file (.pb or .npy) is chosen, at the tolerance in the
  * page's rtol and atol fields. */
 void owb_output_values_compare (OwbOutputValues *self, GFile *file);
+/* Export refuses to write over the model file or its external data (model may be NULL). */
+void owb_output_values_protect_model (OwbOutputValues *self, GFile *model_file, OwbModel *model);
 void owb_output_values_set_tolerance (OwbOutputValues *self, double rtol, double atol);
 gboolean owb_output_values_get_busy (OwbOutputValues *self);
 /* The last export's or comparison's outcome as shown ("Saved …", "Passed …", an error), or NULL. */

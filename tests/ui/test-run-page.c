@@ -349,6 +349,16 @@ test_values (void)
   export_output (page, 0, npy);
   export_output (page, 0, pb);
   export_output (page, 1, n_pb);
+  /* Never over the input model. */
+  gsize model_size_before, model_size_after;
+  g_autofree char *model_before = read_file (model_path, &model_size_before);
+  g_autoptr (GFile) model_file = g_file_new_for_path (model_path);
+  owb_output_values_export (owb_run_page_get_output_values (OWB_RUN_PAGE (page), 0), model_file);
+  wait_for (page_idle, page, 60, "the refused export");
+  g_assert_nonnull (strstr (owb_output_values_get_status (owb_run_page_get_output_values (OWB_RUN_PAGE (page), 0)),
+                            "Refusing to save over the input model"));
+  g_autofree char *model_after = read_file (model_path, &model_size_after);
+  g_assert_cmpmem (model_before, model_size_before, model_after, model_size_after);
   g_autoptr (OwbTensor) from_npy = load_tensor (npy, NULL);
   g_autofree char *pb_name = NULL;
   g_autoptr (OwbTensor) from_pb = load_tensor (pb, &pb_name);
