@@ -139,8 +139,14 @@ save_png (GtkWidget *widget, const char *name)
   const char *dir = g_getenv ("OWB_TEST_PNG_DIR");
   g_autofree char *path = g_build_filename (dir != NULL ? dir : g_get_tmp_dir (), name, NULL);
   g_autoptr (GError) error = NULL;
-  if (!owb_page_save_widget_png (widget, path, &error))
-    g_error ("%s: %s", path, error->message);
+  /* A slow machine (or valgrind) may not have drawn the first frame yet. */
+  for (int tries = 0; !owb_page_save_widget_png (widget, path, &error); tries++)
+    {
+      if (tries == 100)
+        g_error ("%s: %s", path, error->message);
+      g_clear_error (&error);
+      settle (0.2);
+    }
   g_test_message ("rendered %s", path);
 }
 
