@@ -5,7 +5,7 @@ ImageMagick's `import`.
 
   build-aux/take-screenshots.sh [MODEL.onnx]      (wraps this in Xvfb and a D-Bus session)
 
-Writes data/screenshots/{graph,inspector,optimize,run}.png ($OWB_SCREENSHOT_DIR instead, if set),
+Writes data/screenshots/{graph,inspector,optimize,run,values}.png ($OWB_SCREENSHOT_DIR instead, if set),
 and subgraph.png: tests/ui/data/subgraphs.onnx (build-aux/make-subgraph-model.py) with a Conv found
 inside an If's then_branch, the branch opened in place and the breadcrumb back."""
 import os
@@ -93,6 +93,24 @@ def main():
         click(app, "Run Model", e2e.Atspi.Role.PUSH_BUTTON)
         time.sleep(4)
         shot(os.path.join(out, "run.png"), window)
+        # The values view: a run that keeps every value, scrolled to the first output's values.
+        # GTK 4.8 gives the switch and its row no AT-SPI action: click the switch at the row's end.
+        row = e2e.poll("the switch's row", lambda: e2e.find_named(app, "Keep Intermediate Values",
+                                                                   e2e.Atspi.Role.LIST_ITEM))
+        ext = e2e.Atspi.Component.get_extents(row, e2e.Atspi.CoordType.SCREEN)
+        subprocess.run(["xdotool", "mousemove", str(ext.x + ext.width - 36), str(ext.y + ext.height // 2),
+                        "click", "1"], check=True)
+        time.sleep(0.5)
+        click(app, "Run Model", e2e.Atspi.Role.PUSH_BUTTON)
+        time.sleep(4)
+        e2e.poll("the values view", lambda: next(
+            (n for n in e2e.walk(app) if (n.get_name() or "").startswith("Next Values of")), None))
+        # Scrolled down to the values with the mouse wheel.
+        x, y, w, h = window_extents(window)
+        subprocess.run(["xdotool", "mousemove", str(x + w // 2), str(y + h // 2), "click", "--repeat", "8",
+                        "--delay", "50", "5"], check=True)
+        time.sleep(1)
+        shot(os.path.join(out, "values.png"), window)
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -10,6 +10,7 @@
 #include "owb-histogram.h"
 #include "owb-resources.h"
 #include <owb/owb-tensor-stats.h>
+#include "owb-values-view.h"
 
 #define HISTOGRAM_BINS 64
 /* Up to this many elements the statistics are computed at once: a thread costs more than that. */
@@ -987,6 +988,37 @@ owb_inspector_show_tensor (OwbInspector *self, const OwbGraph *graph, const char
     show_initializer (self, graph, name, t, owner);
   else
     show_value (self, graph, name);
+}
+
+/* ---- a value of the last run ---- */
+
+/* Up to this many elements a run value's statistics are computed here, on the main thread
+ * (about 20 ms); larger ones show their values only. */
+#define RUN_VALUE_STATS_LIMIT (8 * 1024 * 1024)
+
+void
+owb_inspector_show_run_value (OwbInspector *self, const char *name, OwbTensor *value)
+{
+  g_return_if_fail (OWB_IS_INSPECTOR (self));
+  g_return_if_fail (name != NULL && value != NULL);
+  AdwPreferencesGroup *group = add_group (self, _("Last Run"));
+  adw_preferences_group_set_description (group, _("The value this tensor had in the last run of the Run page"));
+  add_property_take (group, _("Value"), format_tensor_type (value));
+  if (value->kind != OWB_VALUE_TENSOR)
+    return;
+  OwbTensorStats s;
+  if (value->nelems <= RUN_VALUE_STATS_LIMIT && owb_tensor_stats_compute (value, &s, 0, NULL, NULL))
+    {
+      add_property_take (group, _("Min"), format_double (s.min));
+      add_property_take (group, _("Max"), format_double (s.max));
+      add_property_take (group, _("Mean"), format_double (s.mean));
+      add_property_take (group, _("Std"), format_double (s.std));
+      add_property_take (group, _("NaN / Inf"), g_strdup_printf ("%" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT,
+                                                                 s.n_nan, s.n_inf));
+    }
+  GtkWidget *values = owb_values_view_new (value, name, 1);
+  gtk_widget_set_margin_top (values, 12);
+  adw_preferences_group_add (group, values);
 }
 
 /* ---- model ---- */

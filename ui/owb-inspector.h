@@ -25,6 +25,9 @@ void owb_inspector_show_node (OwbInspector *self, const OwbGraph *graph, const O
 /* An initializer (searched in graph and its outer scopes) or any other value of the graph. */
 void owb_inspector_show_tensor (OwbInspector *self, const OwbGraph *graph, const char *name);
 void owb_inspector_clear (OwbInspector *self);
+/* Adds, below the tensor on show, the value it had in a run (statistics and its values a page
+ * at a time); the value is referenced. */
+void owb_inspector_show_run_value (OwbInspector *self, const char *name, OwbTensor *value);
 
 /* Signals: "tensor-activated" (const char *name) when an input, output or consumer value row is
  * activated; "node-activated" (gpointer: const OwbNode *) when a producer or consumer node row is

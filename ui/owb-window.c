@@ -171,6 +171,20 @@ dup_display_name (GFile *file)
 
 /* Selection and the inspector */
 
+/* The value the tensor on show had in the Run page's last run, if that ran this graph and kept it
+ * (or it is a graph output). */
+static void
+show_run_value (OwbWindow *self, const OwbGraph *graph, const char *name)
+{
+  for (guint i = 0; self->pages != NULL && i < self->pages->len; i++)
+    if (OWB_IS_RUN_PAGE (g_ptr_array_index (self->pages, i)))
+      {
+        OwbTensor *value = owb_run_page_get_run_value (g_ptr_array_index (self->pages, i), graph, name);
+        if (value != NULL)
+          owb_inspector_show_run_value (self->inspector, name, value);
+      }
+}
+
 static void
 on_selection_changed (OwbWindow *self)
 {
@@ -182,7 +196,10 @@ on_selection_changed (OwbWindow *self)
   if (graph && node)
     owb_inspector_show_node (self->inspector, graph, node);
   else if (graph && tensor)
-    owb_inspector_show_tensor (self->inspector, graph, tensor);
+    {
+      owb_inspector_show_tensor (self->inspector, graph, tensor);
+      show_run_value (self, graph, tensor);
+    }
   else if (self->document)
     {
       /* A subgraph on screen is described as itself, titled by its path. */
@@ -636,6 +653,9 @@ add_pages (OwbWindow *self)
         g_signal_connect (page, "node-activated", G_CALLBACK (on_page_node_activated), self);
       if (g_signal_lookup ("show-layer", G_OBJECT_TYPE (page)))
         g_signal_connect (page, "show-layer", G_CALLBACK (on_page_show_layer), self);
+      if (g_signal_lookup ("run-values-changed", G_OBJECT_TYPE (page)))
+        g_signal_connect_object (page, "run-values-changed", G_CALLBACK (on_selection_changed), self,
+                                 G_CONNECT_SWAPPED);
       g_ptr_array_add (self->pages, page);
     }
 }

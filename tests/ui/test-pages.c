@@ -626,7 +626,7 @@ test_run (void)
   g_assert_nonnull (find_one (page, match_label_containing, "float32, shape [1, 10]"));
   g_assert_nonnull (find_one (page, match_label_containing, "Ran in"));
   /* Softmax scores: a top 5 with a bar each. */
-  g_assert_nonnull (find_one (page, match_label_containing, "Top 5 of probs"));
+  g_assert_nonnull (find_one (page, match_label_containing, "Top 5 classes of “probs”"));
   g_assert_cmpuint (count (page, match_type, GSIZE_TO_POINTER (GTK_TYPE_LEVEL_BAR)), ==, 5);
   OwbTensorStats stats;
   g_assert_true (owb_run_page_get_output_stats (OWB_RUN_PAGE (page), 0, &stats));
