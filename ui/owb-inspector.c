@@ -616,15 +616,23 @@ show_stats (OwbInspector *self, const OwbTensorStats *s, const guint64 *bins)
     }
 }
 
+/* The engine's messages are English; the two reasons it has are said here in the user's language. */
 static void
-show_stats_error (OwbInspector *self, const GError *error)
+show_stats_error (OwbInspector *self, const OwbTensor *tensor, const GError *error)
 {
   if (self->stats_pending_row)
     {
       adw_preferences_group_remove (self->stats_group, self->stats_pending_row);
       self->stats_pending_row = NULL;
     }
-  add_text_row (self->stats_group, _("No statistics"), error->message);
+  g_autofree char *reason = NULL;
+  if (!g_error_matches (error, OWB_ERROR, OWB_ERROR_TYPE))
+    reason = g_strdup (error->message);
+  else if (tensor->kind != OWB_VALUE_TENSOR)
+    reason = g_strdup (_("Statistics need a tensor, not a sequence or map"));
+  else
+    reason = g_strdup_printf (_("No statistics for tensors of type %s"), owb_data_type_name (tensor->dtype));
+  add_text_row (self->stats_group, _("No statistics"), reason);
 }
 
 static void
@@ -663,7 +671,7 @@ stats_done (GObject *source, GAsyncResult *result, gpointer user_data)
   if (ok)
     show_stats (self, &job->stats, job->bins);
   else
-    show_stats_error (self, error);
+    show_stats_error (self, job->tensor, error);
 }
 
 static void
@@ -692,7 +700,7 @@ start_stats (OwbInspector *self)
       if (owb_tensor_stats_compute (t, &s, HISTOGRAM_BINS, bins, &error))
         show_stats (self, &s, bins);
       else
-        show_stats_error (self, error);
+        show_stats_error (self, t, error);
       return;
     }
 
