@@ -42,6 +42,15 @@ typedef struct {
 const OwbOpSchema *owb_op_schema_lookup (const char *domain, const char *op_type, int opset);
 /* Whether any version of the op exists (to tell "unknown op" from "not in this opset"). */
 gboolean owb_op_schema_exists (const char *domain, const char *op_type);
+/* The name of input / output `index` of the op, as its spec gives it ("X", "W", "B" for Conv;
+ * the variadic parameter's name for every index from it on, "inputs" for Concat), for display
+ * beside a value; NULL when the op or the index has none. Borrowed, static. */
+const char *owb_op_schema_get_input_name (const OwbOpSchema *schema, int index);
+const char *owb_op_schema_get_output_name (const OwbOpSchema *schema, int index);
+/* Whether input / output `index` is one of the variadic parameter's (Concat's, Sum's, If's): they all share one
+ * name, so a display that tells them apart uses the values' own names. */
+gboolean owb_op_schema_is_input_variadic (const OwbOpSchema *schema, int index);
+gboolean owb_op_schema_is_output_variadic (const OwbOpSchema *schema, int index);
 /* All rows, for listings (owb inspect, docs). */
 const OwbOpSchema *const *owb_op_schema_list (guint *n);
 
