@@ -399,14 +399,23 @@ node_row_activated (AdwActionRow *row, OwbInspector *self)
   g_signal_emit (self, signals[SIGNAL_NODE_ACTIVATED], 0, node);
 }
 
+/* A node's input or output, its schema's name for it ("W") before its type. */
 static void
-add_value_row (OwbInspector *self, AdwPreferencesGroup *group, const OwbGraph *graph, const char *name)
+add_named_value_row (OwbInspector *self, AdwPreferencesGroup *group, const OwbGraph *graph, const char *name,
+                     const char *role)
 {
-  g_autofree char *type = describe_value (graph, name);
+  g_autofree char *described = describe_value (graph, name);
+  g_autofree char *type = role ? g_strdup_printf ("%s · %s", role, described) : g_strdup (described);
   AdwActionRow *row = add_text_row (group, name, type);
   make_activatable (row);
   g_object_set_data_full (G_OBJECT (row), "owb-tensor-name", g_strdup (name), g_free);
   g_signal_connect (row, "activated", G_CALLBACK (tensor_row_activated), self);
+}
+
+static void
+add_value_row (OwbInspector *self, AdwPreferencesGroup *group, const OwbGraph *graph, const char *name)
+{
+  add_named_value_row (self, group, graph, name, NULL);
 }
 
 static void
@@ -537,12 +546,15 @@ owb_inspector_show_node (OwbInspector *self, const OwbGraph *graph, const OwbNod
   group = add_group (self, _("Inputs"));
   if (node->n_inputs == 0)
     adw_preferences_group_set_description (group, _("None"));
+  const OwbOpSchema *schema = owb_op_schema_lookup (node->domain, node->op_type, opset > 0 ? (int) opset : G_MAXINT);
   for (int i = 0; i < node->n_inputs; i++)
     if (node->inputs[i][0])
-      add_value_row (self, group, graph, node->inputs[i]);
+      add_named_value_row (self, group, graph, node->inputs[i],
+                           owb_op_schema_is_input_variadic (schema, i) ? NULL : owb_op_schema_get_input_name (schema, i));
     else
       {
-        g_autofree char *which = g_strdup_printf (_("Optional input %d"), i + 1);
+        const char *role = owb_op_schema_get_input_name (schema, i);
+        g_autofree char *which = role ? g_strdup (role) : g_strdup_printf (_("Optional input %d"), i + 1);
         add_text_row (group, _("(not given)"), which);
       }
   add_body_reads (self, graph, node);
@@ -550,7 +562,8 @@ owb_inspector_show_node (OwbInspector *self, const OwbGraph *graph, const OwbNod
   group = add_group (self, _("Outputs"));
   for (int i = 0; i < node->n_outputs; i++)
     if (node->outputs[i][0])
-      add_value_row (self, group, graph, node->outputs[i]);
+      add_named_value_row (self, group, graph, node->outputs[i],
+                           owb_op_schema_is_output_variadic (schema, i) ? NULL : owb_op_schema_get_output_name (schema, i));
     else
       {
         g_autofree char *which = g_strdup_printf (_("Optional output %d"), i + 1);

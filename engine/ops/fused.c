@@ -68,6 +68,7 @@ infer_as (OwbInferContext *ctx, const char *op_type, int opset, int n_inputs, co
   sub.inputs = inputs;
   /* The standard ops' shapes never depend on input values; values of transposed inputs would lie. */
   sub.input_values = values;
+  sub.input_data = NULL;
   return schema->infer (&sub, error);
 }
 

@@ -83,6 +83,7 @@ infer_via (OwbInferContext *ctx, const char *op_type, int opset, int n, const in
   sub.inputs = ins;
   /* Shapes never depend on the values here, and the values are in the other layout. */
   sub.input_values = values;
+  sub.input_data = NULL;
   if (!schema->infer (&sub, error))
     return FALSE;
   to_nhwc (&ctx->outputs[0]);

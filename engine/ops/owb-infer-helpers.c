@@ -238,6 +238,15 @@ owb_infer_get_ints (OwbInferContext *ctx, int input, int64_t **values, int64_t *
   return TRUE;
 }
 
+const OwbInferData *
+owb_infer_get_data (OwbInferContext *ctx, int input)
+{
+  ctx->values_read = TRUE;
+  if (input < 0 || input >= ctx->n_inputs || !ctx->input_data)
+    return NULL;
+  return ctx->input_data[input];
+}
+
 gboolean
 owb_infer_axis (OwbInferContext *ctx, int64_t axis, int rank, int *out, GError **error)
 {

@@ -433,6 +433,7 @@ test_skip_layernorm_sum_and_bias (void)
   g_assert_cmpstr (n->inputs[4], ==, "lin_bias");
   g_assert_cmpint (n->n_outputs, ==, 4);
   g_assert_cmpstr (n->outputs[3], ==, "x");
+  g_assert_cmpstr (n->name, ==, "LayerNormalization"); /* the name of the LayerNormalization it replaced */
   assert_created_from (pass_report (r, "fuse_skip_layernorm"), "SkipLayerNormalization",
                        (const char *const[]){ "residual", "lin_add", "LayerNormalization", NULL });
 }
@@ -622,6 +623,9 @@ test_bias_gelu_fuses (void)
       g_assert_cmpuint (p->created->len, ==, 1);
       const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
       g_assert_cmpstr (g_ptr_array_index (c->from, 0), ==, "bias_add");
+      /* the fused node keeps the Gelu's name (and scope) */
+      g_assert_cmpstr (n->name, ==, g_ptr_array_index (c->from, 1));
+      g_assert_cmpstr (c->node, ==, n->name);
     }
   g_autoptr (OwbModel) m = gelu_model (14, GELU_TANH_CUBE, TRUE, FALSE);
   g_autoptr (OwbTensor) x = random_tensor (2, (int64_t[]){ 2, 6 }, 5);

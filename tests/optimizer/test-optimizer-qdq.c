@@ -185,6 +185,7 @@ test_fuse_qdq_matmul (void)
       g_assert_cmpuint (c->from->len, ==, v->shared_dq ? 3 : 4);
       g_assert_cmpstr (g_ptr_array_index (c->from, c->from->len - 2), ==, "mm");
       g_assert_cmpstr (g_ptr_array_index (c->from, c->from->len - 1), ==, "quant_y");
+      g_assert_cmpstr (c->node, ==, "mm"); /* under the MatMul's name */
       int64_t differ = compare_runs (plain, opt, r, M, K, N, NULL);
       g_test_message ("variant %u: %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " outputs differ by 1", vi, differ,
                       2 * M * N);

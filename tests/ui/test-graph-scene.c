@@ -1488,11 +1488,46 @@ test_perf_50k (void)
   time_scene (50000, TRUE, 30.0);
 }
 
+/* The engine's own ops name their inputs as ONNX's do (from the op schema, not a table of the
+ * view's own): an NhwcConv's reordered weight reads "W", a FusedMatMul's bias "bias", however long
+ * the initializers' names (which read "in1" before). */
+static void
+test_fused_op_input_names (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (17);
+  owb_model_set_opset (m, OWB_DOMAIN, 1);
+  add_input (m, "X", OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 8, 8, 3 }, NULL);
+  add_weight (m, "/encoder/stem/conv.weight_nhwc", 4, (int64_t[]){ 3, 3, 3, 16 });
+  add_weight (m, "/encoder/stem/conv.bias_values", 1, (int64_t[]){ 16 });
+  add_weight (m, "/encoder/head/dense.weight_t", 2, (int64_t[]){ 16, 4 });
+  add_weight (m, "/encoder/head/dense.bias_vals", 1, (int64_t[]){ 4 });
+  OwbNode *conv = tu_node (m->graph, "NhwcConv", "/encoder/stem/conv/Conv", "X,/encoder/stem/conv.weight_nhwc,/encoder/stem/conv.bias_values", "C");
+  g_free (conv->domain);
+  conv->domain = g_strdup (OWB_DOMAIN);
+  set_ints (conv, "kernel_shape", 2, (int64_t[]){ 3, 3 });
+  set_ints (conv, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+  OwbNode *mm = tu_node (m->graph, "FusedMatMul", "/encoder/head/dense/MatMul", "C,/encoder/head/dense.weight_t,/encoder/head/dense.bias_vals", "Y");
+  g_free (mm->domain);
+  mm->domain = g_strdup (OWB_DOMAIN);
+  add_output (m, "Y");
+  prepare (m);
+  g_autoptr (OwbGraphScene) scene = scene_new (m, NULL);
+  const OwbSceneNode *c = owb_graph_scene_get_node (scene, find_kind (scene, OWB_SCENE_OP, "NhwcConv"));
+  g_assert_cmpuint (c->n_lines, ==, 3);
+  g_assert_cmpstr (c->lines[1].text, ==, "W ⟨3×3×3×16⟩");
+  g_assert_cmpstr (c->lines[2].text, ==, "B ⟨16⟩");
+  const OwbSceneNode *f = owb_graph_scene_get_node (scene, find_kind (scene, OWB_SCENE_OP, "FusedMatMul"));
+  g_assert_cmpuint (f->n_lines, ==, 2);
+  g_assert_cmpstr (f->lines[0].text, ==, "B ⟨16×4⟩");
+  g_assert_cmpstr (f->lines[1].text, ==, "bias ⟨4⟩");
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/graph-scene/conv-boxes", test_conv_boxes);
+  g_test_add_func ("/graph-scene/fused-op-input-names", test_fused_op_input_names);
   g_test_add_func ("/graph-scene/attribute-lines", test_attribute_lines);
   g_test_add_func ("/graph-scene/line-cap", test_line_cap);
   g_test_add_func ("/graph-scene/symbolic-and-merged", test_symbolic_and_merged);

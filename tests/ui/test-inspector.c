@@ -269,10 +269,11 @@ test_show_node (Fixture *f, gconstpointer data)
   assert_has_line (text, "[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, … 4 more]");
   assert_has_line (text, "float32 scalar = 2.5");
   assert_has_line (text, "float16 64×64");
-  assert_has_line (text, "float32[1,3,8,8]");
-  assert_has_line (text, "initializer, float32 4×3×3×3");
-  assert_has_line (text, "initializer, float32 4");
-  assert_has_line (text, "float32[1,4,6,6]");
+  /* each input and output under its name in the op's schema, before its type */
+  assert_has_line (text, "X · float32[1,3,8,8]");
+  assert_has_line (text, "W · initializer, float32 4×3×3×3");
+  assert_has_line (text, "B · initializer, float32 4");
+  assert_has_line (text, "Y · float32[1,4,6,6]");
   assert_has_line (text, "Runs on cpu");
   assert_has_line (text, "Declined by cuda");
   assert_has_line (text, "no CUDA device found");
@@ -708,8 +709,8 @@ test_subgraph_scope (Fixture *f, gconstpointer data)
 
   owb_inspector_show_node (f->inspector, body, add);
   g_autofree char *text = all_text (f->inspector);
-  assert_has_line (text, "float32[1,4,6,6]");           /* Y, typed in the outer graph */
-  assert_has_line (text, "initializer, float32 4"); /* B, an outer initializer */
+  assert_has_line (text, "A · float32[1,4,6,6]");           /* Y, typed in the outer graph */
+  assert_has_line (text, "B · initializer, float32 4"); /* B, an outer initializer */
   assert_has_line (text, "S<&>");
 
   owb_inspector_show_tensor (f->inspector, body, "B");
@@ -735,7 +736,8 @@ test_subgraph_scope (Fixture *f, gconstpointer data)
   text = all_text (f->inspector);
   assert_has_line (text, "then_branch");
   assert_has_line (text, "1 node");
-  assert_has_line (text, "type unknown"); /* "cond" is declared nowhere */
+  assert_has_line (text, "cond · type unknown"); /* "cond" is declared nowhere */
+  assert_has_line (text, "type unknown");        /* nor "S_out", one of If's many outputs: no name */
 
   /* What the branch reads from outside it: Y (B is a weight, shown on the box). */
   assert_has_line (text, "Read by Its Subgraphs");

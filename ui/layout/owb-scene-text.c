@@ -2,6 +2,8 @@
  * its initializers shown compactly, and value types as "float32 1×64×56×56". */
 #include "owb-graph-scene-private.h"
 
+#include <owb/owb-op.h>
+
 #include <string.h>
 
 #define MAX_ATTRIBUTE_TEXT 28 /* longer generic attribute values are left out, not cut */
@@ -203,75 +205,16 @@ _owb_scene_find_initializer (const OwbGraph *graph, const char *name)
   return NULL;
 }
 
-/* ONNX's names for the inputs of common ops, so that a weight reads "W", not "input 1". */
-static const struct {
-  const char *op;
-  const char *names[8];
-} input_names[] = {
-  { "Conv", { "X", "W", "B" } },
-  { "ConvTranspose", { "X", "W", "B" } },
-  { "FusedConv", { "X", "W", "B", "Z" } },
-  { "ConvInteger", { "x", "w", "x_zero_point", "w_zero_point" } },
-  { "Gemm", { "A", "B", "C" } },
-  { "MatMul", { "A", "B" } },
-  { "MatMulInteger", { "A", "B", "a_zero_point", "b_zero_point" } },
-  { "BatchNormalization", { "X", "scale", "B", "mean", "var" } },
-  { "LayerNormalization", { "X", "Scale", "B" } },
-  { "InstanceNormalization", { "X", "scale", "B" } },
-  { "GroupNormalization", { "X", "scale", "bias" } },
-  { "Add", { "A", "B" } },
-  { "Sub", { "A", "B" } },
-  { "Mul", { "A", "B" } },
-  { "Div", { "A", "B" } },
-  { "Pow", { "X", "Y" } },
-  { "Equal", { "A", "B" } },
-  { "Less", { "A", "B" } },
-  { "Greater", { "A", "B" } },
-  { "PRelu", { "X", "slope" } },
-  { "Reshape", { "data", "shape" } },
-  { "Expand", { "input", "shape" } },
-  { "Tile", { "input", "repeats" } },
-  { "Gather", { "data", "indices" } },
-  { "GatherElements", { "data", "indices" } },
-  { "Slice", { "data", "starts", "ends", "axes", "steps" } },
-  { "Squeeze", { "data", "axes" } },
-  { "Unsqueeze", { "data", "axes" } },
-  { "Split", { "input", "split" } },
-  { "Pad", { "data", "pads", "value", "axes" } },
-  { "Clip", { "input", "min", "max" } },
-  { "Resize", { "X", "roi", "scales", "sizes" } },
-  { "Where", { "condition", "X", "Y" } },
-  { "ReduceMean", { "data", "axes" } },
-  { "ReduceSum", { "data", "axes" } },
-  { "ReduceMax", { "data", "axes" } },
-  { "ReduceMin", { "data", "axes" } },
-  { "ReduceProd", { "data", "axes" } },
-  { "ConstantOfShape", { "input" } },
-  { "Identity", { "input" } },
-  { "Range", { "start", "limit", "delta" } },
-  { "TopK", { "X", "K" } },
-  { "CumSum", { "x", "axis" } },
-  { "OneHot", { "indices", "depth", "values" } },
-  { "LSTM", { "X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P" } },
-  { "GRU", { "X", "W", "R", "B", "sequence_lens", "initial_h" } },
-  { "RNN", { "X", "W", "R", "B", "sequence_lens", "initial_h" } },
-  { "QuantizeLinear", { "x", "y_scale", "y_zero_point" } },
-  { "DequantizeLinear", { "x", "x_scale", "x_zero_point" } },
-  { "QLinearConv", { "x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point", "y_scale", "y_zero_point" } },
-  { "QLinearMatMul", { "a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale", "y_zero_point" } },
-};
-
+/* The op's own name for the input (its schema's), so that a weight reads "W", not "input 1". */
 static char *
 input_label (const OwbNode *node, int i)
 {
-  for (guint k = 0; k < G_N_ELEMENTS (input_names); k++)
-    if (strcmp (node->op_type, input_names[k].op) == 0)
-      {
-        if (i < 8 && input_names[k].names[i])
-          return g_strdup (input_names[k].names[i]);
-        break;
-      }
-  /* Unknown op: the initializer's own name when short, its position otherwise. */
+  const OwbOpSchema *schema = owb_op_schema_lookup (node->domain, node->op_type, node->opset > 0 ? node->opset : G_MAXINT);
+  const char *known = owb_op_schema_get_input_name (schema, i);
+  if (known && !owb_op_schema_is_input_variadic (schema, i))
+    return g_strdup (known);
+  /* Unknown op or one of many alike (Concat's): the initializer's own name when short, its position
+   * otherwise. */
   const char *name = node->inputs[i];
   if (g_utf8_strlen (name, -1) <= 12)
     return g_strdup (name);

@@ -75,7 +75,10 @@ OWB_API const char *owb_pass_label (const OwbNode *node);
 /* Removes and frees the node (recorded in the report). */
 OWB_API void owb_pass_remove_node (OwbPassContext *ctx, OwbNode *node);
 /* Adds a node the pass created (taken), recording the names of the nodes it replaces. Call
- * before removing those nodes, or pass their names saved beforehand. */
+ * before removing those nodes, or pass their names saved beforehand. A node that replaces others
+ * takes the name of the main one (the Conv of Conv + BatchNormalization + Relu, the MatMul of
+ * MatMul + Add), which keeps the model's names and scopes: that name is free again once the node
+ * is removed, so it is set as it is, not made unique. A node without a name gets one from its op. */
 OWB_API void owb_pass_add_node (OwbPassContext *ctx, OwbNode *node, const char *const *from, guint n_from);
 /* Makes every reader of `old_name` (and the graph outputs) read `new_name` instead. When
  * old_name is a graph output, the producer of new_name is renamed to keep the output's name. */
