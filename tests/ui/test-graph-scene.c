@@ -1504,8 +1504,8 @@ test_fused_op_input_names (void)
   OwbNode *conv = tu_node (m->graph, "NhwcConv", "/encoder/stem/conv/Conv", "X,/encoder/stem/conv.weight_nhwc,/encoder/stem/conv.bias_values", "C");
   g_free (conv->domain);
   conv->domain = g_strdup (OWB_DOMAIN);
-  set_ints (conv, "kernel_shape", 2, (int64_t[]){ 3, 3 });
-  set_ints (conv, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+  tu_set_ints (conv, "kernel_shape", 2, (int64_t[]){ 3, 3 });
+  tu_set_ints (conv, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
   OwbNode *mm = tu_node (m->graph, "FusedMatMul", "/encoder/head/dense/MatMul", "C,/encoder/head/dense.weight_t,/encoder/head/dense.bias_vals", "Y");
   g_free (mm->domain);
   mm->domain = g_strdup (OWB_DOMAIN);
