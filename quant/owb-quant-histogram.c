@@ -69,7 +69,9 @@ _owb_quant_histogram_add (OwbQuantHistogram *h, const float *data, gsize n, doub
       float x = data[i];
       if (!isfinite (x))
         continue;
-      int b = (int) floor ((x + h->range) * scale);
+      /* x + range >= 0 (range >= absmax >= |x|), so truncation is floor, without a libm call per
+       * value (the baseline x86-64 target has no rounding instruction) */
+      int b = (int) ((x + h->range) * scale);
       h->counts[CLAMP (b, 0, last)] += 1;
       h->total += 1;
     }
