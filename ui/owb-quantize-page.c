@@ -2691,8 +2691,12 @@ owb_quantize_page_init (OwbQuantizePage *self)
                                _("Hide the QuantizeLinear and DequantizeLinear pairs: each node says what it reads "
                                  "and writes quantized instead (u8 ← / → u8)"));
   g_signal_connect_swapped (self->collapse_button, "toggled", G_CALLBACK (update_map), self);
-  gtk_box_append (GTK_BOX (map_buttons), GTK_WIDGET (self->collapse_button));
   gtk_box_append (GTK_BOX (map_box), map_buttons);
+  /* in the legend's place while the quantized graph is shown (the legend is hidden then), so the
+   * row of buttons above stays as wide as it was in every language */
+  gtk_widget_set_halign (GTK_WIDGET (self->collapse_button), GTK_ALIGN_CENTER);
+  gtk_widget_set_margin_bottom (GTK_WIDGET (self->collapse_button), 4);
+  gtk_box_append (GTK_BOX (map_box), GTK_WIDGET (self->collapse_button));
   self->graph_stack = GTK_STACK (gtk_stack_new ());
   gtk_widget_set_vexpand (GTK_WIDGET (self->graph_stack), TRUE);
   gtk_widget_set_hexpand (GTK_WIDGET (self->graph_stack), TRUE);

@@ -324,6 +324,23 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
   g_assert_true (strstr (qtext, "QuantizeLinear") || strstr (qtext, "not quantized"));
   g_assert_true (strstr (qtext, "scale") || strstr (qtext, "not quantized"));
   g_assert_true (gtk_widget_get_sensitive (GTK_WIDGET (owb_quantize_detail_get_keep_button (detail))));
+  {
+    /* the column scrolled so that the worst tensors end and the detail shows, beside the map */
+    GtkWidget *paned = gtk_widget_get_first_child (GTK_WIDGET (page));
+    GtkScrolledWindow *scroller = GTK_SCROLLED_WINDOW (gtk_paned_get_start_child (GTK_PANED (paned)));
+    GtkWidget *content = gtk_viewport_get_child (GTK_VIEWPORT (gtk_scrolled_window_get_child (scroller)));
+    graphene_point_t at;
+    settle (0.3);
+    if (gtk_widget_compute_point (GTK_WIDGET (detail), content, &GRAPHENE_POINT_INIT (0, 0), &at))
+      {
+        GtkAdjustment *v = gtk_scrolled_window_get_vadjustment (scroller);
+        double detail_h = gtk_widget_get_height (GTK_WIDGET (detail));
+        gtk_adjustment_set_value (v, at.y + detail_h - gtk_adjustment_get_page_size (v) + 12);
+        g_autofree char *detail_shot = g_strconcat (png_prefix, "-detail.png", NULL);
+        screenshot (GTK_WIDGET (page), detail_shot);
+        gtk_adjustment_set_value (v, 0);
+      }
+  }
 
   /* Keep in Float: excluded, re-quantized with the same calibration, the comparison refreshed */
   guint n_excluded = strv_len (owb_quantize_page_get_excluded (page));
