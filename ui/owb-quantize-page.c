@@ -59,6 +59,7 @@ struct _OwbQuantizePage
   GtkListBox *excluded_list;
   GtkSpinButton *target_spin;
   GtkDropDown *target_kind_drop;   /* SQNR at least / accuracy drop at most (with labels only) */
+  GtkWidget *target_kind_row;
   GtkLabel *target_unit_label;
   gboolean has_labels;             /* a labels.txt in the calibration folder */
   double target_values[2];         /* the spin's value for each kind, kept across switches */
@@ -1811,7 +1812,7 @@ show_data_choice (OwbQuantizePage *self)
   self->has_labels = labels && g_file_test (labels, G_FILE_TEST_IS_REGULAR);
   if (!self->has_labels)
     gtk_drop_down_set_selected (self->target_kind_drop, OWB_QUANTIZE_TARGET_SQNR);
-  gtk_widget_set_visible (GTK_WIDGET (self->target_kind_drop), self->has_labels);
+  gtk_widget_set_visible (self->target_kind_row, self->has_labels);
   gtk_widget_set_sensitive (GTK_WIDGET (self->samples_spin), self->data_dir != NULL);
   gtk_widget_set_visible (self->normalization_row, self->data_images);
   gtk_widget_set_visible (self->bgr_row, self->data_images);
@@ -2619,11 +2620,12 @@ owb_quantize_page_init (OwbQuantizePage *self)
                                            "target, reusing the calibration"));
   gtk_box_append (GTK_BOX (content), recover_group);
   GtkWidget *recover_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  /* a row of its own: "Genauigkeitsverlust höchstens" beside the value would crowd the row */
   const char *target_kinds[] = { _("SQNR at least"), _("Accuracy drop at most"), NULL };
   self->target_kind_drop = named_drop_down (_("Target Kind"), target_kinds, OWB_QUANTIZE_TARGET_SQNR);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->target_kind_drop),
                                _("The SQNR of every output against float, or the task accuracy against labels.txt"));
-  gtk_box_append (GTK_BOX (recover_box), GTK_WIDGET (self->target_kind_drop));
+  self->target_kind_row = action_row (recover_group, _("Target Kind"), NULL, GTK_WIDGET (self->target_kind_drop));
   self->target_values[0] = 30;
   self->target_values[1] = 1;
   self->target_spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (1, 120, 1));
