@@ -2667,6 +2667,9 @@ owb_quantize_page_init (OwbQuantizePage *self)
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->quantized_graph_button),
                                _("The model as quantized, with its QuantizeLinear and DequantizeLinear nodes, instead "
                                  "of the float graph coloured by sensitivity"));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->quantized_graph_button), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _("Show the Quantized Graph"), -1);
+  owb_page_keep_own_accessible_name (GTK_WIDGET (self->quantized_graph_button));
   gtk_widget_set_halign (GTK_WIDGET (self->quantized_graph_button), GTK_ALIGN_CENTER);
   gtk_widget_set_margin_top (GTK_WIDGET (self->quantized_graph_button), 4);
   gtk_widget_set_margin_bottom (GTK_WIDGET (self->quantized_graph_button), 4);
@@ -2675,6 +2678,9 @@ owb_quantize_page_init (OwbQuantizePage *self)
   self->graph_page_button = GTK_TOGGLE_BUTTON (gtk_toggle_button_new_with_mnemonic (_("Show on the _Graph Page")));
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->graph_page_button),
                                _("Colour the Graph page's nodes by their sensitivity too"));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->graph_page_button), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _("Show on the Graph Page"), -1);
+  owb_page_keep_own_accessible_name (GTK_WIDGET (self->graph_page_button));
   g_signal_connect (self->graph_page_button, "toggled", G_CALLBACK (graph_page_toggled_cb), self);
   GtkWidget *map_buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   gtk_widget_set_halign (map_buttons, GTK_ALIGN_CENTER);
