@@ -1,7 +1,9 @@
 /* test-quantize-page.c: the Quantize page on the bundled sample in a window under Xvfb: Quantize
- * Model on seeded random samples, the comparison with a finite SQNR, a worst tensor selected and
- * kept in float (re-quantized without calibrating again, the comparison refreshed), the map's
- * colours, Recover Accuracy, Save As refusing the input file; with $OWB_QUANT_MODEL (and
+ * Model on seeded random samples, the comparison with a finite SQNR, the quantized graph with its
+ * QDQ pairs collapsed into badges and not, a worst tensor selected (its Node Detail: statistics,
+ * error histogram, scales) and kept in float (re-quantized without calibrating again, the
+ * comparison refreshed), the map's colours, Recover Accuracy to an SQNR and to an accuracy drop
+ * against labels.txt, Save As refusing the input file; with $OWB_QUANT_MODEL (and
  * $OWB_QUANT_CALIB), the same on that model, timed. Image folders (PPM files written here) with
  * their normalization, labels.txt's accuracy (and a mismatched one, said not stopping the run),
  * the weight type and excluded op types, and the settings saved per model and restored by a second
