@@ -109,6 +109,38 @@ element (const OwbTensor *t, int64_t i)
 
 /* Adds one sample's pair; a shape mismatch skips the sample rather than failing the comparison
  * (B may legitimately differ there, and the other tensors still say something). */
+/* One element pair into the sums; its error (quantized minus float) into err when there is one. */
+static inline void
+sums_add_pair (Sums *s, double a, double b, float *err, gsize *n_err, double *err_absmax)
+{
+  if (!isfinite (a) || !isfinite (b))
+    {
+      /* one NaN would make every sum NaN: counted apart instead */
+      s->n_nonfinite++;
+      return;
+    }
+  double d = a - b, ad = fabs (d);
+  s->sx2 += a * a;
+  s->sd2 += d * d;
+  s->sxy += a * b;
+  s->sy2 += b * b;
+  s->sx += a;
+  s->sy += b;
+  s->min_x = MIN (s->min_x, a);
+  s->max_x = MAX (s->max_x, a);
+  s->min_y = MIN (s->min_y, b);
+  s->max_y = MAX (s->max_y, b);
+  s->sum_abs += ad;
+  if (ad > s->max_abs)
+    s->max_abs = ad;
+  s->count++;
+  if (err)
+    {
+      err[(*n_err)++] = (float) -d;
+      *err_absmax = MAX (*err_absmax, ad);
+    }
+}
+
 static void
 sums_add (Sums *s, const OwbTensor *x, const OwbTensor *y, OwbQuantHistogram *errors, GArray *scratch)
 {
@@ -131,36 +163,19 @@ sums_add (Sums *s, const OwbTensor *x, const OwbTensor *y, OwbQuantHistogram *er
       g_array_set_size (scratch, (guint) x->nelems);
       err = (float *) scratch->data;
     }
-  for (int64_t i = 0; i < x->nelems; i++)
+  /* The sums in locals (a store through err could alias them otherwise), and float pairs (nearly
+   * every tensor) read without a type switch per element. */
+  Sums local = *s;
+  if (x->dtype == OWB_TYPE_FLOAT && y->dtype == OWB_TYPE_FLOAT)
     {
-      double a = element (x, i), b = element (y, i);
-      if (!isfinite (a) || !isfinite (b))
-        {
-          /* one NaN would make every sum NaN: counted apart instead */
-          s->n_nonfinite++;
-          continue;
-        }
-      double d = a - b, ad = fabs (d);
-      s->sx2 += a * a;
-      s->sd2 += d * d;
-      s->sxy += a * b;
-      s->sy2 += b * b;
-      s->sx += a;
-      s->sy += b;
-      s->min_x = MIN (s->min_x, a);
-      s->max_x = MAX (s->max_x, a);
-      s->min_y = MIN (s->min_y, b);
-      s->max_y = MAX (s->max_y, b);
-      s->sum_abs += ad;
-      if (ad > s->max_abs)
-        s->max_abs = ad;
-      s->count++;
-      if (err)
-        {
-          err[n_err++] = (float) -d; /* quantized minus float */
-          err_absmax = MAX (err_absmax, ad);
-        }
+      const float *xa = x->data, *ya = y->data;
+      for (int64_t i = 0; i < x->nelems; i++)
+        sums_add_pair (&local, xa[i], ya[i], err, &n_err, &err_absmax);
     }
+  else
+    for (int64_t i = 0; i < x->nelems; i++)
+      sums_add_pair (&local, element (x, i), element (y, i), err, &n_err, &err_absmax);
+  *s = local;
   if (err && n_err)
     _owb_quant_histogram_add (errors, err, n_err, err_absmax);
 }
