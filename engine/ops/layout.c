@@ -238,12 +238,12 @@ infer_nhwc_conv_transpose (OwbInferContext *ctx, GError **error)
 }
 
 const OwbOpSchema _owb_ops_layout[] = {
-  { "NhwcConv", "ai.onnx.workbench", 1, 2, 4, 1, 1, infer_nhwc_conv },
-  { "NhwcMaxPool", "ai.onnx.workbench", 1, 1, 1, 1, 1, infer_nhwc_max_pool },
-  { "NhwcAveragePool", "ai.onnx.workbench", 1, 1, 1, 1, 1, infer_nhwc_average_pool },
-  { "NhwcGlobalAveragePool", "ai.onnx.workbench", 1, 1, 1, 1, 1, infer_nhwc_global_average_pool },
-  { "NhwcConvTranspose", "ai.onnx.workbench", 1, 2, 3, 1, 1, infer_nhwc_conv_transpose },
+  { "NhwcConv", OWB_DOMAIN, 1, 2, 4, 1, 1, infer_nhwc_conv },
+  { "NhwcMaxPool", OWB_DOMAIN, 1, 1, 1, 1, 1, infer_nhwc_max_pool },
+  { "NhwcAveragePool", OWB_DOMAIN, 1, 1, 1, 1, 1, infer_nhwc_average_pool },
+  { "NhwcGlobalAveragePool", OWB_DOMAIN, 1, 1, 1, 1, 1, infer_nhwc_global_average_pool },
+  { "NhwcConvTranspose", OWB_DOMAIN, 1, 2, 3, 1, 1, infer_nhwc_conv_transpose },
   /* B1 may be "": the schema requires X and W1, inference W2 */
-  { "NhwcPointwiseDepthwise", "ai.onnx.workbench", 1, 2, 5, 1, 1, infer_nhwc_pointwise_depthwise },
+  { "NhwcPointwiseDepthwise", OWB_DOMAIN, 1, 2, 5, 1, 1, infer_nhwc_pointwise_depthwise },
   { NULL }
 };

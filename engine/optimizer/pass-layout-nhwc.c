@@ -837,7 +837,7 @@ run (OwbPassContext *ctx, GError **error)
     {
       owb_pass_near_miss (ctx, g_ptr_array_index (convs, 0),
                            "and %u other convolution(s) would run as NhwcConv/NhwcConvTranspose, which needs "
-                           "ai.onnx.workbench; kept in NCHW (portable)",
+                           OWB_DOMAIN "; kept in NCHW (portable)",
                            convs->len - 1);
       g_ptr_array_set_size (convs, 0);
     }

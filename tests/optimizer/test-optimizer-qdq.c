@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "optimizer-test-util.h"
 
 static OwbTensor *
 int8_tensor (OwbDataType dtype, int rank, const int64_t *dims, GRand *r)
@@ -103,15 +104,6 @@ session_at (OwbModel *m, OwbOptimizeLevel level, int threads)
   g_assert_no_error (error);
   g_ptr_array_unref (opts.providers);
   return s;
-}
-
-static guint
-count_op (const OwbGraph *g, const char *op)
-{
-  guint n = 0;
-  for (guint i = 0; i < g->nodes->len; i++)
-    n += strcmp (((OwbNode *) g_ptr_array_index (g->nodes, i))->op_type, op) == 0;
-  return n;
 }
 
 static const OwbPassReport *

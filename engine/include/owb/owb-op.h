@@ -2,6 +2,7 @@
  * inference. One table row per op version; kernels live with the providers. */
 #pragma once
 
+#include <owb/owb-api.h>
 #include <owb/owb-graph.h>
 
 G_BEGIN_DECLS
@@ -39,38 +40,38 @@ typedef struct {
 
 /* The schema row for an op at an opset (largest since <= opset); NULL if the op is unknown or
  * not defined at that opset. `domain` NULL or "" or "ai.onnx" mean the default domain. */
-const OwbOpSchema *owb_op_schema_lookup (const char *domain, const char *op_type, int opset);
+OWB_API const OwbOpSchema *owb_op_schema_lookup (const char *domain, const char *op_type, int opset);
 /* Whether any version of the op exists (to tell "unknown op" from "not in this opset"). */
-gboolean owb_op_schema_exists (const char *domain, const char *op_type);
+OWB_API gboolean owb_op_schema_exists (const char *domain, const char *op_type);
 /* All rows, for listings (owb inspect, docs). */
-const OwbOpSchema *const *owb_op_schema_list (guint *n);
+OWB_API const OwbOpSchema *const *owb_op_schema_list (guint *n);
 
 /* "tensor", "sequence", "optional", "map"... */
-const char *owb_value_kind_name (OwbValueKind kind);
+OWB_API const char *owb_value_kind_name (OwbValueKind kind);
 /* Whether input `input` of the op may be a value of that kind (an unknown kind always may): the
  * sequence and optional ops and Identity/Loop say which kinds they take, all other ops tensors. */
-gboolean owb_op_input_accepts_kind (const char *domain, const char *op_type, int input, OwbValueKind kind);
+OWB_API gboolean owb_op_input_accepts_kind (const char *domain, const char *op_type, int input, OwbValueKind kind);
 /* FALSE for NULL and for the unknown type (a tensor of undefined element type and rank, which
  * may stand for any kind until the value is there). */
-gboolean owb_value_type_kind_is_known (const OwbValueType *type);
+OWB_API gboolean owb_value_type_kind_is_known (const OwbValueType *type);
 /* An OWB_ERROR_TYPE error naming the node and input for the first input of a kind the op does
  * not take. Used by inference and by kernel resolution. */
-gboolean owb_op_check_input_kinds (const OwbNode *node, int n_inputs, const OwbValueType *const *inputs,
-                                   GError **error);
+OWB_API gboolean owb_op_check_input_kinds (const OwbNode *node, int n_inputs, const OwbValueType *const *inputs,
+                                           GError **error);
 
 /* Runs inference for one node. Checks input/output counts and input kinds first. */
-gboolean owb_op_infer (const OwbOpSchema *schema, OwbInferContext *ctx, GError **error);
+OWB_API gboolean owb_op_infer (const OwbOpSchema *schema, OwbInferContext *ctx, GError **error);
 
 /* Helpers for inference functions. Each sets a SHAPE/TYPE error naming the node on failure. */
-gboolean owb_infer_broadcast (OwbInferContext *ctx, int n, const OwbValueType *const *types,
-                              OwbValueType *out, GError **error);
+OWB_API gboolean owb_infer_broadcast (OwbInferContext *ctx, int n, const OwbValueType *const *types,
+                                      OwbValueType *out, GError **error);
 /* Output i = input j (type and shape). */
-void owb_infer_copy (OwbInferContext *ctx, int out, int in);
+OWB_API void owb_infer_copy (OwbInferContext *ctx, int out, int in);
 /* Reads an input's known value as int64s (INT32/INT64 tensors) into a new array the caller frees with
  * g_free; FALSE (and nothing allocated) if the value is not known. */
-gboolean owb_infer_get_ints (OwbInferContext *ctx, int input, int64_t **values, int64_t *n);
+OWB_API gboolean owb_infer_get_ints (OwbInferContext *ctx, int input, int64_t **values, int64_t *n);
 /* Normalises a possibly negative axis into [0, rank); error naming the node if out of range. */
-gboolean owb_infer_axis (OwbInferContext *ctx, int64_t axis, int rank, int *out, GError **error);
-void owb_infer_set_error (OwbInferContext *ctx, GError **error, int code, const char *format, ...) G_GNUC_PRINTF (4, 5);
+OWB_API gboolean owb_infer_axis (OwbInferContext *ctx, int64_t axis, int rank, int *out, GError **error);
+OWB_API void owb_infer_set_error (OwbInferContext *ctx, GError **error, int code, const char *format, ...) G_GNUC_PRINTF (4, 5);
 
 G_END_DECLS

@@ -1459,11 +1459,11 @@ compute_pwdw (OwbKernelContext *ctx, GError **error)
 #define FLOAT_ONLY OWB_TYPE_BIT (OWB_TYPE_FLOAT)
 
 const OwbKernelDef _owb_cpu_kernels_layout[] = {
-  { "NhwcConv", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, nhwc_conv_prepare, nhwc_conv_free, compute_nhwc_conv },
-  { "NhwcMaxPool", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
-  { "NhwcAveragePool", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
-  { "NhwcGlobalAveragePool", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, NULL, NULL,
+  { "NhwcConv", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, nhwc_conv_prepare, nhwc_conv_free, compute_nhwc_conv },
+  { "NhwcMaxPool", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
+  { "NhwcAveragePool", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
+  { "NhwcGlobalAveragePool", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, NULL, NULL,
     compute_nhwc_global_average_pool },
-  { "NhwcPointwiseDepthwise", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, pwdw_prepare, pwdw_free, compute_pwdw },
+  { "NhwcPointwiseDepthwise", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, pwdw_prepare, pwdw_free, compute_pwdw },
   { NULL }
 };
