@@ -11,16 +11,21 @@
  * small differences that SQNR is about. */
 typedef struct {
   double sx2, sd2, sxy, sy2, sum_abs, max_abs;
+  double sx, sy, min_x, max_x, min_y, max_y;
   guint64 count, n_nonfinite;
   guint n_skipped;
   guint n_seen;       /* samples where the pair was compared (or skipped) */
 } Sums;
+
+/* Bins of a tensor's error histogram, before the empty ones at either end are cut. */
+#define ERROR_HISTOGRAM_BINS 256
 
 /* A float tensor of A and where B has it. Tensors matched to the same name of B are chained. */
 typedef struct _Tracked Tracked;
 struct _Tracked {
   char *name, *matched, *node, *op_type;
   Sums sums;
+  OwbQuantHistogram errors; /* of B - A, streamed like the calibration's histograms */
   Tracked *next_same_b;
 };
 
@@ -36,6 +41,7 @@ typedef struct {
   GHashTable *by_b;     /* B name -> first Tracked * matched to it */
   GPtrArray *tracked;   /* of Tracked *, owned, in A's order */
   GHashTable *captured; /* A name -> OwbTensor * (a reference), this sample's values */
+  GArray *scratch;      /* of float: one tensor's errors, for its histogram */
 } Context;
 
 void
@@ -52,6 +58,7 @@ tracked_free (Tracked *t)
   g_free (t->matched);
   g_free (t->node);
   g_free (t->op_type);
+  _owb_quant_histogram_clear (&t->errors);
   g_free (t);
 }
 
@@ -69,6 +76,7 @@ tensor_diff_free (OwbQuantTensorDiff *d)
   g_free (d->matched);
   g_free (d->node);
   g_free (d->op_type);
+  g_free (d->error_bins);
   g_free (d);
 }
 
@@ -101,8 +109,40 @@ element (const OwbTensor *t, int64_t i)
 
 /* Adds one sample's pair; a shape mismatch skips the sample rather than failing the comparison
  * (B may legitimately differ there, and the other tensors still say something). */
+/* One element pair into the sums; its error (quantized minus float) into err when there is one. */
+static inline void
+sums_add_pair (Sums *s, double a, double b, float *err, gsize *n_err, double *err_absmax)
+{
+  if (!isfinite (a) || !isfinite (b))
+    {
+      /* one NaN would make every sum NaN: counted apart instead */
+      s->n_nonfinite++;
+      return;
+    }
+  double d = a - b, ad = fabs (d);
+  s->sx2 += a * a;
+  s->sd2 += d * d;
+  s->sxy += a * b;
+  s->sy2 += b * b;
+  s->sx += a;
+  s->sy += b;
+  s->min_x = MIN (s->min_x, a);
+  s->max_x = MAX (s->max_x, a);
+  s->min_y = MIN (s->min_y, b);
+  s->max_y = MAX (s->max_y, b);
+  s->sum_abs += ad;
+  if (ad > s->max_abs)
+    s->max_abs = ad;
+  s->count++;
+  if (err)
+    {
+      err[(*n_err)++] = (float) -d;
+      *err_absmax = MAX (*err_absmax, ad);
+    }
+}
+
 static void
-sums_add (Sums *s, const OwbTensor *x, const OwbTensor *y)
+sums_add (Sums *s, const OwbTensor *x, const OwbTensor *y, OwbQuantHistogram *errors, GArray *scratch)
 {
   s->n_seen++;
   if (!is_numeric_tensor (x) || !is_numeric_tensor (y) || !owb_tensor_same_shape (x, y))
@@ -110,25 +150,73 @@ sums_add (Sums *s, const OwbTensor *x, const OwbTensor *y)
       s->n_skipped++;
       return;
     }
-  for (int64_t i = 0; i < x->nelems; i++)
+  if (s->count == 0)
     {
-      double a = element (x, i), b = element (y, i);
-      if (!isfinite (a) || !isfinite (b))
-        {
-          /* one NaN would make every sum NaN: counted apart instead */
-          s->n_nonfinite++;
-          continue;
-        }
-      double d = a - b, ad = fabs (d);
-      s->sx2 += a * a;
-      s->sd2 += d * d;
-      s->sxy += a * b;
-      s->sy2 += b * b;
-      s->sum_abs += ad;
-      if (ad > s->max_abs)
-        s->max_abs = ad;
-      s->count++;
+      s->min_x = s->min_y = INFINITY;
+      s->max_x = s->max_y = -INFINITY;
     }
+  float *err = NULL;
+  gsize n_err = 0;
+  double err_absmax = 0;
+  if (errors)
+    {
+      g_array_set_size (scratch, (guint) x->nelems);
+      err = (float *) scratch->data;
+    }
+  /* The sums in locals (a store through err could alias them otherwise), and float pairs (nearly
+   * every tensor) read without a type switch per element. */
+  Sums local = *s;
+  if (x->dtype == OWB_TYPE_FLOAT && y->dtype == OWB_TYPE_FLOAT)
+    {
+      const float *xa = x->data, *ya = y->data;
+      for (int64_t i = 0; i < x->nelems; i++)
+        sums_add_pair (&local, xa[i], ya[i], err, &n_err, &err_absmax);
+    }
+  else
+    for (int64_t i = 0; i < x->nelems; i++)
+      sums_add_pair (&local, element (x, i), element (y, i), err, &n_err, &err_absmax);
+  *s = local;
+  if (err && n_err)
+    _owb_quant_histogram_add (errors, err, n_err, err_absmax);
+}
+
+/* Standard deviation from the streamed sums (population, as the inspector's statistics). */
+static double
+sums_std (double sum, double sum2, guint64 n)
+{
+  if (n == 0)
+    return NAN;
+  double mean = sum / n;
+  return sqrt (MAX (sum2 / n - mean * mean, 0.0));
+}
+
+/* The histogram's bins that hold a value, and the range they cover. */
+static void
+error_bins_take (OwbQuantTensorDiff *d, const OwbQuantHistogram *h)
+{
+  if (!h->counts || h->total == 0)
+    return;
+  if (h->range == 0)
+    {
+      /* every error was zero: one bin at 0 */
+      d->n_error_bins = 1;
+      d->error_bins = g_new (guint64, 1);
+      d->error_bins[0] = (guint64) h->total;
+      d->error_lo = d->error_hi = 0;
+      return;
+    }
+  guint first = 0, last = h->n_bins - 1;
+  while (first < last && h->counts[first] == 0)
+    first++;
+  while (last > first && h->counts[last] == 0)
+    last--;
+  double width = 2 * h->range / h->n_bins;
+  d->n_error_bins = last - first + 1;
+  d->error_bins = g_new (guint64, d->n_error_bins);
+  for (guint b = first; b <= last; b++)
+    d->error_bins[b - first] = (guint64) h->counts[b];
+  d->error_lo = -h->range + first * width;
+  d->error_hi = -h->range + (last + 1) * width;
 }
 
 static double
@@ -195,6 +283,7 @@ track (Context *ctx, const char *name, const char *matched, const char *node, co
   t->matched = g_strdup (matched);
   t->node = g_strdup (node);
   t->op_type = g_strdup (op_type);
+  _owb_quant_histogram_init (&t->errors, ERROR_HISTOGRAM_BINS);
   g_ptr_array_add (ctx->tracked, t);
   g_hash_table_insert (ctx->by_a, t->name, t);
   Tracked *head = g_hash_table_lookup (ctx->by_b, t->matched);
@@ -319,7 +408,7 @@ compare_value (Context *ctx, const char *name, const OwbTensor *y)
     {
       const OwbTensor *x = g_hash_table_lookup (ctx->captured, t->name);
       if (x)
-        sums_add (&t->sums, x, y);
+        sums_add (&t->sums, x, y, &t->errors, ctx->scratch);
     }
 }
 
@@ -556,6 +645,7 @@ owb_quant_compare (OwbModel *a, OwbModel *b, OwbQuantDataset *dataset, const Owb
     .by_b = g_hash_table_new (g_str_hash, g_str_equal),
     .tracked = g_ptr_array_new_with_free_func ((GDestroyNotify) tracked_free),
     .captured = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) owb_tensor_unref),
+    .scratch = g_array_new (FALSE, FALSE, sizeof (float)),
   };
   if (options->per_tensor)
     match_tensors (&ctx, owb_session_get_graph (sa), owb_session_get_graph (sb));
@@ -606,7 +696,7 @@ owb_quant_compare (OwbModel *a, OwbModel *b, OwbQuantDataset *dataset, const Owb
         }
       for (guint o = 0; ok && o < n_out; o++)
         {
-          sums_add (&outs[o].sums, out_a[o], out_b[o]);
+          sums_add (&outs[o].sums, out_a[o], out_b[o], NULL, NULL);
           const char *line = options->labels && (int) o == labelled ? options->labels->pdata[i] : NULL;
           if (outs[o].classifier)
             ok = classify_sample (&outs[o], out_a[o], out_b[o], line, i + 1, owb_session_get_output (sa, o)->name,
@@ -668,6 +758,16 @@ owb_quant_compare (OwbModel *a, OwbModel *b, OwbQuantDataset *dataset, const Owb
           d->max_abs = t->sums.count ? t->sums.max_abs : NAN;
           d->n_nonfinite = t->sums.n_nonfinite;
           d->n_skipped = t->sums.n_skipped;
+          const Sums *s = &t->sums;
+          d->min_a = s->count ? s->min_x : NAN;
+          d->max_a = s->count ? s->max_x : NAN;
+          d->mean_a = s->count ? s->sx / s->count : NAN;
+          d->std_a = sums_std (s->sx, s->sx2, s->count);
+          d->min_b = s->count ? s->min_y : NAN;
+          d->max_b = s->count ? s->max_y : NAN;
+          d->mean_b = s->count ? s->sy / s->count : NAN;
+          d->std_b = sums_std (s->sy, s->sy2, s->count);
+          error_bins_take (d, &t->errors);
           g_ptr_array_add (result->tensors, d);
         }
       g_ptr_array_sort (result->tensors, compare_tensor_diffs);
@@ -685,6 +785,7 @@ owb_quant_compare (OwbModel *a, OwbModel *b, OwbQuantDataset *dataset, const Owb
   feed_clear (&fa);
   feed_clear (&fb);
   g_hash_table_unref (ctx.captured);
+  g_array_unref (ctx.scratch);
   g_hash_table_unref (ctx.by_a);
   g_hash_table_unref (ctx.by_b);
   g_ptr_array_unref (ctx.tracked);

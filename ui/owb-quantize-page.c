@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "owb-page-util.h"
+#include "owb-quantize-detail.h"
+#include "owb-qdq-display.h"
 
 #define WORST_TENSORS 20
 #define LATENCY_RUNS 5
@@ -52,15 +54,22 @@ struct _OwbQuantizePage
   GtkWidget *results_box;
   GtkListBox *comparison_list;
   GtkListBox *worst_list;
-  GtkButton *keep_button;
+  GtkButton *keep_button;        /* the detail's */
+  OwbQuantizeDetail *detail;
   GtkListBox *excluded_list;
   GtkSpinButton *target_spin;
+  GtkDropDown *target_kind_drop;   /* SQNR at least / accuracy drop at most (with labels only) */
+  GtkWidget *target_kind_row;
+  GtkLabel *target_unit_label;
+  gboolean has_labels;             /* a labels.txt in the calibration folder */
+  double target_values[2];         /* the spin's value for each kind, kept across switches */
   GtkButton *recover_button;
   GtkLabel *fallback_label;
   GtkWidget *legend;
   OwbGraphView *graph_view;
   GtkToggleButton *quantized_graph_button; /* the map shows the quantized graph instead */
   GtkToggleButton *graph_page_button;      /* the sensitivity also on the Graph page */
+  GtkCheckButton *collapse_button;         /* the quantized graph with its QDQ pairs as badges */
   GtkStack *graph_stack;
 
   OwbDocument *document;
@@ -77,6 +86,7 @@ struct _OwbQuantizePage
   guint n_calibrations;
   GPtrArray *excluded;           /* of char *, NULL-terminated view kept by excluded_strv () */
   OwbModel *quantized;
+  OwbQdqDisplay *qdq_display;    /* the quantized graph as shown collapsed, made on first use */
   OwbQuantComparison *comparison;
   GHashTable *node_sqnr;         /* node name -> double * (the worst of its outputs) */
   char *selected_node;
@@ -97,7 +107,8 @@ static GParamSpec *properties[N_PROPS];
 enum { NODE_ACTIVATED, SHOW_LAYER, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-static void start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db);
+static void start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db, double max_accuracy_drop);
+static const OwbNode *find_node (const OwbModel *model, const char *name);
 static void drop_calibration (OwbQuantizePage *self);
 static void show_data_choice (OwbQuantizePage *self);
 
@@ -409,9 +420,42 @@ qdq_badge (const OwbNode *node, gpointer user_data)
   return NULL;
 }
 
+/* The collapsed quantized graph's layer: the nodes a pair wrapped (badged with what they read and
+ * write quantized, "u8, s8 ← / → u8") in the colour of the nodes that run on integers once fused. */
+static gboolean
+collapsed_color (const OwbNode *node, GdkRGBA *color, gpointer user_data)
+{
+  if (!owb_qdq_display_get_badge (user_data, node))
+    return FALSE;
+  *color = (GdkRGBA){ 0.80f, 0.86f, 0.96f, 1.0f };
+  return TRUE;
+}
+
+static void
+show_collapsed_graph (OwbQuantizePage *self)
+{
+  if (!self->qdq_display)
+    self->qdq_display = owb_qdq_display_new (self->quantized);
+  const OwbGraph *graph = owb_qdq_display_get_model (self->qdq_display)->graph;
+  if (owb_graph_view_get_graph (self->graph_view) != graph)
+    owb_graph_view_set_graph (self->graph_view, graph, owb_qdq_display_ref (self->qdq_display),
+                              (GDestroyNotify) owb_qdq_display_unref);
+  /* the badge is a line of each box (the scene makes room for it), not the layer's */
+  g_autoptr (OwbGraphLayer) layer = owb_graph_layer_new (_("Quantized Graph"), collapsed_color, NULL,
+                                                         owb_qdq_display_ref (self->qdq_display),
+                                                         (GDestroyNotify) owb_qdq_display_unref);
+  owb_graph_view_set_layer (self->graph_view, layer);
+  gtk_widget_set_visible (self->legend, FALSE);
+}
+
 static void
 show_quantized_graph (OwbQuantizePage *self)
 {
+  if (gtk_check_button_get_active (self->collapse_button))
+    {
+      show_collapsed_graph (self);
+      return;
+    }
   if (owb_graph_view_get_graph (self->graph_view) != self->quantized->graph)
     owb_graph_view_set_graph (self->graph_view, self->quantized->graph, owb_model_ref (self->quantized),
                               (GDestroyNotify) owb_model_unref);
@@ -426,6 +470,8 @@ static void
 update_map (OwbQuantizePage *self)
 {
   gtk_widget_set_sensitive (GTK_WIDGET (self->quantized_graph_button), self->quantized != NULL);
+  gtk_widget_set_visible (GTK_WIDGET (self->collapse_button), gtk_toggle_button_get_active (self->quantized_graph_button));
+  gtk_widget_set_sensitive (GTK_WIDGET (self->collapse_button), self->quantized != NULL);
   if (self->quantized && gtk_toggle_button_get_active (self->quantized_graph_button))
     {
       show_quantized_graph (self);
@@ -807,14 +853,27 @@ build_node_sqnr (OwbQuantizePage *self)
     }
 }
 
+/* The node detail of the selected node: is it kept in float by the result (by name or op type)? */
+static void
+update_detail (OwbQuantizePage *self)
+{
+  const OwbNode *node = self->selected_node ? find_node (self->prepared, self->selected_node) : NULL;
+  gboolean kept = self->selected_node
+                  && (is_excluded (self, self->selected_node)
+                      || (node && self->kept_ops && g_strv_contains ((const char *const *) self->kept_ops, node->op_type)));
+  owb_quantize_detail_show (self->detail, self->selected_node, self->prepared, self->comparison, self->quantized, kept);
+}
+
 static void
 clear_results (OwbQuantizePage *self)
 {
   g_clear_pointer (&self->comparison, owb_quant_comparison_free);
   g_clear_pointer (&self->quantized, owb_model_unref);
+  g_clear_pointer (&self->qdq_display, owb_qdq_display_unref);
   g_clear_pointer (&self->node_sqnr, g_hash_table_unref);
   g_clear_pointer (&self->selected_node, g_free);
   g_clear_pointer (&self->kept_ops, g_strfreev);
+  update_detail (self);
   gtk_label_set_text (self->fallback_label, "");
   gtk_widget_set_visible (GTK_WIDGET (self->fallback_label), FALSE);
   show_comparison (self, NULL);
@@ -840,7 +899,8 @@ typedef struct {
   OwbQuantizeSettings settings; /* as the job ran, saved for the model when it succeeds */
   char *model_path;
   char **excluded;
-  double target_sqnr_db;
+  double target_sqnr_db;         /* Recover Accuracy's target: an SQNR (> 0) */
+  double max_accuracy_drop;      /* or an accuracy drop, a fraction (>= 0; with labels) */
   /* results */
   OwbModel *quantized;
   OwbQuantComparison *comparison;
@@ -1120,6 +1180,19 @@ quant_thread (GTask *task, gpointer source_object, gpointer task_data, GCancella
       OwbQuantFallbackOptions fo;
       owb_quant_fallback_options_init (&fo);
       fo.target_sqnr_db = job->target_sqnr_db;
+      fo.max_accuracy_drop = job->max_accuracy_drop;
+      if (job->max_accuracy_drop >= 0)
+        {
+          if (!labels)
+            {
+              g_task_return_new_error (task, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "%s",
+                                       job->facts.labels_message
+                                         ? job->facts.labels_message
+                                         : _("An accuracy-drop target needs a labels.txt in the calibration folder"));
+              return;
+            }
+          fo.labels = labels;
+        }
       fo.eval = dataset;
       fo.cancellable = cancellable;
       PhaseProgress pp = { job, _("Recovering accuracy: trial %u of %u"), 0 };
@@ -1204,14 +1277,35 @@ quant_thread (GTask *task, gpointer source_object, gpointer task_data, GCancella
 }
 
 static char *
-format_fallback (const OwbQuantFallbackResult *r, double target)
+format_fallback (const OwbQuantFallbackResult *r, double target, double max_accuracy_drop)
 {
   const OwbQuantTrial *first = &g_array_index (r->trials, OwbQuantTrial, 0);
   const OwbQuantTrial *chosen = &g_array_index (r->trials, OwbQuantTrial, r->chosen_trial);
   g_autoptr (GString) s = g_string_new (NULL);
   g_autofree char *first_db = format_db (first->sqnr_db), *chosen_db = format_db (chosen->sqnr_db);
   g_autofree char *nodes = g_strdup_printf (ngettext ("%u node", "%u nodes", r->kept_float->len), r->kept_float->len);
-  if (r->target_met)
+  if (max_accuracy_drop >= 0)
+    {
+      /* accuracies in percent, against the float model's on the same labels */
+      double fa = 100 * r->float_accuracy, qa0 = 100 * first->accuracy, qa = 100 * chosen->accuracy;
+      if (r->target_met)
+        g_string_append_printf (s, ngettext ("Accuracy drop at most %.1f %% met after %u trial: float %.1f %%, "
+                                             "%.1f %% with everything quantized, %.1f %% with %s in float",
+                                             "Accuracy drop at most %.1f %% met after %u trials: float %.1f %%, "
+                                             "%.1f %% with everything quantized, %.1f %% with %s in float",
+                                             r->trials->len),
+                                100 * max_accuracy_drop, r->trials->len, fa, qa0, qa, nodes);
+      else
+        g_string_append_printf (s, ngettext ("Accuracy drop at most %.1f %% not met in %u trial: float %.1f %%, "
+                                             "the closest, %.1f %%, keeps %s in float (%.1f %% with everything "
+                                             "quantized)",
+                                             "Accuracy drop at most %.1f %% not met in %u trials: float %.1f %%, "
+                                             "the closest, %.1f %%, keeps %s in float (%.1f %% with everything "
+                                             "quantized)",
+                                             r->trials->len),
+                                100 * max_accuracy_drop, r->trials->len, fa, qa, nodes, qa0);
+    }
+  else if (r->target_met)
     g_string_append_printf (s, ngettext ("Target %.0f dB met after %u trial: worst output %s with everything quantized, %s with %s in float",
                                          "Target %.0f dB met after %u trials: worst output %s with everything quantized, %s with %s in float",
                                          r->trials->len),
@@ -1302,19 +1396,23 @@ job_done_cb (GObject *source, GAsyncResult *result, gpointer data)
         job->facts.settings_error = g_strdup (settings_error->message);
     }
   g_clear_pointer (&self->quantized, owb_model_unref);
+  g_clear_pointer (&self->qdq_display, owb_qdq_display_unref);
   self->quantized = g_steal_pointer (&job->quantized);
   g_clear_pointer (&self->comparison, owb_quant_comparison_free);
   self->comparison = g_steal_pointer (&job->comparison);
   g_strfreev (self->kept_ops);
   self->kept_ops = g_strdupv (job->exclude_ops);
   build_node_sqnr (self);
-  g_clear_pointer (&self->selected_node, g_free);
+  /* the node just kept in float stays selected: its detail now says so */
+  if (self->selected_node && !find_node (self->prepared, self->selected_node))
+    g_clear_pointer (&self->selected_node, g_free);
   show_comparison (self, &job->facts);
   show_excluded (self);
   update_map (self);
+  update_detail (self);
   if (job->kind == JOB_RECOVER)
     {
-      g_autofree char *text = format_fallback (job->fallback, job->target_sqnr_db);
+      g_autofree char *text = format_fallback (job->fallback, job->target_sqnr_db, job->max_accuracy_drop);
       gtk_label_set_text (self->fallback_label, text);
       gtk_widget_set_visible (GTK_WIDGET (self->fallback_label), TRUE);
     }
@@ -1380,7 +1478,7 @@ model_path_of (OwbDocument *document)
 }
 
 static void
-start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db)
+start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db, double max_accuracy_drop)
 {
   OwbModel *model = self->document ? owb_document_get_model (self->document) : NULL;
   if (is_busy (self) || !model)
@@ -1445,6 +1543,7 @@ start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db)
   job->model_path = model_path_of (self->document);
   job->excluded = g_strdupv ((char **) self->excluded->pdata);
   job->target_sqnr_db = target_sqnr_db;
+  job->max_accuracy_drop = max_accuracy_drop;
   show_error (self, NULL);
   gtk_progress_bar_set_fraction (self->progress, 0);
   gtk_progress_bar_set_text (self->progress, _("Starting"));
@@ -1461,14 +1560,46 @@ void
 owb_quantize_page_quantize (OwbQuantizePage *self)
 {
   g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
-  start_job (self, JOB_QUANTIZE, 0);
+  start_job (self, JOB_QUANTIZE, 0, -1);
 }
 
 void
 owb_quantize_page_recover_accuracy (OwbQuantizePage *self, double target_sqnr_db)
 {
   g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
-  start_job (self, JOB_RECOVER, target_sqnr_db > 0 ? target_sqnr_db : 30);
+  start_job (self, JOB_RECOVER, target_sqnr_db > 0 ? target_sqnr_db : 30, -1);
+}
+
+void
+owb_quantize_page_recover_accuracy_drop (OwbQuantizePage *self, double max_drop_percent)
+{
+  g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
+  start_job (self, JOB_RECOVER, 0, CLAMP (max_drop_percent, 0, 100) / 100.0);
+}
+
+gboolean
+owb_quantize_page_get_has_labels (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), FALSE);
+  return self->has_labels;
+}
+
+gboolean
+owb_quantize_page_set_recover_target (OwbQuantizePage *self, OwbQuantizeTarget kind, double value)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), FALSE);
+  if (kind == OWB_QUANTIZE_TARGET_ACCURACY_DROP && !self->has_labels)
+    return FALSE;
+  gtk_drop_down_set_selected (self->target_kind_drop, kind);
+  gtk_spin_button_set_value (self->target_spin, value);
+  return TRUE;
+}
+
+const char *
+owb_quantize_page_get_fallback_text (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), NULL);
+  return gtk_widget_get_visible (GTK_WIDGET (self->fallback_label)) ? gtk_label_get_text (self->fallback_label) : NULL;
 }
 
 void
@@ -1588,11 +1719,17 @@ select_node (OwbQuantizePage *self, const char *name, gboolean from_view)
       self->selected_node = g_strdup (name);
     }
   update_sensitivity (self);
+  update_detail (self);
   if (!name)
     return;
   if (!from_view)
     {
-      const OwbNode *node = find_node (self->prepared, name);
+      /* in the graph shown: the float one, or the quantized one (collapsed or not) */
+      const OwbGraph *shown = owb_graph_view_get_graph (self->graph_view);
+      const OwbNode *node = NULL;
+      for (guint i = 0; shown && i < shown->nodes->len && !node; i++)
+        if (g_strcmp0 (((const OwbNode *) g_ptr_array_index (shown->nodes, i))->name, name) == 0)
+          node = g_ptr_array_index (shown->nodes, i);
       if (node && owb_graph_view_get_selected_node (self->graph_view) != node)
         {
           self->selecting = TRUE;
@@ -1621,7 +1758,7 @@ owb_quantize_page_keep_selected_in_float (OwbQuantizePage *self)
     return;
   g_ptr_array_insert (self->excluded, (int) self->excluded->len - 1, g_strdup (self->selected_node));
   show_excluded (self);
-  start_job (self, JOB_QUANTIZE, 0);
+  start_job (self, JOB_QUANTIZE, 0, -1);
 }
 
 void
@@ -1636,7 +1773,7 @@ owb_quantize_page_remove_excluded (OwbQuantizePage *self, const char *node_name)
         g_ptr_array_remove_index (self->excluded, i);
         show_excluded (self);
         if (self->quantized)
-          start_job (self, JOB_QUANTIZE, 0);
+          start_job (self, JOB_QUANTIZE, 0, -1);
         return;
       }
 }
@@ -1670,6 +1807,12 @@ show_data_choice (OwbQuantizePage *self)
     }
   adw_action_row_set_subtitle (self->data_row, text);
   gtk_accessible_update_property (GTK_ACCESSIBLE (self->choose_button), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, text, -1);
+  /* an accuracy-drop target needs labels: offered only with a labels.txt */
+  g_autofree char *labels = self->data_dir ? g_build_filename (self->data_dir, "labels.txt", NULL) : NULL;
+  self->has_labels = labels && g_file_test (labels, G_FILE_TEST_IS_REGULAR);
+  if (!self->has_labels)
+    gtk_drop_down_set_selected (self->target_kind_drop, OWB_QUANTIZE_TARGET_SQNR);
+  gtk_widget_set_visible (self->target_kind_row, self->has_labels);
   gtk_widget_set_sensitive (GTK_WIDGET (self->samples_spin), self->data_dir != NULL);
   gtk_widget_set_visible (self->normalization_row, self->data_images);
   gtk_widget_set_visible (self->bgr_row, self->data_images);
@@ -2123,7 +2266,48 @@ keep_clicked_cb (OwbQuantizePage *self)
 static void
 recover_clicked_cb (OwbQuantizePage *self)
 {
-  owb_quantize_page_recover_accuracy (self, gtk_spin_button_get_value (self->target_spin));
+  owb_quantize_page_recover (self);
+}
+
+void
+owb_quantize_page_recover (OwbQuantizePage *self)
+{
+  g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
+  if (gtk_drop_down_get_selected (self->target_kind_drop) == OWB_QUANTIZE_TARGET_ACCURACY_DROP)
+    owb_quantize_page_recover_accuracy_drop (self, gtk_spin_button_get_value (self->target_spin));
+  else
+    owb_quantize_page_recover_accuracy (self, gtk_spin_button_get_value (self->target_spin));
+}
+
+/* The spin's range, unit and name follow the target's kind. */
+static void
+target_kind_changed_cb (OwbQuantizePage *self)
+{
+  guint kind = gtk_drop_down_get_selected (self->target_kind_drop);
+  gboolean drop = kind == OWB_QUANTIZE_TARGET_ACCURACY_DROP;
+  if (drop)
+    {
+      gtk_spin_button_set_range (self->target_spin, 0, 100);
+      gtk_spin_button_set_increments (self->target_spin, 0.5, 5);
+      gtk_spin_button_set_digits (self->target_spin, 1);
+    }
+  else
+    {
+      gtk_spin_button_set_range (self->target_spin, 1, 120);
+      gtk_spin_button_set_increments (self->target_spin, 1, 10);
+      gtk_spin_button_set_digits (self->target_spin, 0);
+    }
+  gtk_spin_button_set_value (self->target_spin, self->target_values[drop]);
+  gtk_label_set_text (self->target_unit_label, drop ? "%" : _("dB"));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->target_spin), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  drop ? _("Maximum Accuracy Drop (%)") : _("Target SQNR (dB)"), -1);
+}
+
+static void
+target_value_changed_cb (OwbQuantizePage *self)
+{
+  guint kind = gtk_drop_down_get_selected (self->target_kind_drop);
+  self->target_values[kind == OWB_QUANTIZE_TARGET_ACCURACY_DROP] = gtk_spin_button_get_value (self->target_spin);
 }
 
 static void
@@ -2408,22 +2592,20 @@ owb_quantize_page_init (OwbQuantizePage *self)
   self->comparison_list = named_list (_("Accuracy Comparison"), GTK_SELECTION_NONE);
   gtk_box_append (GTK_BOX (self->results_box), GTK_WIDGET (self->comparison_list));
 
-  GtkWidget *worst_head = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   GtkWidget *worst_title = heading (_("Worst Tensors"));
-  gtk_widget_set_hexpand (worst_title, TRUE);
-  gtk_widget_set_margin_top (worst_head, 6);
-  gtk_box_append (GTK_BOX (worst_head), worst_title);
-  self->keep_button = named_button (_("_Keep in Float"), _("Keep in Float"));
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->keep_button),
-                               _("Keep the selected node in float and quantize again with the same calibration"));
-  g_signal_connect_swapped (self->keep_button, "clicked", G_CALLBACK (keep_clicked_cb), self);
-  gtk_box_append (GTK_BOX (worst_head), GTK_WIDGET (self->keep_button));
-  gtk_box_append (GTK_BOX (self->results_box), worst_head);
+  gtk_widget_set_margin_top (worst_title, 6);
+  gtk_box_append (GTK_BOX (self->results_box), worst_title);
   self->worst_list = named_list (_("Worst Tensors"), GTK_SELECTION_SINGLE);
   gtk_list_box_set_activate_on_single_click (self->worst_list, FALSE);
   g_signal_connect (self->worst_list, "row-selected", G_CALLBACK (worst_selected_cb), self);
   g_signal_connect (self->worst_list, "row-activated", G_CALLBACK (worst_activated_cb), self);
   gtk_box_append (GTK_BOX (self->results_box), GTK_WIDGET (self->worst_list));
+  /* the selected node, float against quantized, with Keep in Float beside it */
+  self->detail = OWB_QUANTIZE_DETAIL (owb_quantize_detail_new ());
+  gtk_widget_set_margin_top (GTK_WIDGET (self->detail), 6);
+  self->keep_button = owb_quantize_detail_get_keep_button (self->detail);
+  g_signal_connect_swapped (self->keep_button, "clicked", G_CALLBACK (keep_clicked_cb), self);
+  gtk_box_append (GTK_BOX (self->results_box), GTK_WIDGET (self->detail));
 
   GtkWidget *kept_title = heading (_("Kept in Float"));
   gtk_widget_set_margin_top (kept_title, 6);
@@ -2438,15 +2620,29 @@ owb_quantize_page_init (OwbQuantizePage *self)
                                            "target, reusing the calibration"));
   gtk_box_append (GTK_BOX (content), recover_group);
   GtkWidget *recover_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  /* a row of its own: "Genauigkeitsverlust höchstens" beside the value would crowd the row */
+  const char *target_kinds[] = { _("SQNR at least"), _("Accuracy drop at most"), NULL };
+  self->target_kind_drop = named_drop_down (_("Target Kind"), target_kinds, OWB_QUANTIZE_TARGET_SQNR);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->target_kind_drop),
+                               _("The SQNR of every output against float, or the task accuracy against labels.txt"));
+  self->target_kind_row = action_row (recover_group, _("Target Kind"), NULL, GTK_WIDGET (self->target_kind_drop));
+  self->target_values[0] = 30;
+  self->target_values[1] = 1;
   self->target_spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (1, 120, 1));
   gtk_spin_button_set_value (self->target_spin, 30);
   gtk_accessible_update_property (GTK_ACCESSIBLE (self->target_spin), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                   _("Target SQNR (dB)"), -1);
+  g_signal_connect_swapped (self->target_spin, "value-changed", G_CALLBACK (target_value_changed_cb), self);
   gtk_box_append (GTK_BOX (recover_box), GTK_WIDGET (self->target_spin));
+  self->target_unit_label = GTK_LABEL (gtk_label_new (_("dB")));
+  gtk_box_append (GTK_BOX (recover_box), GTK_WIDGET (self->target_unit_label));
+  g_signal_connect_swapped (self->target_kind_drop, "notify::selected", G_CALLBACK (target_kind_changed_cb), self);
+  action_row (recover_group, _("Target"), _("Every output against float, or accuracy against labels.txt"),
+              recover_box);
   self->recover_button = named_button (_("_Recover Accuracy"), _("Recover Accuracy"));
+  gtk_widget_set_halign (GTK_WIDGET (self->recover_button), GTK_ALIGN_END);
   g_signal_connect_swapped (self->recover_button, "clicked", G_CALLBACK (recover_clicked_cb), self);
-  gtk_box_append (GTK_BOX (recover_box), GTK_WIDGET (self->recover_button));
-  action_row (recover_group, _("Target SQNR (dB)"), _("Of every output, against float"), recover_box);
+  gtk_box_append (GTK_BOX (content), GTK_WIDGET (self->recover_button));
   self->fallback_label = GTK_LABEL (gtk_label_new (NULL));
   gtk_label_set_wrap (self->fallback_label, TRUE);
   gtk_label_set_wrap_mode (self->fallback_label, PANGO_WRAP_WORD_CHAR);
@@ -2471,6 +2667,9 @@ owb_quantize_page_init (OwbQuantizePage *self)
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->quantized_graph_button),
                                _("The model as quantized, with its QuantizeLinear and DequantizeLinear nodes, instead "
                                  "of the float graph coloured by sensitivity"));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->quantized_graph_button), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _("Show the Quantized Graph"), -1);
+  owb_page_keep_own_accessible_name (GTK_WIDGET (self->quantized_graph_button));
   gtk_widget_set_halign (GTK_WIDGET (self->quantized_graph_button), GTK_ALIGN_CENTER);
   gtk_widget_set_margin_top (GTK_WIDGET (self->quantized_graph_button), 4);
   gtk_widget_set_margin_bottom (GTK_WIDGET (self->quantized_graph_button), 4);
@@ -2479,6 +2678,9 @@ owb_quantize_page_init (OwbQuantizePage *self)
   self->graph_page_button = GTK_TOGGLE_BUTTON (gtk_toggle_button_new_with_mnemonic (_("Show on the _Graph Page")));
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->graph_page_button),
                                _("Colour the Graph page's nodes by their sensitivity too"));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->graph_page_button), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _("Show on the Graph Page"), -1);
+  owb_page_keep_own_accessible_name (GTK_WIDGET (self->graph_page_button));
   g_signal_connect (self->graph_page_button, "toggled", G_CALLBACK (graph_page_toggled_cb), self);
   GtkWidget *map_buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   gtk_widget_set_halign (map_buttons, GTK_ALIGN_CENTER);
@@ -2488,7 +2690,21 @@ owb_quantize_page_init (OwbQuantizePage *self)
   gtk_widget_set_margin_bottom (map_buttons, 4);
   gtk_box_append (GTK_BOX (map_buttons), GTK_WIDGET (self->quantized_graph_button));
   gtk_box_append (GTK_BOX (map_buttons), GTK_WIDGET (self->graph_page_button));
+  self->collapse_button = GTK_CHECK_BUTTON (gtk_check_button_new_with_mnemonic (_("_Collapse QDQ Pairs")));
+  gtk_check_button_set_active (self->collapse_button, TRUE);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->collapse_button), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _("Collapse QDQ Pairs"), -1);
+  owb_page_keep_own_accessible_name (GTK_WIDGET (self->collapse_button));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->collapse_button),
+                               _("Hide the QuantizeLinear and DequantizeLinear pairs: each node says what it reads "
+                                 "and writes quantized instead (u8 ← / → u8)"));
+  g_signal_connect_swapped (self->collapse_button, "toggled", G_CALLBACK (update_map), self);
   gtk_box_append (GTK_BOX (map_box), map_buttons);
+  /* in the legend's place while the quantized graph is shown (the legend is hidden then), so the
+   * row of buttons above stays as wide as it was in every language */
+  gtk_widget_set_halign (GTK_WIDGET (self->collapse_button), GTK_ALIGN_CENTER);
+  gtk_widget_set_margin_bottom (GTK_WIDGET (self->collapse_button), 4);
+  gtk_box_append (GTK_BOX (map_box), GTK_WIDGET (self->collapse_button));
   self->graph_stack = GTK_STACK (gtk_stack_new ());
   gtk_widget_set_vexpand (GTK_WIDGET (self->graph_stack), TRUE);
   gtk_widget_set_hexpand (GTK_WIDGET (self->graph_stack), TRUE);
@@ -2552,6 +2768,7 @@ owb_quantize_page_finalize (GObject *object)
   g_clear_pointer (&self->prepared, owb_model_unref);
   g_clear_pointer (&self->calibration, owb_quant_calibration_free);
   g_clear_pointer (&self->quantized, owb_model_unref);
+  g_clear_pointer (&self->qdq_display, owb_qdq_display_unref);
   g_clear_pointer (&self->comparison, owb_quant_comparison_free);
   g_clear_pointer (&self->node_sqnr, g_hash_table_unref);
   g_clear_pointer (&self->excluded, g_ptr_array_unref);
@@ -2594,4 +2811,25 @@ void
 owb_quantize_page_set_show_quantized_graph (OwbQuantizePage *self, gboolean show)
 {
   gtk_toggle_button_set_active (self->quantized_graph_button, show);
+}
+
+void
+owb_quantize_page_set_collapse_qdq (OwbQuantizePage *self, gboolean collapse)
+{
+  g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
+  gtk_check_button_set_active (self->collapse_button, collapse);
+}
+
+gboolean
+owb_quantize_page_get_collapse_qdq (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), FALSE);
+  return gtk_check_button_get_active (self->collapse_button);
+}
+
+OwbQuantizeDetail *
+owb_quantize_page_get_detail (OwbQuantizePage *self)
+{
+  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), NULL);
+  return self->detail;
 }

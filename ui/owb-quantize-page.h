@@ -10,6 +10,7 @@
 #include "owb-document.h"
 #include "owb-graph-view.h"
 #include "owb-quantize-settings.h"
+#include "owb-quantize-detail.h"
 
 G_BEGIN_DECLS
 
@@ -96,6 +97,22 @@ void owb_quantize_page_remove_excluded (OwbQuantizePage *self, const char *node_
 const char *const *owb_quantize_page_get_excluded (OwbQuantizePage *self);
 /* What "Recover Accuracy" does: the accuracy-aware fallback to target_sqnr_db on every output. */
 void owb_quantize_page_recover_accuracy (OwbQuantizePage *self, double target_sqnr_db);
+/* The same to an accuracy drop against labels.txt: float accuracy minus quantized accuracy at most
+ * max_drop_percent points. Needs a labels.txt in the calibration folder (the page says so otherwise). */
+void owb_quantize_page_recover_accuracy_drop (OwbQuantizePage *self, double max_drop_percent);
+/* Whether the calibration folder has a labels.txt (the accuracy-drop target is offered only then). */
+gboolean owb_quantize_page_get_has_labels (OwbQuantizePage *self);
+typedef enum {
+  OWB_QUANTIZE_TARGET_SQNR = 0,          /* "SQNR at least X dB" */
+  OWB_QUANTIZE_TARGET_ACCURACY_DROP = 1, /* "accuracy drop at most Y %" */
+} OwbQuantizeTarget;
+/* Sets Recover Accuracy's target as the user would (kind and value); FALSE for an accuracy drop
+ * without labels. */
+gboolean owb_quantize_page_set_recover_target (OwbQuantizePage *self, OwbQuantizeTarget kind, double value);
+/* What the Recover Accuracy button does: the fallback to the target set. */
+void owb_quantize_page_recover (OwbQuantizePage *self);
+/* What the last Recover Accuracy found (the nodes kept and why), or NULL. */
+const char *owb_quantize_page_get_fallback_text (OwbQuantizePage *self);
 
 /* Saves the quantized model (synchronously); refuses the document's input file. */
 gboolean owb_quantize_page_save_to (OwbQuantizePage *self, GFile *file, GError **error);
@@ -111,6 +128,13 @@ gboolean owb_quantize_page_get_node_sqnr (OwbQuantizePage *self, const char *nod
 /* "Show the Quantized Graph": the map shows the quantized model (its QDQ nodes grey, badged with
  * their integer type) instead of the float graph coloured by sensitivity. */
 void owb_quantize_page_set_show_quantized_graph (OwbQuantizePage *self, gboolean show);
+/* "Collapse QDQ Pairs" (default on): the quantized graph without its QuantizeLinear /
+ * DequantizeLinear pairs, each node badged with what it reads and writes quantized ("u8 ← / → u8"),
+ * from a display copy (owb-qdq-display.h); off: the pairs as nodes. */
+void owb_quantize_page_set_collapse_qdq (OwbQuantizePage *self, gboolean collapse);
+gboolean owb_quantize_page_get_collapse_qdq (OwbQuantizePage *self);
+/* The node detail of the selected node (owb-quantize-detail.h), borrowed. */
+OwbQuantizeDetail *owb_quantize_page_get_detail (OwbQuantizePage *self);
 /* "Show on the Graph Page": the sensitivity layer handed to the window ("show-layer" signal) to
  * colour the Graph page too, again after each quantization; NULL when switched off. */
 void owb_quantize_page_set_show_on_graph_page (OwbQuantizePage *self, gboolean show);

@@ -238,6 +238,50 @@ test_qdq_matched (void)
   g_assert_cmpstr (last->name, ==, "x");
   g_assert_true (isinf (last->sqnr_db));
 
+  /* statistics of each side and the error histogram, against the same sums taken directly */
+  {
+    double sa = 0, sa2 = 0, sb = 0, sb2 = 0, mina = INFINITY, maxa = -INFINITY, minb = INFINITY, maxb = -INFINITY;
+    double emin = INFINITY, emax = -INFINITY;
+    for (int s = 0; s < 2; s++)
+      for (int i = 0; i < N; i++)
+        {
+          float yv = MAX (sample_values[s][i], 0.0f);
+          float dv = CLAMP (nearbyintf (yv / 0.1f), 0.0f, 255.0f) * 0.1f;
+          sa += yv, sa2 += (double) yv * yv, sb += dv, sb2 += (double) dv * dv;
+          mina = MIN (mina, yv), maxa = MAX (maxa, yv), minb = MIN (minb, dv), maxb = MAX (maxb, dv);
+          emin = MIN (emin, (double) dv - yv), emax = MAX (emax, (double) dv - yv);
+        }
+    double n = 2 * N, ma = sa / n, mb = sb / n;
+    g_assert_cmpfloat_with_epsilon (y->min_a, mina, 1e-7);
+    g_assert_cmpfloat_with_epsilon (y->max_a, maxa, 1e-7);
+    g_assert_cmpfloat_with_epsilon (y->mean_a, ma, 1e-7);
+    g_assert_cmpfloat_with_epsilon (y->std_a, sqrt (sa2 / n - ma * ma), 1e-6);
+    g_assert_cmpfloat_with_epsilon (y->min_b, minb, 1e-7);
+    g_assert_cmpfloat_with_epsilon (y->max_b, maxb, 1e-7);
+    g_assert_cmpfloat_with_epsilon (y->mean_b, mb, 1e-7);
+    g_assert_cmpfloat_with_epsilon (y->std_b, sqrt (sb2 / n - mb * mb), 1e-6);
+    g_assert_cmpfloat (y->mean_a, !=, y->mean_b);
+    g_assert_cmpuint (y->n_error_bins, >, 1);
+    g_assert_nonnull (y->error_bins);
+    guint64 total = 0;
+    for (guint k = 0; k < y->n_error_bins; k++)
+      total += y->error_bins[k];
+    g_assert_cmpuint (total, ==, 2 * N);
+    /* the bins hold every error, and the empty ones at the ends are cut */
+    g_assert_cmpfloat (y->error_lo, <=, emin + 1e-7);
+    g_assert_cmpfloat (y->error_hi, >=, emax - 1e-7);
+    g_assert_cmpuint (y->error_bins[0], >, 0);
+    g_assert_cmpuint (y->error_bins[y->n_error_bins - 1], >, 0);
+    /* rounding to 0.1 errs by at most half a step; the range is within one doubling of that */
+    g_assert_cmpfloat (y->error_hi - y->error_lo, <=, 4 * MAX (fabs (emin), fabs (emax)) + 1e-6);
+    /* a tensor equal on both sides: one bin at 0 */
+    const OwbQuantTensorDiff *xin = find_tensor (c, "x");
+    g_assert_cmpuint (xin->n_error_bins, ==, 1);
+    g_assert_cmpuint (xin->error_bins[0], ==, 2 * N);
+    g_assert_cmpfloat (xin->min_a, ==, xin->min_b);
+    g_assert_cmpfloat (xin->std_a, ==, xin->std_b);
+  }
+
   g_autofree char *json = owb_quant_comparison_to_json (c);
   g_assert_nonnull (strstr (json, "\"name\":\"y\",\"matched\":\"yd\",\"node\":\"relu\",\"op\":\"Relu\",\"sqnr_db\":"));
 

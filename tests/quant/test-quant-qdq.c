@@ -382,6 +382,77 @@ test_activation_types (Fixture *f, gconstpointer data)
   g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
 }
 
+/* The parameters read back from the quantized model: the input's QuantizeLinear (per tensor, u8,
+ * the scale the pair uses), a Conv weight stored quantized (per channel: 4 scales along axis 0,
+ * their range), the int32 bias, and a tensor nothing quantizes. */
+static void
+test_qdq_params (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbModel) q = owb_quant_quantize_static (f->model, f->cal, NULL, NULL, &error);
+  g_assert_no_error (error);
+  const OwbGraph *g = q->graph;
+  const OwbNode *conv = find_node (g, "conv1");
+  const OwbNode *xdq = find_producer (g, conv->inputs[0]);
+  const OwbNode *xq = find_producer (g, xdq->inputs[0]);
+  float sx = *(float *) owb_graph_get_initializer (g, xq->inputs[1])->data;
+  int zx = *(guint8 *) owb_graph_get_initializer (g, xq->inputs[2])->data;
+
+  /* by the float tensor the QuantizeLinear reads, and by the pair's output: the same answer */
+  const char *names[] = { "x", conv->inputs[0] };
+  for (int k = 0; k < 2; k++)
+    {
+      OwbQuantQdqParams p;
+      g_assert_true (owb_quant_find_qdq_params (q, names[k], &p, &error));
+      g_assert_no_error (error);
+      g_assert_cmpstr (p.quantize_node, ==, xq->name);
+      g_assert_cmpstr (p.dequantize_node, ==, xdq->name);
+      g_assert_cmpint (p.type, ==, OWB_TYPE_UINT8);
+      g_assert_cmpint (p.axis, ==, -1);
+      g_assert_cmpuint (p.n_scales, ==, 1);
+      g_assert_cmpfloat (p.scale_min, ==, sx);
+      g_assert_cmpfloat (p.scale_max, ==, sx);
+      g_assert_cmpint (p.zero_point_min, ==, zx);
+      g_assert_cmpint (p.zero_point_max, ==, zx);
+      owb_quant_qdq_params_clear (&p);
+    }
+
+  OwbQuantQdqParams w;
+  g_assert_true (owb_quant_find_qdq_params (q, conv->inputs[1], &w, &error));
+  g_assert_no_error (error);
+  g_assert_null (w.quantize_node);
+  g_assert_cmpstr (w.dequantize_node, ==, find_producer (g, conv->inputs[1])->name);
+  g_assert_cmpint (w.type, ==, OWB_TYPE_INT8);
+  g_assert_cmpint (w.axis, ==, 0);
+  g_assert_cmpuint (w.n_scales, ==, 4);
+  const OwbTensor *ws = owb_graph_get_initializer (g, find_producer (g, conv->inputs[1])->inputs[1]);
+  double lo = INFINITY, hi = -INFINITY;
+  for (int c = 0; c < 4; c++)
+    {
+      lo = MIN (lo, ((float *) ws->data)[c]);
+      hi = MAX (hi, ((float *) ws->data)[c]);
+    }
+  g_assert_cmpfloat (w.scale_min, ==, lo);
+  g_assert_cmpfloat (w.scale_max, ==, hi);
+  g_assert_cmpfloat (w.scale_min, <, w.scale_max);
+  g_assert_cmpint (w.zero_point_min, ==, 0);
+  g_assert_cmpint (w.zero_point_max, ==, 0);
+  owb_quant_qdq_params_clear (&w);
+
+  OwbQuantQdqParams b;
+  g_assert_true (owb_quant_find_qdq_params (q, conv->inputs[2], &b, &error));
+  g_assert_cmpint (b.type, ==, OWB_TYPE_INT32);
+  g_assert_cmpuint (b.n_scales, ==, 4);
+  owb_quant_qdq_params_clear (&b);
+
+  /* the Gemm's output is read by nobody: not quantized, and the error says which tensor */
+  OwbQuantQdqParams none;
+  g_assert_false (owb_quant_find_qdq_params (q, "y", &none, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "'y'"));
+  g_assert_null (none.quantize_node);
+}
+
 /* One tensor given a range 1000x too wide (an override standing for an outlier) ruins the output;
  * the fallback ranks its reader first by local SQNR and keeps it in float, and the target holds. */
 static void
@@ -467,6 +538,7 @@ main (int argc, char **argv)
               fixture_tear_down);
   g_test_add ("/quant/qdq/activation-types", Fixture, NULL, fixture_set_up, test_activation_types, fixture_tear_down);
   g_test_add_func ("/quant/qdq/opset-too-old", test_opset_too_old);
+  g_test_add ("/quant/qdq/params", Fixture, NULL, fixture_set_up, test_qdq_params, fixture_tear_down);
   g_test_add ("/quant/qdq/fallback", Fixture, NULL, fixture_set_up, test_fallback_finds_the_culprit, fixture_tear_down);
   g_test_add_func ("/quant/qdq/scalar-constants-stay-float", test_scalar_constants_stay_float);
   return g_test_run ();

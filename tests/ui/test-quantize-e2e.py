@@ -2,8 +2,10 @@
 """The Quantize page end to end, through the accessibility tree only: launches onnx-workbench on
 a model (the sample, or $OWB_QUANT_MODEL with $OWB_QUANT_CALIB unused: the page's own default of
 random samples is what one click gives), opens Quantize, presses Quantize Model, waits for the
-Accuracy Comparison and the Sensitivity legend, selects the worst tensor and presses Keep in
-Float, then waits for Kept in Float to list it; a screenshot goes to $OWB_TEST_PNG_DIR when set.
+Accuracy Comparison and the Sensitivity legend, selects the worst tensor, finds its Node Detail
+(statistics, Error Histogram, its title) and presses Keep in Float, then waits for Kept in Float
+to list it; shows the quantized graph and finds Collapse QDQ Pairs checked; a screenshot goes to
+$OWB_TEST_PNG_DIR when set.
 
   test-quantize-e2e.py BUILD_ROOT SOURCE_ROOT
 
@@ -63,10 +65,24 @@ def main():
             Atspi.Action.do_action(first, 0)
         poll("Keep in Float to be enabled for the selected node",
              lambda: keep.get_state_set().contains(Atspi.StateType.SENSITIVE) or None)
+        # the node's detail beside it: float against quantized, the error histogram, the scales
+        poll("the Node Detail", lambda: find_named(app, "Node Detail"))
+        poll("the float and quantized statistics", lambda: find_named(app, "Float and Quantized Statistics"))
+        poll("the Error Histogram", lambda: find_named(app, "Error Histogram"))
+        # its title, "NODE (OP), output TENSOR" (a worst row reads "NODE, OP, …")
+        poll("the detail of " + node, lambda: next(
+            (True for n in walk(app) if (n.get_name() or "").startswith(node + " (")), None))
         Atspi.Action.do_action(keep, 0)
         kept = poll("the Kept in Float list", lambda: find_named(app, "Kept in Float", (Atspi.Role.LIST,)))
         poll("the node kept in float", lambda: next(
             (True for i in range(rows(kept)) if kept.get_child_at_index(i).get_name() == node), None), timeout=120)
+        # the quantized graph, its QDQ pairs collapsed by default
+        show_q = poll("Show the Quantized Graph", lambda: find_named(app, "Show the Quantized Graph", buttons))
+        Atspi.Action.do_action(show_q, 0)
+        collapse = poll("Collapse QDQ Pairs", lambda: find_named(app, "Collapse QDQ Pairs"))
+        poll("Collapse QDQ Pairs shown and checked", lambda: (
+            collapse.get_state_set().contains(Atspi.StateType.VISIBLE)
+            and collapse.get_state_set().contains(Atspi.StateType.CHECKED)) or None)
         print("found:", legend.get_role_name(), "'Sensitivity';", rows(comparison), "comparison rows; kept", node)
         out = os.environ.get("OWB_TEST_PNG_DIR")
         if out and shutil.which("import"):

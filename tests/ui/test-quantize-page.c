@@ -1,7 +1,9 @@
 /* test-quantize-page.c: the Quantize page on the bundled sample in a window under Xvfb: Quantize
- * Model on seeded random samples, the comparison with a finite SQNR, a worst tensor selected and
- * kept in float (re-quantized without calibrating again, the comparison refreshed), the map's
- * colours, Recover Accuracy, Save As refusing the input file; with $OWB_QUANT_MODEL (and
+ * Model on seeded random samples, the comparison with a finite SQNR, the quantized graph with its
+ * QDQ pairs collapsed into badges and not, a worst tensor selected (its Node Detail: statistics,
+ * error histogram, scales) and kept in float (re-quantized without calibrating again, the
+ * comparison refreshed), the map's colours, Recover Accuracy to an SQNR and to an accuracy drop
+ * against labels.txt, Save As refusing the input file; with $OWB_QUANT_MODEL (and
  * $OWB_QUANT_CALIB), the same on that model, timed. Image folders (PPM files written here) with
  * their normalization, labels.txt's accuracy (and a mismatched one, said not stopping the run),
  * the weight type and excluded op types, and the settings saved per model and restored by a second
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "owb-quantize-page.h"
+#include "owb-graph-scene.h"
 #include "owb-resources.h"
 
 typedef gboolean (*Condition) (gpointer data);
@@ -186,8 +189,9 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
   OwbGraphView *view = owb_quantize_page_get_graph_view (page);
   wait_for (view_ready, view, 60, "the sensitivity map's layout");
   g_assert_nonnull (owb_graph_view_get_layer (view));
-  g_test_message ("%s: Quantize Model to the comparison in %.2f s, worst output %.2f dB", model_path, quantize_s,
-                  first_sqnr);
+  double map_s = (g_get_monotonic_time () - t0) / 1e6;
+  g_test_message ("%s: Quantize Model to the comparison in %.2f s, to the map laid out in %.2f s, worst output %.2f dB",
+                  model_path, quantize_s, map_s, first_sqnr);
   g_test_message ("%s", owb_quantize_page_get_summary (page));
   if (owb_quantize_page_get_accuracy_text (page))
     g_test_message ("%s", owb_quantize_page_get_accuracy_text (page));
@@ -197,12 +201,56 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
   shot = g_strconcat (png_prefix, "-quantized.png", NULL);
   screenshot (GTK_WIDGET (page), shot);
 
-  /* the quantized graph in the map: its QDQ nodes grey and badged with their integer type; then
-   * back to the float graph and its sensitivity */
+  /* the quantized graph in the map, its QDQ pairs collapsed (the default): a display copy without
+   * QuantizeLinear / DequantizeLinear, every node they wrapped badged with its integer types, the
+   * quantized model itself untouched */
   OwbGraphView *map_view = owb_quantize_page_get_graph_view (page);
   const OwbGraph *float_graph = owb_graph_view_get_graph (map_view);
+  g_assert_true (owb_quantize_page_get_collapse_qdq (page));
   owb_quantize_page_set_show_quantized_graph (page, TRUE);
   const OwbModel *qmodel = owb_quantize_page_get_quantized_model (page);
+  guint n_quantized_nodes = qmodel->graph->nodes->len, n_qdq = 0;
+  for (guint i = 0; i < qmodel->graph->nodes->len; i++)
+    {
+      const char *op = ((const OwbNode *) g_ptr_array_index (qmodel->graph->nodes, i))->op_type;
+      n_qdq += strcmp (op, "QuantizeLinear") == 0 || strcmp (op, "DequantizeLinear") == 0;
+    }
+  g_assert_cmpuint (n_qdq, >, 0);
+  const OwbGraph *collapsed = owb_graph_view_get_graph (map_view);
+  g_assert_true (collapsed != qmodel->graph);
+  wait_for (view_ready, map_view, 60, "the collapsed graph's layout");
+  OwbGraphLayer *clayer = owb_graph_view_get_layer (map_view);
+  g_assert_nonnull (clayer);
+  for (guint i = 0; i < collapsed->nodes->len; i++)
+    {
+      const OwbNode *n = g_ptr_array_index (collapsed->nodes, i);
+      g_assert_cmpstr (n->op_type, !=, "QuantizeLinear");
+      g_assert_cmpstr (n->op_type, !=, "DequantizeLinear");
+    }
+  /* the badge is the first line of each wrapped node's box, as drawn: "u8 ←", "→ u8" or both, the
+   * types the page's (u8 activations, s8 weights); those nodes coloured */
+  const OwbGraphScene *cscene = owb_graph_view_get_scene (map_view);
+  guint n_badged = 0;
+  for (guint i = 0; i < owb_graph_scene_get_n_nodes (cscene); i++)
+    {
+      const OwbSceneNode *sn = owb_graph_scene_get_node (cscene, i);
+      if (sn->kind != OWB_SCENE_OP || sn->n_lines == 0 || (!strstr (sn->lines[0].text, "←") && !strstr (sn->lines[0].text, "→")))
+        continue;
+      g_assert_true (strstr (sn->lines[0].text, "u8") || strstr (sn->lines[0].text, "s8"));
+      GdkRGBA rgba;
+      g_assert_true (owb_graph_layer_get_color (clayer, sn->node, &rgba));
+      n_badged++;
+    }
+  g_assert_cmpuint (n_badged, >, 0);
+  g_assert_cmpuint (collapsed->nodes->len, <, n_quantized_nodes);
+  g_assert_cmpuint (qmodel->graph->nodes->len, ==, n_quantized_nodes);
+  g_test_message ("%s: collapsed %u QDQ nodes: %u nodes shown of %u, %u badged", model_path, n_qdq,
+                  collapsed->nodes->len, n_quantized_nodes, n_badged);
+  g_autofree char *collapsed_shot = g_strconcat (png_prefix, "-quantized-collapsed.png", NULL);
+  screenshot (GTK_WIDGET (page), collapsed_shot);
+  /* the toggle off: the pairs as nodes, grey and badged with their integer type; then back to the
+   * float graph and its sensitivity */
+  owb_quantize_page_set_collapse_qdq (page, FALSE);
   g_assert_true (owb_graph_view_get_graph (map_view) == qmodel->graph);
   OwbGraphLayer *qlayer = owb_graph_view_get_layer (map_view);
   g_assert_nonnull (qlayer);
@@ -224,6 +272,7 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
   screenshot (GTK_WIDGET (page), shot);
   owb_quantize_page_set_show_quantized_graph (page, FALSE);
   g_assert_true (owb_graph_view_get_graph (map_view) == float_graph);
+  owb_quantize_page_set_collapse_qdq (page, TRUE);
   /* the sensitivity handed to the window for the Graph page, and taken back */
   OwbGraphLayer *handed = NULL;
   gulong h = g_signal_connect_swapped (page, "show-layer", G_CALLBACK (remember_layer), &handed);
@@ -246,6 +295,54 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
   double node_db;
   g_assert_true (owb_quantize_page_get_node_sqnr (page, node, &node_db));
   g_autofree char *kept = g_strdup (node);
+
+  /* its detail: the output compared, float against quantized, the error histogram holding every
+   * compared element, the QuantizeLinear's scale and zero point, Keep in Float beside them */
+  OwbQuantizeDetail *detail = owb_quantize_page_get_detail (page);
+  const char *tensor = owb_quantize_detail_get_tensor (detail);
+  g_assert_cmpstr (tensor, !=, "");
+  const OwbQuantTensorDiff *td = NULL;
+  for (guint i = 0; i < c->tensors->len && !td; i++)
+    if (strcmp (((const OwbQuantTensorDiff *) g_ptr_array_index (c->tensors, i))->name, tensor) == 0)
+      td = g_ptr_array_index (c->tensors, i);
+  g_assert_nonnull (td);
+  g_assert_cmpstr (td->node, ==, node);
+  g_assert_cmpfloat (td->min_a, <=, td->max_a);
+  g_assert_cmpfloat (td->std_a, >=, 0);
+  const char *stats = owb_quantize_detail_get_statistics_text (detail);
+  g_assert_true (g_str_has_prefix (stats, "Float: min "));
+  g_assert_nonnull (strstr (stats, "\nQuantized: min "));
+  g_autofree char *float_min = g_strdup_printf ("min %.4g ", td->min_a);
+  g_assert_nonnull (strstr (stats, float_min));
+  guint n_bins = 0;
+  const guint64 *bins = owb_histogram_get_bins (owb_quantize_detail_get_histogram (detail), &n_bins);
+  g_assert_cmpuint (n_bins, ==, td->n_error_bins);
+  guint64 in_bins = 0;
+  for (guint b = 0; b < n_bins; b++)
+    in_bins += bins[b];
+  g_assert_cmpuint (in_bins, ==, td->count);
+  const char *qtext = owb_quantize_detail_get_quantization_text (detail);
+  g_test_message ("detail of %s: %s\n%s", node, stats, qtext);
+  g_assert_true (strstr (qtext, "QuantizeLinear") || strstr (qtext, "not quantized"));
+  g_assert_true (strstr (qtext, "scale") || strstr (qtext, "not quantized"));
+  g_assert_true (gtk_widget_get_sensitive (GTK_WIDGET (owb_quantize_detail_get_keep_button (detail))));
+  {
+    /* the column scrolled so that the worst tensors end and the detail shows, beside the map */
+    GtkWidget *paned = gtk_widget_get_first_child (GTK_WIDGET (page));
+    GtkScrolledWindow *scroller = GTK_SCROLLED_WINDOW (gtk_paned_get_start_child (GTK_PANED (paned)));
+    GtkWidget *content = gtk_viewport_get_child (GTK_VIEWPORT (gtk_scrolled_window_get_child (scroller)));
+    graphene_point_t at;
+    settle (0.3);
+    if (gtk_widget_compute_point (GTK_WIDGET (detail), content, &GRAPHENE_POINT_INIT (0, 0), &at))
+      {
+        GtkAdjustment *v = gtk_scrolled_window_get_vadjustment (scroller);
+        double detail_h = gtk_widget_get_height (GTK_WIDGET (detail));
+        gtk_adjustment_set_value (v, at.y + detail_h - gtk_adjustment_get_page_size (v) + 12);
+        g_autofree char *detail_shot = g_strconcat (png_prefix, "-detail.png", NULL);
+        screenshot (GTK_WIDGET (page), detail_shot);
+        gtk_adjustment_set_value (v, 0);
+      }
+  }
 
   /* Keep in Float: excluded, re-quantized with the same calibration, the comparison refreshed */
   guint n_excluded = strv_len (owb_quantize_page_get_excluded (page));
@@ -280,6 +377,10 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
           g_error ("kept node %s still reads %s dequantized", kept, kept_node->inputs[i]);
       }
   (void) node_db;
+  /* the node kept stays selected; its detail says it is float now, and Keep in Float is spent */
+  g_assert_cmpstr (owb_quantize_page_get_selected_node (page), ==, kept);
+  g_assert_nonnull (strstr (owb_quantize_detail_get_quantization_text (detail), "Kept in float"));
+  g_assert_false (gtk_widget_get_sensitive (GTK_WIDGET (owb_quantize_detail_get_keep_button (detail))));
   g_test_message ("%s: Keep in Float (%s) re-quantized in %.2f s, worst output %.2f dB", model_path, kept, keep_s,
                   worst_output_sqnr (page));
   g_free (shot);
@@ -577,6 +678,65 @@ test_labels (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* Recover Accuracy to an accuracy drop: offered only with labels.txt, run through the library's
+ * fallback with the labels (its report in accuracies, not dB), the calibration reused. */
+static void
+test_accuracy_target (void)
+{
+  forget_settings ();
+  g_autofree char *path = sample_path ();
+  g_autoptr (OwbDocument) doc = load (path);
+  GtkWidget *window;
+  OwbQuantizePage *page = page_in_window (doc, &window);
+  g_autofree char *dir = write_images (6, 32, 32);
+  owb_quantize_page_set_calibration_dir (page, dir);
+  /* no labels: the SQNR target only */
+  g_assert_false (owb_quantize_page_get_has_labels (page));
+  g_assert_false (owb_quantize_page_set_recover_target (page, OWB_QUANTIZE_TARGET_ACCURACY_DROP, 1));
+  write_labels (dir, 6);
+  owb_quantize_page_set_calibration_dir (page, NULL);
+  owb_quantize_page_set_calibration_dir (page, dir);
+  g_assert_true (owb_quantize_page_get_has_labels (page));
+  quantize_and_wait (page);
+  g_assert_null (owb_quantize_page_get_fallback_text (page));
+
+  g_assert_true (owb_quantize_page_set_recover_target (page, OWB_QUANTIZE_TARGET_ACCURACY_DROP, 0));
+  owb_quantize_page_recover (page);
+  g_assert_true (owb_quantize_page_get_busy (page));
+  wait_for (page_idle, page, 240, "Recover Accuracy to an accuracy drop");
+  g_assert_cmpstr (owb_quantize_page_get_error (page), ==, NULL);
+  const char *text = owb_quantize_page_get_fallback_text (page);
+  g_assert_nonnull (text);
+  g_test_message ("%s", text);
+  g_assert_true (g_str_has_prefix (text, "Accuracy drop at most 0.0 % "));
+  g_assert_null (strstr (text, " dB "));
+  g_assert_cmpuint (owb_quantize_page_get_n_calibrations (page), ==, 1);
+  /* met: the quantized model the page shows is as accurate as float on these labels */
+  const OwbQuantComparison *c = owb_quantize_page_get_comparison (page);
+  for (guint i = 0; i < c->outputs->len; i++)
+    {
+      const OwbQuantOutputDiff *o = g_ptr_array_index (c->outputs, i);
+      if (o->has_accuracy && strstr (text, " met after "))
+        g_assert_cmpfloat (o->accuracy_b, >=, o->accuracy_a - 1e-12);
+    }
+  screenshot (GTK_WIDGET (page), "quantize-accuracy-target.png");
+
+  /* back to an SQNR target: the same button, in dB */
+  g_assert_true (owb_quantize_page_set_recover_target (page, OWB_QUANTIZE_TARGET_SQNR, 20));
+  owb_quantize_page_recover (page);
+  wait_for (page_idle, page, 240, "Recover Accuracy to an SQNR");
+  g_assert_cmpstr (owb_quantize_page_get_error (page), ==, NULL);
+  g_assert_true (g_str_has_prefix (owb_quantize_page_get_fallback_text (page), "Target 20 dB "));
+  /* the labels gone: the kind falls back to SQNR */
+  g_autofree char *labels = g_build_filename (dir, "labels.txt", NULL);
+  g_remove (labels);
+  owb_quantize_page_set_calibration_dir (page, NULL);
+  owb_quantize_page_set_calibration_dir (page, dir);
+  g_assert_false (owb_quantize_page_get_has_labels (page));
+  remove_folder (dir);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 static guint
 count_initializers (const OwbModel *model, OwbDataType type)
 {
@@ -750,6 +910,7 @@ main (int argc, char **argv)
   g_test_add_func ("/quantize-page/bad-folder", test_bad_folder);
   g_test_add_func ("/quantize-page/images", test_images);
   g_test_add_func ("/quantize-page/labels", test_labels);
+  g_test_add_func ("/quantize-page/accuracy-target", test_accuracy_target);
   g_test_add_func ("/quantize-page/types-and-ops", test_types_and_ops);
   g_test_add_func ("/quantize-page/settings", test_settings);
   g_test_add_func ("/quantize-page/dev-model", test_dev_model);

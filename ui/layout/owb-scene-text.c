@@ -5,6 +5,7 @@
 #include <owb/owb-op.h>
 
 #include <string.h>
+#include "owb-qdq-display.h"
 
 #define MAX_ATTRIBUTE_TEXT 28 /* longer generic attribute values are left out, not cut */
 
@@ -320,6 +321,8 @@ window_line (const OwbNode *node, const OwbGraph *graph)
 static char *
 format_attribute (const OwbAttribute *a)
 {
+  if (strcmp (a->name, OWB_SCENE_NOTE_ATTRIBUTE) == 0)
+    return NULL; /* shown first, as a line of its own */
   GString *s = g_string_new (a->name);
   g_string_append_c (s, ' ');
   switch (a->type)
@@ -413,6 +416,11 @@ key_attribute_lines (const OwbNode *node, const OwbGraph *graph, GPtrArray *text
   const char *op = node->op_type;
   gboolean is_default_domain = node->domain == NULL || node->domain[0] == '\0'
                                || strcmp (node->domain, "ai.onnx") == 0;
+
+  /* A display copy's note (a collapsed QDQ pair's types), so the box is made wide enough for it. */
+  const OwbAttribute *note = owb_node_get_attribute (node, OWB_SCENE_NOTE_ATTRIBUTE);
+  if (note && note->type == OWB_ATTR_STRING && note->s)
+    add_line (texts, tensors, g_strdup (note->s), NULL);
 
   /* Subgraphs first: "body: 12 nodes" is the most important thing about a Loop. */
   for (int i = 0; i < node->n_attributes; i++)

@@ -203,6 +203,16 @@ typedef struct {
   double max_abs;
   guint64 n_nonfinite;    /* as in OwbQuantOutputDiff */
   guint n_skipped;
+  /* Over every compared element of every sample: the float value (A) and the quantized one (B, as
+   * its readers see it, dequantized). NaN when nothing was compared. */
+  double min_a, max_a, mean_a, std_a;
+  double min_b, max_b, mean_b, std_b;
+  /* The error B - A as a histogram: n_error_bins equal bins over [error_lo, error_hi], streamed
+   * (bounded memory; the range is the error's own, to within one doubling, cut to the bins that
+   * hold a value). n_error_bins 0 when nothing was compared. */
+  guint n_error_bins;
+  guint64 *error_bins;
+  double error_lo, error_hi;
 } OwbQuantTensorDiff;
 
 typedef struct {
@@ -227,6 +237,29 @@ OWB_API void owb_quant_compare_options_init (OwbQuantCompareOptions *options);
 OWB_API OwbQuantComparison *owb_quant_compare (OwbModel *a, OwbModel *b, OwbQuantDataset *dataset,
                                                const OwbQuantCompareOptions *options, GError **error);
 OWB_API void owb_quant_comparison_free (OwbQuantComparison *comparison);
+/* The quantization a QDQ model applies to one tensor: the QuantizeLinear that quantizes a float
+ * activation (or, for a weight stored quantized, its DequantizeLinear), its integer type and its
+ * scales and zero points (one of each per tensor, or one per channel along `axis`). */
+typedef struct {
+  char *quantize_node;    /* the QuantizeLinear's name; NULL for a constant stored quantized */
+  char *dequantize_node;  /* the DequantizeLinear's name; NULL when `tensor` names the float input
+                           * of a QuantizeLinear with no DequantizeLinear after it */
+  OwbDataType type;       /* UINT8, INT8, UINT16, INT16, INT32 (biases) */
+  int axis;               /* per channel: the axis (normalised, >= 0); -1 per tensor */
+  guint n_scales;         /* 1 per tensor, else the channel count */
+  double scale_min, scale_max;
+  int64_t zero_point_min, zero_point_max;
+} OwbQuantQdqParams;
+
+/* The parameters `quantized` uses for `tensor`: the output of a DequantizeLinear (an
+ * OwbQuantTensorDiff's `matched`, or what a node of the quantized graph reads), or a float tensor a
+ * QuantizeLinear reads. FALSE with an OWB_ERROR_INVALID_ARGUMENT error naming the tensor when no
+ * QDQ pair quantizes it, or when its scale or zero point is not a constant. Clear with
+ * owb_quant_qdq_params_clear. */
+OWB_API gboolean owb_quant_find_qdq_params (const OwbModel *quantized, const char *tensor, OwbQuantQdqParams *params,
+                                            GError **error);
+OWB_API void owb_quant_qdq_params_clear (OwbQuantQdqParams *params);
+
 /* {"samples": N, "outputs": [{"name", "sqnr_db", "cosine", "max_abs", "mean_abs", "top1_agreement"?,
  * "accuracy_a"?, "accuracy_b"?}], "tensors": [{"name", "matched", "node", "op", "sqnr_db", "cosine",
  * "max_abs"}]}; an infinite SQNR is written as null. Caller frees. */
