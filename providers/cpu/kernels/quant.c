@@ -983,6 +983,9 @@ qconv_channels (int64_t begin, int64_t end, gpointer data)
 static gboolean
 compute_qlinear_conv (OwbKernelContext *ctx, GError **error)
 {
+  /* W packed at prepare: the integer GEMM core, channels-last (cpu-qconv.c) */
+  if (_owb_cpu_qconv_run (ctx))
+    return TRUE;
   const OwbTensor *x = ctx->inputs[0], *xs = ctx->inputs[1], *xzp = ctx->inputs[2];
   const OwbTensor *w = ctx->inputs[3], *ws = ctx->inputs[4], *wzp = ctx->inputs[5];
   const OwbTensor *ys = ctx->inputs[6], *yzp = ctx->inputs[7];
@@ -1064,6 +1067,6 @@ const OwbKernelDef _owb_cpu_kernels_quant[] = {
   { "DynamicQuantizeLinear", "", 11, 0, OWB_TYPE_BIT (OWB_TYPE_FLOAT), 0, NULL, NULL, compute_dynamic_quantize_linear },
   { "QLinearMatMul", "", 10, 0, INT8S | FLOAT8S, 0, _owb_cpu_qgemm_matmul_prepare, _owb_cpu_qgemm_matmul_free,
     compute_qlinear_matmul },
-  { "QLinearConv", "", 10, 0, INT8S, 0, NULL, NULL, compute_qlinear_conv },
+  { "QLinearConv", "", 10, 0, INT8S, 0, _owb_cpu_qconv_prepare, _owb_cpu_qconv_free, compute_qlinear_conv },
   { NULL }
 };
