@@ -629,7 +629,34 @@ infer_qlinear_conv (OwbInferContext *ctx, GError **error)
   return TRUE;
 }
 
+/* QLinearLookup (X uint8/int8, Table [256] uint8/int8) of the engine's domain: Y[i] = Table[X[i]'s
+ * byte], Y of Table's type and X's shape. fuse_qdq_lookup makes it of DequantizeLinear -> an
+ * elementwise op -> QuantizeLinear, the table computed by those very kernels. */
+static gboolean
+infer_qlinear_lookup (OwbInferContext *ctx, GError **error)
+{
+  if (!require_inputs (ctx, 2, error))
+    return FALSE;
+  const OwbValueType *x = ctx->inputs[0], *t = ctx->inputs[1];
+  gboolean x_ok = x->dtype == OWB_TYPE_UNDEFINED || x->dtype == OWB_TYPE_UINT8 || x->dtype == OWB_TYPE_INT8;
+  gboolean t_ok = t->dtype == OWB_TYPE_UINT8 || t->dtype == OWB_TYPE_INT8;
+  if (!x_ok || !t_ok)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "X (%s) and Table (%s) must be uint8 or int8",
+                           owb_data_type_name (x->dtype), owb_data_type_name (t->dtype));
+      return FALSE;
+    }
+  if (t->rank >= 0 && (t->rank != 1 || (owb_dim_is_known (t->dims[0]) && t->dims[0].value != 256)))
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "Table must hold 256 values, one per byte of X");
+      return FALSE;
+    }
+  set_tensor_like (&ctx->outputs[0], t->dtype, x);
+  return TRUE;
+}
+
 const OwbOpSchema _owb_ops_quant[] = {
+  { "QLinearLookup", "ai.onnx.workbench", 1, 2, 2, 1, 1, infer_qlinear_lookup },
   { "QuantizeLinear", "", 10, 2, 3, 1, 1, infer_quantize_linear },
   { "DequantizeLinear", "", 10, 2, 3, 1, 1, infer_dequantize_linear },
   { "DynamicQuantizeLinear", "", 11, 1, 1, 3, 3, infer_dynamic_quantize_linear },

@@ -354,6 +354,9 @@ resize_refusal (OwbPassContext *ctx, const OwbNode *node, OwbTensor **consts, in
 static gboolean
 is_unary_elementwise (const OwbNode *node)
 {
+  /* a byte-to-byte table (fuse_qdq_lookup) is elementwise in its one variable input */
+  if (owb_pass_is_our_op (node, "QLinearLookup"))
+    return TRUE;
   static const char *const ops[] = { "Relu",     "LeakyRelu", "Clip",        "Sigmoid",  "HardSigmoid", "HardSwish",
                                      "Tanh",     "Elu",       "Selu",        "Celu",     "Softplus",    "Softsign",
                                      "Neg",      "Abs",       "Exp",         "Log",      "Sqrt",        "Reciprocal",

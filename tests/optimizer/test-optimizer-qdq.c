@@ -1,6 +1,7 @@
 /* test-optimizer-qdq.c: the QDQ -> integer fusions fuse_qdq_matmul and fuse_qdq_conv:
  * DequantizeLinear (activation) and DequantizeLinear (constant weight) -> MatMul (Conv, with bias
- * and Relu/Clip) -> QuantizeLinear becomes QLinearMatMul (QLinearConv), with
+ * and Relu/Clip) -> QuantizeLinear becomes QLinearMatMul (QLinearConv), and fuse_qdq_lookup's
+ * DequantizeLinear -> elementwise op -> QuantizeLinear a QLinearLookup table, with
  * its provenance in the report; outputs against the unoptimized (float-emulated) model within one
  * quantization step; near misses where it must not fire.
  *
@@ -549,6 +550,81 @@ test_fuse_qdq_conv_near_misses (void)
   g_rand_free (r);
 }
 
+/* ---- fuse_qdq_lookup ---- */
+
+/* x [2, 3, 17, 19] -> Q -> DQ -> op -> Q -> DQ -> y, 8-bit per tensor; with `shared` the op's float
+ * output is a second graph output too. */
+static OwbModel *
+build_lookup (const char *op, OwbDataType qt, gboolean shared)
+{
+  OwbModel *m = tu_model_new (14); /* HardSwish */
+  OwbGraph *g = m->graph;
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, (int64_t[]) { 2, 3, 17, 19 }, NULL);
+  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  gboolean s8 = qt == OWB_TYPE_INT8;
+  owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 8.0 / 255));
+  owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -5 : 127));
+  owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, 1.0 / 255));
+  owb_graph_add_initializer (g, "yz", scalar (qt, s8 ? -128 : 0));
+  tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
+  tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
+  tu_node (g, op, "op", "xd", "f");
+  tu_node (g, "QuantizeLinear", "qy", "f,ys,yz", "yq");
+  tu_node (g, "DequantizeLinear", "dqy", "yq,ys,yz", "y");
+  if (shared)
+    {
+      tu_add_value (g->outputs, "f", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+    }
+  g_assert_true (owb_model_validate (m, NULL));
+  return m;
+}
+
+/* The table is those nodes' own kernels on every byte, so the outputs equal the unfused model's
+ * exactly; the DequantizeLinear in front goes with them. */
+static void
+test_fuse_qdq_lookup (void)
+{
+  static const char *const ops[] = { "Sigmoid", "HardSwish", "HardSigmoid", "Tanh" };
+  GRand *r = g_rand_new_with_seed (51);
+  for (guint oi = 0; oi < G_N_ELEMENTS (ops); oi++)
+    for (int s8 = 0; s8 < 2; s8++)
+      {
+        OwbModel *m = build_lookup (ops[oi], s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8, FALSE);
+        OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+        OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 2);
+        const OwbGraph *g = owb_session_get_graph (all);
+        g_assert_cmpuint (count_op (g, "QLinearLookup"), ==, 1);
+        g_assert_cmpuint (count_op (g, ops[oi]), ==, 0);
+        g_assert_cmpuint (count_op (g, "DequantizeLinear"), ==, 1);
+        const OwbPassReport *p = named_report (owb_session_get_optimize_report (all), "fuse_qdq_lookup");
+        g_assert_cmpuint (p->created->len, ==, 1);
+        const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
+        g_assert_cmpuint (c->from->len, ==, 3);
+        OwbTensor *x = float_tensor (4, (int64_t[]) { 2, 3, 17, 19 }, r, -5, 5);
+        const char *names[] = { "x" };
+        OwbTensor *ya = NULL, *yb = NULL;
+        g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
+        g_assert_true (owb_session_run (all, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
+        g_assert_cmpint (ya->nelems, ==, yb->nelems);
+        g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
+        owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
+        owb_session_free (plain), owb_session_free (all);
+        owb_model_unref (m);
+      }
+  /* near miss: the op's float output is read elsewhere */
+  OwbModel *m = build_lookup ("Sigmoid", OWB_TYPE_UINT8, TRUE);
+  OwbSession *ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
+  g_assert_cmpuint (count_op (owb_session_get_graph (ext), "QLinearLookup"), ==, 0);
+  const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
+  g_assert_cmpuint (p->near_misses->len, ==, 1);
+  g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "read elsewhere"));
+  owb_session_free (ext);
+  owb_model_unref (m);
+  g_rand_free (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -558,5 +634,6 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/fold-dequantized-weights", test_fold_dequantized_weights);
   g_test_add_func ("/optimizer/fuse-qdq-conv", test_fuse_qdq_conv);
   g_test_add_func ("/optimizer/fuse-qdq-conv/near-misses", test_fuse_qdq_conv_near_misses);
+  g_test_add_func ("/optimizer/fuse-qdq-lookup", test_fuse_qdq_lookup);
   return g_test_run ();
 }

@@ -4,7 +4,7 @@
  * convolutions, channel counts that are not multiples of 16 or 64, uint8 and int8 activations,
  * outputs and weights, zero points of both signs, per-tensor and per-channel weights, with and
  * without bias, one and two threads, through the AMX, VNNI and forced portable paths; and
- * NhwcQLinearConv against the same reference on the transposed tensors. */
+ * NhwcQLinearConv against the same reference on the transposed tensors; QLinearLookup's table. */
 #include "../engine/test-util.h"
 #include "../../providers/cpu/cpu-qgemm-private.h"
 
@@ -284,6 +284,46 @@ test_qconv_refuses_3d (void)
   owb_model_unref (m);
 }
 
+/* QLinearLookup: Y[i] = Table[X[i]'s byte] for uint8 and int8 X (odd length, two threads). */
+static void
+test_qlinear_lookup (void)
+{
+  GRand *r = g_rand_new_with_seed (9);
+  for (int s8 = 0; s8 < 2; s8++)
+    {
+      OwbDataType xt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8, yt = s8 ? OWB_TYPE_UINT8 : OWB_TYPE_INT8;
+      int64_t xd[2] = { 7, 40001 }, n = 256;
+      OwbTensor *x = random_ints (xt, 2, xd, r, s8 ? -128 : 0, s8 ? 127 : 255);
+      OwbTensor *t = random_ints (yt, 1, &n, r, s8 ? 0 : -128, s8 ? 255 : 127);
+      OwbModel *m = tu_model_new (13);
+      owb_model_set_opset (m, OWB_DOMAIN, 1);
+      tu_add_value (m->graph->inputs, "x", xt, 2, xd, NULL);
+      owb_graph_add_initializer (m->graph, "t", owb_tensor_ref (t));
+      tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+      ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+      OwbNode *node = tu_node (m->graph, "QLinearLookup", "lk", "x,t", "y");
+      g_free (node->domain);
+      node->domain = g_strdup (OWB_DOMAIN);
+      g_autoptr (GError) error = NULL;
+      OwbSession *s = tu_session (m, 2, &error);
+      g_assert_no_error (error);
+      const char *names[1] = { "x" };
+      OwbTensor *y = NULL;
+      g_assert_true (owb_session_run (s, 1, names, &x, 1, NULL, &y, NULL, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (y->dtype, ==, yt);
+      g_assert_cmpint (y->nelems, ==, x->nelems);
+      for (int64_t i = 0; i < x->nelems; i++)
+        g_assert_cmpint (((uint8_t *) y->data)[i], ==, ((uint8_t *) t->data)[((uint8_t *) x->data)[i]]);
+      owb_tensor_unref (y);
+      owb_session_free (s);
+      owb_model_unref (m);
+      owb_tensor_unref (x);
+      owb_tensor_unref (t);
+    }
+  g_rand_free (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -292,5 +332,6 @@ main (int argc, char **argv)
   g_test_add_func ("/qconv/vnni", test_qconv_vnni);
   g_test_add_func ("/qconv/portable", test_qconv_portable);
   g_test_add_func ("/qconv/refuses-3d", test_qconv_refuses_3d);
+  g_test_add_func ("/qconv/qlinear-lookup", test_qlinear_lookup);
   return g_test_run ();
 }

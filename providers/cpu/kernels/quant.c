@@ -1049,6 +1049,36 @@ compute_qlinear_conv (OwbKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- QLinearLookup (ai.onnx.workbench) ---- */
+
+typedef struct {
+  const uint8_t *x, *table;
+  uint8_t *y;
+} LookupJob;
+
+static void
+lookup_range (int64_t begin, int64_t end, gpointer data)
+{
+  const LookupJob *j = data;
+  for (int64_t i = begin; i < end; i++)
+    j->y[i] = j->table[j->x[i]];
+}
+
+static gboolean
+compute_qlinear_lookup (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0], *t = ctx->inputs[1];
+  OwbTensor *y = ctx->outputs[0];
+  if (t->nelems != 256 || !is_int8 (t->dtype) || y->dtype != t->dtype || y->nelems != x->nelems)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "Table must hold 256 uint8 or int8 values of Y's type");
+      return FALSE;
+    }
+  LookupJob j = { x->data, t->data, y->data };
+  owb_parallel_for (ctx->pool, x->nelems, 65536, lookup_range, &j);
+  return TRUE;
+}
+
 #define REALS (OWB_TYPE_BIT (OWB_TYPE_FLOAT) | OWB_TYPE_BIT (OWB_TYPE_FLOAT16) | OWB_TYPE_BIT (OWB_TYPE_BFLOAT16))
 #define INT8S (OWB_TYPE_BIT (OWB_TYPE_UINT8) | OWB_TYPE_BIT (OWB_TYPE_INT8))
 #define FLOAT8S                                                                                              \
@@ -1068,5 +1098,6 @@ const OwbKernelDef _owb_cpu_kernels_quant[] = {
   { "QLinearMatMul", "", 10, 0, INT8S | FLOAT8S, 0, _owb_cpu_qgemm_matmul_prepare, _owb_cpu_qgemm_matmul_free,
     compute_qlinear_matmul },
   { "QLinearConv", "", 10, 0, INT8S, 0, _owb_cpu_qconv_prepare, _owb_cpu_qconv_free, compute_qlinear_conv },
+  { "QLinearLookup", "ai.onnx.workbench", 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_lookup },
   { NULL }
 };
