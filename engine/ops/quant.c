@@ -655,7 +655,44 @@ infer_qlinear_lookup (OwbInferContext *ctx, GError **error)
   return TRUE;
 }
 
+/* QLinearBinaryLookup (A, B uint8/int8, Table [65536] uint8/int8) of the engine's domain:
+ * Y = Table[256 a + b] for the bytes a, b of A and B broadcast together (numpy rules), Y of Table's
+ * type. fuse_qdq_binary makes it of DequantizeLinear (A), DequantizeLinear (B) -> Add/Mul ->
+ * QuantizeLinear, the table computed by those very kernels. */
+static gboolean
+infer_qlinear_binary_lookup (OwbInferContext *ctx, GError **error)
+{
+  if (!require_inputs (ctx, 3, error))
+    return FALSE;
+  const OwbValueType *a = ctx->inputs[0], *b = ctx->inputs[1], *t = ctx->inputs[2];
+  gboolean ok = t->dtype == OWB_TYPE_UINT8 || t->dtype == OWB_TYPE_INT8;
+  for (int i = 0; i < 2; i++)
+    {
+      OwbDataType d = ctx->inputs[i]->dtype;
+      ok = ok && (d == OWB_TYPE_UNDEFINED || d == OWB_TYPE_UINT8 || d == OWB_TYPE_INT8);
+    }
+  if (!ok)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "A (%s), B (%s) and Table (%s) must be uint8 or int8",
+                           owb_data_type_name (a->dtype), owb_data_type_name (b->dtype), owb_data_type_name (t->dtype));
+      return FALSE;
+    }
+  if (t->rank >= 0 && (t->rank != 1 || (owb_dim_is_known (t->dims[0]) && t->dims[0].value != 65536)))
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "Table must hold 65536 values, one per pair of bytes");
+      return FALSE;
+    }
+  OwbValueType va = *a, vb = *b;
+  va.dtype = vb.dtype = t->dtype;
+  const OwbValueType *both[2] = { &va, &vb };
+  if (!owb_infer_broadcast (ctx, 2, both, &ctx->outputs[0], error))
+    return FALSE;
+  ctx->outputs[0].dtype = t->dtype;
+  return TRUE;
+}
+
 const OwbOpSchema _owb_ops_quant[] = {
+  { "QLinearBinaryLookup", "ai.onnx.workbench", 1, 3, 3, 1, 1, infer_qlinear_binary_lookup },
   { "QLinearLookup", "ai.onnx.workbench", 1, 2, 2, 1, 1, infer_qlinear_lookup },
   { "QuantizeLinear", "", 10, 2, 3, 1, 1, infer_quantize_linear },
   { "DequantizeLinear", "", 10, 2, 3, 1, 1, infer_dequantize_linear },

@@ -440,7 +440,10 @@ try_push (OwbPassContext *ctx, OwbNode *node)
     new_op = "NhwcGlobalAveragePool";
   if (!unary && !binary && !concat && !resize && !new_op)
     return FALSE;
-  int n_data = unary || resize || new_op ? 1 : node->n_inputs;
+  /* QLinearBinaryLookup's third input is its table, not data */
+  gboolean lookup2 = owb_pass_is_our_op (node, "QLinearBinaryLookup");
+  binary = binary || lookup2;
+  int n_data = unary || resize || new_op ? 1 : (lookup2 ? 2 : node->n_inputs);
   gboolean any = FALSE;
   for (int i = 0; i < MIN (n_data, node->n_inputs) && !any; i++)
     any = node->inputs[i][0] && nhwc_source (ctx, node->inputs[i]);
@@ -758,6 +761,7 @@ is_layout_agnostic (OwbPassContext *ctx, const OwbNode *node)
   gboolean keepdims;
   const OwbTensor *axes_value;
   return is_unary_elementwise (node) || is_per_tensor_qdq (ctx, node) || is_broadcast_elementwise (node)
+         || owb_pass_is_our_op (node, "QLinearBinaryLookup")
          || owb_pass_is_op (node, "Concat")
          || owb_pass_is_op (node, "MaxPool") || owb_pass_is_op (node, "AveragePool")
          || owb_pass_is_op (node, "GlobalAveragePool") || reduce_in_nhwc (ctx, node, axes, &n, &keepdims, &axes_value);

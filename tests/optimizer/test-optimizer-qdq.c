@@ -625,6 +625,64 @@ test_fuse_qdq_lookup (void)
   g_rand_free (r);
 }
 
+/* Two quantized operands (x [2, 6, 9, 7] and z [2, 6, 9, 7] or the broadcast [2, 6, 1, 1]) ->
+ * DQ, DQ -> Add/Mul -> Q -> DQ -> y: one QLinearBinaryLookup, broadcasting, outputs equal to the
+ * bit. */
+static void
+test_fuse_qdq_binary (void)
+{
+  GRand *r = g_rand_new_with_seed (52);
+  static const char *const ops[] = { "Add", "Mul" };
+  for (int oi = 0; oi < 2; oi++)
+    for (int bcast = 0; bcast < 2; bcast++)
+      for (int s8 = 0; s8 < 2; s8++)
+        {
+          OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+          int64_t xd[4] = { 2, 6, 9, 7 }, zd[4] = { 2, 6, bcast ? 1 : 9, bcast ? 1 : 7 };
+          OwbModel *m = tu_model_new (13);
+          OwbGraph *g = m->graph;
+          tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
+          tu_add_value (g->inputs, "z", OWB_TYPE_FLOAT, 4, zd, NULL);
+          tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+          ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+          owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 6.0 / 255));
+          owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? 3 : 120));
+          owb_graph_add_initializer (g, "zs", scalar (OWB_TYPE_FLOAT, 2.5 / 255));
+          owb_graph_add_initializer (g, "zz", scalar (qt, s8 ? -7 : 131));
+          owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, oi ? 9.0 / 255 : 8.0 / 255));
+          owb_graph_add_initializer (g, "yz", scalar (qt, s8 ? 0 : 128));
+          tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
+          tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
+          tu_node (g, "QuantizeLinear", "qz", "z,zs,zz", "zq");
+          tu_node (g, "DequantizeLinear", "dqz", "zq,zs,zz", "zdq");
+          tu_node (g, ops[oi], "op", "xd,zdq", "f");
+          tu_node (g, "QuantizeLinear", "qy", "f,ys,yz", "yq");
+          tu_node (g, "DequantizeLinear", "dqy", "yq,ys,yz", "y");
+          g_assert_true (owb_model_validate (m, NULL));
+          OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+          OwbSession *ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 2);
+          const OwbGraph *og = owb_session_get_graph (ext);
+          g_assert_cmpuint (count_op (og, "QLinearBinaryLookup"), ==, 1);
+          g_assert_cmpuint (count_op (og, ops[oi]), ==, 0);
+          g_assert_cmpuint (count_op (og, "DequantizeLinear"), ==, 1);
+          const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
+          g_assert_cmpuint (p->created->len, ==, 1);
+          g_assert_cmpuint (((const OwbOptimizeCreated *) g_ptr_array_index (p->created, 0))->from->len, ==, 4);
+          OwbTensor *x = float_tensor (4, xd, r, -3, 3), *z = float_tensor (4, zd, r, -1.5, 1.5);
+          const char *names[] = { "x", "z" };
+          OwbTensor *feeds[2] = { x, z };
+          OwbTensor *ya = NULL, *yb = NULL;
+          g_assert_true (owb_session_run (plain, 2, names, feeds, 1, NULL, &ya, NULL, NULL, NULL));
+          g_assert_true (owb_session_run (ext, 2, names, feeds, 1, NULL, &yb, NULL, NULL, NULL));
+          g_assert_cmpint (ya->nelems, ==, yb->nelems);
+          g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
+          owb_tensor_unref (x), owb_tensor_unref (z), owb_tensor_unref (ya), owb_tensor_unref (yb);
+          owb_session_free (plain), owb_session_free (ext);
+          owb_model_unref (m);
+        }
+  g_rand_free (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -635,5 +693,6 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/fuse-qdq-conv", test_fuse_qdq_conv);
   g_test_add_func ("/optimizer/fuse-qdq-conv/near-misses", test_fuse_qdq_conv_near_misses);
   g_test_add_func ("/optimizer/fuse-qdq-lookup", test_fuse_qdq_lookup);
+  g_test_add_func ("/optimizer/fuse-qdq-lookup/binary", test_fuse_qdq_binary);
   return g_test_run ();
 }

@@ -1119,6 +1119,80 @@ compute_qlinear_lookup (OwbKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- QLinearBinaryLookup (ai.onnx.workbench) ---- */
+
+typedef struct {
+  const uint8_t *a, *b, *table;
+  uint8_t *y;
+  int rank;
+  int64_t dims[OWB_MAX_RANK], sa[OWB_MAX_RANK], sb[OWB_MAX_RANK]; /* Y's dims; A's and B's strides (0: broadcast) */
+} BinaryLookupJob;
+
+/* Rows of Y (all its dims but the last), each a run of the last dim. */
+static void
+binary_lookup_rows (int64_t begin, int64_t end, gpointer data)
+{
+  const BinaryLookupJob *j = data;
+  int r = j->rank;
+  int64_t inner = r ? j->dims[r - 1] : 1, ia = r ? j->sa[r - 1] : 0, ib = r ? j->sb[r - 1] : 0;
+  for (int64_t row = begin; row < end; row++)
+    {
+      int64_t oa = 0, ob = 0, rest = row;
+      for (int d = r - 2; d >= 0; d--)
+        {
+          int64_t i = rest % j->dims[d];
+          rest /= j->dims[d];
+          oa += i * j->sa[d];
+          ob += i * j->sb[d];
+        }
+      const uint8_t *a = j->a + oa, *b = j->b + ob;
+      uint8_t *y = j->y + row * inner;
+      for (int64_t k = 0; k < inner; k++)
+        y[k] = j->table[(unsigned) a[k * ia] << 8 | b[k * ib]];
+    }
+}
+
+/* Strides of t (rank tr) read as Y's rank-r shape, 0 along broadcast dims. */
+static gboolean
+broadcast_strides (const OwbTensor *t, int r, const int64_t *dims, int64_t *st)
+{
+  int64_t s = 1;
+  for (int d = r - 1; d >= 0; d--)
+    {
+      int td = d - (r - t->rank);
+      int64_t n = td >= 0 ? t->dims[td] : 1;
+      if (n != 1 && n != dims[d])
+        return FALSE;
+      st[d] = n == 1 ? 0 : s;
+      s *= n;
+    }
+  return TRUE;
+}
+
+static gboolean
+compute_qlinear_binary_lookup (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *a = ctx->inputs[0], *b = ctx->inputs[1], *t = ctx->inputs[2];
+  OwbTensor *y = ctx->outputs[0];
+  BinaryLookupJob j = { a->data, b->data, t->data, y->data, y->rank };
+  if (t->nelems != 65536 || !is_int8 (t->dtype) || y->dtype != t->dtype || a->rank > y->rank || b->rank > y->rank)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "Table must hold 65536 uint8 or int8 values of Y's type");
+      return FALSE;
+    }
+  memcpy (j.dims, y->dims, sizeof (int64_t) * y->rank);
+  if (!broadcast_strides (a, y->rank, j.dims, j.sa) || !broadcast_strides (b, y->rank, j.dims, j.sb))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "A and B do not broadcast to Y");
+      return FALSE;
+    }
+  if (y->nelems == 0)
+    return TRUE;
+  int64_t inner = y->rank ? y->dims[y->rank - 1] : 1;
+  owb_parallel_for (ctx->pool, y->nelems / inner, MAX (1, 16384 / inner), binary_lookup_rows, &j);
+  return TRUE;
+}
+
 #define REALS (OWB_TYPE_BIT (OWB_TYPE_FLOAT) | OWB_TYPE_BIT (OWB_TYPE_FLOAT16) | OWB_TYPE_BIT (OWB_TYPE_BFLOAT16))
 #define INT8S (OWB_TYPE_BIT (OWB_TYPE_UINT8) | OWB_TYPE_BIT (OWB_TYPE_INT8))
 #define FLOAT8S                                                                                              \
@@ -1139,5 +1213,6 @@ const OwbKernelDef _owb_cpu_kernels_quant[] = {
     compute_qlinear_matmul },
   { "QLinearConv", "", 10, 0, INT8S, 0, _owb_cpu_qconv_prepare, _owb_cpu_qconv_free, compute_qlinear_conv },
   { "QLinearLookup", "ai.onnx.workbench", 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_lookup },
+  { "QLinearBinaryLookup", "ai.onnx.workbench", 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_binary_lookup },
   { NULL }
 };
