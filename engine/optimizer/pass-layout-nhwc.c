@@ -438,11 +438,11 @@ try_push (OwbPassContext *ctx, OwbNode *node)
     new_op = "NhwcAveragePool";
   else if (owb_pass_is_op (node, "GlobalAveragePool"))
     new_op = "NhwcGlobalAveragePool";
-  if (!unary && !binary && !concat && !resize && !new_op)
-    return FALSE;
-  /* QLinearBinaryLookup's third input is its table, not data */
+  /* QLinearBinaryLookup broadcasts as Add does; its third input is its table, not data */
   gboolean lookup2 = owb_pass_is_our_op (node, "QLinearBinaryLookup");
   binary = binary || lookup2;
+  if (!unary && !binary && !concat && !resize && !new_op)
+    return FALSE;
   int n_data = unary || resize || new_op ? 1 : (lookup2 ? 2 : node->n_inputs);
   gboolean any = FALSE;
   for (int i = 0; i < MIN (n_data, node->n_inputs) && !any; i++)

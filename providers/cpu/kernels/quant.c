@@ -1147,8 +1147,20 @@ binary_lookup_rows (int64_t begin, int64_t end, gpointer data)
         }
       const uint8_t *a = j->a + oa, *b = j->b + ob;
       uint8_t *y = j->y + row * inner;
-      for (int64_t k = 0; k < inner; k++)
-        y[k] = j->table[(unsigned) a[k * ia] << 8 | b[k * ib]];
+      const uint8_t *t = j->table;
+      /* the common runs without stride arithmetic: same shapes, and B one value along the row */
+      if (ia == 1 && ib == 1)
+        for (int64_t k = 0; k < inner; k++)
+          y[k] = t[(unsigned) a[k] << 8 | b[k]];
+      else if (ia == 1 && ib == 0)
+        {
+          const uint8_t *tb = t + b[0];
+          for (int64_t k = 0; k < inner; k++)
+            y[k] = tb[(unsigned) a[k] << 8];
+        }
+      else
+        for (int64_t k = 0; k < inner; k++)
+          y[k] = t[(unsigned) a[k * ia] << 8 | b[k * ib]];
     }
 }
 
