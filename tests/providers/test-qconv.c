@@ -327,6 +327,56 @@ test_qlinear_lookup (void)
   g_rand_free (r);
 }
 
+/* QLinearBinaryLookup: Y = Table[256 a + b] with A and B broadcast (same shapes, B along rows, B
+ * along columns), uint8 and int8, one and two threads. */
+static void
+test_qlinear_binary_lookup (void)
+{
+  GRand *r = g_rand_new_with_seed (10);
+  static const int64_t bshapes[3][3] = { { 5, 9, 37 }, { 5, 9, 1 }, { 1, 9, 37 } };
+  for (int k = 0; k < 12; k++)
+    {
+      int s8 = k % 2;
+      const int64_t *bd = bshapes[k / 2 % 3];
+      OwbDataType xt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+      int64_t ad[3] = { 5, 9, 37 }, n = 65536;
+      OwbTensor *a = random_ints (xt, 3, ad, r, s8 ? -128 : 0, s8 ? 127 : 255);
+      OwbTensor *b = random_ints (xt, 3, bd, r, s8 ? -128 : 0, s8 ? 127 : 255);
+      OwbTensor *t = random_ints (OWB_TYPE_UINT8, 1, &n, r, 0, 255);
+      OwbModel *m = tu_model_new (13);
+      owb_model_set_opset (m, OWB_DOMAIN, 1);
+      tu_add_value (m->graph->inputs, "a", xt, 3, ad, NULL);
+      tu_add_value (m->graph->inputs, "b", xt, 3, bd, NULL);
+      owb_graph_add_initializer (m->graph, "t", owb_tensor_ref (t));
+      tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+      ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+      OwbNode *node = tu_node (m->graph, "QLinearBinaryLookup", "lk", "a,b,t", "y");
+      g_free (node->domain);
+      node->domain = g_strdup (OWB_DOMAIN);
+      g_autoptr (GError) error = NULL;
+      OwbSession *s = tu_session (m, 1 + (k >= 6), &error);
+      g_assert_no_error (error);
+      const char *names[2] = { "a", "b" };
+      OwbTensor *feeds[2] = { a, b }, *y = NULL;
+      g_assert_true (owb_session_run (s, 2, names, feeds, 1, NULL, &y, NULL, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (y->nelems, ==, a->nelems);
+      const uint8_t *av = a->data, *bv = b->data, *yv = y->data, *tv = t->data;
+      for (int64_t i = 0; i < 5; i++)
+        for (int64_t j = 0; j < 9; j++)
+          for (int64_t l = 0; l < 37; l++)
+            {
+              int64_t bi = (bd[0] == 1 ? 0 : i) * bd[1] * bd[2] + j * bd[2] + (bd[2] == 1 ? 0 : l);
+              g_assert_cmpint (yv[(i * 9 + j) * 37 + l], ==, tv[av[(i * 9 + j) * 37 + l] * 256 + bv[bi]]);
+            }
+      owb_tensor_unref (y);
+      owb_session_free (s);
+      owb_model_unref (m);
+      owb_tensor_unref (a), owb_tensor_unref (b), owb_tensor_unref (t);
+    }
+  g_rand_free (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -336,5 +386,6 @@ main (int argc, char **argv)
   g_test_add_func ("/qconv/portable", test_qconv_portable);
   g_test_add_func ("/qconv/refuses-3d", test_qconv_refuses_3d);
   g_test_add_func ("/qconv/qlinear-lookup", test_qlinear_lookup);
+  g_test_add_func ("/qconv/qlinear-binary-lookup", test_qlinear_binary_lookup);
   return g_test_run ();
 }
