@@ -691,7 +691,36 @@ infer_qlinear_binary_lookup (OwbInferContext *ctx, GError **error)
   return TRUE;
 }
 
+/* QLinearBinary (A, a_scale, a_zero_point, B, b_scale, b_zero_point, y_scale, y_zero_point) of the
+ * engine's domain, attribute op = "Add" or "Mul": Y = QuantizeLinear (DequantizeLinear (A) op
+ * DequantizeLinear (B)), A and B broadcast together, every parameter one value (float32 scales),
+ * computed in float32 exactly as those three ops compute it. fuse_qdq_lookup makes it. */
+static gboolean
+infer_qlinear_binary (OwbInferContext *ctx, GError **error)
+{
+  if (!require_inputs (ctx, 8, error))
+    return FALSE;
+  const char *op = owb_node_get_string (ctx->node, "op", "");
+  if (strcmp (op, "Add") != 0 && strcmp (op, "Mul") != 0)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute op must be Add or Mul, got '%s'", op);
+      return FALSE;
+    }
+  const OwbValueType *a = ctx->inputs[0], *b = ctx->inputs[3], *yz = ctx->inputs[7];
+  if (!check_qlinear_data_type (ctx, a->dtype, "A", FALSE, error) || !check_qlinear_data_type (ctx, b->dtype, "B", FALSE, error)
+      || !check_qlinear_data_type (ctx, yz->dtype, "y_zero_point", FALSE, error))
+    return FALSE;
+  OwbValueType va = *a, vb = *b;
+  va.dtype = vb.dtype = yz->dtype;
+  const OwbValueType *both[2] = { &va, &vb };
+  if (!owb_infer_broadcast (ctx, 2, both, &ctx->outputs[0], error))
+    return FALSE;
+  ctx->outputs[0].dtype = yz->dtype;
+  return TRUE;
+}
+
 const OwbOpSchema _owb_ops_quant[] = {
+  { "QLinearBinary", "ai.onnx.workbench", 1, 8, 8, 1, 1, infer_qlinear_binary },
   { "QLinearBinaryLookup", "ai.onnx.workbench", 1, 3, 3, 1, 1, infer_qlinear_binary_lookup },
   { "QLinearLookup", "ai.onnx.workbench", 1, 2, 2, 1, 1, infer_qlinear_lookup },
   { "QuantizeLinear", "", 10, 2, 3, 1, 1, infer_quantize_linear },

@@ -310,7 +310,10 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
           d->ints = g_memdup2 (src->ints, sizeof (int64_t) * src->n);
         }
       else
-        d->s = g_strdup (src->s);
+        {
+          d->s = g_memdup2 (src->s, src->s_len + 1);
+          d->s_len = src->s_len;
+        }
     }
   /* the DequantizeLinears go too where this Conv was their only reader */
   gboolean drop_x = owb_pass_n_uses (ctx, conv->inputs[0]) == 1, drop_w = owb_pass_n_uses (ctx, conv->inputs[1]) == 1;

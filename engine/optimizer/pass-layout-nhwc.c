@@ -440,7 +440,8 @@ try_push (OwbPassContext *ctx, OwbNode *node)
     new_op = "NhwcGlobalAveragePool";
   /* QLinearBinaryLookup broadcasts as Add does; its third input is its table, not data */
   gboolean lookup2 = owb_pass_is_our_op (node, "QLinearBinaryLookup");
-  binary = binary || lookup2;
+  /* QLinearBinary's other inputs are scalars, which pass through as they are */
+  binary = binary || lookup2 || owb_pass_is_our_op (node, "QLinearBinary");
   if (!unary && !binary && !concat && !resize && !new_op)
     return FALSE;
   int n_data = unary || resize || new_op ? 1 : (lookup2 ? 2 : node->n_inputs);
@@ -761,7 +762,7 @@ is_layout_agnostic (OwbPassContext *ctx, const OwbNode *node)
   gboolean keepdims;
   const OwbTensor *axes_value;
   return is_unary_elementwise (node) || is_per_tensor_qdq (ctx, node) || is_broadcast_elementwise (node)
-         || owb_pass_is_our_op (node, "QLinearBinaryLookup")
+         || owb_pass_is_our_op (node, "QLinearBinaryLookup") || owb_pass_is_our_op (node, "QLinearBinary")
          || owb_pass_is_op (node, "Concat")
          || owb_pass_is_op (node, "MaxPool") || owb_pass_is_op (node, "AveragePool")
          || owb_pass_is_op (node, "GlobalAveragePool") || reduce_in_nhwc (ctx, node, axes, &n, &keepdims, &axes_value);

@@ -337,6 +337,7 @@ typedef struct {
   int act;           /* 0 none, 1 Relu, 2 Clip (0, 6) */
   int64_t group, stride;
   int32_t y_zp;      /* of the output's type */
+  gboolean same_upper; /* auto_pad SAME_UPPER instead of pads */
 } ConvVariant;
 
 /* x [1, C, 10, 9] -> Q -> DQ -> Conv 3x3 pad 1 (W: DQ of a constant) [-> act] -> Q -> DQ -> y. */
@@ -389,11 +390,21 @@ build_conv (const ConvVariant *v, int64_t C, int64_t M, GRand *r)
       conv_in = "xd,wd,bd";
     }
   OwbNode *conv = tu_node (g, "Conv", "conv", conv_in, "c");
-  OwbAttribute *a = owb_node_add_attribute (conv, "pads", OWB_ATTR_INTS);
-  a->n = 4;
-  a->ints = g_new0 (int64_t, 4);
-  for (int i = 0; i < 4; i++)
-    a->ints[i] = 1;
+  OwbAttribute *a;
+  if (v->same_upper)
+    {
+      a = owb_node_add_attribute (conv, "auto_pad", OWB_ATTR_STRING);
+      a->s = g_strdup ("SAME_UPPER");
+      a->s_len = strlen (a->s);
+    }
+  else
+    {
+      a = owb_node_add_attribute (conv, "pads", OWB_ATTR_INTS);
+      a->n = 4;
+      a->ints = g_new0 (int64_t, 4);
+      for (int i = 0; i < 4; i++)
+        a->ints[i] = 1;
+    }
   a = owb_node_add_attribute (conv, "strides", OWB_ATTR_INTS);
   a->n = 2;
   a->ints = g_new (int64_t, 2);
@@ -465,6 +476,7 @@ test_fuse_qdq_conv (void)
     { TRUE, TRUE, 0, 2, 1, 1, -128 },  /* s8 activations, Clip (0, 6) that the saturation covers */
     { FALSE, TRUE, 1, 0, 24, 2, 128 }, /* depthwise, stride 2 */
     { TRUE, TRUE, 1, 1, 4, 1, -128 },  /* 4 groups, s8 */
+    { FALSE, TRUE, 1, 1, 1, 2, 0, TRUE }, /* auto_pad SAME_UPPER: the string attribute carried whole */
   };
   GRand *r = g_rand_new_with_seed (41);
   int64_t C = 24, M = 40;
@@ -489,6 +501,14 @@ test_fuse_qdq_conv (void)
       g_assert_cmpstr (c->op_type, ==, "QLinearConv");
       g_assert_cmpuint (c->from->len, ==, 4 + (v->bias == 1) + (v->act != 0));
       g_assert_cmpstr (g_ptr_array_index (c->from, c->from->len - 1), ==, "qy");
+      if (v->same_upper)
+        for (guint i = 0; i < g->nodes->len; i++)
+          {
+            const OwbNode *n = g_ptr_array_index (g->nodes, i);
+            const OwbAttribute *ap = strcmp (n->op_type, "QLinearConv") == 0 ? owb_node_get_attribute (n, "auto_pad") : NULL;
+            if (ap)
+              g_assert_cmpuint (ap->s_len, ==, strlen ("SAME_UPPER"));
+          }
       /* at the layout level the weight stays integer (fold_dequantized_weights has nothing to do) */
       g_assert_cmpuint (count_op (owb_session_get_graph (all), "Conv"), ==, 0);
       g_assert_cmpuint (count_op (owb_session_get_graph (all), "NhwcConv"), ==, 0);
@@ -626,8 +646,8 @@ test_fuse_qdq_lookup (void)
 }
 
 /* Two quantized operands (x [2, 6, 9, 7] and z [2, 6, 9, 7] or the broadcast [2, 6, 1, 1]) ->
- * DQ, DQ -> Add/Mul -> Q -> DQ -> y: one QLinearBinaryLookup, broadcasting, outputs equal to the
- * bit. */
+ * DQ, DQ -> Add/Mul -> Q -> DQ -> y: one QLinearBinary (or, without a zero point, one
+ * QLinearBinaryLookup), broadcasting, outputs equal to the bit. */
 static void
 test_fuse_qdq_binary (void)
 {
@@ -635,9 +655,11 @@ test_fuse_qdq_binary (void)
   static const char *const ops[] = { "Add", "Mul" };
   for (int oi = 0; oi < 2; oi++)
     for (int bcast = 0; bcast < 2; bcast++)
-      for (int s8 = 0; s8 < 2; s8++)
+      for (int s8 = 0; s8 < 3; s8++)
         {
-          OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+          /* s8 = 2: u8 with B's zero point left out, which takes the table */
+          gboolean table = s8 == 2;
+          OwbDataType qt = s8 == 1 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
           int64_t xd[4] = { 2, 6, 9, 7 }, zd[4] = { 2, 6, bcast ? 1 : 9, bcast ? 1 : 7 };
           OwbModel *m = tu_model_new (13);
           OwbGraph *g = m->graph;
@@ -646,15 +668,15 @@ test_fuse_qdq_binary (void)
           tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
           ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
           owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 6.0 / 255));
-          owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? 3 : 120));
+          owb_graph_add_initializer (g, "xz", scalar (qt, s8 == 1 ? 3 : 120));
           owb_graph_add_initializer (g, "zs", scalar (OWB_TYPE_FLOAT, 2.5 / 255));
-          owb_graph_add_initializer (g, "zz", scalar (qt, s8 ? -7 : 131));
+          owb_graph_add_initializer (g, "zz", scalar (qt, s8 == 1 ? -7 : 131));
           owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, oi ? 9.0 / 255 : 8.0 / 255));
-          owb_graph_add_initializer (g, "yz", scalar (qt, s8 ? 0 : 128));
+          owb_graph_add_initializer (g, "yz", scalar (qt, s8 == 1 ? 0 : 128));
           tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
           tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
-          tu_node (g, "QuantizeLinear", "qz", "z,zs,zz", "zq");
-          tu_node (g, "DequantizeLinear", "dqz", "zq,zs,zz", "zdq");
+          tu_node (g, "QuantizeLinear", "qz", table ? "z,zs" : "z,zs,zz", "zq");
+          tu_node (g, "DequantizeLinear", "dqz", table ? "zq,zs" : "zq,zs,zz", "zdq");
           tu_node (g, ops[oi], "op", "xd,zdq", "f");
           tu_node (g, "QuantizeLinear", "qy", "f,ys,yz", "yq");
           tu_node (g, "DequantizeLinear", "dqy", "yq,ys,yz", "y");
@@ -662,7 +684,7 @@ test_fuse_qdq_binary (void)
           OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
           OwbSession *ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 2);
           const OwbGraph *og = owb_session_get_graph (ext);
-          g_assert_cmpuint (count_op (og, "QLinearBinaryLookup"), ==, 1);
+          g_assert_cmpuint (count_op (og, table ? "QLinearBinaryLookup" : "QLinearBinary"), ==, 1);
           g_assert_cmpuint (count_op (og, ops[oi]), ==, 0);
           g_assert_cmpuint (count_op (og, "DequantizeLinear"), ==, 1);
           const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");

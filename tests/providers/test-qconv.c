@@ -103,6 +103,7 @@ run_conv (const Shape *sh, const char *op, int n_in, OwbTensor *const *in, guint
     {
       OwbAttribute *a = owb_node_add_attribute (node, "auto_pad", OWB_ATTR_STRING);
       a->s = g_strdup (sh->auto_pad);
+      a->s_len = strlen (a->s);
     }
   else
     set_ints (node, "pads", 4,
