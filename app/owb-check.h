@@ -28,12 +28,8 @@ void owb_check_options_init (OwbCheckOptions *options);
  * failed or was skipped (a case without data sets is skipped), NULL when it passed. */
 OwbCheckStatus owb_check_case (const char *dir, const OwbCheckOptions *options, char **message);
 
-/* Compares two values (tensors, or sequences/optionals of them). Floating point within the
- * tolerance, NaN equal to NaN, integers, bools and strings exactly; element types and shapes must
- * match. FALSE with *message saying where they first differ ("at index 5 [0,1,1]: expected 0.5,
- * got 0.25 (3 of 60 elements differ, largest difference 0.3)"). */
-gboolean owb_check_compare (const OwbTensor *expected, const OwbTensor *got, double rtol, double atol,
-                            char **message);
+/* Outputs are compared by owb_tensor_compare (owb/owb-tensor-compare.h), the one comparison the
+ * Run page uses too. */
 
 /* The test-layout cases under `path`: `path` itself when it holds model.onnx, otherwise its
  * subdirectories that do, sorted by name. Returns full paths (owned). */

@@ -5,7 +5,9 @@ ImageMagick's `import`.
 
   build-aux/take-screenshots.sh [MODEL.onnx]      (wraps this in Xvfb and a D-Bus session)
 
-Writes data/screenshots/{graph,inspector,optimize,run}.png ($OWB_SCREENSHOT_DIR instead, if set)."""
+Writes data/screenshots/{graph,inspector,optimize,run,values}.png ($OWB_SCREENSHOT_DIR instead, if set),
+and subgraph.png: tests/ui/data/subgraphs.onnx (build-aux/make-subgraph-model.py) with a Conv found
+inside an If's then_branch, the branch opened in place and the breadcrumb back."""
 import os
 import subprocess
 import sys
@@ -36,6 +38,27 @@ def click(app, name, role=None):
     button = e2e.poll(f"'{name}'", lambda: e2e.find_named(app, name, role))
     e2e.Atspi.Action.do_action(button, 0)
     return button
+
+
+def subgraph_shot(root, build, env, out):
+    """Find a Conv that is inside If_3's then_branch: the branch opens, the breadcrumb shows the
+    way back and the find bar says where the match is."""
+    model = os.path.join(root, "tests", "ui", "data", "subgraphs.onnx")
+    proc = subprocess.Popen([os.path.join(build, "app", "onnx-workbench"), model], env=env)
+    try:
+        app = e2e.poll("the application", lambda: e2e.find_app(proc.pid))
+        window = e2e.poll("the window", lambda: app.get_child_at_index(0))
+        e2e.poll("the graph", lambda: e2e.find_named(app, "Graph"))
+        time.sleep(3)
+        click(app, "Find in Graph")
+        entry = e2e.poll("the find entry", lambda: e2e.find_named(app, "Find"))
+        e2e.Atspi.EditableText.set_text_contents(entry, "/head/then/Conv_1")
+        e2e.poll("the branch", lambda: e2e.find_named(app, "If_3 › then_branch"))
+        time.sleep(3)
+        shot(os.path.join(out, "subgraph.png"), window)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def main():
@@ -70,9 +93,28 @@ def main():
         click(app, "Run Model", e2e.Atspi.Role.PUSH_BUTTON)
         time.sleep(4)
         shot(os.path.join(out, "run.png"), window)
+        # The values view: a run that keeps every value, scrolled to the first output's values.
+        # GTK 4.8 gives the switch and its row no AT-SPI action: click the switch at the row's end.
+        row = e2e.poll("the switch's row", lambda: e2e.find_named(app, "Keep Intermediate Values",
+                                                                   e2e.Atspi.Role.LIST_ITEM))
+        ext = e2e.Atspi.Component.get_extents(row, e2e.Atspi.CoordType.SCREEN)
+        subprocess.run(["xdotool", "mousemove", str(ext.x + ext.width - 36), str(ext.y + ext.height // 2),
+                        "click", "1"], check=True)
+        time.sleep(0.5)
+        click(app, "Run Model", e2e.Atspi.Role.PUSH_BUTTON)
+        time.sleep(4)
+        e2e.poll("the values view", lambda: next(
+            (n for n in e2e.walk(app) if (n.get_name() or "").startswith("Next Values of")), None))
+        # Scrolled down to the values with the mouse wheel.
+        x, y, w, h = window_extents(window)
+        subprocess.run(["xdotool", "mousemove", str(x + w // 2), str(y + h // 2), "click", "--repeat", "8",
+                        "--delay", "50", "5"], check=True)
+        time.sleep(1)
+        shot(os.path.join(out, "values.png"), window)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+    subgraph_shot(root, build, env, out)
 
 
 if __name__ == "__main__":

@@ -34,8 +34,14 @@ owb_application_activate (GApplication *application)
 static void
 owb_application_open (GApplication *application, GFile **files, int n_files, const char *hint)
 {
+  /* Each window shows its loading page from its first frame: presented before, it would show
+   * the welcome page and fade it out. */
   for (int i = 0; i < n_files; i++)
-    owb_window_open_file (new_window (OWB_APPLICATION (application)), files[i]);
+    {
+      OwbWindow *window = owb_window_new (GTK_APPLICATION (application));
+      owb_window_open_file (window, files[i]);
+      gtk_window_present (GTK_WINDOW (window));
+    }
 }
 
 static void

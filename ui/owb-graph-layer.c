@@ -1,10 +1,11 @@
-/* owb-graph-layer.c: the layer object the graph view consults for node colours and badges. */
+/* owb-graph-layer.c: the layer object the graph view consults for box colours and badges. */
 #include "owb-graph-layer.h"
 
 struct _OwbGraphLayer {
   gatomicrefcount ref_count;
   char *name;
-  OwbGraphLayerColorFunc color;
+  OwbGraphLayerColorFunc color;                   /* an overlay's, or NULL */
+  OwbGraphLayerProviderColorFunc provider_color;  /* a provider layer's, or NULL */
   OwbGraphLayerBadgeFunc badge;
   gpointer user_data;
   GDestroyNotify destroy;
@@ -20,6 +21,20 @@ owb_graph_layer_new (const char *name, OwbGraphLayerColorFunc color, OwbGraphLay
   layer->name = g_strdup (name ? name : "");
   layer->color = color;
   layer->badge = badge;
+  layer->user_data = user_data;
+  layer->destroy = destroy;
+  return layer;
+}
+
+OwbGraphLayer *
+owb_graph_layer_new_for_providers (const char *name, OwbGraphLayerProviderColorFunc color, gpointer user_data,
+                                   GDestroyNotify destroy)
+{
+  g_return_val_if_fail (color != NULL, NULL);
+  OwbGraphLayer *layer = g_new0 (OwbGraphLayer, 1);
+  g_atomic_ref_count_init (&layer->ref_count);
+  layer->name = g_strdup (name ? name : "");
+  layer->provider_color = color;
   layer->user_data = user_data;
   layer->destroy = destroy;
   return layer;
@@ -53,7 +68,23 @@ owb_graph_layer_get_name (const OwbGraphLayer *layer)
 gboolean
 owb_graph_layer_get_color (const OwbGraphLayer *layer, const OwbNode *node, GdkRGBA *color)
 {
+  if (layer && layer->provider_color)
+    return node && layer->provider_color (node->provider, color, layer->user_data);
   return layer && node && layer->color (node, color, layer->user_data);
+}
+
+gboolean
+owb_graph_layer_get_box_color (const OwbGraphLayer *layer, const OwbNode *node, const char *provider, GdkRGBA *color)
+{
+  if (layer && layer->provider_color)
+    return layer->provider_color (provider, color, layer->user_data);
+  return layer && node && layer->color (node, color, layer->user_data);
+}
+
+gboolean
+owb_graph_layer_get_tints_box (const OwbGraphLayer *layer)
+{
+  return layer && layer->color != NULL;
 }
 
 char *

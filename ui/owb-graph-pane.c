@@ -23,6 +23,10 @@ struct _OwbGraphPane {
   GtkLabel *match_label;
   GtkWidget *previous_button;
   GtkWidget *next_button;
+  GtkMenuButton *matches_button;
+  GtkPopover *matches_popover;
+  GtkListBox *match_list;
+  GtkLabel *match_path_label;
   OwbGraphView *view;
   OwbGraphMinimap *minimap;
   GtkWidget *busy_box;
@@ -236,6 +240,80 @@ matches_changed (OwbGraphPane *self)
   gtk_label_set_text (self->match_label, text ? text : "");
   gtk_widget_set_sensitive (self->previous_button, n > 0);
   gtk_widget_set_sensitive (self->next_button, n > 0);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->matches_button), n > 0);
+  const OwbSceneMatch *match = index >= 0 ? owb_graph_view_get_match (self->view, (guint) index) : NULL;
+  g_autofree char *where = match && match->depth ? owb_scene_match_dup_path (match) : NULL;
+  /* TRANSLATORS: where the current match of Find is: "in If_3 › then_branch" */
+  g_autofree char *location = where ? g_strdup_printf (_("in %s"), where) : NULL;
+  gtk_label_set_text (self->match_path_label, location ? location : "");
+}
+
+/* The list is filled when it opens, from the view's matches then (at most MAX_LISTED). */
+#define MAX_LISTED 500
+
+static void
+fill_match_list (OwbGraphPane *self)
+{
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->match_list))))
+    gtk_list_box_remove (self->match_list, child);
+  guint n = MIN (owb_graph_view_get_n_matches (self->view), MAX_LISTED);
+  for (guint i = 0; i < n; i++)
+    {
+      const OwbSceneMatch *match = owb_graph_view_get_match (self->view, i);
+      const OwbNode *node = match->node;
+      GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+      gtk_widget_set_margin_start (box, 6);
+      gtk_widget_set_margin_end (box, 6);
+      gtk_widget_set_margin_top (box, 4);
+      gtk_widget_set_margin_bottom (box, 4);
+      g_autofree char *title = node->name && node->name[0] ? g_strdup_printf ("%s  %s", node->op_type, node->name)
+                                                            : g_strdup (node->op_type);
+      GtkWidget *label = gtk_label_new (title);
+      gtk_label_set_xalign (GTK_LABEL (label), 0);
+      gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_MIDDLE);
+      gtk_label_set_max_width_chars (GTK_LABEL (label), 48);
+      gtk_box_append (GTK_BOX (box), label);
+      g_autofree char *path = owb_scene_match_dup_path (match);
+      if (path[0])
+        {
+          GtkWidget *where = gtk_label_new (path);
+          gtk_label_set_xalign (GTK_LABEL (where), 0);
+          gtk_label_set_ellipsize (GTK_LABEL (where), PANGO_ELLIPSIZE_START);
+          gtk_label_set_max_width_chars (GTK_LABEL (where), 48);
+          gtk_widget_add_css_class (where, "dim-label");
+          gtk_widget_add_css_class (where, "caption");
+          gtk_box_append (GTK_BOX (box), where);
+        }
+      GtkWidget *row = gtk_list_box_row_new ();
+      gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
+      g_autofree char *a11y = path[0] ? g_strdup_printf ("%s, %s", title, path) : g_strdup (title);
+      gtk_accessible_update_property (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_PROPERTY_LABEL, a11y, -1);
+      g_object_set_data (G_OBJECT (row), "owb-match-index", GUINT_TO_POINTER (i));
+      gtk_list_box_append (self->match_list, row);
+    }
+}
+
+static void
+match_row_activated (OwbGraphPane *self, GtkListBoxRow *row)
+{
+  guint index = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (row), "owb-match-index"));
+  gtk_popover_popdown (self->matches_popover);
+  owb_graph_view_set_match_index (self->view, index);
+}
+
+static void
+matches_popover_shown (OwbGraphPane *self)
+{
+  fill_match_list (self);
+}
+
+GtkListBox *
+owb_graph_pane_get_match_list (OwbGraphPane *self)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_PANE (self), NULL);
+  fill_match_list (self);
+  return self->match_list;
 }
 
 static void
@@ -404,6 +482,10 @@ owb_graph_pane_class_init (OwbGraphPaneClass *klass)
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, match_label);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, previous_button);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, next_button);
+  gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, matches_button);
+  gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, matches_popover);
+  gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, match_list);
+  gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, match_path_label);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, view);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, minimap);
   gtk_widget_class_bind_template_child (widget_class, OwbGraphPane, busy_box);
@@ -421,6 +503,7 @@ owb_graph_pane_class_init (OwbGraphPaneClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, busy_changed);
   gtk_widget_class_bind_template_callback (widget_class, zoom_changed);
   gtk_widget_class_bind_template_callback (widget_class, matches_changed);
+  gtk_widget_class_bind_template_callback (widget_class, match_row_activated);
   gtk_widget_class_bind_template_callback (widget_class, layout_progress);
   gtk_widget_class_bind_template_callback (widget_class, layout_failed);
   gtk_widget_class_bind_template_callback (widget_class, path_changed);
@@ -439,6 +522,7 @@ owb_graph_pane_init (OwbGraphPane *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   gtk_search_bar_connect_entry (self->search_bar, GTK_EDITABLE (self->search_entry));
   owb_graph_minimap_set_view (self->minimap, self->view);
+  g_signal_connect_object (self->matches_popover, "show", G_CALLBACK (matches_popover_shown), self, G_CONNECT_SWAPPED);
   gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Graph Pane"), -1);
   path_changed (self);
   scene_changed (self);

@@ -32,5 +32,8 @@ gboolean owb_graph_pane_get_preparing (OwbGraphPane *self);
 
 /* The minimap in the canvas's corner (borrowed), shown while the graph does not fit the view. */
 OwbGraphMinimap *owb_graph_pane_get_minimap (OwbGraphPane *self);
+/* The find bar's list of every match with the subgraph it is in (filled from the view's matches
+ * now; the pane fills it again each time it opens). Activating a row shows that match. */
+GtkListBox *owb_graph_pane_get_match_list (OwbGraphPane *self);
 
 G_END_DECLS

@@ -8,10 +8,12 @@
 #include <string.h>
 
 #include "owb-graph-scene.h"
+#include "owb-graph-layer-providers.h"
 #include "owb-graph-view-labels.h"
 #include "owb-graph-view-overview.h"
 
 #define TILE_PIXELS 512.0      /* a tile's size on screen at its bucket's zoom */
+#define TILE_OVERLAP 2.0       /* pixels a tile draws past its right and bottom sides */
 #define MAX_TILES 384          /* cached tiles before the cache is trimmed */
 #define TILE_MIN_ZOOM (1.0 / 1024.0)  /* further out, cairo 1.16 overflowed its stack painting tiles */
 #define MIN_ZOOM (1.0 / 1048576.0)   /* below TILE_MIN_ZOOM the overview image is drawn */
@@ -74,6 +76,11 @@ typedef struct {
   OwbGraphScene *scene;  /* NULL while it is being built, or if that failed */
   double zoom, scroll_x, scroll_y;
   gboolean placed;       /* zoom and scroll hold a view to return to */
+  const OwbNode *owner;  /* a subgraph: the node whose attribute it is (in the frame below) */
+  char *attribute;       /* and that attribute's name; NULL for the main graph */
+  /* What was selected here when a subgraph was opened above, shown again on coming back. */
+  const OwbNode *selected_node, *selected_line_node;
+  char *selected_tensor;
 } Frame;
 
 typedef struct {
@@ -121,6 +128,8 @@ struct _OwbGraphView {
   Palette palette;
   gboolean palette_valid;
   PangoLayout *layout;      /* reused for every text while building a tile */
+  double draw_zoom;         /* the zoom the region being drawn is for */
+  gboolean compact;         /* scenes leave Constants and weight chains out (OwbSceneStyle) */
 
   /* interaction */
   double drag_scroll_x, drag_scroll_y;
@@ -133,10 +142,15 @@ struct _OwbGraphView {
   const OwbNode *selected_node;
   char *selected_tensor;
   const OwbNode *selected_line_node; /* the node whose initializer line was clicked */
+  OwbGraphLayer *default_layer; /* the provider colours, where `layer` leaves a box */
   GHashTable *highlight;    /* node names */
   OwbGraphLayer *layer;     /* colours op boxes instead of their provider; NULL: none */
-  GPtrArray *matches;       /* of const OwbNode * */
+  GPtrArray *matches;       /* of OwbSceneMatch *, relative to the frame find_level */
   int match_index;
+  guint find_level;
+  char *find_query;
+  const OwbNode *pending_select; /* selected once the subgraph being laid out is drawn */
+  GtkWidget *branch_popover;     /* asks which subgraph of a node to open; NULL until needed */
 
   /* scene indices of what the overlays draw; recomputed when the scene or the sets change */
   gboolean overlays_valid;
@@ -154,6 +168,8 @@ static guint signals[N_SIGNALS];
 
 static void start_build (OwbGraphView *self);
 static void scene_changed (OwbGraphView *self);
+static gboolean has_nested_matches (OwbGraphView *self);
+static int reader_box (OwbGraphView *self, const OwbNode *node);
 
 /* ---- owners and frames ---- */
 
@@ -201,6 +217,8 @@ frame_free (gpointer data)
   Frame *frame = data;
   g_clear_pointer (&frame->scene, owb_graph_scene_free);
   g_free (frame->label);
+  g_free (frame->attribute);
+  g_free (frame->selected_tensor);
   g_free (frame);
 }
 
@@ -351,14 +369,6 @@ mix (GdkRGBA a, GdkRGBA b, double t)
                a.blue + (b.blue - a.blue) * t, a.alpha + (b.alpha - a.alpha) * t);
 }
 
-static GdkRGBA
-provider_rgba (const char *provider)
-{
-  double rgb[3];
-  owb_scene_provider_color (provider, rgb);
-  return rgba (rgb[0], rgb[1], rgb[2], 1);
-}
-
 G_GNUC_BEGIN_IGNORE_DEPRECATIONS
 static void
 ensure_palette (OwbGraphView *self)
@@ -411,9 +421,11 @@ bucket_zoom (int bucket)
 static Lod
 lod_for_zoom (double zoom)
 {
-  if (zoom >= 0.99)
-    return LOD_LABELS;
+  /* Edge labels from the zoom a large graph opens at (READABLE_ZOOM): below 100% they were
+   * hidden on the first view of every graph that does not fit. */
   if (zoom >= 0.7)
+    return LOD_LABELS;
+  if (zoom >= 0.5)
     return LOD_FULL;
   if (zoom >= 0.35)
     return LOD_TITLES;
@@ -533,9 +545,40 @@ place_initially (OwbGraphView *self)
   fit (self);
   if (self->zoom >= READABLE_ZOOM)
     return;
+  /* On the first nodes: the boxes of the top rank (as far down as the top box is tall), centred
+   * when they fit across, else from the leftmost. The middle of the whole graph's top was empty
+   * in graphs whose wide part is further down (detection heads, a U-Net), and the view blank. */
+  double top = G_MAXDOUBLE, row = 0;
+  guint n = owb_graph_scene_get_n_nodes (self->scene);
+  for (guint i = 0; i < n; i++)
+    {
+      const OwbSceneNode *node = owb_graph_scene_get_node (self->scene, i);
+      if (node->kind != OWB_SCENE_GROUP && node->y < top)
+        {
+          top = node->y;
+          row = node->height;
+        }
+    }
   double sw, sh;
   owb_graph_scene_get_size (self->scene, &sw, &sh);
-  set_view (self, READABLE_ZOOM, sw / 2 - width / (2 * READABLE_ZOOM), -FIT_MARGIN / READABLE_ZOOM);
+  double view_width = width / READABLE_ZOOM;
+  double x = sw / 2 - view_width / 2;
+  if (top < G_MAXDOUBLE)
+    {
+      double left = G_MAXDOUBLE, right = -G_MAXDOUBLE;
+      for (guint i = 0; i < n; i++)
+        {
+          const OwbSceneNode *node = owb_graph_scene_get_node (self->scene, i);
+          if (node->kind != OWB_SCENE_GROUP && node->y <= top + row)
+            {
+              left = MIN (left, node->x);
+              right = MAX (right, node->x + node->width);
+            }
+        }
+      x = right - left + 2 * FIT_MARGIN / READABLE_ZOOM <= view_width ? (left + right) / 2 - view_width / 2
+                                                                       : left - FIT_MARGIN / READABLE_ZOOM;
+    }
+  set_view (self, READABLE_ZOOM, x, MIN (top, 0) - FIT_MARGIN / READABLE_ZOOM);
 }
 
 /* ---- drawing ---- */
@@ -576,15 +619,21 @@ append_rounded_fill (GtkSnapshot *snapshot, const graphene_rect_t *rect, double 
   gtk_snapshot_pop (snapshot);
 }
 
-/* A small square with a plus (collapsed: double-click expands) or a minus (expanded). */
+/* A small square with a plus (collapsed: double-click expands) or a minus (expanded), 10 scene
+ * units wide at (x, y). Its strokes are at least a pixel thick at the zoom it is drawn for:
+ * under 100% the plus's thin arms blurred away and a collapsed scope showed an empty box. */
 static void
-append_expander (GtkSnapshot *snapshot, double x, double y, gboolean expanded, const GdkRGBA *color)
+append_expander (GtkSnapshot *snapshot, double x, double y, gboolean expanded, const GdkRGBA *color, double zoom)
 {
   const double size = 10;
-  append_outline (snapshot, &GRAPHENE_RECT_INIT (x, y, size, size), 2, 1, color);
-  gtk_snapshot_append_color (snapshot, color, &GRAPHENE_RECT_INIT (x + 2.5, y + size / 2 - 0.6, size - 5, 1.2));
+  double stroke = MAX (1.5, 1.2 / zoom), border = MAX (0.8, 0.8 / zoom);
+  append_outline (snapshot, &GRAPHENE_RECT_INIT (x, y, size, size), 2, border, color);
+  double arm = size - 2 * (border + 0.8);
+  gtk_snapshot_append_color (snapshot, color,
+                             &GRAPHENE_RECT_INIT (x + (size - arm) / 2, y + size / 2 - stroke / 2, arm, stroke));
   if (!expanded)
-    gtk_snapshot_append_color (snapshot, color, &GRAPHENE_RECT_INIT (x + size / 2 - 0.6, y + 2.5, 1.2, size - 5));
+    gtk_snapshot_append_color (snapshot, color,
+                               &GRAPHENE_RECT_INIT (x + size / 2 - stroke / 2, y + (size - arm) / 2, stroke, arm));
 }
 
 static void
@@ -596,7 +645,8 @@ draw_group_frame (OwbGraphView *self, GtkSnapshot *snapshot, const OwbSceneNode 
   append_outline (snapshot, &rect, RADIUS * 1.5, 1, &p->group_border);
   double pad = self->style.padding;
   double text_y = node->y + pad + 2;
-  append_expander (snapshot, node->x + pad, node->y + pad + (self->style.title_height - 10) / 2, TRUE, &p->dim);
+  append_expander (snapshot, node->x + pad, node->y + pad + (self->style.title_height - 10) / 2, TRUE, &p->dim,
+                   self->draw_zoom);
   /* The scene's subtitle of a group is its count, "24 nodes": shown after the title where the
    * frame is wide enough for both (the scene sizes it for the title alone). */
   double room = node->width - 2 * pad - 16;
@@ -614,15 +664,19 @@ box_text_top (const OwbGraphView *self, const OwbSceneNode *node)
   return node->y + self->style.padding;
 }
 
-/* The colour of an op box: its layer's (a sensitivity map), else its provider's. */
+/* The colour of a box: the layer's set on the view (a sensitivity map) for an op, else the
+ * default layer's (its provider's); from_layer: it tints the whole box. */
 static GdkRGBA
 node_stripe (const OwbGraphView *self, const OwbSceneNode *node, gboolean *from_layer)
 {
-  GdkRGBA color;
-  gboolean layered = node->kind == OWB_SCENE_OP && owb_graph_layer_get_color (self->layer, node->node, &color);
+  GdkRGBA color = { 0.6f, 0.6f, 0.6f, 1.0f };
+  const OwbNode *op = node->kind == OWB_SCENE_OP ? node->node : NULL;
+  gboolean layered = op && owb_graph_layer_get_box_color (self->layer, op, node->provider, &color);
+  if (!layered)
+    owb_graph_layer_get_box_color (self->default_layer, op, node->provider, &color);
   if (from_layer)
-    *from_layer = layered;
-  return layered ? color : provider_rgba (node->provider);
+    *from_layer = layered && owb_graph_layer_get_tints_box (self->layer);
+  return color;
 }
 
 /* Zoomed far out the provider (or layer) colour is what is left to see, so it fills the box. */
@@ -693,14 +747,16 @@ draw_box (OwbGraphView *self, GtkSnapshot *snapshot, const OwbSceneNode *node, L
        * the count, else small in the corner. */
       double ex = node->x + node->width - pad - 10;
       if (measure_text (node->title, OWB_SCENE_FONT_TITLE, self->metrics) + 14 <= text_width)
-        append_expander (snapshot, ex, y + (self->style.title_height - 10) / 2, FALSE, &p->dim);
+        append_expander (snapshot, ex, y + (self->style.title_height - 10) / 2, FALSE, &p->dim, self->draw_zoom);
       else if (measure_text (node->subtitle, OWB_SCENE_FONT_BODY, self->metrics) + 14 <= text_width)
         {
-          append_expander (snapshot, ex, y + self->style.title_height + (self->style.line_height - 10) / 2, FALSE, &p->dim);
+          append_expander (snapshot, ex, y + self->style.title_height + (self->style.line_height - 10) / 2, FALSE,
+                           &p->dim, self->draw_zoom);
           subtitle_room -= 14;
         }
       else
-        append_expander (snapshot, node->x + node->width - 13, node->y + node->height - 13, FALSE, &p->dim);
+        append_expander (snapshot, node->x + node->width - 13, node->y + node->height - 13, FALSE, &p->dim,
+                         self->draw_zoom);
     }
   double title_room = text_width;
   g_autofree char *badge = node->kind == OWB_SCENE_OP ? owb_graph_layer_dup_badge (self->layer, node->node) : NULL;
@@ -928,6 +984,7 @@ draw_region (OwbGraphView *self, GtkSnapshot *snapshot, OwbGraphScene *scene, co
              double zoom)
 {
   Lod lod = lod_for_zoom (zoom);  /* zoom: the pixels per scene unit it will be seen at */
+  self->draw_zoom = zoom;
   g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr (GArray) edges = g_array_new (FALSE, FALSE, sizeof (guint));
   owb_graph_scene_query (scene, rect->origin.x, rect->origin.y, rect->size.width, rect->size.height, nodes, edges);
@@ -1029,7 +1086,11 @@ get_tile (OwbGraphView *self, int bucket, int tx, int ty, double tile_size)
         g_hash_table_remove_all (self->tiles);
     }
   GtkSnapshot *snapshot = gtk_snapshot_new ();
-  graphene_rect_t rect = GRAPHENE_RECT_INIT (tx * tile_size, ty * tile_size, tile_size, tile_size);
+  /* Each tile reaches TILE_OVERLAP of its pixels into its right and bottom neighbours: tiles
+   * are scaled by up to 2^±¼ and put at a fraction of a pixel, where two clip edges meeting in
+   * one pixel each cover part of it, and a line across them showed a lighter seam. */
+  double overlap = TILE_OVERLAP * tile_size / TILE_PIXELS;
+  graphene_rect_t rect = GRAPHENE_RECT_INIT (tx * tile_size, ty * tile_size, tile_size + overlap, tile_size + overlap);
   draw_region (self, snapshot, self->scene, &rect, bucket_zoom (bucket));
   GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);  /* NULL for an empty tile: cached too */
   g_hash_table_insert (self->tiles, g_memdup2 (&key, sizeof key), node);
@@ -1047,6 +1108,21 @@ add_unique (GArray *array, int index)
   g_array_append_val (array, index);
 }
 
+/* Whether the path on screen is the one that leads from the find's level to the match. */
+static gboolean
+match_on_screen (OwbGraphView *self, const OwbSceneMatch *match)
+{
+  if (self->find_level + 1 + match->depth != self->frames->len)
+    return FALSE;
+  for (guint k = 0; k < match->depth; k++)
+    {
+      const Frame *frame = g_ptr_array_index (self->frames, self->find_level + 1 + k);
+      if (frame->owner != match->steps[k].owner || g_strcmp0 (frame->attribute, match->steps[k].attribute) != 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 ensure_overlays (OwbGraphView *self)
 {
@@ -1057,6 +1133,8 @@ ensure_overlays (OwbGraphView *self)
   g_array_set_size (self->ov_matches, 0);
   g_array_set_size (self->ov_edges, 0);
   self->ov_selected = self->selected_node ? owb_graph_scene_find_op (self->scene, self->selected_node) : -1;
+  if (self->selected_node && self->ov_selected < 0)
+    self->ov_selected = reader_box (self, self->selected_node); /* left out of a compact scene */
   self->ov_line_node = self->selected_line_node ? owb_graph_scene_find_op (self->scene, self->selected_line_node) : -1;
   self->ov_current = -1;
   const OwbGraph *graph = owb_graph_scene_get_graph (self->scene);
@@ -1070,7 +1148,10 @@ ensure_overlays (OwbGraphView *self)
   if (self->matches)
     for (guint i = 0; i < self->matches->len; i++)
       {
-        int index = owb_graph_scene_find_op (self->scene, g_ptr_array_index (self->matches, i));
+        const OwbSceneMatch *match = g_ptr_array_index (self->matches, i);
+        if (!match_on_screen (self, match))
+          continue;
+        int index = owb_graph_scene_find_op (self->scene, match->node);
         add_unique (self->ov_matches, index);
         if ((int) i == self->match_index)
           self->ov_current = index;
@@ -1372,6 +1453,8 @@ build_done (GObject *source, GAsyncResult *result, gpointer user_data)
   self->scene = scene;
   scene_changed (self);
   place_initially (self);
+  if (self->pending_select)
+    owb_graph_view_select_node (self, g_steal_pointer (&self->pending_select));
 }
 
 static void
@@ -1398,6 +1481,7 @@ start_build (OwbGraphView *self)
   BuildData *build = g_new0 (BuildData, 1);
   build->graph = frame->graph;
   build->style = self->style;
+  build->style.compact = self->compact;
   build->owner = owner_hold_ref (self->owner);
   build->serial = self->build_serial;
   self->build_started = g_get_monotonic_time ();
@@ -1428,6 +1512,7 @@ clear_find (OwbGraphView *self)
 {
   gboolean had = self->matches && self->matches->len;
   g_clear_pointer (&self->matches, g_ptr_array_unref);
+  g_clear_pointer (&self->find_query, g_free);
   self->match_index = -1;
   self->overlays_valid = FALSE;
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "graph.find-next", FALSE);
@@ -1458,6 +1543,10 @@ owb_graph_view_set_graph (OwbGraphView *self, const OwbGraph *graph, gpointer ow
   g_cancellable_cancel (self->cancellable);
   self->build_serial++;
   self->scene = NULL;
+  /* Nodes of the old graph: nothing waits to be selected, no popover offers their bodies. */
+  self->pending_select = NULL;
+  if (self->branch_popover)
+    gtk_popover_popdown (GTK_POPOVER (self->branch_popover));
   g_ptr_array_set_size (self->frames, 0);
   g_clear_pointer (&self->owner, owner_hold_unref);
   clear_find (self);
@@ -1500,7 +1589,12 @@ remap_nodes (OwbGraphView *self, GHashTable *node_map)
   self->selected_node = remap_node (node_map, self->selected_node);
   self->selected_line_node = remap_node (node_map, self->selected_line_node);
   for (guint i = 0; self->matches && i < self->matches->len; i++)
-    self->matches->pdata[i] = (gpointer) remap_node (node_map, self->matches->pdata[i]);
+    {
+      OwbSceneMatch *match = self->matches->pdata[i];
+      match->node = remap_node (node_map, match->node);
+      for (guint k = 0; k < match->depth; k++)
+        match->steps[k].owner = remap_node (node_map, match->steps[k].owner);
+    }
   self->overlays_valid = FALSE;
   invalidate_tiles (self);
   g_signal_emit (self, signals[SCENE_CHANGED], 0);
@@ -1523,6 +1617,8 @@ owb_graph_view_update_graph (OwbGraphView *self, const OwbGraph *graph, gpointer
   /* Subgraph levels show bodies of the old graph: back to the main one first. */
   if (self->frames->len > 1)
     owb_graph_view_go_to_path (self, 0);
+  if (self->branch_popover)
+    gtk_popover_popdown (GTK_POPOVER (self->branch_popover));
   if (main->scene != NULL)
     {
       g_autoptr (GHashTable) node_map = g_hash_table_new (g_direct_hash, g_direct_equal);
@@ -1533,6 +1629,17 @@ owb_graph_view_update_graph (OwbGraphView *self, const OwbGraph *graph, gpointer
     }
   else
     main->graph = graph;  /* build_done rebinds the scene being built to it */
+  /* Matches inside bodies are nodes of the old graph's subgraphs: find them again. */
+  if (self->find_query && has_nested_matches (self))
+    {
+      g_ptr_array_unref (self->matches);
+      self->matches = owb_graph_find_nested (graph, self->find_query);
+      if (self->match_index >= (int) self->matches->len)
+        self->match_index = self->matches->len ? 0 : -1;
+      self->overlays_valid = FALSE;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_MATCHES]);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MATCH_INDEX]);
+    }
   /* The old owner goes last: the build still running, if any, holds it until it is done. */
   OwnerHold *old = g_steal_pointer (&self->owner);
   self->owner = owner_hold_new (owner, owner_release);
@@ -1697,6 +1804,31 @@ owb_graph_view_get_selected_tensor (OwbGraphView *self)
   return self->selected_tensor;
 }
 
+/* A node a compact scene left out (a Constant, a weight's Identity) shows on the boxes that read
+ * its value: the first of them, following chains of left-out nodes; -1 when none. */
+static int
+reader_box (OwbGraphView *self, const OwbNode *node)
+{
+  const OwbGraph *graph = owb_graph_scene_get_graph (self->scene);
+  for (guint depth = 0; node && depth < 16; depth++)
+    {
+      const OwbNode *next = NULL;
+      for (guint i = 0; i < graph->nodes->len && !next; i++)
+        {
+          const OwbNode *reader = g_ptr_array_index (graph->nodes, i);
+          for (int k = 0; k < reader->n_inputs && !next; k++)
+            for (int o = 0; o < node->n_outputs && !next; o++)
+              if (node->outputs[o][0] && strcmp (reader->inputs[k], node->outputs[o]) == 0)
+                next = reader;
+        }
+      int index = next ? owb_graph_scene_find_op (self->scene, next) : -1;
+      if (index >= 0)
+        return index;
+      node = next;
+    }
+  return -1;
+}
+
 static void
 reveal_and_center (OwbGraphView *self, const OwbNode *node)
 {
@@ -1714,6 +1846,8 @@ reveal_and_center (OwbGraphView *self, const OwbNode *node)
       scene_changed (self);
     }
   int index = owb_graph_scene_find_op (self->scene, node);
+  if (index < 0)
+    index = reader_box (self, node);
   if (index < 0)
     return;
   const OwbSceneNode *box = owb_graph_scene_get_node (self->scene, index);
@@ -1821,14 +1955,59 @@ owb_graph_view_get_n_highlighted (OwbGraphView *self)
 
 /* ---- find ---- */
 
+static void push_frame (OwbGraphView *self, const OwbNode *node, const OwbAttribute *attr);
+static void pop_to (OwbGraphView *self, guint index);
+
+static const OwbAttribute *
+graph_attribute (const OwbNode *node, const char *name)
+{
+  for (int i = 0; node && i < node->n_attributes; i++)
+    if (node->attributes[i].type == OWB_ATTR_GRAPH && node->attributes[i].g &&
+        (!name || strcmp (node->attributes[i].name, name) == 0))
+      return &node->attributes[i];
+  return NULL;
+}
+
+/* Shows the current match: on screen it is selected; inside a subgraph, the path from the find's
+ * level down to it is opened (what is already open of it stays) and it is selected once drawn. */
 static void
 find_moved (OwbGraphView *self)
 {
   self->overlays_valid = FALSE;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MATCH_INDEX]);
-  if (self->match_index >= 0)
-    owb_graph_view_select_node (self, g_ptr_array_index (self->matches, self->match_index));
+  const OwbSceneMatch *match = self->match_index >= 0 ? g_ptr_array_index (self->matches, self->match_index) : NULL;
+  if (match && match_on_screen (self, match))
+    owb_graph_view_select_node (self, match->node);
+  else if (match)
+    {
+      guint keep = 0;
+      while (keep < match->depth && self->find_level + 1 + keep < self->frames->len)
+        {
+          const Frame *frame = g_ptr_array_index (self->frames, self->find_level + 1 + keep);
+          if (frame->owner != match->steps[keep].owner ||
+              g_strcmp0 (frame->attribute, match->steps[keep].attribute) != 0)
+            break;
+          keep++;
+        }
+      if (self->find_level + 1 + keep < self->frames->len)
+        pop_to (self, self->find_level + keep);
+      for (guint k = keep; k < match->depth; k++)
+        push_frame (self, match->steps[k].owner, graph_attribute (match->steps[k].owner, match->steps[k].attribute));
+      if (self->scene)
+        owb_graph_view_select_node (self, match->node);
+      else
+        self->pending_select = match->node;
+    }
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static gboolean
+has_nested_matches (OwbGraphView *self)
+{
+  for (guint i = 0; self->matches && i < self->matches->len; i++)
+    if (((const OwbSceneMatch *) self->matches->pdata[i])->depth > 0)
+      return TRUE;
+  return FALSE;
 }
 
 guint
@@ -1841,7 +2020,10 @@ owb_graph_view_find (OwbGraphView *self, const char *query)
       gtk_widget_queue_draw (GTK_WIDGET (self));
       return 0;
     }
-  self->matches = owb_graph_scene_find (self->scene, query);
+  /* Inside subgraphs too: the matches are relative to the level on screen now. */
+  self->find_level = self->frames->len - 1;
+  self->find_query = g_strdup (query);
+  self->matches = owb_graph_find_nested (top_frame (self)->graph, query);
   guint n = self->matches ? self->matches->len : 0;
   self->match_index = n ? 0 : -1;
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "graph.find-next", n > 0);
@@ -1871,6 +2053,25 @@ owb_graph_view_find_previous (OwbGraphView *self)
   find_moved (self);
 }
 
+const OwbSceneMatch *
+owb_graph_view_get_match (OwbGraphView *self, guint index)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_VIEW (self), NULL);
+  if (!self->matches || index >= self->matches->len)
+    return NULL;
+  return g_ptr_array_index (self->matches, index);
+}
+
+void
+owb_graph_view_set_match_index (OwbGraphView *self, guint index)
+{
+  g_return_if_fail (OWB_IS_GRAPH_VIEW (self));
+  if (!self->matches || index >= self->matches->len)
+    return;
+  self->match_index = (int) index;
+  find_moved (self);
+}
+
 int
 owb_graph_view_get_match_index (OwbGraphView *self)
 {
@@ -1897,6 +2098,62 @@ save_view (OwbGraphView *self)
   frame->scroll_x = self->scroll_x;
   frame->scroll_y = self->scroll_y;
   frame->placed = TRUE;
+  frame->selected_node = self->selected_node;
+  frame->selected_line_node = self->selected_line_node;
+  g_free (frame->selected_tensor);
+  frame->selected_tensor = g_strdup (self->selected_tensor);
+}
+
+/* The subgraph `attr` of `node` (a node of the graph on screen) opens above it. The selection
+ * changes too: nothing is selected in the subgraph, and whoever shows it (the inspector) now
+ * describes the subgraph. */
+static void
+push_frame (OwbGraphView *self, const OwbNode *node, const OwbAttribute *attr)
+{
+  save_view (self);
+  OwbSceneStep step = { node, attr->name };
+  g_autofree char *label = owb_scene_step_label (&step);
+  Frame *frame = frame_new (attr->g, label);
+  frame->owner = node;
+  frame->attribute = g_strdup (attr->name);
+  g_ptr_array_add (self->frames, frame);
+  self->scene = NULL;
+  self->pending_select = NULL;
+  clear_selection (self, FALSE);
+  invalidate_tiles (self);
+  start_build (self);
+  g_signal_emit (self, signals[PATH_CHANGED], 0);
+  g_signal_emit (self, signals[SCENE_CHANGED], 0);
+  g_signal_emit (self, signals[SELECTION_CHANGED], 0);
+}
+
+/* Back to frame `index`, with the view and the selection it had when a subgraph was opened. */
+static void
+pop_to (OwbGraphView *self, guint index)
+{
+  if (self->busy)
+    {
+      g_cancellable_cancel (self->cancellable);
+      self->build_serial++;
+      set_busy (self, FALSE);
+    }
+  g_ptr_array_set_size (self->frames, index + 1);
+  Frame *frame = top_frame (self);
+  self->scene = frame->scene;
+  self->pending_select = NULL;
+  clear_selection (self, FALSE);
+  self->selected_node = frame->selected_node;
+  self->selected_line_node = frame->selected_line_node;
+  self->selected_tensor = g_strdup (frame->selected_tensor);
+  scene_changed (self);
+  if (frame->placed)
+    set_view (self, frame->zoom, frame->scroll_x, frame->scroll_y);
+  else
+    place_initially (self);
+  if (!self->scene)
+    start_build (self);
+  g_signal_emit (self, signals[PATH_CHANGED], 0);
+  g_signal_emit (self, signals[SELECTION_CHANGED], 0);
 }
 
 void
@@ -1904,29 +2161,13 @@ owb_graph_view_open_subgraph (OwbGraphView *self, const OwbNode *node, const cha
 {
   g_return_if_fail (OWB_IS_GRAPH_VIEW (self));
   g_return_if_fail (node != NULL);
-  const OwbAttribute *attr = NULL;
-  for (int i = 0; i < node->n_attributes; i++)
-    if (node->attributes[i].type == OWB_ATTR_GRAPH && node->attributes[i].g &&
-        (!attribute || strcmp (node->attributes[i].name, attribute) == 0))
-      {
-        attr = &node->attributes[i];
-        break;
-      }
+  const OwbAttribute *attr = graph_attribute (node, attribute);
   if (!attr || self->busy)
     return;
-
-  save_view (self);
-  g_autofree char *label = node->name && *node->name
-                               ? g_strdup_printf ("%s '%s' › %s", node->op_type, node->name, attr->name)
-                               : g_strdup_printf ("%s › %s", node->op_type, attr->name);
-  g_ptr_array_add (self->frames, frame_new (attr->g, label));
-  self->scene = NULL;
-  clear_find (self);
-  clear_selection (self, TRUE);
-  invalidate_tiles (self);
-  start_build (self);
-  g_signal_emit (self, signals[PATH_CHANGED], 0);
-  g_signal_emit (self, signals[SCENE_CHANGED], 0);
+  if (self->branch_popover)
+    gtk_popover_popdown (GTK_POPOVER (self->branch_popover));
+  /* Matches found from this level or below stay valid: the path keeps the find's level. */
+  push_frame (self, node, attr);
 }
 
 guint
@@ -1945,11 +2186,113 @@ owb_graph_view_get_path_label (OwbGraphView *self, guint index)
   return ((Frame *) g_ptr_array_index (self->frames, index))->label;
 }
 
+char *
+owb_graph_view_dup_path_title (OwbGraphView *self)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_VIEW (self), NULL);
+  if (self->frames->len < 2)
+    return NULL;
+  GString *s = g_string_new (NULL);
+  for (guint i = 1; i < self->frames->len; i++)
+    {
+      if (i > 1)
+        g_string_append (s, " › ");
+      g_string_append (s, ((Frame *) g_ptr_array_index (self->frames, i))->label);
+    }
+  return g_string_free (s, FALSE);
+}
+
 void
 owb_graph_view_go_to_path (OwbGraphView *self, guint index)
 {
   g_return_if_fail (OWB_IS_GRAPH_VIEW (self));
   if (index + 1 >= self->frames->len)
+    return;
+  /* Above the level the find started from, its matches mean nothing. */
+  if (self->matches && index < self->find_level)
+    clear_find (self);
+  pop_to (self, index);
+}
+
+/* ---- choosing a subgraph ---- */
+
+static guint
+count_graph_attributes (const OwbNode *node)
+{
+  guint n = 0;
+  for (int i = 0; node && i < node->n_attributes; i++)
+    if (node->attributes[i].type == OWB_ATTR_GRAPH && node->attributes[i].g)
+      n++;
+  return n;
+}
+
+static void
+branch_chosen (GtkButton *button, OwbGraphView *self)
+{
+  const OwbNode *node = g_object_get_data (G_OBJECT (button), "owb-node");
+  const char *attribute = g_object_get_data (G_OBJECT (button), "owb-attribute");
+  gtk_popover_popdown (GTK_POPOVER (self->branch_popover));
+  owb_graph_view_open_subgraph (self, node, attribute);
+}
+
+/* A double-click on an If asks which branch: a button per graph attribute, at the pointer. */
+static void
+choose_subgraph (OwbGraphView *self, const OwbNode *node, double x, double y)
+{
+  if (!self->branch_popover)
+    {
+      self->branch_popover = gtk_popover_new ();
+      gtk_widget_set_parent (self->branch_popover, GTK_WIDGET (self));
+      gtk_accessible_update_property (GTK_ACCESSIBLE (self->branch_popover), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                      _("Open Subgraph"), -1);
+    }
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+  for (int i = 0; i < node->n_attributes; i++)
+    {
+      const OwbAttribute *attr = &node->attributes[i];
+      if (attr->type != OWB_ATTR_GRAPH || !attr->g)
+        continue;
+      guint n = attr->g->nodes->len;
+      g_autofree char *text = g_strdup_printf (ngettext ("%s (%u node)", "%s (%u nodes)", n), attr->name, n);
+      GtkWidget *button = gtk_button_new_with_label (text);
+      gtk_widget_add_css_class (button, "flat");
+      gtk_widget_set_halign (gtk_button_get_child (GTK_BUTTON (button)), GTK_ALIGN_START);
+      g_autofree char *name = g_strdup_printf (_("Open %s"), attr->name);
+      gtk_accessible_update_property (GTK_ACCESSIBLE (button), GTK_ACCESSIBLE_PROPERTY_LABEL, name, -1);
+      g_object_set_data (G_OBJECT (button), "owb-node", (gpointer) node);
+      g_object_set_data_full (G_OBJECT (button), "owb-attribute", g_strdup (attr->name), g_free);
+      g_signal_connect (button, "clicked", G_CALLBACK (branch_chosen), self);
+      gtk_box_append (GTK_BOX (box), button);
+    }
+  gtk_popover_set_child (GTK_POPOVER (self->branch_popover), box);
+  gtk_popover_set_pointing_to (GTK_POPOVER (self->branch_popover), &(GdkRectangle) { (int) x, (int) y, 1, 1 });
+  gtk_popover_popup (GTK_POPOVER (self->branch_popover));
+}
+
+GtkWidget *
+owb_graph_view_get_subgraph_chooser (OwbGraphView *self)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_VIEW (self), NULL);
+  return self->branch_popover;
+}
+
+/* ---- compact ---- */
+
+void
+owb_graph_view_set_compact (OwbGraphView *self, gboolean compact)
+{
+  g_return_if_fail (OWB_IS_GRAPH_VIEW (self));
+  if (self->compact == !!compact)
+    return;
+  self->compact = !!compact;
+  /* Every level is laid out again, the one on screen now, the others when shown. */
+  for (guint i = 0; i < self->frames->len; i++)
+    {
+      Frame *frame = g_ptr_array_index (self->frames, i);
+      g_clear_pointer (&frame->scene, owb_graph_scene_free);
+      frame->placed = FALSE;
+    }
+  if (self->frames->len == 0)
     return;
   if (self->busy)
     {
@@ -1957,19 +2300,18 @@ owb_graph_view_go_to_path (OwbGraphView *self, guint index)
       self->build_serial++;
       set_busy (self, FALSE);
     }
-  g_ptr_array_set_size (self->frames, index + 1);
-  Frame *frame = top_frame (self);
-  self->scene = frame->scene;
-  clear_find (self);
-  clear_selection (self, TRUE);
-  scene_changed (self);
-  if (frame->placed)
-    set_view (self, frame->zoom, frame->scroll_x, frame->scroll_y);
-  else
-    place_initially (self);
-  if (!self->scene)
-    start_build (self);
-  g_signal_emit (self, signals[PATH_CHANGED], 0);
+  self->scene = NULL;
+  self->overlays_valid = FALSE;
+  invalidate_tiles (self);
+  start_build (self);
+  g_signal_emit (self, signals[SCENE_CHANGED], 0);
+}
+
+gboolean
+owb_graph_view_get_compact (OwbGraphView *self)
+{
+  g_return_val_if_fail (OWB_IS_GRAPH_VIEW (self), FALSE);
+  return self->compact;
 }
 
 /* ---- export ---- */
@@ -2128,7 +2470,16 @@ owb_graph_view_click (OwbGraphView *self, double x, double y, int n_press)
       if (node->kind == OWB_SCENE_GROUP)
         toggle_group (self, index, x, y);
       else if (node->kind == OWB_SCENE_OP && node_has_subgraph (node->node))
-        owb_graph_view_open_subgraph (self, node->node, NULL);
+        {
+          /* A branch's own line opens that branch; elsewhere, a node with several asks which. */
+          int line = owb_graph_scene_hit_line (self->scene, index, sx, sy);
+          if (line >= 0 && (guint) line < node->n_lines && node->lines[line].subgraph)
+            owb_graph_view_open_subgraph (self, node->node, node->lines[line].subgraph);
+          else if (count_graph_attributes (node->node) > 1)
+            choose_subgraph (self, node->node, x, y);
+          else
+            owb_graph_view_open_subgraph (self, node->node, NULL);
+        }
       return;
     }
   if (n_press != 1)
@@ -2154,6 +2505,20 @@ owb_graph_view_click (OwbGraphView *self, double x, double y, int n_press)
     select_internal (self, NULL, NULL, NULL);
 }
 
+/* A value's type with long dimension names whole (the box shortens them). */
+static char *
+dup_full_type (OwbGraphView *self, const char *name)
+{
+  /* A subgraph's values from outside are typed in the graphs around it. */
+  for (const OwbGraph *g = owb_graph_scene_get_graph (self->scene); g; g = g->parent)
+    {
+      const OwbValueInfo *info = owb_graph_find_value_info (g, name);
+      if (info && info->has_type)
+        return owb_scene_format_type_full (&info->type);
+    }
+  return NULL;
+}
+
 /* Hovering tells what a box or edge is in full: names are often ellipsized in the box. */
 static gboolean
 query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip)
@@ -2176,7 +2541,13 @@ query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *t
                                   : g_strdup (described);
             if (node_has_subgraph (node->node))
               {
-                char *more = g_strdup_printf ("%s\n%s", text, _("Double-click to open its subgraph"));
+                int line = owb_graph_scene_hit_line (self->scene, index, sx, sy);
+                const char *subgraph = line >= 0 && (guint) line < node->n_lines ? node->lines[line].subgraph : NULL;
+                g_autofree char *hint = subgraph ? g_strdup_printf (_("Double-click to open %s"), subgraph)
+                                        : count_graph_attributes (node->node) > 1
+                                          ? g_strdup (_("Double-click to choose a subgraph to open"))
+                                          : g_strdup (_("Double-click to open its subgraph"));
+                char *more = g_strdup_printf ("%s\n%s", text, hint);
                 g_free (text);
                 text = more;
               }
@@ -2187,10 +2558,16 @@ query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *t
                                   node->expanded ? _("Double-click to collapse") : _("Double-click to expand"));
           break;
         case OWB_SCENE_INPUT:
-          text = g_strdup_printf (_("Graph input %s: %s"), node->value, node->subtitle);
+          {
+            g_autofree char *type = dup_full_type (self, node->value);
+            text = g_strdup_printf (_("Graph input %s: %s"), node->value, type ? type : node->subtitle);
+          }
           break;
         case OWB_SCENE_OUTPUT:
-          text = g_strdup_printf (_("Graph output %s: %s"), node->value, node->subtitle);
+          {
+            g_autofree char *type = dup_full_type (self, node->value);
+            text = g_strdup_printf (_("Graph output %s: %s"), node->value, type ? type : node->subtitle);
+          }
           break;
         }
     }
@@ -2204,9 +2581,10 @@ query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *t
                  ? g_strdup_printf (ngettext ("%s and %u more value", "%s and %u more values", edge->n_tensors - 1),
                                     edge->tensor, edge->n_tensors - 1)
                  : g_strdup (edge->tensor);
-      if (edge->label)
+      g_autofree char *type = edge->tensor ? dup_full_type (self, edge->tensor) : NULL;
+      if (type || edge->label)
         {
-          char *more = g_strdup_printf ("%s\n%s", text, edge->label);
+          char *more = g_strdup_printf ("%s\n%s", text, type ? type : edge->label);
           g_free (text);
           text = more;
         }
@@ -2346,6 +2724,8 @@ owb_graph_view_size_allocate (GtkWidget *widget, int width, int height, int base
       self->center_pending = FALSE;
       center_on (self, self->center_x, self->center_y);
     }
+  if (self->branch_popover)
+    gtk_popover_present (GTK_POPOVER (self->branch_popover));
   g_signal_emit (self, signals[VIEWPORT_CHANGED], 0);
 }
 
@@ -2389,6 +2769,7 @@ owb_graph_view_dispose (GObject *object)
   g_clear_pointer (&self->owner, owner_hold_unref);
   if (self->tiles)
     g_hash_table_remove_all (self->tiles);
+  g_clear_pointer (&self->branch_popover, gtk_widget_unparent);
   G_OBJECT_CLASS (owb_graph_view_parent_class)->dispose (object);
 }
 
@@ -2403,9 +2784,11 @@ owb_graph_view_finalize (GObject *object)
   g_clear_pointer (&self->labels, _owb_edge_labels_free);
   g_clear_object (&self->layout);
   g_clear_pointer (&self->selected_tensor, g_free);
+  g_clear_pointer (&self->default_layer, owb_graph_layer_unref);
   g_clear_pointer (&self->highlight, g_hash_table_unref);
   g_clear_pointer (&self->layer, owb_graph_layer_unref);
   g_clear_pointer (&self->matches, g_ptr_array_unref);
+  g_clear_pointer (&self->find_query, g_free);
   g_clear_pointer (&self->ov_highlight, g_array_unref);
   g_clear_pointer (&self->ov_matches, g_array_unref);
   g_clear_pointer (&self->ov_edges, g_array_unref);
@@ -2520,6 +2903,7 @@ owb_graph_view_init (OwbGraphView *self)
 {
   GtkWidget *widget = GTK_WIDGET (self);
   self->zoom = 1.0;
+  self->draw_zoom = 1.0;
   self->match_index = -1;
   self->ov_selected = self->ov_current = self->ov_line_node = -1;
   self->frames = g_ptr_array_new_with_free_func (frame_free);
@@ -2527,6 +2911,7 @@ owb_graph_view_init (OwbGraphView *self)
   self->ov_highlight = g_array_new (FALSE, FALSE, sizeof (int));
   self->ov_matches = g_array_new (FALSE, FALSE, sizeof (int));
   self->ov_edges = g_array_new (FALSE, FALSE, sizeof (guint));
+  self->default_layer = owb_graph_layer_providers_new ();
   self->layout = gtk_widget_create_pango_layout (widget, NULL);
   pango_layout_set_ellipsize (self->layout, PANGO_ELLIPSIZE_END);
   pango_layout_set_single_paragraph_mode (self->layout, TRUE);

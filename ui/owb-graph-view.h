@@ -6,6 +6,7 @@
 #include <gtk/gtk.h>
 #include <owb/owb.h>
 #include "owb-graph-layer.h"
+#include "owb-graph-scene.h"
 
 G_BEGIN_DECLS
 
@@ -54,20 +55,37 @@ void owb_graph_view_set_layer (OwbGraphView *self, OwbGraphLayer *layer);
 OwbGraphLayer *owb_graph_view_get_layer (OwbGraphView *self);
 void owb_graph_view_layer_changed (OwbGraphView *self);
 
-/* Find: returns the number of matches (node name, op type or tensor name) and selects the first;
- * next/previous wrap around. */
+/* Find: returns the number of matches (node name, op type or tensor name) in the graph on
+ * screen and in every subgraph below it, and selects the first; next/previous wrap around. A
+ * match inside a subgraph opens the subgraphs down to it and is selected once drawn. */
 guint owb_graph_view_find (OwbGraphView *self, const char *query);
 void owb_graph_view_find_next (OwbGraphView *self);
 void owb_graph_view_find_previous (OwbGraphView *self);
 /* 0-based index of the current match, -1 when none. */
 int owb_graph_view_get_match_index (OwbGraphView *self);
+/* Match `index` (borrowed; its path is relative to the level find was called on), or NULL. */
+const OwbSceneMatch *owb_graph_view_get_match (OwbGraphView *self, guint index);
+/* Makes match `index` the current one and shows it, as next/previous do. */
+void owb_graph_view_set_match_index (OwbGraphView *self, guint index);
 
 /* Subgraphs (If/Loop/Scan bodies) open in place; the path is the breadcrumb back ("main", then
- * "Loop 'loop1' › body", ...); "path-changed" when it changes. */
+ * "Loop_7 › body", ...); "path-changed" when it changes. Opening one clears the selection (and
+ * emits "selection-changed"); going back shows the selection the graph had when it was left.
+ * A double-click opens the subgraph whose line ("then_branch: 6 nodes") it is on; elsewhere on
+ * a node with several, a popover (get_subgraph_chooser; NULL until first shown) asks which. */
 void owb_graph_view_open_subgraph (OwbGraphView *self, const OwbNode *node, const char *attribute);
 guint owb_graph_view_get_path_length (OwbGraphView *self);
 const char *owb_graph_view_get_path_label (OwbGraphView *self, guint index);
 void owb_graph_view_go_to_path (OwbGraphView *self, guint index);
+/* The subgraph on screen named by its path ("If_3 › then_branch"); NULL on the main graph. */
+char *owb_graph_view_dup_path_title (OwbGraphView *self);
+GtkWidget *owb_graph_view_get_subgraph_chooser (OwbGraphView *self);
+
+/* Compact: Constant nodes and ops that read only initializers (a weight's Identity, Transpose,
+ * DequantizeLinear) have no box; their values show on the boxes that read them, as weights do
+ * (OwbSceneStyle.compact). Changing it lays the graph out again. Off by default. */
+void owb_graph_view_set_compact (OwbGraphView *self, gboolean compact);
+gboolean owb_graph_view_get_compact (OwbGraphView *self);
 
 /* The whole graph (not just what is on screen) as an image. */
 gboolean owb_graph_view_export_png (OwbGraphView *self, GFile *file, GError **error);

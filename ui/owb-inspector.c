@@ -6,9 +6,11 @@
 #include <math.h>
 #include <string.h>
 
+#include "owb-graph-scene.h"
 #include "owb-histogram.h"
 #include "owb-resources.h"
-#include "owb-tensor-stats.h"
+#include <owb/owb-tensor-stats.h>
+#include "owb-values-view.h"
 
 #define HISTOGRAM_BINS 64
 /* Up to this many elements the statistics are computed at once: a thread costs more than that. */
@@ -51,6 +53,7 @@ G_DEFINE_FINAL_TYPE (OwbInspector, owb_inspector, GTK_TYPE_WIDGET)
 enum {
   SIGNAL_TENSOR_ACTIVATED,
   SIGNAL_NODE_ACTIVATED,
+  SIGNAL_SUBGRAPH_ACTIVATED,
   N_SIGNALS
 };
 
@@ -396,14 +399,23 @@ node_row_activated (AdwActionRow *row, OwbInspector *self)
   g_signal_emit (self, signals[SIGNAL_NODE_ACTIVATED], 0, node);
 }
 
+/* A node's input or output, its schema's name for it ("W") before its type. */
 static void
-add_value_row (OwbInspector *self, AdwPreferencesGroup *group, const OwbGraph *graph, const char *name)
+add_named_value_row (OwbInspector *self, AdwPreferencesGroup *group, const OwbGraph *graph, const char *name,
+                     const char *role)
 {
-  g_autofree char *type = describe_value (graph, name);
+  g_autofree char *described = describe_value (graph, name);
+  g_autofree char *type = role ? g_strdup_printf ("%s · %s", role, described) : g_strdup (described);
   AdwActionRow *row = add_text_row (group, name, type);
   make_activatable (row);
   g_object_set_data_full (G_OBJECT (row), "owb-tensor-name", g_strdup (name), g_free);
   g_signal_connect (row, "activated", G_CALLBACK (tensor_row_activated), self);
+}
+
+static void
+add_value_row (OwbInspector *self, AdwPreferencesGroup *group, const OwbGraph *graph, const char *name)
+{
+  add_named_value_row (self, group, graph, name, NULL);
 }
 
 static void
@@ -414,6 +426,51 @@ add_node_row (OwbInspector *self, AdwPreferencesGroup *group, const OwbNode *nod
   make_activatable (row);
   g_object_set_data (G_OBJECT (row), "owb-node", (gpointer) node);
   g_signal_connect (row, "activated", G_CALLBACK (node_row_activated), self);
+}
+
+static void
+subgraph_row_activated (AdwActionRow *row, OwbInspector *self)
+{
+  gpointer node = g_object_get_data (G_OBJECT (row), "owb-node");
+  const char *attribute = g_object_get_data (G_OBJECT (row), "owb-attribute");
+  g_signal_emit (self, signals[SIGNAL_SUBGRAPH_ACTIVATED], 0, node, attribute);
+}
+
+/* A branch or body row ("then_branch: 6 nodes") opens the subgraph it names. */
+static void
+add_subgraph_row (OwbInspector *self, AdwPreferencesGroup *group, const OwbNode *node, const OwbAttribute *attr)
+{
+  g_autofree char *count = format_attribute (attr);
+  AdwActionRow *row = add_text_row (group, attr->name, count);
+  make_activatable (row);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (row), _("Open this subgraph"));
+  g_object_set_data (G_OBJECT (row), "owb-node", (gpointer) node);
+  g_object_set_data_full (G_OBJECT (row), "owb-attribute", g_strdup (attr->name), g_free);
+  g_signal_connect (row, "activated", G_CALLBACK (subgraph_row_activated), self);
+}
+
+/* What an If/Loop/Scan node's bodies read from around them (its implicit inputs, which the
+ * graph draws as edges into it), weights left out; nothing for other nodes. */
+static void
+add_body_reads (OwbInspector *self, const OwbGraph *graph, const OwbNode *node)
+{
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  AdwPreferencesGroup *group = NULL;
+  for (int a = 0; a < node->n_attributes; a++)
+    {
+      const OwbAttribute *attr = &node->attributes[a];
+      if (attr->type != OWB_ATTR_GRAPH || !attr->g)
+        continue;
+      g_autoptr (GPtrArray) reads = owb_scene_dup_outer_values (attr->g);
+      for (guint i = 0; i < reads->len; i++)
+        {
+          if (!g_hash_table_add (seen, reads->pdata[i]))
+            continue;
+          if (!group)
+            group = add_group (self, _("Read by Its Subgraphs"));
+          add_value_row (self, group, graph, reads->pdata[i]);
+        }
+    }
 }
 
 /* ---- state ---- */
@@ -478,24 +535,35 @@ owb_inspector_show_node (OwbInspector *self, const OwbGraph *graph, const OwbNod
   if (node->n_attributes == 0)
     adw_preferences_group_set_description (group, _("None"));
   for (int i = 0; i < node->n_attributes; i++)
-    add_property_take (group, node->attributes[i].name, format_attribute (&node->attributes[i]));
+    {
+      const OwbAttribute *attr = &node->attributes[i];
+      if (attr->type == OWB_ATTR_GRAPH && attr->g)
+        add_subgraph_row (self, group, node, attr);
+      else
+        add_property_take (group, attr->name, format_attribute (attr));
+    }
 
   group = add_group (self, _("Inputs"));
   if (node->n_inputs == 0)
     adw_preferences_group_set_description (group, _("None"));
+  const OwbOpSchema *schema = owb_op_schema_lookup (node->domain, node->op_type, opset > 0 ? (int) opset : G_MAXINT);
   for (int i = 0; i < node->n_inputs; i++)
     if (node->inputs[i][0])
-      add_value_row (self, group, graph, node->inputs[i]);
+      add_named_value_row (self, group, graph, node->inputs[i],
+                           owb_op_schema_is_input_variadic (schema, i) ? NULL : owb_op_schema_get_input_name (schema, i));
     else
       {
-        g_autofree char *which = g_strdup_printf (_("Optional input %d"), i + 1);
+        const char *role = owb_op_schema_get_input_name (schema, i);
+        g_autofree char *which = role ? g_strdup (role) : g_strdup_printf (_("Optional input %d"), i + 1);
         add_text_row (group, _("(not given)"), which);
       }
+  add_body_reads (self, graph, node);
 
   group = add_group (self, _("Outputs"));
   for (int i = 0; i < node->n_outputs; i++)
     if (node->outputs[i][0])
-      add_value_row (self, group, graph, node->outputs[i]);
+      add_named_value_row (self, group, graph, node->outputs[i],
+                           owb_op_schema_is_output_variadic (schema, i) ? NULL : owb_op_schema_get_output_name (schema, i));
     else
       {
         g_autofree char *which = g_strdup_printf (_("Optional output %d"), i + 1);
@@ -561,15 +629,23 @@ show_stats (OwbInspector *self, const OwbTensorStats *s, const guint64 *bins)
     }
 }
 
+/* The engine's messages are English; the two reasons it has are said here in the user's language. */
 static void
-show_stats_error (OwbInspector *self, const GError *error)
+show_stats_error (OwbInspector *self, const OwbTensor *tensor, const GError *error)
 {
   if (self->stats_pending_row)
     {
       adw_preferences_group_remove (self->stats_group, self->stats_pending_row);
       self->stats_pending_row = NULL;
     }
-  add_text_row (self->stats_group, _("No statistics"), error->message);
+  g_autofree char *reason = NULL;
+  if (!g_error_matches (error, OWB_ERROR, OWB_ERROR_TYPE))
+    reason = g_strdup (error->message);
+  else if (tensor->kind != OWB_VALUE_TENSOR)
+    reason = g_strdup (_("Statistics need a tensor, not a sequence or map"));
+  else
+    reason = g_strdup_printf (_("No statistics for tensors of type %s"), owb_data_type_name (tensor->dtype));
+  add_text_row (self->stats_group, _("No statistics"), reason);
 }
 
 static void
@@ -608,7 +684,7 @@ stats_done (GObject *source, GAsyncResult *result, gpointer user_data)
   if (ok)
     show_stats (self, &job->stats, job->bins);
   else
-    show_stats_error (self, error);
+    show_stats_error (self, job->tensor, error);
 }
 
 static void
@@ -637,7 +713,7 @@ start_stats (OwbInspector *self)
       if (owb_tensor_stats_compute (t, &s, HISTOGRAM_BINS, bins, &error))
         show_stats (self, &s, bins);
       else
-        show_stats_error (self, error);
+        show_stats_error (self, t, error);
       return;
     }
 
@@ -935,6 +1011,37 @@ owb_inspector_show_tensor (OwbInspector *self, const OwbGraph *graph, const char
     show_value (self, graph, name);
 }
 
+/* ---- a value of the last run ---- */
+
+/* Up to this many elements a run value's statistics are computed here, on the main thread
+ * (about 20 ms); larger ones show their values only. */
+#define RUN_VALUE_STATS_LIMIT (8 * 1024 * 1024)
+
+void
+owb_inspector_show_run_value (OwbInspector *self, const char *name, OwbTensor *value)
+{
+  g_return_if_fail (OWB_IS_INSPECTOR (self));
+  g_return_if_fail (name != NULL && value != NULL);
+  AdwPreferencesGroup *group = add_group (self, _("Last Run"));
+  adw_preferences_group_set_description (group, _("The value this tensor had in the last run of the Run page"));
+  add_property_take (group, _("Value"), format_tensor_type (value));
+  if (value->kind != OWB_VALUE_TENSOR)
+    return;
+  OwbTensorStats s;
+  if (value->nelems <= RUN_VALUE_STATS_LIMIT && owb_tensor_stats_compute (value, &s, 0, NULL, NULL))
+    {
+      add_property_take (group, _("Min"), format_double (s.min));
+      add_property_take (group, _("Max"), format_double (s.max));
+      add_property_take (group, _("Mean"), format_double (s.mean));
+      add_property_take (group, _("Std"), format_double (s.std));
+      add_property_take (group, _("NaN / Inf"), g_strdup_printf ("%" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT,
+                                                                 s.n_nan, s.n_inf));
+    }
+  GtkWidget *values = owb_values_view_new (value, name, 1);
+  gtk_widget_set_margin_top (values, 12);
+  adw_preferences_group_add (group, values);
+}
+
 /* ---- model ---- */
 
 typedef struct {
@@ -981,13 +1088,19 @@ count_ops (const OwbGraph *graph, GHashTable *counts, GStringChunk *keys)
 void
 owb_inspector_show_model (OwbInspector *self, OwbModel *model, const OwbGraph *graph)
 {
+  owb_inspector_show_subgraph (self, model, graph, NULL);
+}
+
+void
+owb_inspector_show_subgraph (OwbInspector *self, OwbModel *model, const OwbGraph *graph, const char *path)
+{
   g_return_if_fail (OWB_IS_INSPECTOR (self));
   g_return_if_fail (model != NULL);
   if (!graph)
     graph = model->graph;
 
-  const char *title = graph && graph->name && graph->name[0] ? graph->name : _("Model");
-  begin (self, title, _("Model"));
+  const char *title = path ? path : graph && graph->name && graph->name[0] ? graph->name : _("Model");
+  begin (self, title, path ? _("Subgraph") : _("Model"));
 
   AdwPreferencesGroup *group = add_group (self, _("Model"));
   add_property_take (group, _("IR version"), g_strdup_printf ("%" G_GINT64_FORMAT, model->ir_version));
@@ -1036,8 +1149,17 @@ owb_inspector_show_model (OwbInspector *self, OwbModel *model, const OwbGraph *g
       add_value_row (self, group, graph, info->name);
       n_inputs++;
     }
+  /* A body's inputs are also the values it reads from the graphs around it (ONNX's implicit
+   * inputs): an If branch has no inputs of its own. */
+  g_autoptr (GPtrArray) outer = graph->parent ? owb_scene_dup_outer_values (graph) : NULL;
   if (n_inputs == 0)
-    adw_preferences_group_set_description (group, _("None"));
+    adw_preferences_group_set_description (group, outer && outer->len > 0 ? _("None of its own") : _("None"));
+  if (outer && outer->len > 0)
+    {
+      group = add_group (self, _("From the Outer Graph"));
+      for (guint i = 0; i < outer->len; i++)
+        add_value_row (self, group, graph, outer->pdata[i]);
+    }
   group = add_group (self, _("Outputs"));
   for (guint i = 0; i < graph->outputs->len; i++)
     add_value_row (self, group, graph, ((OwbValueInfo *) graph->outputs->pdata[i])->name);
@@ -1157,6 +1279,9 @@ owb_inspector_class_init (OwbInspectorClass *klass)
   signals[SIGNAL_NODE_ACTIVATED] =
     g_signal_new ("node-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                   G_TYPE_NONE, 1, G_TYPE_POINTER);
+  signals[SIGNAL_SUBGRAPH_ACTIVATED] =
+    g_signal_new ("subgraph-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 2, G_TYPE_POINTER, G_TYPE_STRING);
 
   /* Referencing the resource links its object file out of the static library, and its
    * constructor registers the templates, in the app and in tests alike. */

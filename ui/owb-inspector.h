@@ -18,14 +18,22 @@ GtkWidget *owb_inspector_new (void);
 /* The model: IR version, producer, opsets, metadata, inputs/outputs, op histogram, parameter count
  * and bytes. graph is the graph on screen (it may be an optimized one); NULL uses model->graph. */
 void owb_inspector_show_model (OwbInspector *self, OwbModel *model, const OwbGraph *graph);
+/* The same for a subgraph on screen, titled by its path ("If_3 › then_branch"; NULL: as
+ * show_model), with the values it reads from the graphs around it listed after its inputs. */
+void owb_inspector_show_subgraph (OwbInspector *self, OwbModel *model, const OwbGraph *graph, const char *path);
 void owb_inspector_show_node (OwbInspector *self, const OwbGraph *graph, const OwbNode *node);
 /* An initializer (searched in graph and its outer scopes) or any other value of the graph. */
 void owb_inspector_show_tensor (OwbInspector *self, const OwbGraph *graph, const char *name);
 void owb_inspector_clear (OwbInspector *self);
+/* Adds, below the tensor on show, the value it had in a run (statistics and its values a page
+ * at a time); the value is referenced. */
+void owb_inspector_show_run_value (OwbInspector *self, const char *name, OwbTensor *value);
 
 /* Signals: "tensor-activated" (const char *name) when an input, output or consumer value row is
  * activated; "node-activated" (gpointer: const OwbNode *) when a producer or consumer node row is
- * activated; the node belongs to the graph last passed in, valid as long as that graph is. */
+ * activated; the node belongs to the graph last passed in, valid as long as that graph is;
+ * "subgraph-activated" (gpointer: const OwbNode *, const char *attribute) when a node's graph
+ * attribute row (an If's then_branch, a Loop's body) is activated. */
 
 /* Writes the initializer on show as a .npy file (what "Export as NPY…" does after its file
  * chooser). FALSE with an error when no initializer is shown or the file cannot be written. */

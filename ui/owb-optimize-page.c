@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "owb-graph-pane.h"
 #include "owb-graph-view.h"
 #include "owb-page-util.h"
 
@@ -20,6 +21,7 @@ struct _OwbOptimizePage
 
   GtkPaned *paned;
   GtkDropDown *level_dropdown;
+  AdwActionRow *level_row;
   GtkSwitch *portable_switch;
   AdwExpanderRow *passes_row;
   GtkButton *optimize_button;
@@ -31,7 +33,9 @@ struct _OwbOptimizePage
   GtkLabel *status_label;
   GtkLabel *summary_label;
   GtkListBox *results_list;
-  OwbGraphView *original_view;
+  OwbGraphPane *original_pane;
+  OwbGraphPane *optimized_pane;
+  OwbGraphView *original_view;   /* the panes' views */
   OwbGraphView *optimized_view;
   GtkStack *optimized_stack;
 
@@ -55,7 +59,7 @@ struct _OwbOptimizePage
   GPtrArray *created; /* of OwbOptimizeCreated *, borrowed from report */
   GHashTable *created_index; /* node name (borrowed) -> GArray of guint positions in created */
 
-  GtkFileChooserNative *chooser;
+  GtkWidget *save_dialog;  /* the Save As dialog while it is open */
 };
 
 G_DEFINE_FINAL_TYPE (OwbOptimizePage, owb_optimize_page, GTK_TYPE_WIDGET)
@@ -753,7 +757,7 @@ uses_workbench_ops (const OwbModel *model)
   for (guint i = 0; i < model->graph->nodes->len; i++)
     {
       const OwbNode *node = g_ptr_array_index (model->graph->nodes, i);
-      if (g_strcmp0 (node->domain, "ai.onnx.workbench") == 0)
+      if (g_strcmp0 (node->domain, OWB_DOMAIN) == 0)
         return TRUE;
     }
   return FALSE;
@@ -880,41 +884,35 @@ save_in_thread (OwbOptimizePage *self, GFile *file)
   g_task_run_in_thread (task, save_thread);
 }
 
-static void
-chooser_response_cb (GtkNativeDialog *dialog, int response, OwbOptimizePage *self)
+/* The chosen file is checked when the dialog returns, before it asks whether to replace it. */
+static gboolean
+save_dialog_check (GFile *file, GError **error, gpointer data)
 {
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      if (file != NULL)
-        save_in_thread (self, file);
-    }
-  owb_page_close_file_chooser (&self->chooser);
+  g_autofree char *path = check_save_target (data, file, error);
+  return path != NULL;
+}
+
+static void
+save_dialog_chosen (GFile *file, gpointer data)
+{
+  save_in_thread (data, file);
 }
 
 static void
 save_clicked_cb (OwbOptimizePage *self)
 {
-  if (self->optimized == NULL || self->chooser != NULL)
+  if (self->optimized == NULL || self->save_dialog != NULL)
     return;
-  self->chooser = owb_page_new_file_chooser (GTK_WIDGET (self), _("Save Optimized Model"),
-                                             GTK_FILE_CHOOSER_ACTION_SAVE, _("_Save"));
-  owb_page_add_file_filter (self->chooser, _("ONNX Models"), "*.onnx", NULL);
-
   GFile *input = owb_document_get_file (self->document);
   g_autofree char *base = input != NULL ? g_file_get_basename (input) : g_strdup ("model.onnx");
   if (g_str_has_suffix (base, ".onnx"))
     base[strlen (base) - strlen (".onnx")] = '\0';
   g_autofree char *suggested = g_strconcat (base, "-optimized.onnx", NULL);
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), suggested);
-  if (input != NULL)
-    {
-      g_autoptr (GFile) folder = g_file_get_parent (input);
-      if (folder != NULL)
-        gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (self->chooser), folder, NULL);
-    }
-  g_signal_connect (self->chooser, "response", G_CALLBACK (chooser_response_cb), self);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
+  g_autoptr (GFile) folder = input != NULL ? g_file_get_parent (input) : NULL;
+  self->save_dialog = owb_page_new_save_dialog (GTK_WIDGET (self), _("Save Optimized Model"), folder, suggested,
+                                                save_dialog_check, save_dialog_chosen, self);
+  g_object_add_weak_pointer (G_OBJECT (self->save_dialog), (gpointer *) &self->save_dialog);
+  gtk_window_present (GTK_WINDOW (self->save_dialog));
 }
 
 /* ---- Document ---- */
@@ -943,10 +941,23 @@ show_original (OwbOptimizePage *self)
   set_busy (self, FALSE, NULL);
 }
 
+/* What the level chosen here does, and how it relates to the header's level: the Graph page
+ * shows the header's (Disabled by default: the file as it is), this page compares. */
+static void
+update_level_subtitle (OwbOptimizePage *self)
+{
+  OwbOptimizeLevel shown = self->document ? owb_document_get_level (self->document) : OWB_OPTIMIZE_DISABLED;
+  g_autofree char *subtitle =
+    g_strdup_printf (_("%s. The Graph page shows level %s (the header's)."),
+                     owb_page_describe_level (selected_level (self)), level_label (shown));
+  adw_action_row_set_subtitle (self->level_row, subtitle);
+}
+
 static void
 document_prepared_cb (OwbOptimizePage *self)
 {
   show_original (self);
+  update_level_subtitle (self);
 }
 
 void
@@ -1042,7 +1053,8 @@ owb_optimize_page_dispose (GObject *object)
   OwbOptimizePage *self = OWB_OPTIMIZE_PAGE (object);
   self->disposed = TRUE;
   owb_page_cancel (&self->cancellable);
-  owb_page_close_file_chooser (&self->chooser);
+  if (self->save_dialog)
+    gtk_window_destroy (GTK_WINDOW (self->save_dialog));
   owb_page_set_document (self, &self->document, &self->prepared_handler, NULL, NULL);
   gtk_widget_dispose_template (GTK_WIDGET (self), OWB_TYPE_OPTIMIZE_PAGE);
   G_OBJECT_CLASS (owb_optimize_page_parent_class)->dispose (object);
@@ -1079,9 +1091,11 @@ owb_optimize_page_class_init (OwbOptimizePageClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (OWB_TYPE_GRAPH_VIEW);
+  g_type_ensure (OWB_TYPE_GRAPH_PANE);
   gtk_widget_class_set_template_from_resource (widget_class, "/org/onnxworkbench/Workbench/owb-optimize-page.ui");
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, paned);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, level_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, level_row);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, portable_switch);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, passes_row);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, optimize_button);
@@ -1093,8 +1107,8 @@ owb_optimize_page_class_init (OwbOptimizePageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, status_label);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, summary_label);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, results_list);
-  gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, original_view);
-  gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, optimized_view);
+  gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, original_pane);
+  gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, optimized_pane);
   gtk_widget_class_bind_template_child (widget_class, OwbOptimizePage, optimized_stack);
   gtk_widget_class_bind_template_callback (widget_class, optimize_clicked_cb);
   gtk_widget_class_bind_template_callback (widget_class, cancel_clicked_cb);
@@ -1115,12 +1129,20 @@ owb_optimize_page_init (OwbOptimizePage *self)
   self->created_index = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) g_array_unref);
   gtk_widget_init_template (GTK_WIDGET (self));
   gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Optimize"), -1);
+  self->original_view = owb_graph_pane_get_view (self->original_pane);
+  self->optimized_view = owb_graph_pane_get_view (self->optimized_pane);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->original_view), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _("Original Graph"), -1);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->optimized_view), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _("Optimized Graph"), -1);
   owb_page_keep_own_accessible_name (GTK_WIDGET (self->optimize_button));
   owb_page_keep_own_accessible_name (GTK_WIDGET (self->cancel_button));
   owb_page_keep_own_accessible_name (GTK_WIDGET (self->save_button));
   owb_page_keep_own_accessible_name (GTK_WIDGET (self->portable_switch));
   build_pass_list (self);
   g_signal_connect_swapped (self->level_dropdown, "notify::selected", G_CALLBACK (update_pass_sensitivity), self);
+  g_signal_connect_swapped (self->level_dropdown, "notify::selected", G_CALLBACK (update_level_subtitle), self);
+  update_level_subtitle (self);
   g_signal_connect_swapped (self->optimized_view, "selection-changed",
                             G_CALLBACK (optimized_selection_changed_cb), self);
   show_status (self, _("Open a model to optimize it"), FALSE);

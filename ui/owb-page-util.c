@@ -2,6 +2,7 @@
  * cancelling, following the document). */
 #include "owb-page-util.h"
 
+#include <adwaita.h>
 #include <glib/gi18n-lib.h>
 
 /* GTK 4.8 joins the names of a widget's labelled-by widgets to its label property, so a button
@@ -44,6 +45,151 @@ owb_page_close_file_chooser (GtkFileChooserNative **chooser)
     return;
   gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (*chooser));
   g_clear_object (chooser);
+}
+
+const char *
+owb_page_describe_level (OwbOptimizeLevel level)
+{
+  switch (level)
+    {
+    case OWB_OPTIMIZE_DISABLED:
+      return _("Disabled: the model as in the file, nothing rewritten");
+    case OWB_OPTIMIZE_BASIC:
+      return _("Basic: constants folded, redundant and no-op nodes removed");
+    case OWB_OPTIMIZE_EXTENDED:
+      return _("Extended: Basic, then fusions (Conv with BatchNorm and activations, MatMul with Add, GELU, LayerNorm, attention)");
+    case OWB_OPTIMIZE_LAYOUT:
+      return _("Layout: Extended, then the data layouts the CPU kernels prefer (NHWC)");
+    case OWB_OPTIMIZE_ALL:
+    default:
+      return _("All: every pass");
+    }
+}
+
+/* ---- Save As ---- */
+
+/* Not GTK_RESPONSE_ACCEPT: for that one GTK's chooser asks "Replace?" itself, before its
+ * response, so a refusal of the input model would only come after the user agreed to replace it. */
+#define SAVE_RESPONSE 1
+
+typedef struct {
+  OwbSaveCheckFunc check;
+  OwbSaveChosenFunc chosen;
+  gpointer data;
+} SaveDialog;
+
+static void
+save_dialog_finish (GtkWidget *dialog, GFile *file)
+{
+  SaveDialog *sd = g_object_get_data (G_OBJECT (dialog), "owb-save-dialog");
+  g_object_ref (file);
+  gtk_widget_set_visible (dialog, FALSE);
+  sd->chosen (file, sd->data);
+  g_object_unref (file);
+  gtk_window_destroy (GTK_WINDOW (dialog));
+}
+
+static gboolean
+finish_replace (gpointer data)
+{
+  GtkWidget *dialog = data;
+  GFile *file = g_object_get_data (G_OBJECT (dialog), "owb-replace-file");
+  save_dialog_finish (dialog, file);
+  g_object_unref (dialog);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+replace_response (AdwMessageDialog *message, const char *response, GtkWidget *dialog)
+{
+  if (g_strcmp0 (response, "replace") != 0)
+    return;
+  /* After the question has closed: destroying the chooser now would take the question, which
+   * is transient for it, away in the middle of its own response. */
+  GFile *file = g_object_get_data (G_OBJECT (message), "owb-file");
+  g_object_set_data_full (G_OBJECT (dialog), "owb-replace-file", g_object_ref (file), g_object_unref);
+  g_object_set_data (G_OBJECT (dialog), "owb-message", NULL);
+  g_idle_add (finish_replace, g_object_ref (dialog));
+}
+
+static GtkWidget *
+message_dialog (GtkWidget *dialog, const char *heading, const char *body)
+{
+  GtkWidget *message = adw_message_dialog_new (GTK_WINDOW (dialog), heading, body);
+  gtk_window_set_modal (GTK_WINDOW (message), TRUE);
+  gtk_window_present (GTK_WINDOW (message));
+  return message;
+}
+
+void
+owb_page_save_dialog_save (GtkWidget *dialog)
+{
+  SaveDialog *sd = g_object_get_data (G_OBJECT (dialog), "owb-save-dialog");
+  g_return_if_fail (sd != NULL);
+  g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+  if (file == NULL)
+    return;
+  /* First whether the file may be written at all; the chooser stays open for another name. */
+  g_autoptr (GError) error = NULL;
+  if (sd->check && !sd->check (file, &error, sd->data))
+    {
+      GtkWidget *message = message_dialog (dialog, _("Cannot Save Here"), error->message);
+      g_object_set_data (G_OBJECT (dialog), "owb-message", message);
+      adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (message), "close", _("_Choose Another Name"));
+      return;
+    }
+  if (g_file_query_exists (file, NULL))
+    {
+      g_autofree char *name = g_file_get_basename (file);
+      g_autofree char *heading = g_strdup_printf (_("Replace “%s”?"), name);
+      GtkWidget *message = message_dialog (dialog, heading,
+                                           _("A file with this name already exists. Replacing it overwrites its contents."));
+      g_object_set_data (G_OBJECT (dialog), "owb-message", message);
+      adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (message), "cancel", _("_Cancel"), "replace", _("_Replace"), NULL);
+      adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (message), "replace", ADW_RESPONSE_DESTRUCTIVE);
+      g_object_set_data_full (G_OBJECT (message), "owb-file", g_object_ref (file), g_object_unref);
+      g_signal_connect (message, "response", G_CALLBACK (replace_response), dialog);
+      return;
+    }
+  save_dialog_finish (dialog, file);
+}
+
+static void
+save_dialog_response (GtkDialog *dialog, int response, gpointer data)
+{
+  if (response == SAVE_RESPONSE || response == GTK_RESPONSE_ACCEPT)
+    owb_page_save_dialog_save (GTK_WIDGET (dialog));
+  else
+    gtk_window_destroy (GTK_WINDOW (dialog));
+}
+
+GtkWidget *
+owb_page_new_save_dialog (GtkWidget *page, const char *title, GFile *folder, const char *suggested_name,
+                          OwbSaveCheckFunc check, OwbSaveChosenFunc chosen, gpointer data)
+{
+  GtkRoot *root = gtk_widget_get_root (page);
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  GtkWidget *dialog = gtk_file_chooser_dialog_new (title, GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                                   GTK_FILE_CHOOSER_ACTION_SAVE, _("_Cancel"), GTK_RESPONSE_CANCEL,
+                                                   _("_Save"), SAVE_RESPONSE, NULL);
+  gtk_dialog_set_default_response (GTK_DIALOG (dialog), SAVE_RESPONSE);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  gtk_window_set_modal (GTK_WINDOW (dialog), TRUE);
+  SaveDialog *sd = g_new0 (SaveDialog, 1);
+  sd->check = check;
+  sd->chosen = chosen;
+  sd->data = data;
+  g_object_set_data_full (G_OBJECT (dialog), "owb-save-dialog", sd, g_free);
+  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+  gtk_file_filter_set_name (filter, _("ONNX Models"));
+  gtk_file_filter_add_pattern (filter, "*.onnx");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
+  if (folder)
+    gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (dialog), folder, NULL);
+  if (suggested_name)
+    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggested_name);
+  g_signal_connect (dialog, "response", G_CALLBACK (save_dialog_response), NULL);
+  return dialog;
 }
 
 void

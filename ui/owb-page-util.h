@@ -20,6 +20,23 @@ void owb_page_add_file_filter (GtkFileChooserNative *chooser, const char *name, 
 /* Destroys the chooser in *chooser, if any, and clears the pointer. */
 void owb_page_close_file_chooser (GtkFileChooserNative **chooser);
 
+/* A Save As dialog for an ONNX model (modal, transient for page's window, not shown yet) that
+ * checks the chosen file before anything else: check (may be NULL) refuses a file (the input
+ * model) with an error, shown while the chooser stays open for another name, before the
+ * "Replace?" question GTK's own chooser would ask first; then an existing file's replacement is
+ * confirmed, then chosen gets the file and the dialog is destroyed. Cancel destroys it. */
+typedef gboolean (*OwbSaveCheckFunc) (GFile *file, GError **error, gpointer data);
+typedef void (*OwbSaveChosenFunc) (GFile *file, gpointer data);
+GtkWidget *owb_page_new_save_dialog (GtkWidget *page, const char *title, GFile *folder, const char *suggested_name,
+                                     OwbSaveCheckFunc check, OwbSaveChosenFunc chosen, gpointer data);
+/* What the dialog's Save button does (also for tests). The question it asks, if any, is the
+ * window in the dialog's "owb-message" data. */
+void owb_page_save_dialog_save (GtkWidget *dialog);
+
+/* What an optimization level does, in a sentence ("The model as in the file: nothing is
+ * rewritten"), for the header's level and the Optimize page's; borrowed. */
+const char *owb_page_describe_level (OwbOptimizeLevel level);
+
 /* Renders widget as it is drawn now, at its size, and writes it as a PNG, completely or not at all
  * (a temporary file renamed). FALSE with an error when it is not drawn (not mapped) or the write
  * fails. */

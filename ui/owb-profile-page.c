@@ -1,7 +1,8 @@
 /* owb-profile-page.c: the Profile page. A profile runs in a worker thread on a session of its own
  * (the thread count is the page's, the level and providers the window's), records every node
  * through the profiler's recorder, stores the run in the profile database and hands it to the
- * timeline and the tables; stored runs of the same model load in a worker thread too. */
+ * timeline and the tables; stored runs of the same model load in a worker thread too. The widgets
+ * are owb-profile-page.ui's; the rows of the tables are made here. */
 #include "owb-profile-page.h"
 
 #include <adwaita.h>
@@ -18,7 +19,7 @@ struct _OwbProfilePage
 {
   GtkWidget parent_instance;
 
-  GtkWidget *scroller;
+  GtkWidget *scroller;         /* the template's child */
   GtkSpinButton *iterations_spin;
   GtkSpinButton *threads_spin;
   GtkButton *profile_button;
@@ -53,6 +54,11 @@ struct _OwbProfilePage
   GtkButton *export_button;
   GtkFileChooserNative *chooser;
   double max_share;
+  GSettings *settings;        /* profile-database; NULL without the schema */
+  GtkLabel *db_label;         /* which database, and why that one */
+  GtkButton *db_button;
+  GtkButton *db_default_button;
+  char *db_resolved;          /* what get_database_path returned last */
 };
 
 G_DEFINE_FINAL_TYPE (OwbProfilePage, owb_profile_page, GTK_TYPE_WIDGET)
@@ -79,22 +85,83 @@ is_busy (OwbProfilePage *self)
   return self->cancellable != NULL;
 }
 
+/* Which database the page uses, and why: a path set on the page, $OWB_PROFILE_DB, the
+ * profile-database setting, or the default in the user's data folder. */
+static char *
+resolve_database (OwbProfilePage *self, const char **why)
+{
+  const char *env = g_getenv ("OWB_PROFILE_DB");
+  g_autofree char *setting = self->settings ? g_settings_get_string (self->settings, "profile-database") : NULL;
+  if (self->db_path)
+    {
+      *why = NULL;
+      return g_strdup (self->db_path);
+    }
+  if (env && env[0])
+    {
+      *why = _("from $OWB_PROFILE_DB");
+      return g_strdup (env);
+    }
+  if (setting && setting[0])
+    {
+      *why = _("chosen");
+      return g_steal_pointer (&setting);
+    }
+  *why = _("the default");
+  return g_build_filename (g_get_user_data_dir (), "onnx-workbench", "profiles.sqlite", NULL);
+}
+
 const char *
 owb_profile_page_get_database_path (OwbProfilePage *self)
 {
   g_return_val_if_fail (OWB_IS_PROFILE_PAGE (self), NULL);
-  if (!self->db_path)
+  const char *why;
+  char *path = resolve_database (self, &why);
+  if (g_strcmp0 (path, self->db_resolved) != 0)
     {
-      const char *env = g_getenv ("OWB_PROFILE_DB");
-      self->db_path = env && env[0] ? g_strdup (env)
-                                    : g_build_filename (g_get_user_data_dir (), "onnx-workbench", "profiles.sqlite", NULL);
+      g_free (self->db_resolved);
+      self->db_resolved = path;
     }
-  return self->db_path;
+  else
+    g_free (path);
+  return self->db_resolved;
 }
 
+static void
+update_database_label (OwbProfilePage *self)
+{
+  const char *why;
+  g_autofree char *path = resolve_database (self, &why);
+  g_autofree char *text = why ? g_strdup_printf (_("Runs are stored in %s (%s)"), path, why)
+                              : g_strdup_printf (_("Runs are stored in %s"), path);
+  gtk_label_set_text (self->db_label, text);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->db_label), path);
+  const char *env = g_getenv ("OWB_PROFILE_DB");
+  gboolean env_wins = env && env[0];
+  /* the setting decides only where neither the page nor the environment does */
+  gboolean can_choose = self->settings && !self->db_path && !env_wins;
+  gtk_widget_set_sensitive (GTK_WIDGET (self->db_button), can_choose);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->db_button),
+                               env_wins ? _("$OWB_PROFILE_DB is set: it decides the database")
+                                        : _("Store and list runs in another profile database"));
+  g_autofree char *setting = self->settings ? g_settings_get_string (self->settings, "profile-database") : NULL;
+  gtk_widget_set_visible (GTK_WIDGET (self->db_default_button), can_choose && setting && setting[0]);
+}
+
+static void show_error (OwbProfilePage *self, const char *message);
 static void refresh_stored_runs (OwbProfilePage *self);
 static void hash_model_async (OwbProfilePage *self);
 static void compare_clicked_cb (GtkButton *button, OwbProfilePage *self);
+
+/* Another database: the stored runs of this model are listed from it. */
+static void
+database_changed (OwbProfilePage *self)
+{
+  update_database_label (self);
+  if (!self->model_hash)
+    hash_model_async (self);
+  refresh_stored_runs (self);
+}
 
 void
 owb_profile_page_set_database_path (OwbProfilePage *self, const char *path)
@@ -102,9 +169,60 @@ owb_profile_page_set_database_path (OwbProfilePage *self, const char *path)
   g_return_if_fail (OWB_IS_PROFILE_PAGE (self));
   g_free (self->db_path);
   self->db_path = g_strdup (path);
-  if (!self->model_hash)
-    hash_model_async (self);
-  refresh_stored_runs (self);
+  database_changed (self);
+}
+
+gboolean
+owb_profile_page_choose_database (OwbProfilePage *self, const char *path, GError **error)
+{
+  g_return_val_if_fail (OWB_IS_PROFILE_PAGE (self), FALSE);
+  if (!self->settings)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "%s",
+                   _("The workbench's settings schema is not installed: the database cannot be remembered"));
+      return FALSE;
+    }
+  if (path && path[0])
+    {
+      /* only a profile database (opening one migrates its schema); a new file is made on the first run */
+      g_autoptr (OwbProfDb) db = g_file_test (path, G_FILE_TEST_EXISTS) ? owb_prof_db_open (path, FALSE, error) : NULL;
+      if (g_file_test (path, G_FILE_TEST_EXISTS) && !db)
+        {
+          g_prefix_error (error, _("“%s” is not a profile database: "), path);
+          return FALSE;
+        }
+    }
+  g_settings_set_string (self->settings, "profile-database", path ? path : ""); /* "changed" lists its runs */
+  return TRUE;
+}
+
+static void
+db_response_cb (GtkNativeDialog *dialog, int response, OwbProfilePage *self)
+{
+  g_autoptr (GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog)) : NULL;
+  g_autofree char *path = file ? g_file_get_path (file) : NULL;
+  owb_page_close_file_chooser (&self->chooser);
+  g_autoptr (GError) error = NULL;
+  if (path && !owb_profile_page_choose_database (self, path, &error))
+    show_error (self, error->message);
+}
+
+static void
+db_button_clicked_cb (OwbProfilePage *self)
+{
+  owb_page_close_file_chooser (&self->chooser);
+  self->chooser = owb_page_new_file_chooser (GTK_WIDGET (self), _("Choose Profile Database"),
+                                             GTK_FILE_CHOOSER_ACTION_OPEN, _("_Choose"));
+  owb_page_add_file_filter (self->chooser, _("Profile databases"), "*.sqlite", "*.db", NULL);
+  owb_page_add_file_filter (self->chooser, _("All files"), "*", NULL);
+  g_signal_connect (self->chooser, "response", G_CALLBACK (db_response_cb), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
+}
+
+static void
+db_default_clicked_cb (OwbProfilePage *self)
+{
+  owb_profile_page_choose_database (self, NULL, NULL);
 }
 
 static void
@@ -276,6 +394,13 @@ owb_profile_page_dup_time_layer (OwbProfilePage *self)
   return owb_graph_layer_new (_("Time"), time_color, time_badge, t, (GDestroyNotify) time_layer_free);
 }
 
+static gboolean
+has_suffix (const char *path, const char *suffix)
+{
+  g_autofree char *lower = g_ascii_strdown (path, -1);
+  return g_str_has_suffix (lower, suffix);
+}
+
 gboolean
 owb_profile_page_export_timeline (OwbProfilePage *self, const char *path, GError **error)
 {
@@ -284,6 +409,8 @@ owb_profile_page_export_timeline (OwbProfilePage *self, const char *path, GError
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "%s", _("No run is shown: profile the model first"));
       return FALSE;
     }
+  if (has_suffix (path, ".svg"))
+    return owb_timeline_export_svg (self->timeline, path, error);
   return owb_page_save_widget_png (GTK_WIDGET (self->timeline), path, error);
 }
 
@@ -291,8 +418,17 @@ static void
 export_response_cb (GtkNativeDialog *dialog, int response, OwbProfilePage *self)
 {
   g_autoptr (GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog)) : NULL;
-  owb_page_close_file_chooser (&self->chooser);
   g_autofree char *path = file ? g_file_get_path (file) : NULL;
+  /* a name without .png or .svg takes the format of the filter chosen */
+  if (path && !has_suffix (path, ".png") && !has_suffix (path, ".svg"))
+    {
+      GtkFileFilter *filter = gtk_file_chooser_get_filter (GTK_FILE_CHOOSER (dialog)); /* borrowed */
+      gboolean svg = filter && g_strcmp0 (g_object_get_data (G_OBJECT (filter), "owb-suffix"), ".svg") == 0;
+      char *named = g_strconcat (path, svg ? ".svg" : ".png", NULL);
+      g_free (path);
+      path = named;
+    }
+  owb_page_close_file_chooser (&self->chooser);
   if (!path)
     return;
   g_autoptr (GError) error = NULL;
@@ -306,7 +442,16 @@ export_clicked_cb (OwbProfilePage *self)
   owb_page_close_file_chooser (&self->chooser);
   self->chooser = owb_page_new_file_chooser (GTK_WIDGET (self), _("Export Timeline"), GTK_FILE_CHOOSER_ACTION_SAVE,
                                              _("_Export"));
-  owb_page_add_file_filter (self->chooser, _("PNG images"), "*.png", NULL);
+  const char *names[] = { N_("PNG images"), N_("SVG images") }, *suffixes[] = { ".png", ".svg" };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+      gtk_file_filter_set_name (filter, _(names[i]));
+      g_autofree char *pattern = g_strconcat ("*", suffixes[i], NULL);
+      gtk_file_filter_add_pattern (filter, pattern);
+      g_object_set_data (G_OBJECT (filter), "owb-suffix", (gpointer) suffixes[i]);
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
+    }
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), "timeline.png");
   g_signal_connect (self->chooser, "response", G_CALLBACK (export_response_cb), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
@@ -993,129 +1138,26 @@ owb_profile_page_get_n_stored_runs (OwbProfilePage *self)
 
 /* ---- Widget ---- */
 
-/* A heading and a list under it, the list named after the heading. */
-static GtkListBox *
-titled_list (GtkBox *parent, const char *title)
-{
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
-  gtk_widget_set_hexpand (box, TRUE);
-  GtkWidget *heading = gtk_label_new (title);
-  gtk_widget_add_css_class (heading, "heading");
-  gtk_label_set_xalign (GTK_LABEL (heading), 0);
-  gtk_box_append (GTK_BOX (box), heading);
-  GtkWidget *list = gtk_list_box_new ();
-  gtk_widget_add_css_class (list, "boxed-list");
-  gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
-  gtk_accessible_update_property (GTK_ACCESSIBLE (list), GTK_ACCESSIBLE_PROPERTY_LABEL, title, -1);
-  gtk_box_append (GTK_BOX (box), list);
-  gtk_box_append (parent, box);
-  return GTK_LIST_BOX (list);
-}
-
-static GtkSpinButton *
-labelled_spin (GtkBox *parent, const char *label, double min, double max, double value)
-{
-  GtkWidget *l = gtk_label_new (label);
-  gtk_box_append (parent, l);
-  GtkWidget *spin = gtk_spin_button_new_with_range (min, max, 1);
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), value);
-  gtk_accessible_update_property (GTK_ACCESSIBLE (spin), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
-  gtk_box_append (parent, spin);
-  return GTK_SPIN_BUTTON (spin);
-}
-
 static void
 owb_profile_page_init (OwbProfilePage *self)
 {
-  self->scroller = gtk_scrolled_window_new ();
-  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
-  gtk_widget_set_parent (self->scroller, GTK_WIDGET (self));
-  GtkWidget *content = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
-  gtk_widget_set_margin_start (content, 18);
-  gtk_widget_set_margin_end (content, 18);
-  gtk_widget_set_margin_top (content, 18);
-  gtk_widget_set_margin_bottom (content, 18);
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scroller), content);
-
-  GtkWidget *controls = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
-  self->iterations_spin = labelled_spin (GTK_BOX (controls), _("Iterations"), 1, 10000, 10);
-  self->threads_spin = labelled_spin (GTK_BOX (controls), _("Threads"), 0, 256, 0);
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->threads_spin), _("Intra-op threads; 0: every core"));
-  self->profile_button = GTK_BUTTON (gtk_button_new_with_mnemonic (_("_Profile Model")));
-  gtk_widget_add_css_class (GTK_WIDGET (self->profile_button), "suggested-action");
-  gtk_accessible_update_property (GTK_ACCESSIBLE (self->profile_button), GTK_ACCESSIBLE_PROPERTY_LABEL,
-                                  _("Profile Model"), -1);
+  g_type_ensure (OWB_TYPE_TIMELINE);
+  gtk_widget_init_template (GTK_WIDGET (self));
   owb_page_keep_own_accessible_name (GTK_WIDGET (self->profile_button));
-  g_signal_connect_swapped (self->profile_button, "clicked", G_CALLBACK (profile_clicked_cb), self);
-  gtk_box_append (GTK_BOX (controls), GTK_WIDGET (self->profile_button));
-  self->cancel_button = GTK_BUTTON (gtk_button_new_with_mnemonic (_("_Cancel")));
-  g_signal_connect_swapped (self->cancel_button, "clicked", G_CALLBACK (cancel_clicked_cb), self);
-  gtk_box_append (GTK_BOX (controls), GTK_WIDGET (self->cancel_button));
-  self->progress = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
-  gtk_widget_set_valign (GTK_WIDGET (self->progress), GTK_ALIGN_CENTER);
-  gtk_widget_set_hexpand (GTK_WIDGET (self->progress), TRUE);
-  gtk_accessible_update_property (GTK_ACCESSIBLE (self->progress), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Profiling"), -1);
-  gtk_box_append (GTK_BOX (controls), GTK_WIDGET (self->progress));
-  gtk_box_append (GTK_BOX (content), controls);
+  owb_page_keep_own_accessible_name (GTK_WIDGET (self->db_button));
+  owb_page_keep_own_accessible_name (GTK_WIDGET (self->db_default_button));
 
-  self->error_label = GTK_LABEL (gtk_label_new (NULL));
-  gtk_widget_add_css_class (GTK_WIDGET (self->error_label), "error");
-  gtk_label_set_wrap (self->error_label, TRUE);
-  gtk_label_set_xalign (self->error_label, 0);
-  gtk_box_append (GTK_BOX (content), GTK_WIDGET (self->error_label));
-  self->summary_label = GTK_LABEL (gtk_label_new (NULL));
-  gtk_label_set_wrap (self->summary_label, TRUE);
-  gtk_label_set_xalign (self->summary_label, 0);
-  gtk_label_set_selectable (self->summary_label, TRUE);
-  gtk_box_append (GTK_BOX (content), GTK_WIDGET (self->summary_label));
-  self->graph_button = GTK_TOGGLE_BUTTON (gtk_toggle_button_new_with_mnemonic (_("Show Time on _Graph")));
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->graph_button),
-                               _("Colour the Graph page's nodes by their share of this run's time"));
-  gtk_widget_set_halign (GTK_WIDGET (self->graph_button), GTK_ALIGN_START);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->graph_button), FALSE);
-  g_signal_connect (self->graph_button, "toggled", G_CALLBACK (graph_button_toggled_cb), self);
-  self->export_button = GTK_BUTTON (gtk_button_new_with_mnemonic (_("_Export Timeline…")));
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->export_button), _("Save the timeline as drawn now as a PNG image"));
-  gtk_widget_set_sensitive (GTK_WIDGET (self->export_button), FALSE);
-  g_signal_connect_swapped (self->export_button, "clicked", G_CALLBACK (export_clicked_cb), self);
-  GtkWidget *run_buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
-  gtk_box_append (GTK_BOX (run_buttons), GTK_WIDGET (self->graph_button));
-  gtk_box_append (GTK_BOX (run_buttons), GTK_WIDGET (self->export_button));
-  gtk_box_append (GTK_BOX (content), run_buttons);
-
-  GtkWidget *frame = gtk_frame_new (NULL);
-  self->timeline = OWB_TIMELINE (owb_timeline_new ());
-  gtk_frame_set_child (GTK_FRAME (frame), GTK_WIDGET (self->timeline));
-  gtk_box_append (GTK_BOX (content), frame);
-
-  GtkWidget *tables = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 18);
-  gtk_box_set_homogeneous (GTK_BOX (tables), TRUE);
-  self->ops_list = titled_list (GTK_BOX (tables), _("Per-Operator Time"));
-  self->nodes_list = titled_list (GTK_BOX (tables), _("Slowest Nodes"));
-  gtk_list_box_set_activate_on_single_click (self->nodes_list, FALSE);
-  g_signal_connect (self->nodes_list, "row-activated", G_CALLBACK (node_row_activated_cb), self);
-  g_signal_connect (self->timeline, "node-activated", G_CALLBACK (timeline_node_activated_cb), self);
-  self->runs_list = titled_list (GTK_BOX (tables), _("Stored Runs"));
-  gtk_list_box_set_activate_on_single_click (self->runs_list, TRUE);
-  g_signal_connect (self->runs_list, "row-activated", G_CALLBACK (run_row_activated_cb), self);
-  gtk_box_append (GTK_BOX (content), tables);
-
-  self->compare_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
-  self->compare_label = GTK_LABEL (gtk_label_new (NULL));
-  gtk_label_set_wrap (self->compare_label, TRUE);
-  gtk_label_set_xalign (self->compare_label, 0);
-  gtk_box_append (GTK_BOX (self->compare_box), GTK_WIDGET (self->compare_label));
-  self->compare_graph_button = GTK_TOGGLE_BUTTON (gtk_toggle_button_new_with_mnemonic (_("Show _Differences on Graph")));
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->compare_graph_button),
-                               _("Colour the Graph page's nodes red where the compared run was slower, green where faster"));
-  gtk_widget_set_halign (GTK_WIDGET (self->compare_graph_button), GTK_ALIGN_START);
-  g_signal_connect (self->compare_graph_button, "toggled", G_CALLBACK (compare_graph_button_toggled_cb), self);
-  gtk_box_append (GTK_BOX (self->compare_box), GTK_WIDGET (self->compare_graph_button));
-  self->compare_list = titled_list (GTK_BOX (self->compare_box), _("Comparison"));
-  gtk_widget_set_visible (self->compare_box, FALSE);
-  gtk_box_append (GTK_BOX (content), self->compare_box);
-
+  /* Without the schema (an uninstalled build run without GSETTINGS_SCHEMA_DIR) the page still
+   * works, with $OWB_PROFILE_DB or the default database. */
+  GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
+  g_autoptr (GSettingsSchema) schema = source ? g_settings_schema_source_lookup (source, OWB_APP_ID, TRUE) : NULL;
+  if (schema && g_settings_schema_has_key (schema, "profile-database"))
+    {
+      self->settings = g_settings_new (OWB_APP_ID);
+      g_signal_connect_swapped (self->settings, "changed::profile-database", G_CALLBACK (database_changed), self);
+    }
   show_error (self, NULL);
+  update_database_label (self);
   update_sensitivity (self);
 }
 
@@ -1144,7 +1186,10 @@ owb_profile_page_dispose (GObject *object)
     g_cancellable_cancel (self->hash_cancellable);
   owb_page_set_document (self, &self->document, &self->prepared_handler, NULL, NULL);
   owb_page_close_file_chooser (&self->chooser);
-  g_clear_pointer (&self->scroller, gtk_widget_unparent);
+  if (self->settings)
+    g_signal_handlers_disconnect_by_data (self->settings, self);
+  g_clear_object (&self->settings);
+  gtk_widget_dispose_template (GTK_WIDGET (self), OWB_TYPE_PROFILE_PAGE);
   G_OBJECT_CLASS (owb_profile_page_parent_class)->dispose (object);
 }
 
@@ -1159,6 +1204,7 @@ owb_profile_page_finalize (GObject *object)
   g_clear_pointer (&self->compare_deltas, g_hash_table_unref);
   g_clear_pointer (&self->stored, g_ptr_array_unref);
   g_free (self->db_path);
+  g_free (self->db_resolved);
   g_free (self->error);
   G_OBJECT_CLASS (owb_profile_page_parent_class)->finalize (object);
 }
@@ -1178,6 +1224,38 @@ owb_profile_page_class_init (OwbProfilePageClass *klass)
   /* "show-layer" (OwbGraphLayer *layer, or NULL): what the Graph page should colour its nodes by. */
   signals[SHOW_LAYER] = g_signal_new ("show-layer", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
                                       NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/onnxworkbench/Workbench/owb-profile-page.ui");
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, scroller);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, iterations_spin);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, threads_spin);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, profile_button);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, cancel_button);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, progress);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, error_label);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, summary_label);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, graph_button);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, export_button);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, timeline);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, ops_list);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, nodes_list);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, runs_list);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, db_label);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, db_button);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, db_default_button);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, compare_box);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, compare_label);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, compare_graph_button);
+  gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, compare_list);
+  gtk_widget_class_bind_template_callback (widget_class, profile_clicked_cb);
+  gtk_widget_class_bind_template_callback (widget_class, cancel_clicked_cb);
+  gtk_widget_class_bind_template_callback (widget_class, graph_button_toggled_cb);
+  gtk_widget_class_bind_template_callback (widget_class, export_clicked_cb);
+  gtk_widget_class_bind_template_callback (widget_class, timeline_node_activated_cb);
+  gtk_widget_class_bind_template_callback (widget_class, node_row_activated_cb);
+  gtk_widget_class_bind_template_callback (widget_class, run_row_activated_cb);
+  gtk_widget_class_bind_template_callback (widget_class, compare_graph_button_toggled_cb);
+  gtk_widget_class_bind_template_callback (widget_class, db_button_clicked_cb);
+  gtk_widget_class_bind_template_callback (widget_class, db_default_clicked_cb);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "profilepage");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);

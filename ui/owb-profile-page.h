@@ -16,10 +16,15 @@ G_DECLARE_FINAL_TYPE (OwbProfilePage, owb_profile_page, OWB, PROFILE_PAGE, GtkWi
 GtkWidget *owb_profile_page_new (void);
 void owb_profile_page_set_document (OwbProfilePage *self, OwbDocument *document);
 
-/* Where runs are stored: $OWB_PROFILE_DB if set, else $XDG_DATA_HOME/onnx-workbench/profiles.sqlite.
- * set_database_path changes it for this page (NULL: back to the default). */
+/* Where runs are stored: a path set on this page with set_database_path (NULL: none), else
+ * $OWB_PROFILE_DB if set, else the profile-database setting if not empty, else
+ * $XDG_DATA_HOME/onnx-workbench/profiles.sqlite. The page follows changes of the setting. */
 const char *owb_profile_page_get_database_path (OwbProfilePage *self);
 void owb_profile_page_set_database_path (OwbProfilePage *self, const char *path);
+/* What "Choose Database…" does with the file chosen: sets the profile-database setting to path
+ * (NULL or "": back to the default, as "Use Default Database" does). FALSE with an error when
+ * path is a file but not a profile database, or the settings schema is not installed. */
+gboolean owb_profile_page_choose_database (OwbProfilePage *self, const char *path, GError **error);
 
 /* What "Profile Model" does: warm-up runs, then `iterations` profiled runs at `threads` (0: all
  * cores) in a worker thread, then the run is stored and shown. "busy" is TRUE until then. */
@@ -49,7 +54,8 @@ OwbGraphLayer *owb_profile_page_dup_time_layer (OwbProfilePage *self);
  * on Graph" hands it to the window like the time layer (one of the two at a time). */
 OwbGraphLayer *owb_profile_page_dup_compare_layer (OwbProfilePage *self);
 
-/* "Export Timeline…": the timeline as drawn now, as a PNG written through a temporary file. */
+/* "Export Timeline…": the timeline as drawn now, through a temporary file: SVG drawn from the run
+ * (path ending in .svg, any case) or a PNG of the widget (anything else). */
 gboolean owb_profile_page_export_timeline (OwbProfilePage *self, const char *path, GError **error);
 
 /* What the "Show Time on Graph" button does (it stays off while no run is shown). */

@@ -1,5 +1,7 @@
-/* owb-run-page.c: the Run page: one run of the prepared session on seeded random inputs or tensor
- * files, in a worker thread, then each output's type, shape, statistics and top 5. */
+/* owb-run-page.c: the Run page: one run of the prepared session on seeded random inputs, typed
+ * scalars or tensor files, in a worker thread, then each output's type, shape, statistics, top 5
+ * and values (export, comparison with a reference); on request every intermediate value is kept
+ * for the inspector. */
 #include "owb-run-page.h"
 
 #include <adwaita.h>
@@ -7,8 +9,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "owb-output-values.h"
 #include "owb-page-util.h"
-#include "owb-tensor-stats.h"
+#include <owb/owb-tensor-stats.h>
 
 #define TOP_K 5
 
@@ -20,6 +23,7 @@ typedef struct
   GtkWidget *row;          /* AdwActionRow: name, type and source */
   GtkWidget *choose_button;
   GtkWidget *random_button;
+  GtkWidget *value_entry;  /* scalar inputs: a typed value; NULL for others */
   GFile *file;             /* NULL: random values */
   OwbTensor *tensor;       /* the file's tensor once loaded and valid */
   char *problem;           /* why the file cannot be used; NULL when fine */
@@ -36,6 +40,7 @@ struct _OwbRunPage
   AdwPreferencesGroup *inputs_group;
   AdwPreferencesGroup *dims_group;
   GtkSpinButton *seed_spin;
+  GtkSwitch *keep_switch;
   GtkButton *run_button;
   GtkButton *cancel_button;
   GtkWidget *progress_box;
@@ -64,11 +69,20 @@ struct _OwbRunPage
   GPtrArray *outputs;        /* of OwbTensor * (NULL for an output with no value) */
   GArray *stats;             /* of OwbTensorStats */
   GArray *has_stats;         /* of gboolean */
+  GPtrArray *output_values;  /* of OwbOutputValues * (NULL for outputs that are no tensor) */
+  GHashTable *kept;          /* value name -> OwbTensor *: every value of the last run, when kept */
   double run_ms;
   GtkFileChooserNative *chooser;
 };
 
 G_DEFINE_FINAL_TYPE (OwbRunPage, owb_run_page, GTK_TYPE_WIDGET)
+
+enum {
+  SIGNAL_RUN_VALUES_CHANGED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
 
 enum {
   PROP_0,
@@ -95,6 +109,12 @@ run_input_free (RunInput *input)
 static gboolean
 is_busy (OwbRunPage *self)
 {
+  for (guint i = 0; i < self->output_values->len; i++)
+    {
+      OwbOutputValues *values = g_ptr_array_index (self->output_values, i);
+      if (values != NULL && owb_output_values_get_busy (values))
+        return TRUE;
+    }
   return self->running || self->n_loading > 0;
 }
 
@@ -112,6 +132,8 @@ update_sensitivity (OwbRunPage *self)
       RunInput *input = g_ptr_array_index (self->inputs, i);
       gtk_widget_set_sensitive (input->choose_button, !self->running);
       gtk_widget_set_sensitive (input->random_button, !self->running);
+      if (input->value_entry != NULL)
+        gtk_widget_set_sensitive (input->value_entry, !self->running && input->file == NULL);
     }
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
 }
@@ -140,7 +162,11 @@ update_input_row (OwbRunPage *self, RunInput *input)
 {
   g_autofree char *type = owb_value_type_to_string (&input->type);
   g_autofree char *source = NULL;
-  if (input->file == NULL)
+  const char *typed = input->value_entry != NULL ? gtk_editable_get_text (GTK_EDITABLE (input->value_entry)) : "";
+  if (input->file == NULL && typed[0] != '\0')
+    /* Translators: an input's data source: the number typed in its entry */
+    source = g_strdup_printf (_("the value %s"), typed);
+  else if (input->file == NULL)
     source = g_strdup (_("random values"));
   else
     {
@@ -164,6 +190,8 @@ update_input_row (OwbRunPage *self, RunInput *input)
   else
     gtk_widget_remove_css_class (input->row, "error");
   gtk_widget_set_visible (input->random_button, input->file != NULL);
+  if (input->value_entry != NULL)
+    gtk_widget_set_sensitive (input->value_entry, input->file == NULL && !self->running);
 }
 
 /* Whether a tensor fits an input's declared type; *problem says why not. */
@@ -377,6 +405,103 @@ add_dim_row (OwbRunPage *self, const char *title, const char *subtitle, GtkSpinB
   g_ptr_array_add (self->dim_rows, row);
 }
 
+/* A scalar (rank 0, or one element of rank 1) of a number or bool type: a sample rate, a
+ * threshold, a length. Its value can be typed instead of drawn at random. */
+static gboolean
+is_scalar_input (const OwbValueType *type)
+{
+  if (type->kind != OWB_VALUE_TENSOR || type->dtype == OWB_TYPE_STRING || type->dtype == OWB_TYPE_COMPLEX64
+      || type->dtype == OWB_TYPE_COMPLEX128 || owb_data_type_size (type->dtype) == 0)
+    return FALSE;
+  if (type->rank == 0)
+    return TRUE;
+  return type->rank == 1 && owb_dim_is_known (type->dims[0]) && type->dims[0].value == 1;
+}
+
+static gboolean
+integer_range (OwbDataType dtype, gint64 *min, guint64 *max)
+{
+  switch (dtype)
+    {
+    case OWB_TYPE_INT8: *min = G_MININT8, *max = G_MAXINT8; return TRUE;
+    case OWB_TYPE_INT16: *min = G_MININT16, *max = G_MAXINT16; return TRUE;
+    case OWB_TYPE_INT32: *min = G_MININT32, *max = G_MAXINT32; return TRUE;
+    case OWB_TYPE_INT64: *min = G_MININT64, *max = G_MAXINT64; return TRUE;
+    case OWB_TYPE_UINT8: *min = 0, *max = G_MAXUINT8; return TRUE;
+    case OWB_TYPE_UINT16: *min = 0, *max = G_MAXUINT16; return TRUE;
+    case OWB_TYPE_UINT32: *min = 0, *max = G_MAXUINT32; return TRUE;
+    case OWB_TYPE_UINT64: *min = 0, *max = G_MAXUINT64; return TRUE;
+    default: return FALSE;
+    }
+}
+
+/* The tensor of a typed scalar, of the input's type and shape ([] or [1]). */
+static OwbTensor *
+typed_value_tensor (const RunInput *input, const char *text, GError **error)
+{
+  OwbDataType dtype = input->type.dtype;
+  int64_t one = 1;
+  g_autoptr (OwbTensor) t = owb_tensor_new (dtype, input->type.rank, &one, error);
+  if (t == NULL)
+    return NULL;
+  g_autofree char *trimmed = g_strstrip (g_strdup (text));
+  gint64 min;
+  guint64 max;
+  gboolean ok;
+  if (dtype == OWB_TYPE_BOOL)
+    {
+      gboolean yes = g_ascii_strcasecmp (trimmed, "true") == 0 || strcmp (trimmed, "1") == 0;
+      ok = yes || g_ascii_strcasecmp (trimmed, "false") == 0 || strcmp (trimmed, "0") == 0;
+      if (ok)
+        ((guint8 *) t->data)[0] = yes;
+    }
+  else if (integer_range (dtype, &min, &max))
+    {
+      /* Exact for every integer type: 64-bit values do not pass through a double. */
+      if (min < 0)
+        {
+          gint64 v;
+          ok = g_ascii_string_to_signed (trimmed, 10, min, (gint64) max, &v, NULL);
+          if (ok && dtype == OWB_TYPE_INT64)
+            ((gint64 *) t->data)[0] = v;
+          else if (ok)
+            owb_tensor_set_double (t, 0, (double) v);
+        }
+      else
+        {
+          guint64 v;
+          ok = g_ascii_string_to_unsigned (trimmed, 10, 0, max, &v, NULL);
+          if (ok && dtype == OWB_TYPE_UINT64)
+            ((guint64 *) t->data)[0] = v;
+          else if (ok)
+            owb_tensor_set_double (t, 0, (double) v);
+        }
+    }
+  else
+    {
+      char *end = NULL;
+      double v = g_ascii_strtod (trimmed, &end);
+      ok = end != trimmed && *end == '\0';
+      if (ok)
+        owb_tensor_set_double (t, 0, v);
+    }
+  if (!ok)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                   /* Translators: "Input “sr”: “abc” cannot be read as int64" */
+                   _("Input “%s”: “%s” cannot be read as %s"), input->name, trimmed, owb_data_type_name (dtype));
+      return NULL;
+    }
+  return g_steal_pointer (&t);
+}
+
+static void
+value_entry_changed_cb (GtkEditable *entry, OwbRunPage *self)
+{
+  RunInput *input = g_object_get_data (G_OBJECT (entry), "owb-run-input");
+  update_input_row (self, input);
+}
+
 static RunInput *
 new_input (OwbRunPage *self, const OwbValueInfo *info)
 {
@@ -391,6 +516,21 @@ new_input (OwbRunPage *self, const OwbValueInfo *info)
   g_autofree char *title = g_markup_escape_text (info->name, -1);
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (input->row), title);
   adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (input->row), 4);
+
+  if (is_scalar_input (&input->type))
+    {
+      input->value_entry = gtk_entry_new ();
+      gtk_entry_set_placeholder_text (GTK_ENTRY (input->value_entry), _("random"));
+      gtk_editable_set_width_chars (GTK_EDITABLE (input->value_entry), 10);
+      gtk_widget_set_valign (input->value_entry, GTK_ALIGN_CENTER);
+      gtk_widget_set_tooltip_text (input->value_entry, _("Type a value for this scalar input, or leave it empty for a random one"));
+      g_autofree char *value_a11y = g_strdup_printf (_("Value of %s"), info->name);
+      gtk_accessible_update_property (GTK_ACCESSIBLE (input->value_entry), GTK_ACCESSIBLE_PROPERTY_LABEL, value_a11y,
+                                      -1);
+      g_object_set_data (G_OBJECT (input->value_entry), "owb-run-input", input);
+      g_signal_connect (input->value_entry, "changed", G_CALLBACK (value_entry_changed_cb), self);
+      adw_action_row_add_suffix (ADW_ACTION_ROW (input->row), input->value_entry);
+    }
 
   input->random_button = gtk_button_new_from_icon_name ("edit-clear-symbolic");
   gtk_widget_set_valign (input->random_button, GTK_ALIGN_CENTER);
@@ -452,7 +592,10 @@ clear_outputs (OwbRunPage *self)
   g_ptr_array_set_size (self->outputs, 0);
   g_array_set_size (self->stats, 0);
   g_array_set_size (self->has_stats, 0);
+  g_ptr_array_set_size (self->output_values, 0);
   gtk_widget_set_visible (GTK_WIDGET (self->time_label), FALSE);
+  g_clear_pointer (&self->kept, g_hash_table_unref);
+  g_signal_emit (self, signals[SIGNAL_RUN_VALUES_CHANGED], 0);
 }
 
 static void
@@ -550,6 +693,7 @@ typedef struct
   guint n_inputs;
   JobInput *inputs;
   guint32 seed;
+  gboolean keep;        /* keep every value the run computes */
 } RunJob;
 
 typedef struct
@@ -562,6 +706,8 @@ typedef struct
   int64_t *top_indices; /* [n_outputs * TOP_K] */
   double *top_values;
   double ms;
+  GHashTable *kept;     /* name -> OwbTensor *; NULL unless the job keeps values */
+  gsize kept_bytes;
 } RunResult;
 
 static void
@@ -587,6 +733,7 @@ run_result_free (RunResult *result)
   g_free (result->n_top);
   g_free (result->top_indices);
   g_free (result->top_values);
+  g_clear_pointer (&result->kept, g_hash_table_unref);
   g_free (result);
 }
 
@@ -626,6 +773,28 @@ is_classifier_like (const OwbTensor *tensor)
   return TRUE;
 }
 
+/* Keeps a copy of every output of every node of the main graph: the run's arena reuses their
+ * memory as soon as their last reader is done. */
+static void
+keep_node_outputs (const OwbNodeEvent *event, gpointer user_data)
+{
+  RunResult *result = user_data;
+  if (event->depth > 0)
+    return;
+  for (int i = 0; i < event->n_outputs && i < event->node->n_outputs; i++)
+    {
+      const char *name = event->node->outputs[i];
+      OwbTensor *value = event->outputs[i];
+      if (value == NULL || name == NULL || name[0] == '\0')
+        continue;
+      OwbTensor *copy = owb_tensor_dup (value);
+      if (copy == NULL)
+        continue;
+      result->kept_bytes += copy->nbytes;
+      g_hash_table_replace (result->kept, g_strdup (name), copy);
+    }
+}
+
 static void
 run_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
 {
@@ -660,9 +829,21 @@ run_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellabl
   result->top_indices = g_new0 (int64_t, (gsize) n_outputs * TOP_K);
   result->top_values = g_new0 (double, (gsize) n_outputs * TOP_K);
 
+  OwbRunHooks hooks = { .node_end = keep_node_outputs, .user_data = result };
+  OwbRunOptions options;
+  owb_run_options_init (&options);
+  options.cancellable = cancellable;
+  if (job->keep)
+    {
+      options.hooks = &hooks;
+      result->kept = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) owb_tensor_unref);
+      for (guint i = 0; i < job->n_inputs; i++)
+        g_hash_table_replace (result->kept, g_strdup (names[i]), owb_tensor_ref (tensors->pdata[i]));
+    }
   gint64 start = g_get_monotonic_time ();
-  gboolean ok = owb_session_run (job->session, job->n_inputs, names, (OwbTensor *const *) tensors->pdata,
-                                 n_outputs, NULL, result->outputs, NULL, cancellable, &error);
+  gboolean ok = owb_session_run_with_options (job->session, &options, job->n_inputs, names,
+                                              (OwbTensor *const *) tensors->pdata, n_outputs, NULL, result->outputs,
+                                              NULL, &error);
   result->ms = (g_get_monotonic_time () - start) / 1000.0;
   if (!ok)
     {
@@ -759,7 +940,9 @@ new_top_group (const char *name, guint n, const int64_t *indices, const double *
                const OwbTensorStats *stats)
 {
   GtkWidget *group = adw_preferences_group_new ();
-  g_autofree char *title_text = g_strdup_printf (_("Top %u of %s"), n, name);
+  /* Translators: "Top 5 classes of “495”": the output's name is quoted, so that a name made of
+   * digits does not read as a count */
+  g_autofree char *title_text = g_strdup_printf (_("Top %u classes of “%s”"), n, name);
   g_autofree char *title = g_markup_escape_text (title_text, -1);
   adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (group), title);
   gtk_accessible_update_property (GTK_ACCESSIBLE (group), GTK_ACCESSIBLE_PROPERTY_LABEL, title_text, -1);
@@ -822,7 +1005,18 @@ run_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
       return;
     }
 
-  g_autofree char *time = g_strdup_printf (_("Ran in %.2f ms"), result->ms);
+  g_autofree char *time = NULL;
+  if (result->kept != NULL)
+    {
+      g_autofree char *size = g_format_size (result->kept_bytes);
+      guint n_kept = g_hash_table_size (result->kept);
+      /* Translators: "Ran in 12.30 ms, keeping 52 values (3.1 MB)" */
+      time = g_strdup_printf (ngettext ("Ran in %.2f ms, keeping %u value (%s)", "Ran in %.2f ms, keeping %u values (%s)",
+                                        n_kept),
+                              result->ms, n_kept, size);
+    }
+  else
+    time = g_strdup_printf (_("Ran in %.2f ms"), result->ms);
   gtk_label_set_text (self->time_label, time);
   gtk_widget_set_visible (GTK_WIDGET (self->time_label), TRUE);
   self->run_ms = result->ms;
@@ -831,15 +1025,29 @@ run_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
     {
       const char *name = owb_session_get_output (session, i)->name;
       OwbTensor *out = result->outputs[i];
-      gtk_box_append (self->outputs_box, new_output_group (name, out, &result->stats[i], result->has_stats[i]));
+      GtkWidget *group = new_output_group (name, out, &result->stats[i], result->has_stats[i]);
+      gtk_box_append (self->outputs_box, group);
       if (result->n_top[i] > 0)
         gtk_box_append (self->outputs_box,
                         new_top_group (name, result->n_top[i], result->top_indices + (gsize) i * TOP_K,
                                        result->top_values + (gsize) i * TOP_K, &result->stats[i]));
+      GtkWidget *values = NULL;
+      if (out != NULL && out->kind == OWB_VALUE_TENSOR)
+        {
+          values = owb_output_values_new (out, name);
+          if (self->document != NULL)
+            owb_output_values_protect_model (OWB_OUTPUT_VALUES (values), owb_document_get_file (self->document),
+                                             owb_document_get_model (self->document));
+          g_signal_connect_object (values, "notify::busy", G_CALLBACK (update_sensitivity), self, G_CONNECT_SWAPPED);
+          adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), values);
+        }
+      g_ptr_array_add (self->output_values, values);
       g_ptr_array_add (self->outputs, out != NULL ? owb_tensor_ref (out) : NULL);
       g_array_append_val (self->stats, result->stats[i]);
       g_array_append_val (self->has_stats, result->has_stats[i]);
     }
+  self->kept = g_steal_pointer (&result->kept);
+  g_signal_emit (self, signals[SIGNAL_RUN_VALUES_CHANGED], 0);
   run_result_free (result);
 }
 
@@ -892,6 +1100,7 @@ owb_run_page_run (OwbRunPage *self)
   RunJob *job = g_new0 (RunJob, 1);
   job->session = owb_prepared_get_session (self->prepared);
   job->seed = (guint32) gtk_spin_button_get_value (self->seed_spin);
+  job->keep = gtk_switch_get_active (self->keep_switch);
   job->n_inputs = self->inputs->len;
   job->inputs = g_new0 (JobInput, job->n_inputs);
 
@@ -920,6 +1129,8 @@ owb_run_page_run (OwbRunPage *self)
         }
       else if (input->tensor != NULL)
         in->tensor = owb_tensor_ref (input->tensor);
+      else if (input->value_entry != NULL && gtk_editable_get_text (GTK_EDITABLE (input->value_entry))[0] != '\0')
+        in->tensor = typed_value_tensor (input, gtk_editable_get_text (GTK_EDITABLE (input->value_entry)), &error);
       else
         resolve_dims (self, input, bound, in, &error);
     }
@@ -1019,6 +1230,8 @@ owb_run_page_finalize (GObject *object)
   g_ptr_array_unref (self->outputs);
   g_array_unref (self->stats);
   g_array_unref (self->has_stats);
+  g_ptr_array_unref (self->output_values);
+  g_clear_pointer (&self->kept, g_hash_table_unref);
   G_OBJECT_CLASS (owb_run_page_parent_class)->finalize (object);
 }
 
@@ -1036,6 +1249,9 @@ owb_run_page_class_init (OwbRunPageClass *klass)
   properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE,
                                                 G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
+  /* The values owb_run_page_get_run_value gives changed: a run finished, or its values went. */
+  signals[SIGNAL_RUN_VALUES_CHANGED] = g_signal_new ("run-values-changed", G_TYPE_FROM_CLASS (klass),
+                                                      G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/onnxworkbench/Workbench/owb-run-page.ui");
   gtk_widget_class_bind_template_child (widget_class, OwbRunPage, stack);
@@ -1043,6 +1259,7 @@ owb_run_page_class_init (OwbRunPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, OwbRunPage, inputs_group);
   gtk_widget_class_bind_template_child (widget_class, OwbRunPage, dims_group);
   gtk_widget_class_bind_template_child (widget_class, OwbRunPage, seed_spin);
+  gtk_widget_class_bind_template_child (widget_class, OwbRunPage, keep_switch);
   gtk_widget_class_bind_template_child (widget_class, OwbRunPage, run_button);
   gtk_widget_class_bind_template_child (widget_class, OwbRunPage, cancel_button);
   gtk_widget_class_bind_template_child (widget_class, OwbRunPage, progress_box);
@@ -1069,6 +1286,7 @@ owb_run_page_init (OwbRunPage *self)
   self->outputs = g_ptr_array_new_with_free_func ((GDestroyNotify) owb_tensor_unref);
   self->stats = g_array_new (FALSE, TRUE, sizeof (OwbTensorStats));
   self->has_stats = g_array_new (FALSE, TRUE, sizeof (gboolean));
+  self->output_values = g_ptr_array_new_with_free_func (NULL);
   gtk_widget_init_template (GTK_WIDGET (self));
   gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Run"), -1);
   owb_page_keep_own_accessible_name (GTK_WIDGET (self->run_button));
@@ -1124,4 +1342,47 @@ owb_run_page_get_error (OwbRunPage *self)
       && strcmp (gtk_stack_get_visible_child_name (self->stack), "error") == 0)
     return adw_status_page_get_description (self->error_page);
   return gtk_widget_get_visible (GTK_WIDGET (self->error_label)) ? gtk_label_get_text (self->error_label) : NULL;
+}
+
+OwbOutputValues *
+owb_run_page_get_output_values (OwbRunPage *self, guint index)
+{
+  g_return_val_if_fail (OWB_IS_RUN_PAGE (self), NULL);
+  g_return_val_if_fail (index < self->output_values->len, NULL);
+  return g_ptr_array_index (self->output_values, index);
+}
+
+void
+owb_run_page_set_input_value (OwbRunPage *self, const char *input_name, const char *text)
+{
+  g_return_if_fail (OWB_IS_RUN_PAGE (self));
+  RunInput *input = find_input (self, input_name);
+  g_return_if_fail (input != NULL && input->value_entry != NULL);
+  gtk_editable_set_text (GTK_EDITABLE (input->value_entry), text != NULL ? text : "");
+}
+
+void
+owb_run_page_set_keep_values (OwbRunPage *self, gboolean keep)
+{
+  g_return_if_fail (OWB_IS_RUN_PAGE (self));
+  gtk_switch_set_active (self->keep_switch, keep);
+}
+
+OwbTensor *
+owb_run_page_get_run_value (OwbRunPage *self, const OwbGraph *graph, const char *name)
+{
+  g_return_val_if_fail (OWB_IS_RUN_PAGE (self), NULL);
+  g_return_val_if_fail (name != NULL, NULL);
+  /* Values belong to the graph of the session that computed them: another level's graph may
+   * name other values. */
+  if (self->prepared == NULL || graph == NULL || owb_prepared_get_graph (self->prepared) != graph)
+    return NULL;
+  if (self->kept != NULL)
+    return g_hash_table_lookup (self->kept, name);
+  /* Without kept values the run's outputs are still there. */
+  OwbSession *session = owb_prepared_get_session (self->prepared);
+  for (guint i = 0; session != NULL && i < self->outputs->len && i < owb_session_get_n_outputs (session); i++)
+    if (g_strcmp0 (owb_session_get_output (session, i)->name, name) == 0)
+      return g_ptr_array_index (self->outputs, i);
+  return NULL;
 }

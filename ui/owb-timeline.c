@@ -6,6 +6,8 @@
 
 #include <glib/gi18n-lib.h>
 #include <math.h>
+#include <string.h>
+#include <owb/owb-model-io.h>
 
 #define AXIS_HEIGHT 22.0
 #define LANE_HEIGHT 30.0
@@ -63,12 +65,6 @@ time_width (OwbTimeline *self)
 }
 
 static double
-x_of (OwbTimeline *self, double ns)
-{
-  return LABEL_WIDTH + (ns - self->view_start) / self->view_ns * time_width (self);
-}
-
-static double
 ns_of (OwbTimeline *self, double x)
 {
   return self->view_start + (x - LABEL_WIDTH) / time_width (self) * self->view_ns;
@@ -93,7 +89,10 @@ clamp_view (OwbTimeline *self)
 {
   double total = MAX ((double) self->end_ns, MIN_VIEW_NS);
   self->view_ns = CLAMP (self->view_ns, MIN_VIEW_NS, total * 1.02);
-  self->view_start = CLAMP (self->view_start, -total * 0.01, total * 1.01 - self->view_ns);
+  /* a little room before the start and after the end, a hundredth of what is in view: of the run
+   * when it all is, so zoomed in at the start the view is not left empty */
+  double margin = MIN (total, self->view_ns) * 0.01;
+  self->view_start = CLAMP (self->view_start, -margin, total + margin - self->view_ns);
 }
 
 static void
@@ -284,16 +283,178 @@ owb_timeline_event_at (OwbTimeline *self, double x, double y)
   return best;
 }
 
-static void
-append_text (GtkSnapshot *snapshot, PangoLayout *layout, const char *text, double x, double y, double width,
-             const GdkRGBA *colour)
+/* ---- Drawing ----
+ * One pass over the run draws the screen (GtkSnapshot) and the SVG export alike, through a
+ * painter: the export is the same lanes, spans, merged blocks, labels and axis as the view. */
+
+typedef struct _Painter Painter;
+struct _Painter
 {
-  pango_layout_set_text (layout, text, -1);
-  pango_layout_set_width (layout, width > 0 ? (int) (width * PANGO_SCALE) : -1);
+  void (*rect) (Painter *p, const GdkRGBA *c, double x, double y, double w, double h, const char *kind);
+  /* text at (x, y), its top; width > 0 cuts it there with "…" */
+  void (*text) (Painter *p, const char *text, double x, double y, double width, const GdkRGBA *c);
+  void (*outline) (Painter *p, const GdkRGBA *c, double x, double y, double w, double h, double line);
+  void (*push_clip) (Painter *p, double x, double y, double w, double h);
+  void (*pop_clip) (Painter *p);
+  PangoLayout *layout;
+};
+
+typedef struct {
+  Painter base;
+  GtkSnapshot *snapshot;
+} SnapshotPainter;
+
+static void
+snap_rect (Painter *p, const GdkRGBA *c, double x, double y, double w, double h, const char *kind)
+{
+  gtk_snapshot_append_color (((SnapshotPainter *) p)->snapshot, c,
+                             &GRAPHENE_RECT_INIT ((float) x, (float) y, (float) w, (float) h));
+}
+
+static void
+snap_text (Painter *p, const char *text, double x, double y, double width, const GdkRGBA *c)
+{
+  GtkSnapshot *snapshot = ((SnapshotPainter *) p)->snapshot;
+  pango_layout_set_text (p->layout, text, -1);
+  pango_layout_set_width (p->layout, width > 0 ? (int) (width * PANGO_SCALE) : -1);
   gtk_snapshot_save (snapshot);
   gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT ((float) x, (float) y));
-  gtk_snapshot_append_layout (snapshot, layout, colour);
+  gtk_snapshot_append_layout (snapshot, p->layout, c);
   gtk_snapshot_restore (snapshot);
+}
+
+static void
+snap_outline (Painter *p, const GdkRGBA *c, double x, double y, double w, double h, double line)
+{
+  GskRoundedRect outline;
+  gsk_rounded_rect_init_from_rect (&outline, &GRAPHENE_RECT_INIT ((float) x, (float) y, (float) w, (float) h), 2);
+  float l = (float) line;
+  gtk_snapshot_append_border (((SnapshotPainter *) p)->snapshot, &outline, (float[]) { l, l, l, l },
+                              (GdkRGBA[]) { *c, *c, *c, *c });
+}
+
+static void
+snap_push_clip (Painter *p, double x, double y, double w, double h)
+{
+  gtk_snapshot_push_clip (((SnapshotPainter *) p)->snapshot, &GRAPHENE_RECT_INIT ((float) x, (float) y, (float) w, (float) h));
+}
+
+static void
+snap_pop_clip (Painter *p)
+{
+  gtk_snapshot_pop (((SnapshotPainter *) p)->snapshot);
+}
+
+typedef struct {
+  Painter base;
+  GString *svg;
+  guint n_clips;
+} SvgPainter;
+
+static void
+svg_num (GString *s, const char *name, double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  /* never the locale's decimal comma */
+  g_string_append_printf (s, " %s=\"%s\"", name, g_ascii_formatd (buf, sizeof buf, "%.2f", v));
+}
+
+static void
+svg_colour (GString *s, const char *name, const GdkRGBA *c)
+{
+  g_string_append_printf (s, " %s=\"#%02x%02x%02x\"", name, (int) lround (CLAMP (c->red, 0, 1) * 255),
+                          (int) lround (CLAMP (c->green, 0, 1) * 255), (int) lround (CLAMP (c->blue, 0, 1) * 255));
+  if (c->alpha < 1)
+    svg_num (s, g_str_equal (name, "fill") ? "fill-opacity" : "stroke-opacity", c->alpha);
+}
+
+static void
+svg_rect (Painter *p, const GdkRGBA *c, double x, double y, double w, double h, const char *kind)
+{
+  GString *s = ((SvgPainter *) p)->svg;
+  g_string_append (s, "<rect");
+  if (kind)
+    g_string_append_printf (s, " class=\"%s\"", kind);
+  svg_num (s, "x", x);
+  svg_num (s, "y", y);
+  svg_num (s, "width", w);
+  svg_num (s, "height", h);
+  svg_colour (s, "fill", c);
+  g_string_append (s, "/>\n");
+}
+
+/* The text cut with "…" to fit width pixels as the layout measures it, as Pango ellipsizes it on
+ * screen. */
+static char *
+svg_fit (PangoLayout *layout, const char *text, double width)
+{
+  int w;
+  pango_layout_set_width (layout, -1);
+  pango_layout_set_text (layout, text, -1);
+  pango_layout_get_pixel_size (layout, &w, NULL);
+  if (width <= 0 || w <= width)
+    return g_strdup (text);
+  glong len = g_utf8_strlen (text, -1);
+  for (glong n = MIN (len, (glong) (len * width / MAX (w, 1)) + 1); n > 0; n--)
+    {
+      g_autofree char *cut = g_utf8_substring (text, 0, n - 1);
+      char *candidate = g_strconcat (cut, "…", NULL);
+      pango_layout_set_text (layout, candidate, -1);
+      pango_layout_get_pixel_size (layout, &w, NULL);
+      if (w <= width || n == 1)
+        return candidate;
+      g_free (candidate);
+    }
+  return g_strdup ("…");
+}
+
+static void
+svg_text (Painter *p, const char *text, double x, double y, double width, const GdkRGBA *c)
+{
+  SvgPainter *sp = (SvgPainter *) p;
+  g_autofree char *fitted = svg_fit (p->layout, text, width);
+  g_autofree char *escaped = g_markup_escape_text (fitted, -1);
+  pango_layout_set_text (p->layout, fitted, -1);
+  double baseline = pango_layout_get_baseline (p->layout) / (double) PANGO_SCALE;
+  g_string_append (sp->svg, "<text");
+  svg_num (sp->svg, "x", x);
+  svg_num (sp->svg, "y", y + baseline);
+  svg_colour (sp->svg, "fill", c);
+  g_string_append_printf (sp->svg, ">%s</text>\n", escaped);
+}
+
+static void
+svg_outline (Painter *p, const GdkRGBA *c, double x, double y, double w, double h, double line)
+{
+  GString *s = ((SvgPainter *) p)->svg;
+  g_string_append (s, "<rect class=\"selected\" fill=\"none\"");
+  svg_num (s, "x", x + line / 2);
+  svg_num (s, "y", y + line / 2);
+  svg_num (s, "width", w - line);
+  svg_num (s, "height", h - line);
+  svg_num (s, "rx", 2);
+  svg_num (s, "stroke-width", line);
+  svg_colour (s, "stroke", c);
+  g_string_append (s, "/>\n");
+}
+
+static void
+svg_push_clip (Painter *p, double x, double y, double w, double h)
+{
+  SvgPainter *sp = (SvgPainter *) p;
+  guint id = ++sp->n_clips;
+  g_string_append_printf (sp->svg, "<clipPath id=\"clip%u\"><rect", id);
+  svg_num (sp->svg, "x", x);
+  svg_num (sp->svg, "y", y);
+  svg_num (sp->svg, "width", w);
+  svg_num (sp->svg, "height", h);
+  g_string_append_printf (sp->svg, "/></clipPath>\n<g clip-path=\"url(#clip%u)\">\n", id);
+}
+
+static void
+svg_pop_clip (Painter *p)
+{
+  g_string_append (((SvgPainter *) p)->svg, "</g>\n");
 }
 
 static double
@@ -306,9 +467,9 @@ step_next (double step)
 
 /* Ticks at 1, 2 or 5 times a power of ten, at least 90 px apart. */
 static void
-draw_axis (OwbTimeline *self, GtkSnapshot *snapshot, PangoLayout *layout, double width, const GdkRGBA *fg)
+draw_axis (OwbTimeline *self, Painter *p, double width, const GdkRGBA *fg)
 {
-  double per_px = self->view_ns / time_width (self), step = 1;
+  double scale = (width - LABEL_WIDTH) / self->view_ns, per_px = 1 / scale, step = 1;
   while (step / per_px < 90)
     step *= step_next (step);
   GdkRGBA line = *fg;
@@ -316,14 +477,13 @@ draw_axis (OwbTimeline *self, GtkSnapshot *snapshot, PangoLayout *layout, double
   double first = ceil (self->view_start / step) * step;
   for (double t = first; t < self->view_start + self->view_ns; t += step)
     {
-      double x = x_of (self, t);
+      double x = LABEL_WIDTH + (t - self->view_start) * scale;
       if (fabs (t) < step * 1e-6)
         t = 0; /* not "-0 ms" */
-      gtk_snapshot_append_color (snapshot, &line, &GRAPHENE_RECT_INIT ((float) x, AXIS_HEIGHT - 6, 1,
-                                                                      (float) (self->n_lanes * LANE_HEIGHT + 6)));
+      p->rect (p, &line, x, AXIS_HEIGHT - 6, 1, self->n_lanes * LANE_HEIGHT + 6, "tick");
       g_autofree char *label = t / 1e6 >= 1 || step >= 1e5 ? g_strdup_printf ("%.*f ms", step >= 1e6 ? 0 : step >= 1e5 ? 1 : 3, t / 1e6)
                                                            : g_strdup_printf ("%.0f µs", t / 1e3);
-      append_text (snapshot, layout, label, x + 3, 2, -1, fg);
+      p->text (p, label, x + 3, 2, -1, fg);
     }
 }
 
@@ -334,7 +494,7 @@ typedef struct {
 } Block;
 
 static void
-flush_block (OwbTimeline *self, GtkSnapshot *snapshot, Block *b, double lane_y, guint depth)
+flush_block (OwbTimeline *self, Painter *p, Block *b, double lane_y, guint depth)
 {
   if (b->count == 0)
     return;
@@ -350,44 +510,33 @@ flush_block (OwbTimeline *self, GtkSnapshot *snapshot, Block *b, double lane_y, 
     }
   else
     self->drawn_spans++;
-  float top = (float) (lane_y + 3 + depth * NEST_STEP);
-  gtk_snapshot_append_color (snapshot, &c, &GRAPHENE_RECT_INIT ((float) b->x0, top, (float) MAX (b->x1 - b->x0, 1),
-                                                               (float) (LANE_HEIGHT - 6 - depth * NEST_STEP)));
+  p->rect (p, &c, b->x0, lane_y + 3 + depth * NEST_STEP, MAX (b->x1 - b->x0, 1), LANE_HEIGHT - 6 - depth * NEST_STEP,
+           b->count > 1 ? "merged" : "span");
   b->count = 0;
 }
 
+/* The run as the view shows it now, width pixels wide. */
 static void
-owb_timeline_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
+draw (OwbTimeline *self, Painter *p, double width, const GdkRGBA *fg)
 {
-  OwbTimeline *self = OWB_TIMELINE (widget);
-  double width = gtk_widget_get_width (widget);
-  GdkRGBA fg;
-  /* GTK 4.8 (Debian 12) has no gtk_widget_get_color */
-  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
-  gtk_style_context_get_color (gtk_widget_get_style_context (widget), &fg);
-  G_GNUC_END_IGNORE_DEPRECATIONS
   self->drawn_spans = self->drawn_merged = 0;
-  g_autoptr (PangoLayout) layout = gtk_widget_create_pango_layout (widget, NULL);
-  pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
   if (!self->run)
     {
-      append_text (snapshot, layout, _("No profile yet: “Profile Model” runs the model and records every node"), 12,
-                   AXIS_HEIGHT, width - 24, &fg);
+      p->text (p, _("No profile yet: “Profile Model” runs the model and records every node"), 12, AXIS_HEIGHT,
+               width - 24, fg);
       return;
     }
-  GdkRGBA stripe = fg;
+  GdkRGBA stripe = *fg;
   stripe.alpha = 0.05f;
   for (guint l = 0; l < self->n_lanes; l += 2)
-    gtk_snapshot_append_color (snapshot, &stripe, &GRAPHENE_RECT_INIT (0, (float) (AXIS_HEIGHT + l * LANE_HEIGHT),
-                                                                     (float) width, LANE_HEIGHT));
-  draw_axis (self, snapshot, layout, width, &fg);
+    p->rect (p, &stripe, 0, AXIS_HEIGHT + l * LANE_HEIGHT, width, LANE_HEIGHT, "lane");
+  draw_axis (self, p, width, fg);
 
-  gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (LABEL_WIDTH, 0, (float) (width - LABEL_WIDTH),
-                                                         (float) (AXIS_HEIGHT + self->n_lanes * LANE_HEIGHT)));
+  p->push_clip (p, LABEL_WIDTH, 0, width - LABEL_WIDTH, AXIS_HEIGHT + self->n_lanes * LANE_HEIGHT);
   double view_end = self->view_start + self->view_ns;
-  /* the widget's width once: gtk_widget_get_width reads the CSS box each time, a third of the
-   * loop's cost over 100,000 events */
-  double scale = time_width (self) / self->view_ns, origin = self->view_start;
+  /* the width once: gtk_widget_get_width reads the CSS box each time, a third of the loop's cost
+   * over 100,000 events */
+  double scale = MAX (width - LABEL_WIDTH, 1.0) / self->view_ns, origin = self->view_start;
   const OwbProfEvent *events = (const OwbProfEvent *) self->run->events->data;
   GdkRGBA white = { 1, 1, 1, 1 };
   for (guint l = 0; l < self->n_lanes; l++)
@@ -417,39 +566,105 @@ owb_timeline_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
                   b->count++;
                   continue;
                 }
-              flush_block (self, snapshot, b, lane_y, depth);
+              flush_block (self, p, b, lane_y, depth);
               *b = (Block){ x0, MAX (x1, x0 + 1), 1, e };
               continue;
             }
-          flush_block (self, snapshot, b, lane_y, depth);
+          flush_block (self, p, b, lane_y, depth);
           *b = (Block){ x0, x1, 1, e };
-          flush_block (self, snapshot, b, lane_y, depth);
+          flush_block (self, p, b, lane_y, depth);
           if (x1 - x0 > 40)
             {
               const OwbProfNode *node = event_node (self, ev);
-              append_text (snapshot, layout, node->name, x0 + 3, lane_y + 4 + depth * NEST_STEP, x1 - x0 - 6, &white);
+              p->text (p, node->name, x0 + 3, lane_y + 4 + depth * NEST_STEP, x1 - x0 - 6, &white);
             }
         }
       for (guint d = 0; d < G_N_ELEMENTS (blocks); d++)
-        flush_block (self, snapshot, &blocks[d], lane_y, d);
+        flush_block (self, p, &blocks[d], lane_y, d);
     }
   if (self->selected >= 0)
     {
       const OwbProfEvent *ev = event_get (self, (guint) self->selected);
-      double x0 = x_of (self, ev->start_ns), x1 = MAX (x_of (self, ev->start_ns + ev->duration_ns), x0 + 2);
-      GskRoundedRect outline;
-      gsk_rounded_rect_init_from_rect (&outline, &GRAPHENE_RECT_INIT ((float) x0 - 1, (float) (AXIS_HEIGHT + ev->thread * LANE_HEIGHT + 1),
-                                                                     (float) (x1 - x0 + 2), LANE_HEIGHT - 2), 2);
-      gtk_snapshot_append_border (snapshot, &outline, (float[]) { 2, 2, 2, 2 },
-                                  (GdkRGBA[]) { fg, fg, fg, fg });
+      double x0 = LABEL_WIDTH + (ev->start_ns - origin) * scale;
+      double x1 = MAX (LABEL_WIDTH + (ev->start_ns + ev->duration_ns - origin) * scale, x0 + 2);
+      p->outline (p, fg, x0 - 1, AXIS_HEIGHT + ev->thread * LANE_HEIGHT + 1, x1 - x0 + 2, LANE_HEIGHT - 2, 2);
     }
-  gtk_snapshot_pop (snapshot);
+  p->pop_clip (p);
 
   for (guint l = 0; l < self->n_lanes; l++)
     {
       g_autofree char *name = l == 0 ? g_strdup (_("Run thread")) : g_strdup_printf (_("Worker %u"), l);
-      append_text (snapshot, layout, name, 6, AXIS_HEIGHT + l * LANE_HEIGHT + 6, LABEL_WIDTH - 10, &fg);
+      p->text (p, name, 6, AXIS_HEIGHT + l * LANE_HEIGHT + 6, LABEL_WIDTH - 10, fg);
     }
+}
+
+static void
+widget_fg (GtkWidget *widget, GdkRGBA *fg)
+{
+  /* GTK 4.8 (Debian 12) has no gtk_widget_get_color */
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  gtk_style_context_get_color (gtk_widget_get_style_context (widget), fg);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+}
+
+static void
+owb_timeline_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
+{
+  OwbTimeline *self = OWB_TIMELINE (widget);
+  GdkRGBA fg;
+  widget_fg (widget, &fg);
+  g_autoptr (PangoLayout) layout = gtk_widget_create_pango_layout (widget, NULL);
+  pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
+  SnapshotPainter painter = { { snap_rect, snap_text, snap_outline, snap_push_clip, snap_pop_clip, layout }, snapshot };
+  draw (self, &painter.base, gtk_widget_get_width (widget), &fg);
+}
+
+char *
+owb_timeline_dup_svg (OwbTimeline *self, int width)
+{
+  g_return_val_if_fail (OWB_IS_TIMELINE (self), NULL);
+  GtkWidget *widget = GTK_WIDGET (self);
+  if (width <= 0)
+    width = gtk_widget_get_width (widget) > 0 ? gtk_widget_get_width (widget) : 1200;
+  int height = (int) (AXIS_HEIGHT + MAX (self->n_lanes, 1) * LANE_HEIGHT + 8);
+  GdkRGBA fg;
+  widget_fg (widget, &fg);
+  /* the SVG is read on a page of its own: dark text on white, or light text (a dark theme) on dark grey */
+  gboolean dark = 0.299 * fg.red + 0.587 * fg.green + 0.114 * fg.blue > 0.5;
+  GdkRGBA background = dark ? (GdkRGBA){ 0.14f, 0.14f, 0.14f, 1 } : (GdkRGBA){ 1, 1, 1, 1 };
+  g_autoptr (PangoLayout) layout = gtk_widget_create_pango_layout (widget, NULL);
+  const PangoFontDescription *font = pango_context_get_font_description (pango_layout_get_context (layout));
+  const char *family = font && pango_font_description_get_family (font) ? pango_font_description_get_family (font) : "sans-serif";
+  double px = font ? pango_font_description_get_size (font) / (double) PANGO_SCALE : 10;
+  if (font && !pango_font_description_get_size_is_absolute (font))
+    px *= 96.0 / 72.0; /* points, at the 96 dpi Pango lays the text out at */
+  SvgPainter painter = { { svg_rect, svg_text, svg_outline, svg_push_clip, svg_pop_clip, layout }, g_string_new (NULL), 0 };
+  GString *s = painter.svg;
+  g_autofree char *family_escaped = g_markup_escape_text (family, -1);
+  g_string_append_printf (s, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\"",
+                          width, height, width, height);
+  g_string_append_printf (s, " font-family=\"%s\"", family_escaped);
+  svg_num (s, "font-size", px);
+  g_string_append (s, ">\n");
+  if (self->run)
+    {
+      g_autofree char *title = owb_prof_run_dup_title (self->run);
+      g_autofree char *escaped = g_markup_escape_text (title, -1);
+      g_string_append_printf (s, "<title>%s</title>\n", escaped);
+    }
+  svg_rect (&painter.base, &background, 0, 0, width, height, "background");
+  draw (self, &painter.base, width, &fg);
+  g_string_append (s, "</svg>\n");
+  return g_string_free (s, FALSE);
+}
+
+gboolean
+owb_timeline_export_svg (OwbTimeline *self, const char *path, GError **error)
+{
+  g_return_val_if_fail (OWB_IS_TIMELINE (self), FALSE);
+  g_autofree char *svg = owb_timeline_dup_svg (self, 0);
+  return owb_file_set_contents_atomic (path, svg, strlen (svg), error);
 }
 
 static void

@@ -98,22 +98,52 @@ find_previous_action (GSimpleAction *action, GVariant *parameter, gpointer user_
   owb_graph_view_find_previous (get_view (user_data));
 }
 
+static OwbGraphView *
+find_mapped_view (GtkWidget *widget)
+{
+  if (OWB_IS_GRAPH_VIEW (widget))
+    return gtk_widget_get_mapped (widget) ? OWB_GRAPH_VIEW (widget) : NULL;
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    {
+      OwbGraphView *view = find_mapped_view (child);
+      if (view)
+        return view;
+    }
+  return NULL;
+}
+
+/* The view Ctrl+plus, Ctrl+minus and Ctrl+0 act on: the one that has the focus (or whose pane
+ * has it: its zoom buttons), else the first on the page shown (the Optimize page's original
+ * graph), else the Graph page's. */
+static OwbGraphView *
+get_zoom_view (OwbWindow *self)
+{
+  for (GtkWidget *w = gtk_root_get_focus (GTK_ROOT (self)); w; w = gtk_widget_get_parent (w))
+    if (OWB_IS_GRAPH_VIEW (w))
+      return OWB_GRAPH_VIEW (w);
+    else if (OWB_IS_GRAPH_PANE (w))
+      return owb_graph_pane_get_view (OWB_GRAPH_PANE (w));
+  GtkWidget *page = adw_view_stack_get_visible_child (self->view_stack);
+  OwbGraphView *view = page ? find_mapped_view (page) : NULL;
+  return view ? view : get_view (self);
+}
+
 static void
 zoom_in_action (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
-  owb_graph_view_zoom_in (get_view (user_data));
+  owb_graph_view_zoom_in (get_zoom_view (user_data));
 }
 
 static void
 zoom_out_action (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
-  owb_graph_view_zoom_out (get_view (user_data));
+  owb_graph_view_zoom_out (get_zoom_view (user_data));
 }
 
 static void
 zoom_fit_action (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
-  owb_graph_view_zoom_to_fit (get_view (user_data));
+  owb_graph_view_zoom_to_fit (get_zoom_view (user_data));
 }
 
 /* Export */
@@ -252,6 +282,8 @@ _owb_window_install_actions (OwbWindow *self)
     {
       g_autoptr (GAction) inspector = g_settings_create_action (self->settings, "inspector-visible");
       g_action_map_add_action (G_ACTION_MAP (self), inspector);
+      g_autoptr (GAction) compact = g_settings_create_action (self->settings, "compact-graph");
+      g_action_map_add_action (G_ACTION_MAP (self), compact);
     }
 
   self->recent_menu = g_menu_new ();

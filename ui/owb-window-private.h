@@ -18,6 +18,7 @@ struct _OwbWindow {
   GtkButton *open_button;
   GtkMenuButton *recent_button;
   GtkLabel *model_label;
+  GtkLabel *model_folder_label;
   guint model_label_idle;
   AdwViewSwitcherTitle *switcher_title;
   GtkMenuButton *menu_button;

@@ -1,6 +1,7 @@
 /* owb-window.c: a workbench window: welcome, loading, error and document pages, the header bar's
  * provider and level choice, and the wiring between the graph view, the inspector and the pages. */
 #include "owb-window-private.h"
+#include "owb-page-util.h"
 
 #include <glib/gi18n-lib.h>
 
@@ -107,6 +108,8 @@ update_model_label (gpointer data)
   gboolean document = g_strcmp0 (gtk_stack_get_visible_child_name (self->main_stack), "document") == 0;
   gboolean title_visible = adw_view_switcher_title_get_title_visible (self->switcher_title);
   gtk_widget_set_visible (GTK_WIDGET (self->model_label), document && !title_visible);
+  const char *folder = gtk_label_get_text (self->model_folder_label);
+  gtk_widget_set_visible (GTK_WIDGET (self->model_folder_label), document && !title_visible && folder[0]);
   self->model_label_idle = 0;
   return G_SOURCE_REMOVE;
 }
@@ -134,6 +137,11 @@ set_titles (OwbWindow *self, const char *title, const char *subtitle)
   /* Short names whole ("tiny-cnn.onnx"); with six pages the switcher left it a few letters. */
   gtk_label_set_width_chars (self->model_label, title ? MIN ((int) g_utf8_strlen (title, -1), 16) : -1);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->model_label), subtitle);
+  /* The folder under the name, as the title shows it when it has the room. */
+  gtk_label_set_text (self->model_folder_label, subtitle ? subtitle : "");
+  gtk_label_set_width_chars (self->model_folder_label, subtitle ? MIN ((int) g_utf8_strlen (subtitle, -1), 16) : -1);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->model_folder_label), subtitle);
+  update_switcher_bar (self);
 }
 
 /* "~/models" rather than "/home/ann/models": the folder as people say it. */
@@ -163,6 +171,20 @@ dup_display_name (GFile *file)
 
 /* Selection and the inspector */
 
+/* The value the tensor on show had in the Run page's last run, if that ran this graph and kept it
+ * (or it is a graph output). */
+static void
+show_run_value (OwbWindow *self, const OwbGraph *graph, const char *name)
+{
+  for (guint i = 0; self->pages != NULL && i < self->pages->len; i++)
+    if (OWB_IS_RUN_PAGE (g_ptr_array_index (self->pages, i)))
+      {
+        OwbTensor *value = owb_run_page_get_run_value (g_ptr_array_index (self->pages, i), graph, name);
+        if (value != NULL)
+          owb_inspector_show_run_value (self->inspector, name, value);
+      }
+}
+
 static void
 on_selection_changed (OwbWindow *self)
 {
@@ -174,11 +196,24 @@ on_selection_changed (OwbWindow *self)
   if (graph && node)
     owb_inspector_show_node (self->inspector, graph, node);
   else if (graph && tensor)
-    owb_inspector_show_tensor (self->inspector, graph, tensor);
+    {
+      owb_inspector_show_tensor (self->inspector, graph, tensor);
+      show_run_value (self, graph, tensor);
+    }
   else if (self->document)
-    owb_inspector_show_model (self->inspector, owb_document_get_model (self->document), graph);
+    {
+      /* A subgraph on screen is described as itself, titled by its path. */
+      g_autofree char *path = owb_graph_view_dup_path_title (view);
+      owb_inspector_show_subgraph (self->inspector, owb_document_get_model (self->document), graph, path);
+    }
   else
     owb_inspector_clear (self->inspector);
+}
+
+static void
+on_inspector_subgraph_activated (OwbInspector *inspector, gpointer node, const char *attribute, OwbWindow *self)
+{
+  owb_graph_view_open_subgraph (owb_graph_pane_get_view (self->graph_pane), node, attribute);
 }
 
 static void
@@ -191,6 +226,29 @@ static void
 on_inspector_tensor_activated (OwbInspector *inspector, const char *name, OwbWindow *self)
 {
   owb_graph_view_select_tensor (owb_graph_pane_get_view (self->graph_pane), name);
+}
+
+/* Compact graphs */
+
+static void
+set_compact_below (GtkWidget *widget, gboolean compact)
+{
+  if (OWB_IS_GRAPH_VIEW (widget))
+    owb_graph_view_set_compact (OWB_GRAPH_VIEW (widget), compact);
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    set_compact_below (child, compact);
+}
+
+/* The Graph page and the Optimize page's two graphs follow the setting; the Quantize page's map
+ * shows every QuantizeLinear and DequantizeLinear, weights' included. */
+static void
+apply_compact (OwbWindow *self)
+{
+  gboolean compact = g_settings_get_boolean (self->settings, "compact-graph");
+  owb_graph_view_set_compact (owb_graph_pane_get_view (self->graph_pane), compact);
+  GtkWidget *optimize = adw_view_stack_get_child_by_name (self->view_stack, "optimize");
+  if (optimize)
+    set_compact_below (optimize, compact);
 }
 
 /* Prepared models */
@@ -263,9 +321,23 @@ on_prepare_done (GObject *source, GAsyncResult *result, gpointer user_data)
     _owb_window_show_toast (self, error->message);
 }
 
+/* The header's level says what it means: the graph shown and the Run and Profile pages'
+ * sessions are optimized to it, and the Optimize page compares levels without changing it. */
+static void
+update_level_tooltip (OwbWindow *self)
+{
+  g_autofree char *tooltip = g_strdup_printf (_("Optimization level of the graph shown and of the Run and Profile pages. %s. "
+                                                "The Optimize page compares the levels without changing this one."),
+                                              owb_page_describe_level (_owb_window_get_level (self)));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->level_drop_down), tooltip);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->level_drop_down), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION,
+                                  tooltip, -1);
+}
+
 static void
 on_level_or_provider_selected (OwbWindow *self)
 {
+  update_level_tooltip (self);
   if (self->syncing_drop_downs)
     return;
 
@@ -581,6 +653,9 @@ add_pages (OwbWindow *self)
         g_signal_connect (page, "node-activated", G_CALLBACK (on_page_node_activated), self);
       if (g_signal_lookup ("show-layer", G_OBJECT_TYPE (page)))
         g_signal_connect (page, "show-layer", G_CALLBACK (on_page_show_layer), self);
+      if (g_signal_lookup ("run-values-changed", G_OBJECT_TYPE (page)))
+        g_signal_connect_object (page, "run-values-changed", G_CALLBACK (on_selection_changed), self,
+                                 G_CONNECT_SWAPPED);
       g_ptr_array_add (self->pages, page);
     }
 }
@@ -641,6 +716,7 @@ owb_window_class_init (OwbWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, OwbWindow, open_button);
   gtk_widget_class_bind_template_child (widget_class, OwbWindow, recent_button);
   gtk_widget_class_bind_template_child (widget_class, OwbWindow, model_label);
+  gtk_widget_class_bind_template_child (widget_class, OwbWindow, model_folder_label);
   gtk_widget_class_bind_template_child (widget_class, OwbWindow, switcher_title);
   gtk_widget_class_bind_template_child (widget_class, OwbWindow, menu_button);
   gtk_widget_class_bind_template_child (widget_class, OwbWindow, find_button);
@@ -682,6 +758,7 @@ owb_window_init (OwbWindow *self)
   gtk_drop_down_set_model (self->provider_drop_down, G_LIST_MODEL (providers));
   self->syncing_drop_downs = FALSE;
   select_default_choices (self);
+  update_level_tooltip (self);
   restore_state (self);
 
   /* The inspector starts 380 pixels wide (less in a narrow window); it keeps its width when the
@@ -694,12 +771,20 @@ owb_window_init (OwbWindow *self)
 
   OwbGraphView *view = owb_graph_pane_get_view (self->graph_pane);
   g_signal_connect_object (view, "selection-changed", G_CALLBACK (on_selection_changed), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (view, "path-changed", G_CALLBACK (on_selection_changed), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->inspector, "subgraph-activated", G_CALLBACK (on_inspector_subgraph_activated), self, 0);
   g_signal_connect_object (self->inspector, "node-activated", G_CALLBACK (on_inspector_node_activated), self, 0);
   g_signal_connect_object (self->inspector, "tensor-activated", G_CALLBACK (on_inspector_tensor_activated), self, 0);
   g_object_bind_property (self->graph_pane, "find-visible", self->find_button, "active",
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
 
   add_pages (self);
+  if (self->settings)
+    {
+      g_signal_connect_object (self->settings, "changed::compact-graph", G_CALLBACK (apply_compact), self,
+                               G_CONNECT_SWAPPED);
+      apply_compact (self);
+    }
 
   GtkDropTarget *drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);

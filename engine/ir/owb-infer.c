@@ -2,6 +2,7 @@
 #include <owb/owb-validate.h>
 #include <owb/owb-op.h>
 #include <owb/owb-error.h>
+#include "owb-ir-private.h"
 
 #include <string.h>
 
@@ -9,6 +10,8 @@ typedef struct Env Env;
 struct Env {
   GHashTable *types;  /* name -> OwbValueType * (owned) */
   GHashTable *values; /* name -> const OwbTensor * (borrowed: initializers, Constant attributes) */
+  GHashTable *data;   /* name -> OwbInferData * (owned): data propagation's partly known values */
+  GHashTable *computed; /* name -> OwbTensor * (owned): the values data propagation knows whole */
   const Env *outer;
 };
 
@@ -32,6 +35,30 @@ env_value (const Env *env, const char *name)
       const OwbTensor *t = g_hash_table_lookup (env->values, name);
       if (t)
         return t;
+    }
+  return NULL;
+}
+
+static const OwbTensor *
+env_computed (const Env *env, const char *name)
+{
+  for (; env; env = env->outer)
+    {
+      const OwbTensor *t = g_hash_table_lookup (env->computed, name);
+      if (t)
+        return t;
+    }
+  return NULL;
+}
+
+static const OwbInferData *
+env_data (const Env *env, const char *name)
+{
+  for (; env; env = env->outer)
+    {
+      const OwbInferData *d = g_hash_table_lookup (env->data, name);
+      if (d)
+        return d;
     }
   return NULL;
 }
@@ -65,6 +92,34 @@ merge_declared (OwbValueType *inferred, const OwbValueType *declared)
 
 static gboolean infer_graph (OwbModel *model, OwbGraph *graph, const Env *outer, int depth, GError **error);
 
+/* Records what data propagation knows of node's output: the whole value as a tensor (which every
+ * schema reads as it reads a constant), or the partly known elements for the schemas that take
+ * named dims (Reshape, Expand, ConstantOfShape, Range). */
+static void
+propagate (Env *env, const OwbNode *node, int opset, const OwbValueType *const *in_types,
+           const OwbInferData *const *in, const OwbValueType *out_type)
+{
+  OwbInferData data;
+  if (!_owb_infer_propagate (node, opset, in_types, in, out_type, &data))
+    return;
+  const char *name = node->outputs[0];
+  if (!_owb_infer_data_all_known (&data))
+    {
+      g_hash_table_replace (env->data, (gpointer) name, g_memdup2 (&data, sizeof data));
+      return;
+    }
+  int64_t dims[1] = { data.n };
+  OwbTensor *t = owb_tensor_new (out_type->dtype, data.rank, dims, NULL);
+  for (int i = 0; i < data.n; i++)
+    if (out_type->dtype == OWB_TYPE_INT32)
+      ((int32_t *) t->data)[i] = (int32_t) data.elements[i].value;
+    else if (out_type->dtype == OWB_TYPE_BOOL)
+      ((uint8_t *) t->data)[i] = data.elements[i].value != 0;
+    else
+      ((int64_t *) t->data)[i] = data.elements[i].value;
+  g_hash_table_replace (env->computed, (gpointer) name, t);
+}
+
 static gboolean
 infer_node (OwbModel *model, OwbNode *node, Env *env, int depth, GError **error)
 {
@@ -94,6 +149,12 @@ infer_node (OwbModel *model, OwbNode *node, Env *env, int depth, GError **error)
     {
       const OwbValueType **in_types = g_new0 (const OwbValueType *, MAX (node->n_inputs, 1));
       const OwbTensor **in_values = g_new0 (const OwbTensor *, MAX (node->n_inputs, 1));
+      /* Data propagation: in_data for the schema (values only partly known), all_data for the
+       * rules below (constants too). */
+      const OwbInferData **in_data = g_new0 (const OwbInferData *, MAX (node->n_inputs, 1));
+      const OwbInferData **all_data = g_new0 (const OwbInferData *, MAX (node->n_inputs, 1));
+      OwbInferData *from_constants = NULL;
+      gboolean propagated = FALSE;
       OwbValueType unknown;
       owb_value_type_init_unknown (&unknown);
       for (int i = 0; i < node->n_inputs; i++)
@@ -104,6 +165,17 @@ infer_node (OwbModel *model, OwbNode *node, Env *env, int depth, GError **error)
           if (!in_types[i])
             in_types[i] = &unknown;
           in_values[i] = env_value (env, node->inputs[i]);
+          if (!in_values[i] && (in_values[i] = env_computed (env, node->inputs[i])))
+            propagated = TRUE;
+          if (!in_values[i] && (all_data[i] = in_data[i] = env_data (env, node->inputs[i])))
+            propagated = TRUE;
+          if (in_values[i] && in_values[i]->kind == OWB_VALUE_TENSOR && in_values[i]->nelems <= OWB_INFER_DATA_MAX)
+            {
+              if (!from_constants)
+                from_constants = g_new (OwbInferData, node->n_inputs);
+              if (_owb_infer_data_from_tensor (in_values[i], &from_constants[i]))
+                all_data[i] = &from_constants[i];
+            }
         }
       OwbInferContext ctx = {
         .node = node,
@@ -114,10 +186,36 @@ infer_node (OwbModel *model, OwbNode *node, Env *env, int depth, GError **error)
         .n_outputs = node->n_outputs,
         .outputs = outputs,
         .graph = node->graph,
+        .input_data = in_data,
       };
-      ok = owb_op_infer (schema, &ctx, error);
+      GError *local = NULL;
+      ok = owb_op_infer (schema, &ctx, &local);
+      gboolean retried = !ok && propagated;
+      if (retried)
+        {
+          /* What data propagation derived may disagree with a stale value_info the file declares
+           * (a Reshape target from a declared shape): it never makes a model fail that loads
+           * without it. The node is inferred again from its constants alone. */
+          g_clear_error (&local);
+          for (int i = 0; i < node->n_inputs; i++)
+            {
+              in_values[i] = node->inputs[i][0] ? env_value (env, node->inputs[i]) : NULL;
+              in_data[i] = all_data[i] = NULL;
+            }
+          for (int o = 0; o < node->n_outputs; o++)
+            owb_value_type_init_unknown (&outputs[o]);
+          ctx.values_read = FALSE;
+          ok = owb_op_infer (schema, &ctx, &local);
+        }
+      if (!ok)
+        g_propagate_error (error, local);
+      if (ok && !retried && node->n_outputs == 1 && node->outputs[0][0])
+        propagate (env, node, opset, in_types, all_data, &outputs[0]);
       g_free (in_types);
       g_free (in_values);
+      g_free (in_data);
+      g_free (all_data);
+      g_free (from_constants);
     }
   for (int o = 0; ok && o < node->n_outputs; o++)
     {
@@ -195,7 +293,8 @@ infer_graph (OwbModel *model, OwbGraph *graph, const Env *outer, int depth, GErr
       return FALSE;
     }
   Env env = { g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free), g_hash_table_new (g_str_hash, g_str_equal),
-              outer };
+              g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free),
+              g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) owb_tensor_unref), outer };
   /* Declared types first (value_info, outputs), so inference can fall back on them. */
   for (guint i = 0; i < graph->value_infos->len; i++)
     {
@@ -231,6 +330,8 @@ infer_graph (OwbModel *model, OwbGraph *graph, const Env *outer, int depth, GErr
     record_value_infos (graph, &env);
   g_hash_table_unref (env.types);
   g_hash_table_unref (env.values);
+  g_hash_table_unref (env.data);
+  g_hash_table_unref (env.computed);
   return ok;
 }
 

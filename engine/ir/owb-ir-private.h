@@ -12,3 +12,15 @@ void _owb_graph_collect_outer_refs (const OwbGraph *graph, GHashTable *refs);
  * re-indexes the rest each time. */
 guint _owb_graph_remove_initializers_if (OwbGraph *graph, gboolean (*unused) (const char *name, gpointer user_data),
                                          gpointer user_data);
+
+#include <owb/owb-op.h>
+
+/* Data propagation (owb-infer-data.c). A small integer or boolean tensor's value as data (rank <= 1,
+ * at most OWB_INFER_DATA_MAX elements); FALSE for any other value. */
+gboolean _owb_infer_data_from_tensor (const OwbTensor *t, OwbInferData *out);
+gboolean _owb_infer_data_all_known (const OwbInferData *d);
+/* The value of node's single output as far as its inputs' data and types tell it (out_type is the
+ * output's inferred type); FALSE when the op is not one that carries data or nothing is known.
+ * Entries of `in` are NULL where nothing is known of an input. */
+gboolean _owb_infer_propagate (const OwbNode *node, int opset, const OwbValueType *const *in_types,
+                               const OwbInferData *const *in, const OwbValueType *out_type, OwbInferData *out);

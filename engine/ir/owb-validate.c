@@ -18,7 +18,7 @@ static const struct {
   { "ai.onnx.preview", 1 },
   { "ai.onnx.preview.training", 1 },
   { "com.microsoft", 1 },
-  { "ai.onnx.workbench", 1 },
+  { OWB_DOMAIN, 1 },
 };
 
 /* Subgraph nesting beyond this is refused rather than risking a deep recursion. */

@@ -7,8 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-#define WB "ai.onnx.workbench"
-
 static gboolean
 is_float_dtype (OwbDataType t)
 {
@@ -364,10 +362,10 @@ infer_multi_head_attention (OwbInferContext *ctx, GError **error)
 }
 
 const OwbOpSchema _owb_ops_fused_transformer[] = {
-  { "LayerNormalization", WB, 1, 2, 3, 1, 3, infer_layer_normalization },
-  { "Gelu", WB, 1, 1, 1, 1, 1, infer_gelu },
-  { "BiasGelu", WB, 1, 2, 2, 1, 1, infer_bias_gelu },
-  { "SkipLayerNormalization", WB, 1, 3, 5, 1, 4, infer_skip_layer_normalization },
-  { "MultiHeadAttention", WB, 1, 1, 4, 1, 1, infer_multi_head_attention },
+  { "LayerNormalization", OWB_DOMAIN, 1, 2, 3, 1, 3, infer_layer_normalization },
+  { "Gelu", OWB_DOMAIN, 1, 1, 1, 1, 1, infer_gelu },
+  { "BiasGelu", OWB_DOMAIN, 1, 2, 2, 1, 1, infer_bias_gelu },
+  { "SkipLayerNormalization", OWB_DOMAIN, 1, 3, 5, 1, 4, infer_skip_layer_normalization },
+  { "MultiHeadAttention", OWB_DOMAIN, 1, 1, 4, 1, 1, infer_multi_head_attention },
   { NULL }
 };

@@ -68,6 +68,7 @@ infer_as (OwbInferContext *ctx, const char *op_type, int opset, int n_inputs, co
   sub.inputs = inputs;
   /* The standard ops' shapes never depend on input values; values of transposed inputs would lie. */
   sub.input_values = values;
+  sub.input_data = NULL;
   return schema->infer (&sub, error);
 }
 
@@ -184,8 +185,8 @@ infer_fused_gemm (OwbInferContext *ctx, GError **error)
 }
 
 const OwbOpSchema _owb_ops_fused[] = {
-  { "FusedConv", "ai.onnx.workbench", 1, 2, 4, 1, 1, infer_fused_conv },
-  { "FusedMatMul", "ai.onnx.workbench", 1, 2, 3, 1, 1, infer_fused_matmul },
-  { "FusedGemm", "ai.onnx.workbench", 1, 2, 3, 1, 1, infer_fused_gemm },
+  { "FusedConv", OWB_DOMAIN, 1, 2, 4, 1, 1, infer_fused_conv },
+  { "FusedMatMul", OWB_DOMAIN, 1, 2, 3, 1, 1, infer_fused_matmul },
+  { "FusedGemm", OWB_DOMAIN, 1, 2, 3, 1, 1, infer_fused_gemm },
   { NULL }
 };

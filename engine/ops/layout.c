@@ -83,6 +83,7 @@ infer_via (OwbInferContext *ctx, const char *op_type, int opset, int n, const in
   sub.inputs = ins;
   /* Shapes never depend on the values here, and the values are in the other layout. */
   sub.input_values = values;
+  sub.input_data = NULL;
   if (!schema->infer (&sub, error))
     return FALSE;
   to_nhwc (&ctx->outputs[0]);
@@ -274,13 +275,13 @@ infer_nhwc_qlinear_conv (OwbInferContext *ctx, GError **error)
 }
 
 const OwbOpSchema _owb_ops_layout[] = {
-  { "NhwcConv", "ai.onnx.workbench", 1, 2, 4, 1, 1, infer_nhwc_conv },
-  { "NhwcMaxPool", "ai.onnx.workbench", 1, 1, 1, 1, 1, infer_nhwc_max_pool },
-  { "NhwcAveragePool", "ai.onnx.workbench", 1, 1, 1, 1, 1, infer_nhwc_average_pool },
-  { "NhwcGlobalAveragePool", "ai.onnx.workbench", 1, 1, 1, 1, 1, infer_nhwc_global_average_pool },
-  { "NhwcConvTranspose", "ai.onnx.workbench", 1, 2, 3, 1, 1, infer_nhwc_conv_transpose },
-  { "NhwcQLinearConv", "ai.onnx.workbench", 1, 8, 9, 1, 1, infer_nhwc_qlinear_conv },
+  { "NhwcConv", OWB_DOMAIN, 1, 2, 4, 1, 1, infer_nhwc_conv },
+  { "NhwcMaxPool", OWB_DOMAIN, 1, 1, 1, 1, 1, infer_nhwc_max_pool },
+  { "NhwcAveragePool", OWB_DOMAIN, 1, 1, 1, 1, 1, infer_nhwc_average_pool },
+  { "NhwcGlobalAveragePool", OWB_DOMAIN, 1, 1, 1, 1, 1, infer_nhwc_global_average_pool },
+  { "NhwcConvTranspose", OWB_DOMAIN, 1, 2, 3, 1, 1, infer_nhwc_conv_transpose },
+  { "NhwcQLinearConv", OWB_DOMAIN, 1, 8, 9, 1, 1, infer_nhwc_qlinear_conv },
   /* B1 may be "": the schema requires X and W1, inference W2 */
-  { "NhwcPointwiseDepthwise", "ai.onnx.workbench", 1, 2, 5, 1, 1, infer_nhwc_pointwise_depthwise },
+  { "NhwcPointwiseDepthwise", OWB_DOMAIN, 1, 2, 5, 1, 1, infer_nhwc_pointwise_depthwise },
   { NULL }
 };

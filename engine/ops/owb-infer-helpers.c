@@ -1,4 +1,5 @@
 /* owb-infer-helpers.c: checks and helpers shared by the inference functions of all op families. */
+#include "owb-ops-private.h"
 #include <owb/owb-op.h>
 #include <owb/owb-error.h>
 
@@ -237,6 +238,15 @@ owb_infer_get_ints (OwbInferContext *ctx, int input, int64_t **values, int64_t *
   return TRUE;
 }
 
+const OwbInferData *
+owb_infer_get_data (OwbInferContext *ctx, int input)
+{
+  ctx->values_read = TRUE;
+  if (input < 0 || input >= ctx->n_inputs || !ctx->input_data)
+    return NULL;
+  return ctx->input_data[input];
+}
+
 gboolean
 owb_infer_axis (OwbInferContext *ctx, int64_t axis, int rank, int *out, GError **error)
 {
@@ -247,5 +257,56 @@ owb_infer_axis (OwbInferContext *ctx, int64_t axis, int rank, int *out, GError *
       return FALSE;
     }
   *out = (int) (axis < 0 ? axis + rank : axis);
+  return TRUE;
+}
+
+/* Reads the known value of input i as integers into vals (at most max); FALSE if the value is not
+ * known. *n receives the element count; more than max elements is an error. */
+gboolean
+_owb_infer_read_input_ints (OwbInferContext *ctx, int i, int64_t *vals, int max, int *n, gboolean *known, GError **error)
+{
+  const OwbTensor *t = (i < ctx->n_inputs && ctx->input_values) ? ctx->input_values[i] : NULL;
+
+  ctx->values_read = TRUE;
+  *known = FALSE;
+  *n = 0;
+  if (t == NULL)
+    return TRUE;
+  if (t->dtype != OWB_TYPE_INT64 && t->dtype != OWB_TYPE_INT32) {
+    owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input %d must be int64, not %s", i, owb_data_type_name (t->dtype));
+    return FALSE;
+  }
+  if (t->nelems > max) {
+    owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "input %d has %" G_GINT64_FORMAT " values, more than the %d allowed",
+                         i, t->nelems, max);
+    return FALSE;
+  }
+  for (int64_t k = 0; k < t->nelems; k++)
+    vals[k] = owb_tensor_get_int64 (t, k);
+  *n = (int) t->nelems;
+  *known = TRUE;
+  return TRUE;
+}
+
+/* Normalises axes into [0, rank) and marks them in mask; errors on out-of-range or repeated axes. */
+gboolean
+_owb_infer_axes_to_mask (OwbInferContext *ctx, const int64_t *axes, int n, int rank, gboolean *mask, GError **error)
+{
+  for (int d = 0; d < OWB_MAX_RANK; d++)
+    mask[d] = FALSE;
+  for (int k = 0; k < n; k++) {
+    int64_t a = axes[k];
+    if (a < -rank || a >= rank) {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "axis %" G_GINT64_FORMAT " is out of range for rank %d", a, rank);
+      return FALSE;
+    }
+    if (a < 0)
+      a += rank;
+    if (mask[a]) {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "axis %" G_GINT64_FORMAT " is repeated", axes[k]);
+      return FALSE;
+    }
+    mask[a] = TRUE;
+  }
   return TRUE;
 }

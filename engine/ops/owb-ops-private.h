@@ -8,6 +8,7 @@ extern const OwbOpSchema _owb_ops_elementwise[];
 extern const OwbOpSchema _owb_ops_nn[];
 extern const OwbOpSchema _owb_ops_tensor[];
 extern const OwbOpSchema _owb_ops_reduce[];
+extern const OwbOpSchema _owb_ops_resize[];
 extern const OwbOpSchema _owb_ops_rnn[];
 extern const OwbOpSchema _owb_ops_norm[];
 extern const OwbOpSchema _owb_ops_fused_transformer[];
@@ -15,7 +16,18 @@ extern const OwbOpSchema _owb_ops_fused[];
 extern const OwbOpSchema _owb_ops_ml[];
 extern const OwbOpSchema _owb_ops_control[];
 extern const OwbOpSchema _owb_ops_signal[];
+extern const OwbOpSchema _owb_ops_image_decoder[];
 extern const OwbOpSchema _owb_ops_quant[];
 extern const OwbOpSchema _owb_ops_misc[];
 extern const OwbOpSchema _owb_ops_transformer[];
 extern const OwbOpSchema _owb_ops_layout[];
+
+/* Helpers shared by the schemas of more than one family (owb-infer-helpers.c). */
+
+/* Reads the known value of input i as integers into vals (at most max); FALSE if the value is not
+ * known. *n receives the element count; more than max elements is an error. */
+gboolean _owb_infer_read_input_ints (OwbInferContext *ctx, int i, int64_t *vals, int max, int *n, gboolean *known,
+                                     GError **error);
+/* Normalises axes into [0, rank) and marks them in mask; errors on out-of-range or repeated axes. */
+gboolean _owb_infer_axes_to_mask (OwbInferContext *ctx, const int64_t *axes, int n, int rank, gboolean *mask,
+                                  GError **error);

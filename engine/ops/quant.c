@@ -720,9 +720,9 @@ infer_qlinear_binary (OwbInferContext *ctx, GError **error)
 }
 
 const OwbOpSchema _owb_ops_quant[] = {
-  { "QLinearBinary", "ai.onnx.workbench", 1, 8, 8, 1, 1, infer_qlinear_binary },
-  { "QLinearBinaryLookup", "ai.onnx.workbench", 1, 3, 3, 1, 1, infer_qlinear_binary_lookup },
-  { "QLinearLookup", "ai.onnx.workbench", 1, 2, 2, 1, 1, infer_qlinear_lookup },
+  { "QLinearBinary", OWB_DOMAIN, 1, 8, 8, 1, 1, infer_qlinear_binary },
+  { "QLinearBinaryLookup", OWB_DOMAIN, 1, 3, 3, 1, 1, infer_qlinear_binary_lookup },
+  { "QLinearLookup", OWB_DOMAIN, 1, 2, 2, 1, 1, infer_qlinear_lookup },
   { "QuantizeLinear", "", 10, 2, 3, 1, 1, infer_quantize_linear },
   { "DequantizeLinear", "", 10, 2, 3, 1, 1, infer_dequantize_linear },
   { "DynamicQuantizeLinear", "", 11, 1, 1, 3, 3, infer_dynamic_quantize_linear },

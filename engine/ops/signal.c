@@ -1,6 +1,6 @@
 /* signal.c: schemas and shape inference of the signal and image op family: DFT, STFT, the window
- * generators, MelWeightMatrix, GridSample, AffineGrid, RoiAlign, NonMaxSuppression, DeformConv and
- * ImageDecoder. */
+ * generators, MelWeightMatrix, GridSample, AffineGrid, RoiAlign, NonMaxSuppression and DeformConv.
+ * ImageDecoder is in image-decoder.c. */
 #include "owb-ops-private.h"
 #include <owb/owb-error.h>
 
@@ -810,33 +810,6 @@ infer_deform_conv (OwbInferContext *ctx, GError **error)
   return TRUE;
 }
 
-/* ---- ImageDecoder ---- */
-
-static gboolean
-infer_image_decoder (OwbInferContext *ctx, GError **error)
-{
-  const OwbValueType *x = ctx->inputs[0];
-  const char *fmt = owb_node_get_string (ctx->node, "pixel_format", "RGB");
-  if (strcmp (fmt, "RGB") != 0 && strcmp (fmt, "BGR") != 0 && strcmp (fmt, "Grayscale") != 0)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute pixel_format = '%s' is not RGB, BGR or "
-                           "Grayscale", fmt);
-      return FALSE;
-    }
-  if (x->dtype != OWB_TYPE_UINT8 && x->dtype != OWB_TYPE_UNDEFINED)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input encoded_stream must be uint8, got %s",
-                           owb_data_type_name (x->dtype));
-      return FALSE;
-    }
-  if (!check_rank (ctx, 0, "encoded_stream", 1, 1, error))
-    return FALSE;
-  /* Height and width come from the decoded stream, so they stay unknown even at run time. */
-  init_output (ctx, OWB_TYPE_UINT8, 3);
-  ctx->outputs[0].dims[2] = OWB_DIM_VALUE (strcmp (fmt, "Grayscale") == 0 ? 1 : 3);
-  return TRUE;
-}
-
 const OwbOpSchema _owb_ops_signal[] = {
   { "DFT", "", 17, 1, 2, 1, 1, infer_dft },
   { "DFT", "", 20, 1, 3, 1, 1, infer_dft },
@@ -850,6 +823,5 @@ const OwbOpSchema _owb_ops_signal[] = {
   { "RoiAlign", "", 10, 3, 3, 1, 1, infer_roi_align },
   { "NonMaxSuppression", "", 10, 2, 5, 1, 1, infer_nms },
   { "DeformConv", "", 19, 3, 5, 1, 1, infer_deform_conv },
-  { "ImageDecoder", "", 20, 1, 1, 1, 1, infer_image_decoder },
   { NULL }
 };

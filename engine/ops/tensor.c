@@ -76,6 +76,36 @@ known_length (OwbInferContext *ctx, int i)
   return -1;
 }
 
+/* A shape input's value as far as data propagation knows it: known elements in shape, the others
+ * (named or unknown dims) in sym; FALSE when not even its length is known. */
+static gboolean
+get_shape_data (OwbInferContext *ctx, int i, int64_t **shape, int64_t *n, const OwbInferElement **sym)
+{
+  const OwbInferData *d = owb_infer_get_data (ctx, i);
+  if (!d)
+    return FALSE;
+  *n = d->n;
+  *shape = g_new (int64_t, MAX (d->n, 1));
+  for (int k = 0; k < d->n; k++)
+    (*shape)[k] = d->elements[k].known ? d->elements[k].value : 0;
+  *sym = d->elements;
+  return TRUE;
+}
+
+/* Element k of a shape that data propagation only partly knows, as a dim (never -1 or 0: a named
+ * dim stands for a size). */
+static gboolean
+sym_unknown (const OwbInferElement *sym, int k)
+{
+  return sym && !sym[k].known;
+}
+
+static OwbDim
+sym_dim (const OwbInferElement *sym, int k)
+{
+  return (OwbDim) { -1, sym[k].param };
+}
+
 /* a * b keeping a named dim when the other factor is 1. */
 static OwbDim
 dim_mul (OwbDim a, OwbDim b)
@@ -131,6 +161,7 @@ infer_reshape (OwbInferContext *ctx, GError **error)
   OwbValueType *out = &ctx->outputs[0];
   g_autofree int64_t *shape = NULL;
   int64_t n = 0;
+  const OwbInferElement *sym = NULL;
   gboolean allowzero = ctx->opset >= 14 && owb_node_get_int (ctx->node, "allowzero", 0) != 0;
 
   if (ctx->opset < 5)
@@ -149,7 +180,7 @@ infer_reshape (OwbInferContext *ctx, GError **error)
     {
       if (!check_int_input (ctx, 1, "shape", error))
         return FALSE;
-      if (!owb_infer_get_ints (ctx, 1, &shape, &n))
+      if (!owb_infer_get_ints (ctx, 1, &shape, &n) && !get_shape_data (ctx, 1, &shape, &n, &sym))
         {
           int64_t len = known_length (ctx, 1);
           if (len > OWB_MAX_RANK)
@@ -164,8 +195,16 @@ infer_reshape (OwbInferContext *ctx, GError **error)
   set_tensor (out, data->dtype, (int) n);
   int infer_at = -1;
   gboolean has_zero = FALSE;
+  gboolean unknown_entry = FALSE;
   for (int i = 0; i < n; i++)
     {
+      if (sym_unknown (sym, i))
+        {
+          /* An unknown entry may be the -1 or a 0 that copies: nothing is said of where -1 goes. */
+          out->dims[i] = sym_dim (sym, i);
+          unknown_entry |= !sym[i].param;
+          continue;
+        }
       if (shape[i] == -1)
         {
           if (infer_at >= 0)
@@ -202,7 +241,7 @@ infer_reshape (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "with allowzero=1, shape cannot hold both 0 and -1");
       return FALSE;
     }
-  if (data->rank < 0)
+  if (data->rank < 0 || (unknown_entry && infer_at >= 0))
     return TRUE;
 
   /* Element counts on both sides, cancelling named dims that appear on both. */
@@ -1035,7 +1074,8 @@ infer_constant_of_shape (OwbInferContext *ctx, GError **error)
     return FALSE;
   g_autofree int64_t *shape = NULL;
   int64_t n;
-  if (!owb_infer_get_ints (ctx, 0, &shape, &n))
+  const OwbInferElement *sym = NULL;
+  if (!owb_infer_get_ints (ctx, 0, &shape, &n) && !get_shape_data (ctx, 0, &shape, &n, &sym))
     {
       int64_t len = known_length (ctx, 0);
       if (!check_rank (ctx, len, error))
@@ -1048,6 +1088,11 @@ infer_constant_of_shape (OwbInferContext *ctx, GError **error)
   set_tensor (&ctx->outputs[0], dtype, (int) n);
   for (int i = 0; i < n; i++)
     {
+      if (sym_unknown (sym, i))
+        {
+          ctx->outputs[0].dims[i] = sym_dim (sym, i);
+          continue;
+        }
       if (shape[i] < 0)
         {
           owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "shape value %" G_GINT64_FORMAT " is negative", shape[i]);
@@ -1064,9 +1109,10 @@ infer_expand (OwbInferContext *ctx, GError **error)
   const OwbValueType *x = ctx->inputs[0];
   g_autofree int64_t *shape = NULL;
   int64_t n;
+  const OwbInferElement *sym = NULL;
   if (!check_int_input (ctx, 1, "shape", error))
     return FALSE;
-  if (!owb_infer_get_ints (ctx, 1, &shape, &n))
+  if (!owb_infer_get_ints (ctx, 1, &shape, &n) && !get_shape_data (ctx, 1, &shape, &n, &sym))
     {
       int64_t len = known_length (ctx, 1);
       int64_t rank = len >= 0 && x->rank >= 0 ? MAX (len, x->rank) : -1;
@@ -1081,6 +1127,11 @@ infer_expand (OwbInferContext *ctx, GError **error)
   set_tensor (&st, x->dtype, (int) n);
   for (int i = 0; i < n; i++)
     {
+      if (sym_unknown (sym, i))
+        {
+          st.dims[i] = sym_dim (sym, i);
+          continue;
+        }
       if (shape[i] < 0)
         {
           owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "shape value %" G_GINT64_FORMAT " is negative", shape[i]);
@@ -1186,7 +1237,15 @@ infer_range (OwbInferContext *ctx, GError **error)
     {
       v[i] = in_value (ctx, i);
       if (!v[i])
-        return TRUE;
+        {
+          /* Range (0, n, 1) over a named dim n (a sequence length) has n elements. */
+          const OwbInferData *limit = owb_infer_get_data (ctx, 1);
+          const OwbTensor *start = in_value (ctx, 0), *delta = in_value (ctx, 2);
+          if (i == 1 && limit && limit->n == 1 && limit->elements[0].param && start && delta && start->nelems == 1
+              && delta->nelems == 1 && owb_tensor_get_double (start, 0) == 0 && owb_tensor_get_double (delta, 0) == 1)
+            ctx->outputs[0].dims[0] = (OwbDim) { -1, limit->elements[0].param };
+          return TRUE;
+        }
       if (v[i]->nelems != 1)
         {
           owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "input %d must be a scalar", i);

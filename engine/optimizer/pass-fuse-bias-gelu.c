@@ -71,6 +71,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *gelu)
     }
   const char *approximate = owb_node_get_string (gelu, "approximate", "none");
   char *from[2] = { g_strdup (owb_pass_label (add)), g_strdup (owb_pass_label (gelu)) };
+  g_autofree char *gelu_name = g_strdup (gelu->name ? gelu->name : "");
   OwbNode *fused = owb_node_new ("BiasGelu", OWB_DOMAIN, NULL);
   owb_node_add_input (fused, x);
   owb_node_add_input (fused, add->inputs[b]);
@@ -80,8 +81,9 @@ try_fuse (OwbPassContext *ctx, OwbNode *gelu)
   a->s_len = strlen (a->s);
   owb_pass_remove_node (ctx, gelu);
   owb_pass_remove_node (ctx, add);
+  /* the Gelu's name, free again now that it is removed: the fused node stays in its scope */
   g_free (fused->name);
-  fused->name = owb_pass_scoped_name (ctx, from[1], "BiasGelu");
+  fused->name = g_strdup (gelu_name);
   owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
   owb_pass_add_node (ctx, fused, (const char *const *) from, 2);
   g_free (from[0]);

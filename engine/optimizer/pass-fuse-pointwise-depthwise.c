@@ -88,9 +88,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *dw)
   OwbNode *fused = owb_node_dup (dw);
   owb_node_clear_claims (fused);
   g_free (fused->op_type);
-  fused->op_type = g_strdup ("NhwcPointwiseDepthwise");
-  g_free (fused->name);
-  fused->name = NULL;
+  fused->op_type = g_strdup ("NhwcPointwiseDepthwise"); /* under the depthwise node's name */
   const char *b1 = owb_node_get_input (pw, 2), *b2 = owb_node_get_input (dw, 2);
   const char *ins[5] = { pw->inputs[0], pw->inputs[1], b1 ? b1 : "", dw->inputs[1], b2 ? b2 : "" };
   for (int i = 0; i < fused->n_inputs; i++)

@@ -131,8 +131,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
   const char *xzp = x.zp ? x.zp : zero_point (ctx, label, x.scale, x.qtype);
   const char *wzp = w.zp ? w.zp : zero_point (ctx, label, w.scale, w.qtype);
   const char *yz = yzp_name ? yzp_name : zero_point (ctx, label, q->inputs[1], ytype);
-  g_autofree char *name = owb_pass_scoped_name (ctx, mm->name && mm->name[0] ? mm->name : label, "QLinearMatMul");
-  OwbNode *fused = owb_node_new ("QLinearMatMul", "", name);
+  /* under the MatMul's name (free again once it is removed), so its scope is kept */
+  OwbNode *fused = owb_node_new ("QLinearMatMul", "", mm->name && mm->name[0] ? mm->name : NULL);
   const char *inputs[8] = { x.q, x.scale, xzp, w.q, w.scale, wzp, q->inputs[1], yz };
   for (int i = 0; i < 8; i++)
     owb_node_add_input (fused, inputs[i]);

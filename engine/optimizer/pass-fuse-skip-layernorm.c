@@ -187,6 +187,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *ln)
   gboolean want_sum = owb_pass_n_uses (ctx, sum) > 1;
 
   char *from[3] = { g_strdup (owb_pass_label (add)), g_strdup (owb_pass_label (ln)), badd ? g_strdup (owb_pass_label (badd)) : NULL };
+  g_autofree char *ln_name = g_strdup (ln->name ? ln->name : "");
   OwbNode *fused = owb_node_new ("SkipLayerNormalization", OWB_DOMAIN, NULL);
   owb_node_add_input (fused, input);
   owb_node_add_input (fused, skip);
@@ -207,8 +208,9 @@ try_fuse (OwbPassContext *ctx, OwbNode *ln)
   owb_pass_remove_node (ctx, add);
   if (badd)
     owb_pass_remove_node (ctx, badd);
+  /* the LayerNormalization's name (free again now that it is removed): its scope is kept */
   g_free (fused->name);
-  fused->name = owb_pass_scoped_name (ctx, from[1], "SkipLayerNormalization");
+  fused->name = g_strdup (ln_name);
   owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
   owb_pass_add_node (ctx, fused, (const char *const *) from, badd ? 3 : 2);
   for (int i = 0; i < 3; i++)

@@ -43,14 +43,26 @@ set_ints (OwbNode *node, const char *name, int n, const int64_t *values)
   a->ints = g_memdup2 (values, sizeof (int64_t) * n);
 }
 
-/* Adds Transpose (input, perm) writing `output`, or a fresh "nhwc"/"nchw" value when output is NULL;
- * returns the output's name (owned by the node). */
+/* The NHWC form of value `name`: "<name>_nhwc", made unique. Names derived from the value they
+ * carry keep the model's scopes readable where "nhwc_17" said nothing. Caller frees. */
+static char *
+nhwc_value_name (OwbPassContext *ctx, const char *name)
+{
+  g_autofree char *base = g_strconcat (name, "_nhwc", NULL);
+  return owb_pass_unique_name (ctx, base);
+}
+
+/* Adds Transpose (input, perm) writing `output`, or a fresh "<input>_nhwc" value when output is
+ * NULL; the node is named after `from`, the node it serves ("<from>_to_nhwc", "<from>_to_nchw"), so
+ * that it sits in that node's scope. Returns the output's name (owned by the node). */
 static const char *
 add_transpose (OwbPassContext *ctx, const char *input, const char *output, const int64_t *perm, const char *from)
 {
-  OwbNode *t = owb_node_new ("Transpose", "", NULL);
+  g_autofree char *node_base = g_strconcat (from ? from : input, perm == to_nhwc_perm ? "_to_nhwc" : "_to_nchw", NULL);
+  g_autofree char *node_name = owb_pass_unique_name (ctx, node_base);
+  OwbNode *t = owb_node_new ("Transpose", "", node_name);
   owb_node_add_input (t, input);
-  char *name = output ? g_strdup (output) : owb_pass_unique_name (ctx, perm == to_nhwc_perm ? "nhwc" : "nchw");
+  char *name = output ? g_strdup (output) : nhwc_value_name (ctx, input);
   owb_node_add_output (t, name);
   g_free (name);
   set_ints (t, "perm", 4, perm);
@@ -198,8 +210,7 @@ convert_to_nhwc (OwbPassContext *ctx, OwbNode *node, const char *op_type, OwbTen
   nc->op_type = g_strdup (op_type);
   g_free (nc->domain);
   nc->domain = g_strdup (OWB_DOMAIN);
-  g_free (nc->name);
-  nc->name = NULL;
+  /* nc keeps the convolution's name, and so its scope: the name is free again once node goes */
 
   char *x = nhwc_of (ctx, node->inputs[0], from);
   g_free (nc->inputs[0]);
@@ -215,7 +226,7 @@ convert_to_nhwc (OwbPassContext *ctx, OwbNode *node, const char *op_type, OwbTen
     }
   char *out = g_strdup (node->outputs[0]);
   g_free (nc->outputs[0]);
-  nc->outputs[0] = owb_pass_unique_name (ctx, "nhwc");
+  nc->outputs[0] = nhwc_value_name (ctx, out);
   char *from_copy = g_strdup (from);
   const char *from_name = from_copy;
   owb_pass_add_node (ctx, nc, &from_name, 1);
@@ -485,9 +496,7 @@ try_push (OwbPassContext *ctx, OwbNode *node)
 
   const char *from = owb_pass_label (node);
   OwbNode *nn = owb_node_dup (node);
-  owb_node_clear_claims (nn);
-  g_free (nn->name);
-  nn->name = NULL;
+  owb_node_clear_claims (nn); /* nn keeps node's name */
   for (int i = 0; i < n_data; i++)
     {
       const char *src = nhwc_source (ctx, node->inputs[i]);
@@ -542,7 +551,7 @@ try_push (OwbPassContext *ctx, OwbNode *node)
   char *from_copy = g_strdup (from);
   const char *from_name = from_copy;
   g_free (nn->outputs[0]);
-  nn->outputs[0] = owb_pass_unique_name (ctx, "nhwc");
+  nn->outputs[0] = nhwc_value_name (ctx, y);
   owb_pass_add_node (ctx, nn, &from_name, 1);
   owb_pass_remove_node (ctx, node);
   add_transpose (ctx, nn->outputs[0], y, to_nchw_perm, from_copy);
@@ -630,9 +639,7 @@ try_push_reduce (OwbPassContext *ctx, OwbNode *node)
   char *from_copy = g_strdup (from);
   const char *from_name = from_copy;
   OwbNode *nn = owb_node_dup (node);
-  owb_node_clear_claims (nn);
-  g_free (nn->name);
-  nn->name = NULL;
+  owb_node_clear_claims (nn); /* nn keeps node's name */
   g_free (nn->inputs[0]);
   nn->inputs[0] = g_strdup (src);
   if (axes_value)
@@ -649,7 +656,7 @@ try_push_reduce (OwbPassContext *ctx, OwbNode *node)
         memcpy (nn->attributes[a].ints, nhwc_axes, sizeof (int64_t) * n);
   char *y = g_strdup (node->outputs[0]);
   g_free (nn->outputs[0]);
-  nn->outputs[0] = keepdims ? owb_pass_unique_name (ctx, "nhwc") : g_strdup (y);
+  nn->outputs[0] = keepdims ? nhwc_value_name (ctx, y) : g_strdup (y);
   owb_pass_remove_node (ctx, node);
   owb_pass_add_node (ctx, nn, &from_name, 1);
   if (keepdims)
@@ -902,7 +909,7 @@ run (OwbPassContext *ctx, GError **error)
     {
       owb_pass_near_miss (ctx, g_ptr_array_index (convs, 0),
                            "and %u other convolution(s) would run as NhwcConv/NhwcConvTranspose, which needs "
-                           "ai.onnx.workbench; kept in NCHW (portable)",
+                           OWB_DOMAIN "; kept in NCHW (portable)",
                            convs->len - 1);
       g_ptr_array_set_size (convs, 0);
     }

@@ -9,6 +9,7 @@ extern const OwbKernelDef _owb_cpu_kernels_elementwise[];
 extern const OwbKernelDef _owb_cpu_kernels_nn[];
 extern const OwbKernelDef _owb_cpu_kernels_tensor[];
 extern const OwbKernelDef _owb_cpu_kernels_reduce[];
+extern const OwbKernelDef _owb_cpu_kernels_resize[];
 extern const OwbKernelDef _owb_cpu_kernels_rnn[];
 extern const OwbKernelDef _owb_cpu_kernels_norm[];
 extern const OwbKernelDef _owb_cpu_kernels_fused_transformer[];
@@ -16,13 +17,14 @@ extern const OwbKernelDef _owb_cpu_kernels_fused[];
 extern const OwbKernelDef _owb_cpu_kernels_ml[];
 extern const OwbKernelDef _owb_cpu_kernels_control[];
 extern const OwbKernelDef _owb_cpu_kernels_signal[];
+extern const OwbKernelDef _owb_cpu_kernels_image_decoder[];
 extern const OwbKernelDef _owb_cpu_kernels_quant[];
 extern const OwbKernelDef _owb_cpu_kernels_misc[];
 extern const OwbKernelDef _owb_cpu_kernels_transformer[];
 extern const OwbKernelDef _owb_cpu_kernels_layout[];
 extern const OwbKernelDef _owb_cpu_kernels_layout_deconv[];
 
-/* One axis of a Resize as reduce.c resolves it: per output index n_taps input indices and weights
+/* One axis of a Resize as resize.c resolves it: per output index n_taps input indices and weights
  * (weight NULL for nearest), outside (NULL unless cropping) marking extrapolated ones; index NULL
  * when the axis is not resized. */
 typedef struct {

@@ -9,11 +9,11 @@
 
 static const OwbKernelDef *const tables[] = {
   _owb_cpu_kernels_elementwise, _owb_cpu_kernels_nn, _owb_cpu_kernels_norm,
-  _owb_cpu_kernels_tensor,      _owb_cpu_kernels_reduce, _owb_cpu_kernels_rnn,
-  _owb_cpu_kernels_transformer, _owb_cpu_kernels_misc,   _owb_cpu_kernels_quant,
-  _owb_cpu_kernels_signal,      _owb_cpu_kernels_control, _owb_cpu_kernels_ml,
-  _owb_cpu_kernels_fused,       _owb_cpu_kernels_fused_transformer,
-  _owb_cpu_kernels_layout,      _owb_cpu_kernels_layout_deconv,
+  _owb_cpu_kernels_tensor,      _owb_cpu_kernels_reduce, _owb_cpu_kernels_resize,
+  _owb_cpu_kernels_rnn,         _owb_cpu_kernels_transformer, _owb_cpu_kernels_misc,
+  _owb_cpu_kernels_quant,       _owb_cpu_kernels_signal, _owb_cpu_kernels_image_decoder,
+  _owb_cpu_kernels_control,     _owb_cpu_kernels_ml, _owb_cpu_kernels_fused,
+  _owb_cpu_kernels_fused_transformer, _owb_cpu_kernels_layout, _owb_cpu_kernels_layout_deconv,
 };
 
 static gboolean

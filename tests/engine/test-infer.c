@@ -92,6 +92,176 @@ test_unknown_op_leaves_unknown (void)
   g_error_free (serr);
 }
 
+static void
+add_ints (OwbModel *m, const char *name, int rank, const int64_t *values, int64_t n)
+{
+  OwbTensor *t = owb_tensor_new (OWB_TYPE_INT64, rank, (int64_t[]){ n }, NULL);
+  memcpy (t->data, values, sizeof (int64_t) * n);
+  owb_graph_add_initializer (m->graph, name, t);
+}
+
+/* The attention heads' view of a BERT as PyTorch exports it: the batch and sequence length read
+ * back with Shape and Gather, the head size computed (768 / 12), and Reshape to them. */
+static OwbModel *
+attention_view (gboolean symbolic_batch)
+{
+  OwbModel *m = tu_model_new (13);
+  const char *params[] = { "batch", NULL, NULL };
+  tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 3, (int64_t[]){ symbolic_batch ? -2 : 1, 128, 768 }, params);
+  add_ints (m, "zero", 0, (int64_t[]){ 0 }, 1);
+  add_ints (m, "one", 0, (int64_t[]){ 1 }, 1);
+  add_ints (m, "two", 0, (int64_t[]){ 2 }, 1);
+  add_ints (m, "heads", 1, (int64_t[]){ 12 }, 1);
+  add_ints (m, "heads_scalar", 0, (int64_t[]){ 12 }, 1);
+  add_ints (m, "axes0", 1, (int64_t[]){ 0 }, 1);
+  tu_node (m->graph, "Shape", "shape", "x", "s");
+  tu_node (m->graph, "Gather", "batch", "s,zero", "b");
+  tu_node (m->graph, "Gather", "seq", "s,one", "n");
+  tu_node (m->graph, "Gather", "hidden", "s,two", "h");
+  tu_node (m->graph, "Div", "head_size", "h,heads_scalar", "d");
+  tu_node (m->graph, "Unsqueeze", "ub", "b,axes0", "b1");
+  tu_node (m->graph, "Unsqueeze", "un", "n,axes0", "n1");
+  tu_node (m->graph, "Unsqueeze", "ud", "d,axes0", "d1");
+  OwbNode *concat = tu_node (m->graph, "Concat", "view", "b1,n1,heads,d1", "v");
+  owb_node_add_attribute (concat, "axis", OWB_ATTR_INT)->i = 0;
+  tu_node (m->graph, "Reshape", "reshape", "x,v", "q");
+  OwbNode *t = tu_node (m->graph, "Transpose", "transpose", "q", "y");
+  OwbAttribute *perm = owb_node_add_attribute (t, "perm", OWB_ATTR_INTS);
+  perm->n = 4;
+  perm->ints = g_memdup2 ((int64_t[]){ 0, 2, 1, 3 }, 4 * sizeof (int64_t));
+  tu_add_value (m->graph->outputs, "y", OWB_TYPE_FLOAT, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  return m;
+}
+
+static void
+test_data_propagation_concrete (void)
+{
+  g_autoptr (OwbModel) m = attention_view (FALSE);
+  GError *error = NULL;
+  g_assert_true (owb_model_infer_shapes (m, &error));
+  g_assert_no_error (error);
+  assert_type (m, "v", "int64[4]");
+  assert_type (m, "q", "float32[1,128,12,64]");
+  assert_type (m, "y", "float32[1,12,128,64]");
+
+  /* and the run agrees */
+  g_autoptr (OwbSession) s = tu_session (m, 1, &error);
+  g_assert_no_error (error);
+  g_autoptr (OwbTensor) x = owb_tensor_new (OWB_TYPE_FLOAT, 3, (int64_t[]){ 1, 128, 768 }, NULL);
+  const char *names[] = { "x" };
+  OwbTensor *out = NULL;
+  g_assert_true (owb_session_run (s, 1, names, &x, 1, NULL, &out, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (out->rank, ==, 4);
+  g_assert_cmpint (out->dims[1], ==, 12);
+  g_assert_cmpint (out->dims[2], ==, 128);
+  g_assert_cmpint (out->dims[3], ==, 64);
+  owb_tensor_unref (out);
+}
+
+static void
+test_data_propagation_symbolic (void)
+{
+  g_autoptr (OwbModel) m = attention_view (TRUE);
+  GError *error = NULL;
+  g_assert_true (owb_model_infer_shapes (m, &error));
+  g_assert_no_error (error);
+  assert_type (m, "q", "float32[batch,128,12,64]");
+  assert_type (m, "y", "float32[batch,12,128,64]");
+}
+
+/* Reshape (x, Concat (Slice (Shape (x), 0, 1), [-1])) flattens all but the first dim; Range over
+ * the sequence length and ConstantOfShape / Expand over shapes read back get their dims too. */
+static void
+test_data_propagation_ops (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (13);
+  const char *params[] = { "batch", "seq", NULL };
+  tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 3, (int64_t[]){ -2, -2, 8 }, params);
+  add_ints (m, "start", 1, (int64_t[]){ 0 }, 1);
+  add_ints (m, "end", 1, (int64_t[]){ 1 }, 1);
+  add_ints (m, "minus_one", 1, (int64_t[]){ -1 }, 1);
+  add_ints (m, "zero", 0, (int64_t[]){ 0 }, 1);
+  add_ints (m, "one", 0, (int64_t[]){ 1 }, 1);
+  add_ints (m, "last_two", 1, (int64_t[]){ -2 }, 1);
+  add_ints (m, "big", 1, (int64_t[]){ G_MAXINT64 }, 1);
+  tu_node (m->graph, "Shape", "shape", "x", "s");
+  tu_node (m->graph, "Slice", "first", "s,start,end", "s0");
+  tu_node (m->graph, "Concat", "flat_shape", "s0,minus_one", "fs");
+  owb_node_add_attribute (g_ptr_array_index (m->graph->nodes, 2), "axis", OWB_ATTR_INT)->i = 0;
+  tu_node (m->graph, "Reshape", "flatten", "x,fs", "flat");
+  tu_node (m->graph, "Gather", "seq_len", "s,one", "n");
+  tu_node (m->graph, "Range", "positions", "zero,n,one", "pos");
+  tu_node (m->graph, "Slice", "tail", "s,last_two,big", "st");
+  tu_node (m->graph, "Cast", "cast", "st", "st32");
+  owb_node_add_attribute (g_ptr_array_index (m->graph->nodes, 7), "to", OWB_ATTR_INT)->i = OWB_TYPE_INT32;
+  tu_node (m->graph, "Cast", "cast_back", "st32", "st64");
+  owb_node_add_attribute (g_ptr_array_index (m->graph->nodes, 8), "to", OWB_ATTR_INT)->i = OWB_TYPE_INT64;
+  tu_node (m->graph, "ConstantOfShape", "mask", "st64", "mask");
+  add_ints (m, "ones", 1, (int64_t[]){ 1 }, 1);
+  tu_node (m->graph, "Expand", "expand", "ones,s", "e");
+  for (int i = 0; i < 5; i++)
+    {
+      const char *outs[] = { "flat", "pos", "mask", "e", "st64" };
+      tu_add_value (m->graph->outputs, outs[i], OWB_TYPE_FLOAT, 0, NULL, NULL);
+      ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, i))->has_type = FALSE;
+    }
+  GError *error = NULL;
+  g_assert_true (owb_model_infer_shapes (m, &error));
+  g_assert_no_error (error);
+  assert_type (m, "flat", "float32[batch,?]");
+  assert_type (m, "pos", "int64[seq]");
+  assert_type (m, "st64", "int64[2]");
+  assert_type (m, "mask", "float32[seq,8]");
+  assert_type (m, "e", "int64[batch,seq,8]");
+}
+
+/* A value_info the file declares wrongly (stale dims) may make a propagated Reshape target
+ * impossible; the node is then inferred as it was without propagation, and the model loads. */
+static void
+test_data_propagation_stale_declaration (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (13);
+  tu_add_value (m->graph->inputs, "z", OWB_TYPE_FLOAT, 3, (int64_t[]){ 1, 6, 8 }, NULL);
+  tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 3, (int64_t[]){ 1, -1, 8 }, NULL);
+  tu_node (m->graph, "Relu", "relu", "x", "y");
+  tu_add_value (m->graph->value_infos, "y", OWB_TYPE_FLOAT, 3, (int64_t[]){ 1, 5, 8 }, NULL);
+  tu_node (m->graph, "Shape", "shape", "y", "s");
+  tu_node (m->graph, "Reshape", "reshape", "z,s", "out");
+  tu_add_value (m->graph->outputs, "out", OWB_TYPE_FLOAT, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  GError *error = NULL;
+  gboolean ok = owb_model_infer_shapes (m, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  assert_type (m, "out", "float32[?,?,?]");
+}
+
+/* PyTorch's expand(-1, 3, -1): Expand (t, Where (Equal (s, -1), ConstantOfShape (Shape (s), 1), s)). */
+static void
+test_data_propagation_expand_pattern (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (13);
+  tu_add_value (m->graph->inputs, "t", OWB_TYPE_FLOAT, 3, (int64_t[]){ 1, 1, 4 }, NULL);
+  add_ints (m, "s", 1, (int64_t[]){ -1, 3, -1 }, 3);
+  add_ints (m, "minus_one", 0, (int64_t[]){ -1 }, 1);
+  OwbTensor *one = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]){ 1 }, NULL);
+  ((int64_t *) one->data)[0] = 1;
+  tu_node (m->graph, "Shape", "shape", "s", "sn");
+  OwbNode *cos = tu_node (m->graph, "ConstantOfShape", "ones", "sn", "ones");
+  owb_node_add_attribute (cos, "value", OWB_ATTR_TENSOR)->t = one;
+  tu_node (m->graph, "Equal", "is_keep", "s,minus_one", "keep");
+  tu_node (m->graph, "Where", "sizes", "keep,ones,s", "w");
+  tu_node (m->graph, "Expand", "expand", "t,w", "e");
+  tu_add_value (m->graph->outputs, "e", OWB_TYPE_FLOAT, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  GError *error = NULL;
+  g_assert_true (owb_model_infer_shapes (m, &error));
+  g_assert_no_error (error);
+  assert_type (m, "e", "float32[1,3,4]");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -100,5 +270,10 @@ main (int argc, char **argv)
   g_test_add_func ("/infer/broadcast-mismatch", test_broadcast_mismatch);
   g_test_add_func ("/infer/constant-reshape", test_constant_reshape);
   g_test_add_func ("/infer/unknown-op", test_unknown_op_leaves_unknown);
+  g_test_add_func ("/infer/data-propagation/concrete", test_data_propagation_concrete);
+  g_test_add_func ("/infer/data-propagation/symbolic", test_data_propagation_symbolic);
+  g_test_add_func ("/infer/data-propagation/ops", test_data_propagation_ops);
+  g_test_add_func ("/infer/data-propagation/expand-pattern", test_data_propagation_expand_pattern);
+  g_test_add_func ("/infer/data-propagation/stale-declaration", test_data_propagation_stale_declaration);
   return g_test_run ();
 }

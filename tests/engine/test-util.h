@@ -3,6 +3,7 @@
 
 #include <owb/owb.h>
 #include <stdarg.h>
+#include <string.h>
 
 static inline OwbModel *
 tu_model_new (int opset)
@@ -71,4 +72,53 @@ tu_session (OwbModel *m, int threads, GError **error)
   OwbSession *s = owb_session_new (m, &opts, error);
   g_ptr_array_unref (opts.providers);
   return s;
+}
+
+/* Attribute setters for nodes built by hand. An empty list still gets storage (ints / floats are
+ * never NULL), so it reads as a present, empty attribute. */
+static inline void
+tu_set_int (OwbNode *node, const char *name, int64_t v)
+{
+  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
+}
+
+static inline void
+tu_set_float (OwbNode *node, const char *name, float v)
+{
+  owb_node_add_attribute (node, name, OWB_ATTR_FLOAT)->f = v;
+}
+
+static inline void
+tu_set_string (OwbNode *node, const char *name, const char *v)
+{
+  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
+  a->s = g_strdup (v);
+  a->s_len = strlen (v);
+}
+
+static inline void
+tu_set_ints (OwbNode *node, const char *name, int n, const int64_t *v)
+{
+  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
+  a->n = n;
+  a->ints = n > 0 ? g_memdup2 (v, sizeof (int64_t) * n) : g_new0 (int64_t, 1);
+}
+
+static inline void
+tu_set_floats (OwbNode *node, const char *name, int n, const float *v)
+{
+  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_FLOATS);
+  a->n = n;
+  a->floats = n > 0 ? g_memdup2 (v, sizeof (float) * n) : g_new0 (float, 1);
+}
+
+/* A tensor with a copy of `data` (NULL: zero-filled). */
+static inline OwbTensor *
+tu_new_tensor (OwbDataType dtype, int rank, const int64_t *dims, const void *data)
+{
+  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
+  g_assert_nonnull (t);
+  if (data && t->nbytes)
+    memcpy (t->data, data, t->nbytes);
+  return t;
 }

@@ -193,20 +193,6 @@ int64s (int n, const int64_t *values)
   return t;
 }
 
-static void
-set_ints (OwbNode *node, const char *name, int n, const int64_t *values)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
-  a->n = n;
-  a->ints = g_memdup2 (values, n * sizeof (int64_t));
-}
-
-static void
-set_int (OwbNode *node, const char *name, int64_t value)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = value;
-}
-
 static OwbNode *
 constant_node (OwbGraph *g, const char *name, const char *output, OwbTensor *value)
 {
@@ -316,10 +302,10 @@ build_folding_multi (void)
   owb_graph_add_initializer (g, "w", tu_floats (1, (int64_t[]){ 4 }, (float[]){ 1, 2, 3, 4 }));
   owb_graph_add_initializer (g, "halves", int64s (2, (int64_t[]){ 2, 2 }));
   tu_node (g, "Split", "split", "w,halves", "p1,p2");
-  set_int (tu_node (g, "Concat", "swap", "p2,p1", "q"), "axis", 0);
+  tu_set_int (tu_node (g, "Concat", "swap", "p2,p1", "q"), "axis", 0);
   tu_node (g, "Mul", "mul", "x,q", "a");
   tu_node (g, "SequenceConstruct", "seq", "w,q", "s");
-  set_int (tu_node (g, "ConcatFromSequence", "unseq", "s", "t"), "axis", 0);
+  tu_set_int (tu_node (g, "ConcatFromSequence", "unseq", "s", "t"), "axis", 0);
   tu_node (g, "ReduceSum", "sum", "t", "total");
   tu_node (g, "Add", "add", "a,total", "y");
   tu_add_value (g->outputs, "y", OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, NULL);
@@ -382,7 +368,7 @@ build_noops (void)
   tu_node (g, "Relu", "relu", "x", "r");
   tu_node (g, "Identity", "id", "r", "a");
   tu_node (g, "Dropout", "drop", "a", "b");
-  set_int (tu_node (g, "Cast", "cast_same", "b", "c"), "to", OWB_TYPE_FLOAT);
+  tu_set_int (tu_node (g, "Cast", "cast_same", "b", "c"), "to", OWB_TYPE_FLOAT);
   owb_graph_add_initializer (g, "same_shape", int64s (3, (int64_t[]){ 2, 3, 4 }));
   tu_node (g, "Reshape", "reshape_same", "c,same_shape", "d");
   owb_graph_add_initializer (g, "flat", int64s (2, (int64_t[]){ 6, 4 }));
@@ -398,13 +384,13 @@ build_noops (void)
   tu_node (g, "Slice", "slice_all", "h,starts,ends,slice_axes", "i");
   owb_graph_add_initializer (g, "ones", int64s (2, (int64_t[]){ 1, 1 }));
   tu_node (g, "Expand", "expand_same", "i,ones", "j");
-  set_ints (tu_node (g, "Transpose", "tr_id", "j", "k"), "perm", 3, (int64_t[]){ 0, 1, 2 });
+  tu_set_ints (tu_node (g, "Transpose", "tr_id", "j", "k"), "perm", 3, (int64_t[]){ 0, 1, 2 });
   /* Not no-ops: a real transpose, a real slice, a cast to another type. */
-  set_ints (tu_node (g, "Transpose", "tr_real", "k", "l"), "perm", 3, (int64_t[]){ 0, 2, 1 });
+  tu_set_ints (tu_node (g, "Transpose", "tr_real", "k", "l"), "perm", 3, (int64_t[]){ 0, 2, 1 });
   owb_graph_add_initializer (g, "one", int64s (1, (int64_t[]){ 1 }));
   owb_graph_add_initializer (g, "big", int64s (1, (int64_t[]){ G_MAXINT64 }));
   tu_node (g, "Slice", "slice_part", "l,one,big,one", "m");
-  set_int (tu_node (g, "Cast", "cast_double", "m", "n"), "to", OWB_TYPE_DOUBLE);
+  tu_set_int (tu_node (g, "Cast", "cast_double", "m", "n"), "to", OWB_TYPE_DOUBLE);
   /* The output keeps its name when its Identity goes. */
   tu_node (g, "Identity", "id_out", "n", "y");
   tu_add_value (g->outputs, "y", OWB_TYPE_DOUBLE, 3, (int64_t[]){ 4, 1, 3 }, NULL);
@@ -455,7 +441,7 @@ build_noops_kept (void)
   tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]){ 4, 6 }, NULL);
   tu_add_value (g->inputs, "train", OWB_TYPE_BOOL, 0, NULL, NULL);
   tu_node (g, "Dropout", "drop_mask", "x", "a,mask");
-  set_int (tu_node (g, "Cast", "mask_cast", "mask", "mask_f"), "to", OWB_TYPE_FLOAT);
+  tu_set_int (tu_node (g, "Cast", "mask_cast", "mask", "mask_f"), "to", OWB_TYPE_FLOAT);
   tu_node (g, "Add", "add", "a,mask_f", "b");
   owb_graph_add_initializer (g, "ratio", owb_tensor_new_scalar_float (0.0f));
   tu_node (g, "Dropout", "drop_train", "b,ratio,train", "c");
@@ -503,9 +489,9 @@ build_noops_opset11 (void)
   OwbGraph *g = m->graph;
   tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]){ 3, 5 }, NULL);
   tu_node (g, "Dropout", "drop", "x", "a");
-  set_ints (tu_node (g, "Unsqueeze", "unsq", "a", "b"), "axes", 2, (int64_t[]){ -1, 0 });
-  set_ints (tu_node (g, "Squeeze", "sq", "b", "c"), "axes", 2, (int64_t[]){ 3, 0 });
-  set_ints (tu_node (g, "Unsqueeze", "unsq2", "c", "d"), "axes", 1, (int64_t[]){ 1 });
+  tu_set_ints (tu_node (g, "Unsqueeze", "unsq", "a", "b"), "axes", 2, (int64_t[]){ -1, 0 });
+  tu_set_ints (tu_node (g, "Squeeze", "sq", "b", "c"), "axes", 2, (int64_t[]){ 3, 0 });
+  tu_set_ints (tu_node (g, "Unsqueeze", "unsq2", "c", "d"), "axes", 1, (int64_t[]){ 1 });
   tu_node (g, "Squeeze", "sq_all", "d", "e");
   tu_node (g, "Sigmoid", "sig", "e", "y");
   tu_add_value (g->outputs, "y", OWB_TYPE_FLOAT, 2, (int64_t[]){ 3, 5 }, NULL);
@@ -569,16 +555,16 @@ build_shapes (void)
   owb_graph_add_initializer (g, "ax0", int64s (1, (int64_t[]){ 0 }));
   tu_node (g, "Unsqueeze", "unsq", "batch,ax0", "batch1");
   owb_graph_add_initializer (g, "minus1", int64s (1, (int64_t[]){ -1 }));
-  set_int (tu_node (g, "Concat", "concat", "batch1,minus1", "target"), "axis", 0);
+  tu_set_int (tu_node (g, "Concat", "concat", "batch1,minus1", "target"), "axis", 0);
   tu_node (g, "Reshape", "reshape", "x,target", "flat");
   tu_node (g, "Size", "size", "x", "n");
-  set_int (tu_node (g, "Cast", "cast", "n", "nf"), "to", OWB_TYPE_FLOAT);
+  tu_set_int (tu_node (g, "Cast", "cast", "n", "nf"), "to", OWB_TYPE_FLOAT);
   tu_node (g, "Mul", "mul", "flat,nf", "y");
   OwbNode *tail = tu_node (g, "Shape", "tail", "x", "tail_dims");
-  set_int (tail, "start", -2);
-  set_int (tail, "end", 100);
+  tu_set_int (tail, "start", -2);
+  tu_set_int (tail, "end", 100);
   tu_node (g, "ReduceProd", "prod", "tail_dims", "tail_prod");
-  set_int (tu_node (g, "Cast", "prod_cast", "tail_prod", "tail_f"), "to", OWB_TYPE_FLOAT);
+  tu_set_int (tu_node (g, "Cast", "prod_cast", "tail_prod", "tail_f"), "to", OWB_TYPE_FLOAT);
   tu_node (g, "Mul", "mul2", "y,tail_f", "z");
   tu_add_value (g->outputs, "z", OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 12 }, NULL);
   return m;
@@ -631,7 +617,7 @@ test_shapes_symbolic (void)
   tu_node (m->graph, "Shape", "shape", "x", "y");
   tu_node (m->graph, "Shape", "shape2", "x", "s2");
   tu_node (m->graph, "Size", "size", "s2", "n");
-  set_int (tu_node (m->graph, "Cast", "cast", "n", "z"), "to", OWB_TYPE_FLOAT);
+  tu_set_int (tu_node (m->graph, "Cast", "cast", "n", "z"), "to", OWB_TYPE_FLOAT);
   tu_add_value (m->graph->outputs, "y", OWB_TYPE_INT64, 1, (int64_t[]){ 2 }, NULL);
   tu_add_value (m->graph->outputs, "z", OWB_TYPE_FLOAT, 0, NULL, NULL);
   g_autoptr (OwbOptimizeReport) report = optimize (m, "shape_simplify", 0);
@@ -654,11 +640,11 @@ build_cse (void)
   tu_node (g, "Relu", "relu1", "x", "r1");
   tu_node (g, "Relu", "relu2", "x", "r2");
   /* Equal after the Relus merge: a chain that collapses in one sweep. */
-  set_ints (tu_node (g, "Transpose", "t1", "r1", "t1o"), "perm", 2, (int64_t[]){ 1, 0 });
-  set_ints (tu_node (g, "Transpose", "t2", "r2", "t2o"), "perm", 2, (int64_t[]){ 1, 0 });
+  tu_set_ints (tu_node (g, "Transpose", "t1", "r1", "t1o"), "perm", 2, (int64_t[]){ 1, 0 });
+  tu_set_ints (tu_node (g, "Transpose", "t2", "r2", "t2o"), "perm", 2, (int64_t[]){ 1, 0 });
   /* Different attribute values: kept apart. */
-  set_int (tu_node (g, "Softmax", "sm0", "x", "sm0o"), "axis", 0);
-  set_int (tu_node (g, "Softmax", "sm1", "x", "sm1o"), "axis", 1);
+  tu_set_int (tu_node (g, "Softmax", "sm0", "x", "sm0o"), "axis", 0);
+  tu_set_int (tu_node (g, "Softmax", "sm1", "x", "sm1o"), "axis", 1);
   /* Equal tensor attributes (ConstantOfShape value), compared by content. */
   owb_graph_add_initializer (g, "shape", int64s (2, (int64_t[]){ 3, 4 }));
   owb_node_add_attribute (tu_node (g, "ConstantOfShape", "fill1", "shape", "f1"), "value", OWB_ATTR_TENSOR)->t
@@ -876,10 +862,10 @@ build_mixed (void)
   constant_node (g, "ax", "ax_out", int64s (1, (int64_t[]){ 0 }));
   tu_node (g, "Unsqueeze", "unsq", "seq,ax_out", "seq1");
   constant_node (g, "rest", "rest_out", int64s (2, (int64_t[]){ 2, 6 }));
-  set_int (tu_node (g, "Concat", "cat", "seq1,rest_out", "target"), "axis", 0);
+  tu_set_int (tu_node (g, "Concat", "cat", "seq1,rest_out", "target"), "axis", 0);
   tu_node (g, "Identity", "id", "x", "xi");
-  set_ints (tu_node (g, "Transpose", "ta", "xi", "xt"), "perm", 3, (int64_t[]){ 1, 0, 2 });
-  set_ints (tu_node (g, "Transpose", "tb", "xi", "xt2"), "perm", 3, (int64_t[]){ 1, 0, 2 });
+  tu_set_ints (tu_node (g, "Transpose", "ta", "xi", "xt"), "perm", 3, (int64_t[]){ 1, 0, 2 });
+  tu_set_ints (tu_node (g, "Transpose", "tb", "xi", "xt2"), "perm", 3, (int64_t[]){ 1, 0, 2 });
   tu_node (g, "Reshape", "reshape", "xt,target", "r");
   tu_node (g, "Dropout", "drop", "r", "rd");
   owb_graph_add_initializer (g, "w1", tu_floats (1, (int64_t[]){ 6 }, (float[]){ 1, 2, 3, 4, 5, 6 }));

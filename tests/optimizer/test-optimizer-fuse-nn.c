@@ -6,8 +6,9 @@
 
 #include <math.h>
 #include <string.h>
+#include "optimizer-test-util.h"
 
-#define WB "ai.onnx.workbench"
+#define WB OWB_DOMAIN
 
 /* ---- model building ---- */
 
@@ -56,12 +57,6 @@ add_input (OwbModel *m, const char *name, int rank, const int64_t *dims)
   add_input_typed (m, name, OWB_TYPE_FLOAT, rank, dims);
 }
 
-static void
-add_output (OwbModel *m, const char *name)
-{
-  g_ptr_array_add (m->graph->outputs, owb_value_info_new (name, NULL));
-}
-
 /* Renames graph output `old_name` so that another node can write it, the old producer now feeding that node. */
 static void
 rename_output (OwbModel *m, const char *old_name, const char *new_name)
@@ -75,42 +70,6 @@ rename_output (OwbModel *m, const char *old_name, const char *new_name)
           info->name = g_strdup (new_name);
         }
     }
-}
-
-static void
-set_ints (OwbNode *node, const char *name, int n, const int64_t *values)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
-  a->n = n;
-  a->ints = g_memdup2 (values, sizeof (int64_t) * n);
-}
-
-static void
-set_int (OwbNode *node, const char *name, int64_t v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
-}
-
-static void
-set_float (OwbNode *node, const char *name, float v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_FLOAT)->f = v;
-}
-
-static void
-set_floats (OwbNode *node, const char *name, int n, const float *values)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_FLOATS);
-  a->n = n;
-  a->floats = g_memdup2 (values, sizeof (float) * n);
-}
-
-static void
-set_string (OwbNode *node, const char *name, const char *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
-  a->s = g_strdup (v);
-  a->s_len = strlen (v);
 }
 
 static OwbNode *
@@ -154,21 +113,6 @@ random_inputs (OwbSession *s, const char **names)
       names[i] = info->name;
     }
   return inputs;
-}
-
-/* Largest |a - b| over the largest |a|. */
-static double
-max_rel_diff (const OwbTensor *a, const OwbTensor *b)
-{
-  g_assert_true (owb_tensor_same_shape (a, b));
-  double diff = 0, scale = 1e-12;
-  for (int64_t i = 0; i < a->nelems; i++)
-    {
-      double x = owb_tensor_get_double (a, i), y = owb_tensor_get_double (b, i);
-      diff = MAX (diff, fabs (x - y));
-      scale = MAX (scale, fabs (x));
-    }
-  return diff / scale;
 }
 
 /* Runs m unoptimized and at `level` (with `threads`) on the same random inputs, asserts that every
@@ -231,15 +175,6 @@ optimize (OwbModel *m, gboolean portable)
 }
 
 /* ---- graph and report queries ---- */
-
-static guint
-count_op (const OwbGraph *g, const char *op)
-{
-  guint n = 0;
-  for (guint i = 0; i < g->nodes->len; i++)
-    n += strcmp (((OwbNode *) g_ptr_array_index (g->nodes, i))->op_type, op) == 0;
-  return n;
-}
 
 static const OwbNode *
 find_op (const OwbGraph *g, const char *op)
@@ -326,7 +261,7 @@ conv_bn_model (gboolean conv_bias, gboolean constant_mean)
   add_weight (m, "w", 4, (int64_t[]){ 4, 3, 3, 3 });
   add_weight (m, "b", 1, (int64_t[]){ 4 });
   OwbNode *conv = tu_node (m->graph, "Conv", "conv", conv_bias ? "x,w,b" : "x,w", "c");
-  set_ints (conv, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+  tu_set_ints (conv, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
   add_weight (m, "gamma", 1, (int64_t[]){ 4 });
   add_weight (m, "beta", 1, (int64_t[]){ 4 });
   if (constant_mean)
@@ -335,7 +270,7 @@ conv_bn_model (gboolean conv_bias, gboolean constant_mean)
     add_input (m, "mean", 1, (int64_t[]){ 4 });
   add_weight_range (m, "var", 1, (int64_t[]){ 4 }, 0.2, 2);
   OwbNode *bn = tu_node (m->graph, "BatchNormalization", "bn", "c,gamma,beta,mean,var", "y");
-  set_float (bn, "epsilon", 1e-3f);
+  tu_set_float (bn, "epsilon", 1e-3f);
   add_output (m, "y");
   return m;
 }
@@ -371,10 +306,10 @@ test_created_names_unique (void)
   const char *bn_params[] = { "gamma", "beta", "mean", "var" };
   for (int i = 0; i < 4; i++)
     add_weight_range (m, bn_params[i], 1, (int64_t[]){ 4 }, 0.2, 2);
-  set_ints (tu_node (m->graph, "Conv", "conv", "x,w", "c"), "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+  tu_set_ints (tu_node (m->graph, "Conv", "conv", "x,w", "c"), "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
   tu_node (m->graph, "BatchNormalization", "bn", "c,gamma,beta,mean,var", "w_2");
   tu_node (m->graph, "Relu", "w_3", "w_2", "r");
-  set_ints (tu_node (m->graph, "Conv", "conv2", "r,w_1", "c2"), "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+  tu_set_ints (tu_node (m->graph, "Conv", "conv2", "r,w_1", "c2"), "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
   tu_node (m->graph, "BatchNormalization", "bn2", "c2,gamma,beta,mean,var", "y");
   add_output (m, "y");
   g_autoptr (OwbSession) s = check_extended (m);
@@ -423,7 +358,7 @@ test_conv_bn_near_misses (void)
   {
     g_autoptr (OwbModel) m = conv_bn_model (TRUE, TRUE);
     owb_model_set_opset (m, "", 15);
-    set_int ((OwbNode *) find_op (m->graph, "BatchNormalization"), "training_mode", 1);
+    tu_set_int ((OwbNode *) find_op (m->graph, "BatchNormalization"), "training_mode", 1);
     g_autoptr (OwbOptimizeReport) r = optimize (m, FALSE);
     assert_nothing_created (r, "fuse_conv_bn");
     assert_near_miss (r, "fuse_conv_bn", "training_mode=1");
@@ -649,16 +584,16 @@ test_matmul_scale_gemm (void)
       if (on_output)
         {
           OwbNode *gemm = tu_node (m->graph, "Gemm", "gemm", "x,w,c", "p");
-          set_int (gemm, "transB", 1);
-          set_float (gemm, "alpha", 0.5f);
+          tu_set_int (gemm, "transB", 1);
+          tu_set_float (gemm, "alpha", 0.5f);
           tu_node (m->graph, "Mul", "scale", "three,p", "y");
         }
       else
         {
           tu_node (m->graph, "Mul", "scale", "x,three", "q");
           OwbNode *gemm = tu_node (m->graph, "Gemm", "gemm", "q,w,c", "y");
-          set_int (gemm, "transB", 1);
-          set_float (gemm, "alpha", 0.5f);
+          tu_set_int (gemm, "transB", 1);
+          tu_set_float (gemm, "alpha", 0.5f);
         }
       add_output (m, "y");
       g_autoptr (OwbSession) s = check_extended (m);
@@ -732,7 +667,7 @@ test_transpose_matmul_2d (void)
   add_input (m, "a", 2, (int64_t[]){ 5, 3 });
   add_input (m, "b", 2, (int64_t[]){ 4, 5 });
   OwbNode *ta = tu_node (m->graph, "Transpose", "ta", "a", "at");
-  set_ints (ta, "perm", 2, (int64_t[]){ 1, 0 });
+  tu_set_ints (ta, "perm", 2, (int64_t[]){ 1, 0 });
   tu_node (m->graph, "Transpose", "tb", "b", "bt"); /* no perm: reversed */
   tu_node (m->graph, "MatMul", "mm", "at,bt", "y");
   add_output (m, "y");
@@ -755,7 +690,7 @@ weight_transpose_model (void)
   OwbModel *m = tu_model_new (13);
   add_input (m, "x", 2, (int64_t[]){ 3, 128 });
   add_weight (m, "w", 2, (int64_t[]){ 256, 128 });
-  set_ints (tu_node (m->graph, "Transpose", "tw", "w", "wt"), "perm", 2, (int64_t[]){ 1, 0 });
+  tu_set_ints (tu_node (m->graph, "Transpose", "tw", "w", "wt"), "perm", 2, (int64_t[]){ 1, 0 });
   tu_node (m->graph, "MatMul", "mm", "x,wt", "y");
   add_output (m, "y");
   return m;
@@ -795,7 +730,7 @@ batched_transpose_model (void)
   add_input (m, "a", 4, (int64_t[]){ 2, 1, 4, 5 });
   add_input (m, "b", 3, (int64_t[]){ 3, 6, 5 });
   OwbNode *t = tu_node (m->graph, "Transpose", "tb", "b", "bt");
-  set_ints (t, "perm", 3, (int64_t[]){ 0, 2, 1 });
+  tu_set_ints (t, "perm", 3, (int64_t[]){ 0, 2, 1 });
   tu_node (m->graph, "MatMul", "mm", "a,bt", "y");
   add_output (m, "y");
   return m;
@@ -832,7 +767,7 @@ test_transpose_matmul_near_misses (void)
     add_input (m, "a", 3, (int64_t[]){ 3, 4, 5 });
     add_input (m, "b", 3, (int64_t[]){ 6, 5, 3 });
     OwbNode *t = tu_node (m->graph, "Transpose", "tb", "b", "bt");
-    set_ints (t, "perm", 3, (int64_t[]){ 2, 1, 0 });
+    tu_set_ints (t, "perm", 3, (int64_t[]){ 2, 1, 0 });
     tu_node (m->graph, "MatMul", "mm", "a,bt", "y");
     add_output (m, "y");
     g_autoptr (OwbOptimizeReport) r = optimize (m, FALSE);
@@ -971,7 +906,7 @@ conv_model (int opset)
   add_weight (m, "w", 4, (int64_t[]){ 4, 4, 3, 3 });
   add_weight (m, "b", 1, (int64_t[]){ 4 });
   OwbNode *conv = tu_node (m->graph, "Conv", "conv", "x,w,b", "c");
-  set_ints (conv, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+  tu_set_ints (conv, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
   return m;
 }
 
@@ -1003,11 +938,11 @@ test_activation_conv (void)
       g_autoptr (OwbModel) m = conv_model (14);
       OwbNode *act = tu_node (m->graph, cases[i].op, "act", "c", "y");
       if (strcmp (cases[i].op, "LeakyRelu") == 0)
-        set_float (act, "alpha", 0.2f);
+        tu_set_float (act, "alpha", 0.2f);
       if (strcmp (cases[i].op, "HardSigmoid") == 0)
         {
-          set_float (act, "alpha", 0.3f);
-          set_float (act, "beta", 0.4f);
+          tu_set_float (act, "alpha", 0.3f);
+          tu_set_float (act, "beta", 0.4f);
         }
       add_output (m, "y");
       g_autoptr (OwbSession) s = check_extended (m);
@@ -1034,8 +969,8 @@ test_activation_clip (void)
       OwbNode *clip = tu_node (m->graph, "Clip", "clip", form == 0 ? "c,lo,hi" : form == 1 ? "c,,hi" : "c", "y");
       if (form == 2)
         {
-          set_float (clip, "min", -0.5f);
-          set_float (clip, "max", 0.75f);
+          tu_set_float (clip, "min", -0.5f);
+          tu_set_float (clip, "max", 0.75f);
         }
       add_output (m, "y");
       g_autoptr (OwbSession) s = check_extended (m);
@@ -1061,7 +996,7 @@ test_activation_gated (void)
       g_autoptr (OwbModel) m = conv_model (13);
       OwbNode *gate = tu_node (m->graph, hard ? "HardSigmoid" : "Sigmoid", "gate", "c", "g");
       if (hard)
-        set_float (gate, "alpha", 1 / 6.0f);
+        tu_set_float (gate, "alpha", 1 / 6.0f);
       tu_node (m->graph, "Mul", "mul", hard ? "c,g" : "g,c", "y");
       add_output (m, "y");
       g_autoptr (OwbSession) s = check_extended (m);
@@ -1134,10 +1069,10 @@ test_activation_gemm_matmul (void)
     add_weight (m, "w", 2, (int64_t[]){ 4, 5 });
     add_weight (m, "c", 1, (int64_t[]){ 4 });
     OwbNode *gemm = tu_node (m->graph, "Gemm", "gemm", "x,w,c", "p");
-    set_int (gemm, "transB", 1);
-    set_float (gemm, "beta", 0.5f);
+    tu_set_int (gemm, "transB", 1);
+    tu_set_float (gemm, "beta", 0.5f);
     OwbNode *act = tu_node (m->graph, "LeakyRelu", "act", "p", "y");
-    set_float (act, "alpha", 0.1f);
+    tu_set_float (act, "alpha", 0.1f);
     add_output (m, "y");
     g_autoptr (OwbSession) s = check_extended (m);
     const OwbNode *fused = find_op (owb_session_get_graph (s), "FusedGemm");
@@ -1192,7 +1127,7 @@ test_activation_gelu (void)
       tu_node (m->graph, "Add", "add", "p,bias", "q");
       OwbNode *gelu = tu_node (m->graph, "Gelu", "gelu", "q", "y");
       if (tanh_form)
-        set_string (gelu, "approximate", "tanh");
+        tu_set_string (gelu, "approximate", "tanh");
       add_output (m, "y");
       g_autoptr (OwbSession) s = check_extended (m);
       const OwbGraph *g = owb_session_get_graph (s);
@@ -1296,18 +1231,18 @@ test_fused_conv_geometries (void)
         int64_t v[6];
         for (int a = 0; a < cc->nsp; a++)
           v[a] = cc->stride;
-        set_ints (conv, "strides", cc->nsp, v);
+        tu_set_ints (conv, "strides", cc->nsp, v);
         for (int a = 0; a < cc->nsp; a++)
           v[a] = cc->dilation;
-        set_ints (conv, "dilations", cc->nsp, v);
-        set_int (conv, "group", cc->group);
+        tu_set_ints (conv, "dilations", cc->nsp, v);
+        tu_set_int (conv, "group", cc->group);
         if (cc->auto_pad)
-          set_string (conv, "auto_pad", cc->auto_pad);
+          tu_set_string (conv, "auto_pad", cc->auto_pad);
         else
           {
             for (int a = 0; a < 2 * cc->nsp; a++)
               v[a] = cc->pad + (a >= cc->nsp && cc->pad > 0 ? -1 : 0); /* asymmetric */
-            set_ints (conv, "pads", 2 * cc->nsp, v);
+            tu_set_ints (conv, "pads", 2 * cc->nsp, v);
           }
         const char *act_input = "c";
         if (residual)
@@ -1363,9 +1298,9 @@ test_fused_matmul_kernel (void)
     add_input (m, "a", 4, (int64_t[]){ 2, 1, 5, 4 });
     add_input (m, "b", 3, (int64_t[]){ 3, 6, 5 });
     OwbNode *ta = tu_node (m->graph, "Transpose", "ta", "a", "at");
-    set_ints (ta, "perm", 4, (int64_t[]){ 0, 1, 3, 2 });
+    tu_set_ints (ta, "perm", 4, (int64_t[]){ 0, 1, 3, 2 });
     OwbNode *tb = tu_node (m->graph, "Transpose", "tb", "b", "bt");
-    set_ints (tb, "perm", 3, (int64_t[]){ 0, 2, 1 });
+    tu_set_ints (tb, "perm", 3, (int64_t[]){ 0, 2, 1 });
     tu_node (m->graph, "MatMul", "mm", "at,bt", "p");
     tu_node (m->graph, "Relu", "relu", "p", "y");
     add_output (m, "y");
@@ -1429,9 +1364,9 @@ test_schema_inference (void)
     add_weight (m, "w", 4, (int64_t[]){ 5, 3, 3, 3 });
     add_input (m, "z", 4, (int64_t[]){ -2, 5, 4, 4 });
     OwbNode *n = our_node (m, "FusedConv", "fc", "x,w,,z", "y");
-    set_ints (n, "strides", 2, (int64_t[]){ 2, 2 });
-    set_ints (n, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
-    set_string (n, "activation", "Relu");
+    tu_set_ints (n, "strides", 2, (int64_t[]){ 2, 2 });
+    tu_set_ints (n, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+    tu_set_string (n, "activation", "Relu");
     add_output (m, "y");
     const OwbValueType *t = inferred (m, "y");
     g_assert_cmpint (t->rank, ==, 4);
@@ -1445,8 +1380,8 @@ test_schema_inference (void)
     add_input (m, "b", 2, (int64_t[]){ 6, 5 });
     add_input (m, "bias", 1, (int64_t[]){ 6 });
     OwbNode *n = our_node (m, "FusedMatMul", "fm", "a,b,bias", "y");
-    set_int (n, "transA", 1);
-    set_int (n, "transB", 1);
+    tu_set_int (n, "transA", 1);
+    tu_set_int (n, "transB", 1);
     add_output (m, "y");
     const OwbValueType *t = inferred (m, "y");
     g_assert_cmpint (t->rank, ==, 3);
@@ -1459,8 +1394,8 @@ test_schema_inference (void)
     add_input (m, "a", 2, (int64_t[]){ -2, 5 });
     add_input (m, "b", 2, (int64_t[]){ 5, 7 });
     OwbNode *n = our_node (m, "FusedGemm", "fg", "a,b", "y");
-    set_string (n, "activation", "HardSigmoid");
-    set_floats (n, "activation_params", 2, (float[]){ 0.1f, 0.2f });
+    tu_set_string (n, "activation", "HardSigmoid");
+    tu_set_floats (n, "activation_params", 2, (float[]){ 0.1f, 0.2f });
     add_output (m, "y");
     const OwbValueType *t = inferred (m, "y");
     g_assert_cmpint (t->rank, ==, 2);
@@ -1497,9 +1432,9 @@ test_schema_errors (void)
       add_input (m, "bad_bias", 1, (int64_t[]){ 3 });
       OwbNode *n = our_node (m, cases[i].op, "bad", cases[i].inputs, "y");
       if (cases[i].activation)
-        set_string (n, "activation", cases[i].activation);
+        tu_set_string (n, "activation", cases[i].activation);
       if (cases[i].n_params)
-        set_floats (n, "activation_params", cases[i].n_params, (float[]){ 0.1f, 0.2f });
+        tu_set_floats (n, "activation_params", cases[i].n_params, (float[]){ 0.1f, 0.2f });
       add_output (m, "y");
       GError *error = NULL;
       OwbSession *s = tu_session (m, 1, &error);
@@ -1520,7 +1455,7 @@ test_kernel_errors (void)
   add_weight (m, "w", 4, (int64_t[]){ 4, 3, 3, 3 });
   tu_add_value (m->graph->inputs, "z", OWB_TYPE_FLOAT, 4, (int64_t[]){ -1, -1, -1, -1 }, NULL);
   OwbNode *n = our_node (m, "FusedConv", "fc", "x,w,,z", "y");
-  set_ints (n, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+  tu_set_ints (n, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
   add_output (m, "y");
   GError *error = NULL;
   g_autoptr (OwbSession) s = tu_session (m, 1, &error);

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#define WB "ai.onnx.workbench"
+#define WB OWB_DOMAIN
 
 /* ---- Helpers ---------------------------------------------------------------------------------- */
 
@@ -31,14 +31,6 @@ add_ints (OwbGraph *g, const char *name, int n, const int64_t *values)
   OwbTensor *t = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]){ n }, NULL);
   memcpy (t->data, values, n * sizeof (int64_t));
   owb_graph_add_initializer (g, name, t);
-}
-
-static void
-set_ints (OwbNode *n, const char *name, int count, const int64_t *values)
-{
-  OwbAttribute *a = owb_node_add_attribute (n, name, OWB_ATTR_INTS);
-  a->n = count;
-  a->ints = g_memdup2 (values, count * sizeof (int64_t));
 }
 
 /* Deterministic values in [-2, 2). */
@@ -278,7 +270,7 @@ ln_model (const LnOptions *o)
   else
     {
       rm1 = tu_node (g, "ReduceMean", "rm1", "x", "mean");
-      set_ints (rm1, "axes", 1, axes);
+      tu_set_ints (rm1, "axes", 1, axes);
     }
   tu_node (g, "Sub", "sub", "x,mean", "d");
   if (o->mul_square)
@@ -293,7 +285,7 @@ ln_model (const LnOptions *o)
   else
     {
       rm2 = tu_node (g, "ReduceMean", "rm2", "sq", "var");
-      set_ints (rm2, "axes", 1, axes);
+      tu_set_ints (rm2, "axes", 1, axes);
     }
   (void) rm1;
   (void) rm2;
@@ -441,6 +433,7 @@ test_skip_layernorm_sum_and_bias (void)
   g_assert_cmpstr (n->inputs[4], ==, "lin_bias");
   g_assert_cmpint (n->n_outputs, ==, 4);
   g_assert_cmpstr (n->outputs[3], ==, "x");
+  g_assert_cmpstr (n->name, ==, "LayerNormalization"); /* the name of the LayerNormalization it replaced */
   assert_created_from (pass_report (r, "fuse_skip_layernorm"), "SkipLayerNormalization",
                        (const char *const[]){ "residual", "lin_add", "LayerNormalization", NULL });
 }
@@ -630,6 +623,9 @@ test_bias_gelu_fuses (void)
       g_assert_cmpuint (p->created->len, ==, 1);
       const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
       g_assert_cmpstr (g_ptr_array_index (c->from, 0), ==, "bias_add");
+      /* the fused node keeps the Gelu's name (and scope) */
+      g_assert_cmpstr (n->name, ==, g_ptr_array_index (c->from, 1));
+      g_assert_cmpstr (c->node, ==, n->name);
     }
   g_autoptr (OwbModel) m = gelu_model (14, GELU_TANH_CUBE, TRUE, FALSE);
   g_autoptr (OwbTensor) x = random_tensor (2, (int64_t[]){ 2, 6 }, 5);
@@ -702,15 +698,15 @@ mha3_model (const AttnOptions *o)
   tu_node (g, "Reshape", "reshape_q", "q,heads_shape", "qr");
   tu_node (g, "Reshape", "reshape_k", "k,heads_shape", "kr");
   tu_node (g, "Reshape", "reshape_v", "v,heads_shape", "vr");
-  set_ints (tu_node (g, "Transpose", "transpose_q", "qr", "qt"), "perm", 3, (int64_t[]){ 1, 0, 2 });
-  set_ints (tu_node (g, "Transpose", "transpose_k", "kr", "kt"), "perm", 3,
+  tu_set_ints (tu_node (g, "Transpose", "transpose_q", "qr", "qt"), "perm", 3, (int64_t[]){ 1, 0, 2 });
+  tu_set_ints (tu_node (g, "Transpose", "transpose_k", "kr", "kt"), "perm", 3,
             o->k_twice ? (int64_t[]){ 1, 0, 2 } : (int64_t[]){ 1, 2, 0 });
-  set_ints (tu_node (g, "Transpose", "transpose_v", "vr", "vt"), "perm", 3, (int64_t[]){ 1, 0, 2 });
+  tu_set_ints (tu_node (g, "Transpose", "transpose_v", "vr", "vt"), "perm", 3, (int64_t[]){ 1, 0, 2 });
   add_scalar (g, "sqrt_d", 2.0f);
   tu_node (g, "Div", "scale_q", "qt,sqrt_d", "qs");
   if (o->k_twice)
     {
-      set_ints (tu_node (g, "Transpose", "transpose_k2", "kt", "kt2"), "perm", 3, (int64_t[]){ 0, 2, 1 });
+      tu_set_ints (tu_node (g, "Transpose", "transpose_k2", "kt", "kt2"), "perm", 3, (int64_t[]){ 0, 2, 1 });
       tu_node (g, "MatMul", "qk", "qs,kt2", "scores");
     }
   else
@@ -727,7 +723,7 @@ mha3_model (const AttnOptions *o)
       o->softmax_axis1 ? 1 : -1;
   g_free (ins);
   tu_node (g, "MatMul", "pv", "probs,vt", "ctx");
-  set_ints (tu_node (g, "Transpose", "transpose_out", "ctx", "ctx_t"), "perm", 3, (int64_t[]){ 1, 0, 2 });
+  tu_set_ints (tu_node (g, "Transpose", "transpose_out", "ctx", "ctx_t"), "perm", 3, (int64_t[]){ 1, 0, 2 });
   add_ints (g, "out_shape", 2, (int64_t[]){ SEQ * BATCH, HIDDEN });
   tu_node (g, "Reshape", "reshape_out", "ctx_t,out_shape", "y");
   tu_add_value (g->outputs, "y", OWB_TYPE_FLOAT, 2, (int64_t[]){ SEQ * BATCH, HIDDEN }, NULL);
@@ -752,10 +748,10 @@ mha4_model (int opset, gboolean mask)
   tu_node (g, "Reshape", "reshape_q", "q,heads_shape", "qr");
   tu_node (g, "Reshape", "reshape_k", "k,heads_shape", "kr");
   tu_node (g, "Reshape", "reshape_v", "v,heads_shape", "vr");
-  set_ints (tu_node (g, "Transpose", "transpose_q", "qr", "qt"), "perm", 4, (int64_t[]){ 0, 2, 1, 3 });
-  set_ints (tu_node (g, "Transpose", "transpose_k", "kr", "kt"), "perm", 4, (int64_t[]){ 0, 2, 1, 3 });
-  set_ints (tu_node (g, "Transpose", "transpose_kt", "kt", "ktt"), "perm", 4, (int64_t[]){ 0, 1, 3, 2 });
-  set_ints (tu_node (g, "Transpose", "transpose_v", "vr", "vt"), "perm", 4, (int64_t[]){ 0, 2, 1, 3 });
+  tu_set_ints (tu_node (g, "Transpose", "transpose_q", "qr", "qt"), "perm", 4, (int64_t[]){ 0, 2, 1, 3 });
+  tu_set_ints (tu_node (g, "Transpose", "transpose_k", "kr", "kt"), "perm", 4, (int64_t[]){ 0, 2, 1, 3 });
+  tu_set_ints (tu_node (g, "Transpose", "transpose_kt", "kt", "ktt"), "perm", 4, (int64_t[]){ 0, 1, 3, 2 });
+  tu_set_ints (tu_node (g, "Transpose", "transpose_v", "vr", "vt"), "perm", 4, (int64_t[]){ 0, 2, 1, 3 });
   tu_node (g, "MatMul", "qk", "qt,ktt", "scores");
   add_scalar (g, "rsqrt_d", 0.5f);
   tu_node (g, "Mul", "scale", "rsqrt_d,scores", "scaled");
@@ -771,7 +767,7 @@ mha4_model (int opset, gboolean mask)
   tu_node (g, "Softmax", "softmax", ins, "probs");
   g_free (ins);
   tu_node (g, "MatMul", "pv", "probs,vt", "ctx");
-  set_ints (tu_node (g, "Transpose", "transpose_out", "ctx", "y"), "perm", 4, (int64_t[]){ 0, 2, 1, 3 });
+  tu_set_ints (tu_node (g, "Transpose", "transpose_out", "ctx", "y"), "perm", 4, (int64_t[]){ 0, 2, 1, 3 });
   const char *op[] = { "batch", NULL, NULL, NULL };
   tu_add_value (g->outputs, "y", OWB_TYPE_FLOAT, 4, (int64_t[]){ -2, SEQ, HEADS, HEAD }, op);
   return m;

@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "optimizer-test-util.h"
 
 static OwbTensor *
 int8_tensor (OwbDataType dtype, int rank, const int64_t *dims, GRand *r)
@@ -107,15 +108,6 @@ session_at (OwbModel *m, OwbOptimizeLevel level, int threads)
   return s;
 }
 
-static guint
-count_op (const OwbGraph *g, const char *op)
-{
-  guint n = 0;
-  for (guint i = 0; i < g->nodes->len; i++)
-    n += strcmp (((OwbNode *) g_ptr_array_index (g->nodes, i))->op_type, op) == 0;
-  return n;
-}
-
 static const OwbPassReport *
 pass_report (const OwbOptimizeReport *report)
 {
@@ -195,6 +187,7 @@ test_fuse_qdq_matmul (void)
       g_assert_cmpuint (c->from->len, ==, v->shared_dq ? 3 : 4);
       g_assert_cmpstr (g_ptr_array_index (c->from, c->from->len - 2), ==, "mm");
       g_assert_cmpstr (g_ptr_array_index (c->from, c->from->len - 1), ==, "quant_y");
+      g_assert_cmpstr (c->node, ==, "mm"); /* under the MatMul's name */
       int64_t differ = compare_runs (plain, opt, r, M, K, N, NULL);
       g_test_message ("variant %u: %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " outputs differ by 1", vi, differ,
                       2 * M * N);

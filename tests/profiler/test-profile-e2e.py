@@ -46,6 +46,12 @@ def main():
         poll("the op rows", lambda: rows(ops) >= 8 or None)
         timeline = poll("the Timeline", lambda: find_named(app, "Timeline"))
         print("found:", timeline.get_role_name(), "'Timeline';", rows(ops), "op rows;", rows(runs), "stored run(s)")
+        # the database the runs are in (the default here), and the button that chooses another
+        choose = poll("the Choose Database button", lambda: find_named(app, "Choose Database", (Atspi.Role.PUSH_BUTTON,)))
+        assert choose.get_state_set().contains(Atspi.StateType.SENSITIVE), "Choose Database is not enabled"
+        where = poll("the database's label", lambda: next(
+            (n for n in walk(app) if n.get_role() == Atspi.Role.LABEL and "profiles.sqlite" in (n.get_name() or "")), None))
+        print("database:", where.get_name())
         out = os.environ.get("OWB_TEST_PNG_DIR")
         if out and shutil.which("import"):
             time.sleep(1)

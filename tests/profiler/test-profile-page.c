@@ -105,6 +105,119 @@ render (GtkWidget *widget, const char *png, double *snapshot_ms, double *render_
     }
 }
 
+/* Counts what an SVG holds, and fails on anything GMarkup finds not well-formed. */
+typedef struct {
+  guint rects_span, rects_merged, texts, depth;
+  gboolean root_svg, in_text;
+  GString *text;
+} SvgCount;
+
+static void
+svg_start (GMarkupParseContext *ctx, const char *name, const char **attr_names, const char **attr_values,
+           gpointer data, GError **error)
+{
+  SvgCount *c = data;
+  if (c->depth++ == 0)
+    c->root_svg = g_str_equal (name, "svg");
+  if (g_str_equal (name, "rect"))
+    for (guint i = 0; attr_names[i]; i++)
+      if (g_str_equal (attr_names[i], "class"))
+        {
+          c->rects_span += g_str_equal (attr_values[i], "span");
+          c->rects_merged += g_str_equal (attr_values[i], "merged");
+        }
+  if (g_str_equal (name, "text"))
+    {
+      c->texts++;
+      c->in_text = TRUE;
+    }
+}
+
+static void
+svg_end (GMarkupParseContext *ctx, const char *name, gpointer data, GError **error)
+{
+  SvgCount *c = data;
+  c->depth--;
+  c->in_text = FALSE;
+}
+
+static void
+svg_chars (GMarkupParseContext *ctx, const char *text, gsize len, gpointer data, GError **error)
+{
+  SvgCount *c = data;
+  if (c->in_text)
+    {
+      g_string_append_len (c->text, text, (gssize) len);
+      g_string_append_c (c->text, '\n');
+    }
+}
+
+static SvgCount
+count_svg (const char *svg)
+{
+  static const GMarkupParser parser = { svg_start, svg_end, svg_chars, NULL, NULL };
+  SvgCount c = { 0 };
+  c.text = g_string_new (NULL);
+  g_autoptr (GMarkupParseContext) ctx = g_markup_parse_context_new (&parser, 0, &c, NULL);
+  g_autoptr (GError) error = NULL;
+  gboolean ok = g_markup_parse_context_parse (ctx, svg, -1, &error) && g_markup_parse_context_end_parse (ctx, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  g_assert_true (c.root_svg);
+  g_assert_cmpuint (c.depth, ==, 0);
+  return c;
+}
+
+/* Names in dir that a write in progress leaves (NAME.tmp-XXXXXX). */
+static guint
+count_temporaries (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  guint n = 0;
+  for (const char *name; d && (name = g_dir_read_name (d));)
+    n += strstr (name, ".tmp-") != NULL;
+  return n;
+}
+
+/* Exports the timeline as SVG to path: well-formed, no temporary left, one rect per span or merged
+ * block, as many as the screen draws at the same range and width. Returns the labels' text. */
+static char *
+check_svg_export (OwbProfilePage *page, const char *dir, const char *path)
+{
+  OwbTimeline *timeline = owb_profile_page_get_timeline (page);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (owb_profile_page_export_timeline (page, path, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (count_temporaries (dir), ==, 0);
+  g_autofree char *svg = NULL;
+  g_assert_true (g_file_get_contents (path, &svg, NULL, NULL));
+  g_assert_true (g_str_has_prefix (svg, "<?xml"));
+  g_assert_null (strstr (svg, "<image")); /* drawn, not a bitmap */
+  SvgCount c = count_svg (svg);
+  guint svg_spans, svg_merged, screen_spans, screen_merged;
+  owb_timeline_get_drawn (timeline, &svg_spans, &svg_merged);
+  g_assert_cmpuint (c.rects_span, ==, svg_spans);
+  g_assert_cmpuint (c.rects_merged, ==, svg_merged);
+  g_assert_cmpuint (c.rects_span + c.rects_merged, >, 0);
+  /* the widget's own snapshot: GTK may reuse the node of a widget that did not change */
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  GTK_WIDGET_GET_CLASS (timeline)->snapshot (GTK_WIDGET (timeline), snapshot);
+  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
+  owb_timeline_get_drawn (timeline, &screen_spans, &screen_merged);
+  g_assert_cmpuint (screen_spans, ==, svg_spans);
+  g_assert_cmpuint (screen_merged, ==, svg_merged);
+  g_test_message ("SVG: %u spans, %u merged blocks, %u texts", c.rects_span, c.rects_merged, c.texts);
+  const char *keep = g_getenv ("OWB_TEST_PNG_DIR");
+  if (keep)
+    {
+      g_autofree char *base = g_path_get_basename (path);
+      g_autofree char *copy = g_build_filename (keep, base, NULL);
+      g_assert_true (g_file_set_contents (copy, svg, -1, NULL));
+    }
+  g_remove (path);
+  return g_string_free (c.text, FALSE);
+}
+
 static GtkWidget *
 show_in_window (GtkWidget *child, int width, int height)
 {
@@ -219,6 +332,11 @@ test_profile_page (void)
   g_assert_cmpuint (png_len, >, 1000);
   g_assert_cmpmem (png_data, 8, "\x89PNG\r\n\x1a\n", 8);
   g_remove (png);
+  /* as SVG: the whole run, spans merged, the lanes named and the axis in ms */
+  g_autofree char *svg_path = g_build_filename (dir, "timeline.SVG", NULL);
+  g_autofree char *whole_text = check_svg_export (page, dir, svg_path);
+  g_assert_nonnull (strstr (whole_text, "Run thread"));
+  g_assert_true (strstr (whole_text, " ms") || strstr (whole_text, " µs"));
 
   /* zoomed into the first iteration: every node of it a span of its own, one under the pointer */
   const OwbProfIteration *first = &g_array_index (run->iterations, OwbProfIteration, 0);
@@ -226,6 +344,13 @@ test_profile_page (void)
   render (GTK_WIDGET (timeline), "profile-timeline-zoomed.png", NULL, NULL);
   owb_timeline_get_drawn (timeline, &spans, &merged);
   g_assert_cmpuint (spans, >=, 5);
+  {
+    /* zoomed in, the SVG has the spans as drawn and the slowest node's name on its span */
+    g_autofree char *zoomed_svg = g_build_filename (dir, "zoomed.svg", NULL);
+    g_autofree char *zoomed_text = check_svg_export (page, dir, zoomed_svg);
+    g_autoptr (GArray) node_stats = owb_prof_run_dup_node_stats (run);
+    g_assert_nonnull (strstr (zoomed_text, g_array_index (node_stats, OwbProfStat, 0).name));
+  }
   const OwbProfEvent *ev = &g_array_index (run->events, OwbProfEvent, 0);
   gint64 start, end;
   owb_timeline_get_range (timeline, &start, &end);
@@ -344,16 +469,160 @@ test_timeline_frames (void)
       g_test_message ("100,000 events, view %s: %u spans and %u merged blocks drawn; snapshot %.2f ms, render %.2f ms"
                       " (best of 5, cairo)", views[v], spans, merged, best_snap, best_draw);
     }
+  /* zoomed in at the run's start, the view stops a hundredth of its own width before it, not a
+   * hundredth of the whole run (which at 1/1000 left all of the view empty) */
+  owb_timeline_zoom_to_fit (timeline);
+  owb_timeline_zoom (timeline, 1000, 86);
+  gint64 start, end;
+  owb_timeline_get_range (timeline, &start, &end);
+  g_assert_cmpint (end - start, <, 25000 * 12000 / 500);
+  g_assert_cmpint (start, >=, -(end - start) / 100 - 1);
+  g_assert_cmpint (start, <=, 0);
   gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static OwbDocument *
+load_sample (void)
+{
+  const char *root = g_getenv ("OWB_SOURCE_ROOT");
+  g_assert_nonnull (root);
+  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  OwbDocument *doc = owb_document_new ();
+  Wait w = { 0 };
+  owb_document_load_async (doc, file, NULL, load_cb, &w);
+  wait_for (wait_done, &w, 60, "the document to load");
+  g_assert_no_error (w.error);
+  wait_for (prepared_ready, doc, 60, "the session to be prepared");
+  return doc;
+}
+
+typedef struct {
+  OwbProfilePage *page;
+  guint want;
+} Listing;
+
+static gboolean
+runs_listed (gpointer data)
+{
+  Listing *l = data;
+  return !owb_profile_page_get_busy (l->page) && owb_profile_page_get_n_stored_runs (l->page) == l->want;
+}
+
+/* A label under widget whose text contains text, or NULL. */
+static GtkLabel *
+find_label (GtkWidget *widget, const char *text)
+{
+  if (GTK_IS_LABEL (widget) && strstr (gtk_label_get_text (GTK_LABEL (widget)), text))
+    return GTK_LABEL (widget);
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkLabel *found = find_label (c, text);
+      if (found)
+        return found;
+    }
+  return NULL;
+}
+
+/* The profile-database setting decides the page's database (and the page follows it), a file
+ * that is no profile database is refused, and $OWB_PROFILE_DB wins over the setting. */
+static void
+test_database_setting (void)
+{
+  g_autoptr (GSettingsSchema) schema = g_settings_schema_source_lookup (g_settings_schema_source_get_default (),
+                                                                        "org.onnxworkbench.Workbench", TRUE);
+  g_assert_nonnull (schema);
+  g_assert_true (g_settings_schema_has_key (schema, "profile-database"));
+  g_autoptr (GSettings) settings = g_settings_new ("org.onnxworkbench.Workbench");
+  g_settings_set_string (settings, "profile-database", "");
+  g_unsetenv ("OWB_PROFILE_DB");
+
+  g_autoptr (OwbDocument) doc = load_sample ();
+  g_autofree char *dir = g_dir_make_tmp ("owb-profile-db-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "chosen.sqlite", NULL);
+  g_autofree char *other = g_build_filename (dir, "from-env.sqlite", NULL);
+  g_autofree char *junk = g_build_filename (dir, "junk.sqlite", NULL);
+  g_assert_true (g_file_set_contents (junk, "not a database, only text", -1, NULL));
+
+  /* one run stored in db by a page told its path */
+  OwbProfilePage *writer = OWB_PROFILE_PAGE (owb_profile_page_new ());
+  g_object_ref_sink (writer);
+  owb_profile_page_set_database_path (writer, db);
+  owb_profile_page_set_document (writer, doc);
+  owb_profile_page_profile (writer, 1, 1);
+  wait_for (page_idle, writer, 60, "the profile");
+  g_assert_null (owb_profile_page_get_error (writer));
+  g_object_unref (writer);
+
+  OwbProfilePage *page = OWB_PROFILE_PAGE (owb_profile_page_new ());
+  GtkWidget *window = show_in_window (GTK_WIDGET (page), 1200, 800);
+  owb_profile_page_set_document (page, doc);
+  g_autofree char *fallback = g_build_filename (g_get_user_data_dir (), "onnx-workbench", "profiles.sqlite", NULL);
+  g_assert_cmpstr (owb_profile_page_get_database_path (page), ==, fallback);
+  g_assert_nonnull (find_label (GTK_WIDGET (page), fallback));
+  g_assert_cmpuint (owb_profile_page_get_n_stored_runs (page), ==, 0);
+
+  /* chosen: the setting holds it, the page lists its run and says where it is */
+  g_autoptr (GError) error = NULL;
+  g_assert_true (owb_profile_page_choose_database (page, db, &error));
+  g_assert_no_error (error);
+  g_autofree char *stored = g_settings_get_string (settings, "profile-database");
+  g_assert_cmpstr (stored, ==, db);
+  g_assert_cmpstr (owb_profile_page_get_database_path (page), ==, db);
+  Listing one = { page, 1 };
+  wait_for (runs_listed, &one, 60, "the chosen database's run");
+  g_assert_nonnull (find_label (GTK_WIDGET (page), db));
+
+  /* not a profile database: refused, the setting kept */
+  g_assert_false (owb_profile_page_choose_database (page, junk, &error));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "junk.sqlite"));
+  g_clear_error (&error);
+  g_autofree char *kept = g_settings_get_string (settings, "profile-database");
+  g_assert_cmpstr (kept, ==, db);
+
+  /* the setting changed elsewhere (another window, gsettings): the page follows */
+  g_settings_set_string (settings, "profile-database", "");
+  settle (0.1);
+  g_assert_cmpstr (owb_profile_page_get_database_path (page), ==, fallback);
+  g_assert_cmpuint (owb_profile_page_get_n_stored_runs (page), ==, 0);
+  g_settings_set_string (settings, "profile-database", db);
+  wait_for (runs_listed, &one, 60, "the run again");
+
+  /* $OWB_PROFILE_DB wins over the setting */
+  g_setenv ("OWB_PROFILE_DB", other, TRUE);
+  OwbProfilePage *env_page = OWB_PROFILE_PAGE (owb_profile_page_new ());
+  g_object_ref_sink (env_page);
+  owb_profile_page_set_document (env_page, doc);
+  g_assert_cmpstr (owb_profile_page_get_database_path (env_page), ==, other);
+  g_assert_cmpuint (owb_profile_page_get_n_stored_runs (env_page), ==, 0);
+  g_assert_nonnull (find_label (GTK_WIDGET (env_page), "OWB_PROFILE_DB"));
+  g_object_unref (env_page);
+  g_unsetenv ("OWB_PROFILE_DB");
+  g_assert_cmpstr (owb_profile_page_get_database_path (page), ==, db);
+
+  g_settings_set_string (settings, "profile-database", "");
+  gtk_window_destroy (GTK_WINDOW (window));
+  const char *suffixes[] = { "", "-wal", "-shm" };
+  for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
+    {
+      g_autofree char *f = g_strconcat (db, suffixes[i], NULL);
+      g_remove (f);
+    }
+  g_remove (junk);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
 int
 main (int argc, char **argv)
 {
+  /* settings in memory: the test's own, whatever dconf holds */
+  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
   g_assert_nonnull (owb_ui_get_resource ());
   g_test_add_func ("/profile-page/profile", test_profile_page);
   g_test_add_func ("/profile-page/timeline-frames", test_timeline_frames);
+  g_test_add_func ("/profile-page/database-setting", test_database_setting);
   return g_test_run ();
 }

@@ -4,6 +4,7 @@
 #include <owb/owb.h>
 
 #include <string.h>
+#include "../engine/test-util.h"
 
 /* ---- builders ---- */
 
@@ -55,20 +56,6 @@ static void
 set_graph (OwbNode *n, const char *name, OwbGraph *g)
 {
   owb_node_add_attribute (n, name, OWB_ATTR_GRAPH)->g = g;
-}
-
-static void
-set_int (OwbNode *n, const char *name, int64_t v)
-{
-  owb_node_add_attribute (n, name, OWB_ATTR_INT)->i = v;
-}
-
-static void
-set_ints (OwbNode *n, const char *name, int count, const int64_t *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (n, name, OWB_ATTR_INTS);
-  a->n = count;
-  a->ints = g_memdup2 (v, sizeof (int64_t) * MAX (count, 1));
 }
 
 static OwbTensor *
@@ -318,11 +305,11 @@ test_scan9_axes_directions (void)
   add_value (body->outputs, "y", OWB_TYPE_FLOAT, 1, (int64_t[]) { 2 });
   OwbNode *scan = add_node (NULL, "Scan", "s0,x", "s_final,ys");
   set_graph (scan, "body", body);
-  set_int (scan, "num_scan_inputs", 1);
-  set_ints (scan, "scan_input_axes", 1, (int64_t[]) { 1 });
-  set_ints (scan, "scan_input_directions", 1, (int64_t[]) { 1 });
-  set_ints (scan, "scan_output_axes", 1, (int64_t[]) { -1 });
-  set_ints (scan, "scan_output_directions", 1, (int64_t[]) { 1 });
+  tu_set_int (scan, "num_scan_inputs", 1);
+  tu_set_ints (scan, "scan_input_axes", 1, (int64_t[]) { 1 });
+  tu_set_ints (scan, "scan_input_directions", 1, (int64_t[]) { 1 });
+  tu_set_ints (scan, "scan_output_axes", 1, (int64_t[]) { -1 });
+  tu_set_ints (scan, "scan_output_directions", 1, (int64_t[]) { 1 });
   owb_graph_add_node (m->graph, scan);
   add_value (m->graph->outputs, "s_final", OWB_TYPE_FLOAT, 1, (int64_t[]) { 2 });
   add_value (m->graph->outputs, "ys", OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, -1 });
@@ -384,8 +371,8 @@ test_scan8_sequence_lens (void)
   add_value (body->outputs, "y", OWB_TYPE_FLOAT, 1, (int64_t[]) { 1 });
   OwbNode *scan = add_node (NULL, "Scan", "lens,s0,x", "s_final,ys");
   set_graph (scan, "body", body);
-  set_int (scan, "num_scan_inputs", 1);
-  set_ints (scan, "directions", 1, (int64_t[]) { 1 });
+  tu_set_int (scan, "num_scan_inputs", 1);
+  tu_set_ints (scan, "directions", 1, (int64_t[]) { 1 });
   owb_graph_add_node (m->graph, scan);
   add_value (m->graph->outputs, "s_final", OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 1 });
   add_value (m->graph->outputs, "ys", OWB_TYPE_FLOAT, 3, (int64_t[]) { 2, 3, 1 });
@@ -474,15 +461,15 @@ test_infer_scan_symbolic (void)
   g_autoptr (OwbNode) scan = add_node (NULL, "Scan", "s0,x", "s_final,ys");
   set_graph (scan, "body", body);
   assert_fails (scan, 11, in, "num_scan_inputs");
-  set_int (scan, "num_scan_inputs", 1);
-  set_ints (scan, "scan_output_axes", 1, (int64_t[]) { 1 });
+  tu_set_int (scan, "num_scan_inputs", 1);
+  tu_set_ints (scan, "scan_output_axes", 1, (int64_t[]) { 1 });
   g_assert_true (infer (scan, 11, in, out, NULL));
   assert_type (&out[0], "float32[4]");
   assert_type (&out[1], "float32[4,seq]");
-  set_ints (scan, "scan_input_axes", 1, (int64_t[]) { 2 });
+  tu_set_ints (scan, "scan_input_axes", 1, (int64_t[]) { 2 });
   assert_fails (scan, 11, in, "axis");
-  set_ints (scan, "scan_input_axes", 1, (int64_t[]) { 0 });
-  set_ints (scan, "scan_input_directions", 1, (int64_t[]) { 2 });
+  tu_set_ints (scan, "scan_input_axes", 1, (int64_t[]) { 0 });
+  tu_set_ints (scan, "scan_input_directions", 1, (int64_t[]) { 2 });
   assert_fails (scan, 11, in, "scan_input_directions");
 }
 
@@ -525,7 +512,7 @@ test_infer_sequences (void)
   g_autoptr (OwbTensor) two_v = owb_tensor_new_scalar_int64 (2);
   {
     g_autoptr (OwbNode) split = add_node (NULL, "SplitToSequence", "x,split", "seq");
-    set_int (split, "axis", 1);
+    tu_set_int (split, "axis", 1);
     const OwbValueType *in[2] = { &x, &two };
     const OwbTensor *vals[2] = { NULL, two_v };
     split->opset = 11;
@@ -536,17 +523,17 @@ test_infer_sequences (void)
   }
   {
     g_autoptr (OwbNode) split = add_node (NULL, "SplitToSequence", "x", "seq");
-    set_int (split, "axis", -1);
-    set_int (split, "keepdims", 0);
+    tu_set_int (split, "axis", -1);
+    tu_set_int (split, "keepdims", 0);
     const OwbValueType *in[1] = { &x };
     g_assert_true (infer (split, 11, in, out, NULL));
     assert_type (&out[0], "seq(float32[batch])");
-    set_int (split, "axis", 2);
+    tu_set_int (split, "axis", 2);
     assert_fails (split, 11, in, "axis");
   }
   {
     g_autoptr (OwbNode) empty = add_node (NULL, "SequenceEmpty", "", "seq");
-    set_int (empty, "dtype", 999);
+    tu_set_int (empty, "dtype", 999);
     assert_fails (empty, 11, NULL, "dtype");
   }
   {
@@ -560,11 +547,11 @@ test_infer_sequences (void)
     const OwbValueType *in[1] = { &seq };
     g_autoptr (OwbNode) concat = add_node (NULL, "ConcatFromSequence", "s", "y");
     assert_fails (concat, 11, in, "axis");
-    set_int (concat, "axis", -1);
-    set_int (concat, "new_axis", 1);
+    tu_set_int (concat, "axis", -1);
+    tu_set_int (concat, "new_axis", 1);
     g_assert_true (infer (concat, 11, in, out, NULL));
     assert_type (&out[0], "float32[3,n,?]");
-    set_int (concat, "axis", 3);
+    tu_set_int (concat, "axis", 3);
     assert_fails (concat, 11, in, "axis");
 
     OwbValueType i32 = tensor_type (OWB_TYPE_INT32, 1, (const char *[]) { "3" });
@@ -594,8 +581,8 @@ test_sequence_ops_run (void)
   add_node (g, "SequenceLength", "s_b", "len");
   add_node (g, "SequenceAt", "s,pos", "at");
   OwbNode *concat = add_node (g, "ConcatFromSequence", "s", "stacked");
-  set_int (concat, "axis", -1);
-  set_int (concat, "new_axis", 1);
+  tu_set_int (concat, "axis", -1);
+  tu_set_int (concat, "new_axis", 1);
   OwbNode *empty_opt = add_node (NULL, "Optional", "", "none");
   OwbAttribute *tp = owb_node_add_attribute (empty_opt, "type", OWB_ATTR_TYPE_PROTO);
   owb_value_type_init_tensor (&tp->tp, OWB_TYPE_FLOAT, 1, (int64_t[]) { 2 });

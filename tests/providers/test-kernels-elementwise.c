@@ -8,26 +8,6 @@
 
 typedef void (*NodeSetup) (OwbNode *node);
 
-static void
-set_int (OwbNode *node, const char *name, int64_t v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
-}
-
-static void
-set_float (OwbNode *node, const char *name, float v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_FLOAT)->f = v;
-}
-
-static void
-set_string (OwbNode *node, const char *name, const char *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
-  a->s = g_strdup (v);
-  a->s_len = strlen (v);
-}
-
 static OwbTensor *
 make (OwbDataType dtype, int rank, const int64_t *dims, const double *values)
 {
@@ -284,9 +264,9 @@ test_broadcast (void)
 
 /* ---- legacy broadcast (opset < 7) ---- */
 
-static void setup_broadcast_axis1 (OwbNode *n) { set_int (n, "broadcast", 1); set_int (n, "axis", 1); }
-static void setup_broadcast (OwbNode *n) { set_int (n, "broadcast", 1); }
-static void setup_broadcast_axis2 (OwbNode *n) { set_int (n, "broadcast", 1); set_int (n, "axis", 2); }
+static void setup_broadcast_axis1 (OwbNode *n) { tu_set_int (n, "broadcast", 1); tu_set_int (n, "axis", 1); }
+static void setup_broadcast (OwbNode *n) { tu_set_int (n, "broadcast", 1); }
+static void setup_broadcast_axis2 (OwbNode *n) { tu_set_int (n, "broadcast", 1); tu_set_int (n, "axis", 2); }
 
 static void
 test_legacy_broadcast (void)
@@ -327,7 +307,7 @@ test_prelu_legacy (void)
 
 /* ---- integers ---- */
 
-static void setup_fmod (OwbNode *n) { set_int (n, "fmod", 1); }
+static void setup_fmod (OwbNode *n) { tu_set_int (n, "fmod", 1); }
 
 static void
 test_integer_edges (void)
@@ -378,15 +358,15 @@ test_integer_edges (void)
 
 /* ---- errors and inference ---- */
 
-static void setup_gelu_bogus (OwbNode *n) { set_string (n, "approximate", "erf"); }
-static void setup_fmod2 (OwbNode *n) { set_int (n, "fmod", 2); }
-static void setup_direction_up (OwbNode *n) { set_string (n, "direction", "UP"); }
-static void setup_alpha0 (OwbNode *n) { set_float (n, "alpha", 0); }
-static void setup_to_999 (OwbNode *n) { set_int (n, "to", 999); }
-static void setup_to_string_bogus (OwbNode *n) { set_string (n, "to", "QUATERNION"); }
-static void setup_detect5 (OwbNode *n) { set_int (n, "detect_negative", 5); }
-static void setup_to_float16 (OwbNode *n) { set_int (n, "to", OWB_TYPE_FLOAT16); }
-static void setup_to_string_int32 (OwbNode *n) { set_string (n, "to", "INT32"); }
+static void setup_gelu_bogus (OwbNode *n) { tu_set_string (n, "approximate", "erf"); }
+static void setup_fmod2 (OwbNode *n) { tu_set_int (n, "fmod", 2); }
+static void setup_direction_up (OwbNode *n) { tu_set_string (n, "direction", "UP"); }
+static void setup_alpha0 (OwbNode *n) { tu_set_float (n, "alpha", 0); }
+static void setup_to_999 (OwbNode *n) { tu_set_int (n, "to", 999); }
+static void setup_to_string_bogus (OwbNode *n) { tu_set_string (n, "to", "QUATERNION"); }
+static void setup_detect5 (OwbNode *n) { tu_set_int (n, "detect_negative", 5); }
+static void setup_to_float16 (OwbNode *n) { tu_set_int (n, "to", OWB_TYPE_FLOAT16); }
+static void setup_to_string_int32 (OwbNode *n) { tu_set_string (n, "to", "INT32"); }
 
 static void
 test_errors (void)
@@ -451,7 +431,7 @@ test_symbolic_inference (void)
 
 /* ---- Clip, Where, Pow, variadic ---- */
 
-static void setup_clip6 (OwbNode *n) { set_float (n, "min", -1); set_float (n, "max", 2); }
+static void setup_clip6 (OwbNode *n) { tu_set_float (n, "min", -1); tu_set_float (n, "max", 2); }
 
 static void
 test_clip (void)
@@ -554,8 +534,8 @@ test_variadic (void)
 
 /* ---- activations and unary ops ---- */
 
-static void setup_tanh (OwbNode *n) { set_string (n, "approximate", "tanh"); }
-static void setup_detect_pos_only (OwbNode *n) { set_int (n, "detect_negative", 0); }
+static void setup_tanh (OwbNode *n) { tu_set_string (n, "approximate", "tanh"); }
+static void setup_detect_pos_only (OwbNode *n) { tu_set_int (n, "detect_negative", 0); }
 
 static void
 test_unary_values (void)
@@ -607,8 +587,8 @@ test_unary_values (void)
 /* ---- Cast ---- */
 
 static OwbDataType cast_to;
-static void setup_cast (OwbNode *n) { set_int (n, "to", cast_to); }
-static void setup_cast_nosat (OwbNode *n) { set_int (n, "to", cast_to); set_int (n, "saturate", 0); }
+static void setup_cast (OwbNode *n) { tu_set_int (n, "to", cast_to); }
+static void setup_cast_nosat (OwbNode *n) { tu_set_int (n, "to", cast_to); tu_set_int (n, "saturate", 0); }
 
 static OwbTensor *
 cast (int opset, OwbTensor *x, OwbDataType to, gboolean saturate)
@@ -716,14 +696,14 @@ static const char *cast_round;
 static void
 setup_cast_round (OwbNode *n)
 {
-  set_int (n, "to", cast_to);
-  set_string (n, "round_mode", cast_round);
+  tu_set_int (n, "to", cast_to);
+  tu_set_string (n, "round_mode", cast_round);
 }
 static void
 setup_cast_round_nosat (OwbNode *n)
 {
   setup_cast_round (n);
-  set_int (n, "saturate", 0);
+  tu_set_int (n, "saturate", 0);
 }
 
 static OwbTensor *
@@ -734,9 +714,9 @@ cast_e8m0 (OwbTensor *x, const char *round, gboolean saturate)
   return run_ok (25, "Cast", 1, &x, saturate ? setup_cast_round : setup_cast_round_nosat);
 }
 
-static void setup_round_bogus (OwbNode *n) { set_int (n, "to", OWB_TYPE_FLOAT8E8M0); set_string (n, "round_mode", "even"); }
-static void setup_castlike_round_bogus (OwbNode *n) { set_string (n, "round_mode", "UP"); }
-static void setup_to_int2 (OwbNode *n) { set_int (n, "to", OWB_TYPE_INT2); }
+static void setup_round_bogus (OwbNode *n) { tu_set_int (n, "to", OWB_TYPE_FLOAT8E8M0); tu_set_string (n, "round_mode", "even"); }
+static void setup_castlike_round_bogus (OwbNode *n) { tu_set_string (n, "round_mode", "UP"); }
+static void setup_to_int2 (OwbNode *n) { tu_set_int (n, "to", OWB_TYPE_INT2); }
 
 static void
 test_cast_int2 (void)

@@ -10,8 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-#define WB "ai.onnx.workbench"
-
 static OwbTensor *
 random_tensor (int rank, const int64_t *dims, guint32 seed)
 {
@@ -61,28 +59,6 @@ weight_to_nhwc (const OwbTensor *w)
   return o;
 }
 
-static void
-set_ints (OwbNode *node, const char *name, int n, const int64_t *values)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
-  a->n = n;
-  a->ints = g_memdup2 (values, sizeof (int64_t) * n);
-}
-
-static void
-set_int (OwbNode *node, const char *name, int64_t v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
-}
-
-static void
-set_string (OwbNode *node, const char *name, const char *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
-  a->s = g_strdup (v);
-  a->s_len = strlen (v);
-}
-
 /* A model of one node reading `inputs` (tensors given): graph inputs fed at run time, except those
  * in const_mask (bit i for input i), which are initializers (so that kernels may prepack them). */
 static OwbModel *
@@ -90,7 +66,7 @@ one_node_model_const (const char *op, const char *domain, int n_in, OwbTensor *c
                       const char *const *names, guint const_mask, OwbNode **node)
 {
   OwbModel *m = tu_model_new (17);
-  owb_model_set_opset (m, WB, 1);
+  owb_model_set_opset (m, OWB_DOMAIN, 1);
   GString *ins = g_string_new (NULL);
   for (int i = 0; i < n_in; i++)
     {
@@ -247,16 +223,16 @@ set_conv_attributes (OwbNode *node, const ConvCase *cc)
 {
   int64_t k[2] = { cc->kh, cc->kw }, s[2] = { cc->stride, cc->stride }, d[2] = { cc->dilation, cc->dilation };
   int64_t p[4] = { cc->pad, cc->pad, cc->pad, cc->pad };
-  set_ints (node, "kernel_shape", 2, k);
-  set_ints (node, "strides", 2, s);
-  set_ints (node, "dilations", 2, d);
+  tu_set_ints (node, "kernel_shape", 2, k);
+  tu_set_ints (node, "strides", 2, s);
+  tu_set_ints (node, "dilations", 2, d);
   if (cc->auto_pad)
-    set_string (node, "auto_pad", cc->auto_pad);
+    tu_set_string (node, "auto_pad", cc->auto_pad);
   else
-    set_ints (node, "pads", 4, p);
-  set_int (node, "group", cc->group);
+    tu_set_ints (node, "pads", 4, p);
+  tu_set_int (node, "group", cc->group);
   if (cc->act)
-    set_string (node, "activation", cc->act);
+    tu_set_string (node, "activation", cc->act);
 }
 
 /* FusedConv on NCHW and NhwcConv on NHWC copies of the same data, NhwcConv twice: W fed at run time
@@ -275,14 +251,14 @@ run_conv_case (const ConvCase *cc, int repeat, double *ms_fused, double *ms_nhwc
   /* the output shape, from a plain run without residual */
   OwbTensor *in0[3] = { x, w, b };
   OwbNode *node;
-  g_autoptr (OwbModel) m0 = one_node_model ("FusedConv", WB, 3, in0, names, &node);
+  g_autoptr (OwbModel) m0 = one_node_model ("FusedConv", OWB_DOMAIN, 3, in0, names, &node);
   set_conv_attributes (node, cc);
   g_autoptr (OwbTensor) y0 = run_model (m0, 3, in0, names, 1, 1, NULL, &error);
   g_assert_no_error (error);
   g_autoptr (OwbTensor) z = cc->residual ? random_tensor (4, y0->dims, 4) : NULL;
 
   OwbTensor *in1[4] = { x, w, b, z };
-  g_autoptr (OwbModel) m1 = one_node_model ("FusedConv", WB, 4, in1, names, &node);
+  g_autoptr (OwbModel) m1 = one_node_model ("FusedConv", OWB_DOMAIN, 4, in1, names, &node);
   set_conv_attributes (node, cc);
   g_autoptr (OwbTensor) ref = run_model (m1, 4, in1, names, cc->threads, repeat, ms_fused, &error);
   g_assert_no_error (error);
@@ -297,10 +273,10 @@ run_conv_case (const ConvCase *cc, int repeat, double *ms_fused, double *ms_nhwc
     {
       gboolean packed = variant & 1, nchw = variant >> 1;
       guint const_mask = packed ? 1u << 1 : 0;
-      g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcConv", WB, 4, nchw ? in3 : in2, names, const_mask, &node);
+      g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcConv", OWB_DOMAIN, 4, nchw ? in3 : in2, names, const_mask, &node);
       set_conv_attributes (node, cc);
       if (nchw)
-        set_int (node, "nchw_input", 1);
+        tu_set_int (node, "nchw_input", 1);
       g_autoptr (OwbTensor) yn
         = run_model_const (m2, 4, nchw ? in3 : in2, names, const_mask, cc->threads, repeat,
                            nchw ? NULL : packed ? ms_packed : ms_nhwc, &error);
@@ -437,21 +413,21 @@ test_nhwc_pools_match (void)
           OwbNode *node;
           OwbTensor *in[1] = { v ? xn : x };
           char *op = g_strconcat (v ? "Nhwc" : "", pc->op, NULL);
-          g_autoptr (OwbModel) m = one_node_model (op, v ? WB : "", 1, in, names, &node);
+          g_autoptr (OwbModel) m = one_node_model (op, v ? OWB_DOMAIN : "", 1, in, names, &node);
           g_free (op);
           int64_t k[2] = { pc->k, pc->k }, s[2] = { pc->stride, pc->stride }, d[2] = { pc->dilation, pc->dilation };
           int64_t p[4] = { pc->pad, pc->pad, pc->pad, pc->pad };
-          set_ints (node, "kernel_shape", 2, k);
-          set_ints (node, "strides", 2, s);
+          tu_set_ints (node, "kernel_shape", 2, k);
+          tu_set_ints (node, "strides", 2, s);
           if (pc->dilation != 1)
-            set_ints (node, "dilations", 2, d);
+            tu_set_ints (node, "dilations", 2, d);
           if (pc->auto_pad)
-            set_string (node, "auto_pad", pc->auto_pad);
+            tu_set_string (node, "auto_pad", pc->auto_pad);
           else
-            set_ints (node, "pads", 4, p);
-          set_int (node, "ceil_mode", pc->ceil_mode);
+            tu_set_ints (node, "pads", 4, p);
+          tu_set_int (node, "ceil_mode", pc->ceil_mode);
           if (strcmp (pc->op, "AveragePool") == 0)
-            set_int (node, "count_include_pad", pc->include_pad);
+            tu_set_int (node, "count_include_pad", pc->include_pad);
           g_autoptr (GError) error = NULL;
           results[v] = run_model (m, 1, in, names, 2, 1, NULL, &error);
           g_assert_no_error (error);
@@ -509,7 +485,7 @@ test_nhwc_global_average_pool (void)
       OwbNode *node;
       OwbTensor *in[1] = { x }, *inn[1] = { xn };
       g_autoptr (OwbModel) m = one_node_model ("GlobalAveragePool", "", 1, in, names, &node);
-      g_autoptr (OwbModel) mn = one_node_model ("NhwcGlobalAveragePool", WB, 1, inn, names, &node);
+      g_autoptr (OwbModel) mn = one_node_model ("NhwcGlobalAveragePool", OWB_DOMAIN, 1, inn, names, &node);
       g_autoptr (GError) error = NULL;
       g_autoptr (OwbTensor) ref = run_model (m, 1, in, names, 1, 1, NULL, &error);
       g_assert_no_error (error);
@@ -577,21 +553,21 @@ set_deconv_attributes (OwbNode *node, const DeconvCase *dc)
 {
   int64_t k[2] = { dc->kh, dc->kw }, s[2] = { dc->sh, dc->sw }, d[2] = { dc->dilation, dc->dilation };
   int64_t p[4] = { dc->pad, dc->pad, dc->pad, dc->pad }, op[2] = { dc->out_pad, dc->out_pad };
-  set_ints (node, "kernel_shape", 2, k);
-  set_ints (node, "strides", 2, s);
-  set_ints (node, "dilations", 2, d);
+  tu_set_ints (node, "kernel_shape", 2, k);
+  tu_set_ints (node, "strides", 2, s);
+  tu_set_ints (node, "dilations", 2, d);
   if (dc->auto_pad)
-    set_string (node, "auto_pad", dc->auto_pad);
+    tu_set_string (node, "auto_pad", dc->auto_pad);
   else if (dc->out_h > 0)
     {
       int64_t os[2] = { dc->out_h, dc->out_w };
-      set_ints (node, "output_shape", 2, os);
+      tu_set_ints (node, "output_shape", 2, os);
     }
   else
-    set_ints (node, "pads", 4, p);
+    tu_set_ints (node, "pads", 4, p);
   if (dc->out_pad)
-    set_ints (node, "output_padding", 2, op);
-  set_int (node, "group", dc->group);
+    tu_set_ints (node, "output_padding", 2, op);
+  tu_set_int (node, "group", dc->group);
 }
 
 /* ConvTranspose on NCHW and NhwcConvTranspose on NHWC copies of the same data, the latter with W fed
@@ -622,7 +598,7 @@ test_nhwc_conv_transpose_matches (void)
       for (int packed = 0; packed < 2; packed++)
         {
           guint const_mask = packed ? 1u << 1 : 0;
-          g_autoptr (OwbModel) m1 = one_node_model_const ("NhwcConvTranspose", WB, 3, in1, names, const_mask, &node);
+          g_autoptr (OwbModel) m1 = one_node_model_const ("NhwcConvTranspose", OWB_DOMAIN, 3, in1, names, const_mask, &node);
           set_deconv_attributes (node, dc);
           g_autoptr (OwbTensor) yn = run_model_const (m1, 3, in1, names, const_mask, dc->threads, 1, NULL, &error);
           if (error)
@@ -651,7 +627,7 @@ test_nhwc_conv_transpose_errors (void)
   g_autoptr (GError) error = NULL;
 
   OwbTensor *in1[2] = { xa, w };
-  g_autoptr (OwbModel) m1 = one_node_model ("NhwcConvTranspose", WB, 2, in1, names, &node);
+  g_autoptr (OwbModel) m1 = one_node_model ("NhwcConvTranspose", OWB_DOMAIN, 2, in1, names, &node);
   g_autoptr (OwbSession) s1 = tu_session (m1, 1, &error);
   g_assert_null (s1);
   g_assert_nonnull (strstr (error->message, "rank 4"));
@@ -659,7 +635,7 @@ test_nhwc_conv_transpose_errors (void)
 
   /* a bias of 5 values for 6 output channels */
   OwbTensor *in2[3] = { x, w, b };
-  g_autoptr (OwbModel) m2 = one_node_model ("NhwcConvTranspose", WB, 3, in2, names, &node);
+  g_autoptr (OwbModel) m2 = one_node_model ("NhwcConvTranspose", OWB_DOMAIN, 3, in2, names, &node);
   g_autoptr (OwbSession) s2 = tu_session (m2, 1, &error);
   g_assert_null (s2);
   g_assert_nonnull (error);
@@ -667,17 +643,17 @@ test_nhwc_conv_transpose_errors (void)
 
   /* 8 input channels in 3 groups */
   OwbTensor *in3[2] = { x, w };
-  g_autoptr (OwbModel) m3 = one_node_model ("NhwcConvTranspose", WB, 2, in3, names, &node);
-  set_int (node, "group", 3);
+  g_autoptr (OwbModel) m3 = one_node_model ("NhwcConvTranspose", OWB_DOMAIN, 2, in3, names, &node);
+  tu_set_int (node, "group", 3);
   g_autoptr (OwbSession) s3 = tu_session (m3, 1, &error);
   g_assert_null (s3);
   g_assert_nonnull (error);
   g_clear_error (&error);
 
   /* stride 2, kernel 2: [1, 5, 5, 8] -> [1, 10, 10, 6] */
-  g_autoptr (OwbModel) m4 = one_node_model ("NhwcConvTranspose", WB, 2, in3, names, &node);
+  g_autoptr (OwbModel) m4 = one_node_model ("NhwcConvTranspose", OWB_DOMAIN, 2, in3, names, &node);
   int64_t s2v[2] = { 2, 2 };
-  set_ints (node, "strides", 2, s2v);
+  tu_set_ints (node, "strides", 2, s2v);
   g_autoptr (OwbTensor) y = run_model (m4, 2, in3, names, 1, 1, NULL, &error);
   g_assert_no_error (error);
   int64_t want[4] = { 1, 10, 10, 6 };
@@ -746,14 +722,14 @@ run_resize (const ResizeCase *rc, const OwbTensor *x, int rank, int threads)
       owb_graph_add_initializer (m->graph, "roi", roi);
     }
   OwbNode *node = tu_node (m->graph, "Resize", "resize", inputs, "y");
-  set_string (node, "mode", rc->mode);
-  set_string (node, "coordinate_transformation_mode", rc->coord);
+  tu_set_string (node, "mode", rc->mode);
+  tu_set_string (node, "coordinate_transformation_mode", rc->coord);
   if (rc->nearest_mode)
-    set_string (node, "nearest_mode", rc->nearest_mode);
+    tu_set_string (node, "nearest_mode", rc->nearest_mode);
   if (rc->antialias)
-    set_int (node, "antialias", 1);
+    tu_set_int (node, "antialias", 1);
   if (rc->exclude_outside)
-    set_int (node, "exclude_outside", 1);
+    tu_set_int (node, "exclude_outside", 1);
   if (rc->crop)
     owb_node_add_attribute (node, "extrapolation_value", OWB_ATTR_FLOAT)->f = 2.5f;
   g_ptr_array_add (m->graph->outputs, owb_value_info_new ("y", NULL));
@@ -857,37 +833,37 @@ test_nhwc_conv_errors (void)
   g_autoptr (GError) error = NULL;
 
   OwbTensor *in1[2] = { xa, w };
-  g_autoptr (OwbModel) m1 = one_node_model ("NhwcConv", WB, 2, in1, names, &node);
+  g_autoptr (OwbModel) m1 = one_node_model ("NhwcConv", OWB_DOMAIN, 2, in1, names, &node);
   g_autoptr (OwbSession) s1 = tu_session (m1, 1, &error);
   g_assert_null (s1);
   g_assert_nonnull (strstr (error->message, "rank 4"));
   g_clear_error (&error);
 
   OwbTensor *in2[2] = { xb, w };
-  g_autoptr (OwbModel) m2 = one_node_model ("NhwcConv", WB, 2, in2, names, &node);
-  set_string (node, "activation", "Softmax");
+  g_autoptr (OwbModel) m2 = one_node_model ("NhwcConv", OWB_DOMAIN, 2, in2, names, &node);
+  tu_set_string (node, "activation", "Softmax");
   g_autoptr (OwbSession) s2 = tu_session (m2, 1, &error);
   g_assert_null (s2);
   g_assert_nonnull (strstr (error->message, "Softmax"));
   g_clear_error (&error);
 
   /* W's C/group (8) against X's 8 channels in 2 groups */
-  g_autoptr (OwbModel) m3 = one_node_model ("NhwcConv", WB, 2, in2, names, &node);
-  set_int (node, "group", 2);
+  g_autoptr (OwbModel) m3 = one_node_model ("NhwcConv", OWB_DOMAIN, 2, in2, names, &node);
+  tu_set_int (node, "group", 2);
   g_autoptr (OwbSession) s3 = tu_session (m3, 1, &error);
   g_assert_null (s3);
   g_assert_nonnull (error);
   g_clear_error (&error);
 
   /* correct shapes infer NHWC: [1, 6, 6, 4] */
-  g_autoptr (OwbModel) m4 = one_node_model ("NhwcConv", WB, 2, in2, names, &node);
+  g_autoptr (OwbModel) m4 = one_node_model ("NhwcConv", OWB_DOMAIN, 2, in2, names, &node);
   g_autoptr (OwbTensor) y = run_model (m4, 2, in2, names, 1, 1, NULL, &error);
   g_assert_no_error (error);
   int64_t want[4] = { 1, 6, 6, 4 };
   g_assert_cmpint (memcmp (y->dims, want, sizeof want), ==, 0);
 
-  g_autoptr (OwbModel) m5 = one_node_model ("NhwcConv", WB, 2, in2, names, &node);
-  set_int (node, "nchw_input", 2);
+  g_autoptr (OwbModel) m5 = one_node_model ("NhwcConv", OWB_DOMAIN, 2, in2, names, &node);
+  tu_set_int (node, "nchw_input", 2);
   g_autoptr (OwbSession) s5 = tu_session (m5, 1, &error);
   g_assert_null (s5);
   g_assert_nonnull (strstr (error->message, "nchw_input must be 0 or 1"));
@@ -897,8 +873,8 @@ test_nhwc_conv_errors (void)
   int64_t x5[4] = { 1, 3, 8, 8 };
   g_autoptr (OwbTensor) xc = random_tensor (4, x5, 1);
   OwbTensor *in6[2] = { xc, w };
-  g_autoptr (OwbModel) m6 = one_node_model ("NhwcConv", WB, 2, in6, names, &node);
-  set_int (node, "nchw_input", 1);
+  g_autoptr (OwbModel) m6 = one_node_model ("NhwcConv", OWB_DOMAIN, 2, in6, names, &node);
+  tu_set_int (node, "nchw_input", 1);
   g_autoptr (OwbSession) s6 = tu_session (m6, 1, &error);
   g_assert_null (s6);
   g_assert_nonnull (error);
@@ -906,14 +882,6 @@ test_nhwc_conv_errors (void)
 }
 
 /* ---- NhwcPointwiseDepthwise ---- */
-
-static void
-set_floats (OwbNode *node, const char *name, int n, const float *values)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_FLOATS);
-  a->n = n;
-  a->floats = g_memdup2 (values, sizeof (float) * n);
-}
 
 /* The activation `act` (Clip with bounds) under attribute names prefix + "activation"... */
 static void
@@ -923,9 +891,9 @@ set_activation (OwbNode *node, const char *prefix, const char *act)
     return;
   g_autofree char *name = g_strconcat (prefix, "activation", NULL);
   g_autofree char *params = g_strconcat (prefix, "activation_params", NULL);
-  set_string (node, name, act);
+  tu_set_string (node, name, act);
   if (strcmp (act, "Clip") == 0)
-    set_floats (node, params, 2, (const float[]) { -0.25f, 0.5f });
+    tu_set_floats (node, params, 2, (const float[]) { -0.25f, 0.5f });
 }
 
 typedef struct {
@@ -969,18 +937,18 @@ test_pointwise_depthwise_matches (void)
       OwbNode *node;
       const char *n1[3] = { "x", "w", "b" };
       OwbTensor *in1[3] = { x, w1, pc->bias1 ? b1 : NULL };
-      g_autoptr (OwbModel) m1 = one_node_model_const ("NhwcConv", WB, 3, in1, n1, 6, &node);
-      set_ints (node, "kernel_shape", 2, one);
-      set_ints (node, "pads", 4, zero);
+      g_autoptr (OwbModel) m1 = one_node_model_const ("NhwcConv", OWB_DOMAIN, 3, in1, n1, 6, &node);
+      tu_set_ints (node, "kernel_shape", 2, one);
+      tu_set_ints (node, "pads", 4, zero);
       set_activation (node, "", pc->pw_act);
       g_autoptr (OwbTensor) mid = run_model_const (m1, 3, in1, n1, 6, pc->threads, 1, NULL, &error);
       g_assert_no_error (error);
       OwbTensor *in2[3] = { mid, w2, pc->bias2 ? b2 : NULL };
-      g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcConv", WB, 3, in2, n1, 6, &node);
-      set_ints (node, "kernel_shape", 2, ks);
-      set_ints (node, "strides", 2, st);
-      set_ints (node, "pads", 4, pads);
-      set_int (node, "group", pc->e);
+      g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcConv", OWB_DOMAIN, 3, in2, n1, 6, &node);
+      tu_set_ints (node, "kernel_shape", 2, ks);
+      tu_set_ints (node, "strides", 2, st);
+      tu_set_ints (node, "pads", 4, pads);
+      tu_set_int (node, "group", pc->e);
       set_activation (node, "", pc->act);
       g_autoptr (OwbTensor) ref = run_model_const (m2, 3, in2, n1, 6, pc->threads, 1, NULL, &error);
       g_assert_no_error (error);
@@ -988,11 +956,11 @@ test_pointwise_depthwise_matches (void)
       const char *nf[5] = { "x", "w1", "b1", "w2", "b2" };
       OwbTensor *inf[5] = { x, w1, pc->bias1 ? b1 : NULL, w2, pc->bias2 ? b2 : NULL };
       guint consts = (pc->w1_const ? 2u : 0u) | 4u | 8u | 16u;
-      g_autoptr (OwbModel) mf = one_node_model_const ("NhwcPointwiseDepthwise", WB, 5, inf, nf, consts, &node);
-      set_ints (node, "kernel_shape", 2, ks);
-      set_ints (node, "strides", 2, st);
-      set_ints (node, "pads", 4, pads);
-      set_int (node, "group", pc->e);
+      g_autoptr (OwbModel) mf = one_node_model_const ("NhwcPointwiseDepthwise", OWB_DOMAIN, 5, inf, nf, consts, &node);
+      tu_set_ints (node, "kernel_shape", 2, ks);
+      tu_set_ints (node, "strides", 2, st);
+      tu_set_ints (node, "pads", 4, pads);
+      tu_set_int (node, "group", pc->e);
       set_activation (node, "pointwise_", pc->pw_act);
       set_activation (node, "", pc->act);
       /* twice: the second run reuses what the first prepared */
@@ -1020,9 +988,9 @@ test_pointwise_depthwise_errors (void)
   int64_t ks[2] = { 3, 3 };
   g_autoptr (GError) error = NULL;
   /* W1 has 5 input channels, X 4 */
-  g_autoptr (OwbModel) m = one_node_model_const ("NhwcPointwiseDepthwise", WB, 4, inf, nf, 10, &node);
-  set_ints (node, "kernel_shape", 2, ks);
-  set_int (node, "group", 8);
+  g_autoptr (OwbModel) m = one_node_model_const ("NhwcPointwiseDepthwise", OWB_DOMAIN, 4, inf, nf, 10, &node);
+  tu_set_ints (node, "kernel_shape", 2, ks);
+  tu_set_int (node, "group", 8);
   g_autoptr (OwbTensor) y = run_model_const (m, 4, inf, nf, 10, 1, 1, NULL, &error);
   g_assert_null (y);
   g_assert_nonnull (error);
@@ -1032,10 +1000,10 @@ test_pointwise_depthwise_errors (void)
   int64_t w1ok[4] = { 1, 1, 4, 8 };
   g_autoptr (OwbTensor) w1b = random_tensor (4, w1ok, 4);
   inf[1] = w1b;
-  g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcPointwiseDepthwise", WB, 4, inf, nf, 10, &node);
-  set_ints (node, "kernel_shape", 2, ks);
-  set_int (node, "group", 8);
-  set_string (node, "pointwise_activation", "Softplus");
+  g_autoptr (OwbModel) m2 = one_node_model_const ("NhwcPointwiseDepthwise", OWB_DOMAIN, 4, inf, nf, 10, &node);
+  tu_set_ints (node, "kernel_shape", 2, ks);
+  tu_set_int (node, "group", 8);
+  tu_set_string (node, "pointwise_activation", "Softplus");
   g_autoptr (OwbTensor) y2 = run_model_const (m2, 4, inf, nf, 10, 1, 1, NULL, &error);
   g_assert_null (y2);
   g_assert_nonnull (error);

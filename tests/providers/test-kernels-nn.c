@@ -7,34 +7,6 @@
 
 /* ---- model building ---- */
 
-static void
-set_ints (OwbNode *node, const char *name, int n, const int64_t *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
-  a->n = n;
-  a->ints = g_memdup2 (v, sizeof (int64_t) * MAX (n, 1));
-}
-
-static void
-set_int (OwbNode *node, const char *name, int64_t v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
-}
-
-static void
-set_float (OwbNode *node, const char *name, float v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_FLOAT)->f = v;
-}
-
-static void
-set_string (OwbNode *node, const char *name, const char *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
-  a->s = g_strdup (v);
-  a->s_len = strlen (v);
-}
-
 /* One node "node" of `op` reading graph inputs i0..i{n-1} (NULL tensors become missing "" inputs) and
  * writing y, whose type is left to inference. */
 static OwbModel *
@@ -279,21 +251,21 @@ run_conv_case (const ConvCase *cc, gboolean transpose, OwbDataType dtype, int th
       any_pad |= cc->pads[i] != 0 || cc->pads[cc->nsp + i] != 0;
     }
   if (cc->group != 1)
-    set_int (node, "group", cc->group);
+    tu_set_int (node, "group", cc->group);
   if (any_stride)
-    set_ints (node, "strides", cc->nsp, cc->s);
+    tu_set_ints (node, "strides", cc->nsp, cc->s);
   if (any_dil)
-    set_ints (node, "dilations", cc->nsp, cc->d);
+    tu_set_ints (node, "dilations", cc->nsp, cc->d);
   if (any_pad)
-    set_ints (node, "pads", 2 * cc->nsp, cc->pads);
+    tu_set_ints (node, "pads", 2 * cc->nsp, cc->pads);
   if (cc->auto_pad)
-    set_string (node, "auto_pad", cc->auto_pad);
+    tu_set_string (node, "auto_pad", cc->auto_pad);
   if (transpose && (cc->out_pad[0] || cc->out_pad[1] || cc->out_pad[2]))
-    set_ints (node, "output_padding", cc->nsp, cc->out_pad);
+    tu_set_ints (node, "output_padding", cc->nsp, cc->out_pad);
   if (transpose && cc->out_shape[0])
-    set_ints (node, "output_shape", cc->nsp, cc->out_shape);
+    tu_set_ints (node, "output_shape", cc->nsp, cc->out_shape);
   if (cc->nsp == 2 && !transpose)
-    set_ints (node, "kernel_shape", 2, cc->k);
+    tu_set_ints (node, "kernel_shape", 2, cc->k);
 
   GError *error = NULL;
   g_autoptr (OwbTensor) y = run_model (model, 3, in, threads, &error);
@@ -378,10 +350,10 @@ test_fused_conv_exp_accuracy (void)
       ((float *) in[1]->data)[0] = 1;
       OwbNode *node;
       g_autoptr (OwbModel) model = single_node_model (13, "FusedConv", 2, in, &node);
-      owb_model_set_opset (model, "ai.onnx.workbench", 1);
+      owb_model_set_opset (model, OWB_DOMAIN, 1);
       g_free (node->domain);
-      node->domain = g_strdup ("ai.onnx.workbench");
-      set_string (node, "activation", swish ? "Swish" : "Sigmoid");
+      node->domain = g_strdup (OWB_DOMAIN);
+      tu_set_string (node, "activation", swish ? "Swish" : "Sigmoid");
       GError *error = NULL;
       g_autoptr (OwbTensor) y = run_model (model, 2, in, 1, &error);
       g_assert_no_error (error);
@@ -416,14 +388,14 @@ test_fused_conv_depthwise (void)
                              random_tensor (rand, OWB_TYPE_FLOAT, 4, yd) };
         OwbNode *node;
         g_autoptr (OwbModel) model = single_node_model (13, "FusedConv", 4, in, &node);
-        owb_model_set_opset (model, "ai.onnx.workbench", 1);
+        owb_model_set_opset (model, OWB_DOMAIN, 1);
         g_free (node->domain);
-        node->domain = g_strdup ("ai.onnx.workbench");
-        set_int (node, "group", 6);
-        set_ints (node, "pads", 4, cc.pads);
-        set_ints (node, "strides", 2, cc.s);
+        node->domain = g_strdup (OWB_DOMAIN);
+        tu_set_int (node, "group", 6);
+        tu_set_ints (node, "pads", 4, cc.pads);
+        tu_set_ints (node, "strides", 2, cc.s);
         if (acts[a])
-          set_string (node, "activation", acts[a]);
+          tu_set_string (node, "activation", acts[a]);
         GError *error = NULL;
         g_autoptr (OwbTensor) y = run_model (model, 4, in, 2, &error);
         g_assert_no_error (error);
@@ -575,13 +547,13 @@ check_gemm (OwbDataType dtype, int opset, gboolean ta, gboolean tb, float alpha,
   OwbNode *node;
   g_autoptr (OwbModel) model = single_node_model (opset, "Gemm", crank >= 0 ? 3 : 2, in, &node);
   if (ta)
-    set_int (node, "transA", 1);
+    tu_set_int (node, "transA", 1);
   if (tb)
-    set_int (node, "transB", 1);
+    tu_set_int (node, "transB", 1);
   if (alpha != 1)
-    set_float (node, "alpha", alpha);
+    tu_set_float (node, "alpha", alpha);
   if (beta != 1)
-    set_float (node, "beta", beta);
+    tu_set_float (node, "beta", beta);
   GError *error = NULL;
   g_autoptr (OwbTensor) y = run_model (model, 3, in, threads, &error);
   g_assert_no_error (error);
@@ -653,20 +625,20 @@ check_small_m (const char *op, int64_t batch, gboolean batched_b, int64_t m, int
   g_autoptr (OwbModel) model = single_node_model (13, op, c_rank > 0 ? 3 : 2, in, &node);
   if (fused)
     {
-      owb_model_set_opset (model, "ai.onnx.workbench", 1);
+      owb_model_set_opset (model, OWB_DOMAIN, 1);
       g_free (node->domain);
-      node->domain = g_strdup ("ai.onnx.workbench");
+      node->domain = g_strdup (OWB_DOMAIN);
       if (act)
-        set_string (node, "activation", act);
+        tu_set_string (node, "activation", act);
     }
   if (ta)
-    set_int (node, "transA", 1);
+    tu_set_int (node, "transA", 1);
   if (tb)
-    set_int (node, "transB", 1);
+    tu_set_int (node, "transB", 1);
   if (alpha != 1)
-    set_float (node, "alpha", alpha);
+    tu_set_float (node, "alpha", alpha);
   if (beta != 1)
-    set_float (node, "beta", beta);
+    tu_set_float (node, "beta", beta);
   GError *error = NULL;
   g_autoptr (OwbTensor) y = run_model (model, 3, in, threads, &error);
   g_assert_no_error (error);
@@ -772,18 +744,18 @@ check_packed (const char *op, int64_t batch, int64_t m, int64_t n, int64_t k, gb
   owb_graph_add_initializer (model->graph, "i1", owb_tensor_ref (in[1]));
   if (fused)
     {
-      owb_model_set_opset (model, "ai.onnx.workbench", 1);
+      owb_model_set_opset (model, OWB_DOMAIN, 1);
       g_free (node->domain);
-      node->domain = g_strdup ("ai.onnx.workbench");
+      node->domain = g_strdup (OWB_DOMAIN);
       if (act)
-        set_string (node, "activation", act);
+        tu_set_string (node, "activation", act);
     }
   if (tb)
-    set_int (node, "transB", 1);
+    tu_set_int (node, "transB", 1);
   if (alpha != 1)
-    set_float (node, "alpha", alpha);
+    tu_set_float (node, "alpha", alpha);
   if (beta != 1)
-    set_float (node, "beta", beta);
+    tu_set_float (node, "beta", beta);
   g_autofree double *want = g_new (double, batch * m * n);
   for (int64_t i = 0; i < batch * m; i++)
     for (int64_t j = 0; j < n; j++)
@@ -892,8 +864,8 @@ test_conv_integer (void)
                        random_tensor (rand, OWB_TYPE_UINT8, 1, (int64_t[]){ 6 }) };
   OwbNode *node;
   g_autoptr (OwbModel) model = single_node_model (10, "ConvInteger", 4, in, &node);
-  set_int (node, "group", 2);
-  set_ints (node, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+  tu_set_int (node, "group", 2);
+  tu_set_ints (node, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
   GError *error = NULL;
   g_autoptr (OwbTensor) y = run_model (model, 4, in, 2, &error);
   g_assert_no_error (error);
@@ -972,28 +944,28 @@ expect_type (int opset, const char *op, int n_in, const int *ranks, const int64_
   g_assert_cmpstr (t, ==, want);
 }
 
-static void setup_group2 (OwbNode *n) { set_int (n, "group", 2); }
-static void setup_pads3 (OwbNode *n) { set_ints (n, "pads", 4, (int64_t[]){ 3, 3, 3, 3 }); }
-static void setup_bad_auto_pad (OwbNode *n) { set_string (n, "auto_pad", "SAME"); }
-static void setup_zero_stride (OwbNode *n) { set_ints (n, "strides", 2, (int64_t[]){ 0, 1 }); }
-static void setup_short_pads (OwbNode *n) { set_ints (n, "pads", 2, (int64_t[]){ 1, 1 }); }
-static void setup_kernel_mismatch (OwbNode *n) { set_ints (n, "kernel_shape", 2, (int64_t[]){ 5, 5 }); }
-static void setup_big_output_padding (OwbNode *n) { set_ints (n, "output_padding", 2, (int64_t[]){ 2, 2 }); }
-static void setup_trans_b (OwbNode *n) { set_int (n, "transB", 1); }
+static void setup_group2 (OwbNode *n) { tu_set_int (n, "group", 2); }
+static void setup_pads3 (OwbNode *n) { tu_set_ints (n, "pads", 4, (int64_t[]){ 3, 3, 3, 3 }); }
+static void setup_bad_auto_pad (OwbNode *n) { tu_set_string (n, "auto_pad", "SAME"); }
+static void setup_zero_stride (OwbNode *n) { tu_set_ints (n, "strides", 2, (int64_t[]){ 0, 1 }); }
+static void setup_short_pads (OwbNode *n) { tu_set_ints (n, "pads", 2, (int64_t[]){ 1, 1 }); }
+static void setup_kernel_mismatch (OwbNode *n) { tu_set_ints (n, "kernel_shape", 2, (int64_t[]){ 5, 5 }); }
+static void setup_big_output_padding (OwbNode *n) { tu_set_ints (n, "output_padding", 2, (int64_t[]){ 2, 2 }); }
+static void setup_trans_b (OwbNode *n) { tu_set_int (n, "transB", 1); }
 static void
 setup_resnet_stem (OwbNode *n)
 {
-  set_ints (n, "strides", 2, (int64_t[]){ 2, 2 });
-  set_ints (n, "pads", 4, (int64_t[]){ 3, 3, 3, 3 });
-  set_ints (n, "kernel_shape", 2, (int64_t[]){ 7, 7 });
+  tu_set_ints (n, "strides", 2, (int64_t[]){ 2, 2 });
+  tu_set_ints (n, "pads", 4, (int64_t[]){ 3, 3, 3, 3 });
+  tu_set_ints (n, "kernel_shape", 2, (int64_t[]){ 7, 7 });
 }
-static void setup_same_upper (OwbNode *n) { set_string (n, "auto_pad", "SAME_UPPER"); }
+static void setup_same_upper (OwbNode *n) { tu_set_string (n, "auto_pad", "SAME_UPPER"); }
 static void
 setup_upsample (OwbNode *n)
 {
-  set_ints (n, "strides", 2, (int64_t[]){ 2, 2 });
-  set_ints (n, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
-  set_ints (n, "output_padding", 2, (int64_t[]){ 1, 1 });
+  tu_set_ints (n, "strides", 2, (int64_t[]){ 2, 2 });
+  tu_set_ints (n, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+  tu_set_ints (n, "output_padding", 2, (int64_t[]){ 1, 1 });
 }
 
 static void

@@ -4,46 +4,10 @@
 #include <string.h>
 
 #include <owb/owb.h>
+#include "../engine/test-util.h"
+#include "kernel-test-util.h"
 
 /* ---- builders --------------------------------------------------------------------------------- */
-
-static void
-set_int (OwbNode *node, const char *name, int64_t v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
-}
-
-static void
-set_float (OwbNode *node, const char *name, float v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_FLOAT)->f = v;
-}
-
-static void
-set_string (OwbNode *node, const char *name, const char *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
-  a->s = g_strdup (v);
-  a->s_len = strlen (v);
-}
-
-static void
-set_ints (OwbNode *node, const char *name, int n, const int64_t *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
-  a->n = n;
-  a->ints = g_memdup2 (v, n * sizeof (int64_t));
-}
-
-static OwbTensor *
-tensor (OwbDataType dtype, int rank, const int64_t *dims, const double *values)
-{
-  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
-  g_assert_nonnull (t);
-  for (int64_t i = 0; values && i < t->nelems; i++)
-    owb_tensor_set_double (t, i, values[i]);
-  return t;
-}
 
 /* Deterministic, irregular values. */
 static OwbTensor *
@@ -126,14 +90,6 @@ assert_values (const OwbTensor *t, int64_t n, const double *expected, double tol
     }
 }
 
-static void
-assert_shape (const OwbTensor *t, int rank, const int64_t *dims)
-{
-  g_assert_cmpint (t->rank, ==, rank);
-  for (int i = 0; i < rank; i++)
-    g_assert_cmpint (t->dims[i], ==, dims[i]);
-}
-
 /* ---- inference -------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -180,31 +136,15 @@ infer (InferCase *c, int opset, int n_outputs, GError **error)
 }
 
 static void
-assert_dims (const OwbValueType *t, OwbDataType dtype, int rank, const int64_t *dims)
-{
-  g_assert_cmpint (t->dtype, ==, dtype);
-  g_assert_cmpint (t->rank, ==, rank);
-  for (int i = 0; i < rank; i++)
-    {
-      if (dims[i] >= 0)
-        g_assert_cmpint (t->dims[i].value, ==, dims[i]);
-      else if (dims[i] == -2)
-        g_assert_true (t->dims[i].param == g_intern_string ("batch"));
-      else
-        g_assert_true (!owb_dim_is_known (t->dims[i]) && t->dims[i].param == NULL);
-    }
-}
-
-static void
 test_infer_symbolic (void)
 {
   g_autoptr (GError) error = NULL;
   {
     /* batch flows through; spatial dims are computed; an unknown spatial dim stays unknown. */
     InferCase c = { owb_node_new ("MaxPool", "", "pool") };
-    set_ints (c.node, "kernel_shape", 2, (int64_t[]) { 3, 3 });
-    set_ints (c.node, "strides", 2, (int64_t[]) { 2, 2 });
-    set_ints (c.node, "pads", 4, (int64_t[]) { 1, 1, 1, 1 });
+    tu_set_ints (c.node, "kernel_shape", 2, (int64_t[]) { 3, 3 });
+    tu_set_ints (c.node, "strides", 2, (int64_t[]) { 2, 2 });
+    tu_set_ints (c.node, "pads", 4, (int64_t[]) { 1, 1, 1, 1 });
     infer_input (&c, OWB_TYPE_FLOAT, 4, (int64_t[]) { -2, 3, 32, -1 });
     g_assert_true (infer (&c, 13, 2, &error));
     assert_dims (&c.outputs[0], OWB_TYPE_FLOAT, 4, (int64_t[]) { -2, 3, 16, -1 });
@@ -213,9 +153,9 @@ test_infer_symbolic (void)
   }
   {
     InferCase c = { owb_node_new ("AveragePool", "", "pool") };
-    set_ints (c.node, "kernel_shape", 1, (int64_t[]) { 3 });
-    set_ints (c.node, "strides", 1, (int64_t[]) { 2 });
-    set_string (c.node, "auto_pad", "SAME_LOWER");
+    tu_set_ints (c.node, "kernel_shape", 1, (int64_t[]) { 3 });
+    tu_set_ints (c.node, "strides", 1, (int64_t[]) { 2 });
+    tu_set_string (c.node, "auto_pad", "SAME_LOWER");
     infer_input (&c, OWB_TYPE_DOUBLE, 3, (int64_t[]) { -2, 4, 7 });
     g_assert_true (infer (&c, 11, 1, &error));
     assert_dims (&c.outputs[0], OWB_TYPE_DOUBLE, 3, (int64_t[]) { -2, 4, 4 });
@@ -259,7 +199,7 @@ test_infer_symbolic (void)
     infer_input (&c, OWB_TYPE_FLOAT, 4, (int64_t[]) { -2, 3, -1, -1 });
     for (int i = 0; i < 4; i++)
       infer_input (&c, OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 });
-    set_int (c.node, "training_mode", 1);
+    tu_set_int (c.node, "training_mode", 1);
     g_assert_true (infer (&c, 15, 3, &error));
     assert_dims (&c.outputs[0], OWB_TYPE_FLOAT, 4, (int64_t[]) { -2, 3, -1, -1 });
     assert_dims (&c.outputs[2], OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 });
@@ -268,7 +208,7 @@ test_infer_symbolic (void)
   {
     /* Unknown rank stays unknown. */
     InferCase c = { owb_node_new ("MaxPool", "", "pool") };
-    set_ints (c.node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
+    tu_set_ints (c.node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
     infer_input (&c, OWB_TYPE_FLOAT, -1, NULL);
     g_assert_true (infer (&c, 13, 1, &error));
     g_assert_cmpint (c.outputs[0].rank, <, 0);
@@ -278,7 +218,7 @@ test_infer_symbolic (void)
   {
     /* Before opset 13 the axis may equal the rank (coercion to 2D). */
     InferCase c = { owb_node_new ("Softmax", "", "sm") };
-    set_int (c.node, "axis", 3);
+    tu_set_int (c.node, "axis", 3);
     infer_input (&c, OWB_TYPE_FLOAT, 3, (int64_t[]) { -2, 4, 5 });
     g_assert_true (infer (&c, 11, 1, &error));
     assert_dims (&c.outputs[0], OWB_TYPE_FLOAT, 3, (int64_t[]) { -2, 4, 5 });
@@ -310,7 +250,7 @@ static void
 bad_kernel_rank (InferCase *c)
 {
   c->node = owb_node_new ("AveragePool", "", "p");
-  set_ints (c->node, "kernel_shape", 3, (int64_t[]) { 2, 2, 2 });
+  tu_set_ints (c->node, "kernel_shape", 3, (int64_t[]) { 2, 2, 2 });
   pool_input (c);
 }
 
@@ -318,8 +258,8 @@ static void
 bad_stride_zero (InferCase *c)
 {
   c->node = owb_node_new ("MaxPool", "", "p");
-  set_ints (c->node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
-  set_ints (c->node, "strides", 2, (int64_t[]) { 0, 1 });
+  tu_set_ints (c->node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
+  tu_set_ints (c->node, "strides", 2, (int64_t[]) { 0, 1 });
   pool_input (c);
 }
 
@@ -327,8 +267,8 @@ static void
 bad_negative_pad (InferCase *c)
 {
   c->node = owb_node_new ("LpPool", "", "p");
-  set_ints (c->node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
-  set_ints (c->node, "pads", 4, (int64_t[]) { 0, -1, 0, 0 });
+  tu_set_ints (c->node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
+  tu_set_ints (c->node, "pads", 4, (int64_t[]) { 0, -1, 0, 0 });
   pool_input (c);
 }
 
@@ -336,7 +276,7 @@ static void
 bad_huge_kernel (InferCase *c)
 {
   c->node = owb_node_new ("MaxPool", "", "p");
-  set_ints (c->node, "kernel_shape", 2, (int64_t[]) { G_GINT64_CONSTANT (1) << 40, 2 });
+  tu_set_ints (c->node, "kernel_shape", 2, (int64_t[]) { G_GINT64_CONSTANT (1) << 40, 2 });
   pool_input (c);
 }
 
@@ -344,8 +284,8 @@ static void
 bad_auto_pad (InferCase *c)
 {
   c->node = owb_node_new ("AveragePool", "", "p");
-  set_ints (c->node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
-  set_string (c->node, "auto_pad", "SAME");
+  tu_set_ints (c->node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
+  tu_set_string (c->node, "auto_pad", "SAME");
   pool_input (c);
 }
 
@@ -353,7 +293,7 @@ static void
 bad_window_too_big (InferCase *c)
 {
   c->node = owb_node_new ("MaxPool", "", "p");
-  set_ints (c->node, "kernel_shape", 2, (int64_t[]) { 9, 2 });
+  tu_set_ints (c->node, "kernel_shape", 2, (int64_t[]) { 9, 2 });
   pool_input (c);
 }
 
@@ -361,8 +301,8 @@ static void
 bad_storage_order (InferCase *c)
 {
   c->node = owb_node_new ("MaxPool", "", "p");
-  set_ints (c->node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
-  set_int (c->node, "storage_order", 2);
+  tu_set_ints (c->node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
+  tu_set_int (c->node, "storage_order", 2);
   pool_input (c);
 }
 
@@ -370,8 +310,8 @@ static void
 bad_lp_pool_p (InferCase *c)
 {
   c->node = owb_node_new ("LpPool", "", "p");
-  set_ints (c->node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
-  set_int (c->node, "p", 0);
+  tu_set_ints (c->node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
+  tu_set_int (c->node, "p", 0);
   pool_input (c);
 }
 
@@ -379,7 +319,7 @@ static void
 bad_pool_int_input (InferCase *c)
 {
   c->node = owb_node_new ("AveragePool", "", "p");
-  set_ints (c->node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
+  tu_set_ints (c->node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
   infer_input (c, OWB_TYPE_INT32, 4, (int64_t[]) { 1, 3, 8, 8 });
 }
 
@@ -387,7 +327,7 @@ static void
 bad_lrn_size (InferCase *c)
 {
   c->node = owb_node_new ("LRN", "", "l");
-  set_int (c->node, "size", 0);
+  tu_set_int (c->node, "size", 0);
   pool_input (c);
 }
 
@@ -402,7 +342,7 @@ static void
 bad_lp_norm_p (InferCase *c)
 {
   c->node = owb_node_new ("LpNormalization", "", "l");
-  set_int (c->node, "p", 3);
+  tu_set_int (c->node, "p", 3);
   pool_input (c);
 }
 
@@ -410,7 +350,7 @@ static void
 bad_group_count (InferCase *c)
 {
   c->node = owb_node_new ("GroupNormalization", "", "g");
-  set_int (c->node, "num_groups", 2);
+  tu_set_int (c->node, "num_groups", 2);
   pool_input (c); /* 3 channels */
   infer_input (c, OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 });
   infer_input (c, OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 });
@@ -429,7 +369,7 @@ static void
 bad_softmax_axis (InferCase *c)
 {
   c->node = owb_node_new ("Softmax", "", "s");
-  set_int (c->node, "axis", 4);
+  tu_set_int (c->node, "axis", 4);
   pool_input (c);
 }
 
@@ -437,7 +377,7 @@ static void
 bad_layer_norm_axis (InferCase *c)
 {
   c->node = owb_node_new ("LayerNormalization", "", "l");
-  set_int (c->node, "axis", -5);
+  tu_set_int (c->node, "axis", -5);
   pool_input (c);
   infer_input (c, OWB_TYPE_FLOAT, 1, (int64_t[]) { 8 });
 }
@@ -454,7 +394,7 @@ static void
 bad_mvn_axes (InferCase *c)
 {
   c->node = owb_node_new ("MeanVarianceNormalization", "", "m");
-  set_ints (c->node, "axes", 2, (int64_t[]) { 1, -3 });
+  tu_set_ints (c->node, "axes", 2, (int64_t[]) { 1, -3 });
   pool_input (c);
 }
 
@@ -488,7 +428,7 @@ static void
 bad_epsilon (InferCase *c)
 {
   c->node = owb_node_new ("InstanceNormalization", "", "i");
-  set_float (c->node, "epsilon", -1.0f);
+  tu_set_float (c->node, "epsilon", -1.0f);
   pool_input (c);
   infer_input (c, OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 });
   infer_input (c, OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 });
@@ -606,13 +546,13 @@ test_softmax_versions (void)
         double expected[24];
         /* Opset 11, axis 1: rows of 12. */
         OwbNode *node = owb_node_new (ops[op], "", "n");
-        set_int (node, "axis", 1);
+        tu_set_int (node, "axis", 1);
         g_autoptr (OwbTensor) y11 = run_simple (node, 11, x);
         reference_softmax (x, 2, 12, 1, op, expected);
         assert_values (y11, 24, expected, 1e-5);
         /* Opset 13, axis 1: along the 3 elements of axis 1 (strided). */
         node = owb_node_new (ops[op], "", "n");
-        set_int (node, "axis", 1);
+        tu_set_int (node, "axis", 1);
         g_autoptr (OwbTensor) y13 = run_simple (node, 13, x);
         reference_softmax (x, 2, 3, 4, op, expected);
         assert_values (y13, 24, expected, 1e-5);
@@ -650,8 +590,8 @@ test_max_pool_indices (void)
   for (int order = 0; order < 2; order++)
     {
       OwbNode *node = owb_node_new ("MaxPool", "", "p");
-      set_ints (node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
-      set_int (node, "storage_order", order);
+      tu_set_ints (node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
+      tu_set_int (node, "storage_order", order);
       OwbTensor *out[2] = { NULL };
       g_autoptr (GError) error = NULL;
       g_assert_true (run_node (node, 12, 1, &x, 2, out, &error));
@@ -675,8 +615,8 @@ test_max_pool_int8_and_empty (void)
   int64_t dims[] = { 1, 1, 2, 2 };
   g_autoptr (OwbTensor) x = tensor (OWB_TYPE_INT8, 4, dims, (double[]) { -128, -100, -128, -128 });
   OwbNode *node = owb_node_new ("MaxPool", "", "p");
-  set_ints (node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
-  set_ints (node, "pads", 4, (int64_t[]) { 1, 1, 0, 0 });
+  tu_set_ints (node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
+  tu_set_ints (node, "pads", 4, (int64_t[]) { 1, 1, 0, 0 });
   g_autoptr (OwbTensor) y = run_simple (node, 12, x);
   g_assert_cmpint (y->dtype, ==, OWB_TYPE_INT8);
   assert_values (y, 4, (double[]) { -128, -100, -128, -100 }, 0);
@@ -685,8 +625,8 @@ test_max_pool_int8_and_empty (void)
   int64_t empty_dims[] = { 0, 2, 4, 4 };
   g_autoptr (OwbTensor) e = tensor (OWB_TYPE_FLOAT, 4, empty_dims, NULL);
   node = owb_node_new ("AveragePool", "", "p");
-  set_ints (node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
-  set_ints (node, "strides", 2, (int64_t[]) { 2, 2 });
+  tu_set_ints (node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
+  tu_set_ints (node, "strides", 2, (int64_t[]) { 2, 2 });
   g_autoptr (OwbTensor) ey = run_simple (node, 19, e);
   assert_shape (ey, 4, (int64_t[]) { 0, 2, 2, 2 });
 }
@@ -700,10 +640,10 @@ test_average_pool_versions (void)
   for (int v = 0; v < 2; v++)
     {
       OwbNode *node = owb_node_new ("AveragePool", "", "p");
-      set_ints (node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
-      set_ints (node, "strides", 2, (int64_t[]) { 2, 2 });
-      set_ints (node, "pads", 4, (int64_t[]) { 1, 1, 1, 1 });
-      set_int (node, "count_include_pad", 1);
+      tu_set_ints (node, "kernel_shape", 2, (int64_t[]) { 2, 2 });
+      tu_set_ints (node, "strides", 2, (int64_t[]) { 2, 2 });
+      tu_set_ints (node, "pads", 4, (int64_t[]) { 1, 1, 1, 1 });
+      tu_set_int (node, "count_include_pad", 1);
       /* Opset 1 has no count_include_pad: the attribute is not part of the op there. */
       g_autoptr (OwbTensor) y = run_simple (node, v ? 7 : 1, x);
       double want = v ? 0.25 : 1.0;
@@ -713,8 +653,8 @@ test_average_pool_versions (void)
   int64_t dims1[] = { 1, 1, 5 };
   g_autoptr (OwbTensor) x1 = tensor (OWB_TYPE_DOUBLE, 3, dims1, (double[]) { 1, 2, 3, 4, 5 });
   OwbNode *node = owb_node_new ("AveragePool", "", "p");
-  set_ints (node, "kernel_shape", 1, (int64_t[]) { 2 });
-  set_ints (node, "dilations", 1, (int64_t[]) { 2 });
+  tu_set_ints (node, "kernel_shape", 1, (int64_t[]) { 2 });
+  tu_set_ints (node, "dilations", 1, (int64_t[]) { 2 });
   g_autoptr (OwbTensor) y19 = run_simple (node, 19, x1);
   assert_values (y19, 3, (double[]) { 2, 3, 4 }, 1e-12);
 }
@@ -730,7 +670,7 @@ test_global_lp_pool (void)
   assert_values (y, 2, (double[]) { 5, sqrt (2) }, 1e-6);
   /* Opset 1 reads p as a float. */
   node = owb_node_new ("GlobalLpPool", "", "g");
-  set_float (node, "p", 1.0f);
+  tu_set_float (node, "p", 1.0f);
   g_autoptr (OwbTensor) y1 = run_simple (node, 1, x);
   assert_values (y1, 2, (double[]) { 7, 2 }, 1e-6);
 }
@@ -746,7 +686,7 @@ test_dropout_versions (void)
   for (int v = 0; v < 2; v++)
     {
       OwbNode *node = owb_node_new ("Dropout", "", "d");
-      set_float (node, "ratio", 0.9f);
+      tu_set_float (node, "ratio", 0.9f);
       OwbTensor *out[2] = { NULL };
       g_assert_true (run_node (node, v ? 10 : 7, 1, &x, 2, out, &error));
       g_assert_no_error (error);
@@ -764,7 +704,7 @@ test_dropout_versions (void)
   for (int run = 0; run < 2; run++)
     {
       OwbNode *node = owb_node_new ("Dropout", "", "d");
-      set_int (node, "seed", 0);
+      tu_set_int (node, "seed", 0);
       OwbTensor *ins[3] = { x, ratio, train };
       OwbTensor *out[2] = { NULL };
       g_assert_true (run_node (node, 13, 3, ins, 2, out, &error));
@@ -795,8 +735,8 @@ test_batch_normalization_spatial (void)
   g_autoptr (OwbTensor) mean = tensor (OWB_TYPE_FLOAT, 2, pdims, (double[]) { 1, 1, 2, 2 });
   g_autoptr (OwbTensor) var = tensor (OWB_TYPE_FLOAT, 2, pdims, (double[]) { 4, 1, 4, 1 });
   OwbNode *node = owb_node_new ("BatchNormalization", "", "bn");
-  set_int (node, "spatial", 0);
-  set_float (node, "epsilon", 0.0f);
+  tu_set_int (node, "spatial", 0);
+  tu_set_float (node, "epsilon", 0.0f);
   OwbTensor *ins[5] = { x, scale, bias, mean, var };
   OwbTensor *y = NULL;
   g_autoptr (GError) error = NULL;
@@ -818,9 +758,9 @@ test_batch_normalization_spatial (void)
   g_autoptr (OwbTensor) one = tensor (OWB_TYPE_FLOAT, 1, cdims, (double[]) { 1 });
   g_autoptr (OwbTensor) zero = tensor (OWB_TYPE_FLOAT, 1, cdims, (double[]) { 0 });
   node = owb_node_new ("BatchNormalization", "", "bn");
-  set_int (node, "training_mode", 1);
-  set_float (node, "epsilon", 0.0f);
-  set_float (node, "momentum", 0.5f);
+  tu_set_int (node, "training_mode", 1);
+  tu_set_float (node, "epsilon", 0.0f);
+  tu_set_float (node, "momentum", 0.5f);
   OwbTensor *ins2[5] = { x2, one, zero, zero, one };
   OwbTensor *out[3] = { NULL };
   g_assert_true (run_node (node, 14, 5, ins2, 3, out, &error));
@@ -834,8 +774,8 @@ test_batch_normalization_spatial (void)
   /* Before opset 14 the statistics outputs themselves ask for training: 5 outputs, the last two
    * the batch mean and variance; with Y alone it is inference with the given statistics. */
   node = owb_node_new ("BatchNormalization", "", "bn");
-  set_float (node, "epsilon", 0.0f);
-  set_float (node, "momentum", 0.5f);
+  tu_set_float (node, "epsilon", 0.0f);
+  tu_set_float (node, "momentum", 0.5f);
   OwbTensor *out5[5] = { NULL };
   g_assert_true (run_node (node, 9, 5, ins2, 5, out5, &error));
   g_assert_no_error (error);
@@ -847,7 +787,7 @@ test_batch_normalization_spatial (void)
   for (int i = 0; i < 5; i++)
     owb_tensor_unref (out5[i]);
   node = owb_node_new ("BatchNormalization", "", "bn");
-  set_float (node, "epsilon", 0.0f);
+  tu_set_float (node, "epsilon", 0.0f);
   g_assert_true (run_node (node, 9, 5, ins2, 1, &y, &error));
   g_assert_no_error (error);
   assert_values (y, 2, (double[]) { 1, 3 }, 1e-6);
@@ -861,7 +801,7 @@ test_layer_normalization_broadcast (void)
   g_autoptr (OwbTensor) x = tensor (OWB_TYPE_DOUBLE, 2, xdims, (double[]) { 1, 2, 3, 2, 4, 6 });
   g_autoptr (OwbTensor) scale = tensor (OWB_TYPE_DOUBLE, 1, sdims, (double[]) { 2 });
   OwbNode *node = owb_node_new ("LayerNormalization", "", "ln");
-  set_float (node, "epsilon", 0.0f);
+  tu_set_float (node, "epsilon", 0.0f);
   OwbTensor *ins[2] = { x, scale };
   OwbTensor *out[3] = { NULL };
   g_autoptr (GError) error = NULL;
@@ -889,8 +829,8 @@ test_group_normalization_versions (void)
   g_autoptr (OwbTensor) gs = tensor (OWB_TYPE_FLOAT, 1, gdims, (double[]) { 2, 3 });
   g_autoptr (OwbTensor) gb = tensor (OWB_TYPE_FLOAT, 1, gdims, (double[]) { 0, 1 });
   OwbNode *node = owb_node_new ("GroupNormalization", "", "gn");
-  set_int (node, "num_groups", 2);
-  set_float (node, "epsilon", 0.0f);
+  tu_set_int (node, "num_groups", 2);
+  tu_set_float (node, "epsilon", 0.0f);
   OwbTensor *ins[3] = { x, gs, gb };
   OwbTensor *y = NULL;
   g_autoptr (GError) error = NULL;
@@ -905,8 +845,8 @@ test_group_normalization_versions (void)
   g_autoptr (OwbTensor) cs = tensor (OWB_TYPE_FLOAT, 1, cdims, (double[]) { 1, 2, 3, 4 });
   g_autoptr (OwbTensor) cb = tensor (OWB_TYPE_FLOAT, 1, cdims, (double[]) { 0, 0, 0, 1 });
   node = owb_node_new ("GroupNormalization", "", "gn");
-  set_int (node, "num_groups", 2);
-  set_float (node, "epsilon", 0.0f);
+  tu_set_int (node, "num_groups", 2);
+  tu_set_float (node, "epsilon", 0.0f);
   OwbTensor *ins21[3] = { x, cs, cb };
   g_assert_true (run_node (node, 21, 3, ins21, 1, &y, &error));
   g_assert_no_error (error);
@@ -916,7 +856,7 @@ test_group_normalization_versions (void)
   owb_tensor_unref (y);
   /* Opset 18 refuses per-channel parameters. */
   node = owb_node_new ("GroupNormalization", "", "gn");
-  set_int (node, "num_groups", 2);
+  tu_set_int (node, "num_groups", 2);
   g_assert_false (run_node (node, 18, 3, ins21, 1, &y, &error));
   g_assert_nonnull (error);
 }
@@ -927,13 +867,13 @@ test_mvn_axes (void)
   int64_t dims[] = { 2, 3 };
   g_autoptr (OwbTensor) x = tensor (OWB_TYPE_FLOAT, 2, dims, (double[]) { 1, 2, 3, 10, 10, 40 });
   OwbNode *node = owb_node_new ("MeanVarianceNormalization", "", "m");
-  set_ints (node, "axes", 1, (int64_t[]) { 1 });
+  tu_set_ints (node, "axes", 1, (int64_t[]) { 1 });
   g_autoptr (OwbTensor) y = run_simple (node, 13, x);
   double s0 = sqrt (2.0 / 3.0), s1 = sqrt (200.0);
   assert_values (y, 6, (double[]) { -1 / s0, 0, 1 / s0, -10 / s1, -10 / s1, 20 / s1 }, 1e-5);
   /* Axis 0 (strided statistics). */
   node = owb_node_new ("MeanVarianceNormalization", "", "m");
-  set_ints (node, "axes", 1, (int64_t[]) { 0 });
+  tu_set_ints (node, "axes", 1, (int64_t[]) { 0 });
   g_autoptr (OwbTensor) y0 = run_simple (node, 9, x);
   assert_values (y0, 6, (double[]) { -1, -1, -1, 1, 1, 1 }, 1e-5);
 }
@@ -945,8 +885,8 @@ test_lp_normalization (void)
   int64_t dims[] = { 2, 2 };
   g_autoptr (OwbTensor) x = tensor (OWB_TYPE_FLOAT, 2, dims, (double[]) { 1, 0, -3, 0 });
   OwbNode *node = owb_node_new ("LpNormalization", "", "l");
-  set_int (node, "axis", 0);
-  set_int (node, "p", 1);
+  tu_set_int (node, "axis", 0);
+  tu_set_int (node, "p", 1);
   g_autoptr (OwbTensor) y = run_simple (node, 1, x);
   assert_values (y, 4, (double[]) { 0.25, 0, -0.75, 0 }, 1e-6);
 }
@@ -958,10 +898,10 @@ test_lrn_even_size (void)
   int64_t dims[] = { 1, 3, 1 };
   g_autoptr (OwbTensor) x = tensor (OWB_TYPE_DOUBLE, 3, dims, (double[]) { 1, 2, 3 });
   OwbNode *node = owb_node_new ("LRN", "", "l");
-  set_int (node, "size", 2);
-  set_float (node, "alpha", 2.0f);
-  set_float (node, "beta", 1.0f);
-  set_float (node, "bias", 1.0f);
+  tu_set_int (node, "size", 2);
+  tu_set_float (node, "alpha", 2.0f);
+  tu_set_float (node, "beta", 1.0f);
+  tu_set_float (node, "bias", 1.0f);
   g_autoptr (OwbTensor) y = run_simple (node, 13, x);
   assert_values (y, 3, (double[]) { 1 / (1 + 5.0), 2 / (1 + 13.0), 3 / (1 + 9.0) }, 1e-7);
 }

@@ -5,102 +5,19 @@
 #include <string.h>
 
 #include "../engine/test-util.h"
+#include "kernel-test-util.h"
 
 /* ---- inference ---- */
 
-/* dims: digits for known sizes, "?" for unknown, anything else names a symbolic dim. */
-static OwbValueType
-vt (OwbDataType dtype, int rank, const char *const *dims)
-{
-  OwbValueType t;
-  owb_value_type_init_unknown (&t);
-  t.kind = OWB_VALUE_TENSOR;
-  t.dtype = dtype;
-  t.rank = rank;
-  for (int i = 0; i < rank; i++)
-    {
-      if (g_ascii_isdigit (dims[i][0]))
-        t.dims[i] = OWB_DIM_VALUE (g_ascii_strtoll (dims[i], NULL, 10));
-      else if (strcmp (dims[i], "?") == 0)
-        t.dims[i] = OWB_DIM_UNKNOWN;
-      else
-        t.dims[i] = (OwbDim) { -1, g_intern_string (dims[i]) };
-    }
-  return t;
-}
-
 #define DIMS(...) ((const char *const[]) { __VA_ARGS__ })
 #define SCALAR(dtype) vt ((dtype), 0, NULL)
-
-static OwbNode *
-node_new (const char *op, int n_in, int n_out)
-{
-  OwbNode *node = owb_node_new (op, "", "the_node");
-  for (int i = 0; i < n_in; i++)
-    {
-      g_autofree char *name = g_strdup_printf ("x%d", i);
-      owb_node_add_input (node, name);
-    }
-  for (int i = 0; i < n_out; i++)
-    {
-      g_autofree char *name = g_strdup_printf ("y%d", i);
-      owb_node_add_output (node, name);
-    }
-  return node;
-}
-
-static void
-set_int (OwbNode *node, const char *name, int64_t v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
-}
-
-static void
-set_ints (OwbNode *node, const char *name, int n, const int64_t *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
-  a->n = n;
-  a->ints = g_memdup2 (v, sizeof (int64_t) * MAX (n, 1));
-}
-
-static void
-set_string (OwbNode *node, const char *name, const char *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
-  a->s = g_strdup (v);
-  a->s_len = strlen (v);
-}
-
-static gboolean
-infer (OwbNode *node, int opset, const OwbValueType *types, OwbValueType *out, GError **error)
-{
-  const OwbOpSchema *schema = owb_op_schema_lookup ("", node->op_type, opset);
-  const OwbValueType *in[9] = { 0 };
-  const OwbTensor *vals[9] = { 0 };
-  g_assert_nonnull (schema);
-  for (int i = 0; i < node->n_inputs; i++)
-    in[i] = node->inputs[i][0] ? &types[i] : NULL;
-  for (int o = 0; o < node->n_outputs; o++)
-    owb_value_type_init_unknown (&out[o]);
-  node->opset = opset;
-  OwbInferContext ctx = { .node = node, .opset = opset, .n_inputs = node->n_inputs, .inputs = in,
-                          .input_values = vals, .n_outputs = node->n_outputs, .outputs = out };
-  return owb_op_infer (schema, &ctx, error);
-}
-
-static void
-assert_type (const OwbValueType *t, const char *expected)
-{
-  g_autofree char *s = owb_value_type_to_string (t);
-  g_assert_cmpstr (s, ==, expected);
-}
 
 static void
 assert_infers (OwbNode *node, int opset, const OwbValueType *types, const char *expected)
 {
   OwbValueType out[3];
   g_autoptr (GError) error = NULL;
-  gboolean ok = infer (node, opset, types, out, &error);
+  gboolean ok = infer_node (node, opset, types, NULL, out, &error);
   g_assert_no_error (error);
   g_assert_true (ok);
   assert_type (&out[0], expected);
@@ -111,7 +28,7 @@ assert_infer_fails (OwbNode *node, int opset, const OwbValueType *types, const c
 {
   OwbValueType out[3];
   g_autoptr (GError) error = NULL;
-  g_assert_false (infer (node, opset, types, out, &error));
+  g_assert_false (infer_node (node, opset, types, NULL, out, &error));
   g_assert_nonnull (error);
   if (!strstr (error->message, what))
     g_error ("error '%s' does not mention '%s'", error->message, what);
@@ -144,21 +61,21 @@ test_infer_quantize (void)
   g_autoptr (OwbNode) q2 = node_new ("QuantizeLinear", 2, 1);
   OwbValueType u[2] = { vt (OWB_TYPE_FLOAT16, 2, DIMS ("n", "8")), SCALAR (OWB_TYPE_FLOAT16) };
   assert_infers (q2, 19, u, "uint8[n,8]");
-  set_int (q2, "output_dtype", OWB_TYPE_INT4);
+  tu_set_int (q2, "output_dtype", OWB_TYPE_INT4);
   assert_infers (q2, 21, u, "int4[n,8]");
   /* output_dtype does not exist before opset 21. */
   assert_infers (q2, 19, u, "uint8[n,8]");
 
   g_autoptr (OwbNode) q3 = node_new ("QuantizeLinear", 3, 1);
-  set_int (q3, "output_dtype", OWB_TYPE_INT4);
+  tu_set_int (q3, "output_dtype", OWB_TYPE_INT4);
   OwbValueType w[3] = { vt (OWB_TYPE_FLOAT, 1, DIMS ("8")), SCALAR (OWB_TYPE_FLOAT), SCALAR (OWB_TYPE_UINT8) };
   assert_infer_fails (q3, 21, w, "differs from y_zero_point");
 
   g_autoptr (OwbNode) q4 = node_new ("QuantizeLinear", 2, 1);
-  set_int (q4, "output_dtype", OWB_TYPE_FLOAT);
+  tu_set_int (q4, "output_dtype", OWB_TYPE_FLOAT);
   assert_infer_fails (q4, 21, w, "not a quantized type");
   g_autoptr (OwbNode) q5 = node_new ("QuantizeLinear", 2, 1);
-  set_int (q5, "precision", OWB_TYPE_INT8);
+  tu_set_int (q5, "precision", OWB_TYPE_INT8);
   assert_infer_fails (q5, 23, w, "precision");
   OwbValueType bad_x[2] = { vt (OWB_TYPE_INT8, 1, DIMS ("8")), SCALAR (OWB_TYPE_FLOAT) };
   assert_infer_fails (q2, 21, bad_x, "input x of type int8");
@@ -174,8 +91,8 @@ static void
 test_infer_blocked (void)
 {
   g_autoptr (OwbNode) q = node_new ("DequantizeLinear", 3, 1);
-  set_int (q, "axis", -1);
-  set_int (q, "block_size", 4);
+  tu_set_int (q, "axis", -1);
+  tu_set_int (q, "block_size", 4);
   OwbValueType t[3] = { vt (OWB_TYPE_INT4, 3, DIMS ("b", "6", "10")), vt (OWB_TYPE_FLOAT, 3, DIMS ("b", "6", "3")),
                         vt (OWB_TYPE_INT4, 3, DIMS ("b", "6", "3")) };
   assert_infers (q, 21, t, "float32[b,6,10]");
@@ -187,10 +104,10 @@ test_infer_blocked (void)
   assert_infer_fails (q, 21, t, "rank");
 
   g_autoptr (OwbNode) neg = node_new ("DequantizeLinear", 2, 1);
-  set_int (neg, "block_size", -2);
+  tu_set_int (neg, "block_size", -2);
   assert_infer_fails (neg, 21, t, "block_size");
   g_autoptr (OwbNode) axis = node_new ("DequantizeLinear", 2, 1);
-  set_int (axis, "axis", 5);
+  tu_set_int (axis, "axis", 5);
   OwbValueType u[2] = { vt (OWB_TYPE_INT8, 2, DIMS ("4", "5")), vt (OWB_TYPE_FLOAT, 1, DIMS ("5")) };
   assert_infer_fails (axis, 13, u, "axis");
   /* Without block_size a 2-D scale is refused. */
@@ -211,10 +128,10 @@ test_infer_dequantize_types (void)
   g_autoptr (OwbNode) e8 = node_new ("DequantizeLinear", 2, 1);
   OwbValueType u[2] = { vt (OWB_TYPE_UINT4, 1, DIMS ("n")), SCALAR (OWB_TYPE_FLOAT8E8M0) };
   assert_infer_fails (e8, 25, u, "output_dtype");
-  set_int (e8, "output_dtype", OWB_TYPE_BFLOAT16);
+  tu_set_int (e8, "output_dtype", OWB_TYPE_BFLOAT16);
   assert_infers (e8, 25, u, "bfloat16[n]");
   g_autoptr (OwbNode) bad = node_new ("DequantizeLinear", 2, 1);
-  set_int (bad, "output_dtype", OWB_TYPE_INT8);
+  tu_set_int (bad, "output_dtype", OWB_TYPE_INT8);
   assert_infer_fails (bad, 23, u, "output_dtype");
   /* one type per input of d (three): reading past a shorter array was an overflow under ASan */
   OwbValueType f[3] = { vt (OWB_TYPE_FLOAT, 1, DIMS ("n")), SCALAR (OWB_TYPE_FLOAT), SCALAR (OWB_TYPE_FLOAT) };
@@ -223,7 +140,7 @@ test_infer_dequantize_types (void)
   g_autoptr (OwbNode) dyn = node_new ("DynamicQuantizeLinear", 1, 3);
   OwbValueType x = vt (OWB_TYPE_FLOAT, 2, DIMS ("batch", "7")), out[3];
   g_autoptr (GError) error = NULL;
-  g_assert_true (infer (dyn, 11, &x, out, &error));
+  g_assert_true (infer_node (dyn, 11, &x, NULL, out, &error));
   assert_type (&out[0], "uint8[batch,7]");
   assert_type (&out[1], "float32[]");
   assert_type (&out[2], "uint8[]");
@@ -257,8 +174,8 @@ test_infer_qlinear (void)
   assert_infers (mm, 21, t, "int8[2,32]");
 
   g_autoptr (OwbNode) conv = node_new ("QLinearConv", 9, 1);
-  set_ints (conv, "pads", 4, (int64_t[]) { 1, 1, 1, 1 });
-  set_ints (conv, "strides", 2, (int64_t[]) { 2, 2 });
+  tu_set_ints (conv, "pads", 4, (int64_t[]) { 1, 1, 1, 1 });
+  tu_set_ints (conv, "strides", 2, (int64_t[]) { 2, 2 });
   OwbValueType c[9] = { vt (OWB_TYPE_UINT8, 4, DIMS ("N", "8", "32", "?")), SCALAR (OWB_TYPE_FLOAT),
                         SCALAR (OWB_TYPE_UINT8), vt (OWB_TYPE_INT8, 4, DIMS ("16", "8", "3", "3")),
                         vt (OWB_TYPE_FLOAT, 1, DIMS ("16")), vt (OWB_TYPE_INT8, 1, DIMS ("16")),
@@ -273,17 +190,17 @@ test_infer_qlinear (void)
   assert_infer_fails (conv, 10, c, "channels");
 
   g_autoptr (OwbNode) grouped = node_new ("QLinearConv", 8, 1);
-  set_int (grouped, "group", 2);
-  set_string (grouped, "auto_pad", "SAME_UPPER");
+  tu_set_int (grouped, "group", 2);
+  tu_set_string (grouped, "auto_pad", "SAME_UPPER");
   assert_infers (grouped, 10, c, "uint8[N,16,32,?]");
   g_autoptr (OwbNode) badpad = node_new ("QLinearConv", 8, 1);
-  set_string (badpad, "auto_pad", "SOMETIMES");
+  tu_set_string (badpad, "auto_pad", "SOMETIMES");
   assert_infer_fails (badpad, 10, c, "auto_pad");
   g_autoptr (OwbNode) badgroup = node_new ("QLinearConv", 8, 1);
-  set_int (badgroup, "group", 0);
+  tu_set_int (badgroup, "group", 0);
   assert_infer_fails (badgroup, 10, c, "group");
   g_autoptr (OwbNode) badstride = node_new ("QLinearConv", 8, 1);
-  set_ints (badstride, "strides", 2, (int64_t[]) { 0, 1 });
+  tu_set_ints (badstride, "strides", 2, (int64_t[]) { 0, 1 });
   assert_infer_fails (badstride, 10, c, "strides");
 }
 
@@ -338,16 +255,6 @@ run_model (OwbModel *m, int n_in, OwbTensor *const *inputs, int n_out, OwbTensor
   return owb_session_run (s, n, names, feeds, n_out, out_names, outs, NULL, NULL, error);
 }
 
-static OwbTensor *
-tensor (OwbDataType dtype, int rank, const int64_t *dims, const void *data)
-{
-  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
-  g_assert_nonnull (t);
-  if (data && t->nbytes)
-    memcpy (t->data, data, t->nbytes);
-  return t;
-}
-
 static void
 unref_all (int n, OwbTensor **t)
 {
@@ -363,13 +270,13 @@ test_quantize_threads (void)
 {
   g_autoptr (GRand) rand = g_rand_new_with_seed (7);
   int64_t dims[3] = { 5, 37, 301 };
-  OwbTensor *x = tensor (OWB_TYPE_FLOAT, 3, dims, NULL);
+  OwbTensor *x = tu_new_tensor (OWB_TYPE_FLOAT, 3, dims, NULL);
   float *xd = x->data;
   for (int64_t i = 0; i < x->nelems; i++)
     xd[i] = (float) (g_rand_int_range (rand, -4000, 4000) / 8.0); /* many exact .5 ties */
   /* Blocked along axis 2 with block 16 (a remainder block of 13). */
   int64_t nb = (301 + 15) / 16, sdims[3] = { 5, 37, nb };
-  OwbTensor *scale = tensor (OWB_TYPE_FLOAT, 3, sdims, NULL), *zp = tensor (OWB_TYPE_INT8, 3, sdims, NULL);
+  OwbTensor *scale = tu_new_tensor (OWB_TYPE_FLOAT, 3, sdims, NULL), *zp = tu_new_tensor (OWB_TYPE_INT8, 3, sdims, NULL);
   for (int64_t i = 0; i < scale->nelems; i++)
     {
       ((float *) scale->data)[i] = (float) g_rand_int_range (rand, 1, 8) * 0.25f;
@@ -378,8 +285,8 @@ test_quantize_threads (void)
   OwbTensor *in[3] = { x, scale, zp };
   OwbNode *node;
   g_autoptr (OwbModel) m = single_node_model (21, "QuantizeLinear", 3, in, 1, &node);
-  set_int (node, "axis", 2);
-  set_int (node, "block_size", 16);
+  tu_set_int (node, "axis", 2);
+  tu_set_int (node, "block_size", 16);
   OwbTensor *y = NULL;
   g_autoptr (GError) error = NULL;
   g_assert_true (run_model (m, 3, in, 1, &y, 4, &error));
@@ -403,11 +310,11 @@ test_quantize_rounding (void)
 {
   float xs[] = { 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 1e20f, -1e20f, NAN, INFINITY, -INFINITY };
   int8_t want[] = { 0, 2, 2, 0, -2, -2, 127, -128, -128, 127, -128 };
-  OwbTensor *in[2] = { tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { G_N_ELEMENTS (xs) }, xs),
-                       tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 1.0f }) };
+  OwbTensor *in[2] = { tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { G_N_ELEMENTS (xs) }, xs),
+                       tu_new_tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 1.0f }) };
   OwbNode *node;
   g_autoptr (OwbModel) m = single_node_model (21, "QuantizeLinear", 2, in, 1, &node);
-  set_int (node, "output_dtype", OWB_TYPE_INT8);
+  tu_set_int (node, "output_dtype", OWB_TYPE_INT8);
   OwbTensor *y = NULL;
   g_autoptr (GError) error = NULL;
   g_assert_true (run_model (m, 2, in, 1, &y, 1, &error));
@@ -429,8 +336,8 @@ test_float8_codes (void)
       uint8_t codes[256];
       for (int i = 0; i < 256; i++)
         codes[i] = (uint8_t) i;
-      OwbTensor *din[2] = { tensor (types[t], 1, (int64_t[]) { 256 }, codes),
-                            tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 1.0f }) };
+      OwbTensor *din[2] = { tu_new_tensor (types[t], 1, (int64_t[]) { 256 }, codes),
+                            tu_new_tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 1.0f }) };
       OwbNode *node;
       g_autoptr (OwbModel) dm = single_node_model (19, "DequantizeLinear", 2, din, 1, &node);
       OwbTensor *f = NULL;
@@ -445,8 +352,8 @@ test_float8_codes (void)
       g_assert_cmpfloat (top, ==, maxima[t]);
       g_assert_cmpfloat (fv[0x01] * fv[0x01], >, 0); /* smallest subnormal is not zero */
 
-      OwbTensor *qin[3] = { owb_tensor_ref (f), tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 1.0f }),
-                            tensor (types[t], 0, NULL, NULL) };
+      OwbTensor *qin[3] = { owb_tensor_ref (f), tu_new_tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 1.0f }),
+                            tu_new_tensor (types[t], 0, NULL, NULL) };
       g_autoptr (OwbModel) qm = single_node_model (19, "QuantizeLinear", 3, qin, 1, &node);
       OwbTensor *back = NULL;
       g_assert_true (run_model (qm, 3, qin, 1, &back, 1, &error));
@@ -463,12 +370,12 @@ test_float8_codes (void)
 
       /* Beyond the range. */
       float big[] = { (float) maxima[t] * 4, (float) -maxima[t] * 4, INFINITY };
-      OwbTensor *oin[3] = { tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 }, big),
-                            tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 1.0f }), tensor (types[t], 0, NULL, NULL) };
+      OwbTensor *oin[3] = { tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 }, big),
+                            tu_new_tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 1.0f }), tu_new_tensor (types[t], 0, NULL, NULL) };
       for (int sat = 0; sat <= 1; sat++)
         {
           g_autoptr (OwbModel) om = single_node_model (19, "QuantizeLinear", 3, oin, 1, &node);
-          set_int (node, "saturate", sat);
+          tu_set_int (node, "saturate", sat);
           OwbTensor *o = NULL;
           g_assert_true (run_model (om, 3, oin, 1, &o, 1, &error));
           for (int i = 0; i < 3; i++)
@@ -498,13 +405,13 @@ test_dequantize_e8m0 (void)
   int8_t xs[6] = { -8, -1, 0, 1, 5, 7 };
   uint8_t scales[2] = { 127, 129 }; /* 1 and 4 */
   int8_t zps[2] = { 0, 1 };
-  OwbTensor *in[3] = { tensor (OWB_TYPE_INT4, 2, (int64_t[]) { 2, 3 }, xs),
-                       tensor (OWB_TYPE_FLOAT8E8M0, 1, (int64_t[]) { 2 }, scales),
-                       tensor (OWB_TYPE_INT4, 1, (int64_t[]) { 2 }, zps) };
+  OwbTensor *in[3] = { tu_new_tensor (OWB_TYPE_INT4, 2, (int64_t[]) { 2, 3 }, xs),
+                       tu_new_tensor (OWB_TYPE_FLOAT8E8M0, 1, (int64_t[]) { 2 }, scales),
+                       tu_new_tensor (OWB_TYPE_INT4, 1, (int64_t[]) { 2 }, zps) };
   OwbNode *node;
   g_autoptr (OwbModel) m = single_node_model (25, "DequantizeLinear", 3, in, 1, &node);
-  set_int (node, "axis", 0);
-  set_int (node, "output_dtype", OWB_TYPE_BFLOAT16);
+  tu_set_int (node, "axis", 0);
+  tu_set_int (node, "output_dtype", OWB_TYPE_BFLOAT16);
   OwbTensor *y = NULL;
   g_autoptr (GError) error = NULL;
   g_assert_true (run_model (m, 3, in, 1, &y, 2, &error));
@@ -521,9 +428,9 @@ test_dequantize_e8m0 (void)
 static void
 test_runtime_errors (void)
 {
-  OwbTensor *in[3] = { tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 3 }, NULL),
-                       tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 }, (float[]) { 1, 1, 1 }),
-                       tensor (OWB_TYPE_UINT8, 1, (int64_t[]) { 2 }, NULL) };
+  OwbTensor *in[3] = { tu_new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 3 }, NULL),
+                       tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 }, (float[]) { 1, 1, 1 }),
+                       tu_new_tensor (OWB_TYPE_UINT8, 1, (int64_t[]) { 2 }, NULL) };
   OwbNode *node;
   g_autoptr (OwbModel) m = single_node_model (13, "QuantizeLinear", 3, in, 1, &node);
   OwbTensor *y = NULL;
@@ -533,12 +440,12 @@ test_runtime_errors (void)
   unref_all (3, in);
 
   /* QLinearMatMul with a y_scale of two values. */
-  OwbTensor *mm[8] = { tensor (OWB_TYPE_UINT8, 2, (int64_t[]) { 2, 3 }, NULL),
-                       tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 1 }), tensor (OWB_TYPE_UINT8, 0, NULL, NULL),
-                       tensor (OWB_TYPE_UINT8, 2, (int64_t[]) { 3, 2 }, NULL),
-                       tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 1 }), tensor (OWB_TYPE_UINT8, 0, NULL, NULL),
-                       tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 2 }, (float[]) { 1, 1 }),
-                       tensor (OWB_TYPE_UINT8, 1, (int64_t[]) { 2 }, NULL) };
+  OwbTensor *mm[8] = { tu_new_tensor (OWB_TYPE_UINT8, 2, (int64_t[]) { 2, 3 }, NULL),
+                       tu_new_tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 1 }), tu_new_tensor (OWB_TYPE_UINT8, 0, NULL, NULL),
+                       tu_new_tensor (OWB_TYPE_UINT8, 2, (int64_t[]) { 3, 2 }, NULL),
+                       tu_new_tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 1 }), tu_new_tensor (OWB_TYPE_UINT8, 0, NULL, NULL),
+                       tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 2 }, (float[]) { 1, 1 }),
+                       tu_new_tensor (OWB_TYPE_UINT8, 1, (int64_t[]) { 2 }, NULL) };
   g_autoptr (OwbModel) m2 = single_node_model (10, "QLinearMatMul", 8, mm, 1, &node);
   g_clear_error (&error);
   g_assert_false (run_model (m2, 8, mm, 1, &y, 1, &error));
@@ -553,7 +460,7 @@ test_dynamic_quantize (void)
   /* Several chunks and a ragged end (the vector passes' masked tail), and a NaN: left out of the
    * range, quantized to 0 as the spec's saturation takes it. */
   int64_t n = 10007;
-  OwbTensor *x = tensor (OWB_TYPE_FLOAT, 1, &n, NULL);
+  OwbTensor *x = tu_new_tensor (OWB_TYPE_FLOAT, 1, &n, NULL);
   float *xd = x->data;
   for (int64_t i = 0; i < n; i++)
     xd[i] = (float) g_rand_double_range (rand, -3, 5);
@@ -585,14 +492,14 @@ test_qlinear_matmul_per_row (void)
 {
   g_autoptr (GRand) rand = g_rand_new_with_seed (11);
   int64_t B = 3, M = 9, K = 70, N = 13;
-  OwbTensor *a = tensor (OWB_TYPE_UINT8, 3, (int64_t[]) { B, M, K }, NULL);
-  OwbTensor *b = tensor (OWB_TYPE_INT8, 2, (int64_t[]) { K, N }, NULL);
+  OwbTensor *a = tu_new_tensor (OWB_TYPE_UINT8, 3, (int64_t[]) { B, M, K }, NULL);
+  OwbTensor *b = tu_new_tensor (OWB_TYPE_INT8, 2, (int64_t[]) { K, N }, NULL);
   for (int64_t i = 0; i < a->nelems; i++)
     ((uint8_t *) a->data)[i] = (uint8_t) g_rand_int_range (rand, 0, 256);
   for (int64_t i = 0; i < b->nelems; i++)
     ((int8_t *) b->data)[i] = (int8_t) g_rand_int_range (rand, -128, 128);
-  OwbTensor *as = tensor (OWB_TYPE_FLOAT, 1, &M, NULL), *azp = tensor (OWB_TYPE_UINT8, 1, &M, NULL);
-  OwbTensor *bs = tensor (OWB_TYPE_FLOAT, 1, &N, NULL), *bzp = tensor (OWB_TYPE_INT8, 1, &N, NULL);
+  OwbTensor *as = tu_new_tensor (OWB_TYPE_FLOAT, 1, &M, NULL), *azp = tu_new_tensor (OWB_TYPE_UINT8, 1, &M, NULL);
+  OwbTensor *bs = tu_new_tensor (OWB_TYPE_FLOAT, 1, &N, NULL), *bzp = tu_new_tensor (OWB_TYPE_INT8, 1, &N, NULL);
   for (int64_t i = 0; i < M; i++)
     {
       ((float *) as->data)[i] = (float) g_rand_double_range (rand, 0.01, 0.05);
@@ -603,8 +510,8 @@ test_qlinear_matmul_per_row (void)
       ((float *) bs->data)[i] = (float) g_rand_double_range (rand, 0.01, 0.05);
       ((int8_t *) bzp->data)[i] = (int8_t) g_rand_int_range (rand, -10, 10);
     }
-  OwbTensor *in[8] = { a, as, azp, b, bs, bzp, tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 0.4f }),
-                       tensor (OWB_TYPE_UINT8, 0, NULL, (uint8_t[]) { 128 }) };
+  OwbTensor *in[8] = { a, as, azp, b, bs, bzp, tu_new_tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 0.4f }),
+                       tu_new_tensor (OWB_TYPE_UINT8, 0, NULL, (uint8_t[]) { 128 }) };
   OwbNode *node;
   g_autoptr (OwbModel) m = single_node_model (10, "QLinearMatMul", 8, in, 1, &node);
   OwbTensor *y = NULL;
@@ -636,8 +543,8 @@ test_qlinear_conv_reference (void)
 {
   g_autoptr (GRand) rand = g_rand_new_with_seed (5);
   int64_t N = 2, C = 6, H = 11, W = 9, M = 4, G = 2, KH = 3, KW = 2, S = 2, P = 1;
-  OwbTensor *x = tensor (OWB_TYPE_INT8, 4, (int64_t[]) { N, C, H, W }, NULL);
-  OwbTensor *w = tensor (OWB_TYPE_INT8, 4, (int64_t[]) { M, C / G, KH, KW }, NULL);
+  OwbTensor *x = tu_new_tensor (OWB_TYPE_INT8, 4, (int64_t[]) { N, C, H, W }, NULL);
+  OwbTensor *w = tu_new_tensor (OWB_TYPE_INT8, 4, (int64_t[]) { M, C / G, KH, KW }, NULL);
   for (int64_t i = 0; i < x->nelems; i++)
     ((int8_t *) x->data)[i] = (int8_t) g_rand_int_range (rand, -128, 128);
   for (int64_t i = 0; i < w->nelems; i++)
@@ -645,16 +552,16 @@ test_qlinear_conv_reference (void)
   float wscale[4] = { 0.01f, 0.02f, 0.005f, 0.013f };
   int8_t wzp[4] = { 0, 3, -2, 1 };
   int32_t bias[4] = { 100, -2000, 0, 777 };
-  OwbTensor *in[9] = { x, tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 0.03f }),
-                       tensor (OWB_TYPE_INT8, 0, NULL, (int8_t[]) { -5 }), w,
-                       tensor (OWB_TYPE_FLOAT, 1, &M, wscale), tensor (OWB_TYPE_INT8, 1, &M, wzp),
-                       tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 0.7f }),
-                       tensor (OWB_TYPE_INT8, 0, NULL, (int8_t[]) { 10 }), tensor (OWB_TYPE_INT32, 1, &M, bias) };
+  OwbTensor *in[9] = { x, tu_new_tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 0.03f }),
+                       tu_new_tensor (OWB_TYPE_INT8, 0, NULL, (int8_t[]) { -5 }), w,
+                       tu_new_tensor (OWB_TYPE_FLOAT, 1, &M, wscale), tu_new_tensor (OWB_TYPE_INT8, 1, &M, wzp),
+                       tu_new_tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 0.7f }),
+                       tu_new_tensor (OWB_TYPE_INT8, 0, NULL, (int8_t[]) { 10 }), tu_new_tensor (OWB_TYPE_INT32, 1, &M, bias) };
   OwbNode *node;
   g_autoptr (OwbModel) m = single_node_model (10, "QLinearConv", 9, in, 1, &node);
-  set_int (node, "group", G);
-  set_ints (node, "strides", 2, (int64_t[]) { S, S });
-  set_ints (node, "pads", 4, (int64_t[]) { P, P, P, P });
+  tu_set_int (node, "group", G);
+  tu_set_ints (node, "strides", 2, (int64_t[]) { S, S });
+  tu_set_ints (node, "pads", 4, (int64_t[]) { P, P, P, P });
   OwbTensor *y = NULL;
   g_autoptr (GError) error = NULL;
   g_assert_true (run_model (m, 9, in, 1, &y, 4, &error));

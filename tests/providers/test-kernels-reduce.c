@@ -5,49 +5,12 @@
 
 #include <math.h>
 #include <string.h>
+#include "../engine/test-util.h"
+#include "kernel-test-util.h"
 
 /* ---- building nodes and running inference ---- */
 
-/* dims: digits for known sizes, "?" for unknown, anything else names a symbolic dim. */
-static OwbValueType
-vt (OwbDataType dtype, int rank, const char *const *dims)
-{
-  OwbValueType t;
-  owb_value_type_init_unknown (&t);
-  t.kind = OWB_VALUE_TENSOR;
-  t.dtype = dtype;
-  t.rank = rank;
-  for (int i = 0; i < rank; i++)
-    {
-      if (g_ascii_isdigit (dims[i][0]))
-        t.dims[i] = OWB_DIM_VALUE (g_ascii_strtoll (dims[i], NULL, 10));
-      else if (strcmp (dims[i], "?") == 0)
-        t.dims[i] = OWB_DIM_UNKNOWN;
-      else
-        t.dims[i] = (OwbDim) { -1, g_intern_string (dims[i]) };
-    }
-  return t;
-}
-
 #define DIMS(...) ((const char *const[]) { __VA_ARGS__ })
-
-/* A node with inputs x0.. and outputs y0... */
-static OwbNode *
-node_new (const char *op, int n_in, int n_out)
-{
-  OwbNode *node = owb_node_new (op, "", "the_node");
-  for (int i = 0; i < n_in; i++)
-    {
-      g_autofree char *name = g_strdup_printf ("x%d", i);
-      owb_node_add_input (node, name);
-    }
-  for (int i = 0; i < n_out; i++)
-    {
-      g_autofree char *name = g_strdup_printf ("y%d", i);
-      owb_node_add_output (node, name);
-    }
-  return node;
-}
 
 static void
 set_missing (OwbNode *node, int i)
@@ -56,92 +19,16 @@ set_missing (OwbNode *node, int i)
   node->inputs[i] = g_strdup ("");
 }
 
-static void
-set_ints (OwbNode *node, const char *name, int n, const int64_t *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
-  a->n = n;
-  a->ints = g_memdup2 (v, sizeof (int64_t) * MAX (n, 1));
-}
-
-static void
-set_floats (OwbNode *node, const char *name, int n, const float *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_FLOATS);
-  a->n = n;
-  a->floats = g_memdup2 (v, sizeof (float) * MAX (n, 1));
-}
-
-static void
-set_int (OwbNode *node, const char *name, int64_t v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
-}
-
-static void
-set_float (OwbNode *node, const char *name, float v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_FLOAT)->f = v;
-}
-
-static void
-set_string (OwbNode *node, const char *name, const char *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
-  a->s = g_strdup (v);
-  a->s_len = strlen (v);
-}
-
-static OwbTensor *
-new_tensor (OwbDataType dtype, int rank, const int64_t *dims, const void *data)
-{
-  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
-  g_assert_nonnull (t);
-  if (data && t->nbytes)
-    memcpy (t->data, data, t->nbytes);
-  return t;
-}
-
 static OwbTensor *
 ints_tensor (int n, const int64_t *v)
 {
-  return new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { n }, v);
+  return tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { n }, v);
 }
 
 static OwbTensor *
 floats_tensor (int n, const float *v)
 {
-  return new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { n }, v);
-}
-
-/* Runs inference for `node` at `opset`; values[i] (may be NULL) are the known input values. */
-static gboolean
-infer (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, OwbValueType *out,
-       GError **error)
-{
-  const OwbOpSchema *schema = owb_op_schema_lookup ("", node->op_type, opset);
-  const OwbValueType *in[8] = { 0 };
-  const OwbTensor *vals[8] = { 0 };
-
-  g_assert_nonnull (schema);
-  for (int i = 0; i < node->n_inputs; i++)
-    {
-      in[i] = node->inputs[i][0] ? &types[i] : NULL;
-      vals[i] = values ? values[i] : NULL;
-    }
-  for (int o = 0; o < node->n_outputs; o++)
-    owb_value_type_init_unknown (&out[o]);
-  node->opset = opset;
-  OwbInferContext ctx = { .node = node, .opset = opset, .n_inputs = node->n_inputs, .inputs = in,
-                          .input_values = vals, .n_outputs = node->n_outputs, .outputs = out };
-  return owb_op_infer (schema, &ctx, error);
-}
-
-static void
-assert_type (const OwbValueType *t, const char *expected)
-{
-  g_autofree char *s = owb_value_type_to_string (t);
-  g_assert_cmpstr (s, ==, expected);
+  return tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { n }, v);
 }
 
 static void
@@ -149,7 +36,7 @@ assert_infers (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *c
 {
   OwbValueType out[2];
   g_autoptr (GError) error = NULL;
-  gboolean ok = infer (node, opset, types, values, out, &error);
+  gboolean ok = infer_node (node, opset, types, values, out, &error);
   g_assert_no_error (error);
   g_assert_true (ok);
   assert_type (&out[0], expected);
@@ -160,7 +47,7 @@ assert_infer_fails (OwbNode *node, int opset, const OwbValueType *types, OwbTens
 {
   OwbValueType out[2];
   g_autoptr (GError) error = NULL;
-  g_assert_false (infer (node, opset, types, values, out, &error));
+  g_assert_false (infer_node (node, opset, types, values, out, &error));
   g_assert_nonnull (error);
   g_assert_nonnull (strstr (error->message, "the_node"));
   if (what && !strstr (error->message, what))
@@ -180,33 +67,33 @@ test_infer_reduce (void)
   {
     g_autoptr (OwbNode) node = node_new ("ReduceSum", 2, 1);
     assert_infers (node, 13, types, values, "float32[batch,1,1]");
-    set_int (node, "keepdims", 0);
+    tu_set_int (node, "keepdims", 0);
     assert_infers (node, 13, types, values, "float32[batch]");
     /* Axes known only at run time: the rank follows from how many there are. */
-    g_assert_true (infer (node, 13, types, NULL, out, NULL));
+    g_assert_true (infer_node (node, 13, types, NULL, out, NULL));
     g_assert_cmpint (out[0].rank, ==, 1);
     g_assert_false (owb_dim_is_known (out[0].dims[0]));
   }
   {
     g_autoptr (OwbNode) node = node_new ("ReduceMax", 2, 1);
-    g_assert_true (infer (node, 18, types, NULL, out, NULL));
+    g_assert_true (infer_node (node, 18, types, NULL, out, NULL));
     g_assert_cmpint (out[0].rank, ==, 3);
     /* No axes reduces everything; empty axes with noop_with_empty_axes reduces nothing. */
     g_autoptr (OwbTensor) none = ints_tensor (0, NULL);
     OwbTensor *v2[2] = { NULL, none };
     types[1] = vt (OWB_TYPE_INT64, 1, DIMS ("0"));
     assert_infers (node, 18, types, v2, "float32[1,1,1]");
-    set_int (node, "noop_with_empty_axes", 1);
+    tu_set_int (node, "noop_with_empty_axes", 1);
     assert_infers (node, 18, types, v2, "float32[batch,3,4]");
     types[1] = vt (OWB_TYPE_INT64, 1, DIMS ("2"));
   }
   {
     /* Before opset 18 the axes of ReduceMean are an attribute. */
     g_autoptr (OwbNode) node = node_new ("ReduceMean", 1, 1);
-    set_ints (node, "axes", 1, (int64_t[]) { 0 });
-    set_int (node, "keepdims", 0);
+    tu_set_ints (node, "axes", 1, (int64_t[]) { 0 });
+    tu_set_int (node, "keepdims", 0);
     assert_infers (node, 11, types, NULL, "float32[3,4]");
-    set_ints (node, "axes", 2, (int64_t[]) { 1, -2 });
+    tu_set_ints (node, "axes", 2, (int64_t[]) { 1, -2 });
     assert_infer_fails (node, 11, types, NULL, "repeated");
   }
   {
@@ -228,7 +115,7 @@ test_infer_reduce (void)
     /* From opset 18 an axes attribute means nothing: everything is reduced. */
     g_autoptr (OwbNode) node = node_new ("ReduceMin", 1, 1);
     OwbValueType b = vt (OWB_TYPE_BOOL, 2, DIMS ("n", "3"));
-    set_ints (node, "axes", 1, (int64_t[]) { 1 });
+    tu_set_ints (node, "axes", 1, (int64_t[]) { 1 });
     assert_infers (node, 20, &b, NULL, "bool[1,1]");
     assert_infers (node, 13, &b, NULL, "bool[n,1]");
   }
@@ -241,10 +128,10 @@ test_infer_arg_topk (void)
   OwbValueType out[2];
   {
     g_autoptr (OwbNode) node = node_new ("ArgMax", 1, 1);
-    set_int (node, "axis", -1);
-    set_int (node, "keepdims", 0);
+    tu_set_int (node, "axis", -1);
+    tu_set_int (node, "keepdims", 0);
     assert_infers (node, 13, types, NULL, "int64[batch]");
-    set_int (node, "axis", 2);
+    tu_set_int (node, "axis", 2);
     assert_infer_fails (node, 13, types, NULL, NULL);
   }
   {
@@ -255,11 +142,11 @@ test_infer_arg_topk (void)
     g_autoptr (OwbNode) node = node_new ("TopK", 2, 2);
     g_autoptr (OwbTensor) k = ints_tensor (1, (int64_t[]) { 3 });
     OwbTensor *values[2] = { NULL, k };
-    g_assert_true (infer (node, 11, types, values, out, NULL));
+    g_assert_true (infer_node (node, 11, types, values, out, NULL));
     assert_type (&out[0], "float32[batch,3]");
     assert_type (&out[1], "int64[batch,3]");
     /* k only known at run time. */
-    g_assert_true (infer (node, 11, types, NULL, out, NULL));
+    g_assert_true (infer_node (node, 11, types, NULL, out, NULL));
     g_assert_cmpint (out[0].rank, ==, 2);
     g_assert_true (out[0].dims[0].param == g_intern_string ("batch"));
     g_assert_false (owb_dim_is_known (out[0].dims[1]));
@@ -272,9 +159,9 @@ test_infer_arg_topk (void)
     /* TopK-1 takes k as an attribute, which is required. */
     g_autoptr (OwbNode) node = node_new ("TopK", 1, 2);
     assert_infer_fails (node, 1, types, NULL, "'k'");
-    set_int (node, "k", 2);
-    set_int (node, "axis", 0);
-    g_assert_true (infer (node, 1, types, NULL, out, NULL));
+    tu_set_int (node, "k", 2);
+    tu_set_int (node, "axis", 0);
+    g_assert_true (infer_node (node, 1, types, NULL, out, NULL));
     assert_type (&out[0], "float32[2,10]");
   }
 }
@@ -286,34 +173,34 @@ test_infer_einsum (void)
                             vt (OWB_TYPE_FLOAT, 2, DIMS ("4", "5")) };
   {
     g_autoptr (OwbNode) node = node_new ("Einsum", 2, 1);
-    set_string (node, "equation", "bij, bjk -> bik");
+    tu_set_string (node, "equation", "bij, bjk -> bik");
     assert_infers (node, 12, types, NULL, "float32[batch,2,4]");
   }
   {
     /* Implicit output: '...' first, then the letters seen once, in ASCII order. */
     g_autoptr (OwbNode) node = node_new ("Einsum", 2, 1);
     OwbValueType t[2] = { vt (OWB_TYPE_FLOAT, 3, DIMS ("n", "2", "3")), vt (OWB_TYPE_FLOAT, 2, DIMS ("3", "7")) };
-    set_string (node, "equation", "...ij,jk");
+    tu_set_string (node, "equation", "...ij,jk");
     assert_infers (node, 12, t, NULL, "float32[n,2,7]");
     /* A size-1 '...' dim broadcasts against a named one. */
     g_autoptr (OwbNode) node2 = node_new ("Einsum", 2, 1);
     OwbValueType u[2] = { vt (OWB_TYPE_FLOAT, 3, DIMS ("1", "2", "3")), vt (OWB_TYPE_FLOAT, 3, DIMS ("b", "3", "4")) };
-    set_string (node2, "equation", "...ij,...jk->...ik");
+    tu_set_string (node2, "equation", "...ij,...jk->...ik");
     assert_infers (node2, 12, u, NULL, "float32[b,2,4]");
     /* Trace and diagonal. */
     g_autoptr (OwbNode) node3 = node_new ("Einsum", 1, 1);
     OwbValueType sq = vt (OWB_TYPE_DOUBLE, 2, DIMS ("5", "5"));
-    set_string (node3, "equation", "ii");
+    tu_set_string (node3, "equation", "ii");
     assert_infers (node3, 12, &sq, NULL, "float64[]");
     g_autoptr (OwbNode) node4 = node_new ("Einsum", 1, 1);
-    set_string (node4, "equation", "Ba->aB");
+    tu_set_string (node4, "equation", "Ba->aB");
     assert_infers (node4, 12, &types[2], NULL, "float32[5,4]");
   }
   {
     g_autoptr (OwbNode) node = node_new ("Einsum", 3, 1);
-    set_string (node, "equation", "bij,bjk,kl->bil");
+    tu_set_string (node, "equation", "bij,bjk,kl->bil");
     assert_infers (node, 12, types, NULL, "float32[batch,2,5]");
-    set_string (node, "equation", "bij,bjk->bik");
+    tu_set_string (node, "equation", "bij,bjk->bik");
     assert_infer_fails (node, 12, types, NULL, "terms");
   }
   {
@@ -322,17 +209,17 @@ test_infer_einsum (void)
     for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
       {
         g_autoptr (OwbNode) node = node_new ("Einsum", 2, 1);
-        set_string (node, "equation", bad[i]);
+        tu_set_string (node, "equation", bad[i]);
         assert_infer_fails (node, 12, types, NULL, "equation");
       }
     g_autoptr (OwbNode) node = node_new ("Einsum", 2, 1);
-    set_string (node, "equation", "bij,bkj->bik"); /* j is 3 in one and 4 in the other */
+    tu_set_string (node, "equation", "bij,bkj->bik"); /* j is 3 in one and 4 in the other */
     assert_infer_fails (node, 12, types, NULL, "agree");
     g_autoptr (OwbNode) missing = node_new ("Einsum", 2, 1);
     assert_infer_fails (missing, 12, types, NULL, "equation");
     g_autoptr (OwbNode) mixed = node_new ("Einsum", 2, 1);
     OwbValueType m[2] = { types[0], vt (OWB_TYPE_INT32, 3, DIMS ("batch", "3", "4")) };
-    set_string (mixed, "equation", "bij,bjk->bik");
+    tu_set_string (mixed, "equation", "bij,bjk->bik");
     assert_infer_fails (mixed, 12, m, NULL, "int32");
   }
 }
@@ -351,10 +238,10 @@ test_infer_resize (void)
     set_missing (node, 1);
     assert_infers (node, 13, types, values, "float32[batch,3,16,5]");
     /* Scales unknown at load: rank only. */
-    g_assert_true (infer (node, 13, types, NULL, out, NULL));
+    g_assert_true (infer_node (node, 13, types, NULL, out, NULL));
     g_assert_cmpint (out[0].rank, ==, 4);
     g_assert_false (owb_dim_is_known (out[0].dims[2]));
-    set_string (node, "mode", "bicubic");
+    tu_set_string (node, "mode", "bicubic");
     assert_infer_fails (node, 13, types, values, "bicubic");
   }
   {
@@ -364,16 +251,16 @@ test_infer_resize (void)
     OwbTensor *values[4] = { NULL, NULL, NULL, sizes };
     set_missing (node, 1);
     set_missing (node, 2);
-    set_ints (node, "axes", 2, (int64_t[]) { 2, -1 });
+    tu_set_ints (node, "axes", 2, (int64_t[]) { 2, -1 });
     assert_infers (node, 18, t, values, "float32[batch,3,5,7]");
-    g_assert_true (infer (node, 18, t, NULL, out, NULL));
+    g_assert_true (infer_node (node, 18, t, NULL, out, NULL));
     assert_type (&out[0], "float32[batch,3,?,?]");
     /* not_larger keeps the aspect ratio: min (5/8, 7/10) = 0.625 -> 5 x round(6.25) = 6. */
-    set_string (node, "keep_aspect_ratio_policy", "not_larger");
+    tu_set_string (node, "keep_aspect_ratio_policy", "not_larger");
     assert_infers (node, 18, t, values, "float32[batch,3,5,6]");
-    set_string (node, "keep_aspect_ratio_policy", "not_smaller");
+    tu_set_string (node, "keep_aspect_ratio_policy", "not_smaller");
     assert_infers (node, 18, t, values, "float32[batch,3,6,7]");
-    set_string (node, "keep_aspect_ratio_policy", "fit");
+    tu_set_string (node, "keep_aspect_ratio_policy", "fit");
     assert_infer_fails (node, 18, t, values, "fit");
   }
   {
@@ -392,20 +279,20 @@ test_infer_resize (void)
     g_autoptr (OwbTensor) huge = floats_tensor (4, (float[]) { 1, 1, 1e30f, 1 });
     OwbTensor *big[4] = { NULL, NULL, huge, NULL };
     assert_infer_fails (node, 13, types, big, "absurd");
-    set_string (node, "coordinate_transformation_mode", "corners");
+    tu_set_string (node, "coordinate_transformation_mode", "corners");
     assert_infer_fails (node, 13, types, NULL, "corners");
   }
   {
     /* Upsample-7 takes scales as an attribute; Resize-10 as input 1. */
     g_autoptr (OwbNode) up = node_new ("Upsample", 1, 1);
     assert_infer_fails (up, 7, types, NULL, "scales");
-    set_floats (up, "scales", 4, (float[]) { 1, 1, 2, 3 });
+    tu_set_floats (up, "scales", 4, (float[]) { 1, 1, 2, 3 });
     assert_infers (up, 7, types, NULL, "float32[batch,3,16,30]");
     g_autoptr (OwbNode) r10 = node_new ("Resize", 2, 1);
     OwbTensor *values[2] = { NULL, scales };
     OwbValueType t[2] = { types[0], types[2] };
     assert_infers (r10, 10, t, values, "float32[batch,3,16,5]");
-    set_string (r10, "mode", "cubic");
+    tu_set_string (r10, "mode", "cubic");
     assert_infer_fails (r10, 10, t, values, "cubic");
   }
 }
@@ -507,12 +394,12 @@ test_kernel_reduce (void)
 {
   {
     /* Axes fed at run time: the output shape is only decided then. */
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]) { 2, 3, 2 },
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]) { 2, 3, 2 },
                                           (float[]) { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 });
     g_autoptr (OwbTensor) axes = ints_tensor (2, (int64_t[]) { 0, -1 });
     OwbNode *node = node_new ("ReduceSum", 2, 1);
     OwbTensor *y = NULL;
-    set_int (node, "keepdims", 0);
+    tu_set_int (node, "keepdims", 0);
     g_assert_true (run_node (node, 13, (In[]) { { x, TRUE }, { axes, TRUE } }, 1, &y, NULL));
     g_assert_cmpint (y->rank, ==, 1);
     assert_floats (y, 3, (float[]) { 1 + 2 + 7 + 8, 3 + 4 + 9 + 10, 5 + 6 + 11 + 12 }, 1e-5);
@@ -520,7 +407,7 @@ test_kernel_reduce (void)
   }
   {
     /* LogSumExp stays finite where exp overflows float. */
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 2 }, (float[]) { 1000, 1000, -1000, -999 });
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 2 }, (float[]) { 1000, 1000, -1000, -999 });
     g_autoptr (OwbTensor) axes = ints_tensor (1, (int64_t[]) { 1 });
     OwbNode *node = node_new ("ReduceLogSumExp", 2, 1);
     OwbTensor *y = NULL;
@@ -530,7 +417,7 @@ test_kernel_reduce (void)
   }
   {
     /* The empty AND is true, the empty OR false. */
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_BOOL, 2, (int64_t[]) { 3, 0 }, NULL);
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_BOOL, 2, (int64_t[]) { 3, 0 }, NULL);
     g_autoptr (OwbTensor) axes = ints_tensor (1, (int64_t[]) { 1 });
     for (int m = 0; m < 2; m++)
       {
@@ -545,15 +432,15 @@ test_kernel_reduce (void)
   }
   {
     /* Integer mean divides as integers; integer sums wrap in the element type. */
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_INT32, 2, (int64_t[]) { 2, 3 }, (int32_t[]) { 1, 2, 4, 2147483647, 1, 0 });
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_INT32, 2, (int64_t[]) { 2, 3 }, (int32_t[]) { 1, 2, 4, 2147483647, 1, 0 });
     const char *ops[] = { "ReduceMean", "ReduceSum", "ReduceMax", "ReduceL1" };
     int32_t expected[][2] = { { 2, 715827882 }, { 7, -2147483648 }, { 4, 2147483647 }, { 7, -2147483648 } };
     for (int k = 0; k < 4; k++)
       {
         OwbNode *node = node_new (ops[k], 1, 1);
         OwbTensor *y = NULL;
-        set_ints (node, "axes", 1, (int64_t[]) { 1 });
-        set_int (node, "keepdims", 0);
+        tu_set_ints (node, "axes", 1, (int64_t[]) { 1 });
+        tu_set_int (node, "keepdims", 0);
         g_assert_true (run_node (node, 11, (In[]) { { x, FALSE } }, 1, &y, NULL));
         g_assert_cmpint (y->dtype, ==, OWB_TYPE_INT32);
         g_assert_cmpint (((int32_t *) y->data)[0], ==, expected[k][0]);
@@ -563,7 +450,7 @@ test_kernel_reduce (void)
   }
   {
     /* Bad runtime axes are an error, not a crash. */
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 2 }, NULL);
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 2 }, NULL);
     g_autoptr (OwbTensor) axes = ints_tensor (1, (int64_t[]) { 5 });
     g_autoptr (GError) error = NULL;
     OwbNode *node = node_new ("ReduceProd", 2, 1);
@@ -579,7 +466,7 @@ static void
 test_kernel_reduce_threads (void)
 {
   const int64_t dims[3] = { 37, 129, 211 };
-  g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_FLOAT, 3, dims, NULL);
+  g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 3, dims, NULL);
   float *xv = x->data;
   for (int64_t i = 0; i < x->nelems; i++)
     xv[i] = (float) ((i * 7919) % 1000) / 1000.0f - 0.5f;
@@ -626,27 +513,27 @@ test_kernel_arg_topk (void)
   const float nan = NAN;
   {
     /* Ties: the first index, or the last with select_last_index. */
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 4 }, (float[]) { 3, 1, 3, 0, 2, 2, 2, 2 });
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 4 }, (float[]) { 3, 1, 3, 0, 2, 2, 2, 2 });
     for (int last = 0; last < 2; last++)
       {
         OwbNode *node = node_new ("ArgMax", 1, 1);
         OwbTensor *y = NULL;
-        set_int (node, "axis", 1);
-        set_int (node, "select_last_index", last);
+        tu_set_int (node, "axis", 1);
+        tu_set_int (node, "select_last_index", last);
         g_assert_true (run_node (node, 12, (In[]) { { x, FALSE } }, 1, &y, NULL));
         assert_ints64 (y, 2, last ? (int64_t[]) { 2, 3 } : (int64_t[]) { 0, 0 });
         owb_tensor_unref (y);
       }
     OwbNode *node = node_new ("ArgMin", 1, 1);
     OwbTensor *y = NULL;
-    set_int (node, "keepdims", 0);
+    tu_set_int (node, "keepdims", 0);
     g_assert_true (run_node (node, 13, (In[]) { { x, FALSE } }, 1, &y, NULL));
     assert_ints64 (y, 4, (int64_t[]) { 1, 0, 1, 0 });
     owb_tensor_unref (y);
   }
   {
     /* TopK: NaN counts as the largest; ties go to the lower index; k = 0 is empty. */
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 6 }, (float[]) { 1, nan, 5, 5, -2, 1 });
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 6 }, (float[]) { 1, nan, 5, 5, -2, 1 });
     g_autoptr (OwbTensor) k3 = ints_tensor (1, (int64_t[]) { 3 });
     OwbTensor *y[2] = { NULL, NULL };
     OwbNode *node = node_new ("TopK", 2, 2);
@@ -657,7 +544,7 @@ test_kernel_arg_topk (void)
     owb_tensor_unref (y[1]);
 
     node = node_new ("TopK", 2, 2);
-    set_int (node, "largest", 0);
+    tu_set_int (node, "largest", 0);
     g_assert_true (run_node (node, 11, (In[]) { { x, FALSE }, { k3, TRUE } }, 2, y, NULL));
     assert_floats (y[0], 3, (float[]) { -2, 1, 1 }, 1e-6);
     assert_ints64 (y[1], 3, (int64_t[]) { 4, 0, 5 });
@@ -681,14 +568,14 @@ test_kernel_arg_topk (void)
   {
     /* A strided axis with a large k against sorting by hand. */
     const int n = 300, inner = 3;
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_INT32, 2, (int64_t[]) { n, inner }, NULL);
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_INT32, 2, (int64_t[]) { n, inner }, NULL);
     int32_t *xv = x->data;
     for (int i = 0; i < n * inner; i++)
       xv[i] = (i * 37) % 101;
     g_autoptr (OwbTensor) k = ints_tensor (1, (int64_t[]) { 250 });
     OwbTensor *y[2] = { NULL, NULL };
     OwbNode *node = node_new ("TopK", 2, 2);
-    set_int (node, "axis", 0);
+    tu_set_int (node, "axis", 0);
     g_assert_true (run_node (node, 11, (In[]) { { x, FALSE }, { k, FALSE } }, 2, y, NULL));
     for (int j = 0; j < inner; j++)
       for (int e = 1; e < 250; e++)
@@ -707,12 +594,12 @@ static void
 test_kernel_einsum (void)
 {
   {
-    g_autoptr (OwbTensor) a = new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 3 }, (float[]) { 1, 2, 3, 4, 5, 6 });
-    g_autoptr (OwbTensor) b = new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 3, 2 }, (float[]) { 1, 0, 0, 1, 1, 1 });
-    g_autoptr (OwbTensor) c = new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 1 }, (float[]) { 2, -1 });
+    g_autoptr (OwbTensor) a = tu_new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 3 }, (float[]) { 1, 2, 3, 4, 5, 6 });
+    g_autoptr (OwbTensor) b = tu_new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 3, 2 }, (float[]) { 1, 0, 0, 1, 1, 1 });
+    g_autoptr (OwbTensor) c = tu_new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 1 }, (float[]) { 2, -1 });
     OwbTensor *y = NULL;
     OwbNode *node = node_new ("Einsum", 3, 1);
-    set_string (node, "equation", "ij,jk,kl->li");
+    tu_set_string (node, "equation", "ij,jk,kl->li");
     g_assert_true (run_node (node, 12, (In[]) { { a, TRUE }, { b, TRUE }, { c, TRUE } }, 1, &y, NULL));
     /* A.B = [[4,5],[10,11]]; (A.B).C = [[3],[9]]; transposed. */
     g_assert_cmpint (y->rank, ==, 2);
@@ -722,11 +609,11 @@ test_kernel_einsum (void)
   }
   {
     /* Integer batch matmul with the second operand transposed, a broadcast batch and a diagonal. */
-    g_autoptr (OwbTensor) a = new_tensor (OWB_TYPE_INT64, 3, (int64_t[]) { 1, 2, 2 }, (int64_t[]) { 1, 2, 3, 4 });
-    g_autoptr (OwbTensor) b = new_tensor (OWB_TYPE_INT64, 3, (int64_t[]) { 2, 2, 2 }, (int64_t[]) { 1, 0, 0, 1, 0, 1, 1, 0 });
+    g_autoptr (OwbTensor) a = tu_new_tensor (OWB_TYPE_INT64, 3, (int64_t[]) { 1, 2, 2 }, (int64_t[]) { 1, 2, 3, 4 });
+    g_autoptr (OwbTensor) b = tu_new_tensor (OWB_TYPE_INT64, 3, (int64_t[]) { 2, 2, 2 }, (int64_t[]) { 1, 0, 0, 1, 0, 1, 1, 0 });
     OwbTensor *y = NULL;
     OwbNode *node = node_new ("Einsum", 2, 1);
-    set_string (node, "equation", "...ij,...kj->...ik");
+    tu_set_string (node, "equation", "...ij,...kj->...ik");
     g_assert_true (run_node (node, 12, (In[]) { { a, FALSE }, { b, FALSE } }, 1, &y, NULL));
     g_assert_cmpint (y->nelems, ==, 8);
     const int64_t expected[] = { 1, 2, 3, 4, 2, 1, 4, 3 };
@@ -735,7 +622,7 @@ test_kernel_einsum (void)
     owb_tensor_unref (y);
 
     node = node_new ("Einsum", 1, 1);
-    set_string (node, "equation", "bii->b");
+    tu_set_string (node, "equation", "bii->b");
     g_assert_true (run_node (node, 12, (In[]) { { b, FALSE } }, 1, &y, NULL));
     g_assert_cmpint (((int64_t *) y->data)[0], ==, 2);
     g_assert_cmpint (((int64_t *) y->data)[1], ==, 0);
@@ -744,15 +631,15 @@ test_kernel_einsum (void)
   {
     /* A larger attention-like contraction through GEMM, against a direct loop. */
     const int B = 3, Q = 17, K = 19, D = 23;
-    g_autoptr (OwbTensor) q = new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]) { B, Q, D }, NULL);
-    g_autoptr (OwbTensor) k = new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]) { B, K, D }, NULL);
+    g_autoptr (OwbTensor) q = tu_new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]) { B, Q, D }, NULL);
+    g_autoptr (OwbTensor) k = tu_new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]) { B, K, D }, NULL);
     for (int i = 0; i < B * Q * D; i++)
       ((float *) q->data)[i] = (float) ((i * 13) % 7) - 3;
     for (int i = 0; i < B * K * D; i++)
       ((float *) k->data)[i] = (float) ((i * 5) % 11) - 5;
     OwbTensor *y = NULL;
     OwbNode *node = node_new ("Einsum", 2, 1);
-    set_string (node, "equation", "bqd,bkd->bkq");
+    tu_set_string (node, "equation", "bqd,bkd->bkq");
     g_assert_true (run_node (node, 12, (In[]) { { q, FALSE }, { k, FALSE } }, 1, &y, NULL));
     for (int b = 0; b < B; b++)
       for (int kk = 0; kk < K; kk++)
@@ -767,12 +654,12 @@ test_kernel_einsum (void)
   }
   {
     /* Mismatched sizes fed at run time are an error. */
-    g_autoptr (OwbTensor) a = new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 }, NULL);
-    g_autoptr (OwbTensor) b = new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 4 }, NULL);
+    g_autoptr (OwbTensor) a = tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 }, NULL);
+    g_autoptr (OwbTensor) b = tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 4 }, NULL);
     g_autoptr (GError) error = NULL;
     OwbTensor *y = NULL;
     OwbNode *node = node_new ("Einsum", 2, 1);
-    set_string (node, "equation", "i,i->");
+    tu_set_string (node, "equation", "i,i->");
     g_assert_false (run_node (node, 12, (In[]) { { a, TRUE }, { b, TRUE } }, 1, &y, &error));
     g_assert_nonnull (error);
   }
@@ -783,15 +670,15 @@ test_kernel_resize (void)
 {
   {
     /* Upsample-7 nearest repeats; Resize-10 shrinking samples with ceil (as ONNX Runtime does). */
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 2 }, (float[]) { 1, 2, 3, 4 });
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 2 }, (float[]) { 1, 2, 3, 4 });
     OwbTensor *y = NULL;
     OwbNode *node = node_new ("Upsample", 1, 1);
-    set_floats (node, "scales", 2, (float[]) { 1, 2 });
+    tu_set_floats (node, "scales", 2, (float[]) { 1, 2 });
     g_assert_true (run_node (node, 7, (In[]) { { x, FALSE } }, 1, &y, NULL));
     assert_floats (y, 8, (float[]) { 1, 1, 2, 2, 3, 3, 4, 4 }, 1e-6);
     owb_tensor_unref (y);
 
-    g_autoptr (OwbTensor) row = new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 6 }, (float[]) { 0, 1, 2, 3, 4, 5 });
+    g_autoptr (OwbTensor) row = tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 6 }, (float[]) { 0, 1, 2, 3, 4, 5 });
     g_autoptr (OwbTensor) s = floats_tensor (1, (float[]) { 0.7f });
     node = node_new ("Resize", 2, 1);
     g_assert_true (run_node (node, 10, (In[]) { { row, FALSE }, { s, FALSE } }, 1, &y, NULL));
@@ -800,12 +687,12 @@ test_kernel_resize (void)
   }
   {
     /* uint8 cubic overshoots are saturated; linear results round half to even. */
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_UINT8, 1, (int64_t[]) { 4 }, (uint8_t[]) { 0, 255, 255, 0 });
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_UINT8, 1, (int64_t[]) { 4 }, (uint8_t[]) { 0, 255, 255, 0 });
     g_autoptr (OwbTensor) s = floats_tensor (1, (float[]) { 2 });
     OwbTensor *y = NULL;
     OwbNode *node = node_new ("Resize", 3, 1);
     set_missing (node, 1);
-    set_string (node, "mode", "cubic");
+    tu_set_string (node, "mode", "cubic");
     g_assert_true (run_node (node, 13, (In[]) { { x, FALSE }, { NULL, FALSE }, { s, FALSE } }, 1, &y, NULL));
     g_assert_cmpint (y->nelems, ==, 8);
     g_assert_cmpint (((uint8_t *) y->data)[3], ==, 255);
@@ -813,11 +700,11 @@ test_kernel_resize (void)
     g_assert_cmpint (((uint8_t *) y->data)[0], ==, 0);
     owb_tensor_unref (y);
 
-    g_autoptr (OwbTensor) x2 = new_tensor (OWB_TYPE_UINT8, 1, (int64_t[]) { 2 }, (uint8_t[]) { 0, 5 });
+    g_autoptr (OwbTensor) x2 = tu_new_tensor (OWB_TYPE_UINT8, 1, (int64_t[]) { 2 }, (uint8_t[]) { 0, 5 });
     node = node_new ("Resize", 3, 1);
     set_missing (node, 1);
-    set_string (node, "mode", "linear");
-    set_string (node, "coordinate_transformation_mode", "align_corners");
+    tu_set_string (node, "mode", "linear");
+    tu_set_string (node, "coordinate_transformation_mode", "align_corners");
     g_autoptr (OwbTensor) s3 = floats_tensor (1, (float[]) { 1.5f });
     g_assert_true (run_node (node, 13, (In[]) { { x2, FALSE }, { NULL, FALSE }, { s3, FALSE } }, 1, &y, NULL));
     /* 3 outputs over [0, 5]: 0, 2.5 -> 2 (half to even), 5. */
@@ -827,15 +714,15 @@ test_kernel_resize (void)
   }
   {
     /* tf_crop_and_resize outside the input takes the extrapolation value; a bad roi is an error. */
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 }, (float[]) { 10, 20, 30 });
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 }, (float[]) { 10, 20, 30 });
     g_autoptr (OwbTensor) roi = floats_tensor (2, (float[]) { -0.5f, 1.0f });
     g_autoptr (OwbTensor) sizes = ints_tensor (1, (int64_t[]) { 4 });
     OwbTensor *y = NULL;
     OwbNode *node = node_new ("Resize", 4, 1);
     set_missing (node, 2);
-    set_string (node, "mode", "linear");
-    set_string (node, "coordinate_transformation_mode", "tf_crop_and_resize");
-    set_float (node, "extrapolation_value", -1);
+    tu_set_string (node, "mode", "linear");
+    tu_set_string (node, "coordinate_transformation_mode", "tf_crop_and_resize");
+    tu_set_float (node, "extrapolation_value", -1);
     g_assert_true (run_node (node, 13, (In[]) { { x, FALSE }, { roi, TRUE }, { NULL, FALSE }, { sizes, FALSE } }, 1, &y,
                              NULL));
     /* x_original = -1 + y: -1 (outside), 0, 1, 2. */
@@ -846,7 +733,7 @@ test_kernel_resize (void)
     g_autoptr (GError) error = NULL;
     node = node_new ("Resize", 4, 1);
     set_missing (node, 2);
-    set_string (node, "coordinate_transformation_mode", "tf_crop_and_resize");
+    tu_set_string (node, "coordinate_transformation_mode", "tf_crop_and_resize");
     g_assert_false (run_node (node, 13, (In[]) { { x, FALSE }, { bad_roi, TRUE }, { NULL, FALSE }, { sizes, FALSE } }, 1,
                               &y, &error));
     g_assert_nonnull (error);
@@ -854,7 +741,7 @@ test_kernel_resize (void)
   {
     /* Bilinear upscaling of a big image split over threads equals the single-threaded result. */
     const int64_t dims[4] = { 2, 3, 33, 47 };
-    g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_FLOAT, 4, dims, NULL);
+    g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 4, dims, NULL);
     for (int64_t i = 0; i < x->nelems; i++)
       ((float *) x->data)[i] = (float) ((i * 31) % 97);
     g_autoptr (OwbTensor) s = floats_tensor (4, (float[]) { 1, 1, 2.5f, 1.7f });
@@ -863,8 +750,8 @@ test_kernel_resize (void)
       {
         OwbNode *node = node_new ("Resize", 3, 1);
         set_missing (node, 1);
-        set_string (node, "mode", "linear");
-        set_int (node, "antialias", 1);
+        tu_set_string (node, "mode", "linear");
+        tu_set_int (node, "antialias", 1);
         g_assert_true (run_node_threads (node, 18, (In[]) { { x, FALSE }, { NULL, FALSE }, { s, FALSE } }, 1,
                                          t ? &y4 : &y1, t ? 4 : 1, NULL));
       }

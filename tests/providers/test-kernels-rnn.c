@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include <owb/owb.h>
+#include "../engine/test-util.h"
 
 /* Expected outputs, computed once by a NumPy loop-per-step implementation of the ONNX equations on the
  * inputs fill() makes, and checked against ONNX Runtime 1.31 (float32) to 1e-7. */
@@ -40,39 +41,11 @@ int32_vector (int n, const int32_t *values)
 }
 
 static void
-set_int (OwbNode *node, const char *name, int64_t v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
-}
-
-static void
-set_float (OwbNode *node, const char *name, float v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_FLOAT)->f = v;
-}
-
-static void
-set_string (OwbNode *node, const char *name, const char *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
-  a->s = g_strdup (v);
-  a->s_len = strlen (v);
-}
-
-static void
 set_strings (OwbNode *node, const char *name, const char *const *v)
 {
   OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRINGS);
   a->n = (int) g_strv_length ((char **) v);
   a->strings = g_strdupv ((char **) v);
-}
-
-static void
-set_floats (OwbNode *node, const char *name, int n, const float *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_FLOATS);
-  a->n = n;
-  a->floats = g_memdup2 (v, n * sizeof (float));
 }
 
 static const char *const input_names[] = { "X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P" };
@@ -236,10 +209,10 @@ test_gru_bidirectional (gconstpointer data)
     }
 
   OwbNode *node = owb_node_new ("GRU", "", "gru");
-  set_int (node, "hidden_size", H);
-  set_string (node, "direction", "bidirectional");
-  set_int (node, "linear_before_reset", 1);
-  set_int (node, "layout", layout);
+  tu_set_int (node, "hidden_size", H);
+  tu_set_string (node, "direction", "bidirectional");
+  tu_set_int (node, "linear_before_reset", 1);
+  tu_set_int (node, "layout", layout);
   OwbTensor *out[2] = { NULL };
   g_autoptr (GError) error = NULL;
   gboolean ok = run_node (node, 14, in, 2, want_all, out, &error);
@@ -271,9 +244,9 @@ test_gru_reverse_clip_double (void)
   owb_tensor_unref (r);
 
   OwbNode *node = owb_node_new ("GRU", "", "gru");
-  set_int (node, "hidden_size", H);
-  set_string (node, "direction", "reverse");
-  set_float (node, "clip", 0.7f);
+  tu_set_int (node, "hidden_size", H);
+  tu_set_string (node, "direction", "reverse");
+  tu_set_float (node, "clip", 0.7f);
   const gboolean want[2] = { TRUE, TRUE };
   OwbTensor *out[2] = { NULL };
   g_autoptr (GError) error = NULL;
@@ -299,8 +272,8 @@ test_lstm_bidirectional (void)
     fill (OWB_TYPE_DOUBLE, 3, h_dims, 10, 0.4), fill (OWB_TYPE_DOUBLE, 2, p_dims, 11, 0.3),
   };
   OwbNode *node = owb_node_new ("LSTM", "", "lstm");
-  set_int (node, "hidden_size", H);
-  set_string (node, "direction", "bidirectional");
+  tu_set_int (node, "hidden_size", H);
+  tu_set_string (node, "direction", "bidirectional");
   OwbTensor *out[3] = { NULL };
   g_autoptr (GError) error = NULL;
   g_assert_true (run_node (node, 22, in, 3, want_all, out, &error));
@@ -325,15 +298,15 @@ test_lstm_activations (void)
   for (int pass = 0; pass < 2; pass++)
     {
       OwbNode *node = owb_node_new ("LSTM", "", "lstm");
-      set_int (node, "hidden_size", H);
-      set_int (node, "input_forget", 1);
-      set_float (node, "clip", 0.9f);
+      tu_set_int (node, "hidden_size", H);
+      tu_set_int (node, "input_forget", 1);
+      tu_set_float (node, "clip", 0.9f);
       /* Case does not matter in activation names. */
       const char *const acts[] = { pass ? "hardsigmoid" : "HardSigmoid", "Softsign", "Softplus", NULL };
       set_strings (node, "activations", acts);
       const float alpha[] = { 0.3f }, beta[] = { 0.4f };
-      set_floats (node, "activation_alpha", 1, alpha);
-      set_floats (node, "activation_beta", 1, beta);
+      tu_set_floats (node, "activation_alpha", 1, alpha);
+      tu_set_floats (node, "activation_beta", 1, beta);
       const gboolean want_all_pass[3] = { TRUE, TRUE, TRUE }, want_c[3] = { FALSE, FALSE, TRUE };
       OwbTensor *out[3] = { NULL };
       g_autoptr (GError) error = NULL;
@@ -361,11 +334,11 @@ test_rnn_bidirectional (void)
     fill (OWB_TYPE_FLOAT, 3, r_dims, 13, 0.5),
   };
   OwbNode *node = owb_node_new ("RNN", "", "rnn");
-  set_string (node, "direction", "bidirectional");
+  tu_set_string (node, "direction", "bidirectional");
   const char *const acts[] = { "Relu", "LeakyRelu", NULL };
   set_strings (node, "activations", acts);
   const float alpha[] = { 0.25f };
-  set_floats (node, "activation_alpha", 1, alpha);
+  tu_set_floats (node, "activation_alpha", 1, alpha);
   OwbTensor *out[2] = { NULL };
   g_autoptr (GError) error = NULL;
   g_assert_true (run_node (node, 14, in, 2, want_all, out, &error));
@@ -380,7 +353,7 @@ test_rnn_bidirectional (void)
 /* A GRU node with the given attribute spoiled; returns the error of session creation or run. */
 typedef void (*Spoil) (OwbNode *node, OwbTensor **in);
 
-static void spoil_direction (OwbNode *n, OwbTensor **in) { set_string (n, "direction", "sideways"); }
+static void spoil_direction (OwbNode *n, OwbTensor **in) { tu_set_string (n, "direction", "sideways"); }
 static void spoil_activation_count (OwbNode *n, OwbTensor **in)
 {
   const char *const acts[] = { "Sigmoid", NULL };
@@ -391,11 +364,11 @@ static void spoil_activation_name (OwbNode *n, OwbTensor **in)
   const char *const acts[] = { "Sigmoid", "Swish", NULL };
   set_strings (n, "activations", acts);
 }
-static void spoil_hidden_size (OwbNode *n, OwbTensor **in) { set_int (n, "hidden_size", H + 1); }
-static void spoil_negative_hidden_size (OwbNode *n, OwbTensor **in) { set_int (n, "hidden_size", -3); }
-static void spoil_layout (OwbNode *n, OwbTensor **in) { set_int (n, "layout", 2); }
-static void spoil_clip (OwbNode *n, OwbTensor **in) { set_float (n, "clip", -1.f); }
-static void spoil_lbr (OwbNode *n, OwbTensor **in) { set_int (n, "linear_before_reset", 5); }
+static void spoil_hidden_size (OwbNode *n, OwbTensor **in) { tu_set_int (n, "hidden_size", H + 1); }
+static void spoil_negative_hidden_size (OwbNode *n, OwbTensor **in) { tu_set_int (n, "hidden_size", -3); }
+static void spoil_layout (OwbNode *n, OwbTensor **in) { tu_set_int (n, "layout", 2); }
+static void spoil_clip (OwbNode *n, OwbTensor **in) { tu_set_float (n, "clip", -1.f); }
+static void spoil_lbr (OwbNode *n, OwbTensor **in) { tu_set_int (n, "linear_before_reset", 5); }
 static void spoil_seq_lens (OwbNode *n, OwbTensor **in)
 {
   const int32_t lens[NB] = { 1, S + 1, 2 };
@@ -440,7 +413,7 @@ test_errors (void)
         fill (OWB_TYPE_FLOAT, 3, r_dims, 2, 0.5),
       };
       OwbNode *node = owb_node_new ("GRU", "", "gru");
-      set_int (node, "hidden_size", H);
+      tu_set_int (node, "hidden_size", H);
       cases[c].spoil (node, in);
       OwbTensor *out[2] = { NULL };
       g_autoptr (GError) error = NULL;
@@ -474,8 +447,8 @@ test_infer_symbolic (void)
   for (int layout = 0; layout <= 1; layout++)
     {
       g_autoptr (OwbNode) node = owb_node_new ("LSTM", "", "lstm");
-      set_string (node, "direction", "bidirectional");
-      set_int (node, "layout", layout);
+      tu_set_string (node, "direction", "bidirectional");
+      tu_set_int (node, "layout", layout);
       for (int i = 0; i < 3; i++)
         owb_node_add_input (node, input_names[i]);
       for (int i = 0; i < 3; i++)
@@ -516,8 +489,8 @@ test_infer_symbolic (void)
 
   /* Before opset 14 there is no layout: the attribute is ignored and X stays seq-major. */
   g_autoptr (OwbNode) node = owb_node_new ("RNN", "", "rnn");
-  set_int (node, "hidden_size", 5);
-  set_int (node, "layout", 1);
+  tu_set_int (node, "hidden_size", 5);
+  tu_set_int (node, "layout", 1);
   OwbDim xd[3] = { OWB_DIM_VALUE (7), OWB_DIM_VALUE (2), OWB_DIM_VALUE (4) };
   OwbDim wd[3] = { OWB_DIM_VALUE (1), OWB_DIM_VALUE (5), OWB_DIM_VALUE (4) };
   OwbDim rd[3] = { OWB_DIM_VALUE (1), OWB_DIM_VALUE (5), OWB_DIM_VALUE (5) };
@@ -577,10 +550,10 @@ check_float_matches_double (int64_t S2, int64_t I2, int64_t H2, const int64_t *b
         for (int pass = 0; pass < 3; pass++)
           {
             OwbNode *node = owb_node_new (cells[c].op, "", "cell");
-            set_int (node, "hidden_size", H2);
-            set_string (node, "direction", "bidirectional");
+            tu_set_int (node, "hidden_size", H2);
+            tu_set_string (node, "direction", "bidirectional");
             if (cells[c].lbr)
-              set_int (node, "linear_before_reset", 1);
+              tu_set_int (node, "linear_before_reset", 1);
             g_autoptr (GError) error = NULL;
             OwbTensor **out = pass == 0 ? out_f : pass == 1 ? out_c : out_d;
             guint const_mask = pass == 1 ? (1u << 1) | (1u << 3) : 0;
@@ -624,8 +597,8 @@ test_projection_split (void)
   };
   memset (in[2]->data, 0, in[2]->nbytes);
   OwbNode *node = owb_node_new ("RNN", "", "rnn");
-  set_int (node, "hidden_size", H3);
-  set_string (node, "direction", "bidirectional");
+  tu_set_int (node, "hidden_size", H3);
+  tu_set_string (node, "direction", "bidirectional");
   const char *const acts[] = { "Affine", "Affine", NULL };
   set_strings (node, "activations", acts);
   OwbTensor *out[1] = { NULL };

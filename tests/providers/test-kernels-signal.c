@@ -8,28 +8,6 @@
 
 /* ---- model building ---- */
 
-static void
-set_int (OwbNode *node, const char *name, int64_t v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
-}
-
-static void
-set_ints (OwbNode *node, const char *name, int n, const int64_t *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
-  a->n = n;
-  a->ints = g_memdup2 (v, sizeof (int64_t) * MAX (n, 1));
-}
-
-static void
-set_string (OwbNode *node, const char *name, const char *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
-  a->s = g_strdup (v);
-  a->s_len = strlen (v);
-}
-
 typedef void (*Setup) (OwbNode *node);
 
 /* An input of a test node: a fed tensor, a constant (initializer), a declared type only (for
@@ -165,14 +143,6 @@ free_inputs (int n, In *ins)
 }
 
 static OwbTensor *
-new_tensor (OwbDataType dtype, int rank, const int64_t *dims)
-{
-  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
-  g_assert_nonnull (t);
-  return t;
-}
-
-static OwbTensor *
 scalar_int (int64_t v)
 {
   return owb_tensor_new_scalar_int64 (v);
@@ -181,7 +151,7 @@ scalar_int (int64_t v)
 static OwbTensor *
 random_tensor (GRand *rand, OwbDataType dtype, int rank, const int64_t *dims, double lo, double hi)
 {
-  OwbTensor *t = new_tensor (dtype, rank, dims);
+  OwbTensor *t = tu_new_tensor (dtype, rank, dims, NULL);
   for (int64_t i = 0; i < t->nelems; i++)
     owb_tensor_set_double (t, i, g_rand_double_range (rand, lo, hi));
   return t;
@@ -231,20 +201,20 @@ naive_dft (const double *re, const double *im, int64_t len, int64_t n, gboolean 
 static void
 setup_inverse (OwbNode *n)
 {
-  set_int (n, "inverse", 1);
+  tu_set_int (n, "inverse", 1);
 }
 
 static void
 setup_onesided (OwbNode *n)
 {
-  set_int (n, "onesided", 1);
+  tu_set_int (n, "onesided", 1);
 }
 
 static void
 setup_irfft (OwbNode *n)
 {
-  set_int (n, "inverse", 1);
-  set_int (n, "onesided", 1);
+  tu_set_int (n, "inverse", 1);
+  tu_set_int (n, "onesided", 1);
 }
 
 /* A batch of 3 lines of n points along axis 1, real or complex, through every transform kind. */
@@ -358,8 +328,8 @@ test_dft_round_trip (void)
   g_rand_free (rand);
 }
 
-static void setup_axis2 (OwbNode *n) { set_int (n, "axis", 2); }
-static void setup_inverse2 (OwbNode *n) { set_int (n, "inverse", 2); }
+static void setup_axis2 (OwbNode *n) { tu_set_int (n, "axis", 2); }
+static void setup_inverse2 (OwbNode *n) { tu_set_int (n, "inverse", 2); }
 
 static void
 test_dft_inference (void)
@@ -415,7 +385,7 @@ test_stft (void)
   {
     g_autoptr (OwbModel) m = build (17, "STFT", 4, ins, NULL);
     OwbNode *node = g_ptr_array_index (m->graph->nodes, 0);
-    set_int (node, "onesided", 0);
+    tu_set_int (node, "onesided", 0);
     g_autoptr (OwbSession) s = tu_session (m, 2, &error);
     g_assert_no_error (error);
     const char *names[2] = { "i0", "i2" };
@@ -471,11 +441,11 @@ test_stft (void)
 
 /* ---- windows and MelWeightMatrix ---- */
 
-static void setup_symmetric (OwbNode *n) { set_int (n, "periodic", 0); }
-static void setup_int32_out (OwbNode *n) { set_int (n, "output_datatype", OWB_TYPE_INT32); }
-static void setup_double_out (OwbNode *n) { set_int (n, "output_datatype", OWB_TYPE_DOUBLE); }
-static void setup_string_out (OwbNode *n) { set_int (n, "output_datatype", OWB_TYPE_STRING); }
-static void setup_half_out (OwbNode *n) { set_int (n, "output_datatype", OWB_TYPE_FLOAT16); }
+static void setup_symmetric (OwbNode *n) { tu_set_int (n, "periodic", 0); }
+static void setup_int32_out (OwbNode *n) { tu_set_int (n, "output_datatype", OWB_TYPE_INT32); }
+static void setup_double_out (OwbNode *n) { tu_set_int (n, "output_datatype", OWB_TYPE_DOUBLE); }
+static void setup_string_out (OwbNode *n) { tu_set_int (n, "output_datatype", OWB_TYPE_STRING); }
+static void setup_half_out (OwbNode *n) { tu_set_int (n, "output_datatype", OWB_TYPE_FLOAT16); }
 
 static void
 test_windows (void)
@@ -511,7 +481,7 @@ test_windows (void)
   g_autoptr (OwbTensor) yint = NULL;
   {
     g_autoptr (OwbModel) m = build (17, "HannWindow", 1, s, setup_int32_out);
-    set_int (g_ptr_array_index (m->graph->nodes, 0), "periodic", 0);
+    tu_set_int (g_ptr_array_index (m->graph->nodes, 0), "periodic", 0);
     g_autoptr (OwbSession) sess = tu_session (m, 1, &error);
     g_assert_no_error (error);
     const char *names[1] = { "i0" }, *out_name = "y";
@@ -581,12 +551,12 @@ test_mel_weight_matrix (void)
 
 /* ---- GridSample and AffineGrid ---- */
 
-static void setup_align (OwbNode *n) { set_int (n, "align_corners", 1); }
-static void setup_align_cubic (OwbNode *n) { set_int (n, "align_corners", 1); set_string (n, "mode", "cubic"); }
-static void setup_align_nearest (OwbNode *n) { set_int (n, "align_corners", 1); set_string (n, "mode", "nearest"); }
-static void setup_mode_linear (OwbNode *n) { set_string (n, "mode", "linear"); }
-static void setup_mode_foo (OwbNode *n) { set_string (n, "mode", "foo"); }
-static void setup_pad_foo (OwbNode *n) { set_string (n, "padding_mode", "wrap"); }
+static void setup_align (OwbNode *n) { tu_set_int (n, "align_corners", 1); }
+static void setup_align_cubic (OwbNode *n) { tu_set_int (n, "align_corners", 1); tu_set_string (n, "mode", "cubic"); }
+static void setup_align_nearest (OwbNode *n) { tu_set_int (n, "align_corners", 1); tu_set_string (n, "mode", "nearest"); }
+static void setup_mode_linear (OwbNode *n) { tu_set_string (n, "mode", "linear"); }
+static void setup_mode_foo (OwbNode *n) { tu_set_string (n, "mode", "foo"); }
+static void setup_pad_foo (OwbNode *n) { tu_set_string (n, "padding_mode", "wrap"); }
 
 /* AffineGrid with the identity and align_corners, then GridSample of X on that grid, gives X back
  * for every mode (taps fall on pixel centres). */
@@ -597,11 +567,11 @@ test_grid_identity (void)
   for (int nsp = 2; nsp <= 3; nsp++)
     {
       int64_t xd[5] = { 2, 3, 4, 5, 3 };
-      OwbTensor *theta = new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]){ 2, nsp, nsp + 1 });
+      OwbTensor *theta = tu_new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]){ 2, nsp, nsp + 1 }, NULL);
       for (int n = 0; n < 2; n++)
         for (int i = 0; i < nsp; i++)
           ((float *) theta->data)[(n * nsp + i) * (nsp + 1) + i] = 1.0f;
-      OwbTensor *size = new_tensor (OWB_TYPE_INT64, 1, (int64_t[]){ nsp + 2 });
+      OwbTensor *size = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]){ nsp + 2 }, NULL);
       memcpy (size->data, xd, sizeof (int64_t) * (nsp + 2));
       In a[2] = { FEED (theta), FEED (size) };
       GError *error = NULL;
@@ -638,10 +608,10 @@ static void
 test_grid_sample_types_and_errors (void)
 {
   /* Integer data: computed in floating point, truncated at the end. */
-  OwbTensor *x = new_tensor (OWB_TYPE_INT32, 4, (int64_t[]){ 1, 1, 1, 2 });
+  OwbTensor *x = tu_new_tensor (OWB_TYPE_INT32, 4, (int64_t[]){ 1, 1, 1, 2 }, NULL);
   ((int32_t *) x->data)[0] = 10;
   ((int32_t *) x->data)[1] = 21;
-  OwbTensor *g = new_tensor (OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 1, 1, 2 });
+  OwbTensor *g = tu_new_tensor (OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 1, 1, 2 }, NULL);
   /* The midpoint of the two pixels. */
   In ins[2] = { FEED (x), FEED (g) };
   GError *error = NULL;
@@ -678,7 +648,7 @@ test_grid_sample_types_and_errors (void)
                       OWB_ERROR_SHAPE, "batch");
 
   /* AffineGrid: the output comes from the size values; a wrong count is an error. */
-  OwbTensor *size = new_tensor (OWB_TYPE_INT64, 1, (int64_t[]){ 4 });
+  OwbTensor *size = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]){ 4 }, NULL);
   memcpy (size->data, (int64_t[]){ 2, 3, 7, 9 }, sizeof (int64_t) * 4);
   In a[2] = { DECL (OWB_TYPE_FLOAT, 3, 2, 2, 3), CONST (size) };
   expect_type (20, "AffineGrid", 2, a, NULL, "float32[2,7,9,2]");
@@ -687,7 +657,7 @@ test_grid_sample_types_and_errors (void)
                "float32[batch,?,?,?,3]");
   expect_infer_error (20, "AffineGrid", 2, (In[]){ DECL (OWB_TYPE_FLOAT, 3, 2, 2, 3), DECL (OWB_TYPE_INT64, 1, 5) },
                       NULL, OWB_ERROR_SHAPE, "theta");
-  OwbTensor *bad = new_tensor (OWB_TYPE_INT64, 1, (int64_t[]){ 4 });
+  OwbTensor *bad = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]){ 4 }, NULL);
   memcpy (bad->data, (int64_t[]){ 3, 3, 7, 9 }, sizeof (int64_t) * 4);
   In b[2] = { DECL (OWB_TYPE_FLOAT, 3, 2, 2, 3), CONST (bad) };
   expect_infer_error (20, "AffineGrid", 2, b, NULL, OWB_ERROR_SHAPE, "batch");
@@ -696,20 +666,20 @@ test_grid_sample_types_and_errors (void)
 
 /* ---- RoiAlign ---- */
 
-static void setup_roi (OwbNode *n) { set_int (n, "output_height", 3); set_int (n, "output_width", 2); }
-static void setup_roi_bad_mode (OwbNode *n) { set_string (n, "mode", "min"); }
-static void setup_roi_zero (OwbNode *n) { set_int (n, "output_height", 0); }
+static void setup_roi (OwbNode *n) { tu_set_int (n, "output_height", 3); tu_set_int (n, "output_width", 2); }
+static void setup_roi_bad_mode (OwbNode *n) { tu_set_string (n, "mode", "min"); }
+static void setup_roi_zero (OwbNode *n) { tu_set_int (n, "output_height", 0); }
 
 static void
 test_roi_align (void)
 {
   /* On a constant image every sample inside the image averages to the constant. */
-  OwbTensor *x = new_tensor (OWB_TYPE_FLOAT, 4, (int64_t[]){ 2, 2, 8, 8 });
+  OwbTensor *x = tu_new_tensor (OWB_TYPE_FLOAT, 4, (int64_t[]){ 2, 2, 8, 8 }, NULL);
   for (int64_t i = 0; i < x->nelems; i++)
     ((float *) x->data)[i] = i < 128 ? 3.0f : 5.0f;
-  OwbTensor *rois = new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 4 });
+  OwbTensor *rois = tu_new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 4 }, NULL);
   memcpy (rois->data, (float[]){ 1, 1, 6, 5, 0.5f, 2, 7.5f, 7 }, sizeof (float) * 8);
-  OwbTensor *bi = new_tensor (OWB_TYPE_INT64, 1, (int64_t[]){ 2 });
+  OwbTensor *bi = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]){ 2 }, NULL);
   ((int64_t *) bi->data)[0] = 1;
   In ins[3] = { FEED (x), FEED (rois), FEED (bi) };
   GError *error = NULL;
@@ -743,12 +713,12 @@ test_roi_align (void)
 
 /* ---- NonMaxSuppression ---- */
 
-static void setup_center (OwbNode *n) { set_int (n, "center_point_box", 1); }
+static void setup_center (OwbNode *n) { tu_set_int (n, "center_point_box", 1); }
 
 static OwbTensor *
 float_scalar_1d (float v)
 {
-  OwbTensor *t = new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 1 });
+  OwbTensor *t = tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 1 }, NULL);
   ((float *) t->data)[0] = v;
   return t;
 }
@@ -757,11 +727,11 @@ static void
 test_nms (void)
 {
   /* Three boxes, two overlapping heavily; box 2 ties box 0 on score and comes after it. */
-  OwbTensor *boxes = new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]){ 1, 3, 4 });
+  OwbTensor *boxes = tu_new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]){ 1, 3, 4 }, NULL);
   memcpy (boxes->data, (float[]){ 0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 5, 5, 6, 6 }, sizeof (float) * 12);
-  OwbTensor *scores = new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]){ 1, 2, 3 });
+  OwbTensor *scores = tu_new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]){ 1, 2, 3 }, NULL);
   memcpy (scores->data, (float[]){ 0.9f, 0.95f, 0.9f, 0.1f, 0.2f, 0.3f }, sizeof (float) * 6);
-  OwbTensor *maxo = new_tensor (OWB_TYPE_INT64, 1, (int64_t[]){ 1 });
+  OwbTensor *maxo = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]){ 1 }, NULL);
   ((int64_t *) maxo->data)[0] = 10;
   In ins[5] = { FEED (boxes), FEED (scores), FEED (maxo), FEED (float_scalar_1d (0.5f)),
                 FEED (float_scalar_1d (0.15f)) };
@@ -805,10 +775,10 @@ test_nms (void)
 static void
 setup_deform (OwbNode *n)
 {
-  set_int (n, "group", 2);
-  set_ints (n, "strides", 2, (int64_t[]){ 2, 1 });
-  set_ints (n, "pads", 4, (int64_t[]){ 1, 0, 1, 2 });
-  set_ints (n, "dilations", 2, (int64_t[]){ 1, 2 });
+  tu_set_int (n, "group", 2);
+  tu_set_ints (n, "strides", 2, (int64_t[]){ 2, 1 });
+  tu_set_ints (n, "pads", 4, (int64_t[]){ 1, 0, 1, 2 });
+  tu_set_ints (n, "dilations", 2, (int64_t[]){ 1, 2 });
 }
 
 enum { DN = 2, DC = 4, DH = 6, DW = 7, DM = 6, DKH = 3, DKW = 2, DG = 2 };
@@ -855,8 +825,8 @@ test_deform_conv (void)
   OwbTensor *x = random_tensor (rand, OWB_TYPE_DOUBLE, 4, xd, -1, 1);
   OwbTensor *w = random_tensor (rand, OWB_TYPE_DOUBLE, 4, wd, -1, 1);
   OwbTensor *b = random_tensor (rand, OWB_TYPE_DOUBLE, 1, (int64_t[]){ M }, -1, 1);
-  OwbTensor *off = new_tensor (OWB_TYPE_DOUBLE, 4, od);
-  OwbTensor *mask = new_tensor (OWB_TYPE_DOUBLE, 4, md);
+  OwbTensor *off = tu_new_tensor (OWB_TYPE_DOUBLE, 4, od, NULL);
+  OwbTensor *mask = tu_new_tensor (OWB_TYPE_DOUBLE, 4, md, NULL);
   for (int64_t i = 0; i < mask->nelems; i++)
     ((double *) mask->data)[i] = 0.5;
   double *want = naive_conv_shifted (x, w, 0);
@@ -911,14 +881,14 @@ test_deform_conv (void)
 
 /* ---- ImageDecoder ---- */
 
-static void setup_bgr (OwbNode *n) { set_string (n, "pixel_format", "BGR"); }
-static void setup_gray (OwbNode *n) { set_string (n, "pixel_format", "Grayscale"); }
-static void setup_rgba (OwbNode *n) { set_string (n, "pixel_format", "RGBA"); }
+static void setup_bgr (OwbNode *n) { tu_set_string (n, "pixel_format", "BGR"); }
+static void setup_gray (OwbNode *n) { tu_set_string (n, "pixel_format", "Grayscale"); }
+static void setup_rgba (OwbNode *n) { tu_set_string (n, "pixel_format", "RGBA"); }
 
 static OwbTensor *
 bytes_tensor (const void *data, gsize n)
 {
-  OwbTensor *t = new_tensor (OWB_TYPE_UINT8, 1, (int64_t[]){ (int64_t) n });
+  OwbTensor *t = tu_new_tensor (OWB_TYPE_UINT8, 1, (int64_t[]){ (int64_t) n }, NULL);
   memcpy (t->data, data, n);
   return t;
 }

@@ -3,69 +3,9 @@
 #include "../engine/test-util.h"
 
 #include <string.h>
+#include "kernel-test-util.h"
 
 /* ---- inference helpers ---- */
-
-static OwbValueType
-vt (OwbDataType dtype, int rank, const char *const *dims)
-{
-  OwbValueType t;
-  owb_value_type_init_unknown (&t);
-  t.kind = OWB_VALUE_TENSOR;
-  t.dtype = dtype;
-  t.rank = rank;
-  for (int i = 0; i < rank; i++)
-    {
-      if (g_ascii_isdigit (dims[i][0]))
-        t.dims[i] = OWB_DIM_VALUE (g_ascii_strtoll (dims[i], NULL, 10));
-      else if (strcmp (dims[i], "?") == 0)
-        t.dims[i] = OWB_DIM_UNKNOWN;
-      else
-        t.dims[i] = (OwbDim) { -1, g_intern_string (dims[i]) };
-    }
-  return t;
-}
-
-static OwbNode *
-node_new (const char *op, int n_in, int n_out)
-{
-  OwbNode *node = owb_node_new (op, "", "the_node");
-  for (int i = 0; i < n_in; i++)
-    {
-      char *name = g_strdup_printf ("x%d", i);
-      owb_node_add_input (node, name);
-      g_free (name);
-    }
-  for (int i = 0; i < n_out; i++)
-    {
-      char *name = g_strdup_printf ("y%d", i);
-      owb_node_add_output (node, name);
-      g_free (name);
-    }
-  return node;
-}
-
-static void
-set_ints (OwbNode *node, const char *name, int n, const int64_t *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
-  a->n = n;
-  a->ints = g_memdup2 (v, sizeof (int64_t) * MAX (n, 1));
-}
-
-static void
-set_int (OwbNode *node, const char *name, int64_t v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
-}
-
-static void
-set_string (OwbNode *node, const char *name, const char *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
-  a->s = g_strdup (v);
-  a->s_len = strlen (v);
-}
 
 static OwbTensor *
 ints_tensor (int n, const int64_t *v)
@@ -77,39 +17,12 @@ ints_tensor (int n, const int64_t *v)
   return t;
 }
 
-/* Runs inference for `node` at `opset`; values[i] (may be NULL) are the known input values. */
-static gboolean
-infer (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, OwbValueType *out,
-       GError **error)
-{
-  const OwbOpSchema *schema = owb_op_schema_lookup ("", node->op_type, opset);
-  g_assert_nonnull (schema);
-  const OwbValueType *in[8] = { 0 };
-  const OwbTensor *vals[8] = { 0 };
-  for (int i = 0; i < node->n_inputs; i++)
-    {
-      in[i] = node->inputs[i][0] ? &types[i] : NULL;
-      vals[i] = values ? values[i] : NULL;
-    }
-  node->opset = opset;
-  OwbInferContext ctx = { .node = node, .opset = opset, .n_inputs = node->n_inputs, .inputs = in,
-                          .input_values = vals, .n_outputs = node->n_outputs, .outputs = out };
-  return owb_op_infer (schema, &ctx, error);
-}
-
-static void
-assert_type (const OwbValueType *t, const char *expected)
-{
-  g_autofree char *s = owb_value_type_to_string (t);
-  g_assert_cmpstr (s, ==, expected);
-}
-
 static void
 assert_infer_fails (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, const char *what)
 {
   OwbValueType out[4];
   g_autoptr (GError) error = NULL;
-  g_assert_false (infer (node, opset, types, values, out, &error));
+  g_assert_false (infer_node (node, opset, types, values, out, &error));
   g_assert_nonnull (error);
   g_assert_nonnull (strstr (error->message, "the_node"));
   if (what)
@@ -129,19 +42,19 @@ test_infer_reshape (void)
   /* 0 copies the named dim, -1 takes what is left once it cancels out. */
   g_autoptr (OwbTensor) shape = ints_tensor (2, (int64_t[]) { 0, -1 });
   OwbTensor *values[2] = { NULL, shape };
-  g_assert_true (infer (node, 14, types, values, &out, NULL));
+  g_assert_true (infer_node (node, 14, types, values, &out, NULL));
   assert_type (&out, "float32[batch,12]");
 
   /* -1 absorbing the named dim keeps its name. */
   g_autoptr (OwbTensor) shape2 = ints_tensor (3, (int64_t[]) { 4, 3, -1 });
   types[1] = vt (OWB_TYPE_INT64, 1, (const char *[]) { "3" });
   values[1] = shape2;
-  g_assert_true (infer (node, 14, types, values, &out, NULL));
+  g_assert_true (infer_node (node, 14, types, values, &out, NULL));
   assert_type (&out, "float32[4,3,batch]");
 
   /* Unknown shape value: only the rank is known, from the shape input's length. */
   values[1] = NULL;
-  g_assert_true (infer (node, 14, types, values, &out, NULL));
+  g_assert_true (infer_node (node, 14, types, values, &out, NULL));
   g_assert_cmpint (out.rank, ==, 3);
   g_assert_false (owb_dim_is_known (out.dims[0]));
 
@@ -151,7 +64,7 @@ test_infer_reshape (void)
 
   g_autoptr (OwbTensor) bad = ints_tensor (3, (int64_t[]) { 0, -1, 0 });
   values[1] = bad;
-  set_int (node, "allowzero", 1);
+  tu_set_int (node, "allowzero", 1);
   assert_infer_fails (node, 14, types, values, NULL);
 
   /* Element counts that cannot match. */
@@ -159,7 +72,7 @@ test_infer_reshape (void)
   types[0] = vt (OWB_TYPE_FLOAT, 3, k);
   g_autoptr (OwbTensor) five = ints_tensor (3, (int64_t[]) { 5, -1, 1 });
   values[1] = five;
-  set_int (node, "allowzero", 0);
+  tu_set_int (node, "allowzero", 0);
   assert_infer_fails (node, 14, types, values, NULL);
 }
 
@@ -171,18 +84,18 @@ test_infer_squeeze_unsqueeze (void)
   OwbValueType out;
   {
     g_autoptr (OwbNode) node = node_new ("Squeeze", 1, 1);
-    set_ints (node, "axes", 1, (int64_t[]) { -2 });
-    g_assert_true (infer (node, 11, types, NULL, &out, NULL));
+    tu_set_ints (node, "axes", 1, (int64_t[]) { -2 });
+    g_assert_true (infer_node (node, 11, types, NULL, &out, NULL));
     assert_type (&out, "float32[batch,5]");
-    set_ints (node, "axes", 1, (int64_t[]) { 2 });
+    tu_set_ints (node, "axes", 1, (int64_t[]) { 2 });
     assert_infer_fails (node, 11, types, NULL, "squeeze");
-    set_ints (node, "axes", 1, (int64_t[]) { 3 });
+    tu_set_ints (node, "axes", 1, (int64_t[]) { 3 });
     assert_infer_fails (node, 11, types, NULL, "out of range");
   }
   {
     /* No axes and a named dim: whether it is 1 is unknown, so is the rank. */
     g_autoptr (OwbNode) node = node_new ("Squeeze", 1, 1);
-    g_assert_true (infer (node, 13, types, NULL, &out, NULL));
+    g_assert_true (infer_node (node, 13, types, NULL, &out, NULL));
     g_assert_cmpint (out.rank, ==, -1);
   }
   {
@@ -190,14 +103,14 @@ test_infer_squeeze_unsqueeze (void)
     g_autoptr (OwbTensor) axes = ints_tensor (2, (int64_t[]) { 0, -1 });
     OwbTensor *values[2] = { NULL, axes };
     types[1] = vt (OWB_TYPE_INT64, 1, (const char *[]) { "2" });
-    g_assert_true (infer (node, 13, types, values, &out, NULL));
+    g_assert_true (infer_node (node, 13, types, values, &out, NULL));
     assert_type (&out, "float32[1,batch,1,5,1]");
     g_autoptr (OwbTensor) dup = ints_tensor (2, (int64_t[]) { 1, -4 });
     values[1] = dup;
     assert_infer_fails (node, 13, types, values, "repeated");
     /* Unknown axes: rank from their count. */
     values[1] = NULL;
-    g_assert_true (infer (node, 13, types, values, &out, NULL));
+    g_assert_true (infer_node (node, 13, types, values, &out, NULL));
     g_assert_cmpint (out.rank, ==, 5);
   }
 }
@@ -209,20 +122,20 @@ test_infer_transpose_flatten (void)
   OwbValueType types[1] = { vt (OWB_TYPE_FLOAT16, 3, d) };
   OwbValueType out;
   g_autoptr (OwbNode) node = node_new ("Transpose", 1, 1);
-  g_assert_true (infer (node, 13, types, NULL, &out, NULL));
+  g_assert_true (infer_node (node, 13, types, NULL, &out, NULL));
   assert_type (&out, "float16[seq,3,batch]");
-  set_ints (node, "perm", 3, (int64_t[]) { 0, 0, 1 });
+  tu_set_ints (node, "perm", 3, (int64_t[]) { 0, 0, 1 });
   assert_infer_fails (node, 13, types, NULL, "permutation");
-  set_ints (node, "perm", 2, (int64_t[]) { 0, 1 });
+  tu_set_ints (node, "perm", 2, (int64_t[]) { 0, 1 });
   assert_infer_fails (node, 13, types, NULL, NULL);
 
   g_autoptr (OwbNode) flat = node_new ("Flatten", 1, 1);
-  g_assert_true (infer (flat, 13, types, NULL, &out, NULL));
+  g_assert_true (infer_node (flat, 13, types, NULL, &out, NULL));
   g_assert_cmpstr (out.dims[0].param, ==, "batch");
   g_assert_false (owb_dim_is_known (out.dims[1]));
-  set_int (flat, "axis", -1);
+  tu_set_int (flat, "axis", -1);
   assert_infer_fails (flat, 9, types, NULL, "out of range");
-  set_int (flat, "axis", 4);
+  tu_set_int (flat, "axis", 4);
   assert_infer_fails (flat, 13, types, NULL, "out of range");
 }
 
@@ -237,7 +150,7 @@ test_infer_slice_split_concat (void)
   g_autoptr (OwbTensor) starts = ints_tensor (2, (int64_t[]) { 0, 2 });
   g_autoptr (OwbTensor) ends = ints_tensor (2, (int64_t[]) { G_MAXINT64, -1 });
   OwbTensor *values[5] = { NULL, starts, ends };
-  g_assert_true (infer (slice, 13, types, values, out, NULL));
+  g_assert_true (infer_node (slice, 13, types, values, out, NULL));
   assert_type (&out[0], "float32[batch,7]");
 
   /* Steps 0 is refused. */
@@ -255,13 +168,13 @@ test_infer_slice_split_concat (void)
   const char *s7[] = { "7" };
   OwbValueType st[2] = { vt (OWB_TYPE_INT32, 1, s7) };
   g_autoptr (OwbNode) split = node_new ("Split", 1, 3);
-  set_int (split, "num_outputs", 3);
-  g_assert_true (infer (split, 18, st, NULL, out, NULL));
+  tu_set_int (split, "num_outputs", 3);
+  g_assert_true (infer_node (split, 18, st, NULL, out, NULL));
   g_assert_cmpint (out[0].dims[0].value, ==, 3);
   g_assert_cmpint (out[1].dims[0].value, ==, 3);
   g_assert_cmpint (out[2].dims[0].value, ==, 1);
   assert_infer_fails (split, 13, st, NULL, "cannot be split");
-  set_int (split, "num_outputs", 2);
+  tu_set_int (split, "num_outputs", 2);
   assert_infer_fails (split, 18, st, NULL, "num_outputs");
 
   g_autoptr (OwbNode) split2 = node_new ("Split", 2, 2);
@@ -274,11 +187,11 @@ test_infer_slice_split_concat (void)
   const char *a[] = { "batch", "4" }, *b[] = { "?", "6" }, *c[] = { "3" };
   OwbValueType ct[3] = { vt (OWB_TYPE_FLOAT, 2, a), vt (OWB_TYPE_FLOAT, 2, b), vt (OWB_TYPE_FLOAT, 1, c) };
   g_autoptr (OwbNode) concat = node_new ("Concat", 2, 1);
-  set_int (concat, "axis", -1);
-  g_assert_true (infer (concat, 13, ct, NULL, out, NULL));
+  tu_set_int (concat, "axis", -1);
+  g_assert_true (infer_node (concat, 13, ct, NULL, out, NULL));
   assert_type (&out[0], "float32[batch,10]");
   g_autoptr (OwbNode) concat3 = node_new ("Concat", 3, 1);
-  set_int (concat3, "axis", 0);
+  tu_set_int (concat3, "axis", 0);
   assert_infer_fails (concat3, 13, ct, NULL, "rank");
   g_autoptr (OwbNode) noaxis = node_new ("Concat", 2, 1);
   assert_infer_fails (noaxis, 13, ct, NULL, "axis");
@@ -292,38 +205,38 @@ test_infer_misc (void)
   OwbValueType x = vt (OWB_TYPE_FLOAT, 4, d);
 
   g_autoptr (OwbNode) shape = node_new ("Shape", 1, 1);
-  set_int (shape, "start", 1);
-  set_int (shape, "end", -1);
-  g_assert_true (infer (shape, 15, &x, NULL, out, NULL));
+  tu_set_int (shape, "start", 1);
+  tu_set_int (shape, "end", -1);
+  g_assert_true (infer_node (shape, 15, &x, NULL, out, NULL));
   assert_type (&out[0], "int64[2]");
   /* Before opset 15 start/end do not exist. */
-  g_assert_true (infer (shape, 13, &x, NULL, out, NULL));
+  g_assert_true (infer_node (shape, 13, &x, NULL, out, NULL));
   assert_type (&out[0], "int64[4]");
 
   g_autoptr (OwbNode) d2s = node_new ("DepthToSpace", 1, 1);
-  set_int (d2s, "blocksize", 0);
+  tu_set_int (d2s, "blocksize", 0);
   assert_infer_fails (d2s, 13, &x, NULL, "blocksize");
-  set_int (d2s, "blocksize", 2);
+  tu_set_int (d2s, "blocksize", 2);
   assert_infer_fails (d2s, 13, &x, NULL, "multiple");
   g_autoptr (OwbNode) s2d = node_new ("SpaceToDepth", 1, 1);
-  set_int (s2d, "blocksize", 2);
-  g_assert_true (infer (s2d, 13, &x, NULL, out, NULL));
+  tu_set_int (s2d, "blocksize", 2);
+  g_assert_true (infer_node (s2d, 13, &x, NULL, out, NULL));
   assert_type (&out[0], "float32[batch,12,4,4]");
 
   g_autoptr (OwbNode) pad = node_new ("Pad", 1, 1);
-  set_ints (pad, "pads", 8, (int64_t[]) { 0, 0, 1, 1, 0, 0, 1, -2 });
-  set_string (pad, "mode", "reflect");
-  g_assert_true (infer (pad, 2, &x, NULL, out, NULL));
+  tu_set_ints (pad, "pads", 8, (int64_t[]) { 0, 0, 1, 1, 0, 0, 1, -2 });
+  tu_set_string (pad, "mode", "reflect");
+  g_assert_true (infer_node (pad, 2, &x, NULL, out, NULL));
   assert_type (&out[0], "float32[batch,3,10,7]");
-  set_string (pad, "mode", "mirror");
+  tu_set_string (pad, "mode", "mirror");
   assert_infer_fails (pad, 2, &x, NULL, "mirror");
 
   g_autoptr (OwbNode) gather = node_new ("Gather", 2, 1);
   OwbValueType gt[2] = { x, vt (OWB_TYPE_INT64, 2, (const char *[]) { "seq", "2" }) };
-  set_int (gather, "axis", 1);
-  g_assert_true (infer (gather, 13, gt, NULL, out, NULL));
+  tu_set_int (gather, "axis", 1);
+  g_assert_true (infer_node (gather, 13, gt, NULL, out, NULL));
   assert_type (&out[0], "float32[batch,seq,2,8,8]");
-  set_int (gather, "axis", 4);
+  tu_set_int (gather, "axis", 4);
   assert_infer_fails (gather, 13, gt, NULL, "axis");
   gt[1].dtype = OWB_TYPE_FLOAT;
   assert_infer_fails (gather, 13, gt, NULL, "indices");
@@ -335,7 +248,7 @@ test_infer_misc (void)
   assert_infer_fails (constant, 13, NULL, NULL, "sparse");
 
   g_autoptr (OwbNode) nz = node_new ("NonZero", 1, 1);
-  g_assert_true (infer (nz, 13, &x, NULL, out, NULL));
+  g_assert_true (infer_node (nz, 13, &x, NULL, out, NULL));
   g_assert_cmpint (out[0].rank, ==, 2);
   g_assert_cmpint (out[0].dims[0].value, ==, 4);
   g_assert_false (owb_dim_is_known (out[0].dims[1]));
@@ -345,7 +258,7 @@ test_infer_misc (void)
   g_autoptr (OwbTensor) es = ints_tensor (5, (int64_t[]) { 2, 1, 3, 1, 8 });
   OwbValueType et[2] = { x, vt (OWB_TYPE_INT64, 1, (const char *[]) { "5" }) };
   OwbTensor *ev[2] = { NULL, es };
-  g_assert_true (infer (expand, 13, et, ev, out, NULL));
+  g_assert_true (infer_node (expand, 13, et, ev, out, NULL));
   assert_type (&out[0], "float32[2,batch,3,8,8]");
 
   /* Range counts from constant inputs. */
@@ -355,7 +268,7 @@ test_infer_misc (void)
   OwbValueType rt[3];
   for (int i = 0; i < 3; i++)
     owb_tensor_get_value_type (rv[i], &rt[i]);
-  g_assert_true (infer (range, 11, rt, rv, out, NULL));
+  g_assert_true (infer_node (range, 11, rt, rv, out, NULL));
   assert_type (&out[0], "int64[2]");
   for (int i = 0; i < 3; i++)
     owb_tensor_unref (rv[i]);
@@ -424,29 +337,11 @@ run_node (OwbNode *node, int opset, const In *inputs, int n_out, OwbTensor **out
   return owb_session_run (session, n_feed, names, feeds, n_out, NULL, outputs, NULL, NULL, error);
 }
 
-static OwbTensor *
-new_tensor (OwbDataType dtype, int rank, const int64_t *dims, const void *data)
-{
-  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
-  g_assert_nonnull (t);
-  if (data && t->nbytes)
-    memcpy (t->data, data, t->nbytes);
-  return t;
-}
-
-static void
-assert_ints (const OwbTensor *t, int n, const int64_t *expected)
-{
-  g_assert_cmpint (t->nelems, ==, n);
-  for (int i = 0; i < n; i++)
-    g_assert_cmpint (owb_tensor_get_int64 (t, i), ==, expected[i]);
-}
-
 static void
 test_gather_indices (void)
 {
-  g_autoptr (OwbTensor) data = new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 3, 2 }, (int64_t[]) { 1, 2, 3, 4, 5, 6 });
-  g_autoptr (OwbTensor) idx = new_tensor (OWB_TYPE_INT32, 1, (int64_t[]) { 3 }, (int32_t[]) { -1, 0, 2 });
+  g_autoptr (OwbTensor) data = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 3, 2 }, (int64_t[]) { 1, 2, 3, 4, 5, 6 });
+  g_autoptr (OwbTensor) idx = tu_new_tensor (OWB_TYPE_INT32, 1, (int64_t[]) { 3 }, (int32_t[]) { -1, 0, 2 });
   In in[2] = { { data, TRUE }, { idx, TRUE } };
   OwbTensor *out = NULL;
   g_autoptr (GError) error = NULL;
@@ -456,7 +351,7 @@ test_gather_indices (void)
   g_clear_pointer (&out, owb_tensor_unref);
 
   /* Out of range: an error naming the node, never a read past the data. */
-  g_autoptr (OwbTensor) bad = new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, (int64_t[]) { 0, 3 });
+  g_autoptr (OwbTensor) bad = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, (int64_t[]) { 0, 3 });
   in[1].value = bad;
   g_assert_false (run_node (node_new ("Gather", 2, 1), 13, in, 1, &out, &error));
   g_assert_nonnull (error);
@@ -465,16 +360,16 @@ test_gather_indices (void)
   g_clear_error (&error);
 
   OwbNode *ge = node_new ("GatherElements", 2, 1);
-  set_int (ge, "axis", 1);
-  g_autoptr (OwbTensor) bad2 = new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 1 }, (int64_t[]) { -3 });
+  tu_set_int (ge, "axis", 1);
+  g_autoptr (OwbTensor) bad2 = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 1 }, (int64_t[]) { -3 });
   in[1].value = bad2;
   g_assert_false (run_node (ge, 13, in, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "out of range"));
   g_clear_error (&error);
 
   OwbNode *snd = node_new ("ScatterND", 3, 1);
-  g_autoptr (OwbTensor) nd_idx = new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 1 }, (int64_t[]) { 7 });
-  g_autoptr (OwbTensor) upd = new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 2 }, (int64_t[]) { 9, 9 });
+  g_autoptr (OwbTensor) nd_idx = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 1 }, (int64_t[]) { 7 });
+  g_autoptr (OwbTensor) upd = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 2 }, (int64_t[]) { 9, 9 });
   In sin[3] = { { data, TRUE }, { nd_idx, TRUE }, { upd, TRUE } };
   g_assert_false (run_node (snd, 16, sin, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "out of range"));
@@ -482,8 +377,8 @@ test_gather_indices (void)
 
   /* ScatterND add with a negative index. */
   OwbNode *add = node_new ("ScatterND", 3, 1);
-  set_string (add, "reduction", "add");
-  g_autoptr (OwbTensor) neg = new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 1 }, (int64_t[]) { -1 });
+  tu_set_string (add, "reduction", "add");
+  g_autoptr (OwbTensor) neg = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 1 }, (int64_t[]) { -1 });
   sin[1].value = neg;
   g_assert_true (run_node (add, 16, sin, 1, &out, &error));
   assert_ints (out, 6, (int64_t[]) { 1, 2, 3, 4, 14, 15 });
@@ -496,7 +391,7 @@ test_slice_steps (void)
   int64_t v[10];
   for (int i = 0; i < 10; i++)
     v[i] = i;
-  g_autoptr (OwbTensor) data = new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 10 }, v);
+  g_autoptr (OwbTensor) data = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 10 }, v);
   g_autoptr (OwbTensor) starts = ints_tensor (1, (int64_t[]) { -1 });
   g_autoptr (OwbTensor) ends = ints_tensor (1, (int64_t[]) { G_MININT64 });
   g_autoptr (OwbTensor) axes = ints_tensor (1, (int64_t[]) { 0 });
@@ -520,8 +415,8 @@ test_slice_steps (void)
 
   /* Opset 1: attributes. */
   OwbNode *s1 = node_new ("Slice", 1, 1);
-  set_ints (s1, "starts", 1, (int64_t[]) { 2 });
-  set_ints (s1, "ends", 1, (int64_t[]) { -5 });
+  tu_set_ints (s1, "starts", 1, (int64_t[]) { 2 });
+  tu_set_ints (s1, "ends", 1, (int64_t[]) { -5 });
   g_assert_true (run_node (s1, 9, in, 1, &out, &error));
   assert_ints (out, 3, (int64_t[]) { 2, 3, 4 });
   g_clear_pointer (&out, owb_tensor_unref);
@@ -549,7 +444,7 @@ test_transpose_permutations (void)
             ((guint8 *) x->data)[i] = (guint8) (i * 7 + i / 251);
           OwbNode *node = node_new ("Transpose", 1, 1);
           int64_t perm[4] = { perms[p][0], perms[p][1], perms[p][2], perms[p][3] };
-          set_ints (node, "perm", 4, perm);
+          tu_set_ints (node, "perm", 4, perm);
           In in[1] = { { x, TRUE } };
           OwbTensor *out = NULL;
           g_autoptr (GError) error = NULL;
@@ -579,7 +474,7 @@ test_transpose_permutations (void)
 static void
 test_pad_modes (void)
 {
-  g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_INT32, 1, (int64_t[]) { 3 }, (int32_t[]) { 1, 2, 3 });
+  g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_INT32, 1, (int64_t[]) { 3 }, (int32_t[]) { 1, 2, 3 });
   struct {
     const char *mode;
     int64_t b, e;
@@ -595,9 +490,9 @@ test_pad_modes (void)
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       OwbNode *node = node_new ("Pad", 3, 1);
-      set_string (node, "mode", cases[i].mode);
+      tu_set_string (node, "mode", cases[i].mode);
       g_autoptr (OwbTensor) pads = ints_tensor (2, (int64_t[]) { cases[i].b, cases[i].e });
-      g_autoptr (OwbTensor) value = new_tensor (OWB_TYPE_INT32, 0, NULL, (int32_t[]) { 7 });
+      g_autoptr (OwbTensor) value = tu_new_tensor (OWB_TYPE_INT32, 0, NULL, (int32_t[]) { 7 });
       In in[3] = { { x, TRUE }, { pads, TRUE }, { value, TRUE } };
       OwbTensor *out = NULL;
       g_autoptr (GError) error = NULL;
@@ -608,10 +503,10 @@ test_pad_modes (void)
     }
 
   /* 2-D edge, with the pads attribute of opset 2 and a value attribute that edge ignores. */
-  g_autoptr (OwbTensor) m = new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 2 }, (float[]) { 1, 2, 3, 4 });
+  g_autoptr (OwbTensor) m = tu_new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 2 }, (float[]) { 1, 2, 3, 4 });
   OwbNode *node = node_new ("Pad", 1, 1);
-  set_string (node, "mode", "edge");
-  set_ints (node, "pads", 4, (int64_t[]) { 1, 0, 0, 2 });
+  tu_set_string (node, "mode", "edge");
+  tu_set_ints (node, "pads", 4, (int64_t[]) { 1, 0, 0, 2 });
   In in[1] = { { m, TRUE } };
   OwbTensor *out = NULL;
   g_assert_true (run_node (node, 2, in, 1, &out, NULL));
@@ -622,7 +517,7 @@ test_pad_modes (void)
   g_autoptr (OwbTensor) empty = owb_tensor_new (OWB_TYPE_FLOAT, 1, (int64_t[]) { 0 }, NULL);
   g_autoptr (OwbTensor) pads = ints_tensor (2, (int64_t[]) { 1, 1 });
   OwbNode *bad = node_new ("Pad", 2, 1);
-  set_string (bad, "mode", "edge");
+  tu_set_string (bad, "mode", "edge");
   In bin[2] = { { empty, TRUE }, { pads, TRUE } };
   g_autoptr (GError) error = NULL;
   g_assert_false (run_node (bad, 13, bin, 1, &out, &error));
@@ -638,7 +533,7 @@ test_strings (void)
     ((char **) x->data)[i] = g_strdup (a[i]);
 
   OwbNode *concat = node_new ("Concat", 2, 1);
-  set_int (concat, "axis", 1);
+  tu_set_int (concat, "axis", 1);
   In in[2] = { { x, TRUE }, { x, FALSE } };
   OwbTensor *out = NULL;
   g_autoptr (GError) error = NULL;
@@ -672,11 +567,11 @@ test_strings (void)
 static void
 test_split_uneven (void)
 {
-  g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 2, 5 },
+  g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 2, 5 },
                                         (int64_t[]) { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 });
   OwbNode *node = node_new ("Split", 1, 2);
-  set_int (node, "axis", -1);
-  set_int (node, "num_outputs", 2);
+  tu_set_int (node, "axis", -1);
+  tu_set_int (node, "num_outputs", 2);
   In in[1] = { { x, TRUE } };
   OwbTensor *out[2] = { NULL, NULL };
   g_autoptr (GError) error = NULL;
@@ -689,8 +584,8 @@ test_split_uneven (void)
 
   /* Opset 11: the split attribute. */
   node = node_new ("Split", 1, 2);
-  set_int (node, "axis", 1);
-  set_ints (node, "split", 2, (int64_t[]) { 1, 4 });
+  tu_set_int (node, "axis", 1);
+  tu_set_ints (node, "split", 2, (int64_t[]) { 1, 4 });
   g_assert_true (run_node (node, 11, in, 2, out, &error));
   assert_ints (out[0], 2, (int64_t[]) { 0, 5 });
   assert_ints (out[1], 8, (int64_t[]) { 1, 2, 3, 4, 6, 7, 8, 9 });
@@ -705,7 +600,7 @@ test_small_ops (void)
   g_autoptr (GError) error = NULL;
 
   /* NonZero: the output size comes from the data. */
-  g_autoptr (OwbTensor) b = new_tensor (OWB_TYPE_BOOL, 2, (int64_t[]) { 2, 3 }, (guint8[]) { 0, 1, 0, 1, 0, 1 });
+  g_autoptr (OwbTensor) b = tu_new_tensor (OWB_TYPE_BOOL, 2, (int64_t[]) { 2, 3 }, (guint8[]) { 0, 1, 0, 1, 0, 1 });
   In nin[1] = { { b, TRUE } };
   g_assert_true (run_node (node_new ("NonZero", 1, 1), 13, nin, 1, &out, &error));
   g_assert_no_error (error);
@@ -714,7 +609,7 @@ test_small_ops (void)
   g_clear_pointer (&out, owb_tensor_unref);
 
   /* Tile and Expand with symbolic-free but runtime-only shapes. */
-  g_autoptr (OwbTensor) x = new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 2 }, (int64_t[]) { 1, 2 });
+  g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 2 }, (int64_t[]) { 1, 2 });
   g_autoptr (OwbTensor) reps = ints_tensor (2, (int64_t[]) { 2, 3 });
   In tin[2] = { { x, TRUE }, { reps, TRUE } };
   g_assert_true (run_node (node_new ("Tile", 2, 1), 13, tin, 1, &out, &error));
@@ -729,30 +624,30 @@ test_small_ops (void)
   g_clear_pointer (&out, owb_tensor_unref);
 
   /* OneHot: out-of-range indices give all-off rows; negative ones wrap. */
-  g_autoptr (OwbTensor) ind = new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 3 }, (int64_t[]) { 5, -1, 0 });
-  g_autoptr (OwbTensor) depth = new_tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 3 });
-  g_autoptr (OwbTensor) vals = new_tensor (OWB_TYPE_INT32, 1, (int64_t[]) { 2 }, (int32_t[]) { -1, 9 });
+  g_autoptr (OwbTensor) ind = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 3 }, (int64_t[]) { 5, -1, 0 });
+  g_autoptr (OwbTensor) depth = tu_new_tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 3 });
+  g_autoptr (OwbTensor) vals = tu_new_tensor (OWB_TYPE_INT32, 1, (int64_t[]) { 2 }, (int32_t[]) { -1, 9 });
   In oin[3] = { { ind, TRUE }, { depth, TRUE }, { vals, TRUE } };
   g_assert_true (run_node (node_new ("OneHot", 3, 1), 11, oin, 1, &out, &error));
   assert_ints (out, 9, (int64_t[]) { -1, -1, -1, -1, -1, 9, 9, -1, -1 });
   g_clear_pointer (&out, owb_tensor_unref);
 
   /* CumSum exclusive + reverse on int32 along axis 0. */
-  g_autoptr (OwbTensor) c = new_tensor (OWB_TYPE_INT32, 2, (int64_t[]) { 3, 1 }, (int32_t[]) { 1, 2, 3 });
-  g_autoptr (OwbTensor) axis = new_tensor (OWB_TYPE_INT32, 0, NULL, (int32_t[]) { 0 });
+  g_autoptr (OwbTensor) c = tu_new_tensor (OWB_TYPE_INT32, 2, (int64_t[]) { 3, 1 }, (int32_t[]) { 1, 2, 3 });
+  g_autoptr (OwbTensor) axis = tu_new_tensor (OWB_TYPE_INT32, 0, NULL, (int32_t[]) { 0 });
   OwbNode *cs = node_new ("CumSum", 2, 1);
-  set_int (cs, "exclusive", 1);
-  set_int (cs, "reverse", 1);
+  tu_set_int (cs, "exclusive", 1);
+  tu_set_int (cs, "reverse", 1);
   In cin[2] = { { c, TRUE }, { axis, TRUE } };
   g_assert_true (run_node (cs, 14, cin, 1, &out, &error));
   assert_ints (out, 3, (int64_t[]) { 5, 3, 0 });
   g_clear_pointer (&out, owb_tensor_unref);
 
   /* Trilu with a k far outside the matrix keeps everything (lower) . */
-  g_autoptr (OwbTensor) m = new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 2, 2 }, (int64_t[]) { 1, 2, 3, 4 });
-  g_autoptr (OwbTensor) k = new_tensor (OWB_TYPE_INT64, 0, NULL, (int64_t[]) { G_MAXINT64 });
+  g_autoptr (OwbTensor) m = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 2, 2 }, (int64_t[]) { 1, 2, 3, 4 });
+  g_autoptr (OwbTensor) k = tu_new_tensor (OWB_TYPE_INT64, 0, NULL, (int64_t[]) { G_MAXINT64 });
   OwbNode *tr = node_new ("Trilu", 2, 1);
-  set_int (tr, "upper", 0);
+  tu_set_int (tr, "upper", 0);
   In trin[2] = { { m, TRUE }, { k, TRUE } };
   g_assert_true (run_node (tr, 14, trin, 1, &out, &error));
   assert_ints (out, 4, (int64_t[]) { 1, 2, 3, 4 });
@@ -762,7 +657,7 @@ test_small_ops (void)
   g_autoptr (OwbTensor) e = owb_tensor_new (OWB_TYPE_FLOAT, 2, (int64_t[]) { 0, 4 }, NULL);
   g_autoptr (OwbTensor) rs = ints_tensor (3, (int64_t[]) { 2, 0, 2 });
   OwbNode *r = node_new ("Reshape", 2, 1);
-  set_int (r, "allowzero", 1);
+  tu_set_int (r, "allowzero", 1);
   In rin[2] = { { e, TRUE }, { rs, TRUE } };
   g_assert_true (run_node (r, 14, rin, 1, &out, &error));
   g_assert_no_error (error);
@@ -773,7 +668,7 @@ test_small_ops (void)
   /* ConstantOfShape with an int32 value, shape fed at run time. */
   OwbNode *cos = node_new ("ConstantOfShape", 1, 1);
   OwbAttribute *value = owb_node_add_attribute (cos, "value", OWB_ATTR_TENSOR);
-  value->t = new_tensor (OWB_TYPE_INT32, 1, (int64_t[]) { 1 }, (int32_t[]) { 42 });
+  value->t = tu_new_tensor (OWB_TYPE_INT32, 1, (int64_t[]) { 1 }, (int32_t[]) { 42 });
   g_autoptr (OwbTensor) cs_shape = ints_tensor (2, (int64_t[]) { 2, 2 });
   In coin[1] = { { cs_shape, TRUE } };
   g_assert_true (run_node (cos, 20, coin, 1, &out, &error));
@@ -789,7 +684,7 @@ test_constant_and_runtime_shapes (void)
   g_autoptr (GError) error = NULL;
 
   OwbNode *ints = node_new ("Constant", 0, 1);
-  set_ints (ints, "value_ints", 3, (int64_t[]) { 4, -5, 6 });
+  tu_set_ints (ints, "value_ints", 3, (int64_t[]) { 4, -5, 6 });
   g_assert_true (run_node (ints, 13, NULL, 1, &out, &error));
   g_assert_no_error (error);
   g_assert_cmpint (out->dtype, ==, OWB_TYPE_INT64);
@@ -817,7 +712,7 @@ test_constant_and_runtime_shapes (void)
 
   /* value_int needs opset 12. */
   OwbNode *old = node_new ("Constant", 0, 1);
-  set_int (old, "value_int", 3);
+  tu_set_int (old, "value_int", 3);
   g_assert_false (run_node (old, 11, NULL, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "opset 12"));
   g_clear_error (&error);
@@ -860,12 +755,12 @@ test_reshapes_share_storage (void)
   owb_graph_add_initializer (g, "shape", st);
   tu_node (g, "Reshape", "reshape", "a,shape", "b");
   OwbNode *t = tu_node (g, "Transpose", "unit_axis", "a", "c");
-  set_ints (t, "perm", 3, (int64_t[]){ 1, 0, 2 });
+  tu_set_ints (t, "perm", 3, (int64_t[]){ 1, 0, 2 });
   OwbNode *f = tu_node (g, "Flatten", "flatten", "c", "d");
-  set_int (f, "axis", 1);
+  tu_set_int (f, "axis", 1);
   tu_node (g, "Identity", "identity", "d", "e");
   OwbNode *real = tu_node (g, "Transpose", "real", "a", "r");
-  set_ints (real, "perm", 3, (int64_t[]){ 0, 2, 1 });
+  tu_set_ints (real, "perm", 3, (int64_t[]){ 0, 2, 1 });
   /* same-sized values after `a` is no longer needed, for the arena to give out */
   tu_node (g, "Neg", "neg", "x", "n1");
   tu_node (g, "Relu", "relu2", "n1", "n2");

@@ -5,38 +5,10 @@
 #include <string.h>
 
 #include <owb/owb.h>
+#include "../engine/test-util.h"
+#include "kernel-test-util.h"
 
 /* ---- builders --------------------------------------------------------------------------------- */
-
-static void
-set_int (OwbNode *node, const char *name, int64_t v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = v;
-}
-
-static void
-set_float (OwbNode *node, const char *name, float v)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_FLOAT)->f = v;
-}
-
-static void
-set_string (OwbNode *node, const char *name, const char *v)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
-  a->s = g_strdup (v);
-  a->s_len = strlen (v);
-}
-
-static OwbTensor *
-tensor (OwbDataType dtype, int rank, const int64_t *dims, const double *values)
-{
-  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
-  g_assert_nonnull (t);
-  for (int64_t i = 0; values && i < t->nelems; i++)
-    owb_tensor_set_double (t, i, values[i]);
-  return t;
-}
 
 /* Deterministic, irregular values. */
 static OwbTensor *
@@ -118,14 +90,6 @@ assert_close (const OwbTensor *t, const double *expected, int64_t n, double tol)
 }
 
 static void
-assert_shape (const OwbTensor *t, int rank, const int64_t *dims)
-{
-  g_assert_cmpint (t->rank, ==, rank);
-  for (int i = 0; i < rank; i++)
-    g_assert_cmpint (t->dims[i], ==, dims[i]);
-}
-
-static void
 unref_all (OwbTensor **t, int n)
 {
   for (int i = 0; i < n; i++)
@@ -193,22 +157,6 @@ infer (InferCase *c, int opset, int n_outputs, GError **error)
   return infer_outputs (c, opset, n_outputs, NULL, error);
 }
 
-static void
-assert_dims (const OwbValueType *t, OwbDataType dtype, int rank, const int64_t *dims)
-{
-  g_assert_cmpint (t->dtype, ==, dtype);
-  g_assert_cmpint (t->rank, ==, rank);
-  for (int i = 0; i < rank; i++)
-    {
-      if (dims[i] >= 0)
-        g_assert_cmpint (t->dims[i].value, ==, dims[i]);
-      else if (dims[i] == -2)
-        g_assert_true (t->dims[i].param == g_intern_string ("batch"));
-      else
-        g_assert_true (!owb_dim_is_known (t->dims[i]) && t->dims[i].param == NULL);
-    }
-}
-
 #define ABSENT OWB_TYPE_UNDEFINED, -3, NULL
 
 static void
@@ -234,8 +182,8 @@ test_infer_symbolic (void)
   {
     /* 3-D: hidden sizes split by the head attributes; an unknown past length leaves the total unknown. */
     InferCase c = { owb_node_new ("Attention", "", "att") };
-    set_int (c.node, "q_num_heads", 6);
-    set_int (c.node, "kv_num_heads", 2);
+    tu_set_int (c.node, "q_num_heads", 6);
+    tu_set_int (c.node, "kv_num_heads", 2);
     infer_input (&c, OWB_TYPE_FLOAT16, 3, (int64_t[]) { -2, -1, 48 });
     infer_input (&c, OWB_TYPE_FLOAT16, 3, (int64_t[]) { -2, 3, 16 });
     infer_input (&c, OWB_TYPE_FLOAT16, 3, (int64_t[]) { -2, 3, 10 });
@@ -250,9 +198,9 @@ test_infer_symbolic (void)
   }
   {
     InferCase c = { owb_node_new ("LinearAttention", "", "la") };
-    set_int (c.node, "q_num_heads", 4);
-    set_int (c.node, "kv_num_heads", 2);
-    set_string (c.node, "update_rule", "linear");
+    tu_set_int (c.node, "q_num_heads", 4);
+    tu_set_int (c.node, "kv_num_heads", 2);
+    tu_set_string (c.node, "update_rule", "linear");
     infer_input (&c, OWB_TYPE_FLOAT, 3, (int64_t[]) { -2, -1, 32 });
     infer_input (&c, OWB_TYPE_FLOAT, 3, (int64_t[]) { -2, -1, 16 });
     infer_input (&c, OWB_TYPE_FLOAT, 3, (int64_t[]) { -2, -1, 6 });
@@ -330,7 +278,7 @@ static void
 bad_mode (InferCase *c, int *opset)
 {
   c->node = owb_node_new ("Attention", "", "a");
-  set_int (c->node, "qk_matmul_output_mode", 4);
+  tu_set_int (c->node, "qk_matmul_output_mode", 4);
   qkv4 (c);
 }
 
@@ -338,7 +286,7 @@ static void
 bad_causal (InferCase *c, int *opset)
 {
   c->node = owb_node_new ("Attention", "", "a");
-  set_int (c->node, "is_causal", 2);
+  tu_set_int (c->node, "is_causal", 2);
   qkv4 (c);
 }
 
@@ -346,7 +294,7 @@ static void
 bad_window (InferCase *c, int *opset)
 {
   c->node = owb_node_new ("Attention", "", "a");
-  set_int (c->node, "left_window_size", -2);
+  tu_set_int (c->node, "left_window_size", -2);
   qkv4 (c);
   *opset = 25;
 }
@@ -355,8 +303,8 @@ static void
 bad_heads_on_4d_at_25 (InferCase *c, int *opset)
 {
   c->node = owb_node_new ("Attention", "", "a");
-  set_int (c->node, "q_num_heads", 4);
-  set_int (c->node, "kv_num_heads", 2);
+  tu_set_int (c->node, "q_num_heads", 4);
+  tu_set_int (c->node, "kv_num_heads", 2);
   qkv4 (c);
   *opset = 25;
 }
@@ -412,7 +360,7 @@ static void
 bad_softmax_precision (InferCase *c, int *opset)
 {
   c->node = owb_node_new ("Attention", "", "a");
-  set_int (c->node, "softmax_precision", 7);
+  tu_set_int (c->node, "softmax_precision", 7);
   qkv4 (c);
 }
 
@@ -420,7 +368,7 @@ static void
 bad_rotary_dim (InferCase *c, int *opset)
 {
   c->node = owb_node_new ("RotaryEmbedding", "", "r");
-  set_int (c->node, "rotary_embedding_dim", 3);
+  tu_set_int (c->node, "rotary_embedding_dim", 3);
   infer_input (c, OWB_TYPE_FLOAT, 4, (int64_t[]) { 1, 2, 3, 8 });
   infer_input (c, OWB_TYPE_FLOAT, 2, (int64_t[]) { 10, 4 });
   infer_input (c, OWB_TYPE_FLOAT, 2, (int64_t[]) { 10, 4 });
@@ -440,7 +388,7 @@ static void
 bad_rms_axis (InferCase *c, int *opset)
 {
   c->node = owb_node_new ("RMSNormalization", "", "n");
-  set_int (c->node, "axis", 3);
+  tu_set_int (c->node, "axis", 3);
   infer_input (c, OWB_TYPE_FLOAT, 3, (int64_t[]) { 2, 3, 4 });
   infer_input (c, OWB_TYPE_FLOAT, 1, (int64_t[]) { 4 });
 }
@@ -449,7 +397,7 @@ static void
 bad_rms_stash (InferCase *c, int *opset)
 {
   c->node = owb_node_new ("RMSNormalization", "", "n");
-  set_int (c->node, "stash_type", 7);
+  tu_set_int (c->node, "stash_type", 7);
   infer_input (c, OWB_TYPE_FLOAT, 3, (int64_t[]) { 2, 3, 4 });
   infer_input (c, OWB_TYPE_FLOAT, 1, (int64_t[]) { 4 });
 }
@@ -474,7 +422,7 @@ static void
 bad_scatter_axis (InferCase *c, int *opset)
 {
   c->node = owb_node_new ("TensorScatter", "", "t");
-  set_int (c->node, "axis", 0);
+  tu_set_int (c->node, "axis", 0);
   infer_input (c, OWB_TYPE_FLOAT, 3, (int64_t[]) { 2, 4, 5 });
   infer_input (c, OWB_TYPE_FLOAT, 3, (int64_t[]) { 2, 1, 5 });
 }
@@ -483,7 +431,7 @@ static void
 bad_scatter_mode (InferCase *c, int *opset)
 {
   c->node = owb_node_new ("TensorScatter", "", "t");
-  set_string (c->node, "mode", "ring");
+  tu_set_string (c->node, "mode", "ring");
   infer_input (c, OWB_TYPE_FLOAT, 3, (int64_t[]) { 2, 4, 5 });
   infer_input (c, OWB_TYPE_FLOAT, 3, (int64_t[]) { 2, 1, 5 });
 }
@@ -500,7 +448,7 @@ static void
 bad_conv_activation (InferCase *c, int *opset)
 {
   c->node = owb_node_new ("CausalConvWithState", "", "c");
-  set_string (c->node, "activation", "relu");
+  tu_set_string (c->node, "activation", "relu");
   infer_input (c, OWB_TYPE_FLOAT, 3, (int64_t[]) { 1, 4, 6 });
   infer_input (c, OWB_TYPE_FLOAT, 3, (int64_t[]) { 4, 1, 3 });
 }
@@ -518,8 +466,8 @@ bad_conv_state (InferCase *c, int *opset)
 static void
 linear_qkv (InferCase *c)
 {
-  set_int (c->node, "q_num_heads", 2);
-  set_int (c->node, "kv_num_heads", 2);
+  tu_set_int (c->node, "q_num_heads", 2);
+  tu_set_int (c->node, "kv_num_heads", 2);
   for (int i = 0; i < 3; i++)
     infer_input (c, OWB_TYPE_FLOAT, 3, (int64_t[]) { 1, 3, 8 });
 }
@@ -536,7 +484,7 @@ static void
 bad_linear_rule (InferCase *c, int *opset)
 {
   c->node = owb_node_new ("LinearAttention", "", "l");
-  set_string (c->node, "update_rule", "mamba");
+  tu_set_string (c->node, "update_rule", "mamba");
   linear_qkv (c);
   *opset = 27;
 }
@@ -545,9 +493,9 @@ static void
 bad_linear_heads (InferCase *c, int *opset)
 {
   c->node = owb_node_new ("LinearAttention", "", "l");
-  set_int (c->node, "q_num_heads", 3);
-  set_int (c->node, "kv_num_heads", 2);
-  set_string (c->node, "update_rule", "linear");
+  tu_set_int (c->node, "q_num_heads", 3);
+  tu_set_int (c->node, "kv_num_heads", 2);
+  tu_set_string (c->node, "update_rule", "linear");
   for (int i = 0; i < 3; i++)
     infer_input (c, OWB_TYPE_FLOAT, 3, (int64_t[]) { 1, 3, 12 });
   *opset = 27;
@@ -669,8 +617,8 @@ test_attention_long_query (void)
   for (int64_t i = 0; i < Sq * T; i++)
     mask[i] = owb_tensor_get_double (in[3], i);
   OwbNode *node = owb_node_new ("Attention", "", "att");
-  set_int (node, "is_causal", 1);
-  set_float (node, "softcap", 3.0f);
+  tu_set_int (node, "is_causal", 1);
+  tu_set_float (node, "softcap", 3.0f);
   OwbTensor *out[1] = { NULL };
   g_autoptr (GError) error = NULL;
   g_assert_true (run_node (node, 23, 4, in, 1, NULL, out, &error));
@@ -711,13 +659,13 @@ test_attention_3d_cache (void)
     }
   g_autoptr (GError) error = NULL;
   OwbNode *n4 = owb_node_new ("Attention", "", "a4");
-  set_int (n4, "is_causal", 1);
+  tu_set_int (n4, "is_causal", 1);
   OwbTensor *in4[6] = { q4, k4, v4, NULL, pk, pv }, *out4[3] = { NULL };
   g_assert_true (run_node (n4, 23, 6, in4, 3, NULL, out4, &error));
   OwbNode *n3 = owb_node_new ("Attention", "", "a3");
-  set_int (n3, "is_causal", 1);
-  set_int (n3, "q_num_heads", Hq);
-  set_int (n3, "kv_num_heads", Hkv);
+  tu_set_int (n3, "is_causal", 1);
+  tu_set_int (n3, "q_num_heads", Hq);
+  tu_set_int (n3, "kv_num_heads", Hkv);
   OwbTensor *in3[6] = { packed[0], packed[1], packed[2], NULL, pk, pv }, *out3[3] = { NULL };
   g_assert_true (run_node (n3, 23, 6, in3, 3, NULL, out3, &error));
   g_assert_no_error (error);
@@ -770,7 +718,7 @@ test_attention_empty_and_masked (void)
       tensor (OWB_TYPE_BOOL, 2, (int64_t[]) { 2, 3 }, (double[]) { 1, 0, 1, 0, 0, 0 }),
     };
     OwbNode *node = owb_node_new ("Attention", "", "a");
-    set_int (node, "qk_matmul_output_mode", 3);
+    tu_set_int (node, "qk_matmul_output_mode", 3);
     OwbTensor *out[4] = { NULL };
     g_assert_true (run_node (node, 24, 4, in, 4, (gboolean[]) { TRUE, FALSE, FALSE, TRUE }, out, &error));
     g_assert_no_error (error);
@@ -808,9 +756,9 @@ test_attention_qk_modes (void)
   for (int mode = 0; mode < 3; mode++)
     {
       OwbNode *node = owb_node_new ("Attention", "", "a");
-      set_int (node, "qk_matmul_output_mode", mode);
-      set_float (node, "scale", 0.25f);
-      set_float (node, "softcap", 0.5f);
+      tu_set_int (node, "qk_matmul_output_mode", mode);
+      tu_set_float (node, "scale", 0.25f);
+      tu_set_float (node, "softcap", 0.5f);
       OwbTensor *out[4] = { NULL };
       g_autoptr (GError) error = NULL;
       g_assert_true (run_node (node, 23, 4, in, 4, (gboolean[]) { TRUE, FALSE, FALSE, TRUE }, out, &error));
@@ -843,7 +791,7 @@ test_attention_nonpad (void)
     tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, (double[]) { 3, 1 }),
   };
   OwbNode *node = owb_node_new ("Attention", "", "a");
-  set_int (node, "is_causal", 1);
+  tu_set_int (node, "is_causal", 1);
   OwbTensor *out[1] = { NULL };
   g_autoptr (GError) error = NULL;
   g_assert_true (run_node (node, 24, 7, in, 1, NULL, out, &error));
@@ -881,8 +829,8 @@ test_attention_window (void)
     tensor (OWB_TYPE_FLOAT, 4, (int64_t[]) { 1, 1, 4, 1 }, (double[]) { 1, 2, 4, 8 }),
   };
   OwbNode *node = owb_node_new ("Attention", "", "a");
-  set_int (node, "left_window_size", 1);
-  set_int (node, "right_window_size", 1);
+  tu_set_int (node, "left_window_size", 1);
+  tu_set_int (node, "right_window_size", 1);
   OwbTensor *out[1] = { NULL };
   g_autoptr (GError) error = NULL;
   g_assert_true (run_node (node, 25, 3, in, 1, NULL, out, &error));
@@ -922,8 +870,8 @@ test_rotary_partial_3d (void)
     tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 2 }, (double[]) { 0, 1 }),
   };
   OwbNode *node = owb_node_new ("RotaryEmbedding", "", "r");
-  set_int (node, "num_heads", 2);
-  set_int (node, "rotary_embedding_dim", 2);
+  tu_set_int (node, "num_heads", 2);
+  tu_set_int (node, "rotary_embedding_dim", 2);
   OwbTensor *out[1] = { NULL };
   g_autoptr (GError) error = NULL;
   g_assert_true (run_node (node, 23, 4, in, 1, NULL, out, &error));
@@ -943,8 +891,8 @@ test_rms_scale_broadcast (void)
     tensor (OWB_TYPE_DOUBLE, 2, (int64_t[]) { 2, 1 }, (double[]) { 1, 3 }),
   };
   OwbNode *node = owb_node_new ("RMSNormalization", "", "n");
-  set_int (node, "axis", 1);
-  set_float (node, "epsilon", 0);
+  tu_set_int (node, "axis", 1);
+  tu_set_float (node, "epsilon", 0);
   OwbTensor *out[1] = { NULL };
   g_autoptr (GError) error = NULL;
   g_assert_true (run_node (node, 23, 2, in, 1, NULL, out, &error));
@@ -960,7 +908,7 @@ test_swish_swiglu (void)
   OwbTensor *a = tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 }, (double[]) { -2, 0, 3 });
   OwbTensor *b = tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 }, (double[]) { 2, 5, -1 });
   OwbNode *node = owb_node_new ("SwiGLU", "", "s");
-  set_float (node, "alpha", 0.5f);
+  tu_set_float (node, "alpha", 0.5f);
   OwbTensor *in[2] = { a, b }, *out[1] = { NULL };
   g_autoptr (GError) error = NULL;
   g_assert_true (run_node (node, 28, 2, in, 1, NULL, out, &error));
@@ -993,8 +941,8 @@ test_tensor_scatter (void)
     tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 1 }, (double[]) { -1 }),
   };
   OwbNode *node = owb_node_new ("TensorScatter", "", "t");
-  set_string (node, "mode", "circular");
-  set_int (node, "axis", 1);
+  tu_set_string (node, "mode", "circular");
+  tu_set_int (node, "axis", 1);
   OwbTensor *out[1] = { NULL };
   g_assert_true (run_node (node, 24, 3, in, 1, NULL, out, &error));
   g_assert_no_error (error);
@@ -1003,7 +951,7 @@ test_tensor_scatter (void)
   /* Linear mode refuses an update that runs past the end. */
   owb_tensor_set_double (in[2], 0, 2);
   node = owb_node_new ("TensorScatter", "", "t");
-  set_int (node, "axis", -1);
+  tu_set_int (node, "axis", -1);
   g_assert_false (run_node (node, 24, 3, in, 1, NULL, out, &error));
   g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
   unref_all (in, 3);
@@ -1039,10 +987,10 @@ test_linear_attention_gqa (void)
     tensor (OWB_TYPE_FLOAT, 3, (int64_t[]) { 1, 2, 1 }, (double[]) { 10, 100 }),
   };
   OwbNode *node = owb_node_new ("LinearAttention", "", "l");
-  set_int (node, "q_num_heads", 2);
-  set_int (node, "kv_num_heads", 1);
-  set_string (node, "update_rule", "linear");
-  set_float (node, "scale", 1.0f);
+  tu_set_int (node, "q_num_heads", 2);
+  tu_set_int (node, "kv_num_heads", 1);
+  tu_set_string (node, "update_rule", "linear");
+  tu_set_float (node, "scale", 1.0f);
   OwbTensor *out[2] = { NULL };
   g_autoptr (GError) error = NULL;
   g_assert_true (run_node (node, 27, 3, in, 2, NULL, out, &error));

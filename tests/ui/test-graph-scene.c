@@ -29,20 +29,6 @@ add_weight (OwbModel *m, const char *name, int rank, const int64_t *dims)
 }
 
 static void
-set_ints (OwbNode *node, const char *name, int n, const int64_t *values)
-{
-  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
-  a->n = n;
-  a->ints = g_memdup2 (values, n * sizeof (int64_t));
-}
-
-static void
-set_int (OwbNode *node, const char *name, int64_t value)
-{
-  owb_node_add_attribute (node, name, OWB_ATTR_INT)->i = value;
-}
-
-static void
 prepare (OwbModel *m)
 {
   g_autoptr (GError) error = NULL;
@@ -73,9 +59,9 @@ conv_model (void)
   add_weight (m, "W", 4, (int64_t[]){ 8, 3, 3, 3 });
   add_weight (m, "B", 1, (int64_t[]){ 8 });
   OwbNode *conv = tu_node (m->graph, "Conv", "conv1", "X,W,B", "c");
-  set_ints (conv, "kernel_shape", 2, (int64_t[]){ 3, 3 });
-  set_ints (conv, "strides", 2, (int64_t[]){ 2, 2 });
-  set_ints (conv, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+  tu_set_ints (conv, "kernel_shape", 2, (int64_t[]){ 3, 3 });
+  tu_set_ints (conv, "strides", 2, (int64_t[]){ 2, 2 });
+  tu_set_ints (conv, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
   tu_node (m->graph, "Relu", "relu1", "c", "Y");
   add_output (m, "Y");
   prepare (m);
@@ -227,9 +213,9 @@ test_attribute_lines (void)
   ((int64_t *) shape->data)[1] = -1;
   owb_graph_add_initializer (m->graph, "shape", shape);
   tu_node (m->graph, "Add", "add", "X,half", "a");
-  set_ints (tu_node (m->graph, "Transpose", "tr", "a", "t"), "perm", 3, (int64_t[]){ 0, 2, 1 });
-  set_int (tu_node (m->graph, "Softmax", "sm", "t", "s"), "axis", 1);
-  set_int (tu_node (m->graph, "Cast", "cast", "s", "h"), "to", OWB_TYPE_FLOAT16);
+  tu_set_ints (tu_node (m->graph, "Transpose", "tr", "a", "t"), "perm", 3, (int64_t[]){ 0, 2, 1 });
+  tu_set_int (tu_node (m->graph, "Softmax", "sm", "t", "s"), "axis", 1);
+  tu_set_int (tu_node (m->graph, "Cast", "cast", "s", "h"), "to", OWB_TYPE_FLOAT16);
   tu_node (m->graph, "Reshape", "reshape", "h,shape", "Y");
   add_output (m, "Y");
   prepare (m);
@@ -269,7 +255,7 @@ test_line_cap (void)
       add_weight (m, name, 2, (int64_t[]){ 1, 2 + i });
       g_string_append_printf (inputs, ",%s", name);
     }
-  set_int (tu_node (m->graph, "Concat", "cat", inputs->str, "Y"), "axis", 1);
+  tu_set_int (tu_node (m->graph, "Concat", "cat", inputs->str, "Y"), "axis", 1);
   g_string_free (inputs, TRUE);
   add_output (m, "Y");
   prepare (m);
@@ -297,7 +283,7 @@ test_symbolic_and_merged (void)
   g_autoptr (OwbModel) m = tu_model_new (17);
   add_input (m, "X", OWB_TYPE_FLOAT, 2, (int64_t[]){ -2, 128 }, (const char *const[]){ "batch", NULL });
   OwbNode *split = tu_node (m->graph, "Split", "split", "X", "a,b");
-  set_int (split, "axis", 1);
+  tu_set_int (split, "axis", 1);
   OwbAttribute *num = owb_node_add_attribute (split, "num_outputs", OWB_ATTR_INT);
   num->i = 2;
   tu_node (m->graph, "Add", "add", "a,b", "Y");
@@ -315,6 +301,36 @@ test_symbolic_and_merged (void)
   e = owb_graph_scene_get_edge (scene, find_edge (scene, find_kind (scene, OWB_SCENE_INPUT, "X"), s));
   g_assert_cmpstr (e->label, ==, "float32 batch×128");
   check_geometry (scene);
+}
+
+/* Long symbolic dimension names (PaddlePaddle's) are shortened in boxes and on edges, and kept
+ * whole for tooltips; short ones stay as they are. */
+static void
+test_long_dim_names (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (17);
+  add_input (m, "X", OWB_TYPE_FLOAT, 3, (int64_t[]){ -2, -2, 16 },
+             (const char *const[]){ "p2o.DynamicDimension.0", "sequence_length_of_the_batch", NULL });
+  tu_node (m->graph, "Relu", "relu", "X", "Y");
+  add_output (m, "Y");
+  prepare (m);
+  g_autoptr (OwbGraphScene) scene = scene_new (m, NULL);
+  const OwbSceneNode *x = owb_graph_scene_get_node (scene, find_kind (scene, OWB_SCENE_INPUT, "X"));
+  g_assert_cmpstr (x->subtitle, ==, "float32 p2o…0×sequence_…_batch×16");
+  /* 7 scene units a character without a measure: the box is no longer 270 units wide. */
+  g_assert_cmpfloat (x->width, <, 260);
+  const OwbSceneEdge *e = owb_graph_scene_get_edge (scene, find_edge (scene, find_kind (scene, OWB_SCENE_INPUT, "X"),
+                                                                      find_kind (scene, OWB_SCENE_OP, "Relu")));
+  g_assert_cmpstr (e->label, ==, "float32 p2o…0×sequence_…_batch×16");
+  g_autofree char *full = owb_scene_format_type_full (&owb_graph_find_value_info (m->graph, "X")->type);
+  g_assert_cmpstr (full, ==, "float32 p2o.DynamicDimension.0×sequence_length_of_the_batch×16");
+  g_autofree char *kept = _owb_scene_short_dim ("batch_size");
+  g_assert_cmpstr (kept, ==, "batch_size");
+  g_autofree char *exact = _owb_scene_short_dim ("sixteen_chars_ab");
+  g_assert_cmpstr (exact, ==, "sixteen_chars_ab");
+  g_autofree char *wide = _owb_scene_short_dim ("名前名前名前名前名前名前名前名前名前");
+  g_assert_cmpuint (g_utf8_strlen (wide, -1), ==, 16);
+  g_assert_true (g_utf8_validate (wide, -1, NULL));
 }
 
 /* Scopes: /enc/l0 and /enc/l1 (two ops each) in /enc; /head/Gemm alone (not a group); /a/b/c
@@ -426,42 +442,65 @@ constant (OwbModel *m, const char *name, const char *out, OwbTensor *value)
   return node;
 }
 
+/* Constants and a weight's Identity have no scope in their names. They are drawn at the top
+ * level, never inside the frame of their readers' group (they looked like members of it); a
+ * compact scene leaves them out and shows their values on their readers, as weights. */
 static void
-test_adopt_constants (void)
+test_unscoped_and_compact (void)
 {
-  /* Unscoped constants go to their consumers' group; one with consumers in two places stays. */
   g_autoptr (OwbModel) m = tu_model_new (17);
   add_input (m, "X", OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 2 }, NULL);
+  add_weight (m, "W", 2, (int64_t[]){ 2, 2 });
   constant (m, "Constant_1", "w", tu_floats (2, (int64_t[]){ 2, 2 }, NULL));
   constant (m, "Constant_2", "half", owb_tensor_new_scalar_float (0.5f));
   constant (m, "Constant_3", "one", owb_tensor_new_scalar_float (1.0f));
+  tu_node (m->graph, "Identity", "Identity_15", "W", "wid");
   tu_node (m->graph, "MatMul", "/blk/inner/MatMul", "X,w", "a");
   tu_node (m->graph, "Mul", "/blk/inner/Mul", "a,half", "b");
   tu_node (m->graph, "Add", "/blk/Add", "b,one", "c");
-  tu_node (m->graph, "Relu", "/blk/Relu", "c", "d");
+  tu_node (m->graph, "MatMul", "/blk/MatMul", "c,wid", "d");
   tu_node (m->graph, "Sub", "top", "d,one", "Y");
   constant (m, "Constant_4", "k", owb_tensor_new_scalar_float (2.0f));
-  tu_node (m->graph, "Mul", "/solo/Mul", "d,k", "Z");
   add_output (m, "Y");
-  add_output (m, "Z");
+  add_output (m, "k");
   prepare (m);
-  g_autoptr (OwbGraphScene) scene = scene_new (m, NULL);
 
-  const OwbSceneNode *c1 = owb_graph_scene_get_node (scene, owb_graph_scene_find_op (scene, node_named (m, "Constant_1")));
-  g_assert_cmpstr (c1->scope, ==, "/blk/inner");
-  g_assert_cmpstr (c1->lines[0].text, ==, "⟨2×2⟩ float32");
-  const OwbSceneNode *c2 = owb_graph_scene_get_node (scene, owb_graph_scene_find_op (scene, node_named (m, "Constant_2")));
-  g_assert_cmpstr (c2->scope, ==, "/blk/inner");
-  g_assert_cmpstr (c2->lines[0].text, ==, "= 0.5");
-  const OwbSceneNode *c3 = owb_graph_scene_get_node (scene, owb_graph_scene_find_op (scene, node_named (m, "Constant_3")));
-  g_assert_cmpstr (c3->scope, ==, "");
-  g_assert_cmpuint (group (scene, "/blk/inner")->n_members, ==, 4);
-  g_assert_cmpuint (group (scene, "/blk")->n_members, ==, 6);
-  /* A constant does not make a group of a single op. */
-  g_assert_cmpint (owb_graph_scene_find_group (scene, "/solo"), ==, -1);
-  const OwbSceneNode *c4 = owb_graph_scene_get_node (scene, owb_graph_scene_find_op (scene, node_named (m, "Constant_4")));
-  g_assert_cmpstr (c4->scope, ==, "");
+  g_autoptr (OwbGraphScene) scene = scene_new (m, NULL);
+  const char *unscoped[] = { "Constant_1", "Constant_2", "Constant_3", "Constant_4", "Identity_15" };
+  for (guint i = 0; i < G_N_ELEMENTS (unscoped); i++)
+    {
+      const OwbSceneNode *n = owb_graph_scene_get_node (scene, owb_graph_scene_find_op (scene, node_named (m, unscoped[i])));
+      g_assert_cmpint (n->kind, ==, OWB_SCENE_OP);
+      g_assert_cmpstr (n->scope, ==, "");
+      g_assert_cmpint (n->parent, ==, -1);
+    }
+  g_assert_cmpuint (group (scene, "/blk/inner")->n_members, ==, 2);
+  g_assert_cmpuint (group (scene, "/blk")->n_members, ==, 4);
+  g_assert_cmpuint (count_kind (scene, OWB_SCENE_OP), ==, 10);
   check_geometry (scene);
+
+  OwbSceneStyle style;
+  owb_scene_style_init (&style);
+  style.compact = TRUE;
+  g_autoptr (OwbGraphScene) compact = scene_new (m, &style);
+  /* Constant_4 makes a graph output: it keeps its box. */
+  g_assert_cmpuint (count_kind (compact, OWB_SCENE_OP), ==, 6);
+  g_assert_cmpint (owb_graph_scene_find_op (compact, node_named (m, "Constant_1")), ==, -1);
+  g_assert_cmpint (owb_graph_scene_find_op (compact, node_named (m, "Identity_15")), ==, -1);
+  g_assert_cmpint (owb_graph_scene_find_op (compact, node_named (m, "Constant_4")), >=, 0);
+  const OwbSceneNode *mm = owb_graph_scene_get_node (compact, owb_graph_scene_find_op (compact, node_named (m, "/blk/inner/MatMul")));
+  g_assert_cmpuint (mm->n_lines, ==, 1);
+  g_assert_cmpstr (mm->lines[0].text, ==, "B ⟨2×2⟩");
+  g_assert_cmpstr (mm->lines[0].tensor, ==, "w");
+  const OwbSceneNode *mul = owb_graph_scene_get_node (compact, owb_graph_scene_find_op (compact, node_named (m, "/blk/inner/Mul")));
+  g_assert_cmpstr (mul->lines[0].text, ==, "B = 0.5");
+  /* The Identity's value is typed by shape inference: its shape, as a weight's. */
+  const OwbSceneNode *mm2 = owb_graph_scene_get_node (compact, owb_graph_scene_find_op (compact, node_named (m, "/blk/MatMul")));
+  g_assert_cmpstr (mm2->lines[0].text, ==, "B ⟨2×2⟩");
+  g_assert_cmpstr (mm2->lines[0].tensor, ==, "wid");
+  /* No edge comes from a box that is not there. */
+  g_assert_cmpuint (owb_graph_scene_get_n_edges (compact), ==, 7);
+  check_geometry (compact);
 }
 
 static void
@@ -1153,20 +1192,114 @@ test_subgraph (void)
   g_assert_cmpuint (n->n_lines, ==, 2);
   g_assert_cmpstr (n->lines[0].text, ==, "then_branch: 2 nodes");
   g_assert_cmpstr (n->lines[1].text, ==, "else_branch: 2 nodes");
+  /* Each branch line names its attribute, so a double-click on it opens that branch. */
+  g_assert_cmpstr (n->lines[0].subgraph, ==, "then_branch");
+  g_assert_cmpstr (n->lines[1].subgraph, ==, "else_branch");
+  /* X is read only inside the branches: on the main graph it still feeds the If, as in Netron. */
+  int x_box = find_kind (scene, OWB_SCENE_INPUT, "X");
+  int if_box = find_kind (scene, OWB_SCENE_OP, "If");
+  g_assert_cmpint (find_edge (scene, x_box, if_box), >=, 0);
+  g_assert_cmpint (find_edge (scene, find_kind (scene, OWB_SCENE_INPUT, "cond"), if_box), >=, 0);
 
-  /* The body: X comes from the outer scope and has no box; its output is an OUTPUT box. */
+  /* The body: X comes from the outer scope and is an input of the body's view, with its type;
+   * the body's output is an OUTPUT box. */
   g_autoptr (GError) error = NULL;
   g_autoptr (OwbGraphScene) then_scene = owb_graph_scene_new (then_graph, NULL, NULL, &error);
   g_assert_no_error (error);
-  g_assert_cmpuint (count_kind (then_scene, OWB_SCENE_INPUT), ==, 0);
+  g_assert_cmpuint (count_kind (then_scene, OWB_SCENE_INPUT), ==, 1);
+  const OwbSceneNode *outer_x = owb_graph_scene_get_node (then_scene, find_kind (then_scene, OWB_SCENE_INPUT, "X"));
+  g_assert_cmpstr (outer_x->subtitle, ==, "float32 2×3");
   g_assert_cmpuint (count_kind (then_scene, OWB_SCENE_OP), ==, 2);
   g_assert_cmpuint (count_kind (then_scene, OWB_SCENE_OUTPUT), ==, 1);
-  g_assert_cmpuint (owb_graph_scene_get_n_edges (then_scene), ==, 2);
+  g_assert_cmpuint (owb_graph_scene_get_n_edges (then_scene), ==, 3);
   int relu = find_kind (then_scene, OWB_SCENE_OP, "Relu");
+  g_assert_cmpint (find_edge (then_scene, find_kind (then_scene, OWB_SCENE_INPUT, "X"), relu), >=, 0);
   int abs_op = find_kind (then_scene, OWB_SCENE_OP, "Abs");
   const OwbSceneEdge *e = owb_graph_scene_get_edge (then_scene, find_edge (then_scene, relu, abs_op));
   g_assert_cmpstr (e->label, ==, "float32 2×3");
   check_geometry (then_scene);
+}
+
+/* main: X → Relu → r; If(then: Conv(r, W outer) → If(then: Add(r, t), else: Identity(t)),
+ * else: Neg(r)). Outer weights are not inputs of a body; values read two levels down are. */
+static void
+test_nested_subgraphs (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (17);
+  add_input (m, "cond", OWB_TYPE_BOOL, 0, NULL, NULL);
+  add_input (m, "X", OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 2, 4, 4 }, NULL);
+  owb_graph_add_initializer (m->graph, "W", owb_tensor_new (OWB_TYPE_FLOAT, 4, (int64_t[]){ 2, 2, 1, 1 }, NULL));
+  tu_node (m->graph, "Relu", "stem", "X", "r");
+  OwbNode *outer_if = tu_node (m->graph, "If", "If_3", "cond", "Y");
+
+  OwbGraph *then_graph = owb_graph_new ("then");
+  then_graph->parent = m->graph;
+  then_graph->model = m;
+  tu_node (then_graph, "Conv", "conv", "r,W", "t");
+  OwbNode *inner_if = tu_node (then_graph, "If", "If_5", "cond", "u");
+  g_ptr_array_add (then_graph->outputs, owb_value_info_new ("u", NULL));
+  const char *inner[2][3] = { { "then_branch", "Add", "a" }, { "else_branch", "Identity", "i" } };
+  for (int b = 0; b < 2; b++)
+    {
+      OwbGraph *sub = owb_graph_new (inner[b][0]);
+      sub->parent = then_graph;
+      sub->model = m;
+      tu_node (sub, inner[b][1], inner[b][1], b == 0 ? "t,r" : "t", inner[b][2]);
+      g_ptr_array_add (sub->outputs, owb_value_info_new (inner[b][2], NULL));
+      owb_node_add_attribute (inner_if, inner[b][0], OWB_ATTR_GRAPH)->g = sub;
+    }
+  owb_node_add_attribute (outer_if, "then_branch", OWB_ATTR_GRAPH)->g = then_graph;
+  OwbGraph *else_graph = owb_graph_new ("else");
+  else_graph->parent = m->graph;
+  else_graph->model = m;
+  tu_node (else_graph, "Neg", "neg", "r", "n");
+  g_ptr_array_add (else_graph->outputs, owb_value_info_new ("n", NULL));
+  owb_node_add_attribute (outer_if, "else_branch", OWB_ATTR_GRAPH)->g = else_graph;
+  add_output (m, "Y");
+  prepare (m);
+
+  /* Outer values of the then branch: r (read by the Conv and by the nested If's branch) and
+   * cond (read by the nested If); W is a weight of the main graph, shown on the Conv's box. */
+  g_autoptr (GPtrArray) outer = owb_scene_dup_outer_values (then_graph);
+  g_assert_cmpuint (outer->len, ==, 2);
+  g_assert_cmpstr (outer->pdata[0], ==, "r");
+  g_assert_cmpstr (outer->pdata[1], ==, "cond");
+
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbGraphScene) then_scene = owb_graph_scene_new (then_graph, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (count_kind (then_scene, OWB_SCENE_INPUT), ==, 2);
+  int r_box = find_kind (then_scene, OWB_SCENE_INPUT, "r");
+  /* r feeds the Conv, and the nested If whose then branch reads it. */
+  g_assert_cmpint (find_edge (then_scene, r_box, find_kind (then_scene, OWB_SCENE_OP, "Conv")), >=, 0);
+  g_assert_cmpint (find_edge (then_scene, r_box, find_kind (then_scene, OWB_SCENE_OP, "If")), >=, 0);
+  check_geometry (then_scene);
+
+  /* On the main graph the stem's output feeds the If through its branches. */
+  g_autoptr (OwbGraphScene) scene = scene_new (m, NULL);
+  g_assert_cmpint (find_edge (scene, find_kind (scene, OWB_SCENE_OP, "Relu"), find_kind (scene, OWB_SCENE_OP, "If")), >=, 0);
+
+  /* Find looks inside the bodies and says where each match is. */
+  g_autoptr (GPtrArray) found = owb_graph_find_nested (m->graph, "if");
+  g_assert_cmpuint (found->len, ==, 2);
+  const OwbSceneMatch *first = found->pdata[0], *second = found->pdata[1];
+  g_assert_true (first->node == outer_if && first->depth == 0);
+  g_assert_true (second->node == inner_if && second->depth == 1);
+  g_autofree char *path = owb_scene_match_dup_path (second);
+  g_assert_cmpstr (path, ==, "If_3 › then_branch");
+  g_autoptr (GPtrArray) adds = owb_graph_find_nested (m->graph, "add");
+  g_assert_cmpuint (adds->len, ==, 1);
+  const OwbSceneMatch *add = adds->pdata[0];
+  g_assert_cmpuint (add->depth, ==, 2);
+  g_assert_true (add->steps[0].owner == outer_if && add->steps[1].owner == inner_if);
+  g_assert_cmpstr (add->steps[1].attribute, ==, "then_branch");
+  g_autofree char *add_path = owb_scene_match_dup_path (add);
+  g_assert_cmpstr (add_path, ==, "If_3 › then_branch › If_5 › then_branch");
+  /* A value name inside a body is found too; an empty query finds nothing. */
+  g_autoptr (GPtrArray) negs = owb_graph_find_nested (m->graph, "NEG");
+  g_assert_cmpuint (negs->len, ==, 1);
+  g_autoptr (GPtrArray) none = owb_graph_find_nested (m->graph, "");
+  g_assert_cmpuint (none->len, ==, 0);
 }
 
 static void
@@ -1355,16 +1488,52 @@ test_perf_50k (void)
   time_scene (50000, TRUE, 30.0);
 }
 
+/* The engine's own ops name their inputs as ONNX's do (from the op schema, not a table of the
+ * view's own): an NhwcConv's reordered weight reads "W", a FusedMatMul's bias "bias", however long
+ * the initializers' names (which read "in1" before). */
+static void
+test_fused_op_input_names (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (17);
+  owb_model_set_opset (m, OWB_DOMAIN, 1);
+  add_input (m, "X", OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 8, 8, 3 }, NULL);
+  add_weight (m, "/encoder/stem/conv.weight_nhwc", 4, (int64_t[]){ 3, 3, 3, 16 });
+  add_weight (m, "/encoder/stem/conv.bias_values", 1, (int64_t[]){ 16 });
+  add_weight (m, "/encoder/head/dense.weight_t", 2, (int64_t[]){ 16, 4 });
+  add_weight (m, "/encoder/head/dense.bias_vals", 1, (int64_t[]){ 4 });
+  OwbNode *conv = tu_node (m->graph, "NhwcConv", "/encoder/stem/conv/Conv", "X,/encoder/stem/conv.weight_nhwc,/encoder/stem/conv.bias_values", "C");
+  g_free (conv->domain);
+  conv->domain = g_strdup (OWB_DOMAIN);
+  set_ints (conv, "kernel_shape", 2, (int64_t[]){ 3, 3 });
+  set_ints (conv, "pads", 4, (int64_t[]){ 1, 1, 1, 1 });
+  OwbNode *mm = tu_node (m->graph, "FusedMatMul", "/encoder/head/dense/MatMul", "C,/encoder/head/dense.weight_t,/encoder/head/dense.bias_vals", "Y");
+  g_free (mm->domain);
+  mm->domain = g_strdup (OWB_DOMAIN);
+  add_output (m, "Y");
+  prepare (m);
+  g_autoptr (OwbGraphScene) scene = scene_new (m, NULL);
+  const OwbSceneNode *c = owb_graph_scene_get_node (scene, find_kind (scene, OWB_SCENE_OP, "NhwcConv"));
+  g_assert_cmpuint (c->n_lines, ==, 3);
+  g_assert_cmpstr (c->lines[1].text, ==, "W ⟨3×3×3×16⟩");
+  g_assert_cmpstr (c->lines[2].text, ==, "B ⟨16⟩");
+  const OwbSceneNode *f = owb_graph_scene_get_node (scene, find_kind (scene, OWB_SCENE_OP, "FusedMatMul"));
+  g_assert_cmpuint (f->n_lines, ==, 2);
+  g_assert_cmpstr (f->lines[0].text, ==, "B ⟨16×4⟩");
+  g_assert_cmpstr (f->lines[1].text, ==, "bias ⟨4⟩");
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/graph-scene/conv-boxes", test_conv_boxes);
+  g_test_add_func ("/graph-scene/fused-op-input-names", test_fused_op_input_names);
   g_test_add_func ("/graph-scene/attribute-lines", test_attribute_lines);
   g_test_add_func ("/graph-scene/line-cap", test_line_cap);
   g_test_add_func ("/graph-scene/symbolic-and-merged", test_symbolic_and_merged);
+  g_test_add_func ("/graph-scene/long-dim-names", test_long_dim_names);
   g_test_add_func ("/graph-scene/scopes", test_scopes);
-  g_test_add_func ("/graph-scene/adopt-constants", test_adopt_constants);
+  g_test_add_func ("/graph-scene/unscoped-and-compact", test_unscoped_and_compact);
   g_test_add_func ("/graph-scene/collapse-threshold", test_collapse_threshold);
   g_test_add_func ("/graph-scene/blocks", test_blocks);
   g_test_add_func ("/graph-scene/expand-collapse", test_expand_collapse);
@@ -1377,6 +1546,7 @@ main (int argc, char **argv)
   g_test_add_func ("/graph-scene/measure", test_measure);
   g_test_add_func ("/graph-scene/cancel", test_cancel);
   g_test_add_func ("/graph-scene/subgraph", test_subgraph);
+  g_test_add_func ("/graph-scene/nested-subgraphs", test_nested_subgraphs);
   g_test_add_func ("/graph-scene/empty-graph", test_empty_graph);
   g_test_add_func ("/graph-scene/sample-model", test_sample_model);
   g_test_add_func ("/graph-scene/perf-1k", test_perf_1k);

@@ -4,11 +4,14 @@
 #include <adwaita.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "owb-graph-pane.h"
 #include "owb-graph-view.h"
+#include "owb-graph-layer-providers.h"
 #include "owb-graph-scene.h"
+#include "owb-graph-scene-private.h"
 #include "owb-resources.h"
 
 /* ---- models ---- */
@@ -129,6 +132,41 @@ scoped_model_new (guint n_blocks)
       prev = g_strdup (relu_out);
     }
   g_ptr_array_add (g->outputs, owb_value_info_new (prev, NULL));
+  model_finish (model);
+  return model;
+}
+
+/* x → a chain of 30 Relus → Concat ← 80 Sigmoids ← y: the top of the drawing is the chain's
+ * start, at one side; the wide part is further down. */
+static OwbModel *
+side_chain_model_new (void)
+{
+  OwbModel *model = model_new ();
+  OwbGraph *g = model->graph;
+  int64_t dims[] = { 1, 8 };
+  add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, dims);
+  add_tensor_value (g->inputs, "y", OWB_TYPE_FLOAT, 2, dims);
+  g_autofree char *prev = g_strdup ("x");
+  for (int i = 0; i < 30; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("chain%d", i), *out = g_strdup_printf ("c%d", i);
+      add_node (g, "Relu", name, prev, NULL, out);
+      g_free (prev);
+      prev = g_strdup (out);
+    }
+  OwbNode *concat = owb_node_new ("Concat", "", "concat");
+  owb_node_add_input (concat, prev);
+  for (int i = 0; i < 80; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("fan%d", i), *out = g_strdup_printf ("f%d", i);
+      add_node (g, "Sigmoid", name, "y", NULL, out);
+      owb_node_add_input (concat, out);
+    }
+  owb_node_add_output (concat, "out");
+  OwbAttribute *axis = owb_node_add_attribute (concat, "axis", OWB_ATTR_INT);
+  axis->i = 1;
+  owb_graph_add_node (g, concat);
+  g_ptr_array_add (g->outputs, owb_value_info_new ("out", NULL));
   model_finish (model);
   return model;
 }
@@ -552,6 +590,99 @@ conv_badge (const OwbNode *node, gpointer user_data)
   return g_strcmp0 (node->op_type, "Conv") == 0 ? g_strdup ("12.3 dB") : NULL;
 }
 
+static gboolean
+magenta_unclaimed (const char *provider, GdkRGBA *color, gpointer user_data)
+{
+  (*(guint *) user_data)++;
+  if (provider)
+    return FALSE;
+  *color = (GdkRGBA) { 1, 0, 1, 1 };
+  return TRUE;
+}
+
+/* Pixels that differ between two renderings of one size. */
+static guint
+count_differing (GdkTexture *a, GdkTexture *b)
+{
+  int width = gdk_texture_get_width (a), height = gdk_texture_get_height (a);
+  g_assert_cmpint (width, ==, gdk_texture_get_width (b));
+  g_assert_cmpint (height, ==, gdk_texture_get_height (b));
+  gsize size = (gsize) width * 4 * height;
+  g_autofree guchar *pa = g_malloc (size), *pb = g_malloc (size);
+  gdk_texture_download (a, pa, (gsize) width * 4);
+  gdk_texture_download (b, pb, (gsize) width * 4);
+  guint n = 0;
+  for (gsize i = 0; i < size; i += 4)
+    n += memcmp (pa + i, pb + i, 4) != 0;
+  return n;
+}
+
+/* Provider colours are a layer too, the view's default: set explicitly it draws the very pixels
+ * the view draws without a layer; a provider layer colours only a box's stripe, where an overlay
+ * tints the whole box. */
+static void
+test_provider_layer (void)
+{
+  const char *root = g_getenv ("OWB_SOURCE_ROOT");
+  if (!root)
+    {
+      g_test_skip ("OWB_SOURCE_ROOT is not set");
+      return;
+    }
+  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbModel) model = owb_model_load_file (path, &error);
+  g_assert_no_error (error);
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 800, 900);
+  show_model (view, model);
+  owb_graph_view_zoom_to_fit (view);
+  spin (200);
+  g_autoptr (GdkTexture) plain = render_widget (GTK_WIDGET (view));
+
+  g_autoptr (OwbGraphLayer) providers = owb_graph_layer_providers_new ();
+  g_assert_false (owb_graph_layer_get_tints_box (providers));
+  GdkRGBA grey, cpu;
+  g_assert_true (owb_graph_layer_get_box_color (providers, NULL, NULL, &grey));
+  g_assert_true (owb_graph_layer_get_box_color (providers, NULL, "cpu", &cpu));
+  g_assert_false (gdk_rgba_equal (&grey, &cpu));
+  owb_graph_view_set_layer (view, providers);
+  spin (100);
+  g_autoptr (GdkTexture) explicit = render_widget (GTK_WIDGET (view));
+  g_assert_cmpuint (count_differing (plain, explicit), ==, 0);
+
+  /* a provider layer of its own: every op box's stripe magenta (the model is not partitioned, no
+   * box is claimed), and only the stripes: fewer pixels change than where an overlay tints the
+   * two Conv boxes whole */
+  guint asked = 0;
+  g_autoptr (OwbGraphLayer) magenta = owb_graph_layer_new_for_providers ("Test", magenta_unclaimed, &asked, NULL);
+  owb_graph_view_set_layer (view, magenta);
+  spin (100);
+  g_autoptr (GdkTexture) striped = render_widget (GTK_WIDGET (view));
+  g_assert_cmpuint (asked, >, 0);
+  guint stripe_pixels = count_pixels_near (striped, 255, 0, 255);
+  g_assert_cmpuint (stripe_pixels, >, 10);
+  guint overlay_asked = 0;
+  g_autoptr (OwbGraphLayer) overlay = owb_graph_layer_new ("Test", magenta_convs, NULL, &overlay_asked, NULL);
+  g_assert_true (owb_graph_layer_get_tints_box (overlay));
+  g_assert_false (owb_graph_layer_get_box_color (overlay, NULL, NULL, &grey)); /* no op: not its box */
+  owb_graph_view_set_layer (view, overlay);
+  spin (100);
+  g_autoptr (GdkTexture) tinted = render_widget (GTK_WIDGET (view));
+  g_assert_cmpuint (overlay_asked, >, 0);
+  guint striped_changed = count_differing (plain, striped), tinted_changed = count_differing (plain, tinted);
+  g_test_message ("stripes: %u pixels changed (%u magenta); two Convs tinted: %u changed", striped_changed,
+                  stripe_pixels, tinted_changed);
+  g_assert_cmpuint (striped_changed, >, 0);
+  g_assert_cmpuint (tinted_changed, >, 2 * striped_changed);
+
+  owb_graph_view_set_layer (view, NULL);
+  spin (100);
+  g_autoptr (GdkTexture) again = render_widget (GTK_WIDGET (view));
+  g_assert_cmpuint (count_differing (plain, again), ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* A layer colours the boxes it knows (here the Convs) instead of their provider; the view asks it
  * while drawing and forgets it when the layer goes. */
 static void
@@ -593,6 +724,44 @@ test_layer (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* A point on screen inside box `index` on its detail line `line` (-1: on the title row). */
+static gboolean
+line_on_screen (OwbGraphView *view, int index, int line, double *x, double *y)
+{
+  double cx, cy;
+  box_center_on_screen (view, index, &cx, &cy);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  const OwbSceneNode *node = owb_graph_scene_get_node (scene, index);
+  double zoom = owb_graph_view_get_zoom (view), sx, sy;
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  for (double py = node->y + 1; py < node->y + node->height - 1; py += 1)
+    if (owb_graph_scene_hit_line (scene, index, node->x + node->width / 2, py) == line)
+      {
+        *x = cx;
+        *y = (py + (line < 0 ? 0 : 3) - sy) * zoom;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static GtkWidget *
+find_button_named (GtkWidget *root, const char *name)
+{
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
+    {
+      if (GTK_IS_BUTTON (child))
+        {
+          const char *label = gtk_button_get_label (GTK_BUTTON (child));
+          if (label && g_str_has_prefix (label, name))
+            return child;
+        }
+      GtkWidget *found = find_button_named (child, name);
+      if (found)
+        return found;
+    }
+  return NULL;
+}
+
 static void
 test_subgraph (void)
 {
@@ -600,29 +769,64 @@ test_subgraph (void)
   OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
   GtkWidget *window = window_with (GTK_WIDGET (view), 640, 480);
   show_model (view, model);
-  guint path_changes = 0;
+  guint path_changes = 0, selection_changes = 0;
   g_signal_connect (view, "path-changed", G_CALLBACK (count_signal), &path_changes);
+  g_signal_connect (view, "selection-changed", G_CALLBACK (count_signal), &selection_changes);
   owb_graph_view_zoom_in (view);
   double zoom = owb_graph_view_get_zoom (view);
 
   const OwbNode *iff = node_named (model->graph, "branch");
-  /* A double-click on the If opens its first branch in place. */
+  const OwbGraph *then_graph = owb_node_get_attribute (iff, "then_branch")->g;
+  const OwbGraph *else_graph = owb_node_get_attribute (iff, "else_branch")->g;
+  /* A double-click on the If's title asks which branch: a button for each. */
   double x, y;
-  box_center_on_screen (view, op_index (view, iff), &x, &y);
+  g_assert_true (line_on_screen (view, op_index (view, iff), -1, &x, &y));
+  owb_graph_view_click (view, x, y, 1);
+  g_assert_true (owb_graph_view_get_selected_node (view) == iff);
+  owb_graph_view_click (view, x, y, 2);
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 1);
+  GtkWidget *chooser = owb_graph_view_get_subgraph_chooser (view);
+  g_assert_nonnull (chooser);
+  g_assert_true (gtk_widget_get_visible (chooser));
+  GtkWidget *then_button = find_button_named (chooser, "then_branch");
+  g_assert_nonnull (find_button_named (chooser, "else_branch"));
+  g_assert_nonnull (then_button);
+  g_signal_emit_by_name (then_button, "clicked");
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == then_graph);
+  /* Nothing is selected in the branch, and those who show the selection are told. */
+  g_assert_null (owb_graph_view_get_selected_node (view));
+  g_assert_cmpuint (selection_changes, ==, 2);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_autofree char *title = owb_graph_view_dup_path_title (view);
+  g_assert_cmpstr (title, ==, "branch › then_branch");
+
+  /* Back through the breadcrumb: the If is selected again (the outer graph's selection). */
+  owb_graph_view_go_to_path (view, 0);
+  g_assert_true (owb_graph_view_get_graph (view) == model->graph);
+  g_assert_true (owb_graph_view_get_selected_node (view) == iff);
+  g_assert_cmpuint (selection_changes, ==, 3);
+  g_assert_null (owb_graph_view_dup_path_title (view));
+
+  /* A double-click on the else_branch line opens that branch, whatever the attribute order. */
+  g_assert_true (line_on_screen (view, op_index (view, iff), 1, &x, &y));
   owb_graph_view_click (view, x, y, 2);
   g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 2);
-  g_assert_true (wait_for (view_ready, view, 10000));
-  g_assert_true (owb_graph_view_get_graph (view) == owb_node_get_attribute (iff, "then_branch")->g);
+  g_assert_true (owb_graph_view_get_graph (view) == else_graph);
+  owb_graph_view_go_to_path (view, 0);
+  g_assert_true (line_on_screen (view, op_index (view, iff), 0, &x, &y));
+  owb_graph_view_click (view, x, y, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == then_graph);
   owb_graph_view_go_to_path (view, 0);
   path_changes = 0;
 
   owb_graph_view_open_subgraph (view, iff, "else_branch");
   g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 2);
   g_assert_cmpuint (path_changes, ==, 1);
-  g_assert_cmpstr (owb_graph_view_get_path_label (view, 1), ==, "If 'branch' › else_branch");
+  g_assert_cmpstr (owb_graph_view_get_path_label (view, 1), ==, "branch › else_branch");
   g_assert_true (wait_for (view_ready, view, 10000));
   const OwbGraph *body = owb_graph_view_get_graph (view);
-  g_assert_true (body == owb_node_get_attribute (iff, "else_branch")->g);
+  g_assert_true (body == else_graph);
   g_assert_cmpuint (owb_graph_view_find (view, "sigmoid"), ==, 1);
   g_assert_true (owb_graph_view_get_selected_node (view) == g_ptr_array_index (body->nodes, 0));
 
@@ -632,12 +836,407 @@ test_subgraph (void)
   g_assert_true (owb_graph_view_get_graph (view) == model->graph);
   g_assert_true (owb_graph_view_has_scene (view));
   g_assert_cmpfloat_with_epsilon (owb_graph_view_get_zoom (view), zoom, 1e-9);
+  /* The find made in the branch ended when the view left it. */
+  g_assert_cmpuint (owb_graph_view_get_n_matches (view), ==, 0);
 
   /* NULL attribute: the first graph attribute. */
   owb_graph_view_open_subgraph (view, iff, NULL);
-  g_assert_cmpstr (owb_graph_view_get_path_label (view, 1), ==, "If 'branch' › then_branch");
+  g_assert_cmpstr (owb_graph_view_get_path_label (view, 1), ==, "branch › then_branch");
   g_assert_true (wait_for (view_ready, view, 10000));
   owb_graph_view_go_to_path (view, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* Find on the main graph lists the nodes inside the branches with their path; moving to one
+ * opens its branch and selects it there. */
+static void
+test_find_in_subgraphs (void)
+{
+  g_autoptr (OwbModel) model = if_model_new ();
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 640, 480);
+  show_model (view, model);
+  const OwbNode *iff = node_named (model->graph, "branch");
+  const OwbGraph *then_graph = owb_node_get_attribute (iff, "then_branch")->g;
+  const OwbGraph *else_graph = owb_node_get_attribute (iff, "else_branch")->g;
+
+  /* "x" is read by both branches' nodes; the If itself does not name it. */
+  g_assert_cmpuint (owb_graph_view_find (view, "relu"), ==, 1);
+  const OwbSceneMatch *match = owb_graph_view_get_match (view, 0);
+  g_assert_cmpuint (match->depth, ==, 1);
+  g_autofree char *path = owb_scene_match_dup_path (match);
+  g_assert_cmpstr (path, ==, "branch › then_branch");
+  /* The first match is shown: its branch opens and it is selected once laid out. */
+  g_assert_true (owb_graph_view_get_graph (view) == then_graph);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_true (owb_graph_view_get_selected_node (view) == g_ptr_array_index (then_graph->nodes, 0));
+
+  /* From the main graph again: "x" is read by a node in each branch (not by the If itself). */
+  owb_graph_view_go_to_path (view, 0);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_cmpuint (owb_graph_view_find (view, "x"), ==, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == then_graph);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  owb_graph_view_find_next (view);
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == else_graph);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_true (owb_graph_view_get_selected_node (view) == g_ptr_array_index (else_graph->nodes, 0));
+
+  /* "y": the If's output and each branch's: the If first, then its branches' nodes. */
+  owb_graph_view_go_to_path (view, 0);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_cmpuint (owb_graph_view_find (view, "y"), ==, 3);
+  g_assert_true (owb_graph_view_get_match (view, 0)->node == iff);
+  g_assert_true (owb_graph_view_get_graph (view) == model->graph);
+  g_assert_true (owb_graph_view_get_selected_node (view) == iff);
+  owb_graph_view_set_match_index (view, 2);
+  g_assert_cmpint (owb_graph_view_get_match_index (view), ==, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == else_graph);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_true (owb_graph_view_get_selected_node (view) == g_ptr_array_index (else_graph->nodes, 0));
+  /* The matches stay while the view moves between them; round to the If on the main graph. */
+  g_assert_cmpuint (owb_graph_view_get_n_matches (view), ==, 3);
+  owb_graph_view_find_next (view);
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 1);
+  g_assert_true (owb_graph_view_get_selected_node (view) == iff);
+
+  /* Another graph while a match's branch is still being laid out: nothing of the old graph is
+   * selected when the new one is drawn. */
+  owb_graph_view_find (view, "relu");
+  g_assert_false (owb_graph_view_has_scene (view));
+  g_autoptr (OwbModel) other = small_model_new ();
+  show_model (view, other);
+  g_assert_null (owb_graph_view_get_selected_node (view));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* The find bar lists every match with the subgraph it is in; choosing one opens that branch. */
+static void
+test_pane_match_list (void)
+{
+  g_autoptr (OwbModel) model = if_model_new ();
+  GtkWidget *pane = owb_graph_pane_new ();
+  OwbGraphView *view = owb_graph_pane_get_view (OWB_GRAPH_PANE (pane));
+  GtkWidget *window = window_with (pane, 900, 600);
+  show_model (view, model);
+  const OwbNode *iff = node_named (model->graph, "branch");
+  const OwbGraph *else_graph = owb_node_get_attribute (iff, "else_branch")->g;
+
+  owb_graph_pane_set_find_visible (OWB_GRAPH_PANE (pane), TRUE);
+  GtkWidget *entry = find_child (pane, GTK_TYPE_SEARCH_ENTRY, NULL);
+  gtk_editable_set_text (GTK_EDITABLE (entry), "y");
+  GtkWidget *match_label = NULL;
+  gint64 end = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+  while (!(match_label = find_child (pane, GTK_TYPE_LABEL, "1 of 3")) && g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_nonnull (match_label);
+
+  GtkListBox *list = owb_graph_pane_get_match_list (OWB_GRAPH_PANE (pane));
+  g_assert_nonnull (gtk_list_box_get_row_at_index (list, 2));
+  g_assert_null (gtk_list_box_get_row_at_index (list, 3));
+  /* The If on the main graph, then the node of each branch with its path. */
+  g_assert_nonnull (find_child (GTK_WIDGET (gtk_list_box_get_row_at_index (list, 0)), GTK_TYPE_LABEL, "If  branch"));
+  GtkWidget *third = GTK_WIDGET (gtk_list_box_get_row_at_index (list, 2));
+  g_assert_nonnull (find_child (third, GTK_TYPE_LABEL, "Sigmoid  sig"));
+  g_assert_nonnull (find_child (third, GTK_TYPE_LABEL, "branch › else_branch"));
+  g_signal_emit_by_name (list, "row-activated", third);
+  g_assert_cmpint (owb_graph_view_get_match_index (view), ==, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == else_graph);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_true (owb_graph_view_get_selected_node (view) == g_ptr_array_index (else_graph->nodes, 0));
+  /* The bar says where the current match is, and the breadcrumb shows the way back. */
+  spin (50);
+  g_assert_nonnull (find_child (pane, GTK_TYPE_LABEL, "in branch › else_branch"));
+  g_assert_nonnull (find_child (pane, GTK_TYPE_BUTTON, "branch › else_branch"));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* How dark the darkest pixel of the middle of a collapsed group's expander is (255 - grey): the
+ * plus's arms, without the square's border. A line under a pixel thick is smeared grey. */
+static double
+expander_ink (OwbGraphView *view, int group, GdkTexture *texture)
+{
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  const OwbSceneStyle *style = _owb_graph_scene_get_style (scene);
+  const OwbSceneNode *node = owb_graph_scene_get_node (scene, group);
+  double zoom = owb_graph_view_get_zoom (view), sx, sy;
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  /* The mark sits right of the title, 10 units square, inside the padding. */
+  double ex = node->x + node->width - style->padding - 10, ey = node->y + style->padding + (style->title_height - 10) / 2;
+  int width = gdk_texture_get_width (texture), height = gdk_texture_get_height (texture);
+  gsize stride = (gsize) width * 4;
+  g_autofree guchar *pixels = g_malloc (stride * height);
+  gdk_texture_download (texture, pixels, stride);
+  double ink = 0;
+  int x0 = (int) ceil ((ex + 2 - sx) * zoom), x1 = (int) floor ((ex + 8 - sx) * zoom);
+  int y0 = (int) ceil ((ey + 2 - sy) * zoom), y1 = (int) floor ((ey + 8 - sy) * zoom);
+  for (int y = MAX (y0, 0); y <= y1 && y < height; y++)
+    for (int x = MAX (x0, 0); x <= x1 && x < width; x++)
+      {
+        const guchar *p = pixels + y * stride + x * 4;
+        ink = MAX (ink, 255 - (p[0] + p[1] + p[2]) / 3.0);
+      }
+  return ink;
+}
+
+/* A collapsed scope's mark reads "+" at the zoom graphs open at, not an empty box: at 75% the
+ * plus's arms were thinner than a pixel and blurred away. */
+static void
+test_expander_marks (void)
+{
+  g_autoptr (OwbModel) model = scoped_model_new (200);
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 900, 700);
+  show_model (view, model);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  int group = owb_graph_scene_find_group (scene, "/encoder/layer.7");
+  g_assert_false (owb_graph_scene_get_node (scene, group)->expanded);
+  double x, y;
+  owb_graph_view_set_zoom (view, 2.0);
+  box_center_on_screen (view, group, &x, &y);
+  spin (100);
+  g_autoptr (GdkTexture) large = render_widget (GTK_WIDGET (view));
+  double ink_large = expander_ink (view, group, large);
+  owb_graph_view_set_zoom (view, 0.75);
+  box_center_on_screen (view, group, &x, &y);
+  spin (100);
+  g_autoptr (GdkTexture) small = render_widget (GTK_WIDGET (view));
+  double ink_small = expander_ink (view, group, small);
+  g_test_message ("expander's darkest pixel: %.0f at 200%%, %.0f at 75%%", ink_large, ink_small);
+  /* Nearly as dark at 75% as at 200% (a sub-pixel arm: 119 of 153). */
+  g_assert_cmpfloat (ink_small, >, 0.85 * ink_large);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* Pixels unlike the background (the view's top-left pixel) in a rectangle of the texture. */
+static guint
+count_ink (GdkTexture *texture, int x0, int y0, int w, int h)
+{
+  int width = gdk_texture_get_width (texture), height = gdk_texture_get_height (texture);
+  gsize stride = (gsize) width * 4;
+  g_autofree guchar *pixels = g_malloc (stride * height);
+  gdk_texture_download (texture, pixels, stride);
+  guint n = 0;
+  for (int y = MAX (y0, 0); y < y0 + h && y < height; y++)
+    for (int x = MAX (x0, 0); x < x0 + w && x < width; x++)
+      n += abs (pixels[y * stride + x * 4] - pixels[0]) + abs (pixels[y * stride + x * 4 + 1] - pixels[1]) > 40;
+  return n;
+}
+
+/* Edge labels are drawn at the zoom a graph that does not fit opens at (75%), beside their edge. */
+static void
+test_labels_at_open_zoom (void)
+{
+  g_autoptr (OwbModel) model = small_model_new ();
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 640, 480);
+  show_model (view, model);
+  owb_graph_view_set_zoom (view, 0.75);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  int relu = op_index (view, node_named (model->graph, "relu1"));
+  double x, y, sx, sy;
+  box_center_on_screen (view, relu, &x, &y);
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  int conv = op_index (view, node_named (model->graph, "conv1"));
+  int edge = -1;
+  for (guint i = 0; i < owb_graph_scene_get_n_edges (scene); i++)
+    {
+      const OwbSceneEdge *e = owb_graph_scene_get_edge (scene, i);
+      if ((int) e->from == conv && (int) e->to == relu)
+        edge = (int) i;
+    }
+  g_assert_cmpint (edge, >=, 0);
+  const OwbSceneEdge *e = owb_graph_scene_get_edge (scene, edge);
+  g_assert_nonnull (e->label);
+  /* The edge runs straight down between the boxes; its label sits beside it. */
+  const OwbSceneNode *from = owb_graph_scene_get_node (scene, conv), *to = owb_graph_scene_get_node (scene, relu);
+  double zoom = owb_graph_view_get_zoom (view);
+  int ex = (int) ((e->points[0] - sx) * zoom);
+  int top = (int) ((from->y + from->height - sy) * zoom) + 1, bottom = (int) ((to->y - sy) * zoom) - 1;
+  spin (100);
+  g_autoptr (GdkTexture) texture = render_widget (GTK_WIDGET (view));
+  guint ink = count_ink (texture, ex + 3, top, 160, bottom - top);
+  g_test_message ("label pixels beside the edge at 75%%: %u", ink);
+  g_assert_cmpuint (ink, >, 150); /* 56 without a label (the arrow head), 266 with */
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static int
+compare_ints (gconstpointer a, gconstpointer b)
+{
+  return *(const int *) a - *(const int *) b;
+}
+
+/* x → 16 Relus → Add ← x: the skip edge from x to the Add is long and straight. */
+static OwbModel *
+skip_model_new (void)
+{
+  OwbModel *model = model_new ();
+  OwbGraph *g = model->graph;
+  int64_t dims[] = { 1, 8 };
+  add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, dims);
+  g_autofree char *prev = g_strdup ("x");
+  for (int i = 0; i < 16; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("relu%d", i), *out = g_strdup_printf ("r%d", i);
+      add_node (g, "Relu", name, prev, NULL, out);
+      g_free (prev);
+      prev = g_strdup (out);
+    }
+  add_node (g, "Add", "add", prev, "x", "y");
+  g_ptr_array_add (g->outputs, owb_value_info_new ("y", NULL));
+  model_finish (model);
+  return model;
+}
+
+/* A long edge is drawn without breaks where cached tiles meet, at zooms between buckets and
+ * scrolls of a fraction of a pixel (a seam left a lighter pixel across it). */
+static void
+test_no_tile_seams (void)
+{
+  g_autoptr (OwbModel) model = skip_model_new ();
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 600, 900);
+  show_model (view, model);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  guint seams = 0, rows = 0;
+  const double zooms[] = { 0.62, 0.8, 0.93, 1.1 };
+  for (guint z = 0; z < G_N_ELEMENTS (zooms); z++)
+    for (double cy = 0.23; cy < 1400; cy += 350)
+      {
+        owb_graph_view_set_zoom (view, zooms[z]);
+        double zoom = owb_graph_view_get_zoom (view), sx, sy;
+        double sw, sh;
+        owb_graph_scene_get_size (scene, &sw, &sh);
+        owb_graph_view_center_on (view, sw / 2 + 0.37, MIN (cy, sh));
+        owb_graph_view_get_scroll (view, &sx, &sy);
+        spin (30);
+        g_autoptr (GdkTexture) texture = render_widget (GTK_WIDGET (view));
+        int width = gdk_texture_get_width (texture), height = gdk_texture_get_height (texture);
+        gsize stride = (gsize) width * 4;
+        g_autofree guchar *pixels = g_malloc (stride * height);
+        gdk_texture_download (texture, pixels, stride);
+        /* Every vertical segment of every edge on screen: per row, the darkest of the three
+         * pixels around the line; a seam is a row much lighter than the rows above and below. */
+        for (guint i = 0; i < owb_graph_scene_get_n_edges (scene); i++)
+          {
+            const OwbSceneEdge *e = owb_graph_scene_get_edge (scene, i);
+            for (guint k = 0; k + 1 < e->n_points; k++)
+              {
+                const double *a = e->points + 2 * k, *b = a + 2;
+                if (fabs (a[0] - b[0]) > 0.01 || fabs (b[1] - a[1]) < 40)
+                  continue;
+                int px = (int) floor ((a[0] - sx) * zoom);
+                if (px < 2 || px > width - 3)
+                  continue;
+                int y0 = MAX (1, (int) ceil ((MIN (a[1], b[1]) - sy) * zoom) + 4);
+                int y1 = MIN (height - 1, (int) floor ((MAX (a[1], b[1]) - sy) * zoom) - 4);
+                if (y1 - y0 < 8)
+                  continue;
+                /* Per row, the darkest of the three pixels around the line; a break is a row
+                 * much lighter than the line's median row. */
+                g_autoptr (GArray) dark = g_array_new (FALSE, FALSE, sizeof (int));
+                for (int y = y0; y < y1; y++)
+                  {
+                    int d = 0;
+                    for (int x = px - 1; x <= px + 1; x++)
+                      {
+                        const guchar *p = pixels + y * stride + x * 4;
+                        d = MAX (d, 255 - (p[0] + p[1] + p[2]) / 3);
+                      }
+                    g_array_append_val (dark, d);
+                  }
+                g_autoptr (GArray) sorted = g_array_copy (dark);
+                g_array_sort (sorted, compare_ints);
+                int median = g_array_index (sorted, int, sorted->len / 2);
+                for (guint r = 0; r < dark->len; r++, rows++)
+                  if (g_array_index (dark, int, r) * 10 < 7 * median)
+                    {
+                      g_test_message ("zoom %.2f: lighter row at %u (%d, the line's median %d)", zoom, y0 + r,
+                                      g_array_index (dark, int, r), median);
+                      seams++;
+                    }
+              }
+          }
+      }
+  g_test_message ("%u rows of vertical edges checked", rows);
+  g_assert_cmpuint (rows, >, 1000);
+  g_assert_cmpuint (seams, ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* In a compact view a Constant has no box: selecting it (from Find, the inspector) shows the box
+ * that reads its value instead, centred. */
+static void
+test_compact_selection (void)
+{
+  OwbModel *model = model_new ();
+  OwbGraph *g = model->graph;
+  int64_t dims[] = { 1, 8 };
+  add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, dims);
+  OwbNode *constant = owb_node_new ("Constant", "", "Constant_7");
+  owb_node_add_output (constant, "k");
+  owb_node_add_attribute (constant, "value", OWB_ATTR_TENSOR)->t = owb_tensor_new_scalar_float (2.0f);
+  owb_graph_add_node (g, constant);
+  add_node (g, "Mul", "scale", "x", "k", "y");
+  g_ptr_array_add (g->outputs, owb_value_info_new ("y", NULL));
+  model_finish (model);
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 640, 480);
+  owb_graph_view_set_compact (view, TRUE);
+  show_model (view, model);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  g_assert_cmpint (owb_graph_scene_find_op (scene, constant), ==, -1);
+  int mul = op_index (view, node_named (g, "scale"));
+  g_assert_cmpint (mul, >=, 0);
+  owb_graph_view_set_zoom (view, 2.0);
+  owb_graph_view_scroll_by (view, -2000, -2000);
+  g_assert_cmpuint (owb_graph_view_find (view, "Constant_7"), ==, 1);
+  g_assert_true (owb_graph_view_get_selected_node (view) == constant);
+  /* The Mul's box is in the middle of the view. */
+  const OwbSceneNode *box = owb_graph_scene_get_node (scene, mul);
+  double zoom = owb_graph_view_get_zoom (view), sx, sy;
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  double cx = (box->x + box->width / 2 - sx) * zoom, cy = (box->y + box->height / 2 - sy) * zoom;
+  g_assert_cmpfloat (fabs (cx - 320), <, 2);
+  g_assert_cmpfloat (fabs (cy - 240), <, 2);
+  /* Compact off: the Constant has its own box again. */
+  owb_graph_view_set_compact (view, FALSE);
+  g_assert_true (wait_for (view_ready, view, 10000));
+  g_assert_cmpint (owb_graph_scene_find_op (owb_graph_view_get_scene (view), constant), >=, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+  owb_model_unref (model);
+}
+
+/* A graph too large to read whole opens at a readable zoom on its first nodes, never on an
+ * empty part of it. */
+static void
+test_first_view_not_blank (void)
+{
+  g_autoptr (OwbModel) model = side_chain_model_new ();
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  GtkWidget *window = window_with (GTK_WIDGET (view), 500, 400);
+  show_model (view, model);
+  const OwbGraphScene *scene = owb_graph_view_get_scene (view);
+  double zoom = owb_graph_view_get_zoom (view), sx, sy;
+  owb_graph_view_get_scroll (view, &sx, &sy);
+  g_assert_cmpfloat (zoom, >=, 0.75);
+  g_autoptr (GArray) seen = g_array_new (FALSE, FALSE, sizeof (guint));
+  owb_graph_scene_query (scene, sx, sy, 500 / zoom, 400 / zoom, seen, NULL);
+  guint boxes = 0;
+  gboolean top = FALSE;
+  for (guint i = 0; i < seen->len; i++)
+    {
+      const OwbSceneNode *node = owb_graph_scene_get_node (scene, g_array_index (seen, guint, i));
+      if (node->kind == OWB_SCENE_GROUP)
+        continue;
+      boxes++;
+      top = top || node->kind == OWB_SCENE_INPUT;
+    }
+  g_test_message ("first view: zoom %.2f at (%.0f, %.0f), %u boxes", zoom, sx, sy, boxes);
+  g_assert_cmpuint (boxes, >, 0);
+  g_assert_true (top);
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -1223,9 +1822,17 @@ main (int argc, char **argv)
   g_assert_nonnull (owb_ui_get_resource ());
   g_test_add_func ("/graph-view/zoom-select-find", test_zoom_select_find);
   g_test_add_func ("/graph-view/export", test_export);
+  g_test_add_func ("/graph-view/provider-layer", test_provider_layer);
   g_test_add_func ("/graph-view/tiny-cnn", test_tiny_cnn);
   g_test_add_func ("/graph-view/layer", test_layer);
   g_test_add_func ("/graph-view/subgraph", test_subgraph);
+  g_test_add_func ("/graph-view/find-in-subgraphs", test_find_in_subgraphs);
+  g_test_add_func ("/graph-view/pane-match-list", test_pane_match_list);
+  g_test_add_func ("/graph-view/expander-marks", test_expander_marks);
+  g_test_add_func ("/graph-view/first-view-not-blank", test_first_view_not_blank);
+  g_test_add_func ("/graph-view/labels-at-open-zoom", test_labels_at_open_zoom);
+  g_test_add_func ("/graph-view/no-tile-seams", test_no_tile_seams);
+  g_test_add_func ("/graph-view/compact-selection", test_compact_selection);
   g_test_add_func ("/graph-view/collapsed-groups", test_collapsed_groups);
   g_test_add_func ("/graph-view/cancel-and-stale", test_cancel_and_stale);
   g_test_add_func ("/graph-view/pane", test_pane);

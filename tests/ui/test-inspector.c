@@ -1,4 +1,5 @@
-/* test-inspector.c: tensor statistics, the histogram and the inspector panel (under Xvfb). */
+/* test-inspector.c: the histogram and the inspector panel (under Xvfb); the statistics they show are
+ * tested in tests/engine/test-tensor-stats.c. */
 #include <glib/gstdio.h>
 #include <gtk/gtk.h>
 #include <math.h>
@@ -8,199 +9,6 @@
 
 #include "owb-histogram.h"
 #include "owb-inspector.h"
-#include "owb-tensor-stats.h"
-
-static OwbTensor *
-make_tensor (OwbDataType dtype, int64_t n)
-{
-  int64_t dims[1] = { n };
-  return owb_tensor_new (dtype, 1, dims, NULL);
-}
-
-static void
-test_stats_float32 (void)
-{
-  g_autoptr (OwbTensor) t = make_tensor (OWB_TYPE_FLOAT, 8);
-  const float v[8] = { 1, 2, 3, 4, NAN, INFINITY, -INFINITY, 10 };
-  memcpy (t->data, v, sizeof v);
-  OwbTensorStats s;
-  guint64 bins[4];
-  g_assert_true (owb_tensor_stats_compute (t, &s, 4, bins, NULL));
-  g_assert_cmpuint (s.count, ==, 8);
-  g_assert_cmpuint (s.n_nan, ==, 1);
-  g_assert_cmpuint (s.n_inf, ==, 2);
-  g_assert_cmpfloat (s.min, ==, 1);
-  g_assert_cmpfloat (s.max, ==, 10);
-  g_assert_cmpfloat_with_epsilon (s.mean, 4.0, 1e-12);
-  /* Finite values 1 2 3 4 10: deviations -3 -2 -1 0 6 → ss 50, population variance 10. */
-  g_assert_cmpfloat_with_epsilon (s.std, sqrt (10.0), 1e-12);
-  /* [1,10] in 4 bins of 2.25: 1 2 3 → bin 0; 4 → bin 1; 10 → bin 3. */
-  g_assert_cmpuint (bins[0], ==, 3);
-  g_assert_cmpuint (bins[1], ==, 1);
-  g_assert_cmpuint (bins[2], ==, 0);
-  g_assert_cmpuint (bins[3], ==, 1);
-}
-
-static void
-test_stats_int64 (void)
-{
-  g_autoptr (OwbTensor) t = make_tensor (OWB_TYPE_INT64, 5);
-  const int64_t v[5] = { -5, 0, 5, 10, 1000000000000 };
-  memcpy (t->data, v, sizeof v);
-  OwbTensorStats s;
-  guint64 bins[16];
-  g_assert_true (owb_tensor_stats_compute (t, &s, 16, bins, NULL));
-  g_assert_cmpuint (s.n_nan, ==, 0);
-  g_assert_cmpuint (s.n_inf, ==, 0);
-  g_assert_cmpfloat (s.min, ==, -5);
-  g_assert_cmpfloat (s.max, ==, 1e12);
-  double mean = (1e12 + 10) / 5;
-  g_assert_cmpfloat_with_epsilon (s.mean, mean, 1e-3);
-  double ss = 0;
-  for (int i = 0; i < 5; i++)
-    ss += ((double) v[i] - mean) * ((double) v[i] - mean);
-  g_assert_cmpfloat_with_epsilon (s.std, sqrt (ss / 5), 1e-3);
-  guint64 sum = 0;
-  for (int i = 0; i < 16; i++)
-    sum += bins[i];
-  g_assert_cmpuint (sum, ==, 5);
-  g_assert_cmpuint (bins[0], ==, 4);
-  g_assert_cmpuint (bins[15], ==, 1);
-}
-
-static void
-test_stats_float16 (void)
-{
-  g_autoptr (OwbTensor) t = make_tensor (OWB_TYPE_FLOAT16, 6);
-  uint16_t *d = t->data;
-  d[0] = owb_float_to_half (-1.5f);
-  d[1] = owb_float_to_half (0.5f);
-  d[2] = owb_float_to_half (2.0f);
-  d[3] = 0x7e00; /* NaN */
-  d[4] = 0x7c00; /* +Inf */
-  d[5] = owb_float_to_half (3.0f);
-  OwbTensorStats s;
-  guint64 bins[64];
-  g_assert_true (owb_tensor_stats_compute (t, &s, 64, bins, NULL));
-  g_assert_cmpuint (s.count, ==, 6);
-  g_assert_cmpuint (s.n_nan, ==, 1);
-  g_assert_cmpuint (s.n_inf, ==, 1);
-  g_assert_cmpfloat (s.min, ==, -1.5);
-  g_assert_cmpfloat (s.max, ==, 3.0);
-  g_assert_cmpfloat_with_epsilon (s.mean, 1.0, 1e-12);
-  /* deviations -2.5 -0.5 1 2 → 6.25+0.25+1+4 = 11.5 / 4 */
-  g_assert_cmpfloat_with_epsilon (s.std, sqrt (11.5 / 4), 1e-12);
-  guint64 sum = 0;
-  for (int i = 0; i < 64; i++)
-    sum += bins[i];
-  g_assert_cmpuint (sum, ==, s.count - s.n_nan - s.n_inf);
-  g_assert_cmpuint (bins[0], ==, 1);
-  g_assert_cmpuint (bins[63], ==, 1);
-}
-
-static void
-test_stats_odd_types (void)
-{
-  /* float8e4m3fn: 0x38 = 1.0, 0xC0 = -2.0, 0x7f = NaN; int4 held as sign-extended bytes. */
-  g_autoptr (OwbTensor) f8 = make_tensor (OWB_TYPE_FLOAT8E4M3FN, 3);
-  guint8 *b = f8->data;
-  b[0] = 0x38;
-  b[1] = 0xc0;
-  b[2] = 0x7f;
-  OwbTensorStats s;
-  g_assert_true (owb_tensor_stats_compute (f8, &s, 0, NULL, NULL));
-  g_assert_cmpuint (s.n_nan, ==, 1);
-  g_assert_cmpfloat (s.min, ==, -2.0);
-  g_assert_cmpfloat (s.max, ==, 1.0);
-  g_assert_cmpfloat (s.mean, ==, -0.5);
-
-  g_autoptr (OwbTensor) i4 = make_tensor (OWB_TYPE_INT4, 3);
-  gint8 *c = i4->data;
-  c[0] = -8;
-  c[1] = 7;
-  c[2] = 1;
-  g_assert_true (owb_tensor_stats_compute (i4, &s, 0, NULL, NULL));
-  g_assert_cmpfloat (s.min, ==, -8);
-  g_assert_cmpfloat (s.max, ==, 7);
-
-  /* All NaN: counted, and the summary says "no value" (NaN) instead of 0. */
-  g_autoptr (OwbTensor) nan = make_tensor (OWB_TYPE_DOUBLE, 2);
-  ((double *) nan->data)[0] = NAN;
-  ((double *) nan->data)[1] = NAN;
-  guint64 bins[2] = { 7, 7 };
-  g_assert_true (owb_tensor_stats_compute (nan, &s, 2, bins, NULL));
-  g_assert_cmpuint (s.n_nan, ==, 2);
-  g_assert_true (isnan (s.min) && isnan (s.mean));
-  g_assert_cmpuint (bins[0] + bins[1], ==, 0);
-
-  /* Strings are refused with a type error. */
-  int64_t one = 1;
-  g_autoptr (OwbTensor) str = owb_tensor_new (OWB_TYPE_STRING, 1, &one, NULL);
-  g_autoptr (GError) error = NULL;
-  g_assert_false (owb_tensor_stats_compute (str, &s, 0, NULL, &error));
-  g_assert_error (error, OWB_ERROR, OWB_ERROR_TYPE);
-  int64_t idx[1];
-  double val[1];
-  g_assert_cmpuint (owb_tensor_top_k (str, 1, idx, val), ==, 0);
-}
-
-static void
-test_top_k (void)
-{
-  int64_t dims[2] = { 2, 6 };
-  g_autoptr (OwbTensor) t = owb_tensor_new (OWB_TYPE_FLOAT, 2, dims, NULL);
-  /* Row 0 only; row 1 holds bigger values that must be ignored. */
-  const float v[12] = { 0.1f, 0.7f, NAN, 0.7f, 0.05f, 0.9f, 5, 5, 5, 5, 5, 5 };
-  memcpy (t->data, v, sizeof v);
-  int64_t idx[4];
-  double val[4];
-  guint n = owb_tensor_top_k (t, 4, idx, val);
-  g_assert_cmpuint (n, ==, 4);
-  g_assert_cmpint (idx[0], ==, 5);
-  g_assert_cmpint (idx[1], ==, 1); /* ties: the lower index first */
-  g_assert_cmpint (idx[2], ==, 3);
-  g_assert_cmpint (idx[3], ==, 0);
-  g_assert_cmpfloat_with_epsilon (val[0], 0.9, 1e-6);
-  g_assert_cmpfloat_with_epsilon (val[3], 0.1, 1e-6);
-
-  /* k larger than the row: every non-NaN value, best first. */
-  int64_t idx8[8];
-  double val8[8];
-  n = owb_tensor_top_k (t, 8, idx8, val8);
-  g_assert_cmpuint (n, ==, 5);
-  g_assert_cmpint (idx8[4], ==, 4);
-
-  g_autoptr (OwbTensor) i = make_tensor (OWB_TYPE_INT32, 4);
-  const int32_t iv[4] = { 3, -1, 9, 4 };
-  memcpy (i->data, iv, sizeof iv);
-  n = owb_tensor_top_k (i, 2, idx, val);
-  g_assert_cmpuint (n, ==, 2);
-  g_assert_cmpint (idx[0], ==, 2);
-  g_assert_cmpint (idx[1], ==, 3);
-}
-
-static void
-test_stats_histogram_sum (void)
-{
-  g_autoptr (OwbTensor) t = make_tensor (OWB_TYPE_FLOAT, 10007);
-  float *d = t->data;
-  GRand *r = g_rand_new_with_seed (7);
-  for (int i = 0; i < 10007; i++)
-    d[i] = (float) g_rand_double_range (r, -3, 3);
-  d[17] = NAN;
-  d[99] = -INFINITY;
-  g_rand_free (r);
-  OwbTensorStats s;
-  guint64 bins[64];
-  g_assert_true (owb_tensor_stats_compute (t, &s, 64, bins, NULL));
-  guint64 sum = 0;
-  for (int i = 0; i < 64; i++)
-    sum += bins[i];
-  g_assert_cmpuint (sum, ==, s.count - s.n_nan - s.n_inf);
-  g_assert_cmpuint (sum, ==, 10005);
-  g_assert_cmpuint (bins[0], >, 0);
-  g_assert_cmpuint (bins[63], >, 0);
-}
 
 /* ---- the inspector widget ---- */
 
@@ -432,6 +240,15 @@ on_node_activated (OwbInspector *inspector, gpointer node, gpointer *out)
 }
 
 static void
+on_subgraph_activated (OwbInspector *inspector, gpointer node, const char *attribute, gpointer data)
+{
+  struct { gpointer node; char *attribute; } *out = data;
+  out->node = node;
+  g_free (out->attribute);
+  out->attribute = g_strdup (attribute);
+}
+
+static void
 test_show_node (Fixture *f, gconstpointer data)
 {
   owb_inspector_show_node (f->inspector, f->model->graph, f->conv);
@@ -452,10 +269,11 @@ test_show_node (Fixture *f, gconstpointer data)
   assert_has_line (text, "[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, … 4 more]");
   assert_has_line (text, "float32 scalar = 2.5");
   assert_has_line (text, "float16 64×64");
-  assert_has_line (text, "float32[1,3,8,8]");
-  assert_has_line (text, "initializer, float32 4×3×3×3");
-  assert_has_line (text, "initializer, float32 4");
-  assert_has_line (text, "float32[1,4,6,6]");
+  /* each input and output under its name in the op's schema, before its type */
+  assert_has_line (text, "X · float32[1,3,8,8]");
+  assert_has_line (text, "W · initializer, float32 4×3×3×3");
+  assert_has_line (text, "B · initializer, float32 4");
+  assert_has_line (text, "Y · float32[1,4,6,6]");
   assert_has_line (text, "Runs on cpu");
   assert_has_line (text, "Declined by cuda");
   assert_has_line (text, "no CUDA device found");
@@ -891,8 +709,8 @@ test_subgraph_scope (Fixture *f, gconstpointer data)
 
   owb_inspector_show_node (f->inspector, body, add);
   g_autofree char *text = all_text (f->inspector);
-  assert_has_line (text, "float32[1,4,6,6]");           /* Y, typed in the outer graph */
-  assert_has_line (text, "initializer, float32 4"); /* B, an outer initializer */
+  assert_has_line (text, "A · float32[1,4,6,6]");           /* Y, typed in the outer graph */
+  assert_has_line (text, "B · initializer, float32 4"); /* B, an outer initializer */
   assert_has_line (text, "S<&>");
 
   owb_inspector_show_tensor (f->inspector, body, "B");
@@ -918,7 +736,33 @@ test_subgraph_scope (Fixture *f, gconstpointer data)
   text = all_text (f->inspector);
   assert_has_line (text, "then_branch");
   assert_has_line (text, "1 node");
-  assert_has_line (text, "type unknown"); /* "cond" is declared nowhere */
+  assert_has_line (text, "cond · type unknown"); /* "cond" is declared nowhere */
+  assert_has_line (text, "type unknown");        /* nor "S_out", one of If's many outputs: no name */
+
+  /* What the branch reads from outside it: Y (B is a weight, shown on the box). */
+  assert_has_line (text, "Read by Its Subgraphs");
+
+  /* The branch row opens the branch it names. */
+  struct { gpointer node; char *attribute; } opened = { NULL, NULL };
+  g_signal_connect (f->inspector, "subgraph-activated", G_CALLBACK (on_subgraph_activated), &opened);
+  GtkWidget *row = find_row (f->inspector, "then_branch");
+  g_assert_nonnull (row);
+  g_assert_true (gtk_list_box_row_get_activatable (GTK_LIST_BOX_ROW (row)));
+  g_signal_emit_by_name (row, "activated");
+  g_assert_true (opened.node == if_node);
+  g_assert_cmpstr (opened.attribute, ==, "then_branch");
+  g_free (opened.attribute);
+
+  /* The branch itself: titled by its path, with the outer value it reads (Y; B is a weight). */
+  owb_inspector_show_subgraph (f->inspector, f->model, body, "branch › then_branch");
+  g_free (text);
+  text = all_text (f->inspector);
+  assert_has_line (text, "branch › then_branch");
+  assert_has_line (text, "Subgraph");
+  assert_has_line (text, "From the Outer Graph");
+  assert_has_line (text, "Y");
+  assert_has_line (text, "None of its own");
+  g_assert_null (strstr (text, "\nB\n"));
   owb_node_free (if_node); /* frees the body */
 }
 
@@ -1038,12 +882,6 @@ int
 main (int argc, char **argv)
 {
   gtk_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/stats/float32", test_stats_float32);
-  g_test_add_func ("/stats/int64", test_stats_int64);
-  g_test_add_func ("/stats/float16", test_stats_float16);
-  g_test_add_func ("/stats/odd-types", test_stats_odd_types);
-  g_test_add_func ("/stats/top-k", test_top_k);
-  g_test_add_func ("/stats/histogram-sum", test_stats_histogram_sum);
   adw_init ();
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
   ADD ("/inspector/node", test_show_node);

@@ -10,7 +10,7 @@
 #include "owb-optimize-page.h"
 #include "owb-resources.h"
 #include "owb-run-page.h"
-#include "owb-tensor-stats.h"
+#include <owb/owb-tensor-stats.h>
 
 typedef gboolean (*Condition) (gpointer data);
 
@@ -330,6 +330,13 @@ find_chooser (gpointer data)
   return FALSE;
 }
 
+static gboolean
+chooser_gone (gpointer data)
+{
+  GtkWidget *dialog = NULL;
+  return !find_chooser (&dialog);
+}
+
 static void
 assert_strv_set (char **got, const char *const *want)
 {
@@ -493,12 +500,51 @@ test_optimize (void)
   /* The chooser changes folder asynchronously. */
   ChooserWait chooser_wait = { dialog, button_file };
   wait_for (chooser_shows, &chooser_wait, 30, "the chooser to show the temporary folder");
-  gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_ACCEPT);
+  g_signal_emit_by_name (gtk_dialog_get_widget_for_response (GTK_DIALOG (dialog), 1), "clicked");
   wait_for (saved_by_button, page, 60, "the save");
   g_autoptr (OwbModel) by_button = owb_model_load_file (button_path, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (by_button->graph->nodes->len, ==, report->nodes_after);
   g_unlink (button_path);
+
+  /* Save As over the input: refused when the dialog returns, before any "Replace?" question,
+   * with the chooser left open for another name. */
+  g_signal_emit_by_name (save_button, "clicked");
+  dialog = NULL;
+  wait_for (find_chooser, &dialog, 20, "the file chooser");
+  ChooserWait again = { dialog, suggested_file };
+  wait_for (chooser_shows, &again, 30, "the chooser to suggest a name beside the input");
+  g_autofree char *input_name = g_file_get_basename (input);
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), input_name);
+  ChooserWait input_wait = { dialog, input };
+  wait_for (chooser_shows, &input_wait, 30, "the chooser to name the input");
+  GtkWidget *save_response = gtk_dialog_get_widget_for_response (GTK_DIALOG (dialog), 1);
+  g_assert_nonnull (save_response);
+  g_signal_emit_by_name (save_response, "clicked");
+  GtkWidget *message = g_object_get_data (G_OBJECT (dialog), "owb-message");
+  g_assert_nonnull (message);
+  g_assert_cmpstr (adw_message_dialog_get_heading (ADW_MESSAGE_DIALOG (message)), ==, "Cannot Save Here");
+  g_assert_nonnull (strstr (adw_message_dialog_get_body (ADW_MESSAGE_DIALOG (message)),
+                            "Refusing to save over the input model"));
+  g_assert_true (gtk_widget_get_visible (dialog));
+  gtk_window_destroy (GTK_WINDOW (message));
+  /* Another file that exists: the dialog asks, and replacing it saves there. */
+  g_autoptr (GFile) out_folder = g_file_get_parent (out_file);
+  g_assert_true (gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (dialog), out_folder, NULL));
+  g_autofree char *out_name = g_file_get_basename (out_file);
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), out_name);
+  ChooserWait out_wait = { dialog, out_file };
+  wait_for (chooser_shows, &out_wait, 30, "the chooser to name the earlier save");
+  g_signal_emit_by_name (save_response, "clicked");
+  message = g_object_get_data (G_OBJECT (dialog), "owb-message");
+  g_assert_nonnull (message);
+  g_autofree char *replace_heading = g_strdup_printf ("Replace “%s”?", out_name);
+  g_assert_cmpstr (adw_message_dialog_get_heading (ADW_MESSAGE_DIALOG (message)), ==, replace_heading);
+  adw_message_dialog_response (ADW_MESSAGE_DIALOG (message), "replace");
+  wait_for (chooser_gone, NULL, 20, "the chooser to close");
+  wait_for (optimize_idle, page, 60, "the save over the earlier file");
+  g_autoptr (OwbModel) replaced = owb_model_load_file (out_path, &error);
+  g_assert_no_error (error);
 
   /* A pass switched off does not run: without Conv+Relu fusion only Conv+BN fires (10 → 9). */
   GtkWidget *pass_row = NULL;
@@ -580,7 +626,7 @@ test_run (void)
   g_assert_nonnull (find_one (page, match_label_containing, "float32, shape [1, 10]"));
   g_assert_nonnull (find_one (page, match_label_containing, "Ran in"));
   /* Softmax scores: a top 5 with a bar each. */
-  g_assert_nonnull (find_one (page, match_label_containing, "Top 5 of probs"));
+  g_assert_nonnull (find_one (page, match_label_containing, "Top 5 classes of “probs”"));
   g_assert_cmpuint (count (page, match_type, GSIZE_TO_POINTER (GTK_TYPE_LEVEL_BAR)), ==, 5);
   OwbTensorStats stats;
   g_assert_true (owb_run_page_get_output_stats (OWB_RUN_PAGE (page), 0, &stats));

@@ -403,6 +403,10 @@ test_window_welcome (void)
   /* Levels and the providers this build has. */
   g_assert_cmpuint (g_list_model_get_n_items (gtk_drop_down_get_model (main_window->level_drop_down)), ==, 5);
   g_assert_cmpuint (gtk_drop_down_get_selected (main_window->level_drop_down), ==, OWB_OPTIMIZE_DISABLED);
+  /* The level says what it means, and that the Optimize page does not change it. */
+  const char *tooltip = gtk_widget_get_tooltip_text (GTK_WIDGET (main_window->level_drop_down));
+  g_assert_nonnull (strstr (tooltip, "Disabled: the model as in the file"));
+  g_assert_nonnull (strstr (tooltip, "Optimize page"));
   g_assert_cmpuint (g_list_model_get_n_items (gtk_drop_down_get_model (main_window->provider_drop_down)), ==,
                     g_strv_length ((char **) owb_providers_get_available ()));
   g_assert_cmpstr (_owb_window_get_providers (main_window), ==, "cpu");
@@ -475,6 +479,11 @@ test_window_open (void)
   g_assert_true (adw_view_switcher_title_get_title_visible (main_window->switcher_title) !=
                  gtk_widget_get_visible (GTK_WIDGET (main_window->model_label)));
   g_assert_cmpstr (gtk_label_get_text (main_window->model_label), ==, "tiny-cnn.onnx");
+  /* The folder is under the name wherever the name is shown. */
+  g_autofree char *label_folder = g_path_get_basename (gtk_label_get_text (main_window->model_folder_label));
+  g_assert_cmpstr (label_folder, ==, "samples");
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (main_window->model_label)) ==
+                 gtk_widget_get_visible (GTK_WIDGET (main_window->model_folder_label)));
 
   /* The graph as loaded is laid out while the session is prepared: "Preparing…" in the bar. */
   g_signal_handler_disconnect (main_window->main_stack, shown);
@@ -540,6 +549,7 @@ test_window_level (void)
   gtk_drop_down_set_selected (main_window->level_drop_down, OWB_OPTIMIZE_EXTENDED);
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (main_window->prepare_spinner)));
   iterate_until (prepared_extended, main_window, 30000, "the extended prepare");
+  g_assert_nonnull (strstr (gtk_widget_get_tooltip_text (GTK_WIDGET (main_window->level_drop_down)), "Extended: "));
   g_assert_false (gtk_widget_get_visible (GTK_WIDGET (main_window->prepare_spinner)));
 
   OwbPrepared *after = owb_document_get_prepared (document);
@@ -814,6 +824,158 @@ test_window_dev_models (void)
   g_assert_cmpuint (n_models, >, 0);
 }
 
+/* A model given on the command line: the window comes up on its loading page, never the welcome
+ * page fading out. */
+static void
+test_window_open_command_line (void)
+{
+  g_autoptr (GFile) file = sample_file ();
+  g_autoptr (GList) before = g_list_copy (gtk_application_get_windows (app));
+  g_application_open (G_APPLICATION (app), &file, 1, "");
+  OwbWindow *window = NULL;
+  for (GList *l = gtk_application_get_windows (app); l; l = l->next)
+    if (!g_list_find (before, l->data))
+      window = l->data;
+  g_assert_nonnull (window);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window)));
+  g_assert_cmpstr (page_of (window), ==, "loading");
+  g_assert_false (gtk_stack_get_transition_running (window->main_stack));
+  iterate_until (shows_document, window, 30000, "the document page");
+  iterate_until (window_prepared, window, 30000, "the session");
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+collect_views (GtkWidget *widget, GPtrArray *views)
+{
+  if (OWB_IS_GRAPH_VIEW (widget))
+    g_ptr_array_add (views, widget);
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    collect_views (child, views);
+}
+
+static guint
+count_panes (GtkWidget *widget)
+{
+  guint n = OWB_IS_GRAPH_PANE (widget);
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    n += count_panes (child);
+  return n;
+}
+
+/* The Optimize page's graphs have the Graph page's controls, and Ctrl+0 (win.zoom-fit) fits the
+ * graph on the page shown, not the Graph page's hidden one. */
+static void
+test_window_optimize_zoom (void)
+{
+  adw_view_stack_set_visible_child_name (main_window->view_stack, "optimize");
+  iterate_for (300);
+  GtkWidget *page = adw_view_stack_get_visible_child (main_window->view_stack);
+  g_assert_cmpuint (count_panes (page), ==, 2);
+  /* Its level row says what its level does and which one the Graph page shows. */
+  g_assert_true (shows_text (page, "The Graph page shows level Extended"));
+  g_autoptr (GPtrArray) views = g_ptr_array_new ();
+  collect_views (page, views);
+  g_assert_cmpuint (views->len, ==, 2);
+  OwbGraphView *original = views->pdata[0];
+  iterate_until (view_idle, main_window, 30000, "the original graph");
+  g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (original)));
+  OwbGraphView *graph_view = owb_graph_pane_get_view (main_window->graph_pane);
+  double graph_zoom = owb_graph_view_get_zoom (graph_view);
+  owb_graph_view_set_zoom (original, 4.0);
+  g_action_group_activate_action (G_ACTION_GROUP (main_window), "zoom-fit", NULL);
+  g_assert_cmpfloat (owb_graph_view_get_zoom (original), <, 4.0);
+  g_assert_cmpfloat (owb_graph_view_get_zoom (graph_view), ==, graph_zoom);
+  double fitted = owb_graph_view_get_zoom (original);
+  g_action_group_activate_action (G_ACTION_GROUP (main_window), "zoom-in", NULL);
+  g_assert_cmpfloat (owb_graph_view_get_zoom (original), >, fitted);
+  adw_view_stack_set_visible_child_name (main_window->view_stack, "graph");
+  iterate_for (100);
+}
+
+static gboolean
+inspector_shows_path (gpointer data)
+{
+  return shows_text (GTK_WIDGET (((OwbWindow *) data)->inspector), "If_3 › then_branch");
+}
+
+static gboolean
+loaded_and_laid_out (gpointer data)
+{
+  return shows_document (data) && window_prepared (data) && view_idle (data) &&
+         owb_graph_view_has_scene (owb_graph_pane_get_view (((OwbWindow *) data)->graph_pane));
+}
+
+/* A model whose Convs are inside If branches: the inspector's branch rows open the branch they
+ * name, the inspector then describes the branch by its path, and going back through the
+ * breadcrumb shows the outer graph's selection again (not the branch). */
+static void
+test_window_subgraphs (void)
+{
+  g_autofree char *path = g_build_filename (g_getenv ("OWB_SOURCE_ROOT"), "tests", "ui", "data", "subgraphs.onnx", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  /* The model as in the file (an earlier test left the default at extended, which folds the
+   * Loop's Constant into an initializer). */
+  g_autoptr (GSettings) settings = g_settings_new ("org.onnxworkbench.Workbench");
+  g_settings_set_string (settings, "default-level", "disabled");
+  OwbWindow *window = owb_window_new (app);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 800);
+  gtk_window_present (GTK_WINDOW (window));
+  owb_window_open_file (window, file);
+  iterate_until (loaded_and_laid_out, window, 60000, "subgraphs.onnx");
+  OwbGraphView *view = owb_graph_pane_get_view (window->graph_pane);
+  const OwbGraph *graph = owb_graph_view_get_graph (view);
+  const OwbNode *if_node = find_node (graph, "If_3");
+  g_assert_nonnull (if_node);
+
+  owb_graph_view_select_node (view, if_node);
+  iterate_for (100);
+  g_assert_true (shows_text (GTK_WIDGET (window->inspector), "If node"));
+  /* The then_branch row of the inspector opens then_branch (else_branch comes first in the file). */
+  g_signal_emit_by_name (window->inspector, "subgraph-activated", if_node, "then_branch");
+  g_assert_cmpuint (owb_graph_view_get_path_length (view), ==, 2);
+  g_assert_true (owb_graph_view_get_graph (view) == owb_node_get_attribute (if_node, "then_branch")->g);
+  iterate_until (inspector_shows_path, window, 5000, "the inspector to show the branch");
+  g_assert_true (shows_text (GTK_WIDGET (window->inspector), "From the Outer Graph"));
+  g_assert_true (shows_text (GTK_WIDGET (window->inspector), "stem"));
+  iterate_until (view_idle, window, 30000, "the branch's layout");
+
+  /* Back: the If is selected and described again. */
+  owb_graph_view_go_to_path (view, 0);
+  iterate_for (100);
+  g_assert_true (owb_graph_view_get_selected_node (view) == if_node);
+  g_assert_false (inspector_shows_path (window));
+  g_assert_true (shows_text (GTK_WIDGET (window->inspector), "If node"));
+
+  /* Compact graphs (the default, a menu toggle): the Loop's Constant condition has no box; it
+   * shows on the Loop's box. Off, it has one. */
+  GVariant *state = g_action_group_get_action_state (G_ACTION_GROUP (window), "compact-graph");
+  g_assert_nonnull (state);
+  g_assert_true (g_variant_get_boolean (state));
+  g_variant_unref (state);
+  g_assert_true (owb_graph_view_get_compact (view));
+  const OwbNode *constant = find_node (owb_graph_view_get_graph (view), "/loop/Constant");
+  g_assert_nonnull (constant);
+  g_assert_cmpint (owb_graph_scene_find_op (owb_graph_view_get_scene (view), constant), ==, -1);
+  g_action_group_activate_action (G_ACTION_GROUP (window), "compact-graph", NULL);
+  g_assert_false (owb_graph_view_get_compact (view));
+  iterate_until (loaded_and_laid_out, window, 30000, "the layout without compact");
+  g_assert_cmpint (owb_graph_scene_find_op (owb_graph_view_get_scene (view), constant), >=, 0);
+  g_action_group_activate_action (G_ACTION_GROUP (window), "compact-graph", NULL);
+  iterate_until (loaded_and_laid_out, window, 30000, "the compact layout");
+
+  /* With nothing selected, the branch's summary goes too: the model's comes back. */
+  owb_graph_view_select_node (view, NULL);
+  owb_graph_view_open_subgraph (view, if_node, "else_branch");
+  iterate_for (100);
+  g_assert_true (shows_text (GTK_WIDGET (window->inspector), "If_3 › else_branch"));
+  owb_graph_view_go_to_path (view, 0);
+  iterate_for (100);
+  g_assert_false (shows_text (GTK_WIDGET (window->inspector), "If_3 › else_branch"));
+  g_assert_true (shows_text (GTK_WIDGET (window->inspector), "Model"));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 static void
 test_actions_and_shortcuts (void)
 {
@@ -929,12 +1091,15 @@ main (int argc, char **argv)
   g_test_add_func ("/window/open", test_window_open);
   g_test_add_func ("/window/level", test_window_level);
   g_test_add_func ("/window/selection", test_window_selection);
+  g_test_add_func ("/window/optimize-zoom", test_window_optimize_zoom);
   g_test_add_func ("/window/corrupt", test_window_corrupt);
   g_test_add_func ("/window/cancel", test_window_cancel);
   g_test_add_func ("/window/narrow", test_window_narrow);
   g_test_add_func ("/window/drop", test_window_drop);
   g_test_add_func ("/window/actions", test_actions_and_shortcuts);
   g_test_add_func ("/window/dev-models", test_window_dev_models);
+  g_test_add_func ("/window/subgraphs", test_window_subgraphs);
+  g_test_add_func ("/window/open-command-line", test_window_open_command_line);
   int status = g_test_run ();
   g_application_release (G_APPLICATION (app));
   return status;

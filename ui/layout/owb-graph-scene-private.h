@@ -20,15 +20,22 @@ G_BEGIN_DECLS
  * wide enough for a title_height square (the expander) before its title. */
 double _owb_scene_measure (const OwbSceneStyle *style, const char *text, OwbSceneFont font);
 
-/* "float32 1×64×56×56", "int64 batch×128", "float32 scalar"; NULL when nothing is known. */
+/* "float32 1×64×56×56", "int64 batch×128", "float32 scalar"; NULL when nothing is known.
+ * Symbolic dimensions longer than OWB_SCENE_MAX_DIM_CHARS are shortened (_owb_scene_short_dim):
+ * PaddlePaddle's "p2o.DynamicDimension.0" widened an input box to 700 pixels. */
 char *_owb_scene_format_type (const OwbValueType *type);
+#define OWB_SCENE_MAX_DIM_CHARS 16
+/* "p2o.DynamicDimension.0" → "p2o…0"; a name of at most OWB_SCENE_MAX_DIM_CHARS characters as it is. */
+char *_owb_scene_short_dim (const char *param);
 /* "64×3×7×7" for a tensor's shape; "scalar" for rank 0. */
 char *_owb_scene_format_tensor_shape (const OwbTensor *tensor);
 
 /* The detail lines of an op box: key attributes, then its initializer inputs ("W ⟨64×3×7×7⟩",
- * "B = 0.5"), capped at style->max_lines plus a "…" line. Returns the number of lines. */
+ * "B = 0.5"), capped at style->max_lines plus a "…" line. Returns the number of lines. folded
+ * (value name -> the const OwbNode * without a box that makes it; may be NULL): such inputs are
+ * shown like initializers too. */
 guint _owb_scene_node_lines (const OwbNode *node, const OwbGraph *graph, const OwbSceneStyle *style,
-                             OwbSceneLine **lines);
+                             GHashTable *folded, OwbSceneLine **lines);
 /* The initializer `name` seen from `graph` (searching outer scopes too), or NULL. */
 OwbTensor *_owb_scene_find_initializer (const OwbGraph *graph, const char *name);
 

@@ -7,13 +7,16 @@
 
 /* Design notes.
  * - Leaves are the boxes that never contain others: INPUT boxes, op nodes, OUTPUT boxes. Graph
- *   inputs that are initializers are not boxes; values from an outer scope (inside If/Loop/Scan
- *   bodies) have no box either: their edges are left out, the body's own inputs are INPUT boxes.
+ *   inputs that are initializers are not boxes. Values a body (If/Loop/Scan) reads from the
+ *   graphs around it are INPUT boxes of the body's scene after its own inputs, and in the outer
+ *   scene edges into the node that owns the body. In a compact scene, Constants and ops of
+ *   initializers only have no box (fold_constants); their readers show them as weights.
  * - Scopes come from node names ("/a/b/MatMul" is in "/a/b"). A scope with a single op is
  *   dissolved into its parent; a scope whose only member is one subscope merges with it (the
  *   group is "/a/b", titled "a/b"; "/a" still finds it; a dissolved scope finds nothing).
- *   Unscoped ops fed by no other box (Constant, Identity of a weight) join the innermost group
- *   of their consumers. An op's `scope` is the group it is drawn in, after these rules.
+ *   An op without a scope in its name is drawn at the top level, never inside a group's frame
+ *   (Constants and weight Identities that used to join their readers' group looked like members
+ *   of it; compact scenes leave them out instead). An op's `scope` is the group it is drawn in.
  * - Graphs of more than collapse_threshold ops open with every group collapsed, except that
  *   while the top level holds a single group, that group opens (the first view shows its
  *   children rather than one box).
@@ -47,7 +50,8 @@ typedef struct {
   Scope *scope;          /* the group it is drawn in; the root at top level */
   guint local;           /* its item index in scope's level */
   int visible;           /* scene node showing it: its own box or a collapsed group's */
-  gboolean adopted;      /* moved by adopt_unscoped_sources */
+  gboolean outer;        /* INPUT: a value a body reads from the graphs around it */
+  GPtrArray *body_reads; /* OP with subgraphs: what its bodies read from outside them, or NULL */
 } Leaf;
 
 typedef struct {
@@ -244,90 +248,6 @@ scope_for_path (OwbGraphScene *scene, GHashTable *raw, char *taken_path)
     }
   g_hash_table_insert (raw, g_steal_pointer (&path), cur);
   return cur;
-}
-
-static Scope *
-common_scope (Scope *a, Scope *b)
-{
-  if (a == NULL)
-    return b;
-  while (a->depth > b->depth)
-    a = a->parent;
-  while (b->depth > a->depth)
-    b = b->parent;
-  while (a != b)
-    {
-      a = a->parent;
-      b = b->parent;
-    }
-  return a;
-}
-
-/* Exporters leave constants and weight Identities unscoped ("Constant_45"): hundreds of them
- * would crowd the top level of a collapsed graph. An op at the top level fed by no other box
- * goes into the innermost group that holds all its consumers, so it is drawn beside them. Runs
- * on the final groups (after dissolving and merging). */
-static void
-adopt_unscoped_sources (OwbGraphScene *scene, guint first_op, guint n_ops)
-{
-  g_autoptr (GHashTable) producer = g_hash_table_new (g_str_hash, g_str_equal);
-  g_autofree Scope **target = g_new0 (Scope *, n_ops);
-  g_autofree gboolean *source = g_new0 (gboolean, n_ops);
-  for (guint i = 0; i < n_ops; i++)
-    {
-      const Leaf *leaf = &scene->leaves[first_op + i];
-      for (int k = 0; k < leaf->node->n_outputs; k++)
-        if (leaf->node->outputs[k][0] && !g_hash_table_contains (producer, leaf->node->outputs[k]))
-          g_hash_table_insert (producer, leaf->node->outputs[k], GUINT_TO_POINTER (i + 1));
-    }
-  for (guint i = 0; i < n_ops; i++)
-    {
-      const Leaf *leaf = &scene->leaves[first_op + i];
-      source[i] = leaf->scope == scene->root;
-      for (int k = 0; source[i] && k < leaf->node->n_inputs; k++)
-        source[i] = !g_hash_table_contains (producer, leaf->node->inputs[k]);
-    }
-  for (guint i = 0; i < n_ops; i++)
-    {
-      const Leaf *leaf = &scene->leaves[first_op + i];
-      for (int k = 0; k < leaf->node->n_inputs; k++)
-        {
-          guint p = GPOINTER_TO_UINT (g_hash_table_lookup (producer, leaf->node->inputs[k]));
-          if (p && source[p - 1])
-            target[p - 1] = common_scope (target[p - 1], leaf->scope);
-        }
-    }
-  /* A source that is also a graph output stays at the top, next to its OUTPUT box. */
-  for (guint i = 0; i < scene->graph->outputs->len; i++)
-    {
-      const OwbValueInfo *out = scene->graph->outputs->pdata[i];
-      guint p = GPOINTER_TO_UINT (g_hash_table_lookup (producer, out->name));
-      if (p)
-        target[p - 1] = scene->root;
-    }
-  Scope *root = scene->root;
-  gboolean moved = FALSE;
-  for (guint i = 0; i < n_ops; i++)
-    if (source[i] && target[i] && target[i] != root)
-      {
-        guint l = first_op + i;
-        scene->leaves[l].scope = target[i];
-        scene->leaves[l].adopted = TRUE;
-        g_array_append_val (target[i]->leaves, l);
-        for (Scope *s = target[i]; s != root; s = s->parent)
-          s->n_ops++;
-        moved = TRUE;
-      }
-  if (!moved)
-    return;
-  guint kept = 0;
-  for (guint i = 0; i < root->leaves->len; i++)
-    {
-      guint l = g_array_index (root->leaves, guint, i);
-      if (scene->leaves[l].scope == root)
-        g_array_index (root->leaves, guint, kept++) = l;
-    }
-  g_array_set_size (root->leaves, kept);
 }
 
 static guint
@@ -1061,6 +981,119 @@ type_text (GHashTable *infos, const char *name)
   return text ? text : g_strdup ("");
 }
 
+/* Outer reads. A subgraph reads values of the graphs around it by name (ONNX's implicit
+ * inputs); the body's own view draws them as inputs, and the outer view as edges into the
+ * If/Loop/Scan node that owns the body, as Netron does. */
+
+static void
+read_name (const char *name, GHashTable *defined, GHashTable *seen, GPtrArray *out)
+{
+  if (name && name[0] && !g_hash_table_contains (defined, name) && g_hash_table_add (seen, (gpointer) name))
+    g_ptr_array_add (out, (gpointer) name);
+}
+
+static void collect_outer (const OwbGraph *graph, GPtrArray *out);
+
+static gboolean
+node_has_bodies (const OwbNode *node)
+{
+  for (int a = 0; a < node->n_attributes; a++)
+    if (node->attributes[a].type == OWB_ATTR_GRAPH || node->attributes[a].type == OWB_ATTR_GRAPHS)
+      return TRUE;
+  return FALSE;
+}
+
+/* What a node's bodies read from outside them (the node's graph or further out), in order. */
+static void
+node_body_reads (const OwbNode *node, GPtrArray *out)
+{
+  for (int a = 0; a < node->n_attributes; a++)
+    {
+      const OwbAttribute *attr = &node->attributes[a];
+      if (attr->type == OWB_ATTR_GRAPH && attr->g)
+        collect_outer (attr->g, out);
+      for (int k = 0; attr->type == OWB_ATTR_GRAPHS && k < attr->n; k++)
+        if (attr->graphs[k])
+          collect_outer (attr->graphs[k], out);
+    }
+}
+
+static void
+collect_outer (const OwbGraph *graph, GPtrArray *out)
+{
+  g_autoptr (GHashTable) defined = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < out->len; i++)
+    g_hash_table_add (seen, out->pdata[i]);
+  for (guint i = 0; i < graph->inputs->len; i++)
+    g_hash_table_add (defined, ((OwbValueInfo *) graph->inputs->pdata[i])->name);
+  for (guint i = 0; i < graph->initializer_names->len; i++)
+    g_hash_table_add (defined, graph->initializer_names->pdata[i]);
+  for (guint n = 0; n < graph->nodes->len; n++)
+    {
+      const OwbNode *node = graph->nodes->pdata[n];
+      for (int o = 0; o < node->n_outputs; o++)
+        g_hash_table_add (defined, node->outputs[o]);
+    }
+  for (guint n = 0; n < graph->nodes->len; n++)
+    {
+      const OwbNode *node = graph->nodes->pdata[n];
+      for (int k = 0; k < node->n_inputs; k++)
+        read_name (node->inputs[k], defined, seen, out);
+      g_autoptr (GPtrArray) nested = g_ptr_array_new ();
+      node_body_reads (node, nested);
+      for (guint k = 0; k < nested->len; k++)
+        read_name (nested->pdata[k], defined, seen, out);
+    }
+  for (guint i = 0; i < graph->outputs->len; i++)
+    read_name (((OwbValueInfo *) graph->outputs->pdata[i])->name, defined, seen, out);
+}
+
+GPtrArray *
+owb_scene_dup_outer_values (const OwbGraph *body)
+{
+  g_autoptr (GPtrArray) reads = g_ptr_array_new ();
+  collect_outer (body, reads);
+  GPtrArray *values = g_ptr_array_new ();
+  /* Weights of the outer graphs show on the boxes that read them ("W ⟨8×8×3×3⟩"), not as inputs. */
+  for (guint i = 0; i < reads->len; i++)
+    if (!_owb_scene_find_initializer (body->parent, reads->pdata[i]))
+      g_ptr_array_add (values, reads->pdata[i]);
+  return values;
+}
+
+/* Compact scenes: which nodes have no box. A Constant, or an op whose inputs are all initializers
+ * or values of such nodes (nodes are in topological order), unless it has bodies or makes a
+ * graph output. folded_values gets each of their values -> the node. Returns how many. */
+static guint
+fold_constants (const OwbGraph *graph, gboolean *folded, GHashTable *folded_values)
+{
+  g_autoptr (GHashTable) outputs = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < graph->outputs->len; i++)
+    g_hash_table_add (outputs, ((OwbValueInfo *) graph->outputs->pdata[i])->name);
+  guint n = 0;
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      const OwbNode *node = graph->nodes->pdata[i];
+      gboolean is_default = node->domain == NULL || node->domain[0] == '\0' || strcmp (node->domain, "ai.onnx") == 0;
+      gboolean fold = !node_has_bodies (node) && node->n_outputs > 0 &&
+                      (node->n_inputs > 0 || (is_default && g_strcmp0 (node->op_type, "Constant") == 0));
+      for (int k = 0; fold && k < node->n_inputs; k++)
+        fold = node->inputs[k][0] == '\0' || g_hash_table_contains (folded_values, node->inputs[k]) ||
+               _owb_scene_find_initializer (graph, node->inputs[k]) != NULL;
+      for (int k = 0; fold && k < node->n_outputs; k++)
+        fold = !g_hash_table_contains (outputs, node->outputs[k]);
+      if (!fold)
+        continue;
+      folded[i] = TRUE;
+      n++;
+      for (int k = 0; k < node->n_outputs; k++)
+        if (node->outputs[k][0])
+          g_hash_table_insert (folded_values, node->outputs[k], (gpointer) node);
+    }
+  return n;
+}
+
 static gboolean
 build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
 {
@@ -1076,8 +1109,14 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
     }
 
   g_autoptr (GPtrArray) feeds = owb_graph_dup_feed_inputs (graph);
+  /* A body's values from outside are its inputs too (drawn after its own). */
+  g_autoptr (GPtrArray) outer = graph->parent ? owb_scene_dup_outer_values (graph) : g_ptr_array_new ();
+  guint n_inputs = feeds->len + outer->len;
   guint n_nodes = graph->nodes->len;
-  scene->n_leaves = feeds->len + n_nodes + graph->outputs->len;
+  g_autofree gboolean *folded = g_new0 (gboolean, MAX (n_nodes, 1));
+  g_autoptr (GHashTable) folded_values = g_hash_table_new (g_str_hash, g_str_equal);
+  guint n_folded = scene->style.compact ? fold_constants (graph, folded, folded_values) : 0;
+  scene->n_leaves = n_inputs + n_nodes - n_folded + graph->outputs->len;
   scene->leaves = g_new0 (Leaf, MAX (scene->n_leaves, 1));
   scene->root = scope_new (scene, "", "", NULL);
   scene->root->expanded = TRUE;
@@ -1107,20 +1146,34 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
       leaf->subtitle = type_text (infos, in->name);
       leaf->scope = scene->root;
     }
-  for (guint i = 0; i < n_nodes; i++, l++)
+  for (guint i = 0; i < outer->len; i++, l++)
+    {
+      const char *name = outer->pdata[i];
+      Leaf *leaf = &scene->leaves[l];
+      leaf->kind = OWB_SCENE_INPUT;
+      leaf->value = g_strdup (name);
+      leaf->title = g_strdup (name);
+      leaf->subtitle = type_text (infos, name);
+      leaf->outer = TRUE;
+      leaf->scope = scene->root;
+    }
+  for (guint i = 0; i < n_nodes; i++)
     {
       if ((i & 255) == 0 && g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
+      if (folded[i])
+        continue;
       const OwbNode *node = graph->nodes->pdata[i];
-      Leaf *leaf = &scene->leaves[l];
+      Leaf *leaf = &scene->leaves[l++];
       leaf->kind = OWB_SCENE_OP;
       leaf->node = node;
       leaf->title = g_strdup (node->op_type ? node->op_type : "");
       leaf->subtitle = g_strdup (node->name ? node->name : "");
-      leaf->n_lines = _owb_scene_node_lines (node, graph, &scene->style, &leaf->lines);
+      leaf->n_lines = _owb_scene_node_lines (node, graph, &scene->style, n_folded ? folded_values : NULL,
+                                             &leaf->lines);
       leaf->scope = use_blocks ? scope_for_path (scene, raw, g_strdup (blocks.paths->pdata[blocks.block_of_node[i]]))
                                : scope_for_name (scene, raw, node->name);
-      g_hash_table_insert (scene->leaf_of_node, (gpointer) node, GUINT_TO_POINTER (l + 1));
+      g_hash_table_insert (scene->leaf_of_node, (gpointer) node, GUINT_TO_POINTER (l)); /* this leaf + 1: l moved on */
     }
   for (guint i = 0; i < graph->outputs->len; i++, l++)
     {
@@ -1132,20 +1185,18 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
       leaf->subtitle = type_text (infos, out->name);
       leaf->scope = scene->root;
     }
-  scene->n_ops = n_nodes;
+  scene->n_ops = n_nodes - n_folded;
   for (guint i = 0; i < scene->n_leaves; i++)
     {
       leaf_measure (scene, &scene->leaves[i]);
       g_array_append_val (scene->leaves[i].scope->leaves, i);
     }
 
-  /* Scope tree: count, dissolve, merge, adopt the unscoped sources (after the rules, so that a
-   * constant never makes a group of a single op), then name and measure what is left. */
+  /* Scope tree: count, dissolve, merge, then name and measure what is left. */
   count_ops (scene, scene->root);
   g_autoptr (GPtrArray) aliases = g_ptr_array_new ();
   normalize_scope (scene, scene->root, aliases);
   set_depths (scene->root, 0);
-  adopt_unscoped_sources (scene, feeds->len, n_nodes);
   finish_scope (scene, scene->root);
   /* A merged scope's path finds the group that absorbed it; that one always survives, since
    * merging keeps the inner scope and a merged scope holds at least two ops. */
@@ -1156,14 +1207,10 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
         g_hash_table_insert (scene->scope_by_path, g_strdup (from->path), to);
     }
 
-  /* Levels: each leaf, then each scope at its first leaf, becomes an item of its parent. Adopted
-   * constants come last: listed first in many files, they would otherwise order the groups. */
-  for (guint k = 0; k < 2 * scene->n_leaves; k++)
+  /* Levels: each leaf, then each scope at its first leaf, becomes an item of its parent. */
+  for (guint i = 0; i < scene->n_leaves; i++)
     {
-      guint i = k % scene->n_leaves;
       Leaf *leaf = &scene->leaves[i];
-      if (leaf->adopted != (k >= scene->n_leaves))
-        continue;
       Item item = { NULL, i };
       leaf->local = leaf->scope->items->len;
       g_array_append_val (leaf->scope->items, item);
@@ -1201,11 +1248,19 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
     }
   for (guint i = 0; i < scene->n_leaves; i++)
     {
-      const Leaf *leaf = &scene->leaves[i];
+      Leaf *leaf = &scene->leaves[i];
       int n_in = leaf->kind == OWB_SCENE_OP ? leaf->node->n_inputs : leaf->kind == OWB_SCENE_OUTPUT;
-      for (int k = 0; k < n_in; k++)
+      if (leaf->kind == OWB_SCENE_OP && node_has_bodies (leaf->node))
         {
-          const char *name = leaf->kind == OWB_SCENE_OP ? leaf->node->inputs[k] : leaf->value;
+          /* The values its bodies read come into the If/Loop box like its inputs. */
+          leaf->body_reads = g_ptr_array_new ();
+          node_body_reads (leaf->node, leaf->body_reads);
+        }
+      int n_reads = leaf->body_reads ? (int) leaf->body_reads->len : 0;
+      for (int k = 0; k < n_in + n_reads; k++)
+        {
+          const char *name = k >= n_in ? leaf->body_reads->pdata[k - n_in]
+                             : leaf->kind == OWB_SCENE_OP ? leaf->node->inputs[k] : leaf->value;
           gpointer id;
           if (name[0] == '\0' || !g_hash_table_lookup_extended (value_ids, name, NULL, &id))
             continue; /* initializers and outer-scope values: no box to come from */
@@ -1302,8 +1357,11 @@ owb_graph_scene_free (OwbGraphScene *scene)
         {
           g_free (leaf->lines[k].text);
           g_free (leaf->lines[k].tensor);
+          g_free (leaf->lines[k].subgraph);
         }
       g_free (leaf->lines);
+      if (leaf->body_reads)
+        g_ptr_array_unref (leaf->body_reads);
     }
   g_free (scene->leaves);
   g_hash_table_unref (scene->leaf_of_node);
@@ -1683,6 +1741,92 @@ matches (const char *haystack, const char *needle, gboolean ascii)
   return FALSE;
 }
 
+static gboolean
+node_matches (const OwbNode *node, const char *needle, gboolean ascii)
+{
+  gboolean hit = matches (node->name, needle, ascii) || matches (node->op_type, needle, ascii);
+  for (int k = 0; !hit && k < node->n_inputs; k++)
+    hit = matches (node->inputs[k], needle, ascii);
+  for (int k = 0; !hit && k < node->n_outputs; k++)
+    hit = matches (node->outputs[k], needle, ascii);
+  return hit;
+}
+
+static void
+find_nested (const OwbGraph *graph, const char *needle, gboolean ascii, GArray *steps, GPtrArray *found)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      const OwbNode *node = graph->nodes->pdata[i];
+      if (node_matches (node, needle, ascii))
+        {
+          OwbSceneMatch *match = g_new0 (OwbSceneMatch, 1);
+          match->node = node;
+          match->depth = steps->len;
+          match->steps = g_memdup2 (steps->data, steps->len * sizeof (OwbSceneStep));
+          g_ptr_array_add (found, match);
+        }
+      /* A node's bodies come right after it: the list reads in graph order, nesting included. */
+      for (int a = 0; a < node->n_attributes; a++)
+        {
+          const OwbAttribute *attr = &node->attributes[a];
+          if (attr->type != OWB_ATTR_GRAPH || !attr->g)
+            continue;
+          OwbSceneStep step = { node, attr->name };
+          g_array_append_val (steps, step);
+          find_nested (attr->g, needle, ascii, steps, found);
+          g_array_set_size (steps, steps->len - 1);
+        }
+    }
+}
+
+void
+owb_scene_match_free (OwbSceneMatch *match)
+{
+  if (!match)
+    return;
+  g_free (match->steps);
+  g_free (match);
+}
+
+GPtrArray *
+owb_graph_find_nested (const OwbGraph *graph, const char *query)
+{
+  GPtrArray *found = g_ptr_array_new_with_free_func ((GDestroyNotify) owb_scene_match_free);
+  if (graph == NULL || query == NULL || query[0] == '\0')
+    return found;
+  gboolean ascii = TRUE;
+  for (const char *q = query; *q; q++)
+    if ((guchar) *q >= 0x80)
+      ascii = FALSE;
+  g_autofree char *needle = ascii ? g_ascii_strdown (query, -1) : g_utf8_casefold (query, -1);
+  g_autoptr (GArray) steps = g_array_new (FALSE, FALSE, sizeof (OwbSceneStep));
+  find_nested (graph, needle, ascii, steps, found);
+  return found;
+}
+
+char *
+owb_scene_step_label (const OwbSceneStep *step)
+{
+  const OwbNode *node = step->owner;
+  const char *who = node->name && node->name[0] ? node->name : node->op_type;
+  return g_strdup_printf ("%s › %s", who, step->attribute);
+}
+
+char *
+owb_scene_match_dup_path (const OwbSceneMatch *match)
+{
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; i < match->depth; i++)
+    {
+      g_autofree char *step = owb_scene_step_label (&match->steps[i]);
+      if (i)
+        g_string_append (s, " › ");
+      g_string_append (s, step);
+    }
+  return g_string_free (s, FALSE);
+}
+
 GPtrArray *
 owb_graph_scene_find (const OwbGraphScene *scene, const char *query)
 {
@@ -1699,12 +1843,7 @@ owb_graph_scene_find (const OwbGraphScene *scene, const char *query)
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       const OwbNode *node = graph->nodes->pdata[i];
-      gboolean hit = matches (node->name, needle, ascii) || matches (node->op_type, needle, ascii);
-      for (int k = 0; !hit && k < node->n_inputs; k++)
-        hit = matches (node->inputs[k], needle, ascii);
-      for (int k = 0; !hit && k < node->n_outputs; k++)
-        hit = matches (node->outputs[k], needle, ascii);
-      if (hit)
+      if (node_matches (node, needle, ascii))
         g_ptr_array_add (found, (gpointer) node);
     }
   return found;

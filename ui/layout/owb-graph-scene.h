@@ -21,6 +21,8 @@ typedef enum {
 typedef struct {
   char *text;    /* "kernel 3×3 · stride 2", "W ⟨64×3×7×7⟩" */
   char *tensor;  /* the initializer the line shows, so a click can inspect it; NULL otherwise */
+  char *subgraph; /* the graph attribute the line names ("then_branch"), so a double-click opens
+                   * that one; NULL otherwise */
 } OwbSceneLine;
 
 typedef struct {
@@ -69,6 +71,9 @@ typedef struct {
   guint max_lines;              /* detail lines shown per box before "…" */
   guint collapse_threshold;     /* graphs with more op nodes open collapsed to their top-level
                                  * scopes; 0 never collapses */
+  gboolean compact;             /* Constant nodes, and ops that read only initializers and such
+                                 * values (a weight's Identity, Transpose, DequantizeLinear), have
+                                 * no box: their values show on their readers' boxes as weights do */
 } OwbSceneStyle;
 
 void owb_scene_style_init (OwbSceneStyle *style);
@@ -130,6 +135,37 @@ gboolean owb_graph_scene_rebind (OwbGraphScene *scene, const OwbGraph *graph, GH
 /* Nodes (const OwbNode *, in graph order) whose name, op type, or an input or output value name
  * contains `query`, ignoring case. Members of collapsed groups are found too. */
 GPtrArray *owb_graph_scene_find (const OwbGraphScene *scene, const char *query);
+
+/* Finding inside subgraphs. A step goes from a node into one of its graph attributes. */
+typedef struct {
+  const OwbNode *owner;    /* the If/Loop/Scan node (borrowed) */
+  const char *attribute;   /* "then_branch" (borrowed from the node) */
+} OwbSceneStep;
+
+typedef struct {
+  const OwbNode *node;     /* the node found (borrowed) */
+  guint depth;             /* 0: in the graph searched; otherwise reached through `steps` */
+  OwbSceneStep *steps;
+} OwbSceneMatch;
+
+/* Nodes matched as owb_graph_scene_find does, in `graph` and in every subgraph below it (If
+ * branches, Loop and Scan bodies, nested ones), each node followed by its bodies' matches.
+ * A GPtrArray of OwbSceneMatch * that frees them. */
+GPtrArray *owb_graph_find_nested (const OwbGraph *graph, const char *query);
+void owb_scene_match_free (OwbSceneMatch *match);
+/* "If_3 › then_branch" (the node's name, or its op type when it has none); caller frees. */
+char *owb_scene_step_label (const OwbSceneStep *step);
+/* The steps joined: "If_3 › then_branch › If_5 › else_branch"; "" at depth 0. Caller frees. */
+char *owb_scene_match_dup_path (const OwbSceneMatch *match);
+
+/* The values (not initializers) that `body`, a subgraph, reads from the graphs around it: names
+ * its nodes (nested bodies included) and its outputs read that it does not define, in the order
+ * they are first read. A GPtrArray of names borrowed from the graph. */
+GPtrArray *owb_scene_dup_outer_values (const OwbGraph *body);
+
+/* A value's type with its dimension names whole (boxes and edges shorten long ones): for
+ * tooltips. NULL when nothing is known. */
+char *owb_scene_format_type_full (const OwbValueType *type);
 
 /* The colour of a provider ("cpu", "cuda"; NULL: unassigned), as 0..1 RGB, the same for the
  * canvas, its legend and the SVG export. */

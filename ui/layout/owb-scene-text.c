@@ -2,6 +2,8 @@
  * its initializers shown compactly, and value types as "float32 1×64×56×56". */
 #include "owb-graph-scene-private.h"
 
+#include <owb/owb-op.h>
+
 #include <string.h>
 
 #define MAX_ATTRIBUTE_TEXT 28 /* longer generic attribute values are left out, not cut */
@@ -16,11 +18,33 @@ _owb_scene_measure (const OwbSceneStyle *style, const char *text, OwbSceneFont f
   return 7.0 * g_utf8_strlen (text, -1);
 }
 
+char *
+_owb_scene_short_dim (const char *param)
+{
+  glong n = g_utf8_strlen (param, -1);
+  if (n <= OWB_SCENE_MAX_DIM_CHARS)
+    return g_strdup (param);
+  /* Exporters' generated names ("p2o.DynamicDimension.0", "unk__1234"): what tells two apart
+   * is the first segment and the last, so a dotted name keeps those ("p2o…0"). */
+  const char *first_dot = strchr (param, '.'), *last_dot = strrchr (param, '.');
+  if (first_dot && last_dot != first_dot && first_dot - param <= 8 && strlen (last_dot + 1) <= 6)
+    return g_strdup_printf ("%.*s…%s", (int) (first_dot - param), param, last_dot + 1);
+  /* Otherwise its start and its end, cut at characters. */
+  const char *head_end = g_utf8_offset_to_pointer (param, 9);
+  const char *tail = g_utf8_offset_to_pointer (param, n - 6);
+  return g_strdup_printf ("%.*s…%s", (int) (head_end - param), param, tail);
+}
+
 static void
-append_dim (GString *s, OwbDim d)
+append_dim (GString *s, OwbDim d, gboolean shorten)
 {
   if (d.value >= 0)
     g_string_append_printf (s, "%" G_GINT64_FORMAT, d.value);
+  else if (d.param && shorten)
+    {
+      g_autofree char *short_name = _owb_scene_short_dim (d.param);
+      g_string_append (s, short_name);
+    }
   else if (d.param)
     g_string_append (s, d.param);
   else
@@ -39,8 +63,8 @@ dtype_name (OwbDataType dtype)
     }
 }
 
-char *
-_owb_scene_format_type (const OwbValueType *type)
+static char *
+format_type (const OwbValueType *type, gboolean shorten)
 {
   if (type == NULL)
     return NULL;
@@ -87,10 +111,22 @@ _owb_scene_format_type (const OwbValueType *type)
         {
           if (i)
             g_string_append (s, "×");
-          append_dim (s, type->dims[i]);
+          append_dim (s, type->dims[i], shorten);
         }
     }
   return g_string_free (s, FALSE);
+}
+
+char *
+_owb_scene_format_type (const OwbValueType *type)
+{
+  return format_type (type, TRUE);
+}
+
+char *
+owb_scene_format_type_full (const OwbValueType *type)
+{
+  return format_type (type, FALSE);
 }
 
 static void
@@ -169,75 +205,16 @@ _owb_scene_find_initializer (const OwbGraph *graph, const char *name)
   return NULL;
 }
 
-/* ONNX's names for the inputs of common ops, so that a weight reads "W", not "input 1". */
-static const struct {
-  const char *op;
-  const char *names[8];
-} input_names[] = {
-  { "Conv", { "X", "W", "B" } },
-  { "ConvTranspose", { "X", "W", "B" } },
-  { "FusedConv", { "X", "W", "B", "Z" } },
-  { "ConvInteger", { "x", "w", "x_zero_point", "w_zero_point" } },
-  { "Gemm", { "A", "B", "C" } },
-  { "MatMul", { "A", "B" } },
-  { "MatMulInteger", { "A", "B", "a_zero_point", "b_zero_point" } },
-  { "BatchNormalization", { "X", "scale", "B", "mean", "var" } },
-  { "LayerNormalization", { "X", "Scale", "B" } },
-  { "InstanceNormalization", { "X", "scale", "B" } },
-  { "GroupNormalization", { "X", "scale", "bias" } },
-  { "Add", { "A", "B" } },
-  { "Sub", { "A", "B" } },
-  { "Mul", { "A", "B" } },
-  { "Div", { "A", "B" } },
-  { "Pow", { "X", "Y" } },
-  { "Equal", { "A", "B" } },
-  { "Less", { "A", "B" } },
-  { "Greater", { "A", "B" } },
-  { "PRelu", { "X", "slope" } },
-  { "Reshape", { "data", "shape" } },
-  { "Expand", { "input", "shape" } },
-  { "Tile", { "input", "repeats" } },
-  { "Gather", { "data", "indices" } },
-  { "GatherElements", { "data", "indices" } },
-  { "Slice", { "data", "starts", "ends", "axes", "steps" } },
-  { "Squeeze", { "data", "axes" } },
-  { "Unsqueeze", { "data", "axes" } },
-  { "Split", { "input", "split" } },
-  { "Pad", { "data", "pads", "value", "axes" } },
-  { "Clip", { "input", "min", "max" } },
-  { "Resize", { "X", "roi", "scales", "sizes" } },
-  { "Where", { "condition", "X", "Y" } },
-  { "ReduceMean", { "data", "axes" } },
-  { "ReduceSum", { "data", "axes" } },
-  { "ReduceMax", { "data", "axes" } },
-  { "ReduceMin", { "data", "axes" } },
-  { "ReduceProd", { "data", "axes" } },
-  { "ConstantOfShape", { "input" } },
-  { "Identity", { "input" } },
-  { "Range", { "start", "limit", "delta" } },
-  { "TopK", { "X", "K" } },
-  { "CumSum", { "x", "axis" } },
-  { "OneHot", { "indices", "depth", "values" } },
-  { "LSTM", { "X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P" } },
-  { "GRU", { "X", "W", "R", "B", "sequence_lens", "initial_h" } },
-  { "RNN", { "X", "W", "R", "B", "sequence_lens", "initial_h" } },
-  { "QuantizeLinear", { "x", "y_scale", "y_zero_point" } },
-  { "DequantizeLinear", { "x", "x_scale", "x_zero_point" } },
-  { "QLinearConv", { "x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point", "y_scale", "y_zero_point" } },
-  { "QLinearMatMul", { "a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale", "y_zero_point" } },
-};
-
+/* The op's own name for the input (its schema's), so that a weight reads "W", not "input 1". */
 static char *
 input_label (const OwbNode *node, int i)
 {
-  for (guint k = 0; k < G_N_ELEMENTS (input_names); k++)
-    if (strcmp (node->op_type, input_names[k].op) == 0)
-      {
-        if (i < 8 && input_names[k].names[i])
-          return g_strdup (input_names[k].names[i]);
-        break;
-      }
-  /* Unknown op: the initializer's own name when short, its position otherwise. */
+  const OwbOpSchema *schema = owb_op_schema_lookup (node->domain, node->op_type, node->opset > 0 ? node->opset : G_MAXINT);
+  const char *known = owb_op_schema_get_input_name (schema, i);
+  if (known && !owb_op_schema_is_input_variadic (schema, i))
+    return g_strdup (known);
+  /* Unknown op or one of many alike (Concat's): the initializer's own name when short, its position
+   * otherwise. */
   const char *name = node->inputs[i];
   if (g_utf8_strlen (name, -1) <= 12)
     return g_strdup (name);
@@ -549,9 +526,34 @@ key_attribute_lines (const OwbNode *node, const OwbGraph *graph, GPtrArray *text
   generic_lines (node, texts, tensors);
 }
 
+/* "64×3×3×3" for a value typed along the scopes, NULL when its shape is not known. */
+static char *
+folded_shape (const OwbGraph *graph, const char *name)
+{
+  for (const OwbGraph *g = graph; g; g = g->parent)
+    {
+      const OwbValueInfo *info = owb_graph_find_value_info (g, name);
+      if (!info || !info->has_type)
+        continue;
+      if (info->type.kind != OWB_VALUE_TENSOR || info->type.rank < 0)
+        return NULL;
+      if (info->type.rank == 0)
+        return g_strdup (C_("graph type", "scalar"));
+      GString *s = g_string_new (NULL);
+      for (int i = 0; i < info->type.rank && i < OWB_MAX_RANK; i++)
+        {
+          if (i)
+            g_string_append (s, "×");
+          append_dim (s, info->type.dims[i], TRUE);
+        }
+      return g_string_free (s, FALSE);
+    }
+  return NULL;
+}
+
 guint
 _owb_scene_node_lines (const OwbNode *node, const OwbGraph *graph, const OwbSceneStyle *style,
-                       OwbSceneLine **lines)
+                       GHashTable *folded, OwbSceneLine **lines)
 {
   g_autoptr (GPtrArray) texts = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GPtrArray) tensors = g_ptr_array_new ();
@@ -564,9 +566,27 @@ _owb_scene_node_lines (const OwbNode *node, const OwbGraph *graph, const OwbScen
       if (name[0] == '\0')
         continue;
       OwbTensor *t = _owb_scene_find_initializer (graph, name);
-      if (t == NULL)
+      const OwbNode *producer = t == NULL && folded ? g_hash_table_lookup (folded, name) : NULL;
+      if (t == NULL && producer == NULL)
         continue;
       g_autofree char *label = input_label (node, i);
+      if (producer)
+        {
+          /* A folded Constant shows its value as a weight would; another folded op its shape
+           * when known ("W ⟨64×3×3×3⟩"), else what makes it ("W ← Identity"). */
+          const OwbAttribute *value = strcmp (producer->op_type, "Constant") == 0
+                                        ? owb_node_get_attribute (producer, "value") : NULL;
+          t = value && value->type == OWB_ATTR_TENSOR ? value->t : NULL;
+          if (t == NULL)
+            {
+              g_autofree char *shape = folded_shape (graph, name);
+              add_line (texts, tensors,
+                        shape ? g_strdup_printf ("%s ⟨%s⟩", label, shape)
+                              : g_strdup_printf ("%s ← %s", label, producer->op_type),
+                        name);
+              continue;
+            }
+        }
       g_autofree char *value = format_small_value (t);
       if (value)
         add_line (texts, tensors, g_strdup_printf ("%s = %s", label, value), name);
@@ -586,6 +606,16 @@ _owb_scene_node_lines (const OwbNode *node, const OwbGraph *graph, const OwbScen
     {
       (*lines)[i].text = g_steal_pointer (&texts->pdata[i]);
       (*lines)[i].tensor = g_strdup (tensors->pdata[i]);
+    }
+  /* The subgraph lines come first, one per graph attribute, in attribute order. */
+  guint line = 0;
+  for (int i = 0; i < node->n_attributes && line < shown; i++)
+    {
+      const OwbAttribute *a = &node->attributes[i];
+      if (a->type == OWB_ATTR_GRAPH && a->g)
+        (*lines)[line].subgraph = g_strdup (a->name);
+      if (a->type == OWB_ATTR_GRAPH || a->type == OWB_ATTR_GRAPHS)
+        line++;
     }
   if (capped)
     (*lines)[shown].text = g_strdup ("…");

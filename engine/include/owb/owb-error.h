@@ -1,6 +1,7 @@
 /* owb-error.h: the one error domain of libowb and its codes. */
 #pragma once
 
+#include <owb/owb-api.h>
 #include <glib.h>
 
 G_BEGIN_DECLS
@@ -19,6 +20,6 @@ typedef enum {
   OWB_ERROR_INVALID_ARGUMENT /* the caller passed something wrong (missing input, bad option) */
 } OwbError;
 
-GQuark owb_error_quark (void);
+OWB_API GQuark owb_error_quark (void);
 
 G_END_DECLS

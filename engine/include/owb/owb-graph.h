@@ -2,6 +2,7 @@
  * and initializers; subgraphs (If/Loop/Scan bodies) are graphs owned by attributes. */
 #pragma once
 
+#include <owb/owb-api.h>
 #include <owb/owb-tensor.h>
 
 G_BEGIN_DECLS
@@ -124,67 +125,67 @@ struct _OwbModel {
 };
 
 /* Models */
-OwbModel *owb_model_new (void);
-OwbModel *owb_model_ref (OwbModel *model);
-void owb_model_unref (OwbModel *model);
+OWB_API OwbModel *owb_model_new (void);
+OWB_API OwbModel *owb_model_ref (OwbModel *model);
+OWB_API void owb_model_unref (OwbModel *model);
 /* A deep copy of the IR (graph, nodes, value infos); initializer tensors are shared by reference. */
-OwbModel *owb_model_dup (const OwbModel *model);
+OWB_API OwbModel *owb_model_dup (const OwbModel *model);
 /* The opset imported for a domain ("" or "ai.onnx" for the default one); -1 if none. */
-int64_t owb_model_get_opset (const OwbModel *model, const char *domain);
-void owb_model_set_opset (OwbModel *model, const char *domain, int64_t version);
+OWB_API int64_t owb_model_get_opset (const OwbModel *model, const char *domain);
+OWB_API void owb_model_set_opset (OwbModel *model, const char *domain, int64_t version);
 
 /* Graphs */
-OwbGraph *owb_graph_new (const char *name);
-void owb_graph_free (OwbGraph *graph);
-OwbGraph *owb_graph_dup (const OwbGraph *graph);
+OWB_API OwbGraph *owb_graph_new (const char *name);
+OWB_API void owb_graph_free (OwbGraph *graph);
+OWB_API OwbGraph *owb_graph_dup (const OwbGraph *graph);
 /* Takes the node. */
-void owb_graph_add_node (OwbGraph *graph, OwbNode *node);
+OWB_API void owb_graph_add_node (OwbGraph *graph, OwbNode *node);
 /* Takes the tensor; replaces an initializer of the same name. */
-void owb_graph_add_initializer (OwbGraph *graph, const char *name, OwbTensor *tensor);
+OWB_API void owb_graph_add_initializer (OwbGraph *graph, const char *name, OwbTensor *tensor);
 /* Borrowed; NULL if name is not an initializer of this graph (outer scopes not searched). */
-OwbTensor *owb_graph_get_initializer (const OwbGraph *graph, const char *name);
-gboolean owb_graph_remove_initializer (OwbGraph *graph, const char *name);
-OwbValueInfo *owb_value_info_new (const char *name, const OwbValueType *type);
-void owb_value_info_free (OwbValueInfo *info);
+OWB_API OwbTensor *owb_graph_get_initializer (const OwbGraph *graph, const char *name);
+OWB_API gboolean owb_graph_remove_initializer (OwbGraph *graph, const char *name);
+OWB_API OwbValueInfo *owb_value_info_new (const char *name, const OwbValueType *type);
+OWB_API void owb_value_info_free (OwbValueInfo *info);
 /* Searches inputs, outputs and value_infos; NULL if absent. */
-OwbValueInfo *owb_graph_find_value_info (const OwbGraph *graph, const char *name);
+OWB_API OwbValueInfo *owb_graph_find_value_info (const OwbGraph *graph, const char *name);
 /* The graph inputs that are not initializers (what a caller must feed), borrowed. */
-GPtrArray *owb_graph_dup_feed_inputs (const OwbGraph *graph);
+OWB_API GPtrArray *owb_graph_dup_feed_inputs (const OwbGraph *graph);
 
 /* Nodes */
-OwbNode *owb_node_new (const char *op_type, const char *domain, const char *name);
-void owb_node_free (OwbNode *node);
-OwbNode *owb_node_dup (const OwbNode *node);
-void owb_node_add_input (OwbNode *node, const char *name);
-void owb_node_add_output (OwbNode *node, const char *name);
+OWB_API OwbNode *owb_node_new (const char *op_type, const char *domain, const char *name);
+OWB_API void owb_node_free (OwbNode *node);
+OWB_API OwbNode *owb_node_dup (const OwbNode *node);
+OWB_API void owb_node_add_input (OwbNode *node, const char *name);
+OWB_API void owb_node_add_output (OwbNode *node, const char *name);
 /* Returns the attribute added (owned by the node), for the caller to fill in. */
-OwbAttribute *owb_node_add_attribute (OwbNode *node, const char *name, OwbAttributeType type);
-const OwbAttribute *owb_node_get_attribute (const OwbNode *node, const char *name);
+OWB_API OwbAttribute *owb_node_add_attribute (OwbNode *node, const char *name, OwbAttributeType type);
+OWB_API const OwbAttribute *owb_node_get_attribute (const OwbNode *node, const char *name);
 /* Typed getters with defaults; a present attribute of another type also returns the default. */
-int64_t owb_node_get_int (const OwbNode *node, const char *name, int64_t default_value);
+OWB_API int64_t owb_node_get_int (const OwbNode *node, const char *name, int64_t default_value);
 /* An int attribute (or the default) checked against [min, max] before it is used as a count,
  * an index or a narrower type: FALSE with an OWB_ERROR_INVALID_MODEL error naming the node and
  * the attribute otherwise (2^32 must not wrap to 0). */
-gboolean owb_node_get_int_in_range (const OwbNode *node, const char *name, int64_t default_value, int64_t min,
-                                    int64_t max, int64_t *value, GError **error);
+OWB_API gboolean owb_node_get_int_in_range (const OwbNode *node, const char *name, int64_t default_value, int64_t min,
+                                            int64_t max, int64_t *value, GError **error);
 /* The same into an int. */
-gboolean owb_node_get_int32 (const OwbNode *node, const char *name, int default_value, int min, int max, int *value,
-                             GError **error);
-float owb_node_get_float (const OwbNode *node, const char *name, float default_value);
-const char *owb_node_get_string (const OwbNode *node, const char *name, const char *default_value);
+OWB_API gboolean owb_node_get_int32 (const OwbNode *node, const char *name, int default_value, int min, int max, int *value,
+                                     GError **error);
+OWB_API float owb_node_get_float (const OwbNode *node, const char *name, float default_value);
+OWB_API const char *owb_node_get_string (const OwbNode *node, const char *name, const char *default_value);
 /* Borrowed array and its length in *n; NULL (and *n = 0) when absent. */
-const int64_t *owb_node_get_ints (const OwbNode *node, const char *name, int *n);
-const float *owb_node_get_floats (const OwbNode *node, const char *name, int *n);
+OWB_API const int64_t *owb_node_get_ints (const OwbNode *node, const char *name, int *n);
+OWB_API const float *owb_node_get_floats (const OwbNode *node, const char *name, int *n);
 /* The input name i, or NULL if i is past the end or the input is "" (missing optional). */
-const char *owb_node_get_input (const OwbNode *node, int i);
-const char *owb_node_get_output (const OwbNode *node, int i);
+OWB_API const char *owb_node_get_input (const OwbNode *node, int i);
+OWB_API const char *owb_node_get_output (const OwbNode *node, int i);
 /* "Conv 'conv1' (opset 13)"-style text naming the node in error messages; caller frees. */
-char *owb_node_describe (const OwbNode *node);
-void owb_node_clear_claims (OwbNode *node);
-void owb_node_add_decline (OwbNode *node, const char *provider, const char *reason);
+OWB_API char *owb_node_describe (const OwbNode *node);
+OWB_API void owb_node_clear_claims (OwbNode *node);
+OWB_API void owb_node_add_decline (OwbNode *node, const char *provider, const char *reason);
 
-void owb_attribute_clear (OwbAttribute *attr);
-void owb_attribute_copy (OwbAttribute *dest, const OwbAttribute *src);
+OWB_API void owb_attribute_clear (OwbAttribute *attr);
+OWB_API void owb_attribute_copy (OwbAttribute *dest, const OwbAttribute *src);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbModel, owb_model_unref)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbGraph, owb_graph_free)

@@ -2,6 +2,7 @@
  * inference. One table row per op version; kernels live with the providers. */
 #pragma once
 
+#include <owb/owb-api.h>
 #include <owb/owb-graph.h>
 
 G_BEGIN_DECLS
@@ -9,6 +10,24 @@ G_BEGIN_DECLS
 /* The domain of the engine's own ops (fused kernels, channels-last variants): saved models that
  * use them say so through this opset import. */
 #define OWB_DOMAIN "ai.onnx.workbench"
+
+/* Data propagation (what ONNX's shape inference calls data_prop): at load, what is known of the
+ * value of a small integer (or boolean) tensor computed from shapes (Shape -> Gather -> Concat ->
+ * Reshape), element by element: a known value, a named dimension ("batch"), or unknown. Only values
+ * of rank 0 or 1 with at most OWB_INFER_DATA_MAX elements are carried. */
+#define OWB_INFER_DATA_MAX 64
+
+typedef struct {
+  int64_t value;     /* when known */
+  const char *param; /* when not known: the named dim it equals (interned), or NULL */
+  gboolean known;
+} OwbInferElement;
+
+typedef struct {
+  int rank; /* 0 or 1 */
+  int n;    /* elements */
+  OwbInferElement elements[OWB_INFER_DATA_MAX];
+} OwbInferData;
 
 /* What inference sees of one node. Used twice: symbolically at load (shapes may hold named or
  * unknown dims; input_values only for constants) and concretely at run time (every shape known,
@@ -24,6 +43,9 @@ typedef struct {
   const OwbGraph *graph;            /* graph of the node (subgraph inference, outer scope) */
   gboolean values_read;             /* set when inference looked at an input's value: its outputs may
                                      * then change with the values, not only with the input types */
+  /* At load, what data propagation knows of each input's value where input_values does not hold
+   * it (NULL, or entries NULL): read through owb_infer_get_data. */
+  const OwbInferData *const *input_data;
 } OwbInferContext;
 
 typedef gboolean (*OwbInferFunc) (OwbInferContext *ctx, GError **error);
@@ -39,38 +61,50 @@ typedef struct {
 
 /* The schema row for an op at an opset (largest since <= opset); NULL if the op is unknown or
  * not defined at that opset. `domain` NULL or "" or "ai.onnx" mean the default domain. */
-const OwbOpSchema *owb_op_schema_lookup (const char *domain, const char *op_type, int opset);
+OWB_API const OwbOpSchema *owb_op_schema_lookup (const char *domain, const char *op_type, int opset);
 /* Whether any version of the op exists (to tell "unknown op" from "not in this opset"). */
-gboolean owb_op_schema_exists (const char *domain, const char *op_type);
+OWB_API gboolean owb_op_schema_exists (const char *domain, const char *op_type);
+/* The name of input / output `index` of the op, as its spec gives it ("X", "W", "B" for Conv;
+ * the variadic parameter's name for every index from it on, "inputs" for Concat), for display
+ * beside a value; NULL when the op or the index has none. Borrowed, static. */
+OWB_API const char *owb_op_schema_get_input_name (const OwbOpSchema *schema, int index);
+OWB_API const char *owb_op_schema_get_output_name (const OwbOpSchema *schema, int index);
+/* Whether input / output `index` is one of the variadic parameter's (Concat's, Sum's, If's): they all share one
+ * name, so a display that tells them apart uses the values' own names. */
+OWB_API gboolean owb_op_schema_is_input_variadic (const OwbOpSchema *schema, int index);
+OWB_API gboolean owb_op_schema_is_output_variadic (const OwbOpSchema *schema, int index);
 /* All rows, for listings (owb inspect, docs). */
-const OwbOpSchema *const *owb_op_schema_list (guint *n);
+OWB_API const OwbOpSchema *const *owb_op_schema_list (guint *n);
 
 /* "tensor", "sequence", "optional", "map"... */
-const char *owb_value_kind_name (OwbValueKind kind);
+OWB_API const char *owb_value_kind_name (OwbValueKind kind);
 /* Whether input `input` of the op may be a value of that kind (an unknown kind always may): the
  * sequence and optional ops and Identity/Loop say which kinds they take, all other ops tensors. */
-gboolean owb_op_input_accepts_kind (const char *domain, const char *op_type, int input, OwbValueKind kind);
+OWB_API gboolean owb_op_input_accepts_kind (const char *domain, const char *op_type, int input, OwbValueKind kind);
 /* FALSE for NULL and for the unknown type (a tensor of undefined element type and rank, which
  * may stand for any kind until the value is there). */
-gboolean owb_value_type_kind_is_known (const OwbValueType *type);
+OWB_API gboolean owb_value_type_kind_is_known (const OwbValueType *type);
 /* An OWB_ERROR_TYPE error naming the node and input for the first input of a kind the op does
  * not take. Used by inference and by kernel resolution. */
-gboolean owb_op_check_input_kinds (const OwbNode *node, int n_inputs, const OwbValueType *const *inputs,
-                                   GError **error);
+OWB_API gboolean owb_op_check_input_kinds (const OwbNode *node, int n_inputs, const OwbValueType *const *inputs,
+                                           GError **error);
 
 /* Runs inference for one node. Checks input/output counts and input kinds first. */
-gboolean owb_op_infer (const OwbOpSchema *schema, OwbInferContext *ctx, GError **error);
+OWB_API gboolean owb_op_infer (const OwbOpSchema *schema, OwbInferContext *ctx, GError **error);
 
 /* Helpers for inference functions. Each sets a SHAPE/TYPE error naming the node on failure. */
-gboolean owb_infer_broadcast (OwbInferContext *ctx, int n, const OwbValueType *const *types,
-                              OwbValueType *out, GError **error);
+OWB_API gboolean owb_infer_broadcast (OwbInferContext *ctx, int n, const OwbValueType *const *types,
+                                      OwbValueType *out, GError **error);
 /* Output i = input j (type and shape). */
-void owb_infer_copy (OwbInferContext *ctx, int out, int in);
+OWB_API void owb_infer_copy (OwbInferContext *ctx, int out, int in);
 /* Reads an input's known value as int64s (INT32/INT64 tensors) into a new array the caller frees with
  * g_free; FALSE (and nothing allocated) if the value is not known. */
-gboolean owb_infer_get_ints (OwbInferContext *ctx, int input, int64_t **values, int64_t *n);
+OWB_API gboolean owb_infer_get_ints (OwbInferContext *ctx, int input, int64_t **values, int64_t *n);
+/* What data propagation knows of an input's value (partly named or unknown elements), or NULL. A
+ * fully known value is in input_values too, where owb_infer_get_ints reads it. */
+OWB_API const OwbInferData *owb_infer_get_data (OwbInferContext *ctx, int input);
 /* Normalises a possibly negative axis into [0, rank); error naming the node if out of range. */
-gboolean owb_infer_axis (OwbInferContext *ctx, int64_t axis, int rank, int *out, GError **error);
-void owb_infer_set_error (OwbInferContext *ctx, GError **error, int code, const char *format, ...) G_GNUC_PRINTF (4, 5);
+OWB_API gboolean owb_infer_axis (OwbInferContext *ctx, int64_t axis, int rank, int *out, GError **error);
+OWB_API void owb_infer_set_error (OwbInferContext *ctx, GError **error, int code, const char *format, ...) G_GNUC_PRINTF (4, 5);
 
 G_END_DECLS

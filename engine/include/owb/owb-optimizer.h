@@ -2,6 +2,7 @@
  * a report of what each pass did and which nodes every created node replaced. */
 #pragma once
 
+#include <owb/owb-api.h>
 #include <owb/owb-session.h>
 
 G_BEGIN_DECLS
@@ -42,20 +43,20 @@ typedef struct {
   gsize fold_max_bytes;               /* constant folding leaves outputs larger than this (0: 16 MiB) */
 } OwbOptimizeOptions;
 
-void owb_optimize_options_init (OwbOptimizeOptions *options);
+OWB_API void owb_optimize_options_init (OwbOptimizeOptions *options);
 
 /* Optimizes the model's main graph in place (the caller owns a copy if it wants the original).
  * On success *report (if report != NULL) receives what every pass did. */
-gboolean owb_model_optimize (OwbModel *model, const OwbOptimizeOptions *options, OwbOptimizeReport **report,
-                             GError **error);
+OWB_API gboolean owb_model_optimize (OwbModel *model, const OwbOptimizeOptions *options, OwbOptimizeReport **report,
+                                     GError **error);
 
-void owb_optimize_report_free (OwbOptimizeReport *report);
+OWB_API void owb_optimize_report_free (OwbOptimizeReport *report);
 /* The whole report as a JSON object; caller frees. */
-char *owb_optimize_report_to_json (const OwbOptimizeReport *report);
+OWB_API char *owb_optimize_report_to_json (const OwbOptimizeReport *report);
 
 /* Level names: "disabled", "basic", "extended", "layout", "all". */
-const char *owb_optimize_level_to_string (OwbOptimizeLevel level);
-gboolean owb_optimize_level_from_string (const char *name, OwbOptimizeLevel *level);
+OWB_API const char *owb_optimize_level_to_string (OwbOptimizeLevel level);
+OWB_API gboolean owb_optimize_level_from_string (const char *name, OwbOptimizeLevel *level);
 
 /* Every pass: its name, level and one-line description, for listings and the UI. */
 typedef struct {
@@ -63,10 +64,10 @@ typedef struct {
   OwbOptimizeLevel level;
   const char *description;
 } OwbPassInfo;
-const OwbPassInfo *owb_optimize_list_passes (guint *n);
+OWB_API const OwbPassInfo *owb_optimize_list_passes (guint *n);
 
 /* The report of the optimization a session ran (NULL at level disabled). */
-const OwbOptimizeReport *owb_session_get_optimize_report (const OwbSession *session);
+OWB_API const OwbOptimizeReport *owb_session_get_optimize_report (const OwbSession *session);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbOptimizeReport, owb_optimize_report_free)
 

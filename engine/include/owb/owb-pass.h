@@ -4,6 +4,7 @@
  * record every removed and created node in ctx->report. */
 #pragma once
 
+#include <owb/owb-api.h>
 #include <owb/owb-optimizer.h>
 #include <owb/owb-error.h>
 
@@ -50,80 +51,83 @@ struct _OwbPassContext {
 /* The graph's nodes, without those removed so far. Passes read the node list through this,
  * never through ctx->graph->nodes: removal only marks a node (so that removing many is linear),
  * and this call drops the marked ones in one sweep. */
-GPtrArray *owb_pass_nodes (OwbPassContext *ctx);
+OWB_API GPtrArray *owb_pass_nodes (OwbPassContext *ctx);
 
 /* The opset of the default domain. */
-int owb_pass_opset (OwbPassContext *ctx);
+OWB_API int owb_pass_opset (OwbPassContext *ctx);
 /* The node that writes `name`, or NULL (graph input, initializer). */
-OwbNode *owb_pass_producer (OwbPassContext *ctx, const char *name);
+OWB_API OwbNode *owb_pass_producer (OwbPassContext *ctx, const char *name);
 /* Nodes reading `name` (borrowed; empty array if none). A node appears once per input it reads
  * the name through. */
-GPtrArray *owb_pass_consumers (OwbPassContext *ctx, const char *name);
+OWB_API GPtrArray *owb_pass_consumers (OwbPassContext *ctx, const char *name);
 /* Uses of a value: consumer inputs, plus 1 if it is a graph output, plus 1 if a subgraph reads it.
  * A value with one use can be fused away into its only reader. */
-guint owb_pass_n_uses (OwbPassContext *ctx, const char *name);
-gboolean owb_pass_is_graph_output (OwbPassContext *ctx, const char *name);
+OWB_API guint owb_pass_n_uses (OwbPassContext *ctx, const char *name);
+OWB_API gboolean owb_pass_is_graph_output (OwbPassContext *ctx, const char *name);
 /* Whether a Transpose only swaps the last two axes of its input (of rank `rank`). */
-gboolean owb_pass_swaps_last_two (const OwbNode *transpose, int rank);
+OWB_API gboolean owb_pass_swaps_last_two (const OwbNode *transpose, int rank);
 /* A constant value: an initializer that is not also an overridable graph input, or the output
  * of a Constant node with a tensor `value`. Borrowed; NULL otherwise. */
-const OwbTensor *owb_pass_get_constant (OwbPassContext *ctx, const char *name);
+OWB_API const OwbTensor *owb_pass_get_constant (OwbPassContext *ctx, const char *name);
 
 /* How the report names a node: its name, or its first output where it has none. */
-const char *owb_pass_label (const OwbNode *node);
+OWB_API const char *owb_pass_label (const OwbNode *node);
 /* Removes and frees the node (recorded in the report). */
-void owb_pass_remove_node (OwbPassContext *ctx, OwbNode *node);
+OWB_API void owb_pass_remove_node (OwbPassContext *ctx, OwbNode *node);
 /* Adds a node the pass created (taken), recording the names of the nodes it replaces. Call
- * before removing those nodes, or pass their names saved beforehand. */
-void owb_pass_add_node (OwbPassContext *ctx, OwbNode *node, const char *const *from, guint n_from);
+ * before removing those nodes, or pass their names saved beforehand. A node that replaces others
+ * takes the name of the main one (the Conv of Conv + BatchNormalization + Relu, the MatMul of
+ * MatMul + Add), which keeps the model's names and scopes: that name is free again once the node
+ * is removed, so it is set as it is, not made unique. A node without a name gets one from its op. */
+OWB_API void owb_pass_add_node (OwbPassContext *ctx, OwbNode *node, const char *const *from, guint n_from);
 /* Makes every reader of `old_name` (and the graph outputs) read `new_name` instead. When
  * old_name is a graph output, the producer of new_name is renamed to keep the output's name. */
-void owb_pass_replace_uses (OwbPassContext *ctx, const char *old_name, const char *new_name);
+OWB_API void owb_pass_replace_uses (OwbPassContext *ctx, const char *old_name, const char *new_name);
 /* Makes input `index` of a node in the graph read `name`, keeping the indexes exact. */
-void owb_pass_set_input (OwbPassContext *ctx, OwbNode *node, int index, const char *name);
+OWB_API void owb_pass_set_input (OwbPassContext *ctx, OwbNode *node, int index, const char *name);
 
 /* Worklists for rewrites that enable one another (push a Transpose down, cancel it against the
  * next): begin queues every node in order; from then on each node added, each reader of a value
  * given a new producer and each node whose input changed is queued again; next pops the next
  * queued node that is still in the graph, NULL when none is left. One worklist per context. */
-void owb_pass_watch_begin (OwbPassContext *ctx);
-void owb_pass_watch_push (OwbPassContext *ctx, OwbNode *node);
-OwbNode *owb_pass_watch_next (OwbPassContext *ctx);
-void owb_pass_watch_end (OwbPassContext *ctx);
+OWB_API void owb_pass_watch_begin (OwbPassContext *ctx);
+OWB_API void owb_pass_watch_push (OwbPassContext *ctx, OwbNode *node);
+OWB_API OwbNode *owb_pass_watch_next (OwbPassContext *ctx);
+OWB_API void owb_pass_watch_end (OwbPassContext *ctx);
 
 /* Adds an initializer under a fresh name derived from `base`; returns the name (owned by the graph). */
-const char *owb_pass_add_initializer (OwbPassContext *ctx, const char *base, OwbTensor *tensor);
+OWB_API const char *owb_pass_add_initializer (OwbPassContext *ctx, const char *base, OwbTensor *tensor);
 /* A value or node name not yet used in the graph. Caller frees. */
-char *owb_pass_unique_name (OwbPassContext *ctx, const char *base);
+OWB_API char *owb_pass_unique_name (OwbPassContext *ctx, const char *base);
 /* Records why a pattern around `node` was not rewritten. */
-void owb_pass_near_miss (OwbPassContext *ctx, const OwbNode *node, const char *format, ...) G_GNUC_PRINTF (3, 4);
+OWB_API void owb_pass_near_miss (OwbPassContext *ctx, const OwbNode *node, const char *format, ...) G_GNUC_PRINTF (3, 4);
 /* Removes initializers no node, subgraph or graph output reads. Returns how many. */
-guint owb_pass_prune_initializers (OwbPassContext *ctx);
+OWB_API guint owb_pass_prune_initializers (OwbPassContext *ctx);
 /* A fresh name in the scope of node name `like` ("/encoder/layer.0/attn/Softmax" gives
  * "/encoder/layer.0/attn/" + what), made unique. Caller frees. */
-char *owb_pass_scoped_name (OwbPassContext *ctx, const char *like, const char *what);
+OWB_API char *owb_pass_scoped_name (OwbPassContext *ctx, const char *like, const char *what);
 /* The constant a value is, looking through chains of Identity (up to 8), or NULL. */
-const OwbTensor *owb_pass_constant_through_identity (OwbPassContext *ctx, const char *name);
+OWB_API const OwbTensor *owb_pass_constant_through_identity (OwbPassContext *ctx, const char *name);
 /* Whether constant s, broadcast against a Conv output of rank `rank` with m channels, gives one
  * value per channel without growing the output: [], [1], [m, 1, 1], [1, m, 1, 1]... Sets
  * *per_channel when s has m values along the channel axis. */
-gboolean owb_pass_is_channel_constant (const OwbTensor *s, int rank, int64_t m, gboolean *per_channel);
+OWB_API gboolean owb_pass_is_channel_constant (const OwbTensor *s, int rank, int64_t m, gboolean *per_channel);
 /* The inferred or declared type of a value, or NULL. */
-const OwbValueType *owb_pass_value_type (OwbPassContext *ctx, const char *name);
+OWB_API const OwbValueType *owb_pass_value_type (OwbPassContext *ctx, const char *name);
 
 /* Whether node is `op_type` of the default ONNX domain ("" or "ai.onnx"); FALSE for NULL. */
-gboolean owb_pass_is_op (const OwbNode *node, const char *op_type);
+OWB_API gboolean owb_pass_is_op (const OwbNode *node, const char *op_type);
 /* Whether node is `op_type` of the engine's domain (ai.onnx.workbench); FALSE for NULL. */
-gboolean owb_pass_is_our_op (const OwbNode *node, const char *op_type);
+OWB_API gboolean owb_pass_is_our_op (const OwbNode *node, const char *op_type);
 /* Sets a fused activation's string attribute `attr` to `kind` and, when there are any, its float
  * parameters under `params_attr` ("activation" and "activation_params" on our fused ops). */
-void owb_pass_set_activation (OwbNode *node, const char *attr, const char *params_attr, const char *kind,
-                               const float *params, int n_params);
+OWB_API void owb_pass_set_activation (OwbNode *node, const char *attr, const char *params_attr, const char *kind,
+                                       const float *params, int n_params);
 
 /* Runs `passes` in order over the model's main graph, as owb_model_optimize runs the engine's own
  * (types inferred before and after each pass that changed the graph, one report entry per pass).
  * options->level and disabled_passes are not consulted; options may be NULL. */
-gboolean owb_model_run_passes (OwbModel *model, const OwbPass *const *passes, guint n_passes,
-                               const OwbOptimizeOptions *options, OwbOptimizeReport **report, GError **error);
+OWB_API gboolean owb_model_run_passes (OwbModel *model, const OwbPass *const *passes, guint n_passes,
+                                       const OwbOptimizeOptions *options, OwbOptimizeReport **report, GError **error);
 
 G_END_DECLS

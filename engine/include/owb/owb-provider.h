@@ -2,6 +2,7 @@
  * reason), resolves a kernel for each claimed node once per session, and runs it. */
 #pragma once
 
+#include <owb/owb-api.h>
 #include <owb/owb-op.h>
 
 G_BEGIN_DECLS
@@ -72,20 +73,20 @@ struct _OwbProvider {
 /* Looks a kernel up in a table for the node's op, domain, opset and the dtype that the row checks.
  * NULL if none; *why receives a reason when not NULL ("no kernel for X at opset N", "type int8
  * not supported by X"). */
-const OwbKernelDef *owb_kernel_table_lookup (const OwbKernelDef *const *table, guint n_table, const OwbNode *node,
-                                             int opset, const OwbValueType *const *input_types,
-                                             const OwbValueType *output_types, char **why);
+OWB_API const OwbKernelDef *owb_kernel_table_lookup (const OwbKernelDef *const *table, guint n_table, const OwbNode *node,
+                                                     int opset, const OwbValueType *const *input_types,
+                                                     const OwbValueType *output_types, char **why);
 
 /* Allocates output i with the given shape and stores it in ctx->outputs[i]. */
-OwbTensor *owb_kernel_context_new_output (OwbKernelContext *ctx, int i, OwbDataType dtype, int rank,
-                                          const int64_t *dims, GError **error);
-void owb_kernel_set_error (OwbKernelContext *ctx, GError **error, int code, const char *format, ...) G_GNUC_PRINTF (4, 5);
+OWB_API OwbTensor *owb_kernel_context_new_output (OwbKernelContext *ctx, int i, OwbDataType dtype, int rank,
+                                                  const int64_t *dims, GError **error);
+OWB_API void owb_kernel_set_error (OwbKernelContext *ctx, GError **error, int code, const char *format, ...) G_GNUC_PRINTF (4, 5);
 
 /* For kernels that repeat work the model controls (a Loop's iterations): FALSE with
  * OWB_ERROR_CANCELLED once the run is cancelled, or OWB_ERROR_NOMEM when the run's tensors plus
  * `held` bytes the kernel keeps (accumulated results) pass the session's memory limit. A run of a
  * subgraph checks cancellation between nodes already. */
-gboolean owb_kernel_context_check_interrupt (OwbKernelContext *ctx, gsize held, GError **error);
+OWB_API gboolean owb_kernel_context_check_interrupt (OwbKernelContext *ctx, gsize held, GError **error);
 
 /* For control-flow kernels (If, Loop, Scan, SequenceMap): runs `graph`, a subgraph held by an
  * attribute of ctx->node, binding its graph inputs in order to `inputs` (n_inputs may be smaller
@@ -93,16 +94,16 @@ gboolean owb_kernel_context_check_interrupt (OwbKernelContext *ctx, gsize held, 
  * for each graph output, in order. Names the subgraph reads from outer scopes resolve to the
  * values of the enclosing running graphs. A kernel may put such a tensor in ctx->outputs[i]
  * (dropping what was there) instead of copying it. */
-gboolean owb_kernel_context_run_subgraph (OwbKernelContext *ctx, const OwbGraph *graph, guint n_inputs,
-                                          OwbTensor *const *inputs, OwbTensor **outputs, GError **error);
+OWB_API gboolean owb_kernel_context_run_subgraph (OwbKernelContext *ctx, const OwbGraph *graph, guint n_inputs,
+                                                  OwbTensor *const *inputs, OwbTensor **outputs, GError **error);
 
 /* Thread pool: runs fn (i, data) for i in [0, n), split over the pool's threads. With pool NULL
  * (or one thread) it runs serially on the caller. */
 typedef void (*OwbParallelFunc) (int64_t begin, int64_t end, gpointer data);
-OwbThreadPool *owb_thread_pool_new (int n_threads);
-void owb_thread_pool_free (OwbThreadPool *pool);
-int owb_thread_pool_get_n_threads (const OwbThreadPool *pool);
+OWB_API OwbThreadPool *owb_thread_pool_new (int n_threads);
+OWB_API void owb_thread_pool_free (OwbThreadPool *pool);
+OWB_API int owb_thread_pool_get_n_threads (const OwbThreadPool *pool);
 /* Splits [0, n) into chunks of at least `grain` items and runs fn on them in parallel. */
-void owb_parallel_for (OwbThreadPool *pool, int64_t n, int64_t grain, OwbParallelFunc fn, gpointer data);
+OWB_API void owb_parallel_for (OwbThreadPool *pool, int64_t n, int64_t grain, OwbParallelFunc fn, gpointer data);
 
 G_END_DECLS

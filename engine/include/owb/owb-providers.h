@@ -1,19 +1,20 @@
 /* owb-providers.h: the execution providers built into libowb (implemented in providers/). */
 #pragma once
 
+#include <owb/owb-api.h>
 #include <owb/owb-provider.h>
 
 G_BEGIN_DECLS
 
 /* The CPU provider: always present, runs every op the engine implements. */
-OwbProvider *owb_cpu_provider_new (void);
+OWB_API OwbProvider *owb_cpu_provider_new (void);
 
 /* Providers from a comma-separated list of names ("cuda,cpu"), in priority order. "cpu" is
  * appended when missing, since it is the provider of last resort. Unknown names, or providers
  * not built in, are an OWB_ERROR_INVALID_ARGUMENT error. Returns a GPtrArray of OwbProvider *
  * that frees them. */
-GPtrArray *owb_providers_new_from_list (const char *names, GError **error);
+OWB_API GPtrArray *owb_providers_new_from_list (const char *names, GError **error);
 /* Names of the providers this build has, NULL-terminated, static. */
-const char *const *owb_providers_get_available (void);
+OWB_API const char *const *owb_providers_get_available (void);
 
 G_END_DECLS

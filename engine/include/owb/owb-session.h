@@ -2,6 +2,7 @@
  * providers, resolve kernels, plan memory) and runs it, from several threads at once if wanted. */
 #pragma once
 
+#include <owb/owb-api.h>
 #include <gio/gio.h>
 #include <owb/owb-provider.h>
 
@@ -36,25 +37,25 @@ typedef struct {
                                 * OWB_ERROR_NOMEM naming the node. 0: no limit */
 } OwbSessionOptions;
 
-void owb_session_options_init (OwbSessionOptions *options);
+OWB_API void owb_session_options_init (OwbSessionOptions *options);
 
 /* Prepares `model` (a reference is taken; the session works on its own copy of the graph). */
-OwbSession *owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **error);
+OWB_API OwbSession *owb_session_new (OwbModel *model, const OwbSessionOptions *options, GError **error);
 /* The same, taking over the caller's reference to `model` (released whether or not the session is
  * made): weights the optimizer replaces (a convolution's, reordered channels-last) are freed as it
  * goes rather than kept by the caller's model, so the load's peak memory holds one copy of them.
  * Also, an initializer whose readers all keep a packed copy of it (a MatMul's weight) has its
  * storage freed (data NULL, shape kept) unless someone else holds a reference to the tensor. */
-OwbSession *owb_session_new_take (OwbModel *model, const OwbSessionOptions *options, GError **error);
-void owb_session_free (OwbSession *session);
+OWB_API OwbSession *owb_session_new_take (OwbModel *model, const OwbSessionOptions *options, GError **error);
+OWB_API void owb_session_free (OwbSession *session);
 
 /* The prepared graph: nodes in execution order, with inferred value infos and provider claims. */
-const OwbGraph *owb_session_get_graph (const OwbSession *session);
+OWB_API const OwbGraph *owb_session_get_graph (const OwbSession *session);
 /* Inputs to feed (non-initializer graph inputs) and outputs, as value infos (borrowed). */
-guint owb_session_get_n_inputs (const OwbSession *session);
-const OwbValueInfo *owb_session_get_input (const OwbSession *session, guint i);
-guint owb_session_get_n_outputs (const OwbSession *session);
-const OwbValueInfo *owb_session_get_output (const OwbSession *session, guint i);
+OWB_API guint owb_session_get_n_inputs (const OwbSession *session);
+OWB_API const OwbValueInfo *owb_session_get_input (const OwbSession *session, guint i);
+OWB_API guint owb_session_get_n_outputs (const OwbSession *session);
+OWB_API const OwbValueInfo *owb_session_get_output (const OwbSession *session, guint i);
 
 typedef struct {
   gsize peak_bytes;       /* largest total of live intermediate tensors during the run */
@@ -116,25 +117,25 @@ typedef struct {
   GCancellable *cancellable;
 } OwbRunOptions;
 
-void owb_run_options_init (OwbRunOptions *options);
+OWB_API void owb_run_options_init (OwbRunOptions *options);
 
 /* Nanoseconds on the clock the hooks' times are on. */
-gint64 owb_monotonic_ns (void);
+OWB_API gint64 owb_monotonic_ns (void);
 
 /* Runs the graph. Inputs by name (all feed inputs are required). outputs[i] receives a new
  * reference for output_names[i]; output_names NULL means all graph outputs in order (outputs must
  * then have owb_session_get_n_outputs entries). stats may be NULL. Thread-safe. */
-gboolean owb_session_run (OwbSession *session, guint n_inputs, const char *const *input_names,
-                          OwbTensor *const *inputs, guint n_outputs, const char *const *output_names,
-                          OwbTensor **outputs, OwbRunStats *stats, GCancellable *cancellable,
-                          GError **error);
+OWB_API gboolean owb_session_run (OwbSession *session, guint n_inputs, const char *const *input_names,
+                                  OwbTensor *const *inputs, guint n_outputs, const char *const *output_names,
+                                  OwbTensor **outputs, OwbRunStats *stats, GCancellable *cancellable,
+                                  GError **error);
 
 /* owb_session_run with per-run options (options may be NULL): concurrent runs of one session
  * can each carry their own hooks. The session's own hooks, if any, are called too. */
-gboolean owb_session_run_with_options (OwbSession *session, const OwbRunOptions *options, guint n_inputs,
-                                       const char *const *input_names, OwbTensor *const *inputs, guint n_outputs,
-                                       const char *const *output_names, OwbTensor **outputs, OwbRunStats *stats,
-                                       GError **error);
+OWB_API gboolean owb_session_run_with_options (OwbSession *session, const OwbRunOptions *options, guint n_inputs,
+                                               const char *const *input_names, OwbTensor *const *inputs, guint n_outputs,
+                                               const char *const *output_names, OwbTensor **outputs, OwbRunStats *stats,
+                                               GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbSession, owb_session_free)
 

@@ -1,6 +1,7 @@
 /* owb-tensor.h: a reference-counted, dense, row-major tensor on the host. */
 #pragma once
 
+#include <owb/owb-api.h>
 #include <owb/owb-types.h>
 
 G_BEGIN_DECLS
@@ -36,54 +37,54 @@ struct _OwbTensor {
 
 /* A new tensor with zero-filled storage. NULL with an error for bad shapes (negative, overflow)
  * or sizes beyond what can be allocated. */
-OwbTensor *owb_tensor_new (OwbDataType dtype, int rank, const int64_t *dims, GError **error);
+OWB_API OwbTensor *owb_tensor_new (OwbDataType dtype, int rank, const int64_t *dims, GError **error);
 /* Same, but storage is left uninitialised (for outputs a kernel overwrites whole). */
-OwbTensor *owb_tensor_new_uninit (OwbDataType dtype, int rank, const int64_t *dims, GError **error);
+OWB_API OwbTensor *owb_tensor_new_uninit (OwbDataType dtype, int rank, const int64_t *dims, GError **error);
 /* Wraps memory the caller keeps alive until free_func (free_data) is called (may be NULL). */
-OwbTensor *owb_tensor_new_wrap (OwbDataType dtype, int rank, const int64_t *dims, void *data,
-                                GDestroyNotify free_func, gpointer free_data, GError **error);
+OWB_API OwbTensor *owb_tensor_new_wrap (OwbDataType dtype, int rank, const int64_t *dims, void *data,
+                                        GDestroyNotify free_func, gpointer free_data, GError **error);
 /* Scalar helpers (rank 0). */
-OwbTensor *owb_tensor_new_scalar_float (float v);
-OwbTensor *owb_tensor_new_scalar_int64 (int64_t v);
-OwbTensor *owb_tensor_new_sequence (OwbDataType elem_dtype);
+OWB_API OwbTensor *owb_tensor_new_scalar_float (float v);
+OWB_API OwbTensor *owb_tensor_new_scalar_int64 (int64_t v);
+OWB_API OwbTensor *owb_tensor_new_sequence (OwbDataType elem_dtype);
 /* A map from 1-D keys (int64 or string) to 1-D values of the same length; takes both
  * references. Callers check the shapes: other ones give NULL (the references are dropped). */
-OwbTensor *owb_tensor_new_map (OwbTensor *keys, OwbTensor *values);
+OWB_API OwbTensor *owb_tensor_new_map (OwbTensor *keys, OwbTensor *values);
 
-OwbTensor *owb_tensor_ref (OwbTensor *tensor);
-void owb_tensor_unref (OwbTensor *tensor);
+OWB_API OwbTensor *owb_tensor_ref (OwbTensor *tensor);
+OWB_API void owb_tensor_unref (OwbTensor *tensor);
 /* A deep copy. */
-OwbTensor *owb_tensor_dup (const OwbTensor *tensor);
+OWB_API OwbTensor *owb_tensor_dup (const OwbTensor *tensor);
 /* Same storage read as another shape with the same element count; shares the data
  * (the result holds a reference on `tensor`). */
-OwbTensor *owb_tensor_new_view (OwbTensor *tensor, int rank, const int64_t *dims, GError **error);
+OWB_API OwbTensor *owb_tensor_new_view (OwbTensor *tensor, int rank, const int64_t *dims, GError **error);
 
 /* A tensor of random values: floating types uniform in [-1, 1), integers in [0, 10) (small enough
  * to be valid indices and sizes in most graphs), bools 0 or 1, strings "s0".."s9". One generator
  * for every caller, so that a seed gives the same values in the CLI, the app and the quantizer.
  * NULL with OWB_ERROR_INVALID_ARGUMENT for other types (complex). */
-OwbTensor *owb_tensor_new_random (OwbDataType dtype, int rank, const int64_t *dims, GRand *rand, GError **error);
+OWB_API OwbTensor *owb_tensor_new_random (OwbDataType dtype, int rank, const int64_t *dims, GRand *rand, GError **error);
 
 /* Reads element i converted to double / int64 (any numeric or bool type). */
-double owb_tensor_get_double (const OwbTensor *tensor, int64_t i);
-int64_t owb_tensor_get_int64 (const OwbTensor *tensor, int64_t i);
+OWB_API double owb_tensor_get_double (const OwbTensor *tensor, int64_t i);
+OWB_API int64_t owb_tensor_get_int64 (const OwbTensor *tensor, int64_t i);
 /* Writes element i from a double (numeric/bool types; integers are truncated toward zero). */
-void owb_tensor_set_double (OwbTensor *tensor, int64_t i, double v);
+OWB_API void owb_tensor_set_double (OwbTensor *tensor, int64_t i, double v);
 
 /* The value type of a tensor, as inference sees it. */
-void owb_tensor_get_value_type (const OwbTensor *tensor, OwbValueType *type);
-gboolean owb_tensor_same_shape (const OwbTensor *a, const OwbTensor *b);
-char *owb_tensor_shape_to_string (const OwbTensor *tensor);
+OWB_API void owb_tensor_get_value_type (const OwbTensor *tensor, OwbValueType *type);
+OWB_API gboolean owb_tensor_same_shape (const OwbTensor *a, const OwbTensor *b);
+OWB_API char *owb_tensor_shape_to_string (const OwbTensor *tensor);
 
 /* IEEE half and bfloat16 conversions (round to nearest even). */
-float owb_half_to_float (uint16_t h);
-uint16_t owb_float_to_half (float f);
-float owb_bfloat16_to_float (uint16_t b);
-uint16_t owb_float_to_bfloat16 (float f);
+OWB_API float owb_half_to_float (uint16_t h);
+OWB_API uint16_t owb_float_to_half (float f);
+OWB_API float owb_bfloat16_to_float (uint16_t b);
+OWB_API uint16_t owb_float_to_bfloat16 (float f);
 
 /* Converts a tensor to another element type (numeric, bool; float16/bfloat16 included),
  * as ONNX Cast does without saturation. */
-OwbTensor *owb_tensor_cast (const OwbTensor *tensor, OwbDataType to, GError **error);
+OWB_API OwbTensor *owb_tensor_cast (const OwbTensor *tensor, OwbDataType to, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbTensor, owb_tensor_unref)
 

@@ -1,6 +1,7 @@
 /* owb-types.h: element types (numbered as ONNX's TensorProto.DataType) and symbolic shapes. */
 #pragma once
 
+#include <owb/owb-api.h>
 #include <glib.h>
 #include <stdint.h>
 
@@ -54,10 +55,10 @@ typedef enum {
 /* Bytes per element; 0 for strings (stored as char * per element, see OwbTensor) and
  * for undefined/sub-byte types. Sub-byte types (int4, uint4, float4e2m1, int2, uint2, float6*)
  * are packed in files but held unpacked in memory, one element per byte. */
-gsize owb_data_type_size (OwbDataType type);
+OWB_API gsize owb_data_type_size (OwbDataType type);
 /* The ONNX spelling: "float", "int64", "float16"...; "undefined" for unknown values. */
-const char *owb_data_type_name (OwbDataType type);
-gboolean owb_data_type_is_valid (int type);
+OWB_API const char *owb_data_type_name (OwbDataType type);
+OWB_API gboolean owb_data_type_is_valid (int type);
 
 /* A dimension of a shape being inferred: a known value (>= 0), a named symbolic
  * dimension ("batch"), or unknown (value < 0 and param NULL). `param` points to a string
@@ -93,14 +94,14 @@ typedef struct {
   OwbDim dims[OWB_MAX_RANK];
 } OwbValueType;
 
-void owb_value_type_init_unknown (OwbValueType *type);
-void owb_value_type_init_tensor (OwbValueType *type, OwbDataType dtype, int rank, const int64_t *dims);
-gboolean owb_value_type_is_fully_known (const OwbValueType *type);
+OWB_API void owb_value_type_init_unknown (OwbValueType *type);
+OWB_API void owb_value_type_init_tensor (OwbValueType *type, OwbDataType dtype, int rank, const int64_t *dims);
+OWB_API gboolean owb_value_type_is_fully_known (const OwbValueType *type);
 /* "float32[batch,3,224,224]"-style text; caller frees. */
-char *owb_value_type_to_string (const OwbValueType *type);
+OWB_API char *owb_value_type_to_string (const OwbValueType *type);
 
 /* Multiplies dims into an element count; FALSE with an OWB_ERROR_SHAPE error on negative dims or
  * 64-bit overflow. what names the tensor in the message. */
-gboolean owb_shape_count (int rank, const int64_t *dims, int64_t *count, const char *what, GError **error);
+OWB_API gboolean owb_shape_count (int rank, const int64_t *dims, int64_t *count, const char *what, GError **error);
 
 G_END_DECLS

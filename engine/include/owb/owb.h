@@ -4,6 +4,8 @@
 #include <owb/owb-error.h>
 #include <owb/owb-types.h>
 #include <owb/owb-tensor.h>
+#include <owb/owb-tensor-stats.h>
+#include <owb/owb-tensor-compare.h>
 #include <owb/owb-graph.h>
 #include <owb/owb-model-io.h>
 #include <owb/owb-op.h>

@@ -2,6 +2,7 @@
  * hooks (or imported from ONNX Runtime), kept in SQLite, queried, compared and exported as traces. */
 #pragma once
 
+#include <owb/owb-api.h>
 #include <owb/owb.h>
 
 G_BEGIN_DECLS
@@ -68,34 +69,34 @@ typedef struct {
   GHashTable *node_index;  /* node key -> index + 1 */
 } OwbProfRun;
 
-OwbProfRun *owb_prof_run_new (void);
-void owb_prof_run_free (OwbProfRun *run);
+OWB_API OwbProfRun *owb_prof_run_new (void);
+OWB_API void owb_prof_run_free (OwbProfRun *run);
 /* The node's index in the run, added if new (a node is its graph path, name, op type and
  * provider). inputs and outputs may be NULL. */
-guint owb_prof_run_add_node (OwbProfRun *run, const char *graph_path, const char *name, const char *op_type,
-                             const char *provider, const char *const *inputs, const char *const *outputs);
+OWB_API guint owb_prof_run_add_node (OwbProfRun *run, const char *graph_path, const char *name, const char *op_type,
+                                     const char *provider, const char *const *inputs, const char *const *outputs);
 /* Sets the node's origins (see OwbProfNode); NULL or empty: none. */
-void owb_prof_run_set_node_origins (OwbProfRun *run, guint node, const char *const *origins);
+OWB_API void owb_prof_run_set_node_origins (OwbProfRun *run, guint node, const char *const *origins);
 /* A copy of text owned by the run; equal texts give the same pointer. NULL gives NULL. */
-const char *owb_prof_run_intern (OwbProfRun *run, const char *text);
+OWB_API const char *owb_prof_run_intern (OwbProfRun *run, const char *text);
 /* Copies event; its shape strings are interned. */
-void owb_prof_run_add_event (OwbProfRun *run, const OwbProfEvent *event);
-void owb_prof_run_add_iteration (OwbProfRun *run, gint64 start_ns, gint64 duration_ns);
+OWB_API void owb_prof_run_add_event (OwbProfRun *run, const OwbProfEvent *event);
+OWB_API void owb_prof_run_add_iteration (OwbProfRun *run, gint64 start_ns, gint64 duration_ns);
 /* Sets model_path and model_hash (SHA-256 of the file's bytes). */
-gboolean owb_prof_run_set_model (OwbProfRun *run, const char *path, GError **error);
+OWB_API gboolean owb_prof_run_set_model (OwbProfRun *run, const char *path, GError **error);
 /* Sets date (now) and host_cpu (from /proc/cpuinfo where there is one). */
-void owb_prof_run_set_host (OwbProfRun *run);
+OWB_API void owb_prof_run_set_host (OwbProfRun *run);
 /* The label, or "run ID" for a run without one; caller frees. */
-char *owb_prof_run_dup_title (const OwbProfRun *run);
+OWB_API char *owb_prof_run_dup_title (const OwbProfRun *run);
 
 /* Records a session's runs into a run: pass owb_prof_recorder_get_hooks in OwbRunOptions for each
  * profiled run; each run becomes one iteration. The run is borrowed and must outlive the recorder.
  * With the session (may be NULL), nodes the optimizer made get their origins from its report. */
 typedef struct _OwbProfRecorder OwbProfRecorder;
 
-OwbProfRecorder *owb_prof_recorder_new (OwbProfRun *run, const OwbSession *session);
-void owb_prof_recorder_free (OwbProfRecorder *recorder);
-const OwbRunHooks *owb_prof_recorder_get_hooks (OwbProfRecorder *recorder);
+OWB_API OwbProfRecorder *owb_prof_recorder_new (OwbProfRun *run, const OwbSession *session);
+OWB_API void owb_prof_recorder_free (OwbProfRecorder *recorder);
+OWB_API const OwbRunHooks *owb_prof_recorder_get_hooks (OwbProfRecorder *recorder);
 
 /* Per node or per op type, over a run's iterations (a node that did not run in an iteration
  * counts 0 ms there). Times are self times in ms per iteration. */
@@ -115,8 +116,8 @@ typedef struct {
 } OwbProfStat;
 
 /* Of OwbProfStat, slowest (by mean) first. Strings are borrowed from the run. */
-GArray *owb_prof_run_dup_node_stats (const OwbProfRun *run);
-GArray *owb_prof_run_dup_op_stats (const OwbProfRun *run);
+OWB_API GArray *owb_prof_run_dup_node_stats (const OwbProfRun *run);
+OWB_API GArray *owb_prof_run_dup_op_stats (const OwbProfRun *run);
 
 /* A run's wall time per iteration (mean), split into its main graph's nodes and the gaps between
  * them, and each lane's busy time (lane 0: inside nodes; a worker: running chunks). */
@@ -127,16 +128,16 @@ typedef struct {
   GArray *thread_busy_ms;  /* of double, per lane */
 } OwbProfWallSplit;
 
-void owb_prof_run_get_wall_split (const OwbProfRun *run, OwbProfWallSplit *split);
-void owb_prof_wall_split_clear (OwbProfWallSplit *split);
+OWB_API void owb_prof_run_get_wall_split (const OwbProfRun *run, OwbProfWallSplit *split);
+OWB_API void owb_prof_wall_split_clear (OwbProfWallSplit *split);
 /* The median iteration time; 0 for a run without iterations. */
-double owb_prof_run_get_median_ms (const OwbProfRun *run);
+OWB_API double owb_prof_run_get_median_ms (const OwbProfRun *run);
 
 /* The critical path through the main graph's data dependencies, weighting each node by its median
  * time per iteration (including nested subgraphs): what the run would take with unlimited
  * parallelism between nodes. Returns node indices, first to last; *total_ms gets its length.
  * Nodes without known inputs and outputs stand alone. */
-GArray *owb_prof_run_dup_critical_path (const OwbProfRun *run, double *total_ms);
+OWB_API GArray *owb_prof_run_dup_critical_path (const OwbProfRun *run, double *total_ms);
 
 /* Run against run. A node the optimizer made in one run is matched first with the nodes it
  * replaced in the other (its origins, all of them there: their times add up). Then nodes are
@@ -164,21 +165,21 @@ typedef struct {
 } OwbProfDelta;
 
 /* Of OwbProfDelta * (freed with the array), the matched in A's order, then those only in B. */
-GPtrArray *owb_prof_compare_nodes (const OwbProfRun *a, const OwbProfRun *b);
-GPtrArray *owb_prof_compare_ops (const OwbProfRun *a, const OwbProfRun *b);
-guint owb_prof_deltas_count_matched (const GPtrArray *deltas);
+OWB_API GPtrArray *owb_prof_compare_nodes (const OwbProfRun *a, const OwbProfRun *b);
+OWB_API GPtrArray *owb_prof_compare_ops (const OwbProfRun *a, const OwbProfRun *b);
+OWB_API guint owb_prof_deltas_count_matched (const GPtrArray *deltas);
 
 /* Chrome trace / Perfetto JSON: a "ph": "X" event per node per iteration on the track of the
  * thread that ran it, workers' shares on theirs. Written through a temporary file renamed into
  * place. */
-char *owb_prof_run_dup_trace_json (const OwbProfRun *run);
-gboolean owb_prof_run_export_trace (const OwbProfRun *run, const char *path, GError **error);
+OWB_API char *owb_prof_run_dup_trace_json (const OwbProfRun *run);
+OWB_API gboolean owb_prof_run_export_trace (const OwbProfRun *run, const char *path, GError **error);
 
 /* An ONNX Runtime profile (SessionOptions.enable_profiling's JSON) as a run: its "Node" events
  * ending in "_kernel_time", in the iteration of the "model_run" event around them. With a model
  * (may be NULL), the run names it, and nodes found in its main graph by name get their inputs and
  * outputs. */
-OwbProfRun *owb_prof_import_ort (const char *profile_path, const char *model_path, GError **error);
+OWB_API OwbProfRun *owb_prof_import_ort (const char *profile_path, const char *model_path, GError **error);
 
 /* The store. */
 typedef struct _OwbProfDb OwbProfDb;
@@ -198,22 +199,22 @@ typedef struct {
   double median_ms;        /* median iteration time */
 } OwbProfRunSummary;
 
-void owb_prof_run_summary_free (OwbProfRunSummary *summary);
+OWB_API void owb_prof_run_summary_free (OwbProfRunSummary *summary);
 
 /* Opens (with create, makes) the database at path; migrates an older schema. WAL journal: other
  * processes (and other connections) may read and store runs at the same time; one connection is
  * used by one thread at a time. */
-OwbProfDb *owb_prof_db_open (const char *path, gboolean create, GError **error);
-void owb_prof_db_close (OwbProfDb *db);
-int owb_prof_db_get_schema_version (OwbProfDb *db);
+OWB_API OwbProfDb *owb_prof_db_open (const char *path, gboolean create, GError **error);
+OWB_API void owb_prof_db_close (OwbProfDb *db);
+OWB_API int owb_prof_db_get_schema_version (OwbProfDb *db);
 /* Stores run in one transaction and sets run->id. */
-gboolean owb_prof_db_store_run (OwbProfDb *db, OwbProfRun *run, GError **error);
-OwbProfRun *owb_prof_db_load_run (OwbProfDb *db, gint64 id, GError **error);
-gboolean owb_prof_db_delete_run (OwbProfDb *db, gint64 id, GError **error);
+OWB_API gboolean owb_prof_db_store_run (OwbProfDb *db, OwbProfRun *run, GError **error);
+OWB_API OwbProfRun *owb_prof_db_load_run (OwbProfDb *db, gint64 id, GError **error);
+OWB_API gboolean owb_prof_db_delete_run (OwbProfDb *db, gint64 id, GError **error);
 /* Of OwbProfRunSummary *, oldest first; model_hash NULL: all models. */
-GPtrArray *owb_prof_db_list_runs (OwbProfDb *db, const char *model_hash, GError **error);
+OWB_API GPtrArray *owb_prof_db_list_runs (OwbProfDb *db, const char *model_hash, GError **error);
 /* "ok", or what SQLite's PRAGMA integrity_check found; caller frees. */
-char *owb_prof_db_check_integrity (OwbProfDb *db, GError **error);
+OWB_API char *owb_prof_db_check_integrity (OwbProfDb *db, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbProfRun, owb_prof_run_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbProfRecorder, owb_prof_recorder_free)

@@ -8,8 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-#define WB "ai.onnx.workbench"
-
 /* Thread chunks hold at least this many elements. */
 #define MIN_CHUNK_ELEMENTS 16384
 
@@ -753,10 +751,10 @@ multi_head_attention_compute (OwbKernelContext *ctx, GError **error)
 #define FLOATS OWB_CPU_TYPES_FLOATS
 
 const OwbKernelDef _owb_cpu_kernels_fused_transformer[] = {
-  { "LayerNormalization", WB, 1, 0, FLOATS, 0, NULL, NULL, layer_normalization_compute },
-  { "Gelu", WB, 1, 0, FLOATS, 0, NULL, NULL, gelu_compute },
-  { "BiasGelu", WB, 1, 0, FLOATS, 0, NULL, NULL, bias_gelu_compute },
-  { "SkipLayerNormalization", WB, 1, 0, FLOATS, 0, NULL, NULL, skip_layer_normalization_compute },
-  { "MultiHeadAttention", WB, 1, 0, OWB_TYPE_BIT (OWB_TYPE_FLOAT), 0, NULL, NULL, multi_head_attention_compute },
+  { "LayerNormalization", OWB_DOMAIN, 1, 0, FLOATS, 0, NULL, NULL, layer_normalization_compute },
+  { "Gelu", OWB_DOMAIN, 1, 0, FLOATS, 0, NULL, NULL, gelu_compute },
+  { "BiasGelu", OWB_DOMAIN, 1, 0, FLOATS, 0, NULL, NULL, bias_gelu_compute },
+  { "SkipLayerNormalization", OWB_DOMAIN, 1, 0, FLOATS, 0, NULL, NULL, skip_layer_normalization_compute },
+  { "MultiHeadAttention", OWB_DOMAIN, 1, 0, OWB_TYPE_BIT (OWB_TYPE_FLOAT), 0, NULL, NULL, multi_head_attention_compute },
   { NULL }
 };

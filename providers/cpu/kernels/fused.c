@@ -1059,9 +1059,9 @@ compute_fused_gemm (OwbKernelContext *ctx, GError **error)
 #define FLOATS OWB_CPU_TYPES_FLOATS
 
 const OwbKernelDef _owb_cpu_kernels_fused[] = {
-  { "FusedConv", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_conv_prepare, g_free, compute_fused_conv },
-  { "FusedMatMul", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_gemm_prepare, fused_gemm_free, compute_fused_matmul,
+  { "FusedConv", OWB_DOMAIN, 1, 0, FLOATS, 0, fused_conv_prepare, g_free, compute_fused_conv },
+  { "FusedMatMul", OWB_DOMAIN, 1, 0, FLOATS, 0, fused_gemm_prepare, fused_gemm_free, compute_fused_matmul,
     fused_gemm_holds },
-  { "FusedGemm", "ai.onnx.workbench", 1, 0, FLOATS, 0, fused_gemm_prepare, fused_gemm_free, compute_fused_gemm },
+  { "FusedGemm", OWB_DOMAIN, 1, 0, FLOATS, 0, fused_gemm_prepare, fused_gemm_free, compute_fused_gemm },
   { NULL }
 };

@@ -1,6 +1,6 @@
 /* layout-deconv.c: the channels-last upsampling kernels: NhwcConvTranspose (domain ai.onnx.workbench)
  * as packed GEMMs of input rows against one kernel row of W each, scattered into NHWC output rows,
- * and the Resize path for [N, H, W, C] tensors whose channels are not resized, which reduce.c's
+ * and the Resize path for [N, H, W, C] tensors whose channels are not resized, which resize.c's
  * Resize calls: every sample then blends whole runs of C contiguous channels. */
 #include "../cpu-conv-private.h"
 #include "../cpu-sgemm-private.h"
@@ -434,7 +434,7 @@ _owb_cpu_resize_channels_last (OwbThreadPool *pool, const OwbTensor *x, OwbTenso
 }
 
 const OwbKernelDef _owb_cpu_kernels_layout_deconv[] = {
-  { "NhwcConvTranspose", "ai.onnx.workbench", 1, 0, OWB_TYPE_BIT (OWB_TYPE_FLOAT), 0, deconv_prepare, deconv_free,
+  { "NhwcConvTranspose", OWB_DOMAIN, 1, 0, OWB_TYPE_BIT (OWB_TYPE_FLOAT), 0, deconv_prepare, deconv_free,
     compute_nhwc_conv_transpose },
   { NULL }
 };

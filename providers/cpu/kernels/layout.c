@@ -1478,13 +1478,13 @@ compute_nhwc_qlinear_conv (OwbKernelContext *ctx, GError **error)
 #define INT8_ONLY (OWB_TYPE_BIT (OWB_TYPE_UINT8) | OWB_TYPE_BIT (OWB_TYPE_INT8))
 
 const OwbKernelDef _owb_cpu_kernels_layout[] = {
-  { "NhwcQLinearConv", "ai.onnx.workbench", 1, 0, INT8_ONLY, 0, _owb_cpu_qconv_prepare, _owb_cpu_qconv_free,
+  { "NhwcQLinearConv", OWB_DOMAIN, 1, 0, INT8_ONLY, 0, _owb_cpu_qconv_prepare, _owb_cpu_qconv_free,
     compute_nhwc_qlinear_conv },
-  { "NhwcConv", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, nhwc_conv_prepare, nhwc_conv_free, compute_nhwc_conv },
-  { "NhwcMaxPool", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
-  { "NhwcAveragePool", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
-  { "NhwcGlobalAveragePool", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, NULL, NULL,
+  { "NhwcConv", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, nhwc_conv_prepare, nhwc_conv_free, compute_nhwc_conv },
+  { "NhwcMaxPool", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
+  { "NhwcAveragePool", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
+  { "NhwcGlobalAveragePool", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, NULL, NULL,
     compute_nhwc_global_average_pool },
-  { "NhwcPointwiseDepthwise", "ai.onnx.workbench", 1, 0, FLOAT_ONLY, 0, pwdw_prepare, pwdw_free, compute_pwdw },
+  { "NhwcPointwiseDepthwise", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, pwdw_prepare, pwdw_free, compute_pwdw },
   { NULL }
 };

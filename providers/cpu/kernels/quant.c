@@ -1369,8 +1369,8 @@ const OwbKernelDef _owb_cpu_kernels_quant[] = {
   { "QLinearMatMul", "", 10, 0, INT8S | FLOAT8S, 0, _owb_cpu_qgemm_matmul_prepare, _owb_cpu_qgemm_matmul_free,
     compute_qlinear_matmul },
   { "QLinearConv", "", 10, 0, INT8S, 0, _owb_cpu_qconv_prepare, _owb_cpu_qconv_free, compute_qlinear_conv },
-  { "QLinearLookup", "ai.onnx.workbench", 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_lookup },
-  { "QLinearBinaryLookup", "ai.onnx.workbench", 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_binary_lookup },
-  { "QLinearBinary", "ai.onnx.workbench", 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_binary },
+  { "QLinearLookup", OWB_DOMAIN, 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_lookup },
+  { "QLinearBinaryLookup", OWB_DOMAIN, 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_binary_lookup },
+  { "QLinearBinary", OWB_DOMAIN, 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_binary },
   { NULL }
 };

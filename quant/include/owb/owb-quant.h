@@ -4,6 +4,7 @@
  * the Quantize page. */
 #pragma once
 
+#include <owb/owb-api.h>
 #include <owb/owb.h>
 #include <owb/owb-pass.h>
 
@@ -22,9 +23,9 @@ typedef struct _OwbQuantDataset OwbQuantDataset;
 /* Subfolders in natural order (test_data_set_2 before test_data_set_10). OWB_ERROR_IO when `dir`
  * is not a folder or holds no sample. A folder that is itself one sample (input_0.pb in it) is a
  * data set of one. */
-OwbQuantDataset *owb_quant_dataset_new_from_dir (const char *dir, GError **error);
+OWB_API OwbQuantDataset *owb_quant_dataset_new_from_dir (const char *dir, GError **error);
 /* n_samples of random values for the model's feed inputs (free dims are 1). */
-OwbQuantDataset *owb_quant_dataset_new_random (guint n_samples, guint32 seed);
+OWB_API OwbQuantDataset *owb_quant_dataset_new_random (guint n_samples, guint32 seed);
 /* How image files become a model's input: decoded (PNG, JPEG, BMP, PNM: the engine's ImageDecoder),
  * resized (linear, antialiased), scaled to [0, 1], then (x - mean) / std per channel. */
 typedef struct {
@@ -35,27 +36,27 @@ typedef struct {
   float std[3];        /* (1) */
 } OwbQuantImageOptions;
 
-void owb_quant_image_options_init (OwbQuantImageOptions *options);
+OWB_API void owb_quant_image_options_init (OwbQuantImageOptions *options);
 /* Every .png, .jpg, .jpeg, .bmp, .ppm, .pgm file of `dir` (natural order) is one sample, for a
  * model with one image input: [N, C, H, W] or [N, H, W, C] with C 3 or 1 (grayscale). */
-OwbQuantDataset *owb_quant_dataset_new_from_images (const char *dir, const OwbQuantImageOptions *options,
-                                                    GError **error);
-void owb_quant_dataset_free (OwbQuantDataset *dataset);
-guint owb_quant_dataset_get_n_samples (const OwbQuantDataset *dataset);
+OWB_API OwbQuantDataset *owb_quant_dataset_new_from_images (const char *dir, const OwbQuantImageOptions *options,
+                                                            GError **error);
+OWB_API void owb_quant_dataset_free (OwbQuantDataset *dataset);
+OWB_API guint owb_quant_dataset_get_n_samples (const OwbQuantDataset *dataset);
 /* Keeps only the first n samples (n larger than the count changes nothing). */
-void owb_quant_dataset_truncate (OwbQuantDataset *dataset, guint n);
+OWB_API void owb_quant_dataset_truncate (OwbQuantDataset *dataset, guint n);
 /* "random" for a random set; the folder otherwise (borrowed). */
-const char *owb_quant_dataset_get_source (const OwbQuantDataset *dataset);
+OWB_API const char *owb_quant_dataset_get_source (const OwbQuantDataset *dataset);
 /* The folder of sample i, or NULL for random samples (borrowed). */
-const char *owb_quant_dataset_get_sample_dir (const OwbQuantDataset *dataset, guint i);
+OWB_API const char *owb_quant_dataset_get_sample_dir (const OwbQuantDataset *dataset, guint i);
 /* Sample i for `model`'s feed inputs, in their order: *names (of char *, borrowed from the model)
  * and *tensors (of OwbTensor *, owned). A .pb file's tensor name picks its input when it names one;
  * otherwise input_K feeds the K-th input. Errors name the file and the input. */
-gboolean owb_quant_dataset_load_sample (OwbQuantDataset *dataset, guint i, const OwbModel *model, GPtrArray **names,
-                                        GPtrArray **tensors, GError **error);
+OWB_API gboolean owb_quant_dataset_load_sample (OwbQuantDataset *dataset, guint i, const OwbModel *model, GPtrArray **names,
+                                                GPtrArray **tensors, GError **error);
 /* Reads a labels file: one line per sample, in the data set's order (blank lines and lines starting
  * with '#' skipped). Returns the lines (of char *), or NULL with an error. */
-GPtrArray *owb_quant_read_labels (const char *path, GError **error);
+OWB_API GPtrArray *owb_quant_read_labels (const char *path, GError **error);
 
 /* ---- Calibration ---------------------------------------------------------------------------- */
 
@@ -66,8 +67,8 @@ typedef enum {
   OWB_QUANT_MSE
 } OwbQuantMethod;
 
-const char *owb_quant_method_to_string (OwbQuantMethod method);
-gboolean owb_quant_method_from_string (const char *name, OwbQuantMethod *method);
+OWB_API const char *owb_quant_method_to_string (OwbQuantMethod method);
+OWB_API gboolean owb_quant_method_from_string (const char *name, OwbQuantMethod *method);
 
 /* Statistics of every calibrated tensor: min, max (and their moving averages over samples) and a
  * histogram streamed sample by sample (never the tensors), so memory does not grow with the number
@@ -84,20 +85,20 @@ typedef struct {
   gpointer user_data;
 } OwbQuantCalibrateOptions;
 
-void owb_quant_calibrate_options_init (OwbQuantCalibrateOptions *options);
+OWB_API void owb_quant_calibrate_options_init (OwbQuantCalibrateOptions *options);
 
 /* Runs `model` (as it is: level disabled, so tensor names are the file's) over every sample. */
-OwbQuantCalibration *owb_quant_calibrate (OwbModel *model, OwbQuantDataset *dataset,
-                                          const OwbQuantCalibrateOptions *options, GError **error);
-void owb_quant_calibration_free (OwbQuantCalibration *calibration);
-guint owb_quant_calibration_get_n_samples (const OwbQuantCalibration *calibration);
-guint owb_quant_calibration_get_n_tensors (const OwbQuantCalibration *calibration);
+OWB_API OwbQuantCalibration *owb_quant_calibrate (OwbModel *model, OwbQuantDataset *dataset,
+                                                  const OwbQuantCalibrateOptions *options, GError **error);
+OWB_API void owb_quant_calibration_free (OwbQuantCalibration *calibration);
+OWB_API guint owb_quant_calibration_get_n_samples (const OwbQuantCalibration *calibration);
+OWB_API guint owb_quant_calibration_get_n_tensors (const OwbQuantCalibration *calibration);
 /* Bytes the statistics hold (histograms included). */
-gsize owb_quant_calibration_get_bytes (const OwbQuantCalibration *calibration);
-gboolean owb_quant_calibration_has_tensor (const OwbQuantCalibration *calibration, const char *name);
+OWB_API gsize owb_quant_calibration_get_bytes (const OwbQuantCalibration *calibration);
+OWB_API gboolean owb_quant_calibration_has_tensor (const OwbQuantCalibration *calibration, const char *name);
 /* The tensor's observed min and max. */
-gboolean owb_quant_calibration_get_minmax (const OwbQuantCalibration *calibration, const char *name, float *min,
-                                           float *max);
+OWB_API gboolean owb_quant_calibration_get_minmax (const OwbQuantCalibration *calibration, const char *name, float *min,
+                                                   float *max);
 
 typedef struct {
   OwbQuantMethod method;
@@ -109,13 +110,13 @@ typedef struct {
                                 * outliers, one value in 10,000; < 0: any, as TensorRT's method has it) */
 } OwbQuantRangeOptions;
 
-void owb_quant_range_options_init (OwbQuantRangeOptions *options);
+OWB_API void owb_quant_range_options_init (OwbQuantRangeOptions *options);
 
 /* The clipping range [lo, hi] the method chooses for the tensor; always lo <= 0 <= hi. FALSE with
  * an error when the tensor was not calibrated. */
-gboolean owb_quant_calibration_compute_range (const OwbQuantCalibration *calibration, const char *name,
-                                              const OwbQuantRangeOptions *options, float *lo, float *hi,
-                                              GError **error);
+OWB_API gboolean owb_quant_calibration_compute_range (const OwbQuantCalibration *calibration, const char *name,
+                                                      const OwbQuantRangeOptions *options, float *lo, float *hi,
+                                                      GError **error);
 
 /* ---- Quantization --------------------------------------------------------------------------- */
 
@@ -130,7 +131,7 @@ typedef struct {
 /* Reads overrides from a JSON file: {"tensor": {"type": "u16", "range": [lo, hi]}, ...}; type is u8,
  * s8, u16, s16 or "float" (kept in float), default_type where absent; range optional. Returns name
  * -> OwbQuantOverride * (owned), or NULL with an error giving the line. */
-GHashTable *owb_quant_overrides_load (const char *path, OwbDataType default_type, GError **error);
+OWB_API GHashTable *owb_quant_overrides_load (const char *path, OwbDataType default_type, GError **error);
 
 typedef struct {
   OwbQuantRangeOptions range;
@@ -145,31 +146,31 @@ typedef struct {
   GPtrArray *providers;           /* for pre-processing (constant folding); NULL: the CPU provider */
 } OwbQuantOptions;
 
-void owb_quant_options_init (OwbQuantOptions *options);
+OWB_API void owb_quant_options_init (OwbQuantOptions *options);
 
 /* Pre-processing, done by the quantizer before calibration and quantization so that tensors keep
  * their names: converts the default domain to opset 13 when it is older (per-channel
  * DequantizeLinear needs it), infers shapes, folds constants and BatchNormalization into the Conv
  * before it (standard ops only). Returns a new model. */
-OwbModel *owb_quant_prepare (OwbModel *model, const OwbQuantOptions *options, OwbOptimizeReport **report,
-                             GError **error);
+OWB_API OwbModel *owb_quant_prepare (OwbModel *model, const OwbQuantOptions *options, OwbOptimizeReport **report,
+                                     GError **error);
 
 /* The float activations static quantization of `model` (prepared) will quantize with these
  * options: what calibration must collect. NULL-terminated; free with g_strfreev. */
-char **owb_quant_plan_tensors (OwbModel *model, const OwbQuantOptions *options, GError **error);
+OWB_API char **owb_quant_plan_tensors (OwbModel *model, const OwbQuantOptions *options, GError **error);
 
 /* Static quantization in the QDQ format (standard QuantizeLinear / DequantizeLinear only, so ONNX
  * Runtime loads the result): activations quantized with the ranges `calibration` gives, weights
  * with their own ranges, biases to int32 at scale s_x * s_w. A new model; the report lists, pass by
  * pass, each node inserted and the tensor it quantizes (its provenance). */
-OwbModel *owb_quant_quantize_static (OwbModel *model, const OwbQuantCalibration *calibration,
-                                     const OwbQuantOptions *options, OwbOptimizeReport **report, GError **error);
+OWB_API OwbModel *owb_quant_quantize_static (OwbModel *model, const OwbQuantCalibration *calibration,
+                                             const OwbQuantOptions *options, OwbOptimizeReport **report, GError **error);
 
 /* Dynamic quantization: MatMul and Gemm weights to int8 with their activations quantized at run
  * time (DynamicQuantizeLinear + MatMulInteger), LSTM/GRU weights and Gather tables stored in int8
  * behind DequantizeLinear. No calibration set. */
-OwbModel *owb_quant_quantize_dynamic (OwbModel *model, const OwbQuantOptions *options, OwbOptimizeReport **report,
-                                      GError **error);
+OWB_API OwbModel *owb_quant_quantize_dynamic (OwbModel *model, const OwbQuantOptions *options, OwbOptimizeReport **report,
+                                              GError **error);
 
 /* ---- Accuracy comparison -------------------------------------------------------------------- */
 
@@ -219,17 +220,17 @@ typedef struct {
   gpointer user_data;
 } OwbQuantCompareOptions;
 
-void owb_quant_compare_options_init (OwbQuantCompareOptions *options);
+OWB_API void owb_quant_compare_options_init (OwbQuantCompareOptions *options);
 
 /* Runs A and B (as they are, level disabled) on every sample and compares outputs (by position)
  * and, with per_tensor, every float tensor of A that B has a counterpart for. */
-OwbQuantComparison *owb_quant_compare (OwbModel *a, OwbModel *b, OwbQuantDataset *dataset,
-                                       const OwbQuantCompareOptions *options, GError **error);
-void owb_quant_comparison_free (OwbQuantComparison *comparison);
+OWB_API OwbQuantComparison *owb_quant_compare (OwbModel *a, OwbModel *b, OwbQuantDataset *dataset,
+                                               const OwbQuantCompareOptions *options, GError **error);
+OWB_API void owb_quant_comparison_free (OwbQuantComparison *comparison);
 /* {"samples": N, "outputs": [{"name", "sqnr_db", "cosine", "max_abs", "mean_abs", "top1_agreement"?,
  * "accuracy_a"?, "accuracy_b"?}], "tensors": [{"name", "matched", "node", "op", "sqnr_db", "cosine",
  * "max_abs"}]}; an infinite SQNR is written as null. Caller frees. */
-char *owb_quant_comparison_to_json (const OwbQuantComparison *comparison);
+OWB_API char *owb_quant_comparison_to_json (const OwbQuantComparison *comparison);
 
 /* ---- Accuracy-aware fallback --------------------------------------------------------------- */
 
@@ -273,20 +274,20 @@ typedef struct {
   guint chosen_trial;     /* index in trials of the returned model */
 } OwbQuantFallbackResult;
 
-void owb_quant_fallback_options_init (OwbQuantFallbackOptions *options);
-void owb_quant_fallback_result_free (OwbQuantFallbackResult *result);
+OWB_API void owb_quant_fallback_options_init (OwbQuantFallbackOptions *options);
+OWB_API void owb_quant_fallback_result_free (OwbQuantFallbackResult *result);
 
 /* Static quantization that keeps the most harmful nodes in float until the target holds on
  * options->eval, reusing `calibration` (no recalibration per trial): nodes ranked by sensitivity,
  * then the number kept float doubled until the target holds and narrowed by bisection, within
  * max_trials. Returns the smallest model found that meets the target, or, when none does, the one
  * closest to it (result->target_met FALSE). */
-OwbModel *owb_quant_quantize_with_fallback (OwbModel *model, const OwbQuantCalibration *calibration,
-                                            const OwbQuantOptions *options, const OwbQuantFallbackOptions *fallback,
-                                            OwbQuantFallbackResult **result, GError **error);
+OWB_API OwbModel *owb_quant_quantize_with_fallback (OwbModel *model, const OwbQuantCalibration *calibration,
+                                                    const OwbQuantOptions *options, const OwbQuantFallbackOptions *fallback,
+                                                    OwbQuantFallbackResult **result, GError **error);
 /* {"target_met", "float_accuracy"?, "kept_float": [...], "trials": [{"kept_float", "sqnr_db", "accuracy"?}],
  * "ranking": [{"node", "op", "tensor", "local_sqnr_db"}]} (ranking cut at `max_ranking`). */
-char *owb_quant_fallback_result_to_json (const OwbQuantFallbackResult *result, guint max_ranking);
+OWB_API char *owb_quant_fallback_result_to_json (const OwbQuantFallbackResult *result, guint max_ranking);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbQuantDataset, owb_quant_dataset_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbQuantCalibration, owb_quant_calibration_free)

@@ -1,7 +1,7 @@
-/* owb-tensor-stats.c: min/max/mean/std, NaN/Inf counts, histograms and top-k of tensors (GTK-free). */
-#include "owb-tensor-stats.h"
+/* owb-tensor-stats.c: min/max/mean/std, NaN/Inf counts, histograms and top-k of tensors. */
+#include <owb/owb-tensor-stats.h>
+#include <owb/owb-error.h>
 
-#include <glib/gi18n-lib.h>
 #include <math.h>
 #include <string.h>
 
@@ -271,9 +271,9 @@ owb_tensor_stats_compute (const OwbTensor *tensor, OwbTensorStats *stats, guint 
   if (!is_numeric (tensor))
     {
       if (tensor->kind != OWB_VALUE_TENSOR)
-        g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, _("Statistics need a tensor, not a sequence or map"));
+        g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "Statistics need a tensor, not a sequence or map");
       else
-        g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, _("No statistics for tensors of type %s"),
+        g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "No statistics for tensors of type %s",
                      owb_data_type_name (tensor->dtype));
       return FALSE;
     }

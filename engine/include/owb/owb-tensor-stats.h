@@ -1,7 +1,9 @@
-/* owb-tensor-stats.h: summary statistics of a tensor for the inspector and the run page (GTK-free). */
+/* owb-tensor-stats.h: summary statistics, histograms and top-k of a tensor (the inspector's and Run
+ * page's summaries, and whoever else needs them). */
 #pragma once
 
-#include <owb/owb.h>
+#include <owb/owb-api.h>
+#include <owb/owb-tensor.h>
 
 G_BEGIN_DECLS
 
@@ -15,11 +17,11 @@ typedef struct {
 /* Statistics of a numeric tensor (any numeric dtype, float16/bfloat16/float8 included). When
  * n_bins > 0, bins[n_bins] receives a histogram of the finite values over [min, max]. FALSE with
  * an OWB_ERROR_TYPE error for strings and non-tensor values. */
-gboolean owb_tensor_stats_compute (const OwbTensor *tensor, OwbTensorStats *stats, guint n_bins,
-                                   guint64 *bins, GError **error);
+OWB_API gboolean owb_tensor_stats_compute (const OwbTensor *tensor, OwbTensorStats *stats, guint n_bins,
+                                           guint64 *bins, GError **error);
 
 /* The k largest values of the last axis of a tensor's first row (a classifier's scores): writes
  * up to k indices and values, best first, and returns how many. 0 for non-numeric tensors. */
-guint owb_tensor_top_k (const OwbTensor *tensor, guint k, int64_t *indices, double *values);
+OWB_API guint owb_tensor_top_k (const OwbTensor *tensor, guint k, int64_t *indices, double *values);
 
 G_END_DECLS
