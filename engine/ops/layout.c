@@ -1,6 +1,6 @@
 /* layout.c: schemas of the engine's channels-last ops (domain ai.onnx.workbench), which the layout
  * optimization level puts between NCHW<->NHWC Transposes: NhwcConv, NhwcConvTranspose, NhwcMaxPool,
- * NhwcAveragePool, NhwcGlobalAveragePool and NhwcPointwiseDepthwise. Each infers through the standard op on the NCHW view of its input. */
+ * NhwcAveragePool, NhwcGlobalAveragePool, NhwcPointwiseDepthwise and NhwcQLinearConv. Each infers through the standard op on the NCHW view of its input. */
 #include "owb-ops-private.h"
 #include <owb/owb-error.h>
 
@@ -238,12 +238,49 @@ infer_nhwc_conv_transpose (OwbInferContext *ctx, GError **error)
   return infer_via (ctx, "ConvTranspose", 11, MIN (ctx->n_inputs, 3), conv_transpose_w_view, FALSE, error);
 }
 
+/* NhwcQLinearConv (X [N, H, W, C], x_scale, x_zero_point, W [M, C/group, kH, kW], w_scale,
+ * w_zero_point, y_scale, y_zero_point, B [M]?): QLinearConv with X and Y channels-last; W stays in
+ * QLinearConv's layout (the kernel packs it once). Infers as QLinearConv on X's NCHW view. */
+static gboolean
+infer_nhwc_qlinear_conv (OwbInferContext *ctx, GError **error)
+{
+  if (!check_rank4 (ctx, 0, "X", error))
+    return FALSE;
+  const OwbOpSchema *schema = owb_op_schema_lookup ("", "QLinearConv", 10);
+  g_assert (schema && schema->infer);
+  const OwbValueType *ins[9];
+  const OwbTensor *values[9];
+  int n = MIN (ctx->n_inputs, 9);
+  OwbValueType xv;
+  for (int i = 0; i < n; i++)
+    {
+      ins[i] = ctx->inputs[i];
+      values[i] = ctx->input_values ? ctx->input_values[i] : NULL;
+    }
+  if (ins[0] && ins[0]->rank == 4)
+    {
+      to_nchw (ins[0], &xv);
+      ins[0] = &xv;
+    }
+  values[0] = NULL;
+  OwbInferContext sub = *ctx;
+  sub.opset = 10;
+  sub.n_inputs = n;
+  sub.inputs = ins;
+  sub.input_values = values;
+  if (!schema->infer (&sub, error))
+    return FALSE;
+  to_nhwc (&ctx->outputs[0]);
+  return TRUE;
+}
+
 const OwbOpSchema _owb_ops_layout[] = {
   { "NhwcConv", OWB_DOMAIN, 1, 2, 4, 1, 1, infer_nhwc_conv },
   { "NhwcMaxPool", OWB_DOMAIN, 1, 1, 1, 1, 1, infer_nhwc_max_pool },
   { "NhwcAveragePool", OWB_DOMAIN, 1, 1, 1, 1, 1, infer_nhwc_average_pool },
   { "NhwcGlobalAveragePool", OWB_DOMAIN, 1, 1, 1, 1, 1, infer_nhwc_global_average_pool },
   { "NhwcConvTranspose", OWB_DOMAIN, 1, 2, 3, 1, 1, infer_nhwc_conv_transpose },
+  { "NhwcQLinearConv", OWB_DOMAIN, 1, 8, 9, 1, 1, infer_nhwc_qlinear_conv },
   /* B1 may be "": the schema requires X and W1, inference W2 */
   { "NhwcPointwiseDepthwise", OWB_DOMAIN, 1, 2, 5, 1, 1, infer_nhwc_pointwise_depthwise },
   { NULL }

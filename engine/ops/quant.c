@@ -629,7 +629,100 @@ infer_qlinear_conv (OwbInferContext *ctx, GError **error)
   return TRUE;
 }
 
+/* QLinearLookup (X uint8/int8, Table [256] uint8/int8) of the engine's domain: Y[i] = Table[X[i]'s
+ * byte], Y of Table's type and X's shape. fuse_qdq_lookup makes it of DequantizeLinear -> an
+ * elementwise op -> QuantizeLinear, the table computed by those very kernels. */
+static gboolean
+infer_qlinear_lookup (OwbInferContext *ctx, GError **error)
+{
+  if (!require_inputs (ctx, 2, error))
+    return FALSE;
+  const OwbValueType *x = ctx->inputs[0], *t = ctx->inputs[1];
+  gboolean x_ok = x->dtype == OWB_TYPE_UNDEFINED || x->dtype == OWB_TYPE_UINT8 || x->dtype == OWB_TYPE_INT8;
+  gboolean t_ok = t->dtype == OWB_TYPE_UINT8 || t->dtype == OWB_TYPE_INT8;
+  if (!x_ok || !t_ok)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "X (%s) and Table (%s) must be uint8 or int8",
+                           owb_data_type_name (x->dtype), owb_data_type_name (t->dtype));
+      return FALSE;
+    }
+  if (t->rank >= 0 && (t->rank != 1 || (owb_dim_is_known (t->dims[0]) && t->dims[0].value != 256)))
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "Table must hold 256 values, one per byte of X");
+      return FALSE;
+    }
+  set_tensor_like (&ctx->outputs[0], t->dtype, x);
+  return TRUE;
+}
+
+/* QLinearBinaryLookup (A, B uint8/int8, Table [65536] uint8/int8) of the engine's domain:
+ * Y = Table[256 a + b] for the bytes a, b of A and B broadcast together (numpy rules), Y of Table's
+ * type. fuse_qdq_binary makes it of DequantizeLinear (A), DequantizeLinear (B) -> Add/Mul ->
+ * QuantizeLinear, the table computed by those very kernels. */
+static gboolean
+infer_qlinear_binary_lookup (OwbInferContext *ctx, GError **error)
+{
+  if (!require_inputs (ctx, 3, error))
+    return FALSE;
+  const OwbValueType *a = ctx->inputs[0], *b = ctx->inputs[1], *t = ctx->inputs[2];
+  gboolean ok = t->dtype == OWB_TYPE_UINT8 || t->dtype == OWB_TYPE_INT8;
+  for (int i = 0; i < 2; i++)
+    {
+      OwbDataType d = ctx->inputs[i]->dtype;
+      ok = ok && (d == OWB_TYPE_UNDEFINED || d == OWB_TYPE_UINT8 || d == OWB_TYPE_INT8);
+    }
+  if (!ok)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "A (%s), B (%s) and Table (%s) must be uint8 or int8",
+                           owb_data_type_name (a->dtype), owb_data_type_name (b->dtype), owb_data_type_name (t->dtype));
+      return FALSE;
+    }
+  if (t->rank >= 0 && (t->rank != 1 || (owb_dim_is_known (t->dims[0]) && t->dims[0].value != 65536)))
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "Table must hold 65536 values, one per pair of bytes");
+      return FALSE;
+    }
+  OwbValueType va = *a, vb = *b;
+  va.dtype = vb.dtype = t->dtype;
+  const OwbValueType *both[2] = { &va, &vb };
+  if (!owb_infer_broadcast (ctx, 2, both, &ctx->outputs[0], error))
+    return FALSE;
+  ctx->outputs[0].dtype = t->dtype;
+  return TRUE;
+}
+
+/* QLinearBinary (A, a_scale, a_zero_point, B, b_scale, b_zero_point, y_scale, y_zero_point) of the
+ * engine's domain, attribute op = "Add" or "Mul": Y = QuantizeLinear (DequantizeLinear (A) op
+ * DequantizeLinear (B)), A and B broadcast together, every parameter one value (float32 scales),
+ * computed in float32 exactly as those three ops compute it. fuse_qdq_lookup makes it. */
+static gboolean
+infer_qlinear_binary (OwbInferContext *ctx, GError **error)
+{
+  if (!require_inputs (ctx, 8, error))
+    return FALSE;
+  const char *op = owb_node_get_string (ctx->node, "op", "");
+  if (strcmp (op, "Add") != 0 && strcmp (op, "Mul") != 0)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute op must be Add or Mul, got '%s'", op);
+      return FALSE;
+    }
+  const OwbValueType *a = ctx->inputs[0], *b = ctx->inputs[3], *yz = ctx->inputs[7];
+  if (!check_qlinear_data_type (ctx, a->dtype, "A", FALSE, error) || !check_qlinear_data_type (ctx, b->dtype, "B", FALSE, error)
+      || !check_qlinear_data_type (ctx, yz->dtype, "y_zero_point", FALSE, error))
+    return FALSE;
+  OwbValueType va = *a, vb = *b;
+  va.dtype = vb.dtype = yz->dtype;
+  const OwbValueType *both[2] = { &va, &vb };
+  if (!owb_infer_broadcast (ctx, 2, both, &ctx->outputs[0], error))
+    return FALSE;
+  ctx->outputs[0].dtype = yz->dtype;
+  return TRUE;
+}
+
 const OwbOpSchema _owb_ops_quant[] = {
+  { "QLinearBinary", OWB_DOMAIN, 1, 8, 8, 1, 1, infer_qlinear_binary },
+  { "QLinearBinaryLookup", OWB_DOMAIN, 1, 3, 3, 1, 1, infer_qlinear_binary_lookup },
+  { "QLinearLookup", OWB_DOMAIN, 1, 2, 2, 1, 1, infer_qlinear_lookup },
   { "QuantizeLinear", "", 10, 2, 3, 1, 1, infer_quantize_linear },
   { "DequantizeLinear", "", 10, 2, 3, 1, 1, infer_dequantize_linear },
   { "DynamicQuantizeLinear", "", 11, 1, 1, 3, 3, infer_dynamic_quantize_linear },

@@ -14,6 +14,8 @@ extern const OwbPass _owb_pass_fuse_conv_bn;
 extern const OwbPass _owb_pass_fuse_conv_mul;
 extern const OwbPass _owb_pass_fuse_conv_add;
 extern const OwbPass _owb_pass_fuse_qdq_matmul;
+extern const OwbPass _owb_pass_fuse_qdq_conv;
+extern const OwbPass _owb_pass_fuse_qdq_lookup;
 extern const OwbPass _owb_pass_fuse_matmul_scale;
 extern const OwbPass _owb_pass_fuse_transpose_matmul;
 extern const OwbPass _owb_pass_fuse_matmul_add;
@@ -38,6 +40,8 @@ const OwbPass *const _owb_passes[] = {
   &_owb_pass_fuse_conv_mul,
   &_owb_pass_fuse_conv_add,
   &_owb_pass_fuse_qdq_matmul,
+  &_owb_pass_fuse_qdq_conv,
+  &_owb_pass_fuse_qdq_lookup,
   &_owb_pass_fuse_matmul_scale,
   &_owb_pass_fuse_transpose_matmul,
   &_owb_pass_fuse_matmul_add,

@@ -1,5 +1,6 @@
 /* pass-fold-dequantized-weights.c: a DequantizeLinear of a constant weight whose readers have no
- * integer kernel (Conv, ConvTranspose, Gemm, LSTM: nothing fuses them yet) becomes the float
+ * integer kernel (ConvTranspose, Gemm, LSTM, and the Convs fuse_qdq_conv left, e.g. those followed
+ * by an activation QLinearConv cannot clamp to) becomes the float
  * constant it computes, so that those ops pack their weights once and take their fast paths
  * instead of dequantizing every run into a weight they cannot pack (a QDQ ResNet-18 ran 10x slower
  * than its float model). Weights read by a MatMul stay quantized for fuse_qdq_matmul. It runs at

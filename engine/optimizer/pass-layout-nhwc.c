@@ -1,5 +1,6 @@
-/* pass-layout-nhwc.c: runs 2-D float convolutions channels-last. Every Conv/FusedConv with a
- * constant weight becomes Transpose(to NHWC) -> NhwcConv -> Transpose(to NCHW); the NCHW Transposes
+/* pass-layout-nhwc.c: runs 2-D convolutions channels-last. Every Conv/FusedConv with a constant
+ * weight becomes Transpose(to NHWC) -> NhwcConv -> Transpose(to NCHW), and every QLinearConv with a
+ * constant weight NhwcQLinearConv (the integer core) the same way; the NCHW Transposes
  * are then pushed down through layout-agnostic ops (elementwise, Concat, pools) and cancelled
  * against the NHWC Transposes of the next convolution, so that a chain of convolutions keeps its
  * activations in NHWC and graph outputs stay NCHW. ConvTranspose becomes NhwcConvTranspose the same
@@ -110,6 +111,61 @@ conv_refusal (OwbPassContext *ctx, const OwbNode *conv)
   if (b && bt && bt->rank != 1)
     return g_strdup ("bias B is not a vector");
   return NULL;
+}
+
+/* Why a QLinearConv cannot run as NhwcQLinearConv (the integer core, which packs W itself and
+ * needs float32 per-tensor x and y parameters), or NULL when it can. */
+static char *
+qlinear_conv_refusal (OwbPassContext *ctx, const OwbNode *conv)
+{
+  if (conv->n_inputs < 8 || conv->n_outputs != 1)
+    return g_strdup ("has an unexpected signature");
+  const OwbValueType *x = owb_pass_value_type (ctx, conv->inputs[0]);
+  const OwbTensor *w = owb_pass_get_constant (ctx, conv->inputs[3]);
+  if (!x || x->kind != OWB_VALUE_TENSOR || x->rank != 4)
+    return g_strdup ("input x is not known to be 4-D");
+  if (!w || w->rank != 4)
+    return g_strdup ("weight w is not a constant 4-D tensor");
+  static const int scalars[] = { 1, 2, 6, 7 };
+  for (guint i = 0; i < G_N_ELEMENTS (scalars); i++)
+    {
+      const OwbTensor *c = owb_pass_get_constant (ctx, conv->inputs[scalars[i]]);
+      if (!c || c->nelems != 1 || (scalars[i] % 5 == 1 && c->dtype != OWB_TYPE_FLOAT))
+        return g_strdup ("x or y scale or zero point is not one constant (float32 scale)");
+    }
+  const OwbTensor *ws = owb_pass_get_constant (ctx, conv->inputs[4]), *wz = owb_pass_get_constant (ctx, conv->inputs[5]);
+  if (!ws || ws->dtype != OWB_TYPE_FLOAT || !wz)
+    return g_strdup ("w's scale or zero point is not a constant (float32 scale)");
+  return NULL;
+}
+
+/* A QLinearConv -> NhwcQLinearConv reading x through an NHWC Transpose; its output goes back to
+ * NCHW under its old name. W keeps its layout: the kernel packs it. */
+static void
+convert_qlinear_to_nhwc (OwbPassContext *ctx, OwbNode *node)
+{
+  const char *from = owb_pass_label (node);
+  OwbNode *nc = owb_node_dup (node);
+  owb_node_clear_claims (nc);
+  g_free (nc->op_type);
+  nc->op_type = g_strdup ("NhwcQLinearConv");
+  g_free (nc->domain);
+  nc->domain = g_strdup (OWB_DOMAIN);
+  g_free (nc->name);
+  nc->name = NULL;
+  char *x = nhwc_of (ctx, node->inputs[0], from);
+  g_free (nc->inputs[0]);
+  nc->inputs[0] = x;
+  char *out = g_strdup (node->outputs[0]);
+  g_free (nc->outputs[0]);
+  nc->outputs[0] = owb_pass_unique_name (ctx, "nhwc");
+  char *from_copy = g_strdup (from);
+  const char *from_name = from_copy;
+  owb_pass_add_node (ctx, nc, &from_name, 1);
+  owb_pass_remove_node (ctx, node);
+  add_transpose (ctx, nc->outputs[0], out, to_nchw_perm, from_copy);
+  g_free (out);
+  g_free (from_copy);
 }
 
 /* W [M, C/group, kH, kW] -> [kH, kW, C/group, M]: row (kh, kw, c) of a group's GEMM operand holds
@@ -309,6 +365,9 @@ resize_refusal (OwbPassContext *ctx, const OwbNode *node, OwbTensor **consts, in
 static gboolean
 is_unary_elementwise (const OwbNode *node)
 {
+  /* a byte-to-byte table (fuse_qdq_lookup) is elementwise in its one variable input */
+  if (owb_pass_is_our_op (node, "QLinearLookup"))
+    return TRUE;
   static const char *const ops[] = { "Relu",     "LeakyRelu", "Clip",        "Sigmoid",  "HardSigmoid", "HardSwish",
                                      "Tanh",     "Elu",       "Selu",        "Celu",     "Softplus",    "Softsign",
                                      "Neg",      "Abs",       "Exp",         "Log",      "Sqrt",        "Reciprocal",
@@ -390,9 +449,13 @@ try_push (OwbPassContext *ctx, OwbNode *node)
     new_op = "NhwcAveragePool";
   else if (owb_pass_is_op (node, "GlobalAveragePool"))
     new_op = "NhwcGlobalAveragePool";
+  /* QLinearBinaryLookup broadcasts as Add does; its third input is its table, not data */
+  gboolean lookup2 = owb_pass_is_our_op (node, "QLinearBinaryLookup");
+  /* QLinearBinary's other inputs are scalars, which pass through as they are */
+  binary = binary || lookup2 || owb_pass_is_our_op (node, "QLinearBinary");
   if (!unary && !binary && !concat && !resize && !new_op)
     return FALSE;
-  int n_data = unary || resize || new_op ? 1 : node->n_inputs;
+  int n_data = unary || resize || new_op ? 1 : (lookup2 ? 2 : node->n_inputs);
   gboolean any = FALSE;
   for (int i = 0; i < MIN (n_data, node->n_inputs) && !any; i++)
     any = node->inputs[i][0] && nhwc_source (ctx, node->inputs[i]);
@@ -686,7 +749,8 @@ read_nchw_inputs (OwbPassContext *ctx)
 static gboolean
 is_conv (const OwbNode *node)
 {
-  return owb_pass_is_op (node, "Conv") || owb_pass_is_our_op (node, "FusedConv") || owb_pass_is_op (node, "ConvTranspose");
+  return owb_pass_is_op (node, "Conv") || owb_pass_is_our_op (node, "FusedConv") || owb_pass_is_op (node, "ConvTranspose")
+         || owb_pass_is_op (node, "QLinearConv");
 }
 
 /* Whether the push loop can carry NHWC through the node (ignoring its other inputs). */
@@ -705,6 +769,7 @@ is_layout_agnostic (OwbPassContext *ctx, const OwbNode *node)
   gboolean keepdims;
   const OwbTensor *axes_value;
   return is_unary_elementwise (node) || is_per_tensor_qdq (ctx, node) || is_broadcast_elementwise (node)
+         || owb_pass_is_our_op (node, "QLinearBinaryLookup") || owb_pass_is_our_op (node, "QLinearBinary")
          || owb_pass_is_op (node, "Concat")
          || owb_pass_is_op (node, "MaxPool") || owb_pass_is_op (node, "AveragePool")
          || owb_pass_is_op (node, "GlobalAveragePool") || reduce_in_nhwc (ctx, node, axes, &n, &keepdims, &axes_value);
@@ -764,7 +829,7 @@ transposed_elements (OwbPassContext *ctx, GHashTable *convs)
 static int64_t
 multiply_adds (OwbPassContext *ctx, const OwbNode *conv)
 {
-  const OwbTensor *w = owb_pass_get_constant (ctx, conv->inputs[1]);
+  const OwbTensor *w = owb_pass_get_constant (ctx, conv->inputs[owb_pass_is_op (conv, "QLinearConv") ? 3 : 1]);
   /* a ConvTranspose multiplies every input pixel by all of W */
   gboolean transpose = owb_pass_is_op (conv, "ConvTranspose");
   const OwbValueType *y = owb_pass_value_type (ctx, transpose ? conv->inputs[0] : conv->outputs[0]);
@@ -833,7 +898,7 @@ run (OwbPassContext *ctx, GError **error)
       OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
       if (!is_conv (node))
         continue;
-      char *why = conv_refusal (ctx, node);
+      char *why = owb_pass_is_op (node, "QLinearConv") ? qlinear_conv_refusal (ctx, node) : conv_refusal (ctx, node);
       if (why)
         owb_pass_near_miss (ctx, node, "%s; kept in NCHW", why);
       else
@@ -887,6 +952,8 @@ run (OwbPassContext *ctx, GError **error)
       OwbNode *node = g_ptr_array_index (convs, i);
       if (owb_pass_is_op (node, "ConvTranspose"))
         convert_to_nhwc (ctx, node, "NhwcConvTranspose", reorder_transpose_weight);
+      else if (owb_pass_is_op (node, "QLinearConv"))
+        convert_qlinear_to_nhwc (ctx, node);
       else
         convert_to_nhwc (ctx, node, "NhwcConv", reorder_weight);
     }
@@ -922,6 +989,7 @@ run (OwbPassContext *ctx, GError **error)
 const OwbPass _owb_pass_layout_nhwc = {
   "layout_nhwc",
   OWB_OPTIMIZE_LAYOUT,
-  "runs 2-D float convolutions channels-last (NhwcConv), pushing and cancelling the NCHW<->NHWC Transposes",
+  "runs 2-D float and integer convolutions channels-last (NhwcConv, NhwcQLinearConv), pushing and cancelling the "
+  "NCHW<->NHWC Transposes",
   run,
 };

@@ -84,3 +84,17 @@ gboolean _owb_cpu_dequantize_linear_fast (OwbKernelContext *ctx);
  * x quantized to uint8 at (scale, zp) as QuantizeLinear does (round half to even, saturating). */
 void _owb_cpu_float_range (OwbThreadPool *pool, const float *x, int64_t n, float *lo, float *hi);
 void _owb_cpu_quantize_u8 (OwbThreadPool *pool, const float *x, uint8_t *y, int64_t n, float scale, int32_t zp);
+
+/* ---- QLinearConv / NhwcQLinearConv on the core (cpu-qconv.c) ---- */
+
+/* The kernels' per-session state: a constant 4-D int8/uint8 weight (with constant zero points)
+ * packed once, per group (or reordered for the depthwise kernel); NULL state when W is not such a
+ * constant. */
+typedef struct _OwbQconv OwbQconv;
+gboolean _owb_cpu_qconv_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types,
+                                 void **state, GError **error);
+void _owb_cpu_qconv_free (gpointer state);
+/* Runs ctx's 2-D QLinearConv (NCHW) or NhwcQLinearConv on the state's packed weight and returns
+ * TRUE; FALSE (nothing written) when the run is not one the core handles (another weight, scales
+ * that are not float32, x or y parameters per channel): the reference kernel then runs it. */
+gboolean _owb_cpu_qconv_run (OwbKernelContext *ctx);

@@ -1,5 +1,7 @@
-/* test-optimizer-qdq.c: the QDQ -> integer fusion fuse_qdq_matmul: DequantizeLinear (activation)
- * and DequantizeLinear (constant weight) -> MatMul -> QuantizeLinear becomes QLinearMatMul, with
+/* test-optimizer-qdq.c: the QDQ -> integer fusions fuse_qdq_matmul and fuse_qdq_conv:
+ * DequantizeLinear (activation) and DequantizeLinear (constant weight) -> MatMul (Conv, with bias
+ * and Relu/Clip) -> QuantizeLinear becomes QLinearMatMul (QLinearConv), and fuse_qdq_lookup's
+ * DequantizeLinear -> elementwise op -> QuantizeLinear a QLinearLookup table, with
  * its provenance in the report; outputs against the unoptimized (float-emulated) model within one
  * quantization step; near misses where it must not fire.
  *
@@ -234,8 +236,9 @@ test_fuse_qdq_matmul_near_misses (void)
   g_rand_free (r);
 }
 
-/* x [1,8,12,12] -> Q -> DQ -> Conv (W: DQ of int8 per output channel, B: DQ of int32) -> Q -> DQ
- * -> Relu -> y. At the layout level the Conv's weight and bias become float constants
+/* x [1,8,12,12] -> Q -> DQ -> Conv (W: DQ of int8 per output channel, B: DQ of int32) -> LeakyRelu
+ * -> Q -> DQ -> Relu -> y: the LeakyRelu keeps fuse_qdq_conv off (QLinearConv has no such
+ * epilogue), so the Conv stays float. At the layout level the Conv's weight and bias become float constants
  * (fold_dequantized_weights), and NHWC passes through the per-tensor pairs (layout_nhwc): the
  * outputs stay those of the unoptimized model within a step of the output's quantization. */
 static void
@@ -274,7 +277,8 @@ test_fold_dequantized_weights (void)
   pads->ints = g_new0 (int64_t, 4);
   for (int i = 0; i < 4; i++)
     pads->ints[i] = 1;
-  tu_node (g, "QuantizeLinear", "qc", "c,ys,yz", "cq");
+  tu_node (g, "LeakyRelu", "leaky", "c", "cl");
+  tu_node (g, "QuantizeLinear", "qc", "cl,ys,yz", "cq");
   tu_node (g, "DequantizeLinear", "dqc", "cq,ys,yz", "cd");
   tu_node (g, "Relu", "relu", "cd", "y");
   g_assert_true (owb_model_validate (m, NULL));
@@ -318,6 +322,382 @@ test_fold_dequantized_weights (void)
   g_rand_free (r);
 }
 
+/* ---- fuse_qdq_conv ---- */
+
+typedef struct {
+  gboolean act_signed, per_channel;
+  int bias;          /* 0 none, 1 DequantizeLinear of int32 at x_scale w_scale, 2 float constant */
+  int act;           /* 0 none, 1 Relu, 2 Clip (0, 6) */
+  int64_t group, stride;
+  int32_t y_zp;      /* of the output's type */
+  gboolean same_upper; /* auto_pad SAME_UPPER instead of pads */
+} ConvVariant;
+
+/* x [1, C, 10, 9] -> Q -> DQ -> Conv 3x3 pad 1 (W: DQ of a constant) [-> act] -> Q -> DQ -> y. */
+static OwbModel *
+build_conv (const ConvVariant *v, int64_t C, int64_t M, GRand *r)
+{
+  OwbModel *m = tu_model_new (13);
+  OwbGraph *g = m->graph;
+  int64_t H = 10, W = 9, Cg = C / v->group;
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, (int64_t[]) { 1, C, H, W }, NULL);
+  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  OwbDataType at = v->act_signed ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+  float xs = 4.0f / 255;
+  owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, xs));
+  owb_graph_add_initializer (g, "xz", scalar (at, v->act_signed ? -3 : 120));
+  owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, v->act == 2 ? 6.0 / 255 : 0.05));
+  owb_graph_add_initializer (g, "yz", scalar (at, v->y_zp));
+  int64_t np = v->per_channel ? M : 1;
+  OwbTensor *ws = float_tensor (v->per_channel ? 1 : 0, &np, r, 0.002, 0.01);
+  owb_graph_add_initializer (g, "ws", ws);
+  owb_graph_add_initializer (g, "wz", owb_tensor_new (OWB_TYPE_INT8, v->per_channel ? 1 : 0, &np, NULL));
+  OwbTensor *w = owb_tensor_new (OWB_TYPE_INT8, 4, (int64_t[]) { M, Cg, 3, 3 }, NULL);
+  for (int64_t i = 0; i < w->nelems; i++)
+    ((int8_t *) w->data)[i] = (int8_t) g_rand_int_range (r, -127, 128);
+  owb_graph_add_initializer (g, "wq", w);
+  tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
+  tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
+  OwbNode *dqw = tu_node (g, "DequantizeLinear", "dqw", "wq,ws,wz", "wd");
+  if (v->per_channel)
+    owb_node_add_attribute (dqw, "axis", OWB_ATTR_INT)->i = 0;
+  const char *conv_in = "xd,wd";
+  if (v->bias == 1)
+    {
+      /* as quantizers write it: int32 at exactly x_scale w_scale */
+      OwbTensor *b = owb_tensor_new (OWB_TYPE_INT32, 1, &M, NULL), *bs = owb_tensor_new (OWB_TYPE_FLOAT, 1, &M, NULL);
+      for (int64_t i = 0; i < M; i++)
+        {
+          ((int32_t *) b->data)[i] = g_rand_int_range (r, -3000, 3000);
+          ((float *) bs->data)[i] = xs * ((float *) ws->data)[v->per_channel ? i : 0];
+        }
+      owb_graph_add_initializer (g, "bq", b);
+      owb_graph_add_initializer (g, "bs", bs);
+      owb_node_add_attribute (tu_node (g, "DequantizeLinear", "dqb", "bq,bs", "bd"), "axis", OWB_ATTR_INT)->i = 0;
+      conv_in = "xd,wd,bd";
+    }
+  else if (v->bias == 2)
+    {
+      owb_graph_add_initializer (g, "bd", float_tensor (1, &M, r, -0.5, 0.5));
+      conv_in = "xd,wd,bd";
+    }
+  OwbNode *conv = tu_node (g, "Conv", "conv", conv_in, "c");
+  OwbAttribute *a;
+  if (v->same_upper)
+    {
+      a = owb_node_add_attribute (conv, "auto_pad", OWB_ATTR_STRING);
+      a->s = g_strdup ("SAME_UPPER");
+      a->s_len = strlen (a->s);
+    }
+  else
+    {
+      a = owb_node_add_attribute (conv, "pads", OWB_ATTR_INTS);
+      a->n = 4;
+      a->ints = g_new0 (int64_t, 4);
+      for (int i = 0; i < 4; i++)
+        a->ints[i] = 1;
+    }
+  a = owb_node_add_attribute (conv, "strides", OWB_ATTR_INTS);
+  a->n = 2;
+  a->ints = g_new (int64_t, 2);
+  a->ints[0] = a->ints[1] = v->stride;
+  owb_node_add_attribute (conv, "group", OWB_ATTR_INT)->i = v->group;
+  const char *q_in = "c,ys,yz";
+  if (v->act == 1)
+    {
+      tu_node (g, "Relu", "act", "c", "ca");
+      q_in = "ca,ys,yz";
+    }
+  else if (v->act == 2)
+    {
+      owb_graph_add_initializer (g, "lo", scalar (OWB_TYPE_FLOAT, 0));
+      owb_graph_add_initializer (g, "hi", scalar (OWB_TYPE_FLOAT, 6));
+      tu_node (g, "Clip", "act", "c,lo,hi", "ca");
+      q_in = "ca,ys,yz";
+    }
+  tu_node (g, "QuantizeLinear", "qy", q_in, "yq");
+  tu_node (g, "DequantizeLinear", "dqy", "yq,ys,yz", "y");
+  g_assert_true (owb_model_validate (m, NULL));
+  return m;
+}
+
+static const OwbPassReport *
+named_report (const OwbOptimizeReport *report, const char *name)
+{
+  for (guint i = 0; i < report->passes->len; i++)
+    {
+      const OwbPassReport *p = g_ptr_array_index (report->passes, i);
+      if (strcmp (p->pass, name) == 0)
+        return p;
+    }
+  g_assert_not_reached ();
+}
+
+/* Outputs of `opt` against `plain` (both float, one output step apart at most, and rarely);
+ * returns how many differ. */
+static int64_t
+compare_conv (OwbSession *plain, OwbSession *opt, int64_t C, double step, GRand *r)
+{
+  OwbTensor *x = float_tensor (4, (int64_t[]) { 1, C, 10, 9 }, r, -2, 2);
+  const char *names[] = { "x" };
+  OwbTensor *ya = NULL, *yb = NULL;
+  GError *error = NULL;
+  g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (owb_session_run (opt, 1, names, &x, 1, NULL, &yb, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (ya->nelems, ==, yb->nelems);
+  int64_t differ = 0;
+  for (int64_t i = 0; i < ya->nelems; i++)
+    {
+      double d = fabs (((float *) ya->data)[i] - ((float *) yb->data)[i]);
+      g_assert_cmpfloat (d, <=, step * 1.0001);
+      differ += d > 0;
+    }
+  g_assert_cmpint (differ, <=, MAX (2, ya->nelems / 100));
+  owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
+  return differ;
+}
+
+static void
+test_fuse_qdq_conv (void)
+{
+  static const ConvVariant variants[] = {
+    { FALSE, TRUE, 1, 1, 1, 1, 0 },    /* ONNX Runtime's: u8, s8 per channel, int32 bias, Relu at zero point 0 */
+    { FALSE, FALSE, 2, 0, 1, 2, 100 }, /* per tensor, float bias rounded to int32, stride 2 */
+    { TRUE, TRUE, 0, 2, 1, 1, -128 },  /* s8 activations, Clip (0, 6) that the saturation covers */
+    { FALSE, TRUE, 1, 0, 24, 2, 128 }, /* depthwise, stride 2 */
+    { TRUE, TRUE, 1, 1, 4, 1, -128 },  /* 4 groups, s8 */
+    { FALSE, TRUE, 1, 1, 1, 2, 0, TRUE }, /* auto_pad SAME_UPPER: the string attribute carried whole */
+  };
+  GRand *r = g_rand_new_with_seed (41);
+  int64_t C = 24, M = 40;
+  for (guint vi = 0; vi < G_N_ELEMENTS (variants); vi++)
+    {
+      const ConvVariant *v = &variants[vi];
+      int64_t Mv = v->group == C ? C : M;
+      OwbModel *m = build_conv (v, C, Mv, r);
+      OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+      OwbSession *ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 2);
+      OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 2);
+      const OwbGraph *g = owb_session_get_graph (ext);
+      g_assert_cmpuint (count_op (g, "QLinearConv"), ==, 1);
+      g_assert_cmpuint (count_op (g, "Conv"), ==, 0);
+      g_assert_cmpuint (count_op (g, "Relu") + count_op (g, "Clip"), ==, 0);
+      /* only the input's QuantizeLinear and the output's DequantizeLinear stay */
+      g_assert_cmpuint (count_op (g, "DequantizeLinear"), ==, 1);
+      g_assert_cmpuint (count_op (g, "QuantizeLinear"), ==, 1);
+      const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
+      g_assert_cmpuint (p->created->len, ==, 1);
+      const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
+      g_assert_cmpstr (c->op_type, ==, "QLinearConv");
+      g_assert_cmpuint (c->from->len, ==, 4 + (v->bias == 1) + (v->act != 0));
+      g_assert_cmpstr (g_ptr_array_index (c->from, c->from->len - 1), ==, "qy");
+      if (v->same_upper)
+        for (guint i = 0; i < g->nodes->len; i++)
+          {
+            const OwbNode *n = g_ptr_array_index (g->nodes, i);
+            const OwbAttribute *ap = strcmp (n->op_type, "QLinearConv") == 0 ? owb_node_get_attribute (n, "auto_pad") : NULL;
+            if (ap)
+              g_assert_cmpuint (ap->s_len, ==, strlen ("SAME_UPPER"));
+          }
+      /* at the layout level the weight stays integer (fold_dequantized_weights has nothing to do) */
+      g_assert_cmpuint (count_op (owb_session_get_graph (all), "Conv"), ==, 0);
+      g_assert_cmpuint (count_op (owb_session_get_graph (all), "NhwcConv"), ==, 0);
+      double step = v->act == 2 ? 6.0 / 255 : 0.05;
+      int64_t d1 = compare_conv (plain, ext, C, step, r), d2 = compare_conv (plain, all, C, step, r);
+      g_test_message ("variant %u: %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT " outputs one step apart", vi, d1, d2);
+      owb_session_free (plain), owb_session_free (ext), owb_session_free (all);
+      owb_model_unref (m);
+    }
+  g_rand_free (r);
+}
+
+/* Not fired: a Relu that clamps tighter than the output's saturation (zero point 100), and a weight
+ * quantized along its input channels. The graph then runs as before, to the bit. */
+static void
+test_fuse_qdq_conv_near_misses (void)
+{
+  GRand *r = g_rand_new_with_seed (42);
+  ConvVariant v = { FALSE, TRUE, 1, 1, 1, 1, 100 };
+  OwbModel *m = build_conv (&v, 8, 16, r);
+  OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+  OwbSession *ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
+  g_assert_cmpuint (count_op (owb_session_get_graph (ext), "QLinearConv"), ==, 0);
+  const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
+  g_assert_cmpuint (p->near_misses->len, ==, 1);
+  g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "clamps tighter"));
+  compare_conv (plain, ext, 8, 0.05, r);
+  owb_session_free (plain), owb_session_free (ext);
+  owb_model_unref (m);
+
+  v.y_zp = 0;
+  m = build_conv (&v, 8, 16, r);
+  OwbNode *dqw = NULL;
+  for (guint i = 0; i < m->graph->nodes->len; i++)
+    if (strcmp (((OwbNode *) g_ptr_array_index (m->graph->nodes, i))->name, "dqw") == 0)
+      dqw = g_ptr_array_index (m->graph->nodes, i);
+  for (int a = 0; a < dqw->n_attributes; a++)
+    if (strcmp (dqw->attributes[a].name, "axis") == 0)
+      dqw->attributes[a].i = 1;
+  /* 16 scales along axis 1 (8 channels) would be invalid: make it 8 */
+  OwbTensor *ws8 = float_tensor (1, (int64_t[]) { 8 }, r, 0.002, 0.01);
+  owb_graph_add_initializer (m->graph, "ws", ws8);
+  owb_graph_add_initializer (m->graph, "wz", owb_tensor_new (OWB_TYPE_INT8, 1, (int64_t[]) { 8 }, NULL));
+  OwbNode *dqb = NULL;
+  for (guint i = 0; i < m->graph->nodes->len; i++)
+    if (strcmp (((OwbNode *) g_ptr_array_index (m->graph->nodes, i))->name, "dqb") == 0)
+      dqb = g_ptr_array_index (m->graph->nodes, i);
+  /* the bias's scale no longer matches x_scale w_scale: give it its own */
+  owb_graph_add_initializer (m->graph, "bs", float_tensor (1, (int64_t[]) { 16 }, r, 1e-5, 3e-5));
+  (void) dqb;
+  g_assert_true (owb_model_validate (m, NULL));
+  ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
+  g_assert_cmpuint (count_op (owb_session_get_graph (ext), "QLinearConv"), ==, 0);
+  p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
+  g_assert_cmpuint (p->near_misses->len, ==, 1);
+  g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "axis other than its output channels"));
+  owb_session_free (ext);
+  owb_model_unref (m);
+  g_rand_free (r);
+}
+
+/* ---- fuse_qdq_lookup ---- */
+
+/* x [2, 3, 17, 19] -> Q -> DQ -> op -> Q -> DQ -> y, 8-bit per tensor; with `shared` the op's float
+ * output is a second graph output too. */
+static OwbModel *
+build_lookup (const char *op, OwbDataType qt, gboolean shared)
+{
+  OwbModel *m = tu_model_new (14); /* HardSwish */
+  OwbGraph *g = m->graph;
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, (int64_t[]) { 2, 3, 17, 19 }, NULL);
+  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  gboolean s8 = qt == OWB_TYPE_INT8;
+  owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 8.0 / 255));
+  owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -5 : 127));
+  owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, 1.0 / 255));
+  owb_graph_add_initializer (g, "yz", scalar (qt, s8 ? -128 : 0));
+  tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
+  tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
+  tu_node (g, op, "op", "xd", "f");
+  tu_node (g, "QuantizeLinear", "qy", "f,ys,yz", "yq");
+  tu_node (g, "DequantizeLinear", "dqy", "yq,ys,yz", "y");
+  if (shared)
+    {
+      tu_add_value (g->outputs, "f", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+    }
+  g_assert_true (owb_model_validate (m, NULL));
+  return m;
+}
+
+/* The table is those nodes' own kernels on every byte, so the outputs equal the unfused model's
+ * exactly; the DequantizeLinear in front goes with them. */
+static void
+test_fuse_qdq_lookup (void)
+{
+  static const char *const ops[] = { "Sigmoid", "HardSwish", "HardSigmoid", "Tanh" };
+  GRand *r = g_rand_new_with_seed (51);
+  for (guint oi = 0; oi < G_N_ELEMENTS (ops); oi++)
+    for (int s8 = 0; s8 < 2; s8++)
+      {
+        OwbModel *m = build_lookup (ops[oi], s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8, FALSE);
+        OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+        OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 2);
+        const OwbGraph *g = owb_session_get_graph (all);
+        g_assert_cmpuint (count_op (g, "QLinearLookup"), ==, 1);
+        g_assert_cmpuint (count_op (g, ops[oi]), ==, 0);
+        g_assert_cmpuint (count_op (g, "DequantizeLinear"), ==, 1);
+        const OwbPassReport *p = named_report (owb_session_get_optimize_report (all), "fuse_qdq_lookup");
+        g_assert_cmpuint (p->created->len, ==, 1);
+        const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
+        g_assert_cmpuint (c->from->len, ==, 3);
+        OwbTensor *x = float_tensor (4, (int64_t[]) { 2, 3, 17, 19 }, r, -5, 5);
+        const char *names[] = { "x" };
+        OwbTensor *ya = NULL, *yb = NULL;
+        g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
+        g_assert_true (owb_session_run (all, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
+        g_assert_cmpint (ya->nelems, ==, yb->nelems);
+        g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
+        owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
+        owb_session_free (plain), owb_session_free (all);
+        owb_model_unref (m);
+      }
+  /* near miss: the op's float output is read elsewhere */
+  OwbModel *m = build_lookup ("Sigmoid", OWB_TYPE_UINT8, TRUE);
+  OwbSession *ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
+  g_assert_cmpuint (count_op (owb_session_get_graph (ext), "QLinearLookup"), ==, 0);
+  const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
+  g_assert_cmpuint (p->near_misses->len, ==, 1);
+  g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "read elsewhere"));
+  owb_session_free (ext);
+  owb_model_unref (m);
+  g_rand_free (r);
+}
+
+/* Two quantized operands (x [2, 6, 9, 7] and z [2, 6, 9, 7] or the broadcast [2, 6, 1, 1]) ->
+ * DQ, DQ -> Add/Mul -> Q -> DQ -> y: one QLinearBinary (or, without a zero point, one
+ * QLinearBinaryLookup), broadcasting, outputs equal to the bit. */
+static void
+test_fuse_qdq_binary (void)
+{
+  GRand *r = g_rand_new_with_seed (52);
+  static const char *const ops[] = { "Add", "Mul" };
+  for (int oi = 0; oi < 2; oi++)
+    for (int bcast = 0; bcast < 2; bcast++)
+      for (int s8 = 0; s8 < 3; s8++)
+        {
+          /* s8 = 2: u8 with B's zero point left out, which takes the table */
+          gboolean table = s8 == 2;
+          OwbDataType qt = s8 == 1 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+          int64_t xd[4] = { 2, 6, 9, 7 }, zd[4] = { 2, 6, bcast ? 1 : 9, bcast ? 1 : 7 };
+          OwbModel *m = tu_model_new (13);
+          OwbGraph *g = m->graph;
+          tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
+          tu_add_value (g->inputs, "z", OWB_TYPE_FLOAT, 4, zd, NULL);
+          tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+          ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+          owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 6.0 / 255));
+          owb_graph_add_initializer (g, "xz", scalar (qt, s8 == 1 ? 3 : 120));
+          owb_graph_add_initializer (g, "zs", scalar (OWB_TYPE_FLOAT, 2.5 / 255));
+          owb_graph_add_initializer (g, "zz", scalar (qt, s8 == 1 ? -7 : 131));
+          owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, oi ? 9.0 / 255 : 8.0 / 255));
+          owb_graph_add_initializer (g, "yz", scalar (qt, s8 == 1 ? 0 : 128));
+          tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
+          tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
+          tu_node (g, "QuantizeLinear", "qz", table ? "z,zs" : "z,zs,zz", "zq");
+          tu_node (g, "DequantizeLinear", "dqz", table ? "zq,zs" : "zq,zs,zz", "zdq");
+          tu_node (g, ops[oi], "op", "xd,zdq", "f");
+          tu_node (g, "QuantizeLinear", "qy", "f,ys,yz", "yq");
+          tu_node (g, "DequantizeLinear", "dqy", "yq,ys,yz", "y");
+          g_assert_true (owb_model_validate (m, NULL));
+          OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+          OwbSession *ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 2);
+          const OwbGraph *og = owb_session_get_graph (ext);
+          g_assert_cmpuint (count_op (og, table ? "QLinearBinaryLookup" : "QLinearBinary"), ==, 1);
+          g_assert_cmpuint (count_op (og, ops[oi]), ==, 0);
+          g_assert_cmpuint (count_op (og, "DequantizeLinear"), ==, 1);
+          const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
+          g_assert_cmpuint (p->created->len, ==, 1);
+          g_assert_cmpuint (((const OwbOptimizeCreated *) g_ptr_array_index (p->created, 0))->from->len, ==, 4);
+          OwbTensor *x = float_tensor (4, xd, r, -3, 3), *z = float_tensor (4, zd, r, -1.5, 1.5);
+          const char *names[] = { "x", "z" };
+          OwbTensor *feeds[2] = { x, z };
+          OwbTensor *ya = NULL, *yb = NULL;
+          g_assert_true (owb_session_run (plain, 2, names, feeds, 1, NULL, &ya, NULL, NULL, NULL));
+          g_assert_true (owb_session_run (ext, 2, names, feeds, 1, NULL, &yb, NULL, NULL, NULL));
+          g_assert_cmpint (ya->nelems, ==, yb->nelems);
+          g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
+          owb_tensor_unref (x), owb_tensor_unref (z), owb_tensor_unref (ya), owb_tensor_unref (yb);
+          owb_session_free (plain), owb_session_free (ext);
+          owb_model_unref (m);
+        }
+  g_rand_free (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -325,5 +705,9 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/fuse-qdq-matmul", test_fuse_qdq_matmul);
   g_test_add_func ("/optimizer/fuse-qdq-matmul/near-misses", test_fuse_qdq_matmul_near_misses);
   g_test_add_func ("/optimizer/fold-dequantized-weights", test_fold_dequantized_weights);
+  g_test_add_func ("/optimizer/fuse-qdq-conv", test_fuse_qdq_conv);
+  g_test_add_func ("/optimizer/fuse-qdq-conv/near-misses", test_fuse_qdq_conv_near_misses);
+  g_test_add_func ("/optimizer/fuse-qdq-lookup", test_fuse_qdq_lookup);
+  g_test_add_func ("/optimizer/fuse-qdq-lookup/binary", test_fuse_qdq_binary);
   return g_test_run ();
 }

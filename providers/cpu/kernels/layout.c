@@ -7,6 +7,7 @@
 #include "../cpu-activation-private.h"
 #include "../cpu-conv-private.h"
 #include "../cpu-direct-conv-private.h"
+#include "../cpu-qgemm-private.h"
 #include "../cpu-sgemm-private.h"
 #include "../cpu-depthwise-avx512-private.h"
 #include "../cpu-simd-private.h"
@@ -1458,7 +1459,27 @@ compute_pwdw (OwbKernelContext *ctx, GError **error)
 
 #define FLOAT_ONLY OWB_TYPE_BIT (OWB_TYPE_FLOAT)
 
+/* ---- NhwcQLinearConv ---- */
+
+/* The layout pass makes this op only for a constant 2-D weight with float32 per-tensor x and y
+ * parameters, which the integer core runs (cpu-qconv.c); anything else is an error here, as no
+ * NCHW reference reads NHWC. */
+static gboolean
+compute_nhwc_qlinear_conv (OwbKernelContext *ctx, GError **error)
+{
+  if (_owb_cpu_qconv_run (ctx))
+    return TRUE;
+  owb_kernel_set_error (ctx, error, OWB_ERROR_UNSUPPORTED_OP,
+                        "needs a constant 4-D 8-bit W packed at session creation, float32 scales, per-tensor x and y "
+                        "scales and zero points and an int32 bias of one value per output channel");
+  return FALSE;
+}
+
+#define INT8_ONLY (OWB_TYPE_BIT (OWB_TYPE_UINT8) | OWB_TYPE_BIT (OWB_TYPE_INT8))
+
 const OwbKernelDef _owb_cpu_kernels_layout[] = {
+  { "NhwcQLinearConv", OWB_DOMAIN, 1, 0, INT8_ONLY, 0, _owb_cpu_qconv_prepare, _owb_cpu_qconv_free,
+    compute_nhwc_qlinear_conv },
   { "NhwcConv", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, nhwc_conv_prepare, nhwc_conv_free, compute_nhwc_conv },
   { "NhwcMaxPool", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
   { "NhwcAveragePool", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },

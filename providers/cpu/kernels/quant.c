@@ -983,6 +983,9 @@ qconv_channels (int64_t begin, int64_t end, gpointer data)
 static gboolean
 compute_qlinear_conv (OwbKernelContext *ctx, GError **error)
 {
+  /* W packed at prepare: the integer GEMM core, channels-last (cpu-qconv.c) */
+  if (_owb_cpu_qconv_run (ctx))
+    return TRUE;
   const OwbTensor *x = ctx->inputs[0], *xs = ctx->inputs[1], *xzp = ctx->inputs[2];
   const OwbTensor *w = ctx->inputs[3], *ws = ctx->inputs[4], *wzp = ctx->inputs[5];
   const OwbTensor *ys = ctx->inputs[6], *yzp = ctx->inputs[7];
@@ -1046,6 +1049,307 @@ compute_qlinear_conv (OwbKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- QLinearLookup (ai.onnx.workbench) ---- */
+
+typedef struct {
+  const uint8_t *x, *table;
+  uint8_t *y;
+} LookupJob;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* GCC 12's AVX-512 intrinsics pass _mm512_undefined_* () values that it then warns about */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define VBMI __attribute__ ((target ("avx512f,avx512bw,avx512vbmi")))
+/* 64 bytes a step: two vpermi2b look each byte up in the table's halves (its low 7 bits), the
+ * byte's top bit picks the half. */
+static VBMI void
+lookup_vbmi (const uint8_t *x, const uint8_t *table, uint8_t *y, int64_t n)
+{
+  __m512i t0 = _mm512_loadu_si512 ((const void *) table), t1 = _mm512_loadu_si512 ((const void *) (table + 64));
+  __m512i t2 = _mm512_loadu_si512 ((const void *) (table + 128)), t3 = _mm512_loadu_si512 ((const void *) (table + 192));
+  for (int64_t i = 0; i < n; i += 64)
+    {
+      __mmask64 m = n - i >= 64 ? ~(__mmask64) 0 : (((__mmask64) 1 << (n - i)) - 1);
+      __m512i v = _mm512_maskz_loadu_epi8 (m, x + i);
+      __m512i lo = _mm512_permutex2var_epi8 (t0, v, t1), hi = _mm512_permutex2var_epi8 (t2, v, t3);
+      _mm512_mask_storeu_epi8 (y + i, m, _mm512_mask_blend_epi8 (_mm512_movepi8_mask (v), lo, hi));
+    }
+}
+
+static gboolean
+has_vbmi (void)
+{
+  static int have = -1;
+  if (g_atomic_int_get (&have) < 0)
+    {
+      __builtin_cpu_init ();
+      g_atomic_int_set (&have, _owb_cpu_has_avx512 () && __builtin_cpu_supports ("avx512vbmi"));
+    }
+  /* OWB_QGEMM_PORTABLE (and the tests' switch) turns every 8-bit vector path off */
+  return g_atomic_int_get (&have) && _owb_qgemm_uses_vnni ();
+}
+#endif
+
+static void
+lookup_range (int64_t begin, int64_t end, gpointer data)
+{
+  const LookupJob *j = data;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (has_vbmi ())
+    {
+      lookup_vbmi (j->x + begin, j->table, j->y + begin, end - begin);
+      return;
+    }
+#endif
+  for (int64_t i = begin; i < end; i++)
+    j->y[i] = j->table[j->x[i]];
+}
+
+static gboolean
+compute_qlinear_lookup (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0], *t = ctx->inputs[1];
+  OwbTensor *y = ctx->outputs[0];
+  if (t->nelems != 256 || !is_int8 (t->dtype) || y->dtype != t->dtype || y->nelems != x->nelems)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "Table must hold 256 uint8 or int8 values of Y's type");
+      return FALSE;
+    }
+  LookupJob j = { x->data, t->data, y->data };
+  owb_parallel_for (ctx->pool, x->nelems, 65536, lookup_range, &j);
+  return TRUE;
+}
+
+/* ---- QLinearBinaryLookup (ai.onnx.workbench) ---- */
+
+typedef struct {
+  const uint8_t *a, *b, *table;
+  uint8_t *y;
+  int rank;
+  int64_t dims[OWB_MAX_RANK], sa[OWB_MAX_RANK], sb[OWB_MAX_RANK]; /* Y's dims; A's and B's strides (0: broadcast) */
+} BinaryLookupJob;
+
+/* Rows of Y (all its dims but the last), each a run of the last dim. */
+static void
+binary_lookup_rows (int64_t begin, int64_t end, gpointer data)
+{
+  const BinaryLookupJob *j = data;
+  int r = j->rank;
+  int64_t inner = r ? j->dims[r - 1] : 1, ia = r ? j->sa[r - 1] : 0, ib = r ? j->sb[r - 1] : 0;
+  for (int64_t row = begin; row < end; row++)
+    {
+      int64_t oa = 0, ob = 0, rest = row;
+      for (int d = r - 2; d >= 0; d--)
+        {
+          int64_t i = rest % j->dims[d];
+          rest /= j->dims[d];
+          oa += i * j->sa[d];
+          ob += i * j->sb[d];
+        }
+      const uint8_t *a = j->a + oa, *b = j->b + ob;
+      uint8_t *y = j->y + row * inner;
+      const uint8_t *t = j->table;
+      /* the common runs without stride arithmetic: same shapes, and B one value along the row */
+      if (ia == 1 && ib == 1)
+        for (int64_t k = 0; k < inner; k++)
+          y[k] = t[(unsigned) a[k] << 8 | b[k]];
+      else if (ia == 1 && ib == 0)
+        {
+          const uint8_t *tb = t + b[0];
+          for (int64_t k = 0; k < inner; k++)
+            y[k] = tb[(unsigned) a[k] << 8];
+        }
+      else
+        for (int64_t k = 0; k < inner; k++)
+          y[k] = t[(unsigned) a[k * ia] << 8 | b[k * ib]];
+    }
+}
+
+/* Strides of t (rank tr) read as Y's rank-r shape, 0 along broadcast dims. */
+static gboolean
+broadcast_strides (const OwbTensor *t, int r, const int64_t *dims, int64_t *st)
+{
+  int64_t s = 1;
+  for (int d = r - 1; d >= 0; d--)
+    {
+      int td = d - (r - t->rank);
+      int64_t n = td >= 0 ? t->dims[td] : 1;
+      if (n != 1 && n != dims[d])
+        return FALSE;
+      st[d] = n == 1 ? 0 : s;
+      s *= n;
+    }
+  return TRUE;
+}
+
+static gboolean
+compute_qlinear_binary_lookup (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *a = ctx->inputs[0], *b = ctx->inputs[1], *t = ctx->inputs[2];
+  OwbTensor *y = ctx->outputs[0];
+  BinaryLookupJob j = { a->data, b->data, t->data, y->data, y->rank };
+  if (t->nelems != 65536 || !is_int8 (t->dtype) || y->dtype != t->dtype || a->rank > y->rank || b->rank > y->rank)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "Table must hold 65536 uint8 or int8 values of Y's type");
+      return FALSE;
+    }
+  memcpy (j.dims, y->dims, sizeof (int64_t) * y->rank);
+  if (!broadcast_strides (a, y->rank, j.dims, j.sa) || !broadcast_strides (b, y->rank, j.dims, j.sb))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "A and B do not broadcast to Y");
+      return FALSE;
+    }
+  if (y->nelems == 0)
+    return TRUE;
+  int64_t inner = y->rank ? y->dims[y->rank - 1] : 1;
+  owb_parallel_for (ctx->pool, y->nelems / inner, MAX (1, 16384 / inner), binary_lookup_rows, &j);
+  return TRUE;
+}
+
+/* ---- QLinearBinary (ai.onnx.workbench) ---- */
+
+/* Exactly the float32 arithmetic of DequantizeLinear, Add/Mul and QuantizeLinear one after the
+ * other (cpu-quantize-fast.c and the elementwise rows): a = (float) (qa - za) * sa, the same for b,
+ * v = a + b or a b, y = saturate (nearbyint (v / sy) + zy), NaN low; one pass over the bytes
+ * instead of four over floats. */
+typedef struct {
+  const uint8_t *a, *b;
+  uint8_t *y;
+  gboolean a_signed, b_signed, y_signed, mul, vector;
+  float sa, sb, sy;
+  int32_t za, zb, zy;
+  int rank;
+  int64_t dims[OWB_MAX_RANK], st_a[OWB_MAX_RANK], st_b[OWB_MAX_RANK];
+} QBinaryJob;
+
+static inline float
+qbinary_one (const QBinaryJob *j, uint8_t qa, uint8_t qb)
+{
+  int32_t ia = j->a_signed ? (int8_t) qa : qa, ib = j->b_signed ? (int8_t) qb : qb;
+  float a = (float) (ia - j->za) * j->sa, b = (float) (ib - j->zb) * j->sb;
+  float v = j->mul ? a * b : a + b;
+  float lo = j->y_signed ? -128.0f : 0.0f, hi = j->y_signed ? 127.0f : 255.0f;
+  float q = nearbyintf (v / j->sy) + (float) j->zy;
+  return !(q >= lo) ? lo : (q > hi ? hi : q);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define QB_AVX512 __attribute__ ((target ("avx512f,avx512bw,avx512vl")))
+static inline __attribute__ ((always_inline)) QB_AVX512 __m512
+qbinary_load (const uint8_t *p, __mmask16 m, gboolean is_signed, __m512i z, __m512 s)
+{
+  const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  __m128i v = _mm_maskz_loadu_epi8 (m, p);
+  __m512i w = is_signed ? _mm512_cvtepi8_epi32 (v) : _mm512_cvtepu8_epi32 (v);
+  return _mm512_mul_round_ps (_mm512_cvtepi32_ps (_mm512_sub_epi32 (w, z)), s, rnd);
+}
+
+/* n outputs; b_step 0: B is one value along the row */
+static QB_AVX512 void
+qbinary_avx512 (const QBinaryJob *j, const uint8_t *a, const uint8_t *b, int b_step, uint8_t *y, int64_t n)
+{
+  const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  const __m512 sa = _mm512_set1_ps (j->sa), sb = _mm512_set1_ps (j->sb), sy = _mm512_set1_ps (j->sy);
+  const __m512i za = _mm512_set1_epi32 (j->za), zb = _mm512_set1_epi32 (j->zb);
+  const __m512 zy = _mm512_set1_ps ((float) j->zy);
+  const __m512 lo = _mm512_set1_ps (j->y_signed ? -128.0f : 0.0f), hi = _mm512_set1_ps (j->y_signed ? 127.0f : 255.0f);
+  /* one IEEE product, as the vector lanes compute it */
+  const __m512 bconst = _mm512_set1_ps ((float) ((j->b_signed ? (int8_t) b[0] : b[0]) - j->zb) * j->sb);
+  for (int64_t i = 0; i < n; i += 16)
+    {
+      __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16) ((1u << (n - i)) - 1);
+      __m512 av = qbinary_load (a + i, m, j->a_signed, za, sa);
+      __m512 bv = b_step ? qbinary_load (b + i, m, j->b_signed, zb, sb) : bconst;
+      __m512 v = j->mul ? _mm512_mul_round_ps (av, bv, rnd) : _mm512_add_round_ps (av, bv, rnd);
+      v = _mm512_div_round_ps (v, sy, rnd);
+      v = _mm512_add_round_ps (_mm512_roundscale_ps (v, rnd), zy, rnd);
+      v = _mm512_min_ps (_mm512_max_ps (v, lo), hi);
+      _mm_mask_storeu_epi8 (y + i, m, _mm512_cvtepi32_epi8 (_mm512_cvtps_epi32 (v)));
+    }
+}
+#endif
+
+static void
+qbinary_rows (int64_t begin, int64_t end, gpointer data)
+{
+  const QBinaryJob *j = data;
+  int r = j->rank;
+  int64_t inner = r ? j->dims[r - 1] : 1, ia = r ? j->st_a[r - 1] : 0, ib = r ? j->st_b[r - 1] : 0;
+  for (int64_t row = begin; row < end; row++)
+    {
+      int64_t oa = 0, ob = 0, rest = row;
+      for (int d = r - 2; d >= 0; d--)
+        {
+          int64_t i = rest % j->dims[d];
+          rest /= j->dims[d];
+          oa += i * j->st_a[d];
+          ob += i * j->st_b[d];
+        }
+      const uint8_t *a = j->a + oa, *b = j->b + ob;
+      uint8_t *y = j->y + row * inner;
+#if defined(__x86_64__) && defined(__GNUC__)
+      if (j->vector && ia == 1 && ib <= 1)
+        {
+          qbinary_avx512 (j, a, b, (int) ib, y, inner);
+          continue;
+        }
+#endif
+      for (int64_t k = 0; k < inner; k++)
+        {
+          float q = qbinary_one (j, a[k * ia], b[k * ib]);
+          y[k] = j->y_signed ? (uint8_t) (int8_t) q : (uint8_t) q;
+        }
+    }
+}
+
+static gboolean
+compute_qlinear_binary (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *a = ctx->inputs[0], *b = ctx->inputs[3];
+  OwbTensor *y = ctx->outputs[0];
+  static const int params[] = { 1, 2, 4, 5, 6, 7 };
+  for (guint i = 0; i < G_N_ELEMENTS (params); i++)
+    {
+      const OwbTensor *p = ctx->inputs[params[i]];
+      gboolean scale = params[i] == 1 || params[i] == 4 || params[i] == 6;
+      if (!p || p->nelems != 1 || (scale ? p->dtype != OWB_TYPE_FLOAT : !is_int8 (p->dtype)))
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE,
+                                "scales must be one float32 value and zero points one 8-bit value (input %d)", params[i]);
+          return FALSE;
+        }
+    }
+  if (!is_int8 (a->dtype) || !is_int8 (b->dtype) || !is_int8 (y->dtype) || a->rank > y->rank || b->rank > y->rank)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "A, B and Y must be 8-bit tensors");
+      return FALSE;
+    }
+  QBinaryJob j = { a->data, b->data, y->data, a->dtype == OWB_TYPE_INT8, b->dtype == OWB_TYPE_INT8,
+                   y->dtype == OWB_TYPE_INT8, strcmp (owb_node_get_string (ctx->node, "op", ""), "Mul") == 0 };
+  j.sa = ((const float *) ctx->inputs[1]->data)[0];
+  j.sb = ((const float *) ctx->inputs[4]->data)[0];
+  j.sy = ((const float *) ctx->inputs[6]->data)[0];
+  j.za = (int32_t) owb_tensor_get_double (ctx->inputs[2], 0);
+  j.zb = (int32_t) owb_tensor_get_double (ctx->inputs[5], 0);
+  j.zy = (int32_t) owb_tensor_get_double (ctx->inputs[7], 0);
+  j.rank = y->rank;
+  memcpy (j.dims, y->dims, sizeof (int64_t) * y->rank);
+  if (!broadcast_strides (a, y->rank, j.dims, j.st_a) || !broadcast_strides (b, y->rank, j.dims, j.st_b))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "A and B do not broadcast to Y");
+      return FALSE;
+    }
+  if (y->nelems == 0)
+    return TRUE;
+#if defined(__x86_64__) && defined(__GNUC__)
+  j.vector = _owb_cpu_has_avx512 () && _owb_qgemm_uses_vnni ();
+#endif
+  int64_t inner = y->rank ? y->dims[y->rank - 1] : 1;
+  owb_parallel_for (ctx->pool, y->nelems / inner, MAX (1, 16384 / inner), qbinary_rows, &j);
+  return TRUE;
+}
+
 #define REALS (OWB_TYPE_BIT (OWB_TYPE_FLOAT) | OWB_TYPE_BIT (OWB_TYPE_FLOAT16) | OWB_TYPE_BIT (OWB_TYPE_BFLOAT16))
 #define INT8S (OWB_TYPE_BIT (OWB_TYPE_UINT8) | OWB_TYPE_BIT (OWB_TYPE_INT8))
 #define FLOAT8S                                                                                              \
@@ -1064,6 +1368,9 @@ const OwbKernelDef _owb_cpu_kernels_quant[] = {
   { "DynamicQuantizeLinear", "", 11, 0, OWB_TYPE_BIT (OWB_TYPE_FLOAT), 0, NULL, NULL, compute_dynamic_quantize_linear },
   { "QLinearMatMul", "", 10, 0, INT8S | FLOAT8S, 0, _owb_cpu_qgemm_matmul_prepare, _owb_cpu_qgemm_matmul_free,
     compute_qlinear_matmul },
-  { "QLinearConv", "", 10, 0, INT8S, 0, NULL, NULL, compute_qlinear_conv },
+  { "QLinearConv", "", 10, 0, INT8S, 0, _owb_cpu_qconv_prepare, _owb_cpu_qconv_free, compute_qlinear_conv },
+  { "QLinearLookup", OWB_DOMAIN, 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_lookup },
+  { "QLinearBinaryLookup", OWB_DOMAIN, 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_binary_lookup },
+  { "QLinearBinary", OWB_DOMAIN, 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_binary },
   { NULL }
 };

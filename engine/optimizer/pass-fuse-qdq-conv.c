@@ -1,0 +1,375 @@
+/* pass-fuse-qdq-conv.c: DequantizeLinear (8-bit activation) and DequantizeLinear (constant 8-bit
+ * weight) [+ bias] -> Conv [-> Relu/Clip] -> QuantizeLinear becomes one QLinearConv, which the CPU
+ * runs on its integer GEMM with the weight packed once. The bias (a float constant, or the
+ * DequantizeLinear of an int32 constant) becomes int32 at x_scale w_scale[m]; a Relu or Clip between
+ * the Conv and the QuantizeLinear goes where the QuantizeLinear's own saturation clamps the same.
+ * Fires only where the activation and the output are quantized per tensor with constant
+ * parameters and the weight per tensor or per output channel; anything else stays, with a near
+ * miss. */
+#include "owb-optimizer-private.h"
+
+#include <math.h>
+#include <string.h>
+
+/* One DequantizeLinear's operands. */
+typedef struct {
+  OwbNode *node;
+  const char *q, *scale, *zp; /* zp NULL when absent */
+  OwbDataType qtype;
+} Dq;
+
+static gboolean
+is_8bit (OwbDataType t)
+{
+  return t == OWB_TYPE_UINT8 || t == OWB_TYPE_INT8;
+}
+
+static OwbDataType
+dtype_of (OwbPassContext *ctx, const char *name)
+{
+  const OwbTensor *c = owb_pass_get_constant (ctx, name);
+  if (c)
+    return c->dtype;
+  const OwbValueType *t = owb_pass_value_type (ctx, name);
+  return t && t->kind == OWB_VALUE_TENSOR ? t->dtype : OWB_TYPE_UNDEFINED;
+}
+
+/* The DequantizeLinear writing `name` with constant float32 parameters: of an 8-bit activation per
+ * tensor (weight FALSE), or of a constant 4-D 8-bit weight per tensor or per output channel (axis
+ * 0). NULL *why when `name` is no DequantizeLinear at all. */
+static gboolean
+match_dq (OwbPassContext *ctx, const char *name, gboolean weight, Dq *dq, const char **why)
+{
+  *why = NULL;
+  OwbNode *node = owb_pass_producer (ctx, name);
+  if (!owb_pass_is_op (node, "DequantizeLinear") || node->n_inputs < 2 || node->n_outputs != 1)
+    return FALSE;
+  memset (dq, 0, sizeof *dq);
+  dq->node = node;
+  dq->q = node->inputs[0];
+  dq->scale = node->inputs[1];
+  dq->zp = node->n_inputs > 2 && node->inputs[2][0] ? node->inputs[2] : NULL;
+  dq->qtype = dtype_of (ctx, dq->q);
+  const OwbTensor *s = owb_pass_get_constant (ctx, dq->scale);
+  const OwbTensor *z = dq->zp ? owb_pass_get_constant (ctx, dq->zp) : NULL;
+  if (owb_node_get_int (node, "block_size", 0) != 0)
+    return *why = "is blocked", FALSE;
+  if (!is_8bit (dq->qtype))
+    return *why = "does not dequantize int8 or uint8", FALSE;
+  if (!s || s->dtype != OWB_TYPE_FLOAT || (dq->zp && !z))
+    return *why = "has a scale or zero point that is not a float32 constant", FALSE;
+  if (z && (z->dtype != dq->qtype || z->nelems != s->nelems))
+    return *why = "has a zero point of another type or count than its scale", FALSE;
+  if (!weight)
+    return s->nelems == 1 ? TRUE : (*why = "quantizes the activation per channel", FALSE);
+  const OwbTensor *w = owb_pass_get_constant (ctx, dq->q);
+  if (!w || w->rank != 4)
+    return *why = "dequantizes a weight that is not a constant 4-D tensor", FALSE;
+  if (s->nelems == 1)
+    return TRUE;
+  int64_t axis = owb_node_get_int (node, "axis", 1);
+  if (s->rank != 1 || s->nelems != w->dims[0] || (axis != 0 && axis != -4))
+    return *why = "quantizes the weight along an axis other than its output channels", FALSE;
+  return TRUE;
+}
+
+/* A zero of `dtype` with the scale's shape, for a zero point the DequantizeLinear left out. */
+static const char *
+zero_point (OwbPassContext *ctx, const char *like, const char *scale, OwbDataType dtype)
+{
+  const OwbTensor *s = owb_pass_get_constant (ctx, scale);
+  OwbTensor *z = owb_tensor_new (dtype, s->rank, s->dims, NULL);
+  memset (z->data, 0, z->nbytes);
+  g_autofree char *base = g_strdup_printf ("%s_zero_point", like);
+  return owb_pass_add_initializer (ctx, base, z);
+}
+
+/* The Conv's bias as int32 at x_scale w_scale[m] (M values), or NULL with *why. The DequantizeLinear
+ * of an int32 constant at exactly that scale (what quantizers write) gives its integers as they
+ * are; any other constant bias is rounded to that scale. *bias_dq: the bias's DequantizeLinear. */
+static OwbTensor *
+int32_bias (OwbPassContext *ctx, const char *name, float xs, const OwbTensor *ws, int64_t M, OwbNode **bias_dq,
+            const char **why)
+{
+  *bias_dq = NULL;
+  const OwbTensor *f = owb_pass_get_constant (ctx, name);
+  const OwbTensor *bq = NULL, *bs = NULL, *bz = NULL;
+  OwbNode *p = owb_pass_producer (ctx, name);
+  if (!f && owb_pass_is_op (p, "DequantizeLinear") && p->n_inputs >= 2)
+    {
+      bq = owb_pass_get_constant (ctx, p->inputs[0]);
+      bs = owb_pass_get_constant (ctx, p->inputs[1]);
+      bz = p->n_inputs > 2 && p->inputs[2][0] ? owb_pass_get_constant (ctx, p->inputs[2]) : NULL;
+      if (!bq || !bs || bs->dtype != OWB_TYPE_FLOAT || (bs->nelems != 1 && bs->nelems != M)
+          || (p->n_inputs > 2 && p->inputs[2][0] && (!bz || bz->nelems != bs->nelems))
+          || (bq->dtype != OWB_TYPE_INT32 && !is_8bit (bq->dtype)) || owb_node_get_int (p, "block_size", 0) != 0)
+        return *why = "is the DequantizeLinear of something other than a constant per-channel integer vector", NULL;
+      *bias_dq = p;
+    }
+  else if (!f || f->dtype != OWB_TYPE_FLOAT)
+    return *why = "is neither a float32 constant nor a dequantized constant", NULL;
+  const OwbTensor *v = f ? f : bq;
+  if (v->nelems != M)
+    return *why = "does not hold one value per output channel", NULL;
+  OwbTensor *out = owb_tensor_new (OWB_TYPE_INT32, 1, (int64_t[]){ M }, NULL);
+  int32_t *o = out->data;
+  const float *wsf = ws->data;
+  for (int64_t m = 0; m < M; m++)
+    {
+      float target = (float) ((double) xs * wsf[ws->nelems == 1 ? 0 : m]);
+      double value;
+      if (bq)
+        {
+          float s = ((const float *) bs->data)[bs->nelems == 1 ? 0 : m];
+          double z = bz ? owb_tensor_get_double (bz, bz->nelems == 1 ? 0 : m) : 0;
+          double q = owb_tensor_get_double (bq, m);
+          if (s == target && z == 0 && bq->dtype == OWB_TYPE_INT32)
+            {
+              o[m] = (int32_t) q;
+              continue;
+            }
+          value = (float) ((q - z) * s);
+        }
+      else
+        value = ((const float *) f->data)[m];
+      double r = target != 0 ? nearbyint (value / target) : 0;
+      if (!(fabs (r) <= 2147483647.0))
+        {
+          owb_tensor_unref (out);
+          return *why = "does not fit int32 at x_scale times w_scale", NULL;
+        }
+      o[m] = (int32_t) r;
+    }
+  return out;
+}
+
+/* Whether QuantizeLinear (scale ys, zero point yzp, to ytype) of Relu/Clip(v) equals that of v,
+ * i.e. the integer clamp of lo and hi is no tighter than the type's own. */
+static gboolean
+clamp_is_saturation (float ys, int32_t yzp, OwbDataType ytype, double lo, double hi)
+{
+  double qmin = ytype == OWB_TYPE_UINT8 ? 0 : -128, qmax = ytype == OWB_TYPE_UINT8 ? 255 : 127;
+  double qlo = isinf (lo) ? -INFINITY : nearbyint (lo / ys) + yzp;
+  double qhi = isinf (hi) ? INFINITY : nearbyint (hi / ys) + yzp;
+  return qlo <= qmin && qhi >= qmax;
+}
+
+/* The clamp [lo, hi] of a Relu or Clip with constant bounds; FALSE for another node. */
+static gboolean
+activation_clamp (OwbPassContext *ctx, const OwbNode *node, double *lo, double *hi)
+{
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  if (owb_pass_is_op (node, "Relu"))
+    {
+      *lo = 0;
+      return node->n_inputs == 1;
+    }
+  if (!owb_pass_is_op (node, "Clip"))
+    return FALSE;
+  if (owb_pass_opset (ctx) < 11)
+    {
+      *lo = owb_node_get_float (node, "min", -INFINITY);
+      *hi = owb_node_get_float (node, "max", INFINITY);
+      return TRUE;
+    }
+  for (int i = 1; i < node->n_inputs && i < 3; i++)
+    {
+      if (!node->inputs[i][0])
+        continue;
+      const OwbTensor *c = owb_pass_get_constant (ctx, node->inputs[i]);
+      if (!c || c->nelems != 1)
+        return FALSE;
+      *(i == 1 ? lo : hi) = owb_tensor_get_double (c, 0);
+    }
+  return TRUE;
+}
+
+/* The value's only reader, or NULL. */
+static OwbNode *
+only_reader (OwbPassContext *ctx, const char *name)
+{
+  GPtrArray *readers = owb_pass_consumers (ctx, name);
+  if (readers->len != 1 || owb_pass_n_uses (ctx, name) != 1 || owb_pass_is_graph_output (ctx, name))
+    return NULL;
+  return g_ptr_array_index (readers, 0);
+}
+
+static gboolean
+try_fuse (OwbPassContext *ctx, OwbNode *conv)
+{
+  if (conv->n_inputs < 2 || conv->n_inputs > 3 || conv->n_outputs != 1)
+    return FALSE;
+  Dq x, w;
+  const char *why;
+  if (!match_dq (ctx, conv->inputs[0], FALSE, &x, &why))
+    {
+      if (why)
+        owb_pass_near_miss (ctx, conv, "its input X's DequantizeLinear '%s' %s; kept",
+                            owb_pass_label (owb_pass_producer (ctx, conv->inputs[0])), why);
+      return FALSE;
+    }
+  if (!match_dq (ctx, conv->inputs[1], TRUE, &w, &why))
+    {
+      if (why)
+        owb_pass_near_miss (ctx, conv, "its weight W's DequantizeLinear '%s' %s; kept",
+                            owb_pass_label (owb_pass_producer (ctx, conv->inputs[1])), why);
+      else
+        owb_pass_near_miss (ctx, conv, "reads a dequantized activation but W is not dequantized; kept");
+      return FALSE;
+    }
+  const OwbValueType *xt = owb_pass_value_type (ctx, conv->inputs[0]);
+  if (!xt || xt->kind != OWB_VALUE_TENSOR || xt->rank != 4)
+    {
+      owb_pass_near_miss (ctx, conv, "is not known to be a 2-D convolution; kept");
+      return FALSE;
+    }
+  /* the Conv's only reader (through one Relu or Clip): a per-tensor QuantizeLinear to 8 bits */
+  OwbNode *act = NULL, *q = only_reader (ctx, conv->outputs[0]);
+  double lo = -INFINITY, hi = INFINITY;
+  if (q && activation_clamp (ctx, q, &lo, &hi))
+    {
+      act = q;
+      q = only_reader (ctx, act->outputs[0]);
+    }
+  if (!owb_pass_is_op (q, "QuantizeLinear") || q->n_inputs < 2)
+    {
+      owb_pass_near_miss (ctx, conv, "has dequantized inputs but its output is not read by one QuantizeLinear only%s; kept",
+                          act ? " (after its Relu/Clip)" : "");
+      return FALSE;
+    }
+  const OwbTensor *ys = owb_pass_get_constant (ctx, q->inputs[1]);
+  const char *yzp_name = q->n_inputs > 2 && q->inputs[2][0] ? q->inputs[2] : NULL;
+  const OwbTensor *yzp = yzp_name ? owb_pass_get_constant (ctx, yzp_name) : NULL;
+  int64_t output_dtype = owb_node_get_int (q, "output_dtype", 0);
+  OwbDataType ytype = yzp ? yzp->dtype : (output_dtype ? (OwbDataType) output_dtype : OWB_TYPE_UINT8);
+  if (!ys || ys->dtype != OWB_TYPE_FLOAT || ys->nelems != 1 || (yzp_name && (!yzp || yzp->nelems != 1))
+      || !is_8bit (ytype) || owb_node_get_int (q, "block_size", 0) != 0 || owb_node_get_int (q, "precision", 0) != 0)
+    {
+      owb_pass_near_miss (ctx, conv, "its QuantizeLinear '%s' is not per tensor to int8 or uint8 with constant float32 "
+                          "parameters; kept", owb_pass_label (q));
+      return FALSE;
+    }
+  float ysf = ((const float *) ys->data)[0];
+  int32_t yz = yzp ? (int32_t) owb_tensor_get_double (yzp, 0) : 0;
+  if (act && !clamp_is_saturation (ysf, yz, ytype, lo, hi))
+    {
+      owb_pass_near_miss (ctx, conv, "its %s '%s' clamps tighter than QuantizeLinear '%s' saturates; kept",
+                          act->op_type, owb_pass_label (act), owb_pass_label (q));
+      return FALSE;
+    }
+  const OwbTensor *wt = owb_pass_get_constant (ctx, w.q);
+  const OwbTensor *wst = owb_pass_get_constant (ctx, w.scale);
+  const OwbTensor *xst = owb_pass_get_constant (ctx, x.scale);
+  OwbTensor *bias = NULL;
+  OwbNode *bias_dq = NULL;
+  const char *bias_name = conv->n_inputs > 2 && conv->inputs[2][0] ? conv->inputs[2] : NULL;
+  if (bias_name)
+    {
+      bias = int32_bias (ctx, bias_name, ((const float *) xst->data)[0], wst, wt->dims[0], &bias_dq, &why);
+      if (!bias)
+        {
+          owb_pass_near_miss (ctx, conv, "its bias B %s; kept", why);
+          return FALSE;
+        }
+    }
+  if (owb_pass_opset (ctx) < 10)
+    {
+      if (bias)
+        owb_tensor_unref (bias);
+      return FALSE;
+    }
+
+  const char *label = owb_pass_label (conv);
+  const char *xzp = x.zp ? x.zp : zero_point (ctx, label, x.scale, x.qtype);
+  const char *wzp = w.zp ? w.zp : zero_point (ctx, label, w.scale, w.qtype);
+  const char *yzn = yzp_name ? yzp_name : zero_point (ctx, label, q->inputs[1], ytype);
+  g_autofree char *name = owb_pass_scoped_name (ctx, conv->name && conv->name[0] ? conv->name : label, "QLinearConv");
+  OwbNode *fused = owb_node_new ("QLinearConv", "", name);
+  const char *inputs[8] = { x.q, x.scale, xzp, w.q, w.scale, wzp, q->inputs[1], yzn };
+  for (int i = 0; i < 8; i++)
+    owb_node_add_input (fused, inputs[i]);
+  if (bias)
+    {
+      g_autofree char *base = g_strdup_printf ("%s_bias_int32", label);
+      owb_node_add_input (fused, owb_pass_add_initializer (ctx, base, bias));
+    }
+  owb_node_add_output (fused, q->outputs[0]);
+  /* Conv's attributes (kernel_shape, strides, pads, dilations, group, auto_pad) are QLinearConv's */
+  for (int a = 0; a < conv->n_attributes; a++)
+    {
+      const OwbAttribute *src = &conv->attributes[a];
+      if (src->type != OWB_ATTR_INT && src->type != OWB_ATTR_INTS && src->type != OWB_ATTR_STRING)
+        continue;
+      OwbAttribute *d = owb_node_add_attribute (fused, src->name, src->type);
+      if (src->type == OWB_ATTR_INT)
+        d->i = src->i;
+      else if (src->type == OWB_ATTR_INTS)
+        {
+          d->n = src->n;
+          d->ints = g_memdup2 (src->ints, sizeof (int64_t) * src->n);
+        }
+      else
+        {
+          d->s = g_memdup2 (src->s, src->s_len + 1);
+          d->s_len = src->s_len;
+        }
+    }
+  /* the DequantizeLinears go too where this Conv was their only reader */
+  gboolean drop_x = owb_pass_n_uses (ctx, conv->inputs[0]) == 1, drop_w = owb_pass_n_uses (ctx, conv->inputs[1]) == 1;
+  gboolean drop_b = bias_dq && owb_pass_n_uses (ctx, bias_name) == 1;
+  const char *from[6];
+  guint n_from = 0;
+  if (drop_x)
+    from[n_from++] = owb_pass_label (x.node);
+  if (drop_w)
+    from[n_from++] = owb_pass_label (w.node);
+  if (drop_b)
+    from[n_from++] = owb_pass_label (bias_dq);
+  from[n_from++] = label;
+  if (act)
+    from[n_from++] = owb_pass_label (act);
+  from[n_from++] = owb_pass_label (q);
+  owb_pass_add_node (ctx, fused, from, n_from);
+  owb_pass_remove_node (ctx, q);
+  if (act)
+    owb_pass_remove_node (ctx, act);
+  owb_pass_remove_node (ctx, conv);
+  if (drop_x)
+    owb_pass_remove_node (ctx, x.node);
+  if (drop_w)
+    owb_pass_remove_node (ctx, w.node);
+  if (drop_b)
+    owb_pass_remove_node (ctx, bias_dq);
+  return TRUE;
+}
+
+static gboolean
+run (OwbPassContext *ctx, GError **error)
+{
+  (void) error;
+  GPtrArray *candidates = g_ptr_array_new ();
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (owb_pass_is_op (node, "Conv"))
+        g_ptr_array_add (candidates, node);
+    }
+  /* A fusion removes its Conv and nodes no other candidate is (DequantizeLinear, Relu/Clip,
+   * QuantizeLinear). */
+  guint fused = 0;
+  for (guint i = 0; i < candidates->len; i++)
+    fused += try_fuse (ctx, g_ptr_array_index (candidates, i));
+  g_ptr_array_unref (candidates);
+  if (fused)
+    owb_pass_prune_initializers (ctx);
+  return TRUE;
+}
+
+const OwbPass _owb_pass_fuse_qdq_conv = {
+  "fuse_qdq_conv",
+  OWB_OPTIMIZE_EXTENDED,
+  "turns DequantizeLinear (8-bit activation, constant 8-bit weight) [+ bias] -> Conv [-> Relu/Clip] -> "
+  "QuantizeLinear into QLinearConv",
+  run,
+};

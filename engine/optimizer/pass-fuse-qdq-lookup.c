@@ -1,0 +1,300 @@
+/* pass-fuse-qdq-lookup.c: DequantizeLinear (8-bit, per tensor) -> an elementwise float op of one
+ * variable input (Sigmoid, HardSigmoid, HardSwish, Tanh, Relu, Clip...) -> QuantizeLinear (8-bit,
+ * per tensor) becomes one QLinearLookup: the output byte is a function of the input byte, so the
+ * 256 outputs are computed once, at optimization, by running those three nodes' own kernels on
+ * every input byte; a run then reads a table instead of dequantizing, computing in float and
+ * quantizing (a QDQ EfficientNet's SiLUs and MobileNet's HardSwishes sit between such pairs). Two
+ * dequantized operands of an Add or Mul make a table of 65536 bytes the same way. */
+#include "owb-optimizer-private.h"
+#include <owb/owb-validate.h>
+
+#include <string.h>
+
+static gboolean
+is_8bit (OwbDataType t)
+{
+  return t == OWB_TYPE_UINT8 || t == OWB_TYPE_INT8;
+}
+
+static gboolean
+is_lookup_op (const OwbNode *node)
+{
+  static const char *const ops[] = { "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Relu", "LeakyRelu", "Clip",
+                                     "Elu", "Selu", "Celu", "Softplus", "Softsign", "Gelu", "Mish", "Erf",
+                                     "Neg", "Abs", "Exp", "Sqrt", "Reciprocal", "ThresholdedRelu", "Identity" };
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    if (owb_pass_is_op (node, ops[i]))
+      return TRUE;
+  return FALSE;
+}
+
+/* Scale and zero point of a Q/DQ node, constants of one value each (a zero point may be absent). */
+static gboolean
+per_tensor (OwbPassContext *ctx, const OwbNode *node)
+{
+  if (node->n_inputs < 2 || node->n_outputs != 1 || owb_node_get_int (node, "block_size", 0) != 0)
+    return FALSE;
+  for (int i = 1; i < node->n_inputs && i < 3; i++)
+    {
+      if (!node->inputs[i][0])
+        continue;
+      const OwbTensor *c = owb_pass_get_constant (ctx, node->inputs[i]);
+      if (!c || c->nelems != 1)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* The table: the DequantizeLinear(s), the op and the QuantizeLinear run as a model of their own
+ * with the session's providers, on the 256 bytes of x's type (byte b at index b); with a second
+ * DequantizeLinear dq2, on the 256 x 256 pairs (dq's bytes [256, 1] against dq2's [1, 256], so
+ * that entry 256 a + b is the output for bytes a and b). NULL with *error on failure. */
+static OwbTensor *
+make_table (OwbPassContext *ctx, const OwbNode *dq, const OwbNode *dq2, const OwbNode *op, const OwbNode *q,
+            OwbDataType xtype, OwbDataType x2type, GError **error)
+{
+  g_autoptr (OwbModel) m = owb_model_new ();
+  m->ir_version = MAX (ctx->model->ir_version, 4);
+  for (guint i = 0; i < ctx->model->opset_imports->len; i++)
+    {
+      const OwbOpsetImport *imp = &g_array_index (ctx->model->opset_imports, OwbOpsetImport, i);
+      owb_model_set_opset (m, imp->domain, imp->version);
+    }
+  m->graph = owb_graph_new ("qlinear_lookup");
+  m->graph->model = m;
+  int64_t col[2] = { 256, 1 }, row[2] = { 1, 256 };
+  OwbTensor *bytes = owb_tensor_new (xtype, dq2 ? 2 : 1, col, NULL);
+  for (int i = 0; i < 256; i++)
+    ((uint8_t *) bytes->data)[i] = (uint8_t) i;
+  owb_graph_add_initializer (m->graph, dq->inputs[0], bytes);
+  if (dq2)
+    {
+      OwbTensor *bytes2 = owb_tensor_new (x2type, 2, row, NULL);
+      for (int i = 0; i < 256; i++)
+        ((uint8_t *) bytes2->data)[i] = (uint8_t) i;
+      owb_graph_add_initializer (m->graph, dq2->inputs[0], bytes2);
+    }
+  const OwbNode *nodes[4] = { dq, op, q, dq2 };
+  for (int k = 0; k < (dq2 ? 4 : 3); k++)
+    {
+      owb_graph_add_node (m->graph, owb_node_dup (nodes[k]));
+      for (int i = 1; i < nodes[k]->n_inputs; i++)
+        {
+          const OwbTensor *c = nodes[k]->inputs[i][0] ? owb_pass_get_constant (ctx, nodes[k]->inputs[i]) : NULL;
+          if (c)
+            owb_graph_add_initializer (m->graph, nodes[k]->inputs[i], owb_tensor_ref ((OwbTensor *) c));
+        }
+    }
+  g_ptr_array_add (m->graph->outputs, owb_value_info_new (q->outputs[0], NULL));
+  if (!owb_model_validate (m, error))
+    return NULL;
+  OwbSessionOptions so;
+  owb_session_options_init (&so);
+  so.providers = ctx->options->providers;
+  so.n_threads = 1;
+  so.optimize = OWB_OPTIMIZE_DISABLED;
+  g_autoptr (OwbSession) session = owb_session_new (m, &so, error);
+  if (!session)
+    return NULL;
+  OwbTensor *out = NULL;
+  if (!owb_session_run (session, 0, NULL, NULL, 1, NULL, &out, NULL, NULL, error))
+    return NULL;
+  if (out->nelems != (dq2 ? 65536 : 256) || !is_8bit (out->dtype))
+    {
+      owb_tensor_unref (out);
+      g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "the table does not hold one byte per input");
+      return NULL;
+    }
+  int64_t n = out->nelems;
+  OwbTensor *t = owb_tensor_new (out->dtype, 1, &n, NULL);
+  memcpy (t->data, out->data, (size_t) n);
+  owb_tensor_unref (out);
+  return t;
+}
+
+static gboolean
+try_fuse (OwbPassContext *ctx, OwbNode *q)
+{
+  if (!owb_pass_is_op (q, "QuantizeLinear") || !per_tensor (ctx, q) || owb_node_get_int (q, "precision", 0) != 0)
+    return FALSE;
+  OwbNode *op = owb_pass_producer (ctx, q->inputs[0]);
+  if (!op || !is_lookup_op (op) || op->n_outputs != 1 || op->n_inputs < 1)
+    return FALSE;
+  OwbNode *dq = owb_pass_producer (ctx, op->inputs[0]);
+  if (!owb_pass_is_op (dq, "DequantizeLinear") || !per_tensor (ctx, dq))
+    return FALSE;
+  const OwbValueType *xt = owb_pass_value_type (ctx, dq->inputs[0]);
+  const OwbValueType *ft = owb_pass_value_type (ctx, op->outputs[0]);
+  if (!xt || xt->kind != OWB_VALUE_TENSOR || !is_8bit (xt->dtype) || !ft || ft->dtype != OWB_TYPE_FLOAT)
+    return FALSE;
+  for (int i = 1; i < op->n_inputs; i++)
+    if (op->inputs[i][0] && !owb_pass_get_constant (ctx, op->inputs[i]))
+      {
+        owb_pass_near_miss (ctx, op, "sits between a DequantizeLinear and a QuantizeLinear but its input %d is not a "
+                            "constant; kept", i);
+        return FALSE;
+      }
+  if (owb_pass_n_uses (ctx, op->outputs[0]) != 1 || owb_pass_is_graph_output (ctx, op->outputs[0]))
+    {
+      owb_pass_near_miss (ctx, op, "sits between a DequantizeLinear and a QuantizeLinear but its float output is read "
+                          "elsewhere too; kept");
+      return FALSE;
+    }
+  if (!ctx->options->providers)
+    return FALSE;
+  g_autoptr (GError) local = NULL;
+  OwbTensor *table = make_table (ctx, dq, NULL, op, q, xt->dtype, OWB_TYPE_UNDEFINED, &local);
+  if (!table)
+    {
+      owb_pass_near_miss (ctx, op, "its table could not be computed (%s); kept", local ? local->message : "unknown");
+      return FALSE;
+    }
+  const char *label = owb_pass_label (op);
+  g_autofree char *base = g_strdup_printf ("%s_table", label);
+  const char *tname = owb_pass_add_initializer (ctx, base, table);
+  g_autofree char *name = owb_pass_scoped_name (ctx, op->name && op->name[0] ? op->name : label, "QLinearLookup");
+  OwbNode *lk = owb_node_new ("QLinearLookup", OWB_DOMAIN, name);
+  owb_node_add_input (lk, dq->inputs[0]);
+  owb_node_add_input (lk, tname);
+  owb_node_add_output (lk, q->outputs[0]);
+  gboolean drop_dq = owb_pass_n_uses (ctx, dq->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, dq->outputs[0]);
+  const char *from[3];
+  guint n_from = 0;
+  if (drop_dq)
+    from[n_from++] = owb_pass_label (dq);
+  from[n_from++] = label;
+  from[n_from++] = owb_pass_label (q);
+  owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
+  owb_pass_add_node (ctx, lk, from, n_from);
+  owb_pass_remove_node (ctx, q);
+  owb_pass_remove_node (ctx, op);
+  if (drop_dq)
+    owb_pass_remove_node (ctx, dq);
+  return TRUE;
+}
+
+/* A Q/DQ node whose scale is one float32 and whose zero point is given, one 8-bit value. */
+static gboolean
+float32_params (OwbPassContext *ctx, const OwbNode *node)
+{
+  const OwbTensor *s = owb_pass_get_constant (ctx, node->inputs[1]);
+  const OwbTensor *z = node->n_inputs > 2 && node->inputs[2][0] ? owb_pass_get_constant (ctx, node->inputs[2]) : NULL;
+  return s && s->dtype == OWB_TYPE_FLOAT && s->nelems == 1 && z && z->nelems == 1 && is_8bit (z->dtype);
+}
+
+/* DequantizeLinear (A), DequantizeLinear (B) -> Add/Mul -> QuantizeLinear, all per tensor and
+ * 8-bit, as QLinearBinary (float32 parameters) or else QLinearBinaryLookup over a 65536-byte table (a QDQ EfficientNet's SiLU products and
+ * squeeze-excitation scales, residual sums). */
+static gboolean
+try_fuse_binary (OwbPassContext *ctx, OwbNode *q)
+{
+  if (!owb_pass_is_op (q, "QuantizeLinear") || !per_tensor (ctx, q) || owb_node_get_int (q, "precision", 0) != 0)
+    return FALSE;
+  OwbNode *op = owb_pass_producer (ctx, q->inputs[0]);
+  if (!op || !(owb_pass_is_op (op, "Add") || owb_pass_is_op (op, "Mul")) || op->n_inputs != 2 || op->n_outputs != 1)
+    return FALSE;
+  OwbNode *da = owb_pass_producer (ctx, op->inputs[0]), *db = owb_pass_producer (ctx, op->inputs[1]);
+  if (!owb_pass_is_op (da, "DequantizeLinear") || !owb_pass_is_op (db, "DequantizeLinear") || da == db
+      || !per_tensor (ctx, da) || !per_tensor (ctx, db))
+    return FALSE;
+  const OwbValueType *at = owb_pass_value_type (ctx, da->inputs[0]), *bt = owb_pass_value_type (ctx, db->inputs[0]);
+  const OwbValueType *ft = owb_pass_value_type (ctx, op->outputs[0]);
+  if (!at || !bt || at->kind != OWB_VALUE_TENSOR || bt->kind != OWB_VALUE_TENSOR || !is_8bit (at->dtype)
+      || !is_8bit (bt->dtype) || !ft || ft->dtype != OWB_TYPE_FLOAT)
+    return FALSE;
+  if (owb_pass_n_uses (ctx, op->outputs[0]) != 1 || owb_pass_is_graph_output (ctx, op->outputs[0]))
+    {
+      owb_pass_near_miss (ctx, op, "has dequantized inputs and a QuantizeLinear but its float output is read elsewhere "
+                          "too; kept");
+      return FALSE;
+    }
+  if (!ctx->options->providers)
+    return FALSE;
+  const char *label = owb_pass_label (op);
+  OwbNode *lk;
+  if (float32_params (ctx, da) && float32_params (ctx, db) && float32_params (ctx, q))
+    {
+      /* the three ops' float32 arithmetic in one pass over the bytes (faster than the table) */
+      g_autofree char *name = owb_pass_scoped_name (ctx, op->name && op->name[0] ? op->name : label, "QLinearBinary");
+      lk = owb_node_new ("QLinearBinary", OWB_DOMAIN, name);
+      const char *ins[8] = { da->inputs[0], da->inputs[1], da->inputs[2], db->inputs[0], db->inputs[1], db->inputs[2],
+                             q->inputs[1], q->inputs[2] };
+      for (int i = 0; i < 8; i++)
+        owb_node_add_input (lk, ins[i]);
+      OwbAttribute *a = owb_node_add_attribute (lk, "op", OWB_ATTR_STRING);
+      a->s = g_strdup (op->op_type);
+      a->s_len = strlen (a->s);
+    }
+  else
+    {
+      g_autoptr (GError) local = NULL;
+      OwbTensor *table = make_table (ctx, da, db, op, q, at->dtype, bt->dtype, &local);
+      if (!table)
+        {
+          owb_pass_near_miss (ctx, op, "its table could not be computed (%s); kept", local ? local->message : "unknown");
+          return FALSE;
+        }
+      g_autofree char *base = g_strdup_printf ("%s_table", label);
+      const char *tname = owb_pass_add_initializer (ctx, base, table);
+      g_autofree char *name = owb_pass_scoped_name (ctx, op->name && op->name[0] ? op->name : label, "QLinearBinaryLookup");
+      lk = owb_node_new ("QLinearBinaryLookup", OWB_DOMAIN, name);
+      owb_node_add_input (lk, da->inputs[0]);
+      owb_node_add_input (lk, db->inputs[0]);
+      owb_node_add_input (lk, tname);
+    }
+  owb_node_add_output (lk, q->outputs[0]);
+  gboolean drop_a = owb_pass_n_uses (ctx, da->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, da->outputs[0]);
+  gboolean drop_b = owb_pass_n_uses (ctx, db->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, db->outputs[0]);
+  const char *from[4];
+  guint n_from = 0;
+  if (drop_a)
+    from[n_from++] = owb_pass_label (da);
+  if (drop_b)
+    from[n_from++] = owb_pass_label (db);
+  from[n_from++] = label;
+  from[n_from++] = owb_pass_label (q);
+  owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
+  owb_pass_add_node (ctx, lk, from, n_from);
+  owb_pass_remove_node (ctx, q);
+  owb_pass_remove_node (ctx, op);
+  if (drop_a)
+    owb_pass_remove_node (ctx, da);
+  if (drop_b)
+    owb_pass_remove_node (ctx, db);
+  return TRUE;
+}
+
+static gboolean
+run (OwbPassContext *ctx, GError **error)
+{
+  (void) error;
+  if (ctx->options->portable)
+    return TRUE;
+  GPtrArray *candidates = g_ptr_array_new ();
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (owb_pass_is_op (node, "QuantizeLinear"))
+        g_ptr_array_add (candidates, node);
+    }
+  /* a fusion removes its QuantizeLinear, op and DequantizeLinear(s), none of them another candidate */
+  guint fused = 0;
+  for (guint i = 0; i < candidates->len; i++)
+    {
+      OwbNode *q = g_ptr_array_index (candidates, i);
+      fused += try_fuse (ctx, q) || try_fuse_binary (ctx, q);
+    }
+  g_ptr_array_unref (candidates);
+  if (fused)
+    owb_pass_prune_initializers (ctx);
+  return TRUE;
+}
+
+const OwbPass _owb_pass_fuse_qdq_lookup = {
+  "fuse_qdq_lookup",
+  OWB_OPTIMIZE_EXTENDED,
+  "turns DequantizeLinear -> elementwise op (Sigmoid, HardSwish, Tanh...) -> QuantizeLinear, per tensor and 8-bit, "
+  "into a 256-entry QLinearLookup, and two DequantizeLinears -> Add/Mul -> QuantizeLinear into a 65536-entry "
+  "QLinearBinaryLookup, the tables computed by those nodes' own kernels",
+  run,
+};

@@ -1,0 +1,604 @@
+/* cpu-qconv.c: 2-D QLinearConv on the integer GEMM core (cpu-qgemm.c), channels-last. The weight
+ * is packed once per session, per group, as the GEMM's B [kH kW C/group, M/group]; a run reads X
+ * as NHWC uint8 (int8 shifted by 128, zero point alike) and writes Y NHWC: a 1x1 stride-1
+ * convolution is the GEMM on X itself, any other gathers its rows (im2col) a block at a time, the
+ * block small enough to stay in cache while B passes over it, and a depthwise one runs its own
+ * kernel. Requantization is the reference's: nearbyint (acc * float (float (sx sw) / sy)) in double,
+ * plus the zero point, saturated. QLinearConv (NCHW) transposes X and Y around the same code;
+ * NhwcQLinearConv, which the layout level makes, reads and writes NHWC directly. */
+#include "cpu-qgemm-private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_X86_AVX512 1
+#define AVX512 __attribute__ ((target ("avx512f,avx512vl,avx512bw,avx512dq")))
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+/* Bytes of gathered rows a unit of work builds at once (with B's panels, within L2). */
+#define IM2COL_BLOCK_BYTES (256 * 1024)
+
+struct _OwbQconv {
+  OwbTensor *w; /* the packed initializer: a run checks its input is that same tensor */
+  gboolean nhwc, x_unsigned;
+  int64_t M, Cg, KH, KW, group, Mg;
+  OwbQgemmPacked **packs; /* one per group; NULL for a depthwise convolution */
+  /* depthwise (group = C = M): (w - zw) per tap and channel, [KH KW][Cpad] int32 holding the int16
+   * value in its low half (its high half zero), as vpmaddwd multiplies it */
+  int32_t *dw;
+  int64_t cpad;
+};
+
+void
+_owb_cpu_qconv_free (gpointer data)
+{
+  OwbQconv *s = data;
+  if (!s)
+    return;
+  for (int64_t g = 0; s->packs && g < s->group; g++)
+    _owb_qgemm_packed_free (s->packs[g]);
+  g_free (s->packs);
+  free (s->dw);
+  owb_tensor_unref (s->w);
+  g_free (s);
+}
+
+static OwbTensor *
+initializer (const OwbNode *node, int input)
+{
+  if (input >= node->n_inputs || !node->inputs[input][0] || !node->graph)
+    return NULL;
+  return owb_graph_get_initializer (node->graph, node->inputs[input]);
+}
+
+static gboolean
+is_8bit (OwbDataType t)
+{
+  return t == OWB_TYPE_UINT8 || t == OWB_TYPE_INT8;
+}
+
+gboolean
+_owb_cpu_qconv_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
+                        GError **error)
+{
+  (void) opset;
+  (void) error;
+  *state = NULL;
+  OwbTensor *w = initializer (node, 3);
+  const OwbValueType *xt = input_types ? input_types[0] : NULL;
+  if (!w || w->rank != 4 || !is_8bit (w->dtype) || w->nelems == 0 || !xt || !is_8bit (xt->dtype))
+    return TRUE;
+  int64_t group = owb_node_get_int (node, "group", 1);
+  int64_t M = w->dims[0], Cg = w->dims[1], KH = w->dims[2], KW = w->dims[3];
+  if (group < 1 || M % group)
+    return TRUE;
+  OwbTensor *zwt = initializer (node, 5);
+  if (!zwt || zwt->dtype != w->dtype || (zwt->nelems != 1 && zwt->nelems != M))
+    return TRUE;
+  OwbQconv *s = g_new0 (OwbQconv, 1);
+  s->w = owb_tensor_ref (w);
+  s->nhwc = strcmp (node->op_type, "NhwcQLinearConv") == 0;
+  s->x_unsigned = xt->dtype == OWB_TYPE_UINT8;
+  s->M = M;
+  s->Cg = Cg;
+  s->KH = KH;
+  s->KW = KW;
+  s->group = group;
+  s->Mg = M / group;
+  int32_t *zw = g_new (int32_t, M);
+  for (int64_t m = 0; m < M; m++)
+    zw[m] = (int32_t) owb_tensor_get_double (zwt, zwt->nelems == 1 ? 0 : m);
+  const int8_t *ws = w->data;
+  const uint8_t *wu = w->data;
+  gboolean wu8 = w->dtype == OWB_TYPE_UINT8;
+  int64_t ks = KH * KW;
+  if (Cg == 1 && s->Mg == 1)
+    {
+      s->cpad = (M + 15) / 16 * 16;
+      if (posix_memalign ((void **) &s->dw, 64, (size_t) (ks * s->cpad) * sizeof (int32_t)) != 0)
+        g_error ("out of memory packing a depthwise weight");
+      memset (s->dw, 0, (size_t) (ks * s->cpad) * sizeof (int32_t));
+      for (int64_t m = 0; m < M; m++)
+        for (int64_t k = 0; k < ks; k++)
+          {
+            int v = (wu8 ? (int) wu[m * ks + k] : ws[m * ks + k]) - zw[m];
+            s->dw[k * s->cpad + m] = (int32_t) (uint16_t) (int16_t) v;
+          }
+    }
+  else
+    {
+      /* B [(kh kw c), n] of each group: row (kh, kw, c) holds the group's M/group channels */
+      int64_t K = ks * Cg, Mg = s->Mg;
+      s->packs = g_new0 (OwbQgemmPacked *, group);
+      uint8_t *b = g_malloc (MAX (K * Mg, 1));
+      for (int64_t g = 0; g < group; g++)
+        {
+          for (int64_t n = 0; n < Mg; n++)
+            for (int64_t c = 0; c < Cg; c++)
+              for (int64_t k = 0; k < ks; k++)
+                b[(k * Cg + c) * Mg + n] = wu[((g * Mg + n) * Cg + c) * ks + k];
+          s->packs[g] = _owb_qgemm_pack (K, Mg, b, Mg, wu8, zw + g * Mg, Mg);
+          if (!s->packs[g])
+            {
+              g_free (b);
+              g_free (zw);
+              _owb_cpu_qconv_free (s);
+              return TRUE;
+            }
+        }
+      g_free (b);
+    }
+  g_free (zw);
+  *state = s;
+  return TRUE;
+}
+
+/* ---- geometry ---- */
+
+typedef struct {
+  int64_t N, H, W, C, OH, OW, M;
+  int64_t sh, sw, dh, dw, ph, pw; /* strides, dilations, leading pads */
+} Geom;
+
+static gboolean
+geometry (const OwbQconv *s, const OwbNode *node, const OwbTensor *x, const OwbTensor *y, Geom *g)
+{
+  if (x->rank != 4 || y->rank != 4)
+    return FALSE;
+  const int64_t *xd = x->dims, *yd = y->dims;
+  g->N = xd[0];
+  if (s->nhwc)
+    {
+      g->H = xd[1], g->W = xd[2], g->C = xd[3];
+      g->OH = yd[1], g->OW = yd[2], g->M = yd[3];
+    }
+  else
+    {
+      g->C = xd[1], g->H = xd[2], g->W = xd[3];
+      g->M = yd[1], g->OH = yd[2], g->OW = yd[3];
+    }
+  if (g->C != s->Cg * s->group || g->M != s->M || yd[0] != g->N)
+    return FALSE;
+  int n = 0;
+  const int64_t *v;
+  int64_t st[2] = { 1, 1 }, di[2] = { 1, 1 }, pads[4] = { 0, 0, 0, 0 };
+  if ((v = owb_node_get_ints (node, "strides", &n)) && n == 2)
+    st[0] = v[0], st[1] = v[1];
+  if ((v = owb_node_get_ints (node, "dilations", &n)) && n == 2)
+    di[0] = v[0], di[1] = v[1];
+  if ((v = owb_node_get_ints (node, "pads", &n)) && n == 4)
+    memcpy (pads, v, sizeof pads);
+  if ((v = owb_node_get_ints (node, "kernel_shape", &n)) && (n != 2 || v[0] != s->KH || v[1] != s->KW))
+    return FALSE;
+  if (st[0] < 1 || st[1] < 1 || di[0] < 1 || di[1] < 1)
+    return FALSE;
+  const char *ap = owb_node_get_string (node, "auto_pad", "NOTSET");
+  gboolean upper = strcmp (ap, "SAME_UPPER") == 0, lower = strcmp (ap, "SAME_LOWER") == 0;
+  gboolean valid = strcmp (ap, "VALID") == 0;
+  int64_t in[2] = { g->H, g->W }, out[2] = { g->OH, g->OW }, k[2] = { s->KH, s->KW }, begin[2];
+  for (int i = 0; i < 2; i++)
+    {
+      int64_t dk = (k[i] - 1) * di[i] + 1;
+      if (upper || lower)
+        {
+          int64_t total = MAX ((out[i] - 1) * st[i] + dk - in[i], 0);
+          begin[i] = upper ? total / 2 : total - total / 2;
+        }
+      else
+        begin[i] = valid ? 0 : pads[i];
+      /* the output the reference computes for these pads (its shape came from inference) */
+      int64_t end_pad = (upper || lower || valid) ? 0 : pads[i + 2];
+      if (!upper && !lower && out[i] != (in[i] + begin[i] + end_pad - dk) / st[i] + 1)
+        return FALSE;
+    }
+  g->sh = st[0], g->sw = st[1], g->dh = di[0], g->dw = di[1], g->ph = begin[0], g->pw = begin[1];
+  return TRUE;
+}
+
+/* ---- requantization ---- */
+
+typedef struct {
+  const float *scale;  /* M: float (float (sx sw[m]) / sy) */
+  const int32_t *bias; /* M, or NULL */
+  int32_t yzp;
+  gboolean y_unsigned;
+} Requant;
+
+static inline uint8_t
+requant_one (int32_t acc, float scale, const Requant *q)
+{
+  double d = nearbyint ((double) acc * (double) scale) + q->yzp;
+  double lo = q->y_unsigned ? 0 : -128, hi = q->y_unsigned ? 255 : 127;
+  d = d < lo ? lo : (d > hi ? hi : d);
+  return q->y_unsigned ? (uint8_t) d : (uint8_t) (int8_t) d;
+}
+
+#ifdef HAVE_X86_AVX512
+/* 16 accumulators of channels c.. (mask m) to y, as requant_one does each: the product rounded once
+ * in double (the *_round_ intrinsics are not contracted into FMAs), then rounded half to even. */
+static inline __attribute__ ((always_inline)) AVX512 void
+requant16 (__m512i x, const float *scale, __mmask16 m, const Requant *q, uint8_t *y)
+{
+  const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  __m512d s0 = _mm512_cvtps_pd (_mm256_maskz_loadu_ps ((__mmask8) m, scale));
+  __m512d s1 = _mm512_cvtps_pd (_mm256_maskz_loadu_ps ((__mmask8) (m >> 8), scale + 8));
+  __m512d yzp = _mm512_set1_pd (q->yzp);
+  __m512d lo = _mm512_set1_pd (q->y_unsigned ? 0 : -128), hi = _mm512_set1_pd (q->y_unsigned ? 255 : 127);
+  __m512d d0 = _mm512_cvtepi32_pd (_mm512_castsi512_si256 (x));
+  __m512d d1 = _mm512_cvtepi32_pd (_mm512_extracti64x4_epi64 (x, 1));
+  d0 = _mm512_add_round_pd (_mm512_roundscale_pd (_mm512_mul_round_pd (d0, s0, rnd), rnd), yzp, rnd);
+  d1 = _mm512_add_round_pd (_mm512_roundscale_pd (_mm512_mul_round_pd (d1, s1, rnd), rnd), yzp, rnd);
+  d0 = _mm512_min_pd (hi, _mm512_max_pd (lo, d0));
+  d1 = _mm512_min_pd (hi, _mm512_max_pd (lo, d1));
+  __m512i v = _mm512_inserti64x4 (_mm512_castsi256_si512 (_mm512_cvtpd_epi32 (d0)), _mm512_cvtpd_epi32 (d1), 1);
+  _mm_mask_storeu_epi8 (y, m, _mm512_cvtepi32_epi8 (v));
+}
+#endif
+
+/* ---- depthwise ---- */
+
+typedef struct {
+  const OwbQconv *s;
+  const Geom *g;
+  const uint8_t *x; /* NHWC, unsigned */
+  int32_t zx;
+  uint8_t *y;       /* NHWC */
+  const Requant *q;
+} DwJob;
+
+static void
+dw_row_portable (const DwJob *j, int64_t n, int64_t oh)
+{
+  const Geom *g = j->g;
+  const OwbQconv *s = j->s;
+  int64_t C = g->C;
+  int32_t *acc = g_new (int32_t, C);
+  for (int64_t ow = 0; ow < g->OW; ow++)
+    {
+      for (int64_t c = 0; c < C; c++)
+        acc[c] = j->q->bias ? j->q->bias[c] : 0;
+      for (int64_t kh = 0; kh < s->KH; kh++)
+        {
+          int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+          if (ih < 0 || ih >= g->H)
+            continue;
+          for (int64_t kw = 0; kw < s->KW; kw++)
+            {
+              int64_t iw = ow * g->sw - g->pw + kw * g->dw;
+              if (iw < 0 || iw >= g->W)
+                continue;
+              const uint8_t *xp = j->x + ((n * g->H + ih) * g->W + iw) * C;
+              const int32_t *wp = s->dw + (kh * s->KW + kw) * s->cpad;
+              for (int64_t c = 0; c < C; c++)
+                acc[c] += ((int32_t) xp[c] - j->zx) * (int32_t) (int16_t) (uint16_t) wp[c];
+            }
+        }
+      uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + ow) * C;
+      for (int64_t c = 0; c < C; c++)
+        yp[c] = requant_one (acc[c], j->q->scale[c], j->q);
+    }
+  g_free (acc);
+}
+
+#ifdef HAVE_X86_AVX512
+/* Each tap adds (x - zx) w for 16 channels in one vpmaddwd: x - zx is a sign-extended int16 in each
+ * int32 lane, w an int16 over a zero high half, so the pair product is exactly their product. */
+static AVX512 void
+dw_row_avx512 (const DwJob *j, int64_t n, int64_t oh)
+{
+  const Geom *g = j->g;
+  const OwbQconv *s = j->s;
+  const int64_t C = g->C, KW = s->KW, cpad = s->cpad;
+  const __m512i zx = _mm512_set1_epi32 (j->zx);
+  int64_t kh0 = 0, kh1 = s->KH;
+  while (kh0 < kh1 && oh * g->sh - g->ph + kh0 * g->dh < 0)
+    kh0++;
+  while (kh1 > kh0 && oh * g->sh - g->ph + (kh1 - 1) * g->dh >= g->H)
+    kh1--;
+  for (int64_t ow = 0; ow < g->OW; ow++)
+    {
+      int64_t kw0 = 0, kw1 = KW, iw0 = ow * g->sw - g->pw;
+      while (kw0 < kw1 && iw0 + kw0 * g->dw < 0)
+        kw0++;
+      while (kw1 > kw0 && iw0 + (kw1 - 1) * g->dw >= g->W)
+        kw1--;
+      uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + ow) * C;
+      for (int64_t c0 = 0; c0 < C; c0 += 16)
+        {
+          __mmask16 m = C - c0 >= 16 ? 0xFFFF : (__mmask16) ((1u << (C - c0)) - 1);
+          __m512i acc = j->q->bias ? _mm512_maskz_loadu_epi32 (m, j->q->bias + c0) : _mm512_setzero_si512 ();
+          for (int64_t kh = kh0; kh < kh1; kh++)
+            {
+              int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+              const uint8_t *xr = j->x + ((n * g->H + ih) * g->W) * C + c0;
+              const int32_t *wr = s->dw + kh * KW * cpad + c0;
+              for (int64_t kw = kw0; kw < kw1; kw++)
+                {
+                  __m512i xv = _mm512_cvtepu8_epi32 (_mm_maskz_loadu_epi8 (m, xr + (iw0 + kw * g->dw) * C));
+                  xv = _mm512_sub_epi32 (xv, zx);
+                  acc = _mm512_add_epi32 (acc, _mm512_madd_epi16 (xv, _mm512_load_si512 ((const void *) (wr + kw * cpad))));
+                }
+            }
+          requant16 (acc, j->q->scale + c0, m, j->q, yp + c0);
+        }
+    }
+}
+#endif
+
+static void
+dw_rows (int64_t begin, int64_t end, gpointer data)
+{
+  const DwJob *j = data;
+  gboolean vec = FALSE;
+#ifdef HAVE_X86_AVX512
+  vec = _owb_qgemm_uses_vnni ();
+#endif
+  for (int64_t r = begin; r < end; r++)
+    {
+      int64_t n = r / j->g->OH, oh = r % j->g->OH;
+#ifdef HAVE_X86_AVX512
+      if (vec)
+        {
+          dw_row_avx512 (j, n, oh);
+          continue;
+        }
+#endif
+      (void) vec;
+      dw_row_portable (j, n, oh);
+    }
+}
+
+/* ---- GEMM convolutions ---- */
+
+typedef struct {
+  const OwbQconv *s;
+  const Geom *g;
+  const uint8_t *x;
+  int32_t zx;
+  uint8_t *y;
+  const Requant *q;
+  int64_t K, rows, row_block, nrb, col_block, ncb;
+} GemmJob;
+
+/* Rows [r0, r0 + rn) of group grp's gathered operand: row (n, oh, ow) holds, tap by tap, the
+ * group's C/group input channels at that tap, or zx where the tap falls in the padding. */
+static void
+im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
+{
+  const Geom *g = j->g;
+  const OwbQconv *s = j->s;
+  int64_t Cg = s->Cg, C = g->C, ohw = g->OH * g->OW;
+  for (int64_t r = 0; r < rn; r++)
+    {
+      int64_t p = r0 + r, n = p / ohw, oh = p % ohw / g->OW, ow = p % g->OW;
+      uint8_t *ar = a + r * j->K;
+      if (s->group == 1 && g->dw == 1)
+        {
+          /* a kernel row's taps are one run of KW C bytes of X: one copy, padding on its sides
+           * (a 3-channel stem otherwise made 49 calls of 3 bytes a row) */
+          int64_t iw0 = ow * g->sw - g->pw, kw0 = MAX (0, -iw0), kw1 = MIN (s->KW, g->W - iw0);
+          kw1 = MAX (kw1, kw0);
+          for (int64_t kh = 0; kh < s->KH; kh++, ar += s->KW * C)
+            {
+              int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+              if (ih < 0 || ih >= g->H || kw0 == kw1)
+                {
+                  memset (ar, j->zx, (size_t) (s->KW * C));
+                  continue;
+                }
+              if (kw0 > 0)
+                memset (ar, j->zx, (size_t) (kw0 * C));
+              memcpy (ar + kw0 * C, j->x + ((n * g->H + ih) * g->W + iw0 + kw0) * C, (size_t) ((kw1 - kw0) * C));
+              if (kw1 < s->KW)
+                memset (ar + kw1 * C, j->zx, (size_t) ((s->KW - kw1) * C));
+            }
+          continue;
+        }
+      for (int64_t kh = 0; kh < s->KH; kh++)
+        {
+          int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+          for (int64_t kw = 0; kw < s->KW; kw++, ar += Cg)
+            {
+              int64_t iw = ow * g->sw - g->pw + kw * g->dw;
+              if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W)
+                memset (ar, j->zx, (size_t) Cg);
+              else
+                memcpy (ar, j->x + ((n * g->H + ih) * g->W + iw) * C + grp * Cg, (size_t) Cg);
+            }
+        }
+    }
+}
+
+static void
+gemm_units (int64_t begin, int64_t end, gpointer data)
+{
+  const GemmJob *j = data;
+  uint8_t *a = NULL;
+  if (posix_memalign ((void **) &a, 64, (size_t) MAX (j->row_block * j->K, 64)) != 0)
+    g_error ("out of memory in an integer convolution");
+  int64_t built_grp = -1, built_r0 = -1;
+  for (int64_t u = begin; u < end; u++)
+    {
+      /* unit u: column block fastest, so that consecutive units reuse the gathered rows */
+      int64_t cb = u % j->ncb, rest = u / j->ncb, rb = rest % j->nrb, grp = rest / j->nrb;
+      int64_t r0 = rb * j->row_block, rn = MIN (j->row_block, j->rows - r0);
+      if (grp != built_grp || r0 != built_r0)
+        {
+          im2col (j, grp, r0, rn, a);
+          built_grp = grp;
+          built_r0 = r0;
+        }
+      int64_t Mg = j->s->Mg, n0 = cb * j->col_block, n1 = MIN (Mg, n0 + j->col_block);
+      OwbQgemmEpilogue ep = { .output = j->q->y_unsigned ? OWB_QGEMM_OUT_UINT8 : OWB_QGEMM_OUT_INT8,
+                              .bias = j->q->bias ? j->q->bias + grp * Mg : NULL,
+                              .scale = j->q->scale + grp * Mg,
+                              .y_zero_point = j->q->yzp };
+      _owb_qgemm_packed_run (j->s->packs[grp], rn, a, j->K, j->zx, n0, n1, j->y + r0 * j->g->M + grp * Mg, j->g->M,
+                             &ep);
+    }
+  free (a);
+}
+
+/* Y (NHWC) of X (NHWC, unsigned, zero point zx). */
+static void
+qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t *x, int32_t zx, uint8_t *y,
+            const Requant *q)
+{
+  int threads = pool ? MAX (owb_thread_pool_get_n_threads (pool), 1) : 1;
+  int64_t rows = g->N * g->OH * g->OW;
+  if (rows == 0)
+    return;
+  if (s->dw)
+    {
+      DwJob j = { s, g, x, zx, y, q };
+      owb_parallel_for (pool, g->N * g->OH, 1, dw_rows, &j);
+      return;
+    }
+  if (s->group == 1 && s->KH == 1 && s->KW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0
+      && g->OH == g->H && g->OW == g->W)
+    {
+      /* X itself is the GEMM's A [N H W, C] */
+      OwbQgemmEpilogue ep = { .output = q->y_unsigned ? OWB_QGEMM_OUT_UINT8 : OWB_QGEMM_OUT_INT8,
+                              .bias = q->bias, .scale = q->scale, .y_zero_point = q->yzp };
+      _owb_qgemm_packed (pool, s->packs[0], rows, x, g->C, zx, y, g->M, &ep);
+      return;
+    }
+  GemmJob j = { .s = s, .g = g, .x = x, .zx = zx, .y = y, .q = q, .K = s->KH * s->KW * s->Cg, .rows = rows };
+  /* rows in blocks of whole 32-row AMX blocks, small enough to stay in L2, and enough units
+   * (row blocks x groups x column blocks) for about four a thread */
+  int64_t rb = MAX (32, IM2COL_BLOCK_BYTES / MAX (j.K, 1) / 32 * 32);
+  int64_t want = 4 * threads;
+  if (threads > 1)
+    rb = MIN (rb, MAX (32, ((rows + want - 1) / want + 31) / 32 * 32));
+  j.row_block = MIN (rb, rows);
+  j.nrb = (rows + j.row_block - 1) / j.row_block;
+  int64_t ntiles = (s->Mg + 63) / 64, ncb = 1;
+  if (threads > 1 && j.nrb * s->group < want)
+    ncb = MIN (ntiles, (want + j.nrb * s->group - 1) / (j.nrb * s->group));
+  j.col_block = (ntiles + ncb - 1) / ncb * 64;
+  j.ncb = (s->Mg + j.col_block - 1) / j.col_block;
+  owb_parallel_for (pool, j.nrb * s->group * j.ncb, 1, gemm_units, &j);
+}
+
+/* ---- NCHW <-> NHWC of 8-bit tensors ---- */
+
+typedef struct {
+  const uint8_t *src;
+  uint8_t *dst;
+  int64_t C, HW, ntiles;
+  uint8_t flip; /* XORed into each byte: 0x80 turns int8 into uint8 shifted by 128 */
+  gboolean to_nhwc;
+} TransposeJob;
+
+#define TILE 64
+
+static void
+transpose_units (int64_t begin, int64_t end, gpointer data)
+{
+  const TransposeJob *j = data;
+  for (int64_t u = begin; u < end; u++)
+    {
+      int64_t n = u / j->ntiles, p0 = u % j->ntiles * TILE, pn = MIN (TILE, j->HW - p0);
+      const uint8_t *src = j->src + n * j->C * j->HW;
+      uint8_t *dst = j->dst + n * j->C * j->HW;
+      if (j->to_nhwc)
+        for (int64_t c = 0; c < j->C; c++)
+          for (int64_t p = 0; p < pn; p++)
+            dst[(p0 + p) * j->C + c] = src[c * j->HW + p0 + p] ^ j->flip;
+      else
+        for (int64_t c = 0; c < j->C; c++)
+          for (int64_t p = 0; p < pn; p++)
+            dst[c * j->HW + p0 + p] = src[(p0 + p) * j->C + c] ^ j->flip;
+    }
+}
+
+static void
+transpose8 (OwbThreadPool *pool, const uint8_t *src, uint8_t *dst, int64_t N, int64_t C, int64_t HW, uint8_t flip,
+            gboolean to_nhwc)
+{
+  TransposeJob j = { src, dst, C, HW, (HW + TILE - 1) / TILE, flip, to_nhwc };
+  owb_parallel_for (pool, N * j.ntiles, MAX (1, 4096 / MAX (C * TILE, 1)), transpose_units, &j);
+}
+
+typedef struct {
+  const uint8_t *src;
+  uint8_t *dst;
+} FlipJob;
+
+static void
+flip_units (int64_t begin, int64_t end, gpointer data)
+{
+  const FlipJob *j = data;
+  for (int64_t i = begin; i < end; i++)
+    j->dst[i] = j->src[i] ^ 0x80;
+}
+
+/* ---- the op ---- */
+
+gboolean
+_owb_cpu_qconv_run (OwbKernelContext *ctx)
+{
+  const OwbQconv *s = ctx->state;
+  if (!s || ctx->n_inputs < 8 || ctx->n_outputs < 1)
+    return FALSE;
+  const OwbTensor *x = ctx->inputs[0], *xs = ctx->inputs[1], *xzp = ctx->inputs[2];
+  const OwbTensor *w = ctx->inputs[3], *ws = ctx->inputs[4];
+  const OwbTensor *ys = ctx->inputs[6], *yzp = ctx->inputs[7];
+  const OwbTensor *bias = ctx->n_inputs > 8 ? ctx->inputs[8] : NULL;
+  OwbTensor *y = ctx->outputs[0];
+  Geom g;
+  if (w != s->w || !x || !y || !xs || !xzp || !ws || !ys || !yzp || !is_8bit (y->dtype)
+      || x->dtype != (s->x_unsigned ? OWB_TYPE_UINT8 : OWB_TYPE_INT8) || !geometry (s, ctx->node, x, y, &g))
+    return FALSE;
+  if (xs->dtype != OWB_TYPE_FLOAT || ws->dtype != OWB_TYPE_FLOAT || ys->dtype != OWB_TYPE_FLOAT
+      || xs->nelems != 1 || xzp->nelems != 1 || ys->nelems != 1 || yzp->nelems != 1
+      || (ws->nelems != 1 && ws->nelems != s->M) || xzp->dtype != x->dtype || yzp->dtype != y->dtype)
+    return FALSE;
+  if (bias && (bias->dtype != OWB_TYPE_INT32 || bias->nelems != s->M))
+    return FALSE;
+  if (y->nelems == 0)
+    return TRUE;
+  float xsf = ((const float *) xs->data)[0], ysf = ((const float *) ys->data)[0];
+  const float *wsf = ws->data;
+  float *scale = g_new (float, s->M + 16);
+  /* as the reference: (x_scale w_scale) rounded to float, divided by y_scale, rounded to float */
+  for (int64_t m = 0; m < s->M; m++)
+    scale[m] = (float) ((double) (float) ((double) xsf * wsf[ws->nelems == 1 ? 0 : m]) / ysf);
+  Requant q = { .scale = scale, .bias = bias ? bias->data : NULL, .yzp = (int32_t) owb_tensor_get_double (yzp, 0),
+                .y_unsigned = y->dtype == OWB_TYPE_UINT8 };
+  int32_t zx = (int32_t) owb_tensor_get_double (xzp, 0);
+  uint8_t flip = s->x_unsigned ? 0 : 0x80;
+  if (flip)
+    zx += 128;
+  int64_t HW = g.H * g.W, OHW = g.OH * g.OW;
+  const uint8_t *xu = x->data;
+  uint8_t *xcopy = NULL, *ycopy = NULL;
+  if (!s->nhwc && g.C > 1 && HW > 1)
+    {
+      xcopy = g_malloc (MAX (x->nelems, 1));
+      transpose8 (ctx->pool, x->data, xcopy, g.N, g.C, HW, flip, TRUE);
+      xu = xcopy;
+    }
+  else if (flip)
+    {
+      xcopy = g_malloc (MAX (x->nelems, 1));
+      FlipJob fj = { x->data, xcopy };
+      owb_parallel_for (ctx->pool, x->nelems, 65536, flip_units, &fj);
+      xu = xcopy;
+    }
+  uint8_t *yu = y->data;
+  gboolean y_transpose = !s->nhwc && g.M > 1 && OHW > 1;
+  if (y_transpose)
+    yu = ycopy = g_malloc (MAX (y->nelems, 1));
+  qconv_nhwc (ctx->pool, s, &g, xu, zx, yu, &q);
+  if (y_transpose)
+    transpose8 (ctx->pool, ycopy, y->data, g.N, g.M, OHW, 0, FALSE);
+  g_free (xcopy);
+  g_free (ycopy);
+  g_free (scale);
+  return TRUE;
+}

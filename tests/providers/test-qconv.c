@@ -1,0 +1,392 @@
+/* test-qconv.c: QLinearConv on the integer GEMM core (cpu-qconv.c) bit-exact against the reference
+ * QLinearConv kernel (quant.c), which runs when W is a graph input: 1x1 (the direct GEMM), 3x3
+ * stride 1 and 2 with pads, dilations, asymmetric pads, SAME auto_pad, groups and depthwise
+ * convolutions, channel counts that are not multiples of 16 or 64, uint8 and int8 activations,
+ * outputs and weights, zero points of both signs, per-tensor and per-channel weights, with and
+ * without bias, one and two threads, through the AMX, VNNI and forced portable paths; and
+ * NhwcQLinearConv against the same reference on the transposed tensors; QLinearLookup's table. */
+#include "../engine/test-util.h"
+#include "../../providers/cpu/cpu-qgemm-private.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  int64_t N, C, H, W, M, KH, KW, stride, pad, dilation, group;
+  const char *auto_pad; /* NULL: explicit pads */
+  gboolean pad_asym;    /* pads (pad, pad + 1, pad + 1, pad) */
+} Shape;
+
+static const Shape shapes[] = {
+  { 1, 64, 9, 7, 96, 1, 1, 1, 0, 1, 1, NULL, FALSE },    /* 1x1: the direct GEMM */
+  { 2, 17, 5, 6, 33, 1, 1, 1, 0, 1, 1, NULL, FALSE },    /* 1x1, odd channels, batch */
+  { 1, 24, 9, 9, 40, 1, 1, 2, 0, 1, 1, NULL, FALSE },    /* 1x1 stride 2 (gathered) */
+  { 1, 19, 11, 10, 70, 3, 3, 1, 1, 1, 1, NULL, FALSE },  /* 3x3 stride 1 pad 1 */
+  { 2, 32, 13, 12, 48, 3, 3, 2, 1, 1, 1, NULL, FALSE },  /* 3x3 stride 2 */
+  { 1, 8, 15, 15, 17, 3, 3, 1, 2, 2, 1, NULL, FALSE },   /* dilation 2 */
+  { 1, 3, 23, 21, 16, 7, 7, 2, 3, 1, 1, NULL, FALSE },   /* a stem: 3 channels, 7x7 stride 2 */
+  { 1, 12, 9, 8, 20, 3, 2, 1, 1, 1, 1, NULL, TRUE },     /* 3x2 kernel, asymmetric pads */
+  { 1, 16, 10, 10, 24, 3, 3, 2, 0, 1, 1, "SAME_UPPER", FALSE },
+  { 1, 24, 8, 9, 36, 3, 3, 1, 1, 1, 4, NULL, FALSE },    /* 4 groups of 6 -> 9 */
+  { 1, 40, 12, 11, 40, 3, 3, 1, 1, 1, 40, NULL, FALSE }, /* depthwise 3x3, 40 channels */
+  { 2, 67, 9, 10, 67, 5, 5, 2, 2, 1, 67, NULL, FALSE },  /* depthwise 5x5 stride 2, 67 channels */
+  { 1, 16, 7, 7, 16, 3, 3, 1, 2, 2, 16, NULL, FALSE },   /* depthwise, dilated */
+  { 1, 8, 6, 6, 16, 3, 3, 1, 1, 1, 8, NULL, FALSE },     /* channel multiplier 2 (grouped GEMM) */
+  { 1, 130, 20, 20, 129, 3, 3, 1, 1, 1, 1, NULL, FALSE },/* large: whole AMX blocks and edges */
+};
+
+static OwbTensor *
+random_ints (OwbDataType dtype, int rank, const int64_t *dims, GRand *r, int lo, int hi)
+{
+  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
+  for (int64_t i = 0; i < t->nelems; i++)
+    owb_tensor_set_double (t, i, g_rand_int_range (r, lo, hi + 1));
+  return t;
+}
+
+static OwbTensor *
+scalar_float (float v)
+{
+  OwbTensor *t = owb_tensor_new (OWB_TYPE_FLOAT, 0, NULL, NULL);
+  ((float *) t->data)[0] = v;
+  return t;
+}
+
+static void
+set_ints (OwbNode *node, const char *name, int n, const int64_t *v)
+{
+  OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_INTS);
+  a->n = n;
+  a->ints = g_memdup2 (v, sizeof (int64_t) * n);
+}
+
+/* One QLinearConv (or NhwcQLinearConv) whose inputs i are initializers where bit i of const_mask
+ * is set, graph inputs otherwise; returns Y. *packed: whether the core's prepare took the node. */
+static OwbTensor *
+run_conv (const Shape *sh, const char *op, int n_in, OwbTensor *const *in, guint const_mask, int threads,
+          gboolean *packed)
+{
+  OwbModel *m = tu_model_new (13);
+  gboolean ours = strcmp (op, "NhwcQLinearConv") == 0;
+  if (ours)
+    owb_model_set_opset (m, OWB_DOMAIN, 1);
+  GString *ins = g_string_new (NULL);
+  const char *names[9];
+  OwbTensor *feeds[9];
+  guint nfeeds = 0;
+  char buf[9][8];
+  for (int i = 0; i < n_in; i++)
+    {
+      g_snprintf (buf[i], sizeof buf[i], "i%d", i);
+      g_string_append_printf (ins, "%s%s", i ? "," : "", buf[i]);
+      if (const_mask & (1u << i))
+        owb_graph_add_initializer (m->graph, buf[i], owb_tensor_ref (in[i]));
+      else
+        {
+          tu_add_value (m->graph->inputs, buf[i], in[i]->dtype, in[i]->rank, in[i]->dims, NULL);
+          names[nfeeds] = buf[i];
+          feeds[nfeeds++] = in[i];
+        }
+    }
+  tu_add_value (m->graph->outputs, "y0", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  OwbNode *node = tu_node (m->graph, op, "node", ins->str, "y0");
+  g_string_free (ins, TRUE);
+  if (ours)
+    {
+      g_free (node->domain);
+      node->domain = g_strdup (OWB_DOMAIN);
+    }
+  set_ints (node, "strides", 2, (int64_t[]){ sh->stride, sh->stride });
+  set_ints (node, "dilations", 2, (int64_t[]){ sh->dilation, sh->dilation });
+  if (sh->auto_pad)
+    {
+      OwbAttribute *a = owb_node_add_attribute (node, "auto_pad", OWB_ATTR_STRING);
+      a->s = g_strdup (sh->auto_pad);
+      a->s_len = strlen (a->s);
+    }
+  else
+    set_ints (node, "pads", 4,
+              (int64_t[]){ sh->pad, sh->pad + sh->pad_asym, sh->pad + sh->pad_asym, sh->pad });
+  OwbAttribute *g = owb_node_add_attribute (node, "group", OWB_ATTR_INT);
+  g->i = sh->group;
+  g_autoptr (GError) error = NULL;
+  OwbSession *s = tu_session (m, threads, &error);
+  g_assert_no_error (error);
+  /* the state prepare built for this node */
+  OwbValueType xt;
+  owb_value_type_init_tensor (&xt, in[0]->dtype, 0, NULL);
+  const OwbValueType *types[9] = { &xt };
+  void *state = NULL;
+  g_assert_true (_owb_cpu_qconv_prepare (node, 13, types, &state, NULL));
+  *packed = state != NULL;
+  _owb_cpu_qconv_free (state);
+  const char *out_names[1] = { "y0" };
+  OwbTensor *y = NULL;
+  g_assert_true (owb_session_run (s, nfeeds, names, feeds, 1, out_names, &y, NULL, NULL, &error));
+  g_assert_no_error (error);
+  owb_session_free (s);
+  owb_model_unref (m);
+  return y;
+}
+
+/* [N, A, B, C] -> [N, B, C, A] (to NHWC) or [N, C, A, B] ... through the general 4-D permutation. */
+static OwbTensor *
+permute (const OwbTensor *t, const int *perm)
+{
+  int64_t d[4];
+  for (int i = 0; i < 4; i++)
+    d[i] = t->dims[perm[i]];
+  OwbTensor *o = owb_tensor_new (t->dtype, 4, d, NULL);
+  int64_t st[4] = { t->dims[1] * t->dims[2] * t->dims[3], t->dims[2] * t->dims[3], t->dims[3], 1 };
+  const uint8_t *src = t->data;
+  uint8_t *dst = o->data;
+  int64_t i = 0;
+  for (int64_t a = 0; a < d[0]; a++)
+    for (int64_t b = 0; b < d[1]; b++)
+      for (int64_t c = 0; c < d[2]; c++)
+        for (int64_t e = 0; e < d[3]; e++)
+          dst[i++] = src[a * st[perm[0]] + b * st[perm[1]] + c * st[perm[2]] + e * st[perm[3]]];
+  return o;
+}
+
+static const int to_nhwc[4] = { 0, 2, 3, 1 };
+static const int to_nchw[4] = { 0, 3, 1, 2 };
+
+static void
+check_equal (const OwbTensor *y, const OwbTensor *want, const char *what, int si, int variant)
+{
+  g_assert_cmpint (y->dtype, ==, want->dtype);
+  g_assert_cmpint (y->nelems, ==, want->nelems);
+  if (memcmp (y->data, want->data, y->nbytes) != 0)
+    {
+      int64_t first = 0;
+      while (((const uint8_t *) y->data)[first] == ((const uint8_t *) want->data)[first])
+        first++;
+      g_error ("%s: shape %d variant %d: outputs differ first at %" G_GINT64_FORMAT " (%d, want %d)", what, si,
+               variant, first, ((const uint8_t *) y->data)[first], ((const uint8_t *) want->data)[first]);
+    }
+}
+
+/* Every shape in 4 type/zero-point variants, against the reference, on the current path. */
+static void
+run_all (const char *path)
+{
+  int count = 0;
+  for (guint si = 0; si < G_N_ELEMENTS (shapes); si++)
+    for (int variant = 0; variant < 4; variant++)
+      {
+        const Shape *sh = &shapes[si];
+        GRand *r = g_rand_new_with_seed (1000 * si + variant);
+        gboolean x_signed = variant & 1, y_signed = variant == 1 || variant == 2, w_unsigned = variant == 3;
+        gboolean per_channel = variant != 2, bias = variant != 1;
+        OwbDataType xt = x_signed ? OWB_TYPE_INT8 : OWB_TYPE_UINT8, yt = y_signed ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+        OwbDataType wt = w_unsigned ? OWB_TYPE_UINT8 : OWB_TYPE_INT8;
+        int xlo = x_signed ? -128 : 0, xhi = x_signed ? 127 : 255, wlo = w_unsigned ? 0 : -128, whi = w_unsigned ? 255 : 127;
+        int64_t Cg = sh->C / sh->group, M = sh->M, np = per_channel ? M : 1;
+        OwbTensor *x = random_ints (xt, 4, (int64_t[]){ sh->N, sh->C, sh->H, sh->W }, r, xlo, xhi);
+        OwbTensor *w = random_ints (wt, 4, (int64_t[]){ M, Cg, sh->KH, sh->KW }, r, wlo, whi);
+        /* zero points: x's of both signs; w's symmetric (0) for int8 as exporters write, any otherwise */
+        OwbTensor *xzp = random_ints (xt, 0, NULL, r, x_signed ? (variant == 1 ? -100 : 5) : 3, x_signed ? (variant == 1 ? -5 : 90) : 250);
+        OwbTensor *wzp = random_ints (wt, 1, &np, r, w_unsigned ? 100 : (variant == 2 ? -9 : 0), w_unsigned ? 150 : (variant == 2 ? 9 : 0));
+        OwbTensor *ws = owb_tensor_new (OWB_TYPE_FLOAT, 1, &np, NULL);
+        for (int64_t i = 0; i < np; i++)
+          ((float *) ws->data)[i] = (float) g_rand_double_range (r, 0.002, 0.03);
+        float xs = (float) g_rand_double_range (r, 0.01, 0.05);
+        /* outputs mostly in range, some saturating */
+        float ys = xs * 0.015f * 128.0f * (float) sqrt ((double) (Cg * sh->KH * sh->KW)) / 40.0f;
+        OwbTensor *yzp = random_ints (yt, 0, NULL, r, y_signed ? -20 : 100, y_signed ? 20 : 140);
+        OwbTensor *b = random_ints (OWB_TYPE_INT32, 1, &M, r, -30000, 30000);
+        OwbTensor *in[9] = { x, scalar_float (xs), xzp, w, ws, wzp, scalar_float (ys), yzp, b };
+        int n_in = bias ? 9 : 8;
+        int threads = 1 + (int) ((si + variant) % 2);
+        gboolean packed, ref_packed;
+        OwbTensor *want = run_conv (sh, "QLinearConv", n_in, in, 0, 1, &ref_packed);
+        OwbTensor *y = run_conv (sh, "QLinearConv", n_in, in, 0x1FE, threads, &packed);
+        g_assert_true (packed);
+        g_assert_false (ref_packed);
+        check_equal (y, want, path, (int) si, variant);
+        /* NhwcQLinearConv: X and Y channels-last, same W */
+        OwbTensor *xn = permute (x, to_nhwc);
+        OwbTensor *nin[9] = { xn, in[1], in[2], in[3], in[4], in[5], in[6], in[7], in[8] };
+        OwbTensor *yn = run_conv (sh, "NhwcQLinearConv", n_in, nin, 0x1FE, threads, &packed);
+        g_assert_true (packed);
+        OwbTensor *yb = permute (yn, to_nchw);
+        check_equal (yb, want, "NhwcQLinearConv", (int) si, variant);
+        owb_tensor_unref (xn);
+        owb_tensor_unref (yn);
+        owb_tensor_unref (yb);
+        owb_tensor_unref (y);
+        owb_tensor_unref (want);
+        for (int i = 0; i < 9; i++)
+          owb_tensor_unref (in[i]);
+        g_rand_free (r);
+        count++;
+      }
+  g_test_message ("%s: %d configurations bit-exact", path, count);
+}
+
+static void
+test_qconv_amx (void)
+{
+  _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_no_amx (FALSE);
+  if (!_owb_qgemm_uses_amx ())
+    {
+      g_test_skip ("no AMX-INT8 on this CPU");
+      return;
+    }
+  run_all ("AMX");
+}
+
+static void
+test_qconv_vnni (void)
+{
+  _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_no_amx (TRUE);
+  if (!_owb_qgemm_uses_vnni ())
+    {
+      g_test_skip ("no AVX-512 VNNI on this CPU");
+      _owb_qgemm_force_no_amx (FALSE);
+      return;
+    }
+  run_all ("VNNI");
+  _owb_qgemm_force_no_amx (FALSE);
+}
+
+static void
+test_qconv_portable (void)
+{
+  _owb_qgemm_force_portable (TRUE);
+  g_assert_false (_owb_qgemm_uses_vnni ());
+  run_all ("portable");
+  _owb_qgemm_force_portable (FALSE);
+}
+
+/* What the core does not take falls back to the reference: W a graph input (tested above), and a
+ * weight the prepare refuses (zero point out of the weight type's range is impossible; a 3-D
+ * convolution is the case). */
+static void
+test_qconv_refuses_3d (void)
+{
+  OwbModel *m = tu_model_new (13);
+  int64_t wd[3] = { 4, 2, 3 };
+  OwbTensor *w = owb_tensor_new (OWB_TYPE_INT8, 3, wd, NULL);
+  owb_graph_add_initializer (m->graph, "w", w);
+  OwbTensor *wzp = owb_tensor_new (OWB_TYPE_INT8, 0, NULL, NULL);
+  owb_graph_add_initializer (m->graph, "wzp", wzp);
+  OwbNode *node = tu_node (m->graph, "QLinearConv", "node", "x,xs,xz,w,ws,wzp,ys,yz", "y");
+  OwbValueType xt;
+  owb_value_type_init_tensor (&xt, OWB_TYPE_UINT8, 0, NULL);
+  const OwbValueType *types[9] = { &xt };
+  void *state = NULL;
+  g_assert_true (_owb_cpu_qconv_prepare (node, 13, types, &state, NULL));
+  g_assert_null (state);
+  owb_model_unref (m);
+}
+
+/* QLinearLookup: Y[i] = Table[X[i]'s byte] for uint8 and int8 X (odd length, two threads). */
+static void
+test_qlinear_lookup (void)
+{
+  GRand *r = g_rand_new_with_seed (9);
+  for (int s8 = 0; s8 < 4; s8++)
+    {
+      /* the AVX-512 VBMI path, then the portable one */
+      _owb_qgemm_force_portable (s8 >= 2);
+      OwbDataType xt = s8 % 2 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8, yt = s8 % 2 ? OWB_TYPE_UINT8 : OWB_TYPE_INT8;
+      int64_t xd[2] = { 7, 40001 }, n = 256;
+      OwbTensor *x = random_ints (xt, 2, xd, r, s8 % 2 ? -128 : 0, s8 % 2 ? 127 : 255);
+      OwbTensor *t = random_ints (yt, 1, &n, r, s8 % 2 ? 0 : -128, s8 % 2 ? 255 : 127);
+      OwbModel *m = tu_model_new (13);
+      owb_model_set_opset (m, OWB_DOMAIN, 1);
+      tu_add_value (m->graph->inputs, "x", xt, 2, xd, NULL);
+      owb_graph_add_initializer (m->graph, "t", owb_tensor_ref (t));
+      tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+      ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+      OwbNode *node = tu_node (m->graph, "QLinearLookup", "lk", "x,t", "y");
+      g_free (node->domain);
+      node->domain = g_strdup (OWB_DOMAIN);
+      g_autoptr (GError) error = NULL;
+      OwbSession *s = tu_session (m, 2, &error);
+      g_assert_no_error (error);
+      const char *names[1] = { "x" };
+      OwbTensor *y = NULL;
+      g_assert_true (owb_session_run (s, 1, names, &x, 1, NULL, &y, NULL, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (y->dtype, ==, yt);
+      g_assert_cmpint (y->nelems, ==, x->nelems);
+      for (int64_t i = 0; i < x->nelems; i++)
+        g_assert_cmpint (((uint8_t *) y->data)[i], ==, ((uint8_t *) t->data)[((uint8_t *) x->data)[i]]);
+      owb_tensor_unref (y);
+      owb_session_free (s);
+      owb_model_unref (m);
+      owb_tensor_unref (x);
+      owb_tensor_unref (t);
+    }
+  _owb_qgemm_force_portable (FALSE);
+  g_rand_free (r);
+}
+
+/* QLinearBinaryLookup: Y = Table[256 a + b] with A and B broadcast (same shapes, B along rows, B
+ * along columns), uint8 and int8, one and two threads. */
+static void
+test_qlinear_binary_lookup (void)
+{
+  GRand *r = g_rand_new_with_seed (10);
+  static const int64_t bshapes[3][3] = { { 5, 9, 37 }, { 5, 9, 1 }, { 1, 9, 37 } };
+  for (int k = 0; k < 12; k++)
+    {
+      int s8 = k % 2;
+      const int64_t *bd = bshapes[k / 2 % 3];
+      OwbDataType xt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+      int64_t ad[3] = { 5, 9, 37 }, n = 65536;
+      OwbTensor *a = random_ints (xt, 3, ad, r, s8 ? -128 : 0, s8 ? 127 : 255);
+      OwbTensor *b = random_ints (xt, 3, bd, r, s8 ? -128 : 0, s8 ? 127 : 255);
+      OwbTensor *t = random_ints (OWB_TYPE_UINT8, 1, &n, r, 0, 255);
+      OwbModel *m = tu_model_new (13);
+      owb_model_set_opset (m, OWB_DOMAIN, 1);
+      tu_add_value (m->graph->inputs, "a", xt, 3, ad, NULL);
+      tu_add_value (m->graph->inputs, "b", xt, 3, bd, NULL);
+      owb_graph_add_initializer (m->graph, "t", owb_tensor_ref (t));
+      tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+      ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+      OwbNode *node = tu_node (m->graph, "QLinearBinaryLookup", "lk", "a,b,t", "y");
+      g_free (node->domain);
+      node->domain = g_strdup (OWB_DOMAIN);
+      g_autoptr (GError) error = NULL;
+      OwbSession *s = tu_session (m, 1 + (k >= 6), &error);
+      g_assert_no_error (error);
+      const char *names[2] = { "a", "b" };
+      OwbTensor *feeds[2] = { a, b }, *y = NULL;
+      g_assert_true (owb_session_run (s, 2, names, feeds, 1, NULL, &y, NULL, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (y->nelems, ==, a->nelems);
+      const uint8_t *av = a->data, *bv = b->data, *yv = y->data, *tv = t->data;
+      for (int64_t i = 0; i < 5; i++)
+        for (int64_t j = 0; j < 9; j++)
+          for (int64_t l = 0; l < 37; l++)
+            {
+              int64_t bi = (bd[0] == 1 ? 0 : i) * bd[1] * bd[2] + j * bd[2] + (bd[2] == 1 ? 0 : l);
+              g_assert_cmpint (yv[(i * 9 + j) * 37 + l], ==, tv[av[(i * 9 + j) * 37 + l] * 256 + bv[bi]]);
+            }
+      owb_tensor_unref (y);
+      owb_session_free (s);
+      owb_model_unref (m);
+      owb_tensor_unref (a), owb_tensor_unref (b), owb_tensor_unref (t);
+    }
+  g_rand_free (r);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/qconv/amx", test_qconv_amx);
+  g_test_add_func ("/qconv/vnni", test_qconv_vnni);
+  g_test_add_func ("/qconv/portable", test_qconv_portable);
+  g_test_add_func ("/qconv/refuses-3d", test_qconv_refuses_3d);
+  g_test_add_func ("/qconv/qlinear-lookup", test_qlinear_lookup);
+  g_test_add_func ("/qconv/qlinear-binary-lookup", test_qlinear_binary_lookup);
+  return g_test_run ();
+}
