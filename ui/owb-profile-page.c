@@ -284,7 +284,9 @@ owb_profile_page_export_timeline (OwbProfilePage *self, const char *path, GError
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "%s", _("No run is shown: profile the model first"));
       return FALSE;
     }
-  return owb_page_save_widget_png (GTK_WIDGET (self->timeline), path, error);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_autofree char *checked = owb_page_check_save_target (self->document, file, error);
+  return checked && owb_page_save_widget_png (GTK_WIDGET (self->timeline), checked, error);
 }
 
 static void
