@@ -766,41 +766,13 @@ owb_json_value_type (GString *out, const OwbValueType *type, gboolean has_type)
 
 int
 owb_cli_check_outputs (const char *input, const OwbFileIdentity *input_id, const OwbModel *model,
-                       OwbCliOutputFile *outputs, guint n_outputs)
+                       OwbOutputFile *outputs, guint n_outputs)
 {
   g_autoptr (GError) error = NULL;
-  for (guint i = 0; i < n_outputs; i++)
-    {
-      OwbCliOutputFile *out = &outputs[i];
-      if (!out->path)
-        continue;
-      if (!owb_file_identity_init (&out->identity, out->path, &error))
-        {
-          owb_cli_gerror (out->path, error);
-          return OWB_EXIT_FAILED;
-        }
-      if (owb_file_identity_equal (&out->identity, input_id))
-        {
-          owb_cli_error (out->path, "refusing to overwrite the input model '%s' (%s); choose another file", input,
-                         out->option);
-          return OWB_EXIT_USAGE;
-        }
-      const char *data = model ? owb_model_find_external_file (model, &out->identity) : NULL;
-      if (data)
-        {
-          owb_cli_error (out->path, "refusing to overwrite '%s', an external data file of the input model (%s); "
-                         "choose another file", data, out->option);
-          return OWB_EXIT_USAGE;
-        }
-      for (guint k = 0; k < i; k++)
-        if (outputs[k].path && owb_file_identity_equal (&outputs[k].identity, &out->identity))
-          {
-            owb_cli_error (out->path, "%s and %s name the same file; give each its own", outputs[k].option,
-                           out->option);
-            return OWB_EXIT_USAGE;
-          }
-    }
-  return OWB_EXIT_OK;
+  if (owb_output_files_check (input, input_id, model, outputs, n_outputs, &error))
+    return OWB_EXIT_OK;
+  owb_cli_gerror (NULL, error);
+  return owb_cli_exit_status (error);
 }
 
 gboolean

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <owb/owb.h>
+#include <owb/owb-output-check.h>
 #include <owb/owb-quant.h>
 
 G_BEGIN_DECLS
@@ -126,18 +127,12 @@ gboolean owb_cli_image_options (const OwbCliImageArgs *args, OwbQuantImageOption
 void owb_cli_image_args_clear (OwbCliImageArgs *args);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (OwbCliImageArgs, owb_cli_image_args_clear)
 
-/* A file a command writes, named by its option. */
-typedef struct {
-  const char *option;
-  const char *path;          /* NULL: not written */
-  OwbFileIdentity identity;
-} OwbCliOutputFile;
-
-/* Checks every file a command writes, by identity (symbolic and hard links included), against the
- * input model, the files it reads external data from (model may be NULL before loading) and each
- * other; prints the error and returns the exit status, or OWB_EXIT_OK. Clear the identities after. */
+/* Checks every file a command writes with owb_output_files_check (`what` is the option that named
+ * it) against the input model, the files it reads external data from (model may be NULL before
+ * loading) and each other; prints the error and returns the exit status, or OWB_EXIT_OK. Clear
+ * the identities after (owb_output_files_clear). */
 int owb_cli_check_outputs (const char *input, const OwbFileIdentity *input_id, const OwbModel *model,
-                           OwbCliOutputFile *outputs, guint n_outputs);
+                           OwbOutputFile *outputs, guint n_outputs);
 
 /* A tensor of random values for a value type (see owb_cli_gather_inputs). */
 OwbTensor *owb_cli_random_tensor (const OwbValueType *type, const char *name, GHashTable *dims, GRand *rand,

@@ -264,7 +264,7 @@ owb_cmd_quantize (int argc, char **argv)
       g_autofree char *dir = g_path_get_dirname (output);
       external_path = g_build_filename (dir, external, NULL);
     }
-  OwbCliOutputFile outputs[] = {
+  OwbOutputFile outputs[] = {
     { "-o", output, { 0 } },
     { "--report-json", report_json, { 0 } },
     { "--external-data", external_path, { 0 } },

@@ -15,3 +15,5 @@ apt-get install -y --no-install-recommends \
   libgtk-4-dev libadwaita-1-dev libglib2.0-bin libglib2.0-dev-bin gettext shared-mime-info \
   adwaita-icon-theme librsvg2-common fonts-dejavu-core xvfb xauth dbus dbus-daemon dbus-x11 \
   at-spi2-core python3-gi gir1.2-atspi-2.0 desktop-file-utils appstream
+# The reliability jobs of .ci/run: libFuzzer and the sanitizer runtimes come with clang 14.
+apt-get install -y --no-install-recommends clang libclang-rt-14-dev

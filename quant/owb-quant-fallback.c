@@ -105,7 +105,7 @@ noise_db (const LocalNoise *n)
 }
 
 static double
-weight_sqnr (const OwbTensor *w, const OwbTensor *q, const OwbTensor *scale, const OwbTensor *zp, int axis)
+weight_sqnr (const OwbTensor *w, const OwbTensor *q, const OwbTensor *scale, const OwbTensor *zp, int64_t axis)
 {
   if (w == NULL || q == NULL || scale == NULL || w->nelems != q->nelems || w->dtype != OWB_TYPE_FLOAT)
     return INFINITY;
@@ -247,7 +247,7 @@ rank_nodes (OwbModel *model, const OwbModel *quantized, OwbQuantDataset *eval, g
               db = weight_sqnr (w, owb_graph_get_initializer (qg, dq->inputs[0]),
                                 owb_graph_get_initializer (qg, owb_node_get_input (dq, 1) ? dq->inputs[1] : ""),
                                 owb_node_get_input (dq, 2) ? owb_graph_get_initializer (qg, dq->inputs[2]) : NULL,
-                                (int) owb_node_get_int (dq, "axis", 1));
+                                owb_node_get_int (dq, "axis", 1));
               tensor = fname;
             }
           if (db < worst || worst_tensor == NULL)

@@ -704,25 +704,6 @@ cancel_clicked_cb (OwbOptimizePage *self)
 
 /* ---- Saving ---- */
 
-/* The same file under another spelling, a symbolic link, or a hard link. */
-static gboolean
-is_same_file (GFile *a, GFile *b)
-{
-  if (g_file_equal (a, b))
-    return TRUE;
-  g_autofree char *path_a = g_file_get_path (a);
-  g_autofree char *path_b = g_file_get_path (b);
-  if (path_a == NULL || path_b == NULL)
-    return FALSE;
-  g_autofree char *real_a = realpath (path_a, NULL);
-  g_autofree char *real_b = realpath (path_b, NULL);
-  if (real_a != NULL && real_b != NULL && strcmp (real_a, real_b) == 0)
-    return TRUE;
-  GStatBuf st_a, st_b;
-  return g_stat (path_a, &st_a) == 0 && g_stat (path_b, &st_b) == 0 && st_a.st_dev == st_b.st_dev
-         && st_a.st_ino == st_b.st_ino;
-}
-
 /* Everything that can refuse a save before any byte is written; returns the local path. */
 static char *
 check_save_target (OwbOptimizePage *self, GFile *file, GError **error)
@@ -733,22 +714,7 @@ check_save_target (OwbOptimizePage *self, GFile *file, GError **error)
                            _("There is no optimized model to save yet: optimize first"));
       return NULL;
     }
-  GFile *input = self->document != NULL ? owb_document_get_file (self->document) : NULL;
-  if (input != NULL && is_same_file (file, input))
-    {
-      g_autofree char *name = g_file_get_parse_name (file);
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_EXISTS,
-                   _("Refusing to save over the input model “%s”: choose another file name"), name);
-      return NULL;
-    }
-  char *path = g_file_get_path (file);
-  if (path == NULL)
-    {
-      g_autofree char *uri = g_file_get_uri (file);
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                   _("Cannot save to “%s”: only local files are supported"), uri);
-    }
-  return path;
+  return owb_page_check_save_target (self->document, file, error);
 }
 
 static gboolean

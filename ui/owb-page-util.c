@@ -4,6 +4,8 @@
 
 #include <adwaita.h>
 #include <glib/gi18n-lib.h>
+#include <owb/owb.h>
+#include <owb/owb-output-check.h>
 
 /* GTK 4.8 joins the names of a widget's labelled-by widgets to its label property, so a button
  * named "Optimize" whose text says Optimize is read "Optimize Optimize". Controls that carry
@@ -190,6 +192,40 @@ owb_page_new_save_dialog (GtkWidget *page, const char *title, GFile *folder, con
     gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggested_name);
   g_signal_connect (dialog, "response", G_CALLBACK (save_dialog_response), NULL);
   return dialog;
+}
+
+char *
+owb_page_check_save_target (OwbDocument *document, GFile *file, GError **error)
+{
+  g_autofree char *path = g_file_get_path (file);
+  if (path == NULL)
+    {
+      g_autofree char *uri = g_file_get_uri (file);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _("Cannot save to “%s”: only local files are supported"),
+                   uri);
+      return NULL;
+    }
+  GFile *input = document != NULL ? owb_document_get_file (document) : NULL;
+  g_autofree char *input_path = input != NULL ? g_file_get_path (input) : NULL;
+  OwbOutputFile out = { "Save As", path };
+  g_autoptr (GError) clash = NULL;
+  gboolean ok = owb_output_files_check (input_path, NULL, document != NULL ? owb_document_get_model (document) : NULL, &out, 1, &clash);
+  g_autofree char *name = g_file_get_parse_name (file);
+  OwbOutputClash kind = out.clash;
+  g_autofree char *clash_path = g_strdup (out.clash_path);
+  owb_output_files_clear (&out, 1);
+  if (ok)
+    return g_steal_pointer (&path);
+  if (kind == OWB_OUTPUT_CLASH_INPUT)
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_EXISTS,
+                 _("Refusing to save over the input model “%s”: choose another file name"), name);
+  else if (kind == OWB_OUTPUT_CLASH_EXTERNAL_DATA)
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_EXISTS,
+                 _("Refusing to save over “%s”, an external data file of the input model: choose another file name"),
+                 clash_path);
+  else
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _("Cannot save to “%s”: %s"), name, clash->message);
+  return NULL;
 }
 
 void

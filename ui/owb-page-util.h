@@ -42,6 +42,13 @@ const char *owb_page_describe_level (OwbOptimizeLevel level);
  * fails. */
 gboolean owb_page_save_widget_png (GtkWidget *widget, const char *path, GError **error);
 
+/* The one check every Save As and export makes before it writes (owb_output_files_check, as the
+ * CLI does): `file` must not be the document's input model nor a file its model reads external
+ * data from, whatever the spelling or link (compared by identity). Returns the local path to
+ * write (caller frees), or NULL with a translated G_IO_ERROR_EXISTS error (G_IO_ERROR_NOT_SUPPORTED
+ * for a file that is not local). document may be NULL (nothing loaded). */
+char *owb_page_check_save_target (OwbDocument *document, GFile *file, GError **error);
+
 /* Cancels the work *cancellable stands for, if any, and lets go of it. */
 void owb_page_cancel (GCancellable **cancellable);
 

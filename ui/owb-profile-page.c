@@ -409,9 +409,13 @@ owb_profile_page_export_timeline (OwbProfilePage *self, const char *path, GError
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "%s", _("No run is shown: profile the model first"));
       return FALSE;
     }
-  if (has_suffix (path, ".svg"))
-    return owb_timeline_export_svg (self->timeline, path, error);
-  return owb_page_save_widget_png (GTK_WIDGET (self->timeline), path, error);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_autofree char *checked = owb_page_check_save_target (self->document, file, error);
+  if (checked == NULL)
+    return FALSE;
+  if (has_suffix (checked, ".svg"))
+    return owb_timeline_export_svg (self->timeline, checked, error);
+  return owb_page_save_widget_png (GTK_WIDGET (self->timeline), checked, error);
 }
 
 static void

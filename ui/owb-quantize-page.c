@@ -2041,30 +2041,7 @@ check_save_target (OwbQuantizePage *self, GFile *file, GError **error)
                            _("There is no quantized model to save yet: quantize first"));
       return NULL;
     }
-  g_autofree char *path = g_file_get_path (file);
-  if (!path)
-    {
-      g_autofree char *uri = g_file_get_uri (file);
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _("Cannot save to “%s”: only local files are supported"),
-                   uri);
-      return NULL;
-    }
-  GFile *input = self->document ? owb_document_get_file (self->document) : NULL;
-  g_autofree char *input_path = input ? g_file_get_path (input) : NULL;
-  if (input_path)
-    {
-      g_auto (OwbFileIdentity) a = { 0 };
-      g_auto (OwbFileIdentity) b = { 0 };
-      if (owb_file_identity_init (&a, input_path, NULL) && owb_file_identity_init (&b, path, NULL)
-          && owb_file_identity_equal (&a, &b))
-        {
-          g_autofree char *name = g_file_get_parse_name (file);
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_EXISTS,
-                       _("Refusing to save over the input model “%s”: choose another file name"), name);
-          return NULL;
-        }
-    }
-  return g_steal_pointer (&path);
+  return owb_page_check_save_target (self->document, file, error);
 }
 
 gboolean

@@ -3,6 +3,8 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "owb-page-util.h"
+
 static OwbGraphView *
 get_view (OwbWindow *self)
 {
@@ -160,7 +162,8 @@ on_export_response (GtkNativeDialog *dialog, int response, OwbWindow *self)
       g_autoptr (GError) error = NULL;
       g_autofree char *name = g_file_get_basename (file);
       g_autofree char *message = NULL;
-      if (export (get_view (self), file, &error))
+      g_autofree char *checked = owb_page_check_save_target (self->document, file, &error);
+      if (checked && export (get_view (self), file, &error))
         message = g_strdup_printf (_("Exported the graph to “%s”"), name);
       else
         message = g_strdup_printf (_("Could not export the graph to “%s”: %s"), name, error->message);

@@ -254,6 +254,15 @@ validate_node (OwbModel *model, OwbNode *node, const Scope *scope, int depth, GE
       g_free (who);
       return FALSE;
     }
+  if (opset > G_MAXINT32)
+    {
+      /* node->opset is an int: 2^32 + 13 must not become 13 */
+      char *who = owb_node_describe (node);
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "%s: opset %" G_GINT64_FORMAT " of domain '%s' is out of range",
+                   who, opset, domain[0] ? domain : "ai.onnx");
+      g_free (who);
+      return FALSE;
+    }
   node->opset = (int) opset;
   for (int i = 0; i < node->n_inputs; i++)
     if (node->inputs[i][0] && !scope_has (scope, node->inputs[i]))

@@ -8,6 +8,7 @@ Usage: test-owb-hostile.py OWB (standard library only). The models are written b
 a small protobuf encoder, so that the test needs no onnx package."""
 import os
 import shutil
+import struct
 import signal
 import subprocess
 import sys
@@ -362,6 +363,90 @@ def declared_sizes_that_lie():
         path = write(f"{name}.onnx", model(g))
         fails_cleanly(["inspect", path, "--shapes"], "'w'")
         fails_cleanly(["run", path, "--random", "--memory-limit", "256M"], "'w'")
+
+
+@test
+def overlapping_external_data():
+    """Two initializers whose external-data ranges overlap read the same bytes (the data is read,
+    never written): both are what the file says, or the model is refused with one line."""
+    d = os.path.join(TMP, "overlap")
+    os.makedirs(d)
+    with open(os.path.join(d, "w.bin"), "wb") as f:
+        f.write(struct.pack("<9f", *range(1, 10)))
+
+    def external(name, offset):
+        return vi(1, 2) + vi(1, 3) + vi(2, FLOAT) + ld(8, name) + vi(14, 1) + \
+            ld(13, ld(1, "location") + ld(2, "w.bin")) + ld(13, ld(1, "offset") + ld(2, str(offset))) + \
+            ld(13, ld(1, "length") + ld(2, "24"))
+    g = graph([node("Add", ["w1", "w2"], ["y"], "add")], [], [any_output()],
+              initializers=[external("w1", 0), external("w2", 12)])
+    path = os.path.join(d, "model.onnx")
+    with open(path, "wb") as f:
+        f.write(model(g))
+    code, out, err = owb("run", path, "--random")
+    assert code == 0, err
+    # 1..6 plus 4..9
+    assert "[5, 7, 9, 11, 13, 15]" in out.decode(), out
+    # wrapping and past the end: refused, naming the tensor
+    for name, offset, length in [("wrap", (1 << 64) - 8, 24), ("past", 30, 24), ("long", 0, 1 << 62)]:
+        w = vi(1, 6) + vi(2, FLOAT) + ld(8, name) + vi(14, 1) + ld(13, ld(1, "location") + ld(2, "w.bin")) + \
+            ld(13, ld(1, "offset") + ld(2, str(offset))) + ld(13, ld(1, "length") + ld(2, str(length)))
+        g = graph([node("Identity", [name], ["y"], "id")], [], [any_output()], initializers=[w])
+        with open(path, "wb") as f:
+            f.write(model(g))
+        fails_cleanly(["inspect", path, "--shapes"], name)
+
+
+@test
+def unknown_domains():
+    """An op of a domain nobody implements, imported or not, and a default-domain op that does not
+    exist: one line naming the node, at inspect and at run."""
+    cases = {
+        "imported": (node("Frobnicate", ["x"], ["y"], "evil", domain="com.evil"), [opset(1, "com.evil")]),
+        "not-imported": (node("Frobnicate", ["x"], ["y"], "evil", domain="com.evil"), []),
+        "default-domain": (node("Frobnicate", ["x"], ["y"], "evil"), []),
+        "opset-past-32-bits": (node("Relu", ["x"], ["y"], "evil"), []),
+    }
+    for name, (n, extra) in cases.items():
+        g = graph([n], [x_input()], [any_output()])
+        data = model(g, version=(1 << 32) + 13 if name == "opset-past-32-bits" else 17, extra_opsets=extra)
+        path = write(f"domain-{name}.onnx", data)
+        fails_cleanly(["inspect", path, "--shapes"])
+        fails_cleanly(["run", path, "--random"])
+
+
+@test
+def deeply_nested_subgraphs():
+    """If inside If, 3000 deep: refused by the depth limits with one line, not a stack overflow in
+    the parser or in a recursive walk."""
+    inner = graph([node("Identity", ["x"], ["y"], "leaf")], [], [any_output()])
+    for level in range(3000):
+        inner = graph([node("If", ["c"], ["y"], f"if{level}", [attr_graph("then_branch", inner)])], [], [any_output()])
+    g = graph([node("If", ["c"], ["y"], "top", [attr_graph("then_branch", inner)])],
+              [value_info("c", tensor_type(BOOL, []))], [any_output()])
+    d = os.path.join(TMP, "deep")
+    os.makedirs(d)
+    path = os.path.join(d, "deep.onnx")
+    with open(path, "wb") as f:
+        f.write(model(g))
+    fails_cleanly(["inspect", path, "--shapes"], "deep")
+    fails_cleanly(["run", path, "--random"], "deep")
+
+
+@test
+def a_million_graph_inputs():
+    """10^6 declared graph inputs: inspect loads, validates and lists them in bounded time and
+    memory (loading is linear)."""
+    inputs = [value_info(f"x{i}", tensor_type(FLOAT, [1])) for i in range(1000000)]
+    g = graph([node("Identity", ["x0"], ["y"], "id")], inputs, [any_output()])
+    d = os.path.join(TMP, "million")
+    os.makedirs(d)
+    path = os.path.join(d, "million-inputs.onnx")
+    with open(path, "wb") as f:
+        f.write(model(g))
+    code, out, err = owb("inspect", path, "--shapes", timeout=240)
+    assert code == 0, err[-2000:]
+    assert b"x999999" in out
 
 
 @test

@@ -1,6 +1,7 @@
 /* test-bad-input.c: untrusted models and feeds give clear errors, never crashes. */
 #include "test-util.h"
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 
 static void
@@ -356,6 +357,60 @@ test_view_of_views (void)
   owb_tensor_unref (t);
 }
 
+/* Attribute values read into narrower types are range-checked first: an opset version past 32
+ * bits is not opset 13, and an SVM degree (a float) out of int range is refused, not converted
+ * (undefined behaviour in C). */
+static void
+test_narrowing_reads (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (13);
+  owb_model_set_opset (m, "", (G_GINT64_CONSTANT (1) << 32) + 13);
+  tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 1, (int64_t[]){ 2 }, NULL);
+  tu_node (m->graph, "Relu", "relu", "x", "y");
+  tu_add_value (m->graph->outputs, "y", OWB_TYPE_FLOAT, 1, (int64_t[]){ 2 }, NULL);
+  GError *error = load_and_run (m, 0, NULL, NULL);
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL);
+  g_assert_nonnull (strstr (error->message, "out of range"));
+  g_clear_error (&error);
+
+  const float degrees[] = { 1e30f, -1e30f, NAN };
+  for (guint k = 0; k < G_N_ELEMENTS (degrees); k++)
+    {
+      g_autoptr (OwbModel) svm = tu_model_new (13);
+      owb_model_set_opset (svm, "ai.onnx.ml", 3);
+      tu_add_value (svm->graph->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]){ 1, 2 }, NULL);
+      OwbNode *n = owb_node_new ("SVMRegressor", "ai.onnx.ml", "svm");
+      owb_node_add_input (n, "x");
+      owb_node_add_output (n, "y");
+      OwbAttribute *a = owb_node_add_attribute (n, "kernel_type", OWB_ATTR_STRING);
+      a->s = g_strdup ("POLY");
+      a->s_len = 4;
+      a = owb_node_add_attribute (n, "kernel_params", OWB_ATTR_FLOATS);
+      a->n = 3;
+      a->floats = g_new (float, 3);
+      a->floats[0] = 1, a->floats[1] = 0, a->floats[2] = degrees[k];
+      a = owb_node_add_attribute (n, "support_vectors", OWB_ATTR_FLOATS);
+      a->n = 2;
+      a->floats = g_new0 (float, 2);
+      a = owb_node_add_attribute (n, "coefficients", OWB_ATTR_FLOATS);
+      a->n = 1;
+      a->floats = g_new0 (float, 1);
+      a = owb_node_add_attribute (n, "rho", OWB_ATTR_FLOATS);
+      a->n = 1;
+      a->floats = g_new0 (float, 1);
+      a = owb_node_add_attribute (n, "n_supports", OWB_ATTR_INT);
+      a->i = 1;
+      owb_graph_add_node (svm->graph, n);
+      tu_add_value (svm->graph->outputs, "y", OWB_TYPE_FLOAT, 2, (int64_t[]){ 1, 1 }, NULL);
+      g_autoptr (OwbTensor) x = tu_floats (2, (int64_t[]){ 1, 2 }, (float[]){ 1, 2 });
+      const char *names[] = { "x" };
+      error = load_and_run (svm, 1, names, &x);
+      g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL);
+      g_assert_nonnull (strstr (error->message, "degree"));
+      g_clear_error (&error);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -369,5 +424,6 @@ main (int argc, char **argv)
   g_test_add_func ("/bad-input/tensor-into-sequence-ops", test_tensor_into_sequence_ops);
   g_test_add_func ("/bad-input/scan-attribute-overflow", test_scan_attribute_overflow);
   g_test_add_func ("/bad-input/view-of-views", test_view_of_views);
+  g_test_add_func ("/bad-input/narrowing-reads", test_narrowing_reads);
   return g_test_run ();
 }

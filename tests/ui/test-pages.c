@@ -8,6 +8,7 @@
 #include "owb-document.h"
 #include "owb-graph-view.h"
 #include "owb-optimize-page.h"
+#include "owb-page-util.h"
 #include "owb-resources.h"
 #include "owb-run-page.h"
 #include <owb/owb-tensor-stats.h>
@@ -792,6 +793,83 @@ test_models (void)
     }
 }
 
+/* Every page's Save As goes through owb_page_check_save_target: the input model and each file it
+ * reads external data from are refused whatever the path says (a link, a linked folder), and the
+ * files are left as they were; any other file is allowed. */
+static void
+test_save_target (void)
+{
+  g_autofree char *tmp = g_dir_make_tmp ("owb-test-save-target-XXXXXX", NULL);
+  g_autofree char *sample = sample_path ("tiny-cnn.onnx");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbModel) model = owb_model_load_file (sample, &error);
+  g_assert_no_error (error);
+  g_autofree char *input_path = g_build_filename (tmp, "model.onnx", NULL);
+  g_autofree char *data_path = g_build_filename (tmp, "model.bin", NULL);
+  OwbSaveOptions save = { .external_threshold = 1, .external_data_file = "model.bin" };
+  g_assert_true (owb_model_save_file (model, input_path, &save, &error));
+  g_assert_no_error (error);
+  g_autofree char *linked_dir = g_build_filename (tmp, "linked", NULL);
+  g_assert_cmpint (symlink (tmp, linked_dir), ==, 0);
+  g_autofree char *data_link = g_build_filename (tmp, "data-link.bin", NULL);
+  g_assert_cmpint (symlink (data_path, data_link), ==, 0);
+  g_autofree char *hard = g_build_filename (tmp, "hard.onnx", NULL);
+  g_assert_cmpint (link (input_path, hard), ==, 0);
+
+  g_autoptr (OwbDocument) doc = load_path (input_path);
+  g_autofree char *before = NULL, *data_before = NULL;
+  gsize before_len = 0, data_before_len = 0;
+  g_assert_true (g_file_get_contents (input_path, &before, &before_len, NULL));
+  g_assert_true (g_file_get_contents (data_path, &data_before, &data_before_len, NULL));
+
+  struct {
+    const char *relative;
+    const char *message;
+  } refused[] = {
+    { "model.onnx", "Refusing to save over the input model" },
+    { "linked/model.onnx", "Refusing to save over the input model" },
+    { "hard.onnx", "Refusing to save over the input model" },
+    { "model.bin", "an external data file of the input model" },
+    { "linked/model.bin", "an external data file of the input model" },
+    { "data-link.bin", "an external data file of the input model" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (refused); i++)
+    {
+      g_autofree char *path = g_build_filename (tmp, refused[i].relative, NULL);
+      g_autoptr (GFile) file = g_file_new_for_path (path);
+      g_autoptr (GError) clash = NULL;
+      g_autofree char *target = owb_page_check_save_target (doc, file, &clash);
+      g_assert_null (target);
+      g_assert_error (clash, G_IO_ERROR, G_IO_ERROR_EXISTS);
+      g_assert_nonnull (strstr (clash->message, refused[i].message));
+    }
+  g_autofree char *other = g_build_filename (tmp, "linked", "other.onnx", NULL);
+  g_autoptr (GFile) other_file = g_file_new_for_path (other);
+  g_autofree char *allowed = owb_page_check_save_target (doc, other_file, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (allowed, ==, other);
+
+  /* The Optimize page's Save As on this document: the data file is refused after a run, the model
+   * and its data unchanged. */
+  GtkWidget *page = owb_optimize_page_new ();
+  GtkWidget *window = show_in_window (page, 1200, 800);
+  owb_optimize_page_set_document (OWB_OPTIMIZE_PAGE (page), doc);
+  owb_optimize_page_run (OWB_OPTIMIZE_PAGE (page));
+  wait_for (optimize_idle, page, 60, "the optimizer");
+  g_assert_nonnull (owb_optimize_page_get_optimized_model (OWB_OPTIMIZE_PAGE (page)));
+  g_autoptr (GFile) data_file = g_file_new_for_path (data_path);
+  g_autoptr (GError) page_error = NULL;
+  g_assert_false (owb_optimize_page_save_to (OWB_OPTIMIZE_PAGE (page), data_file, &page_error));
+  g_assert_error (page_error, G_IO_ERROR, G_IO_ERROR_EXISTS);
+  g_autofree char *after = NULL, *data_after = NULL;
+  gsize after_len = 0, data_after_len = 0;
+  g_assert_true (g_file_get_contents (input_path, &after, &after_len, NULL));
+  g_assert_true (g_file_get_contents (data_path, &data_after, &data_after_len, NULL));
+  g_assert_cmpmem (before, before_len, after, after_len);
+  g_assert_cmpmem (data_before, data_before_len, data_after, data_after_len);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -803,5 +881,6 @@ main (int argc, char **argv)
   g_test_add_func ("/pages/optimize", test_optimize);
   g_test_add_func ("/pages/run", test_run);
   g_test_add_func ("/pages/models", test_models);
+  g_test_add_func ("/pages/save-target", test_save_target);
   return g_test_run ();
 }

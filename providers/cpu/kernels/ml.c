@@ -1115,6 +1115,14 @@ svm_parse_common (const OwbNode *node, GError **error)
     {
       p->gamma = params[0];
       p->coef0 = params[1];
+      /* A float attribute: converted only when it fits (out of range it is undefined in C). */
+      if (!(params[2] >= -1024 && params[2] <= 1024))
+        {
+          g_free (params);
+          svm_free (p);
+          prepare_error (node, error, OWB_ERROR_INVALID_MODEL, "kernel_params[2] (the degree) is not in [-1024, 1024]");
+          return NULL;
+        }
       p->degree = (int) params[2];
     }
   g_free (params);

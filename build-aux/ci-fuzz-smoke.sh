@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The fuzz smoke run of .ci/run: harnesses of tests/fuzz built as libFuzzer programs
+# (clang, -Dfuzzing=true, ASan) in build-fuzz/, each run for OWB_FUZZ_SECONDS (default 40)
+# from the committed reproducers, the sample model and the protobuf dictionary. A crash, a
+# sanitizer report or a leak fails the job; the input that did it is kept in build-fuzz/crashes/.
+# Prints "fuzz: NAME: N execs, ok" per harness and exits non-zero on a finding.
+#
+# ASan only, at -O1 -g1: clang's UBSan makes the SIMD kernels' always-inline tile variants about
+# 13 times as slow to compile (cpu-winograd.c: 19.9 CPU-s with -fsanitize=undefined, 6.4 with
+# -fsanitize=address, 1.3 with the coverage instrumentation alone; -O1 or -O2 hardly matters to
+# clang there). UBSan runs over the same code in the gcc job (build-aux/ci-sanitize.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${OWB_FUZZ_BUILD:-build-fuzz}
+seconds=${OWB_FUZZ_SECONDS:-40}
+# fuzz-model and fuzz-tensor link the engine alone; fuzz-run, fuzz-optimize and fuzz-quantize need
+# every kernel compiled with the instrumentation (OWB_FUZZ_HARNESSES="fuzz-model fuzz-run ...").
+read -r -a harnesses <<<"${OWB_FUZZ_HARNESSES:-fuzz-model fuzz-tensor}"
+
+options=(-Dui=disabled -Dfuzzing=true -Db_sanitize=address -Db_lundef=false -Dbuildtype=plain
+         -Dc_args="-O1 -g1 -fno-omit-frame-pointer")
+if [ -d "$build/meson-private" ]; then
+  CC=clang meson setup --reconfigure "${options[@]}" "$build" >/dev/null
+else
+  CC=clang meson setup "${options[@]}" "$build" >/dev/null
+fi
+start=$(date +%s)
+ninja -C "$build" -j2 "${harnesses[@]/#/tests/fuzz/}"
+echo "fuzz: built in $(( $(date +%s) - start )) s"
+
+export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:halt_on_error=1
+status=0
+mkdir -p "$build/crashes"
+for h in "${harnesses[@]}"; do
+  kind=model
+  [ "$h" = fuzz-tensor ] && kind=tensor
+  corpus="$build/corpus/$h"
+  mkdir -p "$corpus"
+  log="$build/$h.log"
+  # -timeout: one input may take this long (a Loop the harness cancels after 2 s, a large model);
+  # slower is a finding too. -rss_limit_mb: the harnesses cap a run at 64 MiB of tensors.
+  if "$build/tests/fuzz/$h" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
+       -dict=tests/fuzz/onnx.dict -artifact_prefix="$build/crashes/$h-" -print_final_stats=1 \
+       "$corpus" "tests/fuzz/regressions/$kind" data/samples >"$log" 2>&1; then
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    echo "fuzz: $h: ${execs:-?} execs, ok"
+  else
+    status=1
+    echo "fuzz: $h: FAILED (log: $log; input: $build/crashes/)"
+    grep -E "ERROR: |SUMMARY: |runtime error|Test unit written" "$log" | head -20 || true
+  fi
+done
+exit "$status"
