@@ -19,3 +19,22 @@ extern const guint _owb_n_passes;
  * a session would run it); on success fills values[o] for every non-empty output (new
  * references). Constant folding's evaluator, shared with the passes that fold one op kind. */
 gboolean _owb_pass_evaluate_node (OwbPassContext *ctx, const OwbNode *node, OwbTensor **values, GError **error);
+
+/* The QDQ fusions' shared matching (owb-pass-qdq.c). One DequantizeLinear's operands: */
+typedef struct {
+  OwbNode *node;
+  const char *q, *scale, *zp;      /* zp NULL when absent */
+  OwbDataType qtype;
+  const OwbTensor *scale_tensor;   /* the constant scale (borrowed) */
+  int64_t nparams;                 /* values of the scale */
+} OwbPassDq;
+
+gboolean _owb_pass_is_8bit (OwbDataType t);
+/* Whether `name` is written by an unblocked DequantizeLinear of int8/uint8 with a constant float32
+ * scale and a zero point of the same type and count (or none); fills *dq. FALSE with *why NULL
+ * when `name` is no DequantizeLinear at all (no near miss to record), with *why set when it is one
+ * that does not qualify. Per-tensor and weight rules are the caller's. */
+gboolean _owb_pass_match_dq (OwbPassContext *ctx, const char *name, OwbPassDq *dq, const char **why);
+/* A zero of `dtype` shaped like the constant `scale`, added as an initializer named after `like`:
+ * the zero point a fused integer op needs where the DequantizeLinear left it out. */
+const char *_owb_pass_add_zero_point (OwbPassContext *ctx, const char *like, const char *scale, OwbDataType dtype);

@@ -11,55 +11,16 @@
 #include <math.h>
 #include <string.h>
 
-/* One DequantizeLinear's operands. */
-typedef struct {
-  OwbNode *node;
-  const char *q, *scale, *zp; /* zp NULL when absent */
-  OwbDataType qtype;
-} Dq;
-
-static gboolean
-is_8bit (OwbDataType t)
-{
-  return t == OWB_TYPE_UINT8 || t == OWB_TYPE_INT8;
-}
-
-static OwbDataType
-dtype_of (OwbPassContext *ctx, const char *name)
-{
-  const OwbTensor *c = owb_pass_get_constant (ctx, name);
-  if (c)
-    return c->dtype;
-  const OwbValueType *t = owb_pass_value_type (ctx, name);
-  return t && t->kind == OWB_VALUE_TENSOR ? t->dtype : OWB_TYPE_UNDEFINED;
-}
-
 /* The DequantizeLinear writing `name` with constant float32 parameters: of an 8-bit activation per
  * tensor (weight FALSE), or of a constant 4-D 8-bit weight per tensor or per output channel (axis
  * 0). NULL *why when `name` is no DequantizeLinear at all. */
 static gboolean
-match_dq (OwbPassContext *ctx, const char *name, gboolean weight, Dq *dq, const char **why)
+match_dq (OwbPassContext *ctx, const char *name, gboolean weight, OwbPassDq *dq, const char **why)
 {
-  *why = NULL;
-  OwbNode *node = owb_pass_producer (ctx, name);
-  if (!owb_pass_is_op (node, "DequantizeLinear") || node->n_inputs < 2 || node->n_outputs != 1)
+  if (!_owb_pass_match_dq (ctx, name, dq, why))
     return FALSE;
-  memset (dq, 0, sizeof *dq);
-  dq->node = node;
-  dq->q = node->inputs[0];
-  dq->scale = node->inputs[1];
-  dq->zp = node->n_inputs > 2 && node->inputs[2][0] ? node->inputs[2] : NULL;
-  dq->qtype = dtype_of (ctx, dq->q);
-  const OwbTensor *s = owb_pass_get_constant (ctx, dq->scale);
-  const OwbTensor *z = dq->zp ? owb_pass_get_constant (ctx, dq->zp) : NULL;
-  if (owb_node_get_int (node, "block_size", 0) != 0)
-    return *why = "is blocked", FALSE;
-  if (!is_8bit (dq->qtype))
-    return *why = "does not dequantize int8 or uint8", FALSE;
-  if (!s || s->dtype != OWB_TYPE_FLOAT || (dq->zp && !z))
-    return *why = "has a scale or zero point that is not a float32 constant", FALSE;
-  if (z && (z->dtype != dq->qtype || z->nelems != s->nelems))
-    return *why = "has a zero point of another type or count than its scale", FALSE;
+  OwbNode *node = dq->node;
+  const OwbTensor *s = dq->scale_tensor;
   if (!weight)
     return s->nelems == 1 ? TRUE : (*why = "quantizes the activation per channel", FALSE);
   const OwbTensor *w = owb_pass_get_constant (ctx, dq->q);
@@ -71,17 +32,6 @@ match_dq (OwbPassContext *ctx, const char *name, gboolean weight, Dq *dq, const 
   if (s->rank != 1 || s->nelems != w->dims[0] || (axis != 0 && axis != -4))
     return *why = "quantizes the weight along an axis other than its output channels", FALSE;
   return TRUE;
-}
-
-/* A zero of `dtype` with the scale's shape, for a zero point the DequantizeLinear left out. */
-static const char *
-zero_point (OwbPassContext *ctx, const char *like, const char *scale, OwbDataType dtype)
-{
-  const OwbTensor *s = owb_pass_get_constant (ctx, scale);
-  OwbTensor *z = owb_tensor_new (dtype, s->rank, s->dims, NULL);
-  memset (z->data, 0, z->nbytes);
-  g_autofree char *base = g_strdup_printf ("%s_zero_point", like);
-  return owb_pass_add_initializer (ctx, base, z);
 }
 
 /* The Conv's bias as int32 at x_scale w_scale[m] (M values), or NULL with *why. The DequantizeLinear
@@ -102,7 +52,7 @@ int32_bias (OwbPassContext *ctx, const char *name, float xs, const OwbTensor *ws
       bz = p->n_inputs > 2 && p->inputs[2][0] ? owb_pass_get_constant (ctx, p->inputs[2]) : NULL;
       if (!bq || !bs || bs->dtype != OWB_TYPE_FLOAT || (bs->nelems != 1 && bs->nelems != M)
           || (p->n_inputs > 2 && p->inputs[2][0] && (!bz || bz->nelems != bs->nelems))
-          || (bq->dtype != OWB_TYPE_INT32 && !is_8bit (bq->dtype)) || owb_node_get_int (p, "block_size", 0) != 0)
+          || (bq->dtype != OWB_TYPE_INT32 && !_owb_pass_is_8bit (bq->dtype)) || owb_node_get_int (p, "block_size", 0) != 0)
         return *why = "is the DequantizeLinear of something other than a constant per-channel integer vector", NULL;
       *bias_dq = p;
     }
@@ -200,7 +150,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
 {
   if (conv->n_inputs < 2 || conv->n_inputs > 3 || conv->n_outputs != 1)
     return FALSE;
-  Dq x, w;
+  OwbPassDq x, w;
   const char *why;
   if (!match_dq (ctx, conv->inputs[0], FALSE, &x, &why))
     {
@@ -244,7 +194,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
   int64_t output_dtype = owb_node_get_int (q, "output_dtype", 0);
   OwbDataType ytype = yzp ? yzp->dtype : (output_dtype ? (OwbDataType) output_dtype : OWB_TYPE_UINT8);
   if (!ys || ys->dtype != OWB_TYPE_FLOAT || ys->nelems != 1 || (yzp_name && (!yzp || yzp->nelems != 1))
-      || !is_8bit (ytype) || owb_node_get_int (q, "block_size", 0) != 0 || owb_node_get_int (q, "precision", 0) != 0)
+      || !_owb_pass_is_8bit (ytype) || owb_node_get_int (q, "block_size", 0) != 0 || owb_node_get_int (q, "precision", 0) != 0)
     {
       owb_pass_near_miss (ctx, conv, "its QuantizeLinear '%s' is not per tensor to int8 or uint8 with constant float32 "
                           "parameters; kept", owb_pass_label (q));
@@ -281,9 +231,9 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
     }
 
   const char *label = owb_pass_label (conv);
-  const char *xzp = x.zp ? x.zp : zero_point (ctx, label, x.scale, x.qtype);
-  const char *wzp = w.zp ? w.zp : zero_point (ctx, label, w.scale, w.qtype);
-  const char *yzn = yzp_name ? yzp_name : zero_point (ctx, label, q->inputs[1], ytype);
+  const char *xzp = x.zp ? x.zp : _owb_pass_add_zero_point (ctx, label, x.scale, x.qtype);
+  const char *wzp = w.zp ? w.zp : _owb_pass_add_zero_point (ctx, label, w.scale, w.qtype);
+  const char *yzn = yzp_name ? yzp_name : _owb_pass_add_zero_point (ctx, label, q->inputs[1], ytype);
   g_autofree char *name = owb_pass_scoped_name (ctx, conv->name && conv->name[0] ? conv->name : label, "QLinearConv");
   OwbNode *fused = owb_node_new ("QLinearConv", "", name);
   const char *inputs[8] = { x.q, x.scale, xzp, w.q, w.scale, wzp, q->inputs[1], yzn };

@@ -11,12 +11,6 @@
 #include <string.h>
 
 static gboolean
-is_8bit (OwbDataType t)
-{
-  return t == OWB_TYPE_UINT8 || t == OWB_TYPE_INT8;
-}
-
-static gboolean
 is_lookup_op (const OwbNode *node)
 {
   static const char *const ops[] = { "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Relu", "LeakyRelu", "Clip",
@@ -99,7 +93,7 @@ make_table (OwbPassContext *ctx, const OwbNode *dq, const OwbNode *dq2, const Ow
   OwbTensor *out = NULL;
   if (!owb_session_run (session, 0, NULL, NULL, 1, NULL, &out, NULL, NULL, error))
     return NULL;
-  if (out->nelems != (dq2 ? 65536 : 256) || !is_8bit (out->dtype))
+  if (out->nelems != (dq2 ? 65536 : 256) || !_owb_pass_is_8bit (out->dtype))
     {
       owb_tensor_unref (out);
       g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "the table does not hold one byte per input");
@@ -125,7 +119,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *q)
     return FALSE;
   const OwbValueType *xt = owb_pass_value_type (ctx, dq->inputs[0]);
   const OwbValueType *ft = owb_pass_value_type (ctx, op->outputs[0]);
-  if (!xt || xt->kind != OWB_VALUE_TENSOR || !is_8bit (xt->dtype) || !ft || ft->dtype != OWB_TYPE_FLOAT)
+  if (!xt || xt->kind != OWB_VALUE_TENSOR || !_owb_pass_is_8bit (xt->dtype) || !ft || ft->dtype != OWB_TYPE_FLOAT)
     return FALSE;
   for (int i = 1; i < op->n_inputs; i++)
     if (op->inputs[i][0] && !owb_pass_get_constant (ctx, op->inputs[i]))
@@ -179,7 +173,7 @@ float32_params (OwbPassContext *ctx, const OwbNode *node)
 {
   const OwbTensor *s = owb_pass_get_constant (ctx, node->inputs[1]);
   const OwbTensor *z = node->n_inputs > 2 && node->inputs[2][0] ? owb_pass_get_constant (ctx, node->inputs[2]) : NULL;
-  return s && s->dtype == OWB_TYPE_FLOAT && s->nelems == 1 && z && z->nelems == 1 && is_8bit (z->dtype);
+  return s && s->dtype == OWB_TYPE_FLOAT && s->nelems == 1 && z && z->nelems == 1 && _owb_pass_is_8bit (z->dtype);
 }
 
 /* DequantizeLinear (A), DequantizeLinear (B) -> Add/Mul -> QuantizeLinear, all per tensor and
@@ -199,8 +193,8 @@ try_fuse_binary (OwbPassContext *ctx, OwbNode *q)
     return FALSE;
   const OwbValueType *at = owb_pass_value_type (ctx, da->inputs[0]), *bt = owb_pass_value_type (ctx, db->inputs[0]);
   const OwbValueType *ft = owb_pass_value_type (ctx, op->outputs[0]);
-  if (!at || !bt || at->kind != OWB_VALUE_TENSOR || bt->kind != OWB_VALUE_TENSOR || !is_8bit (at->dtype)
-      || !is_8bit (bt->dtype) || !ft || ft->dtype != OWB_TYPE_FLOAT)
+  if (!at || !bt || at->kind != OWB_VALUE_TENSOR || bt->kind != OWB_VALUE_TENSOR || !_owb_pass_is_8bit (at->dtype)
+      || !_owb_pass_is_8bit (bt->dtype) || !ft || ft->dtype != OWB_TYPE_FLOAT)
     return FALSE;
   if (owb_pass_n_uses (ctx, op->outputs[0]) != 1 || owb_pass_is_graph_output (ctx, op->outputs[0]))
     {

@@ -7,57 +7,16 @@
 
 #include <string.h>
 
-/* One DequantizeLinear's operands. */
-typedef struct {
-  OwbNode *node;
-  const char *q, *scale, *zp; /* zp NULL when absent */
-  OwbDataType qtype;
-  int64_t nparams;            /* values of the scale */
-} Dq;
-
-static gboolean
-is_8bit (OwbDataType t)
-{
-  return t == OWB_TYPE_UINT8 || t == OWB_TYPE_INT8;
-}
-
-static OwbDataType
-dtype_of (OwbPassContext *ctx, const char *name)
-{
-  const OwbTensor *c = owb_pass_get_constant (ctx, name);
-  if (c)
-    return c->dtype;
-  const OwbValueType *t = owb_pass_value_type (ctx, name);
-  return t && t->kind == OWB_VALUE_TENSOR ? t->dtype : OWB_TYPE_UNDEFINED;
-}
-
 /* The DequantizeLinear writing `name`, per tensor (weight FALSE) or a constant [K, N] weight per
  * tensor or per column (weight TRUE), with constant float32 scale and zero point. NULL *why when
  * `name` is no DequantizeLinear at all (no near miss to record). */
 static gboolean
-match_dq (OwbPassContext *ctx, const char *name, gboolean weight, Dq *dq, const char **why)
+match_dq (OwbPassContext *ctx, const char *name, gboolean weight, OwbPassDq *dq, const char **why)
 {
-  *why = NULL;
-  OwbNode *node = owb_pass_producer (ctx, name);
-  if (!owb_pass_is_op (node, "DequantizeLinear") || node->n_inputs < 2 || node->n_outputs != 1)
+  if (!_owb_pass_match_dq (ctx, name, dq, why))
     return FALSE;
-  memset (dq, 0, sizeof *dq);
-  dq->node = node;
-  dq->q = node->inputs[0];
-  dq->scale = node->inputs[1];
-  dq->zp = node->n_inputs > 2 && node->inputs[2][0] ? node->inputs[2] : NULL;
-  dq->qtype = dtype_of (ctx, dq->q);
-  const OwbTensor *s = owb_pass_get_constant (ctx, dq->scale);
-  const OwbTensor *z = dq->zp ? owb_pass_get_constant (ctx, dq->zp) : NULL;
-  if (owb_node_get_int (node, "block_size", 0) != 0)
-    return *why = "is blocked", FALSE;
-  if (!is_8bit (dq->qtype))
-    return *why = "does not dequantize int8 or uint8", FALSE;
-  if (!s || s->dtype != OWB_TYPE_FLOAT || (dq->zp && !z))
-    return *why = "has a scale or zero point that is not a float32 constant", FALSE;
-  if (z && (z->dtype != dq->qtype || z->nelems != s->nelems))
-    return *why = "has a zero point of another type or count than its scale", FALSE;
-  dq->nparams = s->nelems;
+  OwbNode *node = dq->node;
+  const OwbTensor *s = dq->scale_tensor;
   if (!weight)
     return s->nelems == 1 ? TRUE : (*why = "quantizes the activation per channel", FALSE);
   const OwbTensor *w = owb_pass_get_constant (ctx, dq->q);
@@ -71,23 +30,12 @@ match_dq (OwbPassContext *ctx, const char *name, gboolean weight, Dq *dq, const 
   return TRUE;
 }
 
-/* A zero of `dtype` with the scale's shape, for a zero point the DequantizeLinear left out. */
-static const char *
-zero_point (OwbPassContext *ctx, const char *like, const char *scale, OwbDataType dtype)
-{
-  const OwbTensor *s = owb_pass_get_constant (ctx, scale);
-  OwbTensor *z = owb_tensor_new (dtype, s->rank, s->dims, NULL);
-  memset (z->data, 0, z->nbytes);
-  g_autofree char *base = g_strdup_printf ("%s_zero_point", like);
-  return owb_pass_add_initializer (ctx, base, z);
-}
-
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *mm)
 {
   if (mm->n_inputs != 2 || mm->n_outputs != 1)
     return FALSE;
-  Dq x, w;
+  OwbPassDq x, w;
   const char *why;
   if (!match_dq (ctx, mm->inputs[0], FALSE, &x, &why))
     {
@@ -118,7 +66,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
   int64_t output_dtype = owb_node_get_int (q, "output_dtype", 0);
   OwbDataType ytype = yzp ? yzp->dtype : (output_dtype ? (OwbDataType) output_dtype : OWB_TYPE_UINT8);
   if (!ys || ys->dtype != OWB_TYPE_FLOAT || ys->nelems != 1 || (yzp_name && (!yzp || yzp->nelems != 1))
-      || !is_8bit (ytype) || owb_node_get_int (q, "block_size", 0) != 0 || owb_node_get_int (q, "precision", 0) != 0)
+      || !_owb_pass_is_8bit (ytype) || owb_node_get_int (q, "block_size", 0) != 0 || owb_node_get_int (q, "precision", 0) != 0)
     {
       owb_pass_near_miss (ctx, mm, "its QuantizeLinear '%s' is not per tensor to int8 or uint8 with constant float32 "
                           "parameters; kept", owb_pass_label (q));
@@ -128,9 +76,9 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
     return FALSE;
 
   const char *label = owb_pass_label (mm);
-  const char *xzp = x.zp ? x.zp : zero_point (ctx, label, x.scale, x.qtype);
-  const char *wzp = w.zp ? w.zp : zero_point (ctx, label, w.scale, w.qtype);
-  const char *yz = yzp_name ? yzp_name : zero_point (ctx, label, q->inputs[1], ytype);
+  const char *xzp = x.zp ? x.zp : _owb_pass_add_zero_point (ctx, label, x.scale, x.qtype);
+  const char *wzp = w.zp ? w.zp : _owb_pass_add_zero_point (ctx, label, w.scale, w.qtype);
+  const char *yz = yzp_name ? yzp_name : _owb_pass_add_zero_point (ctx, label, q->inputs[1], ytype);
   /* under the MatMul's name (free again once it is removed), so its scope is kept */
   OwbNode *fused = owb_node_new ("QLinearMatMul", "", mm->name && mm->name[0] ? mm->name : NULL);
   const char *inputs[8] = { x.q, x.scale, xzp, w.q, w.scale, wzp, q->inputs[1], yz };

@@ -1,0 +1,60 @@
+/* owb-pass-qdq.c: what the QDQ fusions (fuse_qdq_matmul, fuse_qdq_conv, fuse_qdq_lookup) match
+ * alike: an 8-bit DequantizeLinear with constant float32 parameters, and the zero point a fused
+ * integer op needs where the DequantizeLinear left it out. */
+#include "owb-optimizer-private.h"
+
+#include <string.h>
+
+gboolean
+_owb_pass_is_8bit (OwbDataType t)
+{
+  return t == OWB_TYPE_UINT8 || t == OWB_TYPE_INT8;
+}
+
+static OwbDataType
+dtype_of (OwbPassContext *ctx, const char *name)
+{
+  const OwbTensor *c = owb_pass_get_constant (ctx, name);
+  if (c)
+    return c->dtype;
+  const OwbValueType *t = owb_pass_value_type (ctx, name);
+  return t && t->kind == OWB_VALUE_TENSOR ? t->dtype : OWB_TYPE_UNDEFINED;
+}
+
+gboolean
+_owb_pass_match_dq (OwbPassContext *ctx, const char *name, OwbPassDq *dq, const char **why)
+{
+  *why = NULL;
+  OwbNode *node = owb_pass_producer (ctx, name);
+  if (!owb_pass_is_op (node, "DequantizeLinear") || node->n_inputs < 2 || node->n_outputs != 1)
+    return FALSE;
+  memset (dq, 0, sizeof *dq);
+  dq->node = node;
+  dq->q = node->inputs[0];
+  dq->scale = node->inputs[1];
+  dq->zp = node->n_inputs > 2 && node->inputs[2][0] ? node->inputs[2] : NULL;
+  dq->qtype = dtype_of (ctx, dq->q);
+  const OwbTensor *s = owb_pass_get_constant (ctx, dq->scale);
+  const OwbTensor *z = dq->zp ? owb_pass_get_constant (ctx, dq->zp) : NULL;
+  if (owb_node_get_int (node, "block_size", 0) != 0)
+    return *why = "is blocked", FALSE;
+  if (!_owb_pass_is_8bit (dq->qtype))
+    return *why = "does not dequantize int8 or uint8", FALSE;
+  if (!s || s->dtype != OWB_TYPE_FLOAT || (dq->zp && !z))
+    return *why = "has a scale or zero point that is not a float32 constant", FALSE;
+  if (z && (z->dtype != dq->qtype || z->nelems != s->nelems))
+    return *why = "has a zero point of another type or count than its scale", FALSE;
+  dq->scale_tensor = s;
+  dq->nparams = s->nelems;
+  return TRUE;
+}
+
+const char *
+_owb_pass_add_zero_point (OwbPassContext *ctx, const char *like, const char *scale, OwbDataType dtype)
+{
+  const OwbTensor *s = owb_pass_get_constant (ctx, scale);
+  OwbTensor *z = owb_tensor_new (dtype, s->rank, s->dims, NULL);
+  memset (z->data, 0, z->nbytes);
+  g_autofree char *base = g_strdup_printf ("%s_zero_point", like);
+  return owb_pass_add_initializer (ctx, base, z);
+}
