@@ -47,19 +47,6 @@ _owb_cpu_qconv_free (gpointer data)
   g_free (s);
 }
 
-static OwbTensor *
-initializer (const OwbNode *node, int input)
-{
-  if (input >= node->n_inputs || !node->inputs[input][0] || !node->graph)
-    return NULL;
-  return owb_graph_get_initializer (node->graph, node->inputs[input]);
-}
-
-static gboolean
-is_8bit (OwbDataType t)
-{
-  return t == OWB_TYPE_UINT8 || t == OWB_TYPE_INT8;
-}
 
 gboolean
 _owb_cpu_qconv_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
@@ -68,15 +55,15 @@ _owb_cpu_qconv_prepare (const OwbNode *node, int opset, const OwbValueType *cons
   (void) opset;
   (void) error;
   *state = NULL;
-  OwbTensor *w = initializer (node, 3);
+  OwbTensor *w = _owb_cpu_q_initializer (node, 3);
   const OwbValueType *xt = input_types ? input_types[0] : NULL;
-  if (!w || w->rank != 4 || !is_8bit (w->dtype) || w->nelems == 0 || !xt || !is_8bit (xt->dtype))
+  if (!w || w->rank != 4 || !_owb_cpu_q_is_8bit (w->dtype) || w->nelems == 0 || !xt || !_owb_cpu_q_is_8bit (xt->dtype))
     return TRUE;
   int64_t group = owb_node_get_int (node, "group", 1);
   int64_t M = w->dims[0], Cg = w->dims[1], KH = w->dims[2], KW = w->dims[3];
   if (group < 1 || M % group)
     return TRUE;
-  OwbTensor *zwt = initializer (node, 5);
+  OwbTensor *zwt = _owb_cpu_q_initializer (node, 5);
   if (!zwt || zwt->dtype != w->dtype || (zwt->nelems != 1 && zwt->nelems != M))
     return TRUE;
   OwbQconv *s = g_new0 (OwbQconv, 1);
@@ -551,7 +538,7 @@ _owb_cpu_qconv_run (OwbKernelContext *ctx)
   const OwbTensor *bias = ctx->n_inputs > 8 ? ctx->inputs[8] : NULL;
   OwbTensor *y = ctx->outputs[0];
   Geom g;
-  if (w != s->w || !x || !y || !xs || !xzp || !ws || !ys || !yzp || !is_8bit (y->dtype)
+  if (w != s->w || !x || !y || !xs || !xzp || !ws || !ys || !yzp || !_owb_cpu_q_is_8bit (y->dtype)
       || x->dtype != (s->x_unsigned ? OWB_TYPE_UINT8 : OWB_TYPE_INT8) || !geometry (s, ctx->node, x, y, &g))
     return FALSE;
   if (xs->dtype != OWB_TYPE_FLOAT || ws->dtype != OWB_TYPE_FLOAT || ys->dtype != OWB_TYPE_FLOAT

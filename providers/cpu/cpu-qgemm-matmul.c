@@ -23,16 +23,16 @@ _owb_cpu_qgemm_matmul_free (gpointer data)
   g_free (s);
 }
 
-static OwbTensor *
-initializer (const OwbNode *node, int input)
+OwbTensor *
+_owb_cpu_q_initializer (const OwbNode *node, int input)
 {
   if (input >= node->n_inputs || !node->inputs[input][0] || !node->graph)
     return NULL;
   return owb_graph_get_initializer (node->graph, node->inputs[input]);
 }
 
-static gboolean
-is_8bit (OwbDataType t)
+gboolean
+_owb_cpu_q_is_8bit (OwbDataType t)
 {
   return t == OWB_TYPE_UINT8 || t == OWB_TYPE_INT8;
 }
@@ -46,13 +46,13 @@ _owb_cpu_qgemm_matmul_prepare (const OwbNode *node, int opset, const OwbValueTyp
   *state = NULL;
   gboolean qlinear = strcmp (node->op_type, "QLinearMatMul") == 0;
   int bi = qlinear ? 3 : 1, zi = qlinear ? 5 : 3;
-  OwbTensor *b = initializer (node, bi);
+  OwbTensor *b = _owb_cpu_q_initializer (node, bi);
   const OwbValueType *at = input_types ? input_types[0] : NULL;
-  if (!b || b->rank != 2 || !is_8bit (b->dtype) || b->nelems == 0 || !at || !is_8bit (at->dtype))
+  if (!b || b->rank != 2 || !_owb_cpu_q_is_8bit (b->dtype) || b->nelems == 0 || !at || !_owb_cpu_q_is_8bit (at->dtype))
     return TRUE;
   int64_t K = b->dims[0], N = b->dims[1];
   /* B's zero point: absent (MatMulInteger), or a constant of B's type, per tensor or per column */
-  OwbTensor *zbt = initializer (node, zi);
+  OwbTensor *zbt = _owb_cpu_q_initializer (node, zi);
   gboolean zb_given = zi < node->n_inputs && node->inputs[zi][0];
   if (zb_given && (!zbt || zbt->dtype != b->dtype || (zbt->nelems != 1 && zbt->nelems != N)))
     return TRUE;
@@ -131,7 +131,7 @@ run_qlinear_matmul (OwbKernelContext *ctx, const OwbQgemmMatMul *s)
   const OwbTensor *ys = ctx->inputs[6], *yzp = ctx->inputs[7];
   OwbTensor *y = ctx->outputs[0];
   int64_t rows, N = _owb_qgemm_packed_n (s->pack);
-  if (!shapes_fit (s, a, b, y, &rows) || !as || !azp || !bs || !ys || !yzp || !is_8bit (y->dtype))
+  if (!shapes_fit (s, a, b, y, &rows) || !as || !azp || !bs || !ys || !yzp || !_owb_cpu_q_is_8bit (y->dtype))
     return FALSE;
   /* the float32 scales the reference computes its multiplier in; per-tensor a and y */
   if (as->dtype != OWB_TYPE_FLOAT || bs->dtype != OWB_TYPE_FLOAT || ys->dtype != OWB_TYPE_FLOAT

@@ -62,6 +62,12 @@ void _owb_qgemm_force_no_amx (gboolean force);
 
 /* ---- QLinearMatMul / MatMulInteger on the core (cpu-qgemm-matmul.c) ---- */
 
+/* What the integer kernels' prepare steps ask of a node (cpu-qgemm-matmul.c; cpu-qconv.c too):
+ * the initializer input `input` reads, or NULL (absent, or not a constant); whether a type is
+ * int8 or uint8. */
+OwbTensor *_owb_cpu_q_initializer (const OwbNode *node, int input);
+gboolean _owb_cpu_q_is_8bit (OwbDataType t);
+
 /* The kernels' per-session state: B (a constant 2-D int8/uint8 initializer with constant zero
  * points) packed once; NULL state when the node's B is not such a constant. */
 typedef struct _OwbQgemmMatMul OwbQgemmMatMul;
