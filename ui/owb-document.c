@@ -35,11 +35,13 @@ struct _OwbDocument {
   guint done_serial;
   /* The prepare a load started on its own; a prepare asked for later makes it moot. */
   GCancellable *load_prepare_cancellable;
+  /* The jobs in flight (GTask *, borrowed: each is removed when its callback has run). */
+  GPtrArray *jobs;
 };
 
 G_DEFINE_TYPE (OwbDocument, owb_document, G_TYPE_OBJECT)
 
-enum { PROP_0, PROP_FILE, PROP_TITLE, PROP_PREPARED, PROP_LEVEL, PROP_PROVIDERS, PROP_PREPARING, N_PROPS };
+enum { PROP_0, PROP_FILE, PROP_TITLE, PROP_PREPARED, PROP_LEVEL, PROP_PROVIDERS, PROP_PREPARING, PROP_BUSY, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
 enum { SIGNAL_PROGRESS, N_SIGNALS };
@@ -157,40 +159,197 @@ prepare_model (OwbModel *model, const GError *infer_error, OwbOptimizeLevel leve
   return prepared;
 }
 
-/* Progress, carried from the worker to the main context */
+/* Jobs: engine work in worker threads, progress carried to the main context */
 
+#define JOB_KEY "owb-document-job"
+
+/* What the document keeps of a job: the task's user data and JOB_KEY data, freed with the task (a load's worker
+ * may still report after its cancelled task has answered). */
 typedef struct {
   OwbDocument *document;
+  GAsyncReadyCallback callback;
+  gpointer user_data;
+  OwbJobProgressFunc progress;
+} Job;
+
+static gboolean
+is_busy (OwbDocument *self)
+{
+  return self->jobs->len > 0;
+}
+
+static void
+job_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Job *job = data;
+  OwbDocument *self = job->document;
+  if (job->callback)
+    job->callback (source, result, job->user_data);
+  gboolean was = is_busy (self);
+  g_ptr_array_remove_fast (self->jobs, result);
+  if (was != is_busy (self))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+}
+
+static void
+job_free (gpointer data)
+{
+  Job *job = data;
+  g_object_unref (job->document);
+  g_free (job);
+}
+
+GTask *
+owb_document_new_job (OwbDocument *self, gpointer source, GCancellable *cancellable, OwbJobProgressFunc progress,
+                      GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_return_val_if_fail (OWB_IS_DOCUMENT (self), NULL);
+  g_return_val_if_fail (G_IS_OBJECT (source), NULL);
+  Job *job = g_new0 (Job, 1);
+  job->document = g_object_ref (self);
+  job->callback = callback;
+  job->user_data = user_data;
+  job->progress = progress;
+  /* Every job can be cancelled from here, even one its caller did not mean to cancel. */
+  g_autoptr (GCancellable) own = cancellable ? NULL : g_cancellable_new ();
+  GTask *task = g_task_new (source, cancellable ? cancellable : own, job_done, job);
+  g_object_set_data_full (G_OBJECT (task), JOB_KEY, job, job_free);
+  return task;
+}
+
+void
+owb_document_run_job (OwbDocument *self, GTask *task, GTaskThreadFunc func)
+{
+  g_return_if_fail (OWB_IS_DOCUMENT (self));
+  g_return_if_fail (G_IS_TASK (task) && g_object_get_data (G_OBJECT (task), JOB_KEY) != NULL);
+  gboolean was = is_busy (self);
+  g_ptr_array_add (self->jobs, task);
+  if (!was)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+  g_task_run_in_thread (task, func);
+}
+
+typedef struct {
+  GTask *task;
+  OwbJobProgressFunc progress;
   double fraction;
-  char *phase;
+  char *text;
 } Progress;
 
 static gboolean
 progress_emit (gpointer data)
 {
-  Progress *progress = data;
-  g_signal_emit (progress->document, signals[SIGNAL_PROGRESS], 0, progress->fraction, progress->phase);
+  Progress *p = data;
+  if (!g_task_get_completed (p->task) && !g_cancellable_is_cancelled (g_task_get_cancellable (p->task)))
+    p->progress (g_task_get_source_object (p->task), p->fraction, p->text);
   return G_SOURCE_REMOVE;
 }
 
 static void
 progress_free (gpointer data)
 {
-  Progress *progress = data;
-  g_object_unref (progress->document);
-  g_free (progress->phase);
-  g_free (progress);
+  Progress *p = data;
+  g_object_unref (p->task);
+  g_free (p->text);
+  g_free (p);
+}
+
+void
+owb_job_report (GTask *task, double fraction, const char *text)
+{
+  g_return_if_fail (G_IS_TASK (task));
+  const Job *job = g_object_get_data (G_OBJECT (task), JOB_KEY);
+  g_return_if_fail (job != NULL);
+  if (!job->progress)
+    return;
+  Progress *p = g_new0 (Progress, 1);
+  p->task = g_object_ref (task);
+  p->progress = job->progress;
+  p->fraction = fraction;
+  p->text = g_strdup (text);
+  g_main_context_invoke_full (g_task_get_context (task), G_PRIORITY_DEFAULT, progress_emit, p, progress_free);
+}
+
+void
+owb_document_cancel_jobs (OwbDocument *self)
+{
+  g_return_if_fail (OWB_IS_DOCUMENT (self));
+  /* A job's callback may start another: cancel those that are in flight now. */
+  g_autoptr (GPtrArray) running = g_ptr_array_new_full (self->jobs->len, g_object_unref);
+  for (guint i = 0; i < self->jobs->len; i++)
+    g_ptr_array_add (running, g_object_ref (self->jobs->pdata[i]));
+  for (guint i = 0; i < running->len; i++)
+    g_cancellable_cancel (g_task_get_cancellable (running->pdata[i]));
+}
+
+gboolean
+owb_document_get_busy (OwbDocument *self)
+{
+  g_return_val_if_fail (OWB_IS_DOCUMENT (self), FALSE);
+  return is_busy (self);
+}
+
+/* Saving a model */
+
+typedef struct {
+  OwbModel *model;
+  char *path;
+} SaveData;
+
+static void
+save_data_free (gpointer data)
+{
+  SaveData *save = data;
+  owb_model_unref (save->model);
+  g_free (save->path);
+  g_free (save);
 }
 
 static void
-report_progress (GTask *task, double fraction, const char *phase)
+save_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
 {
-  Progress *progress = g_new0 (Progress, 1);
-  progress->document = g_object_ref (g_task_get_source_object (task));
-  progress->fraction = fraction;
-  progress->phase = g_strdup (phase);
-  g_main_context_invoke_full (g_task_get_context (task), G_PRIORITY_DEFAULT, progress_emit, progress,
-                              progress_free);
+  SaveData *save = task_data;
+  GError *error = NULL;
+  if (owb_model_save_file (save->model, save->path, NULL, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+void
+owb_document_save_model_async (OwbDocument *self, gpointer source, OwbModel *model, const char *path,
+                               GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_return_if_fail (OWB_IS_DOCUMENT (self));
+  g_return_if_fail (model != NULL && path != NULL);
+  SaveData *save = g_new0 (SaveData, 1);
+  save->model = owb_model_ref (model);
+  save->path = g_strdup (path);
+  g_autoptr (GTask) task = owb_document_new_job (self, source, cancellable, NULL, callback, user_data);
+  g_task_set_source_tag (task, owb_document_save_model_async);
+  g_task_set_check_cancellable (task, FALSE);
+  g_task_set_task_data (task, save, save_data_free);
+  owb_document_run_job (self, task, save_thread);
+}
+
+gboolean
+owb_document_save_model_finish (GAsyncResult *result, OwbModel **model, const char **path, GError **error)
+{
+  g_return_val_if_fail (G_IS_TASK (result), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == owb_document_save_model_async, FALSE);
+  SaveData *save = g_task_get_task_data (G_TASK (result));
+  if (model)
+    *model = save->model;
+  if (path)
+    *path = save->path;
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* The load's phases are the document's "progress" signal. */
+static void
+load_progress (gpointer source, double fraction, const char *phase)
+{
+  g_signal_emit (source, signals[SIGNAL_PROGRESS], 0, fraction, phase);
 }
 
 /* Loading */
@@ -235,7 +394,7 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
   GError *error = NULL;
 
   /* The same steps as owb_model_load_file, split so that reading and checking report apart. */
-  report_progress (task, 0.1, _("Reading"));
+  owb_job_report (task, 0.1, _("Reading"));
   g_autofree char *path = g_file_get_path (load->file);
   if (!path)
     {
@@ -257,7 +416,7 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
       return;
     }
 
-  report_progress (task, 0.3, _("Checking"));
+  owb_job_report (task, 0.3, _("Checking"));
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *base_dir = g_canonicalize_filename (dir, NULL);
   load->model = owb_model_load_from_data (g_mapped_file_get_contents (mapped),
@@ -274,7 +433,7 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
       return;
     }
 
-  report_progress (task, 0.6, _("Inferring shapes"));
+  owb_job_report (task, 0.6, _("Inferring shapes"));
   /* An op without shape inference should not stop anyone looking at the model. */
   owb_model_infer_shapes (load->model, &load->infer_error);
   if (g_cancellable_set_error_if_cancelled (cancellable, &error))
@@ -282,7 +441,7 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
       g_task_return_error (task, error);
       return;
     }
-  report_progress (task, 1.0, _("Ready"));
+  owb_job_report (task, 1.0, _("Ready"));
   g_task_return_boolean (task, TRUE);
 }
 
@@ -321,12 +480,12 @@ owb_document_load_async (OwbDocument *self, GFile *file, GCancellable *cancellab
   LoadData *load = g_new0 (LoadData, 1);
   load->file = g_object_ref (file);
 
-  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
+  g_autoptr (GTask) task = owb_document_new_job (self, self, cancellable, load_progress, callback, user_data);
   g_task_set_source_tag (task, owb_document_load_async);
   g_task_set_task_data (task, load, load_data_free);
   /* Cancelling answers at once; the worker stops at the next phase and its result is dropped. */
   g_task_set_return_on_cancel (task, TRUE);
-  g_task_run_in_thread (task, load_thread);
+  owb_document_run_job (self, task, load_thread);
 }
 
 gboolean
@@ -458,9 +617,9 @@ start_prepare (OwbDocument *self, GCancellable *cancellable, GAsyncReadyCallback
   prepare->serial = ++self->prepare_serial;
   preparing_changed (self, was);
 
-  g_autoptr (GTask) inner = g_task_new (self, cancellable, prepare_done, outer);
+  g_autoptr (GTask) inner = owb_document_new_job (self, self, cancellable, NULL, prepare_done, outer);
   g_task_set_task_data (inner, prepare, prepare_data_free);
-  g_task_run_in_thread (inner, prepare_thread);
+  owb_document_run_job (self, inner, prepare_thread);
 }
 
 void
@@ -577,6 +736,9 @@ owb_document_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_PREPARING:
       g_value_set_boolean (value, is_preparing (self));
       break;
+    case PROP_BUSY:
+      g_value_set_boolean (value, is_busy (self));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -616,6 +778,8 @@ owb_document_finalize (GObject *object)
   g_clear_pointer (&self->model, owb_model_unref);
   g_clear_error (&self->infer_error);
   g_free (self->providers);
+  /* Empty: each job holds a reference on the document until its callback has run. */
+  g_ptr_array_unref (self->jobs);
   G_OBJECT_CLASS (owb_document_parent_class)->finalize (object);
 }
 
@@ -643,6 +807,9 @@ owb_document_class_init (OwbDocumentClass *klass)
   /* TRUE while a session is being prepared in a worker thread. */
   properties[PROP_PREPARING] = g_param_spec_boolean ("preparing", NULL, NULL, FALSE,
                                                      G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* TRUE while a job (a load, a prepare, a page's run…) is in flight. */
+  properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE,
+                                                G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /* (double fraction, const char *phase): emitted on the main context during a load. */
@@ -655,6 +822,7 @@ owb_document_init (OwbDocument *self)
 {
   self->level = OWB_OPTIMIZE_DISABLED;
   self->providers = g_strdup ("cpu");
+  self->jobs = g_ptr_array_new ();
 }
 
 OwbDocument *

@@ -66,4 +66,35 @@ const char *owb_document_get_providers (OwbDocument *self);
 /* Property "preparing": TRUE while a session is being prepared in a worker thread. */
 gboolean owb_document_get_preparing (OwbDocument *self);
 
+/* Engine work. Every run, optimization, save, profile or quantization the app makes goes through
+ * its document as a job, as the document's own loads and prepares do: one place that runs the
+ * app's engine work off the main thread, knows what is in flight ("busy"), can cancel it all, and
+ * carries progress from the worker to the main context.
+ *
+ * new_job makes the job, a GTask whose source object is `source` (the page that asked; kept alive
+ * until callback has run) and whose cancellable is `cancellable` (or one of the job's own when
+ * NULL); the caller sets its task data (and source tag, check-cancellable, return-on-cancel as it
+ * needs), then run_job runs func with it in a worker thread. Whatever the worker reports with
+ * owb_job_report reaches progress (if not NULL) on the main context, unless the job was cancelled
+ * or has finished meanwhile. callback gets the GTask as g_task_new's would. */
+typedef void (*OwbJobProgressFunc) (gpointer source, double fraction, const char *text);
+
+GTask *owb_document_new_job (OwbDocument *self, gpointer source, GCancellable *cancellable,
+                             OwbJobProgressFunc progress, GAsyncReadyCallback callback, gpointer user_data);
+void owb_document_run_job (OwbDocument *self, GTask *job, GTaskThreadFunc func);
+/* From a job's worker (thread-safe): fraction 0..1, or < 0 when unknown; text (translated) may be
+ * NULL. */
+void owb_job_report (GTask *job, double fraction, const char *text);
+/* The job every Save As of a model is: writes `model` to `path` (owb_model_save_file: a temporary
+ * file renamed into place). A write is not stopped halfway, so the answer is whether the file was
+ * written, cancelled or not; the cancellable only tells the caller's jobs apart. finish gives the
+ * model written and the path (borrowed from the result; either may be NULL). */
+void owb_document_save_model_async (OwbDocument *self, gpointer source, OwbModel *model, const char *path,
+                                    GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
+gboolean owb_document_save_model_finish (GAsyncResult *result, OwbModel **model, const char **path, GError **error);
+/* Cancels every job in flight (loads and prepares too): the document is no longer shown. */
+void owb_document_cancel_jobs (OwbDocument *self);
+/* Property "busy": TRUE while any job runs. */
+gboolean owb_document_get_busy (OwbDocument *self);
+
 G_END_DECLS

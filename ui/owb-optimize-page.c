@@ -677,10 +677,10 @@ owb_optimize_page_run (OwbOptimizePage *self)
   show_status (self, NULL, FALSE);
   set_busy (self, TRUE, message);
 
-  g_autoptr (GTask) task = g_task_new (self, self->cancellable, optimize_done_cb, NULL);
+  g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->cancellable, NULL, optimize_done_cb, NULL);
   g_task_set_source_tag (task, owb_optimize_page_run);
   g_task_set_task_data (task, job, (GDestroyNotify) optimize_job_free);
-  g_task_run_in_thread (task, optimize_thread);
+  owb_document_run_job (self->document, task, optimize_thread);
 }
 
 static void
@@ -776,40 +776,14 @@ owb_optimize_page_save_to (OwbOptimizePage *self, GFile *file, GError **error)
   return TRUE;
 }
 
-typedef struct
-{
-  OwbModel *model;
-  char *path;
-  GFile *file;
-} SaveJob;
-
-static void
-save_job_free (SaveJob *job)
-{
-  owb_model_unref (job->model);
-  g_free (job->path);
-  g_object_unref (job->file);
-  g_free (job);
-}
-
-static void
-save_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
-{
-  SaveJob *job = task_data;
-  GError *error = NULL;
-  if (owb_model_save_file (job->model, job->path, NULL, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
-}
-
 static void
 save_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
 {
   OwbOptimizePage *self = OWB_OPTIMIZE_PAGE (source);
-  SaveJob *job = g_task_get_task_data (G_TASK (res));
+  g_autoptr (GFile) file = user_data;
   g_autoptr (GError) error = NULL;
-  gboolean ok = g_task_propagate_boolean (G_TASK (res), &error);
+  OwbModel *model = NULL;
+  gboolean ok = owb_document_save_model_finish (res, &model, NULL, &error);
   if (self->disposed)
     return;
   /* The document may have changed meanwhile (and a new run begun): the file is written either
@@ -820,7 +794,7 @@ save_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
       set_busy (self, FALSE, NULL);
     }
   if (ok)
-    report_saved (self, job->file, job->model);
+    report_saved (self, file, model);
   else
     report_save_error (self, error);
 }
@@ -835,19 +809,13 @@ save_in_thread (OwbOptimizePage *self, GFile *file)
       report_save_error (self, error);
       return;
     }
-  SaveJob *job = g_new0 (SaveJob, 1);
-  job->model = owb_model_ref (self->optimized);
-  job->path = g_steal_pointer (&path);
-  job->file = g_object_ref (file);
   /* Saving cannot be interrupted halfway (it renames a finished temporary file), so the
    * cancellable only keeps this run apart from newer ones. */
   self->cancellable = g_cancellable_new ();
   set_busy (self, TRUE, _("Saving…"));
   gtk_widget_set_visible (GTK_WIDGET (self->cancel_button), FALSE);
-  g_autoptr (GTask) task = g_task_new (self, self->cancellable, save_done_cb, NULL);
-  g_task_set_check_cancellable (task, FALSE);
-  g_task_set_task_data (task, job, (GDestroyNotify) save_job_free);
-  g_task_run_in_thread (task, save_thread);
+  owb_document_save_model_async (self->document, self, self->optimized, path, self->cancellable, save_done_cb,
+                                 g_object_ref (file));
 }
 
 /* The chosen file is checked when the dialog returns, before it asks whether to replace it. */

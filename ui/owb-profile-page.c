@@ -774,7 +774,6 @@ typedef struct {
   int iterations;
   char *model_path;
   char *db_path;
-  OwbProfilePage *page; /* for progress only; the task holds a reference */
 } ProfileJob;
 
 static void
@@ -787,34 +786,13 @@ profile_job_free (ProfileJob *job)
   g_free (job);
 }
 
-typedef struct {
-  OwbProfilePage *page;
-  double fraction;
-} Progress;
-
-static gboolean
-progress_cb (gpointer data)
-{
-  Progress *p = data;
-  if (!p->page->disposed && is_busy (p->page))
-    gtk_progress_bar_set_fraction (p->page->progress, p->fraction);
-  return G_SOURCE_REMOVE;
-}
-
+/* The job's reports, on the main context (owb_job_report). */
 static void
-progress_free (Progress *p)
+progress_cb (gpointer source, double fraction, const char *text)
 {
-  g_object_unref (p->page);
-  g_free (p);
-}
-
-static void
-report_progress (ProfileJob *job, double fraction)
-{
-  Progress *p = g_new (Progress, 1);
-  p->page = g_object_ref (job->page);
-  p->fraction = fraction;
-  g_main_context_invoke_full (NULL, G_PRIORITY_DEFAULT, progress_cb, p, (GDestroyNotify) progress_free);
+  OwbProfilePage *self = source;
+  if (!self->disposed && is_busy (self))
+    gtk_progress_bar_set_fraction (self->progress, fraction);
 }
 
 /* Seeded values for each feed input (symbolic dims 1), from the engine's one generator: the same
@@ -897,7 +875,7 @@ profile_thread (GTask *task, gpointer source_object, gpointer task_data, GCancel
           g_task_return_error (task, error);
           return;
         }
-      report_progress (job, (double) (it + WARMUP_RUNS + 1) / (total + 1));
+      owb_job_report (task, (double) (it + WARMUP_RUNS + 1) / (total + 1), NULL);
     }
   if (!owb_prof_run_set_model (run, job->model_path, &error))
     {
@@ -973,13 +951,12 @@ owb_profile_page_profile (OwbProfilePage *self, int iterations, int threads)
   job->iterations = MAX (iterations, 1);
   job->model_path = g_steal_pointer (&path);
   job->db_path = g_strdup (owb_profile_page_get_database_path (self));
-  job->page = self;
   show_error (self, NULL);
   gtk_progress_bar_set_fraction (self->progress, 0);
   set_busy (self, g_cancellable_new ());
-  g_autoptr (GTask) task = g_task_new (self, self->cancellable, run_done_cb, NULL);
+  g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->cancellable, progress_cb, run_done_cb, NULL);
   g_task_set_task_data (task, job, (GDestroyNotify) profile_job_free);
-  g_task_run_in_thread (task, profile_thread);
+  owb_document_run_job (self->document, task, profile_thread);
 }
 
 /* ---- Stored runs ---- */

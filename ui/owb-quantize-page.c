@@ -884,7 +884,7 @@ clear_results (OwbQuantizePage *self)
 
 typedef struct {
   JobKind kind;
-  OwbQuantizePage *page;        /* for progress only; the task holds a reference */
+  GTask *task;                  /* for progress (borrowed: the job is the task's data) */
   OwbModel *source;
   OwbModel *prepared;           /* in: kept from before, or NULL; out: the one used */
   OwbQuantCalibration *calibration; /* likewise */
@@ -932,43 +932,26 @@ quant_job_free (QuantJob *job)
   g_free (job);
 }
 
-typedef struct {
-  OwbQuantizePage *page;
-  char *text;
-  double fraction;              /* < 0: pulse */
-} Progress;
-
-static gboolean
-progress_cb (gpointer data)
-{
-  Progress *p = data;
-  if (!p->page->disposed && is_busy (p->page))
-    {
-      gtk_progress_bar_set_text (p->page->progress, p->text);
-      if (p->fraction < 0)
-        gtk_progress_bar_pulse (p->page->progress);
-      else
-        gtk_progress_bar_set_fraction (p->page->progress, p->fraction);
-    }
-  return G_SOURCE_REMOVE;
-}
-
+/* The job's reports, on the main context (owb_job_report): text, and a fraction or a pulse (< 0). */
 static void
-progress_free (Progress *p)
+progress_cb (gpointer source, double fraction, const char *text)
 {
-  g_object_unref (p->page);
-  g_free (p->text);
-  g_free (p);
+  OwbQuantizePage *self = source;
+  if (self->disposed || !is_busy (self))
+    return;
+  gtk_progress_bar_set_text (self->progress, text);
+  if (fraction < 0)
+    gtk_progress_bar_pulse (self->progress);
+  else
+    gtk_progress_bar_set_fraction (self->progress, fraction);
 }
 
+/* Takes text. */
 static void
 report (QuantJob *job, double fraction, char *text)
 {
-  Progress *p = g_new (Progress, 1);
-  p->page = g_object_ref (job->page);
-  p->text = text;
-  p->fraction = fraction;
-  g_main_context_invoke_full (NULL, G_PRIORITY_DEFAULT, progress_cb, p, (GDestroyNotify) progress_free);
+  owb_job_report (job->task, fraction, text);
+  g_free (text);
 }
 
 typedef struct {
@@ -1505,7 +1488,6 @@ start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db, double ma
   /* A job takes the calibration (and gives it back): nothing reads it on this thread meanwhile. */
   QuantJob *job = g_new0 (QuantJob, 1);
   job->kind = kind;
-  job->page = self;
   job->start = g_get_monotonic_time ();
   job->source = owb_model_ref (model);
   job->prepared = self->prepared ? owb_model_ref (self->prepared) : NULL;
@@ -1548,10 +1530,11 @@ start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db, double ma
   gtk_progress_bar_set_fraction (self->progress, 0);
   gtk_progress_bar_set_text (self->progress, _("Starting"));
   set_busy (self, g_cancellable_new ());
-  g_autoptr (GTask) task = g_task_new (self, self->cancellable, job_done_cb, NULL);
+  g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->cancellable, progress_cb, job_done_cb, NULL);
   g_task_set_check_cancellable (task, FALSE);
   g_task_set_task_data (task, job, (GDestroyNotify) quant_job_free);
-  g_task_run_in_thread (task, quant_thread);
+  job->task = task;
+  owb_document_run_job (self->document, task, quant_thread);
 }
 
 /* ---- Public ---- */
@@ -2061,42 +2044,18 @@ toast (OwbQuantizePage *self, const char *message)
     adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (message));
 }
 
-typedef struct {
-  OwbModel *model;
-  char *path;
-} SaveJob;
-
-static void
-save_job_free (SaveJob *job)
-{
-  owb_model_unref (job->model);
-  g_free (job->path);
-  g_free (job);
-}
-
-static void
-save_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
-{
-  SaveJob *job = task_data;
-  GError *error = NULL;
-  if (owb_model_save_file (job->model, job->path, NULL, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
-}
-
 static void
 save_done_cb (GObject *source, GAsyncResult *result, gpointer data)
 {
   OwbQuantizePage *self = OWB_QUANTIZE_PAGE (source);
-  SaveJob *job = g_task_get_task_data (G_TASK (result));
   g_autoptr (GError) error = NULL;
-  gboolean ok = g_task_propagate_boolean (G_TASK (result), &error);
+  const char *path = NULL;
+  gboolean ok = owb_document_save_model_finish (result, NULL, &path, &error);
   if (self->disposed)
     return;
   if (ok)
     {
-      g_autofree char *message = g_strdup_printf (_("Saved to %s"), job->path);
+      g_autofree char *message = g_strdup_printf (_("Saved to %s"), path);
       show_error (self, NULL);
       toast (self, message);
     }
@@ -2124,12 +2083,8 @@ save_response_cb (GtkNativeDialog *dialog, int response, OwbQuantizePage *self)
     }
   /* A large model takes a while to write: a worker thread does it (the file is renamed into place
    * only when complete, so there is nothing to cancel halfway). */
-  SaveJob *job = g_new0 (SaveJob, 1);
-  job->model = owb_model_ref (self->quantized);
-  job->path = path;
-  g_autoptr (GTask) task = g_task_new (self, NULL, save_done_cb, NULL);
-  g_task_set_task_data (task, job, (GDestroyNotify) save_job_free);
-  g_task_run_in_thread (task, save_thread);
+  owb_document_save_model_async (self->document, self, self->quantized, path, NULL, save_done_cb, NULL);
+  g_free (path);
 }
 
 static void

@@ -336,9 +336,10 @@ owb_run_page_set_input_file (OwbRunPage *self, const char *input_name, GFile *fi
           job->path = path;
           input->loading = g_object_ref (job->cancellable);
           self->n_loading++;
-          g_autoptr (GTask) task = g_task_new (self, NULL, load_done_cb, NULL);
+          g_autoptr (GTask) task = owb_document_new_job (self->document, self, job->cancellable, NULL, load_done_cb,
+                                                         NULL);
           g_task_set_task_data (task, job, (GDestroyNotify) load_job_free);
-          g_task_run_in_thread (task, load_thread);
+          owb_document_run_job (self->document, task, load_thread);
         }
     }
   update_input_row (self, input);
@@ -1148,10 +1149,10 @@ owb_run_page_run (OwbRunPage *self)
   update_sensitivity (self);
   /* run_prepared keeps the session alive whatever the document does; the task keeps the page
    * alive until run_done_cb releases it. */
-  g_autoptr (GTask) task = g_task_new (self, self->cancellable, run_done_cb, NULL);
+  g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->cancellable, NULL, run_done_cb, NULL);
   g_task_set_source_tag (task, owb_run_page_run);
   g_task_set_task_data (task, job, (GDestroyNotify) run_job_free);
-  g_task_run_in_thread (task, run_thread);
+  owb_document_run_job (self->document, task, run_thread);
 }
 
 static void

@@ -669,9 +669,13 @@ owb_window_dispose (GObject *object)
   if (self->loading)
     g_signal_handlers_disconnect_by_func (self->loading, on_load_progress, self);
   g_clear_handle_id (&self->model_label_idle, g_source_remove);
-  /* A prepare still running may install its result after the widgets are gone. */
+  /* A prepare still running may install its result after the widgets are gone; whatever runs
+   * for the document (a run, a quantization) is of no use once its window is closed. */
   if (self->document)
-    g_signal_handlers_disconnect_by_data (self->document, self);
+    {
+      g_signal_handlers_disconnect_by_data (self->document, self);
+      owb_document_cancel_jobs (self->document);
+    }
   gtk_widget_dispose_template (GTK_WIDGET (self), OWB_TYPE_WINDOW);
   G_OBJECT_CLASS (owb_window_parent_class)->dispose (object);
 }

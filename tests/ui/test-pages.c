@@ -870,6 +870,150 @@ test_save_target (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* ---- Jobs: the pages' engine work runs through the document ---- */
+
+typedef struct {
+  GArray *fractions;
+  GPtrArray *texts;
+  gboolean done;
+  gboolean ok;
+} JobWatch;
+
+static void
+job_progress (gpointer source, double fraction, const char *text)
+{
+  JobWatch *w = g_object_get_data (source, "job-watch");
+  g_assert_true (g_main_context_is_owner (g_main_context_default ()));
+  g_array_append_val (w->fractions, fraction);
+  g_ptr_array_add (w->texts, g_strdup (text));
+}
+
+static void
+job_counting_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  for (int i = 1; i <= 4; i++)
+    {
+      g_autofree char *text = g_strdup_printf ("step %d", i);
+      owb_job_report (task, i / 4.0, text);
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Waits on its cancellable, as a long run does, then answers that it was cancelled. */
+static void
+job_waiting_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  while (!g_cancellable_is_cancelled (cancellable))
+    g_usleep (1000);
+  owb_job_report (task, 0.5, "too late");
+  g_task_return_error_if_cancelled (task);
+}
+
+static void
+job_done (GObject *source, GAsyncResult *res, gpointer data)
+{
+  JobWatch *w = data;
+  g_autoptr (GError) error = NULL;
+  w->ok = g_task_propagate_boolean (G_TASK (res), &error);
+  w->done = TRUE;
+}
+
+static gboolean
+job_finished (gpointer data)
+{
+  return ((JobWatch *) data)->done;
+}
+
+static gboolean
+document_idle (gpointer doc)
+{
+  return !owb_document_get_busy (doc);
+}
+
+static void
+count_notify (GObject *object, GParamSpec *pspec, gpointer data)
+{
+  (*(guint *) data)++;
+}
+
+static void
+test_jobs (void)
+{
+  g_autoptr (OwbDocument) doc = load_sample ();
+  g_assert_false (owb_document_get_busy (doc));
+  guint busy_changes = 0;
+  g_signal_connect (doc, "notify::busy", G_CALLBACK (count_notify), &busy_changes);
+
+  /* A job's reports reach its progress function on the main context, in order. */
+  g_autoptr (GObject) source = g_object_new (G_TYPE_OBJECT, NULL);
+  JobWatch w = { g_array_new (FALSE, FALSE, sizeof (double)), g_ptr_array_new_with_free_func (g_free) };
+  g_object_set_data (source, "job-watch", &w);
+  g_autoptr (GTask) job = owb_document_new_job (doc, source, NULL, job_progress, job_done, &w);
+  owb_document_run_job (doc, job, job_counting_thread);
+  g_assert_true (owb_document_get_busy (doc));
+  g_clear_object (&job);
+  wait_for (job_finished, &w, 60, "the counting job");
+  g_assert_true (w.ok);
+  wait_for (document_idle, doc, 60, "the document to be idle");
+  /* Every report, before the answer (queued first on the same context). */
+  g_assert_cmpuint (w.fractions->len, ==, 4);
+  for (guint i = 0; i < w.fractions->len; i++)
+    {
+      g_assert_cmpfloat (g_array_index (w.fractions, double, i), ==, (i + 1) / 4.0);
+      g_autofree char *want = g_strdup_printf ("step %u", i + 1);
+      g_assert_cmpstr (w.texts->pdata[i], ==, want);
+    }
+  g_assert_cmpuint (busy_changes, ==, 2);
+
+  /* cancel_jobs cancels what runs; a cancelled job reports nothing more. */
+  g_array_set_size (w.fractions, 0);
+  w.done = FALSE;
+  job = owb_document_new_job (doc, source, NULL, job_progress, job_done, &w);
+  owb_document_run_job (doc, job, job_waiting_thread);
+  g_clear_object (&job);
+  owb_document_cancel_jobs (doc);
+  wait_for (job_finished, &w, 60, "the cancelled job");
+  g_assert_false (w.ok);
+  g_assert_cmpuint (w.fractions->len, ==, 0);
+  wait_for (document_idle, doc, 60, "the document to be idle");
+
+  /* The Run page runs through the document: busy while it runs, and cancelled with it. */
+  GtkWidget *page = owb_run_page_new ();
+  GtkWidget *window = show_in_window (page, 900, 1000);
+  owb_run_page_set_document (OWB_RUN_PAGE (page), doc);
+  busy_changes = 0;
+  owb_run_page_run (OWB_RUN_PAGE (page));
+  g_assert_true (owb_run_page_get_busy (OWB_RUN_PAGE (page)));
+  g_assert_true (owb_document_get_busy (doc));
+  wait_for (run_idle, page, 60, "the run");
+  g_assert_null (owb_run_page_get_error (OWB_RUN_PAGE (page)));
+  g_assert_cmpuint (owb_run_page_get_n_outputs (OWB_RUN_PAGE (page)), ==, 1);
+  g_assert_false (owb_document_get_busy (doc));
+  g_assert_cmpuint (busy_changes, ==, 2);
+
+  owb_run_page_run (OWB_RUN_PAGE (page));
+  owb_document_cancel_jobs (doc);
+  wait_for (run_idle, page, 60, "the cancelled run");
+  g_assert_cmpstr (owb_run_page_get_error (OWB_RUN_PAGE (page)), ==, "Run cancelled");
+  g_assert_cmpuint (owb_run_page_get_n_outputs (OWB_RUN_PAGE (page)), ==, 0);
+  g_assert_false (owb_document_get_busy (doc));
+  gtk_window_destroy (GTK_WINDOW (window));
+
+  /* So does the Optimize page. */
+  page = owb_optimize_page_new ();
+  window = show_in_window (page, 1200, 800);
+  owb_optimize_page_set_document (OWB_OPTIMIZE_PAGE (page), doc);
+  owb_optimize_page_run (OWB_OPTIMIZE_PAGE (page));
+  g_assert_true (owb_document_get_busy (doc));
+  wait_for (optimize_idle, page, 60, "the optimizer");
+  g_assert_nonnull (owb_optimize_page_get_report (OWB_OPTIMIZE_PAGE (page)));
+  wait_for (document_idle, doc, 60, "the document to be idle");
+  gtk_window_destroy (GTK_WINDOW (window));
+
+  g_array_unref (w.fractions);
+  g_ptr_array_unref (w.texts);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -882,5 +1026,6 @@ main (int argc, char **argv)
   g_test_add_func ("/pages/run", test_run);
   g_test_add_func ("/pages/models", test_models);
   g_test_add_func ("/pages/save-target", test_save_target);
+  g_test_add_func ("/pages/jobs", test_jobs);
   return g_test_run ();
 }
