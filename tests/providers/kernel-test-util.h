@@ -110,6 +110,7 @@ tensor (OwbDataType dtype, int rank, const int64_t *dims, const double *values)
 static inline void
 assert_shape (const OwbTensor *t, int rank, const int64_t *dims)
 {
+  g_assert_nonnull (t);
   g_assert_cmpint (t->rank, ==, rank);
   for (int i = 0; i < rank; i++)
     g_assert_cmpint (t->dims[i], ==, dims[i]);
@@ -129,4 +130,182 @@ assert_dims (const OwbValueType *t, OwbDataType dtype, int rank, const int64_t *
       else
         g_assert_true (!owb_dim_is_known (t->dims[i]) && t->dims[i].param == NULL);
     }
+}
+
+/* ---- one-node models run through a session ---- */
+
+/* An input of a one-node model: fed at run time (a graph input, its value unknown at load) or an
+ * initializer. */
+typedef struct {
+  OwbTensor *value;
+  gboolean feed;
+} OneNodeInput;
+
+/* A model of `node` alone (taken) at `opset` of the default domain: its inputs are graph inputs
+ * or initializers as inputs[] says (an input with an empty name is absent), its outputs graph
+ * outputs. */
+static inline OwbModel *
+one_node_model_new (OwbNode *node, int opset, const OneNodeInput *inputs)
+{
+  OwbModel *model = owb_model_new ();
+  owb_model_set_opset (model, "", opset);
+  OwbGraph *graph = owb_graph_new ("test");
+  model->graph = graph;
+  graph->model = model;
+  for (int i = 0; i < node->n_inputs; i++)
+    {
+      if (!node->inputs[i][0])
+        continue;
+      if (inputs[i].feed)
+        {
+          OwbValueType t;
+          owb_tensor_get_value_type (inputs[i].value, &t);
+          g_ptr_array_add (graph->inputs, owb_value_info_new (node->inputs[i], &t));
+        }
+      else
+        owb_graph_add_initializer (graph, node->inputs[i], owb_tensor_ref (inputs[i].value));
+    }
+  for (int o = 0; o < node->n_outputs; o++)
+    if (node->outputs[o][0])
+      g_ptr_array_add (graph->outputs, owb_value_info_new (node->outputs[o], NULL));
+  owb_graph_add_node (graph, node);
+  return model;
+}
+
+/* A session of that model on the CPU provider with `threads` intra-op threads. */
+static inline OwbSession *
+one_node_session_new (OwbNode *node, int opset, const OneNodeInput *inputs, int threads, GError **error)
+{
+  g_autoptr (OwbModel) model = one_node_model_new (node, opset, inputs);
+  g_autoptr (GPtrArray) providers = owb_providers_new_from_list ("cpu", NULL);
+  OwbSessionOptions options;
+  owb_session_options_init (&options);
+  options.providers = providers;
+  options.n_threads = threads;
+  return owb_session_new (model, &options, error);
+}
+
+/* Runs the session once on the inputs it feeds; outputs receive new references. */
+static inline gboolean
+one_node_session_run (OwbSession *session, const OneNodeInput *inputs, int n_out, OwbTensor **outputs,
+                      GError **error)
+{
+  const char *names[8];
+  OwbTensor *feeds[8];
+  int n_feed = 0;
+  const OwbNode *n = g_ptr_array_index (owb_session_get_graph (session)->nodes, 0);
+  g_assert_cmpint (n->n_inputs, <=, 8);
+  for (int i = 0; i < n->n_inputs; i++)
+    if (n->inputs[i][0] && inputs[i].feed)
+      {
+        names[n_feed] = n->inputs[i];
+        feeds[n_feed++] = inputs[i].value;
+      }
+  g_assert_cmpuint (owb_session_get_n_outputs (session), ==, n_out);
+  return owb_session_run (session, n_feed, names, feeds, n_out, NULL, outputs, NULL, NULL, error);
+}
+
+/* Runs `node` (taken) once with `threads` intra-op threads; outputs receive new references. */
+static inline gboolean
+one_node_run_threads (OwbNode *node, int opset, const OneNodeInput *inputs, int n_out, OwbTensor **outputs,
+                      int threads, GError **error)
+{
+  g_autoptr (OwbSession) session = one_node_session_new (node, opset, inputs, threads, error);
+  return session && one_node_session_run (session, inputs, n_out, outputs, error);
+}
+
+/* The same with 2 threads, as most kernel tests run. */
+static inline gboolean
+one_node_run (OwbNode *node, int opset, const OneNodeInput *inputs, int n_out, OwbTensor **outputs, GError **error)
+{
+  return one_node_run_threads (node, opset, inputs, n_out, outputs, 2, error);
+}
+
+/* ---- models built by the tu_ builders, run through a session ---- */
+
+/* Runs session s once, feeding each inputs[i] that is not NULL as the graph input "i<i>" (as the
+ * tests' builders name them) and asking out_names; outputs receive new references. */
+static inline gboolean
+run_indexed_inputs (OwbSession *s, int n_in, OwbTensor *const *inputs, int n_out, const char *const *out_names,
+                    OwbTensor **outs, GError **error)
+{
+  const char *names[9];
+  OwbTensor *feeds[9];
+  char buf[9][16];
+  guint n = 0;
+  g_assert_cmpint (n_in, <=, 9);
+  for (int i = 0; i < n_in; i++)
+    if (inputs[i])
+      {
+        g_snprintf (buf[n], sizeof buf[n], "i%d", i);
+        names[n] = buf[n];
+        feeds[n++] = inputs[i];
+      }
+  return owb_session_run (s, n, names, feeds, n_out, out_names, outs, NULL, NULL, error);
+}
+
+/* ---- a node wired to named graph inputs and outputs ---- */
+
+/* Wires `node` (taken; without inputs or outputs yet) into a model of its own at `opset` (its own
+ * domain, if any, at 1) and runs it once with 2 threads: input i is in_names[i] (inputs[i] NULL:
+ * absent, ""), a graph input or, where bit i of const_mask is set, an initializer; output i is
+ * out_names[i] where want[i] (want NULL: every output), else "" and outputs[i] stays NULL; the
+ * others receive new references. */
+static inline gboolean
+run_wired_node (OwbNode *node, int opset, const char *const *in_names, int n_inputs, OwbTensor *const *inputs,
+                guint const_mask, const char *const *out_names, int n_outputs, const gboolean *want,
+                OwbTensor **outputs, GError **error)
+{
+  g_autoptr (OwbModel) model = owb_model_new ();
+  owb_model_set_opset (model, "", opset);
+  if (node->domain && node->domain[0])
+    owb_model_set_opset (model, node->domain, 1);
+  OwbGraph *graph = owb_graph_new ("test");
+  model->graph = graph;
+  graph->model = model;
+  const char *feed_names[9], *fetch_names[9];
+  OwbTensor *feeds[9], *fetched[9] = { NULL };
+  guint n_feeds = 0, n_fetch = 0;
+  g_assert_cmpint (n_inputs, <=, 9);
+  g_assert_cmpint (n_outputs, <=, 9);
+  for (int i = 0; i < n_inputs; i++)
+    {
+      owb_node_add_input (node, inputs[i] ? in_names[i] : "");
+      if (!inputs[i])
+        continue;
+      if (const_mask & (1u << i))
+        {
+          owb_graph_add_initializer (graph, in_names[i], owb_tensor_ref (inputs[i]));
+          continue;
+        }
+      OwbValueType type;
+      owb_tensor_get_value_type (inputs[i], &type);
+      g_ptr_array_add (graph->inputs, owb_value_info_new (in_names[i], &type));
+      feed_names[n_feeds] = in_names[i];
+      feeds[n_feeds++] = inputs[i];
+    }
+  for (int i = 0; i < n_outputs; i++)
+    {
+      gboolean w = !want || want[i];
+      owb_node_add_output (node, w ? out_names[i] : "");
+      if (!w)
+        continue;
+      g_ptr_array_add (graph->outputs, owb_value_info_new (out_names[i], NULL));
+      fetch_names[n_fetch++] = out_names[i];
+    }
+  owb_graph_add_node (graph, node);
+  g_autoptr (GPtrArray) providers = owb_providers_new_from_list ("cpu", error);
+  if (!providers)
+    return FALSE;
+  OwbSessionOptions options;
+  owb_session_options_init (&options);
+  options.n_threads = 2;
+  options.providers = providers;
+  g_autoptr (OwbSession) session = owb_session_new (model, &options, error);
+  if (!session ||
+      !owb_session_run (session, n_feeds, feed_names, feeds, n_fetch, fetch_names, fetched, NULL, NULL, error))
+    return FALSE;
+  for (int i = 0, f = 0; i < n_outputs; i++)
+    outputs[i] = (!want || want[i]) ? fetched[f++] : NULL;
+  return TRUE;
 }

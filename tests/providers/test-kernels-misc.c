@@ -240,77 +240,7 @@ test_infer_shapes (void)
 
 /* ---- kernels, through a session ---- */
 
-typedef struct {
-  OwbTensor *value;
-  gboolean feed;
-} In;
-
-static OwbModel *
-model_new (OwbNode *node, int opset, const In *inputs)
-{
-  OwbModel *model = owb_model_new ();
-  owb_model_set_opset (model, "", opset);
-  OwbGraph *graph = owb_graph_new ("test");
-  model->graph = graph;
-  graph->model = model;
-  for (int i = 0; i < node->n_inputs; i++)
-    {
-      if (!node->inputs[i][0])
-        continue;
-      if (inputs[i].feed)
-        {
-          OwbValueType t;
-          owb_tensor_get_value_type (inputs[i].value, &t);
-          g_ptr_array_add (graph->inputs, owb_value_info_new (node->inputs[i], &t));
-        }
-      else
-        owb_graph_add_initializer (graph, node->inputs[i], owb_tensor_ref (inputs[i].value));
-    }
-  for (int o = 0; o < node->n_outputs; o++)
-    if (node->outputs[o][0])
-      g_ptr_array_add (graph->outputs, owb_value_info_new (node->outputs[o], NULL));
-  owb_graph_add_node (graph, node);
-  return model;
-}
-
-static OwbSession *
-session_new (OwbNode *node, int opset, const In *inputs, GError **error)
-{
-  g_autoptr (OwbModel) model = model_new (node, opset, inputs);
-  OwbSessionOptions options;
-  owb_session_options_init (&options);
-  g_autoptr (GPtrArray) providers = owb_providers_new_from_list ("cpu", NULL);
-  options.providers = providers;
-  options.n_threads = 2;
-  return owb_session_new (model, &options, error);
-}
-
-static gboolean
-session_run (OwbSession *session, const In *inputs, int n_out, OwbTensor **outputs, GError **error)
-{
-  const char *names[8];
-  OwbTensor *feeds[8];
-  int n_feed = 0;
-  const OwbNode *n = g_ptr_array_index (owb_session_get_graph (session)->nodes, 0);
-  for (int i = 0; i < n->n_inputs; i++)
-    if (n->inputs[i][0] && inputs[i].feed)
-      {
-        names[n_feed] = n->inputs[i];
-        feeds[n_feed++] = inputs[i].value;
-      }
-  g_assert_cmpuint (owb_session_get_n_outputs (session), ==, n_out);
-  return owb_session_run (session, n_feed, names, feeds, n_out, NULL, outputs, NULL, NULL, error);
-}
-
-/* Runs the node once; outputs receive new references. */
-static gboolean
-run_node (OwbNode *node, int opset, const In *inputs, int n_out, OwbTensor **outputs, GError **error)
-{
-  g_autoptr (OwbSession) session = session_new (node, opset, inputs, error);
-  if (!session)
-    return FALSE;
-  return session_run (session, inputs, n_out, outputs, error);
-}
+typedef OneNodeInput In;
 
 static OwbTensor *
 strings_tensor (int n, const char *const *v)
@@ -356,7 +286,7 @@ test_losses (void)
 
   OwbNode *nll = node_new ("NegativeLogLikelihoodLoss", 3, 1);
   tu_set_int (nll, "ignore_index", 1);
-  g_assert_true (run_node (nll, 13, in, 1, out, &error));
+  g_assert_true (one_node_run (nll, 13, in, 1, out, &error));
   g_assert_no_error (error);
   /* Only row 1 counts: 4 * 2.5 / 4. */
   assert_doubles (out[0], 1, (double[]) { 2.5 }, 1e-6);
@@ -368,7 +298,7 @@ test_losses (void)
   In in2[3] = { { x, TRUE }, { ignored, TRUE }, { weight, TRUE } };
   OwbNode *nll2 = node_new ("NegativeLogLikelihoodLoss", 3, 1);
   tu_set_int (nll2, "ignore_index", 1);
-  g_assert_true (run_node (nll2, 13, in2, 1, out, &error));
+  g_assert_true (one_node_run (nll2, 13, in2, 1, out, &error));
   g_assert_true (isnan (owb_tensor_get_double (out[0], 0)));
   clear_outputs (out, 1);
 
@@ -376,7 +306,7 @@ test_losses (void)
   int64_t far[] = { 0, 3 };
   g_autoptr (OwbTensor) bad = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, far);
   In in3[3] = { { x, TRUE }, { bad, TRUE }, { weight, TRUE } };
-  g_assert_false (run_node (node_new ("NegativeLogLikelihoodLoss", 3, 1), 13, in3, 1, out, &error));
+  g_assert_false (one_node_run (node_new ("NegativeLogLikelihoodLoss", 3, 1), 13, in3, 1, out, &error));
   g_assert_nonnull (strstr (error->message, "target 3"));
   g_clear_error (&error);
 
@@ -386,7 +316,7 @@ test_losses (void)
   In in4[2] = { { x, TRUE }, { target32, TRUE } };
   OwbNode *sce = node_new ("SoftmaxCrossEntropyLoss", 2, 1);
   tu_set_string (sce, "reduction", "sum");
-  g_assert_true (run_node (sce, 13, in4, 1, out, &error));
+  g_assert_true (one_node_run (sce, 13, in4, 1, out, &error));
   g_assert_no_error (error);
   double l0 = log (exp (-1.0) + exp (-2.0) + exp (-3.0)) + 1.0;
   double l1 = log (exp (-0.5) + exp (-1.5) + exp (-2.5)) + 2.5;
@@ -406,14 +336,14 @@ test_cumprod (void)
   OwbNode *node = node_new ("CumProd", 2, 1);
   tu_set_int (node, "exclusive", 1);
   tu_set_int (node, "reverse", 1);
-  g_assert_true (run_node (node, 26, in, 1, &out, &error));
+  g_assert_true (one_node_run (node, 26, in, 1, &out, &error));
   g_assert_no_error (error);
   assert_ints (out, 6, (int64_t[]) { 6, 3, 1, 30, 6, 1 });
   g_clear_pointer (&out, owb_tensor_unref);
 
   g_autoptr (OwbTensor) axis2 = owb_tensor_new_scalar_int64 (2);
   In bad[2] = { { x, TRUE }, { axis2, TRUE } };
-  g_assert_false (run_node (node_new ("CumProd", 2, 1), 26, bad, 1, &out, &error));
+  g_assert_false (one_node_run (node_new ("CumProd", 2, 1), 26, bad, 1, &out, &error));
   g_assert_nonnull (error);
 }
 
@@ -427,7 +357,7 @@ test_unique (void)
   In in[1] = { { s, TRUE } };
   OwbNode *node = node_new ("Unique", 1, 4);
   tu_set_int (node, "sorted", 0);
-  g_assert_true (run_node (node, 11, in, 4, out, &error));
+  g_assert_true (one_node_run (node, 11, in, 4, out, &error));
   g_assert_no_error (error);
   assert_strings (out[0], 4, (const char *[]) { "pear", "apple", "fig", "" });
   assert_ints (out[1], 4, (int64_t[]) { 0, 1, 3, 5 });
@@ -441,7 +371,7 @@ test_unique (void)
   In xin[1] = { { x, TRUE } };
   OwbNode *ax = node_new ("Unique", 1, 4);
   tu_set_int (ax, "axis", 1);
-  g_assert_true (run_node (ax, 11, xin, 4, out, &error));
+  g_assert_true (one_node_run (ax, 11, xin, 4, out, &error));
   g_assert_no_error (error);
   g_assert_cmpint (out[0]->rank, ==, 2);
   g_assert_cmpint (out[0]->dims[0], ==, 2);
@@ -456,7 +386,7 @@ test_unique (void)
   /* An empty input gives empty outputs; only Y asked for. */
   g_autoptr (OwbTensor) empty = tu_new_tensor (OWB_TYPE_INT32, 1, (int64_t[]) { 0 }, NULL);
   In ein[1] = { { empty, TRUE } };
-  g_assert_true (run_node (node_new ("Unique", 1, 1), 11, ein, 1, out, &error));
+  g_assert_true (one_node_run (node_new ("Unique", 1, 1), 11, ein, 1, out, &error));
   g_assert_no_error (error);
   g_assert_cmpint (out[0]->nelems, ==, 0);
   clear_outputs (out, 1);
@@ -474,7 +404,7 @@ test_compress_reverse (void)
   In in[2] = { { s, TRUE }, { cond, TRUE } };
   OwbNode *node = node_new ("Compress", 2, 1);
   tu_set_int (node, "axis", -1);
-  g_assert_true (run_node (node, 11, in, 1, &out, &error));
+  g_assert_true (one_node_run (node, 11, in, 1, &out, &error));
   g_assert_no_error (error);
   assert_strings (out, 3, (const char *[]) { "b", "d", "f" });
   g_clear_pointer (&out, owb_tensor_unref);
@@ -483,20 +413,20 @@ test_compress_reverse (void)
   In fin[2] = { { s, TRUE }, { far, TRUE } };
   OwbNode *n2 = node_new ("Compress", 2, 1);
   tu_set_int (n2, "axis", 1);
-  g_assert_false (run_node (n2, 11, fin, 1, &out, &error));
+  g_assert_false (one_node_run (n2, 11, fin, 1, &out, &error));
   g_assert_nonnull (error);
   g_clear_error (&error);
 
   /* ReverseSequence over strings, batch on axis 1; lengths past the time axis are refused. */
   g_autoptr (OwbTensor) lens = ints_tensor (2, (int64_t[]) { 3, 1 });
   In rin[2] = { { s, TRUE }, { lens, TRUE } };
-  g_assert_true (run_node (node_new ("ReverseSequence", 2, 1), 10, rin, 1, &out, &error));
+  g_assert_true (one_node_run (node_new ("ReverseSequence", 2, 1), 10, rin, 1, &out, &error));
   g_assert_no_error (error);
   assert_strings (out, 6, (const char *[]) { "e", "b", "c", "d", "a", "f" });
   g_clear_pointer (&out, owb_tensor_unref);
   g_autoptr (OwbTensor) long_lens = ints_tensor (2, (int64_t[]) { 4, 1 });
   In lin[2] = { { s, TRUE }, { long_lens, TRUE } };
-  g_assert_false (run_node (node_new ("ReverseSequence", 2, 1), 10, lin, 1, &out, &error));
+  g_assert_false (one_node_run (node_new ("ReverseSequence", 2, 1), 10, lin, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "sequence length 4"));
 }
 
@@ -510,7 +440,7 @@ test_eye_bitcast_det (void)
   OwbNode *eye = node_new ("EyeLike", 1, 1);
   tu_set_int (eye, "k", -1);
   tu_set_int (eye, "dtype", OWB_TYPE_FLOAT16);
-  g_assert_true (run_node (eye, 9, in, 1, &out, &error));
+  g_assert_true (one_node_run (eye, 9, in, 1, &out, &error));
   g_assert_no_error (error);
   g_assert_cmpint (out->dtype, ==, OWB_TYPE_FLOAT16);
   assert_doubles (out, 6, (double[]) { 0, 0, 1, 0, 0, 1 }, 0);
@@ -518,7 +448,7 @@ test_eye_bitcast_det (void)
   /* A diagonal entirely outside the matrix (huge k) gives zeros. */
   OwbNode *far = node_new ("EyeLike", 1, 1);
   tu_set_int (far, "k", G_MININT64);
-  g_assert_true (run_node (far, 9, in, 1, &out, &error));
+  g_assert_true (one_node_run (far, 9, in, 1, &out, &error));
   assert_doubles (out, 6, (double[]) { 0, 0, 0, 0, 0, 0 }, 0);
   g_clear_pointer (&out, owb_tensor_unref);
 
@@ -527,7 +457,7 @@ test_eye_bitcast_det (void)
   In fin[1] = { { fx, TRUE } };
   OwbNode *bc = node_new ("BitCast", 1, 1);
   tu_set_int (bc, "to", OWB_TYPE_UINT32);
-  g_assert_true (run_node (bc, 26, fin, 1, &out, &error));
+  g_assert_true (one_node_run (bc, 26, fin, 1, &out, &error));
   g_assert_no_error (error);
   assert_ints (out, 2, (int64_t[]) { 0x3f800000, 0xc0000000 });
   g_clear_pointer (&out, owb_tensor_unref);
@@ -536,19 +466,19 @@ test_eye_bitcast_det (void)
   double m3[] = { 0, 2, 1, 1, 1, 0, 3, 0, 1 };
   g_autoptr (OwbTensor) a = tu_new_tensor (OWB_TYPE_DOUBLE, 2, (int64_t[]) { 3, 3 }, m3);
   In ain[1] = { { a, TRUE } };
-  g_assert_true (run_node (node_new ("Det", 1, 1), 11, ain, 1, &out, &error));
+  g_assert_true (one_node_run (node_new ("Det", 1, 1), 11, ain, 1, &out, &error));
   g_assert_no_error (error);
   assert_doubles (out, 1, (double[]) { -5.0 }, 1e-12);
   g_clear_pointer (&out, owb_tensor_unref);
   float sing[] = { 1, 2, 2, 4, 1, 0, 0, 1 };
   g_autoptr (OwbTensor) b = tu_new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]) { 2, 2, 2 }, sing);
   In bin[1] = { { b, TRUE } };
-  g_assert_true (run_node (node_new ("Det", 1, 1), 11, bin, 1, &out, &error));
+  g_assert_true (one_node_run (node_new ("Det", 1, 1), 11, bin, 1, &out, &error));
   assert_doubles (out, 2, (double[]) { 0.0, 1.0 }, 1e-6);
   g_clear_pointer (&out, owb_tensor_unref);
   g_autoptr (OwbTensor) e = tu_new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 0, 0 }, NULL);
   In ein[1] = { { e, TRUE } };
-  g_assert_true (run_node (node_new ("Det", 1, 1), 11, ein, 1, &out, &error));
+  g_assert_true (one_node_run (node_new ("Det", 1, 1), 11, ein, 1, &out, &error));
   assert_doubles (out, 1, (double[]) { 1.0 }, 0);
   g_clear_pointer (&out, owb_tensor_unref);
 }
@@ -565,10 +495,10 @@ test_random (void)
   tu_set_ints (rn, "shape", 2, (int64_t[]) { 2, 3 });
   tu_set_int (rn, "dtype", OWB_TYPE_DOUBLE);
   tu_set_float (rn, "seed", 5.0f);
-  g_autoptr (OwbSession) session = session_new (rn, 22, none, &error);
+  g_autoptr (OwbSession) session = one_node_session_new (rn, 22, none, 2, &error);
   g_assert_no_error (error);
-  g_assert_true (session_run (session, none, 1, &out, &error));
-  g_assert_true (session_run (session, none, 1, &again, &error));
+  g_assert_true (one_node_session_run (session, none, 1, &out, &error));
+  g_assert_true (one_node_session_run (session, none, 1, &again, &error));
   double expected[] = { 0.44122748688504143, -0.33087015189408764, 2.43077118700778,
                         -0.2520921296030769, 0.10960984157818278, 1.5824811170615634 };
   assert_doubles (out, 6, expected, 1e-15);
@@ -583,7 +513,7 @@ test_random (void)
   tu_set_float (ru, "low", -1.0f);
   tu_set_float (ru, "high", 2.0f);
   tu_set_float (ru, "seed", 7.0f);
-  g_assert_true (run_node (ru, 22, lin, 1, &out, &error));
+  g_assert_true (one_node_run (ru, 22, lin, 1, &out, &error));
   g_assert_no_error (error);
   assert_doubles (out, 4, (double[]) { -0.7710751f, 1.3397565f, 0.31522775f, 1.1703956f }, 0);
   g_clear_pointer (&out, owb_tensor_unref);
@@ -591,9 +521,9 @@ test_random (void)
   /* Unseeded: a generator per node, so two runs differ. */
   OwbNode *free_rn = node_new ("RandomUniform", 0, 1);
   tu_set_ints (free_rn, "shape", 1, (int64_t[]) { 64 });
-  g_autoptr (OwbSession) s2 = session_new (free_rn, 22, none, &error);
-  g_assert_true (session_run (s2, none, 1, &out, &error));
-  g_assert_true (session_run (s2, none, 1, &again, &error));
+  g_autoptr (OwbSession) s2 = one_node_session_new (free_rn, 22, none, 2, &error);
+  g_assert_true (one_node_session_run (s2, none, 1, &out, &error));
+  g_assert_true (one_node_session_run (s2, none, 1, &again, &error));
   g_assert_cmpint (memcmp (out->data, again->data, out->nbytes), !=, 0);
   for (int i = 0; i < 64; i++)
     g_assert_true (((float *) out->data)[i] >= 0.0f && ((float *) out->data)[i] < 1.0f);
@@ -607,7 +537,7 @@ test_random (void)
   OwbNode *be = node_new ("Bernoulli", 1, 1);
   tu_set_float (be, "seed", 3.0f);
   tu_set_int (be, "dtype", OWB_TYPE_INT32);
-  g_assert_true (run_node (be, 15, pin, 1, &out, &error));
+  g_assert_true (one_node_run (be, 15, pin, 1, &out, &error));
   g_assert_no_error (error);
   g_assert_cmpint (out->dtype, ==, OWB_TYPE_INT32);
   assert_ints (out, 8, (int64_t[]) { 0, 1, 0, 0, 0, 0, 1, 0 });
@@ -615,7 +545,7 @@ test_random (void)
   double badp[] = { 0.5, 1.5 };
   g_autoptr (OwbTensor) bx = tu_new_tensor (OWB_TYPE_DOUBLE, 1, (int64_t[]) { 2 }, badp);
   In bin[1] = { { bx, TRUE } };
-  g_assert_false (run_node (node_new ("Bernoulli", 1, 1), 15, bin, 1, &out, &error));
+  g_assert_false (one_node_run (node_new ("Bernoulli", 1, 1), 15, bin, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "probability"));
   g_clear_error (&error);
 
@@ -627,9 +557,9 @@ test_random (void)
   tu_set_int (mn, "sample_size", 50);
   tu_set_int (mn, "dtype", OWB_TYPE_INT64);
   tu_set_float (mn, "seed", 11.0f);
-  g_autoptr (OwbSession) s3 = session_new (mn, 7, min, &error);
-  g_assert_true (session_run (s3, min, 1, &out, &error));
-  g_assert_true (session_run (s3, min, 1, &again, &error));
+  g_autoptr (OwbSession) s3 = one_node_session_new (mn, 7, min, 2, &error);
+  g_assert_true (one_node_session_run (s3, min, 1, &out, &error));
+  g_assert_true (one_node_session_run (s3, min, 1, &again, &error));
   g_assert_cmpint (out->dims[1], ==, 50);
   g_assert_cmpint (memcmp (out->data, again->data, out->nbytes), ==, 0);
   int seen[3] = { 0 };
@@ -659,7 +589,7 @@ test_unpool_crop_col2im (void)
   OwbNode *node = node_new ("MaxUnpool", 2, 1);
   tu_set_ints (node, "kernel_shape", 1, (int64_t[]) { 3 });
   tu_set_ints (node, "strides", 1, (int64_t[]) { 2 });
-  g_assert_true (run_node (node, 11, in, 1, &out, &error));
+  g_assert_true (one_node_run (node, 11, in, 1, &out, &error));
   g_assert_no_error (error);
   assert_doubles (out, 5, (double[]) { 0, 0, 0, 1, 2 }, 0);
   g_clear_pointer (&out, owb_tensor_unref);
@@ -669,7 +599,7 @@ test_unpool_crop_col2im (void)
   OwbNode *n2 = node_new ("MaxUnpool", 2, 1);
   tu_set_ints (n2, "kernel_shape", 1, (int64_t[]) { 3 });
   tu_set_ints (n2, "strides", 1, (int64_t[]) { 2 });
-  g_assert_false (run_node (n2, 11, fin, 1, &out, &error));
+  g_assert_false (one_node_run (n2, 11, fin, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "index 5"));
   g_clear_error (&error);
 
@@ -679,7 +609,7 @@ test_unpool_crop_col2im (void)
   g_autoptr (OwbTensor) s = owb_tensor_new_view (s1, 2, (int64_t[]) { 5, 1 }, NULL);
   g_autoptr (OwbTensor) shape = ints_tensor (2, (int64_t[]) { 2, 4 });
   In cin[2] = { { s, TRUE }, { shape, FALSE } };
-  g_assert_true (run_node (node_new ("CenterCropPad", 2, 1), 18, cin, 1, &out, &error));
+  g_assert_true (one_node_run (node_new ("CenterCropPad", 2, 1), 18, cin, 1, &out, &error));
   g_assert_no_error (error);
   g_assert_cmpint (out->dims[0], ==, 2);
   g_assert_cmpint (out->dims[1], ==, 4);
@@ -698,7 +628,7 @@ test_unpool_crop_col2im (void)
   In col_in[3] = { { cx, TRUE }, { img, FALSE }, { blk, FALSE } };
   OwbNode *col = node_new ("Col2Im", 3, 1);
   tu_set_ints (col, "strides", 1, (int64_t[]) { 2 });
-  g_assert_true (run_node (col, 18, col_in, 1, &out, &error));
+  g_assert_true (one_node_run (col, 18, col_in, 1, &out, &error));
   g_assert_no_error (error);
   g_assert_cmpint (out->rank, ==, 3);
   assert_doubles (out, 5, (double[]) { 1, 2, 13, 20, 30 }, 0);

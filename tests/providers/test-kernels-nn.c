@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../engine/test-util.h"
+#include "kernel-test-util.h"
 
 /* ---- model building ---- */
 
@@ -36,22 +37,9 @@ static OwbTensor *
 run_model (OwbModel *m, int n_in, OwbTensor *const *inputs, int threads, GError **error)
 {
   g_autoptr (OwbSession) s = tu_session (m, threads, error);
-  if (!s)
-    return NULL;
-  const char *names[8];
-  OwbTensor *feeds[8];
-  char buf[8][16];
-  guint n = 0;
-  for (int i = 0; i < n_in; i++)
-    if (inputs[i])
-      {
-        g_snprintf (buf[n], sizeof buf[n], "i%d", i);
-        names[n] = buf[n];
-        feeds[n++] = inputs[i];
-      }
   OwbTensor *out = NULL;
   const char *out_name = "y";
-  if (!owb_session_run (s, n, names, feeds, 1, &out_name, &out, NULL, NULL, error))
+  if (!s || !run_indexed_inputs (s, n_in, inputs, 1, &out_name, &out, error))
     return NULL;
   return out;
 }

@@ -28,42 +28,7 @@ static gboolean
 run_node (OwbNode *node, int opset, int n_inputs, OwbTensor **inputs, int n_outputs, OwbTensor **outputs,
           GError **error)
 {
-  g_autoptr (OwbModel) model = owb_model_new ();
-  owb_model_set_opset (model, "", opset);
-  OwbGraph *graph = owb_graph_new ("norm");
-  model->graph = graph;
-  graph->model = model;
-  const char *feed_names[5];
-  OwbTensor *feeds[5];
-  guint n_feeds = 0;
-  for (int i = 0; i < n_inputs; i++)
-    {
-      owb_node_add_input (node, inputs[i] ? in_names[i] : "");
-      if (!inputs[i])
-        continue;
-      OwbValueType type;
-      owb_tensor_get_value_type (inputs[i], &type);
-      g_ptr_array_add (graph->inputs, owb_value_info_new (in_names[i], &type));
-      feed_names[n_feeds] = in_names[i];
-      feeds[n_feeds++] = inputs[i];
-    }
-  for (int i = 0; i < n_outputs; i++)
-    {
-      owb_node_add_output (node, out_names[i]);
-      g_ptr_array_add (graph->outputs, owb_value_info_new (out_names[i], NULL));
-    }
-  owb_graph_add_node (graph, node);
-  OwbSessionOptions options;
-  owb_session_options_init (&options);
-  options.n_threads = 2;
-  options.providers = owb_providers_new_from_list ("cpu", error);
-  if (!options.providers)
-    return FALSE;
-  g_autoptr (OwbSession) session = owb_session_new (model, &options, error);
-  g_ptr_array_unref (options.providers);
-  if (!session)
-    return FALSE;
-  return owb_session_run (session, n_feeds, feed_names, feeds, n_outputs, out_names, outputs, NULL, NULL, error);
+  return run_wired_node (node, opset, in_names, n_inputs, inputs, 0, out_names, n_outputs, NULL, outputs, error);
 }
 
 /* Runs a node with one input and one output and returns the output. */

@@ -239,20 +239,8 @@ static gboolean
 run_model (OwbModel *m, int n_in, OwbTensor *const *inputs, int n_out, OwbTensor **outs, int threads, GError **error)
 {
   g_autoptr (OwbSession) s = tu_session (m, threads, error);
-  if (!s)
-    return FALSE;
-  const char *names[9], *out_names[3] = { "y0", "y1", "y2" };
-  OwbTensor *feeds[9];
-  char buf[9][8];
-  guint n = 0;
-  for (int i = 0; i < n_in; i++)
-    if (inputs[i])
-      {
-        g_snprintf (buf[n], sizeof buf[n], "i%d", i);
-        names[n] = buf[n];
-        feeds[n++] = inputs[i];
-      }
-  return owb_session_run (s, n, names, feeds, n_out, out_names, outs, NULL, NULL, error);
+  static const char *const out_names[3] = { "y0", "y1", "y2" };
+  return s && run_indexed_inputs (s, n_in, inputs, n_out, out_names, outs, error);
 }
 
 static void

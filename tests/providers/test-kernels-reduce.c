@@ -299,74 +299,7 @@ test_infer_resize (void)
 
 /* ---- kernels, through a session ---- */
 
-typedef struct {
-  OwbTensor *value;
-  gboolean feed; /* a graph input (value unknown at load) rather than an initializer */
-} In;
-
-/* A one-node model around `node` (taken), whose inputs are named x0.. and outputs y0... */
-static OwbModel *
-model_new (OwbNode *node, int opset, const In *inputs)
-{
-  OwbModel *model = owb_model_new ();
-  OwbGraph *graph = owb_graph_new ("test");
-  owb_model_set_opset (model, "", opset);
-  model->ir_version = 8;
-  model->graph = graph;
-  graph->model = model;
-  for (int i = 0; i < node->n_inputs; i++)
-    {
-      if (!node->inputs[i][0])
-        continue;
-      if (inputs[i].feed)
-        {
-          OwbValueType t;
-          owb_tensor_get_value_type (inputs[i].value, &t);
-          g_ptr_array_add (graph->inputs, owb_value_info_new (node->inputs[i], &t));
-        }
-      else
-        owb_graph_add_initializer (graph, node->inputs[i], owb_tensor_ref (inputs[i].value));
-    }
-  for (int o = 0; o < node->n_outputs; o++)
-    if (node->outputs[o][0])
-      g_ptr_array_add (graph->outputs, owb_value_info_new (node->outputs[o], NULL));
-  owb_graph_add_node (graph, node);
-  return model;
-}
-
-/* Runs the node (taken) with `threads` intra-op threads; outputs receive new references. */
-static gboolean
-run_node_threads (OwbNode *node, int opset, const In *inputs, int n_out, OwbTensor **outputs, int threads,
-                  GError **error)
-{
-  g_autoptr (OwbModel) model = model_new (node, opset, inputs);
-  g_autoptr (GPtrArray) providers = owb_providers_new_from_list ("cpu", NULL);
-  OwbSessionOptions options;
-  const char *names[8];
-  OwbTensor *feeds[8];
-  int n_feed = 0;
-
-  owb_session_options_init (&options);
-  options.providers = providers;
-  options.n_threads = threads;
-  g_autoptr (OwbSession) session = owb_session_new (model, &options, error);
-  if (!session)
-    return FALSE;
-  const OwbNode *n = g_ptr_array_index (owb_session_get_graph (session)->nodes, 0);
-  for (int i = 0; i < n->n_inputs; i++)
-    if (n->inputs[i][0] && inputs[i].feed)
-      {
-        names[n_feed] = n->inputs[i];
-        feeds[n_feed++] = inputs[i].value;
-      }
-  return owb_session_run (session, n_feed, names, feeds, n_out, NULL, outputs, NULL, NULL, error);
-}
-
-static gboolean
-run_node (OwbNode *node, int opset, const In *inputs, int n_out, OwbTensor **outputs, GError **error)
-{
-  return run_node_threads (node, opset, inputs, n_out, outputs, 2, error);
-}
+typedef OneNodeInput In;
 
 static void
 assert_floats (const OwbTensor *t, int n, const float *expected, double tol)
@@ -400,7 +333,7 @@ test_kernel_reduce (void)
     OwbNode *node = node_new ("ReduceSum", 2, 1);
     OwbTensor *y = NULL;
     tu_set_int (node, "keepdims", 0);
-    g_assert_true (run_node (node, 13, (In[]) { { x, TRUE }, { axes, TRUE } }, 1, &y, NULL));
+    g_assert_true (one_node_run (node, 13, (In[]) { { x, TRUE }, { axes, TRUE } }, 1, &y, NULL));
     g_assert_cmpint (y->rank, ==, 1);
     assert_floats (y, 3, (float[]) { 1 + 2 + 7 + 8, 3 + 4 + 9 + 10, 5 + 6 + 11 + 12 }, 1e-5);
     owb_tensor_unref (y);
@@ -411,7 +344,7 @@ test_kernel_reduce (void)
     g_autoptr (OwbTensor) axes = ints_tensor (1, (int64_t[]) { 1 });
     OwbNode *node = node_new ("ReduceLogSumExp", 2, 1);
     OwbTensor *y = NULL;
-    g_assert_true (run_node (node, 18, (In[]) { { x, FALSE }, { axes, FALSE } }, 1, &y, NULL));
+    g_assert_true (one_node_run (node, 18, (In[]) { { x, FALSE }, { axes, FALSE } }, 1, &y, NULL));
     assert_floats (y, 2, (float[]) { 1000 + logf (2), -999 + logf (1 + expf (-1)) }, 1e-3);
     owb_tensor_unref (y);
   }
@@ -423,7 +356,7 @@ test_kernel_reduce (void)
       {
         OwbNode *node = node_new (m ? "ReduceMax" : "ReduceMin", 2, 1);
         OwbTensor *y = NULL;
-        g_assert_true (run_node (node, 20, (In[]) { { x, FALSE }, { axes, FALSE } }, 1, &y, NULL));
+        g_assert_true (one_node_run (node, 20, (In[]) { { x, FALSE }, { axes, FALSE } }, 1, &y, NULL));
         g_assert_cmpint (y->nelems, ==, 3);
         for (int i = 0; i < 3; i++)
           g_assert_cmpint (((uint8_t *) y->data)[i], ==, m ? 0 : 1);
@@ -441,7 +374,7 @@ test_kernel_reduce (void)
         OwbTensor *y = NULL;
         tu_set_ints (node, "axes", 1, (int64_t[]) { 1 });
         tu_set_int (node, "keepdims", 0);
-        g_assert_true (run_node (node, 11, (In[]) { { x, FALSE } }, 1, &y, NULL));
+        g_assert_true (one_node_run (node, 11, (In[]) { { x, FALSE } }, 1, &y, NULL));
         g_assert_cmpint (y->dtype, ==, OWB_TYPE_INT32);
         g_assert_cmpint (((int32_t *) y->data)[0], ==, expected[k][0]);
         g_assert_cmpint (((int32_t *) y->data)[1], ==, expected[k][1]);
@@ -455,7 +388,7 @@ test_kernel_reduce (void)
     g_autoptr (GError) error = NULL;
     OwbNode *node = node_new ("ReduceProd", 2, 1);
     OwbTensor *y = NULL;
-    g_assert_false (run_node (node, 18, (In[]) { { x, FALSE }, { axes, TRUE } }, 1, &y, &error));
+    g_assert_false (one_node_run (node, 18, (In[]) { { x, FALSE }, { axes, TRUE } }, 1, &y, &error));
     g_assert_nonnull (error);
     g_assert_null (y);
   }
@@ -481,7 +414,7 @@ test_kernel_reduce_threads (void)
       g_autoptr (OwbTensor) axes_t = ints_tensor (n_axes, axes);
       OwbNode *node = node_new ("ReduceMean", 2, 1);
       OwbTensor *y = NULL;
-      g_assert_true (run_node_threads (node, 18, (In[]) { { x, FALSE }, { axes_t, FALSE } }, 1, &y, 4, NULL));
+      g_assert_true (one_node_run_threads (node, 18, (In[]) { { x, FALSE }, { axes_t, FALSE } }, 1, &y, 4, NULL));
       /* Check every output against a straightforward double sum. */
       int64_t out_dims[3], count = 1;
       for (int d = 0; d < 3; d++)
@@ -520,14 +453,14 @@ test_kernel_arg_topk (void)
         OwbTensor *y = NULL;
         tu_set_int (node, "axis", 1);
         tu_set_int (node, "select_last_index", last);
-        g_assert_true (run_node (node, 12, (In[]) { { x, FALSE } }, 1, &y, NULL));
+        g_assert_true (one_node_run (node, 12, (In[]) { { x, FALSE } }, 1, &y, NULL));
         assert_ints64 (y, 2, last ? (int64_t[]) { 2, 3 } : (int64_t[]) { 0, 0 });
         owb_tensor_unref (y);
       }
     OwbNode *node = node_new ("ArgMin", 1, 1);
     OwbTensor *y = NULL;
     tu_set_int (node, "keepdims", 0);
-    g_assert_true (run_node (node, 13, (In[]) { { x, FALSE } }, 1, &y, NULL));
+    g_assert_true (one_node_run (node, 13, (In[]) { { x, FALSE } }, 1, &y, NULL));
     assert_ints64 (y, 4, (int64_t[]) { 1, 0, 1, 0 });
     owb_tensor_unref (y);
   }
@@ -537,7 +470,7 @@ test_kernel_arg_topk (void)
     g_autoptr (OwbTensor) k3 = ints_tensor (1, (int64_t[]) { 3 });
     OwbTensor *y[2] = { NULL, NULL };
     OwbNode *node = node_new ("TopK", 2, 2);
-    g_assert_true (run_node (node, 11, (In[]) { { x, FALSE }, { k3, FALSE } }, 2, y, NULL));
+    g_assert_true (one_node_run (node, 11, (In[]) { { x, FALSE }, { k3, FALSE } }, 2, y, NULL));
     assert_floats (y[0], 3, (float[]) { nan, 5, 5 }, 1e-6);
     assert_ints64 (y[1], 3, (int64_t[]) { 1, 2, 3 });
     owb_tensor_unref (y[0]);
@@ -545,7 +478,7 @@ test_kernel_arg_topk (void)
 
     node = node_new ("TopK", 2, 2);
     tu_set_int (node, "largest", 0);
-    g_assert_true (run_node (node, 11, (In[]) { { x, FALSE }, { k3, TRUE } }, 2, y, NULL));
+    g_assert_true (one_node_run (node, 11, (In[]) { { x, FALSE }, { k3, TRUE } }, 2, y, NULL));
     assert_floats (y[0], 3, (float[]) { -2, 1, 1 }, 1e-6);
     assert_ints64 (y[1], 3, (int64_t[]) { 4, 0, 5 });
     owb_tensor_unref (y[0]);
@@ -553,7 +486,7 @@ test_kernel_arg_topk (void)
 
     g_autoptr (OwbTensor) k0 = ints_tensor (1, (int64_t[]) { 0 });
     node = node_new ("TopK", 2, 2);
-    g_assert_true (run_node (node, 11, (In[]) { { x, FALSE }, { k0, TRUE } }, 2, y, NULL));
+    g_assert_true (one_node_run (node, 11, (In[]) { { x, FALSE }, { k0, TRUE } }, 2, y, NULL));
     g_assert_cmpint (y[0]->nelems, ==, 0);
     owb_tensor_unref (y[0]);
     owb_tensor_unref (y[1]);
@@ -562,7 +495,7 @@ test_kernel_arg_topk (void)
     g_autoptr (OwbTensor) k7 = ints_tensor (1, (int64_t[]) { 7 });
     g_autoptr (GError) error = NULL;
     node = node_new ("TopK", 2, 2);
-    g_assert_false (run_node (node, 11, (In[]) { { x, FALSE }, { k7, TRUE } }, 2, y, &error));
+    g_assert_false (one_node_run (node, 11, (In[]) { { x, FALSE }, { k7, TRUE } }, 2, y, &error));
     g_assert_nonnull (error);
   }
   {
@@ -576,7 +509,7 @@ test_kernel_arg_topk (void)
     OwbTensor *y[2] = { NULL, NULL };
     OwbNode *node = node_new ("TopK", 2, 2);
     tu_set_int (node, "axis", 0);
-    g_assert_true (run_node (node, 11, (In[]) { { x, FALSE }, { k, FALSE } }, 2, y, NULL));
+    g_assert_true (one_node_run (node, 11, (In[]) { { x, FALSE }, { k, FALSE } }, 2, y, NULL));
     for (int j = 0; j < inner; j++)
       for (int e = 1; e < 250; e++)
         {
@@ -600,7 +533,7 @@ test_kernel_einsum (void)
     OwbTensor *y = NULL;
     OwbNode *node = node_new ("Einsum", 3, 1);
     tu_set_string (node, "equation", "ij,jk,kl->li");
-    g_assert_true (run_node (node, 12, (In[]) { { a, TRUE }, { b, TRUE }, { c, TRUE } }, 1, &y, NULL));
+    g_assert_true (one_node_run (node, 12, (In[]) { { a, TRUE }, { b, TRUE }, { c, TRUE } }, 1, &y, NULL));
     /* A.B = [[4,5],[10,11]]; (A.B).C = [[3],[9]]; transposed. */
     g_assert_cmpint (y->rank, ==, 2);
     g_assert_cmpint (y->dims[0], ==, 1);
@@ -614,7 +547,7 @@ test_kernel_einsum (void)
     OwbTensor *y = NULL;
     OwbNode *node = node_new ("Einsum", 2, 1);
     tu_set_string (node, "equation", "...ij,...kj->...ik");
-    g_assert_true (run_node (node, 12, (In[]) { { a, FALSE }, { b, FALSE } }, 1, &y, NULL));
+    g_assert_true (one_node_run (node, 12, (In[]) { { a, FALSE }, { b, FALSE } }, 1, &y, NULL));
     g_assert_cmpint (y->nelems, ==, 8);
     const int64_t expected[] = { 1, 2, 3, 4, 2, 1, 4, 3 };
     for (int i = 0; i < 8; i++)
@@ -623,7 +556,7 @@ test_kernel_einsum (void)
 
     node = node_new ("Einsum", 1, 1);
     tu_set_string (node, "equation", "bii->b");
-    g_assert_true (run_node (node, 12, (In[]) { { b, FALSE } }, 1, &y, NULL));
+    g_assert_true (one_node_run (node, 12, (In[]) { { b, FALSE } }, 1, &y, NULL));
     g_assert_cmpint (((int64_t *) y->data)[0], ==, 2);
     g_assert_cmpint (((int64_t *) y->data)[1], ==, 0);
     owb_tensor_unref (y);
@@ -640,7 +573,7 @@ test_kernel_einsum (void)
     OwbTensor *y = NULL;
     OwbNode *node = node_new ("Einsum", 2, 1);
     tu_set_string (node, "equation", "bqd,bkd->bkq");
-    g_assert_true (run_node (node, 12, (In[]) { { q, FALSE }, { k, FALSE } }, 1, &y, NULL));
+    g_assert_true (one_node_run (node, 12, (In[]) { { q, FALSE }, { k, FALSE } }, 1, &y, NULL));
     for (int b = 0; b < B; b++)
       for (int kk = 0; kk < K; kk++)
         for (int qq = 0; qq < Q; qq++)
@@ -660,7 +593,7 @@ test_kernel_einsum (void)
     OwbTensor *y = NULL;
     OwbNode *node = node_new ("Einsum", 2, 1);
     tu_set_string (node, "equation", "i,i->");
-    g_assert_false (run_node (node, 12, (In[]) { { a, TRUE }, { b, TRUE } }, 1, &y, &error));
+    g_assert_false (one_node_run (node, 12, (In[]) { { a, TRUE }, { b, TRUE } }, 1, &y, &error));
     g_assert_nonnull (error);
   }
 }
@@ -674,14 +607,14 @@ test_kernel_resize (void)
     OwbTensor *y = NULL;
     OwbNode *node = node_new ("Upsample", 1, 1);
     tu_set_floats (node, "scales", 2, (float[]) { 1, 2 });
-    g_assert_true (run_node (node, 7, (In[]) { { x, FALSE } }, 1, &y, NULL));
+    g_assert_true (one_node_run (node, 7, (In[]) { { x, FALSE } }, 1, &y, NULL));
     assert_floats (y, 8, (float[]) { 1, 1, 2, 2, 3, 3, 4, 4 }, 1e-6);
     owb_tensor_unref (y);
 
     g_autoptr (OwbTensor) row = tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 6 }, (float[]) { 0, 1, 2, 3, 4, 5 });
     g_autoptr (OwbTensor) s = floats_tensor (1, (float[]) { 0.7f });
     node = node_new ("Resize", 2, 1);
-    g_assert_true (run_node (node, 10, (In[]) { { row, FALSE }, { s, FALSE } }, 1, &y, NULL));
+    g_assert_true (one_node_run (node, 10, (In[]) { { row, FALSE }, { s, FALSE } }, 1, &y, NULL));
     assert_floats (y, 4, (float[]) { 0, 2, 3, 5 }, 1e-6);
     owb_tensor_unref (y);
   }
@@ -693,7 +626,7 @@ test_kernel_resize (void)
     OwbNode *node = node_new ("Resize", 3, 1);
     set_missing (node, 1);
     tu_set_string (node, "mode", "cubic");
-    g_assert_true (run_node (node, 13, (In[]) { { x, FALSE }, { NULL, FALSE }, { s, FALSE } }, 1, &y, NULL));
+    g_assert_true (one_node_run (node, 13, (In[]) { { x, FALSE }, { NULL, FALSE }, { s, FALSE } }, 1, &y, NULL));
     g_assert_cmpint (y->nelems, ==, 8);
     g_assert_cmpint (((uint8_t *) y->data)[3], ==, 255);
     g_assert_cmpint (((uint8_t *) y->data)[4], ==, 255);
@@ -706,7 +639,7 @@ test_kernel_resize (void)
     tu_set_string (node, "mode", "linear");
     tu_set_string (node, "coordinate_transformation_mode", "align_corners");
     g_autoptr (OwbTensor) s3 = floats_tensor (1, (float[]) { 1.5f });
-    g_assert_true (run_node (node, 13, (In[]) { { x2, FALSE }, { NULL, FALSE }, { s3, FALSE } }, 1, &y, NULL));
+    g_assert_true (one_node_run (node, 13, (In[]) { { x2, FALSE }, { NULL, FALSE }, { s3, FALSE } }, 1, &y, NULL));
     /* 3 outputs over [0, 5]: 0, 2.5 -> 2 (half to even), 5. */
     g_assert_cmpint (y->nelems, ==, 3);
     g_assert_cmpint (((uint8_t *) y->data)[1], ==, 2);
@@ -723,7 +656,7 @@ test_kernel_resize (void)
     tu_set_string (node, "mode", "linear");
     tu_set_string (node, "coordinate_transformation_mode", "tf_crop_and_resize");
     tu_set_float (node, "extrapolation_value", -1);
-    g_assert_true (run_node (node, 13, (In[]) { { x, FALSE }, { roi, TRUE }, { NULL, FALSE }, { sizes, FALSE } }, 1, &y,
+    g_assert_true (one_node_run (node, 13, (In[]) { { x, FALSE }, { roi, TRUE }, { NULL, FALSE }, { sizes, FALSE } }, 1, &y,
                              NULL));
     /* x_original = -1 + y: -1 (outside), 0, 1, 2. */
     assert_floats (y, 4, (float[]) { -1, 10, 20, 30 }, 1e-5);
@@ -734,7 +667,7 @@ test_kernel_resize (void)
     node = node_new ("Resize", 4, 1);
     set_missing (node, 2);
     tu_set_string (node, "coordinate_transformation_mode", "tf_crop_and_resize");
-    g_assert_false (run_node (node, 13, (In[]) { { x, FALSE }, { bad_roi, TRUE }, { NULL, FALSE }, { sizes, FALSE } }, 1,
+    g_assert_false (one_node_run (node, 13, (In[]) { { x, FALSE }, { bad_roi, TRUE }, { NULL, FALSE }, { sizes, FALSE } }, 1,
                               &y, &error));
     g_assert_nonnull (error);
   }
@@ -752,7 +685,7 @@ test_kernel_resize (void)
         set_missing (node, 1);
         tu_set_string (node, "mode", "linear");
         tu_set_int (node, "antialias", 1);
-        g_assert_true (run_node_threads (node, 18, (In[]) { { x, FALSE }, { NULL, FALSE }, { s, FALSE } }, 1,
+        g_assert_true (one_node_run_threads (node, 18, (In[]) { { x, FALSE }, { NULL, FALSE }, { s, FALSE } }, 1,
                                          t ? &y4 : &y1, t ? 4 : 1, NULL));
       }
     g_assert_cmpint (y1->nelems, ==, 2 * 3 * 82 * 79);

@@ -4,6 +4,7 @@
 
 #include <owb/owb.h>
 #include "../engine/test-util.h"
+#include "kernel-test-util.h"
 
 /* Expected outputs, computed once by a NumPy loop-per-step implementation of the ONNX equations on the
  * inputs fill() makes, and checked against ONNX Runtime 1.31 (float32) to 1e-7. */
@@ -51,69 +52,20 @@ set_strings (OwbNode *node, const char *name, const char *const *v)
 static const char *const input_names[] = { "X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P" };
 static const char *const output_names[] = { "Y", "Y_h", "Y_c" };
 
-/* Runs a one-node model. inputs: 8 slots (NULL = missing); outputs: n_outputs slots, each receives a
- * tensor, or stays NULL where want[i] is FALSE (the node's output is then ""). Takes the node. */
+/* Runs a one-node model. inputs: 8 slots (NULL = missing; those after the last given are left
+ * out); outputs: n_outputs slots, each receives a tensor, or stays NULL where want[i] is FALSE (the
+ * node's output is then ""). const_mask: inputs given as initializers (W this way is packed once
+ * for the input projection). Takes the node. */
 static gboolean
 run_node_const (OwbNode *node, int opset, OwbTensor **inputs, guint const_mask, int n_outputs, const gboolean *want,
                 OwbTensor **outputs, GError **error)
 {
-  g_autoptr (OwbModel) model = owb_model_new ();
-  owb_model_set_opset (model, "", opset);
-  OwbGraph *graph = owb_graph_new ("rnn");
-  model->graph = graph;
-  graph->model = model;
-
   int last = 0;
   for (int i = 0; i < 8; i++)
     if (inputs[i])
       last = i + 1;
-  const char *feed_names[8];
-  OwbTensor *feeds[8];
-  guint n_feeds = 0;
-  for (int i = 0; i < last; i++)
-    {
-      owb_node_add_input (node, inputs[i] ? input_names[i] : "");
-      if (inputs[i] == NULL)
-        continue;
-      if (const_mask & (1u << i))
-        {
-          /* an initializer: W this way is packed once for the input projection */
-          owb_graph_add_initializer (graph, input_names[i], owb_tensor_ref (inputs[i]));
-          continue;
-        }
-      OwbValueType type;
-      owb_tensor_get_value_type (inputs[i], &type);
-      g_ptr_array_add (graph->inputs, owb_value_info_new (input_names[i], &type));
-      feed_names[n_feeds] = input_names[i];
-      feeds[n_feeds++] = inputs[i];
-    }
-  const char *fetch_names[3];
-  guint n_fetch = 0;
-  for (int i = 0; i < n_outputs; i++)
-    {
-      owb_node_add_output (node, want[i] ? output_names[i] : "");
-      if (want[i])
-        {
-          g_ptr_array_add (graph->outputs, owb_value_info_new (output_names[i], NULL));
-          fetch_names[n_fetch++] = output_names[i];
-        }
-    }
-  owb_graph_add_node (graph, node);
-
-  OwbSessionOptions options;
-  owb_session_options_init (&options);
-  options.n_threads = 2;
-  g_autoptr (GPtrArray) providers = owb_providers_new_from_list ("cpu", NULL);
-  options.providers = providers;
-  g_autoptr (OwbSession) session = owb_session_new (model, &options, error);
-  if (session == NULL)
-    return FALSE;
-  OwbTensor *fetched[3] = { NULL };
-  if (!owb_session_run (session, n_feeds, feed_names, feeds, n_fetch, fetch_names, fetched, NULL, NULL, error))
-    return FALSE;
-  for (int i = 0, k = 0; i < n_outputs; i++)
-    outputs[i] = want[i] ? fetched[k++] : NULL;
-  return TRUE;
+  return run_wired_node (node, opset, input_names, last, inputs, const_mask, output_names, n_outputs, want, outputs,
+                         error);
 }
 
 static gboolean

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../engine/test-util.h"
+#include "kernel-test-util.h"
 
 /* ---- model building ---- */
 
@@ -103,22 +104,13 @@ run (int opset, const char *op, int n, const In *ins, Setup setup, int threads, 
 {
   g_autoptr (OwbModel) m = build (opset, op, n, ins, setup);
   g_autoptr (OwbSession) s = tu_session (m, threads, error);
-  if (!s)
-    return NULL;
-  const char *names[8];
-  OwbTensor *feeds[8];
-  char buf[8][16];
-  guint k = 0;
+  OwbTensor *fed[8] = { NULL };
+  g_assert_cmpint (n, <=, 8);
   for (int i = 0; i < n; i++)
-    if (ins[i].kind == IN_FEED)
-      {
-        g_snprintf (buf[k], sizeof buf[k], "i%d", i);
-        names[k] = buf[k];
-        feeds[k++] = ins[i].value;
-      }
+    fed[i] = ins[i].kind == IN_FEED ? ins[i].value : NULL;
   OwbTensor *out = NULL;
   const char *out_name = "y";
-  if (!owb_session_run (s, k, names, feeds, 1, &out_name, &out, NULL, NULL, error))
+  if (!s || !run_indexed_inputs (s, n, fed, 1, &out_name, &out, error))
     return NULL;
   return out;
 }
@@ -155,15 +147,6 @@ random_tensor (GRand *rand, OwbDataType dtype, int rank, const int64_t *dims, do
   for (int64_t i = 0; i < t->nelems; i++)
     owb_tensor_set_double (t, i, g_rand_double_range (rand, lo, hi));
   return t;
-}
-
-static void
-assert_shape (const OwbTensor *t, int rank, const int64_t *dims)
-{
-  g_assert_nonnull (t);
-  g_assert_cmpint (t->rank, ==, rank);
-  for (int i = 0; i < rank; i++)
-    g_assert_cmpint (t->dims[i], ==, dims[i]);
 }
 
 static void

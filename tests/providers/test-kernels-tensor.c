@@ -276,66 +276,7 @@ test_infer_misc (void)
 
 /* ---- kernels, through a session ---- */
 
-typedef struct {
-  OwbTensor *value;
-  gboolean feed; /* a graph input (value unknown at load) rather than an initializer */
-} In;
-
-/* Builds a one-node model around `node` (taken), whose inputs are named x0.. and outputs y0... */
-static OwbModel *
-model_new (OwbNode *node, int opset, const In *inputs)
-{
-  OwbModel *model = owb_model_new ();
-  owb_model_set_opset (model, "", opset);
-  OwbGraph *graph = owb_graph_new ("test");
-  model->graph = graph;
-  graph->model = model;
-  for (int i = 0; i < node->n_inputs; i++)
-    {
-      if (!node->inputs[i][0])
-        continue;
-      if (inputs[i].feed)
-        {
-          OwbValueType t;
-          owb_tensor_get_value_type (inputs[i].value, &t);
-          g_ptr_array_add (graph->inputs, owb_value_info_new (node->inputs[i], &t));
-        }
-      else
-        owb_graph_add_initializer (graph, node->inputs[i], owb_tensor_ref (inputs[i].value));
-    }
-  for (int o = 0; o < node->n_outputs; o++)
-    if (node->outputs[o][0])
-      g_ptr_array_add (graph->outputs, owb_value_info_new (node->outputs[o], NULL));
-  owb_graph_add_node (graph, node);
-  return model;
-}
-
-/* Runs the node; outputs receive new references. */
-static gboolean
-run_node (OwbNode *node, int opset, const In *inputs, int n_out, OwbTensor **outputs, GError **error)
-{
-  g_autoptr (OwbModel) model = model_new (node, opset, inputs);
-  OwbSessionOptions options;
-  owb_session_options_init (&options);
-  g_autoptr (GPtrArray) providers = owb_providers_new_from_list ("cpu", NULL);
-  options.providers = providers;
-  options.n_threads = 2;
-  g_autoptr (OwbSession) session = owb_session_new (model, &options, error);
-  if (!session)
-    return FALSE;
-  const char *names[8];
-  OwbTensor *feeds[8];
-  int n_feed = 0;
-  const OwbNode *n = g_ptr_array_index (owb_session_get_graph (session)->nodes, 0);
-  for (int i = 0; i < n->n_inputs; i++)
-    if (n->inputs[i][0] && inputs[i].feed)
-      {
-        names[n_feed] = n->inputs[i];
-        feeds[n_feed++] = inputs[i].value;
-      }
-  g_assert_cmpuint (owb_session_get_n_outputs (session), ==, n_out);
-  return owb_session_run (session, n_feed, names, feeds, n_out, NULL, outputs, NULL, NULL, error);
-}
+typedef OneNodeInput In;
 
 static void
 test_gather_indices (void)
@@ -345,7 +286,7 @@ test_gather_indices (void)
   In in[2] = { { data, TRUE }, { idx, TRUE } };
   OwbTensor *out = NULL;
   g_autoptr (GError) error = NULL;
-  g_assert_true (run_node (node_new ("Gather", 2, 1), 13, in, 1, &out, &error));
+  g_assert_true (one_node_run (node_new ("Gather", 2, 1), 13, in, 1, &out, &error));
   g_assert_no_error (error);
   assert_ints (out, 6, (int64_t[]) { 5, 6, 1, 2, 5, 6 });
   g_clear_pointer (&out, owb_tensor_unref);
@@ -353,7 +294,7 @@ test_gather_indices (void)
   /* Out of range: an error naming the node, never a read past the data. */
   g_autoptr (OwbTensor) bad = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, (int64_t[]) { 0, 3 });
   in[1].value = bad;
-  g_assert_false (run_node (node_new ("Gather", 2, 1), 13, in, 1, &out, &error));
+  g_assert_false (one_node_run (node_new ("Gather", 2, 1), 13, in, 1, &out, &error));
   g_assert_nonnull (error);
   g_assert_nonnull (strstr (error->message, "the_node"));
   g_assert_nonnull (strstr (error->message, "out of range"));
@@ -363,7 +304,7 @@ test_gather_indices (void)
   tu_set_int (ge, "axis", 1);
   g_autoptr (OwbTensor) bad2 = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 1 }, (int64_t[]) { -3 });
   in[1].value = bad2;
-  g_assert_false (run_node (ge, 13, in, 1, &out, &error));
+  g_assert_false (one_node_run (ge, 13, in, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "out of range"));
   g_clear_error (&error);
 
@@ -371,7 +312,7 @@ test_gather_indices (void)
   g_autoptr (OwbTensor) nd_idx = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 1 }, (int64_t[]) { 7 });
   g_autoptr (OwbTensor) upd = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 2 }, (int64_t[]) { 9, 9 });
   In sin[3] = { { data, TRUE }, { nd_idx, TRUE }, { upd, TRUE } };
-  g_assert_false (run_node (snd, 16, sin, 1, &out, &error));
+  g_assert_false (one_node_run (snd, 16, sin, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "out of range"));
   g_clear_error (&error);
 
@@ -380,7 +321,7 @@ test_gather_indices (void)
   tu_set_string (add, "reduction", "add");
   g_autoptr (OwbTensor) neg = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 1 }, (int64_t[]) { -1 });
   sin[1].value = neg;
-  g_assert_true (run_node (add, 16, sin, 1, &out, &error));
+  g_assert_true (one_node_run (add, 16, sin, 1, &out, &error));
   assert_ints (out, 6, (int64_t[]) { 1, 2, 3, 4, 14, 15 });
   g_clear_pointer (&out, owb_tensor_unref);
 }
@@ -399,7 +340,7 @@ test_slice_steps (void)
   In in[5] = { { data, TRUE }, { starts, TRUE }, { ends, TRUE }, { axes, FALSE }, { steps, TRUE } };
   OwbTensor *out = NULL;
   g_autoptr (GError) error = NULL;
-  g_assert_true (run_node (node_new ("Slice", 5, 1), 13, in, 1, &out, &error));
+  g_assert_true (one_node_run (node_new ("Slice", 5, 1), 13, in, 1, &out, &error));
   g_assert_no_error (error);
   assert_ints (out, 4, (int64_t[]) { 9, 6, 3, 0 });
   g_clear_pointer (&out, owb_tensor_unref);
@@ -409,7 +350,7 @@ test_slice_steps (void)
   g_autoptr (OwbTensor) big = ints_tensor (1, (int64_t[]) { G_MAXINT64 });
   g_autoptr (OwbTensor) one = ints_tensor (1, (int64_t[]) { 1 });
   in[1].value = far, in[2].value = big, in[4].value = one;
-  g_assert_true (run_node (node_new ("Slice", 5, 1), 13, in, 1, &out, &error));
+  g_assert_true (one_node_run (node_new ("Slice", 5, 1), 13, in, 1, &out, &error));
   g_assert_cmpint (out->nelems, ==, 0);
   g_clear_pointer (&out, owb_tensor_unref);
 
@@ -417,7 +358,7 @@ test_slice_steps (void)
   OwbNode *s1 = node_new ("Slice", 1, 1);
   tu_set_ints (s1, "starts", 1, (int64_t[]) { 2 });
   tu_set_ints (s1, "ends", 1, (int64_t[]) { -5 });
-  g_assert_true (run_node (s1, 9, in, 1, &out, &error));
+  g_assert_true (one_node_run (s1, 9, in, 1, &out, &error));
   assert_ints (out, 3, (int64_t[]) { 2, 3, 4 });
   g_clear_pointer (&out, owb_tensor_unref);
 }
@@ -448,7 +389,7 @@ test_transpose_permutations (void)
           In in[1] = { { x, TRUE } };
           OwbTensor *out = NULL;
           g_autoptr (GError) error = NULL;
-          g_assert_true (run_node (node, 13, in, 1, &out, &error));
+          g_assert_true (one_node_run (node, 13, in, 1, &out, &error));
           g_assert_no_error (error);
           int64_t od[4], xs[4] = { dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1 };
           for (int k = 0; k < 4; k++)
@@ -496,7 +437,7 @@ test_pad_modes (void)
       In in[3] = { { x, TRUE }, { pads, TRUE }, { value, TRUE } };
       OwbTensor *out = NULL;
       g_autoptr (GError) error = NULL;
-      g_assert_true (run_node (node, 19, in, 1, &out, &error));
+      g_assert_true (one_node_run (node, 19, in, 1, &out, &error));
       g_assert_no_error (error);
       assert_ints (out, cases[i].n, cases[i].expected);
       owb_tensor_unref (out);
@@ -509,7 +450,7 @@ test_pad_modes (void)
   tu_set_ints (node, "pads", 4, (int64_t[]) { 1, 0, 0, 2 });
   In in[1] = { { m, TRUE } };
   OwbTensor *out = NULL;
-  g_assert_true (run_node (node, 2, in, 1, &out, NULL));
+  g_assert_true (one_node_run (node, 2, in, 1, &out, NULL));
   assert_ints (out, 12, (int64_t[]) { 1, 2, 2, 2, 1, 2, 2, 2, 3, 4, 4, 4 });
   owb_tensor_unref (out);
 
@@ -520,7 +461,7 @@ test_pad_modes (void)
   tu_set_string (bad, "mode", "edge");
   In bin[2] = { { empty, TRUE }, { pads, TRUE } };
   g_autoptr (GError) error = NULL;
-  g_assert_false (run_node (bad, 13, bin, 1, &out, &error));
+  g_assert_false (one_node_run (bad, 13, bin, 1, &out, &error));
   g_assert_nonnull (error);
 }
 
@@ -537,7 +478,7 @@ test_strings (void)
   In in[2] = { { x, TRUE }, { x, FALSE } };
   OwbTensor *out = NULL;
   g_autoptr (GError) error = NULL;
-  g_assert_true (run_node (concat, 13, in, 1, &out, &error));
+  g_assert_true (one_node_run (concat, 13, in, 1, &out, &error));
   g_assert_no_error (error);
   const char *expected[] = { "a", "bb", "a", "bb", "ccc", "dddd", "ccc", "dddd" };
   for (int i = 0; i < 8; i++)
@@ -549,7 +490,7 @@ test_strings (void)
   owb_tensor_unref (out);
 
   OwbNode *transpose = node_new ("Transpose", 1, 1);
-  g_assert_true (run_node (transpose, 13, in, 1, &out, &error));
+  g_assert_true (one_node_run (transpose, 13, in, 1, &out, &error));
   g_assert_cmpstr (((char **) out->data)[1], ==, "ccc");
   g_assert_cmpstr (((char **) out->data)[2], ==, "bb");
   owb_tensor_unref (out);
@@ -557,7 +498,7 @@ test_strings (void)
   OwbNode *gather = node_new ("Gather", 2, 1);
   g_autoptr (OwbTensor) idx = ints_tensor (3, (int64_t[]) { 1, 1, 0 });
   In gin[2] = { { x, TRUE }, { idx, TRUE } };
-  g_assert_true (run_node (gather, 13, gin, 1, &out, &error));
+  g_assert_true (one_node_run (gather, 13, gin, 1, &out, &error));
   g_assert_cmpint (out->nelems, ==, 6);
   g_assert_cmpstr (((char **) out->data)[0], ==, "ccc");
   g_assert_cmpstr (((char **) out->data)[5], ==, "bb");
@@ -575,7 +516,7 @@ test_split_uneven (void)
   In in[1] = { { x, TRUE } };
   OwbTensor *out[2] = { NULL, NULL };
   g_autoptr (GError) error = NULL;
-  g_assert_true (run_node (node, 18, in, 2, out, &error));
+  g_assert_true (one_node_run (node, 18, in, 2, out, &error));
   g_assert_no_error (error);
   assert_ints (out[0], 6, (int64_t[]) { 0, 1, 2, 5, 6, 7 });
   assert_ints (out[1], 4, (int64_t[]) { 3, 4, 8, 9 });
@@ -586,7 +527,7 @@ test_split_uneven (void)
   node = node_new ("Split", 1, 2);
   tu_set_int (node, "axis", 1);
   tu_set_ints (node, "split", 2, (int64_t[]) { 1, 4 });
-  g_assert_true (run_node (node, 11, in, 2, out, &error));
+  g_assert_true (one_node_run (node, 11, in, 2, out, &error));
   assert_ints (out[0], 2, (int64_t[]) { 0, 5 });
   assert_ints (out[1], 8, (int64_t[]) { 1, 2, 3, 4, 6, 7, 8, 9 });
   owb_tensor_unref (out[0]);
@@ -602,7 +543,7 @@ test_small_ops (void)
   /* NonZero: the output size comes from the data. */
   g_autoptr (OwbTensor) b = tu_new_tensor (OWB_TYPE_BOOL, 2, (int64_t[]) { 2, 3 }, (guint8[]) { 0, 1, 0, 1, 0, 1 });
   In nin[1] = { { b, TRUE } };
-  g_assert_true (run_node (node_new ("NonZero", 1, 1), 13, nin, 1, &out, &error));
+  g_assert_true (one_node_run (node_new ("NonZero", 1, 1), 13, nin, 1, &out, &error));
   g_assert_no_error (error);
   g_assert_cmpint (out->dims[0], ==, 2);
   assert_ints (out, 6, (int64_t[]) { 0, 1, 1, 1, 0, 2 });
@@ -612,13 +553,13 @@ test_small_ops (void)
   g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 2 }, (int64_t[]) { 1, 2 });
   g_autoptr (OwbTensor) reps = ints_tensor (2, (int64_t[]) { 2, 3 });
   In tin[2] = { { x, TRUE }, { reps, TRUE } };
-  g_assert_true (run_node (node_new ("Tile", 2, 1), 13, tin, 1, &out, &error));
+  g_assert_true (one_node_run (node_new ("Tile", 2, 1), 13, tin, 1, &out, &error));
   assert_ints (out, 12, (int64_t[]) { 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2 });
   g_clear_pointer (&out, owb_tensor_unref);
 
   g_autoptr (OwbTensor) shape = ints_tensor (3, (int64_t[]) { 2, 1, 1 });
   In ein[2] = { { x, TRUE }, { shape, TRUE } };
-  g_assert_true (run_node (node_new ("Expand", 2, 1), 13, ein, 1, &out, &error));
+  g_assert_true (one_node_run (node_new ("Expand", 2, 1), 13, ein, 1, &out, &error));
   g_assert_cmpint (out->rank, ==, 3);
   assert_ints (out, 4, (int64_t[]) { 1, 2, 1, 2 });
   g_clear_pointer (&out, owb_tensor_unref);
@@ -628,7 +569,7 @@ test_small_ops (void)
   g_autoptr (OwbTensor) depth = tu_new_tensor (OWB_TYPE_FLOAT, 0, NULL, (float[]) { 3 });
   g_autoptr (OwbTensor) vals = tu_new_tensor (OWB_TYPE_INT32, 1, (int64_t[]) { 2 }, (int32_t[]) { -1, 9 });
   In oin[3] = { { ind, TRUE }, { depth, TRUE }, { vals, TRUE } };
-  g_assert_true (run_node (node_new ("OneHot", 3, 1), 11, oin, 1, &out, &error));
+  g_assert_true (one_node_run (node_new ("OneHot", 3, 1), 11, oin, 1, &out, &error));
   assert_ints (out, 9, (int64_t[]) { -1, -1, -1, -1, -1, 9, 9, -1, -1 });
   g_clear_pointer (&out, owb_tensor_unref);
 
@@ -639,7 +580,7 @@ test_small_ops (void)
   tu_set_int (cs, "exclusive", 1);
   tu_set_int (cs, "reverse", 1);
   In cin[2] = { { c, TRUE }, { axis, TRUE } };
-  g_assert_true (run_node (cs, 14, cin, 1, &out, &error));
+  g_assert_true (one_node_run (cs, 14, cin, 1, &out, &error));
   assert_ints (out, 3, (int64_t[]) { 5, 3, 0 });
   g_clear_pointer (&out, owb_tensor_unref);
 
@@ -649,7 +590,7 @@ test_small_ops (void)
   OwbNode *tr = node_new ("Trilu", 2, 1);
   tu_set_int (tr, "upper", 0);
   In trin[2] = { { m, TRUE }, { k, TRUE } };
-  g_assert_true (run_node (tr, 14, trin, 1, &out, &error));
+  g_assert_true (one_node_run (tr, 14, trin, 1, &out, &error));
   assert_ints (out, 4, (int64_t[]) { 1, 2, 3, 4 });
   g_clear_pointer (&out, owb_tensor_unref);
 
@@ -659,7 +600,7 @@ test_small_ops (void)
   OwbNode *r = node_new ("Reshape", 2, 1);
   tu_set_int (r, "allowzero", 1);
   In rin[2] = { { e, TRUE }, { rs, TRUE } };
-  g_assert_true (run_node (r, 14, rin, 1, &out, &error));
+  g_assert_true (one_node_run (r, 14, rin, 1, &out, &error));
   g_assert_no_error (error);
   g_assert_cmpint (out->rank, ==, 3);
   g_assert_cmpint (out->dims[1], ==, 0);
@@ -671,7 +612,7 @@ test_small_ops (void)
   value->t = tu_new_tensor (OWB_TYPE_INT32, 1, (int64_t[]) { 1 }, (int32_t[]) { 42 });
   g_autoptr (OwbTensor) cs_shape = ints_tensor (2, (int64_t[]) { 2, 2 });
   In coin[1] = { { cs_shape, TRUE } };
-  g_assert_true (run_node (cos, 20, coin, 1, &out, &error));
+  g_assert_true (one_node_run (cos, 20, coin, 1, &out, &error));
   g_assert_cmpint (out->dtype, ==, OWB_TYPE_INT32);
   assert_ints (out, 4, (int64_t[]) { 42, 42, 42, 42 });
   g_clear_pointer (&out, owb_tensor_unref);
@@ -685,7 +626,7 @@ test_constant_and_runtime_shapes (void)
 
   OwbNode *ints = node_new ("Constant", 0, 1);
   tu_set_ints (ints, "value_ints", 3, (int64_t[]) { 4, -5, 6 });
-  g_assert_true (run_node (ints, 13, NULL, 1, &out, &error));
+  g_assert_true (one_node_run (ints, 13, NULL, 1, &out, &error));
   g_assert_no_error (error);
   g_assert_cmpint (out->dtype, ==, OWB_TYPE_INT64);
   assert_ints (out, 3, (int64_t[]) { 4, -5, 6 });
@@ -697,7 +638,7 @@ test_constant_and_runtime_shapes (void)
   a->strings = g_new0 (char *, 3);
   a->strings[0] = g_strdup ("x");
   a->strings[1] = g_strdup ("yz");
-  g_assert_true (run_node (strs, 13, NULL, 1, &out, &error));
+  g_assert_true (one_node_run (strs, 13, NULL, 1, &out, &error));
   g_assert_cmpint (out->dtype, ==, OWB_TYPE_STRING);
   g_assert_cmpint (out->nelems, ==, 2);
   g_assert_cmpstr (((char **) out->data)[1], ==, "yz");
@@ -705,7 +646,7 @@ test_constant_and_runtime_shapes (void)
 
   OwbNode *f = node_new ("Constant", 0, 1);
   owb_node_add_attribute (f, "value_float", OWB_ATTR_FLOAT)->f = 2.5f;
-  g_assert_true (run_node (f, 13, NULL, 1, &out, &error));
+  g_assert_true (one_node_run (f, 13, NULL, 1, &out, &error));
   g_assert_cmpint (out->rank, ==, 0);
   g_assert_cmpfloat (*(float *) out->data, ==, 2.5f);
   g_clear_pointer (&out, owb_tensor_unref);
@@ -713,7 +654,7 @@ test_constant_and_runtime_shapes (void)
   /* value_int needs opset 12. */
   OwbNode *old = node_new ("Constant", 0, 1);
   tu_set_int (old, "value_int", 3);
-  g_assert_false (run_node (old, 11, NULL, 1, &out, &error));
+  g_assert_false (one_node_run (old, 11, NULL, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "opset 12"));
   g_clear_error (&error);
 
@@ -721,19 +662,19 @@ test_constant_and_runtime_shapes (void)
   g_autoptr (OwbTensor) x = owb_tensor_new (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 3 }, NULL);
   g_autoptr (OwbTensor) shape = ints_tensor (2, (int64_t[]) { 4, -1 });
   In in[2] = { { x, TRUE }, { shape, TRUE } };
-  g_assert_false (run_node (node_new ("Reshape", 2, 1), 13, in, 1, &out, &error));
+  g_assert_false (one_node_run (node_new ("Reshape", 2, 1), 13, in, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "the_node"));
   g_clear_error (&error);
 
   g_autoptr (OwbTensor) reps = ints_tensor (1, (int64_t[]) { 2 });
   in[1].value = reps;
-  g_assert_false (run_node (node_new ("Tile", 2, 1), 13, in, 1, &out, &error));
+  g_assert_false (one_node_run (node_new ("Tile", 2, 1), 13, in, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "repeats"));
   g_clear_error (&error);
 
   g_autoptr (OwbTensor) big = ints_tensor (2, (int64_t[]) { 3, 3 });
   in[1].value = big;
-  g_assert_false (run_node (node_new ("Expand", 2, 1), 13, in, 1, &out, &error));
+  g_assert_false (one_node_run (node_new ("Expand", 2, 1), 13, in, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "broadcast"));
   g_clear_error (&error);
 }

@@ -29,52 +29,7 @@ static gboolean
 run_node (OwbNode *node, int opset, int n_inputs, OwbTensor **inputs, int n_outputs, const gboolean *want,
           OwbTensor **outputs, GError **error)
 {
-  g_autoptr (OwbModel) model = owb_model_new ();
-  owb_model_set_opset (model, "", opset);
-  if (node->domain && node->domain[0])
-    owb_model_set_opset (model, node->domain, 1);
-  OwbGraph *graph = owb_graph_new ("transformer");
-  model->graph = graph;
-  graph->model = model;
-  const char *feed_names[7], *fetch_names[4];
-  OwbTensor *feeds[7], *fetched[4] = { NULL };
-  guint n_feeds = 0, n_fetch = 0;
-  for (int i = 0; i < n_inputs; i++)
-    {
-      owb_node_add_input (node, inputs[i] ? in_names[i] : "");
-      if (!inputs[i])
-        continue;
-      OwbValueType type;
-      owb_tensor_get_value_type (inputs[i], &type);
-      g_ptr_array_add (graph->inputs, owb_value_info_new (in_names[i], &type));
-      feed_names[n_feeds] = in_names[i];
-      feeds[n_feeds++] = inputs[i];
-    }
-  for (int i = 0; i < n_outputs; i++)
-    {
-      gboolean w = !want || want[i];
-      owb_node_add_output (node, w ? out_names[i] : "");
-      if (!w)
-        continue;
-      g_ptr_array_add (graph->outputs, owb_value_info_new (out_names[i], NULL));
-      fetch_names[n_fetch++] = out_names[i];
-    }
-  owb_graph_add_node (graph, node);
-  OwbSessionOptions options;
-  owb_session_options_init (&options);
-  options.n_threads = 2;
-  options.providers = owb_providers_new_from_list ("cpu", error);
-  if (!options.providers)
-    return FALSE;
-  g_autoptr (OwbSession) session = owb_session_new (model, &options, error);
-  g_ptr_array_unref (options.providers);
-  if (!session)
-    return FALSE;
-  if (!owb_session_run (session, n_feeds, feed_names, feeds, n_fetch, fetch_names, fetched, NULL, NULL, error))
-    return FALSE;
-  for (int i = 0, f = 0; i < n_outputs; i++)
-    outputs[i] = (!want || want[i]) ? fetched[f++] : NULL;
-  return TRUE;
+  return run_wired_node (node, opset, in_names, n_inputs, inputs, 0, out_names, n_outputs, want, outputs, error);
 }
 
 static void
