@@ -163,8 +163,8 @@ prepare_model (OwbModel *model, const GError *infer_error, OwbOptimizeLevel leve
 
 #define JOB_KEY "owb-document-job"
 
-/* What the document keeps of a job: the task's user data and JOB_KEY data, freed with the task (a load's worker
- * may still report after its cancelled task has answered). */
+/* What the document keeps of a job: the task's user data and its JOB_KEY data, freed with the
+ * task (a load's worker may still report after its cancelled task has answered). */
 typedef struct {
   OwbDocument *document;
   GAsyncReadyCallback callback;
