@@ -4,6 +4,7 @@
 
 #include <owb/owb.h>
 #include <string.h>
+#include "../engine/test-util.h"
 
 static inline OwbValueType
 vt (OwbDataType dtype, int rank, const char *const *dims)
@@ -308,4 +309,30 @@ run_wired_node (OwbNode *node, int opset, const char *const *in_names, int n_inp
   for (int i = 0, f = 0; i < n_outputs; i++)
     outputs[i] = (!want || want[i]) ? fetched[f++] : NULL;
   return TRUE;
+}
+
+/* ---- a node "the_node" writing "y", built with the tu_ builders ---- */
+
+/* Adds node `op` named "the_node" to m, reading `inputs` (comma-separated names, "" for an absent
+ * one) and writing "y", an untyped graph output; setup, if not NULL, sets its attributes. */
+static inline OwbNode *
+add_node_to_y (OwbModel *m, const char *op, const char *inputs, void (*setup) (OwbNode *node))
+{
+  OwbNode *node = tu_node (m->graph, op, "the_node", inputs, "y");
+  if (setup)
+    setup (node);
+  tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  return node;
+}
+
+/* Validates m and infers its shapes: y's type as text, or NULL with the error. */
+static inline char *
+infer_y_text (OwbModel *m, GError **error)
+{
+  if (!owb_model_validate (m, error) || !owb_model_infer_shapes (m, error))
+    return NULL;
+  const OwbValueInfo *info = owb_graph_find_value_info (m->graph, "y");
+  g_assert_nonnull (info);
+  return owb_value_type_to_string (&info->type);
 }

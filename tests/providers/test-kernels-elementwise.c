@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../engine/test-util.h"
+#include "kernel-test-util.h"
 
 typedef void (*NodeSetup) (OwbNode *node);
 
@@ -50,12 +51,8 @@ run_op (int opset, const char *op, int n_in, OwbTensor *const *inputs, NodeSetup
       feed_names[n_feeds] = buf[n_feeds];
       feeds[n_feeds++] = inputs[i];
     }
-  OwbNode *node = tu_node (m->graph, op, "the_node", names->str, "y");
+  add_node_to_y (m, op, names->str, setup);
   g_string_free (names, TRUE);
-  if (setup)
-    setup (node);
-  tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
   g_autoptr (OwbSession) s = tu_session (m, threads, error);
   if (!s)
     return NULL;
@@ -115,17 +112,9 @@ infer_text (int opset, const char *op, int n_in, const In *ins, NodeSetup setup,
       if (ins[i].rank < 0)
         ((OwbValueInfo *) g_ptr_array_index (m->graph->inputs, i))->type.rank = -1;
     }
-  OwbNode *node = tu_node (m->graph, op, "the_node", names->str, "y");
+  add_node_to_y (m, op, names->str, setup);
   g_string_free (names, TRUE);
-  if (setup)
-    setup (node);
-  tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
-  if (!owb_model_validate (m, error) || !owb_model_infer_shapes (m, error))
-    return NULL;
-  const OwbValueInfo *info = owb_graph_find_value_info (m->graph, "y");
-  g_assert_nonnull (info);
-  return owb_value_type_to_string (&info->type);
+  return infer_y_text (m, error);
 }
 
 static void

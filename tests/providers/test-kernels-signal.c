@@ -48,12 +48,8 @@ build (int opset, const char *op, int n, const In *ins, Setup setup)
       else
         tu_add_value (m->graph->inputs, name, ins[i].dtype, ins[i].rank, ins[i].dims, params);
     }
-  OwbNode *node = tu_node (m->graph, op, "the_node", names->str, "y");
+  add_node_to_y (m, op, names->str, setup);
   g_string_free (names, TRUE);
-  if (setup)
-    setup (node);
-  tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
   return m;
 }
 
@@ -62,11 +58,7 @@ static char *
 infer (int opset, const char *op, int n, const In *ins, Setup setup, GError **error)
 {
   g_autoptr (OwbModel) m = build (opset, op, n, ins, setup);
-  if (!owb_model_validate (m, error) || !owb_model_infer_shapes (m, error))
-    return NULL;
-  const OwbValueInfo *info = owb_graph_find_value_info (m->graph, "y");
-  g_assert_nonnull (info);
-  return owb_value_type_to_string (&info->type);
+  return infer_y_text (m, error);
 }
 
 static void
