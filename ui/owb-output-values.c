@@ -25,8 +25,7 @@ struct _OwbOutputValues
   GtkLabel *status_label;
   GtkLabel *errors_label;
   GtkFileChooserNative *chooser;
-  char *model_path;          /* the input model, never written over; NULL: none */
-  OwbModel *model;           /* its external data files are not either */
+  OwbDocument *document;     /* runs the file work; its model is never written over */
   guint n_busy;
   gboolean has_comparison;
   gboolean passed;
@@ -124,37 +123,16 @@ local_path (GFile *file, OwbOutputValues *self)
   return path;
 }
 
-/* Whether path is the input model or one of its external data files. */
-static gboolean
-is_model_file (OwbOutputValues *self, const char *path)
-{
-  g_auto (OwbFileIdentity) target = { 0 };
-  if (!owb_file_identity_init (&target, path, NULL))
-    return FALSE;
-  if (self->model_path != NULL)
-    {
-      g_auto (OwbFileIdentity) model = { 0 };
-      if (owb_file_identity_init (&model, self->model_path, NULL) && owb_file_identity_equal (&model, &target))
-        return TRUE;
-    }
-  return self->model != NULL && owb_model_find_external_file (self->model, &target) != NULL;
-}
-
 void
 owb_output_values_export (OwbOutputValues *self, GFile *file)
 {
   g_return_if_fail (OWB_IS_OUTPUT_VALUES (self));
   g_return_if_fail (G_IS_FILE (file));
-  char *path = local_path (file, self);
+  g_autoptr (GError) error = NULL;
+  char *path = owb_page_check_save_target (self->document, file, &error);
   if (path == NULL)
-    return;
-  if (is_model_file (self, path))
     {
-      g_autofree char *name = g_file_get_parse_name (file);
-      g_autofree char *message = g_strdup_printf (_("Refusing to save over the input model “%s”: choose another file name"),
-                                                  name);
-      show_status (self, message, "error");
-      g_free (path);
+      show_status (self, error->message, "error");
       return;
     }
   FileJob *job = g_new0 (FileJob, 1);
@@ -163,10 +141,12 @@ owb_output_values_export (OwbOutputValues *self, GFile *file)
   job->path = path;
   set_busy (self, TRUE);
   show_status (self, NULL, NULL);
-  /* The task holds the widget until export_done; the job its own tensor reference. */
-  g_autoptr (GTask) task = g_task_new (self, NULL, export_done, NULL);
+  /* The task holds the widget until export_done; the job its own tensor reference. A file is
+   * written whole or not at all, so the answer is whether it was written. */
+  g_autoptr (GTask) task = owb_document_new_job (self->document, self, NULL, NULL, export_done, NULL);
+  g_task_set_check_cancellable (task, FALSE);
   g_task_set_task_data (task, job, (GDestroyNotify) file_job_free);
-  g_task_run_in_thread (task, export_thread);
+  owb_document_run_job (self->document, task, export_thread);
 }
 
 /* ---- Compare ---- */
@@ -302,19 +282,9 @@ owb_output_values_compare (OwbOutputValues *self, GFile *file)
   job->atol = atol;
   set_busy (self, TRUE);
   show_status (self, NULL, NULL);
-  g_autoptr (GTask) task = g_task_new (self, NULL, compare_done, NULL);
+  g_autoptr (GTask) task = owb_document_new_job (self->document, self, NULL, NULL, compare_done, NULL);
   g_task_set_task_data (task, job, (GDestroyNotify) compare_job_free);
-  g_task_run_in_thread (task, compare_thread);
-}
-
-void
-owb_output_values_protect_model (OwbOutputValues *self, GFile *model_file, OwbModel *model)
-{
-  g_return_if_fail (OWB_IS_OUTPUT_VALUES (self));
-  g_clear_pointer (&self->model_path, g_free);
-  g_clear_pointer (&self->model, owb_model_unref);
-  self->model_path = model_file != NULL ? g_file_get_path (model_file) : NULL;
-  self->model = model != NULL ? owb_model_ref (model) : NULL;
+  owb_document_run_job (self->document, task, compare_thread);
 }
 
 void
@@ -414,10 +384,12 @@ new_tolerance_entry (GtkBox *box, const char *label_text, const char *value, con
 }
 
 GtkWidget *
-owb_output_values_new (OwbTensor *tensor, const char *name)
+owb_output_values_new (OwbDocument *document, OwbTensor *tensor, const char *name)
 {
+  g_return_val_if_fail (OWB_IS_DOCUMENT (document), NULL);
   g_return_val_if_fail (tensor != NULL && tensor->kind == OWB_VALUE_TENSOR, NULL);
   OwbOutputValues *self = g_object_new (OWB_TYPE_OUTPUT_VALUES, NULL);
+  self->document = g_object_ref (document);
   self->tensor = owb_tensor_ref (tensor);
   self->name = g_strdup (name);
 
@@ -514,8 +486,7 @@ owb_output_values_finalize (GObject *object)
   OwbOutputValues *self = OWB_OUTPUT_VALUES (object);
   g_clear_pointer (&self->tensor, owb_tensor_unref);
   g_free (self->name);
-  g_free (self->model_path);
-  g_clear_pointer (&self->model, owb_model_unref);
+  g_clear_object (&self->document);
   G_OBJECT_CLASS (owb_output_values_parent_class)->finalize (object);
 }
 

@@ -1035,10 +1035,8 @@ run_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
       GtkWidget *values = NULL;
       if (out != NULL && out->kind == OWB_VALUE_TENSOR)
         {
-          values = owb_output_values_new (out, name);
-          if (self->document != NULL)
-            owb_output_values_protect_model (OWB_OUTPUT_VALUES (values), owb_document_get_file (self->document),
-                                             owb_document_get_model (self->document));
+          /* The run's prepared is the document's (checked above): the document is there. */
+          values = owb_output_values_new (self->document, out, name);
           g_signal_connect_object (values, "notify::busy", G_CALLBACK (update_sensitivity), self, G_CONNECT_SWAPPED);
           adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), values);
         }

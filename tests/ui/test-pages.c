@@ -8,6 +8,7 @@
 #include "owb-document.h"
 #include "owb-graph-view.h"
 #include "owb-optimize-page.h"
+#include "owb-output-values.h"
 #include "owb-page-util.h"
 #include "owb-resources.h"
 #include "owb-run-page.h"
@@ -990,6 +991,28 @@ test_jobs (void)
   g_assert_cmpuint (owb_run_page_get_n_outputs (OWB_RUN_PAGE (page)), ==, 1);
   g_assert_false (owb_document_get_busy (doc));
   g_assert_cmpuint (busy_changes, ==, 2);
+
+  /* An output's Export… and Compare with Reference… are the document's jobs too. */
+  OwbOutputValues *values = owb_run_page_get_output_values (OWB_RUN_PAGE (page), 0);
+  g_assert_nonnull (values);
+  g_autofree char *tmp = g_dir_make_tmp ("owb-test-jobs-XXXXXX", NULL);
+  g_autofree char *out_path = g_build_filename (tmp, "probs.npy", NULL);
+  g_autoptr (GFile) out_file = g_file_new_for_path (out_path);
+  owb_output_values_export (values, out_file);
+  g_assert_true (owb_output_values_get_busy (values));
+  g_assert_true (owb_document_get_busy (doc));
+  wait_for (document_idle, doc, 60, "the export");
+  g_assert_false (owb_output_values_get_busy (values));
+  g_assert_true (g_file_test (out_path, G_FILE_TEST_IS_REGULAR));
+  owb_output_values_compare (values, out_file);
+  g_assert_true (owb_document_get_busy (doc));
+  wait_for (document_idle, doc, 60, "the comparison");
+  gboolean passed = FALSE;
+  OwbTensorComparison comparison;
+  g_assert_true (owb_output_values_get_comparison (values, &passed, &comparison));
+  g_assert_true (passed);
+  g_unlink (out_path);
+  g_rmdir (tmp);
 
   owb_run_page_run (OWB_RUN_PAGE (page));
   owb_document_cancel_jobs (doc);
