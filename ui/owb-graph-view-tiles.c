@@ -356,4 +356,3 @@ _owb_graph_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     _owb_graph_view_append_outline (snapshot, &GRAPHENE_RECT_INIT (1, 1, width - 2, height - 2), 4, 2, &self->palette.accent);
   note_first_draw (self);
 }
-
