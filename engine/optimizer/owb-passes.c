@@ -11,6 +11,7 @@ extern const OwbPass _owb_pass_common_subexpression;
 extern const OwbPass _owb_pass_constant_sharing;
 extern const OwbPass _owb_pass_dead_code;
 extern const OwbPass _owb_pass_fuse_conv_bn;
+extern const OwbPass _owb_pass_batchnorm_to_conv;
 extern const OwbPass _owb_pass_fuse_conv_mul;
 extern const OwbPass _owb_pass_fuse_conv_add;
 extern const OwbPass _owb_pass_fuse_qdq_matmul;
@@ -37,6 +38,7 @@ const OwbPass *const _owb_passes[] = {
   &_owb_pass_common_subexpression,
   &_owb_pass_dead_code,
   &_owb_pass_fuse_conv_bn,
+  &_owb_pass_batchnorm_to_conv,
   &_owb_pass_fuse_conv_mul,
   &_owb_pass_fuse_conv_add,
   &_owb_pass_fuse_qdq_matmul,

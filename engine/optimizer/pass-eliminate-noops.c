@@ -1,4 +1,4 @@
-/* pass-eliminate-noops.c: removes Identity, inference Dropout, no-op Cast, redundant Reshape, Unsqueeze/Squeeze pairs, no-op Slice and Expand. */
+/* pass-eliminate-noops.c: removes Identity, inference Dropout, no-op Cast, redundant Reshape, Unsqueeze/Squeeze pairs, no-op Slice, Expand and Pad, and Concat of one input. */
 #include "owb-optimizer-private.h"
 
 #include <string.h>
@@ -380,6 +380,29 @@ transpose_is_noop (OwbPassContext *ctx, OwbNode *node)
   return TRUE;
 }
 
+/* Pads that are all zero (PyTorch writes one before each AvgPool2d, DenseNet's transitions): any
+ * mode leaves the input as it is. Pads are an attribute before opset 11, a constant input after. */
+static gboolean
+pad_is_noop (OwbPassContext *ctx, OwbNode *node)
+{
+  if (node->opset < 11)
+    {
+      int n = 0;
+      const int64_t *pads = owb_node_get_ints (node, "pads", &n);
+      for (int i = 0; pads && i < n; i++)
+        if (pads[i] != 0)
+          return FALSE;
+      return pads != NULL;
+    }
+  const OwbTensor *pads = node->n_inputs >= 2 && node->inputs[1][0] ? owb_pass_get_constant (ctx, node->inputs[1]) : NULL;
+  if (!pads || pads->dtype != OWB_TYPE_INT64)
+    return FALSE;
+  for (int64_t i = 0; i < pads->nelems; i++)
+    if (owb_tensor_get_int64 (pads, i) != 0)
+      return FALSE;
+  return TRUE;
+}
+
 static void
 visit (OwbPassContext *ctx, OwbNode *node)
 {
@@ -433,6 +456,17 @@ visit (OwbPassContext *ctx, OwbNode *node)
       if (transpose_is_noop (ctx, node))
         bypass (ctx, node, 0, in);
     }
+  else if (owb_pass_is_op (node, "Pad"))
+    {
+      if (pad_is_noop (ctx, node))
+        bypass (ctx, node, 0, in);
+    }
+  else if (owb_pass_is_op (node, "Concat"))
+    {
+      /* torch.cat of a one-element list (DenseNet's first layer of each block) copies its input */
+      if (node->n_inputs == 1)
+        bypass (ctx, node, 0, in);
+    }
 }
 
 static gboolean
@@ -452,6 +486,7 @@ run (OwbPassContext *ctx, GError **error)
 const OwbPass _owb_pass_eliminate_noops = {
   "eliminate_noops",
   OWB_OPTIMIZE_BASIC,
-  "removes Identity, inference Dropout, no-op Cast, redundant Reshape, Unsqueeze/Squeeze pairs, no-op Slice and Expand",
+  "removes Identity, inference Dropout, no-op Cast, redundant Reshape, Unsqueeze/Squeeze pairs, no-op Slice, Expand "
+  "and Pad, and Concat of one input",
   run,
 };

@@ -666,6 +666,255 @@ try_push_reduce (OwbPassContext *ctx, OwbNode *node)
   return TRUE;
 }
 
+/* ---- Slice, Split and channel shuffles on NHWC ---- */
+
+/* Where NCHW axis a is in NHWC. */
+static const int64_t nhwc_axis_of[4] = { 0, 3, 1, 2 };
+
+/* Replaces `node` by `nn` (its copy reading NHWC values): each output of nn becomes a fresh NHWC
+ * value, followed by an NCHW Transpose writing the node's original output, for the next push or
+ * cancel. nn keeps node's name. */
+static void
+replace_with_nhwc (OwbPassContext *ctx, OwbNode *node, OwbNode *nn)
+{
+  char *from_copy = g_strdup (owb_pass_label (node));
+  const char *from_name = from_copy;
+  int n = node->n_outputs;
+  char **ys = g_new0 (char *, n + 1);
+  for (int o = 0; o < n; o++)
+    {
+      ys[o] = g_strdup (node->outputs[o]);
+      g_free (nn->outputs[o]);
+      nn->outputs[o] = ys[o][0] ? nhwc_value_name (ctx, ys[o]) : g_strdup ("");
+    }
+  owb_pass_add_node (ctx, nn, &from_name, 1);
+  owb_pass_remove_node (ctx, node);
+  for (int o = 0; o < n; o++)
+    if (ys[o][0])
+      add_transpose (ctx, nn->outputs[o], ys[o], to_nchw_perm, from_copy);
+  g_strfreev (ys);
+  g_free (from_copy);
+}
+
+/* A Slice (opset 10 on: starts, ends, axes, steps are inputs) of a 4-D value with constant
+ * parameters slices the NHWC value on the NHWC axes: *axes (when not NULL) gets them as a new
+ * constant, in the type of the node's own axes. ShuffleNet takes its branch halves so. */
+static gboolean
+slice_in_nhwc (OwbPassContext *ctx, const OwbNode *node, OwbTensor **axes_out)
+{
+  if (!owb_pass_is_op (node, "Slice") || node->opset < 10 || node->n_inputs < 3 || node->n_outputs != 1
+      || !node->inputs[0][0] || !node->inputs[1][0] || !node->inputs[2][0])
+    return FALSE;
+  const OwbValueType *x = owb_pass_value_type (ctx, node->inputs[0]);
+  const OwbTensor *starts = owb_pass_get_constant (ctx, node->inputs[1]);
+  if (!x || x->kind != OWB_VALUE_TENSOR || x->rank != 4 || !starts || starts->rank != 1 || starts->nelems < 1
+      || starts->nelems > 4)
+    return FALSE;
+  for (int i = 2; i < node->n_inputs && i <= 4; i++)
+    if (node->inputs[i][0] && !owb_pass_get_constant (ctx, node->inputs[i]))
+      return FALSE;
+  const char *axes_name = owb_node_get_input (node, 3);
+  const OwbTensor *axes = axes_name ? owb_pass_get_constant (ctx, axes_name) : NULL;
+  int64_t n = starts->nelems, mapped[4];
+  if (axes && (axes->rank != 1 || axes->nelems != n))
+    return FALSE;
+  for (int64_t i = 0; i < n; i++)
+    {
+      int64_t a = axes ? owb_tensor_get_int64 (axes, i) : i;
+      a = a < 0 ? a + 4 : a;
+      if (a < 0 || a > 3)
+        return FALSE;
+      mapped[i] = nhwc_axis_of[a];
+    }
+  if (axes_out)
+    {
+      *axes_out = owb_tensor_new (axes ? axes->dtype : OWB_TYPE_INT64, 1, &n, NULL);
+      for (int64_t i = 0; i < n; i++)
+        owb_tensor_set_double (*axes_out, i, (double) mapped[i]);
+    }
+  return TRUE;
+}
+
+static gboolean
+try_push_slice (OwbPassContext *ctx, OwbNode *node)
+{
+  OwbTensor *axes = NULL;
+  const char *src = node->n_inputs > 0 && node->inputs[0][0] ? nhwc_source (ctx, node->inputs[0]) : NULL;
+  if (!src || !slice_in_nhwc (ctx, node, &axes))
+    return FALSE;
+  OwbNode *nn = owb_node_dup (node);
+  owb_node_clear_claims (nn);
+  g_free (nn->inputs[0]);
+  nn->inputs[0] = g_strdup (src);
+  g_autofree char *base = g_strconcat (owb_pass_label (node), "_nhwc_axes", NULL);
+  const char *axes_name = owb_pass_add_initializer (ctx, base, axes);
+  if (nn->n_inputs > 3)
+    {
+      g_free (nn->inputs[3]);
+      nn->inputs[3] = g_strdup (axes_name);
+    }
+  else
+    owb_node_add_input (nn, axes_name);
+  replace_with_nhwc (ctx, node, nn);
+  return TRUE;
+}
+
+/* A Split of a 4-D value whose parts are known (a constant `split`, an attribute before opset
+ * 13, or equal parts) splits the NHWC value on the NHWC axis; *axis gets it. */
+static gboolean
+split_in_nhwc (OwbPassContext *ctx, const OwbNode *node, int64_t *axis)
+{
+  if (!owb_pass_is_op (node, "Split") || node->n_inputs < 1 || !node->inputs[0][0] || node->n_outputs < 1)
+    return FALSE;
+  const OwbValueType *x = owb_pass_value_type (ctx, node->inputs[0]);
+  if (!x || x->kind != OWB_VALUE_TENSOR || x->rank != 4)
+    return FALSE;
+  const char *split = node->opset >= 13 ? owb_node_get_input (node, 1) : NULL;
+  if (split && !owb_pass_get_constant (ctx, split))
+    return FALSE;
+  int64_t a = owb_node_get_int (node, "axis", 0);
+  a = a < 0 ? a + 4 : a;
+  if (a < 0 || a > 3)
+    return FALSE;
+  *axis = nhwc_axis_of[a];
+  return TRUE;
+}
+
+static gboolean
+try_push_split (OwbPassContext *ctx, OwbNode *node)
+{
+  int64_t axis;
+  const char *src = node->n_inputs > 0 && node->inputs[0][0] ? nhwc_source (ctx, node->inputs[0]) : NULL;
+  if (!src || !split_in_nhwc (ctx, node, &axis))
+    return FALSE;
+  OwbNode *nn = owb_node_dup (node);
+  owb_node_clear_claims (nn);
+  g_free (nn->inputs[0]);
+  nn->inputs[0] = g_strdup (src);
+  OwbAttribute *a = (OwbAttribute *) owb_node_get_attribute (nn, "axis");
+  if (!a)
+    a = owb_node_add_attribute (nn, "axis", OWB_ATTR_INT);
+  a->i = axis;
+  replace_with_nhwc (ctx, node, nn);
+  return TRUE;
+}
+
+/* A channel shuffle: Reshape [N, C, H, W] -> [N, g, C/g, H, W], Transpose perm (0, 2, 1, 3, 4),
+ * Reshape back to [N, C, H, W] (ShuffleNet's, between its branch halves). On NHWC it is the same
+ * permutation of the last axis: Reshape [N, H, W, g, C/g], Transpose (0, 1, 2, 4, 3), Reshape
+ * [N, H, W, C]. Fills chain with the three nodes when `node` is any of them and nothing else reads
+ * the values between them; *g gets the groups. */
+static gboolean
+shuffle_chain_from (OwbPassContext *ctx, OwbNode *first, OwbNode **chain, int64_t *g)
+{
+  static const int64_t shuffle_perm[5] = { 0, 2, 1, 3, 4 };
+  if (!owb_pass_is_op (first, "Reshape") || first->n_inputs < 2 || first->n_outputs != 1
+      || owb_node_get_int (first, "allowzero", 0) != 0)
+    return FALSE;
+  const OwbValueType *x = owb_pass_value_type (ctx, first->inputs[0]);
+  const OwbValueType *mid = owb_pass_value_type (ctx, first->outputs[0]);
+  if (!x || !mid || x->kind != OWB_VALUE_TENSOR || x->rank != 4 || mid->kind != OWB_VALUE_TENSOR || mid->rank != 5)
+    return FALSE;
+  for (int i = 1; i < 4; i++)
+    if (!owb_dim_is_known (x->dims[i]))
+      return FALSE;
+  for (int i = 1; i < 5; i++)
+    if (!owb_dim_is_known (mid->dims[i]))
+      return FALSE;
+  if (mid->dims[1].value * mid->dims[2].value != x->dims[1].value || mid->dims[3].value != x->dims[2].value
+      || mid->dims[4].value != x->dims[3].value)
+    return FALSE;
+  if (owb_pass_n_uses (ctx, first->outputs[0]) != 1 || owb_pass_is_graph_output (ctx, first->outputs[0]))
+    return FALSE;
+  OwbNode *t = g_ptr_array_index (owb_pass_consumers (ctx, first->outputs[0]), 0);
+  int n = 0;
+  const int64_t *perm = owb_pass_is_op (t, "Transpose") ? owb_node_get_ints (t, "perm", &n) : NULL;
+  if (!perm || n != 5 || memcmp (perm, shuffle_perm, sizeof shuffle_perm) != 0 || t->n_outputs != 1
+      || owb_pass_n_uses (ctx, t->outputs[0]) != 1 || owb_pass_is_graph_output (ctx, t->outputs[0]))
+    return FALSE;
+  OwbNode *last = g_ptr_array_index (owb_pass_consumers (ctx, t->outputs[0]), 0);
+  const OwbValueType *y = owb_pass_is_op (last, "Reshape") && last->n_outputs == 1
+                              && strcmp (last->inputs[0], t->outputs[0]) == 0
+                            ? owb_pass_value_type (ctx, last->outputs[0])
+                            : NULL;
+  if (!y || y->kind != OWB_VALUE_TENSOR || y->rank != 4)
+    return FALSE;
+  for (int i = 1; i < 4; i++)
+    if (!owb_dim_is_known (y->dims[i]) || y->dims[i].value != x->dims[i].value)
+      return FALSE;
+  chain[0] = first;
+  chain[1] = t;
+  chain[2] = last;
+  *g = mid->dims[1].value;
+  return TRUE;
+}
+
+static gboolean
+shuffle_chain (OwbPassContext *ctx, OwbNode *node, OwbNode **chain, int64_t *g)
+{
+  /* node is the first Reshape, the Transpose after it or the Reshape after that */
+  OwbNode *first = node;
+  for (int up = 0; up < 3 && first; up++)
+    {
+      if (shuffle_chain_from (ctx, first, chain, g) && (chain[0] == node || chain[1] == node || chain[2] == node))
+        return TRUE;
+      first = first->n_inputs > 0 && first->inputs[0][0] ? owb_pass_producer (ctx, first->inputs[0]) : NULL;
+    }
+  return FALSE;
+}
+
+/* A Reshape to `dims` (0: keep the input's) reading `input`, named after `like`; returns its output. */
+static const char *
+add_reshape (OwbPassContext *ctx, const OwbNode *like, const char *input, int rank, const int64_t *dims)
+{
+  OwbTensor *shape = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]){ rank }, NULL);
+  memcpy (shape->data, dims, sizeof (int64_t) * rank);
+  g_autofree char *shape_base = g_strconcat (owb_pass_label (like), "_nhwc_shape", NULL);
+  const char *shape_name = owb_pass_add_initializer (ctx, shape_base, shape);
+  OwbNode *r = owb_node_new ("Reshape", "", owb_pass_label (like));
+  owb_node_add_input (r, input);
+  owb_node_add_input (r, shape_name);
+  g_autofree char *out = nhwc_value_name (ctx, like->outputs[0]);
+  owb_node_add_output (r, out);
+  const char *from = owb_pass_label (like);
+  owb_pass_add_node (ctx, r, &from, 1);
+  return r->outputs[0];
+}
+
+static gboolean
+try_push_shuffle (OwbPassContext *ctx, OwbNode *node)
+{
+  OwbNode *chain[3];
+  int64_t g;
+  if (!owb_pass_is_op (node, "Reshape") || !node->inputs[0][0] || !nhwc_source (ctx, node->inputs[0])
+      || !shuffle_chain (ctx, node, chain, &g) || chain[0] != node)
+    return FALSE;
+  const OwbValueType *x = owb_pass_value_type (ctx, node->inputs[0]);
+  int64_t c = x->dims[1].value;
+  char *src = g_strdup (nhwc_source (ctx, node->inputs[0]));
+  char *y = g_strdup (chain[2]->outputs[0]);
+  int64_t split_dims[5] = { 0, 0, 0, g, c / g }, merged_dims[4] = { 0, 0, 0, c };
+  const char *split = add_reshape (ctx, chain[0], src, 5, split_dims);
+  OwbNode *t = owb_node_new ("Transpose", "", owb_pass_label (chain[1]));
+  owb_node_add_input (t, split);
+  g_autofree char *t_out = nhwc_value_name (ctx, chain[1]->outputs[0]);
+  owb_node_add_output (t, t_out);
+  set_ints (t, "perm", 5, (int64_t[]){ 0, 1, 2, 4, 3 });
+  const char *t_from = owb_pass_label (chain[1]);
+  owb_pass_add_node (ctx, t, &t_from, 1);
+  const char *merged = add_reshape (ctx, chain[2], t->outputs[0], 4, merged_dims);
+  char *merged_copy = g_strdup (merged);
+  char *from = g_strdup (owb_pass_label (chain[2]));
+  for (int i = 2; i >= 0; i--)
+    owb_pass_remove_node (ctx, chain[i]);
+  add_transpose (ctx, merged_copy, y, to_nchw_perm, from);
+  g_free (from);
+  g_free (merged_copy);
+  g_free (y);
+  g_free (src);
+  return TRUE;
+}
+
 /* Transpose(to NHWC) of Transpose(to NCHW) of v is v. */
 static gboolean
 try_cancel (OwbPassContext *ctx, OwbNode *t)
@@ -768,6 +1017,11 @@ is_layout_agnostic (OwbPassContext *ctx, const OwbNode *node)
   int n;
   gboolean keepdims;
   const OwbTensor *axes_value;
+  OwbNode *chain[3];
+  int64_t g, axis;
+  if (slice_in_nhwc (ctx, node, NULL) || split_in_nhwc (ctx, node, &axis)
+      || shuffle_chain (ctx, (OwbNode *) node, chain, &g))
+    return TRUE;
   return is_unary_elementwise (node) || is_per_tensor_qdq (ctx, node) || is_broadcast_elementwise (node)
          || owb_pass_is_our_op (node, "QLinearBinaryLookup") || owb_pass_is_our_op (node, "QLinearBinary")
          || owb_pass_is_op (node, "Concat")
@@ -790,11 +1044,14 @@ n_elements (OwbPassContext *ctx, const char *name)
 static gboolean
 in_region (OwbPassContext *ctx, const OwbNode *node, GHashTable *convs)
 {
-  return node && (g_hash_table_contains (convs, node) || is_layout_agnostic (ctx, node));
+  return node && (g_hash_table_contains (convs, node) || is_layout_agnostic (ctx, node) || is_layout_transpose (node));
 }
 
 /* The elements the Transposes will move per run: values crossing between the convolutions (with
- * the layout-agnostic ops around them) and every other node, graph inputs and outputs included. */
+ * the layout-agnostic ops around them) and every other node, graph inputs and outputs included.
+ * The model's own NCHW<->NHWC Transposes (ConvNeXt's permutes around its LayerNorm and Linear
+ * layers) cost nothing more converted: they cancel against the convolutions' Transposes or stay
+ * as they were, so what crosses through them is not counted (counted, ConvNeXt stayed NCHW). */
 static int64_t
 transposed_elements (OwbPassContext *ctx, GHashTable *convs)
 {
@@ -802,7 +1059,7 @@ transposed_elements (OwbPassContext *ctx, GHashTable *convs)
   for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
       OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
-      if (!in_region (ctx, node, convs))
+      if (!in_region (ctx, node, convs) || is_layout_transpose (node))
         continue;
       for (int k = 0; k < node->n_inputs; k++)
         {
@@ -965,8 +1222,9 @@ run (OwbPassContext *ctx, GError **error)
    * from the first node after each rewrite made the pass quadratic). */
   owb_pass_watch_begin (ctx);
   for (OwbNode *node; (node = owb_pass_watch_next (ctx));)
-    if (!try_cancel (ctx, node) && !try_push (ctx, node))
-      try_push_reduce (ctx, node);
+    if (!try_cancel (ctx, node) && !try_push (ctx, node) && !try_push_reduce (ctx, node) && !try_push_slice (ctx, node)
+        && !try_push_split (ctx, node))
+      try_push_shuffle (ctx, node);
   owb_pass_watch_end (ctx);
   /* Resizes left reading an NHWC value through a Transpose: say why they stayed NCHW */
   for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)

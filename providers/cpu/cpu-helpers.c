@@ -2,6 +2,7 @@
 #include "cpu-kernels-private.h"
 
 #include <stdarg.h>
+#include <string.h>
 
 void
 _owb_cpu_strides (int rank, const int64_t *dims, int64_t *strides)
@@ -56,8 +57,12 @@ _owb_cpu_has_avx512 (void)
   if (g_atomic_int_get (&have) < 0)
     {
       __builtin_cpu_init ();
-      /* libgcc sets these only where the OS saves the zmm state too */
-      g_atomic_int_set (&have, _owb_cpu_has_avx2_fma () && __builtin_cpu_supports ("avx512f")
+      /* libgcc sets these only where the OS saves the zmm state too. OWB_CPU_NO_AVX512 (set, not
+       * "0") takes the AVX2 paths on a CPU that has AVX-512, so that a machine with it can measure
+       * and test what CPUs without it run; every AVX-512 kernel (and VNNI, VBMI, AMX) asks here. */
+      const char *off = g_getenv ("OWB_CPU_NO_AVX512");
+      gboolean forced_off = off && *off && strcmp (off, "0") != 0;
+      g_atomic_int_set (&have, !forced_off && _owb_cpu_has_avx2_fma () && __builtin_cpu_supports ("avx512f")
                                    && __builtin_cpu_supports ("avx512vl") && __builtin_cpu_supports ("avx512dq")
                                    && __builtin_cpu_supports ("avx512bw"));
     }

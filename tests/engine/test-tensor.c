@@ -245,6 +245,78 @@ test_thread_pool_spreads (void)
   for (int i = 0; i < 64; i++)
     g_assert_cmpint (sp.counts[i], ==, 50);
 }
+
+typedef struct {
+  int cpu;
+  gint stop; /* atomic */
+} Hog;
+
+static gpointer
+hog_thread (gpointer data)
+{
+  Hog *hog = data;
+  cpu_set_t one;
+  CPU_ZERO (&one);
+  CPU_SET (hog->cpu, &one);
+  sched_setaffinity (0, sizeof one, &one);
+  volatile guint64 spin = 0;
+  while (!g_atomic_int_get (&hog->stop))
+    spin++;
+  return NULL;
+}
+
+static void
+tiny_chunk (int64_t begin, int64_t end, gpointer data)
+{
+  gint *count = data;
+  g_atomic_int_add (count, (int) (end - begin));
+}
+
+/* Jobs of a few nanoseconds while the worker's CPU is taken by another busy thread: the caller runs
+ * them alone and returns, without waiting for the worker to be scheduled only to find nothing left
+ * (that wait was a scheduler slice, milliseconds, per job: a recurrent model's steps). */
+static void
+test_thread_pool_no_wait_for_late_workers (void)
+{
+  cpu_set_t all;
+  if (sched_getaffinity (0, sizeof all, &all) != 0 || CPU_COUNT (&all) < 2)
+    {
+      g_test_skip ("needs two CPUs");
+      return;
+    }
+  int cpus[2], k = 0;
+  for (int c = 0; c < CPU_SETSIZE && k < 2; c++)
+    if (CPU_ISSET (c, &all))
+      cpus[k++] = c;
+  /* the worker is made on (and inherits) the hog's CPU; the caller runs on the other */
+  cpu_set_t one;
+  CPU_ZERO (&one);
+  CPU_SET (cpus[1], &one);
+  g_assert_cmpint (sched_setaffinity (0, sizeof one, &one), ==, 0);
+  OwbThreadPool *pool = owb_thread_pool_new (2);
+  Hog hog = { .cpu = cpus[1] };
+  GThread *hog_t = g_thread_new ("hog", hog_thread, &hog);
+  CPU_ZERO (&one);
+  CPU_SET (cpus[0], &one);
+  g_assert_cmpint (sched_setaffinity (0, sizeof one, &one), ==, 0);
+  gint count = 0;
+  gint64 t0 = g_get_monotonic_time ();
+  for (int i = 0; i < 200; i++)
+    {
+      owb_parallel_for (pool, 2, 1, tiny_chunk, &count);
+      g_usleep (300); /* past the worker's spin: it sleeps, as between a model's runs */
+    }
+  gint64 us = g_get_monotonic_time () - t0;
+  g_atomic_int_set (&hog.stop, 1);
+  g_thread_join (hog_t);
+  sched_setaffinity (0, sizeof all, &all);
+  owb_thread_pool_free (pool);
+  g_assert_cmpint (count, ==, 400);
+  /* 200 sleeps of 300 us are 60 ms; waiting for the worker each time took 200 slices of the hog's
+   * CPU (0.6 s and more) */
+  g_test_message ("200 jobs with their sleeps: %.1f ms", us / 1000.0);
+  g_assert_cmpint (us, <, 400000);
+}
 #endif
 
 /* The one random generator: floats in [-1, 1) with both signs, integers in [0, 10), bools 0/1,
@@ -295,6 +367,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tensor/thread-pool-helps", test_thread_pool_helps);
 #ifdef __linux__
   g_test_add_func ("/tensor/thread-pool-spreads", test_thread_pool_spreads);
+  g_test_add_func ("/tensor/thread-pool-no-wait-for-late-workers", test_thread_pool_no_wait_for_late_workers);
   g_test_add_func ("/tensor/random", test_random);
 #endif
   return g_test_run ();

@@ -539,6 +539,59 @@ test_noops_symbolic (void)
   g_assert_true (list_has (find_pass (report, "eliminate_noops")->removed, "same"));
 }
 
+/* Pads of zeros (PyTorch's before each AvgPool2d: DenseNet's transitions) and a Concat of one
+ * input (torch.cat of a one-element list) pass their input through; a Pad with a real border, an
+ * opset-10 Pad whose attribute pads are zero (removed) and a two-input Concat stay. */
+static OwbModel *
+build_noops_pad (void)
+{
+  OwbModel *m = tu_model_new (13);
+  OwbGraph *g = m->graph;
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 2, 3, 3 }, NULL);
+  owb_graph_add_initializer (g, "zeros", int64s (8, (int64_t[]){ 0, 0, 0, 0, 0, 0, 0, 0 }));
+  owb_graph_add_initializer (g, "border", int64s (8, (int64_t[]){ 0, 0, 1, 0, 0, 0, 0, 1 }));
+  tu_set_string (tu_node (g, "Pad", "pad_zero", "x,zeros", "a"), "mode", "reflect");
+  tu_set_int (tu_node (g, "Concat", "cat_one", "a", "b"), "axis", 1);
+  tu_node (g, "Relu", "relu", "b", "c");
+  tu_node (g, "Pad", "pad_real", "c,border", "d");
+  tu_set_int (tu_node (g, "Concat", "cat_two", "d,d", "y"), "axis", 1);
+  tu_add_value (g->outputs, "y", OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 4, 4, 4 }, NULL);
+  return m;
+}
+
+static OwbModel *
+build_noops_pad_opset10 (void)
+{
+  OwbModel *m = tu_model_new (10);
+  OwbGraph *g = m->graph;
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]){ 3, 5 }, NULL);
+  tu_set_ints (tu_node (g, "Pad", "pad_zero", "x", "a"), "pads", 4, (int64_t[]){ 0, 0, 0, 0 });
+  tu_node (g, "Sigmoid", "sig", "a", "b");
+  tu_set_ints (tu_node (g, "Pad", "pad_real", "b", "y"), "pads", 4, (int64_t[]){ 1, 0, 0, 0 });
+  tu_add_value (g->outputs, "y", OWB_TYPE_FLOAT, 2, (int64_t[]){ 4, 5 }, NULL);
+  return m;
+}
+
+static void
+test_noops_pad (void)
+{
+  g_autoptr (OwbModel) m = build_noops_pad ();
+  g_autoptr (OwbOptimizeReport) report = optimize (m, "eliminate_noops", 0);
+  g_autofree char *ops = op_list (m->graph);
+  g_assert_cmpstr (ops, ==, "Relu,Pad,Concat");
+  g_assert_cmpstr (find_node (m->graph, "Relu")->inputs[0], ==, "x");
+  const OwbPassReport *pr = find_pass (report, "eliminate_noops");
+  g_assert_true (list_has (pr->removed, "pad_zero"));
+  g_assert_true (list_has (pr->removed, "cat_one"));
+  g_assert_cmpuint (check_outputs_unchanged (build_noops_pad, "eliminate_noops"), ==, 3);
+
+  g_autoptr (OwbModel) m10 = build_noops_pad_opset10 ();
+  g_autoptr (OwbOptimizeReport) report10 = optimize (m10, "eliminate_noops", 0);
+  g_autofree char *ops10 = op_list (m10->graph);
+  g_assert_cmpstr (ops10, ==, "Sigmoid,Pad");
+  g_assert_cmpuint (check_outputs_unchanged (build_noops_pad_opset10, "eliminate_noops"), ==, 2);
+}
+
 /* ---- shape_simplify ---- */
 
 /* z = Reshape(x, Concat(Gather(Shape(x), 0), [-1])) * Size(x) * ReduceProd(Shape(x, start=-2)):
@@ -921,6 +974,7 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/basic/eliminate-noops/kept-outputs", test_noops_kept_outputs);
   g_test_add_func ("/optimizer/basic/eliminate-noops/opset11", test_noops_opset11);
   g_test_add_func ("/optimizer/basic/eliminate-noops/symbolic", test_noops_symbolic);
+  g_test_add_func ("/optimizer/basic/eliminate-noops/pad-concat", test_noops_pad);
   g_test_add_func ("/optimizer/basic/shape-simplify/graph", test_shapes_graph);
   g_test_add_func ("/optimizer/basic/shape-simplify/outputs", test_shapes_outputs);
   g_test_add_func ("/optimizer/basic/shape-simplify/symbolic", test_shapes_symbolic);

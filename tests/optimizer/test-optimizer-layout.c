@@ -262,6 +262,155 @@ unet_step (int use_sizes, gboolean resize_c)
   return m;
 }
 
+/* BatchNormalization `name` of c channels reading x: random scale, shift and mean, var in [0.5, 1.5]. */
+static void
+add_bn (OwbModel *m, const char *name, const char *x, const char *y, int64_t c)
+{
+  static const char *const params[4] = { "scale", "B", "mean", "var" };
+  GString *ins = g_string_new (x);
+  for (int i = 0; i < 4; i++)
+    {
+      g_autofree char *p = g_strdup_printf ("%s_%s", name, params[i]);
+      owb_graph_add_initializer (m->graph, p,
+                                 random_tensor (OWB_TYPE_FLOAT, 1, &c, g_str_hash (p), i == 3 ? 0.5 : -1, 1.5));
+      g_string_append_printf (ins, ",%s", p);
+    }
+  tu_node (m->graph, "BatchNormalization", name, ins->str, y);
+  g_string_free (ins, TRUE);
+}
+
+/* Two DenseNet layers and a transition: each layer reads the Concat of everything before it through
+ * a pre-activation BatchNormalization + Relu (no Conv to fold it into), 1x1 then 3x3 convolutions;
+ * the transition is BatchNormalization + Relu + 1x1 + a Pad of zeros + AveragePool 2x2. The first
+ * layer's BatchNormalization reads the stem's output, which the Concat reads too. */
+static OwbModel *
+dense_block (void)
+{
+  OwbModel *m = tu_model_new (17);
+  int64_t xd[4] = { 1, 8, 16, 16 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  add_conv (m, "stem", "x", "c0", 8, 32, 3, 1, 1, 1, 1);
+  add_bn (m, "l1_bn", "c0", "l1_n", 32);
+  tu_node (m->graph, "Relu", "l1_relu", "l1_n", "l1_r");
+  add_conv (m, "l1_conv1", "l1_r", "l1_a", 32, 16, 1, 1, 0, 1, 1);
+  tu_node (m->graph, "Relu", "l1_relu2", "l1_a", "l1_b");
+  add_conv (m, "l1_conv2", "l1_b", "n1", 16, 8, 3, 1, 1, 1, 1);
+  tu_set_int (tu_node (m->graph, "Concat", "cat1", "c0,n1", "cat1"), "axis", 1);
+  add_bn (m, "l2_bn", "cat1", "l2_n", 40);
+  tu_node (m->graph, "Relu", "l2_relu", "l2_n", "l2_r");
+  add_conv (m, "l2_conv1", "l2_r", "l2_a", 40, 16, 1, 1, 0, 1, 1);
+  add_bn (m, "l2_bn2", "l2_a", "l2_an", 16); /* folds into l2_conv1 */
+  tu_node (m->graph, "Relu", "l2_relu2", "l2_an", "l2_b");
+  add_conv (m, "l2_conv2", "l2_b", "n2", 16, 8, 3, 1, 1, 1, 1);
+  tu_set_int (tu_node (m->graph, "Concat", "cat2", "cat1,n2", "cat2"), "axis", 1);
+  add_bn (m, "t_bn", "cat2", "t_n", 48);
+  tu_node (m->graph, "Relu", "t_relu", "t_n", "t_r");
+  add_conv (m, "t_conv", "t_r", "t_c", 48, 24, 1, 1, 0, 1, 1);
+  int64_t eight = 8;
+  OwbTensor *zeros = owb_tensor_new (OWB_TYPE_INT64, 1, &eight, NULL);
+  owb_graph_add_initializer (m->graph, "zero_pads", zeros);
+  tu_node (m->graph, "Pad", "t_pad", "t_c,zero_pads", "t_p");
+  add_pool (m, "AveragePool", "t_pool", "t_p", "y", 2, 2, 0);
+  add_output (m, "y");
+  return m;
+}
+
+static void
+add_int64s (OwbModel *m, const char *name, int n, const int64_t *values)
+{
+  int64_t dim = n;
+  OwbTensor *t = owb_tensor_new (OWB_TYPE_INT64, 1, &dim, NULL);
+  memcpy (t->data, values, sizeof (int64_t) * n);
+  owb_graph_add_initializer (m->graph, name, t);
+}
+
+/* Channel shuffle `name` of c channels in 2 groups on an h x w value: Reshape, Transpose, Reshape
+ * (the second Reshape's target has a -1, as PyTorch writes it). */
+static void
+add_shuffle (OwbModel *m, const char *name, const char *x, const char *y, int64_t c, int64_t h, int64_t w)
+{
+  g_autofree char *s5 = g_strconcat (name, "_s5", NULL), *s4 = g_strconcat (name, "_s4", NULL);
+  g_autofree char *r5 = g_strconcat (name, "_r5", NULL), *t5 = g_strconcat (name, "_t5", NULL);
+  g_autofree char *ins1 = g_strdup_printf ("%s,%s", x, s5), *ins2 = g_strdup_printf ("%s,%s", t5, s4);
+  g_autofree char *n1 = g_strconcat (name, "_reshape", NULL), *n2 = g_strconcat (name, "_transpose", NULL),
+                  *n3 = g_strconcat (name, "_reshape_back", NULL);
+  add_int64s (m, s5, 5, (int64_t[]){ 1, 2, c / 2, h, w });
+  add_int64s (m, s4, 4, (int64_t[]){ 1, -1, h, w });
+  tu_node (m->graph, "Reshape", n1, ins1, r5);
+  tu_set_ints (tu_node (m->graph, "Transpose", n2, r5, t5), "perm", 5, (int64_t[]){ 0, 2, 1, 3, 4 });
+  tu_node (m->graph, "Reshape", n3, ins2, y);
+}
+
+/* Two ShuffleNetV2 units: the first takes its halves with Slice (constant starts, ends, axes),
+ * the second with Split (a constant split); each runs one half through 1x1, depthwise 3x3, 1x1,
+ * concatenates it with the other and shuffles the channels. */
+static OwbModel *
+shuffle_block (void)
+{
+  OwbModel *m = tu_model_new (17);
+  int64_t xd[4] = { 1, 8, 16, 16 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  add_conv (m, "stem", "x", "a0", 8, 64, 3, 1, 1, 1, 1);
+  tu_node (m->graph, "Relu", "stem_relu", "a0", "a");
+  add_int64s (m, "zero", 1, (int64_t[]){ 0 });
+  add_int64s (m, "half", 1, (int64_t[]){ 32 });
+  add_int64s (m, "all", 1, (int64_t[]){ 64 });
+  add_int64s (m, "chan", 1, (int64_t[]){ 1 });
+  tu_node (m->graph, "Slice", "left", "a,zero,half,chan", "s1");
+  tu_node (m->graph, "Slice", "right", "a,half,all,chan", "s2");
+  add_conv (m, "u1_pw1", "s2", "u1_a", 32, 32, 1, 1, 0, 1, 1);
+  tu_node (m->graph, "Relu", "u1_relu", "u1_a", "u1_b");
+  add_conv (m, "u1_dw", "u1_b", "u1_c", 32, 32, 3, 1, 1, 1, 32);
+  add_conv (m, "u1_pw2", "u1_c", "u1_d", 32, 32, 1, 1, 0, 1, 1);
+  tu_set_int (tu_node (m->graph, "Concat", "u1_cat", "s1,u1_d", "u1_cat"), "axis", 1);
+  add_shuffle (m, "u1_shuffle", "u1_cat", "u1_y", 64, 16, 16);
+  add_int64s (m, "halves", 2, (int64_t[]){ 32, 32 });
+  tu_set_int (tu_node (m->graph, "Split", "u2_split", "u1_y,halves", "p,q"), "axis", 1);
+  add_conv (m, "u2_pw", "q", "u2_a", 32, 32, 1, 1, 0, 1, 1);
+  tu_set_int (tu_node (m->graph, "Concat", "u2_cat", "p,u2_a", "u2_cat"), "axis", -3);
+  add_shuffle (m, "u2_shuffle", "u2_cat", "u2_y", 64, 16, 16);
+  add_conv (m, "head", "u2_y", "y", 64, 8, 3, 1, 1, 1, 1);
+  add_output (m, "y");
+  return m;
+}
+
+/* A ConvNeXt stage: stem 4x4/4, then the model's own permutes around what runs on NHWC: LayerNorm
+ * over channels (the downsampling norm), a 7x7 depthwise convolution, LayerNorm, Linear 4x, Relu,
+ * Linear back, the residual Add in NCHW, a mean over H and W. */
+static OwbModel *
+convnext_block (void)
+{
+  OwbModel *m = tu_model_new (17);
+  int64_t xd[4] = { 1, 3, 32, 32 }, c = 32, w1[2] = { 32, 128 }, b1[1] = { 128 }, w2[2] = { 128, 32 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  add_conv (m, "stem", "x", "s", 3, 32, 4, 4, 0, 1, 1);
+  static const int64_t to_last[4] = { 0, 2, 3, 1 }, to_first[4] = { 0, 3, 1, 2 };
+  tu_set_ints (tu_node (m->graph, "Transpose", "norm_in", "s", "s_t"), "perm", 4, to_last);
+  add_weight (m, "ln0_g", 1, &c);
+  add_weight (m, "ln0_b", 1, &c);
+  tu_set_int (tu_node (m->graph, "LayerNormalization", "ln0", "s_t,ln0_g,ln0_b", "s_n"), "axis", -1);
+  tu_set_ints (tu_node (m->graph, "Transpose", "norm_out", "s_n", "a"), "perm", 4, to_first);
+  add_conv (m, "dw", "a", "d", 32, 32, 7, 1, 3, 1, 32);
+  tu_set_ints (tu_node (m->graph, "Transpose", "block_in", "d", "d_t"), "perm", 4, to_last);
+  add_weight (m, "ln1_g", 1, &c);
+  add_weight (m, "ln1_b", 1, &c);
+  tu_set_int (tu_node (m->graph, "LayerNormalization", "ln1", "d_t,ln1_g,ln1_b", "n"), "axis", -1);
+  add_weight (m, "fc1_w", 2, w1);
+  add_weight (m, "fc1_b", 1, b1);
+  add_weight (m, "fc2_w", 2, w2);
+  tu_node (m->graph, "MatMul", "fc1", "n,fc1_w", "h0");
+  tu_node (m->graph, "Add", "fc1_bias", "h0,fc1_b", "h1");
+  tu_node (m->graph, "Relu", "act", "h1", "h2");
+  tu_node (m->graph, "MatMul", "fc2", "h2,fc2_w", "h3");
+  tu_set_ints (tu_node (m->graph, "Transpose", "block_out", "h3", "h4"), "perm", 4, to_first);
+  tu_node (m->graph, "Add", "residual", "a,h4", "r");
+  OwbNode *mean = tu_node (m->graph, "ReduceMean", "mean", "r", "y");
+  tu_set_ints (mean, "axes", 2, (int64_t[]){ 2, 3 });
+  tu_set_int (mean, "keepdims", 0);
+  add_output (m, "y");
+  return m;
+}
+
 /* ---- running and comparing ---- */
 
 static OwbSession *
@@ -621,6 +770,82 @@ test_reduce_heads_outputs (void)
   owb_session_free (s);
 }
 
+/* The pre-activation BatchNormalizations become 1x1 depthwise convolutions with their Relu fused,
+ * so the whole block runs channels-last between one Transpose in and one out (it stayed NCHW:
+ * the BatchNormalizations were NCHW islands); the zero Pad goes. */
+static void
+test_dense_block_outputs (void)
+{
+  g_autoptr (OwbModel) m = dense_block ();
+  OwbSession *s = check_layout (m, 2);
+  const OwbGraph *g = owb_session_get_graph (s);
+  g_assert_cmpuint (count_op (g, "BatchNormalization"), ==, 0);
+  g_assert_cmpuint (count_op (g, "Pad"), ==, 0);
+  g_assert_cmpuint (count_op (g, "Relu"), ==, 0);
+  g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 9);
+  g_assert_cmpuint (count_op (g, "Concat"), ==, 2);
+  g_assert_cmpuint (count_op (g, "NhwcAveragePool"), ==, 1);
+  g_assert_cmpuint (count_op (g, "Transpose"), ==, 2);
+  const OwbOptimizeReport *r = owb_session_get_optimize_report (s);
+  g_assert_cmpuint (pass_report (r, "batchnorm_to_conv")->created->len, ==, 3);
+  int64_t want_y[4] = { 1, 24, 8, 8 };
+  assert_output_dims (s, 0, want_y);
+  owb_session_free (s);
+
+  /* extended keeps them: a depthwise Conv pays only channels-last */
+  g_autoptr (OwbModel) m2 = dense_block ();
+  g_autoptr (OwbOptimizeReport) report = optimize (m2, OWB_OPTIMIZE_EXTENDED, FALSE);
+  g_assert_cmpuint (count_op (m2->graph, "BatchNormalization"), ==, 3);
+  g_assert_null (pass_report (report, "batchnorm_to_conv"));
+}
+
+/* Slice, Split and the channel shuffle run on the NHWC values (the shuffle as a Transpose of the
+ * last two axes of [N, H, W, 2, C/2]): one Transpose in, one out, where every 4-D one of them
+ * stayed NCHW before. */
+static void
+test_shuffle_block_outputs (void)
+{
+  g_autoptr (OwbModel) m = shuffle_block ();
+  OwbSession *s = check_layout (m, 2);
+  const OwbGraph *g = owb_session_get_graph (s);
+  g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 6);
+  g_assert_cmpuint (count_op (g, "Slice"), ==, 2);
+  g_assert_cmpuint (count_op (g, "Split"), ==, 1);
+  guint layout = 0, shuffles = 0;
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      const OwbNode *node = g_ptr_array_index (g->nodes, i);
+      int n = 0;
+      const int64_t *perm = strcmp (node->op_type, "Transpose") == 0 ? owb_node_get_ints (node, "perm", &n) : NULL;
+      layout += perm && n == 4;
+      if (perm && n == 5)
+        {
+          static const int64_t last_two[5] = { 0, 1, 2, 4, 3 };
+          g_assert_cmpmem (perm, sizeof (int64_t) * 5, last_two, sizeof last_two);
+          shuffles++;
+        }
+      if (strcmp (node->op_type, "Split") == 0)
+        g_assert_cmpint (owb_node_get_int (node, "axis", 0), ==, 3);
+    }
+  g_assert_cmpuint (layout, ==, 2);
+  g_assert_cmpuint (shuffles, ==, 2);
+  owb_session_free (s);
+}
+
+/* The model's own permutes cancel against the convolutions' Transposes: the block runs channels-
+ * last with no Transpose left (the stem reads the image in place, the mean leaves [N, C]). The
+ * cost rule counted the elements crossing them and kept the model NCHW. */
+static void
+test_convnext_block_outputs (void)
+{
+  g_autoptr (OwbModel) m = convnext_block ();
+  OwbSession *s = check_layout (m, 2);
+  const OwbGraph *g = owb_session_get_graph (s);
+  g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 2);
+  g_assert_cmpuint (count_op (g, "Transpose"), ==, 0);
+  owb_session_free (s);
+}
+
 static void
 test_portable_keeps_nchw (void)
 {
@@ -896,6 +1121,9 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/layout/nchw-input-stems", test_nchw_input_stems);
   g_test_add_func ("/optimizer/layout/concat-block-outputs", test_concat_block_outputs);
   g_test_add_func ("/optimizer/layout/reduce-heads-outputs", test_reduce_heads_outputs);
+  g_test_add_func ("/optimizer/layout/dense-block-outputs", test_dense_block_outputs);
+  g_test_add_func ("/optimizer/layout/shuffle-block-outputs", test_shuffle_block_outputs);
+  g_test_add_func ("/optimizer/layout/convnext-block-outputs", test_convnext_block_outputs);
   g_test_add_func ("/optimizer/layout/portable-keeps-nchw", test_portable_keeps_nchw);
   g_test_add_func ("/optimizer/layout/extended-leaves-layout-alone", test_extended_leaves_layout_alone);
   g_test_add_func ("/optimizer/layout/near-misses", test_near_misses);

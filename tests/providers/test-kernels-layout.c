@@ -174,6 +174,12 @@ static const ConvCase conv_cases[] = {
   { "3x3 dilated", 1, 6, 12, 12, 10, 1, 3, 3, 1, 2, 2, "LeakyRelu", FALSE, FALSE, NULL, 1 },
   { "3x3 grouped", 2, 8, 7, 9, 12, 4, 3, 3, 1, 1, 1, "Sigmoid", TRUE, TRUE, NULL, 2 },
   { "1x1 grouped", 1, 8, 5, 5, 8, 2, 1, 1, 1, 0, 1, NULL, TRUE, FALSE, NULL, 1 },
+  /* the direct grouped kernel: 4 (and 2) channels per group, lanes permuted within a vector; 8 and
+   * 16 per group, inputs broadcast; strided, dilated, residual, a row not a multiple of 4 pixels */
+  { "3x3 32 groups of 4", 1, 128, 9, 11, 128, 32, 3, 3, 1, 1, 1, "Relu", TRUE, TRUE, NULL, 2 },
+  { "3x3 groups of 2, stride 2", 2, 16, 9, 7, 16, 8, 3, 3, 2, 1, 1, NULL, FALSE, FALSE, NULL, 1 },
+  { "3x3 groups of 8, dilated", 1, 64, 10, 13, 64, 8, 3, 3, 1, 2, 2, "HardSwish", TRUE, FALSE, NULL, 3 },
+  { "3x3 groups of 16, stride 2", 1, 64, 11, 10, 64, 4, 3, 3, 2, 1, 1, "Sigmoid", TRUE, TRUE, NULL, 2 },
   { "depthwise 3x3", 1, 40, 10, 10, 40, 40, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 2 },
   { "depthwise 5x5 stride 2", 2, 72, 13, 11, 72, 72, 5, 5, 2, 2, 1, "Swish", TRUE, TRUE, NULL, 3 },
   /* the stride-1 sliding window of four pixels over 8 channels, then 4 channels pixel by pixel */

@@ -156,6 +156,27 @@ test_sgemm_avx2 (void)
   _owb_sgemm_force_avx2 (FALSE);
 }
 
+/* OWB_CPU_NO_AVX512 (read once, before the first kernel asks) takes the AVX2 paths on a CPU with
+ * AVX-512, for measuring what CPUs without it run; checked in a fresh process. */
+static void
+test_env_no_avx512 (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_setenv ("OWB_CPU_NO_AVX512", "1", TRUE);
+      _owb_sgemm_force_portable (FALSE);
+      g_assert_false (_owb_sgemm_uses_avx512 ());
+      if (_owb_sgemm_uses_avx2 ())
+        {
+          g_assert_cmpint (_owb_sgemm_tile_rows (), ==, 6);
+          run_random_cases ();
+        }
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
 static void
 test_sgemm_portable (void)
 {
@@ -314,6 +335,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sgemm/no-blas-threads", test_no_blas_threads);
   g_test_add_func ("/sgemm/avx512", test_sgemm_avx512);
   g_test_add_func ("/sgemm/avx2", test_sgemm_avx2);
+  g_test_add_func ("/sgemm/env-no-avx512", test_env_no_avx512);
   g_test_add_func ("/sgemm/portable", test_sgemm_portable);
   g_test_add_func ("/sgemm/subrange-and-nan", test_sgemm_subrange_and_nan);
   g_test_add_func ("/sgemm/partition", test_sgemm_partition);
