@@ -1,6 +1,7 @@
 /* owb-tensor.c: tensor storage, reference counting, element access and type conversion. */
 #include "owb-tensor-private.h"
 #include <owb/owb-error.h>
+#include <owb/owb-device.h>
 
 #include <math.h>
 #include <string.h>
@@ -196,6 +197,8 @@ owb_tensor_dup (const OwbTensor *tensor)
         g_ptr_array_add (s->sequence, owb_tensor_dup (g_ptr_array_index (tensor->sequence, i)));
       return s;
     }
+  if (tensor->device)
+    return owb_tensor_copy_to_device (tensor, tensor->device, NULL);
   OwbTensor *t = tensor_alloc (tensor->dtype, tensor->rank, tensor->dims, FALSE, NULL);
   if (!t)
     return NULL;
@@ -241,6 +244,7 @@ owb_tensor_new_view (OwbTensor *tensor, int rank, const int64_t *dims, GError **
   t->nelems = n;
   t->nbytes = tensor->nbytes;
   t->data = tensor->data;
+  t->device = tensor->device;
   /* A view of a view holds the tensor that owns the storage, not the view: a Loop that passes a
    * value through Identity a million times would otherwise build a chain of a million views,
    * and releasing it would recurse a million deep. */
