@@ -3,6 +3,8 @@
 #include <owb/owb-device.h>
 #include <owb/owb-error.h>
 
+#include "../owb-tensor-private.h"
+
 #define ALIGN 64
 
 struct _OwbArena {
@@ -224,7 +226,7 @@ OwbTensor *
 _owb_arena_new_tensor (OwbArena *arena, OwbDataType dtype, int rank, const int64_t *dims, GError **error)
 {
   int64_t n;
-  gsize elem = owb_data_type_size (dtype);
+  gsize elem = _owb_data_type_memory_size (dtype);
   if (arena->device && (dtype == OWB_TYPE_STRING || elem == 0))
     return owb_device_new_tensor (arena->device, dtype, rank, dims, error); /* fails with the reason */
   if (dtype == OWB_TYPE_STRING || elem == 0)
