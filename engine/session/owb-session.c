@@ -670,6 +670,7 @@ typedef struct {
   GPtrArray *names;     /* per slot: its current name (borrowed) */
   GHashTable *copies;   /* "slot/device index" -> copy's slot + 1 */
   GHashTable *types;    /* name -> OwbValueType *, of the graph */
+  GArray *uploaded;     /* int: constant slots that have a copy on a device */
   GArray *steps;        /* Step: the new order */
   GPtrArray *nodes;     /* OwbNode *: the graph's new order */
 } Copier;
@@ -798,11 +799,51 @@ copier_resolve (Copier *c, int slot, OwbDevice *where, int *out, GError **error)
       int up = copier_new_slot (c, name, where);
       c->p->constants[up] = copy;
       g_hash_table_insert (c->copies, g_steal_pointer (&key), GINT_TO_POINTER (up + 1));
+      g_array_append_val (c->uploaded, slot);
       *out = up;
       return TRUE;
     }
   *out = copier_add_copy (c, slot, where, copier_fresh_name (c, c->names->pdata[slot], where));
   return TRUE;
+}
+
+/* A session that owns its model frees the host storage of weights that only device kernels read
+ * (they have their uploaded copy), as it does for weights a CPU kernel packed: else each would be
+ * in memory twice. Not where a host step, a subgraph or the caller reads it, or it is an output. */
+static void
+release_uploaded (Plan *p, GArray *uploaded)
+{
+  if (uploaded->len == 0)
+    return;
+  gboolean *read = g_new0 (gboolean, MAX (p->n_slots, 1));
+  GHashTable *names = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint n = 0; n < p->n_steps; n++)
+    {
+      const Step *st = &p->steps[n];
+      for (int i = 0; i < st->node->n_inputs; i++)
+        if (st->in_slots[i] >= 0)
+          read[st->in_slots[i]] = TRUE;
+      add_subgraph_reads (st->node, names);
+    }
+  GHashTableIter iter;
+  gpointer key;
+  g_hash_table_iter_init (&iter, names);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    if (slot_get (p, key) >= 0)
+      read[slot_get (p, key)] = TRUE;
+  g_hash_table_unref (names);
+  for (guint i = 0; i < p->graph->outputs->len; i++)
+    if (p->output_slots[i] >= 0)
+      read[p->output_slots[i]] = TRUE;
+  for (guint k = 0; k < uploaded->len; k++)
+    {
+      int slot = g_array_index (uploaded, int, k);
+      OwbTensor *t = p->constants[slot];
+      if (!read[slot] && t && t->data && !t->device && t->kind == OWB_VALUE_TENSOR && t->dtype != OWB_TYPE_STRING
+          && g_atomic_int_get (&t->ref_count) == 1)
+        _owb_tensor_release_storage (t);
+    }
+  g_free (read);
 }
 
 /* After partitioning: makes every value a step reads be in the memory where the step reads it, by
@@ -836,6 +877,7 @@ plan_insert_copies (OwbSession *s, Plan *p, GError **error)
   c.types = collect_types (graph);
   c.steps = g_array_sized_new (FALSE, TRUE, sizeof (Step), p->n_steps);
   c.nodes = g_ptr_array_new ();
+  c.uploaded = g_array_new (FALSE, FALSE, sizeof (int));
   gboolean *is_output = g_new0 (gboolean, MAX (p->n_slots, 1));
   for (guint i = 0; i < graph->outputs->len; i++)
     if (p->output_slots[i] >= 0)
@@ -892,6 +934,8 @@ plan_insert_copies (OwbSession *s, Plan *p, GError **error)
         g_ptr_array_add (graph->nodes, g_ptr_array_index (c.nodes, n));
       g_ptr_array_set_free_func (graph->nodes, (GDestroyNotify) owb_node_free);
       g_ptr_array_unref (c.nodes);
+      if (s->owns_model && p->path[0] == '\0')
+        release_uploaded (p, c.uploaded);
     }
   else
     {
@@ -910,6 +954,7 @@ plan_insert_copies (OwbSession *s, Plan *p, GError **error)
       g_array_free (c.steps, TRUE);
       g_ptr_array_unref (c.nodes);
     }
+  g_array_unref (c.uploaded);
   g_hash_table_unref (c.copies);
   g_hash_table_unref (c.types);
   g_ptr_array_unref (c.loc);

@@ -329,6 +329,36 @@ test_folding_on_host (void)
   g_assert_cmpstr (find_node (owb_session_get_graph (s), "Add", NULL)->provider, ==, "testdev");
 }
 
+/* A session that owns its model keeps a weight that only device kernels read once: on the device.
+ * Reshape's shape, read on the host, keeps its host storage. */
+static void
+test_weights_once (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbModel) ref_model = mixed_model ();
+  g_autoptr (OwbSession) cpu = session_with (ref_model, "cpu", OWB_OPTIMIZE_DISABLED, &error);
+  g_assert_no_error (error);
+  OwbSessionOptions opts;
+  owb_session_options_init (&opts);
+  opts.providers = owb_providers_new_from_list ("testdev,cpu", &error);
+  opts.n_threads = 1;
+  g_autoptr (OwbSession) dev = owb_session_new_take (mixed_model (), &opts, &error);
+  g_ptr_array_unref (opts.providers);
+  g_assert_no_error (error);
+  const OwbGraph *g = owb_session_get_graph (dev);
+  g_assert_null (owb_graph_get_initializer (g, "W")->data);
+  g_assert_nonnull (owb_graph_get_initializer (g, "shape")->data);
+  OwbTensor *want[2], *got[2];
+  run_model (cpu, want, NULL);
+  run_model (dev, got, NULL);
+  for (int i = 0; i < 2; i++)
+    {
+      assert_same (want[i], got[i]);
+      owb_tensor_unref (want[i]);
+      owb_tensor_unref (got[i]);
+    }
+}
+
 static const OwbGraph *
 body_of (const OwbNode *node)
 {
@@ -392,6 +422,7 @@ main (int argc, char **argv)
   g_test_add_func ("/devices/placement", test_placement);
   g_test_add_func ("/devices/subgraph", test_subgraph);
   g_test_add_func ("/devices/group", test_group);
+  g_test_add_func ("/devices/weights-once", test_weights_once);
   g_test_add_func ("/devices/contract", test_contract);
   g_test_add_func ("/devices/registry", test_registry);
   g_test_add_func ("/devices/folding-on-host", test_folding_on_host);
