@@ -1,6 +1,7 @@
 /* owb-tensor.c: tensor storage, reference counting, element access and type conversion. */
 #include "owb-tensor-private.h"
 #include <owb/owb-error.h>
+#include <owb/owb-device.h>
 
 #include <math.h>
 #include <string.h>
@@ -25,10 +26,7 @@ tensor_alloc (OwbDataType dtype, int rank, const int64_t *dims, gboolean zero, G
     }
   if (!owb_shape_count (rank, dims, &n, "tensor", error))
     return NULL;
-  elem = dtype == OWB_TYPE_STRING ? sizeof (char *) : owb_data_type_size (dtype);
-  if (dtype == OWB_TYPE_INT4 || dtype == OWB_TYPE_UINT4 || dtype == OWB_TYPE_FLOAT4E2M1 || dtype == OWB_TYPE_INT2
-      || dtype == OWB_TYPE_UINT2 || dtype == OWB_TYPE_FLOAT6E2M3 || dtype == OWB_TYPE_FLOAT6E3M2)
-    elem = 1; /* unpacked in memory: one element per byte */
+  elem = dtype == OWB_TYPE_STRING ? sizeof (char *) : _owb_data_type_memory_size (dtype);
   if (elem == 0)
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "tensors of type %s are not supported", owb_data_type_name (dtype));
@@ -66,6 +64,15 @@ tensor_alloc (OwbDataType dtype, int rank, const int64_t *dims, gboolean zero, G
   t->free_func = g_free;
   t->free_data = data;
   return t;
+}
+
+gsize
+_owb_data_type_memory_size (OwbDataType dtype)
+{
+  if (dtype == OWB_TYPE_INT4 || dtype == OWB_TYPE_UINT4 || dtype == OWB_TYPE_FLOAT4E2M1 || dtype == OWB_TYPE_INT2
+      || dtype == OWB_TYPE_UINT2 || dtype == OWB_TYPE_FLOAT6E2M3 || dtype == OWB_TYPE_FLOAT6E3M2)
+    return 1; /* unpacked in memory: one element per byte */
+  return dtype == OWB_TYPE_STRING ? 0 : owb_data_type_size (dtype);
 }
 
 OwbTensor *
@@ -196,6 +203,8 @@ owb_tensor_dup (const OwbTensor *tensor)
         g_ptr_array_add (s->sequence, owb_tensor_dup (g_ptr_array_index (tensor->sequence, i)));
       return s;
     }
+  if (tensor->device)
+    return owb_tensor_copy_to_device (tensor, tensor->device, NULL);
   OwbTensor *t = tensor_alloc (tensor->dtype, tensor->rank, tensor->dims, FALSE, NULL);
   if (!t)
     return NULL;
@@ -241,6 +250,7 @@ owb_tensor_new_view (OwbTensor *tensor, int rank, const int64_t *dims, GError **
   t->nelems = n;
   t->nbytes = tensor->nbytes;
   t->data = tensor->data;
+  t->device = tensor->device;
   /* A view of a view holds the tensor that owns the storage, not the view: a Loop that passes a
    * value through Identity a million times would otherwise build a chain of a million views,
    * and releasing it would recurse a million deep. */

@@ -124,7 +124,7 @@ owb_cpu_provider_new (void)
   single_threaded_blas ();
   OwbProvider *p = g_new0 (OwbProvider, 1);
   p->name = "cpu";
-  p->device = "host CPU";
+  p->description = "host CPU";
   p->claim = cpu_claim;
   p->release = cpu_release;
   p->free = cpu_free;

@@ -81,6 +81,10 @@ OWB_API const char *owb_value_kind_name (OwbValueKind kind);
 /* Whether input `input` of the op may be a value of that kind (an unknown kind always may): the
  * sequence and optional ops and Identity/Loop say which kinds they take, all other ops tensors. */
 OWB_API gboolean owb_op_input_accepts_kind (const char *domain, const char *op_type, int input, OwbValueKind kind);
+/* Whether input `input` of the op carries a shape, indices, axes or a count (Reshape's shape,
+ * Slice's starts, TopK's k) that decides output shapes: such inputs are always read on the host,
+ * whichever provider runs the op (owb-provider.h). */
+OWB_API gboolean owb_op_input_is_host_data (const char *domain, const char *op_type, int input);
 /* FALSE for NULL and for the unknown type (a tensor of undefined element type and rank, which
  * may stand for any kind until the value is there). */
 OWB_API gboolean owb_value_type_kind_is_known (const OwbValueType *type);

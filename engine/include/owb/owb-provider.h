@@ -1,8 +1,37 @@
-/* owb-provider.h: the execution-provider interface. A provider claims nodes (or declines with a
- * reason), resolves a kernel for each claimed node once per session, and runs it. */
+/* owb-provider.h: the execution-provider interface.
+ *
+ * A provider claims nodes (or declines with a reason), resolves a kernel for each claimed node once
+ * per session, and runs it. Providers are asked in priority order ("cuda,cpu"); the first that
+ * claims a node runs it, and every decline is kept on the node (the claim map shows them).
+ *
+ * The contract, in the order a session uses it:
+ *   supports     query only: would claim take this node? No kernel is prepared, nothing is
+ *                allocated; a decline gives its reason ("no CUDA kernel for Resize", "dtype
+ *                bfloat16 not supported", "no CUDA device"). Partitioning and the graph view ask
+ *                it to look ahead. May be NULL: then claim is the only question.
+ *   claim        takes the node for good: chooses and prepares its kernel (packs weights, plans
+ *                algorithms). FALSE with *reason is a decline; FALSE with an error is a failure.
+ *   claim_group  optional, for providers that compile: after every node is claimed, the session
+ *                offers each run of consecutive nodes that this provider claimed (in graph order)
+ *                and the provider may take any contiguous part of it as one kernel (see
+ *                OwbGroupChoice); the nodes then become one node of the session's graph, a
+ *                DeviceGroup whose body is the nodes it replaced.
+ *   device       NULL for providers whose kernels read and write host memory (the CPU). Otherwise
+ *                the provider's memory (owb-device.h): the session allocates the outputs of its
+ *                kernels there, plans that memory per device, uploads the constants its kernels
+ *                read once per session, and inserts MemcpyFromHost / MemcpyToHost nodes (engine
+ *                domain) where a value crosses between host and device, shown in the session's
+ *                graph like any node. Inputs that carry shapes, indices or counts (Reshape's shape,
+ *                Slice's starts, TopK's k: owb_op_input_is_host_data) and those a kernel row marks
+ *                in host_inputs stay on the host; constant folding always runs on the CPU.
+ *   release      frees what claim prepared. free: the provider itself.
+ * A kernel of a device provider sees device tensors (OwbTensor.device) in ctx->inputs and must make
+ * its outputs on ctx->device (owb_kernel_context_new_output does). Tests run every provider
+ * against the CPU op by op (tests/providers/testdev, and the CUDA parity test). */
 #pragma once
 
 #include <owb/owb-api.h>
+#include <owb/owb-device.h>
 #include <owb/owb-op.h>
 
 G_BEGIN_DECLS
@@ -23,6 +52,8 @@ typedef struct {
   void *state;               /* what prepare returned; read-only here (runs may be concurrent) */
   OwbThreadPool *pool;       /* intra-op threads; NULL means run serially */
   gpointer run_data;         /* private to the executor (subgraph runs) */
+  OwbDevice *device;         /* where the kernel's tensors live; NULL: host memory */
+  guint64 host_outputs;      /* outputs (bit i) made in host memory even on a device */
 } OwbKernelContext;
 
 typedef gboolean (*OwbKernelPrepareFunc) (const OwbNode *node, int opset, const OwbValueType *const *input_types,
@@ -44,6 +75,10 @@ typedef struct {
    * `input`, a constant (a packed copy of a weight): given that same tensor at run time, compute
    * reads only its shape. A session that owns its model then frees the initializer's storage. */
   gboolean (*holds_input) (const void *state, int input);
+  /* For kernels of device providers: inputs (bit i) the kernel reads in host memory (beyond those
+   * owb_op_input_is_host_data names for every provider), and outputs it writes there. */
+  guint64 host_inputs;
+  guint64 host_outputs;
 } OwbKernelDef;
 
 /* A kernel chosen for a node at session creation. */
@@ -51,20 +86,43 @@ typedef struct {
   const OwbKernelDef *def;
   void *state;
   /* The provider computes float16/bfloat16 through this float32 kernel: the executor converts
-   * inputs and outputs of those types around it. */
+   * inputs and outputs of those types around it, on the host (providers with a device leave it
+   * FALSE). */
   gboolean via_float32;
 } OwbKernelChoice;
 
 typedef struct _OwbProvider OwbProvider;
+
+/* What claim_group returns: the provider took nodes [first, first + n_nodes) of what it was
+ * offered as one kernel. The kernel runs for a DeviceGroup node whose "body" attribute holds those
+ * nodes; the body's inputs name (in the nodes' own names) the values the group reads from outside
+ * it, in the order of ctx->inputs, and its outputs the values the group makes that are read after
+ * it, in the order of ctx->outputs. */
+typedef struct {
+  guint first;
+  guint n_nodes;
+  OwbKernelChoice choice;
+} OwbGroupChoice;
+
 struct _OwbProvider {
   const char *name;    /* "cpu", "cuda" */
-  const char *device;  /* human-readable device description */
+  const char *description; /* human-readable device description ("host CPU", "NVIDIA H200") */
+  OwbDevice *device;   /* NULL: kernels work on host memory */
+  gboolean (*supports) (OwbProvider *provider, const OwbNode *node, int opset, const OwbValueType *const *input_types,
+                        const OwbValueType *output_types, char **reason);
   /* Claim the node (TRUE, filling *choice) or decline (FALSE, *reason set to a newly allocated
    * explanation such as "no kernel for Resize with mode=cubic on float16"). input_types are the
    * inferred input types (NULL for missing). An error (return FALSE with error set) is a failure
    * of prepare, not a decline. */
   gboolean (*claim) (OwbProvider *provider, const OwbNode *node, int opset, const OwbValueType *const *input_types,
                      const OwbValueType *output_types, OwbKernelChoice *choice, char **reason, GError **error);
+  /* Offered nodes[0..n_nodes), consecutive in graph order, all claimed by this provider, with the
+   * choices its claim made for them (valid for the session's life: a group kernel may run them).
+   * FALSE: none taken (reason optional). May be NULL. A group input is in device memory unless
+   * every node of the group that reads it reads it as host data. */
+  gboolean (*claim_group) (OwbProvider *provider, const OwbGraph *graph, OwbNode *const *nodes,
+                           const OwbKernelChoice *choices, guint n_nodes, OwbGroupChoice *group, char **reason,
+                           GError **error);
   void (*release) (OwbProvider *provider, OwbKernelChoice *choice);
   void (*free) (OwbProvider *provider);
   gpointer priv;
@@ -77,7 +135,8 @@ OWB_API const OwbKernelDef *owb_kernel_table_lookup (const OwbKernelDef *const *
                                                      int opset, const OwbValueType *const *input_types,
                                                      const OwbValueType *output_types, char **why);
 
-/* Allocates output i with the given shape and stores it in ctx->outputs[i]. */
+/* Allocates output i with the given shape (on ctx->device unless host_outputs says otherwise) and
+ * stores it in ctx->outputs[i]. */
 OWB_API OwbTensor *owb_kernel_context_new_output (OwbKernelContext *ctx, int i, OwbDataType dtype, int rank,
                                                   const int64_t *dims, GError **error);
 OWB_API void owb_kernel_set_error (OwbKernelContext *ctx, GError **error, int code, const char *format, ...) G_GNUC_PRINTF (4, 5);

@@ -1,4 +1,5 @@
-/* owb-tensor.h: a reference-counted, dense, row-major tensor on the host. */
+/* owb-tensor.h: a reference-counted, dense, row-major tensor, in host memory unless `device` says
+ * otherwise (owb-device.h). */
 #pragma once
 
 #include <owb/owb-api.h>
@@ -19,6 +20,7 @@ G_BEGIN_DECLS
  * value type) keeps exactly two tensors in `sequence`: [0] the keys (1-D, int64 or string)
  * and [1] the values (1-D, same length); entry i maps keys[i] to values[i]. */
 typedef struct _OwbTensor OwbTensor;
+typedef struct _OwbDevice OwbDevice; /* owb-device.h */
 struct _OwbTensor {
   /*< public, read-only >*/
   OwbValueKind kind;
@@ -29,6 +31,7 @@ struct _OwbTensor {
   gsize nbytes;
   void *data;
   GPtrArray *sequence;
+  OwbDevice *device; /* NULL: data is host memory; else memory of that device (owb-device.h) */
   /*< private >*/
   int ref_count;
   GDestroyNotify free_func;
