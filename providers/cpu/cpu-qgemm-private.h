@@ -79,6 +79,11 @@ void _owb_cpu_qgemm_matmul_free (gpointer state);
  * reports what is wrong with it. */
 gboolean _owb_cpu_qgemm_matmul_run (OwbKernelContext *ctx);
 
+/* DynamicQuantizeMatMul (ai.onnx.workbench): A quantized as DynamicQuantizeLinear does, the
+ * product on the pack (prepare: _owb_cpu_qgemm_matmul_prepare; B packed per run when it is not the
+ * constant packed there), a_scale b_scale and bias applied in the epilogue. */
+gboolean _owb_cpu_dynamic_quantize_matmul (OwbKernelContext *ctx, GError **error);
+
 /* ---- QuantizeLinear / DequantizeLinear per tensor, 8-bit (cpu-quantize-fast.c) ---- */
 
 /* Runs ctx's QuantizeLinear (float32 -> uint8/int8) or DequantizeLinear (uint8/int8 -> float32)
@@ -89,6 +94,8 @@ gboolean _owb_cpu_dequantize_linear_fast (OwbKernelContext *ctx);
 /* DynamicQuantizeLinear's passes: x's range widened to hold 0 (NaN left out), in parallel, and
  * x quantized to uint8 at (scale, zp) as QuantizeLinear does (round half to even, saturating). */
 void _owb_cpu_float_range (OwbThreadPool *pool, const float *x, int64_t n, float *lo, float *hi);
+/* DynamicQuantizeLinear's scale and zero point for the range [lo, hi] (which holds 0). */
+void _owb_cpu_dynamic_quant_params (float lo, float hi, float *scale, int32_t *zp);
 void _owb_cpu_quantize_u8 (OwbThreadPool *pool, const float *x, uint8_t *y, int64_t n, float scale, int32_t zp);
 
 /* ---- QLinearConv / NhwcQLinearConv on the core (cpu-qconv.c) ---- */
