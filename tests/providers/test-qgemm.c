@@ -417,6 +417,12 @@ run_dynamic (gboolean fused, gboolean b_const, OwbTensor *const *in, int threads
       if (in[4])
         tu_node (g, "Add", "add", "prod,bias", "Y");
     }
+  if (fused)
+    {
+      /* the kernel's prepare packs B exactly when it is a constant */
+      const OwbNode *node = g_ptr_array_index (g->nodes, 0);
+      g_assert_true (packs (node, OWB_TYPE_FLOAT) == b_const);
+    }
   g_autoptr (GError) error = NULL;
   OwbSession *s = tu_session (m, threads, &error);
   g_assert_no_error (error);
