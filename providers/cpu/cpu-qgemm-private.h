@@ -1,7 +1,8 @@
 /* cpu-qgemm-private.h: integer GEMM against a constant right-hand matrix packed once (quantized
  * weights): C = (A - za) (B - zb) with A uint8 and B int8 (or uint8, shifted to int8 at packing),
  * int32 accumulation, and an epilogue that writes int32, requantizes to uint8/int8 or writes float.
- * An AVX-512 VNNI microkernel is chosen at run time, with a portable C one on the same packing. */
+ * An AVX-512 VNNI (or AMX, or AVX2) microkernel is chosen at run time, with a portable C one on the
+ * same packing. */
 #pragma once
 
 #include "cpu-kernels-private.h"
@@ -54,6 +55,13 @@ gboolean _owb_qgemm_uses_vnni (void);
 /* Tests and benchmarks: force the portable microkernel (TRUE) or choose by CPU features (FALSE).
  * OWB_QGEMM_PORTABLE=1 in the environment forces it for the whole process. */
 void _owb_qgemm_force_portable (gboolean force);
+/* TRUE when the AVX2 microkernel runs (vpmaddubsw on A split into its low 7 bits and top bit, so
+ * that no int16 saturates: sums equal VNNI's), with the portable epilogue: the CPU has AVX2 and
+ * VNNI does not run. Tests: _owb_qgemm_force_avx2 (TRUE) takes it on a VNNI CPU (VNNI then reports
+ * FALSE); OWB_QGEMM_AVX2=1 in the environment does so for the whole process. Forcing the portable
+ * kernel wins over both. */
+gboolean _owb_qgemm_uses_avx2 (void);
+void _owb_qgemm_force_avx2 (gboolean force);
 /* TRUE when whole 32 x 32 blocks of C run on AMX tiles (AMX-INT8, the kernel allows it, VNNI runs
  * and AMX is not turned off). Tests and benchmarks: _owb_qgemm_force_no_amx (TRUE) keeps to the
  * vector kernels; OWB_QGEMM_NO_AMX=1 in the environment does so for the whole process. */

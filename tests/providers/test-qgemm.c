@@ -2,8 +2,8 @@
  * shapes (1, 3, 17, 63, 129 rows/columns/depths), both zero-point signs, per-tensor and per-column B
  * zero points, int8 and uint8 B, strided operands, every epilogue (int32, requantized uint8/int8
  * with ties, float), threads, through the AMX and VNNI microkernels (where the CPU has them) and
- * the forced portable one; the QLinearMatMul and MatMulInteger kernels on the core against the
- * reference ones; the per-tensor QuantizeLinear/DequantizeLinear fast path against the spec;
+ * the forced AVX2 (with sums that would saturate int16) and portable ones; the QLinearMatMul and
+ * MatMulInteger kernels on the core against the reference ones; the per-tensor QuantizeLinear/DequantizeLinear fast path against the spec;
  * DynamicQuantizeMatMul against the unfused DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul
  * [-> Add] graph, to the bit. */
 #include "../engine/test-util.h"
@@ -208,6 +208,42 @@ test_qgemm_portable (void)
   g_assert_false (_owb_qgemm_uses_vnni ());
   run_all ();
   _owb_qgemm_force_portable (FALSE);
+}
+
+/* The AVX2 microkernel forced on this CPU: every case, and the sums where two-product int16 sums
+ * would saturate (A 255 against B 127 and -128, A 128 against -128), over depths with a tail. */
+static void
+test_qgemm_avx2 (void)
+{
+  _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_avx2 (TRUE);
+  if (!_owb_qgemm_uses_avx2 ())
+    {
+      g_test_skip ("no AVX2 on this CPU");
+      _owb_qgemm_force_avx2 (FALSE);
+      return;
+    }
+  g_assert_false (_owb_qgemm_uses_vnni ());
+  g_assert_false (_owb_qgemm_uses_amx ());
+  run_all ();
+  static const struct { uint8_t a; int8_t b; } extremes[] = { { 255, 127 }, { 255, -128 }, { 128, -128 }, { 127, -128 } };
+  for (guint e = 0; e < G_N_ELEMENTS (extremes); e++)
+    {
+      int64_t M = 5, K = 67, N = 21;
+      uint8_t *a = g_new (uint8_t, M * K);
+      int8_t *b = g_new (int8_t, K * N);
+      memset (a, extremes[e].a, M * K);
+      memset (b, (uint8_t) extremes[e].b, K * N);
+      OwbQgemmPacked *p = _owb_qgemm_pack (K, N, b, N, FALSE, NULL, 0);
+      int32_t *c = g_new (int32_t, M * N);
+      OwbQgemmEpilogue ep = { .output = OWB_QGEMM_OUT_INT32 };
+      _owb_qgemm_packed (NULL, p, M, a, K, 0, c, N, &ep);
+      for (int64_t i = 0; i < M * N; i++)
+        g_assert_cmpint (c[i], ==, (int32_t) K * extremes[e].a * extremes[e].b);
+      _owb_qgemm_packed_free (p);
+      g_free (a), g_free (b), g_free (c);
+    }
+  _owb_qgemm_force_avx2 (FALSE);
 }
 
 /* Zero points out of the type's range are refused, not packed. */
@@ -447,9 +483,11 @@ test_dynamic_quantize_matmul (void)
     { 0, 37, 63, 70 }, { 3, 5, 130, 47 }, { 0, 1, 1, 1 }, { 0, 128, 256, 768 }, { 2, 7, 17, 33 },
   };
   int count = 0;
-  for (int portable = 0; portable < 2; portable++)
+  for (int path = 0; path < 3; path++) /* VNNI, portable, AVX2 */
     {
+      gboolean portable = path == 1;
       _owb_qgemm_force_portable (portable);
+      _owb_qgemm_force_avx2 (path == 2);
       for (guint si = 0; si < G_N_ELEMENTS (shapes); si++)
         for (int variant = 0; variant < 8; variant++)
           {
@@ -494,7 +532,7 @@ test_dynamic_quantize_matmul (void)
                     while (((float *) y->data)[i] == ((float *) want->data)[i])
                       i++;
                     g_error ("DynamicQuantizeMatMul %s shape %u variant %d B %s: [%" G_GINT64_FORMAT "] %.9g, want %.9g",
-                             portable ? "portable" : "vnni", si, variant, b_const ? "packed" : "per run", i,
+                             path == 1 ? "portable" : path == 2 ? "avx2" : "vnni", si, variant, b_const ? "packed" : "per run", i,
                              ((float *) y->data)[i], ((float *) want->data)[i]);
                   }
                 owb_tensor_unref (y);
@@ -508,6 +546,7 @@ test_dynamic_quantize_matmul (void)
           }
     }
   _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_avx2 (FALSE);
   g_test_message ("%d DynamicQuantizeMatMul runs equal to the unfused graph", count);
 }
 
@@ -641,6 +680,7 @@ main (int argc, char **argv)
   g_test_add_func ("/qgemm/vnni", test_qgemm_vnni);
   g_test_add_func ("/qgemm/amx", test_qgemm_amx);
   g_test_add_func ("/qgemm/portable", test_qgemm_portable);
+  g_test_add_func ("/qgemm/avx2", test_qgemm_avx2);
   g_test_add_func ("/qgemm/pack-refuses", test_qgemm_pack_refuses);
   g_test_add_func ("/qgemm/kernels", test_qgemm_kernels);
   g_test_add_func ("/qgemm/quantize-per-tensor", test_quantize_per_tensor);
