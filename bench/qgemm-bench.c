@@ -1,7 +1,7 @@
 /* qgemm-bench.c: the integer GEMM's speed against this CPU's vpdpbusd peak.
  * `qgemm-bench peak [THREADS]`: vpdpbusd zmm throughput (instructions per ns, per thread and in
  * all), from independent accumulator chains; `qgemm-bench gemm M N K THREADS [ITER]`: the packed
- * GEMM's median time and GOP/s (2 M N K per call) through AMX, VNNI and the portable microkernel;
+ * GEMM's median time and GOP/s (2 M N K per call) through AMX, VNNI, AVX2 and the portable microkernel;
  * `qgemm-bench models A.onnx B.onnx THREADS [ROUNDS]`: the median latency of two models (a before
  * and an after) run alternately, A B A B, on the same random inputs. */
 #include <owb/owb.h>
@@ -134,14 +134,16 @@ bench_gemm (int64_t M, int64_t N, int64_t K, int threads, int iters)
   OwbQgemmEpilogue ep = { .output = OWB_QGEMM_OUT_INT32 };
   OwbThreadPool *pool = threads > 1 ? owb_thread_pool_new (threads) : NULL;
   double *t = g_new (double, iters);
-  static const char *const path_names[] = { "amx     ", "vnni    ", "portable" };
-  for (int path = 0; path < 3; path++)
+  static const char *const path_names[] = { "amx     ", "vnni    ", "avx2    ", "portable" };
+  for (int path = 0; path < 4; path++)
     {
-      _owb_qgemm_force_portable (path == 2);
+      _owb_qgemm_force_portable (path == 3);
+      _owb_qgemm_force_avx2 (path == 2);
       _owb_qgemm_force_no_amx (path != 0);
-      if ((path == 0 && !_owb_qgemm_uses_amx ()) || (path == 1 && !_owb_qgemm_uses_vnni ()))
+      if ((path == 0 && !_owb_qgemm_uses_amx ()) || (path == 1 && !_owb_qgemm_uses_vnni ())
+          || (path == 2 && !_owb_qgemm_uses_avx2 ()))
         continue;
-      int n = path < 2 ? iters : MAX (iters / 20, 3);
+      int n = path < 3 ? iters : MAX (iters / 20, 3);
       for (int w = 0; w < 3; w++)
         _owb_qgemm_packed (pool, p, M, a, K, 128, c, N, &ep);
       for (int i = 0; i < n; i++)
@@ -155,6 +157,7 @@ bench_gemm (int64_t M, int64_t N, int64_t K, int threads, int iters)
               path_names[path], M, N, K, threads, ms, 2.0 * M * N * K / (ms * 1e6));
     }
   _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_avx2 (FALSE);
   _owb_qgemm_force_no_amx (FALSE);
   if (pool)
     owb_thread_pool_free (pool);

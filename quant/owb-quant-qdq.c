@@ -17,8 +17,12 @@ typedef struct {
   int bias_input;     /* a constant 1-D input quantized to int32 at s_x * s_w (-1: none) */
 } OpRule;
 
-/* Relu, Clip and the other activations are left out on purpose: the quantized input of the next
- * node clips them, and an extra QDQ pair between a Conv and its Relu would only add error.
+/* Relu and Clip are left out on purpose: the quantized input of the next node clips them, and an
+ * extra QDQ pair between a Conv and its Relu would only add error. The smooth activations of
+ * MobileNetV3 and EfficientNet (HardSwish, HardSigmoid, Sigmoid, Tanh) are quantized on both sides,
+ * as ONNX Runtime's QDQ quantizer does where their input is another node's quantized input: a float
+ * reader of a Conv's output would keep that Conv from running on integers, and between two pairs
+ * the activation becomes a 256-byte table (fuse_qdq_lookup).
  * LayerNormalization keeps its (wide-ranged) residual input in float for the same reason: outputs
  * are dequantized only for the readers the plan quantizes. */
 static const OpRule op_rules[] = {
@@ -33,6 +37,9 @@ static const OpRule op_rules[] = {
   { "AveragePool", 0x1, TRUE, FALSE, -1, -1 },
   { "GlobalAveragePool", 0x1, TRUE, FALSE, -1, -1 },
   { "Sigmoid", 0x1, TRUE, FALSE, -1, -1 },
+  { "HardSigmoid", 0x1, TRUE, FALSE, -1, -1 },
+  { "HardSwish", 0x1, TRUE, FALSE, -1, -1 },
+  { "Tanh", 0x1, TRUE, FALSE, -1, -1 },
   { "Softmax", 0x1, TRUE, FALSE, -1, -1 },
   { "MaxPool", 0x1, TRUE, TRUE, -1, -1 },
   { "GlobalMaxPool", 0x1, TRUE, TRUE, -1, -1 },

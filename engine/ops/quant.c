@@ -719,7 +719,72 @@ infer_qlinear_binary (OwbInferContext *ctx, GError **error)
   return TRUE;
 }
 
+/* DynamicQuantizeMatMul (A, B, b_scale, b_zero_point?, bias?) of the engine's domain: A (float32,
+ * [..., K]) quantized to uint8 per tensor as DynamicQuantizeLinear does, MatMulInteger with B
+ * (int8/uint8 [K, N]), the int32 product cast to float32 and multiplied by (a_scale b_scale), bias
+ * [N] added: Y float32 [..., N]. b_scale and b_zero_point hold one value or one per column.
+ * fuse_dynamic_quant_matmul makes it of what onnxruntime's quantize_dynamic writes. */
+static gboolean
+infer_dynamic_quantize_matmul (OwbInferContext *ctx, GError **error)
+{
+  if (!require_inputs (ctx, 3, error))
+    return FALSE;
+  const OwbValueType *a = ctx->inputs[0], *b = ctx->inputs[1], *s = ctx->inputs[2];
+  const OwbValueType *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL, *bias = ctx->n_inputs > 4 ? ctx->inputs[4] : NULL;
+  if ((a->dtype != OWB_TYPE_UNDEFINED && a->dtype != OWB_TYPE_FLOAT) || (s->dtype != OWB_TYPE_UNDEFINED && s->dtype != OWB_TYPE_FLOAT)
+      || (bias && bias->dtype != OWB_TYPE_UNDEFINED && bias->dtype != OWB_TYPE_FLOAT))
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "A (%s), b_scale (%s) and bias must be float32",
+                           owb_data_type_name (a->dtype), owb_data_type_name (s->dtype));
+      return FALSE;
+    }
+  if (!check_qlinear_data_type (ctx, b->dtype, "B", FALSE, error))
+    return FALSE;
+  if (z && z->dtype != OWB_TYPE_UNDEFINED && b->dtype != OWB_TYPE_UNDEFINED && z->dtype != b->dtype)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "b_zero_point (%s) must be of B's type (%s)",
+                           owb_data_type_name (z->dtype), owb_data_type_name (b->dtype));
+      return FALSE;
+    }
+  if (b->rank >= 0 && b->rank != 2)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "B must be a matrix [K, N], got rank %d", b->rank);
+      return FALSE;
+    }
+  if (a->rank == 0)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "A must have rank >= 1");
+      return FALSE;
+    }
+  OwbDim k = dim_of (b, 0), n = dim_of (b, 1), ka = a->rank > 0 ? a->dims[a->rank - 1] : OWB_DIM_UNKNOWN;
+  if (owb_dim_is_known (ka) && owb_dim_is_known (k) && ka.value != k.value)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
+                           "A has %" G_GINT64_FORMAT " columns but B has %" G_GINT64_FORMAT " rows", ka.value, k.value);
+      return FALSE;
+    }
+  /* one value, or one per column of B */
+  const OwbValueType *per_column[3] = { s, z, bias };
+  for (int i = 0; i < 3; i++)
+    {
+      int64_t c = per_column[i] ? known_count (per_column[i]) : -1;
+      if (c > 1 && per_column[i]->rank != 1)
+        c = 0;
+      if (c >= 0 && c != 1 && !(owb_dim_is_known (n) && c == n.value) && !(c > 1 && !owb_dim_is_known (n)))
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "%s must hold one value or one per column of B",
+                               i == 0 ? "b_scale" : i == 1 ? "b_zero_point" : "bias");
+          return FALSE;
+        }
+    }
+  set_tensor_like (&ctx->outputs[0], OWB_TYPE_FLOAT, a);
+  if (a->rank > 0)
+    ctx->outputs[0].dims[a->rank - 1] = n;
+  return TRUE;
+}
+
 const OwbOpSchema _owb_ops_quant[] = {
+  { "DynamicQuantizeMatMul", OWB_DOMAIN, 1, 3, 5, 1, 1, infer_dynamic_quantize_matmul },
   { "QLinearBinary", OWB_DOMAIN, 1, 8, 8, 1, 1, infer_qlinear_binary },
   { "QLinearBinaryLookup", OWB_DOMAIN, 1, 3, 3, 1, 1, infer_qlinear_binary_lookup },
   { "QLinearLookup", OWB_DOMAIN, 1, 2, 2, 1, 1, infer_qlinear_lookup },

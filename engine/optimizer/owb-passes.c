@@ -17,6 +17,7 @@ extern const OwbPass _owb_pass_fuse_conv_add;
 extern const OwbPass _owb_pass_fuse_qdq_matmul;
 extern const OwbPass _owb_pass_fuse_qdq_conv;
 extern const OwbPass _owb_pass_fuse_qdq_lookup;
+extern const OwbPass _owb_pass_fuse_dynamic_quant_matmul;
 extern const OwbPass _owb_pass_fuse_matmul_scale;
 extern const OwbPass _owb_pass_fuse_transpose_matmul;
 extern const OwbPass _owb_pass_fuse_matmul_add;
@@ -44,6 +45,7 @@ const OwbPass *const _owb_passes[] = {
   &_owb_pass_fuse_qdq_matmul,
   &_owb_pass_fuse_qdq_conv,
   &_owb_pass_fuse_qdq_lookup,
+  &_owb_pass_fuse_dynamic_quant_matmul,
   &_owb_pass_fuse_matmul_scale,
   &_owb_pass_fuse_transpose_matmul,
   &_owb_pass_fuse_matmul_add,

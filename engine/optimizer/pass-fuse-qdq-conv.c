@@ -5,7 +5,7 @@
  * the Conv and the QuantizeLinear goes where the QuantizeLinear's own saturation clamps the same.
  * Fires only where the activation and the output are quantized per tensor with constant
  * parameters and the weight per tensor or per output channel; anything else stays, with a near
- * miss. */
+ * miss. A Gemm in the same pattern becomes a 1x1 QLinearConv between two Reshapes. */
 #include "owb-optimizer-private.h"
 
 #include <math.h>
@@ -145,6 +145,164 @@ only_reader (OwbPassContext *ctx, const char *name)
   return g_ptr_array_index (readers, 0);
 }
 
+/* A QuantizeLinear per tensor to 8 bits with constant float32 parameters: its zero point's name
+ * (NULL when absent), output type, scale and zero point. */
+static gboolean
+match_q (OwbPassContext *ctx, const OwbNode *q, const char **yzp_name, OwbDataType *ytype, float *ysf, int32_t *yz)
+{
+  const OwbTensor *ys = owb_pass_get_constant (ctx, q->inputs[1]);
+  *yzp_name = q->n_inputs > 2 && q->inputs[2][0] ? q->inputs[2] : NULL;
+  const OwbTensor *yzp = *yzp_name ? owb_pass_get_constant (ctx, *yzp_name) : NULL;
+  int64_t output_dtype = owb_node_get_int (q, "output_dtype", 0);
+  *ytype = yzp ? yzp->dtype : (output_dtype ? (OwbDataType) output_dtype : OWB_TYPE_UINT8);
+  if (!ys || ys->dtype != OWB_TYPE_FLOAT || ys->nelems != 1 || (*yzp_name && (!yzp || yzp->nelems != 1))
+      || !_owb_pass_is_8bit (*ytype) || owb_node_get_int (q, "block_size", 0) != 0 || owb_node_get_int (q, "precision", 0) != 0)
+    return FALSE;
+  *ysf = ((const float *) ys->data)[0];
+  *yz = yzp ? (int32_t) owb_tensor_get_double (yzp, 0) : 0;
+  return TRUE;
+}
+
+/* ---- Gemm: a 1x1 convolution of [M, K, 1, 1] ----
+ * DequantizeLinear (8-bit A [M, K], per tensor) and DequantizeLinear (constant 8-bit B, per tensor
+ * or per output column) [+ bias C] -> Gemm (alpha 1, beta 1, transA 0) -> QuantizeLinear, the
+ * classifier heads of QDQ CNNs, becomes Reshape (A to [M, K, 1, 1]) -> QLinearConv (B as
+ * [N, K, 1, 1]) -> Reshape (to [M, N]): the same sums, on the integer GEMM with B packed once, in
+ * standard ops. */
+static gboolean
+try_fuse_gemm (OwbPassContext *ctx, OwbNode *gemm)
+{
+  if (gemm->n_inputs < 2 || gemm->n_inputs > 3 || gemm->n_outputs != 1)
+    return FALSE;
+  OwbPassDq x, w = { 0 };
+  const char *why;
+  if (!_owb_pass_match_dq (ctx, gemm->inputs[0], &x, &why))
+    return FALSE; /* a float Gemm */
+  if (x.nparams != 1)
+    {
+      owb_pass_near_miss (ctx, gemm, "its input A's DequantizeLinear '%s' quantizes per channel; kept", owb_pass_label (x.node));
+      return FALSE;
+    }
+  gboolean trans_b = owb_node_get_int (gemm, "transB", 0) != 0;
+  const OwbTensor *wt = NULL;
+  if (_owb_pass_match_dq (ctx, gemm->inputs[1], &w, &why))
+    wt = owb_pass_get_constant (ctx, w.q);
+  int64_t N = wt && wt->rank == 2 ? wt->dims[trans_b ? 0 : 1] : -1, K = wt && wt->rank == 2 ? wt->dims[trans_b ? 1 : 0] : -1;
+  int64_t axis = w.node ? owb_node_get_int (w.node, "axis", 1) : 1;
+  if (!wt || wt->rank != 2
+      || (w.nparams != 1 && (w.scale_tensor->rank != 1 || w.nparams != N || (trans_b ? axis != 0 && axis != -2 : axis != 1 && axis != -1))))
+    {
+      owb_pass_near_miss (ctx, gemm, "reads a dequantized activation but B is not a constant 8-bit matrix quantized per "
+                          "tensor or per output column; kept");
+      return FALSE;
+    }
+  const OwbValueType *xt = owb_pass_value_type (ctx, gemm->inputs[0]);
+  if (owb_node_get_int (gemm, "transA", 0) != 0 || owb_node_get_float (gemm, "alpha", 1.0f) != 1.0f
+      || (gemm->n_inputs > 2 && gemm->inputs[2][0] && owb_node_get_float (gemm, "beta", 1.0f) != 1.0f)
+      || !xt || xt->kind != OWB_VALUE_TENSOR || xt->rank != 2)
+    {
+      owb_pass_near_miss (ctx, gemm, "has transA, alpha or beta, or an A not known to be a matrix; kept");
+      return FALSE;
+    }
+  OwbNode *q = only_reader (ctx, gemm->outputs[0]);
+  const char *yzp_name;
+  OwbDataType ytype;
+  float ysf;
+  int32_t yz;
+  if (!owb_pass_is_op (q, "QuantizeLinear") || q->n_inputs < 2 || !match_q (ctx, q, &yzp_name, &ytype, &ysf, &yz))
+    {
+      owb_pass_near_miss (ctx, gemm, "has dequantized inputs but its output is not read by one per-tensor 8-bit "
+                          "QuantizeLinear only; kept");
+      return FALSE;
+    }
+  const OwbTensor *xst = owb_pass_get_constant (ctx, x.scale);
+  OwbTensor *bias = NULL;
+  OwbNode *bias_dq = NULL;
+  const char *bias_name = gemm->n_inputs > 2 && gemm->inputs[2][0] ? gemm->inputs[2] : NULL;
+  if (bias_name)
+    {
+      const OwbValueType *ct = owb_pass_value_type (ctx, bias_name);
+      bias = ct && ct->rank == 1 ? int32_bias (ctx, bias_name, ((const float *) xst->data)[0], w.scale_tensor, N, &bias_dq, &why)
+                                 : NULL;
+      if (!bias)
+        {
+          owb_pass_near_miss (ctx, gemm, "its bias C %s; kept", ct && ct->rank == 1 ? why : "is not a vector of N values");
+          return FALSE;
+        }
+    }
+  if (owb_pass_opset (ctx) < 10)
+    {
+      if (bias)
+        owb_tensor_unref (bias);
+      return FALSE;
+    }
+
+  const char *label = owb_pass_label (gemm);
+  /* B as a [N, K, 1, 1] weight: the same bytes with transB, else transposed */
+  OwbTensor *w4 = owb_tensor_new (wt->dtype, 4, (int64_t[]){ N, K, 1, 1 }, NULL);
+  const uint8_t *src = wt->data;
+  uint8_t *dst = w4->data;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t k = 0; k < K; k++)
+      dst[n * K + k] = trans_b ? src[n * K + k] : src[k * N + n];
+  g_autofree char *w4_base = g_strdup_printf ("%s_weight_4d", label);
+  const char *w4_name = owb_pass_add_initializer (ctx, w4_base, w4);
+  const char *xzp = x.zp ? x.zp : _owb_pass_add_zero_point (ctx, label, x.scale, x.qtype);
+  const char *wzp = w.zp ? w.zp : _owb_pass_add_zero_point (ctx, label, w.scale, w.qtype);
+  const char *yzn = yzp_name ? yzp_name : _owb_pass_add_zero_point (ctx, label, q->inputs[1], ytype);
+  g_autofree char *s4_base = g_strdup_printf ("%s_shape_4d", label), *s2_base = g_strdup_printf ("%s_shape_2d", label);
+  OwbTensor *s4 = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]){ 4 }, NULL), *s2 = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]){ 2 }, NULL);
+  memcpy (s4->data, (int64_t[]){ 0, K, 1, 1 }, 4 * sizeof (int64_t)); /* 0: A's M as it is */
+  memcpy (s2->data, (int64_t[]){ 0, N }, 2 * sizeof (int64_t));
+  const char *s4_name = owb_pass_add_initializer (ctx, s4_base, s4), *s2_name = owb_pass_add_initializer (ctx, s2_base, s2);
+  g_autofree char *x4 = owb_pass_scoped_name (ctx, label, "A_4d"), *y4 = owb_pass_scoped_name (ctx, label, "Y_4d");
+  g_autofree char *rx_name = owb_pass_scoped_name (ctx, label, "Reshape_A");
+  g_autofree char *ry_name = owb_pass_scoped_name (ctx, label, "Reshape_Y");
+  OwbNode *rx = owb_node_new ("Reshape", "", rx_name);
+  owb_node_add_input (rx, x.q);
+  owb_node_add_input (rx, s4_name);
+  owb_node_add_output (rx, x4);
+  /* under the Gemm's name (free again once it is removed), so its scope is kept */
+  OwbNode *fused = owb_node_new ("QLinearConv", "", gemm->name && gemm->name[0] ? gemm->name : NULL);
+  const char *inputs[8] = { x4, x.scale, xzp, w4_name, w.scale, wzp, q->inputs[1], yzn };
+  for (int i = 0; i < 8; i++)
+    owb_node_add_input (fused, inputs[i]);
+  if (bias)
+    {
+      g_autofree char *base = g_strdup_printf ("%s_bias_int32", label);
+      owb_node_add_input (fused, owb_pass_add_initializer (ctx, base, bias));
+    }
+  owb_node_add_output (fused, y4);
+  OwbNode *ry = owb_node_new ("Reshape", "", ry_name);
+  owb_node_add_input (ry, y4);
+  owb_node_add_input (ry, s2_name);
+  owb_node_add_output (ry, q->outputs[0]);
+  gboolean drop_x = owb_pass_n_uses (ctx, gemm->inputs[0]) == 1, drop_w = owb_pass_n_uses (ctx, gemm->inputs[1]) == 1;
+  gboolean drop_b = bias_dq && owb_pass_n_uses (ctx, bias_name) == 1;
+  const char *from[5];
+  guint n_from = 0;
+  if (drop_x)
+    from[n_from++] = owb_pass_label (x.node);
+  if (drop_w)
+    from[n_from++] = owb_pass_label (w.node);
+  if (drop_b)
+    from[n_from++] = owb_pass_label (bias_dq);
+  from[n_from++] = label;
+  from[n_from++] = owb_pass_label (q);
+  owb_pass_add_node (ctx, rx, from, n_from);
+  owb_pass_add_node (ctx, fused, from, n_from);
+  owb_pass_add_node (ctx, ry, from, n_from);
+  owb_pass_remove_node (ctx, q);
+  owb_pass_remove_node (ctx, gemm);
+  if (drop_x)
+    owb_pass_remove_node (ctx, x.node);
+  if (drop_w)
+    owb_pass_remove_node (ctx, w.node);
+  if (drop_b)
+    owb_pass_remove_node (ctx, bias_dq);
+  return TRUE;
+}
+
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *conv)
 {
@@ -188,20 +346,16 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
                           act ? " (after its Relu/Clip)" : "");
       return FALSE;
     }
-  const OwbTensor *ys = owb_pass_get_constant (ctx, q->inputs[1]);
-  const char *yzp_name = q->n_inputs > 2 && q->inputs[2][0] ? q->inputs[2] : NULL;
-  const OwbTensor *yzp = yzp_name ? owb_pass_get_constant (ctx, yzp_name) : NULL;
-  int64_t output_dtype = owb_node_get_int (q, "output_dtype", 0);
-  OwbDataType ytype = yzp ? yzp->dtype : (output_dtype ? (OwbDataType) output_dtype : OWB_TYPE_UINT8);
-  if (!ys || ys->dtype != OWB_TYPE_FLOAT || ys->nelems != 1 || (yzp_name && (!yzp || yzp->nelems != 1))
-      || !_owb_pass_is_8bit (ytype) || owb_node_get_int (q, "block_size", 0) != 0 || owb_node_get_int (q, "precision", 0) != 0)
+  const char *yzp_name;
+  OwbDataType ytype;
+  float ysf;
+  int32_t yz;
+  if (!match_q (ctx, q, &yzp_name, &ytype, &ysf, &yz))
     {
       owb_pass_near_miss (ctx, conv, "its QuantizeLinear '%s' is not per tensor to int8 or uint8 with constant float32 "
                           "parameters; kept", owb_pass_label (q));
       return FALSE;
     }
-  float ysf = ((const float *) ys->data)[0];
-  int32_t yz = yzp ? (int32_t) owb_tensor_get_double (yzp, 0) : 0;
   if (act && !clamp_is_saturation (ysf, yz, ytype, lo, hi))
     {
       owb_pass_near_miss (ctx, conv, "its %s '%s' clamps tighter than QuantizeLinear '%s' saturates; kept",
@@ -302,14 +456,17 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
       OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
-      if (owb_pass_is_op (node, "Conv"))
+      if (owb_pass_is_op (node, "Conv") || owb_pass_is_op (node, "Gemm"))
         g_ptr_array_add (candidates, node);
     }
   /* A fusion removes its Conv and nodes no other candidate is (DequantizeLinear, Relu/Clip,
    * QuantizeLinear). */
   guint fused = 0;
   for (guint i = 0; i < candidates->len; i++)
-    fused += try_fuse (ctx, g_ptr_array_index (candidates, i));
+    {
+      OwbNode *node = g_ptr_array_index (candidates, i);
+      fused += owb_pass_is_op (node, "Gemm") ? try_fuse_gemm (ctx, node) : try_fuse (ctx, node);
+    }
   g_ptr_array_unref (candidates);
   if (fused)
     owb_pass_prune_initializers (ctx);
@@ -319,7 +476,7 @@ run (OwbPassContext *ctx, GError **error)
 const OwbPass _owb_pass_fuse_qdq_conv = {
   "fuse_qdq_conv",
   OWB_OPTIMIZE_EXTENDED,
-  "turns DequantizeLinear (8-bit activation, constant 8-bit weight) [+ bias] -> Conv [-> Relu/Clip] -> "
+  "turns DequantizeLinear (8-bit activation, constant 8-bit weight) [+ bias] -> Conv [-> Relu/Clip] (or Gemm) -> "
   "QuantizeLinear into QLinearConv",
   run,
 };

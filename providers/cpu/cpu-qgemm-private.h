@@ -1,7 +1,8 @@
 /* cpu-qgemm-private.h: integer GEMM against a constant right-hand matrix packed once (quantized
  * weights): C = (A - za) (B - zb) with A uint8 and B int8 (or uint8, shifted to int8 at packing),
  * int32 accumulation, and an epilogue that writes int32, requantizes to uint8/int8 or writes float.
- * An AVX-512 VNNI microkernel is chosen at run time, with a portable C one on the same packing. */
+ * An AVX-512 VNNI (or AMX, or AVX2) microkernel is chosen at run time, with a portable C one on the
+ * same packing. */
 #pragma once
 
 #include "cpu-kernels-private.h"
@@ -54,6 +55,13 @@ gboolean _owb_qgemm_uses_vnni (void);
 /* Tests and benchmarks: force the portable microkernel (TRUE) or choose by CPU features (FALSE).
  * OWB_QGEMM_PORTABLE=1 in the environment forces it for the whole process. */
 void _owb_qgemm_force_portable (gboolean force);
+/* TRUE when the AVX2 microkernel runs (vpmaddubsw on A split into its low 7 bits and top bit, so
+ * that no int16 saturates: sums equal VNNI's), with the portable epilogue: the CPU has AVX2 and
+ * VNNI does not run. Tests: _owb_qgemm_force_avx2 (TRUE) takes it on a VNNI CPU (VNNI then reports
+ * FALSE); OWB_QGEMM_AVX2=1 in the environment does so for the whole process. Forcing the portable
+ * kernel wins over both. */
+gboolean _owb_qgemm_uses_avx2 (void);
+void _owb_qgemm_force_avx2 (gboolean force);
 /* TRUE when whole 32 x 32 blocks of C run on AMX tiles (AMX-INT8, the kernel allows it, VNNI runs
  * and AMX is not turned off). Tests and benchmarks: _owb_qgemm_force_no_amx (TRUE) keeps to the
  * vector kernels; OWB_QGEMM_NO_AMX=1 in the environment does so for the whole process. */
@@ -79,6 +87,11 @@ void _owb_cpu_qgemm_matmul_free (gpointer state);
  * reports what is wrong with it. */
 gboolean _owb_cpu_qgemm_matmul_run (OwbKernelContext *ctx);
 
+/* DynamicQuantizeMatMul (ai.onnx.workbench): A quantized as DynamicQuantizeLinear does, the
+ * product on the pack (prepare: _owb_cpu_qgemm_matmul_prepare; B packed per run when it is not the
+ * constant packed there), a_scale b_scale and bias applied in the epilogue. */
+gboolean _owb_cpu_dynamic_quantize_matmul (OwbKernelContext *ctx, GError **error);
+
 /* ---- QuantizeLinear / DequantizeLinear per tensor, 8-bit (cpu-quantize-fast.c) ---- */
 
 /* Runs ctx's QuantizeLinear (float32 -> uint8/int8) or DequantizeLinear (uint8/int8 -> float32)
@@ -89,6 +102,8 @@ gboolean _owb_cpu_dequantize_linear_fast (OwbKernelContext *ctx);
 /* DynamicQuantizeLinear's passes: x's range widened to hold 0 (NaN left out), in parallel, and
  * x quantized to uint8 at (scale, zp) as QuantizeLinear does (round half to even, saturating). */
 void _owb_cpu_float_range (OwbThreadPool *pool, const float *x, int64_t n, float *lo, float *hi);
+/* DynamicQuantizeLinear's scale and zero point for the range [lo, hi] (which holds 0). */
+void _owb_cpu_dynamic_quant_params (float lo, float hi, float *scale, int32_t *zp);
 void _owb_cpu_quantize_u8 (OwbThreadPool *pool, const float *x, uint8_t *y, int64_t n, float scale, int32_t zp);
 
 /* ---- QLinearConv / NhwcQLinearConv on the core (cpu-qconv.c) ---- */

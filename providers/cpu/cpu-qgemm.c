@@ -2,7 +2,8 @@
  * packed once into 16-column panels of 4-deep groups, the layout vpdpbusd multiplies against four
  * broadcast bytes of A and also the layout of an AMX B tile (16 groups x 16 columns); a register
  * tile of up to 6 rows x 64 columns (AVX-512 VNNI) or 32 x 32 in four AMX tiles accumulates in
- * int32, exactly, and zero points are applied afterwards through A's row sums and B's column sums:
+ * int32, exactly (an AVX2 microkernel gives the same sums where VNNI is missing), and zero points
+ * are applied afterwards through A's row sums and B's column sums:
  *   sum (a - za)(b - zb) = sum a b - zb rowsum(a) - za colsum(b) + K za zb. */
 #include "cpu-qgemm-private.h"
 
@@ -371,8 +372,80 @@ epilogue_vnni (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
         }
     }
 }
-#endif
 
+/* ---- AVX2 microkernel ----
+ * For CPUs without AVX-512 VNNI. vpmaddubsw sums two u8 x s8 products into a saturating int16,
+ * which 255 x 127 x 2 overflows; so each A byte is split into its low 7 bits and its top bit
+ * (a = (a & 0x7F) + (a & 0x80)): |127 b0 + 127 b1| <= 32512 and 128 b0 + 128 b1 lies in
+ * [-32768, 32512], both exact in int16. vpmaddwd against ones widens each to int32, so every lane
+ * ends with the exact sum vpdpbusd gives (wrapping alike), on the same packed B: 8 columns of a
+ * panel's 4-deep group are its first or last 32 bytes. Rows three at a time, 16 columns a pass. */
+#define AVX2 __attribute__ ((target ("avx2")))
+
+static inline __attribute__ ((always_inline)) AVX2 __m256i
+dot4_avx2 (__m256i acc, __m256i a_lo, __m256i a_hi, __m256i b, __m256i ones)
+{
+  __m256i lo = _mm256_madd_epi16 (_mm256_maddubs_epi16 (a_lo, b), ones);
+  __m256i hi = _mm256_madd_epi16 (_mm256_maddubs_epi16 (a_hi, b), ones);
+  return _mm256_add_epi32 (acc, _mm256_add_epi32 (lo, hi));
+}
+
+/* Rows [r0, r0 + RN) of one panel, RN a constant so that the accumulators stay in registers. */
+static inline __attribute__ ((always_inline)) AVX2 void
+panel_avx2 (const int RN, const uint8_t *a, int64_t lda, int64_t K, const int8_t *bp, int32_t *out,
+            gboolean accumulate)
+{
+  const __m256i lo7 = _mm256_set1_epi8 (0x7F), top = _mm256_set1_epi8 ((char) 0x80), ones = _mm256_set1_epi16 (1);
+  const int64_t kq = K / 4, K4 = (K + 3) / 4;
+  __m256i acc[3][2];
+#pragma GCC unroll 3
+  for (int r = 0; r < RN; r++)
+    for (int h = 0; h < 2; h++)
+      acc[r][h] = accumulate ? _mm256_load_si256 ((const __m256i *) (out + r * NP * NR + 8 * h)) : _mm256_setzero_si256 ();
+  for (int64_t q = 0; q < K4; q++)
+    {
+      __m256i b0 = _mm256_load_si256 ((const __m256i *) (bp + q * 64));
+      __m256i b1 = _mm256_load_si256 ((const __m256i *) (bp + q * 64 + 32));
+#pragma GCC unroll 3
+      for (int r = 0; r < RN; r++)
+        {
+          const uint8_t *ar = a + r * lda + 4 * q;
+          uint32_t a4 = 0;
+          if (q < kq)
+            memcpy (&a4, ar, 4);
+          else /* the last group: A's bytes past K are not read (B is zero there) */
+            for (int t = 0; t < K % 4; t++)
+              a4 |= (uint32_t) ar[t] << (8 * t);
+          __m256i av = _mm256_set1_epi32 ((int32_t) a4);
+          __m256i a_lo = _mm256_and_si256 (av, lo7), a_hi = _mm256_and_si256 (av, top);
+          acc[r][0] = dot4_avx2 (acc[r][0], a_lo, a_hi, b0, ones);
+          acc[r][1] = dot4_avx2 (acc[r][1], a_lo, a_hi, b1, ones);
+        }
+    }
+#pragma GCC unroll 3
+  for (int r = 0; r < RN; r++)
+    for (int h = 0; h < 2; h++)
+      _mm256_store_si256 ((__m256i *) (out + r * NP * NR + 8 * h), acc[r][h]);
+}
+
+static AVX2 void
+tile_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps, int32_t *out,
+           gboolean accumulate)
+{
+  for (int p = 0; p < P; p++)
+    for (int r0 = 0; r0 < R; r0 += 3)
+      {
+        const uint8_t *ar = a + r0 * lda;
+        int32_t *o = out + r0 * NP * NR + p * NR;
+        switch (MIN (3, R - r0))
+          {
+          case 1: panel_avx2 (1, ar, lda, K, b + p * ps, o, accumulate); break;
+          case 2: panel_avx2 (2, ar, lda, K, b + p * ps, o, accumulate); break;
+          default: panel_avx2 (3, ar, lda, K, b + p * ps, o, accumulate); break;
+          }
+      }
+}
+#endif
 
 /* ---- regions of C ---- */
 
@@ -516,6 +589,38 @@ cpu_has_vnni (void)
 #endif
 }
 
+static int force_avx2 = -1; /* -1: not yet read from the environment */
+
+static gboolean
+cpu_has_avx2 (void)
+{
+#ifdef HAVE_X86_VNNI
+  static int have = -1;
+  if (g_atomic_int_get (&have) < 0)
+    {
+      __builtin_cpu_init ();
+      g_atomic_int_set (&have, __builtin_cpu_supports ("avx2"));
+    }
+  return g_atomic_int_get (&have);
+#else
+  return FALSE;
+#endif
+}
+
+static gboolean
+avx2_forced (void)
+{
+  int f = g_atomic_int_get (&force_avx2);
+  if (f < 0)
+    {
+      const char *env = g_getenv ("OWB_QGEMM_AVX2");
+      f = env && env[0] && strcmp (env, "0") != 0;
+      g_atomic_int_compare_and_exchange (&force_avx2, -1, f);
+      f = g_atomic_int_get (&force_avx2);
+    }
+  return f;
+}
+
 static int force_no_amx = -1; /* -1: not yet read from the environment */
 
 /* AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits 24, 25), and the kernel's leave to use the tile data
@@ -570,13 +675,26 @@ _owb_qgemm_uses_vnni (void)
       g_atomic_int_compare_and_exchange (&force_portable, -1, f);
       f = g_atomic_int_get (&force_portable);
     }
-  return !f && cpu_has_vnni ();
+  return !f && !avx2_forced () && cpu_has_vnni ();
 }
 
 void
 _owb_qgemm_force_portable (gboolean force)
 {
   g_atomic_int_set (&force_portable, force ? 1 : 0);
+}
+
+gboolean
+_owb_qgemm_uses_avx2 (void)
+{
+  gboolean vnni = _owb_qgemm_uses_vnni (); /* also reads the environment */
+  return !g_atomic_int_get (&force_portable) && !vnni && cpu_has_avx2 ();
+}
+
+void
+_owb_qgemm_force_avx2 (gboolean force)
+{
+  g_atomic_int_set (&force_avx2, force ? 1 : 0);
 }
 
 void
@@ -596,6 +714,8 @@ _owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, 
       tile = tile_vnni;
       epilogue = epilogue_vnni;
     }
+  else if (_owb_qgemm_uses_avx2 ())
+    tile = tile_avx2;
 #endif
   const int64_t K = b->K, ps = b->K4 * 64;
   /* the columns' zero-point terms, once per run: K za zb[n] - za colsum[n] */

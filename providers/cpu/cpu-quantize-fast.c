@@ -265,3 +265,13 @@ _owb_cpu_quantize_u8 (OwbThreadPool *pool, const float *x, uint8_t *y, int64_t n
   Job j = { x, y, n, scale, zp, FALSE };
   owb_parallel_for (pool, (n + CHUNK - 1) / CHUNK, 4, quantize_chunks, &j);
 }
+
+void
+_owb_cpu_dynamic_quant_params (float lo, float hi, float *scale, int32_t *zp)
+{
+  /* an all-zero input gets scale 1/255 rather than 0, so that quantizing it divides by a number */
+  float s = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+  float z = 0.0f - lo / s;
+  *scale = s;
+  *zp = (int32_t) nearbyintf (z < 0.0f ? 0.0f : (z > 255.0f ? 255.0f : z));
+}

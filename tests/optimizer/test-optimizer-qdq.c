@@ -1,9 +1,10 @@
 /* test-optimizer-qdq.c: the QDQ -> integer fusions fuse_qdq_matmul and fuse_qdq_conv:
  * DequantizeLinear (activation) and DequantizeLinear (constant weight) -> MatMul (Conv, with bias
  * and Relu/Clip) -> QuantizeLinear becomes QLinearMatMul (QLinearConv), and fuse_qdq_lookup's
- * DequantizeLinear -> elementwise op -> QuantizeLinear a QLinearLookup table, with
- * its provenance in the report; outputs against the unoptimized (float-emulated) model within one
- * quantization step; near misses where it must not fire.
+ * DequantizeLinear -> elementwise op -> QuantizeLinear a QLinearLookup table, with its provenance
+ * in the report; outputs against the unoptimized (float-emulated) model within one quantization
+ * step; near misses where it must not fire. fuse_dynamic_quant_matmul's DynamicQuantizeLinear ->
+ * MatMulInteger -> Cast -> Mul [-> Add] becomes DynamicQuantizeMatMul, outputs equal to the bit.
  *
  * Tolerance: the QDQ model sums float products in float32 and rounds the result once to the
  * output's step; QLinearMatMul sums the integers exactly and rounds acc * (sa sb / sy). The two
@@ -698,6 +699,289 @@ test_fuse_qdq_binary (void)
   g_rand_free (r);
 }
 
+/* ---- fuse_qdq_conv on Gemm ---- */
+
+/* x [M, K] -> Q -> DQ -> Gemm (W: DQ of a constant [N, K] with transB, else [K, N]; C: DQ of int32
+ * at x_scale w_scale) -> Q -> DQ -> y, as ONNX Runtime's QDQ classifier heads. */
+static OwbModel *
+build_gemm (gboolean trans_b, gboolean per_channel, gboolean bias, int64_t M, int64_t K, int64_t N, GRand *r)
+{
+  OwbModel *m = tu_model_new (13);
+  OwbGraph *g = m->graph;
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]) { M, K }, NULL);
+  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  float xs = 4.0f / 255;
+  owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, xs));
+  owb_graph_add_initializer (g, "xz", scalar (OWB_TYPE_UINT8, 120));
+  owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, 0.04));
+  owb_graph_add_initializer (g, "yz", scalar (OWB_TYPE_UINT8, 128));
+  int64_t np = per_channel ? N : 1;
+  OwbTensor *ws = float_tensor (per_channel ? 1 : 0, &np, r, 0.002, 0.01);
+  owb_graph_add_initializer (g, "ws", ws);
+  owb_graph_add_initializer (g, "wz", owb_tensor_new (OWB_TYPE_INT8, per_channel ? 1 : 0, &np, NULL));
+  owb_graph_add_initializer (g, "wq", int8_tensor (OWB_TYPE_INT8, 2, trans_b ? (int64_t[]) { N, K } : (int64_t[]) { K, N }, r));
+  tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
+  tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
+  OwbNode *dqw = tu_node (g, "DequantizeLinear", "dqw", "wq,ws,wz", "wd");
+  if (per_channel)
+    owb_node_add_attribute (dqw, "axis", OWB_ATTR_INT)->i = trans_b ? 0 : 1;
+  if (bias)
+    {
+      OwbTensor *b = owb_tensor_new (OWB_TYPE_INT32, 1, &N, NULL), *bs = owb_tensor_new (OWB_TYPE_FLOAT, 1, &N, NULL);
+      for (int64_t i = 0; i < N; i++)
+        {
+          ((int32_t *) b->data)[i] = g_rand_int_range (r, -3000, 3000);
+          ((float *) bs->data)[i] = xs * ((float *) ws->data)[per_channel ? i : 0];
+        }
+      owb_graph_add_initializer (g, "bq", b);
+      owb_graph_add_initializer (g, "bs", bs);
+      owb_node_add_attribute (tu_node (g, "DequantizeLinear", "dqb", "bq,bs", "bd"), "axis", OWB_ATTR_INT)->i = 0;
+    }
+  OwbNode *gemm = tu_node (g, "Gemm", "gemm", bias ? "xd,wd,bd" : "xd,wd", "c");
+  owb_node_add_attribute (gemm, "transB", OWB_ATTR_INT)->i = trans_b;
+  tu_node (g, "QuantizeLinear", "qy", "c,ys,yz", "yq");
+  tu_node (g, "DequantizeLinear", "dqy", "yq,ys,yz", "y");
+  g_assert_true (owb_model_validate (m, NULL));
+  return m;
+}
+
+/* Every variant becomes Reshape -> QLinearConv -> Reshape (at extended and at all, where the
+ * layout pass may make it channels-last), its outputs within a step of the unoptimized model's;
+ * a Gemm with alpha stays, with a near miss. */
+static void
+test_fuse_qdq_gemm (void)
+{
+  GRand *r = g_rand_new_with_seed (41);
+  int64_t K = 70, N = 37;
+  for (int variant = 0; variant < 4; variant++)
+    {
+      gboolean trans_b = variant != 1, per_channel = variant != 2, bias = variant != 3;
+      int64_t M = variant == 0 ? 1 : 9;
+      OwbModel *m = build_gemm (trans_b, per_channel, bias, M, K, N, r);
+      OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+      for (int level = 0; level < 2; level++)
+        {
+          OwbSession *opt = session_at (m, level ? OWB_OPTIMIZE_ALL : OWB_OPTIMIZE_EXTENDED, 1 + variant % 2);
+          const OwbGraph *g = owb_session_get_graph (opt);
+          g_assert_cmpuint (count_op (g, "Gemm"), ==, 0);
+          g_assert_cmpuint (count_op (g, "QLinearConv") + count_op (g, "NhwcQLinearConv"), ==, 1);
+          const OwbPassReport *p = named_report (owb_session_get_optimize_report (opt), "fuse_qdq_conv");
+          g_assert_cmpuint (p->created->len, ==, 3);
+          g_assert_cmpuint (p->near_misses->len, ==, 0);
+          OwbTensor *x = float_tensor (2, (int64_t[]) { M, K }, r, -2, 2);
+          const char *names[] = { "x" };
+          OwbTensor *ya = NULL, *yb = NULL;
+          g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
+          g_assert_true (owb_session_run (opt, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
+          g_assert_true (owb_tensor_same_shape (ya, yb));
+          int64_t differ = 0;
+          for (int64_t i = 0; i < ya->nelems; i++)
+            {
+              double d = fabs (((float *) ya->data)[i] - ((float *) yb->data)[i]);
+              g_assert_cmpfloat (d, <=, 0.04 * 1.0001);
+              differ += d > 0;
+            }
+          g_assert_cmpint (differ, <=, MAX (2, ya->nelems / 100));
+          owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
+          owb_session_free (opt);
+        }
+      owb_session_free (plain);
+      owb_model_unref (m);
+    }
+  /* alpha 2: kept */
+  OwbModel *m = build_gemm (TRUE, TRUE, TRUE, 3, K, N, r);
+  for (guint i = 0; i < m->graph->nodes->len; i++)
+    {
+      OwbNode *n = g_ptr_array_index (m->graph->nodes, i);
+      if (strcmp (n->op_type, "Gemm") == 0)
+        owb_node_add_attribute (n, "alpha", OWB_ATTR_FLOAT)->f = 2.0f;
+    }
+  OwbSession *opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
+  g_assert_cmpuint (count_op (owb_session_get_graph (opt), "Gemm"), ==, 1);
+  const OwbPassReport *p = named_report (owb_session_get_optimize_report (opt), "fuse_qdq_conv");
+  g_assert_cmpuint (p->near_misses->len, ==, 1);
+  g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "alpha"));
+  owb_session_free (opt);
+  owb_model_unref (m);
+  g_rand_free (r);
+}
+
+/* ---- fuse_dynamic_quant_matmul ---- */
+
+typedef struct {
+  gboolean weight_unsigned, per_column, bias, swapped, shared, dynamic_weight, no_a_zp, residual, cast_output;
+} DynVariant;
+
+/* What onnxruntime's quantize_dynamic writes for x [2, M, K] -> MatMul (constant W) [-> Add bias]:
+ * DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul (Mul (x_scale, w_scale)) [-> Add]. swapped:
+ * the Muls' and the Add's operands the other way round. shared: a second MatMulInteger (with its own
+ * weight) reads the same DynamicQuantizeLinear. residual: the product goes into an Add of x, not
+ * a bias. cast_output: the Cast's output is also a graph output. */
+static OwbModel *
+build_dynamic (const DynVariant *v, int64_t M, int64_t K, int64_t N, GRand *r)
+{
+  OwbModel *m = tu_model_new (13);
+  OwbGraph *g = m->graph;
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 3, (int64_t[]) { 2, M, K }, NULL);
+  OwbDataType wt = v->weight_unsigned ? OWB_TYPE_UINT8 : OWB_TYPE_INT8;
+  int64_t np = v->per_column ? N : 1;
+  for (int w = 0; w < 1 + v->shared; w++)
+    {
+      g_autofree char *wq = g_strdup_printf ("w%d_q", w), *ws = g_strdup_printf ("w%d_scale", w);
+      g_autofree char *wz = g_strdup_printf ("w%d_zp", w), *bias = g_strdup_printf ("bias%d", w);
+      owb_graph_add_initializer (g, ws, float_tensor (v->per_column ? 1 : 0, &np, r, 0.002, 0.01));
+      OwbTensor *wzp = owb_tensor_new (wt, v->per_column ? 1 : 0, &np, NULL);
+      for (int64_t i = 0; i < wzp->nelems; i++)
+        ((uint8_t *) wzp->data)[i] = v->weight_unsigned ? (uint8_t) g_rand_int_range (r, 100, 160) : 0;
+      owb_graph_add_initializer (g, wz, wzp);
+      if (v->dynamic_weight)
+        tu_add_value (g->inputs, wq, wt, 2, (int64_t[]) { K, N }, NULL);
+      else
+        owb_graph_add_initializer (g, wq, int8_tensor (wt, 2, (int64_t[]) { K, N }, r));
+      owb_graph_add_initializer (g, bias, float_tensor (1, &N, r, -1, 1));
+    }
+  tu_node (g, "DynamicQuantizeLinear", "dql", "x", "x_q,x_scale,x_zp");
+  for (int w = 0; w < 1 + v->shared; w++)
+    {
+      g_autofree char *name = g_strdup_printf ("mmi%d", w), *ins = NULL, *out = g_strdup_printf ("y%d", w);
+      ins = g_strdup_printf (v->no_a_zp ? "x_q,w%d_q" : "x_q,w%d_q,x_zp,w%d_zp", w, w);
+      g_autofree char *acc = g_strdup_printf ("acc%d", w), *accf = g_strdup_printf ("accf%d", w);
+      g_autofree char *sc = g_strdup_printf ("scale%d", w), *prod = g_strdup_printf ("prod%d", w);
+      g_autofree char *smul_in = g_strdup_printf (v->swapped ? "w%d_scale,x_scale" : "x_scale,w%d_scale", w);
+      g_autofree char *mul_in = g_strdup_printf ("%s,%s", v->swapped ? sc : accf, v->swapped ? accf : sc);
+      g_autofree char *add_in = v->residual ? g_strdup_printf ("%s,x", prod)
+                                : v->swapped  ? g_strdup_printf ("bias%d,%s", w, prod)
+                                              : g_strdup_printf ("%s,bias%d", prod, w);
+      tu_node (g, "MatMulInteger", name, ins, acc);
+      g_autofree char *cname = g_strdup_printf ("cast%d", w), *sname = g_strdup_printf ("scale_mul%d", w);
+      g_autofree char *mname = g_strdup_printf ("mul%d", w), *aname = g_strdup_printf ("add%d", w);
+      OwbNode *cast = tu_node (g, "Cast", cname, acc, accf);
+      owb_node_add_attribute (cast, "to", OWB_ATTR_INT)->i = OWB_TYPE_FLOAT;
+      tu_node (g, "Mul", sname, smul_in, sc);
+      tu_node (g, "Mul", mname, mul_in, v->bias || v->residual ? prod : out);
+      if (v->bias || v->residual)
+        tu_node (g, "Add", aname, add_in, out);
+      tu_add_value (g->outputs, out, OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+      ((OwbValueInfo *) g_ptr_array_index (g->outputs, g->outputs->len - 1))->has_type = FALSE;
+      if (v->cast_output)
+        {
+          tu_add_value (g->outputs, accf, OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+          ((OwbValueInfo *) g_ptr_array_index (g->outputs, g->outputs->len - 1))->has_type = FALSE;
+        }
+    }
+  g_assert_true (owb_model_validate (m, NULL));
+  return m;
+}
+
+/* Both sessions on the same x (and weights where they are inputs): every output equal to the bit. */
+static void
+compare_dynamic (OwbSession *plain, OwbSession *opt, int64_t M, int64_t K, int64_t N, GRand *r, gboolean dynamic_weight)
+{
+  OwbTensor *x = float_tensor (3, (int64_t[]) { 2, M, K }, r, -2, 3);
+  OwbTensor *w = dynamic_weight ? int8_tensor (OWB_TYPE_INT8, 2, (int64_t[]) { K, N }, r) : NULL;
+  const char *names[2] = { "x", "w0_q" };
+  OwbTensor *feeds[2] = { x, w };
+  guint n_out = owb_session_get_n_outputs (plain);
+  g_assert_cmpuint (n_out, ==, owb_session_get_n_outputs (opt));
+  OwbTensor *want[4] = { NULL }, *got[4] = { NULL };
+  GError *error = NULL;
+  g_assert_true (owb_session_run (plain, w ? 2 : 1, names, feeds, n_out, NULL, want, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (owb_session_run (opt, w ? 2 : 1, names, feeds, n_out, NULL, got, NULL, NULL, &error));
+  g_assert_no_error (error);
+  for (guint i = 0; i < n_out; i++)
+    {
+      g_assert_cmpint (got[i]->dtype, ==, OWB_TYPE_FLOAT);
+      g_assert_true (owb_tensor_same_shape (got[i], want[i]));
+      g_assert_cmpint (memcmp (got[i]->data, want[i]->data, want[i]->nbytes), ==, 0);
+      owb_tensor_unref (want[i]), owb_tensor_unref (got[i]);
+    }
+  owb_tensor_unref (x);
+  if (w)
+    owb_tensor_unref (w);
+}
+
+static void
+test_fuse_dynamic_quant_matmul (void)
+{
+  static const DynVariant variants[] = {
+    { FALSE, FALSE, TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE }, /* quantize_dynamic's default: s8 per tensor, bias */
+    { FALSE, TRUE, TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE },  /* per_channel=True */
+    { TRUE, TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE },  /* u8 weights with zero points, no bias */
+    { FALSE, TRUE, TRUE, TRUE, FALSE, FALSE, FALSE, FALSE, FALSE },   /* operands the other way round */
+    { FALSE, FALSE, TRUE, FALSE, TRUE, FALSE, FALSE, FALSE, FALSE },  /* two MatMulIntegers on one DynamicQuantizeLinear */
+    { FALSE, TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, TRUE, FALSE },  /* a residual Add after: not a bias */
+  };
+  GRand *r = g_rand_new_with_seed (31);
+  int64_t M = 19, K = 70, N = 45;
+  for (guint vi = 0; vi < G_N_ELEMENTS (variants); vi++)
+    {
+      const DynVariant *v = &variants[vi];
+      if (v->residual)
+        N = K; /* the residual adds x */
+      OwbModel *m = build_dynamic (v, M, K, N, r);
+      OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+      OwbSession *opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 2);
+      const OwbGraph *g = owb_session_get_graph (opt);
+      guint n = 1 + v->shared;
+      g_assert_cmpuint (count_op (g, "DynamicQuantizeMatMul"), ==, n);
+      g_assert_cmpuint (count_op (g, "MatMulInteger"), ==, 0);
+      g_assert_cmpuint (count_op (g, "DynamicQuantizeLinear"), ==, 0);
+      g_assert_cmpuint (count_op (g, "Cast"), ==, 0);
+      g_assert_cmpuint (count_op (g, "Mul"), ==, 0);
+      g_assert_cmpuint (count_op (g, "Add"), ==, v->residual ? 1 : 0);
+      const OwbPassReport *p = named_report (owb_session_get_optimize_report (opt), "fuse_dynamic_quant_matmul");
+      g_assert_cmpuint (p->created->len, ==, n);
+      g_assert_cmpuint (p->near_misses->len, ==, 0);
+      const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
+      g_assert_cmpstr (c->op_type, ==, "DynamicQuantizeMatMul");
+      g_assert_cmpstr (c->node, ==, "mmi0"); /* under the MatMulInteger's name */
+      g_assert_cmpuint (c->from->len, ==, v->bias ? 6 : 5);
+      g_assert_cmpstr (g_ptr_array_index (c->from, 0), ==, "dql");
+      g_assert_cmpstr (g_ptr_array_index (c->from, 2), ==, "mmi0");
+      compare_dynamic (plain, opt, M, K, N, r, FALSE);
+      owb_session_free (plain);
+      owb_session_free (opt);
+      owb_model_unref (m);
+    }
+  g_rand_free (r);
+}
+
+/* Not fired, with the reason: a weight that is a graph input, a MatMulInteger that leaves out the
+ * activation's zero point, a Cast whose output is also a graph output. Outputs unchanged. */
+static void
+test_fuse_dynamic_quant_matmul_near_misses (void)
+{
+  static const struct {
+    DynVariant v;
+    const char *why;
+  } cases[] = {
+    { { FALSE, FALSE, TRUE, FALSE, FALSE, TRUE, FALSE, FALSE, FALSE }, "not a constant int8 or uint8 matrix" },
+    { { FALSE, FALSE, TRUE, FALSE, FALSE, FALSE, TRUE, FALSE, FALSE }, "without its zero point" },
+    { { FALSE, FALSE, TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, TRUE }, "not read by one Mul only" },
+  };
+  GRand *r = g_rand_new_with_seed (32);
+  int64_t M = 6, K = 20, N = 9;
+  for (guint ci = 0; ci < G_N_ELEMENTS (cases); ci++)
+    {
+      OwbModel *m = build_dynamic (&cases[ci].v, M, K, N, r);
+      OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+      OwbSession *opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
+      g_assert_cmpuint (count_op (owb_session_get_graph (opt), "DynamicQuantizeMatMul"), ==, 0);
+      g_assert_cmpuint (count_op (owb_session_get_graph (opt), "MatMulInteger"), ==, 1);
+      const OwbPassReport *p = named_report (owb_session_get_optimize_report (opt), "fuse_dynamic_quant_matmul");
+      g_assert_cmpuint (p->near_misses->len, ==, 1);
+      if (!strstr (g_ptr_array_index (p->near_misses, 0), cases[ci].why))
+        g_error ("case %u: near miss '%s', want '%s'", ci, (const char *) g_ptr_array_index (p->near_misses, 0), cases[ci].why);
+      compare_dynamic (plain, opt, M, K, N, r, cases[ci].v.dynamic_weight);
+      owb_session_free (plain);
+      owb_session_free (opt);
+      owb_model_unref (m);
+    }
+  g_rand_free (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -709,5 +993,8 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/fuse-qdq-conv/near-misses", test_fuse_qdq_conv_near_misses);
   g_test_add_func ("/optimizer/fuse-qdq-lookup", test_fuse_qdq_lookup);
   g_test_add_func ("/optimizer/fuse-qdq-lookup/binary", test_fuse_qdq_binary);
+  g_test_add_func ("/optimizer/fuse-qdq-conv/gemm", test_fuse_qdq_gemm);
+  g_test_add_func ("/optimizer/fuse-dynamic-quant-matmul", test_fuse_dynamic_quant_matmul);
+  g_test_add_func ("/optimizer/fuse-dynamic-quant-matmul/near-misses", test_fuse_dynamic_quant_matmul_near_misses);
   return g_test_run ();
 }

@@ -3,7 +3,7 @@
  * stride 1 and 2 with pads, dilations, asymmetric pads, SAME auto_pad, groups and depthwise
  * convolutions, channel counts that are not multiples of 16 or 64, uint8 and int8 activations,
  * outputs and weights, zero points of both signs, per-tensor and per-channel weights, with and
- * without bias, one and two threads, through the AMX, VNNI and forced portable paths; and
+ * without bias, one and two threads, through the AMX, VNNI and forced AVX2 and portable paths; and
  * NhwcQLinearConv against the same reference on the transposed tensors; QLinearLookup's table. */
 #include "../engine/test-util.h"
 #include "../../providers/cpu/cpu-qgemm-private.h"
@@ -263,6 +263,23 @@ test_qconv_portable (void)
   _owb_qgemm_force_portable (FALSE);
 }
 
+/* The AVX2 microkernel forced on this CPU (the depthwise kernel then takes its portable path). */
+static void
+test_qconv_avx2 (void)
+{
+  _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_avx2 (TRUE);
+  if (!_owb_qgemm_uses_avx2 ())
+    {
+      g_test_skip ("no AVX2 on this CPU");
+      _owb_qgemm_force_avx2 (FALSE);
+      return;
+    }
+  g_assert_false (_owb_qgemm_uses_vnni ());
+  run_all ("AVX2");
+  _owb_qgemm_force_avx2 (FALSE);
+}
+
 /* What the core does not take falls back to the reference: W a graph input (tested above), and a
  * weight the prepare refuses (zero point out of the weight type's range is impossible; a 3-D
  * convolution is the case). */
@@ -385,6 +402,7 @@ main (int argc, char **argv)
   g_test_add_func ("/qconv/amx", test_qconv_amx);
   g_test_add_func ("/qconv/vnni", test_qconv_vnni);
   g_test_add_func ("/qconv/portable", test_qconv_portable);
+  g_test_add_func ("/qconv/avx2", test_qconv_avx2);
   g_test_add_func ("/qconv/refuses-3d", test_qconv_refuses_3d);
   g_test_add_func ("/qconv/qlinear-lookup", test_qlinear_lookup);
   g_test_add_func ("/qconv/qlinear-binary-lookup", test_qlinear_binary_lookup);

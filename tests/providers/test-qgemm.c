@@ -2,8 +2,10 @@
  * shapes (1, 3, 17, 63, 129 rows/columns/depths), both zero-point signs, per-tensor and per-column B
  * zero points, int8 and uint8 B, strided operands, every epilogue (int32, requantized uint8/int8
  * with ties, float), threads, through the AMX and VNNI microkernels (where the CPU has them) and
- * the forced portable one; the QLinearMatMul and MatMulInteger kernels on the core against the
- * reference ones; the per-tensor QuantizeLinear/DequantizeLinear fast path against the spec. */
+ * the forced AVX2 (with sums that would saturate int16) and portable ones; the QLinearMatMul and
+ * MatMulInteger kernels on the core against the reference ones; the per-tensor QuantizeLinear/DequantizeLinear fast path against the spec;
+ * DynamicQuantizeMatMul against the unfused DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul
+ * [-> Add] graph, to the bit. */
 #include "../engine/test-util.h"
 #include "../../providers/cpu/cpu-qgemm-private.h"
 
@@ -208,6 +210,42 @@ test_qgemm_portable (void)
   _owb_qgemm_force_portable (FALSE);
 }
 
+/* The AVX2 microkernel forced on this CPU: every case, and the sums where two-product int16 sums
+ * would saturate (A 255 against B 127 and -128, A 128 against -128), over depths with a tail. */
+static void
+test_qgemm_avx2 (void)
+{
+  _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_avx2 (TRUE);
+  if (!_owb_qgemm_uses_avx2 ())
+    {
+      g_test_skip ("no AVX2 on this CPU");
+      _owb_qgemm_force_avx2 (FALSE);
+      return;
+    }
+  g_assert_false (_owb_qgemm_uses_vnni ());
+  g_assert_false (_owb_qgemm_uses_amx ());
+  run_all ();
+  static const struct { uint8_t a; int8_t b; } extremes[] = { { 255, 127 }, { 255, -128 }, { 128, -128 }, { 127, -128 } };
+  for (guint e = 0; e < G_N_ELEMENTS (extremes); e++)
+    {
+      int64_t M = 5, K = 67, N = 21;
+      uint8_t *a = g_new (uint8_t, M * K);
+      int8_t *b = g_new (int8_t, K * N);
+      memset (a, extremes[e].a, M * K);
+      memset (b, (uint8_t) extremes[e].b, K * N);
+      OwbQgemmPacked *p = _owb_qgemm_pack (K, N, b, N, FALSE, NULL, 0);
+      int32_t *c = g_new (int32_t, M * N);
+      OwbQgemmEpilogue ep = { .output = OWB_QGEMM_OUT_INT32 };
+      _owb_qgemm_packed (NULL, p, M, a, K, 0, c, N, &ep);
+      for (int64_t i = 0; i < M * N; i++)
+        g_assert_cmpint (c[i], ==, (int32_t) K * extremes[e].a * extremes[e].b);
+      _owb_qgemm_packed_free (p);
+      g_free (a), g_free (b), g_free (c);
+    }
+  _owb_qgemm_force_avx2 (FALSE);
+}
+
 /* Zero points out of the type's range are refused, not packed. */
 static void
 test_qgemm_pack_refuses (void)
@@ -371,6 +409,194 @@ test_qgemm_kernels (void)
   g_test_message ("%d kernel configurations", count);
 }
 
+/* ---- DynamicQuantizeMatMul (ai.onnx.workbench) ---- */
+
+/* The unfused graph quantize_dynamic writes, DynamicQuantizeLinear (A) -> MatMulInteger (B a graph
+ * input, so the reference kernel runs it) -> Cast -> Mul (Mul (a_scale, b_scale)) [-> Add bias], or
+ * the fused node with B an initializer (packed at prepare) or a graph input (packed per run).
+ * in: A, B, b_scale, b_zero_point or NULL, bias or NULL. */
+static OwbTensor *
+run_dynamic (gboolean fused, gboolean b_const, OwbTensor *const *in, int threads)
+{
+  OwbModel *m = tu_model_new (13);
+  OwbGraph *g = m->graph;
+  const char *names[2] = { "A", "B" };
+  OwbTensor *feeds[2] = { in[0], in[1] };
+  tu_add_value (g->inputs, "A", OWB_TYPE_FLOAT, in[0]->rank, in[0]->dims, NULL);
+  if (b_const)
+    owb_graph_add_initializer (g, "B", owb_tensor_ref (in[1]));
+  else
+    tu_add_value (g->inputs, "B", in[1]->dtype, 2, in[1]->dims, NULL);
+  owb_graph_add_initializer (g, "b_scale", owb_tensor_ref (in[2]));
+  if (in[3])
+    owb_graph_add_initializer (g, "b_zp", owb_tensor_ref (in[3]));
+  if (in[4])
+    owb_graph_add_initializer (g, "bias", owb_tensor_ref (in[4]));
+  tu_add_value (g->outputs, "Y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  if (fused)
+    {
+      owb_model_set_opset (m, OWB_DOMAIN, 1);
+      g_autofree char *ins = g_strdup_printf ("A,B,b_scale%s%s", in[3] || in[4] ? (in[3] ? ",b_zp" : ",") : "",
+                                              in[4] ? ",bias" : "");
+      OwbNode *node = tu_node (g, "DynamicQuantizeMatMul", "node", ins, "Y");
+      g_free (node->domain);
+      node->domain = g_strdup (OWB_DOMAIN);
+    }
+  else
+    {
+      tu_node (g, "DynamicQuantizeLinear", "dql", "A", "A_q,a_scale,a_zp");
+      tu_node (g, "MatMulInteger", "mmi", in[3] ? "A_q,B,a_zp,b_zp" : "A_q,B,a_zp", "acc");
+      tu_set_int (tu_node (g, "Cast", "cast", "acc", "accf"), "to", OWB_TYPE_FLOAT);
+      tu_node (g, "Mul", "scale_mul", "a_scale,b_scale", "scale");
+      tu_node (g, "Mul", "mul", "accf,scale", in[4] ? "prod" : "Y");
+      if (in[4])
+        tu_node (g, "Add", "add", "prod,bias", "Y");
+    }
+  if (fused)
+    {
+      /* the kernel's prepare packs B exactly when it is a constant */
+      const OwbNode *node = g_ptr_array_index (g->nodes, 0);
+      g_assert_true (packs (node, OWB_TYPE_FLOAT) == b_const);
+    }
+  g_autoptr (GError) error = NULL;
+  OwbSession *s = tu_session (m, threads, &error);
+  g_assert_no_error (error);
+  const char *out_names[1] = { "Y" };
+  OwbTensor *y = NULL;
+  g_assert_true (owb_session_run (s, b_const ? 1 : 2, names, feeds, 1, out_names, &y, NULL, NULL, &error));
+  g_assert_no_error (error);
+  owb_session_free (s);
+  owb_model_unref (m);
+  return y;
+}
+
+/* Odd shapes (K and N not multiples of 4 or 16, one row, batches), int8 and uint8 weights with
+ * zero points of both signs, per-tensor and per-column scales and zero points, with and without
+ * bias, activations of both signs, only positive (a_zero_point 0), only negative (255) and all
+ * zero, one and two threads, on the VNNI and the forced portable paths: the fused node's output
+ * equals the unfused graph's to the bit. */
+static void
+test_dynamic_quantize_matmul (void)
+{
+  static const int64_t shapes[][4] = { /* batch (0: A is 2-D), M, K, N */
+    { 0, 37, 63, 70 }, { 3, 5, 130, 47 }, { 0, 1, 1, 1 }, { 0, 128, 256, 768 }, { 2, 7, 17, 33 },
+  };
+  int count = 0;
+  for (int path = 0; path < 3; path++) /* VNNI, portable, AVX2 */
+    {
+      gboolean portable = path == 1;
+      _owb_qgemm_force_portable (portable);
+      _owb_qgemm_force_avx2 (path == 2);
+      for (guint si = 0; si < G_N_ELEMENTS (shapes); si++)
+        for (int variant = 0; variant < 8; variant++)
+          {
+            GRand *r = g_rand_new_with_seed (500 + 10 * si + variant);
+            int64_t batch = shapes[si][0], M = shapes[si][1], K = shapes[si][2], N = shapes[si][3];
+            gboolean b_signed = variant % 2 == 0, per_column = variant & 2, bias = variant != 3 && variant != 6;
+            gboolean zps = variant != 4; /* b_zero_point given */
+            OwbDataType bt = b_signed ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+            int blo = b_signed ? -128 : 0, bhi = b_signed ? 127 : 255;
+            int64_t adims[3] = { batch, M, K }, bdims[2] = { K, N }, np = per_column ? N : 1;
+            OwbTensor *a = owb_tensor_new (OWB_TYPE_FLOAT, batch ? 3 : 2, batch ? adims : adims + 1, NULL);
+            /* ranges: mixed signs, positive only, negative only, all zero */
+            double lo = variant == 5 ? 0.1 : variant == 6 ? -3.0 : -1.5, hi = variant == 5 ? 4.0 : variant == 6 ? -0.2 : 2.5;
+            for (int64_t i = 0; i < a->nelems; i++)
+              ((float *) a->data)[i] = variant == 7 && si == 2 ? 0.0f : (float) g_rand_double_range (r, lo, hi);
+            OwbTensor *b = random_tensor (bt, 2, bdims, r, blo, bhi);
+            OwbTensor *bs = random_tensor (OWB_TYPE_FLOAT, per_column ? 1 : 0, &np, r, 0, 0);
+            /* int8 weights: 0 (symmetric, as quantize_dynamic writes) or any, both signs */
+            OwbTensor *bzp = !zps ? NULL
+                                  : random_tensor (bt, per_column ? 1 : 0, &np, r, b_signed && variant < 4 ? 0 : blo,
+                                                   b_signed && variant < 4 ? 0 : bhi);
+            OwbTensor *bi = NULL;
+            if (bias)
+              {
+                bi = owb_tensor_new (OWB_TYPE_FLOAT, 1, &N, NULL);
+                for (int64_t i = 0; i < N; i++)
+                  ((float *) bi->data)[i] = (float) g_rand_double_range (r, -1, 1);
+              }
+            OwbTensor *in[5] = { a, b, bs, bzp, bi };
+            int threads = 1 + (variant + (int) si) % 2;
+            OwbTensor *want = run_dynamic (FALSE, FALSE, in, 1);
+            for (int b_const = 0; b_const < 2; b_const++)
+              {
+                OwbTensor *y = run_dynamic (TRUE, b_const, in, threads);
+                g_assert_cmpint (y->dtype, ==, OWB_TYPE_FLOAT);
+                g_assert_cmpint (y->rank, ==, a->rank);
+                g_assert_cmpint (y->dims[y->rank - 1], ==, N);
+                g_assert_cmpint (y->nelems, ==, want->nelems);
+                if (memcmp (y->data, want->data, y->nbytes) != 0)
+                  {
+                    int64_t i = 0;
+                    while (((float *) y->data)[i] == ((float *) want->data)[i])
+                      i++;
+                    g_error ("DynamicQuantizeMatMul %s shape %u variant %d B %s: [%" G_GINT64_FORMAT "] %.9g, want %.9g",
+                             path == 1 ? "portable" : path == 2 ? "avx2" : "vnni", si, variant, b_const ? "packed" : "per run", i,
+                             ((float *) y->data)[i], ((float *) want->data)[i]);
+                  }
+                owb_tensor_unref (y);
+                count++;
+              }
+            owb_tensor_unref (want);
+            for (int i = 0; i < 5; i++)
+              if (in[i])
+                owb_tensor_unref (in[i]);
+            g_rand_free (r);
+          }
+    }
+  _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_avx2 (FALSE);
+  g_test_message ("%d DynamicQuantizeMatMul runs equal to the unfused graph", count);
+}
+
+/* A b_scale of the wrong count is refused with an error naming the node and the input: by shape
+ * inference where its count is declared, by the kernel where it is only known at run time. */
+static void
+test_dynamic_quantize_matmul_errors (void)
+{
+  GRand *r = g_rand_new_with_seed (9);
+  int64_t adims[2] = { 4, 8 }, n3 = 3;
+  OwbTensor *a = owb_tensor_new (OWB_TYPE_FLOAT, 2, adims, NULL);
+  memset (a->data, 0, a->nbytes);
+  OwbTensor *b = random_tensor (OWB_TYPE_INT8, 2, (int64_t[]){ 8, 5 }, r, -128, 127);
+  OwbTensor *bs = random_tensor (OWB_TYPE_FLOAT, 1, &n3, r, 0, 0);
+  OwbModel *m = tu_model_new (13);
+  owb_model_set_opset (m, OWB_DOMAIN, 1);
+  tu_add_value (m->graph->inputs, "A", OWB_TYPE_FLOAT, 2, adims, NULL);
+  /* the count left unknown: shape inference lets it through, the kernel sees 3 values for 5 columns */
+  tu_add_value (m->graph->inputs, "b_scale", OWB_TYPE_FLOAT, 1, (int64_t[]){ -1 }, NULL);
+  owb_graph_add_initializer (m->graph, "B", owb_tensor_ref (b));
+  tu_add_value (m->graph->outputs, "Y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  OwbNode *node = tu_node (m->graph, "DynamicQuantizeMatMul", "dqmm", "A,B,b_scale", "Y");
+  g_free (node->domain);
+  node->domain = g_strdup (OWB_DOMAIN);
+  g_autoptr (GError) error = NULL;
+  OwbSession *s = tu_session (m, 1, &error);
+  g_assert_no_error (error);
+  const char *names[2] = { "A", "b_scale" }, *out_names[1] = { "Y" };
+  OwbTensor *feeds[2] = { a, bs }, *y = NULL;
+  g_assert_false (owb_session_run (s, 2, names, feeds, 1, out_names, &y, NULL, NULL, &error));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "dqmm"));
+  g_assert_nonnull (strstr (error->message, "b_scale"));
+  owb_session_free (s);
+  g_clear_error (&error);
+  /* declared: refused when the session is made */
+  OwbValueInfo *vi = g_ptr_array_index (m->graph->inputs, 1);
+  vi->type.dims[0] = OWB_DIM_VALUE (3);
+  g_assert_null (tu_session (m, 1, &error));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "dqmm"));
+  g_assert_nonnull (strstr (error->message, "b_scale"));
+  owb_model_unref (m);
+  owb_tensor_unref (a);
+  owb_tensor_unref (b);
+  owb_tensor_unref (bs);
+  g_rand_free (r);
+}
+
 /* ---- QuantizeLinear / DequantizeLinear per tensor (cpu-quantize-fast.c) ---- */
 
 /* Against the spec's formulas: y = saturate (round_half_even (x / s) + zp) with the division in
@@ -454,8 +680,11 @@ main (int argc, char **argv)
   g_test_add_func ("/qgemm/vnni", test_qgemm_vnni);
   g_test_add_func ("/qgemm/amx", test_qgemm_amx);
   g_test_add_func ("/qgemm/portable", test_qgemm_portable);
+  g_test_add_func ("/qgemm/avx2", test_qgemm_avx2);
   g_test_add_func ("/qgemm/pack-refuses", test_qgemm_pack_refuses);
   g_test_add_func ("/qgemm/kernels", test_qgemm_kernels);
   g_test_add_func ("/qgemm/quantize-per-tensor", test_quantize_per_tensor);
+  g_test_add_func ("/qgemm/dynamic-quantize-matmul", test_dynamic_quantize_matmul);
+  g_test_add_func ("/qgemm/dynamic-quantize-matmul/errors", test_dynamic_quantize_matmul_errors);
   return g_test_run ();
 }

@@ -528,6 +528,70 @@ test_scalar_constants_stay_float (void)
   owb_model_unref (m);
 }
 
+/* x [1,4,6,6] -> Conv -> HardSwish -> Conv -> c2; HardSigmoid (c2) -> Mul (c2, ...) -> y: MobileNetV3's
+ * two forms of hard swish. Both activations read their Conv's output through a DequantizeLinear
+ * (they read float before, which kept both Convs float at the extended level); optimized, both
+ * Convs run as QLinearConv and both activations as 256-byte tables, and the output stays close to
+ * the float model's. */
+static void
+test_hard_swish_quantized (void)
+{
+  OwbModel *m = tu_model_new (14);
+  OwbGraph *g = m->graph;
+  int64_t xd[] = { 1, 4, 6, 6 }, w1[] = { 8, 4, 1, 1 }, w2[] = { 8, 8, 1, 1 }, bd[] = { 8 }, yd[] = { 1, 8, 6, 6 };
+  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
+  tu_add_value (g->outputs, "y", OWB_TYPE_FLOAT, 4, yd, NULL);
+  GRand *rand = g_rand_new_with_seed (14);
+  add_random_weight (g, "w1", 4, w1, rand, 0.6f);
+  add_random_weight (g, "b1", 1, bd, rand, 0.2f);
+  add_random_weight (g, "w2", 4, w2, rand, 0.4f);
+  add_random_weight (g, "b2", 1, bd, rand, 0.2f);
+  g_rand_free (rand);
+  tu_node (g, "Conv", "conv1", "x,w1,b1", "c1");
+  tu_node (g, "HardSwish", "hswish", "c1", "h1");
+  tu_node (g, "Conv", "conv2", "h1,w2,b2", "c2");
+  tu_node (g, "HardSigmoid", "hsig", "c2", "s2");
+  tu_node (g, "Mul", "mul", "c2,s2", "y");
+  g_assert_true (owb_model_validate (m, NULL));
+  g_autoptr (OwbQuantDataset) ds = owb_quant_dataset_new_random (8, 2);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbQuantCalibration) cal = owb_quant_calibrate (m, ds, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (OwbModel) q = owb_quant_quantize_static (m, cal, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (find_producer (q->graph, find_node (q->graph, "hswish")->inputs[0])->op_type, ==, "DequantizeLinear");
+  g_assert_cmpstr (find_producer (q->graph, find_node (q->graph, "hsig")->inputs[0])->op_type, ==, "DequantizeLinear");
+
+  OwbSessionOptions so;
+  owb_session_options_init (&so);
+  so.providers = owb_providers_new_from_list ("cpu", NULL);
+  so.n_threads = 1;
+  so.optimize = OWB_OPTIMIZE_EXTENDED;
+  g_autoptr (OwbSession) s = owb_session_new (q, &so, &error);
+  g_ptr_array_unref (so.providers);
+  g_assert_no_error (error);
+  const OwbGraph *og = owb_session_get_graph (s);
+  g_assert_cmpuint (count_op (og, "QLinearConv"), ==, 2);
+  g_assert_cmpuint (count_op (og, "Conv"), ==, 0);
+  g_assert_cmpuint (count_op (og, "QLinearLookup"), ==, 2);
+  g_assert_cmpuint (count_op (og, "HardSwish") + count_op (og, "HardSigmoid"), ==, 0);
+
+  GRand *xr = g_rand_new_with_seed (15);
+  OwbTensor *x = owb_tensor_new (OWB_TYPE_FLOAT, 4, xd, NULL);
+  for (int64_t i = 0; i < x->nelems; i++)
+    ((float *) x->data)[i] = (float) g_rand_double_range (xr, -1, 1);
+  g_rand_free (xr);
+  OwbTensor *want = run_model (m, x), *got = NULL;
+  const char *names[] = { "x" };
+  g_assert_true (owb_session_run (s, 1, names, &x, 1, NULL, &got, NULL, NULL, &error));
+  g_assert_no_error (error);
+  double db = sqnr_db (want, got);
+  g_test_message ("SQNR of the quantized, optimized model: %.1f dB", db);
+  g_assert_cmpfloat (db, >, 20);
+  owb_tensor_unref (x), owb_tensor_unref (want), owb_tensor_unref (got);
+  owb_model_unref (m);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -541,5 +605,6 @@ main (int argc, char **argv)
   g_test_add ("/quant/qdq/params", Fixture, NULL, fixture_set_up, test_qdq_params, fixture_tear_down);
   g_test_add ("/quant/qdq/fallback", Fixture, NULL, fixture_set_up, test_fallback_finds_the_culprit, fixture_tear_down);
   g_test_add_func ("/quant/qdq/scalar-constants-stay-float", test_scalar_constants_stay_float);
+  g_test_add_func ("/quant/qdq/hard-swish", test_hard_swish_quantized);
   return g_test_run ();
 }

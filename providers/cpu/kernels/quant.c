@@ -549,11 +549,11 @@ compute_dynamic_quantize_linear (OwbKernelContext *ctx, GError **error)
   /* The range always includes 0 so that 0 is exactly representable. */
   float lo, hi;
   _owb_cpu_float_range (ctx->pool, xd, x->nelems, &lo, &hi);
-  float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
-  float zp = 0.0f - lo / scale;
-  zp = nearbyintf (zp < 0.0f ? 0.0f : (zp > 255.0f ? 255.0f : zp));
+  float scale;
+  int32_t zp;
+  _owb_cpu_dynamic_quant_params (lo, hi, &scale, &zp);
   if (ctx->outputs[0])
-    _owb_cpu_quantize_u8 (ctx->pool, xd, ctx->outputs[0]->data, x->nelems, scale, (int32_t) zp);
+    _owb_cpu_quantize_u8 (ctx->pool, xd, ctx->outputs[0]->data, x->nelems, scale, zp);
   if (ctx->n_outputs > 1 && ctx->outputs[1])
     ((float *) ctx->outputs[1]->data)[0] = scale;
   if (ctx->n_outputs > 2 && ctx->outputs[2])
@@ -1372,5 +1372,7 @@ const OwbKernelDef _owb_cpu_kernels_quant[] = {
   { "QLinearLookup", OWB_DOMAIN, 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_lookup },
   { "QLinearBinaryLookup", OWB_DOMAIN, 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_binary_lookup },
   { "QLinearBinary", OWB_DOMAIN, 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_binary },
+  { "DynamicQuantizeMatMul", OWB_DOMAIN, 1, 0, OWB_TYPE_BIT (OWB_TYPE_FLOAT), 0, _owb_cpu_qgemm_matmul_prepare,
+    _owb_cpu_qgemm_matmul_free, _owb_cpu_dynamic_quantize_matmul },
   { NULL }
 };
