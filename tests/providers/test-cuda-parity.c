@@ -127,6 +127,7 @@ static const Case cases[] = {
   { "MatMul", "", 13, "f2x3x4;f4x5", "", 1 },
   { "MatMul", "", 13, "f2x3x4;f2x4x5", "", 1 },
   { "MatMul", "", 13, "f2x1x3x4;f3x4x5", "", 1 },
+  { "MatMul", "", 13, "f1x2x3x4;f2x1x4x5", "", 1 },
   { "MatMul", "", 13, "f4;f2x4x5", "", 1 },
   { "MatMul", "", 13, "f3x4;f4", "", 1 },
   { "Gemm", "", 13, "f3x4;f5x4;f5", "transB=i:1", 1 },

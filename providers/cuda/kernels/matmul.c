@@ -184,9 +184,7 @@ run_matmul (OwbKernelContext *ctx, gboolean trans_a, gboolean trans_b, float alp
       p.relu = act == OWB_CUDA_UNARY_RELU;
     }
   gboolean fused_epilogue = p.bias != NULL || p.relu;
-  int64_t a_count = 1, b_count = 1;
-  for (int d = 0; d < a_batch_rank; d++)
-    a_count *= a->dims[d];
+  int64_t b_count = 1;
   for (int d = 0; d < b_batch_rank; d++)
     b_count *= b->dims[d];
   gboolean ok;
@@ -202,7 +200,7 @@ run_matmul (OwbKernelContext *ctx, gboolean trans_a, gboolean trans_b, float alp
       p.m = am * batch;
       ok = lt_matmul (ctx, cx, a->dtype, a->data, b->data, y->data, &p, error);
     }
-  else if (a_count == b_count && a_batch_rank == b_batch_rank)
+  else if (a_batch_rank == b_batch_rank && memcmp (a->dims, b->dims, sizeof (int64_t) * a_batch_rank) == 0)
     {
       p.batch = batch;
       p.stride_a = am * ak;

@@ -471,7 +471,8 @@ compute_slice (OwbKernelContext *ctx, GError **error)
         }
       else
         {
-          s = CLAMP (s, -1, dim - 1);
+          /* as the spec clamps for negative steps: starts to [0, dim - 1], ends to [-1, dim - 1] */
+          s = CLAMP (s, 0, dim - 1);
           e = CLAMP (e, -1, dim - 1);
           count[a] = s > e ? (s - e + (-st) - 1) / (-st) : 0;
         }
