@@ -11,6 +11,7 @@ Where the data comes from, first match wins:
 
 Usage: ensure-conformance-data.py --build-dir DIR --generator gen-conformance.py [--print | PROGRAM ARGS...]"""
 import argparse
+import fcntl
 import hashlib
 import os
 import subprocess
@@ -85,7 +86,12 @@ def main():
     elif not os.environ.get("CI") and node_dir(DEVELOPER_DATA) is not None:
         found = node_dir(DEVELOPER_DATA)
     else:
-        found = generate(os.path.abspath(args.build_dir), os.path.abspath(args.generator))
+        # Two conformance tests (CPU, and the test device in front of it) may start at once: one
+        # generates, the other waits for it.
+        os.makedirs(args.build_dir, exist_ok=True)
+        with open(os.path.join(args.build_dir, "onnx-data.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            found = generate(os.path.abspath(args.build_dir), os.path.abspath(args.generator))
     found = os.path.abspath(found)
 
     if args.print or not args.program:

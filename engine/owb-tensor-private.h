@@ -10,4 +10,8 @@ G_BEGIN_DECLS
  * Not for strings or sequences. */
 void _owb_tensor_release_storage (OwbTensor *tensor);
 
+/* Bytes one element takes in memory: sub-byte types are held unpacked, one per byte; 0 for strings
+ * (pointers, not plain data) and unknown types. */
+gsize _owb_data_type_memory_size (OwbDataType dtype);
+
 G_END_DECLS

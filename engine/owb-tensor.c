@@ -26,10 +26,7 @@ tensor_alloc (OwbDataType dtype, int rank, const int64_t *dims, gboolean zero, G
     }
   if (!owb_shape_count (rank, dims, &n, "tensor", error))
     return NULL;
-  elem = dtype == OWB_TYPE_STRING ? sizeof (char *) : owb_data_type_size (dtype);
-  if (dtype == OWB_TYPE_INT4 || dtype == OWB_TYPE_UINT4 || dtype == OWB_TYPE_FLOAT4E2M1 || dtype == OWB_TYPE_INT2
-      || dtype == OWB_TYPE_UINT2 || dtype == OWB_TYPE_FLOAT6E2M3 || dtype == OWB_TYPE_FLOAT6E3M2)
-    elem = 1; /* unpacked in memory: one element per byte */
+  elem = dtype == OWB_TYPE_STRING ? sizeof (char *) : _owb_data_type_memory_size (dtype);
   if (elem == 0)
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "tensors of type %s are not supported", owb_data_type_name (dtype));
@@ -67,6 +64,15 @@ tensor_alloc (OwbDataType dtype, int rank, const int64_t *dims, gboolean zero, G
   t->free_func = g_free;
   t->free_data = data;
   return t;
+}
+
+gsize
+_owb_data_type_memory_size (OwbDataType dtype)
+{
+  if (dtype == OWB_TYPE_INT4 || dtype == OWB_TYPE_UINT4 || dtype == OWB_TYPE_FLOAT4E2M1 || dtype == OWB_TYPE_INT2
+      || dtype == OWB_TYPE_UINT2 || dtype == OWB_TYPE_FLOAT6E2M3 || dtype == OWB_TYPE_FLOAT6E3M2)
+    return 1; /* unpacked in memory: one element per byte */
+  return dtype == OWB_TYPE_STRING ? 0 : owb_data_type_size (dtype);
 }
 
 OwbTensor *

@@ -16,6 +16,7 @@ typedef struct {
 
 /* Standard (ai.onnx) ops, by name. */
 static const HostInputs host_inputs[] = {
+  { "AffineGrid", IN (1) },
   { "BlackmanWindow", IN (0) },
   { "CenterCropPad", IN (1) },
   { "Col2Im", IN (1) | IN (2) },
@@ -28,6 +29,7 @@ static const HostInputs host_inputs[] = {
   { "HannWindow", IN (0) },
   { "If", IN (0) },
   { "Loop", IN (0) | IN (1) },
+  { "MaxUnpool", IN (2) },
   { "MelWeightMatrix", IN (0) | IN (1) | IN (2) | IN (3) | IN (4) },
   { "NonMaxSuppression", IN (2) | IN (3) | IN (4) },
   { "OneHot", IN (1) },

@@ -8,7 +8,7 @@ static const OwbOpSchema *const families[] = {
   _owb_ops_elementwise, _owb_ops_nn,     _owb_ops_norm,   _owb_ops_tensor, _owb_ops_reduce,
   _owb_ops_resize,      _owb_ops_rnn,    _owb_ops_transformer, _owb_ops_misc, _owb_ops_quant,
   _owb_ops_signal,      _owb_ops_image_decoder, _owb_ops_control, _owb_ops_ml, _owb_ops_fused,
-  _owb_ops_fused_transformer, _owb_ops_layout,
+  _owb_ops_fused_transformer, _owb_ops_layout, _owb_ops_device,
 };
 
 typedef struct {

@@ -21,6 +21,7 @@ extern const OwbOpSchema _owb_ops_quant[];
 extern const OwbOpSchema _owb_ops_misc[];
 extern const OwbOpSchema _owb_ops_transformer[];
 extern const OwbOpSchema _owb_ops_layout[];
+extern const OwbOpSchema _owb_ops_device[];
 
 /* Helpers shared by the schemas of more than one family (owb-infer-helpers.c). */
 

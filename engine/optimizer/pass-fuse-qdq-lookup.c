@@ -84,7 +84,8 @@ make_table (OwbPassContext *ctx, const OwbNode *dq, const OwbNode *dq2, const Ow
     return NULL;
   OwbSessionOptions so;
   owb_session_options_init (&so);
-  so.providers = ctx->options->providers;
+  g_autoptr (GPtrArray) host_providers = _owb_pass_host_providers (ctx);
+  so.providers = host_providers;
   so.n_threads = 1;
   so.optimize = OWB_OPTIMIZE_DISABLED;
   g_autoptr (OwbSession) session = owb_session_new (m, &so, error);

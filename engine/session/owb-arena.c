@@ -1,6 +1,9 @@
 /* owb-arena.c: see owb-arena.h. */
 #include "owb-arena.h"
+#include <owb/owb-device.h>
 #include <owb/owb-error.h>
+
+#include "../owb-tensor-private.h"
 
 #define ALIGN 64
 
@@ -13,6 +16,7 @@ struct _OwbArena {
   gsize base;   /* live bytes when the run began (outputs of earlier runs still held) */
   guint run;    /* generation of the current run */
   gsize limit;  /* of live - base; 0: none */
+  OwbDevice *device; /* whose memory the blocks are; NULL: the host's */
 };
 
 typedef struct {
@@ -37,7 +41,10 @@ static void
 block_free (Block *block)
 {
   OwbArena *arena = block->arena;
-  g_free (block->raw);
+  if (arena->device)
+    arena->device->free (arena->device, block->raw, block->size);
+  else
+    g_free (block->raw);
   g_free (block);
   arena_unref (arena);
 }
@@ -62,7 +69,14 @@ block_release (gpointer data)
 OwbArena *
 _owb_arena_new (void)
 {
+  return _owb_arena_new_for_device (NULL);
+}
+
+OwbArena *
+_owb_arena_new_for_device (OwbDevice *device)
+{
   OwbArena *arena = g_new0 (OwbArena, 1);
+  arena->device = device;
   arena->ref_count = 1;
   g_mutex_init (&arena->lock);
   arena->free_blocks = g_ptr_array_new ();
@@ -166,6 +180,22 @@ take_block (OwbArena *arena, gsize size, GError **error)
       block->run = arena->run;
     }
   g_mutex_unlock (&arena->lock);
+  if (!block && arena->device)
+    {
+      /* Device allocators align for their own hardware. */
+      void *raw = arena->device->alloc (arena->device, size, error);
+      if (!raw)
+        return NULL;
+      block = g_new (Block, 1);
+      block->raw = block->data = raw;
+      block->size = size;
+      block->arena = arena;
+      g_atomic_int_inc (&arena->ref_count);
+      g_mutex_lock (&arena->lock);
+      block->run = arena->run;
+      arena->allocated += size;
+      g_mutex_unlock (&arena->lock);
+    }
   if (!block)
     {
       void *raw = size <= G_MAXSIZE - ALIGN ? g_try_malloc (size + ALIGN) : NULL;
@@ -196,13 +226,16 @@ OwbTensor *
 _owb_arena_new_tensor (OwbArena *arena, OwbDataType dtype, int rank, const int64_t *dims, GError **error)
 {
   int64_t n;
-  gsize elem = owb_data_type_size (dtype);
+  gsize elem = _owb_data_type_memory_size (dtype);
+  if (arena->device && (dtype == OWB_TYPE_STRING || elem == 0))
+    return owb_device_new_tensor (arena->device, dtype, rank, dims, error); /* fails with the reason */
   if (dtype == OWB_TYPE_STRING || elem == 0)
     return owb_tensor_new (dtype, rank, dims, error);
   if (!owb_shape_count (rank, dims, &n, "tensor", error))
     return NULL;
   if (n == 0)
-    return owb_tensor_new (dtype, rank, dims, error);
+    return arena->device ? owb_device_new_tensor (arena->device, dtype, rank, dims, error)
+                         : owb_tensor_new (dtype, rank, dims, error);
   if ((guint64) n > G_MAXSIZE / elem)
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_NOMEM, "a tensor of %" G_GINT64_FORMAT " elements is too large", n);
@@ -211,7 +244,10 @@ _owb_arena_new_tensor (OwbArena *arena, OwbDataType dtype, int rank, const int64
   Block *block = take_block (arena, (gsize) n * elem, error);
   if (!block)
     return NULL;
-  return owb_tensor_new_wrap (dtype, rank, dims, block->data, block_release, block, error);
+  OwbTensor *t = owb_tensor_new_wrap (dtype, rank, dims, block->data, block_release, block, error);
+  if (t)
+    t->device = arena->device;
+  return t;
 }
 
 gsize

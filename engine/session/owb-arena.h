@@ -9,6 +9,8 @@
 typedef struct _OwbArena OwbArena;
 
 OwbArena *_owb_arena_new (void);
+/* An arena of a device's memory (owb-device.h): its tensors have that device. */
+OwbArena *_owb_arena_new_for_device (OwbDevice *device);
 /* Ends the arena: cached buffers are freed; buffers still held (returned outputs) are freed when
  * their tensors go. */
 void _owb_arena_close (OwbArena *arena);

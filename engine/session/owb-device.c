@@ -3,6 +3,8 @@
 #include <owb/owb-error.h>
 #include <owb/owb-op.h>
 
+#include "../owb-tensor-private.h"
+
 #include <string.h>
 
 typedef struct {
@@ -28,7 +30,7 @@ owb_device_get_name (const OwbDevice *device)
 static gboolean
 device_storable (OwbDataType dtype, const char *where, GError **error)
 {
-  if (dtype != OWB_TYPE_STRING && owb_data_type_size (dtype) > 0)
+  if (_owb_data_type_memory_size (dtype) > 0)
     return TRUE;
   g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "a %s tensor cannot live in %s memory", owb_data_type_name (dtype),
                where);
@@ -45,7 +47,7 @@ owb_device_new_tensor (OwbDevice *device, OwbDataType dtype, int rank, const int
   int64_t n;
   if (!owb_shape_count (rank, dims, &n, "tensor", error))
     return NULL;
-  gsize elem = owb_data_type_size (dtype);
+  gsize elem = _owb_data_type_memory_size (dtype);
   if ((guint64) n > G_MAXSIZE / elem)
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_NOMEM, "a tensor of %" G_GINT64_FORMAT " elements is too large", n);

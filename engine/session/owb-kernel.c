@@ -79,7 +79,8 @@ owb_kernel_context_new_output (OwbKernelContext *ctx, int i, OwbDataType dtype, 
 {
   g_return_val_if_fail (i >= 0 && i < ctx->n_outputs, NULL);
   GError *local = NULL;
-  OwbTensor *t = owb_tensor_new_uninit (dtype, rank, dims, &local);
+  OwbDevice *where = ctx->device && (i >= 64 || !(ctx->host_outputs & (G_GUINT64_CONSTANT (1) << i))) ? ctx->device : NULL;
+  OwbTensor *t = owb_device_new_tensor (where, dtype, rank, dims, &local);
   if (!t)
     {
       owb_kernel_set_error (ctx, error, local->code, "output %d: %s", i, local->message);

@@ -21,6 +21,11 @@ typedef struct {
   OwbProvider *provider;
   OwbKernelChoice choice;
   gboolean claimed;
+  gboolean is_copy;       /* a MemcpyFromHost/MemcpyToHost the session inserted */
+  OwbDevice *device;      /* where the kernel's tensors live (its provider's); NULL: host memory */
+  guint device_index;     /* in the session's devices; 0: host */
+  guint64 host_in;        /* on a device: inputs (bit i) read in host memory */
+  guint64 host_out;       /* on a device: outputs made in host memory */
   int *in_slots;  /* -1: missing optional input */
   int *out_slots; /* -1: unused optional output */
   int *release;   /* slots whose last reader is this step, -1 terminated */
@@ -39,6 +44,8 @@ struct _Plan {
   char **outer_names;     /* values read from enclosing graphs, NULL-terminated ... */
   int *outer_slots;       /* ... and the local slots they are bound to */
   char *path;             /* for traces: "" for the main graph, "node/attribute" below it */
+  GPtrArray *owned_names;   /* strings the plan keeps: names of uploaded constants, renamed ones */
+  GPtrArray *owned_tensors; /* constants uploaded to devices */
 };
 
 /* What a step's inference gave in an earlier run: while the step's inputs keep their types, and its
@@ -53,7 +60,9 @@ typedef struct {
 
 /* What one run at a time uses and later runs reuse: the arena and the main graph's memos. */
 typedef struct {
-  OwbArena *arena;
+  OwbArena *arena;   /* host memory: arenas[0] */
+  OwbArena **arenas; /* per device of the session */
+  guint n_arenas;
   InferMemo *memos;
   guint n_memos;
 } RunContext;
@@ -61,7 +70,9 @@ typedef struct {
 static void
 run_context_free (RunContext *c)
 {
-  _owb_arena_close (c->arena);
+  for (guint d = 0; d < c->n_arenas; d++)
+    _owb_arena_close (c->arenas[d]);
+  g_free (c->arenas);
   for (guint i = 0; i < c->n_memos; i++)
     {
       g_free (c->memos[i].in_types);
@@ -74,6 +85,7 @@ run_context_free (RunContext *c)
 struct _OwbSession {
   OwbModel *model; /* the session's own copy, inferred and partitioned */
   GPtrArray *providers;
+  GPtrArray *devices;     /* OwbDevice *: [0] NULL (the host), then each provider's own */
   OwbThreadPool *pool;
   OwbTraceHooks hooks;
   gboolean has_hooks;
@@ -142,6 +154,46 @@ lookup_type (GHashTable *types, const char *name)
   return g_hash_table_lookup (types, name);
 }
 
+static guint
+device_index (const OwbSession *s, const OwbDevice *device)
+{
+  for (guint d = 0; d < s->devices->len; d++)
+    if (g_ptr_array_index (s->devices, d) == device)
+      return d;
+  g_return_val_if_reached (0);
+}
+
+/* Where a claimed step's tensors live: its provider's device, except the inputs that carry shapes
+ * (for every provider) and those its kernel row reads or writes on the host. */
+static void
+step_set_device (const OwbSession *s, Step *step)
+{
+  const OwbNode *node = step->node;
+  step->device = step->provider->device;
+  step->device_index = device_index (s, step->device);
+  step->host_in = step->host_out = 0;
+  if (!step->device)
+    return;
+  const OwbKernelDef *def = step->choice.def;
+  for (int i = 0; i < node->n_inputs && i < 64; i++)
+    if ((def->host_inputs & (G_GUINT64_CONSTANT (1) << i)) || owb_op_input_is_host_data (node->domain, node->op_type, i))
+      step->host_in |= G_GUINT64_CONSTANT (1) << i;
+  step->host_out = def->host_outputs;
+}
+
+/* Where input i of the step is read, and output o made. */
+static OwbDevice *
+step_input_device (const Step *step, int i)
+{
+  return step->device && (i >= 64 || !(step->host_in & (G_GUINT64_CONSTANT (1) << i))) ? step->device : NULL;
+}
+
+static OwbDevice *
+step_output_device (const Step *step, int o)
+{
+  return step->device && (o >= 64 || !(step->host_out & (G_GUINT64_CONSTANT (1) << o))) ? step->device : NULL;
+}
+
 /* Asks each provider in priority order; records the claim and every decline on the node. */
 static gboolean
 partition_step (OwbSession *s, Step *step, GHashTable *types, GError **error)
@@ -173,10 +225,18 @@ partition_step (OwbSession *s, Step *step, GHashTable *types, GError **error)
       OwbProvider *provider = g_ptr_array_index (s->providers, p);
       char *reason = NULL;
       GError *local = NULL;
+      /* The query first: a provider that would decline prepares nothing. */
+      if (provider->supports && !provider->supports (provider, node, node->opset, in_types, out_types, &reason))
+        {
+          owb_node_add_decline (node, provider->name, reason ? reason : "declined");
+          g_free (reason);
+          continue;
+        }
       if (provider->claim (provider, node, node->opset, in_types, out_types, &step->choice, &reason, &local))
         {
           step->provider = provider;
           step->claimed = TRUE;
+          step_set_device (s, step);
           g_free (node->provider);
           node->provider = g_strdup (provider->name);
           ok = TRUE;
@@ -213,18 +273,30 @@ partition_step (OwbSession *s, Step *step, GHashTable *types, GError **error)
   return ok;
 }
 
+/* name -> OwbValueType *: the graph's value infos, and the initializers' own types (an
+ * initializer that is no graph input has no value info, and a provider deciding on a weight's
+ * dtype needs it). */
 static GHashTable *
 collect_types (const OwbGraph *graph)
 {
-  GHashTable *types = g_hash_table_new (g_str_hash, g_str_equal);
+  GHashTable *types = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
   GPtrArray *lists[] = { graph->value_infos, graph->outputs, graph->inputs };
   for (guint l = 0; l < G_N_ELEMENTS (lists); l++)
     for (guint i = 0; i < lists[l]->len; i++)
       {
         OwbValueInfo *info = g_ptr_array_index (lists[l], i);
         if (info->has_type)
-          g_hash_table_insert (types, info->name, &info->type);
+          g_hash_table_insert (types, info->name, g_memdup2 (&info->type, sizeof info->type));
       }
+  for (guint i = 0; i < graph->initializers->len; i++)
+    {
+      const char *name = g_ptr_array_index (graph->initializer_names, i);
+      if (g_hash_table_contains (types, name))
+        continue;
+      OwbValueType *type = g_new (OwbValueType, 1);
+      owb_tensor_get_value_type (g_ptr_array_index (graph->initializers, i), type);
+      g_hash_table_insert (types, (gpointer) name, type);
+    }
   return types;
 }
 
@@ -356,12 +428,306 @@ held_constants_clear (HeldConstants *h)
   g_free (h->keep);
 }
 
+/* The kernel of the Memcpy nodes the session inserts: the executor made the output where it
+ * belongs (host or device), so this copies bytes, wherever they are. */
+static gboolean
+compute_memcpy (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *in = ctx->inputs[0];
+  if (!ctx->outputs[0] && !owb_kernel_context_new_output (ctx, 0, in->dtype, in->rank, in->dims, error))
+    return FALSE;
+  GError *local = NULL;
+  if (!owb_tensor_copy_into (ctx->outputs[0], in, &local))
+    {
+      owb_kernel_set_error (ctx, error, local->code, "%s", local->message);
+      g_error_free (local);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static const OwbKernelDef memcpy_to_host = {
+  .op_type = "MemcpyToHost", .domain = OWB_DOMAIN, .since = 1, .compute = compute_memcpy, .host_outputs = 1,
+};
+static const OwbKernelDef memcpy_from_host = {
+  .op_type = "MemcpyFromHost", .domain = OWB_DOMAIN, .since = 1, .compute = compute_memcpy, .host_inputs = 1,
+};
+
+static OwbProvider *
+provider_of_device (const OwbSession *s, const OwbDevice *device)
+{
+  for (guint p = 0; p < s->providers->len; p++)
+    {
+      OwbProvider *provider = g_ptr_array_index (s->providers, p);
+      if (provider->device == device)
+        return provider;
+    }
+  return NULL;
+}
+
+/* What copy insertion keeps while it walks a plan. */
+typedef struct {
+  OwbSession *s;
+  Plan *p;
+  GPtrArray *loc;       /* per slot: OwbDevice * where its value is made (NULL: host) */
+  GPtrArray *names;     /* per slot: its current name (borrowed) */
+  GHashTable *copies;   /* "slot/device index" -> copy's slot + 1 */
+  GHashTable *types;    /* name -> OwbValueType *, of the graph */
+  GArray *steps;        /* Step: the new order */
+  GPtrArray *nodes;     /* OwbNode *: the graph's new order */
+} Copier;
+
+static int
+copier_new_slot (Copier *c, const char *name, OwbDevice *where)
+{
+  int slot = slot_define (c->p, name);
+  g_ptr_array_set_size (c->loc, c->p->n_slots);
+  g_ptr_array_set_size (c->names, c->p->n_slots);
+  c->loc->pdata[slot] = where;
+  c->names->pdata[slot] = (gpointer) name;
+  c->p->constants = g_renew (OwbTensor *, c->p->constants, c->p->n_slots);
+  c->p->constants[slot] = NULL;
+  return slot;
+}
+
+/* A name for a copy of `name` in `where`'s memory that the graph does not use yet. */
+static char *
+copier_fresh_name (Copier *c, const char *name, const OwbDevice *where)
+{
+  char *fresh = g_strdup_printf ("%s@%s", name, owb_device_get_name (where));
+  for (int k = 2; slot_get (c->p, fresh) >= 0; k++)
+    {
+      g_free (fresh);
+      fresh = g_strdup_printf ("%s@%s%d", name, owb_device_get_name (where), k);
+    }
+  return fresh;
+}
+
+static char *
+copy_key (int slot, const OwbDevice *where, const OwbSession *s)
+{
+  return g_strdup_printf ("%d/%u", slot, device_index (s, where));
+}
+
+static void
+copier_add_type (Copier *c, const char *from, const char *to)
+{
+  const OwbValueType *t = lookup_type (c->types, from);
+  if (t)
+    g_ptr_array_add (c->p->graph->value_infos, owb_value_info_new (to, t));
+}
+
+/* A MemcpyToHost / MemcpyFromHost node reading slot `from` and making a copy of it in `where`,
+ * appended to the new order; returns the copy's slot. `out_name` (taken) names the copy. */
+static int
+copier_add_copy (Copier *c, int from, OwbDevice *where, char *out_name)
+{
+  OwbDevice *source = c->loc->pdata[from];
+  const char *from_name = c->names->pdata[from];
+  OwbNode *node = owb_node_new (where ? "MemcpyFromHost" : "MemcpyToHost", OWB_DOMAIN, NULL);
+  node->name = g_strdup_printf ("%s_%s", node->op_type, from_name);
+  owb_node_add_input (node, from_name);
+  owb_node_add_output (node, out_name);
+  g_free (out_name);
+  node->opset = 1;
+  node->graph = c->p->graph;
+  OwbDevice *device = where ? where : source;
+  OwbProvider *provider = provider_of_device (c->s, device);
+  node->provider = g_strdup (provider ? provider->name : owb_device_get_name (device));
+  g_ptr_array_add (c->nodes, node);
+  copier_add_type (c, from_name, node->outputs[0]);
+
+  Step step = { 0 };
+  step.node = node;
+  step.schema = owb_op_schema_lookup (OWB_DOMAIN, node->op_type, 1);
+  step.provider = provider;
+  step.is_copy = TRUE;
+  step.choice.def = where ? &memcpy_from_host : &memcpy_to_host;
+  step.device = device;
+  step.device_index = device_index (c->s, device);
+  step.host_in = where ? 1 : 0;
+  step.host_out = where ? 0 : 1;
+  step.in_slots = g_new (int, 1);
+  step.out_slots = g_new (int, 1);
+  step.in_slots[0] = from;
+  step.out_slots[0] = copier_new_slot (c, node->outputs[0], where);
+  g_array_append_val (c->steps, step);
+  g_hash_table_insert (c->copies, copy_key (from, where, c->s), GINT_TO_POINTER (step.out_slots[0] + 1));
+  return step.out_slots[0];
+}
+
+/* Renames a node's input or output. The old string may be a key of the plan's tables (or of a
+ * subgraph's outer names), so the plan keeps it until it goes. */
+static void
+set_string (Plan *p, char **field, const char *value)
+{
+  if (strcmp (*field, value) != 0)
+    {
+      g_ptr_array_add (p->owned_names, *field);
+      *field = g_strdup (value);
+    }
+}
+
+/* The slot holding slot's value in `where`'s memory: itself, an uploaded constant, or a copy made
+ * by a Memcpy node (one per value and place, shared by every reader after it). */
+static gboolean
+copier_resolve (Copier *c, int slot, OwbDevice *where, int *out, GError **error)
+{
+  if (c->loc->pdata[slot] == where)
+    {
+      *out = slot;
+      return TRUE;
+    }
+  g_autofree char *key = copy_key (slot, where, c->s);
+  int found = GPOINTER_TO_INT (g_hash_table_lookup (c->copies, key)) - 1;
+  if (found >= 0)
+    {
+      *out = found;
+      return TRUE;
+    }
+  OwbTensor *constant = c->p->constants[slot];
+  if (constant && where)
+    {
+      /* Constants go to the device once, when the session is made. */
+      OwbTensor *copy = owb_tensor_copy_to_device (constant, where, error);
+      if (!copy)
+        {
+          g_prefix_error (error, "initializer '%s' to %s: ", (const char *) c->names->pdata[slot], where->name);
+          return FALSE;
+        }
+      char *name = copier_fresh_name (c, c->names->pdata[slot], where);
+      g_ptr_array_add (c->p->owned_names, name);
+      g_ptr_array_add (c->p->owned_tensors, copy);
+      int up = copier_new_slot (c, name, where);
+      c->p->constants[up] = copy;
+      g_hash_table_insert (c->copies, g_steal_pointer (&key), GINT_TO_POINTER (up + 1));
+      *out = up;
+      return TRUE;
+    }
+  *out = copier_add_copy (c, slot, where, copier_fresh_name (c, c->names->pdata[slot], where));
+  return TRUE;
+}
+
+/* After partitioning: makes every value a step reads be in the memory where the step reads it, by
+ * uploading constants and inserting Memcpy nodes, into the plan and into the session's graph. A
+ * graph output made on a device is renamed (x@cuda) and a MemcpyToHost makes x. Nothing changes
+ * where every step is on the host. */
+static gboolean
+plan_insert_copies (OwbSession *s, Plan *p, GError **error)
+{
+  gboolean any = FALSE;
+  for (guint n = 0; n < p->n_steps && !any; n++)
+    any = p->steps[n].device != NULL;
+  if (!any)
+    return TRUE;
+  OwbGraph *graph = p->graph;
+  Copier c = { s, p };
+  c.loc = g_ptr_array_new ();
+  c.names = g_ptr_array_new ();
+  g_ptr_array_set_size (c.loc, p->n_slots);
+  g_ptr_array_set_size (c.names, p->n_slots);
+  GHashTableIter iter;
+  gpointer key, value;
+  g_hash_table_iter_init (&iter, p->slot_of);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    c.names->pdata[GPOINTER_TO_INT (value) - 1] = key;
+  for (guint n = 0; n < p->n_steps; n++)
+    for (int o = 0; o < p->steps[n].node->n_outputs; o++)
+      if (p->steps[n].out_slots[o] >= 0)
+        c.loc->pdata[p->steps[n].out_slots[o]] = step_output_device (&p->steps[n], o);
+  c.copies = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  c.types = collect_types (graph);
+  c.steps = g_array_sized_new (FALSE, TRUE, sizeof (Step), p->n_steps);
+  c.nodes = g_ptr_array_new ();
+  gboolean *is_output = g_new0 (gboolean, MAX (p->n_slots, 1));
+  for (guint i = 0; i < graph->outputs->len; i++)
+    if (p->output_slots[i] >= 0)
+      is_output[p->output_slots[i]] = TRUE;
+  guint n_first_slots = p->n_slots;
+  gboolean ok = TRUE;
+  for (guint n = 0; ok && n < p->n_steps; n++)
+    {
+      Step *step = &p->steps[n];
+      OwbNode *node = step->node;
+      for (int i = 0; ok && i < node->n_inputs; i++)
+        {
+          int slot = step->in_slots[i];
+          if (slot < 0)
+            continue;
+          ok = copier_resolve (&c, slot, step_input_device (step, i), &step->in_slots[i], error);
+          if (ok)
+            set_string (p, &node->inputs[i], c.names->pdata[step->in_slots[i]]);
+        }
+      g_ptr_array_add (c.nodes, node);
+      g_array_append_val (c.steps, *step);
+      /* A graph output made on a device: the device value takes a new name, and the copy the
+       * graph's. */
+      for (int o = 0; ok && o < node->n_outputs; o++)
+        {
+          int slot = step->out_slots[o];
+          if (slot < 0 || (guint) slot >= n_first_slots || !is_output[slot] || !c.loc->pdata[slot])
+            continue;
+          OwbDevice *where = c.loc->pdata[slot];
+          char *host_name = g_strdup (node->outputs[o]);
+          char *device_name = copier_fresh_name (&c, host_name, where);
+          g_hash_table_remove (p->slot_of, host_name);
+          g_ptr_array_add (p->owned_names, node->outputs[o]);
+          node->outputs[o] = device_name;
+          g_hash_table_insert (p->slot_of, device_name, GINT_TO_POINTER (slot + 1));
+          c.names->pdata[slot] = device_name;
+          copier_add_type (&c, host_name, device_name);
+          int host = copier_add_copy (&c, slot, NULL, host_name);
+          for (guint k = 0; k < graph->outputs->len; k++)
+            if (p->output_slots[k] == slot)
+              p->output_slots[k] = host;
+        }
+    }
+  g_free (is_output);
+  if (ok)
+    {
+      g_free (p->steps);
+      p->n_steps = c.steps->len;
+      p->steps = (Step *) g_array_free (c.steps, FALSE);
+      /* The graph owns its nodes: swap the array's contents, keeping the free function. */
+      g_ptr_array_set_free_func (graph->nodes, NULL);
+      g_ptr_array_set_size (graph->nodes, 0);
+      for (guint n = 0; n < c.nodes->len; n++)
+        g_ptr_array_add (graph->nodes, g_ptr_array_index (c.nodes, n));
+      g_ptr_array_set_free_func (graph->nodes, (GDestroyNotify) owb_node_free);
+      g_ptr_array_unref (c.nodes);
+    }
+  else
+    {
+      /* The copy steps made so far are not in p->steps: free them and their nodes here (the
+       * plan goes right after, so its table may keep their names as dangling keys unread). */
+      for (guint n = 0; n < c.steps->len; n++)
+        {
+          Step *st = &g_array_index (c.steps, Step, n);
+          if (st->is_copy)
+            {
+              g_free (st->in_slots);
+              g_free (st->out_slots);
+              owb_node_free (st->node);
+            }
+        }
+      g_array_free (c.steps, TRUE);
+      g_ptr_array_unref (c.nodes);
+    }
+  g_hash_table_unref (c.copies);
+  g_hash_table_unref (c.types);
+  g_ptr_array_unref (c.loc);
+  g_ptr_array_unref (c.names);
+  return ok;
+}
+
 static Plan *
 plan_new (OwbSession *s, OwbGraph *graph, const char *path, int depth, GError **error)
 {
   Plan *p = g_new0 (Plan, 1);
   p->graph = graph;
   p->path = g_strdup (path);
+  p->owned_names = g_ptr_array_new_with_free_func (g_free);
+  p->owned_tensors = g_ptr_array_new_with_free_func ((GDestroyNotify) owb_tensor_unref);
   p->slot_of = g_hash_table_new (g_str_hash, g_str_equal);
   /* Slots: initializers, inputs, values from outer scopes, node outputs. */
   for (guint i = 0; i < graph->initializer_names->len; i++)
@@ -447,6 +813,11 @@ plan_new (OwbSession *s, OwbGraph *graph, const char *path, int depth, GError **
     }
   g_hash_table_unref (types);
   held_constants_clear (&held);
+  if (!plan_insert_copies (s, p, error))
+    {
+      plan_free (p);
+      return NULL;
+    }
 
   /* Lifetimes: each slot is released after its last reader (subgraphs' implicit reads count);
    * graph outputs and constants never are. */
@@ -512,7 +883,7 @@ plan_free (Plan *p)
   for (guint n = 0; n < p->n_steps; n++)
     {
       Step *step = &p->steps[n];
-      if (step->claimed && step->provider->release)
+      if (step->claimed && !step->is_copy && step->provider->release)
         step->provider->release (step->provider, &step->choice);
       g_free (step->in_slots);
       g_free (step->out_slots);
@@ -526,6 +897,8 @@ plan_free (Plan *p)
   g_free (p->outer_slots);
   g_free (p->path);
   g_hash_table_unref (p->slot_of);
+  g_ptr_array_unref (p->owned_tensors);
+  g_ptr_array_unref (p->owned_names);
   g_free (p);
 }
 
@@ -550,6 +923,14 @@ session_new (OwbModel *model, gboolean take, const OwbSessionOptions *options, G
   g_mutex_init (&s->contexts_lock);
   s->run_contexts = g_ptr_array_new_with_free_func ((GDestroyNotify) run_context_free);
   s->providers = g_ptr_array_ref (options->providers);
+  s->devices = g_ptr_array_new ();
+  g_ptr_array_add (s->devices, NULL);
+  for (guint i = 0; i < s->providers->len; i++)
+    {
+      OwbDevice *device = ((OwbProvider *) g_ptr_array_index (s->providers, i))->device;
+      if (device && !g_ptr_array_find (s->devices, device, NULL))
+        g_ptr_array_add (s->devices, device);
+    }
   s->model = copy_model (model);
   /* the copy holds its own references to the tensors: the caller's go now */
   if (take)
@@ -623,8 +1004,9 @@ owb_session_free (OwbSession *s)
     g_ptr_array_unref (s->outputs);
   owb_thread_pool_free (s->pool);
   owb_model_unref (s->model);
-  g_ptr_array_unref (s->providers);
   g_ptr_array_unref (s->run_contexts);
+  g_ptr_array_unref (s->providers);
+  g_ptr_array_unref (s->devices);
   g_mutex_clear (&s->contexts_lock);
   g_free (s);
 }
@@ -695,7 +1077,9 @@ struct _RunState {
   OwbSession *session;
   const Plan *plan;
   OwbTensor **values; /* per slot of plan */
-  OwbArena *arena;    /* shared by a run and its subgraph runs */
+  OwbArena *arena;    /* host memory, shared by a run and its subgraph runs */
+  OwbArena **arenas;  /* per device of the session ([0] is arena) */
+  guint *unplanned_copies; /* the main run's count */
   InferMemo *memos;   /* per step of plan; NULL in subgraph runs */
   const RunState *parent;
   GCancellable *cancellable;
@@ -704,13 +1088,15 @@ struct _RunState {
 };
 
 static RunState *
-run_state_init (RunState *rs, OwbSession *s, const Plan *plan, OwbArena *arena, const RunState *parent,
-                GCancellable *cancellable)
+run_state_init (RunState *rs, OwbSession *s, const Plan *plan, OwbArena **arenas, guint *unplanned_copies,
+                const RunState *parent, GCancellable *cancellable)
 {
   rs->session = s;
   rs->plan = plan;
   rs->values = g_new0 (OwbTensor *, MAX (plan->n_slots, 1));
-  rs->arena = arena;
+  rs->arena = arenas[0];
+  rs->arenas = arenas;
+  rs->unplanned_copies = unplanned_copies;
   rs->memos = NULL;
   rs->parent = parent;
   rs->cancellable = cancellable;
@@ -855,6 +1241,8 @@ run_step (RunState *rs, guint index, GError **error)
   OwbTensor **outputs = few_out ? outputs_few : g_new (OwbTensor *, n_out);
   gboolean *wanted = few_out ? wanted_few : g_new (gboolean, n_out);
   OwbTensor **converted = NULL;
+  OwbTensor **moved = NULL;          /* inputs copied to where the step reads them */
+  const OwbTensor **host_values = NULL;
   gboolean ok = TRUE;
 
   for (int i = 0; i < n_in; i++)
@@ -876,6 +1264,38 @@ run_step (RunState *rs, guint index, GError **error)
           in_type_ptrs[i] = &in_types[i];
         }
     }
+  /* Values in the wrong memory for this step (read across a subgraph boundary; the plan's Memcpy
+   * nodes cover the rest) are copied here. */
+  for (int i = 0; !step->is_copy && i < n_in; i++)
+    {
+      OwbDevice *where = step_input_device (step, i);
+      if (!inputs[i] || inputs[i]->kind != OWB_VALUE_TENSOR || inputs[i]->device == where)
+        continue;
+      if (!moved)
+        moved = g_new0 (OwbTensor *, n_in);
+      moved[i] = _owb_arena_new_tensor (rs->arenas[where ? device_index (s, where) : 0], inputs[i]->dtype,
+                                        inputs[i]->rank, inputs[i]->dims, error);
+      if (!moved[i] || !owb_tensor_copy_into (moved[i], inputs[i], error))
+        {
+          char *who = owb_node_describe (node);
+          g_prefix_error (error, "%s: input '%s' to %s: ", who, node->inputs[i], owb_device_get_name (where));
+          g_free (who);
+          ok = FALSE;
+          goto out;
+        }
+      inputs[i] = moved[i];
+      (*rs->unplanned_copies)++;
+    }
+  /* Inference reads values on the host only (shape inputs are there); a device value is unknown to
+   * it, as a non-constant is when the session is made. */
+  const OwbTensor *const *infer_values = (const OwbTensor *const *) inputs;
+  if (step->device)
+    {
+      host_values = g_new0 (const OwbTensor *, MAX (n_in, 1));
+      for (int i = 0; i < n_in; i++)
+        host_values[i] = inputs[i] && !inputs[i]->device ? inputs[i] : NULL;
+      infer_values = host_values;
+    }
   InferMemo *memo = rs->memos ? &rs->memos[index] : NULL;
   if (memo && memo->valid && memo_matches (memo, in_type_ptrs, n_in))
     memcpy (out_types, memo->out_types, n_out * sizeof *out_types);
@@ -886,7 +1306,7 @@ run_step (RunState *rs, guint index, GError **error)
         .opset = node->opset,
         .n_inputs = n_in,
         .inputs = in_type_ptrs,
-        .input_values = (const OwbTensor *const *) inputs,
+        .input_values = infer_values,
         .n_outputs = n_out,
         .outputs = out_types,
         .graph = node->graph,
@@ -934,7 +1354,9 @@ run_step (RunState *rs, guint index, GError **error)
       int64_t dims[OWB_MAX_RANK];
       for (int d = 0; d < t->rank; d++)
         dims[d] = t->dims[d].value;
-      outputs[o] = _owb_arena_new_tensor (rs->arena, dtype, t->rank, dims, error);
+      OwbDevice *where = step_output_device (step, o);
+      outputs[o] = _owb_arena_new_tensor (where ? rs->arenas[step->device_index] : rs->arena, dtype, t->rank, dims,
+                                          error);
       if (!outputs[o])
         {
           char *who = owb_node_describe (node);
@@ -956,6 +1378,8 @@ run_step (RunState *rs, guint index, GError **error)
         .state = step->choice.state,
         .pool = s->pool,
         .run_data = rs,
+        .device = step->device,
+        .host_outputs = step->host_out,
       };
       if (G_UNLIKELY (rs->trace != NULL))
         ok = compute_traced (rs, step, index, &kctx, error);
@@ -986,6 +1410,18 @@ run_step (RunState *rs, guint index, GError **error)
             }
         }
     }
+  /* A device kernel makes its outputs in its device's memory (the contract in owb-provider.h). */
+  for (int o = 0; ok && o < n_out; o++)
+    if (outputs[o] && outputs[o]->kind == OWB_VALUE_TENSOR && outputs[o]->device != step_output_device (step, o))
+      {
+        char *who = owb_node_describe (node);
+        g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                     "%s: the %s kernel made output '%s' in %s memory, not in %s memory", who,
+                     step->provider ? step->provider->name : "session", node->outputs[o],
+                     owb_device_get_name (outputs[o]->device), owb_device_get_name (step_output_device (step, o)));
+        g_free (who);
+        ok = FALSE;
+      }
   for (int o = 0; o < n_out; o++)
     {
       if (ok && wanted[o] && !outputs[o])
@@ -1005,6 +1441,13 @@ run_step (RunState *rs, guint index, GError **error)
     for (const int *r = step->release; *r >= 0; r++)
       g_clear_pointer (&rs->values[*r], owb_tensor_unref);
 out:
+  if (moved)
+    {
+      for (int i = 0; i < n_in; i++)
+        owb_tensor_unref (moved[i]);
+      g_free (moved);
+    }
+  g_free (host_values);
   if (!few_in)
     {
       g_free (inputs);
@@ -1034,6 +1477,20 @@ run_plan (RunState *rs, guint *n_run, GError **error)
         (*n_run)++;
     }
   return TRUE;
+}
+
+/* A new reference to v in host memory: v itself, or a copy of a device value. */
+static OwbTensor *
+value_to_host (const RunState *rs, OwbTensor *v, GError **error)
+{
+  if (!v->device)
+    return owb_tensor_ref (v);
+  OwbTensor *host = _owb_arena_new_tensor (rs->arena, v->dtype, v->rank, v->dims, error);
+  if (host && !owb_tensor_copy_into (host, v, error))
+    g_clear_pointer (&host, owb_tensor_unref);
+  if (host)
+    (*rs->unplanned_copies)++;
+  return host;
 }
 
 static OwbTensor *
@@ -1090,7 +1547,7 @@ owb_kernel_context_run_subgraph (OwbKernelContext *ctx, const OwbGraph *graph, g
       return FALSE;
     }
   RunState rs;
-  run_state_init (&rs, parent->session, plan, parent->arena, parent, parent->cancellable);
+  run_state_init (&rs, parent->session, plan, parent->arenas, parent->unplanned_copies, parent, parent->cancellable);
   gboolean ok = TRUE;
   for (guint i = 0; i < n_inputs; i++)
     {
@@ -1124,7 +1581,9 @@ owb_kernel_context_run_subgraph (OwbKernelContext *ctx, const OwbGraph *graph, g
                                 ((OwbValueInfo *) g_ptr_array_index (graph->outputs, i))->name);
           ok = FALSE;
         }
-      outputs[i] = v ? owb_tensor_ref (v) : NULL;
+      outputs[i] = NULL;
+      if (v && !(outputs[i] = value_to_host (&rs, v, error)))
+        ok = FALSE;
     }
   if (!ok)
     for (guint i = 0; i < graph->outputs->len; i++)
@@ -1143,19 +1602,27 @@ run_context_take (OwbSession *s)
   if (!c)
     {
       c = g_new0 (RunContext, 1);
-      c->arena = _owb_arena_new ();
-      _owb_arena_set_limit (c->arena, s->memory_limit);
+      c->n_arenas = s->devices->len;
+      c->arenas = g_new0 (OwbArena *, c->n_arenas);
+      for (guint d = 0; d < c->n_arenas; d++)
+        {
+          c->arenas[d] = _owb_arena_new_for_device (g_ptr_array_index (s->devices, d));
+          _owb_arena_set_limit (c->arenas[d], s->memory_limit);
+        }
+      c->arena = c->arenas[0];
       c->n_memos = s->main->n_steps;
       c->memos = g_new0 (InferMemo, MAX (c->n_memos, 1));
     }
-  _owb_arena_begin_run (c->arena);
+  for (guint d = 0; d < c->n_arenas; d++)
+    _owb_arena_begin_run (c->arenas[d]);
   return c;
 }
 
 static void
 run_context_give_back (OwbSession *s, RunContext *c)
 {
-  _owb_arena_end_run (c->arena);
+  for (guint d = 0; d < c->n_arenas; d++)
+    _owb_arena_end_run (c->arenas[d]);
   g_mutex_lock (&s->contexts_lock);
   if (s->run_contexts->len < MAX_IDLE_CONTEXTS)
     {
@@ -1208,7 +1675,8 @@ owb_session_run_with_options (OwbSession *s, const OwbRunOptions *options, guint
         hooks->run_begin (&run_event, hooks->user_data);
     }
   RunContext *context = run_context_take (s);
-  run_state_init (&rs, s, s->main, context->arena, NULL, cancellable);
+  guint unplanned_copies = 0;
+  run_state_init (&rs, s, s->main, context->arenas, &unplanned_copies, NULL, cancellable);
   rs.trace = hooks && (hooks->node_begin || hooks->node_end) ? hooks : NULL;
   rs.memos = context->memos;
   const Plan *plan = s->main;
@@ -1278,8 +1746,15 @@ owb_session_run_with_options (OwbSession *s, const OwbRunOptions *options, guint
                            output_names ? output_names[i] : "output");
               ok = FALSE;
             }
-          else
-            outputs[i] = owb_tensor_ref (rs.values[slot]);
+          else if (!(outputs[i] = value_to_host (&rs, rs.values[slot], error)))
+            ok = FALSE;
+        }
+      /* Device work queued behind the last copies is done before the run returns. */
+      for (guint d = 1; ok && d < s->devices->len; d++)
+        {
+          OwbDevice *device = g_ptr_array_index (s->devices, d);
+          if (device->synchronize)
+            ok = device->synchronize (device, error);
         }
       if (!ok)
         for (guint i = 0; i < want; i++)
@@ -1293,6 +1768,7 @@ owb_session_run_with_options (OwbSession *s, const OwbRunOptions *options, guint
       stats->peak_bytes = _owb_arena_get_peak (rs.arena);
       stats->allocated_bytes = _owb_arena_get_allocated (rs.arena);
       stats->n_nodes_run = n_run;
+      stats->n_unplanned_copies = unplanned_copies;
     }
   run_state_clear (&rs);
   run_context_give_back (s, context);

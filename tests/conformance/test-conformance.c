@@ -2,6 +2,7 @@
  * skipping the cases tests/conformance/skip.txt lists with their reasons. The cases run in a
  * worker process (this program again), so that a crash or a hang fails one case, not the run. */
 #include "owb-check.h"
+#include "owb-testdev.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -62,6 +63,8 @@ run_case (const char *dir, char **message)
 
   owb_check_options_init (&options);
   options.n_threads = state.n_threads;
+  /* "testdev,cpu" runs the cases through the test device provider (tests/providers/testdev). */
+  options.providers = g_getenv ("OWB_CONFORMANCE_PROVIDERS");
   owb_check_skip_list_get_tolerance (state.skips, name, &options.rtol, &options.atol, NULL);
   return owb_check_case (dir, &options, message);
 }
@@ -286,6 +289,8 @@ main (int argc, char **argv)
   g_autofree char *node_dir = NULL;
   g_autofree char *skip_file = g_strdup (g_getenv ("OWB_CONFORMANCE_SKIP_FILE"));
   const char *timeout = g_getenv ("OWB_CONFORMANCE_TIMEOUT");
+
+  owb_testdev_register ();
   const char *threads = g_getenv ("OWB_CONFORMANCE_THREADS");
   const char *report_path = g_getenv ("OWB_CONFORMANCE_REPORT");
   /* One failing case must not stop the others: GLib stops at the first failure without -k. */

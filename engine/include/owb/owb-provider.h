@@ -86,7 +86,8 @@ typedef struct {
   const OwbKernelDef *def;
   void *state;
   /* The provider computes float16/bfloat16 through this float32 kernel: the executor converts
-   * inputs and outputs of those types around it. */
+   * inputs and outputs of those types around it, on the host (providers with a device leave it
+   * FALSE). */
   gboolean via_float32;
 } OwbKernelChoice;
 

@@ -61,6 +61,9 @@ typedef struct {
   gsize peak_bytes;       /* largest total of live intermediate tensors during the run */
   gsize allocated_bytes;  /* bytes requested from the system (after buffer reuse) */
   guint n_nodes_run;
+  /* Copies between host and device memory that the run made outside the session's Memcpy nodes
+   * (values read across a subgraph boundary, fetched intermediate values). */
+  guint n_unplanned_copies;
 } OwbRunStats;
 
 /* What a profiler sees of one run, through per-run hooks (owb_session_run_with_options). Times are
