@@ -47,6 +47,7 @@ extern const OwbKernelDef _owb_cuda_kernels_reduce[];
 extern const OwbKernelDef _owb_cuda_kernels_norm[];
 extern const OwbKernelDef _owb_cuda_kernels_matmul[];
 extern const OwbKernelDef _owb_cuda_kernels_conv[];
+extern const OwbKernelDef _owb_cuda_kernels_attention[];
 
 /* What a table row cannot say (attributes, ranks, input dtypes beyond the checked one): each
  * family's check returns why its kernel for the node would decline, newly allocated, or NULL when
@@ -63,6 +64,8 @@ char *_owb_cuda_norm_check (const OwbNode *node, int opset, const OwbValueType *
                             const OwbValueType *output_types);
 char *_owb_cuda_matmul_check (const OwbNode *node, int opset, const OwbValueType *const *input_types,
                               const OwbValueType *output_types);
+char *_owb_cuda_attention_check (const OwbNode *node, int opset, const OwbValueType *const *input_types,
+                                 const OwbValueType *output_types);
 char *_owb_cuda_conv_check (const OwbNode *node, int opset, const OwbValueType *const *input_types,
                             const OwbValueType *output_types);
 
@@ -109,4 +112,18 @@ G_BEGIN_DECLS
 /* The activation of the engine's fused ops (FusedConv, FusedGemm, FusedMatMul): `activation` and
  * `activation_params` as the CPU reads them. FALSE with *why for names the CUDA kernels lack. */
 gboolean _owb_cuda_activation (const OwbNode *node, OwbCudaUnaryOp *kind, float *p0, float *p1, char **why);
+G_END_DECLS
+
+G_BEGIN_DECLS
+/* Row-major Y [M, N] = alpha op(A) [M, K] op(B) [K, N] (+ beta Y), on cuBLASLt (matmul.c). */
+typedef struct {
+  gboolean trans_a, trans_b;
+  int64_t m, n, k;
+  int64_t batch, stride_a, stride_b, stride_y; /* strided batch; batch 1 when none */
+  float alpha, beta;   /* beta != 0: Y holds C already */
+  const void *bias;    /* N values, or NULL */
+  gboolean relu;       /* fused in the epilogue */
+} OwbCudaProduct;
+gboolean _owb_cuda_gemm (OwbKernelContext *ctx, OwbCudaContext *cx, OwbDataType dtype, const void *a, const void *b,
+                         void *y, const OwbCudaProduct *p, GError **error);
 G_END_DECLS

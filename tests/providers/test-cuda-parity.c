@@ -137,6 +137,10 @@ static const Case cases[] = {
   { "FusedMatMul", W, 1, "f2x3x4;f5x4;f5", "transB=i:1;activation=s:Relu", 1 },
   { "FusedGemm", W, 1, "f3x4;f4x5;f5", "activation=s:Relu", 1 },
   { "FusedGemm", W, 1, "f3x4;f4x5;f5", "activation=s:LeakyRelu;activation_params=fs:0.1", 1 },
+  /* attention: separate Q, K, V with a bias over heads; packed QKV; seq_first with another kv length */
+  { "MultiHeadAttention", W, 1, "f2x5x16;f2x7x16;f2x7x8;f2x1x5x7", "num_heads=i:4", 1 },
+  { "MultiHeadAttention", W, 1, "f2x5x24", "num_heads=i:2", 1 },
+  { "MultiHeadAttention", W, 1, "f5x2x16;f7x2x16;f7x2x16;f7", "num_heads=i:4;seq_first=i:1;scale=f:0.3", 1 },
   /* convolution and pools */
   { "Conv", "", 11, "f1x3x8x8;f4x3x3x3;f4", "pads=is:1,1,1,1;strides=is:2,2", 1 },
   { "Conv", "", 11, "f2x4x7x9;f6x2x3x3", "group=i:2;dilations=is:2,1", 1 },

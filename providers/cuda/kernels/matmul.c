@@ -7,18 +7,9 @@
 
 #include <string.h>
 
-typedef struct {
-  gboolean trans_a, trans_b;
-  int64_t m, n, k;
-  int64_t batch, stride_a, stride_b, stride_y; /* strided batch; batch 1 when none */
-  float alpha, beta;   /* beta != 0: Y holds C already */
-  const void *bias;    /* N values, or NULL */
-  gboolean relu;       /* fused in the epilogue */
-} Product;
-
-static gboolean
-lt_matmul (OwbKernelContext *ctx, OwbCudaContext *cx, OwbDataType dtype, const void *a, const void *b, void *y,
-           const Product *p, GError **error)
+gboolean
+_owb_cuda_gemm (OwbKernelContext *ctx, OwbCudaContext *cx, OwbDataType dtype, const void *a, const void *b, void *y,
+                const OwbCudaProduct *p, GError **error)
 {
   cudaDataType_t dt = dtype == OWB_TYPE_FLOAT16 ? CUDA_R_16F : CUDA_R_32F;
   cublasLtMatmulDesc_t desc = NULL;
@@ -176,7 +167,7 @@ run_matmul (OwbKernelContext *ctx, gboolean trans_a, gboolean trans_b, float alp
   if (y->nelems == 0)
     return TRUE;
   gsize es = owb_data_type_size (a->dtype);
-  Product p = { trans_a, trans_b, am, bn, ak, 1, 0, 0, 0, alpha, 0.0f, NULL, FALSE };
+  OwbCudaProduct p = { trans_a, trans_b, am, bn, ak, 1, 0, 0, 0, alpha, 0.0f, NULL, FALSE };
   gboolean epi_bias = bias != NULL && (act == OWB_CUDA_UNARY_IDENTITY || act == OWB_CUDA_UNARY_RELU);
   if (epi_bias || (act == OWB_CUDA_UNARY_RELU && !bias))
     {
@@ -198,7 +189,7 @@ run_matmul (OwbKernelContext *ctx, gboolean trans_a, gboolean trans_b, float alp
     {
       /* B is one matrix: A's batches are more rows of one product. */
       p.m = am * batch;
-      ok = lt_matmul (ctx, cx, a->dtype, a->data, b->data, y->data, &p, error);
+      ok = _owb_cuda_gemm (ctx, cx, a->dtype, a->data, b->data, y->data, &p, error);
     }
   else if (a_batch_rank == b_batch_rank && memcmp (a->dims, b->dims, sizeof (int64_t) * a_batch_rank) == 0)
     {
@@ -206,7 +197,7 @@ run_matmul (OwbKernelContext *ctx, gboolean trans_a, gboolean trans_b, float alp
       p.stride_a = am * ak;
       p.stride_b = ak * bn;
       p.stride_y = am * bn;
-      ok = lt_matmul (ctx, cx, a->dtype, a->data, b->data, y->data, &p, error);
+      ok = _owb_cuda_gemm (ctx, cx, a->dtype, a->data, b->data, y->data, &p, error);
     }
   else
     {
@@ -231,7 +222,7 @@ run_matmul (OwbKernelContext *ctx, gboolean trans_a, gboolean trans_b, float alp
                   bs *= b->dims[bd];
                 }
             }
-          ok = lt_matmul (ctx, cx, a->dtype, (const char *) a->data + ai * am * ak * es,
+          ok = _owb_cuda_gemm (ctx, cx, a->dtype, (const char *) a->data + ai * am * ak * es,
                           (const char *) b->data + bi * ak * bn * es, (char *) y->data + i * am * bn * es, &p, error);
         }
     }
@@ -304,7 +295,7 @@ compute_gemm (OwbKernelContext *ctx, GError **error)
     return FALSE;
   if (y->nelems == 0)
     return TRUE;
-  Product p = { ta, tb, m, n, k, 1, 0, 0, 0, alpha, 0.0f, NULL, FALSE };
+  OwbCudaProduct p = { ta, tb, m, n, k, 1, 0, 0, 0, alpha, 0.0f, NULL, FALSE };
   gboolean use_c = c && beta != 0.0f;
   gboolean c_is_bias = use_c && beta == 1.0f && c->nelems == n && (c->rank == 1 || (c->rank == 2 && c->dims[0] == 1));
   if (use_c && c->dtype != a->dtype)
@@ -339,7 +330,7 @@ compute_gemm (OwbKernelContext *ctx, GError **error)
         return FALSE;
       return finish (ctx, cx, y, n, c_is_bias ? c->data : NULL, act, p0, p1, error);
     }
-  if (!lt_matmul (ctx, cx, a->dtype, a->data, b->data, y->data, &p, error))
+  if (!_owb_cuda_gemm (ctx, cx, a->dtype, a->data, b->data, y->data, &p, error))
     return FALSE;
   if (epi_ok)
     return TRUE;
