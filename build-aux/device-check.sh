@@ -59,8 +59,10 @@ note "parity cases: $passed ok, of which $skipped skipped (skips mean no GPU was
 if [ -z "${OWB_ONNX_DATA:-}" ] && [ -d build-device-data/onnx-data ]; then
   export OWB_ONNX_DATA="$PWD/build-device-data/onnx-data"
 fi
+# (the test named conformance takes its providers from the environment; conformance-testdev is the
+# test device's run, not wanted here)
 OWB_CONFORMANCE_PROVIDERS=cuda,cpu step conformance 200 \
-  meson test -C "$BUILD" --no-rebuild --print-errorlogs --suite conformance
+  meson test -C "$BUILD" --no-rebuild --print-errorlogs conformance
 grep -E "passed|failed|total" "$BUILD/tests/conformance/conformance-results.txt" 2>/dev/null | tail -5
 
 # 4. benchmark (needs numpy and onnx; onnxruntime-gpu and torch are optional)
