@@ -61,8 +61,9 @@ if [ -z "${OWB_ONNX_DATA:-}" ] && [ -d build-device-data/onnx-data ]; then
 fi
 # (the test named conformance takes its providers from the environment; conformance-testdev is the
 # test device's run, not wanted here)
-OWB_CONFORMANCE_PROVIDERS=cuda,cpu step conformance 200 \
-  meson test -C "$BUILD" --no-rebuild --print-errorlogs conformance
+export OWB_CONFORMANCE_PROVIDERS=cuda,cpu
+step conformance 200 meson test -C "$BUILD" --no-rebuild --print-errorlogs conformance
+unset OWB_CONFORMANCE_PROVIDERS
 grep -E "passed|failed|total" "$BUILD/tests/conformance/conformance-results.txt" 2>/dev/null | tail -5
 
 # 4. benchmark (needs numpy and onnx; onnxruntime-gpu and torch are optional)

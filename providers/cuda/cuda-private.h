@@ -7,6 +7,7 @@
 #include <owb/owb-device.h>
 #include <owb/owb-error.h>
 
+#include <cublas_v2.h>
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
@@ -22,6 +23,7 @@ typedef struct {
   char name[32];
   cudaStream_t stream;
   cublasLtHandle_t lt;
+  cublasHandle_t blas; /* classic cuBLAS: products cuBLASLt has no algorithm for */
   cudnnHandle_t cudnn;
   /* caching allocator: freed buffers by rounded size, reused in stream order */
   GMutex alloc_lock;

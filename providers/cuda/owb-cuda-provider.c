@@ -225,6 +225,8 @@ context_free (OwbCudaContext *cx)
     cudnnDestroy (cx->cudnn);
   if (cx->lt)
     cublasLtDestroy (cx->lt);
+  if (cx->blas)
+    cublasDestroy (cx->blas);
   if (cx->stream)
     cudaStreamDestroy (cx->stream);
   g_mutex_clear (&cx->alloc_lock);
@@ -262,9 +264,11 @@ context_new (int ordinal, char **why)
       context_free (cx);
       return NULL;
     }
-  if (cublasLtCreate (&cx->lt) != CUBLAS_STATUS_SUCCESS)
+  if (cublasLtCreate (&cx->lt) != CUBLAS_STATUS_SUCCESS || cublasCreate (&cx->blas) != CUBLAS_STATUS_SUCCESS
+      || cublasSetStream (cx->blas, cx->stream) != CUBLAS_STATUS_SUCCESS
+      || cublasSetMathMode (cx->blas, CUBLAS_PEDANTIC_MATH) != CUBLAS_STATUS_SUCCESS)
     {
-      *why = g_strdup ("cuBLASLt cannot be initialised");
+      *why = g_strdup ("cuBLAS cannot be initialised");
       context_free (cx);
       return NULL;
     }

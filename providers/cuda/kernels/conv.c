@@ -13,6 +13,7 @@ typedef struct {
   int64_t dims[OWB_MAX_RANK]; /* input shape the entry is for */
   int rank;
   cudnnConvolutionFwdAlgo_t algo;
+  cudnnMathType_t math;
   gsize workspace;
 } AlgoEntry;
 
@@ -231,9 +232,12 @@ compute_conv (OwbKernelContext *ctx, GError **error)
           ok = _owb_cuda_check_dnn (ctx, error,
                                     cudnnFindConvolutionForwardAlgorithm (cx->cudnn, xdesc, wdesc, cdesc, ydesc, 8, &n_perf, perf),
                                     "Conv algorithm search");
+          /* The fastest that succeeded within 1 GiB of workspace; in float32 only FMA math (a TF32
+           * tensor-core result would miss the CPU's by ~1e-3). */
           int pick = -1;
           for (int i = 0; ok && i < n_perf && pick < 0; i++)
-            if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ((gsize) 1 << 30))
+            if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ((gsize) 1 << 30)
+                && (t == OWB_CUDA_F16 || perf[i].mathType == CUDNN_FMA_MATH || perf[i].mathType == CUDNN_DEFAULT_MATH))
               pick = i;
           if (ok && pick < 0)
             {
@@ -243,6 +247,7 @@ compute_conv (OwbKernelContext *ctx, GError **error)
           if (ok)
             {
               entry.algo = perf[pick].algo;
+              entry.math = perf[pick].mathType;
               entry.workspace = perf[pick].memory;
               g_mutex_lock (&state->lock);
               g_array_append_val (state->algos, entry);
@@ -262,7 +267,8 @@ compute_conv (OwbKernelContext *ctx, GError **error)
               ok = FALSE;
             }
           else
-            ok = _owb_cuda_check_dnn (ctx, error,
+            ok = _owb_cuda_check_dnn (ctx, error, cudnnSetConvolutionMathType (cdesc, entry.math), "Conv math type")
+                 && _owb_cuda_check_dnn (ctx, error,
                                       cudnnConvolutionForward (cx->cudnn, &one, xdesc, x->data, wdesc, w->data, cdesc,
                                                                entry.algo, ws, entry.workspace, &zero, ydesc, y->data),
                                       "Conv");
