@@ -224,9 +224,9 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--quick", action="store_true", help="small models, to check the script")
-    p.add_argument("-O", dest="level", default="extended",
-                   help="owb optimization level (default extended: the layout level rewrites convolutions "
-                        "channels-last for the CPU's kernels, which CUDA does not take)")
+    p.add_argument("-O", dest="level", default="all",
+                   help="owb optimization level (default all; its channels-last rewrite leaves the nodes CUDA "
+                        "takes alone)")
     p.add_argument("--ort-child", nargs=2, metavar=("MODEL", "BATCH"), help=argparse.SUPPRESS)
     p.add_argument("--torch-child", nargs=2, metavar=("KIND", "BATCH"), help=argparse.SUPPRESS)
     a = p.parse_args()
