@@ -49,7 +49,7 @@ fi
 step build 300 ninja -C "$BUILD" -j "$JOBS" || { echo "$summary"; exit 1; }
 
 # 2. parity and declines
-step parity 120 meson test -C "$BUILD" --no-rebuild --print-errorlogs test-cuda-parity test-cuda-declines
+step parity 240 meson test -C "$BUILD" --no-rebuild --print-errorlogs test-cuda-parity test-cuda-declines
 "$BUILD/tests/test-cuda-parity" --verbose > "$LOGS/device-check-parity-detail.log" 2>&1
 skipped=$(grep -c "# SKIP" "$LOGS/device-check-parity-detail.log")
 passed=$(grep -c "^ok" "$LOGS/device-check-parity-detail.log")

@@ -292,6 +292,47 @@ context_new (int ordinal, char **why)
   return cx;
 }
 
+/* One context per process, shared by every CUDA provider: creating the stream and the cuBLAS and
+ * cuDNN handles costs tens of milliseconds, which a program making a session per model (the
+ * conformance suite, the parity test) would pay each time. It lives until the process ends; when
+ * the last provider goes its cached device memory is given back. Sessions then share the stream,
+ * so their GPU work runs in turn. */
+static GMutex shared_lock;
+static OwbCudaContext *shared_context;
+static char *shared_error;
+static int shared_users;
+
+static OwbCudaContext *
+context_acquire (char **why)
+{
+  g_mutex_lock (&shared_lock);
+  if (!shared_context && !shared_error)
+    shared_context = context_new (0, &shared_error);
+  if (shared_context)
+    shared_users++;
+  else
+    *why = g_strdup (shared_error);
+  OwbCudaContext *cx = shared_context;
+  g_mutex_unlock (&shared_lock);
+  return cx;
+}
+
+static void
+context_release (OwbCudaContext *cx)
+{
+  if (!cx)
+    return;
+  g_mutex_lock (&shared_lock);
+  if (--shared_users == 0)
+    {
+      cudaStreamSynchronize (cx->stream);
+      g_mutex_lock (&cx->alloc_lock);
+      free_cache_locked (cx);
+      g_mutex_unlock (&cx->alloc_lock);
+    }
+  g_mutex_unlock (&shared_lock);
+}
+
 static gboolean
 has_op (const OwbNode *node)
 {
@@ -394,7 +435,7 @@ static void
 cuda_free_provider (OwbProvider *provider)
 {
   CudaProvider *p = provider->priv;
-  context_free (p->cx);
+  context_release (p->cx);
   g_free (p->no_device);
   g_free (p->description);
   g_free (p);
@@ -427,7 +468,7 @@ owb_cuda_module_provider_new (void)
                                           prop.minor, prop.totalGlobalMem / 1073741824.0);
       else
         p->description = g_strdup ("CUDA device 0");
-      p->cx = context_new (0, &why);
+      p->cx = context_acquire (&why);
       if (!p->cx)
         {
           p->no_device = why;
