@@ -148,6 +148,8 @@ static const Case cases[] = {
   { "Conv", "", 11, "f1x2x4x5x6;f3x2x3x3x3", "pads=is:1,1,1,1,1,1", 1 },
   { "FusedConv", W, 1, "f1x3x8x8;f4x3x3x3;f4;f1x4x8x8", "pads=is:1,1,1,1;activation=s:Relu", 1 },
   { "FusedConv", W, 1, "f1x3x8x8;f4x3x1x1;f4", "activation=s:HardSwish", 1 },
+  { "ConvTranspose", "", 11, "f1x4x5x5;f4x3x3x3;f3", "strides=is:2,2;pads=is:1,1,1,1;output_padding=is:1,1", 1 },
+  { "ConvTranspose", "", 11, "f1x4x6;f4x1x3", "group=i:2", 1 },
   { "MaxPool", "", 12, "f1x3x9x9", "kernel_shape=is:3,3;strides=is:2,2;pads=is:1,1,1,1", 1 },
   { "AveragePool", "", 19, "f1x3x8x8", "kernel_shape=is:2,2;strides=is:2,2", 1 },
   { "AveragePool", "", 19, "f1x3x8x8", "kernel_shape=is:3,3;pads=is:1,1,1,1;count_include_pad=i:1", 1 },

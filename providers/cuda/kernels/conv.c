@@ -1,5 +1,5 @@
-/* conv.c: Conv, the engine's FusedConv (bias, residual Z and activation), MaxPool and AveragePool
- * on cuDNN. The convolution algorithm is searched once per input shape (cudnnFind...) and kept
+/* conv.c: Conv, the engine's FusedConv (bias, residual Z and activation), ConvTranspose (cuDNN's
+ * backward data), MaxPool and AveragePool on cuDNN. The convolution algorithm is searched once per input shape (cudnnFind...) and kept
  * in the node's state; float32 runs with FMA math only (no TF32), so results match the CPU's to
  * float32 rounding, and float16 on tensor cores. Spatial ranks 1 to 3; 1-D runs as 2-D with a
  * height of one. cuDNN takes symmetric padding only: other pads are declined. */
@@ -12,7 +12,7 @@
 typedef struct {
   int64_t dims[OWB_MAX_RANK]; /* input shape the entry is for */
   int rank;
-  cudnnConvolutionFwdAlgo_t algo;
+  int algo; /* cudnnConvolutionFwdAlgo_t, or cudnnConvolutionBwdDataAlgo_t for ConvTranspose */
   cudnnMathType_t math;
   gsize workspace;
 } AlgoEntry;
@@ -142,8 +142,12 @@ compute_conv (OwbKernelContext *ctx, GError **error)
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "X and W must be [N, C, 1 to 3 spatial axes] of one type");
       return FALSE;
     }
+  /* ConvTranspose is the gradient of a convolution with respect to its input: cuDNN's backward
+   * data, with X as the gradient and W in the convolution's own [C_in, C_out / group, k...] */
+  gboolean transpose = strcmp (ctx->node->op_type, "ConvTranspose") == 0;
   int64_t group = owb_node_get_int (ctx->node, "group", 1);
-  if (group < 1 || x->dims[1] != w->dims[1] * group || w->dims[0] % group != 0)
+  if (transpose ? (group < 1 || x->dims[1] != w->dims[0] || w->dims[0] % group != 0)
+                : (group < 1 || x->dims[1] != w->dims[1] * group || w->dims[0] % group != 0))
     {
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "W's input channels (%" G_GINT64_FORMAT ") times group %" G_GINT64_FORMAT " are not X's %" G_GINT64_FORMAT,
                             w->dims[1], group, x->dims[1]);
@@ -157,11 +161,16 @@ compute_conv (OwbKernelContext *ctx, GError **error)
       g_free (why);
       return FALSE;
     }
-  int64_t dims[OWB_MAX_RANK] = { x->dims[0], w->dims[0] };
+  int64_t dims[OWB_MAX_RANK] = { x->dims[0], transpose ? w->dims[1] * group : w->dims[0] };
+  int n_op = 0;
+  const int64_t *out_pad = transpose ? owb_node_get_ints (ctx->node, "output_padding", &n_op) : NULL;
   for (int i = 0; i < n_sp; i++)
     {
       int64_t ext = (w->dims[2 + i] - 1) * dil[i] + 1;
-      dims[2 + i] = (x->dims[2 + i] + 2 * pads[i] - ext) / strides[i] + 1;
+      if (transpose)
+        dims[2 + i] = strides[i] * (x->dims[2 + i] - 1) + (out_pad && n_op == n_sp ? out_pad[i] : 0) + ext - 2 * pads[i];
+      else
+        dims[2 + i] = (x->dims[2 + i] + 2 * pads[i] - ext) / strides[i] + 1;
       if (dims[2 + i] < 1)
         {
           owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "spatial axis %d is smaller than the kernel", i);
@@ -225,7 +234,34 @@ compute_conv (OwbKernelContext *ctx, GError **error)
             }
         }
       g_mutex_unlock (&state->lock);
-      if (!found)
+      if (!found && transpose)
+        {
+          cudnnConvolutionBwdDataAlgoPerf_t perf[8];
+          int n_perf = 0, pick = -1;
+          ok = _owb_cuda_check_dnn (ctx, error,
+                                    cudnnFindConvolutionBackwardDataAlgorithm (cx->cudnn, wdesc, xdesc, cdesc, ydesc, 8,
+                                                                               &n_perf, perf),
+                                    "ConvTranspose algorithm search");
+          for (int i = 0; ok && i < n_perf && pick < 0; i++)
+            if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ((gsize) 1 << 30)
+                && (t == OWB_CUDA_F16 || perf[i].mathType == CUDNN_FMA_MATH || perf[i].mathType == CUDNN_DEFAULT_MATH))
+              pick = i;
+          if (ok && pick < 0)
+            {
+              owb_kernel_set_error (ctx, error, OWB_ERROR_DEVICE, "cuDNN has no algorithm for this transposed convolution");
+              ok = FALSE;
+            }
+          if (ok)
+            {
+              entry.algo = perf[pick].algo;
+              entry.math = perf[pick].mathType;
+              entry.workspace = perf[pick].memory;
+              g_mutex_lock (&state->lock);
+              g_array_append_val (state->algos, entry);
+              g_mutex_unlock (&state->lock);
+            }
+        }
+      else if (!found)
         {
           cudnnConvolutionFwdAlgoPerf_t perf[8];
           int n_perf = 0;
@@ -266,11 +302,19 @@ compute_conv (OwbKernelContext *ctx, GError **error)
               g_error_free (local);
               ok = FALSE;
             }
+          else if (transpose)
+            ok = _owb_cuda_check_dnn (ctx, error, cudnnSetConvolutionMathType (cdesc, entry.math), "Conv math type")
+                 && _owb_cuda_check_dnn (ctx, error,
+                                         cudnnConvolutionBackwardData (cx->cudnn, &one, wdesc, w->data, xdesc, x->data,
+                                                                       cdesc, (cudnnConvolutionBwdDataAlgo_t) entry.algo,
+                                                                       ws, entry.workspace, &zero, ydesc, y->data),
+                                         "ConvTranspose");
           else
             ok = _owb_cuda_check_dnn (ctx, error, cudnnSetConvolutionMathType (cdesc, entry.math), "Conv math type")
                  && _owb_cuda_check_dnn (ctx, error,
                                       cudnnConvolutionForward (cx->cudnn, &one, xdesc, x->data, wdesc, w->data, cdesc,
-                                                               entry.algo, ws, entry.workspace, &zero, ydesc, y->data),
+                                                               (cudnnConvolutionFwdAlgo_t) entry.algo, ws,
+                                                               entry.workspace, &zero, ydesc, y->data),
                                       "Conv");
           g_mutex_unlock (&cx->workspace_lock);
         }
@@ -389,8 +433,9 @@ char *
 _owb_cuda_conv_check (const OwbNode *node, int opset, const OwbValueType *const *in, const OwbValueType *out)
 {
   const char *op = node->op_type;
-  gboolean is_conv = strcmp (op, "Conv") == 0 || (strcmp (op, "FusedConv") == 0 && node->domain
-                                                   && strcmp (node->domain, OWB_DOMAIN) == 0);
+  gboolean is_transpose = strcmp (op, "ConvTranspose") == 0 && !(node->domain && node->domain[0]);
+  gboolean is_conv = strcmp (op, "Conv") == 0 || is_transpose
+                     || (strcmp (op, "FusedConv") == 0 && node->domain && strcmp (node->domain, OWB_DOMAIN) == 0);
   gboolean is_pool = (strcmp (op, "MaxPool") == 0 || strcmp (op, "AveragePool") == 0)
                      && !(node->domain && node->domain[0]);
   if (!is_conv && !is_pool)
@@ -400,6 +445,20 @@ _owb_cuda_conv_check (const OwbNode *node, int opset, const OwbValueType *const 
     return g_strdup_printf ("the CUDA %s takes 1 to %d spatial axes, not %d", op, MAX_SPATIAL, rank - 2);
   if (is_conv && node->n_inputs > 1 && in[1] && in[0] && in[1]->dtype != in[0]->dtype)
     return g_strdup_printf ("the CUDA %s needs X and W of one type", op);
+  if (is_transpose)
+    {
+      const char *auto_pad = owb_node_get_string (node, "auto_pad", "NOTSET");
+      if (owb_node_get_attribute (node, "output_shape"))
+        return g_strdup ("the CUDA ConvTranspose takes pads, not output_shape");
+      if (strcmp (auto_pad, "NOTSET") != 0 && strcmp (auto_pad, "VALID") != 0)
+        return g_strdup_printf ("the CUDA ConvTranspose has no auto_pad %s", auto_pad);
+      int n = 0, n_st = 0;
+      const int64_t *op_pad = owb_node_get_ints (node, "output_padding", &n);
+      const int64_t *st = owb_node_get_ints (node, "strides", &n_st);
+      for (int i = 0; op_pad && i < n; i++)
+        if (op_pad[i] < 0 || op_pad[i] >= (st && i < n_st ? st[i] : 1))
+          return g_strdup ("the CUDA ConvTranspose needs output_padding below the stride");
+    }
   if (is_conv && strcmp (op, "FusedConv") == 0)
     {
       OwbCudaUnaryOp act;
@@ -452,6 +511,7 @@ _owb_cuda_conv_check (const OwbNode *node, int opset, const OwbValueType *const 
 const OwbKernelDef _owb_cuda_kernels_conv[] = {
   { "Conv", "", 1, 0, FLOATS, 0, conv_prepare, conv_state_free, compute_conv },
   { "FusedConv", OWB_DOMAIN, 1, 0, FLOATS, 0, conv_prepare, conv_state_free, compute_conv },
+  { "ConvTranspose", "", 1, 0, FLOATS, 0, conv_prepare, conv_state_free, compute_conv },
   { "MaxPool", "", 1, 0, FLOATS, 0, NULL, NULL, compute_pool },
   { "AveragePool", "", 1, 0, FLOATS, 0, NULL, NULL, compute_pool },
   { NULL }
