@@ -2,9 +2,12 @@
  * first use and creates providers from it. Where the module cannot be loaded (the CUDA libraries
  * are missing on this machine), "cuda" is still a provider: one that declines every node with the
  * loader's reason, so that claim maps explain themselves. */
+#define _GNU_SOURCE /* dladdr */
 #include "owb-cuda-provider.h"
 
 #include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
 
 typedef OwbProvider *(*ModuleNewFunc) (void);
 
@@ -17,14 +20,28 @@ load_module (void)
   static gsize once = 0;
   if (!g_once_init_enter (&once))
     return;
-  /* OWB_CUDA_MODULE names a module to use; otherwise the one of this build tree, then the
-   * installed one. */
-  const char *candidates[] = { g_getenv ("OWB_CUDA_MODULE"), OWB_CUDA_MODULE_BUILD_PATH, OWB_CUDA_MODULE_INSTALL_PATH };
+  /* OWB_CUDA_MODULE names the module to use (only it); otherwise the one beside this libowb: the build tree's
+   * when this libowb is the build tree's (tests, uninstalled runs), else the installed one, so
+   * that an installed libowb never picks up a stale build. */
+  const char *mine = OWB_CUDA_MODULE_INSTALL_PATH, *other = OWB_CUDA_MODULE_BUILD_PATH;
+  Dl_info info;
+  if (dladdr ((void *) owb_cuda_provider_new, &info) && info.dli_fname)
+    {
+      g_autofree char *dir = g_path_get_dirname (info.dli_fname);
+      g_autofree char *real = realpath (dir, NULL);
+      if (real && strcmp (real, OWB_LIBOWB_BUILD_DIR) == 0)
+        {
+          mine = OWB_CUDA_MODULE_BUILD_PATH;
+          other = OWB_CUDA_MODULE_INSTALL_PATH;
+        }
+    }
+  const char *env = g_getenv ("OWB_CUDA_MODULE");
+  const char *candidates[] = { env, env ? NULL : mine, env ? NULL : other };
   GString *errors = g_string_new (NULL);
   for (guint i = 0; i < G_N_ELEMENTS (candidates) && !module_new; i++)
     {
       const char *path = candidates[i];
-      if (!path || !path[0] || (i > 0 && !g_file_test (path, G_FILE_TEST_EXISTS)))
+      if (!path || !path[0] || (path != env && !g_file_test (path, G_FILE_TEST_EXISTS)))
         continue;
       void *handle = dlopen (path, RTLD_NOW | RTLD_LOCAL);
       if (!handle)
