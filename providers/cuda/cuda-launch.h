@@ -171,3 +171,16 @@ cudaError_t _owb_cuda_batch_norm (OwbCudaFloat t, const void *x, const void *sca
 #ifdef __cplusplus
 }
 #endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Resize of the last two axes: y[p, oy, ox] = sum over a, b < 2 of hw[2 oy + a] ww[2 ox + b]
+ * x[p, hi[2 oy + a], wi[2 ox + b]] for p < planes (nearest: weights 1 and 0). The tables are
+ * device memory the host computed (resize.c), so CUDA resamples exactly where the CPU does. */
+cudaError_t _owb_cuda_resize2d (OwbCudaFloat t, const void *x, void *y, int64_t planes, int64_t ih, int64_t iw,
+                                int64_t oh, int64_t ow, const int64_t *hi, const float *hw, const int64_t *wi,
+                                const float *ww, cudaStream_t stream);
+#ifdef __cplusplus
+}
+#endif

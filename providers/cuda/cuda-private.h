@@ -50,6 +50,7 @@ extern const OwbKernelDef _owb_cuda_kernels_norm[];
 extern const OwbKernelDef _owb_cuda_kernels_matmul[];
 extern const OwbKernelDef _owb_cuda_kernels_conv[];
 extern const OwbKernelDef _owb_cuda_kernels_attention[];
+extern const OwbKernelDef _owb_cuda_kernels_resize[];
 
 /* What a table row cannot say (attributes, ranks, input dtypes beyond the checked one): each
  * family's check returns why its kernel for the node would decline, newly allocated, or NULL when
@@ -65,6 +66,8 @@ char *_owb_cuda_reduce_check (const OwbNode *node, int opset, const OwbValueType
 char *_owb_cuda_norm_check (const OwbNode *node, int opset, const OwbValueType *const *input_types,
                             const OwbValueType *output_types);
 char *_owb_cuda_matmul_check (const OwbNode *node, int opset, const OwbValueType *const *input_types,
+                              const OwbValueType *output_types);
+char *_owb_cuda_resize_check (const OwbNode *node, int opset, const OwbValueType *const *input_types,
                               const OwbValueType *output_types);
 char *_owb_cuda_attention_check (const OwbNode *node, int opset, const OwbValueType *const *input_types,
                                  const OwbValueType *output_types);

@@ -13,12 +13,13 @@
 static const OwbKernelDef *const tables[] = {
   _owb_cuda_kernels_elementwise, _owb_cuda_kernels_tensor, _owb_cuda_kernels_reduce,
   _owb_cuda_kernels_norm,        _owb_cuda_kernels_matmul, _owb_cuda_kernels_conv,
-  _owb_cuda_kernels_attention,
+  _owb_cuda_kernels_attention,    _owb_cuda_kernels_resize,
 };
 
 static const OwbCudaCheckFunc checks[] = {
   _owb_cuda_elementwise_check, _owb_cuda_tensor_check, _owb_cuda_reduce_check,
   _owb_cuda_norm_check,        _owb_cuda_matmul_check, _owb_cuda_conv_check, _owb_cuda_attention_check,
+  _owb_cuda_resize_check,
 };
 
 const OwbKernelDef *const *

@@ -18,7 +18,8 @@ typedef struct {
   int opset;
   /* Inputs separated by ';': f<dims> random float (the case's dtype), p<dims> positive float,
    * b<dims> random bool, l<dims> random int64 in [0, 10), I:<ints> an int64 initializer (host
-   * data), F:<float> a scalar initializer of the case's dtype, - an absent input. dims are
+   * data), F:<float> a scalar initializer of the case's dtype, F2:<floats> a float32 vector
+   * initializer (Resize's scales), - an absent input. dims are
    * "2x3x4"; "" is a scalar. */
   const char *inputs;
   /* Attributes separated by ';': name=i:<int>, name=f:<float>, name=s:<string>, name=is:<ints> */
@@ -137,6 +138,12 @@ static const Case cases[] = {
   { "FusedMatMul", W, 1, "f2x3x4;f5x4;f5", "transB=i:1;activation=s:Relu", 1 },
   { "FusedGemm", W, 1, "f3x4;f4x5;f5", "activation=s:Relu", 1 },
   { "FusedGemm", W, 1, "f3x4;f4x5;f5", "activation=s:LeakyRelu;activation_params=fs:0.1", 1 },
+  /* resize: scales or sizes, the coordinate and nearest modes */
+  { "Resize", "", 13, "f1x2x5x6;-;F2:1,1,2,1.5", "mode=s:linear", 1 },
+  { "Resize", "", 13, "f1x2x5x6;-;F2:1,1,0.6,0.5", "mode=s:linear;coordinate_transformation_mode=s:align_corners", 1 },
+  { "Resize", "", 13, "f1x2x5x6;-;-;I:1,2,9,4", "mode=s:nearest", 1 },
+  { "Resize", "", 13, "f1x2x5x6;-;F2:1,1,3,2", "coordinate_transformation_mode=s:asymmetric;nearest_mode=s:floor", 1 },
+  { "Resize", "", 19, "f2x3x4x4;-;-;I:7,9", "mode=s:linear;axes=is:2,3;coordinate_transformation_mode=s:pytorch_half_pixel", 1 },
   /* attention: separate Q, K, V with a bias over heads; packed QKV; seq_first with another kv length */
   { "MultiHeadAttention", W, 1, "f2x5x16;f2x7x16;f2x7x8;f2x1x5x7", "num_heads=i:4", 1 },
   { "MultiHeadAttention", W, 1, "f2x5x24", "num_heads=i:2", 1 },
@@ -183,7 +190,11 @@ parse_attrs (OwbNode *node, const char *spec)
       else if (g_str_has_prefix (v, "f:"))
         owb_node_add_attribute (node, name, OWB_ATTR_FLOAT)->f = (float) g_ascii_strtod (v + 2, NULL);
       else if (g_str_has_prefix (v, "s:"))
-        owb_node_add_attribute (node, name, OWB_ATTR_STRING)->s = g_strdup (v + 2);
+        {
+          OwbAttribute *a = owb_node_add_attribute (node, name, OWB_ATTR_STRING);
+          a->s = g_strdup (v + 2);
+          a->s_len = strlen (v + 2);
+        }
       else if (g_str_has_prefix (v, "is:") || g_str_has_prefix (v, "fs:"))
         {
           gboolean ints = v[0] == 'i';
@@ -281,6 +292,15 @@ build_case (const Case *c, OwbDataType dtype, GRand *rand)
           OwbTensor *t = owb_tensor_new (OWB_TYPE_INT64, 1, &n, NULL);
           for (int64_t k = 0; k < n; k++)
             ((int64_t *) t->data)[k] = g_ascii_strtoll (nums[k], NULL, 10);
+          owb_graph_add_initializer (b.model->graph, name, t);
+        }
+      else if (g_str_has_prefix (s, "F2:"))
+        {
+          g_auto (GStrv) nums = g_strsplit (s + 3, ",", -1);
+          int64_t n = g_strv_length (nums);
+          OwbTensor *t = owb_tensor_new (OWB_TYPE_FLOAT, 1, &n, NULL);
+          for (int64_t k = 0; k < n; k++)
+            ((float *) t->data)[k] = (float) g_ascii_strtod (nums[k], NULL);
           owb_graph_add_initializer (b.model->graph, name, t);
         }
       else if (g_str_has_prefix (s, "F:"))
@@ -423,6 +443,32 @@ test_parity (gconstpointer data)
     }
 }
 
+/* Every case runs on the CPU alone, in both dtypes: a case the GPU would run is a valid model
+ * (checked here, where there is no GPU, so that the device run finds only real differences). */
+static void
+test_cases_run_on_cpu (void)
+{
+  const OwbDataType dtypes[] = { OWB_TYPE_FLOAT, OWB_TYPE_FLOAT16 };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+      {
+        GRand *rand = g_rand_new_with_seed (1234);
+        Built b = build_case (&cases[i], dtypes[d], rand);
+        g_rand_free (rand);
+        OwbTensor *out[4] = { NULL };
+        g_test_message ("%s (%s; %s) on %s", cases[i].op, cases[i].inputs, cases[i].attrs, owb_data_type_name (dtypes[d]));
+        OwbSession *s = run (&b, "cpu", out, cases[i].n_outputs);
+        for (int o = 0; o < cases[i].n_outputs; o++)
+          {
+            g_assert_nonnull (out[o]);
+            g_assert_cmpint (out[o]->nelems, >, 0);
+            owb_tensor_unref (out[o]);
+          }
+        owb_session_free (s);
+        built_clear (&b);
+      }
+}
+
 /* Every (op, domain) of the CUDA tables has a parity case: a kernel cannot join the tables
  * untested. Runs without a GPU. */
 static void
@@ -522,6 +568,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/cuda/every-op-has-a-case", test_every_op_has_a_case);
   g_test_add_func ("/cuda/decline-reasons", test_decline_reasons);
+  g_test_add_func ("/cuda/cases-run-on-cpu", test_cases_run_on_cpu);
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autofree char *path = g_strdup_printf ("/cuda/parity/%s%s%s/%u", cases[i].domain[0] ? "engine." : "",
