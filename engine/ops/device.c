@@ -11,7 +11,16 @@ infer_memcpy (OwbInferContext *ctx, GError **error)
   return TRUE;
 }
 
+/* A group of nodes one provider runs as one kernel (owb-provider.h, claim_group); its body attribute
+ * holds them. The kernel makes its outputs: their shapes are the body's business. */
+static gboolean
+infer_device_group (OwbInferContext *ctx, GError **error)
+{
+  return TRUE;
+}
+
 const OwbOpSchema _owb_ops_device[] = {
+  { "DeviceGroup", OWB_DOMAIN, 1, 0, -1, 1, -1, infer_device_group },
   { "MemcpyFromHost", OWB_DOMAIN, 1, 1, 1, 1, 1, infer_memcpy },
   { "MemcpyToHost", OWB_DOMAIN, 1, 1, 1, 1, 1, infer_memcpy },
   { NULL }

@@ -15,7 +15,7 @@
 
 typedef struct _Plan Plan;
 
-typedef struct {
+typedef struct _Step {
   OwbNode *node;
   const OwbOpSchema *schema;
   OwbProvider *provider;
@@ -29,6 +29,8 @@ typedef struct {
   int *in_slots;  /* -1: missing optional input */
   int *out_slots; /* -1: unused optional output */
   int *release;   /* slots whose last reader is this step, -1 terminated */
+  struct _Step *members; /* a DeviceGroup's steps, whose choices its kernel may run */
+  guint n_members;
 } Step;
 
 /* What running one graph needs: the main graph and every subgraph get one. */
@@ -428,6 +430,201 @@ held_constants_clear (HeldConstants *h)
   g_free (h->keep);
 }
 
+static gboolean
+has_subgraph (const OwbNode *node)
+{
+  for (int a = 0; a < node->n_attributes; a++)
+    if (node->attributes[a].type == OWB_ATTR_GRAPH || node->attributes[a].type == OWB_ATTR_GRAPHS)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+groupable (const Step *step, const OwbProvider *provider)
+{
+  return step->claimed && step->provider == provider && !has_subgraph (step->node);
+}
+
+/* Replaces steps [a, a + k) by one DeviceGroup step running the provider's group kernel. The
+ * nodes move into the group node's body; their own choices stay alive with the group step. */
+static void
+group_steps (OwbSession *s, Plan *p, guint a, guint k, const OwbKernelChoice *choice, const int *last_read)
+{
+  Step *members = &p->steps[a];
+  OwbProvider *provider = members[0].provider;
+  GHashTable *made = g_hash_table_new (NULL, NULL);
+  GArray *in = g_array_new (FALSE, FALSE, sizeof (int));
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (int));
+  GPtrArray *in_names = g_ptr_array_new (), *out_names = g_ptr_array_new ();
+  GArray *in_host = g_array_new (FALSE, FALSE, sizeof (gboolean));
+  for (guint m = 0; m < k; m++)
+    {
+      const Step *st = &members[m];
+      for (int i = 0; i < st->node->n_inputs; i++)
+        {
+          int slot = st->in_slots[i];
+          if (slot < 0 || g_hash_table_contains (made, GINT_TO_POINTER (slot + 1)))
+            continue;
+          gboolean host = owb_op_input_is_host_data (st->node->domain, st->node->op_type, i);
+          guint j;
+          for (j = 0; j < in->len && g_array_index (in, int, j) != slot; j++)
+            ;
+          if (j == in->len)
+            {
+              g_array_append_val (in, slot);
+              g_ptr_array_add (in_names, st->node->inputs[i]);
+              g_array_append_val (in_host, host);
+            }
+          else
+            g_array_index (in_host, gboolean, j) &= host;
+        }
+      for (int o = 0; o < st->node->n_outputs; o++)
+        {
+          int slot = st->out_slots[o];
+          if (slot < 0)
+            continue;
+          g_hash_table_add (made, GINT_TO_POINTER (slot + 1));
+          if (last_read[slot] >= (int) (a + k))
+            {
+              g_array_append_val (out, slot);
+              g_ptr_array_add (out_names, st->node->outputs[o]);
+            }
+        }
+    }
+
+  OwbGraph *graph = p->graph;
+  OwbNode *node = owb_node_new ("DeviceGroup", OWB_DOMAIN, NULL);
+  node->name = g_strdup_printf ("DeviceGroup_%s", members[0].node->name && members[0].node->name[0]
+                                                      ? members[0].node->name : members[0].node->op_type);
+  for (guint i = 0; i < in_names->len; i++)
+    owb_node_add_input (node, g_ptr_array_index (in_names, i));
+  for (guint o = 0; o < out_names->len; o++)
+    owb_node_add_output (node, g_ptr_array_index (out_names, o));
+  node->opset = 1;
+  node->graph = graph;
+  node->provider = g_strdup (provider->name);
+  OwbGraph *body = owb_graph_new (node->name);
+  body->parent = graph;
+  body->model = graph->model;
+  for (guint m = 0; m < k; m++)
+    {
+      OwbNode *member = g_ptr_array_steal_index (graph->nodes, a);
+      member->graph = body;
+      g_ptr_array_add (body->nodes, member);
+    }
+  /* The body's inputs and outputs name, in the members' own names, what the group node's inputs
+   * and outputs are in order (the session may rename the group node's values later). */
+  for (guint i = 0; i < in_names->len; i++)
+    g_ptr_array_add (body->inputs, owb_value_info_new (g_ptr_array_index (in_names, i), NULL));
+  for (guint o = 0; o < out_names->len; o++)
+    g_ptr_array_add (body->outputs, owb_value_info_new (g_ptr_array_index (out_names, o), NULL));
+  g_ptr_array_insert (graph->nodes, a, node);
+  OwbAttribute *attr = owb_node_add_attribute (node, "body", OWB_ATTR_GRAPH);
+  attr->g = body;
+
+  Step group = { 0 };
+  group.node = node;
+  group.schema = owb_op_schema_lookup (OWB_DOMAIN, "DeviceGroup", 1);
+  group.provider = provider;
+  group.claimed = TRUE;
+  group.choice = *choice;
+  group.members = g_new (Step, k);
+  memcpy (group.members, members, k * sizeof (Step));
+  group.n_members = k;
+  group.in_slots = (int *) g_array_free (in, FALSE);
+  group.out_slots = (int *) g_array_free (out, FALSE);
+  step_set_device (s, &group);
+  for (guint i = 0; i < in_host->len && i < 64; i++)
+    if (g_array_index (in_host, gboolean, i))
+      group.host_in |= G_GUINT64_CONSTANT (1) << i;
+  /* The group takes the members' places in the step list. */
+  memmove (&p->steps[a + 1], &p->steps[a + k], (p->n_steps - a - k) * sizeof (Step));
+  p->steps[a] = group;
+  p->n_steps -= k - 1;
+  g_array_free (in_host, TRUE);
+  g_ptr_array_unref (in_names);
+  g_ptr_array_unref (out_names);
+  g_hash_table_unref (made);
+}
+
+/* Offers each provider that compiles (claim_group) every run of consecutive steps it claimed. */
+static gboolean
+plan_group (OwbSession *s, Plan *p, GError **error)
+{
+  gboolean any = FALSE;
+  for (guint i = 0; i < s->providers->len; i++)
+    any |= ((OwbProvider *) g_ptr_array_index (s->providers, i))->claim_group != NULL;
+  if (!any || p->n_steps == 0)
+    return TRUE;
+  /* The last step reading each slot (subgraphs' reads count); graph outputs are read after all. */
+  int *last_read = g_new (int, MAX (p->n_slots, 1));
+  for (guint i = 0; i < p->n_slots; i++)
+    last_read[i] = -1;
+  for (guint n = 0; n < p->n_steps; n++)
+    {
+      const Step *st = &p->steps[n];
+      for (int i = 0; i < st->node->n_inputs; i++)
+        if (st->in_slots[i] >= 0)
+          last_read[st->in_slots[i]] = (int) n;
+      GHashTable *reads = g_hash_table_new (g_str_hash, g_str_equal);
+      add_subgraph_reads (st->node, reads);
+      GHashTableIter iter;
+      gpointer key;
+      g_hash_table_iter_init (&iter, reads);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        if (slot_get (p, key) >= 0)
+          last_read[slot_get (p, key)] = (int) n;
+      g_hash_table_unref (reads);
+    }
+  for (guint i = 0; i < p->graph->outputs->len; i++)
+    if (p->output_slots[i] >= 0)
+      last_read[p->output_slots[i]] = G_MAXINT;
+  /* From the end, so that replacing a run leaves the indices before it as they were. */
+  gboolean ok = TRUE;
+  for (guint end = p->n_steps; ok && end > 0;)
+    {
+      OwbProvider *provider = p->steps[end - 1].provider;
+      if (!provider || !provider->claim_group || !groupable (&p->steps[end - 1], provider))
+        {
+          end--;
+          continue;
+        }
+      guint start = end - 1;
+      while (start > 0 && groupable (&p->steps[start - 1], provider))
+        start--;
+      guint n = end - start;
+      OwbNode **nodes = g_new (OwbNode *, n);
+      OwbKernelChoice *choices = g_new (OwbKernelChoice, n);
+      for (guint i = 0; i < n; i++)
+        {
+          nodes[i] = p->steps[start + i].node;
+          choices[i] = p->steps[start + i].choice;
+        }
+      OwbGroupChoice group = { 0 };
+      char *reason = NULL;
+      if (provider->claim_group (provider, p->graph, nodes, choices, n, &group, &reason, error))
+        {
+          if (group.n_nodes >= 1 && group.first + group.n_nodes <= n)
+            group_steps (s, p, start + group.first, group.n_nodes, &group.choice, last_read);
+          else
+            {
+              g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                           "provider %s took nodes %u..%u of a group of %u", provider->name, group.first,
+                           group.first + group.n_nodes, n);
+              ok = FALSE;
+            }
+        }
+      else if (error && *error)
+        ok = FALSE;
+      g_free (reason);
+      g_free (nodes);
+      g_free (choices);
+      end = start;
+    }
+  g_free (last_read);
+  return ok;
+}
+
 /* The kernel of the Memcpy nodes the session inserts: the executor made the output where it
  * belongs (host or device), so this copies bytes, wherever they are. */
 static gboolean
@@ -473,6 +670,7 @@ typedef struct {
   GPtrArray *names;     /* per slot: its current name (borrowed) */
   GHashTable *copies;   /* "slot/device index" -> copy's slot + 1 */
   GHashTable *types;    /* name -> OwbValueType *, of the graph */
+  GArray *uploaded;     /* int: constant slots that have a copy on a device */
   GArray *steps;        /* Step: the new order */
   GPtrArray *nodes;     /* OwbNode *: the graph's new order */
 } Copier;
@@ -601,11 +799,51 @@ copier_resolve (Copier *c, int slot, OwbDevice *where, int *out, GError **error)
       int up = copier_new_slot (c, name, where);
       c->p->constants[up] = copy;
       g_hash_table_insert (c->copies, g_steal_pointer (&key), GINT_TO_POINTER (up + 1));
+      g_array_append_val (c->uploaded, slot);
       *out = up;
       return TRUE;
     }
   *out = copier_add_copy (c, slot, where, copier_fresh_name (c, c->names->pdata[slot], where));
   return TRUE;
+}
+
+/* A session that owns its model frees the host storage of weights that only device kernels read
+ * (they have their uploaded copy), as it does for weights a CPU kernel packed: else each would be
+ * in memory twice. Not where a host step, a subgraph or the caller reads it, or it is an output. */
+static void
+release_uploaded (Plan *p, GArray *uploaded)
+{
+  if (uploaded->len == 0)
+    return;
+  gboolean *read = g_new0 (gboolean, MAX (p->n_slots, 1));
+  GHashTable *names = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint n = 0; n < p->n_steps; n++)
+    {
+      const Step *st = &p->steps[n];
+      for (int i = 0; i < st->node->n_inputs; i++)
+        if (st->in_slots[i] >= 0)
+          read[st->in_slots[i]] = TRUE;
+      add_subgraph_reads (st->node, names);
+    }
+  GHashTableIter iter;
+  gpointer key;
+  g_hash_table_iter_init (&iter, names);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    if (slot_get (p, key) >= 0)
+      read[slot_get (p, key)] = TRUE;
+  g_hash_table_unref (names);
+  for (guint i = 0; i < p->graph->outputs->len; i++)
+    if (p->output_slots[i] >= 0)
+      read[p->output_slots[i]] = TRUE;
+  for (guint k = 0; k < uploaded->len; k++)
+    {
+      int slot = g_array_index (uploaded, int, k);
+      OwbTensor *t = p->constants[slot];
+      if (!read[slot] && t && t->data && !t->device && t->kind == OWB_VALUE_TENSOR && t->dtype != OWB_TYPE_STRING
+          && g_atomic_int_get (&t->ref_count) == 1)
+        _owb_tensor_release_storage (t);
+    }
+  g_free (read);
 }
 
 /* After partitioning: makes every value a step reads be in the memory where the step reads it, by
@@ -639,6 +877,7 @@ plan_insert_copies (OwbSession *s, Plan *p, GError **error)
   c.types = collect_types (graph);
   c.steps = g_array_sized_new (FALSE, TRUE, sizeof (Step), p->n_steps);
   c.nodes = g_ptr_array_new ();
+  c.uploaded = g_array_new (FALSE, FALSE, sizeof (int));
   gboolean *is_output = g_new0 (gboolean, MAX (p->n_slots, 1));
   for (guint i = 0; i < graph->outputs->len; i++)
     if (p->output_slots[i] >= 0)
@@ -695,6 +934,8 @@ plan_insert_copies (OwbSession *s, Plan *p, GError **error)
         g_ptr_array_add (graph->nodes, g_ptr_array_index (c.nodes, n));
       g_ptr_array_set_free_func (graph->nodes, (GDestroyNotify) owb_node_free);
       g_ptr_array_unref (c.nodes);
+      if (s->owns_model && p->path[0] == '\0')
+        release_uploaded (p, c.uploaded);
     }
   else
     {
@@ -713,6 +954,7 @@ plan_insert_copies (OwbSession *s, Plan *p, GError **error)
       g_array_free (c.steps, TRUE);
       g_ptr_array_unref (c.nodes);
     }
+  g_array_unref (c.uploaded);
   g_hash_table_unref (c.copies);
   g_hash_table_unref (c.types);
   g_ptr_array_unref (c.loc);
@@ -813,7 +1055,7 @@ plan_new (OwbSession *s, OwbGraph *graph, const char *path, int depth, GError **
     }
   g_hash_table_unref (types);
   held_constants_clear (&held);
-  if (!plan_insert_copies (s, p, error))
+  if (!plan_group (s, p, error) || !plan_insert_copies (s, p, error))
     {
       plan_free (p);
       return NULL;
@@ -885,6 +1127,15 @@ plan_free (Plan *p)
       Step *step = &p->steps[n];
       if (step->claimed && !step->is_copy && step->provider->release)
         step->provider->release (step->provider, &step->choice);
+      for (guint m = 0; m < step->n_members; m++)
+        {
+          Step *member = &step->members[m];
+          if (step->provider->release)
+            step->provider->release (step->provider, &member->choice);
+          g_free (member->in_slots);
+          g_free (member->out_slots);
+        }
+      g_free (step->members);
       g_free (step->in_slots);
       g_free (step->out_slots);
       g_free (step->release);

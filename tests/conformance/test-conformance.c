@@ -69,6 +69,19 @@ run_case (const char *dir, char **message)
   return owb_check_case (dir, &options, message);
 }
 
+/* With the test device in front: how much of the work it took, for the log. */
+static void
+print_testdev_stats (void)
+{
+  OwbTestdevStats st;
+  if (!g_getenv ("OWB_CONFORMANCE_PROVIDERS"))
+    return;
+  owb_testdev_get_stats (&st);
+  g_printerr ("testdev: %" G_GINT64_FORMAT " kernels (%" G_GINT64_FORMAT " groups), %" G_GINT64_FORMAT
+              " copies to the device, %" G_GINT64_FORMAT " to the host, %" G_GINT64_FORMAT " within\n",
+              st.kernels, st.groups, st.to_device, st.to_host, st.within);
+}
+
 static int
 worker_main (void)
 {
@@ -95,6 +108,7 @@ worker_main (void)
     }
   free (line);
   fclose (answers);
+  print_testdev_stats ();
   return 0;
 }
 

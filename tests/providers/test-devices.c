@@ -329,6 +329,91 @@ test_folding_on_host (void)
   g_assert_cmpstr (find_node (owb_session_get_graph (s), "Add", NULL)->provider, ==, "testdev");
 }
 
+/* A session that owns its model keeps a weight that only device kernels read once: on the device.
+ * Reshape's shape, read on the host, keeps its host storage. */
+static void
+test_weights_once (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbModel) ref_model = mixed_model ();
+  g_autoptr (OwbSession) cpu = session_with (ref_model, "cpu", OWB_OPTIMIZE_DISABLED, &error);
+  g_assert_no_error (error);
+  OwbSessionOptions opts;
+  owb_session_options_init (&opts);
+  opts.providers = owb_providers_new_from_list ("testdev,cpu", &error);
+  opts.n_threads = 1;
+  g_autoptr (OwbSession) dev = owb_session_new_take (mixed_model (), &opts, &error);
+  g_ptr_array_unref (opts.providers);
+  g_assert_no_error (error);
+  const OwbGraph *g = owb_session_get_graph (dev);
+  g_assert_null (owb_graph_get_initializer (g, "W")->data);
+  g_assert_nonnull (owb_graph_get_initializer (g, "shape")->data);
+  OwbTensor *want[2], *got[2];
+  run_model (cpu, want, NULL);
+  run_model (dev, got, NULL);
+  for (int i = 0; i < 2; i++)
+    {
+      assert_same (want[i], got[i]);
+      owb_tensor_unref (want[i]);
+      owb_tensor_unref (got[i]);
+    }
+}
+
+static const OwbGraph *
+body_of (const OwbNode *node)
+{
+  for (int a = 0; a < node->n_attributes; a++)
+    if (strcmp (node->attributes[a].name, "body") == 0)
+      return node->attributes[a].g;
+  return NULL;
+}
+
+/* claim_group: X -> Relu -> Neg -> b; Shape(b) on the host; Abs(b) -> Add(X) -> Y. The test device
+ * fuses [Relu, Neg] and [Abs, Add] into DeviceGroup nodes. */
+static void
+test_group (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbModel) m = tu_model_new (17);
+  OwbGraph *g = m->graph;
+  tu_add_value (g->inputs, "X", OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 3 }, NULL);
+  tu_node (g, "Relu", "relu", "X", "a");
+  tu_node (g, "Neg", "neg", "a", "b");
+  tu_node (g, "Shape", "shape", "b", "S");
+  tu_node (g, "Abs", "abs", "b", "c");
+  tu_node (g, "Add", "add", "c,X", "Y");
+  tu_add_value (g->outputs, "Y", OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 3 }, NULL);
+  tu_add_value (g->outputs, "S", OWB_TYPE_INT64, 1, (int64_t[]){ 2 }, NULL);
+  g_autoptr (OwbSession) cpu = session_with (m, "cpu", OWB_OPTIMIZE_DISABLED, &error);
+  g_assert_no_error (error);
+  g_autoptr (OwbSession) dev = session_with (m, "testdev,cpu", OWB_OPTIMIZE_DISABLED, &error);
+  g_assert_no_error (error);
+  const OwbGraph *sg = owb_session_get_graph (dev);
+  g_assert_cmpuint (count_ops (sg, "DeviceGroup"), ==, 2);
+  const OwbNode *g1 = find_node (sg, "DeviceGroup", NULL);
+  g_assert_cmpstr (g1->provider, ==, "testdev");
+  g_assert_cmpuint (body_of (g1)->nodes->len, ==, 2);
+  g_assert_cmpstr (((OwbNode *) g_ptr_array_index (body_of (g1)->nodes, 0))->op_type, ==, "Relu");
+  g_assert_cmpint (g1->n_outputs, ==, 1); /* a is internal; b is read after the group */
+  g_assert_cmpuint (count_ops (sg, "Relu"), ==, 0);
+
+  OwbTestdevStats a, b;
+  owb_testdev_get_stats (&a);
+  OwbTensor *want[2], *got[2];
+  OwbRunStats stats;
+  run_model (cpu, want, NULL);
+  run_model (dev, got, &stats);
+  owb_testdev_get_stats (&b);
+  g_assert_cmpint (b.groups - a.groups, ==, 2);
+  g_assert_cmpuint (stats.n_unplanned_copies, ==, 0);
+  for (int i = 0; i < 2; i++)
+    {
+      assert_same (want[i], got[i]);
+      owb_tensor_unref (want[i]);
+      owb_tensor_unref (got[i]);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -336,6 +421,8 @@ main (int argc, char **argv)
   owb_testdev_register ();
   g_test_add_func ("/devices/placement", test_placement);
   g_test_add_func ("/devices/subgraph", test_subgraph);
+  g_test_add_func ("/devices/group", test_group);
+  g_test_add_func ("/devices/weights-once", test_weights_once);
   g_test_add_func ("/devices/contract", test_contract);
   g_test_add_func ("/devices/registry", test_registry);
   g_test_add_func ("/devices/folding-on-host", test_folding_on_host);

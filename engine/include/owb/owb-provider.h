@@ -94,9 +94,10 @@ typedef struct {
 typedef struct _OwbProvider OwbProvider;
 
 /* What claim_group returns: the provider took nodes [first, first + n_nodes) of what it was
- * offered as one kernel. The kernel's inputs are the values the group reads from outside it (in
- * the order of first use), its outputs the values it makes that are read outside it or are graph
- * outputs (in the order they are made): OwbKernelContext for the DeviceGroup node. */
+ * offered as one kernel. The kernel runs for a DeviceGroup node whose "body" attribute holds those
+ * nodes; the body's inputs name (in the nodes' own names) the values the group reads from outside
+ * it, in the order of ctx->inputs, and its outputs the values the group makes that are read after
+ * it, in the order of ctx->outputs. */
 typedef struct {
   guint first;
   guint n_nodes;
@@ -115,10 +116,13 @@ struct _OwbProvider {
    * of prepare, not a decline. */
   gboolean (*claim) (OwbProvider *provider, const OwbNode *node, int opset, const OwbValueType *const *input_types,
                      const OwbValueType *output_types, OwbKernelChoice *choice, char **reason, GError **error);
-  /* Offered nodes[0..n_nodes), consecutive in graph order, all claimed by this provider. FALSE:
-   * none taken (reason optional). May be NULL. */
-  gboolean (*claim_group) (OwbProvider *provider, const OwbGraph *graph, OwbNode *const *nodes, guint n_nodes,
-                           OwbGroupChoice *group, char **reason, GError **error);
+  /* Offered nodes[0..n_nodes), consecutive in graph order, all claimed by this provider, with the
+   * choices its claim made for them (valid for the session's life: a group kernel may run them).
+   * FALSE: none taken (reason optional). May be NULL. A group input is in device memory unless
+   * every node of the group that reads it reads it as host data. */
+  gboolean (*claim_group) (OwbProvider *provider, const OwbGraph *graph, OwbNode *const *nodes,
+                           const OwbKernelChoice *choices, guint n_nodes, OwbGroupChoice *group, char **reason,
+                           GError **error);
   void (*release) (OwbProvider *provider, OwbKernelChoice *choice);
   void (*free) (OwbProvider *provider);
   gpointer priv;

@@ -250,9 +250,186 @@ testdev_claim (OwbProvider *provider, const OwbNode *node, int opset, const OwbV
   return TRUE;
 }
 
+/* Groups: the "compiler" of this provider fuses runs of elementwise ops (2 or more) into one kernel,
+ * which runs the members' CPU kernels in turn on device memory, with inference between them as the
+ * executor would do. */
+static const char *const group_ops[] = {
+  "Abs", "Add", "Ceil", "Div", "Exp", "Floor", "Log", "Max", "Min", "Mul", "Neg", "Reciprocal", "Relu",
+  "Sigmoid", "Sqrt", "Sub", "Tanh",
+};
+
+typedef struct {
+  OwbKernelDef def;
+  guint n;
+  OwbNode **nodes;
+  const Wrap **wraps; /* the members' choices (owned by the session) */
+} Group;
+
+static gboolean
+group_op (const OwbNode *node)
+{
+  if (node->domain[0] && strcmp (node->domain, "ai.onnx") != 0)
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (group_ops); i++)
+    if (strcmp (node->op_type, group_ops[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+group_compute (OwbKernelContext *ctx, GError **error)
+{
+  const Group *g = ctx->state;
+  const OwbGraph *body = NULL;
+  for (int a = 0; a < ctx->node->n_attributes; a++)
+    if (strcmp (ctx->node->attributes[a].name, "body") == 0)
+      body = ctx->node->attributes[a].g;
+  g_assert (body != NULL && body->inputs->len == (guint) ctx->n_inputs && body->outputs->len == (guint) ctx->n_outputs);
+  __atomic_add_fetch (&stats.groups, 1, __ATOMIC_RELAXED);
+  GHashTable *values = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) owb_tensor_unref);
+  for (int i = 0; i < ctx->n_inputs; i++)
+    {
+      const OwbTensor *t = ctx->inputs[i];
+      if (t->device != &the_device)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_ARGUMENT, "testdev group: input %d is in %s memory", i,
+                                owb_device_get_name (t->device));
+          g_hash_table_unref (values);
+          return FALSE;
+        }
+      g_hash_table_insert (values, ((OwbValueInfo *) g_ptr_array_index (body->inputs, i))->name,
+                           owb_tensor_ref ((OwbTensor *) t));
+    }
+  gboolean ok = TRUE;
+  for (guint m = 0; ok && m < g->n; m++)
+    {
+      const OwbNode *node = g->nodes[m];
+      int n_in = node->n_inputs, n_out = node->n_outputs;
+      OwbTensor **in = g_new0 (OwbTensor *, MAX (n_in, 1));
+      OwbValueType *in_types = g_new0 (OwbValueType, MAX (n_in, 1));
+      const OwbValueType **in_ptrs = g_new0 (const OwbValueType *, MAX (n_in, 1));
+      OwbValueType *out_types = g_new0 (OwbValueType, MAX (n_out, 1));
+      OwbTensor **out = g_new0 (OwbTensor *, MAX (n_out, 1));
+      gboolean *wanted = g_new (gboolean, MAX (n_out, 1));
+      for (int i = 0; i < n_in; i++)
+        if (node->inputs[i][0])
+          {
+            in[i] = g_hash_table_lookup (values, node->inputs[i]);
+            g_assert (in[i] != NULL);
+            owb_tensor_get_value_type (in[i], &in_types[i]);
+            in_ptrs[i] = &in_types[i];
+          }
+      for (int o = 0; o < n_out; o++)
+        owb_value_type_init_unknown (&out_types[o]);
+      OwbInferContext ictx = {
+        .node = node, .opset = node->opset, .n_inputs = n_in, .inputs = in_ptrs,
+        .input_values = (const OwbTensor *const *) g_new0 (OwbTensor *, MAX (n_in, 1)),
+        .n_outputs = n_out, .outputs = out_types, .graph = node->graph,
+      };
+      ok = owb_op_infer (owb_op_schema_lookup (node->domain, node->op_type, node->opset), &ictx, error);
+      g_free ((gpointer) ictx.input_values);
+      for (int o = 0; ok && o < n_out; o++)
+        {
+          wanted[o] = TRUE;
+          int64_t dims[OWB_MAX_RANK];
+          for (int d = 0; d < out_types[o].rank; d++)
+            dims[d] = out_types[o].dims[d].value;
+          out[o] = owb_device_new_tensor (&the_device, out_types[o].dtype, out_types[o].rank, dims, error);
+          ok = out[o] != NULL;
+        }
+      if (ok)
+        {
+          OwbKernelContext inner = *ctx;
+          inner.node = node;
+          inner.opset = node->opset;
+          inner.n_inputs = n_in;
+          inner.inputs = in;
+          inner.n_outputs = n_out;
+          inner.outputs = out;
+          inner.output_wanted = wanted;
+          inner.state = g->wraps[m];
+          inner.host_outputs = 0;
+          ok = testdev_compute (&inner, error);
+        }
+      for (int o = 0; o < n_out; o++)
+        if (ok && node->outputs[o][0])
+          g_hash_table_insert (values, node->outputs[o], out[o]);
+        else
+          owb_tensor_unref (out[o]);
+      g_free (in);
+      g_free (in_types);
+      g_free (in_ptrs);
+      g_free (out_types);
+      g_free (out);
+      g_free (wanted);
+    }
+  for (int o = 0; ok && o < ctx->n_outputs; o++)
+    {
+      OwbTensor *t = g_hash_table_lookup (values, ((OwbValueInfo *) g_ptr_array_index (body->outputs, o))->name);
+      g_assert (t != NULL);
+      owb_tensor_unref (ctx->outputs[o]);
+      ctx->outputs[o] = owb_tensor_ref (t);
+    }
+  g_hash_table_unref (values);
+  return ok;
+}
+
+static gboolean
+testdev_claim_group (OwbProvider *provider, const OwbGraph *graph, OwbNode *const *nodes,
+                     const OwbKernelChoice *choices, guint n_nodes, OwbGroupChoice *group, char **reason,
+                     GError **error)
+{
+  /* The first run of two or more groupable nodes. */
+  guint first = 0, len = 0;
+  for (guint i = 0; i < n_nodes && len < 2; i++)
+    {
+      if (group_op (nodes[i]))
+        {
+          if (len == 0)
+            first = i;
+          len++;
+        }
+      else
+        len = 0;
+    }
+  for (guint i = first + len; len >= 2 && i < n_nodes && group_op (nodes[i]); i++)
+    len++;
+  if (len < 2)
+    {
+      *reason = g_strdup ("no run of two elementwise ops");
+      return FALSE;
+    }
+  Group *g = g_new0 (Group, 1);
+  g->def = (OwbKernelDef){ .op_type = "DeviceGroup", .domain = "ai.onnx.workbench", .since = 1,
+                           .compute = group_compute };
+  g->n = len;
+  g->nodes = g_new (OwbNode *, len);
+  g->wraps = g_new (const Wrap *, len);
+  for (guint i = 0; i < len; i++)
+    {
+      g->nodes[i] = nodes[first + i];
+      g->wraps[i] = choices[first + i].state;
+    }
+  group->first = first;
+  group->n_nodes = len;
+  group->choice.def = &g->def;
+  group->choice.state = g;
+  group->choice.via_float32 = FALSE;
+  return TRUE;
+}
+
 static void
 testdev_release (OwbProvider *provider, OwbKernelChoice *choice)
 {
+  if (choice->state && choice->def->compute == group_compute)
+    {
+      Group *g = choice->state;
+      g_free (g->nodes);
+      g_free (g->wraps);
+      g_free (g);
+      choice->state = NULL;
+      return;
+    }
   Wrap *w = choice->state;
   if (!w)
     return;
@@ -281,6 +458,7 @@ owb_testdev_provider_new (void)
   p->device = &the_device;
   p->supports = testdev_supports;
   p->claim = testdev_claim;
+  p->claim_group = testdev_claim_group;
   p->release = testdev_release;
   p->free = testdev_free;
   p->priv = self;
@@ -304,4 +482,5 @@ owb_testdev_get_stats (OwbTestdevStats *out)
   out->within = __atomic_load_n (&stats.within, __ATOMIC_RELAXED);
   out->kernels = __atomic_load_n (&stats.kernels, __ATOMIC_RELAXED);
   out->fixups = __atomic_load_n (&stats.fixups, __ATOMIC_RELAXED);
+  out->groups = __atomic_load_n (&stats.groups, __ATOMIC_RELAXED);
 }

@@ -16,6 +16,7 @@ typedef struct {
   gint64 to_device, to_host, within; /* copies */
   gint64 kernels;              /* kernels run */
   gint64 fixups;               /* outputs a CPU kernel made in host memory, moved to the device */
+  gint64 groups;               /* group kernels run (claim_group) */
 } OwbTestdevStats;
 
 OwbProvider *owb_testdev_provider_new (void);
