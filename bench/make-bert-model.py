@@ -4,7 +4,7 @@ self-attention and a GELU MLP, LayerNorm decomposed into ReduceMean/Sub/Pow/Sqrt
 exporter scopes such as "/encoder/layer.3/attention/self/query/MatMul"), with seeded random
 weights and static shapes, for measuring the app's memory and load time on a transformer.
 
-    make-bert-model.py OUT.onnx [--layers L] [--hidden H] [--heads N] [--seq S] [--vocab V] [--seed S]
+    make-bert-model.py OUT.onnx [--layers L] [--hidden H] [--heads N] [--seq S] [--batch B] [--vocab V] [--seed S]
 
 The defaults are BERT-base's sizes (12 layers, hidden 768, 12 heads, 30522 words): about
 110 million parameters, 440 MB of weights."""
@@ -63,10 +63,11 @@ def main():
     parser.add_argument("--hidden", type=int, default=768)
     parser.add_argument("--heads", type=int, default=12)
     parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--batch", type=int, default=1, help="batch size, fixed in the graph (Reshape shapes)")
     parser.add_argument("--vocab", type=int, default=30522)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    h, heads, seq = args.hidden, args.heads, args.seq
+    h, heads, seq, batch = args.hidden, args.heads, args.seq, args.batch
     head = h // heads
     b = Builder(args.seed)
 
@@ -91,8 +92,8 @@ def main():
     mask = b.op("Sub", scope, "Sub", [one, mask])
     mask = b.op("Mul", scope, "Mul", [mask, b.const("mask_min", np.array(-10000.0, np.float32))])
 
-    split = b.const("heads_shape", np.array([1, seq, heads, head], np.int64))
-    merge = b.const("merged_shape", np.array([1, seq, h], np.int64))
+    split = b.const("heads_shape", np.array([batch, seq, heads, head], np.int64))
+    merge = b.const("merged_shape", np.array([batch, seq, h], np.int64))
     scale = b.const("attention_scale", np.array(np.sqrt(head), np.float32))
     for layer in range(args.layers):
         ls = f"/encoder/layer.{layer}"
@@ -131,10 +132,10 @@ def main():
     b.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="Identity_0"))
     b.nodes.append(helper.make_node("Identity", [pooled], ["pooler_output"], name="Identity_1"))
 
-    inputs = [helper.make_tensor_value_info(name, TensorProto.INT64, [1, seq])
+    inputs = [helper.make_tensor_value_info(name, TensorProto.INT64, [batch, seq])
               for name in ("input_ids", "attention_mask", "token_type_ids")]
-    outputs = [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [1, seq, h]),
-               helper.make_tensor_value_info("pooler_output", TensorProto.FLOAT, [1, h])]
+    outputs = [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [batch, seq, h]),
+               helper.make_tensor_value_info("pooler_output", TensorProto.FLOAT, [batch, h])]
     graph = helper.make_graph(b.nodes, "bert", inputs, outputs, b.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="make-bert-model")
     model.ir_version = 8

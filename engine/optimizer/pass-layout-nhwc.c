@@ -87,11 +87,52 @@ nhwc_of (OwbPassContext *ctx, const char *name, const char *from)
 
 /* ---- Conv / FusedConv -> NhwcConv ---- */
 
+/* The name of a device provider (CUDA) that comes before the first host provider and would take
+ * the node as it is, or NULL. Channels-last is the CPU's layout: a node such a provider runs stays
+ * NCHW, as ONNX Runtime applies its NHWC rewrite only to the CPU's nodes. */
+static const char *
+device_provider_taking (OwbPassContext *ctx, const OwbNode *node)
+{
+  const GPtrArray *providers = ctx->options->providers;
+  const OwbValueType *in[8] = { NULL };
+  OwbValueType out[1];
+  if (!providers || node->n_inputs > 8 || node->n_outputs != 1)
+    return NULL;
+  for (int i = 0; i < node->n_inputs; i++)
+    in[i] = node->inputs[i][0] ? owb_pass_value_type (ctx, node->inputs[i]) : NULL;
+  const OwbValueType *o = owb_pass_value_type (ctx, node->outputs[0]);
+  if (o)
+    out[0] = *o;
+  else
+    owb_value_type_init_unknown (&out[0]);
+  OwbValueType unknown;
+  owb_value_type_init_unknown (&unknown);
+  for (int i = 0; i < node->n_inputs; i++)
+    if (node->inputs[i][0] && !in[i])
+      in[i] = &unknown;
+  for (guint p = 0; p < providers->len; p++)
+    {
+      OwbProvider *provider = g_ptr_array_index (providers, p);
+      if (!provider->device)
+        return NULL; /* the host provider runs what gets this far */
+      char *reason = NULL;
+      int opset = node->opset > 0 ? node->opset : (int) owb_model_get_opset (ctx->model, node->domain ? node->domain : "");
+      gboolean takes = provider->supports && provider->supports (provider, node, opset, in, out, &reason);
+      g_free (reason);
+      if (takes)
+        return provider->name;
+    }
+  return NULL;
+}
+
 /* Why the convolution cannot run as NhwcConv, or NULL when it can. */
 static char *
 conv_refusal (OwbPassContext *ctx, const OwbNode *conv)
 {
   const char *op = owb_pass_is_op (conv, "ConvTranspose") ? "NhwcConvTranspose" : "NhwcConv";
+  const char *device = device_provider_taking (ctx, conv);
+  if (device)
+    return g_strdup_printf ("runs on %s, which takes it channels-first", device);
   if (conv->n_inputs < 2 || conv->n_outputs != 1)
     return g_strdup ("has an unexpected signature");
   const OwbValueType *x = owb_pass_value_type (ctx, conv->inputs[0]);

@@ -856,6 +856,61 @@ test_portable_keeps_nchw (void)
   g_assert_true (has_near_miss (pass_report (report, "layout_nhwc"), "needs ai.onnx.workbench"));
 }
 
+/* A device provider that takes Conv and FusedConv (and nothing else), in front of the CPU, as CUDA does with a
+ * GPU: its convolutions stay NCHW (NhwcConv is the CPU's layout, which it would decline). Its
+ * device is never used: the test only optimizes. */
+static gboolean
+conv_device_supports (OwbProvider *provider, const OwbNode *node, int opset, const OwbValueType *const *input_types,
+                      const OwbValueType *output_types, char **reason)
+{
+  if ((strcmp (node->op_type, "Conv") == 0 || strcmp (node->op_type, "FusedConv") == 0) && opset > 0)
+    return TRUE;
+  *reason = g_strdup_printf ("no convdev kernel for %s", node->op_type);
+  return FALSE;
+}
+
+static gboolean
+conv_device_claim (OwbProvider *provider, const OwbNode *node, int opset, const OwbValueType *const *input_types,
+                   const OwbValueType *output_types, OwbKernelChoice *choice, char **reason, GError **error)
+{
+  *reason = g_strdup ("convdev only answers queries");
+  return FALSE;
+}
+
+static void
+test_device_provider_keeps_nchw (void)
+{
+  static OwbDevice device = { .name = "convdev" };
+  OwbProvider convdev = { .name = "convdev", .description = "test", .device = &device,
+                          .supports = conv_device_supports, .claim = conv_device_claim };
+  for (int with_device = 0; with_device < 2; with_device++)
+    {
+      g_autoptr (OwbModel) m = residual_chain ();
+      OwbOptimizeOptions options;
+      owb_optimize_options_init (&options);
+      options.level = OWB_OPTIMIZE_LAYOUT;
+      options.providers = owb_providers_new_from_list ("cpu", NULL);
+      /* a host provider first changes nothing; a device one that takes Conv keeps it NCHW */
+      convdev.device = with_device ? &device : NULL;
+      g_ptr_array_insert (options.providers, 0, &convdev);
+      OwbOptimizeReport *report = NULL;
+      GError *error = NULL;
+      g_assert_true (owb_model_optimize (m, &options, &report, &error));
+      g_assert_no_error (error);
+      g_ptr_array_steal_index (options.providers, 0);
+      g_ptr_array_unref (options.providers);
+      if (with_device)
+        {
+          g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 0);
+          g_assert_cmpuint (count_op (m->graph, "Transpose"), ==, 0);
+          g_assert_true (has_near_miss (pass_report (report, "layout_nhwc"), "runs on convdev"));
+        }
+      else
+        g_assert_cmpuint (count_op (m->graph, "NhwcConv"), >, 0);
+      owb_optimize_report_free (report);
+    }
+}
+
 static void
 test_extended_leaves_layout_alone (void)
 {
@@ -1135,5 +1190,6 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/layout/unet-step-resize-near-miss", test_unet_step_resize_near_miss);
   g_test_add_func ("/optimizer/layout/unet-step-portable", test_unet_step_portable);
   g_test_add_func ("/optimizer/layout/conv-transpose-near-misses", test_conv_transpose_near_misses);
+  g_test_add_func ("/optimizer/layout/device-provider-keeps-nchw", test_device_provider_keeps_nchw);
   return g_test_run ();
 }
