@@ -22,7 +22,7 @@
 #include <sched.h>
 #endif
 
-#include <owb/owb-provider.h>
+#include <owb/owb-parallel.h>
 
 #include "owb-trace-private.h"
 
@@ -352,4 +352,16 @@ owb_parallel_for (OwbThreadPool *pool, int64_t n, int64_t grain, OwbParallelFunc
     }
   spread_workers (pool);
   g_mutex_unlock (&pool->run_lock);
+}
+
+void
+owb_parallel_for_work (OwbThreadPool *pool, int64_t n, int64_t grain, int64_t work_ns, OwbParallelFunc fn,
+                       gpointer data)
+{
+  if (n > 0 && work_ns < OWB_PARALLEL_INLINE_NS)
+    {
+      fn (0, n, data);
+      return;
+    }
+  owb_parallel_for (pool, n, grain, fn, data);
 }

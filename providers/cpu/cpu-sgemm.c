@@ -3,6 +3,8 @@
  * a 6x16 register tile accumulates over a depth block of KC, so a 6 x KC strip of A stays in L1
  * while the KC x NC block of B streams from L2; bias, residual and activation are applied in registers
  * on the last depth block. */
+#include <owb/owb-parallel.h>
+
 #include "cpu-sgemm-private.h"
 #include "cpu-gemv-private.h"
 #include "cpu-activation-private.h"
@@ -909,7 +911,10 @@ _owb_sgemm_packed (OwbThreadPool *pool, const OwbSgemmPacked *b, int64_t rows, c
     }
   j.ncb = (b->N + j.col_block - 1) / j.col_block;
   int64_t units = (rows + j.row_tile - 1) / j.row_tile * j.ncb;
-  owb_parallel_for (pool, units, 1, job_units, &j);
+  /* About 16 multiply-adds a nanosecond on one core once the product is this small (packing and
+   * edge tiles weigh more than in a large one): a recurrent step's or a one-token decoder's
+   * MatMul stays on the caller instead of waking a worker for a microsecond of work. */
+  owb_parallel_for_work (pool, units, 1, rows * b->N * b->K / 16, job_units, &j);
 }
 
 /* TRUE when A is known at prepare to have at most OWB_CPU_GEMV_MAX_M rows. */

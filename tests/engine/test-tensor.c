@@ -4,6 +4,7 @@
 #endif
 /* test-tensor.c: tensor storage, views, element access, half conversions, shape overflow. */
 #include <owb/owb.h>
+#include <owb/owb-parallel.h>
 #include <math.h>
 
 static void
@@ -184,6 +185,46 @@ test_thread_pool_helps (void)
   for (int i = 0; i < 4; i++)
     g_assert_cmpint (h.by_caller[i], ==, 1);
   g_assert_cmpint (outside, >=, 3);
+  owb_thread_pool_free (pool);
+}
+
+/* Which threads ran a loop's items. Item 0 (the caller's share) waits a while for another thread to
+ * run an item, so that a loop offered to the pool is seen to reach a worker. */
+typedef struct {
+  GThread *caller;
+  gint by_worker; /* atomic */
+  gint64 wait_us;
+} WhoRan;
+
+static void
+who_ran_chunk (int64_t begin, int64_t end, gpointer data)
+{
+  WhoRan *w = data;
+  for (int64_t i = begin; i < end; i++)
+    {
+      if (g_thread_self () != w->caller)
+        g_atomic_int_inc (&w->by_worker);
+      else if (i == 0)
+        {
+          gint64 until = g_get_monotonic_time () + w->wait_us;
+          while (!g_atomic_int_get (&w->by_worker) && g_get_monotonic_time () < until)
+            g_usleep (100);
+        }
+    }
+}
+
+/* Work estimated under OWB_PARALLEL_INLINE_NS runs on the calling thread (no worker is woken for
+ * it); more goes to the pool as owb_parallel_for does. */
+static void
+test_thread_pool_inline_small_work (void)
+{
+  OwbThreadPool *pool = owb_thread_pool_new (2);
+  WhoRan tiny = { .caller = g_thread_self (), .wait_us = 100000 };
+  owb_parallel_for_work (pool, 8, 1, OWB_PARALLEL_INLINE_NS / 2, who_ran_chunk, &tiny);
+  g_assert_cmpint (g_atomic_int_get (&tiny.by_worker), ==, 0);
+  WhoRan big = { .caller = g_thread_self (), .wait_us = 10 * G_USEC_PER_SEC };
+  owb_parallel_for_work (pool, 8, 1, 1000 * 1000 * 1000, who_ran_chunk, &big);
+  g_assert_cmpint (g_atomic_int_get (&big.by_worker), >, 0);
   owb_thread_pool_free (pool);
 }
 
@@ -368,6 +409,7 @@ main (int argc, char **argv)
 #ifdef __linux__
   g_test_add_func ("/tensor/thread-pool-spreads", test_thread_pool_spreads);
   g_test_add_func ("/tensor/thread-pool-no-wait-for-late-workers", test_thread_pool_no_wait_for_late_workers);
+  g_test_add_func ("/tensor/thread-pool-inline-small-work", test_thread_pool_inline_small_work);
   g_test_add_func ("/tensor/random", test_random);
 #endif
   return g_test_run ();

@@ -246,6 +246,11 @@ test_broadcast (void)
       check_broadcast (ops[o], OWB_TYPE_INT64, 3, (int64_t[]){ 40, 37, 3 }, 2, (int64_t[]){ 37, 1 }, 4);
       check_broadcast (ops[o], OWB_TYPE_FLOAT, 1, (int64_t[]){ 100003 }, 1, (int64_t[]){ 1 }, 4);
       check_broadcast (ops[o], OWB_TYPE_FLOAT, 2, (int64_t[]){ 311, 523 }, 2, (int64_t[]){ 311, 523 }, 4);
+      /* A row repeated over the output (an NHWC squeeze-excite scale, a bias): float Mul and Add
+       * run these rows in their own loop; channels a multiple of 8 and not, either side repeated. */
+      check_broadcast (ops[o], OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 56, 56, 32 }, 4, (int64_t[]){ 1, 1, 1, 32 }, 4);
+      check_broadcast (ops[o], OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 1, 1, 19 }, 4, (int64_t[]){ 1, 7, 7, 19 }, 1);
+      check_broadcast (ops[o], OWB_TYPE_FLOAT, 2, (int64_t[]){ 5, 7 }, 1, (int64_t[]){ 7 }, 2);
     }
   /* Empty tensors broadcast to empty outputs. */
   check_broadcast ("Add", OWB_TYPE_FLOAT, 2, (int64_t[]){ 0, 3 }, 1, (int64_t[]){ 3 }, 1);

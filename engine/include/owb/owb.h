@@ -10,6 +10,7 @@
 #include <owb/owb-model-io.h>
 #include <owb/owb-op.h>
 #include <owb/owb-provider.h>
+#include <owb/owb-parallel.h>
 #include <owb/owb-providers.h>
 #include <owb/owb-validate.h>
 #include <owb/owb-session.h>

@@ -2,6 +2,7 @@
  * per-op, per-dtype row loop (stamped out by macros), plus Clip, Where, Pow and Cast. */
 #include "../cpu-kernels-private.h"
 #include "../cpu-activation-private.h"
+#include "../cpu-simd-private.h"
 
 #include <string.h>
 #include <tgmath.h>
@@ -491,6 +492,50 @@ bad:
   return FALSE;
 }
 
+/* Rows [begin, end) of a float Mul or Add whose two inputs each either step through the output or
+ * repeat one row of it: a squeeze-excite scale ([N,H,W,C] * [N,1,1,C] in NHWC) or a bias. Rows
+ * there are as short as the channels (16-32 in a CNN's first stages), and the row function's call,
+ * its stride tests and the vectorizer's alias checks and remainder loop cost more than the 2-4
+ * vectors of work: efficientnet_b1's first SE Mul, 112x112 rows of 32, took 0.115 ms against
+ * ONNX Runtime's 0.042. */
+SIMD_CLONES static void
+repeated_row_f32 (const Walk *w, int64_t begin, int64_t end, gboolean is_mul)
+{
+  int64_t inner = w->dims[1], s0 = w->strides[0][0], s1 = w->strides[1][0];
+  for (int64_t r = begin; r < end; r++)
+    {
+      const float *a = (const float *) w->in[0] + r * s0, *b = (const float *) w->in[1] + r * s1;
+      float *o = (float *) w->out + r * inner;
+      int64_t i = 0;
+      if (is_mul)
+        {
+          for (; i + 8 <= inner; i += 8)
+            vstore (o + i, vload (a + i) * vload (b + i));
+          for (; i < inner; i++)
+            o[i] = a[i] * b[i];
+        }
+      else
+        {
+          for (; i + 8 <= inner; i += 8)
+            vstore (o + i, vload (a + i) + vload (b + i));
+          for (; i < inner; i++)
+            o[i] = a[i] + b[i];
+        }
+    }
+}
+
+/* TRUE where repeated_row_f32 applies to w. */
+static gboolean
+walk_is_repeated_row_f32 (const Walk *w)
+{
+  if (w->rank != 2 || w->n_in != 2 || (w->row != mul_FLOAT && w->row != add_FLOAT))
+    return FALSE;
+  for (int k = 0; k < 2; k++)
+    if (w->strides[k][1] != 1 || (w->strides[k][0] != 0 && w->strides[k][0] != w->dims[1]))
+      return FALSE;
+  return TRUE;
+}
+
 /* rank 1: [begin, end) are elements; otherwise rows of the innermost dim. */
 static void
 walk_range (int64_t begin, int64_t end, gpointer data)
@@ -506,6 +551,11 @@ walk_range (int64_t begin, int64_t end, gpointer data)
       for (int k = 0; k < w->n_in; k++)
         in[k] = w->in[k] + begin * step[k] * w->in_size[k];
       w->row (w->out + begin * w->out_size, in, step, end - begin, w->params);
+      return;
+    }
+  if (walk_is_repeated_row_f32 (w))
+    {
+      repeated_row_f32 (w, begin, end, w->row == mul_FLOAT);
       return;
     }
   int64_t inner = w->dims[last];
