@@ -55,6 +55,23 @@ gboolean _owb_cpu_matmul_batch_check (int a_rank, const int64_t *a_dims, int b_r
 void _owb_cpu_matmul_batch_offsets (int a_rank, const int64_t *a_dims, int b_rank, const int64_t *b_dims, int rank,
                                     const int64_t *dims, int64_t batch, int64_t a_size, int64_t b_size,
                                     int64_t *a_off, int64_t *b_off);
+/* A 16-byte GCC vector of T (SSE/NEON), vec_NAME, with its lane count LANES_NAME and unaligned
+ * vload_NAME / vstore_NAME: the base of the per-type vector helpers a kernel file stamps with
+ * OWB_CPU_FOR_FLOATS (the build's -O2 does not vectorize loops with a remainder by itself). */
+#define OWB_CPU_DEFINE_VEC16(T, NAME)                                                                  \
+  typedef T vec_##NAME __attribute__ ((vector_size (16)));                                             \
+  enum { LANES_##NAME = 16 / sizeof (T) };                                                             \
+  static inline vec_##NAME vload_##NAME (const T *p)                                                   \
+  {                                                                                                    \
+    vec_##NAME v;                                                                                      \
+    memcpy (&v, p, sizeof v);                                                                          \
+    return v;                                                                                          \
+  }                                                                                                    \
+  static inline void vstore_##NAME (T *p, vec_##NAME v)                                                \
+  {                                                                                                    \
+    memcpy (p, &v, sizeof v);                                                                          \
+  }
+
 /* Row-major strides of a shape. */
 void _owb_cpu_strides (int rank, const int64_t *dims, int64_t *strides);
 /* An error naming the node (for prepare, which has no kernel context yet); returns FALSE, for

@@ -38,19 +38,8 @@ pool_threads (OwbThreadPool *pool)
 
 /* 16-byte GCC vectors (SSE/NEON): the build's -O2 does not vectorize the epilogue loops by itself. */
 #define DEFINE_VECTORS(T, NAME)                                                                                    \
-  typedef T vec_##NAME __attribute__ ((vector_size (16)));                                                         \
+  OWB_CPU_DEFINE_VEC16 (T, NAME)                                                                                   \
   typedef __typeof__ ((vec_##NAME){} < (vec_##NAME){}) mask_##NAME;                                                \
-  enum { LANES_##NAME = 16 / sizeof (T) };                                                                         \
-  static inline vec_##NAME vload_##NAME (const T *p)                                                               \
-  {                                                                                                                \
-    vec_##NAME v;                                                                                                  \
-    memcpy (&v, p, sizeof v);                                                                                      \
-    return v;                                                                                                      \
-  }                                                                                                                \
-  static inline void vstore_##NAME (T *p, vec_##NAME v)                                                            \
-  {                                                                                                                \
-    memcpy (p, &v, sizeof v);                                                                                      \
-  }                                                                                                                \
   /* m ? a : b, lane by lane */                                                                                    \
   static inline vec_##NAME vselect_##NAME (mask_##NAME m, vec_##NAME a, vec_##NAME b)                              \
   {                                                                                                                \

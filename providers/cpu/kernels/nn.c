@@ -48,18 +48,7 @@ conv_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_t
 /* 16-byte GCC vectors (SSE/NEON) for the loops that BLAS does not cover: the build's -O2 does not
  * auto-vectorize, and these loops run over every output element. */
 #define DEFINE_VECTOR_HELPERS(T, NAME)                                                                    \
-  typedef T vec_##NAME __attribute__ ((vector_size (16)));                                                \
-  enum { LANES_##NAME = 16 / sizeof (T) };                                                                \
-  static inline vec_##NAME vload_##NAME (const T *p)                                                      \
-  {                                                                                                       \
-    vec_##NAME v;                                                                                         \
-    memcpy (&v, p, sizeof v);                                                                             \
-    return v;                                                                                             \
-  }                                                                                                       \
-  static inline void vstore_##NAME (T *p, vec_##NAME v)                                                   \
-  {                                                                                                       \
-    memcpy (p, &v, sizeof v);                                                                             \
-  }                                                                                                       \
+  OWB_CPU_DEFINE_VEC16 (T, NAME)                                                                          \
   /* y[i] = a */                                                                                          \
   static inline void fill_##NAME (T *y, T a, int64_t n)                                                   \
   {                                                                                                       \
