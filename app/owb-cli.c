@@ -775,6 +775,67 @@ owb_cli_check_outputs (const char *input, const OwbFileIdentity *input_id, const
   return owb_cli_exit_status (error);
 }
 
+int
+owb_cli_load_for_save (const char *path, const char *output, const char *report_json, const char *external,
+                       OwbModel **model)
+{
+  g_autoptr (GError) error = NULL;
+  *model = NULL;
+  /* Never write over the input: compare the files themselves, not the spellings. */
+  g_auto (OwbFileIdentity) input_id = { 0 };
+  if (!owb_file_identity_init (&input_id, path, &error))
+    {
+      owb_cli_gerror (path, error);
+      return OWB_EXIT_FAILED;
+    }
+  g_autofree char *external_path = NULL;
+  if (external)
+    {
+      g_autofree char *dir = g_path_get_dirname (output);
+      external_path = g_build_filename (dir, external, NULL);
+    }
+  OwbOutputFile outputs[] = {
+    { "-o", output, { 0 } },
+    { "--report-json", report_json, { 0 } },
+    { "--external-data", external_path, { 0 } },
+  };
+  int status = owb_cli_check_outputs (path, &input_id, NULL, outputs, G_N_ELEMENTS (outputs));
+  for (guint i = 0; i < G_N_ELEMENTS (outputs); i++)
+    owb_file_identity_clear (&outputs[i].identity);
+  if (status != OWB_EXIT_OK)
+    return status;
+  g_autoptr (OwbModel) loaded = owb_model_load_file (path, &error);
+  if (!loaded)
+    {
+      owb_cli_gerror (path, error);
+      return OWB_EXIT_FAILED;
+    }
+  status = owb_cli_check_outputs (path, &input_id, loaded, outputs, G_N_ELEMENTS (outputs));
+  for (guint i = 0; i < G_N_ELEMENTS (outputs); i++)
+    owb_file_identity_clear (&outputs[i].identity);
+  if (status == OWB_EXIT_OK)
+    *model = g_steal_pointer (&loaded);
+  return status;
+}
+
+int
+owb_cli_save_model (OwbModel *model, const char *output, const char *external)
+{
+  g_autoptr (GError) error = NULL;
+  OwbSaveOptions save = { 0 };
+  if (external)
+    {
+      save.external_threshold = 1024;
+      save.external_data_file = external;
+    }
+  if (!owb_model_save_file (model, output, external ? &save : NULL, &error))
+    {
+      owb_cli_gerror (output, error);
+      return OWB_EXIT_FAILED;
+    }
+  return OWB_EXIT_OK;
+}
+
 gboolean
 owb_cli_image_options (const OwbCliImageArgs *args, OwbQuantImageOptions *options, const char *command,
                        const char *dir_option)

@@ -133,6 +133,16 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (OwbCliImageArgs, owb_cli_image_args_clear)
  * the identities after (owb_output_files_clear). */
 int owb_cli_check_outputs (const char *input, const OwbFileIdentity *input_id, const OwbModel *model,
                            OwbOutputFile *outputs, guint n_outputs);
+/* What `owb optimize` and `owb quantize` do before writing: the model at `path` loaded into *model
+ * once -o OUTPUT, the report (report_json, may be NULL) and the external data file (`external`,
+ * relative to OUTPUT's folder, may be NULL) are known not to be the input, its data or each other,
+ * checked before the load (a plain mistake costs no load) and after it (the files the model reads).
+ * Prints the error and returns the exit status, or OWB_EXIT_OK. */
+int owb_cli_load_for_save (const char *path, const char *output, const char *report_json, const char *external,
+                           OwbModel **model);
+/* Saves `model` to OUTPUT (through a temporary file), tensors of 1 KiB and more into `external`
+ * beside it when that is given; prints the error and returns the exit status, or OWB_EXIT_OK. */
+int owb_cli_save_model (OwbModel *model, const char *output, const char *external);
 
 /* A tensor of random values for a value type (see owb_cli_gather_inputs). */
 OwbTensor *owb_cli_random_tensor (const OwbValueType *type, const char *name, GHashTable *dims, GRand *rand,

@@ -74,44 +74,14 @@ owb_cmd_optimize (int argc, char **argv)
   options.portable = portable;
   options.disabled_passes = (const char *const *) disabled;
 
-  /* Never write over the input: compare the files themselves, not the spellings. */
-  g_auto (OwbFileIdentity) input_id = { 0 };
-  if (!owb_file_identity_init (&input_id, path, &error))
-    {
-      owb_cli_gerror (path, error);
-      return OWB_EXIT_FAILED;
-    }
   if (report_opt && !report_json)
     {
       g_autofree char *base = g_str_has_suffix (output, ".onnx") ? g_strndup (output, strlen (output) - 5)
                                                                   : g_strdup (output);
       report_json = g_strconcat (base, ".report.json", NULL);
     }
-  g_autofree char *external_path = NULL;
-  if (external)
-    {
-      g_autofree char *dir = g_path_get_dirname (output);
-      external_path = g_build_filename (dir, external, NULL);
-    }
-  OwbOutputFile outputs[] = {
-    { "-o", output, { 0 } },
-    { "--report-json", report_json, { 0 } },
-    { "--external-data", external_path, { 0 } },
-  };
-  /* The input alone first, so that a plain mistake costs no load. */
-  int status = owb_cli_check_outputs (path, &input_id, NULL, outputs, G_N_ELEMENTS (outputs));
-  g_autoptr (OwbModel) model = status == OWB_EXIT_OK ? owb_model_load_file (path, &error) : NULL;
-  if (status == OWB_EXIT_OK && !model)
-    {
-      owb_cli_gerror (path, error);
-      status = OWB_EXIT_FAILED;
-    }
-  for (guint i = 0; i < G_N_ELEMENTS (outputs); i++)
-    owb_file_identity_clear (&outputs[i].identity);
-  if (status == OWB_EXIT_OK)
-    status = owb_cli_check_outputs (path, &input_id, model, outputs, G_N_ELEMENTS (outputs));
-  for (guint i = 0; i < G_N_ELEMENTS (outputs); i++)
-    owb_file_identity_clear (&outputs[i].identity);
+  g_autoptr (OwbModel) model = NULL;
+  int status = owb_cli_load_for_save (path, output, report_json, external, &model);
   if (status != OWB_EXIT_OK)
     return status;
   g_autoptr (GPtrArray) providers = owb_providers_new_from_list ("cpu", &error);
@@ -122,17 +92,9 @@ owb_cmd_optimize (int argc, char **argv)
       owb_cli_gerror (path, error);
       return owb_cli_exit_status (error);
     }
-  OwbSaveOptions save = { 0 };
-  if (external)
-    {
-      save.external_threshold = 1024;
-      save.external_data_file = external;
-    }
-  if (!owb_model_save_file (model, output, external ? &save : NULL, &error))
-    {
-      owb_cli_gerror (output, error);
-      return OWB_EXIT_FAILED;
-    }
+  status = owb_cli_save_model (model, output, external);
+  if (status != OWB_EXIT_OK)
+    return status;
   if (report_json)
     {
       g_autofree char *json = owb_optimize_report_to_json (report);

@@ -252,37 +252,8 @@ owb_cmd_quantize (int argc, char **argv)
       options.overrides = overrides;
     }
   const char *path = argv[1];
-  g_auto (OwbFileIdentity) input_id = { 0 };
-  if (!owb_file_identity_init (&input_id, path, &error))
-    {
-      owb_cli_gerror (path, error);
-      return OWB_EXIT_FAILED;
-    }
-  g_autofree char *external_path = NULL;
-  if (external)
-    {
-      g_autofree char *dir = g_path_get_dirname (output);
-      external_path = g_build_filename (dir, external, NULL);
-    }
-  OwbOutputFile outputs[] = {
-    { "-o", output, { 0 } },
-    { "--report-json", report_json, { 0 } },
-    { "--external-data", external_path, { 0 } },
-  };
-  int status = owb_cli_check_outputs (path, &input_id, NULL, outputs, G_N_ELEMENTS (outputs));
-  for (guint i = 0; i < G_N_ELEMENTS (outputs); i++)
-    owb_file_identity_clear (&outputs[i].identity);
-  if (status != OWB_EXIT_OK)
-    return status;
-  g_autoptr (OwbModel) model = owb_model_load_file (path, &error);
-  if (model == NULL)
-    {
-      owb_cli_gerror (path, error);
-      return OWB_EXIT_FAILED;
-    }
-  status = owb_cli_check_outputs (path, &input_id, model, outputs, G_N_ELEMENTS (outputs));
-  for (guint i = 0; i < G_N_ELEMENTS (outputs); i++)
-    owb_file_identity_clear (&outputs[i].identity);
+  g_autoptr (OwbModel) model = NULL;
+  int status = owb_cli_load_for_save (path, output, report_json, external, &model);
   if (status != OWB_EXIT_OK)
     return status;
 
@@ -388,17 +359,9 @@ owb_cmd_quantize (int argc, char **argv)
       owb_cli_gerror (path, error);
       return owb_cli_exit_status (error);
     }
-  OwbSaveOptions save = { 0 };
-  if (external)
-    {
-      save.external_threshold = 1024;
-      save.external_data_file = external;
-    }
-  if (!owb_model_save_file (quantized, output, external ? &save : NULL, &error))
-    {
-      owb_cli_gerror (output, error);
-      return OWB_EXIT_FAILED;
-    }
+  status = owb_cli_save_model (quantized, output, external);
+  if (status != OWB_EXIT_OK)
+    return status;
   double total_s = (g_get_monotonic_time () - start) / 1e6;
   guint n_q = 0, n_dq = 0;
   for (guint i = 0; i < quantized->graph->nodes->len; i++)

@@ -4,6 +4,7 @@
  * owb_quant_find_qdq_params; the histogram is the inspector's widget. */
 #include "owb-quantize-detail.h"
 #include "owb-page-util.h"
+#include "owb-qdq-display.h"
 
 #include <glib/gi18n-lib.h>
 #include <math.h>
@@ -36,26 +37,6 @@ format_value (double v)
   return isnan (v) ? g_strdup ("–") : g_strdup_printf ("%.4g", v);
 }
 
-static const char *
-short_type (OwbDataType t)
-{
-  switch (t)
-    {
-    case OWB_TYPE_UINT8:
-      return "u8";
-    case OWB_TYPE_INT8:
-      return "s8";
-    case OWB_TYPE_UINT16:
-      return "u16";
-    case OWB_TYPE_INT16:
-      return "s16";
-    case OWB_TYPE_INT32:
-      return "s32";
-    default:
-      return owb_data_type_name (t);
-    }
-}
-
 /* "u8, scale 0.0123, zero point 128" or "s8 per channel (axis 0): 64 scales 0.0012 – 0.0087, zero
  * point 0". */
 static char *
@@ -66,10 +47,10 @@ format_params (const OwbQuantQdqParams *p)
                           : g_strdup_printf ("%" G_GINT64_FORMAT " – %" G_GINT64_FORMAT, p->zero_point_min,
                                              p->zero_point_max);
   if (p->axis < 0)
-    return g_strdup_printf (_("%s, scale %.4g, zero point %s"), short_type (p->type), p->scale_min, zp);
+    return g_strdup_printf (_("%s, scale %.4g, zero point %s"), owb_qdq_display_short_type (p->type), p->scale_min, zp);
   return g_strdup_printf (ngettext ("%s per channel (axis %d): %u scale %.4g – %.4g, zero point %s",
                                     "%s per channel (axis %d): %u scales %.4g – %.4g, zero point %s", p->n_scales),
-                          short_type (p->type), p->axis, p->n_scales, p->scale_min, p->scale_max, zp);
+                          owb_qdq_display_short_type (p->type), p->axis, p->n_scales, p->scale_min, p->scale_max, zp);
 }
 
 static const OwbNode *

@@ -32,42 +32,6 @@ dim_of (const OwbValueType *t, int i)
   return t->dims[i];
 }
 
-/* Reads an ints attribute of exactly `want` values (or absent: fill with def), each in [lo, MAX_CONV_ATTR]. */
-static gboolean
-get_conv_ints (OwbInferContext *ctx, const char *name, int want, int64_t def, int64_t lo, int64_t *out,
-               gboolean *present, GError **error)
-{
-  int n = 0;
-  const int64_t *v = owb_node_get_ints (ctx->node, name, &n);
-  if (present)
-    *present = v != NULL;
-  if (!v)
-    {
-      for (int i = 0; i < want; i++)
-        out[i] = def;
-      return TRUE;
-    }
-  if (n != want)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute %s has %d values, expected %d", name, n,
-                           want);
-      return FALSE;
-    }
-  for (int i = 0; i < n; i++)
-    {
-      if (v[i] < lo || v[i] > MAX_CONV_ATTR)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
-                               "attribute %s[%d] = %" G_GINT64_FORMAT " is out of range (%" G_GINT64_FORMAT
-                               " to 2^31)",
-                               name, i, v[i], lo);
-          return FALSE;
-        }
-      out[i] = v[i];
-    }
-  return TRUE;
-}
-
 static gboolean
 parse_conv_attrs (OwbInferContext *ctx, int nsp, gboolean transpose, ConvAttrs *a, GError **error)
 {
@@ -95,16 +59,16 @@ parse_conv_attrs (OwbInferContext *ctx, int nsp, gboolean transpose, ConvAttrs *
                            "attribute auto_pad = '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
       return FALSE;
     }
-  if (!get_conv_ints (ctx, "kernel_shape", nsp, 0, 1, a->kernel, &a->have_kernel, error)
-      || !get_conv_ints (ctx, "strides", nsp, 1, 1, a->strides, NULL, error)
-      || !get_conv_ints (ctx, "dilations", nsp, 1, 1, a->dilations, NULL, error)
-      || !get_conv_ints (ctx, "pads", 2 * nsp, 0, 0, a->pads, NULL, error))
+  if (!_owb_infer_get_conv_ints (ctx, "kernel_shape", nsp, 0, 1, a->kernel, &a->have_kernel, error)
+      || !_owb_infer_get_conv_ints (ctx, "strides", nsp, 1, 1, a->strides, NULL, error)
+      || !_owb_infer_get_conv_ints (ctx, "dilations", nsp, 1, 1, a->dilations, NULL, error)
+      || !_owb_infer_get_conv_ints (ctx, "pads", 2 * nsp, 0, 0, a->pads, NULL, error))
     return FALSE;
   if (a->auto_pad != PAD_NOTSET)
     memset (a->pads, 0, sizeof a->pads);
   if (!transpose)
     return TRUE;
-  if (!get_conv_ints (ctx, "output_padding", nsp, 0, 0, a->output_padding, NULL, error))
+  if (!_owb_infer_get_conv_ints (ctx, "output_padding", nsp, 0, 0, a->output_padding, NULL, error))
     return FALSE;
   for (int i = 0; i < nsp; i++)
     if (a->output_padding[i] >= a->strides[i] && a->output_padding[i] >= a->dilations[i])
@@ -144,10 +108,12 @@ parse_conv_attrs (OwbInferContext *ctx, int nsp, gboolean transpose, ConvAttrs *
 
 /* Shared by Conv, ConvInteger and ConvTranspose. Input 0 is X, input 1 is W, bias_input the
  * optional bias (-1 for none). */
-static gboolean
-infer_conv_like (OwbInferContext *ctx, gboolean transpose, OwbDataType out_dtype, int bias_input, GError **error)
+/* Shared (owb-ops-private.h): QLinearConv's shapes follow Conv's rules. */
+gboolean
+_owb_infer_conv_like (OwbInferContext *ctx, int x_input, int w_input, int bias_input, gboolean transpose,
+                      OwbDataType out_dtype, GError **error)
 {
-  const OwbValueType *x = ctx->inputs[0], *w = ctx->inputs[1];
+  const OwbValueType *x = ctx->inputs[x_input], *w = ctx->inputs[w_input];
   OwbValueType *y = &ctx->outputs[0];
   owb_value_type_init_unknown (y);
   y->kind = OWB_VALUE_TENSOR;
@@ -350,7 +316,7 @@ infer_conv (OwbInferContext *ctx, GError **error)
     return FALSE;
   if (ctx->n_inputs > 2 && ctx->inputs[2] && !check_same_dtype (ctx, 0, 2, error))
     return FALSE;
-  return infer_conv_like (ctx, FALSE, ctx->inputs[0]->dtype, 2, error);
+  return _owb_infer_conv_like (ctx, 0, 1, 2, FALSE, ctx->inputs[0]->dtype, error);
 }
 
 static gboolean
@@ -360,7 +326,7 @@ infer_conv_transpose (OwbInferContext *ctx, GError **error)
     return FALSE;
   if (ctx->n_inputs > 2 && ctx->inputs[2] && !check_same_dtype (ctx, 0, 2, error))
     return FALSE;
-  return infer_conv_like (ctx, TRUE, ctx->inputs[0]->dtype, 2, error);
+  return _owb_infer_conv_like (ctx, 0, 1, 2, TRUE, ctx->inputs[0]->dtype, error);
 }
 
 static gboolean
@@ -397,7 +363,7 @@ infer_conv_integer (OwbInferContext *ctx, GError **error)
                            ctx->inputs[2]->rank);
       return FALSE;
     }
-  return infer_conv_like (ctx, FALSE, OWB_TYPE_INT32, -1, error);
+  return _owb_infer_conv_like (ctx, 0, 1, -1, FALSE, OWB_TYPE_INT32, error);
 }
 
 /* numpy.matmul shapes: 1-D operands gain (and then lose) a unit axis; batch axes broadcast. */

@@ -310,3 +310,38 @@ _owb_infer_axes_to_mask (OwbInferContext *ctx, const int64_t *axes, int n, int r
   }
   return TRUE;
 }
+
+gboolean
+_owb_infer_get_conv_ints (OwbInferContext *ctx, const char *name, int want, int64_t def, int64_t lo, int64_t *out,
+                          gboolean *present, GError **error)
+{
+  int n = 0;
+  const int64_t *v = owb_node_get_ints (ctx->node, name, &n);
+  if (present)
+    *present = v != NULL;
+  if (!v)
+    {
+      for (int i = 0; i < want; i++)
+        out[i] = def;
+      return TRUE;
+    }
+  if (n != want)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute %s has %d values, expected %d", name, n,
+                           want);
+      return FALSE;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      if (v[i] < lo || v[i] > (G_GINT64_CONSTANT (1) << 31))
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
+                               "attribute %s[%d] = %" G_GINT64_FORMAT " is out of range (%" G_GINT64_FORMAT
+                               " to 2^31)",
+                               name, i, v[i], lo);
+          return FALSE;
+        }
+      out[i] = v[i];
+    }
+  return TRUE;
+}

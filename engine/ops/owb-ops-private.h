@@ -32,3 +32,13 @@ gboolean _owb_infer_read_input_ints (OwbInferContext *ctx, int i, int64_t *vals,
 /* Normalises axes into [0, rank) and marks them in mask; errors on out-of-range or repeated axes. */
 gboolean _owb_infer_axes_to_mask (OwbInferContext *ctx, const int64_t *axes, int n, int rank, gboolean *mask,
                                   GError **error);
+/* Reads a convolution's ints attribute (kernel_shape, strides, pads...) of exactly `want` values,
+ * each in [lo, 2^31], or fills `out` with def when it is absent (*present, when given, says which);
+ * an error names the attribute otherwise. Conv, QLinearConv and DeformConv read theirs alike. */
+gboolean _owb_infer_get_conv_ints (OwbInferContext *ctx, const char *name, int want, int64_t def, int64_t lo,
+                                   int64_t *out, gboolean *present, GError **error);
+/* Conv's shape inference (nn.c) over inputs x_input (X), w_input (W) and bias_input (B, -1 for
+ * none): ranks, kernel_shape against W, groups and channels, bias length, and the output
+ * [N, M, spatial...] of type out_dtype. Conv, ConvTranspose, ConvInteger and QLinearConv. */
+gboolean _owb_infer_conv_like (OwbInferContext *ctx, int x_input, int w_input, int bias_input, gboolean transpose,
+                               OwbDataType out_dtype, GError **error);

@@ -61,14 +61,6 @@ require_inputs (OwbInferContext *ctx, int n, GError **error)
   return TRUE;
 }
 
-static OwbDim
-dim_of (const OwbValueType *t, int i)
-{
-  if (!t || t->rank < 0 || i >= t->rank)
-    return OWB_DIM_UNKNOWN;
-  return t->dims[i];
-}
-
 /* Element count of a shape, -1 if any dim (or the rank) is unknown. */
 static int64_t
 known_count (const OwbValueType *t)
@@ -440,43 +432,6 @@ infer_qlinear_matmul (OwbInferContext *ctx, GError **error)
   return TRUE;
 }
 
-typedef enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID } AutoPad;
-
-/* Reads an ints attribute of exactly `want` values (or absent: fill with def), each in [lo, MAX_ATTR]. */
-static gboolean
-get_conv_ints (OwbInferContext *ctx, const char *name, int want, int64_t def, int64_t lo, int64_t *out,
-               gboolean *present, GError **error)
-{
-  int n = 0;
-  const int64_t *v = owb_node_get_ints (ctx->node, name, &n);
-  if (present)
-    *present = v != NULL;
-  if (!v)
-    {
-      for (int i = 0; i < want; i++)
-        out[i] = def;
-      return TRUE;
-    }
-  if (n != want)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute %s has %d values, expected %d", name, n,
-                           want);
-      return FALSE;
-    }
-  for (int i = 0; i < n; i++)
-    {
-      if (v[i] < lo || v[i] > MAX_ATTR)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
-                               "attribute %s[%d] = %" G_GINT64_FORMAT " is out of range (%" G_GINT64_FORMAT " to 2^31)",
-                               name, i, v[i], lo);
-          return FALSE;
-        }
-      out[i] = v[i];
-    }
-  return TRUE;
-}
-
 static gboolean
 infer_qlinear_conv (OwbInferContext *ctx, GError **error)
 {
@@ -484,7 +439,6 @@ infer_qlinear_conv (OwbInferContext *ctx, GError **error)
     return FALSE;
   const OwbValueType *x = ctx->inputs[0], *w = ctx->inputs[3], *yzp = ctx->inputs[7];
   const OwbValueType *bias = ctx->n_inputs > 8 ? ctx->inputs[8] : NULL;
-  OwbValueType *y = &ctx->outputs[0];
 
   if (!check_qlinear_data_type (ctx, x->dtype, "x", FALSE, error)
       || !check_qlinear_data_type (ctx, w->dtype, "w", FALSE, error)
@@ -497,136 +451,7 @@ infer_qlinear_conv (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "bias B of type %s is not int32", owb_data_type_name (bias->dtype));
       return FALSE;
     }
-  set_tensor_like (y, yzp->dtype, NULL);
-
-  int rank = x->rank >= 0 ? x->rank : w->rank;
-  if (rank < 0)
-    return TRUE;
-  if (rank < 3)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
-                           "input x must have rank >= 3 (batch, channels, spatial axes...), got rank %d", rank);
-      return FALSE;
-    }
-  if (x->rank >= 0 && w->rank >= 0 && x->rank != w->rank)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "weight w has rank %d but input x has rank %d", w->rank, x->rank);
-      return FALSE;
-    }
-  int nsp = rank - 2;
-  int64_t group = owb_node_get_int (ctx->node, "group", 1);
-  if (group < 1 || group > MAX_ATTR)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute group = %" G_GINT64_FORMAT " must be >= 1",
-                           group);
-      return FALSE;
-    }
-  const char *ap = owb_node_get_string (ctx->node, "auto_pad", "NOTSET");
-  AutoPad auto_pad;
-  if (strcmp (ap, "NOTSET") == 0 || ap[0] == '\0')
-    auto_pad = PAD_NOTSET;
-  else if (strcmp (ap, "SAME_UPPER") == 0)
-    auto_pad = PAD_SAME_UPPER;
-  else if (strcmp (ap, "SAME_LOWER") == 0)
-    auto_pad = PAD_SAME_LOWER;
-  else if (strcmp (ap, "VALID") == 0)
-    auto_pad = PAD_VALID;
-  else
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
-                           "attribute auto_pad = '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
-      return FALSE;
-    }
-  int64_t kernel[OWB_MAX_RANK], strides[OWB_MAX_RANK], dilations[OWB_MAX_RANK], pads[2 * OWB_MAX_RANK];
-  gboolean have_kernel;
-  if (!get_conv_ints (ctx, "kernel_shape", nsp, 0, 1, kernel, &have_kernel, error)
-      || !get_conv_ints (ctx, "strides", nsp, 1, 1, strides, NULL, error)
-      || !get_conv_ints (ctx, "dilations", nsp, 1, 1, dilations, NULL, error)
-      || !get_conv_ints (ctx, "pads", 2 * nsp, 0, 0, pads, NULL, error))
-    return FALSE;
-  if (auto_pad != PAD_NOTSET)
-    memset (pads, 0, sizeof pads);
-  for (int i = 0; i < nsp; i++)
-    {
-      OwbDim kd = dim_of (w, 2 + i);
-      if (have_kernel && owb_dim_is_known (kd) && kd.value != kernel[i])
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
-                               "kernel_shape[%d] = %" G_GINT64_FORMAT " does not match weight dim %" G_GINT64_FORMAT, i,
-                               kernel[i], kd.value);
-          return FALSE;
-        }
-      if (!have_kernel)
-        kernel[i] = owb_dim_is_known (kd) ? kd.value : -1;
-      if (kernel[i] == 0)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "weight w has an empty kernel axis %d", 2 + i);
-          return FALSE;
-        }
-    }
-  OwbDim c = dim_of (x, 1), m = dim_of (w, 0), wc = dim_of (w, 1);
-  if (owb_dim_is_known (c) && owb_dim_is_known (wc) && c.value != wc.value * group)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
-                           "input has %" G_GINT64_FORMAT " channels but weight expects %" G_GINT64_FORMAT
-                           " x group %" G_GINT64_FORMAT,
-                           c.value, wc.value, group);
-      return FALSE;
-    }
-  if ((owb_dim_is_known (m) && m.value % group != 0) || (owb_dim_is_known (c) && c.value % group != 0))
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "channels are not divisible by group %" G_GINT64_FORMAT, group);
-      return FALSE;
-    }
-  if (bias && bias->rank >= 0)
-    {
-      OwbDim bd = dim_of (bias, 0);
-      if (bias->rank != 1 || (owb_dim_is_known (bd) && owb_dim_is_known (m) && bd.value != m.value))
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of one value per output channel");
-          return FALSE;
-        }
-    }
-  y->rank = rank;
-  y->dims[0] = dim_of (x, 0);
-  y->dims[1] = m;
-  for (int i = 0; i < nsp; i++)
-    {
-      OwbDim in = dim_of (x, 2 + i), out = OWB_DIM_UNKNOWN;
-      int64_t s = strides[i];
-      if (owb_dim_is_known (in) && in.value > G_MAXINT64 / 4)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "input size on spatial axis %d is too large", i);
-          return FALSE;
-        }
-      if (auto_pad == PAD_SAME_UPPER || auto_pad == PAD_SAME_LOWER)
-        {
-          if (owb_dim_is_known (in))
-            out = OWB_DIM_VALUE ((in.value + s - 1) / s);
-          else if (s == 1)
-            out = in;
-        }
-      else if (kernel[i] > 0)
-        {
-          int64_t dk = (kernel[i] - 1) * dilations[i] + 1, pad = pads[i] + pads[nsp + i];
-          if (owb_dim_is_known (in))
-            {
-              if (in.value + pad < dk)
-                {
-                  owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
-                                       "kernel extent %" G_GINT64_FORMAT " on spatial axis %d is larger than the padded "
-                                       "input (%" G_GINT64_FORMAT ")",
-                                       dk, i, in.value + pad);
-                  return FALSE;
-                }
-              out = OWB_DIM_VALUE ((in.value + pad - dk) / s + 1);
-            }
-          else if (s == 1 && dk == 1 + pad)
-            out = in;
-        }
-      y->dims[2 + i] = out;
-    }
-  return TRUE;
+  return _owb_infer_conv_like (ctx, 0, 3, 8, FALSE, yzp->dtype, error);
 }
 
 /* QLinearLookup (X uint8/int8, Table [256] uint8/int8) of the engine's domain: Y[i] = Table[X[i]'s

@@ -642,40 +642,6 @@ infer_nms (OwbInferContext *ctx, GError **error)
 /* ---- DeformConv ---- */
 
 static gboolean
-get_ints_attr (OwbInferContext *ctx, const char *name, int want, int64_t def, int64_t lo, int64_t *out,
-               gboolean *present, GError **error)
-{
-  int n = 0;
-  const int64_t *v = owb_node_get_ints (ctx->node, name, &n);
-  if (present)
-    *present = v != NULL;
-  if (!v)
-    {
-      for (int i = 0; i < want; i++)
-        out[i] = def;
-      return TRUE;
-    }
-  if (n != want)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute %s has %d values, expected %d", name, n,
-                           want);
-      return FALSE;
-    }
-  for (int i = 0; i < n; i++)
-    {
-      if (v[i] < lo || v[i] > MAX_SIZE)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
-                               "attribute %s[%d] = %" G_GINT64_FORMAT " is out of range (%" G_GINT64_FORMAT " to 2^31)",
-                               name, i, v[i], lo);
-          return FALSE;
-        }
-      out[i] = v[i];
-    }
-  return TRUE;
-}
-
-static gboolean
 infer_deform_conv (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0], *w = ctx->inputs[1], *off = ctx->inputs[2];
@@ -714,10 +680,10 @@ infer_deform_conv (OwbInferContext *ctx, GError **error)
     }
   int64_t kernel[OWB_MAX_RANK], strides[OWB_MAX_RANK], dil[OWB_MAX_RANK], pads[2 * OWB_MAX_RANK];
   gboolean have_kernel;
-  if (!get_ints_attr (ctx, "kernel_shape", nsp, 0, 1, kernel, &have_kernel, error)
-      || !get_ints_attr (ctx, "strides", nsp, 1, 1, strides, NULL, error)
-      || !get_ints_attr (ctx, "dilations", nsp, 1, 1, dil, NULL, error)
-      || !get_ints_attr (ctx, "pads", 2 * nsp, 0, 0, pads, NULL, error))
+  if (!_owb_infer_get_conv_ints (ctx, "kernel_shape", nsp, 0, 1, kernel, &have_kernel, error)
+      || !_owb_infer_get_conv_ints (ctx, "strides", nsp, 1, 1, strides, NULL, error)
+      || !_owb_infer_get_conv_ints (ctx, "dilations", nsp, 1, 1, dil, NULL, error)
+      || !_owb_infer_get_conv_ints (ctx, "pads", 2 * nsp, 0, 0, pads, NULL, error))
     return FALSE;
   int64_t ksize = 1;
   for (int i = 0; i < nsp; i++)

@@ -727,10 +727,9 @@ infer_split (OwbInferContext *ctx, GError **error)
   return TRUE;
 }
 
-/* Clamps a slice on a dim of size `dim` and returns the number of elements it selects; *start gets
- * the first index. Same rules as the kernel uses. */
-static int64_t
-slice_count (int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first)
+/* Public (owb/owb-op.h): the Slice kernels clamp by the same rule. */
+int64_t
+owb_op_slice_count (int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first)
 {
   if (step < -G_MAXINT64)
     step = -G_MAXINT64;
@@ -855,7 +854,7 @@ infer_slice (OwbInferContext *ctx, GError **error)
           continue;
         }
       int64_t first;
-      out->dims[norm[i]] = OWB_DIM_VALUE (slice_count (d.value, starts[i], ends[i], step, &first));
+      out->dims[norm[i]] = OWB_DIM_VALUE (owb_op_slice_count (d.value, starts[i], ends[i], step, &first));
     }
   return TRUE;
 }

@@ -41,3 +41,30 @@ gboolean _owb_pass_match_dq (OwbPassContext *ctx, const char *name, OwbPassDq *d
 /* A zero of `dtype` shaped like the constant `scale`, added as an initializer named after `like`:
  * the zero point a fused integer op needs where the DequantizeLinear left it out. */
 const char *_owb_pass_add_zero_point (OwbPassContext *ctx, const char *like, const char *scale, OwbDataType dtype);
+
+/* The candidate loop of a fusion pass (owb-pass-util.c): gathers every node that is one of `ops`
+ * (ONNX domain) or `our_ops` (ai.onnx.workbench), NULL-terminated lists either of which may be
+ * NULL, before any edit, then calls try_fuse on each in graph order. try_fuse may remove the node
+ * at hand, never another candidate. Returns how many fused. */
+typedef gboolean (*OwbPassTryFuse) (OwbPassContext *ctx, OwbNode *node);
+guint _owb_pass_fuse_each (OwbPassContext *ctx, const char *const *ops, const char *const *our_ops,
+                           OwbPassTryFuse try_fuse);
+/* Adds `fused` (taken) in place of the two nodes it replaces: its provenance names `first` and
+ * `second` in that order, and they are removed in that order. */
+void _owb_pass_replace_pair (OwbPassContext *ctx, OwbNode *fused, OwbNode *first, OwbNode *second);
+
+/* Predicates several passes share (owb-pass-util.c). */
+/* Whether `name` is read by a subgraph too: subgraphs refer to values by name, which replacing
+ * uses cannot redirect, so such a value must keep its name. */
+gboolean _owb_pass_is_outer_read (OwbPassContext *ctx, const char *name);
+/* Random* ops, Bernoulli, Multinomial: two runs differ, so they are neither folded nor merged. */
+gboolean _owb_pass_is_nondeterministic (const OwbNode *node);
+/* Whether the node has a graph or graphs attribute (If, Loop, Scan...). */
+gboolean _owb_pass_has_subgraph (const OwbNode *node);
+/* Same kind, type, shape and contents, bit for bit (strings compared as strings); NULL equals only
+ * itself. */
+gboolean _owb_pass_tensors_equal (const OwbTensor *a, const OwbTensor *b);
+/* Two dims that are known and equal, or the same named dimension. */
+gboolean _owb_pass_dim_eq (OwbDim a, OwbDim b);
+/* Two types of known, equal rank whose dims are _owb_pass_dim_eq; FALSE when either is NULL. */
+gboolean _owb_pass_same_dims (const OwbValueType *a, const OwbValueType *b);

@@ -3,53 +3,6 @@
 
 #include <string.h>
 
-static gboolean
-is_nondeterministic (const OwbNode *node)
-{
-  static const char *const ops[] = { "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike",
-                                     "Bernoulli", "Multinomial" };
-  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
-    if (strcmp (node->op_type, ops[i]) == 0)
-      return TRUE;
-  return FALSE;
-}
-
-static gboolean
-has_subgraph (const OwbNode *node)
-{
-  for (int a = 0; a < node->n_attributes; a++)
-    if (node->attributes[a].type == OWB_ATTR_GRAPH || node->attributes[a].type == OWB_ATTR_GRAPHS)
-      return TRUE;
-  return FALSE;
-}
-
-static gboolean
-is_outer_read (OwbPassContext *ctx, const char *name)
-{
-  guint uses = owb_pass_n_uses (ctx, name);
-  guint seen = owb_pass_consumers (ctx, name)->len + (owb_pass_is_graph_output (ctx, name) ? 1 : 0);
-  return uses > seen;
-}
-
-static gboolean
-tensors_equal (const OwbTensor *a, const OwbTensor *b)
-{
-  if (a == b)
-    return TRUE;
-  if (!a || !b || a->kind != OWB_VALUE_TENSOR || b->kind != OWB_VALUE_TENSOR || a->dtype != b->dtype
-      || a->rank != b->rank || a->nelems != b->nelems || a->nbytes != b->nbytes
-      || memcmp (a->dims, b->dims, a->rank * sizeof (int64_t)) != 0)
-    return FALSE;
-  if (a->dtype == OWB_TYPE_STRING)
-    {
-      for (int64_t i = 0; i < a->nelems; i++)
-        if (g_strcmp0 (((char **) a->data)[i], ((char **) b->data)[i]) != 0)
-          return FALSE;
-      return TRUE;
-    }
-  return a->nbytes == 0 || memcmp (a->data, b->data, a->nbytes) == 0;
-}
-
 /* Values compared bit for bit (floats included: 0.0 and -0.0 differ, as they may in a result). */
 static gboolean
 attributes_equal (const OwbAttribute *a, const OwbAttribute *b)
@@ -65,7 +18,7 @@ attributes_equal (const OwbAttribute *a, const OwbAttribute *b)
     case OWB_ATTR_STRING:
       return a->s_len == b->s_len && (a->s_len == 0 || memcmp (a->s, b->s, a->s_len) == 0);
     case OWB_ATTR_TENSOR:
-      return tensors_equal (a->t, b->t);
+      return _owb_pass_tensors_equal (a->t, b->t);
     case OWB_ATTR_FLOATS:
       return a->n == b->n && (a->n == 0 || memcmp (a->floats, b->floats, a->n * sizeof (float)) == 0);
     case OWB_ATTR_INTS:
@@ -81,7 +34,7 @@ attributes_equal (const OwbAttribute *a, const OwbAttribute *b)
       if (a->n != b->n)
         return FALSE;
       for (int k = 0; k < a->n; k++)
-        if (!tensors_equal (a->tensors[k], b->tensors[k]))
+        if (!_owb_pass_tensors_equal (a->tensors[k], b->tensors[k]))
           return FALSE;
       return TRUE;
     default:
@@ -98,7 +51,7 @@ inputs_equal (OwbPassContext *ctx, const char *a, const char *b)
   if (strcmp (a, b) == 0)
     return TRUE;
   const OwbTensor *ta = owb_pass_get_constant (ctx, a), *tb = owb_pass_get_constant (ctx, b);
-  return ta && tb && tensors_equal (ta, tb);
+  return ta && tb && _owb_pass_tensors_equal (ta, tb);
 }
 
 static gboolean
@@ -156,12 +109,12 @@ can_redirect (OwbPassContext *ctx, const OwbNode *kept, const OwbNode *dup)
       const char *out = dup->outputs[o];
       if (!out[0])
         continue;
-      if (is_outer_read (ctx, out))
+      if (_owb_pass_is_outer_read (ctx, out))
         return FALSE;
       /* The kept value would be renamed to the duplicate's output name: it must not be an
        * output itself, nor be read by name from a subgraph. */
       if (owb_pass_is_graph_output (ctx, out)
-          && (owb_pass_is_graph_output (ctx, kept->outputs[o]) || is_outer_read (ctx, kept->outputs[o])))
+          && (owb_pass_is_graph_output (ctx, kept->outputs[o]) || _owb_pass_is_outer_read (ctx, kept->outputs[o])))
         return FALSE;
     }
   return TRUE;
@@ -195,7 +148,7 @@ sweep (OwbPassContext *ctx)
   for (guint i = 0; i < order->len; i++)
     {
       OwbNode *node = g_ptr_array_index (order, i);
-      if (has_subgraph (node) || is_nondeterministic (node) || node->n_outputs == 0)
+      if (_owb_pass_has_subgraph (node) || _owb_pass_is_nondeterministic (node) || node->n_outputs == 0)
         continue;
       char *key = node_key (ctx, node);
       GPtrArray *same_key = g_hash_table_lookup (seen, key);

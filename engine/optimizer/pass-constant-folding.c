@@ -14,35 +14,6 @@ is_default_domain (const OwbNode *node)
   return !node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0;
 }
 
-static gboolean
-is_nondeterministic (const OwbNode *node)
-{
-  static const char *const ops[] = { "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike",
-                                     "Bernoulli", "Multinomial" };
-  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
-    if (strcmp (node->op_type, ops[i]) == 0)
-      return TRUE;
-  return FALSE;
-}
-
-static gboolean
-has_subgraph (const OwbNode *node)
-{
-  for (int a = 0; a < node->n_attributes; a++)
-    if (node->attributes[a].type == OWB_ATTR_GRAPH || node->attributes[a].type == OWB_ATTR_GRAPHS)
-      return TRUE;
-  return FALSE;
-}
-
-/* Reads by subgraphs, which refer to values by name and which replacing uses cannot redirect. */
-static gboolean
-is_outer_read (OwbPassContext *ctx, const char *name)
-{
-  guint uses = owb_pass_n_uses (ctx, name);
-  guint seen = owb_pass_consumers (ctx, name)->len + (owb_pass_is_graph_output (ctx, name) ? 1 : 0);
-  return uses > seen;
-}
-
 static gsize
 tensor_bytes (const OwbTensor *t)
 {
@@ -75,7 +46,7 @@ expected_bytes (const OwbValueType *type)
 static gboolean
 can_fold (OwbPassContext *ctx, const OwbNode *node)
 {
-  if (has_subgraph (node) || node->n_outputs == 0)
+  if (_owb_pass_has_subgraph (node) || node->n_outputs == 0)
     return FALSE;
   gboolean is_constant_op = strcmp (node->op_type, "Constant") == 0 && is_default_domain (node);
   int n_given = 0;
@@ -94,7 +65,7 @@ can_fold (OwbPassContext *ctx, const OwbNode *node)
    * DequantizeLinear over an integer weight (and the model stays 4x smaller). */
   if (strcmp (node->op_type, "DequantizeLinear") == 0)
     return FALSE;
-  if (is_nondeterministic (node))
+  if (_owb_pass_is_nondeterministic (node))
     {
       owb_pass_near_miss (ctx, node, "all inputs are constant but %s is nondeterministic; not folded",
                            node->op_type);
@@ -106,7 +77,7 @@ can_fold (OwbPassContext *ctx, const OwbNode *node)
       if (!out[0])
         continue;
       /* A graph output must keep being written by a node, and subgraph reads are by name. */
-      if (owb_pass_is_graph_output (ctx, out) || is_outer_read (ctx, out))
+      if (owb_pass_is_graph_output (ctx, out) || _owb_pass_is_outer_read (ctx, out))
         return FALSE;
       const OwbValueType *type = owb_pass_value_type (ctx, out);
       if (type && type->kind != OWB_VALUE_TENSOR && type->kind != OWB_VALUE_UNKNOWN_KIND)

@@ -13,14 +13,6 @@ is_graph_input (OwbPassContext *ctx, const char *name)
   return FALSE;
 }
 
-static gboolean
-is_outer_read (OwbPassContext *ctx, const char *name)
-{
-  guint uses = owb_pass_n_uses (ctx, name);
-  guint seen = owb_pass_consumers (ctx, name)->len + (owb_pass_is_graph_output (ctx, name) ? 1 : 0);
-  return uses > seen;
-}
-
 static guint
 tensor_hash (const OwbTensor *t)
 {
@@ -46,24 +38,6 @@ tensor_hash (const OwbTensor *t)
 }
 
 static gboolean
-tensors_equal (const OwbTensor *a, const OwbTensor *b)
-{
-  if (a == b)
-    return TRUE;
-  if (a->dtype != b->dtype || a->rank != b->rank || a->nelems != b->nelems || a->nbytes != b->nbytes
-      || memcmp (a->dims, b->dims, a->rank * sizeof (int64_t)) != 0)
-    return FALSE;
-  if (a->dtype == OWB_TYPE_STRING)
-    {
-      for (int64_t i = 0; i < a->nelems; i++)
-        if (g_strcmp0 (((char **) a->data)[i], ((char **) b->data)[i]) != 0)
-          return FALSE;
-      return TRUE;
-    }
-  return a->nbytes == 0 || memcmp (a->data, b->data, a->nbytes) == 0;
-}
-
-static gboolean
 is_in_set (const char *name, gpointer set)
 {
   return g_hash_table_contains (set, name);
@@ -79,7 +53,7 @@ run (OwbPassContext *ctx, GError **error)
     {
       const char *name = g_ptr_array_index (graph->initializer_names, i);
       /* Overridable inputs may change; outputs and subgraph reads are referred to by name. */
-      if (is_graph_input (ctx, name) || owb_pass_is_graph_output (ctx, name) || is_outer_read (ctx, name))
+      if (is_graph_input (ctx, name) || owb_pass_is_graph_output (ctx, name) || _owb_pass_is_outer_read (ctx, name))
         g_hash_table_add (pinned, (gpointer) name);
     }
   GHashTable *by_hash = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_ptr_array_unref);
@@ -96,7 +70,7 @@ run (OwbPassContext *ctx, GError **error)
       for (guint k = 0; bucket && !first && k < bucket->len; k++)
         {
           const char *cand = g_ptr_array_index (bucket, k);
-          if (tensors_equal (owb_graph_get_initializer (graph, cand), t))
+          if (_owb_pass_tensors_equal (owb_graph_get_initializer (graph, cand), t))
             first = cand;
         }
       if (first && !g_hash_table_contains (pinned, name))

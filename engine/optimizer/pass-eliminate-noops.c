@@ -3,15 +3,6 @@
 
 #include <string.h>
 
-/* Reads by subgraphs, which refer to values by name and which replacing uses cannot redirect. */
-static gboolean
-is_outer_read (OwbPassContext *ctx, const char *name)
-{
-  guint uses = owb_pass_n_uses (ctx, name);
-  guint seen = owb_pass_consumers (ctx, name)->len + (owb_pass_is_graph_output (ctx, name) ? 1 : 0);
-  return uses > seen;
-}
-
 static gboolean
 output_unused (OwbPassContext *ctx, const OwbNode *node, int o)
 {
@@ -88,7 +79,7 @@ static gboolean
 bypass (OwbPassContext *ctx, OwbNode *node, int o, const char *in)
 {
   const char *out = node->outputs[o];
-  if (is_outer_read (ctx, out))
+  if (_owb_pass_is_outer_read (ctx, out))
     {
       owb_pass_near_miss (ctx, node, "output '%s' is read by a subgraph; kept", out);
       return FALSE;
@@ -97,7 +88,7 @@ bypass (OwbPassContext *ctx, OwbNode *node, int o, const char *in)
     {
       /* The producer of `in` will write the output name itself; without a producer an Identity
        * would be needed, and two graph outputs cannot share one value. */
-      if (!owb_pass_producer (ctx, in) || owb_pass_is_graph_output (ctx, in) || is_outer_read (ctx, in))
+      if (!owb_pass_producer (ctx, in) || owb_pass_is_graph_output (ctx, in) || _owb_pass_is_outer_read (ctx, in))
         return FALSE;
     }
   char *in_name = g_strdup (in), *out_name = g_strdup (out);

@@ -308,18 +308,10 @@ try_fuse (OwbPassContext *ctx, OwbNode *node)
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
-  GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
-    {
-      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
-      if (owb_pass_is_op (node, "Conv") || owb_pass_is_our_op (node, "FusedConv") || owb_pass_is_op (node, "Gemm") || owb_pass_is_our_op (node, "FusedGemm")
-          || owb_pass_is_op (node, "MatMul") || owb_pass_is_our_op (node, "FusedMatMul"))
-        g_ptr_array_add (candidates, node);
-    }
+  static const char *const ops[] = { "Conv", "Gemm", "MatMul", NULL };
+  static const char *const our_ops[] = { "FusedConv", "FusedGemm", "FusedMatMul", NULL };
   /* A fusion removes the candidate at hand, an Add and activations: never another candidate. */
-  for (guint i = 0; i < candidates->len; i++)
-    try_fuse (ctx, g_ptr_array_index (candidates, i));
-  g_ptr_array_unref (candidates);
+  _owb_pass_fuse_each (ctx, ops, our_ops, try_fuse);
   return TRUE;
 }
 

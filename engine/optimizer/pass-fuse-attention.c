@@ -42,23 +42,6 @@ ints_of (OwbPassContext *ctx, const char *name, int64_t *values, int max, int *n
 }
 
 static gboolean
-dim_eq (OwbDim a, OwbDim b)
-{
-  return owb_dim_is_known (a) ? a.value == b.value : a.param && a.param == b.param;
-}
-
-static gboolean
-same_dims (const OwbValueType *a, const OwbValueType *b)
-{
-  if (!a || !b || a->rank < 0 || a->rank != b->rank)
-    return FALSE;
-  for (int i = 0; i < a->rank; i++)
-    if (!dim_eq (a->dims[i], b->dims[i]))
-      return FALSE;
-  return TRUE;
-}
-
-static gboolean
 known (OwbDim d)
 {
   return owb_dim_is_known (d);
@@ -253,7 +236,7 @@ check_branch (OwbPassContext *ctx, Branch *br, int rank, char role, char **why)
   if (rank == 3)
     {
       /* [S, B, E] -> [S, B*H, D] */
-      if (!dim_eq (rt->dims[0], st->dims[0]) || !known (rt->dims[2]) || rt->dims[2].value < 1
+      if (!_owb_pass_dim_eq (rt->dims[0], st->dims[0]) || !known (rt->dims[2]) || rt->dims[2].value < 1
           || hidden % rt->dims[2].value)
         {
           *why = g_strdup_printf ("Reshape '%s' does not split the last dim into [batch*heads, head_size]",
@@ -273,7 +256,7 @@ check_branch (OwbPassContext *ctx, Branch *br, int rank, char role, char **why)
       return TRUE;
     }
   /* [X0, X1, E] -> [X0, X1, H, D] */
-  if (!dim_eq (rt->dims[0], st->dims[0]) || !dim_eq (rt->dims[1], st->dims[1]) || !known (rt->dims[2])
+  if (!_owb_pass_dim_eq (rt->dims[0], st->dims[0]) || !_owb_pass_dim_eq (rt->dims[1], st->dims[1]) || !known (rt->dims[2])
       || !known (rt->dims[3]) || rt->dims[2].value * rt->dims[3].value != hidden)
     {
       *why = g_strdup_printf ("Reshape '%s' does not split the last dim into [heads, head_size]", owb_pass_label (br->reshape));
@@ -544,8 +527,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   const OwbValueType *qs = owb_pass_value_type (ctx, q.source), *ks = owb_pass_value_type (ctx, k.source),
                      *vs = owb_pass_value_type (ctx, v.source);
   int b_axis = q.seq_first ? 1 : 0, s_axis = q.seq_first ? 0 : 1;
-  if (!dim_eq (qs->dims[b_axis], ks->dims[b_axis]) || !dim_eq (qs->dims[b_axis], vs->dims[b_axis])
-      || !dim_eq (ks->dims[s_axis], vs->dims[s_axis]))
+  if (!_owb_pass_dim_eq (qs->dims[b_axis], ks->dims[b_axis]) || !_owb_pass_dim_eq (qs->dims[b_axis], vs->dims[b_axis])
+      || !_owb_pass_dim_eq (ks->dims[s_axis], vs->dims[s_axis]))
     {
       owb_pass_near_miss (ctx, softmax, "attention pattern, but the batch or key/value sequence dims of Q, K, V differ");
       return;
@@ -584,7 +567,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
       else
         mt.rank = -1;
       const OwbValueType *sum = owb_pass_value_type (ctx, mask_add->outputs[0]);
-      if (mt.rank < 0 || mt.rank > rank || mt.dtype != st->dtype || !same_dims (sum, st))
+      if (mt.rank < 0 || mt.rank > rank || mt.dtype != st->dtype || !_owb_pass_same_dims (sum, st))
         {
           owb_pass_near_miss (ctx, mask_add, "attention pattern, but the mask '%s' is not a %s tensor that broadcasts "
                                               "to the scores",

@@ -19,20 +19,6 @@ is_gelu (const OwbNode *node)
          && (is_default_domain (node) || strcmp (node->domain, OWB_DOMAIN) == 0);
 }
 
-static gboolean
-same_dims (const OwbValueType *a, const OwbValueType *b)
-{
-  if (a->rank < 0 || a->rank != b->rank)
-    return FALSE;
-  for (int i = 0; i < a->rank; i++)
-    {
-      OwbDim x = a->dims[i], y = b->dims[i];
-      if (!(owb_dim_is_known (x) ? x.value == y.value : x.param && x.param == y.param))
-        return FALSE;
-    }
-  return TRUE;
-}
-
 static void
 try_fuse (OwbPassContext *ctx, OwbNode *gelu)
 {
@@ -52,7 +38,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *gelu)
   const OwbTensor *bias = owb_pass_constant_through_identity (ctx, add->inputs[b]);
   const char *x = add->inputs[1 - b];
   const OwbValueType *xt = owb_pass_value_type (ctx, x), *sum = owb_pass_value_type (ctx, in);
-  if (!xt || !sum || xt->rank < 1 || !same_dims (xt, sum) || xt->dtype != bias->dtype
+  if (!xt || !sum || xt->rank < 1 || !_owb_pass_same_dims (xt, sum) || xt->dtype != bias->dtype
       || !owb_dim_is_known (xt->dims[xt->rank - 1]) || xt->dims[xt->rank - 1].value != bias->dims[0])
     {
       owb_pass_near_miss (ctx, add, "bias Add before a Gelu, but '%s' is not a vector over the last dim of '%s'",

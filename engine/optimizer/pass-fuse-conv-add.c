@@ -102,29 +102,16 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
     owb_node_add_input (fused, nb_name);
   g_free (fused->outputs[0]);
   fused->outputs[0] = g_strdup (add->outputs[0]);
-  const char *from[] = { owb_pass_label (conv), owb_pass_label (add) };
-  owb_pass_add_node (ctx, fused, from, 2);
-  owb_pass_remove_node (ctx, conv);
-  owb_pass_remove_node (ctx, add);
+  _owb_pass_replace_pair (ctx, fused, conv, add);
   return TRUE;
 }
 
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
-  GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
-    {
-      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
-      if (owb_pass_is_op (node, "Add") || owb_pass_is_op (node, "Sub"))
-        g_ptr_array_add (candidates, node);
-    }
+  static const char *const ops[] = { "Add", "Sub", NULL };
   /* A fusion removes the Add at hand and a Conv, never another candidate. */
-  guint fused = 0;
-  for (guint i = 0; i < candidates->len; i++)
-    fused += try_fuse (ctx, g_ptr_array_index (candidates, i));
-  g_ptr_array_unref (candidates);
-  if (fused)
+  if (_owb_pass_fuse_each (ctx, ops, NULL, try_fuse))
     owb_pass_prune_initializers (ctx);
   return TRUE;
 }

@@ -28,15 +28,6 @@ type_of (OwbPassContext *ctx, const char *name, OwbValueType *out)
   return TRUE;
 }
 
-/* Known and equal, or the same named dimension. */
-static gboolean
-same_dim (OwbDim a, OwbDim b)
-{
-  if (owb_dim_is_known (a) || owb_dim_is_known (b))
-    return a.value == b.value;
-  return a.param && a.param == b.param;
-}
-
 static gboolean
 is_one (OwbDim d)
 {
@@ -51,7 +42,7 @@ fits_gemm (const OwbValueType *bias, const OwbValueType *out)
   if (bias->rank > 2)
     return FALSE;
   for (int i = 0; i < bias->rank; i++)
-    if (!is_one (bias->dims[i]) && !same_dim (bias->dims[i], out->dims[2 - bias->rank + i]))
+    if (!is_one (bias->dims[i]) && !_owb_pass_dim_eq (bias->dims[i], out->dims[2 - bias->rank + i]))
       return FALSE;
   return TRUE;
 }
@@ -71,10 +62,10 @@ bias_vector (OwbPassContext *ctx, const char *name, const OwbValueType *bias, co
       return FALSE;
   OwbDim last = bias->rank > 0 ? bias->dims[bias->rank - 1] : OWB_DIM_VALUE (1);
   *vector = name;
-  if (bias->rank == 1 && same_dim (last, n))
+  if (bias->rank == 1 && _owb_pass_dim_eq (last, n))
     return TRUE;
   const OwbTensor *c = owb_pass_get_constant (ctx, name);
-  if (!c || !owb_dim_is_known (n) || !(same_dim (last, n) || is_one (last)))
+  if (!c || !owb_dim_is_known (n) || !(_owb_pass_dim_eq (last, n) || is_one (last)))
     return FALSE;
   if (create)
     {
@@ -162,10 +153,7 @@ fuse (OwbPassContext *ctx, OwbNode *add, OwbNode *mm, const char *bias_name)
       owb_node_add_input (fused, vector);
       owb_node_add_output (fused, add->outputs[0]);
     }
-  const char *from[] = { owb_pass_label (mm), owb_pass_label (add) };
-  owb_pass_add_node (ctx, fused, from, 2);
-  owb_pass_remove_node (ctx, mm);
-  owb_pass_remove_node (ctx, add);
+  _owb_pass_replace_pair (ctx, fused, mm, add);
   return TRUE;
 }
 
@@ -200,19 +188,9 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
-  GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
-    {
-      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
-      if (owb_pass_is_op (node, "Add"))
-        g_ptr_array_add (candidates, node);
-    }
+  static const char *const ops[] = { "Add", NULL };
   /* A fusion removes the Add at hand and one MatMul, never another candidate. */
-  guint fused = 0;
-  for (guint i = 0; i < candidates->len; i++)
-    fused += try_fuse (ctx, g_ptr_array_index (candidates, i));
-  g_ptr_array_unref (candidates);
-  if (fused)
+  if (_owb_pass_fuse_each (ctx, ops, NULL, try_fuse))
     owb_pass_prune_initializers (ctx);
   return TRUE;
 }

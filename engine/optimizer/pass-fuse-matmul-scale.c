@@ -142,10 +142,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *scale)
             {
               g_free (fused->outputs[0]);
               fused->outputs[0] = g_strdup (scale->outputs[0]);
-              const char *from[] = { owb_pass_label (mm), owb_pass_label (scale) };
-              owb_pass_add_node (ctx, fused, from, 2);
-              owb_pass_remove_node (ctx, mm);
-              owb_pass_remove_node (ctx, scale);
+              _owb_pass_replace_pair (ctx, fused, mm, scale);
               return TRUE;
             }
         }
@@ -165,29 +162,16 @@ try_fuse (OwbPassContext *ctx, OwbNode *scale)
     return FALSE;
   g_free (fused->inputs[slot]);
   fused->inputs[slot] = g_strdup (value);
-  const char *from[] = { owb_pass_label (scale), owb_pass_label (mm) };
-  owb_pass_add_node (ctx, fused, from, 2);
-  owb_pass_remove_node (ctx, scale);
-  owb_pass_remove_node (ctx, mm);
+  _owb_pass_replace_pair (ctx, fused, scale, mm);
   return TRUE;
 }
 
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
-  GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
-    {
-      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
-      if (owb_pass_is_op (node, "Mul") || owb_pass_is_op (node, "Div"))
-        g_ptr_array_add (candidates, node);
-    }
+  static const char *const ops[] = { "Mul", "Div", NULL };
   /* A fusion removes the scale at hand and one MatMul/Gemm, never another candidate. */
-  guint fused = 0;
-  for (guint i = 0; i < candidates->len; i++)
-    fused += try_fuse (ctx, g_ptr_array_index (candidates, i));
-  g_ptr_array_unref (candidates);
-  if (fused)
+  if (_owb_pass_fuse_each (ctx, ops, NULL, try_fuse))
     owb_pass_prune_initializers (ctx);
   return TRUE;
 }

@@ -21,23 +21,6 @@ is_layer_norm (const OwbNode *node)
          && (is_default_domain (node) || (node->domain && strcmp (node->domain, OWB_DOMAIN) == 0));
 }
 
-static gboolean
-dim_eq (OwbDim a, OwbDim b)
-{
-  return owb_dim_is_known (a) ? a.value == b.value : a.param && a.param == b.param;
-}
-
-static gboolean
-same_dims (const OwbValueType *a, const OwbValueType *b)
-{
-  if (!a || !b || a->rank < 0 || a->rank != b->rank)
-    return FALSE;
-  for (int i = 0; i < a->rank; i++)
-    if (!dim_eq (a->dims[i], b->dims[i]))
-      return FALSE;
-  return TRUE;
-}
-
 /* The type of a value: inferred, or that of a constant. */
 static gboolean
 type_of (OwbPassContext *ctx, const char *name, OwbValueType *out)
@@ -67,7 +50,7 @@ is_trailing_part (const OwbValueType *skip, const OwbValueType *full)
   if (skip->rank - lead > full->rank)
     return FALSE;
   for (int k = lead; k < skip->rank; k++)
-    if (!dim_eq (skip->dims[k], full->dims[full->rank - skip->rank + k]))
+    if (!_owb_pass_dim_eq (skip->dims[k], full->dims[full->rank - skip->rank + k]))
       return FALSE;
   return TRUE;
 }
@@ -114,7 +97,7 @@ bias_add (OwbPassContext *ctx, const char *operand, const OwbNode *reader, int64
       const OwbTensor *t = owb_pass_constant_through_identity (ctx, add->inputs[i]);
       if (!t || t->rank != 1 || t->nelems != hidden || t->dtype != dtype || owb_pass_constant_through_identity (ctx, add->inputs[1 - i]))
         continue;
-      if (!type_of (ctx, add->inputs[1 - i], &pt) || !same_dims (&pt, &operand_type))
+      if (!type_of (ctx, add->inputs[1 - i], &pt) || !_owb_pass_same_dims (&pt, &operand_type))
         continue;
       *p = add->inputs[1 - i];
       *c = add->inputs[i];
@@ -153,7 +136,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *ln)
   OwbValueType a, c;
   if (!type_of (ctx, add->inputs[0], &a) || !type_of (ctx, add->inputs[1], &c))
     return;
-  int in = same_dims (&a, &st) ? 0 : same_dims (&c, &st) ? 1 : -1;
+  int in = _owb_pass_same_dims (&a, &st) ? 0 : _owb_pass_same_dims (&c, &st) ? 1 : -1;
   if (in < 0 || !is_trailing_part (in == 0 ? &c : &a, &st))
     {
       owb_pass_near_miss (ctx, add, "residual Add before a LayerNormalization, but its operands' shapes do not fit "

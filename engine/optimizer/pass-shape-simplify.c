@@ -7,14 +7,6 @@
  * over shapes...). */
 gboolean _owb_fold_constants (OwbPassContext *ctx, GError **error);
 
-static gboolean
-is_outer_read (OwbPassContext *ctx, const char *name)
-{
-  guint uses = owb_pass_n_uses (ctx, name);
-  guint seen = owb_pass_consumers (ctx, name)->len + (owb_pass_is_graph_output (ctx, name) ? 1 : 0);
-  return uses > seen;
-}
-
 /* Shape's output for a known shape: dims[start:end] with the clamping of opset 15. */
 static OwbTensor *
 shape_constant (const OwbNode *node, const OwbValueType *type)
@@ -64,7 +56,7 @@ run (OwbPassContext *ctx, GError **error)
       /* Constant inputs are constant folding's; graph outputs must stay node outputs. */
       const OwbValueType *type = owb_pass_value_type (ctx, node->inputs[0]);
       if (!type || type->kind != OWB_VALUE_TENSOR || type->rank < 0 || !owb_value_type_is_fully_known (type)
-          || owb_pass_is_graph_output (ctx, out) || is_outer_read (ctx, out))
+          || owb_pass_is_graph_output (ctx, out) || _owb_pass_is_outer_read (ctx, out))
         continue;
       /* The value keeps its name, now as an initializer: readers need no edit. The node goes
        * after the sweep, so that the graph maps are not rebuilt after every removal. */

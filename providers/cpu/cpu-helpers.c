@@ -34,6 +34,52 @@ _owb_cpu_broadcast_strides (int in_rank, const int64_t *in_dims, int out_rank, c
 }
 
 gboolean
+_owb_cpu_matmul_batch_check (int a_rank, const int64_t *a_dims, int b_rank, const int64_t *b_dims, int rank,
+                             const int64_t *dims, int64_t *batch)
+{
+  *batch = 1;
+  if (rank < 0 || rank < a_rank || rank < b_rank)
+    return FALSE;
+  for (int i = 0; i < rank; i++)
+    {
+      int64_t da = i - (rank - a_rank) >= 0 ? a_dims[i - (rank - a_rank)] : 1;
+      int64_t db = i - (rank - b_rank) >= 0 ? b_dims[i - (rank - b_rank)] : 1;
+      if (!((da == dims[i] || da == 1) && (db == dims[i] || db == 1)))
+        return FALSE;
+      *batch *= dims[i];
+    }
+  return TRUE;
+}
+
+void
+_owb_cpu_matmul_batch_offsets (int a_rank, const int64_t *a_dims, int b_rank, const int64_t *b_dims, int rank,
+                               const int64_t *dims, int64_t batch, int64_t a_size, int64_t b_size,
+                               int64_t *a_off, int64_t *b_off)
+{
+  int64_t sa[OWB_MAX_RANK], sb[OWB_MAX_RANK], idx[OWB_MAX_RANK] = { 0 };
+  _owb_cpu_broadcast_strides (a_rank, a_dims, rank, dims, sa);
+  _owb_cpu_broadcast_strides (b_rank, b_dims, rank, dims, sb);
+  /* Walks the output's batch index like an odometer, carrying the two matrix indexes along. */
+  int64_t oa = 0, ob = 0;
+  for (int64_t i = 0; i < batch; i++)
+    {
+      a_off[i] = oa * a_size;
+      b_off[i] = ob * b_size;
+      for (int d = rank - 1; d >= 0; d--)
+        {
+          idx[d]++;
+          oa += sa[d];
+          ob += sb[d];
+          if (idx[d] < dims[d])
+            break;
+          oa -= sa[d] * idx[d];
+          ob -= sb[d] * idx[d];
+          idx[d] = 0;
+        }
+    }
+}
+
+gboolean
 _owb_cpu_has_avx2_fma (void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -45,6 +45,33 @@ gboolean _owb_cpu_resize_channels_last (OwbThreadPool *pool, const OwbTensor *x,
  * output shape: strides of length out_rank with 0 on broadcast axes. */
 void _owb_cpu_broadcast_strides (int in_rank, const int64_t *in_dims, int out_rank, const int64_t *out_dims,
                                  int64_t *strides);
+/* The batch of a broadcast matrix product (MatMul, FusedMatMul, QLinearMatMul): A's a_rank and
+ * B's b_rank leading dims broadcast, numpy style, to the output's first `rank` dims. Whether they
+ * do; *batch gets the product of those output dims. */
+gboolean _owb_cpu_matmul_batch_check (int a_rank, const int64_t *a_dims, int b_rank, const int64_t *b_dims, int rank,
+                                      const int64_t *dims, int64_t *batch);
+/* For each of the `batch` output matrices, the element offset of the A matrix it reads (its index
+ * times a_size) in a_off and of the B matrix in b_off. */
+void _owb_cpu_matmul_batch_offsets (int a_rank, const int64_t *a_dims, int b_rank, const int64_t *b_dims, int rank,
+                                    const int64_t *dims, int64_t batch, int64_t a_size, int64_t b_size,
+                                    int64_t *a_off, int64_t *b_off);
+/* A 16-byte GCC vector of T (SSE/NEON), vec_NAME, with its lane count LANES_NAME and unaligned
+ * vload_NAME / vstore_NAME: the base of the per-type vector helpers a kernel file stamps with
+ * OWB_CPU_FOR_FLOATS (the build's -O2 does not vectorize loops with a remainder by itself). */
+#define OWB_CPU_DEFINE_VEC16(T, NAME)                                                                  \
+  typedef T vec_##NAME __attribute__ ((vector_size (16)));                                             \
+  enum { LANES_##NAME = 16 / sizeof (T) };                                                             \
+  static inline vec_##NAME vload_##NAME (const T *p)                                                   \
+  {                                                                                                    \
+    vec_##NAME v;                                                                                      \
+    memcpy (&v, p, sizeof v);                                                                          \
+    return v;                                                                                          \
+  }                                                                                                    \
+  static inline void vstore_##NAME (T *p, vec_##NAME v)                                                \
+  {                                                                                                    \
+    memcpy (p, &v, sizeof v);                                                                          \
+  }
+
 /* Row-major strides of a shape. */
 void _owb_cpu_strides (int rank, const int64_t *dims, int64_t *strides);
 /* An error naming the node (for prepare, which has no kernel context yet); returns FALSE, for

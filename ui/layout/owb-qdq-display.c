@@ -29,8 +29,8 @@ is_op (const OwbNode *node, const char *op_type)
   return strcmp (node->op_type, op_type) == 0 && (node->domain[0] == '\0' || strcmp (node->domain, "ai.onnx") == 0);
 }
 
-static const char *
-short_type (OwbDataType t)
+const char *
+owb_qdq_display_short_type (OwbDataType t)
 {
   switch (t)
     {
@@ -139,7 +139,7 @@ owb_qdq_display_new (const OwbModel *source)
       const char *in = owb_node_get_input (dq, 0), *out = owb_node_get_output (dq, 0);
       if (!is_op (dq, "DequantizeLinear") || !in || !out || is_graph_output (g, out))
         continue;
-      const char *type = short_type (qdq_type (g, dq));
+      const char *type = owb_qdq_display_short_type (qdq_type (g, dq));
       if (owb_graph_get_initializer (g, in))
         {
           /* a weight stored quantized: its reader shows the stored tensor itself */
@@ -170,7 +170,7 @@ owb_qdq_display_new (const OwbModel *source)
           OwbNode *p = g_hash_table_lookup (producer, source_name);
           /* the first pair of a chain is the one its producer writes through */
           if (p && !g_hash_table_contains (hidden, p) && !wrapping_of (wrapped, p)->out_type)
-            wrapping_of (wrapped, p)->out_type = short_type (qdq_type (g, q));
+            wrapping_of (wrapped, p)->out_type = owb_qdq_display_short_type (qdq_type (g, q));
         }
     }
 

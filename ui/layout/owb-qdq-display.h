@@ -27,6 +27,10 @@ const char *owb_qdq_display_get_badge (OwbQdqDisplay *display, const OwbNode *no
 /* QuantizeLinear and DequantizeLinear nodes taken out. */
 guint owb_qdq_display_get_n_hidden (OwbQdqDisplay *display);
 
+/* A quantized type as badges and the Quantize page write it: "u8", "s8", "u16", "s16", "s32", else
+ * the type's own name. Static. */
+const char *owb_qdq_display_short_type (OwbDataType type);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (OwbQdqDisplay, owb_qdq_display_unref)
 
 G_END_DECLS

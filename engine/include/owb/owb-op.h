@@ -76,6 +76,11 @@ OWB_API gboolean owb_op_schema_is_output_variadic (const OwbOpSchema *schema, in
 /* All rows, for listings (owb inspect, docs). */
 OWB_API const OwbOpSchema *const *owb_op_schema_list (guint *n);
 
+/* Slice's rule for one axis, which shape inference and every provider's kernel share: start and
+ * end (negative ones count from the end) clamped to a dim of size `dim`; returns how many elements
+ * `step` selects and sets *first to the first index. */
+OWB_API int64_t owb_op_slice_count (int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first);
+
 /* "tensor", "sequence", "optional", "map"... */
 OWB_API const char *owb_value_kind_name (OwbValueKind kind);
 /* Whether input `input` of the op may be a value of that kind (an unknown kind always may): the

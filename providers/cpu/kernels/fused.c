@@ -38,19 +38,8 @@ pool_threads (OwbThreadPool *pool)
 
 /* 16-byte GCC vectors (SSE/NEON): the build's -O2 does not vectorize the epilogue loops by itself. */
 #define DEFINE_VECTORS(T, NAME)                                                                                    \
-  typedef T vec_##NAME __attribute__ ((vector_size (16)));                                                         \
+  OWB_CPU_DEFINE_VEC16 (T, NAME)                                                                                   \
   typedef __typeof__ ((vec_##NAME){} < (vec_##NAME){}) mask_##NAME;                                                \
-  enum { LANES_##NAME = 16 / sizeof (T) };                                                                         \
-  static inline vec_##NAME vload_##NAME (const T *p)                                                               \
-  {                                                                                                                \
-    vec_##NAME v;                                                                                                  \
-    memcpy (&v, p, sizeof v);                                                                                      \
-    return v;                                                                                                      \
-  }                                                                                                                \
-  static inline void vstore_##NAME (T *p, vec_##NAME v)                                                            \
-  {                                                                                                                \
-    memcpy (p, &v, sizeof v);                                                                                      \
-  }                                                                                                                \
   /* m ? a : b, lane by lane */                                                                                    \
   static inline vec_##NAME vselect_##NAME (mask_##NAME m, vec_##NAME a, vec_##NAME b)                              \
   {                                                                                                                \
@@ -871,15 +860,8 @@ matmul_plan (OwbKernelContext *ctx, const OwbTensor *a, const OwbTensor *b, cons
   j->ldb = rb >= 2 ? b->dims[rb - 1] : 1;
   int abr = MAX (ra - 2, 0), bbr = MAX (rb - 2, 0);
   int br = y->rank - (ra >= 2) - (rb >= 2);
-  gboolean ok = kb == j->k && br >= 0 && br >= abr && br >= bbr;
-  int64_t batch = 1;
-  for (int i = 0; ok && i < br; i++)
-    {
-      int64_t da = i - (br - abr) >= 0 ? a->dims[i - (br - abr)] : 1;
-      int64_t db = i - (br - bbr) >= 0 ? b->dims[i - (br - bbr)] : 1;
-      ok = (da == y->dims[i] || da == 1) && (db == y->dims[i] || db == 1);
-      batch *= y->dims[i];
-    }
+  int64_t batch;
+  gboolean ok = kb == j->k && _owb_cpu_matmul_batch_check (abr, a->dims, bbr, b->dims, br, y->dims, &batch);
   if (ok && ra >= 2)
     ok = y->dims[br] == j->m;
   if (ok && rb >= 2)
@@ -906,28 +888,8 @@ matmul_plan (OwbKernelContext *ctx, const OwbTensor *a, const OwbTensor *b, cons
   j->a_off = g_new0 (int64_t, MAX (batch, 1));
   j->b_off = g_new0 (int64_t, MAX (batch, 1));
   if (batch > 1)
-    {
-      int64_t sa[OWB_MAX_RANK], sb[OWB_MAX_RANK], idx[OWB_MAX_RANK] = { 0 };
-      _owb_cpu_broadcast_strides (abr, a->dims, br, y->dims, sa);
-      _owb_cpu_broadcast_strides (bbr, b->dims, br, y->dims, sb);
-      int64_t oa = 0, ob = 0;
-      for (int64_t i = 0; i < batch; i++)
-        {
-          j->a_off[i] = oa * j->m * j->k;
-          j->b_off[i] = ob * j->k * j->n;
-          for (int d = br - 1; d >= 0; d--)
-            {
-              idx[d]++;
-              oa += sa[d];
-              ob += sb[d];
-              if (idx[d] < y->dims[d])
-                break;
-              oa -= sa[d] * idx[d];
-              ob -= sb[d] * idx[d];
-              idx[d] = 0;
-            }
-        }
-    }
+    _owb_cpu_matmul_batch_offsets (abr, a->dims, bbr, b->dims, br, y->dims, batch, j->m * j->k, j->k * j->n,
+                                   j->a_off, j->b_off);
   return TRUE;
 }
 

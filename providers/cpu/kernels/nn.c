@@ -48,18 +48,7 @@ conv_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_t
 /* 16-byte GCC vectors (SSE/NEON) for the loops that BLAS does not cover: the build's -O2 does not
  * auto-vectorize, and these loops run over every output element. */
 #define DEFINE_VECTOR_HELPERS(T, NAME)                                                                    \
-  typedef T vec_##NAME __attribute__ ((vector_size (16)));                                                \
-  enum { LANES_##NAME = 16 / sizeof (T) };                                                                \
-  static inline vec_##NAME vload_##NAME (const T *p)                                                      \
-  {                                                                                                       \
-    vec_##NAME v;                                                                                         \
-    memcpy (&v, p, sizeof v);                                                                             \
-    return v;                                                                                             \
-  }                                                                                                       \
-  static inline void vstore_##NAME (T *p, vec_##NAME v)                                                   \
-  {                                                                                                       \
-    memcpy (p, &v, sizeof v);                                                                             \
-  }                                                                                                       \
+  OWB_CPU_DEFINE_VEC16 (T, NAME)                                                                          \
   /* y[i] = a */                                                                                          \
   static inline void fill_##NAME (T *y, T a, int64_t n)                                                   \
   {                                                                                                       \
@@ -604,14 +593,8 @@ matmul_plan_init (OwbKernelContext *ctx, int ra, const int64_t *ad, int rb, cons
   int64_t kb = rb >= 2 ? bd[rb - 2] : bd[0];
   int abr = MAX (ra - 2, 0), bbr = MAX (rb - 2, 0);
   int br = y->rank - (ra >= 2) - (rb >= 2);
-  gboolean ok = kb == plan->k && br >= 0 && br >= abr && br >= bbr;
-  int64_t batch = 1;
-  for (int i = 0; ok && i < br; i++)
-    {
-      int64_t da = i - (br - abr) >= 0 ? ad[i - (br - abr)] : 1, db = i - (br - bbr) >= 0 ? bd[i - (br - bbr)] : 1;
-      ok = (da == y->dims[i] || da == 1) && (db == y->dims[i] || db == 1);
-      batch *= y->dims[i];
-    }
+  int64_t batch;
+  gboolean ok = kb == plan->k && _owb_cpu_matmul_batch_check (abr, ad, bbr, bd, br, y->dims, &batch);
   if (ok && ra >= 2)
     ok = y->dims[br] == plan->m;
   if (ok && rb >= 2)
@@ -636,28 +619,8 @@ matmul_plan_init (OwbKernelContext *ctx, int ra, const int64_t *ad, int rb, cons
   plan->a_off = g_new0 (int64_t, MAX (batch, 1));
   plan->b_off = g_new0 (int64_t, MAX (batch, 1));
   if (batch > 1)
-    {
-      int64_t sa[OWB_MAX_RANK], sb[OWB_MAX_RANK], idx[OWB_MAX_RANK] = { 0 };
-      _owb_cpu_broadcast_strides (abr, ad, br, y->dims, sa);
-      _owb_cpu_broadcast_strides (bbr, bd, br, y->dims, sb);
-      int64_t oa = 0, ob = 0;
-      for (int64_t i = 0; i < batch; i++)
-        {
-          plan->a_off[i] = oa * plan->m * plan->k;
-          plan->b_off[i] = ob * plan->k * plan->n;
-          for (int d = br - 1; d >= 0; d--)
-            {
-              idx[d]++;
-              oa += sa[d];
-              ob += sb[d];
-              if (idx[d] < y->dims[d])
-                break;
-              oa -= sa[d] * idx[d];
-              ob -= sb[d] * idx[d];
-              idx[d] = 0;
-            }
-        }
-    }
+    _owb_cpu_matmul_batch_offsets (abr, ad, bbr, bd, br, y->dims, batch, plan->m * plan->k, plan->k * plan->n,
+                                   plan->a_off, plan->b_off);
   return TRUE;
 }
 

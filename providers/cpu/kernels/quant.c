@@ -732,24 +732,7 @@ compute_qlinear_matmul (OwbKernelContext *ctx, GError **error)
   for (int i = 0; i < nb; i++)
     batches *= y->dims[i];
   int64_t *a_off = g_new0 (int64_t, MAX (batches, 1)), *b_off = g_new0 (int64_t, MAX (batches, 1));
-  {
-    int64_t sa[OWB_MAX_RANK], sb[OWB_MAX_RANK], coord[OWB_MAX_RANK] = { 0 };
-    _owb_cpu_broadcast_strides (a_nb, a->dims, nb, y->dims, sa);
-    _owb_cpu_broadcast_strides (b_nb, b->dims, nb, y->dims, sb);
-    for (int64_t t = 0; t < batches; t++)
-      {
-        int64_t oa = 0, ob = 0;
-        for (int i = 0; i < nb; i++)
-          oa += coord[i] * sa[i], ob += coord[i] * sb[i];
-        a_off[t] = oa;
-        b_off[t] = ob;
-        for (int i = nb - 1; i >= 0; i--)
-          if (++coord[i] < y->dims[i])
-            break;
-          else
-            coord[i] = 0;
-      }
-  }
+  _owb_cpu_matmul_batch_offsets (a_nb, a->dims, b_nb, b->dims, nb, y->dims, batches, 1, 1, a_off, b_off);
 
   double *asd = dup_doubles (as), *bsd = dup_doubles (bs), *azd = dup_doubles (azp), *bzd = dup_doubles (bzp);
   double ysd, yzd;

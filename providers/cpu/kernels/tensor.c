@@ -659,29 +659,6 @@ depth_space_compute (OwbKernelContext *ctx, GError **error)
 
 /* ---- Slice ---- */
 
-/* Same clamping rules as inference; returns the element count and the first index. */
-static int64_t
-slice_count (int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first)
-{
-  if (step < -G_MAXINT64)
-    step = -G_MAXINT64;
-  if (start < 0)
-    start += dim;
-  if (end < 0)
-    end += dim;
-  if (step > 0)
-    {
-      start = CLAMP (start, 0, dim);
-      end = CLAMP (end, 0, dim);
-      *first = start;
-      return end > start ? (end - start - 1) / step + 1 : 0;
-    }
-  start = CLAMP (start, 0, dim - 1);
-  end = CLAMP (end, -1, dim - 1);
-  *first = start;
-  return start > end ? (start - end - 1) / (-step) + 1 : 0;
-}
-
 static gboolean
 slice_compute (OwbKernelContext *ctx, GError **error)
 {
@@ -735,7 +712,7 @@ slice_compute (OwbKernelContext *ctx, GError **error)
       step[a] = steps ? steps[i] : 1;
       if (step[a] < -G_MAXINT64)
         step[a] = -G_MAXINT64;
-      count[a] = slice_count (in->dims[a], starts[i], ends[i], step[a], &first[a]);
+      count[a] = owb_op_slice_count (in->dims[a], starts[i], ends[i], step[a], &first[a]);
     }
   int64_t in_strides[OWB_MAX_RANK], base = 0;
   row_strides (r, in->dims, in_strides);

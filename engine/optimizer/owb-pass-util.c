@@ -1,0 +1,105 @@
+/* owb-pass-util.c: what several passes share: the predicates that keep a rewrite safe, the
+ * candidate loop of the fusion passes and the swap of a pair of nodes for the fused one. */
+#include "owb-optimizer-private.h"
+
+#include <string.h>
+
+gboolean
+_owb_pass_is_outer_read (OwbPassContext *ctx, const char *name)
+{
+  guint uses = owb_pass_n_uses (ctx, name);
+  guint seen = owb_pass_consumers (ctx, name)->len + (owb_pass_is_graph_output (ctx, name) ? 1 : 0);
+  return uses > seen;
+}
+
+gboolean
+_owb_pass_is_nondeterministic (const OwbNode *node)
+{
+  static const char *const ops[] = { "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike",
+                                     "Bernoulli", "Multinomial" };
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    if (strcmp (node->op_type, ops[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
+_owb_pass_has_subgraph (const OwbNode *node)
+{
+  for (int a = 0; a < node->n_attributes; a++)
+    if (node->attributes[a].type == OWB_ATTR_GRAPH || node->attributes[a].type == OWB_ATTR_GRAPHS)
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
+_owb_pass_dim_eq (OwbDim a, OwbDim b)
+{
+  return owb_dim_is_known (a) ? a.value == b.value : a.param && a.param == b.param;
+}
+
+gboolean
+_owb_pass_same_dims (const OwbValueType *a, const OwbValueType *b)
+{
+  if (!a || !b || a->rank < 0 || a->rank != b->rank)
+    return FALSE;
+  for (int i = 0; i < a->rank; i++)
+    if (!_owb_pass_dim_eq (a->dims[i], b->dims[i]))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+_owb_pass_tensors_equal (const OwbTensor *a, const OwbTensor *b)
+{
+  if (a == b)
+    return TRUE;
+  if (!a || !b || a->kind != OWB_VALUE_TENSOR || b->kind != OWB_VALUE_TENSOR || a->dtype != b->dtype
+      || a->rank != b->rank || a->nelems != b->nelems || a->nbytes != b->nbytes
+      || memcmp (a->dims, b->dims, a->rank * sizeof (int64_t)) != 0)
+    return FALSE;
+  if (a->dtype == OWB_TYPE_STRING)
+    {
+      for (int64_t i = 0; i < a->nelems; i++)
+        if (g_strcmp0 (((char **) a->data)[i], ((char **) b->data)[i]) != 0)
+          return FALSE;
+      return TRUE;
+    }
+  return a->nbytes == 0 || memcmp (a->data, b->data, a->nbytes) == 0;
+}
+
+static gboolean
+is_one_of (const OwbNode *node, const char *const *ops, gboolean (*is) (const OwbNode *, const char *))
+{
+  for (guint i = 0; ops && ops[i]; i++)
+    if (is (node, ops[i]))
+      return TRUE;
+  return FALSE;
+}
+
+guint
+_owb_pass_fuse_each (OwbPassContext *ctx, const char *const *ops, const char *const *our_ops, OwbPassTryFuse try_fuse)
+{
+  /* Gathered first: a fusion edits the node list it would otherwise walk. */
+  GPtrArray *candidates = g_ptr_array_new ();
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (is_one_of (node, ops, owb_pass_is_op) || is_one_of (node, our_ops, owb_pass_is_our_op))
+        g_ptr_array_add (candidates, node);
+    }
+  guint fused = 0;
+  for (guint i = 0; i < candidates->len; i++)
+    fused += try_fuse (ctx, g_ptr_array_index (candidates, i)) ? 1 : 0;
+  g_ptr_array_unref (candidates);
+  return fused;
+}
+
+void
+_owb_pass_replace_pair (OwbPassContext *ctx, OwbNode *fused, OwbNode *first, OwbNode *second)
+{
+  const char *from[] = { owb_pass_label (first), owb_pass_label (second) };
+  owb_pass_add_node (ctx, fused, from, 2);
+  owb_pass_remove_node (ctx, first);
+  owb_pass_remove_node (ctx, second);
+}
