@@ -24,13 +24,6 @@ typedef struct {
   int64_t output_shape[OWB_MAX_RANK];
 } ConvAttrs;
 
-static OwbDim
-dim_of (const OwbValueType *t, int i)
-{
-  if (!t || t->rank < 0 || i >= t->rank)
-    return OWB_DIM_UNKNOWN;
-  return t->dims[i];
-}
 
 static gboolean
 parse_conv_attrs (OwbInferContext *ctx, int nsp, gboolean transpose, ConvAttrs *a, GError **error)
@@ -143,7 +136,7 @@ _owb_infer_conv_like (OwbInferContext *ctx, int x_input, int w_input, int bias_i
   int64_t kernel[OWB_MAX_RANK];
   for (int i = 0; i < nsp; i++)
     {
-      OwbDim kd = dim_of (w, 2 + i);
+      OwbDim kd = _owb_infer_dim (w, 2 + i);
       if (a.have_kernel && owb_dim_is_known (kd) && kd.value != a.kernel[i])
         {
           owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
@@ -159,7 +152,7 @@ _owb_infer_conv_like (OwbInferContext *ctx, int x_input, int w_input, int bias_i
         }
     }
 
-  OwbDim c = dim_of (x, 1), wc0 = dim_of (w, 0), wc1 = dim_of (w, 1);
+  OwbDim c = _owb_infer_dim (x, 1), wc0 = _owb_infer_dim (w, 0), wc1 = _owb_infer_dim (w, 1);
   OwbDim out_channels;
   if (!transpose)
     {
@@ -219,7 +212,7 @@ _owb_infer_conv_like (OwbInferContext *ctx, int x_input, int w_input, int bias_i
           owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must have rank 1, got rank %d", b->rank);
           return FALSE;
         }
-      OwbDim bd = dim_of (b, 0);
+      OwbDim bd = _owb_infer_dim (b, 0);
       if (owb_dim_is_known (bd) && owb_dim_is_known (out_channels) && bd.value != out_channels.value)
         {
           owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
@@ -230,11 +223,11 @@ _owb_infer_conv_like (OwbInferContext *ctx, int x_input, int w_input, int bias_i
     }
 
   y->rank = rank;
-  y->dims[0] = dim_of (x, 0);
+  y->dims[0] = _owb_infer_dim (x, 0);
   y->dims[1] = out_channels;
   for (int i = 0; i < nsp; i++)
     {
-      OwbDim in = dim_of (x, 2 + i);
+      OwbDim in = _owb_infer_dim (x, 2 + i);
       int64_t s = a.strides[i];
       OwbDim out = OWB_DIM_UNKNOWN;
       if (owb_dim_is_known (in) && in.value > G_MAXINT64 / 4 / s)
@@ -451,8 +444,8 @@ infer_gemm (OwbInferContext *ctx, GError **error)
     }
   gboolean ta = owb_node_get_int (ctx->node, "transA", 0) != 0;
   gboolean tb = owb_node_get_int (ctx->node, "transB", 0) != 0;
-  OwbDim m = dim_of (a, ta ? 1 : 0), ka = dim_of (a, ta ? 0 : 1);
-  OwbDim kb = dim_of (b, tb ? 1 : 0), n = dim_of (b, tb ? 0 : 1);
+  OwbDim m = _owb_infer_dim (a, ta ? 1 : 0), ka = _owb_infer_dim (a, ta ? 0 : 1);
+  OwbDim kb = _owb_infer_dim (b, tb ? 1 : 0), n = _owb_infer_dim (b, tb ? 0 : 1);
   if (owb_dim_is_known (ka) && owb_dim_is_known (kb) && ka.value != kb.value)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,

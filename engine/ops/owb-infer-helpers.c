@@ -345,3 +345,11 @@ _owb_infer_get_conv_ints (OwbInferContext *ctx, const char *name, int want, int6
     }
   return TRUE;
 }
+
+OwbDim
+_owb_infer_dim (const OwbValueType *t, int i)
+{
+  if (!t || t->rank < 0 || i < 0 || i >= t->rank)
+    return OWB_DIM_UNKNOWN;
+  return t->dims[i];
+}

@@ -42,3 +42,6 @@ gboolean _owb_infer_get_conv_ints (OwbInferContext *ctx, const char *name, int w
  * [N, M, spatial...] of type out_dtype. Conv, ConvTranspose, ConvInteger and QLinearConv. */
 gboolean _owb_infer_conv_like (OwbInferContext *ctx, int x_input, int w_input, int bias_input, gboolean transpose,
                                OwbDataType out_dtype, GError **error);
+
+/* Dim i of a tensor type; unknown where the rank is unknown or too small (or t is NULL). */
+OwbDim _owb_infer_dim (const OwbValueType *t, int i);

@@ -581,7 +581,7 @@ infer_dynamic_quantize_matmul (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "A must have rank >= 1");
       return FALSE;
     }
-  OwbDim k = dim_of (b, 0), n = dim_of (b, 1), ka = a->rank > 0 ? a->dims[a->rank - 1] : OWB_DIM_UNKNOWN;
+  OwbDim k = _owb_infer_dim (b, 0), n = _owb_infer_dim (b, 1), ka = a->rank > 0 ? a->dims[a->rank - 1] : OWB_DIM_UNKNOWN;
   if (owb_dim_is_known (ka) && owb_dim_is_known (k) && ka.value != k.value)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,

@@ -10,13 +10,6 @@
  * keeps the size arithmetic far from int64 overflow. */
 #define MAX_SIZE (G_GINT64_CONSTANT (1) << 31)
 
-static OwbDim
-dim_of (const OwbValueType *t, int i)
-{
-  if (!t || t->rank < 0 || i < 0 || i >= t->rank)
-    return OWB_DIM_UNKNOWN;
-  return t->dims[i];
-}
 
 static const OwbValueType *
 input_type (OwbInferContext *ctx, int i)
@@ -58,7 +51,7 @@ check_rank (OwbInferContext *ctx, int input, const char *name, int lo, int hi, G
 static gboolean
 check_dim (OwbInferContext *ctx, int input, const char *name, int axis, int64_t want, GError **error)
 {
-  OwbDim d = dim_of (input_type (ctx, input), axis);
+  OwbDim d = _owb_infer_dim (input_type (ctx, input), axis);
   if (owb_dim_is_known (d) && d.value != want)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
@@ -270,8 +263,8 @@ infer_stft (OwbInferContext *ctx, GError **error)
   init_output (ctx, x->dtype, 4);
   OwbValueType *y = &ctx->outputs[0];
   y->dims[3] = OWB_DIM_VALUE (2);
-  y->dims[0] = dim_of (x, 0);
-  OwbDim last = dim_of (x, 2);
+  y->dims[0] = _owb_infer_dim (x, 0);
+  OwbDim last = _owb_infer_dim (x, 2);
   if (owb_dim_is_known (last) && last.value != 1 && last.value != 2)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
@@ -288,7 +281,7 @@ infer_stft (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "frame_step = %" G_GINT64_FORMAT " must be >= 1", step);
       return FALSE;
     }
-  OwbDim wlen = dim_of (window, 0);
+  OwbDim wlen = _owb_infer_dim (window, 0);
   if (input_type (ctx, 3))
     {
       if (!get_scalar_int (ctx, 3, "frame_length", &fl, &fl_known, error))
@@ -314,7 +307,7 @@ infer_stft (OwbInferContext *ctx, GError **error)
     }
   else
     {
-      OwbDim len = dim_of (x, 1);
+      OwbDim len = _owb_infer_dim (x, 1);
       fl_known = owb_dim_is_known (len);
       fl = len.value;
     }
@@ -325,7 +318,7 @@ infer_stft (OwbInferContext *ctx, GError **error)
     }
   if (fl_known)
     y->dims[2] = OWB_DIM_VALUE (onesided ? fl / 2 + 1 : fl);
-  OwbDim len = dim_of (x, 1);
+  OwbDim len = _owb_infer_dim (x, 1);
   if (fl_known && owb_dim_is_known (len) && len.value < fl)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
@@ -456,7 +449,7 @@ infer_grid_sample (OwbInferContext *ctx, GError **error)
     }
   if (!check_dim (ctx, 1, "grid", rank - 1, rank - 2, error))
     return FALSE;
-  OwbDim nx = dim_of (x, 0), ng = dim_of (grid, 0);
+  OwbDim nx = _owb_infer_dim (x, 0), ng = _owb_infer_dim (grid, 0);
   if (owb_dim_is_known (nx) && owb_dim_is_known (ng) && nx.value != ng.value)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
@@ -465,9 +458,9 @@ infer_grid_sample (OwbInferContext *ctx, GError **error)
     }
   OwbValueType *y = &ctx->outputs[0];
   y->dims[0] = owb_dim_is_known (nx) || nx.param ? nx : ng;
-  y->dims[1] = dim_of (x, 1);
+  y->dims[1] = _owb_infer_dim (x, 1);
   for (int i = 2; i < rank; i++)
-    y->dims[i] = dim_of (grid, i - 1);
+    y->dims[i] = _owb_infer_dim (grid, i - 1);
   return TRUE;
 }
 
@@ -486,7 +479,7 @@ infer_affine_grid (OwbInferContext *ctx, GError **error)
     }
   /* The spatial rank comes from theta ([N, 2, 3] or [N, 3, 4]) or from the length of size. */
   int nsp = -1;
-  OwbDim t1 = dim_of (theta, 1), t2 = dim_of (theta, 2), sl = dim_of (size, 0);
+  OwbDim t1 = _owb_infer_dim (theta, 1), t2 = _owb_infer_dim (theta, 2), sl = _owb_infer_dim (size, 0);
   if (owb_dim_is_known (t1))
     nsp = (int) MIN (t1.value, 100);
   else if (owb_dim_is_known (sl))
@@ -508,7 +501,7 @@ infer_affine_grid (OwbInferContext *ctx, GError **error)
   if (nsp < 0)
     return TRUE;
   OwbValueType *y = &ctx->outputs[0];
-  y->dims[0] = dim_of (theta, 0);
+  y->dims[0] = _owb_infer_dim (theta, 0);
   y->dims[nsp + 1] = OWB_DIM_VALUE (nsp);
   int64_t *v = NULL, n = 0;
   if (!owb_infer_get_ints (ctx, 1, &v, &n))
@@ -526,7 +519,7 @@ infer_affine_grid (OwbInferContext *ctx, GError **error)
                              v[i]);
         ok = FALSE;
       }
-  OwbDim tn = dim_of (theta, 0);
+  OwbDim tn = _owb_infer_dim (theta, 0);
   if (ok && owb_dim_is_known (tn) && tn.value != v[0])
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
@@ -593,7 +586,7 @@ infer_roi_align (OwbInferContext *ctx, GError **error)
                            owb_data_type_name (bi->dtype));
       return FALSE;
     }
-  OwbDim r1 = dim_of (rois, 0), r2 = dim_of (bi, 0);
+  OwbDim r1 = _owb_infer_dim (rois, 0), r2 = _owb_infer_dim (bi, 0);
   if (owb_dim_is_known (r1) && owb_dim_is_known (r2) && r1.value != r2.value)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
@@ -604,7 +597,7 @@ infer_roi_align (OwbInferContext *ctx, GError **error)
   init_output (ctx, x->dtype, 4);
   OwbValueType *y = &ctx->outputs[0];
   y->dims[0] = owb_dim_is_known (r1) || r1.param ? r1 : r2;
-  y->dims[1] = dim_of (x, 1);
+  y->dims[1] = _owb_infer_dim (x, 1);
   y->dims[2] = OWB_DIM_VALUE (oh);
   y->dims[3] = OWB_DIM_VALUE (ow);
   return TRUE;
@@ -623,7 +616,7 @@ infer_nms (OwbInferContext *ctx, GError **error)
   const OwbValueType *b = ctx->inputs[0], *s = ctx->inputs[1];
   for (int i = 0; i < 3; i += 2)
     {
-      OwbDim bd = dim_of (b, i == 0 ? 0 : 1), sd = dim_of (s, i);
+      OwbDim bd = _owb_infer_dim (b, i == 0 ? 0 : 1), sd = _owb_infer_dim (s, i);
       if (owb_dim_is_known (bd) && owb_dim_is_known (sd) && bd.value != sd.value)
         {
           owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
@@ -688,7 +681,7 @@ infer_deform_conv (OwbInferContext *ctx, GError **error)
   int64_t ksize = 1;
   for (int i = 0; i < nsp; i++)
     {
-      OwbDim kd = dim_of (w, 2 + i);
+      OwbDim kd = _owb_infer_dim (w, 2 + i);
       if (have_kernel && owb_dim_is_known (kd) && kd.value != kernel[i])
         {
           owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
@@ -705,7 +698,7 @@ infer_deform_conv (OwbInferContext *ctx, GError **error)
         }
       ksize = ksize < 0 || kernel[i] < 0 ? -1 : MIN (ksize * kernel[i], MAX_SIZE);
     }
-  OwbDim c = dim_of (x, 1), wc = dim_of (w, 1), oc = dim_of (w, 0);
+  OwbDim c = _owb_infer_dim (x, 1), wc = _owb_infer_dim (w, 1), oc = _owb_infer_dim (w, 0);
   if (owb_dim_is_known (c) && (c.value % group != 0 || c.value % og != 0))
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
@@ -733,7 +726,7 @@ infer_deform_conv (OwbInferContext *ctx, GError **error)
     return FALSE;
   if (ksize > 0 && mask && !check_dim (ctx, 4, "mask", 1, og * ksize, error))
     return FALSE;
-  OwbDim bd = dim_of (b, 0);
+  OwbDim bd = _owb_infer_dim (b, 0);
   if (owb_dim_is_known (bd) && owb_dim_is_known (oc) && bd.value != oc.value)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE,
@@ -742,12 +735,12 @@ infer_deform_conv (OwbInferContext *ctx, GError **error)
       return FALSE;
     }
   OwbValueType *y = &ctx->outputs[0];
-  y->dims[0] = dim_of (x, 0);
+  y->dims[0] = _owb_infer_dim (x, 0);
   y->dims[1] = oc;
   for (int i = 0; i < nsp; i++)
     {
-      OwbDim in = dim_of (x, 2 + i);
-      OwbDim out = dim_of (off, 2 + i);
+      OwbDim in = _owb_infer_dim (x, 2 + i);
+      OwbDim out = _owb_infer_dim (off, 2 + i);
       if (owb_dim_is_known (in) && kernel[i] > 0)
         {
           int64_t dk = (kernel[i] - 1) * dil[i] + 1;
