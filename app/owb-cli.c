@@ -321,8 +321,9 @@ load_input (const OwbValueInfo *info, const char *path, GError **error)
 
 GPtrArray *
 owb_cli_gather_inputs (OwbSession *session, const char *input_dir, char **named, gboolean random,
-                       GHashTable *dims, guint32 seed, GError **error)
+                       GHashTable *dims, guint32 seed, gsize random_limit, GError **error)
 {
+  gsize budget = random_limit;
   guint n = owb_session_get_n_inputs (session);
   g_autoptr (GPtrArray) values = g_ptr_array_new_full (n, (GDestroyNotify) owb_tensor_unref);
   g_autoptr (GRand) rand = g_rand_new_with_seed (seed);
@@ -406,7 +407,8 @@ owb_cli_gather_inputs (OwbSession *session, const char *input_dir, char **named,
                        "input '%s' has no declared type, so no random value can be made for it", info->name);
           return NULL;
         }
-      values->pdata[i] = owb_cli_random_tensor (&info->type, info->name, dims, rand, error);
+      values->pdata[i] = owb_cli_random_tensor (&info->type, info->name, dims, rand, random_limit ? &budget : NULL,
+                                                error);
       if (values->pdata[i] == NULL)
         return NULL;
     }
@@ -455,7 +457,8 @@ owb_cli_feed_open (OwbCliFeed *feed, const char *path, const char *input_dir, ch
     }
   feed->load_ms = owb_cli_now_ms () - t0;
 
-  feed->inputs = owb_cli_gather_inputs (feed->session, input_dir, named, random, feed->dims, seed, &error);
+  feed->inputs = owb_cli_gather_inputs (feed->session, input_dir, named, random, feed->dims, seed,
+                                        feed->options.memory_limit, &error);
   if (feed->inputs == NULL)
     {
       owb_cli_gerror (path, error);
@@ -486,7 +489,8 @@ owb_cli_feed_clear (OwbCliFeed *feed)
 }
 
 OwbTensor *
-owb_cli_random_tensor (const OwbValueType *type, const char *name, GHashTable *dims, GRand *rand, GError **error)
+owb_cli_random_tensor (const OwbValueType *type, const char *name, GHashTable *dims, GRand *rand, gsize *budget,
+                       GError **error)
 {
   int64_t shape[OWB_MAX_RANK];
   OwbTensor *t;
@@ -515,6 +519,31 @@ owb_cli_random_tensor (const OwbValueType *type, const char *name, GHashTable *d
         shape[d] = 1;
     }
 
+  if (budget != NULL)
+    {
+      /* A declared [2^28] input is 1 GiB of random floats made before the run (and its limit)
+       * starts: refuse it here, not after a minute of filling. */
+      guint64 bytes = owb_data_type_size (type->dtype);
+      gboolean over = FALSE;
+      for (int d = 0; d < type->rank; d++)
+        if (shape[d] == 0)
+          bytes = 0; /* empty whatever the other dims */
+      for (int d = 0; d < type->rank && !over && bytes > 0; d++)
+        {
+          if (shape[d] < 0 || bytes > *budget / (guint64) shape[d])
+            over = TRUE;
+          else
+            bytes *= (guint64) shape[d];
+        }
+      if (over || bytes > *budget)
+        {
+          g_set_error (error, OWB_ERROR, OWB_ERROR_NOMEM,
+                       "input '%s': its random values would pass the memory limit (%" G_GSIZE_FORMAT " bytes left)",
+                       name, *budget);
+          return NULL;
+        }
+      *budget -= bytes;
+    }
   t = owb_tensor_new_random (type->dtype, type->rank, shape, rand, error);
   if (t == NULL)
     g_prefix_error (error, "input '%s': ", name);

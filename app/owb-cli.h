@@ -70,9 +70,11 @@ GHashTable *owb_cli_parse_dims (char **dims, GError **error);
  * strings), DIR/input_K.pb (or .npy) by position, then random values when `random` is TRUE
  * (symbolic dims take their value from `dims`, else 1). Returns a GPtrArray of OwbTensor *
  * (one per feed input) or NULL with an error. An input left without a value is an
- * OWB_ERROR_INVALID_ARGUMENT error that names it. */
+ * OWB_ERROR_INVALID_ARGUMENT error that names it. random_limit (0: none; the run's
+ * --memory-limit) bounds the bytes of the random values together: past it, OWB_ERROR_NOMEM names
+ * the input before anything of it is made. */
 GPtrArray *owb_cli_gather_inputs (OwbSession *session, const char *input_dir, char **named, gboolean random,
-                                  GHashTable *dims, guint32 seed, GError **error);
+                                  GHashTable *dims, guint32 seed, gsize random_limit, GError **error);
 /* What run, bench and profile prepare before running a model: the session options and --dim
  * values from their flags, then the model, its session, the feed inputs and room for the
  * outputs. Clear with owb_cli_feed_clear (or g_auto). */
@@ -144,9 +146,11 @@ int owb_cli_load_for_save (const char *path, const char *output, const char *rep
  * beside it when that is given; prints the error and returns the exit status, or OWB_EXIT_OK. */
 int owb_cli_save_model (OwbModel *model, const char *output, const char *external);
 
-/* A tensor of random values for a value type (see owb_cli_gather_inputs). */
+/* A tensor of random values for a value type (see owb_cli_gather_inputs). budget (NULL: no
+ * bound) holds the bytes still allowed; the tensor's are taken from it, or it fails with
+ * OWB_ERROR_NOMEM before allocating. */
 OwbTensor *owb_cli_random_tensor (const OwbValueType *type, const char *name, GHashTable *dims, GRand *rand,
-                                  GError **error);
+                                  gsize *budget, GError **error);
 
 /* "float32[1,3,32,32]" for a tensor, "sequence<float32>(3)" for a sequence; caller frees. */
 char *owb_cli_tensor_describe (const OwbTensor *tensor);

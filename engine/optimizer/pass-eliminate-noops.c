@@ -316,7 +316,7 @@ slice_is_noop (OwbPassContext *ctx, OwbNode *node)
   for (int i = 0; full && i < n_starts; i++)
     {
       int64_t axis = axes ? axes[i] : i;
-      if (axis < 0)
+      if (axis < 0 && x.rank >= 0) /* with an unknown rank (-1), -2^63 + rank would overflow */
         axis += x.rank;
       if (x.rank < 0 || axis < 0 || axis >= x.rank || (steps && steps[i] != 1))
         {

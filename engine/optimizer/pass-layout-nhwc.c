@@ -1070,6 +1070,22 @@ is_layout_agnostic (OwbPassContext *ctx, const OwbNode *node)
          || owb_pass_is_op (node, "GlobalAveragePool") || reduce_in_nhwc (ctx, node, axes, &n, &keepdims, &axes_value);
 }
 
+/* Sizes here only rank candidates: a model's dims (2^32 strides, output_shape) may multiply past
+ * 64 bits, which is undefined for int64_t, so they saturate. */
+static int64_t
+mul_saturated (int64_t a, int64_t b)
+{
+  int64_t r;
+  return __builtin_mul_overflow (a, b, &r) ? G_MAXINT64 : r;
+}
+
+static int64_t
+add_saturated (int64_t a, int64_t b)
+{
+  int64_t r;
+  return __builtin_add_overflow (a, b, &r) ? G_MAXINT64 : r;
+}
+
 static int64_t
 n_elements (OwbPassContext *ctx, const char *name)
 {
@@ -1078,7 +1094,7 @@ n_elements (OwbPassContext *ctx, const char *name)
     return 0;
   int64_t n = 1;
   for (int i = 0; i < 4; i++)
-    n *= owb_dim_is_known (t->dims[i]) ? t->dims[i].value : 1;
+    n = mul_saturated (n, owb_dim_is_known (t->dims[i]) ? t->dims[i].value : 1);
   return n;
 }
 
@@ -1108,7 +1124,7 @@ transposed_elements (OwbPassContext *ctx, GHashTable *convs)
           if (!in[0] || owb_pass_get_constant (ctx, in))
             continue;
           if (!in_region (ctx, owb_pass_producer (ctx, in), convs))
-            total += n_elements (ctx, in);
+            total = add_saturated (total, n_elements (ctx, in));
         }
       for (int k = 0; k < node->n_outputs; k++)
         {
@@ -1118,7 +1134,7 @@ transposed_elements (OwbPassContext *ctx, GHashTable *convs)
           for (guint r = 0; r < readers->len && !leaves; r++)
             leaves = !in_region (ctx, g_ptr_array_index (readers, r), convs);
           if (leaves)
-            total += n_elements (ctx, out);
+            total = add_saturated (total, n_elements (ctx, out));
         }
     }
   return total;
@@ -1136,10 +1152,10 @@ multiply_adds (OwbPassContext *ctx, const OwbNode *conv)
   int64_t pixels = 1;
   for (int i = 0; i < 4; i++)
     if (i != 1)
-      pixels *= owb_dim_is_known (y->dims[i]) ? y->dims[i].value : 1;
-  int64_t macs = pixels * w->nelems;
+      pixels = mul_saturated (pixels, owb_dim_is_known (y->dims[i]) ? y->dims[i].value : 1);
+  int64_t macs = mul_saturated (pixels, w->nelems);
   /* a depthwise convolution gains 1.5-2x channels-last against a few percent for the GEMM ones */
-  return !transpose && w->dims[1] == 1 && owb_node_get_int (conv, "group", 1) > 1 ? DEPTHWISE_WEIGHT * macs : macs;
+  return !transpose && w->dims[1] == 1 && owb_node_get_int (conv, "group", 1) > 1 ? mul_saturated (DEPTHWISE_WEIGHT, macs) : macs;
 }
 
 /* The report keeps the net change: Transposes this pass created and then cancelled are neither
@@ -1226,11 +1242,11 @@ run (OwbPassContext *ctx, GError **error)
       for (guint i = 0; i < convs->len; i++)
         {
           g_hash_table_add (set, g_ptr_array_index (convs, i));
-          macs += multiply_adds (ctx, g_ptr_array_index (convs, i));
+          macs = add_saturated (macs, multiply_adds (ctx, g_ptr_array_index (convs, i)));
         }
       int64_t moved = transposed_elements (ctx, set);
       g_hash_table_unref (set);
-      if (moved * TRANSPOSE_COST_RATIO > macs)
+      if (mul_saturated (moved, TRANSPOSE_COST_RATIO) > macs)
         {
           owb_pass_near_miss (ctx, g_ptr_array_index (convs, 0),
                                "and %u other convolution(s) kept in NCHW: Transposes would move %" G_GINT64_FORMAT

@@ -131,3 +131,23 @@ _owb_cpu_node_error (const OwbNode *node, GError **error, int code, const char *
   g_free (msg);
   return FALSE;
 }
+
+void *
+_owb_cpu_scratch_new (OwbKernelContext *ctx, int64_t count, gsize size, const char *what, GError **error)
+{
+  if (count < 0 || (size != 0 && (guint64) count > G_MAXSIZE / size))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "the %s would need %" G_GINT64_FORMAT " × %" G_GSIZE_FORMAT
+                            " bytes", what, count, size);
+      return NULL;
+    }
+  gsize bytes = MAX ((gsize) count * size, 1);
+  /* counted with the run's tensors, so --memory-limit bounds scratch as well */
+  if (!owb_kernel_context_check_interrupt (ctx, bytes, error))
+    return NULL;
+  void *p = g_try_malloc (bytes);
+  if (!p)
+    owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "cannot allocate the %s (%" G_GSIZE_FORMAT " bytes)", what,
+                          bytes);
+  return p;
+}

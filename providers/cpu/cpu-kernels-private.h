@@ -78,6 +78,11 @@ void _owb_cpu_strides (int rank, const int64_t *dims, int64_t *strides);
  * `return _owb_cpu_node_error (...)`. */
 gboolean _owb_cpu_node_error (const OwbNode *node, GError **error, int code, const char *format, ...)
   G_GNUC_PRINTF (4, 5);
+/* Scratch of `count` elements of `size` bytes whose size the model decides (an attribute, a dim
+ * beside a zero-length one): checked against the session's memory limit with the run's tensors
+ * and allocated with g_try_malloc, so an absurd size fails the node with OWB_ERROR_NOMEM instead
+ * of aborting the process. At least one byte; free with g_free. */
+void *_owb_cpu_scratch_new (OwbKernelContext *ctx, int64_t count, gsize size, const char *what, GError **error);
 /* TRUE when the CPU runs AVX2 and FMA, the kernels' hand-vectorised paths (checked once). */
 gboolean _owb_cpu_has_avx2_fma (void);
 /* AVX-512 F, VL, DQ and BW, with the OS saving their registers. */

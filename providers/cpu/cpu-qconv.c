@@ -210,7 +210,7 @@ requant_one (int32_t acc, float scale, const Requant *q)
 static inline __attribute__ ((always_inline)) AVX512 void
 requant16 (__m512i x, const float *scale, __mmask16 m, const Requant *q, uint8_t *y)
 {
-  const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
   __m512d s0 = _mm512_cvtps_pd (_mm256_maskz_loadu_ps ((__mmask8) m, scale));
   __m512d s1 = _mm512_cvtps_pd (_mm256_maskz_loadu_ps ((__mmask8) (m >> 8), scale + 8));
   __m512d yzp = _mm512_set1_pd (q->yzp);

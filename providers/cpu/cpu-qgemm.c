@@ -347,7 +347,7 @@ epilogue_vnni (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
             case OWB_QGEMM_OUT_UINT8:
             case OWB_QGEMM_OUT_INT8:
               {
-                const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+                enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
                 __m512d d0 = _mm512_cvtepi32_pd (_mm512_castsi512_si256 (x));
                 __m512d d1 = _mm512_cvtepi32_pd (_mm512_extracti64x4_epi64 (x, 1));
                 d0 = _mm512_add_round_pd (_mm512_roundscale_pd (_mm512_mul_round_pd (d0, s0, rnd), rnd), yzp, rnd);
@@ -361,7 +361,7 @@ epilogue_vnni (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
               break;
             case OWB_QGEMM_OUT_FLOAT:
               {
-                const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+                enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
                 __m512 f = _mm512_mul_round_ps (_mm512_cvtepi32_ps (x), sf, rnd);
                 if (fbias)
                   f = _mm512_add_round_ps (f, fb, rnd);

@@ -59,7 +59,7 @@ quantize_avx512 (const Job *j, int64_t begin, int64_t end)
   const float *x = j->x;
   const __m512 s = _mm512_set1_ps (j->scale), z = _mm512_set1_ps ((float) j->zp);
   const __m512 lo = _mm512_set1_ps (j->is_signed ? -128.0f : 0.0f), hi = _mm512_set1_ps (j->is_signed ? 127.0f : 255.0f);
-  const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
   for (int64_t i = begin; i < end; i += 16)
     {
       int left = (int) MIN (16, end - i);
@@ -78,7 +78,7 @@ dequantize_avx512 (const Job *j, int64_t begin, int64_t end)
   float *y = j->y;
   const __m512 s = _mm512_set1_ps (j->scale);
   const __m512i z = _mm512_set1_epi32 (j->zp);
-  const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
   for (int64_t i = begin; i < end; i += 16)
     {
       int left = (int) MIN (16, end - i);

@@ -59,6 +59,10 @@ def attr_int(name, value):
     return ld(1, name) + vi(20, 2) + vi(3, value)  # type INT, i
 
 
+def attr_ints(name, values):
+    return ld(1, name) + vi(20, 7) + b"".join(vi(8, v) for v in values)  # type INTS, ints
+
+
 def attr_graph(name, graph):
     return ld(1, name) + vi(20, 5) + ld(6, graph)  # type GRAPH, g
 
@@ -242,6 +246,28 @@ def endless_loop_meets_the_memory_limit():
     start = time.monotonic()
     fails_cleanly(["run", path, "--random", "--memory-limit", "64M"], "memory limit", timeout=120)
     assert time.monotonic() - start < 60
+
+
+@test
+def pooling_window_past_the_memory_limit():
+    """A window 2e9 wide over a row of 5 padded by 1e9 on each side is valid (6 outputs), but its
+    tap table would take 48 GB: it used to end in g_malloc's abort."""
+    for op in ("MaxPool", "AveragePool", "LpPool"):
+        g = graph([node(op, ["x"], ["y"], "wide", [attr_ints("kernel_shape", [1, 2000000000]),
+                                                   attr_ints("pads", [0, 1000000000, 0, 1000000000])])],
+                  [x_input(dims=(1, 1, 1, 5))], [any_output()])
+        path = write(f"pool-wide-{op}.onnx", model(g, 18))
+        fails_cleanly(["run", path, "--random", "--memory-limit", "256M"], "'wide'", op, "memory limit")
+
+
+@test
+def random_inputs_past_the_memory_limit():
+    """A declared [2^28] input is 1 GiB of random floats: refused by name before it is made."""
+    g = graph([node("Relu", ["x"], ["y"], "r")], [x_input(dims=(1 << 28,))], [any_output()])
+    path = write("big-input.onnx", model(g, 17))
+    start = time.monotonic()
+    fails_cleanly(["run", path, "--random", "--memory-limit", "64M"], "input 'x'", "memory limit")
+    assert time.monotonic() - start < 30
 
 
 @test

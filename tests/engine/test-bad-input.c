@@ -177,6 +177,50 @@ test_million_inputs (void)
     g_clear_error (&error);
 }
 
+/* 10^5 graph inputs, every one fed by name: checking each feed used to walk all the graph's
+ * inputs (10^10 name comparisons, minutes), now it is one lookup each (well under a second). */
+static void
+test_many_graph_inputs_fed (void)
+{
+  enum { N = 100000 };
+  g_autoptr (OwbModel) m = tu_model_new (13);
+  OwbNode *n = owb_node_new ("Sum", "", "sum_all");
+  char **names = g_new0 (char *, N + 1);
+  OwbTensor **feeds = g_new0 (OwbTensor *, N);
+  for (int i = 0; i < N; i++)
+    {
+      names[i] = g_strdup_printf ("x%d", i);
+      tu_add_value (m->graph->inputs, names[i], OWB_TYPE_FLOAT, 1, (int64_t[]){ 1 }, NULL);
+      owb_node_add_input (n, names[i]);
+      feeds[i] = tu_floats (1, (int64_t[]){ 1 }, (float[]){ (float) (i % 3) });
+    }
+  owb_node_add_output (n, "y");
+  owb_graph_add_node (m->graph, n);
+  tu_add_value (m->graph->outputs, "y", OWB_TYPE_FLOAT, 1, (int64_t[]){ 1 }, NULL);
+  GError *error = NULL;
+  g_autoptr (OwbSession) s = tu_session (m, 1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (owb_session_get_n_inputs (s), ==, N);
+  OwbTensor *y = NULL;
+  g_assert_true (owb_session_run (s, N, (const char *const *) names, feeds, 1, NULL, &y, NULL, NULL, &error));
+  g_assert_no_error (error);
+  /* 33,333 ones and 33,333 twos */
+  g_assert_cmpfloat (((float *) y->data)[0], ==, 99999.0f);
+  owb_tensor_unref (y);
+
+  /* A name that is not an input is still refused by name. */
+  g_free (names[N - 1]);
+  names[N - 1] = g_strdup ("not_an_input");
+  g_assert_false (owb_session_run (s, N, (const char *const *) names, feeds, 1, NULL, &y, NULL, NULL, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "not_an_input"));
+  g_clear_error (&error);
+  for (int i = 0; i < N; i++)
+    owb_tensor_unref (feeds[i]);
+  g_free (feeds);
+  g_strfreev (names);
+}
+
 static void
 test_overflowing_dims (void)
 {
@@ -419,6 +463,7 @@ main (int argc, char **argv)
   g_test_add_func ("/bad-input/large-initializers-truncated", test_large_initializers_truncated);
   g_test_add_func ("/bad-input/missing-file", test_missing_file);
   g_test_add_func ("/bad-input/million-inputs", test_million_inputs);
+  g_test_add_func ("/bad-input/many-graph-inputs-fed", test_many_graph_inputs_fed);
   g_test_add_func ("/bad-input/overflowing-dims", test_overflowing_dims);
   g_test_add_func ("/bad-input/sequence-into-tensor-ops", test_sequence_into_tensor_ops);
   g_test_add_func ("/bad-input/tensor-into-sequence-ops", test_tensor_into_sequence_ops);

@@ -216,7 +216,10 @@ loss_compute (OwbKernelContext *ctx, GError **error)
   double *tmp = NULL;
   if (sce && x->nelems > 0)
     {
-      lp = log_prob ? log_prob->data : (scratch = g_malloc (x->nbytes));
+      lp = log_prob ? log_prob->data
+                    : (scratch = _owb_cpu_scratch_new (ctx, (int64_t) x->nbytes, 1, "log-probabilities", error));
+      if (!lp)
+        return FALSE;
       tmp = g_new (double, 2 * s.d);
     }
   gboolean ok;
@@ -421,7 +424,9 @@ unique_compute (OwbKernelContext *ctx, GError **error)
   g_autofree char *gathered = NULL;
   if (outer > 1 && n > 0 && inner > 0)
     {
-      gathered = g_malloc ((gsize) x->nelems * es);
+      gathered = _owb_cpu_scratch_new (ctx, x->nelems, es, "copy of the input's slices", error);
+      if (!gathered)
+        return FALSE;
       for (int64_t o = 0; o < outer; o++)
         for (int64_t k = 0; k < n; k++)
           memcpy (gathered + (k * len + o * inner) * es, (const char *) x->data + ((o * n + k) * inner) * es,

@@ -822,7 +822,12 @@ pool_compute (OwbKernelContext *ctx, GError **error)
         }
     }
   int64_t kw = k[POOL_AXES - 1], sw = s[POOL_AXES - 1], dw = job.dil[POOL_AXES - 1], inw = job.in[POOL_AXES - 1];
-  g_autofree int64_t *w_tables = g_new (int64_t, 3 * kw);
+  /* kernel_shape is the model's: a window 2^31 wide over a padded row of 5 is valid and its table
+   * would take 48 GB */
+  g_autofree int64_t *w_tables
+    = _owb_cpu_scratch_new (ctx, kw > G_MAXINT64 / 3 ? -1 : 3 * kw, sizeof (int64_t), "pooling window's tap table", error);
+  if (!w_tables)
+    return FALSE;
   for (int64_t tw = 0; tw < kw; tw++)
     {
       int64_t first = tw * dw - pad_begin[POOL_AXES - 1];
@@ -1132,11 +1137,15 @@ instance_normalization_compute (OwbKernelContext *ctx, GError **error)
   if (!check_count (ctx, ctx->inputs[1], c, "scale", error) || !check_count (ctx, ctx->inputs[2], c, "B", error))
     return FALSE;
   double eps = owb_node_get_float (ctx->node, "epsilon", 1e-5f);
+  if (x->nelems == 0)
+    return TRUE; /* rows of length 0 ([1, 2^28, 0, 4096]) would still take 3 doubles each */
   g_autofree double *scale = dup_doubles (ctx->inputs[1]);
   g_autofree double *bias = dup_doubles (ctx->inputs[2]);
-  g_autofree double *mean = g_new (double, MAX (rows, 1));
-  g_autofree double *a = g_new (double, MAX (rows, 1));
-  g_autofree double *b = g_new (double, MAX (rows, 1));
+  g_autofree double *mean = _owb_cpu_scratch_new (ctx, rows, sizeof (double), "per-channel statistics", error);
+  g_autofree double *a = mean ? _owb_cpu_scratch_new (ctx, rows, sizeof (double), "per-channel scales", error) : NULL;
+  g_autofree double *b = a ? _owb_cpu_scratch_new (ctx, rows, sizeof (double), "per-channel shifts", error) : NULL;
+  if (!b)
+    return FALSE;
   run_row_stats (ctx, x, rows, len, mean, a);
   for (int64_t r = 0; r < rows; r++)
     {
@@ -1165,14 +1174,19 @@ group_normalization_compute (OwbKernelContext *ctx, GError **error)
       || !check_count (ctx, ctx->inputs[2], n_params, "bias", error))
     return FALSE;
   double eps = owb_node_get_float (ctx->node, "epsilon", 1e-5f);
+  if (x->nelems == 0)
+    return TRUE;
   g_autofree double *scale = dup_doubles (ctx->inputs[1]);
   g_autofree double *bias = dup_doubles (ctx->inputs[2]);
-  g_autofree double *mean = g_new (double, MAX (n * groups, 1));
-  g_autofree double *var = g_new (double, MAX (n * groups, 1));
+  g_autofree double *mean = _owb_cpu_scratch_new (ctx, 2 * n * groups, sizeof (double), "per-group statistics", error);
+  if (!mean)
+    return FALSE;
+  double *var = mean + n * groups;
   run_row_stats (ctx, x, n * groups, per_group * s, mean, var);
-  g_autofree double *m = g_new (double, MAX (n * c, 1));
-  g_autofree double *a = g_new (double, MAX (n * c, 1));
-  g_autofree double *b = g_new (double, MAX (n * c, 1));
+  g_autofree double *m = _owb_cpu_scratch_new (ctx, 3 * n * c, sizeof (double), "per-channel affine terms", error);
+  if (!m)
+    return FALSE;
+  double *a = m + n * c, *b = a + n * c;
   for (int64_t r = 0; r < n * c; r++)
     {
       int64_t ch = r % c, row = (r / c) * groups + ch / per_group;

@@ -1222,7 +1222,7 @@ qbinary_one (const QBinaryJob *j, uint8_t qa, uint8_t qb)
 static inline __attribute__ ((always_inline)) QB_AVX512 __m512
 qbinary_load (const uint8_t *p, __mmask16 m, gboolean is_signed, __m512i z, __m512 s)
 {
-  const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
   __m128i v = _mm_maskz_loadu_epi8 (m, p);
   __m512i w = is_signed ? _mm512_cvtepi8_epi32 (v) : _mm512_cvtepu8_epi32 (v);
   return _mm512_mul_round_ps (_mm512_cvtepi32_ps (_mm512_sub_epi32 (w, z)), s, rnd);
@@ -1232,7 +1232,7 @@ qbinary_load (const uint8_t *p, __mmask16 m, gboolean is_signed, __m512i z, __m5
 static QB_AVX512 void
 qbinary_avx512 (const QBinaryJob *j, const uint8_t *a, const uint8_t *b, int b_step, uint8_t *y, int64_t n)
 {
-  const int rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
   const __m512 sa = _mm512_set1_ps (j->sa), sb = _mm512_set1_ps (j->sb), sy = _mm512_set1_ps (j->sy);
   const __m512i za = _mm512_set1_epi32 (j->za), zb = _mm512_set1_epi32 (j->zb);
   const __m512 zy = _mm512_set1_ps ((float) j->zy);

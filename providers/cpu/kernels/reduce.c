@@ -1087,7 +1087,8 @@ ein_generic (OwbKernelContext *ctx, OwbDataType dtype, const EinView *a, const E
     owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "an Einsum intermediate would be too large");
     return FALSE;
   }
-  memset (dest, 0, count * owb_data_type_size (dtype));
+  if (count > 0) /* an empty output has no data: memset (NULL, 0, 0) is undefined */
+    memset (dest, 0, count * owb_data_type_size (dtype));
   loop.n = 0;
   for (int k = 0; k < n_dest; k++) {
     int l = dest_labels[k];

@@ -1018,7 +1018,9 @@ rms_compute (OwbKernelContext *ctx, GError **error)
   const void *wd = w->data;
   if (w->nelems != count)
     {
-      wx = g_malloc (count * es);
+      wx = _owb_cpu_scratch_new (ctx, count, es, "expanded scale", error);
+      if (!wx)
+        return FALSE;
       int first = per_row ? 0 : (int) axis;
       int64_t idx[OWB_MAX_RANK] = { 0 }, off = 0;
       for (int64_t i = 0; i < count; i++)
