@@ -495,9 +495,9 @@ group_steps (OwbSession *s, Plan *p, guint a, guint k, const OwbKernelChoice *ch
     }
 
   OwbGraph *graph = p->graph;
-  OwbNode *node = owb_node_new ("DeviceGroup", OWB_DOMAIN, NULL);
-  node->name = g_strdup_printf ("DeviceGroup_%s", members[0].node->name && members[0].node->name[0]
-                                                      ? members[0].node->name : members[0].node->op_type);
+  g_autofree char *name = g_strdup_printf ("DeviceGroup_%s", members[0].node->name && members[0].node->name[0]
+                                                                  ? members[0].node->name : members[0].node->op_type);
+  OwbNode *node = owb_node_new ("DeviceGroup", OWB_DOMAIN, name);
   for (guint i = 0; i < in_names->len; i++)
     owb_node_add_input (node, g_ptr_array_index (in_names, i));
   for (guint o = 0; o < out_names->len; o++)
@@ -724,8 +724,9 @@ copier_add_copy (Copier *c, int from, OwbDevice *where, char *out_name)
 {
   OwbDevice *source = c->loc->pdata[from];
   const char *from_name = c->names->pdata[from];
-  OwbNode *node = owb_node_new (where ? "MemcpyFromHost" : "MemcpyToHost", OWB_DOMAIN, NULL);
-  node->name = g_strdup_printf ("%s_%s", node->op_type, from_name);
+  const char *op = where ? "MemcpyFromHost" : "MemcpyToHost";
+  g_autofree char *name = g_strdup_printf ("%s_%s", op, from_name);
+  OwbNode *node = owb_node_new (op, OWB_DOMAIN, name);
   owb_node_add_input (node, from_name);
   owb_node_add_output (node, out_name);
   g_free (out_name);
