@@ -14,6 +14,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
 #include <immintrin.h>
+#include "cpu-qrequant-avx512-private.h"
 #include <sys/syscall.h>
 #include <unistd.h>
 #define HAVE_X86_VNNI 1
@@ -207,7 +208,7 @@ epilogue_portable (const Run *run, int R, int64_t r0, int64_t j0, int ncols, con
 /* ---- AVX-512 VNNI microkernel ---- */
 
 #ifdef HAVE_X86_VNNI
-#define VNNI __attribute__ ((target ("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni")))
+#define VNNI __attribute__ ((target ("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni,fma")))
 
 static inline __attribute__ ((always_inline)) VNNI void
 tile_vnni_rp (const int R, const int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b,
@@ -310,6 +311,9 @@ epilogue_vnni (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
   const __m512d lo = _mm512_set1_pd (o == OWB_QGEMM_OUT_UINT8 ? 0 : -128);
   const __m512d hi = _mm512_set1_pd (o == OWB_QGEMM_OUT_UINT8 ? 255 : 127);
   const __m512d yzp = _mm512_set1_pd (ep->y_zero_point);
+  const __m512 fyzp = _mm512_set1_ps ((float) ep->y_zero_point);
+  const __m512 flo = _mm512_set1_ps (o == OWB_QGEMM_OUT_UINT8 ? 0 : -128);
+  const __m512 fhi = _mm512_set1_ps (o == OWB_QGEMM_OUT_UINT8 ? 255 : 127);
   const int64_t ldc = run->ldc;
   for (int j = 0; j < ncols; j += NR)
     {
@@ -326,6 +330,7 @@ epilogue_vnni (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
         {
           s0 = _mm512_cvtps_pd (_mm256_maskz_loadu_ps ((__mmask8) m, scale + n));
           s1 = _mm512_cvtps_pd (_mm256_maskz_loadu_ps ((__mmask8) (m >> 8), scale + n + 8));
+          sf = _mm512_maskz_loadu_ps (m, scale + n);
         }
       else if (o == OWB_QGEMM_OUT_FLOAT)
         {
@@ -347,6 +352,16 @@ epilogue_vnni (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
             case OWB_QGEMM_OUT_UINT8:
             case OWB_QGEMM_OUT_INT8:
               {
+                __mmask16 wide;
+                __m512i y = owb_qrequant16_avx512 (x, sf, fyzp, flo, fhi, &wide);
+                if (!(wide & m))
+                  {
+                    _mm_mask_storeu_epi8 ((uint8_t *) run->c + row * ldc + n, m, _mm512_cvtepi32_epi8 (y));
+                    break;
+                  }
+              }
+              {
+                /* a sum past 2^24: the product in double */
                 enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
                 __m512d d0 = _mm512_cvtepi32_pd (_mm512_castsi512_si256 (x));
                 __m512d d1 = _mm512_cvtepi32_pd (_mm512_extracti64x4_epi64 (x, 1));

@@ -31,6 +31,10 @@ static const Shape shapes[] = {
   { 1, 40, 12, 11, 40, 3, 3, 1, 1, 1, 40, NULL, FALSE }, /* depthwise 3x3, 40 channels */
   { 2, 67, 9, 10, 67, 5, 5, 2, 2, 1, 67, NULL, FALSE },  /* depthwise 5x5 stride 2, 67 channels */
   { 1, 16, 7, 7, 16, 3, 3, 1, 2, 2, 16, NULL, FALSE },   /* depthwise, dilated */
+  /* 64 channels or more: four taps a vpdpbusd; blocks of 64 with a remainder, taps in groups of 4 */
+  { 1, 130, 8, 7, 130, 3, 3, 1, 1, 1, 130, NULL, FALSE },  /* 3x3, two blocks and 2 channels */
+  { 1, 64, 9, 9, 64, 7, 7, 1, 3, 1, 64, NULL, FALSE },     /* 7x7: 49 taps, the last group one */
+  { 2, 72, 9, 8, 72, 3, 3, 2, 2, 2, 72, NULL, FALSE },     /* stride 2, dilation 2, wide padding */
   { 1, 8, 6, 6, 16, 3, 3, 1, 1, 1, 8, NULL, FALSE },     /* channel multiplier 2 (grouped GEMM) */
   { 1, 130, 20, 20, 129, 3, 3, 1, 1, 1, 1, NULL, FALSE },/* large: whole AMX blocks and edges */
 };
@@ -395,6 +399,100 @@ test_qlinear_binary_lookup (void)
   g_rand_free (r);
 }
 
+
+/* The definition QLinearBinary follows: DequantizeLinear, the float32 op, QuantizeLinear. */
+static int
+qbinary_expected (int qa, int qb, gboolean mul, float sa, int za, float sb, int zb, float sy, int zy, gboolean y_signed)
+{
+  float a = (float) (qa - za) * sa, b = (float) (qb - zb) * sb;
+  float v = mul ? a * b : a + b;
+  float q = nearbyintf (v / sy) + (float) zy;
+  float lo = y_signed ? -128.0f : 0.0f, hi = y_signed ? 127.0f : 255.0f;
+  return (int) (!(q >= lo) ? lo : (q > hi ? hi : q));
+}
+
+/* QLinearBinary on every pair of 8-bit values (A [256, 256] by rows, B by columns, or B one row
+ * broadcast), Add and Mul, uint8 and int8, with scales whose quotients often land next to
+ * half-integers (the vector path multiplies by 1 / y_scale and must divide there), against the
+ * definition; the vector path and the portable one. */
+static void
+test_qlinear_binary (void)
+{
+  static const float scales[][3] = {
+    { 6.0f / 255, 2.5f / 255, 8.0f / 255 },
+    { 0.1f, 0.1f, 0.3f },     /* sums of tenths over three tenths: many near halves */
+    { 0.02f, 0.03f, 0.07f },
+    { 1.0f / 3, 1.0f / 7, 1.0f / 21 },
+    { 0.011f, 0.013f, 0.00017f }, /* products far past the range: saturation */
+  };
+  int64_t ad[2] = { 256, 256 }, bd_full[2] = { 256, 256 }, bd_row[2] = { 1, 256 };
+  for (int portable = 0; portable < 2; portable++)
+    {
+      _owb_qgemm_force_portable (portable);
+      for (guint si = 0; si < G_N_ELEMENTS (scales); si++)
+        for (int k = 0; k < 8; k++)
+          {
+            gboolean mul = k & 1, s8 = (k >> 1) & 1, row = (k >> 2) & 1;
+            OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+            int lo = s8 ? -128 : 0;
+            const int64_t *bd = row ? bd_row : bd_full;
+            OwbTensor *a = owb_tensor_new (qt, 2, ad, NULL), *b = owb_tensor_new (qt, 2, bd, NULL);
+            for (int64_t i = 0; i < a->nelems; i++)
+              owb_tensor_set_double (a, i, lo + i / 256);
+            for (int64_t i = 0; i < b->nelems; i++)
+              owb_tensor_set_double (b, i, lo + i % 256);
+            int za = s8 ? -3 : 121, zb = s8 ? 5 : 130, zy = s8 ? 2 : 127;
+            OwbModel *m = tu_model_new (13);
+            owb_model_set_opset (m, OWB_DOMAIN, 1);
+            OwbGraph *g = m->graph;
+            tu_add_value (g->inputs, "a", qt, 2, ad, NULL);
+            tu_add_value (g->inputs, "b", qt, 2, bd, NULL);
+            owb_graph_add_initializer (g, "as", scalar_float (scales[si][0]));
+            owb_graph_add_initializer (g, "bs", scalar_float (scales[si][1]));
+            owb_graph_add_initializer (g, "ys", scalar_float (scales[si][2]));
+            OwbTensor *z[3];
+            for (int zi = 0; zi < 3; zi++)
+              {
+                z[zi] = owb_tensor_new (qt, 0, NULL, NULL);
+                owb_tensor_set_double (z[zi], 0, zi == 0 ? za : (zi == 1 ? zb : zy));
+              }
+            owb_graph_add_initializer (g, "az", z[0]);
+            owb_graph_add_initializer (g, "bz", z[1]);
+            owb_graph_add_initializer (g, "yz", z[2]);
+            tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+            ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+            OwbNode *node = tu_node (g, "QLinearBinary", "qb", "a,as,az,b,bs,bz,ys,yz", "y");
+            g_free (node->domain);
+            node->domain = g_strdup (OWB_DOMAIN);
+            OwbAttribute *at = owb_node_add_attribute (node, "op", OWB_ATTR_STRING);
+            at->s = g_strdup (mul ? "Mul" : "Add");
+            at->s_len = strlen (at->s);
+            g_autoptr (GError) error = NULL;
+            OwbSession *sess = tu_session (m, 1 + (k % 3 == 0), &error);
+            g_assert_no_error (error);
+            const char *names[2] = { "a", "b" };
+            OwbTensor *feeds[2] = { a, b }, *y = NULL;
+            g_assert_true (owb_session_run (sess, 2, names, feeds, 1, NULL, &y, NULL, NULL, &error));
+            g_assert_no_error (error);
+            g_assert_cmpint (y->nelems, ==, 65536);
+            for (int64_t i = 0; i < 65536; i++)
+              {
+                int qa = lo + (int) (i / 256), qb = lo + (int) (row ? i % 256 : i % 256);
+                int want = qbinary_expected (qa, qb, mul, scales[si][0], za, scales[si][1], zb, scales[si][2], zy, s8);
+                int got = s8 ? ((const int8_t *) y->data)[i] : ((const uint8_t *) y->data)[i];
+                if (got != want)
+                  g_error ("%s %s scales %d: a %d b %d: %d, want %d", portable ? "portable" : "vector",
+                           mul ? "Mul" : "Add", si, qa, qb, got, want);
+              }
+            owb_tensor_unref (y);
+            owb_session_free (sess);
+            owb_model_unref (m);
+            owb_tensor_unref (a), owb_tensor_unref (b);
+          }
+    }
+  _owb_qgemm_force_portable (FALSE);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -406,5 +504,6 @@ main (int argc, char **argv)
   g_test_add_func ("/qconv/refuses-3d", test_qconv_refuses_3d);
   g_test_add_func ("/qconv/qlinear-lookup", test_qlinear_lookup);
   g_test_add_func ("/qconv/qlinear-binary-lookup", test_qlinear_binary_lookup);
+  g_test_add_func ("/qconv/qlinear-binary", test_qlinear_binary);
   return g_test_run ();
 }

@@ -12,6 +12,11 @@
 #include <math.h>
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include "../../providers/cpu/cpu-qrequant-avx512-private.h"
+#define HAVE_QREQUANT_AVX512 1
+#endif
+
 typedef struct {
   int64_t M, N, K;
   gboolean b_unsigned;
@@ -169,6 +174,97 @@ run_all (void)
   for (guint i = 0; i < G_N_ELEMENTS (big); i++)
     run_case (&big[i], 1000 + i);
   g_test_message ("%d random cases + %u large", count, (guint) G_N_ELEMENTS (big));
+}
+
+
+#ifdef HAVE_QREQUANT_AVX512
+/* The reference's requantization of one sum: the product in double, rounded half to even. */
+static int32_t
+requant_double (int32_t acc, float scale, int32_t zp, int lo, int hi)
+{
+  double d = nearbyint ((double) acc * (double) scale) + zp;
+  return (int32_t) (d < lo ? lo : (d > hi ? hi : d));
+}
+
+static OWB_QREQUANT_AVX512 void
+check_requant16 (const int32_t *acc, const float *scale, int32_t zp, int lo, int hi, int64_t *ties, int64_t *wides)
+{
+  __mmask16 wide;
+  int32_t out[16];
+  __m512i v = owb_qrequant16_avx512 (_mm512_loadu_si512 ((const void *) acc), _mm512_loadu_ps (scale),
+                                     _mm512_set1_ps ((float) zp), _mm512_set1_ps ((float) lo), _mm512_set1_ps ((float) hi),
+                                     &wide);
+  _mm512_storeu_si512 ((void *) out, v);
+  for (int l = 0; l < 16; l++)
+    {
+      double p = (double) acc[l] * (double) scale[l];
+      if ((float) p != p && fabs ((double) (float) p - floor ((double) (float) p)) == 0.5)
+        (*ties)++;
+      if (wide & (1u << l))
+        {
+          g_assert_cmpint (abs (acc[l]) >= (1 << 24) || acc[l] == INT32_MIN, ==, TRUE);
+          (*wides)++;
+          continue;
+        }
+      if (out[l] != requant_double (acc[l], scale[l], zp, lo, hi))
+        g_error ("acc %d scale %a zp %d: %d, want %d", acc[l], (double) scale[l], zp, out[l],
+                 requant_double (acc[l], scale[l], zp, lo, hi));
+    }
+}
+#endif
+
+/* The float32 requantization of the AVX-512 kernels against the double one, on sums and scales
+ * chosen so that the float product often lands on a half-integer the exact product is not. */
+static void
+test_qrequant_float (void)
+{
+#ifdef HAVE_QREQUANT_AVX512
+  if (!__builtin_cpu_supports ("avx512f") || !__builtin_cpu_supports ("avx512dq") || !__builtin_cpu_supports ("fma"))
+    {
+      g_test_skip ("no AVX-512");
+      return;
+    }
+  GRand *r = g_rand_new_with_seed (18);
+  int64_t ties = 0, wides = 0, n = 0;
+  for (int trial = 0; trial < 30000; trial++)
+    {
+      int32_t acc[16];
+      float scale[16];
+      int kind = trial % 3;
+      for (int l = 0; l < 16; l++)
+        {
+          if (kind == 0) /* any scale, sums in range */
+            {
+              scale[l] = (float) g_rand_double_range (r, 1e-5, 0.1);
+              acc[l] = g_rand_int_range (r, -100000, 100000);
+            }
+          else if (kind == 1) /* now and then past 2^24 */
+            {
+              scale[l] = (float) g_rand_double_range (r, 1e-7, 1e-5);
+              acc[l] = g_rand_int_range (r, -(1 << 26), 1 << 26);
+            }
+          else
+            {
+              /* scale the float nearest to h / acc for a half-integer h: the exact product is
+               * within an ulp or so of h, and its float often is h itself */
+              double h = g_rand_int_range (r, -300, 300) + 0.5;
+              acc[l] = g_rand_int_range (r, 1 << 12, 1 << 24) * (h < 0 ? -1 : 1);
+              scale[l] = (float) (h / acc[l]);
+            }
+        }
+      gboolean sgn = trial % 2;
+      check_requant16 (acc, scale, sgn ? g_rand_int_range (r, -20, 20) : g_rand_int_range (r, 0, 256), sgn ? -128 : 0,
+                       sgn ? 127 : 255, &ties, &wides);
+      n += 16;
+    }
+  g_rand_free (r);
+  g_test_message ("%" G_GINT64_FORMAT " sums, %" G_GINT64_FORMAT " float ties resolved, %" G_GINT64_FORMAT " wide",
+                  n, ties, wides);
+  g_assert_cmpint (ties, >, 100);
+  g_assert_cmpint (wides, >, 100);
+#else
+  g_test_skip ("no x86-64 AVX-512 code in this build");
+#endif
 }
 
 static void
@@ -677,6 +773,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/qgemm/requant-float", test_qrequant_float);
   g_test_add_func ("/qgemm/vnni", test_qgemm_vnni);
   g_test_add_func ("/qgemm/amx", test_qgemm_amx);
   g_test_add_func ("/qgemm/portable", test_qgemm_portable);

@@ -1201,6 +1201,7 @@ typedef struct {
   uint8_t *y;
   gboolean a_signed, b_signed, y_signed, mul, vector;
   float sa, sb, sy;
+  float inv_sy; /* 1 / sy where the scales allow the product (see qbinary_avx512), else 0 */
   int32_t za, zb, zy;
   int rank;
   int64_t dims[OWB_MAX_RANK], st_a[OWB_MAX_RANK], st_b[OWB_MAX_RANK];
@@ -1238,6 +1239,7 @@ qbinary_avx512 (const QBinaryJob *j, const uint8_t *a, const uint8_t *b, int b_s
   const __m512 zy = _mm512_set1_ps ((float) j->zy);
   const __m512 lo = _mm512_set1_ps (j->y_signed ? -128.0f : 0.0f), hi = _mm512_set1_ps (j->y_signed ? 127.0f : 255.0f);
   /* one IEEE product, as the vector lanes compute it */
+  const __m512 isy = _mm512_set1_ps (j->inv_sy), near_half = _mm512_set1_ps (0.5f - 1.0f / 1024), big = _mm512_set1_ps (2048.0f);
   const __m512 bconst = _mm512_set1_ps ((float) ((j->b_signed ? (int8_t) b[0] : b[0]) - j->zb) * j->sb);
   for (int64_t i = 0; i < n; i += 16)
     {
@@ -1245,6 +1247,23 @@ qbinary_avx512 (const QBinaryJob *j, const uint8_t *a, const uint8_t *b, int b_s
       __m512 av = qbinary_load (a + i, m, j->a_signed, za, sa);
       __m512 bv = b_step ? qbinary_load (b + i, m, j->b_signed, zb, sb) : bconst;
       __m512 v = j->mul ? _mm512_mul_round_ps (av, bv, rnd) : _mm512_add_round_ps (av, bv, rnd);
+      if (j->inv_sy != 0.0f)
+        {
+          /* v * (1 / sy) is within 2^-11 of the division's result while |v / sy| < 2048, so it
+           * rounds to the same integer unless it lies that close to a half-integer: only then (or
+           * past 2048, where the result saturates anyway but may be on its way there) divide */
+          __m512 t = _mm512_mul_round_ps (v, isy, rnd);
+          __m512 r = _mm512_roundscale_ps (t, rnd);
+          __mmask16 near = _mm512_cmp_ps_mask (_mm512_abs_ps (_mm512_sub_ps (t, r)), near_half, _CMP_GT_OQ)
+                           & _mm512_cmp_ps_mask (_mm512_abs_ps (t), big, _CMP_LT_OQ);
+          if (!(near & m))
+            {
+              v = _mm512_add_round_ps (r, zy, rnd);
+              v = _mm512_min_ps (_mm512_max_ps (v, lo), hi);
+              _mm_mask_storeu_epi8 (y + i, m, _mm512_cvtepi32_epi8 (_mm512_cvtps_epi32 (v)));
+              continue;
+            }
+        }
       v = _mm512_div_round_ps (v, sy, rnd);
       v = _mm512_add_round_ps (_mm512_roundscale_ps (v, rnd), zy, rnd);
       v = _mm512_min_ps (_mm512_max_ps (v, lo), hi);
@@ -1328,6 +1347,10 @@ compute_qlinear_binary (OwbKernelContext *ctx, GError **error)
 #if defined(__x86_64__) && defined(__GNUC__)
   j.vector = _owb_cpu_has_avx512 () && _owb_qgemm_uses_vnni ();
 #endif
+  /* finite normal scales keep every v finite and 1 / sy a normal float */
+  if (isnormal (j.sa) && isnormal (j.sb) && isnormal (j.sy) && isnormal (1.0f / j.sy) && fabsf (j.sa) < 1e30f
+      && fabsf (j.sb) < 1e30f)
+    j.inv_sy = 1.0f / j.sy;
   int64_t inner = y->rank ? y->dims[y->rank - 1] : 1;
   owb_parallel_for (ctx->pool, y->nelems / inner, MAX (1, 16384 / inner), qbinary_rows, &j);
   return TRUE;

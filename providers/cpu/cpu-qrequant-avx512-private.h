@@ -1,0 +1,34 @@
+/* cpu-qrequant-avx512-private.h: requantization of 16 int32 accumulators in float32 that gives
+ * exactly the reference's nearbyint ((double) acc * scale) + zero point, for the integer kernels'
+ * AVX-512 code (cpu-qgemm.c, cpu-qconv.c). Include only on x86-64 GCC. */
+#pragma once
+
+#include <immintrin.h>
+
+#define OWB_QREQUANT_AVX512 __attribute__ ((target ("avx512f,avx512vl,avx512dq,avx512bw,fma")))
+
+/* Why float is exact here: when |acc| < 2^24, acc and scale are floats and their product P is
+ * exact in double (48 bits), so the reference rounds P itself half to even. The float product
+ * p = fl(P) rounds monotonically and half-integers below 2^22 are floats, so round(p) = round(P)
+ * except where p lands exactly on a half-integer that P is not; there the exact residual
+ * P - p (one FMA) says which way P lies. Past 2^22 the result saturates either way. Lanes with
+ * |acc| >= 2^24 are reported in *wide: the caller then takes the double path for the vector.
+ * Returns the clamped results as int32 lanes. */
+static inline __attribute__ ((always_inline)) OWB_QREQUANT_AVX512 __m512i
+owb_qrequant16_avx512 (__m512i acc, __m512 scale, __m512 yzp, __m512 lo, __m512 hi, __mmask16 *wide)
+{
+  enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
+  *wide = _mm512_cmpge_epi32_mask (_mm512_abs_epi32 (acc), _mm512_set1_epi32 (1 << 24));
+  __m512 a = _mm512_cvtepi32_ps (acc);
+  __m512 p = _mm512_mul_round_ps (a, scale, rnd);
+  __m512 r = _mm512_fmsub_ps (a, scale, p); /* P - p, exact */
+  __m512 q = _mm512_roundscale_ps (p, rnd);
+  __m512 half = _mm512_set1_ps (0.5f);
+  __mmask16 tie = _mm512_cmp_ps_mask (_mm512_abs_ps (_mm512_sub_ps (p, q)), half, _CMP_EQ_OQ)
+                  & _mm512_cmp_ps_mask (r, _mm512_setzero_ps (), _CMP_NEQ_OQ);
+  /* at such a tie P lies past p on r's side: the integer there is p +- 0.5 */
+  __m512 step = _mm512_or_ps (half, _mm512_and_ps (r, _mm512_set1_ps (-0.0f)));
+  q = _mm512_mask_add_ps (q, tie, p, step);
+  q = _mm512_min_ps (hi, _mm512_max_ps (lo, _mm512_add_ps (q, yzp)));
+  return _mm512_cvtps_epi32 (q);
+}
