@@ -1104,6 +1104,78 @@ compute_qlinear_lookup (OwbKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* Merges neighbouring dims that both operands walk alike (each contiguous across them, or each
+ * broadcast along both) into one, in place; returns the new rank. Y's NHWC [1, 112, 112, 16]
+ * with A and B of its shape becomes one row of 200704, not 12544 rows of 16 whose offsets each
+ * cost divisions. */
+static int
+coalesce_dims (int r, int64_t *dims, int64_t *sa, int64_t *sb)
+{
+  int n = 0;
+  for (int d = 0; d < r; d++)
+    {
+      if (dims[d] == 1)
+        continue; /* adds nothing */
+      if (n > 0 && sa[n - 1] == sa[d] * dims[d] && sb[n - 1] == sb[d] * dims[d])
+        {
+          dims[n - 1] *= dims[d];
+          sa[n - 1] = sa[d];
+          sb[n - 1] = sb[d];
+          continue;
+        }
+      dims[n] = dims[d], sa[n] = sa[d], sb[n] = sb[d];
+      n++;
+    }
+  if (n == 0)
+    {
+      dims[0] = 1, sa[0] = sb[0] = 0;
+      n = 1;
+    }
+  /* a long last run in pieces for the threads: [inner / c, c], walked alike */
+  int64_t inner = dims[n - 1];
+  if (inner > 16384 && n < OWB_MAX_RANK)
+    for (int64_t c = 8192; c >= 512; c--)
+      if (inner % c == 0)
+        {
+          dims[n - 1] = inner / c, sa[n] = sa[n - 1], sb[n] = sb[n - 1];
+          sa[n - 1] *= c, sb[n - 1] *= c, dims[n] = c;
+          n++;
+          break;
+        }
+  return n;
+}
+
+/* The offsets into A and B of row `row` (all of Y's dims but the last, row-major). */
+static inline void
+row_offsets (int r, const int64_t *dims, const int64_t *sa, const int64_t *sb, int64_t row, int64_t *oa, int64_t *ob,
+             int64_t *idx)
+{
+  *oa = *ob = 0;
+  for (int d = r - 2; d >= 0; d--)
+    {
+      idx[d] = row % dims[d];
+      row /= dims[d];
+      *oa += idx[d] * sa[d];
+      *ob += idx[d] * sb[d];
+    }
+}
+
+/* Steps idx (and the offsets) to the next row. */
+static inline void
+row_next (int r, const int64_t *dims, const int64_t *sa, const int64_t *sb, int64_t *oa, int64_t *ob, int64_t *idx)
+{
+  for (int d = r - 2; d >= 0; d--)
+    {
+      *oa += sa[d];
+      *ob += sb[d];
+      if (++idx[d] < dims[d])
+        return;
+      *oa -= idx[d] * sa[d];
+      *ob -= idx[d] * sb[d];
+      idx[d] = 0;
+    }
+}
+
 /* ---- QLinearBinaryLookup (ai.onnx.workbench) ---- */
 
 typedef struct {
@@ -1120,16 +1192,10 @@ binary_lookup_rows (int64_t begin, int64_t end, gpointer data)
   const BinaryLookupJob *j = data;
   int r = j->rank;
   int64_t inner = r ? j->dims[r - 1] : 1, ia = r ? j->sa[r - 1] : 0, ib = r ? j->sb[r - 1] : 0;
-  for (int64_t row = begin; row < end; row++)
+  int64_t idx[OWB_MAX_RANK], oa, ob;
+  row_offsets (r, j->dims, j->sa, j->sb, begin, &oa, &ob, idx);
+  for (int64_t row = begin; row < end; row++, row_next (r, j->dims, j->sa, j->sb, &oa, &ob, idx))
     {
-      int64_t oa = 0, ob = 0, rest = row;
-      for (int d = r - 2; d >= 0; d--)
-        {
-          int64_t i = rest % j->dims[d];
-          rest /= j->dims[d];
-          oa += i * j->sa[d];
-          ob += i * j->sb[d];
-        }
       const uint8_t *a = j->a + oa, *b = j->b + ob;
       uint8_t *y = j->y + row * inner;
       const uint8_t *t = j->table;
@@ -1185,7 +1251,8 @@ compute_qlinear_binary_lookup (OwbKernelContext *ctx, GError **error)
     }
   if (y->nelems == 0)
     return TRUE;
-  int64_t inner = y->rank ? y->dims[y->rank - 1] : 1;
+  j.rank = coalesce_dims (j.rank, j.dims, j.sa, j.sb);
+  int64_t inner = j.rank ? j.dims[j.rank - 1] : 1;
   owb_parallel_for (ctx->pool, y->nelems / inner, MAX (1, 16384 / inner), binary_lookup_rows, &j);
   return TRUE;
 }
@@ -1201,7 +1268,6 @@ typedef struct {
   uint8_t *y;
   gboolean a_signed, b_signed, y_signed, mul, vector;
   float sa, sb, sy;
-  float inv_sy; /* 1 / sy where the scales allow the product (see qbinary_avx512), else 0 */
   int32_t za, zb, zy;
   int rank;
   int64_t dims[OWB_MAX_RANK], st_a[OWB_MAX_RANK], st_b[OWB_MAX_RANK];
@@ -1239,7 +1305,6 @@ qbinary_avx512 (const QBinaryJob *j, const uint8_t *a, const uint8_t *b, int b_s
   const __m512 zy = _mm512_set1_ps ((float) j->zy);
   const __m512 lo = _mm512_set1_ps (j->y_signed ? -128.0f : 0.0f), hi = _mm512_set1_ps (j->y_signed ? 127.0f : 255.0f);
   /* one IEEE product, as the vector lanes compute it */
-  const __m512 isy = _mm512_set1_ps (j->inv_sy), near_half = _mm512_set1_ps (0.5f - 1.0f / 1024), big = _mm512_set1_ps (2048.0f);
   const __m512 bconst = _mm512_set1_ps ((float) ((j->b_signed ? (int8_t) b[0] : b[0]) - j->zb) * j->sb);
   for (int64_t i = 0; i < n; i += 16)
     {
@@ -1247,23 +1312,6 @@ qbinary_avx512 (const QBinaryJob *j, const uint8_t *a, const uint8_t *b, int b_s
       __m512 av = qbinary_load (a + i, m, j->a_signed, za, sa);
       __m512 bv = b_step ? qbinary_load (b + i, m, j->b_signed, zb, sb) : bconst;
       __m512 v = j->mul ? _mm512_mul_round_ps (av, bv, rnd) : _mm512_add_round_ps (av, bv, rnd);
-      if (j->inv_sy != 0.0f)
-        {
-          /* v * (1 / sy) is within 2^-11 of the division's result while |v / sy| < 2048, so it
-           * rounds to the same integer unless it lies that close to a half-integer: only then (or
-           * past 2048, where the result saturates anyway but may be on its way there) divide */
-          __m512 t = _mm512_mul_round_ps (v, isy, rnd);
-          __m512 r = _mm512_roundscale_ps (t, rnd);
-          __mmask16 near = _mm512_cmp_ps_mask (_mm512_abs_ps (_mm512_sub_ps (t, r)), near_half, _CMP_GT_OQ)
-                           & _mm512_cmp_ps_mask (_mm512_abs_ps (t), big, _CMP_LT_OQ);
-          if (!(near & m))
-            {
-              v = _mm512_add_round_ps (r, zy, rnd);
-              v = _mm512_min_ps (_mm512_max_ps (v, lo), hi);
-              _mm_mask_storeu_epi8 (y + i, m, _mm512_cvtepi32_epi8 (_mm512_cvtps_epi32 (v)));
-              continue;
-            }
-        }
       v = _mm512_div_round_ps (v, sy, rnd);
       v = _mm512_add_round_ps (_mm512_roundscale_ps (v, rnd), zy, rnd);
       v = _mm512_min_ps (_mm512_max_ps (v, lo), hi);
@@ -1278,16 +1326,10 @@ qbinary_rows (int64_t begin, int64_t end, gpointer data)
   const QBinaryJob *j = data;
   int r = j->rank;
   int64_t inner = r ? j->dims[r - 1] : 1, ia = r ? j->st_a[r - 1] : 0, ib = r ? j->st_b[r - 1] : 0;
-  for (int64_t row = begin; row < end; row++)
+  int64_t idx[OWB_MAX_RANK], oa, ob;
+  row_offsets (r, j->dims, j->st_a, j->st_b, begin, &oa, &ob, idx);
+  for (int64_t row = begin; row < end; row++, row_next (r, j->dims, j->st_a, j->st_b, &oa, &ob, idx))
     {
-      int64_t oa = 0, ob = 0, rest = row;
-      for (int d = r - 2; d >= 0; d--)
-        {
-          int64_t i = rest % j->dims[d];
-          rest /= j->dims[d];
-          oa += i * j->st_a[d];
-          ob += i * j->st_b[d];
-        }
       const uint8_t *a = j->a + oa, *b = j->b + ob;
       uint8_t *y = j->y + row * inner;
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -1347,11 +1389,8 @@ compute_qlinear_binary (OwbKernelContext *ctx, GError **error)
 #if defined(__x86_64__) && defined(__GNUC__)
   j.vector = _owb_cpu_has_avx512 () && _owb_qgemm_uses_vnni ();
 #endif
-  /* finite normal scales keep every v finite and 1 / sy a normal float */
-  if (isnormal (j.sa) && isnormal (j.sb) && isnormal (j.sy) && isnormal (1.0f / j.sy) && fabsf (j.sa) < 1e30f
-      && fabsf (j.sb) < 1e30f)
-    j.inv_sy = 1.0f / j.sy;
-  int64_t inner = y->rank ? y->dims[y->rank - 1] : 1;
+  j.rank = coalesce_dims (j.rank, j.dims, j.st_a, j.st_b);
+  int64_t inner = j.rank ? j.dims[j.rank - 1] : 1;
   owb_parallel_for (ctx->pool, y->nelems / inner, MAX (1, 16384 / inner), qbinary_rows, &j);
   return TRUE;
 }
