@@ -76,10 +76,16 @@ static gpointer
 peak_thread (gpointer data)
 {
   PeakJob *j = data;
-  dpbusd_loop (j->iters / 10); /* warm up (frequency licence) */
-  int64_t t0 = g_get_monotonic_time ();
-  j->sink = dpbusd_loop (j->iters);
-  j->ns = (g_get_monotonic_time () - t0) * 1e3;
+  dpbusd_loop (j->iters); /* warm up (frequency licence) */
+  /* the best of many short runs: on a shared machine a long one measures the other load too
+   * (one 0.3 s run read 307 GOP/s where the GEMM itself reached 416) */
+  j->ns = G_MAXDOUBLE;
+  for (int rep = 0; rep < 40; rep++)
+    {
+      int64_t t0 = g_get_monotonic_time ();
+      j->sink += dpbusd_loop (j->iters);
+      j->ns = MIN (j->ns, (g_get_monotonic_time () - t0) * 1e3);
+    }
   j->ghz = clock_ghz ();
   return NULL;
 }
@@ -99,7 +105,7 @@ bench_peak (int threads)
   threads = CLAMP (threads, 1, 64);
   for (int t = 0; t < threads; t++)
     {
-      jobs[t] = (PeakJob){ .iters = 50 * 1000 * 1000 };
+      jobs[t] = (PeakJob){ .iters = 1000 * 1000 };
       th[t] = g_thread_new ("peak", peak_thread, &jobs[t]);
     }
   double total = 0;
