@@ -40,6 +40,9 @@ struct _OwbQconv {
   int8_t *dw8;
   int32_t *dwsum;
   int64_t ngroups4, nblocks64;
+  /* 16 or 32 channels (a divisor of 64): dw8's one block repeats the channels 64 / M times, so
+   * that a vector holds that many neighbouring pixels of a stride-1 row; 1 otherwise */
+  int64_t dw_rep;
 };
 
 static void dw_pack_vnni (OwbQconv *s, int64_t ks);
@@ -138,11 +141,13 @@ _owb_cpu_qconv_prepare (const OwbNode *node, int opset, const OwbValueType *cons
   return TRUE;
 }
 
-/* Channel of lane `lane` (l = lane / 4, i = lane % 4) of vector v in a 64-channel block. */
+/* Channel of lane `lane` (l = lane / 4, i = lane % 4) of vector v in a 64-channel block (of the
+ * 64 / M pixels' channels when s->dw_rep > 1), or M and more past the last channel. */
 static inline int64_t
-dw8_channel (int64_t blk, int v, int lane)
+dw8_channel (const OwbQconv *s, int64_t blk, int v, int lane)
 {
-  return blk * 64 + 16 * (lane / 4) + 4 * v + lane % 4;
+  int64_t c = blk * 64 + 16 * (lane / 4) + 4 * v + lane % 4;
+  return s->dw_rep > 1 ? c % s->M : c;
 }
 
 /* s->dw8 and s->dwsum from s->dw, when every weight fits int8. */
@@ -159,6 +164,7 @@ dw_pack_vnni (OwbQconv *s, int64_t ks)
       }
   s->ngroups4 = (ks + 3) / 4;
   s->nblocks64 = (M + 63) / 64;
+  s->dw_rep = M < 64 && 64 % M == 0 ? 64 / M : 1;
   size_t wbytes = (size_t) (s->nblocks64 * s->ngroups4 * 4 * 64), sbytes = (size_t) (s->nblocks64 * 64) * sizeof (int32_t);
   if (posix_memalign ((void **) &s->dw8, 64, wbytes) != 0 || posix_memalign ((void **) &s->dwsum, 64, sbytes) != 0)
     g_error ("out of memory packing a depthwise weight");
@@ -168,7 +174,7 @@ dw_pack_vnni (OwbQconv *s, int64_t ks)
     for (int v = 0; v < 4; v++)
       for (int lane = 0; lane < 16; lane++)
         {
-          int64_t c = dw8_channel (blk, v, lane);
+          int64_t c = dw8_channel (s, blk, v, lane);
           if (c >= M)
             continue;
           int32_t sum = 0;
@@ -406,8 +412,11 @@ dw_row_vnni (const DwJob *j, int64_t n, int64_t oh)
   const __m512 hi = _mm512_set1_ps (j->q->y_unsigned ? 255.0f : 127.0f);
   const uint8_t *tp[DW_VNNI_MAX_TAPS];
   g_assert (ng * 4 <= DW_VNNI_MAX_TAPS);
-  for (int64_t ow = 0; ow < g->OW; ow++)
+  const int64_t rep = s->dw_rep;
+  for (int64_t ow = 0, npix = 1; ow < g->OW; ow += npix)
     {
+      /* a stride-1 run of rep pixels whose taps all lie inside the row: one vector for all */
+      npix = rep > 1 && ow + rep <= g->OW && ow - g->pw >= 0 && ow + rep - 1 - g->pw + (KW - 1) * g->dw < g->W ? rep : 1;
       /* where each tap reads, NULL in the padding (and past the last tap) */
       for (int64_t kh = 0, k = 0; kh < KH; kh++)
         {
@@ -422,7 +431,7 @@ dw_row_vnni (const DwJob *j, int64_t n, int64_t oh)
       uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + ow) * C;
       for (int64_t blk = 0; blk < s->nblocks64; blk++)
         {
-          int64_t c0 = blk * 64, left = C - c0;
+          int64_t c0 = blk * 64, left = rep > 1 ? npix * C : C - c0;
           __mmask64 m = left >= 64 ? ~(__mmask64) 0 : (((__mmask64) 1 << left) - 1);
           const int32_t *init = j->init + blk * 64;
           __m512i acc0 = _mm512_load_si512 ((const void *) init), acc1 = _mm512_load_si512 ((const void *) (init + 16));
@@ -612,8 +621,10 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
       int32_t *init = NULL;
       float *scale = NULL;
       /* a 64-channel block for fewer channels wastes more lanes than the taps save (measured: 3
-       * times slower than dw_row_avx512 at 16 channels, 1.7 times faster at 120 and 5x5) */
-      if (s->dw8 && g->C >= 64 && (s->KH * s->KW + 3) / 4 * 4 <= DW_VNNI_MAX_TAPS && _owb_qgemm_uses_vnni ())
+       * times slower than dw_row_avx512 at 16 channels, 1.7 times faster at 120 and 5x5), unless
+       * the lanes hold several pixels (16 or 32 channels, stride 1) */
+      if (s->dw8 && (g->C >= 64 || (s->dw_rep > 1 && g->sw == 1)) && (s->KH * s->KW + 3) / 4 * 4 <= DW_VNNI_MAX_TAPS
+          && _owb_qgemm_uses_vnni ())
         {
           size_t nl = (size_t) (s->nblocks64 * 64);
           if (posix_memalign ((void **) &init, 64, nl * sizeof (int32_t)) != 0
@@ -623,7 +634,7 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
             for (int v = 0; v < 4; v++)
               for (int lane = 0; lane < 16; lane++)
                 {
-                  int64_t c = dw8_channel (blk, v, lane), i = blk * 64 + v * 16 + lane;
+                  int64_t c = dw8_channel (s, blk, v, lane), i = blk * 64 + v * 16 + lane;
                   int32_t b = c < s->M && q->bias ? q->bias[c] : 0;
                   init[i] = (int32_t) ((uint32_t) b - (uint32_t) zx * (uint32_t) s->dwsum[i]);
                   scale[i] = c < s->M ? q->scale[c] : 0.0f;

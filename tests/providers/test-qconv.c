@@ -35,6 +35,10 @@ static const Shape shapes[] = {
   { 1, 130, 8, 7, 130, 3, 3, 1, 1, 1, 130, NULL, FALSE },  /* 3x3, two blocks and 2 channels */
   { 1, 64, 9, 9, 64, 7, 7, 1, 3, 1, 64, NULL, FALSE },     /* 7x7: 49 taps, the last group one */
   { 2, 72, 9, 8, 72, 3, 3, 2, 2, 2, 72, NULL, FALSE },     /* stride 2, dilation 2, wide padding */
+  /* 16 and 32 channels at stride 1: several pixels a vector inside the row, one at its edges */
+  { 1, 32, 6, 19, 32, 3, 3, 1, 1, 1, 32, NULL, FALSE },
+  { 2, 16, 5, 23, 16, 5, 5, 1, 2, 1, 16, NULL, FALSE },
+  { 1, 16, 6, 21, 16, 3, 3, 1, 2, 2, 16, NULL, FALSE },    /* dilated */
   { 1, 8, 6, 6, 16, 3, 3, 1, 1, 1, 8, NULL, FALSE },     /* channel multiplier 2 (grouped GEMM) */
   { 1, 130, 20, 20, 129, 3, 3, 1, 1, 1, 1, NULL, FALSE },/* large: whole AMX blocks and edges */
 };

@@ -389,6 +389,74 @@ fast_tanh (float y)
 
 /* ---- Gelu and BiasGelu ------------------------------------------------------------------------ */
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include "../cpu-avx512-private.h"
+
+/* gelu_erf_FLOAT / gelu_tanh_FLOAT 16 lanes at a time (the same formulas, e^x by owb_exp512): the
+ * scalar loops do not vectorise for the baseline x86-64 target, and took 8.6 ns an element (a
+ * quarter of a dynamically quantized BERT's time). */
+static OWB_AVX512 void
+gelu_row_avx512 (const float *x, const float *bias, float *y, int64_t n, gboolean tanh_form)
+{
+  const __m512 one = _mm512_set1_ps (1.0f), half = _mm512_set1_ps (0.5f);
+  for (int64_t i = 0; i < n; i += 16)
+    {
+      __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16) ((1u << (n - i)) - 1);
+      __m512 v = _mm512_maskz_loadu_ps (m, x + i);
+      if (bias)
+        v = _mm512_add_ps (v, _mm512_maskz_loadu_ps (m, bias + i));
+      __m512 g;
+      if (tanh_form)
+        {
+          __m512 v3 = _mm512_mul_ps (_mm512_mul_ps (v, v), v);
+          __m512 u = _mm512_mul_ps (_mm512_set1_ps (0.7978845608028654f),
+                                    _mm512_fmadd_ps (_mm512_set1_ps (0.044715f), v3, v));
+          __m512 e = owb_exp512 (_mm512_add_ps (u, u));
+          g = _mm512_sub_ps (one, _mm512_div_ps (_mm512_set1_ps (2.0f), _mm512_add_ps (e, one)));
+        }
+      else
+        {
+          __m512 z = _mm512_mul_ps (v, _mm512_set1_ps ((float) M_SQRT1_2));
+          __m512 a = _mm512_abs_ps (z);
+          __m512 t = _mm512_div_ps (one, _mm512_fmadd_ps (_mm512_set1_ps (0.3275911f), a, one));
+          __m512 p = _mm512_set1_ps (1.061405429f);
+          p = _mm512_fmadd_ps (p, t, _mm512_set1_ps (-1.453152027f));
+          p = _mm512_fmadd_ps (p, t, _mm512_set1_ps (1.421413741f));
+          p = _mm512_fmadd_ps (p, t, _mm512_set1_ps (-0.284496736f));
+          p = _mm512_fmadd_ps (p, t, _mm512_set1_ps (0.254829592f));
+          p = _mm512_mul_ps (p, t);
+          __m512 e = owb_exp512 (_mm512_sub_ps (_mm512_setzero_ps (), _mm512_mul_ps (a, a)));
+          __m512 erf_abs = _mm512_fnmadd_ps (p, e, one);
+          /* the sign of z back on |erf| */
+          g = _mm512_or_ps (erf_abs, _mm512_and_ps (z, _mm512_set1_ps (-0.0f)));
+        }
+      _mm512_mask_storeu_ps (y + i, m, _mm512_mul_ps (_mm512_mul_ps (half, v), _mm512_add_ps (one, g)));
+    }
+}
+#endif
+
+/* TRUE when a vector kernel did the row. */
+static inline gboolean
+gelu_row_fast_FLOAT (const float *x, const float *bias, float *y, int64_t n, gboolean tanh_form)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (_owb_cpu_has_avx512 ())
+    {
+      gelu_row_avx512 (x, bias, y, n, tanh_form);
+      return TRUE;
+    }
+#endif
+  (void) x, (void) bias, (void) y, (void) n, (void) tanh_form;
+  return FALSE;
+}
+
+static inline gboolean
+gelu_row_fast_DOUBLE (const double *x, const double *bias, double *y, int64_t n, gboolean tanh_form)
+{
+  (void) x, (void) bias, (void) y, (void) n, (void) tanh_form;
+  return FALSE;
+}
+
 typedef struct {
   const void *x, *bias; /* bias (BiasGelu) repeats every len elements; may be NULL */
   void *y;
@@ -413,6 +481,8 @@ static inline double gelu_tanh_DOUBLE (double v)
   static void gelu_row_##N (const T *restrict x, const T *restrict bias, T *restrict y, int64_t n,      \
                             gboolean tanh_form)                                                         \
   {                                                                                                     \
+    if (gelu_row_fast_##N (x, bias, y, n, tanh_form))                                                   \
+      return;                                                                                           \
     if (tanh_form && bias)                                                                              \
       for (int64_t i = 0; i < n; i++)                                                                   \
         y[i] = gelu_tanh_##N (x[i] + bias[i]);                                                          \
