@@ -5,6 +5,10 @@
 
 #include <immintrin.h>
 
+/* GCC 12's AVX-512 intrinsics pass _mm512_undefined_* () values that it then warns about */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 #define OWB_QREQUANT_AVX512 __attribute__ ((target ("avx512f,avx512vl,avx512dq,avx512bw,fma")))
 
 /* Why float is exact here: when |acc| < 2^24, acc and scale are floats and their product P is
@@ -21,14 +25,17 @@ owb_qrequant16_avx512 (__m512i acc, __m512 scale, __m512 yzp, __m512 lo, __m512 
   *wide = _mm512_cmpge_epi32_mask (_mm512_abs_epi32 (acc), _mm512_set1_epi32 (1 << 24));
   __m512 a = _mm512_cvtepi32_ps (acc);
   __m512 p = _mm512_mul_round_ps (a, scale, rnd);
-  __m512 r = _mm512_fmsub_ps (a, scale, p); /* P - p, exact */
   __m512 q = _mm512_roundscale_ps (p, rnd);
   __m512 half = _mm512_set1_ps (0.5f);
-  __mmask16 tie = _mm512_cmp_ps_mask (_mm512_abs_ps (_mm512_sub_ps (p, q)), half, _CMP_EQ_OQ)
-                  & _mm512_cmp_ps_mask (r, _mm512_setzero_ps (), _CMP_NEQ_OQ);
-  /* at such a tie P lies past p on r's side: the integer there is p +- 0.5 */
-  __m512 step = _mm512_or_ps (half, _mm512_and_ps (r, _mm512_set1_ps (-0.0f)));
-  q = _mm512_mask_add_ps (q, tie, p, step);
+  __mmask16 tie = _mm512_cmp_ps_mask (_mm512_abs_ps (_mm512_sub_ps (p, q)), half, _CMP_EQ_OQ);
+  if (__builtin_expect (tie != 0, 0)) /* p on a half-integer: rare, so checked apart */
+    {
+      __m512 r = _mm512_fmsub_ps (a, scale, p); /* P - p, exact */
+      tie &= _mm512_cmp_ps_mask (r, _mm512_setzero_ps (), _CMP_NEQ_OQ);
+      /* at such a tie P lies past p on r's side: the integer there is p +- 0.5 */
+      __m512 step = _mm512_or_ps (half, _mm512_and_ps (r, _mm512_set1_ps (-0.0f)));
+      q = _mm512_mask_add_ps (q, tie, p, step);
+    }
   q = _mm512_min_ps (hi, _mm512_max_ps (lo, _mm512_add_ps (q, yzp)));
   return _mm512_cvtps_epi32 (q);
 }

@@ -1134,10 +1134,11 @@ coalesce_dims (int r, int64_t *dims, int64_t *sa, int64_t *sb)
   /* a long last run in pieces for the threads: [inner / c, c], walked alike */
   int64_t inner = dims[n - 1];
   if (inner > 16384 && n < OWB_MAX_RANK)
-    for (int64_t c = 8192; c >= 512; c--)
-      if (inner % c == 0)
+    for (int64_t k = 2; k <= 256; k++)
+      if (inner % k == 0 && inner / k <= 8192)
         {
-          dims[n - 1] = inner / c, sa[n] = sa[n - 1], sb[n] = sb[n - 1];
+          int64_t c = inner / k;
+          dims[n - 1] = k, sa[n] = sa[n - 1], sb[n] = sb[n - 1];
           sa[n - 1] *= c, sb[n - 1] *= c, dims[n] = c;
           n++;
           break;
