@@ -304,6 +304,9 @@ typedef struct {
   /* dw_row_vnni: per block and vector, bias - zx sum (w - zw) and the scale, in s->dw8's order */
   const int32_t *init;
   const float *scale;
+  /* dw_row_vnni runs the first vnni_blocks blocks of 64 channels; dw_row_avx512 the channels
+   * from 64 vnni_blocks on (a remainder of 16 or fewer costs it less than a block's lanes) */
+  int64_t vnni_blocks;
 } DwJob;
 
 static void
@@ -344,7 +347,7 @@ dw_row_portable (const DwJob *j, int64_t n, int64_t oh)
 /* Each tap adds (x - zx) w for 16 channels in one vpmaddwd: x - zx is a sign-extended int16 in each
  * int32 lane, w an int16 over a zero high half, so the pair product is exactly their product. */
 static VNNI512 void
-dw_row_avx512 (const DwJob *j, int64_t n, int64_t oh)
+dw_row_avx512 (const DwJob *j, int64_t n, int64_t oh, int64_t c_begin)
 {
   const Geom *g = j->g;
   const OwbQconv *s = j->s;
@@ -366,7 +369,7 @@ dw_row_avx512 (const DwJob *j, int64_t n, int64_t oh)
       while (kw1 > kw0 && iw0 + (kw1 - 1) * g->dw >= g->W)
         kw1--;
       uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + ow) * C;
-      for (int64_t c0 = 0; c0 < C; c0 += 16)
+      for (int64_t c0 = c_begin; c0 < C; c0 += 16)
         {
           __mmask16 m = C - c0 >= 16 ? 0xFFFF : (__mmask16) ((1u << (C - c0)) - 1);
           __m512i acc = j->q->bias ? _mm512_maskz_loadu_epi32 (m, j->q->bias + c0) : _mm512_setzero_si512 ();
@@ -394,6 +397,25 @@ dw_row_avx512 (const DwJob *j, int64_t n, int64_t oh)
 #endif
 
 #ifdef HAVE_X86_AVX512
+/* 16 sums of dw_row_vnni to bytes (sc: their scales in its lane order). */
+static inline __attribute__ ((always_inline)) VNNI512 __m128i
+dw_requant_vnni (const DwJob *j, __m512i acc, const float *sc, __m512 yzp, __m512 lo, __m512 hi)
+{
+  __mmask16 wide;
+  __m512i r = owb_qrequant16_avx512 (acc, _mm512_load_ps (sc), yzp, lo, hi, &wide);
+  if (__builtin_expect (wide != 0, 0))
+    {
+      /* a sum past 2^24 (a large bias): the reference's double arithmetic */
+      int32_t a[16], o[16];
+      _mm512_storeu_si512 ((void *) a, acc);
+      for (int l = 0; l < 16; l++)
+        o[l] = j->q->y_unsigned ? (int32_t) requant_one (a[l], sc[l], j->q)
+                                : (int32_t) (int8_t) requant_one (a[l], sc[l], j->q);
+      r = _mm512_loadu_si512 ((const void *) o);
+    }
+  return _mm512_cvtepi32_epi8 (r);
+}
+
 /* Four taps of 64 channels a vpdpbusd each: the rows of X at the taps are interleaved bytewise,
  * then wordwise, so that each int32 lane holds one channel's four tap bytes (lane (l, i) of
  * vector v is channel 16 l + 4 v + i: unpacks work within 128-bit lanes), against s->dw8 in that
@@ -429,7 +451,7 @@ dw_row_vnni (const DwJob *j, int64_t n, int64_t oh)
       for (int64_t k = ks; k < ng * 4; k++)
         tp[k] = NULL;
       uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + ow) * C;
-      for (int64_t blk = 0; blk < s->nblocks64; blk++)
+      for (int64_t blk = 0; blk < j->vnni_blocks; blk++)
         {
           int64_t c0 = blk * 64, left = rep > 1 ? npix * C : C - c0;
           __mmask64 m = left >= 64 ? ~(__mmask64) 0 : (((__mmask64) 1 << left) - 1);
@@ -439,14 +461,14 @@ dw_row_vnni (const DwJob *j, int64_t n, int64_t oh)
           const int8_t *wb = s->dw8 + blk * ng * 256;
           for (int64_t q = 0; q < ng; q++, wb += 256)
             {
-              __m512i t[4];
-              for (int k = 0; k < 4; k++)
-                {
-                  const uint8_t *p = tp[q * 4 + k];
-                  t[k] = p ? _mm512_maskz_loadu_epi8 (m, p + c0) : zxv;
-                }
-              __m512i a_lo = _mm512_unpacklo_epi8 (t[0], t[1]), a_hi = _mm512_unpackhi_epi8 (t[0], t[1]);
-              __m512i b_lo = _mm512_unpacklo_epi8 (t[2], t[3]), b_hi = _mm512_unpackhi_epi8 (t[2], t[3]);
+              /* four named loads, not an array: GCC kept an array of them on the stack */
+              const uint8_t *const *tq = tp + q * 4;
+              __m512i t0 = tq[0] ? _mm512_maskz_loadu_epi8 (m, tq[0] + c0) : zxv;
+              __m512i t1 = tq[1] ? _mm512_maskz_loadu_epi8 (m, tq[1] + c0) : zxv;
+              __m512i t2 = tq[2] ? _mm512_maskz_loadu_epi8 (m, tq[2] + c0) : zxv;
+              __m512i t3 = tq[3] ? _mm512_maskz_loadu_epi8 (m, tq[3] + c0) : zxv;
+              __m512i a_lo = _mm512_unpacklo_epi8 (t0, t1), a_hi = _mm512_unpackhi_epi8 (t0, t1);
+              __m512i b_lo = _mm512_unpacklo_epi8 (t2, t3), b_hi = _mm512_unpackhi_epi8 (t2, t3);
               acc0 = _mm512_dpbusd_epi32 (acc0, _mm512_unpacklo_epi16 (a_lo, b_lo), _mm512_load_si512 ((const void *) wb));
               acc1 = _mm512_dpbusd_epi32 (acc1, _mm512_unpackhi_epi16 (a_lo, b_lo),
                                           _mm512_load_si512 ((const void *) (wb + 64)));
@@ -455,26 +477,12 @@ dw_row_vnni (const DwJob *j, int64_t n, int64_t oh)
               acc3 = _mm512_dpbusd_epi32 (acc3, _mm512_unpackhi_epi16 (a_hi, b_hi),
                                           _mm512_load_si512 ((const void *) (wb + 192)));
             }
-          __m512i accs[4] = { acc0, acc1, acc2, acc3 };
-          __m128i yb[4];
-          for (int v = 0; v < 4; v++)
-            {
-              const float *sc = j->scale + blk * 64 + v * 16;
-              __mmask16 wide;
-              __m512i r = owb_qrequant16_avx512 (accs[v], _mm512_load_ps (sc), yzp, lo, hi, &wide);
-              if (wide)
-                {
-                  /* a sum past 2^24 (a large bias): the reference's double arithmetic */
-                  int32_t a[16], o[16];
-                  _mm512_storeu_si512 ((void *) a, accs[v]);
-                  _mm512_storeu_si512 ((void *) o, r);
-                  for (int l = 0; l < 16; l++)
-                    o[l] = j->q->y_unsigned ? (int32_t) requant_one (a[l], sc[l], j->q)
-                                            : (int32_t) (int8_t) requant_one (a[l], sc[l], j->q);
-                  r = _mm512_loadu_si512 ((const void *) o);
-                }
-              yb[v] = _mm512_cvtepi32_epi8 (r);
-            }
+          const float *sc = j->scale + blk * 64;
+          __m128i yb0 = dw_requant_vnni (j, acc0, sc, yzp, lo, hi);
+          __m128i yb1 = dw_requant_vnni (j, acc1, sc + 16, yzp, lo, hi);
+          __m128i yb2 = dw_requant_vnni (j, acc2, sc + 32, yzp, lo, hi);
+          __m128i yb3 = dw_requant_vnni (j, acc3, sc + 48, yzp, lo, hi);
+          __m128i yb[4] = { yb0, yb1, yb2, yb3 };
           __m128i p0 = _mm_unpacklo_epi32 (yb[0], yb[1]), p1 = _mm_unpackhi_epi32 (yb[0], yb[1]);
           __m128i p2 = _mm_unpacklo_epi32 (yb[2], yb[3]), p3 = _mm_unpackhi_epi32 (yb[2], yb[3]);
           __m512i out = _mm512_castsi128_si512 (_mm_unpacklo_epi64 (p0, p2));
@@ -502,11 +510,13 @@ dw_rows (int64_t begin, int64_t end, gpointer data)
       if (vec && j->init)
         {
           dw_row_vnni (j, n, oh);
+          if (j->vnni_blocks * 64 < j->g->C)
+            dw_row_avx512 (j, n, oh, j->vnni_blocks * 64);
           continue;
         }
       if (vec)
         {
-          dw_row_avx512 (j, n, oh);
+          dw_row_avx512 (j, n, oh, 0);
           continue;
         }
 #endif
@@ -617,7 +627,7 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
     return;
   if (s->dw)
     {
-      DwJob j = { s, g, x, zx, y, q, NULL, NULL };
+      DwJob j = { s, g, x, zx, y, q, NULL, NULL, 0 };
       int32_t *init = NULL;
       float *scale = NULL;
       /* a 64-channel block for fewer channels wastes more lanes than the taps save (measured: 3
@@ -641,6 +651,7 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
                 }
           j.init = init;
           j.scale = scale;
+          j.vnni_blocks = s->dw_rep > 1 || g->C % 64 == 0 || g->C % 64 > 16 ? s->nblocks64 : g->C / 64;
         }
       owb_parallel_for (pool, g->N * g->OH, 1, dw_rows, &j);
       free (init);
