@@ -259,6 +259,135 @@ try_fuse_binary (OwbPassContext *ctx, OwbNode *q)
   return TRUE;
 }
 
+/* The 256 outputs of `node` (a QLinearBinary or QLinearBinaryLookup) run by its own kernel with
+ * input xi fed every byte of xtype and input li fed `table` at those bytes (the lookup's outputs),
+ * its other inputs the graph's constants. NULL with *error on failure. */
+static OwbTensor *
+make_table_of_pair (OwbPassContext *ctx, const OwbNode *node, int xi, int li, const OwbTensor *table,
+                    OwbDataType xtype, GError **error)
+{
+  g_autoptr (OwbModel) m = owb_model_new ();
+  m->ir_version = MAX (ctx->model->ir_version, 4);
+  for (guint i = 0; i < ctx->model->opset_imports->len; i++)
+    {
+      const OwbOpsetImport *imp = &g_array_index (ctx->model->opset_imports, OwbOpsetImport, i);
+      owb_model_set_opset (m, imp->domain, imp->version);
+    }
+  owb_model_set_opset (m, OWB_DOMAIN, 1);
+  m->graph = owb_graph_new ("qlinear_lookup_pair");
+  m->graph->model = m;
+  OwbNode *n = owb_node_dup (node);
+  /* the two data inputs under names of their own: x and the lookup's output may share a constant */
+  g_free (n->inputs[xi]);
+  n->inputs[xi] = g_strdup ("owb_lookup_pair_x");
+  g_free (n->inputs[li]);
+  n->inputs[li] = g_strdup ("owb_lookup_pair_t");
+  int64_t len = 256;
+  OwbTensor *bytes = owb_tensor_new (xtype, 1, &len, NULL);
+  for (int i = 0; i < 256; i++)
+    ((uint8_t *) bytes->data)[i] = (uint8_t) i;
+  owb_graph_add_initializer (m->graph, n->inputs[xi], bytes);
+  OwbTensor *t = owb_tensor_new (table->dtype, 1, &len, NULL);
+  memcpy (t->data, table->data, 256);
+  owb_graph_add_initializer (m->graph, n->inputs[li], t);
+  for (int i = 0; i < node->n_inputs; i++)
+    {
+      if (i == xi || i == li || !node->inputs[i][0])
+        continue;
+      const OwbTensor *c = owb_pass_get_constant (ctx, node->inputs[i]);
+      if (!c)
+        {
+          owb_node_free (n);
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "input %d is not a constant", i);
+          return NULL;
+        }
+      owb_graph_add_initializer (m->graph, node->inputs[i], owb_tensor_ref ((OwbTensor *) c));
+    }
+  owb_graph_add_node (m->graph, n);
+  g_ptr_array_add (m->graph->outputs, owb_value_info_new (node->outputs[0], NULL));
+  if (!owb_model_validate (m, error))
+    return NULL;
+  OwbSessionOptions so;
+  owb_session_options_init (&so);
+  g_autoptr (GPtrArray) host_providers = _owb_pass_host_providers (ctx);
+  so.providers = host_providers;
+  so.n_threads = 1;
+  so.optimize = OWB_OPTIMIZE_DISABLED;
+  g_autoptr (OwbSession) session = owb_session_new (m, &so, error);
+  if (!session)
+    return NULL;
+  OwbTensor *out = NULL;
+  if (!owb_session_run (session, 0, NULL, NULL, 1, NULL, &out, NULL, NULL, error))
+    return NULL;
+  if (out->nelems != 256 || !_owb_pass_is_8bit (out->dtype))
+    {
+      owb_tensor_unref (out);
+      g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "the table does not hold one byte per input");
+      return NULL;
+    }
+  OwbTensor *r = owb_tensor_new (out->dtype, 1, &len, NULL);
+  memcpy (r->data, out->data, 256);
+  owb_tensor_unref (out);
+  return r;
+}
+
+/* QLinearBinary or QLinearBinaryLookup of x and QLinearLookup (x) (a SiLU, x sigmoid (x), or a
+ * HardSwish written as x hardsigmoid (x)) is a function of x's byte alone: one QLinearLookup
+ * whose table is the pair's outputs on every byte, computed by their own kernels. */
+static gboolean
+try_fuse_lookup_pair (OwbPassContext *ctx, OwbNode *bin)
+{
+  int a_in, b_in;
+  if (owb_pass_is_our_op (bin, "QLinearBinary"))
+    a_in = 0, b_in = 3;
+  else if (owb_pass_is_our_op (bin, "QLinearBinaryLookup"))
+    a_in = 0, b_in = 1;
+  else
+    return FALSE;
+  if (bin->n_outputs != 1 || bin->n_inputs <= b_in || !ctx->options->providers)
+    return FALSE;
+  for (int side = 0; side < 2; side++)
+    {
+      int li = side ? a_in : b_in, xi = side ? b_in : a_in;
+      OwbNode *lk = owb_pass_producer (ctx, bin->inputs[li]);
+      if (!lk || !owb_pass_is_our_op (lk, "QLinearLookup") || lk->n_inputs < 2
+          || strcmp (lk->inputs[0], bin->inputs[xi]) != 0)
+        continue;
+      const OwbTensor *t1 = owb_pass_get_constant (ctx, lk->inputs[1]);
+      const OwbValueType *xt = owb_pass_value_type (ctx, bin->inputs[xi]);
+      if (!t1 || t1->nelems != 256 || !_owb_pass_is_8bit (t1->dtype) || !xt || xt->kind != OWB_VALUE_TENSOR
+          || !_owb_pass_is_8bit (xt->dtype))
+        continue;
+      if (owb_pass_n_uses (ctx, lk->outputs[0]) != 1 || owb_pass_is_graph_output (ctx, lk->outputs[0]))
+        {
+          owb_pass_near_miss (ctx, bin, "multiplies or adds x and a lookup of x, but the lookup's output is read "
+                              "elsewhere too; kept");
+          continue;
+        }
+      g_autoptr (GError) local = NULL;
+      OwbTensor *table = make_table_of_pair (ctx, bin, xi, li, t1, xt->dtype, &local);
+      if (!table)
+        {
+          owb_pass_near_miss (ctx, bin, "its table could not be computed (%s); kept", local ? local->message : "unknown");
+          return FALSE;
+        }
+      const char *label = owb_pass_label (bin);
+      g_autofree char *base = g_strdup_printf ("%s_table", label);
+      const char *tname = owb_pass_add_initializer (ctx, base, table);
+      g_autofree char *name = owb_pass_scoped_name (ctx, bin->name && bin->name[0] ? bin->name : label, "QLinearLookup");
+      OwbNode *nk = owb_node_new ("QLinearLookup", OWB_DOMAIN, name);
+      owb_node_add_input (nk, bin->inputs[xi]);
+      owb_node_add_input (nk, tname);
+      owb_node_add_output (nk, bin->outputs[0]);
+      const char *from[2] = { owb_pass_label (lk), label };
+      owb_pass_add_node (ctx, nk, from, 2);
+      owb_pass_remove_node (ctx, bin);
+      owb_pass_remove_node (ctx, lk);
+      return TRUE;
+    }
+  return FALSE;
+}
+
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
@@ -280,6 +409,17 @@ run (OwbPassContext *ctx, GError **error)
       fused += try_fuse (ctx, q) || try_fuse_binary (ctx, q);
     }
   g_ptr_array_unref (candidates);
+  /* then the pairs x op lookup (x) those fusions made */
+  candidates = g_ptr_array_new ();
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (owb_pass_is_our_op (node, "QLinearBinary") || owb_pass_is_our_op (node, "QLinearBinaryLookup"))
+        g_ptr_array_add (candidates, node);
+    }
+  for (guint i = 0; i < candidates->len; i++)
+    fused += try_fuse_lookup_pair (ctx, g_ptr_array_index (candidates, i));
+  g_ptr_array_unref (candidates);
   if (fused)
     owb_pass_prune_initializers (ctx);
   return TRUE;
@@ -290,6 +430,7 @@ const OwbPass _owb_pass_fuse_qdq_lookup = {
   OWB_OPTIMIZE_EXTENDED,
   "turns DequantizeLinear -> elementwise op (Sigmoid, HardSwish, Tanh...) -> QuantizeLinear, per tensor and 8-bit, "
   "into a 256-entry QLinearLookup, and two DequantizeLinears -> Add/Mul -> QuantizeLinear into a 65536-entry "
-  "QLinearBinaryLookup, the tables computed by those nodes' own kernels",
+  "QLinearBinaryLookup, the tables computed by those nodes' own kernels; then x times (or plus) a lookup of x "
+  "(SiLU) into one QLinearLookup",
   run,
 };

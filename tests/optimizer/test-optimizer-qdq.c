@@ -699,6 +699,87 @@ test_fuse_qdq_binary (void)
   g_rand_free (r);
 }
 
+
+/* x -> Q -> DQ -> Sigmoid -> Q -> DQ, and DQ (x) times that -> Q -> DQ -> y, as a QDQ SiLU: the
+ * lookup and the product become one QLinearLookup (either operand order, u8 and s8, with the
+ * product as QLinearBinary or, without zero points, QLinearBinaryLookup), outputs equal to the
+ * bit; with the sigmoid's output read elsewhere too, a near miss. */
+static void
+test_fuse_qdq_lookup_pair (void)
+{
+  GRand *r = g_rand_new_with_seed (53);
+  for (int k = 0; k < 7; k++)
+    {
+      gboolean swap = k & 1, s8 = (k >> 1) & 1, nozp = (k >> 2) & 1, shared = k == 6;
+      OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+      int64_t xd[4] = { 2, 5, 9, 7 };
+      OwbModel *m = tu_model_new (13);
+      OwbGraph *g = m->graph;
+      tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
+      tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+      owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 10.0 / 255));
+      owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? 3 : 131));
+      owb_graph_add_initializer (g, "ss", scalar (OWB_TYPE_FLOAT, 1.0 / 255));
+      owb_graph_add_initializer (g, "sz", scalar (qt, s8 ? -128 : 0));
+      owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, 6.0 / 255));
+      owb_graph_add_initializer (g, "yz", scalar (qt, s8 ? -20 : 100));
+      const char *xz = nozp ? "" : ",xz", *sz = nozp ? "" : ",sz";
+      g_autofree char *qx = g_strdup_printf ("x,xs%s", xz), *dqx = g_strdup_printf ("xq,xs%s", xz);
+      g_autofree char *qs = g_strdup_printf ("sg,ss%s", sz), *dqs = g_strdup_printf ("sq,ss%s", sz);
+      tu_node (g, "QuantizeLinear", "qx", qx, "xq");
+      tu_node (g, "DequantizeLinear", "dqx", dqx, "xd");
+      tu_node (g, "DequantizeLinear", "dqx2", dqx, "xd2");
+      tu_node (g, "Sigmoid", "sig", "xd", "sg");
+      tu_node (g, "QuantizeLinear", "qs", qs, "sq");
+      tu_node (g, "DequantizeLinear", "dqs", dqs, "sd");
+      tu_node (g, "Mul", "mul", swap ? "sd,xd2" : "xd2,sd", "f");
+      tu_node (g, "QuantizeLinear", "qy", "f,ys,yz", "yq");
+      tu_node (g, "DequantizeLinear", "dqy", "yq,ys,yz", "y");
+      if (shared)
+        {
+          tu_node (g, "Identity", "keep", "sq", "s_out");
+          tu_add_value (g->outputs, "s_out", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+          ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+        }
+      g_assert_true (owb_model_validate (m, NULL));
+      OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+      OwbSession *ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 2);
+      const OwbGraph *og = owb_session_get_graph (ext);
+      const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
+      if (shared)
+        {
+          g_assert_cmpuint (count_op (og, "QLinearLookup"), ==, 1);
+          gboolean seen = FALSE;
+          for (guint i = 0; i < p->near_misses->len; i++)
+            seen |= strstr (g_ptr_array_index (p->near_misses, i), "lookup's output is read elsewhere") != NULL;
+          g_assert_true (seen);
+        }
+      else
+        {
+          g_assert_cmpuint (count_op (og, "QLinearLookup"), ==, 1);
+          g_assert_cmpuint (count_op (og, "QLinearBinary") + count_op (og, "QLinearBinaryLookup"), ==, 0);
+          g_assert_cmpuint (count_op (og, "Mul") + count_op (og, "Sigmoid"), ==, 0);
+        }
+      OwbTensor *x = float_tensor (4, xd, r, -6, 6);
+      const char *names[] = { "x" };
+      OwbTensor *ya[2] = { NULL, NULL }, *yb[2] = { NULL, NULL };
+      int nout = shared ? 2 : 1;
+      g_assert_true (owb_session_run (plain, 1, names, &x, nout, NULL, ya, NULL, NULL, NULL));
+      g_assert_true (owb_session_run (ext, 1, names, &x, nout, NULL, yb, NULL, NULL, NULL));
+      for (int o = 0; o < nout; o++)
+        {
+          g_assert_cmpint (ya[o]->nelems, ==, yb[o]->nelems);
+          g_assert_cmpint (memcmp (ya[o]->data, yb[o]->data, ya[o]->nbytes), ==, 0);
+          owb_tensor_unref (ya[o]), owb_tensor_unref (yb[o]);
+        }
+      owb_tensor_unref (x);
+      owb_session_free (plain), owb_session_free (ext);
+      owb_model_unref (m);
+    }
+  g_rand_free (r);
+}
+
 /* ---- fuse_qdq_conv on Gemm ---- */
 
 /* x [M, K] -> Q -> DQ -> Gemm (W: DQ of a constant [N, K] with transB, else [K, N]; C: DQ of int32
@@ -993,6 +1074,7 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/fuse-qdq-conv/near-misses", test_fuse_qdq_conv_near_misses);
   g_test_add_func ("/optimizer/fuse-qdq-lookup", test_fuse_qdq_lookup);
   g_test_add_func ("/optimizer/fuse-qdq-lookup/binary", test_fuse_qdq_binary);
+  g_test_add_func ("/optimizer/fuse-qdq-lookup/pair", test_fuse_qdq_lookup_pair);
   g_test_add_func ("/optimizer/fuse-qdq-conv/gemm", test_fuse_qdq_gemm);
   g_test_add_func ("/optimizer/fuse-dynamic-quant-matmul", test_fuse_dynamic_quant_matmul);
   g_test_add_func ("/optimizer/fuse-dynamic-quant-matmul/near-misses", test_fuse_dynamic_quant_matmul_near_misses);
