@@ -8,6 +8,7 @@
 #include "owb-optimizer-private.h"
 #include <owb/owb-validate.h>
 
+#include <math.h>
 #include <string.h>
 
 static gboolean
@@ -259,6 +260,80 @@ try_fuse_binary (OwbPassContext *ctx, OwbNode *q)
   return TRUE;
 }
 
+/* A constant of one value (0 when the name is empty), as a double; FALSE when it is not one. */
+static gboolean
+scalar_value (OwbPassContext *ctx, const OwbNode *node, int input, double *v, OwbDataType *dtype)
+{
+  if (input >= node->n_inputs || !node->inputs[input][0])
+    {
+      *v = 0;
+      *dtype = OWB_TYPE_UNDEFINED;
+      return TRUE;
+    }
+  const OwbTensor *c = owb_pass_get_constant (ctx, node->inputs[input]);
+  if (!c || c->nelems != 1)
+    return FALSE;
+  *v = owb_tensor_get_double (c, 0);
+  *dtype = c->dtype;
+  return TRUE;
+}
+
+/* DequantizeLinear -> MaxPool -> QuantizeLinear with the same scale (positive) and zero point,
+ * 8-bit: the maximum commutes with the increasing dequantization, and quantizing a dequantized
+ * byte at the same parameters gives the byte back (|n s / s - n| < 0.5 for |n| <= 255), so the
+ * pool runs on the bytes with the same result (ResNet's stem pool sits between such a pair). */
+static gboolean
+try_fuse_maxpool (OwbPassContext *ctx, OwbNode *q)
+{
+  if (!owb_pass_is_op (q, "QuantizeLinear") || !per_tensor (ctx, q) || owb_node_get_int (q, "precision", 0) != 0
+      || owb_node_get_int (q, "saturate", 1) != 1)
+    return FALSE;
+  OwbNode *op = owb_pass_producer (ctx, q->inputs[0]);
+  if (!op || !owb_pass_is_op (op, "MaxPool") || op->n_inputs != 1 || (op->n_outputs > 1 && op->outputs[1][0]))
+    return FALSE;
+  OwbNode *dq = owb_pass_producer (ctx, op->inputs[0]);
+  if (!owb_pass_is_op (dq, "DequantizeLinear") || !per_tensor (ctx, dq))
+    return FALSE;
+  const OwbValueType *xt = owb_pass_value_type (ctx, dq->inputs[0]), *yt = owb_pass_value_type (ctx, q->outputs[0]);
+  if (!xt || !yt || xt->kind != OWB_VALUE_TENSOR || !_owb_pass_is_8bit (xt->dtype) || yt->dtype != xt->dtype)
+    return FALSE;
+  double s1, s2, z1, z2;
+  OwbDataType st1, st2, zt1, zt2;
+  if (!scalar_value (ctx, dq, 1, &s1, &st1) || !scalar_value (ctx, q, 1, &s2, &st2) || !scalar_value (ctx, dq, 2, &z1, &zt1)
+      || !scalar_value (ctx, q, 2, &z2, &zt2))
+    return FALSE;
+  if (st1 != OWB_TYPE_FLOAT || st2 != OWB_TYPE_FLOAT || s1 != s2 || !(s1 > 0) || !isfinite (s1) || z1 != z2)
+    return FALSE;
+  if (owb_pass_n_uses (ctx, op->outputs[0]) != 1 || owb_pass_is_graph_output (ctx, op->outputs[0]))
+    {
+      owb_pass_near_miss (ctx, op, "sits between a DequantizeLinear and a QuantizeLinear but its float output is read "
+                          "elsewhere too; kept");
+      return FALSE;
+    }
+  const char *label = owb_pass_label (op);
+  g_autofree char *name = owb_pass_scoped_name (ctx, op->name && op->name[0] ? op->name : label, "MaxPool");
+  OwbNode *mp = owb_node_dup (op);
+  g_free (mp->name);
+  mp->name = g_strdup (name);
+  g_free (mp->inputs[0]);
+  mp->inputs[0] = g_strdup (dq->inputs[0]);
+  g_free (mp->outputs[0]);
+  mp->outputs[0] = g_strdup (q->outputs[0]);
+  gboolean drop_dq = owb_pass_n_uses (ctx, dq->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, dq->outputs[0]);
+  const char *from[3];
+  guint n_from = 0;
+  if (drop_dq)
+    from[n_from++] = owb_pass_label (dq);
+  from[n_from++] = label;
+  from[n_from++] = owb_pass_label (q);
+  owb_pass_add_node (ctx, mp, from, n_from);
+  owb_pass_remove_node (ctx, q);
+  owb_pass_remove_node (ctx, op);
+  if (drop_dq)
+    owb_pass_remove_node (ctx, dq);
+  return TRUE;
+}
+
 /* The 256 outputs of `node` (a QLinearBinary or QLinearBinaryLookup) run by its own kernel with
  * input xi fed every byte of xtype and input li fed `table` at those bytes (the lookup's outputs),
  * its other inputs the graph's constants. NULL with *error on failure. */
@@ -406,7 +481,7 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < candidates->len; i++)
     {
       OwbNode *q = g_ptr_array_index (candidates, i);
-      fused += try_fuse (ctx, q) || try_fuse_binary (ctx, q);
+      fused += try_fuse (ctx, q) || try_fuse_binary (ctx, q) || try_fuse_maxpool (ctx, q);
     }
   g_ptr_array_unref (candidates);
   /* then the pairs x op lookup (x) those fusions made */
@@ -431,6 +506,7 @@ const OwbPass _owb_pass_fuse_qdq_lookup = {
   "turns DequantizeLinear -> elementwise op (Sigmoid, HardSwish, Tanh...) -> QuantizeLinear, per tensor and 8-bit, "
   "into a 256-entry QLinearLookup, and two DequantizeLinears -> Add/Mul -> QuantizeLinear into a 65536-entry "
   "QLinearBinaryLookup, the tables computed by those nodes' own kernels; then x times (or plus) a lookup of x "
-  "(SiLU) into one QLinearLookup",
+  "(SiLU) into one QLinearLookup; DequantizeLinear -> MaxPool -> QuantizeLinear at one scale into a MaxPool of the "
+  "bytes",
   run,
 };

@@ -509,7 +509,9 @@ try_push (OwbPassContext *ctx, OwbNode *node)
     {
       int nk = 0;
       owb_node_get_ints (node, "kernel_shape", &nk);
-      if ((!owb_pass_is_op (node, "GlobalAveragePool") && nk != 2) || out->dtype != OWB_TYPE_FLOAT)
+      /* MaxPool also on the bytes of a QDQ model (fuse_qdq_lookup makes those) */
+      gboolean bytes = owb_pass_is_op (node, "MaxPool") && _owb_pass_is_8bit (out->dtype);
+      if ((!owb_pass_is_op (node, "GlobalAveragePool") && nk != 2) || (out->dtype != OWB_TYPE_FLOAT && !bytes))
         return FALSE;
     }
   /* the inputs that carry the layout must have NHWC forms */

@@ -498,6 +498,59 @@ test_qlinear_binary (void)
   _owb_qgemm_force_portable (FALSE);
 }
 
+
+/* One pool node (MaxPool or NhwcMaxPool, kernel 3x3, strides 2, pads 1 0 1 1) on x. */
+static OwbTensor *
+run_pool (const char *op, const char *domain, OwbTensor *x)
+{
+  OwbModel *m = tu_model_new (13);
+  if (domain[0])
+    owb_model_set_opset (m, domain, 1);
+  tu_add_value (m->graph->inputs, "x", x->dtype, 4, x->dims, NULL);
+  tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  OwbNode *node = tu_node (m->graph, op, "pool", "x", "y");
+  g_free (node->domain);
+  node->domain = g_strdup (domain);
+  set_ints (node, "kernel_shape", 2, (int64_t[]) { 3, 3 });
+  set_ints (node, "strides", 2, (int64_t[]) { 2, 2 });
+  set_ints (node, "pads", 4, (int64_t[]) { 1, 0, 1, 1 });
+  g_autoptr (GError) error = NULL;
+  OwbSession *s = tu_session (m, 2, &error);
+  g_assert_no_error (error);
+  const char *names[1] = { "x" };
+  OwbTensor *y = NULL;
+  g_assert_true (owb_session_run (s, 1, names, &x, 1, NULL, &y, NULL, NULL, &error));
+  g_assert_no_error (error);
+  owb_session_free (s);
+  owb_model_unref (m);
+  return y;
+}
+
+/* NhwcMaxPool on uint8 and int8 (a QDQ model's pool on its bytes) equals MaxPool's NCHW kernel,
+ * odd channel counts and both edges padded. */
+static void
+test_nhwc_max_pool_8bit (void)
+{
+  GRand *r = g_rand_new_with_seed (11);
+  static const int64_t channels[] = { 3, 64, 37 };
+  for (int k = 0; k < 6; k++)
+    {
+      gboolean s8 = k & 1;
+      int64_t xd[4] = { 2, channels[k / 2], 11, 9 };
+      OwbTensor *x = random_ints (s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8, 4, xd, r, s8 ? -128 : 0, s8 ? 127 : 255);
+      OwbTensor *want = run_pool ("MaxPool", "", x);
+      OwbTensor *xn = permute (x, to_nhwc);
+      OwbTensor *yn = run_pool ("NhwcMaxPool", OWB_DOMAIN, xn);
+      OwbTensor *y = permute (yn, to_nchw);
+      g_assert_cmpint (y->dtype, ==, want->dtype);
+      g_assert_cmpint (y->nelems, ==, want->nelems);
+      g_assert_cmpint (memcmp (y->data, want->data, y->nbytes), ==, 0);
+      owb_tensor_unref (x), owb_tensor_unref (want), owb_tensor_unref (xn), owb_tensor_unref (yn), owb_tensor_unref (y);
+    }
+  g_rand_free (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -510,5 +563,6 @@ main (int argc, char **argv)
   g_test_add_func ("/qconv/qlinear-lookup", test_qlinear_lookup);
   g_test_add_func ("/qconv/qlinear-binary-lookup", test_qlinear_binary_lookup);
   g_test_add_func ("/qconv/qlinear-binary", test_qlinear_binary);
+  g_test_add_func ("/qconv/nhwc-max-pool-8bit", test_nhwc_max_pool_8bit);
   return g_test_run ();
 }

@@ -1216,6 +1216,51 @@ pool_rows_kind (const PoolJob *j, int64_t begin, int64_t end, const gboolean is_
     }
 }
 
+/* NhwcMaxPool of uint8 or int8 (a QDQ model's pool on its bytes, see fuse_qdq_lookup): the
+ * maximum byte over the window's valid taps, int8 compared as uint8 after flipping the sign bit;
+ * a window with no valid tap gives the type's lowest value. */
+typedef struct {
+  const PoolJob *j;
+  const uint8_t *x;
+  uint8_t *y;
+  uint8_t flip;
+} PoolJob8;
+
+static void
+pool_rows_8bit (int64_t begin, int64_t end, gpointer data)
+{
+  const PoolJob8 *b = data;
+  const PoolJob *j = b->j;
+  int64_t C = j->C;
+  const uint8_t flip = b->flip;
+  for (int64_t r = begin; r < end; r++)
+    {
+      int64_t n = r / j->OH, oh = r % j->OH;
+      const uint8_t *xn = b->x + n * j->IH * j->IW * C;
+      int64_t ih0 = oh * j->s[0] - j->pb[0], kh0, kh1;
+      _owb_cpu_conv_valid_range (ih0, j->d[0], j->IH, j->k[0], &kh0, &kh1);
+      for (int64_t ow = 0; ow < j->OW; ow++)
+        {
+          uint8_t *restrict yp = b->y + (r * j->OW + ow) * C;
+          int64_t iw0 = ow * j->s[1] - j->pb[1], kw0, kw1;
+          _owb_cpu_conv_valid_range (iw0, j->d[1], j->IW, j->k[1], &kw0, &kw1);
+          memset (yp, 0, (size_t) C); /* the lowest, flipped */
+          for (int64_t kh = kh0; kh < kh1; kh++)
+            for (int64_t kw = kw0; kw < kw1; kw++)
+              {
+                const uint8_t *restrict xp = xn + ((ih0 + kh * j->d[0]) * j->IW + iw0 + kw * j->d[1]) * C;
+                for (int64_t c = 0; c < C; c++)
+                  {
+                    uint8_t v = xp[c] ^ flip;
+                    yp[c] = v > yp[c] ? v : yp[c];
+                  }
+              }
+          for (int64_t c = 0; flip && c < C; c++)
+            yp[c] ^= flip;
+        }
+    }
+}
+
 /* Units are output rows (n, oh); each pixel's window runs over its channels in vectors. */
 SIMD_CLONES static void
 pool_rows (int64_t begin, int64_t end, gpointer data)
@@ -1264,6 +1309,17 @@ compute_nhwc_pool (OwbKernelContext *ctx, GError **error)
     }
   if (y->nelems == 0)
     return TRUE;
+  if (x->dtype == OWB_TYPE_UINT8 || x->dtype == OWB_TYPE_INT8)
+    {
+      if (!p->is_max || y->dtype != x->dtype)
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "only NhwcMaxPool takes 8-bit X, and Y of its type");
+          return FALSE;
+        }
+      PoolJob8 b = { &j, x->data, y->data, x->dtype == OWB_TYPE_INT8 ? 0x80 : 0 };
+      owb_parallel_for (ctx->pool, j.N * j.OH, 1, pool_rows_8bit, &b);
+      return TRUE;
+    }
   owb_parallel_for (ctx->pool, j.N * j.OH, 1, pool_rows, &j);
   return TRUE;
 }
@@ -1613,7 +1669,8 @@ const OwbKernelDef _owb_cpu_kernels_layout[] = {
   { "NhwcQLinearConv", OWB_DOMAIN, 1, 0, INT8_ONLY, 0, _owb_cpu_qconv_prepare, _owb_cpu_qconv_free,
     compute_nhwc_qlinear_conv },
   { "NhwcConv", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, nhwc_conv_prepare, nhwc_conv_free, compute_nhwc_conv },
-  { "NhwcMaxPool", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
+  { "NhwcMaxPool", OWB_DOMAIN, 1, 0, FLOAT_ONLY | OWB_TYPE_BIT (OWB_TYPE_UINT8) | OWB_TYPE_BIT (OWB_TYPE_INT8), 0,
+    pool_prepare, g_free, compute_nhwc_pool },
   { "NhwcAveragePool", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, pool_prepare, g_free, compute_nhwc_pool },
   { "NhwcGlobalAveragePool", OWB_DOMAIN, 1, 0, FLOAT_ONLY, 0, NULL, NULL,
     compute_nhwc_global_average_pool },
