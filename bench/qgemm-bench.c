@@ -140,7 +140,7 @@ bench_gemm (int64_t M, int64_t N, int64_t K, int threads, int iters)
   OwbQgemmPacked *p = _owb_qgemm_pack (K, N, b, N, FALSE, NULL, 0);
   OwbQgemmEpilogue ep = { .output = OWB_QGEMM_OUT_INT32 };
   OwbThreadPool *pool = threads > 1 ? owb_thread_pool_new (threads) : NULL;
-  double *t = g_new (double, iters);
+  double *t = g_new (double, iters), *tc = g_new (double, iters);
   static const char *const path_names[] = { "amx     ", "vnni    ", "avx2    ", "portable" };
   for (int path = 0; path < 4; path++)
     {
@@ -153,21 +153,27 @@ bench_gemm (int64_t M, int64_t N, int64_t K, int threads, int iters)
       int n = path < 3 ? iters : MAX (iters / 20, 3);
       for (int w = 0; w < 3; w++)
         _owb_qgemm_packed (pool, p, M, a, K, 128, c, N, &ep);
-      struct timespec c0, c1;
-      clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &c0);
       for (int i = 0; i < n; i++)
         {
+          struct timespec c0, c1;
+          clock_gettime (CLOCK_THREAD_CPUTIME_ID, &c0);
           int64_t t0 = g_get_monotonic_time ();
           _owb_qgemm_packed (pool, p, M, a, K, 128, c, N, &ep);
           t[i] = (g_get_monotonic_time () - t0) / 1e3;
+          clock_gettime (CLOCK_THREAD_CPUTIME_ID, &c1);
+          tc[i] = (c1.tv_sec - c0.tv_sec) * 1e3 + (c1.tv_nsec - c0.tv_nsec) / 1e6;
         }
-      clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &c1);
       double ms = median (t, n);
-      /* CPU time a call as well: on a shared machine the wall-clock median can hide descheduling */
-      double cpu_ms = ((c1.tv_sec - c0.tv_sec) * 1e3 + (c1.tv_nsec - c0.tv_nsec) / 1e6) / n / MAX (threads, 1);
-      printf ("%s M=%" G_GINT64_FORMAT " N=%" G_GINT64_FORMAT " K=%" G_GINT64_FORMAT
-              " threads=%d: %.3f ms, %.1f GOP/s (CPU %.3f ms a call a thread)\n",
-              path_names[path], M, N, K, threads, ms, 2.0 * M * N * K / (ms * 1e6), cpu_ms);
+      printf ("%s M=%" G_GINT64_FORMAT " N=%" G_GINT64_FORMAT " K=%" G_GINT64_FORMAT " threads=%d: %.3f ms, %.1f GOP/s",
+              path_names[path], M, N, K, threads, ms, 2.0 * M * N * K / (ms * 1e6));
+      /* on one thread, the calling thread's CPU time too: on a shared machine the wall clock of a
+       * call longer than a time slice also counts the other processes that ran meanwhile */
+      if (threads <= 1)
+        {
+          double cpu = median (tc, n);
+          printf (" (CPU time %.3f ms: %.1f GOP/s)", cpu, 2.0 * M * N * K / (cpu * 1e6));
+        }
+      printf ("\n");
     }
   _owb_qgemm_force_portable (FALSE);
   _owb_qgemm_force_avx2 (FALSE);
@@ -179,6 +185,7 @@ bench_gemm (int64_t M, int64_t N, int64_t K, int threads, int iters)
   g_free (b);
   g_free (c);
   g_free (t);
+  g_free (tc);
   g_rand_free (r);
   return 0;
 }
