@@ -307,6 +307,7 @@ typedef struct {
   /* dw_row_vnni runs the first vnni_blocks blocks of 64 channels; dw_row_avx512 the channels
    * from 64 vnni_blocks on (a remainder of 16 or fewer costs it less than a block's lanes) */
   int64_t vnni_blocks;
+  gboolean narrow; /* every sum below 2^24 in magnitude (KH KW 255^2 + the largest bias) */
 } DwJob;
 
 static void
@@ -401,6 +402,8 @@ dw_row_avx512 (const DwJob *j, int64_t n, int64_t oh, int64_t c_begin)
 static inline __attribute__ ((always_inline)) VNNI512 __m128i
 dw_requant_vnni (const DwJob *j, __m512i acc, const float *sc, __m512 yzp, __m512 lo, __m512 hi)
 {
+  if (j->narrow)
+    return _mm512_cvtepi32_epi8 (owb_qrequant16_narrow_avx512 (acc, _mm512_load_ps (sc), yzp, lo, hi));
   __mmask16 wide;
   __m512i r = owb_qrequant16_avx512 (acc, _mm512_load_ps (sc), yzp, lo, hi, &wide);
   if (__builtin_expect (wide != 0, 0))
@@ -627,7 +630,11 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
     return;
   if (s->dw)
     {
-      DwJob j = { s, g, x, zx, y, q, NULL, NULL, 0 };
+      DwJob j = { s, g, x, zx, y, q, NULL, NULL, 0, FALSE };
+      int64_t bound = s->KH * s->KW * 255 * 255;
+      for (int64_t c = 0; q->bias && c < s->M && bound < (1 << 24); c++)
+        bound = MAX (bound, s->KH * s->KW * 255 * 255 + (q->bias[c] < 0 ? -(int64_t) q->bias[c] : q->bias[c]));
+      j.narrow = bound < (1 << 24);
       int32_t *init = NULL;
       float *scale = NULL;
       /* a 64-channel block for fewer channels wastes more lanes than the taps save (measured: 3

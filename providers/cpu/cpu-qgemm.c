@@ -116,6 +116,9 @@ typedef struct {
   const int32_t *colterm; /* K za zb[n] - za colsum[n], indexed n - n0 */
   int64_t n0, ldc;
   void *c;
+  /* every requantized sum is below 2^24 in magnitude (K 255^2 + the largest bias): the float
+   * requantization needs no check for wide sums */
+  gboolean narrow;
 } Run;
 
 /* Element size of the output type. */
@@ -352,8 +355,9 @@ epilogue_vnni (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
             case OWB_QGEMM_OUT_UINT8:
             case OWB_QGEMM_OUT_INT8:
               {
-                __mmask16 wide;
-                __m512i y = owb_qrequant16_avx512 (x, sf, fyzp, flo, fhi, &wide);
+                __mmask16 wide = 0;
+                __m512i y = run->narrow ? owb_qrequant16_narrow_avx512 (x, sf, fyzp, flo, fhi)
+                                        : owb_qrequant16_avx512 (x, sf, fyzp, flo, fhi, &wide);
                 if (!(wide & m))
                   {
                     _mm_mask_storeu_epi8 ((uint8_t *) run->c + row * ldc + n, m, _mm512_cvtepi32_epi8 (y));
@@ -741,6 +745,14 @@ _owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, 
     colterm[n - n0] = (int32_t) ((uint32_t) K * (uint32_t) za * (uint32_t) b->zb[n]
                                  - (uint32_t) za * (uint32_t) b->colsum[n]);
   Run run = { .b = b, .ep = ep, .colterm = colterm, .n0 = n0, .ldc = ldc, .c = c };
+  if (ep->output == OWB_QGEMM_OUT_UINT8 || ep->output == OWB_QGEMM_OUT_INT8)
+    {
+      /* |sum (a - za)(b - zb)| <= K 255 255: both differences lie in [-255, 255] */
+      int64_t bound = K * 255 * 255;
+      for (int64_t n = n0; ep->bias && n < n1 && bound < (1 << 24); n++)
+        bound = MAX (bound, K * 255 * 255 + (ep->bias[n] < 0 ? -(int64_t) ep->bias[n] : ep->bias[n]));
+      run.narrow = bound < (1 << 24);
+    }
   /* Rows in blocks whose A stays in L2; in a block, each 64-column tile of B stays in L1 (KC x 64
    * bytes at most: deeper products run in depth blocks, the tile's accumulators kept in `acc`
    * between them) while every strip of the block's rows passes over it. A strip reads a byte of A

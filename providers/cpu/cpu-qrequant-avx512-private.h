@@ -15,14 +15,12 @@
  * exact in double (48 bits), so the reference rounds P itself half to even. The float product
  * p = fl(P) rounds monotonically and half-integers below 2^22 are floats, so round(p) = round(P)
  * except where p lands exactly on a half-integer that P is not; there the exact residual
- * P - p (one FMA) says which way P lies. Past 2^22 the result saturates either way. Lanes with
- * |acc| >= 2^24 are reported in *wide: the caller then takes the double path for the vector.
- * Returns the clamped results as int32 lanes. */
+ * P - p (one FMA) says which way P lies. Past 2^22 the result saturates either way.
+ * Returns the clamped results as int32 lanes; every |acc| must be below 2^24 (see below). */
 static inline __attribute__ ((always_inline)) OWB_QREQUANT_AVX512 __m512i
-owb_qrequant16_avx512 (__m512i acc, __m512 scale, __m512 yzp, __m512 lo, __m512 hi, __mmask16 *wide)
+owb_qrequant16_narrow_avx512 (__m512i acc, __m512 scale, __m512 yzp, __m512 lo, __m512 hi)
 {
   enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
-  *wide = _mm512_cmpge_epi32_mask (_mm512_abs_epi32 (acc), _mm512_set1_epi32 (1 << 24));
   __m512 a = _mm512_cvtepi32_ps (acc);
   __m512 p = _mm512_mul_round_ps (a, scale, rnd);
   __m512 q = _mm512_roundscale_ps (p, rnd);
@@ -38,4 +36,14 @@ owb_qrequant16_avx512 (__m512i acc, __m512 scale, __m512 yzp, __m512 lo, __m512 
     }
   q = _mm512_min_ps (hi, _mm512_max_ps (lo, _mm512_add_ps (q, yzp)));
   return _mm512_cvtps_epi32 (q);
+}
+
+/* The same for sums of any size: lanes with |acc| >= 2^24 are set in *wide (their results are
+ * not the reference's; the caller redoes those in double). The narrow form above is for callers
+ * that know every |acc| < 2^24. */
+static inline __attribute__ ((always_inline)) OWB_QREQUANT_AVX512 __m512i
+owb_qrequant16_avx512 (__m512i acc, __m512 scale, __m512 yzp, __m512 lo, __m512 hi, __mmask16 *wide)
+{
+  *wide = _mm512_cmpge_epi32_mask (_mm512_abs_epi32 (acc), _mm512_set1_epi32 (1 << 24));
+  return owb_qrequant16_narrow_avx512 (acc, scale, yzp, lo, hi);
 }
