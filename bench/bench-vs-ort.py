@@ -2,7 +2,7 @@
 the two (A B B A ...) after warm-up, and prints per model and thread count: median latency of each,
 the ratio owb/ORT, the median of the rounds' own ratios with their range (each round's two runs are
 next to each other in time, so a drift of the machine's speed between rounds cancels), session load
-time and peak memory of each process.
+time and peak memory of each process, and the geometric means of the latency and session-load ratios.
 
   python3 bench/bench-vs-ort.py [--owb build/app/owb] [--threads 1,2] [--rounds 3]
                                 [--iterations 20] [-O LEVEL] [--dim NAME=VALUE] MODEL.onnx...
@@ -81,8 +81,8 @@ def main():
         return
     dim_args = sum((["--dim", d] for d in a.dim), [])
     print(f"{'model':22} {'thr':>3} {'owb ms':>9} {'ort ms':>9} {'ratio':>6} {'paired':>13} {'owb load':>9}"
-          f" {'ort load':>9} {'owb MB':>7} {'ort MB':>7}")
-    ratios = {}
+          f" {'ort load':>9} {'load x':>6} {'owb MB':>7} {'ort MB':>7}")
+    ratios, load_ratios = {}, {}
     for model in a.models:
         name = os.path.splitext(os.path.basename(model))[0]
         for threads in [int(t) for t in a.threads.split(",")]:
@@ -104,19 +104,22 @@ def main():
             med = lambda runs, k: statistics.median(r[k] for r in runs)
             o, r = med(owb_runs, "median_ms"), med(ort_runs, "median_ms")
             ratios.setdefault(threads, []).append(o / r)
+            # session load (read, optimize at the level, prepare) against ORT's InferenceSession()
+            load_ratios.setdefault(threads, []).append(med(owb_runs, "load_ms") / med(ort_runs, "load_ms"))
             # each round's two runs were next to each other in time: their ratio is not moved by the
             # machine's speed drifting between rounds (median, and the lowest and highest round)
             pairs = sorted(x["median_ms"] / y["median_ms"] for x, y in zip(owb_runs, ort_runs))
             paired = f"{statistics.median(pairs):.2f} {pairs[0]:.2f}-{pairs[-1]:.2f}"
             print(f"{name:22} {threads:3d} {o:9.2f} {r:9.2f} {o / r:6.2f} {paired:>13} {med(owb_runs, 'load_ms'):9.1f}"
-                  f" {med(ort_runs, 'load_ms'):9.1f} {max(x['peak_rss_mb'] for x in owb_runs):7.1f}"
+                  f" {med(ort_runs, 'load_ms'):9.1f} {load_ratios[threads][-1]:6.2f} {max(x['peak_rss_mb'] for x in owb_runs):7.1f}"
                   f" {max(x['peak_rss_mb'] for x in ort_runs):7.1f}")
             sys.stdout.flush()
+    geomean = lambda rs: statistics.geometric_mean(rs)
     for threads, rs in sorted(ratios.items()):
-        geo = 1.0
-        for x in rs:
-            geo *= x
-        print(f"geometric mean owb/ORT at {threads} thread(s): {geo ** (1 / len(rs)):.3f} over {len(rs)} models")
+        print(f"geometric mean owb/ORT at {threads} thread(s): {geomean(rs):.3f} over {len(rs)} models")
+    for threads, rs in sorted(load_ratios.items()):
+        print(f"session load owb/ORT at {threads} thread(s): geometric mean {geomean(rs):.3f},"
+              f" highest {max(rs):.2f}")
 
 
 if __name__ == "__main__":

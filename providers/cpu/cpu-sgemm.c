@@ -29,6 +29,11 @@
  * with this and one-block-deep strips below (medians of 16 alternated runs), 167.6 -> 161.9 ms on
  * 197 rows. */
 #define NC 128
+/* Row stride of a copied A strip (a depth block and one cache line, so that its rows spread over
+ * L1's sets), and the strides of A (in floats, 2 KiB) from which strips are copied. */
+#define A_STRIP_STRIDE (KC + 16)
+#define A_ALIASING_STRIDE 512
+#define A_STRIP_ROWS 16
 /* Bytes of B above which _owb_sgemm_packed splits the threads over columns only. */
 #define COLUMN_SPLIT_B_BYTES (4 << 20)
 /* Bytes of B above which it is taken not to stay in a core's L2 (2 MiB here) from run to run */
@@ -692,8 +697,16 @@ _owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *a, in
   int64_t K = b->K;
   /* equal depth blocks, so that no block is a short remainder */
   int64_t nkb = MAX ((K + KC - 1) / KC, 1), kc_max = (K + nkb - 1) / nkb;
-  Strip s = { .b = b, .lda = lda, .ldc = ldc, .ldz = ep->ldz, .bias = ep->bias, .act = ep->act, .p0 = ep->p0,
-              .p1 = ep->p1 };
+  /* A's rows a multiple of 2 KiB apart fall in one or two sets of L1 (32 KiB, 8 ways: addresses
+   * 4 KiB apart share a set): a strip's 14 rows at a 4 or 8 KiB stride (ResNeXt's and ResNet's 1x1
+   * convolutions over 1024 or 2048 channels, FFN layers of 2048-4096) evict one another at every
+   * step of the tile. Those strips are copied to a buffer whose rows are one line more than a depth
+   * block apart; the copy is one read of A per column block, against kc x 32 multiply-adds per
+   * value in the tile. */
+  float a_strip[A_STRIP_ROWS * A_STRIP_STRIDE];
+  gboolean copy_a = rows > 1 && lda % A_ALIASING_STRIDE == 0 && kc_max <= KC;
+  Strip s = { .b = b, .lda = copy_a ? A_STRIP_STRIDE : lda, .ldc = ldc, .ldz = ep->ldz, .bias = ep->bias,
+              .act = ep->act, .p0 = ep->p0, .p1 = ep->p1 };
   /* When K is one depth block, each 6-row strip runs over a block of as many columns as fit L2
    * (its C tile in registers, A's strip and B's panel in L1); otherwise every depth block sweeps all
    * the rows (a KC x NC block of B in L2, C tiles revisited once per block). Running all the depth
@@ -753,6 +766,12 @@ _owb_sgemm_packed_run (const OwbSgemmPacked *b, int64_t rows, const float *a, in
                   s.first = kk == 0;
                   s.last = kk + s.kc >= K;
                   s.a = a + r0 * lda + kk;
+                  if (copy_a)
+                    {
+                      for (int r = 0; r < mr; r++)
+                        memcpy (a_strip + r * A_STRIP_STRIDE, s.a + r * lda, s.kc * sizeof (float));
+                      s.a = a_strip;
+                    }
                   strip (mr, &s);
                   kk += s.kc;
                 }

@@ -17,13 +17,14 @@ typedef struct {
   OwbSgemmAct act;
   gboolean rows_fn;
   int threads;
+  int64_t lda; /* A's row stride; 0: K + 3 */
 } Case;
 
 static void
 run_case (const Case *cs, guint32 seed)
 {
   GRand *r = g_rand_new_with_seed (seed);
-  int64_t lda = cs->K + 3, ldb = cs->N + 5, ldc = cs->N + 7, ldz = cs->N + 2;
+  int64_t lda = cs->lda ? cs->lda : cs->K + 3, ldb = cs->N + 5, ldc = cs->N + 7, ldz = cs->N + 2;
   float *a = g_new (float, cs->rows * lda), *b = g_new (float, cs->K * ldb), *bias = g_new (float, cs->N);
   float *z = g_new (float, cs->rows * ldz), *c = g_new (float, cs->rows * ldc);
   fill (a, cs->rows * lda, r);
@@ -111,6 +112,11 @@ run_random_cases (void)
     { 200, 40, 64, TRUE, TRUE, OWB_SGEMM_ACT_HARD_SIGMOID, TRUE, 4 },
     { 5, 33, 0, TRUE, TRUE, OWB_SGEMM_ACT_NONE, FALSE, 1 },       /* K = 0: bias + residual only */
     { 13, 1040, 1100, TRUE, TRUE, OWB_SGEMM_ACT_CLAMP, FALSE, 3 }, /* B over 4 MiB: threads take columns */
+    /* A's rows a multiple of 2 KiB apart: its strips are copied before the tiles read them */
+    { 30, 70, 1024, TRUE, TRUE, OWB_SGEMM_ACT_CLAMP, FALSE, 1, 1024 },   /* 4 depth blocks */
+    { 17, 45, 300, FALSE, TRUE, OWB_SGEMM_ACT_SWISH, TRUE, 2, 512 },     /* 2 uneven depth blocks */
+    { 43, 33, 200, TRUE, FALSE, OWB_SGEMM_ACT_NONE, FALSE, 1, 512 },     /* one depth block */
+    { 3, 24, 2048, TRUE, TRUE, OWB_SGEMM_ACT_HARD_SWISH, FALSE, 2, 2048 }, /* few rows, 8-wide panel */
   };
   for (guint i = 0; i < G_N_ELEMENTS (fixed); i++)
     run_case (&fixed[i], i + 1);
