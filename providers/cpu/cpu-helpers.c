@@ -15,6 +15,19 @@ _owb_cpu_strides (int rank, const int64_t *dims, int64_t *strides)
     }
 }
 
+gboolean
+_owb_cpu_normalize_axis (OwbKernelContext *ctx, int64_t axis, int rank, int *out, GError **error)
+{
+  if (axis < -rank || axis >= rank)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "axis %" G_GINT64_FORMAT " is out of range for rank %d",
+                            axis, rank);
+      return FALSE;
+    }
+  *out = (int) (axis < 0 ? axis + rank : axis);
+  return TRUE;
+}
+
 void
 _owb_cpu_broadcast_strides (int in_rank, const int64_t *in_dims, int out_rank, const int64_t *out_dims,
                             int64_t *strides)

@@ -29,15 +29,6 @@ input (OwbKernelContext *ctx, int i)
   return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
 }
 
-static int64_t
-product (const int64_t *dims, int from, int to)
-{
-  int64_t n = 1;
-  for (int i = from; i < to; i++)
-    n *= dims[i];
-  return n;
-}
-
 /* A parameter broadcast (right-aligned, 1s repeat) over the trailing `tail` dims of X, as `len`
  * values of X's element type in a new buffer; NULL (no error) when t is NULL. */
 static void *
@@ -200,7 +191,7 @@ layer_normalization_compute (OwbKernelContext *ctx, GError **error)
   if (axis < 0)
     axis += x->rank;
   int tail = x->rank - (int) axis;
-  int64_t rows = product (x->dims, 0, (int) axis), len = product (x->dims, (int) axis, x->rank);
+  int64_t rows = _owb_cpu_product (x->dims, 0, (int) axis), len = _owb_cpu_product (x->dims, (int) axis, x->rank);
   if (rows * len == 0)
     return TRUE;
   g_autofree void *scale = expand_parameter (ctx, ctx->inputs[1], tail, x->dims + axis, len, x->dtype, "Scale", error);
@@ -273,7 +264,7 @@ skip_layer_normalization_compute (OwbKernelContext *ctx, GError **error)
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have rank 1 or more");
       return FALSE;
     }
-  int64_t len = x->dims[x->rank - 1], rows = product (x->dims, 0, x->rank - 1);
+  int64_t len = x->dims[x->rank - 1], rows = _owb_cpu_product (x->dims, 0, x->rank - 1);
   /* skip: the input's trailing dims, with leading 1s allowed. */
   int lead = 0;
   while (lead < skip->rank - 1 && skip->dims[lead] == 1)
