@@ -638,6 +638,16 @@ owb_node_get_output (const OwbNode *node, int i)
   return node->outputs[i];
 }
 
+void
+_owb_node_set_error_valist (const OwbNode *node, GError **error, int code, const char *format, va_list args)
+{
+  char *msg = g_strdup_vprintf (format, args);
+  char *who = owb_node_describe (node);
+  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
+  g_free (who);
+  g_free (msg);
+}
+
 /* "node 'conv1' (Conv, opset 13)"; unnamed nodes are named after their first output. */
 char *
 owb_node_describe (const OwbNode *node)
