@@ -9,12 +9,6 @@
 
 
 
-static gboolean
-is_float_type (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
-}
-
 /* What follows a producer and folds into it: an optional residual Add (FusedConv's Z), then an
  * optional activation of one or two nodes (x * HardSigmoid (x) is HardSwish, x * Sigmoid (x) Swish). */
 typedef struct {
@@ -263,7 +257,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *node)
   if (node->n_inputs < 2 || node->n_outputs != 1 || owb_node_get_attribute (node, "activation"))
     return FALSE;
   OwbValueType out;
-  if (!value_type (ctx, node->outputs[0], &out) || !is_float_type (out.dtype))
+  if (!value_type (ctx, node->outputs[0], &out) || !_owb_pass_is_float_type (out.dtype))
     return FALSE;
 
   Tail tail = { .output = node->outputs[0] };
