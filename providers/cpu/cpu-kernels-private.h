@@ -83,6 +83,12 @@ _owb_cpu_product (const int64_t *dims, int from, int to)
     p *= dims[d];
   return p;
 }
+/* A parameter t (Scale, B) broadcast, right-aligned with 1s repeating, over the `rank` dims `dims`
+ * (a normalization's trailing dims of X): their `count` values as new doubles. t must broadcast. */
+double *_owb_cpu_expand_tail (const OwbTensor *t, int rank, const int64_t *dims, int64_t count);
+/* n doubles converted to a new buffer of a float kernel's element type (float or double); NULL for
+ * NULL. */
+void *_owb_cpu_doubles_dup_as (const double *v, int64_t n, OwbDataType dtype);
 /* An axis attribute or input in [-rank, rank) made non-negative into *out; otherwise an
  * OWB_ERROR_INVALID_MODEL naming the axis and the rank. */
 gboolean _owb_cpu_normalize_axis (OwbKernelContext *ctx, int64_t axis, int rank, int *out, GError **error);

@@ -1193,56 +1193,6 @@ group_normalization_compute (OwbKernelContext *ctx, GError **error)
 
 /* ---- LayerNormalization ----------------------------------------------------------------------- */
 
-/* Expands a Scale/B tensor (unidirectionally broadcast to dims[axis:] of X) to `count` doubles. */
-static double *
-expand_tail (const OwbTensor *t, int rank, const int64_t *dims, int64_t count)
-{
-  double *out = g_new (double, MAX (count, 1));
-  if (t->nelems == count)
-    {
-      for (int64_t i = 0; i < count; i++)
-        out[i] = owb_tensor_get_double (t, i);
-      return out;
-    }
-  int64_t strides[OWB_MAX_RANK], idx[OWB_MAX_RANK] = { 0 };
-  int64_t stride = 1;
-  for (int k = rank - 1; k >= 0; k--)
-    {
-      int tk = k - (rank - t->rank);
-      strides[k] = tk >= 0 && t->dims[tk] != 1 ? stride : 0;
-      if (tk >= 0)
-        stride *= t->dims[tk];
-    }
-  int64_t src = 0;
-  for (int64_t i = 0; i < count; i++)
-    {
-      out[i] = owb_tensor_get_double (t, src);
-      for (int k = rank - 1; k >= 0; k--)
-        {
-          src += strides[k];
-          if (++idx[k] < dims[k])
-            break;
-          src -= strides[k] * dims[k];
-          idx[k] = 0;
-        }
-    }
-  return out;
-}
-
-/* Doubles converted to a new buffer of the kernel's element type (float or double). */
-static void *
-to_dtype (const double *v, int64_t n, OwbDataType dtype)
-{
-  if (!v)
-    return NULL;
-  if (dtype == OWB_TYPE_DOUBLE)
-    return g_memdup2 (v, MAX (n, 1) * sizeof (double));
-  float *f = g_new (float, MAX (n, 1));
-  for (int64_t i = 0; i < n; i++)
-    f[i] = (float) v[i];
-  return f;
-}
-
 typedef struct {
   const void *x;
   void *y;
@@ -1274,15 +1224,9 @@ static gboolean
 layer_normalization_compute (OwbKernelContext *ctx, GError **error)
 {
   const OwbTensor *x = ctx->inputs[0];
-  int64_t axis = owb_node_get_int (ctx->node, "axis", -1);
-  if (axis < -x->rank || axis >= x->rank)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "axis %" G_GINT64_FORMAT " is out of range for rank %d",
-                            axis, x->rank);
-      return FALSE;
-    }
-  if (axis < 0)
-    axis += x->rank;
+  int axis;
+  if (!_owb_cpu_normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", -1), x->rank, &axis, error))
+    return FALSE;
   int64_t rows = _owb_cpu_product (x->dims, 0, (int) axis), len = _owb_cpu_product (x->dims, (int) axis, x->rank);
   int tail = x->rank - (int) axis;
   for (int i = 1; i < 3 && i < ctx->n_inputs; i++)
@@ -1301,12 +1245,12 @@ layer_normalization_compute (OwbKernelContext *ctx, GError **error)
     }
   if (rows * len == 0)
     return TRUE;
-  g_autofree double *scale_d = expand_tail (ctx->inputs[1], tail, x->dims + axis, len);
+  g_autofree double *scale_d = _owb_cpu_expand_tail (ctx->inputs[1], tail, x->dims + axis, len);
   g_autofree double *bias_d = ctx->n_inputs > 2 && ctx->inputs[2]
-                                  ? expand_tail (ctx->inputs[2], tail, x->dims + axis, len)
+                                  ? _owb_cpu_expand_tail (ctx->inputs[2], tail, x->dims + axis, len)
                                   : NULL;
-  g_autofree void *scale = to_dtype (scale_d, len, x->dtype);
-  g_autofree void *bias = to_dtype (bias_d, len, x->dtype);
+  g_autofree void *scale = _owb_cpu_doubles_dup_as (scale_d, len, x->dtype);
+  g_autofree void *bias = _owb_cpu_doubles_dup_as (bias_d, len, x->dtype);
   g_autofree double *mean = g_new (double, rows);
   g_autofree double *inv_std = g_new (double, rows);
   LayerNormJob job = { x->data, ctx->outputs[0]->data, len, owb_node_get_float (ctx->node, "epsilon", 1e-5f),
