@@ -224,25 +224,7 @@ infer_unique (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
   const OwbAttribute *axis_attr = owb_node_get_attribute (ctx->node, "axis");
-  OwbDim numel = OWB_DIM_UNKNOWN;
-  if (x->rank >= 0)
-    {
-      int64_t n = 1;
-      gboolean known = TRUE;
-      for (int i = 0; i < x->rank; i++)
-        {
-          if (!owb_dim_is_known (x->dims[i]))
-            known = FALSE;
-          else if (known && x->dims[i].value > 0 && n > G_MAXINT64 / x->dims[i].value)
-            known = FALSE;
-          else if (known)
-            n *= x->dims[i].value;
-        }
-      if (known)
-        numel = OWB_DIM_VALUE (n);
-      else if (x->rank == 1)
-        numel = x->dims[0];
-    }
+  OwbDim numel = _owb_infer_element_count (x);
   OwbValueType *y = &ctx->outputs[0];
   OwbDim inverse_len = numel;
   if (axis_attr)

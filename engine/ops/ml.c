@@ -756,23 +756,7 @@ infer_array_feature_extractor (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have at least one axis");
       return FALSE;
     }
-  OwbDim count = OWB_DIM_UNKNOWN;
-  if (idx->rank >= 0)
-    {
-      int64_t c = 1;
-      gboolean known = TRUE;
-      for (int i = 0; i < idx->rank; i++)
-        {
-          if (!owb_dim_is_known (idx->dims[i]))
-            known = FALSE;
-          else
-            c *= idx->dims[i].value;
-        }
-      if (known)
-        count = OWB_DIM_VALUE (c);
-      else if (idx->rank == 1)
-        count = idx->dims[0];
-    }
+  OwbDim count = _owb_infer_element_count (idx);
   OwbValueType *z = &ctx->outputs[0];
   if (x->rank < 0)
     set_tensor (z, x->dtype, -1);

@@ -375,3 +375,18 @@ _owb_infer_check_epsilon (OwbInferContext *ctx, GError **error)
     }
   return TRUE;
 }
+
+OwbDim
+_owb_infer_element_count (const OwbValueType *t)
+{
+  if (!t || t->rank < 0)
+    return OWB_DIM_UNKNOWN;
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++)
+    {
+      if (!owb_dim_is_known (t->dims[i]) || (t->dims[i].value > 0 && n > G_MAXINT64 / t->dims[i].value))
+        return t->rank == 1 ? t->dims[0] : OWB_DIM_UNKNOWN;
+      n *= t->dims[i].value;
+    }
+  return OWB_DIM_VALUE (n);
+}

@@ -50,5 +50,8 @@ gboolean _owb_infer_check_input_type (OwbInferContext *ctx, int i, gboolean (*ok
 /* The normalizations' epsilon attribute (default 1e-5) is a finite number >= 0; an
  * OWB_ERROR_INVALID_MODEL otherwise. */
 gboolean _owb_infer_check_epsilon (OwbInferContext *ctx, GError **error);
+/* The element count of a tensor type: known when every dim is (and the product fits an int64),
+ * the one dim itself (perhaps symbolic) at rank 1, else unknown. */
+OwbDim _owb_infer_element_count (const OwbValueType *t);
 /* Dim i of a tensor type; unknown where the rank is unknown or too small (or t is NULL). */
 OwbDim _owb_infer_dim (const OwbValueType *t, int i);
