@@ -61,6 +61,20 @@ _owb_cuda_float_type (OwbKernelContext *ctx, OwbDataType dtype, OwbCudaFloat *t,
   return TRUE;
 }
 
+gboolean
+_owb_cuda_axis (OwbKernelContext *ctx, int64_t axis, int rank, int *out, GError **error)
+{
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "axis out of range for rank %d", rank);
+      return FALSE;
+    }
+  *out = (int) axis;
+  return TRUE;
+}
+
 OwbTensor *
 _owb_cuda_output (OwbKernelContext *ctx, int i, OwbDataType dtype, int rank, const int64_t *dims, GError **error)
 {
