@@ -108,7 +108,6 @@ enum { NODE_ACTIVATED, SHOW_LAYER, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db, double max_accuracy_drop);
-static const OwbNode *find_node (const OwbModel *model, const char *name);
 static void drop_calibration (OwbQuantizePage *self);
 static void show_data_choice (OwbQuantizePage *self);
 
@@ -828,7 +827,8 @@ build_node_sqnr (OwbQuantizePage *self)
 static void
 update_detail (OwbQuantizePage *self)
 {
-  const OwbNode *node = self->selected_node ? find_node (self->prepared, self->selected_node) : NULL;
+  const OwbNode *node
+    = self->selected_node ? owb_graph_find_node (self->prepared ? self->prepared->graph : NULL, self->selected_node) : NULL;
   gboolean kept = self->selected_node
                   && (is_excluded (self, self->selected_node)
                       || (node && self->kept_ops && g_strv_contains ((const char *const *) self->kept_ops, node->op_type)));
@@ -1358,7 +1358,7 @@ job_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   self->kept_ops = g_strdupv (job->exclude_ops);
   build_node_sqnr (self);
   /* the node just kept in float stays selected: its detail now says so */
-  if (self->selected_node && !find_node (self->prepared, self->selected_node))
+  if (self->selected_node && !owb_graph_find_node (self->prepared ? self->prepared->graph : NULL, self->selected_node))
     g_clear_pointer (&self->selected_node, g_free);
   show_comparison (self, &job->facts);
   show_excluded (self);
@@ -1649,18 +1649,6 @@ owb_quantize_page_get_node_sqnr (OwbQuantizePage *self, const char *node_name, d
   if (db && sqnr_db)
     *sqnr_db = *db;
   return db != NULL;
-}
-
-static const OwbNode *
-find_node (const OwbModel *model, const char *name)
-{
-  for (guint i = 0; model && name && i < model->graph->nodes->len; i++)
-    {
-      const OwbNode *node = g_ptr_array_index (model->graph->nodes, i);
-      if (g_strcmp0 (node->name, name) == 0)
-        return node;
-    }
-  return NULL;
 }
 
 /* The node Keep in Float acts on: from a worst tensor's row or a click on the map. */
@@ -1974,7 +1962,7 @@ restore_settings (OwbQuantizePage *self)
       owb_quantize_page_set_exclude_ops (self, ops);
       g_autoptr (GStrvBuilder) kept = g_strv_builder_new ();
       for (char **p = settings.kept_float; p && *p; p++)
-        if (find_node (self->source, *p))
+        if (owb_graph_find_node (self->source ? self->source->graph : NULL, *p))
           g_strv_builder_add (kept, *p);
       g_auto (GStrv) names = g_strv_builder_end (kept);
       set_excluded (self, names);

@@ -404,6 +404,18 @@ owb_graph_find_value_info (const OwbGraph *graph, const char *name)
   return find_in (graph->value_infos, name);
 }
 
+OwbNode *
+owb_graph_find_node (const OwbGraph *graph, const char *name)
+{
+  for (guint i = 0; graph && name && i < graph->nodes->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (graph->nodes, i);
+      if (g_strcmp0 (node->name, name) == 0)
+        return node;
+    }
+  return NULL;
+}
+
 GPtrArray *
 owb_graph_dup_feed_inputs (const OwbGraph *graph)
 {

@@ -217,6 +217,13 @@ test_graph_structure (void)
   g_assert_false (owb_graph_find_value_info (graph, "y")->has_type);
   g_assert_null (owb_graph_find_value_info (graph, "nothing"));
 
+  /* Nodes by name: the graph's own, not its subgraphs'. */
+  g_assert_true (owb_graph_find_node (graph, "add") == g_ptr_array_index (graph->nodes, 0));
+  g_assert_true (owb_graph_find_node (graph, "if") == iff);
+  g_assert_null (owb_graph_find_node (graph, "id_then"));
+  g_assert_null (owb_graph_find_node (graph, NULL));
+  g_assert_null (owb_graph_find_node (NULL, "add"));
+
   /* "w" is an initializer, so only "x" has to be fed. */
   g_autoptr (GPtrArray) feeds = owb_graph_dup_feed_inputs (graph);
   g_assert_cmpuint (feeds->len, ==, 1);

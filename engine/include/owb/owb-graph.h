@@ -149,6 +149,9 @@ OWB_API OwbValueInfo *owb_value_info_new (const char *name, const OwbValueType *
 OWB_API void owb_value_info_free (OwbValueInfo *info);
 /* Searches inputs, outputs and value_infos; NULL if absent. */
 OWB_API OwbValueInfo *owb_graph_find_value_info (const OwbGraph *graph, const char *name);
+/* The first node of the graph (not its subgraphs) named `name`, borrowed; NULL if none, or if
+ * graph or name is NULL. A linear search: for a user's pick, not for a pass. */
+OWB_API OwbNode *owb_graph_find_node (const OwbGraph *graph, const char *name);
 /* The graph inputs that are not initializers (what a caller must feed), borrowed. */
 OWB_API GPtrArray *owb_graph_dup_feed_inputs (const OwbGraph *graph);
 
