@@ -19,9 +19,10 @@ extern const guint _owb_n_passes;
  * a session would run it); on success fills values[o] for every non-empty output (new
  * references). Constant folding's evaluator, shared with the passes that fold one op kind. */
 gboolean _owb_pass_evaluate_node (OwbPassContext *ctx, const OwbNode *node, OwbTensor **values, GError **error);
-/* The options' providers that run on host memory (constant folding always runs on the CPU, never
- * on a device), in their order; a new array that does not own them. */
-GPtrArray *_owb_pass_host_providers (OwbPassContext *ctx);
+/* A session of `model` (a small model a pass made to evaluate constants) on the options'
+ * providers that run on host memory, in their order (the optimizer computes on the CPU, never on a
+ * device), one thread, not optimized; NULL with an error. */
+OwbSession *_owb_pass_new_host_session (OwbPassContext *ctx, OwbModel *model, GError **error);
 
 /* The QDQ fusions' shared matching (owb-pass-qdq.c). One DequantizeLinear's operands: */
 typedef struct {

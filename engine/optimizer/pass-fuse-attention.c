@@ -387,11 +387,12 @@ new_node (OwbPassContext *ctx, const char *op_type, const char *domain, const ch
   return node;
 }
 
-static char *
-transposed (OwbPassContext *ctx, const char *value, const char *like, const char *what, GPtrArray *from)
+/* Adds a Transpose (perm 1, 0, 2: sequence-first and batch-first swap) of value into out, named
+ * after like, made from the nodes in `from`. */
+static void
+add_swap_first_two (OwbPassContext *ctx, const char *value, const char *out, const char *like, GPtrArray *from)
 {
   OwbNode *t = new_node (ctx, "Transpose", "", like);
-  char *out = owb_pass_scoped_name (ctx, like, what);
   owb_node_add_input (t, value);
   owb_node_add_output (t, out);
   OwbAttribute *a = owb_node_add_attribute (t, "perm", OWB_ATTR_INTS);
@@ -401,6 +402,13 @@ transposed (OwbPassContext *ctx, const char *value, const char *like, const char
   a->ints[1] = 0;
   a->ints[2] = 2;
   owb_pass_add_node (ctx, t, (const char *const *) from->pdata, from->len);
+}
+
+static char *
+transposed (OwbPassContext *ctx, const char *value, const char *like, const char *what, GPtrArray *from)
+{
+  char *out = owb_pass_scoped_name (ctx, like, what);
+  add_swap_first_two (ctx, value, out, like, from);
   return out;
 }
 
@@ -699,18 +707,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   owb_node_add_output (fused, attention_out);
   owb_pass_add_node (ctx, fused, (const char *const *) from->pdata, from->len);
   if (standard && seq_first)
-    {
-      OwbNode *t = new_node (ctx, "Transpose", "", base);
-      owb_node_add_input (t, attention_out);
-      owb_node_add_output (t, fused_out);
-      OwbAttribute *a = owb_node_add_attribute (t, "perm", OWB_ATTR_INTS);
-      a->n = 3;
-      a->ints = g_new (int64_t, 3);
-      a->ints[0] = 1;
-      a->ints[1] = 0;
-      a->ints[2] = 2;
-      owb_pass_add_node (ctx, t, (const char *const *) from->pdata, from->len);
-    }
+    add_swap_first_two (ctx, attention_out, fused_out, base, from);
 
   /* The fused output is [.., .., heads * head_size]; the old one was split into heads. Readers
    * that are Reshapes to an explicit shape take it as is; otherwise a Reshape splits it again. */
