@@ -495,17 +495,8 @@ infer_multinomial (OwbInferContext *ctx, GError **error)
 static int
 type_bits (OwbDataType t)
 {
-  switch (t)
-    {
-    case OWB_TYPE_UINT4:
-    case OWB_TYPE_INT4:
-    case OWB_TYPE_FLOAT4E2M1: return 4;
-    case OWB_TYPE_UINT2:
-    case OWB_TYPE_INT2: return 2;
-    case OWB_TYPE_FLOAT6E2M3:
-    case OWB_TYPE_FLOAT6E3M2: return 6;
-    default: return (int) owb_data_type_size (t) * 8;
-    }
+  int packed = owb_data_type_packed_bits (t);
+  return packed ? packed : (int) owb_data_type_size (t) * 8;
 }
 
 static gboolean

@@ -932,22 +932,6 @@ multinomial_compute (OwbKernelContext *ctx, GError **error)
 
 /* ---- BitCast ---- */
 
-static int
-sub_byte_bits (OwbDataType t)
-{
-  switch (t)
-    {
-    case OWB_TYPE_UINT4:
-    case OWB_TYPE_INT4:
-    case OWB_TYPE_FLOAT4E2M1: return 4;
-    case OWB_TYPE_UINT2:
-    case OWB_TYPE_INT2: return 2;
-    case OWB_TYPE_FLOAT6E2M3:
-    case OWB_TYPE_FLOAT6E3M2: return 6;
-    default: return 0;
-    }
-}
-
 static gboolean
 bitcast_compute (OwbKernelContext *ctx, GError **error)
 {
@@ -961,7 +945,7 @@ bitcast_compute (OwbKernelContext *ctx, GError **error)
                             owb_data_type_name (out->dtype));
       return FALSE;
     }
-  int bits = sub_byte_bits (out->dtype);
+  int bits = owb_data_type_packed_bits (out->dtype);
   if (bits == 0)
     {
       if (out->nbytes != x->nbytes)
