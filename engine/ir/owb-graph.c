@@ -522,6 +522,16 @@ owb_node_add_input (OwbNode *node, const char *name)
 }
 
 void
+owb_node_set_input (OwbNode *node, int i, const char *name)
+{
+  g_return_if_fail (node != NULL && i >= 0);
+  while (node->n_inputs <= i)
+    owb_node_add_input (node, "");
+  g_free (node->inputs[i]);
+  node->inputs[i] = g_strdup (name);
+}
+
+void
 owb_node_add_output (OwbNode *node, const char *name)
 {
   names_append (&node->outputs, &node->n_outputs, name);

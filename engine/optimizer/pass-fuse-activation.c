@@ -237,15 +237,6 @@ our_copy (const OwbNode *node, const char *op_type)
   return copy;
 }
 
-static void
-set_input (OwbNode *node, int i, const char *name)
-{
-  while (node->n_inputs <= i)
-    owb_node_add_input (node, "");
-  g_free (node->inputs[i]);
-  node->inputs[i] = g_strdup (name);
-}
-
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *node)
 {
@@ -278,7 +269,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *node)
   owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
   OwbNode *fused = our_copy (node, fused_op);
   if (tail.z)
-    set_input (fused, 3, tail.z);
+    owb_node_set_input (fused, 3, tail.z);
   if (tail.activation)
     owb_pass_set_activation (fused, "activation", "activation_params", tail.activation, tail.params, tail.n_params);
   g_free (fused->outputs[0]);

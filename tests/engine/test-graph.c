@@ -53,6 +53,13 @@ test_node_attributes (void)
   g_assert_null (owb_node_get_input (node, 1));
   g_assert_cmpstr (owb_node_get_input (node, 2), ==, "w");
   g_assert_null (owb_node_get_input (node, 3));
+  /* Setting an input past the end adds absent ones before it. */
+  owb_node_set_input (node, 1, "w2");
+  g_assert_cmpstr (owb_node_get_input (node, 1), ==, "w2");
+  owb_node_set_input (node, 4, "b");
+  g_assert_cmpint (node->n_inputs, ==, 5);
+  g_assert_null (owb_node_get_input (node, 3));
+  g_assert_cmpstr (owb_node_get_input (node, 4), ==, "b");
   g_assert_null (owb_node_get_input (node, -1));
   g_assert_cmpstr (owb_node_get_output (node, 0), ==, "y");
   g_assert_null (owb_node_get_output (node, 1));

@@ -160,6 +160,9 @@ OWB_API OwbNode *owb_node_new (const char *op_type, const char *domain, const ch
 OWB_API void owb_node_free (OwbNode *node);
 OWB_API OwbNode *owb_node_dup (const OwbNode *node);
 OWB_API void owb_node_add_input (OwbNode *node, const char *name);
+/* Makes input i `name`, adding empty (absent optional) inputs up to i where the node has fewer.
+ * For a node not in a graph yet: in a pass, owb_pass_set_input keeps the indexes right. */
+OWB_API void owb_node_set_input (OwbNode *node, int i, const char *name);
 OWB_API void owb_node_add_output (OwbNode *node, const char *name);
 /* Returns the attribute added (owned by the node), for the caller to fill in. */
 OWB_API OwbAttribute *owb_node_add_attribute (OwbNode *node, const char *name, OwbAttributeType type);
