@@ -167,6 +167,20 @@ owb_cli_parse (GOptionContext *context, const char *command, int *argc, char ***
 }
 
 gboolean
+owb_cli_parse_model (GOptionContext *context, const char *command, int *argc, char ***argv, const char **path)
+{
+  if (!owb_cli_parse (context, command, argc, argv))
+    return FALSE;
+  if (*argc != 2)
+    {
+      owb_cli_error (command, "expected one MODEL argument (see owb %s --help)", command);
+      return FALSE;
+    }
+  *path = (*argv)[1];
+  return TRUE;
+}
+
+gboolean
 owb_cli_parse_size (const char *text, gsize *bytes, GError **error)
 {
   char *end = NULL;

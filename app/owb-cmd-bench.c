@@ -40,19 +40,13 @@ owb_cmd_bench (int argc, char **argv)
                                          "after --warmup runs, and the peak resident memory. Inputs are random\n"
                                          "(symbolic dims 1 unless --dim NAME=VALUE) unless files are given.");
   g_option_context_add_main_entries (context, entries, NULL);
-  if (!owb_cli_parse (context, "bench", &argc, &argv))
+  if (!owb_cli_parse_model (context, "bench", &argc, &argv, &path))
     return OWB_EXIT_USAGE;
-  if (argc != 2)
-    {
-      owb_cli_error ("bench", "expected one MODEL argument (see owb bench --help)");
-      return OWB_EXIT_USAGE;
-    }
   if (warmup < 0 || iterations < 1)
     {
       owb_cli_error ("bench", "--warmup must be 0 or more and --iterations 1 or more");
       return OWB_EXIT_USAGE;
     }
-  path = argv[1];
   if (!owb_cli_feed_options (&feed, "bench", dim_opts, providers_opt, n_threads, optimize_opt))
     return OWB_EXIT_USAGE;
   threads_used = n_threads > 0 ? n_threads : (int) g_get_num_processors ();

@@ -183,14 +183,8 @@ owb_cmd_inspect (int argc, char **argv)
                                          "their types and symbolic shapes, op counts, and which provider claims each\n"
                                          "node (with the reasons of those that declined).");
   g_option_context_add_main_entries (context, entries, NULL);
-  if (!owb_cli_parse (context, "inspect", &argc, &argv))
+  if (!owb_cli_parse_model (context, "inspect", &argc, &argv, &path))
     return OWB_EXIT_USAGE;
-  if (argc != 2)
-    {
-      owb_cli_error ("inspect", "expected one MODEL argument (see owb inspect --help)");
-      return OWB_EXIT_USAGE;
-    }
-  path = argv[1];
 
   if (!owb_cli_session_options (&options, providers_opt, 1, optimize_opt ? optimize_opt : "disabled", &providers,
                                 &error))

@@ -96,13 +96,8 @@ owb_cmd_profile (int argc, char **argv)
                                          "time splits into nodes, gaps between them and busy threads. Inputs are\n"
                                          "random unless files are given. With --db the run is stored (see owb runs).");
   g_option_context_add_main_entries (context, entries, NULL);
-  if (!owb_cli_parse (context, "profile", &argc, &argv))
+  if (!owb_cli_parse_model (context, "profile", &argc, &argv, &path))
     return OWB_EXIT_USAGE;
-  if (argc != 2)
-    {
-      owb_cli_error ("profile", "expected one MODEL argument (see owb profile --help)");
-      return OWB_EXIT_USAGE;
-    }
   if (warmup < 0 || iterations < 1 || top < 0)
     {
       owb_cli_error ("profile", "--warmup and --top must be 0 or more and --iterations 1 or more");
@@ -113,7 +108,6 @@ owb_cmd_profile (int argc, char **argv)
       owb_cli_error ("profile", "--label needs --db FILE");
       return OWB_EXIT_USAGE;
     }
-  path = argv[1];
   if (!owb_cli_feed_options (&feed, "profile", dim_opts, providers_opt, n_threads, optimize_opt))
     return OWB_EXIT_USAGE;
   threads_used = n_threads > 0 ? n_threads : (int) g_get_num_processors ();

@@ -69,14 +69,8 @@ owb_cmd_run (int argc, char **argv)
                                          "--random; outputs are printed (type, shape, statistics, first values)\n"
                                          "or written to --output-dir as output_K.pb.");
   g_option_context_add_main_entries (context, entries, NULL);
-  if (!owb_cli_parse (context, "run", &argc, &argv))
+  if (!owb_cli_parse_model (context, "run", &argc, &argv, &path))
     return OWB_EXIT_USAGE;
-  if (argc != 2)
-    {
-      owb_cli_error ("run", "expected one MODEL argument (see owb run --help)");
-      return OWB_EXIT_USAGE;
-    }
-  path = argv[1];
   if (n_values < 0)
     {
       owb_cli_error ("run", "--values must not be negative");

@@ -51,6 +51,26 @@ owb_data_type_size (OwbDataType type)
   return owb_data_type_is_valid (type) ? type_info[type].size : 0;
 }
 
+int
+owb_data_type_packed_bits (OwbDataType type)
+{
+  switch (type)
+    {
+    case OWB_TYPE_UINT4:
+    case OWB_TYPE_INT4:
+    case OWB_TYPE_FLOAT4E2M1:
+      return 4;
+    case OWB_TYPE_UINT2:
+    case OWB_TYPE_INT2:
+      return 2;
+    case OWB_TYPE_FLOAT6E2M3:
+    case OWB_TYPE_FLOAT6E3M2:
+      return 6;
+    default:
+      return 0;
+    }
+}
+
 const char *
 owb_data_type_name (OwbDataType type)
 {

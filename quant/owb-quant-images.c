@@ -13,8 +13,8 @@ owb_quant_image_options_init (OwbQuantImageOptions *options)
     options->std[c] = 1.0f;
 }
 
-static gboolean
-is_image_name (const char *name)
+gboolean
+owb_quant_is_image_file_name (const char *name)
 {
   static const char *const extensions[] = { ".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".pgm", ".pnm" };
   g_autofree char *lower = g_ascii_strdown (name, -1);
@@ -35,7 +35,7 @@ owb_quant_dataset_new_from_images (const char *dir, const OwbQuantImageOptions *
   while ((entry = g_dir_read_name (d)) != NULL)
     {
       char *path = g_build_filename (dir, entry, NULL);
-      if (is_image_name (entry) && g_file_test (path, G_FILE_TEST_IS_REGULAR))
+      if (owb_quant_is_image_file_name (entry) && g_file_test (path, G_FILE_TEST_IS_REGULAR))
         g_ptr_array_add (files, path);
       else
         g_free (path);

@@ -241,20 +241,6 @@ index_creations (OwbOptimizePage *self)
     }
 }
 
-static const OwbNode *
-find_node (const OwbGraph *graph, const char *name)
-{
-  if (graph == NULL || name == NULL)
-    return NULL;
-  for (guint i = 0; i < graph->nodes->len; i++)
-    {
-      const OwbNode *node = g_ptr_array_index (graph->nodes, i);
-      if (g_strcmp0 (node->name, name) == 0)
-        return node;
-    }
-  return NULL;
-}
-
 static void
 show_provenance (OwbOptimizePage *self, guint creation)
 {
@@ -262,8 +248,8 @@ show_provenance (OwbOptimizePage *self, guint creation)
   owb_graph_view_set_highlight (self->original_view, (const char *const *) origins->pdata);
   for (guint i = 0; origins->pdata[i] != NULL; i++)
     {
-      const OwbNode *node = find_node (self->original != NULL ? self->original->graph : NULL,
-                                       origins->pdata[i]);
+      const OwbNode *node
+        = owb_graph_find_node (self->original != NULL ? self->original->graph : NULL, origins->pdata[i]);
       if (node != NULL)
         {
           owb_graph_view_select_node (self->original_view, node);
@@ -291,7 +277,7 @@ optimized_selection_changed_cb (OwbOptimizePage *self)
     }
   /* A node no pass made is the original one: point at it. */
   owb_graph_view_set_highlight (self->original_view, NULL);
-  const OwbNode *same = find_node (self->original != NULL ? self->original->graph : NULL, node->name);
+  const OwbNode *same = owb_graph_find_node (self->original != NULL ? self->original->graph : NULL, node->name);
   if (same != NULL)
     owb_graph_view_select_node (self->original_view, same);
 }

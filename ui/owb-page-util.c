@@ -229,6 +229,26 @@ owb_page_check_save_target (OwbDocument *document, GFile *file, GError **error)
 }
 
 void
+owb_page_show_error (GtkLabel *label, char **message_slot, const char *message)
+{
+  if (message_slot)
+    {
+      g_free (*message_slot);
+      *message_slot = g_strdup (message);
+    }
+  gtk_label_set_text (label, message ? message : "");
+  gtk_widget_set_visible (GTK_WIDGET (label), message != NULL);
+}
+
+void
+owb_page_list_clear (GtkListBox *list)
+{
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (list))))
+    gtk_list_box_remove (list, child);
+}
+
+void
 owb_page_cancel (GCancellable **cancellable)
 {
   if (*cancellable != NULL)

@@ -1,6 +1,6 @@
-/* owb-page-util.h: what the Optimize and Run pages do alike: controls that keep their own
- * accessible name, the one file chooser a page keeps open, work in flight, and following the
- * document's prepared session. */
+/* owb-page-util.h: what the pages (Optimize, Run, Profile, Quantize) do alike: controls that keep
+ * their own accessible name, the one file chooser a page keeps open, the error label, lists, work
+ * in flight, and following the document's prepared session. */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -48,6 +48,12 @@ gboolean owb_page_save_widget_png (GtkWidget *widget, const char *path, GError *
  * write (caller frees), or NULL with a translated G_IO_ERROR_EXISTS error (G_IO_ERROR_NOT_SUPPORTED
  * for a file that is not local). document may be NULL (nothing loaded). */
 char *owb_page_check_save_target (OwbDocument *document, GFile *file, GError **error);
+
+/* Shows message (NULL hides the label) in a page's error label; with message_slot, also keeps a
+ * copy there (what the page's get_error returns). */
+void owb_page_show_error (GtkLabel *label, char **message_slot, const char *message);
+/* Removes every row of list. */
+void owb_page_list_clear (GtkListBox *list);
 
 /* Cancels the work *cancellable stands for, if any, and lets go of it. */
 void owb_page_cancel (GCancellable **cancellable);

@@ -148,7 +148,6 @@ update_database_label (OwbProfilePage *self)
   gtk_widget_set_visible (GTK_WIDGET (self->db_default_button), can_choose && setting && setting[0]);
 }
 
-static void show_error (OwbProfilePage *self, const char *message);
 static void refresh_stored_runs (OwbProfilePage *self);
 static void hash_model_async (OwbProfilePage *self);
 static void compare_clicked_cb (GtkButton *button, OwbProfilePage *self);
@@ -204,7 +203,7 @@ db_response_cb (GtkNativeDialog *dialog, int response, OwbProfilePage *self)
   owb_page_close_file_chooser (&self->chooser);
   g_autoptr (GError) error = NULL;
   if (path && !owb_profile_page_choose_database (self, path, &error))
-    show_error (self, error->message);
+    owb_page_show_error (self->error_label, &self->error, error->message);
 }
 
 static void
@@ -223,15 +222,6 @@ static void
 db_default_clicked_cb (OwbProfilePage *self)
 {
   owb_profile_page_choose_database (self, NULL, NULL);
-}
-
-static void
-show_error (OwbProfilePage *self, const char *message)
-{
-  g_free (self->error);
-  self->error = g_strdup (message);
-  gtk_label_set_text (self->error_label, message ? message : "");
-  gtk_widget_set_visible (GTK_WIDGET (self->error_label), message != NULL);
 }
 
 static void
@@ -258,14 +248,6 @@ set_busy (OwbProfilePage *self, GCancellable *cancellable)
 }
 
 /* ---- Tables ---- */
-
-static void
-list_clear (GtkListBox *list)
-{
-  GtkWidget *child;
-  while ((child = gtk_widget_get_first_child (GTK_WIDGET (list))))
-    gtk_list_box_remove (list, child);
-}
 
 /* A row of name, detail and time, read out as one line. */
 static GtkWidget *
@@ -437,7 +419,7 @@ export_response_cb (GtkNativeDialog *dialog, int response, OwbProfilePage *self)
     return;
   g_autoptr (GError) error = NULL;
   if (!owb_profile_page_export_timeline (self, path, &error))
-    show_error (self, error->message);
+    owb_page_show_error (self->error_label, &self->error, error->message);
 }
 
 static void
@@ -543,8 +525,8 @@ compare_graph_button_toggled_cb (GtkToggleButton *button, OwbProfilePage *self)
 static void
 show_run_tables (OwbProfilePage *self, const OwbProfRun *run)
 {
-  list_clear (self->ops_list);
-  list_clear (self->nodes_list);
+  owb_page_list_clear (self->ops_list);
+  owb_page_list_clear (self->nodes_list);
   self->n_op_rows = 0;
   if (!run)
     {
@@ -621,7 +603,7 @@ by_abs_delta (gconstpointer a, gconstpointer b)
 static void
 show_comparison (OwbProfilePage *self, const OwbProfRun *b)
 {
-  list_clear (self->compare_list);
+  owb_page_list_clear (self->compare_list);
   self->n_compare_rows = 0;
   const OwbProfRun *a = owb_timeline_get_run (self->timeline);
   gtk_widget_set_visible (self->compare_box, a && b);
@@ -727,7 +709,7 @@ hash_model_async (OwbProfilePage *self)
 static void
 refresh_stored_runs (OwbProfilePage *self)
 {
-  list_clear (self->runs_list);
+  owb_page_list_clear (self->runs_list);
   g_clear_pointer (&self->stored, g_ptr_array_unref);
   g_autofree char *hash = document_model_hash (self);
   const char *path = owb_profile_page_get_database_path (self);
@@ -738,7 +720,7 @@ refresh_stored_runs (OwbProfilePage *self)
   self->stored = db ? owb_prof_db_list_runs (db, hash, &error) : NULL;
   if (!self->stored)
     {
-      show_error (self, error->message);
+      owb_page_show_error (self->error_label, &self->error, error->message);
       return;
     }
   for (guint i = self->stored->len; i-- > 0;)
@@ -915,10 +897,10 @@ run_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   if (!run)
     {
       self->loading_for_compare = FALSE;
-      show_error (self, g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ? _("Cancelled") : error->message);
+      owb_page_show_error (self->error_label, &self->error, g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ? _("Cancelled") : error->message);
       return;
     }
-  show_error (self, NULL);
+  owb_page_show_error (self->error_label, &self->error, NULL);
   if (self->loading_for_compare)
     {
       self->loading_for_compare = FALSE;
@@ -951,7 +933,7 @@ owb_profile_page_profile (OwbProfilePage *self, int iterations, int threads)
   job->iterations = MAX (iterations, 1);
   job->model_path = g_steal_pointer (&path);
   job->db_path = g_strdup (owb_profile_page_get_database_path (self));
-  show_error (self, NULL);
+  owb_page_show_error (self->error_label, &self->error, NULL);
   gtk_progress_bar_set_fraction (self->progress, 0);
   set_busy (self, g_cancellable_new ());
   g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->cancellable, progress_cb, run_done_cb, NULL);
@@ -1076,7 +1058,7 @@ owb_profile_page_set_document (OwbProfilePage *self, OwbDocument *document)
     return;
   show_comparison (self, NULL);
   show_run (self, NULL);
-  show_error (self, NULL);
+  owb_page_show_error (self->error_label, &self->error, NULL);
   hash_model_async (self); /* lists the stored runs when done */
   refresh_stored_runs (self);
   update_sensitivity (self);
@@ -1137,7 +1119,7 @@ owb_profile_page_init (OwbProfilePage *self)
       self->settings = g_settings_new (OWB_APP_ID);
       g_signal_connect_swapped (self->settings, "changed::profile-database", G_CALLBACK (database_changed), self);
     }
-  show_error (self, NULL);
+  owb_page_show_error (self->error_label, &self->error, NULL);
   update_database_label (self);
   update_sensitivity (self);
 }

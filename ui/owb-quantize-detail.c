@@ -53,18 +53,6 @@ format_params (const OwbQuantQdqParams *p)
                           owb_qdq_display_short_type (p->type), p->axis, p->n_scales, p->scale_min, p->scale_max, zp);
 }
 
-static const OwbNode *
-find_node (const OwbModel *model, const char *name)
-{
-  for (guint i = 0; model && name && i < model->graph->nodes->len; i++)
-    {
-      const OwbNode *node = g_ptr_array_index (model->graph->nodes, i);
-      if (g_strcmp0 (node->name, name) == 0)
-        return node;
-    }
-  return NULL;
-}
-
 /* Whether `name` is a DequantizeLinear's output in `model`. */
 static gboolean
 is_dequantized (const OwbModel *model, const char *name)
@@ -122,7 +110,7 @@ owb_quantize_detail_show (OwbQuantizeDetail *self, const char *node_name, const 
 {
   g_return_if_fail (OWB_IS_QUANTIZE_DETAIL (self));
   const OwbQuantTensorDiff *d = node_name ? worst_output (comparison, node_name) : NULL;
-  const OwbNode *node = find_node (float_model, node_name);
+  const OwbNode *node = owb_graph_find_node (float_model ? float_model->graph : NULL, node_name);
   g_free (self->tensor);
   self->tensor = g_strdup (d ? d->name : "");
 
@@ -174,7 +162,8 @@ owb_quantize_detail_show (OwbQuantizeDetail *self, const char *node_name, const 
       else
         g_string_append (q, _("Its output is not quantized: its readers take it in float"));
     }
-  const OwbNode *qnode = quantized && node_name && !kept_in_float ? find_node (quantized, node_name) : NULL;
+  const OwbNode *qnode
+    = quantized && node_name && !kept_in_float ? owb_graph_find_node (quantized->graph, node_name) : NULL;
   /* what it reads quantized: activations (their error comes in with them) and weights */
   for (int i = 0; qnode && i < qnode->n_inputs; i++)
     {

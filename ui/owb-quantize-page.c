@@ -108,7 +108,6 @@ enum { NODE_ACTIVATED, SHOW_LAYER, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db, double max_accuracy_drop);
-static const OwbNode *find_node (const OwbModel *model, const char *name);
 static void drop_calibration (OwbQuantizePage *self);
 static void show_data_choice (OwbQuantizePage *self);
 
@@ -116,15 +115,6 @@ static gboolean
 is_busy (OwbQuantizePage *self)
 {
   return self->cancellable != NULL;
-}
-
-static void
-show_error (OwbQuantizePage *self, const char *message)
-{
-  g_free (self->error);
-  self->error = g_strdup (message);
-  gtk_label_set_text (self->error_label, message ? message : "");
-  gtk_widget_set_visible (GTK_WIDGET (self->error_label), message != NULL);
 }
 
 /* ---- Calibration folders ---- */
@@ -135,18 +125,6 @@ holds_sample (const char *dir)
   g_autofree char *pb = g_build_filename (dir, "input_0.pb", NULL);
   g_autofree char *npy = g_build_filename (dir, "input_0.npy", NULL);
   return g_file_test (pb, G_FILE_TEST_IS_REGULAR) || g_file_test (npy, G_FILE_TEST_IS_REGULAR);
-}
-
-/* The files owb_quant_dataset_new_from_images reads. */
-static gboolean
-is_image_name (const char *name)
-{
-  static const char *const extensions[] = { ".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".pgm", ".pnm" };
-  g_autofree char *lower = g_ascii_strdown (name, -1);
-  for (guint i = 0; i < G_N_ELEMENTS (extensions); i++)
-    if (g_str_has_suffix (lower, extensions[i]))
-      return TRUE;
-  return FALSE;
 }
 
 /* An image folder: image files and no sample (the folder itself, or a subfolder, of input_0.pb or
@@ -165,7 +143,7 @@ folder_holds_images (const char *dir, guint *n_images)
   while ((entry = g_dir_read_name (d)))
     {
       g_autofree char *path = g_build_filename (dir, entry, NULL);
-      if (is_image_name (entry))
+      if (owb_quant_is_image_file_name (entry))
         n += g_file_test (path, G_FILE_TEST_IS_REGULAR);
       else if (g_file_test (path, G_FILE_TEST_IS_DIR) && holds_sample (path))
         return FALSE;
@@ -259,14 +237,6 @@ set_busy (OwbQuantizePage *self, GCancellable *cancellable)
 }
 
 /* ---- Lists ---- */
-
-static void
-list_clear (GtkListBox *list)
-{
-  GtkWidget *child;
-  while ((child = gtk_widget_get_first_child (GTK_WIDGET (list))))
-    gtk_list_box_remove (list, child);
-}
 
 /* A row of cells: the first takes the room left and ellipsizes, the others keep their width.
  * Read out as one line. */
@@ -604,7 +574,7 @@ remove_excluded_clicked_cb (GtkButton *button, OwbQuantizePage *self)
 static void
 show_excluded (OwbQuantizePage *self)
 {
-  list_clear (self->excluded_list);
+  owb_page_list_clear (self->excluded_list);
   if (self->excluded->len <= 1)
     {
       GtkWidget *none = gtk_label_new (_("None: every node that can be is quantized"));
@@ -690,8 +660,8 @@ message_row (const char *text, const char *css_class)
 static void
 show_comparison (OwbQuantizePage *self, const JobFacts *facts)
 {
-  list_clear (self->comparison_list);
-  list_clear (self->worst_list);
+  owb_page_list_clear (self->comparison_list);
+  owb_page_list_clear (self->worst_list);
   self->n_comparison_rows = self->n_worst_rows = 0;
   g_clear_pointer (&self->accuracy_text, g_free);
   g_clear_pointer (&self->labels_message, g_free);
@@ -857,7 +827,8 @@ build_node_sqnr (OwbQuantizePage *self)
 static void
 update_detail (OwbQuantizePage *self)
 {
-  const OwbNode *node = self->selected_node ? find_node (self->prepared, self->selected_node) : NULL;
+  const OwbNode *node
+    = self->selected_node ? owb_graph_find_node (self->prepared ? self->prepared->graph : NULL, self->selected_node) : NULL;
   gboolean kept = self->selected_node
                   && (is_excluded (self, self->selected_node)
                       || (node && self->kept_ops && g_strv_contains ((const char *const *) self->kept_ops, node->op_type)));
@@ -1363,11 +1334,11 @@ job_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   self->last_seconds = (g_get_monotonic_time () - job->start) / 1e6;
   if (!ok)
     {
-      show_error (self, g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ? _("Cancelled") : error->message);
+      owb_page_show_error (self->error_label, &self->error, g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ? _("Cancelled") : error->message);
       update_sensitivity (self);
       return;
     }
-  show_error (self, NULL);
+  owb_page_show_error (self->error_label, &self->error, NULL);
   if (job->kind == JOB_RECOVER)
     set_excluded (self, job->excluded);
   if (job->model_path && job->source == self->source)
@@ -1387,7 +1358,7 @@ job_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   self->kept_ops = g_strdupv (job->exclude_ops);
   build_node_sqnr (self);
   /* the node just kept in float stays selected: its detail now says so */
-  if (self->selected_node && !find_node (self->prepared, self->selected_node))
+  if (self->selected_node && !owb_graph_find_node (self->prepared ? self->prepared->graph : NULL, self->selected_node))
     g_clear_pointer (&self->selected_node, g_free);
   show_comparison (self, &job->facts);
   show_excluded (self);
@@ -1471,7 +1442,7 @@ start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db, double ma
   if (!collect_settings (self, &settings, &settings_message))
     {
       owb_quantize_settings_clear (&settings);
-      show_error (self, settings_message);
+      owb_page_show_error (self->error_label, &self->error, settings_message);
       return;
     }
   /* the folder read again: it may have changed since it was chosen */
@@ -1526,7 +1497,7 @@ start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db, double ma
   job->excluded = g_strdupv ((char **) self->excluded->pdata);
   job->target_sqnr_db = target_sqnr_db;
   job->max_accuracy_drop = max_accuracy_drop;
-  show_error (self, NULL);
+  owb_page_show_error (self->error_label, &self->error, NULL);
   gtk_progress_bar_set_fraction (self->progress, 0);
   gtk_progress_bar_set_text (self->progress, _("Starting"));
   set_busy (self, g_cancellable_new ());
@@ -1678,18 +1649,6 @@ owb_quantize_page_get_node_sqnr (OwbQuantizePage *self, const char *node_name, d
   if (db && sqnr_db)
     *sqnr_db = *db;
   return db != NULL;
-}
-
-static const OwbNode *
-find_node (const OwbModel *model, const char *name)
-{
-  for (guint i = 0; model && name && i < model->graph->nodes->len; i++)
-    {
-      const OwbNode *node = g_ptr_array_index (model->graph->nodes, i);
-      if (g_strcmp0 (node->name, name) == 0)
-        return node;
-    }
-  return NULL;
 }
 
 /* The node Keep in Float acts on: from a worst tensor's row or a click on the map. */
@@ -2003,7 +1962,7 @@ restore_settings (OwbQuantizePage *self)
       owb_quantize_page_set_exclude_ops (self, ops);
       g_autoptr (GStrvBuilder) kept = g_strv_builder_new ();
       for (char **p = settings.kept_float; p && *p; p++)
-        if (find_node (self->source, *p))
+        if (owb_graph_find_node (self->source ? self->source->graph : NULL, *p))
           g_strv_builder_add (kept, *p);
       g_auto (GStrv) names = g_strv_builder_end (kept);
       set_excluded (self, names);
@@ -2056,13 +2015,13 @@ save_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   if (ok)
     {
       g_autofree char *message = g_strdup_printf (_("Saved to %s"), path);
-      show_error (self, NULL);
+      owb_page_show_error (self->error_label, &self->error, NULL);
       toast (self, message);
     }
   else
     {
       g_autofree char *message = g_strdup_printf (_("Could not save: %s"), error->message);
-      show_error (self, message);
+      owb_page_show_error (self->error_label, &self->error, message);
     }
 }
 
@@ -2078,7 +2037,7 @@ save_response_cb (GtkNativeDialog *dialog, int response, OwbQuantizePage *self)
   if (!path)
     {
       g_autofree char *message = g_strdup_printf (_("Could not save: %s"), error->message);
-      show_error (self, message);
+      owb_page_show_error (self->error_label, &self->error, message);
       return;
     }
   /* A large model takes a while to write: a worker thread does it (the file is renamed into place
@@ -2290,7 +2249,7 @@ document_changed (OwbQuantizePage *self)
       set_excluded (self, NULL);
       clear_results (self);
       show_excluded (self);
-      show_error (self, NULL);
+      owb_page_show_error (self->error_label, &self->error, NULL);
       owb_graph_view_set_graph (self->graph_view, NULL, NULL, NULL);
       gtk_stack_set_visible_child_name (self->graph_stack, "empty");
       restore_settings (self);
@@ -2659,7 +2618,7 @@ owb_quantize_page_init (OwbQuantizePage *self)
   show_excluded (self);
   show_comparison (self, NULL);
   update_map (self);
-  show_error (self, NULL);
+  owb_page_show_error (self->error_label, &self->error, NULL);
   gtk_widget_set_visible (GTK_WIDGET (self->fallback_label), FALSE);
   update_sensitivity (self);
 }

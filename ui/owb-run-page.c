@@ -138,13 +138,6 @@ update_sensitivity (OwbRunPage *self)
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
 }
 
-static void
-show_error (OwbRunPage *self, const char *message)
-{
-  gtk_label_set_text (self->error_label, message != NULL ? message : "");
-  gtk_widget_set_visible (GTK_WIDGET (self->error_label), message != NULL);
-}
-
 static char *
 dims_to_string (int rank, const int64_t *dims)
 {
@@ -276,10 +269,10 @@ load_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
       g_autofree char *name = g_file_get_basename (input->file);
       g_autofree char *message = g_strdup_printf (_("Input “%s”: “%s” cannot be used: %s"), input->name, name,
                                                   input->problem);
-      show_error (self, message);
+      owb_page_show_error (self->error_label, NULL, message);
     }
   else
-    show_error (self, NULL);
+    owb_page_show_error (self->error_label, NULL, NULL);
   update_sensitivity (self);
 }
 
@@ -320,7 +313,7 @@ owb_run_page_set_input_file (OwbRunPage *self, const char *input_name, GFile *fi
   RunInput *input = find_input (self, input_name);
   g_return_if_fail (input != NULL);
   reset_input_source (input);
-  show_error (self, NULL);
+  owb_page_show_error (self->error_label, NULL, NULL);
   if (file != NULL)
     {
       input->file = g_object_ref (file);
@@ -628,7 +621,7 @@ rebuild (OwbRunPage *self)
   g_autoptr (GHashTable) keep_files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
   clear_inputs (self, keep_files);
   clear_outputs (self);
-  show_error (self, NULL);
+  owb_page_show_error (self->error_label, NULL, NULL);
   g_clear_pointer (&self->prepared, owb_prepared_unref);
 
   OwbPrepared *prepared = self->document != NULL ? owb_document_get_prepared (self->document) : NULL;
@@ -997,11 +990,11 @@ run_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
           || g_error_matches (error, OWB_ERROR, OWB_ERROR_CANCELLED))
-        show_error (self, _("Run cancelled"));
+        owb_page_show_error (self->error_label, NULL, _("Run cancelled"));
       else
         {
           g_autofree char *message = g_strdup_printf (_("The run failed: %s"), error->message);
-          show_error (self, message);
+          owb_page_show_error (self->error_label, NULL, message);
         }
       return;
     }
@@ -1094,7 +1087,7 @@ owb_run_page_run (OwbRunPage *self)
     return;
 
   clear_outputs (self);
-  show_error (self, NULL);
+  owb_page_show_error (self->error_label, NULL, NULL);
   g_autoptr (GError) error = NULL;
   RunJob *job = g_new0 (RunJob, 1);
   job->session = owb_prepared_get_session (self->prepared);
@@ -1136,7 +1129,7 @@ owb_run_page_run (OwbRunPage *self)
   if (error != NULL)
     {
       run_job_free (job);
-      show_error (self, error->message);
+      owb_page_show_error (self->error_label, NULL, error->message);
       return;
     }
 

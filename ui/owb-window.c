@@ -616,16 +616,12 @@ on_page_node_activated (GtkWidget *page, const char *name, gboolean reveal, OwbW
 {
   OwbGraphView *view = owb_graph_pane_get_view (self->graph_pane);
   const OwbGraph *graph = owb_graph_view_get_graph (view);
-  for (guint i = 0; graph && i < graph->nodes->len; i++)
+  const OwbNode *node = owb_graph_find_node (graph, name);
+  if (node)
     {
-      const OwbNode *node = g_ptr_array_index (graph->nodes, i);
-      if (g_strcmp0 (node->name, name) == 0)
-        {
-          owb_graph_view_select_node (view, node);
-          if (reveal)
-            adw_view_stack_set_visible_child_name (self->view_stack, "graph");
-          return;
-        }
+      owb_graph_view_select_node (view, node);
+      if (reveal)
+        adw_view_stack_set_visible_child_name (self->view_stack, "graph");
     }
 }
 

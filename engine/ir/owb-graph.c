@@ -404,6 +404,18 @@ owb_graph_find_value_info (const OwbGraph *graph, const char *name)
   return find_in (graph->value_infos, name);
 }
 
+OwbNode *
+owb_graph_find_node (const OwbGraph *graph, const char *name)
+{
+  for (guint i = 0; graph && name && i < graph->nodes->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (graph->nodes, i);
+      if (g_strcmp0 (node->name, name) == 0)
+        return node;
+    }
+  return NULL;
+}
+
 GPtrArray *
 owb_graph_dup_feed_inputs (const OwbGraph *graph)
 {
@@ -507,6 +519,16 @@ void
 owb_node_add_input (OwbNode *node, const char *name)
 {
   names_append (&node->inputs, &node->n_inputs, name);
+}
+
+void
+owb_node_set_input (OwbNode *node, int i, const char *name)
+{
+  g_return_if_fail (node != NULL && i >= 0);
+  while (node->n_inputs <= i)
+    owb_node_add_input (node, "");
+  g_free (node->inputs[i]);
+  node->inputs[i] = g_strdup (name);
 }
 
 void
@@ -636,6 +658,16 @@ owb_node_get_output (const OwbNode *node, int i)
   if (node == NULL || i < 0 || i >= node->n_outputs || node->outputs[i][0] == '\0')
     return NULL;
   return node->outputs[i];
+}
+
+void
+_owb_node_set_error_valist (const OwbNode *node, GError **error, int code, const char *format, va_list args)
+{
+  char *msg = g_strdup_vprintf (format, args);
+  char *who = owb_node_describe (node);
+  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
+  g_free (who);
+  g_free (msg);
 }
 
 /* "node 'conv1' (Conv, opset 13)"; unnamed nodes are named after their first output. */

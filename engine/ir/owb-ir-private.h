@@ -3,6 +3,13 @@
 
 #include <owb/owb-graph.h>
 
+#include <stdarg.h>
+
+/* Sets *error to "<node described>: <message>" (owb_node_describe): the one form of the errors that
+ * inference (owb_infer_set_error) and kernels (owb_kernel_set_error) report about a node. */
+void _owb_node_set_error_valist (const OwbNode *node, GError **error, int code, const char *format, va_list args)
+  G_GNUC_PRINTF (4, 0);
+
 /* Adds to `refs` (a set of const char *) every name that `graph` or its nested subgraphs read
  * without defining: the values they take from outer scopes. */
 void _owb_graph_collect_outer_refs (const OwbGraph *graph, GHashTable *refs);

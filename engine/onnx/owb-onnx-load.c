@@ -507,32 +507,12 @@ onnx_type_name (int type)
   return v && type != 0 ? v->name : NULL;
 }
 
-int
-_owb_onnx_packed_bits (OwbDataType dtype)
-{
-  switch (dtype)
-    {
-    case OWB_TYPE_UINT4:
-    case OWB_TYPE_INT4:
-    case OWB_TYPE_FLOAT4E2M1:
-      return 4;
-    case OWB_TYPE_UINT2:
-    case OWB_TYPE_INT2:
-      return 2;
-    case OWB_TYPE_FLOAT6E2M3:
-    case OWB_TYPE_FLOAT6E3M2:
-      return 6;
-    default:
-      return 0;
-    }
-}
-
 /* Sub-byte elements: an LSB-first bit stream in files, one byte per element in memory
  * (sign-extended for the signed integer types). */
 static void
 unpack_bits (guint8 *dest, const guint8 *src, int64_t n, OwbDataType dtype)
 {
-  int bits = _owb_onnx_packed_bits (dtype);
+  int bits = owb_data_type_packed_bits (dtype);
   guint mask = (1u << bits) - 1;
   gboolean is_signed = dtype == OWB_TYPE_INT4 || dtype == OWB_TYPE_INT2;
   for (int64_t i = 0; i < n; i++)
@@ -566,7 +546,7 @@ _owb_onnx_tensor_proto_shape (const Onnx__TensorProto *proto, int *rank, int64_t
     }
   OwbDataType dtype = proto->data_type;
   if (!owb_data_type_is_valid (proto->data_type)
-      || (owb_data_type_size (dtype) == 0 && dtype != OWB_TYPE_STRING && !_owb_onnx_packed_bits (dtype)))
+      || (owb_data_type_size (dtype) == 0 && dtype != OWB_TYPE_STRING && !owb_data_type_packed_bits (dtype)))
     {
       const char *type_name = onnx_type_name (proto->data_type);
       if (type_name)
@@ -606,7 +586,7 @@ _owb_onnx_tensor_proto_shape (const Onnx__TensorProto *proto, int *rank, int64_t
   for (gsize i = 0; i < proto->n_dims; i++)
     dims[i] = proto->dims[i];
   gsize size = owb_data_type_size (dtype);
-  int bits = _owb_onnx_packed_bits (dtype);
+  int bits = owb_data_type_packed_bits (dtype);
   if (dtype == OWB_TYPE_STRING || bits)
     size = MAX (size, sizeof (char *)); /* a bound for the in-memory size */
   if (count != 0 && (guint64) count > G_MAXSIZE / size)
@@ -675,7 +655,7 @@ copy_payload (OwbTensor *tensor, const RawSource *raw, int64_t nelems)
         madvise ((void *) from, to - from, MADV_HUGEPAGE);
     }
 #endif
-  int bits = _owb_onnx_packed_bits (tensor->dtype);
+  int bits = owb_data_type_packed_bits (tensor->dtype);
   if (bits)
     {
       /* Chunks of a multiple of 8 elements start on a byte boundary of the packed stream. */
@@ -765,7 +745,7 @@ tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, const RawSource *ra
             return NULL;
           copy_payload (tensor, raw, nelems);
         }
-      else if (_owb_onnx_packed_bits (dtype))
+      else if (owb_data_type_packed_bits (dtype))
         {
           tensor = owb_tensor_new_uninit (dtype, rank, dims, error);
           if (tensor)
@@ -793,7 +773,7 @@ tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, const RawSource *ra
           memcpy (tensor->data, proto->raw_data.data, nbytes);
         }
 #if G_BYTE_ORDER == G_BIG_ENDIAN
-      if (!_owb_onnx_packed_bits (dtype))
+      if (!owb_data_type_packed_bits (dtype))
         swap_in_place (tensor->data, nbytes, component_size (dtype));
 #endif
       return tensor;
@@ -832,7 +812,7 @@ tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, const RawSource *ra
   if (dtype == OWB_TYPE_COMPLEX64 || dtype == OWB_TYPE_COMPLEX128)
     need *= 2;
   /* 4-bit and 2-bit types pack two or four elements into each int32_data entry. */
-  int bits = _owb_onnx_packed_bits (dtype);
+  int bits = owb_data_type_packed_bits (dtype);
   if (bits == 4 || bits == 2)
     need = ((guint64) nelems * bits + 7) / 8;
   if (have != need)
@@ -1255,7 +1235,7 @@ load_external (Ctx *ctx, Onnx__TensorProto *proto, GError **error)
   OwbTensor *tensor = owb_tensor_new_uninit (dtype, rank, dims, error);
   if (!tensor)
     return NULL;
-  if (_owb_onnx_packed_bits (dtype))
+  if (owb_data_type_packed_bits (dtype))
     {
       guint8 *packed = g_try_malloc (nbytes);
       if (!packed)

@@ -48,9 +48,6 @@ gboolean _owb_onnx_check_wire (const ProtobufCMessageDescriptor *descriptor, con
  * from the message (its field is cleared) instead of copied. External data is refused here. */
 OwbTensor *_owb_onnx_tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, GError **error);
 
-/* Bits per element of the sub-byte types (4, 2 or 6), packed in files and unpacked in memory
- * one element per byte; 0 for other types. */
-int _owb_onnx_packed_bits (OwbDataType dtype);
 
 /* Element count and byte size in the file (packed for sub-byte types) of a TensorProto's declared
  * shape; FALSE with an error naming the tensor for bad ranks, dims, or sizes that overflow. */

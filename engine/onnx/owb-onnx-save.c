@@ -80,7 +80,7 @@ _owb_onnx_tensor_to_proto (OwbProtoArena *arena, const OwbTensor *tensor, const 
       return FALSE;
     }
   gsize size = owb_data_type_size (tensor->dtype);
-  int bits = _owb_onnx_packed_bits (tensor->dtype);
+  int bits = owb_data_type_packed_bits (tensor->dtype);
   if (!owb_data_type_is_valid (tensor->dtype) || (size == 0 && tensor->dtype != OWB_TYPE_STRING && !bits))
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "tensor '%s': element type %s cannot be saved", name ? name : "",

@@ -166,16 +166,6 @@ remove_attribute (OwbNode *node, const char *name)
       }
 }
 
-/* Sets input i, adding "" (missing optional) inputs before it as needed. */
-static void
-set_input (OwbNode *node, int i, const char *name)
-{
-  while (node->n_inputs <= i)
-    owb_node_add_input (node, "");
-  g_free (node->inputs[i]);
-  node->inputs[i] = g_strdup (name);
-}
-
 static void
 set_output (OwbNode *node, int i, const char *name)
 {
@@ -277,7 +267,7 @@ ints_attribute_to_input (Step *st, const char *attr_name, int index)
   if (!attr || attr->type != OWB_ATTR_INTS)
     return FALSE;
   const char *name = add_int64s (st, attr_name, attr->n, attr->ints);
-  set_input (st->node, index, name);
+  owb_node_set_input (st->node, index, name);
   remove_attribute (st->node, attr_name);
   return TRUE;
 }
@@ -424,7 +414,7 @@ tile_6 (Step *st, GError **error)
     repeats[i] = i == a ? owb_tensor_get_int64 (tiles, 0) : 1;
   const char *name = add_int64s (st, "repeats", rank, repeats);
   g_free (repeats);
-  set_input (st->node, 1, name);
+  owb_node_set_input (st->node, 1, name);
   g_free (st->node->inputs[2]);
   st->node->n_inputs = 2;
   return TRUE;
@@ -454,7 +444,7 @@ legacy_broadcast_7 (Step *st, GError **error)
           int64_t axes[OWB_MAX_RANK];
           for (int i = 0; i < count; i++)
             axes[i] = rb + i;
-          set_input (st->node, 1, add_unsqueeze (st, b, count, axes));
+          owb_node_set_input (st->node, 1, add_unsqueeze (st, b, count, axes));
         }
     }
   remove_attribute (st->node, "broadcast");
@@ -482,7 +472,7 @@ prelu_7 (Step *st, GError **error)
   int64_t axes[OWB_MAX_RANK];
   for (int i = 0; i < tx.rank - 2; i++)
     axes[i] = 1 + i;
-  set_input (st->node, 1, add_unsqueeze (st, slope, tx.rank - 2, axes));
+  owb_node_set_input (st->node, 1, add_unsqueeze (st, slope, tx.rank - 2, axes));
   return TRUE;
 }
 
@@ -547,7 +537,7 @@ upsample_9 (Step *st, GError **error)
   const OwbAttribute *attr = owb_node_get_attribute (st->node, "scales");
   if (!attr || attr->type != OWB_ATTR_FLOATS)
     return fail (st, error, "the 'scales' attribute is missing");
-  set_input (st->node, 1, add_floats (st, "scales", attr->n, attr->floats));
+  owb_node_set_input (st->node, 1, add_floats (st, "scales", attr->n, attr->floats));
   remove_attribute (st->node, "scales");
   return TRUE;
 }
@@ -575,7 +565,7 @@ topk_10 (Step *st, GError **error)
   if (!k || k->type != OWB_ATTR_INT)
     return fail (st, error, "the 'k' attribute is missing");
   int64_t value = k->i;
-  set_input (st->node, 1, add_int64s (st, "k", 1, &value));
+  owb_node_set_input (st->node, 1, add_int64s (st, "k", 1, &value));
   remove_attribute (st->node, "k");
   return TRUE;
 }
@@ -645,8 +635,8 @@ resize_11 (Step *st, GError **error)
   char *scales_name = g_strdup (scales);
   /* roi is required at 11 and 12 (an empty tensor), optional from 13. */
   const char *roi = st->cv->target >= 13 ? "" : add_floats (st, "roi", 0, NULL);
-  set_input (st->node, 1, roi);
-  set_input (st->node, 2, scales_name);
+  owb_node_set_input (st->node, 1, roi);
+  owb_node_set_input (st->node, 2, scales_name);
   g_free (scales_name);
   return TRUE;
 }
@@ -666,9 +656,9 @@ clip_11 (Step *st, GError **error)
   gboolean has_min = min != NULL, has_max = max != NULL;
   remove_attribute (st->node, "min");
   remove_attribute (st->node, "max");
-  set_input (st->node, 1, has_min ? add_scalar (st, "min", dtype, min_value) : "");
+  owb_node_set_input (st->node, 1, has_min ? add_scalar (st, "min", dtype, min_value) : "");
   if (has_max)
-    set_input (st->node, 2, add_scalar (st, "max", dtype, max_value));
+    owb_node_set_input (st->node, 2, add_scalar (st, "max", dtype, max_value));
   return TRUE;
 }
 
@@ -684,7 +674,7 @@ pad_11 (Step *st, GError **error)
       OwbDataType dtype = find_dtype (st->graph, owb_node_get_input (st->node, 0));
       if (dtype == OWB_TYPE_UNDEFINED)
         return fail (st, error, "the data's element type is unknown");
-      set_input (st->node, 2, add_scalar (st, "constant_value", dtype, v));
+      owb_node_set_input (st->node, 2, add_scalar (st, "constant_value", dtype, v));
     }
   remove_attribute (st->node, "value");
   return TRUE;
@@ -710,7 +700,7 @@ dropout_12 (Step *st, GError **error)
   float value = ratio->type == OWB_ATTR_FLOAT ? ratio->f : 0.5f;
   remove_attribute (st->node, "ratio");
   OwbTensor *t = owb_tensor_new_scalar_float (value);
-  set_input (st->node, 1, add_constant (st, "ratio", t));
+  owb_node_set_input (st->node, 1, add_constant (st, "ratio", t));
   return TRUE;
 }
 
@@ -746,7 +736,7 @@ softmax_13 (Step *st, GError **error)
   set_int (flatten, "axis", axis);
   const char *flat = fresh_name (st->cv, input);
   owb_node_add_output (flatten, flat);
-  set_input (st->node, 0, flat);
+  owb_node_set_input (st->node, 0, flat);
   const char *result = fresh_name (st->cv, output);
   set_output (st->node, 0, result);
   set_int (st->node, "axis", -1);
@@ -818,7 +808,7 @@ dft_20 (Step *st, GError **error)
 {
   int64_t axis = owb_node_get_int (st->node, "axis", 1);
   remove_attribute (st->node, "axis");
-  set_input (st->node, 2, add_constant (st, "axis", owb_tensor_new_scalar_int64 (axis)));
+  owb_node_set_input (st->node, 2, add_constant (st, "axis", owb_tensor_new_scalar_int64 (axis)));
   return TRUE;
 }
 
@@ -844,7 +834,7 @@ group_normalization_21 (Step *st, GError **error)
       OwbTensor *per_channel = owb_tensor_new (t->dtype, 1, &channels, NULL);
       for (int64_t c = 0; c < channels; c++)
         owb_tensor_set_double (per_channel, c, owb_tensor_get_double (t, c / (channels / groups)));
-      set_input (st->node, i, add_constant (st, name, per_channel));
+      owb_node_set_input (st->node, i, add_constant (st, name, per_channel));
     }
   return TRUE;
 }

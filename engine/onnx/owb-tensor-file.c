@@ -682,7 +682,7 @@ map_proto (OwbProtoArena *arena, const OwbTensor *map, const char *name, GError 
   const OwbTensor *values = keys ? g_ptr_array_index (map->sequence, 1) : NULL;
   if (!keys || keys->nelems != values->nelems || (keys->dtype != OWB_TYPE_INT64 && keys->dtype != OWB_TYPE_STRING)
       || values->dtype == OWB_TYPE_STRING || owb_data_type_size (values->dtype) == 0
-      || _owb_onnx_packed_bits (values->dtype) != 0 || G_BYTE_ORDER != G_LITTLE_ENDIAN)
+      || owb_data_type_packed_bits (values->dtype) != 0 || G_BYTE_ORDER != G_LITTLE_ENDIAN)
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "this map cannot be saved as .pb");
       return NULL;

@@ -60,18 +60,6 @@ dims_conflict (OwbDim a, OwbDim b)
 }
 
 static gboolean
-check_epsilon (OwbInferContext *ctx, GError **error)
-{
-  float eps = owb_node_get_float (ctx->node, "epsilon", 1e-5f);
-  if (!isfinite (eps) || eps < 0)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "epsilon must be a non-negative number, not %g", eps);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static gboolean
 check_approximate (OwbInferContext *ctx, GError **error)
 {
   const char *approximate = owb_node_get_string (ctx->node, "approximate", "none");
@@ -127,7 +115,7 @@ set_statistics_outputs (OwbInferContext *ctx, int first, int last, int axis)
 static gboolean
 infer_layer_normalization (OwbInferContext *ctx, GError **error)
 {
-  if (!check_float_inputs (ctx, error) || !check_epsilon (ctx, error))
+  if (!check_float_inputs (ctx, error) || !_owb_infer_check_epsilon (ctx, error))
     return FALSE;
   const OwbValueType *x = ctx->inputs[0];
   owb_infer_copy (ctx, 0, 0);
@@ -201,7 +189,7 @@ infer_bias_gelu (OwbInferContext *ctx, GError **error)
 static gboolean
 infer_skip_layer_normalization (OwbInferContext *ctx, GError **error)
 {
-  if (!check_float_inputs (ctx, error) || !check_epsilon (ctx, error))
+  if (!check_float_inputs (ctx, error) || !_owb_infer_check_epsilon (ctx, error))
     return FALSE;
   const OwbValueType *x = ctx->inputs[0], *skip = ctx->inputs[1];
   owb_infer_copy (ctx, 0, 0);

@@ -49,18 +49,6 @@ is_plain_type (OwbDataType t)
          || t == OWB_TYPE_UINT64;
 }
 
-/* Checks the element type of input i against a predicate (skipped while the type is unknown). */
-static gboolean
-check_type (OwbInferContext *ctx, int i, gboolean (*ok) (OwbDataType), const char *what, GError **error)
-{
-  const OwbValueType *t = in_type (ctx, i);
-  if (!t || t->dtype == OWB_TYPE_UNDEFINED || ok (t->dtype))
-    return TRUE;
-  owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input %d must be %s, not %s", i, what,
-                       owb_data_type_name (t->dtype));
-  return FALSE;
-}
-
 static gboolean
 is_index_type (OwbDataType t)
 {
@@ -146,8 +134,8 @@ infer_loss (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "reduction '%s' is not none, sum or mean", reduction);
       return FALSE;
     }
-  if (!check_type (ctx, 0, is_float_type, "a float type", error)
-      || !check_type (ctx, 1, is_index_type, "int32 or int64", error))
+  if (!_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error)
+      || !_owb_infer_check_input_type (ctx, 1, is_index_type, "int32 or int64", error))
     return FALSE;
   if (w && w->dtype != OWB_TYPE_UNDEFINED && x->dtype != OWB_TYPE_UNDEFINED && w->dtype != x->dtype)
     {
@@ -204,8 +192,8 @@ is_cumprod_type (OwbDataType t)
 static gboolean
 infer_cumprod (OwbInferContext *ctx, GError **error)
 {
-  if (!check_type (ctx, 0, is_cumprod_type, "a float or 32/64-bit integer type", error)
-      || !check_type (ctx, 1, is_index_type, "int32 or int64", error))
+  if (!_owb_infer_check_input_type (ctx, 0, is_cumprod_type, "a float or 32/64-bit integer type", error)
+      || !_owb_infer_check_input_type (ctx, 1, is_index_type, "int32 or int64", error))
     return FALSE;
   const OwbValueType *x = ctx->inputs[0], *axis = ctx->inputs[1];
   if (axis->rank > 1 || (axis->rank == 1 && owb_dim_is_known (axis->dims[0]) && axis->dims[0].value != 1))
@@ -236,25 +224,7 @@ infer_unique (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
   const OwbAttribute *axis_attr = owb_node_get_attribute (ctx->node, "axis");
-  OwbDim numel = OWB_DIM_UNKNOWN;
-  if (x->rank >= 0)
-    {
-      int64_t n = 1;
-      gboolean known = TRUE;
-      for (int i = 0; i < x->rank; i++)
-        {
-          if (!owb_dim_is_known (x->dims[i]))
-            known = FALSE;
-          else if (known && x->dims[i].value > 0 && n > G_MAXINT64 / x->dims[i].value)
-            known = FALSE;
-          else if (known)
-            n *= x->dims[i].value;
-        }
-      if (known)
-        numel = OWB_DIM_VALUE (n);
-      else if (x->rank == 1)
-        numel = x->dims[0];
-    }
+  OwbDim numel = _owb_infer_element_count (x);
   OwbValueType *y = &ctx->outputs[0];
   OwbDim inverse_len = numel;
   if (axis_attr)
@@ -299,7 +269,7 @@ static gboolean
 infer_compress (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0], *cond = ctx->inputs[1];
-  if (!check_type (ctx, 1, is_bool, "bool", error) || !check_rank_of (ctx, 1, 1, error))
+  if (!_owb_infer_check_input_type (ctx, 1, is_bool, "bool", error) || !check_rank_of (ctx, 1, 1, error))
     return FALSE;
   const OwbAttribute *axis_attr = owb_node_get_attribute (ctx->node, "axis");
   OwbValueType *out = &ctx->outputs[0];
@@ -382,7 +352,7 @@ infer_reverse_sequence (OwbInferContext *ctx, GError **error)
                            "batch_axis %" G_GINT64_FORMAT " and time_axis %" G_GINT64_FORMAT " must be 0 and 1", b, t);
       return FALSE;
     }
-  if (!check_type (ctx, 1, is_index_type, "int64", error) || !check_rank_of (ctx, 1, 1, error))
+  if (!_owb_infer_check_input_type (ctx, 1, is_index_type, "int64", error) || !check_rank_of (ctx, 1, 1, error))
     return FALSE;
   if (x->rank >= 0 && x->rank < 2)
     {
@@ -484,7 +454,7 @@ infer_bernoulli (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
   OwbDataType dtype = x->dtype;
-  if (!check_seed (ctx, error) || !check_type (ctx, 0, is_float_type, "a float type", error)
+  if (!check_seed (ctx, error) || !_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error)
       || !get_dtype_attr (ctx, "dtype", is_plain_type, &dtype, error))
     return FALSE;
   ctx->outputs[0] = *x;
@@ -503,7 +473,7 @@ infer_multinomial (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
   OwbDataType dtype = OWB_TYPE_INT32;
-  if (!check_seed (ctx, error) || !check_type (ctx, 0, is_float_type, "a float type", error)
+  if (!check_seed (ctx, error) || !_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error)
       || !get_dtype_attr (ctx, "dtype", is_int32_or_64, &dtype, error) || !check_rank_of (ctx, 0, 2, error))
     return FALSE;
   int64_t samples = owb_node_get_int (ctx->node, "sample_size", 1);
@@ -525,17 +495,8 @@ infer_multinomial (OwbInferContext *ctx, GError **error)
 static int
 type_bits (OwbDataType t)
 {
-  switch (t)
-    {
-    case OWB_TYPE_UINT4:
-    case OWB_TYPE_INT4:
-    case OWB_TYPE_FLOAT4E2M1: return 4;
-    case OWB_TYPE_UINT2:
-    case OWB_TYPE_INT2: return 2;
-    case OWB_TYPE_FLOAT6E2M3:
-    case OWB_TYPE_FLOAT6E3M2: return 6;
-    default: return (int) owb_data_type_size (t) * 8;
-    }
+  int packed = owb_data_type_packed_bits (t);
+  return packed ? packed : (int) owb_data_type_size (t) * 8;
 }
 
 static gboolean
@@ -548,7 +509,7 @@ infer_bitcast (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "needs a 'to' attribute naming a non-string type");
       return FALSE;
     }
-  if (!check_type (ctx, 0, not_string, "a non-string type", error))
+  if (!_owb_infer_check_input_type (ctx, 0, not_string, "a non-string type", error))
     return FALSE;
   OwbDataType dtype = (OwbDataType) to->i;
   if (x->dtype != OWB_TYPE_UNDEFINED && type_bits (x->dtype) != type_bits (dtype))
@@ -569,7 +530,7 @@ static gboolean
 infer_det (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
-  if (!check_type (ctx, 0, is_float_type, "a float type", error))
+  if (!_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error))
     return FALSE;
   if (x->rank < 0)
     {
@@ -626,7 +587,7 @@ infer_max_unpool (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0], *ind = ctx->inputs[1];
   const OwbValueType *shape = ctx->opset >= 11 ? in_type (ctx, 2) : NULL;
-  if (!check_type (ctx, 0, is_float_type, "a float type", error) || !check_type (ctx, 1, is_int64, "int64", error))
+  if (!_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error) || !_owb_infer_check_input_type (ctx, 1, is_int64, "int64", error))
     return FALSE;
   int nk;
   owb_node_get_ints (ctx->node, "kernel_shape", &nk);
@@ -655,7 +616,7 @@ infer_max_unpool (OwbInferContext *ctx, GError **error)
   set_tensor (out, x->dtype, rank);
   if (shape)
     {
-      if (!check_type (ctx, 2, is_int64, "int64", error) || !check_rank_of (ctx, 2, 1, error))
+      if (!_owb_infer_check_input_type (ctx, 2, is_int64, "int64", error) || !check_rank_of (ctx, 2, 1, error))
         return FALSE;
       int64_t *v = NULL, len = 0;
       if (owb_infer_get_ints (ctx, 2, &v, &len))
@@ -711,7 +672,7 @@ static gboolean
 infer_center_crop_pad (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0], *shape = ctx->inputs[1];
-  if (!check_type (ctx, 1, is_index_type, "int32 or int64", error) || !check_rank_of (ctx, 1, 1, error))
+  if (!_owb_infer_check_input_type (ctx, 1, is_index_type, "int32 or int64", error) || !check_rank_of (ctx, 1, 1, error))
     return FALSE;
   OwbValueType *out = &ctx->outputs[0];
   if (x->rank < 0)
@@ -782,7 +743,7 @@ static gboolean
 infer_col2im (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0], *img = ctx->inputs[1], *blk = ctx->inputs[2];
-  if (!check_type (ctx, 1, is_int64, "int64", error) || !check_type (ctx, 2, is_int64, "int64", error)
+  if (!_owb_infer_check_input_type (ctx, 1, is_int64, "int64", error) || !_owb_infer_check_input_type (ctx, 2, is_int64, "int64", error)
       || !check_rank_of (ctx, 0, 3, error) || !check_rank_of (ctx, 1, 1, error) || !check_rank_of (ctx, 2, 1, error))
     return FALSE;
   int n = -1;

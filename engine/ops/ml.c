@@ -41,18 +41,6 @@ is_ml_number (OwbDataType t)
          || t == OWB_TYPE_FLOAT16;
 }
 
-/* Input 0 must be one of the types `ok` accepts (skipped while unknown). */
-static gboolean
-check_input_type (OwbInferContext *ctx, int i, gboolean (*ok) (OwbDataType), const char *what, GError **error)
-{
-  const OwbValueType *t = i < ctx->n_inputs ? ctx->inputs[i] : NULL;
-  if (!t || t->dtype == OWB_TYPE_UNDEFINED || ok (t->dtype))
-    return TRUE;
-  owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input %d must be %s, not %s", i, what,
-                       owb_data_type_name (t->dtype));
-  return FALSE;
-}
-
 static gboolean
 is_string (OwbDataType t)
 {
@@ -136,7 +124,7 @@ static gboolean
 infer_string_normalizer (OwbInferContext *ctx, GError **error)
 {
   static const char *const actions[] = { "NONE", "LOWER", "UPPER", NULL };
-  if (!check_input_type (ctx, 0, is_string, "string", error)
+  if (!_owb_infer_check_input_type (ctx, 0, is_string, "string", error)
       || !check_enum (ctx, "case_change_action", "NONE", actions, error))
     return FALSE;
   const OwbValueType *x = ctx->inputs[0];
@@ -169,7 +157,7 @@ infer_regex_full_match (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute pattern (a string) is required");
       return FALSE;
     }
-  if (!check_input_type (ctx, 0, is_string, "string", error))
+  if (!_owb_infer_check_input_type (ctx, 0, is_string, "string", error))
     return FALSE;
   owb_infer_copy (ctx, 0, 0);
   ctx->outputs[0].dtype = OWB_TYPE_BOOL;
@@ -181,7 +169,7 @@ infer_regex_full_match (OwbInferContext *ctx, GError **error)
 static gboolean
 infer_string_concat (OwbInferContext *ctx, GError **error)
 {
-  if (!check_input_type (ctx, 0, is_string, "string", error) || !check_input_type (ctx, 1, is_string, "string", error))
+  if (!_owb_infer_check_input_type (ctx, 0, is_string, "string", error) || !_owb_infer_check_input_type (ctx, 1, is_string, "string", error))
     return FALSE;
   if (!owb_infer_broadcast (ctx, 2, ctx->inputs, &ctx->outputs[0], error))
     return FALSE;
@@ -194,7 +182,7 @@ infer_string_concat (OwbInferContext *ctx, GError **error)
 static gboolean
 infer_string_split (OwbInferContext *ctx, GError **error)
 {
-  if (!check_input_type (ctx, 0, is_string, "string", error))
+  if (!_owb_infer_check_input_type (ctx, 0, is_string, "string", error))
     return FALSE;
   const OwbValueType *x = ctx->inputs[0];
   if (x->rank >= OWB_MAX_RANK)
@@ -232,7 +220,7 @@ static gboolean
 infer_tfidf (OwbInferContext *ctx, GError **error)
 {
   static const char *const modes[] = { "TF", "IDF", "TFIDF", NULL };
-  if (!check_input_type (ctx, 0, is_tfidf_input, "string, int32 or int64", error))
+  if (!_owb_infer_check_input_type (ctx, 0, is_tfidf_input, "string, int32 or int64", error))
     return FALSE;
   if (!has_attr (ctx, "mode"))
     {
@@ -302,7 +290,7 @@ infer_linear_classifier (OwbInferContext *ctx, GError **error)
   OwbDim n, f;
   OwbDataType label_type;
   int n_labels;
-  if (!check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
+  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
       || !check_enum (ctx, "post_transform", "NONE", post_transforms, error)
       || !class_labels (ctx, "classlabels_ints", &label_type, &n_labels, error) || !batch_features (ctx, &n, &f, error))
     return FALSE;
@@ -347,7 +335,7 @@ static gboolean
 infer_linear_regressor (OwbInferContext *ctx, GError **error)
 {
   OwbDim n, f;
-  if (!check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
+  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
       || !check_enum (ctx, "post_transform", "NONE", post_transforms, error) || !batch_features (ctx, &n, &f, error))
     return FALSE;
   int64_t targets = owb_node_get_int (ctx->node, "targets", 1);
@@ -402,7 +390,7 @@ infer_svm_classifier (OwbInferContext *ctx, GError **error)
   OwbDim n, f;
   OwbDataType label_type;
   int n_labels;
-  if (!check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error) || !check_kernel (ctx, error)
+  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error) || !check_kernel (ctx, error)
       || !class_labels (ctx, "classlabels_ints", &label_type, &n_labels, error) || !batch_features (ctx, &n, &f, error))
     return FALSE;
   int64_t classes = MAX (n_labels, 1);
@@ -442,7 +430,7 @@ static gboolean
 infer_svm_regressor (OwbInferContext *ctx, GError **error)
 {
   OwbDim n, f;
-  if (!check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error) || !check_kernel (ctx, error)
+  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error) || !check_kernel (ctx, error)
       || !batch_features (ctx, &n, &f, error))
     return FALSE;
   set_tensor (&ctx->outputs[0], OWB_TYPE_FLOAT, 2);
@@ -459,7 +447,7 @@ infer_tree_classifier (OwbInferContext *ctx, GError **error)
   OwbDim n, f;
   OwbDataType label_type;
   int n_labels;
-  if (!check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
+  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
       || !check_enum (ctx, "post_transform", "NONE", post_transforms, error)
       || !class_labels (ctx, "classlabels_int64s", &label_type, &n_labels, error) || !batch_features (ctx, &n, &f, error))
     return FALSE;
@@ -499,7 +487,7 @@ infer_tree_regressor (OwbInferContext *ctx, GError **error)
   static const char *const aggregates[] = { "AVERAGE", "SUM", "MIN", "MAX", NULL };
   OwbDim n, f;
   int64_t targets;
-  if (!check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
+  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
       || !check_enum (ctx, "post_transform", "NONE", post_transforms, error)
       || !check_enum (ctx, "aggregate_function", "SUM", aggregates, error) || !batch_features (ctx, &n, &f, error)
       || !tree_targets (ctx, "target_ids", &targets, error))
@@ -521,7 +509,7 @@ infer_tree_ensemble (OwbInferContext *ctx, GError **error)
 {
   OwbDim n, f;
   int64_t targets;
-  if (!check_input_type (ctx, 0, is_tree_input, "float, double or float16", error) || !batch_features (ctx, &n, &f, error)
+  if (!_owb_infer_check_input_type (ctx, 0, is_tree_input, "float, double or float16", error) || !batch_features (ctx, &n, &f, error)
       || !tree_targets (ctx, "leaf_targetids", &targets, error))
     return FALSE;
   int64_t post = owb_node_get_int (ctx->node, "post_transform", 0);
@@ -544,7 +532,7 @@ infer_tree_ensemble (OwbInferContext *ctx, GError **error)
 static gboolean
 infer_scaler (OwbInferContext *ctx, GError **error)
 {
-  if (!check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error))
+  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error))
     return FALSE;
   owb_infer_copy (ctx, 0, 0);
   ctx->outputs[0].dtype = OWB_TYPE_FLOAT;
@@ -556,7 +544,7 @@ infer_normalizer (OwbInferContext *ctx, GError **error)
 {
   static const char *const norms[] = { "MAX", "L1", "L2", NULL };
   OwbDim n, f;
-  if (!check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
+  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
       || !check_enum (ctx, "norm", "MAX", norms, error) || !batch_features (ctx, &n, &f, error))
     return FALSE;
   owb_infer_copy (ctx, 0, 0);
@@ -567,7 +555,7 @@ infer_normalizer (OwbInferContext *ctx, GError **error)
 static gboolean
 infer_same (OwbInferContext *ctx, GError **error)
 {
-  if (!check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error))
+  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error))
     return FALSE;
   owb_infer_copy (ctx, 0, 0);
   return TRUE;
@@ -584,7 +572,7 @@ is_onehot_input (OwbDataType t)
 static gboolean
 infer_one_hot_encoder (OwbInferContext *ctx, GError **error)
 {
-  if (!check_input_type (ctx, 0, is_onehot_input, "string, float, double, int32 or int64", error))
+  if (!_owb_infer_check_input_type (ctx, 0, is_onehot_input, "string, float, double, int32 or int64", error))
     return FALSE;
   int ni = attr_len (ctx, "cats_int64s", OWB_ATTR_INTS), ns = attr_len (ctx, "cats_strings", OWB_ATTR_STRINGS);
   if ((ni > 0) == (ns > 0))
@@ -729,7 +717,7 @@ is_string_or_int64 (OwbDataType t)
 static gboolean
 infer_category_mapper (OwbInferContext *ctx, GError **error)
 {
-  if (!check_input_type (ctx, 0, is_string_or_int64, "string or int64", error))
+  if (!_owb_infer_check_input_type (ctx, 0, is_string_or_int64, "string or int64", error))
     return FALSE;
   if (attr_len (ctx, "cats_int64s", OWB_ATTR_INTS) != attr_len (ctx, "cats_strings", OWB_ATTR_STRINGS))
     {
@@ -759,8 +747,8 @@ is_int64 (OwbDataType t)
 static gboolean
 infer_array_feature_extractor (OwbInferContext *ctx, GError **error)
 {
-  if (!check_input_type (ctx, 0, is_extractor_input, "float, double, int32, int64 or string", error)
-      || !check_input_type (ctx, 1, is_int64, "int64", error))
+  if (!_owb_infer_check_input_type (ctx, 0, is_extractor_input, "float, double, int32, int64 or string", error)
+      || !_owb_infer_check_input_type (ctx, 1, is_int64, "int64", error))
     return FALSE;
   const OwbValueType *x = ctx->inputs[0], *idx = ctx->inputs[1];
   if (x->rank == 0)
@@ -768,23 +756,7 @@ infer_array_feature_extractor (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have at least one axis");
       return FALSE;
     }
-  OwbDim count = OWB_DIM_UNKNOWN;
-  if (idx->rank >= 0)
-    {
-      int64_t c = 1;
-      gboolean known = TRUE;
-      for (int i = 0; i < idx->rank; i++)
-        {
-          if (!owb_dim_is_known (idx->dims[i]))
-            known = FALSE;
-          else
-            c *= idx->dims[i].value;
-        }
-      if (known)
-        count = OWB_DIM_VALUE (c);
-      else if (idx->rank == 1)
-        count = idx->dims[0];
-    }
+  OwbDim count = _owb_infer_element_count (idx);
   OwbValueType *z = &ctx->outputs[0];
   if (x->rank < 0)
     set_tensor (z, x->dtype, -1);
@@ -830,7 +802,7 @@ infer_feature_vectorizer (OwbInferContext *ctx, GError **error)
   OwbDim n = OWB_DIM_UNKNOWN;
   for (int i = 0; i < ctx->n_inputs; i++)
     {
-      if (!ctx->inputs[i] || !check_input_type (ctx, i, is_ml_number, "float, double, int32 or int64", error))
+      if (!ctx->inputs[i] || !_owb_infer_check_input_type (ctx, i, is_ml_number, "float, double, int32 or int64", error))
         {
           if (!ctx->inputs[i])
             owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "input %d is missing", i);

@@ -299,18 +299,6 @@ infer_global_pool (OwbInferContext *ctx, GError **error)
 
 /* ---- normalizations --------------------------------------------------------------------------- */
 
-static gboolean
-check_epsilon (OwbInferContext *ctx, GError **error)
-{
-  float eps = owb_node_get_float (ctx->node, "epsilon", 1e-5f);
-  if (!isfinite (eps) || eps < 0)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "epsilon must be a non-negative number, not %g", eps);
-      return FALSE;
-    }
-  return TRUE;
-}
-
 /* A per-channel parameter (input i) must be a vector of `count` elements when both are known. */
 static gboolean
 check_vector (OwbInferContext *ctx, int i, OwbDim count, const char *what, GError **error)
@@ -345,7 +333,7 @@ infer_batch_normalization (OwbInferContext *ctx, GError **error)
                            ctx->n_outputs);
       return FALSE;
     }
-  if (!check_epsilon (ctx, error))
+  if (!_owb_infer_check_epsilon (ctx, error))
     return FALSE;
   const OwbValueType *x = ctx->inputs[0];
   if (x->rank == 0)
@@ -376,7 +364,7 @@ infer_instance_normalization (OwbInferContext *ctx, GError **error)
   for (int i = 0; i < 3; i++)
     if (!check_input (ctx, i, FALSE, error))
       return FALSE;
-  if (!check_min_rank (ctx, 0, 2, error) || !check_epsilon (ctx, error))
+  if (!check_min_rank (ctx, 0, 2, error) || !_owb_infer_check_epsilon (ctx, error))
     return FALSE;
   const OwbValueType *x = ctx->inputs[0];
   if (x->rank >= 0)
@@ -437,7 +425,7 @@ infer_layer_normalization (OwbInferContext *ctx, GError **error)
     if (ctx->inputs[i] && !check_input (ctx, i, FALSE, error))
       return FALSE;
   OwbDataType stash;
-  if (!check_epsilon (ctx, error) || !stash_dtype (ctx, &stash, error))
+  if (!_owb_infer_check_epsilon (ctx, error) || !stash_dtype (ctx, &stash, error))
     return FALSE;
   const OwbValueType *x = ctx->inputs[0];
   owb_infer_copy (ctx, 0, 0);
@@ -472,7 +460,7 @@ infer_group_normalization (OwbInferContext *ctx, GError **error)
   for (int i = 0; i < 3; i++)
     if (!check_input (ctx, i, FALSE, error))
       return FALSE;
-  if (!check_min_rank (ctx, 0, 2, error) || !check_epsilon (ctx, error))
+  if (!check_min_rank (ctx, 0, 2, error) || !_owb_infer_check_epsilon (ctx, error))
     return FALSE;
   if (ctx->opset >= 21)
     {

@@ -1,8 +1,10 @@
 /* owb-infer-helpers.c: checks and helpers shared by the inference functions of all op families. */
+#include "ir/owb-ir-private.h"
 #include "owb-ops-private.h"
 #include <owb/owb-op.h>
 #include <owb/owb-error.h>
 
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -11,12 +13,8 @@ owb_infer_set_error (OwbInferContext *ctx, GError **error, int code, const char 
 {
   va_list args;
   va_start (args, format);
-  char *msg = g_strdup_vprintf (format, args);
+  _owb_node_set_error_valist (ctx->node, error, code, format, args);
   va_end (args);
-  char *who = owb_node_describe (ctx->node);
-  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
-  g_free (who);
-  g_free (msg);
 }
 
 const char *
@@ -352,4 +350,43 @@ _owb_infer_dim (const OwbValueType *t, int i)
   if (!t || t->rank < 0 || i < 0 || i >= t->rank)
     return OWB_DIM_UNKNOWN;
   return t->dims[i];
+}
+
+gboolean
+_owb_infer_check_input_type (OwbInferContext *ctx, int i, gboolean (*ok) (OwbDataType), const char *what,
+                             GError **error)
+{
+  const OwbValueType *t = i < ctx->n_inputs ? ctx->inputs[i] : NULL;
+  if (!t || t->dtype == OWB_TYPE_UNDEFINED || ok (t->dtype))
+    return TRUE;
+  owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input %d must be %s, not %s", i, what,
+                       owb_data_type_name (t->dtype));
+  return FALSE;
+}
+
+gboolean
+_owb_infer_check_epsilon (OwbInferContext *ctx, GError **error)
+{
+  float eps = owb_node_get_float (ctx->node, "epsilon", 1e-5f);
+  if (!isfinite (eps) || eps < 0)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "epsilon must be a non-negative number, not %g", eps);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+OwbDim
+_owb_infer_element_count (const OwbValueType *t)
+{
+  if (!t || t->rank < 0)
+    return OWB_DIM_UNKNOWN;
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++)
+    {
+      if (!owb_dim_is_known (t->dims[i]) || (t->dims[i].value > 0 && n > G_MAXINT64 / t->dims[i].value))
+        return t->rank == 1 ? t->dims[0] : OWB_DIM_UNKNOWN;
+      n *= t->dims[i].value;
+    }
+  return OWB_DIM_VALUE (n);
 }

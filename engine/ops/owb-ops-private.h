@@ -43,5 +43,15 @@ gboolean _owb_infer_get_conv_ints (OwbInferContext *ctx, const char *name, int w
 gboolean _owb_infer_conv_like (OwbInferContext *ctx, int x_input, int w_input, int bias_input, gboolean transpose,
                                OwbDataType out_dtype, GError **error);
 
+/* Whether input i's element type is one `ok` accepts (skipped while the input or its type is
+ * unknown); otherwise an OWB_ERROR_TYPE "input i must be <what>, not <type>". */
+gboolean _owb_infer_check_input_type (OwbInferContext *ctx, int i, gboolean (*ok) (OwbDataType), const char *what,
+                                      GError **error);
+/* The normalizations' epsilon attribute (default 1e-5) is a finite number >= 0; an
+ * OWB_ERROR_INVALID_MODEL otherwise. */
+gboolean _owb_infer_check_epsilon (OwbInferContext *ctx, GError **error);
+/* The element count of a tensor type: known when every dim is (and the product fits an int64),
+ * the one dim itself (perhaps symbolic) at rank 1, else unknown. */
+OwbDim _owb_infer_element_count (const OwbValueType *t);
 /* Dim i of a tensor type; unknown where the rank is unknown or too small (or t is NULL). */
 OwbDim _owb_infer_dim (const OwbValueType *t, int i);

@@ -152,6 +152,25 @@ normalize_axes (OwbInferContext *ctx, const int64_t *axes, int64_t n, int rank, 
   return TRUE;
 }
 
+/* The ints attribute `name` (the form of shape, axes and split before they became inputs) as a new
+ * array in *vals (*n of them); FALSE when it is absent, and then an error too if `required`. */
+static gboolean
+dup_ints_attribute (OwbInferContext *ctx, const char *name, gboolean required, int64_t **vals, int64_t *n,
+                    GError **error)
+{
+  int na;
+  const int64_t *a = owb_node_get_ints (ctx->node, name, &na);
+  if (!a)
+    {
+      if (required)
+        owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute '%s' is missing", name);
+      return FALSE;
+    }
+  *vals = g_memdup2 (a, sizeof (int64_t) * MAX (na, 1));
+  *n = na;
+  return TRUE;
+}
+
 /* ---- Reshape, Flatten, Squeeze, Unsqueeze, Transpose ---- */
 
 static gboolean
@@ -166,15 +185,8 @@ infer_reshape (OwbInferContext *ctx, GError **error)
 
   if (ctx->opset < 5)
     {
-      int na;
-      const int64_t *a = owb_node_get_ints (ctx->node, "shape", &na);
-      if (!a)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute 'shape' is missing");
-          return FALSE;
-        }
-      shape = g_memdup2 (a, sizeof (int64_t) * MAX (na, 1));
-      n = na;
+      if (!dup_ints_attribute (ctx, "shape", TRUE, &shape, &n, error))
+        return FALSE;
     }
   else
     {
@@ -345,13 +357,7 @@ infer_squeeze (OwbInferContext *ctx, GError **error)
   gboolean have_axes;
 
   if (ctx->opset < 13)
-    {
-      int na;
-      const int64_t *a = owb_node_get_ints (ctx->node, "axes", &na);
-      have_axes = a != NULL;
-      if (a)
-        axes = g_memdup2 (a, sizeof (int64_t) * MAX (na, 1)), n = na;
-    }
+    have_axes = dup_ints_attribute (ctx, "axes", FALSE, &axes, &n, NULL);
   else if (in_type (ctx, 1))
     {
       if (!check_int_input (ctx, 1, "axes", error))
@@ -429,15 +435,8 @@ infer_unsqueeze (OwbInferContext *ctx, GError **error)
 
   if (ctx->opset < 13)
     {
-      int na;
-      const int64_t *a = owb_node_get_ints (ctx->node, "axes", &na);
-      if (!a)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute 'axes' is missing");
-          return FALSE;
-        }
-      axes = g_memdup2 (a, sizeof (int64_t) * MAX (na, 1));
-      n = na;
+      if (!dup_ints_attribute (ctx, "axes", TRUE, &axes, &n, error))
+        return FALSE;
     }
   else
     {
@@ -622,16 +621,7 @@ infer_split (OwbInferContext *ctx, GError **error)
   int64_t axis = owb_node_get_int (ctx->node, "axis", 0);
 
   if (ctx->opset < 13)
-    {
-      int na;
-      const int64_t *a = owb_node_get_ints (ctx->node, "split", &na);
-      if (a)
-        {
-          split = g_memdup2 (a, sizeof (int64_t) * MAX (na, 1));
-          n_split = na;
-          have_split = TRUE;
-        }
-    }
+    have_split = dup_ints_attribute (ctx, "split", FALSE, &split, &n_split, NULL);
   if (!have_split && (ctx->opset < 2 || ctx->opset >= 13) && in_type (ctx, 1))
     {
       if (!check_int_input (ctx, 1, "split", error))

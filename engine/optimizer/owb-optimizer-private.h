@@ -19,9 +19,10 @@ extern const guint _owb_n_passes;
  * a session would run it); on success fills values[o] for every non-empty output (new
  * references). Constant folding's evaluator, shared with the passes that fold one op kind. */
 gboolean _owb_pass_evaluate_node (OwbPassContext *ctx, const OwbNode *node, OwbTensor **values, GError **error);
-/* The options' providers that run on host memory (constant folding always runs on the CPU, never
- * on a device), in their order; a new array that does not own them. */
-GPtrArray *_owb_pass_host_providers (OwbPassContext *ctx);
+/* A session of `model` (a small model a pass made to evaluate constants) on the options'
+ * providers that run on host memory, in their order (the optimizer computes on the CPU, never on a
+ * device), one thread, not optimized; NULL with an error. */
+OwbSession *_owb_pass_new_host_session (OwbPassContext *ctx, OwbModel *model, GError **error);
 
 /* The QDQ fusions' shared matching (owb-pass-qdq.c). One DequantizeLinear's operands: */
 typedef struct {
@@ -38,6 +39,16 @@ gboolean _owb_pass_is_8bit (OwbDataType t);
  * when `name` is no DequantizeLinear at all (no near miss to record), with *why set when it is one
  * that does not qualify. Per-tensor and weight rules are the caller's. */
 gboolean _owb_pass_match_dq (OwbPassContext *ctx, const char *name, OwbPassDq *dq, const char **why);
+/* The DequantizeLinear writing `name` (_owb_pass_match_dq) that a fused integer op reads: of an
+ * activation per tensor (weight FALSE), or of a constant weight of rank `rank` per tensor or along
+ * its `channel_axis` (weight TRUE). not_weight and not_channels are the near-miss reasons for a
+ * weight of another rank and for another axis. NULL *why when `name` is no DequantizeLinear. */
+gboolean _owb_pass_match_dq_input (OwbPassContext *ctx, const char *name, gboolean weight, int rank, int channel_axis,
+                                   const char *not_weight, const char *not_channels, OwbPassDq *dq, const char **why);
+/* A QuantizeLinear `q` per tensor to 8 bits with constant float32 parameters: its zero point's
+ * name (NULL when absent), output type, scale and zero point. */
+gboolean _owb_pass_match_q (OwbPassContext *ctx, const OwbNode *q, const char **yzp_name, OwbDataType *ytype,
+                            float *ysf, int32_t *yz);
 /* A zero of `dtype` shaped like the constant `scale`, added as an initializer named after `like`:
  * the zero point a fused integer op needs where the DequantizeLinear left it out. */
 const char *_owb_pass_add_zero_point (OwbPassContext *ctx, const char *like, const char *scale, OwbDataType dtype);
@@ -49,11 +60,31 @@ const char *_owb_pass_add_zero_point (OwbPassContext *ctx, const char *like, con
 typedef gboolean (*OwbPassTryFuse) (OwbPassContext *ctx, OwbNode *node);
 guint _owb_pass_fuse_each (OwbPassContext *ctx, const char *const *ops, const char *const *our_ops,
                            OwbPassTryFuse try_fuse);
+/* The candidate loop of a fusion that may remove nodes other candidates are (owb-pass-util.c):
+ * takes the first output's name of every node is_anchor accepts, then calls fuse on the node that
+ * writes each name at its turn, if is_anchor still accepts it, so a candidate a fusion removed or
+ * replaced is never touched through a stale pointer. */
+typedef gboolean (*OwbPassIsAnchor) (const OwbNode *node);
+typedef void (*OwbPassFuseAnchor) (OwbPassContext *ctx, OwbNode *node);
+void _owb_pass_fuse_each_anchor (OwbPassContext *ctx, OwbPassIsAnchor is_anchor, OwbPassFuseAnchor fuse);
 /* Adds `fused` (taken) in place of the two nodes it replaces: its provenance names `first` and
  * `second` in that order, and they are removed in that order. */
 void _owb_pass_replace_pair (OwbPassContext *ctx, OwbNode *fused, OwbNode *first, OwbNode *second);
 
+/* The Conv folds (fuse_conv_bn, fuse_conv_mul, fuse_conv_add, owb-pass-util.c). */
+/* W with each of its m output channels (rows of dim 0) multiplied by factor[c], in W's type. */
+OwbTensor *_owb_pass_scale_conv_weight (const OwbTensor *w, const double *factor, int64_t m);
+/* Adds a copy of `conv` in place of conv and `second` (the node folded into it, whose output it
+ * now writes), with weight nw and bias nb where they are not NULL (taken; added as initializers
+ * named after the Conv's own). */
+void _owb_pass_replace_conv (OwbPassContext *ctx, OwbNode *conv, OwbNode *second, OwbTensor *nw, OwbTensor *nb);
+
 /* Predicates several passes share (owb-pass-util.c). */
+/* float32, float64 or float16: the types whose constants the fusions fold (in double, stored back
+ * in their own type) and whose ops the fused float ops take. */
+gboolean _owb_pass_is_float_type (OwbDataType t);
+/* The rank of a value: the constant's, or its inferred tensor type's; -1 when unknown. */
+int _owb_pass_rank_of (OwbPassContext *ctx, const char *name);
 /* Whether `name` is read by a subgraph too: subgraphs refer to values by name, which replacing
  * uses cannot redirect, so such a value must keep its name. */
 gboolean _owb_pass_is_outer_read (OwbPassContext *ctx, const char *name);

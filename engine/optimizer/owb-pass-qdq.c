@@ -1,6 +1,7 @@
 /* owb-pass-qdq.c: what the QDQ fusions (fuse_qdq_matmul, fuse_qdq_conv, fuse_qdq_lookup) match
- * alike: an 8-bit DequantizeLinear with constant float32 parameters, and the zero point a fused
- * integer op needs where the DequantizeLinear left it out. */
+ * alike: an 8-bit DequantizeLinear with constant float32 parameters (of an activation or of a
+ * weight), a per-tensor 8-bit QuantizeLinear, and the zero point a fused integer op needs where
+ * the DequantizeLinear left it out. */
 #include "owb-optimizer-private.h"
 
 #include <string.h>
@@ -46,6 +47,44 @@ _owb_pass_match_dq (OwbPassContext *ctx, const char *name, OwbPassDq *dq, const 
     return *why = "has a zero point of another type or count than its scale", FALSE;
   dq->scale_tensor = s;
   dq->nparams = s->nelems;
+  return TRUE;
+}
+
+gboolean
+_owb_pass_match_dq_input (OwbPassContext *ctx, const char *name, gboolean weight, int rank, int channel_axis,
+                          const char *not_weight, const char *not_channels, OwbPassDq *dq, const char **why)
+{
+  if (!_owb_pass_match_dq (ctx, name, dq, why))
+    return FALSE;
+  const OwbTensor *s = dq->scale_tensor;
+  if (!weight)
+    return s->nelems == 1 ? TRUE : (*why = "quantizes the activation per channel", FALSE);
+  const OwbTensor *w = owb_pass_get_constant (ctx, dq->q);
+  if (!w || w->rank != rank)
+    return *why = not_weight, FALSE;
+  if (s->nelems == 1)
+    return TRUE;
+  int64_t axis = owb_node_get_int (dq->node, "axis", 1);
+  if (s->rank != 1 || s->nelems != w->dims[channel_axis] || (axis != channel_axis && axis != channel_axis - rank))
+    return *why = not_channels, FALSE;
+  return TRUE;
+}
+
+/* The QuantizeLinear's output type: its zero point's, else output_dtype, else uint8. */
+gboolean
+_owb_pass_match_q (OwbPassContext *ctx, const OwbNode *q, const char **yzp_name, OwbDataType *ytype, float *ysf,
+                   int32_t *yz)
+{
+  const OwbTensor *ys = owb_pass_get_constant (ctx, q->inputs[1]);
+  *yzp_name = q->n_inputs > 2 && q->inputs[2][0] ? q->inputs[2] : NULL;
+  const OwbTensor *yzp = *yzp_name ? owb_pass_get_constant (ctx, *yzp_name) : NULL;
+  int64_t output_dtype = owb_node_get_int (q, "output_dtype", 0);
+  *ytype = yzp ? yzp->dtype : (output_dtype ? (OwbDataType) output_dtype : OWB_TYPE_UINT8);
+  if (!ys || ys->dtype != OWB_TYPE_FLOAT || ys->nelems != 1 || (*yzp_name && (!yzp || yzp->nelems != 1))
+      || !_owb_pass_is_8bit (*ytype) || owb_node_get_int (q, "block_size", 0) != 0 || owb_node_get_int (q, "precision", 0) != 0)
+    return FALSE;
+  *ysf = ((const float *) ys->data)[0];
+  *yz = yzp ? (int32_t) owb_tensor_get_double (yzp, 0) : 0;
   return TRUE;
 }
 

@@ -96,10 +96,90 @@ _owb_pass_fuse_each (OwbPassContext *ctx, const char *const *ops, const char *co
 }
 
 void
+_owb_pass_fuse_each_anchor (OwbPassContext *ctx, OwbPassIsAnchor is_anchor, OwbPassFuseAnchor fuse)
+{
+  /* By output name: fusing removes nodes, so pointers taken up front could dangle. */
+  GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
+    {
+      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
+      if (is_anchor (node) && node->n_outputs >= 1 && node->outputs[0][0])
+        g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
+    }
+  for (guint i = 0; i < anchors->len; i++)
+    {
+      OwbNode *node = owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
+      if (node && is_anchor (node))
+        fuse (ctx, node);
+    }
+  g_ptr_array_unref (anchors);
+}
+
+void
 _owb_pass_replace_pair (OwbPassContext *ctx, OwbNode *fused, OwbNode *first, OwbNode *second)
 {
   const char *from[] = { owb_pass_label (first), owb_pass_label (second) };
   owb_pass_add_node (ctx, fused, from, 2);
   owb_pass_remove_node (ctx, first);
   owb_pass_remove_node (ctx, second);
+}
+
+gboolean
+_owb_pass_is_float_type (OwbDataType t)
+{
+  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
+}
+
+int
+_owb_pass_rank_of (OwbPassContext *ctx, const char *name)
+{
+  const OwbTensor *c = owb_pass_get_constant (ctx, name);
+  if (c)
+    return c->rank;
+  const OwbValueType *t = owb_pass_value_type (ctx, name);
+  return t && t->kind == OWB_VALUE_TENSOR ? t->rank : -1;
+}
+
+OwbTensor *
+_owb_pass_scale_conv_weight (const OwbTensor *w, const double *factor, int64_t m)
+{
+  OwbTensor *nw = owb_tensor_new (w->dtype, w->rank, w->dims, NULL);
+  int64_t per = w->nelems / MAX (m, 1);
+  for (int64_t c = 0; c < m; c++)
+    {
+      if (w->dtype == OWB_TYPE_FLOAT)
+        for (int64_t i = c * per; i < (c + 1) * per; i++)
+          ((float *) nw->data)[i] = (float) (((const float *) w->data)[i] * factor[c]);
+      else
+        for (int64_t i = c * per; i < (c + 1) * per; i++)
+          owb_tensor_set_double (nw, i, owb_tensor_get_double (w, i) * factor[c]);
+    }
+  return nw;
+}
+
+void
+_owb_pass_replace_conv (OwbPassContext *ctx, OwbNode *conv, OwbNode *second, OwbTensor *nw, OwbTensor *nb)
+{
+  OwbNode *fused = owb_node_dup (conv);
+  owb_node_clear_claims (fused);
+  if (nw)
+    {
+      g_free (fused->inputs[1]);
+      fused->inputs[1] = g_strdup (owb_pass_add_initializer (ctx, conv->inputs[1], nw));
+    }
+  if (nb)
+    {
+      const char *bias_name = owb_node_get_input (conv, 2);
+      const char *nb_name = owb_pass_add_initializer (ctx, bias_name ? bias_name : conv->inputs[1], nb);
+      if (fused->n_inputs > 2)
+        {
+          g_free (fused->inputs[2]);
+          fused->inputs[2] = g_strdup (nb_name);
+        }
+      else
+        owb_node_add_input (fused, nb_name);
+    }
+  g_free (fused->outputs[0]);
+  fused->outputs[0] = g_strdup (second->outputs[0]);
+  _owb_pass_replace_pair (ctx, fused, conv, second);
 }

@@ -109,28 +109,27 @@ one_node_model (OwbPassContext *ctx, const OwbNode *node)
   return m;
 }
 
-GPtrArray *
-_owb_pass_host_providers (OwbPassContext *ctx)
+OwbSession *
+_owb_pass_new_host_session (OwbPassContext *ctx, OwbModel *model, GError **error)
 {
-  GPtrArray *host = g_ptr_array_new ();
+  g_autoptr (GPtrArray) host = g_ptr_array_new ();
   const GPtrArray *all = ctx->options->providers;
   for (guint i = 0; all && i < all->len; i++)
     if (((OwbProvider *) g_ptr_array_index (all, i))->device == NULL)
       g_ptr_array_add (host, g_ptr_array_index (all, i));
-  return host;
+  OwbSessionOptions so;
+  owb_session_options_init (&so);
+  so.providers = host;
+  so.n_threads = 1;
+  so.optimize = OWB_OPTIMIZE_DISABLED;
+  return owb_session_new (model, &so, error);
 }
 
 gboolean
 _owb_pass_evaluate_node (OwbPassContext *ctx, const OwbNode *node, OwbTensor **values, GError **error)
 {
   g_autoptr (OwbModel) m = one_node_model (ctx, node);
-  OwbSessionOptions so;
-  owb_session_options_init (&so);
-  g_autoptr (GPtrArray) host_providers = _owb_pass_host_providers (ctx);
-  so.providers = host_providers;
-  so.n_threads = 1;
-  so.optimize = OWB_OPTIMIZE_DISABLED;
-  g_autoptr (OwbSession) session = owb_session_new (m, &so, error);
+  g_autoptr (OwbSession) session = _owb_pass_new_host_session (ctx, m, error);
   if (!session)
     return FALSE;
   guint n = m->graph->outputs->len;

@@ -9,12 +9,6 @@
 
 
 
-static gboolean
-is_float_type (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
-}
-
 /* What follows a producer and folds into it: an optional residual Add (FusedConv's Z), then an
  * optional activation of one or two nodes (x * HardSigmoid (x) is HardSwish, x * Sigmoid (x) Swish). */
 typedef struct {
@@ -243,15 +237,6 @@ our_copy (const OwbNode *node, const char *op_type)
   return copy;
 }
 
-static void
-set_input (OwbNode *node, int i, const char *name)
-{
-  while (node->n_inputs <= i)
-    owb_node_add_input (node, "");
-  g_free (node->inputs[i]);
-  node->inputs[i] = g_strdup (name);
-}
-
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *node)
 {
@@ -263,7 +248,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *node)
   if (node->n_inputs < 2 || node->n_outputs != 1 || owb_node_get_attribute (node, "activation"))
     return FALSE;
   OwbValueType out;
-  if (!value_type (ctx, node->outputs[0], &out) || !is_float_type (out.dtype))
+  if (!value_type (ctx, node->outputs[0], &out) || !_owb_pass_is_float_type (out.dtype))
     return FALSE;
 
   Tail tail = { .output = node->outputs[0] };
@@ -284,7 +269,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *node)
   owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
   OwbNode *fused = our_copy (node, fused_op);
   if (tail.z)
-    set_input (fused, 3, tail.z);
+    owb_node_set_input (fused, 3, tail.z);
   if (tail.activation)
     owb_pass_set_activation (fused, "activation", "activation_params", tail.activation, tail.params, tail.n_params);
   g_free (fused->outputs[0]);

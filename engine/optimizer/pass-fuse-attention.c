@@ -387,11 +387,12 @@ new_node (OwbPassContext *ctx, const char *op_type, const char *domain, const ch
   return node;
 }
 
-static char *
-transposed (OwbPassContext *ctx, const char *value, const char *like, const char *what, GPtrArray *from)
+/* Adds a Transpose (perm 1, 0, 2: sequence-first and batch-first swap) of value into out, named
+ * after like, made from the nodes in `from`. */
+static void
+add_swap_first_two (OwbPassContext *ctx, const char *value, const char *out, const char *like, GPtrArray *from)
 {
   OwbNode *t = new_node (ctx, "Transpose", "", like);
-  char *out = owb_pass_scoped_name (ctx, like, what);
   owb_node_add_input (t, value);
   owb_node_add_output (t, out);
   OwbAttribute *a = owb_node_add_attribute (t, "perm", OWB_ATTR_INTS);
@@ -401,6 +402,13 @@ transposed (OwbPassContext *ctx, const char *value, const char *like, const char
   a->ints[1] = 0;
   a->ints[2] = 2;
   owb_pass_add_node (ctx, t, (const char *const *) from->pdata, from->len);
+}
+
+static char *
+transposed (OwbPassContext *ctx, const char *value, const char *like, const char *what, GPtrArray *from)
+{
+  char *out = owb_pass_scoped_name (ctx, like, what);
+  add_swap_first_two (ctx, value, out, like, from);
   return out;
 }
 
@@ -699,18 +707,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   owb_node_add_output (fused, attention_out);
   owb_pass_add_node (ctx, fused, (const char *const *) from->pdata, from->len);
   if (standard && seq_first)
-    {
-      OwbNode *t = new_node (ctx, "Transpose", "", base);
-      owb_node_add_input (t, attention_out);
-      owb_node_add_output (t, fused_out);
-      OwbAttribute *a = owb_node_add_attribute (t, "perm", OWB_ATTR_INTS);
-      a->n = 3;
-      a->ints = g_new (int64_t, 3);
-      a->ints[0] = 1;
-      a->ints[1] = 0;
-      a->ints[2] = 2;
-      owb_pass_add_node (ctx, t, (const char *const *) from->pdata, from->len);
-    }
+    add_swap_first_two (ctx, attention_out, fused_out, base, from);
 
   /* The fused output is [.., .., heads * head_size]; the old one was split into heads. Readers
    * that are Reshapes to an explicit shape take it as is; otherwise a Reshape splits it again. */
@@ -771,22 +768,16 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
 }
 
 static gboolean
+is_softmax (const OwbNode *node)
+{
+  return owb_pass_is_op (node, "Softmax") && node->n_inputs == 1 && node->n_outputs == 1;
+}
+
+static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
-  GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
-    {
-      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
-      if (owb_pass_is_op (node, "Softmax") && node->n_inputs == 1 && node->n_outputs == 1)
-        g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
-    }
-  for (guint i = 0; i < anchors->len; i++)
-    {
-      OwbNode *node = owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
-      if (owb_pass_is_op (node, "Softmax"))
-        try_fuse (ctx, node);
-    }
-  g_ptr_array_unref (anchors);
+  (void) error;
+  _owb_pass_fuse_each_anchor (ctx, is_softmax, try_fuse);
   owb_pass_prune_initializers (ctx);
   return TRUE;
 }

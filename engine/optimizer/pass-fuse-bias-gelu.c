@@ -79,20 +79,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *gelu)
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
-  GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
-    {
-      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
-      if (is_gelu (node) && node->outputs[0][0])
-        g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
-    }
-  for (guint i = 0; i < anchors->len; i++)
-    {
-      OwbNode *node = owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
-      if (node && is_gelu (node))
-        try_fuse (ctx, node);
-    }
-  g_ptr_array_unref (anchors);
+  (void) error;
+  _owb_pass_fuse_each_anchor (ctx, is_gelu, try_fuse);
   return TRUE;
 }
 

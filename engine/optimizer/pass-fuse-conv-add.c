@@ -4,12 +4,6 @@
 
 #include <string.h>
 
-static gboolean
-is_foldable_type (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
-}
-
 /* The rank and channel count of a Conv's output, from its inferred type or its weight. */
 static gboolean
 conv_output_shape (OwbPassContext *ctx, const OwbNode *conv, int *rank, int64_t *m, OwbDataType *dtype)
@@ -58,7 +52,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
   int rank;
   int64_t m;
   OwbDataType dtype;
-  if (!conv_output_shape (ctx, conv, &rank, &m, &dtype) || !is_foldable_type (dtype) || s->dtype != dtype)
+  if (!conv_output_shape (ctx, conv, &rank, &m, &dtype) || !_owb_pass_is_float_type (dtype) || s->dtype != dtype)
     return FALSE;
   gboolean per_channel;
   if (!owb_pass_is_channel_constant (s, rank, m, &per_channel))
@@ -90,19 +84,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *add)
       double v = owb_tensor_get_double (s, per_channel ? c : 0);
       owb_tensor_set_double (nb, c, (b ? owb_tensor_get_double (b, c) : 0) + (is_sub ? -v : v));
     }
-  OwbNode *fused = owb_node_dup (conv);
-  owb_node_clear_claims (fused);
-  const char *nb_name = owb_pass_add_initializer (ctx, bias_name ? bias_name : conv->inputs[1], nb);
-  if (fused->n_inputs > 2)
-    {
-      g_free (fused->inputs[2]);
-      fused->inputs[2] = g_strdup (nb_name);
-    }
-  else
-    owb_node_add_input (fused, nb_name);
-  g_free (fused->outputs[0]);
-  fused->outputs[0] = g_strdup (add->outputs[0]);
-  _owb_pass_replace_pair (ctx, fused, conv, add);
+  _owb_pass_replace_conv (ctx, conv, add, NULL, nb);
   return TRUE;
 }
 

@@ -5,19 +5,12 @@
 #include <math.h>
 #include <string.h>
 
-/* Weights are folded in double and stored back in their own type. */
-static gboolean
-is_foldable_type (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
-}
-
 /* The constant named `name` when it holds `n` values (any shape with that count); NULL otherwise. */
 static const OwbTensor *
 constant_vector (OwbPassContext *ctx, const char *name, int64_t n)
 {
   const OwbTensor *t = owb_pass_get_constant (ctx, name);
-  if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != n || !is_foldable_type (t->dtype))
+  if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != n || !_owb_pass_is_float_type (t->dtype))
     return NULL;
   for (int i = 0; i < t->rank - 1; i++)
     if (t->dims[i] != 1)
@@ -104,7 +97,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *bn)
                            !w ? "weight W is" : "bias B is");
       return FALSE;
     }
-  if (!is_foldable_type (w->dtype) || w->rank < 3 || w->dims[0] < 1 || (b && b->dtype != w->dtype))
+  if (!_owb_pass_is_float_type (w->dtype) || w->rank < 3 || w->dims[0] < 1 || (b && b->dtype != w->dtype))
     return FALSE;
   int64_t m = w->dims[0];
   if (b && b->nelems != m)
@@ -115,38 +108,17 @@ try_fuse (OwbPassContext *ctx, OwbNode *bn)
     return FALSE;
 
   /* W'[c] = W[c] * f[c], B'[c] = (B[c] - mean[c]) * f[c] + beta[c], f = scale / sqrt (var + eps). */
-  OwbTensor *nw = owb_tensor_new (w->dtype, w->rank, w->dims, NULL);
+  OwbTensor *nw = _owb_pass_scale_conv_weight (w, factor, m);
   OwbTensor *nb = owb_tensor_new (w->dtype, 1, &m, NULL);
-  int64_t per = w->nelems / m;
   for (int64_t c = 0; c < m; c++)
     {
-      if (w->dtype == OWB_TYPE_FLOAT)
-        for (int64_t i = c * per; i < (c + 1) * per; i++)
-          ((float *) nw->data)[i] = (float) (((const float *) w->data)[i] * factor[c]);
-      else
-        for (int64_t i = c * per; i < (c + 1) * per; i++)
-          owb_tensor_set_double (nw, i, owb_tensor_get_double (w, i) * factor[c]);
       double b0 = b ? owb_tensor_get_double (b, c) : 0;
       owb_tensor_set_double (nb, c,
                              (b0 - owb_tensor_get_double (mean, c)) * factor[c] + owb_tensor_get_double (beta, c));
     }
   g_free (factor);
 
-  OwbNode *fused = owb_node_dup (conv);
-  owb_node_clear_claims (fused);
-  g_free (fused->inputs[1]);
-  fused->inputs[1] = g_strdup (owb_pass_add_initializer (ctx, conv->inputs[1], nw));
-  const char *nb_name = owb_pass_add_initializer (ctx, bias_name ? bias_name : conv->inputs[1], nb);
-  if (fused->n_inputs > 2)
-    {
-      g_free (fused->inputs[2]);
-      fused->inputs[2] = g_strdup (nb_name);
-    }
-  else
-    owb_node_add_input (fused, nb_name);
-  g_free (fused->outputs[0]);
-  fused->outputs[0] = g_strdup (bn->outputs[0]);
-  _owb_pass_replace_pair (ctx, fused, conv, bn);
+  _owb_pass_replace_conv (ctx, conv, bn, nw, nb);
   return TRUE;
 }
 

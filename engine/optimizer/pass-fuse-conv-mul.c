@@ -5,12 +5,6 @@
 #include <string.h>
 
 static gboolean
-is_foldable_type (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
-}
-
-static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *mul)
 {
   gboolean is_div = owb_pass_is_op (mul, "Div");
@@ -34,7 +28,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *mul)
   const OwbTensor *w = owb_pass_get_constant (ctx, conv->inputs[1]);
   const char *bias_name = owb_node_get_input (conv, 2);
   const OwbTensor *b = bias_name ? owb_pass_get_constant (ctx, bias_name) : NULL;
-  if (!w || !is_foldable_type (w->dtype) || w->rank < 3 || s->dtype != w->dtype || (b && b->dtype != w->dtype))
+  if (!w || !_owb_pass_is_float_type (w->dtype) || w->rank < 3 || s->dtype != w->dtype || (b && b->dtype != w->dtype))
     {
       if (!w)
         owb_pass_near_miss (ctx, mul, "follows Conv '%s', whose weight W is not a constant; kept", owb_pass_label (conv));
@@ -74,17 +68,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *mul)
       factor[c] = is_div ? 1 / v : v;
     }
 
-  OwbTensor *nw = owb_tensor_new (w->dtype, w->rank, w->dims, NULL);
-  int64_t per = w->nelems / MAX (m, 1);
-  for (int64_t c = 0; c < m; c++)
-    {
-      if (w->dtype == OWB_TYPE_FLOAT)
-        for (int64_t i = c * per; i < (c + 1) * per; i++)
-          ((float *) nw->data)[i] = (float) (((const float *) w->data)[i] * factor[c]);
-      else
-        for (int64_t i = c * per; i < (c + 1) * per; i++)
-          owb_tensor_set_double (nw, i, owb_tensor_get_double (w, i) * factor[c]);
-    }
+  OwbTensor *nw = _owb_pass_scale_conv_weight (w, factor, m);
   OwbTensor *nb = NULL;
   if (b)
     {
@@ -94,18 +78,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *mul)
     }
   g_free (factor);
 
-  OwbNode *fused = owb_node_dup (conv);
-  owb_node_clear_claims (fused);
-  g_free (fused->inputs[1]);
-  fused->inputs[1] = g_strdup (owb_pass_add_initializer (ctx, conv->inputs[1], nw));
-  if (nb)
-    {
-      g_free (fused->inputs[2]);
-      fused->inputs[2] = g_strdup (owb_pass_add_initializer (ctx, bias_name, nb));
-    }
-  g_free (fused->outputs[0]);
-  fused->outputs[0] = g_strdup (mul->outputs[0]);
-  _owb_pass_replace_pair (ctx, fused, conv, mul);
+  _owb_pass_replace_conv (ctx, conv, mul, nw, nb);
   return TRUE;
 }
 

@@ -146,20 +146,10 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   (void) error;
-  GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
-    {
-      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
-      if (owb_pass_is_op (node, "MatMulInteger"))
-        g_ptr_array_add (candidates, node);
-    }
   /* A fusion removes its MatMulInteger and nodes no other candidate is; a DynamicQuantizeLinear
    * or scale Mul shared by several goes with the last. */
-  guint fused = 0;
-  for (guint i = 0; i < candidates->len; i++)
-    fused += try_fuse (ctx, g_ptr_array_index (candidates, i));
-  g_ptr_array_unref (candidates);
-  (void) fused;
+  static const char *const ops[] = { "MatMulInteger", NULL };
+  _owb_pass_fuse_each (ctx, ops, NULL, try_fuse);
   return TRUE;
 }
 

@@ -259,24 +259,25 @@ try_tanh (OwbPassContext *ctx, OwbNode *tanh_node)
 }
 
 static gboolean
+is_erf_or_tanh (const OwbNode *node)
+{
+  return (owb_pass_is_op (node, "Erf") || owb_pass_is_op (node, "Tanh")) && node->n_inputs == 1 && node->n_outputs == 1;
+}
+
+static void
+try_fuse (OwbPassContext *ctx, OwbNode *node)
+{
+  if (owb_pass_is_op (node, "Erf"))
+    try_erf (ctx, node);
+  else
+    try_tanh (ctx, node);
+}
+
+static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
-  GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
-    {
-      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
-      if ((owb_pass_is_op (node, "Erf") || owb_pass_is_op (node, "Tanh")) && node->n_inputs == 1 && node->n_outputs == 1)
-        g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
-    }
-  for (guint i = 0; i < anchors->len; i++)
-    {
-      OwbNode *node = owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
-      if (owb_pass_is_op (node, "Erf"))
-        try_erf (ctx, node);
-      else if (owb_pass_is_op (node, "Tanh"))
-        try_tanh (ctx, node);
-    }
-  g_ptr_array_unref (anchors);
+  (void) error;
+  _owb_pass_fuse_each_anchor (ctx, is_erf_or_tanh, try_fuse);
   owb_pass_prune_initializers (ctx);
   return TRUE;
 }

@@ -406,23 +406,16 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
 }
 
 static gboolean
+is_reduce_mean (const OwbNode *node)
+{
+  return owb_pass_is_op (node, "ReduceMean") && node->n_outputs == 1;
+}
+
+static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
-  /* Anchors by output name: fusing removes nodes, so pointers taken up front could dangle. */
-  GPtrArray *anchors = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
-    {
-      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
-      if (owb_pass_is_op (node, "ReduceMean") && node->n_outputs == 1 && node->outputs[0][0])
-        g_ptr_array_add (anchors, g_strdup (node->outputs[0]));
-    }
-  for (guint i = 0; i < anchors->len; i++)
-    {
-      OwbNode *node = owb_pass_producer (ctx, g_ptr_array_index (anchors, i));
-      if (owb_pass_is_op (node, "ReduceMean"))
-        try_fuse (ctx, node);
-    }
-  g_ptr_array_unref (anchors);
+  (void) error;
+  _owb_pass_fuse_each_anchor (ctx, is_reduce_mean, try_fuse);
   owb_pass_prune_initializers (ctx);
   return TRUE;
 }

@@ -7,12 +7,6 @@
 
 
 static gboolean
-is_float_type (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
-}
-
-static gboolean
 type_of (OwbPassContext *ctx, const char *name, OwbValueType *out)
 {
   const OwbTensor *c = owb_pass_get_constant (ctx, name);
@@ -83,7 +77,7 @@ fuse (OwbPassContext *ctx, OwbNode *add, OwbNode *mm, const char *bias_name)
   gboolean ours = owb_pass_is_our_op (mm, "FusedMatMul");
   OwbValueType a, b, bias, out;
   if (!type_of (ctx, mm->inputs[0], &a) || !type_of (ctx, mm->inputs[1], &b) || !type_of (ctx, bias_name, &bias)
-      || !type_of (ctx, mm->outputs[0], &out) || !is_float_type (out.dtype) || bias.dtype != out.dtype)
+      || !type_of (ctx, mm->outputs[0], &out) || !_owb_pass_is_float_type (out.dtype) || bias.dtype != out.dtype)
     return FALSE;
   if (a.rank < 2 || b.rank != 2)
     return FALSE;

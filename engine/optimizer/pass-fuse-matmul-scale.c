@@ -4,23 +4,6 @@
 
 #include <string.h>
 
-static gboolean
-is_foldable_type (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
-}
-
-/* The rank of a value: its inferred type, or the constant's. -1 when unknown. */
-static int
-rank_of (OwbPassContext *ctx, const char *name)
-{
-  const OwbTensor *c = owb_pass_get_constant (ctx, name);
-  if (c)
-    return c->rank;
-  const OwbValueType *t = owb_pass_value_type (ctx, name);
-  return t && t->kind == OWB_VALUE_TENSOR ? t->rank : -1;
-}
-
 /* A Mul (either order) or Div (value first) of a value by a scalar constant that does not broadcast
  * the value to a higher rank. Sets *value to the scaled input and *factor to what it is multiplied by. */
 static gboolean
@@ -32,9 +15,9 @@ match_scale (OwbPassContext *ctx, const OwbNode *node, const char **value, doubl
   for (int i = 0; i < (is_div ? 1 : 2); i++)
     {
       const OwbTensor *s = owb_pass_get_constant (ctx, node->inputs[1 - i]);
-      if (!s || s->nelems != 1 || !is_foldable_type (s->dtype) || owb_pass_get_constant (ctx, node->inputs[i]))
+      if (!s || s->nelems != 1 || !_owb_pass_is_float_type (s->dtype) || owb_pass_get_constant (ctx, node->inputs[i]))
         continue;
-      int rank = rank_of (ctx, node->inputs[i]);
+      int rank = _owb_pass_rank_of (ctx, node->inputs[i]);
       if (rank < 0 || s->rank > rank)
         continue;
       double v = owb_tensor_get_double (s, 0);
@@ -84,7 +67,7 @@ fold (OwbPassContext *ctx, const OwbNode *mm, const OwbNode *scale, double facto
   for (int i = 1; i >= 0; i--)
     {
       const OwbTensor *w = i != skip ? owb_pass_get_constant (ctx, mm->inputs[i]) : NULL;
-      if (!w || !is_foldable_type (w->dtype))
+      if (!w || !_owb_pass_is_float_type (w->dtype))
         continue;
       g_free (fused->inputs[i]);
       fused->inputs[i] = g_strdup (owb_pass_add_initializer (ctx, mm->inputs[i], scaled_copy (w, factor)));

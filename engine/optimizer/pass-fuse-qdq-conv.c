@@ -11,29 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-/* The DequantizeLinear writing `name` with constant float32 parameters: of an 8-bit activation per
- * tensor (weight FALSE), or of a constant 4-D 8-bit weight per tensor or per output channel (axis
- * 0). NULL *why when `name` is no DequantizeLinear at all. */
-static gboolean
-match_dq (OwbPassContext *ctx, const char *name, gboolean weight, OwbPassDq *dq, const char **why)
-{
-  if (!_owb_pass_match_dq (ctx, name, dq, why))
-    return FALSE;
-  OwbNode *node = dq->node;
-  const OwbTensor *s = dq->scale_tensor;
-  if (!weight)
-    return s->nelems == 1 ? TRUE : (*why = "quantizes the activation per channel", FALSE);
-  const OwbTensor *w = owb_pass_get_constant (ctx, dq->q);
-  if (!w || w->rank != 4)
-    return *why = "dequantizes a weight that is not a constant 4-D tensor", FALSE;
-  if (s->nelems == 1)
-    return TRUE;
-  int64_t axis = owb_node_get_int (node, "axis", 1);
-  if (s->rank != 1 || s->nelems != w->dims[0] || (axis != 0 && axis != -4))
-    return *why = "quantizes the weight along an axis other than its output channels", FALSE;
-  return TRUE;
-}
-
 /* The Conv's bias as int32 at x_scale w_scale[m] (M values), or NULL with *why. The DequantizeLinear
  * of an int32 constant at exactly that scale (what quantizers write) gives its integers as they
  * are; any other constant bias is rounded to that scale. *bias_dq: the bias's DequantizeLinear. */
@@ -145,24 +122,6 @@ only_reader (OwbPassContext *ctx, const char *name)
   return g_ptr_array_index (readers, 0);
 }
 
-/* A QuantizeLinear per tensor to 8 bits with constant float32 parameters: its zero point's name
- * (NULL when absent), output type, scale and zero point. */
-static gboolean
-match_q (OwbPassContext *ctx, const OwbNode *q, const char **yzp_name, OwbDataType *ytype, float *ysf, int32_t *yz)
-{
-  const OwbTensor *ys = owb_pass_get_constant (ctx, q->inputs[1]);
-  *yzp_name = q->n_inputs > 2 && q->inputs[2][0] ? q->inputs[2] : NULL;
-  const OwbTensor *yzp = *yzp_name ? owb_pass_get_constant (ctx, *yzp_name) : NULL;
-  int64_t output_dtype = owb_node_get_int (q, "output_dtype", 0);
-  *ytype = yzp ? yzp->dtype : (output_dtype ? (OwbDataType) output_dtype : OWB_TYPE_UINT8);
-  if (!ys || ys->dtype != OWB_TYPE_FLOAT || ys->nelems != 1 || (*yzp_name && (!yzp || yzp->nelems != 1))
-      || !_owb_pass_is_8bit (*ytype) || owb_node_get_int (q, "block_size", 0) != 0 || owb_node_get_int (q, "precision", 0) != 0)
-    return FALSE;
-  *ysf = ((const float *) ys->data)[0];
-  *yz = yzp ? (int32_t) owb_tensor_get_double (yzp, 0) : 0;
-  return TRUE;
-}
-
 /* ---- Gemm: a 1x1 convolution of [M, K, 1, 1] ----
  * DequantizeLinear (8-bit A [M, K], per tensor) and DequantizeLinear (constant 8-bit B, per tensor
  * or per output column) [+ bias C] -> Gemm (alpha 1, beta 1, transA 0) -> QuantizeLinear, the
@@ -209,7 +168,7 @@ try_fuse_gemm (OwbPassContext *ctx, OwbNode *gemm)
   OwbDataType ytype;
   float ysf;
   int32_t yz;
-  if (!owb_pass_is_op (q, "QuantizeLinear") || q->n_inputs < 2 || !match_q (ctx, q, &yzp_name, &ytype, &ysf, &yz))
+  if (!owb_pass_is_op (q, "QuantizeLinear") || q->n_inputs < 2 || !_owb_pass_match_q (ctx, q, &yzp_name, &ytype, &ysf, &yz))
     {
       owb_pass_near_miss (ctx, gemm, "has dequantized inputs but its output is not read by one per-tensor 8-bit "
                           "QuantizeLinear only; kept");
@@ -310,14 +269,16 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
     return FALSE;
   OwbPassDq x, w;
   const char *why;
-  if (!match_dq (ctx, conv->inputs[0], FALSE, &x, &why))
+  if (!_owb_pass_match_dq_input (ctx, conv->inputs[0], FALSE, 4, 0, NULL, NULL, &x, &why))
     {
       if (why)
         owb_pass_near_miss (ctx, conv, "its input X's DequantizeLinear '%s' %s; kept",
                             owb_pass_label (owb_pass_producer (ctx, conv->inputs[0])), why);
       return FALSE;
     }
-  if (!match_dq (ctx, conv->inputs[1], TRUE, &w, &why))
+  /* W: a constant 4-D weight, per tensor or per output channel */
+  if (!_owb_pass_match_dq_input (ctx, conv->inputs[1], TRUE, 4, 0, "dequantizes a weight that is not a constant 4-D tensor",
+                                 "quantizes the weight along an axis other than its output channels", &w, &why))
     {
       if (why)
         owb_pass_near_miss (ctx, conv, "its weight W's DequantizeLinear '%s' %s; kept",
@@ -350,7 +311,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
   OwbDataType ytype;
   float ysf;
   int32_t yz;
-  if (!match_q (ctx, q, &yzp_name, &ytype, &ysf, &yz))
+  if (!_owb_pass_match_q (ctx, q, &yzp_name, &ytype, &ysf, &yz))
     {
       owb_pass_near_miss (ctx, conv, "its QuantizeLinear '%s' is not per tensor to int8 or uint8 with constant float32 "
                           "parameters; kept", owb_pass_label (q));
@@ -449,26 +410,19 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
 }
 
 static gboolean
+try_fuse_any (OwbPassContext *ctx, OwbNode *node)
+{
+  return owb_pass_is_op (node, "Gemm") ? try_fuse_gemm (ctx, node) : try_fuse (ctx, node);
+}
+
+static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   (void) error;
-  GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
-    {
-      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
-      if (owb_pass_is_op (node, "Conv") || owb_pass_is_op (node, "Gemm"))
-        g_ptr_array_add (candidates, node);
-    }
-  /* A fusion removes its Conv and nodes no other candidate is (DequantizeLinear, Relu/Clip,
+  /* A fusion removes its Conv or Gemm and nodes no other candidate is (DequantizeLinear, Relu/Clip,
    * QuantizeLinear). */
-  guint fused = 0;
-  for (guint i = 0; i < candidates->len; i++)
-    {
-      OwbNode *node = g_ptr_array_index (candidates, i);
-      fused += owb_pass_is_op (node, "Gemm") ? try_fuse_gemm (ctx, node) : try_fuse (ctx, node);
-    }
-  g_ptr_array_unref (candidates);
-  if (fused)
+  static const char *const ops[] = { "Conv", "Gemm", NULL };
+  if (_owb_pass_fuse_each (ctx, ops, NULL, try_fuse_any))
     owb_pass_prune_initializers (ctx);
   return TRUE;
 }

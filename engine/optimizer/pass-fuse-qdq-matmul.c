@@ -7,29 +7,6 @@
 
 #include <string.h>
 
-/* The DequantizeLinear writing `name`, per tensor (weight FALSE) or a constant [K, N] weight per
- * tensor or per column (weight TRUE), with constant float32 scale and zero point. NULL *why when
- * `name` is no DequantizeLinear at all (no near miss to record). */
-static gboolean
-match_dq (OwbPassContext *ctx, const char *name, gboolean weight, OwbPassDq *dq, const char **why)
-{
-  if (!_owb_pass_match_dq (ctx, name, dq, why))
-    return FALSE;
-  OwbNode *node = dq->node;
-  const OwbTensor *s = dq->scale_tensor;
-  if (!weight)
-    return s->nelems == 1 ? TRUE : (*why = "quantizes the activation per channel", FALSE);
-  const OwbTensor *w = owb_pass_get_constant (ctx, dq->q);
-  if (!w || w->rank != 2)
-    return *why = "dequantizes a weight that is not a constant matrix", FALSE;
-  if (s->nelems == 1)
-    return TRUE;
-  int64_t axis = owb_node_get_int (node, "axis", 1);
-  if (s->rank != 1 || s->nelems != w->dims[1] || (axis != 1 && axis != -1))
-    return *why = "quantizes the weight along an axis other than its columns", FALSE;
-  return TRUE;
-}
-
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *mm)
 {
@@ -37,13 +14,15 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
     return FALSE;
   OwbPassDq x, w;
   const char *why;
-  if (!match_dq (ctx, mm->inputs[0], FALSE, &x, &why))
+  if (!_owb_pass_match_dq_input (ctx, mm->inputs[0], FALSE, 2, 1, NULL, NULL, &x, &why))
     {
       if (why)
         owb_pass_near_miss (ctx, mm, "its input A's DequantizeLinear '%s' %s; kept", owb_pass_label (owb_pass_producer (ctx, mm->inputs[0])), why);
       return FALSE;
     }
-  if (!match_dq (ctx, mm->inputs[1], TRUE, &w, &why))
+  /* B: a constant [K, N], per tensor or per column */
+  if (!_owb_pass_match_dq_input (ctx, mm->inputs[1], TRUE, 2, 1, "dequantizes a weight that is not a constant matrix",
+                                 "quantizes the weight along an axis other than its columns", &w, &why))
     {
       if (why)
         owb_pass_near_miss (ctx, mm, "its input B's DequantizeLinear '%s' %s; kept", owb_pass_label (owb_pass_producer (ctx, mm->inputs[1])), why);
@@ -60,13 +39,11 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
       owb_pass_near_miss (ctx, mm, "has dequantized inputs but its output is not read by one QuantizeLinear only; kept");
       return FALSE;
     }
-  const OwbTensor *ys = owb_pass_get_constant (ctx, q->inputs[1]);
-  const char *yzp_name = q->n_inputs > 2 && q->inputs[2][0] ? q->inputs[2] : NULL;
-  const OwbTensor *yzp = yzp_name ? owb_pass_get_constant (ctx, yzp_name) : NULL;
-  int64_t output_dtype = owb_node_get_int (q, "output_dtype", 0);
-  OwbDataType ytype = yzp ? yzp->dtype : (output_dtype ? (OwbDataType) output_dtype : OWB_TYPE_UINT8);
-  if (!ys || ys->dtype != OWB_TYPE_FLOAT || ys->nelems != 1 || (yzp_name && (!yzp || yzp->nelems != 1))
-      || !_owb_pass_is_8bit (ytype) || owb_node_get_int (q, "block_size", 0) != 0 || owb_node_get_int (q, "precision", 0) != 0)
+  const char *yzp_name;
+  OwbDataType ytype;
+  float ysf;
+  int32_t yzv;
+  if (!_owb_pass_match_q (ctx, q, &yzp_name, &ytype, &ysf, &yzv))
     {
       owb_pass_near_miss (ctx, mm, "its QuantizeLinear '%s' is not per tensor to int8 or uint8 with constant float32 "
                           "parameters; kept", owb_pass_label (q));
@@ -111,19 +88,9 @@ static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
   (void) error;
-  GPtrArray *candidates = g_ptr_array_new ();
-  for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
-    {
-      OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
-      if (owb_pass_is_op (node, "MatMul"))
-        g_ptr_array_add (candidates, node);
-    }
   /* A fusion removes its MatMul and nodes no other candidate is (DequantizeLinear, QuantizeLinear). */
-  guint fused = 0;
-  for (guint i = 0; i < candidates->len; i++)
-    fused += try_fuse (ctx, g_ptr_array_index (candidates, i));
-  g_ptr_array_unref (candidates);
-  if (fused)
+  static const char *const ops[] = { "MatMul", NULL };
+  if (_owb_pass_fuse_each (ctx, ops, NULL, try_fuse))
     owb_pass_prune_initializers (ctx);
   return TRUE;
 }

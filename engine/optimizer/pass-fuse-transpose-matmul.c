@@ -6,22 +6,6 @@
 
 
 
-static gboolean
-is_float_type (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16;
-}
-
-static int
-rank_of (OwbPassContext *ctx, const char *name)
-{
-  const OwbTensor *c = owb_pass_get_constant (ctx, name);
-  if (c)
-    return c->rank;
-  const OwbValueType *t = owb_pass_value_type (ctx, name);
-  return t && t->kind == OWB_VALUE_TENSOR ? t->rank : -1;
-}
-
 static void
 set_int (OwbNode *node, const char *name, int64_t value)
 {
@@ -35,7 +19,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
   if (mm->n_inputs < 2 || mm->n_outputs != 1)
     return FALSE;
   const OwbValueType *out = owb_pass_value_type (ctx, mm->outputs[0]);
-  if (!out || !is_float_type (out->dtype))
+  if (!out || !_owb_pass_is_float_type (out->dtype))
     return FALSE;
   const char *names[2] = { mm->inputs[0], mm->inputs[1] };
   gboolean trans[2] = { ours && owb_node_get_int (mm, "transA", 0), ours && owb_node_get_int (mm, "transB", 0) };
@@ -44,7 +28,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
   for (int i = 0; i < 2; i++)
     {
       OwbNode *t = owb_pass_producer (ctx, mm->inputs[i]);
-      ranks[i] = rank_of (ctx, mm->inputs[i]);
+      ranks[i] = _owb_pass_rank_of (ctx, mm->inputs[i]);
       if (!owb_pass_is_op (t, "Transpose") || t->n_inputs != 1 || !owb_pass_swaps_last_two (t, ranks[i]))
         continue;
       if (owb_pass_n_uses (ctx, t->outputs[0]) != 1)

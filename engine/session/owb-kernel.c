@@ -1,4 +1,5 @@
 /* owb-kernel.c: kernel-table lookup and the helpers kernels call while they run. */
+#include "ir/owb-ir-private.h"
 #include <owb/owb-provider.h>
 #include <owb/owb-error.h>
 #include <owb/owb-op.h>
@@ -97,10 +98,6 @@ owb_kernel_set_error (OwbKernelContext *ctx, GError **error, int code, const cha
 {
   va_list args;
   va_start (args, format);
-  char *msg = g_strdup_vprintf (format, args);
+  _owb_node_set_error_valist (ctx->node, error, code, format, args);
   va_end (args);
-  char *who = owb_node_describe (ctx->node);
-  g_set_error (error, OWB_ERROR, code, "%s: %s", who, msg);
-  g_free (who);
-  g_free (msg);
 }

@@ -114,27 +114,6 @@ owb_session_options_init (OwbSessionOptions *options)
   options->optimize = OWB_OPTIMIZE_DISABLED;
 }
 
-static OwbModel *
-copy_model (const OwbModel *model)
-{
-  OwbModel *copy = owb_model_new ();
-  copy->ir_version = model->ir_version;
-  copy->producer_name = g_strdup (model->producer_name);
-  copy->producer_version = g_strdup (model->producer_version);
-  copy->domain = g_strdup (model->domain);
-  copy->model_version = model->model_version;
-  copy->doc_string = g_strdup (model->doc_string);
-  copy->base_dir = g_strdup (model->base_dir);
-  for (guint i = 0; i < model->opset_imports->len; i++)
-    {
-      const OwbOpsetImport *imp = &g_array_index (model->opset_imports, OwbOpsetImport, i);
-      owb_model_set_opset (copy, imp->domain, imp->version);
-    }
-  copy->graph = owb_graph_dup (model->graph);
-  copy->graph->model = copy;
-  return copy;
-}
-
 static int
 slot_get (const Plan *p, const char *name)
 {
@@ -1185,7 +1164,7 @@ session_new (OwbModel *model, gboolean take, const OwbSessionOptions *options, G
       if (device && !g_ptr_array_find (s->devices, device, NULL))
         g_ptr_array_add (s->devices, device);
     }
-  s->model = copy_model (model);
+  s->model = owb_model_dup (model);
   /* the copy holds its own references to the tensors: the caller's go now */
   if (take)
     owb_model_unref (model);

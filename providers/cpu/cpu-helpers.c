@@ -15,6 +15,67 @@ _owb_cpu_strides (int rank, const int64_t *dims, int64_t *strides)
     }
 }
 
+gboolean
+_owb_cpu_normalize_axis (OwbKernelContext *ctx, int64_t axis, int rank, int *out, GError **error)
+{
+  if (axis < -rank || axis >= rank)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "axis %" G_GINT64_FORMAT " is out of range for rank %d",
+                            axis, rank);
+      return FALSE;
+    }
+  *out = (int) (axis < 0 ? axis + rank : axis);
+  return TRUE;
+}
+
+double *
+_owb_cpu_expand_tail (const OwbTensor *t, int rank, const int64_t *dims, int64_t count)
+{
+  double *out = g_new (double, MAX (count, 1));
+  if (t->nelems == count)
+    {
+      for (int64_t i = 0; i < count; i++)
+        out[i] = owb_tensor_get_double (t, i);
+      return out;
+    }
+  int64_t strides[OWB_MAX_RANK], idx[OWB_MAX_RANK] = { 0 };
+  int64_t stride = 1;
+  for (int k = rank - 1; k >= 0; k--)
+    {
+      int tk = k - (rank - t->rank);
+      strides[k] = tk >= 0 && t->dims[tk] != 1 ? stride : 0;
+      if (tk >= 0)
+        stride *= t->dims[tk];
+    }
+  int64_t src = 0;
+  for (int64_t i = 0; i < count; i++)
+    {
+      out[i] = owb_tensor_get_double (t, src);
+      for (int k = rank - 1; k >= 0; k--)
+        {
+          src += strides[k];
+          if (++idx[k] < dims[k])
+            break;
+          src -= strides[k] * dims[k];
+          idx[k] = 0;
+        }
+    }
+  return out;
+}
+
+void *
+_owb_cpu_doubles_dup_as (const double *v, int64_t n, OwbDataType dtype)
+{
+  if (!v)
+    return NULL;
+  if (dtype == OWB_TYPE_DOUBLE)
+    return g_memdup2 (v, MAX (n, 1) * sizeof (double));
+  float *f = g_new (float, MAX (n, 1));
+  for (int64_t i = 0; i < n; i++)
+    f[i] = (float) v[i];
+  return f;
+}
+
 void
 _owb_cpu_broadcast_strides (int in_rank, const int64_t *in_dims, int out_rank, const int64_t *out_dims,
                             int64_t *strides)

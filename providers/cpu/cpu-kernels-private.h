@@ -74,6 +74,24 @@ void _owb_cpu_matmul_batch_offsets (int a_rank, const int64_t *a_dims, int b_ran
 
 /* Row-major strides of a shape. */
 void _owb_cpu_strides (int rank, const int64_t *dims, int64_t *strides);
+/* The product of dims[from..to): the element count of those axes. */
+static inline int64_t
+_owb_cpu_product (const int64_t *dims, int from, int to)
+{
+  int64_t p = 1;
+  for (int d = from; d < to; d++)
+    p *= dims[d];
+  return p;
+}
+/* A parameter t (Scale, B) broadcast, right-aligned with 1s repeating, over the `rank` dims `dims`
+ * (a normalization's trailing dims of X): their `count` values as new doubles. t must broadcast. */
+double *_owb_cpu_expand_tail (const OwbTensor *t, int rank, const int64_t *dims, int64_t count);
+/* n doubles converted to a new buffer of a float kernel's element type (float or double); NULL for
+ * NULL. */
+void *_owb_cpu_doubles_dup_as (const double *v, int64_t n, OwbDataType dtype);
+/* An axis attribute or input in [-rank, rank) made non-negative into *out; otherwise an
+ * OWB_ERROR_INVALID_MODEL naming the axis and the rank. */
+gboolean _owb_cpu_normalize_axis (OwbKernelContext *ctx, int64_t axis, int rank, int *out, GError **error);
 /* An error naming the node (for prepare, which has no kernel context yet); returns FALSE, for
  * `return _owb_cpu_node_error (...)`. */
 gboolean _owb_cpu_node_error (const OwbNode *node, GError **error, int code, const char *format, ...)

@@ -61,6 +61,20 @@ _owb_cuda_float_type (OwbKernelContext *ctx, OwbDataType dtype, OwbCudaFloat *t,
   return TRUE;
 }
 
+gboolean
+_owb_cuda_axis (OwbKernelContext *ctx, int64_t axis, int rank, int *out, GError **error)
+{
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "axis out of range for rank %d", rank);
+      return FALSE;
+    }
+  *out = (int) axis;
+  return TRUE;
+}
+
 OwbTensor *
 _owb_cuda_output (OwbKernelContext *ctx, int i, OwbDataType dtype, int rank, const int64_t *dims, GError **error)
 {
@@ -69,17 +83,7 @@ _owb_cuda_output (OwbKernelContext *ctx, int i, OwbDataType dtype, int rank, con
   if (have && have->kind == OWB_VALUE_TENSOR && have->dtype == dtype && have->rank == rank && have->device == where
       && (rank == 0 || memcmp (have->dims, dims, sizeof (int64_t) * rank) == 0))
     return have;
-  GError *local = NULL;
-  OwbTensor *t = owb_device_new_tensor (where, dtype, rank, dims, &local);
-  if (!t)
-    {
-      owb_kernel_set_error (ctx, error, local->code, "output %d: %s", i, local->message);
-      g_error_free (local);
-      return NULL;
-    }
-  owb_tensor_unref (ctx->outputs[i]);
-  ctx->outputs[i] = t;
-  return t;
+  return owb_kernel_context_new_output (ctx, i, dtype, rank, dims, error);
 }
 
 void *

@@ -97,6 +97,8 @@ OwbTensor *_owb_cuda_output (OwbKernelContext *ctx, int i, OwbDataType dtype, in
                              GError **error);
 /* OWB_CUDA_F32 / F16 for float / float16 (FALSE with an error for others). */
 gboolean _owb_cuda_float_type (OwbKernelContext *ctx, OwbDataType dtype, OwbCudaFloat *t, GError **error);
+/* An axis attribute in [-rank, rank) made non-negative into *out; an OWB_ERROR_SHAPE otherwise. */
+gboolean _owb_cuda_axis (OwbKernelContext *ctx, int64_t axis, int rank, int *out, GError **error);
 /* Scratch of at least `size` bytes; call with cx->workspace_lock held, until the work that uses it
  * is enqueued. */
 void *_owb_cuda_workspace (OwbCudaContext *cx, gsize size, GError **error);

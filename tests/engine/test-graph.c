@@ -53,6 +53,13 @@ test_node_attributes (void)
   g_assert_null (owb_node_get_input (node, 1));
   g_assert_cmpstr (owb_node_get_input (node, 2), ==, "w");
   g_assert_null (owb_node_get_input (node, 3));
+  /* Setting an input past the end adds absent ones before it. */
+  owb_node_set_input (node, 1, "w2");
+  g_assert_cmpstr (owb_node_get_input (node, 1), ==, "w2");
+  owb_node_set_input (node, 4, "b");
+  g_assert_cmpint (node->n_inputs, ==, 5);
+  g_assert_null (owb_node_get_input (node, 3));
+  g_assert_cmpstr (owb_node_get_input (node, 4), ==, "b");
   g_assert_null (owb_node_get_input (node, -1));
   g_assert_cmpstr (owb_node_get_output (node, 0), ==, "y");
   g_assert_null (owb_node_get_output (node, 1));
@@ -216,6 +223,13 @@ test_graph_structure (void)
   g_assert_nonnull (owb_graph_find_value_info (graph, "y"));
   g_assert_false (owb_graph_find_value_info (graph, "y")->has_type);
   g_assert_null (owb_graph_find_value_info (graph, "nothing"));
+
+  /* Nodes by name: the graph's own, not its subgraphs'. */
+  g_assert_true (owb_graph_find_node (graph, "add") == g_ptr_array_index (graph->nodes, 0));
+  g_assert_true (owb_graph_find_node (graph, "if") == iff);
+  g_assert_null (owb_graph_find_node (graph, "id_then"));
+  g_assert_null (owb_graph_find_node (graph, NULL));
+  g_assert_null (owb_graph_find_node (NULL, "add"));
 
   /* "w" is an initializer, so only "x" has to be fed. */
   g_autoptr (GPtrArray) feeds = owb_graph_dup_feed_inputs (graph);

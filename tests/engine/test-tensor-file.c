@@ -22,27 +22,6 @@ static const OwbDataType pb_types[] = {
   OWB_TYPE_INT2,       OWB_TYPE_FLOAT6E2M3,     OWB_TYPE_FLOAT6E3M2,
 };
 
-/* Bits of a sub-byte type, 0 for others. */
-static int
-sub_byte_bits (OwbDataType dtype)
-{
-  switch (dtype)
-    {
-    case OWB_TYPE_UINT4:
-    case OWB_TYPE_INT4:
-    case OWB_TYPE_FLOAT4E2M1:
-      return 4;
-    case OWB_TYPE_UINT2:
-    case OWB_TYPE_INT2:
-      return 2;
-    case OWB_TYPE_FLOAT6E2M3:
-    case OWB_TYPE_FLOAT6E3M2:
-      return 6;
-    default:
-      return 0;
-    }
-}
-
 static OwbTensor *
 make_tensor (OwbDataType dtype, int rank, const int64_t *dims)
 {
@@ -57,10 +36,10 @@ make_tensor (OwbDataType dtype, int rank, const int64_t *dims)
   else if (dtype == OWB_TYPE_BOOL)
     for (int64_t i = 0; i < t->nelems; i++)
       ((guint8 *) t->data)[i] = (i % 3) == 1;
-  else if (sub_byte_bits (dtype))
+  else if (owb_data_type_packed_bits (dtype))
     {
       /* One element per byte; the signed types sign-extended. */
-      int bits = sub_byte_bits (dtype);
+      int bits = owb_data_type_packed_bits (dtype);
       for (int64_t i = 0; i < t->nelems; i++)
         {
           int v = (int) ((i * 5 + 3) % (1 << bits));
@@ -97,7 +76,7 @@ assert_tensors_equal (const OwbTensor *a, const OwbTensor *b)
       g_assert_cmpstr (((char **) a->data)[i], ==, ((char **) b->data)[i]);
   else if (a->nelems)
     {
-      gsize size = sub_byte_bits (a->dtype) ? 1 : owb_data_type_size (a->dtype);
+      gsize size = owb_data_type_packed_bits (a->dtype) ? 1 : owb_data_type_size (a->dtype);
       g_assert_cmpmem (a->data, (gsize) a->nelems * size, b->data, (gsize) b->nelems * size);
     }
 }

@@ -237,18 +237,6 @@ show_model (OwbGraphView *view, OwbModel *model)
   spin (100);
 }
 
-static const OwbNode *
-node_named (const OwbGraph *graph, const char *name)
-{
-  for (guint i = 0; i < graph->nodes->len; i++)
-    {
-      const OwbNode *node = g_ptr_array_index (graph->nodes, i);
-      if (g_strcmp0 (node->name, name) == 0)
-        return node;
-    }
-  return NULL;
-}
-
 static void
 count_signal (gpointer instance, gpointer data)
 {
@@ -374,7 +362,7 @@ test_zoom_select_find (void)
   g_assert_cmpfloat (owb_graph_view_get_zoom (view), >, fit);
 
   /* Select a node. */
-  const OwbNode *relu = node_named (model->graph, "relu1");
+  const OwbNode *relu = owb_graph_find_node (model->graph, "relu1");
   owb_graph_view_select_node (view, relu);
   g_assert_true (owb_graph_view_get_selected_node (view) == relu);
   g_assert_null (owb_graph_view_get_selected_tensor (view));
@@ -407,7 +395,7 @@ test_zoom_select_find (void)
   /* Clicks: on a box selects its node, on empty canvas clears, on an initializer line selects
    * the initializer. */
   owb_graph_view_set_zoom (view, 1.0);
-  const OwbNode *matmul = node_named (model->graph, "matmul1");
+  const OwbNode *matmul = owb_graph_find_node (model->graph, "matmul1");
   double x, y;
   box_center_on_screen (view, op_index (view, matmul), &x, &y);
   owb_graph_view_click (view, x, y, 1);
@@ -416,7 +404,7 @@ test_zoom_select_find (void)
   g_assert_null (owb_graph_view_get_selected_node (view));
   g_assert_null (owb_graph_view_get_selected_tensor (view));
   const OwbGraphScene *scene = owb_graph_view_get_scene (view);
-  int conv_index = op_index (view, node_named (model->graph, "conv1"));
+  int conv_index = op_index (view, owb_graph_find_node (model->graph, "conv1"));
   const OwbSceneNode *conv_box = owb_graph_scene_get_node (scene, conv_index);
   guint w_line = 0;
   while (w_line < conv_box->n_lines && g_strcmp0 (conv_box->lines[w_line].tensor, "W") != 0)
@@ -451,7 +439,7 @@ test_zoom_select_find (void)
 
   /* It draws: more than the background colour. */
   owb_graph_view_set_zoom (view, 1.0);
-  owb_graph_view_select_node (view, node_named (model->graph, "add1"));
+  owb_graph_view_select_node (view, owb_graph_find_node (model->graph, "add1"));
   spin (100);
   g_autoptr (GdkTexture) shot = render_widget (GTK_WIDGET (view));
   g_assert_cmpuint (count_colors (shot), >, 10);
@@ -775,7 +763,7 @@ test_subgraph (void)
   owb_graph_view_zoom_in (view);
   double zoom = owb_graph_view_get_zoom (view);
 
-  const OwbNode *iff = node_named (model->graph, "branch");
+  const OwbNode *iff = owb_graph_find_node (model->graph, "branch");
   const OwbGraph *then_graph = owb_node_get_attribute (iff, "then_branch")->g;
   const OwbGraph *else_graph = owb_node_get_attribute (iff, "else_branch")->g;
   /* A double-click on the If's title asks which branch: a button for each. */
@@ -856,7 +844,7 @@ test_find_in_subgraphs (void)
   OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
   GtkWidget *window = window_with (GTK_WIDGET (view), 640, 480);
   show_model (view, model);
-  const OwbNode *iff = node_named (model->graph, "branch");
+  const OwbNode *iff = owb_graph_find_node (model->graph, "branch");
   const OwbGraph *then_graph = owb_node_get_attribute (iff, "then_branch")->g;
   const OwbGraph *else_graph = owb_node_get_attribute (iff, "else_branch")->g;
 
@@ -920,7 +908,7 @@ test_pane_match_list (void)
   OwbGraphView *view = owb_graph_pane_get_view (OWB_GRAPH_PANE (pane));
   GtkWidget *window = window_with (pane, 900, 600);
   show_model (view, model);
-  const OwbNode *iff = node_named (model->graph, "branch");
+  const OwbNode *iff = owb_graph_find_node (model->graph, "branch");
   const OwbGraph *else_graph = owb_node_get_attribute (iff, "else_branch")->g;
 
   owb_graph_pane_set_find_visible (OWB_GRAPH_PANE (pane), TRUE);
@@ -1034,11 +1022,11 @@ test_labels_at_open_zoom (void)
   show_model (view, model);
   owb_graph_view_set_zoom (view, 0.75);
   const OwbGraphScene *scene = owb_graph_view_get_scene (view);
-  int relu = op_index (view, node_named (model->graph, "relu1"));
+  int relu = op_index (view, owb_graph_find_node (model->graph, "relu1"));
   double x, y, sx, sy;
   box_center_on_screen (view, relu, &x, &y);
   owb_graph_view_get_scroll (view, &sx, &sy);
-  int conv = op_index (view, node_named (model->graph, "conv1"));
+  int conv = op_index (view, owb_graph_find_node (model->graph, "conv1"));
   int edge = -1;
   for (guint i = 0; i < owb_graph_scene_get_n_edges (scene); i++)
     {
@@ -1188,7 +1176,7 @@ test_compact_selection (void)
   show_model (view, model);
   const OwbGraphScene *scene = owb_graph_view_get_scene (view);
   g_assert_cmpint (owb_graph_scene_find_op (scene, constant), ==, -1);
-  int mul = op_index (view, node_named (g, "scale"));
+  int mul = op_index (view, owb_graph_find_node (g, "scale"));
   g_assert_cmpint (mul, >=, 0);
   owb_graph_view_set_zoom (view, 2.0);
   owb_graph_view_scroll_by (view, -2000, -2000);
@@ -1279,7 +1267,7 @@ test_collapsed_groups (void)
   group = owb_graph_scene_find_group (scene, "/encoder/layer.7");
   g_assert_false (owb_graph_scene_get_node (scene, group)->expanded);
 
-  const OwbNode *deep = node_named (model->graph, "/encoder/layer.150/Add");
+  const OwbNode *deep = owb_graph_find_node (model->graph, "/encoder/layer.150/Add");
   g_assert_nonnull (deep);
   owb_graph_view_select_node (view, deep);
   g_assert_true (owb_graph_view_get_selected_node (view) == deep);
@@ -1461,7 +1449,7 @@ test_pane (void)
       AdwStyleManager *style = adw_style_manager_get_default ();
       adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_FORCE_DARK);
       owb_graph_view_set_zoom (view, 1.0);
-      owb_graph_view_select_node (view, node_named (model->graph, "/encoder/layer.3/Add"));
+      owb_graph_view_select_node (view, owb_graph_find_node (model->graph, "/encoder/layer.3/Add"));
       spin (300);
       g_autoptr (GdkTexture) dark = render_widget (pane);
       save_screenshot (dark, "graph-pane-dark.png");
@@ -1614,21 +1602,21 @@ test_flat_blocks (void)
   g_assert_cmpuint (count_colors (collapsed), >, 10);
 
   /* Double-clicks open a group of blocks, then a block: its five ops. */
-  int group = owb_graph_scene_find_op (scene, node_named (model->graph, "mm_0"));
+  int group = owb_graph_scene_find_op (scene, owb_graph_find_node (model->graph, "mm_0"));
   g_assert_cmpint (owb_graph_scene_get_node (scene, group)->kind, ==, OWB_SCENE_GROUP);
   double x, y;
   box_center_on_screen (view, group, &x, &y);
   owb_graph_view_click (view, x, y, 2);
-  int block = owb_graph_scene_find_op (scene, node_named (model->graph, "mm_0"));
+  int block = owb_graph_scene_find_op (scene, owb_graph_find_node (model->graph, "mm_0"));
   g_assert_cmpint (block, !=, group);
   g_assert_cmpstr (owb_graph_scene_get_node (scene, block)->title, ==, "block 1");
   box_center_on_screen (view, block, &x, &y);
   owb_graph_view_click (view, x, y, 2);
   const char *members[] = { "mm_0", "add_0", "relu_0", "skip_0", "out_0" };
   for (guint i = 0; i < G_N_ELEMENTS (members); i++)
-    g_assert_cmpint (owb_graph_scene_get_node (scene, op_index (view, node_named (model->graph, members[i])))->kind,
+    g_assert_cmpint (owb_graph_scene_get_node (scene, op_index (view, owb_graph_find_node (model->graph, members[i])))->kind,
                      ==, OWB_SCENE_OP);
-  g_assert_cmpint (owb_graph_scene_get_node (scene, op_index (view, node_named (model->graph, "mm_1")))->kind, ==,
+  g_assert_cmpint (owb_graph_scene_get_node (scene, op_index (view, owb_graph_find_node (model->graph, "mm_1")))->kind, ==,
                    OWB_SCENE_GROUP);
   spin (100);
   g_autoptr (GdkTexture) expanded = render_widget (GTK_WIDGET (view));
@@ -1694,7 +1682,7 @@ test_update_graph (void)
   const OwbGraphScene *scene = owb_graph_view_get_scene (view);
   g_auto (GStrv) before = owb_graph_view_dup_providers (view, NULL);
   g_assert_cmpuint (g_strv_length (before), ==, 0);
-  owb_graph_view_select_node (view, node_named (model->graph, "relu1"));
+  owb_graph_view_select_node (view, owb_graph_find_node (model->graph, "relu1"));
   owb_graph_view_set_zoom (view, 0.9);
   double zoom = owb_graph_view_get_zoom (view), sx, sy;
   owb_graph_view_get_scroll (view, &sx, &sy);
@@ -1715,7 +1703,7 @@ test_update_graph (void)
   g_assert_cmpfloat (sx2, ==, sx);
   g_assert_cmpfloat (sy2, ==, sy);
   /* The boxes, the selection and the legend are the session's now. */
-  const OwbNode *relu = node_named (prepared, "relu1");
+  const OwbNode *relu = owb_graph_find_node (prepared, "relu1");
   g_assert_true (owb_graph_view_get_selected_node (view) == relu);
   g_assert_cmpuint (selection_changes, ==, 1);
   g_assert_cmpuint (scene_changes, ==, 1);
@@ -1761,7 +1749,7 @@ test_update_graph (void)
                                               (GDestroyNotify) owb_session_free));
   g_assert_true (wait_for (view_ready, view, 30000));
   g_assert_true (owb_graph_scene_get_graph (owb_graph_view_get_scene (view)) == owb_session_get_graph (again));
-  index = op_index (view, node_named (owb_session_get_graph (again), "relu1"));
+  index = op_index (view, owb_graph_find_node (owb_session_get_graph (again), "relu1"));
   g_assert_cmpstr (owb_graph_scene_get_node (owb_graph_view_get_scene (view), index)->provider, ==, "cpu");
   gtk_window_destroy (GTK_WINDOW (window));
 }
@@ -1788,7 +1776,7 @@ test_far_zoom (void)
 
   /* Zooming out goes to half the fit, not to nothing, and drawing does not fail there, with a
    * selection outline on top. */
-  owb_graph_view_select_node (view, node_named (model->graph, "/encoder/layer.5000/Add"));
+  owb_graph_view_select_node (view, owb_graph_find_node (model->graph, "/encoder/layer.5000/Add"));
   owb_graph_view_set_zoom (view, 1.0 / 1048576);
   double least = owb_graph_view_get_zoom (view);
   g_assert_cmpfloat (least, <, fit * 0.55);

@@ -271,18 +271,6 @@ pass_changed (const OwbPassReport *pass)
   return pass->removed->len > 0 || pass->created->len > 0 || pass->n_removed_initializers > 0;
 }
 
-static const OwbNode *
-node_named (const OwbGraph *graph, const char *name)
-{
-  for (guint i = 0; i < graph->nodes->len; i++)
-    {
-      const OwbNode *node = g_ptr_array_index (graph->nodes, i);
-      if (g_strcmp0 (node->name, name) == 0)
-        return node;
-    }
-  return NULL;
-}
-
 /* Opens every pass result row, as a user does to see the created nodes (rows are made on
  * first opening, a batch per main-loop turn). */
 static void
@@ -421,14 +409,14 @@ test_optimize (void)
   OwbGraphView *optimized_view = g_ptr_array_index (views, 1);
   g_assert_true (owb_graph_view_get_graph (original_view) == owb_document_get_model (doc)->graph);
   g_assert_true (owb_graph_view_get_graph (optimized_view) == optimized->graph);
-  owb_graph_view_select_node (optimized_view, node_named (optimized->graph, "conv1"));
+  owb_graph_view_select_node (optimized_view, owb_graph_find_node (optimized->graph, "conv1"));
   settle (0.1);
   g_assert_cmpuint (owb_graph_view_get_n_highlighted (original_view), ==, 3);
   g_assert_nonnull (owb_graph_view_get_selected_node (original_view));
   g_assert_true (g_strv_contains ((const char *const[]) { "conv1", "bn1", "relu1", NULL },
                                   owb_graph_view_get_selected_node (original_view)->name));
   /* A node no pass made points at itself, highlighting nothing. */
-  owb_graph_view_select_node (optimized_view, node_named (optimized->graph, "softmax"));
+  owb_graph_view_select_node (optimized_view, owb_graph_find_node (optimized->graph, "softmax"));
   settle (0.1);
   g_assert_cmpuint (owb_graph_view_get_n_highlighted (original_view), ==, 0);
   g_assert_cmpstr (owb_graph_view_get_selected_node (original_view)->name, ==, "softmax");

@@ -567,18 +567,6 @@ test_window_level (void)
   g_assert_cmpstr (level, ==, "extended");
 }
 
-static const OwbNode *
-find_node (const OwbGraph *graph, const char *name)
-{
-  for (guint i = 0; i < graph->nodes->len; i++)
-    {
-      const OwbNode *node = g_ptr_array_index (graph->nodes, i);
-      if (g_strcmp0 (node->name, name) == 0)
-        return node;
-    }
-  return NULL;
-}
-
 static gboolean
 inspector_shows_pool1 (gpointer data)
 {
@@ -590,7 +578,7 @@ test_window_selection (void)
 {
   OwbGraphView *view = owb_graph_pane_get_view (main_window->graph_pane);
   const OwbGraph *graph = owb_graph_view_get_graph (view);
-  const OwbNode *node = find_node (graph, "pool1");
+  const OwbNode *node = owb_graph_find_node (graph, "pool1");
   g_assert_nonnull (node);
 
   iterate_for (100);
@@ -602,7 +590,7 @@ test_window_selection (void)
   iterate_until (inspector_shows_pool1, main_window, 5000, "the inspector to show pool1");
 
   /* Rows activated in the inspector select in the view. */
-  const OwbNode *gap = find_node (graph, "gap");
+  const OwbNode *gap = owb_graph_find_node (graph, "gap");
   g_assert_nonnull (gap);
   g_signal_emit_by_name (main_window->inspector, "node-activated", gap);
   g_assert_true (owb_graph_view_get_selected_node (view) == gap);
@@ -925,7 +913,7 @@ test_window_subgraphs (void)
   iterate_until (loaded_and_laid_out, window, 60000, "subgraphs.onnx");
   OwbGraphView *view = owb_graph_pane_get_view (window->graph_pane);
   const OwbGraph *graph = owb_graph_view_get_graph (view);
-  const OwbNode *if_node = find_node (graph, "If_3");
+  const OwbNode *if_node = owb_graph_find_node (graph, "If_3");
   g_assert_nonnull (if_node);
 
   owb_graph_view_select_node (view, if_node);
@@ -954,7 +942,7 @@ test_window_subgraphs (void)
   g_assert_true (g_variant_get_boolean (state));
   g_variant_unref (state);
   g_assert_true (owb_graph_view_get_compact (view));
-  const OwbNode *constant = find_node (owb_graph_view_get_graph (view), "/loop/Constant");
+  const OwbNode *constant = owb_graph_find_node (owb_graph_view_get_graph (view), "/loop/Constant");
   g_assert_nonnull (constant);
   g_assert_cmpint (owb_graph_scene_find_op (owb_graph_view_get_scene (view), constant), ==, -1);
   g_action_group_activate_action (G_ACTION_GROUP (window), "compact-graph", NULL);

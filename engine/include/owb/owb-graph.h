@@ -149,6 +149,9 @@ OWB_API OwbValueInfo *owb_value_info_new (const char *name, const OwbValueType *
 OWB_API void owb_value_info_free (OwbValueInfo *info);
 /* Searches inputs, outputs and value_infos; NULL if absent. */
 OWB_API OwbValueInfo *owb_graph_find_value_info (const OwbGraph *graph, const char *name);
+/* The first node of the graph (not its subgraphs) named `name`, borrowed; NULL if none, or if
+ * graph or name is NULL. A linear search: for a user's pick, not for a pass. */
+OWB_API OwbNode *owb_graph_find_node (const OwbGraph *graph, const char *name);
 /* The graph inputs that are not initializers (what a caller must feed), borrowed. */
 OWB_API GPtrArray *owb_graph_dup_feed_inputs (const OwbGraph *graph);
 
@@ -157,6 +160,9 @@ OWB_API OwbNode *owb_node_new (const char *op_type, const char *domain, const ch
 OWB_API void owb_node_free (OwbNode *node);
 OWB_API OwbNode *owb_node_dup (const OwbNode *node);
 OWB_API void owb_node_add_input (OwbNode *node, const char *name);
+/* Makes input i `name`, adding empty (absent optional) inputs up to i where the node has fewer.
+ * For a node not in a graph yet: in a pass, owb_pass_set_input keeps the indexes right. */
+OWB_API void owb_node_set_input (OwbNode *node, int i, const char *name);
 OWB_API void owb_node_add_output (OwbNode *node, const char *name);
 /* Returns the attribute added (owned by the node), for the caller to fill in. */
 OWB_API OwbAttribute *owb_node_add_attribute (OwbNode *node, const char *name, OwbAttributeType type);

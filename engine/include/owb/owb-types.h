@@ -56,6 +56,9 @@ typedef enum {
  * for undefined/sub-byte types. Sub-byte types (int4, uint4, float4e2m1, int2, uint2, float6*)
  * are packed in files but held unpacked in memory, one element per byte. */
 OWB_API gsize owb_data_type_size (OwbDataType type);
+/* Bits per element of the sub-byte types as packed in files (4 for int4, uint4, float4e2m1; 2 for
+ * int2, uint2; 6 for the float6 types); 0 for every other type. */
+OWB_API int owb_data_type_packed_bits (OwbDataType type);
 /* The ONNX spelling: "float", "int64", "float16"...; "undefined" for unknown values. */
 OWB_API const char *owb_data_type_name (OwbDataType type);
 OWB_API gboolean owb_data_type_is_valid (int type);

@@ -923,15 +923,9 @@ split_to_sequence_compute (OwbKernelContext *ctx, GError **error)
   if (!check_tensor (ctx, x, "input", error))
     return FALSE;
   int64_t keepdims = owb_node_get_int (ctx->node, "keepdims", 1);
-  int64_t axis = owb_node_get_int (ctx->node, "axis", 0);
-  if (x->rank == 0 || axis < -x->rank || axis >= x->rank)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "axis %" G_GINT64_FORMAT " is out of range for rank %d",
-                            axis, x->rank);
-      return FALSE;
-    }
-  if (axis < 0)
-    axis += x->rank;
+  int axis;
+  if (!_owb_cpu_normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", 0), x->rank, &axis, error))
+    return FALSE;
   int64_t dim = x->dims[axis];
   g_autofree int64_t *sizes = NULL;
   int64_t n = 0;
@@ -985,9 +979,8 @@ split_to_sequence_compute (OwbKernelContext *ctx, GError **error)
           if (total != dim)
             {
               owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_ARGUMENT,
-                                    "split sizes add up to %" G_GINT64_FORMAT ", axis %" G_GINT64_FORMAT " has %"
-                                    G_GINT64_FORMAT,
-                                    total, axis, dim);
+                                    "split sizes add up to %" G_GINT64_FORMAT ", axis %d has %" G_GINT64_FORMAT, total,
+                                    axis, dim);
               return FALSE;
             }
         }
@@ -1040,14 +1033,10 @@ concat_from_sequence_compute (OwbKernelContext *ctx, GError **error)
     }
   const OwbTensor *first = g_ptr_array_index (seq->sequence, 0);
   int rank = first->rank + (new_axis ? 1 : 0);
-  if (axis < -rank || axis >= rank)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "axis %" G_GINT64_FORMAT " is out of range for rank %d",
-                            axis, rank);
-      return FALSE;
-    }
-  if (axis < 0)
-    axis += rank;
+  int a;
+  if (!_owb_cpu_normalize_axis (ctx, axis, rank, &a, error))
+    return FALSE;
+  axis = a;
   OwbTensor *out = join_tensors (ctx, (OwbTensor *const *) seq->sequence->pdata, seq->sequence->len, (int) axis,
                                  new_axis != 0, "sequence", error);
   if (!out)

@@ -29,15 +29,6 @@ input (OwbKernelContext *ctx, int i)
   return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
 }
 
-static int64_t
-product (const int64_t *dims, int from, int to)
-{
-  int64_t n = 1;
-  for (int i = from; i < to; i++)
-    n *= dims[i];
-  return n;
-}
-
 /* A parameter broadcast (right-aligned, 1s repeat) over the trailing `tail` dims of X, as `len`
  * values of X's element type in a new buffer; NULL (no error) when t is NULL. */
 static void *
@@ -56,42 +47,8 @@ expand_parameter (OwbKernelContext *ctx, const OwbTensor *t, int tail, const int
       g_free (s);
       return NULL;
     }
-  gsize size = dtype == OWB_TYPE_DOUBLE ? sizeof (double) : sizeof (float);
-  void *out = g_malloc (MAX (len, 1) * size);
-  if (t->nelems == len)
-    {
-      if (t->dtype == dtype)
-        memcpy (out, t->data, len * size);
-      else
-        for (int64_t i = 0; i < len; i++)
-          dtype == OWB_TYPE_DOUBLE ? (((double *) out)[i] = owb_tensor_get_double (t, i))
-                                   : (((float *) out)[i] = (float) owb_tensor_get_double (t, i));
-      return out;
-    }
-  /* Strided walk over the normalized dims; the source index repeats along broadcast dims. */
-  int64_t strides[OWB_MAX_RANK], idx[OWB_MAX_RANK] = { 0 }, stride = 1;
-  for (int k = tail - 1; k >= 0; k--)
-    {
-      int tk = k - (tail - t->rank);
-      strides[k] = tk >= 0 && t->dims[tk] != 1 ? stride : 0;
-      if (tk >= 0)
-        stride *= t->dims[tk];
-    }
-  int64_t src = 0;
-  for (int64_t i = 0; i < len; i++)
-    {
-      double v = owb_tensor_get_double (t, src);
-      dtype == OWB_TYPE_DOUBLE ? (((double *) out)[i] = v) : (((float *) out)[i] = (float) v);
-      for (int k = tail - 1; k >= 0; k--)
-        {
-          src += strides[k];
-          if (++idx[k] < dims[k])
-            break;
-          src -= strides[k] * dims[k];
-          idx[k] = 0;
-        }
-    }
-  return out;
+  g_autofree double *values = _owb_cpu_expand_tail (t, tail, dims, len);
+  return _owb_cpu_doubles_dup_as (values, len, dtype);
 }
 
 /* ---- Row statistics --------------------------------------------------------------------------- */
@@ -190,17 +147,11 @@ static gboolean
 layer_normalization_compute (OwbKernelContext *ctx, GError **error)
 {
   const OwbTensor *x = ctx->inputs[0];
-  int64_t axis = owb_node_get_int (ctx->node, "axis", -1);
-  if (x->rank < 1 || axis < -x->rank || axis >= x->rank)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "axis %" G_GINT64_FORMAT " is out of range for rank %d",
-                            axis, x->rank);
-      return FALSE;
-    }
-  if (axis < 0)
-    axis += x->rank;
+  int axis;
+  if (!_owb_cpu_normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", -1), x->rank, &axis, error))
+    return FALSE;
   int tail = x->rank - (int) axis;
-  int64_t rows = product (x->dims, 0, (int) axis), len = product (x->dims, (int) axis, x->rank);
+  int64_t rows = _owb_cpu_product (x->dims, 0, (int) axis), len = _owb_cpu_product (x->dims, (int) axis, x->rank);
   if (rows * len == 0)
     return TRUE;
   g_autofree void *scale = expand_parameter (ctx, ctx->inputs[1], tail, x->dims + axis, len, x->dtype, "Scale", error);
@@ -273,7 +224,7 @@ skip_layer_normalization_compute (OwbKernelContext *ctx, GError **error)
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have rank 1 or more");
       return FALSE;
     }
-  int64_t len = x->dims[x->rank - 1], rows = product (x->dims, 0, x->rank - 1);
+  int64_t len = x->dims[x->rank - 1], rows = _owb_cpu_product (x->dims, 0, x->rank - 1);
   /* skip: the input's trailing dims, with leading 1s allowed. */
   int lead = 0;
   while (lead < skip->rank - 1 && skip->dims[lead] == 1)

@@ -1,6 +1,7 @@
-/* misc.c: CPU kernels of the misc op family: losses, CumProd, Unique, Compress, ReverseSequence,
- * EyeLike, random generators, BitCast, Det, MaxUnpool, CenterCropPad, Col2Im. */
+/* misc.c: CPU kernels of the misc op family: losses, CumSum and CumProd, Unique, Compress,
+ * ReverseSequence, EyeLike, random generators, BitCast, Det, MaxUnpool, CenterCropPad, Col2Im. */
 #include "../cpu-kernels-private.h"
+#include "../cpu-random-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -47,28 +48,6 @@ clear_tensor (OwbTensor *t)
     }
   else if (t->nbytes)
     memset (t->data, 0, t->nbytes);
-}
-
-static int64_t
-product (const int64_t *dims, int from, int to)
-{
-  int64_t p = 1;
-  for (int i = from; i < to; i++)
-    p *= dims[i];
-  return p;
-}
-
-static gboolean
-normalize_axis (OwbKernelContext *ctx, int64_t axis, int rank, int *out, GError **error)
-{
-  if (axis < -rank || axis >= rank)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "axis %" G_GINT64_FORMAT " is out of range for rank %d", axis,
-                            rank);
-      return FALSE;
-    }
-  *out = (int) (axis < 0 ? axis + rank : axis);
-  return TRUE;
 }
 
 static gboolean
@@ -199,7 +178,7 @@ loss_compute (OwbKernelContext *ctx, GError **error)
     }
   const char *reduction = owb_node_get_string (ctx->node, "reduction", "mean");
   const OwbAttribute *ignore = owb_node_get_attribute (ctx->node, "ignore_index");
-  LossShape s = { x->dims[0], x->dims[1], product (x->dims, 2, x->rank), strcmp (reduction, "none") == 0,
+  LossShape s = { x->dims[0], x->dims[1], _owb_cpu_product (x->dims, 2, x->rank), strcmp (reduction, "none") == 0,
                   strcmp (reduction, "mean") == 0, ignore && ignore->type == OWB_ATTR_INT, ignore ? ignore->i : 0 };
   if (out->nelems != (s.none ? s.n * s.d : 1))
     {
@@ -244,13 +223,17 @@ loss_compute (OwbKernelContext *ctx, GError **error)
 
 /* ---- CumProd ---- */
 
-/* Integer products wrap around (through unsigned arithmetic) instead of overflowing. */
-#define WRAP_MUL(T, a, b)                                                                                      \
-  _Generic ((T) 0, float: (a) * (b), double: (a) * (b), default: (T) ((uint64_t) (a) * (uint64_t) (b)))
+/* ---- CumSum, CumProd ---- */
 
-#define DEFINE_CUMPROD(T, N)                                                                                   \
-  static void cumprod_##N (const T *x, T *y, int64_t outer, int64_t len, int64_t inner, gboolean exclusive,   \
-                           gboolean reverse)                                                                   \
+/* Integer sums and products wrap around (through unsigned arithmetic) instead of overflowing. */
+#define WRAP_OP(T, a, op, b)                                                                                   \
+  _Generic ((T) 0, float: (a) op (b), double: (a) op (b), default: (T) ((uint64_t) (a) op (uint64_t) (b)))
+
+/* The running sum or product along the middle axis of [outer, len, inner]; exclusive starts from
+ * the identity, reverse runs from the end. */
+#define DEFINE_SCAN(T, N, NAME, IDENTITY, OP)                                                                  \
+  static void NAME##_##N (const T *x, T *y, int64_t outer, int64_t len, int64_t inner, gboolean exclusive,     \
+                          gboolean reverse)                                                                    \
   {                                                                                                            \
     for (int64_t o = 0; o < outer; o++)                                                                        \
       {                                                                                                        \
@@ -263,19 +246,22 @@ loss_compute (OwbKernelContext *ctx, GError **error)
             if (s == 0)                                                                                        \
               {                                                                                                \
                 for (int64_t i = 0; i < inner; i++)                                                            \
-                  yr[i] = exclusive ? (T) 1 : xo[at * inner + i];                                              \
+                  yr[i] = exclusive ? (T) IDENTITY : xo[at * inner + i];                                       \
                 continue;                                                                                      \
               }                                                                                                \
             const T *yp = yo + prev * inner, *xr = xo + (exclusive ? prev : at) * inner;                       \
             for (int64_t i = 0; i < inner; i++)                                                                \
-              yr[i] = WRAP_MUL (T, yp[i], xr[i]);                                                              \
+              yr[i] = WRAP_OP (T, yp[i], OP, xr[i]);                                                           \
           }                                                                                                    \
       }                                                                                                        \
   }
+#define DEFINE_CUMSUM(T, N) DEFINE_SCAN (T, N, cumsum, 0, +)
+#define DEFINE_CUMPROD(T, N) DEFINE_SCAN (T, N, cumprod, 1, *)
+OWB_CPU_FOR_NUMERIC (DEFINE_CUMSUM)
 OWB_CPU_FOR_NUMERIC (DEFINE_CUMPROD)
 
 static gboolean
-cumprod_compute (OwbKernelContext *ctx, GError **error)
+scan_compute (OwbKernelContext *ctx, gboolean product, GError **error)
 {
   const OwbTensor *x = ctx->inputs[0], *axis = ctx->inputs[1];
   OwbTensor *out = require_output (ctx, 0, error);
@@ -286,26 +272,41 @@ cumprod_compute (OwbKernelContext *ctx, GError **error)
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "axis must be a scalar");
       return FALSE;
     }
-  int a;
-  if (!normalize_axis (ctx, owb_tensor_get_int64 (axis, 0), MAX (x->rank, 1), &a, error))
-    return FALSE;
+  /* CumProd (opset 26) scans a scalar as one element; CumSum (opset 11) needs an axis. */
   int64_t one = 1;
   const int64_t *dims = x->rank ? x->dims : &one;
-  int rank = MAX (x->rank, 1);
+  int rank = product ? MAX (x->rank, 1) : x->rank;
+  int a;
+  if (!_owb_cpu_normalize_axis (ctx, owb_tensor_get_int64 (axis, 0), rank, &a, error))
+    return FALSE;
   gboolean exclusive = owb_node_get_int (ctx->node, "exclusive", 0) != 0;
   gboolean reverse = owb_node_get_int (ctx->node, "reverse", 0) != 0;
-  int64_t outer = product (dims, 0, a), len = dims[a], inner = product (dims, a + 1, rank);
+  int64_t outer = _owb_cpu_product (dims, 0, a), len = dims[a], inner = _owb_cpu_product (dims, a + 1, rank);
   if (x->nelems == 0)
     return TRUE;
   switch (x->dtype)
     {
 #define CASE(T, N)                                                                                             \
-  case OWB_TYPE_##N: cumprod_##N (x->data, out->data, outer, len, inner, exclusive, reverse); return TRUE;
+  case OWB_TYPE_##N:                                                                                           \
+    (product ? cumprod_##N : cumsum_##N) (x->data, out->data, outer, len, inner, exclusive, reverse);          \
+    return TRUE;
       OWB_CPU_FOR_NUMERIC (CASE)
 #undef CASE
     default:
       return unsupported (ctx, x->dtype, error);
     }
+}
+
+static gboolean
+cumsum_compute (OwbKernelContext *ctx, GError **error)
+{
+  return scan_compute (ctx, FALSE, error);
+}
+
+static gboolean
+cumprod_compute (OwbKernelContext *ctx, GError **error)
+{
+  return scan_compute (ctx, TRUE, error);
 }
 
 /* ---- Unique ---- */
@@ -407,11 +408,11 @@ unique_compute (OwbKernelContext *ctx, GError **error)
           owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "a scalar has no axis");
           return FALSE;
         }
-      if (!normalize_axis (ctx, axis_attr->i, x->rank, &a, error))
+      if (!_owb_cpu_normalize_axis (ctx, axis_attr->i, x->rank, &a, error))
         return FALSE;
-      outer = product (x->dims, 0, a);
+      outer = _owb_cpu_product (x->dims, 0, a);
       n = x->dims[a];
-      inner = product (x->dims, a + 1, x->rank);
+      inner = _owb_cpu_product (x->dims, a + 1, x->rank);
     }
   if (n > G_MAXINT)
     {
@@ -523,11 +524,11 @@ compress_compute (OwbKernelContext *ctx, GError **error)
   int64_t outer = 1, len = x->nelems, inner = 1;
   if (axis_attr && axis_attr->type == OWB_ATTR_INT)
     {
-      if (!normalize_axis (ctx, axis_attr->i, x->rank, &a, error))
+      if (!_owb_cpu_normalize_axis (ctx, axis_attr->i, x->rank, &a, error))
         return FALSE;
-      outer = product (x->dims, 0, a);
+      outer = _owb_cpu_product (x->dims, 0, a);
       len = x->dims[a];
-      inner = product (x->dims, a + 1, x->rank);
+      inner = _owb_cpu_product (x->dims, a + 1, x->rank);
     }
   const uint8_t *c = cond->data;
   int64_t count = 0;
@@ -587,7 +588,7 @@ reverse_sequence_compute (OwbKernelContext *ctx, GError **error)
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "sequence_lens must hold one length per batch entry");
       return FALSE;
     }
-  int64_t batch = x->dims[ba], steps = x->dims[1 - ba], inner = product (x->dims, 2, x->rank);
+  int64_t batch = x->dims[ba], steps = x->dims[1 - ba], inner = _owb_cpu_product (x->dims, 2, x->rank);
   gsize es = elem_size (x->dtype);
   gboolean strings = x->dtype == OWB_TYPE_STRING;
   for (int64_t b = 0; b < batch; b++)
@@ -653,11 +654,9 @@ eye_like_compute (OwbKernelContext *ctx, GError **error)
 
 /* ---- random generators ---- */
 
-/* Mersenne Twister seeded and read as numpy's RandomState(seed), which the ONNX reference uses,
- * so a seeded node draws the reference's numbers. */
+/* numpy's RandomState (cpu-random-private.h) with its legacy gauss's spare value. */
 typedef struct {
-  uint32_t mt[624];
-  int pos;
+  OwbCpuMt19937 mt;
   gboolean has_gauss;
   double gauss;
 } Rng;
@@ -665,39 +664,14 @@ typedef struct {
 static void
 rng_seed (Rng *r, uint32_t seed)
 {
-  r->mt[0] = seed;
-  for (int i = 1; i < 624; i++)
-    r->mt[i] = 1812433253u * (r->mt[i - 1] ^ (r->mt[i - 1] >> 30)) + (uint32_t) i;
-  r->pos = 624;
+  _owb_cpu_mt_seed (&r->mt, seed);
   r->has_gauss = FALSE;
 }
 
-static uint32_t
-rng_next (Rng *r)
-{
-  if (r->pos >= 624)
-    {
-      for (int i = 0; i < 624; i++)
-        {
-          uint32_t y = (r->mt[i] & 0x80000000u) | (r->mt[(i + 1) % 624] & 0x7fffffffu);
-          r->mt[i] = r->mt[(i + 397) % 624] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
-        }
-      r->pos = 0;
-    }
-  uint32_t y = r->mt[r->pos++];
-  y ^= y >> 11;
-  y ^= (y << 7) & 0x9d2c5680u;
-  y ^= (y << 15) & 0xefc60000u;
-  y ^= y >> 18;
-  return y;
-}
-
-/* A double in [0, 1) from 53 random bits. */
 static double
 rng_double (Rng *r)
 {
-  uint32_t a = rng_next (r) >> 5, b = rng_next (r) >> 6;
-  return (a * 67108864.0 + b) / 9007199254740992.0;
+  return _owb_cpu_mt_double (&r->mt);
 }
 
 /* Standard normal by the polar method, keeping the second value as numpy's legacy gauss does. */
@@ -803,7 +777,7 @@ rng_for_run (OwbKernelContext *ctx, Rng *r)
   else
     {
       g_mutex_lock (&p->lock);
-      seed = rng_next (&p->source);
+      seed = _owb_cpu_mt_next (&p->source.mt);
       g_mutex_unlock (&p->lock);
     }
   rng_seed (r, seed);
@@ -958,22 +932,6 @@ multinomial_compute (OwbKernelContext *ctx, GError **error)
 
 /* ---- BitCast ---- */
 
-static int
-sub_byte_bits (OwbDataType t)
-{
-  switch (t)
-    {
-    case OWB_TYPE_UINT4:
-    case OWB_TYPE_INT4:
-    case OWB_TYPE_FLOAT4E2M1: return 4;
-    case OWB_TYPE_UINT2:
-    case OWB_TYPE_INT2: return 2;
-    case OWB_TYPE_FLOAT6E2M3:
-    case OWB_TYPE_FLOAT6E3M2: return 6;
-    default: return 0;
-    }
-}
-
 static gboolean
 bitcast_compute (OwbKernelContext *ctx, GError **error)
 {
@@ -987,7 +945,7 @@ bitcast_compute (OwbKernelContext *ctx, GError **error)
                             owb_data_type_name (out->dtype));
       return FALSE;
     }
-  int bits = sub_byte_bits (out->dtype);
+  int bits = owb_data_type_packed_bits (out->dtype);
   if (bits == 0)
     {
       if (out->nbytes != x->nbytes)
@@ -1071,7 +1029,7 @@ det_compute (OwbKernelContext *ctx, GError **error)
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input must hold square matrices");
       return FALSE;
     }
-  int64_t m = x->dims[x->rank - 1], count = product (x->dims, 0, x->rank - 2);
+  int64_t m = x->dims[x->rank - 1], count = _owb_cpu_product (x->dims, 0, x->rank - 2);
   if (out->nelems != count)
     {
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "output has the wrong size");
@@ -1345,6 +1303,7 @@ col2im_compute (OwbKernelContext *ctx, GError **error)
 const OwbKernelDef _owb_cpu_kernels_misc[] = {
   { "NegativeLogLikelihoodLoss", "", 12, 0, FLOATS, 0, NULL, NULL, loss_compute },
   { "SoftmaxCrossEntropyLoss", "", 12, 0, FLOATS, 0, NULL, NULL, loss_compute },
+  { "CumSum", "", 11, 0, OWB_CPU_TYPES_NUMERIC, 0, NULL, NULL, cumsum_compute },
   { "CumProd", "", 26, 0, OWB_CPU_TYPES_NUMERIC, 0, NULL, NULL, cumprod_compute },
   { "Unique", "", 11, 0, OWB_CPU_TYPES_ALL | OWB_TYPE_BIT (OWB_TYPE_STRING), 0, NULL, NULL, unique_compute },
   { "Compress", "", 9, 0, ANY, 0, NULL, NULL, compress_compute },

@@ -4,6 +4,7 @@
 #include "../cpu-gemv-private.h"
 #include "../cpu-sgemm-private.h"
 #include "../cpu-qgemm-private.h"
+#include "conv-im2col-private.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -93,74 +94,6 @@ OWB_CPU_FOR_FLOATS (DEFINE_VECTOR_HELPERS)
                       (int) MAX (ldc, 1));                                                                      \
   }                                                                                                             \
                                                                                                                 \
-  /* Gathers the input patches of output positions [p0, p0 + len) into col: one row per (channel,             \
-   * kernel offset), walking each output row as one run so the inner loop is a copy. */                        \
-  static void im2col_##NAME (const ConvGeom *g, const T *x, int64_t p0, int64_t len, T *col)                     \
-  {                                                                                                             \
-    int last = g->nsp - 1;                                                                                      \
-    int64_t in_last = g->in[last], out_last = g->out[last], s = g->s[last];                                     \
-    for (int64_t c = 0; c < g->Cg; c++)                                                                          \
-      for (int64_t kk = 0; kk < g->ksize; kk++)                                                                  \
-        {                                                                                                       \
-          int64_t kc[MAX_SP], oc[MAX_SP];                                                                       \
-          for (int64_t a = last, rest = kk; a >= 0; a--)                                                        \
-            {                                                                                                   \
-              kc[a] = rest % g->k[a];                                                                           \
-              rest /= g->k[a];                                                                                  \
-            }                                                                                                   \
-          for (int64_t a = last, rest = p0; a >= 0; a--)                                                        \
-            {                                                                                                   \
-              oc[a] = rest % g->out[a];                                                                         \
-              rest /= g->out[a];                                                                                \
-            }                                                                                                   \
-          const T *xc = x + c * g->in_size;                                                                     \
-          T *dst = col + (c * g->ksize + kk) * len;                                                             \
-          int64_t off = kc[last] * g->d[last] - g->pad[last];                                                   \
-          int64_t lo, hi;                                                                                       \
-          _owb_cpu_conv_valid_range (off, s, in_last, out_last, &lo, &hi);                                                    \
-          for (int64_t p = 0; p < len;)                                                                         \
-            {                                                                                                   \
-              int64_t o0 = oc[last], run = MIN (out_last - o0, len - p);                                        \
-              gboolean inside = TRUE;                                                                           \
-              int64_t base = 0;                                                                                 \
-              for (int a = 0; a < last; a++)                                                                    \
-                {                                                                                               \
-                  int64_t i = oc[a] * g->s[a] - g->pad[a] + kc[a] * g->d[a];                                    \
-                  if (i < 0 || i >= g->in[a])                                                                   \
-                    {                                                                                           \
-                      inside = FALSE;                                                                           \
-                      break;                                                                                    \
-                    }                                                                                           \
-                  base = base * g->in[a] + i;                                                                   \
-                }                                                                                               \
-              if (!inside)                                                                                      \
-                memset (dst + p, 0, run * sizeof (T));                                                          \
-              else                                                                                              \
-                {                                                                                               \
-                  const T *src = xc + base * in_last + off;                                                     \
-                  int64_t a0 = CLAMP (lo, o0, o0 + run), a1 = CLAMP (hi, a0, o0 + run);                         \
-                  T *d = dst + p - o0;                                                                          \
-                  for (int64_t o = o0; o < a0; o++)                                                             \
-                    d[o] = 0;                                                                                   \
-                  if (s == 1)                                                                                   \
-                    memcpy (d + a0, src + a0, (a1 - a0) * sizeof (T));                                          \
-                  else                                                                                          \
-                    for (int64_t o = a0; o < a1; o++)                                                           \
-                      d[o] = src[o * s];                                                                        \
-                  for (int64_t o = a1; o < o0 + run; o++)                                                       \
-                    d[o] = 0;                                                                                   \
-                }                                                                                               \
-              p += run;                                                                                         \
-              oc[last] += run;                                                                                  \
-              for (int a = last; a > 0 && oc[a] >= g->out[a]; a--)                                              \
-                {                                                                                               \
-                  oc[a] = 0;                                                                                    \
-                  oc[a - 1]++;                                                                                  \
-                }                                                                                               \
-            }                                                                                               \
-        }                                                                                                       \
-  }                                                                                                             \
-                                                                                                                \
   /* ConvTranspose: scatters col rows (output channel m, kernel offset) of input positions                     \
    * [q0, q0 + len) into the output planes of channels [m0, m1), adding. */                                    \
   static void col2im_##NAME (const ConvGeom *g, const T *col, int64_t q0, int64_t len, int64_t m0, int64_t m1,   \
@@ -233,6 +166,7 @@ OWB_CPU_FOR_FLOATS (DEFINE_VECTOR_HELPERS)
   }
 
 OWB_CPU_FOR_FLOATS (DEFINE_FLOAT_BLOCKS)
+OWB_CPU_FOR_FLOATS (OWB_CPU_DEFINE_IM2COL)
 
 /* ---- GEMM split over the thread pool ---- */
 

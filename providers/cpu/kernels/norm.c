@@ -1,5 +1,6 @@
 /* norm.c: CPU kernels of pooling, normalization, softmax-like ops and Dropout. */
 #include "../cpu-kernels-private.h"
+#include "../cpu-random-private.h"
 #include "../cpu-simd-private.h"
 
 #include <math.h>
@@ -19,15 +20,6 @@ static gboolean
 has_output (OwbKernelContext *ctx, int i)
 {
   return i < ctx->n_outputs && ctx->outputs[i] != NULL;
-}
-
-static int64_t
-product (const int64_t *dims, int from, int to)
-{
-  int64_t n = 1;
-  for (int i = from; i < to; i++)
-    n *= dims[i];
-  return n;
 }
 
 /* A parameter tensor's values as doubles (parameters are small: one per channel or group). */
@@ -801,8 +793,8 @@ pool_compute (OwbKernelContext *ctx, GError **error)
           pad_end[a] = pp->pads[i + pp->n];
         }
     }
-  job.in_plane = product (job.in, 0, POOL_AXES);
-  job.out_plane = product (job.out, 0, POOL_AXES);
+  job.in_plane = _owb_cpu_product (job.in, 0, POOL_AXES);
+  job.out_plane = _owb_cpu_product (job.out, 0, POOL_AXES);
   g_autofree int64_t *geom = g_new (int64_t, 4 * (job.out[0] + job.out[1] + job.out[2]));
   int64_t *g = geom;
   for (int a = 0; a < POOL_AXES; a++)
@@ -938,7 +930,7 @@ global_pool_compute (OwbKernelContext *ctx, GError **error)
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have rank 2 or more, not %d", x->rank);
       return FALSE;
     }
-  GlobalJob job = { .x = x->data, .y = y->data, .size = product (x->dims, 2, x->rank) };
+  GlobalJob job = { .x = x->data, .y = y->data, .size = _owb_cpu_product (x->dims, 2, x->rank) };
   const char *op = ctx->node->op_type;
   gboolean is_double = x->dtype == OWB_TYPE_DOUBLE;
   OwbParallelFunc fn;
@@ -1043,7 +1035,7 @@ batch_normalization_compute (OwbKernelContext *ctx, GError **error)
 {
   const OwbTensor *x = ctx->inputs[0];
   OwbTensor *y = ctx->outputs[0];
-  int64_t n = x->rank >= 1 ? x->dims[0] : 1, c = x->rank >= 2 ? x->dims[1] : 1, s = product (x->dims, 2, x->rank);
+  int64_t n = x->rank >= 1 ? x->dims[0] : 1, c = x->rank >= 2 ? x->dims[1] : 1, s = _owb_cpu_product (x->dims, 2, x->rank);
   /* Before opset 9, spatial = 0 keeps one statistic per element of a sample: seen as C*S groups of 1. */
   gboolean spatial = ctx->opset >= 9 || owb_node_get_int (ctx->node, "spatial", 1) != 0;
   int64_t groups = spatial ? c : c * s, len = spatial ? s : 1;
@@ -1133,7 +1125,7 @@ instance_normalization_compute (OwbKernelContext *ctx, GError **error)
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have rank 2 or more, not %d", x->rank);
       return FALSE;
     }
-  int64_t c = x->dims[1], rows = x->dims[0] * c, len = product (x->dims, 2, x->rank);
+  int64_t c = x->dims[1], rows = x->dims[0] * c, len = _owb_cpu_product (x->dims, 2, x->rank);
   if (!check_count (ctx, ctx->inputs[1], c, "scale", error) || !check_count (ctx, ctx->inputs[2], c, "B", error))
     return FALSE;
   double eps = owb_node_get_float (ctx->node, "epsilon", 1e-5f);
@@ -1167,7 +1159,7 @@ group_normalization_compute (OwbKernelContext *ctx, GError **error)
                             " groups", groups);
       return FALSE;
     }
-  int64_t n = x->dims[0], c = x->dims[1], per_group = c / groups, s = product (x->dims, 2, x->rank);
+  int64_t n = x->dims[0], c = x->dims[1], per_group = c / groups, s = _owb_cpu_product (x->dims, 2, x->rank);
   /* Opset 18 has one scale/bias per group, opset 21 one per channel. */
   int64_t n_params = ctx->opset >= 21 ? c : groups;
   if (!check_count (ctx, ctx->inputs[1], n_params, "scale", error)
@@ -1201,56 +1193,6 @@ group_normalization_compute (OwbKernelContext *ctx, GError **error)
 
 /* ---- LayerNormalization ----------------------------------------------------------------------- */
 
-/* Expands a Scale/B tensor (unidirectionally broadcast to dims[axis:] of X) to `count` doubles. */
-static double *
-expand_tail (const OwbTensor *t, int rank, const int64_t *dims, int64_t count)
-{
-  double *out = g_new (double, MAX (count, 1));
-  if (t->nelems == count)
-    {
-      for (int64_t i = 0; i < count; i++)
-        out[i] = owb_tensor_get_double (t, i);
-      return out;
-    }
-  int64_t strides[OWB_MAX_RANK], idx[OWB_MAX_RANK] = { 0 };
-  int64_t stride = 1;
-  for (int k = rank - 1; k >= 0; k--)
-    {
-      int tk = k - (rank - t->rank);
-      strides[k] = tk >= 0 && t->dims[tk] != 1 ? stride : 0;
-      if (tk >= 0)
-        stride *= t->dims[tk];
-    }
-  int64_t src = 0;
-  for (int64_t i = 0; i < count; i++)
-    {
-      out[i] = owb_tensor_get_double (t, src);
-      for (int k = rank - 1; k >= 0; k--)
-        {
-          src += strides[k];
-          if (++idx[k] < dims[k])
-            break;
-          src -= strides[k] * dims[k];
-          idx[k] = 0;
-        }
-    }
-  return out;
-}
-
-/* Doubles converted to a new buffer of the kernel's element type (float or double). */
-static void *
-to_dtype (const double *v, int64_t n, OwbDataType dtype)
-{
-  if (!v)
-    return NULL;
-  if (dtype == OWB_TYPE_DOUBLE)
-    return g_memdup2 (v, MAX (n, 1) * sizeof (double));
-  float *f = g_new (float, MAX (n, 1));
-  for (int64_t i = 0; i < n; i++)
-    f[i] = (float) v[i];
-  return f;
-}
-
 typedef struct {
   const void *x;
   void *y;
@@ -1282,16 +1224,10 @@ static gboolean
 layer_normalization_compute (OwbKernelContext *ctx, GError **error)
 {
   const OwbTensor *x = ctx->inputs[0];
-  int64_t axis = owb_node_get_int (ctx->node, "axis", -1);
-  if (axis < -x->rank || axis >= x->rank)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "axis %" G_GINT64_FORMAT " is out of range for rank %d",
-                            axis, x->rank);
-      return FALSE;
-    }
-  if (axis < 0)
-    axis += x->rank;
-  int64_t rows = product (x->dims, 0, (int) axis), len = product (x->dims, (int) axis, x->rank);
+  int axis;
+  if (!_owb_cpu_normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", -1), x->rank, &axis, error))
+    return FALSE;
+  int64_t rows = _owb_cpu_product (x->dims, 0, (int) axis), len = _owb_cpu_product (x->dims, (int) axis, x->rank);
   int tail = x->rank - (int) axis;
   for (int i = 1; i < 3 && i < ctx->n_inputs; i++)
     {
@@ -1309,12 +1245,12 @@ layer_normalization_compute (OwbKernelContext *ctx, GError **error)
     }
   if (rows * len == 0)
     return TRUE;
-  g_autofree double *scale_d = expand_tail (ctx->inputs[1], tail, x->dims + axis, len);
+  g_autofree double *scale_d = _owb_cpu_expand_tail (ctx->inputs[1], tail, x->dims + axis, len);
   g_autofree double *bias_d = ctx->n_inputs > 2 && ctx->inputs[2]
-                                  ? expand_tail (ctx->inputs[2], tail, x->dims + axis, len)
+                                  ? _owb_cpu_expand_tail (ctx->inputs[2], tail, x->dims + axis, len)
                                   : NULL;
-  g_autofree void *scale = to_dtype (scale_d, len, x->dtype);
-  g_autofree void *bias = to_dtype (bias_d, len, x->dtype);
+  g_autofree void *scale = _owb_cpu_doubles_dup_as (scale_d, len, x->dtype);
+  g_autofree void *bias = _owb_cpu_doubles_dup_as (bias_d, len, x->dtype);
   g_autofree double *mean = g_new (double, rows);
   g_autofree double *inv_std = g_new (double, rows);
   LayerNormJob job = { x->data, ctx->outputs[0]->data, len, owb_node_get_float (ctx->node, "epsilon", 1e-5f),
@@ -1621,15 +1557,15 @@ along_compute (OwbKernelContext *ctx, AlongOp op, GError **error)
     axis += rank;
   if (coerce_2d)
     {
-      outer = product (x->dims, 0, (int) axis);
-      n = product (x->dims, (int) axis, rank);
+      outer = _owb_cpu_product (x->dims, 0, (int) axis);
+      n = _owb_cpu_product (x->dims, (int) axis, rank);
       inner = 1;
     }
   else
     {
-      outer = product (x->dims, 0, (int) axis);
+      outer = _owb_cpu_product (x->dims, 0, (int) axis);
       n = x->dims[axis];
-      inner = product (x->dims, (int) axis + 1, rank);
+      inner = _owb_cpu_product (x->dims, (int) axis + 1, rank);
     }
   if (x->nelems == 0)
     return TRUE;
@@ -1730,7 +1666,7 @@ lrn_compute (OwbKernelContext *ctx, GError **error)
     }
   if (x->nelems == 0)
     return TRUE;
-  LrnJob job = { x->data, ctx->outputs[0]->data, x->dims[1], product (x->dims, 2, x->rank),
+  LrnJob job = { x->data, ctx->outputs[0]->data, x->dims[1], _owb_cpu_product (x->dims, 2, x->rank),
                  (size - 1) / 2, size / 2, /* floor((size-1)/2) and ceil((size-1)/2) */
                  owb_node_get_float (ctx->node, "alpha", 1e-4f) / (double) size,
                  owb_node_get_float (ctx->node, "beta", 0.75f), owb_node_get_float (ctx->node, "bias", 1.0f) };
@@ -1741,58 +1677,16 @@ lrn_compute (OwbKernelContext *ctx, GError **error)
 
 /* ---- Dropout ---------------------------------------------------------------------------------- */
 
-/* Mersenne Twister seeded and read exactly as numpy's RandomState(seed).uniform, so a model with a
- * seed attribute drops the same elements as the ONNX reference implementation. */
-typedef struct {
-  uint32_t mt[624];
-  int pos;
-} Mt19937;
-
-static void
-mt_seed (Mt19937 *m, uint32_t seed)
-{
-  m->mt[0] = seed;
-  for (int i = 1; i < 624; i++)
-    m->mt[i] = 1812433253u * (m->mt[i - 1] ^ (m->mt[i - 1] >> 30)) + (uint32_t) i;
-  m->pos = 624;
-}
-
-static uint32_t
-mt_next (Mt19937 *m)
-{
-  if (m->pos >= 624)
-    {
-      for (int i = 0; i < 624; i++)
-        {
-          uint32_t y = (m->mt[i] & 0x80000000u) | (m->mt[(i + 1) % 624] & 0x7fffffffu);
-          m->mt[i] = m->mt[(i + 397) % 624] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
-        }
-      m->pos = 0;
-    }
-  uint32_t y = m->mt[m->pos++];
-  y ^= y >> 11;
-  y ^= (y << 7) & 0x9d2c5680u;
-  y ^= (y << 15) & 0xefc60000u;
-  y ^= y >> 18;
-  return y;
-}
-
-/* A double in [0, 1) from 53 random bits. */
-static double
-mt_uniform (Mt19937 *m)
-{
-  uint32_t a = mt_next (m) >> 5, b = mt_next (m) >> 6;
-  return (a * 67108864.0 + b) / 9007199254740992.0;
-}
-
+/* A seeded Dropout draws numpy's RandomState(seed).uniform (cpu-random-private.h), so it drops the
+ * same elements as the ONNX reference implementation. */
 #define DEFINE_DROPOUT(T, N)                                                                            \
   static void dropout_train_##N (const T *x, T *y, uint8_t *mask, int64_t count, double ratio,          \
-                                 Mt19937 *rng)                                                          \
+                                 OwbCpuMt19937 *rng)                                                    \
   {                                                                                                     \
     const T scale = (T) (1.0 / (1.0 - ratio));                                                          \
     for (int64_t i = 0; i < count; i++)                                                                 \
       {                                                                                                 \
-        gboolean keep = mt_uniform (rng) >= ratio;                                                      \
+        gboolean keep = _owb_cpu_mt_double (rng) >= ratio;                                              \
         y[i] = keep ? x[i] * scale : (T) 0;                                                             \
         if (mask)                                                                                       \
           mask[i] = keep;                                                                               \
@@ -1853,9 +1747,9 @@ dropout_compute (OwbKernelContext *ctx, GError **error)
       return TRUE;
     }
   /* Training is only reachable from opset 12, where the mask is bool. */
-  Mt19937 *rng = g_new (Mt19937, 1);
+  OwbCpuMt19937 *rng = g_new (OwbCpuMt19937, 1);
   const OwbAttribute *seed = owb_node_get_attribute (ctx->node, "seed");
-  mt_seed (rng, seed && seed->type == OWB_ATTR_INT ? (uint32_t) seed->i : g_random_int ());
+  _owb_cpu_mt_seed (rng, seed && seed->type == OWB_ATTR_INT ? (uint32_t) seed->i : g_random_int ());
   uint8_t *mask_data = mask ? mask->data : NULL;
   if (x->dtype == OWB_TYPE_DOUBLE)
     dropout_train_DOUBLE (x->data, y->data, mask_data, x->nelems, ratio, rng);

@@ -1074,6 +1074,30 @@ ein_contiguous (const int *labels, int n, const int64_t *sizes, int64_t *strides
 }
 
 /* dest (contiguous, labels dest_labels in order) = sum over the other labels of A (* B). */
+/* A new intermediate laid out [batch, first, second] (labels in that order, contiguous): its
+ * labels in order (*no of them), its view (strides, has; data is the buffer) and the buffer
+ * (zeroed when asked) in *buf. FALSE with an error when it would be too large. */
+static gboolean
+ein_new_intermediate (OwbKernelContext *ctx, const int *batch, int nb, const int *first, int nf, const int *second,
+                      int ns, const int64_t *sizes, gsize es, gboolean zero, int *order, int *no, EinView *view,
+                      void **buf, GError **error)
+{
+  int64_t count;
+  memcpy (order, batch, nb * sizeof (int));
+  memcpy (order + nb, first, nf * sizeof (int));
+  memcpy (order + nb + nf, second, ns * sizeof (int));
+  *no = nb + nf + ns;
+  count = ein_contiguous (order, *no, sizes, view->strides);
+  if (count < 0 || (*buf = zero ? g_try_malloc0 (MAX (1, count) * es) : g_try_malloc (MAX (1, count) * es)) == NULL) {
+    owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "an Einsum intermediate would be too large");
+    return FALSE;
+  }
+  view->data = *buf;
+  for (int q = 0; q < *no; q++)
+    view->has[order[q]] = TRUE;
+  return TRUE;
+}
+
 static gboolean
 ein_generic (OwbKernelContext *ctx, OwbDataType dtype, const EinView *a, const EinView *b, const int *dest_labels,
              int n_dest, const int64_t *sizes, void *dest, GError **error)
@@ -1255,27 +1279,12 @@ ein_pair (OwbKernelContext *ctx, OwbDataType dtype, const EinView *a, const EinV
 
   if (K == 0 || B == 0 || M == 0 || N == 0) {
     /* Empty sums (or an empty result): zeros, in the layout the caller expects. */
-    int order[EIN_LABELS], no = 0;
-    int64_t count;
+    int order[EIN_LABELS], no;
     if (out != NULL) {
       memset (out->data, 0, out->nbytes);
       return TRUE;
     }
-    memcpy (order, batch, nb * sizeof (int));
-    no = nb;
-    memcpy (order + no, m, nm * sizeof (int));
-    no += nm;
-    memcpy (order + no, n, nn * sizeof (int));
-    no += nn;
-    count = ein_contiguous (order, no, sizes, result->strides);
-    if (count < 0 || (*result_buf = g_try_malloc0 (MAX (1, count) * es)) == NULL) {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "an Einsum intermediate would be too large");
-      return FALSE;
-    }
-    result->data = *result_buf;
-    for (int q = 0; q < no; q++)
-      result->has[order[q]] = TRUE;
-    return TRUE;
+    return ein_new_intermediate (ctx, batch, nb, m, nm, n, nn, sizes, es, TRUE, order, &no, result, result_buf, error);
   }
 
   ein_sort_by_stride (batch, nb, a);
@@ -1287,25 +1296,11 @@ ein_pair (OwbKernelContext *ctx, OwbDataType dtype, const EinView *a, const EinV
    * diagonals, broadcasting) when they cannot be used in place. */
   if (a_only || !ein_group_flat (a->strides, m, nm, sizes, &sm) || !ein_group_flat (a->strides, k, nk, sizes, &sk) ||
       !ein_matrix_layout (M, K, sm, sk, &ta, &lda)) {
-    int order[EIN_LABELS], no = 0;
-    int64_t count;
-    memcpy (order, batch, nb * sizeof (int));
-    no = nb;
-    memcpy (order + no, m, nm * sizeof (int));
-    no += nm;
-    memcpy (order + no, k, nk * sizeof (int));
-    no += nk;
+    int order[EIN_LABELS], no;
     memset (&av, 0, sizeof (av));
-    count = ein_contiguous (order, no, sizes, av.strides);
-    if (count < 0 || (a_buf = g_try_malloc (MAX (1, count) * es)) == NULL) {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "an Einsum intermediate would be too large");
+    if (!ein_new_intermediate (ctx, batch, nb, m, nm, k, nk, sizes, es, FALSE, order, &no, &av, &a_buf, error)
+        || !ein_generic (ctx, dtype, a, NULL, order, no, sizes, a_buf, error))
       goto out;
-    }
-    if (!ein_generic (ctx, dtype, a, NULL, order, no, sizes, a_buf, error))
-      goto out;
-    av.data = a_buf;
-    for (int q = 0; q < no; q++)
-      av.has[order[q]] = TRUE;
     ein_group_flat (av.strides, m, nm, sizes, &sm);
     ein_group_flat (av.strides, k, nk, sizes, &sk);
     if (!ein_matrix_layout (M, K, sm, sk, &ta, &lda))
@@ -1313,25 +1308,11 @@ ein_pair (OwbKernelContext *ctx, OwbDataType dtype, const EinView *a, const EinV
   }
   if (b_only || !ein_group_flat (b->strides, k, nk, sizes, &skb) || !ein_group_flat (b->strides, n, nn, sizes, &sn) ||
       !ein_matrix_layout (K, N, skb, sn, &tb, &ldb)) {
-    int order[EIN_LABELS], no = 0;
-    int64_t count;
-    memcpy (order, batch, nb * sizeof (int));
-    no = nb;
-    memcpy (order + no, k, nk * sizeof (int));
-    no += nk;
-    memcpy (order + no, n, nn * sizeof (int));
-    no += nn;
+    int order[EIN_LABELS], no;
     memset (&bv, 0, sizeof (bv));
-    count = ein_contiguous (order, no, sizes, bv.strides);
-    if (count < 0 || (b_buf = g_try_malloc (MAX (1, count) * es)) == NULL) {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "an Einsum intermediate would be too large");
+    if (!ein_new_intermediate (ctx, batch, nb, k, nk, n, nn, sizes, es, FALSE, order, &no, &bv, &b_buf, error)
+        || !ein_generic (ctx, dtype, b, NULL, order, no, sizes, b_buf, error))
       goto out;
-    }
-    if (!ein_generic (ctx, dtype, b, NULL, order, no, sizes, b_buf, error))
-      goto out;
-    bv.data = b_buf;
-    for (int q = 0; q < no; q++)
-      bv.has[order[q]] = TRUE;
     ein_group_flat (bv.strides, k, nk, sizes, &skb);
     ein_group_flat (bv.strides, n, nn, sizes, &sn);
     if (!ein_matrix_layout (K, N, skb, sn, &tb, &ldb))

@@ -1,6 +1,7 @@
 /* resize.c: CPU kernels of the resampling ops Resize and Upsample. */
 #include "../cpu-kernels-private.h"
 #include "numeric-private.h"
+#include "../../owb-resize-coordinate-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -15,18 +16,8 @@ grain_for (int64_t work_per_unit)
 }
 
 typedef enum { MODE_NEAREST, MODE_LINEAR, MODE_CUBIC } ResizeMode;
-typedef enum {
-  COORD_HALF_PIXEL,
-  COORD_HALF_PIXEL_SYMMETRIC,
-  COORD_PYTORCH_HALF_PIXEL,
-  COORD_ALIGN_CORNERS,
-  COORD_ASYMMETRIC,
-  COORD_TF_CROP_AND_RESIZE,
-  COORD_TF_HALF_PIXEL_FOR_NN
-} CoordMode;
-/* SIMPLE: Resize-10 and Upsample, which predate nearest_mode: ceil when shrinking, else floor
- * (what ONNX Runtime does for them). */
-typedef enum { NEAREST_ROUND_PREFER_FLOOR, NEAREST_ROUND_PREFER_CEIL, NEAREST_FLOOR, NEAREST_CEIL, NEAREST_SIMPLE } NearestMode;
+typedef OwbResizeCoord CoordMode;
+typedef OwbResizeNearest NearestMode;
 typedef enum { POLICY_STRETCH, POLICY_NOT_LARGER, POLICY_NOT_SMALLER } AspectPolicy;
 
 typedef struct {
@@ -64,9 +55,8 @@ resize_prepare (const OwbNode *node, int opset, const OwbValueType *const *input
 {
   static const char *const modes[] = { "nearest", "linear", "cubic", NULL };
   static const char *const modes_1[] = { "nearest", "bilinear", "linear", NULL };
-  static const char *const coords[] = { "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-                                        "asymmetric", "tf_crop_and_resize", "tf_half_pixel_for_nn", NULL };
-  static const char *const nearests[] = { "round_prefer_floor", "round_prefer_ceil", "floor", "ceil", NULL };
+  static const char *const coords[] = OWB_RESIZE_COORD_NAMES;
+  static const char *const nearests[] = OWB_RESIZE_NEAREST_NAMES;
   static const char *const policies[] = { "stretch", "not_larger", "not_smaller", NULL };
   gboolean upsample = strcmp (node->op_type, "Upsample") == 0;
   ResizeParams *p = g_new0 (ResizeParams, 1);
@@ -74,8 +64,8 @@ resize_prepare (const OwbNode *node, int opset, const OwbValueType *const *input
 
   p->roi_input = p->scales_input = p->sizes_input = -1;
   /* Before Resize-11 (and in Upsample) sampling is asymmetric. */
-  p->coord = COORD_ASYMMETRIC;
-  p->nearest = NEAREST_SIMPLE;
+  p->coord = OWB_RESIZE_COORD_ASYMMETRIC;
+  p->nearest = OWB_RESIZE_NEAREST_SIMPLE;
   p->cubic_a = -0.75;
   if (upsample && opset < 7) {
     if (!pick (node, "mode", "nearest", modes_1, &v, error))
@@ -152,56 +142,6 @@ is_close (double a, double b)
   return fabs (a - b) <= MAX (1e-9 * MAX (fabs (a), fabs (b)), 0.0) || a == b;
 }
 
-/* x_original for output coordinate y, as the ONNX reference maps it. */
-static double
-resize_coordinate (CoordMode mode, double y, double scale, int64_t in, int64_t out, double roi_start, double roi_end,
-                   gboolean roi_float)
-{
-  double width = scale * (double) in; /* fractional output length */
-  switch (mode) {
-  case COORD_HALF_PIXEL:
-    return (y + 0.5) / scale - 0.5;
-  case COORD_HALF_PIXEL_SYMMETRIC: {
-    double adjustment = (double) out / width;
-    double center = (double) in / 2;
-    double offset = center * (1 - adjustment);
-    return offset + (y + 0.5) / scale - 0.5;
-  }
-  case COORD_PYTORCH_HALF_PIXEL:
-    return width == 1 ? -0.5 : (y + 0.5) / scale - 0.5;
-  case COORD_ALIGN_CORNERS:
-    return width == 1 ? 0 : y * (double) (in - 1) / (width - 1);
-  case COORD_ASYMMETRIC:
-    return y / scale;
-  case COORD_TF_CROP_AND_RESIZE:
-    if (roi_float) {
-      /* A float32 roi is combined in float32 (as the reference and ONNX Runtime do), which
-       * decides which pixel a nearest sample lands on at exact edges. */
-      float extent = (float) roi_end - (float) roi_start;
-      float offset = (float) roi_start * (float) (in - 1);
-      if (width == 1)
-        return (double) (extent * (float) (in - 1) / 2 + offset);
-      return y * (double) extent * (double) (in - 1) / (width - 1) + (double) offset;
-    }
-    if (width == 1)
-      return (roi_end - roi_start) * (double) (in - 1) / 2 + roi_start * (double) (in - 1);
-    return y * (roi_end - roi_start) * (double) (in - 1) / (width - 1) + roi_start * (double) (in - 1);
-  case COORD_TF_HALF_PIXEL_FOR_NN:
-    return (y + 0.5) / scale;
-  }
-  return y;
-}
-
-static int64_t
-clamp_index (double v, int64_t in)
-{
-  if (!(v > 0))
-    return 0;
-  if (v >= (double) (in - 1))
-    return in - 1;
-  return (int64_t) v;
-}
-
 static double
 cubic_weight (double d, double a)
 {
@@ -228,7 +168,7 @@ static gboolean
 resize_axis_init (const ResizeParams *p, ResizeAxis *ax, int64_t in, int64_t out, double scale, double roi_start,
                   double roi_end, gboolean roi_float)
 {
-  gboolean crop = p->coord == COORD_TF_CROP_AND_RESIZE;
+  gboolean crop = p->coord == OWB_RESIZE_COORD_TF_CROP_AND_RESIZE;
   double s = 1;
   int start = 0;
 
@@ -263,7 +203,7 @@ resize_axis_init (const ResizeParams *p, ResizeAxis *ax, int64_t in, int64_t out
     if (ax->identity) {
       x = (double) y;
     } else {
-      x = resize_coordinate (p->coord, (double) y, scale, in, out, roi_start, roi_end, roi_float);
+      x = _owb_resize_coordinate (p->coord, (double) y, scale, in, out, roi_start, roi_end, roi_float);
       if (crop && (x < 0 || x > (double) (in - 1))) {
         ax->outside[y] = 1;
         for (int t = 0; t < ax->n_taps; t++) {
@@ -274,34 +214,13 @@ resize_axis_init (const ResizeParams *p, ResizeAxis *ax, int64_t in, int64_t out
         continue;
       }
     }
-    if (!isfinite (x))
-      x = 0;
-    x = CLAMP (x, -1e15, 1e15);
-    base = floor (x);
-    ratio = x - base;
+    x = _owb_resize_bound (x);
     if (p->mode == MODE_NEAREST) {
-      double n = base;
-      if (ratio != 0) {
-        switch (p->nearest) {
-        case NEAREST_ROUND_PREFER_FLOOR:
-          n = ratio <= 0.5 ? base : base + 1;
-          break;
-        case NEAREST_ROUND_PREFER_CEIL:
-          n = ratio < 0.5 ? base : base + 1;
-          break;
-        case NEAREST_FLOOR:
-          break;
-        case NEAREST_CEIL:
-          n = base + 1;
-          break;
-        case NEAREST_SIMPLE:
-          n = scale < 1 ? base + 1 : trunc (x);
-          break;
-        }
-      }
-      idx[0] = clamp_index (n, in);
+      idx[0] = _owb_resize_nearest_index (p->nearest, x, scale, in);
       continue;
     }
+    base = floor (x);
+    ratio = x - base;
     double sum = 0;
     for (int t = 0; t < ax->n_taps; t++) {
       double i = base + start + t;
@@ -311,7 +230,7 @@ resize_axis_init (const ResizeParams *p, ResizeAxis *ax, int64_t in, int64_t out
         wt = 0;
       w[t] = wt;
       sum += wt;
-      idx[t] = clamp_index (i, in);
+      idx[t] = _owb_resize_clamp_index (i, in);
     }
     if ((p->antialias || p->exclude_outside) && sum != 0)
       for (int t = 0; t < ax->n_taps; t++)
@@ -572,7 +491,7 @@ resize_compute (OwbKernelContext *ctx, GError **error)
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "scale %g for axis %d is not positive", scales[d], d);
       return FALSE;
     }
-  if (p->coord == COORD_TF_CROP_AND_RESIZE && p->roi_input >= 0 && p->roi_input < ctx->n_inputs &&
+  if (p->coord == OWB_RESIZE_COORD_TF_CROP_AND_RESIZE && p->roi_input >= 0 && p->roi_input < ctx->n_inputs &&
       ctx->inputs[p->roi_input] != NULL && ctx->inputs[p->roi_input]->nelems > 0) {
     const OwbTensor *roi = ctx->inputs[p->roi_input];
     if (roi->nelems != 2 * n_axes) {

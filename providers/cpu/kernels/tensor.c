@@ -73,28 +73,6 @@ row_strides (int rank, const int64_t *dims, int64_t *strides)
     }
 }
 
-static int64_t
-product (const int64_t *dims, int from, int to)
-{
-  int64_t p = 1;
-  for (int d = from; d < to; d++)
-    p *= dims[d];
-  return p;
-}
-
-static gboolean
-normalize_axis (OwbKernelContext *ctx, int64_t axis, int rank, int *out, GError **error)
-{
-  if (axis < -rank || axis >= rank || rank == 0)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "axis %" G_GINT64_FORMAT " is out of range for rank %d",
-                            axis, rank);
-      return FALSE;
-    }
-  *out = (int) (axis < 0 ? axis + rank : axis);
-  return TRUE;
-}
-
 /* Reads an int32/int64 (or other integer) tensor into a new int64 array. */
 static int64_t *
 read_ints (const OwbTensor *t)
@@ -429,7 +407,7 @@ strided_blocks (int64_t begin, int64_t end, gpointer data)
 static void
 strided_run (OwbKernelContext *ctx, Strided *s)
 {
-  int64_t n = product (s->dims, 0, s->rank);
+  int64_t n = _owb_cpu_product (s->dims, 0, s->rank);
   if (n == 0)
     return;
   strided_simplify (s);
@@ -437,7 +415,7 @@ strided_run (OwbKernelContext *ctx, Strided *s)
   if (r >= 2 && s->strides[r - 2] == 1 && s->strides[r - 1] != 1 && s->strides[r - 1] != 0 && s->dims[r - 2] >= 8)
     {
       int64_t nblk = (s->dims[r - 2] + TRANSPOSE_ROWS - 1) / TRANSPOSE_ROWS;
-      run_parallel (ctx, product (s->dims, 0, r - 2) * nblk, TRANSPOSE_ROWS * s->dims[r - 1], strided_blocks, s);
+      run_parallel (ctx, _owb_cpu_product (s->dims, 0, r - 2) * nblk, TRANSPOSE_ROWS * s->dims[r - 1], strided_blocks, s);
       return;
     }
   run_parallel (ctx, n / s->dims[r - 1], s->dims[r - 1], strided_rows, s);
@@ -701,7 +679,7 @@ slice_compute (OwbKernelContext *ctx, GError **error)
   for (int i = 0; i < n; i++)
     {
       int a;
-      if (!normalize_axis (ctx, axes ? axes[i] : i, r, &a, error))
+      if (!_owb_cpu_normalize_axis (ctx, axes ? axes[i] : i, r, &a, error))
         return FALSE;
       if (seen[a] || (steps && steps[i] == 0))
         {
@@ -773,10 +751,10 @@ concat_compute (OwbKernelContext *ctx, GError **error)
   if (!out || !check_size (ctx, out, error))
     return FALSE;
   int r = out->rank, a;
-  if (!normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", 1), r, &a, error))
+  if (!_owb_cpu_normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", 1), r, &a, error))
     return FALSE;
   gsize es = elem_size (out->dtype);
-  int64_t outer = product (out->dims, 0, a), inner = product (out->dims, a + 1, r);
+  int64_t outer = _owb_cpu_product (out->dims, 0, a), inner = _owb_cpu_product (out->dims, a + 1, r);
   int64_t sum = 0;
   for (int i = 0; i < ctx->n_inputs; i++)
     {
@@ -814,7 +792,7 @@ split_compute (OwbKernelContext *ctx, GError **error)
   if (!check_size (ctx, in, error))
     return FALSE;
   int r = in->rank, a, n_out = ctx->n_outputs;
-  if (!normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", 0), r, &a, error))
+  if (!_owb_cpu_normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", 0), r, &a, error))
     return FALSE;
   g_autofree int64_t *split = NULL;
   int64_t n_split = -1;
@@ -860,7 +838,7 @@ split_compute (OwbKernelContext *ctx, GError **error)
         strings_clear (ctx->outputs[i]);
     }
   gsize es = elem_size (in->dtype);
-  int64_t outer = product (in->dims, 0, a), inner = product (in->dims, a + 1, r);
+  int64_t outer = _owb_cpu_product (in->dims, 0, a), inner = _owb_cpu_product (in->dims, a + 1, r);
   gsize in_block = in->dims[a] * inner * es;
   for (int64_t o = 0; o < outer && in->nelems > 0; o++)
     {
@@ -932,9 +910,9 @@ gather_compute (OwbKernelContext *ctx, GError **error)
   if (!out || !check_size (ctx, in, error))
     return FALSE;
   int r = in->rank, a;
-  if (!normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", 0), r, &a, error))
+  if (!_owb_cpu_normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", 0), r, &a, error))
     return FALSE;
-  int64_t outer = product (in->dims, 0, a), inner = product (in->dims, a + 1, r);
+  int64_t outer = _owb_cpu_product (in->dims, 0, a), inner = _owb_cpu_product (in->dims, a + 1, r);
   if (out->nelems != outer * ind->nelems * inner)
     {
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "output shape does not match data and indices");
@@ -959,7 +937,7 @@ static int64_t *
 element_offsets (OwbKernelContext *ctx, const OwbTensor *data, const OwbTensor *ind, GError **error)
 {
   int r = data->rank, a;
-  if (!normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", 0), r, &a, error))
+  if (!_owb_cpu_normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", 0), r, &a, error))
     return NULL;
   if (ind->rank != r)
     {
@@ -1074,9 +1052,9 @@ nd_offsets (OwbKernelContext *ctx, const OwbTensor *data, const OwbTensor *ind, 
   int64_t ds[OWB_MAX_RANK];
   row_strides (r, data->dims, ds);
   int64_t batch_stride = b > 0 ? ds[b - 1] : 0;
-  int64_t per_batch = product (ind->dims, (int) b, q - 1);
-  int64_t n = product (ind->dims, 0, q - 1);
-  *slice = product (data->dims, (int) (b + k), r);
+  int64_t per_batch = _owb_cpu_product (ind->dims, (int) b, q - 1);
+  int64_t n = _owb_cpu_product (ind->dims, 0, q - 1);
+  *slice = _owb_cpu_product (data->dims, (int) (b + k), r);
   *n_tuples = n;
   g_autofree int64_t *idx = read_ints (ind);
   int64_t *offs = g_new (int64_t, MAX (n, 1));
@@ -1611,7 +1589,7 @@ pad_compute (OwbKernelContext *ctx, GError **error)
   for (int i = 0; i < na; i++)
     {
       int a;
-      if (!normalize_axis (ctx, axes ? axes[i] : i, r, &a, error))
+      if (!_owb_cpu_normalize_axis (ctx, axes ? axes[i] : i, r, &a, error))
         return FALSE;
       p.begin[a] = pads[i];
       end[a] = pads[i + na];
@@ -1712,7 +1690,7 @@ one_hot_compute (OwbKernelContext *ctx, GError **error)
   if (!out || !check_size (ctx, values, error))
     return FALSE;
   int a;
-  if (!normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", -1), out->rank, &a, error))
+  if (!_owb_cpu_normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", -1), out->rank, &a, error))
     return FALSE;
   if (values->nelems != 2 || values->dtype != out->dtype || out->rank != ind->rank + 1)
     {
@@ -1720,7 +1698,7 @@ one_hot_compute (OwbKernelContext *ctx, GError **error)
       return FALSE;
     }
   gsize es = elem_size (out->dtype);
-  int64_t depth = out->dims[a], outer = product (ind->dims, 0, a), inner = product (ind->dims, a, ind->rank);
+  int64_t depth = out->dims[a], outer = _owb_cpu_product (ind->dims, 0, a), inner = _owb_cpu_product (ind->dims, a, ind->rank);
   if (out->nelems == 0)
     return TRUE;
   g_autofree int64_t *idx = read_ints (ind);
@@ -1738,65 +1716,6 @@ one_hot_compute (OwbKernelContext *ctx, GError **error)
       }
   strings_dup (out);
   return TRUE;
-}
-
-#define DEFINE_CUMSUM(T, N)                                                                                    \
-  static void cumsum_##N (const T *x, T *y, int64_t outer, int64_t len, int64_t inner, gboolean exclusive,    \
-                          gboolean reverse)                                                                    \
-  {                                                                                                            \
-    for (int64_t o = 0; o < outer; o++)                                                                        \
-      {                                                                                                        \
-        const T *xo = x + o * len * inner;                                                                     \
-        T *yo = y + o * len * inner;                                                                           \
-        for (int64_t s = 0; s < len; s++)                                                                      \
-          {                                                                                                    \
-            int64_t at = reverse ? len - 1 - s : s, prev = reverse ? at + 1 : at - 1;                          \
-            T *yr = yo + at * inner;                                                                           \
-            if (s == 0)                                                                                        \
-              {                                                                                                \
-                for (int64_t i = 0; i < inner; i++)                                                            \
-                  yr[i] = exclusive ? (T) 0 : xo[at * inner + i];                                              \
-                continue;                                                                                      \
-              }                                                                                                \
-            const T *yp = yo + prev * inner, *xr = xo + (exclusive ? prev : at) * inner;                       \
-            for (int64_t i = 0; i < inner; i++)                                                                \
-              yr[i] = (T) (yp[i] + xr[i]);                                                                     \
-          }                                                                                                    \
-      }                                                                                                        \
-  }
-OWB_CPU_FOR_NUMERIC (DEFINE_CUMSUM)
-
-static gboolean
-cumsum_compute (OwbKernelContext *ctx, GError **error)
-{
-  const OwbTensor *x = ctx->inputs[0], *axis = ctx->inputs[1];
-  OwbTensor *out = get_output (ctx, 0, error);
-  if (!out)
-    return FALSE;
-  if (axis->nelems != 1 || !owb_tensor_same_shape (x, out) || x->dtype != out->dtype)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "axis must be a scalar");
-      return FALSE;
-    }
-  int a;
-  if (!normalize_axis (ctx, owb_tensor_get_int64 (axis, 0), x->rank, &a, error))
-    return FALSE;
-  gboolean exclusive = owb_node_get_int (ctx->node, "exclusive", 0) != 0;
-  gboolean reverse = owb_node_get_int (ctx->node, "reverse", 0) != 0;
-  int64_t outer = product (x->dims, 0, a), len = x->dims[a], inner = product (x->dims, a + 1, x->rank);
-  if (x->nelems == 0)
-    return TRUE;
-  switch (x->dtype)
-    {
-#define CASE(T, N)                                                                                             \
-  case OWB_TYPE_##N: cumsum_##N (x->data, out->data, outer, len, inner, exclusive, reverse); return TRUE;
-      OWB_CPU_FOR_NUMERIC (CASE)
-#undef CASE
-    default:
-      owb_kernel_set_error (ctx, error, OWB_ERROR_UNSUPPORTED_OP, "type %s is not supported",
-                            owb_data_type_name (x->dtype));
-      return FALSE;
-    }
 }
 
 #define DEFINE_NONZERO(T, N)                                                                                   \
@@ -1894,7 +1813,6 @@ const OwbKernelDef _owb_cpu_kernels_tensor[] = {
   { "Pad", "", 1, 0, ANY, 0, NULL, NULL, pad_compute },
   { "Trilu", "", 14, 0, ANY, 0, NULL, NULL, trilu_compute },
   { "OneHot", "", 9, 0, ANY, 2, NULL, NULL, one_hot_compute },
-  { "CumSum", "", 11, 0, OWB_CPU_TYPES_NUMERIC, 0, NULL, NULL, cumsum_compute },
   { "NonZero", "", 9, 0, ANY, 0, NULL, NULL, non_zero_compute },
   { NULL }
 };

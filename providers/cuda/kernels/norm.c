@@ -47,14 +47,9 @@ compute_layer_norm (OwbKernelContext *ctx, GError **error)
   gboolean rms = strcmp (ctx->node->op_type, "RMSNormalization") == 0;
   if (!cx || !_owb_cuda_float_type (ctx, x->dtype, &t, error))
     return FALSE;
-  int64_t axis = owb_node_get_int (ctx->node, "axis", -1);
-  if (axis < 0)
-    axis += x->rank;
-  if (axis < 0 || axis >= x->rank)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "axis out of range for rank %d", x->rank);
-      return FALSE;
-    }
+  int axis;
+  if (!_owb_cuda_axis (ctx, owb_node_get_int (ctx->node, "axis", -1), x->rank, &axis, error))
+    return FALSE;
   int64_t rows = 1, cols = 1;
   for (int d = 0; d < x->rank; d++)
     {

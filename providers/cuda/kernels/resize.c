@@ -1,20 +1,16 @@
 /* resize.c: Resize (opset 11 on) of the last two axes, nearest or linear, with the coordinate
  * modes the CPU has except tf_crop_and_resize. The host maps every output row and column to its
- * two input taps and weights exactly as the CPU kernel does (providers/cpu/kernels/resize.c), in
- * double; the device only gathers. Cubic, antialias, exclude_outside and aspect-ratio policies
+ * two input taps and weights with the CPU kernel's coordinate math (owb-resize-coordinate-private.h),
+ * in double; the device only gathers. Cubic, antialias, exclude_outside and aspect-ratio policies
  * are declined, as are resizes of other axes (at run time, when the scales are known). */
 #include "../cuda-private.h"
+#include "../../owb-resize-coordinate-private.h"
 
 #include <math.h>
 #include <string.h>
 
-typedef enum { COORD_HALF_PIXEL, COORD_HALF_PIXEL_SYMMETRIC, COORD_PYTORCH_HALF_PIXEL, COORD_ALIGN_CORNERS,
-               COORD_ASYMMETRIC, COORD_TF_HALF_PIXEL_FOR_NN } Coord;
-typedef enum { NEAREST_ROUND_PREFER_FLOOR, NEAREST_ROUND_PREFER_CEIL, NEAREST_FLOOR, NEAREST_CEIL } Nearest;
-
-static const char *const coord_names[] = { "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-                                           "asymmetric", "tf_half_pixel_for_nn", NULL };
-static const char *const nearest_names[] = { "round_prefer_floor", "round_prefer_ceil", "floor", "ceil", NULL };
+static const char *const coord_names[] = OWB_RESIZE_COORD_NAMES;
+static const char *const nearest_names[] = OWB_RESIZE_NEAREST_NAMES;
 
 static int
 find_name (const char *const *names, const char *v)
@@ -25,72 +21,26 @@ find_name (const char *const *names, const char *v)
   return -1;
 }
 
-static double
-coordinate (Coord mode, double y, double scale, int64_t in, int64_t out)
-{
-  double width = scale * (double) in;
-  switch (mode)
-    {
-    case COORD_HALF_PIXEL:
-      return (y + 0.5) / scale - 0.5;
-    case COORD_HALF_PIXEL_SYMMETRIC:
-      {
-        double adjustment = (double) out / width, center = (double) in / 2;
-        return center * (1 - adjustment) + (y + 0.5) / scale - 0.5;
-      }
-    case COORD_PYTORCH_HALF_PIXEL:
-      return width == 1 ? -0.5 : (y + 0.5) / scale - 0.5;
-    case COORD_ALIGN_CORNERS:
-      return width == 1 ? 0 : y * (double) (in - 1) / (width - 1);
-    case COORD_ASYMMETRIC:
-      return y / scale;
-    case COORD_TF_HALF_PIXEL_FOR_NN:
-      return (y + 0.5) / scale;
-    }
-  return y;
-}
-
-static int64_t
-clamp_index (double v, int64_t in)
-{
-  if (!(v > 0))
-    return 0;
-  if (v >= (double) (in - 1))
-    return in - 1;
-  return (int64_t) v;
-}
-
 /* Two taps per output index of one axis. */
 static void
-axis_table (gboolean linear, Coord coord, Nearest nearest, int64_t in, int64_t out, double scale, int64_t *idx,
-            float *w)
+axis_table (gboolean linear, OwbResizeCoord coord, OwbResizeNearest nearest, int64_t in, int64_t out, double scale,
+            int64_t *idx, float *w)
 {
   gboolean identity = fabs (scale - 1.0) <= 1e-9 && in == out;
   for (int64_t y = 0; y < out; y++)
     {
-      double x = identity ? (double) y : coordinate (coord, (double) y, scale, in, out);
-      if (!isfinite (x))
-        x = 0;
-      x = CLAMP (x, -1e15, 1e15);
-      double base = floor (x), ratio = x - base;
+      double x = identity ? (double) y : _owb_resize_coordinate (coord, (double) y, scale, in, out, 0, 1, FALSE);
+      x = _owb_resize_bound (x);
       if (!linear)
         {
-          double n = base;
-          if (ratio != 0)
-            switch (nearest)
-              {
-              case NEAREST_ROUND_PREFER_FLOOR: n = ratio <= 0.5 ? base : base + 1; break;
-              case NEAREST_ROUND_PREFER_CEIL: n = ratio < 0.5 ? base : base + 1; break;
-              case NEAREST_FLOOR: break;
-              case NEAREST_CEIL: n = base + 1; break;
-              }
-          idx[2 * y] = idx[2 * y + 1] = clamp_index (n, in);
+          idx[2 * y] = idx[2 * y + 1] = _owb_resize_nearest_index (nearest, x, scale, in);
           w[2 * y] = 1.0f;
           w[2 * y + 1] = 0.0f;
           continue;
         }
-      idx[2 * y] = clamp_index (base, in);
-      idx[2 * y + 1] = clamp_index (base + 1, in);
+      double base = floor (x), ratio = x - base;
+      idx[2 * y] = _owb_resize_clamp_index (base, in);
+      idx[2 * y + 1] = _owb_resize_clamp_index (base + 1, in);
       w[2 * y] = (float) (1 - ratio);
       w[2 * y + 1] = (float) ratio;
     }
@@ -112,8 +62,8 @@ compute_resize (OwbKernelContext *ctx, GError **error)
       return FALSE;
     }
   gboolean linear = strcmp (owb_node_get_string (ctx->node, "mode", "nearest"), "linear") == 0;
-  Coord coord = (Coord) find_name (coord_names, owb_node_get_string (ctx->node, "coordinate_transformation_mode", "half_pixel"));
-  Nearest nearest = (Nearest) find_name (nearest_names, owb_node_get_string (ctx->node, "nearest_mode", "round_prefer_floor"));
+  OwbResizeCoord coord = (OwbResizeCoord) find_name (coord_names, owb_node_get_string (ctx->node, "coordinate_transformation_mode", "half_pixel"));
+  OwbResizeNearest nearest = (OwbResizeNearest) find_name (nearest_names, owb_node_get_string (ctx->node, "nearest_mode", "round_prefer_floor"));
   int axes[OWB_MAX_RANK], n_axes = r;
   for (int d = 0; d < r; d++)
     axes[d] = d;
@@ -222,9 +172,12 @@ _owb_cuda_resize_check (const OwbNode *node, int opset, const OwbValueType *cons
   if (strcmp (mode, "nearest") != 0 && strcmp (mode, "linear") != 0)
     return g_strdup_printf ("the CUDA Resize has no mode %s", mode);
   const char *coord = owb_node_get_string (node, "coordinate_transformation_mode", "half_pixel");
-  if (find_name (coord_names, coord) < 0)
+  int coord_mode = find_name (coord_names, coord);
+  if (coord_mode < 0 || coord_mode == OWB_RESIZE_COORD_TF_CROP_AND_RESIZE)
     return g_strdup_printf ("the CUDA Resize has no coordinate_transformation_mode %s", coord);
-  if (find_name (nearest_names, owb_node_get_string (node, "nearest_mode", "round_prefer_floor")) < 0)
+  int nearest_mode = find_name (nearest_names, owb_node_get_string (node, "nearest_mode", "round_prefer_floor"));
+  /* (simple is the CPU's rule for Resize-10 and Upsample, not a name a model can write) */
+  if (nearest_mode < 0)
     return g_strdup ("the CUDA Resize does not know this nearest_mode");
   if (owb_node_get_int (node, "antialias", 0) != 0 || owb_node_get_int (node, "exclude_outside", 0) != 0)
     return g_strdup ("the CUDA Resize has no antialias or exclude_outside");

@@ -294,14 +294,9 @@ compute_concat (OwbKernelContext *ctx, GError **error)
   const OwbTensor *first = ctx->inputs[0];
   if (!cx)
     return FALSE;
-  int64_t axis = owb_node_get_int (ctx->node, "axis", 0);
-  if (axis < 0)
-    axis += first->rank;
-  if (axis < 0 || axis >= first->rank)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "axis out of range for rank %d", first->rank);
-      return FALSE;
-    }
+  int axis;
+  if (!_owb_cuda_axis (ctx, owb_node_get_int (ctx->node, "axis", 0), first->rank, &axis, error))
+    return FALSE;
   int64_t dims[OWB_MAX_RANK];
   memcpy (dims, first->dims, sizeof (int64_t) * first->rank);
   dims[axis] = 0;
@@ -339,14 +334,9 @@ compute_split (OwbKernelContext *ctx, GError **error)
   const OwbTensor *x = ctx->inputs[0];
   if (!cx)
     return FALSE;
-  int64_t axis = owb_node_get_int (ctx->node, "axis", 0);
-  if (axis < 0)
-    axis += x->rank;
-  if (axis < 0 || axis >= x->rank)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "axis out of range for rank %d", x->rank);
-      return FALSE;
-    }
+  int axis;
+  if (!_owb_cuda_axis (ctx, owb_node_get_int (ctx->node, "axis", 0), x->rank, &axis, error))
+    return FALSE;
   int n_out = ctx->n_outputs;
   g_autofree int64_t *sizes = NULL;
   int64_t n_sizes = 0;

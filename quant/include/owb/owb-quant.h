@@ -41,6 +41,9 @@ OWB_API void owb_quant_image_options_init (OwbQuantImageOptions *options);
  * model with one image input: [N, C, H, W] or [N, H, W, C] with C 3 or 1 (grayscale). */
 OWB_API OwbQuantDataset *owb_quant_dataset_new_from_images (const char *dir, const OwbQuantImageOptions *options,
                                                             GError **error);
+/* Whether a file name (any case) has one of the extensions owb_quant_dataset_new_from_images reads
+ * (.pnm too): what the Quantize page counts before it offers a folder as images. */
+OWB_API gboolean owb_quant_is_image_file_name (const char *name);
 OWB_API void owb_quant_dataset_free (OwbQuantDataset *dataset);
 OWB_API guint owb_quant_dataset_get_n_samples (const OwbQuantDataset *dataset);
 /* Keeps only the first n samples (n larger than the count changes nothing). */
