@@ -376,13 +376,7 @@ make_table_of_pair (OwbPassContext *ctx, const OwbNode *node, int xi, int li, co
   g_ptr_array_add (m->graph->outputs, owb_value_info_new (node->outputs[0], NULL));
   if (!owb_model_validate (m, error))
     return NULL;
-  OwbSessionOptions so;
-  owb_session_options_init (&so);
-  g_autoptr (GPtrArray) host_providers = _owb_pass_host_providers (ctx);
-  so.providers = host_providers;
-  so.n_threads = 1;
-  so.optimize = OWB_OPTIMIZE_DISABLED;
-  g_autoptr (OwbSession) session = owb_session_new (m, &so, error);
+  g_autoptr (OwbSession) session = _owb_pass_new_host_session (ctx, m, error);
   if (!session)
     return NULL;
   OwbTensor *out = NULL;
