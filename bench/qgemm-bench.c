@@ -7,6 +7,7 @@
 #include <owb/owb.h>
 #include "../providers/cpu/cpu-qgemm-private.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,13 @@ bench_gemm (int64_t M, int64_t N, int64_t K, int threads, int iters)
   int32_t *c = g_new (int32_t, M * N);
   OwbQgemmPacked *p = _owb_qgemm_pack (K, N, b, N, FALSE, NULL, 0);
   OwbQgemmEpilogue ep = { .output = OWB_QGEMM_OUT_INT32 };
+  /* OWB_QGEMM_BENCH_U8=1: requantized uint8 output, as a QDQ convolution's (per-column scales,
+   * no bias: the narrow epilogue where K 255^2 < 2^24) */
+  float *scale = g_new (float, N);
+  for (int64_t n = 0; n < N; n++)
+    scale[n] = (float) (g_rand_double_range (r, 0.3, 3.0) / (sqrt ((double) K) * 128 * 74 / 40));
+  if (g_getenv ("OWB_QGEMM_BENCH_U8"))
+    ep = (OwbQgemmEpilogue) { .output = OWB_QGEMM_OUT_UINT8, .scale = scale, .y_zero_point = 128 };
   OwbThreadPool *pool = threads > 1 ? owb_thread_pool_new (threads) : NULL;
   double *t = g_new (double, iters), *tc = g_new (double, iters);
   static const char *const path_names[] = { "amx     ", "vnni    ", "avx2    ", "portable" };
@@ -184,6 +192,7 @@ bench_gemm (int64_t M, int64_t N, int64_t K, int threads, int iters)
   g_free (a);
   g_free (b);
   g_free (c);
+  g_free (scale);
   g_free (t);
   g_free (tc);
   g_rand_free (r);

@@ -392,6 +392,74 @@ epilogue_vnni (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
     }
 }
 
+/* epilogue_vnni for uint8/int8 outputs whose sums are all below 2^24 (run->narrow): a row's four
+ * vectors of 16 columns go out together. Clamped above in float and below by the saturating packs
+ * (an int32 past the range, INT_MIN included, saturates to the low end), which also bring the
+ * bytes of four vectors into one in a single permute: 3 packs and a vpermd where vpmovdb takes 2
+ * uops per vector and the float clamp 2. The small-K 1x1 convolutions spend most of their time
+ * here. */
+static inline __attribute__ ((always_inline)) VNNI void
+epilogue_vnni_q8_p (const int P, const Run *run, int R, int64_t r0, int64_t j0, int ncols, const int32_t *acc,
+                    const int32_t *rs)
+{
+  const OwbQgemmEpilogue *ep = run->ep;
+  const OwbQgemmPacked *b = run->b;
+  const gboolean u8 = ep->output == OWB_QGEMM_OUT_UINT8, has_zb = b->has_zb;
+  const __m512 fyzp = _mm512_set1_ps ((float) ep->y_zero_point), fhi = _mm512_set1_ps (u8 ? 255 : 127);
+  /* packs order each 128-bit lane as [v0 v1 v2 v3] (4 bytes each): dword 4k + i of the output is
+   * dword 4i + k of the packed vector */
+  const __m512i perm = _mm512_setr_epi32 (0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __mmask64 m = ncols >= 64 ? ~(__mmask64) 0 : ((__mmask64) 1 << ncols) - 1;
+  __m512i ct[NP], zb[NP];
+  __m512 sf[NP];
+#pragma GCC unroll 4
+  for (int p = 0; p < P; p++)
+    {
+      int64_t n = j0 + p * NR;
+      int left = MIN (NR, ncols - p * NR);
+      __mmask16 mp = (__mmask16) (left >= NR ? 0xFFFF : (1u << left) - 1);
+      ct[p] = _mm512_maskz_loadu_epi32 (mp, run->colterm + (n - run->n0));
+      if (ep->bias)
+        ct[p] = _mm512_add_epi32 (ct[p], _mm512_maskz_loadu_epi32 (mp, ep->bias + n));
+      zb[p] = has_zb ? _mm512_load_si512 ((const void *) (b->zb + n)) : _mm512_setzero_si512 ();
+      sf[p] = _mm512_maskz_loadu_ps (mp, ep->scale + n);
+    }
+  for (int r = 0; r < R; r++)
+    {
+      __m512i y[NP];
+#pragma GCC unroll 4
+      for (int p = 0; p < NP; p++)
+        {
+          if (p >= P)
+            {
+              y[p] = _mm512_setzero_si512 ();
+              continue;
+            }
+          __m512i x = _mm512_add_epi32 (_mm512_load_si512 ((const void *) (acc + r * NP * NR + p * NR)), ct[p]);
+          if (has_zb)
+            x = _mm512_sub_epi32 (x, _mm512_mullo_epi32 (zb[p], _mm512_set1_epi32 (rs[r])));
+          __m512 q = _mm512_min_ps (fhi, _mm512_add_ps (owb_qrequant16_round_avx512 (x, sf[p]), fyzp));
+          y[p] = _mm512_cvtps_epi32 (q);
+        }
+      __m512i w0 = _mm512_packs_epi32 (y[0], y[1]), w1 = _mm512_packs_epi32 (y[2], y[3]);
+      __m512i v = u8 ? _mm512_packus_epi16 (w0, w1) : _mm512_packs_epi16 (w0, w1);
+      v = _mm512_permutexvar_epi32 (perm, v);
+      _mm512_mask_storeu_epi8 ((uint8_t *) run->c + (r0 + r) * run->ldc + j0, m, v);
+    }
+}
+
+static VNNI void
+epilogue_vnni_q8 (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const int32_t *acc, const int32_t *rs)
+{
+  switch ((ncols + NR - 1) / NR)
+    {
+    case 1: epilogue_vnni_q8_p (1, run, R, r0, j0, ncols, acc, rs); break;
+    case 2: epilogue_vnni_q8_p (2, run, R, r0, j0, ncols, acc, rs); break;
+    case 3: epilogue_vnni_q8_p (3, run, R, r0, j0, ncols, acc, rs); break;
+    default: epilogue_vnni_q8_p (4, run, R, r0, j0, ncols, acc, rs); break;
+    }
+}
+
 /* ---- AVX2 microkernel ----
  * For CPUs without AVX-512 VNNI. vpmaddubsw sums two u8 x s8 products into a saturating int16,
  * which 255 x 127 x 2 overflows; so each A byte is split into its low 7 bits and its top bit
@@ -752,6 +820,10 @@ _owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, 
       for (int64_t n = n0; ep->bias && n < n1 && bound < (1 << 24); n++)
         bound = MAX (bound, K * 255 * 255 + (ep->bias[n] < 0 ? -(int64_t) ep->bias[n] : ep->bias[n]));
       run.narrow = bound < (1 << 24);
+#ifdef HAVE_X86_VNNI
+      if (run.narrow && epilogue == epilogue_vnni)
+        epilogue = epilogue_vnni_q8;
+#endif
     }
   /* Rows in blocks whose A stays in L2; in a block, each 64-column tile of B stays in L1 (KC x 64
    * bytes at most: deeper products run in depth blocks, the tile's accumulators kept in `acc`

@@ -16,9 +16,10 @@
  * p = fl(P) rounds monotonically and half-integers below 2^22 are floats, so round(p) = round(P)
  * except where p lands exactly on a half-integer that P is not; there the exact residual
  * P - p (one FMA) says which way P lies. Past 2^22 the result saturates either way.
- * Returns the clamped results as int32 lanes; every |acc| must be below 2^24 (see below). */
-static inline __attribute__ ((always_inline)) OWB_QREQUANT_AVX512 __m512i
-owb_qrequant16_narrow_avx512 (__m512i acc, __m512 scale, __m512 yzp, __m512 lo, __m512 hi)
+ * owb_qrequant16_round_avx512 returns round (acc * scale) as floats (no zero point, not clamped);
+ * every |acc| must be below 2^24 (see below). */
+static inline __attribute__ ((always_inline)) OWB_QREQUANT_AVX512 __m512
+owb_qrequant16_round_avx512 (__m512i acc, __m512 scale)
 {
   enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
   __m512 a = _mm512_cvtepi32_ps (acc);
@@ -34,6 +35,14 @@ owb_qrequant16_narrow_avx512 (__m512i acc, __m512 scale, __m512 yzp, __m512 lo, 
       __m512 step = _mm512_or_ps (half, _mm512_and_ps (r, _mm512_set1_ps (-0.0f)));
       q = _mm512_mask_add_ps (q, tie, p, step);
     }
+  return q;
+}
+
+/* The same rounded, zero point added and clamped to [lo, hi], as int32 lanes. */
+static inline __attribute__ ((always_inline)) OWB_QREQUANT_AVX512 __m512i
+owb_qrequant16_narrow_avx512 (__m512i acc, __m512 scale, __m512 yzp, __m512 lo, __m512 hi)
+{
+  __m512 q = owb_qrequant16_round_avx512 (acc, scale);
   q = _mm512_min_ps (hi, _mm512_max_ps (lo, _mm512_add_ps (q, yzp)));
   return _mm512_cvtps_epi32 (q);
 }

@@ -24,6 +24,9 @@ typedef struct {
   OwbQgemmOutput output;
   gboolean bias, ties;
   int threads;
+  /* scales from 1 to 9e6: products far past the int32 range, both signs (the saturation of the
+   * VNNI packed 8-bit epilogue) */
+  gboolean huge;
 } Case;
 
 static const uint8_t SENTINEL = 0xA5;
@@ -53,6 +56,8 @@ run_case (const Case *cs, guint32 seed)
       bias[n] = g_rand_int_range (r, -20000, 20000);
       /* about +-40 steps around the output zero point, some saturating; or exact halves (ties) */
       scale[n] = cs->ties ? 0.5f : (float) (g_rand_double_range (r, 0.3, 3.0) / (sqrt ((double) MAX (K, 1)) * 128 * 74 / 40));
+      if (cs->huge)
+        scale[n] = (float) exp (g_rand_double_range (r, 0, 16));
       if (cs->output == OWB_QGEMM_OUT_FLOAT)
         scale[n] = (float) g_rand_double_range (r, 1e-5, 1e-3);
       fbias[n] = (float) g_rand_double_range (r, -1, 1);
@@ -170,6 +175,8 @@ run_all (void)
     { 64, 64, 4096, FALSE, 1, OWB_QGEMM_OUT_FLOAT, TRUE, FALSE, 2 },
     { 50, 77, 2, FALSE, 2, OWB_QGEMM_OUT_UINT8, FALSE, TRUE, 1 },
     { 5, 33, 0, FALSE, 1, OWB_QGEMM_OUT_INT32, TRUE, FALSE, 1 },
+    { 40, 70, 33, FALSE, 2, OWB_QGEMM_OUT_UINT8, TRUE, FALSE, 1, TRUE },
+    { 41, 47, 16, TRUE, 1, OWB_QGEMM_OUT_INT8, FALSE, FALSE, 1, TRUE },
   };
   for (guint i = 0; i < G_N_ELEMENTS (big); i++)
     run_case (&big[i], 1000 + i);
