@@ -180,6 +180,11 @@ static const ConvCase conv_cases[] = {
   { "3x3 groups of 2, stride 2", 2, 16, 9, 7, 16, 8, 3, 3, 2, 1, 1, NULL, FALSE, FALSE, NULL, 1 },
   { "3x3 groups of 8, dilated", 1, 64, 10, 13, 64, 8, 3, 3, 1, 2, 2, "HardSwish", TRUE, FALSE, NULL, 3 },
   { "3x3 groups of 16, stride 2", 1, 64, 11, 10, 64, 4, 3, 3, 2, 1, 1, "Sigmoid", TRUE, TRUE, NULL, 2 },
+  /* the broadcast kernel's edges: rows of fewer than 8 pixels and not a multiple of 8, padding 2,
+   * M not a multiple of 16 (8 lanes on AVX-512), one group of 16 per vector, no bias */
+  { "3x3 groups of 8, stride 2, pad 2", 2, 24, 13, 19, 24, 3, 3, 3, 2, 2, 1, "Relu", TRUE, TRUE, NULL, 2 },
+  { "3x3 groups of 16, dilated 3", 1, 32, 12, 5, 32, 2, 3, 3, 1, 3, 3, NULL, FALSE, FALSE, NULL, 1 },
+  { "3x3 groups of 8, 1 pixel wide", 1, 16, 6, 1, 16, 2, 3, 3, 1, 1, 1, "Clip", FALSE, TRUE, NULL, 1 },
   { "depthwise 3x3", 1, 40, 10, 10, 40, 40, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 2 },
   { "depthwise 5x5 stride 2", 2, 72, 13, 11, 72, 72, 5, 5, 2, 2, 1, "Swish", TRUE, TRUE, NULL, 3 },
   /* the stride-1 sliding window of four pixels over 8 channels, then 4 channels pixel by pixel */
