@@ -370,6 +370,20 @@ owb_tensor_get_double (const OwbTensor *t, int64_t i)
     }
 }
 
+/* v truncated toward zero and saturated to int64 (NaN: 0): converting a double outside the
+ * target's range is undefined in C, and callers pass anything a model or a user wrote. */
+static int64_t
+double_to_int64 (double v)
+{
+  if (isnan (v))
+    return 0;
+  if (v >= 9.2233720368547758e18)
+    return G_MAXINT64;
+  if (v <= -9.2233720368547758e18)
+    return G_MININT64;
+  return (int64_t) v;
+}
+
 int64_t
 owb_tensor_get_int64 (const OwbTensor *t, int64_t i)
 {
@@ -387,14 +401,7 @@ owb_tensor_get_int64 (const OwbTensor *t, int64_t i)
     case OWB_TYPE_BOOL: return ((const uint8_t *) d)[i] != 0;
     default:
       {
-        double v = owb_tensor_get_double (t, i);
-        if (isnan (v))
-          return 0;
-        if (v >= 9.2233720368547758e18)
-          return G_MAXINT64;
-        if (v <= -9.2233720368547758e18)
-          return G_MININT64;
-        return (int64_t) v;
+        return double_to_int64 (owb_tensor_get_double (t, i));
       }
     }
 }
@@ -403,21 +410,27 @@ void
 owb_tensor_set_double (OwbTensor *t, int64_t i, double v)
 {
   void *d = t->data;
+  /* Narrower integers take the low bits of the int64, as C converts integers; uint64 keeps
+   * [2^63, 2^64) and saturates above, and a negative value wraps as its int64 would. */
+  int64_t n = t->dtype == OWB_TYPE_FLOAT || t->dtype == OWB_TYPE_DOUBLE ? 0 : double_to_int64 (v);
   switch (t->dtype)
     {
     case OWB_TYPE_FLOAT: ((float *) d)[i] = (float) v; break;
     case OWB_TYPE_DOUBLE: ((double *) d)[i] = v; break;
     case OWB_TYPE_FLOAT16: ((uint16_t *) d)[i] = owb_float_to_half ((float) v); break;
     case OWB_TYPE_BFLOAT16: ((uint16_t *) d)[i] = owb_float_to_bfloat16 ((float) v); break;
-    case OWB_TYPE_INT8: ((int8_t *) d)[i] = (int8_t) (int64_t) v; break;
-    case OWB_TYPE_UINT8: ((uint8_t *) d)[i] = (uint8_t) (int64_t) v; break;
+    case OWB_TYPE_INT8: ((int8_t *) d)[i] = (int8_t) n; break;
+    case OWB_TYPE_UINT8: ((uint8_t *) d)[i] = (uint8_t) n; break;
     case OWB_TYPE_BOOL: ((uint8_t *) d)[i] = v != 0; break;
-    case OWB_TYPE_INT16: ((int16_t *) d)[i] = (int16_t) (int64_t) v; break;
-    case OWB_TYPE_UINT16: ((uint16_t *) d)[i] = (uint16_t) (int64_t) v; break;
-    case OWB_TYPE_INT32: ((int32_t *) d)[i] = (int32_t) (int64_t) v; break;
-    case OWB_TYPE_UINT32: ((uint32_t *) d)[i] = (uint32_t) (int64_t) v; break;
-    case OWB_TYPE_INT64: ((int64_t *) d)[i] = (int64_t) v; break;
-    case OWB_TYPE_UINT64: ((uint64_t *) d)[i] = (uint64_t) v; break;
+    case OWB_TYPE_INT16: ((int16_t *) d)[i] = (int16_t) n; break;
+    case OWB_TYPE_UINT16: ((uint16_t *) d)[i] = (uint16_t) n; break;
+    case OWB_TYPE_INT32: ((int32_t *) d)[i] = (int32_t) n; break;
+    case OWB_TYPE_UINT32: ((uint32_t *) d)[i] = (uint32_t) n; break;
+    case OWB_TYPE_INT64: ((int64_t *) d)[i] = n; break;
+    case OWB_TYPE_UINT64:
+      ((uint64_t *) d)[i] = v >= 9.2233720368547758e18 ? (v >= 1.8446744073709552e19 ? G_MAXUINT64 : (uint64_t) v)
+                                                      : (uint64_t) n;
+      break;
     default: break;
     }
 }

@@ -85,6 +85,9 @@ static int
 quantize_one (float x, float scale, int zp, int qmin, int qmax)
 {
   double q = nearbyint (x / scale) + zp;
+  /* A NaN weight has no integer (converting NaN is undefined in C): it stores as the zero point */
+  if (isnan (q))
+    return CLAMP (zp, qmin, qmax);
   return (int) CLAMP (q, qmin, qmax);
 }
 
@@ -171,7 +174,7 @@ _owb_quant_quantize_bias (const OwbTensor *bias, float input_scale, const OwbTen
         ((float *) st->data)[per_channel ? c : 0] = s;
       float sc = ((float *) st->data)[per_channel ? c : 0];
       double v = nearbyint (b[c] / sc);
-      ((int32_t *) qt->data)[c] = (int32_t) CLAMP (v, -2147483647.0, 2147483647.0);
+      ((int32_t *) qt->data)[c] = isnan (v) ? 0 : (int32_t) CLAMP (v, -2147483647.0, 2147483647.0);
     }
   *q = g_steal_pointer (&qt);
   *scale = g_steal_pointer (&st);

@@ -455,6 +455,82 @@ test_narrowing_reads (void)
     }
 }
 
+/* Instance- and GroupNormalization of an empty input whose other dims are huge ([2^40, 1, 0]):
+ * the per-row statistics once took 3 doubles per row (8 TB here, g_malloc's abort) for an output
+ * with no elements. */
+static void
+test_empty_normalization (void)
+{
+  const int64_t dims[] = { G_GINT64_CONSTANT (1) << 40, 1, 0 };
+  static const char *const ops[] = { "InstanceNormalization", "GroupNormalization" };
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    {
+      g_autoptr (OwbModel) m = tu_model_new (21);
+      tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 3, (int64_t[]){ -1, 1, -1 }, NULL);
+      OwbNode *n = tu_node (m->graph, ops[k], "norm", "x,scale,bias", "y");
+      if (k == 1)
+        tu_set_int (n, "num_groups", 1);
+      owb_graph_add_initializer (m->graph, "scale", tu_floats (1, (int64_t[]){ 1 }, (float[]){ 2 }));
+      owb_graph_add_initializer (m->graph, "bias", tu_floats (1, (int64_t[]){ 1 }, (float[]){ 1 }));
+      tu_add_value (m->graph->outputs, "y", OWB_TYPE_FLOAT, 3, (int64_t[]){ -1, 1, -1 }, NULL);
+      GError *error = NULL;
+      g_autoptr (OwbSession) s = tu_session (m, 1, &error);
+      g_assert_no_error (error);
+      g_autoptr (OwbTensor) x = owb_tensor_new (OWB_TYPE_FLOAT, 3, dims, NULL);
+      g_assert_nonnull (x);
+      const char *names[] = { "x" };
+      OwbTensor *y = NULL;
+      g_assert_true (owb_session_run (s, 1, names, &x, 1, NULL, &y, NULL, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (y->nelems, ==, 0);
+      g_assert_cmpint (y->rank, ==, 3);
+      g_assert_cmpint (y->dims[0], ==, dims[0]);
+      owb_tensor_unref (y);
+    }
+}
+
+/* A linear SVMClassifier with 50,000 classes (a 600 KB model): its workers once took two k x k
+ * matrices for pairwise coupling it never uses, k * k overflowing an int (g_new's abort). The
+ * scratch is now sized for what the model computes and allocated before the workers start. */
+static void
+test_svm_many_classes (void)
+{
+  enum { K = 50000 };
+  g_autoptr (OwbModel) m = tu_model_new (13);
+  owb_model_set_opset (m, "ai.onnx.ml", 3);
+  tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 1 }, NULL);
+  OwbNode *n = owb_node_new ("SVMClassifier", "ai.onnx.ml", "svm");
+  owb_node_add_input (n, "x");
+  owb_node_add_output (n, "label");
+  owb_node_add_output (n, "scores");
+  g_autofree int64_t *labels = g_new (int64_t, K);
+  g_autofree float *coef = g_new (float, K);
+  for (int j = 0; j < K; j++)
+    labels[j] = 100 + j, coef[j] = (float) j;
+  tu_set_ints (n, "classlabels_ints", K, labels);
+  tu_set_floats (n, "coefficients", K, coef);
+  tu_set_floats (n, "rho", 1, (float[]){ 0 });
+  owb_graph_add_node (m->graph, n);
+  tu_add_value (m->graph->outputs, "label", OWB_TYPE_INT64, 1, (int64_t[]){ 2 }, NULL);
+  tu_add_value (m->graph->outputs, "scores", OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, K }, NULL);
+  GError *error = NULL;
+  g_autoptr (OwbSession) s = tu_session (m, 2, &error);
+  g_assert_no_error (error);
+  g_autoptr (OwbTensor) x = tu_floats (2, (int64_t[]){ 2, 1 }, (float[]){ 1, -1 });
+  const char *names[] = { "x" };
+  OwbTensor *outs[2] = { NULL, NULL };
+  g_assert_true (owb_session_run (s, 1, names, &x, 2, NULL, outs, NULL, NULL, &error));
+  g_assert_no_error (error);
+  const int64_t *label = outs[0]->data;
+  const float *scores = outs[1]->data;
+  g_assert_cmpint (label[0], ==, 100 + K - 1); /* x = 1: the largest coefficient wins */
+  g_assert_cmpint (label[1], ==, 100);         /* x = -1: the smallest */
+  g_assert_cmpfloat (scores[K - 1], ==, K - 1);
+  g_assert_cmpfloat (scores[K + 3], ==, -3);
+  owb_tensor_unref (outs[0]);
+  owb_tensor_unref (outs[1]);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -470,5 +546,7 @@ main (int argc, char **argv)
   g_test_add_func ("/bad-input/scan-attribute-overflow", test_scan_attribute_overflow);
   g_test_add_func ("/bad-input/view-of-views", test_view_of_views);
   g_test_add_func ("/bad-input/narrowing-reads", test_narrowing_reads);
+  g_test_add_func ("/bad-input/empty-normalization", test_empty_normalization);
+  g_test_add_func ("/bad-input/svm-many-classes", test_svm_many_classes);
   return g_test_run ();
 }

@@ -394,6 +394,38 @@ test_random (void)
   g_rand_free (r2);
 }
 
+/* Doubles out of an integer type's range are stored without undefined behaviour: truncated and
+ * saturated to int64 (NaN 0), uint64 keeping [2^63, 2^64); x86 made 1e30 INT64_MIN before. */
+static void
+test_set_double_out_of_range (void)
+{
+  g_autoptr (OwbTensor) i64 = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]){ 4 }, NULL);
+  owb_tensor_set_double (i64, 0, 1e30);
+  owb_tensor_set_double (i64, 1, -1e30);
+  owb_tensor_set_double (i64, 2, NAN);
+  owb_tensor_set_double (i64, 3, -2.7);
+  const int64_t *v = i64->data;
+  g_assert_cmpint (v[0], ==, G_MAXINT64);
+  g_assert_cmpint (v[1], ==, G_MININT64);
+  g_assert_cmpint (v[2], ==, 0);
+  g_assert_cmpint (v[3], ==, -2);
+  g_autoptr (OwbTensor) u64 = owb_tensor_new (OWB_TYPE_UINT64, 1, (int64_t[]){ 4 }, NULL);
+  owb_tensor_set_double (u64, 0, -1);
+  owb_tensor_set_double (u64, 1, 1e19);
+  owb_tensor_set_double (u64, 2, 1e30);
+  owb_tensor_set_double (u64, 3, NAN);
+  const uint64_t *u = u64->data;
+  g_assert_cmpuint (u[0], ==, G_MAXUINT64);
+  g_assert_cmpuint (u[1], ==, G_GUINT64_CONSTANT (10000000000000000000));
+  g_assert_cmpuint (u[2], ==, G_MAXUINT64);
+  g_assert_cmpuint (u[3], ==, 0);
+  g_autoptr (OwbTensor) i32 = owb_tensor_new (OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, NULL);
+  owb_tensor_set_double (i32, 0, NAN);
+  owb_tensor_set_double (i32, 1, 70000.9);
+  g_assert_cmpint (((int32_t *) i32->data)[0], ==, 0);
+  g_assert_cmpint (((int32_t *) i32->data)[1], ==, 70000);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -411,6 +443,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tensor/thread-pool-no-wait-for-late-workers", test_thread_pool_no_wait_for_late_workers);
   g_test_add_func ("/tensor/thread-pool-inline-small-work", test_thread_pool_inline_small_work);
   g_test_add_func ("/tensor/random", test_random);
+  g_test_add_func ("/tensor/set-double-out-of-range", test_set_double_out_of_range);
 #endif
   return g_test_run ();
 }

@@ -344,6 +344,23 @@ test_integer_edges (void)
   assert_values (pw, OWB_TYPE_INT64, 1, (int64_t[]){ 4 }, (double[]){ 81, -8, 0, 1 }, 0);
   owb_tensor_unref (p[0]);
   owb_tensor_unref (p[1]);
+  /* Add, Sub and Mul of integers wrap (in C, int32/int64 overflow and uint16 x uint16, promoted to
+   * int, are undefined). */
+  OwbTensor *w[2] = { make (OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, (double[]){ G_MAXINT32, G_MININT32 }),
+                      make (OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, (double[]){ 1, 2 }) };
+  g_autoptr (OwbTensor) wa = run_ok (14, "Add", 2, w, NULL);
+  assert_values (wa, OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, (double[]){ G_MININT32, G_MININT32 + 2 }, 0);
+  g_autoptr (OwbTensor) ws = run_ok (14, "Sub", 2, w, NULL);
+  assert_values (ws, OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, (double[]){ G_MAXINT32 - 1, G_MAXINT32 - 1 }, 0);
+  g_autoptr (OwbTensor) wm = run_ok (14, "Mul", 2, w, NULL);
+  assert_values (wm, OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, (double[]){ G_MAXINT32, 0 }, 0);
+  owb_tensor_unref (w[0]);
+  owb_tensor_unref (w[1]);
+  OwbTensor *u16 = make (OWB_TYPE_UINT16, 1, (int64_t[]){ 1 }, (double[]){ 65535 });
+  OwbTensor *uu[2] = { u16, u16 };
+  g_autoptr (OwbTensor) um = run_ok (14, "Mul", 2, uu, NULL);
+  assert_values (um, OWB_TYPE_UINT16, 1, (int64_t[]){ 1 }, (double[]){ 1 }, 0);
+  owb_tensor_unref (u16);
   OwbTensor *m8 = make (OWB_TYPE_INT8, 1, (int64_t[]){ 2 }, (double[]){ -128, -5 });
   g_autoptr (OwbTensor) ab = run_ok (13, "Abs", 1, &m8, NULL);
   assert_values (ab, OWB_TYPE_INT8, 1, (int64_t[]){ 2 }, (double[]){ -128, 5 }, 0);
@@ -499,6 +516,16 @@ test_pow (void)
   assert_values (rt, OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ 1.224744871391589, NAN, 2 }, 1e-6);
   owb_tensor_unref (x);
   owb_tensor_unref (e);
+  /* Results an integer cannot hold (0^-1 is infinity, (-2)^0.5 NaN) are stored as Cast stores
+   * them: through int64, saturated, NaN 0, then the low bits (converting them directly is
+   * undefined in C: x86 gave INT32_MIN). */
+  OwbTensor *xe = make (OWB_TYPE_INT32, 1, (int64_t[]){ 4 }, (double[]){ 0, 2, -2, 3 });
+  OwbTensor *ee = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, (double[]){ -1, 100, 0.5, 2 });
+  OwbTensor *in4[2] = { xe, ee };
+  g_autoptr (OwbTensor) y4 = run_ok (15, "Pow", 2, in4, NULL);
+  assert_values (y4, OWB_TYPE_INT32, 1, (int64_t[]){ 4 }, (double[]){ -1, -1, 0, 9 }, 0);
+  owb_tensor_unref (xe);
+  owb_tensor_unref (ee);
   owb_tensor_unref (xi);
   owb_tensor_unref (ef);
   owb_tensor_unref (two);

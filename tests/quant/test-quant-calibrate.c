@@ -180,6 +180,23 @@ test_weight_per_channel (void)
   owb_tensor_unref (q), owb_tensor_unref (scale), owb_tensor_unref (zp);
 }
 
+/* NaN weights store as the zero point (they went through an undefined NaN-to-int conversion:
+ * 0 on x86, not the zero point; found by fuzz-quantize under UBSan), infinities saturate. */
+static void
+test_weight_nan (void)
+{
+  int64_t dims[] = { 4 };
+  float w[] = { NAN, 1, -1, INFINITY };
+  g_autoptr (OwbTensor) t = tu_floats (1, dims, w);
+  OwbTensor *q, *scale, *zp;
+  g_assert_true (_owb_quant_quantize_weight (t, -1, OWB_TYPE_UINT8, FALSE, &q, &scale, &zp, NULL));
+  const uint8_t *qv = q->data;
+  g_assert_cmpint (*(uint8_t *) zp->data, >, 100);
+  g_assert_cmpint (qv[0], ==, *(uint8_t *) zp->data);
+  g_assert_cmpint (qv[3], ==, 255);
+  owb_tensor_unref (q), owb_tensor_unref (scale), owb_tensor_unref (zp);
+}
+
 static void
 test_bias (void)
 {
@@ -466,6 +483,7 @@ main (int argc, char **argv)
   g_test_add_func ("/quant/histogram/entropy-mse-outliers", test_entropy_and_mse_clip_outliers);
   g_test_add_func ("/quant/params", test_params);
   g_test_add_func ("/quant/weight-per-channel", test_weight_per_channel);
+  g_test_add_func ("/quant/weight-nan", test_weight_nan);
   g_test_add_func ("/quant/bias", test_bias);
   g_test_add_func ("/quant/calibrate/minmax", test_calibrate_minmax);
   g_test_add_func ("/quant/calibrate/selected-streamed", test_calibrate_selected_and_streamed);

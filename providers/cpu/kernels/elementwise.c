@@ -109,11 +109,18 @@ typedef struct {
 #define ROWS(op, LIST) static const RowFunc op##_rows[OWB_TYPE_LAST_] = { LIST (ROW_REF, op, _) };
 
 /* ---- Arithmetic ---- */
-EW_NUMERIC (BINARY_ROW, add, SAME, x + y)
+/* Integers wrap (two's complement, as ONNX Runtime's do): computed in uint64, where overflow is
+ * defined; in their own types int32 and int64 overflow, and uint16 x uint16 overflows the int it
+ * is promoted to, which C leaves undefined. */
+#define WRAP(op) ((uint64_t) x op (uint64_t) y)
+EW_FLOATS (BINARY_ROW, add, SAME, x + y)
+EW_INTS (BINARY_ROW, add, SAME, WRAP (+))
 ROWS (add, EW_NUMERIC)
-EW_NUMERIC (BINARY_ROW, sub, SAME, x - y)
+EW_FLOATS (BINARY_ROW, sub, SAME, x - y)
+EW_INTS (BINARY_ROW, sub, SAME, WRAP (-))
 ROWS (sub, EW_NUMERIC)
-EW_NUMERIC (BINARY_ROW, mul, SAME, x * y)
+EW_FLOATS (BINARY_ROW, mul, SAME, x * y)
+EW_INTS (BINARY_ROW, mul, SAME, WRAP (*))
 ROWS (mul, EW_NUMERIC)
 /* Integer division truncates like C; divisors are checked for 0 before the loop, and MIN / -1
  * wraps instead of trapping. */
@@ -181,6 +188,23 @@ EW_SIGNED (BINARY_ROW, pow, SAME, ipow_i64 (x, y))
 EW_UNSIGNED (BINARY_ROW, pow, SAME, ipow_u64 (x, y))
 ROWS (pow, EW_NUMERIC)
 
+static inline int64_t
+double_to_i64 (double v)
+{
+  if (!(v > -9223372036854775808.0 && v < 9223372036854775808.0))
+    return isnan (v) ? 0 : v > 0 ? G_MAXINT64 : G_MININT64;
+  return (int64_t) v;
+}
+
+/* A double result stored in integer type T as Cast stores it: through int64 (NaN 0, saturated), and
+ * [2^63, 2^64) kept for uint64. 0 to a negative power is infinity, which C may not convert. */
+static inline uint64_t
+double_to_int_bits (double v)
+{
+  return v >= 9223372036854775808.0 && v < 18446744073709551616.0 ? (uint64_t) v : (uint64_t) double_to_i64 (v);
+}
+#define POW_STORE(T, v) ((T) 0.5 != 0 ? (T) (v) : (T) double_to_int_bits (v))
+
 /* Pow with an exponent of another type (opset 12+): the exponent is converted to double first. */
 #define POW_MIXED_ROW(TYPE, N, op, ...)                                                                        \
   static void op##_##N (void *out_, const void *const *in_, const int64_t *step_, int64_t n_, gconstpointer p_) \
@@ -190,7 +214,7 @@ ROWS (pow, EW_NUMERIC)
     const double *b_ = in_[1];                                                                                  \
     T *o_ = out_;                                                                                               \
     for (int64_t i_ = 0; i_ < n_; i_++)                                                                         \
-      o_[i_] = (T) pow ((double) a_[i_ * step_[0]], b_[i_ * step_[1]]);                                         \
+      o_[i_] = POW_STORE (T, pow ((double) a_[i_ * step_[0]], b_[i_ * step_[1]]));                              \
   }
 EW_NUMERIC (POW_MIXED_ROW, pow_mixed, _)
 ROWS (pow_mixed, EW_NUMERIC)
@@ -1325,14 +1349,6 @@ load_f64 (OwbDataType t, const void *src, int64_t n, double *buf)
     for (int64_t i = 0; i < n; i++)                                                                             \
       ((TYPE *) dst)[i] = (TYPE) double_to_i64 (buf[i]);                                                        \
     break;
-
-static inline int64_t
-double_to_i64 (double v)
-{
-  if (!(v > -9223372036854775808.0 && v < 9223372036854775808.0))
-    return isnan (v) ? 0 : v > 0 ? G_MAXINT64 : G_MININT64;
-  return (int64_t) v;
-}
 
 static void
 store_f64 (OwbDataType t, const double *buf, int64_t n, void *dst, gboolean saturate, gboolean uz_inf_saturates,

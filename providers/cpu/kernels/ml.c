@@ -1301,21 +1301,44 @@ typedef struct {
   int64_t f, e;
   OwbTensor *labels;
   float *scores;      /* NULL when the scores output is not wanted */
+  int64_t n, slices;  /* rows, split into this many slices of about n / slices rows */
+  double *scratch;    /* one block of slice_doubles per slice */
+  int64_t slice_doubles;
 } SvmJob;
 
-static void
-svm_classifier_rows (int64_t begin, int64_t end, gpointer data)
+/* Doubles one slice of rows needs: the kernel values and pairwise scores of a support-vector
+ * model, votes, and the k x k pairwise-coupling matrices only when probabilities are asked for.
+ * The class count comes from the model (a 400 KB list of 50,000 labels asks for 2.5e9 pairs), so
+ * the sum saturates at -1 for _owb_cpu_scratch_new to refuse. */
+static int64_t
+svm_slice_doubles (const SvmParams *p)
 {
-  const SvmJob *job = data;
+  int64_t k = p->classes, pairs = k * (k - 1) / 2; /* classes < 2^31: no overflow in 64 bits */
+  gboolean svc = p->vectors > 0, proba = svc && p->n_prob > 0;
+  int64_t kk = proba ? k * k : 0, probs = proba ? k : 0;
+  int64_t parts[] = { svc ? MAX (p->vectors, 1) : 0, MAX (MAX (svc ? pairs : 0, k), 2), svc ? k : 0, kk, kk, probs, probs };
+  int64_t sum = 0;
+  for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
+    {
+      if (parts[i] > G_MAXINT64 - sum)
+        return -1;
+      sum += parts[i];
+    }
+  return sum;
+}
+
+static void
+svm_classifier_rows (int64_t begin, int64_t end, double *scratch, const SvmJob *job)
+{
   const SvmParams *p = job->p;
   int64_t f = job->f;
   int k = p->classes;
-  int pairs = k * (k - 1) / 2;
+  int64_t pairs = (int64_t) k * (k - 1) / 2;
   gboolean svc = p->vectors > 0, proba = svc && p->n_prob > 0;
-  double *kern = g_new (double, MAX (p->vectors, 1));
-  double *scores = g_new (double, MAX (MAX (pairs, k), 2));
-  double *votes = g_new (double, k);
-  double *r = g_new (double, k * k), *q = g_new (double, k * k), *qp = g_new (double, k), *prob = g_new (double, k);
+  double *kern = scratch, *scores = kern + (svc ? MAX (p->vectors, 1) : 0);
+  double *votes = scores + MAX (MAX (svc ? pairs : 0, k), 2);
+  double *r = votes + (svc ? k : 0), *q = r + (proba ? (int64_t) k * k : 0), *qp = q + (proba ? (int64_t) k * k : 0);
+  double *prob = qp + (proba ? k : 0);
   for (int64_t row = begin; row < end; row++)
     {
       const double *xr = job->x + row * f;
@@ -1390,13 +1413,17 @@ svm_classifier_rows (int64_t begin, int64_t end, gpointer data)
             zr[j] = (float) scores[j];
         }
     }
-  g_free (kern);
-  g_free (scores);
-  g_free (votes);
-  g_free (r);
-  g_free (q);
-  g_free (qp);
-  g_free (prob);
+}
+
+/* Slice i of the rows, with slice i's block of the scratch: the scratch is allocated once, before
+ * the workers start, so that its size fails the run cleanly instead of aborting in a worker. */
+static void
+svm_classifier_slices (int64_t begin, int64_t end, gpointer data)
+{
+  const SvmJob *job = data;
+  for (int64_t i = begin; i < end; i++)
+    svm_classifier_rows (job->n * i / job->slices, job->n * (i + 1) / job->slices,
+                         job->scratch + i * job->slice_doubles, job);
 }
 
 static gboolean
@@ -1414,19 +1441,29 @@ compute_svm_classifier (OwbKernelContext *ctx, GError **error)
       return FALSE;
     }
   int k = p->classes;
-  int pairs = k * (k - 1) / 2;
+  int64_t pairs = (int64_t) k * (k - 1) / 2;
   gboolean svc = p->vectors > 0, proba = svc && p->n_prob > 0;
   int64_t e = !svc ? k : proba ? k : pairs == 1 ? 2 : pairs;
   OwbTensor *y = require_output (ctx, 0, error);
   OwbTensor *z = ctx->n_outputs > 1 ? ctx->outputs[1] : NULL;
   if (!y || !check_columns (ctx, z, n, e, error))
     return FALSE;
+  if (n == 0)
+    return TRUE;
+  /* One slice per thread, or fewer where rows are few and cheap. */
+  int64_t work = MAX (1, (p->vectors + k) * f), grain = MAX (1, 16384 / work);
+  int threads = ctx->pool ? MAX (owb_thread_pool_get_n_threads (ctx->pool), 1) : 1;
+  int64_t slices = MIN (threads, (n + grain - 1) / grain), per = svm_slice_doubles (p);
+  g_autofree double *scratch
+    = _owb_cpu_scratch_new (ctx, per < 0 || per > G_MAXINT64 / slices ? -1 : per * slices, sizeof (double),
+                            "SVM scores and pairwise-coupling terms", error);
+  if (!scratch)
+    return FALSE;
   double *xd = to_doubles (ctx, x, error);
   if (!xd)
     return FALSE;
-  SvmJob job = { p, xd, f, e, y, z ? z->data : NULL };
-  int64_t work = MAX (1, (p->vectors + k) * f);
-  owb_parallel_for (ctx->pool, n, MAX (1, 16384 / work), svm_classifier_rows, &job);
+  SvmJob job = { p, xd, f, e, y, z ? z->data : NULL, n, slices, scratch, per };
+  owb_parallel_for (ctx->pool, slices, 1, svm_classifier_slices, &job);
   g_free (xd);
   return TRUE;
 }

@@ -614,7 +614,10 @@ reduce_compute (OwbKernelContext *ctx, GError **error)
     owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "type %s is not supported", owb_data_type_name (x->dtype));
     return FALSE;
   }
-  job = (ReduceJob) { &plan, params->kind, dtype, x->data, y->data };
+  /* An empty input has no data (NULL): the loops add zero offsets to it and read nothing, but
+   * arithmetic on a null pointer is undefined, so they get a valid address instead. */
+  static const int64_t no_elements[1];
+  job = (ReduceJob) { &plan, params->kind, dtype, x->data ? x->data : (const void *) no_elements, y->data };
   owb_parallel_for (ctx->pool, plan.n_units, grain_for (plan.count * (plan.last_reduced ? 1 : plan.len)), fn, &job);
 
   /* The empty AND of bools is true; uint8's largest value is not. */
