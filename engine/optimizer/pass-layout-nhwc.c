@@ -9,9 +9,21 @@
 
 #include <string.h>
 
-/* Multiply-adds of convolution one transposed element must be worth (see run). */
-#define TRANSPOSE_COST_RATIO 400
-#define DEPTHWISE_WEIGHT 20
+/* The cost rule (see run) compares what the convolutions save channels-last with what the
+ * Transposes left around them cost, both in picoseconds per run.
+ *
+ * A Transpose NCHW<->NHWC (owb profile, 1 thread, one node per model): tensors up to 4 MiB move
+ * at 0.13-0.25 ns per element, 0.55-0.97 for 512x14x14 and 1024x7x7 to NHWC (0.6 taken); larger
+ * ones (64x256x256, 32x512x512) at 3-6 ns, out of cache, and unet_small's 8 Transposes at 2
+ * threads took 2.4 ns per element (taken). */
+#define TRANSPOSE_PS_SMALL 600
+#define TRANSPOSE_PS_LARGE 2400
+#define TRANSPOSE_SMALL_ELEMENTS (1 << 20)
+/* Saved per multiply-add by NhwcConv (packed SGEMM) on a dense convolution: unet_small at 2 threads,
+ * NhwcConv 66.7 ms against FusedConv 89.9 (the ratio of 400 multiply-adds per moved element this
+ * rule had with 2.4 ns Transposes); a depthwise one gains 20 times that (1.5-2x channels-last). */
+#define DENSE_SAVED_PS 6.0
+#define DEPTHWISE_SAVED_PS 120.0
 
 static const int64_t to_nhwc_perm[4] = { 0, 2, 3, 1 };
 static const int64_t to_nchw_perm[4] = { 0, 3, 1, 2 };
@@ -1111,10 +1123,17 @@ in_region (OwbPassContext *ctx, const OwbNode *node, GHashTable *convs)
  * The model's own NCHW<->NHWC Transposes (ConvNeXt's permutes around its LayerNorm and Linear
  * layers) cost nothing more converted: they cancel against the convolutions' Transposes or stay
  * as they were, so what crosses through them is not counted (counted, ConvNeXt stayed NCHW). */
+static double
+transpose_ps (int64_t elements)
+{
+  return (double) elements * (elements <= TRANSPOSE_SMALL_ELEMENTS ? TRANSPOSE_PS_SMALL : TRANSPOSE_PS_LARGE);
+}
+
 static int64_t
-transposed_elements (OwbPassContext *ctx, GHashTable *convs)
+transposed_elements (OwbPassContext *ctx, GHashTable *convs, double *cost_ps)
 {
   int64_t total = 0;
+  *cost_ps = 0;
   for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
       OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
@@ -1126,7 +1145,10 @@ transposed_elements (OwbPassContext *ctx, GHashTable *convs)
           if (!in[0] || owb_pass_get_constant (ctx, in))
             continue;
           if (!in_region (ctx, owb_pass_producer (ctx, in), convs))
-            total = add_saturated (total, n_elements (ctx, in));
+            {
+              total = add_saturated (total, n_elements (ctx, in));
+              *cost_ps += transpose_ps (n_elements (ctx, in));
+            }
         }
       for (int k = 0; k < node->n_outputs; k++)
         {
@@ -1136,10 +1158,37 @@ transposed_elements (OwbPassContext *ctx, GHashTable *convs)
           for (guint r = 0; r < readers->len && !leaves; r++)
             leaves = !in_region (ctx, g_ptr_array_index (readers, r), convs);
           if (leaves)
-            total = add_saturated (total, n_elements (ctx, out));
+            {
+              total = add_saturated (total, n_elements (ctx, out));
+              *cost_ps += transpose_ps (n_elements (ctx, out));
+            }
         }
     }
   return total;
+}
+
+/* Picoseconds per multiply-add a grouped (not depthwise) float convolution of cg input and mg output
+ * channels a group takes in each layout, measured at 1 thread on four such 3x3 convolutions of
+ * 14.45 M multiply-adds each (ResNeXt-50's stages: 32 groups of 4, 8, 16 and 32 channels). NCHW
+ * runs an im2col copy and a small GEMM per group: 1.0, 0.85, 0.83 and 0.90 ms whatever the group
+ * size. NHWC runs the kernels of providers/cpu/kernels/layout.c: the lane-permuting direct one for
+ * 2 or 4 channels (2.0-2.2 ms, slower than NCHW), the broadcast one for 8 (0.61-0.71 ms) and 16
+ * (0.43-0.46, tied with the packed GEMM it falls back to without AVX-512), the packed GEMM from 32
+ * (0.30 ms); without a direct kernel a panel of fewer than 8 columns took 13-29 ms. */
+#define GROUPED_NCHW_PS 60.0
+
+static double
+grouped_nhwc_ps (int64_t cg, int64_t mg)
+{
+  if (cg == mg && mg < 8 && 8 % mg == 0)
+    return 145.0;
+  if (mg < 8)
+    return 1000.0;
+  if (cg == mg && mg == 8)
+    return 46.0;
+  if (mg < 32)
+    return 30.0 * 16.0 / (double) MIN (mg, 16);
+  return 21.0;
 }
 
 static int64_t
@@ -1155,9 +1204,24 @@ multiply_adds (OwbPassContext *ctx, const OwbNode *conv)
   for (int i = 0; i < 4; i++)
     if (i != 1)
       pixels = mul_saturated (pixels, owb_dim_is_known (y->dims[i]) ? y->dims[i].value : 1);
-  int64_t macs = mul_saturated (pixels, w->nelems);
-  /* a depthwise convolution gains 1.5-2x channels-last against a few percent for the GEMM ones */
-  return !transpose && w->dims[1] == 1 && owb_node_get_int (conv, "group", 1) > 1 ? mul_saturated (DEPTHWISE_WEIGHT, macs) : macs;
+  return mul_saturated (pixels, w->nelems);
+}
+
+/* Picoseconds a run saves with `conv` channels-last (negative where NHWC is slower). */
+static double
+saved_ps (OwbPassContext *ctx, const OwbNode *conv)
+{
+  double macs = (double) multiply_adds (ctx, conv);
+  const OwbTensor *w = owb_pass_get_constant (ctx, conv->inputs[owb_pass_is_op (conv, "QLinearConv") ? 3 : 1]);
+  int64_t group = owb_node_get_int (conv, "group", 1);
+  if (!w || w->rank != 4 || group <= 1 || owb_pass_is_op (conv, "ConvTranspose"))
+    return macs * DENSE_SAVED_PS;
+  if (w->dims[1] == 1)
+    return macs * DEPTHWISE_SAVED_PS;
+  /* the integer grouped kernels were not measured: weighted as dense ones, as before */
+  if (owb_pass_is_op (conv, "QLinearConv") || w->dims[0] % group != 0)
+    return macs * DENSE_SAVED_PS;
+  return macs * (GROUPED_NCHW_PS - grouped_nhwc_ps (w->dims[1], w->dims[0] / group));
 }
 
 /* The report keeps the net change: Transposes this pass created and then cancelled are neither
@@ -1231,29 +1295,28 @@ run (OwbPassContext *ctx, GError **error)
     }
   if (convs->len > 0)
     {
-      /* NhwcConv (packed SGEMM) saves about 0.006 ns per multiply-add of a GEMM convolution (20 times
-       * that weighted for depthwise ones) while a Transpose costs about 2.4 ns per element: convert
-       * only when the Transposes that will remain cost less, i.e. above ~380 multiply-adds per moved
-       * element. Measured on unet_small (2 threads, -O all; when its Resize and ConvTranspose stayed
-       * NCHW, 516 per element): NhwcConv 66.7 ms against FusedConv 89.9, its 8 Transposes 17.2 ms,
-       * the run 104-106 ms converted against 110 ms kept NCHW. Carried through them (NHWC Resize,
-       * NhwcConvTranspose: 2 Transposes left, ~11600 per element) the run went from 85 to 52 ms. The
-       * ratio was 1000 with the OpenBLAS NhwcConv. */
+      /* Convert only when the convolutions save more than the Transposes that will remain cost (each
+       * side estimated as above). Measured on unet_small (2 threads, -O all; when its Resize and
+       * ConvTranspose stayed NCHW, 516 multiply-adds per moved element): NhwcConv 66.7 ms against
+       * FusedConv 89.9, its 8 Transposes 17.2 ms, the run 104-106 ms converted against 110 ms kept
+       * NCHW. Carried through them (NHWC Resize, NhwcConvTranspose: 2 Transposes left, ~11600 per
+       * element) the run went from 85 to 52 ms. */
       GHashTable *set = g_hash_table_new (NULL, NULL);
-      int64_t macs = 0;
+      double saved = 0;
       for (guint i = 0; i < convs->len; i++)
         {
           g_hash_table_add (set, g_ptr_array_index (convs, i));
-          macs = add_saturated (macs, multiply_adds (ctx, g_ptr_array_index (convs, i)));
+          saved += saved_ps (ctx, g_ptr_array_index (convs, i));
         }
-      int64_t moved = transposed_elements (ctx, set);
+      double cost = 0;
+      int64_t moved = transposed_elements (ctx, set, &cost);
       g_hash_table_unref (set);
-      if (mul_saturated (moved, TRANSPOSE_COST_RATIO) > macs)
+      if (cost >= saved)
         {
           owb_pass_near_miss (ctx, g_ptr_array_index (convs, 0),
                                "and %u other convolution(s) kept in NCHW: Transposes would move %" G_GINT64_FORMAT
-                               " elements per run for %" G_GINT64_FORMAT " weighted multiply-adds (not worth it below 1:%d)",
-                               convs->len - 1, moved, macs, TRANSPOSE_COST_RATIO);
+                               " elements per run (about %.3f ms), not worth it: channels-last would save about %.3f ms",
+                               convs->len - 1, moved, cost * 1e-9, saved * 1e-9);
           g_ptr_array_set_size (convs, 0);
         }
     }
