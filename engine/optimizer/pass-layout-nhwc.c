@@ -1134,6 +1134,9 @@ transposed_elements (OwbPassContext *ctx, GHashTable *convs, double *cost_ps)
 {
   int64_t total = 0;
   *cost_ps = 0;
+  /* a value read by several convolutions is transposed once for all of them (counted once per
+   * reader, four 3x3 convolutions of one input stayed NCHW at twice their real Transpose cost) */
+  GHashTable *counted = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint i = 0; i < owb_pass_nodes (ctx)->len; i++)
     {
       OwbNode *node = g_ptr_array_index (owb_pass_nodes (ctx), i);
@@ -1144,7 +1147,7 @@ transposed_elements (OwbPassContext *ctx, GHashTable *convs, double *cost_ps)
           const char *in = node->inputs[k];
           if (!in[0] || owb_pass_get_constant (ctx, in))
             continue;
-          if (!in_region (ctx, owb_pass_producer (ctx, in), convs))
+          if (!in_region (ctx, owb_pass_producer (ctx, in), convs) && g_hash_table_add (counted, (gpointer) in))
             {
               total = add_saturated (total, n_elements (ctx, in));
               *cost_ps += transpose_ps (n_elements (ctx, in));
@@ -1164,6 +1167,7 @@ transposed_elements (OwbPassContext *ctx, GHashTable *convs, double *cost_ps)
             }
         }
     }
+  g_hash_table_unref (counted);
   return total;
 }
 

@@ -1008,6 +1008,30 @@ test_grouped_by_group_size (void)
     }
 }
 
+/* Eight strided grouped convolutions (32 groups of 16) reading one input: the input is transposed
+ * once for all of them (counted once per reader, the 225792-element input outweighed what each
+ * convolution saves and all eight stayed NCHW). */
+static void
+test_shared_input_transposed_once (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (17);
+  int64_t xd[4] = { 1, 512, 21, 21 };
+  add_input (m, "x", OWB_TYPE_FLOAT, 4, xd);
+  for (int i = 0; i < 8; i++)
+    {
+      char name[16], y[16];
+      g_snprintf (name, sizeof name, "conv%d", i);
+      g_snprintf (y, sizeof y, "y%d", i);
+      add_conv (m, name, "x", y, 512, 512, 3, 3, 1, 1, 32);
+      add_output (m, y);
+    }
+  OwbSession *s = check_layout (m, 1);
+  const OwbGraph *g = owb_session_get_graph (s);
+  g_assert_cmpuint (count_op (g, "NhwcConv"), ==, 8);
+  g_assert_cmpuint (count_op (g, "Transpose"), ==, 9);
+  owb_session_free (s);
+}
+
 /* The whole U-Net step stays NHWC: ConvTranspose becomes NhwcConvTranspose, the Resize runs on the
  * NHWC tensor (a standard Resize with permuted constants), only the output's Transpose remains (the first
  * convolution reads the 4-channel input in place). */
@@ -1217,5 +1241,6 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/layout/conv-transpose-near-misses", test_conv_transpose_near_misses);
   g_test_add_func ("/optimizer/layout/device-provider-keeps-nchw", test_device_provider_keeps_nchw);
   g_test_add_func ("/optimizer/layout/grouped-by-group-size", test_grouped_by_group_size);
+  g_test_add_func ("/optimizer/layout/shared-input-transposed-once", test_shared_input_transposed_once);
   return g_test_run ();
 }
