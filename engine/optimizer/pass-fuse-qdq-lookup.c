@@ -40,6 +40,25 @@ per_tensor (OwbPassContext *ctx, const OwbNode *node)
   return TRUE;
 }
 
+/* `dq` when the fused op was its only reader and it writes no graph output, so that it goes with
+ * the fusion; else NULL (it stays for its other readers). */
+static OwbNode *
+only_read_by_fusion (OwbPassContext *ctx, OwbNode *dq)
+{
+  return owb_pass_n_uses (ctx, dq->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, dq->outputs[0]) ? dq : NULL;
+}
+
+/* Whether op's float output is read by its QuantizeLinear only, so that the float value can go; a
+ * near miss otherwise, `where` saying where op sits. */
+static gboolean
+float_output_only_quantized (OwbPassContext *ctx, OwbNode *op, const char *where)
+{
+  if (owb_pass_n_uses (ctx, op->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, op->outputs[0]))
+    return TRUE;
+  owb_pass_near_miss (ctx, op, "%s but its float output is read elsewhere too; kept", where);
+  return FALSE;
+}
+
 /* The table: the DequantizeLinear(s), the op and the QuantizeLinear run as a model of their own
  * with the session's providers, on the 256 bytes of x's type (byte b at index b); with a second
  * DequantizeLinear dq2, on the 256 x 256 pairs (dq's bytes [256, 1] against dq2's [1, 256], so
@@ -124,12 +143,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *q)
                             "constant; kept", i);
         return FALSE;
       }
-  if (owb_pass_n_uses (ctx, op->outputs[0]) != 1 || owb_pass_is_graph_output (ctx, op->outputs[0]))
-    {
-      owb_pass_near_miss (ctx, op, "sits between a DequantizeLinear and a QuantizeLinear but its float output is read "
-                          "elsewhere too; kept");
-      return FALSE;
-    }
+  if (!float_output_only_quantized (ctx, op, "sits between a DequantizeLinear and a QuantizeLinear"))
+    return FALSE;
   if (!ctx->options->providers)
     return FALSE;
   g_autoptr (GError) local = NULL;
@@ -147,19 +162,9 @@ try_fuse (OwbPassContext *ctx, OwbNode *q)
   owb_node_add_input (lk, dq->inputs[0]);
   owb_node_add_input (lk, tname);
   owb_node_add_output (lk, q->outputs[0]);
-  gboolean drop_dq = owb_pass_n_uses (ctx, dq->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, dq->outputs[0]);
-  const char *from[3];
-  guint n_from = 0;
-  if (drop_dq)
-    from[n_from++] = owb_pass_label (dq);
-  from[n_from++] = label;
-  from[n_from++] = owb_pass_label (q);
   owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
-  owb_pass_add_node (ctx, lk, from, n_from);
-  owb_pass_remove_node (ctx, q);
-  owb_pass_remove_node (ctx, op);
-  if (drop_dq)
-    owb_pass_remove_node (ctx, dq);
+  OwbNode *const chain[] = { op, q }, *const dropped[] = { only_read_by_fusion (ctx, dq) };
+  _owb_pass_replace_qdq (ctx, &lk, 1, chain, G_N_ELEMENTS (chain), dropped, G_N_ELEMENTS (dropped));
   return TRUE;
 }
 
@@ -192,12 +197,8 @@ try_fuse_binary (OwbPassContext *ctx, OwbNode *q)
   if (!at || !bt || at->kind != OWB_VALUE_TENSOR || bt->kind != OWB_VALUE_TENSOR || !_owb_pass_is_8bit (at->dtype)
       || !_owb_pass_is_8bit (bt->dtype) || !ft || ft->dtype != OWB_TYPE_FLOAT)
     return FALSE;
-  if (owb_pass_n_uses (ctx, op->outputs[0]) != 1 || owb_pass_is_graph_output (ctx, op->outputs[0]))
-    {
-      owb_pass_near_miss (ctx, op, "has dequantized inputs and a QuantizeLinear but its float output is read elsewhere "
-                          "too; kept");
-      return FALSE;
-    }
+  if (!float_output_only_quantized (ctx, op, "has dequantized inputs and a QuantizeLinear"))
+    return FALSE;
   if (!ctx->options->providers)
     return FALSE;
   const char *label = owb_pass_label (op);
@@ -233,24 +234,10 @@ try_fuse_binary (OwbPassContext *ctx, OwbNode *q)
       owb_node_add_input (lk, tname);
     }
   owb_node_add_output (lk, q->outputs[0]);
-  gboolean drop_a = owb_pass_n_uses (ctx, da->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, da->outputs[0]);
-  gboolean drop_b = owb_pass_n_uses (ctx, db->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, db->outputs[0]);
-  const char *from[4];
-  guint n_from = 0;
-  if (drop_a)
-    from[n_from++] = owb_pass_label (da);
-  if (drop_b)
-    from[n_from++] = owb_pass_label (db);
-  from[n_from++] = label;
-  from[n_from++] = owb_pass_label (q);
   owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
-  owb_pass_add_node (ctx, lk, from, n_from);
-  owb_pass_remove_node (ctx, q);
-  owb_pass_remove_node (ctx, op);
-  if (drop_a)
-    owb_pass_remove_node (ctx, da);
-  if (drop_b)
-    owb_pass_remove_node (ctx, db);
+  OwbNode *const chain[] = { op, q };
+  OwbNode *const dropped[] = { only_read_by_fusion (ctx, da), only_read_by_fusion (ctx, db) };
+  _owb_pass_replace_qdq (ctx, &lk, 1, chain, G_N_ELEMENTS (chain), dropped, G_N_ELEMENTS (dropped));
   return TRUE;
 }
 
@@ -298,12 +285,8 @@ try_fuse_maxpool (OwbPassContext *ctx, OwbNode *q)
     return FALSE;
   if (st1 != OWB_TYPE_FLOAT || st2 != OWB_TYPE_FLOAT || s1 != s2 || !(s1 > 0) || !isfinite (s1) || z1 != z2)
     return FALSE;
-  if (owb_pass_n_uses (ctx, op->outputs[0]) != 1 || owb_pass_is_graph_output (ctx, op->outputs[0]))
-    {
-      owb_pass_near_miss (ctx, op, "sits between a DequantizeLinear and a QuantizeLinear but its float output is read "
-                          "elsewhere too; kept");
-      return FALSE;
-    }
+  if (!float_output_only_quantized (ctx, op, "sits between a DequantizeLinear and a QuantizeLinear"))
+    return FALSE;
   const char *label = owb_pass_label (op);
   g_autofree char *name = owb_pass_scoped_name (ctx, op->name && op->name[0] ? op->name : label, "MaxPool");
   OwbNode *mp = owb_node_dup (op);
@@ -313,18 +296,8 @@ try_fuse_maxpool (OwbPassContext *ctx, OwbNode *q)
   mp->inputs[0] = g_strdup (dq->inputs[0]);
   g_free (mp->outputs[0]);
   mp->outputs[0] = g_strdup (q->outputs[0]);
-  gboolean drop_dq = owb_pass_n_uses (ctx, dq->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, dq->outputs[0]);
-  const char *from[3];
-  guint n_from = 0;
-  if (drop_dq)
-    from[n_from++] = owb_pass_label (dq);
-  from[n_from++] = label;
-  from[n_from++] = owb_pass_label (q);
-  owb_pass_add_node (ctx, mp, from, n_from);
-  owb_pass_remove_node (ctx, q);
-  owb_pass_remove_node (ctx, op);
-  if (drop_dq)
-    owb_pass_remove_node (ctx, dq);
+  OwbNode *const chain[] = { op, q }, *const dropped[] = { only_read_by_fusion (ctx, dq) };
+  _owb_pass_replace_qdq (ctx, &mp, 1, chain, G_N_ELEMENTS (chain), dropped, G_N_ELEMENTS (dropped));
   return TRUE;
 }
 
