@@ -59,6 +59,29 @@ float_output_only_quantized (OwbPassContext *ctx, OwbNode *op, const char *where
   return FALSE;
 }
 
+/* The QLinearLookup that replaces op: reads x through `table` (taken, as an initializer named after
+ * op) and writes y. NULL, with a near miss giving `local`'s reason, when the table could not be
+ * computed (table NULL). */
+static OwbNode *
+lookup_node (OwbPassContext *ctx, const OwbNode *op, OwbTensor *table, const GError *local, const char *x,
+             const char *y)
+{
+  if (!table)
+    {
+      owb_pass_near_miss (ctx, op, "its table could not be computed (%s); kept", local ? local->message : "unknown");
+      return NULL;
+    }
+  const char *label = owb_pass_label (op);
+  g_autofree char *base = g_strdup_printf ("%s_table", label);
+  const char *tname = owb_pass_add_initializer (ctx, base, table);
+  g_autofree char *name = owb_pass_scoped_name (ctx, op->name && op->name[0] ? op->name : label, "QLinearLookup");
+  OwbNode *lk = owb_node_new ("QLinearLookup", OWB_DOMAIN, name);
+  owb_node_add_input (lk, x);
+  owb_node_add_input (lk, tname);
+  owb_node_add_output (lk, y);
+  return lk;
+}
+
 /* The table: the DequantizeLinear(s), the op and the QuantizeLinear run as a model of their own
  * with the session's providers, on the 256 bytes of x's type (byte b at index b); with a second
  * DequantizeLinear dq2, on the 256 x 256 pairs (dq's bytes [256, 1] against dq2's [1, 256], so
@@ -149,19 +172,9 @@ try_fuse (OwbPassContext *ctx, OwbNode *q)
     return FALSE;
   g_autoptr (GError) local = NULL;
   OwbTensor *table = make_table (ctx, dq, NULL, op, q, xt->dtype, OWB_TYPE_UNDEFINED, &local);
-  if (!table)
-    {
-      owb_pass_near_miss (ctx, op, "its table could not be computed (%s); kept", local ? local->message : "unknown");
-      return FALSE;
-    }
-  const char *label = owb_pass_label (op);
-  g_autofree char *base = g_strdup_printf ("%s_table", label);
-  const char *tname = owb_pass_add_initializer (ctx, base, table);
-  g_autofree char *name = owb_pass_scoped_name (ctx, op->name && op->name[0] ? op->name : label, "QLinearLookup");
-  OwbNode *lk = owb_node_new ("QLinearLookup", OWB_DOMAIN, name);
-  owb_node_add_input (lk, dq->inputs[0]);
-  owb_node_add_input (lk, tname);
-  owb_node_add_output (lk, q->outputs[0]);
+  OwbNode *lk = lookup_node (ctx, op, table, local, dq->inputs[0], q->outputs[0]);
+  if (!lk)
+    return FALSE;
   owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
   OwbNode *const chain[] = { op, q }, *const dropped[] = { only_read_by_fusion (ctx, dq) };
   _owb_pass_replace_qdq (ctx, &lk, 1, chain, G_N_ELEMENTS (chain), dropped, G_N_ELEMENTS (dropped));
@@ -402,20 +415,10 @@ try_fuse_lookup_pair (OwbPassContext *ctx, OwbNode *bin)
         }
       g_autoptr (GError) local = NULL;
       OwbTensor *table = make_table_of_pair (ctx, bin, xi, li, t1, xt->dtype, &local);
-      if (!table)
-        {
-          owb_pass_near_miss (ctx, bin, "its table could not be computed (%s); kept", local ? local->message : "unknown");
-          return FALSE;
-        }
-      const char *label = owb_pass_label (bin);
-      g_autofree char *base = g_strdup_printf ("%s_table", label);
-      const char *tname = owb_pass_add_initializer (ctx, base, table);
-      g_autofree char *name = owb_pass_scoped_name (ctx, bin->name && bin->name[0] ? bin->name : label, "QLinearLookup");
-      OwbNode *nk = owb_node_new ("QLinearLookup", OWB_DOMAIN, name);
-      owb_node_add_input (nk, bin->inputs[xi]);
-      owb_node_add_input (nk, tname);
-      owb_node_add_output (nk, bin->outputs[0]);
-      const char *from[2] = { owb_pass_label (lk), label };
+      OwbNode *nk = lookup_node (ctx, bin, table, local, bin->inputs[xi], bin->outputs[0]);
+      if (!nk)
+        return FALSE;
+      const char *from[2] = { owb_pass_label (lk), owb_pass_label (bin) };
       owb_pass_add_node (ctx, nk, from, 2);
       owb_pass_remove_node (ctx, bin);
       owb_pass_remove_node (ctx, lk);
