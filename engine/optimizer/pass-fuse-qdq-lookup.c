@@ -82,6 +82,31 @@ lookup_node (OwbPassContext *ctx, const OwbNode *op, OwbTensor *table, const GEr
   return lk;
 }
 
+/* Runs m, a model of no inputs whose one output is the table, on the host and returns that output
+ * as a 1-D table of its n bytes; NULL with *error when it fails or gives another count or type. */
+static OwbTensor *
+run_table_model (OwbPassContext *ctx, OwbModel *m, int64_t n, GError **error)
+{
+  if (!owb_model_validate (m, error))
+    return NULL;
+  g_autoptr (OwbSession) session = _owb_pass_new_host_session (ctx, m, error);
+  if (!session)
+    return NULL;
+  OwbTensor *out = NULL;
+  if (!owb_session_run (session, 0, NULL, NULL, 1, NULL, &out, NULL, NULL, error))
+    return NULL;
+  if (out->nelems != n || !_owb_pass_is_8bit (out->dtype))
+    {
+      owb_tensor_unref (out);
+      g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "the table does not hold one byte per input");
+      return NULL;
+    }
+  OwbTensor *t = owb_tensor_new (out->dtype, 1, &n, NULL);
+  memcpy (t->data, out->data, (size_t) n);
+  owb_tensor_unref (out);
+  return t;
+}
+
 /* The table: the DequantizeLinear(s), the op and the QuantizeLinear run as a model of their own
  * with the session's providers, on the 256 bytes of x's type (byte b at index b); with a second
  * DequantizeLinear dq2, on the 256 x 256 pairs (dq's bytes [256, 1] against dq2's [1, 256], so
@@ -123,25 +148,7 @@ make_table (OwbPassContext *ctx, const OwbNode *dq, const OwbNode *dq2, const Ow
         }
     }
   g_ptr_array_add (m->graph->outputs, owb_value_info_new (q->outputs[0], NULL));
-  if (!owb_model_validate (m, error))
-    return NULL;
-  g_autoptr (OwbSession) session = _owb_pass_new_host_session (ctx, m, error);
-  if (!session)
-    return NULL;
-  OwbTensor *out = NULL;
-  if (!owb_session_run (session, 0, NULL, NULL, 1, NULL, &out, NULL, NULL, error))
-    return NULL;
-  if (out->nelems != (dq2 ? 65536 : 256) || !_owb_pass_is_8bit (out->dtype))
-    {
-      owb_tensor_unref (out);
-      g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "the table does not hold one byte per input");
-      return NULL;
-    }
-  int64_t n = out->nelems;
-  OwbTensor *t = owb_tensor_new (out->dtype, 1, &n, NULL);
-  memcpy (t->data, out->data, (size_t) n);
-  owb_tensor_unref (out);
-  return t;
+  return run_table_model (ctx, m, dq2 ? 65536 : 256, error);
 }
 
 static gboolean
@@ -360,24 +367,7 @@ make_table_of_pair (OwbPassContext *ctx, const OwbNode *node, int xi, int li, co
     }
   owb_graph_add_node (m->graph, n);
   g_ptr_array_add (m->graph->outputs, owb_value_info_new (node->outputs[0], NULL));
-  if (!owb_model_validate (m, error))
-    return NULL;
-  g_autoptr (OwbSession) session = _owb_pass_new_host_session (ctx, m, error);
-  if (!session)
-    return NULL;
-  OwbTensor *out = NULL;
-  if (!owb_session_run (session, 0, NULL, NULL, 1, NULL, &out, NULL, NULL, error))
-    return NULL;
-  if (out->nelems != 256 || !_owb_pass_is_8bit (out->dtype))
-    {
-      owb_tensor_unref (out);
-      g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "the table does not hold one byte per input");
-      return NULL;
-    }
-  OwbTensor *r = owb_tensor_new (out->dtype, 1, &len, NULL);
-  memcpy (r->data, out->data, 256);
-  owb_tensor_unref (out);
-  return r;
+  return run_table_model (ctx, m, len, error);
 }
 
 /* QLinearBinary or QLinearBinaryLookup of x and QLinearLookup (x) (a SiLU, x sigmoid (x), or a
