@@ -88,34 +88,7 @@ infer_fused_conv (OwbInferContext *ctx, GError **error)
     return FALSE;
   if (!infer_as (ctx, "Conv", 11, MIN (ctx->n_inputs, 3), ctx->inputs, error))
     return FALSE;
-  const OwbValueType *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
-  if (!z)
-    return TRUE;
-  OwbValueType *y = &ctx->outputs[0];
-  if (z->dtype != OWB_TYPE_UNDEFINED && y->dtype != OWB_TYPE_UNDEFINED && z->dtype != y->dtype)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "residual Z is %s but the convolution gives %s",
-                           owb_data_type_name (z->dtype), owb_data_type_name (y->dtype));
-      return FALSE;
-    }
-  if (z->rank < 0 || y->rank < 0)
-    return TRUE;
-  gboolean ok = z->rank == y->rank;
-  for (int i = 0; ok && i < y->rank; i++)
-    ok = same_dim (z->dims[i], y->dims[i]);
-  if (!ok)
-    {
-      char *zs = owb_value_type_to_string (z), *ys = owb_value_type_to_string (y);
-      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "residual Z %s does not have the output's shape %s", zs, ys);
-      g_free (zs);
-      g_free (ys);
-      return FALSE;
-    }
-  /* Z may know what the convolution's arithmetic could not (a symbolic batch size). */
-  for (int i = 0; i < y->rank; i++)
-    if (!owb_dim_is_known (y->dims[i]) && !y->dims[i].param)
-      y->dims[i] = z->dims[i];
-  return TRUE;
+  return _owb_infer_check_residual (ctx, ctx->n_inputs > 3 ? ctx->inputs[3] : NULL, &ctx->outputs[0], error);
 }
 
 /* The type of a MatMul operand after the optional transposition of its last two axes. */

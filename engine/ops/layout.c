@@ -124,26 +124,7 @@ infer_nhwc_conv (OwbInferContext *ctx, GError **error)
     return FALSE;
   if (!infer_via (ctx, "Conv", 11, MIN (ctx->n_inputs, 3), conv_w_view, nchw_input, error))
     return FALSE;
-  const OwbValueType *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
-  OwbValueType *y = &ctx->outputs[0];
-  if (!z || z->rank < 0 || y->rank < 0)
-    return TRUE;
-  gboolean ok = z->rank == y->rank && (z->dtype == y->dtype || z->dtype == OWB_TYPE_UNDEFINED);
-  for (int i = 0; ok && i < y->rank; i++)
-    if (owb_dim_is_known (z->dims[i]) && owb_dim_is_known (y->dims[i]))
-      ok = z->dims[i].value == y->dims[i].value;
-  if (!ok)
-    {
-      char *zs = owb_value_type_to_string (z), *ys = owb_value_type_to_string (y);
-      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "residual Z %s does not match the output %s", zs, ys);
-      g_free (zs);
-      g_free (ys);
-      return FALSE;
-    }
-  for (int i = 0; i < y->rank; i++)
-    if (!owb_dim_is_known (y->dims[i]) && !y->dims[i].param)
-      y->dims[i] = z->dims[i];
-  return TRUE;
+  return _owb_infer_check_residual (ctx, ctx->n_inputs > 3 ? ctx->inputs[3] : NULL, &ctx->outputs[0], error);
 }
 
 /* NhwcPointwiseDepthwise (X [N, H, W, C], W1 [1, 1, C, E], B1 [E]?, W2 [kH, kW, 1, E], B2 [E]?):

@@ -9,16 +9,6 @@
 
 /* ---- helpers ---- */
 
-static void
-set_tensor (OwbValueType *t, OwbDataType dtype, int rank)
-{
-  owb_value_type_init_unknown (t);
-  t->dtype = dtype;
-  t->rank = rank;
-  for (int i = 0; i < rank && i < OWB_MAX_RANK; i++)
-    t->dims[i] = OWB_DIM_UNKNOWN;
-}
-
 static const OwbTensor *
 in_value (OwbInferContext *ctx, int i)
 {
@@ -166,7 +156,7 @@ infer_loss (OwbInferContext *ctx, GError **error)
   if (strcmp (reduction, "none") == 0)
     {
       int rank = t->rank >= 0 ? t->rank : (x->rank >= 0 ? x->rank - 1 : -1);
-      set_tensor (out, x->dtype, rank);
+      _owb_infer_set_tensor (out, x->dtype, rank);
       for (int i = 0; i < rank; i++)
         {
           OwbDim from_x = x->rank >= 0 ? x->dims[i == 0 ? 0 : i + 1] : OWB_DIM_UNKNOWN;
@@ -174,7 +164,7 @@ infer_loss (OwbInferContext *ctx, GError **error)
         }
     }
   else
-    set_tensor (out, x->dtype, 0);
+    _owb_infer_set_tensor (out, x->dtype, 0);
   if (ctx->n_outputs > 1)
     owb_infer_copy (ctx, 1, 0);
   return TRUE;
@@ -250,14 +240,14 @@ infer_unique (OwbInferContext *ctx, GError **error)
         }
       else
         {
-          set_tensor (y, x->dtype, -1);
+          _owb_infer_set_tensor (y, x->dtype, -1);
           inverse_len = OWB_DIM_UNKNOWN;
         }
     }
   else
-    set_tensor (y, x->dtype, 1);
+    _owb_infer_set_tensor (y, x->dtype, 1);
   for (int o = 1; o < ctx->n_outputs; o++)
-    set_tensor (&ctx->outputs[o], OWB_TYPE_INT64, 1);
+    _owb_infer_set_tensor (&ctx->outputs[o], OWB_TYPE_INT64, 1);
   if (ctx->n_outputs > 2)
     ctx->outputs[2].dims[0] = inverse_len;
   return TRUE;
@@ -284,7 +274,7 @@ infer_compress (OwbInferContext *ctx, GError **error)
         }
       if (x->rank < 0)
         {
-          set_tensor (out, x->dtype, -1);
+          _owb_infer_set_tensor (out, x->dtype, -1);
           return TRUE;
         }
       /* Axis -1 is not valid before opset 11, but accepting it costs nothing. */
@@ -300,7 +290,7 @@ infer_compress (OwbInferContext *ctx, GError **error)
     }
   else
     {
-      set_tensor (out, x->dtype, 1);
+      _owb_infer_set_tensor (out, x->dtype, 1);
       if (x->rank >= 0)
         {
           int64_t n = 1;
@@ -384,7 +374,7 @@ infer_eye_like (OwbInferContext *ctx, GError **error)
   ctx->outputs[0] = *x;
   ctx->outputs[0].dtype = dtype;
   if (x->rank < 0)
-    set_tensor (&ctx->outputs[0], dtype, 2);
+    _owb_infer_set_tensor (&ctx->outputs[0], dtype, 2);
   return TRUE;
 }
 
@@ -416,7 +406,7 @@ infer_random (OwbInferContext *ctx, GError **error)
                            OWB_MAX_RANK);
       return FALSE;
     }
-  set_tensor (&ctx->outputs[0], dtype, n);
+  _owb_infer_set_tensor (&ctx->outputs[0], dtype, n);
   for (int i = 0; i < n; i++)
     {
       if (shape[i] < 0)
@@ -482,7 +472,7 @@ infer_multinomial (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "sample_size %" G_GINT64_FORMAT " is invalid", samples);
       return FALSE;
     }
-  set_tensor (&ctx->outputs[0], dtype, 2);
+  _owb_infer_set_tensor (&ctx->outputs[0], dtype, 2);
   if (x->rank == 2)
     ctx->outputs[0].dims[0] = x->dims[0];
   ctx->outputs[0].dims[1] = OWB_DIM_VALUE (samples);
@@ -534,7 +524,7 @@ infer_det (OwbInferContext *ctx, GError **error)
     return FALSE;
   if (x->rank < 0)
     {
-      set_tensor (&ctx->outputs[0], x->dtype, -1);
+      _owb_infer_set_tensor (&ctx->outputs[0], x->dtype, -1);
       return TRUE;
     }
   if (x->rank < 2)
@@ -544,7 +534,7 @@ infer_det (OwbInferContext *ctx, GError **error)
     }
   if (!check_same_dim (ctx, x->dims[x->rank - 2], x->dims[x->rank - 1], "matrices must be square", error))
     return FALSE;
-  set_tensor (&ctx->outputs[0], x->dtype, x->rank - 2);
+  _owb_infer_set_tensor (&ctx->outputs[0], x->dtype, x->rank - 2);
   for (int i = 0; i < x->rank - 2; i++)
     ctx->outputs[0].dims[i] = x->dims[i];
   return TRUE;
@@ -613,7 +603,7 @@ infer_max_unpool (OwbInferContext *ctx, GError **error)
           return FALSE;
     }
   OwbValueType *out = &ctx->outputs[0];
-  set_tensor (out, x->dtype, rank);
+  _owb_infer_set_tensor (out, x->dtype, rank);
   if (shape)
     {
       if (!_owb_infer_check_input_type (ctx, 2, is_int64, "int64", error) || !check_rank_of (ctx, 2, 1, error))
@@ -677,7 +667,7 @@ infer_center_crop_pad (OwbInferContext *ctx, GError **error)
   OwbValueType *out = &ctx->outputs[0];
   if (x->rank < 0)
     {
-      set_tensor (out, x->dtype, -1);
+      _owb_infer_set_tensor (out, x->dtype, -1);
       return TRUE;
     }
   int r = x->rank, n;
@@ -761,7 +751,7 @@ infer_col2im (OwbInferContext *ctx, GError **error)
   OwbValueType *out = &ctx->outputs[0];
   if (n < 0)
     {
-      set_tensor (out, x->dtype, -1);
+      _owb_infer_set_tensor (out, x->dtype, -1);
       return TRUE;
     }
   if (n < 1 || n + 2 > OWB_MAX_RANK)
@@ -785,7 +775,7 @@ infer_col2im (OwbInferContext *ctx, GError **error)
         owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "dilation, stride or pad of axis %d is invalid", i);
         return FALSE;
       }
-  set_tensor (out, x->dtype, n + 2);
+  _owb_infer_set_tensor (out, x->dtype, n + 2);
   if (x->rank == 3)
     out->dims[0] = x->dims[0];
   int64_t *image = NULL, *block = NULL, ni = 0, nb = 0;

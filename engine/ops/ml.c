@@ -10,16 +10,6 @@
 
 /* ---- helpers ---- */
 
-static void
-set_tensor (OwbValueType *t, OwbDataType dtype, int rank)
-{
-  owb_value_type_init_unknown (t);
-  t->dtype = dtype;
-  t->rank = rank;
-  for (int i = 0; i < rank && i < OWB_MAX_RANK; i++)
-    t->dims[i] = OWB_DIM_UNKNOWN;
-}
-
 /* Element count of an attribute of the given list type; 0 when absent or of another type. */
 static int
 attr_len (OwbInferContext *ctx, const char *name, OwbAttributeType type)
@@ -93,11 +83,11 @@ batch_features (OwbInferContext *ctx, OwbDim *n, OwbDim *f, GError **error)
 static void
 set_classifier_outputs (OwbInferContext *ctx, OwbDim n, OwbDim e, OwbDataType label_type)
 {
-  set_tensor (&ctx->outputs[0], label_type, 1);
+  _owb_infer_set_tensor (&ctx->outputs[0], label_type, 1);
   ctx->outputs[0].dims[0] = n;
   if (ctx->n_outputs > 1)
     {
-      set_tensor (&ctx->outputs[1], OWB_TYPE_FLOAT, 2);
+      _owb_infer_set_tensor (&ctx->outputs[1], OWB_TYPE_FLOAT, 2);
       ctx->outputs[1].dims[0] = n;
       ctx->outputs[1].dims[1] = e;
     }
@@ -140,7 +130,7 @@ infer_string_normalizer (OwbInferContext *ctx, GError **error)
       return FALSE;
     }
   /* How many strings survive the stop words is known only once they are read. */
-  set_tensor (&ctx->outputs[0], OWB_TYPE_STRING, x->rank);
+  _owb_infer_set_tensor (&ctx->outputs[0], OWB_TYPE_STRING, x->rank);
   if (x->rank == 2)
     ctx->outputs[0].dims[0] = OWB_DIM_VALUE (1);
   return TRUE;
@@ -192,11 +182,11 @@ infer_string_split (OwbInferContext *ctx, GError **error)
     }
   OwbValueType *y = &ctx->outputs[0];
   if (x->rank < 0)
-    set_tensor (y, OWB_TYPE_STRING, -1);
+    _owb_infer_set_tensor (y, OWB_TYPE_STRING, -1);
   else
     {
       /* The substrings axis is as long as the longest split: data-dependent. */
-      set_tensor (y, OWB_TYPE_STRING, x->rank + 1);
+      _owb_infer_set_tensor (y, OWB_TYPE_STRING, x->rank + 1);
       for (int i = 0; i < x->rank; i++)
         y->dims[i] = x->dims[i];
     }
@@ -267,16 +257,16 @@ infer_tfidf (OwbInferContext *ctx, GError **error)
     }
   OwbValueType *y = &ctx->outputs[0];
   if (x->rank < 0)
-    set_tensor (y, OWB_TYPE_FLOAT, -1);
+    _owb_infer_set_tensor (y, OWB_TYPE_FLOAT, -1);
   else if (x->rank == 2)
     {
-      set_tensor (y, OWB_TYPE_FLOAT, 2);
+      _owb_infer_set_tensor (y, OWB_TYPE_FLOAT, 2);
       y->dims[0] = x->dims[0];
       y->dims[1] = OWB_DIM_VALUE (out_size);
     }
   else
     {
-      set_tensor (y, OWB_TYPE_FLOAT, 1);
+      _owb_infer_set_tensor (y, OWB_TYPE_FLOAT, 1);
       y->dims[0] = OWB_DIM_VALUE (out_size);
     }
   return TRUE;
@@ -359,7 +349,7 @@ infer_linear_regressor (OwbInferContext *ctx, GError **error)
                            targets, f.value);
       return FALSE;
     }
-  set_tensor (&ctx->outputs[0], OWB_TYPE_FLOAT, 2);
+  _owb_infer_set_tensor (&ctx->outputs[0], OWB_TYPE_FLOAT, 2);
   ctx->outputs[0].dims[0] = n;
   ctx->outputs[0].dims[1] = OWB_DIM_VALUE (targets);
   return TRUE;
@@ -433,7 +423,7 @@ infer_svm_regressor (OwbInferContext *ctx, GError **error)
   if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error) || !check_kernel (ctx, error)
       || !batch_features (ctx, &n, &f, error))
     return FALSE;
-  set_tensor (&ctx->outputs[0], OWB_TYPE_FLOAT, 2);
+  _owb_infer_set_tensor (&ctx->outputs[0], OWB_TYPE_FLOAT, 2);
   ctx->outputs[0].dims[0] = n;
   ctx->outputs[0].dims[1] = OWB_DIM_VALUE (1);
   return TRUE;
@@ -492,7 +482,7 @@ infer_tree_regressor (OwbInferContext *ctx, GError **error)
       || !check_enum (ctx, "aggregate_function", "SUM", aggregates, error) || !batch_features (ctx, &n, &f, error)
       || !tree_targets (ctx, "target_ids", &targets, error))
     return FALSE;
-  set_tensor (&ctx->outputs[0], OWB_TYPE_FLOAT, 2);
+  _owb_infer_set_tensor (&ctx->outputs[0], OWB_TYPE_FLOAT, 2);
   ctx->outputs[0].dims[0] = n;
   ctx->outputs[0].dims[1] = OWB_DIM_VALUE (targets);
   return TRUE;
@@ -521,7 +511,7 @@ infer_tree_ensemble (OwbInferContext *ctx, GError **error)
                            post, agg);
       return FALSE;
     }
-  set_tensor (&ctx->outputs[0], ctx->inputs[0]->dtype, 2);
+  _owb_infer_set_tensor (&ctx->outputs[0], ctx->inputs[0]->dtype, 2);
   ctx->outputs[0].dims[0] = n;
   ctx->outputs[0].dims[1] = OWB_DIM_VALUE (targets);
   return TRUE;
@@ -590,7 +580,7 @@ infer_one_hot_encoder (OwbInferContext *ctx, GError **error)
   OwbValueType *y = &ctx->outputs[0];
   if (x->rank < 0)
     {
-      set_tensor (y, OWB_TYPE_FLOAT, -1);
+      _owb_infer_set_tensor (y, OWB_TYPE_FLOAT, -1);
       return TRUE;
     }
   if (x->rank + 1 > OWB_MAX_RANK)
@@ -759,11 +749,11 @@ infer_array_feature_extractor (OwbInferContext *ctx, GError **error)
   OwbDim count = _owb_infer_element_count (idx);
   OwbValueType *z = &ctx->outputs[0];
   if (x->rank < 0)
-    set_tensor (z, x->dtype, -1);
+    _owb_infer_set_tensor (z, x->dtype, -1);
   else if (x->rank == 1)
     {
       /* As ONNX Runtime does: a vector gives one row. */
-      set_tensor (z, x->dtype, 2);
+      _owb_infer_set_tensor (z, x->dtype, 2);
       z->dims[0] = OWB_DIM_VALUE (1);
       z->dims[1] = count;
     }
@@ -824,7 +814,7 @@ infer_feature_vectorizer (OwbInferContext *ctx, GError **error)
       if (owb_dim_is_known (ni) || (!owb_dim_is_known (n) && ni.param))
         n = ni;
     }
-  set_tensor (&ctx->outputs[0], OWB_TYPE_FLOAT, 2);
+  _owb_infer_set_tensor (&ctx->outputs[0], OWB_TYPE_FLOAT, 2);
   ctx->outputs[0].dims[0] = n;
   ctx->outputs[0].dims[1] = OWB_DIM_VALUE (total);
   return TRUE;

@@ -390,3 +390,40 @@ _owb_infer_element_count (const OwbValueType *t)
     }
   return OWB_DIM_VALUE (n);
 }
+
+gboolean
+_owb_infer_check_residual (OwbInferContext *ctx, const OwbValueType *z, OwbValueType *y, GError **error)
+{
+  if (!z)
+    return TRUE;
+  if (z->dtype != OWB_TYPE_UNDEFINED && y->dtype != OWB_TYPE_UNDEFINED && z->dtype != y->dtype)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "residual Z is %s but the convolution gives %s",
+                           owb_data_type_name (z->dtype), owb_data_type_name (y->dtype));
+      return FALSE;
+    }
+  if (z->rank < 0 || y->rank < 0)
+    return TRUE;
+  gboolean ok = z->rank == y->rank;
+  for (int i = 0; ok && i < y->rank; i++)
+    if (owb_dim_is_known (z->dims[i]) && owb_dim_is_known (y->dims[i]))
+      ok = z->dims[i].value == y->dims[i].value;
+  if (!ok)
+    {
+      g_autofree char *zs = owb_value_type_to_string (z), *ys = owb_value_type_to_string (y);
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "residual Z %s does not have the output's shape %s", zs, ys);
+      return FALSE;
+    }
+  for (int i = 0; i < y->rank; i++)
+    if (!owb_dim_is_known (y->dims[i]) && !y->dims[i].param)
+      y->dims[i] = z->dims[i];
+  return TRUE;
+}
+
+void
+_owb_infer_set_tensor (OwbValueType *t, OwbDataType dtype, int rank)
+{
+  owb_value_type_init_unknown (t); /* a tensor, every dim unknown */
+  t->dtype = dtype;
+  t->rank = rank;
+}

@@ -53,5 +53,11 @@ gboolean _owb_infer_check_epsilon (OwbInferContext *ctx, GError **error);
 /* The element count of a tensor type: known when every dim is (and the product fits an int64),
  * the one dim itself (perhaps symbolic) at rank 1, else unknown. */
 OwbDim _owb_infer_element_count (const OwbValueType *t);
+/* t becomes a tensor of dtype and rank `rank`, its dims unknown. */
+void _owb_infer_set_tensor (OwbValueType *t, OwbDataType dtype, int rank);
+/* A fused convolution's residual Z (NULL: none) against its output y: the same element type
+ * (an OWB_ERROR_TYPE otherwise) and shape where both are known (OWB_ERROR_SHAPE); y then takes
+ * the dims only Z knows (a symbolic batch size). FusedConv and its NHWC form. */
+gboolean _owb_infer_check_residual (OwbInferContext *ctx, const OwbValueType *z, OwbValueType *y, GError **error);
 /* Dim i of a tensor type; unknown where the rank is unknown or too small (or t is NULL). */
 OwbDim _owb_infer_dim (const OwbValueType *t, int i);

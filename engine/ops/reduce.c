@@ -17,6 +17,19 @@ input_type (OwbInferContext *ctx, int i)
 
 /* ---- Reduce* ---- */
 
+/* The output of a reduction over the masked axes of in: they go, or stay as 1 with keepdims. */
+static void
+reduced_shape (const OwbValueType *in, const gboolean *mask, gboolean keepdims, OwbValueType *out)
+{
+  out->rank = 0;
+  for (int d = 0; d < in->rank; d++) {
+    if (!mask[d])
+      out->dims[out->rank++] = in->dims[d];
+    else if (keepdims)
+      out->dims[out->rank++] = OWB_DIM_VALUE (1);
+  }
+}
+
 static gboolean
 infer_reduce (OwbInferContext *ctx, GError **error)
 {
@@ -96,13 +109,7 @@ infer_reduce (OwbInferContext *ctx, GError **error)
     for (int d = 0; d < in->rank; d++)
       mask[d] = TRUE;
 
-  out->rank = 0;
-  for (int d = 0; d < in->rank; d++) {
-    if (!mask[d])
-      out->dims[out->rank++] = in->dims[d];
-    else if (keepdims)
-      out->dims[out->rank++] = OWB_DIM_VALUE (1);
-  }
+  reduced_shape (in, mask, keepdims, out);
   return TRUE;
 }
 
@@ -134,13 +141,9 @@ infer_arg (OwbInferContext *ctx, GError **error)
   }
   if (!owb_infer_axis (ctx, axis, in->rank, &ax, error))
     return FALSE;
-  out->rank = 0;
-  for (int d = 0; d < in->rank; d++) {
-    if (d != ax)
-      out->dims[out->rank++] = in->dims[d];
-    else if (keepdims)
-      out->dims[out->rank++] = OWB_DIM_VALUE (1);
-  }
+  gboolean mask[OWB_MAX_RANK] = { FALSE };
+  mask[ax] = TRUE;
+  reduced_shape (in, mask, keepdims, out);
   return TRUE;
 }
 

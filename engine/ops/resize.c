@@ -43,6 +43,18 @@ scaled_dim (OwbInferContext *ctx, OwbDim in, double scale, OwbDim *out, GError *
   return TRUE;
 }
 
+/* The dims of in outside the resized axes are the output's too. */
+static void
+pass_other_dims (const OwbValueType *in, const int *axes, int n_axes, OwbValueType *out)
+{
+  gboolean resized[OWB_MAX_RANK] = { FALSE };
+  for (int k = 0; k < n_axes; k++)
+    resized[axes[k]] = TRUE;
+  for (int d = 0; d < in->rank; d++)
+    if (!resized[d])
+      out->dims[d] = in->dims[d];
+}
+
 static gboolean
 infer_resize (OwbInferContext *ctx, GError **error)
 {
@@ -207,12 +219,7 @@ infer_resize (OwbInferContext *ctx, GError **error)
     return TRUE;
   }
   if (n_sizes > 0) {
-    gboolean resized[OWB_MAX_RANK] = { FALSE };
-    for (int k = 0; k < n_axes; k++)
-      resized[axes[k]] = TRUE;
-    for (int d = 0; d < rank; d++)
-      if (!resized[d])
-        out->dims[d] = in->dims[d];
+    pass_other_dims (in, axes, n_axes, out);
     if (strcmp (policy, "stretch") == 0) {
       for (int k = 0; k < n_axes; k++)
         out->dims[axes[k]] = OWB_DIM_VALUE (sizes[k]);
@@ -241,14 +248,8 @@ infer_resize (OwbInferContext *ctx, GError **error)
     return FALSE;
   }
   /* Scales or sizes only known at run time: dims outside `axes` pass through. */
-  if (n_axes < rank) {
-    gboolean resized[OWB_MAX_RANK] = { FALSE };
-    for (int k = 0; k < n_axes; k++)
-      resized[axes[k]] = TRUE;
-    for (int d = 0; d < rank; d++)
-      if (!resized[d])
-        out->dims[d] = in->dims[d];
-  }
+  if (n_axes < rank)
+    pass_other_dims (in, axes, n_axes, out);
   return TRUE;
 }
 

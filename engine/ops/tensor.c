@@ -25,17 +25,6 @@ in_value (OwbInferContext *ctx, int i)
 }
 
 /* A tensor of the given dtype and rank whose dims are all unknown (rank < 0: unknown rank). */
-static void
-set_tensor (OwbValueType *t, OwbDataType dtype, int rank)
-{
-  owb_value_type_init_unknown (t);
-  t->kind = OWB_VALUE_TENSOR;
-  t->dtype = dtype;
-  t->rank = rank;
-  for (int i = 0; i < rank && i < OWB_MAX_RANK; i++)
-    t->dims[i] = OWB_DIM_UNKNOWN;
-}
-
 static gboolean
 check_rank (OwbInferContext *ctx, int64_t rank, GError **error)
 {
@@ -197,14 +186,14 @@ infer_reshape (OwbInferContext *ctx, GError **error)
           int64_t len = known_length (ctx, 1);
           if (len > OWB_MAX_RANK)
             return check_rank (ctx, len, error);
-          set_tensor (out, data->dtype, (int) len);
+          _owb_infer_set_tensor (out, data->dtype, (int) len);
           return TRUE;
         }
     }
   if (!check_rank (ctx, n, error))
     return FALSE;
 
-  set_tensor (out, data->dtype, (int) n);
+  _owb_infer_set_tensor (out, data->dtype, (int) n);
   int infer_at = -1;
   gboolean has_zero = FALSE;
   gboolean unknown_entry = FALSE;
@@ -332,7 +321,7 @@ infer_flatten (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
   int64_t axis = owb_node_get_int (ctx->node, "axis", 1);
-  set_tensor (&ctx->outputs[0], x->dtype, 2);
+  _owb_infer_set_tensor (&ctx->outputs[0], x->dtype, 2);
   if (x->rank < 0)
     return TRUE;
   if (axis < -(int64_t) x->rank || axis > x->rank || (axis < 0 && ctx->opset < 11))
@@ -366,7 +355,7 @@ infer_squeeze (OwbInferContext *ctx, GError **error)
       if (!owb_infer_get_ints (ctx, 1, &axes, &n))
         {
           int64_t len = known_length (ctx, 1);
-          set_tensor (out, x->dtype, x->rank >= 0 && len >= 0 && len <= x->rank ? x->rank - (int) len : -1);
+          _owb_infer_set_tensor (out, x->dtype, x->rank >= 0 && len >= 0 && len <= x->rank ? x->rank - (int) len : -1);
           return TRUE;
         }
     }
@@ -378,7 +367,7 @@ infer_squeeze (OwbInferContext *ctx, GError **error)
 
   if (x->rank < 0)
     {
-      set_tensor (out, x->dtype, -1);
+      _owb_infer_set_tensor (out, x->dtype, -1);
       return TRUE;
     }
   gboolean drop[OWB_MAX_RANK] = { 0 };
@@ -412,13 +401,13 @@ infer_squeeze (OwbInferContext *ctx, GError **error)
           if (!owb_dim_is_known (x->dims[i]))
             {
               /* Whether this dim is 1 decides the rank. */
-              set_tensor (out, x->dtype, -1);
+              _owb_infer_set_tensor (out, x->dtype, -1);
               return TRUE;
             }
           drop[i] = x->dims[i].value == 1;
         }
     }
-  set_tensor (out, x->dtype, 0);
+  _owb_infer_set_tensor (out, x->dtype, 0);
   for (int i = 0; i < x->rank; i++)
     if (!drop[i])
       out->dims[out->rank++] = x->dims[i];
@@ -448,13 +437,13 @@ infer_unsqueeze (OwbInferContext *ctx, GError **error)
           int64_t rank = x->rank >= 0 && len >= 0 ? x->rank + len : -1;
           if (!check_rank (ctx, rank, error))
             return FALSE;
-          set_tensor (out, x->dtype, (int) rank);
+          _owb_infer_set_tensor (out, x->dtype, (int) rank);
           return TRUE;
         }
     }
   if (x->rank < 0)
     {
-      set_tensor (out, x->dtype, -1);
+      _owb_infer_set_tensor (out, x->dtype, -1);
       return TRUE;
     }
   int64_t rank = x->rank + n;
@@ -466,7 +455,7 @@ infer_unsqueeze (OwbInferContext *ctx, GError **error)
   gboolean added[OWB_MAX_RANK] = { 0 };
   for (int i = 0; i < n; i++)
     added[norm[i]] = TRUE;
-  set_tensor (out, x->dtype, (int) rank);
+  _owb_infer_set_tensor (out, x->dtype, (int) rank);
   for (int i = 0, j = 0; i < rank; i++)
     out->dims[i] = added[i] ? OWB_DIM_VALUE (1) : x->dims[j++];
   return TRUE;
@@ -481,7 +470,7 @@ infer_transpose (OwbInferContext *ctx, GError **error)
   const int64_t *perm = owb_node_get_ints (ctx->node, "perm", &np);
   if (!perm)
     {
-      set_tensor (out, x->dtype, x->rank);
+      _owb_infer_set_tensor (out, x->dtype, x->rank);
       for (int i = 0; i < x->rank; i++)
         out->dims[i] = x->dims[x->rank - 1 - i];
       return TRUE;
@@ -504,7 +493,7 @@ infer_transpose (OwbInferContext *ctx, GError **error)
         }
       seen[perm[i]] = TRUE;
     }
-  set_tensor (out, x->dtype, np);
+  _owb_infer_set_tensor (out, x->dtype, np);
   if (x->rank >= 0)
     for (int i = 0; i < np; i++)
       out->dims[i] = x->dims[perm[i]];
@@ -558,7 +547,7 @@ infer_concat (OwbInferContext *ctx, GError **error)
         }
       rank = t->rank;
     }
-  set_tensor (out, first->dtype, rank);
+  _owb_infer_set_tensor (out, first->dtype, rank);
   if (rank < 0)
     return TRUE;
   if (rank == 0)
@@ -659,7 +648,7 @@ infer_split (OwbInferContext *ctx, GError **error)
       }
 
   for (int i = 0; i < n_out; i++)
-    set_tensor (&ctx->outputs[i], x->dtype, x->rank);
+    _owb_infer_set_tensor (&ctx->outputs[i], x->dtype, x->rank);
   if (x->rank < 0)
     return TRUE;
   int a;
@@ -749,7 +738,7 @@ infer_slice (OwbInferContext *ctx, GError **error)
   int64_t ns = 0, ne = 0, na = -1, nst = -1;
   gboolean known = TRUE, axes_known = TRUE;
 
-  set_tensor (out, x->dtype, x->rank);
+  _owb_infer_set_tensor (out, x->dtype, x->rank);
   if (ctx->opset < 10)
     {
       int n1, n2, n3;
@@ -873,7 +862,7 @@ infer_gather (OwbInferContext *ctx, GError **error)
     return FALSE;
   if (data->rank < 0 || ind->rank < 0)
     {
-      set_tensor (out, data->dtype, -1);
+      _owb_infer_set_tensor (out, data->dtype, -1);
       return TRUE;
     }
   if (data->rank == 0)
@@ -887,7 +876,7 @@ infer_gather (OwbInferContext *ctx, GError **error)
   int rank = data->rank - 1 + ind->rank;
   if (!check_rank (ctx, rank, error))
     return FALSE;
-  set_tensor (out, data->dtype, rank);
+  _owb_infer_set_tensor (out, data->dtype, rank);
   int k = 0;
   for (int d = 0; d < a; d++)
     out->dims[k++] = data->dims[d];
@@ -904,7 +893,7 @@ infer_gather_elements (OwbInferContext *ctx, GError **error)
   const OwbValueType *data = ctx->inputs[0], *ind = ctx->inputs[1];
   if (!check_indices (ctx, 1, error))
     return FALSE;
-  set_tensor (&ctx->outputs[0], data->dtype, ind->rank);
+  _owb_infer_set_tensor (&ctx->outputs[0], data->dtype, ind->rank);
   for (int d = 0; d < ind->rank; d++)
     ctx->outputs[0].dims[d] = ind->dims[d];
   if (data->rank >= 0 && ind->rank >= 0)
@@ -933,7 +922,7 @@ infer_gather_nd (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "indices must be int64, not %s", owb_data_type_name (ind->dtype));
       return FALSE;
     }
-  set_tensor (out, data->dtype, -1);
+  _owb_infer_set_tensor (out, data->dtype, -1);
   if (b < 0)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "batch_dims %" G_GINT64_FORMAT " is negative", b);
@@ -959,7 +948,7 @@ infer_gather_nd (OwbInferContext *ctx, GError **error)
       return FALSE;
     }
   int rank = (int) (ind->rank - 1 + data->rank - b - last.value);
-  set_tensor (out, data->dtype, rank);
+  _owb_infer_set_tensor (out, data->dtype, rank);
   int k = 0;
   for (int d = 0; d < ind->rank - 1; d++)
     {
@@ -1022,7 +1011,7 @@ static gboolean
 infer_shape (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
-  set_tensor (&ctx->outputs[0], OWB_TYPE_INT64, 1);
+  _owb_infer_set_tensor (&ctx->outputs[0], OWB_TYPE_INT64, 1);
   if (x->rank < 0)
     return TRUE;
   int64_t r = x->rank;
@@ -1041,7 +1030,7 @@ infer_shape (OwbInferContext *ctx, GError **error)
 static gboolean
 infer_size (OwbInferContext *ctx, GError **error)
 {
-  set_tensor (&ctx->outputs[0], OWB_TYPE_INT64, 0);
+  _owb_infer_set_tensor (&ctx->outputs[0], OWB_TYPE_INT64, 0);
   return TRUE;
 }
 
@@ -1069,12 +1058,12 @@ infer_constant_of_shape (OwbInferContext *ctx, GError **error)
       int64_t len = known_length (ctx, 0);
       if (!check_rank (ctx, len, error))
         return FALSE;
-      set_tensor (&ctx->outputs[0], dtype, (int) len);
+      _owb_infer_set_tensor (&ctx->outputs[0], dtype, (int) len);
       return TRUE;
     }
   if (!check_rank (ctx, n, error))
     return FALSE;
-  set_tensor (&ctx->outputs[0], dtype, (int) n);
+  _owb_infer_set_tensor (&ctx->outputs[0], dtype, (int) n);
   for (int i = 0; i < n; i++)
     {
       if (sym_unknown (sym, i))
@@ -1107,13 +1096,13 @@ infer_expand (OwbInferContext *ctx, GError **error)
       int64_t rank = len >= 0 && x->rank >= 0 ? MAX (len, x->rank) : -1;
       if (!check_rank (ctx, rank, error))
         return FALSE;
-      set_tensor (&ctx->outputs[0], x->dtype, (int) rank);
+      _owb_infer_set_tensor (&ctx->outputs[0], x->dtype, (int) rank);
       return TRUE;
     }
   if (!check_rank (ctx, n, error))
     return FALSE;
   OwbValueType st;
-  set_tensor (&st, x->dtype, (int) n);
+  _owb_infer_set_tensor (&st, x->dtype, (int) n);
   for (int i = 0; i < n; i++)
     {
       if (sym_unknown (sym, i))
@@ -1141,7 +1130,7 @@ infer_tile (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
   OwbValueType *out = &ctx->outputs[0];
-  set_tensor (out, x->dtype, x->rank);
+  _owb_infer_set_tensor (out, x->dtype, x->rank);
   if (x->rank < 0)
     return TRUE;
   for (int d = 0; d < x->rank; d++)
@@ -1220,7 +1209,7 @@ infer_range (OwbInferContext *ctx, GError **error)
         owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "start, limit and delta must have the same type");
         return FALSE;
       }
-  set_tensor (&ctx->outputs[0], dtype, 1);
+  _owb_infer_set_tensor (&ctx->outputs[0], dtype, 1);
   const OwbTensor *v[3];
   for (int i = 0; i < 3; i++)
     {
@@ -1307,16 +1296,16 @@ infer_constant (OwbInferContext *ctx, GError **error)
   if (strcmp (name, "value") == 0 && found->type == OWB_ATTR_TENSOR && found->t)
     owb_tensor_get_value_type (found->t, out);
   else if (strcmp (name, "value_float") == 0 && found->type == OWB_ATTR_FLOAT)
-    set_tensor (out, OWB_TYPE_FLOAT, 0);
+    _owb_infer_set_tensor (out, OWB_TYPE_FLOAT, 0);
   else if (strcmp (name, "value_int") == 0 && found->type == OWB_ATTR_INT)
-    set_tensor (out, OWB_TYPE_INT64, 0);
+    _owb_infer_set_tensor (out, OWB_TYPE_INT64, 0);
   else if (strcmp (name, "value_string") == 0 && found->type == OWB_ATTR_STRING)
-    set_tensor (out, OWB_TYPE_STRING, 0);
+    _owb_infer_set_tensor (out, OWB_TYPE_STRING, 0);
   else if ((strcmp (name, "value_floats") == 0 && found->type == OWB_ATTR_FLOATS)
            || (strcmp (name, "value_ints") == 0 && found->type == OWB_ATTR_INTS)
            || (strcmp (name, "value_strings") == 0 && found->type == OWB_ATTR_STRINGS))
     {
-      set_tensor (out, found->type == OWB_ATTR_FLOATS ? OWB_TYPE_FLOAT
+      _owb_infer_set_tensor (out, found->type == OWB_ATTR_FLOATS ? OWB_TYPE_FLOAT
                        : found->type == OWB_ATTR_INTS ? OWB_TYPE_INT64 : OWB_TYPE_STRING, 1);
       out->dims[0] = OWB_DIM_VALUE (found->n);
     }
@@ -1359,7 +1348,7 @@ infer_pad (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "mode '%s' is not constant, reflect, edge or wrap", mode);
       return FALSE;
     }
-  set_tensor (out, x->dtype, x->rank);
+  _owb_infer_set_tensor (out, x->dtype, x->rank);
   g_autofree int64_t *pads = NULL, *axes = NULL;
   int64_t np = 0, na = -1;
   if (ctx->opset < 11)
@@ -1469,7 +1458,7 @@ infer_depth_space (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "mode '%s' is not DCR or CRD", mode);
       return FALSE;
     }
-  set_tensor (out, x->dtype, 4);
+  _owb_infer_set_tensor (out, x->dtype, 4);
   if (x->rank < 0)
     return TRUE;
   if (x->rank != 4)
@@ -1530,7 +1519,7 @@ infer_one_hot (OwbInferContext *ctx, GError **error)
   OwbDataType dtype = ctx->inputs[2]->dtype;
   if (ind->rank < 0)
     {
-      set_tensor (out, dtype, -1);
+      _owb_infer_set_tensor (out, dtype, -1);
       return TRUE;
     }
   int rank = ind->rank + 1;
@@ -1539,7 +1528,7 @@ infer_one_hot (OwbInferContext *ctx, GError **error)
   int a;
   if (!owb_infer_axis (ctx, owb_node_get_int (ctx->node, "axis", -1), rank, &a, error))
     return FALSE;
-  set_tensor (out, dtype, rank);
+  _owb_infer_set_tensor (out, dtype, rank);
   for (int i = 0, j = 0; i < rank; i++)
     if (i != a)
       out->dims[i] = ind->dims[j++];
@@ -1570,7 +1559,7 @@ static gboolean
 infer_non_zero (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
-  set_tensor (&ctx->outputs[0], OWB_TYPE_INT64, 2);
+  _owb_infer_set_tensor (&ctx->outputs[0], OWB_TYPE_INT64, 2);
   if (x->rank >= 0)
     ctx->outputs[0].dims[0] = OWB_DIM_VALUE (x->rank);
   return TRUE;

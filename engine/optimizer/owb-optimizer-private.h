@@ -52,6 +52,13 @@ gboolean _owb_pass_match_q (OwbPassContext *ctx, const OwbNode *q, const char **
 /* A zero of `dtype` shaped like the constant `scale`, added as an initializer named after `like`:
  * the zero point a fused integer op needs where the DequantizeLinear left it out. */
 const char *_owb_pass_add_zero_point (OwbPassContext *ctx, const char *like, const char *scale, OwbDataType dtype);
+/* The end of every QDQ fusion: adds the `added` nodes, in order, in place of `chain` (the op, its
+ * activation if any and its QuantizeLinear, in graph order) and of the `dropped` DequantizeLinears
+ * that only the op read; NULL entries of chain and dropped are skipped. Each added node is made from
+ * the dropped nodes then the chain; then the chain is removed from its end and the dropped nodes
+ * after it. At most 8 nodes go. */
+void _owb_pass_replace_qdq (OwbPassContext *ctx, OwbNode *const *added, guint n_added, OwbNode *const *chain,
+                            guint n_chain, OwbNode *const *dropped, guint n_dropped);
 
 /* The candidate loop of a fusion pass (owb-pass-util.c): gathers every node that is one of `ops`
  * (ONNX domain) or `our_ops` (ai.onnx.workbench), NULL-terminated lists either of which may be

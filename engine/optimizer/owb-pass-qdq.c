@@ -97,3 +97,26 @@ _owb_pass_add_zero_point (OwbPassContext *ctx, const char *like, const char *sca
   g_autofree char *base = g_strdup_printf ("%s_zero_point", like);
   return owb_pass_add_initializer (ctx, base, z);
 }
+
+void
+_owb_pass_replace_qdq (OwbPassContext *ctx, OwbNode *const *added, guint n_added, OwbNode *const *chain,
+                       guint n_chain, OwbNode *const *dropped, guint n_dropped)
+{
+  const char *from[8];
+  guint n_from = 0;
+  g_assert (n_chain + n_dropped <= G_N_ELEMENTS (from));
+  for (guint i = 0; i < n_dropped; i++)
+    if (dropped[i])
+      from[n_from++] = owb_pass_label (dropped[i]);
+  for (guint i = 0; i < n_chain; i++)
+    if (chain[i])
+      from[n_from++] = owb_pass_label (chain[i]);
+  for (guint i = 0; i < n_added; i++)
+    owb_pass_add_node (ctx, added[i], from, n_from);
+  for (guint i = n_chain; i-- > 0;)
+    if (chain[i])
+      owb_pass_remove_node (ctx, chain[i]);
+  for (guint i = 0; i < n_dropped; i++)
+    if (dropped[i])
+      owb_pass_remove_node (ctx, dropped[i]);
+}

@@ -238,27 +238,9 @@ try_fuse_gemm (OwbPassContext *ctx, OwbNode *gemm)
   owb_node_add_output (ry, q->outputs[0]);
   gboolean drop_x = owb_pass_n_uses (ctx, gemm->inputs[0]) == 1, drop_w = owb_pass_n_uses (ctx, gemm->inputs[1]) == 1;
   gboolean drop_b = bias_dq && owb_pass_n_uses (ctx, bias_name) == 1;
-  const char *from[5];
-  guint n_from = 0;
-  if (drop_x)
-    from[n_from++] = owb_pass_label (x.node);
-  if (drop_w)
-    from[n_from++] = owb_pass_label (w.node);
-  if (drop_b)
-    from[n_from++] = owb_pass_label (bias_dq);
-  from[n_from++] = label;
-  from[n_from++] = owb_pass_label (q);
-  owb_pass_add_node (ctx, rx, from, n_from);
-  owb_pass_add_node (ctx, fused, from, n_from);
-  owb_pass_add_node (ctx, ry, from, n_from);
-  owb_pass_remove_node (ctx, q);
-  owb_pass_remove_node (ctx, gemm);
-  if (drop_x)
-    owb_pass_remove_node (ctx, x.node);
-  if (drop_w)
-    owb_pass_remove_node (ctx, w.node);
-  if (drop_b)
-    owb_pass_remove_node (ctx, bias_dq);
+  OwbNode *const added[] = { rx, fused, ry }, *const chain[] = { gemm, q };
+  OwbNode *const dropped[] = { drop_x ? x.node : NULL, drop_w ? w.node : NULL, drop_b ? bias_dq : NULL };
+  _owb_pass_replace_qdq (ctx, added, G_N_ELEMENTS (added), chain, G_N_ELEMENTS (chain), dropped, G_N_ELEMENTS (dropped));
   return TRUE;
 }
 
@@ -383,29 +365,9 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
   /* the DequantizeLinears go too where this Conv was their only reader */
   gboolean drop_x = owb_pass_n_uses (ctx, conv->inputs[0]) == 1, drop_w = owb_pass_n_uses (ctx, conv->inputs[1]) == 1;
   gboolean drop_b = bias_dq && owb_pass_n_uses (ctx, bias_name) == 1;
-  const char *from[6];
-  guint n_from = 0;
-  if (drop_x)
-    from[n_from++] = owb_pass_label (x.node);
-  if (drop_w)
-    from[n_from++] = owb_pass_label (w.node);
-  if (drop_b)
-    from[n_from++] = owb_pass_label (bias_dq);
-  from[n_from++] = label;
-  if (act)
-    from[n_from++] = owb_pass_label (act);
-  from[n_from++] = owb_pass_label (q);
-  owb_pass_add_node (ctx, fused, from, n_from);
-  owb_pass_remove_node (ctx, q);
-  if (act)
-    owb_pass_remove_node (ctx, act);
-  owb_pass_remove_node (ctx, conv);
-  if (drop_x)
-    owb_pass_remove_node (ctx, x.node);
-  if (drop_w)
-    owb_pass_remove_node (ctx, w.node);
-  if (drop_b)
-    owb_pass_remove_node (ctx, bias_dq);
+  OwbNode *const chain[] = { conv, act, q };
+  OwbNode *const dropped[] = { drop_x ? x.node : NULL, drop_w ? w.node : NULL, drop_b ? bias_dq : NULL };
+  _owb_pass_replace_qdq (ctx, &fused, 1, chain, G_N_ELEMENTS (chain), dropped, G_N_ELEMENTS (dropped));
   return TRUE;
 }
 

@@ -40,6 +40,73 @@ per_tensor (OwbPassContext *ctx, const OwbNode *node)
   return TRUE;
 }
 
+/* `dq` when the fused op was its only reader and it writes no graph output, so that it goes with
+ * the fusion; else NULL (it stays for its other readers). */
+static OwbNode *
+only_read_by_fusion (OwbPassContext *ctx, OwbNode *dq)
+{
+  return owb_pass_n_uses (ctx, dq->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, dq->outputs[0]) ? dq : NULL;
+}
+
+/* Whether op's float output is read by its QuantizeLinear only, so that the float value can go; a
+ * near miss otherwise, `where` saying where op sits. */
+static gboolean
+float_output_only_quantized (OwbPassContext *ctx, OwbNode *op, const char *where)
+{
+  if (owb_pass_n_uses (ctx, op->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, op->outputs[0]))
+    return TRUE;
+  owb_pass_near_miss (ctx, op, "%s but its float output is read elsewhere too; kept", where);
+  return FALSE;
+}
+
+/* The QLinearLookup that replaces op: reads x through `table` (taken, as an initializer named after
+ * op) and writes y. NULL, with a near miss giving `local`'s reason, when the table could not be
+ * computed (table NULL). */
+static OwbNode *
+lookup_node (OwbPassContext *ctx, const OwbNode *op, OwbTensor *table, const GError *local, const char *x,
+             const char *y)
+{
+  if (!table)
+    {
+      owb_pass_near_miss (ctx, op, "its table could not be computed (%s); kept", local ? local->message : "unknown");
+      return NULL;
+    }
+  const char *label = owb_pass_label (op);
+  g_autofree char *base = g_strdup_printf ("%s_table", label);
+  const char *tname = owb_pass_add_initializer (ctx, base, table);
+  g_autofree char *name = owb_pass_scoped_name (ctx, op->name && op->name[0] ? op->name : label, "QLinearLookup");
+  OwbNode *lk = owb_node_new ("QLinearLookup", OWB_DOMAIN, name);
+  owb_node_add_input (lk, x);
+  owb_node_add_input (lk, tname);
+  owb_node_add_output (lk, y);
+  return lk;
+}
+
+/* Runs m, a model of no inputs whose one output is the table, on the host and returns that output
+ * as a 1-D table of its n bytes; NULL with *error when it fails or gives another count or type. */
+static OwbTensor *
+run_table_model (OwbPassContext *ctx, OwbModel *m, int64_t n, GError **error)
+{
+  if (!owb_model_validate (m, error))
+    return NULL;
+  g_autoptr (OwbSession) session = _owb_pass_new_host_session (ctx, m, error);
+  if (!session)
+    return NULL;
+  OwbTensor *out = NULL;
+  if (!owb_session_run (session, 0, NULL, NULL, 1, NULL, &out, NULL, NULL, error))
+    return NULL;
+  if (out->nelems != n || !_owb_pass_is_8bit (out->dtype))
+    {
+      owb_tensor_unref (out);
+      g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "the table does not hold one byte per input");
+      return NULL;
+    }
+  OwbTensor *t = owb_tensor_new (out->dtype, 1, &n, NULL);
+  memcpy (t->data, out->data, (size_t) n);
+  owb_tensor_unref (out);
+  return t;
+}
+
 /* The table: the DequantizeLinear(s), the op and the QuantizeLinear run as a model of their own
  * with the session's providers, on the 256 bytes of x's type (byte b at index b); with a second
  * DequantizeLinear dq2, on the 256 x 256 pairs (dq's bytes [256, 1] against dq2's [1, 256], so
@@ -81,25 +148,7 @@ make_table (OwbPassContext *ctx, const OwbNode *dq, const OwbNode *dq2, const Ow
         }
     }
   g_ptr_array_add (m->graph->outputs, owb_value_info_new (q->outputs[0], NULL));
-  if (!owb_model_validate (m, error))
-    return NULL;
-  g_autoptr (OwbSession) session = _owb_pass_new_host_session (ctx, m, error);
-  if (!session)
-    return NULL;
-  OwbTensor *out = NULL;
-  if (!owb_session_run (session, 0, NULL, NULL, 1, NULL, &out, NULL, NULL, error))
-    return NULL;
-  if (out->nelems != (dq2 ? 65536 : 256) || !_owb_pass_is_8bit (out->dtype))
-    {
-      owb_tensor_unref (out);
-      g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "the table does not hold one byte per input");
-      return NULL;
-    }
-  int64_t n = out->nelems;
-  OwbTensor *t = owb_tensor_new (out->dtype, 1, &n, NULL);
-  memcpy (t->data, out->data, (size_t) n);
-  owb_tensor_unref (out);
-  return t;
+  return run_table_model (ctx, m, dq2 ? 65536 : 256, error);
 }
 
 static gboolean
@@ -124,42 +173,18 @@ try_fuse (OwbPassContext *ctx, OwbNode *q)
                             "constant; kept", i);
         return FALSE;
       }
-  if (owb_pass_n_uses (ctx, op->outputs[0]) != 1 || owb_pass_is_graph_output (ctx, op->outputs[0]))
-    {
-      owb_pass_near_miss (ctx, op, "sits between a DequantizeLinear and a QuantizeLinear but its float output is read "
-                          "elsewhere too; kept");
-      return FALSE;
-    }
+  if (!float_output_only_quantized (ctx, op, "sits between a DequantizeLinear and a QuantizeLinear"))
+    return FALSE;
   if (!ctx->options->providers)
     return FALSE;
   g_autoptr (GError) local = NULL;
   OwbTensor *table = make_table (ctx, dq, NULL, op, q, xt->dtype, OWB_TYPE_UNDEFINED, &local);
-  if (!table)
-    {
-      owb_pass_near_miss (ctx, op, "its table could not be computed (%s); kept", local ? local->message : "unknown");
-      return FALSE;
-    }
-  const char *label = owb_pass_label (op);
-  g_autofree char *base = g_strdup_printf ("%s_table", label);
-  const char *tname = owb_pass_add_initializer (ctx, base, table);
-  g_autofree char *name = owb_pass_scoped_name (ctx, op->name && op->name[0] ? op->name : label, "QLinearLookup");
-  OwbNode *lk = owb_node_new ("QLinearLookup", OWB_DOMAIN, name);
-  owb_node_add_input (lk, dq->inputs[0]);
-  owb_node_add_input (lk, tname);
-  owb_node_add_output (lk, q->outputs[0]);
-  gboolean drop_dq = owb_pass_n_uses (ctx, dq->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, dq->outputs[0]);
-  const char *from[3];
-  guint n_from = 0;
-  if (drop_dq)
-    from[n_from++] = owb_pass_label (dq);
-  from[n_from++] = label;
-  from[n_from++] = owb_pass_label (q);
+  OwbNode *lk = lookup_node (ctx, op, table, local, dq->inputs[0], q->outputs[0]);
+  if (!lk)
+    return FALSE;
   owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
-  owb_pass_add_node (ctx, lk, from, n_from);
-  owb_pass_remove_node (ctx, q);
-  owb_pass_remove_node (ctx, op);
-  if (drop_dq)
-    owb_pass_remove_node (ctx, dq);
+  OwbNode *const chain[] = { op, q }, *const dropped[] = { only_read_by_fusion (ctx, dq) };
+  _owb_pass_replace_qdq (ctx, &lk, 1, chain, G_N_ELEMENTS (chain), dropped, G_N_ELEMENTS (dropped));
   return TRUE;
 }
 
@@ -192,12 +217,8 @@ try_fuse_binary (OwbPassContext *ctx, OwbNode *q)
   if (!at || !bt || at->kind != OWB_VALUE_TENSOR || bt->kind != OWB_VALUE_TENSOR || !_owb_pass_is_8bit (at->dtype)
       || !_owb_pass_is_8bit (bt->dtype) || !ft || ft->dtype != OWB_TYPE_FLOAT)
     return FALSE;
-  if (owb_pass_n_uses (ctx, op->outputs[0]) != 1 || owb_pass_is_graph_output (ctx, op->outputs[0]))
-    {
-      owb_pass_near_miss (ctx, op, "has dequantized inputs and a QuantizeLinear but its float output is read elsewhere "
-                          "too; kept");
-      return FALSE;
-    }
+  if (!float_output_only_quantized (ctx, op, "has dequantized inputs and a QuantizeLinear"))
+    return FALSE;
   if (!ctx->options->providers)
     return FALSE;
   const char *label = owb_pass_label (op);
@@ -233,24 +254,10 @@ try_fuse_binary (OwbPassContext *ctx, OwbNode *q)
       owb_node_add_input (lk, tname);
     }
   owb_node_add_output (lk, q->outputs[0]);
-  gboolean drop_a = owb_pass_n_uses (ctx, da->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, da->outputs[0]);
-  gboolean drop_b = owb_pass_n_uses (ctx, db->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, db->outputs[0]);
-  const char *from[4];
-  guint n_from = 0;
-  if (drop_a)
-    from[n_from++] = owb_pass_label (da);
-  if (drop_b)
-    from[n_from++] = owb_pass_label (db);
-  from[n_from++] = label;
-  from[n_from++] = owb_pass_label (q);
   owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
-  owb_pass_add_node (ctx, lk, from, n_from);
-  owb_pass_remove_node (ctx, q);
-  owb_pass_remove_node (ctx, op);
-  if (drop_a)
-    owb_pass_remove_node (ctx, da);
-  if (drop_b)
-    owb_pass_remove_node (ctx, db);
+  OwbNode *const chain[] = { op, q };
+  OwbNode *const dropped[] = { only_read_by_fusion (ctx, da), only_read_by_fusion (ctx, db) };
+  _owb_pass_replace_qdq (ctx, &lk, 1, chain, G_N_ELEMENTS (chain), dropped, G_N_ELEMENTS (dropped));
   return TRUE;
 }
 
@@ -298,12 +305,8 @@ try_fuse_maxpool (OwbPassContext *ctx, OwbNode *q)
     return FALSE;
   if (st1 != OWB_TYPE_FLOAT || st2 != OWB_TYPE_FLOAT || s1 != s2 || !(s1 > 0) || !isfinite (s1) || z1 != z2)
     return FALSE;
-  if (owb_pass_n_uses (ctx, op->outputs[0]) != 1 || owb_pass_is_graph_output (ctx, op->outputs[0]))
-    {
-      owb_pass_near_miss (ctx, op, "sits between a DequantizeLinear and a QuantizeLinear but its float output is read "
-                          "elsewhere too; kept");
-      return FALSE;
-    }
+  if (!float_output_only_quantized (ctx, op, "sits between a DequantizeLinear and a QuantizeLinear"))
+    return FALSE;
   const char *label = owb_pass_label (op);
   g_autofree char *name = owb_pass_scoped_name (ctx, op->name && op->name[0] ? op->name : label, "MaxPool");
   OwbNode *mp = owb_node_dup (op);
@@ -313,18 +316,8 @@ try_fuse_maxpool (OwbPassContext *ctx, OwbNode *q)
   mp->inputs[0] = g_strdup (dq->inputs[0]);
   g_free (mp->outputs[0]);
   mp->outputs[0] = g_strdup (q->outputs[0]);
-  gboolean drop_dq = owb_pass_n_uses (ctx, dq->outputs[0]) == 1 && !owb_pass_is_graph_output (ctx, dq->outputs[0]);
-  const char *from[3];
-  guint n_from = 0;
-  if (drop_dq)
-    from[n_from++] = owb_pass_label (dq);
-  from[n_from++] = label;
-  from[n_from++] = owb_pass_label (q);
-  owb_pass_add_node (ctx, mp, from, n_from);
-  owb_pass_remove_node (ctx, q);
-  owb_pass_remove_node (ctx, op);
-  if (drop_dq)
-    owb_pass_remove_node (ctx, dq);
+  OwbNode *const chain[] = { op, q }, *const dropped[] = { only_read_by_fusion (ctx, dq) };
+  _owb_pass_replace_qdq (ctx, &mp, 1, chain, G_N_ELEMENTS (chain), dropped, G_N_ELEMENTS (dropped));
   return TRUE;
 }
 
@@ -374,24 +367,7 @@ make_table_of_pair (OwbPassContext *ctx, const OwbNode *node, int xi, int li, co
     }
   owb_graph_add_node (m->graph, n);
   g_ptr_array_add (m->graph->outputs, owb_value_info_new (node->outputs[0], NULL));
-  if (!owb_model_validate (m, error))
-    return NULL;
-  g_autoptr (OwbSession) session = _owb_pass_new_host_session (ctx, m, error);
-  if (!session)
-    return NULL;
-  OwbTensor *out = NULL;
-  if (!owb_session_run (session, 0, NULL, NULL, 1, NULL, &out, NULL, NULL, error))
-    return NULL;
-  if (out->nelems != 256 || !_owb_pass_is_8bit (out->dtype))
-    {
-      owb_tensor_unref (out);
-      g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "the table does not hold one byte per input");
-      return NULL;
-    }
-  OwbTensor *r = owb_tensor_new (out->dtype, 1, &len, NULL);
-  memcpy (r->data, out->data, 256);
-  owb_tensor_unref (out);
-  return r;
+  return run_table_model (ctx, m, len, error);
 }
 
 /* QLinearBinary or QLinearBinaryLookup of x and QLinearLookup (x) (a SiLU, x sigmoid (x), or a
@@ -429,20 +405,10 @@ try_fuse_lookup_pair (OwbPassContext *ctx, OwbNode *bin)
         }
       g_autoptr (GError) local = NULL;
       OwbTensor *table = make_table_of_pair (ctx, bin, xi, li, t1, xt->dtype, &local);
-      if (!table)
-        {
-          owb_pass_near_miss (ctx, bin, "its table could not be computed (%s); kept", local ? local->message : "unknown");
-          return FALSE;
-        }
-      const char *label = owb_pass_label (bin);
-      g_autofree char *base = g_strdup_printf ("%s_table", label);
-      const char *tname = owb_pass_add_initializer (ctx, base, table);
-      g_autofree char *name = owb_pass_scoped_name (ctx, bin->name && bin->name[0] ? bin->name : label, "QLinearLookup");
-      OwbNode *nk = owb_node_new ("QLinearLookup", OWB_DOMAIN, name);
-      owb_node_add_input (nk, bin->inputs[xi]);
-      owb_node_add_input (nk, tname);
-      owb_node_add_output (nk, bin->outputs[0]);
-      const char *from[2] = { owb_pass_label (lk), label };
+      OwbNode *nk = lookup_node (ctx, bin, table, local, bin->inputs[xi], bin->outputs[0]);
+      if (!nk)
+        return FALSE;
+      const char *from[2] = { owb_pass_label (lk), owb_pass_label (bin) };
       owb_pass_add_node (ctx, nk, from, 2);
       owb_pass_remove_node (ctx, bin);
       owb_pass_remove_node (ctx, lk);

@@ -66,21 +66,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
   gboolean drop_x = owb_pass_n_uses (ctx, mm->inputs[0]) == 1, drop_w = owb_pass_n_uses (ctx, mm->inputs[1]) == 1;
   if (strcmp (mm->inputs[0], mm->inputs[1]) == 0)
     drop_x = drop_w = FALSE;
-  const char *from[4];
-  guint n_from = 0;
-  if (drop_x)
-    from[n_from++] = owb_pass_label (x.node);
-  if (drop_w)
-    from[n_from++] = owb_pass_label (w.node);
-  from[n_from++] = label;
-  from[n_from++] = owb_pass_label (q);
-  owb_pass_add_node (ctx, fused, from, n_from);
-  owb_pass_remove_node (ctx, q);
-  owb_pass_remove_node (ctx, mm);
-  if (drop_x)
-    owb_pass_remove_node (ctx, x.node);
-  if (drop_w)
-    owb_pass_remove_node (ctx, w.node);
+  OwbNode *const chain[] = { mm, q }, *const dropped[] = { drop_x ? x.node : NULL, drop_w ? w.node : NULL };
+  _owb_pass_replace_qdq (ctx, &fused, 1, chain, G_N_ELEMENTS (chain), dropped, G_N_ELEMENTS (dropped));
   return TRUE;
 }
 

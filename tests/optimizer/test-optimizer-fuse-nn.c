@@ -1417,6 +1417,9 @@ test_schema_errors (void)
     { "FusedConv", "LeakyRelu", 2, "x,w", "activation LeakyRelu takes 1 activation_params, got 2" },
     { "FusedConv", NULL, 1, "x,w", "activation_params given without an activation" },
     { "FusedConv", "Relu", 0, "x,w,,bad_z", "residual Z float32[1,5,6,7] does not have the output's shape" },
+    /* the NHWC form checks Z as FusedConv does (it used to call another type a shape mismatch) */
+    { "NhwcConv", NULL, 0, "xh,wh,,int_z", "residual Z is int64 but the convolution gives float32" },
+    { "NhwcConv", NULL, 0, "xh,wh,,bad_z", "residual Z float32[1,5,6,7] does not have the output's shape" },
     { "FusedMatMul", "Relu", 0, "m,m2,bad_bias", "bias has 3 values for 4 output columns" },
     { "FusedMatMul", "Relu", 0, "m,m", "inner dimensions differ" },
     { "FusedGemm", "Clip", 1, "m,m2", "activation Clip takes 2 activation_params, got 1" },
@@ -1427,6 +1430,9 @@ test_schema_errors (void)
       add_input (m, "x", 4, (int64_t[]){ 1, 3, 8, 8 });
       add_weight (m, "w", 4, (int64_t[]){ 5, 3, 3, 3 });
       add_input (m, "bad_z", 4, (int64_t[]){ 1, 5, 6, 7 });
+      add_input (m, "xh", 4, (int64_t[]){ 1, 8, 8, 3 });
+      add_weight (m, "wh", 4, (int64_t[]){ 3, 3, 3, 5 });
+      add_input_typed (m, "int_z", OWB_TYPE_INT64, 4, (int64_t[]){ 1, 6, 6, 5 });
       add_input (m, "m", 2, (int64_t[]){ 2, 3 });
       add_input (m, "m2", 2, (int64_t[]){ 3, 4 });
       add_input (m, "bad_bias", 1, (int64_t[]){ 3 });

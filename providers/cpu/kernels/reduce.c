@@ -1204,6 +1204,28 @@ ein_matrix_layout (int64_t rows, int64_t cols, int64_t rs, int64_t cs, gboolean 
   return FALSE;
 }
 
+/* Operand x as a [batch, rows, cols] matrix over the label groups rows (R values) and cols (C):
+ * in place when its strides allow, else copied into *buf, viewed by *v (summing the labels only it
+ * holds, `only`, taking diagonals, broadcasting). Sets the row and column strides, whether it is
+ * transposed and its leading dimension; FALSE when the copy fails or no layout fits. */
+static gboolean
+ein_operand_matrix (OwbKernelContext *ctx, OwbDataType dtype, const EinView *x, gboolean only, const int *batch, int nb,
+                    const int *rows, int nr, const int *cols, int nc, int64_t R, int64_t C, const int64_t *sizes, gsize es,
+                    EinView *v, void **buf, int64_t *sr, int64_t *sc, gboolean *trans, int64_t *ld, GError **error)
+{
+  if (!only && ein_group_flat (x->strides, rows, nr, sizes, sr) && ein_group_flat (x->strides, cols, nc, sizes, sc) &&
+      ein_matrix_layout (R, C, *sr, *sc, trans, ld))
+    return TRUE;
+  int order[EIN_LABELS], no;
+  memset (v, 0, sizeof (*v));
+  if (!ein_new_intermediate (ctx, batch, nb, rows, nr, cols, nc, sizes, es, FALSE, order, &no, v, buf, error)
+      || !ein_generic (ctx, dtype, x, NULL, order, no, sizes, *buf, error))
+    return FALSE;
+  ein_group_flat (v->strides, rows, nr, sizes, sr);
+  ein_group_flat (v->strides, cols, nc, sizes, sc);
+  return ein_matrix_layout (R, C, *sr, *sc, trans, ld);
+}
+
 /* Contracts A and B into a new operand holding the labels in `keep` (the output's when `out`
  * is given, written there in out_labels order). float/double go through batched GEMM with the
  * operands used in place where their layout allows; other types through the generic loop. */
@@ -1297,30 +1319,11 @@ ein_pair (OwbKernelContext *ctx, OwbDataType dtype, const EinView *a, const EinV
 
   /* A as [batch, M, K] and B as [batch, K, N]; copied (summing labels only they hold, taking
    * diagonals, broadcasting) when they cannot be used in place. */
-  if (a_only || !ein_group_flat (a->strides, m, nm, sizes, &sm) || !ein_group_flat (a->strides, k, nk, sizes, &sk) ||
-      !ein_matrix_layout (M, K, sm, sk, &ta, &lda)) {
-    int order[EIN_LABELS], no;
-    memset (&av, 0, sizeof (av));
-    if (!ein_new_intermediate (ctx, batch, nb, m, nm, k, nk, sizes, es, FALSE, order, &no, &av, &a_buf, error)
-        || !ein_generic (ctx, dtype, a, NULL, order, no, sizes, a_buf, error))
-      goto out;
-    ein_group_flat (av.strides, m, nm, sizes, &sm);
-    ein_group_flat (av.strides, k, nk, sizes, &sk);
-    if (!ein_matrix_layout (M, K, sm, sk, &ta, &lda))
-      goto out;
-  }
-  if (b_only || !ein_group_flat (b->strides, k, nk, sizes, &skb) || !ein_group_flat (b->strides, n, nn, sizes, &sn) ||
-      !ein_matrix_layout (K, N, skb, sn, &tb, &ldb)) {
-    int order[EIN_LABELS], no;
-    memset (&bv, 0, sizeof (bv));
-    if (!ein_new_intermediate (ctx, batch, nb, k, nk, n, nn, sizes, es, FALSE, order, &no, &bv, &b_buf, error)
-        || !ein_generic (ctx, dtype, b, NULL, order, no, sizes, b_buf, error))
-      goto out;
-    ein_group_flat (bv.strides, k, nk, sizes, &skb);
-    ein_group_flat (bv.strides, n, nn, sizes, &sn);
-    if (!ein_matrix_layout (K, N, skb, sn, &tb, &ldb))
-      goto out;
-  }
+  if (!ein_operand_matrix (ctx, dtype, a, a_only, batch, nb, m, nm, k, nk, M, K, sizes, es, &av, &a_buf, &sm, &sk, &ta,
+                           &lda, error)
+      || !ein_operand_matrix (ctx, dtype, b, b_only, batch, nb, k, nk, n, nn, K, N, sizes, es, &bv, &b_buf, &skb, &sn,
+                              &tb, &ldb, error))
+    goto out;
 
   /* C as [batch, M, N]: straight into the output when its layout allows, else a buffer. */
   {
