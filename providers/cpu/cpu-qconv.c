@@ -24,10 +24,10 @@
 /* Bytes of gathered rows a unit of work builds at once (with B's panels, within L2). */
 #define IM2COL_BLOCK_BYTES (256 * 1024)
 /* The indirect GEMM (direct_rows) runs on output rows at least this wide (a narrower row leaves
- * short strips and its two gathered ends cost more than the copy saved: 14-wide rows measured
- * slower), and while a 64-column tile of B (K x 64 bytes) stays in L1 as strip after strip reads
+ * short strips and its two gathered ends cost more than the copy saved: 14- and 28-wide rows
+ * measured slower), and while a 64-column tile of B (K x 64 bytes) stays in L1 as strip after strip reads
  * all of it (K 1152 and 2304 measured slower than the blocked copy) */
-#define INDIRECT_MIN_OW 16
+#define INDIRECT_MIN_OW 32
 #define INDIRECT_MAX_K 640
 
 struct _OwbQconv {
