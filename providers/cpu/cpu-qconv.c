@@ -24,10 +24,9 @@
 /* Bytes of gathered rows a unit of work builds at once (with B's panels, within L2). */
 #define IM2COL_BLOCK_BYTES (256 * 1024)
 /* The indirect GEMM (direct_rows) runs on output rows at least this wide (a narrower row leaves
- * short strips and its two gathered ends cost more than the copy saved: 14- and 28-wide rows
- * measured slower), and while a 64-column tile of B (K x 64 bytes) stays in L1 as strip after strip reads
+ * short strips: 14-wide rows measured slower; 28-wide ones tie), and while a 64-column tile of B (K x 64 bytes) stays in L1 as strip after strip reads
  * all of it (K 1152 and 2304 measured slower than the blocked copy) */
-#define INDIRECT_MIN_OW 32
+#define INDIRECT_MIN_OW 16
 #define INDIRECT_MAX_K 640
 
 struct _OwbQconv {
@@ -600,11 +599,13 @@ im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
  * along an output row, the pixels whose window lies inside X's width (stride sw) read kernel row
  * kh's KW C bytes where they lie in X, sw C bytes apart (or a row of zx where kh falls in the
  * vertical padding): the GEMM on X itself, segment by segment, with no copy. The few pixels at
- * the row's ends are gathered (into a) and run as before. */
+ * the rows' ends are gathered (into a) for one GEMM of the unit, whose rows (in edge_y) are
+ * then copied to their pixels. */
 static void
 direct_rows (const GemmJob *j, int64_t r0, int64_t rn, int64_t n0, int64_t n1, uint8_t *a, const uint8_t *zrow,
-             const OwbQgemmEpilogue *ep)
+             int64_t *edge, uint8_t *edge_y, const OwbQgemmEpilogue *ep)
 {
+  int64_t nedge = 0;
   const Geom *g = j->g;
   const OwbQconv *s = j->s;
   int64_t C = g->C, M = g->M, ohw = g->OH * g->OW, seglen = s->KW * C;
@@ -640,17 +641,22 @@ direct_rows (const GemmJob *j, int64_t r0, int64_t rn, int64_t n0, int64_t n1, u
         }
       else
         ia = ib = ow1;
-      /* the ends: [ow0, ia) and [ib, ow1) */
+      /* the ends, [ow0, ia) and [ib, ow1), gathered for one GEMM over all of them */
       int64_t ends[2][2] = { { ow0, ia }, { ib, ow1 } };
       for (int e = 0; e < 2; e++)
-        if (ends[e][1] > ends[e][0])
+        for (int64_t ow = ends[e][0]; ow < ends[e][1]; ow++)
           {
-            int64_t cnt = ends[e][1] - ends[e][0];
-            im2col (j, 0, row + ends[e][0], cnt, a);
-            _owb_qgemm_packed_run (s->packs[0], cnt, a, j->K, j->zx, n0, n1, j->y + (row + ends[e][0]) * M, M, ep);
+            im2col (j, 0, row + ow, 1, a + nedge * j->K);
+            edge[nedge++] = row + ow;
           }
       p = row + ow1;
     }
+  if (nedge == 0)
+    return;
+  /* into edge_y's rows, then each to its pixel */
+  _owb_qgemm_packed_run (s->packs[0], nedge, a, j->K, j->zx, n0, n1, edge_y, M, ep);
+  for (int64_t i = 0; i < nedge; i++)
+    memcpy (j->y + edge[i] * M + n0, edge_y + i * M + n0, (size_t) (n1 - n0));
 }
 
 static void
@@ -660,11 +666,14 @@ gemm_units (int64_t begin, int64_t end, gpointer data)
   uint8_t *a = NULL;
   if (posix_memalign ((void **) &a, 64, (size_t) MAX (j->row_block * j->K, 64)) != 0)
     g_error ("out of memory in an integer convolution");
-  uint8_t *zrow = NULL;
+  uint8_t *zrow = NULL, *edge_y = NULL;
+  int64_t *edge = NULL;
   if (j->indirect)
     {
       zrow = g_malloc (j->s->KW * j->g->C);
       memset (zrow, j->zx, j->s->KW * j->g->C);
+      edge = g_new (int64_t, j->row_block);
+      edge_y = g_malloc (j->row_block * j->g->M);
     }
   int64_t built_grp = -1, built_r0 = -1;
   for (int64_t u = begin; u < end; u++)
@@ -677,7 +686,7 @@ gemm_units (int64_t begin, int64_t end, gpointer data)
           int64_t n0 = cb * j->col_block, n1 = MIN (j->s->Mg, n0 + j->col_block);
           OwbQgemmEpilogue ep = { .output = j->q->y_unsigned ? OWB_QGEMM_OUT_UINT8 : OWB_QGEMM_OUT_INT8,
                                   .bias = j->q->bias, .scale = j->q->scale, .y_zero_point = j->q->yzp };
-          direct_rows (j, r0, rn, n0, n1, a, zrow, &ep);
+          direct_rows (j, r0, rn, n0, n1, a, zrow, edge, edge_y, &ep);
           continue;
         }
       if (grp != built_grp || r0 != built_r0)
@@ -696,6 +705,8 @@ gemm_units (int64_t begin, int64_t end, gpointer data)
     }
   free (a);
   g_free (zrow);
+  g_free (edge);
+  g_free (edge_y);
 }
 
 /* Y (NHWC) of X (NHWC, unsigned, zero point zx). */

@@ -41,7 +41,7 @@ static const Shape shapes[] = {
   { 1, 16, 6, 21, 16, 3, 3, 1, 2, 2, 16, NULL, FALSE },    /* dilated */
   { 1, 8, 6, 6, 16, 3, 3, 1, 1, 1, 8, NULL, FALSE },     /* channel multiplier 2 (grouped GEMM) */
   { 1, 130, 20, 20, 129, 3, 3, 1, 1, 1, 1, NULL, FALSE },/* large: whole AMX blocks and edges */
-  /* the indirect GEMM (rows 32 pixels wide or more, KW C a multiple of 4, K at most 640): X read
+  /* the indirect GEMM (rows 16 pixels wide or more, KW C a multiple of 4, K at most 640): X read
    * in place, zero-point rows for the vertical padding, the row ends gathered */
   { 1, 64, 10, 34, 40, 3, 3, 1, 1, 1, 1, NULL, FALSE },
   { 2, 32, 9, 65, 24, 3, 3, 2, 1, 1, 1, NULL, FALSE },   /* stride 2, batch */
