@@ -23,6 +23,11 @@
 
 /* Bytes of gathered rows a unit of work builds at once (with B's panels, within L2). */
 #define IM2COL_BLOCK_BYTES (256 * 1024)
+/* The indirect GEMM (direct_rows) runs on output rows at least this wide (a narrower row leaves
+ * short strips: 14-wide rows measured slower; 28-wide ones tie), and while a 64-column tile of B (K x 64 bytes) stays in L1 as strip after strip reads
+ * all of it (K 1152 and 2304 measured slower than the blocked copy) */
+#define INDIRECT_MIN_OW 16
+#define INDIRECT_MAX_K 640
 
 struct _OwbQconv {
   OwbTensor *w; /* the packed initializer: a run checks its input is that same tensor */
@@ -538,6 +543,7 @@ typedef struct {
   uint8_t *y;
   const Requant *q;
   int64_t K, rows, row_block, nrb, col_block, ncb;
+  gboolean indirect; /* interior pixels read X in place (direct_rows) */
 } GemmJob;
 
 /* Rows [r0, r0 + rn) of group grp's gathered operand: row (n, oh, ow) holds, tap by tap, the
@@ -589,6 +595,70 @@ im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
     }
 }
 
+/* Pixels [r0, r0 + rn) of an ungrouped convolution without width dilation, columns [n0, n1):
+ * along an output row, the pixels whose window lies inside X's width (stride sw) read kernel row
+ * kh's KW C bytes where they lie in X, sw C bytes apart (or a row of zx where kh falls in the
+ * vertical padding): the GEMM on X itself, segment by segment, with no copy. The few pixels at
+ * the rows' ends are gathered (into a) for one GEMM of the unit, whose rows (in edge_y) are
+ * then copied to their pixels. */
+static void
+direct_rows (const GemmJob *j, int64_t r0, int64_t rn, int64_t n0, int64_t n1, uint8_t *a, const uint8_t *zrow,
+             int64_t *edge, uint8_t *edge_y, const OwbQgemmEpilogue *ep)
+{
+  int64_t nedge = 0;
+  const Geom *g = j->g;
+  const OwbQconv *s = j->s;
+  int64_t C = g->C, M = g->M, ohw = g->OH * g->OW, seglen = s->KW * C;
+  /* interior: 0 <= ow sw - pw and ow sw - pw + KW <= W */
+  int64_t owa = (g->pw + g->sw - 1) / g->sw, owb = g->W + g->pw - s->KW >= 0 ? (g->W + g->pw - s->KW) / g->sw + 1 : 0;
+  owa = MIN (owa, g->OW);
+  owb = MIN (MAX (owb, owa), g->OW);
+  const uint8_t *seg[64];
+  int64_t seg_lda[64];
+  for (int64_t p = r0; p < r0 + rn;)
+    {
+      int64_t n = p / ohw, oh = p % ohw / g->OW, ow0 = p % g->OW, ow1 = MIN (g->OW, ow0 + (r0 + rn - p));
+      int64_t row = p - ow0; /* pixel (n, oh, 0) */
+      int64_t ia = MAX (ow0, owa), ib = MIN (ow1, owb);
+      if (ib > ia)
+        {
+          for (int64_t kh = 0; kh < s->KH; kh++)
+            {
+              int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+              if (ih < 0 || ih >= g->H)
+                {
+                  seg[kh] = zrow;
+                  seg_lda[kh] = 0;
+                }
+              else
+                {
+                  seg[kh] = j->x + ((n * g->H + ih) * g->W + ia * g->sw - g->pw) * C;
+                  seg_lda[kh] = g->sw * C;
+                }
+            }
+          _owb_qgemm_packed_run_segments (s->packs[0], ib - ia, (int) s->KH, seg, seg_lda, seglen, j->zx, n0, n1,
+                                          j->y + (row + ia) * M, M, ep);
+        }
+      else
+        ia = ib = ow1;
+      /* the ends, [ow0, ia) and [ib, ow1), gathered for one GEMM over all of them */
+      int64_t ends[2][2] = { { ow0, ia }, { ib, ow1 } };
+      for (int e = 0; e < 2; e++)
+        for (int64_t ow = ends[e][0]; ow < ends[e][1]; ow++)
+          {
+            im2col (j, 0, row + ow, 1, a + nedge * j->K);
+            edge[nedge++] = row + ow;
+          }
+      p = row + ow1;
+    }
+  if (nedge == 0)
+    return;
+  /* into edge_y's rows, then each to its pixel */
+  _owb_qgemm_packed_run (s->packs[0], nedge, a, j->K, j->zx, n0, n1, edge_y, M, ep);
+  for (int64_t i = 0; i < nedge; i++)
+    memcpy (j->y + edge[i] * M + n0, edge_y + i * M + n0, (size_t) (n1 - n0));
+}
+
 static void
 gemm_units (int64_t begin, int64_t end, gpointer data)
 {
@@ -596,12 +666,29 @@ gemm_units (int64_t begin, int64_t end, gpointer data)
   uint8_t *a = NULL;
   if (posix_memalign ((void **) &a, 64, (size_t) MAX (j->row_block * j->K, 64)) != 0)
     g_error ("out of memory in an integer convolution");
+  uint8_t *zrow = NULL, *edge_y = NULL;
+  int64_t *edge = NULL;
+  if (j->indirect)
+    {
+      zrow = g_malloc (j->s->KW * j->g->C);
+      memset (zrow, j->zx, j->s->KW * j->g->C);
+      edge = g_new (int64_t, j->row_block);
+      edge_y = g_malloc (j->row_block * j->g->M);
+    }
   int64_t built_grp = -1, built_r0 = -1;
   for (int64_t u = begin; u < end; u++)
     {
       /* unit u: column block fastest, so that consecutive units reuse the gathered rows */
       int64_t cb = u % j->ncb, rest = u / j->ncb, rb = rest % j->nrb, grp = rest / j->nrb;
       int64_t r0 = rb * j->row_block, rn = MIN (j->row_block, j->rows - r0);
+      if (j->indirect)
+        {
+          int64_t n0 = cb * j->col_block, n1 = MIN (j->s->Mg, n0 + j->col_block);
+          OwbQgemmEpilogue ep = { .output = j->q->y_unsigned ? OWB_QGEMM_OUT_UINT8 : OWB_QGEMM_OUT_INT8,
+                                  .bias = j->q->bias, .scale = j->q->scale, .y_zero_point = j->q->yzp };
+          direct_rows (j, r0, rn, n0, n1, a, zrow, edge, edge_y, &ep);
+          continue;
+        }
       if (grp != built_grp || r0 != built_r0)
         {
           im2col (j, grp, r0, rn, a);
@@ -617,6 +704,9 @@ gemm_units (int64_t begin, int64_t end, gpointer data)
                              &ep);
     }
   free (a);
+  g_free (zrow);
+  g_free (edge);
+  g_free (edge_y);
 }
 
 /* Y (NHWC) of X (NHWC, unsigned, zero point zx). */
@@ -688,6 +778,11 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
     ncb = MIN (ntiles, (want + j.nrb * s->group - 1) / (j.nrb * s->group));
   j.col_block = (ntiles + ncb - 1) / ncb * 64;
   j.ncb = (s->Mg + j.col_block - 1) / j.col_block;
+  /* the indirect GEMM when rows have enough interior pixels to fill the register tiles (AMX
+   * keeps the gathered rows: its tiles read 16 rows at one stride) */
+  j.indirect = s->group == 1 && g->dw == 1 && (s->KW * g->C) % 4 == 0 && s->KH <= 64 && g->OW >= INDIRECT_MIN_OW
+               && j.K <= INDIRECT_MAX_K
+               && !_owb_qgemm_uses_amx () && !getenv ("OWB_QCONV_NO_INDIRECT");
   owb_parallel_for (pool, j.nrb * s->group * j.ncb, 1, gemm_units, &j);
 }
 

@@ -46,6 +46,14 @@ typedef struct {
 void _owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, int64_t lda, int32_t za,
                             int64_t n0, int64_t n1, void *c, int64_t ldc, const OwbQgemmEpilogue *ep);
 
+/* As _owb_qgemm_packed_run for C[0..rows, n0..n1), but A's row r is the concatenation over the
+ * nseg segments s of the seglen bytes at seg[s] + r * seg_lda[s] (nseg * seglen = K, seglen a
+ * multiple of 4): an indirect convolution reads each kernel row's taps where they lie in X (a
+ * seg_lda of 0 repeats one row, as a row of zero points for padding) instead of copying them. */
+void _owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int nseg, const uint8_t *const *seg,
+                                     const int64_t *seg_lda, int64_t seglen, int32_t za, int64_t n0, int64_t n1,
+                                     void *c, int64_t ldc, const OwbQgemmEpilogue *ep);
+
 /* The same over all of C, split over the pool in (row tiles x column blocks). */
 void _owb_qgemm_packed (OwbThreadPool *pool, const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, int64_t lda,
                         int32_t za, void *c, int64_t ldc, const OwbQgemmEpilogue *ep);

@@ -784,14 +784,14 @@ _owb_qgemm_force_avx2 (gboolean force)
   g_atomic_int_set (&force_avx2, force ? 1 : 0);
 }
 
-void
-_owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, int64_t lda, int32_t za, int64_t n0,
-                       int64_t n1, void *c, int64_t ldc, const OwbQgemmEpilogue *ep)
+/* What a run over columns [n0, n1) chooses and computes before its tiles: the microkernel, the
+ * epilogue and the columns' zero-point terms (colterm_stack when they fit, else allocated: free it
+ * with run_setup_done). */
+static void
+run_setup (const OwbQgemmPacked *b, int32_t za, int64_t n0, int64_t n1, void *c, int64_t ldc,
+           const OwbQgemmEpilogue *ep, int32_t *colterm_stack, TileFunc *tile_out, EpilogueFunc *epilogue_out,
+           Run *run_out)
 {
-  g_return_if_fail (n0 % NR == 0 && ep);
-  n1 = MIN (n1, b->N);
-  if (rows <= 0 || n1 <= n0)
-    return;
   void (*tile) (int, int, const uint8_t *, int64_t, int64_t, const int8_t *, int64_t, int32_t *, gboolean)
     = tile_portable;
   void (*epilogue) (const Run *, int, int64_t, int64_t, int, const int32_t *, const int32_t *) = epilogue_portable;
@@ -804,10 +804,9 @@ _owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, 
   else if (_owb_qgemm_uses_avx2 ())
     tile = tile_avx2;
 #endif
-  const int64_t K = b->K, ps = b->K4 * 64;
+  const int64_t K = b->K;
   /* the columns' zero-point terms, once per run: K za zb[n] - za colsum[n] */
   int64_t ncols = n1 - n0;
-  int32_t colterm_stack[512];
   int32_t *colterm = ncols <= 512 ? colterm_stack : g_new (int32_t, ncols);
   for (int64_t n = n0; n < n1; n++)
     colterm[n - n0] = (int32_t) ((uint32_t) K * (uint32_t) za * (uint32_t) b->zb[n]
@@ -825,6 +824,32 @@ _owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, 
         epilogue = epilogue_vnni_q8;
 #endif
     }
+  *tile_out = tile;
+  *epilogue_out = epilogue;
+  *run_out = run;
+}
+
+static void
+run_setup_done (const Run *run, const int32_t *colterm_stack)
+{
+  if (run->colterm != colterm_stack)
+    g_free ((int32_t *) run->colterm);
+}
+
+void
+_owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, int64_t lda, int32_t za, int64_t n0,
+                       int64_t n1, void *c, int64_t ldc, const OwbQgemmEpilogue *ep)
+{
+  g_return_if_fail (n0 % NR == 0 && ep);
+  n1 = MIN (n1, b->N);
+  if (rows <= 0 || n1 <= n0)
+    return;
+  TileFunc tile;
+  EpilogueFunc epilogue;
+  Run run;
+  int32_t colterm_stack[512];
+  run_setup (b, za, n0, n1, c, ldc, ep, colterm_stack, &tile, &epilogue, &run);
+  const int64_t K = b->K, ps = b->K4 * 64;
   /* Rows in blocks whose A stays in L2; in a block, each 64-column tile of B stays in L1 (KC x 64
    * bytes at most: deeper products run in depth blocks, the tile's accumulators kept in `acc`
    * between them) while every strip of the block's rows passes over it. A strip reads a byte of A
@@ -870,8 +895,59 @@ _owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, 
   free (acc);
   if (rs != rs_stack)
     g_free (rs);
-  if (colterm != colterm_stack)
-    g_free (colterm);
+  run_setup_done (&run, colterm_stack);
+}
+
+void
+_owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int nseg, const uint8_t *const *seg,
+                                const int64_t *seg_lda, int64_t seglen, int32_t za, int64_t n0, int64_t n1, void *c,
+                                int64_t ldc, const OwbQgemmEpilogue *ep)
+{
+  g_return_if_fail (n0 % NR == 0 && ep && seglen % 4 == 0 && nseg * seglen == b->K);
+  n1 = MIN (n1, b->N);
+  if (rows <= 0 || n1 <= n0)
+    return;
+  TileFunc tile;
+  EpilogueFunc epilogue;
+  Run run;
+  int32_t colterm_stack[512];
+  run_setup (b, za, n0, n1, c, ldc, ep, colterm_stack, &tile, &epilogue, &run);
+  const int64_t ps = b->K4 * 64;
+  int32_t rs_stack[256];
+  int32_t *rs = NULL;
+  if (b->has_zb)
+    {
+      rs = rows <= 256 ? rs_stack : g_new (int32_t, rows);
+      for (int64_t r = 0; r < rows; r++)
+        {
+          uint32_t sum = 0;
+          for (int s = 0; s < nseg; s++)
+            for (int64_t k = 0; k < seglen; k++)
+              sum += seg[s][r * seg_lda[s] + k];
+          rs[r] = (int32_t) sum;
+        }
+    }
+  /* one strip's accumulators stay in L1 between its segments; B's 64-column tile (K x 64 bytes)
+   * is read once per strip */
+  int32_t acc[MR * NP * NR] __attribute__ ((aligned (64)));
+  int64_t nstrips = (rows + MR - 1) / MR, strip_rows = rows / nstrips, taller = rows % nstrips;
+  for (int64_t j0 = n0; j0 < n1; j0 += NP * NR)
+    {
+      int64_t w = MIN (NP * NR, n1 - j0);
+      int P = (int) ((w + NR - 1) / NR);
+      const int8_t *bt = b->data + (j0 / NR) * ps;
+      for (int64_t si = 0; si < nstrips; si++)
+        {
+          int64_t r0 = si * strip_rows + MIN (si, taller);
+          int mr = (int) (strip_rows + (si < taller));
+          for (int s = 0; s < nseg; s++)
+            tile (mr, P, seg[s] + r0 * seg_lda[s], seg_lda[s], seglen, bt + s * seglen / 4 * 64, ps, acc, s > 0);
+          epilogue (&run, mr, r0, j0, (int) w, acc, rs ? rs + r0 : NULL);
+        }
+    }
+  if (rs && rs != rs_stack)
+    g_free (rs);
+  run_setup_done (&run, colterm_stack);
 }
 
 typedef struct {

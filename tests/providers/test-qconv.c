@@ -41,6 +41,16 @@ static const Shape shapes[] = {
   { 1, 16, 6, 21, 16, 3, 3, 1, 2, 2, 16, NULL, FALSE },    /* dilated */
   { 1, 8, 6, 6, 16, 3, 3, 1, 1, 1, 8, NULL, FALSE },     /* channel multiplier 2 (grouped GEMM) */
   { 1, 130, 20, 20, 129, 3, 3, 1, 1, 1, 1, NULL, FALSE },/* large: whole AMX blocks and edges */
+  /* the indirect GEMM (rows 16 pixels wide or more, KW C a multiple of 4, K at most 640): X read
+   * in place, zero-point rows for the vertical padding, the row ends gathered */
+  { 1, 64, 10, 34, 40, 3, 3, 1, 1, 1, 1, NULL, FALSE },
+  { 2, 32, 9, 65, 24, 3, 3, 2, 1, 1, 1, NULL, FALSE },   /* stride 2, batch */
+  { 1, 20, 9, 30, 20, 3, 2, 1, 1, 1, 1, NULL, TRUE },    /* 3x2 kernel, asymmetric pads */
+  { 1, 12, 11, 32, 33, 5, 5, 1, 2, 1, 1, NULL, FALSE },  /* 5x5, 60-byte kernel rows */
+  { 1, 16, 10, 64, 24, 3, 3, 2, 0, 1, 1, "SAME_UPPER", FALSE },
+  { 1, 64, 9, 33, 130, 3, 3, 1, 1, 1, 1, NULL, FALSE },  /* two 64-column tiles and 2 columns */
+  { 1, 8, 12, 34, 16, 3, 3, 1, 0, 1, 1, NULL, FALSE },   /* no padding: every pixel interior */
+  { 1, 4, 20, 28, 8, 3, 3, 1, 3, 1, 1, NULL, FALSE },    /* padding 3: kernel rows all padding */
 };
 
 static OwbTensor *
