@@ -27,6 +27,11 @@
 /* Nodes that expanding model-local functions may create in one model: a function calling
  * another twice, 30 levels deep, would otherwise ask for 2^30 nodes. */
 #define MAX_EXPANDED_NODES 1000000
+/* ...and relative to the model's size: a real model spends bytes on what it computes, while a
+ * 3 KB mutant of a doubling chain expanding to 60,000 nodes costs seconds and hundreds of MB
+ * to load, infer and optimize. EXPANSION_FLOOR nodes plus EXPANSION_PER_BYTE per byte. */
+#define EXPANSION_FLOOR 16384
+#define EXPANSION_PER_BYTE 4
 
 /* Protobuf-c memory: plain g_try_malloc/g_free, so that byte buffers can be stolen. */
 
@@ -1004,7 +1009,8 @@ typedef struct {
   GHashTable *functions; /* key -> Function * */
   GHashTable *prefixes;  /* call prefixes in use */
   int unnamed_calls;
-  guint64 expanded_nodes; /* created by function expansion so far (MAX_EXPANDED_NODES) */
+  guint64 expanded_nodes; /* created by function expansion so far (at most expansion_budget) */
+  guint64 expansion_budget; /* see EXPANSION_FLOOR */
   /* Payloads left out of the skeleton, by initializer index of the main graph. */
   const Onnx__GraphProto *main_graph;
   const guint8 *data; /* the original wire data */
@@ -1019,6 +1025,9 @@ struct _Function {
   /* Nodes one call expands to, counted before anything is expanded (see expanded_size). */
   guint64 expanded_size;
   int size_state; /* 0 not counted, 1 being counted (a cycle if met again), 2 counted */
+  /* Nodes of the body that are not calls of functions (each call creates these), on first use. */
+  gsize own_nodes;
+  gboolean own_nodes_known;
 };
 
 /* Renaming inside an expanded function call. */
@@ -1693,7 +1702,7 @@ find_function (Ctx *ctx, const Onnx__NodeProto *np)
 }
 
 /* Nodes one call of the function expands to (calls inside it expanded), saturating past
- * MAX_EXPANDED_NODES; G_MAXUINT64 when the function calls itself. Memoised, so the count is
+ * MAX_EXPANDED_NODES (the most any budget allows); G_MAXUINT64 when the function calls itself. Memoised, so the count is
  * linear in the functions' sizes even when the expansion is exponential. */
 static guint64
 expanded_size (Ctx *ctx, Function *function)
@@ -1747,12 +1756,13 @@ expand_call (Ctx *ctx, const Env *env, Onnx__NodeProto *np, Function *function, 
                        fp->name);
           return FALSE;
         }
-      if (size > MAX_EXPANDED_NODES || ctx->expanded_nodes + size > MAX_EXPANDED_NODES)
+      if (size > ctx->expansion_budget || ctx->expanded_nodes + size > ctx->expansion_budget)
         {
           g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
-                       "expanding model-local functions would create more than %d nodes (a call of function '%s' "
-                       "alone expands to %s%" G_GUINT64_FORMAT ")", MAX_EXPANDED_NODES, fp->name,
-                       size > MAX_EXPANDED_NODES ? "more than " : "", MIN (size, (guint64) MAX_EXPANDED_NODES));
+                       "expanding model-local functions would create more than %" G_GUINT64_FORMAT " nodes, the "
+                       "budget of a model this size (a call of function '%s' alone expands to %s%" G_GUINT64_FORMAT
+                       ")", ctx->expansion_budget, fp->name, size > MAX_EXPANDED_NODES ? "more than " : "",
+                       MIN (size, (guint64) MAX_EXPANDED_NODES));
           return FALSE;
         }
     }
@@ -1813,14 +1823,23 @@ expand_call (Ctx *ctx, const Env *env, Onnx__NodeProto *np, Function *function, 
     if (fp->output[i] && fp->output[i][0] && i < (gsize) call->n_outputs && call->outputs[i][0])
       g_hash_table_insert (inner.names, fp->output[i], call->outputs[i]);
 
-  /* Counted before the body is converted, so that the budget stops an expansion before it costs. */
-  ctx->expanded_nodes += fp->n_node;
-  if (ctx->expanded_nodes > MAX_EXPANDED_NODES)
+  /* Counted before the body is converted, so that the budget stops an expansion before it costs.
+   * Calls of functions are not counted: they create only what their own bodies do. */
+  if (!function->own_nodes_known)
+    {
+      for (gsize i = 0; i < fp->n_node; i++)
+        if (!find_function (ctx, fp->node[i]))
+          function->own_nodes++;
+      function->own_nodes_known = TRUE;
+    }
+  ctx->expanded_nodes += function->own_nodes;
+  if (ctx->expanded_nodes > ctx->expansion_budget)
     {
       g_hash_table_unref (inner.names);
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL,
-                   "expanding model-local functions would create more than %d nodes (at function '%s', %d calls deep)",
-                   MAX_EXPANDED_NODES, fp->name, call_depth);
+                   "expanding model-local functions would create more than %" G_GUINT64_FORMAT " nodes, the "
+                   "budget of a model this size (at function '%s', %d calls deep)",
+                   ctx->expansion_budget, fp->name, call_depth);
       if (call_depth > 1)
         return FALSE;
       g_prefix_error (error, "in function '%s' called by '%s': ", fp->name, base);
@@ -1942,12 +1961,13 @@ normalized_domain (const char *domain)
 /* `data` and `payloads`: the original wire data and what was left out of the skeleton mp was
  * unpacked from (NULL when mp comes from the original). */
 static OwbModel *
-convert_model (Onnx__ModelProto *mp, const char *base_dir, const guint8 *data, const GArray *payloads,
+convert_model (Onnx__ModelProto *mp, const char *base_dir, const guint8 *data, gsize size, const GArray *payloads,
                gboolean release, GError **error)
 {
   g_autoptr (OwbModel) model = owb_model_new ();
   Ctx ctx = { 0 };
   ctx.model = model;
+  ctx.expansion_budget = MIN ((guint64) MAX_EXPANDED_NODES, EXPANSION_FLOOR + (guint64) size * EXPANSION_PER_BYTE);
   ctx.base_dir = base_dir;
   if (payloads)
     {
@@ -2032,7 +2052,7 @@ load_data (const guint8 *data, gsize size, const char *base_dir, gboolean releas
     g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "not an ONNX model: it has no %s",
                  mp->graph ? "ir_version" : "graph");
   else
-    model = convert_model (mp, base_dir, data, payloads, release, error);
+    model = convert_model (mp, base_dir, data, size, payloads, release, error);
   onnx__model_proto__free_unpacked (mp, _owb_onnx_allocator ());
   if (model && !owb_model_validate (model, error))
     g_clear_pointer (&model, owb_model_unref);

@@ -1277,6 +1277,94 @@ test_functions (void)
   g_clear_error (&error);
 }
 
+/* Functions F0 .. F<depth> in domain "custom": F0(a) -> c is a Relu, each F<i> calls F<i-1>
+ * twice in a row, so one call of F<depth> expands to 2^depth nodes. The main graph calls
+ * F<depth> `calls` times in a chain. */
+static GBytes *
+pb_model_with_doubling_functions (int depth, int calls)
+{
+  Pb *g = pb_new ();
+  for (int k = 0; k < calls; k++)
+    {
+      g_autofree char *fname = g_strdup_printf ("F%d", depth);
+      g_autofree char *in = k == 0 ? g_strdup ("x") : g_strdup_printf ("v%d", k);
+      g_autofree char *out = k == calls - 1 ? g_strdup ("y") : g_strdup_printf ("v%d", k + 1);
+      Pb *call = pb_node (fname, NULL, in, NULL, out);
+      pb_str (call, 7, "custom");
+      pb_msg (g, 1, call);
+    }
+  pb_str (g, 2, "g");
+  gint64 d[1] = { 2 };
+  pb_msg (g, 11, pb_value_info ("x", 1, 1, d));
+  pb_msg (g, 12, pb_value_info ("y", 1, 1, d));
+  Pb *m = pb_new ();
+  pb_int (m, 1, 8);
+  pb_msg (m, 7, g);
+  const char *domains[2] = { "", "custom" };
+  for (int i = 0; i < 2; i++)
+    {
+      Pb *opset = pb_new ();
+      pb_str (opset, 1, domains[i]);
+      pb_int (opset, 2, i == 0 ? 13 : 1);
+      pb_msg (m, 8, opset);
+    }
+  for (int i = 0; i <= depth; i++)
+    {
+      Pb *f = pb_new ();
+      g_autofree char *name = g_strdup_printf ("F%d", i);
+      g_autofree char *callee = g_strdup_printf ("F%d", i - 1);
+      pb_str (f, 1, name);
+      pb_str (f, 4, "a");
+      pb_str (f, 5, "c");
+      if (i == 0)
+        pb_msg (f, 7, pb_node ("Relu", NULL, "a", NULL, "c"));
+      else
+        {
+          Pb *first = pb_node (callee, NULL, "a", NULL, "t");
+          pb_str (first, 7, "custom");
+          pb_msg (f, 7, first);
+          Pb *second = pb_node (callee, NULL, "t", NULL, "c");
+          pb_str (second, 7, "custom");
+          pb_msg (f, 7, second);
+        }
+      Pb *opset = pb_new ();
+      pb_str (opset, 1, "");
+      pb_int (opset, 2, 13);
+      pb_msg (f, 9, opset);
+      pb_str (f, 10, "custom");
+      pb_msg (m, 25, f);
+    }
+  return g_byte_array_free_to_bytes (m);
+}
+
+/* The expansion budget grows with the model's bytes: a few hundred bytes may not expand to
+ * 32,768 nodes (fuzzed 2.7 KB mutants of a doubling chain took seconds and 640 MB to load), while
+ * a model whose own calls account for its size loads whole. */
+static void
+test_function_expansion_budget (void)
+{
+  GError *error = NULL;
+  g_autoptr (GBytes) small = pb_model_with_doubling_functions (15, 1);
+  g_assert_cmpuint (g_bytes_get_size (small), <, 2048);
+  g_assert_null (load_bytes (small, NULL, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL);
+  g_assert_nonnull (strstr (error->message, "function 'F15'"));
+  g_assert_nonnull (strstr (error->message, "budget"));
+  g_clear_error (&error);
+
+  /* Under the floor: 2^13 nodes from a small model are fine. */
+  g_autoptr (GBytes) floor_ok = pb_model_with_doubling_functions (13, 1);
+  g_autoptr (OwbModel) m1 = load_bytes (floor_ok, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (m1->graph->nodes->len, ==, 1u << 13);
+
+  /* 6,000 calls of a 4-node function: 24,000 nodes, over the floor but paid for in bytes. */
+  g_autoptr (GBytes) wide = pb_model_with_doubling_functions (2, 6000);
+  g_autoptr (OwbModel) m2 = load_bytes (wide, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (m2->graph->nodes->len, ==, 24000);
+}
+
 static void
 free_mapping (gpointer p)
 {
@@ -1700,6 +1788,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model-io/sparse-initializer", test_sparse_initializer);
   g_test_add_func ("/model-io/untyped-attributes", test_untyped_attributes);
   g_test_add_func ("/model-io/functions", test_functions);
+  g_test_add_func ("/model-io/function-expansion-budget", test_function_expansion_budget);
   g_test_add_func ("/model-io/too-large", test_too_large);
   g_test_add_func ("/model-io/conformance-model", test_conformance_model);
   g_test_add_func ("/model-io/large-initializers", test_large_initializers);
