@@ -372,18 +372,6 @@ load_data_free (gpointer data)
   g_free (load);
 }
 
-/* Errors name the file, as the error page shows them on their own. */
-static void
-return_file_error (GTask *task, GFile *file, GError *error)
-{
-  if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    {
-      g_autofree char *name = g_file_get_parse_name (file);
-      g_prefix_error (&error, "%s: ", name);
-    }
-  g_task_return_error (task, error);
-}
-
 /* Reading, checking and inferring shapes: what drawing the graph needs. Preparing the session
  * (optimizing, partitioning, packing weights) comes after, in a thread of its own, so that a
  * large model at a high level is on screen while it is optimized. */
@@ -393,7 +381,6 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
   LoadData *load = task_data;
   GError *error = NULL;
 
-  /* The same steps as owb_model_load_file, split so that reading and checking report apart. */
   owb_job_report (task, 0.1, _("Reading"));
   g_autofree char *path = g_file_get_path (load->file);
   if (!path)
@@ -403,11 +390,12 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
                                _("only local files can be opened"));
       return;
     }
-  g_autoptr (GMappedFile) mapped = g_mapped_file_new (path, FALSE, &error);
-  if (!mapped)
+  /* The engine's reader: only regular files (a FIFO would block, a folder gave mmap's "No such
+   * device"), read rather than mapped so a file that shrinks is an error, not SIGBUS. */
+  g_autoptr (GBytes) bytes = owb_model_read_file (path, &error);
+  if (!bytes)
     {
-      /* GLib's message already names the file. */
-      g_task_return_error (task, error);
+      g_task_return_error (task, error); /* names the file */
       return;
     }
   if (g_cancellable_set_error_if_cancelled (cancellable, &error))
@@ -419,12 +407,14 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
   owb_job_report (task, 0.3, _("Checking"));
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *base_dir = g_canonicalize_filename (dir, NULL);
-  load->model = owb_model_load_from_data (g_mapped_file_get_contents (mapped),
-                                          g_mapped_file_get_length (mapped), base_dir, &error);
-  g_clear_pointer (&mapped, g_mapped_file_unref);
+  gsize size = 0;
+  const void *data = g_bytes_get_data (bytes, &size);
+  load->model = owb_model_load_from_data (data, size, base_dir, &error);
+  g_clear_pointer (&bytes, g_bytes_unref);
   if (!load->model)
     {
-      return_file_error (task, load->file, error);
+      g_prefix_error (&error, "%s: ", path);
+      g_task_return_error (task, error);
       return;
     }
   if (g_cancellable_set_error_if_cancelled (cancellable, &error))

@@ -2068,16 +2068,13 @@ owb_model_load_from_data (const void *data, gsize size, const char *base_dir, GE
 /* Regular files only (a FIFO would block, a device never end). The bytes are read into private
  * anonymous memory, not mapped from the file: a file truncated while it loads then gives an
  * error instead of SIGBUS, and the pages can still be released as soon as they are copied. */
-static OwbModel *
-load_file (const char *path, const char *base_dir, GError **error)
+static void *
+read_file (const char *path, gsize *size_out, GError **error)
 {
   struct stat st;
   int fd = _owb_open_regular_file (path, "model", &st, error);
   if (fd < 0)
-    {
-      g_prefix_error (error, "cannot read model: ");
-      return NULL;
-    }
+    return NULL; /* "cannot open/read model 'PATH': ..." already */
   if (st.st_size <= 0 || (guint64) st.st_size > G_MAXSIZE)
     {
       close (fd);
@@ -2096,11 +2093,54 @@ load_file (const char *path, const char *base_dir, GError **error)
     }
   gboolean ok = _owb_pread_exact (fd, buffer, size, 0, "model", path, error);
   close (fd);
-  OwbModel *model = ok ? load_data (buffer, size, base_dir, TRUE, error) : NULL;
+  if (!ok)
+    {
+      munmap (buffer, size);
+      return NULL;
+    }
+  *size_out = size;
+  return buffer;
+}
+
+static OwbModel *
+load_file (const char *path, const char *base_dir, GError **error)
+{
+  gsize size = 0;
+  void *buffer = read_file (path, &size, error);
+  if (!buffer)
+    return NULL;
+  OwbModel *model = load_data (buffer, size, base_dir, TRUE, error);
   munmap (buffer, size);
-  if (!model && ok)
+  if (!model)
     g_prefix_error (error, "%s: ", path);
   return model;
+}
+
+typedef struct
+{
+  void *data;
+  gsize size;
+} FileBytes;
+
+static void
+file_bytes_free (gpointer data)
+{
+  FileBytes *f = data;
+  munmap (f->data, f->size);
+  g_free (f);
+}
+
+GBytes *
+owb_model_read_file (const char *path, GError **error)
+{
+  FileBytes *f = g_new0 (FileBytes, 1);
+  f->data = read_file (path, &f->size, error);
+  if (!f->data)
+    {
+      g_free (f);
+      return NULL;
+    }
+  return g_bytes_new_with_free_func (f->data, f->size, file_bytes_free, f);
 }
 
 OwbModel *

@@ -3,6 +3,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "owb-document.h"
@@ -925,6 +926,33 @@ count_notify (GObject *object, GParamSpec *pspec, gpointer data)
   (*(guint *) data)++;
 }
 
+/* A folder or a FIFO picked as the model: a one-line error naming it. The window mapped the file
+ * itself: a folder said "mmap() failed: No such device" and a FIFO blocked the load forever. */
+static void
+test_open_not_regular (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("owb-pages-XXXXXX", NULL);
+  g_autofree char *fifo = g_build_filename (dir, "model.onnx", NULL);
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+  const char *paths[] = { dir, fifo };
+  const char *want[] = { "it is a folder", "not a regular file" };
+  for (int i = 0; i < 2; i++)
+    {
+      g_autoptr (GFile) file = g_file_new_for_path (paths[i]);
+      g_autoptr (OwbDocument) doc = owb_document_new ();
+      Wait w = { 0 };
+      owb_document_load_async (doc, file, NULL, load_cb, &w);
+      wait_for (wait_done, &w, 60, "the load to fail");
+      g_assert_false (w.ok);
+      g_assert_nonnull (w.error);
+      g_assert_nonnull (strstr (w.error->message, want[i]));
+      g_assert_nonnull (strstr (w.error->message, paths[i]));
+      g_clear_error (&w.error);
+    }
+  g_unlink (fifo);
+  g_rmdir (dir);
+}
+
 static void
 test_jobs (void)
 {
@@ -1038,5 +1066,6 @@ main (int argc, char **argv)
   g_test_add_func ("/pages/models", test_models);
   g_test_add_func ("/pages/save-target", test_save_target);
   g_test_add_func ("/pages/jobs", test_jobs);
+  g_test_add_func ("/pages/open-not-regular", test_open_not_regular);
   return g_test_run ();
 }

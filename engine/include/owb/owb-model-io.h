@@ -9,6 +9,10 @@ G_BEGIN_DECLS
 /* Loads a model. External data is read (memory-mapped) from files inside the model's folder only;
  * model-local functions are inlined. The result is validated (owb_model_validate). */
 OWB_API OwbModel *owb_model_load_file (const char *path, GError **error);
+/* The bytes of a model file as owb_model_load_file reads them (regular files only, read rather
+ * than mapped so a file that shrinks is an error, not SIGBUS), for callers that report reading
+ * and checking apart. Errors name the file. */
+OWB_API GBytes *owb_model_read_file (const char *path, GError **error);
 /* base_dir is where external data may be read from; NULL forbids external data. */
 OWB_API OwbModel *owb_model_load_from_data (const void *data, gsize size, const char *base_dir, GError **error);
 
