@@ -24,10 +24,9 @@
 /* Bytes of gathered rows a unit of work builds at once (with B's panels, within L2). */
 #define IM2COL_BLOCK_BYTES (256 * 1024)
 /* The indirect GEMM (direct_rows) runs on output rows at least this wide (a narrower row leaves
- * short strips: 14-wide rows measured slower; 28-wide ones tie), and while a 64-column tile of B (K x 64 bytes) stays in L1 as strip after strip reads
- * all of it (K 1152 and 2304 measured slower than the blocked copy) */
+ * short strips: 14-wide rows measured slower; 28-wide ones tie); deeper products run in depth
+ * pieces (_owb_qgemm_packed_run_segments), so that B's part stays in L1 */
 #define INDIRECT_MIN_OW 16
-#define INDIRECT_MAX_K 640
 
 struct _OwbQconv {
   OwbTensor *w; /* the packed initializer: a run checks its input is that same tensor */
@@ -781,7 +780,6 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
   /* the indirect GEMM when rows have enough interior pixels to fill the register tiles (AMX
    * keeps the gathered rows: its tiles read 16 rows at one stride) */
   j.indirect = s->group == 1 && g->dw == 1 && (s->KW * g->C) % 4 == 0 && s->KH <= 64 && g->OW >= INDIRECT_MIN_OW
-               && j.K <= INDIRECT_MAX_K
                && !_owb_qgemm_uses_amx () && !getenv ("OWB_QCONV_NO_INDIRECT");
   owb_parallel_for (pool, j.nrb * s->group * j.ncb, 1, gemm_units, &j);
 }

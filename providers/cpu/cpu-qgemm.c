@@ -29,6 +29,11 @@
 #define KC 512
 /* Bytes of A a block of rows keeps in L2 while B's tiles pass over it */
 #define A_BLOCK_BYTES (512 * 1024)
+/* The indirect runs' depth pieces (see _owb_qgemm_packed_run_segments): at most SEG_KC deep, at
+ * most SEG_MAX_PIECES of them, accumulators for SEG_STRIPS strips between them. */
+#define SEG_KC 640
+#define SEG_MAX_PIECES 256
+#define SEG_STRIPS 16
 
 struct _OwbQgemmPacked {
   int64_t K, N, K4, npanels;
@@ -927,24 +932,70 @@ _owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int nseg,
           rs[r] = (int32_t) sum;
         }
     }
-  /* one strip's accumulators stay in L1 between its segments; B's 64-column tile (K x 64 bytes)
-   * is read once per strip */
-  int32_t acc[MR * NP * NR] __attribute__ ((aligned (64)));
+  /* Depth in pieces of at most SEG_KC, each within one segment: while strip after strip reads a
+   * piece, its part of B's 64-column tile (SEG_KC x 64 bytes) stays in L1, where a whole tile of
+   * a deep product (K 1152: 72 KiB) would not. The strips' accumulators wait between pieces in
+   * `acc`, SEG_STRIPS strips at a time. A product of one piece runs strip by strip as before. */
+  int64_t npieces = 0;
+  int64_t piece_seg[SEG_MAX_PIECES], piece_off[SEG_MAX_PIECES], piece_len[SEG_MAX_PIECES];
+  int64_t nsplit = (seglen + SEG_KC - 1) / SEG_KC, plen = ((seglen + MAX (nsplit, 1) - 1) / MAX (nsplit, 1) + 3) / 4 * 4;
+  gboolean blocked = b->K > SEG_KC && (int64_t) nseg * nsplit <= SEG_MAX_PIECES;
+  if (blocked)
+    for (int s = 0; s < nseg; s++)
+      for (int64_t off = 0; off < seglen; off += plen, npieces++)
+        {
+          piece_seg[npieces] = s;
+          piece_off[npieces] = off;
+          piece_len[npieces] = MIN (plen, seglen - off);
+        }
+  int32_t acc_one[MR * NP * NR] __attribute__ ((aligned (64)));
+  int32_t *acc = acc_one;
+  if (blocked && posix_memalign ((void **) &acc, 64, (size_t) (SEG_STRIPS * MR * NP * NR) * sizeof (int32_t)) != 0)
+    g_error ("out of memory in the integer GEMM");
   int64_t nstrips = (rows + MR - 1) / MR, strip_rows = rows / nstrips, taller = rows % nstrips;
   for (int64_t j0 = n0; j0 < n1; j0 += NP * NR)
     {
       int64_t w = MIN (NP * NR, n1 - j0);
       int P = (int) ((w + NR - 1) / NR);
       const int8_t *bt = b->data + (j0 / NR) * ps;
-      for (int64_t si = 0; si < nstrips; si++)
+      if (!blocked)
         {
-          int64_t r0 = si * strip_rows + MIN (si, taller);
-          int mr = (int) (strip_rows + (si < taller));
-          for (int s = 0; s < nseg; s++)
-            tile (mr, P, seg[s] + r0 * seg_lda[s], seg_lda[s], seglen, bt + s * seglen / 4 * 64, ps, acc, s > 0);
-          epilogue (&run, mr, r0, j0, (int) w, acc, rs ? rs + r0 : NULL);
+          for (int64_t si = 0; si < nstrips; si++)
+            {
+              int64_t r0 = si * strip_rows + MIN (si, taller);
+              int mr = (int) (strip_rows + (si < taller));
+              for (int s = 0; s < nseg; s++)
+                tile (mr, P, seg[s] + r0 * seg_lda[s], seg_lda[s], seglen, bt + s * seglen / 4 * 64, ps, acc, s > 0);
+              epilogue (&run, mr, r0, j0, (int) w, acc, rs ? rs + r0 : NULL);
+            }
+          continue;
+        }
+      for (int64_t sg = 0; sg < nstrips; sg += SEG_STRIPS)
+        {
+          int64_t sn = MIN (SEG_STRIPS, nstrips - sg);
+          for (int64_t pc = 0; pc < npieces; pc++)
+            {
+              int s = (int) piece_seg[pc];
+              int64_t off = piece_off[pc];
+              const int8_t *bp = bt + (s * seglen + off) / 4 * 64;
+              for (int64_t si = sg; si < sg + sn; si++)
+                {
+                  int64_t r0 = si * strip_rows + MIN (si, taller);
+                  int mr = (int) (strip_rows + (si < taller));
+                  tile (mr, P, seg[s] + r0 * seg_lda[s] + off, seg_lda[s], piece_len[pc], bp, ps,
+                        acc + (si - sg) * MR * NP * NR, pc > 0);
+                }
+            }
+          for (int64_t si = sg; si < sg + sn; si++)
+            {
+              int64_t r0 = si * strip_rows + MIN (si, taller);
+              int mr = (int) (strip_rows + (si < taller));
+              epilogue (&run, mr, r0, j0, (int) w, acc + (si - sg) * MR * NP * NR, rs ? rs + r0 : NULL);
+            }
         }
     }
+  if (acc != acc_one)
+    free (acc);
   if (rs && rs != rs_stack)
     g_free (rs);
   run_setup_done (&run, colterm_stack);

@@ -41,7 +41,7 @@ static const Shape shapes[] = {
   { 1, 16, 6, 21, 16, 3, 3, 1, 2, 2, 16, NULL, FALSE },    /* dilated */
   { 1, 8, 6, 6, 16, 3, 3, 1, 1, 1, 8, NULL, FALSE },     /* channel multiplier 2 (grouped GEMM) */
   { 1, 130, 20, 20, 129, 3, 3, 1, 1, 1, 1, NULL, FALSE },/* large: whole AMX blocks and edges */
-  /* the indirect GEMM (rows 16 pixels wide or more, KW C a multiple of 4, K at most 640): X read
+  /* the indirect GEMM (rows 16 pixels wide or more, KW C a multiple of 4): X read
    * in place, zero-point rows for the vertical padding, the row ends gathered */
   { 1, 64, 10, 34, 40, 3, 3, 1, 1, 1, 1, NULL, FALSE },
   { 2, 32, 9, 65, 24, 3, 3, 2, 1, 1, 1, NULL, FALSE },   /* stride 2, batch */
@@ -51,6 +51,12 @@ static const Shape shapes[] = {
   { 1, 64, 9, 33, 130, 3, 3, 1, 1, 1, 1, NULL, FALSE },  /* two 64-column tiles and 2 columns */
   { 1, 8, 12, 34, 16, 3, 3, 1, 0, 1, 1, NULL, FALSE },   /* no padding: every pixel interior */
   { 1, 4, 20, 28, 8, 3, 3, 1, 3, 1, 1, NULL, FALSE },    /* padding 3: kernel rows all padding */
+  /* deeper than 640: the product in depth pieces (one per kernel row, or a kernel row split), the
+   * strips' accumulators kept between them, 16 strips at a time */
+  { 1, 72, 6, 18, 40, 3, 3, 1, 1, 1, 1, NULL, FALSE },   /* K 648: three pieces of 216 */
+  { 1, 132, 5, 21, 70, 3, 3, 2, 1, 1, 1, NULL, FALSE },  /* K 1188, stride 2, 70 columns */
+  { 1, 260, 4, 17, 24, 3, 3, 1, 1, 1, 1, NULL, FALSE },  /* kernel rows of 780 split in two */
+  { 1, 76, 3, 120, 20, 3, 3, 1, 1, 1, 1, NULL, FALSE },  /* 118 interior pixels: 20 strips */
 };
 
 static OwbTensor *
