@@ -36,6 +36,7 @@ static const NamesRow rows[] = {
   { OWB_DOMAIN, "QLinearBinaryLookup", "A B Table", "Y", 0, 0 },
   { OWB_DOMAIN, "DynamicQuantizeMatMul", "A B b_scale b_zero_point bias", "Y", 0, 0 },
   { OWB_DOMAIN, "QLinearBinary", "A a_scale a_zero_point B b_scale b_zero_point y_scale y_zero_point", "Y", 0, 0 },
+  { OWB_DOMAIN, "QLinearGlobalAveragePool", "X x_scale x_zero_point y_scale y_zero_point", "Y", 0, 0 },
 };
 
 typedef struct {

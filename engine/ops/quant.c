@@ -544,6 +544,41 @@ infer_qlinear_binary (OwbInferContext *ctx, GError **error)
   return TRUE;
 }
 
+/* QLinearGlobalAveragePool (X, x_scale, x_zero_point, y_scale, y_zero_point) of the engine's
+ * domain, attribute channels_last (0: X is [N, C, spatial...], 1: [N, spatial..., C]): Y =
+ * saturate (nearbyint (S x_scale / (n y_scale)) + y_zero_point), S the integer sum of X - x_zero_point
+ * over the n spatial positions of a channel, every parameter one value (float32 scales); Y of
+ * y_zero_point's type, its spatial dims 1. The exact mean of what DequantizeLinear ->
+ * GlobalAveragePool -> QuantizeLinear computes in float32 (fuse_qdq_lookup makes it of them). */
+static gboolean
+infer_qlinear_global_average_pool (OwbInferContext *ctx, GError **error)
+{
+  if (!require_inputs (ctx, 5, error))
+    return FALSE;
+  const OwbValueType *x = ctx->inputs[0], *yz = ctx->inputs[4];
+  if (!check_qlinear_data_type (ctx, x->dtype, "X", FALSE, error)
+      || !check_qlinear_data_type (ctx, yz->dtype, "y_zero_point", FALSE, error))
+    return FALSE;
+  int64_t last = owb_node_get_int (ctx->node, "channels_last", 0);
+  if (last != 0 && last != 1)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "channels_last must be 0 or 1, got %" G_GINT64_FORMAT,
+                           last);
+      return FALSE;
+    }
+  if (x->rank >= 0 && x->rank < 3)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "X must have rank 3 or more (N, C and spatial dims), not %d",
+                           x->rank);
+      return FALSE;
+    }
+  set_tensor_like (&ctx->outputs[0], yz->dtype, x);
+  OwbValueType *y = &ctx->outputs[0];
+  for (int i = last ? 1 : 2; i < (last ? y->rank - 1 : y->rank); i++)
+    y->dims[i] = OWB_DIM_VALUE (1);
+  return TRUE;
+}
+
 /* DynamicQuantizeMatMul (A, B, b_scale, b_zero_point?, bias?) of the engine's domain: A (float32,
  * [..., K]) quantized to uint8 per tensor as DynamicQuantizeLinear does, MatMulInteger with B
  * (int8/uint8 [K, N]), the int32 product cast to float32 and multiplied by (a_scale b_scale), bias
@@ -613,6 +648,7 @@ const OwbOpSchema _owb_ops_quant[] = {
   { "QLinearBinary", OWB_DOMAIN, 1, 8, 8, 1, 1, infer_qlinear_binary },
   { "QLinearBinaryLookup", OWB_DOMAIN, 1, 3, 3, 1, 1, infer_qlinear_binary_lookup },
   { "QLinearLookup", OWB_DOMAIN, 1, 2, 2, 1, 1, infer_qlinear_lookup },
+  { "QLinearGlobalAveragePool", OWB_DOMAIN, 1, 5, 5, 1, 1, infer_qlinear_global_average_pool },
   { "QuantizeLinear", "", 10, 2, 3, 1, 1, infer_quantize_linear },
   { "DequantizeLinear", "", 10, 2, 3, 1, 1, infer_dequantize_linear },
   { "DynamicQuantizeLinear", "", 11, 1, 1, 3, 3, infer_dynamic_quantize_linear },

@@ -321,6 +321,49 @@ try_fuse_maxpool (OwbPassContext *ctx, OwbNode *q)
   return TRUE;
 }
 
+/* DequantizeLinear -> GlobalAveragePool -> QuantizeLinear, per tensor, 8-bit, float32 scales (a
+ * squeeze-excitation block's pool): one QLinearGlobalAveragePool, which sums the bytes as integers
+ * and rounds the exact mean once, instead of a float tensor, a float mean and a quantization. The
+ * float chain rounds its sum in float32, so the two may differ by one step where the mean lies
+ * within float32's error of a half step. */
+static gboolean
+try_fuse_global_average_pool (OwbPassContext *ctx, OwbNode *q)
+{
+  if (!owb_pass_is_op (q, "QuantizeLinear") || !per_tensor (ctx, q) || owb_node_get_int (q, "precision", 0) != 0)
+    return FALSE;
+  OwbNode *op = owb_pass_producer (ctx, q->inputs[0]);
+  if (!op || !owb_pass_is_op (op, "GlobalAveragePool") || op->n_inputs != 1 || op->n_outputs != 1)
+    return FALSE;
+  OwbNode *dq = owb_pass_producer (ctx, op->inputs[0]);
+  if (!owb_pass_is_op (dq, "DequantizeLinear") || !per_tensor (ctx, dq))
+    return FALSE;
+  const OwbValueType *xt = owb_pass_value_type (ctx, dq->inputs[0]), *ft = owb_pass_value_type (ctx, op->outputs[0]);
+  if (!xt || xt->kind != OWB_VALUE_TENSOR || !_owb_pass_is_8bit (xt->dtype) || (xt->rank >= 0 && xt->rank < 3) || !ft
+      || ft->dtype != OWB_TYPE_FLOAT)
+    return FALSE;
+  if (!float32_params (ctx, dq) || !float32_params (ctx, q))
+    {
+      owb_pass_near_miss (ctx, op, "sits between a DequantizeLinear and a QuantizeLinear, but a scale is not one "
+                          "float32 value or a zero point is missing; kept");
+      return FALSE;
+    }
+  if (!float_output_only_quantized (ctx, op, "sits between a DequantizeLinear and a QuantizeLinear"))
+    return FALSE;
+  const char *label = owb_pass_label (op);
+  g_autofree char *name = owb_pass_scoped_name (ctx, op->name && op->name[0] ? op->name : label,
+                                                "QLinearGlobalAveragePool");
+  OwbNode *gp = owb_node_new ("QLinearGlobalAveragePool", OWB_DOMAIN, name);
+  const char *ins[5] = { dq->inputs[0], dq->inputs[1], dq->inputs[2], q->inputs[1], q->inputs[2] };
+  for (int i = 0; i < 5; i++)
+    owb_node_add_input (gp, ins[i]);
+  owb_node_add_attribute (gp, "channels_last", OWB_ATTR_INT)->i = 0;
+  owb_node_add_output (gp, q->outputs[0]);
+  owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
+  OwbNode *const chain[] = { op, q }, *const dropped[] = { only_read_by_fusion (ctx, dq) };
+  _owb_pass_replace_qdq (ctx, &gp, 1, chain, G_N_ELEMENTS (chain), dropped, G_N_ELEMENTS (dropped));
+  return TRUE;
+}
+
 /* The 256 outputs of `node` (a QLinearBinary or QLinearBinaryLookup) run by its own kernel with
  * input xi fed every byte of xtype and input li fed `table` at those bytes (the lookup's outputs),
  * its other inputs the graph's constants. NULL with *error on failure. */
@@ -435,7 +478,8 @@ run (OwbPassContext *ctx, GError **error)
   for (guint i = 0; i < candidates->len; i++)
     {
       OwbNode *q = g_ptr_array_index (candidates, i);
-      fused += try_fuse (ctx, q) || try_fuse_binary (ctx, q) || try_fuse_maxpool (ctx, q);
+      fused += try_fuse (ctx, q) || try_fuse_binary (ctx, q) || try_fuse_maxpool (ctx, q)
+               || try_fuse_global_average_pool (ctx, q);
     }
   g_ptr_array_unref (candidates);
   /* then the pairs x op lookup (x) those fusions made */
@@ -461,6 +505,6 @@ const OwbPass _owb_pass_fuse_qdq_lookup = {
   "into a 256-entry QLinearLookup, and two DequantizeLinears -> Add/Mul -> QuantizeLinear into a 65536-entry "
   "QLinearBinaryLookup, the tables computed by those nodes' own kernels; then x times (or plus) a lookup of x "
   "(SiLU) into one QLinearLookup; DequantizeLinear -> MaxPool -> QuantizeLinear at one scale into a MaxPool of the "
-  "bytes",
+  "bytes; DequantizeLinear -> GlobalAveragePool -> QuantizeLinear into a QLinearGlobalAveragePool",
   run,
 };

@@ -488,6 +488,13 @@ constant_to_nhwc (const OwbTensor *c)
   return t;
 }
 
+/* A QLinearGlobalAveragePool (fuse_qdq_lookup's) on channels-first data. */
+static gboolean
+is_qlinear_gap_nchw (const OwbNode *node)
+{
+  return owb_pass_is_our_op (node, "QLinearGlobalAveragePool") && owb_node_get_int (node, "channels_last", 0) == 0;
+}
+
 /* Rewrites `node` (reading at least one NCHW Transpose) to run on NHWC values, followed by one NCHW
  * Transpose writing its original output. Returns FALSE when some input has no NHWC form. */
 static gboolean
@@ -506,9 +513,11 @@ try_push (OwbPassContext *ctx, OwbNode *node)
   gboolean lookup2 = owb_pass_is_our_op (node, "QLinearBinaryLookup");
   /* QLinearBinary's other inputs are scalars, which pass through as they are */
   binary = binary || lookup2 || owb_pass_is_our_op (node, "QLinearBinary");
-  if (!unary && !binary && !concat && !resize && !new_op)
+  /* fuse_qdq_lookup's integer pool: the same op, told its channels come last */
+  gboolean qgap = is_qlinear_gap_nchw (node);
+  if (!unary && !binary && !concat && !resize && !new_op && !qgap)
     return FALSE;
-  int n_data = unary || resize || new_op ? 1 : (lookup2 ? 2 : node->n_inputs);
+  int n_data = unary || resize || new_op || qgap ? 1 : (lookup2 ? 2 : node->n_inputs);
   gboolean any = FALSE;
   for (int i = 0; i < MIN (n_data, node->n_inputs) && !any; i++)
     any = node->inputs[i][0] && nhwc_source (ctx, node->inputs[i]);
@@ -602,6 +611,11 @@ try_push (OwbPassContext *ctx, OwbNode *node)
       g_free (nn->domain);
       nn->domain = g_strdup (OWB_DOMAIN);
     }
+  for (int a = 0; qgap && a < nn->n_attributes; a++)
+    if (strcmp (nn->attributes[a].name, "channels_last") == 0)
+      nn->attributes[a].i = 1;
+  if (qgap && owb_node_get_int (nn, "channels_last", 0) == 0)
+    owb_node_add_attribute (nn, "channels_last", OWB_ATTR_INT)->i = 1;
   char *y = g_strdup (node->outputs[0]);
   char *from_copy = g_strdup (from);
   const char *from_name = from_copy;
@@ -1079,6 +1093,7 @@ is_layout_agnostic (OwbPassContext *ctx, const OwbNode *node)
     return TRUE;
   return is_unary_elementwise (node) || is_per_tensor_qdq (ctx, node) || is_broadcast_elementwise (node)
          || owb_pass_is_our_op (node, "QLinearBinaryLookup") || owb_pass_is_our_op (node, "QLinearBinary")
+         || is_qlinear_gap_nchw (node)
          || owb_pass_is_op (node, "Concat")
          || owb_pass_is_op (node, "MaxPool") || owb_pass_is_op (node, "AveragePool")
          || owb_pass_is_op (node, "GlobalAveragePool") || reduce_in_nhwc (ctx, node, axes, &n, &keepdims, &axes_value);

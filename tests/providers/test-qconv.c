@@ -4,7 +4,8 @@
  * convolutions, channel counts that are not multiples of 16 or 64, uint8 and int8 activations,
  * outputs and weights, zero points of both signs, per-tensor and per-channel weights, with and
  * without bias, one and two threads, through the AMX, VNNI and forced AVX2 and portable paths; and
- * NhwcQLinearConv against the same reference on the transposed tensors; QLinearLookup's table. */
+ * NhwcQLinearConv against the same reference on the transposed tensors; QLinearLookup's table;
+ * QLinearGlobalAveragePool against its definition. */
 #include "../engine/test-util.h"
 #include "../../providers/cpu/cpu-qgemm-private.h"
 
@@ -520,6 +521,95 @@ test_qlinear_binary (void)
 }
 
 
+/* QLinearGlobalAveragePool against its definition (the integer sum of x - zx over a channel's
+ * positions times x_scale / (n y_scale) in double, rounded half to even, plus zy, saturated):
+ * channels first and last, rank 3, 4 and 5, channel counts that divide 64 (the image read as
+ * 64-byte rows), 64 and more with a remainder, one channel, one position, more than 256 positions
+ * (the 16-bit sums widened), uint8 and int8 in and out, zero points of both signs, scales that
+ * saturate; the vector path and the portable one, one and two threads. */
+static void
+test_qlinear_global_average_pool (void)
+{
+  static const int64_t shapes[][6] = {
+    /* rank, then N, C, spatial... (channels-first order) */
+    { 4, 2, 16, 13, 11 }, { 4, 1, 32, 23, 29 }, { 4, 1, 144, 7, 9 }, { 4, 2, 67, 5, 4 }, { 4, 1, 1, 17, 19 },
+    { 4, 1, 8, 1, 1 },    { 3, 2, 300, 9, 0 },  { 5, 1, 24, 3, 5, 7 }, { 4, 1, 64, 33, 31 },
+  };
+  static const float scales[][2] = { { 0.02f, 0.03f }, { 3.0f / 255, 3.0f / 255 }, { 0.05f, 0.001f } };
+  GRand *r = g_rand_new_with_seed (23);
+  for (int portable = 0; portable < 2; portable++)
+    {
+      _owb_qgemm_force_portable (portable);
+      for (guint si = 0; si < G_N_ELEMENTS (shapes); si++)
+        for (int k = 0; k < 8; k++)
+          {
+            gboolean last = k & 1, xs8 = (k >> 1) & 1, ys8 = (k >> 2) & 1;
+            int rank = (int) shapes[si][0];
+            int64_t N = shapes[si][1], C = shapes[si][2], HW = 1, xd[5];
+            for (int i = 2; i < rank; i++)
+              HW *= shapes[si][1 + i];
+            /* channels-last dims: N, spatial..., C */
+            xd[0] = N;
+            for (int i = 2; i < rank; i++)
+              xd[last ? i - 1 : i] = shapes[si][1 + i];
+            xd[last ? rank - 1 : 1] = C;
+            OwbDataType xt = xs8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8, yt = ys8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+            int lo = xs8 ? -128 : 0;
+            OwbTensor *x = owb_tensor_new (xt, rank, xd, NULL);
+            for (int64_t i = 0; i < x->nelems; i++)
+              owb_tensor_set_double (x, i, g_rand_int_range (r, lo, lo + 256));
+            int zx = xs8 ? (k & 2 ? -7 : 9) : 119, zy = ys8 ? -3 : 131;
+            float xsc = scales[(si + k) % 3][0], ysc = scales[(si + k) % 3][1];
+            OwbModel *m = tu_model_new (13);
+            owb_model_set_opset (m, OWB_DOMAIN, 1);
+            OwbGraph *g = m->graph;
+            tu_add_value (g->inputs, "x", xt, rank, xd, NULL);
+            owb_graph_add_initializer (g, "xs", scalar_float (xsc));
+            owb_graph_add_initializer (g, "ys", scalar_float (ysc));
+            OwbTensor *z = owb_tensor_new (xt, 0, NULL, NULL);
+            owb_tensor_set_double (z, 0, zx);
+            owb_graph_add_initializer (g, "xz", z);
+            z = owb_tensor_new (yt, 0, NULL, NULL);
+            owb_tensor_set_double (z, 0, zy);
+            owb_graph_add_initializer (g, "yz", z);
+            tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+            ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+            OwbNode *node = tu_node (g, "QLinearGlobalAveragePool", "gap", "x,xs,xz,ys,yz", "y");
+            g_free (node->domain);
+            node->domain = g_strdup (OWB_DOMAIN);
+            owb_node_add_attribute (node, "channels_last", OWB_ATTR_INT)->i = last;
+            g_autoptr (GError) error = NULL;
+            OwbSession *sess = tu_session (m, 1 + (k % 3 == 0), &error);
+            g_assert_no_error (error);
+            const char *names[1] = { "x" };
+            OwbTensor *y = NULL;
+            g_assert_true (owb_session_run (sess, 1, names, &x, 1, NULL, &y, NULL, NULL, &error));
+            g_assert_no_error (error);
+            g_assert_cmpint (y->nelems, ==, N * C);
+            g_assert_cmpint (y->dims[last ? rank - 1 : 1], ==, C);
+            for (int64_t n = 0; n < N; n++)
+              for (int64_t c = 0; c < C; c++)
+                {
+                  int64_t sum = 0;
+                  for (int64_t p = 0; p < HW; p++)
+                    sum += (int64_t) owb_tensor_get_double (x, last ? (n * HW + p) * C + c : (n * C + c) * HW + p) - zx;
+                  double want = HW == 0 ? -1000 : nearbyint ((double) sum * xsc / ((double) HW * ysc)) + zy;
+                  want = MIN (MAX (want, ys8 ? -128 : 0), ys8 ? 127 : 255);
+                  double got = owb_tensor_get_double (y, n * C + c);
+                  if (got != want)
+                    g_error ("%s shape %u variant %d: channel %" G_GINT64_FORMAT " of image %" G_GINT64_FORMAT
+                             ": %g, want %g", portable ? "portable" : "vector", si, k, c, n, got, want);
+                }
+            owb_tensor_unref (y);
+            owb_tensor_unref (x);
+            owb_session_free (sess);
+            owb_model_unref (m);
+          }
+    }
+  _owb_qgemm_force_portable (FALSE);
+  g_rand_free (r);
+}
+
 /* One pool node (MaxPool or NhwcMaxPool, kernel 3x3, strides 2, pads 1 0 1 1) on x. */
 static OwbTensor *
 run_pool (const char *op, const char *domain, OwbTensor *x)
@@ -584,6 +674,7 @@ main (int argc, char **argv)
   g_test_add_func ("/qconv/qlinear-lookup", test_qlinear_lookup);
   g_test_add_func ("/qconv/qlinear-binary-lookup", test_qlinear_binary_lookup);
   g_test_add_func ("/qconv/qlinear-binary", test_qlinear_binary);
+  g_test_add_func ("/qconv/qlinear-global-average-pool", test_qlinear_global_average_pool);
   g_test_add_func ("/qconv/nhwc-max-pool-8bit", test_nhwc_max_pool_8bit);
   return g_test_run ();
 }

@@ -1396,6 +1396,192 @@ compute_qlinear_binary (OwbKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- QLinearGlobalAveragePool (ai.onnx.workbench) ---- */
+
+/* Each channel's bytes summed as integers (exact: n 255 < 2^31 for the n < 2^23 spatial positions
+ * the kernel takes), then one double product and division rounded half to even, instead of
+ * DequantizeLinear's float tensor, a float mean and QuantizeLinear. */
+typedef struct {
+  const uint8_t *x;
+  uint8_t *y;
+  gboolean x_signed, y_signed, last, vector;
+  int64_t C, HW, cblock, ncb;
+  int32_t zx, zy;
+  double xs, ys;
+} QGapJob;
+
+#define QGAP_CBLOCK 256
+
+static inline uint8_t
+qgap_one (const QGapJob *j, int64_t sum)
+{
+  double lo = j->y_signed ? -128 : 0, hi = j->y_signed ? 127 : 255;
+  double v = nearbyint ((double) (sum - j->HW * j->zx) * j->xs / ((double) j->HW * j->ys)) + j->zy;
+  v = v < lo ? lo : (v > hi ? hi : v);
+  return j->y_signed ? (uint8_t) (int8_t) v : (uint8_t) v;
+}
+
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* 64 byte lanes summed over `count` rows `stride` bytes apart (the first `lanes` lanes of each),
+ * into sum[64] (int32, added to): 16-bit sums for up to 256 rows at a time (256 x 255 < 2^16),
+ * then widened. Bytes are read as unsigned (int8 data XORed with 0x80, the 128s taken off later). */
+static QB_AVX512 void
+qgap_lanes_avx512 (const uint8_t *x, int64_t count, int64_t stride, int lanes, gboolean flip, int32_t *sum)
+{
+  const __mmask64 m = lanes >= 64 ? ~(__mmask64) 0 : (((__mmask64) 1 << lanes) - 1);
+  const __m512i f = _mm512_set1_epi8 (flip ? (char) 0x80 : 0);
+  __m512i s32[4];
+  for (int v = 0; v < 4; v++)
+    s32[v] = _mm512_loadu_si512 ((const void *) (sum + 16 * v));
+  for (int64_t r0 = 0; r0 < count; r0 += 256)
+    {
+      int64_t rn = MIN (256, count - r0);
+      __m512i lo = _mm512_setzero_si512 (), hi = _mm512_setzero_si512 ();
+      const uint8_t *p = x + r0 * stride;
+      for (int64_t r = 0; r < rn; r++, p += stride)
+        {
+          __m512i b = _mm512_xor_si512 (_mm512_maskz_loadu_epi8 (m, p), f);
+          b = _mm512_maskz_mov_epi8 (m, b);
+          lo = _mm512_add_epi16 (lo, _mm512_cvtepu8_epi16 (_mm512_castsi512_si256 (b)));
+          hi = _mm512_add_epi16 (hi, _mm512_cvtepu8_epi16 (_mm512_extracti64x4_epi64 (b, 1)));
+        }
+      s32[0] = _mm512_add_epi32 (s32[0], _mm512_cvtepu16_epi32 (_mm512_castsi512_si256 (lo)));
+      s32[1] = _mm512_add_epi32 (s32[1], _mm512_cvtepu16_epi32 (_mm512_extracti64x4_epi64 (lo, 1)));
+      s32[2] = _mm512_add_epi32 (s32[2], _mm512_cvtepu16_epi32 (_mm512_castsi512_si256 (hi)));
+      s32[3] = _mm512_add_epi32 (s32[3], _mm512_cvtepu16_epi32 (_mm512_extracti64x4_epi64 (hi, 1)));
+    }
+  for (int v = 0; v < 4; v++)
+    _mm512_storeu_si512 ((void *) (sum + 16 * v), s32[v]);
+}
+#endif
+
+/* unit u: channels-first, channel u of the batch; channels-last, block u % ncb of image u / ncb */
+static void
+qgap_units (int64_t begin, int64_t end, gpointer data)
+{
+  const QGapJob *j = data;
+  int32_t acc[QGAP_CBLOCK];
+  for (int64_t u = begin; u < end; u++)
+    {
+      if (!j->last)
+        {
+          const uint8_t *x = j->x + u * j->HW;
+          int32_t sum = 0;
+          if (j->x_signed)
+            for (int64_t i = 0; i < j->HW; i++)
+              sum += (int8_t) x[i];
+          else
+            for (int64_t i = 0; i < j->HW; i++)
+              sum += x[i];
+          j->y[u] = qgap_one (j, sum);
+          continue;
+        }
+      int64_t n = u / j->ncb, c0 = u % j->ncb * j->cblock, cn = MIN (j->cblock, j->C - c0);
+      const uint8_t *x = j->x + n * j->HW * j->C + c0;
+      memset (acc, 0, sizeof acc);
+#if defined(__x86_64__) && defined(__GNUC__)
+      if (j->vector)
+        {
+          int64_t bias = j->x_signed ? 128 * j->HW : 0;
+          if (64 % j->C == 0)
+            {
+              /* C divides 64: the image's bytes as rows of 64, lane l holding channel l % C (the
+               * last row partial) */
+              int64_t total = j->HW * j->C, full = total / 64;
+              qgap_lanes_avx512 (x, full, 64, 64, j->x_signed, acc);
+              if (total % 64)
+                qgap_lanes_avx512 (x + full * 64, 1, 64, (int) (total % 64), j->x_signed, acc);
+              for (int64_t c = 0; c < j->C; c++)
+                {
+                  int64_t sum = 0;
+                  for (int64_t l = c; l < 64; l += j->C)
+                    sum += acc[l];
+                  j->y[n * j->C + c] = qgap_one (j, sum - bias);
+                }
+              continue;
+            }
+          qgap_lanes_avx512 (x, j->HW, j->C, (int) cn, j->x_signed, acc);
+          for (int64_t c = 0; c < cn; c++)
+            j->y[n * j->C + c0 + c] = qgap_one (j, acc[c] - bias);
+          continue;
+        }
+#endif
+      for (int64_t p = 0; p < j->HW; p++, x += j->C)
+        {
+          if (j->x_signed)
+            for (int64_t c = 0; c < cn; c++)
+              acc[c] += (int8_t) x[c];
+          else
+            for (int64_t c = 0; c < cn; c++)
+              acc[c] += x[c];
+        }
+      for (int64_t c = 0; c < cn; c++)
+        j->y[n * j->C + c0 + c] = qgap_one (j, acc[c]);
+    }
+}
+
+static gboolean
+compute_qlinear_global_average_pool (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  OwbTensor *y = ctx->outputs[0];
+  for (int i = 1; i < 5; i++)
+    {
+      const OwbTensor *p = ctx->inputs[i];
+      gboolean scale = i == 1 || i == 3;
+      if (!p || p->nelems != 1 || (scale ? p->dtype != OWB_TYPE_FLOAT : !is_int8 (p->dtype)))
+        {
+          owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE,
+                                "scales must be one float32 value and zero points one 8-bit value (input %d)", i);
+          return FALSE;
+        }
+    }
+  if (!is_int8 (x->dtype) || !is_int8 (y->dtype) || x->rank < 3)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "X and Y must be 8-bit tensors, X of rank 3 or more");
+      return FALSE;
+    }
+  gboolean last = owb_node_get_int (ctx->node, "channels_last", 0) != 0;
+  QGapJob j = { x->data, y->data, x->dtype == OWB_TYPE_INT8, y->dtype == OWB_TYPE_INT8, last };
+  j.C = last ? x->dims[x->rank - 1] : x->dims[1];
+  j.HW = 1;
+  for (int i = last ? 1 : 2; i < (last ? x->rank - 1 : x->rank); i++)
+    j.HW *= x->dims[i];
+  if (j.HW >= (1 << 23))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE,
+                            "X has %" G_GINT64_FORMAT " positions a channel; at most 8388607 are summed exactly", j.HW);
+      return FALSE;
+    }
+  if (y->nelems == 0)
+    return TRUE;
+  if (j.HW == 0)
+    {
+      /* the mean of nothing: as GlobalAveragePool's NaN, which QuantizeLinear saturates low */
+      memset (y->data, j.y_signed ? 0x80 : 0, (size_t) y->nelems);
+      return TRUE;
+    }
+  j.xs = ((const float *) ctx->inputs[1]->data)[0];
+  j.ys = ((const float *) ctx->inputs[3]->data)[0];
+  j.zx = (int32_t) owb_tensor_get_double (ctx->inputs[2], 0);
+  j.zy = (int32_t) owb_tensor_get_double (ctx->inputs[4], 0);
+  int64_t N = x->dims[0];
+#if defined(__x86_64__) && defined(__GNUC__)
+  j.vector = _owb_cpu_has_avx512 () && _owb_qgemm_uses_vnni ();
+#endif
+  if (last)
+    {
+      /* the vector path: 64 channels a unit (or the whole image where C divides 64) */
+      j.cblock = !j.vector ? QGAP_CBLOCK : (64 % j.C == 0 ? j.C : 64);
+      j.ncb = (j.C + j.cblock - 1) / j.cblock;
+      owb_parallel_for (ctx->pool, N * j.ncb, 1, qgap_units, &j);
+    }
+  else
+    owb_parallel_for (ctx->pool, N * j.C, MAX (1, 16384 / j.HW), qgap_units, &j);
+  return TRUE;
+}
+
 #define REALS (OWB_TYPE_BIT (OWB_TYPE_FLOAT) | OWB_TYPE_BIT (OWB_TYPE_FLOAT16) | OWB_TYPE_BIT (OWB_TYPE_BFLOAT16))
 #define INT8S (OWB_TYPE_BIT (OWB_TYPE_UINT8) | OWB_TYPE_BIT (OWB_TYPE_INT8))
 #define FLOAT8S                                                                                              \
@@ -1418,6 +1604,7 @@ const OwbKernelDef _owb_cpu_kernels_quant[] = {
   { "QLinearLookup", OWB_DOMAIN, 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_lookup },
   { "QLinearBinaryLookup", OWB_DOMAIN, 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_binary_lookup },
   { "QLinearBinary", OWB_DOMAIN, 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_binary },
+  { "QLinearGlobalAveragePool", OWB_DOMAIN, 1, 0, INT8S, 0, NULL, NULL, compute_qlinear_global_average_pool },
   { "DynamicQuantizeMatMul", OWB_DOMAIN, 1, 0, OWB_TYPE_BIT (OWB_TYPE_FLOAT), 0, _owb_cpu_qgemm_matmul_prepare,
     _owb_cpu_qgemm_matmul_free, _owb_cpu_dynamic_quantize_matmul },
   { NULL }
