@@ -465,6 +465,47 @@ epilogue_vnni_q8 (const Run *run, int R, int64_t r0, int64_t j0, int ncols, cons
     }
 }
 
+/* A strip's whole product (one depth block) and its narrow 8-bit epilogue in one function: the
+ * accumulators go from the tile to the requantization without the round trip through the
+ * region's buffer that the separate calls make (the small-K 1x1 convolutions, whose time is
+ * mostly epilogue). */
+static inline __attribute__ ((always_inline)) VNNI void
+tile_q8_vnni_rp (const int R, const int P, const Run *run, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b,
+                 int64_t ps, int64_t r0, int64_t j0, int ncols, const int32_t *rs)
+{
+  int32_t acc[MR * NP * NR] __attribute__ ((aligned (64)));
+  tile_vnni_rp (R, P, a, lda, K, b, ps, acc, FALSE);
+  epilogue_vnni_q8_p (P, run, R, r0, j0, ncols, acc, rs);
+}
+
+static inline __attribute__ ((always_inline)) VNNI void
+tile_q8_vnni_r (const int R, int P, const Run *run, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b,
+                int64_t ps, int64_t r0, int64_t j0, int ncols, const int32_t *rs)
+{
+  switch (P)
+    {
+    case 1: tile_q8_vnni_rp (R, 1, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
+    case 2: tile_q8_vnni_rp (R, 2, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
+    case 3: tile_q8_vnni_rp (R, 3, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
+    default: tile_q8_vnni_rp (R, 4, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
+    }
+}
+
+static VNNI void
+tile_q8_vnni (int R, int P, const Run *run, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps,
+              int64_t r0, int64_t j0, int ncols, const int32_t *rs)
+{
+  switch (R)
+    {
+    case 1: tile_q8_vnni_r (1, P, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
+    case 2: tile_q8_vnni_r (2, P, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
+    case 3: tile_q8_vnni_r (3, P, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
+    case 4: tile_q8_vnni_r (4, P, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
+    case 5: tile_q8_vnni_r (5, P, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
+    default: tile_q8_vnni_r (6, P, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
+    }
+}
+
 /* ---- AVX2 microkernel ----
  * For CPUs without AVX-512 VNNI. vpmaddubsw sums two u8 x s8 products into a saturating int16,
  * which 255 x 127 x 2 overflows; so each A byte is split into its low 7 bits and its top bit
@@ -549,6 +590,7 @@ typedef struct {
   Run run;
   TileFunc tile;
   EpilogueFunc epilogue;
+  gboolean fused_q8; /* one depth block on VNNI with the narrow 8-bit epilogue: tile_q8_vnni */
   int64_t K, ps, kc, lda;
   int32_t *acc;      /* a block's rows x 64 accumulators, between depth blocks */
   const int32_t *rs; /* the row block's row sums, or NULL */
@@ -578,6 +620,14 @@ strips_region (const Region *g, const uint8_t *ab, int64_t mb0, int64_t rb, int6
               int64_t r0 = rb + si * strip_rows + MIN (si, taller);
               int mr = (int) (strip_rows + (si < taller));
               int32_t *acc_s = g->acc + (r0 - rb) * NP * NR;
+#ifdef HAVE_X86_VNNI
+              if (g->fused_q8)
+                {
+                  tile_q8_vnni (mr, P, &g->run, ab + r0 * lda, lda, K, bt, g->ps, mb0 + r0, j0, (int) w,
+                                g->rs ? g->rs + r0 : NULL);
+                  continue;
+                }
+#endif
               g->tile (mr, P, ab + r0 * lda + k0, lda, kn, bt + k0 / 4 * 64, g->ps, acc_s, k0 > 0);
               if (last)
                 g->epilogue (&g->run, mr, mb0 + r0, j0, (int) w, acc_s, g->rs ? g->rs + r0 : NULL);
@@ -873,6 +923,7 @@ _owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, 
   gboolean amx = FALSE;
 #ifdef HAVE_X86_VNNI
   amx = _owb_qgemm_uses_amx ();
+  g.fused_q8 = epilogue == epilogue_vnni_q8 && K > 0 && kc >= K;
 #endif
   for (int64_t mb0 = 0; mb0 < rows; mb0 += mc)
     {
