@@ -638,17 +638,19 @@ run_pool (const char *op, const char *domain, OwbTensor *x)
   return y;
 }
 
-/* NhwcMaxPool on uint8 and int8 (a QDQ model's pool on its bytes) equals MaxPool's NCHW kernel,
+/* NhwcMaxPool on uint8 and int8 (a QDQ model's pool on its bytes), AVX-512 and portable, equals MaxPool's NCHW kernel,
  * odd channel counts and both edges padded. */
 static void
 test_nhwc_max_pool_8bit (void)
 {
   GRand *r = g_rand_new_with_seed (11);
-  static const int64_t channels[] = { 3, 64, 37 };
-  for (int k = 0; k < 6; k++)
+  static const int64_t channels[] = { 3, 64, 37, 130 };
+  for (int k = 0; k < 16; k++)
     {
+      /* the AVX-512 path (64 channels a vector, the last masked) and the portable one */
+      _owb_qgemm_force_portable (k >= 8);
       gboolean s8 = k & 1;
-      int64_t xd[4] = { 2, channels[k / 2], 11, 9 };
+      int64_t xd[4] = { 2, channels[k % 8 / 2], 11, 9 };
       OwbTensor *x = random_ints (s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8, 4, xd, r, s8 ? -128 : 0, s8 ? 127 : 255);
       OwbTensor *want = run_pool ("MaxPool", "", x);
       OwbTensor *xn = permute (x, to_nhwc);
@@ -659,6 +661,7 @@ test_nhwc_max_pool_8bit (void)
       g_assert_cmpint (memcmp (y->data, want->data, y->nbytes), ==, 0);
       owb_tensor_unref (x), owb_tensor_unref (want), owb_tensor_unref (xn), owb_tensor_unref (yn), owb_tensor_unref (y);
     }
+  _owb_qgemm_force_portable (FALSE);
   g_rand_free (r);
 }
 

@@ -1330,7 +1330,37 @@ typedef struct {
   const uint8_t *x;
   uint8_t *y;
   uint8_t flip;
+  gboolean vector; /* pool_pixel_8bit_avx512 */
 } PoolJob8;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define POOL8_AVX512 __attribute__ ((target ("avx512f,avx512bw")))
+/* One pixel's window, 64 channels a vector (the last masked): vpmaxub over the valid taps, or
+ * vpmaxsb for int8, so that no byte is flipped. */
+static POOL8_AVX512 void
+pool_pixel_8bit_avx512 (const PoolJob *j, const uint8_t *xn, uint8_t *yp, int64_t ih0, int64_t kh0, int64_t kh1,
+                        int64_t iw0, int64_t kw0, int64_t kw1, gboolean is_signed)
+{
+  const int64_t C = j->C;
+  const __m512i low = _mm512_set1_epi8 (is_signed ? (char) 0x80 : 0);
+  for (int64_t c0 = 0; c0 < C; c0 += 64)
+    {
+      __mmask64 m = C - c0 >= 64 ? ~(__mmask64) 0 : (((__mmask64) 1 << (C - c0)) - 1);
+      __m512i acc = low;
+      for (int64_t kh = kh0; kh < kh1; kh++)
+        {
+          const uint8_t *xr = xn + ((ih0 + kh * j->d[0]) * j->IW + iw0) * C + c0;
+          for (int64_t kw = kw0; kw < kw1; kw++)
+            {
+              __m512i v = _mm512_mask_loadu_epi8 (low, m, xr + kw * j->d[1] * C);
+              acc = is_signed ? _mm512_max_epi8 (acc, v) : _mm512_max_epu8 (acc, v);
+            }
+        }
+      _mm512_mask_storeu_epi8 (yp + c0, m, acc);
+    }
+}
+#endif
 
 static void
 pool_rows_8bit (int64_t begin, int64_t end, gpointer data)
@@ -1350,6 +1380,13 @@ pool_rows_8bit (int64_t begin, int64_t end, gpointer data)
           uint8_t *restrict yp = b->y + (r * j->OW + ow) * C;
           int64_t iw0 = ow * j->s[1] - j->pb[1], kw0, kw1;
           _owb_cpu_conv_valid_range (iw0, j->d[1], j->IW, j->k[1], &kw0, &kw1);
+#if defined(__x86_64__) && defined(__GNUC__)
+          if (b->vector)
+            {
+              pool_pixel_8bit_avx512 (j, xn, yp, ih0, kh0, kh1, iw0, kw0, kw1, flip != 0);
+              continue;
+            }
+#endif
           memset (yp, 0, (size_t) C); /* the lowest, flipped */
           for (int64_t kh = kh0; kh < kh1; kh++)
             for (int64_t kw = kw0; kw < kw1; kw++)
@@ -1422,7 +1459,8 @@ compute_nhwc_pool (OwbKernelContext *ctx, GError **error)
           owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "only NhwcMaxPool takes 8-bit X, and Y of its type");
           return FALSE;
         }
-      PoolJob8 b = { &j, x->data, y->data, x->dtype == OWB_TYPE_INT8 ? 0x80 : 0 };
+      PoolJob8 b = { &j, x->data, y->data, x->dtype == OWB_TYPE_INT8 ? 0x80 : 0,
+                     _owb_cpu_has_avx512 () && _owb_qgemm_uses_vnni () };
       owb_parallel_for (ctx->pool, j.N * j.OH, 1, pool_rows_8bit, &b);
       return TRUE;
     }
