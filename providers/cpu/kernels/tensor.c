@@ -390,6 +390,20 @@ strided_blocks (int64_t begin, int64_t end, gpointer data)
             transpose_few_cols (d, sp, i0, i1, 4, stride);
           continue;
         }
+      if (es == 1 && cols == 3)
+        {
+          /* a quantized image's 3 planes (a QDQ CNN's input before its NHWC stem): the general
+           * byte block read them at 1.6 GB/s */
+          uint8_t *restrict d = (uint8_t *) dst;
+          const uint8_t *restrict s0 = (const uint8_t *) src, *restrict s1 = s0 + stride, *restrict s2 = s1 + stride;
+          for (int64_t i = i0; i < i1; i++)
+            {
+              d[3 * i] = s0[i];
+              d[3 * i + 1] = s1[i];
+              d[3 * i + 2] = s2[i];
+            }
+          continue;
+        }
       switch (es)
         {
         case 1: transpose_block_1 (dst, src, i0, i1, cols, stride); break;
