@@ -10,16 +10,12 @@
 #include <math.h>
 #include <string.h>
 
-
 /* Whether `name` is a constant scalar (one element) within a relative 1e-5 of `want`. */
 static gboolean
 scalar_near (OwbPassContext *ctx, const char *name, double want)
 {
-  const OwbTensor *t = owb_pass_constant_through_identity (ctx, name);
-  if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != 1 || !t->data || t->dtype == OWB_TYPE_STRING)
-    return FALSE;
-  double v = owb_tensor_get_double (t, 0);
-  return fabs (v - want) <= 1e-5 * fabs (want);
+  double v;
+  return _owb_pass_scalar (ctx, name, &v) && fabs (v - want) <= 1e-5 * fabs (want);
 }
 
 static OwbNode *

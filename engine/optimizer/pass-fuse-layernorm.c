@@ -11,16 +11,6 @@
 #include <string.h>
 
 
-static gboolean
-scalar (OwbPassContext *ctx, const char *name, double *value)
-{
-  const OwbTensor *t = owb_pass_constant_through_identity (ctx, name);
-  if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != 1 || t->dtype == OWB_TYPE_STRING || !t->data)
-    return FALSE;
-  *value = owb_tensor_get_double (t, 0);
-  return TRUE;
-}
-
 /* The single node reading `name` when it is its only use (not a graph output either). */
 static OwbNode *
 only_consumer (OwbPassContext *ctx, const char *name)
@@ -282,13 +272,13 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
       return;
     }
   double exponent, eps;
-  if (owb_pass_is_op (square, "Pow") && (!scalar (ctx, square->inputs[1], &exponent) || exponent != 2.0))
+  if (owb_pass_is_op (square, "Pow") && (!_owb_pass_scalar (ctx, square->inputs[1], &exponent) || exponent != 2.0))
     {
       owb_pass_near_miss (ctx, square, "layer norm pattern, but the exponent is not the constant 2");
       return;
     }
   const char *eps_name = strcmp (add_eps->inputs[0], rm2->outputs[0]) == 0 ? add_eps->inputs[1] : add_eps->inputs[0];
-  if (!scalar (ctx, eps_name, &eps) || !isfinite (eps) || eps < 0)
+  if (!_owb_pass_scalar (ctx, eps_name, &eps) || !isfinite (eps) || eps < 0)
     {
       owb_pass_near_miss (ctx, add_eps, "layer norm pattern, but epsilon '%s' is not a constant non-negative scalar",
                            eps_name);

@@ -100,16 +100,7 @@ activation_clamp (OwbPassContext *ctx, const OwbNode *node, double *lo, double *
       *hi = owb_node_get_float (node, "max", INFINITY);
       return TRUE;
     }
-  for (int i = 1; i < node->n_inputs && i < 3; i++)
-    {
-      if (!node->inputs[i][0])
-        continue;
-      const OwbTensor *c = owb_pass_get_constant (ctx, node->inputs[i]);
-      if (!c || c->nelems != 1)
-        return FALSE;
-      *(i == 1 ? lo : hi) = owb_tensor_get_double (c, 0);
-    }
-  return TRUE;
+  return _owb_pass_clip_bound (ctx, node, 1, -INFINITY, lo) && _owb_pass_clip_bound (ctx, node, 2, INFINITY, hi);
 }
 
 /* The value's only reader, or NULL. */

@@ -23,23 +23,6 @@ is_lookup_op (const OwbNode *node)
   return FALSE;
 }
 
-/* Scale and zero point of a Q/DQ node, constants of one value each (a zero point may be absent). */
-static gboolean
-per_tensor (OwbPassContext *ctx, const OwbNode *node)
-{
-  if (node->n_inputs < 2 || node->n_outputs != 1 || owb_node_get_int (node, "block_size", 0) != 0)
-    return FALSE;
-  for (int i = 1; i < node->n_inputs && i < 3; i++)
-    {
-      if (!node->inputs[i][0])
-        continue;
-      const OwbTensor *c = owb_pass_get_constant (ctx, node->inputs[i]);
-      if (!c || c->nelems != 1)
-        return FALSE;
-    }
-  return TRUE;
-}
-
 /* `dq` when the fused op was its only reader and it writes no graph output, so that it goes with
  * the fusion; else NULL (it stays for its other readers). */
 static OwbNode *
@@ -154,13 +137,14 @@ make_table (OwbPassContext *ctx, const OwbNode *dq, const OwbNode *dq2, const Ow
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *q)
 {
-  if (!owb_pass_is_op (q, "QuantizeLinear") || !per_tensor (ctx, q) || owb_node_get_int (q, "precision", 0) != 0)
+  if (!owb_pass_is_op (q, "QuantizeLinear") || !_owb_pass_is_per_tensor_qdq (ctx, q)
+      || owb_node_get_int (q, "precision", 0) != 0)
     return FALSE;
   OwbNode *op = owb_pass_producer (ctx, q->inputs[0]);
   if (!op || !is_lookup_op (op) || op->n_outputs != 1 || op->n_inputs < 1)
     return FALSE;
   OwbNode *dq = owb_pass_producer (ctx, op->inputs[0]);
-  if (!owb_pass_is_op (dq, "DequantizeLinear") || !per_tensor (ctx, dq))
+  if (!owb_pass_is_op (dq, "DequantizeLinear") || !_owb_pass_is_per_tensor_qdq (ctx, dq))
     return FALSE;
   const OwbValueType *xt = owb_pass_value_type (ctx, dq->inputs[0]);
   const OwbValueType *ft = owb_pass_value_type (ctx, op->outputs[0]);
@@ -203,14 +187,15 @@ float32_params (OwbPassContext *ctx, const OwbNode *node)
 static gboolean
 try_fuse_binary (OwbPassContext *ctx, OwbNode *q)
 {
-  if (!owb_pass_is_op (q, "QuantizeLinear") || !per_tensor (ctx, q) || owb_node_get_int (q, "precision", 0) != 0)
+  if (!owb_pass_is_op (q, "QuantizeLinear") || !_owb_pass_is_per_tensor_qdq (ctx, q)
+      || owb_node_get_int (q, "precision", 0) != 0)
     return FALSE;
   OwbNode *op = owb_pass_producer (ctx, q->inputs[0]);
   if (!op || !(owb_pass_is_op (op, "Add") || owb_pass_is_op (op, "Mul")) || op->n_inputs != 2 || op->n_outputs != 1)
     return FALSE;
   OwbNode *da = owb_pass_producer (ctx, op->inputs[0]), *db = owb_pass_producer (ctx, op->inputs[1]);
   if (!owb_pass_is_op (da, "DequantizeLinear") || !owb_pass_is_op (db, "DequantizeLinear") || da == db
-      || !per_tensor (ctx, da) || !per_tensor (ctx, db))
+      || !_owb_pass_is_per_tensor_qdq (ctx, da) || !_owb_pass_is_per_tensor_qdq (ctx, db))
     return FALSE;
   const OwbValueType *at = owb_pass_value_type (ctx, da->inputs[0]), *bt = owb_pass_value_type (ctx, db->inputs[0]);
   const OwbValueType *ft = owb_pass_value_type (ctx, op->outputs[0]);
@@ -286,14 +271,15 @@ scalar_value (OwbPassContext *ctx, const OwbNode *node, int input, double *v, Ow
 static gboolean
 try_fuse_maxpool (OwbPassContext *ctx, OwbNode *q)
 {
-  if (!owb_pass_is_op (q, "QuantizeLinear") || !per_tensor (ctx, q) || owb_node_get_int (q, "precision", 0) != 0
+  if (!owb_pass_is_op (q, "QuantizeLinear") || !_owb_pass_is_per_tensor_qdq (ctx, q)
+      || owb_node_get_int (q, "precision", 0) != 0
       || owb_node_get_int (q, "saturate", 1) != 1)
     return FALSE;
   OwbNode *op = owb_pass_producer (ctx, q->inputs[0]);
   if (!op || !owb_pass_is_op (op, "MaxPool") || op->n_inputs != 1 || (op->n_outputs > 1 && op->outputs[1][0]))
     return FALSE;
   OwbNode *dq = owb_pass_producer (ctx, op->inputs[0]);
-  if (!owb_pass_is_op (dq, "DequantizeLinear") || !per_tensor (ctx, dq))
+  if (!owb_pass_is_op (dq, "DequantizeLinear") || !_owb_pass_is_per_tensor_qdq (ctx, dq))
     return FALSE;
   const OwbValueType *xt = owb_pass_value_type (ctx, dq->inputs[0]), *yt = owb_pass_value_type (ctx, q->outputs[0]);
   if (!xt || !yt || xt->kind != OWB_VALUE_TENSOR || !_owb_pass_is_8bit (xt->dtype) || yt->dtype != xt->dtype)
