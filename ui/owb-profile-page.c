@@ -693,9 +693,10 @@ hash_model_async (OwbProfilePage *self)
   if (!path)
     return;
   self->hash_cancellable = g_cancellable_new ();
-  g_autoptr (GTask) task = g_task_new (self, self->hash_cancellable, hash_model_done, NULL);
+  g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->hash_cancellable, NULL, hash_model_done,
+                                                 NULL);
   g_task_set_task_data (task, path, g_free);
-  g_task_run_in_thread (task, hash_model_thread);
+  owb_document_run_job (self->document, task, hash_model_thread);
 }
 
 static void
@@ -964,15 +965,15 @@ void
 owb_profile_page_show_stored_run (OwbProfilePage *self, guint index)
 {
   g_return_if_fail (OWB_IS_PROFILE_PAGE (self));
-  if (is_busy (self) || !self->stored || index >= self->stored->len)
+  if (is_busy (self) || !self->document || !self->stored || index >= self->stored->len)
     return;
   LoadJob *job = g_new0 (LoadJob, 1);
   job->db_path = g_strdup (owb_profile_page_get_database_path (self));
   job->id = ((OwbProfRunSummary *) g_ptr_array_index (self->stored, index))->id;
   set_busy (self, g_cancellable_new ());
-  g_autoptr (GTask) task = g_task_new (self, self->cancellable, run_done_cb, NULL);
+  g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->cancellable, NULL, run_done_cb, NULL);
   g_task_set_task_data (task, job, (GDestroyNotify) load_job_free);
-  g_task_run_in_thread (task, load_thread);
+  owb_document_run_job (self->document, task, load_thread);
 }
 
 void
