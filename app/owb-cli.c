@@ -445,6 +445,7 @@ owb_cli_feed_options (OwbCliFeed *feed, const char *command, char **dim_opts, co
       owb_cli_gerror (command, error);
       return FALSE;
     }
+  feed->threads_used = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
   return TRUE;
 }
 

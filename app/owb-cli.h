@@ -93,6 +93,7 @@ typedef struct {
   guint n_outputs;
   OwbTensor **outputs;    /* n_outputs slots for owb_session_run, NULL between runs */
   double load_ms;         /* model load and session creation */
+  int threads_used;       /* --threads, or the number of cores for 0 */
 } OwbCliFeed;
 
 /* Fills feed->options, providers and dims from the flags; on an error prints "owb: COMMAND: …"

@@ -33,7 +33,7 @@ owb_cmd_bench (int argc, char **argv)
   OwbRunStats stats = { 0 };
   const char *path;
   double load_ms, sum = 0, sq = 0, mean, median, stddev;
-  int threads_used, status;
+  int status;
 
   g_option_context_set_summary (context, "Time MODEL: session load time, then per-run latency over --iterations runs\n"
                                          "after --warmup runs, and the peak resident memory. Inputs are random\n"
@@ -48,7 +48,6 @@ owb_cmd_bench (int argc, char **argv)
     }
   if (!owb_cli_feed_options (&feed, "bench", dim_opts, providers_opt, n_threads, optimize_opt))
     return OWB_EXIT_USAGE;
-  threads_used = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
 
   status = owb_cli_feed_open (&feed, path, input_dir, named, TRUE, (guint32) seed);
   if (status != OWB_EXIT_OK)
@@ -100,7 +99,7 @@ owb_cmd_bench (int argc, char **argv)
       g_string_append (out, ",\"arena_peak_mb\":");
       owb_json_double (out, stats.peak_bytes / (1024.0 * 1024.0));
       g_string_append_printf (out, ",\"iterations\":%d,\"warmup\":%d,\"threads\":%d,\"optimize\":", iterations, warmup,
-                              threads_used);
+                              feed.threads_used);
       owb_json_string (out, owb_cli_optimize_name (feed.options.optimize));
       g_string_append (out, ",\"providers\":");
       owb_json_string (out, providers_opt != NULL ? providers_opt : "cpu");
@@ -109,8 +108,8 @@ owb_cmd_bench (int argc, char **argv)
   else
     {
       g_string_append_printf (out, "Model          %s\n", path);
-      g_string_append_printf (out, "Settings       %d thread%s, optimization %s, providers %s\n", threads_used,
-                              threads_used == 1 ? "" : "s", owb_cli_optimize_name (feed.options.optimize),
+      g_string_append_printf (out, "Settings       %d thread%s, optimization %s, providers %s\n", feed.threads_used,
+                              feed.threads_used == 1 ? "" : "s", owb_cli_optimize_name (feed.options.optimize),
                               providers_opt != NULL ? providers_opt : "cpu");
       g_string_append_printf (out, "Load           %.2f ms\n", load_ms);
       g_string_append_printf (out, "Latency        median %.3f ms, min %.3f, mean %.3f, p90 %.3f, max %.3f, stddev %.3f\n",

@@ -88,7 +88,7 @@ owb_cmd_profile (int argc, char **argv)
   OwbRunOptions profiled;
   const char *path;
   double run_ms = 0, nodes_ms = 0;
-  int threads_used, status;
+  int status;
 
   g_option_context_set_summary (context, "Profile MODEL: after --warmup runs, time every node over --iterations runs\n"
                                          "and print a table per op type, the --top slowest nodes and how the wall\n"
@@ -109,7 +109,6 @@ owb_cmd_profile (int argc, char **argv)
     }
   if (!owb_cli_feed_options (&feed, "profile", dim_opts, providers_opt, n_threads, optimize_opt))
     return OWB_EXIT_USAGE;
-  threads_used = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
 
   status = owb_cli_feed_open (&feed, path, input_dir, named, TRUE, 0);
   if (status != OWB_EXIT_OK)
@@ -153,7 +152,7 @@ owb_cmd_profile (int argc, char **argv)
             owb_json_string (out, db_path);
           }
         g_string_append_printf (out, ",\"iterations\":%d,\"warmup\":%d,\"threads\":%d,\"optimize\":", iterations, warmup,
-                                threads_used);
+                                feed.threads_used);
         owb_json_string (out, owb_cli_optimize_name (feed.options.optimize));
         g_string_append (out, ",\"run_ms\":");
         owb_json_double (out, run_ms / iterations);
@@ -228,8 +227,8 @@ owb_cmd_profile (int argc, char **argv)
         if (db_path)
           g_string_append_printf (out, "Stored     run id %" G_GINT64_FORMAT " in %s\n", run->id, db_path);
         g_string_append_printf (out, "Settings   %d thread%s, optimization %s, %d profiled runs after %d warm-up\n",
-                                threads_used, threads_used == 1 ? "" : "s", owb_cli_optimize_name (feed.options.optimize),
-                                iterations, warmup);
+                                feed.threads_used, feed.threads_used == 1 ? "" : "s",
+                                owb_cli_optimize_name (feed.options.optimize), iterations, warmup);
         g_string_append_printf (out, "Run        %.3f ms per run, %.3f ms of it inside nodes\n", run_ms / iterations,
                                 nodes_ms);
         g_string_append_printf (out, "Wall       %.3f ms per run in the engine: %.3f ms in nodes (%.1f%%), %.3f ms between nodes (%.1f%%)\n",
