@@ -23,6 +23,13 @@ is_lookup_op (const OwbNode *node)
   return FALSE;
 }
 
+/* A Q/DQ node of one scale and zero point with its one output. */
+static gboolean
+per_tensor (OwbPassContext *ctx, const OwbNode *node)
+{
+  return _owb_pass_is_per_tensor_qdq (ctx, node) && node->n_outputs == 1;
+}
+
 /* `dq` when the fused op was its only reader and it writes no graph output, so that it goes with
  * the fusion; else NULL (it stays for its other readers). */
 static OwbNode *
@@ -137,14 +144,13 @@ make_table (OwbPassContext *ctx, const OwbNode *dq, const OwbNode *dq2, const Ow
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *q)
 {
-  if (!owb_pass_is_op (q, "QuantizeLinear") || !_owb_pass_is_per_tensor_qdq (ctx, q)
-      || owb_node_get_int (q, "precision", 0) != 0)
+  if (!owb_pass_is_op (q, "QuantizeLinear") || !per_tensor (ctx, q) || owb_node_get_int (q, "precision", 0) != 0)
     return FALSE;
   OwbNode *op = owb_pass_producer (ctx, q->inputs[0]);
   if (!op || !is_lookup_op (op) || op->n_outputs != 1 || op->n_inputs < 1)
     return FALSE;
   OwbNode *dq = owb_pass_producer (ctx, op->inputs[0]);
-  if (!owb_pass_is_op (dq, "DequantizeLinear") || !_owb_pass_is_per_tensor_qdq (ctx, dq))
+  if (!owb_pass_is_op (dq, "DequantizeLinear") || !per_tensor (ctx, dq))
     return FALSE;
   const OwbValueType *xt = owb_pass_value_type (ctx, dq->inputs[0]);
   const OwbValueType *ft = owb_pass_value_type (ctx, op->outputs[0]);
@@ -187,15 +193,14 @@ float32_params (OwbPassContext *ctx, const OwbNode *node)
 static gboolean
 try_fuse_binary (OwbPassContext *ctx, OwbNode *q)
 {
-  if (!owb_pass_is_op (q, "QuantizeLinear") || !_owb_pass_is_per_tensor_qdq (ctx, q)
-      || owb_node_get_int (q, "precision", 0) != 0)
+  if (!owb_pass_is_op (q, "QuantizeLinear") || !per_tensor (ctx, q) || owb_node_get_int (q, "precision", 0) != 0)
     return FALSE;
   OwbNode *op = owb_pass_producer (ctx, q->inputs[0]);
   if (!op || !(owb_pass_is_op (op, "Add") || owb_pass_is_op (op, "Mul")) || op->n_inputs != 2 || op->n_outputs != 1)
     return FALSE;
   OwbNode *da = owb_pass_producer (ctx, op->inputs[0]), *db = owb_pass_producer (ctx, op->inputs[1]);
   if (!owb_pass_is_op (da, "DequantizeLinear") || !owb_pass_is_op (db, "DequantizeLinear") || da == db
-      || !_owb_pass_is_per_tensor_qdq (ctx, da) || !_owb_pass_is_per_tensor_qdq (ctx, db))
+      || !per_tensor (ctx, da) || !per_tensor (ctx, db))
     return FALSE;
   const OwbValueType *at = owb_pass_value_type (ctx, da->inputs[0]), *bt = owb_pass_value_type (ctx, db->inputs[0]);
   const OwbValueType *ft = owb_pass_value_type (ctx, op->outputs[0]);
@@ -271,15 +276,14 @@ scalar_value (OwbPassContext *ctx, const OwbNode *node, int input, double *v, Ow
 static gboolean
 try_fuse_maxpool (OwbPassContext *ctx, OwbNode *q)
 {
-  if (!owb_pass_is_op (q, "QuantizeLinear") || !_owb_pass_is_per_tensor_qdq (ctx, q)
-      || owb_node_get_int (q, "precision", 0) != 0
+  if (!owb_pass_is_op (q, "QuantizeLinear") || !per_tensor (ctx, q) || owb_node_get_int (q, "precision", 0) != 0
       || owb_node_get_int (q, "saturate", 1) != 1)
     return FALSE;
   OwbNode *op = owb_pass_producer (ctx, q->inputs[0]);
   if (!op || !owb_pass_is_op (op, "MaxPool") || op->n_inputs != 1 || (op->n_outputs > 1 && op->outputs[1][0]))
     return FALSE;
   OwbNode *dq = owb_pass_producer (ctx, op->inputs[0]);
-  if (!owb_pass_is_op (dq, "DequantizeLinear") || !_owb_pass_is_per_tensor_qdq (ctx, dq))
+  if (!owb_pass_is_op (dq, "DequantizeLinear") || !per_tensor (ctx, dq))
     return FALSE;
   const OwbValueType *xt = owb_pass_value_type (ctx, dq->inputs[0]), *yt = owb_pass_value_type (ctx, q->outputs[0]);
   if (!xt || !yt || xt->kind != OWB_VALUE_TENSOR || !_owb_pass_is_8bit (xt->dtype) || yt->dtype != xt->dtype)

@@ -422,6 +422,15 @@ is_unary_elementwise (const OwbNode *node)
   return FALSE;
 }
 
+/* A QuantizeLinear or DequantizeLinear with one scale and zero point is elementwise like Clip (its
+ * other inputs are scalars), so NHWC passes through it: a QDQ CNN keeps its convolutions
+ * channels-last between the pairs. Per-channel ones have an axis and stay where they are. */
+static gboolean
+is_per_tensor_qdq (OwbPassContext *ctx, const OwbNode *node)
+{
+  return _owb_pass_is_per_tensor_qdq (ctx, node);
+}
+
 static gboolean
 is_broadcast_elementwise (const OwbNode *node)
 {
@@ -463,11 +472,7 @@ constant_to_nhwc (const OwbTensor *c)
 static gboolean
 try_push (OwbPassContext *ctx, OwbNode *node)
 {
-  /* A QuantizeLinear or DequantizeLinear with one scale and zero point is elementwise like Clip (its
-   * other inputs are scalars), so NHWC passes through it: a QDQ CNN keeps its convolutions
-   * channels-last between the pairs. Per-channel ones have an axis and stay where they are. */
-  gboolean unary = is_unary_elementwise (node) || _owb_pass_is_per_tensor_qdq (ctx, node);
-  gboolean binary = is_broadcast_elementwise (node);
+  gboolean unary = is_unary_elementwise (node) || is_per_tensor_qdq (ctx, node), binary = is_broadcast_elementwise (node);
   gboolean concat = owb_pass_is_op (node, "Concat"), resize = owb_pass_is_op (node, "Resize");
   const char *new_op = NULL;
   if (owb_pass_is_op (node, "MaxPool"))
@@ -1051,7 +1056,7 @@ is_layout_agnostic (OwbPassContext *ctx, const OwbNode *node)
   if (slice_in_nhwc (ctx, node, NULL) || split_in_nhwc (ctx, node, &axis)
       || shuffle_chain (ctx, (OwbNode *) node, chain, &g))
     return TRUE;
-  return is_unary_elementwise (node) || _owb_pass_is_per_tensor_qdq (ctx, node) || is_broadcast_elementwise (node)
+  return is_unary_elementwise (node) || is_per_tensor_qdq (ctx, node) || is_broadcast_elementwise (node)
          || owb_pass_is_our_op (node, "QLinearBinaryLookup") || owb_pass_is_our_op (node, "QLinearBinary")
          || owb_pass_is_op (node, "Concat")
          || owb_pass_is_op (node, "MaxPool") || owb_pass_is_op (node, "AveragePool")
