@@ -7,18 +7,10 @@
 
 #include <string.h>
 
-
-static gboolean
-is_default_domain (const OwbNode *node)
-{
-  return !node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0;
-}
-
 static gboolean
 is_layer_norm (const OwbNode *node)
 {
-  return strcmp (node->op_type, "LayerNormalization") == 0
-         && (is_default_domain (node) || (node->domain && strcmp (node->domain, OWB_DOMAIN) == 0));
+  return owb_pass_is_op (node, "LayerNormalization") || owb_pass_is_our_op (node, "LayerNormalization");
 }
 
 /* skip's dims after leading 1s are the trailing dims of `full` (it repeats over the leading ones). */
