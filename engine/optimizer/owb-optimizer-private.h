@@ -100,6 +100,11 @@ int _owb_pass_rank_of (OwbPassContext *ctx, const char *name);
  * info) the type of the constant it is, looking through Identity. FALSE when it is unknown or not
  * a tensor. */
 gboolean _owb_pass_tensor_type (OwbPassContext *ctx, const char *name, OwbValueType *out);
+/* The node that reads `name` when that is its only use (not a graph output, nor read by a
+ * subgraph), else NULL: what a fusion may take in. */
+OwbNode *_owb_pass_only_reader (OwbPassContext *ctx, const char *name);
+/* The other input of a two-input node that reads `name` as exactly one of them, else NULL. */
+const char *_owb_pass_other_input (const OwbNode *node, const char *name);
 /* The value of a constant scalar (one element of a numeric type), looking through Identity. */
 gboolean _owb_pass_scalar (OwbPassContext *ctx, const char *name, double *value);
 /* Clip's bound input i (1: min, 2: max) from opset 11 on: `def` when absent, else the value of a

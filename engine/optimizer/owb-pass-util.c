@@ -156,6 +156,26 @@ _owb_pass_tensor_type (OwbPassContext *ctx, const char *name, OwbValueType *out)
   return out->kind == OWB_VALUE_TENSOR;
 }
 
+OwbNode *
+_owb_pass_only_reader (OwbPassContext *ctx, const char *name)
+{
+  GPtrArray *readers = owb_pass_consumers (ctx, name);
+  if (owb_pass_n_uses (ctx, name) != 1 || readers->len != 1)
+    return NULL;
+  return g_ptr_array_index (readers, 0);
+}
+
+const char *
+_owb_pass_other_input (const OwbNode *node, const char *name)
+{
+  if (node->n_inputs != 2)
+    return NULL;
+  gboolean first = strcmp (node->inputs[0], name) == 0, second = strcmp (node->inputs[1], name) == 0;
+  if (first == second)
+    return NULL;
+  return first ? node->inputs[1] : node->inputs[0];
+}
+
 gboolean
 _owb_pass_scalar (OwbPassContext *ctx, const char *name, double *value)
 {

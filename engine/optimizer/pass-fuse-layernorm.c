@@ -11,16 +11,6 @@
 #include <string.h>
 
 
-/* The single node reading `name` when it is its only use (not a graph output either). */
-static OwbNode *
-only_consumer (OwbPassContext *ctx, const char *name)
-{
-  GPtrArray *consumers = owb_pass_consumers (ctx, name);
-  if (owb_pass_n_uses (ctx, name) != 1 || consumers->len != 1)
-    return NULL;
-  return g_ptr_array_index (consumers, 0);
-}
-
 static gboolean
 is_float (OwbDataType t)
 {
@@ -323,7 +313,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
   /* Optional gamma and beta. */
   const char *out = div->outputs[0];
   const char *gamma = NULL, *beta = NULL;
-  OwbNode *mul = only_consumer (ctx, out);
+  OwbNode *mul = _owb_pass_only_reader (ctx, out);
   if (owb_pass_is_op (mul, "Mul") && mul->n_inputs == 2)
     {
       const char *g = strcmp (mul->inputs[0], out) == 0 ? mul->inputs[1] : mul->inputs[0];
@@ -331,7 +321,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
         {
           add_node (&core, mul);
           out = mul->outputs[0];
-          OwbNode *add = only_consumer (ctx, out);
+          OwbNode *add = _owb_pass_only_reader (ctx, out);
           if (owb_pass_is_op (add, "Add") && add->n_inputs == 2)
             {
               const char *b = strcmp (add->inputs[0], out) == 0 ? add->inputs[1] : add->inputs[0];

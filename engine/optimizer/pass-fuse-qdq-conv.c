@@ -103,16 +103,6 @@ activation_clamp (OwbPassContext *ctx, const OwbNode *node, double *lo, double *
   return _owb_pass_clip_bound (ctx, node, 1, -INFINITY, lo) && _owb_pass_clip_bound (ctx, node, 2, INFINITY, hi);
 }
 
-/* The value's only reader, or NULL. */
-static OwbNode *
-only_reader (OwbPassContext *ctx, const char *name)
-{
-  GPtrArray *readers = owb_pass_consumers (ctx, name);
-  if (readers->len != 1 || owb_pass_n_uses (ctx, name) != 1 || owb_pass_is_graph_output (ctx, name))
-    return NULL;
-  return g_ptr_array_index (readers, 0);
-}
-
 /* ---- Gemm: a 1x1 convolution of [M, K, 1, 1] ----
  * DequantizeLinear (8-bit A [M, K], per tensor) and DequantizeLinear (constant 8-bit B, per tensor
  * or per output column) [+ bias C] -> Gemm (alpha 1, beta 1, transA 0) -> QuantizeLinear, the
@@ -154,7 +144,7 @@ try_fuse_gemm (OwbPassContext *ctx, OwbNode *gemm)
       owb_pass_near_miss (ctx, gemm, "has transA, alpha or beta, or an A not known to be a matrix; kept");
       return FALSE;
     }
-  OwbNode *q = only_reader (ctx, gemm->outputs[0]);
+  OwbNode *q = _owb_pass_only_reader (ctx, gemm->outputs[0]);
   const char *yzp_name;
   OwbDataType ytype;
   float ysf;
@@ -267,12 +257,12 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
       return FALSE;
     }
   /* the Conv's only reader (through one Relu or Clip): a per-tensor QuantizeLinear to 8 bits */
-  OwbNode *act = NULL, *q = only_reader (ctx, conv->outputs[0]);
+  OwbNode *act = NULL, *q = _owb_pass_only_reader (ctx, conv->outputs[0]);
   double lo = -INFINITY, hi = INFINITY;
   if (q && activation_clamp (ctx, q, &lo, &hi))
     {
       act = q;
-      q = only_reader (ctx, act->outputs[0]);
+      q = _owb_pass_only_reader (ctx, act->outputs[0]);
     }
   if (!owb_pass_is_op (q, "QuantizeLinear") || q->n_inputs < 2)
     {
