@@ -49,6 +49,10 @@ gboolean _owb_pass_match_dq_input (OwbPassContext *ctx, const char *name, gboole
  * name (NULL when absent), output type, scale and zero point. */
 gboolean _owb_pass_match_q (OwbPassContext *ctx, const OwbNode *q, const char **yzp_name, OwbDataType *ytype,
                             float *ysf, int32_t *yz);
+/* _owb_pass_match_q for the QuantizeLinear that ends the fusion of `anchor`; when it does not
+ * match, the near miss on anchor says why. */
+gboolean _owb_pass_match_final_q (OwbPassContext *ctx, const OwbNode *anchor, const OwbNode *q, const char **yzp_name,
+                                  OwbDataType *ytype, float *ysf, int32_t *yz);
 /* A zero of `dtype` shaped like the constant `scale`, added as an initializer named after `like`:
  * the zero point a fused integer op needs where the DequantizeLinear left it out. */
 const char *_owb_pass_add_zero_point (OwbPassContext *ctx, const char *like, const char *scale, OwbDataType dtype);

@@ -274,12 +274,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
   OwbDataType ytype;
   float ysf;
   int32_t yz;
-  if (!_owb_pass_match_q (ctx, q, &yzp_name, &ytype, &ysf, &yz))
-    {
-      owb_pass_near_miss (ctx, conv, "its QuantizeLinear '%s' is not per tensor to int8 or uint8 with constant float32 "
-                          "parameters; kept", owb_pass_label (q));
-      return FALSE;
-    }
+  if (!_owb_pass_match_final_q (ctx, conv, q, &yzp_name, &ytype, &ysf, &yz))
+    return FALSE;
   if (act && !clamp_is_saturation (ysf, yz, ytype, lo, hi))
     {
       owb_pass_near_miss (ctx, conv, "its %s '%s' clamps tighter than QuantizeLinear '%s' saturates; kept",
