@@ -445,6 +445,7 @@ owb_cli_feed_options (OwbCliFeed *feed, const char *command, char **dim_opts, co
       owb_cli_gerror (command, error);
       return FALSE;
     }
+  feed->threads_used = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
   return TRUE;
 }
 
@@ -484,6 +485,20 @@ owb_cli_feed_open (OwbCliFeed *feed, const char *path, const char *input_dir, ch
   feed->n_outputs = owb_session_get_n_outputs (feed->session);
   feed->outputs = g_new0 (OwbTensor *, MAX (feed->n_outputs, 1));
   return OWB_EXIT_OK;
+}
+
+gboolean
+owb_cli_feed_run_once (OwbCliFeed *feed, const OwbRunOptions *options, OwbRunStats *stats, double *ms,
+                       GError **error)
+{
+  double start = owb_cli_now_ms ();
+  gboolean ok = owb_session_run_with_options (feed->session, options, feed->inputs->len, feed->names,
+                                              (OwbTensor *const *) feed->inputs->pdata, feed->n_outputs, NULL,
+                                              feed->outputs, stats, error);
+  *ms = owb_cli_now_ms () - start;
+  for (guint k = 0; k < feed->n_outputs; k++)
+    g_clear_pointer (&feed->outputs[k], owb_tensor_unref);
+  return ok;
 }
 
 void

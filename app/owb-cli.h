@@ -93,6 +93,7 @@ typedef struct {
   guint n_outputs;
   OwbTensor **outputs;    /* n_outputs slots for owb_session_run, NULL between runs */
   double load_ms;         /* model load and session creation */
+  int threads_used;       /* --threads, or the number of cores for 0 */
 } OwbCliFeed;
 
 /* Fills feed->options, providers and dims from the flags; on an error prints "owb: COMMAND: …"
@@ -104,9 +105,31 @@ gboolean owb_cli_feed_options (OwbCliFeed *feed, const char *command, char **dim
  * status. */
 int owb_cli_feed_open (OwbCliFeed *feed, const char *path, const char *input_dir, char **named, gboolean random,
                        guint32 seed);
+/* One timed run of the feed's session on its inputs (options may be NULL), what bench and profile
+ * repeat: *ms gets its wall time, stats (may be NULL) its statistics, and its outputs are dropped.
+ * FALSE with the run's error. */
+gboolean owb_cli_feed_run_once (OwbCliFeed *feed, const OwbRunOptions *options, OwbRunStats *stats, double *ms,
+                                GError **error);
 /* Frees what feed holds, outputs left from a run included; feed can be cleared again. */
 void owb_cli_feed_clear (OwbCliFeed *feed);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (OwbCliFeed, owb_cli_feed_clear)
+
+/* Option entries several commands share, so that their --help says the same; `var` is the
+ * variable the option sets. */
+#define OWB_CLI_OPTIMIZE_ENTRY(var) \
+    { "optimize", 'O', 0, G_OPTION_ARG_STRING, &(var), "Optimization level: disabled, basic, extended, layout or all (default all, as in ONNX Runtime)", "LEVEL" }
+#define OWB_CLI_PROVIDERS_ENTRY(var) \
+    { "providers", 0, 0, G_OPTION_ARG_STRING, &(var), "Execution providers in priority order (default: cpu)", "cpu,…" }
+#define OWB_CLI_THREADS_ENTRY(var) \
+    { "threads", 't', 0, G_OPTION_ARG_INT, &(var), "Intra-op threads (default 0: all cores)", "N" }
+#define OWB_CLI_DIM_ENTRY(var) \
+    { "dim", 0, 0, G_OPTION_ARG_STRING_ARRAY, &(var), "Value of a symbolic dimension for random inputs (default 1); repeatable", "NAME=VALUE" }
+#define OWB_CLI_JSON_ENTRY(var) \
+    { "json", 0, 0, G_OPTION_ARG_NONE, &(var), "Print one JSON object", NULL }
+/* bench and profile: inputs from files, random ones for the rest. */
+#define OWB_CLI_INPUT_ENTRIES(input_dir, named) \
+    { "input-dir", 0, 0, G_OPTION_ARG_FILENAME, &(input_dir), "Feed DIR/input_K.pb to the graph inputs in order (default: random inputs)", "DIR" }, \
+    { "input", 'i', 0, G_OPTION_ARG_FILENAME_ARRAY, &(named), "Feed input NAME from FILE; repeatable", "NAME=FILE" }
 
 /* Image folders as model inputs (owb quantize --calibration-images, owb compare --images): the
  * folder and the preprocessing options as given. */

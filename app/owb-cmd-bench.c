@@ -14,16 +14,15 @@ owb_cmd_bench (int argc, char **argv)
   int n_threads = 0, warmup = 5, iterations = 50, seed = 0;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
-    { "input-dir", 0, 0, G_OPTION_ARG_FILENAME, &input_dir, "Feed DIR/input_K.pb to the graph inputs in order (default: random inputs)", "DIR" },
-    { "input", 'i', 0, G_OPTION_ARG_FILENAME_ARRAY, &named, "Feed input NAME from FILE; repeatable", "NAME=FILE" },
-    { "dim", 0, 0, G_OPTION_ARG_STRING_ARRAY, &dim_opts, "Value of a symbolic dimension for random inputs (default 1); repeatable", "NAME=VALUE" },
+    OWB_CLI_INPUT_ENTRIES (input_dir, named),
+    OWB_CLI_DIM_ENTRY (dim_opts),
     { "seed", 0, 0, G_OPTION_ARG_INT, &seed, "Seed of the random inputs (default 0)", "N" },
-    { "threads", 't', 0, G_OPTION_ARG_INT, &n_threads, "Intra-op threads (default 0: all cores)", "N" },
+    OWB_CLI_THREADS_ENTRY (n_threads),
     { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "Untimed runs first (default 5)", "N" },
     { "iterations", 'n', 0, G_OPTION_ARG_INT, &iterations, "Timed runs (default 50)", "N" },
-    { "optimize", 'O', 0, G_OPTION_ARG_STRING, &optimize_opt, "Optimization level: disabled, basic, extended, layout or all (default all, as in ONNX Runtime)", "LEVEL" },
-    { "providers", 0, 0, G_OPTION_ARG_STRING, &providers_opt, "Execution providers in priority order (default: cpu)", "cpu,…" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
+    OWB_CLI_OPTIMIZE_ENTRY (optimize_opt),
+    OWB_CLI_PROVIDERS_ENTRY (providers_opt),
+    OWB_CLI_JSON_ENTRY (json),
     { NULL }
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
@@ -34,7 +33,7 @@ owb_cmd_bench (int argc, char **argv)
   OwbRunStats stats = { 0 };
   const char *path;
   double load_ms, sum = 0, sq = 0, mean, median, stddev;
-  int threads_used, status;
+  int status;
 
   g_option_context_set_summary (context, "Time MODEL: session load time, then per-run latency over --iterations runs\n"
                                          "after --warmup runs, and the peak resident memory. Inputs are random\n"
@@ -49,7 +48,6 @@ owb_cmd_bench (int argc, char **argv)
     }
   if (!owb_cli_feed_options (&feed, "bench", dim_opts, providers_opt, n_threads, optimize_opt))
     return OWB_EXIT_USAGE;
-  threads_used = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
 
   status = owb_cli_feed_open (&feed, path, input_dir, named, TRUE, (guint32) seed);
   if (status != OWB_EXIT_OK)
@@ -59,14 +57,8 @@ owb_cmd_bench (int argc, char **argv)
 
   for (int it = -warmup; it < iterations; it++)
     {
-      double start = owb_cli_now_ms ();
-      gboolean ok = owb_session_run (feed.session, feed.inputs->len, feed.names,
-                                     (OwbTensor *const *) feed.inputs->pdata, feed.n_outputs, NULL, feed.outputs,
-                                     &stats, NULL, &error);
-      double elapsed = owb_cli_now_ms () - start;
-      for (guint k = 0; k < feed.n_outputs; k++)
-        g_clear_pointer (&feed.outputs[k], owb_tensor_unref);
-      if (!ok)
+      double elapsed;
+      if (!owb_cli_feed_run_once (&feed, NULL, &stats, &elapsed, &error))
         {
           owb_cli_gerror (path, error);
           return OWB_EXIT_FAILED;
@@ -107,7 +99,7 @@ owb_cmd_bench (int argc, char **argv)
       g_string_append (out, ",\"arena_peak_mb\":");
       owb_json_double (out, stats.peak_bytes / (1024.0 * 1024.0));
       g_string_append_printf (out, ",\"iterations\":%d,\"warmup\":%d,\"threads\":%d,\"optimize\":", iterations, warmup,
-                              threads_used);
+                              feed.threads_used);
       owb_json_string (out, owb_cli_optimize_name (feed.options.optimize));
       g_string_append (out, ",\"providers\":");
       owb_json_string (out, providers_opt != NULL ? providers_opt : "cpu");
@@ -116,8 +108,8 @@ owb_cmd_bench (int argc, char **argv)
   else
     {
       g_string_append_printf (out, "Model          %s\n", path);
-      g_string_append_printf (out, "Settings       %d thread%s, optimization %s, providers %s\n", threads_used,
-                              threads_used == 1 ? "" : "s", owb_cli_optimize_name (feed.options.optimize),
+      g_string_append_printf (out, "Settings       %d thread%s, optimization %s, providers %s\n", feed.threads_used,
+                              feed.threads_used == 1 ? "" : "s", owb_cli_optimize_name (feed.options.optimize),
                               providers_opt != NULL ? providers_opt : "cpu");
       g_string_append_printf (out, "Load           %.2f ms\n", load_ms);
       g_string_append_printf (out, "Latency        median %.3f ms, min %.3f, mean %.3f, p90 %.3f, max %.3f, stddev %.3f\n",

@@ -17,7 +17,7 @@ owb_cmd_check (int argc, char **argv)
     { "atol", 0, 0, G_OPTION_ARG_DOUBLE, &atol, "Absolute tolerance for floating-point outputs (default 1e-5)", "A" },
     { "skip-file", 0, 0, G_OPTION_ARG_FILENAME, &skip_file, "Skip the cases FILE lists, and use the tolerances it gives (format of tests/conformance/skip.txt)", "FILE" },
     { "optimize", 'O', 0, G_OPTION_ARG_STRING, &optimize_opt, "Optimization level (default: disabled)", "LEVEL" },
-    { "providers", 0, 0, G_OPTION_ARG_STRING, &providers_opt, "Execution providers in priority order (default: cpu)", "cpu,…" },
+    OWB_CLI_PROVIDERS_ENTRY (providers_opt),
     { "threads", 't', 0, G_OPTION_ARG_INT, &n_threads, "Intra-op threads per case (default 1; 0: all cores)", "N" },
     { "failures-only", 'q', 0, G_OPTION_ARG_NONE, &failures_only, "Print only the FAIL lines and the count", NULL },
     { NULL }

@@ -127,10 +127,10 @@ owb_cmd_compare (int argc, char **argv)
     OWB_CLI_IMAGE_ENTRIES (images),
     { "labels", 0, 0, G_OPTION_ARG_FILENAME, &labels_path, "Expected classes, one line per sample: accuracy of A and B", "FILE" },
     { "samples", 'n', 0, G_OPTION_ARG_INT, &n_samples, "Use only the first N samples", "N" },
-    { "threads", 't', 0, G_OPTION_ARG_INT, &n_threads, "Intra-op threads (default 0: all cores)", "N" },
+    OWB_CLI_THREADS_ENTRY (n_threads),
     { "no-tensors", 0, 0, G_OPTION_ARG_NONE, &no_tensors, "Compare the outputs only, not every tensor", NULL },
     { "top", 0, 0, G_OPTION_ARG_INT, &top, "Worst tensors to list (default 20)", "N" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
+    OWB_CLI_JSON_ENTRY (json),
     { NULL }
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("MODEL_A MODEL_B");

@@ -4,80 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct {
-  char *op;
-  guint count;
-} OpCount;
-
-static void
-count_ops (const OwbGraph *graph, GHashTable *counts, guint *n_sub)
-{
-  for (guint i = 0; i < graph->nodes->len; i++)
-    {
-      const OwbNode *node = graph->nodes->pdata[i];
-      g_autofree char *key = node->domain != NULL && *node->domain && strcmp (node->domain, "ai.onnx") != 0
-                               ? g_strdup_printf ("%s.%s", node->domain, node->op_type)
-                               : g_strdup (node->op_type);
-      guint *c = g_hash_table_lookup (counts, key);
-      if (c == NULL)
-        {
-          c = g_new0 (guint, 1);
-          g_hash_table_insert (counts, g_steal_pointer (&key), c);
-        }
-      (*c)++;
-      if (n_sub != NULL && graph->parent != NULL)
-        (*n_sub)++;
-      for (int a = 0; a < node->n_attributes; a++)
-        {
-          const OwbAttribute *attr = &node->attributes[a];
-          if (attr->type == OWB_ATTR_GRAPH && attr->g != NULL)
-            count_ops (attr->g, counts, n_sub);
-          else if (attr->type == OWB_ATTR_GRAPHS)
-            for (int g = 0; g < attr->n; g++)
-              if (attr->graphs[g] != NULL)
-                count_ops (attr->graphs[g], counts, n_sub);
-        }
-    }
-}
-
-static gint
-compare_op_counts (gconstpointer a, gconstpointer b)
-{
-  const OpCount *x = a, *y = b;
-  if (x->count != y->count)
-    return x->count > y->count ? -1 : 1;
-  return strcmp (x->op, y->op);
-}
-
-/* Op types with their counts, most used first (subgraph nodes included). */
-static GArray *
-op_counts (const OwbGraph *graph, guint *n_sub)
-{
-  g_autoptr (GHashTable) counts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  GArray *list = g_array_new (FALSE, FALSE, sizeof (OpCount));
-  GHashTableIter iter;
-  gpointer key, value;
-
-  *n_sub = 0;
-  count_ops (graph, counts, n_sub);
-  g_hash_table_iter_init (&iter, counts);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    {
-      OpCount oc = { g_strdup (key), *(guint *) value };
-      g_array_append_val (list, oc);
-    }
-  g_array_sort (list, compare_op_counts);
-  return list;
-}
-
-static void
-free_op_counts (GArray *list)
-{
-  for (guint i = 0; i < list->len; i++)
-    g_free (g_array_index (list, OpCount, i).op);
-  g_array_unref (list);
-}
-
 static char *
 node_label (const OwbNode *node, guint index)
 {
@@ -156,7 +82,7 @@ owb_cmd_inspect (int argc, char **argv)
   gboolean json = FALSE, shapes = FALSE;
   g_autofree char *providers_opt = NULL, *optimize_opt = NULL;
   GOptionEntry entries[] = {
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
+    OWB_CLI_JSON_ENTRY (json),
     { "shapes", 0, 0, G_OPTION_ARG_NONE, &shapes, "Also print every tensor's inferred type and shape", NULL },
     { "providers", 0, 0, G_OPTION_ARG_STRING, &providers_opt, "Providers to partition onto, in priority order (default: cpu)", "cpu,…" },
     { "optimize", 'O', 0, G_OPTION_ARG_STRING, &optimize_opt, "Optimization level of the partitioned graph (default: disabled)", "LEVEL" },
@@ -210,7 +136,7 @@ owb_cmd_inspect (int argc, char **argv)
   feed = owb_graph_dup_feed_inputs (graph);
   for (guint i = 0; i < graph->initializers->len; i++)
     init_bytes += ((OwbTensor *) graph->initializers->pdata[i])->nbytes;
-  ops = op_counts (graph, &n_sub);
+  ops = owb_graph_count_ops (graph, &n_sub);
   if (shapes)
     infos = all_value_infos (graph);
 
@@ -257,7 +183,7 @@ owb_cmd_inspect (int argc, char **argv)
       g_string_append_printf (out, ",\"n_nodes\":%u,\"n_subgraph_nodes\":%u,\"op_counts\":{", graph->nodes->len, n_sub);
       for (guint i = 0; i < ops->len; i++)
         {
-          const OpCount *oc = &g_array_index (ops, OpCount, i);
+          const OwbOpCount *oc = &g_array_index (ops, OwbOpCount, i);
           if (i > 0)
             g_string_append_c (out, ',');
           owb_json_string (out, oc->op);
@@ -354,7 +280,7 @@ owb_cmd_inspect (int argc, char **argv)
       g_string_append (out, "\nOps\n");
       for (guint i = 0; i < ops->len; i++)
         {
-          const OpCount *oc = &g_array_index (ops, OpCount, i);
+          const OwbOpCount *oc = &g_array_index (ops, OwbOpCount, i);
           g_string_append_printf (out, "  %-28s %u\n", oc->op, oc->count);
         }
 
@@ -410,7 +336,7 @@ owb_cmd_inspect (int argc, char **argv)
         }
     }
 
-  free_op_counts (ops);
+  g_array_unref (ops);
   /* Names and strings come from the model: nothing in them may drive the terminal. */
   g_autofree char *safe = owb_cli_escape_lines (out->str);
   fputs (safe, stdout);

@@ -31,7 +31,7 @@ owb_cmd_ops (int argc, char **argv)
 {
   gboolean json = FALSE;
   GOptionEntry entries[] = {
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
+    OWB_CLI_JSON_ENTRY (json),
     { NULL }
   };
   g_autoptr (GOptionContext) context = g_option_context_new (NULL);

@@ -66,18 +66,17 @@ owb_cmd_profile (int argc, char **argv)
   int n_threads = 0, warmup = 3, iterations = 10, top = 20;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
-    { "input-dir", 0, 0, G_OPTION_ARG_FILENAME, &input_dir, "Feed DIR/input_K.pb to the graph inputs in order (default: random inputs)", "DIR" },
-    { "input", 'i', 0, G_OPTION_ARG_FILENAME_ARRAY, &named, "Feed input NAME from FILE; repeatable", "NAME=FILE" },
-    { "dim", 0, 0, G_OPTION_ARG_STRING_ARRAY, &dim_opts, "Value of a symbolic dimension for random inputs (default 1); repeatable", "NAME=VALUE" },
-    { "threads", 't', 0, G_OPTION_ARG_INT, &n_threads, "Intra-op threads (default 0: all cores)", "N" },
+    OWB_CLI_INPUT_ENTRIES (input_dir, named),
+    OWB_CLI_DIM_ENTRY (dim_opts),
+    OWB_CLI_THREADS_ENTRY (n_threads),
     { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "Untimed runs first (default 3)", "N" },
     { "iterations", 'n', 0, G_OPTION_ARG_INT, &iterations, "Profiled runs (default 10)", "N" },
     { "top", 0, 0, G_OPTION_ARG_INT, &top, "Nodes to list, slowest first (default 20)", "N" },
-    { "optimize", 'O', 0, G_OPTION_ARG_STRING, &optimize_opt, "Optimization level: disabled, basic, extended, layout or all (default all, as in ONNX Runtime)", "LEVEL" },
-    { "providers", 0, 0, G_OPTION_ARG_STRING, &providers_opt, "Execution providers in priority order (default: cpu)", "cpu,…" },
+    OWB_CLI_OPTIMIZE_ENTRY (optimize_opt),
+    OWB_CLI_PROVIDERS_ENTRY (providers_opt),
     { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_path, "Store the run (every profiled iteration) in this SQLite file, made if missing", "FILE" },
     { "label", 0, 0, G_OPTION_ARG_STRING, &label, "A label for the stored run", "TEXT" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
+    OWB_CLI_JSON_ENTRY (json),
     { NULL }
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
@@ -89,7 +88,7 @@ owb_cmd_profile (int argc, char **argv)
   OwbRunOptions profiled;
   const char *path;
   double run_ms = 0, nodes_ms = 0;
-  int threads_used, status;
+  int status;
 
   g_option_context_set_summary (context, "Profile MODEL: after --warmup runs, time every node over --iterations runs\n"
                                          "and print a table per op type, the --top slowest nodes and how the wall\n"
@@ -110,7 +109,6 @@ owb_cmd_profile (int argc, char **argv)
     }
   if (!owb_cli_feed_options (&feed, "profile", dim_opts, providers_opt, n_threads, optimize_opt))
     return OWB_EXIT_USAGE;
-  threads_used = n_threads > 0 ? n_threads : (int) g_get_num_processors ();
 
   status = owb_cli_feed_open (&feed, path, input_dir, named, TRUE, 0);
   if (status != OWB_EXIT_OK)
@@ -123,19 +121,14 @@ owb_cmd_profile (int argc, char **argv)
 
   for (int it = -warmup; it < iterations; it++)
     {
-      double start = owb_cli_now_ms ();
-      gboolean ok = owb_session_run_with_options (feed.session, it >= 0 ? &profiled : NULL, feed.inputs->len,
-                                                  feed.names, (OwbTensor *const *) feed.inputs->pdata, feed.n_outputs,
-                                                  NULL, feed.outputs, NULL, &error);
-      if (it >= 0)
-        run_ms += owb_cli_now_ms () - start;
-      for (guint k = 0; k < feed.n_outputs; k++)
-        g_clear_pointer (&feed.outputs[k], owb_tensor_unref);
-      if (!ok)
+      double elapsed;
+      if (!owb_cli_feed_run_once (&feed, it >= 0 ? &profiled : NULL, NULL, &elapsed, &error))
         {
           owb_cli_gerror (path, error);
           return OWB_EXIT_FAILED;
         }
+      if (it >= 0)
+        run_ms += elapsed;
     }
   if (db_path && !store_run (run, db_path, path, label, &feed))
     return OWB_EXIT_FAILED;
@@ -159,7 +152,7 @@ owb_cmd_profile (int argc, char **argv)
             owb_json_string (out, db_path);
           }
         g_string_append_printf (out, ",\"iterations\":%d,\"warmup\":%d,\"threads\":%d,\"optimize\":", iterations, warmup,
-                                threads_used);
+                                feed.threads_used);
         owb_json_string (out, owb_cli_optimize_name (feed.options.optimize));
         g_string_append (out, ",\"run_ms\":");
         owb_json_double (out, run_ms / iterations);
@@ -234,8 +227,8 @@ owb_cmd_profile (int argc, char **argv)
         if (db_path)
           g_string_append_printf (out, "Stored     run id %" G_GINT64_FORMAT " in %s\n", run->id, db_path);
         g_string_append_printf (out, "Settings   %d thread%s, optimization %s, %d profiled runs after %d warm-up\n",
-                                threads_used, threads_used == 1 ? "" : "s", owb_cli_optimize_name (feed.options.optimize),
-                                iterations, warmup);
+                                feed.threads_used, feed.threads_used == 1 ? "" : "s",
+                                owb_cli_optimize_name (feed.options.optimize), iterations, warmup);
         g_string_append_printf (out, "Run        %.3f ms per run, %.3f ms of it inside nodes\n", run_ms / iterations,
                                 nodes_ms);
         g_string_append_printf (out, "Wall       %.3f ms per run in the engine: %.3f ms in nodes (%.1f%%), %.3f ms between nodes (%.1f%%)\n",

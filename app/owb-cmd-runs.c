@@ -275,7 +275,7 @@ owb_cmd_runs (int argc, char **argv)
   g_autofree char *delete_id = NULL, *critical_id = NULL;
   gboolean json = FALSE, compare = FALSE;
   GOptionEntry entries[] = {
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
+    OWB_CLI_JSON_ENTRY (json),
     { "compare", 0, 0, G_OPTION_ARG_NONE, &compare, "Compare runs A and B (the two arguments after FILE) node by node and op by op", NULL },
     { "export-trace", 0, 0, G_OPTION_ARG_STRING, &export_id, "Write run ID as a Chrome trace (Perfetto, chrome://tracing) to -o", "ID" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Where --export-trace writes", "TRACE.json" },

@@ -345,6 +345,68 @@ owb_document_save_model_finish (GAsyncResult *result, OwbModel **model, const ch
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
+/* Exporting a value */
+
+typedef struct {
+  OwbTensor *tensor;
+  char *name;
+  char *path;
+  gboolean npy;
+} SaveTensorData;
+
+static void
+save_tensor_data_free (gpointer data)
+{
+  SaveTensorData *save = data;
+  owb_tensor_unref (save->tensor);
+  g_free (save->name);
+  g_free (save->path);
+  g_free (save);
+}
+
+static void
+save_tensor_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
+{
+  SaveTensorData *save = task_data;
+  GError *error = NULL;
+  gboolean ok = save->npy ? owb_tensor_save_npy_file (save->tensor, save->path, &error)
+                  : owb_tensor_save_pb_file (save->tensor, save->name, save->path, &error);
+  if (ok)
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+void
+owb_document_save_tensor_async (OwbDocument *self, gpointer source, OwbTensor *tensor, const char *name,
+                                const char *path, gboolean always_npy, GCancellable *cancellable,
+                                GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_return_if_fail (OWB_IS_DOCUMENT (self));
+  g_return_if_fail (tensor != NULL && path != NULL);
+  SaveTensorData *save = g_new0 (SaveTensorData, 1);
+  save->tensor = owb_tensor_ref (tensor);
+  save->name = g_strdup (name);
+  save->path = g_strdup (path);
+  save->npy = always_npy || g_str_has_suffix (path, ".npy") || g_str_has_suffix (path, ".NPY");
+  g_autoptr (GTask) task = owb_document_new_job (self, source, cancellable, NULL, callback, user_data);
+  g_task_set_source_tag (task, owb_document_save_tensor_async);
+  g_task_set_check_cancellable (task, FALSE);
+  g_task_set_task_data (task, save, save_tensor_data_free);
+  owb_document_run_job (self, task, save_tensor_thread);
+}
+
+gboolean
+owb_document_save_tensor_finish (GAsyncResult *result, const char **path, GError **error)
+{
+  g_return_val_if_fail (G_IS_TASK (result), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == owb_document_save_tensor_async, FALSE);
+  SaveTensorData *save = g_task_get_task_data (G_TASK (result));
+  if (path)
+    *path = save->path;
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
 /* The load's phases are the document's "progress" signal. */
 static void
 load_progress (gpointer source, double fraction, const char *phase)

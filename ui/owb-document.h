@@ -92,6 +92,14 @@ void owb_job_report (GTask *job, double fraction, const char *text);
 void owb_document_save_model_async (OwbDocument *self, gpointer source, OwbModel *model, const char *path,
                                     GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
 gboolean owb_document_save_model_finish (GAsyncResult *result, OwbModel **model, const char **path, GError **error);
+/* The job every export of a value is: writes `tensor` to `path` (a temporary file renamed into
+ * place) as .npy when always_npy is TRUE or the name ends in .npy or .NPY, else as a TensorProto
+ * .pb named `name`. As with save_model_async, the answer is whether the file was written. finish
+ * gives the path (borrowed from the result; may be NULL). */
+void owb_document_save_tensor_async (OwbDocument *self, gpointer source, OwbTensor *tensor, const char *name,
+                                     const char *path, gboolean always_npy, GCancellable *cancellable,
+                                     GAsyncReadyCallback callback, gpointer user_data);
+gboolean owb_document_save_tensor_finish (GAsyncResult *result, const char **path, GError **error);
 /* Cancels every job in flight (loads and prepares too): the document is no longer shown. */
 void owb_document_cancel_jobs (OwbDocument *self);
 /* Property "busy": TRUE while any job runs. */

@@ -11,18 +11,26 @@ struct _OwbGraphLayer {
   GDestroyNotify destroy;
 };
 
+/* A layer without its colour function; the constructors set the one of their kind. */
+static OwbGraphLayer *
+layer_new (const char *name, gpointer user_data, GDestroyNotify destroy)
+{
+  OwbGraphLayer *layer = g_new0 (OwbGraphLayer, 1);
+  g_atomic_ref_count_init (&layer->ref_count);
+  layer->name = g_strdup (name ? name : "");
+  layer->user_data = user_data;
+  layer->destroy = destroy;
+  return layer;
+}
+
 OwbGraphLayer *
 owb_graph_layer_new (const char *name, OwbGraphLayerColorFunc color, OwbGraphLayerBadgeFunc badge,
                      gpointer user_data, GDestroyNotify destroy)
 {
   g_return_val_if_fail (color != NULL, NULL);
-  OwbGraphLayer *layer = g_new0 (OwbGraphLayer, 1);
-  g_atomic_ref_count_init (&layer->ref_count);
-  layer->name = g_strdup (name ? name : "");
+  OwbGraphLayer *layer = layer_new (name, user_data, destroy);
   layer->color = color;
   layer->badge = badge;
-  layer->user_data = user_data;
-  layer->destroy = destroy;
   return layer;
 }
 
@@ -31,12 +39,8 @@ owb_graph_layer_new_for_providers (const char *name, OwbGraphLayerProviderColorF
                                    GDestroyNotify destroy)
 {
   g_return_val_if_fail (color != NULL, NULL);
-  OwbGraphLayer *layer = g_new0 (OwbGraphLayer, 1);
-  g_atomic_ref_count_init (&layer->ref_count);
-  layer->name = g_strdup (name ? name : "");
+  OwbGraphLayer *layer = layer_new (name, user_data, destroy);
   layer->provider_color = color;
-  layer->user_data = user_data;
-  layer->destroy = destroy;
   return layer;
 }
 

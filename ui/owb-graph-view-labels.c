@@ -31,46 +31,57 @@ cell_key (int cx, int cy)
   return ((gint64) cx << 32) ^ (gint64) (guint32) cy;
 }
 
-static gboolean
-label_free (GHashTable *grid, GArray *boxes, const LabelBox *box, double line)
+/* The keys of the grid cells a label box of height `line` covers, into keys (emptied first). */
+static void
+box_cell_keys (const LabelBox *box, double line, GArray *keys)
 {
+  g_array_set_size (keys, 0);
   int cx0 = (int) floor (box->x / LABEL_CELL), cx1 = (int) floor ((box->x + box->width) / LABEL_CELL);
   int cy0 = (int) floor (box->y / LABEL_CELL), cy1 = (int) floor ((box->y + line) / LABEL_CELL);
   for (int cy = cy0; cy <= cy1; cy++)
     for (int cx = cx0; cx <= cx1; cx++)
       {
         gint64 key = cell_key (cx, cy);
-        GArray *cell = g_hash_table_lookup (grid, &key);
-        for (guint i = 0; cell && i < cell->len; i++)
-          {
-            const LabelBox *other = &g_array_index (boxes, LabelBox, g_array_index (cell, guint, i));
-            if (box->x < other->x + other->width && other->x < box->x + box->width && box->y < other->y + line &&
-                other->y < box->y + line)
-              return FALSE;
-          }
+        g_array_append_val (keys, key);
       }
+}
+
+/* keys: scratch for box_cell_keys. */
+static gboolean
+label_free (GHashTable *grid, GArray *boxes, const LabelBox *box, double line, GArray *keys)
+{
+  box_cell_keys (box, line, keys);
+  for (guint k = 0; k < keys->len; k++)
+    {
+      GArray *cell = g_hash_table_lookup (grid, &g_array_index (keys, gint64, k));
+      for (guint i = 0; cell && i < cell->len; i++)
+        {
+          const LabelBox *other = &g_array_index (boxes, LabelBox, g_array_index (cell, guint, i));
+          if (box->x < other->x + other->width && other->x < box->x + box->width && box->y < other->y + line &&
+              other->y < box->y + line)
+            return FALSE;
+        }
+    }
   return TRUE;
 }
 
 static void
-label_add (GHashTable *grid, GArray *boxes, const LabelBox *box, double line)
+label_add (GHashTable *grid, GArray *boxes, const LabelBox *box, double line, GArray *keys)
 {
   guint index = boxes->len;
   g_array_append_val (boxes, *box);
-  int cx0 = (int) floor (box->x / LABEL_CELL), cx1 = (int) floor ((box->x + box->width) / LABEL_CELL);
-  int cy0 = (int) floor (box->y / LABEL_CELL), cy1 = (int) floor ((box->y + line) / LABEL_CELL);
-  for (int cy = cy0; cy <= cy1; cy++)
-    for (int cx = cx0; cx <= cx1; cx++)
-      {
-        gint64 key = cell_key (cx, cy);
-        GArray *cell = g_hash_table_lookup (grid, &key);
-        if (!cell)
-          {
-            cell = g_array_new (FALSE, FALSE, sizeof (guint));
-            g_hash_table_insert (grid, g_memdup2 (&key, sizeof key), cell);
-          }
-        g_array_append_val (cell, index);
-      }
+  box_cell_keys (box, line, keys);
+  for (guint k = 0; k < keys->len; k++)
+    {
+      const gint64 *key = &g_array_index (keys, gint64, k);
+      GArray *cell = g_hash_table_lookup (grid, key);
+      if (!cell)
+        {
+          cell = g_array_new (FALSE, FALSE, sizeof (guint));
+          g_hash_table_insert (grid, g_memdup2 (key, sizeof *key), cell);
+        }
+      g_array_append_val (cell, index);
+    }
 }
 
 OwbEdgeLabels *
@@ -85,6 +96,7 @@ _owb_edge_labels_new (const OwbGraphScene *scene, OwbSceneMeasureFunc measure, g
   g_autoptr (GHashTable) grid = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                                        (GDestroyNotify) g_array_unref);
   g_autoptr (GArray) boxes = g_array_new (FALSE, FALSE, sizeof (LabelBox));
+  g_autoptr (GArray) keys = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_autoptr (GHashTable) placed = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   for (guint i = 0; i < n; i++)
     {
@@ -112,13 +124,13 @@ _owb_edge_labels_new (const OwbGraphScene *scene, OwbSceneMeasureFunc measure, g
       for (guint c = 0; c < 6; c++)
         {
           LabelBox candidate = { sides[c % 2], rows[c / 2], width };
-          if (label_free (grid, boxes, &candidate, line))
+          if (label_free (grid, boxes, &candidate, line, keys))
             {
               box = candidate;
               break;
             }
         }
-      label_add (grid, boxes, &box, line);
+      label_add (grid, boxes, &box, line, keys);
       labels->x[i] = box.x;
       labels->y[i] = box.y;
     }

@@ -34,6 +34,8 @@ struct _OwbInspector {
   guint generation;
   /* Cancelled when the panel goes away. */
   GCancellable *cancellable;
+  /* Runs the statistics and exports as its jobs: the window's, or one of the panel's own. */
+  OwbDocument *document;
   /* One statistics thread at a time: clicking through twenty large weights must not start twenty
    * passes over them. An item shown while the thread works on an older one waits for it. */
   gboolean stats_running;
@@ -648,6 +650,14 @@ show_stats_error (OwbInspector *self, const OwbTensor *tensor, const GError *err
   add_text_row (self->stats_group, _("No statistics"), reason);
 }
 
+static OwbDocument *
+get_document (OwbInspector *self)
+{
+  if (!self->document)
+    self->document = owb_document_new ();
+  return self->document;
+}
+
 static void
 stats_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
@@ -693,12 +703,13 @@ launch_stats (OwbInspector *self)
   StatsJob *job = g_new0 (StatsJob, 1);
   job->tensor = owb_tensor_ref (self->tensor);
   job->generation = self->generation;
-  g_autoptr (GTask) task = g_task_new (self, self->cancellable, stats_done, NULL);
+  OwbDocument *document = get_document (self);
+  g_autoptr (GTask) task = owb_document_new_job (document, self, self->cancellable, NULL, stats_done, NULL);
   g_task_set_source_tag (task, launch_stats);
   /* The job holds its own reference: the graph and the panel's tensor may go meanwhile. */
   g_task_set_task_data (task, job, stats_job_free);
   self->stats_running = TRUE;
-  g_task_run_in_thread (task, stats_thread);
+  owb_document_run_job (document, task, stats_thread);
 }
 
 static void
@@ -775,48 +786,24 @@ report_export (OwbInspector *self, const char *message, gboolean is_error)
   gtk_widget_set_visible (GTK_WIDGET (self->export_status), TRUE);
 }
 
-typedef struct {
-  OwbTensor *tensor;
-  char *path;
-  guint generation;
-} ExportJob;
-
-static void
-export_job_free (gpointer data)
-{
-  ExportJob *job = data;
-  owb_tensor_unref (job->tensor);
-  g_free (job->path);
-  g_free (job);
-}
-
-static void
-export_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
-{
-  ExportJob *job = data;
-  GError *error = NULL;
-  if (owb_tensor_save_npy_file (job->tensor, job->path, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
-}
-
+/* user_data: the generation the export was started in. */
 static void
 export_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   OwbInspector *self = OWB_INSPECTOR (source);
-  ExportJob *job = g_task_get_task_data (G_TASK (result));
+  guint generation = GPOINTER_TO_UINT (user_data);
   g_autoptr (GError) error = NULL;
-  gboolean ok = g_task_propagate_boolean (G_TASK (result), &error);
-  if (self->export_button && job->generation == self->generation)
+  const char *path;
+  gboolean ok = owb_document_save_tensor_finish (result, &path, &error);
+  if (self->export_button && generation == self->generation)
     gtk_widget_set_sensitive (self->export_button, TRUE);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
-  g_autofree char *base = g_path_get_basename (job->path);
+  g_autofree char *base = g_path_get_basename (path);
   g_autofree char *message = ok ? g_strdup_printf (_("Exported “%s”"), base)
                                 : g_strdup_printf (_("Could not export “%s”: %s"), base, error->message);
   /* The file was written (or not) whatever the panel shows now; say so only if it still shows it. */
-  if (job->generation == self->generation || gtk_widget_get_ancestor (GTK_WIDGET (self), ADW_TYPE_TOAST_OVERLAY))
+  if (generation == self->generation || gtk_widget_get_ancestor (GTK_WIDGET (self), ADW_TYPE_TOAST_OVERLAY))
     report_export (self, message, !ok);
 }
 
@@ -867,16 +854,10 @@ chooser_response (GtkNativeDialog *dialog, int response, OwbInspector *self)
       return;
     }
   /* Writing hundreds of megabytes takes a while: do it off the main thread. */
-  ExportJob *job = g_new0 (ExportJob, 1);
-  job->tensor = owb_tensor_ref (self->tensor);
-  job->path = g_steal_pointer (&path);
-  job->generation = self->generation;
-  g_autoptr (GTask) task = g_task_new (self, NULL, export_done, NULL);
-  g_task_set_source_tag (task, chooser_response);
-  g_task_set_task_data (task, job, export_job_free);
   if (self->export_button)
     gtk_widget_set_sensitive (self->export_button, FALSE);
-  g_task_run_in_thread (task, export_thread);
+  owb_document_save_tensor_async (get_document (self), self, self->tensor, self->tensor_name, path, TRUE, NULL,
+                                  export_done, GUINT_TO_POINTER (self->generation));
 }
 
 static void
@@ -1044,47 +1025,6 @@ owb_inspector_show_run_value (OwbInspector *self, const char *name, OwbTensor *v
 
 /* ---- model ---- */
 
-typedef struct {
-  const char *op;
-  guint count;
-} OpCount;
-
-static int
-compare_op_counts (gconstpointer a, gconstpointer b)
-{
-  const OpCount *x = a, *y = b;
-  if (x->count != y->count)
-    return x->count > y->count ? -1 : 1;
-  return strcmp (x->op, y->op);
-}
-
-/* Counts ops of the graph and of its If/Loop/Scan bodies (keys live in `keys`). */
-static guint
-count_ops (const OwbGraph *graph, GHashTable *counts, GStringChunk *keys)
-{
-  guint nested = 0;
-  for (guint i = 0; i < graph->nodes->len; i++)
-    {
-      const OwbNode *node = graph->nodes->pdata[i];
-      g_autofree char *qualified = node->domain && node->domain[0] && strcmp (node->domain, "ai.onnx") != 0
-                                     ? g_strconcat (node->domain, ".", node->op_type, NULL)
-                                     : NULL;
-      const char *key = g_string_chunk_insert_const (keys, qualified ? qualified : node->op_type);
-      g_hash_table_insert (counts, (gpointer) key, GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (counts, key)) + 1));
-      for (int a = 0; a < node->n_attributes; a++)
-        {
-          const OwbAttribute *attr = &node->attributes[a];
-          if (attr->type == OWB_ATTR_GRAPH && attr->g)
-            nested += attr->g->nodes->len + count_ops (attr->g, counts, keys);
-          else if (attr->type == OWB_ATTR_GRAPHS)
-            for (int g = 0; g < attr->n; g++)
-              if (attr->graphs[g])
-                nested += attr->graphs[g]->nodes->len + count_ops (attr->graphs[g], counts, keys);
-        }
-    }
-  return nested;
-}
-
 void
 owb_inspector_show_model (OwbInspector *self, OwbModel *model, const OwbGraph *graph)
 {
@@ -1173,26 +1113,15 @@ owb_inspector_show_subgraph (OwbInspector *self, OwbModel *model, const OwbGraph
       guint orig = model->graph->nodes->len;
       add_property_take (group, _("Original"), g_strdup_printf (ngettext ("%u node", "%u nodes", orig), orig));
     }
-  g_autoptr (GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
-  GStringChunk *keys = g_string_chunk_new (256);
-  guint nested = count_ops (graph, counts, keys);
+  guint nested;
+  g_autoptr (GArray) ops = owb_graph_count_ops (graph, &nested);
   if (nested)
     add_property_take (group, _("Nodes in subgraphs"), format_count (nested));
 
-  g_autoptr (GArray) ops = g_array_new (FALSE, FALSE, sizeof (OpCount));
-  GHashTableIter iter;
-  gpointer key, value;
-  g_hash_table_iter_init (&iter, counts);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    {
-      OpCount c = { key, GPOINTER_TO_UINT (value) };
-      g_array_append_val (ops, c);
-    }
-  g_array_sort (ops, compare_op_counts);
-  guint top = ops->len ? g_array_index (ops, OpCount, 0).count : 0;
+  guint top = ops->len ? g_array_index (ops, OwbOpCount, 0).count : 0;
   for (guint i = 0; i < ops->len; i++)
     {
-      const OpCount *c = &g_array_index (ops, OpCount, i);
+      const OwbOpCount *c = &g_array_index (ops, OwbOpCount, i);
       g_autofree char *count = format_count (c->count);
       AdwActionRow *row = add_property (group, c->op, count);
       /* A bar beside each count makes the op histogram readable at a glance. */
@@ -1207,7 +1136,6 @@ owb_inspector_show_subgraph (OwbInspector *self, OwbModel *model, const OwbGraph
       gtk_accessible_update_property (GTK_ACCESSIBLE (bar), GTK_ACCESSIBLE_PROPERTY_LABEL, c->op, -1);
       adw_action_row_add_suffix (row, bar);
     }
-  g_string_chunk_free (keys);
 
   group = add_group (self, _("Parameters"));
   guint64 n_params = 0, n_bytes = 0;
@@ -1237,6 +1165,14 @@ owb_inspector_clear (OwbInspector *self)
   gtk_stack_set_visible_child_name (self->stack, "empty");
 }
 
+void
+owb_inspector_set_document (OwbInspector *self, OwbDocument *document)
+{
+  g_return_if_fail (OWB_IS_INSPECTOR (self));
+  g_return_if_fail (document == NULL || OWB_IS_DOCUMENT (document));
+  g_set_object (&self->document, document);
+}
+
 gboolean
 owb_inspector_get_busy (OwbInspector *self)
 {
@@ -1261,6 +1197,7 @@ owb_inspector_finalize (GObject *object)
 {
   OwbInspector *self = OWB_INSPECTOR (object);
   g_clear_object (&self->cancellable);
+  g_clear_object (&self->document);
   G_OBJECT_CLASS (owb_inspector_parent_class)->finalize (object);
 }
 

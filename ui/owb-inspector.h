@@ -8,6 +8,8 @@
 #include <gtk/gtk.h>
 #include <owb/owb.h>
 
+#include "owb-document.h"
+
 G_BEGIN_DECLS
 
 #define OWB_TYPE_INSPECTOR (owb_inspector_get_type ())
@@ -38,6 +40,9 @@ void owb_inspector_show_run_value (OwbInspector *self, const char *name, OwbTens
 /* Writes the initializer on show as a .npy file (what "Export as NPY…" does after its file
  * chooser). FALSE with an error when no initializer is shown or the file cannot be written. */
 gboolean owb_inspector_export_tensor (OwbInspector *self, GFile *file, GError **error);
+/* The document whose jobs compute statistics and write exports (the window's, so that closing
+ * it cancels them); without one the panel makes one of its own. */
+void owb_inspector_set_document (OwbInspector *self, OwbDocument *document);
 /* TRUE while statistics of a large initializer are computed in a thread. */
 gboolean owb_inspector_get_busy (OwbInspector *self);
 

@@ -62,49 +62,19 @@ show_status (OwbOutputValues *self, const char *text, const char *css_class)
 
 /* ---- Export ---- */
 
-typedef struct
-{
-  OwbTensor *tensor;
-  char *name;
-  char *path;
-} FileJob;
-
-static void
-file_job_free (FileJob *job)
-{
-  owb_tensor_unref (job->tensor);
-  g_free (job->name);
-  g_free (job->path);
-  g_free (job);
-}
-
-static void
-export_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
-{
-  FileJob *job = data;
-  GError *error = NULL;
-  gboolean ok = g_str_has_suffix (job->path, ".npy") || g_str_has_suffix (job->path, ".NPY")
-                  ? owb_tensor_save_npy_file (job->tensor, job->path, &error)
-                  : owb_tensor_save_pb_file (job->tensor, job->name, job->path, &error);
-  if (ok)
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
-}
-
 static void
 export_done (GObject *source, GAsyncResult *res, gpointer user_data)
 {
   OwbOutputValues *self = OWB_OUTPUT_VALUES (source);
-  FileJob *job = g_task_get_task_data (G_TASK (res));
   g_autoptr (GError) error = NULL;
-  gboolean ok = g_task_propagate_boolean (G_TASK (res), &error);
+  const char *path;
+  gboolean ok = owb_document_save_tensor_finish (res, &path, &error);
   set_busy (self, FALSE);
   if (self->box == NULL)
     return; /* disposed */
   if (ok)
     {
-      g_autofree char *message = g_strdup_printf (_("Saved %s"), job->path);
+      g_autofree char *message = g_strdup_printf (_("Saved %s"), path);
       show_status (self, message, NULL);
     }
   else
@@ -135,18 +105,12 @@ owb_output_values_export (OwbOutputValues *self, GFile *file)
       show_status (self, error->message, "error");
       return;
     }
-  FileJob *job = g_new0 (FileJob, 1);
-  job->tensor = owb_tensor_ref (self->tensor);
-  job->name = g_strdup (self->name);
-  job->path = path;
   set_busy (self, TRUE);
   show_status (self, NULL, NULL);
-  /* The task holds the widget until export_done; the job its own tensor reference. A file is
-   * written whole or not at all, so the answer is whether it was written. */
-  g_autoptr (GTask) task = owb_document_new_job (self->document, self, NULL, NULL, export_done, NULL);
-  g_task_set_check_cancellable (task, FALSE);
-  g_task_set_task_data (task, job, (GDestroyNotify) file_job_free);
-  owb_document_run_job (self->document, task, export_thread);
+  /* The job holds the widget until export_done, and its own tensor reference. */
+  owb_document_save_tensor_async (self->document, self, self->tensor, self->name, path, FALSE, NULL, export_done,
+                                  NULL);
+  g_free (path);
 }
 
 /* ---- Compare ---- */
@@ -160,16 +124,16 @@ typedef struct
 
 typedef struct
 {
-  FileJob file;
+  OwbTensor *tensor;
+  char *path; /* the reference */
   double rtol, atol;
 } CompareJob;
 
 static void
 compare_job_free (CompareJob *job)
 {
-  owb_tensor_unref (job->file.tensor);
-  g_free (job->file.name);
-  g_free (job->file.path);
+  owb_tensor_unref (job->tensor);
+  g_free (job->path);
   g_free (job);
 }
 
@@ -185,14 +149,14 @@ compare_thread (GTask *task, gpointer source, gpointer data, GCancellable *cance
 {
   CompareJob *job = data;
   GError *error = NULL;
-  g_autoptr (OwbTensor) reference = owb_tensor_load_file (job->file.path, NULL, &error);
+  g_autoptr (OwbTensor) reference = owb_tensor_load_file (job->path, NULL, &error);
   if (reference == NULL)
     {
       g_task_return_error (task, error);
       return;
     }
   CompareResult *result = g_new0 (CompareResult, 1);
-  result->passed = owb_tensor_compare (reference, job->file.tensor, job->rtol, job->atol, &result->comparison,
+  result->passed = owb_tensor_compare (reference, job->tensor, job->rtol, job->atol, &result->comparison,
                                        &result->message);
   g_task_return_pointer (task, result, (GDestroyNotify) compare_result_free);
 }
@@ -216,7 +180,7 @@ compare_done (GObject *source, GAsyncResult *res, gpointer user_data)
       g_clear_pointer (&result, compare_result_free);
       return;
     }
-  g_autofree char *file = g_path_get_basename (job->file.path);
+  g_autofree char *file = g_path_get_basename (job->path);
   if (result == NULL)
     {
       self->has_comparison = FALSE;
@@ -275,9 +239,8 @@ owb_output_values_compare (OwbOutputValues *self, GFile *file)
   if (path == NULL)
     return;
   CompareJob *job = g_new0 (CompareJob, 1);
-  job->file.tensor = owb_tensor_ref (self->tensor);
-  job->file.name = g_strdup (self->name);
-  job->file.path = path;
+  job->tensor = owb_tensor_ref (self->tensor);
+  job->path = path;
   job->rtol = rtol;
   job->atol = atol;
   set_busy (self, TRUE);

@@ -53,7 +53,6 @@ struct _OwbProfilePage
   GtkToggleButton *compare_graph_button;
   GtkButton *export_button;
   GtkFileChooserNative *chooser;
-  double max_share;
   GSettings *settings;        /* profile-database; NULL without the schema */
   GtkLabel *db_label;         /* which database, and why that one */
   GtkButton *db_button;
@@ -302,7 +301,6 @@ static void
 collect_time_shares (OwbProfilePage *self, const OwbProfRun *run, GArray *stats)
 {
   g_clear_pointer (&self->time_shares, g_hash_table_unref);
-  self->max_share = 0;
   if (!run)
     return;
   self->time_shares = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
@@ -320,34 +318,50 @@ collect_time_shares (OwbProfilePage *self, const OwbProfRun *run, GArray *stats)
         if (strcmp (node->origins[k], node->name) != 0)
           add_share (self->time_shares, node->origins[k], s->share / n_origins);
     }
-  GHashTableIter it;
-  gpointer value;
-  g_hash_table_iter_init (&it, self->time_shares);
-  while (g_hash_table_iter_next (&it, NULL, &value))
-    self->max_share = MAX (self->max_share, *(double *) value);
 }
 
+/* What the time and difference layers colour by: a value per node name (a share of the time, or
+ * milliseconds gained or lost) and the largest magnitude among them. */
 typedef struct {
-  GHashTable *shares;
-  double max_share;
-} TimeLayer;
+  GHashTable *values; /* name -> double * */
+  double max_abs;
+} NodeValues;
+
+static NodeValues *
+node_values_new (GHashTable *values)
+{
+  NodeValues *v = g_new0 (NodeValues, 1);
+  v->values = g_hash_table_ref (values);
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init (&it, values);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    v->max_abs = MAX (v->max_abs, fabs (*(double *) value));
+  return v;
+}
 
 static void
-time_layer_free (TimeLayer *t)
+node_values_free (NodeValues *v)
 {
-  g_hash_table_unref (t->shares);
-  g_free (t);
+  g_hash_table_unref (v->values);
+  g_free (v);
+}
+
+static const double *
+node_value (const NodeValues *v, const OwbNode *node)
+{
+  return node->name ? g_hash_table_lookup (v->values, node->name) : NULL;
 }
 
 /* Pale yellow for a node that takes little of the time, through orange to red for the slowest. */
 static gboolean
 time_color (const OwbNode *node, GdkRGBA *color, gpointer user_data)
 {
-  TimeLayer *t = user_data;
-  const double *share = node->name ? g_hash_table_lookup (t->shares, node->name) : NULL;
+  const NodeValues *t = user_data;
+  const double *share = node_value (t, node);
   if (!share)
     return FALSE;
-  double x = t->max_share > 0 ? sqrt (CLAMP (*share / t->max_share, 0, 1)) : 0;
+  double x = t->max_abs > 0 ? sqrt (CLAMP (*share / t->max_abs, 0, 1)) : 0;
   color->red = 1.0;
   color->green = (float) (0.95 - 0.75 * x);
   color->blue = (float) (0.75 - 0.70 * x);
@@ -358,8 +372,7 @@ time_color (const OwbNode *node, GdkRGBA *color, gpointer user_data)
 static char *
 time_badge (const OwbNode *node, gpointer user_data)
 {
-  TimeLayer *t = user_data;
-  const double *share = node->name ? g_hash_table_lookup (t->shares, node->name) : NULL;
+  const double *share = node_value (user_data, node);
   if (!share || *share < 0.001)
     return NULL;
   return g_strdup_printf (_("%.1f %%"), 100 * *share);
@@ -370,10 +383,8 @@ owb_profile_page_dup_time_layer (OwbProfilePage *self)
 {
   if (!self->time_shares)
     return NULL;
-  TimeLayer *t = g_new0 (TimeLayer, 1);
-  t->shares = g_hash_table_ref (self->time_shares);
-  t->max_share = self->max_share;
-  return owb_graph_layer_new (_("Time"), time_color, time_badge, t, (GDestroyNotify) time_layer_free);
+  return owb_graph_layer_new (_("Time"), time_color, time_badge, node_values_new (self->time_shares),
+                              (GDestroyNotify) node_values_free);
 }
 
 static gboolean
@@ -458,25 +469,13 @@ graph_button_toggled_cb (GtkToggleButton *button, OwbProfilePage *self)
   g_signal_emit (self, signals[SHOW_LAYER], 0, layer);
 }
 
-typedef struct {
-  GHashTable *deltas;
-  double max_abs;
-} DeltaLayer;
-
-static void
-delta_layer_free (DeltaLayer *d)
-{
-  g_hash_table_unref (d->deltas);
-  g_free (d);
-}
-
 /* Red for slower in the run compared with, green for faster, stronger with the change; a node
  * that moved less than timer noise keeps its own colour. */
 static gboolean
 delta_color (const OwbNode *node, GdkRGBA *color, gpointer user_data)
 {
-  DeltaLayer *d = user_data;
-  const double *ms = node->name ? g_hash_table_lookup (d->deltas, node->name) : NULL;
+  const NodeValues *d = user_data;
+  const double *ms = node_value (d, node);
   if (!ms || fabs (*ms) < 0.002 || d->max_abs <= 0)
     return FALSE;
   double x = 0.25 + 0.75 * sqrt (MIN (fabs (*ms) / d->max_abs, 1.0));
@@ -490,8 +489,7 @@ delta_color (const OwbNode *node, GdkRGBA *color, gpointer user_data)
 static char *
 delta_badge (const OwbNode *node, gpointer user_data)
 {
-  DeltaLayer *d = user_data;
-  const double *ms = node->name ? g_hash_table_lookup (d->deltas, node->name) : NULL;
+  const double *ms = node_value (user_data, node);
   if (!ms || fabs (*ms) < 0.002)
     return NULL;
   return g_strdup_printf (_("%+.3f ms"), *ms);
@@ -502,14 +500,8 @@ owb_profile_page_dup_compare_layer (OwbProfilePage *self)
 {
   if (!self->compare_deltas)
     return NULL;
-  DeltaLayer *d = g_new0 (DeltaLayer, 1);
-  d->deltas = g_hash_table_ref (self->compare_deltas);
-  GHashTableIter it;
-  gpointer value;
-  g_hash_table_iter_init (&it, d->deltas);
-  while (g_hash_table_iter_next (&it, NULL, &value))
-    d->max_abs = MAX (d->max_abs, fabs (*(double *) value));
-  return owb_graph_layer_new (_("Time Difference"), delta_color, delta_badge, d, (GDestroyNotify) delta_layer_free);
+  return owb_graph_layer_new (_("Time Difference"), delta_color, delta_badge, node_values_new (self->compare_deltas),
+                              (GDestroyNotify) node_values_free);
 }
 
 static void
@@ -701,9 +693,10 @@ hash_model_async (OwbProfilePage *self)
   if (!path)
     return;
   self->hash_cancellable = g_cancellable_new ();
-  g_autoptr (GTask) task = g_task_new (self, self->hash_cancellable, hash_model_done, NULL);
+  g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->hash_cancellable, NULL, hash_model_done,
+                                                 NULL);
   g_task_set_task_data (task, path, g_free);
-  g_task_run_in_thread (task, hash_model_thread);
+  owb_document_run_job (self->document, task, hash_model_thread);
 }
 
 static void
@@ -972,15 +965,15 @@ void
 owb_profile_page_show_stored_run (OwbProfilePage *self, guint index)
 {
   g_return_if_fail (OWB_IS_PROFILE_PAGE (self));
-  if (is_busy (self) || !self->stored || index >= self->stored->len)
+  if (is_busy (self) || !self->document || !self->stored || index >= self->stored->len)
     return;
   LoadJob *job = g_new0 (LoadJob, 1);
   job->db_path = g_strdup (owb_profile_page_get_database_path (self));
   job->id = ((OwbProfRunSummary *) g_ptr_array_index (self->stored, index))->id;
   set_busy (self, g_cancellable_new ());
-  g_autoptr (GTask) task = g_task_new (self, self->cancellable, run_done_cb, NULL);
+  g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->cancellable, NULL, run_done_cb, NULL);
   g_task_set_task_data (task, job, (GDestroyNotify) load_job_free);
-  g_task_run_in_thread (task, load_thread);
+  owb_document_run_job (self->document, task, load_thread);
 }
 
 void

@@ -409,6 +409,7 @@ show_document (OwbWindow *self, OwbDocument *document)
 
   /* The load prepared the first model before this window followed the document. */
   on_prepared_changed (self);
+  owb_inspector_set_document (self->inspector, document);
   for (guint i = 0; i < self->pages->len; i++)
     page_table[i].set_document (g_ptr_array_index (self->pages, i), document);
 

@@ -416,6 +416,78 @@ owb_graph_find_node (const OwbGraph *graph, const char *name)
   return NULL;
 }
 
+/* Adds the graph's nodes and its bodies' to counts (key -> count); returns the nodes in bodies. */
+static guint
+count_ops (const OwbGraph *graph, GHashTable *counts)
+{
+  guint nested = 0;
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      const OwbNode *node = graph->nodes->pdata[i];
+      char *key = node->domain && node->domain[0] && strcmp (node->domain, "ai.onnx") != 0
+                    ? g_strconcat (node->domain, ".", node->op_type, NULL)
+                    : g_strdup (node->op_type);
+      gpointer known, n;
+      if (g_hash_table_lookup_extended (counts, key, &known, &n))
+        {
+          g_free (key);
+          key = known;
+        }
+      else
+        n = GUINT_TO_POINTER (0);
+      g_hash_table_insert (counts, key, GUINT_TO_POINTER (GPOINTER_TO_UINT (n) + 1));
+      for (int a = 0; a < node->n_attributes; a++)
+        {
+          const OwbAttribute *attr = &node->attributes[a];
+          if (attr->type == OWB_ATTR_GRAPH && attr->g)
+            nested += attr->g->nodes->len + count_ops (attr->g, counts);
+          else if (attr->type == OWB_ATTR_GRAPHS)
+            for (int g = 0; g < attr->n; g++)
+              if (attr->graphs[g])
+                nested += attr->graphs[g]->nodes->len + count_ops (attr->graphs[g], counts);
+        }
+    }
+  return nested;
+}
+
+static gint
+compare_op_counts (gconstpointer a, gconstpointer b)
+{
+  const OwbOpCount *x = a, *y = b;
+  if (x->count != y->count)
+    return x->count > y->count ? -1 : 1;
+  return strcmp (x->op, y->op);
+}
+
+static void
+op_count_clear (gpointer data)
+{
+  g_free (((OwbOpCount *) data)->op);
+}
+
+GArray *
+owb_graph_count_ops (const OwbGraph *graph, guint *n_nested)
+{
+  g_return_val_if_fail (graph != NULL, NULL);
+  GHashTable *counts = g_hash_table_new (g_str_hash, g_str_equal);
+  guint nested = count_ops (graph, counts);
+  GArray *list = g_array_sized_new (FALSE, FALSE, sizeof (OwbOpCount), g_hash_table_size (counts));
+  g_array_set_clear_func (list, op_count_clear);
+  GHashTableIter iter;
+  gpointer key, value;
+  g_hash_table_iter_init (&iter, counts);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      OwbOpCount c = { key, GPOINTER_TO_UINT (value) }; /* the list takes the key */
+      g_array_append_val (list, c);
+    }
+  g_hash_table_unref (counts);
+  g_array_sort (list, compare_op_counts);
+  if (n_nested)
+    *n_nested = nested;
+  return list;
+}
+
 GPtrArray *
 owb_graph_dup_feed_inputs (const OwbGraph *graph)
 {

@@ -49,6 +49,10 @@ gboolean _owb_pass_match_dq_input (OwbPassContext *ctx, const char *name, gboole
  * name (NULL when absent), output type, scale and zero point. */
 gboolean _owb_pass_match_q (OwbPassContext *ctx, const OwbNode *q, const char **yzp_name, OwbDataType *ytype,
                             float *ysf, int32_t *yz);
+/* _owb_pass_match_q for the QuantizeLinear that ends the fusion of `anchor`; when it does not
+ * match, the near miss on anchor says why. */
+gboolean _owb_pass_match_final_q (OwbPassContext *ctx, const OwbNode *anchor, const OwbNode *q, const char **yzp_name,
+                                  OwbDataType *ytype, float *ysf, int32_t *yz);
 /* A zero of `dtype` shaped like the constant `scale`, added as an initializer named after `like`:
  * the zero point a fused integer op needs where the DequantizeLinear left it out. */
 const char *_owb_pass_add_zero_point (OwbPassContext *ctx, const char *like, const char *scale, OwbDataType dtype);
@@ -78,6 +82,10 @@ void _owb_pass_fuse_each_anchor (OwbPassContext *ctx, OwbPassIsAnchor is_anchor,
  * `second` in that order, and they are removed in that order. */
 void _owb_pass_replace_pair (OwbPassContext *ctx, OwbNode *fused, OwbNode *first, OwbNode *second);
 
+/* A copy of node (name, inputs, outputs, attributes) without the providers' claims, as op_type
+ * of domain: how a pass turns a node into the fused or laid-out op that replaces it. */
+OwbNode *_owb_pass_dup_as (const OwbNode *node, const char *op_type, const char *domain);
+
 /* The Conv folds (fuse_conv_bn, fuse_conv_mul, fuse_conv_add, owb-pass-util.c). */
 /* W with each of its m output channels (rows of dim 0) multiplied by factor[c], in W's type. */
 OwbTensor *_owb_pass_scale_conv_weight (const OwbTensor *w, const double *factor, int64_t m);
@@ -92,6 +100,23 @@ void _owb_pass_replace_conv (OwbPassContext *ctx, OwbNode *conv, OwbNode *second
 gboolean _owb_pass_is_float_type (OwbDataType t);
 /* The rank of a value: the constant's, or its inferred tensor type's; -1 when unknown. */
 int _owb_pass_rank_of (OwbPassContext *ctx, const char *name);
+/* The tensor type of a value: its inferred or declared type, else (an initializer has no value
+ * info) the type of the constant it is, looking through Identity. FALSE when it is unknown or not
+ * a tensor. */
+gboolean _owb_pass_tensor_type (OwbPassContext *ctx, const char *name, OwbValueType *out);
+/* The node that reads `name` when that is its only use (not a graph output, nor read by a
+ * subgraph), else NULL: what a fusion may take in. */
+OwbNode *_owb_pass_only_reader (OwbPassContext *ctx, const char *name);
+/* The other input of a two-input node that reads `name` as exactly one of them, else NULL. */
+const char *_owb_pass_other_input (const OwbNode *node, const char *name);
+/* The value of a constant scalar (one element of a numeric type), looking through Identity. */
+gboolean _owb_pass_scalar (OwbPassContext *ctx, const char *name, double *value);
+/* Clip's bound input i (1: min, 2: max) from opset 11 on: `def` when absent, else the value of a
+ * constant of one element; FALSE when it is not constant. */
+gboolean _owb_pass_clip_bound (OwbPassContext *ctx, const OwbNode *clip, int i, double def, double *value);
+/* A QuantizeLinear or DequantizeLinear with one scale and zero point: constants of one element
+ * (the zero point may be absent), no blocks. */
+gboolean _owb_pass_is_per_tensor_qdq (OwbPassContext *ctx, const OwbNode *node);
 /* Whether `name` is read by a subgraph too: subgraphs refer to values by name, which replacing
  * uses cannot redirect, so such a value must keep its name. */
 gboolean _owb_pass_is_outer_read (OwbPassContext *ctx, const char *name);

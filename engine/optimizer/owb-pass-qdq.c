@@ -88,6 +88,17 @@ _owb_pass_match_q (OwbPassContext *ctx, const OwbNode *q, const char **yzp_name,
   return TRUE;
 }
 
+gboolean
+_owb_pass_match_final_q (OwbPassContext *ctx, const OwbNode *anchor, const OwbNode *q, const char **yzp_name,
+                         OwbDataType *ytype, float *ysf, int32_t *yz)
+{
+  if (_owb_pass_match_q (ctx, q, yzp_name, ytype, ysf, yz))
+    return TRUE;
+  owb_pass_near_miss (ctx, anchor, "its QuantizeLinear '%s' is not per tensor to int8 or uint8 with constant float32 "
+                      "parameters; kept", owb_pass_label (q));
+  return FALSE;
+}
+
 const char *
 _owb_pass_add_zero_point (OwbPassContext *ctx, const char *like, const char *scale, OwbDataType dtype)
 {

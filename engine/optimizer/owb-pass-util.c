@@ -140,6 +140,87 @@ _owb_pass_rank_of (OwbPassContext *ctx, const char *name)
   return t && t->kind == OWB_VALUE_TENSOR ? t->rank : -1;
 }
 
+gboolean
+_owb_pass_tensor_type (OwbPassContext *ctx, const char *name, OwbValueType *out)
+{
+  const OwbValueType *t = owb_pass_value_type (ctx, name);
+  if (t)
+    {
+      *out = *t;
+      return t->kind == OWB_VALUE_TENSOR;
+    }
+  const OwbTensor *c = owb_pass_constant_through_identity (ctx, name);
+  if (!c)
+    return FALSE;
+  owb_tensor_get_value_type (c, out);
+  return out->kind == OWB_VALUE_TENSOR;
+}
+
+OwbNode *
+_owb_pass_only_reader (OwbPassContext *ctx, const char *name)
+{
+  GPtrArray *readers = owb_pass_consumers (ctx, name);
+  if (owb_pass_n_uses (ctx, name) != 1 || readers->len != 1)
+    return NULL;
+  return g_ptr_array_index (readers, 0);
+}
+
+const char *
+_owb_pass_other_input (const OwbNode *node, const char *name)
+{
+  if (node->n_inputs != 2)
+    return NULL;
+  gboolean first = strcmp (node->inputs[0], name) == 0, second = strcmp (node->inputs[1], name) == 0;
+  if (first == second)
+    return NULL;
+  return first ? node->inputs[1] : node->inputs[0];
+}
+
+gboolean
+_owb_pass_scalar (OwbPassContext *ctx, const char *name, double *value)
+{
+  const OwbTensor *t = owb_pass_constant_through_identity (ctx, name);
+  if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != 1 || t->dtype == OWB_TYPE_STRING || !t->data)
+    return FALSE;
+  *value = owb_tensor_get_double (t, 0);
+  return TRUE;
+}
+
+gboolean
+_owb_pass_clip_bound (OwbPassContext *ctx, const OwbNode *clip, int i, double def, double *value)
+{
+  const char *name = owb_node_get_input (clip, i);
+  if (!name)
+    {
+      *value = def;
+      return TRUE;
+    }
+  const OwbTensor *t = owb_pass_get_constant (ctx, name);
+  if (!t || t->nelems != 1)
+    return FALSE;
+  *value = owb_tensor_get_double (t, 0);
+  return TRUE;
+}
+
+gboolean
+_owb_pass_is_per_tensor_qdq (OwbPassContext *ctx, const OwbNode *node)
+{
+  if (!owb_pass_is_op (node, "QuantizeLinear") && !owb_pass_is_op (node, "DequantizeLinear"))
+    return FALSE;
+  if (node->n_inputs < 2 || owb_node_get_int (node, "block_size", 0) != 0)
+    return FALSE;
+  for (int i = 1; i < 3; i++)
+    {
+      const char *name = owb_node_get_input (node, i);
+      if (!name)
+        continue;
+      const OwbTensor *c = owb_pass_get_constant (ctx, name);
+      if (!c || c->nelems != 1)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 OwbTensor *
 _owb_pass_scale_conv_weight (const OwbTensor *w, const double *factor, int64_t m)
 {
@@ -155,6 +236,18 @@ _owb_pass_scale_conv_weight (const OwbTensor *w, const double *factor, int64_t m
           owb_tensor_set_double (nw, i, owb_tensor_get_double (w, i) * factor[c]);
     }
   return nw;
+}
+
+OwbNode *
+_owb_pass_dup_as (const OwbNode *node, const char *op_type, const char *domain)
+{
+  OwbNode *copy = owb_node_dup (node);
+  owb_node_clear_claims (copy);
+  g_free (copy->op_type);
+  copy->op_type = g_strdup (op_type);
+  g_free (copy->domain);
+  copy->domain = g_strdup (domain);
+  return copy;
 }
 
 void

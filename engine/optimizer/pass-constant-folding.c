@@ -8,12 +8,6 @@
 /* Shared with pass-shape-simplify.c, which folds what its new constants make foldable. */
 gboolean _owb_fold_constants (OwbPassContext *ctx, GError **error);
 
-static gboolean
-is_default_domain (const OwbNode *node)
-{
-  return !node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0;
-}
-
 static gsize
 tensor_bytes (const OwbTensor *t)
 {
@@ -48,7 +42,7 @@ can_fold (OwbPassContext *ctx, const OwbNode *node)
 {
   if (_owb_pass_has_subgraph (node) || node->n_outputs == 0)
     return FALSE;
-  gboolean is_constant_op = strcmp (node->op_type, "Constant") == 0 && is_default_domain (node);
+  gboolean is_constant_op = owb_pass_is_op (node, "Constant");
   int n_given = 0;
   for (int i = 0; i < node->n_inputs; i++)
     {
@@ -169,13 +163,13 @@ fold_node (OwbPassContext *ctx, OwbNode *node, gsize cap)
   gboolean ok = TRUE, direct = FALSE;
   /* The tensor is already there: share it rather than copy (Identity over weights is common).
    * That costs no memory, so the cap does not apply. */
-  if (strcmp (node->op_type, "Constant") == 0 && is_default_domain (node) && value && value->type == OWB_ATTR_TENSOR
+  if (owb_pass_is_op (node, "Constant") && value && value->type == OWB_ATTR_TENSOR
       && value->t && n == 1)
     {
       values[0] = owb_tensor_ref (value->t);
       direct = TRUE;
     }
-  else if (strcmp (node->op_type, "Identity") == 0 && is_default_domain (node) && n == 1 && node->n_inputs == 1)
+  else if (owb_pass_is_op (node, "Identity") && n == 1 && node->n_inputs == 1)
     {
       values[0] = owb_tensor_ref ((OwbTensor *) owb_pass_get_constant (ctx, node->inputs[0]));
       direct = TRUE;
@@ -286,7 +280,7 @@ _owb_fold_constants (OwbPassContext *ctx, GError **error)
       OwbNode *node = g_ptr_array_index (order, i);
       if (!can_fold (ctx, node) || left_to_transpose_fusion (ctx, node))
         continue;
-      if (!ctx->options->providers && !(strcmp (node->op_type, "Constant") == 0 && is_default_domain (node)))
+      if (!ctx->options->providers && !owb_pass_is_op (node, "Constant"))
         continue; /* nothing to evaluate with */
       if (fold_node (ctx, node, cap))
         g_ptr_array_add (folded, node);

@@ -9,22 +9,6 @@ output_unused (OwbPassContext *ctx, const OwbNode *node, int o)
   return o >= node->n_outputs || !node->outputs[o][0] || owb_pass_n_uses (ctx, node->outputs[o]) == 0;
 }
 
-/* The type of any value, constants included (they have no value info). */
-static gboolean
-type_of (OwbPassContext *ctx, const char *name, OwbValueType *type)
-{
-  const OwbValueType *t = owb_pass_value_type (ctx, name);
-  if (t)
-    {
-      *type = *t;
-      return TRUE;
-    }
-  const OwbTensor *c = owb_pass_get_constant (ctx, name);
-  if (!c)
-    return FALSE;
-  owb_tensor_get_value_type (c, type);
-  return TRUE;
-}
 
 /* Same tensor shape, every dim known. */
 static gboolean
@@ -42,8 +26,8 @@ static gboolean
 io_same_shape (OwbPassContext *ctx, const OwbNode *node)
 {
   OwbValueType in, out;
-  return node->n_inputs >= 1 && node->n_outputs >= 1 && type_of (ctx, node->inputs[0], &in)
-         && type_of (ctx, node->outputs[0], &out) && same_known_shape (&in, &out);
+  return node->n_inputs >= 1 && node->n_outputs >= 1 && _owb_pass_tensor_type (ctx, node->inputs[0], &in)
+         && _owb_pass_tensor_type (ctx, node->outputs[0], &out) && same_known_shape (&in, &out);
 }
 
 /* A Reshape keeps the element count: with the same rank and equal known dims, one dim that is
@@ -53,8 +37,8 @@ static gboolean
 reshape_keeps_shape (OwbPassContext *ctx, const OwbNode *node)
 {
   OwbValueType a, b;
-  if (!type_of (ctx, node->inputs[0], &a) || !type_of (ctx, node->outputs[0], &b) || a.kind != OWB_VALUE_TENSOR
-      || b.kind != OWB_VALUE_TENSOR || a.rank < 0 || a.rank != b.rank)
+  if (!_owb_pass_tensor_type (ctx, node->inputs[0], &a) || !_owb_pass_tensor_type (ctx, node->outputs[0], &b)
+      || a.rank < 0 || a.rank != b.rank)
     return FALSE;
   int n_open = 0;
   gboolean empty = FALSE;
@@ -138,12 +122,12 @@ static gboolean
 cast_is_noop (OwbPassContext *ctx, OwbNode *node)
 {
   OwbValueType in;
-  if (!type_of (ctx, node->inputs[0], &in) || in.kind != OWB_VALUE_TENSOR || in.dtype == OWB_TYPE_UNDEFINED)
+  if (!_owb_pass_tensor_type (ctx, node->inputs[0], &in) || in.dtype == OWB_TYPE_UNDEFINED)
     return FALSE;
   if (owb_pass_is_op (node, "Cast"))
     return owb_node_get_int (node, "to", -1) == (int64_t) in.dtype;
   OwbValueType like;
-  return node->n_inputs >= 2 && type_of (ctx, node->inputs[1], &like) && like.dtype == in.dtype;
+  return node->n_inputs >= 2 && _owb_pass_tensor_type (ctx, node->inputs[1], &like) && like.dtype == in.dtype;
 }
 
 /* A Reshape's constant target: the `shape` input, or the attribute before opset 5. */
@@ -250,7 +234,7 @@ static gboolean
 squeeze_undoes_unsqueeze (OwbPassContext *ctx, OwbNode *node, OwbNode *unsqueeze)
 {
   OwbValueType mid;
-  int64_t rank = type_of (ctx, node->inputs[0], &mid) && mid.kind == OWB_VALUE_TENSOR ? mid.rank : -1;
+  int64_t rank = _owb_pass_tensor_type (ctx, node->inputs[0], &mid) ? mid.rank : -1;
   GArray *a = g_array_new (FALSE, FALSE, sizeof (int64_t)), *b = g_array_new (FALSE, FALSE, sizeof (int64_t));
   gboolean has_a, has_b, same = FALSE;
   if (get_axes (ctx, unsqueeze, rank, a, &has_a) && get_axes (ctx, node, rank, b, &has_b) && has_a)
@@ -261,7 +245,7 @@ squeeze_undoes_unsqueeze (OwbPassContext *ctx, OwbNode *node, OwbNode *unsqueeze
         {
           /* Squeeze without axes drops every 1: the same axes only if x has no dim of 1. */
           OwbValueType x;
-          same = type_of (ctx, unsqueeze->inputs[0], &x) && x.kind == OWB_VALUE_TENSOR && x.rank >= 0;
+          same = _owb_pass_tensor_type (ctx, unsqueeze->inputs[0], &x) && x.rank >= 0;
           for (int i = 0; same && i < x.rank; i++)
             same = owb_dim_is_known (x.dims[i]) && x.dims[i].value != 1;
         }
@@ -302,7 +286,7 @@ static gboolean
 slice_is_noop (OwbPassContext *ctx, OwbNode *node)
 {
   OwbValueType x;
-  if (!type_of (ctx, node->inputs[0], &x) || x.kind != OWB_VALUE_TENSOR)
+  if (!_owb_pass_tensor_type (ctx, node->inputs[0], &x))
     return FALSE;
   GArray *s_starts = g_array_new (FALSE, FALSE, sizeof (int64_t)), *s_ends = g_array_new (FALSE, FALSE, sizeof (int64_t));
   GArray *s_axes = g_array_new (FALSE, FALSE, sizeof (int64_t)), *s_steps = g_array_new (FALSE, FALSE, sizeof (int64_t));
@@ -345,7 +329,7 @@ expand_is_noop (OwbPassContext *ctx, OwbNode *node)
   /* A target of ones no longer than the input broadcasts to the input's own shape. */
   OwbValueType x;
   const OwbTensor *shape = node->n_inputs >= 2 ? owb_pass_get_constant (ctx, node->inputs[1]) : NULL;
-  if (!shape || shape->rank != 1 || !type_of (ctx, node->inputs[0], &x) || x.kind != OWB_VALUE_TENSOR || x.rank < 0
+  if (!shape || shape->rank != 1 || !_owb_pass_tensor_type (ctx, node->inputs[0], &x) || x.rank < 0
       || shape->nelems > x.rank)
     return FALSE;
   for (int64_t i = 0; i < shape->nelems; i++)
@@ -363,7 +347,7 @@ transpose_is_noop (OwbPassContext *ctx, OwbNode *node)
     {
       /* The default reverses the dims: an identity for rank 0 and 1 only. */
       OwbValueType x;
-      return type_of (ctx, node->inputs[0], &x) && x.kind == OWB_VALUE_TENSOR && x.rank >= 0 && x.rank <= 1;
+      return _owb_pass_tensor_type (ctx, node->inputs[0], &x) && x.rank >= 0 && x.rank <= 1;
     }
   for (int i = 0; i < n; i++)
     if (perm[i] != i)

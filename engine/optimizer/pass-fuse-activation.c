@@ -23,22 +23,6 @@ typedef struct {
 } Tail;
 
 static gboolean
-value_type (OwbPassContext *ctx, const char *name, OwbValueType *out)
-{
-  const OwbTensor *c = owb_pass_get_constant (ctx, name);
-  if (c)
-    {
-      owb_tensor_get_value_type (c, out);
-      return TRUE;
-    }
-  const OwbValueType *t = owb_pass_value_type (ctx, name);
-  if (!t || t->kind != OWB_VALUE_TENSOR)
-    return FALSE;
-  *out = *t;
-  return TRUE;
-}
-
-static gboolean
 same_shape (const OwbValueType *a, const OwbValueType *b)
 {
   if (a->rank < 0 || a->rank != b->rank || a->dtype != b->dtype)
@@ -49,23 +33,6 @@ same_shape (const OwbValueType *a, const OwbValueType *b)
       if (owb_dim_is_known (x) || owb_dim_is_known (y) ? x.value != y.value : !(x.param && x.param == y.param))
         return FALSE;
     }
-  return TRUE;
-}
-
-/* A scalar Clip bound from opset 11 on: absent (def), or a constant of one value. */
-static gboolean
-clip_bound (OwbPassContext *ctx, const OwbNode *clip, int i, float def, float *out)
-{
-  const char *name = owb_node_get_input (clip, i);
-  if (!name)
-    {
-      *out = def;
-      return TRUE;
-    }
-  const OwbTensor *t = owb_pass_get_constant (ctx, name);
-  if (!t || t->nelems != 1)
-    return FALSE;
-  *out = (float) owb_tensor_get_double (t, 0);
   return TRUE;
 }
 
@@ -113,11 +80,17 @@ single_activation (OwbPassContext *ctx, OwbNode *node, const char *value, Tail *
           tail->params[0] = owb_node_get_float (node, "min", -FLT_MAX);
           tail->params[1] = owb_node_get_float (node, "max", FLT_MAX);
         }
-      else if (!clip_bound (ctx, node, 1, -INFINITY, &tail->params[0])
-               || !clip_bound (ctx, node, 2, INFINITY, &tail->params[1]))
+      else
         {
-          owb_pass_near_miss (ctx, node, "its min/max are not constant scalars, so it is not fused; kept");
-          return FALSE;
+          double lo, hi;
+          if (!_owb_pass_clip_bound (ctx, node, 1, -INFINITY, &lo)
+              || !_owb_pass_clip_bound (ctx, node, 2, INFINITY, &hi))
+            {
+              owb_pass_near_miss (ctx, node, "its min/max are not constant scalars, so it is not fused; kept");
+              return FALSE;
+            }
+          tail->params[0] = (float) lo;
+          tail->params[1] = (float) hi;
         }
       tail->activation = op;
       tail->n_params = 2;
@@ -207,8 +180,8 @@ match_residual (OwbPassContext *ctx, const OwbNode *conv, Tail *tail)
     return FALSE;
   const char *other = strcmp (add->inputs[0], value) == 0 ? add->inputs[1] : add->inputs[0];
   OwbValueType y, z, sum;
-  if (strcmp (other, value) == 0 || !value_type (ctx, value, &y) || !value_type (ctx, other, &z)
-      || !value_type (ctx, add->outputs[0], &sum))
+  if (strcmp (other, value) == 0 || !_owb_pass_tensor_type (ctx, value, &y) || !_owb_pass_tensor_type (ctx, other, &z)
+      || !_owb_pass_tensor_type (ctx, add->outputs[0], &sum))
     return FALSE;
   if (!same_shape (&y, &z) || !same_shape (&y, &sum))
     {
@@ -225,18 +198,6 @@ match_residual (OwbPassContext *ctx, const OwbNode *conv, Tail *tail)
   return TRUE;
 }
 
-static OwbNode *
-our_copy (const OwbNode *node, const char *op_type)
-{
-  OwbNode *copy = owb_node_dup (node);
-  owb_node_clear_claims (copy);
-  g_free (copy->op_type);
-  copy->op_type = g_strdup (op_type);
-  g_free (copy->domain);
-  copy->domain = g_strdup (OWB_DOMAIN);
-  return copy;
-}
-
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *node)
 {
@@ -248,7 +209,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *node)
   if (node->n_inputs < 2 || node->n_outputs != 1 || owb_node_get_attribute (node, "activation"))
     return FALSE;
   OwbValueType out;
-  if (!value_type (ctx, node->outputs[0], &out) || !_owb_pass_is_float_type (out.dtype))
+  if (!_owb_pass_tensor_type (ctx, node->outputs[0], &out) || !_owb_pass_is_float_type (out.dtype))
     return FALSE;
 
   Tail tail = { .output = node->outputs[0] };
@@ -267,7 +228,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *node)
     }
 
   owb_model_set_opset (ctx->model, OWB_DOMAIN, 1);
-  OwbNode *fused = our_copy (node, fused_op);
+  OwbNode *fused = _owb_pass_dup_as (node, fused_op, OWB_DOMAIN);
   if (tail.z)
     owb_node_set_input (fused, 3, tail.z);
   if (tail.activation)

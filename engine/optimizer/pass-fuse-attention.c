@@ -17,15 +17,11 @@
 #include <math.h>
 #include <string.h>
 
-
+/* A finite constant scalar. */
 static gboolean
 scalar (OwbPassContext *ctx, const char *name, double *value)
 {
-  const OwbTensor *t = owb_pass_constant_through_identity (ctx, name);
-  if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != 1 || !t->data || t->dtype == OWB_TYPE_STRING)
-    return FALSE;
-  *value = owb_tensor_get_double (t, 0);
-  return isfinite (*value);
+  return _owb_pass_scalar (ctx, name, value) && isfinite (*value);
 }
 
 /* Constant integers (Slice starts, Split sizes...) as int64. */

@@ -5,18 +5,11 @@
 
 #include <string.h>
 
-
-static gboolean
-is_default_domain (const OwbNode *node)
-{
-  return !node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0;
-}
-
 static gboolean
 is_gelu (const OwbNode *node)
 {
-  return strcmp (node->op_type, "Gelu") == 0 && node->n_inputs == 1 && node->n_outputs == 1
-         && (is_default_domain (node) || strcmp (node->domain, OWB_DOMAIN) == 0);
+  return (owb_pass_is_op (node, "Gelu") || owb_pass_is_our_op (node, "Gelu")) && node->n_inputs == 1
+         && node->n_outputs == 1;
 }
 
 static void

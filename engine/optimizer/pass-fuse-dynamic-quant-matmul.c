@@ -20,28 +20,6 @@ per_column (const OwbTensor *t, int64_t N)
   return t->nelems == 1 ? t->rank <= 1 : t->rank == 1 && t->dims[0] == N;
 }
 
-/* The only reader of `name`, when it has exactly one use. */
-static OwbNode *
-only_reader (OwbPassContext *ctx, const char *name)
-{
-  GPtrArray *readers = owb_pass_consumers (ctx, name);
-  if (owb_pass_n_uses (ctx, name) != 1 || readers->len != 1)
-    return NULL;
-  return g_ptr_array_index (readers, 0);
-}
-
-/* The other input of a two-input node that reads `name` as one of them (NULL if both). */
-static const char *
-other_input (const OwbNode *node, const char *name)
-{
-  if (node->n_inputs != 2)
-    return NULL;
-  gboolean first = strcmp (node->inputs[0], name) == 0, second = strcmp (node->inputs[1], name) == 0;
-  if (first == second)
-    return NULL;
-  return first ? node->inputs[1] : node->inputs[0];
-}
-
 static gboolean
 try_fuse (OwbPassContext *ctx, OwbNode *mm)
 {
@@ -72,21 +50,21 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
       return FALSE;
     }
   /* -> Cast (to float) -> Mul (by a_scale w_scale) */
-  OwbNode *cast = only_reader (ctx, mm->outputs[0]);
+  OwbNode *cast = _owb_pass_only_reader (ctx, mm->outputs[0]);
   if (!owb_pass_is_op (cast, "Cast") || owb_node_get_int (cast, "to", 0) != OWB_TYPE_FLOAT || cast->n_outputs != 1)
     {
       owb_pass_near_miss (ctx, mm, "its int32 output is not read by one Cast to float only; kept");
       return FALSE;
     }
-  OwbNode *mul = only_reader (ctx, cast->outputs[0]);
+  OwbNode *mul = _owb_pass_only_reader (ctx, cast->outputs[0]);
   if (!owb_pass_is_op (mul, "Mul") || mul->n_outputs != 1)
     {
       owb_pass_near_miss (ctx, mm, "the output of its Cast '%s' is not read by one Mul only; kept", owb_pass_label (cast));
       return FALSE;
     }
-  const char *s = other_input (mul, cast->outputs[0]);
+  const char *s = _owb_pass_other_input (mul, cast->outputs[0]);
   OwbNode *smul = s ? owb_pass_producer (ctx, s) : NULL;
-  const char *ws = smul && owb_pass_is_op (smul, "Mul") ? other_input (smul, dql->outputs[1]) : NULL;
+  const char *ws = smul && owb_pass_is_op (smul, "Mul") ? _owb_pass_other_input (smul, dql->outputs[1]) : NULL;
   const OwbTensor *wst = ws ? owb_pass_get_constant (ctx, ws) : NULL;
   if (!wst || wst->dtype != OWB_TYPE_FLOAT || !per_column (wst, N))
     {
@@ -95,8 +73,10 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
       return FALSE;
     }
   /* [-> Add (a float32 bias per column)] */
-  OwbNode *add = only_reader (ctx, mul->outputs[0]);
-  const char *bias = add && owb_pass_is_op (add, "Add") && add->n_outputs == 1 ? other_input (add, mul->outputs[0]) : NULL;
+  OwbNode *add = _owb_pass_only_reader (ctx, mul->outputs[0]);
+  const char *bias = add && owb_pass_is_op (add, "Add") && add->n_outputs == 1
+                       ? _owb_pass_other_input (add, mul->outputs[0])
+                       : NULL;
   const OwbTensor *bt = bias ? owb_pass_get_constant (ctx, bias) : NULL;
   if (!bt || bt->dtype != OWB_TYPE_FLOAT || !per_column (bt, N))
     {

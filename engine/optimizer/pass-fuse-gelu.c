@@ -10,37 +10,12 @@
 #include <math.h>
 #include <string.h>
 
-
 /* Whether `name` is a constant scalar (one element) within a relative 1e-5 of `want`. */
 static gboolean
 scalar_near (OwbPassContext *ctx, const char *name, double want)
 {
-  const OwbTensor *t = owb_pass_constant_through_identity (ctx, name);
-  if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != 1 || !t->data || t->dtype == OWB_TYPE_STRING)
-    return FALSE;
-  double v = owb_tensor_get_double (t, 0);
-  return fabs (v - want) <= 1e-5 * fabs (want);
-}
-
-static OwbNode *
-only_consumer (OwbPassContext *ctx, const char *name)
-{
-  GPtrArray *consumers = owb_pass_consumers (ctx, name);
-  if (owb_pass_n_uses (ctx, name) != 1 || consumers->len != 1)
-    return NULL;
-  return g_ptr_array_index (consumers, 0);
-}
-
-/* The operand of a binary node that is not `name` (NULL if both or neither are). */
-static const char *
-other_input (const OwbNode *node, const char *name)
-{
-  if (node->n_inputs != 2)
-    return NULL;
-  gboolean a = strcmp (node->inputs[0], name) == 0, b = strcmp (node->inputs[1], name) == 0;
-  if (a == b)
-    return NULL;
-  return a ? node->inputs[1] : node->inputs[0];
+  double v;
+  return _owb_pass_scalar (ctx, name, &v) && fabs (v - want) <= 1e-5 * fabs (want);
 }
 
 /* A binary `op_type` node producing `name` with one operand the constant `want`: returns the other
@@ -74,20 +49,21 @@ add_node (NodeSet *set, OwbNode *node)
 static const char *
 match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
 {
-  OwbNode *one = only_consumer (ctx, t);
-  if (!owb_pass_is_op (one, "Add") || !scalar_near (ctx, other_input (one, t) ? other_input (one, t) : "", 1.0))
+  OwbNode *one = _owb_pass_only_reader (ctx, t);
+  const char *one_other = owb_pass_is_op (one, "Add") ? _owb_pass_other_input (one, t) : NULL;
+  if (!one_other || !scalar_near (ctx, one_other, 1.0))
     return NULL;
   add_node (set, one);
-  OwbNode *m1 = only_consumer (ctx, one->outputs[0]);
-  const char *other = owb_pass_is_op (m1, "Mul") ? other_input (m1, one->outputs[0]) : NULL;
+  OwbNode *m1 = _owb_pass_only_reader (ctx, one->outputs[0]);
+  const char *other = owb_pass_is_op (m1, "Mul") ? _owb_pass_other_input (m1, one->outputs[0]) : NULL;
   if (!other)
     return NULL;
   add_node (set, m1);
   if (strcmp (other, x) == 0)
     {
       /* (x * (1 + t)) * 0.5 */
-      OwbNode *m2 = only_consumer (ctx, m1->outputs[0]);
-      const char *rest = owb_pass_is_op (m2, "Mul") ? other_input (m2, m1->outputs[0]) : NULL;
+      OwbNode *m2 = _owb_pass_only_reader (ctx, m1->outputs[0]);
+      const char *rest = owb_pass_is_op (m2, "Mul") ? _owb_pass_other_input (m2, m1->outputs[0]) : NULL;
       if (!rest || !scalar_near (ctx, rest, 0.5))
         return NULL;
       add_node (set, m2);
@@ -96,8 +72,8 @@ match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
   if (scalar_near (ctx, other, 0.5))
     {
       /* ((1 + t) * 0.5) * x */
-      OwbNode *m2 = only_consumer (ctx, m1->outputs[0]);
-      const char *rest = owb_pass_is_op (m2, "Mul") ? other_input (m2, m1->outputs[0]) : NULL;
+      OwbNode *m2 = _owb_pass_only_reader (ctx, m1->outputs[0]);
+      const char *rest = owb_pass_is_op (m2, "Mul") ? _owb_pass_other_input (m2, m1->outputs[0]) : NULL;
       if (!rest || strcmp (rest, x) != 0)
         return NULL;
       add_node (set, m2);
@@ -106,7 +82,7 @@ match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
   /* (x * 0.5) * (1 + t) */
   OwbNode *half = owb_pass_producer (ctx, other);
   if (scaled_operand (ctx, half, "Mul", 0.5) && strcmp (scaled_operand (ctx, half, "Mul", 0.5), x) == 0
-      && only_consumer (ctx, other) == m1)
+      && _owb_pass_only_reader (ctx, other) == m1)
     {
       add_node (set, half);
       return m1->outputs[0];
@@ -187,7 +163,7 @@ try_erf (OwbPassContext *ctx, OwbNode *erf)
   const char *out = match_tail (ctx, x, erf->outputs[0], &set);
   if (!out)
     return;
-  if (only_consumer (ctx, in) != erf)
+  if (_owb_pass_only_reader (ctx, in) != erf)
     {
       owb_pass_near_miss (ctx, erf, "GELU pattern, but x / sqrt 2 ('%s') is also used elsewhere", in);
       return;
@@ -200,17 +176,17 @@ static gboolean
 match_cube (OwbPassContext *ctx, const char *cube, const char *x, const OwbNode *reader, NodeSet *set)
 {
   OwbNode *p = owb_pass_producer (ctx, cube);
-  if (!p || only_consumer (ctx, cube) != reader)
+  if (!p || _owb_pass_only_reader (ctx, cube) != reader)
     return FALSE;
   if (owb_pass_is_op (p, "Pow") && p->n_inputs == 2 && strcmp (p->inputs[0], x) == 0 && scalar_near (ctx, p->inputs[1], 3.0))
     {
       add_node (set, p);
       return TRUE;
     }
-  const char *sq = owb_pass_is_op (p, "Mul") ? other_input (p, x) : NULL;
+  const char *sq = owb_pass_is_op (p, "Mul") ? _owb_pass_other_input (p, x) : NULL;
   OwbNode *s = sq ? owb_pass_producer (ctx, sq) : NULL;
   if (owb_pass_is_op (s, "Mul") && s->n_inputs == 2 && strcmp (s->inputs[0], x) == 0 && strcmp (s->inputs[1], x) == 0
-      && only_consumer (ctx, sq) == p)
+      && _owb_pass_only_reader (ctx, sq) == p)
     {
       add_node (set, p);
       add_node (set, s);
@@ -247,7 +223,7 @@ try_tanh (OwbPassContext *ctx, OwbNode *tanh_node)
         return;
       const char *inner_values[] = { sum->inputs[1 - i], inner, in };
       for (guint k = 0; k < G_N_ELEMENTS (inner_values); k++)
-        if (!only_consumer (ctx, inner_values[k]))
+        if (!_owb_pass_only_reader (ctx, inner_values[k]))
           {
             owb_pass_near_miss (ctx, tanh_node, "GELU (tanh) pattern, but its intermediate '%s' is also used elsewhere",
                                  inner_values[k]);

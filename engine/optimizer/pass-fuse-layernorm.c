@@ -12,26 +12,6 @@
 
 
 static gboolean
-scalar (OwbPassContext *ctx, const char *name, double *value)
-{
-  const OwbTensor *t = owb_pass_constant_through_identity (ctx, name);
-  if (!t || t->kind != OWB_VALUE_TENSOR || t->nelems != 1 || t->dtype == OWB_TYPE_STRING || !t->data)
-    return FALSE;
-  *value = owb_tensor_get_double (t, 0);
-  return TRUE;
-}
-
-/* The single node reading `name` when it is its only use (not a graph output either). */
-static OwbNode *
-only_consumer (OwbPassContext *ctx, const char *name)
-{
-  GPtrArray *consumers = owb_pass_consumers (ctx, name);
-  if (owb_pass_n_uses (ctx, name) != 1 || consumers->len != 1)
-    return NULL;
-  return g_ptr_array_index (consumers, 0);
-}
-
-static gboolean
 is_float (OwbDataType t)
 {
   return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
@@ -282,13 +262,13 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
       return;
     }
   double exponent, eps;
-  if (owb_pass_is_op (square, "Pow") && (!scalar (ctx, square->inputs[1], &exponent) || exponent != 2.0))
+  if (owb_pass_is_op (square, "Pow") && (!_owb_pass_scalar (ctx, square->inputs[1], &exponent) || exponent != 2.0))
     {
       owb_pass_near_miss (ctx, square, "layer norm pattern, but the exponent is not the constant 2");
       return;
     }
   const char *eps_name = strcmp (add_eps->inputs[0], rm2->outputs[0]) == 0 ? add_eps->inputs[1] : add_eps->inputs[0];
-  if (!scalar (ctx, eps_name, &eps) || !isfinite (eps) || eps < 0)
+  if (!_owb_pass_scalar (ctx, eps_name, &eps) || !isfinite (eps) || eps < 0)
     {
       owb_pass_near_miss (ctx, add_eps, "layer norm pattern, but epsilon '%s' is not a constant non-negative scalar",
                            eps_name);
@@ -333,7 +313,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
   /* Optional gamma and beta. */
   const char *out = div->outputs[0];
   const char *gamma = NULL, *beta = NULL;
-  OwbNode *mul = only_consumer (ctx, out);
+  OwbNode *mul = _owb_pass_only_reader (ctx, out);
   if (owb_pass_is_op (mul, "Mul") && mul->n_inputs == 2)
     {
       const char *g = strcmp (mul->inputs[0], out) == 0 ? mul->inputs[1] : mul->inputs[0];
@@ -341,7 +321,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
         {
           add_node (&core, mul);
           out = mul->outputs[0];
-          OwbNode *add = only_consumer (ctx, out);
+          OwbNode *add = _owb_pass_only_reader (ctx, out);
           if (owb_pass_is_op (add, "Add") && add->n_inputs == 2)
             {
               const char *b = strcmp (add->inputs[0], out) == 0 ? add->inputs[1] : add->inputs[0];

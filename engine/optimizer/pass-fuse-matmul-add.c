@@ -4,24 +4,6 @@
 
 #include <string.h>
 
-
-
-static gboolean
-type_of (OwbPassContext *ctx, const char *name, OwbValueType *out)
-{
-  const OwbTensor *c = owb_pass_get_constant (ctx, name);
-  if (c)
-    {
-      owb_tensor_get_value_type (c, out);
-      return TRUE;
-    }
-  const OwbValueType *t = owb_pass_value_type (ctx, name);
-  if (!t || t->kind != OWB_VALUE_TENSOR || t->rank < 0)
-    return FALSE;
-  *out = *t;
-  return TRUE;
-}
-
 static gboolean
 is_one (OwbDim d)
 {
@@ -76,8 +58,9 @@ fuse (OwbPassContext *ctx, OwbNode *add, OwbNode *mm, const char *bias_name)
 {
   gboolean ours = owb_pass_is_our_op (mm, "FusedMatMul");
   OwbValueType a, b, bias, out;
-  if (!type_of (ctx, mm->inputs[0], &a) || !type_of (ctx, mm->inputs[1], &b) || !type_of (ctx, bias_name, &bias)
-      || !type_of (ctx, mm->outputs[0], &out) || !_owb_pass_is_float_type (out.dtype) || bias.dtype != out.dtype)
+  if (!_owb_pass_tensor_type (ctx, mm->inputs[0], &a) || !_owb_pass_tensor_type (ctx, mm->inputs[1], &b)
+      || !_owb_pass_tensor_type (ctx, bias_name, &bias) || !_owb_pass_tensor_type (ctx, mm->outputs[0], &out)
+      || bias.rank < 0 || out.rank < 0 || !_owb_pass_is_float_type (out.dtype) || bias.dtype != out.dtype)
     return FALSE;
   if (a.rank < 2 || b.rank != 2)
     return FALSE;

@@ -100,26 +100,7 @@ activation_clamp (OwbPassContext *ctx, const OwbNode *node, double *lo, double *
       *hi = owb_node_get_float (node, "max", INFINITY);
       return TRUE;
     }
-  for (int i = 1; i < node->n_inputs && i < 3; i++)
-    {
-      if (!node->inputs[i][0])
-        continue;
-      const OwbTensor *c = owb_pass_get_constant (ctx, node->inputs[i]);
-      if (!c || c->nelems != 1)
-        return FALSE;
-      *(i == 1 ? lo : hi) = owb_tensor_get_double (c, 0);
-    }
-  return TRUE;
-}
-
-/* The value's only reader, or NULL. */
-static OwbNode *
-only_reader (OwbPassContext *ctx, const char *name)
-{
-  GPtrArray *readers = owb_pass_consumers (ctx, name);
-  if (readers->len != 1 || owb_pass_n_uses (ctx, name) != 1 || owb_pass_is_graph_output (ctx, name))
-    return NULL;
-  return g_ptr_array_index (readers, 0);
+  return _owb_pass_clip_bound (ctx, node, 1, -INFINITY, lo) && _owb_pass_clip_bound (ctx, node, 2, INFINITY, hi);
 }
 
 /* ---- Gemm: a 1x1 convolution of [M, K, 1, 1] ----
@@ -163,7 +144,7 @@ try_fuse_gemm (OwbPassContext *ctx, OwbNode *gemm)
       owb_pass_near_miss (ctx, gemm, "has transA, alpha or beta, or an A not known to be a matrix; kept");
       return FALSE;
     }
-  OwbNode *q = only_reader (ctx, gemm->outputs[0]);
+  OwbNode *q = _owb_pass_only_reader (ctx, gemm->outputs[0]);
   const char *yzp_name;
   OwbDataType ytype;
   float ysf;
@@ -276,12 +257,12 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
       return FALSE;
     }
   /* the Conv's only reader (through one Relu or Clip): a per-tensor QuantizeLinear to 8 bits */
-  OwbNode *act = NULL, *q = only_reader (ctx, conv->outputs[0]);
+  OwbNode *act = NULL, *q = _owb_pass_only_reader (ctx, conv->outputs[0]);
   double lo = -INFINITY, hi = INFINITY;
   if (q && activation_clamp (ctx, q, &lo, &hi))
     {
       act = q;
-      q = only_reader (ctx, act->outputs[0]);
+      q = _owb_pass_only_reader (ctx, act->outputs[0]);
     }
   if (!owb_pass_is_op (q, "QuantizeLinear") || q->n_inputs < 2)
     {
@@ -293,12 +274,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
   OwbDataType ytype;
   float ysf;
   int32_t yz;
-  if (!_owb_pass_match_q (ctx, q, &yzp_name, &ytype, &ysf, &yz))
-    {
-      owb_pass_near_miss (ctx, conv, "its QuantizeLinear '%s' is not per tensor to int8 or uint8 with constant float32 "
-                          "parameters; kept", owb_pass_label (q));
-      return FALSE;
-    }
+  if (!_owb_pass_match_final_q (ctx, conv, q, &yzp_name, &ytype, &ysf, &yz))
+    return FALSE;
   if (act && !clamp_is_saturation (ysf, yz, ytype, lo, hi))
     {
       owb_pass_near_miss (ctx, conv, "its %s '%s' clamps tighter than QuantizeLinear '%s' saturates; kept",

@@ -23,21 +23,11 @@ is_lookup_op (const OwbNode *node)
   return FALSE;
 }
 
-/* Scale and zero point of a Q/DQ node, constants of one value each (a zero point may be absent). */
+/* A Q/DQ node of one scale and zero point with its one output. */
 static gboolean
 per_tensor (OwbPassContext *ctx, const OwbNode *node)
 {
-  if (node->n_inputs < 2 || node->n_outputs != 1 || owb_node_get_int (node, "block_size", 0) != 0)
-    return FALSE;
-  for (int i = 1; i < node->n_inputs && i < 3; i++)
-    {
-      if (!node->inputs[i][0])
-        continue;
-      const OwbTensor *c = owb_pass_get_constant (ctx, node->inputs[i]);
-      if (!c || c->nelems != 1)
-        return FALSE;
-    }
-  return TRUE;
+  return _owb_pass_is_per_tensor_qdq (ctx, node) && node->n_outputs == 1;
 }
 
 /* `dq` when the fused op was its only reader and it writes no graph output, so that it goes with

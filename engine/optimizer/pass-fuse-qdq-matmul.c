@@ -43,12 +43,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
   OwbDataType ytype;
   float ysf;
   int32_t yzv;
-  if (!_owb_pass_match_q (ctx, q, &yzp_name, &ytype, &ysf, &yzv))
-    {
-      owb_pass_near_miss (ctx, mm, "its QuantizeLinear '%s' is not per tensor to int8 or uint8 with constant float32 "
-                          "parameters; kept", owb_pass_label (q));
-      return FALSE;
-    }
+  if (!_owb_pass_match_final_q (ctx, mm, q, &yzp_name, &ytype, &ysf, &yzv))
+    return FALSE;
   if (owb_pass_opset (ctx) < 10)
     return FALSE;
 

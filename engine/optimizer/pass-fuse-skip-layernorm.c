@@ -7,35 +7,10 @@
 
 #include <string.h>
 
-
-static gboolean
-is_default_domain (const OwbNode *node)
-{
-  return !node->domain || !node->domain[0] || strcmp (node->domain, "ai.onnx") == 0;
-}
-
 static gboolean
 is_layer_norm (const OwbNode *node)
 {
-  return strcmp (node->op_type, "LayerNormalization") == 0
-         && (is_default_domain (node) || (node->domain && strcmp (node->domain, OWB_DOMAIN) == 0));
-}
-
-/* The type of a value: inferred, or that of a constant. */
-static gboolean
-type_of (OwbPassContext *ctx, const char *name, OwbValueType *out)
-{
-  const OwbValueType *t = owb_pass_value_type (ctx, name);
-  if (t)
-    {
-      *out = *t;
-      return TRUE;
-    }
-  const OwbTensor *c = owb_pass_constant_through_identity (ctx, name);
-  if (!c)
-    return FALSE;
-  owb_tensor_get_value_type (c, out);
-  return TRUE;
+  return owb_pass_is_op (node, "LayerNormalization") || owb_pass_is_our_op (node, "LayerNormalization");
 }
 
 /* skip's dims after leading 1s are the trailing dims of `full` (it repeats over the leading ones). */
@@ -90,14 +65,14 @@ bias_add (OwbPassContext *ctx, const char *operand, const OwbNode *reader, int64
   if (readers->len != 1 || g_ptr_array_index (readers, 0) != reader)
     return NULL;
   OwbValueType operand_type, pt;
-  if (!type_of (ctx, operand, &operand_type))
+  if (!_owb_pass_tensor_type (ctx, operand, &operand_type))
     return NULL;
   for (int i = 0; i < 2; i++)
     {
       const OwbTensor *t = owb_pass_constant_through_identity (ctx, add->inputs[i]);
       if (!t || t->rank != 1 || t->nelems != hidden || t->dtype != dtype || owb_pass_constant_through_identity (ctx, add->inputs[1 - i]))
         continue;
-      if (!type_of (ctx, add->inputs[1 - i], &pt) || !_owb_pass_same_dims (&pt, &operand_type))
+      if (!_owb_pass_tensor_type (ctx, add->inputs[1 - i], &pt) || !_owb_pass_same_dims (&pt, &operand_type))
         continue;
       *p = add->inputs[1 - i];
       *c = add->inputs[i];
@@ -114,7 +89,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *ln)
   if (!owb_pass_is_op (add, "Add") || add->n_inputs != 2 || !scale)
     return;
   OwbValueType st;
-  if (!type_of (ctx, sum, &st) || st.rank < 1)
+  if (!_owb_pass_tensor_type (ctx, sum, &st) || st.rank < 1)
     return;
   int64_t axis = owb_node_get_int (ln, "axis", -1);
   if (axis != -1 && axis != st.rank - 1)
@@ -134,7 +109,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *ln)
   int64_t hidden = hidden_dim.value;
   /* Which operand has the full shape (input) and which repeats (skip). */
   OwbValueType a, c;
-  if (!type_of (ctx, add->inputs[0], &a) || !type_of (ctx, add->inputs[1], &c))
+  if (!_owb_pass_tensor_type (ctx, add->inputs[0], &a) || !_owb_pass_tensor_type (ctx, add->inputs[1], &c))
     return;
   int in = _owb_pass_same_dims (&a, &st) ? 0 : _owb_pass_same_dims (&c, &st) ? 1 : -1;
   if (in < 0 || !is_trailing_part (in == 0 ? &c : &a, &st))

@@ -198,12 +198,7 @@ static void
 convert_qlinear_to_nhwc (OwbPassContext *ctx, OwbNode *node)
 {
   const char *from = owb_pass_label (node);
-  OwbNode *nc = owb_node_dup (node);
-  owb_node_clear_claims (nc);
-  g_free (nc->op_type);
-  nc->op_type = g_strdup ("NhwcQLinearConv");
-  g_free (nc->domain);
-  nc->domain = g_strdup (OWB_DOMAIN);
+  OwbNode *nc = _owb_pass_dup_as (node, "NhwcQLinearConv", OWB_DOMAIN);
   g_free (nc->name);
   nc->name = NULL;
   char *x = nhwc_of (ctx, node->inputs[0], from);
@@ -257,12 +252,7 @@ static void
 convert_to_nhwc (OwbPassContext *ctx, OwbNode *node, const char *op_type, OwbTensor *(*reorder) (const OwbTensor *))
 {
   const char *from = owb_pass_label (node);
-  OwbNode *nc = owb_node_dup (node);
-  owb_node_clear_claims (nc);
-  g_free (nc->op_type);
-  nc->op_type = g_strdup (op_type);
-  g_free (nc->domain);
-  nc->domain = g_strdup (OWB_DOMAIN);
+  OwbNode *nc = _owb_pass_dup_as (node, op_type, OWB_DOMAIN);
   /* nc keeps the convolution's name, and so its scope: the name is free again once node goes */
 
   char *x = nhwc_of (ctx, node->inputs[0], from);
@@ -438,18 +428,7 @@ is_unary_elementwise (const OwbNode *node)
 static gboolean
 is_per_tensor_qdq (OwbPassContext *ctx, const OwbNode *node)
 {
-  if (!owb_pass_is_op (node, "QuantizeLinear") && !owb_pass_is_op (node, "DequantizeLinear"))
-    return FALSE;
-  for (int i = 1; i < node->n_inputs && i < 3; i++)
-    {
-      const char *name = owb_node_get_input (node, i);
-      if (!name)
-        continue;
-      const OwbTensor *c = owb_pass_get_constant (ctx, name);
-      if (!c || c->nelems != 1)
-        return FALSE;
-    }
-  return node->n_inputs >= 2 && owb_node_get_int (node, "block_size", 0) == 0;
+  return _owb_pass_is_per_tensor_qdq (ctx, node);
 }
 
 static gboolean

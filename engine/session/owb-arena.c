@@ -37,6 +37,24 @@ arena_unref (OwbArena *arena)
   g_free (arena);
 }
 
+/* A block of fresh memory (raw as allocated, data aligned in it), taken by the current run; it
+ * holds an arena reference. */
+static Block *
+block_new (OwbArena *arena, void *raw, void *data, gsize size)
+{
+  Block *block = g_new (Block, 1);
+  block->raw = raw;
+  block->data = data;
+  block->size = size;
+  block->arena = arena;
+  g_atomic_int_inc (&arena->ref_count);
+  g_mutex_lock (&arena->lock);
+  block->run = arena->run;
+  arena->allocated += size;
+  g_mutex_unlock (&arena->lock);
+  return block;
+}
+
 static void
 block_free (Block *block)
 {
@@ -186,15 +204,7 @@ take_block (OwbArena *arena, gsize size, GError **error)
       void *raw = arena->device->alloc (arena->device, size, error);
       if (!raw)
         return NULL;
-      block = g_new (Block, 1);
-      block->raw = block->data = raw;
-      block->size = size;
-      block->arena = arena;
-      g_atomic_int_inc (&arena->ref_count);
-      g_mutex_lock (&arena->lock);
-      block->run = arena->run;
-      arena->allocated += size;
-      g_mutex_unlock (&arena->lock);
+      block = block_new (arena, raw, raw, size);
     }
   if (!block)
     {
@@ -204,16 +214,7 @@ take_block (OwbArena *arena, gsize size, GError **error)
           g_set_error (error, OWB_ERROR, OWB_ERROR_NOMEM, "cannot allocate %" G_GSIZE_FORMAT " bytes", size);
           return NULL;
         }
-      block = g_new (Block, 1);
-      block->raw = raw;
-      block->data = (void *) (((guintptr) raw + ALIGN - 1) & ~(guintptr) (ALIGN - 1));
-      block->size = size;
-      block->arena = arena;
-      g_atomic_int_inc (&arena->ref_count);
-      g_mutex_lock (&arena->lock);
-      block->run = arena->run;
-      arena->allocated += size;
-      g_mutex_unlock (&arena->lock);
+      block = block_new (arena, raw, (void *) (((guintptr) raw + ALIGN - 1) & ~(guintptr) (ALIGN - 1)), size);
     }
   g_mutex_lock (&arena->lock);
   arena->live += block->size;

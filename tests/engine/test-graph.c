@@ -344,6 +344,42 @@ test_attribute_copy (void)
   g_assert_null (cleared.strings);
 }
 
+/* What `owb inspect` and the inspector list: op counts over the graph and its bodies, the default
+ * domain under either name, most used first and ties by name. */
+static void
+test_count_ops (void)
+{
+  g_autoptr (OwbGraph) graph = build_graph ();
+  OwbNode *add = owb_node_new ("Add", "ai.onnx", "add2");
+  owb_node_add_input (add, "h");
+  owb_node_add_input (add, "h");
+  owb_node_add_output (add, "h2");
+  owb_graph_add_node (graph, add);
+  OwbNode *gelu = owb_node_new ("Gelu", "com.microsoft", "gelu");
+  owb_node_add_input (gelu, "h2");
+  owb_node_add_output (gelu, "g");
+  owb_graph_add_node (graph, gelu);
+
+  guint nested = 0;
+  g_autoptr (GArray) ops = owb_graph_count_ops (graph, &nested);
+  g_assert_cmpuint (nested, ==, 2);
+  static const struct { const char *op; guint count; } want[] = {
+    { "Add", 2 }, { "Identity", 2 }, { "If", 1 }, { "com.microsoft.Gelu", 1 },
+  };
+  g_assert_cmpuint (ops->len, ==, G_N_ELEMENTS (want));
+  for (guint i = 0; i < ops->len; i++)
+    {
+      g_assert_cmpstr (g_array_index (ops, OwbOpCount, i).op, ==, want[i].op);
+      g_assert_cmpuint (g_array_index (ops, OwbOpCount, i).count, ==, want[i].count);
+    }
+
+  /* A body on its own: its nodes are not nested in it. */
+  OwbNode *iff = g_ptr_array_index (graph->nodes, 1);
+  g_autoptr (GArray) body_ops = owb_graph_count_ops (owb_node_get_attribute (iff, "then_branch")->g, NULL);
+  g_assert_cmpuint (body_ops->len, ==, 1);
+  g_assert_cmpstr (g_array_index (body_ops, OwbOpCount, 0).op, ==, "Identity");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -357,5 +393,6 @@ main (int argc, char **argv)
   g_test_add_func ("/graph/dup", test_graph_dup);
   g_test_add_func ("/graph/model-dup", test_model_dup);
   g_test_add_func ("/graph/attribute-copy", test_attribute_copy);
+  g_test_add_func ("/graph/count-ops", test_count_ops);
   return g_test_run ();
 }

@@ -368,6 +368,8 @@ test_profile_page (void)
   wait_for (page_idle, page, 60, "the second profile");
   g_assert_cmpuint (owb_profile_page_get_n_stored_runs (page), ==, 2);
   owb_profile_page_show_stored_run (page, 0);
+  /* reading a stored run is a job of the document, as a profile is */
+  g_assert_true (owb_document_get_busy (doc));
   wait_for (page_idle, page, 60, "the stored run to load");
   g_assert_null (owb_profile_page_get_error (page));
   g_assert_cmpuint (owb_timeline_get_run (timeline)->iterations->len, ==, 5);

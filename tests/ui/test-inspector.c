@@ -496,6 +496,19 @@ test_export_dialog (Fixture *f, gconstpointer data)
   g_assert_true (owb_tensor_same_shape (back, t));
   g_assert_cmpmem (back->data, back->nbytes, t->data, t->nbytes);
   g_unlink (path);
+
+  /* "Export as NPY…" writes NumPy whatever the name (a run output's Export… goes by the name). */
+  g_free (text);
+  text = export_through_dialog (f, dir, "encoder_layer.0_weight.npy", "w.bin");
+  g_assert_nonnull (strstr (text, "Exported “w.bin”"));
+  g_autofree char *bin = g_build_filename (dir, "w.bin", NULL);
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (bin, &contents, &length, NULL));
+  g_autoptr (OwbTensor) npy = owb_tensor_load_npy_data (contents, length, &error);
+  g_assert_no_error (error);
+  g_assert_cmpmem (npy->data, npy->nbytes, t->data, t->nbytes);
+  g_unlink (bin);
   g_rmdir (dir);
 }
 
@@ -528,6 +541,36 @@ test_show_big_initializer (Fixture *f, gconstpointer data)
   for (guint i = 0; i < n_bins; i++)
     sum += bins[i];
   g_assert_cmpuint (sum, ==, BIG_ROWS * BIG_COLS - 1);
+}
+
+/* The statistics are a job of the document the window gives the panel: the document is busy while
+ * they run, and closing the window (cancelling its jobs) stops them without showing a result. */
+static void
+test_document_jobs (Fixture *f, gconstpointer data)
+{
+  g_autoptr (OwbDocument) document = owb_document_new ();
+  owb_inspector_set_document (f->inspector, document);
+  owb_inspector_show_tensor (f->inspector, f->model->graph, "big");
+  g_assert_true (owb_inspector_get_busy (f->inspector));
+  g_assert_true (owb_document_get_busy (document));
+  g_assert_true (wait_not_busy (f->inspector, 20000));
+  g_assert_false (owb_document_get_busy (document));
+  g_autofree char *text = all_text (f->inspector);
+  assert_has_line (text, "Mean");
+
+  owb_inspector_show_node (f->inspector, f->model->graph, f->conv);
+  owb_inspector_show_tensor (f->inspector, f->model->graph, "big");
+  g_assert_true (owb_document_get_busy (document));
+  owb_document_cancel_jobs (document);
+  gboolean expired = FALSE;
+  guint id = g_timeout_add (20000, timeout_cb, &expired);
+  while (owb_document_get_busy (document) && !expired)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_false (expired);
+  g_source_remove (id);
+  g_free (text);
+  text = all_text (f->inspector);
+  g_assert_null (strstr (text, "\nMean\n"));
 }
 
 static void
@@ -890,6 +933,7 @@ main (int argc, char **argv)
   ADD ("/inspector/export-dialog", test_export_dialog);
   ADD ("/inspector/big-initializer", test_show_big_initializer);
   ADD ("/inspector/stale-result", test_stale_result_dropped);
+  ADD ("/inspector/document-jobs", test_document_jobs);
   ADD ("/inspector/value", test_show_value);
   ADD ("/inspector/model", test_show_model);
   ADD ("/inspector/subgraph-scope", test_subgraph_scope);

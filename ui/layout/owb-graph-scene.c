@@ -400,79 +400,46 @@ record_ports (Scope *sa, guint *a, Scope *sb, guint *b)
   return sa;
 }
 
-static int
-compare_guint (gconstpointer a, gconstpointer b)
-{
-  guint x = *(const guint *) a, y = *(const guint *) b;
-  return x < y ? -1 : x > y;
-}
+/* Sorted sets in a GArray, of item indices (guint) and of pairs (guint64, a << 32 | b): sorted and
+ * made unique once, then searched by bisection (the index, or -1). One definition for both key
+ * types. */
+#define DEFINE_SORTED_SET(suffix, type)                                                              \
+  static int compare_##suffix (gconstpointer a, gconstpointer b)                                     \
+  {                                                                                                  \
+    type x = *(const type *) a, y = *(const type *) b;                                               \
+    return x < y ? -1 : x > y;                                                                       \
+  }                                                                                                  \
+                                                                                                     \
+  static void sort_unique_##suffix (GArray *set)                                                     \
+  {                                                                                                  \
+    if (set->len < 2)                                                                                \
+      return;                                                                                        \
+    g_array_sort (set, compare_##suffix);                                                            \
+    type *p = (type *) set->data;                                                                    \
+    guint n = 1;                                                                                     \
+    for (guint i = 1; i < set->len; i++)                                                             \
+      if (p[i] != p[n - 1])                                                                          \
+        p[n++] = p[i];                                                                               \
+    g_array_set_size (set, n);                                                                       \
+  }                                                                                                  \
+                                                                                                     \
+  static int find_##suffix (GArray *set, type key)                                                   \
+  {                                                                                                  \
+    const type *p = (const type *) set->data;                                                        \
+    guint lo = 0, hi = set->len;                                                                     \
+    while (lo < hi)                                                                                  \
+      {                                                                                              \
+        guint mid = lo + (hi - lo) / 2;                                                              \
+        if (p[mid] < key)                                                                            \
+          lo = mid + 1;                                                                              \
+        else                                                                                         \
+          hi = mid;                                                                                  \
+      }                                                                                              \
+    return (lo < set->len && p[lo] == key) ? (int) lo : -1;                                          \
+  }
 
-static void
-sort_unique (GArray *a)
-{
-  if (a->len < 2)
-    return;
-  g_array_sort (a, compare_guint);
-  guint *p = (guint *) a->data, n = 1;
-  for (guint i = 1; i < a->len; i++)
-    if (p[i] != p[n - 1])
-      p[n++] = p[i];
-  g_array_set_size (a, n);
-}
-
-static int
-find_item (GArray *items, guint item)
-{
-  const guint *p = (const guint *) items->data;
-  guint lo = 0, hi = items->len;
-  while (lo < hi)
-    {
-      guint mid = lo + (hi - lo) / 2;
-      if (p[mid] < item)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return (lo < items->len && p[lo] == item) ? (int) lo : -1;
-}
-
-static int
-compare_guint64 (gconstpointer a, gconstpointer b)
-{
-  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
-  return x < y ? -1 : x > y;
-}
-
-static void
-sort_unique_pairs (GArray *pairs)
-{
-  if (pairs->len < 2)
-    return;
-  g_array_sort (pairs, compare_guint64);
-  guint64 *p = (guint64 *) pairs->data;
-  guint n = 1;
-  for (guint i = 1; i < pairs->len; i++)
-    if (p[i] != p[n - 1])
-      p[n++] = p[i];
-  g_array_set_size (pairs, n);
-}
-
-static int
-find_pair (GArray *pairs, guint a, guint b)
-{
-  guint64 key = ((guint64) a << 32) | b;
-  const guint64 *p = (const guint64 *) pairs->data;
-  guint lo = 0, hi = pairs->len;
-  while (lo < hi)
-    {
-      guint mid = lo + (hi - lo) / 2;
-      if (p[mid] < key)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return (lo < pairs->len && p[lo] == key) ? (int) lo : -1;
-}
+DEFINE_SORTED_SET (items, guint)
+DEFINE_SORTED_SET (pairs, guint64)
 
 /* Layout of one level, computing expanded child scopes first when they have none cached. */
 static gboolean
@@ -662,7 +629,7 @@ push_route (GArray *points, const Scope *x, const double *p, guint from, guint t
 static const double *
 port_route (const Scope *x, guint item, gboolean entering, guint *n)
 {
-  int k = find_item (entering ? x->in_items : x->out_items, item);
+  int k = find_items (entering ? x->in_items : x->out_items, item);
   *n = 0;
   if (k < 0 || x->layout == NULL)
     return NULL;
@@ -697,7 +664,7 @@ route_edge (OwbGraphScene *scene, guint from, guint to, GArray *points)
   double tx = dst->x + dst->width / 2, ty = dst->y;
   guint a = rf->local, b = rt->local;
   Scope *level = common_level (rf->container, &a, rt->container, &b);
-  int e = find_pair (level->pairs, a, b);
+  int e = find_pairs (level->pairs, ((guint64) a << 32) | b);
   guint n = 0;
   const double *lp = e >= 0 ? owb_layout_get_edge_points (level->layout, e, &n) : NULL;
 
@@ -1278,8 +1245,8 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
     {
       Scope *s = scene->all_scopes->pdata[i];
       sort_unique_pairs (s->pairs);
-      sort_unique (s->in_items);
-      sort_unique (s->out_items);
+      sort_unique_items (s->in_items);
+      sort_unique_items (s->out_items);
     }
 
   /* Large graphs open collapsed to their top-level groups; when everything sits in one group
@@ -1585,7 +1552,7 @@ owb_graph_scene_query (const OwbGraphScene *scene, double x, double y, double wi
           }
       for (guint i = 0; i < scene->group_roots->len; i++)
         collect_groups (scene, g_array_index (scene->group_roots, int, i), x, y, width, height, found);
-      sort_unique (found);
+      sort_unique_items (found);
       g_array_append_vals (node_indices, found->data, found->len);
     }
   if (edge_indices)
@@ -1598,7 +1565,7 @@ owb_graph_scene_query (const OwbGraphScene *scene, double x, double y, double wi
             for (guint k = scene->edge_cell_start[cell]; k < scene->edge_cell_start[cell + 1]; k++)
               g_array_append_val (found, scene->edge_cell_items[k]);
           }
-      sort_unique (found);
+      sort_unique_items (found);
       for (guint k = 0; k < found->len; k++)
         {
           guint i = g_array_index (found, guint, k);

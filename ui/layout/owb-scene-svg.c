@@ -194,9 +194,14 @@ label_point (const OwbSceneEdge *e, double *x, double *y)
     }
 }
 
+/* Edge i's label text and where it starts, or NULL for an edge drawn without one. */
 static char *
-edge_label (const OwbSceneEdge *e)
+edge_label_at (const OwbGraphScene *scene, guint i, double *x, double *y)
 {
+  const OwbSceneEdge *e = owb_graph_scene_get_edge (scene, i);
+  if (e->label == NULL || e->n_points < 2)
+    return NULL;
+  label_point (e, x, y);
   if (e->n_tensors > 1)
     return g_strdup_printf ("%s (+%u)", e->label, e->n_tensors - 1);
   return g_strdup (e->label);
@@ -212,12 +217,10 @@ owb_graph_scene_to_svg (const OwbGraphScene *scene)
   /* Labels sit beside their edges and may reach past the boxes: widen the page for them. */
   for (guint i = 0; i < n_edges; i++)
     {
-      const OwbSceneEdge *e = owb_graph_scene_get_edge (scene, i);
-      if (e->label == NULL || e->n_points < 2)
-        continue;
       double x, y;
-      label_point (e, &x, &y);
-      g_autofree char *label = edge_label (e);
+      g_autofree char *label = edge_label_at (scene, i, &x, &y);
+      if (label == NULL)
+        continue;
       width = MAX (width, x + 4 + _owb_scene_measure (st, label, OWB_SCENE_FONT_LABEL));
     }
   GString *s = g_string_sized_new (512 + 400 * (gsize) n_nodes + 160 * (gsize) n_edges);
@@ -291,12 +294,10 @@ owb_graph_scene_to_svg (const OwbGraphScene *scene)
     }
   for (guint i = 0; i < n_edges; i++)
     {
-      const OwbSceneEdge *e = owb_graph_scene_get_edge (scene, i);
-      if (e->label == NULL || e->n_points < 2)
-        continue;
       double x, y;
-      label_point (e, &x, &y);
-      g_autofree char *label = edge_label (e);
+      g_autofree char *label = edge_label_at (scene, i, &x, &y);
+      if (label == NULL)
+        continue;
       g_autofree char *escaped = g_markup_escape_text (label, -1);
       g_string_append (s, "<text class=\"edge-label\"");
       attr_num (s, "x", x + 4);

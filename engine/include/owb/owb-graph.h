@@ -154,6 +154,16 @@ OWB_API OwbValueInfo *owb_graph_find_value_info (const OwbGraph *graph, const ch
 OWB_API OwbNode *owb_graph_find_node (const OwbGraph *graph, const char *name);
 /* The graph inputs that are not initializers (what a caller must feed), borrowed. */
 OWB_API GPtrArray *owb_graph_dup_feed_inputs (const OwbGraph *graph);
+/* An op type and how many nodes have it (owb_graph_count_ops). */
+typedef struct {
+  char *op;    /* op_type, or "DOMAIN.op_type" outside the default domain */
+  guint count;
+} OwbOpCount;
+/* The op types of the graph and of the If/Loop/Scan bodies below it, each with its count, most
+ * used first (equal counts by name): what `owb inspect` and the inspector list. *n_nested (may be
+ * NULL) gets how many of the nodes are in bodies. An array of OwbOpCount that frees its names:
+ * g_array_unref. */
+OWB_API GArray *owb_graph_count_ops (const OwbGraph *graph, guint *n_nested);
 
 /* Nodes */
 OWB_API OwbNode *owb_node_new (const char *op_type, const char *domain, const char *name);
