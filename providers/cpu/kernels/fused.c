@@ -139,35 +139,15 @@ typedef int32_t v16i __attribute__ ((vector_size (64)));
 DEFINE_VEXP (v16f, v16i, _avx512, __attribute__ ((target ("avx512f,avx512vl,avx512dq,avx512bw,fma"))))
 #endif
 
-static inline gboolean
-have_avx2 (void)
-{
-#ifdef HAVE_AVX2_CODE
-  return _owb_cpu_has_avx2_fma ();
-#else
-  return FALSE;
-#endif
-}
-
-static inline gboolean
-have_avx512 (void)
-{
-#ifdef HAVE_AVX2_CODE
-  return _owb_cpu_has_avx512 ();
-#else
-  return FALSE;
-#endif
-}
-
 /* y = y / (1 + e^-y) (Swish) or 1 / (1 + e^-y) (Sigmoid), in place. */
 static void
 logistic_FLOAT (float *y, int64_t n, gboolean swish)
 {
   int64_t j = 0;
 #ifdef HAVE_AVX2_CODE
-  if (have_avx512 ())
+  if (_owb_cpu_has_avx512 ())
     j = logistic_avx512 (y, n, swish);
-  else if (have_avx2 ())
+  else if (_owb_cpu_has_avx2_fma ())
     j = logistic_avx2 (y, n, swish);
 #endif
   j += logistic_FLOAT_ (y + j, n - j, swish);
@@ -196,9 +176,9 @@ gelu_FLOAT (float *y, int64_t n, gboolean tanh_form)
 {
   int64_t j = 0;
 #ifdef HAVE_AVX2_CODE
-  if (have_avx512 ())
+  if (_owb_cpu_has_avx512 ())
     j = gelu_avx512 (y, n, tanh_form);
-  else if (have_avx2 ())
+  else if (_owb_cpu_has_avx2_fma ())
     j = gelu_avx2 (y, n, tanh_form);
 #endif
   j += gelu_FLOAT_ (y + j, n - j, tanh_form);
