@@ -1426,20 +1426,29 @@ svm_classifier_slices (int64_t begin, int64_t end, gpointer data)
                          job->scratch + i * job->slice_doubles, job);
 }
 
+/* x as [n, f] rows of the features the SVM was trained on. */
+static gboolean
+svm_rows_features (OwbKernelContext *ctx, const SvmParams *p, const OwbTensor *x, int64_t *n, int64_t *f, GError **error)
+{
+  if (!rows_features (ctx, x, n, f, error))
+    return FALSE;
+  if (*f != p->features)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input has %" G_GINT64_FORMAT " features, the model %" G_GINT64_FORMAT,
+                            *f, p->features);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 compute_svm_classifier (OwbKernelContext *ctx, GError **error)
 {
   const SvmParams *p = ctx->state;
   const OwbTensor *x = ctx->inputs[0];
   int64_t n, f;
-  if (!rows_features (ctx, x, &n, &f, error))
+  if (!svm_rows_features (ctx, p, x, &n, &f, error))
     return FALSE;
-  if (f != p->features)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input has %" G_GINT64_FORMAT " features, the model %" G_GINT64_FORMAT, f,
-                            p->features);
-      return FALSE;
-    }
   int k = p->classes;
   int64_t pairs = (int64_t) k * (k - 1) / 2;
   gboolean svc = p->vectors > 0, proba = svc && p->n_prob > 0;
@@ -1474,14 +1483,8 @@ compute_svm_regressor (OwbKernelContext *ctx, GError **error)
   const SvmParams *p = ctx->state;
   const OwbTensor *x = ctx->inputs[0];
   int64_t n, f;
-  if (!rows_features (ctx, x, &n, &f, error))
+  if (!svm_rows_features (ctx, p, x, &n, &f, error))
     return FALSE;
-  if (f != p->features)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input has %" G_GINT64_FORMAT " features, the model %" G_GINT64_FORMAT, f,
-                            p->features);
-      return FALSE;
-    }
   OwbTensor *y = require_output (ctx, 0, error);
   if (!y || !check_columns (ctx, y, n, 1, error))
     return FALSE;
