@@ -473,11 +473,8 @@ compute_fused_conv (OwbKernelContext *ctx, GError **error)
     }
   if (!_owb_cpu_conv_geometry (ctx, &p->conv, x, w, y, FALSE, &g, error))
     return FALSE;
-  if (b && (b->rank != 1 || b->dims[0] != g.M || b->dtype != x->dtype))
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of %" G_GINT64_FORMAT " values", g.M);
-      return FALSE;
-    }
+  if (!_owb_cpu_conv_check_bias (ctx, b, &g, x->dtype, error))
+    return FALSE;
   if (z && (!owb_tensor_same_shape (z, y) || z->dtype != y->dtype))
     {
       char *zs = owb_tensor_shape_to_string (z), *ys = owb_tensor_shape_to_string (y);

@@ -377,12 +377,8 @@ compute_conv (OwbKernelContext *ctx, GError **error)
   ConvGeom g;
   if (!_owb_cpu_conv_geometry (ctx, ctx->state, x, w, y, FALSE, &g, error))
     return FALSE;
-  if (b && (b->rank != 1 || b->dims[0] != g.M || b->dtype != x->dtype))
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of %" G_GINT64_FORMAT " values",
-                            g.M);
-      return FALSE;
-    }
+  if (!_owb_cpu_conv_check_bias (ctx, b, &g, x->dtype, error))
+    return FALSE;
   conv_run (ctx->pool, &g, x->dtype, x->data, w->data, b ? b->data : NULL, y->data);
   return TRUE;
 }
@@ -474,12 +470,8 @@ compute_conv_transpose (OwbKernelContext *ctx, GError **error)
   ConvGeom g;
   if (!_owb_cpu_conv_geometry (ctx, ctx->state, x, w, y, TRUE, &g, error))
     return FALSE;
-  if (b && (b->rank != 1 || b->dims[0] != g.M || b->dtype != x->dtype))
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of %" G_GINT64_FORMAT " values",
-                            g.M);
-      return FALSE;
-    }
+  if (!_owb_cpu_conv_check_bias (ctx, b, &g, x->dtype, error))
+    return FALSE;
   if (y->nelems == 0)
     return TRUE;
   int64_t rows = MAX (g.Mg * g.ksize, 1);
