@@ -231,3 +231,22 @@ _owb_cpu_scratch_new (OwbKernelContext *ctx, int64_t count, gsize size, const ch
                           bytes);
   return p;
 }
+
+void
+_owb_cpu_copy_elements (void *dst, const void *src, int64_t n, gsize es, gboolean strings)
+{
+  if (n <= 0)
+    return;
+  if (!strings)
+    {
+      memcpy (dst, src, (gsize) n * es);
+      return;
+    }
+  char **d = dst;
+  char *const *s = src;
+  for (int64_t i = 0; i < n; i++)
+    {
+      g_free (d[i]);
+      d[i] = g_strdup (s[i] ? s[i] : "");
+    }
+}

@@ -72,6 +72,19 @@ void _owb_cpu_matmul_batch_offsets (int a_rank, const int64_t *a_dims, int b_ran
     memcpy (p, &v, sizeof v);                                                                          \
   }
 
+/* Bytes per element as the kernels hold it: a pointer for strings, one byte for the sub-byte
+ * types (unpacked, one element per byte). */
+static inline gsize
+_owb_cpu_elem_size (OwbDataType t)
+{
+  if (t == OWB_TYPE_STRING)
+    return sizeof (char *);
+  gsize s = owb_data_type_size (t);
+  return s ? s : 1;
+}
+/* Copies n elements of es bytes; with `strings`, n string pointers whose strings are duplicated
+ * (a NULL one as ""), the destination's old strings freed, so that each tensor owns its own. */
+void _owb_cpu_copy_elements (void *dst, const void *src, int64_t n, gsize es, gboolean strings);
 /* Row-major strides of a shape. */
 void _owb_cpu_strides (int rank, const int64_t *dims, int64_t *strides);
 /* The product of dims[from..to): the element count of those axes. */
