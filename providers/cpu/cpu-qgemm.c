@@ -366,15 +366,7 @@ epilogue_vnni (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
               }
               {
                 /* a sum past 2^24: the product in double */
-                enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
-                __m512d d0 = _mm512_cvtepi32_pd (_mm512_castsi512_si256 (x));
-                __m512d d1 = _mm512_cvtepi32_pd (_mm512_extracti64x4_epi64 (x, 1));
-                d0 = _mm512_add_round_pd (_mm512_roundscale_pd (_mm512_mul_round_pd (d0, s0, rnd), rnd), yzp, rnd);
-                d1 = _mm512_add_round_pd (_mm512_roundscale_pd (_mm512_mul_round_pd (d1, s1, rnd), rnd), yzp, rnd);
-                d0 = _mm512_min_pd (hi, _mm512_max_pd (lo, d0));
-                d1 = _mm512_min_pd (hi, _mm512_max_pd (lo, d1));
-                __m512i y = _mm512_inserti64x4 (_mm512_castsi256_si512 (_mm512_cvtpd_epi32 (d0)),
-                                                _mm512_cvtpd_epi32 (d1), 1);
+                __m512i y = owb_qrequant16_double_avx512 (x, s0, s1, yzp, lo, hi);
                 _mm_mask_storeu_epi8 ((uint8_t *) run->c + row * ldc + n, m, _mm512_cvtepi32_epi8 (y));
               }
               break;
