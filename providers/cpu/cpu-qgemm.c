@@ -650,6 +650,22 @@ amx_region (const Region *g, const uint8_t *ab, int64_t mb0, int64_t m32, int64_
 
 /* ---- dispatch ---- */
 
+/* A switch that tests set with _owb_qgemm_force_* and that is otherwise read once from the
+ * environment variable `name` (on when set and not "0"); *flag is -1 until then. */
+static gboolean
+env_switch (int *flag, const char *name)
+{
+  int f = g_atomic_int_get (flag);
+  if (f < 0)
+    {
+      const char *env = g_getenv (name);
+      f = env && env[0] && strcmp (env, "0") != 0;
+      g_atomic_int_compare_and_exchange (flag, -1, f);
+      f = g_atomic_int_get (flag);
+    }
+  return f;
+}
+
 static int force_portable = -1; /* -1: not yet read from the environment */
 
 static gboolean
@@ -689,15 +705,7 @@ cpu_has_avx2 (void)
 static gboolean
 avx2_forced (void)
 {
-  int f = g_atomic_int_get (&force_avx2);
-  if (f < 0)
-    {
-      const char *env = g_getenv ("OWB_QGEMM_AVX2");
-      f = env && env[0] && strcmp (env, "0") != 0;
-      g_atomic_int_compare_and_exchange (&force_avx2, -1, f);
-      f = g_atomic_int_get (&force_avx2);
-    }
-  return f;
+  return env_switch (&force_avx2, "OWB_QGEMM_AVX2");
 }
 
 static int force_no_amx = -1; /* -1: not yet read from the environment */
@@ -726,15 +734,7 @@ cpu_has_amx (void)
 gboolean
 _owb_qgemm_uses_amx (void)
 {
-  int f = g_atomic_int_get (&force_no_amx);
-  if (f < 0)
-    {
-      const char *env = g_getenv ("OWB_QGEMM_NO_AMX");
-      f = env && env[0] && strcmp (env, "0") != 0;
-      g_atomic_int_compare_and_exchange (&force_no_amx, -1, f);
-      f = g_atomic_int_get (&force_no_amx);
-    }
-  return !f && _owb_qgemm_uses_vnni () && cpu_has_amx ();
+  return !env_switch (&force_no_amx, "OWB_QGEMM_NO_AMX") && _owb_qgemm_uses_vnni () && cpu_has_amx ();
 }
 
 void
@@ -746,15 +746,7 @@ _owb_qgemm_force_no_amx (gboolean force)
 gboolean
 _owb_qgemm_uses_vnni (void)
 {
-  int f = g_atomic_int_get (&force_portable);
-  if (f < 0)
-    {
-      const char *env = g_getenv ("OWB_QGEMM_PORTABLE");
-      f = env && env[0] && strcmp (env, "0") != 0;
-      g_atomic_int_compare_and_exchange (&force_portable, -1, f);
-      f = g_atomic_int_get (&force_portable);
-    }
-  return !f && !avx2_forced () && cpu_has_vnni ();
+  return !env_switch (&force_portable, "OWB_QGEMM_PORTABLE") && !avx2_forced () && cpu_has_vnni ();
 }
 
 void
