@@ -236,7 +236,8 @@ compute_conv (OwbKernelContext *ctx, GError **error)
       g_mutex_unlock (&state->lock);
       if (!found)
         {
-          /* The two searches return different structs: their fields, for one choice below. */
+          /* The two searches return structs of different types with the same fields: read into one
+           * kind, for one choice below. */
           struct {
             cudnnStatus_t status;
             gsize memory;
@@ -244,6 +245,14 @@ compute_conv (OwbKernelContext *ctx, GError **error)
             int algo;
           } found_algo[8];
           int n_perf = 0;
+#define READ_PERF(perf)                                                                                            \
+  for (int i = 0; ok && i < n_perf; i++)                                                                           \
+    {                                                                                                              \
+      found_algo[i].status = (perf)[i].status;                                                                     \
+      found_algo[i].memory = (perf)[i].memory;                                                                     \
+      found_algo[i].math = (perf)[i].mathType;                                                                     \
+      found_algo[i].algo = (perf)[i].algo;                                                                         \
+    }
           if (transpose)
             {
               cudnnConvolutionBwdDataAlgoPerf_t perf[8];
@@ -251,13 +260,7 @@ compute_conv (OwbKernelContext *ctx, GError **error)
                                         cudnnFindConvolutionBackwardDataAlgorithm (cx->cudnn, wdesc, xdesc, cdesc, ydesc, 8,
                                                                                    &n_perf, perf),
                                         "ConvTranspose algorithm search");
-              for (int i = 0; ok && i < n_perf; i++)
-                {
-                  found_algo[i].status = perf[i].status;
-                  found_algo[i].memory = perf[i].memory;
-                  found_algo[i].math = perf[i].mathType;
-                  found_algo[i].algo = perf[i].algo;
-                }
+              READ_PERF (perf);
             }
           else
             {
@@ -266,14 +269,9 @@ compute_conv (OwbKernelContext *ctx, GError **error)
                                         cudnnFindConvolutionForwardAlgorithm (cx->cudnn, xdesc, wdesc, cdesc, ydesc, 8, &n_perf,
                                                                               perf),
                                         "Conv algorithm search");
-              for (int i = 0; ok && i < n_perf; i++)
-                {
-                  found_algo[i].status = perf[i].status;
-                  found_algo[i].memory = perf[i].memory;
-                  found_algo[i].math = perf[i].mathType;
-                  found_algo[i].algo = perf[i].algo;
-                }
+              READ_PERF (perf);
             }
+#undef READ_PERF
           /* The fastest that succeeded within 1 GiB of workspace; in float32 only FMA math (a TF32
            * tensor-core result would miss the CPU's by ~1e-3). */
           int pick = -1;
