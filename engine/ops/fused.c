@@ -2,19 +2,10 @@
  * FusedConv, FusedMatMul and FusedGemm, which the optimizer makes from a Conv/MatMul/Gemm and the
  * bias, residual Add and activation that follow it. Shapes are those of the standard op. */
 #include "owb-ops-private.h"
+#include "owb-fused-activation-private.h"
 #include <owb/owb-error.h>
 
 #include <string.h>
-
-/* The activations the fused ops apply last, and how many activation_params each takes (an absent
- * activation_params means the defaults of the standard op). */
-static const struct {
-  const char *name;
-  int n_params;
-} activations[] = {
-  { "Relu", 0 },        { "LeakyRelu", 1 },   { "Clip", 2 },      { "Sigmoid", 0 }, { "Tanh", 0 },
-  { "HardSigmoid", 2 }, { "HardSwish", 2 },   { "Swish", 0 },     { "Gelu", 0 },    { "FastGelu", 0 },
-};
 
 static gboolean
 check_activation (OwbInferContext *ctx, GError **error)
@@ -36,23 +27,20 @@ check_activation (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute activation must be a string");
       return FALSE;
     }
-  for (guint i = 0; i < G_N_ELEMENTS (activations); i++)
-    if (strcmp (attr->s, activations[i].name) == 0)
-      {
-        if (params && n != activations[i].n_params)
-          {
-            owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
-                                 "activation %s takes %d activation_params, got %d", attr->s, activations[i].n_params,
-                                 n);
-            return FALSE;
-          }
-        return TRUE;
-      }
-  owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
-                       "activation '%s' is not one of Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, "
-                       "Swish, Gelu, FastGelu",
-                       attr->s);
-  return FALSE;
+  int i = _owb_fused_activation_find (attr->s);
+  if (i < 0)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "activation '%s' is not one of " OWB_FUSED_ACTIVATION_NAMES,
+                           attr->s);
+      return FALSE;
+    }
+  if (params && n != _owb_fused_activations[i].n_params)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "activation %s takes %d activation_params, got %d",
+                           attr->s, _owb_fused_activations[i].n_params, n);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* Runs the inference of a standard op on (part of) this node's inputs. */

@@ -2,6 +2,7 @@
  * optimization level puts between NCHW<->NHWC Transposes: NhwcConv, NhwcConvTranspose, NhwcMaxPool,
  * NhwcAveragePool, NhwcGlobalAveragePool, NhwcPointwiseDepthwise and NhwcQLinearConv. Each infers through the standard op on the NCHW view of its input. */
 #include "owb-ops-private.h"
+#include "owb-fused-activation-private.h"
 #include <owb/owb-error.h>
 
 #include <string.h>
@@ -97,11 +98,8 @@ check_activation (OwbInferContext *ctx, const char *attr, GError **error)
   const char *act = owb_node_get_string (ctx->node, attr, NULL);
   if (!act)
     return TRUE;
-  static const char *const known[] = { "Relu",        "LeakyRelu", "Clip",  "Sigmoid", "Tanh",
-                                       "HardSigmoid", "HardSwish", "Swish", "Gelu",    "FastGelu" };
-  for (guint i = 0; i < G_N_ELEMENTS (known); i++)
-    if (strcmp (act, known[i]) == 0)
-      return TRUE;
+  if (_owb_fused_activation_find (act) >= 0)
+    return TRUE;
   owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "%s '%s' is not supported", attr, act);
   return FALSE;
 }

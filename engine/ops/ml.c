@@ -31,6 +31,22 @@ is_ml_number (OwbDataType t)
          || t == OWB_TYPE_FLOAT16;
 }
 
+/* Input i is a number type the ML ops read (float16 is read as float). */
+static gboolean
+check_number_input (OwbInferContext *ctx, int i, GError **error)
+{
+  return _owb_infer_check_input_type (ctx, i, is_ml_number, "float, double, int32 or int64", error);
+}
+
+/* Output 0: float scores [n, cols]. */
+static void
+set_float_rows (OwbInferContext *ctx, OwbDim n, OwbDim cols)
+{
+  _owb_infer_set_tensor (&ctx->outputs[0], OWB_TYPE_FLOAT, 2);
+  ctx->outputs[0].dims[0] = n;
+  ctx->outputs[0].dims[1] = cols;
+}
+
 static gboolean
 is_string (OwbDataType t)
 {
@@ -272,6 +288,16 @@ infer_tfidf (OwbInferContext *ctx, GError **error)
   return TRUE;
 }
 
+/* What a classifier's schema checks first: a number input [N, F] or [F], post_transform, and
+ * the class labels (from `ints_attr` or classlabels_strings). */
+static gboolean
+check_classifier (OwbInferContext *ctx, const char *ints_attr, OwbDataType *label_type, int *n_labels, OwbDim *n,
+                  OwbDim *f, GError **error)
+{
+  return check_number_input (ctx, 0, error) && check_enum (ctx, "post_transform", "NONE", post_transforms, error)
+         && class_labels (ctx, ints_attr, label_type, n_labels, error) && batch_features (ctx, n, f, error);
+}
+
 /* ---- LinearClassifier, LinearRegressor ---- */
 
 static gboolean
@@ -280,9 +306,7 @@ infer_linear_classifier (OwbInferContext *ctx, GError **error)
   OwbDim n, f;
   OwbDataType label_type;
   int n_labels;
-  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
-      || !check_enum (ctx, "post_transform", "NONE", post_transforms, error)
-      || !class_labels (ctx, "classlabels_ints", &label_type, &n_labels, error) || !batch_features (ctx, &n, &f, error))
+  if (!check_classifier (ctx, "classlabels_ints", &label_type, &n_labels, &n, &f, error))
     return FALSE;
   int n_coef = attr_len (ctx, "coefficients", OWB_ATTR_FLOATS);
   int n_intercepts = attr_len (ctx, "intercepts", OWB_ATTR_FLOATS);
@@ -325,7 +349,7 @@ static gboolean
 infer_linear_regressor (OwbInferContext *ctx, GError **error)
 {
   OwbDim n, f;
-  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
+  if (!check_number_input (ctx, 0, error)
       || !check_enum (ctx, "post_transform", "NONE", post_transforms, error) || !batch_features (ctx, &n, &f, error))
     return FALSE;
   int64_t targets = owb_node_get_int (ctx->node, "targets", 1);
@@ -349,9 +373,7 @@ infer_linear_regressor (OwbInferContext *ctx, GError **error)
                            targets, f.value);
       return FALSE;
     }
-  _owb_infer_set_tensor (&ctx->outputs[0], OWB_TYPE_FLOAT, 2);
-  ctx->outputs[0].dims[0] = n;
-  ctx->outputs[0].dims[1] = OWB_DIM_VALUE (targets);
+  set_float_rows (ctx, n, OWB_DIM_VALUE (targets));
   return TRUE;
 }
 
@@ -380,7 +402,7 @@ infer_svm_classifier (OwbInferContext *ctx, GError **error)
   OwbDim n, f;
   OwbDataType label_type;
   int n_labels;
-  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error) || !check_kernel (ctx, error)
+  if (!check_number_input (ctx, 0, error) || !check_kernel (ctx, error)
       || !class_labels (ctx, "classlabels_ints", &label_type, &n_labels, error) || !batch_features (ctx, &n, &f, error))
     return FALSE;
   int64_t classes = MAX (n_labels, 1);
@@ -420,12 +442,10 @@ static gboolean
 infer_svm_regressor (OwbInferContext *ctx, GError **error)
 {
   OwbDim n, f;
-  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error) || !check_kernel (ctx, error)
+  if (!check_number_input (ctx, 0, error) || !check_kernel (ctx, error)
       || !batch_features (ctx, &n, &f, error))
     return FALSE;
-  _owb_infer_set_tensor (&ctx->outputs[0], OWB_TYPE_FLOAT, 2);
-  ctx->outputs[0].dims[0] = n;
-  ctx->outputs[0].dims[1] = OWB_DIM_VALUE (1);
+  set_float_rows (ctx, n, OWB_DIM_VALUE (1));
   return TRUE;
 }
 
@@ -437,9 +457,7 @@ infer_tree_classifier (OwbInferContext *ctx, GError **error)
   OwbDim n, f;
   OwbDataType label_type;
   int n_labels;
-  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
-      || !check_enum (ctx, "post_transform", "NONE", post_transforms, error)
-      || !class_labels (ctx, "classlabels_int64s", &label_type, &n_labels, error) || !batch_features (ctx, &n, &f, error))
+  if (!check_classifier (ctx, "classlabels_int64s", &label_type, &n_labels, &n, &f, error))
     return FALSE;
   if (n_labels == 0)
     {
@@ -477,14 +495,12 @@ infer_tree_regressor (OwbInferContext *ctx, GError **error)
   static const char *const aggregates[] = { "AVERAGE", "SUM", "MIN", "MAX", NULL };
   OwbDim n, f;
   int64_t targets;
-  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
+  if (!check_number_input (ctx, 0, error)
       || !check_enum (ctx, "post_transform", "NONE", post_transforms, error)
       || !check_enum (ctx, "aggregate_function", "SUM", aggregates, error) || !batch_features (ctx, &n, &f, error)
       || !tree_targets (ctx, "target_ids", &targets, error))
     return FALSE;
-  _owb_infer_set_tensor (&ctx->outputs[0], OWB_TYPE_FLOAT, 2);
-  ctx->outputs[0].dims[0] = n;
-  ctx->outputs[0].dims[1] = OWB_DIM_VALUE (targets);
+  set_float_rows (ctx, n, OWB_DIM_VALUE (targets));
   return TRUE;
 }
 
@@ -522,7 +538,7 @@ infer_tree_ensemble (OwbInferContext *ctx, GError **error)
 static gboolean
 infer_scaler (OwbInferContext *ctx, GError **error)
 {
-  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error))
+  if (!check_number_input (ctx, 0, error))
     return FALSE;
   owb_infer_copy (ctx, 0, 0);
   ctx->outputs[0].dtype = OWB_TYPE_FLOAT;
@@ -534,7 +550,7 @@ infer_normalizer (OwbInferContext *ctx, GError **error)
 {
   static const char *const norms[] = { "MAX", "L1", "L2", NULL };
   OwbDim n, f;
-  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error)
+  if (!check_number_input (ctx, 0, error)
       || !check_enum (ctx, "norm", "MAX", norms, error) || !batch_features (ctx, &n, &f, error))
     return FALSE;
   owb_infer_copy (ctx, 0, 0);
@@ -545,7 +561,7 @@ infer_normalizer (OwbInferContext *ctx, GError **error)
 static gboolean
 infer_same (OwbInferContext *ctx, GError **error)
 {
-  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number, "float, double, int32 or int64", error))
+  if (!check_number_input (ctx, 0, error))
     return FALSE;
   owb_infer_copy (ctx, 0, 0);
   return TRUE;
@@ -792,7 +808,7 @@ infer_feature_vectorizer (OwbInferContext *ctx, GError **error)
   OwbDim n = OWB_DIM_UNKNOWN;
   for (int i = 0; i < ctx->n_inputs; i++)
     {
-      if (!ctx->inputs[i] || !_owb_infer_check_input_type (ctx, i, is_ml_number, "float, double, int32 or int64", error))
+      if (!ctx->inputs[i] || !check_number_input (ctx, i, error))
         {
           if (!ctx->inputs[i])
             owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "input %d is missing", i);
@@ -814,9 +830,7 @@ infer_feature_vectorizer (OwbInferContext *ctx, GError **error)
       if (owb_dim_is_known (ni) || (!owb_dim_is_known (n) && ni.param))
         n = ni;
     }
-  _owb_infer_set_tensor (&ctx->outputs[0], OWB_TYPE_FLOAT, 2);
-  ctx->outputs[0].dims[0] = n;
-  ctx->outputs[0].dims[1] = OWB_DIM_VALUE (total);
+  set_float_rows (ctx, n, OWB_DIM_VALUE (total));
   return TRUE;
 }
 

@@ -126,6 +126,11 @@ dims_product (const OwbDim *dims, int from, int to)
 static gboolean
 normalize_axes (OwbInferContext *ctx, const int64_t *axes, int64_t n, int rank, int *out, GError **error)
 {
+  if (n > rank)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "%" G_GINT64_FORMAT " axes for a rank-%d input", n, rank);
+      return FALSE;
+    }
   gboolean seen[OWB_MAX_RANK] = { 0 };
   for (int64_t i = 0; i < n; i++)
     {
@@ -374,12 +379,6 @@ infer_squeeze (OwbInferContext *ctx, GError **error)
   if (have_axes)
     {
       int norm[OWB_MAX_RANK];
-      if (n > x->rank)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "%" G_GINT64_FORMAT " axes for a rank-%d input",
-                               n, x->rank);
-          return FALSE;
-        }
       if (!normalize_axes (ctx, axes, n, x->rank, norm, error))
         return FALSE;
       for (int i = 0; i < n; i++)
@@ -781,12 +780,6 @@ infer_slice (OwbInferContext *ctx, GError **error)
     }
   if (axes)
     {
-      if (na > x->rank)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "%" G_GINT64_FORMAT " axes for a rank-%d input",
-                               na, x->rank);
-          return FALSE;
-        }
       if (!normalize_axes (ctx, axes, na, x->rank, norm, error))
         return FALSE;
     }
@@ -1386,12 +1379,6 @@ infer_pad (OwbInferContext *ctx, GError **error)
   int64_t n = axes ? na : x->rank;
   if (axes)
     {
-      if (na > x->rank)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "%" G_GINT64_FORMAT " axes for a rank-%d input",
-                               na, x->rank);
-          return FALSE;
-        }
       if (!normalize_axes (ctx, axes, na, x->rank, norm, error))
         return FALSE;
     }

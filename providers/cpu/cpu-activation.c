@@ -2,6 +2,7 @@
  * cpu-activation-private.h). */
 #include "cpu-activation-private.h"
 #include "cpu-kernels-private.h"
+#include "../../engine/ops/owb-fused-activation-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -164,22 +165,18 @@ gboolean
 _owb_cpu_activation_parse_named (const OwbNode *node, const char *attr, const char *params_attr,
                                  OwbCpuActivation *act, GError **error)
 {
-  static const struct {
-    const char *name;
-    OwbCpuActivationKind kind;
-    int n_params;
-    double p0, p1; /* defaults, as the standard ops define them */
-  } table[] = {
-    { "Relu", OWB_CPU_ACT_RELU, 0, 0, 0 },
-    { "LeakyRelu", OWB_CPU_ACT_LEAKY_RELU, 1, 0.01, 0 },
-    { "Clip", OWB_CPU_ACT_CLIP, 2, -INFINITY, INFINITY },
-    { "Sigmoid", OWB_CPU_ACT_SIGMOID, 0, 0, 0 },
-    { "Tanh", OWB_CPU_ACT_TANH, 0, 0, 0 },
-    { "HardSigmoid", OWB_CPU_ACT_HARD_SIGMOID, 2, 0.2, 0.5 },
-    { "HardSwish", OWB_CPU_ACT_HARD_SWISH, 2, 1.0 / 6.0, 0.5 },
-    { "Swish", OWB_CPU_ACT_SWISH, 0, 0, 0 },
-    { "Gelu", OWB_CPU_ACT_GELU, 0, 0, 0 },
-    { "FastGelu", OWB_CPU_ACT_FAST_GELU, 0, 0, 0 },
+  /* OwbCpuActivationKind of each OwbFusedActivation */
+  static const OwbCpuActivationKind kinds[OWB_FUSED_ACT_N] = {
+    [OWB_FUSED_ACT_RELU] = OWB_CPU_ACT_RELU,
+    [OWB_FUSED_ACT_LEAKY_RELU] = OWB_CPU_ACT_LEAKY_RELU,
+    [OWB_FUSED_ACT_CLIP] = OWB_CPU_ACT_CLIP,
+    [OWB_FUSED_ACT_SIGMOID] = OWB_CPU_ACT_SIGMOID,
+    [OWB_FUSED_ACT_TANH] = OWB_CPU_ACT_TANH,
+    [OWB_FUSED_ACT_HARD_SIGMOID] = OWB_CPU_ACT_HARD_SIGMOID,
+    [OWB_FUSED_ACT_HARD_SWISH] = OWB_CPU_ACT_HARD_SWISH,
+    [OWB_FUSED_ACT_SWISH] = OWB_CPU_ACT_SWISH,
+    [OWB_FUSED_ACT_GELU] = OWB_CPU_ACT_GELU,
+    [OWB_FUSED_ACT_FAST_GELU] = OWB_CPU_ACT_FAST_GELU,
   };
   memset (act, 0, sizeof *act);
   const char *name = owb_node_get_string (node, attr, NULL);
@@ -187,21 +184,21 @@ _owb_cpu_activation_parse_named (const OwbNode *node, const char *attr, const ch
     return TRUE;
   int n = 0;
   const float *params = owb_node_get_floats (node, params_attr, &n);
-  for (guint i = 0; i < G_N_ELEMENTS (table); i++)
-    if (strcmp (name, table[i].name) == 0)
-      {
-        if (params && n != table[i].n_params)
-          {
-            g_autofree char *who = owb_node_describe (node);
-            g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "%s: %s %s takes %d %s, got %d", who, attr, name,
-                         table[i].n_params, params_attr, n);
-            return FALSE;
-          }
-        act->kind = table[i].kind;
-        act->p0 = params && n > 0 ? params[0] : table[i].p0;
-        act->p1 = params && n > 1 ? params[1] : table[i].p1;
-        return TRUE;
-      }
+  int i = _owb_fused_activation_find (name);
+  if (i >= 0)
+    {
+      if (params && n != _owb_fused_activations[i].n_params)
+        {
+          g_autofree char *who = owb_node_describe (node);
+          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "%s: %s %s takes %d %s, got %d", who, attr, name,
+                       _owb_fused_activations[i].n_params, params_attr, n);
+          return FALSE;
+        }
+      act->kind = kinds[i];
+      act->p0 = params && n > 0 ? params[0] : _owb_fused_activations[i].p0;
+      act->p1 = params && n > 1 ? params[1] : _owb_fused_activations[i].p1;
+      return TRUE;
+    }
   g_autofree char *who = owb_node_describe (node);
   g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "%s: %s '%s' is not supported", who, attr, name);
   return FALSE;

@@ -37,6 +37,10 @@ gboolean _owb_cpu_conv_params_parse (const OwbNode *node, OwbCpuConvParams *p, G
 gboolean _owb_cpu_conv_geometry (OwbKernelContext *ctx, const OwbCpuConvParams *p, const OwbTensor *x,
                                  const OwbTensor *w, const OwbTensor *y, gboolean transpose, OwbCpuConvGeom *g,
                                  GError **error);
+/* A Conv's optional bias B (NULL passes): a vector of g->M values of type dtype; otherwise an
+ * OWB_ERROR_SHAPE. */
+gboolean _owb_cpu_conv_check_bias (OwbKernelContext *ctx, const OwbTensor *b, const OwbCpuConvGeom *g, OwbDataType dtype,
+                                   GError **error);
 /* The NCHW view of a rank-4 NHWC tensor header (dims only; data untouched), so the channels-last
  * kernels share the Conv geometry above. */
 OwbTensor _owb_cpu_conv_nchw_view (const OwbTensor *t);

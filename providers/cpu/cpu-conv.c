@@ -263,3 +263,15 @@ _owb_cpu_conv_nchw_view (const OwbTensor *t)
   v.dims[3] = t->dims[2];
   return v;
 }
+
+gboolean
+_owb_cpu_conv_check_bias (OwbKernelContext *ctx, const OwbTensor *b, const OwbCpuConvGeom *g, OwbDataType dtype,
+                          GError **error)
+{
+  if (b && (b->rank != 1 || b->dims[0] != g->M || b->dtype != dtype))
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of %" G_GINT64_FORMAT " values", g->M);
+      return FALSE;
+    }
+  return TRUE;
+}

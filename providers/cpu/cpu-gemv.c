@@ -19,16 +19,6 @@
  * row of B is read as one long stream (512 columns ran at half the bandwidth of 4096). */
 #define AXPY_BLOCK 4096
 
-static gboolean
-have_avx2 (void)
-{
-#ifdef HAVE_AVX2_CODE
-  return _owb_cpu_has_avx2_fma ();
-#else
-  return FALSE;
-#endif
-}
-
 int64_t
 _owb_cpu_gemv_block (gboolean trans_b, int64_t n, int64_t k, int threads)
 {
@@ -346,7 +336,7 @@ _owb_cpu_gemv (gboolean trans_b, int64_t m, int64_t n, int64_t k, float alpha, c
   if (trans_b)
     {
 #ifdef HAVE_AVX2_CODE
-      if (have_avx2 ())
+      if (_owb_cpu_has_avx2_fma ())
         dots_avx2 (m, n, k, alpha, x, b, ldb, accumulate, c, ldc);
       else
 #endif
@@ -355,7 +345,7 @@ _owb_cpu_gemv (gboolean trans_b, int64_t m, int64_t n, int64_t k, float alpha, c
   else
     {
 #ifdef HAVE_AVX2_CODE
-      if (have_avx2 ())
+      if (_owb_cpu_has_avx2_fma ())
         axpy_avx2 (m, n, k, x, b, ldb, accumulate, c, ldc);
       else
 #endif

@@ -28,8 +28,8 @@ _owb_cpu_normalize_axis (OwbKernelContext *ctx, int64_t axis, int rank, int *out
   return TRUE;
 }
 
-double *
-_owb_cpu_expand_tail (const OwbTensor *t, int rank, const int64_t *dims, int64_t count)
+static double *
+expand_tail (const OwbTensor *t, int rank, const int64_t *dims, int64_t count)
 {
   double *out = g_new (double, MAX (count, 1));
   if (t->nelems == count)
@@ -63,8 +63,8 @@ _owb_cpu_expand_tail (const OwbTensor *t, int rank, const int64_t *dims, int64_t
   return out;
 }
 
-void *
-_owb_cpu_doubles_dup_as (const double *v, int64_t n, OwbDataType dtype)
+static void *
+doubles_dup_as (const double *v, int64_t n, OwbDataType dtype)
 {
   if (!v)
     return NULL;
@@ -74,6 +74,25 @@ _owb_cpu_doubles_dup_as (const double *v, int64_t n, OwbDataType dtype)
   for (int64_t i = 0; i < n; i++)
     f[i] = (float) v[i];
   return f;
+}
+
+void *
+_owb_cpu_expand_parameter (OwbKernelContext *ctx, const OwbTensor *t, int rank, const int64_t *dims, int64_t count,
+                           OwbDataType dtype, const char *what, GError **error)
+{
+  if (!t)
+    return NULL;
+  gboolean ok = t->rank <= rank;
+  for (int k = 0; ok && k < t->rank; k++)
+    ok = t->dims[k] == 1 || t->dims[k] == dims[rank - t->rank + k];
+  if (!ok)
+    {
+      g_autofree char *s = owb_tensor_shape_to_string (t);
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "%s %s does not broadcast to the normalized dims", what, s);
+      return NULL;
+    }
+  g_autofree double *values = expand_tail (t, rank, dims, count);
+  return doubles_dup_as (values, count, dtype);
 }
 
 void
@@ -211,4 +230,23 @@ _owb_cpu_scratch_new (OwbKernelContext *ctx, int64_t count, gsize size, const ch
     owb_kernel_set_error (ctx, error, OWB_ERROR_NOMEM, "cannot allocate the %s (%" G_GSIZE_FORMAT " bytes)", what,
                           bytes);
   return p;
+}
+
+void
+_owb_cpu_copy_elements (void *dst, const void *src, int64_t n, gsize es, gboolean strings)
+{
+  if (n <= 0)
+    return;
+  if (!strings)
+    {
+      memcpy (dst, src, (gsize) n * es);
+      return;
+    }
+  char **d = dst;
+  char *const *s = src;
+  for (int64_t i = 0; i < n; i++)
+    {
+      g_free (d[i]);
+      d[i] = g_strdup (s[i] ? s[i] : "");
+    }
 }

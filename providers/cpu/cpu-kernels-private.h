@@ -72,6 +72,19 @@ void _owb_cpu_matmul_batch_offsets (int a_rank, const int64_t *a_dims, int b_ran
     memcpy (p, &v, sizeof v);                                                                          \
   }
 
+/* Bytes per element as the kernels hold it: a pointer for strings, one byte for the sub-byte
+ * types (unpacked, one element per byte). */
+static inline gsize
+_owb_cpu_elem_size (OwbDataType t)
+{
+  if (t == OWB_TYPE_STRING)
+    return sizeof (char *);
+  gsize s = owb_data_type_size (t);
+  return s ? s : 1;
+}
+/* Copies n elements of es bytes; with `strings`, n string pointers whose strings are duplicated
+ * (a NULL one as ""), the destination's old strings freed, so that each tensor owns its own. */
+void _owb_cpu_copy_elements (void *dst, const void *src, int64_t n, gsize es, gboolean strings);
 /* Row-major strides of a shape. */
 void _owb_cpu_strides (int rank, const int64_t *dims, int64_t *strides);
 /* The product of dims[from..to): the element count of those axes. */
@@ -83,12 +96,22 @@ _owb_cpu_product (const int64_t *dims, int from, int to)
     p *= dims[d];
   return p;
 }
-/* A parameter t (Scale, B) broadcast, right-aligned with 1s repeating, over the `rank` dims `dims`
- * (a normalization's trailing dims of X): their `count` values as new doubles. t must broadcast. */
-double *_owb_cpu_expand_tail (const OwbTensor *t, int rank, const int64_t *dims, int64_t count);
-/* n doubles converted to a new buffer of a float kernel's element type (float or double); NULL for
- * NULL. */
-void *_owb_cpu_doubles_dup_as (const double *v, int64_t n, OwbDataType dtype);
+/* A normalization's parameter t (Scale, B, gamma...) broadcast, right-aligned with 1s repeating,
+ * over the `rank` trailing dims `dims` of X: their `count` values in a new buffer of dtype (float
+ * or double). NULL without an error when t is NULL; NULL with an OWB_ERROR_SHAPE naming `what` and
+ * t's shape when t does not broadcast. */
+void *_owb_cpu_expand_parameter (OwbKernelContext *ctx, const OwbTensor *t, int rank, const int64_t *dims, int64_t count,
+                                 OwbDataType dtype, const char *what, GError **error);
+/* LayerNormalization of one contiguous row of len elements: y = (x - mean) * inv * scale + bias
+ * (bias may be NULL; y may be x), inv = 1 / sqrt(var + eps), with the mean and inv in double. The
+ * one row normalization of the ONNX op and of the engine's fused LayerNormalization and
+ * SkipLayerNormalization (norm.c). */
+void _owb_cpu_layer_norm_row_FLOAT (const float *x, float *y, int64_t len, double eps, const float *scale,
+                                    const float *bias, double *mean, double *inv);
+void _owb_cpu_layer_norm_row_DOUBLE (const double *x, double *y, int64_t len, double eps, const double *scale,
+                                     const double *bias, double *mean, double *inv);
+/* The LayerNormalization kernel (norm.c), registered for the ONNX op and the engine's own. */
+gboolean _owb_cpu_layer_normalization_compute (OwbKernelContext *ctx, GError **error);
 /* An axis attribute or input in [-rank, rank) made non-negative into *out; otherwise an
  * OWB_ERROR_INVALID_MODEL naming the axis and the rank. */
 gboolean _owb_cpu_normalize_axis (OwbKernelContext *ctx, int64_t axis, int rank, int *out, GError **error);

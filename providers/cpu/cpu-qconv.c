@@ -273,23 +273,15 @@ requant_one (int32_t acc, float scale, const Requant *q)
 }
 
 #ifdef HAVE_X86_AVX512
-/* 16 accumulators of channels c.. (mask m) to y, as requant_one does each: the product rounded once
- * in double (the *_round_ intrinsics are not contracted into FMAs), then rounded half to even. */
+/* 16 accumulators of channels c.. (mask m) to y, as requant_one does each (in double). */
 static inline __attribute__ ((always_inline)) AVX512 void
 requant16 (__m512i x, const float *scale, __mmask16 m, const Requant *q, uint8_t *y)
 {
-  enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
   __m512d s0 = _mm512_cvtps_pd (_mm256_maskz_loadu_ps ((__mmask8) m, scale));
   __m512d s1 = _mm512_cvtps_pd (_mm256_maskz_loadu_ps ((__mmask8) (m >> 8), scale + 8));
   __m512d yzp = _mm512_set1_pd (q->yzp);
   __m512d lo = _mm512_set1_pd (q->y_unsigned ? 0 : -128), hi = _mm512_set1_pd (q->y_unsigned ? 255 : 127);
-  __m512d d0 = _mm512_cvtepi32_pd (_mm512_castsi512_si256 (x));
-  __m512d d1 = _mm512_cvtepi32_pd (_mm512_extracti64x4_epi64 (x, 1));
-  d0 = _mm512_add_round_pd (_mm512_roundscale_pd (_mm512_mul_round_pd (d0, s0, rnd), rnd), yzp, rnd);
-  d1 = _mm512_add_round_pd (_mm512_roundscale_pd (_mm512_mul_round_pd (d1, s1, rnd), rnd), yzp, rnd);
-  d0 = _mm512_min_pd (hi, _mm512_max_pd (lo, d0));
-  d1 = _mm512_min_pd (hi, _mm512_max_pd (lo, d1));
-  __m512i v = _mm512_inserti64x4 (_mm512_castsi256_si512 (_mm512_cvtpd_epi32 (d0)), _mm512_cvtpd_epi32 (d1), 1);
+  __m512i v = owb_qrequant16_double_avx512 (x, s0, s1, yzp, lo, hi);
   _mm_mask_storeu_epi8 (y, m, _mm512_cvtepi32_epi8 (v));
 }
 #endif

@@ -371,15 +371,7 @@ epilogue_vnni (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
               }
               {
                 /* a sum past 2^24: the product in double */
-                enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
-                __m512d d0 = _mm512_cvtepi32_pd (_mm512_castsi512_si256 (x));
-                __m512d d1 = _mm512_cvtepi32_pd (_mm512_extracti64x4_epi64 (x, 1));
-                d0 = _mm512_add_round_pd (_mm512_roundscale_pd (_mm512_mul_round_pd (d0, s0, rnd), rnd), yzp, rnd);
-                d1 = _mm512_add_round_pd (_mm512_roundscale_pd (_mm512_mul_round_pd (d1, s1, rnd), rnd), yzp, rnd);
-                d0 = _mm512_min_pd (hi, _mm512_max_pd (lo, d0));
-                d1 = _mm512_min_pd (hi, _mm512_max_pd (lo, d1));
-                __m512i y = _mm512_inserti64x4 (_mm512_castsi256_si512 (_mm512_cvtpd_epi32 (d0)),
-                                                _mm512_cvtpd_epi32 (d1), 1);
+                __m512i y = owb_qrequant16_double_avx512 (x, s0, s1, yzp, lo, hi);
                 _mm_mask_storeu_epi8 ((uint8_t *) run->c + row * ldc + n, m, _mm512_cvtepi32_epi8 (y));
               }
               break;
@@ -713,6 +705,22 @@ amx_region (const Region *g, const uint8_t *ab, int64_t mb0, int64_t m32, int64_
 
 /* ---- dispatch ---- */
 
+/* A switch that tests set with _owb_qgemm_force_* and that is otherwise read once from the
+ * environment variable `name` (on when set and not "0"); *flag is -1 until then. */
+static gboolean
+env_switch (int *flag, const char *name)
+{
+  int f = g_atomic_int_get (flag);
+  if (f < 0)
+    {
+      const char *env = g_getenv (name);
+      f = env && env[0] && strcmp (env, "0") != 0;
+      g_atomic_int_compare_and_exchange (flag, -1, f);
+      f = g_atomic_int_get (flag);
+    }
+  return f;
+}
+
 static int force_portable = -1; /* -1: not yet read from the environment */
 
 static gboolean
@@ -752,15 +760,7 @@ cpu_has_avx2 (void)
 static gboolean
 avx2_forced (void)
 {
-  int f = g_atomic_int_get (&force_avx2);
-  if (f < 0)
-    {
-      const char *env = g_getenv ("OWB_QGEMM_AVX2");
-      f = env && env[0] && strcmp (env, "0") != 0;
-      g_atomic_int_compare_and_exchange (&force_avx2, -1, f);
-      f = g_atomic_int_get (&force_avx2);
-    }
-  return f;
+  return env_switch (&force_avx2, "OWB_QGEMM_AVX2");
 }
 
 static int force_no_amx = -1; /* -1: not yet read from the environment */
@@ -789,15 +789,7 @@ cpu_has_amx (void)
 gboolean
 _owb_qgemm_uses_amx (void)
 {
-  int f = g_atomic_int_get (&force_no_amx);
-  if (f < 0)
-    {
-      const char *env = g_getenv ("OWB_QGEMM_NO_AMX");
-      f = env && env[0] && strcmp (env, "0") != 0;
-      g_atomic_int_compare_and_exchange (&force_no_amx, -1, f);
-      f = g_atomic_int_get (&force_no_amx);
-    }
-  return !f && _owb_qgemm_uses_vnni () && cpu_has_amx ();
+  return !env_switch (&force_no_amx, "OWB_QGEMM_NO_AMX") && _owb_qgemm_uses_vnni () && cpu_has_amx ();
 }
 
 void
@@ -809,15 +801,7 @@ _owb_qgemm_force_no_amx (gboolean force)
 gboolean
 _owb_qgemm_uses_vnni (void)
 {
-  int f = g_atomic_int_get (&force_portable);
-  if (f < 0)
-    {
-      const char *env = g_getenv ("OWB_QGEMM_PORTABLE");
-      f = env && env[0] && strcmp (env, "0") != 0;
-      g_atomic_int_compare_and_exchange (&force_portable, -1, f);
-      f = g_atomic_int_get (&force_portable);
-    }
-  return !f && !avx2_forced () && cpu_has_vnni ();
+  return !env_switch (&force_portable, "OWB_QGEMM_PORTABLE") && !avx2_forced () && cpu_has_vnni ();
 }
 
 void

@@ -56,3 +56,21 @@ owb_qrequant16_avx512 (__m512i acc, __m512 scale, __m512 yzp, __m512 lo, __m512 
   *wide = _mm512_cmpge_epi32_mask (_mm512_abs_epi32 (acc), _mm512_set1_epi32 (1 << 24));
   return owb_qrequant16_narrow_avx512 (acc, scale, yzp, lo, hi);
 }
+
+/* The reference's requantization done in double, right for sums of any size: nearbyint ((double)
+ * acc * scale) + zero point, clamped to [lo, hi], as int32 lanes; s0 and s1 hold the scales of lanes
+ * 0-7 and 8-15. The products are rounded once (the *_round_ intrinsics are not contracted into
+ * FMAs), then half to even. For the wide lanes of owb_qrequant16_avx512 and for kernels whose sums
+ * are not bounded. No FMA in the target, so that callers built without it inline it too. */
+static inline __attribute__ ((always_inline, target ("avx512f,avx512vl,avx512dq,avx512bw"))) __m512i
+owb_qrequant16_double_avx512 (__m512i acc, __m512d s0, __m512d s1, __m512d yzp, __m512d lo, __m512d hi)
+{
+  enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
+  __m512d d0 = _mm512_cvtepi32_pd (_mm512_castsi512_si256 (acc));
+  __m512d d1 = _mm512_cvtepi32_pd (_mm512_extracti64x4_epi64 (acc, 1));
+  d0 = _mm512_add_round_pd (_mm512_roundscale_pd (_mm512_mul_round_pd (d0, s0, rnd), rnd), yzp, rnd);
+  d1 = _mm512_add_round_pd (_mm512_roundscale_pd (_mm512_mul_round_pd (d1, s1, rnd), rnd), yzp, rnd);
+  d0 = _mm512_min_pd (hi, _mm512_max_pd (lo, d0));
+  d1 = _mm512_min_pd (hi, _mm512_max_pd (lo, d1));
+  return _mm512_inserti64x4 (_mm512_castsi256_si512 (_mm512_cvtpd_epi32 (d0)), _mm512_cvtpd_epi32 (d1), 1);
+}

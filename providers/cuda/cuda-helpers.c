@@ -1,6 +1,7 @@
 /* cuda-helpers.c: what the CUDA kernels share: the context of the device a kernel runs on, status
  * codes as errors naming the node, outputs, the workspace and broadcasting. */
 #include "cuda-private.h"
+#include "../../engine/ops/owb-fused-activation-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -185,22 +186,18 @@ _owb_cuda_broadcast_shape (OwbKernelContext *ctx, int n_inputs, const OwbTensor 
 gboolean
 _owb_cuda_activation (const OwbNode *node, OwbCudaUnaryOp *kind, float *p0, float *p1, char **why)
 {
-  static const struct {
-    const char *name;
-    OwbCudaUnaryOp kind;
-    int n_params;
-    float d0, d1;
-  } table[] = {
-    { "Relu", OWB_CUDA_UNARY_RELU, 0, 0, 0 },
-    { "LeakyRelu", OWB_CUDA_UNARY_LEAKY_RELU, 1, 0.01f, 0 },
-    { "Clip", OWB_CUDA_UNARY_CLIP, 2, -INFINITY, INFINITY },
-    { "Sigmoid", OWB_CUDA_UNARY_SIGMOID, 0, 0, 0 },
-    { "Tanh", OWB_CUDA_UNARY_TANH, 0, 0, 0 },
-    { "HardSigmoid", OWB_CUDA_UNARY_HARD_SIGMOID, 2, 0.2f, 0.5f },
-    { "HardSwish", OWB_CUDA_UNARY_HARD_SWISH, 2, 1.0f / 6.0f, 0.5f },
-    { "Swish", OWB_CUDA_UNARY_SWISH, 0, 1.0f, 0 },
-    { "Gelu", OWB_CUDA_UNARY_GELU, 0, 0, 0 },
-    { "FastGelu", OWB_CUDA_UNARY_GELU_TANH, 0, 0, 0 },
+  /* OwbCudaUnaryOp of each OwbFusedActivation */
+  static const OwbCudaUnaryOp kinds[OWB_FUSED_ACT_N] = {
+    [OWB_FUSED_ACT_RELU] = OWB_CUDA_UNARY_RELU,
+    [OWB_FUSED_ACT_LEAKY_RELU] = OWB_CUDA_UNARY_LEAKY_RELU,
+    [OWB_FUSED_ACT_CLIP] = OWB_CUDA_UNARY_CLIP,
+    [OWB_FUSED_ACT_SIGMOID] = OWB_CUDA_UNARY_SIGMOID,
+    [OWB_FUSED_ACT_TANH] = OWB_CUDA_UNARY_TANH,
+    [OWB_FUSED_ACT_HARD_SIGMOID] = OWB_CUDA_UNARY_HARD_SIGMOID,
+    [OWB_FUSED_ACT_HARD_SWISH] = OWB_CUDA_UNARY_HARD_SWISH,
+    [OWB_FUSED_ACT_SWISH] = OWB_CUDA_UNARY_SWISH,
+    [OWB_FUSED_ACT_GELU] = OWB_CUDA_UNARY_GELU,
+    [OWB_FUSED_ACT_FAST_GELU] = OWB_CUDA_UNARY_GELU_TANH,
   };
   *kind = OWB_CUDA_UNARY_IDENTITY;
   *p0 = *p1 = 0;
@@ -209,16 +206,14 @@ _owb_cuda_activation (const OwbNode *node, OwbCudaUnaryOp *kind, float *p0, floa
     return TRUE;
   int n = 0;
   const float *params = owb_node_get_floats (node, "activation_params", &n);
-  for (guint i = 0; i < G_N_ELEMENTS (table); i++)
-    if (strcmp (name, table[i].name) == 0)
-      {
-        if (params && n != table[i].n_params)
-          break;
-        *kind = table[i].kind;
-        *p0 = params && n > 0 ? params[0] : table[i].d0;
-        *p1 = params && n > 1 ? params[1] : table[i].d1;
-        return TRUE;
-      }
+  int i = _owb_fused_activation_find (name);
+  if (i >= 0 && !(params && n != _owb_fused_activations[i].n_params))
+    {
+      *kind = kinds[i];
+      *p0 = (float) (params && n > 0 ? params[0] : _owb_fused_activations[i].p0);
+      *p1 = (float) (params && n > 1 ? params[1] : _owb_fused_activations[i].p1);
+      return TRUE;
+    }
   if (why)
     *why = g_strdup_printf ("the CUDA %s has no activation '%s' with these parameters", node->op_type, name);
   return FALSE;

@@ -45,34 +45,13 @@ scalar_output (OwbKernelContext *ctx, int i, OwbDataType dtype, GError **error)
   return owb_kernel_context_new_output (ctx, i, dtype, 0, NULL, error);
 }
 
-static gsize
-elem_size (OwbDataType dtype)
-{
-  if (dtype == OWB_TYPE_STRING)
-    return sizeof (char *);
-  gsize s = owb_data_type_size (dtype);
-  return s ? s : 1; /* sub-byte types are held one per byte */
-}
-
-/* Copies n elements; strings are duplicated so that each tensor owns its own. */
+/* Copies n elements of src from src_off to dst from dst_off. */
 static void
 copy_elems (OwbTensor *dst, int64_t dst_off, const OwbTensor *src, int64_t src_off, int64_t n)
 {
-  if (n <= 0)
-    return;
-  if (dst->dtype == OWB_TYPE_STRING)
-    {
-      char **d = dst->data;
-      char *const *s = src->data;
-      for (int64_t i = 0; i < n; i++)
-        {
-          g_free (d[dst_off + i]);
-          d[dst_off + i] = g_strdup (s[src_off + i] ? s[src_off + i] : "");
-        }
-      return;
-    }
-  gsize es = elem_size (dst->dtype);
-  memcpy ((char *) dst->data + dst_off * es, (const char *) src->data + src_off * es, n * es);
+  gsize es = _owb_cpu_elem_size (dst->dtype);
+  _owb_cpu_copy_elements ((char *) dst->data + dst_off * es, (const char *) src->data + src_off * es, n, es,
+                          dst->dtype == OWB_TYPE_STRING);
 }
 
 static gboolean
@@ -199,7 +178,7 @@ slice_along (const OwbTensor *x, int axis, int64_t index, GError **error)
         inner *= x->dims[d];
     }
   if (axis == 0 && x->nelems > 0)
-    return owb_tensor_new_wrap (x->dtype, rank, dims, (char *) x->data + index * inner * elem_size (x->dtype),
+    return owb_tensor_new_wrap (x->dtype, rank, dims, (char *) x->data + index * inner * _owb_cpu_elem_size (x->dtype),
                                 (GDestroyNotify) owb_tensor_unref, owb_tensor_ref ((OwbTensor *) x), error);
   OwbTensor *out = owb_tensor_new_uninit (x->dtype, rank, dims, error);
   if (!out)

@@ -454,19 +454,10 @@ typedef struct {
   gsize out_size;
 } Walk;
 
-static gsize
-elem_size (OwbDataType t)
-{
-  if (t == OWB_TYPE_STRING)
-    return sizeof (char *);
-  gsize s = owb_data_type_size (t);
-  return s ? s : 1; /* sub-byte types are stored one per byte */
-}
-
 static WalkInput
 walk_input (const OwbTensor *t)
 {
-  return (WalkInput) { t->data, elem_size (t->dtype), t->rank, t->dims };
+  return (WalkInput) { t->data, _owb_cpu_elem_size (t->dtype), t->rank, t->dims };
 }
 
 static gboolean
@@ -480,7 +471,7 @@ walk_init (Walk *w, OwbKernelContext *ctx, RowFunc row, gconstpointer params, in
   w->params = params;
   w->n_in = n_in;
   w->out = out->data;
-  w->out_size = elem_size (out->dtype);
+  w->out_size = _owb_cpu_elem_size (out->dtype);
   for (int k = 0; k < n_in; k++)
     {
       const WalkInput *in = &ins[k];
@@ -1080,7 +1071,7 @@ compute_where (OwbKernelContext *ctx, GError **error)
       return FALSE;
     }
   RowFunc row;
-  switch (x->dtype == OWB_TYPE_STRING ? 0 : elem_size (x->dtype))
+  switch (x->dtype == OWB_TYPE_STRING ? 0 : _owb_cpu_elem_size (x->dtype))
     {
     case 0: row = where_STRING; break;
     case 1: row = where_1; break;
@@ -1455,7 +1446,7 @@ cast_range (int64_t begin, int64_t end, gpointer data)
 {
   const CastJob *job = data;
   OwbDataType from = job->in->dtype, to = job->out->dtype;
-  gsize in_size = elem_size (from), out_size = elem_size (to);
+  gsize in_size = _owb_cpu_elem_size (from), out_size = _owb_cpu_elem_size (to);
   gboolean via_int = is_int_like (from) && is_int_like (to);
   for (int64_t c = begin; c < end; c += CAST_CHUNK)
     {

@@ -1,5 +1,7 @@
 /* fused-transformer.c: CPU kernels of the engine's own fused transformer ops (domain ai.onnx.workbench):
- * LayerNormalization, Gelu, BiasGelu, SkipLayerNormalization and MultiHeadAttention. */
+ * Gelu, BiasGelu, SkipLayerNormalization and MultiHeadAttention. LayerNormalization is the ONNX
+ * op's kernel (norm.c), and SkipLayerNormalization normalizes its rows with the same row function,
+ * so a fused LayerNorm rounds exactly as the op it replaces. */
 #include "../cpu-kernels-private.h"
 #include "../cpu-simd-private.h"
 #include "../cpu-sgemm-private.h"
@@ -29,81 +31,6 @@ input (OwbKernelContext *ctx, int i)
   return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
 }
 
-/* A parameter broadcast (right-aligned, 1s repeat) over the trailing `tail` dims of X, as `len`
- * values of X's element type in a new buffer; NULL (no error) when t is NULL. */
-static void *
-expand_parameter (OwbKernelContext *ctx, const OwbTensor *t, int tail, const int64_t *dims, int64_t len,
-                  OwbDataType dtype, const char *what, GError **error)
-{
-  if (!t)
-    return NULL;
-  gboolean ok = t->rank <= tail;
-  for (int k = 0; ok && k < t->rank; k++)
-    ok = t->dims[k] == 1 || t->dims[k] == dims[tail - t->rank + k];
-  if (!ok)
-    {
-      char *s = owb_tensor_shape_to_string (t);
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "%s %s does not broadcast to the normalized dims", what, s);
-      g_free (s);
-      return NULL;
-    }
-  g_autofree double *values = _owb_cpu_expand_tail (t, tail, dims, len);
-  return _owb_cpu_doubles_dup_as (values, len, dtype);
-}
-
-/* ---- Row statistics --------------------------------------------------------------------------- */
-
-/* Mean and 1/sqrt(var + eps) of a row in two passes. Sixteen independent lanes let the loops
- * vectorise without reassociating one accumulator; lanes are combined in double. */
-#define LANES 16
-#define DEFINE_ROW_STATS(T, N)                                                                          \
-  static void row_stats_##N (const T *x, int64_t len, double eps, double *mean_out, double *inv_out)   \
-  {                                                                                                     \
-    T acc[LANES] = { 0 };                                                                               \
-    int64_t i = 0;                                                                                      \
-    for (; i + LANES <= len; i += LANES)                                                                \
-      for (int j = 0; j < LANES; j++)                                                                   \
-        acc[j] += x[i + j];                                                                             \
-    double sum = 0;                                                                                     \
-    for (; i < len; i++)                                                                                \
-      sum += (double) x[i];                                                                             \
-    for (int j = 0; j < LANES; j++)                                                                     \
-      sum += (double) acc[j];                                                                           \
-    double mean = sum / (double) len;                                                                   \
-    const T m = (T) mean;                                                                               \
-    T sq[LANES] = { 0 };                                                                                \
-    for (i = 0; i + LANES <= len; i += LANES)                                                           \
-      for (int j = 0; j < LANES; j++)                                                                   \
-        {                                                                                               \
-          T d = x[i + j] - m;                                                                           \
-          sq[j] += d * d;                                                                               \
-        }                                                                                               \
-    double var = 0;                                                                                     \
-    for (; i < len; i++)                                                                                \
-      {                                                                                                 \
-        double d = (double) x[i] - mean;                                                                \
-        var += d * d;                                                                                   \
-      }                                                                                                 \
-    for (int j = 0; j < LANES; j++)                                                                     \
-      var += (double) sq[j];                                                                            \
-    *mean_out = mean;                                                                                   \
-    *inv_out = 1.0 / sqrt (var / (double) len + eps);                                                   \
-  }                                                                                                     \
-                                                                                                        \
-  /* y = (x - mean) * inv * scale + bias (bias may be NULL). */                                         \
-  static void row_normalize_##N (const T *restrict x, T *restrict y, int64_t len, T mean, T inv,        \
-                                 const T *restrict scale, const T *restrict bias)                       \
-  {                                                                                                     \
-    if (bias)                                                                                           \
-      for (int64_t i = 0; i < len; i++)                                                                 \
-        y[i] = (x[i] - mean) * inv * scale[i] + bias[i];                                                \
-    else                                                                                                \
-      for (int64_t i = 0; i < len; i++)                                                                 \
-        y[i] = (x[i] - mean) * inv * scale[i];                                                          \
-  }
-
-OWB_CPU_FOR_FLOATS (DEFINE_ROW_STATS)
-
 static void
 store_statistic (OwbTensor *t, int64_t i, double v)
 {
@@ -113,58 +40,6 @@ store_statistic (OwbTensor *t, int64_t i, double v)
     ((double *) t->data)[i] = v;
   else
     ((float *) t->data)[i] = (float) v;
-}
-
-/* ---- LayerNormalization ----------------------------------------------------------------------- */
-
-typedef struct {
-  const void *x;
-  void *y;
-  int64_t len;
-  double eps;
-  const void *scale, *bias;
-  OwbTensor *mean, *inv_std;
-} LayerNormJob;
-
-#define DEFINE_LAYER_NORM(T, N)                                                                         \
-  static void layer_norm_##N (int64_t begin, int64_t end, gpointer data)                                \
-  {                                                                                                     \
-    const LayerNormJob *j = data;                                                                       \
-    for (int64_t r = begin; r < end; r++)                                                               \
-      {                                                                                                 \
-        const T *xp = (const T *) j->x + r * j->len;                                                    \
-        double mean, inv;                                                                               \
-        row_stats_##N (xp, j->len, j->eps, &mean, &inv);                                                \
-        row_normalize_##N (xp, (T *) j->y + r * j->len, j->len, (T) mean, (T) inv, j->scale, j->bias);  \
-        store_statistic (j->mean, r, mean);                                                             \
-        store_statistic (j->inv_std, r, inv);                                                           \
-      }                                                                                                 \
-  }
-
-OWB_CPU_FOR_FLOATS (DEFINE_LAYER_NORM)
-
-static gboolean
-layer_normalization_compute (OwbKernelContext *ctx, GError **error)
-{
-  const OwbTensor *x = ctx->inputs[0];
-  int axis;
-  if (!_owb_cpu_normalize_axis (ctx, owb_node_get_int (ctx->node, "axis", -1), x->rank, &axis, error))
-    return FALSE;
-  int tail = x->rank - (int) axis;
-  int64_t rows = _owb_cpu_product (x->dims, 0, (int) axis), len = _owb_cpu_product (x->dims, (int) axis, x->rank);
-  if (rows * len == 0)
-    return TRUE;
-  g_autofree void *scale = expand_parameter (ctx, ctx->inputs[1], tail, x->dims + axis, len, x->dtype, "Scale", error);
-  if (!scale)
-    return FALSE;
-  g_autofree void *bias = NULL;
-  if (input (ctx, 2) && !(bias = expand_parameter (ctx, input (ctx, 2), tail, x->dims + axis, len, x->dtype, "B", error)))
-    return FALSE;
-  LayerNormJob job = { x->data, ctx->outputs[0]->data, len, owb_node_get_float (ctx->node, "epsilon", 1e-5f),
-                       scale, bias, output (ctx, 1), output (ctx, 2) };
-  owb_parallel_for (ctx->pool, rows, grain_for (len), x->dtype == OWB_TYPE_DOUBLE ? layer_norm_DOUBLE : layer_norm_FLOAT,
-                    &job);
-  return TRUE;
 }
 
 /* ---- SkipLayerNormalization ------------------------------------------------------------------- */
@@ -191,7 +66,7 @@ typedef struct {
         const T *restrict sp = (const T *) j->skip + (r % j->skip_rows) * len;                          \
         T *y = (T *) j->y + r * len;                                                                    \
         /* The sum goes to the sum output when wanted, else into y, normalized in place. */           \
-        T *restrict s = j->sum ? (T *) j->sum + r * len : y;                                            \
+        T *s = j->sum ? (T *) j->sum + r * len : y;                                                     \
         if (bias)                                                                                       \
           for (int64_t i = 0; i < len; i++)                                                             \
             s[i] = xp[i] + sp[i] + bias[i];                                                             \
@@ -199,15 +74,7 @@ typedef struct {
           for (int64_t i = 0; i < len; i++)                                                             \
             s[i] = xp[i] + sp[i];                                                                       \
         double mean, inv;                                                                               \
-        row_stats_##N (s, len, j->eps, &mean, &inv);                                                    \
-        T m = (T) mean, iv = (T) inv;                                                                   \
-        const T *g = j->gamma, *b = j->beta;                                                            \
-        if (b)                                                                                          \
-          for (int64_t i = 0; i < len; i++)                                                             \
-            y[i] = (s[i] - m) * iv * g[i] + b[i];                                                       \
-        else                                                                                            \
-          for (int64_t i = 0; i < len; i++)                                                             \
-            y[i] = (s[i] - m) * iv * g[i];                                                              \
+        _owb_cpu_layer_norm_row_##N (s, y, len, j->eps, j->gamma, j->beta, &mean, &inv);                \
         store_statistic (j->mean, r, mean);                                                             \
         store_statistic (j->inv_std, r, inv);                                                           \
       }                                                                                                 \
@@ -256,13 +123,13 @@ skip_layer_normalization_compute (OwbKernelContext *ctx, GError **error)
             g_free (params[k]);
           return FALSE;
         }
-      /* A 1-D view of the parameter for expand_parameter, which wants its rank <= 1 here. */
+      /* A 1-D view of the parameter for _owb_cpu_expand_parameter, which wants its rank <= 1 here. */
       if (t)
         {
           OwbTensor flat = *t;
           flat.rank = 1;
           flat.dims[0] = len;
-          params[i - 2] = expand_parameter (ctx, &flat, 1, dims1, len, x->dtype, names[i - 2], error);
+          params[i - 2] = _owb_cpu_expand_parameter (ctx, &flat, 1, dims1, len, x->dtype, names[i - 2], error);
         }
     }
   OwbTensor *sum = output (ctx, 3);
@@ -772,7 +639,7 @@ multi_head_attention_compute (OwbKernelContext *ctx, GError **error)
 #define FLOATS OWB_CPU_TYPES_FLOATS
 
 const OwbKernelDef _owb_cpu_kernels_fused_transformer[] = {
-  { "LayerNormalization", OWB_DOMAIN, 1, 0, FLOATS, 0, NULL, NULL, layer_normalization_compute },
+  { "LayerNormalization", OWB_DOMAIN, 1, 0, FLOATS, 0, NULL, NULL, _owb_cpu_layer_normalization_compute },
   { "Gelu", OWB_DOMAIN, 1, 0, FLOATS, 0, NULL, NULL, gelu_compute },
   { "BiasGelu", OWB_DOMAIN, 1, 0, FLOATS, 0, NULL, NULL, bias_gelu_compute },
   { "SkipLayerNormalization", OWB_DOMAIN, 1, 0, FLOATS, 0, NULL, NULL, skip_layer_normalization_compute },

@@ -139,35 +139,15 @@ typedef int32_t v16i __attribute__ ((vector_size (64)));
 DEFINE_VEXP (v16f, v16i, _avx512, __attribute__ ((target ("avx512f,avx512vl,avx512dq,avx512bw,fma"))))
 #endif
 
-static inline gboolean
-have_avx2 (void)
-{
-#ifdef HAVE_AVX2_CODE
-  return _owb_cpu_has_avx2_fma ();
-#else
-  return FALSE;
-#endif
-}
-
-static inline gboolean
-have_avx512 (void)
-{
-#ifdef HAVE_AVX2_CODE
-  return _owb_cpu_has_avx512 ();
-#else
-  return FALSE;
-#endif
-}
-
 /* y = y / (1 + e^-y) (Swish) or 1 / (1 + e^-y) (Sigmoid), in place. */
 static void
 logistic_FLOAT (float *y, int64_t n, gboolean swish)
 {
   int64_t j = 0;
 #ifdef HAVE_AVX2_CODE
-  if (have_avx512 ())
+  if (_owb_cpu_has_avx512 ())
     j = logistic_avx512 (y, n, swish);
-  else if (have_avx2 ())
+  else if (_owb_cpu_has_avx2_fma ())
     j = logistic_avx2 (y, n, swish);
 #endif
   j += logistic_FLOAT_ (y + j, n - j, swish);
@@ -196,9 +176,9 @@ gelu_FLOAT (float *y, int64_t n, gboolean tanh_form)
 {
   int64_t j = 0;
 #ifdef HAVE_AVX2_CODE
-  if (have_avx512 ())
+  if (_owb_cpu_has_avx512 ())
     j = gelu_avx512 (y, n, tanh_form);
-  else if (have_avx2 ())
+  else if (_owb_cpu_has_avx2_fma ())
     j = gelu_avx2 (y, n, tanh_form);
 #endif
   j += gelu_FLOAT_ (y + j, n - j, tanh_form);
@@ -493,11 +473,8 @@ compute_fused_conv (OwbKernelContext *ctx, GError **error)
     }
   if (!_owb_cpu_conv_geometry (ctx, &p->conv, x, w, y, FALSE, &g, error))
     return FALSE;
-  if (b && (b->rank != 1 || b->dims[0] != g.M || b->dtype != x->dtype))
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of %" G_GINT64_FORMAT " values", g.M);
-      return FALSE;
-    }
+  if (!_owb_cpu_conv_check_bias (ctx, b, &g, x->dtype, error))
+    return FALSE;
   if (z && (!owb_tensor_same_shape (z, y) || z->dtype != y->dtype))
     {
       char *zs = owb_tensor_shape_to_string (z), *ys = owb_tensor_shape_to_string (y);

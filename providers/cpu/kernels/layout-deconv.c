@@ -176,11 +176,8 @@ compute_nhwc_conv_transpose (OwbKernelContext *ctx, GError **error)
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "only 2-D transposed convolutions run channels-last");
       return FALSE;
     }
-  if (b && (b->nelems != g.M || b->dtype != OWB_TYPE_FLOAT))
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of %" G_GINT64_FORMAT " values", g.M);
-      return FALSE;
-    }
+  if (!_owb_cpu_conv_check_bias (ctx, b, &g, OWB_TYPE_FLOAT, error))
+    return FALSE;
   if (y->nelems == 0)
     return TRUE;
   OwbSgemmPacked **packs = p->packs, **own = NULL;

@@ -1085,11 +1085,8 @@ compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
   OwbCpuConvGeom g;
   if (!_owb_cpu_conv_geometry (ctx, &p->conv, &xv, &wv, &yv, FALSE, &g, error))
     return FALSE;
-  if (b && (b->nelems != g.M || b->dtype != x->dtype))
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of %" G_GINT64_FORMAT " values", g.M);
-      return FALSE;
-    }
+  if (!_owb_cpu_conv_check_bias (ctx, b, &g, x->dtype, error))
+    return FALSE;
   if (z && (!owb_tensor_same_shape (z, y) || z->dtype != y->dtype))
     {
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "residual Z must have the output's shape and type");

@@ -8,34 +8,6 @@
 
 /* ---- helpers ---- */
 
-/* Bytes per element as stored in memory (sub-byte types are unpacked, one per byte). */
-static gsize
-elem_size (OwbDataType t)
-{
-  if (t == OWB_TYPE_STRING)
-    return sizeof (char *);
-  gsize s = owb_data_type_size (t);
-  return s ? s : 1;
-}
-
-/* Copies n elements; strings are duplicated so that both tensors own theirs. */
-static void
-copy_elems (void *dst, const void *src, int64_t n, gsize es, gboolean strings)
-{
-  if (strings)
-    {
-      char **d = dst;
-      char *const *s = src;
-      for (int64_t i = 0; i < n; i++)
-        {
-          g_free (d[i]);
-          d[i] = g_strdup (s[i]);
-        }
-    }
-  else if (n > 0)
-    memcpy (dst, src, (gsize) n * es);
-}
-
 /* Zeroes a whole tensor (strings become NULL, read as ""). */
 static void
 clear_tensor (OwbTensor *t)
@@ -397,7 +369,7 @@ unique_compute (OwbKernelContext *ctx, GError **error)
     default:
       return unsupported (ctx, x->dtype, error);
     }
-  gsize es = elem_size (x->dtype);
+  gsize es = _owb_cpu_elem_size (x->dtype);
   gboolean strings = x->dtype == OWB_TYPE_STRING;
   int a = -1;
   int64_t outer = 1, n = x->nelems, inner = 1;
@@ -478,7 +450,7 @@ unique_compute (OwbKernelContext *ctx, GError **error)
     return FALSE;
   for (int64_t o = 0; o < outer; o++)
     for (int64_t j = 0; j < groups; j++)
-      copy_elems ((char *) y->data + ((o * groups + j) * inner) * es,
+      _owb_cpu_copy_elements ((char *) y->data + ((o * groups + j) * inner) * es,
                   (const char *) x->data + ((o * n + first[order[j]]) * inner) * es, inner, es, strings);
   int64_t size_u = groups;
   if (output_wanted (ctx, 1))
@@ -558,7 +530,7 @@ compress_compute (OwbKernelContext *ctx, GError **error)
   OwbTensor *out = output_with_shape (ctx, 0, x->dtype, rank, dims, error);
   if (!out)
     return FALSE;
-  gsize es = elem_size (x->dtype);
+  gsize es = _owb_cpu_elem_size (x->dtype);
   gboolean strings = x->dtype == OWB_TYPE_STRING;
   int64_t limit = MIN (cond->nelems, len);
   char *dst = out->data;
@@ -566,7 +538,7 @@ compress_compute (OwbKernelContext *ctx, GError **error)
     for (int64_t i = 0; i < limit; i++)
       if (c[i])
         {
-          copy_elems (dst, (const char *) x->data + ((o * len + i) * inner) * es, inner, es, strings);
+          _owb_cpu_copy_elements (dst, (const char *) x->data + ((o * len + i) * inner) * es, inner, es, strings);
           dst += inner * es;
         }
   return TRUE;
@@ -589,7 +561,7 @@ reverse_sequence_compute (OwbKernelContext *ctx, GError **error)
       return FALSE;
     }
   int64_t batch = x->dims[ba], steps = x->dims[1 - ba], inner = _owb_cpu_product (x->dims, 2, x->rank);
-  gsize es = elem_size (x->dtype);
+  gsize es = _owb_cpu_elem_size (x->dtype);
   gboolean strings = x->dtype == OWB_TYPE_STRING;
   for (int64_t b = 0; b < batch; b++)
     {
@@ -606,7 +578,7 @@ reverse_sequence_compute (OwbKernelContext *ctx, GError **error)
           int64_t from = t < l ? l - 1 - t : t;
           int64_t dst = ba == 0 ? b * steps + t : t * batch + b;
           int64_t src = ba == 0 ? b * steps + from : from * batch + b;
-          copy_elems ((char *) out->data + dst * inner * es, (const char *) x->data + src * inner * es, inner, es,
+          _owb_cpu_copy_elements ((char *) out->data + dst * inner * es, (const char *) x->data + src * inner * es, inner, es,
                       strings);
         }
     }
@@ -1078,7 +1050,7 @@ max_unpool_compute (OwbKernelContext *ctx, GError **error)
   gboolean same = memcmp (full, out->dims, sizeof (int64_t) * rank) == 0;
   int64_t ostrides[OWB_MAX_RANK];
   _owb_cpu_strides (rank, out->dims, ostrides);
-  gsize es = elem_size (x->dtype);
+  gsize es = _owb_cpu_elem_size (x->dtype);
   clear_tensor (out);
   const int64_t *idx = ind->data;
   for (int64_t e = 0; e < x->nelems; e++)
@@ -1139,14 +1111,14 @@ center_crop_pad_compute (OwbKernelContext *ctx, GError **error)
     }
   _owb_cpu_strides (r, x->dims, ss);
   _owb_cpu_strides (r, out->dims, ds);
-  gsize es = elem_size (x->dtype);
+  gsize es = _owb_cpu_elem_size (x->dtype);
   gboolean strings = x->dtype == OWB_TYPE_STRING;
   clear_tensor (out);
   if (count == 0)
     return TRUE;
   if (r == 0)
     {
-      copy_elems (out->data, x->data, 1, es, strings);
+      _owb_cpu_copy_elements (out->data, x->data, 1, es, strings);
       return TRUE;
     }
   /* Copy rows of the last axis, walking the other axes with an odometer. */
@@ -1160,7 +1132,7 @@ center_crop_pad_compute (OwbKernelContext *ctx, GError **error)
           so += (src0[d] + at[d]) * ss[d];
           dof += (dst0[d] + at[d]) * ds[d];
         }
-      copy_elems ((char *) out->data + dof * es, (const char *) x->data + so * es, row, es, strings);
+      _owb_cpu_copy_elements ((char *) out->data + dof * es, (const char *) x->data + so * es, row, es, strings);
       int d = r - 2;
       for (; d >= 0; d--)
         {

@@ -954,10 +954,16 @@ linear_prepare (const OwbNode *node, int opset, const OwbValueType *const *input
   return TRUE;
 }
 
-/* scores[n, k] = x[n, :] . coef[k, :] + intercept[k], in double. */
-static void
-linear_scores (const LinearParams *p, const double *x, int64_t n, int64_t f, int64_t k, double *scores)
+/* scores[n, k] = x[n, :] . coef[k, :] + intercept[k], in double, in a new buffer; NULL with an
+ * error when x cannot be read as doubles. */
+static double *
+linear_scores_new (OwbKernelContext *ctx, const LinearParams *p, const OwbTensor *xt, int64_t n, int64_t f, int64_t k,
+                   GError **error)
 {
+  g_autofree double *x = to_doubles (ctx, xt, error);
+  if (!x)
+    return NULL;
+  double *scores = g_new (double, MAX (n * k, 1));
   for (int64_t r = 0; r < n; r++)
     for (int64_t j = 0; j < k; j++)
       {
@@ -967,6 +973,7 @@ linear_scores (const LinearParams *p, const double *x, int64_t n, int64_t f, int
           s += xr[i] * w[i];
         scores[r * k + j] = s;
       }
+  return scores;
 }
 
 static gboolean
@@ -990,11 +997,9 @@ compute_linear_classifier (OwbKernelContext *ctx, GError **error)
   OwbTensor *z = ctx->n_outputs > 1 ? ctx->outputs[1] : NULL;
   if (!y || !check_columns (ctx, z, n, e, error))
     return FALSE;
-  double *xd = to_doubles (ctx, x, error);
-  if (!xd)
+  double *scores = linear_scores_new (ctx, p, x, n, f, k, error);
+  if (!scores)
     return FALSE;
-  double *scores = g_new (double, MAX (n * k, 1));
-  linear_scores (p, xd, n, f, k, scores);
   double *row = g_new (double, MAX (e, 1));
   for (int64_t r = 0; r < n; r++)
     {
@@ -1029,7 +1034,6 @@ compute_linear_classifier (OwbKernelContext *ctx, GError **error)
     }
   g_free (row);
   g_free (scores);
-  g_free (xd);
   return TRUE;
 }
 
@@ -1050,11 +1054,9 @@ compute_linear_regressor (OwbKernelContext *ctx, GError **error)
   OwbTensor *y = require_output (ctx, 0, error);
   if (!y || !check_columns (ctx, y, n, k, error))
     return FALSE;
-  double *xd = to_doubles (ctx, x, error);
-  if (!xd)
+  double *scores = linear_scores_new (ctx, p, x, n, f, k, error);
+  if (!scores)
     return FALSE;
-  double *scores = g_new (double, MAX (n * k, 1));
-  linear_scores (p, xd, n, f, k, scores);
   float *out = y->data;
   for (int64_t r = 0; r < n; r++)
     {
@@ -1063,7 +1065,6 @@ compute_linear_regressor (OwbKernelContext *ctx, GError **error)
         out[r * k + j] = (float) scores[r * k + j];
     }
   g_free (scores);
-  g_free (xd);
   return TRUE;
 }
 
@@ -1426,20 +1427,29 @@ svm_classifier_slices (int64_t begin, int64_t end, gpointer data)
                          job->scratch + i * job->slice_doubles, job);
 }
 
+/* x as [n, f] rows of the features the SVM was trained on. */
+static gboolean
+svm_rows_features (OwbKernelContext *ctx, const SvmParams *p, const OwbTensor *x, int64_t *n, int64_t *f, GError **error)
+{
+  if (!rows_features (ctx, x, n, f, error))
+    return FALSE;
+  if (*f != p->features)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input has %" G_GINT64_FORMAT " features, the model %" G_GINT64_FORMAT,
+                            *f, p->features);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 compute_svm_classifier (OwbKernelContext *ctx, GError **error)
 {
   const SvmParams *p = ctx->state;
   const OwbTensor *x = ctx->inputs[0];
   int64_t n, f;
-  if (!rows_features (ctx, x, &n, &f, error))
+  if (!svm_rows_features (ctx, p, x, &n, &f, error))
     return FALSE;
-  if (f != p->features)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input has %" G_GINT64_FORMAT " features, the model %" G_GINT64_FORMAT, f,
-                            p->features);
-      return FALSE;
-    }
   int k = p->classes;
   int64_t pairs = (int64_t) k * (k - 1) / 2;
   gboolean svc = p->vectors > 0, proba = svc && p->n_prob > 0;
@@ -1474,14 +1484,8 @@ compute_svm_regressor (OwbKernelContext *ctx, GError **error)
   const SvmParams *p = ctx->state;
   const OwbTensor *x = ctx->inputs[0];
   int64_t n, f;
-  if (!rows_features (ctx, x, &n, &f, error))
+  if (!svm_rows_features (ctx, p, x, &n, &f, error))
     return FALSE;
-  if (f != p->features)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input has %" G_GINT64_FORMAT " features, the model %" G_GINT64_FORMAT, f,
-                            p->features);
-      return FALSE;
-    }
   OwbTensor *y = require_output (ctx, 0, error);
   if (!y || !check_columns (ctx, y, n, 1, error))
     return FALSE;

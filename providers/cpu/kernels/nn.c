@@ -368,6 +368,16 @@ conv_run (OwbThreadPool *pool, const ConvGeom *g, OwbDataType dtype, const void 
   owb_parallel_for (pool, images * job.ntiles, 1, conv_units_chunk, &job);
 }
 
+/* The geometry of a Conv (transpose FALSE) or ConvTranspose from its inputs X, W and optional B,
+ * checked against its output. */
+static gboolean
+conv_geometry (OwbKernelContext *ctx, gboolean transpose, ConvGeom *g, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0], *b = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  return _owb_cpu_conv_geometry (ctx, ctx->state, x, ctx->inputs[1], ctx->outputs[0], transpose, g, error)
+         && _owb_cpu_conv_check_bias (ctx, b, g, x->dtype, error);
+}
+
 static gboolean
 compute_conv (OwbKernelContext *ctx, GError **error)
 {
@@ -375,14 +385,8 @@ compute_conv (OwbKernelContext *ctx, GError **error)
   const OwbTensor *b = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   OwbTensor *y = ctx->outputs[0];
   ConvGeom g;
-  if (!_owb_cpu_conv_geometry (ctx, ctx->state, x, w, y, FALSE, &g, error))
+  if (!conv_geometry (ctx, FALSE, &g, error))
     return FALSE;
-  if (b && (b->rank != 1 || b->dims[0] != g.M || b->dtype != x->dtype))
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of %" G_GINT64_FORMAT " values",
-                            g.M);
-      return FALSE;
-    }
   conv_run (ctx->pool, &g, x->dtype, x->data, w->data, b ? b->data : NULL, y->data);
   return TRUE;
 }
@@ -472,14 +476,8 @@ compute_conv_transpose (OwbKernelContext *ctx, GError **error)
   const OwbTensor *b = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   OwbTensor *y = ctx->outputs[0];
   ConvGeom g;
-  if (!_owb_cpu_conv_geometry (ctx, ctx->state, x, w, y, TRUE, &g, error))
+  if (!conv_geometry (ctx, TRUE, &g, error))
     return FALSE;
-  if (b && (b->rank != 1 || b->dims[0] != g.M || b->dtype != x->dtype))
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "bias B must be a vector of %" G_GINT64_FORMAT " values",
-                            g.M);
-      return FALSE;
-    }
   if (y->nelems == 0)
     return TRUE;
   int64_t rows = MAX (g.Mg * g.ksize, 1);

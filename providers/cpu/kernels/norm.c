@@ -1193,6 +1193,19 @@ group_normalization_compute (OwbKernelContext *ctx, GError **error)
 
 /* ---- LayerNormalization ----------------------------------------------------------------------- */
 
+#define DEFINE_LAYER_NORM_ROW(T, N)                                                                     \
+  void _owb_cpu_layer_norm_row_##N (const T *x, T *y, int64_t len, double eps, const T *scale,        \
+                                    const T *bias, double *mean_out, double *inv_out)                 \
+  {                                                                                                     \
+    double mean = row_sum_##N (x, len) / (double) len;                                                  \
+    double inv = 1.0 / sqrt (row_sq_dev_##N (x, len, mean) / (double) len + eps);                       \
+    row_scale_##N (x, y, len, (T) mean, (T) inv, scale, bias);                                          \
+    *mean_out = mean;                                                                                   \
+    *inv_out = inv;                                                                                     \
+  }
+
+OWB_CPU_FOR_FLOATS (DEFINE_LAYER_NORM_ROW)
+
 typedef struct {
   const void *x;
   void *y;
@@ -1208,20 +1221,14 @@ typedef struct {
     const LayerNormJob *j = data;                                                                       \
     const int64_t len = j->len;                                                                         \
     for (int64_t r = begin; r < end; r++)                                                               \
-      {                                                                                                 \
-        const T *xp = (const T *) j->x + r * len;                                                       \
-        double mean = row_sum_##N (xp, len) / (double) len;                                             \
-        double inv = 1.0 / sqrt (row_sq_dev_##N (xp, len, mean) / (double) len + j->eps);               \
-        row_scale_##N (xp, (T *) j->y + r * len, len, (T) mean, (T) inv, j->scale, j->bias);            \
-        j->mean[r] = mean;                                                                              \
-        j->inv_std[r] = inv;                                                                            \
-      }                                                                                                 \
+      _owb_cpu_layer_norm_row_##N ((const T *) j->x + r * len, (T *) j->y + r * len, len, j->eps,       \
+                                   j->scale, j->bias, &j->mean[r], &j->inv_std[r]);                     \
   }
 
 OWB_CPU_FOR_FLOATS (DEFINE_LAYER_NORM)
 
-static gboolean
-layer_normalization_compute (OwbKernelContext *ctx, GError **error)
+gboolean
+_owb_cpu_layer_normalization_compute (OwbKernelContext *ctx, GError **error)
 {
   const OwbTensor *x = ctx->inputs[0];
   int axis;
@@ -1229,28 +1236,16 @@ layer_normalization_compute (OwbKernelContext *ctx, GError **error)
     return FALSE;
   int64_t rows = _owb_cpu_product (x->dims, 0, (int) axis), len = _owb_cpu_product (x->dims, (int) axis, x->rank);
   int tail = x->rank - (int) axis;
-  for (int i = 1; i < 3 && i < ctx->n_inputs; i++)
-    {
-      const OwbTensor *t = ctx->inputs[i];
-      if (!t)
-        continue;
-      gboolean ok = t->rank <= tail;
-      for (int k = 0; ok && k < t->rank; k++)
-        ok = t->dims[k] == 1 || t->dims[k] == x->dims[x->rank - t->rank + k];
-      if (!ok)
-        {
-          owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "input %d does not broadcast to the normalized shape", i);
-          return FALSE;
-        }
-    }
+  const OwbTensor *bias_t = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  g_autofree void *scale
+    = _owb_cpu_expand_parameter (ctx, ctx->inputs[1], tail, x->dims + axis, len, x->dtype, "Scale", error);
+  if (!scale)
+    return FALSE;
+  g_autofree void *bias = NULL;
+  if (bias_t && !(bias = _owb_cpu_expand_parameter (ctx, bias_t, tail, x->dims + axis, len, x->dtype, "B", error)))
+    return FALSE;
   if (rows * len == 0)
     return TRUE;
-  g_autofree double *scale_d = _owb_cpu_expand_tail (ctx->inputs[1], tail, x->dims + axis, len);
-  g_autofree double *bias_d = ctx->n_inputs > 2 && ctx->inputs[2]
-                                  ? _owb_cpu_expand_tail (ctx->inputs[2], tail, x->dims + axis, len)
-                                  : NULL;
-  g_autofree void *scale = _owb_cpu_doubles_dup_as (scale_d, len, x->dtype);
-  g_autofree void *bias = _owb_cpu_doubles_dup_as (bias_d, len, x->dtype);
   g_autofree double *mean = g_new (double, rows);
   g_autofree double *inv_std = g_new (double, rows);
   LayerNormJob job = { x->data, ctx->outputs[0]->data, len, owb_node_get_float (ctx->node, "epsilon", 1e-5f),
@@ -1771,7 +1766,7 @@ const OwbKernelDef _owb_cpu_kernels_norm[] = {
   { "GlobalLpPool", "", 1, 0, FLOATS, 0, NULL, NULL, global_pool_compute },
   { "BatchNormalization", "", 1, 0, FLOATS, 0, NULL, NULL, batch_normalization_compute },
   { "InstanceNormalization", "", 1, 0, FLOATS, 0, NULL, NULL, instance_normalization_compute },
-  { "LayerNormalization", "", 17, 0, FLOATS, 0, NULL, NULL, layer_normalization_compute },
+  { "LayerNormalization", "", 17, 0, FLOATS, 0, NULL, NULL, _owb_cpu_layer_normalization_compute },
   { "GroupNormalization", "", 18, 0, FLOATS, 0, NULL, NULL, group_normalization_compute },
   { "MeanVarianceNormalization", "", 9, 0, FLOATS, 0, NULL, NULL, mean_variance_normalization_compute },
   { "LpNormalization", "", 1, 0, FLOATS, 0, NULL, NULL, lp_normalization_compute },

@@ -426,6 +426,19 @@ quantize_range (int64_t begin, int64_t end, gpointer data)
     }
 }
 
+/* The zero point, when given, has the type of the quantized tensor q (called `name`: x or y). */
+static gboolean
+check_zero_point (OwbKernelContext *ctx, const OwbTensor *zp, const OwbTensor *q, const char *name, GError **error)
+{
+  if (zp && zp->dtype != q->dtype)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "%s_zero_point has type %s but %s has %s", name,
+                            owb_data_type_name (zp->dtype), name, owb_data_type_name (q->dtype));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 compute_quantize_linear (OwbKernelContext *ctx, GError **error)
 {
@@ -437,14 +450,8 @@ compute_quantize_linear (OwbKernelContext *ctx, GError **error)
   OwbTensor *y = ctx->outputs[0];
   QuantizeJob j = { .x = x, .y = y };
 
-  if (!quant_layout (ctx, x, scale, zp, &j.layout, error))
+  if (!quant_layout (ctx, x, scale, zp, &j.layout, error) || !check_zero_point (ctx, zp, y, "y", error))
     return FALSE;
-  if (zp && zp->dtype != y->dtype)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "y_zero_point has type %s but y has %s",
-                            owb_data_type_name (zp->dtype), owb_data_type_name (y->dtype));
-      return FALSE;
-    }
   j.is_int = int_range (y->dtype, &j.lo, &j.hi);
   if (!j.is_int && !minifloat_of (y->dtype))
     {
@@ -515,14 +522,8 @@ compute_dequantize_linear (OwbKernelContext *ctx, GError **error)
   OwbTensor *y = ctx->outputs[0];
   DequantizeJob j = { .x = x, .y = y };
 
-  if (!quant_layout (ctx, x, scale, zp, &j.layout, error))
+  if (!quant_layout (ctx, x, scale, zp, &j.layout, error) || !check_zero_point (ctx, zp, x, "x", error))
     return FALSE;
-  if (zp && zp->dtype != x->dtype)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "x_zero_point has type %s but x has %s",
-                            owb_data_type_name (zp->dtype), owb_data_type_name (x->dtype));
-      return FALSE;
-    }
   if (y->dtype != OWB_TYPE_FLOAT && y->dtype != OWB_TYPE_FLOAT16 && y->dtype != OWB_TYPE_BFLOAT16
       && y->dtype != OWB_TYPE_DOUBLE)
     {

@@ -1099,24 +1099,6 @@ swiglu_compute (OwbKernelContext *ctx, GError **error)
 
 /* ---- TensorScatter ---------------------------------------------------------------------------- */
 
-/* Copies n elements; strings are duplicated (the destination's old strings freed). */
-static void
-copy_elements (OwbDataType dtype, char *dst, const char *src, int64_t n, gsize es)
-{
-  if (dtype != OWB_TYPE_STRING)
-    {
-      memcpy (dst, src, n * es);
-      return;
-    }
-  char **d = (char **) dst;
-  char *const *s = (char *const *) src;
-  for (int64_t i = 0; i < n; i++)
-    {
-      g_free (d[i]);
-      d[i] = g_strdup (s[i] ? s[i] : "");
-    }
-}
-
 static gboolean
 tensor_scatter_compute (OwbKernelContext *ctx, GError **error)
 {
@@ -1145,7 +1127,7 @@ tensor_scatter_compute (OwbKernelContext *ctx, GError **error)
       return FALSE;
     }
   gsize es = element_size (cache);
-  copy_elements (cache->dtype, out->data, cache->data, cache->nelems, es);
+  _owb_cpu_copy_elements (out->data, cache->data, cache->nelems, es, cache->dtype == OWB_TYPE_STRING);
   int64_t prefix = 1, inner = 1, max_len = cache->dims[axis], len = update->dims[axis];
   for (int d = 0; d < axis; d++)
     prefix *= cache->dims[d];
@@ -1171,12 +1153,12 @@ tensor_scatter_compute (OwbKernelContext *ctx, GError **error)
           char *dst = (char *) out->data + p * max_len * inner * es;
           if (!circular)
             {
-              copy_elements (cache->dtype, dst + start * inner * es, src, len * inner, es);
+              _owb_cpu_copy_elements (dst + start * inner * es, src, len * inner, es, cache->dtype == OWB_TYPE_STRING);
               continue;
             }
           int64_t at = ((start % max_len) + max_len) % max_len;
           for (int64_t s = 0; s < len; s++, at = at + 1 == max_len ? 0 : at + 1)
-            copy_elements (cache->dtype, dst + at * inner * es, src + s * inner * es, inner, es);
+            _owb_cpu_copy_elements (dst + at * inner * es, src + s * inner * es, inner, es, cache->dtype == OWB_TYPE_STRING);
         }
     }
   return TRUE;

@@ -234,57 +234,62 @@ compute_conv (OwbKernelContext *ctx, GError **error)
             }
         }
       g_mutex_unlock (&state->lock);
-      if (!found && transpose)
+      if (!found)
         {
-          cudnnConvolutionBwdDataAlgoPerf_t perf[8];
-          int n_perf = 0, pick = -1;
-          ok = _owb_cuda_check_dnn (ctx, error,
-                                    cudnnFindConvolutionBackwardDataAlgorithm (cx->cudnn, wdesc, xdesc, cdesc, ydesc, 8,
-                                                                               &n_perf, perf),
-                                    "ConvTranspose algorithm search");
-          for (int i = 0; ok && i < n_perf && pick < 0; i++)
-            if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ((gsize) 1 << 30)
-                && (t == OWB_CUDA_F16 || perf[i].mathType == CUDNN_FMA_MATH || perf[i].mathType == CUDNN_DEFAULT_MATH))
-              pick = i;
-          if (ok && pick < 0)
-            {
-              owb_kernel_set_error (ctx, error, OWB_ERROR_DEVICE, "cuDNN has no algorithm for this transposed convolution");
-              ok = FALSE;
-            }
-          if (ok)
-            {
-              entry.algo = perf[pick].algo;
-              entry.math = perf[pick].mathType;
-              entry.workspace = perf[pick].memory;
-              g_mutex_lock (&state->lock);
-              g_array_append_val (state->algos, entry);
-              g_mutex_unlock (&state->lock);
-            }
-        }
-      else if (!found)
-        {
-          cudnnConvolutionFwdAlgoPerf_t perf[8];
+          /* The two searches return structs of different types with the same fields: read into one
+           * kind, for one choice below. */
+          struct {
+            cudnnStatus_t status;
+            gsize memory;
+            cudnnMathType_t math;
+            int algo;
+          } found_algo[8];
           int n_perf = 0;
-          ok = _owb_cuda_check_dnn (ctx, error,
-                                    cudnnFindConvolutionForwardAlgorithm (cx->cudnn, xdesc, wdesc, cdesc, ydesc, 8, &n_perf, perf),
-                                    "Conv algorithm search");
+#define READ_PERF(perf)                                                                                            \
+  for (int i = 0; ok && i < n_perf; i++)                                                                           \
+    {                                                                                                              \
+      found_algo[i].status = (perf)[i].status;                                                                     \
+      found_algo[i].memory = (perf)[i].memory;                                                                     \
+      found_algo[i].math = (perf)[i].mathType;                                                                     \
+      found_algo[i].algo = (perf)[i].algo;                                                                         \
+    }
+          if (transpose)
+            {
+              cudnnConvolutionBwdDataAlgoPerf_t perf[8];
+              ok = _owb_cuda_check_dnn (ctx, error,
+                                        cudnnFindConvolutionBackwardDataAlgorithm (cx->cudnn, wdesc, xdesc, cdesc, ydesc, 8,
+                                                                                   &n_perf, perf),
+                                        "ConvTranspose algorithm search");
+              READ_PERF (perf);
+            }
+          else
+            {
+              cudnnConvolutionFwdAlgoPerf_t perf[8];
+              ok = _owb_cuda_check_dnn (ctx, error,
+                                        cudnnFindConvolutionForwardAlgorithm (cx->cudnn, xdesc, wdesc, cdesc, ydesc, 8, &n_perf,
+                                                                              perf),
+                                        "Conv algorithm search");
+              READ_PERF (perf);
+            }
+#undef READ_PERF
           /* The fastest that succeeded within 1 GiB of workspace; in float32 only FMA math (a TF32
            * tensor-core result would miss the CPU's by ~1e-3). */
           int pick = -1;
           for (int i = 0; ok && i < n_perf && pick < 0; i++)
-            if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ((gsize) 1 << 30)
-                && (t == OWB_CUDA_F16 || perf[i].mathType == CUDNN_FMA_MATH || perf[i].mathType == CUDNN_DEFAULT_MATH))
+            if (found_algo[i].status == CUDNN_STATUS_SUCCESS && found_algo[i].memory <= ((gsize) 1 << 30)
+                && (t == OWB_CUDA_F16 || found_algo[i].math == CUDNN_FMA_MATH || found_algo[i].math == CUDNN_DEFAULT_MATH))
               pick = i;
           if (ok && pick < 0)
             {
-              owb_kernel_set_error (ctx, error, OWB_ERROR_DEVICE, "cuDNN has no algorithm for this convolution");
+              owb_kernel_set_error (ctx, error, OWB_ERROR_DEVICE, "cuDNN has no algorithm for this %s",
+                                    transpose ? "transposed convolution" : "convolution");
               ok = FALSE;
             }
           if (ok)
             {
-              entry.algo = perf[pick].algo;
-              entry.math = perf[pick].mathType;
-              entry.workspace = perf[pick].memory;
+              entry.algo = found_algo[pick].algo;
+              entry.math = found_algo[pick].math;
+              entry.workspace = found_algo[pick].memory;
               g_mutex_lock (&state->lock);
               g_array_append_val (state->algos, entry);
               g_mutex_unlock (&state->lock);

@@ -41,40 +41,46 @@ __device__ __forceinline__ int64_t broadcast_offset (const OwbCudaBroadcast &m, 
   return off;
 }
 
-/* Block-wide sum of one float per thread (blockDim.x a multiple of 32, at most 1024); every thread
- * gets the total. */
-__device__ __forceinline__ float block_sum (float v)
+/* Block-wide reduction of one float per thread by `combine` (blockDim.x a multiple of 32, at most
+ * 1024): a shuffle tree in each warp, the warps' partials through shared memory, then a second
+ * tree; every thread gets the result. `identity` stands in for the warps the block does not have.
+ * Each instantiation has its own partials; the first barrier lets a block call it twice in a row. */
+template <typename Combine>
+__device__ __forceinline__ float block_reduce (float v, float identity, Combine combine)
 {
   __shared__ float partial[32];
   for (int o = 16; o > 0; o >>= 1)
-    v += __shfl_xor_sync (0xffffffffu, v, o);
+    v = combine (v, __shfl_xor_sync (0xffffffffu, v, o));
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   __syncthreads ();
   if (lane == 0)
     partial[warp] = v;
   __syncthreads ();
   int n_warps = (blockDim.x + 31) >> 5;
-  v = lane < n_warps ? partial[lane] : 0.0f;
+  v = lane < n_warps ? partial[lane] : identity;
   for (int o = 16; o > 0; o >>= 1)
-    v += __shfl_xor_sync (0xffffffffu, v, o);
+    v = combine (v, __shfl_xor_sync (0xffffffffu, v, o));
   return v;
+}
+
+struct BlockAdd
+{
+  __device__ __forceinline__ float operator() (float a, float b) const { return a + b; }
+};
+
+struct BlockMax
+{
+  __device__ __forceinline__ float operator() (float a, float b) const { return fmaxf (a, b); }
+};
+
+__device__ __forceinline__ float block_sum (float v)
+{
+  return block_reduce (v, 0.0f, BlockAdd ());
 }
 
 __device__ __forceinline__ float block_max (float v)
 {
-  __shared__ float partial[32];
-  for (int o = 16; o > 0; o >>= 1)
-    v = fmaxf (v, __shfl_xor_sync (0xffffffffu, v, o));
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads ();
-  if (lane == 0)
-    partial[warp] = v;
-  __syncthreads ();
-  int n_warps = (blockDim.x + 31) >> 5;
-  v = lane < n_warps ? partial[lane] : -INFINITY;
-  for (int o = 16; o > 0; o >>= 1)
-    v = fmaxf (v, __shfl_xor_sync (0xffffffffu, v, o));
-  return v;
+  return block_reduce (v, -INFINITY, BlockMax ());
 }
 
 } // namespace owb_cuda

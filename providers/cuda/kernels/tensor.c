@@ -15,6 +15,31 @@ rank_error (OwbKernelContext *ctx, GError **error)
   return FALSE;
 }
 
+/* The CUDA context of a kernel whose strided copy takes an input of `rank` axes: NULL, with an
+ * error, past OWB_CUDA_MAX_RANK. */
+static OwbCudaContext *
+context_for_rank (OwbKernelContext *ctx, int rank, GError **error)
+{
+  OwbCudaContext *cx = _owb_cuda_context (ctx, error);
+  if (cx && rank > OWB_CUDA_MAX_RANK)
+    {
+      rank_error (ctx, error);
+      return NULL;
+    }
+  return cx;
+}
+
+/* The CUDA context and the node's axis attribute (default 0) made non-negative for `rank` (Concat,
+ * Split); NULL with an error. */
+static OwbCudaContext *
+context_with_axis (OwbKernelContext *ctx, int rank, int *axis, GError **error)
+{
+  OwbCudaContext *cx = _owb_cuda_context (ctx, error);
+  if (!cx || !_owb_cuda_axis (ctx, owb_node_get_int (ctx->node, "axis", 0), rank, axis, error))
+    return NULL;
+  return cx;
+}
+
 static void
 row_major_strides (int rank, const int64_t *dims, int64_t *strides)
 {
@@ -220,12 +245,10 @@ compute_unsqueeze (OwbKernelContext *ctx, GError **error)
 static gboolean
 compute_transpose (OwbKernelContext *ctx, GError **error)
 {
-  OwbCudaContext *cx = _owb_cuda_context (ctx, error);
   const OwbTensor *x = ctx->inputs[0];
+  OwbCudaContext *cx = context_for_rank (ctx, x->rank, error);
   if (!cx)
     return FALSE;
-  if (x->rank > OWB_CUDA_MAX_RANK)
-    return rank_error (ctx, error);
   int n = 0;
   const int64_t *perm = owb_node_get_ints (ctx->node, "perm", &n);
   int64_t p[OWB_MAX_RANK];
@@ -290,12 +313,10 @@ copy_block (OwbKernelContext *ctx, OwbCudaContext *cx, const OwbTensor *whole, c
 static gboolean
 compute_concat (OwbKernelContext *ctx, GError **error)
 {
-  OwbCudaContext *cx = _owb_cuda_context (ctx, error);
   const OwbTensor *first = ctx->inputs[0];
-  if (!cx)
-    return FALSE;
   int axis;
-  if (!_owb_cuda_axis (ctx, owb_node_get_int (ctx->node, "axis", 0), first->rank, &axis, error))
+  OwbCudaContext *cx = context_with_axis (ctx, first->rank, &axis, error);
+  if (!cx)
     return FALSE;
   int64_t dims[OWB_MAX_RANK];
   memcpy (dims, first->dims, sizeof (int64_t) * first->rank);
@@ -330,12 +351,10 @@ compute_concat (OwbKernelContext *ctx, GError **error)
 static gboolean
 compute_split (OwbKernelContext *ctx, GError **error)
 {
-  OwbCudaContext *cx = _owb_cuda_context (ctx, error);
   const OwbTensor *x = ctx->inputs[0];
-  if (!cx)
-    return FALSE;
   int axis;
-  if (!_owb_cuda_axis (ctx, owb_node_get_int (ctx->node, "axis", 0), x->rank, &axis, error))
+  OwbCudaContext *cx = context_with_axis (ctx, x->rank, &axis, error);
+  if (!cx)
     return FALSE;
   int n_out = ctx->n_outputs;
   g_autofree int64_t *sizes = NULL;
@@ -390,12 +409,10 @@ compute_split (OwbKernelContext *ctx, GError **error)
 static gboolean
 compute_slice (OwbKernelContext *ctx, GError **error)
 {
-  OwbCudaContext *cx = _owb_cuda_context (ctx, error);
   const OwbTensor *x = ctx->inputs[0];
+  OwbCudaContext *cx = context_for_rank (ctx, x->rank, error);
   if (!cx)
     return FALSE;
-  if (x->rank > OWB_CUDA_MAX_RANK)
-    return rank_error (ctx, error);
   g_autofree int64_t *starts = NULL, *ends = NULL, *axes = NULL, *steps = NULL;
   int64_t n = 0, n_ends = 0, n_axes = -1, n_steps = -1;
   if (ctx->opset >= 10)
