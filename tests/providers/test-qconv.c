@@ -40,6 +40,16 @@ static const Shape shapes[] = {
   { 1, 32, 6, 19, 32, 3, 3, 1, 1, 1, 32, NULL, FALSE },
   { 2, 16, 5, 23, 16, 5, 5, 1, 2, 1, 16, NULL, FALSE },
   { 1, 16, 6, 21, 16, 3, 3, 1, 2, 2, 16, NULL, FALSE },    /* dilated */
+  /* the interior kernels (3x3, 5x5, any other; every tap inside X) between edge pixels */
+  { 1, 144, 9, 13, 144, 3, 3, 1, 1, 1, 144, NULL, FALSE },  /* 3x3, remainder of 16 channels */
+  { 1, 64, 11, 13, 64, 3, 3, 2, 1, 1, 64, NULL, FALSE },    /* 3x3 stride 2, odd sizes */
+  { 1, 72, 10, 11, 72, 3, 3, 2, 1, 1, 72, NULL, TRUE },     /* stride 2, asymmetric pads */
+  { 1, 128, 6, 9, 128, 3, 3, 1, 0, 1, 128, NULL, FALSE },   /* no padding: all interior */
+  { 1, 96, 10, 11, 96, 5, 5, 1, 2, 1, 96, NULL, FALSE },    /* 5x5, a part-filled block */
+  { 2, 80, 13, 15, 80, 5, 5, 2, 2, 1, 80, NULL, FALSE },    /* 5x5 stride 2, 16 left over */
+  { 1, 64, 9, 12, 64, 3, 3, 1, 2, 2, 64, NULL, FALSE },     /* dilated interior */
+  { 1, 32, 5, 40, 32, 3, 3, 1, 1, 1, 32, NULL, FALSE },     /* two pixels a vector */
+  { 1, 16, 4, 31, 16, 5, 5, 1, 2, 1, 16, NULL, FALSE },     /* four pixels a vector, odd run */
   { 1, 8, 6, 6, 16, 3, 3, 1, 1, 1, 8, NULL, FALSE },     /* channel multiplier 2 (grouped GEMM) */
   { 1, 130, 20, 20, 129, 3, 3, 1, 1, 1, 1, NULL, FALSE },/* large: whole AMX blocks and edges */
   /* the indirect GEMM (rows 16 pixels wide or more, KW C a multiple of 4): X read
