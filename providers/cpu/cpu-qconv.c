@@ -312,6 +312,8 @@ typedef struct {
    * from 64 vnni_blocks on (a remainder of 16 or fewer costs it less than a block's lanes) */
   int64_t vnni_blocks;
   gboolean narrow; /* every sum below 2^24 in magnitude (KH KW 255^2 + the largest bias) */
+  /* W C + 64 bytes of zx: what a tap in the padding reads, so that no tap is tested per block */
+  const uint8_t *zrow;
 } DwJob;
 
 static void
@@ -440,22 +442,20 @@ dw_store_vnni (const DwJob *j, __m512i acc0, __m512i acc1, __m512i acc2, __m512i
 /* Four taps of 64 channels a vpdpbusd each: the rows of X at the taps are interleaved bytewise,
  * then wordwise, so that each int32 lane holds one channel's four tap bytes (lane (l, i) of
  * vector v is channel 16 l + 4 v + i: unpacks work within 128-bit lanes), against s->dw8 in that
- * order. A tap in the padding (or past the last, tap index ks and on) reads zx, and the sum starts
- * at bias - zx sum (w - zw), which makes it sum (x - zx) (w - zw) exactly. Tap k of the block reads
- * tp[k] + c0 where tp[k] is not NULL; interior pixels pass base + off[k] instead (tp NULL), with ks
- * and ng constants where the caller is specialised, so that no tap is tested at run time. */
+ * order. A tap in the padding reads zx (tp[k] in j->zrow), one past the last (tap index ks and
+ * on) the constant zx, and the sum starts at bias - zx sum (w - zw), which makes it sum (x - zx)
+ * (w - zw) exactly. Tap k of the block reads tp[k] + pix + c0, with ks and ng constants where the
+ * caller is specialised, so that no tap is tested at run time. */
 static inline __attribute__ ((always_inline)) VNNI512 void
-dw_block_vnni (const DwJob *j, const uint8_t *const *tp, const uint8_t *base, const int64_t *off, int64_t ks,
-               int64_t ng, int64_t blk, __mmask64 m, __m512i zxv, __m512 yzp, __m512 lo, __m512 hi, uint8_t *yp)
+dw_block_vnni (const DwJob *j, const uint8_t *const *tp, int64_t pix, int64_t ks, int64_t ng, int64_t blk,
+               __mmask64 m, __m512i zxv, __m512 yzp, __m512 lo, __m512 hi, uint8_t *yp)
 {
   const int64_t c0 = blk * 64;
   const int32_t *init = j->init + blk * 64;
   __m512i acc0 = _mm512_load_si512 ((const void *) init), acc1 = _mm512_load_si512 ((const void *) (init + 16));
   __m512i acc2 = _mm512_load_si512 ((const void *) (init + 32)), acc3 = _mm512_load_si512 ((const void *) (init + 48));
   const int8_t *wb = j->s->dw8 + blk * ng * 256;
-#define DW_TAP(k)                                                                                                      \
-  (tp ? (tp[k] ? _mm512_maskz_loadu_epi8 (m, tp[k] + c0) : zxv)                                                        \
-      : ((k) < ks ? _mm512_maskz_loadu_epi8 (m, base + off[k] + c0) : zxv))
+#define DW_TAP(k) ((k) < ks ? _mm512_maskz_loadu_epi8 (m, tp[k] + pix + c0) : zxv)
 #pragma GCC unroll 8
   for (int64_t q = 0; q < ng; q++)
     {
@@ -478,7 +478,7 @@ dw_block_vnni (const DwJob *j, const uint8_t *const *tp, const uint8_t *base, co
  * the first 16 bytes of s->dw8's and init's vector v), which side by side are the 16 channels in
  * order. Measured on MobileNetV3's 72-channel 3x3 (8 left over) against a vpmaddwd a tap. */
 static inline __attribute__ ((always_inline)) VNNI512 void
-dw_rest_interior (const DwJob *j, const uint8_t *base, const int64_t *off, int64_t ks, int64_t ng, int64_t c0,
+dw_rest_interior (const DwJob *j, const uint8_t *const *tp, int64_t pix, int64_t ks, int64_t ng, int64_t c0,
                   __mmask16 m, __m128i zxv, __m512 yzp, __m512 lo, __m512 hi, uint8_t *yp)
 {
   const int64_t blk = c0 / 64;
@@ -486,7 +486,7 @@ dw_rest_interior (const DwJob *j, const uint8_t *base, const int64_t *off, int64
   __m128i acc0 = _mm_load_si128 ((const void *) init), acc1 = _mm_load_si128 ((const void *) (init + 16));
   __m128i acc2 = _mm_load_si128 ((const void *) (init + 32)), acc3 = _mm_load_si128 ((const void *) (init + 48));
   const int8_t *wb = j->s->dw8 + blk * ng * 256;
-#define DW_TAP4(k) ((k) < ks ? _mm_maskz_loadu_epi8 (m, base + off[k] + c0) : zxv)
+#define DW_TAP4(k) ((k) < ks ? _mm_maskz_loadu_epi8 (m, tp[k] + pix + c0) : zxv)
 #pragma GCC unroll 8
   for (int64_t q = 0; q < ng; q++)
     {
@@ -517,12 +517,12 @@ dw_rest_interior (const DwJob *j, const uint8_t *base, const int64_t *off, int64
     _mm_mask_storeu_epi8 (yp + c0, m, _mm512_cvtepi32_epi8 (r));
 }
 
-/* Pixels [ow0, ow1) of a row whose every tap lies inside X (rows from xr, at (n, first tap row, 0)):
- * tap k of the pixel at ow reads xr + (ow sw - pw) C + off[k], no bounds tested; ow1 - ow0 is a
- * multiple of dw_rep, whose pixels share a vector. */
+/* Pixels [ow0, ow1) of a row whose every tap lies inside X's row or in a padding row: tap k of
+ * the pixel at ow reads tb[k] + (ow sw - pw) C (tb[k] in X's row, or in j->zrow for a padding
+ * row), no bounds tested; ow1 - ow0 is a multiple of dw_rep, whose pixels share a vector. */
 static inline __attribute__ ((always_inline)) VNNI512 void
-dw_interior_vnni (const DwJob *j, const uint8_t *xr, const int64_t *off, int64_t ks, int64_t ng, int64_t ow0,
-                  int64_t ow1, uint8_t *yrow)
+dw_interior_vnni (const DwJob *j, const uint8_t *const *tb, int64_t ks, int64_t ng, int64_t ow0, int64_t ow1,
+                  uint8_t *yrow)
 {
   const Geom *g = j->g;
   const int64_t C = g->C, rep = j->s->dw_rep, step = g->sw * C * rep;
@@ -533,36 +533,36 @@ dw_interior_vnni (const DwJob *j, const uint8_t *xr, const int64_t *off, int64_t
   const int64_t c_rest = j->vnni_blocks * 64;
   const __mmask16 m_rest = C - c_rest >= 16 ? 0xFFFF : (__mmask16) ((1u << MAX (C - c_rest, 0)) - 1);
   const __m128i zx4 = _mm_set1_epi8 ((char) j->zx);
-  const uint8_t *base = xr + (ow0 * g->sw - g->pw) * C;
-  for (int64_t ow = ow0; ow < ow1; ow += rep, base += step)
+  int64_t pix = (ow0 * g->sw - g->pw) * C;
+  for (int64_t ow = ow0; ow < ow1; ow += rep, pix += step)
     {
       for (int64_t blk = 0; blk < j->vnni_blocks; blk++)
         {
           int64_t left = rep > 1 ? rep * C : C - blk * 64;
           __mmask64 m = left >= 64 ? ~(__mmask64) 0 : (((__mmask64) 1 << left) - 1);
-          dw_block_vnni (j, NULL, base, off, ks, ng, blk, m, zxv, yzp, lo, hi, yrow + ow * C);
+          dw_block_vnni (j, tb, pix, ks, ng, blk, m, zxv, yzp, lo, hi, yrow + ow * C);
         }
       if (c_rest < C)
-        dw_rest_interior (j, base, off, ks, ng, c_rest, m_rest, zx4, yzp, lo, hi, yrow + ow * C);
+        dw_rest_interior (j, tb, pix, ks, ng, c_rest, m_rest, zx4, yzp, lo, hi, yrow + ow * C);
     }
 }
 
 static VNNI512 void
-dw_interior_vnni_3x3 (const DwJob *j, const uint8_t *xr, const int64_t *off, int64_t ow0, int64_t ow1, uint8_t *yrow)
+dw_interior_vnni_3x3 (const DwJob *j, const uint8_t *const *tb, int64_t ow0, int64_t ow1, uint8_t *yrow)
 {
-  dw_interior_vnni (j, xr, off, 9, 3, ow0, ow1, yrow);
+  dw_interior_vnni (j, tb, 9, 3, ow0, ow1, yrow);
 }
 
 static VNNI512 void
-dw_interior_vnni_5x5 (const DwJob *j, const uint8_t *xr, const int64_t *off, int64_t ow0, int64_t ow1, uint8_t *yrow)
+dw_interior_vnni_5x5 (const DwJob *j, const uint8_t *const *tb, int64_t ow0, int64_t ow1, uint8_t *yrow)
 {
-  dw_interior_vnni (j, xr, off, 25, 7, ow0, ow1, yrow);
+  dw_interior_vnni (j, tb, 25, 7, ow0, ow1, yrow);
 }
 
 static VNNI512 void
-dw_interior_vnni_any (const DwJob *j, const uint8_t *xr, const int64_t *off, int64_t ow0, int64_t ow1, uint8_t *yrow)
+dw_interior_vnni_any (const DwJob *j, const uint8_t *const *tb, int64_t ow0, int64_t ow1, uint8_t *yrow)
 {
-  dw_interior_vnni (j, xr, off, j->s->KH * j->s->KW, j->s->ngroups4, ow0, ow1, yrow);
+  dw_interior_vnni (j, tb, j->s->KH * j->s->KW, j->s->ngroups4, ow0, ow1, yrow);
 }
 
 /* Pixels [ow_begin, ow_end) of a row, any of whose taps may fall in the padding: where each tap
@@ -584,38 +584,36 @@ dw_edge_vnni (const DwJob *j, int64_t n, int64_t oh, int64_t ow_begin, int64_t o
     {
       /* a stride-1 run of rep pixels whose taps all lie inside the row: one vector for all */
       npix = rep > 1 && ow + rep <= ow_end && ow - g->pw >= 0 && ow + rep - 1 - g->pw + (KW - 1) * g->dw < g->W ? rep : 1;
-      /* where each tap reads, NULL in the padding (and past the last tap) */
+      /* where each tap reads, j->zrow in the padding */
       for (int64_t kh = 0, k = 0; kh < KH; kh++)
         {
           int64_t ih = oh * g->sh - g->ph + kh * g->dh;
           gboolean row_in = ih >= 0 && ih < g->H;
           const uint8_t *xr = j->x + (n * g->H + ih) * g->W * C;
           for (int64_t kw = 0, iw = ow * g->sw - g->pw; kw < KW; kw++, k++, iw += g->dw)
-            tp[k] = row_in && iw >= 0 && iw < g->W ? xr + iw * C : NULL;
+            tp[k] = row_in && iw >= 0 && iw < g->W ? xr + iw * C : j->zrow;
         }
-      for (int64_t k = ks; k < ng * 4; k++)
-        tp[k] = NULL;
       uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + ow) * C;
       for (int64_t blk = 0; blk < j->vnni_blocks; blk++)
         {
           int64_t left = rep > 1 ? npix * C : C - blk * 64;
           __mmask64 m = left >= 64 ? ~(__mmask64) 0 : (((__mmask64) 1 << left) - 1);
-          dw_block_vnni (j, tp, NULL, NULL, ks, ng, blk, m, zxv, yzp, lo, hi, yp);
+          dw_block_vnni (j, tp, 0, ks, ng, blk, m, zxv, yzp, lo, hi, yp);
         }
     }
 }
 
-/* A row: where every tap row lies inside X, the pixels whose taps all lie inside it run the
- * interior kernel (3x3 and 5x5 specialised), the rest dw_edge_vnni. Measured on EfficientNet-B1's
- * 144 x 56 x 56 3x3 depthwise: per-pixel tap bounds and tests were about a third of its time. */
+/* A row: the pixels whose taps all lie inside X's rows or in padding rows run the interior kernel
+ * (3x3 and 5x5 specialised), the rest dw_edge_vnni. Measured on EfficientNet-B1's 144 x 56 x 56
+ * 3x3 depthwise: per-pixel tap bounds and tests were about a third of its time. */
 static VNNI512 void
 dw_row_vnni (const DwJob *j, int64_t n, int64_t oh)
 {
   const Geom *g = j->g;
   const OwbQconv *s = j->s;
   const int64_t C = g->C, KH = s->KH, KW = s->KW, rep = s->dw_rep;
-  int64_t ih0 = oh * g->sh - g->ph, a = g->OW, b = g->OW;
-  if (ih0 >= 0 && ih0 + (KH - 1) * g->dh < g->H && (rep == 1 || g->sw == 1))
+  int64_t a = g->OW, b = g->OW;
+  if (rep == 1 || g->sw == 1)
     {
       /* ow sw - pw >= 0 and ow sw - pw + (KW - 1) dw < W */
       a = MIN ((g->pw + g->sw - 1) / g->sw, g->OW);
@@ -626,11 +624,14 @@ dw_row_vnni (const DwJob *j, int64_t n, int64_t oh)
     }
   if (a < b)
     {
-      int64_t off[DW_VNNI_MAX_TAPS];
+      const uint8_t *tb[DW_VNNI_MAX_TAPS];
       for (int64_t kh = 0, k = 0; kh < KH; kh++)
-        for (int64_t kw = 0; kw < KW; kw++, k++)
-          off[k] = (kh * g->dh * g->W + kw * g->dw) * C;
-      const uint8_t *xr = j->x + (n * g->H + ih0) * g->W * C;
+        {
+          int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+          const uint8_t *xr = ih >= 0 && ih < g->H ? j->x + (n * g->H + ih) * g->W * C : j->zrow;
+          for (int64_t kw = 0; kw < KW; kw++, k++)
+            tb[k] = xr + kw * g->dw * C;
+        }
       uint8_t *yrow = j->y + (n * g->OH + oh) * g->OW * C;
       dw_edge_vnni (j, n, oh, 0, a);
       if (j->vnni_blocks * 64 < C)
@@ -639,11 +640,11 @@ dw_row_vnni (const DwJob *j, int64_t n, int64_t oh)
           dw_row_avx512 (j, n, oh, j->vnni_blocks * 64, b, g->OW);
         }
       if (KH * KW == 9)
-        dw_interior_vnni_3x3 (j, xr, off, a, b, yrow);
+        dw_interior_vnni_3x3 (j, tb, a, b, yrow);
       else if (KH * KW == 25)
-        dw_interior_vnni_5x5 (j, xr, off, a, b, yrow);
+        dw_interior_vnni_5x5 (j, tb, a, b, yrow);
       else
-        dw_interior_vnni_any (j, xr, off, a, b, yrow);
+        dw_interior_vnni_any (j, tb, a, b, yrow);
       dw_edge_vnni (j, n, oh, b, g->OW);
     }
   else
@@ -877,6 +878,7 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
       j.narrow = bound < (1 << 24);
       int32_t *init = NULL;
       float *scale = NULL;
+      uint8_t *zrow = NULL;
       /* a 64-channel block for fewer channels wastes more lanes than the taps save (measured: 3
        * times slower than dw_row_avx512 at 16 channels, 1.7 times faster at 120 and 5x5), unless
        * the lanes hold several pixels (16 or 32 channels, stride 1) */
@@ -899,10 +901,14 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
           j.init = init;
           j.scale = scale;
           j.vnni_blocks = s->dw_rep > 1 || g->C % 64 == 0 || g->C % 64 > 16 ? s->nblocks64 : g->C / 64;
+          zrow = g_malloc ((gsize) (g->W * g->C + 64));
+          memset (zrow, (int) (uint8_t) zx, (size_t) (g->W * g->C + 64));
+          j.zrow = zrow;
         }
       owb_parallel_for (pool, g->N * g->OH, 1, dw_rows, &j);
       free (init);
       free (scale);
+      g_free (zrow);
       return;
     }
   if (s->group == 1 && s->KH == 1 && s->KW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0
