@@ -312,6 +312,9 @@ typedef struct {
    * from 64 vnni_blocks on (a remainder of 16 or fewer costs it less than a block's lanes) */
   int64_t vnni_blocks;
   gboolean narrow; /* every sum below 2^24 in magnitude (KH KW 255^2 + the largest bias) */
+  /* narrow, and every |scale| below 64: each rounded product then converts to int32 exactly, and
+   * the saturating packs of dw_store_vnni clamp it to y's range without the float min and max */
+  gboolean pack_clamps;
   /* W C + 64 bytes of zx: what a tap in the padding reads, so that no tap is tested per block */
   const uint8_t *zrow;
 } DwJob;
@@ -404,10 +407,13 @@ dw_row_avx512 (const DwJob *j, int64_t n, int64_t oh, int64_t c_begin, int64_t o
 #endif
 
 #ifdef HAVE_X86_AVX512
-/* 16 sums of dw_block_vnni to int32 lanes in y's range (sc: their scales in its lane order). */
+/* 16 sums of dw_block_vnni to int32 lanes in y's range, or beyond it where j->pack_clamps (sc:
+ * their scales in its lane order). */
 static inline __attribute__ ((always_inline)) VNNI512 __m512i
 dw_requant_vnni (const DwJob *j, __m512i acc, const float *sc, __m512 yzp, __m512 lo, __m512 hi)
 {
+  if (j->pack_clamps)
+    return _mm512_cvtps_epi32 (_mm512_add_ps (owb_qrequant16_round_avx512 (acc, _mm512_load_ps (sc)), yzp));
   if (j->narrow)
     return owb_qrequant16_narrow_avx512 (acc, _mm512_load_ps (sc), yzp, lo, hi);
   __mmask16 wide;
@@ -876,6 +882,9 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
       for (int64_t c = 0; q->bias && c < s->M && bound < (1 << 24); c++)
         bound = MAX (bound, s->KH * s->KW * 255 * 255 + (q->bias[c] < 0 ? -(int64_t) q->bias[c] : q->bias[c]));
       j.narrow = bound < (1 << 24);
+      j.pack_clamps = j.narrow;
+      for (int64_t c = 0; c < s->M && j.pack_clamps; c++)
+        j.pack_clamps = fabsf (q->scale[c]) < 64.0f;
       int32_t *init = NULL;
       float *scale = NULL;
       uint8_t *zrow = NULL;

@@ -235,6 +235,10 @@ run_all (const char *path)
         gboolean huge = variant == 0 && si % 3 == 0;
         if (huge)
           ys *= 60000.0f;
+        /* now and then outputs far past y's range (products past int16, scales still below 64):
+         * the depthwise kernel's saturating packs clamp them */
+        if ((variant == 1 && si % 2 == 1) || (variant == 0 && si % 3 == 1))
+          ys /= 300.0f;
         OwbTensor *yzp = random_ints (yt, 0, NULL, r, y_signed ? -20 : 100, y_signed ? 20 : 140);
         OwbTensor *b = random_ints (OWB_TYPE_INT32, 1, &M, r, huge ? -(1 << 26) : -30000, huge ? 1 << 26 : 30000);
         OwbTensor *in[9] = { x, scalar_float (xs), xzp, w, ws, wzp, scalar_float (ys), yzp, b };
