@@ -407,13 +407,10 @@ dw_row_avx512 (const DwJob *j, int64_t n, int64_t oh, int64_t c_begin, int64_t o
 #endif
 
 #ifdef HAVE_X86_AVX512
-/* 16 sums of dw_block_vnni to int32 lanes in y's range, or beyond it where j->pack_clamps (sc:
- * their scales in its lane order). */
+/* 16 sums of dw_block_vnni to int32 lanes in y's range (sc: their scales in its lane order). */
 static inline __attribute__ ((always_inline)) VNNI512 __m512i
 dw_requant_vnni (const DwJob *j, __m512i acc, const float *sc, __m512 yzp, __m512 lo, __m512 hi)
 {
-  if (j->pack_clamps)
-    return _mm512_cvtps_epi32 (_mm512_add_ps (owb_qrequant16_round_avx512 (acc, _mm512_load_ps (sc)), yzp));
   if (j->narrow)
     return owb_qrequant16_narrow_avx512 (acc, _mm512_load_ps (sc), yzp, lo, hi);
   __mmask16 wide;
@@ -438,8 +435,40 @@ static inline __attribute__ ((always_inline)) VNNI512 void
 dw_store_vnni (const DwJob *j, __m512i acc0, __m512i acc1, __m512i acc2, __m512i acc3, const float *sc, __m512 yzp,
                __m512 lo, __m512 hi, uint8_t *yp, __mmask64 m)
 {
-  __m512i r0 = dw_requant_vnni (j, acc0, sc, yzp, lo, hi), r1 = dw_requant_vnni (j, acc1, sc + 16, yzp, lo, hi);
-  __m512i r2 = dw_requant_vnni (j, acc2, sc + 32, yzp, lo, hi), r3 = dw_requant_vnni (j, acc3, sc + 48, yzp, lo, hi);
+  __m512i r0, r1, r2, r3;
+  if (j->pack_clamps)
+    {
+      /* owb_qrequant16_round_avx512 with one test for the four vectors' ties (p on a half-integer,
+       * rare): those redo it, the others round p to nearest even */
+      enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC };
+      const __m512 half = _mm512_set1_ps (0.5f), sign = _mm512_set1_ps (-0.0f);
+      __m512 p0 = _mm512_mul_round_ps (_mm512_cvtepi32_ps (acc0), _mm512_load_ps (sc), rnd);
+      __m512 p1 = _mm512_mul_round_ps (_mm512_cvtepi32_ps (acc1), _mm512_load_ps (sc + 16), rnd);
+      __m512 p2 = _mm512_mul_round_ps (_mm512_cvtepi32_ps (acc2), _mm512_load_ps (sc + 32), rnd);
+      __m512 p3 = _mm512_mul_round_ps (_mm512_cvtepi32_ps (acc3), _mm512_load_ps (sc + 48), rnd);
+      __m512 q0 = _mm512_roundscale_ps (p0, rnd), q1 = _mm512_roundscale_ps (p1, rnd);
+      __m512 q2 = _mm512_roundscale_ps (p2, rnd), q3 = _mm512_roundscale_ps (p3, rnd);
+      __mmask16 t = _mm512_cmp_ps_mask (_mm512_andnot_ps (sign, _mm512_sub_ps (p0, q0)), half, _CMP_EQ_OQ)
+                    | _mm512_cmp_ps_mask (_mm512_andnot_ps (sign, _mm512_sub_ps (p1, q1)), half, _CMP_EQ_OQ)
+                    | _mm512_cmp_ps_mask (_mm512_andnot_ps (sign, _mm512_sub_ps (p2, q2)), half, _CMP_EQ_OQ)
+                    | _mm512_cmp_ps_mask (_mm512_andnot_ps (sign, _mm512_sub_ps (p3, q3)), half, _CMP_EQ_OQ);
+      if (__builtin_expect (t != 0, 0))
+        {
+          q0 = owb_qrequant16_round_avx512 (acc0, _mm512_load_ps (sc));
+          q1 = owb_qrequant16_round_avx512 (acc1, _mm512_load_ps (sc + 16));
+          q2 = owb_qrequant16_round_avx512 (acc2, _mm512_load_ps (sc + 32));
+          q3 = owb_qrequant16_round_avx512 (acc3, _mm512_load_ps (sc + 48));
+        }
+      r0 = _mm512_cvtps_epi32 (_mm512_add_ps (q0, yzp));
+      r1 = _mm512_cvtps_epi32 (_mm512_add_ps (q1, yzp));
+      r2 = _mm512_cvtps_epi32 (_mm512_add_ps (q2, yzp));
+      r3 = _mm512_cvtps_epi32 (_mm512_add_ps (q3, yzp));
+    }
+  else
+    {
+      r0 = dw_requant_vnni (j, acc0, sc, yzp, lo, hi), r1 = dw_requant_vnni (j, acc1, sc + 16, yzp, lo, hi);
+      r2 = dw_requant_vnni (j, acc2, sc + 32, yzp, lo, hi), r3 = dw_requant_vnni (j, acc3, sc + 48, yzp, lo, hi);
+    }
   __m512i p01 = _mm512_packs_epi32 (r0, r1), p23 = _mm512_packs_epi32 (r2, r3);
   __m512i out = j->q->y_unsigned ? _mm512_packus_epi16 (p01, p23) : _mm512_packs_epi16 (p01, p23);
   _mm512_mask_storeu_epi8 (yp, m, out);
