@@ -40,6 +40,16 @@ static const Shape shapes[] = {
   { 1, 32, 6, 19, 32, 3, 3, 1, 1, 1, 32, NULL, FALSE },
   { 2, 16, 5, 23, 16, 5, 5, 1, 2, 1, 16, NULL, FALSE },
   { 1, 16, 6, 21, 16, 3, 3, 1, 2, 2, 16, NULL, FALSE },    /* dilated */
+  /* the interior kernels (3x3, 5x5, any other; every tap inside X) between edge pixels */
+  { 1, 144, 9, 13, 144, 3, 3, 1, 1, 1, 144, NULL, FALSE },  /* 3x3, remainder of 16 channels */
+  { 1, 64, 11, 13, 64, 3, 3, 2, 1, 1, 64, NULL, FALSE },    /* 3x3 stride 2, odd sizes */
+  { 1, 72, 10, 11, 72, 3, 3, 2, 1, 1, 72, NULL, TRUE },     /* stride 2, asymmetric pads */
+  { 1, 128, 6, 9, 128, 3, 3, 1, 0, 1, 128, NULL, FALSE },   /* no padding: all interior */
+  { 1, 96, 10, 11, 96, 5, 5, 1, 2, 1, 96, NULL, FALSE },    /* 5x5, a part-filled block */
+  { 2, 80, 13, 15, 80, 5, 5, 2, 2, 1, 80, NULL, FALSE },    /* 5x5 stride 2, 16 left over */
+  { 1, 64, 9, 12, 64, 3, 3, 1, 2, 2, 64, NULL, FALSE },     /* dilated interior */
+  { 1, 32, 5, 40, 32, 3, 3, 1, 1, 1, 32, NULL, FALSE },     /* two pixels a vector */
+  { 1, 16, 4, 31, 16, 5, 5, 1, 2, 1, 16, NULL, FALSE },     /* four pixels a vector, odd run */
   { 1, 8, 6, 6, 16, 3, 3, 1, 1, 1, 8, NULL, FALSE },     /* channel multiplier 2 (grouped GEMM) */
   { 1, 130, 20, 20, 129, 3, 3, 1, 1, 1, 1, NULL, FALSE },/* large: whole AMX blocks and edges */
   /* the indirect GEMM (rows 16 pixels wide or more, KW C a multiple of 4): X read
@@ -225,6 +235,10 @@ run_all (const char *path)
         gboolean huge = variant == 0 && si % 3 == 0;
         if (huge)
           ys *= 60000.0f;
+        /* now and then outputs far past y's range (products past int16, scales still below 64):
+         * the depthwise kernel's saturating packs clamp them */
+        if ((variant == 1 && si % 2 == 1) || (variant == 0 && si % 3 == 1))
+          ys /= 300.0f;
         OwbTensor *yzp = random_ints (yt, 0, NULL, r, y_signed ? -20 : 100, y_signed ? 20 : 140);
         OwbTensor *b = random_ints (OWB_TYPE_INT32, 1, &M, r, huge ? -(1 << 26) : -30000, huge ? 1 << 26 : 30000);
         OwbTensor *in[9] = { x, scalar_float (xs), xzp, w, ws, wzp, scalar_float (ys), yzp, b };
@@ -281,6 +295,51 @@ test_qconv_vnni (void)
       return;
     }
   run_all ("VNNI");
+  _owb_qgemm_force_no_amx (FALSE);
+}
+
+/* The depthwise VNNI kernel's requantization at float ties: W all zero and X, Y scales 1, so that
+ * every pixel's sum is its channel's bias, and each channel's scale the float nearest h / bias for
+ * a half-integer h, whose product in float often lands on h where the exact one does not. */
+static void
+test_qconv_depthwise_ties (void)
+{
+  _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_no_amx (TRUE);
+  if (!_owb_qgemm_uses_vnni ())
+    {
+      g_test_skip ("no AVX-512 VNNI on this CPU");
+      _owb_qgemm_force_no_amx (FALSE);
+      return;
+    }
+  static const Shape sh = { 1, 192, 5, 6, 192, 3, 3, 1, 1, 1, 192, NULL, FALSE };
+  GRand *r = g_rand_new_with_seed (77);
+  int64_t M = sh.M;
+  OwbTensor *x = random_ints (OWB_TYPE_UINT8, 4, (int64_t[]){ 1, sh.C, sh.H, sh.W }, r, 0, 255);
+  OwbTensor *w = random_ints (OWB_TYPE_INT8, 4, (int64_t[]){ M, 1, 3, 3 }, r, 0, 0);
+  OwbTensor *wzp = random_ints (OWB_TYPE_INT8, 1, &M, r, 0, 0);
+  OwbTensor *b = owb_tensor_new (OWB_TYPE_INT32, 1, &M, NULL);
+  OwbTensor *ws = owb_tensor_new (OWB_TYPE_FLOAT, 1, &M, NULL);
+  for (int64_t m = 0; m < M; m++)
+    {
+      double h = g_rand_int_range (r, -120, 120) + 0.5;
+      int32_t acc = g_rand_int_range (r, 1 << 12, 1 << 23) * (h < 0 ? -1 : 1);
+      ((int32_t *) b->data)[m] = acc;
+      ((float *) ws->data)[m] = (float) (h / acc);
+    }
+  OwbTensor *in[9] = { x, scalar_float (1.0f), random_ints (OWB_TYPE_UINT8, 0, NULL, r, 0, 0), w, ws, wzp,
+                       scalar_float (1.0f), random_ints (OWB_TYPE_UINT8, 0, NULL, r, 128, 128), b };
+  gboolean packed, ref_packed;
+  OwbTensor *want = run_conv (&sh, "QLinearConv", 9, in, 0, 1, &ref_packed);
+  OwbTensor *y = run_conv (&sh, "QLinearConv", 9, in, 0x1FE, 1, &packed);
+  g_assert_true (packed);
+  g_assert_false (ref_packed);
+  check_equal (y, want, "depthwise ties", 0, 0);
+  owb_tensor_unref (y);
+  owb_tensor_unref (want);
+  for (int i = 0; i < 9; i++)
+    owb_tensor_unref (in[i]);
+  g_rand_free (r);
   _owb_qgemm_force_no_amx (FALSE);
 }
 
@@ -671,6 +730,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/qconv/amx", test_qconv_amx);
   g_test_add_func ("/qconv/vnni", test_qconv_vnni);
+  g_test_add_func ("/qconv/depthwise-ties", test_qconv_depthwise_ties);
   g_test_add_func ("/qconv/portable", test_qconv_portable);
   g_test_add_func ("/qconv/avx2", test_qconv_avx2);
   g_test_add_func ("/qconv/refuses-3d", test_qconv_refuses_3d);
