@@ -185,6 +185,14 @@ static const ConvCase conv_cases[] = {
   { "3x3 groups of 8, stride 2, pad 2", 2, 24, 13, 19, 24, 3, 3, 3, 2, 2, 1, "Relu", TRUE, TRUE, NULL, 2 },
   { "3x3 groups of 16, dilated 3", 1, 32, 12, 5, 32, 2, 3, 3, 1, 3, 3, NULL, FALSE, FALSE, NULL, 1 },
   { "3x3 groups of 8, 1 pixel wide", 1, 16, 6, 1, 16, 2, 3, 3, 1, 1, 1, "Clip", FALSE, TRUE, NULL, 1 },
+  /* blocks of two vectors a group (32 a group; 16 in 8 lanes), rows cut into equal blocks (15 and
+   * 29 pixels), 48 a group (one vector a block in 16 lanes, two in 8), 16 in and 32 out a group,
+   * 64 a group (the largest broadcast), and 7 rows split by channels over 3 threads */
+  { "3x3 groups of 32, stride 2", 1, 64, 9, 10, 64, 2, 3, 3, 2, 1, 1, "Relu", TRUE, TRUE, NULL, 2 },
+  { "3x3 groups of 48, 15 pixels", 1, 96, 5, 15, 96, 2, 3, 3, 1, 1, 1, "HardSigmoid", TRUE, FALSE, NULL, 1 },
+  { "3x3 groups of 16 to 32, 29 pixels", 2, 32, 4, 29, 64, 2, 3, 3, 1, 1, 1, NULL, FALSE, TRUE, NULL, 2 },
+  { "3x3 groups of 64, dilated", 1, 128, 6, 9, 128, 2, 3, 3, 1, 2, 2, "Relu", TRUE, FALSE, NULL, 1 },
+  { "3x3 32 groups of 16, 7x7, threads", 1, 512, 7, 7, 512, 32, 3, 3, 1, 1, 1, "Relu", TRUE, TRUE, NULL, 3 },
   { "depthwise 3x3", 1, 40, 10, 10, 40, 40, 3, 3, 1, 1, 1, "Relu", TRUE, FALSE, NULL, 2 },
   { "depthwise 5x5 stride 2", 2, 72, 13, 11, 72, 72, 5, 5, 2, 2, 1, "Swish", TRUE, TRUE, NULL, 3 },
   /* the stride-1 sliding window of four pixels over 8 channels, then 4 channels pixel by pixel */

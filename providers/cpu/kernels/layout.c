@@ -942,94 +942,179 @@ typedef int32_t vi16 __attribute__ ((vector_size (64)));
 DEFINE_GROUPED (16, vf16, vi16, 16, GROUPED_AVX512, GROUPED_AVX512)
 #endif
 
-/* 8 or 16 channels a group (ResNeXt-50's second and third stages) still paid an im2col copy per
- * group and a packed GEMM whose panel was half used: 1.19 and 0.40 ms for its 28x28x256 and
- * 14x14x512 layers against ONNX Runtime's 0.81 and 0.27. A vector of LANES output channels now
- * lies inside one group (Mg a multiple of LANES), so every input channel c of the group is one
- * scalar broadcast times W's row: eight output pixels share each weight vector (eight independent
- * sums, 9 loads a 8 FMAs); a column left or right of the row reads a row of zeros. ResNeXt-50 at
- * 1 thread: 8 a group 1.2 -> 0.61-0.71 ms (AVX2 1.06 -> 0.62-0.67); 16 a group in 16 lanes ties
- * the GEMM (0.43-0.46), in 8 lanes it lost (0.59 against 0.45), so 16 a group needs AVX-512. */
-#define BCAST_PIXELS 8
+/* 8 or more channels a group (ResNeXt-50's second to fourth stages) paid an im2col copy per group
+ * and a packed GEMM whose panel was half used: 1.19 and 0.40 ms for its 28x28x256 and 14x14x512
+ * layers against ONNX Runtime's 0.81 and 0.27. A block of NV vectors of LANES output channels now
+ * lies inside one group (Mg a multiple of NV * LANES), so every input channel c of the group is
+ * one scalar broadcast times NV weight vectors; NP output pixels share them (NP * NV independent
+ * sums, NV + NP loads a NP * NV FMAs). A row's pixels are cut into equal blocks of at most NP
+ * (14 = 7 + 7, not 8 + 6), each block size its own unrolled copy. The group's input rows are
+ * copied contiguous first (with zeros for the padding) and the weights read from the group's
+ * 16-wide SGEMM panels: in place, pixels C floats apart and W's rows M apart (2 KiB at 512) fell
+ * into a few L1 sets and evicted each other. Per convolution, 1 thread, six chained ones (loaded
+ * machine, minima): 16 a group at 14x14x512 0.41-0.52 -> 0.34-0.37 ms with AVX-512 and
+ * 0.42 -> 0.33 with AVX2 (ORT 0.27); 32 a group at 7x7x1024 0.31 -> 0.30 and, AVX2, 0.48 -> 0.32
+ * (ORT 0.26); 64 a group at 14x14x512 1.10 -> 1.07 (ORT 1.00). Undilated taps then run as one
+ * loop of KW * Cg (their inputs follow each other in the copy as their weight rows do) and the
+ * copy's runs of Cg floats are copied inline, not by memcpy: 8 a group at 28x28x256 0.61 -> 0.54
+ * (ORT 0.79), 32 a group at 7x7x1024 0.26 with AVX-512 (ORT 0.26). */
 #define BCAST_MAX_CG 64
 
-static gboolean
-grouped_bcast_suits (const OwbCpuConvGeom *g)
+/* The vectors a block (NV) for Mg channels a group in LANES lanes, or 0 where the packed GEMM
+ * stays faster. */
+static int
+grouped_bcast_nv (const OwbCpuConvGeom *g, int lanes)
 {
-  return g->nsp == 2 && g->group >= 2 && g->Cg == g->Mg && (g->Mg == 8 || g->Mg == 16);
+  if (g->nsp != 2 || g->group < 2 || g->Cg > BCAST_MAX_CG || g->Cg < 8)
+    return 0;
+  if (g->Mg % (2 * lanes) == 0)
+    return 2;
+  return g->Mg % lanes == 0 ? 1 : 0;
 }
 
-#define DEFINE_GROUPED_BCAST(SFX, V, LANES, ATTR, INLINE_ATTR)                                                      \
+#define BCAST_CASE(K, SFX, NP)                                                                                     \
+  case K:                                                                                                          \
+    if ((K) <= (NP))                                                                                               \
+      gbcast_block##SFX (xg, xs, wk, ws, (K), acc, kw_step, kcount, depth);                                         \
+    break;
+
+/* Group weights: vector v of the block at wrow[v], row k (tap-major, then input channel) at k * ws:
+ * a 16-wide panel of the group's SGEMM pack (rows 64 bytes apart) or W itself (rows M apart). */
+#define DEFINE_GROUPED_BCAST(SFX, V, LANES, NV, NP, ATTR, INLINE_ATTR)                                              \
   INLINE_ATTR static inline __attribute__ ((always_inline)) void gbcast_block##SFX (                               \
-    const ConvJob *job, const float *xrow, const float *zeros, int64_t ow, int np, int64_t m0, int64_t c0, V *acc, \
-    int64_t kh)                                                                                                    \
+    const float *xg, int64_t xs, const float *const *wrow, int64_t ws, int np, V (*acc)[NV], int64_t kw_step,      \
+    int64_t kcount, int64_t Cg)                                                                                    \
   {                                                                                                                \
-    const OwbCpuConvGeom *g = job->g;                                                                              \
-    int64_t C = g->C, M = g->M, Cg = g->Cg, KW = g->k[1], IW = g->in[1];                                           \
-    int64_t sw = g->s[1], dw = g->d[1], pw = g->pad[1];                                                            \
-    for (int64_t kw = 0; kw < KW; kw++)                                                                            \
+    for (int64_t kw = 0; kw < kcount; kw++)                                                                        \
       {                                                                                                            \
-        const float *wt = job->w + (kh * KW + kw) * Cg * M + m0;                                                   \
-        const float *xp[BCAST_PIXELS] = { 0 };                                                                     \
-        _Pragma ("GCC unroll 8") for (int t = 0; t < np; t++)                                                      \
-          {                                                                                                        \
-            int64_t iw = (ow + t) * sw - pw + kw * dw;                                                             \
-            xp[t] = iw >= 0 && iw < IW ? xrow + iw * C + c0 : zeros;                                               \
-          }                                                                                                        \
+        const float *xp = xg + kw * kw_step;                                                                       \
+        const float *wk[NV];                                                                                       \
+        _Pragma ("GCC unroll 2") for (int v = 0; v < NV; v++) wk[v] = wrow[v] + kw * Cg * ws;                      \
         for (int64_t c = 0; c < Cg; c++)                                                                           \
           {                                                                                                        \
-            V wv;                                                                                                  \
-            memcpy (&wv, wt + c * M, sizeof wv);                                                                   \
-            _Pragma ("GCC unroll 8") for (int t = 0; t < np; t++)                                                  \
-              acc[t] += xp[t][c] * wv;                                                                             \
+            V wv[NV];                                                                                              \
+            _Pragma ("GCC unroll 2") for (int v = 0; v < NV; v++) memcpy (&wv[v], wk[v] + c * ws, sizeof wv[v]);   \
+            _Pragma ("GCC unroll 16") for (int t = 0; t < np; t++)                                                 \
+            {                                                                                                      \
+              float x = xp[t * xs + c];                                                                            \
+              _Pragma ("GCC unroll 2") for (int v = 0; v < NV; v++) acc[t][v] += x * wv[v];                        \
+            }                                                                                                      \
           }                                                                                                        \
       }                                                                                                            \
   }                                                                                                                \
                                                                                                                    \
+  /* units: (output row, chunk of job->mblock channels) */                                                         \
   ATTR static void gbcast_rows##SFX (int64_t begin, int64_t end, gpointer data)                                    \
   {                                                                                                                \
     const ConvJob *job = data;                                                                                     \
     const OwbCpuConvGeom *g = job->g;                                                                              \
-    int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], C = g->C, M = g->M;        \
-    const float zeros[BCAST_MAX_CG] = { 0 };                                                                       \
-    for (int64_t r = begin; r < end; r++)                                                                          \
+    int64_t IH = g->in[0], IW = g->in[1], OH = g->out[0], OW = g->out[1], KH = g->k[0], KW = g->k[1];             \
+    int64_t C = g->C, M = g->M, Cg = g->Cg, Mg = g->Mg, sw = g->s[1], dw = g->d[1], pw = g->pad[1];               \
+    int64_t nblocks = (OW + NP - 1) / NP, base = OW / nblocks, extra = OW % nblocks;                               \
+    /* the group's input rows, columns from -pw on, copied contiguous with zeros for the padding: \
+     * read in place, pixels C floats apart (2 KiB at C 512) shared a few L1 sets with each other */ \
+    int64_t XW = (OW - 1) * sw + (KW - 1) * dw + 1;                                                                \
+    float *xb = g_malloc (KH * XW * Cg * sizeof (float));                                                          \
+    for (int64_t u = begin; u < end; u++)                                                                          \
       {                                                                                                            \
+        int64_t r = u / job->nmblocks, mlo = u % job->nmblocks * job->mblock, mhi = MIN (mlo + job->mblock, M);    \
         int64_t n = r / OH, oh = r % OH, ih0 = oh * g->s[0] - g->pad[0], kh0, kh1;                                 \
         _owb_cpu_conv_valid_range (ih0, g->d[0], IH, KH, &kh0, &kh1);                                              \
         float *yrow = job->y + r * OW * M;                                                                         \
-        for (int64_t ow = 0; ow < OW; ow += BCAST_PIXELS)                                                          \
+        int64_t filled = -1;                                                                                       \
+        for (int64_t m0 = mlo; m0 < mhi; m0 += NV * LANES)                                                         \
           {                                                                                                        \
-            int np = (int) MIN (BCAST_PIXELS, OW - ow);                                                            \
-            for (int64_t m0 = 0; m0 < M; m0 += LANES)                                                              \
+            int64_t gi = m0 / Mg, c0 = gi * Cg;                                                                    \
+            if (gi != filled)                                                                                      \
               {                                                                                                    \
-                int64_t c0 = m0 / g->Mg * g->Cg;                                                                   \
-                V b = {};                                                                                          \
-                if (job->bias)                                                                                     \
-                  memcpy (&b, job->bias + m0, sizeof b);                                                           \
-                V acc[BCAST_PIXELS];                                                                               \
-                _Pragma ("GCC unroll 8") for (int t = 0; t < BCAST_PIXELS; t++)                                    \
-                  acc[t] = b;                                                                                      \
                 for (int64_t kh = kh0; kh < kh1; kh++)                                                             \
                   {                                                                                                \
-                    const float *xrow = job->x + ((n * IH + ih0 + kh * g->d[0]) * IW) * C;                         \
-                    if (np == BCAST_PIXELS)                                                                        \
-                      gbcast_block##SFX (job, xrow, zeros, ow, BCAST_PIXELS, m0, c0, acc, kh);                     \
-                    else                                                                                           \
-                      gbcast_block##SFX (job, xrow, zeros, ow, np, m0, c0, acc, kh);                               \
+                    const float *xrow = job->x + ((n * IH + ih0 + kh * g->d[0]) * IW) * C + c0;                    \
+                    float *dst = xb + kh * XW * Cg;                                                                \
+                    for (int64_t i = 0; i < XW; i++)                                                               \
+                      {                                                                                            \
+                        int64_t iw = i - pw;                                                                       \
+                        if (iw >= 0 && iw < IW)                                                                    \
+                          copy_run (dst + i * Cg, xrow + iw * C, Cg);                                                                       \
+                        else                                                                                       \
+                          zero_run (dst + i * Cg, Cg);                                                                                                 \
+                      }                                                                                            \
+                  }                                                                                                \
+                filled = gi;                                                                                       \
+              }                                                                                                    \
+            const float *wrow[NV];                                                                                 \
+            int64_t ws;                                                                                            \
+            if (job->packs)                                                                                        \
+              {                                                                                                    \
+                int width;                                                                                         \
+                for (int v = 0; v < NV; v++)                                                                       \
+                  {                                                                                                \
+                    int64_t j = m0 - gi * Mg + v * LANES;                                                          \
+                    wrow[v] = _owb_sgemm_packed_panel (job->packs[gi], j / 16, &width) + j % 16;                   \
+                  }                                                                                                \
+                ws = width;                                                                                        \
+              }                                                                                                    \
+            else                                                                                                   \
+              {                                                                                                    \
+                for (int v = 0; v < NV; v++)                                                                       \
+                  wrow[v] = job->w + m0 + v * LANES;                                                               \
+                ws = M;                                                                                            \
+              }                                                                                                    \
+            V b[NV];                                                                                               \
+            for (int v = 0; v < NV; v++)                                                                           \
+              {                                                                                                    \
+                b[v] = (V){};                                                                                      \
+                if (job->bias)                                                                                     \
+                  memcpy (&b[v], job->bias + m0 + v * LANES, sizeof b[v]);                                         \
+              }                                                                                                    \
+            int64_t ow = 0;                                                                                        \
+            for (int64_t blk = 0; blk < nblocks; blk++)                                                            \
+              {                                                                                                    \
+                int np = (int) (base + (blk < extra));                                                             \
+                V acc[NP][NV];                                                                                     \
+                _Pragma ("GCC unroll 16") for (int t = 0; t < NP; t++)                                             \
+                  _Pragma ("GCC unroll 2") for (int v = 0; v < NV; v++) acc[t][v] = b[v];                          \
+                for (int64_t kh = kh0; kh < kh1; kh++)                                                             \
+                  {                                                                                                \
+                    const float *xg = xb + (kh * XW + ow * sw) * Cg;                                               \
+                    const float *wk[NV];                                                                           \
+                    for (int v = 0; v < NV; v++)                                                                   \
+                      wk[v] = wrow[v] + kh * KW * Cg * ws;                                                         \
+                    /* undilated: the taps' inputs follow each other as their weight rows do, one loop */ \
+                    int64_t xs = sw * Cg, kw_step = dw * Cg, kcount = dw == 1 ? 1 : KW, depth = dw == 1 ? KW * Cg : Cg; \
+                    {                                                                                              \
+                      switch (np)                                                                                  \
+                        {                                                                                          \
+                          BCAST_CASE (1, SFX, NP) BCAST_CASE (2, SFX, NP) BCAST_CASE (3, SFX, NP)                  \
+                          BCAST_CASE (4, SFX, NP) BCAST_CASE (5, SFX, NP) BCAST_CASE (6, SFX, NP)                  \
+                          BCAST_CASE (7, SFX, NP) BCAST_CASE (8, SFX, NP) BCAST_CASE (9, SFX, NP)                  \
+                          BCAST_CASE (10, SFX, NP) BCAST_CASE (11, SFX, NP) BCAST_CASE (12, SFX, NP)               \
+                          BCAST_CASE (13, SFX, NP) BCAST_CASE (14, SFX, NP)                                        \
+                        }                                                                                          \
+                    }                                                                                              \
                   }                                                                                                \
                 for (int t = 0; t < np; t++)                                                                       \
-                  memcpy (yrow + (ow + t) * M + m0, &acc[t], sizeof acc[t]);                                       \
+                  memcpy (yrow + (ow + t) * M + m0, acc[t], sizeof acc[t]);                                        \
+                ow += np;                                                                                          \
               }                                                                                                    \
           }                                                                                                        \
-        if (job->z)                                                                                                \
-          add_residual (yrow, job->z + r * OW * M, OW * M);                                                        \
-        activate (yrow, OW * M, job->act);                                                                         \
+        for (int64_t p = 0; p < OW; p++)                                                                           \
+          {                                                                                                        \
+            if (job->z)                                                                                            \
+              add_residual (yrow + p * M + mlo, job->z + (r * OW + p) * M + mlo, mhi - mlo);                       \
+            activate (yrow + p * M + mlo, mhi - mlo, job->act);                                                    \
+          }                                                                                                        \
       }                                                                                                            \
+    g_free (xb);                                                                                                   \
   }
 
-DEFINE_GROUPED_BCAST (8, vf, 8, SIMD_CLONES, )
+/* 8 lanes (AVX2 or SSE): 1 x 12 and 2 x 6 keep the sums, weights and broadcast in 16 registers */
+DEFINE_GROUPED_BCAST (8, vf, 8, 1, 12, SIMD_CLONES, )
+DEFINE_GROUPED_BCAST (8x2, vf, 8, 2, 6, SIMD_CLONES, )
 #ifdef GROUPED_HAVE_16
-DEFINE_GROUPED_BCAST (16, vf16, 16, GROUPED_AVX512, GROUPED_AVX512)
+/* 16 lanes: 32 registers */
+DEFINE_GROUPED_BCAST (16, vf16, 16, 1, 14, GROUPED_AVX512, GROUPED_AVX512)
+DEFINE_GROUPED_BCAST (16x2, vf16, 16, 2, 12, GROUPED_AVX512, GROUPED_AVX512)
 #endif
 
 /* NhwcConv's W [kH, kW, C/group, M] as the header of Conv's [M, C/group, kH, kW] (dims only), for
@@ -1125,7 +1210,7 @@ compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
   if (grouped_direct_suits (&g))
     {
 #ifdef GROUPED_HAVE_16
-      if (_owb_cpu_has_avx512 () && g.M % 16 == 0)
+      if (_owb_cpu_dw_avx512_usable () && g.M % 16 == 0)
         {
           owb_parallel_for (ctx->pool, g.N * g.out[0], 1, grouped_rows16, &job);
           return TRUE;
@@ -1134,22 +1219,35 @@ compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
       owb_parallel_for (ctx->pool, g.N * g.out[0], 1, grouped_rows8, &job);
       return TRUE;
     }
-  if (grouped_bcast_suits (&g))
-    {
+  {
+    /* 16 lanes where AVX-512 is there and a vector stays inside a group (not 8 a group); the
+     * depthwise switch, so that the tests' 8-lane run reaches the 8-lane kernels too */
+    gboolean wide = FALSE;
 #ifdef GROUPED_HAVE_16
-      if (_owb_cpu_has_avx512 () && g.Mg % 16 == 0)
-        {
-          owb_parallel_for (ctx->pool, g.N * g.out[0], 1, gbcast_rows16, &job);
-          return TRUE;
-        }
+    wide = _owb_cpu_dw_avx512_usable () && g.Mg % 16 == 0;
 #endif
-      /* 16 a group in 8 lanes broadcasts every input twice: the packed GEMM stays faster there */
-      if (g.Mg == 8)
-        {
-          owb_parallel_for (ctx->pool, g.N * g.out[0], 1, gbcast_rows8, &job);
-          return TRUE;
-        }
-    }
+    int nv = grouped_bcast_nv (&g, wide ? 16 : 8);
+    if (nv)
+      {
+        /* few rows (7x7 at the end of a CNN) for the threads: split the channels too */
+        int64_t rows = g.N * g.out[0], step = nv * (wide ? 16 : 8), nsteps = g.M / step;
+        job.nmblocks = threads > 1 ? MIN (nsteps, MAX (1, (4 * threads + rows - 1) / rows)) : 1;
+        job.mblock = (nsteps + job.nmblocks - 1) / job.nmblocks * step;
+        job.nmblocks = (g.M + job.mblock - 1) / job.mblock;
+        /* the group's 16-wide SGEMM panels hold its weights contiguous */
+        job.packs = p->packs && w == p->w && g.group == p->n_packs && _owb_sgemm_packed_k (p->packs[0]) == job.K
+                        && _owb_sgemm_packed_n (p->packs[0]) == g.Mg && g.Mg % 16 == 0
+                      ? p->packs
+                      : NULL;
+        OwbParallelFunc fn = nv == 2 ? gbcast_rows8x2 : gbcast_rows8;
+#ifdef GROUPED_HAVE_16
+        if (wide)
+          fn = nv == 2 ? gbcast_rows16x2 : gbcast_rows16;
+#endif
+        owb_parallel_for (ctx->pool, rows * job.nmblocks, 1, fn, &job);
+        return TRUE;
+      }
+  }
   if (job.P * MAX (g.C, g.M) > INT_MAX)
     {
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "convolution is too large for 32-bit BLAS indices");
