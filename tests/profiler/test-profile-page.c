@@ -9,6 +9,9 @@
 #include "owb-graph-view.h"
 #include "owb-resources.h"
 #include "owb-timeline.h"
+#include "prof-test-util.h"
+
+#include <owb/owb-model-io.h>
 
 typedef gboolean (*Condition) (gpointer data);
 
@@ -615,6 +618,56 @@ test_database_setting (void)
   g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
+/* An input of no declared rank gets no random values: the page refuses it with the error `owb
+ * profile --random` gives (it used to profile such an input as a scalar). */
+static void
+test_unknown_rank_refused (void)
+{
+  OwbModel *m = owb_model_new ();
+  m->ir_version = 8;
+  owb_model_set_opset (m, "", 13);
+  m->graph = owb_graph_new ("main");
+  m->graph->model = m;
+  prof_test_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, -1, NULL);
+  prof_test_add_node (m->graph, "Relu", "relu", "x", NULL, NULL, "y");
+  prof_test_add_value (m->graph->outputs, "y", OWB_TYPE_FLOAT, -1, NULL);
+  g_autofree char *dir = g_dir_make_tmp ("owb-profile-rank-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "no-rank.onnx", NULL);
+  g_autofree char *db = g_build_filename (dir, "profiles.sqlite", NULL);
+  GError *error = NULL;
+  g_assert_true (owb_model_save_file (m, path, NULL, &error));
+  g_assert_no_error (error);
+  owb_model_unref (m);
+
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_autoptr (OwbDocument) doc = owb_document_new ();
+  Wait w = { 0 };
+  owb_document_load_async (doc, file, NULL, load_cb, &w);
+  wait_for (wait_done, &w, 60, "the document to load");
+  g_assert_no_error (w.error);
+  wait_for (prepared_ready, doc, 60, "the session to be prepared");
+
+  OwbProfilePage *page = OWB_PROFILE_PAGE (owb_profile_page_new ());
+  GtkWidget *window = show_in_window (GTK_WIDGET (page), 800, 600);
+  owb_profile_page_set_database_path (page, db);
+  owb_profile_page_set_document (page, doc);
+  owb_profile_page_profile (page, 2, 1);
+  wait_for (page_idle, page, 60, "the profile");
+  const char *message = owb_profile_page_get_error (page);
+  g_assert_nonnull (message);
+  g_assert_nonnull (strstr (message, "input 'x' has no declared shape"));
+  g_assert_cmpuint (owb_profile_page_get_n_stored_runs (page), ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+  const char *suffixes[] = { "", "-wal", "-shm" };
+  for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
+    {
+      g_autofree char *f = g_strconcat (db, suffixes[i], NULL);
+      g_remove (f);
+    }
+  g_remove (path);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -626,5 +679,6 @@ main (int argc, char **argv)
   g_test_add_func ("/profile-page/profile", test_profile_page);
   g_test_add_func ("/profile-page/timeline-frames", test_timeline_frames);
   g_test_add_func ("/profile-page/database-setting", test_database_setting);
+  g_test_add_func ("/profile-page/unknown-rank-refused", test_unknown_rank_refused);
   return g_test_run ();
 }
