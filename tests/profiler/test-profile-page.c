@@ -487,11 +487,8 @@ test_timeline_frames (void)
 }
 
 static OwbDocument *
-load_sample (void)
+load_document (const char *path)
 {
-  const char *root = g_getenv ("OWB_SOURCE_ROOT");
-  g_assert_nonnull (root);
-  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
   g_autoptr (GFile) file = g_file_new_for_path (path);
   OwbDocument *doc = owb_document_new ();
   Wait w = { 0 };
@@ -500,6 +497,27 @@ load_sample (void)
   g_assert_no_error (w.error);
   wait_for (prepared_ready, doc, 60, "the session to be prepared");
   return doc;
+}
+
+static OwbDocument *
+load_sample (void)
+{
+  const char *root = g_getenv ("OWB_SOURCE_ROOT");
+  g_assert_nonnull (root);
+  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
+  return load_document (path);
+}
+
+/* Removes a profile database with its write-ahead log and shared memory files. */
+static void
+remove_database (const char *db)
+{
+  const char *suffixes[] = { "", "-wal", "-shm" };
+  for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
+    {
+      g_autofree char *f = g_strconcat (db, suffixes[i], NULL);
+      g_remove (f);
+    }
 }
 
 typedef struct {
@@ -608,12 +626,7 @@ test_database_setting (void)
 
   g_settings_set_string (settings, "profile-database", "");
   gtk_window_destroy (GTK_WINDOW (window));
-  const char *suffixes[] = { "", "-wal", "-shm" };
-  for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
-    {
-      g_autofree char *f = g_strconcat (db, suffixes[i], NULL);
-      g_remove (f);
-    }
+  remove_database (db);
   g_remove (junk);
   g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
@@ -639,14 +652,7 @@ test_unknown_rank_refused (void)
   g_assert_no_error (error);
   owb_model_unref (m);
 
-  g_autoptr (GFile) file = g_file_new_for_path (path);
-  g_autoptr (OwbDocument) doc = owb_document_new ();
-  Wait w = { 0 };
-  owb_document_load_async (doc, file, NULL, load_cb, &w);
-  wait_for (wait_done, &w, 60, "the document to load");
-  g_assert_no_error (w.error);
-  wait_for (prepared_ready, doc, 60, "the session to be prepared");
-
+  g_autoptr (OwbDocument) doc = load_document (path);
   OwbProfilePage *page = OWB_PROFILE_PAGE (owb_profile_page_new ());
   GtkWidget *window = show_in_window (GTK_WIDGET (page), 800, 600);
   owb_profile_page_set_database_path (page, db);
@@ -658,12 +664,7 @@ test_unknown_rank_refused (void)
   g_assert_nonnull (strstr (message, "input 'x' has no declared shape"));
   g_assert_cmpuint (owb_profile_page_get_n_stored_runs (page), ==, 0);
   gtk_window_destroy (GTK_WINDOW (window));
-  const char *suffixes[] = { "", "-wal", "-shm" };
-  for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
-    {
-      g_autofree char *f = g_strconcat (db, suffixes[i], NULL);
-      g_remove (f);
-    }
+  remove_database (db);
   g_remove (path);
   g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
