@@ -415,14 +415,7 @@ owb_cli_gather_inputs (OwbSession *session, const char *input_dir, char **named,
                        info->name);
           return NULL;
         }
-      if (!info->has_type)
-        {
-          g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
-                       "input '%s' has no declared type, so no random value can be made for it", info->name);
-          return NULL;
-        }
-      values->pdata[i] = owb_cli_random_tensor (&info->type, info->name, dims, rand, random_limit ? &budget : NULL,
-                                                error);
+      values->pdata[i] = owb_tensor_new_random_for_input (info, dims, rand, random_limit ? &budget : NULL, error);
       if (values->pdata[i] == NULL)
         return NULL;
     }
@@ -515,68 +508,6 @@ owb_cli_feed_clear (OwbCliFeed *feed)
   g_clear_pointer (&feed->model, owb_model_unref);
   g_clear_pointer (&feed->providers, g_ptr_array_unref);
   g_clear_pointer (&feed->dims, g_hash_table_unref);
-}
-
-OwbTensor *
-owb_cli_random_tensor (const OwbValueType *type, const char *name, GHashTable *dims, GRand *rand, gsize *budget,
-                       GError **error)
-{
-  int64_t shape[OWB_MAX_RANK];
-  OwbTensor *t;
-
-  if (type->kind != OWB_VALUE_TENSOR)
-    {
-      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
-                   "input '%s' is not a tensor; random values are made only for tensors", name);
-      return NULL;
-    }
-  if (type->rank < 0 || type->rank > OWB_MAX_RANK)
-    {
-      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
-                   "input '%s' has no declared shape; give its value in a file", name);
-      return NULL;
-    }
-  for (int d = 0; d < type->rank; d++)
-    {
-      const OwbDim *dim = &type->dims[d];
-      const gint64 *given;
-      if (owb_dim_is_known (*dim))
-        shape[d] = dim->value;
-      else if (dim->param != NULL && dims != NULL && (given = g_hash_table_lookup (dims, dim->param)) != NULL)
-        shape[d] = *given;
-      else
-        shape[d] = 1;
-    }
-
-  if (budget != NULL)
-    {
-      /* A declared [2^28] input is 1 GiB of random floats made before the run (and its limit)
-       * starts: refuse it here, not after a minute of filling. */
-      guint64 bytes = owb_data_type_size (type->dtype);
-      gboolean over = FALSE;
-      for (int d = 0; d < type->rank; d++)
-        if (shape[d] == 0)
-          bytes = 0; /* empty whatever the other dims */
-      for (int d = 0; d < type->rank && !over && bytes > 0; d++)
-        {
-          if (shape[d] < 0 || bytes > *budget / (guint64) shape[d])
-            over = TRUE;
-          else
-            bytes *= (guint64) shape[d];
-        }
-      if (over || bytes > *budget)
-        {
-          g_set_error (error, OWB_ERROR, OWB_ERROR_NOMEM,
-                       "input '%s': its random values would pass the memory limit (%" G_GSIZE_FORMAT " bytes left)",
-                       name, *budget);
-          return NULL;
-        }
-      *budget -= bytes;
-    }
-  t = owb_tensor_new_random (type->dtype, type->rank, shape, rand, error);
-  if (t == NULL)
-    g_prefix_error (error, "input '%s': ", name);
-  return t;
 }
 
 char *

@@ -173,12 +173,6 @@ int owb_cli_load_for_save (const char *path, const char *output, const char *rep
  * beside it when that is given; prints the error and returns the exit status, or OWB_EXIT_OK. */
 int owb_cli_save_model (OwbModel *model, const char *output, const char *external);
 
-/* A tensor of random values for a value type (see owb_cli_gather_inputs). budget (NULL: no
- * bound) holds the bytes still allowed; the tensor's are taken from it, or it fails with
- * OWB_ERROR_NOMEM before allocating. */
-OwbTensor *owb_cli_random_tensor (const OwbValueType *type, const char *name, GHashTable *dims, GRand *rand,
-                                  gsize *budget, GError **error);
-
 /* "float32[1,3,32,32]" for a tensor, "sequence<float32>(3)" for a sequence; caller frees. */
 char *owb_cli_tensor_describe (const OwbTensor *tensor);
 /* Appends a short summary of the values: statistics and the first few elements. */

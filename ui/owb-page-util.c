@@ -256,6 +256,20 @@ owb_page_cancel (GCancellable **cancellable)
   g_clear_object (cancellable);
 }
 
+void
+owb_page_set_busy (gpointer page, GCancellable **slot, GCancellable *cancellable, gboolean disposed,
+                   GCallback update, GParamSpec *busy)
+{
+  g_clear_object (slot);
+  *slot = cancellable;
+  /* a page being disposed has no controls left to update and nobody to tell */
+  if (!disposed)
+    {
+      ((void (*) (gpointer)) update) (page);
+      g_object_notify_by_pspec (G_OBJECT (page), busy);
+    }
+}
+
 gboolean
 owb_page_set_document (gpointer page, OwbDocument **document_slot, gulong *handler, OwbDocument *document,
                        GCallback prepared_cb)

@@ -57,6 +57,11 @@ void owb_page_list_clear (GtkListBox *list);
 
 /* Cancels the work *cancellable stands for, if any, and lets go of it. */
 void owb_page_cancel (GCancellable **cancellable);
+/* Makes cancellable (taken; NULL: idle) the page's work in flight in *slot, letting go of the one
+ * before; unless the page is being disposed, then calls update (page) (its controls' sensitivity)
+ * and notifies the page's busy property. */
+void owb_page_set_busy (gpointer page, GCancellable **slot, GCancellable *cancellable, gboolean disposed,
+                        GCallback update, GParamSpec *busy);
 
 /* Makes *document_slot hold document (a new reference) and calls prepared_cb, swapped with page
  * as its data, on its notify::prepared; the previous document's handler (*handler) goes with it.

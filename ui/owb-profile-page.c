@@ -237,13 +237,8 @@ update_sensitivity (OwbProfilePage *self)
 static void
 set_busy (OwbProfilePage *self, GCancellable *cancellable)
 {
-  g_clear_object (&self->cancellable);
-  self->cancellable = cancellable;
-  if (!self->disposed)
-    {
-      update_sensitivity (self);
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
-    }
+  owb_page_set_busy (self, &self->cancellable, cancellable, self->disposed, G_CALLBACK (update_sensitivity),
+                     properties[PROP_BUSY]);
 }
 
 /* ---- Tables ---- */
@@ -770,8 +765,8 @@ progress_cb (gpointer source, double fraction, const char *text)
     gtk_progress_bar_set_fraction (self->progress, fraction);
 }
 
-/* Seeded values for each feed input (symbolic dims 1), from the engine's one generator: the same
- * values `owb profile --random` and the Run page make. */
+/* Seeded values for each feed input (symbolic dims 1), from the engine's one helper: the same
+ * values, and the same refusals (no declared rank, no type), as `owb profile --random`. */
 static GPtrArray *
 random_inputs (OwbSession *session, GError **error)
 {
@@ -779,16 +774,9 @@ random_inputs (OwbSession *session, GError **error)
   GPtrArray *inputs = g_ptr_array_new_with_free_func ((GDestroyNotify) owb_tensor_unref);
   for (guint i = 0; i < owb_session_get_n_inputs (session); i++)
     {
-      const OwbValueInfo *info = owb_session_get_input (session, i);
-      int64_t dims[OWB_MAX_RANK];
-      int rank = info->type.rank > 0 ? info->type.rank : 0;
-      for (int d = 0; d < rank; d++)
-        dims[d] = owb_dim_is_known (info->type.dims[d]) ? info->type.dims[d].value : 1;
-      OwbDataType dtype = info->type.dtype != OWB_TYPE_UNDEFINED ? info->type.dtype : OWB_TYPE_FLOAT;
-      OwbTensor *t = owb_tensor_new_random (dtype, rank, dims, rand, error);
+      OwbTensor *t = owb_tensor_new_random_for_input (owb_session_get_input (session, i), NULL, rand, NULL, error);
       if (!t)
         {
-          g_prefix_error (error, "input '%s': ", info->name);
           g_ptr_array_unref (inputs);
           return NULL;
         }

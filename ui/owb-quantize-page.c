@@ -227,13 +227,8 @@ update_sensitivity (OwbQuantizePage *self)
 static void
 set_busy (OwbQuantizePage *self, GCancellable *cancellable)
 {
-  g_clear_object (&self->cancellable);
-  self->cancellable = cancellable;
-  if (!self->disposed)
-    {
-      update_sensitivity (self);
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
-    }
+  owb_page_set_busy (self, &self->cancellable, cancellable, self->disposed, G_CALLBACK (update_sensitivity),
+                     properties[PROP_BUSY]);
 }
 
 /* ---- Lists ---- */

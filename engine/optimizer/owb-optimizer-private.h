@@ -120,6 +120,21 @@ gboolean _owb_pass_is_per_tensor_qdq (OwbPassContext *ctx, const OwbNode *node);
 /* Whether `name` is read by a subgraph too: subgraphs refer to values by name, which replacing
  * uses cannot redirect, so such a value must keep its name. */
 gboolean _owb_pass_is_outer_read (OwbPassContext *ctx, const char *name);
+
+/* The nodes a pattern matched, each once, in the order first added, for a pass to remove together.
+ * Bounded: a node past the capacity is not stored and sets `full`, and a pass abandons a full
+ * match (it never removes part of a pattern). Plain struct: copy it to try a longer match. */
+#define OWB_PASS_NODE_SET_SIZE 48
+typedef struct {
+  OwbNode *nodes[OWB_PASS_NODE_SET_SIZE];
+  int n;
+  gboolean full;
+} OwbPassNodeSet;
+/* Adds node unless it is in set already. */
+void _owb_pass_node_set_add (OwbPassNodeSet *set, OwbNode *node);
+gboolean _owb_pass_node_set_contains (const OwbPassNodeSet *set, const OwbNode *node);
+/* name is one of the graph's inputs (the context's index of them). */
+gboolean _owb_pass_is_graph_input (OwbPassContext *ctx, const char *name);
 /* Random* ops, Bernoulli, Multinomial: two runs differ, so they are neither folded nor merged. */
 gboolean _owb_pass_is_nondeterministic (const OwbNode *node);
 /* Whether the node has a graph or graphs attribute (If, Loop, Scan...). */

@@ -412,8 +412,8 @@ owb_pass_n_uses (OwbPassContext *ctx, const char *name)
   return n;
 }
 
-static gboolean
-is_graph_input (OwbPassContext *ctx, const char *name)
+gboolean
+_owb_pass_is_graph_input (OwbPassContext *ctx, const char *name)
 {
   build_value_index (ctx);
   return g_hash_table_contains (ctx->graph_inputs, name);
@@ -427,7 +427,7 @@ owb_pass_get_constant (OwbPassContext *ctx, const char *name)
   OwbTensor *init = owb_graph_get_initializer (ctx->graph, name);
   if (init)
     /* An initializer listed as a graph input is a default the caller may override. */
-    return is_graph_input (ctx, name) ? NULL : init;
+    return _owb_pass_is_graph_input (ctx, name) ? NULL : init;
   OwbNode *producer = owb_pass_producer (ctx, name);
   if (producer && strcmp (producer->op_type, "Constant") == 0 && (!producer->domain || !producer->domain[0]))
     {
@@ -642,7 +642,7 @@ static gboolean
 initializer_unused (const char *name, gpointer user_data)
 {
   OwbPassContext *ctx = user_data;
-  return owb_pass_n_uses (ctx, name) == 0 && !is_graph_input (ctx, name);
+  return owb_pass_n_uses (ctx, name) == 0 && !_owb_pass_is_graph_input (ctx, name);
 }
 
 guint

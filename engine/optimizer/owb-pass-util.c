@@ -12,6 +12,26 @@ _owb_pass_is_outer_read (OwbPassContext *ctx, const char *name)
   return uses > seen;
 }
 
+void
+_owb_pass_node_set_add (OwbPassNodeSet *set, OwbNode *node)
+{
+  if (_owb_pass_node_set_contains (set, node))
+    return;
+  if (set->n < (int) G_N_ELEMENTS (set->nodes))
+    set->nodes[set->n++] = node;
+  else
+    set->full = TRUE;
+}
+
+gboolean
+_owb_pass_node_set_contains (const OwbPassNodeSet *set, const OwbNode *node)
+{
+  for (int i = 0; i < set->n; i++)
+    if (set->nodes[i] == node)
+      return TRUE;
+  return FALSE;
+}
+
 gboolean
 _owb_pass_is_nondeterministic (const OwbNode *node)
 {

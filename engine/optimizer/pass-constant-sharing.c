@@ -4,15 +4,6 @@
 
 #include <string.h>
 
-static gboolean
-is_graph_input (OwbPassContext *ctx, const char *name)
-{
-  for (guint i = 0; i < ctx->graph->inputs->len; i++)
-    if (strcmp (((OwbValueInfo *) g_ptr_array_index (ctx->graph->inputs, i))->name, name) == 0)
-      return TRUE;
-  return FALSE;
-}
-
 static guint
 tensor_hash (const OwbTensor *t)
 {
@@ -53,7 +44,7 @@ run (OwbPassContext *ctx, GError **error)
     {
       const char *name = g_ptr_array_index (graph->initializer_names, i);
       /* Overridable inputs may change; outputs and subgraph reads are referred to by name. */
-      if (is_graph_input (ctx, name) || owb_pass_is_graph_output (ctx, name) || _owb_pass_is_outer_read (ctx, name))
+      if (_owb_pass_is_graph_input (ctx, name) || owb_pass_is_graph_output (ctx, name) || _owb_pass_is_outer_read (ctx, name))
         g_hash_table_add (pinned, (gpointer) name);
     }
   GHashTable *by_hash = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_ptr_array_unref);
@@ -62,7 +53,7 @@ run (OwbPassContext *ctx, GError **error)
     {
       const OwbTensor *t = g_ptr_array_index (graph->initializers, i);
       const char *name = g_ptr_array_index (graph->initializer_names, i);
-      if (t->kind != OWB_VALUE_TENSOR || is_graph_input (ctx, name))
+      if (t->kind != OWB_VALUE_TENSOR || _owb_pass_is_graph_input (ctx, name))
         continue;
       guint h = tensor_hash (t);
       GPtrArray *bucket = g_hash_table_lookup (by_hash, GUINT_TO_POINTER (h));

@@ -43,24 +43,6 @@ known (OwbDim d)
   return owb_dim_is_known (d);
 }
 
-typedef struct {
-  OwbNode *nodes[48];
-  int n;
-  gboolean full; /* a node did not fit: the match is abandoned */
-} NodeSet;
-
-static void
-add_node (NodeSet *set, OwbNode *node)
-{
-  for (int i = 0; i < set->n; i++)
-    if (set->nodes[i] == node)
-      return;
-  if (set->n < (int) G_N_ELEMENTS (set->nodes))
-    set->nodes[set->n++] = node;
-  else
-    set->full = TRUE;
-}
-
 /* MatMul, or our FusedMatMul doing a plain product (no bias, activation or transA); *trans_b tells
  * whether it transposes its second operand's last two axes. */
 static gboolean
@@ -110,7 +92,7 @@ scaling (OwbPassContext *ctx, const OwbNode *node, double *scale)
 
 /* Follows `name` back through single-use constant scalings; returns the value reached. */
 static const char *
-skip_scalings (OwbPassContext *ctx, const char *name, double *scale, NodeSet *set)
+skip_scalings (OwbPassContext *ctx, const char *name, double *scale, OwbPassNodeSet *set)
 {
   for (int steps = 0; steps < 8; steps++)
     {
@@ -120,7 +102,7 @@ skip_scalings (OwbPassContext *ctx, const char *name, double *scale, NodeSet *se
       if (!next || owb_pass_n_uses (ctx, name) != 1)
         return name;
       *scale = s;
-      add_node (set, p);
+      _owb_pass_node_set_add (set, p);
       name = next;
     }
   return name;
@@ -139,7 +121,7 @@ typedef struct {
 /* Walks back from a MatMul operand to the Reshape. Fills *why on failure. */
 static gboolean
 walk_branch (OwbPassContext *ctx, const char *name, int rank, gboolean allow_scale, double *scale, Branch *br,
-             NodeSet *set, char **why)
+             OwbPassNodeSet *set, char **why)
 {
   for (int i = 0; i < rank; i++)
     br->perm[i] = i;
@@ -179,7 +161,7 @@ walk_branch (OwbPassContext *ctx, const char *name, int rank, gboolean allow_sca
               composed[i] = tp[br->perm[i]];
             }
           memcpy (br->perm, composed, sizeof composed);
-          add_node (set, p);
+          _owb_pass_node_set_add (set, p);
           name = p->inputs[0];
           continue;
         }
@@ -188,7 +170,7 @@ walk_branch (OwbPassContext *ctx, const char *name, int rank, gboolean allow_sca
       if (next)
         {
           *scale = s;
-          add_node (set, p);
+          _owb_pass_node_set_add (set, p);
           name = next;
           continue;
         }
@@ -196,7 +178,7 @@ walk_branch (OwbPassContext *ctx, const char *name, int rank, gboolean allow_sca
         {
           br->reshape = p;
           br->source = p->inputs[0];
-          add_node (set, p);
+          _owb_pass_node_set_add (set, p);
           return TRUE;
         }
       *why = g_strdup_printf ("'%s' comes from %s '%s', not from a Reshape to heads", name, p->op_type, owb_pass_label (p));
@@ -276,7 +258,7 @@ check_branch (OwbPassContext *ctx, Branch *br, int rank, char role, char **why)
 /* Q, K and V as thirds of one packed projection: Slices of the last axis, or the three outputs of a
  * Split. Returns the packed value, adding the slicing nodes to set. */
 static const char *
-packed_source (OwbPassContext *ctx, const char *const src[3], int64_t hidden, NodeSet *set)
+packed_source (OwbPassContext *ctx, const char *const src[3], int64_t hidden, OwbPassNodeSet *set)
 {
   OwbNode *p[3];
   for (int i = 0; i < 3; i++)
@@ -313,7 +295,7 @@ packed_source (OwbPassContext *ctx, const char *const src[3], int64_t hidden, No
         sizes[0] = sizes[1] = sizes[2] = hidden;
       if (sizes[0] != hidden || sizes[1] != hidden || sizes[2] != hidden)
         return NULL;
-      add_node (set, p[0]);
+      _owb_pass_node_set_add (set, p[0]);
       return data;
     }
   for (int i = 0; i < 3; i++)
@@ -360,7 +342,7 @@ packed_source (OwbPassContext *ctx, const char *const src[3], int64_t hidden, No
         return NULL;
     }
   for (int i = 0; i < 3; i++)
-    add_node (set, p[i]);
+    _owb_pass_node_set_add (set, p[i]);
   return data;
 }
 
@@ -420,7 +402,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
   gboolean mm2_trans, mm1_trans;
   if (!is_product (mm2, &mm2_trans) || strcmp (mm2->inputs[0], probs) != 0)
     return;
-  NodeSet set = { { NULL }, 0, FALSE };
+  OwbPassNodeSet set = { { NULL }, 0, FALSE };
   double scale = 1.0;
   const char *mask = NULL;
   OwbNode *mask_add = NULL;
@@ -433,7 +415,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
       scale = 1.0;
       for (int i = 0; i < 2 && !mask; i++)
         {
-          NodeSet probe = set;
+          OwbPassNodeSet probe = set;
           double sc = 1.0;
           const char *t = skip_scalings (ctx, p->inputs[i], &sc, &probe);
           gboolean tb;
@@ -448,7 +430,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
         }
       if (!mask)
         return;
-      add_node (&set, mask_add);
+      _owb_pass_node_set_add (&set, mask_add);
       if (after_mask != 1.0)
         {
           owb_pass_near_miss (ctx, softmax, "attention pattern, but the scores are scaled after the mask is added");
@@ -492,9 +474,9 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
         owb_pass_near_miss (ctx, softmax, "attention pattern, but '%s' is also used elsewhere", chain[i]);
         return;
       }
-  add_node (&set, mm1);
-  add_node (&set, softmax);
-  add_node (&set, mm2);
+  _owb_pass_node_set_add (&set, mm1);
+  _owb_pass_node_set_add (&set, softmax);
+  _owb_pass_node_set_add (&set, mm2);
 
   Branch q = { 0 }, k = { 0 }, v = { 0 };
   double kv_scale = 1.0;
@@ -553,7 +535,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
                            owb_pass_label (mm2), q.seq_first ? "seq, batch" : "batch, seq");
       return;
     }
-  add_node (&set, back);
+  _owb_pass_node_set_add (&set, back);
 
   /* The mask: added to the scores [B*H, S, L] or [B, H, S, L]; the op wants it broadcast to
    * [B, H, S, L]. A rank-3 mask with B*H rows is reshaped. */
@@ -605,12 +587,12 @@ try_fuse (OwbPassContext *ctx, OwbNode *softmax)
       return;
     }
   const char *srcs[3] = { q.source, k.source, v.source };
-  NodeSet slicing = { { NULL }, 0, FALSE };
+  OwbPassNodeSet slicing = { { NULL }, 0, FALSE };
   const char *packed = q.head_size == v.head_size ? packed_source (ctx, srcs, q.heads * q.head_size, &slicing) : NULL;
   if (standard)
     packed = NULL; /* Attention takes Q, K and V apart: the slicing stays. */
   for (int i = 0; packed && i < slicing.n; i++)
-    add_node (&set, slicing.nodes[i]);
+    _owb_pass_node_set_add (&set, slicing.nodes[i]);
   if (set.full)
     return;
 

@@ -32,33 +32,21 @@ scaled_operand (OwbPassContext *ctx, const OwbNode *node, const char *op_type, d
   return NULL;
 }
 
-typedef struct {
-  OwbNode *nodes[12];
-  int n;
-} NodeSet;
-
-static void
-add_node (NodeSet *set, OwbNode *node)
-{
-  g_assert (set->n < (int) G_N_ELEMENTS (set->nodes));
-  set->nodes[set->n++] = node;
-}
-
 /* The common tail: t = the Erf/Tanh output, then 0.5 * x * (1 + t) in any association. Fills set and
  * returns the final output, or NULL. */
 static const char *
-match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
+match_tail (OwbPassContext *ctx, const char *x, const char *t, OwbPassNodeSet *set)
 {
   OwbNode *one = _owb_pass_only_reader (ctx, t);
   const char *one_other = owb_pass_is_op (one, "Add") ? _owb_pass_other_input (one, t) : NULL;
   if (!one_other || !scalar_near (ctx, one_other, 1.0))
     return NULL;
-  add_node (set, one);
+  _owb_pass_node_set_add (set, one);
   OwbNode *m1 = _owb_pass_only_reader (ctx, one->outputs[0]);
   const char *other = owb_pass_is_op (m1, "Mul") ? _owb_pass_other_input (m1, one->outputs[0]) : NULL;
   if (!other)
     return NULL;
-  add_node (set, m1);
+  _owb_pass_node_set_add (set, m1);
   if (strcmp (other, x) == 0)
     {
       /* (x * (1 + t)) * 0.5 */
@@ -66,7 +54,7 @@ match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
       const char *rest = owb_pass_is_op (m2, "Mul") ? _owb_pass_other_input (m2, m1->outputs[0]) : NULL;
       if (!rest || !scalar_near (ctx, rest, 0.5))
         return NULL;
-      add_node (set, m2);
+      _owb_pass_node_set_add (set, m2);
       return m2->outputs[0];
     }
   if (scalar_near (ctx, other, 0.5))
@@ -76,7 +64,7 @@ match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
       const char *rest = owb_pass_is_op (m2, "Mul") ? _owb_pass_other_input (m2, m1->outputs[0]) : NULL;
       if (!rest || strcmp (rest, x) != 0)
         return NULL;
-      add_node (set, m2);
+      _owb_pass_node_set_add (set, m2);
       return m2->outputs[0];
     }
   /* (x * 0.5) * (1 + t) */
@@ -84,15 +72,17 @@ match_tail (OwbPassContext *ctx, const char *x, const char *t, NodeSet *set)
   if (scaled_operand (ctx, half, "Mul", 0.5) && strcmp (scaled_operand (ctx, half, "Mul", 0.5), x) == 0
       && _owb_pass_only_reader (ctx, other) == m1)
     {
-      add_node (set, half);
+      _owb_pass_node_set_add (set, half);
       return m1->outputs[0];
     }
   return NULL;
 }
 
 static void
-fuse (OwbPassContext *ctx, OwbNode *anchor, const char *x, NodeSet *set, const char *out, gboolean tanh_form)
+fuse (OwbPassContext *ctx, OwbNode *anchor, const char *x, OwbPassNodeSet *set, const char *out, gboolean tanh_form)
 {
+  if (set->full)
+    return; /* never part of a pattern removed (the set holds far more than a GELU's nodes) */
   const OwbValueType *xt = owb_pass_value_type (ctx, x);
   if (!xt || !(xt->dtype == OWB_TYPE_FLOAT || xt->dtype == OWB_TYPE_DOUBLE || xt->dtype == OWB_TYPE_FLOAT16
                || xt->dtype == OWB_TYPE_BFLOAT16))
@@ -157,9 +147,9 @@ try_erf (OwbPassContext *ctx, OwbNode *erf)
     x = scaled_operand (ctx, scale, "Mul", M_SQRT1_2);
   if (!x)
     return;
-  NodeSet set = { { NULL }, 0 };
-  add_node (&set, scale);
-  add_node (&set, erf);
+  OwbPassNodeSet set = { { NULL }, 0, FALSE };
+  _owb_pass_node_set_add (&set, scale);
+  _owb_pass_node_set_add (&set, erf);
   const char *out = match_tail (ctx, x, erf->outputs[0], &set);
   if (!out)
     return;
@@ -173,14 +163,14 @@ try_erf (OwbPassContext *ctx, OwbNode *erf)
 
 /* x^3 as Pow (x, 3), Mul (x, Mul (x, x)) or Mul (Mul (x, x), x), used only by `reader`. */
 static gboolean
-match_cube (OwbPassContext *ctx, const char *cube, const char *x, const OwbNode *reader, NodeSet *set)
+match_cube (OwbPassContext *ctx, const char *cube, const char *x, const OwbNode *reader, OwbPassNodeSet *set)
 {
   OwbNode *p = owb_pass_producer (ctx, cube);
   if (!p || _owb_pass_only_reader (ctx, cube) != reader)
     return FALSE;
   if (owb_pass_is_op (p, "Pow") && p->n_inputs == 2 && strcmp (p->inputs[0], x) == 0 && scalar_near (ctx, p->inputs[1], 3.0))
     {
-      add_node (set, p);
+      _owb_pass_node_set_add (set, p);
       return TRUE;
     }
   const char *sq = owb_pass_is_op (p, "Mul") ? _owb_pass_other_input (p, x) : NULL;
@@ -188,8 +178,8 @@ match_cube (OwbPassContext *ctx, const char *cube, const char *x, const OwbNode 
   if (owb_pass_is_op (s, "Mul") && s->n_inputs == 2 && strcmp (s->inputs[0], x) == 0 && strcmp (s->inputs[1], x) == 0
       && _owb_pass_only_reader (ctx, sq) == p)
     {
-      add_node (set, p);
-      add_node (set, s);
+      _owb_pass_node_set_add (set, p);
+      _owb_pass_node_set_add (set, s);
       return TRUE;
     }
   return FALSE;
@@ -211,13 +201,13 @@ try_tanh (OwbPassContext *ctx, OwbNode *tanh_node)
       const char *cube = scaled_operand (ctx, cubic, "Mul", 0.044715);
       if (!cube)
         continue;
-      NodeSet set = { { NULL }, 0 };
+      OwbPassNodeSet set = { { NULL }, 0, FALSE };
       if (!match_cube (ctx, cube, x, cubic, &set))
         continue;
-      add_node (&set, cubic);
-      add_node (&set, sum);
-      add_node (&set, scale);
-      add_node (&set, tanh_node);
+      _owb_pass_node_set_add (&set, cubic);
+      _owb_pass_node_set_add (&set, sum);
+      _owb_pass_node_set_add (&set, scale);
+      _owb_pass_node_set_add (&set, tanh_node);
       const char *out = match_tail (ctx, x, tanh_node->outputs[0], &set);
       if (!out)
         return;

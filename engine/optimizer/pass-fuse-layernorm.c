@@ -107,39 +107,15 @@ parameter_for (OwbPassContext *ctx, const char *name, const OwbValueType *x, int
   return view ? owb_pass_add_initializer (ctx, base, view) : NULL;
 }
 
-typedef struct {
-  OwbNode *nodes[16];
-  int n;
-} NodeSet;
-
-static void
-add_node (NodeSet *set, OwbNode *node)
-{
-  for (int i = 0; i < set->n; i++)
-    if (set->nodes[i] == node)
-      return;
-  g_assert (set->n < (int) G_N_ELEMENTS (set->nodes));
-  set->nodes[set->n++] = node;
-}
-
-static gboolean
-contains (const NodeSet *set, const OwbNode *node)
-{
-  for (int i = 0; i < set->n; i++)
-    if (set->nodes[i] == node)
-      return TRUE;
-  return FALSE;
-}
-
 /* Every use of `name` is an input of a node in `set`. */
 static gboolean
-used_only_by (OwbPassContext *ctx, const char *name, const NodeSet *set)
+used_only_by (OwbPassContext *ctx, const char *name, const OwbPassNodeSet *set)
 {
   GPtrArray *consumers = owb_pass_consumers (ctx, name);
   if (owb_pass_n_uses (ctx, name) != consumers->len)
     return FALSE;
   for (guint i = 0; i < consumers->len; i++)
-    if (!contains (set, g_ptr_array_index (consumers, i)))
+    if (!_owb_pass_node_set_contains (set, g_ptr_array_index (consumers, i)))
       return FALSE;
   return TRUE;
 }
@@ -147,7 +123,7 @@ used_only_by (OwbPassContext *ctx, const char *name, const NodeSet *set)
 /* Removes the matched nodes; returns the names they read, for drop_dead_constants once the new node
  * is in. */
 static GPtrArray *
-remove_nodes (OwbPassContext *ctx, const NodeSet *set)
+remove_nodes (OwbPassContext *ctx, const OwbPassNodeSet *set)
 {
   GPtrArray *inputs = g_ptr_array_new_with_free_func (g_free);
   for (int i = 0; i < set->n; i++)
@@ -182,14 +158,14 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
     return;
 
   /* The skeleton, by op types only: anything else is not a layer norm at all. */
-  NodeSet subs = { { NULL }, 0 };
+  OwbPassNodeSet subs = { { NULL }, 0, FALSE };
   GPtrArray *mean_readers = owb_pass_consumers (ctx, mean);
   for (guint i = 0; i < mean_readers->len; i++)
     {
       OwbNode *n = g_ptr_array_index (mean_readers, i);
       if (owb_pass_is_op (n, "Sub") && n->n_inputs == 2 && strcmp (n->inputs[0], x) == 0 && strcmp (n->inputs[1], mean) == 0
           && subs.n < 4)
-        add_node (&subs, n);
+        _owb_pass_node_set_add (&subs, n);
     }
   if (subs.n == 0)
     return;
@@ -237,7 +213,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
   if (!recip && num_slot != 0)
     return;
   OwbNode *num = owb_pass_producer (ctx, after_std->inputs[num_slot]);
-  if (!contains (&subs, num))
+  if (!_owb_pass_node_set_contains (&subs, num))
     return;
   div = after_std;
 
@@ -274,17 +250,17 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
                            eps_name);
       return;
     }
-  NodeSet core = { { NULL }, 0 };
-  add_node (&core, rm1);
+  OwbPassNodeSet core = { { NULL }, 0, FALSE };
+  _owb_pass_node_set_add (&core, rm1);
   for (int s = 0; s < subs.n; s++)
-    add_node (&core, subs.nodes[s]);
-  add_node (&core, square);
-  add_node (&core, rm2);
-  add_node (&core, add_eps);
-  add_node (&core, std);
+    _owb_pass_node_set_add (&core, subs.nodes[s]);
+  _owb_pass_node_set_add (&core, square);
+  _owb_pass_node_set_add (&core, rm2);
+  _owb_pass_node_set_add (&core, add_eps);
+  _owb_pass_node_set_add (&core, std);
   if (recip)
-    add_node (&core, recip);
-  add_node (&core, div);
+    _owb_pass_node_set_add (&core, recip);
+  _owb_pass_node_set_add (&core, div);
   const char *inner[] = { mean, square->outputs[0], rm2->outputs[0], add_eps->outputs[0], std->outputs[0],
                           recip ? recip->outputs[0] : NULL };
   for (guint i = 0; i < G_N_ELEMENTS (inner); i++)
@@ -319,7 +295,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
       const char *g = strcmp (mul->inputs[0], out) == 0 ? mul->inputs[1] : mul->inputs[0];
       if ((gamma = parameter_for (ctx, g, xt, axis, "layernorm_scale")))
         {
-          add_node (&core, mul);
+          _owb_pass_node_set_add (&core, mul);
           out = mul->outputs[0];
           OwbNode *add = _owb_pass_only_reader (ctx, out);
           if (owb_pass_is_op (add, "Add") && add->n_inputs == 2)
@@ -327,12 +303,14 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
               const char *b = strcmp (add->inputs[0], out) == 0 ? add->inputs[1] : add->inputs[0];
               if ((beta = parameter_for (ctx, b, xt, axis, "layernorm_bias")))
                 {
-                  add_node (&core, add);
+                  _owb_pass_node_set_add (&core, add);
                   out = add->outputs[0];
                 }
             }
         }
     }
+  if (core.full)
+    return; /* never part of a pattern removed (the set holds far more than a layer norm's nodes) */
   if (!gamma)
     {
       int tail = xt->rank - axis;

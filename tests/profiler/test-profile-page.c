@@ -9,6 +9,9 @@
 #include "owb-graph-view.h"
 #include "owb-resources.h"
 #include "owb-timeline.h"
+#include "prof-test-util.h"
+
+#include <owb/owb-model-io.h>
 
 typedef gboolean (*Condition) (gpointer data);
 
@@ -484,11 +487,8 @@ test_timeline_frames (void)
 }
 
 static OwbDocument *
-load_sample (void)
+load_document (const char *path)
 {
-  const char *root = g_getenv ("OWB_SOURCE_ROOT");
-  g_assert_nonnull (root);
-  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
   g_autoptr (GFile) file = g_file_new_for_path (path);
   OwbDocument *doc = owb_document_new ();
   Wait w = { 0 };
@@ -497,6 +497,27 @@ load_sample (void)
   g_assert_no_error (w.error);
   wait_for (prepared_ready, doc, 60, "the session to be prepared");
   return doc;
+}
+
+static OwbDocument *
+load_sample (void)
+{
+  const char *root = g_getenv ("OWB_SOURCE_ROOT");
+  g_assert_nonnull (root);
+  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
+  return load_document (path);
+}
+
+/* Removes a profile database with its write-ahead log and shared memory files. */
+static void
+remove_database (const char *db)
+{
+  const char *suffixes[] = { "", "-wal", "-shm" };
+  for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
+    {
+      g_autofree char *f = g_strconcat (db, suffixes[i], NULL);
+      g_remove (f);
+    }
 }
 
 typedef struct {
@@ -605,13 +626,46 @@ test_database_setting (void)
 
   g_settings_set_string (settings, "profile-database", "");
   gtk_window_destroy (GTK_WINDOW (window));
-  const char *suffixes[] = { "", "-wal", "-shm" };
-  for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
-    {
-      g_autofree char *f = g_strconcat (db, suffixes[i], NULL);
-      g_remove (f);
-    }
+  remove_database (db);
   g_remove (junk);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
+/* An input of no declared rank gets no random values: the page refuses it with the error `owb
+ * profile --random` gives (it used to profile such an input as a scalar). */
+static void
+test_unknown_rank_refused (void)
+{
+  OwbModel *m = owb_model_new ();
+  m->ir_version = 8;
+  owb_model_set_opset (m, "", 13);
+  m->graph = owb_graph_new ("main");
+  m->graph->model = m;
+  prof_test_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, -1, NULL);
+  prof_test_add_node (m->graph, "Relu", "relu", "x", NULL, NULL, "y");
+  prof_test_add_value (m->graph->outputs, "y", OWB_TYPE_FLOAT, -1, NULL);
+  g_autofree char *dir = g_dir_make_tmp ("owb-profile-rank-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "no-rank.onnx", NULL);
+  g_autofree char *db = g_build_filename (dir, "profiles.sqlite", NULL);
+  GError *error = NULL;
+  g_assert_true (owb_model_save_file (m, path, NULL, &error));
+  g_assert_no_error (error);
+  owb_model_unref (m);
+
+  g_autoptr (OwbDocument) doc = load_document (path);
+  OwbProfilePage *page = OWB_PROFILE_PAGE (owb_profile_page_new ());
+  GtkWidget *window = show_in_window (GTK_WIDGET (page), 800, 600);
+  owb_profile_page_set_database_path (page, db);
+  owb_profile_page_set_document (page, doc);
+  owb_profile_page_profile (page, 2, 1);
+  wait_for (page_idle, page, 60, "the profile");
+  const char *message = owb_profile_page_get_error (page);
+  g_assert_nonnull (message);
+  g_assert_nonnull (strstr (message, "input 'x' has no declared shape"));
+  g_assert_cmpuint (owb_profile_page_get_n_stored_runs (page), ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+  remove_database (db);
+  g_remove (path);
   g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
@@ -626,5 +680,6 @@ main (int argc, char **argv)
   g_test_add_func ("/profile-page/profile", test_profile_page);
   g_test_add_func ("/profile-page/timeline-frames", test_timeline_frames);
   g_test_add_func ("/profile-page/database-setting", test_database_setting);
+  g_test_add_func ("/profile-page/unknown-rank-refused", test_unknown_rank_refused);
   return g_test_run ();
 }

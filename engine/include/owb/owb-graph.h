@@ -59,6 +59,14 @@ typedef struct {
   gboolean has_type;
 } OwbValueInfo;
 
+/* Random values (owb_tensor_new_random) for a graph input, made the same way everywhere (`owb run
+ * --random`, the Profile page): its declared shape, a symbolic dim from dims (param name -> gint64
+ * *; NULL: none) or 1. OWB_ERROR_INVALID_ARGUMENT naming the input when it has no declared type,
+ * is not a tensor or has no declared rank. budget (NULL: no bound) holds the bytes still allowed;
+ * the tensor's are taken from it, or it fails with OWB_ERROR_NOMEM before allocating. */
+OWB_API OwbTensor *owb_tensor_new_random_for_input (const OwbValueInfo *input, GHashTable *dims, GRand *rand,
+                                                    gsize *budget, GError **error);
+
 /* Where a provider declined a node, and why. */
 typedef struct {
   char *provider;
