@@ -493,6 +493,19 @@ check_position (OwbInferContext *ctx, int input, GError **error)
   return TRUE;
 }
 
+/* out: the type of one element of the sequence seq; FALSE, with out unknown, when seq is unknown. */
+static gboolean
+set_element_of (OwbValueType *out, const OwbValueType *seq)
+{
+  owb_value_type_init_unknown (out);
+  if (type_is_unknown (seq))
+    return FALSE;
+  out->dtype = seq->dtype;
+  out->rank = seq->rank;
+  memcpy (out->dims, seq->dims, sizeof out->dims);
+  return TRUE;
+}
+
 static gboolean
 infer_sequence_insert (OwbInferContext *ctx, GError **error)
 {
@@ -512,15 +525,7 @@ infer_sequence_insert (OwbInferContext *ctx, GError **error)
       return FALSE;
     }
   OwbValueType elem;
-  if (type_is_unknown (seq))
-    owb_value_type_init_unknown (&elem);
-  else
-    {
-      owb_value_type_init_unknown (&elem);
-      elem.dtype = seq->dtype;
-      elem.rank = seq->rank;
-      memcpy (elem.dims, seq->dims, sizeof elem.dims);
-    }
+  set_element_of (&elem, seq);
   OwbValueType m;
   merge_types (&elem, t, &m);
   if (m.dtype == OWB_TYPE_UNDEFINED && !type_is_unknown (seq))
@@ -543,14 +548,7 @@ infer_sequence_at (OwbInferContext *ctx, GError **error)
 {
   if (!check_kind (ctx, 0, OWB_VALUE_SEQUENCE, error) || !check_position (ctx, 1, error))
     return FALSE;
-  const OwbValueType *seq = ctx->inputs[0];
-  OwbValueType *out = &ctx->outputs[0];
-  owb_value_type_init_unknown (out);
-  if (type_is_unknown (seq))
-    return TRUE;
-  out->dtype = seq->dtype;
-  out->rank = seq->rank;
-  memcpy (out->dims, seq->dims, sizeof out->dims);
+  set_element_of (&ctx->outputs[0], ctx->inputs[0]);
   return TRUE;
 }
 
@@ -675,11 +673,7 @@ infer_concat_from_sequence (OwbInferContext *ctx, GError **error)
     }
   const OwbValueType *seq = ctx->inputs[0];
   OwbValueType *out = &ctx->outputs[0];
-  owb_value_type_init_unknown (out);
-  if (type_is_unknown (seq))
-    return TRUE;
-  out->dtype = seq->dtype;
-  if (seq->rank < 0)
+  if (!set_element_of (out, seq) || seq->rank < 0)
     return TRUE;
   int rank = seq->rank + (int) new_axis, axis;
   if (rank > OWB_MAX_RANK || rank == 0)
