@@ -71,6 +71,12 @@ void _owb_pass_replace_qdq (OwbPassContext *ctx, OwbNode *const *added, guint n_
 typedef gboolean (*OwbPassTryFuse) (OwbPassContext *ctx, OwbNode *node);
 guint _owb_pass_fuse_each (OwbPassContext *ctx, const char *const *ops, const char *const *our_ops,
                            OwbPassTryFuse try_fuse);
+/* _owb_pass_fuse_each over the ONNX-domain `ops`, then, if any fused, the pruning of the
+ * initializers the folded constants leave unread: the whole run of a constant-folding fusion. */
+void _owb_pass_fuse_each_and_prune (OwbPassContext *ctx, const char *const *ops, OwbPassTryFuse try_fuse);
+/* The same over every Mul and Div: the scale folds (into a Conv's weights, a MatMul's constant or
+ * a Gemm's alpha). */
+void _owb_pass_fuse_each_scale_and_prune (OwbPassContext *ctx, OwbPassTryFuse try_fuse);
 /* The candidate loop of a fusion that may remove nodes other candidates are (owb-pass-util.c):
  * takes the first output's name of every node is_anchor accepts, then calls fuse on the node that
  * writes each name at its turn, if is_anchor still accepts it, so a candidate a fusion removed or

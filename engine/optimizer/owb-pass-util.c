@@ -116,6 +116,20 @@ _owb_pass_fuse_each (OwbPassContext *ctx, const char *const *ops, const char *co
 }
 
 void
+_owb_pass_fuse_each_and_prune (OwbPassContext *ctx, const char *const *ops, OwbPassTryFuse try_fuse)
+{
+  if (_owb_pass_fuse_each (ctx, ops, NULL, try_fuse))
+    owb_pass_prune_initializers (ctx);
+}
+
+void
+_owb_pass_fuse_each_scale_and_prune (OwbPassContext *ctx, OwbPassTryFuse try_fuse)
+{
+  static const char *const ops[] = { "Mul", "Div", NULL };
+  _owb_pass_fuse_each_and_prune (ctx, ops, try_fuse);
+}
+
+void
 _owb_pass_fuse_each_anchor (OwbPassContext *ctx, OwbPassIsAnchor is_anchor, OwbPassFuseAnchor fuse)
 {
   /* By output name: fusing removes nodes, so pointers taken up front could dangle. */

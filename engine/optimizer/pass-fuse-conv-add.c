@@ -93,8 +93,7 @@ run (OwbPassContext *ctx, GError **error)
 {
   static const char *const ops[] = { "Add", "Sub", NULL };
   /* A fusion removes the Add at hand and a Conv, never another candidate. */
-  if (_owb_pass_fuse_each (ctx, ops, NULL, try_fuse))
-    owb_pass_prune_initializers (ctx);
+  _owb_pass_fuse_each_and_prune (ctx, ops, try_fuse);
   return TRUE;
 }
 

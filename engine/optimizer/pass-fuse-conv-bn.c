@@ -127,8 +127,7 @@ run (OwbPassContext *ctx, GError **error)
 {
   static const char *const ops[] = { "BatchNormalization", NULL };
   /* Only the BatchNormalization being fused is removed with its Conv, so the other candidates stay valid. */
-  if (_owb_pass_fuse_each (ctx, ops, NULL, try_fuse))
-    owb_pass_prune_initializers (ctx);
+  _owb_pass_fuse_each_and_prune (ctx, ops, try_fuse);
   return TRUE;
 }
 

@@ -85,11 +85,9 @@ try_fuse (OwbPassContext *ctx, OwbNode *mul)
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
-  static const char *const ops[] = { "Mul", "Div", NULL };
   /* A fusion removes the Mul at hand and a Conv, never another candidate; a Conv → Mul → Mul chain
    * folds twice, the second Mul then following the new Conv. */
-  if (_owb_pass_fuse_each (ctx, ops, NULL, try_fuse))
-    owb_pass_prune_initializers (ctx);
+  _owb_pass_fuse_each_scale_and_prune (ctx, try_fuse);
   return TRUE;
 }
 

@@ -167,8 +167,7 @@ run (OwbPassContext *ctx, GError **error)
 {
   static const char *const ops[] = { "Add", NULL };
   /* A fusion removes the Add at hand and one MatMul, never another candidate. */
-  if (_owb_pass_fuse_each (ctx, ops, NULL, try_fuse))
-    owb_pass_prune_initializers (ctx);
+  _owb_pass_fuse_each_and_prune (ctx, ops, try_fuse);
   return TRUE;
 }
 

@@ -152,10 +152,8 @@ try_fuse (OwbPassContext *ctx, OwbNode *scale)
 static gboolean
 run (OwbPassContext *ctx, GError **error)
 {
-  static const char *const ops[] = { "Mul", "Div", NULL };
   /* A fusion removes the scale at hand and one MatMul/Gemm, never another candidate. */
-  if (_owb_pass_fuse_each (ctx, ops, NULL, try_fuse))
-    owb_pass_prune_initializers (ctx);
+  _owb_pass_fuse_each_scale_and_prune (ctx, try_fuse);
   return TRUE;
 }
 

@@ -361,8 +361,7 @@ run (OwbPassContext *ctx, GError **error)
   /* A fusion removes its Conv or Gemm and nodes no other candidate is (DequantizeLinear, Relu/Clip,
    * QuantizeLinear). */
   static const char *const ops[] = { "Conv", "Gemm", NULL };
-  if (_owb_pass_fuse_each (ctx, ops, NULL, try_fuse_any))
-    owb_pass_prune_initializers (ctx);
+  _owb_pass_fuse_each_and_prune (ctx, ops, try_fuse_any);
   return TRUE;
 }
 

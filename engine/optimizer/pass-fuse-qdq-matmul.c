@@ -73,8 +73,7 @@ run (OwbPassContext *ctx, GError **error)
   (void) error;
   /* A fusion removes its MatMul and nodes no other candidate is (DequantizeLinear, QuantizeLinear). */
   static const char *const ops[] = { "MatMul", NULL };
-  if (_owb_pass_fuse_each (ctx, ops, NULL, try_fuse))
-    owb_pass_prune_initializers (ctx);
+  _owb_pass_fuse_each_and_prune (ctx, ops, try_fuse);
   return TRUE;
 }
 
