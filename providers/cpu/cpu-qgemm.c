@@ -721,41 +721,55 @@ env_switch (int *flag, const char *name)
   return f;
 }
 
+typedef enum { CPU_VNNI, CPU_AVX2, CPU_AMX, N_CPU_FEATURES } CpuFeature;
+
+#ifdef HAVE_X86_VNNI
+static gboolean
+cpu_probe (CpuFeature feature)
+{
+  __builtin_cpu_init ();
+  switch (feature)
+    {
+    case CPU_VNNI:
+      return _owb_cpu_has_avx512 () && __builtin_cpu_supports ("avx512vnni");
+    case CPU_AVX2:
+      return __builtin_cpu_supports ("avx2");
+    case CPU_AMX:
+      {
+#ifdef __linux__
+        /* AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits 24, 25), and the kernel's leave to use the tile
+         * data (asked once for the process: Linux enables it per process on request). */
+        unsigned eax, ebx, ecx, edx;
+        gboolean ok = __get_cpuid_count (7, 0, &eax, &ebx, &ecx, &edx) && (edx >> 24 & 1) && (edx >> 25 & 1);
+        /* ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA */
+        return ok && syscall (SYS_arch_prctl, 0x1023, 18) == 0;
+#else
+        return FALSE;
+#endif
+      }
+    default:
+      return FALSE;
+    }
+}
+#endif
+
+/* Whether the CPU has feature, probed once (two threads racing both probe, and agree). */
+static gboolean
+cpu_has (CpuFeature feature)
+{
+#ifdef HAVE_X86_VNNI
+  static int have[N_CPU_FEATURES] = { -1, -1, -1 }; /* -1: not yet probed */
+  if (g_atomic_int_get (&have[feature]) < 0)
+    g_atomic_int_set (&have[feature], cpu_probe (feature));
+  return g_atomic_int_get (&have[feature]);
+#else
+  return FALSE;
+#endif
+}
+
 static int force_portable = -1; /* -1: not yet read from the environment */
 
-static gboolean
-cpu_has_vnni (void)
-{
-#ifdef HAVE_X86_VNNI
-  static int have = -1;
-  if (g_atomic_int_get (&have) < 0)
-    {
-      __builtin_cpu_init ();
-      g_atomic_int_set (&have, _owb_cpu_has_avx512 () && __builtin_cpu_supports ("avx512vnni"));
-    }
-  return g_atomic_int_get (&have);
-#else
-  return FALSE;
-#endif
-}
-
 static int force_avx2 = -1; /* -1: not yet read from the environment */
-
-static gboolean
-cpu_has_avx2 (void)
-{
-#ifdef HAVE_X86_VNNI
-  static int have = -1;
-  if (g_atomic_int_get (&have) < 0)
-    {
-      __builtin_cpu_init ();
-      g_atomic_int_set (&have, __builtin_cpu_supports ("avx2"));
-    }
-  return g_atomic_int_get (&have);
-#else
-  return FALSE;
-#endif
-}
 
 static gboolean
 avx2_forced (void)
@@ -765,31 +779,10 @@ avx2_forced (void)
 
 static int force_no_amx = -1; /* -1: not yet read from the environment */
 
-/* AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits 24, 25), and the kernel's leave to use the tile data
- * (asked once for the process: Linux enables it per process on request). */
-static gboolean
-cpu_has_amx (void)
-{
-#if defined(HAVE_X86_VNNI) && defined(__linux__)
-  static int have = -1;
-  if (g_atomic_int_get (&have) < 0)
-    {
-      unsigned eax, ebx, ecx, edx;
-      gboolean ok = __get_cpuid_count (7, 0, &eax, &ebx, &ecx, &edx) && (edx >> 24 & 1) && (edx >> 25 & 1);
-      /* ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA */
-      ok = ok && syscall (SYS_arch_prctl, 0x1023, 18) == 0;
-      g_atomic_int_set (&have, ok);
-    }
-  return g_atomic_int_get (&have);
-#else
-  return FALSE;
-#endif
-}
-
 gboolean
 _owb_qgemm_uses_amx (void)
 {
-  return !env_switch (&force_no_amx, "OWB_QGEMM_NO_AMX") && _owb_qgemm_uses_vnni () && cpu_has_amx ();
+  return !env_switch (&force_no_amx, "OWB_QGEMM_NO_AMX") && _owb_qgemm_uses_vnni () && cpu_has (CPU_AMX);
 }
 
 void
@@ -801,7 +794,7 @@ _owb_qgemm_force_no_amx (gboolean force)
 gboolean
 _owb_qgemm_uses_vnni (void)
 {
-  return !env_switch (&force_portable, "OWB_QGEMM_PORTABLE") && !avx2_forced () && cpu_has_vnni ();
+  return !env_switch (&force_portable, "OWB_QGEMM_PORTABLE") && !avx2_forced () && cpu_has (CPU_VNNI);
 }
 
 void
@@ -814,7 +807,7 @@ gboolean
 _owb_qgemm_uses_avx2 (void)
 {
   gboolean vnni = _owb_qgemm_uses_vnni (); /* also reads the environment */
-  return !g_atomic_int_get (&force_portable) && !vnni && cpu_has_avx2 ();
+  return !g_atomic_int_get (&force_portable) && !vnni && cpu_has (CPU_AVX2);
 }
 
 void
