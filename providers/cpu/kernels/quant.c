@@ -439,18 +439,42 @@ check_zero_point (OwbKernelContext *ctx, const OwbTensor *zp, const OwbTensor *q
   return TRUE;
 }
 
+/* The inputs QuantizeLinear and DequantizeLinear share: the scale and the optional zero point, laid
+ * out over X in *layout, the zero point's type checked against the 8-bit side (Y when quantizing,
+ * X when not). FALSE, with the error set, when they do not fit. */
+static gboolean
+quant_inputs (OwbKernelContext *ctx, gboolean quantize, const OwbTensor **scale, const OwbTensor **zp,
+              QuantLayout *layout, GError **error)
+{
+  const OwbTensor *x = ctx->inputs[0];
+  *scale = ctx->inputs[1];
+  *zp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  return quant_layout (ctx, x, *scale, *zp, layout, error)
+         && check_zero_point (ctx, *zp, quantize ? ctx->outputs[0] : x, quantize ? "y" : "x", error);
+}
+
+/* Runs range over X in chunks of CHUNK elements on the pool, then frees s and z, the copies of
+ * the scale and zero point that the job read. */
+static gboolean
+run_chunks_take_params (OwbKernelContext *ctx, const OwbTensor *x, OwbParallelFunc range, gpointer job, double *s,
+                        double *z)
+{
+  owb_parallel_for (ctx->pool, (x->nelems + CHUNK - 1) / CHUNK, 16, range, job);
+  g_free (s);
+  g_free (z);
+  return TRUE;
+}
+
 static gboolean
 compute_quantize_linear (OwbKernelContext *ctx, GError **error)
 {
   /* per tensor, float32 to 8 bits: cpu-quantize-fast.c */
   if (_owb_cpu_quantize_linear_fast (ctx))
     return TRUE;
-  const OwbTensor *x = ctx->inputs[0], *scale = ctx->inputs[1];
-  const OwbTensor *zp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  const OwbTensor *x = ctx->inputs[0], *scale, *zp;
   OwbTensor *y = ctx->outputs[0];
   QuantizeJob j = { .x = x, .y = y };
-
-  if (!quant_layout (ctx, x, scale, zp, &j.layout, error) || !check_zero_point (ctx, zp, y, "y", error))
+  if (!quant_inputs (ctx, TRUE, &scale, &zp, &j.layout, error))
     return FALSE;
   j.is_int = int_range (y->dtype, &j.lo, &j.hi);
   if (!j.is_int && !minifloat_of (y->dtype))
@@ -473,11 +497,7 @@ compute_quantize_linear (OwbKernelContext *ctx, GError **error)
   j.zp_all_zero = TRUE;
   for (int64_t i = 0; z && i < zp->nelems; i++)
     j.zp_all_zero = j.zp_all_zero && z[i] == 0;
-  int64_t items = (x->nelems + CHUNK - 1) / CHUNK;
-  owb_parallel_for (ctx->pool, items, 16, quantize_range, &j);
-  g_free (s);
-  g_free (z);
-  return TRUE;
+  return run_chunks_take_params (ctx, x, quantize_range, &j, s, z);
 }
 
 typedef struct {
@@ -517,12 +537,10 @@ compute_dequantize_linear (OwbKernelContext *ctx, GError **error)
   /* per tensor, 8 bits to float32: cpu-quantize-fast.c */
   if (_owb_cpu_dequantize_linear_fast (ctx))
     return TRUE;
-  const OwbTensor *x = ctx->inputs[0], *scale = ctx->inputs[1];
-  const OwbTensor *zp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  const OwbTensor *x = ctx->inputs[0], *scale, *zp;
   OwbTensor *y = ctx->outputs[0];
   DequantizeJob j = { .x = x, .y = y };
-
-  if (!quant_layout (ctx, x, scale, zp, &j.layout, error) || !check_zero_point (ctx, zp, x, "x", error))
+  if (!quant_inputs (ctx, FALSE, &scale, &zp, &j.layout, error))
     return FALSE;
   if (y->dtype != OWB_TYPE_FLOAT && y->dtype != OWB_TYPE_FLOAT16 && y->dtype != OWB_TYPE_BFLOAT16
       && y->dtype != OWB_TYPE_DOUBLE)
@@ -533,11 +551,7 @@ compute_dequantize_linear (OwbKernelContext *ctx, GError **error)
   double *s = dup_doubles (scale), *z = dup_doubles (zp);
   j.scale = s;
   j.zp = z;
-  int64_t items = (x->nelems + CHUNK - 1) / CHUNK;
-  owb_parallel_for (ctx->pool, items, 16, dequantize_range, &j);
-  g_free (s);
-  g_free (z);
-  return TRUE;
+  return run_chunks_take_params (ctx, x, dequantize_range, &j, s, z);
 }
 
 /* ---- DynamicQuantizeLinear ---- */
@@ -1178,43 +1192,63 @@ row_next (int r, const int64_t *dims, const int64_t *sa, const int64_t *sb, int6
     }
 }
 
-/* ---- QLinearBinaryLookup (ai.onnx.workbench) ---- */
-
+/* The bytes of A and B broadcast to Y's shape, walked by rows of Y (all its dims but the last),
+ * each a run of the last dim: the two 8-bit binary ops below. */
 typedef struct {
-  const uint8_t *a, *b, *table;
+  const uint8_t *a, *b;
   uint8_t *y;
   int rank;
   int64_t dims[OWB_MAX_RANK], sa[OWB_MAX_RANK], sb[OWB_MAX_RANK]; /* Y's dims; A's and B's strides (0: broadcast) */
+} ByteRows;
+
+/* One row: inner outputs at y from a and b, read with steps ia and ib. */
+typedef void (*ByteRowFunc) (gconstpointer job, const uint8_t *a, const uint8_t *b, uint8_t *y, int64_t inner,
+                             int64_t ia, int64_t ib);
+
+/* Rows begin..end of w, each handed to row; inlined, so that row is a direct call. */
+static inline __attribute__ ((always_inline)) void
+byte_rows_walk (const ByteRows *w, int64_t begin, int64_t end, ByteRowFunc row, gconstpointer job)
+{
+  int r = w->rank;
+  int64_t inner = r ? w->dims[r - 1] : 1, ia = r ? w->sa[r - 1] : 0, ib = r ? w->sb[r - 1] : 0;
+  int64_t idx[OWB_MAX_RANK], oa, ob;
+  row_offsets (r, w->dims, w->sa, w->sb, begin, &oa, &ob, idx);
+  for (int64_t i = begin; i < end; i++, row_next (r, w->dims, w->sa, w->sb, &oa, &ob, idx))
+    row (job, w->a + oa, w->b + ob, w->y + i * inner, inner, ia, ib);
+}
+
+/* ---- QLinearBinaryLookup (ai.onnx.workbench) ---- */
+
+typedef struct {
+  ByteRows rows;
+  const uint8_t *table;
 } BinaryLookupJob;
 
-/* Rows of Y (all its dims but the last), each a run of the last dim. */
+static void
+binary_lookup_row (gconstpointer job, const uint8_t *a, const uint8_t *b, uint8_t *y, int64_t inner, int64_t ia,
+                   int64_t ib)
+{
+  const uint8_t *t = ((const BinaryLookupJob *) job)->table;
+  /* the common runs without stride arithmetic: same shapes, and B one value along the row */
+  if (ia == 1 && ib == 1)
+    for (int64_t k = 0; k < inner; k++)
+      y[k] = t[(unsigned) a[k] << 8 | b[k]];
+  else if (ia == 1 && ib == 0)
+    {
+      const uint8_t *tb = t + b[0];
+      for (int64_t k = 0; k < inner; k++)
+        y[k] = tb[(unsigned) a[k] << 8];
+    }
+  else
+    for (int64_t k = 0; k < inner; k++)
+      y[k] = t[(unsigned) a[k * ia] << 8 | b[k * ib]];
+}
+
 static void
 binary_lookup_rows (int64_t begin, int64_t end, gpointer data)
 {
   const BinaryLookupJob *j = data;
-  int r = j->rank;
-  int64_t inner = r ? j->dims[r - 1] : 1, ia = r ? j->sa[r - 1] : 0, ib = r ? j->sb[r - 1] : 0;
-  int64_t idx[OWB_MAX_RANK], oa, ob;
-  row_offsets (r, j->dims, j->sa, j->sb, begin, &oa, &ob, idx);
-  for (int64_t row = begin; row < end; row++, row_next (r, j->dims, j->sa, j->sb, &oa, &ob, idx))
-    {
-      const uint8_t *a = j->a + oa, *b = j->b + ob;
-      uint8_t *y = j->y + row * inner;
-      const uint8_t *t = j->table;
-      /* the common runs without stride arithmetic: same shapes, and B one value along the row */
-      if (ia == 1 && ib == 1)
-        for (int64_t k = 0; k < inner; k++)
-          y[k] = t[(unsigned) a[k] << 8 | b[k]];
-      else if (ia == 1 && ib == 0)
-        {
-          const uint8_t *tb = t + b[0];
-          for (int64_t k = 0; k < inner; k++)
-            y[k] = tb[(unsigned) a[k] << 8];
-        }
-      else
-        for (int64_t k = 0; k < inner; k++)
-          y[k] = t[(unsigned) a[k * ia] << 8 | b[k * ib]];
-    }
+  byte_rows_walk (&j->rows, begin, end, binary_lookup_row, j);
 }
 
 /* Strides of t (rank tr) read as Y's rank-r shape, 0 along broadcast dims. */
@@ -1234,29 +1268,39 @@ broadcast_strides (const OwbTensor *t, int r, const int64_t *dims, int64_t *st)
   return TRUE;
 }
 
+/* Lays A and B over Y's shape in w (coalesced) and runs `rows` over Y's rows on the pool; FALSE,
+ * with the error set, when A or B do not broadcast to Y. */
 static gboolean
-compute_qlinear_binary_lookup (OwbKernelContext *ctx, GError **error)
+byte_rows_run (OwbKernelContext *ctx, const OwbTensor *a, const OwbTensor *b, const OwbTensor *y, ByteRows *w,
+               OwbParallelFunc rows, gpointer job, GError **error)
 {
-  const OwbTensor *a = ctx->inputs[0], *b = ctx->inputs[1], *t = ctx->inputs[2];
-  OwbTensor *y = ctx->outputs[0];
-  BinaryLookupJob j = { a->data, b->data, t->data, y->data, y->rank };
-  if (t->nelems != 65536 || !is_int8 (t->dtype) || y->dtype != t->dtype || a->rank > y->rank || b->rank > y->rank)
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "Table must hold 65536 uint8 or int8 values of Y's type");
-      return FALSE;
-    }
-  memcpy (j.dims, y->dims, sizeof (int64_t) * y->rank);
-  if (!broadcast_strides (a, y->rank, j.dims, j.sa) || !broadcast_strides (b, y->rank, j.dims, j.sb))
+  w->rank = y->rank;
+  memcpy (w->dims, y->dims, sizeof (int64_t) * y->rank);
+  if (!broadcast_strides (a, y->rank, w->dims, w->sa) || !broadcast_strides (b, y->rank, w->dims, w->sb))
     {
       owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "A and B do not broadcast to Y");
       return FALSE;
     }
   if (y->nelems == 0)
     return TRUE;
-  j.rank = coalesce_dims (j.rank, j.dims, j.sa, j.sb);
-  int64_t inner = j.rank ? j.dims[j.rank - 1] : 1;
-  owb_parallel_for (ctx->pool, y->nelems / inner, MAX (1, 16384 / inner), binary_lookup_rows, &j);
+  w->rank = coalesce_dims (w->rank, w->dims, w->sa, w->sb);
+  int64_t inner = w->rank ? w->dims[w->rank - 1] : 1;
+  owb_parallel_for (ctx->pool, y->nelems / inner, MAX (1, 16384 / inner), rows, job);
   return TRUE;
+}
+
+static gboolean
+compute_qlinear_binary_lookup (OwbKernelContext *ctx, GError **error)
+{
+  const OwbTensor *a = ctx->inputs[0], *b = ctx->inputs[1], *t = ctx->inputs[2];
+  OwbTensor *y = ctx->outputs[0];
+  BinaryLookupJob j = { { a->data, b->data, y->data }, t->data };
+  if (t->nelems != 65536 || !is_int8 (t->dtype) || y->dtype != t->dtype || a->rank > y->rank || b->rank > y->rank)
+    {
+      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "Table must hold 65536 uint8 or int8 values of Y's type");
+      return FALSE;
+    }
+  return byte_rows_run (ctx, a, b, y, &j.rows, binary_lookup_rows, &j, error);
 }
 
 /* ---- QLinearBinary (ai.onnx.workbench) ---- */
@@ -1266,13 +1310,10 @@ compute_qlinear_binary_lookup (OwbKernelContext *ctx, GError **error)
  * v = a + b or a b, y = saturate (nearbyint (v / sy) + zy), NaN low; one pass over the bytes
  * instead of four over floats. */
 typedef struct {
-  const uint8_t *a, *b;
-  uint8_t *y;
+  ByteRows rows;
   gboolean a_signed, b_signed, y_signed, mul, vector;
   float sa, sb, sy;
   int32_t za, zb, zy;
-  int rank;
-  int64_t dims[OWB_MAX_RANK], st_a[OWB_MAX_RANK], st_b[OWB_MAX_RANK];
 } QBinaryJob;
 
 static inline float
@@ -1323,30 +1364,28 @@ qbinary_avx512 (const QBinaryJob *j, const uint8_t *a, const uint8_t *b, int b_s
 #endif
 
 static void
+qbinary_row (gconstpointer job, const uint8_t *a, const uint8_t *b, uint8_t *y, int64_t inner, int64_t ia, int64_t ib)
+{
+  const QBinaryJob *j = job;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (j->vector && ia == 1 && ib <= 1)
+    {
+      qbinary_avx512 (j, a, b, (int) ib, y, inner);
+      return;
+    }
+#endif
+  for (int64_t k = 0; k < inner; k++)
+    {
+      float q = qbinary_one (j, a[k * ia], b[k * ib]);
+      y[k] = j->y_signed ? (uint8_t) (int8_t) q : (uint8_t) q;
+    }
+}
+
+static void
 qbinary_rows (int64_t begin, int64_t end, gpointer data)
 {
   const QBinaryJob *j = data;
-  int r = j->rank;
-  int64_t inner = r ? j->dims[r - 1] : 1, ia = r ? j->st_a[r - 1] : 0, ib = r ? j->st_b[r - 1] : 0;
-  int64_t idx[OWB_MAX_RANK], oa, ob;
-  row_offsets (r, j->dims, j->st_a, j->st_b, begin, &oa, &ob, idx);
-  for (int64_t row = begin; row < end; row++, row_next (r, j->dims, j->st_a, j->st_b, &oa, &ob, idx))
-    {
-      const uint8_t *a = j->a + oa, *b = j->b + ob;
-      uint8_t *y = j->y + row * inner;
-#if defined(__x86_64__) && defined(__GNUC__)
-      if (j->vector && ia == 1 && ib <= 1)
-        {
-          qbinary_avx512 (j, a, b, (int) ib, y, inner);
-          continue;
-        }
-#endif
-      for (int64_t k = 0; k < inner; k++)
-        {
-          float q = qbinary_one (j, a[k * ia], b[k * ib]);
-          y[k] = j->y_signed ? (uint8_t) (int8_t) q : (uint8_t) q;
-        }
-    }
+  byte_rows_walk (&j->rows, begin, end, qbinary_row, j);
 }
 
 static gboolean
@@ -1371,7 +1410,7 @@ compute_qlinear_binary (OwbKernelContext *ctx, GError **error)
       owb_kernel_set_error (ctx, error, OWB_ERROR_TYPE, "A, B and Y must be 8-bit tensors");
       return FALSE;
     }
-  QBinaryJob j = { a->data, b->data, y->data, a->dtype == OWB_TYPE_INT8, b->dtype == OWB_TYPE_INT8,
+  QBinaryJob j = { { a->data, b->data, y->data }, a->dtype == OWB_TYPE_INT8, b->dtype == OWB_TYPE_INT8,
                    y->dtype == OWB_TYPE_INT8, strcmp (owb_node_get_string (ctx->node, "op", ""), "Mul") == 0 };
   j.sa = ((const float *) ctx->inputs[1]->data)[0];
   j.sb = ((const float *) ctx->inputs[4]->data)[0];
@@ -1379,22 +1418,10 @@ compute_qlinear_binary (OwbKernelContext *ctx, GError **error)
   j.za = (int32_t) owb_tensor_get_double (ctx->inputs[2], 0);
   j.zb = (int32_t) owb_tensor_get_double (ctx->inputs[5], 0);
   j.zy = (int32_t) owb_tensor_get_double (ctx->inputs[7], 0);
-  j.rank = y->rank;
-  memcpy (j.dims, y->dims, sizeof (int64_t) * y->rank);
-  if (!broadcast_strides (a, y->rank, j.dims, j.st_a) || !broadcast_strides (b, y->rank, j.dims, j.st_b))
-    {
-      owb_kernel_set_error (ctx, error, OWB_ERROR_SHAPE, "A and B do not broadcast to Y");
-      return FALSE;
-    }
-  if (y->nelems == 0)
-    return TRUE;
 #if defined(__x86_64__) && defined(__GNUC__)
   j.vector = _owb_cpu_has_avx512 () && _owb_qgemm_uses_vnni ();
 #endif
-  j.rank = coalesce_dims (j.rank, j.dims, j.st_a, j.st_b);
-  int64_t inner = j.rank ? j.dims[j.rank - 1] : 1;
-  owb_parallel_for (ctx->pool, y->nelems / inner, MAX (1, 16384 / inner), qbinary_rows, &j);
-  return TRUE;
+  return byte_rows_run (ctx, a, b, y, &j.rows, qbinary_rows, &j, error);
 }
 
 /* ---- QLinearGlobalAveragePool (ai.onnx.workbench) ---- */
