@@ -6,8 +6,6 @@
 
 #include <owb/owb-quant.h>
 
-#define FUZZ_QUANTIZE_MAX_NODES 4096
-
 static void
 save_and_free (OwbModel *model)
 {
@@ -35,7 +33,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
    * 17-29 s more and even one preparation 5 s more: a libFuzzer timeout that is the harness's
    * cost, not a defect. Loading such graphs is fuzz-model's, optimizing them fuzz-optimize's, and
    * the quantizer's per-node rewriting is the same on a small graph. */
-  if (model->graph->nodes->len > FUZZ_QUANTIZE_MAX_NODES)
+  if (model->graph->nodes->len > FUZZ_MAX_NODES)
     {
       owb_model_unref (model);
       return 0;
