@@ -20,12 +20,6 @@
 
 static char *tmp_dir;
 
-static void
-remove_tmp_dir (void)
-{
-  g_rmdir (tmp_dir);
-}
-
 static const char *const image_extensions[] = { "png", "jpg", "jpeg", "bmp", "ppm", "pgm", "pnm", "png" };
 
 /* Every path the layout can make, relative to the folder; removed after each input. */
@@ -52,6 +46,14 @@ clear_dir (void)
       if (d < G_N_ELEMENTS (sub_dirs))
         g_rmdir (dir);
     }
+}
+
+/* At a normal exit (a crash or a timeout leaves the folder for a look) */
+static void
+remove_tmp_dir (void)
+{
+  clear_dir ();
+  g_rmdir (tmp_dir);
 }
 
 static void

@@ -21,12 +21,6 @@
 static char *tmp_dir;
 
 static void
-remove_tmp_dir (void)
-{
-  g_rmdir (tmp_dir);
-}
-
-static void
 remove_db (const char *path)
 {
   static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
@@ -35,6 +29,15 @@ remove_db (const char *path)
       g_autofree char *p = g_strconcat (path, suffixes[i], NULL);
       g_unlink (p);
     }
+}
+
+/* At a normal exit (a crash or a timeout leaves the folder for a look) */
+static void
+remove_tmp_dir (void)
+{
+  g_autofree char *path = g_build_filename (tmp_dir, "runs.db", NULL);
+  remove_db (path);
+  g_rmdir (tmp_dir);
 }
 
 static void
