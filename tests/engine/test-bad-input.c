@@ -587,8 +587,10 @@ load_seconds (GBytes *bytes)
 
 /* Loading is linear: 100k chained nodes took 3.1 s and 200k 12.9 s, 100k attributes on one node
  * 12.8 s, when appending a node input or an attribute copied the list. Four times the size may
- * cost four times the time; the threshold of 10 leaves room for a loaded machine (the two sizes
- * alternate, and the fastest of three rounds counts) and still catches the quadratic 16. */
+ * cost four times the time, and the quadratic loader cost about 12 (nodes, with its linear part)
+ * and 16 (attributes) times at these sizes. Measured on the loaded machine, fastest of the rounds,
+ * the sizes alternating: nodes 3.5-5.3x (4.1-5.0x under ASan), attributes 2.8-8.3x (3.7-8.8x
+ * under ASan: milliseconds, so noisier), hence the limits of 10 and 12. */
 static void
 test_load_linear (void)
 {
@@ -599,14 +601,15 @@ test_load_linear (void)
       g_autoptr (GBytes) a = wide_model_bytes (small, attributes);
       g_autoptr (GBytes) b = wide_model_bytes (large, attributes);
       double ta = G_MAXDOUBLE, tb = G_MAXDOUBLE;
-      for (int round = 0; round < 3; round++)
+      /* attributes take milliseconds: more rounds to find the quiet ones */
+      for (int round = 0; round < (attributes ? 7 : 3); round++)
         {
           ta = MIN (ta, load_seconds (a));
           tb = MIN (tb, load_seconds (b));
         }
       g_test_message ("%s: %d in %.3f s, %d in %.3f s (%.1fx)", attributes ? "attributes" : "chained nodes", small, ta,
                       large, tb, tb / ta);
-      g_assert_cmpfloat (tb, <, 10 * MAX (ta, 0.001));
+      g_assert_cmpfloat (tb, <, (attributes ? 12 : 10) * MAX (ta, 0.001));
     }
 }
 
