@@ -911,6 +911,30 @@ test_image_decoder_png_chunk_claim (void)
   g_test_trap_assert_passed ();
 }
 
+/* An 8 x 8 JPEG whose frame header was made to claim 16000 x 16000 pixels (390 bytes): its data
+ * ends at EOI long before the image does. libjpeg pads such a stream with gray, so it was decoded
+ * in full (26 s, 768 MB; 4.5 GB as a calibration image); now it is corrupt, an empty image, as a
+ * truncated image is to the ONNX reference. The file is fuzz-calibration's reproducer (its first
+ * byte is the harness's folder kind). */
+static void
+test_image_decoder_jpeg_cut_short (void)
+{
+  g_autofree char *path = g_build_filename (g_getenv ("OWB_SOURCE_ROOT"), "tests", "fuzz", "regressions", "calibration",
+                                            "jpeg-claims-16000x16000-pixels", NULL);
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  g_assert_true (g_file_get_contents (path, &data, &len, NULL));
+  GError *error = NULL;
+  g_autoptr (OwbTensor) y = decode (data + 1, len - 1, NULL, &error);
+  if (y == NULL) /* a build without libjpeg */
+    {
+      check_error (error, OWB_ERROR_UNSUPPORTED_OP, "JPEG");
+      g_clear_error (&error);
+      return;
+    }
+  assert_shape (y, 3, (int64_t[]){ 0, 0, 3 });
+}
+
 static void
 test_image_decoder (void)
 {
@@ -1011,5 +1035,6 @@ main (int argc, char **argv)
   g_test_add_func ("/signal/deform-conv", test_deform_conv);
   g_test_add_func ("/signal/image-decoder", test_image_decoder);
   g_test_add_func ("/signal/image-decoder/png-chunk-claim", test_image_decoder_png_chunk_claim);
+  g_test_add_func ("/signal/image-decoder/jpeg-cut-short", test_image_decoder_jpeg_cut_short);
   return g_test_run ();
 }
