@@ -15,3 +15,5 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 #define FUZZ_MAX_INPUT_ELEMENTS 4096
 /* A run is cancelled after this long (a Loop whose trip count comes from the input). */
 #define FUZZ_RUN_SECONDS 2
+/* fuzz-run and fuzz-quantize run or quantize graphs of at most this many nodes (see there). */
+#define FUZZ_MAX_NODES 4096

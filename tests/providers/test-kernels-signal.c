@@ -877,6 +877,64 @@ decode (const void *data, gsize n, Setup setup, GError **error)
   return y;
 }
 
+#include <sys/resource.h>
+
+/* A 103-byte PNG (found by fuzz-calibration): an 8x8 palette image whose tEXt chunk claims
+ * 1,006,632,997 bytes. libpng allocated the claim before finding the file too short: the decoder's
+ * process peaked at 1 GB. In a subprocess, so that the peak is this decode's. */
+static void
+test_image_decoder_png_chunk_claim (void)
+{
+  if (g_test_subprocess ())
+    {
+      static const guint8 png[] = {
+        0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n',
+        0, 0, 0, 13, 'I', 'H', 'D', 'R', 0, 0, 0, 8, 0, 0, 0, 8, 8, 3, 0, 0, 0, 0xf3, 0xd1, 0x4e, 0xb9,
+        0x3c, 0, 0, 0x25, 't', 'E', 'X', 't', 'k', 'e', 'y', 0, 'v', 'a', 'l', 'u', 'e',
+      };
+      GError *error = NULL;
+      g_autoptr (OwbTensor) y = decode (png, sizeof png, NULL, &error);
+      if (y == NULL) /* a build without libpng */
+        {
+          check_error (error, OWB_ERROR_UNSUPPORTED_OP, "PNG");
+          g_clear_error (&error);
+          return;
+        }
+      assert_shape (y, 3, (int64_t[]){ 0, 0, 3 });
+      struct rusage usage;
+      getrusage (RUSAGE_SELF, &usage);
+      g_test_message ("peak RSS %ld KiB", usage.ru_maxrss);
+      g_assert_cmpint (usage.ru_maxrss, <, 256 * 1024);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 120 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
+/* An 8 x 8 JPEG whose frame header was made to claim 16000 x 16000 pixels (390 bytes): its data
+ * ends at EOI long before the image does. libjpeg pads such a stream with gray, so it was decoded
+ * in full (26 s, 768 MB; 4.5 GB as a calibration image); now it is corrupt, an empty image, as a
+ * truncated image is to the ONNX reference. The file is fuzz-calibration's reproducer (its first
+ * byte is the harness's folder kind). */
+static void
+test_image_decoder_jpeg_cut_short (void)
+{
+  g_autofree char *path = g_build_filename (g_getenv ("OWB_SOURCE_ROOT"), "tests", "fuzz", "regressions", "calibration",
+                                            "jpeg-claims-16000x16000-pixels", NULL);
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  g_assert_true (g_file_get_contents (path, &data, &len, NULL));
+  GError *error = NULL;
+  g_autoptr (OwbTensor) y = decode (data + 1, len - 1, NULL, &error);
+  if (y == NULL) /* a build without libjpeg */
+    {
+      check_error (error, OWB_ERROR_UNSUPPORTED_OP, "JPEG");
+      g_clear_error (&error);
+      return;
+    }
+  assert_shape (y, 3, (int64_t[]){ 0, 0, 3 });
+}
+
 static void
 test_image_decoder (void)
 {
@@ -976,5 +1034,7 @@ main (int argc, char **argv)
   g_test_add_func ("/signal/nms", test_nms);
   g_test_add_func ("/signal/deform-conv", test_deform_conv);
   g_test_add_func ("/signal/image-decoder", test_image_decoder);
+  g_test_add_func ("/signal/image-decoder/png-chunk-claim", test_image_decoder_png_chunk_claim);
+  g_test_add_func ("/signal/image-decoder/jpeg-cut-short", test_image_decoder_jpeg_cut_short);
   return g_test_run ();
 }
