@@ -403,6 +403,16 @@ owb_prof_db_load_run (OwbProfDb *self, gint64 id, GError **error)
   sqlite3_finalize (st);
   if (rc != SQLITE_DONE)
     goto fail;
+  /* The iteration numbers come from the file: one damaged event (iteration 2^31, or a negative one
+   * read back as a huge unsigned) would make the statistics allocate gigabytes. */
+  guint n_iter = _owb_prof_run_n_iterations (run);
+  if ((guint64) MAX (run->nodes->len, 1) * n_iter > OWB_PROF_MAX_CELLS)
+    {
+      g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT,
+                   "%s: run %" G_GINT64_FORMAT " is damaged or too large: %u nodes over %u iterations", self->path,
+                   id, run->nodes->len, n_iter);
+      return NULL;
+    }
   return g_steal_pointer (&run);
 
 fail:

@@ -5,8 +5,8 @@
 #include <math.h>
 #include <string.h>
 
-static guint
-n_iterations (const OwbProfRun *run)
+guint
+_owb_prof_run_n_iterations (const OwbProfRun *run)
 {
   /* an imported profile may have events past its last model_run; count what the events say */
   guint n = run->iterations->len;
@@ -56,7 +56,7 @@ slowest_first (gconstpointer a, gconstpointer b)
 GArray *
 owb_prof_run_dup_node_stats (const OwbProfRun *run)
 {
-  guint n_iter = n_iterations (run), n_nodes = run->nodes->len;
+  guint n_iter = _owb_prof_run_n_iterations (run), n_nodes = run->nodes->len;
   GArray *rows = g_array_sized_new (FALSE, TRUE, sizeof (OwbProfStat), n_nodes);
   g_autofree double *times = g_new0 (double, (gsize) MAX (n_nodes, 1) * n_iter);
   g_autofree guint *calls = g_new0 (guint, MAX (n_nodes, 1));
@@ -85,7 +85,7 @@ owb_prof_run_dup_node_stats (const OwbProfRun *run)
 GArray *
 owb_prof_run_dup_op_stats (const OwbProfRun *run)
 {
-  guint n_iter = n_iterations (run);
+  guint n_iter = _owb_prof_run_n_iterations (run);
   g_autoptr (GHashTable) index = g_hash_table_new (g_str_hash, g_str_equal);
   g_autofree guint *op_of = g_new (guint, MAX (run->nodes->len, 1));
   GArray *rows = g_array_new (FALSE, TRUE, sizeof (OwbProfStat));
@@ -131,7 +131,7 @@ owb_prof_run_get_median_ms (const OwbProfRun *run)
 void
 owb_prof_run_get_wall_split (const OwbProfRun *run, OwbProfWallSplit *split)
 {
-  guint n_iter = n_iterations (run);
+  guint n_iter = _owb_prof_run_n_iterations (run);
   memset (split, 0, sizeof *split);
   split->thread_busy_ms = g_array_new (FALSE, TRUE, sizeof (double));
   double wall = 0, nodes = 0;
@@ -177,7 +177,7 @@ by_first_start (gconstpointer a, gconstpointer b, gpointer data)
 GArray *
 owb_prof_run_dup_critical_path (const OwbProfRun *run, double *total_ms)
 {
-  guint n_nodes = run->nodes->len, n_iter = n_iterations (run);
+  guint n_nodes = run->nodes->len, n_iter = _owb_prof_run_n_iterations (run);
   g_autofree double *times = g_new0 (double, (gsize) MAX (n_nodes, 1) * n_iter);
   g_autofree gint64 *first_start = g_new (gint64, MAX (n_nodes, 1));
   for (guint n = 0; n < n_nodes; n++)

@@ -158,6 +158,42 @@ test_store_and_load (void)
   prof_test_tmpdir_remove (dir);
 }
 
+/* Iteration numbers are read from the file: a damaged event (an iteration of 2^30, or -1 read back
+ * as 2^32 - 1) made the statistics ask for nodes x 2^30 doubles (9.6 GB in the fuzz-profile
+ * reproducer, an abort). The load refuses such a run with an error naming it. */
+static void
+test_damaged_iteration (void)
+{
+  GError *error = NULL;
+  g_autofree char *dir = prof_test_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "runs.sqlite", NULL);
+  g_autoptr (OwbModel) sample = load_sample ();
+  g_autoptr (OwbProfRun) run = prof_test_record (sample, OWB_OPTIMIZE_DISABLED, 1, 3);
+  OwbProfDb *db = owb_prof_db_open (path, TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_true (owb_prof_db_store_run (db, run, &error));
+  owb_prof_db_close (db);
+
+  const char *damage[] = { "UPDATE events SET iteration = 1073741824 WHERE rowid = (SELECT max (rowid) FROM events)",
+                           "UPDATE events SET iteration = -1 WHERE rowid = (SELECT min (rowid) FROM events)" };
+  for (guint d = 0; d < G_N_ELEMENTS (damage); d++)
+    {
+      sqlite3 *raw = NULL;
+      g_assert_cmpint (sqlite3_open (path, &raw), ==, SQLITE_OK);
+      g_assert_cmpint (sqlite3_exec (raw, damage[d], NULL, NULL, NULL), ==, SQLITE_OK);
+      sqlite3_close (raw);
+      db = owb_prof_db_open (path, FALSE, &error);
+      g_assert_no_error (error);
+      OwbProfRun *back = owb_prof_db_load_run (db, run->id, &error);
+      g_assert_null (back);
+      g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT);
+      g_assert_nonnull (strstr (error->message, "damaged or too large"));
+      g_clear_error (&error);
+      owb_prof_db_close (db);
+    }
+  prof_test_tmpdir_remove (dir);
+}
+
 static void
 test_statistics (void)
 {
@@ -422,6 +458,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/prof-store/store-and-load", test_store_and_load);
   g_test_add_func ("/prof-store/statistics", test_statistics);
+  g_test_add_func ("/prof-store/damaged-iteration", test_damaged_iteration);
   g_test_add_func ("/prof-store/critical-path-branches", test_critical_path_branches);
   g_test_add_func ("/prof-store/compare", test_compare);
   g_test_add_func ("/prof-store/compare-by-op-type", test_compare_by_op_type);
