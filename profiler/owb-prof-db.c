@@ -254,6 +254,33 @@ column_dup (sqlite3_stmt *st, int i)
   return g_strdup (text ? (const char *) text : "");
 }
 
+/* A damaged file can make a query loop: an index page that points back at itself gave
+ * owb_prof_db_list_runs rows without end (fuzz-profile: 24 GB before the kernel killed it). Every
+ * stored row takes at least a byte of the file, so a query over one table that returns more rows
+ * than the file has bytes is reading a damaged database; the loops below stop there. */
+static gint64
+row_budget (OwbProfDb *self)
+{
+  sqlite3_stmt *st = NULL;
+  gint64 bytes = 0;
+  if (sqlite3_prepare_v2 (self->db, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", -1, &st,
+                          NULL) == SQLITE_OK &&
+      sqlite3_step (st) == SQLITE_ROW)
+    bytes = sqlite3_column_int64 (st, 0);
+  sqlite3_finalize (st);
+  return MAX (bytes, 4096);
+}
+
+static gboolean
+over_budget (OwbProfDb *self, gint64 *rows, gint64 budget, GError **error)
+{
+  if (++*rows <= budget)
+    return FALSE;
+  g_set_error (error, OWB_ERROR, OWB_ERROR_IO, "%s: the database is damaged (a query returned more rows than the file holds)",
+               self->path);
+  return TRUE;
+}
+
 /* A JSON array of names (as nodes.inputs) as a NULL-terminated array, through SQLite's json_each. */
 static char **
 names_from_json (OwbProfDb *self, sqlite3_stmt *names, const char *json)
@@ -325,8 +352,16 @@ owb_prof_db_load_run (OwbProfDb *self, gint64 id, GError **error)
   if (!prepare (self, "SELECT start_ns, duration_ns FROM iterations WHERE run_id = ?1 ORDER BY iteration", &st, error))
     return NULL;
   sqlite3_bind_int64 (st, 1, id);
+  gint64 budget = row_budget (self), rows = 0;
   while ((rc = sqlite3_step (st)) == SQLITE_ROW)
-    owb_prof_run_add_iteration (run, sqlite3_column_int64 (st, 0), sqlite3_column_int64 (st, 1));
+    {
+      if (over_budget (self, &rows, budget, error))
+        {
+          sqlite3_finalize (st);
+          return NULL;
+        }
+      owb_prof_run_add_iteration (run, sqlite3_column_int64 (st, 0), sqlite3_column_int64 (st, 1));
+    }
   sqlite3_finalize (st);
   if (rc != SQLITE_DONE)
     goto fail;
@@ -342,8 +377,15 @@ owb_prof_db_load_run (OwbProfDb *self, gint64 id, GError **error)
       return NULL;
     }
   sqlite3_bind_int64 (st, 1, id);
+  rows = 0;
   while ((rc = sqlite3_step (st)) == SQLITE_ROW)
     {
+      if (over_budget (self, &rows, budget, error))
+        {
+          sqlite3_finalize (st);
+          sqlite3_finalize (names);
+          return NULL;
+        }
       LoadedNode *n = g_new0 (LoadedNode, 1);
       gint64 *key = g_new (gint64, 1);
       *key = sqlite3_column_int64 (st, 0);
@@ -372,8 +414,14 @@ owb_prof_db_load_run (OwbProfDb *self, gint64 id, GError **error)
                 error))
     return NULL;
   sqlite3_bind_int64 (st, 1, id);
+  rows = 0;
   while ((rc = sqlite3_step (st)) == SQLITE_ROW)
     {
+      if (over_budget (self, &rows, budget, error))
+        {
+          sqlite3_finalize (st);
+          return NULL;
+        }
       gint64 node_id = sqlite3_column_int64 (st, 0);
       LoadedNode *n = g_hash_table_lookup (nodes, &node_id);
       if (!n)
@@ -503,8 +551,11 @@ owb_prof_db_list_runs (OwbProfDb *self, const char *model_hash, GError **error)
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) owb_prof_run_summary_free);
   g_autoptr (GArray) durations = g_array_new (FALSE, FALSE, sizeof (double));
   int rc;
+  gint64 budget = row_budget (self), rows = 0;
   while ((rc = sqlite3_step (st)) == SQLITE_ROW)
     {
+      if (over_budget (self, &rows, budget, error))
+        break;
       OwbProfRunSummary *s = g_new0 (OwbProfRunSummary, 1);
       s->id = sqlite3_column_int64 (st, 0);
       s->label = column_dup (st, 1);
@@ -518,7 +569,8 @@ owb_prof_db_list_runs (OwbProfDb *self, const char *model_hash, GError **error)
       s->n_events = (guint64) sqlite3_column_int64 (st, 9);
       g_array_set_size (durations, 0);
       sqlite3_bind_int64 (times, 1, s->id);
-      while (sqlite3_step (times) == SQLITE_ROW)
+      gint64 time_rows = 0;
+      while (sqlite3_step (times) == SQLITE_ROW && time_rows++ < budget)
         {
           double ms = sqlite3_column_int64 (times, 0) / 1e6;
           g_array_append_val (durations, ms);
@@ -530,6 +582,11 @@ owb_prof_db_list_runs (OwbProfDb *self, const char *model_hash, GError **error)
     }
   sqlite3_finalize (st);
   sqlite3_finalize (times);
+  if (rc == SQLITE_ROW) /* stopped by the row budget; the error is set */
+    {
+      g_ptr_array_unref (out);
+      return NULL;
+    }
   if (rc != SQLITE_DONE)
     {
       _owb_prof_set_sqlite_error (error, self->db, self->path);
