@@ -11,13 +11,14 @@
 #include "owb-graph-pane.h"
 #include "owb-graph-view.h"
 #include "owb-page-util.h"
+#include "owb-page.h"
 
 /* Original names listed in a created-node row's title; the rest are counted. */
 #define MAX_ORIGINS_SHOWN 4
 
 struct _OwbOptimizePage
 {
-  GtkWidget parent_instance;
+  OwbPage parent_instance;
 
   GtkPaned *paned;
   GtkDropDown *level_dropdown;
@@ -39,8 +40,6 @@ struct _OwbOptimizePage
   OwbGraphView *optimized_view;
   GtkStack *optimized_stack;
 
-  OwbDocument *document;
-  gulong prepared_handler;
   /* The document model the original view shows, to notice when the document loads another. */
   OwbModel *original;
 
@@ -48,10 +47,6 @@ struct _OwbOptimizePage
   GPtrArray *pass_switches; /* of GtkSwitch *, same order */
   GPtrArray *result_rows; /* of GtkWidget *, the rows in results_list */
   guint results_serial;   /* bumped when the rows go, so pending fills stop */
-
-  GCancellable *cancellable;
-  gboolean busy;
-  gboolean disposed;
 
   OwbModel *optimized;
   OwbOptimizeReport *report;
@@ -62,15 +57,7 @@ struct _OwbOptimizePage
   GtkWidget *save_dialog;  /* the Save As dialog while it is open */
 };
 
-G_DEFINE_FINAL_TYPE (OwbOptimizePage, owb_optimize_page, GTK_TYPE_WIDGET)
-
-enum {
-  PROP_0,
-  PROP_BUSY,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
+G_DEFINE_FINAL_TYPE (OwbOptimizePage, owb_optimize_page, OWB_TYPE_PAGE)
 
 /* The dropdown lists the levels that do something, from basic up. */
 static OwbOptimizeLevel
@@ -94,18 +81,30 @@ level_label (OwbOptimizeLevel level)
     }
 }
 
+/* What the page shows while it works (optimizing or saving) and after. */
 static void
-set_busy (OwbOptimizePage *self, gboolean busy, const char *message)
+update (OwbPage *page)
 {
-  self->busy = busy;
+  OwbOptimizePage *self = OWB_OPTIMIZE_PAGE (page);
+  gboolean busy = owb_page_get_busy (page);
+  OwbDocument *document = owb_page_get_document (page);
   gtk_widget_set_visible (self->progress_box, busy);
   gtk_widget_set_visible (GTK_WIDGET (self->cancel_button), busy);
   gtk_spinner_set_spinning (self->spinner, busy);
-  gtk_label_set_text (self->progress_label, message != NULL ? message : "");
+  if (!busy)
+    gtk_label_set_text (self->progress_label, "");
   gtk_widget_set_sensitive (GTK_WIDGET (self->optimize_button),
-                            !busy && self->document != NULL && owb_document_get_model (self->document) != NULL);
+                            !busy && document != NULL && owb_document_get_model (document) != NULL);
   gtk_widget_set_sensitive (GTK_WIDGET (self->save_button), !busy && self->optimized != NULL);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+}
+
+/* Starts a piece of work (a run or a save) that message describes; returns its cancellable. */
+static GCancellable *
+start_work (OwbOptimizePage *self, const char *message)
+{
+  gtk_label_set_text (self->progress_label, message);
+  owb_page_set_busy (OWB_PAGE (self), g_cancellable_new ());
+  return owb_page_get_cancellable (OWB_PAGE (self));
 }
 
 static void
@@ -145,7 +144,7 @@ clear_results (OwbOptimizePage *self)
   g_hash_table_remove_all (self->created_index);
   g_clear_pointer (&self->report, owb_optimize_report_free);
   g_clear_pointer (&self->optimized, owb_model_unref);
-  if (!self->disposed)
+  if (!owb_page_get_disposed (OWB_PAGE (self)))
     {
       owb_graph_view_set_graph (self->optimized_view, NULL, NULL, NULL);
       owb_graph_view_set_highlight (self->original_view, NULL);
@@ -423,7 +422,7 @@ fill_step (gpointer data)
 {
   Fill *fill = data;
   OwbOptimizePage *self = fill->self;
-  if (self->disposed || fill->serial != self->results_serial)
+  if (owb_page_get_disposed (OWB_PAGE (self)) || fill->serial != self->results_serial)
     return G_SOURCE_REMOVE;
   const OwbPassReport *pass = fill->pass;
   guint total = pass->created->len + pass->near_misses->len;
@@ -596,13 +595,13 @@ optimize_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
   OptimizeResult *result = g_task_propagate_pointer (G_TASK (res), &error);
 
   /* A run that a newer one or the document replaced: only the newest updates the page. */
-  if (self->disposed || g_task_get_cancellable (G_TASK (res)) != self->cancellable)
+  if (owb_page_get_disposed (OWB_PAGE (self))
+      || g_task_get_cancellable (G_TASK (res)) != owb_page_get_cancellable (OWB_PAGE (self)))
     {
       g_clear_pointer (&result, optimize_result_free);
       return;
     }
-  g_clear_object (&self->cancellable);
-  set_busy (self, FALSE, NULL);
+  owb_page_set_busy (OWB_PAGE (self), NULL);
   if (result == NULL)
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -626,7 +625,7 @@ optimize_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
   owb_graph_view_set_graph (self->optimized_view, self->optimized->graph, owb_model_ref (self->optimized),
                             (GDestroyNotify) owb_model_unref);
   gtk_stack_set_visible_child_name (self->optimized_stack, "graph");
-  set_busy (self, FALSE, NULL);
+  owb_page_update (OWB_PAGE (self));
 }
 
 /**
@@ -639,15 +638,16 @@ void
 owb_optimize_page_run (OwbOptimizePage *self)
 {
   g_return_if_fail (OWB_IS_OPTIMIZE_PAGE (self));
-  if (self->busy || self->document == NULL || owb_document_get_model (self->document) == NULL)
+  OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+  if (owb_page_get_busy (OWB_PAGE (self)) || document == NULL || owb_document_get_model (document) == NULL)
     return;
 
   OptimizeJob *job = g_new0 (OptimizeJob, 1);
-  job->source = owb_model_ref (owb_document_get_model (self->document));
+  job->source = owb_model_ref (owb_document_get_model (document));
   job->level = selected_level (self);
   job->portable = gtk_switch_get_active (self->portable_switch);
-  job->providers = g_strdup (owb_document_get_providers (self->document) != NULL
-                               ? owb_document_get_providers (self->document) : "cpu");
+  job->providers = g_strdup (owb_document_get_providers (document) != NULL ? owb_document_get_providers (document)
+                                                                              : "cpu");
   g_autoptr (GStrvBuilder) disabled = g_strv_builder_new ();
   for (guint i = 0; i < self->pass_switches->len; i++)
     {
@@ -658,15 +658,14 @@ owb_optimize_page_run (OwbOptimizePage *self)
     }
   job->disabled = g_strv_builder_end (disabled);
 
-  self->cancellable = g_cancellable_new ();
   g_autofree char *message = g_strdup_printf (_("Optimizing at level %s…"), level_label (job->level));
   show_status (self, NULL, FALSE);
-  set_busy (self, TRUE, message);
+  GCancellable *cancellable = start_work (self, message);
 
-  g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->cancellable, NULL, optimize_done_cb, NULL);
+  g_autoptr (GTask) task = owb_document_new_job (document, self, cancellable, NULL, optimize_done_cb, NULL);
   g_task_set_source_tag (task, owb_optimize_page_run);
   g_task_set_task_data (task, job, (GDestroyNotify) optimize_job_free);
-  owb_document_run_job (self->document, task, optimize_thread);
+  owb_document_run_job (document, task, optimize_thread);
 }
 
 static void
@@ -680,11 +679,10 @@ optimize_clicked_cb (OwbOptimizePage *self)
 static void
 cancel_clicked_cb (OwbOptimizePage *self)
 {
-  if (self->cancellable == NULL)
+  if (!owb_page_get_busy (OWB_PAGE (self)))
     return;
-  g_cancellable_cancel (self->cancellable);
-  g_clear_object (&self->cancellable);
-  set_busy (self, FALSE, NULL);
+  owb_page_cancel (OWB_PAGE (self));
+  owb_page_set_busy (OWB_PAGE (self), NULL);
   show_status (self, _("Optimization cancelled"), FALSE);
 }
 
@@ -700,7 +698,7 @@ check_save_target (OwbOptimizePage *self, GFile *file, GError **error)
                            _("There is no optimized model to save yet: optimize first"));
       return NULL;
     }
-  return owb_page_check_save_target (self->document, file, error);
+  return owb_page_check_save_target (owb_page_get_document (OWB_PAGE (self)), file, error);
 }
 
 static gboolean
@@ -770,15 +768,12 @@ save_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
   g_autoptr (GError) error = NULL;
   OwbModel *model = NULL;
   gboolean ok = owb_document_save_model_finish (res, &model, NULL, &error);
-  if (self->disposed)
+  if (owb_page_get_disposed (OWB_PAGE (self)))
     return;
   /* The document may have changed meanwhile (and a new run begun): the file is written either
    * way, but only the current job's end makes the page idle. */
-  if (g_task_get_cancellable (G_TASK (res)) == self->cancellable)
-    {
-      g_clear_object (&self->cancellable);
-      set_busy (self, FALSE, NULL);
-    }
+  if (g_task_get_cancellable (G_TASK (res)) == owb_page_get_cancellable (OWB_PAGE (self)))
+    owb_page_set_busy (OWB_PAGE (self), NULL);
   if (ok)
     report_saved (self, file, model);
   else
@@ -797,11 +792,10 @@ save_in_thread (OwbOptimizePage *self, GFile *file)
     }
   /* Saving cannot be interrupted halfway (it renames a finished temporary file), so the
    * cancellable only keeps this run apart from newer ones. */
-  self->cancellable = g_cancellable_new ();
-  set_busy (self, TRUE, _("Saving…"));
+  GCancellable *cancellable = start_work (self, _("Saving…"));
   gtk_widget_set_visible (GTK_WIDGET (self->cancel_button), FALSE);
-  owb_document_save_model_async (self->document, self, self->optimized, path, self->cancellable, save_done_cb,
-                                 g_object_ref (file));
+  owb_document_save_model_async (owb_page_get_document (OWB_PAGE (self)), self, self->optimized, path, cancellable,
+                                 save_done_cb, g_object_ref (file));
 }
 
 /* The chosen file is checked when the dialog returns, before it asks whether to replace it. */
@@ -823,7 +817,7 @@ save_clicked_cb (OwbOptimizePage *self)
 {
   if (self->optimized == NULL || self->save_dialog != NULL)
     return;
-  GFile *input = owb_document_get_file (self->document);
+  GFile *input = owb_document_get_file (owb_page_get_document (OWB_PAGE (self)));
   g_autofree char *base = input != NULL ? g_file_get_basename (input) : g_strdup ("model.onnx");
   if (g_str_has_suffix (base, ".onnx"))
     base[strlen (base) - strlen (".onnx")] = '\0';
@@ -840,13 +834,13 @@ save_clicked_cb (OwbOptimizePage *self)
 static void
 show_original (OwbOptimizePage *self)
 {
-  OwbModel *model = self->document != NULL ? owb_document_get_model (self->document) : NULL;
+  OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+  OwbModel *model = document != NULL ? owb_document_get_model (document) : NULL;
   if (model == self->original)
     return;
   /* Another model: results of the previous one no longer apply. */
-  owb_page_cancel (&self->cancellable);
-  if (self->busy)
-    set_busy (self, FALSE, NULL);
+  owb_page_cancel (OWB_PAGE (self));
+  owb_page_set_busy (OWB_PAGE (self), NULL);
   clear_results (self);
   show_status (self, NULL, FALSE);
   g_clear_pointer (&self->original, owb_model_unref);
@@ -858,7 +852,7 @@ show_original (OwbOptimizePage *self)
     }
   else
     owb_graph_view_set_graph (self->original_view, NULL, NULL, NULL);
-  set_busy (self, FALSE, NULL);
+  owb_page_update (OWB_PAGE (self));
 }
 
 /* What the level chosen here does, and how it relates to the header's level: the Graph page
@@ -866,7 +860,8 @@ show_original (OwbOptimizePage *self)
 static void
 update_level_subtitle (OwbOptimizePage *self)
 {
-  OwbOptimizeLevel shown = self->document ? owb_document_get_level (self->document) : OWB_OPTIMIZE_DISABLED;
+  OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+  OwbOptimizeLevel shown = document ? owb_document_get_level (document) : OWB_OPTIMIZE_DISABLED;
   g_autofree char *subtitle =
     g_strdup_printf (_("%s. The Graph page shows level %s (the header's)."),
                      owb_page_describe_level (selected_level (self)), level_label (shown));
@@ -874,20 +869,18 @@ update_level_subtitle (OwbOptimizePage *self)
 }
 
 static void
-document_prepared_cb (OwbOptimizePage *self)
+prepared_changed (OwbPage *page)
 {
+  OwbOptimizePage *self = OWB_OPTIMIZE_PAGE (page);
   show_original (self);
   update_level_subtitle (self);
 }
 
-void
-owb_optimize_page_set_document (OwbOptimizePage *self, OwbDocument *document)
+static void
+document_changed (OwbPage *page)
 {
-  g_return_if_fail (OWB_IS_OPTIMIZE_PAGE (self));
-  g_return_if_fail (document == NULL || OWB_IS_DOCUMENT (document));
-  if (!owb_page_set_document (self, &self->document, &self->prepared_handler, document,
-                              G_CALLBACK (document_prepared_cb)))
-    return;
+  OwbOptimizePage *self = OWB_OPTIMIZE_PAGE (page);
+  OwbDocument *document = owb_page_get_document (page);
   if (document != NULL)
     {
       /* Start from the level the window shows when it fuses anything; below that, from
@@ -954,28 +947,11 @@ build_pass_list (OwbOptimizePage *self)
 /* ---- GObject ---- */
 
 static void
-owb_optimize_page_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  OwbOptimizePage *self = OWB_OPTIMIZE_PAGE (object);
-  switch (prop_id)
-    {
-    case PROP_BUSY:
-      g_value_set_boolean (value, self->busy);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 owb_optimize_page_dispose (GObject *object)
 {
   OwbOptimizePage *self = OWB_OPTIMIZE_PAGE (object);
-  self->disposed = TRUE;
-  owb_page_cancel (&self->cancellable);
   if (self->save_dialog)
     gtk_window_destroy (GTK_WINDOW (self->save_dialog));
-  owb_page_set_document (self, &self->document, &self->prepared_handler, NULL, NULL);
   gtk_widget_dispose_template (GTK_WIDGET (self), OWB_TYPE_OPTIMIZE_PAGE);
   G_OBJECT_CLASS (owb_optimize_page_parent_class)->dispose (object);
 }
@@ -1000,15 +976,13 @@ owb_optimize_page_class_init (OwbOptimizePageClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  OwbPageClass *page_class = OWB_PAGE_CLASS (klass);
 
-  object_class->get_property = owb_optimize_page_get_property;
   object_class->dispose = owb_optimize_page_dispose;
   object_class->finalize = owb_optimize_page_finalize;
-
-  /* TRUE while optimizing or saving. */
-  properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE,
-                                                G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  page_class->document_changed = document_changed;
+  page_class->prepared_changed = prepared_changed;
+  page_class->update = update;
 
   g_type_ensure (OWB_TYPE_GRAPH_VIEW);
   g_type_ensure (OWB_TYPE_GRAPH_PANE);
@@ -1034,9 +1008,7 @@ owb_optimize_page_class_init (OwbOptimizePageClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, cancel_clicked_cb);
   gtk_widget_class_bind_template_callback (widget_class, save_clicked_cb);
 
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "optimizepage");
-  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
 }
 
 static void
@@ -1075,13 +1047,6 @@ owb_optimize_page_new (void)
 }
 
 /* ---- For tests and the window ---- */
-
-gboolean
-owb_optimize_page_get_busy (OwbOptimizePage *self)
-{
-  g_return_val_if_fail (OWB_IS_OPTIMIZE_PAGE (self), FALSE);
-  return self->busy;
-}
 
 const OwbOptimizeReport *
 owb_optimize_page_get_report (OwbOptimizePage *self)

@@ -4,15 +4,14 @@
 #pragma once
 
 #include <gtk/gtk.h>
-#include "owb-document.h"
+#include "owb-page.h"
 
 G_BEGIN_DECLS
 
 #define OWB_TYPE_OPTIMIZE_PAGE (owb_optimize_page_get_type ())
-G_DECLARE_FINAL_TYPE (OwbOptimizePage, owb_optimize_page, OWB, OPTIMIZE_PAGE, GtkWidget)
+G_DECLARE_FINAL_TYPE (OwbOptimizePage, owb_optimize_page, OWB, OPTIMIZE_PAGE, OwbPage)
 
 GtkWidget *owb_optimize_page_new (void);
-void owb_optimize_page_set_document (OwbOptimizePage *self, OwbDocument *document);
 
 /* What the Optimize button does: optimizes a copy of the document's model in a worker thread;
  * "busy" (a boolean property) is TRUE until the page shows the result. */
@@ -20,7 +19,6 @@ void owb_optimize_page_run (OwbOptimizePage *self);
 /* Saves the optimized model (synchronously); refuses the document's input file. */
 gboolean owb_optimize_page_save_to (OwbOptimizePage *self, GFile *file, GError **error);
 
-gboolean owb_optimize_page_get_busy (OwbOptimizePage *self);
 void owb_optimize_page_set_level (OwbOptimizePage *self, OwbOptimizeLevel level);
 /* The last result (borrowed; NULL before the first run). */
 const OwbOptimizeReport *owb_optimize_page_get_report (OwbOptimizePage *self);

@@ -1,5 +1,5 @@
-/* owb-page-util.c: helpers the Optimize and Run pages share (accessible names, file choosers,
- * cancelling, following the document). */
+/* owb-page-util.c: helpers the pages and the window share (accessible names, file choosers, Save
+ * As, levels described, widgets saved as PNG). */
 #include "owb-page-util.h"
 
 #include <adwaita.h>
@@ -229,64 +229,11 @@ owb_page_check_save_target (OwbDocument *document, GFile *file, GError **error)
 }
 
 void
-owb_page_show_error (GtkLabel *label, char **message_slot, const char *message)
-{
-  if (message_slot)
-    {
-      g_free (*message_slot);
-      *message_slot = g_strdup (message);
-    }
-  gtk_label_set_text (label, message ? message : "");
-  gtk_widget_set_visible (GTK_WIDGET (label), message != NULL);
-}
-
-void
 owb_page_list_clear (GtkListBox *list)
 {
   GtkWidget *child;
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (list))))
     gtk_list_box_remove (list, child);
-}
-
-void
-owb_page_cancel (GCancellable **cancellable)
-{
-  if (*cancellable != NULL)
-    g_cancellable_cancel (*cancellable);
-  g_clear_object (cancellable);
-}
-
-void
-owb_page_set_busy (gpointer page, GCancellable **slot, GCancellable *cancellable, gboolean disposed,
-                   GCallback update, GParamSpec *busy)
-{
-  g_clear_object (slot);
-  *slot = cancellable;
-  /* a page being disposed has no controls left to update and nobody to tell */
-  if (!disposed)
-    {
-      ((void (*) (gpointer)) update) (page);
-      g_object_notify_by_pspec (G_OBJECT (page), busy);
-    }
-}
-
-gboolean
-owb_page_set_document (gpointer page, OwbDocument **document_slot, gulong *handler, OwbDocument *document,
-                       GCallback prepared_cb)
-{
-  if (*document_slot == document)
-    return FALSE;
-  if (*document_slot != NULL)
-    {
-      g_clear_signal_handler (handler, *document_slot);
-      g_clear_object (document_slot);
-    }
-  if (document != NULL)
-    {
-      *document_slot = g_object_ref (document);
-      *handler = g_signal_connect_swapped (document, "notify::prepared", prepared_cb, page);
-    }
-  return TRUE;
 }
 
 gboolean

@@ -1,6 +1,6 @@
-/* owb-page-util.h: what the pages (Optimize, Run, Profile, Quantize) do alike: controls that keep
- * their own accessible name, the one file chooser a page keeps open, the error label, lists, work
- * in flight, and following the document's prepared session. */
+/* owb-page-util.h: helpers the pages (Optimize, Run, Profile, Quantize) and the window use alike:
+ * controls that keep their own accessible name, the one file chooser a page keeps open, Save As,
+ * lists. What a page is (document, work in flight, error) is OwbPage's (owb-page.h). */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -49,25 +49,7 @@ gboolean owb_page_save_widget_png (GtkWidget *widget, const char *path, GError *
  * for a file that is not local). document may be NULL (nothing loaded). */
 char *owb_page_check_save_target (OwbDocument *document, GFile *file, GError **error);
 
-/* Shows message (NULL hides the label) in a page's error label; with message_slot, also keeps a
- * copy there (what the page's get_error returns). */
-void owb_page_show_error (GtkLabel *label, char **message_slot, const char *message);
 /* Removes every row of list. */
 void owb_page_list_clear (GtkListBox *list);
-
-/* Cancels the work *cancellable stands for, if any, and lets go of it. */
-void owb_page_cancel (GCancellable **cancellable);
-/* Makes cancellable (taken; NULL: idle) the page's work in flight in *slot, letting go of the one
- * before; unless the page is being disposed, then calls update (page) (its controls' sensitivity)
- * and notifies the page's busy property. */
-void owb_page_set_busy (gpointer page, GCancellable **slot, GCancellable *cancellable, gboolean disposed,
-                        GCallback update, GParamSpec *busy);
-
-/* Makes *document_slot hold document (a new reference) and calls prepared_cb, swapped with page
- * as its data, on its notify::prepared; the previous document's handler (*handler) goes with it.
- * document may be NULL (to let go on dispose). Returns FALSE, changing nothing, when the page
- * already holds document. */
-gboolean owb_page_set_document (gpointer page, OwbDocument **document_slot, gulong *handler, OwbDocument *document,
-                                GCallback prepared_cb);
 
 G_END_DECLS

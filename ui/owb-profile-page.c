@@ -11,13 +11,14 @@
 #include <math.h>
 
 #include "owb-page-util.h"
+#include "owb-page.h"
 
 #define WARMUP_RUNS 2
 #define SLOWEST_NODES 15
 
 struct _OwbProfilePage
 {
-  GtkWidget parent_instance;
+  OwbPage parent_instance;
 
   GtkWidget *scroller;         /* the template's child */
   GtkSpinButton *iterations_spin;
@@ -36,16 +37,11 @@ struct _OwbProfilePage
   GtkLabel *compare_label;
   GtkListBox *compare_list;
 
-  OwbDocument *document;
-  gulong prepared_handler;
   char *db_path;
   GPtrArray *stored;          /* of OwbProfRunSummary *: the runs in runs_list */
   guint n_op_rows;
-  GCancellable *cancellable;  /* the profile or load in progress */
   gboolean loading_for_compare; /* the stored run being loaded is compared with the one shown */
   guint n_compare_rows;
-  char *error;
-  gboolean disposed;
   char *model_hash;           /* of the document's file, once hash_model_async has read it */
   GCancellable *hash_cancellable;
   GHashTable *time_shares;    /* node name -> double *: its share of the shown run's node time */
@@ -60,28 +56,12 @@ struct _OwbProfilePage
   char *db_resolved;          /* what get_database_path returned last */
 };
 
-G_DEFINE_FINAL_TYPE (OwbProfilePage, owb_profile_page, GTK_TYPE_WIDGET)
-
-enum {
-  PROP_0,
-  PROP_BUSY,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
-enum {
-  NODE_ACTIVATED,
-  SHOW_LAYER,
-  N_SIGNALS
-};
-
-static guint signals[N_SIGNALS];
+G_DEFINE_FINAL_TYPE (OwbProfilePage, owb_profile_page, OWB_TYPE_PAGE)
 
 static gboolean
 is_busy (OwbProfilePage *self)
 {
-  return self->cancellable != NULL;
+  return owb_page_get_busy (OWB_PAGE (self));
 }
 
 /* Which database the page uses, and why: a path set on the page, $OWB_PROFILE_DB, the
@@ -202,7 +182,7 @@ db_response_cb (GtkNativeDialog *dialog, int response, OwbProfilePage *self)
   owb_page_close_file_chooser (&self->chooser);
   g_autoptr (GError) error = NULL;
   if (path && !owb_profile_page_choose_database (self, path, &error))
-    owb_page_show_error (self->error_label, &self->error, error->message);
+    owb_page_show_error (OWB_PAGE (self), error->message);
 }
 
 static void
@@ -226,7 +206,8 @@ db_default_clicked_cb (OwbProfilePage *self)
 static void
 update_sensitivity (OwbProfilePage *self)
 {
-  OwbPrepared *prepared = self->document ? owb_document_get_prepared (self->document) : NULL;
+  OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+  OwbPrepared *prepared = document ? owb_document_get_prepared (document) : NULL;
   gboolean can = prepared && !owb_prepared_is_pending (prepared) && owb_prepared_get_session (prepared);
   gtk_widget_set_sensitive (GTK_WIDGET (self->profile_button), can && !is_busy (self));
   gtk_widget_set_visible (GTK_WIDGET (self->cancel_button), is_busy (self));
@@ -235,10 +216,9 @@ update_sensitivity (OwbProfilePage *self)
 }
 
 static void
-set_busy (OwbProfilePage *self, GCancellable *cancellable)
+update (OwbPage *page)
 {
-  owb_page_set_busy (self, &self->cancellable, cancellable, self->disposed, G_CALLBACK (update_sensitivity),
-                     properties[PROP_BUSY]);
+  update_sensitivity (OWB_PROFILE_PAGE (page));
 }
 
 /* ---- Tables ---- */
@@ -398,7 +378,7 @@ owb_profile_page_export_timeline (OwbProfilePage *self, const char *path, GError
       return FALSE;
     }
   g_autoptr (GFile) file = g_file_new_for_path (path);
-  g_autofree char *checked = owb_page_check_save_target (self->document, file, error);
+  g_autofree char *checked = owb_page_check_save_target (owb_page_get_document (OWB_PAGE (self)), file, error);
   if (checked == NULL)
     return FALSE;
   if (has_suffix (checked, ".svg"))
@@ -425,7 +405,7 @@ export_response_cb (GtkNativeDialog *dialog, int response, OwbProfilePage *self)
     return;
   g_autoptr (GError) error = NULL;
   if (!owb_profile_page_export_timeline (self, path, &error))
-    owb_page_show_error (self->error_label, &self->error, error->message);
+    owb_page_show_error (OWB_PAGE (self), error->message);
 }
 
 static void
@@ -461,7 +441,7 @@ graph_button_toggled_cb (GtkToggleButton *button, OwbProfilePage *self)
   g_autoptr (OwbGraphLayer) layer = gtk_toggle_button_get_active (button) ? owb_profile_page_dup_time_layer (self) : NULL;
   if (layer && self->compare_graph_button && gtk_toggle_button_get_active (self->compare_graph_button))
     gtk_toggle_button_set_active (self->compare_graph_button, FALSE);
-  g_signal_emit (self, signals[SHOW_LAYER], 0, layer);
+  owb_page_show_layer (OWB_PAGE (self), layer);
 }
 
 /* Red for slower in the run compared with, green for faster, stronger with the change; a node
@@ -506,7 +486,7 @@ compare_graph_button_toggled_cb (GtkToggleButton *button, OwbProfilePage *self)
                                                                           : NULL;
   if (gtk_toggle_button_get_active (button) && gtk_toggle_button_get_active (self->graph_button))
     gtk_toggle_button_set_active (self->graph_button, FALSE); /* one layer on the graph at a time */
-  g_signal_emit (self, signals[SHOW_LAYER], 0, layer);
+  owb_page_show_layer (OWB_PAGE (self), layer);
 }
 
 static void
@@ -680,7 +660,8 @@ hash_model_async (OwbProfilePage *self)
     g_cancellable_cancel (self->hash_cancellable);
   g_clear_object (&self->hash_cancellable);
   g_clear_pointer (&self->model_hash, g_free);
-  GFile *file = self->document ? owb_document_get_file (self->document) : NULL;
+  OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+  GFile *file = document ? owb_document_get_file (document) : NULL;
   /* without a database there are no stored runs to list: a run of this model brings its hash */
   if (!file || !g_file_test (owb_profile_page_get_database_path (self), G_FILE_TEST_EXISTS))
     return;
@@ -688,10 +669,9 @@ hash_model_async (OwbProfilePage *self)
   if (!path)
     return;
   self->hash_cancellable = g_cancellable_new ();
-  g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->hash_cancellable, NULL, hash_model_done,
-                                                 NULL);
+  g_autoptr (GTask) task = owb_document_new_job (document, self, self->hash_cancellable, NULL, hash_model_done, NULL);
   g_task_set_task_data (task, path, g_free);
-  owb_document_run_job (self->document, task, hash_model_thread);
+  owb_document_run_job (document, task, hash_model_thread);
 }
 
 static void
@@ -708,7 +688,7 @@ refresh_stored_runs (OwbProfilePage *self)
   self->stored = db ? owb_prof_db_list_runs (db, hash, &error) : NULL;
   if (!self->stored)
     {
-      owb_page_show_error (self->error_label, &self->error, error->message);
+      owb_page_show_error (OWB_PAGE (self), error->message);
       return;
     }
   for (guint i = self->stored->len; i-- > 0;)
@@ -761,7 +741,7 @@ static void
 progress_cb (gpointer source, double fraction, const char *text)
 {
   OwbProfilePage *self = source;
-  if (!self->disposed && is_busy (self))
+  if (!owb_page_get_disposed (OWB_PAGE (self)) && is_busy (self))
     gtk_progress_bar_set_fraction (self->progress, fraction);
 }
 
@@ -869,8 +849,8 @@ run_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   OwbProfilePage *self = OWB_PROFILE_PAGE (source);
   g_autoptr (GError) error = NULL;
   OwbProfRun *run = g_task_propagate_pointer (G_TASK (result), &error);
-  set_busy (self, NULL);
-  if (self->disposed)
+  owb_page_set_busy (OWB_PAGE (self), NULL);
+  if (owb_page_get_disposed (OWB_PAGE (self)))
     {
       owb_prof_run_free (run);
       return;
@@ -878,10 +858,10 @@ run_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   if (!run)
     {
       self->loading_for_compare = FALSE;
-      owb_page_show_error (self->error_label, &self->error, g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ? _("Cancelled") : error->message);
+      owb_page_show_error (OWB_PAGE (self), g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ? _("Cancelled") : error->message);
       return;
     }
-  owb_page_show_error (self->error_label, &self->error, NULL);
+  owb_page_show_error (OWB_PAGE (self), NULL);
   if (self->loading_for_compare)
     {
       self->loading_for_compare = FALSE;
@@ -901,25 +881,27 @@ void
 owb_profile_page_profile (OwbProfilePage *self, int iterations, int threads)
 {
   g_return_if_fail (OWB_IS_PROFILE_PAGE (self));
-  OwbPrepared *prepared = self->document ? owb_document_get_prepared (self->document) : NULL;
-  GFile *file = self->document ? owb_document_get_file (self->document) : NULL;
+  OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+  OwbPrepared *prepared = document ? owb_document_get_prepared (document) : NULL;
+  GFile *file = document ? owb_document_get_file (document) : NULL;
   g_autofree char *path = file ? g_file_get_path (file) : NULL;
   if (is_busy (self) || !prepared || !owb_prepared_get_session (prepared) || !path)
     return;
   ProfileJob *job = g_new0 (ProfileJob, 1);
-  job->model = owb_model_ref (owb_document_get_model (self->document));
+  job->model = owb_model_ref (owb_document_get_model (document));
   job->level = owb_prepared_get_level (prepared);
   job->providers = g_strdup (owb_prepared_get_providers (prepared));
   job->threads = threads;
   job->iterations = MAX (iterations, 1);
   job->model_path = g_steal_pointer (&path);
   job->db_path = g_strdup (owb_profile_page_get_database_path (self));
-  owb_page_show_error (self->error_label, &self->error, NULL);
+  owb_page_show_error (OWB_PAGE (self), NULL);
   gtk_progress_bar_set_fraction (self->progress, 0);
-  set_busy (self, g_cancellable_new ());
-  g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->cancellable, progress_cb, run_done_cb, NULL);
+  owb_page_set_busy (OWB_PAGE (self), g_cancellable_new ());
+  g_autoptr (GTask) task = owb_document_new_job (document, self, owb_page_get_cancellable (OWB_PAGE (self)), progress_cb,
+                                                 run_done_cb, NULL);
   g_task_set_task_data (task, job, (GDestroyNotify) profile_job_free);
-  owb_document_run_job (self->document, task, profile_thread);
+  owb_document_run_job (document, task, profile_thread);
 }
 
 /* ---- Stored runs ---- */
@@ -953,15 +935,17 @@ void
 owb_profile_page_show_stored_run (OwbProfilePage *self, guint index)
 {
   g_return_if_fail (OWB_IS_PROFILE_PAGE (self));
-  if (is_busy (self) || !self->document || !self->stored || index >= self->stored->len)
+  OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+  if (is_busy (self) || !document || !self->stored || index >= self->stored->len)
     return;
   LoadJob *job = g_new0 (LoadJob, 1);
   job->db_path = g_strdup (owb_profile_page_get_database_path (self));
   job->id = ((OwbProfRunSummary *) g_ptr_array_index (self->stored, index))->id;
-  set_busy (self, g_cancellable_new ());
-  g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->cancellable, NULL, run_done_cb, NULL);
+  owb_page_set_busy (OWB_PAGE (self), g_cancellable_new ());
+  g_autoptr (GTask) task = owb_document_new_job (document, self, owb_page_get_cancellable (OWB_PAGE (self)), NULL,
+                                                 run_done_cb, NULL);
   g_task_set_task_data (task, job, (GDestroyNotify) load_job_free);
-  owb_document_run_job (self->document, task, load_thread);
+  owb_document_run_job (document, task, load_thread);
 }
 
 void
@@ -997,7 +981,7 @@ run_row_activated_cb (GtkListBox *list, GtkListBoxRow *row, OwbProfilePage *self
 static void
 timeline_node_activated_cb (OwbTimeline *timeline, const char *name, gboolean reveal, OwbProfilePage *self)
 {
-  g_signal_emit (self, signals[NODE_ACTIVATED], 0, name, reveal);
+  owb_page_activate_node (OWB_PAGE (self), name, reveal);
 }
 
 static void
@@ -1005,7 +989,7 @@ node_row_activated_cb (GtkListBox *list, GtkListBoxRow *row, OwbProfilePage *sel
 {
   const char *name = g_object_get_data (G_OBJECT (row), "owb-node-name");
   if (name)
-    g_signal_emit (self, signals[NODE_ACTIVATED], 0, name, TRUE);
+    owb_page_activate_node (OWB_PAGE (self), name, TRUE);
 }
 
 static void
@@ -1018,45 +1002,21 @@ profile_clicked_cb (OwbProfilePage *self)
 static void
 cancel_clicked_cb (OwbProfilePage *self)
 {
-  if (self->cancellable)
-    g_cancellable_cancel (self->cancellable);
+  owb_page_cancel (OWB_PAGE (self));
 }
 
 /* ---- Document ---- */
 
 static void
-document_prepared_cb (OwbProfilePage *self)
+document_changed (OwbPage *page)
 {
-  update_sensitivity (self);
-}
-
-void
-owb_profile_page_set_document (OwbProfilePage *self, OwbDocument *document)
-{
-  g_return_if_fail (OWB_IS_PROFILE_PAGE (self));
-  if (!owb_page_set_document (self, &self->document, &self->prepared_handler, document,
-                              G_CALLBACK (document_prepared_cb)))
-    return;
+  OwbProfilePage *self = OWB_PROFILE_PAGE (page);
   show_comparison (self, NULL);
   show_run (self, NULL);
-  owb_page_show_error (self->error_label, &self->error, NULL);
+  owb_page_show_error (OWB_PAGE (self), NULL);
   hash_model_async (self); /* lists the stored runs when done */
   refresh_stored_runs (self);
   update_sensitivity (self);
-}
-
-gboolean
-owb_profile_page_get_busy (OwbProfilePage *self)
-{
-  g_return_val_if_fail (OWB_IS_PROFILE_PAGE (self), FALSE);
-  return is_busy (self);
-}
-
-const char *
-owb_profile_page_get_error (OwbProfilePage *self)
-{
-  g_return_val_if_fail (OWB_IS_PROFILE_PAGE (self), NULL);
-  return self->error;
 }
 
 OwbTimeline *
@@ -1100,35 +1060,17 @@ owb_profile_page_init (OwbProfilePage *self)
       self->settings = g_settings_new (OWB_APP_ID);
       g_signal_connect_swapped (self->settings, "changed::profile-database", G_CALLBACK (database_changed), self);
     }
-  owb_page_show_error (self->error_label, &self->error, NULL);
+  owb_page_set_error_label (OWB_PAGE (self), self->error_label);
   update_database_label (self);
   update_sensitivity (self);
-}
-
-static void
-owb_profile_page_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  OwbProfilePage *self = OWB_PROFILE_PAGE (object);
-  switch (prop_id)
-    {
-    case PROP_BUSY:
-      g_value_set_boolean (value, is_busy (self));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
 }
 
 static void
 owb_profile_page_dispose (GObject *object)
 {
   OwbProfilePage *self = OWB_PROFILE_PAGE (object);
-  self->disposed = TRUE;
-  if (self->cancellable)
-    g_cancellable_cancel (self->cancellable);
   if (self->hash_cancellable)
     g_cancellable_cancel (self->hash_cancellable);
-  owb_page_set_document (self, &self->document, &self->prepared_handler, NULL, NULL);
   owb_page_close_file_chooser (&self->chooser);
   if (self->settings)
     g_signal_handlers_disconnect_by_data (self->settings, self);
@@ -1141,7 +1083,6 @@ static void
 owb_profile_page_finalize (GObject *object)
 {
   OwbProfilePage *self = OWB_PROFILE_PAGE (object);
-  g_clear_object (&self->cancellable);
   g_clear_object (&self->hash_cancellable);
   g_free (self->model_hash);
   g_clear_pointer (&self->time_shares, g_hash_table_unref);
@@ -1149,7 +1090,6 @@ owb_profile_page_finalize (GObject *object)
   g_clear_pointer (&self->stored, g_ptr_array_unref);
   g_free (self->db_path);
   g_free (self->db_resolved);
-  g_free (self->error);
   G_OBJECT_CLASS (owb_profile_page_parent_class)->finalize (object);
 }
 
@@ -1158,16 +1098,12 @@ owb_profile_page_class_init (OwbProfilePageClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
-  object_class->get_property = owb_profile_page_get_property;
+  OwbPageClass *page_class = OWB_PAGE_CLASS (klass);
   object_class->dispose = owb_profile_page_dispose;
   object_class->finalize = owb_profile_page_finalize;
-  properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
-  signals[NODE_ACTIVATED] = g_signal_new ("node-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                                          NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_BOOLEAN);
-  /* "show-layer" (OwbGraphLayer *layer, or NULL): what the Graph page should colour its nodes by. */
-  signals[SHOW_LAYER] = g_signal_new ("show-layer", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
-                                      NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
+  page_class->document_changed = document_changed;
+  page_class->prepared_changed = update;
+  page_class->update = update;
   gtk_widget_class_set_template_from_resource (widget_class, "/org/onnxworkbench/Workbench/owb-profile-page.ui");
   gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, scroller);
   gtk_widget_class_bind_template_child (widget_class, OwbProfilePage, iterations_spin);
@@ -1200,9 +1136,7 @@ owb_profile_page_class_init (OwbProfilePageClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, compare_graph_button_toggled_cb);
   gtk_widget_class_bind_template_callback (widget_class, db_button_clicked_cb);
   gtk_widget_class_bind_template_callback (widget_class, db_default_clicked_cb);
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "profilepage");
-  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
 }
 
 GtkWidget *

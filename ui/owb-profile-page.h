@@ -4,17 +4,16 @@
 #pragma once
 
 #include <gtk/gtk.h>
-#include "owb-document.h"
+#include "owb-page.h"
 #include "owb-timeline.h"
 #include "owb-graph-layer.h"
 
 G_BEGIN_DECLS
 
 #define OWB_TYPE_PROFILE_PAGE (owb_profile_page_get_type ())
-G_DECLARE_FINAL_TYPE (OwbProfilePage, owb_profile_page, OWB, PROFILE_PAGE, GtkWidget)
+G_DECLARE_FINAL_TYPE (OwbProfilePage, owb_profile_page, OWB, PROFILE_PAGE, OwbPage)
 
 GtkWidget *owb_profile_page_new (void);
-void owb_profile_page_set_document (OwbProfilePage *self, OwbDocument *document);
 
 /* Where runs are stored: a path set on this page with set_database_path (NULL: none), else
  * $OWB_PROFILE_DB if set, else the profile-database setting if not empty, else
@@ -29,9 +28,6 @@ gboolean owb_profile_page_choose_database (OwbProfilePage *self, const char *pat
 /* What "Profile Model" does: warm-up runs, then `iterations` profiled runs at `threads` (0: all
  * cores) in a worker thread, then the run is stored and shown. "busy" is TRUE until then. */
 void owb_profile_page_profile (OwbProfilePage *self, int iterations, int threads);
-gboolean owb_profile_page_get_busy (OwbProfilePage *self);
-/* The error the page shows, or NULL. */
-const char *owb_profile_page_get_error (OwbProfilePage *self);
 
 OwbTimeline *owb_profile_page_get_timeline (OwbProfilePage *self);
 /* Rows of the op table and of the stored runs list. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "owb-page-util.h"
+#include "owb-page.h"
 #include "owb-quantize-detail.h"
 #include "owb-qdq-display.h"
 
@@ -29,7 +30,7 @@ typedef enum {
 
 struct _OwbQuantizePage
 {
-  GtkWidget parent_instance;
+  OwbPage parent_instance;
 
   GtkWidget *paned;
   AdwActionRow *data_row;
@@ -72,8 +73,6 @@ struct _OwbQuantizePage
   GtkCheckButton *collapse_button;         /* the quantized graph with its QDQ pairs as badges */
   GtkStack *graph_stack;
 
-  OwbDocument *document;
-  gulong prepared_handler;
   OwbModel *source;              /* the document's model the results are of */
   char *data_dir;                /* NULL: random samples */
   gboolean data_images;          /* data_dir is an image folder */
@@ -90,22 +89,14 @@ struct _OwbQuantizePage
   OwbQuantComparison *comparison;
   GHashTable *node_sqnr;         /* node name -> double * (the worst of its outputs) */
   char *selected_node;
-  GCancellable *cancellable;
   GtkFileChooserNative *chooser;
-  char *error;
   double last_seconds;
   guint n_comparison_rows, n_worst_rows;
-  gboolean disposed;
   gboolean selecting;            /* a row selected from code: not the user's choice to echo */
 };
 
-G_DEFINE_FINAL_TYPE (OwbQuantizePage, owb_quantize_page, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (OwbQuantizePage, owb_quantize_page, OWB_TYPE_PAGE)
 
-enum { PROP_0, PROP_BUSY, N_PROPS };
-static GParamSpec *properties[N_PROPS];
-
-enum { NODE_ACTIVATED, SHOW_LAYER, N_SIGNALS };
-static guint signals[N_SIGNALS];
 
 static void start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db, double max_accuracy_drop);
 static void drop_calibration (OwbQuantizePage *self);
@@ -114,7 +105,7 @@ static void show_data_choice (OwbQuantizePage *self);
 static gboolean
 is_busy (OwbQuantizePage *self)
 {
-  return self->cancellable != NULL;
+  return owb_page_get_busy (OWB_PAGE (self));
 }
 
 /* ---- Calibration folders ---- */
@@ -210,7 +201,8 @@ static void
 update_sensitivity (OwbQuantizePage *self)
 {
   gboolean busy = is_busy (self);
-  gboolean has_model = self->document && owb_document_get_model (self->document);
+  OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+  gboolean has_model = document && owb_document_get_model (document);
   gtk_widget_set_sensitive (GTK_WIDGET (self->quantize_button), has_model && !busy);
   gtk_widget_set_visible (GTK_WIDGET (self->cancel_button), busy);
   gtk_widget_set_visible (GTK_WIDGET (self->progress), busy);
@@ -225,10 +217,9 @@ update_sensitivity (OwbQuantizePage *self)
 }
 
 static void
-set_busy (OwbQuantizePage *self, GCancellable *cancellable)
+update (OwbPage *page)
 {
-  owb_page_set_busy (self, &self->cancellable, cancellable, self->disposed, G_CALLBACK (update_sensitivity),
-                     properties[PROP_BUSY]);
+  update_sensitivity (OWB_QUANTIZE_PAGE (page));
 }
 
 /* ---- Lists ---- */
@@ -471,7 +462,7 @@ update_map (OwbQuantizePage *self)
   /* The same layer on the Graph page: its nodes are the file's, named as the float graph here
    * (pre-processing keeps names; a BatchNormalization folded into its Conv is left uncoloured). */
   if (gtk_toggle_button_get_active (self->graph_page_button))
-    g_signal_emit (self, signals[SHOW_LAYER], 0, layer);
+    owb_page_show_layer (OWB_PAGE (self), layer);
 }
 
 static void
@@ -480,7 +471,7 @@ graph_page_toggled_cb (GtkToggleButton *button, OwbQuantizePage *self)
   if (gtk_toggle_button_get_active (button))
     update_map (self); /* emits the layer */
   else
-    g_signal_emit (self, signals[SHOW_LAYER], 0, NULL);
+    owb_page_show_layer (OWB_PAGE (self), NULL);
 }
 
 void
@@ -903,7 +894,7 @@ static void
 progress_cb (gpointer source, double fraction, const char *text)
 {
   OwbQuantizePage *self = source;
-  if (self->disposed || !is_busy (self))
+  if (owb_page_get_disposed (OWB_PAGE (self)) || !is_busy (self))
     return;
   gtk_progress_bar_set_text (self->progress, text);
   if (fraction < 0)
@@ -1302,10 +1293,10 @@ job_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   g_autoptr (GError) error = NULL;
   gboolean ok = g_task_propagate_boolean (G_TASK (result), &error);
   /* Not the current job (the document changed meanwhile): its results are of another model. */
-  if (g_task_get_cancellable (G_TASK (result)) != self->cancellable)
+  if (g_task_get_cancellable (G_TASK (result)) != owb_page_get_cancellable (OWB_PAGE (self)))
     return;
-  set_busy (self, NULL);
-  if (self->disposed)
+  owb_page_set_busy (OWB_PAGE (self), NULL);
+  if (owb_page_get_disposed (OWB_PAGE (self)))
     return;
   /* What was prepared and calibrated stays, even when a later step failed or was cancelled. */
   if (job->source == self->source)
@@ -1329,11 +1320,11 @@ job_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   self->last_seconds = (g_get_monotonic_time () - job->start) / 1e6;
   if (!ok)
     {
-      owb_page_show_error (self->error_label, &self->error, g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ? _("Cancelled") : error->message);
+      owb_page_show_error (OWB_PAGE (self), g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ? _("Cancelled") : error->message);
       update_sensitivity (self);
       return;
     }
-  owb_page_show_error (self->error_label, &self->error, NULL);
+  owb_page_show_error (OWB_PAGE (self), NULL);
   if (job->kind == JOB_RECOVER)
     set_excluded (self, job->excluded);
   if (job->model_path && job->source == self->source)
@@ -1429,7 +1420,8 @@ model_path_of (OwbDocument *document)
 static void
 start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db, double max_accuracy_drop)
 {
-  OwbModel *model = self->document ? owb_document_get_model (self->document) : NULL;
+  OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+  OwbModel *model = document ? owb_document_get_model (document) : NULL;
   if (is_busy (self) || !model)
     return;
   OwbQuantizeSettings settings;
@@ -1437,7 +1429,7 @@ start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db, double ma
   if (!collect_settings (self, &settings, &settings_message))
     {
       owb_quantize_settings_clear (&settings);
-      owb_page_show_error (self->error_label, &self->error, settings_message);
+      owb_page_show_error (OWB_PAGE (self), settings_message);
       return;
     }
   /* the folder read again: it may have changed since it was chosen */
@@ -1488,19 +1480,20 @@ start_job (OwbQuantizePage *self, JobKind kind, double target_sqnr_db, double ma
         job->facts.normalization = g_strdup (normalization_name (settings.normalization));
     }
   job->settings = settings;
-  job->model_path = model_path_of (self->document);
+  job->model_path = model_path_of (document);
   job->excluded = g_strdupv ((char **) self->excluded->pdata);
   job->target_sqnr_db = target_sqnr_db;
   job->max_accuracy_drop = max_accuracy_drop;
-  owb_page_show_error (self->error_label, &self->error, NULL);
+  owb_page_show_error (OWB_PAGE (self), NULL);
   gtk_progress_bar_set_fraction (self->progress, 0);
   gtk_progress_bar_set_text (self->progress, _("Starting"));
-  set_busy (self, g_cancellable_new ());
-  g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->cancellable, progress_cb, job_done_cb, NULL);
+  owb_page_set_busy (OWB_PAGE (self), g_cancellable_new ());
+  g_autoptr (GTask) task = owb_document_new_job (document, self, owb_page_get_cancellable (OWB_PAGE (self)), progress_cb,
+                                                 job_done_cb, NULL);
   g_task_set_check_cancellable (task, FALSE);
   g_task_set_task_data (task, job, (GDestroyNotify) quant_job_free);
   job->task = task;
-  owb_document_run_job (self->document, task, quant_thread);
+  owb_document_run_job (document, task, quant_thread);
 }
 
 /* ---- Public ---- */
@@ -1549,28 +1542,6 @@ owb_quantize_page_get_fallback_text (OwbQuantizePage *self)
 {
   g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), NULL);
   return gtk_widget_get_visible (GTK_WIDGET (self->fallback_label)) ? gtk_label_get_text (self->fallback_label) : NULL;
-}
-
-void
-owb_quantize_page_cancel (OwbQuantizePage *self)
-{
-  g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
-  if (self->cancellable)
-    g_cancellable_cancel (self->cancellable);
-}
-
-gboolean
-owb_quantize_page_get_busy (OwbQuantizePage *self)
-{
-  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), FALSE);
-  return is_busy (self);
-}
-
-const char *
-owb_quantize_page_get_error (OwbQuantizePage *self)
-{
-  g_return_val_if_fail (OWB_IS_QUANTIZE_PAGE (self), NULL);
-  return self->error;
 }
 
 guint
@@ -1674,7 +1645,7 @@ select_node (OwbQuantizePage *self, const char *name, gboolean from_view)
           self->selecting = FALSE;
         }
     }
-  g_signal_emit (self, signals[NODE_ACTIVATED], 0, name, FALSE);
+  owb_page_activate_node (OWB_PAGE (self), name, FALSE);
 }
 
 void
@@ -1935,7 +1906,7 @@ owb_quantize_page_get_labels_message (OwbQuantizePage *self)
 static void
 restore_settings (OwbQuantizePage *self)
 {
-  g_autofree char *path = model_path_of (self->document);
+  g_autofree char *path = model_path_of (owb_page_get_document (OWB_PAGE (self)));
   if (!path || !self->source)
     return;
   OwbQuantizeSettings settings;
@@ -1978,7 +1949,7 @@ check_save_target (OwbQuantizePage *self, GFile *file, GError **error)
                            _("There is no quantized model to save yet: quantize first"));
       return NULL;
     }
-  return owb_page_check_save_target (self->document, file, error);
+  return owb_page_check_save_target (owb_page_get_document (OWB_PAGE (self)), file, error);
 }
 
 gboolean
@@ -2005,18 +1976,18 @@ save_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   g_autoptr (GError) error = NULL;
   const char *path = NULL;
   gboolean ok = owb_document_save_model_finish (result, NULL, &path, &error);
-  if (self->disposed)
+  if (owb_page_get_disposed (OWB_PAGE (self)))
     return;
   if (ok)
     {
       g_autofree char *message = g_strdup_printf (_("Saved to %s"), path);
-      owb_page_show_error (self->error_label, &self->error, NULL);
+      owb_page_show_error (OWB_PAGE (self), NULL);
       toast (self, message);
     }
   else
     {
       g_autofree char *message = g_strdup_printf (_("Could not save: %s"), error->message);
-      owb_page_show_error (self->error_label, &self->error, message);
+      owb_page_show_error (OWB_PAGE (self), message);
     }
 }
 
@@ -2032,12 +2003,13 @@ save_response_cb (GtkNativeDialog *dialog, int response, OwbQuantizePage *self)
   if (!path)
     {
       g_autofree char *message = g_strdup_printf (_("Could not save: %s"), error->message);
-      owb_page_show_error (self->error_label, &self->error, message);
+      owb_page_show_error (OWB_PAGE (self), message);
       return;
     }
   /* A large model takes a while to write: a worker thread does it (the file is renamed into place
    * only when complete, so there is nothing to cancel halfway). */
-  owb_document_save_model_async (self->document, self, self->quantized, path, NULL, save_done_cb, NULL);
+  owb_document_save_model_async (owb_page_get_document (OWB_PAGE (self)), self, self->quantized, path, NULL, save_done_cb,
+                                 NULL);
   g_free (path);
 }
 
@@ -2049,7 +2021,8 @@ save_clicked_cb (OwbQuantizePage *self)
   self->chooser = owb_page_new_file_chooser (GTK_WIDGET (self), _("Save Quantized Model"), GTK_FILE_CHOOSER_ACTION_SAVE,
                                              _("_Save"));
   owb_page_add_file_filter (self->chooser, _("ONNX Models"), "*.onnx", NULL);
-  GFile *input = self->document ? owb_document_get_file (self->document) : NULL;
+  OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+  GFile *input = document ? owb_document_get_file (document) : NULL;
   g_autofree char *base = input ? g_file_get_basename (input) : g_strdup ("model.onnx");
   if (g_str_has_suffix (base, ".onnx"))
     base[strlen (base) - strlen (".onnx")] = '\0';
@@ -2085,7 +2058,8 @@ choose_clicked_cb (OwbQuantizePage *self)
     return;
   self->chooser = owb_page_new_file_chooser (GTK_WIDGET (self), _("Choose a Calibration Folder"),
                                              GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER, _("_Choose"));
-  GFile *input = self->document ? owb_document_get_file (self->document) : NULL;
+  OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+  GFile *input = document ? owb_document_get_file (document) : NULL;
   if (input)
     {
       g_autoptr (GFile) folder = g_file_get_parent (input);
@@ -2140,7 +2114,7 @@ quantize_clicked_cb (OwbQuantizePage *self)
 static void
 cancel_clicked_cb (OwbQuantizePage *self)
 {
-  owb_quantize_page_cancel (self);
+  owb_page_cancel (OWB_PAGE (self));
 }
 
 static void
@@ -2209,7 +2183,7 @@ worst_activated_cb (GtkListBox *list, GtkListBoxRow *row, OwbQuantizePage *self)
 {
   const char *name = g_object_get_data (G_OBJECT (row), "owb-node-name");
   if (name)
-    g_signal_emit (self, signals[NODE_ACTIVATED], 0, name, TRUE);
+    owb_page_activate_node (OWB_PAGE (self), name, TRUE);
 }
 
 static void
@@ -2228,15 +2202,16 @@ view_selection_changed_cb (OwbQuantizePage *self)
 /* ---- Document ---- */
 
 static void
-document_changed (OwbQuantizePage *self)
+document_changed (OwbPage *page)
 {
-  OwbModel *model = self->document ? owb_document_get_model (self->document) : NULL;
+  OwbQuantizePage *self = OWB_QUANTIZE_PAGE (page);
+  OwbDocument *document = owb_page_get_document (page);
+  OwbModel *model = document ? owb_document_get_model (document) : NULL;
   if (model != self->source)
     {
-      if (self->cancellable)
-        g_cancellable_cancel (self->cancellable);
+      owb_page_cancel (page);
       if (is_busy (self))
-        set_busy (self, NULL);
+        owb_page_set_busy (page, NULL);
       g_clear_pointer (&self->source, owb_model_unref);
       self->source = model ? owb_model_ref (model) : NULL;
       g_clear_pointer (&self->prepared, owb_model_unref);
@@ -2244,21 +2219,12 @@ document_changed (OwbQuantizePage *self)
       set_excluded (self, NULL);
       clear_results (self);
       show_excluded (self);
-      owb_page_show_error (self->error_label, &self->error, NULL);
+      owb_page_show_error (OWB_PAGE (self), NULL);
       owb_graph_view_set_graph (self->graph_view, NULL, NULL, NULL);
       gtk_stack_set_visible_child_name (self->graph_stack, "empty");
       restore_settings (self);
     }
   update_sensitivity (self);
-}
-
-void
-owb_quantize_page_set_document (OwbQuantizePage *self, OwbDocument *document)
-{
-  g_return_if_fail (OWB_IS_QUANTIZE_PAGE (self));
-  if (!owb_page_set_document (self, &self->document, &self->prepared_handler, document, G_CALLBACK (document_changed)))
-    return;
-  document_changed (self);
 }
 
 /* ---- Widget ---- */
@@ -2613,34 +2579,16 @@ owb_quantize_page_init (OwbQuantizePage *self)
   show_excluded (self);
   show_comparison (self, NULL);
   update_map (self);
-  owb_page_show_error (self->error_label, &self->error, NULL);
+  owb_page_set_error_label (OWB_PAGE (self), self->error_label);
   gtk_widget_set_visible (GTK_WIDGET (self->fallback_label), FALSE);
   update_sensitivity (self);
-}
-
-static void
-owb_quantize_page_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  OwbQuantizePage *self = OWB_QUANTIZE_PAGE (object);
-  switch (prop_id)
-    {
-    case PROP_BUSY:
-      g_value_set_boolean (value, is_busy (self));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
 }
 
 static void
 owb_quantize_page_dispose (GObject *object)
 {
   OwbQuantizePage *self = OWB_QUANTIZE_PAGE (object);
-  self->disposed = TRUE;
-  if (self->cancellable)
-    g_cancellable_cancel (self->cancellable);
   owb_page_close_file_chooser (&self->chooser);
-  owb_page_set_document (self, &self->document, &self->prepared_handler, NULL, NULL);
   g_clear_pointer (&self->paned, gtk_widget_unparent);
   G_OBJECT_CLASS (owb_quantize_page_parent_class)->dispose (object);
 }
@@ -2649,7 +2597,6 @@ static void
 owb_quantize_page_finalize (GObject *object)
 {
   OwbQuantizePage *self = OWB_QUANTIZE_PAGE (object);
-  g_clear_object (&self->cancellable);
   g_clear_pointer (&self->source, owb_model_unref);
   g_clear_pointer (&self->prepared, owb_model_unref);
   g_clear_pointer (&self->calibration, owb_quant_calibration_free);
@@ -2663,7 +2610,6 @@ owb_quantize_page_finalize (GObject *object)
   g_free (self->accuracy_text);
   g_free (self->labels_message);
   g_strfreev (self->kept_ops);
-  g_free (self->error);
   G_OBJECT_CLASS (owb_quantize_page_parent_class)->finalize (object);
 }
 
@@ -2672,19 +2618,14 @@ owb_quantize_page_class_init (OwbQuantizePageClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
-  object_class->get_property = owb_quantize_page_get_property;
+  OwbPageClass *page_class = OWB_PAGE_CLASS (klass);
   object_class->dispose = owb_quantize_page_dispose;
   object_class->finalize = owb_quantize_page_finalize;
-  properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
-  /* "show-layer" (OwbGraphLayer *, or NULL): the sensitivity for the Graph page (see owb-window.c) */
-  signals[SHOW_LAYER] = g_signal_new ("show-layer", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
-                                      G_TYPE_NONE, 1, G_TYPE_POINTER);
-  signals[NODE_ACTIVATED] = g_signal_new ("node-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                                          NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_BOOLEAN);
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  /* The sensitivity map follows the document's model; a new session of the same model changes nothing. */
+  page_class->document_changed = document_changed;
+  page_class->prepared_changed = document_changed;
+  page_class->update = update;
   gtk_widget_class_set_css_name (widget_class, "quantizepage");
-  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
 }
 
 GtkWidget *

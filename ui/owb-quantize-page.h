@@ -7,7 +7,7 @@
 
 #include <gtk/gtk.h>
 #include <owb/owb-quant.h>
-#include "owb-document.h"
+#include "owb-page.h"
 #include "owb-graph-view.h"
 #include "owb-quantize-settings.h"
 #include "owb-quantize-detail.h"
@@ -15,13 +15,12 @@
 G_BEGIN_DECLS
 
 #define OWB_TYPE_QUANTIZE_PAGE (owb_quantize_page_get_type ())
-G_DECLARE_FINAL_TYPE (OwbQuantizePage, owb_quantize_page, OWB, QUANTIZE_PAGE, GtkWidget)
+G_DECLARE_FINAL_TYPE (OwbQuantizePage, owb_quantize_page, OWB, QUANTIZE_PAGE, OwbPage)
 
 /* Samples calibrated on when no folder is chosen (seeded, so runs repeat). */
 #define OWB_QUANTIZE_RANDOM_SAMPLES 16
 
 GtkWidget *owb_quantize_page_new (void);
-void owb_quantize_page_set_document (OwbQuantizePage *self, OwbDocument *document);
 
 /* The calibration folder (the ONNX test-data layout: subfolders of input_K.pb / .npy, or a folder
  * of images); NULL: seeded random samples. A labels.txt in it (one line per sample) gives the
@@ -62,10 +61,6 @@ const char *owb_quantize_page_get_exclude_ops (OwbQuantizePage *self);
 /* What "Quantize Model" does: prepare, calibrate (unless the calibration is kept), quantize and
  * compare in a worker thread; "busy" (a boolean property) is TRUE until the page shows the result. */
 void owb_quantize_page_quantize (OwbQuantizePage *self);
-gboolean owb_quantize_page_get_busy (OwbQuantizePage *self);
-void owb_quantize_page_cancel (OwbQuantizePage *self);
-/* The error the page shows, or NULL. */
-const char *owb_quantize_page_get_error (OwbQuantizePage *self);
 /* Calibrations run so far (a re-quantization that reuses the calibration adds none). */
 guint owb_quantize_page_get_n_calibrations (OwbQuantizePage *self);
 /* The results' first line: the settings and the data used ("128 images from DIR, ImageNet

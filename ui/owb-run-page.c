@@ -11,6 +11,7 @@
 
 #include "owb-output-values.h"
 #include "owb-page-util.h"
+#include "owb-page.h"
 #include <owb/owb-tensor-stats.h>
 
 #define TOP_K 5
@@ -33,7 +34,7 @@ typedef struct
 
 struct _OwbRunPage
 {
-  GtkWidget parent_instance;
+  OwbPage parent_instance;
 
   GtkStack *stack;
   AdwStatusPage *error_page;
@@ -50,8 +51,6 @@ struct _OwbRunPage
   GtkLabel *time_label;
   GtkBox *outputs_box;
 
-  OwbDocument *document;
-  gulong prepared_handler;
   OwbPrepared *prepared;     /* the one the inputs were built for */
   OwbPrepared *run_prepared; /* held while a run uses its session, released on the main thread */
 
@@ -60,10 +59,7 @@ struct _OwbRunPage
   GPtrArray *dim_rows;       /* widgets in dims_group */
   GHashTable *param_spins;   /* symbolic dim name (interned) -> GtkSpinButton * */
 
-  GCancellable *cancellable; /* the run in progress */
-  gboolean running;
-  guint n_loading;
-  gboolean disposed;
+  guint n_loading;           /* input files loading; the page's cancellable is the run's */
 
   /* The last run's outputs and what the page shows of them. */
   GPtrArray *outputs;        /* of OwbTensor * (NULL for an output with no value) */
@@ -75,7 +71,7 @@ struct _OwbRunPage
   GtkFileChooserNative *chooser;
 };
 
-G_DEFINE_FINAL_TYPE (OwbRunPage, owb_run_page, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (OwbRunPage, owb_run_page, OWB_TYPE_PAGE)
 
 enum {
   SIGNAL_RUN_VALUES_CHANGED,
@@ -83,14 +79,6 @@ enum {
 };
 
 static guint signals[N_SIGNALS];
-
-enum {
-  PROP_0,
-  PROP_BUSY,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
 
 static void
 run_input_free (RunInput *input)
@@ -106,36 +94,51 @@ run_input_free (RunInput *input)
   g_free (input);
 }
 
+/* A run in flight (the page's work). */
 static gboolean
-is_busy (OwbRunPage *self)
+is_running (OwbRunPage *self)
 {
+  return owb_page_get_cancellable (OWB_PAGE (self)) != NULL;
+}
+
+/* Busy while running, loading an input file or working on an output's values. */
+static gboolean
+get_busy (OwbPage *page)
+{
+  OwbRunPage *self = OWB_RUN_PAGE (page);
   for (guint i = 0; i < self->output_values->len; i++)
     {
       OwbOutputValues *values = g_ptr_array_index (self->output_values, i);
       if (values != NULL && owb_output_values_get_busy (values))
         return TRUE;
     }
-  return self->running || self->n_loading > 0;
+  return is_running (self) || self->n_loading > 0;
+}
+
+static void
+update (OwbPage *page)
+{
+  OwbRunPage *self = OWB_RUN_PAGE (page);
+  gboolean busy = owb_page_get_busy (page), running = is_running (self);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->run_button),
+                            !busy && self->prepared != NULL && owb_prepared_get_session (self->prepared) != NULL);
+  gtk_widget_set_visible (GTK_WIDGET (self->cancel_button), running);
+  gtk_widget_set_visible (self->progress_box, busy);
+  gtk_spinner_set_spinning (self->spinner, busy);
+  for (guint i = 0; i < self->inputs->len; i++)
+    {
+      RunInput *input = g_ptr_array_index (self->inputs, i);
+      gtk_widget_set_sensitive (input->choose_button, !running);
+      gtk_widget_set_sensitive (input->random_button, !running);
+      if (input->value_entry != NULL)
+        gtk_widget_set_sensitive (input->value_entry, !running && input->file == NULL);
+    }
 }
 
 static void
 update_sensitivity (OwbRunPage *self)
 {
-  gtk_widget_set_sensitive (GTK_WIDGET (self->run_button),
-                            !is_busy (self) && self->prepared != NULL
-                              && owb_prepared_get_session (self->prepared) != NULL);
-  gtk_widget_set_visible (GTK_WIDGET (self->cancel_button), self->running);
-  gtk_widget_set_visible (self->progress_box, is_busy (self));
-  gtk_spinner_set_spinning (self->spinner, is_busy (self));
-  for (guint i = 0; i < self->inputs->len; i++)
-    {
-      RunInput *input = g_ptr_array_index (self->inputs, i);
-      gtk_widget_set_sensitive (input->choose_button, !self->running);
-      gtk_widget_set_sensitive (input->random_button, !self->running);
-      if (input->value_entry != NULL)
-        gtk_widget_set_sensitive (input->value_entry, !self->running && input->file == NULL);
-    }
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+  owb_page_update (OWB_PAGE (self));
 }
 
 static char *
@@ -184,7 +187,7 @@ update_input_row (OwbRunPage *self, RunInput *input)
     gtk_widget_remove_css_class (input->row, "error");
   gtk_widget_set_visible (input->random_button, input->file != NULL);
   if (input->value_entry != NULL)
-    gtk_widget_set_sensitive (input->value_entry, input->file == NULL && !self->running);
+    gtk_widget_set_sensitive (input->value_entry, input->file == NULL && !is_running (self));
 }
 
 /* Whether a tensor fits an input's declared type; *problem says why not. */
@@ -250,10 +253,9 @@ load_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
 
   self->n_loading--;
   /* Cancelled: the input was rebuilt, reset or given another file; nothing here is current. */
-  if (self->disposed || g_cancellable_is_cancelled (job->cancellable))
+  if (owb_page_get_disposed (OWB_PAGE (self)) || g_cancellable_is_cancelled (job->cancellable))
     {
-      if (!self->disposed)
-        update_sensitivity (self);
+      update_sensitivity (self);
       return;
     }
   RunInput *input = job->input;
@@ -269,10 +271,10 @@ load_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
       g_autofree char *name = g_file_get_basename (input->file);
       g_autofree char *message = g_strdup_printf (_("Input “%s”: “%s” cannot be used: %s"), input->name, name,
                                                   input->problem);
-      owb_page_show_error (self->error_label, NULL, message);
+      owb_page_show_error (OWB_PAGE (self), message);
     }
   else
-    owb_page_show_error (self->error_label, NULL, NULL);
+    owb_page_show_error (OWB_PAGE (self), NULL);
   update_sensitivity (self);
 }
 
@@ -313,7 +315,7 @@ owb_run_page_set_input_file (OwbRunPage *self, const char *input_name, GFile *fi
   RunInput *input = find_input (self, input_name);
   g_return_if_fail (input != NULL);
   reset_input_source (input);
-  owb_page_show_error (self->error_label, NULL, NULL);
+  owb_page_show_error (OWB_PAGE (self), NULL);
   if (file != NULL)
     {
       input->file = g_object_ref (file);
@@ -329,10 +331,10 @@ owb_run_page_set_input_file (OwbRunPage *self, const char *input_name, GFile *fi
           job->path = path;
           input->loading = g_object_ref (job->cancellable);
           self->n_loading++;
-          g_autoptr (GTask) task = owb_document_new_job (self->document, self, job->cancellable, NULL, load_done_cb,
-                                                         NULL);
+          OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+          g_autoptr (GTask) task = owb_document_new_job (document, self, job->cancellable, NULL, load_done_cb, NULL);
           g_task_set_task_data (task, job, (GDestroyNotify) load_job_free);
-          owb_document_run_job (self->document, task, load_thread);
+          owb_document_run_job (document, task, load_thread);
         }
     }
   update_input_row (self, input);
@@ -616,15 +618,15 @@ clear_inputs (OwbRunPage *self, GHashTable *keep_files)
 static void
 rebuild (OwbRunPage *self)
 {
-  if (self->cancellable != NULL)
-    g_cancellable_cancel (self->cancellable);
+  owb_page_cancel (OWB_PAGE (self));
   g_autoptr (GHashTable) keep_files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
   clear_inputs (self, keep_files);
   clear_outputs (self);
-  owb_page_show_error (self->error_label, NULL, NULL);
+  owb_page_show_error (OWB_PAGE (self), NULL);
   g_clear_pointer (&self->prepared, owb_prepared_unref);
 
-  OwbPrepared *prepared = self->document != NULL ? owb_document_get_prepared (self->document) : NULL;
+  OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+  OwbPrepared *prepared = document != NULL ? owb_document_get_prepared (document) : NULL;
   if (prepared == NULL)
     {
       gtk_stack_set_visible_child_name (self->stack, "empty");
@@ -974,27 +976,24 @@ run_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
   g_autoptr (GError) error = NULL;
   RunResult *result = g_task_propagate_pointer (G_TASK (res), &error);
   g_autoptr (OwbPrepared) prepared = g_steal_pointer (&self->run_prepared);
-  g_clear_object (&self->cancellable);
-  self->running = FALSE;
   /* The page or its document changed meanwhile: this run's result belongs to nothing shown. */
-  if (self->disposed || prepared != self->prepared)
+  if (owb_page_get_disposed (OWB_PAGE (self)) || prepared != self->prepared)
     {
       g_clear_pointer (&result, run_result_free);
-      if (!self->disposed)
-        update_sensitivity (self);
+      owb_page_set_busy (OWB_PAGE (self), NULL);
       return;
     }
   gtk_label_set_text (self->progress_label, "");
-  update_sensitivity (self);
+  owb_page_set_busy (OWB_PAGE (self), NULL);
   if (result == NULL)
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
           || g_error_matches (error, OWB_ERROR, OWB_ERROR_CANCELLED))
-        owb_page_show_error (self->error_label, NULL, _("Run cancelled"));
+        owb_page_show_error (OWB_PAGE (self), _("Run cancelled"));
       else
         {
           g_autofree char *message = g_strdup_printf (_("The run failed: %s"), error->message);
-          owb_page_show_error (self->error_label, NULL, message);
+          owb_page_show_error (OWB_PAGE (self), message);
         }
       return;
     }
@@ -1029,7 +1028,7 @@ run_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
       if (out != NULL && out->kind == OWB_VALUE_TENSOR)
         {
           /* The run's prepared is the document's (checked above): the document is there. */
-          values = owb_output_values_new (self->document, out, name);
+          values = owb_output_values_new (owb_page_get_document (OWB_PAGE (self)), out, name);
           g_signal_connect_object (values, "notify::busy", G_CALLBACK (update_sensitivity), self, G_CONNECT_SWAPPED);
           adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), values);
         }
@@ -1083,11 +1082,11 @@ void
 owb_run_page_run (OwbRunPage *self)
 {
   g_return_if_fail (OWB_IS_RUN_PAGE (self));
-  if (is_busy (self) || self->prepared == NULL || owb_prepared_get_session (self->prepared) == NULL)
+  if (owb_page_get_busy (OWB_PAGE (self)) || self->prepared == NULL || owb_prepared_get_session (self->prepared) == NULL)
     return;
 
   clear_outputs (self);
-  owb_page_show_error (self->error_label, NULL, NULL);
+  owb_page_show_error (OWB_PAGE (self), NULL);
   g_autoptr (GError) error = NULL;
   RunJob *job = g_new0 (RunJob, 1);
   job->session = owb_prepared_get_session (self->prepared);
@@ -1129,21 +1128,21 @@ owb_run_page_run (OwbRunPage *self)
   if (error != NULL)
     {
       run_job_free (job);
-      owb_page_show_error (self->error_label, NULL, error->message);
+      owb_page_show_error (OWB_PAGE (self), error->message);
       return;
     }
 
-  self->cancellable = g_cancellable_new ();
-  self->running = TRUE;
   self->run_prepared = owb_prepared_ref (self->prepared);
   gtk_label_set_text (self->progress_label, _("Running…"));
-  update_sensitivity (self);
+  owb_page_set_busy (OWB_PAGE (self), g_cancellable_new ());
   /* run_prepared keeps the session alive whatever the document does; the task keeps the page
    * alive until run_done_cb releases it. */
-  g_autoptr (GTask) task = owb_document_new_job (self->document, self, self->cancellable, NULL, run_done_cb, NULL);
+  OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+  g_autoptr (GTask) task = owb_document_new_job (document, self, owb_page_get_cancellable (OWB_PAGE (self)), NULL,
+                                                 run_done_cb, NULL);
   g_task_set_source_tag (task, owb_run_page_run);
   g_task_set_task_data (task, job, (GDestroyNotify) run_job_free);
-  owb_document_run_job (self->document, task, run_thread);
+  owb_document_run_job (document, task, run_thread);
 }
 
 static void
@@ -1155,55 +1154,34 @@ run_clicked_cb (OwbRunPage *self)
 static void
 cancel_clicked_cb (OwbRunPage *self)
 {
-  if (self->cancellable != NULL)
-    g_cancellable_cancel (self->cancellable);
+  owb_page_cancel (OWB_PAGE (self));
 }
 
 /* ---- Document ---- */
 
 static void
-document_prepared_cb (OwbRunPage *self)
+prepared_changed (OwbPage *page)
 {
-  if (self->document != NULL && owb_document_get_prepared (self->document) == self->prepared)
+  OwbRunPage *self = OWB_RUN_PAGE (page);
+  OwbDocument *document = owb_page_get_document (page);
+  if (document != NULL && owb_document_get_prepared (document) == self->prepared)
     return;
   rebuild (self);
 }
 
-void
-owb_run_page_set_document (OwbRunPage *self, OwbDocument *document)
+static void
+document_changed (OwbPage *page)
 {
-  g_return_if_fail (OWB_IS_RUN_PAGE (self));
-  g_return_if_fail (document == NULL || OWB_IS_DOCUMENT (document));
-  if (!owb_page_set_document (self, &self->document, &self->prepared_handler, document,
-                              G_CALLBACK (document_prepared_cb)))
-    return;
-  rebuild (self);
+  rebuild (OWB_RUN_PAGE (page));
 }
 
 /* ---- GObject ---- */
 
 static void
-owb_run_page_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  OwbRunPage *self = OWB_RUN_PAGE (object);
-  switch (prop_id)
-    {
-    case PROP_BUSY:
-      g_value_set_boolean (value, is_busy (self));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 owb_run_page_dispose (GObject *object)
 {
   OwbRunPage *self = OWB_RUN_PAGE (object);
-  self->disposed = TRUE;
-  owb_page_cancel (&self->cancellable);
   owb_page_close_file_chooser (&self->chooser);
-  owb_page_set_document (self, &self->document, &self->prepared_handler, NULL, NULL);
   /* Loads in flight point at the inputs: cancel them before the inputs go. */
   g_ptr_array_set_size (self->inputs, 0);
   gtk_widget_dispose_template (GTK_WIDGET (self), OWB_TYPE_RUN_PAGE);
@@ -1232,15 +1210,14 @@ owb_run_page_class_init (OwbRunPageClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  OwbPageClass *page_class = OWB_PAGE_CLASS (klass);
 
-  object_class->get_property = owb_run_page_get_property;
   object_class->dispose = owb_run_page_dispose;
   object_class->finalize = owb_run_page_finalize;
-
-  /* TRUE while running or loading an input file. */
-  properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE,
-                                                G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  page_class->document_changed = document_changed;
+  page_class->prepared_changed = prepared_changed;
+  page_class->update = update;
+  page_class->get_busy = get_busy;
   /* The values owb_run_page_get_run_value gives changed: a run finished, or its values went. */
   signals[SIGNAL_RUN_VALUES_CHANGED] = g_signal_new ("run-values-changed", G_TYPE_FROM_CLASS (klass),
                                                       G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
@@ -1263,9 +1240,7 @@ owb_run_page_class_init (OwbRunPageClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, run_clicked_cb);
   gtk_widget_class_bind_template_callback (widget_class, cancel_clicked_cb);
 
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "runpage");
-  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
 }
 
 static void
@@ -1283,6 +1258,7 @@ owb_run_page_init (OwbRunPage *self)
   gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Run"), -1);
   owb_page_keep_own_accessible_name (GTK_WIDGET (self->run_button));
   owb_page_keep_own_accessible_name (GTK_WIDGET (self->cancel_button));
+  owb_page_set_error_label (OWB_PAGE (self), self->error_label);
   update_sensitivity (self);
 }
 
@@ -1293,13 +1269,6 @@ owb_run_page_new (void)
 }
 
 /* ---- For tests and the window ---- */
-
-gboolean
-owb_run_page_get_busy (OwbRunPage *self)
-{
-  g_return_val_if_fail (OWB_IS_RUN_PAGE (self), FALSE);
-  return is_busy (self);
-}
 
 guint
 owb_run_page_get_n_outputs (OwbRunPage *self)
@@ -1333,7 +1302,7 @@ owb_run_page_get_error (OwbRunPage *self)
   if (gtk_stack_get_visible_child_name (self->stack) != NULL
       && strcmp (gtk_stack_get_visible_child_name (self->stack), "error") == 0)
     return adw_status_page_get_description (self->error_page);
-  return gtk_widget_get_visible (GTK_WIDGET (self->error_label)) ? gtk_label_get_text (self->error_label) : NULL;
+  return owb_page_get_error (OWB_PAGE (self));
 }
 
 OwbOutputValues *

@@ -5,17 +5,16 @@
 #pragma once
 
 #include <gtk/gtk.h>
-#include "owb-document.h"
+#include "owb-page.h"
 #include "owb-output-values.h"
 #include <owb/owb-tensor-stats.h>
 
 G_BEGIN_DECLS
 
 #define OWB_TYPE_RUN_PAGE (owb_run_page_get_type ())
-G_DECLARE_FINAL_TYPE (OwbRunPage, owb_run_page, OWB, RUN_PAGE, GtkWidget)
+G_DECLARE_FINAL_TYPE (OwbRunPage, owb_run_page, OWB, RUN_PAGE, OwbPage)
 
 GtkWidget *owb_run_page_new (void);
-void owb_run_page_set_document (OwbRunPage *self, OwbDocument *document);
 
 /* What the Run button does: one run in a worker thread; "busy" (a boolean property) is TRUE until
  * the page shows the outputs or the error. */
@@ -24,7 +23,6 @@ void owb_run_page_run (OwbRunPage *self);
  * and checks it against the input's type. file NULL goes back to random values. */
 void owb_run_page_set_input_file (OwbRunPage *self, const char *input_name, GFile *file);
 
-gboolean owb_run_page_get_busy (OwbRunPage *self);
 /* The last run's outputs (borrowed) and the statistics the page shows for them. */
 guint owb_run_page_get_n_outputs (OwbRunPage *self);
 const OwbTensor *owb_run_page_get_output (OwbRunPage *self, guint index);

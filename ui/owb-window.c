@@ -19,39 +19,14 @@ typedef struct {
   const char *name;
   const char *title;
   const char *icon_name;
-  GtkWidget *(*create) (void);
-  void (*set_document) (GtkWidget *page, OwbDocument *document);
+  GtkWidget *(*create) (void); /* an OwbPage */
 } OwbWindowPage;
 
-static void
-optimize_page_set_document (GtkWidget *page, OwbDocument *document)
-{
-  owb_optimize_page_set_document (OWB_OPTIMIZE_PAGE (page), document);
-}
-
-static void
-run_page_set_document (GtkWidget *page, OwbDocument *document)
-{
-  owb_run_page_set_document (OWB_RUN_PAGE (page), document);
-}
-
-static void
-profile_page_set_document (GtkWidget *page, OwbDocument *document)
-{
-  owb_profile_page_set_document (OWB_PROFILE_PAGE (page), document);
-}
-
-static void
-quantize_page_set_document (GtkWidget *page, OwbDocument *document)
-{
-  owb_quantize_page_set_document (OWB_QUANTIZE_PAGE (page), document);
-}
-
 static const OwbWindowPage page_table[] = {
-  { "optimize", N_("Optimize"), "emblem-system-symbolic", owb_optimize_page_new, optimize_page_set_document },
-  { "run", N_("Run"), "media-playback-start-symbolic", owb_run_page_new, run_page_set_document },
-  { "profile", N_("Profile"), "power-profile-performance-symbolic", owb_profile_page_new, profile_page_set_document },
-  { "quantize", N_("Quantize"), "applications-science-symbolic", owb_quantize_page_new, quantize_page_set_document },
+  { "optimize", N_("Optimize"), "emblem-system-symbolic", owb_optimize_page_new },
+  { "run", N_("Run"), "media-playback-start-symbolic", owb_run_page_new },
+  { "profile", N_("Profile"), "power-profile-performance-symbolic", owb_profile_page_new },
+  { "quantize", N_("Quantize"), "applications-science-symbolic", owb_quantize_page_new },
 };
 
 /* The level drop-down lists the levels in OwbOptimizeLevel order. */
@@ -411,7 +386,7 @@ show_document (OwbWindow *self, OwbDocument *document)
   on_prepared_changed (self);
   owb_inspector_set_document (self->inspector, document);
   for (guint i = 0; i < self->pages->len; i++)
-    page_table[i].set_document (g_ptr_array_index (self->pages, i), document);
+    owb_page_set_document (g_ptr_array_index (self->pages, i), document);
 
   adw_view_switcher_title_set_view_switcher_enabled (self->switcher_title, TRUE);
   adw_view_stack_set_visible_child_name (self->view_stack, "graph");
@@ -646,10 +621,8 @@ add_pages (OwbWindow *self)
       AdwViewStackPage *stack_page = adw_view_stack_add_titled (self->view_stack, page, page_table[i].name,
                                                                  _(page_table[i].title));
       adw_view_stack_page_set_icon_name (stack_page, page_table[i].icon_name);
-      if (g_signal_lookup ("node-activated", G_OBJECT_TYPE (page)))
-        g_signal_connect (page, "node-activated", G_CALLBACK (on_page_node_activated), self);
-      if (g_signal_lookup ("show-layer", G_OBJECT_TYPE (page)))
-        g_signal_connect (page, "show-layer", G_CALLBACK (on_page_show_layer), self);
+      g_signal_connect (page, "node-activated", G_CALLBACK (on_page_node_activated), self);
+      g_signal_connect (page, "show-layer", G_CALLBACK (on_page_show_layer), self);
       if (g_signal_lookup ("run-values-changed", G_OBJECT_TYPE (page)))
         g_signal_connect_object (page, "run-values-changed", G_CALLBACK (on_selection_changed), self,
                                  G_CONNECT_SWAPPED);

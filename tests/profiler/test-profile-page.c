@@ -57,7 +57,7 @@ prepared_ready (gpointer data)
 static gboolean
 page_idle (gpointer page)
 {
-  return !owb_profile_page_get_busy (page);
+  return !owb_page_get_busy (OWB_PAGE (page));
 }
 
 static gboolean
@@ -264,13 +264,13 @@ test_profile_page (void)
   OwbProfilePage *page = OWB_PROFILE_PAGE (owb_profile_page_new ());
   GtkWidget *window = show_in_window (GTK_WIDGET (page), 1400, 900);
   owb_profile_page_set_database_path (page, db);
-  owb_profile_page_set_document (page, doc);
+  owb_page_set_document (OWB_PAGE (page), doc);
   g_assert_cmpuint (owb_profile_page_get_n_stored_runs (page), ==, 0);
 
   owb_profile_page_profile (page, 5, 2);
-  g_assert_true (owb_profile_page_get_busy (page));
+  g_assert_true (owb_page_get_busy (OWB_PAGE (page)));
   wait_for (page_idle, page, 60, "the profile");
-  g_assert_null (owb_profile_page_get_error (page));
+  g_assert_null (owb_page_get_error (OWB_PAGE (page)));
   g_assert_cmpuint (owb_profile_page_get_n_op_rows (page), ==, 8);
   g_assert_cmpuint (owb_profile_page_get_n_stored_runs (page), ==, 1);
   OwbTimeline *timeline = owb_profile_page_get_timeline (page);
@@ -374,12 +374,12 @@ test_profile_page (void)
   /* reading a stored run is a job of the document, as a profile is */
   g_assert_true (owb_document_get_busy (doc));
   wait_for (page_idle, page, 60, "the stored run to load");
-  g_assert_null (owb_profile_page_get_error (page));
+  g_assert_null (owb_page_get_error (OWB_PAGE (page)));
   g_assert_cmpuint (owb_timeline_get_run (timeline)->iterations->len, ==, 5);
   /* against the second: op types and nodes, the run shown stays */
   owb_profile_page_compare_stored_run (page, 1);
   wait_for (page_idle, page, 60, "the run to compare with to load");
-  g_assert_null (owb_profile_page_get_error (page));
+  g_assert_null (owb_page_get_error (OWB_PAGE (page)));
   g_assert_cmpuint (owb_profile_page_get_n_comparison_rows (page), >=, 8 + 7);
   g_assert_cmpuint (owb_timeline_get_run (timeline)->iterations->len, ==, 5);
   render (GTK_WIDGET (page), "profile-compare.png", NULL, NULL);
@@ -529,7 +529,7 @@ static gboolean
 runs_listed (gpointer data)
 {
   Listing *l = data;
-  return !owb_profile_page_get_busy (l->page) && owb_profile_page_get_n_stored_runs (l->page) == l->want;
+  return !owb_page_get_busy (OWB_PAGE (l->page)) && owb_profile_page_get_n_stored_runs (l->page) == l->want;
 }
 
 /* A label under widget whose text contains text, or NULL. */
@@ -571,15 +571,15 @@ test_database_setting (void)
   OwbProfilePage *writer = OWB_PROFILE_PAGE (owb_profile_page_new ());
   g_object_ref_sink (writer);
   owb_profile_page_set_database_path (writer, db);
-  owb_profile_page_set_document (writer, doc);
+  owb_page_set_document (OWB_PAGE (writer), doc);
   owb_profile_page_profile (writer, 1, 1);
   wait_for (page_idle, writer, 60, "the profile");
-  g_assert_null (owb_profile_page_get_error (writer));
+  g_assert_null (owb_page_get_error (OWB_PAGE (writer)));
   g_object_unref (writer);
 
   OwbProfilePage *page = OWB_PROFILE_PAGE (owb_profile_page_new ());
   GtkWidget *window = show_in_window (GTK_WIDGET (page), 1200, 800);
-  owb_profile_page_set_document (page, doc);
+  owb_page_set_document (OWB_PAGE (page), doc);
   g_autofree char *fallback = g_build_filename (g_get_user_data_dir (), "onnx-workbench", "profiles.sqlite", NULL);
   g_assert_cmpstr (owb_profile_page_get_database_path (page), ==, fallback);
   g_assert_nonnull (find_label (GTK_WIDGET (page), fallback));
@@ -616,7 +616,7 @@ test_database_setting (void)
   g_setenv ("OWB_PROFILE_DB", other, TRUE);
   OwbProfilePage *env_page = OWB_PROFILE_PAGE (owb_profile_page_new ());
   g_object_ref_sink (env_page);
-  owb_profile_page_set_document (env_page, doc);
+  owb_page_set_document (OWB_PAGE (env_page), doc);
   g_assert_cmpstr (owb_profile_page_get_database_path (env_page), ==, other);
   g_assert_cmpuint (owb_profile_page_get_n_stored_runs (env_page), ==, 0);
   g_assert_nonnull (find_label (GTK_WIDGET (env_page), "OWB_PROFILE_DB"));
@@ -656,10 +656,10 @@ test_unknown_rank_refused (void)
   OwbProfilePage *page = OWB_PROFILE_PAGE (owb_profile_page_new ());
   GtkWidget *window = show_in_window (GTK_WIDGET (page), 800, 600);
   owb_profile_page_set_database_path (page, db);
-  owb_profile_page_set_document (page, doc);
+  owb_page_set_document (OWB_PAGE (page), doc);
   owb_profile_page_profile (page, 2, 1);
   wait_for (page_idle, page, 60, "the profile");
-  const char *message = owb_profile_page_get_error (page);
+  const char *message = owb_page_get_error (OWB_PAGE (page));
   g_assert_nonnull (message);
   g_assert_nonnull (strstr (message, "input 'x' has no declared shape"));
   g_assert_cmpuint (owb_profile_page_get_n_stored_runs (page), ==, 0);

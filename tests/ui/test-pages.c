@@ -1,4 +1,5 @@
-/* test-pages.c: the Optimize and Run pages on the bundled sample, in a window under Xvfb. */
+/* test-pages.c: the Optimize and Run pages, and what every page is (OwbPage), on the bundled
+ * sample, in a window under Xvfb. */
 #include <adwaita.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -11,6 +12,8 @@
 #include "owb-optimize-page.h"
 #include "owb-output-values.h"
 #include "owb-page-util.h"
+#include "owb-profile-page.h"
+#include "owb-quantize-page.h"
 #include "owb-resources.h"
 #include "owb-run-page.h"
 #include <owb/owb-tensor-stats.h>
@@ -252,7 +255,7 @@ show_in_window (GtkWidget *page, int width, int height)
 static gboolean
 optimize_idle (gpointer page)
 {
-  return !owb_optimize_page_get_busy (page);
+  return !owb_page_get_busy (OWB_PAGE (page));
 }
 
 static gboolean
@@ -288,7 +291,7 @@ static gboolean
 saved_by_button (gpointer page)
 {
   GtkWidget *label = find_one (page, match_label_containing, "by-button.onnx");
-  return label != NULL && is_shown (label) && !owb_optimize_page_get_busy (page);
+  return label != NULL && is_shown (label) && !owb_page_get_busy (OWB_PAGE (page));
 }
 
 typedef struct
@@ -343,7 +346,7 @@ test_optimize (void)
   g_autoptr (OwbDocument) doc = load_sample ();
   GtkWidget *page = owb_optimize_page_new ();
   GtkWidget *window = show_in_window (page, 1400, 900);
-  owb_optimize_page_set_document (OWB_OPTIMIZE_PAGE (page), doc);
+  owb_page_set_document (OWB_PAGE (page), doc);
 
   /* Nothing to save before a run. */
   g_autoptr (GError) early = NULL;
@@ -358,7 +361,7 @@ test_optimize (void)
   g_assert_nonnull (dropdown);
   gtk_drop_down_set_selected (GTK_DROP_DOWN (dropdown), 1);
   owb_optimize_page_run (OWB_OPTIMIZE_PAGE (page));
-  g_assert_true (owb_optimize_page_get_busy (OWB_OPTIMIZE_PAGE (page)));
+  g_assert_true (owb_page_get_busy (OWB_PAGE (page)));
   wait_for (optimize_idle, page, 60, "the optimizer");
 
   const OwbOptimizeReport *report = owb_optimize_page_get_report (OWB_OPTIMIZE_PAGE (page));
@@ -583,7 +586,7 @@ test_optimize (void)
 static gboolean
 run_idle (gpointer page)
 {
-  return !owb_run_page_get_busy (page);
+  return !owb_page_get_busy (OWB_PAGE (page));
 }
 
 static void
@@ -599,7 +602,7 @@ test_run (void)
   g_autoptr (OwbDocument) doc = load_sample ();
   GtkWidget *page = owb_run_page_new ();
   GtkWidget *window = show_in_window (page, 900, 1000);
-  owb_run_page_set_document (OWB_RUN_PAGE (page), doc);
+  owb_page_set_document (OWB_PAGE (page), doc);
 
   /* One input row with its file button; the symbolic batch dim gets a spin named after it. */
   g_assert_nonnull (find_one (page, match_row_title, "image"));
@@ -743,7 +746,7 @@ test_models (void)
       g_autoptr (OwbDocument) doc = load_path (paths[i]);
       GtkWidget *optimize = owb_optimize_page_new ();
       GtkWidget *window = show_in_window (optimize, 1400, 900);
-      owb_optimize_page_set_document (OWB_OPTIMIZE_PAGE (optimize), doc);
+      owb_page_set_document (OWB_PAGE (optimize), doc);
       owb_optimize_page_set_level (OWB_OPTIMIZE_PAGE (optimize), OWB_OPTIMIZE_ALL);
       settle (0.2);
       longest_iteration_us = 0;
@@ -766,7 +769,7 @@ test_models (void)
 
       GtkWidget *run = owb_run_page_new ();
       window = show_in_window (run, 900, 1000);
-      owb_run_page_set_document (OWB_RUN_PAGE (run), doc);
+      owb_page_set_document (OWB_PAGE (run), doc);
       settle (0.2);
       longest_iteration_us = 0;
       start = g_get_monotonic_time ();
@@ -843,7 +846,7 @@ test_save_target (void)
    * and its data unchanged. */
   GtkWidget *page = owb_optimize_page_new ();
   GtkWidget *window = show_in_window (page, 1200, 800);
-  owb_optimize_page_set_document (OWB_OPTIMIZE_PAGE (page), doc);
+  owb_page_set_document (OWB_PAGE (page), doc);
   owb_optimize_page_run (OWB_OPTIMIZE_PAGE (page));
   wait_for (optimize_idle, page, 60, "the optimizer");
   g_assert_nonnull (owb_optimize_page_get_optimized_model (OWB_OPTIMIZE_PAGE (page)));
@@ -997,10 +1000,10 @@ test_jobs (void)
   /* The Run page runs through the document: busy while it runs, and cancelled with it. */
   GtkWidget *page = owb_run_page_new ();
   GtkWidget *window = show_in_window (page, 900, 1000);
-  owb_run_page_set_document (OWB_RUN_PAGE (page), doc);
+  owb_page_set_document (OWB_PAGE (page), doc);
   busy_changes = 0;
   owb_run_page_run (OWB_RUN_PAGE (page));
-  g_assert_true (owb_run_page_get_busy (OWB_RUN_PAGE (page)));
+  g_assert_true (owb_page_get_busy (OWB_PAGE (page)));
   g_assert_true (owb_document_get_busy (doc));
   wait_for (run_idle, page, 60, "the run");
   g_assert_null (owb_run_page_get_error (OWB_RUN_PAGE (page)));
@@ -1041,7 +1044,7 @@ test_jobs (void)
   /* So does the Optimize page. */
   page = owb_optimize_page_new ();
   window = show_in_window (page, 1200, 800);
-  owb_optimize_page_set_document (OWB_OPTIMIZE_PAGE (page), doc);
+  owb_page_set_document (OWB_PAGE (page), doc);
   owb_optimize_page_run (OWB_OPTIMIZE_PAGE (page));
   g_assert_true (owb_document_get_busy (doc));
   wait_for (optimize_idle, page, 60, "the optimizer");
@@ -1051,6 +1054,80 @@ test_jobs (void)
 
   g_array_unref (w.fractions);
   g_ptr_array_unref (w.texts);
+}
+
+/* ---- What every page is (OwbPage) ---- */
+
+static void
+record_busy (GObject *object, GParamSpec *pspec, gpointer data)
+{
+  gboolean busy = owb_page_get_busy (OWB_PAGE (object));
+  g_array_append_val ((GArray *) data, busy);
+}
+
+/* Every page is an OwbPage: it follows one document (also its "document" property, notified once
+ * a change), is "busy" while its work is in flight (notified as that starts and ends), shows its
+ * error in its error label, and once disposed lets go of the document and cancels its work, whose
+ * end then leaves the page alone. */
+static void
+test_base (void)
+{
+  g_autoptr (OwbDocument) doc = load_sample ();
+  GtkWidget *page = owb_run_page_new ();
+  GtkWidget *window = show_in_window (page, 1000, 700);
+  g_assert_true (OWB_IS_PAGE (page));
+  g_assert_true (g_type_is_a (OWB_TYPE_OPTIMIZE_PAGE, OWB_TYPE_PAGE));
+  g_assert_true (g_type_is_a (OWB_TYPE_PROFILE_PAGE, OWB_TYPE_PAGE));
+  g_assert_true (g_type_is_a (OWB_TYPE_QUANTIZE_PAGE, OWB_TYPE_PAGE));
+
+  guint document_changes = 0;
+  g_signal_connect (page, "notify::document", G_CALLBACK (count_notify), &document_changes);
+  g_object_set (page, "document", doc, NULL);
+  g_assert_true (owb_page_get_document (OWB_PAGE (page)) == doc);
+  owb_page_set_document (OWB_PAGE (page), doc); /* the same one: nothing to tell */
+  g_assert_cmpuint (document_changes, ==, 1);
+  g_autoptr (OwbDocument) held = NULL;
+  g_object_get (page, "document", &held, NULL);
+  g_assert_true (held == doc);
+
+  g_autoptr (GArray) seen = g_array_new (FALSE, FALSE, sizeof (gboolean));
+  g_signal_connect (page, "notify::busy", G_CALLBACK (record_busy), seen);
+  owb_run_page_run (OWB_RUN_PAGE (page));
+  gboolean busy = FALSE;
+  g_object_get (page, "busy", &busy, NULL);
+  g_assert_true (busy);
+  g_assert_nonnull (owb_page_get_cancellable (OWB_PAGE (page)));
+  wait_for (run_idle, page, 60, "the run");
+  g_assert_null (owb_page_get_cancellable (OWB_PAGE (page)));
+  g_assert_cmpuint (seen->len, >=, 2);
+  g_assert_true (g_array_index (seen, gboolean, 0));
+  g_assert_false (g_array_index (seen, gboolean, seen->len - 1));
+  g_assert_cmpuint (owb_run_page_get_n_outputs (OWB_RUN_PAGE (page)), ==, 1);
+
+  owb_page_show_error (OWB_PAGE (page), "Something broke");
+  g_assert_cmpstr (owb_page_get_error (OWB_PAGE (page)), ==, "Something broke");
+  GtkWidget *label = find_one (page, match_label_containing, "Something broke");
+  g_assert_nonnull (label);
+  g_assert_true (is_shown (label));
+  owb_page_show_error (OWB_PAGE (page), NULL);
+  g_assert_null (owb_page_get_error (OWB_PAGE (page)));
+  g_assert_false (gtk_widget_get_visible (label));
+
+  /* Disposed with a run in flight: the run's job holds the page until its end comes. */
+  owb_run_page_run (OWB_RUN_PAGE (page));
+  GCancellable *cancellable = g_object_ref (owb_page_get_cancellable (OWB_PAGE (page)));
+  g_object_ref (page);
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_object_run_dispose (G_OBJECT (page));
+  g_assert_true (owb_page_get_disposed (OWB_PAGE (page)));
+  g_assert_null (owb_page_get_document (OWB_PAGE (page)));
+  g_assert_true (g_cancellable_is_cancelled (cancellable));
+  owb_page_set_document (OWB_PAGE (page), doc); /* a disposed page takes no document */
+  g_assert_null (owb_page_get_document (OWB_PAGE (page)));
+  wait_for (document_idle, doc, 60, "the cancelled run to end");
+  g_assert_false (owb_page_get_busy (OWB_PAGE (page)));
+  g_object_unref (cancellable);
+  g_object_unref (page);
 }
 
 int
@@ -1067,5 +1144,6 @@ main (int argc, char **argv)
   g_test_add_func ("/pages/save-target", test_save_target);
   g_test_add_func ("/pages/jobs", test_jobs);
   g_test_add_func ("/pages/open-not-regular", test_open_not_regular);
+  g_test_add_func ("/pages/base", test_base);
   return g_test_run ();
 }

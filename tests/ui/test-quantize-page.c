@@ -61,7 +61,7 @@ prepared_ready (gpointer data)
 static gboolean
 page_idle (gpointer page)
 {
-  return !owb_quantize_page_get_busy (page);
+  return !owb_page_get_busy (OWB_PAGE (page));
 }
 
 static gboolean
@@ -158,7 +158,7 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
   gtk_window_set_default_size (GTK_WINDOW (window), 1500, 950);
   gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (page));
   gtk_window_present (GTK_WINDOW (window));
-  owb_quantize_page_set_document (page, doc);
+  owb_page_set_document (OWB_PAGE (page), doc);
   if (calib_dir)
     owb_quantize_page_set_calibration_dir (page, calib_dir);
   /* an image folder's normalization: $OWB_QUANT_MEAN and $OWB_QUANT_STD (one number or three) */
@@ -173,10 +173,10 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
   /* Quantize Model */
   gint64 t0 = g_get_monotonic_time ();
   owb_quantize_page_quantize (page);
-  g_assert_true (owb_quantize_page_get_busy (page));
+  g_assert_true (owb_page_get_busy (OWB_PAGE (page)));
   wait_for (page_idle, page, 240, "the quantization");
   double quantize_s = (g_get_monotonic_time () - t0) / 1e6;
-  g_assert_cmpstr (owb_quantize_page_get_error (page), ==, NULL);
+  g_assert_cmpstr (owb_page_get_error (OWB_PAGE (page)), ==, NULL);
   const OwbQuantComparison *c = owb_quantize_page_get_comparison (page);
   g_assert_nonnull (c);
   g_assert_cmpuint (owb_quantize_page_get_n_comparison_rows (page), ==, c->outputs->len);
@@ -348,10 +348,10 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
   guint n_excluded = strv_len (owb_quantize_page_get_excluded (page));
   t0 = g_get_monotonic_time ();
   owb_quantize_page_keep_selected_in_float (page);
-  g_assert_true (owb_quantize_page_get_busy (page));
+  g_assert_true (owb_page_get_busy (OWB_PAGE (page)));
   wait_for (page_idle, page, 240, "the re-quantization");
   double keep_s = (g_get_monotonic_time () - t0) / 1e6;
-  g_assert_cmpstr (owb_quantize_page_get_error (page), ==, NULL);
+  g_assert_cmpstr (owb_page_get_error (OWB_PAGE (page)), ==, NULL);
   g_assert_cmpuint (strv_len (owb_quantize_page_get_excluded (page)), ==, n_excluded + 1);
   g_assert_true (g_strv_contains (owb_quantize_page_get_excluded (page), kept));
   g_assert_true (owb_quantize_page_get_comparison (page) != c);
@@ -398,7 +398,7 @@ quantize_flow (const char *model_path, const char *calib_dir, const char *png_pr
       t0 = g_get_monotonic_time ();
       owb_quantize_page_recover_accuracy (page, 40);
       wait_for (page_idle, page, 240, "Recover Accuracy");
-      g_assert_cmpstr (owb_quantize_page_get_error (page), ==, NULL);
+      g_assert_cmpstr (owb_page_get_error (OWB_PAGE (page)), ==, NULL);
       g_assert_cmpuint (owb_quantize_page_get_n_calibrations (page), ==, 1);
       g_test_message ("%s: Recover Accuracy to 40 dB in %.2f s: %u nodes kept in float, worst output %.2f dB",
                       model_path, (g_get_monotonic_time () - t0) / 1e6, strv_len (owb_quantize_page_get_excluded (page)),
@@ -460,23 +460,23 @@ test_bad_folder (void)
   GtkWidget *window = gtk_window_new ();
   gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (page));
   gtk_window_present (GTK_WINDOW (window));
-  owb_quantize_page_set_document (page, doc);
+  owb_page_set_document (OWB_PAGE (page), doc);
   g_autofree char *empty = g_dir_make_tmp ("owb-quantize-empty-XXXXXX", NULL);
   owb_quantize_page_set_calibration_dir (page, empty);
   owb_quantize_page_quantize (page);
   wait_for (page_idle, page, 120, "the failing quantization");
-  g_assert_nonnull (owb_quantize_page_get_error (page));
+  g_assert_nonnull (owb_page_get_error (OWB_PAGE (page)));
   g_assert_null (owb_quantize_page_get_comparison (page));
   /* cancelled at once: says so */
   owb_quantize_page_set_calibration_dir (page, NULL);
   owb_quantize_page_quantize (page);
-  owb_quantize_page_cancel (page);
+  owb_page_cancel (OWB_PAGE (page));
   wait_for (page_idle, page, 120, "the cancelled quantization");
-  g_assert_nonnull (owb_quantize_page_get_error (page));
+  g_assert_nonnull (owb_page_get_error (OWB_PAGE (page)));
   /* and then it works */
   owb_quantize_page_quantize (page);
   wait_for (page_idle, page, 120, "the quantization");
-  g_assert_null (owb_quantize_page_get_error (page));
+  g_assert_null (owb_page_get_error (OWB_PAGE (page)));
   g_assert_nonnull (owb_quantize_page_get_comparison (page));
   g_rmdir (empty);
   gtk_window_destroy (GTK_WINDOW (window));
@@ -553,7 +553,7 @@ page_in_window (OwbDocument *doc, GtkWidget **window)
   gtk_window_set_default_size (GTK_WINDOW (*window), 1300, 900);
   gtk_window_set_child (GTK_WINDOW (*window), GTK_WIDGET (page));
   gtk_window_present (GTK_WINDOW (*window));
-  owb_quantize_page_set_document (page, doc);
+  owb_page_set_document (OWB_PAGE (page), doc);
   return page;
 }
 
@@ -561,9 +561,9 @@ static void
 quantize_and_wait (OwbQuantizePage *page)
 {
   owb_quantize_page_quantize (page);
-  g_assert_true (owb_quantize_page_get_busy (page));
+  g_assert_true (owb_page_get_busy (OWB_PAGE (page)));
   wait_for (page_idle, page, 240, "the quantization");
-  g_assert_cmpstr (owb_quantize_page_get_error (page), ==, NULL);
+  g_assert_cmpstr (owb_page_get_error (OWB_PAGE (page)), ==, NULL);
   g_assert_nonnull (owb_quantize_page_get_comparison (page));
 }
 
@@ -602,8 +602,8 @@ test_images (void)
   owb_quantize_page_set_normalization (page, OWB_QUANTIZE_NORMALIZATION_CUSTOM);
   owb_quantize_page_set_custom_normalization (page, "0.3", "0");
   owb_quantize_page_quantize (page);
-  g_assert_false (owb_quantize_page_get_busy (page));
-  g_assert_nonnull (owb_quantize_page_get_error (page));
+  g_assert_false (owb_page_get_busy (OWB_PAGE (page)));
+  g_assert_nonnull (owb_page_get_error (OWB_PAGE (page)));
   owb_quantize_page_set_custom_normalization (page, "0.3", "0.25, 0.5, 1");
   quantize_and_wait (page);
   g_assert_nonnull (strstr (owb_quantize_page_get_summary (page), "custom (mean 0.3, std 0.25, 0.5, 1)"));
@@ -702,9 +702,9 @@ test_accuracy_target (void)
 
   g_assert_true (owb_quantize_page_set_recover_target (page, OWB_QUANTIZE_TARGET_ACCURACY_DROP, 0));
   owb_quantize_page_recover (page);
-  g_assert_true (owb_quantize_page_get_busy (page));
+  g_assert_true (owb_page_get_busy (OWB_PAGE (page)));
   wait_for (page_idle, page, 240, "Recover Accuracy to an accuracy drop");
-  g_assert_cmpstr (owb_quantize_page_get_error (page), ==, NULL);
+  g_assert_cmpstr (owb_page_get_error (OWB_PAGE (page)), ==, NULL);
   const char *text = owb_quantize_page_get_fallback_text (page);
   g_assert_nonnull (text);
   g_test_message ("%s", text);
@@ -725,7 +725,7 @@ test_accuracy_target (void)
   g_assert_true (owb_quantize_page_set_recover_target (page, OWB_QUANTIZE_TARGET_SQNR, 20));
   owb_quantize_page_recover (page);
   wait_for (page_idle, page, 240, "Recover Accuracy to an SQNR");
-  g_assert_cmpstr (owb_quantize_page_get_error (page), ==, NULL);
+  g_assert_cmpstr (owb_page_get_error (OWB_PAGE (page)), ==, NULL);
   g_assert_true (g_str_has_prefix (owb_quantize_page_get_fallback_text (page), "Target 20 dB "));
   /* the labels gone: the kind falls back to SQNR */
   g_autofree char *labels = g_build_filename (dir, "labels.txt", NULL);
@@ -843,7 +843,7 @@ test_settings (void)
   g_assert_nonnull (kept);
   owb_quantize_page_keep_selected_in_float (page);
   wait_for (page_idle, page, 240, "Keep in Float");
-  g_assert_cmpstr (owb_quantize_page_get_error (page), ==, NULL);
+  g_assert_cmpstr (owb_page_get_error (OWB_PAGE (page)), ==, NULL);
   gtk_window_destroy (GTK_WINDOW (window));
 
   /* another model's group is left alone */

@@ -208,7 +208,7 @@ load_model (void)
 static gboolean
 page_idle (gpointer page)
 {
-  return !owb_run_page_get_busy (page);
+  return !owb_page_get_busy (OWB_PAGE (page));
 }
 
 static void
@@ -263,7 +263,7 @@ export_output (GtkWidget *page, guint index, const char *path)
   g_assert_nonnull (values);
   g_autoptr (GFile) file = g_file_new_for_path (path);
   owb_output_values_export (values, file);
-  g_assert_true (owb_run_page_get_busy (OWB_RUN_PAGE (page)));
+  g_assert_true (owb_page_get_busy (OWB_PAGE (page)));
   wait_for (page_idle, page, 60, "the export");
   const char *status = owb_output_values_get_status (values);
   g_assert_nonnull (status);
@@ -304,7 +304,7 @@ test_values (void)
   g_autoptr (OwbDocument) doc = load_model ();
   GtkWidget *page = owb_run_page_new ();
   GtkWidget *window = show_in_window (page);
-  owb_run_page_set_document (OWB_RUN_PAGE (page), doc);
+  owb_page_set_document (OWB_PAGE (page), doc);
 
   /* The scalar sr has an entry to type its value in; x, a tensor, has none. */
   GtkWidget *sr_row = find_one (page, match_row_title, "sr");
