@@ -948,6 +948,17 @@ type_text (GHashTable *infos, const char *name)
   return text ? text : g_strdup ("");
 }
 
+/* An input's or output's leaf: the value's name and type, in the root scope. */
+static void
+value_leaf (OwbGraphScene *scene, Leaf *leaf, OwbSceneNodeKind kind, const char *name, GHashTable *infos)
+{
+  leaf->kind = kind;
+  leaf->value = g_strdup (name);
+  leaf->title = g_strdup (name);
+  leaf->subtitle = type_text (infos, name);
+  leaf->scope = scene->root;
+}
+
 /* Outer reads. A subgraph reads values of the graphs around it by name (ONNX's implicit
  * inputs); the body's own view draws them as inputs, and the outer view as edges into the
  * If/Loop/Scan node that owns the body, as Netron does. */
@@ -1104,25 +1115,11 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
 
   guint l = 0;
   for (guint i = 0; i < feeds->len; i++, l++)
-    {
-      const OwbValueInfo *in = feeds->pdata[i];
-      Leaf *leaf = &scene->leaves[l];
-      leaf->kind = OWB_SCENE_INPUT;
-      leaf->value = g_strdup (in->name);
-      leaf->title = g_strdup (in->name);
-      leaf->subtitle = type_text (infos, in->name);
-      leaf->scope = scene->root;
-    }
+    value_leaf (scene, &scene->leaves[l], OWB_SCENE_INPUT, ((const OwbValueInfo *) feeds->pdata[i])->name, infos);
   for (guint i = 0; i < outer->len; i++, l++)
     {
-      const char *name = outer->pdata[i];
-      Leaf *leaf = &scene->leaves[l];
-      leaf->kind = OWB_SCENE_INPUT;
-      leaf->value = g_strdup (name);
-      leaf->title = g_strdup (name);
-      leaf->subtitle = type_text (infos, name);
-      leaf->outer = TRUE;
-      leaf->scope = scene->root;
+      value_leaf (scene, &scene->leaves[l], OWB_SCENE_INPUT, outer->pdata[i], infos);
+      scene->leaves[l].outer = TRUE;
     }
   for (guint i = 0; i < n_nodes; i++)
     {
@@ -1143,15 +1140,8 @@ build (OwbGraphScene *scene, GCancellable *cancellable, GError **error)
       g_hash_table_insert (scene->leaf_of_node, (gpointer) node, GUINT_TO_POINTER (l)); /* this leaf + 1: l moved on */
     }
   for (guint i = 0; i < graph->outputs->len; i++, l++)
-    {
-      const OwbValueInfo *out = graph->outputs->pdata[i];
-      Leaf *leaf = &scene->leaves[l];
-      leaf->kind = OWB_SCENE_OUTPUT;
-      leaf->value = g_strdup (out->name);
-      leaf->title = g_strdup (out->name);
-      leaf->subtitle = type_text (infos, out->name);
-      leaf->scope = scene->root;
-    }
+    value_leaf (scene, &scene->leaves[l], OWB_SCENE_OUTPUT, ((const OwbValueInfo *) graph->outputs->pdata[i])->name,
+                infos);
   scene->n_ops = n_nodes - n_folded;
   for (guint i = 0; i < scene->n_leaves; i++)
     {
@@ -1529,6 +1519,20 @@ collect_groups (const OwbGraphScene *scene, int index, double x, double y, doubl
     }
 }
 
+/* Appends the items that the index cells (start and items as pack_cells made them) from column c0,
+ * row r0 to c1, r1 list to found; an item in several of the cells comes once for each. */
+static void
+cells_items (const OwbGraphScene *scene, guint c0, guint r0, guint c1, guint r1, const guint *start,
+             const guint *items, GArray *found)
+{
+  for (guint r = r0; r <= r1; r++)
+    for (guint c = c0; c <= c1; c++)
+      {
+        guint cell = r * scene->cols + c;
+        g_array_append_vals (found, items + start[cell], start[cell + 1] - start[cell]);
+      }
+}
+
 void
 owb_graph_scene_query (const OwbGraphScene *scene, double x, double y, double width, double height,
                        GArray *node_indices, GArray *edge_indices)
@@ -1538,18 +1542,16 @@ owb_graph_scene_query (const OwbGraphScene *scene, double x, double y, double wi
   if (node_indices)
     {
       g_autoptr (GArray) found = g_array_new (FALSE, FALSE, sizeof (guint));
-      for (guint r = r0; r <= r1; r++)
-        for (guint c = c0; c <= c1; c++)
-          {
-            guint cell = r * scene->cols + c;
-            for (guint k = scene->node_cell_start[cell]; k < scene->node_cell_start[cell + 1]; k++)
-              {
-                guint i = scene->node_cell_items[k];
-                const OwbSceneNode *n = &g_array_index (scene->nodes, OwbSceneNode, i);
-                if (rect_meets (n->x, n->y, n->width, n->height, x, y, width, height))
-                  g_array_append_val (found, i);
-              }
-          }
+      cells_items (scene, c0, r0, c1, r1, scene->node_cell_start, scene->node_cell_items, found);
+      guint kept = 0;
+      for (guint k = 0; k < found->len; k++)
+        {
+          guint i = g_array_index (found, guint, k);
+          const OwbSceneNode *n = &g_array_index (scene->nodes, OwbSceneNode, i);
+          if (rect_meets (n->x, n->y, n->width, n->height, x, y, width, height))
+            g_array_index (found, guint, kept++) = i;
+        }
+      g_array_set_size (found, kept);
       for (guint i = 0; i < scene->group_roots->len; i++)
         collect_groups (scene, g_array_index (scene->group_roots, int, i), x, y, width, height, found);
       sort_unique_items (found);
@@ -1558,13 +1560,7 @@ owb_graph_scene_query (const OwbGraphScene *scene, double x, double y, double wi
   if (edge_indices)
     {
       g_autoptr (GArray) found = g_array_new (FALSE, FALSE, sizeof (guint));
-      for (guint r = r0; r <= r1; r++)
-        for (guint c = c0; c <= c1; c++)
-          {
-            guint cell = r * scene->cols + c;
-            for (guint k = scene->edge_cell_start[cell]; k < scene->edge_cell_start[cell + 1]; k++)
-              g_array_append_val (found, scene->edge_cell_items[k]);
-          }
+      cells_items (scene, c0, r0, c1, r1, scene->edge_cell_start, scene->edge_cell_items, found);
       sort_unique_items (found);
       for (guint k = 0; k < found->len; k++)
         {
@@ -1690,6 +1686,18 @@ owb_graph_scene_reveal (OwbGraphScene *scene, const OwbNode *node, GCancellable 
   return apply_changes (scene, (Scope **) changes->pdata, changes->len, states, cancellable, error);
 }
 
+/* A find query folded once for matches (): ASCII queries (nearly all: names, op types) fold
+ * without allocating per node, others by Unicode case folding. */
+static char *
+fold_query (const char *query, gboolean *ascii)
+{
+  *ascii = TRUE;
+  for (const char *q = query; *q; q++)
+    if ((guchar) *q >= 0x80)
+      *ascii = FALSE;
+  return *ascii ? g_ascii_strdown (query, -1) : g_utf8_casefold (query, -1);
+}
+
 /* Case-insensitive substring test; `needle` is already folded. */
 static gboolean
 matches (const char *haystack, const char *needle, gboolean ascii)
@@ -1762,11 +1770,8 @@ owb_graph_find_nested (const OwbGraph *graph, const char *query)
   GPtrArray *found = g_ptr_array_new_with_free_func ((GDestroyNotify) owb_scene_match_free);
   if (graph == NULL || query == NULL || query[0] == '\0')
     return found;
-  gboolean ascii = TRUE;
-  for (const char *q = query; *q; q++)
-    if ((guchar) *q >= 0x80)
-      ascii = FALSE;
-  g_autofree char *needle = ascii ? g_ascii_strdown (query, -1) : g_utf8_casefold (query, -1);
+  gboolean ascii;
+  g_autofree char *needle = fold_query (query, &ascii);
   g_autoptr (GArray) steps = g_array_new (FALSE, FALSE, sizeof (OwbSceneStep));
   find_nested (graph, needle, ascii, steps, found);
   return found;
@@ -1800,12 +1805,8 @@ owb_graph_scene_find (const OwbGraphScene *scene, const char *query)
   GPtrArray *found = g_ptr_array_new ();
   if (query == NULL || query[0] == '\0')
     return found;
-  gboolean ascii = TRUE;
-  for (const char *q = query; *q; q++)
-    if ((guchar) *q >= 0x80)
-      ascii = FALSE;
-  /* ASCII queries (nearly all: names, op types) fold without allocating per node. */
-  g_autofree char *needle = ascii ? g_ascii_strdown (query, -1) : g_utf8_casefold (query, -1);
+  gboolean ascii;
+  g_autofree char *needle = fold_query (query, &ascii);
   const OwbGraph *graph = scene->graph;
   for (guint i = 0; i < graph->nodes->len; i++)
     {
