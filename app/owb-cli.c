@@ -151,10 +151,15 @@ owb_cli_exit_status (const GError *error)
 }
 
 gboolean
-owb_cli_parse (GOptionContext *context, const char *command, int *argc, char ***argv)
+owb_cli_parse (const char *command, const char *parameter, const char *summary, const GOptionEntry *entries,
+               int *argc, char ***argv)
 {
+  g_autoptr (GOptionContext) context = g_option_context_new (parameter);
   g_autoptr (GError) error = NULL;
   g_autofree char *prgname = g_strdup_printf ("owb %s", command);
+
+  g_option_context_set_summary (context, summary);
+  g_option_context_add_main_entries (context, entries, NULL);
 
   /* --help output says "Usage: owb run [OPTION…] MODEL". */
   g_set_prgname (prgname);
@@ -167,9 +172,10 @@ owb_cli_parse (GOptionContext *context, const char *command, int *argc, char ***
 }
 
 gboolean
-owb_cli_parse_model (GOptionContext *context, const char *command, int *argc, char ***argv, const char **path)
+owb_cli_parse_model (const char *command, const char *summary, const GOptionEntry *entries, int *argc, char ***argv,
+                     const char **path)
 {
-  if (!owb_cli_parse (context, command, argc, argv))
+  if (!owb_cli_parse (command, "MODEL", summary, entries, argc, argv))
     return FALSE;
   if (*argc != 2)
     {

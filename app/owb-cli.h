@@ -45,13 +45,16 @@ void owb_cli_gerror (const char *what, const GError *error);
  * errors, OWB_EXIT_FAILED otherwise. */
 int owb_cli_exit_status (const GError *error);
 
-/* Parses a GOptionContext for a subcommand; on a bad option prints one line and returns FALSE
- * (the caller exits with OWB_EXIT_USAGE). argv[0] is the subcommand name. */
-gboolean owb_cli_parse (GOptionContext *context, const char *command, int *argc, char ***argv);
+/* Parses the options of `owb COMMAND` (argv[0] is the subcommand name): entries (NULL-terminated)
+ * fill the caller's variables; --help shows "owb COMMAND [OPTION…] PARAMETER" (parameter may be
+ * NULL) and summary under it. On a bad option prints one line and returns FALSE (the caller exits
+ * with OWB_EXIT_USAGE). */
+gboolean owb_cli_parse (const char *command, const char *parameter, const char *summary, const GOptionEntry *entries,
+                        int *argc, char ***argv);
 /* owb_cli_parse for a subcommand that takes one MODEL argument: *path gets it (borrowed from argv);
  * FALSE after one line on stderr when the options are bad or there is not exactly one argument. */
-gboolean owb_cli_parse_model (GOptionContext *context, const char *command, int *argc, char ***argv,
-                              const char **path);
+gboolean owb_cli_parse_model (const char *command, const char *summary, const GOptionEntry *entries, int *argc,
+                              char ***argv, const char **path);
 
 /* "1000000", "64K", "512M", "2G" (powers of 1024) into bytes; OWB_ERROR_INVALID_ARGUMENT otherwise. */
 gboolean owb_cli_parse_size (const char *text, gsize *bytes, GError **error);

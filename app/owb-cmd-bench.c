@@ -25,7 +25,6 @@ owb_cmd_bench (int argc, char **argv)
     OWB_CLI_JSON_ENTRY (json),
     { NULL }
   };
-  g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
   g_autoptr (GError) error = NULL;
   g_auto (OwbCliFeed) feed = { 0 };
   g_autoptr (GString) out = g_string_new (NULL);
@@ -35,11 +34,10 @@ owb_cmd_bench (int argc, char **argv)
   double load_ms, sum = 0, sq = 0, mean, median, stddev;
   int status;
 
-  g_option_context_set_summary (context, "Time MODEL: session load time, then per-run latency over --iterations runs\n"
-                                         "after --warmup runs, and the peak resident memory. Inputs are random\n"
-                                         "(symbolic dims 1 unless --dim NAME=VALUE) unless files are given.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!owb_cli_parse_model (context, "bench", &argc, &argv, &path))
+  const char *summary = "Time MODEL: session load time, then per-run latency over --iterations runs\n"
+                        "after --warmup runs, and the peak resident memory. Inputs are random\n"
+                        "(symbolic dims 1 unless --dim NAME=VALUE) unless files are given.";
+  if (!owb_cli_parse_model ("bench", summary, entries, &argc, &argv, &path))
     return OWB_EXIT_USAGE;
   if (warmup < 0 || iterations < 1)
     {

@@ -22,21 +22,18 @@ owb_cmd_check (int argc, char **argv)
     { "failures-only", 'q', 0, G_OPTION_ARG_NONE, &failures_only, "Print only the FAIL lines and the count", NULL },
     { NULL }
   };
-  g_autoptr (GOptionContext) context = g_option_context_new ("DIR…");
   g_autoptr (GError) error = NULL;
   g_autoptr (OwbCheckSkipList) skips = NULL;
   OwbCheckOptions options;
   guint n_passed = 0, n_failed = 0, n_skipped = 0;
 
-  g_option_context_set_summary (context,
-                                "Run ONNX test-layout cases: each DIR holds model.onnx and test_data_set_N/ with\n"
-                                "input_K.pb and output_K.pb (a DIR without model.onnx stands for the cases in\n"
-                                "it). Prints \"PASS name\", \"FAIL name: reason\" or \"SKIP name: reason\" per\n"
-                                "case, then \"N passed, N failed, N skipped\"; exits with 1 if any failed.\n"
-                                "Outputs match when |got - expected| <= atol + rtol * |expected| (NaN matches\n"
-                                "NaN); integers, booleans and strings must be equal, shapes and types too.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!owb_cli_parse (context, "check", &argc, &argv))
+  const char *summary = "Run ONNX test-layout cases: each DIR holds model.onnx and test_data_set_N/ with\n"
+                        "input_K.pb and output_K.pb (a DIR without model.onnx stands for the cases in\n"
+                        "it). Prints \"PASS name\", \"FAIL name: reason\" or \"SKIP name: reason\" per\n"
+                        "case, then \"N passed, N failed, N skipped\"; exits with 1 if any failed.\n"
+                        "Outputs match when |got - expected| <= atol + rtol * |expected| (NaN matches\n"
+                        "NaN); integers, booleans and strings must be equal, shapes and types too.";
+  if (!owb_cli_parse ("check", "DIR…", summary, entries, &argc, &argv))
     return OWB_EXIT_USAGE;
   if (argc < 2)
     {

@@ -133,15 +133,13 @@ owb_cmd_compare (int argc, char **argv)
     OWB_CLI_JSON_ENTRY (json),
     { NULL }
   };
-  g_autoptr (GOptionContext) context = g_option_context_new ("MODEL_A MODEL_B");
   g_autoptr (GError) error = NULL;
-  g_option_context_set_summary (context, "Run MODEL_A and MODEL_B (say, a float model and its quantized copy) on\n"
-                                         "the same inputs and compare their outputs by position, and every float\n"
-                                         "tensor of A with its counterpart in B (the same name, or the output of the\n"
-                                         "QuantizeLinear/DequantizeLinear pair on it): SQNR (dB, higher is closer),\n"
-                                         "cosine similarity, largest difference and top-1 agreement.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!owb_cli_parse (context, "compare", &argc, &argv))
+  const char *summary = "Run MODEL_A and MODEL_B (say, a float model and its quantized copy) on\n"
+                        "the same inputs and compare their outputs by position, and every float\n"
+                        "tensor of A with its counterpart in B (the same name, or the output of the\n"
+                        "QuantizeLinear/DequantizeLinear pair on it): SQNR (dB, higher is closer),\n"
+                        "cosine similarity, largest difference and top-1 agreement.";
+  if (!owb_cli_parse ("compare", "MODEL_A MODEL_B", summary, entries, &argc, &argv))
     return OWB_EXIT_USAGE;
   if (argc != 3)
     {

@@ -88,7 +88,6 @@ owb_cmd_inspect (int argc, char **argv)
     { "optimize", 'O', 0, G_OPTION_ARG_STRING, &optimize_opt, "Optimization level of the partitioned graph (default: disabled)", "LEVEL" },
     { NULL }
   };
-  g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
   g_autoptr (GError) error = NULL;
   g_autoptr (GError) session_error = NULL;
   g_autoptr (GError) shapes_error = NULL;
@@ -105,11 +104,10 @@ owb_cmd_inspect (int argc, char **argv)
   guint n_sub = 0;
   guint64 init_bytes = 0;
 
-  g_option_context_set_summary (context, "Summarise MODEL: IR version, producer, opsets, inputs and outputs with\n"
-                                         "their types and symbolic shapes, op counts, and which provider claims each\n"
-                                         "node (with the reasons of those that declined).");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!owb_cli_parse_model (context, "inspect", &argc, &argv, &path))
+  const char *summary = "Summarise MODEL: IR version, producer, opsets, inputs and outputs with\n"
+                        "their types and symbolic shapes, op counts, and which provider claims each\n"
+                        "node (with the reasons of those that declined).";
+  if (!owb_cli_parse_model ("inspect", summary, entries, &argc, &argv, &path))
     return OWB_EXIT_USAGE;
 
   if (!owb_cli_session_options (&options, providers_opt, 1, optimize_opt ? optimize_opt : "disabled", &providers,

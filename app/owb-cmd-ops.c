@@ -34,7 +34,6 @@ owb_cmd_ops (int argc, char **argv)
     OWB_CLI_JSON_ENTRY (json),
     { NULL }
   };
-  g_autoptr (GOptionContext) context = g_option_context_new (NULL);
   g_autoptr (GHashTable) index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autoptr (GArray) ops = g_array_new (FALSE, FALSE, sizeof (OpEntry));
   g_autoptr (GString) out = g_string_new (NULL);
@@ -42,10 +41,9 @@ owb_cmd_ops (int argc, char **argv)
   const char *const *available = owb_providers_get_available ();
   guint n = 0;
 
-  g_option_context_set_summary (context, "List the operators the engine knows, with the opset versions where their\n"
-                                         "definitions start, and the execution providers of this build.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!owb_cli_parse (context, "ops", &argc, &argv))
+  const char *summary = "List the operators the engine knows, with the opset versions where their\n"
+                        "definitions start, and the execution providers of this build.";
+  if (!owb_cli_parse ("ops", NULL, summary, entries, &argc, &argv))
     return OWB_EXIT_USAGE;
   if (argc != 1)
     {

@@ -41,13 +41,11 @@ owb_cmd_optimize (int argc, char **argv)
     { "list-passes", 0, 0, G_OPTION_ARG_NONE, &list, "List the passes with their levels and exit", NULL },
     { NULL }
   };
-  g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
   g_autoptr (GError) error = NULL;
-  g_option_context_set_summary (context, "Optimize MODEL at a level and save the result. Standard-op results load in\n"
-                                         "any ONNX runtime; fused ops of the engine are saved in domain\n"
-                                         "ai.onnx.workbench (see README.md), or avoided with --portable.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!owb_cli_parse (context, "optimize", &argc, &argv))
+  const char *summary = "Optimize MODEL at a level and save the result. Standard-op results load in\n"
+                        "any ONNX runtime; fused ops of the engine are saved in domain\n"
+                        "ai.onnx.workbench (see README.md), or avoided with --portable.";
+  if (!owb_cli_parse ("optimize", "MODEL", summary, entries, &argc, &argv))
     return OWB_EXIT_USAGE;
   if (list)
     {

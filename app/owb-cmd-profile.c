@@ -79,7 +79,6 @@ owb_cmd_profile (int argc, char **argv)
     OWB_CLI_JSON_ENTRY (json),
     { NULL }
   };
-  g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
   g_autoptr (GError) error = NULL;
   g_auto (OwbCliFeed) feed = { 0 };
   g_autoptr (GString) out = g_string_new (NULL);
@@ -90,12 +89,11 @@ owb_cmd_profile (int argc, char **argv)
   double run_ms = 0, nodes_ms = 0;
   int status;
 
-  g_option_context_set_summary (context, "Profile MODEL: after --warmup runs, time every node over --iterations runs\n"
-                                         "and print a table per op type, the --top slowest nodes and how the wall\n"
-                                         "time splits into nodes, gaps between them and busy threads. Inputs are\n"
-                                         "random unless files are given. With --db the run is stored (see owb runs).");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!owb_cli_parse_model (context, "profile", &argc, &argv, &path))
+  const char *summary = "Profile MODEL: after --warmup runs, time every node over --iterations runs\n"
+                        "and print a table per op type, the --top slowest nodes and how the wall\n"
+                        "time splits into nodes, gaps between them and busy threads. Inputs are\n"
+                        "random unless files are given. With --db the run is stored (see owb runs).";
+  if (!owb_cli_parse_model ("profile", summary, entries, &argc, &argv, &path))
     return OWB_EXIT_USAGE;
   if (warmup < 0 || iterations < 1 || top < 0)
     {

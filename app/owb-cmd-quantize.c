@@ -158,15 +158,12 @@ owb_cmd_quantize (int argc, char **argv)
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress on stderr", NULL },
     { NULL }
   };
-  g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
   g_autoptr (GError) error = NULL;
-  g_option_context_set_summary (context,
-                                "Quantize MODEL to INT8 and save it. Static quantization (default) writes standard\n"
-                                "QuantizeLinear/DequantizeLinear pairs with ranges calibrated on --calibration-dir;\n"
-                                "--dynamic quantizes weights only and activations at run time. The result loads in\n"
-                                "any ONNX runtime. Compare it with the float model: owb compare MODEL OUT.onnx.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!owb_cli_parse (context, "quantize", &argc, &argv))
+  const char *summary = "Quantize MODEL to INT8 and save it. Static quantization (default) writes standard\n"
+                        "QuantizeLinear/DequantizeLinear pairs with ranges calibrated on --calibration-dir;\n"
+                        "--dynamic quantizes weights only and activations at run time. The result loads in\n"
+                        "any ONNX runtime. Compare it with the float model: owb compare MODEL OUT.onnx.";
+  if (!owb_cli_parse ("quantize", "MODEL", summary, entries, &argc, &argv))
     return OWB_EXIT_USAGE;
   if (argc != 2 || !output)
     {

@@ -56,7 +56,6 @@ owb_cmd_run (int argc, char **argv)
     { "time-limit", 0, 0, G_OPTION_ARG_DOUBLE, &time_limit, "Cancel the run (exit 1) after SECONDS", "SECONDS" },
     { NULL }
   };
-  g_autoptr (GOptionContext) context = g_option_context_new ("MODEL");
   g_autoptr (GError) error = NULL;
   g_auto (OwbCliFeed) feed = { 0 };
   g_autoptr (GString) out = g_string_new (NULL);
@@ -65,11 +64,10 @@ owb_cmd_run (int argc, char **argv)
   guint n_out;
   int status;
 
-  g_option_context_set_summary (context, "Run MODEL once. Inputs come from --input NAME=FILE, --input-dir DIR, or\n"
-                                         "--random; outputs are printed (type, shape, statistics, first values)\n"
-                                         "or written to --output-dir as output_K.pb.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!owb_cli_parse_model (context, "run", &argc, &argv, &path))
+  const char *summary = "Run MODEL once. Inputs come from --input NAME=FILE, --input-dir DIR, or\n"
+                        "--random; outputs are printed (type, shape, statistics, first values)\n"
+                        "or written to --output-dir as output_K.pb.";
+  if (!owb_cli_parse_model ("run", summary, entries, &argc, &argv, &path))
     return OWB_EXIT_USAGE;
   if (n_values < 0)
     {

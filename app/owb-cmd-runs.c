@@ -286,16 +286,14 @@ owb_cmd_runs (int argc, char **argv)
     { "delete", 0, 0, G_OPTION_ARG_STRING, &delete_id, "Delete run ID", "ID" },
     { NULL }
   };
-  g_autoptr (GOptionContext) context = g_option_context_new ("FILE [A B]");
   g_autoptr (GError) error = NULL;
   g_autoptr (OwbProfDb) db = NULL;
   gint64 id = 0, id_b = 0;
 
-  g_option_context_set_summary (context, "The profiling runs stored in FILE (by owb profile --db FILE): with no other\n"
-                                         "option, list them; --compare A B, --export-trace ID -o TRACE.json,\n"
-                                         "--import-ort PROFILE.json --model MODEL, --critical-path ID, --delete ID.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!owb_cli_parse (context, "runs", &argc, &argv))
+  const char *summary = "The profiling runs stored in FILE (by owb profile --db FILE): with no other\n"
+                        "option, list them; --compare A B, --export-trace ID -o TRACE.json,\n"
+                        "--import-ort PROFILE.json --model MODEL, --critical-path ID, --delete ID.";
+  if (!owb_cli_parse ("runs", "FILE [A B]", summary, entries, &argc, &argv))
     return OWB_EXIT_USAGE;
   int actions = compare + (export_id != NULL) + (import_ort != NULL) + (delete_id != NULL) + (critical_id != NULL);
   if (actions > 1)
