@@ -4,8 +4,8 @@
 
 #include <glib/gi18n-lib.h>
 
+/* Reference counted by GLib (g_atomic_rc_box): shared by the document, the pages and their jobs. */
 struct _OwbPrepared {
-  gint ref_count;
   OwbModel *model;       /* the document's model, shown when there is no session */
   OwbSession *session;   /* NULL when preparing failed */
   GError *error;         /* why there is no session, or why shapes could not be inferred */
@@ -53,20 +53,24 @@ OwbPrepared *
 owb_prepared_ref (OwbPrepared *prepared)
 {
   g_return_val_if_fail (prepared != NULL, NULL);
-  g_atomic_int_inc (&prepared->ref_count);
-  return prepared;
+  return g_atomic_rc_box_acquire (prepared);
+}
+
+static void
+prepared_clear (gpointer data)
+{
+  OwbPrepared *prepared = data;
+  owb_session_free (prepared->session);
+  owb_model_unref (prepared->model);
+  g_clear_error (&prepared->error);
+  g_free (prepared->providers);
 }
 
 void
 owb_prepared_unref (OwbPrepared *prepared)
 {
-  if (prepared == NULL || !g_atomic_int_dec_and_test (&prepared->ref_count))
-    return;
-  owb_session_free (prepared->session);
-  owb_model_unref (prepared->model);
-  g_clear_error (&prepared->error);
-  g_free (prepared->providers);
-  g_free (prepared);
+  if (prepared != NULL)
+    g_atomic_rc_box_release_full (prepared, prepared_clear);
 }
 
 const OwbGraph *
@@ -123,8 +127,7 @@ owb_prepared_is_pending (const OwbPrepared *prepared)
 static OwbPrepared *
 prepared_new (OwbModel *model, OwbOptimizeLevel level, const char *providers)
 {
-  OwbPrepared *prepared = g_new0 (OwbPrepared, 1);
-  prepared->ref_count = 1;
+  OwbPrepared *prepared = g_atomic_rc_box_new0 (OwbPrepared);
   prepared->model = owb_model_ref (model);
   prepared->level = level;
   prepared->providers = g_strdup (providers);
