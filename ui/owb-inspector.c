@@ -8,6 +8,7 @@
 
 #include "owb-graph-scene.h"
 #include "owb-histogram.h"
+#include "owb-page-util.h"
 #include "owb-resources.h"
 #include <owb/owb-tensor-stats.h>
 #include "owb-values-view.h"
@@ -865,16 +866,11 @@ export_clicked (GtkButton *button, OwbInspector *self)
 {
   if (!self->tensor || self->chooser)
     return;
-  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
-  self->chooser = gtk_file_chooser_native_new (_("Export Tensor"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                               GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (self->chooser), TRUE);
+  self->chooser = owb_page_new_file_chooser (GTK_WIDGET (self), _("Export Tensor"), GTK_FILE_CHOOSER_ACTION_SAVE,
+                                             _("_Export"));
   g_autofree char *name = suggested_file_name (self->tensor_name);
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), name);
-  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, _("NumPy arrays"));
-  gtk_file_filter_add_pattern (filter, "*.npy");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
+  owb_page_add_file_filter (self->chooser, _("NumPy arrays"), "*.npy", NULL);
   g_signal_connect (self->chooser, "response", G_CALLBACK (chooser_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
 }

@@ -1,5 +1,5 @@
-/* owb-page-util.h: helpers the pages (Optimize, Run, Profile, Quantize) and the window use alike:
- * controls that keep their own accessible name, the one file chooser a page keeps open, Save As,
+/* owb-page-util.h: helpers the pages (Optimize, Run, Profile, Quantize), the inspector and the
+ * window use alike: controls that keep their own accessible name, the modal file chooser, Save As,
  * lists. What a page is (document, work in flight, error) is OwbPage's (owb-page.h). */
 #pragma once
 

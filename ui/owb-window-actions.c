@@ -51,10 +51,8 @@ static void
 open_action (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
   OwbWindow *self = user_data;
-  GtkFileChooserNative *dialog = gtk_file_chooser_native_new (_("Open Model"), GTK_WINDOW (self),
-                                                             GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"),
-                                                             _("_Cancel"));
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  GtkFileChooserNative *dialog = owb_page_new_file_chooser (GTK_WIDGET (self), _("Open Model"),
+                                                           GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"));
   gtk_file_chooser_set_select_multiple (GTK_FILE_CHOOSER (dialog), TRUE);
   add_onnx_filters (GTK_FILE_CHOOSER (dialog));
   /* The dialog holds itself until the response (unreffed there). */
@@ -178,10 +176,8 @@ export_graph (OwbWindow *self, const char *title, const char *extension, const c
 {
   if (!self->document)
     return;
-  GtkFileChooserNative *dialog = gtk_file_chooser_native_new (title, GTK_WINDOW (self),
-                                                             GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"),
-                                                             _("_Cancel"));
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  GtkFileChooserNative *dialog = owb_page_new_file_chooser (GTK_WIDGET (self), title, GTK_FILE_CHOOSER_ACTION_SAVE,
+                                                           _("_Export"));
 
   g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
   gtk_file_filter_set_name (filter, filter_name);
