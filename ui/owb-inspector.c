@@ -739,30 +739,6 @@ start_stats (OwbInspector *self)
     launch_stats (self);
 }
 
-/* A file name from a tensor name: "/encoder/layer.0/weight" → "encoder_layer.0_weight.npy". */
-static char *
-suggested_file_name (const char *name)
-{
-  GString *s = g_string_new (NULL);
-  for (const char *p = name; *p && s->len < 100; p++)
-    {
-      gboolean ok = g_ascii_isalnum (*p) || *p == '-' || *p == '_' || *p == '.';
-      if (ok)
-        g_string_append_c (s, *p);
-      else if (s->len && s->str[s->len - 1] != '_')
-        g_string_append_c (s, '_');
-    }
-  /* No hidden files and no "..": trim dots and separators at both ends. */
-  while (s->len && (s->str[0] == '.' || s->str[0] == '_'))
-    g_string_erase (s, 0, 1);
-  while (s->len && (s->str[s->len - 1] == '.' || s->str[s->len - 1] == '_'))
-    g_string_truncate (s, s->len - 1);
-  if (s->len == 0)
-    g_string_append (s, "tensor");
-  g_string_append (s, ".npy");
-  return g_string_free (s, FALSE);
-}
-
 static void
 report_export (OwbInspector *self, const char *message, gboolean is_error)
 {
@@ -868,7 +844,7 @@ export_clicked (GtkButton *button, OwbInspector *self)
     return;
   self->chooser = owb_page_new_file_chooser (GTK_WIDGET (self), _("Export Tensor"), GTK_FILE_CHOOSER_ACTION_SAVE,
                                              _("_Export"));
-  g_autofree char *name = suggested_file_name (self->tensor_name);
+  g_autofree char *name = owb_page_dup_value_file_name (self->tensor_name, "tensor", ".npy");
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), name);
   owb_page_add_file_filter (self->chooser, _("NumPy arrays"), "*.npy", NULL);
   g_signal_connect (self->chooser, "response", G_CALLBACK (chooser_response), self);

@@ -817,11 +817,9 @@ save_clicked_cb (OwbOptimizePage *self)
 {
   if (self->optimized == NULL || self->save_dialog != NULL)
     return;
-  GFile *input = owb_document_get_file (owb_page_get_document (OWB_PAGE (self)));
-  g_autofree char *base = input != NULL ? g_file_get_basename (input) : g_strdup ("model.onnx");
-  if (g_str_has_suffix (base, ".onnx"))
-    base[strlen (base) - strlen (".onnx")] = '\0';
-  g_autofree char *suggested = g_strconcat (base, "-optimized.onnx", NULL);
+  OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
+  GFile *input = owb_document_get_file (document);
+  g_autofree char *suggested = owb_page_dup_model_file_name (document, "-optimized.onnx");
   g_autoptr (GFile) folder = input != NULL ? g_file_get_parent (input) : NULL;
   self->save_dialog = owb_page_new_save_dialog (GTK_WIDGET (self), _("Save Optimized Model"), folder, suggested,
                                                 save_dialog_check, save_dialog_chosen, self);

@@ -274,19 +274,6 @@ chooser_response (GtkNativeDialog *dialog, int response, OwbOutputValues *self)
     owb_output_values_export (self, file);
 }
 
-/* "output 0" → "output_0.npy": a file name from an output's name. */
-static char *
-suggested_name (const char *name)
-{
-  GString *s = g_string_new (NULL);
-  for (const char *p = name; *p != '\0' && s->len < 100; p++)
-    g_string_append_c (s, g_ascii_isalnum (*p) || *p == '.' || *p == '-' || *p == '_' ? *p : '_');
-  if (s->len == 0)
-    g_string_append (s, "output");
-  g_string_append (s, ".npy");
-  return g_string_free (s, FALSE);
-}
-
 static void
 export_clicked (OwbOutputValues *self)
 {
@@ -296,7 +283,7 @@ export_clicked (OwbOutputValues *self)
   self->chooser = owb_page_new_file_chooser (GTK_WIDGET (self), title, GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"));
   owb_page_add_file_filter (self->chooser, _("NumPy Array (.npy)"), "*.npy", NULL);
   owb_page_add_file_filter (self->chooser, _("ONNX TensorProto (.pb)"), "*.pb", NULL);
-  g_autofree char *suggested = suggested_name (self->name);
+  g_autofree char *suggested = owb_page_dup_value_file_name (self->name, "output", ".npy");
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), suggested);
   g_signal_connect (self->chooser, "response", G_CALLBACK (chooser_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));

@@ -4,6 +4,7 @@
 
 #include <adwaita.h>
 #include <glib/gi18n-lib.h>
+#include <string.h>
 #include <owb/owb.h>
 #include <owb/owb-output-check.h>
 
@@ -226,6 +227,41 @@ owb_page_check_save_target (OwbDocument *document, GFile *file, GError **error)
   else
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _("Cannot save to “%s”: %s"), name, clash->message);
   return NULL;
+}
+
+char *
+owb_page_dup_value_file_name (const char *name, const char *fallback, const char *extension)
+{
+  GString *s = g_string_new (NULL);
+  for (const char *p = name; *p && s->len < 100; p++)
+    {
+      gboolean ok = g_ascii_isalnum (*p) || *p == '-' || *p == '_' || *p == '.';
+      if (ok)
+        g_string_append_c (s, *p);
+      else if (s->len && s->str[s->len - 1] != '_')
+        g_string_append_c (s, '_');
+    }
+  while (s->len && (s->str[0] == '.' || s->str[0] == '_'))
+    g_string_erase (s, 0, 1);
+  while (s->len && (s->str[s->len - 1] == '.' || s->str[s->len - 1] == '_'))
+    g_string_truncate (s, s->len - 1);
+  if (s->len == 0)
+    g_string_append (s, fallback);
+  g_string_append (s, extension);
+  return g_string_free (s, FALSE);
+}
+
+char *
+owb_page_dup_model_file_name (OwbDocument *document, const char *suffix)
+{
+  /* The title is the file's display name: UTF-8, as the chooser wants it. */
+  const char *title = document != NULL ? owb_document_get_title (document) : NULL;
+  g_autofree char *base = g_strdup (title != NULL ? title : "model");
+  /* "resnet18.onnx" → "resnet18"; a name that is all extension (".onnx") stays */
+  char *dot = strrchr (base, '.');
+  if (dot != NULL && dot != base)
+    *dot = '\0';
+  return g_strconcat (base, suffix, NULL);
 }
 
 void

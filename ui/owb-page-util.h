@@ -49,6 +49,17 @@ gboolean owb_page_save_widget_png (GtkWidget *widget, const char *path, GError *
  * for a file that is not local). document may be NULL (nothing loaded). */
 char *owb_page_check_save_target (OwbDocument *document, GFile *file, GError **error);
 
+/* The file name a Save As or export suggests for a value (a tensor, an output) called name:
+ * "/encoder/layer.0/weight" → "encoder_layer.0_weight" then extension. Letters, digits, '-', '_'
+ * and '.' are kept and every run of other characters becomes one '_'; no '.' or '_' at either end
+ * (no hidden file, no ".."), at most 100 characters before the extension; fallback when nothing
+ * is left. */
+char *owb_page_dup_value_file_name (const char *name, const char *fallback, const char *extension);
+/* The file name suggested for a file made from the document's model: the model file's name (its
+ * title) without its extension, then suffix ("resnet18.onnx" and "-optimized.onnx" give
+ * "resnet18-optimized.onnx"); "model" stands for the name when there is no file. */
+char *owb_page_dup_model_file_name (OwbDocument *document, const char *suffix);
+
 /* Removes every row of list. */
 void owb_page_list_clear (GtkListBox *list);
 

@@ -2023,10 +2023,7 @@ save_clicked_cb (OwbQuantizePage *self)
   owb_page_add_file_filter (self->chooser, _("ONNX Models"), "*.onnx", NULL);
   OwbDocument *document = owb_page_get_document (OWB_PAGE (self));
   GFile *input = document ? owb_document_get_file (document) : NULL;
-  g_autofree char *base = input ? g_file_get_basename (input) : g_strdup ("model.onnx");
-  if (g_str_has_suffix (base, ".onnx"))
-    base[strlen (base) - strlen (".onnx")] = '\0';
-  g_autofree char *suggested = g_strconcat (base, "-int8.onnx", NULL);
+  g_autofree char *suggested = owb_page_dup_model_file_name (document, "-int8.onnx");
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), suggested);
   if (input)
     {

@@ -185,11 +185,7 @@ export_graph (OwbWindow *self, const char *title, const char *extension, const c
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
 
   /* "resnet18.onnx" → "resnet18.png", beside the model. */
-  g_autofree char *stem = g_strdup (owb_document_get_title (self->document));
-  char *dot = strrchr (stem, '.');
-  if (dot && dot != stem)
-    *dot = '\0';
-  g_autofree char *suggested = g_strconcat (stem, extension, NULL);
+  g_autofree char *suggested = owb_page_dup_model_file_name (self->document, extension);
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggested);
   g_autoptr (GFile) folder = g_file_get_parent (owb_document_get_file (self->document));
   if (folder)

@@ -1056,6 +1056,40 @@ test_jobs (void)
   g_ptr_array_unref (w.texts);
 }
 
+/* ---- Suggested file names ---- */
+
+/* One rule for every suggestion: the inspector's export and a run output's export named the same
+ * value differently ("/x" was "x.npy" in one and "_x.npy" in the other). */
+static void
+test_file_names (void)
+{
+  static const struct { const char *name, *want; } values[] = {
+    { "/encoder/layer.0/weight", "encoder_layer.0_weight.npy" },
+    { "output 0", "output_0.npy" },
+    { "/x", "x.npy" },
+    { "a//b", "a_b.npy" },
+    { "..", "value.npy" },
+    { "", "value.npy" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (values); i++)
+    {
+      g_autofree char *got = owb_page_dup_value_file_name (values[i].name, "value", ".npy");
+      g_assert_cmpstr (got, ==, values[i].want);
+    }
+  g_autofree char *long_name = owb_page_dup_value_file_name ("abcdefghij" "abcdefghij" "abcdefghij" "abcdefghij"
+                                                               "abcdefghij" "abcdefghij" "abcdefghij" "abcdefghij"
+                                                               "abcdefghij" "abcdefghij" "abcdefghij", "value", ".npy");
+  g_assert_cmpuint (strlen (long_name), ==, 100 + strlen (".npy"));
+
+  g_autoptr (OwbDocument) doc = load_sample ();
+  g_autofree char *optimized = owb_page_dup_model_file_name (doc, "-optimized.onnx");
+  g_assert_cmpstr (optimized, ==, "tiny-cnn-optimized.onnx");
+  g_autofree char *png = owb_page_dup_model_file_name (doc, ".png");
+  g_assert_cmpstr (png, ==, "tiny-cnn.png");
+  g_autofree char *none = owb_page_dup_model_file_name (NULL, "-int8.onnx");
+  g_assert_cmpstr (none, ==, "model-int8.onnx");
+}
+
 /* ---- What every page is (OwbPage) ---- */
 
 static void
@@ -1145,5 +1179,6 @@ main (int argc, char **argv)
   g_test_add_func ("/pages/jobs", test_jobs);
   g_test_add_func ("/pages/open-not-regular", test_open_not_regular);
   g_test_add_func ("/pages/base", test_base);
+  g_test_add_func ("/pages/file-names", test_file_names);
   return g_test_run ();
 }
