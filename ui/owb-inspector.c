@@ -742,13 +742,8 @@ start_stats (OwbInspector *self)
 static void
 report_export (OwbInspector *self, const char *message, gboolean is_error)
 {
-  GtkWidget *overlay = gtk_widget_get_ancestor (GTK_WIDGET (self), ADW_TYPE_TOAST_OVERLAY);
-  if (overlay)
+  if (owb_page_toast (GTK_WIDGET (self), message, 0))
     {
-      /* libadwaita 1.2 toasts always parse markup; file names may hold '&' or '<'. */
-      g_autofree char *escaped = g_markup_escape_text (message, -1);
-      AdwToast *toast = adw_toast_new (escaped);
-      adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), toast);
       if (self->export_status)
         gtk_widget_set_visible (GTK_WIDGET (self->export_status), FALSE);
       return;

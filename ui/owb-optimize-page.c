@@ -118,19 +118,6 @@ show_status (OwbOptimizePage *self, const char *message, gboolean is_error)
     gtk_widget_remove_css_class (GTK_WIDGET (self->status_label), "error");
 }
 
-/* A toast when the page sits in a toast overlay (the window), besides the status label. */
-static void
-toast (OwbOptimizePage *self, const char *message)
-{
-  GtkWidget *overlay = gtk_widget_get_ancestor (GTK_WIDGET (self), ADW_TYPE_TOAST_OVERLAY);
-  if (overlay != NULL)
-    {
-      /* Toast titles are markup; file names and engine messages are not. */
-      g_autofree char *escaped = g_markup_escape_text (message, -1);
-      adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (escaped));
-    }
-}
-
 static void
 clear_results (OwbOptimizePage *self)
 {
@@ -610,7 +597,7 @@ optimize_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
         {
           g_autofree char *message = g_strdup_printf (_("Could not optimize: %s"), error->message);
           show_status (self, message, TRUE);
-          toast (self, message);
+          owb_page_toast (GTK_WIDGET (self), message, 0);
         }
       return;
     }
@@ -726,7 +713,7 @@ report_saved (OwbOptimizePage *self, GFile *file, const OwbModel *model)
     message = g_strdup_printf (_("Saved to %s"), name);
   show_status (self, message, FALSE);
   g_autofree char *short_message = g_strdup_printf (_("Saved to %s"), name);
-  toast (self, short_message);
+  owb_page_toast (GTK_WIDGET (self), short_message, 0);
 }
 
 static void
@@ -734,7 +721,7 @@ report_save_error (OwbOptimizePage *self, const GError *error)
 {
   g_autofree char *message = g_strdup_printf (_("Could not save: %s"), error->message);
   show_status (self, message, TRUE);
-  toast (self, message);
+  owb_page_toast (GTK_WIDGET (self), message, 0);
 }
 
 /**

@@ -264,6 +264,21 @@ owb_page_dup_model_file_name (OwbDocument *document, const char *suffix)
   return g_strconcat (base, suffix, NULL);
 }
 
+gboolean
+owb_page_toast (GtkWidget *widget, const char *message, guint timeout_s)
+{
+  GtkWidget *overlay = gtk_widget_get_ancestor (widget, ADW_TYPE_TOAST_OVERLAY);
+  if (overlay == NULL)
+    return FALSE;
+  /* libadwaita 1.2 parses every toast title as markup. */
+  g_autofree char *escaped = g_markup_escape_text (message, -1);
+  AdwToast *toast = adw_toast_new (escaped);
+  if (timeout_s > 0)
+    adw_toast_set_timeout (toast, timeout_s);
+  adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), toast);
+  return TRUE;
+}
+
 void
 owb_page_list_clear (GtkListBox *list)
 {

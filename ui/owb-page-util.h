@@ -60,6 +60,11 @@ char *owb_page_dup_value_file_name (const char *name, const char *fallback, cons
  * "resnet18-optimized.onnx"); "model" stands for the name when there is no file. */
 char *owb_page_dup_model_file_name (OwbDocument *document, const char *suffix);
 
+/* Shows message (plain text: file names and engine messages may hold '&' or '<') in a toast of the
+ * toast overlay that holds widget (or is widget); timeout_s 0 keeps libadwaita's. FALSE when no
+ * overlay holds widget. */
+gboolean owb_page_toast (GtkWidget *widget, const char *message, guint timeout_s);
+
 /* Removes every row of list. */
 void owb_page_list_clear (GtkListBox *list);
 

@@ -1962,14 +1962,6 @@ owb_quantize_page_save_to (OwbQuantizePage *self, GFile *file, GError **error)
 }
 
 static void
-toast (OwbQuantizePage *self, const char *message)
-{
-  GtkWidget *overlay = gtk_widget_get_ancestor (GTK_WIDGET (self), ADW_TYPE_TOAST_OVERLAY);
-  if (overlay)
-    adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (message));
-}
-
-static void
 save_done_cb (GObject *source, GAsyncResult *result, gpointer data)
 {
   OwbQuantizePage *self = OWB_QUANTIZE_PAGE (source);
@@ -1982,7 +1974,7 @@ save_done_cb (GObject *source, GAsyncResult *result, gpointer data)
     {
       g_autofree char *message = g_strdup_printf (_("Saved to %s"), path);
       owb_page_show_error (OWB_PAGE (self), NULL);
-      toast (self, message);
+      owb_page_toast (GTK_WIDGET (self), message, 0);
     }
   else
     {

@@ -60,9 +60,7 @@ _owb_window_get_providers (OwbWindow *self)
 void
 _owb_window_show_toast (OwbWindow *self, const char *message)
 {
-  AdwToast *toast = adw_toast_new (message);
-  adw_toast_set_timeout (toast, 8);
-  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  owb_page_toast (GTK_WIDGET (self->toast_overlay), message, 8);
 }
 
 GFile *

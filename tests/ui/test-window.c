@@ -388,6 +388,21 @@ save_png (GtkWidget *widget, const char *name)
 
 static OwbWindow *main_window;
 
+/* Toasts show plain text: a file name or an engine message with '&' or '<' is no markup. The
+ * window's own toasts (an export's result, a load's error) and the Quantize page's passed it as
+ * markup, which GTK refused with a warning and an empty toast. */
+static void
+test_window_toast_text (void)
+{
+  OwbWindow *window = owb_window_new (app);
+  gtk_window_present (GTK_WINDOW (window));
+  iterate_for (200);
+  _owb_window_show_toast (window, "Could not export the graph to “a&b<c>.png”: <no such file>");
+  iterate_for (500);
+  gtk_window_destroy (GTK_WINDOW (window));
+  iterate_for (100);
+}
+
 static void
 test_window_welcome (void)
 {
@@ -1075,6 +1090,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/document/load", test_document_load);
   g_test_add_func ("/document/errors", test_document_errors);
+  g_test_add_func ("/window/toast-text", test_window_toast_text);
   g_test_add_func ("/window/welcome", test_window_welcome);
   g_test_add_func ("/window/open", test_window_open);
   g_test_add_func ("/window/level", test_window_level);
