@@ -656,27 +656,6 @@ owb_cli_now_ms (void)
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int
-compare_doubles (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-void
-owb_cli_sort_times (double *times, guint n)
-{
-  qsort (times, n, sizeof (double), compare_doubles);
-}
-
-double
-owb_cli_quantile (const double *sorted, guint n, double q)
-{
-  double pos = q * (n - 1);
-  guint lo = (guint) floor (pos), hi = MIN (lo + 1, n - 1);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
-}
-
 double
 owb_cli_peak_rss_mb (void)
 {

@@ -183,10 +183,6 @@ void owb_cli_tensor_summary (GString *out, const OwbTensor *tensor, guint max_va
 
 /* Milliseconds on a monotonic clock. */
 double owb_cli_now_ms (void);
-/* Sorts n timings ascending, then the q-quantile of sorted ones, interpolated between neighbours
- * (q = 0.5: the median). */
-void owb_cli_sort_times (double *times, guint n);
-double owb_cli_quantile (const double *sorted, guint n, double q);
 /* Peak resident set size of this process in MiB (VmHWM, or getrusage). */
 double owb_cli_peak_rss_mb (void);
 

@@ -71,8 +71,8 @@ owb_cmd_bench (int argc, char **argv)
   for (int i = 0; i < iterations; i++)
     sq += (times[i] - mean) * (times[i] - mean);
   stddev = iterations > 1 ? sqrt (sq / (iterations - 1)) : 0;
-  owb_cli_sort_times (times, iterations);
-  median = owb_cli_quantile (times, iterations, 0.5);
+  owb_stats_sort_doubles (times, iterations);
+  median = owb_stats_quantile (times, iterations, 0.5);
 
   if (json)
     {
@@ -87,7 +87,7 @@ owb_cmd_bench (int argc, char **argv)
       g_string_append (out, ",\"max_ms\":");
       owb_json_double (out, times[iterations - 1]);
       g_string_append (out, ",\"p90_ms\":");
-      owb_json_double (out, owb_cli_quantile (times, iterations, 0.9));
+      owb_json_double (out, owb_stats_quantile (times, iterations, 0.9));
       g_string_append (out, ",\"stddev_ms\":");
       owb_json_double (out, stddev);
       g_string_append (out, ",\"load_ms\":");
@@ -111,7 +111,7 @@ owb_cmd_bench (int argc, char **argv)
                               providers_opt != NULL ? providers_opt : "cpu");
       g_string_append_printf (out, "Load           %.2f ms\n", load_ms);
       g_string_append_printf (out, "Latency        median %.3f ms, min %.3f, mean %.3f, p90 %.3f, max %.3f, stddev %.3f\n",
-                              median, times[0], mean, owb_cli_quantile (times, iterations, 0.9), times[iterations - 1], stddev);
+                              median, times[0], mean, owb_stats_quantile (times, iterations, 0.9), times[iterations - 1], stddev);
       g_string_append_printf (out, "               over %d runs after %d warm-up run%s\n", iterations, warmup,
                               warmup == 1 ? "" : "s");
       g_string_append_printf (out, "Peak memory    %.1f MiB resident, %.2f MiB of intermediate tensors\n",

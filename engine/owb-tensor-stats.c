@@ -343,3 +343,31 @@ owb_tensor_top_k (const OwbTensor *tensor, guint k, int64_t *indices, double *va
     }
   return n;
 }
+
+/* ---- Quantiles of plain values ---- */
+
+static int
+compare_doubles (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+void
+owb_stats_sort_doubles (double *values, guint n)
+{
+  g_return_if_fail (values != NULL || n == 0);
+  if (n > 1)
+    qsort (values, n, sizeof *values, compare_doubles);
+}
+
+double
+owb_stats_quantile (const double *sorted, guint n, double q)
+{
+  g_return_val_if_fail (sorted != NULL || n == 0, 0);
+  if (n == 0)
+    return 0;
+  double pos = CLAMP (q, 0, 1) * (n - 1);
+  guint lo = (guint) floor (pos), hi = MIN (lo + 1, n - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}

@@ -203,23 +203,11 @@ _owb_prof_json_number (GString *out, double v)
   owb_json_append_number (out, v, 6);
 }
 
-static int
-compare_doubles (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
 double
 _owb_prof_quantile (double *v, guint n, double q)
 {
-  if (n == 0)
-    return 0;
-  qsort (v, n, sizeof *v, compare_doubles);
-  double pos = q * (n - 1);
-  guint lo = (guint) floor (pos);
-  guint hi = MIN (lo + 1, n - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - lo);
+  owb_stats_sort_doubles (v, n);
+  return owb_stats_quantile (v, n, q);
 }
 
 void

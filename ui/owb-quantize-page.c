@@ -936,13 +936,6 @@ initializer_bytes (const OwbModel *model)
   return bytes;
 }
 
-static int
-compare_doubles (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
 /* Median ms of LATENCY_RUNS runs of each model on one sample, alternating, after a warm-up, both
  * through the engine at level all (the QDQ pairs fused into integer ops where it can). */
 static gboolean
@@ -987,9 +980,9 @@ measure_latency (QuantJob *job, OwbQuantDataset *dataset, GCancellable *cancella
   if (!ok)
     return FALSE;
   for (int m = 0; m < 2; m++)
-    g_array_sort (times[m], compare_doubles);
-  job->facts.float_ms = g_array_index (times[0], double, LATENCY_RUNS / 2);
-  job->facts.quantized_ms = g_array_index (times[1], double, LATENCY_RUNS / 2);
+    owb_stats_sort_doubles ((double *) times[m]->data, times[m]->len);
+  job->facts.float_ms = owb_stats_quantile ((const double *) times[0]->data, times[0]->len, 0.5);
+  job->facts.quantized_ms = owb_stats_quantile ((const double *) times[1]->data, times[1]->len, 0.5);
   return TRUE;
 }
 

@@ -197,10 +197,30 @@ test_stats_histogram_sum (void)
   g_assert_cmpuint (bins[63], >, 0);
 }
 
+/* The one quantile of timings (owb bench's median and p90, the profiler's, the Quantize page's
+ * latency): numpy's linear interpolation between the two nearest sorted values. */
+static void
+test_quantile (void)
+{
+  double v[] = { 4, 1, 3, 2 };
+  owb_stats_sort_doubles (v, G_N_ELEMENTS (v));
+  for (guint i = 0; i < G_N_ELEMENTS (v); i++)
+    g_assert_cmpfloat (v[i], ==, i + 1);
+  g_assert_cmpfloat (owb_stats_quantile (v, 4, 0.5), ==, 2.5);
+  g_assert_cmpfloat_with_epsilon (owb_stats_quantile (v, 4, 0.9), 3.7, 1e-12);
+  g_assert_cmpfloat (owb_stats_quantile (v, 4, 0), ==, 1);
+  g_assert_cmpfloat (owb_stats_quantile (v, 4, 1), ==, 4);
+  g_assert_cmpfloat (owb_stats_quantile (v, 3, 0.5), ==, 2);
+  g_assert_cmpfloat (owb_stats_quantile (v, 1, 0.9), ==, 1);
+  g_assert_cmpfloat (owb_stats_quantile (NULL, 0, 0.5), ==, 0);
+  owb_stats_sort_doubles (NULL, 0);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/stats/quantile", test_quantile);
   g_test_add_func ("/stats/float32", test_stats_float32);
   g_test_add_func ("/stats/int64", test_stats_int64);
   g_test_add_func ("/stats/float16", test_stats_float16);

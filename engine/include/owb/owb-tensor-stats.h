@@ -1,5 +1,6 @@
 /* owb-tensor-stats.h: summary statistics, histograms and top-k of a tensor (the inspector's and Run
- * page's summaries, and whoever else needs them). */
+ * page's summaries, and whoever else needs them), and the quantiles of timings (owb bench, the
+ * profiler, the Quantize page's latency). */
 #pragma once
 
 #include <owb/owb-api.h>
@@ -23,5 +24,11 @@ OWB_API gboolean owb_tensor_stats_compute (const OwbTensor *tensor, OwbTensorSta
 /* The k largest values of the last axis of a tensor's first row (a classifier's scores): writes
  * up to k indices and values, best first, and returns how many. 0 for non-numeric tensors. */
 OWB_API guint owb_tensor_top_k (const OwbTensor *tensor, guint k, int64_t *indices, double *values);
+
+/* Sorts n values ascending, in place. */
+OWB_API void owb_stats_sort_doubles (double *values, guint n);
+/* The q-quantile (q in [0, 1]) of n values sorted ascending, interpolated linearly between the two
+ * nearest (numpy's default): q 0.5 is the median, 0 the smallest, 1 the largest. 0 when n is 0. */
+OWB_API double owb_stats_quantile (const double *sorted, guint n, double q);
 
 G_END_DECLS
