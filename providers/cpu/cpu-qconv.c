@@ -261,6 +261,7 @@ typedef struct {
   const int32_t *bias; /* M, or NULL */
   int32_t yzp;
   gboolean y_unsigned;
+  const uint8_t *table; /* NULL, or NhwcQLinearConv's Table: each output byte y becomes table[y] */
 } Requant;
 
 static inline uint8_t
@@ -683,6 +684,26 @@ dw_row_vnni (const DwJob *j, int64_t n, int64_t oh)
 }
 #endif
 
+/* One output row (n, oh) of the depthwise convolution on the path the CPU takes. */
+static inline void
+dw_row (const DwJob *j, gboolean vec, int64_t n, int64_t oh)
+{
+#ifdef HAVE_X86_AVX512
+  if (vec && j->init)
+    {
+      dw_row_vnni (j, n, oh);
+      return;
+    }
+  if (vec)
+    {
+      dw_row_avx512 (j, n, oh, 0, 0, j->g->OW);
+      return;
+    }
+#endif
+  (void) vec;
+  dw_row_portable (j, n, oh);
+}
+
 static void
 dw_rows (int64_t begin, int64_t end, gpointer data)
 {
@@ -691,24 +712,17 @@ dw_rows (int64_t begin, int64_t end, gpointer data)
 #ifdef HAVE_X86_AVX512
   vec = _owb_qgemm_uses_vnni ();
 #endif
+  int64_t row_bytes = j->g->OW * j->g->M;
   for (int64_t r = begin; r < end; r++)
     {
-      int64_t n = r / j->g->OH, oh = r % j->g->OH;
-#ifdef HAVE_X86_AVX512
-      if (vec && j->init)
-        {
-          dw_row_vnni (j, n, oh);
-          continue;
-        }
-      if (vec)
-        {
-          dw_row_avx512 (j, n, oh, 0, 0, j->g->OW);
-          continue;
-        }
-#endif
-      (void) vec;
-      dw_row_portable (j, n, oh);
+      dw_row (j, vec, r / j->g->OH, r % j->g->OH);
+      /* the fused lookup a row late, while that row is in L1 and its stores are done (see
+       * LookupLag in cpu-qgemm.c) */
+      if (j->q->table && r > begin)
+        _owb_qgemm_lookup_rows (j->q->table, j->y + (r - 1) * row_bytes, row_bytes, 1, row_bytes);
     }
+  if (j->q->table && end > begin)
+    _owb_qgemm_lookup_rows (j->q->table, j->y + (end - 1) * row_bytes, row_bytes, 1, row_bytes);
 }
 
 /* ---- GEMM convolutions ---- */
@@ -863,7 +877,8 @@ gemm_units (int64_t begin, int64_t end, gpointer data)
         {
           int64_t n0 = cb * j->col_block, n1 = MIN (j->s->Mg, n0 + j->col_block);
           OwbQgemmEpilogue ep = { .output = j->q->y_unsigned ? OWB_QGEMM_OUT_UINT8 : OWB_QGEMM_OUT_INT8,
-                                  .bias = j->q->bias, .scale = j->q->scale, .y_zero_point = j->q->yzp };
+                                  .bias = j->q->bias, .scale = j->q->scale, .y_zero_point = j->q->yzp,
+                                  .table = j->q->table };
           direct_rows (j, r0, rn, n0, n1, a, zrow, edge, edge_y, &ep);
           continue;
         }
@@ -877,7 +892,8 @@ gemm_units (int64_t begin, int64_t end, gpointer data)
       OwbQgemmEpilogue ep = { .output = j->q->y_unsigned ? OWB_QGEMM_OUT_UINT8 : OWB_QGEMM_OUT_INT8,
                               .bias = j->q->bias ? j->q->bias + grp * Mg : NULL,
                               .scale = j->q->scale + grp * Mg,
-                              .y_zero_point = j->q->yzp };
+                              .y_zero_point = j->q->yzp,
+                              .table = j->q->table };
       _owb_qgemm_packed_run (j->s->packs[grp], rn, a, j->K, j->zx, n0, n1, j->y + r0 * j->g->M + grp * Mg, j->g->M,
                              &ep);
     }
@@ -946,7 +962,7 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
     {
       /* X itself is the GEMM's A [N H W, C] */
       OwbQgemmEpilogue ep = { .output = q->y_unsigned ? OWB_QGEMM_OUT_UINT8 : OWB_QGEMM_OUT_INT8,
-                              .bias = q->bias, .scale = q->scale, .y_zero_point = q->yzp };
+                              .bias = q->bias, .scale = q->scale, .y_zero_point = q->yzp, .table = q->table };
       _owb_qgemm_packed (pool, s->packs[0], rows, x, g->C, zx, y, g->M, &ep);
       return;
     }
@@ -1047,6 +1063,10 @@ _owb_cpu_qconv_run (OwbKernelContext *ctx)
     return FALSE;
   if (bias && (bias->dtype != OWB_TYPE_INT32 || bias->nelems != s->M))
     return FALSE;
+  /* NhwcQLinearConv's Table (a QLinearLookup fused into it): 256 bytes of Y's type */
+  const OwbTensor *table = s->nhwc && ctx->n_inputs > 9 ? ctx->inputs[9] : NULL;
+  if (table && (table->nelems != 256 || table->dtype != y->dtype))
+    return FALSE;
   if (y->nelems == 0)
     return TRUE;
   float xsf = ((const float *) xs->data)[0], ysf = ((const float *) ys->data)[0];
@@ -1056,7 +1076,7 @@ _owb_cpu_qconv_run (OwbKernelContext *ctx)
   for (int64_t m = 0; m < s->M; m++)
     scale[m] = (float) ((double) (float) ((double) xsf * wsf[ws->nelems == 1 ? 0 : m]) / ysf);
   Requant q = { .scale = scale, .bias = bias ? bias->data : NULL, .yzp = (int32_t) owb_tensor_get_double (yzp, 0),
-                .y_unsigned = y->dtype == OWB_TYPE_UINT8 };
+                .y_unsigned = y->dtype == OWB_TYPE_UINT8, .table = table ? table->data : NULL };
   int32_t zx = (int32_t) owb_tensor_get_double (xzp, 0);
   uint8_t flip = s->x_unsigned ? 0 : 0x80;
   if (flip)

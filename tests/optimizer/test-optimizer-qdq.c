@@ -639,6 +639,130 @@ test_fuse_qdq_lookup (void)
   g_rand_free (r);
 }
 
+/* ---- fuse_qconv_lookup ---- */
+
+typedef struct {
+  gboolean s8, bias;
+  int64_t group;
+  gboolean shared;   /* the convolution's output is a graph output too */
+  gboolean s8_table; /* the table's type differs from the convolution's output */
+} LookupConvVariant;
+
+/* x (NHWC [1, 10, 9, 24], 8-bit) -> NhwcQLinearConv 3x3 pad 1 (constant W, per channel) ->
+ * QLinearLookup (a constant table) -> y: what the layout level makes of a QDQ convolution with a
+ * quantized Sigmoid or HardSwish after it. */
+static OwbModel *
+build_conv_lookup (const LookupConvVariant *v, int64_t M, GRand *r)
+{
+  OwbModel *m = tu_model_new (13);
+  owb_model_set_opset (m, OWB_DOMAIN, 1);
+  OwbGraph *g = m->graph;
+  int64_t C = 24, Cg = C / v->group;
+  OwbDataType qt = v->s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+  tu_add_value (g->inputs, "x", qt, 4, (int64_t[]) { 1, 10, 9, C }, NULL);
+  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 0.02));
+  owb_graph_add_initializer (g, "xz", scalar (qt, v->s8 ? -3 : 120));
+  owb_graph_add_initializer (g, "w", int8_tensor (OWB_TYPE_INT8, 4, (int64_t[]) { M, Cg, 3, 3 }, r));
+  owb_graph_add_initializer (g, "ws", float_tensor (1, &M, r, 0.002, 0.01));
+  owb_graph_add_initializer (g, "wz", owb_tensor_new (OWB_TYPE_INT8, 1, &M, NULL));
+  owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, 0.05));
+  owb_graph_add_initializer (g, "yz", scalar (qt, v->s8 ? 5 : 128));
+  OwbTensor *b = owb_tensor_new (OWB_TYPE_INT32, 1, &M, NULL);
+  for (int64_t i = 0; i < M; i++)
+    ((int32_t *) b->data)[i] = g_rand_int_range (r, -3000, 3000);
+  owb_graph_add_initializer (g, "b", b);
+  owb_graph_add_initializer (g, "table", int8_tensor (v->s8_table ? OWB_TYPE_INT8 : qt, 1, (int64_t[]) { 256 }, r));
+  OwbNode *conv = tu_node (g, "NhwcQLinearConv", "conv", v->bias ? "x,xs,xz,w,ws,wz,ys,yz,b" : "x,xs,xz,w,ws,wz,ys,yz",
+                           "c");
+  OwbNode *lk = tu_node (g, "QLinearLookup", "lookup", "c,table", "y");
+  for (OwbNode **n = (OwbNode *[]) { conv, lk, NULL }; *n; n++)
+    {
+      g_free ((*n)->domain);
+      (*n)->domain = g_strdup (OWB_DOMAIN);
+    }
+  int64_t pads[4] = { 1, 1, 1, 1 };
+  OwbAttribute *a = owb_node_add_attribute (conv, "pads", OWB_ATTR_INTS);
+  a->n = 4;
+  a->ints = g_memdup2 (pads, sizeof pads);
+  owb_node_add_attribute (conv, "group", OWB_ATTR_INT)->i = v->group;
+  if (v->shared)
+    {
+      tu_add_value (g->outputs, "c", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+    }
+  g_assert_true (owb_model_validate (m, NULL));
+  return m;
+}
+
+/* The lookup goes into the NhwcQLinearConv as its Table (input 9; input 8 "" without a bias): one
+ * node instead of two, outputs equal to the bit to the unfused graph's, on the indirect GEMM,
+ * depthwise and grouped convolutions, u8 and s8. Near misses: the convolution's output read
+ * elsewhere too, a table of another type. */
+static void
+test_fuse_qconv_lookup (void)
+{
+  static const LookupConvVariant variants[] = {
+    { FALSE, TRUE, 1 },  /* u8, bias */
+    { TRUE, FALSE, 1 },  /* s8, no bias */
+    { FALSE, TRUE, 24 }, /* depthwise */
+    { TRUE, TRUE, 4 },   /* 4 groups */
+  };
+  GRand *r = g_rand_new_with_seed (61);
+  for (guint vi = 0; vi < G_N_ELEMENTS (variants); vi++)
+    {
+      const LookupConvVariant *v = &variants[vi];
+      OwbModel *m = build_conv_lookup (v, v->group == 24 ? 24 : 40, r);
+      OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+      OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 2);
+      const OwbGraph *g = owb_session_get_graph (all);
+      g_assert_cmpuint (count_op (g, "NhwcQLinearConv"), ==, 1);
+      g_assert_cmpuint (count_op (g, "QLinearLookup"), ==, 0);
+      g_assert_cmpuint (count_op (owb_session_get_graph (plain), "QLinearLookup"), ==, 1);
+      for (guint i = 0; i < g->nodes->len; i++)
+        {
+          const OwbNode *n = g_ptr_array_index (g->nodes, i);
+          g_assert_cmpint (n->n_inputs, ==, 10);
+          g_assert_cmpstr (n->inputs[8], ==, v->bias ? "b" : "");
+          g_assert_cmpstr (n->inputs[9], ==, "table");
+        }
+      const OwbPassReport *p = named_report (owb_session_get_optimize_report (all), "fuse_qconv_lookup");
+      g_assert_cmpuint (p->created->len, ==, 1);
+      g_assert_cmpuint (((const OwbOptimizeCreated *) g_ptr_array_index (p->created, 0))->from->len, ==, 2);
+      for (int rep = 0; rep < 2; rep++)
+        {
+          OwbTensor *x = int8_tensor (v->s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8, 4, (int64_t[]) { 1, 10, 9, 24 }, r);
+          const char *names[] = { "x" };
+          OwbTensor *ya = NULL, *yb = NULL;
+          GError *error = NULL;
+          g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, &error));
+          g_assert_true (owb_session_run (all, 1, names, &x, 1, NULL, &yb, NULL, NULL, &error));
+          g_assert_no_error (error);
+          g_assert_cmpint (ya->nelems, ==, yb->nelems);
+          g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
+          owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
+        }
+      owb_session_free (plain), owb_session_free (all);
+      owb_model_unref (m);
+    }
+  static const LookupConvVariant misses[] = { { FALSE, TRUE, 1, TRUE, FALSE }, { FALSE, TRUE, 1, FALSE, TRUE } };
+  static const char *const why[] = { "read elsewhere", "output type" };
+  for (guint mi = 0; mi < G_N_ELEMENTS (misses); mi++)
+    {
+      OwbModel *m = build_conv_lookup (&misses[mi], 40, r);
+      OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 1);
+      g_assert_cmpuint (count_op (owb_session_get_graph (all), "QLinearLookup"), ==, 1);
+      const OwbPassReport *p = named_report (owb_session_get_optimize_report (all), "fuse_qconv_lookup");
+      g_assert_cmpuint (p->created->len, ==, 0);
+      g_assert_cmpuint (p->near_misses->len, ==, 1);
+      g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), why[mi]));
+      owb_session_free (all);
+      owb_model_unref (m);
+    }
+  g_rand_free (r);
+}
+
 /* Two quantized operands (x [2, 6, 9, 7] and z [2, 6, 9, 7] or the broadcast [2, 6, 1, 1]) ->
  * DQ, DQ -> Add/Mul -> Q -> DQ -> y: one QLinearBinary (or, without a zero point, one
  * QLinearBinaryLookup), broadcasting, outputs equal to the bit. */
@@ -1222,6 +1346,7 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/fuse-qdq-conv/near-misses", test_fuse_qdq_conv_near_misses);
   g_test_add_func ("/optimizer/fuse-qdq-lookup", test_fuse_qdq_lookup);
   g_test_add_func ("/optimizer/fuse-qdq-lookup/binary", test_fuse_qdq_binary);
+  g_test_add_func ("/optimizer/fuse-qconv-lookup", test_fuse_qconv_lookup);
   g_test_add_func ("/optimizer/fuse-qdq-lookup/pair", test_fuse_qdq_lookup_pair);
   g_test_add_func ("/optimizer/fuse-qdq-lookup/maxpool", test_fuse_qdq_maxpool);
   g_test_add_func ("/optimizer/fuse-qdq-lookup/global-average-pool", test_fuse_qdq_global_average_pool);

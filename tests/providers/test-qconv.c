@@ -4,7 +4,8 @@
  * convolutions, channel counts that are not multiples of 16 or 64, uint8 and int8 activations,
  * outputs and weights, zero points of both signs, per-tensor and per-channel weights, with and
  * without bias, one and two threads, through the AMX, VNNI and forced AVX2 and portable paths; and
- * NhwcQLinearConv against the same reference on the transposed tensors; QLinearLookup's table;
+ * NhwcQLinearConv against the same reference on the transposed tensors, also with an output Table
+ * (a fused QLinearLookup) against the reference's bytes looked up; QLinearLookup's table;
  * QLinearGlobalAveragePool against its definition. */
 #include "../engine/test-util.h"
 #include "../../providers/cpu/cpu-qgemm-private.h"
@@ -96,7 +97,8 @@ set_ints (OwbNode *node, const char *name, int n, const int64_t *v)
 }
 
 /* One QLinearConv (or NhwcQLinearConv) whose inputs i are initializers where bit i of const_mask
- * is set, graph inputs otherwise; returns Y. *packed: whether the core's prepare took the node. */
+ * is set, graph inputs otherwise (a NULL input is left out: ""); returns Y. *packed: whether the
+ * core's prepare took the node. */
 static OwbTensor *
 run_conv (const Shape *sh, const char *op, int n_in, OwbTensor *const *in, guint const_mask, int threads,
           gboolean *packed)
@@ -106,14 +108,16 @@ run_conv (const Shape *sh, const char *op, int n_in, OwbTensor *const *in, guint
   if (ours)
     owb_model_set_opset (m, OWB_DOMAIN, 1);
   GString *ins = g_string_new (NULL);
-  const char *names[9];
-  OwbTensor *feeds[9];
+  const char *names[10];
+  OwbTensor *feeds[10];
   guint nfeeds = 0;
-  char buf[9][8];
+  char buf[10][8];
   for (int i = 0; i < n_in; i++)
     {
       g_snprintf (buf[i], sizeof buf[i], "i%d", i);
-      g_string_append_printf (ins, "%s%s", i ? "," : "", buf[i]);
+      g_string_append_printf (ins, "%s%s", i ? "," : "", in[i] ? buf[i] : "");
+      if (!in[i])
+        continue;
       if (const_mask & (1u << i))
         owb_graph_add_initializer (m->graph, buf[i], owb_tensor_ref (in[i]));
       else
@@ -257,6 +261,21 @@ run_all (const char *path)
         g_assert_true (packed);
         OwbTensor *yb = permute (yn, to_nchw);
         check_equal (yb, want, "NhwcQLinearConv", (int) si, variant);
+        /* with a fused output table (fuse_qconv_lookup): the reference's bytes looked up; no bias
+         * leaves input 8 empty */
+        OwbTensor *table = random_ints (yt, 1, (int64_t[]){ 256 }, r, y_signed ? -128 : 0, y_signed ? 127 : 255);
+        OwbTensor *tin[10] = { xn, in[1], in[2], in[3], in[4], in[5], in[6], in[7], bias ? in[8] : NULL, table };
+        OwbTensor *yt_n = run_conv (sh, "NhwcQLinearConv", 10, tin, 0x3FE, threads, &packed);
+        g_assert_true (packed);
+        OwbTensor *ytb = permute (yt_n, to_nchw);
+        OwbTensor *want_t = owb_tensor_new (want->dtype, want->rank, want->dims, NULL);
+        for (int64_t i = 0; i < want->nelems; i++)
+          ((uint8_t *) want_t->data)[i] = ((const uint8_t *) table->data)[((const uint8_t *) want->data)[i]];
+        check_equal (ytb, want_t, "NhwcQLinearConv with a table", (int) si, variant);
+        owb_tensor_unref (table);
+        owb_tensor_unref (yt_n);
+        owb_tensor_unref (ytb);
+        owb_tensor_unref (want_t);
         owb_tensor_unref (xn);
         owb_tensor_unref (yn);
         owb_tensor_unref (yb);
