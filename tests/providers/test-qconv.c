@@ -530,22 +530,26 @@ test_qlinear_binary (void)
     { 1.0f / 3, 1.0f / 7, 1.0f / 21 },
     { 0.011f, 0.013f, 0.00017f }, /* products far past the range: saturation */
   };
-  int64_t ad[2] = { 256, 256 }, bd_full[2] = { 256, 256 }, bd_row[2] = { 1, 256 };
+  int64_t full[2] = { 256, 256 }, one_row[2] = { 1, 256 };
   for (int portable = 0; portable < 2; portable++)
     {
       _owb_qgemm_force_portable (portable);
       for (guint si = 0; si < G_N_ELEMENTS (scales); si++)
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < 16; k++)
           {
-            gboolean mul = k & 1, s8 = (k >> 1) & 1, row = (k >> 2) & 1;
+            /* row: B one row broadcast down A; a_row: A one row broadcast down B (a
+             * squeeze-excitation's scale either side of its Mul, dequantized once) */
+            gboolean mul = k & 1, s8 = (k >> 1) & 1, row = (k >> 2) & 1, a_row = (k >> 3) & 1;
+            if (row && a_row)
+              continue;
             OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
             int lo = s8 ? -128 : 0;
-            const int64_t *bd = row ? bd_row : bd_full;
+            const int64_t *ad = a_row ? one_row : full, *bd = row ? one_row : full;
             OwbTensor *a = owb_tensor_new (qt, 2, ad, NULL), *b = owb_tensor_new (qt, 2, bd, NULL);
             for (int64_t i = 0; i < a->nelems; i++)
-              owb_tensor_set_double (a, i, lo + i / 256);
+              owb_tensor_set_double (a, i, a_row ? lo + i : lo + i / 256);
             for (int64_t i = 0; i < b->nelems; i++)
-              owb_tensor_set_double (b, i, lo + i % 256);
+              owb_tensor_set_double (b, i, a_row ? lo + i / 256 : lo + i % 256);
             int za = s8 ? -3 : 121, zb = s8 ? 5 : 130, zy = s8 ? 2 : 127;
             OwbModel *m = tu_model_new (13);
             owb_model_set_opset (m, OWB_DOMAIN, 1);
@@ -582,7 +586,7 @@ test_qlinear_binary (void)
             g_assert_cmpint (y->nelems, ==, 65536);
             for (int64_t i = 0; i < 65536; i++)
               {
-                int qa = lo + (int) (i / 256), qb = lo + (int) (row ? i % 256 : i % 256);
+                int qa = lo + (int) (a_row ? i % 256 : i / 256), qb = lo + (int) (a_row ? i / 256 : i % 256);
                 int want = qbinary_expected (qa, qb, mul, scales[si][0], za, scales[si][1], zb, scales[si][2], zy, s8);
                 int got = s8 ? ((const int8_t *) y->data)[i] : ((const uint8_t *) y->data)[i];
                 if (got != want)
