@@ -738,6 +738,39 @@ typedef struct {
   gboolean indirect; /* interior pixels read X in place (direct_rows) */
 } GemmJob;
 
+/* dst[0..n) = src[0..n): n of a few bytes (a 3-channel stem's kernel row is 9 or 21) as two
+ * overlapping loads and stores, instead of a call to memcpy per kernel row */
+static inline void
+copy_small (uint8_t *dst, const uint8_t *src, int64_t n)
+{
+  if (n > 16 && n <= 32)
+    {
+      uint64_t a[2], b[2];
+      memcpy (a, src, 16);
+      memcpy (b, src + n - 16, 16);
+      memcpy (dst, a, 16);
+      memcpy (dst + n - 16, b, 16);
+    }
+  else if (n >= 8 && n <= 16)
+    {
+      uint64_t a, b;
+      memcpy (&a, src, 8);
+      memcpy (&b, src + n - 8, 8);
+      memcpy (dst, &a, 8);
+      memcpy (dst + n - 8, &b, 8);
+    }
+  else if (n >= 4 && n < 8)
+    {
+      uint32_t a, b;
+      memcpy (&a, src, 4);
+      memcpy (&b, src + n - 4, 4);
+      memcpy (dst, &a, 4);
+      memcpy (dst + n - 4, &b, 4);
+    }
+  else
+    memcpy (dst, src, (size_t) n);
+}
+
 /* Rows [r0, r0 + rn) of group grp's gathered operand: row (n, oh, ow) holds, tap by tap, the
  * group's C/group input channels at that tap, or zx where the tap falls in the padding. */
 static void
@@ -746,9 +779,16 @@ im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
   const Geom *g = j->g;
   const OwbQconv *s = j->s;
   int64_t Cg = s->Cg, C = g->C, ohw = g->OH * g->OW;
-  for (int64_t r = 0; r < rn; r++)
+  /* (n, oh, ow) of row r0, then stepped: no division per row */
+  int64_t n = r0 / ohw, oh = r0 % ohw / g->OW, ow = r0 % g->OW;
+  for (int64_t r = 0; r < rn; r++, ow++)
     {
-      int64_t p = r0 + r, n = p / ohw, oh = p % ohw / g->OW, ow = p % g->OW;
+      if (ow == g->OW)
+        {
+          ow = 0;
+          if (++oh == g->OH)
+            oh = 0, n++;
+        }
       uint8_t *ar = a + r * j->K;
       if (s->group == 1 && g->dw == 1)
         {
@@ -766,7 +806,7 @@ im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
                 }
               if (kw0 > 0)
                 memset (ar, j->zx, (size_t) (kw0 * C));
-              memcpy (ar + kw0 * C, j->x + ((n * g->H + ih) * g->W + iw0 + kw0) * C, (size_t) ((kw1 - kw0) * C));
+              copy_small (ar + kw0 * C, j->x + ((n * g->H + ih) * g->W + iw0 + kw0) * C, (kw1 - kw0) * C);
               if (kw1 < s->KW)
                 memset (ar + kw1 * C, j->zx, (size_t) ((s->KW - kw1) * C));
             }
@@ -781,7 +821,7 @@ im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
               if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W)
                 memset (ar, j->zx, (size_t) Cg);
               else
-                memcpy (ar, j->x + ((n * g->H + ih) * g->W + iw) * C + grp * Cg, (size_t) Cg);
+                copy_small (ar, j->x + ((n * g->H + ih) * g->W + iw) * C + grp * Cg, Cg);
             }
         }
     }
