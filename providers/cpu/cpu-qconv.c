@@ -684,11 +684,96 @@ dw_row_vnni (const DwJob *j, int64_t n, int64_t oh)
 }
 #endif
 
+#ifdef HAVE_X86_AVX512
+#define AVX2_DW __attribute__ ((target ("avx2,fma")))
+
+/* 8 sums of a pixel's channels requantized as requant_one does (the product in double, rounded half
+ * to even, zero point added, clamped), to 8 bytes at y. */
+static inline __attribute__ ((always_inline)) AVX2_DW void
+dw_requant8_avx2 (__m256i acc, const float *scale, __m256d yzp, __m256d lo, __m256d hi, uint8_t *y,
+                  gboolean y_unsigned)
+{
+  enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC };
+  __m256d d0 = _mm256_mul_pd (_mm256_cvtepi32_pd (_mm256_castsi256_si128 (acc)), _mm256_cvtps_pd (_mm_loadu_ps (scale)));
+  __m256d d1 = _mm256_mul_pd (_mm256_cvtepi32_pd (_mm256_extracti128_si256 (acc, 1)),
+                              _mm256_cvtps_pd (_mm_loadu_ps (scale + 4)));
+  d0 = _mm256_min_pd (hi, _mm256_max_pd (lo, _mm256_add_pd (_mm256_round_pd (d0, rnd), yzp)));
+  d1 = _mm256_min_pd (hi, _mm256_max_pd (lo, _mm256_add_pd (_mm256_round_pd (d1, rnd), yzp)));
+  __m128i i0 = _mm256_cvtpd_epi32 (d0), i1 = _mm256_cvtpd_epi32 (d1);
+  /* in range already: the saturating packs only narrow */
+  __m128i w = _mm_packs_epi32 (i0, i1);
+  __m128i b = y_unsigned ? _mm_packus_epi16 (w, w) : _mm_packs_epi16 (w, w);
+  _mm_storel_epi64 ((__m128i *) y, b);
+}
+
+/* dw_row_avx512 with AVX2 (the CPUs without AVX-512, or OWB_CPU_NO_AVX512): 8 channels a vector,
+ * (x - zx) (w - zw) by vpmaddwd on s->dw's int16 weights, requantized in double as the reference;
+ * the last C % 8 channels of a pixel as dw_row_portable does them. */
+static AVX2_DW void
+dw_row_avx2 (const DwJob *j, int64_t n, int64_t oh)
+{
+  const Geom *g = j->g;
+  const OwbQconv *s = j->s;
+  const int64_t C = g->C, KW = s->KW, cpad = s->cpad, C8 = C / 8 * 8;
+  const __m256i zx = _mm256_set1_epi32 (j->zx);
+  const __m256d yzp = _mm256_set1_pd (j->q->yzp);
+  const __m256d lo = _mm256_set1_pd (j->q->y_unsigned ? 0 : -128), hi = _mm256_set1_pd (j->q->y_unsigned ? 255 : 127);
+  int64_t kh0 = 0, kh1 = s->KH;
+  while (kh0 < kh1 && oh * g->sh - g->ph + kh0 * g->dh < 0)
+    kh0++;
+  while (kh1 > kh0 && oh * g->sh - g->ph + (kh1 - 1) * g->dh >= g->H)
+    kh1--;
+  for (int64_t ow = 0; ow < g->OW; ow++)
+    {
+      int64_t kw0 = 0, kw1 = KW, iw0 = ow * g->sw - g->pw;
+      while (kw0 < kw1 && iw0 + kw0 * g->dw < 0)
+        kw0++;
+      while (kw1 > kw0 && iw0 + (kw1 - 1) * g->dw >= g->W)
+        kw1--;
+      uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + ow) * C;
+      for (int64_t c0 = 0; c0 < C8; c0 += 8)
+        {
+          __m256i acc = j->q->bias ? _mm256_loadu_si256 ((const __m256i *) (j->q->bias + c0)) : _mm256_setzero_si256 ();
+          for (int64_t kh = kh0; kh < kh1; kh++)
+            {
+              int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+              const uint8_t *xr = j->x + ((n * g->H + ih) * g->W) * C + c0;
+              const int32_t *wr = s->dw + kh * KW * cpad + c0;
+              for (int64_t kw = kw0; kw < kw1; kw++)
+                {
+                  __m256i xv = _mm256_cvtepu8_epi32 (_mm_loadl_epi64 ((const __m128i *) (xr + (iw0 + kw * g->dw) * C)));
+                  xv = _mm256_sub_epi32 (xv, zx);
+                  acc = _mm256_add_epi32 (acc, _mm256_madd_epi16 (xv, _mm256_loadu_si256 ((const __m256i *) (wr + kw * cpad))));
+                }
+            }
+          dw_requant8_avx2 (acc, j->q->scale + c0, yzp, lo, hi, yp + c0, j->q->y_unsigned);
+        }
+      for (int64_t c = C8; c < C; c++)
+        {
+          int32_t acc = j->q->bias ? j->q->bias[c] : 0;
+          for (int64_t kh = kh0; kh < kh1; kh++)
+            {
+              int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+              for (int64_t kw = kw0; kw < kw1; kw++)
+                acc += ((int32_t) j->x[((n * g->H + ih) * g->W + iw0 + kw * g->dw) * C + c] - j->zx)
+                       * (int32_t) (int16_t) (uint16_t) s->dw[(kh * KW + kw) * cpad + c];
+            }
+          yp[c] = requant_one (acc, j->q->scale[c], j->q);
+        }
+    }
+}
+#endif
+
 /* One output row (n, oh) of the depthwise convolution on the path the CPU takes. */
 static inline void
-dw_row (const DwJob *j, gboolean vec, int64_t n, int64_t oh)
+dw_row (const DwJob *j, int vec, int64_t n, int64_t oh)
 {
 #ifdef HAVE_X86_AVX512
+  if (vec == 2)
+    {
+      dw_row_avx2 (j, n, oh);
+      return;
+    }
   if (vec && j->init)
     {
       dw_row_vnni (j, n, oh);
@@ -708,9 +793,9 @@ static void
 dw_rows (int64_t begin, int64_t end, gpointer data)
 {
   const DwJob *j = data;
-  gboolean vec = FALSE;
+  int vec = 0; /* 1: the AVX-512 kernels, 2: dw_row_avx2 */
 #ifdef HAVE_X86_AVX512
-  vec = _owb_qgemm_uses_vnni ();
+  vec = _owb_qgemm_uses_vnni () ? 1 : _owb_qgemm_uses_avx2 () ? 2 : 0;
 #endif
   int64_t row_bytes = j->g->OW * j->g->M;
   for (int64_t r = begin; r < end; r++)
