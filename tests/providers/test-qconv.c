@@ -531,9 +531,14 @@ test_qlinear_binary (void)
     { 0.011f, 0.013f, 0.00017f }, /* products far past the range: saturation */
   };
   int64_t full[2] = { 256, 256 }, one_row[2] = { 1, 256 };
-  for (int portable = 0; portable < 2; portable++)
+  /* path 0: the CPU's (AVX-512), 1: portable, 2: AVX2 forced */
+  for (int path = 0; path < 3; path++)
     {
+      int portable = path == 1;
       _owb_qgemm_force_portable (portable);
+      _owb_qgemm_force_avx2 (path == 2);
+      if (path == 2 && !_owb_qgemm_uses_avx2 ())
+        continue;
       for (guint si = 0; si < G_N_ELEMENTS (scales); si++)
         for (int k = 0; k < 16; k++)
           {
@@ -590,7 +595,7 @@ test_qlinear_binary (void)
                 int want = qbinary_expected (qa, qb, mul, scales[si][0], za, scales[si][1], zb, scales[si][2], zy, s8);
                 int got = s8 ? ((const int8_t *) y->data)[i] : ((const uint8_t *) y->data)[i];
                 if (got != want)
-                  g_error ("%s %s scales %d: a %d b %d: %d, want %d", portable ? "portable" : "vector",
+                  g_error ("%s %s scales %d: a %d b %d: %d, want %d", path == 1 ? "portable" : path == 2 ? "AVX2" : "vector",
                            mul ? "Mul" : "Add", si, qa, qb, got, want);
               }
             owb_tensor_unref (y);
@@ -600,6 +605,7 @@ test_qlinear_binary (void)
           }
     }
   _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_avx2 (FALSE);
 }
 
 

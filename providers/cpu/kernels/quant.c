@@ -1311,7 +1311,7 @@ compute_qlinear_binary_lookup (OwbKernelContext *ctx, GError **error)
  * instead of four over floats. */
 typedef struct {
   ByteRows rows;
-  gboolean a_signed, b_signed, y_signed, mul, vector;
+  gboolean a_signed, b_signed, y_signed, mul, vector, avx2; /* vector: AVX-512; avx2: AVX2 */
   float sa, sb, sy;
   int32_t za, zb, zy;
   /* A (B) dequantized once, (float) (qa - za) sa per byte of A, where A is small and broadcast (a
@@ -1374,6 +1374,53 @@ qbinary_avx512 (const QBinaryJob *j, const uint8_t *a, int64_t a_rs, const uint8
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define QB_AVX2 __attribute__ ((target ("avx2")))
+static inline __attribute__ ((always_inline)) QB_AVX2 __m256
+qbinary_load8 (const uint8_t *p, gboolean is_signed, __m256i z, __m256 s)
+{
+  __m128i v = _mm_loadl_epi64 ((const __m128i *) p);
+  __m256i w = is_signed ? _mm256_cvtepi8_epi32 (v) : _mm256_cvtepu8_epi32 (v);
+  return _mm256_mul_ps (_mm256_cvtepi32_ps (_mm256_sub_epi32 (w, z)), s);
+}
+
+/* qbinary_avx512 with AVX2, 8 outputs a vector (no FMA in the target: each product and sum rounds
+ * alone, as qbinary_one's); a row's last n % 8 outputs by qbinary_one. */
+static QB_AVX2 void
+qbinary_avx2 (const QBinaryJob *j, const uint8_t *a, int64_t a_rs, const uint8_t *b, int64_t b_rs, int b_step,
+              uint8_t *y, int64_t n, int64_t nrows)
+{
+  const __m256 sa = _mm256_set1_ps (j->sa), sb = _mm256_set1_ps (j->sb), sy = _mm256_set1_ps (j->sy);
+  const __m256i za = _mm256_set1_epi32 (j->za), zb = _mm256_set1_epi32 (j->zb);
+  const __m256 zy = _mm256_set1_ps ((float) j->zy);
+  const __m256 lo = _mm256_set1_ps (j->y_signed ? -128.0f : 0.0f), hi = _mm256_set1_ps (j->y_signed ? 127.0f : 255.0f);
+  const int64_t n8 = n / 8 * 8;
+  for (int64_t r = 0; r < nrows; r++, a += a_rs, b += b_rs, y += n)
+    {
+      const float *af = j->af ? j->af + (a - j->rows.a) : NULL, *bf = j->bf && b_step ? j->bf + (b - j->rows.b) : NULL;
+      const __m256 bconst = _mm256_set1_ps ((float) ((j->b_signed ? (int8_t) b[0] : b[0]) - j->zb) * j->sb);
+      for (int64_t i = 0; i < n8; i += 8)
+        {
+          __m256 av = af ? _mm256_loadu_ps (af + i) : qbinary_load8 (a + i, j->a_signed, za, sa);
+          __m256 bv = bf ? _mm256_loadu_ps (bf + i) : b_step ? qbinary_load8 (b + i, j->b_signed, zb, sb) : bconst;
+          __m256 v = j->mul ? _mm256_mul_ps (av, bv) : _mm256_add_ps (av, bv);
+          v = _mm256_div_ps (v, sy);
+          v = _mm256_add_ps (_mm256_round_ps (v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zy);
+          v = _mm256_min_ps (_mm256_max_ps (v, lo), hi);
+          __m256i q = _mm256_cvtps_epi32 (v);
+          /* in range already: the saturating packs only narrow */
+          __m128i w = _mm_packs_epi32 (_mm256_castsi256_si128 (q), _mm256_extracti128_si256 (q, 1));
+          _mm_storel_epi64 ((__m128i *) (y + i), j->y_signed ? _mm_packs_epi16 (w, w) : _mm_packus_epi16 (w, w));
+        }
+      for (int64_t i = n8; i < n; i++)
+        {
+          float q = qbinary_one (j, a[i], b[b_step ? i : 0]);
+          y[i] = j->y_signed ? (uint8_t) (int8_t) q : (uint8_t) q;
+        }
+    }
+}
+#endif
+
 static void
 qbinary_row (gconstpointer job, const uint8_t *a, const uint8_t *b, uint8_t *y, int64_t inner, int64_t ia, int64_t ib)
 {
@@ -1382,6 +1429,11 @@ qbinary_row (gconstpointer job, const uint8_t *a, const uint8_t *b, uint8_t *y, 
   if (j->vector && ia == 1 && ib <= 1)
     {
       qbinary_avx512 (j, a, 0, b, 0, (int) ib, y, inner, 1);
+      return;
+    }
+  if (j->avx2 && ia == 1 && ib <= 1)
+    {
+      qbinary_avx2 (j, a, 0, b, 0, (int) ib, y, inner, 1);
       return;
     }
 #endif
@@ -1399,10 +1451,11 @@ qbinary_rows (int64_t begin, int64_t end, gpointer data)
 #if defined(__x86_64__) && defined(__GNUC__)
   /* [rows, inner] after coalescing: the rows in one call */
   const ByteRows *w = &j->rows;
-  if (j->vector && w->rank == 2 && w->sa[1] == 1 && w->sb[1] <= 1)
+  if ((j->vector || j->avx2) && w->rank == 2 && w->sa[1] == 1 && w->sb[1] <= 1)
     {
-      qbinary_avx512 (j, w->a + begin * w->sa[0], w->sa[0], w->b + begin * w->sb[0], w->sb[0], (int) w->sb[1],
-                      w->y + begin * w->dims[1], w->dims[1], end - begin);
+      (j->vector ? qbinary_avx512 : qbinary_avx2) (j, w->a + begin * w->sa[0], w->sa[0], w->b + begin * w->sb[0],
+                                                   w->sb[0], (int) w->sb[1], w->y + begin * w->dims[1], w->dims[1],
+                                                   end - begin);
       return;
     }
 #endif
@@ -1460,7 +1513,8 @@ compute_qlinear_binary (OwbKernelContext *ctx, GError **error)
   float *af = NULL, *bf = NULL;
 #if defined(__x86_64__) && defined(__GNUC__)
   j.vector = _owb_cpu_has_avx512 () && _owb_qgemm_uses_vnni ();
-  if (j.vector)
+  j.avx2 = !j.vector && _owb_qgemm_uses_avx2 ();
+  if (j.vector || j.avx2)
     {
       j.af = af = small_dequantized (a, y, j.a_signed, j.za, j.sa);
       j.bf = bf = small_dequantized (b, y, j.b_signed, j.zb, j.sb);
