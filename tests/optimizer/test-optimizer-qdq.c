@@ -639,6 +639,69 @@ test_fuse_qdq_lookup (void)
   g_rand_free (r);
 }
 
+/* DequantizeLinear -> Flatten (Reshape, Transpose) -> QuantizeLinear at one scale, as a quantizer
+ * writes them before a classifier: the op on the bytes, no float island left, outputs equal to the
+ * bit; another scale keeps the pair. */
+static void
+test_fuse_qdq_moves_bytes (void)
+{
+  static const char *const ops[] = { "Flatten", "Reshape", "Transpose" };
+  GRand *r = g_rand_new_with_seed (55);
+  for (guint oi = 0; oi < G_N_ELEMENTS (ops); oi++)
+    for (int k = 0; k < 3; k++)
+      {
+        gboolean s8 = k == 1, other_scale = k == 2;
+        OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+        int64_t xd[4] = { 2, 5, 4, 3 };
+        OwbModel *m = tu_model_new (13);
+        OwbGraph *g = m->graph;
+        tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
+        tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+        ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+        owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 7.0 / 255));
+        owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -4 : 121));
+        owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, other_scale ? 5.0 / 255 : 7.0 / 255));
+        tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
+        tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
+        if (oi == 0)
+          owb_node_add_attribute (tu_node (g, "Flatten", "op", "xd", "f"), "axis", OWB_ATTR_INT)->i = 1;
+        else if (oi == 1)
+          {
+            OwbTensor *shape = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, NULL);
+            ((int64_t *) shape->data)[0] = 10;
+            ((int64_t *) shape->data)[1] = -1;
+            owb_graph_add_initializer (g, "shape", shape);
+            tu_node (g, "Reshape", "op", "xd,shape", "f");
+          }
+        else
+          {
+            OwbAttribute *a = owb_node_add_attribute (tu_node (g, "Transpose", "op", "xd", "f"), "perm", OWB_ATTR_INTS);
+            a->n = 4;
+            a->ints = g_memdup2 ((int64_t[]) { 0, 2, 3, 1 }, 4 * sizeof (int64_t));
+          }
+        tu_node (g, "QuantizeLinear", "qy", "f,ys,xz", "yq");
+        tu_node (g, "DequantizeLinear", "dqy", "yq,ys,xz", "y");
+        g_assert_true (owb_model_validate (m, NULL));
+        OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+        OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 2);
+        const OwbGraph *og = owb_session_get_graph (all);
+        g_assert_cmpuint (count_op (og, ops[oi]), ==, 1);
+        g_assert_cmpuint (count_op (og, "DequantizeLinear"), ==, other_scale ? 2 : 1);
+        g_assert_cmpuint (count_op (og, "QuantizeLinear"), ==, other_scale ? 2 : 1);
+        OwbTensor *x = float_tensor (4, xd, r, -3, 3);
+        const char *names[] = { "x" };
+        OwbTensor *ya = NULL, *yb = NULL;
+        g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
+        g_assert_true (owb_session_run (all, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
+        g_assert_cmpint (ya->nelems, ==, yb->nelems);
+        g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
+        owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
+        owb_session_free (plain), owb_session_free (all);
+        owb_model_unref (m);
+      }
+  g_rand_free (r);
+}
+
 /* ---- fuse_qconv_lookup ---- */
 
 typedef struct {
@@ -1349,6 +1412,7 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/fuse-qconv-lookup", test_fuse_qconv_lookup);
   g_test_add_func ("/optimizer/fuse-qdq-lookup/pair", test_fuse_qdq_lookup_pair);
   g_test_add_func ("/optimizer/fuse-qdq-lookup/maxpool", test_fuse_qdq_maxpool);
+  g_test_add_func ("/optimizer/fuse-qdq-lookup/moves-bytes", test_fuse_qdq_moves_bytes);
   g_test_add_func ("/optimizer/fuse-qdq-lookup/global-average-pool", test_fuse_qdq_global_average_pool);
   g_test_add_func ("/optimizer/fuse-qdq-conv/gemm", test_fuse_qdq_gemm);
   g_test_add_func ("/optimizer/fuse-dynamic-quant-matmul", test_fuse_dynamic_quant_matmul);
