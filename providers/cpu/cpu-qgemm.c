@@ -127,6 +127,8 @@ typedef struct {
   /* ep->table where epilogue_vnni_q8 looks the bytes up in registers (the CPU has VBMI); NULL
    * where a table is applied to C a strip late (LookupLag) */
   const uint8_t *lut;
+  /* narrow, and every |scale| of the run's columns below 64: epilogue_vnni_q8's integer clamp */
+  gboolean pack_clamps;
 } Run;
 
 /* Element size of the output type. */
@@ -460,9 +462,19 @@ epilogue_vnni_q8_p (const int P, const Run *run, int R, int64_t r0, int64_t j0, 
       zb[p] = has_zb ? _mm512_load_si512 ((const void *) (b->zb + n)) : _mm512_setzero_si512 ();
       sf[p] = _mm512_maskz_loadu_ps (mp, ep->scale + n);
     }
+  /* Every |scale| below 64 (run->pack_clamps): a product of a sum below 2^24 stays below 2^30,
+   * so it converts to int32 exactly, the zero point is added as an integer and the saturating
+   * packs clamp both ends: one rounding conversion and vreduceps's fraction for the tie test, in
+   * place of roundscale, the difference, the float zero point and the float clamp. */
+  const gboolean pack_clamps = run->pack_clamps;
+  enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC };
+  const __m512i iyzp = _mm512_set1_epi32 (ep->y_zero_point);
+  const __m512 half = _mm512_set1_ps (0.5f);
+  __mmask16 tie = 0;
   for (int r = 0; r < R; r++)
     {
-      __m512i y[NP];
+      __m512i y[NP], xs[NP];
+      __m512 pf[NP];
 #pragma GCC unroll 4
       for (int p = 0; p < NP; p++)
         {
@@ -474,8 +486,26 @@ epilogue_vnni_q8_p (const int P, const Run *run, int R, int64_t r0, int64_t j0, 
           __m512i x = _mm512_add_epi32 (_mm512_load_si512 ((const void *) (acc + r * NP * NR + p * NR)), ct[p]);
           if (has_zb)
             x = _mm512_sub_epi32 (x, _mm512_mullo_epi32 (zb[p], _mm512_set1_epi32 (rs[r])));
+          if (pack_clamps)
+            {
+              xs[p] = x;
+              pf[p] = _mm512_mul_round_ps (_mm512_cvtepi32_ps (x), sf[p], rnd);
+              /* p - round (p), exact: +-0.5 where p lies on a half-integer */
+              __m512 frac = _mm512_reduce_ps (pf[p], 0);
+              tie |= _mm512_cmp_ps_mask (_mm512_abs_ps (frac), half, _CMP_EQ_OQ);
+              y[p] = _mm512_add_epi32 (_mm512_cvt_roundps_epi32 (pf[p], rnd), iyzp);
+              continue;
+            }
           __m512 q = _mm512_min_ps (fhi, _mm512_add_ps (owb_qrequant16_round_avx512 (x, sf[p]), fyzp));
           y[p] = _mm512_cvtps_epi32 (q);
+        }
+      if (__builtin_expect (tie != 0, 0))
+        {
+          /* a product on a half-integer (rare): the row's vectors again with the residual check */
+#pragma GCC unroll 4
+          for (int p = 0; p < P; p++)
+            y[p] = _mm512_add_epi32 (_mm512_cvtps_epi32 (owb_qrequant16_round_avx512 (xs[p], sf[p])), iyzp);
+          tie = 0;
         }
       __m512i w0 = _mm512_packs_epi32 (y[0], y[1]), w1 = _mm512_packs_epi32 (y[2], y[3]);
       __m512i v = u8 ? _mm512_packus_epi16 (w0, w1) : _mm512_packs_epi16 (w0, w1);
@@ -1015,6 +1045,9 @@ run_setup (const OwbQgemmPacked *b, int32_t za, int64_t n0, int64_t n1, void *c,
       for (int64_t n = n0; ep->bias && n < n1 && bound < (1 << 24); n++)
         bound = MAX (bound, K * 255 * 255 + (ep->bias[n] < 0 ? -(int64_t) ep->bias[n] : ep->bias[n]));
       run.narrow = bound < (1 << 24);
+      run.pack_clamps = run.narrow;
+      for (int64_t n = n0; n < n1 && run.pack_clamps; n++)
+        run.pack_clamps = fabsf (ep->scale[n]) < 64.0f;
 #ifdef HAVE_X86_VNNI
       if (run.narrow && epilogue == epilogue_vnni)
         epilogue = epilogue_vnni_q8;

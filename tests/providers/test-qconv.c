@@ -320,6 +320,41 @@ test_qconv_vnni (void)
 /* The depthwise VNNI kernel's requantization at float ties: W all zero and X, Y scales 1, so that
  * every pixel's sum is its channel's bias, and each channel's scale the float nearest h / bias for
  * a half-integer h, whose product in float often lands on h where the exact one does not. */
+/* Products on half-integers in float but not exactly (weights 0, each channel's sum its bias
+ * acc, scale h / acc for a half-integer h): the kernels must take the exact product's side, as the
+ * reference's double product does, on shape sh with sums up to acc_max. */
+static void
+run_ties (const Shape *sh, const char *what, int32_t acc_max)
+{
+  GRand *r = g_rand_new_with_seed (77);
+  int64_t M = sh->M;
+  OwbTensor *x = random_ints (OWB_TYPE_UINT8, 4, (int64_t[]){ 1, sh->C, sh->H, sh->W }, r, 0, 255);
+  OwbTensor *w = random_ints (OWB_TYPE_INT8, 4, (int64_t[]){ M, sh->C / sh->group, sh->KH, sh->KW }, r, 0, 0);
+  OwbTensor *wzp = random_ints (OWB_TYPE_INT8, 1, &M, r, 0, 0);
+  OwbTensor *b = owb_tensor_new (OWB_TYPE_INT32, 1, &M, NULL);
+  OwbTensor *ws = owb_tensor_new (OWB_TYPE_FLOAT, 1, &M, NULL);
+  for (int64_t m = 0; m < M; m++)
+    {
+      double h = g_rand_int_range (r, -120, 120) + 0.5;
+      int32_t acc = g_rand_int_range (r, 1 << 12, acc_max) * (h < 0 ? -1 : 1);
+      ((int32_t *) b->data)[m] = acc;
+      ((float *) ws->data)[m] = (float) (h / acc);
+    }
+  OwbTensor *in[9] = { x, scalar_float (1.0f), random_ints (OWB_TYPE_UINT8, 0, NULL, r, 0, 0), w, ws, wzp,
+                       scalar_float (1.0f), random_ints (OWB_TYPE_UINT8, 0, NULL, r, 128, 128), b };
+  gboolean packed, ref_packed;
+  OwbTensor *want = run_conv (sh, "QLinearConv", 9, in, 0, 1, &ref_packed);
+  OwbTensor *y = run_conv (sh, "QLinearConv", 9, in, 0x1FE, 1, &packed);
+  g_assert_true (packed);
+  g_assert_false (ref_packed);
+  check_equal (y, want, what, 0, 0);
+  owb_tensor_unref (y);
+  owb_tensor_unref (want);
+  for (int i = 0; i < 9; i++)
+    owb_tensor_unref (in[i]);
+  g_rand_free (r);
+}
+
 static void
 test_qconv_depthwise_ties (void)
 {
@@ -331,34 +366,15 @@ test_qconv_depthwise_ties (void)
       _owb_qgemm_force_no_amx (FALSE);
       return;
     }
-  static const Shape sh = { 1, 192, 5, 6, 192, 3, 3, 1, 1, 1, 192, NULL, FALSE };
-  GRand *r = g_rand_new_with_seed (77);
-  int64_t M = sh.M;
-  OwbTensor *x = random_ints (OWB_TYPE_UINT8, 4, (int64_t[]){ 1, sh.C, sh.H, sh.W }, r, 0, 255);
-  OwbTensor *w = random_ints (OWB_TYPE_INT8, 4, (int64_t[]){ M, 1, 3, 3 }, r, 0, 0);
-  OwbTensor *wzp = random_ints (OWB_TYPE_INT8, 1, &M, r, 0, 0);
-  OwbTensor *b = owb_tensor_new (OWB_TYPE_INT32, 1, &M, NULL);
-  OwbTensor *ws = owb_tensor_new (OWB_TYPE_FLOAT, 1, &M, NULL);
-  for (int64_t m = 0; m < M; m++)
-    {
-      double h = g_rand_int_range (r, -120, 120) + 0.5;
-      int32_t acc = g_rand_int_range (r, 1 << 12, 1 << 23) * (h < 0 ? -1 : 1);
-      ((int32_t *) b->data)[m] = acc;
-      ((float *) ws->data)[m] = (float) (h / acc);
-    }
-  OwbTensor *in[9] = { x, scalar_float (1.0f), random_ints (OWB_TYPE_UINT8, 0, NULL, r, 0, 0), w, ws, wzp,
-                       scalar_float (1.0f), random_ints (OWB_TYPE_UINT8, 0, NULL, r, 128, 128), b };
-  gboolean packed, ref_packed;
-  OwbTensor *want = run_conv (&sh, "QLinearConv", 9, in, 0, 1, &ref_packed);
-  OwbTensor *y = run_conv (&sh, "QLinearConv", 9, in, 0x1FE, 1, &packed);
-  g_assert_true (packed);
-  g_assert_false (ref_packed);
-  check_equal (y, want, "depthwise ties", 0, 0);
-  owb_tensor_unref (y);
-  owb_tensor_unref (want);
-  for (int i = 0; i < 9; i++)
-    owb_tensor_unref (in[i]);
-  g_rand_free (r);
+  static const Shape dw = { 1, 192, 5, 6, 192, 3, 3, 1, 1, 1, 192, NULL, FALSE };
+  run_ties (&dw, "depthwise ties", 1 << 23);
+  /* the GEMM's narrow 8-bit epilogue (its integer clamp): 1x1 on X itself, 3x3 indirect, stem */
+  static const Shape pw = { 1, 40, 5, 6, 130, 1, 1, 1, 0, 1, 1, NULL, FALSE };
+  static const Shape ind = { 1, 16, 6, 20, 70, 3, 3, 1, 1, 1, 1, NULL, FALSE };
+  static const Shape stem = { 1, 3, 9, 10, 16, 3, 3, 2, 1, 1, 1, NULL, FALSE };
+  run_ties (&pw, "1x1 ties", 1 << 22);
+  run_ties (&ind, "indirect 3x3 ties", 1 << 22);
+  run_ties (&stem, "stem ties", 1 << 22);
   _owb_qgemm_force_no_amx (FALSE);
 }
 
