@@ -87,6 +87,18 @@ infer_via (OwbInferContext *ctx, const char *op_type, int opset, int n, const in
   sub.input_data = NULL;
   if (!schema->infer (&sub, error))
     return FALSE;
+  const OwbValueType *table = ctx->n_inputs > 9 ? ctx->inputs[9] : NULL;
+  if (table && table->dtype != OWB_TYPE_UNDEFINED)
+    {
+      gboolean shape_ok = table->rank < 0
+                          || (table->rank == 1 && (!owb_dim_is_known (table->dims[0]) || table->dims[0].value == 256));
+      if (table->dtype != ctx->outputs[0].dtype || !shape_ok)
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "Table must hold 256 values of Y's type %s (got %s)",
+                               owb_data_type_name (ctx->outputs[0].dtype), owb_data_type_name (table->dtype));
+          return FALSE;
+        }
+    }
   to_nhwc (&ctx->outputs[0]);
   return TRUE;
 }
@@ -218,8 +230,10 @@ infer_nhwc_conv_transpose (OwbInferContext *ctx, GError **error)
 }
 
 /* NhwcQLinearConv (X [N, H, W, C], x_scale, x_zero_point, W [M, C/group, kH, kW], w_scale,
- * w_zero_point, y_scale, y_zero_point, B [M]?): QLinearConv with X and Y channels-last; W stays in
- * QLinearConv's layout (the kernel packs it once). Infers as QLinearConv on X's NCHW view. */
+ * w_zero_point, y_scale, y_zero_point, B [M]?, Table [256]?): QLinearConv with X and Y
+ * channels-last; W stays in QLinearConv's layout (the kernel packs it once). Infers as QLinearConv
+ * on X's NCHW view. Table (of y_zero_point's type) is a QLinearLookup fused into the convolution
+ * (fuse_qconv_lookup): each output byte y becomes Table[y]. */
 static gboolean
 infer_nhwc_qlinear_conv (OwbInferContext *ctx, GError **error)
 {
@@ -249,6 +263,18 @@ infer_nhwc_qlinear_conv (OwbInferContext *ctx, GError **error)
   sub.input_values = values;
   if (!schema->infer (&sub, error))
     return FALSE;
+  const OwbValueType *table = ctx->n_inputs > 9 ? ctx->inputs[9] : NULL;
+  if (table && table->dtype != OWB_TYPE_UNDEFINED)
+    {
+      gboolean shape_ok = table->rank < 0
+                          || (table->rank == 1 && (!owb_dim_is_known (table->dims[0]) || table->dims[0].value == 256));
+      if (table->dtype != ctx->outputs[0].dtype || !shape_ok)
+        {
+          owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "Table must hold 256 values of Y's type %s (got %s)",
+                               owb_data_type_name (ctx->outputs[0].dtype), owb_data_type_name (table->dtype));
+          return FALSE;
+        }
+    }
   to_nhwc (&ctx->outputs[0]);
   return TRUE;
 }
@@ -259,7 +285,7 @@ const OwbOpSchema _owb_ops_layout[] = {
   { "NhwcAveragePool", OWB_DOMAIN, 1, 1, 1, 1, 1, infer_nhwc_average_pool },
   { "NhwcGlobalAveragePool", OWB_DOMAIN, 1, 1, 1, 1, 1, infer_nhwc_global_average_pool },
   { "NhwcConvTranspose", OWB_DOMAIN, 1, 2, 3, 1, 1, infer_nhwc_conv_transpose },
-  { "NhwcQLinearConv", OWB_DOMAIN, 1, 8, 9, 1, 1, infer_nhwc_qlinear_conv },
+  { "NhwcQLinearConv", OWB_DOMAIN, 1, 8, 10, 1, 1, infer_nhwc_qlinear_conv },
   /* B1 may be "": the schema requires X and W1, inference W2 */
   { "NhwcPointwiseDepthwise", OWB_DOMAIN, 1, 2, 5, 1, 1, infer_nhwc_pointwise_depthwise },
   { NULL }

@@ -31,7 +31,7 @@ static const NamesRow rows[] = {
   { OWB_DOMAIN, "NhwcGlobalAveragePool", "X", "Y", 0, 0 },
   { OWB_DOMAIN, "NhwcPointwiseDepthwise", "X W1 B1 W2 B2", "Y", 0, 0 },
   /* the integer ops of the QDQ fusions */
-  { OWB_DOMAIN, "NhwcQLinearConv", "x x_scale x_zero_point w w_scale w_zero_point y_scale y_zero_point B", "y", 0, 0 },
+  { OWB_DOMAIN, "NhwcQLinearConv", "x x_scale x_zero_point w w_scale w_zero_point y_scale y_zero_point B Table", "y", 0, 0 },
   { OWB_DOMAIN, "QLinearLookup", "X Table", "Y", 0, 0 },
   { OWB_DOMAIN, "QLinearBinaryLookup", "A B Table", "Y", 0, 0 },
   { OWB_DOMAIN, "DynamicQuantizeMatMul", "A B b_scale b_zero_point bias", "Y", 0, 0 },

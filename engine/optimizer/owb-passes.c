@@ -30,6 +30,7 @@ extern const OwbPass _owb_pass_fuse_activation;
 extern const OwbPass _owb_pass_fold_dequantized_weights;
 extern const OwbPass _owb_pass_layout_nhwc;
 extern const OwbPass _owb_pass_fuse_pointwise_depthwise;
+extern const OwbPass _owb_pass_fuse_qconv_lookup;
 
 const OwbPass *const _owb_passes[] = {
   &_owb_pass_constant_folding,
@@ -58,6 +59,7 @@ const OwbPass *const _owb_passes[] = {
   &_owb_pass_fold_dequantized_weights,
   &_owb_pass_layout_nhwc,
   &_owb_pass_fuse_pointwise_depthwise,
+  &_owb_pass_fuse_qconv_lookup,
 };
 
 const guint _owb_n_passes = G_N_ELEMENTS (_owb_passes);

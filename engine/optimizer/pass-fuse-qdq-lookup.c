@@ -269,10 +269,25 @@ scalar_value (OwbPassContext *ctx, const OwbNode *node, int input, double *v, Ow
   return TRUE;
 }
 
-/* DequantizeLinear -> MaxPool -> QuantizeLinear with the same scale (positive) and zero point,
- * 8-bit: the maximum commutes with the increasing dequantization, and quantizing a dequantized
- * byte at the same parameters gives the byte back (|n s / s - n| < 0.5 for |n| <= 255), so the
- * pool runs on the bytes with the same result (ResNet's stem pool sits between such a pair). */
+/* Ops that only move or pick elements of input 0 (the others, if any, being shapes, axes or
+ * permutations), and MaxPool, whose maximum commutes with the increasing dequantization. */
+static gboolean
+moves_bytes (const OwbNode *op)
+{
+  if (owb_pass_is_op (op, "MaxPool"))
+    return op->n_inputs == 1 && (op->n_outputs == 1 || !op->outputs[1][0]);
+  static const char *const ops[] = { "Flatten", "Reshape", "Transpose", "Squeeze", "Unsqueeze" };
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    if (owb_pass_is_op (op, ops[i]))
+      return op->n_outputs == 1;
+  return FALSE;
+}
+
+/* DequantizeLinear -> MaxPool (or Flatten, Reshape, Transpose, Squeeze, Unsqueeze) ->
+ * QuantizeLinear with the same scale (positive) and zero point, 8-bit: quantizing a dequantized
+ * byte at the same parameters gives the byte back (|n s / s - n| < 0.5 for |n| <= 255), so the op
+ * runs on the bytes with the same result (ResNet's stem pool sits between such a pair, and the
+ * Flatten before a classifier: a float island otherwise). */
 static gboolean
 try_fuse_maxpool (OwbPassContext *ctx, OwbNode *q)
 {
@@ -280,7 +295,7 @@ try_fuse_maxpool (OwbPassContext *ctx, OwbNode *q)
       || owb_node_get_int (q, "saturate", 1) != 1)
     return FALSE;
   OwbNode *op = owb_pass_producer (ctx, q->inputs[0]);
-  if (!op || !owb_pass_is_op (op, "MaxPool") || op->n_inputs != 1 || (op->n_outputs > 1 && op->outputs[1][0]))
+  if (!op || !moves_bytes (op))
     return FALSE;
   OwbNode *dq = owb_pass_producer (ctx, op->inputs[0]);
   if (!owb_pass_is_op (dq, "DequantizeLinear") || !per_tensor (ctx, dq))
@@ -298,7 +313,7 @@ try_fuse_maxpool (OwbPassContext *ctx, OwbNode *q)
   if (!float_output_only_quantized (ctx, op, "sits between a DequantizeLinear and a QuantizeLinear"))
     return FALSE;
   const char *label = owb_pass_label (op);
-  g_autofree char *name = owb_pass_scoped_name (ctx, op->name && op->name[0] ? op->name : label, "MaxPool");
+  g_autofree char *name = owb_pass_scoped_name (ctx, op->name && op->name[0] ? op->name : label, op->op_type);
   OwbNode *mp = owb_node_dup (op);
   g_free (mp->name);
   mp->name = g_strdup (name);
@@ -494,7 +509,8 @@ const OwbPass _owb_pass_fuse_qdq_lookup = {
   "turns DequantizeLinear -> elementwise op (Sigmoid, HardSwish, Tanh...) -> QuantizeLinear, per tensor and 8-bit, "
   "into a 256-entry QLinearLookup, and two DequantizeLinears -> Add/Mul -> QuantizeLinear into a 65536-entry "
   "QLinearBinaryLookup, the tables computed by those nodes' own kernels; then x times (or plus) a lookup of x "
-  "(SiLU) into one QLinearLookup; DequantizeLinear -> MaxPool -> QuantizeLinear at one scale into a MaxPool of the "
-  "bytes; DequantizeLinear -> GlobalAveragePool -> QuantizeLinear into a QLinearGlobalAveragePool",
+  "(SiLU) into one QLinearLookup; DequantizeLinear -> MaxPool (Flatten, Reshape, Transpose, Squeeze, Unsqueeze) -> "
+  "QuantizeLinear at one scale into that op on the bytes; DequantizeLinear -> GlobalAveragePool -> QuantizeLinear "
+  "into a QLinearGlobalAveragePool",
   run,
 };

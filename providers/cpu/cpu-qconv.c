@@ -261,6 +261,7 @@ typedef struct {
   const int32_t *bias; /* M, or NULL */
   int32_t yzp;
   gboolean y_unsigned;
+  const uint8_t *table; /* NULL, or NhwcQLinearConv's Table: each output byte y becomes table[y] */
 } Requant;
 
 static inline uint8_t
@@ -683,32 +684,130 @@ dw_row_vnni (const DwJob *j, int64_t n, int64_t oh)
 }
 #endif
 
+#ifdef HAVE_X86_AVX512
+#define AVX2_DW __attribute__ ((target ("avx2,fma")))
+
+/* 8 sums of a pixel's channels requantized as requant_one does (the product in double, rounded half
+ * to even, zero point added, clamped), to 8 bytes at y. */
+static inline __attribute__ ((always_inline)) AVX2_DW void
+dw_requant8_avx2 (__m256i acc, const float *scale, __m256d yzp, __m256d lo, __m256d hi, uint8_t *y,
+                  gboolean y_unsigned)
+{
+  enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC };
+  __m256d d0 = _mm256_mul_pd (_mm256_cvtepi32_pd (_mm256_castsi256_si128 (acc)), _mm256_cvtps_pd (_mm_loadu_ps (scale)));
+  __m256d d1 = _mm256_mul_pd (_mm256_cvtepi32_pd (_mm256_extracti128_si256 (acc, 1)),
+                              _mm256_cvtps_pd (_mm_loadu_ps (scale + 4)));
+  d0 = _mm256_min_pd (hi, _mm256_max_pd (lo, _mm256_add_pd (_mm256_round_pd (d0, rnd), yzp)));
+  d1 = _mm256_min_pd (hi, _mm256_max_pd (lo, _mm256_add_pd (_mm256_round_pd (d1, rnd), yzp)));
+  __m128i i0 = _mm256_cvtpd_epi32 (d0), i1 = _mm256_cvtpd_epi32 (d1);
+  /* in range already: the saturating packs only narrow */
+  __m128i w = _mm_packs_epi32 (i0, i1);
+  __m128i b = y_unsigned ? _mm_packus_epi16 (w, w) : _mm_packs_epi16 (w, w);
+  _mm_storel_epi64 ((__m128i *) y, b);
+}
+
+/* dw_row_avx512 with AVX2 (the CPUs without AVX-512, or OWB_CPU_NO_AVX512): 8 channels a vector,
+ * (x - zx) (w - zw) by vpmaddwd on s->dw's int16 weights, requantized in double as the reference;
+ * the last C % 8 channels of a pixel as dw_row_portable does them. */
+static AVX2_DW void
+dw_row_avx2 (const DwJob *j, int64_t n, int64_t oh)
+{
+  const Geom *g = j->g;
+  const OwbQconv *s = j->s;
+  const int64_t C = g->C, KW = s->KW, cpad = s->cpad, C8 = C / 8 * 8;
+  const __m256i zx = _mm256_set1_epi32 (j->zx);
+  const __m256d yzp = _mm256_set1_pd (j->q->yzp);
+  const __m256d lo = _mm256_set1_pd (j->q->y_unsigned ? 0 : -128), hi = _mm256_set1_pd (j->q->y_unsigned ? 255 : 127);
+  int64_t kh0 = 0, kh1 = s->KH;
+  while (kh0 < kh1 && oh * g->sh - g->ph + kh0 * g->dh < 0)
+    kh0++;
+  while (kh1 > kh0 && oh * g->sh - g->ph + (kh1 - 1) * g->dh >= g->H)
+    kh1--;
+  for (int64_t ow = 0; ow < g->OW; ow++)
+    {
+      int64_t kw0 = 0, kw1 = KW, iw0 = ow * g->sw - g->pw;
+      while (kw0 < kw1 && iw0 + kw0 * g->dw < 0)
+        kw0++;
+      while (kw1 > kw0 && iw0 + (kw1 - 1) * g->dw >= g->W)
+        kw1--;
+      uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + ow) * C;
+      for (int64_t c0 = 0; c0 < C8; c0 += 8)
+        {
+          __m256i acc = j->q->bias ? _mm256_loadu_si256 ((const __m256i *) (j->q->bias + c0)) : _mm256_setzero_si256 ();
+          for (int64_t kh = kh0; kh < kh1; kh++)
+            {
+              int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+              const uint8_t *xr = j->x + ((n * g->H + ih) * g->W) * C + c0;
+              const int32_t *wr = s->dw + kh * KW * cpad + c0;
+              for (int64_t kw = kw0; kw < kw1; kw++)
+                {
+                  __m256i xv = _mm256_cvtepu8_epi32 (_mm_loadl_epi64 ((const __m128i *) (xr + (iw0 + kw * g->dw) * C)));
+                  xv = _mm256_sub_epi32 (xv, zx);
+                  acc = _mm256_add_epi32 (acc, _mm256_madd_epi16 (xv, _mm256_loadu_si256 ((const __m256i *) (wr + kw * cpad))));
+                }
+            }
+          dw_requant8_avx2 (acc, j->q->scale + c0, yzp, lo, hi, yp + c0, j->q->y_unsigned);
+        }
+      for (int64_t c = C8; c < C; c++)
+        {
+          int32_t acc = j->q->bias ? j->q->bias[c] : 0;
+          for (int64_t kh = kh0; kh < kh1; kh++)
+            {
+              int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+              for (int64_t kw = kw0; kw < kw1; kw++)
+                acc += ((int32_t) j->x[((n * g->H + ih) * g->W + iw0 + kw * g->dw) * C + c] - j->zx)
+                       * (int32_t) (int16_t) (uint16_t) s->dw[(kh * KW + kw) * cpad + c];
+            }
+          yp[c] = requant_one (acc, j->q->scale[c], j->q);
+        }
+    }
+}
+#endif
+
+/* One output row (n, oh) of the depthwise convolution on the path the CPU takes. */
+static inline void
+dw_row (const DwJob *j, int vec, int64_t n, int64_t oh)
+{
+#ifdef HAVE_X86_AVX512
+  if (vec == 2)
+    {
+      dw_row_avx2 (j, n, oh);
+      return;
+    }
+  if (vec && j->init)
+    {
+      dw_row_vnni (j, n, oh);
+      return;
+    }
+  if (vec)
+    {
+      dw_row_avx512 (j, n, oh, 0, 0, j->g->OW);
+      return;
+    }
+#endif
+  (void) vec;
+  dw_row_portable (j, n, oh);
+}
+
 static void
 dw_rows (int64_t begin, int64_t end, gpointer data)
 {
   const DwJob *j = data;
-  gboolean vec = FALSE;
+  int vec = 0; /* 1: the AVX-512 kernels, 2: dw_row_avx2 */
 #ifdef HAVE_X86_AVX512
-  vec = _owb_qgemm_uses_vnni ();
+  vec = _owb_qgemm_uses_vnni () ? 1 : _owb_qgemm_uses_avx2 () ? 2 : 0;
 #endif
+  int64_t row_bytes = j->g->OW * j->g->M;
   for (int64_t r = begin; r < end; r++)
     {
-      int64_t n = r / j->g->OH, oh = r % j->g->OH;
-#ifdef HAVE_X86_AVX512
-      if (vec && j->init)
-        {
-          dw_row_vnni (j, n, oh);
-          continue;
-        }
-      if (vec)
-        {
-          dw_row_avx512 (j, n, oh, 0, 0, j->g->OW);
-          continue;
-        }
-#endif
-      (void) vec;
-      dw_row_portable (j, n, oh);
+      dw_row (j, vec, r / j->g->OH, r % j->g->OH);
+      /* the fused lookup a row late, while that row is in L1 and its stores are done (see
+       * LookupLag in cpu-qgemm.c) */
+      if (j->q->table && r > begin)
+        _owb_qgemm_lookup_rows (j->q->table, j->y + (r - 1) * row_bytes, row_bytes, 1, row_bytes);
     }
+  if (j->q->table && end > begin)
+    _owb_qgemm_lookup_rows (j->q->table, j->y + (end - 1) * row_bytes, row_bytes, 1, row_bytes);
 }
 
 /* ---- GEMM convolutions ---- */
@@ -724,6 +823,39 @@ typedef struct {
   gboolean indirect; /* interior pixels read X in place (direct_rows) */
 } GemmJob;
 
+/* dst[0..n) = src[0..n): n of a few bytes (a 3-channel stem's kernel row is 9 or 21) as two
+ * overlapping loads and stores, instead of a call to memcpy per kernel row */
+static inline void
+copy_small (uint8_t *dst, const uint8_t *src, int64_t n)
+{
+  if (n > 16 && n <= 32)
+    {
+      uint64_t a[2], b[2];
+      memcpy (a, src, 16);
+      memcpy (b, src + n - 16, 16);
+      memcpy (dst, a, 16);
+      memcpy (dst + n - 16, b, 16);
+    }
+  else if (n >= 8 && n <= 16)
+    {
+      uint64_t a, b;
+      memcpy (&a, src, 8);
+      memcpy (&b, src + n - 8, 8);
+      memcpy (dst, &a, 8);
+      memcpy (dst + n - 8, &b, 8);
+    }
+  else if (n >= 4 && n < 8)
+    {
+      uint32_t a, b;
+      memcpy (&a, src, 4);
+      memcpy (&b, src + n - 4, 4);
+      memcpy (dst, &a, 4);
+      memcpy (dst + n - 4, &b, 4);
+    }
+  else
+    memcpy (dst, src, (size_t) n);
+}
+
 /* Rows [r0, r0 + rn) of group grp's gathered operand: row (n, oh, ow) holds, tap by tap, the
  * group's C/group input channels at that tap, or zx where the tap falls in the padding. */
 static void
@@ -732,9 +864,16 @@ im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
   const Geom *g = j->g;
   const OwbQconv *s = j->s;
   int64_t Cg = s->Cg, C = g->C, ohw = g->OH * g->OW;
-  for (int64_t r = 0; r < rn; r++)
+  /* (n, oh, ow) of row r0, then stepped: no division per row */
+  int64_t n = r0 / ohw, oh = r0 % ohw / g->OW, ow = r0 % g->OW;
+  for (int64_t r = 0; r < rn; r++, ow++)
     {
-      int64_t p = r0 + r, n = p / ohw, oh = p % ohw / g->OW, ow = p % g->OW;
+      if (ow == g->OW)
+        {
+          ow = 0;
+          if (++oh == g->OH)
+            oh = 0, n++;
+        }
       uint8_t *ar = a + r * j->K;
       if (s->group == 1 && g->dw == 1)
         {
@@ -752,7 +891,7 @@ im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
                 }
               if (kw0 > 0)
                 memset (ar, j->zx, (size_t) (kw0 * C));
-              memcpy (ar + kw0 * C, j->x + ((n * g->H + ih) * g->W + iw0 + kw0) * C, (size_t) ((kw1 - kw0) * C));
+              copy_small (ar + kw0 * C, j->x + ((n * g->H + ih) * g->W + iw0 + kw0) * C, (kw1 - kw0) * C);
               if (kw1 < s->KW)
                 memset (ar + kw1 * C, j->zx, (size_t) ((s->KW - kw1) * C));
             }
@@ -767,7 +906,7 @@ im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
               if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W)
                 memset (ar, j->zx, (size_t) Cg);
               else
-                memcpy (ar, j->x + ((n * g->H + ih) * g->W + iw) * C + grp * Cg, (size_t) Cg);
+                copy_small (ar, j->x + ((n * g->H + ih) * g->W + iw) * C + grp * Cg, Cg);
             }
         }
     }
@@ -863,7 +1002,8 @@ gemm_units (int64_t begin, int64_t end, gpointer data)
         {
           int64_t n0 = cb * j->col_block, n1 = MIN (j->s->Mg, n0 + j->col_block);
           OwbQgemmEpilogue ep = { .output = j->q->y_unsigned ? OWB_QGEMM_OUT_UINT8 : OWB_QGEMM_OUT_INT8,
-                                  .bias = j->q->bias, .scale = j->q->scale, .y_zero_point = j->q->yzp };
+                                  .bias = j->q->bias, .scale = j->q->scale, .y_zero_point = j->q->yzp,
+                                  .table = j->q->table };
           direct_rows (j, r0, rn, n0, n1, a, zrow, edge, edge_y, &ep);
           continue;
         }
@@ -877,7 +1017,8 @@ gemm_units (int64_t begin, int64_t end, gpointer data)
       OwbQgemmEpilogue ep = { .output = j->q->y_unsigned ? OWB_QGEMM_OUT_UINT8 : OWB_QGEMM_OUT_INT8,
                               .bias = j->q->bias ? j->q->bias + grp * Mg : NULL,
                               .scale = j->q->scale + grp * Mg,
-                              .y_zero_point = j->q->yzp };
+                              .y_zero_point = j->q->yzp,
+                              .table = j->q->table };
       _owb_qgemm_packed_run (j->s->packs[grp], rn, a, j->K, j->zx, n0, n1, j->y + r0 * j->g->M + grp * Mg, j->g->M,
                              &ep);
     }
@@ -946,7 +1087,7 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
     {
       /* X itself is the GEMM's A [N H W, C] */
       OwbQgemmEpilogue ep = { .output = q->y_unsigned ? OWB_QGEMM_OUT_UINT8 : OWB_QGEMM_OUT_INT8,
-                              .bias = q->bias, .scale = q->scale, .y_zero_point = q->yzp };
+                              .bias = q->bias, .scale = q->scale, .y_zero_point = q->yzp, .table = q->table };
       _owb_qgemm_packed (pool, s->packs[0], rows, x, g->C, zx, y, g->M, &ep);
       return;
     }
@@ -1047,6 +1188,10 @@ _owb_cpu_qconv_run (OwbKernelContext *ctx)
     return FALSE;
   if (bias && (bias->dtype != OWB_TYPE_INT32 || bias->nelems != s->M))
     return FALSE;
+  /* NhwcQLinearConv's Table (a QLinearLookup fused into it): 256 bytes of Y's type */
+  const OwbTensor *table = s->nhwc && ctx->n_inputs > 9 ? ctx->inputs[9] : NULL;
+  if (table && (table->nelems != 256 || table->dtype != y->dtype))
+    return FALSE;
   if (y->nelems == 0)
     return TRUE;
   float xsf = ((const float *) xs->data)[0], ysf = ((const float *) ys->data)[0];
@@ -1056,7 +1201,7 @@ _owb_cpu_qconv_run (OwbKernelContext *ctx)
   for (int64_t m = 0; m < s->M; m++)
     scale[m] = (float) ((double) (float) ((double) xsf * wsf[ws->nelems == 1 ? 0 : m]) / ysf);
   Requant q = { .scale = scale, .bias = bias ? bias->data : NULL, .yzp = (int32_t) owb_tensor_get_double (yzp, 0),
-                .y_unsigned = y->dtype == OWB_TYPE_UINT8 };
+                .y_unsigned = y->dtype == OWB_TYPE_UINT8, .table = table ? table->data : NULL };
   int32_t zx = (int32_t) owb_tensor_get_double (xzp, 0);
   uint8_t flip = s->x_unsigned ? 0 : 0x80;
   if (flip)

@@ -39,6 +39,9 @@ typedef struct {
   const float *scale;       /* UINT8, INT8: sa sb[n] / sy; FLOAT: sa sb[n]; N values */
   int32_t y_zero_point;     /* UINT8, INT8 */
   const float *float_bias;  /* FLOAT */
+  /* UINT8, INT8: NULL, or 256 bytes that each requantized byte is then looked up in (a
+   * QLinearLookup fused into the convolution: y = table[byte]), while the strip is in L1 */
+  const uint8_t *table;
 } OwbQgemmEpilogue;
 
 /* On the calling thread: C[0..rows, n0..n1) for A [rows, K] (row stride lda, read in place),
@@ -57,6 +60,10 @@ void _owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int 
 /* The same over all of C, split over the pool in (row tiles x column blocks). */
 void _owb_qgemm_packed (OwbThreadPool *pool, const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, int64_t lda,
                         int32_t za, void *c, int64_t ldc, const OwbQgemmEpilogue *ep);
+
+/* In place, rows x cols bytes of c (row stride ldc): c[r, j] = table[c[r, j]] (256 bytes); AVX-512
+ * VBMI where the VNNI kernel runs, else bytewise. */
+void _owb_qgemm_lookup_rows (const uint8_t *table, uint8_t *c, int64_t ldc, int64_t rows, int64_t cols);
 
 /* TRUE when the AVX-512 VNNI microkernel runs (the CPU has it and the portable one is not forced). */
 gboolean _owb_qgemm_uses_vnni (void);

@@ -124,6 +124,11 @@ typedef struct {
   /* every requantized sum is below 2^24 in magnitude (K 255^2 + the largest bias): the float
    * requantization needs no check for wide sums */
   gboolean narrow;
+  /* ep->table where epilogue_vnni_q8 looks the bytes up in registers (the CPU has VBMI); NULL
+   * where a table is applied to C a strip late (LookupLag) */
+  const uint8_t *lut;
+  /* narrow, and every |scale| of the run's columns below 64: epilogue_vnni_q8's integer clamp */
+  gboolean pack_clamps;
 } Run;
 
 /* Element size of the output type. */
@@ -131,6 +136,33 @@ static size_t
 out_size (OwbQgemmOutput o)
 {
   return o == OWB_QGEMM_OUT_UINT8 || o == OWB_QGEMM_OUT_INT8 ? 1 : 4;
+}
+
+/* The epilogue's table (a fused QLinearLookup), applied to C a strip late: a strip's bytes are
+ * looked up after the next strip's epilogue, once its stores have left the store buffer (a vector
+ * load over bytes still being stored waits for them: looking each strip up at once made a
+ * 16-column stem convolution 1.45 times slower). */
+typedef struct {
+  int64_t r0, j0;
+  int R, ncols; /* R 0: none pending */
+} LookupLag;
+
+static inline void
+lag_flush (LookupLag *l, const Run *run)
+{
+  if (l->R)
+    _owb_qgemm_lookup_rows (run->ep->table, (uint8_t *) run->c + l->r0 * run->ldc + l->j0, run->ldc, l->R, l->ncols);
+  l->R = 0;
+}
+
+/* Rows [r0, r0 + R), columns [j0, j0 + ncols) of C are written: look up the previous strip's. */
+static inline void
+lag_push (LookupLag *l, const Run *run, int R, int64_t r0, int64_t j0, int ncols)
+{
+  if (!run->ep->table || run->lut)
+    return;
+  lag_flush (l, run);
+  *l = (LookupLag) { r0, j0, R, ncols };
 }
 
 /* ---- portable microkernel ---- */
@@ -407,6 +439,15 @@ epilogue_vnni_q8_p (const int P, const Run *run, int R, int64_t r0, int64_t j0, 
    * dword 4i + k of the packed vector */
   const __m512i perm = _mm512_setr_epi32 (0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   const __mmask64 m = ncols >= 64 ? ~(__mmask64) 0 : ((__mmask64) 1 << ncols) - 1;
+  const uint8_t *lut = run->lut;
+  __m512i t0 = _mm512_setzero_si512 (), t1 = t0, t2 = t0, t3 = t0;
+  if (lut)
+    {
+      t0 = _mm512_loadu_si512 ((const void *) lut);
+      t1 = _mm512_loadu_si512 ((const void *) (lut + 64));
+      t2 = _mm512_loadu_si512 ((const void *) (lut + 128));
+      t3 = _mm512_loadu_si512 ((const void *) (lut + 192));
+    }
   __m512i ct[NP], zb[NP];
   __m512 sf[NP];
 #pragma GCC unroll 4
@@ -421,9 +462,19 @@ epilogue_vnni_q8_p (const int P, const Run *run, int R, int64_t r0, int64_t j0, 
       zb[p] = has_zb ? _mm512_load_si512 ((const void *) (b->zb + n)) : _mm512_setzero_si512 ();
       sf[p] = _mm512_maskz_loadu_ps (mp, ep->scale + n);
     }
+  /* Every |scale| below 64 (run->pack_clamps): a product of a sum below 2^24 stays below 2^30,
+   * so it converts to int32 exactly, the zero point is added as an integer and the saturating
+   * packs clamp both ends: one rounding conversion and vreduceps's fraction for the tie test, in
+   * place of roundscale, the difference, the float zero point and the float clamp. */
+  const gboolean pack_clamps = run->pack_clamps;
+  enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC };
+  const __m512i iyzp = _mm512_set1_epi32 (ep->y_zero_point);
+  const __m512 half = _mm512_set1_ps (0.5f);
+  __mmask16 tie = 0;
   for (int r = 0; r < R; r++)
     {
-      __m512i y[NP];
+      __m512i y[NP], xs[NP];
+      __m512 pf[NP];
 #pragma GCC unroll 4
       for (int p = 0; p < NP; p++)
         {
@@ -435,12 +486,40 @@ epilogue_vnni_q8_p (const int P, const Run *run, int R, int64_t r0, int64_t j0, 
           __m512i x = _mm512_add_epi32 (_mm512_load_si512 ((const void *) (acc + r * NP * NR + p * NR)), ct[p]);
           if (has_zb)
             x = _mm512_sub_epi32 (x, _mm512_mullo_epi32 (zb[p], _mm512_set1_epi32 (rs[r])));
+          if (pack_clamps)
+            {
+              xs[p] = x;
+              pf[p] = _mm512_mul_round_ps (_mm512_cvtepi32_ps (x), sf[p], rnd);
+              /* p - round (p), exact: +-0.5 where p lies on a half-integer */
+              __m512 frac = _mm512_reduce_ps (pf[p], 0);
+              tie |= _mm512_cmp_ps_mask (_mm512_abs_ps (frac), half, _CMP_EQ_OQ);
+              y[p] = _mm512_add_epi32 (_mm512_cvt_roundps_epi32 (pf[p], rnd), iyzp);
+              continue;
+            }
           __m512 q = _mm512_min_ps (fhi, _mm512_add_ps (owb_qrequant16_round_avx512 (x, sf[p]), fyzp));
           y[p] = _mm512_cvtps_epi32 (q);
+        }
+      if (__builtin_expect (tie != 0, 0))
+        {
+          /* a product on a half-integer (rare): the row's vectors again with the residual check */
+#pragma GCC unroll 4
+          for (int p = 0; p < P; p++)
+            y[p] = _mm512_add_epi32 (_mm512_cvtps_epi32 (owb_qrequant16_round_avx512 (xs[p], sf[p])), iyzp);
+          tie = 0;
         }
       __m512i w0 = _mm512_packs_epi32 (y[0], y[1]), w1 = _mm512_packs_epi32 (y[2], y[3]);
       __m512i v = u8 ? _mm512_packus_epi16 (w0, w1) : _mm512_packs_epi16 (w0, w1);
       v = _mm512_permutexvar_epi32 (perm, v);
+      if (lut)
+        {
+          /* the fused table: vpermt2b looks each byte up in a 128-byte half by its low 7 bits,
+           * its top bit picks the half. As inline assembly: this function's target has no VBMI,
+           * and run->lut is set only where the CPU has it. */
+          __m512i lo = t0, hi = t2;
+          __asm__ ("vpermt2b %2, %1, %0" : "+v"(lo) : "v"(v), "v"(t1));
+          __asm__ ("vpermt2b %2, %1, %0" : "+v"(hi) : "v"(v), "v"(t3));
+          v = _mm512_mask_blend_epi8 (_mm512_movepi8_mask (v), lo, hi);
+        }
       _mm512_mask_storeu_epi8 ((uint8_t *) run->c + (r0 + r) * run->ldc + j0, m, v);
     }
 }
@@ -570,6 +649,52 @@ tile_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t 
           }
       }
 }
+
+/* epilogue_portable for uint8/int8 outputs, 8 columns a vector: the same wrapping int32 sums, the
+ * product with the scale in double rounded half to even (as the reference and the portable
+ * epilogue: the AVX2 path had spent 12 ns an output there, a 112x112x64 1x1 convolution 10 ms),
+ * clamped; other outputs, and the last ncols % 8 columns, by epilogue_portable. */
+static AVX2 void
+epilogue_avx2 (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const int32_t *acc, const int32_t *rs)
+{
+  const OwbQgemmEpilogue *ep = run->ep;
+  const OwbQgemmPacked *b = run->b;
+  if (ep->output != OWB_QGEMM_OUT_UINT8 && ep->output != OWB_QGEMM_OUT_INT8)
+    {
+      epilogue_portable (run, R, r0, j0, ncols, acc, rs);
+      return;
+    }
+  enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC };
+  const gboolean u8 = ep->output == OWB_QGEMM_OUT_UINT8;
+  const __m256d yzp = _mm256_set1_pd (ep->y_zero_point);
+  const __m256d lo = _mm256_set1_pd (u8 ? 0 : -128), hi = _mm256_set1_pd (u8 ? 255 : 127);
+  const int n8 = ncols / 8 * 8;
+  for (int j = 0; j < n8; j += 8)
+    {
+      int64_t n = j0 + j;
+      __m256i ct = _mm256_loadu_si256 ((const __m256i *) (run->colterm + (n - run->n0)));
+      if (ep->bias)
+        ct = _mm256_add_epi32 (ct, _mm256_loadu_si256 ((const __m256i *) (ep->bias + n)));
+      __m256i zb = b->has_zb ? _mm256_loadu_si256 ((const __m256i *) (b->zb + n)) : _mm256_setzero_si256 ();
+      __m256d s0 = _mm256_cvtps_pd (_mm_loadu_ps (ep->scale + n)), s1 = _mm256_cvtps_pd (_mm_loadu_ps (ep->scale + n + 4));
+      for (int r = 0; r < R; r++)
+        {
+          __m256i x = _mm256_add_epi32 (_mm256_loadu_si256 ((const __m256i *) (acc + r * NP * NR + j)), ct);
+          if (b->has_zb)
+            x = _mm256_sub_epi32 (x, _mm256_mullo_epi32 (zb, _mm256_set1_epi32 (rs[r])));
+          __m256d d0 = _mm256_mul_pd (_mm256_cvtepi32_pd (_mm256_castsi256_si128 (x)), s0);
+          __m256d d1 = _mm256_mul_pd (_mm256_cvtepi32_pd (_mm256_extracti128_si256 (x, 1)), s1);
+          d0 = _mm256_min_pd (hi, _mm256_max_pd (lo, _mm256_add_pd (_mm256_round_pd (d0, rnd), yzp)));
+          d1 = _mm256_min_pd (hi, _mm256_max_pd (lo, _mm256_add_pd (_mm256_round_pd (d1, rnd), yzp)));
+          /* in range already: the saturating packs only narrow */
+          __m128i w = _mm_packs_epi32 (_mm256_cvtpd_epi32 (d0), _mm256_cvtpd_epi32 (d1));
+          __m128i v = u8 ? _mm_packus_epi16 (w, w) : _mm_packs_epi16 (w, w);
+          _mm_storel_epi64 ((__m128i *) ((uint8_t *) run->c + (r0 + r) * run->ldc + n), v);
+        }
+    }
+  if (n8 < ncols)
+    epilogue_portable (run, R, r0, j0 + n8, ncols - n8, acc + n8, rs);
+}
 #endif
 
 /* ---- regions of C ---- */
@@ -597,6 +722,7 @@ strips_region (const Region *g, const uint8_t *ab, int64_t mb0, int64_t rb, int6
   if (mrows <= 0 || ce <= cb)
     return;
   int64_t nstrips = (mrows + MR - 1) / MR, strip_rows = mrows / nstrips, taller = mrows % nstrips;
+  LookupLag lag = { 0 };
   for (int64_t j0 = cb; j0 < ce; j0 += NP * NR)
     {
       int64_t w = MIN (NP * NR, ce - j0);
@@ -617,15 +743,20 @@ strips_region (const Region *g, const uint8_t *ab, int64_t mb0, int64_t rb, int6
                 {
                   tile_q8_vnni (mr, P, &g->run, ab + r0 * lda, lda, K, bt, g->ps, mb0 + r0, j0, (int) w,
                                 g->rs ? g->rs + r0 : NULL);
+                  lag_push (&lag, &g->run, mr, mb0 + r0, j0, (int) w);
                   continue;
                 }
 #endif
               g->tile (mr, P, ab + r0 * lda + k0, lda, kn, bt + k0 / 4 * 64, g->ps, acc_s, k0 > 0);
               if (last)
-                g->epilogue (&g->run, mr, mb0 + r0, j0, (int) w, acc_s, g->rs ? g->rs + r0 : NULL);
+                {
+                  g->epilogue (&g->run, mr, mb0 + r0, j0, (int) w, acc_s, g->rs ? g->rs + r0 : NULL);
+                  lag_push (&lag, &g->run, mr, mb0 + r0, j0, (int) w);
+                }
             }
         }
     }
+  lag_flush (&lag, &g->run);
 }
 
 #ifdef HAVE_X86_VNNI
@@ -657,6 +788,7 @@ amx_region (const Region *g, const uint8_t *ab, int64_t mb0, int64_t m32, int64_
   int32_t accb[32 * 64] __attribute__ ((aligned (64)));
   uint8_t apad[32 * 64] __attribute__ ((aligned (64)));
   const int64_t K = g->K, kfull = K / 64 * 64, lda = g->lda, ps = g->ps;
+  LookupLag lag = { 0 };
   for (int64_t j0 = cb; j0 < ce; j0 += 32)
     {
       const int8_t *b0 = g->run.b->data + (j0 / NR) * ps, *b1 = b0 + ps;
@@ -697,8 +829,10 @@ amx_region (const Region *g, const uint8_t *ab, int64_t mb0, int64_t m32, int64_
           _tile_stored (2, accb + 16 * NP * NR, NP * NR * 4);
           _tile_stored (3, accb + 16 * NP * NR + 16, NP * NR * 4);
           g->epilogue (&g->run, 32, mb0 + r0, j0, 32, accb, g->rs ? g->rs + r0 : NULL);
+          lag_push (&lag, &g->run, 32, mb0 + r0, j0, 32);
         }
     }
+  lag_flush (&lag, &g->run);
   _tile_release ();
 }
 #endif
@@ -721,7 +855,7 @@ env_switch (int *flag, const char *name)
   return f;
 }
 
-typedef enum { CPU_VNNI, CPU_AVX2, CPU_AMX, N_CPU_FEATURES } CpuFeature;
+typedef enum { CPU_VNNI, CPU_AVX2, CPU_AMX, CPU_VBMI, N_CPU_FEATURES } CpuFeature;
 
 #ifdef HAVE_X86_VNNI
 static gboolean
@@ -734,6 +868,8 @@ cpu_probe (CpuFeature feature)
       return _owb_cpu_has_avx512 () && __builtin_cpu_supports ("avx512vnni");
     case CPU_AVX2:
       return __builtin_cpu_supports ("avx2");
+    case CPU_VBMI:
+      return _owb_cpu_has_avx512 () && __builtin_cpu_supports ("avx512vbmi");
     case CPU_AMX:
       {
 #ifdef __linux__
@@ -758,7 +894,7 @@ static gboolean
 cpu_has (CpuFeature feature)
 {
 #ifdef HAVE_X86_VNNI
-  static int have[N_CPU_FEATURES] = { -1, -1, -1 }; /* -1: not yet probed */
+  static int have[N_CPU_FEATURES] = { -1, -1, -1, -1 }; /* -1: not yet probed */
   if (g_atomic_int_get (&have[feature]) < 0)
     g_atomic_int_set (&have[feature], cpu_probe (feature));
   return g_atomic_int_get (&have[feature]);
@@ -816,6 +952,61 @@ _owb_qgemm_force_avx2 (gboolean force)
   g_atomic_int_set (&force_avx2, force ? 1 : 0);
 }
 
+#ifdef HAVE_X86_VNNI
+#define VBMI __attribute__ ((target ("avx512f,avx512bw,avx512vbmi")))
+/* 64 bytes a step: two vpermi2b look each byte up in the table's halves (its low 7 bits), the
+ * byte's top bit picks the half. */
+static inline __attribute__ ((always_inline)) VBMI __m512i
+lookup64_vbmi (__m512i v, __m512i t0, __m512i t1, __m512i t2, __m512i t3)
+{
+  __m512i lo = _mm512_permutex2var_epi8 (t0, v, t1), hi = _mm512_permutex2var_epi8 (t2, v, t3);
+  return _mm512_mask_blend_epi8 (_mm512_movepi8_mask (v), lo, hi);
+}
+
+static VBMI void
+lookup_rows_vbmi (const uint8_t *table, uint8_t *c, int64_t ldc, int64_t rows, int64_t cols)
+{
+  __m512i t0 = _mm512_loadu_si512 ((const void *) table), t1 = _mm512_loadu_si512 ((const void *) (table + 64));
+  __m512i t2 = _mm512_loadu_si512 ((const void *) (table + 128)), t3 = _mm512_loadu_si512 ((const void *) (table + 192));
+  if (ldc == cols)
+    {
+      /* contiguous rows (a stem's 16 channels): one run, whole vectors; masked loads and stores
+       * of a few bytes a row cost Zen 4 more than the lookups */
+      cols *= rows;
+      rows = 1;
+    }
+  for (int64_t r = 0; r < rows; r++)
+    {
+      uint8_t *p = c + r * ldc;
+      int64_t i = 0;
+      for (; i + 64 <= cols; i += 64)
+        _mm512_storeu_si512 ((void *) (p + i),
+                             lookup64_vbmi (_mm512_loadu_si512 ((const void *) (p + i)), t0, t1, t2, t3));
+      if (i < cols)
+        {
+          __mmask64 m = ((__mmask64) 1 << (cols - i)) - 1;
+          __m512i v = lookup64_vbmi (_mm512_maskz_loadu_epi8 (m, p + i), t0, t1, t2, t3);
+          _mm512_mask_storeu_epi8 (p + i, m, v);
+        }
+    }
+}
+#endif
+
+void
+_owb_qgemm_lookup_rows (const uint8_t *table, uint8_t *c, int64_t ldc, int64_t rows, int64_t cols)
+{
+#ifdef HAVE_X86_VNNI
+  if (_owb_qgemm_uses_vnni () && cpu_has (CPU_VBMI))
+    {
+      lookup_rows_vbmi (table, c, ldc, rows, cols);
+      return;
+    }
+#endif
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t i = 0; i < cols; i++)
+      c[r * ldc + i] = table[c[r * ldc + i]];
+}
+
 /* What a run over columns [n0, n1) chooses and computes before its tiles: the microkernel, the
  * epilogue and the columns' zero-point terms (colterm_stack when they fit, else allocated: free it
  * with run_setup_done). */
@@ -834,7 +1025,10 @@ run_setup (const OwbQgemmPacked *b, int32_t za, int64_t n0, int64_t n1, void *c,
       epilogue = epilogue_vnni;
     }
   else if (_owb_qgemm_uses_avx2 ())
-    tile = tile_avx2;
+    {
+      tile = tile_avx2;
+      epilogue = epilogue_avx2;
+    }
 #endif
   const int64_t K = b->K;
   /* the columns' zero-point terms, once per run: K za zb[n] - za colsum[n] */
@@ -851,9 +1045,14 @@ run_setup (const OwbQgemmPacked *b, int32_t za, int64_t n0, int64_t n1, void *c,
       for (int64_t n = n0; ep->bias && n < n1 && bound < (1 << 24); n++)
         bound = MAX (bound, K * 255 * 255 + (ep->bias[n] < 0 ? -(int64_t) ep->bias[n] : ep->bias[n]));
       run.narrow = bound < (1 << 24);
+      run.pack_clamps = run.narrow;
+      for (int64_t n = n0; n < n1 && run.pack_clamps; n++)
+        run.pack_clamps = fabsf (ep->scale[n]) < 64.0f;
 #ifdef HAVE_X86_VNNI
       if (run.narrow && epilogue == epilogue_vnni)
         epilogue = epilogue_vnni_q8;
+      if (epilogue == epilogue_vnni_q8 && ep->table && cpu_has (CPU_VBMI))
+        run.lut = ep->table;
 #endif
     }
   *tile_out = tile;
@@ -981,6 +1180,7 @@ _owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int nseg,
   if (blocked && posix_memalign ((void **) &acc, 64, (size_t) (SEG_STRIPS * MR * NP * NR) * sizeof (int32_t)) != 0)
     g_error ("out of memory in the integer GEMM");
   int64_t nstrips = (rows + MR - 1) / MR, strip_rows = rows / nstrips, taller = rows % nstrips;
+  LookupLag lag = { 0 };
   for (int64_t j0 = n0; j0 < n1; j0 += NP * NR)
     {
       int64_t w = MIN (NP * NR, n1 - j0);
@@ -995,6 +1195,7 @@ _owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int nseg,
               for (int s = 0; s < nseg; s++)
                 tile (mr, P, seg[s] + r0 * seg_lda[s], seg_lda[s], seglen, bt + s * seglen / 4 * 64, ps, acc, s > 0);
               epilogue (&run, mr, r0, j0, (int) w, acc, rs ? rs + r0 : NULL);
+              lag_push (&lag, &run, mr, r0, j0, (int) w);
             }
           continue;
         }
@@ -1019,9 +1220,11 @@ _owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int nseg,
               int64_t r0 = si * strip_rows + MIN (si, taller);
               int mr = (int) (strip_rows + (si < taller));
               epilogue (&run, mr, r0, j0, (int) w, acc + (si - sg) * MR * NP * NR, rs ? rs + r0 : NULL);
+              lag_push (&lag, &run, mr, r0, j0, (int) w);
             }
         }
     }
+  lag_flush (&lag, &run);
   if (acc != acc_one)
     free (acc);
   if (rs && rs != rs_stack)

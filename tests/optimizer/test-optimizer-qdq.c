@@ -639,6 +639,193 @@ test_fuse_qdq_lookup (void)
   g_rand_free (r);
 }
 
+/* DequantizeLinear -> Flatten (Reshape, Transpose) -> QuantizeLinear at one scale, as a quantizer
+ * writes them before a classifier: the op on the bytes, no float island left, outputs equal to the
+ * bit; another scale keeps the pair. */
+static void
+test_fuse_qdq_moves_bytes (void)
+{
+  static const char *const ops[] = { "Flatten", "Reshape", "Transpose" };
+  GRand *r = g_rand_new_with_seed (55);
+  for (guint oi = 0; oi < G_N_ELEMENTS (ops); oi++)
+    for (int k = 0; k < 3; k++)
+      {
+        gboolean s8 = k == 1, other_scale = k == 2;
+        OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+        int64_t xd[4] = { 2, 5, 4, 3 };
+        OwbModel *m = tu_model_new (13);
+        OwbGraph *g = m->graph;
+        tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
+        tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+        ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+        owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 7.0 / 255));
+        owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -4 : 121));
+        owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, other_scale ? 5.0 / 255 : 7.0 / 255));
+        tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
+        tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
+        if (oi == 0)
+          owb_node_add_attribute (tu_node (g, "Flatten", "op", "xd", "f"), "axis", OWB_ATTR_INT)->i = 1;
+        else if (oi == 1)
+          {
+            OwbTensor *shape = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, NULL);
+            ((int64_t *) shape->data)[0] = 10;
+            ((int64_t *) shape->data)[1] = -1;
+            owb_graph_add_initializer (g, "shape", shape);
+            tu_node (g, "Reshape", "op", "xd,shape", "f");
+          }
+        else
+          {
+            OwbAttribute *a = owb_node_add_attribute (tu_node (g, "Transpose", "op", "xd", "f"), "perm", OWB_ATTR_INTS);
+            a->n = 4;
+            a->ints = g_memdup2 ((int64_t[]) { 0, 2, 3, 1 }, 4 * sizeof (int64_t));
+          }
+        tu_node (g, "QuantizeLinear", "qy", "f,ys,xz", "yq");
+        tu_node (g, "DequantizeLinear", "dqy", "yq,ys,xz", "y");
+        g_assert_true (owb_model_validate (m, NULL));
+        OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+        OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 2);
+        const OwbGraph *og = owb_session_get_graph (all);
+        g_assert_cmpuint (count_op (og, ops[oi]), ==, 1);
+        g_assert_cmpuint (count_op (og, "DequantizeLinear"), ==, other_scale ? 2 : 1);
+        g_assert_cmpuint (count_op (og, "QuantizeLinear"), ==, other_scale ? 2 : 1);
+        OwbTensor *x = float_tensor (4, xd, r, -3, 3);
+        const char *names[] = { "x" };
+        OwbTensor *ya = NULL, *yb = NULL;
+        g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
+        g_assert_true (owb_session_run (all, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
+        g_assert_cmpint (ya->nelems, ==, yb->nelems);
+        g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
+        owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
+        owb_session_free (plain), owb_session_free (all);
+        owb_model_unref (m);
+      }
+  g_rand_free (r);
+}
+
+/* ---- fuse_qconv_lookup ---- */
+
+typedef struct {
+  gboolean s8, bias;
+  int64_t group;
+  gboolean shared;   /* the convolution's output is a graph output too */
+  gboolean s8_table; /* the table's type differs from the convolution's output */
+} LookupConvVariant;
+
+/* x (NHWC [1, 10, 9, 24], 8-bit) -> NhwcQLinearConv 3x3 pad 1 (constant W, per channel) ->
+ * QLinearLookup (a constant table) -> y: what the layout level makes of a QDQ convolution with a
+ * quantized Sigmoid or HardSwish after it. */
+static OwbModel *
+build_conv_lookup (const LookupConvVariant *v, int64_t M, GRand *r)
+{
+  OwbModel *m = tu_model_new (13);
+  owb_model_set_opset (m, OWB_DOMAIN, 1);
+  OwbGraph *g = m->graph;
+  int64_t C = 24, Cg = C / v->group;
+  OwbDataType qt = v->s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+  tu_add_value (g->inputs, "x", qt, 4, (int64_t[]) { 1, 10, 9, C }, NULL);
+  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 0.02));
+  owb_graph_add_initializer (g, "xz", scalar (qt, v->s8 ? -3 : 120));
+  owb_graph_add_initializer (g, "w", int8_tensor (OWB_TYPE_INT8, 4, (int64_t[]) { M, Cg, 3, 3 }, r));
+  owb_graph_add_initializer (g, "ws", float_tensor (1, &M, r, 0.002, 0.01));
+  owb_graph_add_initializer (g, "wz", owb_tensor_new (OWB_TYPE_INT8, 1, &M, NULL));
+  owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, 0.05));
+  owb_graph_add_initializer (g, "yz", scalar (qt, v->s8 ? 5 : 128));
+  OwbTensor *b = owb_tensor_new (OWB_TYPE_INT32, 1, &M, NULL);
+  for (int64_t i = 0; i < M; i++)
+    ((int32_t *) b->data)[i] = g_rand_int_range (r, -3000, 3000);
+  owb_graph_add_initializer (g, "b", b);
+  owb_graph_add_initializer (g, "table", int8_tensor (v->s8_table ? OWB_TYPE_INT8 : qt, 1, (int64_t[]) { 256 }, r));
+  OwbNode *conv = tu_node (g, "NhwcQLinearConv", "conv", v->bias ? "x,xs,xz,w,ws,wz,ys,yz,b" : "x,xs,xz,w,ws,wz,ys,yz",
+                           "c");
+  OwbNode *lk = tu_node (g, "QLinearLookup", "lookup", "c,table", "y");
+  for (OwbNode **n = (OwbNode *[]) { conv, lk, NULL }; *n; n++)
+    {
+      g_free ((*n)->domain);
+      (*n)->domain = g_strdup (OWB_DOMAIN);
+    }
+  int64_t pads[4] = { 1, 1, 1, 1 };
+  OwbAttribute *a = owb_node_add_attribute (conv, "pads", OWB_ATTR_INTS);
+  a->n = 4;
+  a->ints = g_memdup2 (pads, sizeof pads);
+  owb_node_add_attribute (conv, "group", OWB_ATTR_INT)->i = v->group;
+  if (v->shared)
+    {
+      tu_add_value (g->outputs, "c", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+    }
+  g_assert_true (owb_model_validate (m, NULL));
+  return m;
+}
+
+/* The lookup goes into the NhwcQLinearConv as its Table (input 9; input 8 "" without a bias): one
+ * node instead of two, outputs equal to the bit to the unfused graph's, on the indirect GEMM,
+ * depthwise and grouped convolutions, u8 and s8. Near misses: the convolution's output read
+ * elsewhere too, a table of another type. */
+static void
+test_fuse_qconv_lookup (void)
+{
+  static const LookupConvVariant variants[] = {
+    { FALSE, TRUE, 1 },  /* u8, bias */
+    { TRUE, FALSE, 1 },  /* s8, no bias */
+    { FALSE, TRUE, 24 }, /* depthwise */
+    { TRUE, TRUE, 4 },   /* 4 groups */
+  };
+  GRand *r = g_rand_new_with_seed (61);
+  for (guint vi = 0; vi < G_N_ELEMENTS (variants); vi++)
+    {
+      const LookupConvVariant *v = &variants[vi];
+      OwbModel *m = build_conv_lookup (v, v->group == 24 ? 24 : 40, r);
+      OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+      OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 2);
+      const OwbGraph *g = owb_session_get_graph (all);
+      g_assert_cmpuint (count_op (g, "NhwcQLinearConv"), ==, 1);
+      g_assert_cmpuint (count_op (g, "QLinearLookup"), ==, 0);
+      g_assert_cmpuint (count_op (owb_session_get_graph (plain), "QLinearLookup"), ==, 1);
+      for (guint i = 0; i < g->nodes->len; i++)
+        {
+          const OwbNode *n = g_ptr_array_index (g->nodes, i);
+          g_assert_cmpint (n->n_inputs, ==, 10);
+          g_assert_cmpstr (n->inputs[8], ==, v->bias ? "b" : "");
+          g_assert_cmpstr (n->inputs[9], ==, "table");
+        }
+      const OwbPassReport *p = named_report (owb_session_get_optimize_report (all), "fuse_qconv_lookup");
+      g_assert_cmpuint (p->created->len, ==, 1);
+      g_assert_cmpuint (((const OwbOptimizeCreated *) g_ptr_array_index (p->created, 0))->from->len, ==, 2);
+      for (int rep = 0; rep < 2; rep++)
+        {
+          OwbTensor *x = int8_tensor (v->s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8, 4, (int64_t[]) { 1, 10, 9, 24 }, r);
+          const char *names[] = { "x" };
+          OwbTensor *ya = NULL, *yb = NULL;
+          GError *error = NULL;
+          g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, &error));
+          g_assert_true (owb_session_run (all, 1, names, &x, 1, NULL, &yb, NULL, NULL, &error));
+          g_assert_no_error (error);
+          g_assert_cmpint (ya->nelems, ==, yb->nelems);
+          g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
+          owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
+        }
+      owb_session_free (plain), owb_session_free (all);
+      owb_model_unref (m);
+    }
+  static const LookupConvVariant misses[] = { { FALSE, TRUE, 1, TRUE, FALSE }, { FALSE, TRUE, 1, FALSE, TRUE } };
+  static const char *const why[] = { "read elsewhere", "output type" };
+  for (guint mi = 0; mi < G_N_ELEMENTS (misses); mi++)
+    {
+      OwbModel *m = build_conv_lookup (&misses[mi], 40, r);
+      OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 1);
+      g_assert_cmpuint (count_op (owb_session_get_graph (all), "QLinearLookup"), ==, 1);
+      const OwbPassReport *p = named_report (owb_session_get_optimize_report (all), "fuse_qconv_lookup");
+      g_assert_cmpuint (p->created->len, ==, 0);
+      g_assert_cmpuint (p->near_misses->len, ==, 1);
+      g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), why[mi]));
+      owb_session_free (all);
+      owb_model_unref (m);
+    }
+  g_rand_free (r);
+}
+
 /* Two quantized operands (x [2, 6, 9, 7] and z [2, 6, 9, 7] or the broadcast [2, 6, 1, 1]) ->
  * DQ, DQ -> Add/Mul -> Q -> DQ -> y: one QLinearBinary (or, without a zero point, one
  * QLinearBinaryLookup), broadcasting, outputs equal to the bit. */
@@ -1222,8 +1409,10 @@ main (int argc, char **argv)
   g_test_add_func ("/optimizer/fuse-qdq-conv/near-misses", test_fuse_qdq_conv_near_misses);
   g_test_add_func ("/optimizer/fuse-qdq-lookup", test_fuse_qdq_lookup);
   g_test_add_func ("/optimizer/fuse-qdq-lookup/binary", test_fuse_qdq_binary);
+  g_test_add_func ("/optimizer/fuse-qconv-lookup", test_fuse_qconv_lookup);
   g_test_add_func ("/optimizer/fuse-qdq-lookup/pair", test_fuse_qdq_lookup_pair);
   g_test_add_func ("/optimizer/fuse-qdq-lookup/maxpool", test_fuse_qdq_maxpool);
+  g_test_add_func ("/optimizer/fuse-qdq-lookup/moves-bytes", test_fuse_qdq_moves_bytes);
   g_test_add_func ("/optimizer/fuse-qdq-lookup/global-average-pool", test_fuse_qdq_global_average_pool);
   g_test_add_func ("/optimizer/fuse-qdq-conv/gemm", test_fuse_qdq_gemm);
   g_test_add_func ("/optimizer/fuse-dynamic-quant-matmul", test_fuse_dynamic_quant_matmul);

@@ -4,7 +4,8 @@
  * convolutions, channel counts that are not multiples of 16 or 64, uint8 and int8 activations,
  * outputs and weights, zero points of both signs, per-tensor and per-channel weights, with and
  * without bias, one and two threads, through the AMX, VNNI and forced AVX2 and portable paths; and
- * NhwcQLinearConv against the same reference on the transposed tensors; QLinearLookup's table;
+ * NhwcQLinearConv against the same reference on the transposed tensors, also with an output Table
+ * (a fused QLinearLookup) against the reference's bytes looked up; QLinearLookup's table;
  * QLinearGlobalAveragePool against its definition. */
 #include "../engine/test-util.h"
 #include "../../providers/cpu/cpu-qgemm-private.h"
@@ -96,7 +97,8 @@ set_ints (OwbNode *node, const char *name, int n, const int64_t *v)
 }
 
 /* One QLinearConv (or NhwcQLinearConv) whose inputs i are initializers where bit i of const_mask
- * is set, graph inputs otherwise; returns Y. *packed: whether the core's prepare took the node. */
+ * is set, graph inputs otherwise (a NULL input is left out: ""); returns Y. *packed: whether the
+ * core's prepare took the node. */
 static OwbTensor *
 run_conv (const Shape *sh, const char *op, int n_in, OwbTensor *const *in, guint const_mask, int threads,
           gboolean *packed)
@@ -106,14 +108,16 @@ run_conv (const Shape *sh, const char *op, int n_in, OwbTensor *const *in, guint
   if (ours)
     owb_model_set_opset (m, OWB_DOMAIN, 1);
   GString *ins = g_string_new (NULL);
-  const char *names[9];
-  OwbTensor *feeds[9];
+  const char *names[10];
+  OwbTensor *feeds[10];
   guint nfeeds = 0;
-  char buf[9][8];
+  char buf[10][8];
   for (int i = 0; i < n_in; i++)
     {
       g_snprintf (buf[i], sizeof buf[i], "i%d", i);
-      g_string_append_printf (ins, "%s%s", i ? "," : "", buf[i]);
+      g_string_append_printf (ins, "%s%s", i ? "," : "", in[i] ? buf[i] : "");
+      if (!in[i])
+        continue;
       if (const_mask & (1u << i))
         owb_graph_add_initializer (m->graph, buf[i], owb_tensor_ref (in[i]));
       else
@@ -257,6 +261,21 @@ run_all (const char *path)
         g_assert_true (packed);
         OwbTensor *yb = permute (yn, to_nchw);
         check_equal (yb, want, "NhwcQLinearConv", (int) si, variant);
+        /* with a fused output table (fuse_qconv_lookup): the reference's bytes looked up; no bias
+         * leaves input 8 empty */
+        OwbTensor *table = random_ints (yt, 1, (int64_t[]){ 256 }, r, y_signed ? -128 : 0, y_signed ? 127 : 255);
+        OwbTensor *tin[10] = { xn, in[1], in[2], in[3], in[4], in[5], in[6], in[7], bias ? in[8] : NULL, table };
+        OwbTensor *yt_n = run_conv (sh, "NhwcQLinearConv", 10, tin, 0x3FE, threads, &packed);
+        g_assert_true (packed);
+        OwbTensor *ytb = permute (yt_n, to_nchw);
+        OwbTensor *want_t = owb_tensor_new (want->dtype, want->rank, want->dims, NULL);
+        for (int64_t i = 0; i < want->nelems; i++)
+          ((uint8_t *) want_t->data)[i] = ((const uint8_t *) table->data)[((const uint8_t *) want->data)[i]];
+        check_equal (ytb, want_t, "NhwcQLinearConv with a table", (int) si, variant);
+        owb_tensor_unref (table);
+        owb_tensor_unref (yt_n);
+        owb_tensor_unref (ytb);
+        owb_tensor_unref (want_t);
         owb_tensor_unref (xn);
         owb_tensor_unref (yn);
         owb_tensor_unref (yb);
@@ -301,6 +320,41 @@ test_qconv_vnni (void)
 /* The depthwise VNNI kernel's requantization at float ties: W all zero and X, Y scales 1, so that
  * every pixel's sum is its channel's bias, and each channel's scale the float nearest h / bias for
  * a half-integer h, whose product in float often lands on h where the exact one does not. */
+/* Products on half-integers in float but not exactly (weights 0, each channel's sum its bias
+ * acc, scale h / acc for a half-integer h): the kernels must take the exact product's side, as the
+ * reference's double product does, on shape sh with sums up to acc_max. */
+static void
+run_ties (const Shape *sh, const char *what, int32_t acc_max)
+{
+  GRand *r = g_rand_new_with_seed (77);
+  int64_t M = sh->M;
+  OwbTensor *x = random_ints (OWB_TYPE_UINT8, 4, (int64_t[]){ 1, sh->C, sh->H, sh->W }, r, 0, 255);
+  OwbTensor *w = random_ints (OWB_TYPE_INT8, 4, (int64_t[]){ M, sh->C / sh->group, sh->KH, sh->KW }, r, 0, 0);
+  OwbTensor *wzp = random_ints (OWB_TYPE_INT8, 1, &M, r, 0, 0);
+  OwbTensor *b = owb_tensor_new (OWB_TYPE_INT32, 1, &M, NULL);
+  OwbTensor *ws = owb_tensor_new (OWB_TYPE_FLOAT, 1, &M, NULL);
+  for (int64_t m = 0; m < M; m++)
+    {
+      double h = g_rand_int_range (r, -120, 120) + 0.5;
+      int32_t acc = g_rand_int_range (r, 1 << 12, acc_max) * (h < 0 ? -1 : 1);
+      ((int32_t *) b->data)[m] = acc;
+      ((float *) ws->data)[m] = (float) (h / acc);
+    }
+  OwbTensor *in[9] = { x, scalar_float (1.0f), random_ints (OWB_TYPE_UINT8, 0, NULL, r, 0, 0), w, ws, wzp,
+                       scalar_float (1.0f), random_ints (OWB_TYPE_UINT8, 0, NULL, r, 128, 128), b };
+  gboolean packed, ref_packed;
+  OwbTensor *want = run_conv (sh, "QLinearConv", 9, in, 0, 1, &ref_packed);
+  OwbTensor *y = run_conv (sh, "QLinearConv", 9, in, 0x1FE, 1, &packed);
+  g_assert_true (packed);
+  g_assert_false (ref_packed);
+  check_equal (y, want, what, 0, 0);
+  owb_tensor_unref (y);
+  owb_tensor_unref (want);
+  for (int i = 0; i < 9; i++)
+    owb_tensor_unref (in[i]);
+  g_rand_free (r);
+}
+
 static void
 test_qconv_depthwise_ties (void)
 {
@@ -312,34 +366,15 @@ test_qconv_depthwise_ties (void)
       _owb_qgemm_force_no_amx (FALSE);
       return;
     }
-  static const Shape sh = { 1, 192, 5, 6, 192, 3, 3, 1, 1, 1, 192, NULL, FALSE };
-  GRand *r = g_rand_new_with_seed (77);
-  int64_t M = sh.M;
-  OwbTensor *x = random_ints (OWB_TYPE_UINT8, 4, (int64_t[]){ 1, sh.C, sh.H, sh.W }, r, 0, 255);
-  OwbTensor *w = random_ints (OWB_TYPE_INT8, 4, (int64_t[]){ M, 1, 3, 3 }, r, 0, 0);
-  OwbTensor *wzp = random_ints (OWB_TYPE_INT8, 1, &M, r, 0, 0);
-  OwbTensor *b = owb_tensor_new (OWB_TYPE_INT32, 1, &M, NULL);
-  OwbTensor *ws = owb_tensor_new (OWB_TYPE_FLOAT, 1, &M, NULL);
-  for (int64_t m = 0; m < M; m++)
-    {
-      double h = g_rand_int_range (r, -120, 120) + 0.5;
-      int32_t acc = g_rand_int_range (r, 1 << 12, 1 << 23) * (h < 0 ? -1 : 1);
-      ((int32_t *) b->data)[m] = acc;
-      ((float *) ws->data)[m] = (float) (h / acc);
-    }
-  OwbTensor *in[9] = { x, scalar_float (1.0f), random_ints (OWB_TYPE_UINT8, 0, NULL, r, 0, 0), w, ws, wzp,
-                       scalar_float (1.0f), random_ints (OWB_TYPE_UINT8, 0, NULL, r, 128, 128), b };
-  gboolean packed, ref_packed;
-  OwbTensor *want = run_conv (&sh, "QLinearConv", 9, in, 0, 1, &ref_packed);
-  OwbTensor *y = run_conv (&sh, "QLinearConv", 9, in, 0x1FE, 1, &packed);
-  g_assert_true (packed);
-  g_assert_false (ref_packed);
-  check_equal (y, want, "depthwise ties", 0, 0);
-  owb_tensor_unref (y);
-  owb_tensor_unref (want);
-  for (int i = 0; i < 9; i++)
-    owb_tensor_unref (in[i]);
-  g_rand_free (r);
+  static const Shape dw = { 1, 192, 5, 6, 192, 3, 3, 1, 1, 1, 192, NULL, FALSE };
+  run_ties (&dw, "depthwise ties", 1 << 23);
+  /* the GEMM's narrow 8-bit epilogue (its integer clamp): 1x1 on X itself, 3x3 indirect, stem */
+  static const Shape pw = { 1, 40, 5, 6, 130, 1, 1, 1, 0, 1, 1, NULL, FALSE };
+  static const Shape ind = { 1, 16, 6, 20, 70, 3, 3, 1, 1, 1, 1, NULL, FALSE };
+  static const Shape stem = { 1, 3, 9, 10, 16, 3, 3, 2, 1, 1, 1, NULL, FALSE };
+  run_ties (&pw, "1x1 ties", 1 << 22);
+  run_ties (&ind, "indirect 3x3 ties", 1 << 22);
+  run_ties (&stem, "stem ties", 1 << 22);
   _owb_qgemm_force_no_amx (FALSE);
 }
 
@@ -511,22 +546,31 @@ test_qlinear_binary (void)
     { 1.0f / 3, 1.0f / 7, 1.0f / 21 },
     { 0.011f, 0.013f, 0.00017f }, /* products far past the range: saturation */
   };
-  int64_t ad[2] = { 256, 256 }, bd_full[2] = { 256, 256 }, bd_row[2] = { 1, 256 };
-  for (int portable = 0; portable < 2; portable++)
+  int64_t full[2] = { 256, 256 }, one_row[2] = { 1, 256 };
+  /* path 0: the CPU's (AVX-512), 1: portable, 2: AVX2 forced */
+  for (int path = 0; path < 3; path++)
     {
+      int portable = path == 1;
       _owb_qgemm_force_portable (portable);
+      _owb_qgemm_force_avx2 (path == 2);
+      if (path == 2 && !_owb_qgemm_uses_avx2 ())
+        continue;
       for (guint si = 0; si < G_N_ELEMENTS (scales); si++)
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < 16; k++)
           {
-            gboolean mul = k & 1, s8 = (k >> 1) & 1, row = (k >> 2) & 1;
+            /* row: B one row broadcast down A; a_row: A one row broadcast down B (a
+             * squeeze-excitation's scale either side of its Mul, dequantized once) */
+            gboolean mul = k & 1, s8 = (k >> 1) & 1, row = (k >> 2) & 1, a_row = (k >> 3) & 1;
+            if (row && a_row)
+              continue;
             OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
             int lo = s8 ? -128 : 0;
-            const int64_t *bd = row ? bd_row : bd_full;
+            const int64_t *ad = a_row ? one_row : full, *bd = row ? one_row : full;
             OwbTensor *a = owb_tensor_new (qt, 2, ad, NULL), *b = owb_tensor_new (qt, 2, bd, NULL);
             for (int64_t i = 0; i < a->nelems; i++)
-              owb_tensor_set_double (a, i, lo + i / 256);
+              owb_tensor_set_double (a, i, a_row ? lo + i : lo + i / 256);
             for (int64_t i = 0; i < b->nelems; i++)
-              owb_tensor_set_double (b, i, lo + i % 256);
+              owb_tensor_set_double (b, i, a_row ? lo + i / 256 : lo + i % 256);
             int za = s8 ? -3 : 121, zb = s8 ? 5 : 130, zy = s8 ? 2 : 127;
             OwbModel *m = tu_model_new (13);
             owb_model_set_opset (m, OWB_DOMAIN, 1);
@@ -563,11 +607,11 @@ test_qlinear_binary (void)
             g_assert_cmpint (y->nelems, ==, 65536);
             for (int64_t i = 0; i < 65536; i++)
               {
-                int qa = lo + (int) (i / 256), qb = lo + (int) (row ? i % 256 : i % 256);
+                int qa = lo + (int) (a_row ? i % 256 : i / 256), qb = lo + (int) (a_row ? i / 256 : i % 256);
                 int want = qbinary_expected (qa, qb, mul, scales[si][0], za, scales[si][1], zb, scales[si][2], zy, s8);
                 int got = s8 ? ((const int8_t *) y->data)[i] : ((const uint8_t *) y->data)[i];
                 if (got != want)
-                  g_error ("%s %s scales %d: a %d b %d: %d, want %d", portable ? "portable" : "vector",
+                  g_error ("%s %s scales %d: a %d b %d: %d, want %d", path == 1 ? "portable" : path == 2 ? "AVX2" : "vector",
                            mul ? "Mul" : "Add", si, qa, qb, got, want);
               }
             owb_tensor_unref (y);
@@ -577,6 +621,7 @@ test_qlinear_binary (void)
           }
     }
   _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_avx2 (FALSE);
 }
 
 

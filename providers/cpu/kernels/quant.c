@@ -1311,9 +1311,12 @@ compute_qlinear_binary_lookup (OwbKernelContext *ctx, GError **error)
  * instead of four over floats. */
 typedef struct {
   ByteRows rows;
-  gboolean a_signed, b_signed, y_signed, mul, vector;
+  gboolean a_signed, b_signed, y_signed, mul, vector, avx2; /* vector: AVX-512; avx2: AVX2 */
   float sa, sb, sy;
   int32_t za, zb, zy;
+  /* A (B) dequantized once, (float) (qa - za) sa per byte of A, where A is small and broadcast (a
+   * squeeze-excitation's per-channel scale, read again for every pixel); NULL otherwise */
+  const float *af, *bf;
 } QBinaryJob;
 
 static inline float
@@ -1338,27 +1341,82 @@ qbinary_load (const uint8_t *p, __mmask16 m, gboolean is_signed, __m512i z, __m5
   return _mm512_mul_round_ps (_mm512_cvtepi32_ps (_mm512_sub_epi32 (w, z)), s, rnd);
 }
 
-/* n outputs; b_step 0: B is one value along the row */
+/* nrows rows of n outputs (y's rows n apart, a's and b's a_rs and b_rs apart); b_step 0: B is one
+ * value along a row. Many rows a call: a squeeze-excitation's Mul has rows of 16 or 32 channels. */
 static QB_AVX512 void
-qbinary_avx512 (const QBinaryJob *j, const uint8_t *a, const uint8_t *b, int b_step, uint8_t *y, int64_t n)
+qbinary_avx512 (const QBinaryJob *j, const uint8_t *a, int64_t a_rs, const uint8_t *b, int64_t b_rs, int b_step,
+                uint8_t *y, int64_t n, int64_t nrows)
 {
   enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression: clang wants one */
   const __m512 sa = _mm512_set1_ps (j->sa), sb = _mm512_set1_ps (j->sb), sy = _mm512_set1_ps (j->sy);
   const __m512i za = _mm512_set1_epi32 (j->za), zb = _mm512_set1_epi32 (j->zb);
   const __m512 zy = _mm512_set1_ps ((float) j->zy);
   const __m512 lo = _mm512_set1_ps (j->y_signed ? -128.0f : 0.0f), hi = _mm512_set1_ps (j->y_signed ? 127.0f : 255.0f);
-  /* one IEEE product, as the vector lanes compute it */
-  const __m512 bconst = _mm512_set1_ps ((float) ((j->b_signed ? (int8_t) b[0] : b[0]) - j->zb) * j->sb);
-  for (int64_t i = 0; i < n; i += 16)
+  for (int64_t r = 0; r < nrows; r++, a += a_rs, b += b_rs, y += n)
     {
-      __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16) ((1u << (n - i)) - 1);
-      __m512 av = qbinary_load (a + i, m, j->a_signed, za, sa);
-      __m512 bv = b_step ? qbinary_load (b + i, m, j->b_signed, zb, sb) : bconst;
-      __m512 v = j->mul ? _mm512_mul_round_ps (av, bv, rnd) : _mm512_add_round_ps (av, bv, rnd);
-      v = _mm512_div_round_ps (v, sy, rnd);
-      v = _mm512_add_round_ps (_mm512_roundscale_ps (v, rnd), zy, rnd);
-      v = _mm512_min_ps (_mm512_max_ps (v, lo), hi);
-      _mm_mask_storeu_epi8 (y + i, m, _mm512_cvtepi32_epi8 (_mm512_cvtps_epi32 (v)));
+      /* the same products as qbinary_load's, made once */
+      const float *af = j->af ? j->af + (a - j->rows.a) : NULL, *bf = j->bf && b_step ? j->bf + (b - j->rows.b) : NULL;
+      /* one IEEE product, as the vector lanes compute it */
+      const __m512 bconst = _mm512_set1_ps ((float) ((j->b_signed ? (int8_t) b[0] : b[0]) - j->zb) * j->sb);
+      for (int64_t i = 0; i < n; i += 16)
+        {
+          __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16) ((1u << (n - i)) - 1);
+          __m512 av = af ? _mm512_maskz_loadu_ps (m, af + i) : qbinary_load (a + i, m, j->a_signed, za, sa);
+          __m512 bv = bf ? _mm512_maskz_loadu_ps (m, bf + i)
+                         : b_step ? qbinary_load (b + i, m, j->b_signed, zb, sb) : bconst;
+          __m512 v = j->mul ? _mm512_mul_round_ps (av, bv, rnd) : _mm512_add_round_ps (av, bv, rnd);
+          v = _mm512_div_round_ps (v, sy, rnd);
+          v = _mm512_add_round_ps (_mm512_roundscale_ps (v, rnd), zy, rnd);
+          v = _mm512_min_ps (_mm512_max_ps (v, lo), hi);
+          _mm_mask_storeu_epi8 (y + i, m, _mm512_cvtepi32_epi8 (_mm512_cvtps_epi32 (v)));
+        }
+    }
+}
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define QB_AVX2 __attribute__ ((target ("avx2")))
+static inline __attribute__ ((always_inline)) QB_AVX2 __m256
+qbinary_load8 (const uint8_t *p, gboolean is_signed, __m256i z, __m256 s)
+{
+  __m128i v = _mm_loadl_epi64 ((const __m128i *) p);
+  __m256i w = is_signed ? _mm256_cvtepi8_epi32 (v) : _mm256_cvtepu8_epi32 (v);
+  return _mm256_mul_ps (_mm256_cvtepi32_ps (_mm256_sub_epi32 (w, z)), s);
+}
+
+/* qbinary_avx512 with AVX2, 8 outputs a vector (no FMA in the target: each product and sum rounds
+ * alone, as qbinary_one's); a row's last n % 8 outputs by qbinary_one. */
+static QB_AVX2 void
+qbinary_avx2 (const QBinaryJob *j, const uint8_t *a, int64_t a_rs, const uint8_t *b, int64_t b_rs, int b_step,
+              uint8_t *y, int64_t n, int64_t nrows)
+{
+  const __m256 sa = _mm256_set1_ps (j->sa), sb = _mm256_set1_ps (j->sb), sy = _mm256_set1_ps (j->sy);
+  const __m256i za = _mm256_set1_epi32 (j->za), zb = _mm256_set1_epi32 (j->zb);
+  const __m256 zy = _mm256_set1_ps ((float) j->zy);
+  const __m256 lo = _mm256_set1_ps (j->y_signed ? -128.0f : 0.0f), hi = _mm256_set1_ps (j->y_signed ? 127.0f : 255.0f);
+  const int64_t n8 = n / 8 * 8;
+  for (int64_t r = 0; r < nrows; r++, a += a_rs, b += b_rs, y += n)
+    {
+      const float *af = j->af ? j->af + (a - j->rows.a) : NULL, *bf = j->bf && b_step ? j->bf + (b - j->rows.b) : NULL;
+      const __m256 bconst = _mm256_set1_ps ((float) ((j->b_signed ? (int8_t) b[0] : b[0]) - j->zb) * j->sb);
+      for (int64_t i = 0; i < n8; i += 8)
+        {
+          __m256 av = af ? _mm256_loadu_ps (af + i) : qbinary_load8 (a + i, j->a_signed, za, sa);
+          __m256 bv = bf ? _mm256_loadu_ps (bf + i) : b_step ? qbinary_load8 (b + i, j->b_signed, zb, sb) : bconst;
+          __m256 v = j->mul ? _mm256_mul_ps (av, bv) : _mm256_add_ps (av, bv);
+          v = _mm256_div_ps (v, sy);
+          v = _mm256_add_ps (_mm256_round_ps (v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zy);
+          v = _mm256_min_ps (_mm256_max_ps (v, lo), hi);
+          __m256i q = _mm256_cvtps_epi32 (v);
+          /* in range already: the saturating packs only narrow */
+          __m128i w = _mm_packs_epi32 (_mm256_castsi256_si128 (q), _mm256_extracti128_si256 (q, 1));
+          _mm_storel_epi64 ((__m128i *) (y + i), j->y_signed ? _mm_packs_epi16 (w, w) : _mm_packus_epi16 (w, w));
+        }
+      for (int64_t i = n8; i < n; i++)
+        {
+          float q = qbinary_one (j, a[i], b[b_step ? i : 0]);
+          y[i] = j->y_signed ? (uint8_t) (int8_t) q : (uint8_t) q;
+        }
     }
 }
 #endif
@@ -1370,7 +1428,12 @@ qbinary_row (gconstpointer job, const uint8_t *a, const uint8_t *b, uint8_t *y, 
 #if defined(__x86_64__) && defined(__GNUC__)
   if (j->vector && ia == 1 && ib <= 1)
     {
-      qbinary_avx512 (j, a, b, (int) ib, y, inner);
+      qbinary_avx512 (j, a, 0, b, 0, (int) ib, y, inner, 1);
+      return;
+    }
+  if (j->avx2 && ia == 1 && ib <= 1)
+    {
+      qbinary_avx2 (j, a, 0, b, 0, (int) ib, y, inner, 1);
       return;
     }
 #endif
@@ -1385,8 +1448,37 @@ static void
 qbinary_rows (int64_t begin, int64_t end, gpointer data)
 {
   const QBinaryJob *j = data;
+#if defined(__x86_64__) && defined(__GNUC__)
+  /* [rows, inner] after coalescing: the rows in one call */
+  const ByteRows *w = &j->rows;
+  if ((j->vector || j->avx2) && w->rank == 2 && w->sa[1] == 1 && w->sb[1] <= 1)
+    {
+      (j->vector ? qbinary_avx512 : qbinary_avx2) (j, w->a + begin * w->sa[0], w->sa[0], w->b + begin * w->sb[0],
+                                                   w->sb[0], (int) w->sb[1], w->y + begin * w->dims[1], w->dims[1],
+                                                   end - begin);
+      return;
+    }
+#endif
   byte_rows_walk (&j->rows, begin, end, qbinary_row, j);
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* t's bytes dequantized as qbinary_load does, when t is small and broadcast over y (read again
+ * and again); NULL otherwise. */
+static float *
+small_dequantized (const OwbTensor *t, const OwbTensor *y, gboolean is_signed, int32_t z, float s)
+{
+  if (t->nelems > 16384 || t->nelems * 8 > y->nelems)
+    return NULL;
+  float *f = g_new (float, MAX (t->nelems, 1));
+  for (int64_t i = 0; i < t->nelems; i++)
+    {
+      uint8_t q = ((const uint8_t *) t->data)[i];
+      f[i] = (float) ((is_signed ? (int8_t) q : q) - z) * s;
+    }
+  return f;
+}
+#endif
 
 static gboolean
 compute_qlinear_binary (OwbKernelContext *ctx, GError **error)
@@ -1418,10 +1510,20 @@ compute_qlinear_binary (OwbKernelContext *ctx, GError **error)
   j.za = (int32_t) owb_tensor_get_double (ctx->inputs[2], 0);
   j.zb = (int32_t) owb_tensor_get_double (ctx->inputs[5], 0);
   j.zy = (int32_t) owb_tensor_get_double (ctx->inputs[7], 0);
+  float *af = NULL, *bf = NULL;
 #if defined(__x86_64__) && defined(__GNUC__)
   j.vector = _owb_cpu_has_avx512 () && _owb_qgemm_uses_vnni ();
+  j.avx2 = !j.vector && _owb_qgemm_uses_avx2 ();
+  if (j.vector || j.avx2)
+    {
+      j.af = af = small_dequantized (a, y, j.a_signed, j.za, j.sa);
+      j.bf = bf = small_dequantized (b, y, j.b_signed, j.zb, j.sb);
+    }
 #endif
-  return byte_rows_run (ctx, a, b, y, &j.rows, qbinary_rows, &j, error);
+  gboolean ok = byte_rows_run (ctx, a, b, y, &j.rows, qbinary_rows, &j, error);
+  g_free (af);
+  g_free (bf);
+  return ok;
 }
 
 /* ---- QLinearGlobalAveragePool (ai.onnx.workbench) ---- */
