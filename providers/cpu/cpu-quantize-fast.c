@@ -23,6 +23,7 @@ typedef struct {
   float scale;
   int32_t zp;
   gboolean is_signed;
+  gboolean quantize; /* float32 to 8 bits; else 8 bits to float32 */
 } Job;
 
 static void
@@ -92,33 +93,18 @@ dequantize_avx512 (const Job *j, int64_t begin, int64_t end)
 #endif
 
 static void
-quantize_chunks (int64_t begin, int64_t end, gpointer data)
+run_chunks (int64_t begin, int64_t end, gpointer data)
 {
   const Job *j = data;
   int64_t b = begin * CHUNK, e = MIN (end * CHUNK, j->n);
 #ifdef HAVE_X86_AVX512
   if (_owb_cpu_has_avx512 ())
     {
-      quantize_avx512 (j, b, e);
+      (j->quantize ? quantize_avx512 : dequantize_avx512) (j, b, e);
       return;
     }
 #endif
-  quantize_portable (j, b, e);
-}
-
-static void
-dequantize_chunks (int64_t begin, int64_t end, gpointer data)
-{
-  const Job *j = data;
-  int64_t b = begin * CHUNK, e = MIN (end * CHUNK, j->n);
-#ifdef HAVE_X86_AVX512
-  if (_owb_cpu_has_avx512 ())
-    {
-      dequantize_avx512 (j, b, e);
-      return;
-    }
-#endif
-  dequantize_portable (j, b, e);
+  (j->quantize ? quantize_portable : dequantize_portable) (j, b, e);
 }
 
 static gboolean
@@ -140,41 +126,36 @@ per_tensor (OwbKernelContext *ctx, OwbDataType qtype, float *scale, int32_t *zp)
   return TRUE;
 }
 
-gboolean
-_owb_cpu_quantize_linear_fast (OwbKernelContext *ctx)
+/* QuantizeLinear (float32 X to 8-bit Y) or DequantizeLinear (8-bit X to float32 Y) when they take
+ * this path: per tensor, not blocked, no other precision. */
+static gboolean
+run_fast (OwbKernelContext *ctx, gboolean quantize)
 {
   const OwbTensor *x = ctx->inputs[0];
   OwbTensor *y = ctx->n_outputs > 0 ? ctx->outputs[0] : NULL;
-  Job j;
-  if (!x || !y || x->dtype != OWB_TYPE_FLOAT || !is_8bit (y->dtype) || y->nelems != x->nelems
-      || (ctx->opset >= 21 && owb_node_get_int (ctx->node, "block_size", 0) != 0)
-      || (ctx->opset >= 23 && owb_node_get_int (ctx->node, "precision", 0) != 0)
-      || !per_tensor (ctx, y->dtype, &j.scale, &j.zp))
+  if (!x || !y || y->nelems != x->nelems)
     return FALSE;
-  j.x = x->data;
-  j.y = y->data;
-  j.n = x->nelems;
-  j.is_signed = y->dtype == OWB_TYPE_INT8;
-  owb_parallel_for (ctx->pool, (j.n + CHUNK - 1) / CHUNK, 4, quantize_chunks, &j);
+  const OwbTensor *real = quantize ? x : y, *q = quantize ? y : x;
+  Job j = { .x = x->data, .y = y->data, .n = x->nelems, .is_signed = q->dtype == OWB_TYPE_INT8, .quantize = quantize };
+  if (real->dtype != OWB_TYPE_FLOAT || !is_8bit (q->dtype)
+      || (ctx->opset >= 21 && owb_node_get_int (ctx->node, "block_size", 0) != 0)
+      || (quantize && ctx->opset >= 23 && owb_node_get_int (ctx->node, "precision", 0) != 0)
+      || !per_tensor (ctx, q->dtype, &j.scale, &j.zp))
+    return FALSE;
+  owb_parallel_for (ctx->pool, (j.n + CHUNK - 1) / CHUNK, 4, run_chunks, &j);
   return TRUE;
+}
+
+gboolean
+_owb_cpu_quantize_linear_fast (OwbKernelContext *ctx)
+{
+  return run_fast (ctx, TRUE);
 }
 
 gboolean
 _owb_cpu_dequantize_linear_fast (OwbKernelContext *ctx)
 {
-  const OwbTensor *x = ctx->inputs[0];
-  OwbTensor *y = ctx->n_outputs > 0 ? ctx->outputs[0] : NULL;
-  Job j;
-  if (!x || !y || !is_8bit (x->dtype) || y->dtype != OWB_TYPE_FLOAT || y->nelems != x->nelems
-      || (ctx->opset >= 21 && owb_node_get_int (ctx->node, "block_size", 0) != 0)
-      || !per_tensor (ctx, x->dtype, &j.scale, &j.zp))
-    return FALSE;
-  j.x = x->data;
-  j.y = y->data;
-  j.n = x->nelems;
-  j.is_signed = x->dtype == OWB_TYPE_INT8;
-  owb_parallel_for (ctx->pool, (j.n + CHUNK - 1) / CHUNK, 4, dequantize_chunks, &j);
-  return TRUE;
+  return run_fast (ctx, FALSE);
 }
 
 /* ---- DynamicQuantizeLinear's two passes ---- */
@@ -262,8 +243,8 @@ _owb_cpu_float_range (OwbThreadPool *pool, const float *x, int64_t n, float *lo,
 void
 _owb_cpu_quantize_u8 (OwbThreadPool *pool, const float *x, uint8_t *y, int64_t n, float scale, int32_t zp)
 {
-  Job j = { x, y, n, scale, zp, FALSE };
-  owb_parallel_for (pool, (n + CHUNK - 1) / CHUNK, 4, quantize_chunks, &j);
+  Job j = { .x = x, .y = y, .n = n, .scale = scale, .zp = zp, .is_signed = FALSE, .quantize = TRUE };
+  owb_parallel_for (pool, (n + CHUNK - 1) / CHUNK, 4, run_chunks, &j);
 }
 
 void
