@@ -2,6 +2,7 @@
 #include "../cpu-kernels-private.h"
 #include "../cpu-random-private.h"
 #include "../cpu-simd-private.h"
+#include "../../engine/ops/owb-norm-private.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -396,14 +397,13 @@ OWB_CPU_FOR_FLOATS (DEFINE_ROW_MUL_ADD)
 
 /* ---- pooling ---------------------------------------------------------------------------------- */
 
-typedef enum { POOL_MAX, POOL_AVERAGE, POOL_LP } PoolKind;
 typedef enum { AUTO_PAD_NOTSET, AUTO_PAD_SAME_UPPER, AUTO_PAD_SAME_LOWER, AUTO_PAD_VALID } AutoPad;
 
 /* The kernel walks 3 spatial axes; 1D and 2D pools get leading axes of length 1. */
 #define POOL_AXES 3
 
 typedef struct {
-  PoolKind kind;
+  OwbPoolKind kind;
   int n;
   int64_t kernel[POOL_AXES], strides[POOL_AXES], dilations[POOL_AXES], pads[2 * POOL_AXES];
   AutoPad auto_pad;
@@ -440,7 +440,7 @@ read_ints (const OwbNode *node, const char *name, int n, int64_t lo, int64_t fil
 }
 
 static gboolean
-pool_prepare (const OwbNode *node, int opset, PoolKind kind, void **state, GError **error)
+pool_prepare (const OwbNode *node, int opset, OwbPoolKind kind, void **state, GError **error)
 {
   g_autofree PoolParams *pp = g_new0 (PoolParams, 1);
   pp->kind = kind;
@@ -458,8 +458,7 @@ pool_prepare (const OwbNode *node, int opset, PoolKind kind, void **state, GErro
       return FALSE;
     }
   pp->n = len;
-  gboolean has_dilations = (kind == POOL_MAX && opset >= 10) || (kind == POOL_AVERAGE && opset >= 19)
-                           || (kind == POOL_LP && opset >= 18);
+  gboolean has_dilations = _owb_pool_has_dilations (kind, opset);
   if (!read_ints (node, "kernel_shape", len, 1, 1, pp->kernel, error)
       || !read_ints (node, "strides", len, 1, 1, pp->strides, error)
       || !read_ints (node, "pads", 2 * len, 0, 0, pp->pads, error))
@@ -484,9 +483,9 @@ pool_prepare (const OwbNode *node, int opset, PoolKind kind, void **state, GErro
       _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "unknown auto_pad value '%s'", auto_pad);
       return FALSE;
     }
-  pp->count_include_pad = kind == POOL_AVERAGE && opset >= 7 && owb_node_get_int (node, "count_include_pad", 0) != 0;
+  pp->count_include_pad = kind == OWB_POOL_AVERAGE && opset >= 7 && owb_node_get_int (node, "count_include_pad", 0) != 0;
   pp->storage_order = 0;
-  if (kind == POOL_MAX && opset >= 8 && !owb_node_get_int32 (node, "storage_order", 0, 0, 1, &pp->storage_order, error))
+  if (kind == OWB_POOL_MAX && opset >= 8 && !owb_node_get_int32 (node, "storage_order", 0, 0, 1, &pp->storage_order, error))
     return FALSE;
   if (pp->storage_order != 0 && pp->storage_order != 1)
     {
@@ -494,7 +493,7 @@ pool_prepare (const OwbNode *node, int opset, PoolKind kind, void **state, GErro
       return FALSE;
     }
   pp->p = opset < 2 ? owb_node_get_float (node, "p", 2.0f) : (double) owb_node_get_int (node, "p", 2);
-  if (kind == POOL_LP && (!(pp->p > 0) || !isfinite (pp->p)))
+  if (kind == OWB_POOL_LP && (!(pp->p > 0) || !isfinite (pp->p)))
     {
       _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "p must be positive, not %g", pp->p);
       return FALSE;
@@ -507,21 +506,21 @@ static gboolean
 max_pool_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
                   GError **error)
 {
-  return pool_prepare (node, opset, POOL_MAX, state, error);
+  return pool_prepare (node, opset, OWB_POOL_MAX, state, error);
 }
 
 static gboolean
 average_pool_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
                       GError **error)
 {
-  return pool_prepare (node, opset, POOL_AVERAGE, state, error);
+  return pool_prepare (node, opset, OWB_POOL_AVERAGE, state, error);
 }
 
 static gboolean
 lp_pool_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
                  GError **error)
 {
-  return pool_prepare (node, opset, POOL_LP, state, error);
+  return pool_prepare (node, opset, OWB_POOL_LP, state, error);
 }
 
 /* Geometry of one run. For each axis and output position, geom holds 4 numbers: the first and
@@ -752,7 +751,7 @@ pool_compute (OwbKernelContext *ctx, GError **error)
   const OwbTensor *x = ctx->inputs[0];
   OwbTensor *y = ctx->outputs[0];
   /* An Indices output nobody reads (named "") is not worth the slower tracking loop. */
-  OwbTensor *indices = pp->kind == POOL_MAX && has_output (ctx, 1)
+  OwbTensor *indices = pp->kind == OWB_POOL_MAX && has_output (ctx, 1)
                                && (!ctx->output_wanted || ctx->output_wanted[1])
                            ? ctx->outputs[1]
                            : NULL;
@@ -839,7 +838,7 @@ pool_compute (OwbKernelContext *ctx, GError **error)
   OwbParallelFunc fn = NULL;
   switch (pp->kind)
     {
-    case POOL_MAX:
+    case OWB_POOL_MAX:
       if (indices)
         fn = x->dtype == OWB_TYPE_FLOAT    ? max_pool_FLOAT
              : x->dtype == OWB_TYPE_DOUBLE ? max_pool_DOUBLE
@@ -853,10 +852,10 @@ pool_compute (OwbKernelContext *ctx, GError **error)
              : x->dtype == OWB_TYPE_UINT8  ? max_rows_UINT8
                                            : NULL;
       break;
-    case POOL_AVERAGE:
+    case OWB_POOL_AVERAGE:
       fn = x->dtype == OWB_TYPE_FLOAT ? average_rows_FLOAT : x->dtype == OWB_TYPE_DOUBLE ? average_rows_DOUBLE : NULL;
       break;
-    case POOL_LP:
+    case OWB_POOL_LP:
       fn = x->dtype == OWB_TYPE_FLOAT ? lp_pool_FLOAT : x->dtype == OWB_TYPE_DOUBLE ? lp_pool_DOUBLE : NULL;
       break;
     }
@@ -1334,13 +1333,7 @@ mean_variance_normalization_compute (OwbKernelContext *ctx, GError **error)
 {
   const OwbTensor *x = ctx->inputs[0];
   int n = 0;
-  const int64_t *axes = owb_node_get_ints (ctx->node, "axes", &n);
-  static const int64_t default_axes[] = { 0, 2, 3 };
-  if (!axes)
-    {
-      axes = default_axes;
-      n = 3;
-    }
+  const int64_t *axes = _owb_mvn_axes (ctx->node, &n);
   gboolean reduced[OWB_MAX_RANK] = { FALSE };
   for (int i = 0; i < n; i++)
     {
