@@ -12,6 +12,10 @@
 #define HAVE_X86_AVX512 1
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define AVX512 __attribute__ ((target ("avx512f,avx512vl,avx512bw,avx512dq")))
+/* The vector loops start on a 64-byte line: the dequantizing loop (about 110 bytes) ran 1.25x slower
+ * on a Zen 4 when it began 16 bytes into a line and so spanned three, which any change elsewhere in
+ * the library could bring about by moving this code. */
+#define LOOPS_ON_LINES __attribute__ ((optimize ("align-loops=64")))
 #endif
 
 #define CHUNK 4096
@@ -23,7 +27,6 @@ typedef struct {
   float scale;
   int32_t zp;
   gboolean is_signed;
-  gboolean quantize; /* float32 to 8 bits; else 8 bits to float32 */
 } Job;
 
 static void
@@ -54,7 +57,7 @@ dequantize_portable (const Job *j, int64_t begin, int64_t end)
 }
 
 #ifdef HAVE_X86_AVX512
-static AVX512 void
+static AVX512 LOOPS_ON_LINES void
 quantize_avx512 (const Job *j, int64_t begin, int64_t end)
 {
   const float *x = j->x;
@@ -73,7 +76,7 @@ quantize_avx512 (const Job *j, int64_t begin, int64_t end)
     }
 }
 
-static AVX512 void
+static AVX512 LOOPS_ON_LINES void
 dequantize_avx512 (const Job *j, int64_t begin, int64_t end)
 {
   float *y = j->y;
@@ -92,20 +95,29 @@ dequantize_avx512 (const Job *j, int64_t begin, int64_t end)
 }
 #endif
 
-static void
-run_chunks (int64_t begin, int64_t end, gpointer data)
-{
-  const Job *j = data;
-  int64_t b = begin * CHUNK, e = MIN (end * CHUNK, j->n);
+/* NAME_chunks: chunks [begin, end) of CHUNK elements through NAME_avx512 where the CPU has it, else
+ * NAME_portable: one definition for both directions, each with direct calls. */
 #ifdef HAVE_X86_AVX512
-  if (_owb_cpu_has_avx512 ())
-    {
-      (j->quantize ? quantize_avx512 : dequantize_avx512) (j, b, e);
-      return;
+#define CHUNKS_AVX512(NAME)                                                                             \
+  if (_owb_cpu_has_avx512 ())                                                                           \
+    {                                                                                                   \
+      NAME##_avx512 (j, b, e);                                                                          \
+      return;                                                                                           \
     }
+#else
+#define CHUNKS_AVX512(NAME)
 #endif
-  (j->quantize ? quantize_portable : dequantize_portable) (j, b, e);
-}
+#define DEFINE_CHUNKS(NAME)                                                                             \
+  static void NAME##_chunks (int64_t begin, int64_t end, gpointer data)                                 \
+  {                                                                                                     \
+    const Job *j = data;                                                                                \
+    int64_t b = begin * CHUNK, e = MIN (end * CHUNK, j->n);                                             \
+    CHUNKS_AVX512 (NAME)                                                                                \
+    NAME##_portable (j, b, e);                                                                          \
+  }
+
+DEFINE_CHUNKS (quantize)
+DEFINE_CHUNKS (dequantize)
 
 static gboolean
 is_8bit (OwbDataType t)
@@ -136,13 +148,13 @@ run_fast (OwbKernelContext *ctx, gboolean quantize)
   if (!x || !y || y->nelems != x->nelems)
     return FALSE;
   const OwbTensor *real = quantize ? x : y, *q = quantize ? y : x;
-  Job j = { .x = x->data, .y = y->data, .n = x->nelems, .is_signed = q->dtype == OWB_TYPE_INT8, .quantize = quantize };
+  Job j = { .x = x->data, .y = y->data, .n = x->nelems, .is_signed = q->dtype == OWB_TYPE_INT8 };
   if (real->dtype != OWB_TYPE_FLOAT || !is_8bit (q->dtype)
       || (ctx->opset >= 21 && owb_node_get_int (ctx->node, "block_size", 0) != 0)
       || (quantize && ctx->opset >= 23 && owb_node_get_int (ctx->node, "precision", 0) != 0)
       || !per_tensor (ctx, q->dtype, &j.scale, &j.zp))
     return FALSE;
-  owb_parallel_for (ctx->pool, (j.n + CHUNK - 1) / CHUNK, 4, run_chunks, &j);
+  owb_parallel_for (ctx->pool, (j.n + CHUNK - 1) / CHUNK, 4, quantize ? quantize_chunks : dequantize_chunks, &j);
   return TRUE;
 }
 
@@ -243,8 +255,8 @@ _owb_cpu_float_range (OwbThreadPool *pool, const float *x, int64_t n, float *lo,
 void
 _owb_cpu_quantize_u8 (OwbThreadPool *pool, const float *x, uint8_t *y, int64_t n, float scale, int32_t zp)
 {
-  Job j = { .x = x, .y = y, .n = n, .scale = scale, .zp = zp, .is_signed = FALSE, .quantize = TRUE };
-  owb_parallel_for (pool, (n + CHUNK - 1) / CHUNK, 4, run_chunks, &j);
+  Job j = { .x = x, .y = y, .n = n, .scale = scale, .zp = zp, .is_signed = FALSE };
+  owb_parallel_for (pool, (n + CHUNK - 1) / CHUNK, 4, quantize_chunks, &j);
 }
 
 void
