@@ -157,16 +157,8 @@ parse_pool_attrs (OwbInferContext *ctx, OwbPoolKind kind, PoolAttrs *a, GError *
   a->ceil_mode = pool_has_ceil_mode (kind, ctx->opset) && owb_node_get_int (ctx->node, "ceil_mode", 0) != 0;
   if (!parse_auto_pad (ctx, &a->auto_pad, error))
     return FALSE;
-  if (kind == OWB_POOL_MAX && ctx->opset >= 8)
-    {
-      int64_t order = owb_node_get_int (ctx->node, "storage_order", 0);
-      if (order != 0 && order != 1)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "storage_order must be 0 or 1, not %" G_GINT64_FORMAT,
-                               order);
-          return FALSE;
-        }
-    }
+  if (kind == OWB_POOL_MAX && ctx->opset >= 8 && !_owb_infer_get_flag (ctx, "storage_order", 0, NULL, error))
+    return FALSE;
   if (kind == OWB_POOL_LP)
     {
       double p = ctx->opset < 2 ? owb_node_get_float (ctx->node, "p", 2.0f)

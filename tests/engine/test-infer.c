@@ -292,6 +292,37 @@ test_nhwc_pool_through_onnx_schema (void)
   assert_type (m, "z", "float32[1,3,3,4]");
 }
 
+/* A flag attribute out of {0, 1} is refused with its name and value, whichever op reads it. */
+static void
+test_flag_attributes (void)
+{
+  static const struct {
+    const char *op, *inputs, *attr;
+    int64_t value;
+    const char *message;
+  } cases[] = {
+    { "Mod", "a,b", "fmod", 2, "fmod must be 0 or 1, not 2" },
+    { "IsInf", "a", "detect_positive", 3, "detect_positive must be 0 or 1, not 3" },
+    { "IsInf", "a", "detect_negative", -1, "detect_negative must be 0 or 1, not -1" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr (OwbModel) m = tu_model_new (13);
+      tu_add_value (m->graph->inputs, "a", OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, NULL);
+      tu_add_value (m->graph->inputs, "b", OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, NULL);
+      OwbNode *n = tu_node (m->graph, cases[i].op, "flagged", cases[i].inputs, "y");
+      tu_set_int (n, cases[i].attr, cases[i].value);
+      tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+      ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+      GError *error = NULL;
+      g_assert_false (owb_model_infer_shapes (m, &error));
+      g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL);
+      g_assert_nonnull (strstr (error->message, "flagged"));
+      g_assert_nonnull (strstr (error->message, cases[i].message));
+      g_error_free (error);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -300,6 +331,7 @@ main (int argc, char **argv)
   g_test_add_func ("/infer/broadcast-mismatch", test_broadcast_mismatch);
   g_test_add_func ("/infer/constant-reshape", test_constant_reshape);
   g_test_add_func ("/infer/nhwc-pool-through-onnx-schema", test_nhwc_pool_through_onnx_schema);
+  g_test_add_func ("/infer/flag-attributes", test_flag_attributes);
   g_test_add_func ("/infer/unknown-op", test_unknown_op_leaves_unknown);
   g_test_add_func ("/infer/data-propagation/concrete", test_data_propagation_concrete);
   g_test_add_func ("/infer/data-propagation/symbolic", test_data_propagation_symbolic);
