@@ -30,3 +30,41 @@ vstore (float *p, vf v)
 {
   memcpy (p, &v, sizeof v);
 }
+
+/* 16-byte vectors (native on SSE2 and NEON) for the loops that need a remainder, which -O2 does not
+ * vectorize: norm.c's row helpers and reduce.c's float runs. */
+typedef float v4f __attribute__ ((vector_size (16)));
+typedef int32_t v4i __attribute__ ((vector_size (16)));
+
+static inline v4f
+load4 (const float *p)
+{
+  v4f v;
+  memcpy (&v, p, sizeof v);
+  return v;
+}
+
+static inline void
+store4 (float *p, v4f v)
+{
+  memcpy (p, &v, sizeof v);
+}
+
+static inline v4f
+splat4 (float f)
+{
+  return (v4f) { f, f, f, f };
+}
+
+/* mask lanes (-1 / 0, as comparisons give) pick a, the others b. */
+static inline v4f
+select4 (v4i mask, v4f a, v4f b)
+{
+  return (v4f) ((mask & (v4i) a) | (~mask & (v4i) b));
+}
+
+static inline float
+hsum4 (v4f v)
+{
+  return (v[0] + v[1]) + (v[2] + v[3]);
+}

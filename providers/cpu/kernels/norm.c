@@ -47,47 +47,10 @@ store_double (OwbTensor *t, int64_t i, double v)
 
 /* ---- row helpers ------------------------------------------------------------------------------ */
 
-/* The build's -O2 does not vectorize loops that need a remainder, so float rows are processed with
- * 128-bit GCC/Clang vector extensions (native on SSE2 and NEON), 8 floats per step for instruction
- * parallelism, with a scalar tail. double and the integer types use plain loops. */
-typedef float v4f __attribute__ ((vector_size (16)));
-typedef int32_t v4i __attribute__ ((vector_size (16)));
-
-/* On x86-64 the hot float loops also get an AVX2/FMA build (SIMD_CLONES, cpu-simd-private.h),
- * chosen at load time: about twice as fast for exp. */
-
-static inline v4f
-load4 (const float *p)
-{
-  v4f v;
-  memcpy (&v, p, sizeof v);
-  return v;
-}
-
-static inline void
-store4 (float *p, v4f v)
-{
-  memcpy (p, &v, sizeof v);
-}
-
-static inline v4f
-splat4 (float f)
-{
-  return (v4f) { f, f, f, f };
-}
-
-/* mask lanes (-1 / 0, as comparisons give) pick a, the others b. */
-static inline v4f
-select4 (v4i mask, v4f a, v4f b)
-{
-  return (v4f) ((mask & (v4i) a) | (~mask & (v4i) b));
-}
-
-static inline float
-hsum4 (v4f v)
-{
-  return (v[0] + v[1]) + (v[2] + v[3]);
-}
+/* Float rows are processed with the 16-byte vectors of cpu-simd-private.h, 8 floats per step for
+ * instruction parallelism, with a scalar tail. double and the integer types use plain loops. On
+ * x86-64 the hot float loops also get an AVX2/FMA build (SIMD_CLONES), chosen at load time: about
+ * twice as fast for exp. */
 
 /* e^x on 4 lanes: Cephes' expf (range reduction by ln 2, degree-5 polynomial, about 1.3 ulp), with
  * the 2^n scaling done on the exponent bits. Inputs below -87.3 give 0; above 88 are clamped. */
