@@ -17,38 +17,27 @@ typedef int32_t vi __attribute__ ((vector_size (32)));
 #define SIMD_CLONES
 #endif
 
-static inline vf
-vload (const float *p)
-{
-  vf v;
-  memcpy (&v, p, sizeof v);
-  return v;
-}
+/* Unaligned loads and stores of a vector type V of floats: memcpy compiles to one move. */
+#define OWB_DEFINE_VEC_IO(V, LOAD, STORE)                                                               \
+  static inline V LOAD (const float *p)                                                                 \
+  {                                                                                                     \
+    V v;                                                                                                \
+    memcpy (&v, p, sizeof v);                                                                           \
+    return v;                                                                                           \
+  }                                                                                                     \
+  static inline void STORE (float *p, V v)                                                              \
+  {                                                                                                     \
+    memcpy (p, &v, sizeof v);                                                                           \
+  }
 
-static inline void
-vstore (float *p, vf v)
-{
-  memcpy (p, &v, sizeof v);
-}
+OWB_DEFINE_VEC_IO (vf, vload, vstore)
 
 /* 16-byte vectors (native on SSE2 and NEON) for the loops that need a remainder, which -O2 does not
  * vectorize: norm.c's row helpers and reduce.c's float runs. */
 typedef float v4f __attribute__ ((vector_size (16)));
 typedef int32_t v4i __attribute__ ((vector_size (16)));
 
-static inline v4f
-load4 (const float *p)
-{
-  v4f v;
-  memcpy (&v, p, sizeof v);
-  return v;
-}
-
-static inline void
-store4 (float *p, v4f v)
-{
-  memcpy (p, &v, sizeof v);
-}
+OWB_DEFINE_VEC_IO (v4f, load4, store4)
 
 static inline v4f
 splat4 (float f)
