@@ -566,14 +566,10 @@ infer_split_to_sequence (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
   const OwbValueType *split = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
-  int64_t keepdims = owb_node_get_int (ctx->node, "keepdims", 1);
+  int64_t keepdims;
   int64_t axis64 = owb_node_get_int (ctx->node, "axis", 0);
-  if (keepdims != 0 && keepdims != 1)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "keepdims must be 0 or 1, not %" G_GINT64_FORMAT,
-                           keepdims);
-      return FALSE;
-    }
+  if (!_owb_infer_get_flag (ctx, "keepdims", 1, &keepdims, error))
+    return FALSE;
   if (split && !type_is_unknown (split)
       && (split->kind != OWB_VALUE_TENSOR || (split->dtype != OWB_TYPE_INT32 && split->dtype != OWB_TYPE_INT64)
           || split->rank > 1))
@@ -664,13 +660,9 @@ infer_concat_from_sequence (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute 'axis' is required");
       return FALSE;
     }
-  int64_t new_axis = owb_node_get_int (ctx->node, "new_axis", 0);
-  if (new_axis != 0 && new_axis != 1)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "new_axis must be 0 or 1, not %" G_GINT64_FORMAT,
-                           new_axis);
-      return FALSE;
-    }
+  int64_t new_axis;
+  if (!_owb_infer_get_flag (ctx, "new_axis", 0, &new_axis, error))
+    return FALSE;
   const OwbValueType *seq = ctx->inputs[0];
   OwbValueType *out = &ctx->outputs[0];
   if (!set_element_of (out, seq) || seq->rank < 0)

@@ -135,14 +135,8 @@ infer_celu (OwbInferContext *ctx, GError **error)
 static gboolean
 infer_isinf (OwbInferContext *ctx, GError **error)
 {
-  int64_t neg = owb_node_get_int (ctx->node, "detect_negative", 1);
-  int64_t pos = owb_node_get_int (ctx->node, "detect_positive", 1);
-  if ((neg != 0 && neg != 1) || (pos != 0 && pos != 1))
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "detect_negative and detect_positive must be 0 or 1");
-      return FALSE;
-    }
-  return infer_unary_bool (ctx, error);
+  return _owb_infer_get_flag (ctx, "detect_negative", 1, NULL, error)
+         && _owb_infer_get_flag (ctx, "detect_positive", 1, NULL, error) && infer_unary_bool (ctx, error);
 }
 
 /* Add, Sub, Mul, Div and the bitwise ops: same-typed inputs, broadcast, output of that type. */
@@ -181,13 +175,7 @@ infer_bitshift (OwbInferContext *ctx, GError **error)
 static gboolean
 infer_mod (OwbInferContext *ctx, GError **error)
 {
-  int64_t fmod = owb_node_get_int (ctx->node, "fmod", 0);
-  if (fmod != 0 && fmod != 1)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "fmod must be 0 or 1, not %" G_GINT64_FORMAT, fmod);
-      return FALSE;
-    }
-  return infer_binary (ctx, error);
+  return _owb_infer_get_flag (ctx, "fmod", 0, NULL, error) && infer_binary (ctx, error);
 }
 
 /* From opset 12 the exponent may have another type than the base. */

@@ -245,13 +245,9 @@ infer_multi_head_attention (OwbInferContext *ctx, GError **error)
       return FALSE;
     }
   int64_t heads = heads_attr->i;
-  int64_t seq_first = owb_node_get_int (ctx->node, "seq_first", 0);
-  if (seq_first != 0 && seq_first != 1)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "seq_first must be 0 or 1, not %" G_GINT64_FORMAT,
-                           seq_first);
-      return FALSE;
-    }
+  int64_t seq_first;
+  if (!_owb_infer_get_flag (ctx, "seq_first", 0, &seq_first, error))
+    return FALSE;
   const OwbAttribute *scale = owb_node_get_attribute (ctx->node, "scale");
   if (scale && (scale->type != OWB_ATTR_FLOAT || !isfinite (scale->f)))
     {

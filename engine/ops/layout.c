@@ -122,13 +122,9 @@ check_activation (OwbInferContext *ctx, const char *attr, GError **error)
 static gboolean
 infer_nhwc_conv (OwbInferContext *ctx, GError **error)
 {
-  int64_t nchw_input = owb_node_get_int (ctx->node, "nchw_input", 0);
-  if (nchw_input != 0 && nchw_input != 1)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "nchw_input must be 0 or 1, got %" G_GINT64_FORMAT,
-                           nchw_input);
-      return FALSE;
-    }
+  int64_t nchw_input;
+  if (!_owb_infer_get_flag (ctx, "nchw_input", 0, &nchw_input, error))
+    return FALSE;
   if (!check_rank4 (ctx, 0, "X", error) || !check_rank4 (ctx, 1, "W", error)
       || !check_activation (ctx, "activation", error))
     return FALSE;

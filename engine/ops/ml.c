@@ -31,6 +31,13 @@ is_ml_number (OwbDataType t)
          || t == OWB_TYPE_FLOAT16;
 }
 
+/* OneHotEncoder and ArrayFeatureExtractor also take strings. */
+static gboolean
+is_ml_number_or_string (OwbDataType t)
+{
+  return is_ml_number (t) || t == OWB_TYPE_STRING;
+}
+
 /* Input i is a number type the ML ops read (float16 is read as float). */
 static gboolean
 check_number_input (OwbInferContext *ctx, int i, GError **error)
@@ -535,29 +542,7 @@ infer_tree_ensemble (OwbInferContext *ctx, GError **error)
 
 /* ---- Scaler, Normalizer, Binarizer, Imputer ---- */
 
-static gboolean
-infer_scaler (OwbInferContext *ctx, GError **error)
-{
-  if (!check_number_input (ctx, 0, error))
-    return FALSE;
-  owb_infer_copy (ctx, 0, 0);
-  ctx->outputs[0].dtype = OWB_TYPE_FLOAT;
-  return TRUE;
-}
-
-static gboolean
-infer_normalizer (OwbInferContext *ctx, GError **error)
-{
-  static const char *const norms[] = { "MAX", "L1", "L2", NULL };
-  OwbDim n, f;
-  if (!check_number_input (ctx, 0, error)
-      || !check_enum (ctx, "norm", "MAX", norms, error) || !batch_features (ctx, &n, &f, error))
-    return FALSE;
-  owb_infer_copy (ctx, 0, 0);
-  ctx->outputs[0].dtype = OWB_TYPE_FLOAT;
-  return TRUE;
-}
-
+/* Binarizer, Imputer: a number input, the output its type and shape. */
 static gboolean
 infer_same (OwbInferContext *ctx, GError **error)
 {
@@ -567,18 +552,32 @@ infer_same (OwbInferContext *ctx, GError **error)
   return TRUE;
 }
 
-/* ---- OneHotEncoder ---- */
+/* Scaler: the input's shape, as float. */
+static gboolean
+infer_scaler (OwbInferContext *ctx, GError **error)
+{
+  if (!infer_same (ctx, error))
+    return FALSE;
+  ctx->outputs[0].dtype = OWB_TYPE_FLOAT;
+  return TRUE;
+}
 
 static gboolean
-is_onehot_input (OwbDataType t)
+infer_normalizer (OwbInferContext *ctx, GError **error)
 {
-  return is_ml_number (t) || t == OWB_TYPE_STRING;
+  static const char *const norms[] = { "MAX", "L1", "L2", NULL };
+  OwbDim n, f;
+  return check_number_input (ctx, 0, error) && check_enum (ctx, "norm", "MAX", norms, error)
+         && batch_features (ctx, &n, &f, error) && infer_scaler (ctx, error);
 }
+
+/* ---- OneHotEncoder ---- */
+
 
 static gboolean
 infer_one_hot_encoder (OwbInferContext *ctx, GError **error)
 {
-  if (!_owb_infer_check_input_type (ctx, 0, is_onehot_input, "string, float, double, int32 or int64", error))
+  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number_or_string, "string, float, double, int32 or int64", error))
     return FALSE;
   int ni = attr_len (ctx, "cats_int64s", OWB_ATTR_INTS), ns = attr_len (ctx, "cats_strings", OWB_ATTR_STRINGS);
   if ((ni > 0) == (ns > 0))
@@ -739,12 +738,6 @@ infer_category_mapper (OwbInferContext *ctx, GError **error)
 /* ---- ArrayFeatureExtractor ---- */
 
 static gboolean
-is_extractor_input (OwbDataType t)
-{
-  return is_ml_number (t) || t == OWB_TYPE_STRING;
-}
-
-static gboolean
 is_int64 (OwbDataType t)
 {
   return t == OWB_TYPE_INT64;
@@ -753,7 +746,7 @@ is_int64 (OwbDataType t)
 static gboolean
 infer_array_feature_extractor (OwbInferContext *ctx, GError **error)
 {
-  if (!_owb_infer_check_input_type (ctx, 0, is_extractor_input, "float, double, int32, int64 or string", error)
+  if (!_owb_infer_check_input_type (ctx, 0, is_ml_number_or_string, "float, double, int32, int64 or string", error)
       || !_owb_infer_check_input_type (ctx, 1, is_int64, "int64", error))
     return FALSE;
   const OwbValueType *x = ctx->inputs[0], *idx = ctx->inputs[1];

@@ -1,5 +1,6 @@
 /* norm.c: schemas and shape inference of pooling, normalization, softmax-like and Dropout ops. */
 #include "owb-ops-private.h"
+#include "owb-norm-private.h"
 #include <owb/owb-error.h>
 
 #include <math.h>
@@ -57,7 +58,6 @@ has_input (OwbInferContext *ctx, int i)
 
 /* ---- pooling ---------------------------------------------------------------------------------- */
 
-typedef enum { POOL_MAX, POOL_AVERAGE, POOL_LP } PoolKind;
 typedef enum { AUTO_PAD_NOTSET, AUTO_PAD_SAME_UPPER, AUTO_PAD_SAME_LOWER, AUTO_PAD_VALID } AutoPad;
 
 typedef struct {
@@ -118,21 +118,14 @@ parse_auto_pad (OwbInferContext *ctx, AutoPad *out, GError **error)
   return TRUE;
 }
 
-/* Which attributes each version of each pooling op has. */
 static gboolean
-pool_has_dilations (PoolKind kind, int opset)
+pool_has_ceil_mode (OwbPoolKind kind, int opset)
 {
-  return (kind == POOL_MAX && opset >= 10) || (kind == POOL_AVERAGE && opset >= 19) || (kind == POOL_LP && opset >= 18);
+  return (kind != OWB_POOL_LP && opset >= 10) || (kind == OWB_POOL_LP && opset >= 18);
 }
 
 static gboolean
-pool_has_ceil_mode (PoolKind kind, int opset)
-{
-  return (kind != POOL_LP && opset >= 10) || (kind == POOL_LP && opset >= 18);
-}
-
-static gboolean
-parse_pool_attrs (OwbInferContext *ctx, PoolKind kind, PoolAttrs *a, GError **error)
+parse_pool_attrs (OwbInferContext *ctx, OwbPoolKind kind, PoolAttrs *a, GError **error)
 {
   int len = 0;
   const int64_t *kernel = owb_node_get_ints (ctx->node, "kernel_shape", &len);
@@ -153,7 +146,7 @@ parse_pool_attrs (OwbInferContext *ctx, PoolKind kind, PoolAttrs *a, GError **er
       || !read_ints_attr (ctx, "strides", len, 1, 1, a->strides, error)
       || !read_ints_attr (ctx, "pads", 2 * len, 0, 0, a->pads, error))
     return FALSE;
-  if (pool_has_dilations (kind, ctx->opset))
+  if (_owb_pool_has_dilations (kind, ctx->opset))
     {
       if (!read_ints_attr (ctx, "dilations", len, 1, 1, a->dilations, error))
         return FALSE;
@@ -164,17 +157,9 @@ parse_pool_attrs (OwbInferContext *ctx, PoolKind kind, PoolAttrs *a, GError **er
   a->ceil_mode = pool_has_ceil_mode (kind, ctx->opset) && owb_node_get_int (ctx->node, "ceil_mode", 0) != 0;
   if (!parse_auto_pad (ctx, &a->auto_pad, error))
     return FALSE;
-  if (kind == POOL_MAX && ctx->opset >= 8)
-    {
-      int64_t order = owb_node_get_int (ctx->node, "storage_order", 0);
-      if (order != 0 && order != 1)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "storage_order must be 0 or 1, not %" G_GINT64_FORMAT,
-                               order);
-          return FALSE;
-        }
-    }
-  if (kind == POOL_LP)
+  if (kind == OWB_POOL_MAX && ctx->opset >= 8 && !_owb_infer_get_flag (ctx, "storage_order", 0, NULL, error))
+    return FALSE;
+  if (kind == OWB_POOL_LP)
     {
       double p = ctx->opset < 2 ? owb_node_get_float (ctx->node, "p", 2.0f)
                                 : (double) owb_node_get_int (ctx->node, "p", 2);
@@ -208,11 +193,11 @@ pool_output_length (const PoolAttrs *a, int i, int64_t in)
 }
 
 static gboolean
-infer_pool (OwbInferContext *ctx, PoolKind kind, GError **error)
+infer_pool (OwbInferContext *ctx, OwbPoolKind kind, GError **error)
 {
-  if (!check_input (ctx, 0, kind == POOL_MAX && ctx->opset >= 12, error) || !check_min_rank (ctx, 0, 3, error))
+  if (!check_input (ctx, 0, kind == OWB_POOL_MAX && ctx->opset >= 12, error) || !check_min_rank (ctx, 0, 3, error))
     return FALSE;
-  if (kind == POOL_MAX && ctx->opset < 8 && ctx->n_outputs > 1)
+  if (kind == OWB_POOL_MAX && ctx->opset < 8 && ctx->n_outputs > 1)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "the Indices output exists from opset 8 on");
       return FALSE;
@@ -260,19 +245,19 @@ infer_pool (OwbInferContext *ctx, PoolKind kind, GError **error)
 static gboolean
 infer_max_pool (OwbInferContext *ctx, GError **error)
 {
-  return infer_pool (ctx, POOL_MAX, error);
+  return infer_pool (ctx, OWB_POOL_MAX, error);
 }
 
 static gboolean
 infer_average_pool (OwbInferContext *ctx, GError **error)
 {
-  return infer_pool (ctx, POOL_AVERAGE, error);
+  return infer_pool (ctx, OWB_POOL_AVERAGE, error);
 }
 
 static gboolean
 infer_lp_pool (OwbInferContext *ctx, GError **error)
 {
-  return infer_pool (ctx, POOL_LP, error);
+  return infer_pool (ctx, OWB_POOL_LP, error);
 }
 
 static gboolean
@@ -509,13 +494,7 @@ infer_mean_variance_normalization (OwbInferContext *ctx, GError **error)
     return FALSE;
   int rank = ctx->inputs[0]->rank;
   int n = 0;
-  const int64_t *axes = owb_node_get_ints (ctx->node, "axes", &n);
-  static const int64_t default_axes[] = { 0, 2, 3 };
-  if (!axes)
-    {
-      axes = default_axes;
-      n = 3;
-    }
+  const int64_t *axes = _owb_mvn_axes (ctx->node, &n);
   if (rank >= 0)
     {
       gboolean seen[OWB_MAX_RANK] = { FALSE };

@@ -365,6 +365,20 @@ _owb_infer_check_input_type (OwbInferContext *ctx, int i, gboolean (*ok) (OwbDat
 }
 
 gboolean
+_owb_infer_get_flag (OwbInferContext *ctx, const char *name, int64_t def, int64_t *out, GError **error)
+{
+  int64_t v = owb_node_get_int (ctx->node, name, def);
+  if (v != 0 && v != 1)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "%s must be 0 or 1, not %" G_GINT64_FORMAT, name, v);
+      return FALSE;
+    }
+  if (out)
+    *out = v;
+  return TRUE;
+}
+
+gboolean
 _owb_infer_check_epsilon (OwbInferContext *ctx, GError **error)
 {
   float eps = owb_node_get_float (ctx->node, "epsilon", 1e-5f);

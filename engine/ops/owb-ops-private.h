@@ -47,6 +47,9 @@ gboolean _owb_infer_conv_like (OwbInferContext *ctx, int x_input, int w_input, i
  * unknown); otherwise an OWB_ERROR_TYPE "input i must be <what>, not <type>". */
 gboolean _owb_infer_check_input_type (OwbInferContext *ctx, int i, gboolean (*ok) (OwbDataType), const char *what,
                                       GError **error);
+/* A flag attribute (default def) is 0 or 1; an OWB_ERROR_INVALID_MODEL "NAME must be 0 or 1, not V"
+ * otherwise. *out (when not NULL) gets it. */
+gboolean _owb_infer_get_flag (OwbInferContext *ctx, const char *name, int64_t def, int64_t *out, GError **error);
 /* The normalizations' epsilon attribute (default 1e-5) is a finite number >= 0; an
  * OWB_ERROR_INVALID_MODEL otherwise. */
 gboolean _owb_infer_check_epsilon (OwbInferContext *ctx, GError **error);

@@ -559,13 +559,9 @@ infer_qlinear_global_average_pool (OwbInferContext *ctx, GError **error)
   if (!check_qlinear_data_type (ctx, x->dtype, "X", FALSE, error)
       || !check_qlinear_data_type (ctx, yz->dtype, "y_zero_point", FALSE, error))
     return FALSE;
-  int64_t last = owb_node_get_int (ctx->node, "channels_last", 0);
-  if (last != 0 && last != 1)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "channels_last must be 0 or 1, got %" G_GINT64_FORMAT,
-                           last);
-      return FALSE;
-    }
+  int64_t last;
+  if (!_owb_infer_get_flag (ctx, "channels_last", 0, &last, error))
+    return FALSE;
   if (x->rank >= 0 && x->rank < 3)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "X must have rank 3 or more (N, C and spatial dims), not %d",

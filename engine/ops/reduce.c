@@ -113,7 +113,30 @@ infer_reduce (OwbInferContext *ctx, GError **error)
   return TRUE;
 }
 
-/* ---- ArgMax / ArgMin ---- */
+/* ---- ArgMax / ArgMin and TopK: an ordering along one axis ---- */
+
+/* The input's elements are compared: not strings or booleans. */
+static gboolean
+check_ordered_type (OwbInferContext *ctx, const OwbValueType *in, GError **error)
+{
+  if (in->dtype == OWB_TYPE_STRING || in->dtype == OWB_TYPE_BOOL) {
+    owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "%s does not accept %s tensors", ctx->node->op_type,
+                         owb_data_type_name (in->dtype));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The axis (attribute value `axis`) of an input of known rank, which must be 1 or more. */
+static gboolean
+ordered_axis (OwbInferContext *ctx, const OwbValueType *in, int64_t axis, int *ax, GError **error)
+{
+  if (in->rank == 0) {
+    owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "the input must have rank 1 or more");
+    return FALSE;
+  }
+  return owb_infer_axis (ctx, axis, in->rank, ax, error);
+}
 
 static gboolean
 infer_arg (OwbInferContext *ctx, GError **error)
@@ -124,30 +147,21 @@ infer_arg (OwbInferContext *ctx, GError **error)
   int64_t axis = owb_node_get_int (ctx->node, "axis", 0);
   int ax;
 
-  if (in->dtype == OWB_TYPE_STRING || in->dtype == OWB_TYPE_BOOL) {
-    owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "%s does not accept %s tensors", ctx->node->op_type,
-                         owb_data_type_name (in->dtype));
+  if (!check_ordered_type (ctx, in, error))
     return FALSE;
-  }
   out->kind = OWB_VALUE_TENSOR;
   out->dtype = OWB_TYPE_INT64;
   if (in->rank < 0) {
     out->rank = -1;
     return TRUE;
   }
-  if (in->rank == 0) {
-    owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "the input must have rank 1 or more");
-    return FALSE;
-  }
-  if (!owb_infer_axis (ctx, axis, in->rank, &ax, error))
+  if (!ordered_axis (ctx, in, axis, &ax, error))
     return FALSE;
   gboolean mask[OWB_MAX_RANK] = { FALSE };
   mask[ax] = TRUE;
   reduced_shape (in, mask, keepdims, out);
   return TRUE;
 }
-
-/* ---- TopK ---- */
 
 static gboolean
 infer_topk (OwbInferContext *ctx, GError **error)
@@ -158,10 +172,8 @@ infer_topk (OwbInferContext *ctx, GError **error)
   gboolean k_known = FALSE;
   int ax;
 
-  if (in->dtype == OWB_TYPE_STRING || in->dtype == OWB_TYPE_BOOL) {
-    owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "TopK does not accept %s tensors", owb_data_type_name (in->dtype));
+  if (!check_ordered_type (ctx, in, error))
     return FALSE;
-  }
   if (ctx->opset < 10) {
     const OwbAttribute *a = owb_node_get_attribute (ctx->node, "k");
     if (a == NULL || a->type != OWB_ATTR_INT) {
@@ -204,11 +216,7 @@ infer_topk (OwbInferContext *ctx, GError **error)
   }
   if (in->rank < 0)
     return TRUE;
-  if (in->rank == 0) {
-    owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "the input must have rank 1 or more");
-    return FALSE;
-  }
-  if (!owb_infer_axis (ctx, axis, in->rank, &ax, error))
+  if (!ordered_axis (ctx, in, axis, &ax, error))
     return FALSE;
   if (k_known && owb_dim_is_known (in->dims[ax]) && k > in->dims[ax].value) {
     owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "k = %" G_GINT64_FORMAT " is larger than the axis (%" G_GINT64_FORMAT ")",

@@ -62,21 +62,6 @@ check_dim (OwbInferContext *ctx, int input, const char *name, int axis, int64_t 
   return TRUE;
 }
 
-static gboolean
-check_bool_attr (OwbInferContext *ctx, const char *name, int64_t def, int64_t *out, GError **error)
-{
-  int64_t v = owb_node_get_int (ctx->node, name, def);
-  if (v != 0 && v != 1)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "attribute %s = %" G_GINT64_FORMAT " must be 0 or 1",
-                           name, v);
-      return FALSE;
-    }
-  if (out)
-    *out = v;
-  return TRUE;
-}
-
 /* Reads a scalar integer input (rank 0 or one element). *known is FALSE when the value is not
  * available (not a constant at load time); a present value with more than one element is an error. */
 static gboolean
@@ -152,7 +137,7 @@ infer_dft (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
   int64_t inverse, onesided;
-  if (!check_bool_attr (ctx, "inverse", 0, &inverse, error) || !check_bool_attr (ctx, "onesided", 0, &onesided, error)
+  if (!_owb_infer_get_flag (ctx, "inverse", 0, &inverse, error) || !_owb_infer_get_flag (ctx, "onesided", 0, &onesided, error)
       || !check_float_input (ctx, 0, "input", error))
     return FALSE;
   gboolean irfft = inverse && onesided;
@@ -256,7 +241,7 @@ infer_stft (OwbInferContext *ctx, GError **error)
   const OwbValueType *x = ctx->inputs[0];
   const OwbValueType *window = input_type (ctx, 2);
   int64_t onesided;
-  if (!check_bool_attr (ctx, "onesided", 1, &onesided, error) || !check_float_input (ctx, 0, "signal", error)
+  if (!_owb_infer_get_flag (ctx, "onesided", 1, &onesided, error) || !check_float_input (ctx, 0, "signal", error)
       || !check_same_dtype (ctx, 0, "signal", 2, "window", error) || !check_rank (ctx, 0, "signal", 3, 3, error)
       || !check_rank (ctx, 2, "window", 1, 1, error))
     return FALSE;
@@ -364,7 +349,7 @@ static gboolean
 infer_window (OwbInferContext *ctx, GError **error)
 {
   OwbDataType dtype;
-  if (!get_output_datatype (ctx, &dtype, error) || !check_bool_attr (ctx, "periodic", 1, NULL, error))
+  if (!get_output_datatype (ctx, &dtype, error) || !_owb_infer_get_flag (ctx, "periodic", 1, NULL, error))
     return FALSE;
   int64_t size = 0;
   gboolean known;
@@ -433,7 +418,7 @@ infer_grid_sample (OwbInferContext *ctx, GError **error)
                            "attribute padding_mode = '%s' is not zeros, border or reflection", pad);
       return FALSE;
     }
-  if (!check_bool_attr (ctx, "align_corners", 0, NULL, error) || !check_float_input (ctx, 1, "grid", error))
+  if (!_owb_infer_get_flag (ctx, "align_corners", 0, NULL, error) || !check_float_input (ctx, 1, "grid", error))
     return FALSE;
   int lo = ctx->opset >= 20 ? 3 : 4, hi = ctx->opset >= 20 ? OWB_MAX_RANK : 4;
   if (!check_rank (ctx, 0, "X", lo, hi, error) || !check_rank (ctx, 1, "grid", lo, hi, error))
@@ -468,7 +453,7 @@ static gboolean
 infer_affine_grid (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *theta = ctx->inputs[0], *size = ctx->inputs[1];
-  if (!check_bool_attr (ctx, "align_corners", 0, NULL, error) || !check_float_input (ctx, 0, "theta", error)
+  if (!_owb_infer_get_flag (ctx, "align_corners", 0, NULL, error) || !check_float_input (ctx, 0, "theta", error)
       || !check_rank (ctx, 0, "theta", 3, 3, error) || !check_rank (ctx, 1, "size", 1, 1, error))
     return FALSE;
   if (size->dtype != OWB_TYPE_INT64 && size->dtype != OWB_TYPE_UNDEFINED)
@@ -608,7 +593,7 @@ infer_roi_align (OwbInferContext *ctx, GError **error)
 static gboolean
 infer_nms (OwbInferContext *ctx, GError **error)
 {
-  if (!check_bool_attr (ctx, "center_point_box", 0, NULL, error) || !check_rank (ctx, 0, "boxes", 3, 3, error)
+  if (!_owb_infer_get_flag (ctx, "center_point_box", 0, NULL, error) || !check_rank (ctx, 0, "boxes", 3, 3, error)
       || !check_rank (ctx, 1, "scores", 3, 3, error) || !check_dim (ctx, 0, "boxes", 2, 4, error)
       || !check_rank (ctx, 2, "max_output_boxes_per_class", 0, 1, error)
       || !check_rank (ctx, 3, "iou_threshold", 0, 1, error) || !check_rank (ctx, 4, "score_threshold", 0, 1, error))

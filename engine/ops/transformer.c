@@ -232,14 +232,9 @@ infer_attention (OwbInferContext *ctx, GError **error)
         }
     }
 
-  int64_t is_causal = owb_node_get_int (ctx->node, "is_causal", 0);
   int64_t mode = owb_node_get_int (ctx->node, "qk_matmul_output_mode", 0);
-  if (is_causal != 0 && is_causal != 1)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "is_causal must be 0 or 1, not %" G_GINT64_FORMAT,
-                           is_causal);
-      return FALSE;
-    }
+  if (!_owb_infer_get_flag (ctx, "is_causal", 0, NULL, error))
+    return FALSE;
   if (mode < 0 || mode > 3)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,
@@ -473,13 +468,9 @@ infer_rotary_embedding (OwbInferContext *ctx, GError **error)
   for (int i = 1; i < 3; i++)
     if (!check_rank (ctx, i, with_ids ? 2 : 3, i == 1 ? "cos_cache" : "sin_cache", error))
       return FALSE;
-  int64_t interleaved = owb_node_get_int (ctx->node, "interleaved", 0);
   int64_t rotary_dim = owb_node_get_int (ctx->node, "rotary_embedding_dim", 0);
-  if (interleaved != 0 && interleaved != 1)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "interleaved must be 0 or 1");
-      return FALSE;
-    }
+  if (!_owb_infer_get_flag (ctx, "interleaved", 0, NULL, error))
+    return FALSE;
   if (rotary_dim < 0 || rotary_dim % 2 != 0 || rotary_dim > HEADS_LIMIT)
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL,

@@ -192,6 +192,31 @@ qlinear_conv_refusal (OwbPassContext *ctx, const OwbNode *conv)
   return NULL;
 }
 
+/* Replaces `node` by `nn` (its copy reading NHWC values): each output of nn becomes a fresh NHWC
+ * value, followed by an NCHW Transpose writing the node's original output, for the next push or
+ * cancel. nn keeps node's name. */
+static void
+replace_with_nhwc (OwbPassContext *ctx, OwbNode *node, OwbNode *nn)
+{
+  char *from_copy = g_strdup (owb_pass_label (node));
+  const char *from_name = from_copy;
+  int n = node->n_outputs;
+  char **ys = g_new0 (char *, n + 1);
+  for (int o = 0; o < n; o++)
+    {
+      ys[o] = g_strdup (node->outputs[o]);
+      g_free (nn->outputs[o]);
+      nn->outputs[o] = ys[o][0] ? nhwc_value_name (ctx, ys[o]) : g_strdup ("");
+    }
+  owb_pass_add_node (ctx, nn, &from_name, 1);
+  owb_pass_remove_node (ctx, node);
+  for (int o = 0; o < n; o++)
+    if (ys[o][0])
+      add_transpose (ctx, nn->outputs[o], ys[o], to_nchw_perm, from_copy);
+  g_strfreev (ys);
+  g_free (from_copy);
+}
+
 /* A QLinearConv -> NhwcQLinearConv reading x through an NHWC Transpose; its output goes back to
  * NCHW under its old name. W keeps its layout: the kernel packs it. */
 static void
@@ -267,17 +292,7 @@ convert_to_nhwc (OwbPassContext *ctx, OwbNode *node, const char *op_type, OwbTen
       g_free (nc->inputs[3]);
       nc->inputs[3] = z;
     }
-  char *out = g_strdup (node->outputs[0]);
-  g_free (nc->outputs[0]);
-  nc->outputs[0] = nhwc_value_name (ctx, out);
-  char *from_copy = g_strdup (from);
-  const char *from_name = from_copy;
-  owb_pass_add_node (ctx, nc, &from_name, 1);
-  const char *y = nc->outputs[0];
-  owb_pass_remove_node (ctx, node);
-  add_transpose (ctx, y, out, to_nchw_perm, from_copy);
-  g_free (out);
-  g_free (from_copy);
+  replace_with_nhwc (ctx, node, nc);
 }
 
 /* ---- ConvTranspose -> NhwcConvTranspose ---- */
@@ -537,7 +552,6 @@ try_push (OwbPassContext *ctx, OwbNode *node)
         return FALSE;
     }
 
-  const char *from = owb_pass_label (node);
   OwbNode *nn = owb_node_dup (node);
   owb_node_clear_claims (nn); /* nn keeps node's name */
   for (int i = 0; i < n_data; i++)
@@ -595,16 +609,7 @@ try_push (OwbPassContext *ctx, OwbNode *node)
       nn->attributes[a].i = 1;
   if (qgap && owb_node_get_int (nn, "channels_last", 0) == 0)
     owb_node_add_attribute (nn, "channels_last", OWB_ATTR_INT)->i = 1;
-  char *y = g_strdup (node->outputs[0]);
-  char *from_copy = g_strdup (from);
-  const char *from_name = from_copy;
-  g_free (nn->outputs[0]);
-  nn->outputs[0] = nhwc_value_name (ctx, y);
-  owb_pass_add_node (ctx, nn, &from_name, 1);
-  owb_pass_remove_node (ctx, node);
-  add_transpose (ctx, nn->outputs[0], y, to_nchw_perm, from_copy);
-  g_free (y);
-  g_free (from_copy);
+  replace_with_nhwc (ctx, node, nn);
   return TRUE;
 }
 
@@ -718,31 +723,6 @@ try_push_reduce (OwbPassContext *ctx, OwbNode *node)
 
 /* Where NCHW axis a is in NHWC. */
 static const int64_t nhwc_axis_of[4] = { 0, 3, 1, 2 };
-
-/* Replaces `node` by `nn` (its copy reading NHWC values): each output of nn becomes a fresh NHWC
- * value, followed by an NCHW Transpose writing the node's original output, for the next push or
- * cancel. nn keeps node's name. */
-static void
-replace_with_nhwc (OwbPassContext *ctx, OwbNode *node, OwbNode *nn)
-{
-  char *from_copy = g_strdup (owb_pass_label (node));
-  const char *from_name = from_copy;
-  int n = node->n_outputs;
-  char **ys = g_new0 (char *, n + 1);
-  for (int o = 0; o < n; o++)
-    {
-      ys[o] = g_strdup (node->outputs[o]);
-      g_free (nn->outputs[o]);
-      nn->outputs[o] = ys[o][0] ? nhwc_value_name (ctx, ys[o]) : g_strdup ("");
-    }
-  owb_pass_add_node (ctx, nn, &from_name, 1);
-  owb_pass_remove_node (ctx, node);
-  for (int o = 0; o < n; o++)
-    if (ys[o][0])
-      add_transpose (ctx, nn->outputs[o], ys[o], to_nchw_perm, from_copy);
-  g_strfreev (ys);
-  g_free (from_copy);
-}
 
 /* A Slice (opset 10 on: starts, ends, axes, steps are inputs) of a 4-D value with constant
  * parameters slices the NHWC value on the NHWC axes: *axes (when not NULL) gets them as a new

@@ -1007,13 +1007,12 @@ _owb_qgemm_lookup_rows (const uint8_t *table, uint8_t *c, int64_t ldc, int64_t r
       c[r * ldc + i] = table[c[r * ldc + i]];
 }
 
-/* What a run over columns [n0, n1) chooses and computes before its tiles: the microkernel, the
- * epilogue and the columns' zero-point terms (colterm_stack when they fit, else allocated: free it
- * with run_setup_done). */
+/* The microkernel, the epilogue and the columns' zero-point terms of a run over columns [n0, n1)
+ * (colterm_stack when they fit, else allocated). */
 static void
-run_setup (const OwbQgemmPacked *b, int32_t za, int64_t n0, int64_t n1, void *c, int64_t ldc,
-           const OwbQgemmEpilogue *ep, int32_t *colterm_stack, TileFunc *tile_out, EpilogueFunc *epilogue_out,
-           Run *run_out)
+run_choose (const OwbQgemmPacked *b, int32_t za, int64_t n0, int64_t n1, void *c, int64_t ldc,
+            const OwbQgemmEpilogue *ep, int32_t *colterm_stack, TileFunc *tile_out, EpilogueFunc *epilogue_out,
+            Run *run_out)
 {
   void (*tile) (int, int, const uint8_t *, int64_t, int64_t, const int8_t *, int64_t, int32_t *, gboolean)
     = tile_portable;
@@ -1060,26 +1059,62 @@ run_setup (const OwbQgemmPacked *b, int32_t za, int64_t n0, int64_t n1, void *c,
   *run_out = run;
 }
 
+/* What both entry points below set up before their tiles: run_choose's choices, and A's row sums
+ * when B has zero points (in rs_stack when they fit). Set up by run_setup, released by
+ * run_setup_done; not to be copied, since run.colterm may point into it. */
+typedef struct {
+  TileFunc tile;
+  EpilogueFunc epilogue;
+  Run run;
+  int32_t *rs; /* NULL unless B has zero points */
+  int32_t colterm_stack[512];
+  int32_t rs_stack[256];
+} Setup;
+
+/* Row sums of A over all depth, for B's zero points: row r's depth runs through the nseg segments
+ * seg[s] + r * seg_lda[s], seglen bytes each (a plain A is one segment). */
 static void
-run_setup_done (const Run *run, const int32_t *colterm_stack)
+a_row_sums (int64_t rows, int nseg, const uint8_t *const *seg, const int64_t *seg_lda, int64_t seglen, int32_t *rs)
 {
-  if (run->colterm != colterm_stack)
-    g_free ((int32_t *) run->colterm);
+  for (int64_t r = 0; r < rows; r++)
+    {
+      uint32_t sum = 0;
+      for (int s = 0; s < nseg; s++)
+        for (int64_t k = 0; k < seglen; k++)
+          sum += seg[s][r * seg_lda[s] + k];
+      rs[r] = (int32_t) sum;
+    }
 }
+
+/* FALSE, with nothing set up, when the run has no rows or no columns (*n1 clamped to B's N);
+ * rs_rows is how many row sums the caller needs at most. */
+static gboolean
+run_setup (Setup *st, const OwbQgemmPacked *b, int64_t rows, int64_t rs_rows, int32_t za, int64_t n0, int64_t *n1,
+           void *c, int64_t ldc, const OwbQgemmEpilogue *ep)
+{
+  *n1 = MIN (*n1, b->N);
+  if (rows <= 0 || *n1 <= n0)
+    return FALSE;
+  run_choose (b, za, n0, *n1, c, ldc, ep, st->colterm_stack, &st->tile, &st->epilogue, &st->run);
+  st->rs = !b->has_zb ? NULL : rs_rows <= 256 ? st->rs_stack : g_new (int32_t, rs_rows);
+  return TRUE;
+}
+
+static void
+run_setup_done (Setup *st)
+{
+  if (st->run.colterm != st->colterm_stack)
+    g_free ((int32_t *) st->run.colterm);
+  if (st->rs != st->rs_stack)
+    g_free (st->rs);
+}
+
 
 void
 _owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, int64_t lda, int32_t za, int64_t n0,
                        int64_t n1, void *c, int64_t ldc, const OwbQgemmEpilogue *ep)
 {
   g_return_if_fail (n0 % NR == 0 && ep);
-  n1 = MIN (n1, b->N);
-  if (rows <= 0 || n1 <= n0)
-    return;
-  TileFunc tile;
-  EpilogueFunc epilogue;
-  Run run;
-  int32_t colterm_stack[512];
-  run_setup (b, za, n0, n1, c, ldc, ep, colterm_stack, &tile, &epilogue, &run);
   const int64_t K = b->K, ps = b->K4 * 64;
   /* Rows in blocks whose A stays in L2; in a block, each 64-column tile of B stays in L1 (KC x 64
    * bytes at most: deeper products run in depth blocks, the tile's accumulators kept in `acc`
@@ -1088,31 +1123,26 @@ _owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, 
    * whole 32 x 32 blocks run on tiles and the edges on the vector kernels. */
   int64_t mc = MAX (MR, A_BLOCK_BYTES / MAX (b->K4 * 4, 1) / 32 * 32);
   mc = MIN (mc, rows);
+  Setup st;
+  if (!run_setup (&st, b, rows, mc, za, n0, &n1, c, ldc, ep))
+    return;
   int64_t nkb = MAX (1, (K + KC - 1) / KC), kc = MAX (4, ((K + nkb - 1) / nkb + 3) / 4 * 4);
   int32_t *acc = NULL;
   if (posix_memalign ((void **) &acc, 64, (size_t) (mc * NP * NR) * sizeof (int32_t)) != 0)
     g_error ("out of memory in the integer GEMM");
-  int32_t rs_stack[256];
-  int32_t *rs = !b->has_zb || mc <= 256 ? rs_stack : g_new (int32_t, mc);
-  Region g = { .run = run, .tile = tile, .epilogue = epilogue, .K = K, .ps = ps, .kc = kc, .lda = lda, .acc = acc,
-               .rs = b->has_zb ? rs : NULL };
+  Region g = { .run = st.run, .tile = st.tile, .epilogue = st.epilogue, .K = K, .ps = ps, .kc = kc, .lda = lda,
+               .acc = acc, .rs = st.rs };
   gboolean amx = FALSE;
 #ifdef HAVE_X86_VNNI
   amx = _owb_qgemm_uses_amx ();
-  g.fused_q8 = epilogue == epilogue_vnni_q8 && K > 0 && kc >= K;
+  g.fused_q8 = st.epilogue == epilogue_vnni_q8 && K > 0 && kc >= K;
 #endif
   for (int64_t mb0 = 0; mb0 < rows; mb0 += mc)
     {
       int64_t mrows = MIN (mc, rows - mb0);
       const uint8_t *ab = a + mb0 * lda;
-      if (b->has_zb)
-        for (int64_t r = 0; r < mrows; r++)
-          {
-            uint32_t sum = 0;
-            for (int64_t k = 0; k < K; k++)
-              sum += ab[r * lda + k];
-            rs[r] = (int32_t) sum;
-          }
+      if (st.rs)
+        a_row_sums (mrows, 1, &ab, &lda, K, st.rs);
       int64_t m32 = amx ? mrows / 32 * 32 : 0, c32 = amx && K > 0 ? (n1 - n0) / 32 * 32 : 0;
       if (m32 == 0 || c32 == 0)
         m32 = c32 = 0;
@@ -1125,9 +1155,7 @@ _owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, 
       strips_region (&g, ab, mb0, m32, mrows, n0, n1);
     }
   free (acc);
-  if (rs != rs_stack)
-    g_free (rs);
-  run_setup_done (&run, colterm_stack);
+  run_setup_done (&st);
 }
 
 void
@@ -1136,29 +1164,16 @@ _owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int nseg,
                                 int64_t ldc, const OwbQgemmEpilogue *ep)
 {
   g_return_if_fail (n0 % NR == 0 && ep && seglen % 4 == 0 && nseg * seglen == b->K);
-  n1 = MIN (n1, b->N);
-  if (rows <= 0 || n1 <= n0)
+  Setup st;
+  if (!run_setup (&st, b, rows, rows, za, n0, &n1, c, ldc, ep))
     return;
-  TileFunc tile;
-  EpilogueFunc epilogue;
-  Run run;
-  int32_t colterm_stack[512];
-  run_setup (b, za, n0, n1, c, ldc, ep, colterm_stack, &tile, &epilogue, &run);
+  const TileFunc tile = st.tile;
+  const EpilogueFunc epilogue = st.epilogue;
+  const Run *run = &st.run;
+  int32_t *rs = st.rs;
   const int64_t ps = b->K4 * 64;
-  int32_t rs_stack[256];
-  int32_t *rs = NULL;
-  if (b->has_zb)
-    {
-      rs = rows <= 256 ? rs_stack : g_new (int32_t, rows);
-      for (int64_t r = 0; r < rows; r++)
-        {
-          uint32_t sum = 0;
-          for (int s = 0; s < nseg; s++)
-            for (int64_t k = 0; k < seglen; k++)
-              sum += seg[s][r * seg_lda[s] + k];
-          rs[r] = (int32_t) sum;
-        }
-    }
+  if (rs)
+    a_row_sums (rows, nseg, seg, seg_lda, seglen, rs);
   /* Depth in pieces of at most SEG_KC, each within one segment: while strip after strip reads a
    * piece, its part of B's 64-column tile (SEG_KC x 64 bytes) stays in L1, where a whole tile of
    * a deep product (K 1152: 72 KiB) would not. The strips' accumulators wait between pieces in
@@ -1194,8 +1209,8 @@ _owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int nseg,
               int mr = (int) (strip_rows + (si < taller));
               for (int s = 0; s < nseg; s++)
                 tile (mr, P, seg[s] + r0 * seg_lda[s], seg_lda[s], seglen, bt + s * seglen / 4 * 64, ps, acc, s > 0);
-              epilogue (&run, mr, r0, j0, (int) w, acc, rs ? rs + r0 : NULL);
-              lag_push (&lag, &run, mr, r0, j0, (int) w);
+              epilogue (run, mr, r0, j0, (int) w, acc, rs ? rs + r0 : NULL);
+              lag_push (&lag, run, mr, r0, j0, (int) w);
             }
           continue;
         }
@@ -1219,17 +1234,15 @@ _owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int nseg,
             {
               int64_t r0 = si * strip_rows + MIN (si, taller);
               int mr = (int) (strip_rows + (si < taller));
-              epilogue (&run, mr, r0, j0, (int) w, acc + (si - sg) * MR * NP * NR, rs ? rs + r0 : NULL);
-              lag_push (&lag, &run, mr, r0, j0, (int) w);
+              epilogue (run, mr, r0, j0, (int) w, acc + (si - sg) * MR * NP * NR, rs ? rs + r0 : NULL);
+              lag_push (&lag, run, mr, r0, j0, (int) w);
             }
         }
     }
-  lag_flush (&lag, &run);
+  lag_flush (&lag, run);
   if (acc != acc_one)
     free (acc);
-  if (rs && rs != rs_stack)
-    g_free (rs);
-  run_setup_done (&run, colterm_stack);
+  run_setup_done (&st);
 }
 
 typedef struct {

@@ -12,6 +12,10 @@
 #define HAVE_X86_AVX512 1
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define AVX512 __attribute__ ((target ("avx512f,avx512vl,avx512bw,avx512dq")))
+/* The vector loops start on a 64-byte line: the dequantizing loop (about 110 bytes) ran 1.25x slower
+ * on a Zen 4 when it began 16 bytes into a line and so spanned three, which any change elsewhere in
+ * the library could bring about by moving this code. */
+#define LOOPS_ON_LINES __attribute__ ((optimize ("align-loops=64")))
 #endif
 
 #define CHUNK 4096
@@ -53,7 +57,7 @@ dequantize_portable (const Job *j, int64_t begin, int64_t end)
 }
 
 #ifdef HAVE_X86_AVX512
-static AVX512 void
+static AVX512 LOOPS_ON_LINES void
 quantize_avx512 (const Job *j, int64_t begin, int64_t end)
 {
   const float *x = j->x;
@@ -72,7 +76,7 @@ quantize_avx512 (const Job *j, int64_t begin, int64_t end)
     }
 }
 
-static AVX512 void
+static AVX512 LOOPS_ON_LINES void
 dequantize_avx512 (const Job *j, int64_t begin, int64_t end)
 {
   float *y = j->y;
@@ -91,35 +95,29 @@ dequantize_avx512 (const Job *j, int64_t begin, int64_t end)
 }
 #endif
 
-static void
-quantize_chunks (int64_t begin, int64_t end, gpointer data)
-{
-  const Job *j = data;
-  int64_t b = begin * CHUNK, e = MIN (end * CHUNK, j->n);
+/* NAME_chunks: chunks [begin, end) of CHUNK elements through NAME_avx512 where the CPU has it, else
+ * NAME_portable: one definition for both directions, each with direct calls. */
 #ifdef HAVE_X86_AVX512
-  if (_owb_cpu_has_avx512 ())
-    {
-      quantize_avx512 (j, b, e);
-      return;
+#define CHUNKS_AVX512(NAME)                                                                             \
+  if (_owb_cpu_has_avx512 ())                                                                           \
+    {                                                                                                   \
+      NAME##_avx512 (j, b, e);                                                                          \
+      return;                                                                                           \
     }
+#else
+#define CHUNKS_AVX512(NAME)
 #endif
-  quantize_portable (j, b, e);
-}
+#define DEFINE_CHUNKS(NAME)                                                                             \
+  static void NAME##_chunks (int64_t begin, int64_t end, gpointer data)                                 \
+  {                                                                                                     \
+    const Job *j = data;                                                                                \
+    int64_t b = begin * CHUNK, e = MIN (end * CHUNK, j->n);                                             \
+    CHUNKS_AVX512 (NAME)                                                                                \
+    NAME##_portable (j, b, e);                                                                          \
+  }
 
-static void
-dequantize_chunks (int64_t begin, int64_t end, gpointer data)
-{
-  const Job *j = data;
-  int64_t b = begin * CHUNK, e = MIN (end * CHUNK, j->n);
-#ifdef HAVE_X86_AVX512
-  if (_owb_cpu_has_avx512 ())
-    {
-      dequantize_avx512 (j, b, e);
-      return;
-    }
-#endif
-  dequantize_portable (j, b, e);
-}
+DEFINE_CHUNKS (quantize)
+DEFINE_CHUNKS (dequantize)
 
 static gboolean
 is_8bit (OwbDataType t)
@@ -140,41 +138,36 @@ per_tensor (OwbKernelContext *ctx, OwbDataType qtype, float *scale, int32_t *zp)
   return TRUE;
 }
 
-gboolean
-_owb_cpu_quantize_linear_fast (OwbKernelContext *ctx)
+/* QuantizeLinear (float32 X to 8-bit Y) or DequantizeLinear (8-bit X to float32 Y) when they take
+ * this path: per tensor, not blocked, no other precision. */
+static gboolean
+run_fast (OwbKernelContext *ctx, gboolean quantize)
 {
   const OwbTensor *x = ctx->inputs[0];
   OwbTensor *y = ctx->n_outputs > 0 ? ctx->outputs[0] : NULL;
-  Job j;
-  if (!x || !y || x->dtype != OWB_TYPE_FLOAT || !is_8bit (y->dtype) || y->nelems != x->nelems
-      || (ctx->opset >= 21 && owb_node_get_int (ctx->node, "block_size", 0) != 0)
-      || (ctx->opset >= 23 && owb_node_get_int (ctx->node, "precision", 0) != 0)
-      || !per_tensor (ctx, y->dtype, &j.scale, &j.zp))
+  if (!x || !y || y->nelems != x->nelems)
     return FALSE;
-  j.x = x->data;
-  j.y = y->data;
-  j.n = x->nelems;
-  j.is_signed = y->dtype == OWB_TYPE_INT8;
-  owb_parallel_for (ctx->pool, (j.n + CHUNK - 1) / CHUNK, 4, quantize_chunks, &j);
+  const OwbTensor *real = quantize ? x : y, *q = quantize ? y : x;
+  Job j = { .x = x->data, .y = y->data, .n = x->nelems, .is_signed = q->dtype == OWB_TYPE_INT8 };
+  if (real->dtype != OWB_TYPE_FLOAT || !is_8bit (q->dtype)
+      || (ctx->opset >= 21 && owb_node_get_int (ctx->node, "block_size", 0) != 0)
+      || (quantize && ctx->opset >= 23 && owb_node_get_int (ctx->node, "precision", 0) != 0)
+      || !per_tensor (ctx, q->dtype, &j.scale, &j.zp))
+    return FALSE;
+  owb_parallel_for (ctx->pool, (j.n + CHUNK - 1) / CHUNK, 4, quantize ? quantize_chunks : dequantize_chunks, &j);
   return TRUE;
+}
+
+gboolean
+_owb_cpu_quantize_linear_fast (OwbKernelContext *ctx)
+{
+  return run_fast (ctx, TRUE);
 }
 
 gboolean
 _owb_cpu_dequantize_linear_fast (OwbKernelContext *ctx)
 {
-  const OwbTensor *x = ctx->inputs[0];
-  OwbTensor *y = ctx->n_outputs > 0 ? ctx->outputs[0] : NULL;
-  Job j;
-  if (!x || !y || !is_8bit (x->dtype) || y->dtype != OWB_TYPE_FLOAT || y->nelems != x->nelems
-      || (ctx->opset >= 21 && owb_node_get_int (ctx->node, "block_size", 0) != 0)
-      || !per_tensor (ctx, x->dtype, &j.scale, &j.zp))
-    return FALSE;
-  j.x = x->data;
-  j.y = y->data;
-  j.n = x->nelems;
-  j.is_signed = x->dtype == OWB_TYPE_INT8;
-  owb_parallel_for (ctx->pool, (j.n + CHUNK - 1) / CHUNK, 4, dequantize_chunks, &j);
-  return TRUE;
+  return run_fast (ctx, FALSE);
 }
 
 /* ---- DynamicQuantizeLinear's two passes ---- */
@@ -262,7 +255,7 @@ _owb_cpu_float_range (OwbThreadPool *pool, const float *x, int64_t n, float *lo,
 void
 _owb_cpu_quantize_u8 (OwbThreadPool *pool, const float *x, uint8_t *y, int64_t n, float scale, int32_t zp)
 {
-  Job j = { x, y, n, scale, zp, FALSE };
+  Job j = { .x = x, .y = y, .n = n, .scale = scale, .zp = zp, .is_signed = FALSE };
   owb_parallel_for (pool, (n + CHUNK - 1) / CHUNK, 4, quantize_chunks, &j);
 }
 

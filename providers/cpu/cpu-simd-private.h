@@ -17,16 +17,43 @@ typedef int32_t vi __attribute__ ((vector_size (32)));
 #define SIMD_CLONES
 #endif
 
-static inline vf
-vload (const float *p)
+/* Unaligned loads and stores of a vector type V of floats: memcpy compiles to one move. */
+#define OWB_DEFINE_VEC_IO(V, LOAD, STORE)                                                               \
+  static inline V LOAD (const float *p)                                                                 \
+  {                                                                                                     \
+    V v;                                                                                                \
+    memcpy (&v, p, sizeof v);                                                                           \
+    return v;                                                                                           \
+  }                                                                                                     \
+  static inline void STORE (float *p, V v)                                                              \
+  {                                                                                                     \
+    memcpy (p, &v, sizeof v);                                                                           \
+  }
+
+OWB_DEFINE_VEC_IO (vf, vload, vstore)
+
+/* 16-byte vectors (native on SSE2 and NEON) for the loops that need a remainder, which -O2 does not
+ * vectorize: norm.c's row helpers and reduce.c's float runs. */
+typedef float v4f __attribute__ ((vector_size (16)));
+typedef int32_t v4i __attribute__ ((vector_size (16)));
+
+OWB_DEFINE_VEC_IO (v4f, load4, store4)
+
+static inline v4f
+splat4 (float f)
 {
-  vf v;
-  memcpy (&v, p, sizeof v);
-  return v;
+  return (v4f) { f, f, f, f };
 }
 
-static inline void
-vstore (float *p, vf v)
+/* mask lanes (-1 / 0, as comparisons give) pick a, the others b. */
+static inline v4f
+select4 (v4i mask, v4f a, v4f b)
 {
-  memcpy (p, &v, sizeof v);
+  return (v4f) ((mask & (v4i) a) | (~mask & (v4i) b));
+}
+
+static inline float
+hsum4 (v4f v)
+{
+  return (v[0] + v[1]) + (v[2] + v[3]);
 }

@@ -262,6 +262,67 @@ test_data_propagation_expand_pattern (void)
   assert_type (m, "e", "float32[1,3,4]");
 }
 
+/* The channels-last pools of the engine's domain infer through the ONNX pool schemas with their own
+ * nodes: NhwcMaxPool takes MaxPool's rules (8-bit inputs, dilations), NhwcAveragePool
+ * AveragePool's, whatever the node's op_type says. */
+static void
+test_nhwc_pool_through_onnx_schema (void)
+{
+  g_autoptr (OwbModel) m = tu_model_new (22);
+  owb_model_set_opset (m, "ai.onnx.workbench", 1);
+  tu_add_value (m->graph->inputs, "x", OWB_TYPE_UINT8, 4, (int64_t[]){ 1, 9, 9, 4 }, NULL);
+  tu_add_value (m->graph->inputs, "f", OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 9, 9, 4 }, NULL);
+  OwbNode *mp = tu_node (m->graph, "NhwcMaxPool", "mp", "x", "y");
+  OwbNode *ap = tu_node (m->graph, "NhwcAveragePool", "ap", "f", "z");
+  for (OwbNode **n = (OwbNode *[]){ mp, ap, NULL }; *n; n++)
+    {
+      g_free ((*n)->domain);
+      (*n)->domain = g_strdup ("ai.onnx.workbench");
+      tu_set_ints (*n, "kernel_shape", 2, (int64_t[]){ 3, 3 });
+      tu_set_ints (*n, "strides", 2, (int64_t[]){ 2, 2 });
+      tu_set_ints (*n, "dilations", 2, (int64_t[]){ 2, 2 });
+    }
+  tu_add_value (m->graph->outputs, "y", OWB_TYPE_UINT8, 4, (int64_t[]){ -1, -1, -1, -1 }, NULL);
+  tu_add_value (m->graph->outputs, "z", OWB_TYPE_FLOAT, 4, (int64_t[]){ -1, -1, -1, -1 }, NULL);
+  GError *error = NULL;
+  g_assert_true (owb_model_infer_shapes (m, &error));
+  g_assert_no_error (error);
+  /* (9 - (3 - 1) * 2 - 1) / 2 + 1 = 3 with the dilations both pool versions have */
+  assert_type (m, "y", "uint8[1,3,3,4]");
+  assert_type (m, "z", "float32[1,3,3,4]");
+}
+
+/* A flag attribute out of {0, 1} is refused with its name and value, whichever op reads it. */
+static void
+test_flag_attributes (void)
+{
+  static const struct {
+    const char *op, *inputs, *attr;
+    int64_t value;
+    const char *message;
+  } cases[] = {
+    { "Mod", "a,b", "fmod", 2, "fmod must be 0 or 1, not 2" },
+    { "IsInf", "a", "detect_positive", 3, "detect_positive must be 0 or 1, not 3" },
+    { "IsInf", "a", "detect_negative", -1, "detect_negative must be 0 or 1, not -1" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr (OwbModel) m = tu_model_new (13);
+      tu_add_value (m->graph->inputs, "a", OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, NULL);
+      tu_add_value (m->graph->inputs, "b", OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, NULL);
+      OwbNode *n = tu_node (m->graph, cases[i].op, "flagged", cases[i].inputs, "y");
+      tu_set_int (n, cases[i].attr, cases[i].value);
+      tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+      ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+      GError *error = NULL;
+      g_assert_false (owb_model_infer_shapes (m, &error));
+      g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL);
+      g_assert_nonnull (strstr (error->message, "flagged"));
+      g_assert_nonnull (strstr (error->message, cases[i].message));
+      g_error_free (error);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -269,6 +330,8 @@ main (int argc, char **argv)
   g_test_add_func ("/infer/symbolic-broadcast", test_symbolic_broadcast);
   g_test_add_func ("/infer/broadcast-mismatch", test_broadcast_mismatch);
   g_test_add_func ("/infer/constant-reshape", test_constant_reshape);
+  g_test_add_func ("/infer/nhwc-pool-through-onnx-schema", test_nhwc_pool_through_onnx_schema);
+  g_test_add_func ("/infer/flag-attributes", test_flag_attributes);
   g_test_add_func ("/infer/unknown-op", test_unknown_op_leaves_unknown);
   g_test_add_func ("/infer/data-propagation/concrete", test_data_propagation_concrete);
   g_test_add_func ("/infer/data-propagation/symbolic", test_data_propagation_symbolic);

@@ -2,6 +2,7 @@
 #include "../cpu-kernels-private.h"
 #include "../cpu-random-private.h"
 #include "../cpu-simd-private.h"
+#include "../../engine/ops/owb-norm-private.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -46,47 +47,10 @@ store_double (OwbTensor *t, int64_t i, double v)
 
 /* ---- row helpers ------------------------------------------------------------------------------ */
 
-/* The build's -O2 does not vectorize loops that need a remainder, so float rows are processed with
- * 128-bit GCC/Clang vector extensions (native on SSE2 and NEON), 8 floats per step for instruction
- * parallelism, with a scalar tail. double and the integer types use plain loops. */
-typedef float v4f __attribute__ ((vector_size (16)));
-typedef int32_t v4i __attribute__ ((vector_size (16)));
-
-/* On x86-64 the hot float loops also get an AVX2/FMA build (SIMD_CLONES, cpu-simd-private.h),
- * chosen at load time: about twice as fast for exp. */
-
-static inline v4f
-load4 (const float *p)
-{
-  v4f v;
-  memcpy (&v, p, sizeof v);
-  return v;
-}
-
-static inline void
-store4 (float *p, v4f v)
-{
-  memcpy (p, &v, sizeof v);
-}
-
-static inline v4f
-splat4 (float f)
-{
-  return (v4f) { f, f, f, f };
-}
-
-/* mask lanes (-1 / 0, as comparisons give) pick a, the others b. */
-static inline v4f
-select4 (v4i mask, v4f a, v4f b)
-{
-  return (v4f) ((mask & (v4i) a) | (~mask & (v4i) b));
-}
-
-static inline float
-hsum4 (v4f v)
-{
-  return (v[0] + v[1]) + (v[2] + v[3]);
-}
+/* Float rows are processed with the 16-byte vectors of cpu-simd-private.h, 8 floats per step for
+ * instruction parallelism, with a scalar tail. double and the integer types use plain loops. On
+ * x86-64 the hot float loops also get an AVX2/FMA build (SIMD_CLONES), chosen at load time: about
+ * twice as fast for exp. */
 
 /* e^x on 4 lanes: Cephes' expf (range reduction by ln 2, degree-5 polynomial, about 1.3 ulp), with
  * the 2^n scaling done on the exponent bits. Inputs below -87.3 give 0; above 88 are clamped. */
@@ -396,14 +360,13 @@ OWB_CPU_FOR_FLOATS (DEFINE_ROW_MUL_ADD)
 
 /* ---- pooling ---------------------------------------------------------------------------------- */
 
-typedef enum { POOL_MAX, POOL_AVERAGE, POOL_LP } PoolKind;
 typedef enum { AUTO_PAD_NOTSET, AUTO_PAD_SAME_UPPER, AUTO_PAD_SAME_LOWER, AUTO_PAD_VALID } AutoPad;
 
 /* The kernel walks 3 spatial axes; 1D and 2D pools get leading axes of length 1. */
 #define POOL_AXES 3
 
 typedef struct {
-  PoolKind kind;
+  OwbPoolKind kind;
   int n;
   int64_t kernel[POOL_AXES], strides[POOL_AXES], dilations[POOL_AXES], pads[2 * POOL_AXES];
   AutoPad auto_pad;
@@ -440,7 +403,7 @@ read_ints (const OwbNode *node, const char *name, int n, int64_t lo, int64_t fil
 }
 
 static gboolean
-pool_prepare (const OwbNode *node, int opset, PoolKind kind, void **state, GError **error)
+pool_prepare (const OwbNode *node, int opset, OwbPoolKind kind, void **state, GError **error)
 {
   g_autofree PoolParams *pp = g_new0 (PoolParams, 1);
   pp->kind = kind;
@@ -458,8 +421,7 @@ pool_prepare (const OwbNode *node, int opset, PoolKind kind, void **state, GErro
       return FALSE;
     }
   pp->n = len;
-  gboolean has_dilations = (kind == POOL_MAX && opset >= 10) || (kind == POOL_AVERAGE && opset >= 19)
-                           || (kind == POOL_LP && opset >= 18);
+  gboolean has_dilations = _owb_pool_has_dilations (kind, opset);
   if (!read_ints (node, "kernel_shape", len, 1, 1, pp->kernel, error)
       || !read_ints (node, "strides", len, 1, 1, pp->strides, error)
       || !read_ints (node, "pads", 2 * len, 0, 0, pp->pads, error))
@@ -484,9 +446,9 @@ pool_prepare (const OwbNode *node, int opset, PoolKind kind, void **state, GErro
       _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "unknown auto_pad value '%s'", auto_pad);
       return FALSE;
     }
-  pp->count_include_pad = kind == POOL_AVERAGE && opset >= 7 && owb_node_get_int (node, "count_include_pad", 0) != 0;
+  pp->count_include_pad = kind == OWB_POOL_AVERAGE && opset >= 7 && owb_node_get_int (node, "count_include_pad", 0) != 0;
   pp->storage_order = 0;
-  if (kind == POOL_MAX && opset >= 8 && !owb_node_get_int32 (node, "storage_order", 0, 0, 1, &pp->storage_order, error))
+  if (kind == OWB_POOL_MAX && opset >= 8 && !owb_node_get_int32 (node, "storage_order", 0, 0, 1, &pp->storage_order, error))
     return FALSE;
   if (pp->storage_order != 0 && pp->storage_order != 1)
     {
@@ -494,7 +456,7 @@ pool_prepare (const OwbNode *node, int opset, PoolKind kind, void **state, GErro
       return FALSE;
     }
   pp->p = opset < 2 ? owb_node_get_float (node, "p", 2.0f) : (double) owb_node_get_int (node, "p", 2);
-  if (kind == POOL_LP && (!(pp->p > 0) || !isfinite (pp->p)))
+  if (kind == OWB_POOL_LP && (!(pp->p > 0) || !isfinite (pp->p)))
     {
       _owb_cpu_node_error (node, error, OWB_ERROR_INVALID_MODEL, "p must be positive, not %g", pp->p);
       return FALSE;
@@ -507,21 +469,21 @@ static gboolean
 max_pool_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
                   GError **error)
 {
-  return pool_prepare (node, opset, POOL_MAX, state, error);
+  return pool_prepare (node, opset, OWB_POOL_MAX, state, error);
 }
 
 static gboolean
 average_pool_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
                       GError **error)
 {
-  return pool_prepare (node, opset, POOL_AVERAGE, state, error);
+  return pool_prepare (node, opset, OWB_POOL_AVERAGE, state, error);
 }
 
 static gboolean
 lp_pool_prepare (const OwbNode *node, int opset, const OwbValueType *const *input_types, void **state,
                  GError **error)
 {
-  return pool_prepare (node, opset, POOL_LP, state, error);
+  return pool_prepare (node, opset, OWB_POOL_LP, state, error);
 }
 
 /* Geometry of one run. For each axis and output position, geom holds 4 numbers: the first and
@@ -752,7 +714,7 @@ pool_compute (OwbKernelContext *ctx, GError **error)
   const OwbTensor *x = ctx->inputs[0];
   OwbTensor *y = ctx->outputs[0];
   /* An Indices output nobody reads (named "") is not worth the slower tracking loop. */
-  OwbTensor *indices = pp->kind == POOL_MAX && has_output (ctx, 1)
+  OwbTensor *indices = pp->kind == OWB_POOL_MAX && has_output (ctx, 1)
                                && (!ctx->output_wanted || ctx->output_wanted[1])
                            ? ctx->outputs[1]
                            : NULL;
@@ -839,7 +801,7 @@ pool_compute (OwbKernelContext *ctx, GError **error)
   OwbParallelFunc fn = NULL;
   switch (pp->kind)
     {
-    case POOL_MAX:
+    case OWB_POOL_MAX:
       if (indices)
         fn = x->dtype == OWB_TYPE_FLOAT    ? max_pool_FLOAT
              : x->dtype == OWB_TYPE_DOUBLE ? max_pool_DOUBLE
@@ -853,10 +815,10 @@ pool_compute (OwbKernelContext *ctx, GError **error)
              : x->dtype == OWB_TYPE_UINT8  ? max_rows_UINT8
                                            : NULL;
       break;
-    case POOL_AVERAGE:
+    case OWB_POOL_AVERAGE:
       fn = x->dtype == OWB_TYPE_FLOAT ? average_rows_FLOAT : x->dtype == OWB_TYPE_DOUBLE ? average_rows_DOUBLE : NULL;
       break;
-    case POOL_LP:
+    case OWB_POOL_LP:
       fn = x->dtype == OWB_TYPE_FLOAT ? lp_pool_FLOAT : x->dtype == OWB_TYPE_DOUBLE ? lp_pool_DOUBLE : NULL;
       break;
     }
@@ -1334,13 +1296,7 @@ mean_variance_normalization_compute (OwbKernelContext *ctx, GError **error)
 {
   const OwbTensor *x = ctx->inputs[0];
   int n = 0;
-  const int64_t *axes = owb_node_get_ints (ctx->node, "axes", &n);
-  static const int64_t default_axes[] = { 0, 2, 3 };
-  if (!axes)
-    {
-      axes = default_axes;
-      n = 3;
-    }
+  const int64_t *axes = _owb_mvn_axes (ctx->node, &n);
   gboolean reduced[OWB_MAX_RANK] = { FALSE };
   for (int i = 0; i < n; i++)
     {

@@ -465,17 +465,14 @@ run_chunks_take_params (OwbKernelContext *ctx, const OwbTensor *x, OwbParallelFu
   return TRUE;
 }
 
+/* QuantizeLinear past the fast path, its inputs unpacked by quant_linear_compute. */
 static gboolean
-compute_quantize_linear (OwbKernelContext *ctx, GError **error)
+quantize_run (OwbKernelContext *ctx, const QuantLayout *layout, const OwbTensor *scale, const OwbTensor *zp,
+              GError **error)
 {
-  /* per tensor, float32 to 8 bits: cpu-quantize-fast.c */
-  if (_owb_cpu_quantize_linear_fast (ctx))
-    return TRUE;
-  const OwbTensor *x = ctx->inputs[0], *scale, *zp;
+  const OwbTensor *x = ctx->inputs[0];
   OwbTensor *y = ctx->outputs[0];
-  QuantizeJob j = { .x = x, .y = y };
-  if (!quant_inputs (ctx, TRUE, &scale, &zp, &j.layout, error))
-    return FALSE;
+  QuantizeJob j = { .layout = *layout, .x = x, .y = y };
   j.is_int = int_range (y->dtype, &j.lo, &j.hi);
   if (!j.is_int && !minifloat_of (y->dtype))
     {
@@ -531,17 +528,14 @@ dequantize_range (int64_t begin, int64_t end, gpointer data)
     }
 }
 
+/* DequantizeLinear past the fast path, its inputs unpacked by quant_linear_compute. */
 static gboolean
-compute_dequantize_linear (OwbKernelContext *ctx, GError **error)
+dequantize_run (OwbKernelContext *ctx, const QuantLayout *layout, const OwbTensor *scale, const OwbTensor *zp,
+                GError **error)
 {
-  /* per tensor, 8 bits to float32: cpu-quantize-fast.c */
-  if (_owb_cpu_dequantize_linear_fast (ctx))
-    return TRUE;
-  const OwbTensor *x = ctx->inputs[0], *scale, *zp;
+  const OwbTensor *x = ctx->inputs[0];
   OwbTensor *y = ctx->outputs[0];
-  DequantizeJob j = { .x = x, .y = y };
-  if (!quant_inputs (ctx, FALSE, &scale, &zp, &j.layout, error))
-    return FALSE;
+  DequantizeJob j = { .layout = *layout, .x = x, .y = y };
   if (y->dtype != OWB_TYPE_FLOAT && y->dtype != OWB_TYPE_FLOAT16 && y->dtype != OWB_TYPE_BFLOAT16
       && y->dtype != OWB_TYPE_DOUBLE)
     {
@@ -552,6 +546,33 @@ compute_dequantize_linear (OwbKernelContext *ctx, GError **error)
   j.scale = s;
   j.zp = z;
   return run_chunks_take_params (ctx, x, dequantize_range, &j, s, z);
+}
+
+typedef gboolean (*QuantRunFunc) (OwbKernelContext *ctx, const QuantLayout *layout, const OwbTensor *scale,
+                                  const OwbTensor *zp, GError **error);
+
+/* QuantizeLinear and DequantizeLinear: per tensor between float32 and 8 bits, cpu-quantize-fast.c;
+ * else the scale and zero point unpacked and checked by quant_inputs, and `run` for the rest. */
+static gboolean
+quant_linear_compute (OwbKernelContext *ctx, gboolean quantize, QuantRunFunc run, GError **error)
+{
+  if (quantize ? _owb_cpu_quantize_linear_fast (ctx) : _owb_cpu_dequantize_linear_fast (ctx))
+    return TRUE;
+  const OwbTensor *scale, *zp;
+  QuantLayout layout;
+  return quant_inputs (ctx, quantize, &scale, &zp, &layout, error) && run (ctx, &layout, scale, zp, error);
+}
+
+static gboolean
+compute_quantize_linear (OwbKernelContext *ctx, GError **error)
+{
+  return quant_linear_compute (ctx, TRUE, quantize_run, error);
+}
+
+static gboolean
+compute_dequantize_linear (OwbKernelContext *ctx, GError **error)
+{
+  return quant_linear_compute (ctx, FALSE, dequantize_run, error);
 }
 
 /* ---- DynamicQuantizeLinear ---- */

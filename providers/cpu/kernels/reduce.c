@@ -2,6 +2,7 @@
  * resampling ops Resize and Upsample are in resize.c. */
 #include "../cpu-kernels-private.h"
 #include "numeric-private.h"
+#include "../cpu-simd-private.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -388,25 +389,8 @@ typedef struct {
   }
 OWB_CPU_FOR_NUMERIC (DEFINE_FINISH)
 
-/* float runs reduced with explicit 4-lane vectors (two of them, for latency): strict IEEE
- * order forbids the compiler from vectorising a scalar sum itself. */
-typedef float v4f __attribute__ ((vector_size (16)));
-typedef int32_t v4i __attribute__ ((vector_size (16)));
-
-static inline v4f
-v4f_load (const float *p)
-{
-  v4f v;
-  memcpy (&v, p, sizeof (v));
-  return v;
-}
-
-static inline v4f
-v4f_select (v4i mask, v4f a, v4f b)
-{
-  return (v4f) ((mask & (v4i) a) | (~mask & (v4i) b));
-}
-
+/* float runs reduced with explicit 4-lane vectors (cpu-simd-private.h; two of them, for latency):
+ * strict IEEE order forbids the compiler from vectorising a scalar sum itself. */
 static void
 reduce_float_runs (const ReduceJob *job, int64_t begin, int64_t end)
 {
@@ -429,8 +413,8 @@ reduce_float_runs (const ReduceJob *job, int64_t begin, int64_t end)
       case RED_L1: {
         const v4i abs_mask = { 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff };
         for (; j + 8 <= len; j += 8) {
-          a0 += (v4f) ((v4i) v4f_load (q + j) & abs_mask);
-          a1 += (v4f) ((v4i) v4f_load (q + j + 4) & abs_mask);
+          a0 += (v4f) ((v4i) load4 (q + j) & abs_mask);
+          a1 += (v4f) ((v4i) load4 (q + j + 4) & abs_mask);
         }
         for (; j < len; j++)
           tail += fabsf (q[j]);
@@ -439,7 +423,7 @@ reduce_float_runs (const ReduceJob *job, int64_t begin, int64_t end)
       case RED_L2:
       case RED_SUM_SQUARE:
         for (; j + 8 <= len; j += 8) {
-          v4f v0 = v4f_load (q + j), v1 = v4f_load (q + j + 4);
+          v4f v0 = load4 (q + j), v1 = load4 (q + j + 4);
           a0 += v0 * v0;
           a1 += v1 * v1;
         }
@@ -449,11 +433,11 @@ reduce_float_runs (const ReduceJob *job, int64_t begin, int64_t end)
       case RED_MAX:
       case RED_MIN:
         for (; j + 8 <= len; j += 8) {
-          v4f v0 = v4f_load (q + j), v1 = v4f_load (q + j + 4);
+          v4f v0 = load4 (q + j), v1 = load4 (q + j + 4);
           v4i m0 = (is_max ? (v0 > a0) : (v0 < a0)) | (v0 != v0);
           v4i m1 = (is_max ? (v1 > a1) : (v1 < a1)) | (v1 != v1);
-          a0 = v4f_select (m0, v0, a0);
-          a1 = v4f_select (m1, v1, a1);
+          a0 = select4 (m0, v0, a0);
+          a1 = select4 (m1, v1, a1);
         }
         for (; j < len; j++) {
           if (is_max)
@@ -464,8 +448,8 @@ reduce_float_runs (const ReduceJob *job, int64_t begin, int64_t end)
         break;
       default:
         for (; j + 8 <= len; j += 8) {
-          a0 += v4f_load (q + j);
-          a1 += v4f_load (q + j + 4);
+          a0 += load4 (q + j);
+          a1 += load4 (q + j + 4);
         }
         for (; j < len; j++)
           tail += q[j];
@@ -697,11 +681,11 @@ arg_float_row (const float *q, int64_t n, gboolean is_max, gboolean last)
   float m = q[0];
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {
-    v4f v0 = v4f_load (q + j), v1 = v4f_load (q + j + 4);
+    v4f v0 = load4 (q + j), v1 = load4 (q + j + 4);
     v4i m0 = (is_max ? (v0 > a0) : (v0 < a0)) | (v0 != v0);
     v4i m1 = (is_max ? (v1 > a1) : (v1 < a1)) | (v1 != v1);
-    a0 = v4f_select (m0, v0, a0);
-    a1 = v4f_select (m1, v1, a1);
+    a0 = select4 (m0, v0, a0);
+    a1 = select4 (m1, v1, a1);
   }
   for (int l = 0; l < 4; l++) {
     if (is_max) {
