@@ -166,10 +166,9 @@ _owb_onnx_check_wire (const ProtobufCMessageDescriptor *descriptor, const guint8
 /* Payloads are copied in chunks of this size, releasing the file's pages after each, so that
  * the mapped pages never pile up while copying a large tensor. */
 #define PAYLOAD_CHUNK ((gsize) 16 << 20)
-/* Tensors at least this large are filled through transparent huge pages where the system allows
- * them on request: far fewer page faults (a 150 MB tensor loads about twice as fast). */
-#define HUGE_PAGE_MIN ((gsize) 4 << 20)
-#define HUGE_PAGE_SIZE ((gsize) 2 << 20)
+/* Tensors are not asked for transparent huge pages (MADV_HUGEPAGE): with the kernel's usual
+ * defrag=madvise, a fault in such memory may compact memory synchronously to find a huge page.
+ * alexnet's 233 MB then loaded in 70 ms to 2.6 s, without it in 158-221 ms (alternated runs). */
 
 /* Field numbers: ModelProto.graph, GraphProto.initializer, TensorProto.raw_data. */
 enum { FIELD_MODEL_GRAPH = 7, FIELD_GRAPH_INITIALIZER = 5, FIELD_TENSOR_RAW_DATA = 9 };
@@ -178,6 +177,7 @@ enum { FIELD_MODEL_GRAPH = 7, FIELD_GRAPH_INITIALIZER = 5, FIELD_TENSOR_RAW_DATA
 typedef struct {
   gsize offset;
   gsize length;
+  gsize unread; /* where its hole starts (see Filler), length when it has none */
 } Payload;
 
 /* One field as found on the wire: from its key (start) to the next field (next); value and len
@@ -329,7 +329,7 @@ skeleton_tensor (const guint8 *base, const guint8 *p, const guint8 *end, Out *ou
           if (f.len >= SKELETON_MIN_PAYLOAD)
             {
               payload->offset = (gsize) (f.value - base);
-              payload->length = f.len;
+              payload->length = payload->unread = f.len;
               n += emit_header (out, f.number, 0);
               p = f.next;
               continue;
@@ -453,6 +453,142 @@ build_skeleton (const guint8 *data, gsize size, gsize *skeleton_size, GArray **p
   *skeleton_size = n;
   *payloads = found;
   return skeleton;
+}
+
+/* Sparse reading of a model file. The file is read into private memory, but the large raw_data
+ * payloads of the main graph's initializers (exactly those the skeleton leaves out) are not: they
+ * are read later straight into their tensors. Reading them first and copying them after touched
+ * every weight page twice, and fresh pages are what a load pays for (alexnet: 47% of its load was
+ * the read into the buffer, 39% the copy out of it). The gaps left are "holes"; nothing but the
+ * payload copies reads them, and anything that does not match a payload is read before use. */
+
+/* raw_data at least this large is not read with the rest of the file. */
+#define HOLE_MIN ((gsize) 256 << 10)
+/* Bytes read at once while scanning, so that small fields do not cost a read each. */
+#define FILL_AHEAD ((gsize) 64 << 10)
+
+typedef struct {
+  gsize start;
+  gsize end;
+} Hole;
+
+/* The file being read: everything in [0, frontier) is read or a hole. */
+typedef struct {
+  int fd;
+  const char *path;
+  guint8 *buf;
+  gsize size;
+  gsize frontier;
+  GArray *holes;
+} Filler;
+
+/* Makes the bytes before `end` readable (end <= size). */
+static gboolean
+filler_need (Filler *f, gsize end, GError **error)
+{
+  if (end <= f->frontier)
+    return TRUE;
+  gsize upto = MIN (f->size, MAX (end, f->frontier + FILL_AHEAD));
+  if (!_owb_pread_exact (f->fd, f->buf + f->frontier, upto - f->frontier, f->frontier, "model", f->path, error))
+    return FALSE;
+  f->frontier = upto;
+  return TRUE;
+}
+
+/* The key and, for length-delimited fields, the value's range of the field at *off; FALSE on
+ * anything malformed (the scan then stops and the rest is read as it is). */
+static gboolean
+filler_field (Filler *f, gsize *off, gsize end, guint64 *number, guint *wire, gsize *value, gsize *len,
+              gboolean *ok, GError **error)
+{
+  guint64 key, v;
+  *ok = FALSE;
+  if (!filler_need (f, MIN (*off + 20, f->size), error))
+    return FALSE;
+  const guint8 *p = f->buf + *off, *e = f->buf + MIN (end, f->frontier);
+  if (!read_varint (&p, e, &key))
+    return TRUE;
+  *number = key >> 3;
+  *wire = key & 7;
+  switch (*wire)
+    {
+    case 0:
+      if (!read_varint (&p, e, &v))
+        return TRUE;
+      break;
+    case 1:
+    case 5:
+      v = *wire == 1 ? 8 : 4;
+      if ((gsize) (f->buf + end - p) < v)
+        return TRUE;
+      p += v;
+      break;
+    case 2:
+      if (!read_varint (&p, e, &v) || v > (guint64) (f->buf + end - p))
+        return TRUE;
+      *value = (gsize) (p - f->buf);
+      *len = (gsize) v;
+      p += v;
+      break;
+    default:
+      return TRUE;
+    }
+  *off = (gsize) (p - f->buf);
+  *ok = TRUE;
+  return TRUE;
+}
+
+/* Walks ModelProto.graph → GraphProto.initializer → TensorProto.raw_data (level 0, 1, 2) and
+ * leaves the large raw_data unread. */
+static gboolean
+filler_scan (Filler *f, gsize off, gsize end, int level, GError **error)
+{
+  static const guint64 descend[] = { FIELD_MODEL_GRAPH, FIELD_GRAPH_INITIALIZER, FIELD_TENSOR_RAW_DATA };
+  while (off < end)
+    {
+      guint64 number;
+      guint wire;
+      gsize value = 0, len = 0;
+      gboolean ok;
+      if (!filler_field (f, &off, end, &number, &wire, &value, &len, &ok, error))
+        return FALSE;
+      if (!ok)
+        return TRUE;
+      if (wire != 2 || number != descend[level])
+        continue;
+      if (level < 2)
+        {
+          if (!filler_scan (f, value, value + len, level + 1, error))
+            return FALSE;
+        }
+      else if (len >= HOLE_MIN && value + len > f->frontier && value + len - MAX (value, f->frontier) >= HOLE_MIN)
+        {
+          Hole h = { MAX (value, f->frontier), value + len };
+          g_array_append_val (f->holes, h);
+          f->frontier = h.end;
+        }
+    }
+  return TRUE;
+}
+
+/* A model file read by the loader: its holes are read from fd when needed. */
+typedef struct {
+  int fd;
+  const char *path;
+  GArray *holes;
+} ModelFile;
+
+/* Reads the holes in; `keep` (or NULL) marks those to leave. */
+static gboolean
+fill_holes (int fd, const char *path, guint8 *buf, GArray *holes, const gboolean *keep, GError **error)
+{
+  for (guint i = 0; holes && i < holes->len; i++)
+    {
+      const Hole *h = &g_array_index (holes, Hole, i);
+      if ((!keep || !keep[i]) && !_owb_pread_exact (fd, buf + h->start, h->end - h->start, h->start, "model", path, error))
+        return FALSE;
+    }
+  return TRUE;
 }
 
 /* Gives the file's pages between *done and `upto` (page-aligned inwards) back to the kernel:
@@ -642,25 +778,27 @@ typedef struct {
   const guint8 *data;
   gsize len;
   gboolean release;
+  /* Bytes from `unread` on were not read with the file (a hole): they are read from fd at
+   * file_offset + unread. unread == len when all of it is in `data`. */
+  gsize unread;
+  int fd;
+  gsize file_offset;
+  const char *path;
 } RawSource;
 
-/* Copies (or unpacks, for sub-byte types) a payload in chunks, releasing its pages as it goes. */
-static void
-copy_payload (OwbTensor *tensor, const RawSource *raw, int64_t nelems)
+/* Copies (or unpacks, for sub-byte types) a payload in chunks, releasing its pages as it goes;
+ * its unread part is read from the file straight into the tensor. */
+static gboolean
+copy_payload (OwbTensor *tensor, const RawSource *raw, int64_t nelems, GError **error)
 {
   const guint8 *done = raw->data;
   guint8 *dest = tensor->data;
-#if defined(G_OS_UNIX) && defined(MADV_HUGEPAGE)
-  if (tensor->nbytes >= HUGE_PAGE_MIN)
-    {
-      /* Only whole huge pages inside the tensor's memory. */
-      guintptr from = ((guintptr) dest + HUGE_PAGE_SIZE - 1) & ~(guintptr) (HUGE_PAGE_SIZE - 1);
-      guintptr to = ((guintptr) dest + tensor->nbytes) & ~(guintptr) (HUGE_PAGE_SIZE - 1);
-      if (to > from)
-        madvise ((void *) from, to - from, MADV_HUGEPAGE);
-    }
-#endif
   int bits = owb_data_type_packed_bits (tensor->dtype);
+  /* Packed elements are unpacked from the buffer: their hole (rare) is read into it first. */
+  if (bits && raw->unread < raw->len
+      && !_owb_pread_exact (raw->fd, (guint8 *) raw->data + raw->unread, raw->len - raw->unread,
+                            raw->file_offset + raw->unread, "model", raw->path, error))
+    return FALSE;
   if (bits)
     {
       /* Chunks of a multiple of 8 elements start on a byte boundary of the packed stream. */
@@ -672,15 +810,18 @@ copy_payload (OwbTensor *tensor, const RawSource *raw, int64_t nelems)
           if (raw->release)
             release_pages (&done, e + m == nelems ? raw->data + raw->len : src + (gsize) m / 8 * bits);
         }
-      return;
+      return TRUE;
     }
-  for (gsize off = 0; off < raw->len; off += PAYLOAD_CHUNK)
+  for (gsize off = 0; off < raw->unread; off += PAYLOAD_CHUNK)
     {
-      gsize m = MIN (PAYLOAD_CHUNK, raw->len - off);
+      gsize m = MIN (PAYLOAD_CHUNK, raw->unread - off);
       memcpy (dest + off, raw->data + off, m);
       if (raw->release)
         release_pages (&done, raw->data + off + m);
     }
+  return raw->unread == raw->len
+         || _owb_pread_exact (raw->fd, dest + raw->unread, raw->len - raw->unread, raw->file_offset + raw->unread,
+                              "model", raw->path, error);
 }
 
 /* With `raw`, the data is that payload instead of the message's raw_data, and is copied. */
@@ -748,7 +889,11 @@ tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, const RawSource *ra
           tensor = owb_tensor_new_uninit (dtype, rank, dims, error);
           if (!tensor)
             return NULL;
-          copy_payload (tensor, raw, nelems);
+          if (!copy_payload (tensor, raw, nelems, error))
+            {
+              owb_tensor_unref (tensor);
+              return NULL;
+            }
         }
       else if (owb_data_type_packed_bits (dtype))
         {
@@ -1016,7 +1161,7 @@ typedef struct {
   const guint8 *data; /* the original wire data */
   const Payload *payloads;
   guint n_payloads;
-  gboolean release;
+  const ModelFile *file; /* where the data came from, when it is the loader's own read */
 } Ctx;
 
 struct _Function {
@@ -1922,7 +2067,9 @@ convert_graph (Ctx *ctx, const Env *env, Onnx__GraphProto *gp, OwbGraph *parent,
       if (gp == ctx->main_graph && i < ctx->n_payloads && ctx->payloads[i].length
           && !(tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL))
         {
-          RawSource raw = { ctx->data + ctx->payloads[i].offset, ctx->payloads[i].length, ctx->release };
+          const Payload *pl = &ctx->payloads[i];
+          RawSource raw = { ctx->data + pl->offset, pl->length, ctx->file != NULL, pl->unread,
+                            ctx->file ? ctx->file->fd : -1, pl->offset, ctx->file ? ctx->file->path : NULL };
           tensor = tensor_from_proto (tp, FALSE, &raw, error);
         }
       else
@@ -1962,7 +2109,7 @@ normalized_domain (const char *domain)
  * unpacked from (NULL when mp comes from the original). */
 static OwbModel *
 convert_model (Onnx__ModelProto *mp, const char *base_dir, const guint8 *data, gsize size, const GArray *payloads,
-               gboolean release, GError **error)
+               const ModelFile *file, GError **error)
 {
   g_autoptr (OwbModel) model = owb_model_new ();
   Ctx ctx = { 0 };
@@ -1975,7 +2122,7 @@ convert_model (Onnx__ModelProto *mp, const char *base_dir, const guint8 *data, g
       ctx.data = data;
       ctx.payloads = (const Payload *) payloads->data;
       ctx.n_payloads = payloads->len;
-      ctx.release = release;
+      ctx.file = file;
     }
 
   model->ir_version = mp->ir_version;
@@ -2019,10 +2166,38 @@ convert_model (Onnx__ModelProto *mp, const char *base_dir, const guint8 *data, g
   return g_steal_pointer (&model);
 }
 
-/* With release, the pages of copied payloads are given back: `data` is the loader's own
- * private read-only mapping of the file. */
+/* Each hole must be the tail of a payload the skeleton leaves out (then that payload reads it from
+ * the file); any other is read in now. Holes and payloads are both in file order. */
+static gboolean
+match_holes (const ModelFile *file, const guint8 *data, GArray *payloads, GError **error)
+{
+  if (!file->holes || file->holes->len == 0)
+    return TRUE;
+  g_autofree gboolean *keep = g_new0 (gboolean, file->holes->len);
+  guint j = 0;
+  for (guint i = 0; payloads && i < file->holes->len; i++)
+    {
+      const Hole *h = &g_array_index (file->holes, Hole, i);
+      while (j < payloads->len
+             && (g_array_index (payloads, Payload, j).length == 0
+                 || g_array_index (payloads, Payload, j).offset + g_array_index (payloads, Payload, j).length < h->end))
+        j++;
+      if (j == payloads->len)
+        break;
+      Payload *pl = &g_array_index (payloads, Payload, j);
+      if (pl->offset <= h->start && pl->offset + pl->length == h->end)
+        {
+          pl->unread = h->start - pl->offset;
+          keep[i] = TRUE;
+        }
+    }
+  return fill_holes (file->fd, file->path, (guint8 *) data, file->holes, keep, error);
+}
+
+/* With `file`, `data` is the loader's own private read of it (whose pages of copied payloads are
+ * given back, and whose holes are read from the file); without, the caller's data. */
 static OwbModel *
-load_data (const guint8 *data, gsize size, const char *base_dir, gboolean release, GError **error)
+load_data (const guint8 *data, gsize size, const char *base_dir, const ModelFile *file, GError **error)
 {
   const char *reason = NULL;
   if (data == NULL || size == 0)
@@ -2038,6 +2213,11 @@ load_data (const guint8 *data, gsize size, const char *base_dir, gboolean releas
   gsize skeleton_size = 0;
   g_autoptr (GArray) payloads = NULL;
   guint8 *skeleton = build_skeleton (data, size, &skeleton_size, &payloads);
+  if (file && !match_holes (file, data, skeleton ? payloads : NULL, error))
+    {
+      g_free (skeleton);
+      return NULL;
+    }
   Onnx__ModelProto *mp = skeleton ? onnx__model_proto__unpack (_owb_onnx_allocator (), skeleton_size, skeleton)
                                   : onnx__model_proto__unpack (_owb_onnx_allocator (), size, data);
   g_free (skeleton);
@@ -2052,7 +2232,7 @@ load_data (const guint8 *data, gsize size, const char *base_dir, gboolean releas
     g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL, "not an ONNX model: it has no %s",
                  mp->graph ? "ir_version" : "graph");
   else
-    model = convert_model (mp, base_dir, data, size, payloads, release, error);
+    model = convert_model (mp, base_dir, data, size, payloads, file, error);
   onnx__model_proto__free_unpacked (mp, _owb_onnx_allocator ());
   if (model && !owb_model_validate (model, error))
     g_clear_pointer (&model, owb_model_unref);
@@ -2062,14 +2242,15 @@ load_data (const guint8 *data, gsize size, const char *base_dir, gboolean releas
 OwbModel *
 owb_model_load_from_data (const void *data, gsize size, const char *base_dir, GError **error)
 {
-  return load_data (data, size, base_dir, FALSE, error);
+  return load_data (data, size, base_dir, NULL, error);
 }
 
 /* Regular files only (a FIFO would block, a device never end). The bytes are read into private
  * anonymous memory, not mapped from the file: a file truncated while it loads then gives an
- * error instead of SIGBUS, and the pages can still be released as soon as they are copied. */
+ * error instead of SIGBUS, and the pages can still be released as soon as they are copied. With
+ * `file`, the large payloads are left unread (see Filler) and fd stays open in it. */
 static void *
-read_file (const char *path, gsize *size_out, GError **error)
+read_file_sparse (const char *path, gsize *size_out, ModelFile *file, GError **error)
 {
   struct stat st;
   int fd = _owb_open_regular_file (path, "model", &st, error);
@@ -2091,10 +2272,27 @@ read_file (const char *path, gsize *size_out, GError **error)
                    path, size);
       return NULL;
     }
-  gboolean ok = _owb_pread_exact (fd, buffer, size, 0, "model", path, error);
-  close (fd);
+  gboolean ok;
+  if (file)
+    {
+      Filler f = { fd, path, buffer, size, 0, g_array_new (FALSE, FALSE, sizeof (Hole)) };
+      ok = filler_scan (&f, 0, size, 0, error) && filler_need (&f, size, error);
+      file->fd = fd;
+      file->path = path;
+      file->holes = f.holes;
+    }
+  else
+    {
+      ok = _owb_pread_exact (fd, buffer, size, 0, "model", path, error);
+      close (fd);
+    }
   if (!ok)
     {
+      if (file)
+        {
+          close (fd);
+          g_clear_pointer (&file->holes, g_array_unref);
+        }
       munmap (buffer, size);
       return NULL;
     }
@@ -2102,15 +2300,24 @@ read_file (const char *path, gsize *size_out, GError **error)
   return buffer;
 }
 
+static void *
+read_file (const char *path, gsize *size_out, GError **error)
+{
+  return read_file_sparse (path, size_out, NULL, error);
+}
+
 static OwbModel *
 load_file (const char *path, const char *base_dir, GError **error)
 {
   gsize size = 0;
-  void *buffer = read_file (path, &size, error);
+  ModelFile file = { -1, NULL, NULL };
+  void *buffer = read_file_sparse (path, &size, &file, error);
   if (!buffer)
     return NULL;
-  OwbModel *model = load_data (buffer, size, base_dir, TRUE, error);
+  OwbModel *model = load_data (buffer, size, base_dir, &file, error);
   munmap (buffer, size);
+  close (file.fd);
+  g_array_unref (file.holes);
   if (!model)
     g_prefix_error (error, "%s: ", path);
   return model;

@@ -194,8 +194,13 @@ take_block (OwbArena *arena, gsize size, GError **error)
   Block *block = NULL;
   if (best >= 0)
     {
+      /* a cached block: counted under the same lock, the usual case of every run after the first */
       block = g_ptr_array_steal_index (arena->free_blocks, best);
       block->run = arena->run;
+      arena->live += block->size;
+      arena->peak = MAX (arena->peak, arena->live);
+      g_mutex_unlock (&arena->lock);
+      return block;
     }
   g_mutex_unlock (&arena->lock);
   if (!block && arena->device)

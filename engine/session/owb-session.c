@@ -48,6 +48,7 @@ struct _Plan {
   char *path;             /* for traces: "" for the main graph, "node/attribute" below it */
   GPtrArray *owned_names;   /* strings the plan keeps: names of uploaded constants, renamed ones */
   GPtrArray *owned_tensors; /* constants uploaded to devices */
+  guint memo_base;          /* where its steps' memos start in a run context's */
 };
 
 /* What a step's inference gave in an earlier run: while the step's inputs keep their types, and its
@@ -60,7 +61,9 @@ typedef struct {
   OwbValueType *out_types; /* n_outputs */
 } InferMemo;
 
-/* What one run at a time uses and later runs reuse: the arena and the main graph's memos. */
+/* What one run at a time uses and later runs reuse: the arena and the memos of every plan's steps
+ * (a subgraph's too: a Loop body or If branch runs many times a run, and inferred its nodes every
+ * time). */
 typedef struct {
   OwbArena *arena;   /* host memory: arenas[0] */
   OwbArena **arenas; /* per device of the session */
@@ -102,6 +105,7 @@ struct _OwbSession {
   GMutex contexts_lock;
   GPtrArray *run_contexts; /* RunContext *: idle ones kept from earlier runs, for the next */
   gboolean owns_model;     /* made by owb_session_new_take: no one else reads the initializers */
+  guint n_memos;           /* steps of every plan, main and subgraphs */
 };
 
 /* Idle run contexts kept: one per concurrent run up to this; more are freed when their run ends. */
@@ -1096,6 +1100,8 @@ plan_new (OwbSession *s, OwbGraph *graph, const char *path, int depth, GError **
       }
   g_free (n_released);
   g_free (last);
+  p->memo_base = s->n_memos;
+  s->n_memos += p->n_steps;
   return p;
 }
 
@@ -1317,7 +1323,9 @@ struct _RunState {
   OwbArena *arena;    /* host memory, shared by a run and its subgraph runs */
   OwbArena **arenas;  /* per device of the session ([0] is arena) */
   guint *unplanned_copies; /* the main run's count */
-  InferMemo *memos;   /* per step of plan; NULL in subgraph runs */
+  InferMemo *memos;   /* per step of plan */
+  InferMemo *memo_root; /* the run context's, for every plan */
+  guint *n_inferred;  /* the main run's count of steps inferred at run time */
   const RunState *parent;
   GCancellable *cancellable;
   const OwbRunHooks *trace; /* the run's own hooks, or NULL */
@@ -1334,7 +1342,9 @@ run_state_init (RunState *rs, OwbSession *s, const Plan *plan, OwbArena **arenas
   rs->arena = arenas[0];
   rs->arenas = arenas;
   rs->unplanned_copies = unplanned_copies;
-  rs->memos = NULL;
+  rs->memo_root = parent ? parent->memo_root : NULL;
+  rs->n_inferred = parent ? parent->n_inferred : NULL;
+  rs->memos = rs->memo_root ? rs->memo_root + plan->memo_base : NULL;
   rs->parent = parent;
   rs->cancellable = cancellable;
   rs->trace = parent ? parent->trace : NULL;
@@ -1353,25 +1363,24 @@ run_state_clear (RunState *rs)
   g_free (rs->values);
 }
 
-/* Plain tensors of the same element type and dims (an element type or shape may change between runs
- * where the graph leaves dims symbolic). */
+/* The step's inputs are plain tensors of the element types and dims the memo was made for (a type
+ * or shape may change between runs where the graph leaves dims symbolic). Read from the tensors
+ * themselves: building their value types first cost more than the rest of a tiny node's step. */
 static gboolean
-same_tensor_type (const OwbValueType *a, const OwbValueType *b)
-{
-  if (a->kind != OWB_VALUE_TENSOR || b->kind != OWB_VALUE_TENSOR || a->dtype != b->dtype || a->rank != b->rank)
-    return FALSE;
-  for (int d = 0; d < a->rank; d++)
-    if (a->dims[d].value != b->dims[d].value)
-      return FALSE;
-  return TRUE;
-}
-
-static gboolean
-memo_matches (const InferMemo *memo, const OwbValueType *const *in_types, int n_in)
+memo_matches (const InferMemo *memo, OwbTensor *const *inputs, int n_in)
 {
   for (int i = 0; i < n_in; i++)
-    if (in_types[i] && !same_tensor_type (in_types[i], &memo->in_types[i]))
-      return FALSE;
+    {
+      const OwbTensor *t = inputs[i];
+      const OwbValueType *m = &memo->in_types[i];
+      if (!t)
+        continue;
+      if (t->kind != OWB_VALUE_TENSOR || m->kind != OWB_VALUE_TENSOR || t->dtype != m->dtype || t->rank != m->rank)
+        return FALSE;
+      for (int d = 0; d < t->rank; d++)
+        if (t->dims[d] != m->dims[d].value)
+          return FALSE;
+    }
   return TRUE;
 }
 
@@ -1495,11 +1504,6 @@ run_step (RunState *rs, guint index, GError **error)
           ok = FALSE;
           goto out;
         }
-      if (inputs[i])
-        {
-          owb_tensor_get_value_type (inputs[i], &in_types[i]);
-          in_type_ptrs[i] = &in_types[i];
-        }
     }
   /* Values in the wrong memory for this step (read across a subgraph boundary; the plan's Memcpy
    * nodes cover the rest) are copied here. */
@@ -1534,10 +1538,17 @@ run_step (RunState *rs, guint index, GError **error)
       infer_values = host_values;
     }
   InferMemo *memo = rs->memos ? &rs->memos[index] : NULL;
-  if (memo && memo->valid && memo_matches (memo, in_type_ptrs, n_in))
+  if (memo && memo->valid && memo_matches (memo, inputs, n_in))
     memcpy (out_types, memo->out_types, n_out * sizeof *out_types);
   else
     {
+      /* The inputs' types, only now that inference needs them (hundreds of bytes each). */
+      for (int i = 0; i < n_in; i++)
+        if (inputs[i])
+          {
+            owb_tensor_get_value_type (inputs[i], &in_types[i]);
+            in_type_ptrs[i] = &in_types[i];
+          }
       OwbInferContext ictx = {
         .node = node,
         .opset = node->opset,
@@ -1553,6 +1564,8 @@ run_step (RunState *rs, guint index, GError **error)
           ok = FALSE;
           goto out;
         }
+      if (rs->n_inferred)
+        (*rs->n_inferred)++;
       if (memo)
         memo_store (memo, in_type_ptrs, n_in, out_types, n_out, !ictx.values_read);
     }
@@ -1847,7 +1860,7 @@ run_context_take (OwbSession *s)
           _owb_arena_set_limit (c->arenas[d], s->memory_limit);
         }
       c->arena = c->arenas[0];
-      c->n_memos = s->main->n_steps;
+      c->n_memos = s->n_memos;
       c->memos = g_new0 (InferMemo, MAX (c->n_memos, 1));
     }
   for (guint d = 0; d < c->n_arenas; d++)
@@ -1915,7 +1928,10 @@ owb_session_run_with_options (OwbSession *s, const OwbRunOptions *options, guint
   guint unplanned_copies = 0;
   run_state_init (&rs, s, s->main, context->arenas, &unplanned_copies, NULL, cancellable);
   rs.trace = hooks && (hooks->node_begin || hooks->node_end) ? hooks : NULL;
-  rs.memos = context->memos;
+  guint n_inferred = 0;
+  rs.n_inferred = &n_inferred;
+  rs.memo_root = context->memos;
+  rs.memos = context->memos + s->main->memo_base;
   const Plan *plan = s->main;
   gboolean ok = TRUE;
   for (guint i = 0; ok && i < n_inputs; i++)
@@ -2000,6 +2016,7 @@ owb_session_run_with_options (OwbSession *s, const OwbRunOptions *options, guint
       stats->allocated_bytes = _owb_arena_get_allocated (rs.arena);
       stats->n_nodes_run = n_run;
       stats->n_unplanned_copies = unplanned_copies;
+      stats->n_inferred = n_inferred;
     }
   run_state_clear (&rs);
   run_context_give_back (s, context);

@@ -64,6 +64,10 @@ typedef struct {
   /* Copies between host and device memory that the run made outside the session's Memcpy nodes
    * (values read across a subgraph boundary, fetched intermediate values). */
   guint n_unplanned_copies;
+  /* Steps, subgraphs' included, whose output types were inferred during the run: the others took
+   * what an earlier run of the step inferred for the same input types (inference that reads input
+   * values is never kept). */
+  guint n_inferred;
 } OwbRunStats;
 
 /* What a profiler sees of one run, through per-run hooks (owb_session_run_with_options). Times are

@@ -1309,6 +1309,10 @@ constant_compute (OwbKernelContext *ctx, GError **error)
     case OWB_ATTR_TENSOR:
       if (a->t->dtype != out->dtype)
         break;
+      /* The node's value is a view, not a copy: in a Loop body or If branch a Constant runs every
+       * call (28 of speech_gru_if's 56 subgraph nodes), and the attribute outlives every run. */
+      if (a->t->dtype != OWB_TYPE_STRING && !a->t->device && !out->device && a->t->nelems)
+        return share_data (ctx, a->t, error);
       if (a->t->nbytes)
         memcpy (out->data, a->t->data, a->t->nbytes);
       strings_dup (out);
