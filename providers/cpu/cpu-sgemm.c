@@ -312,6 +312,9 @@ tile_avx2 (const int R, const int V, const int MODE, const Strip *s, const Tile 
   for (int64_t k = 0; k < kc; k++, a++, b += V * 8)
     {
       __m256 b0 = _mm256_load_ps (b), b1 = V == 2 ? _mm256_load_ps (b + 8) : b0;
+      /* B's panel 32 rows ahead into L1, as in tile_avx512: with few rows (a transformer's 50) the
+       * strips stream B from L2 and the hardware prefetchers left the tile waiting on it. */
+      _mm_prefetch ((const char *) (b + V * 8 * 32), _MM_HINT_T0);
 #pragma GCC unroll 6
       for (int r = 0; r < R; r++)
         {
