@@ -682,7 +682,13 @@ owb_json_string (GString *out, const char *s)
 void
 owb_json_double (GString *out, double v)
 {
-  owb_json_append_number (out, v, 6);
+  owb_json_append_number (out, v, OWB_CLI_JSON_DIGITS);
+}
+
+void
+owb_json_member_double (GString *out, const char *key, double v)
+{
+  owb_json_append_member_number (out, key, v, OWB_CLI_JSON_DIGITS);
 }
 
 static const char *
@@ -710,11 +716,10 @@ owb_json_value_type (GString *out, const OwbValueType *type, gboolean has_type)
       return;
     }
   text = owb_value_type_to_string (type);
-  g_string_append (out, "{\"kind\":");
-  owb_json_string (out, kind_name (type->kind));
-  g_string_append (out, ",\"dtype\":");
-  owb_json_string (out, owb_data_type_name (type->dtype));
-  g_string_append (out, ",\"shape\":");
+  owb_json_begin_object (out, NULL);
+  owb_json_append_member_string (out, "kind", kind_name (type->kind));
+  owb_json_append_member_string (out, "dtype", owb_data_type_name (type->dtype));
+  owb_json_append_key (out, "shape");
   if (type->rank < 0 || type->kind != OWB_VALUE_TENSOR)
     g_string_append (out, "null");
   else
@@ -733,8 +738,7 @@ owb_json_value_type (GString *out, const OwbValueType *type, gboolean has_type)
         }
       g_string_append_c (out, ']');
     }
-  g_string_append (out, ",\"text\":");
-  owb_json_string (out, text);
+  owb_json_append_member_string (out, "text", text);
   g_string_append_c (out, '}');
 }
 

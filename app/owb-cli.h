@@ -186,9 +186,13 @@ double owb_cli_now_ms (void);
 /* Peak resident set size of this process in MiB (VmHWM, or getrusage). */
 double owb_cli_peak_rss_mb (void);
 
-/* Minimal JSON writing into a GString. */
+/* JSON writing into a GString (over owb-json.h): numbers with OWB_CLI_JSON_DIGITS significant
+ * digits, the precision of every owb report. */
+#define OWB_CLI_JSON_DIGITS 6
 void owb_json_string (GString *out, const char *s);
 void owb_json_double (GString *out, double v);
+/* The separator, "key": and v. */
+void owb_json_member_double (GString *out, const char *key, double v);
 /* The value type as {"kind":..,"dtype":..,"shape":[...],"text":..}. */
 void owb_json_value_type (GString *out, const OwbValueType *type, gboolean has_type);
 

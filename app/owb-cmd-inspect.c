@@ -43,11 +43,9 @@ json_value_infos (GString *out, GPtrArray *infos)
   for (guint i = 0; i < infos->len; i++)
     {
       const OwbValueInfo *info = infos->pdata[i];
-      if (i > 0)
-        g_string_append_c (out, ',');
-      g_string_append (out, "{\"name\":");
-      owb_json_string (out, info->name);
-      g_string_append (out, ",\"type\":");
+      owb_json_begin_object (out, NULL);
+      owb_json_append_member_string (out, "name", info->name);
+      owb_json_append_key (out, "type");
       owb_json_value_type (out, &info->type, info->has_type);
       g_string_append_c (out, '}');
     }
@@ -140,85 +138,68 @@ owb_cmd_inspect (int argc, char **argv)
 
   if (json)
     {
-      g_string_append (out, "{\"file\":");
-      owb_json_string (out, path);
-      g_string_append_printf (out, ",\"ir_version\":%" G_GINT64_FORMAT, (gint64) model->ir_version);
-      g_string_append (out, ",\"producer_name\":");
-      owb_json_string (out, model->producer_name);
-      g_string_append (out, ",\"producer_version\":");
-      owb_json_string (out, model->producer_version);
-      g_string_append (out, ",\"domain\":");
-      owb_json_string (out, model->domain);
-      g_string_append_printf (out, ",\"model_version\":%" G_GINT64_FORMAT, (gint64) model->model_version);
-      g_string_append (out, ",\"doc_string\":");
-      owb_json_string (out, model->doc_string);
-      g_string_append (out, ",\"graph_name\":");
-      owb_json_string (out, graph->name);
-      g_string_append (out, ",\"opsets\":[");
+      owb_json_begin_object (out, NULL);
+      owb_json_append_member_string (out, "file", path);
+      owb_json_append_member_int (out, "ir_version", model->ir_version);
+      owb_json_append_member_string (out, "producer_name", model->producer_name);
+      owb_json_append_member_string (out, "producer_version", model->producer_version);
+      owb_json_append_member_string (out, "domain", model->domain);
+      owb_json_append_member_int (out, "model_version", model->model_version);
+      owb_json_append_member_string (out, "doc_string", model->doc_string);
+      owb_json_append_member_string (out, "graph_name", graph->name);
+      owb_json_begin_array (out, "opsets");
       for (guint i = 0; i < model->opset_imports->len; i++)
         {
           const OwbOpsetImport *imp = &g_array_index (model->opset_imports, OwbOpsetImport, i);
-          g_string_append (out, i ? ",{\"domain\":" : "{\"domain\":");
-          owb_json_string (out, imp->domain);
-          g_string_append_printf (out, ",\"version\":%" G_GINT64_FORMAT "}", (gint64) imp->version);
+          owb_json_begin_object (out, NULL);
+          owb_json_append_member_string (out, "domain", imp->domain);
+          owb_json_append_member_int (out, "version", imp->version);
+          g_string_append_c (out, '}');
         }
-      g_string_append (out, "],\"metadata\":{");
+      g_string_append_c (out, ']');
+      owb_json_begin_object (out, "metadata");
       for (guint i = 0; model->metadata != NULL && i < model->metadata->len; i++)
         {
           const OwbStringPair *kv = &g_array_index (model->metadata, OwbStringPair, i);
-          if (i > 0)
-            g_string_append_c (out, ',');
-          owb_json_string (out, kv->key);
-          g_string_append_c (out, ':');
-          owb_json_string (out, kv->value);
+          owb_json_append_member_string (out, kv->key, kv->value);
         }
-      g_string_append (out, "},\"inputs\":");
+      g_string_append_c (out, '}');
+      owb_json_append_key (out, "inputs");
       json_value_infos (out, feed);
-      g_string_append (out, ",\"outputs\":");
+      owb_json_append_key (out, "outputs");
       json_value_infos (out, graph->outputs);
-      g_string_append_printf (out, ",\"initializers\":{\"count\":%u,\"bytes\":%" G_GUINT64_FORMAT "}",
-                              graph->initializers->len, init_bytes);
-      g_string_append_printf (out, ",\"n_nodes\":%u,\"n_subgraph_nodes\":%u,\"op_counts\":{", graph->nodes->len, n_sub);
+      owb_json_begin_object (out, "initializers");
+      owb_json_append_member_uint (out, "count", graph->initializers->len);
+      owb_json_append_member_uint (out, "bytes", init_bytes);
+      g_string_append_c (out, '}');
+      owb_json_append_member_uint (out, "n_nodes", graph->nodes->len);
+      owb_json_append_member_uint (out, "n_subgraph_nodes", n_sub);
+      owb_json_begin_object (out, "op_counts");
       for (guint i = 0; i < ops->len; i++)
         {
           const OwbOpCount *oc = &g_array_index (ops, OwbOpCount, i);
-          if (i > 0)
-            g_string_append_c (out, ',');
-          owb_json_string (out, oc->op);
-          g_string_append_printf (out, ":%u", oc->count);
+          owb_json_append_member_uint (out, oc->op, oc->count);
         }
-      g_string_append (out, "},\"optimize\":");
-      owb_json_string (out, owb_cli_optimize_name (options.optimize));
-      g_string_append (out, ",\"session_error\":");
-      if (session_error != NULL)
-        owb_json_string (out, session_error->message);
-      else
-        g_string_append (out, "null");
-      g_string_append (out, ",\"nodes\":[");
+      g_string_append_c (out, '}');
+      owb_json_append_member_string (out, "optimize", owb_cli_optimize_name (options.optimize));
+      owb_json_append_member_string_or_null (out, "session_error", session_error ? session_error->message : NULL);
+      owb_json_begin_array (out, "nodes");
       for (guint i = 0; run_graph != NULL && i < run_graph->nodes->len; i++)
         {
           const OwbNode *node = run_graph->nodes->pdata[i];
-          if (i > 0)
-            g_string_append_c (out, ',');
-          g_string_append (out, "{\"name\":");
-          owb_json_string (out, node->name);
-          g_string_append (out, ",\"op_type\":");
-          owb_json_string (out, node->op_type);
-          g_string_append (out, ",\"domain\":");
-          owb_json_string (out, node->domain);
-          g_string_append_printf (out, ",\"opset\":%d,\"provider\":", node->opset);
-          if (node->provider != NULL)
-            owb_json_string (out, node->provider);
-          else
-            g_string_append (out, "null");
-          g_string_append (out, ",\"declines\":[");
+          owb_json_begin_object (out, NULL);
+          owb_json_append_member_string (out, "name", node->name);
+          owb_json_append_member_string (out, "op_type", node->op_type);
+          owb_json_append_member_string (out, "domain", node->domain);
+          owb_json_append_member_int (out, "opset", node->opset);
+          owb_json_append_member_string_or_null (out, "provider", node->provider);
+          owb_json_begin_array (out, "declines");
           for (guint d = 0; node->declines != NULL && d < node->declines->len; d++)
             {
               const OwbDecline *dec = node->declines->pdata[d];
-              g_string_append (out, d ? ",{\"provider\":" : "{\"provider\":");
-              owb_json_string (out, dec->provider);
-              g_string_append (out, ",\"reason\":");
-              owb_json_string (out, dec->reason);
+              owb_json_begin_object (out, NULL);
+              owb_json_append_member_string (out, "provider", dec->provider);
+              owb_json_append_member_string (out, "reason", dec->reason);
               g_string_append_c (out, '}');
             }
           g_string_append (out, "]}");
@@ -226,12 +207,8 @@ owb_cmd_inspect (int argc, char **argv)
       g_string_append_c (out, ']');
       if (shapes)
         {
-          g_string_append (out, ",\"shapes_error\":");
-          if (shapes_error != NULL)
-            owb_json_string (out, shapes_error->message);
-          else
-            g_string_append (out, "null");
-          g_string_append (out, ",\"value_infos\":");
+          owb_json_append_member_string_or_null (out, "shapes_error", shapes_error ? shapes_error->message : NULL);
+          owb_json_append_key (out, "value_infos");
           json_value_infos (out, infos);
         }
       g_string_append (out, "}\n");

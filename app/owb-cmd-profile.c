@@ -142,79 +142,65 @@ owb_cmd_profile (int argc, char **argv)
     double wall = split.wall_ms > 0 ? split.wall_ms : 1;
     if (json)
       {
-        g_string_append (out, "{\"model\":");
-        owb_json_string (out, path);
+        owb_json_begin_object (out, NULL);
+        owb_json_append_member_string (out, "model", path);
         if (db_path)
           {
-            g_string_append_printf (out, ",\"run_id\":%" G_GINT64_FORMAT ",\"db\":", run->id);
-            owb_json_string (out, db_path);
+            owb_json_append_member_int (out, "run_id", run->id);
+            owb_json_append_member_string (out, "db", db_path);
           }
-        g_string_append_printf (out, ",\"iterations\":%d,\"warmup\":%d,\"threads\":%d,\"optimize\":", iterations, warmup,
-                                feed.threads_used);
-        owb_json_string (out, owb_cli_optimize_name (feed.options.optimize));
-        g_string_append (out, ",\"run_ms\":");
-        owb_json_double (out, run_ms / iterations);
-        g_string_append (out, ",\"nodes_ms\":");
-        owb_json_double (out, nodes_ms);
-        g_string_append (out, ",\"wall_ms\":");
-        owb_json_double (out, split.wall_ms);
-        g_string_append (out, ",\"top_nodes_ms\":");
-        owb_json_double (out, split.nodes_ms);
-        g_string_append (out, ",\"gaps_ms\":");
-        owb_json_double (out, split.gaps_ms);
-        g_string_append (out, ",\"thread_busy\":[");
+        owb_json_append_member_int (out, "iterations", iterations);
+        owb_json_append_member_int (out, "warmup", warmup);
+        owb_json_append_member_int (out, "threads", feed.threads_used);
+        owb_json_append_member_string (out, "optimize", owb_cli_optimize_name (feed.options.optimize));
+        owb_json_member_double (out, "run_ms", run_ms / iterations);
+        owb_json_member_double (out, "nodes_ms", nodes_ms);
+        owb_json_member_double (out, "wall_ms", split.wall_ms);
+        owb_json_member_double (out, "top_nodes_ms", split.nodes_ms);
+        owb_json_member_double (out, "gaps_ms", split.gaps_ms);
+        owb_json_begin_array (out, "thread_busy");
         for (guint t = 0; t < split.thread_busy_ms->len; t++)
           {
             double busy = g_array_index (split.thread_busy_ms, double, t);
-            g_string_append_printf (out, "%s{\"thread\":%u,\"busy_ms\":", t ? "," : "", t);
-            owb_json_double (out, busy);
-            g_string_append (out, ",\"percent\":");
-            owb_json_double (out, 100 * busy / wall);
+            owb_json_begin_object (out, NULL);
+            owb_json_append_member_uint (out, "thread", t);
+            owb_json_member_double (out, "busy_ms", busy);
+            owb_json_member_double (out, "percent", 100 * busy / wall);
             g_string_append_c (out, '}');
           }
-        g_string_append (out, "],\"ops\":[");
+        g_string_append_c (out, ']');
+        owb_json_begin_array (out, "ops");
         for (guint i = 0; i < ops->len; i++)
           {
             const OwbProfStat *o = &g_array_index (ops, OwbProfStat, i);
-            g_string_append (out, i ? ",{\"op_type\":" : "{\"op_type\":");
-            owb_json_string (out, o->op_type);
-            g_string_append_printf (out, ",\"calls\":%.0f,\"total_ms\":", o->calls);
-            owb_json_double (out, o->mean_ms);
-            g_string_append (out, ",\"percent\":");
-            owb_json_double (out, 100 * o->share);
-            g_string_append (out, ",\"mean_us\":");
-            owb_json_double (out, o->calls > 0 ? 1000 * o->mean_ms / o->calls : 0);
+            owb_json_begin_object (out, NULL);
+            owb_json_append_member_string (out, "op_type", o->op_type);
+            owb_json_append_key (out, "calls");
+            g_string_append_printf (out, "%.0f", o->calls);
+            owb_json_member_double (out, "total_ms", o->mean_ms);
+            owb_json_member_double (out, "percent", 100 * o->share);
+            owb_json_member_double (out, "mean_us", o->calls > 0 ? 1000 * o->mean_ms / o->calls : 0);
             g_string_append_c (out, '}');
           }
-        g_string_append (out, "],\"nodes\":[");
+        g_string_append_c (out, ']');
+        owb_json_begin_array (out, "nodes");
         for (guint i = 0; i < n_top; i++)
           {
             const OwbProfStat *t = &g_array_index (rows, OwbProfStat, i);
             g_autofree char *shape = first_shape (t->output_shapes);
-            g_string_append (out, i ? ",{\"name\":" : "{\"name\":");
-            owb_json_string (out, t->name);
-            g_string_append (out, ",\"op_type\":");
-            owb_json_string (out, t->op_type);
-            g_string_append (out, ",\"provider\":");
-            owb_json_string (out, t->provider);
+            owb_json_begin_object (out, NULL);
+            owb_json_append_member_string (out, "name", t->name);
+            owb_json_append_member_string (out, "op_type", t->op_type);
+            owb_json_append_member_string (out, "provider", t->provider);
             if (t->graph_path[0])
-              {
-                g_string_append (out, ",\"graph_path\":");
-                owb_json_string (out, t->graph_path);
-              }
-            g_string_append_printf (out, ",\"order\":%u", t->node);
-            g_string_append (out, ",\"ms\":");
-            owb_json_double (out, t->mean_ms);
-            g_string_append (out, ",\"median_ms\":");
-            owb_json_double (out, t->median_ms);
-            g_string_append (out, ",\"min_ms\":");
-            owb_json_double (out, t->min_ms);
-            g_string_append (out, ",\"p90_ms\":");
-            owb_json_double (out, t->p90_ms);
-            g_string_append (out, ",\"percent\":");
-            owb_json_double (out, 100 * t->share);
-            g_string_append (out, ",\"output_shape\":");
-            owb_json_string (out, shape);
+              owb_json_append_member_string (out, "graph_path", t->graph_path);
+            owb_json_append_member_uint (out, "order", t->node);
+            owb_json_member_double (out, "ms", t->mean_ms);
+            owb_json_member_double (out, "median_ms", t->median_ms);
+            owb_json_member_double (out, "min_ms", t->min_ms);
+            owb_json_member_double (out, "p90_ms", t->p90_ms);
+            owb_json_member_double (out, "percent", 100 * t->share);
+            owb_json_append_member_string (out, "output_shape", shape);
             g_string_append_c (out, '}');
           }
         g_string_append (out, "]}\n");

@@ -105,8 +105,7 @@ owb_cmd_run (int argc, char **argv)
       g_cancellable_cancel (cancellable); /* wakes the watchdog, too late to matter to the run */
       g_thread_join (watchdog);
     }
-  if (!run_ok && (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
-                  || g_error_matches (error, OWB_ERROR, OWB_ERROR_CANCELLED)))
+  if (!run_ok && owb_error_is_cancelled (error))
     {
       owb_cli_error (path, "the run was cancelled after its time limit of %g s (--time-limit)", time_limit);
       return OWB_EXIT_FAILED;

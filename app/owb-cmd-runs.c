@@ -7,15 +7,6 @@
 #include <math.h>
 #include <stdio.h>
 
-static void
-json_ms_or_null (GString *out, double ms)
-{
-  if (isnan (ms))
-    g_string_append (out, "null");
-  else
-    owb_json_double (out, ms);
-}
-
 static int
 list_runs (OwbProfDb *db, const char *path, gboolean json)
 {
@@ -33,23 +24,19 @@ list_runs (OwbProfDb *db, const char *path, gboolean json)
       for (guint i = 0; i < runs->len; i++)
         {
           const OwbProfRunSummary *r = g_ptr_array_index (runs, i);
-          g_string_append_printf (out, "%s{\"id\":%" G_GINT64_FORMAT ",\"label\":", i ? "," : "", r->id);
-          owb_json_string (out, r->label);
-          g_string_append (out, ",\"model\":");
-          owb_json_string (out, r->model_path);
-          g_string_append (out, ",\"model_hash\":");
-          owb_json_string (out, r->model_hash);
-          g_string_append (out, ",\"date\":");
-          owb_json_string (out, r->date);
-          g_string_append_printf (out, ",\"threads\":%d,\"optimize\":", r->threads);
-          owb_json_string (out, r->optimize);
-          g_string_append (out, ",\"providers\":");
-          owb_json_string (out, r->providers);
-          g_string_append (out, ",\"source\":");
-          owb_json_string (out, r->source);
-          g_string_append_printf (out, ",\"iterations\":%u,\"events\":%" G_GUINT64_FORMAT ",\"median_ms\":",
-                                  r->n_iterations, r->n_events);
-          owb_json_double (out, r->median_ms);
+          owb_json_begin_object (out, NULL);
+          owb_json_append_member_int (out, "id", r->id);
+          owb_json_append_member_string (out, "label", r->label);
+          owb_json_append_member_string (out, "model", r->model_path);
+          owb_json_append_member_string (out, "model_hash", r->model_hash);
+          owb_json_append_member_string (out, "date", r->date);
+          owb_json_append_member_int (out, "threads", r->threads);
+          owb_json_append_member_string (out, "optimize", r->optimize);
+          owb_json_append_member_string (out, "providers", r->providers);
+          owb_json_append_member_string (out, "source", r->source);
+          owb_json_append_member_uint (out, "iterations", r->n_iterations);
+          owb_json_append_member_uint (out, "events", r->n_events);
+          owb_json_member_double (out, "median_ms", r->median_ms);
           g_string_append_c (out, '}');
         }
       g_string_append (out, "]}\n");
@@ -78,54 +65,38 @@ list_runs (OwbProfDb *db, const char *path, gboolean json)
 static void
 append_deltas_json (GString *out, const char *key, const GPtrArray *deltas, gboolean with_op)
 {
-  g_string_append_printf (out, "\"%s\":[", key);
+  owb_json_begin_array (out, key);
   for (guint i = 0; i < deltas->len; i++)
     {
       const OwbProfDelta *d = g_ptr_array_index (deltas, i);
-      g_string_append (out, i ? ",{" : "{");
+      owb_json_begin_object (out, NULL);
       if (with_op)
-        {
-          g_string_append (out, "\"name\":");
-          owb_json_string (out, d->name);
-          g_string_append (out, ",\"op\":");
-        }
-      else
-        g_string_append (out, "\"op\":");
-      owb_json_string (out, d->op_type);
+        owb_json_append_member_string (out, "name", d->name);
+      owb_json_append_member_string (out, "op", d->op_type);
       if (with_op)
         {
           static const char *const how[] = { NULL, "name", "op_type", "origins" };
-          g_string_append (out, ",\"match\":");
-          if (how[d->match])
-            owb_json_string (out, how[d->match]);
-          else
-            g_string_append (out, "null");
+          owb_json_append_member_string_or_null (out, "match", how[d->match]);
           if (d->b_name)
-            {
-              g_string_append (out, ",\"b_name\":");
-              owb_json_string (out, d->b_name);
-            }
+            owb_json_append_member_string (out, "b_name", d->b_name);
           if (d->merged)
             {
               /* the other run's nodes that this fused node replaced */
-              g_string_append_printf (out, ",\"merged_side\":\"%s\",\"merged\":[", d->merged_in_a ? "a" : "b");
+              owb_json_append_member_string (out, "merged_side", d->merged_in_a ? "a" : "b");
+              owb_json_begin_array (out, "merged");
               for (guint k = 0; d->merged[k]; k++)
                 {
-                  if (k)
-                    g_string_append_c (out, ',');
+                  owb_json_append_separator (out);
                   owb_json_string (out, d->merged[k]);
                 }
               g_string_append_c (out, ']');
             }
         }
-      g_string_append (out, ",\"a_ms\":");
-      json_ms_or_null (out, d->a_ms);
-      g_string_append (out, ",\"b_ms\":");
-      json_ms_or_null (out, d->b_ms);
-      g_string_append (out, ",\"delta_ms\":");
-      json_ms_or_null (out, d->b_ms - d->a_ms);
-      g_string_append (out, ",\"ratio\":");
-      json_ms_or_null (out, d->a_ms > 0 ? d->b_ms / d->a_ms : NAN);
+      /* a time missing from one run (NaN) is null */
+      owb_json_member_double (out, "a_ms", d->a_ms);
+      owb_json_member_double (out, "b_ms", d->b_ms);
+      owb_json_member_double (out, "delta_ms", d->b_ms - d->a_ms);
+      owb_json_member_double (out, "ratio", d->a_ms > 0 ? d->b_ms / d->a_ms : NAN);
       g_string_append_c (out, '}');
     }
   g_string_append_c (out, ']');
@@ -175,13 +146,13 @@ compare_runs (OwbProfDb *db, const char *path, gint64 id_a, gint64 id_b, gboolea
   g_autoptr (GString) out = g_string_new (NULL);
   if (json)
     {
-      g_string_append_printf (out, "{\"a\":%" G_GINT64_FORMAT ",\"b\":%" G_GINT64_FORMAT ",\"a_median_ms\":", id_a, id_b);
-      owb_json_double (out, owb_prof_run_get_median_ms (a));
-      g_string_append (out, ",\"b_median_ms\":");
-      owb_json_double (out, owb_prof_run_get_median_ms (b));
-      g_string_append_printf (out, ",\"matched_nodes\":%u,", matched);
+      owb_json_begin_object (out, NULL);
+      owb_json_append_member_int (out, "a", id_a);
+      owb_json_append_member_int (out, "b", id_b);
+      owb_json_member_double (out, "a_median_ms", owb_prof_run_get_median_ms (a));
+      owb_json_member_double (out, "b_median_ms", owb_prof_run_get_median_ms (b));
+      owb_json_append_member_uint (out, "matched_nodes", matched);
       append_deltas_json (out, "nodes", nodes, TRUE);
-      g_string_append_c (out, ',');
       append_deltas_json (out, "ops", ops, FALSE);
       g_string_append (out, "}\n");
     }
@@ -226,18 +197,17 @@ critical_path (OwbProfDb *db, const char *path, gint64 id, gboolean json)
   g_autoptr (GString) out = g_string_new (NULL);
   if (json)
     {
-      g_string_append_printf (out, "{\"run\":%" G_GINT64_FORMAT ",\"median_ms\":", id);
-      owb_json_double (out, owb_prof_run_get_median_ms (run));
-      g_string_append (out, ",\"critical_path_ms\":");
-      owb_json_double (out, total);
-      g_string_append (out, ",\"nodes\":[");
+      owb_json_begin_object (out, NULL);
+      owb_json_append_member_int (out, "run", id);
+      owb_json_member_double (out, "median_ms", owb_prof_run_get_median_ms (run));
+      owb_json_member_double (out, "critical_path_ms", total);
+      owb_json_begin_array (out, "nodes");
       for (guint i = 0; i < nodes->len; i++)
         {
           const OwbProfNode *n = g_ptr_array_index (run->nodes, g_array_index (nodes, guint, i));
-          g_string_append (out, i ? ",{\"name\":" : "{\"name\":");
-          owb_json_string (out, n->name);
-          g_string_append (out, ",\"op\":");
-          owb_json_string (out, n->op_type);
+          owb_json_begin_object (out, NULL);
+          owb_json_append_member_string (out, "name", n->name);
+          owb_json_append_member_string (out, "op", n->op_type);
           g_string_append_c (out, '}');
         }
       g_string_append (out, "]}\n");

@@ -3,6 +3,7 @@
 #include <owb/owb-json.h>
 
 #include <math.h>
+#include <string.h>
 
 void
 owb_json_append_string (GString *out, const char *s)
@@ -41,4 +42,80 @@ owb_json_append_number (GString *out, double v, int digits)
   char format[8], buf[G_ASCII_DTOSTR_BUF_SIZE];
   g_snprintf (format, sizeof format, "%%.%dg", CLAMP (digits, 1, 17));
   g_string_append (out, g_ascii_formatd (buf, sizeof buf, format, v));
+}
+
+void
+owb_json_append_separator (GString *out)
+{
+  if (out->len > 0 && strchr ("{[:,", out->str[out->len - 1]) == NULL)
+    g_string_append_c (out, ',');
+}
+
+void
+owb_json_append_key (GString *out, const char *key)
+{
+  owb_json_append_separator (out);
+  owb_json_append_string (out, key);
+  g_string_append_c (out, ':');
+}
+
+void
+owb_json_append_member_string (GString *out, const char *key, const char *value)
+{
+  owb_json_append_key (out, key);
+  owb_json_append_string (out, value);
+}
+
+void
+owb_json_append_member_string_or_null (GString *out, const char *key, const char *value)
+{
+  owb_json_append_key (out, key);
+  if (value != NULL)
+    owb_json_append_string (out, value);
+  else
+    g_string_append (out, "null");
+}
+
+void
+owb_json_append_member_int (GString *out, const char *key, gint64 value)
+{
+  owb_json_append_key (out, key);
+  g_string_append_printf (out, "%" G_GINT64_FORMAT, value);
+}
+
+void
+owb_json_append_member_uint (GString *out, const char *key, guint64 value)
+{
+  owb_json_append_key (out, key);
+  g_string_append_printf (out, "%" G_GUINT64_FORMAT, value);
+}
+
+void
+owb_json_append_member_number (GString *out, const char *key, double value, int digits)
+{
+  owb_json_append_key (out, key);
+  owb_json_append_number (out, value, digits);
+}
+
+/* key NULL: an array item; otherwise a member. */
+static void
+begin (GString *out, const char *key, char open)
+{
+  if (key != NULL)
+    owb_json_append_key (out, key);
+  else
+    owb_json_append_separator (out);
+  g_string_append_c (out, open);
+}
+
+void
+owb_json_begin_object (GString *out, const char *key)
+{
+  begin (out, key, '{');
+}
+
+void
+owb_json_begin_array (GString *out, const char *key)
+{
+  begin (out, key, '[');
 }

@@ -163,7 +163,7 @@ build_done (GObject *source, GAsyncResult *result, gpointer user_data)
   Frame *frame = _owb_graph_view_top_frame (self);
   if (!scene)
     {
-      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      if (!owb_error_is_cancelled (error))
         g_signal_emit (self, _owb_graph_view_signals[LAYOUT_FAILED], 0, error);
       return;
     }

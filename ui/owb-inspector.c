@@ -682,7 +682,7 @@ stats_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
   gboolean ok = g_task_propagate_boolean (G_TASK (result), &error);
   self->stats_running = FALSE;
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+  if (owb_error_is_cancelled (error))
     return;
   if (job->generation != self->generation)
     {
@@ -769,7 +769,7 @@ export_done (GObject *source, GAsyncResult *result, gpointer user_data)
   gboolean ok = owb_document_save_tensor_finish (result, &path, &error);
   if (self->export_button && generation == self->generation)
     gtk_widget_set_sensitive (self->export_button, TRUE);
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+  if (owb_error_is_cancelled (error))
     return;
   g_autofree char *base = g_path_get_basename (path);
   g_autofree char *message = ok ? g_strdup_printf (_("Exported “%s”"), base)

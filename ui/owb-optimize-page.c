@@ -591,7 +591,7 @@ optimize_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
   owb_page_set_busy (OWB_PAGE (self), NULL);
   if (result == NULL)
     {
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      if (owb_error_is_cancelled (error))
         show_status (self, _("Optimization cancelled"), FALSE);
       else
         {

@@ -858,7 +858,7 @@ run_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   if (!run)
     {
       self->loading_for_compare = FALSE;
-      owb_page_show_error (OWB_PAGE (self), g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ? _("Cancelled") : error->message);
+      owb_page_show_error (OWB_PAGE (self), owb_error_is_cancelled (error) ? _("Cancelled") : error->message);
       return;
     }
   owb_page_show_error (OWB_PAGE (self), NULL);

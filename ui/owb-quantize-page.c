@@ -1196,7 +1196,7 @@ quant_thread (GTask *task, gpointer source_object, gpointer task_data, GCancella
   GError *latency_error = NULL;
   if (!measure_latency (job, dataset, cancellable, &latency_error))
     {
-      if (g_error_matches (latency_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      if (owb_error_is_cancelled (latency_error))
         {
           g_task_return_error (task, latency_error);
           return;
@@ -1313,7 +1313,7 @@ job_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   self->last_seconds = (g_get_monotonic_time () - job->start) / 1e6;
   if (!ok)
     {
-      owb_page_show_error (OWB_PAGE (self), g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ? _("Cancelled") : error->message);
+      owb_page_show_error (OWB_PAGE (self), owb_error_is_cancelled (error) ? _("Cancelled") : error->message);
       update_sensitivity (self);
       return;
     }

@@ -987,8 +987,7 @@ run_done_cb (GObject *source, GAsyncResult *res, gpointer user_data)
   owb_page_set_busy (OWB_PAGE (self), NULL);
   if (result == NULL)
     {
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
-          || g_error_matches (error, OWB_ERROR, OWB_ERROR_CANCELLED))
+      if (owb_error_is_cancelled (error))
         owb_page_show_error (OWB_PAGE (self), _("Run cancelled"));
       else
         {

@@ -290,7 +290,7 @@ on_prepare_done (GObject *source, GAsyncResult *result, gpointer user_data)
     return; /* closed meanwhile */
   set_preparing (self, FALSE);
   if (!owb_document_prepare_finish (OWB_DOCUMENT (source), result, &error) &&
-      !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      !owb_error_is_cancelled (error))
     _owb_window_show_toast (self, error->message);
 }
 
@@ -421,7 +421,7 @@ on_load_done (GObject *source, GAsyncResult *result, gpointer user_data)
     return;
   if (loaded)
     show_document (self, document);
-  else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+  else if (owb_error_is_cancelled (error))
     show_welcome (self);
   else
     show_error (self, g_object_get_data (G_OBJECT (document), "owb-window-file"), error);

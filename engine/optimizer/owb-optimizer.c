@@ -202,8 +202,7 @@ json_string_array (GString *s, GPtrArray *list)
   g_string_append_c (s, '[');
   for (guint i = 0; i < list->len; i++)
     {
-      if (i)
-        g_string_append_c (s, ',');
+      owb_json_append_separator (s);
       owb_json_append_string (s, g_ptr_array_index (list, i));
     }
   g_string_append_c (s, ']');
@@ -212,37 +211,37 @@ json_string_array (GString *s, GPtrArray *list)
 char *
 owb_optimize_report_to_json (const OwbOptimizeReport *report)
 {
-  GString *s = g_string_new ("{\"level\":");
-  owb_json_append_string (s, owb_optimize_level_to_string (report->level));
-  g_string_append_printf (s, ",\"nodes_before\":%u,\"nodes_after\":%u,\"passes\":[", report->nodes_before,
-                          report->nodes_after);
+  GString *s = g_string_new ("{");
+  owb_json_append_member_string (s, "level", owb_optimize_level_to_string (report->level));
+  owb_json_append_member_uint (s, "nodes_before", report->nodes_before);
+  owb_json_append_member_uint (s, "nodes_after", report->nodes_after);
+  owb_json_begin_array (s, "passes");
   for (guint i = 0; i < report->passes->len; i++)
     {
       const OwbPassReport *pr = g_ptr_array_index (report->passes, i);
-      g_string_append (s, i ? ",{\"pass\":" : "{\"pass\":");
-      owb_json_append_string (s, pr->pass);
-      g_string_append (s, ",\"level\":");
-      owb_json_append_string (s, owb_optimize_level_to_string (pr->level));
-      g_string_append_printf (s,
-                              ",\"ms\":%.3f,\"infer_ms\":%.3f,\"nodes_visited\":%" G_GUINT64_FORMAT
-                              ",\"removed_initializers\":%u,\"removed\":",
-                              pr->ms, pr->infer_ms, pr->nodes_visited, pr->n_removed_initializers);
+      owb_json_begin_object (s, NULL);
+      owb_json_append_member_string (s, "pass", pr->pass);
+      owb_json_append_member_string (s, "level", owb_optimize_level_to_string (pr->level));
+      /* milliseconds to the microsecond, fixed point (not owb_json_append_number's digits) */
+      g_string_append_printf (s, ",\"ms\":%.3f,\"infer_ms\":%.3f", pr->ms, pr->infer_ms);
+      owb_json_append_member_uint (s, "nodes_visited", pr->nodes_visited);
+      owb_json_append_member_uint (s, "removed_initializers", pr->n_removed_initializers);
+      owb_json_append_key (s, "removed");
       json_string_array (s, pr->removed);
-      g_string_append (s, ",\"created\":[");
+      owb_json_begin_array (s, "created");
       for (guint k = 0; k < pr->created->len; k++)
         {
           const OwbOptimizeCreated *c = g_ptr_array_index (pr->created, k);
-          g_string_append (s, k ? ",{\"node\":" : "{\"node\":");
-          owb_json_append_string (s, c->node);
-          g_string_append (s, ",\"op_type\":");
-          owb_json_append_string (s, c->op_type);
-          g_string_append (s, ",\"domain\":");
-          owb_json_append_string (s, c->domain);
-          g_string_append (s, ",\"from\":");
+          owb_json_begin_object (s, NULL);
+          owb_json_append_member_string (s, "node", c->node);
+          owb_json_append_member_string (s, "op_type", c->op_type);
+          owb_json_append_member_string (s, "domain", c->domain);
+          owb_json_append_key (s, "from");
           json_string_array (s, c->from);
           g_string_append_c (s, '}');
         }
-      g_string_append (s, "],\"near_misses\":");
+      g_string_append_c (s, ']');
+      owb_json_append_key (s, "near_misses");
       json_string_array (s, pr->near_misses);
       g_string_append_c (s, '}');
     }

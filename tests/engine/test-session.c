@@ -299,6 +299,7 @@ test_cancel (void)
   GError *error = NULL;
   g_assert_false (owb_session_run (s, 1, names, &x, 1, NULL, &y, NULL, c, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_true (owb_error_is_cancelled (error)); /* what the Run page and owb run ask */
   g_error_free (error);
 }
 

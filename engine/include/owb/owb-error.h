@@ -22,4 +22,9 @@ typedef enum {
 
 OWB_API GQuark owb_error_quark (void);
 
+/* Whether error says the caller cancelled: OWB_ERROR_CANCELLED from the engine's long work, or
+ * G_IO_ERROR_CANCELLED from a GCancellable checked directly (a run, a load, a layout thread).
+ * Every "was this cancelled" test asks this, so none forgets one of the two. NULL: FALSE. */
+OWB_API gboolean owb_error_is_cancelled (const GError *error);
+
 G_END_DECLS
