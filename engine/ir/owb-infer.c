@@ -205,6 +205,7 @@ infer_node (OwbModel *model, OwbNode *node, Env *env, int depth, GError **error)
           for (int o = 0; o < node->n_outputs; o++)
             owb_value_type_init_unknown (&outputs[o]);
           ctx.values_read = FALSE;
+          ctx.values_read_inputs = 0;
           ok = owb_op_infer (schema, &ctx, &local);
         }
       if (!ok)

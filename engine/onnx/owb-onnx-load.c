@@ -576,6 +576,7 @@ typedef struct {
   int fd;
   const char *path;
   GArray *holes;
+  GCancellable *cancellable; /* checked between initializers: most of a large model's reading */
 } ModelFile;
 
 /* Reads the holes in; `keep` (or NULL) marks those to leave. */
@@ -1162,6 +1163,7 @@ typedef struct {
   const Payload *payloads;
   guint n_payloads;
   const ModelFile *file; /* where the data came from, when it is the loader's own read */
+  GCancellable *cancellable;
 } Ctx;
 
 struct _Function {
@@ -2064,6 +2066,8 @@ convert_graph (Ctx *ctx, const Env *env, Onnx__GraphProto *gp, OwbGraph *parent,
     {
       Onnx__TensorProto *tp = gp->initializer[i];
       OwbTensor *tensor;
+      if (!parent && g_cancellable_set_error_if_cancelled (ctx->cancellable, error))
+        return NULL;
       if (gp == ctx->main_graph && i < ctx->n_payloads && ctx->payloads[i].length
           && !(tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL))
         {
@@ -2116,6 +2120,7 @@ convert_model (Onnx__ModelProto *mp, const char *base_dir, const guint8 *data, g
   ctx.model = model;
   ctx.expansion_budget = MIN ((guint64) MAX_EXPANDED_NODES, EXPANSION_FLOOR + (guint64) size * EXPANSION_PER_BYTE);
   ctx.base_dir = base_dir;
+  ctx.cancellable = file ? file->cancellable : NULL;
   if (payloads)
     {
       ctx.main_graph = mp->graph;
@@ -2307,19 +2312,31 @@ read_file (const char *path, gsize *size_out, GError **error)
 }
 
 static OwbModel *
-load_file (const char *path, const char *base_dir, GError **error)
+load_file (const char *path, const char *base_dir, OwbLoadProgressFunc progress, gpointer user_data,
+           GCancellable *cancellable, GError **error)
 {
   gsize size = 0;
-  ModelFile file = { -1, NULL, NULL };
+  ModelFile file = { -1, NULL, NULL, cancellable };
+  if (progress)
+    progress (OWB_LOAD_PHASE_READING, user_data);
   void *buffer = read_file_sparse (path, &size, &file, error);
   if (!buffer)
     return NULL;
-  OwbModel *model = load_data (buffer, size, base_dir, &file, error);
+  OwbModel *model = NULL;
+  GError *local = NULL;
+  if (!g_cancellable_set_error_if_cancelled (cancellable, &local))
+    {
+      if (progress)
+        progress (OWB_LOAD_PHASE_CHECKING, user_data);
+      model = load_data (buffer, size, base_dir, &file, &local);
+      if (!model && !g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_prefix_error (&local, "%s: ", path);
+    }
+  if (local)
+    g_propagate_error (error, local);
   munmap (buffer, size);
   close (file.fd);
   g_array_unref (file.holes);
-  if (!model)
-    g_prefix_error (error, "%s: ", path);
   return model;
 }
 
@@ -2355,5 +2372,14 @@ owb_model_load_file (const char *path, GError **error)
 {
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *base_dir = g_canonicalize_filename (dir, NULL);
-  return load_file (path, base_dir, error);
+  return load_file (path, base_dir, NULL, NULL, NULL, error);
+}
+
+OwbModel *
+owb_model_load_file_with_progress (const char *path, OwbLoadProgressFunc progress, gpointer user_data,
+                                   GCancellable *cancellable, GError **error)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *base_dir = g_canonicalize_filename (dir, NULL);
+  return load_file (path, base_dir, progress, user_data, cancellable, error);
 }

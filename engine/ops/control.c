@@ -37,7 +37,7 @@ type_is_unknown (const OwbValueType *t)
 static gboolean
 at_run_time (OwbInferContext *ctx)
 {
-  ctx->values_read = TRUE;
+  owb_infer_note_value_read (ctx, -1);
   if (!ctx->input_values)
     return FALSE;
   gboolean any = FALSE;
@@ -768,7 +768,7 @@ infer_optional_get_element (OwbInferContext *ctx, GError **error)
       return TRUE;
     }
   /* At run time the value tells what the optional holds. */
-  ctx->values_read = TRUE;
+  owb_infer_note_value_read (ctx, 0);
   const OwbTensor *v = ctx->input_values ? ctx->input_values[0] : NULL;
   OwbValueKind kind = in->elem_kind;
   if (v && v->kind == OWB_VALUE_OPTIONAL && v->sequence && v->sequence->len > 0)

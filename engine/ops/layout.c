@@ -257,7 +257,11 @@ infer_nhwc_qlinear_conv (OwbInferContext *ctx, GError **error)
   sub.n_inputs = n;
   sub.inputs = ins;
   sub.input_values = values;
-  if (!schema->infer (&sub, error))
+  gboolean sub_ok = schema->infer (&sub, error);
+  /* the inputs keep their indices: what the standard op read is what this node read */
+  ctx->values_read |= sub.values_read;
+  ctx->values_read_inputs |= sub.values_read_inputs;
+  if (!sub_ok)
     return FALSE;
   const OwbValueType *table = ctx->n_inputs > 9 ? ctx->inputs[9] : NULL;
   if (table && table->dtype != OWB_TYPE_UNDEFINED)

@@ -12,7 +12,7 @@
 static const OwbTensor *
 in_value (OwbInferContext *ctx, int i)
 {
-  ctx->values_read = TRUE;
+  owb_infer_note_value_read (ctx, i);
   if (i >= ctx->n_inputs || !ctx->input_values || !ctx->inputs[i])
     return NULL;
   return ctx->input_values[i];

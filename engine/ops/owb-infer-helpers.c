@@ -223,7 +223,7 @@ owb_infer_copy (OwbInferContext *ctx, int out, int in)
 gboolean
 owb_infer_get_ints (OwbInferContext *ctx, int input, int64_t **values, int64_t *n)
 {
-  ctx->values_read = TRUE;
+  owb_infer_note_value_read (ctx, input);
   if (input >= ctx->n_inputs || !ctx->input_values || !ctx->input_values[input])
     return FALSE;
   const OwbTensor *t = ctx->input_values[input];
@@ -239,7 +239,7 @@ owb_infer_get_ints (OwbInferContext *ctx, int input, int64_t **values, int64_t *
 const OwbInferData *
 owb_infer_get_data (OwbInferContext *ctx, int input)
 {
-  ctx->values_read = TRUE;
+  owb_infer_note_value_read (ctx, input);
   if (input < 0 || input >= ctx->n_inputs || !ctx->input_data)
     return NULL;
   return ctx->input_data[input];
@@ -265,7 +265,7 @@ _owb_infer_read_input_ints (OwbInferContext *ctx, int i, int64_t *vals, int max,
 {
   const OwbTensor *t = (i < ctx->n_inputs && ctx->input_values) ? ctx->input_values[i] : NULL;
 
-  ctx->values_read = TRUE;
+  owb_infer_note_value_read (ctx, i);
   *known = FALSE;
   *n = 0;
   if (t == NULL)

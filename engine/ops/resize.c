@@ -162,7 +162,9 @@ infer_resize (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "one of 'scales' and 'sizes' is required");
       return FALSE;
     }
-    ctx->values_read = TRUE;
+    owb_infer_note_value_read (ctx, scales_input);
+    if (sizes_input >= 0)
+      owb_infer_note_value_read (ctx, sizes_input);
     sv = input_type (ctx, scales_input) && ctx->input_values ? ctx->input_values[scales_input] : NULL;
     zv = sizes_input >= 0 && input_type (ctx, sizes_input) && ctx->input_values ? ctx->input_values[sizes_input] : NULL;
     if (input_type (ctx, scales_input) && sv == NULL && !(input_type (ctx, scales_input)->rank == 1 &&

@@ -26,6 +26,7 @@ typedef struct _Step {
   guint device_index;     /* in the session's devices; 0: host */
   guint64 host_in;        /* on a device: inputs (bit i) read in host memory */
   guint64 host_out;       /* on a device: outputs made in host memory */
+  guint64 fixed_in;       /* inputs (bit i) whose value is the same in every run (fixed_slots) */
   int *in_slots;  /* -1: missing optional input */
   int *out_slots; /* -1: unused optional output */
   int *release;   /* slots whose last reader is this step, -1 terminated */
@@ -52,7 +53,7 @@ struct _Plan {
 };
 
 /* What a step's inference gave in an earlier run: while the step's inputs keep their types, and its
- * inference read no input's value, its outputs keep theirs, and the step skips inference (which
+ * inference read no input's value but constants' (Step.fixed_in), its outputs keep theirs, and the step skips inference (which
  * parses attributes and checks shapes: a few microseconds per node, several percent of a small
  * network's run). */
 typedef struct {
@@ -948,6 +949,54 @@ plan_insert_copies (OwbSession *s, Plan *p, GError **error)
   return ok;
 }
 
+static gboolean
+is_graph_input (const OwbGraph *g, const char *name)
+{
+  for (guint i = 0; i < g->inputs->len; i++)
+    if (strcmp (((const OwbValueInfo *) g_ptr_array_index (g->inputs, i))->name, name) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* Marks each step's inputs whose value is the same in every run: initializers (the graph's own or,
+ * read from an outer scope, an enclosing graph's; not one that is also a graph input, which a
+ * caller may feed) and Constant nodes' outputs. A step whose
+ * inference read only such values keeps its memo (Reshape to a constant shape, Slice with
+ * constant starts: in a Loop body they were inferred again on every iteration). */
+static void
+mark_fixed_inputs (Plan *p)
+{
+  gboolean *fixed = g_new0 (gboolean, MAX (p->n_slots, 1));
+  for (guint slot = 0; slot < p->n_slots; slot++)
+    fixed[slot] = p->constants[slot] != NULL;
+  for (guint i = 0; i < p->graph->inputs->len; i++)
+    if (p->input_slots[i] >= 0)
+      fixed[p->input_slots[i]] = FALSE;
+  for (guint k = 0; p->outer_names && p->outer_names[k]; k++)
+    for (const OwbGraph *g = p->graph->parent; g; g = g->parent)
+      if (owb_graph_get_initializer (g, p->outer_names[k]))
+        {
+          fixed[p->outer_slots[k]] = !is_graph_input (g, p->outer_names[k]);
+          break;
+        }
+  for (guint n = 0; n < p->n_steps; n++)
+    {
+      const OwbNode *node = p->steps[n].node;
+      if (strcmp (node->op_type, "Constant") == 0 && (!node->domain || !node->domain[0]) && node->n_inputs == 0
+          && node->n_outputs == 1 && p->steps[n].out_slots[0] >= 0)
+        fixed[p->steps[n].out_slots[0]] = TRUE;
+    }
+  for (guint n = 0; n < p->n_steps; n++)
+    {
+      Step *step = &p->steps[n];
+      step->fixed_in = 0;
+      for (int i = 0; i < MIN (step->node->n_inputs, 64); i++)
+        if (step->in_slots[i] >= 0 && fixed[step->in_slots[i]])
+          step->fixed_in |= G_GUINT64_CONSTANT (1) << i;
+    }
+  g_free (fixed);
+}
+
 static Plan *
 plan_new (OwbSession *s, OwbGraph *graph, const char *path, int depth, GError **error)
 {
@@ -1100,6 +1149,7 @@ plan_new (OwbSession *s, OwbGraph *graph, const char *path, int depth, GError **
       }
   g_free (n_released);
   g_free (last);
+  mark_fixed_inputs (p);
   p->memo_base = s->n_memos;
   s->n_memos += p->n_steps;
   return p;
@@ -1567,7 +1617,8 @@ run_step (RunState *rs, guint index, GError **error)
       if (rs->n_inferred)
         (*rs->n_inferred)++;
       if (memo)
-        memo_store (memo, in_type_ptrs, n_in, out_types, n_out, !ictx.values_read);
+        memo_store (memo, in_type_ptrs, n_in, out_types, n_out,
+                    !ictx.values_read || (ictx.values_read_inputs & ~step->fixed_in) == 0);
     }
 
   gboolean via32 = step->choice.via_float32;

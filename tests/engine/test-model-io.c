@@ -1530,6 +1530,67 @@ test_large_initializers_file (void)
   remove_tree (dir);
 }
 
+typedef struct {
+  GArray *phases;
+  GCancellable *cancel_at_checking; /* cancelled when checking starts, or NULL */
+} PhaseLog;
+
+static void
+log_phase (OwbLoadPhase phase, gpointer data)
+{
+  PhaseLog *log = data;
+  g_array_append_val (log->phases, phase);
+  if (phase == OWB_LOAD_PHASE_CHECKING && log->cancel_at_checking)
+    g_cancellable_cancel (log->cancel_at_checking);
+}
+
+/* The file load with its phases (what the desktop app shows) gives the model owb_model_load_file
+ * gives; cancelled before or while converting, it stops with G_IO_ERROR_CANCELLED. */
+static void
+test_load_file_progress (void)
+{
+  GError *error = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *path = g_build_filename (dir, "large.onnx", NULL);
+  g_autoptr (OwbModel) model = build_large_model (TRUE);
+  g_assert_true (owb_model_save_file (model, path, NULL, &error));
+  g_assert_no_error (error);
+
+  PhaseLog log = { g_array_new (FALSE, FALSE, sizeof (OwbLoadPhase)), NULL };
+  g_autoptr (OwbModel) loaded = owb_model_load_file_with_progress (path, log_phase, &log, NULL, &error);
+  g_assert_no_error (error);
+  assert_models_equal (model, loaded);
+  g_assert_cmpuint (log.phases->len, ==, 2);
+  g_assert_cmpint (g_array_index (log.phases, OwbLoadPhase, 0), ==, OWB_LOAD_PHASE_READING);
+  g_assert_cmpint (g_array_index (log.phases, OwbLoadPhase, 1), ==, OWB_LOAD_PHASE_CHECKING);
+
+  /* Cancelled as checking starts: the initializers are not converted. */
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  g_array_set_size (log.phases, 0);
+  log.cancel_at_checking = cancellable;
+  g_assert_null (owb_model_load_file_with_progress (path, log_phase, &log, cancellable, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_null (strstr (error->message, path));
+  g_clear_error (&error);
+
+  /* Cancelled before: reading is reported, checking never starts. */
+  g_array_set_size (log.phases, 0);
+  log.cancel_at_checking = NULL;
+  g_assert_null (owb_model_load_file_with_progress (path, log_phase, &log, cancellable, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&error);
+  g_assert_cmpuint (log.phases->len, ==, 1);
+
+  /* Other errors name the file, as owb_model_load_file's do; no progress is fine. */
+  g_assert_true (g_file_set_contents (path, "not a model", -1, NULL));
+  g_assert_null (owb_model_load_file_with_progress (path, NULL, NULL, NULL, &error));
+  g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL);
+  g_assert_nonnull (strstr (error->message, path));
+  g_clear_error (&error);
+  g_array_unref (log.phases);
+  remove_tree (dir);
+}
+
 /* Hand-written wire data the saver would not produce: the payload before the header fields,
  * unknown fields at every level, the initializer's length prefix padded to `width` bytes (1: not
  * padded). */
@@ -1979,5 +2040,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model-io/large-initializers-fuzz", test_large_initializers_fuzz);
   g_test_add_func ("/model-io/large-initializers-holes", test_large_initializers_holes);
   g_test_add_func ("/model-io/large-initializers-read-once", test_large_initializers_read_once);
+  g_test_add_func ("/model-io/load-file-progress", test_load_file_progress);
   return g_test_run ();
 }

@@ -295,6 +295,91 @@ test_loop_memo (void)
     owb_tensor_unref (in[i]);
 }
 
+static OwbTensor *
+ints (int n, const int64_t *values)
+{
+  OwbTensor *t = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]) { n }, NULL);
+  memcpy (t->data, values, n * sizeof *values);
+  return t;
+}
+
+/* acc, steps = Loop (M, cond, acc0) whose body reshapes acc to a Constant node's shape [1, 2] and back
+ * to the main graph's initializer `flat` ([2]), and gives Reshape (acc, shp) as its scan output, shp
+ * a main-graph input: steps is [M, shp...]. */
+static OwbModel *
+loop_reshape_model (void)
+{
+  OwbModel *m = model_new (13);
+  OwbGraph *g = m->graph;
+  add_value (g->inputs, "M", OWB_TYPE_INT64, 0, NULL);
+  add_value (g->inputs, "cond", OWB_TYPE_BOOL, 0, NULL);
+  add_value (g->inputs, "acc0", OWB_TYPE_FLOAT, 1, (int64_t[]) { 2 });
+  add_value (g->inputs, "shp", OWB_TYPE_INT64, 1, (int64_t[]) { 2 });
+  owb_graph_add_initializer (g, "flat", ints (1, (int64_t[]) { 2 }));
+
+  OwbGraph *body = owb_graph_new ("body");
+  add_value (body->inputs, "i", OWB_TYPE_INT64, 0, NULL);
+  add_value (body->inputs, "cond_in", OWB_TYPE_BOOL, 0, NULL);
+  add_value (body->inputs, "acc", OWB_TYPE_FLOAT, 1, (int64_t[]) { 2 });
+  OwbNode *c = add_node (body, "Constant", "", "c12");
+  owb_node_add_attribute (c, "value", OWB_ATTR_TENSOR)->t = ints (2, (int64_t[]) { 1, 2 });
+  add_node (body, "Reshape", "acc,c12", "r12");
+  add_node (body, "Reshape", "r12,flat", "acc_out");
+  add_node (body, "Reshape", "acc,shp", "step");
+  add_node (body, "Identity", "cond_in", "cond_out");
+  add_value (body->outputs, "cond_out", OWB_TYPE_BOOL, 0, NULL);
+  add_value (body->outputs, "acc_out", OWB_TYPE_FLOAT, 1, (int64_t[]) { 2 });
+  add_value (body->outputs, "step", OWB_TYPE_FLOAT, 2, (int64_t[]) { -1, -1 });
+
+  OwbNode *loop = add_node (NULL, "Loop", "M,cond,acc0", "acc,steps");
+  set_graph (loop, "body", body);
+  owb_graph_add_node (g, loop);
+  add_value (g->outputs, "acc", OWB_TYPE_FLOAT, 1, (int64_t[]) { 2 });
+  add_value (g->outputs, "steps", OWB_TYPE_FLOAT, 3, (int64_t[]) { -1, -1, -1 });
+  return m;
+}
+
+/* A body step whose inference reads only constant values (a Constant node's, an outer initializer's)
+ * keeps its memo between iterations and runs; one that reads a value fed at run time is inferred
+ * again, so a new shape tensor of the same type gives the new shape. */
+static void
+test_loop_memo_constant_values (void)
+{
+  g_autoptr (OwbModel) m = loop_reshape_model ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (OwbSession) s = session_new (m, &error);
+  g_assert_no_error (error);
+  enum { M = 10 };
+  const char *names[] = { "M", "cond", "acc0", "shp" };
+  const int64_t shapes[3][2] = { { 1, 2 }, { 1, 2 }, { 2, 1 } };
+  guint inferred[3];
+  for (int run = 0; run < 3; run++)
+    {
+      OwbTensor *in[] = { owb_tensor_new_scalar_int64 (M), bool_scalar (TRUE),
+                          floats (1, (int64_t[]) { 2 }, (float[]) { 3, 4 }), ints (2, shapes[run]) };
+      OwbTensor *out[2] = { 0 };
+      OwbRunStats stats;
+      g_assert_true (owb_session_run (s, 4, names, in, 2, NULL, out, &stats, NULL, &error));
+      g_assert_no_error (error);
+      inferred[run] = stats.n_inferred;
+      assert_floats (out[0], 1, (int64_t[]) { 2 }, (float[]) { 3, 4 });
+      float steps[2 * M];
+      for (int k = 0; k < M; k++)
+        steps[2 * k] = 3, steps[2 * k + 1] = 4;
+      assert_floats (out[1], 3, (int64_t[]) { M, shapes[run][0], shapes[run][1] }, steps);
+      for (int i = 0; i < 2; i++)
+        owb_tensor_unref (out[i]);
+      for (int i = 0; i < 4; i++)
+        owb_tensor_unref (in[i]);
+    }
+  g_test_message ("steps inferred: %u, %u, %u", inferred[0], inferred[1], inferred[2]);
+  /* The second run: the Loop and each iteration's Reshape to shp; the two Reshapes to constant
+   * shapes keep their memos (3 per iteration, 31, when every value read meant inferring again). */
+  g_assert_cmpuint (inferred[1], <=, 1 + M);
+  g_assert_cmpuint (inferred[1], >=, 1 + M);
+  g_assert_cmpuint (inferred[2], >=, 1 + M);
+}
+
 static void
 test_loop_bad_models (void)
 {
@@ -688,6 +773,7 @@ main (int argc, char **argv)
   g_test_add_func ("/control/loop/early-exit", test_loop_early_exit);
   g_test_add_func ("/control/loop/bad-models", test_loop_bad_models);
   g_test_add_func ("/control/loop/memo", test_loop_memo);
+  g_test_add_func ("/control/loop/memo-constant-values", test_loop_memo_constant_values);
   g_test_add_func ("/control/scan/axes-directions", test_scan9_axes_directions);
   g_test_add_func ("/control/scan/opset8-sequence-lens", test_scan8_sequence_lens);
   g_test_add_func ("/control/infer/scan-symbolic", test_infer_scan_symbolic);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <owb/owb-api.h>
+#include <gio/gio.h>
 #include <owb/owb-graph.h>
 
 G_BEGIN_DECLS
@@ -9,6 +10,19 @@ G_BEGIN_DECLS
 /* Loads a model. External data is read (memory-mapped) from files inside the model's folder only;
  * model-local functions are inlined. The result is validated (owb_model_validate). */
 OWB_API OwbModel *owb_model_load_file (const char *path, GError **error);
+/* The phases of a file load, each reported before it starts: reading the file's structure, then
+ * checking it and converting it (the large weights are read straight into their tensors here). */
+typedef enum {
+  OWB_LOAD_PHASE_READING,
+  OWB_LOAD_PHASE_CHECKING,
+} OwbLoadPhase;
+typedef void (*OwbLoadProgressFunc) (OwbLoadPhase phase, gpointer user_data);
+/* owb_model_load_file for callers that show the phases (progress may be NULL) and can stop a
+ * load: cancelled between phases or between initializers, it fails with G_IO_ERROR_CANCELLED
+ * (not prefixed with the path). Other errors are owb_model_load_file's. */
+OWB_API OwbModel *owb_model_load_file_with_progress (const char *path, OwbLoadProgressFunc progress,
+                                                     gpointer user_data, GCancellable *cancellable,
+                                                     GError **error);
 /* The bytes of a model file as owb_model_load_file reads them (regular files only, read rather
  * than mapped so a file that shrinks is an error, not SIGBUS), for callers that report reading
  * and checking apart. Errors name the file. */

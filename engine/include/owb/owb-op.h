@@ -43,12 +43,25 @@ typedef struct {
   const OwbGraph *graph;            /* graph of the node (subgraph inference, outer scope) */
   gboolean values_read;             /* set when inference looked at an input's value: its outputs may
                                      * then change with the values, not only with the input types */
+  guint64 values_read_inputs;       /* with values_read: bit i for input i's value (every bit when
+                                     * the input is past the 64th or not one input), so that a
+                                     * session can keep the outputs of a step whose values read
+                                     * are all constants (owb_infer_note_value_read) */
   /* At load, what data propagation knows of each input's value where input_values does not hold
    * it (NULL, or entries NULL): read through owb_infer_get_data. */
   const OwbInferData *const *input_data;
 } OwbInferContext;
 
 typedef gboolean (*OwbInferFunc) (OwbInferContext *ctx, GError **error);
+
+/* Records that inference looks at input i's value (i < 0: at every input's). Inference that reads
+ * ctx->input_values itself calls this first; the owb_infer_get_* readers do. */
+static inline void
+owb_infer_note_value_read (OwbInferContext *ctx, int i)
+{
+  ctx->values_read = TRUE;
+  ctx->values_read_inputs |= i >= 0 && i < 64 ? G_GUINT64_CONSTANT (1) << i : ~G_GUINT64_CONSTANT (0);
+}
 
 typedef struct {
   const char *op_type;
