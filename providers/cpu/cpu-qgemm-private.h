@@ -70,8 +70,8 @@ gboolean _owb_qgemm_uses_vnni (void);
 /* Tests and benchmarks: force the portable microkernel (TRUE) or choose by CPU features (FALSE).
  * OWB_QGEMM_PORTABLE=1 in the environment forces it for the whole process. */
 void _owb_qgemm_force_portable (gboolean force);
-/* TRUE when the AVX2 microkernel runs (vpmaddubsw on A split into its low 7 bits and top bit, so
- * that no int16 saturates: sums equal VNNI's), with the portable epilogue: the CPU has AVX2 and
+/* TRUE when the AVX2 microkernel runs (A and B widened to int16, vpmaddwd's pair sums exact in
+ * int32, so that no int16 saturates: sums equal VNNI's), with the portable epilogue: the CPU has AVX2 and
  * VNNI does not run. Tests: _owb_qgemm_force_avx2 (TRUE) takes it on a VNNI CPU (VNNI then reports
  * FALSE); OWB_QGEMM_AVX2=1 in the environment does so for the whole process. Forcing the portable
  * kernel wins over both. */

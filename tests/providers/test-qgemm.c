@@ -330,19 +330,22 @@ test_qgemm_avx2 (void)
   g_assert_false (_owb_qgemm_uses_amx ());
   run_all ();
   static const struct { uint8_t a; int8_t b; } extremes[] = { { 255, 127 }, { 255, -128 }, { 128, -128 }, { 127, -128 } };
-  for (guint e = 0; e < G_N_ELEMENTS (extremes); e++)
+  /* depths of both AVX2 tiles: the split one below 48, the widening one with a tail and past its
+   * 256-deep buffer */
+  static const int64_t depths[] = { 21, 67, 301 };
+  for (guint e = 0; e < G_N_ELEMENTS (extremes) * G_N_ELEMENTS (depths); e++)
     {
-      int64_t M = 5, K = 67, N = 21;
+      int64_t M = 5, K = depths[e / G_N_ELEMENTS (extremes)], N = 21;
       uint8_t *a = g_new (uint8_t, M * K);
       int8_t *b = g_new (int8_t, K * N);
-      memset (a, extremes[e].a, M * K);
-      memset (b, (uint8_t) extremes[e].b, K * N);
+      memset (a, extremes[e % G_N_ELEMENTS (extremes)].a, M * K);
+      memset (b, (uint8_t) extremes[e % G_N_ELEMENTS (extremes)].b, K * N);
       OwbQgemmPacked *p = _owb_qgemm_pack (K, N, b, N, FALSE, NULL, 0);
       int32_t *c = g_new (int32_t, M * N);
       OwbQgemmEpilogue ep = { .output = OWB_QGEMM_OUT_INT32 };
       _owb_qgemm_packed (NULL, p, M, a, K, 0, c, N, &ep);
       for (int64_t i = 0; i < M * N; i++)
-        g_assert_cmpint (c[i], ==, (int32_t) K * extremes[e].a * extremes[e].b);
+        g_assert_cmpint (c[i], ==, (int32_t) K * extremes[e % G_N_ELEMENTS (extremes)].a * extremes[e % G_N_ELEMENTS (extremes)].b);
       _owb_qgemm_packed_free (p);
       g_free (a), g_free (b), g_free (c);
     }
