@@ -809,6 +809,12 @@ epilogue_avx2 (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
   const gboolean u8 = ep->output == OWB_QGEMM_OUT_UINT8;
   const __m256d yzp = _mm256_set1_pd (ep->y_zero_point);
   const __m256d lo = _mm256_set1_pd (u8 ? 0 : -128), hi = _mm256_set1_pd (u8 ? 255 : 127);
+  /* every sum below 2^24 (run->narrow): the product in float, the double one only for a vector
+   * with a product on a half-integer */
+  const gboolean narrow = run->narrow;
+  const __m256 flo = _mm256_set1_ps (u8 ? 0 : -128), fhi = _mm256_set1_ps (u8 ? 255 : 127);
+  const __m256 fyzp = _mm256_set1_ps ((float) ep->y_zero_point), half = _mm256_set1_ps (0.5f);
+  const __m256 absmask = _mm256_castsi256_ps (_mm256_set1_epi32 (0x7FFFFFFF));
   const int n8 = ncols / 8 * 8;
   for (int j = 0; j < n8; j += 8)
     {
@@ -818,17 +824,36 @@ epilogue_avx2 (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
         ct = _mm256_add_epi32 (ct, _mm256_loadu_si256 ((const __m256i *) (ep->bias + n)));
       __m256i zb = b->has_zb ? _mm256_loadu_si256 ((const __m256i *) (b->zb + n)) : _mm256_setzero_si256 ();
       __m256d s0 = _mm256_cvtps_pd (_mm_loadu_ps (ep->scale + n)), s1 = _mm256_cvtps_pd (_mm_loadu_ps (ep->scale + n + 4));
+      __m256 sf = _mm256_loadu_ps (ep->scale + n);
       for (int r = 0; r < R; r++)
         {
           __m256i x = _mm256_add_epi32 (_mm256_loadu_si256 ((const __m256i *) (acc + r * NP * NR + j)), ct);
           if (b->has_zb)
             x = _mm256_sub_epi32 (x, _mm256_mullo_epi32 (zb, _mm256_set1_epi32 (rs[r])));
+          __m128i w;
+          if (narrow)
+            {
+              /* x is exact in float; the rounded product lands on the other side of a half-integer
+               * than the exact one never, only on it (rounding is monotonic and the half-integers
+               * below 2^23 are floats): where no lane does, float rounds alike */
+              __m256 pf = _mm256_mul_ps (_mm256_cvtepi32_ps (x), sf);
+              __m256 rf = _mm256_round_ps (pf, rnd);
+              __m256 frac = _mm256_and_ps (_mm256_sub_ps (pf, rf), absmask);
+              if (__builtin_expect (!_mm256_movemask_ps (_mm256_cmp_ps (frac, half, _CMP_EQ_OQ)), 1))
+                {
+                  __m256 q = _mm256_min_ps (fhi, _mm256_max_ps (flo, _mm256_add_ps (rf, fyzp)));
+                  __m256i y = _mm256_cvtps_epi32 (q);
+                  w = _mm_packs_epi32 (_mm256_castsi256_si128 (y), _mm256_extracti128_si256 (y, 1));
+                  goto store;
+                }
+            }
           __m256d d0 = _mm256_mul_pd (_mm256_cvtepi32_pd (_mm256_castsi256_si128 (x)), s0);
           __m256d d1 = _mm256_mul_pd (_mm256_cvtepi32_pd (_mm256_extracti128_si256 (x, 1)), s1);
           d0 = _mm256_min_pd (hi, _mm256_max_pd (lo, _mm256_add_pd (_mm256_round_pd (d0, rnd), yzp)));
           d1 = _mm256_min_pd (hi, _mm256_max_pd (lo, _mm256_add_pd (_mm256_round_pd (d1, rnd), yzp)));
           /* in range already: the saturating packs only narrow */
-          __m128i w = _mm_packs_epi32 (_mm256_cvtpd_epi32 (d0), _mm256_cvtpd_epi32 (d1));
+          w = _mm_packs_epi32 (_mm256_cvtpd_epi32 (d0), _mm256_cvtpd_epi32 (d1));
+        store:;
           __m128i v = u8 ? _mm_packus_epi16 (w, w) : _mm_packs_epi16 (w, w);
           _mm_storel_epi64 ((__m128i *) ((uint8_t *) run->c + (r0 + r) * run->ldc + n), v);
         }
