@@ -41,6 +41,10 @@ struct _OwbQgemmPacked {
   int32_t *colsum; /* npanels x 16: sum over k of the packed (int8) B */
   int32_t *zb;     /* npanels x 16: zero points of the packed B */
   gboolean has_zb;
+  /* every two depths of a column (the pairs vpmaddubsw sums) lie within 128 of zero together on
+   * each side (sum of the positive ones <= 128, of the negative ones >= -128), so that 255 times
+   * them fits an int16: the AVX2 path then multiplies the bytes as they are (tile_safe_avx2) */
+  gboolean pairs_safe;
 };
 
 static void *
@@ -82,6 +86,12 @@ _owb_qgemm_pack (int64_t K, int64_t N, const void *b, int64_t ldb, gboolean b_un
         p->data[(n / NR) * p->K4 * 64 + (k / 4) * 64 + (n % NR) * 4 + k % 4] = (int8_t) v;
         p->colsum[n] += v;
       }
+  p->pairs_safe = TRUE;
+  for (int64_t i = 0; i + 1 < p->npanels * p->K4 * 64 && p->pairs_safe; i += 2)
+    {
+      int x = p->data[i], y = p->data[i + 1];
+      p->pairs_safe = MAX (x, 0) + MAX (y, 0) <= 128 && MIN (x, 0) + MIN (y, 0) >= -128;
+    }
   for (int64_t n = 0; n < N; n++)
     {
       p->zb[n] = (nzb ? zb[nzb == 1 ? 0 : n] : 0) - shift;
@@ -105,6 +115,12 @@ int64_t
 _owb_qgemm_packed_k (const OwbQgemmPacked *p)
 {
   return p->K;
+}
+
+gboolean
+_owb_qgemm_packed_pairs_safe (const OwbQgemmPacked *p)
+{
+  return p->pairs_safe;
 }
 
 int64_t
@@ -685,8 +701,8 @@ dot4_split_avx2 (__m256i acc, __m256i a_lo, __m256i a_hi, __m256i b, __m256i one
  * vpmaddwd against ones widens them. Twice the arithmetic of tile_avx2 a product, but nothing a tile
  * besides: shallow depths (a stem's 27, a 1x1's 16 or 24) run faster here. */
 static inline __attribute__ ((always_inline)) AVX2 void
-panel_split_avx2 (const int RN, const uint8_t *a, int64_t lda, int64_t K, const int8_t *bp, int32_t *out,
-            gboolean accumulate)
+panel_split_avx2 (const int RN, const gboolean SAFE, const uint8_t *a, int64_t lda, int64_t K, const int8_t *bp,
+                  int32_t *out, gboolean accumulate)
 {
   const __m256i lo7 = _mm256_set1_epi8 (0x7F), top = _mm256_set1_epi8 ((char) 0x80), ones = _mm256_set1_epi16 (1);
   const int64_t kq = K / 4, K4 = (K + 3) / 4;
@@ -710,6 +726,12 @@ panel_split_avx2 (const int RN, const uint8_t *a, int64_t lda, int64_t K, const 
             for (int t = 0; t < K % 4; t++)
               a4 |= (uint32_t) ar[t] << (8 * t);
           __m256i av = _mm256_set1_epi32 ((int32_t) a4);
+          if (SAFE)
+            {
+              acc[r][0] = _mm256_add_epi32 (acc[r][0], _mm256_madd_epi16 (_mm256_maddubs_epi16 (av, b0), ones));
+              acc[r][1] = _mm256_add_epi32 (acc[r][1], _mm256_madd_epi16 (_mm256_maddubs_epi16 (av, b1), ones));
+              continue;
+            }
           __m256i a_lo = _mm256_and_si256 (av, lo7), a_hi = _mm256_and_si256 (av, top);
           acc[r][0] = dot4_split_avx2 (acc[r][0], a_lo, a_hi, b0, ones);
           acc[r][1] = dot4_split_avx2 (acc[r][1], a_lo, a_hi, b1, ones);
@@ -721,9 +743,9 @@ panel_split_avx2 (const int RN, const uint8_t *a, int64_t lda, int64_t K, const 
       _mm256_store_si256 ((__m256i *) (out + r * NP * NR + 8 * h), acc[r][h]);
 }
 
-static AVX2 void
-tile_split_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps, int32_t *out,
-           gboolean accumulate)
+static inline __attribute__ ((always_inline)) AVX2 void
+tile_split_avx2_s (const gboolean SAFE, int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b,
+                   int64_t ps, int32_t *out, gboolean accumulate)
 {
   for (int p = 0; p < P; p++)
     for (int r0 = 0; r0 < R; r0 += 3)
@@ -732,11 +754,28 @@ tile_split_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const i
         int32_t *o = out + r0 * NP * NR + p * NR;
         switch (MIN (3, R - r0))
           {
-          case 1: panel_split_avx2 (1, ar, lda, K, b + p * ps, o, accumulate); break;
-          case 2: panel_split_avx2 (2, ar, lda, K, b + p * ps, o, accumulate); break;
-          default: panel_split_avx2 (3, ar, lda, K, b + p * ps, o, accumulate); break;
+          case 1: panel_split_avx2 (1, SAFE, ar, lda, K, b + p * ps, o, accumulate); break;
+          case 2: panel_split_avx2 (2, SAFE, ar, lda, K, b + p * ps, o, accumulate); break;
+          default: panel_split_avx2 (3, SAFE, ar, lda, K, b + p * ps, o, accumulate); break;
           }
       }
+}
+
+static AVX2 void
+tile_split_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps, int32_t *out,
+                 gboolean accumulate)
+{
+  tile_split_avx2_s (FALSE, R, P, a, lda, K, b, ps, out, accumulate);
+}
+
+/* B whose pairs cannot saturate vpmaddubsw's int16 (OwbQgemmPacked.pairs_safe: weights quantized
+ * with a reduced range, 7 bits, as ONNX Runtime's reduce_range does for CPUs without VNNI): one
+ * vpmaddubsw, vpmaddwd and add for 32 products, A and B as they are. */
+static AVX2 void
+tile_safe_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps, int32_t *out,
+                gboolean accumulate)
+{
+  tile_split_avx2_s (TRUE, R, P, a, lda, K, b, ps, out, accumulate);
 }
 
 static AVX2 void
@@ -1192,7 +1231,7 @@ run_setup (const OwbQgemmPacked *b, int32_t za, int64_t n0, int64_t n1, void *c,
     }
   else if (_owb_qgemm_uses_avx2 ())
     {
-      tile = tile_avx2;
+      tile = b->pairs_safe ? tile_safe_avx2 : tile_avx2;
       epilogue = epilogue_avx2;
     }
 #endif
