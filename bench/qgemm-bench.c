@@ -135,8 +135,10 @@ bench_gemm (int64_t M, int64_t N, int64_t K, int threads, int iters)
   int8_t *b = g_new (int8_t, K * N);
   for (int64_t i = 0; i < M * K; i++)
     a[i] = (uint8_t) g_rand_int_range (r, 0, 256);
+  /* OWB_QGEMM_BENCH_B7=1: weights of 7 bits (reduce_range), which the AVX2 path multiplies unwidened */
+  gboolean b7 = g_getenv ("OWB_QGEMM_BENCH_B7") != NULL;
   for (int64_t i = 0; i < K * N; i++)
-    b[i] = (int8_t) g_rand_int_range (r, -128, 128);
+    b[i] = (int8_t) (b7 ? g_rand_int_range (r, -64, 64) : g_rand_int_range (r, -128, 128));
   int32_t *c = g_new (int32_t, M * N);
   OwbQgemmPacked *p = _owb_qgemm_pack (K, N, b, N, FALSE, NULL, 0);
   OwbQgemmEpilogue ep = { .output = OWB_QGEMM_OUT_INT32 };

@@ -70,11 +70,14 @@ gboolean _owb_qgemm_uses_vnni (void);
 /* Tests and benchmarks: force the portable microkernel (TRUE) or choose by CPU features (FALSE).
  * OWB_QGEMM_PORTABLE=1 in the environment forces it for the whole process. */
 void _owb_qgemm_force_portable (gboolean force);
-/* TRUE when the AVX2 microkernel runs (vpmaddubsw on A split into its low 7 bits and top bit, so
- * that no int16 saturates: sums equal VNNI's), with the portable epilogue: the CPU has AVX2 and
+/* TRUE when the AVX2 microkernel runs (A and B widened to int16, vpmaddwd's pair sums exact in
+ * int32, so that no int16 saturates: sums equal VNNI's), with the portable epilogue: the CPU has AVX2 and
  * VNNI does not run. Tests: _owb_qgemm_force_avx2 (TRUE) takes it on a VNNI CPU (VNNI then reports
  * FALSE); OWB_QGEMM_AVX2=1 in the environment does so for the whole process. Forcing the portable
  * kernel wins over both. */
+/* TRUE when no two depths of a packed column that vpmaddubsw sums can saturate its int16 against
+ * any A (weights of 7 bits, reduce_range): the AVX2 path then multiplies the bytes unwidened. */
+gboolean _owb_qgemm_packed_pairs_safe (const OwbQgemmPacked *p);
 gboolean _owb_qgemm_uses_avx2 (void);
 void _owb_qgemm_force_avx2 (gboolean force);
 /* TRUE when whole 32 x 32 blocks of C run on AMX tiles (AMX-INT8, the kernel allows it, VNNI runs

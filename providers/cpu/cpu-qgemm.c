@@ -41,6 +41,10 @@ struct _OwbQgemmPacked {
   int32_t *colsum; /* npanels x 16: sum over k of the packed (int8) B */
   int32_t *zb;     /* npanels x 16: zero points of the packed B */
   gboolean has_zb;
+  /* every two depths of a column (the pairs vpmaddubsw sums) lie within 128 of zero together on
+   * each side (sum of the positive ones <= 128, of the negative ones >= -128), so that 255 times
+   * them fits an int16: the AVX2 path then multiplies the bytes as they are (tile_safe_avx2) */
+  gboolean pairs_safe;
 };
 
 static void *
@@ -82,6 +86,12 @@ _owb_qgemm_pack (int64_t K, int64_t N, const void *b, int64_t ldb, gboolean b_un
         p->data[(n / NR) * p->K4 * 64 + (k / 4) * 64 + (n % NR) * 4 + k % 4] = (int8_t) v;
         p->colsum[n] += v;
       }
+  p->pairs_safe = TRUE;
+  for (int64_t i = 0; i + 1 < p->npanels * p->K4 * 64 && p->pairs_safe; i += 2)
+    {
+      int x = p->data[i], y = p->data[i + 1];
+      p->pairs_safe = MAX (x, 0) + MAX (y, 0) <= 128 && MIN (x, 0) + MIN (y, 0) >= -128;
+    }
   for (int64_t n = 0; n < N; n++)
     {
       p->zb[n] = (nzb ? zb[nzb == 1 ? 0 : n] : 0) - shift;
@@ -105,6 +115,12 @@ int64_t
 _owb_qgemm_packed_k (const OwbQgemmPacked *p)
 {
   return p->K;
+}
+
+gboolean
+_owb_qgemm_packed_pairs_safe (const OwbQgemmPacked *p)
+{
+  return p->pairs_safe;
 }
 
 int64_t
@@ -578,26 +594,115 @@ tile_q8_vnni (int R, int P, const Run *run, const uint8_t *a, int64_t lda, int64
 }
 
 /* ---- AVX2 microkernel ----
- * For CPUs without AVX-512 VNNI. vpmaddubsw sums two u8 x s8 products into a saturating int16,
- * which 255 x 127 x 2 overflows; so each A byte is split into its low 7 bits and its top bit
- * (a = (a & 0x7F) + (a & 0x80)): |127 b0 + 127 b1| <= 32512 and 128 b0 + 128 b1 lies in
- * [-32768, 32512], both exact in int16. vpmaddwd against ones widens each to int32, so every lane
- * ends with the exact sum vpdpbusd gives (wrapping alike), on the same packed B: 8 columns of a
- * panel's 4-deep group are its first or last 32 bytes. Rows three at a time, 16 columns a pass. */
+ * For CPUs without AVX-512 VNNI. vpmaddubsw's saturating int16 pair sums would overflow on the
+ * weights real exporters make (255 (b0 + b1) past 32767 for two large weights of one sign: every
+ * layer of ONNX Runtime's QDQ ResNet-18, MobileNetV3 and EfficientNet-B1 has such pairs), so both
+ * sides are widened to int16 and vpmaddwd sums each pair exactly into int32: 255 x 128 x 2 fits.
+ * That is one multiply and one add for 16 products, where splitting A into its low 7 bits and top
+ * bit took two vpmaddubsw, two vpmaddwd and three adds for 32. B stays in its packed bytes:
+ * vpmovsxbw takes 16 bytes of a panel's 4-deep group (4 columns x 4 depths) to the int16 lanes
+ * (c0k0 c0k1 c0k2 c0k3 c1k0 ...). A tile's rows of A are widened once, each group of 4 bytes to
+ * (a0 a1 a2 a3) in all four 64-bit lanes of a vector, so that vpmaddwd reads them from memory:
+ * three rows x 16 columns take 12 accumulators, one widened B vector and one product, and the
+ * compiler, left to it, spilled half the accumulators (hence the assembly). vpmaddwd leaves a
+ * column's depths 0-1 and 2-3 in adjacent int32 lanes, which vphaddd adds once a tile. Sums wrap
+ * alike, so they equal vpdpbusd's. */
 #define AVX2 __attribute__ ((target ("avx2")))
+/* Depth of A a tile widens at once: MR rows x AVX2_KW / 4 vectors, 12 KiB on the stack */
+#define AVX2_KW 256
+#define AVX2_ROW_BYTES (AVX2_KW / 4 * 32)
+/* Depths below which a tile's fixed costs (widening A, adding the pair sums) outweigh the halved
+ * arithmetic: tile_split_avx2 runs them. MobileNetV3's 112x112x64 1x1 (depth 16) took 0.57 ms
+ * there and 0.68 here, its stem (27) 0.42 and 0.55; depth 64 is 10% faster here. */
+#define AVX2_SPLIT_BELOW_K 48
+
+/* Rows [r0, r0 + RN) of one panel from the widened rows (aw, AVX2_ROW_BYTES apart) over K4 groups
+ * of 4 depths, RN a constant so that the accumulators stay in registers. */
+static inline __attribute__ ((always_inline)) AVX2 void
+panel_avx2 (const int RN, const __m256i *aw, int64_t K4, const int8_t *bp, int32_t *out, gboolean accumulate)
+{
+  __m256i acc[3][4] __attribute__ ((aligned (32)));
+  if (RN == 3 && K4 > 0)
+    {
+      const char *ap = (const char *) aw;
+      const int8_t *bq = bp;
+      int64_t n = K4, stride = AVX2_ROW_BYTES;
+      __asm__ volatile ("vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
+                        "vmovdqa %%ymm0, %%ymm1\n\t vmovdqa %%ymm0, %%ymm2\n\t vmovdqa %%ymm0, %%ymm3\n\t"
+                        "vmovdqa %%ymm0, %%ymm4\n\t vmovdqa %%ymm0, %%ymm5\n\t vmovdqa %%ymm0, %%ymm6\n\t"
+                        "vmovdqa %%ymm0, %%ymm7\n\t vmovdqa %%ymm0, %%ymm8\n\t vmovdqa %%ymm0, %%ymm9\n\t"
+                        "vmovdqa %%ymm0, %%ymm10\n\t vmovdqa %%ymm0, %%ymm11\n\t"
+                        "1:\n\t"
+#define AVX2_STEP(off, a0, a1, a2)                                                                                     \
+  "vpmovsxbw " #off "(%[b]), %%ymm15\n\t"                                                                              \
+  "vpmaddwd (%[a]), %%ymm15, %%ymm12\n\t"                                                                              \
+  "vpmaddwd (%[a],%[s],1), %%ymm15, %%ymm13\n\t"                                                                       \
+  "vpmaddwd (%[a],%[s],2), %%ymm15, %%ymm14\n\t"                                                                       \
+  "vpaddd %%ymm12, %%ymm" #a0 ", %%ymm" #a0 "\n\t"                                                                     \
+  "vpaddd %%ymm13, %%ymm" #a1 ", %%ymm" #a1 "\n\t"                                                                     \
+  "vpaddd %%ymm14, %%ymm" #a2 ", %%ymm" #a2 "\n\t"
+                        AVX2_STEP (0, 0, 4, 8) AVX2_STEP (16, 1, 5, 9) AVX2_STEP (32, 2, 6, 10)
+                          AVX2_STEP (48, 3, 7, 11)
+#undef AVX2_STEP
+                        "add $64, %[b]\n\t"
+                        "add $32, %[a]\n\t"
+                        "dec %[n]\n\t"
+                        "jnz 1b\n\t"
+                        "vmovdqa %%ymm0, 0(%[o])\n\t vmovdqa %%ymm1, 32(%[o])\n\t vmovdqa %%ymm2, 64(%[o])\n\t"
+                        "vmovdqa %%ymm3, 96(%[o])\n\t vmovdqa %%ymm4, 128(%[o])\n\t vmovdqa %%ymm5, 160(%[o])\n\t"
+                        "vmovdqa %%ymm6, 192(%[o])\n\t vmovdqa %%ymm7, 224(%[o])\n\t vmovdqa %%ymm8, 256(%[o])\n\t"
+                        "vmovdqa %%ymm9, 288(%[o])\n\t vmovdqa %%ymm10, 320(%[o])\n\t vmovdqa %%ymm11, 352(%[o])\n\t"
+                        : [a] "+r"(ap), [b] "+r"(bq), [n] "+r"(n)
+                        : [s] "r"(stride), [o] "r"(&acc[0][0])
+                        : "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
+                          "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+    }
+  else
+    {
+#pragma GCC unroll 3
+      for (int r = 0; r < RN; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; v++)
+          acc[r][v] = _mm256_setzero_si256 ();
+      for (int64_t q = 0; q < K4; q++)
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; v++)
+          {
+            __m256i bv = _mm256_cvtepi8_epi16 (_mm_load_si128 ((const __m128i *) (bp + q * 64 + 16 * v)));
+#pragma GCC unroll 3
+            for (int r = 0; r < RN; r++)
+              acc[r][v] = _mm256_add_epi32 (acc[r][v],
+                                            _mm256_madd_epi16 (bv, aw[r * (AVX2_ROW_BYTES / 32) + q]));
+          }
+    }
+  /* (c0 c1 c4 c5 | c2 c3 c6 c7) from the pair sums, then the 64-bit halves in column order */
+#pragma GCC unroll 3
+  for (int r = 0; r < RN; r++)
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+      {
+        __m256i s = _mm256_permute4x64_epi64 (_mm256_hadd_epi32 (acc[r][2 * h], acc[r][2 * h + 1]), 0xD8);
+        __m256i *o = (__m256i *) (out + r * NP * NR + 8 * h);
+        _mm256_store_si256 (o, accumulate ? _mm256_add_epi32 (_mm256_load_si256 (o), s) : s);
+      }
+}
 
 static inline __attribute__ ((always_inline)) AVX2 __m256i
-dot4_avx2 (__m256i acc, __m256i a_lo, __m256i a_hi, __m256i b, __m256i ones)
+dot4_split_avx2 (__m256i acc, __m256i a_lo, __m256i a_hi, __m256i b, __m256i ones)
 {
   __m256i lo = _mm256_madd_epi16 (_mm256_maddubs_epi16 (a_lo, b), ones);
   __m256i hi = _mm256_madd_epi16 (_mm256_maddubs_epi16 (a_hi, b), ones);
   return _mm256_add_epi32 (acc, _mm256_add_epi32 (lo, hi));
 }
 
-/* Rows [r0, r0 + RN) of one panel, RN a constant so that the accumulators stay in registers. */
+/* Rows [r0, r0 + RN) of one panel, RN a constant so that the accumulators stay in registers, with
+ * each A byte split into its low 7 bits and top bit (a = (a & 0x7F) + (a & 0x80)): |127 b0 + 127 b1|
+ * <= 32512 and 128 b0 + 128 b1 lies in [-32768, 32512], both exact in vpmaddubsw's int16, and
+ * vpmaddwd against ones widens them. Twice the arithmetic of tile_avx2 a product, but nothing a tile
+ * besides: shallow depths (a stem's 27, a 1x1's 16 or 24) run faster here. */
 static inline __attribute__ ((always_inline)) AVX2 void
-panel_avx2 (const int RN, const uint8_t *a, int64_t lda, int64_t K, const int8_t *bp, int32_t *out,
-            gboolean accumulate)
+panel_split_avx2 (const int RN, const gboolean SAFE, const uint8_t *a, int64_t lda, int64_t K, const int8_t *bp,
+                  int32_t *out, gboolean accumulate)
 {
   const __m256i lo7 = _mm256_set1_epi8 (0x7F), top = _mm256_set1_epi8 ((char) 0x80), ones = _mm256_set1_epi16 (1);
   const int64_t kq = K / 4, K4 = (K + 3) / 4;
@@ -621,9 +726,15 @@ panel_avx2 (const int RN, const uint8_t *a, int64_t lda, int64_t K, const int8_t
             for (int t = 0; t < K % 4; t++)
               a4 |= (uint32_t) ar[t] << (8 * t);
           __m256i av = _mm256_set1_epi32 ((int32_t) a4);
+          if (SAFE)
+            {
+              acc[r][0] = _mm256_add_epi32 (acc[r][0], _mm256_madd_epi16 (_mm256_maddubs_epi16 (av, b0), ones));
+              acc[r][1] = _mm256_add_epi32 (acc[r][1], _mm256_madd_epi16 (_mm256_maddubs_epi16 (av, b1), ones));
+              continue;
+            }
           __m256i a_lo = _mm256_and_si256 (av, lo7), a_hi = _mm256_and_si256 (av, top);
-          acc[r][0] = dot4_avx2 (acc[r][0], a_lo, a_hi, b0, ones);
-          acc[r][1] = dot4_avx2 (acc[r][1], a_lo, a_hi, b1, ones);
+          acc[r][0] = dot4_split_avx2 (acc[r][0], a_lo, a_hi, b0, ones);
+          acc[r][1] = dot4_split_avx2 (acc[r][1], a_lo, a_hi, b1, ones);
         }
     }
 #pragma GCC unroll 3
@@ -632,9 +743,9 @@ panel_avx2 (const int RN, const uint8_t *a, int64_t lda, int64_t K, const int8_t
       _mm256_store_si256 ((__m256i *) (out + r * NP * NR + 8 * h), acc[r][h]);
 }
 
-static AVX2 void
-tile_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps, int32_t *out,
-           gboolean accumulate)
+static inline __attribute__ ((always_inline)) AVX2 void
+tile_split_avx2_s (const gboolean SAFE, int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b,
+                   int64_t ps, int32_t *out, gboolean accumulate)
 {
   for (int p = 0; p < P; p++)
     for (int r0 = 0; r0 < R; r0 += 3)
@@ -643,11 +754,80 @@ tile_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t 
         int32_t *o = out + r0 * NP * NR + p * NR;
         switch (MIN (3, R - r0))
           {
-          case 1: panel_avx2 (1, ar, lda, K, b + p * ps, o, accumulate); break;
-          case 2: panel_avx2 (2, ar, lda, K, b + p * ps, o, accumulate); break;
-          default: panel_avx2 (3, ar, lda, K, b + p * ps, o, accumulate); break;
+          case 1: panel_split_avx2 (1, SAFE, ar, lda, K, b + p * ps, o, accumulate); break;
+          case 2: panel_split_avx2 (2, SAFE, ar, lda, K, b + p * ps, o, accumulate); break;
+          default: panel_split_avx2 (3, SAFE, ar, lda, K, b + p * ps, o, accumulate); break;
           }
       }
+}
+
+static AVX2 void
+tile_split_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps, int32_t *out,
+                 gboolean accumulate)
+{
+  tile_split_avx2_s (FALSE, R, P, a, lda, K, b, ps, out, accumulate);
+}
+
+/* B whose pairs cannot saturate vpmaddubsw's int16 (OwbQgemmPacked.pairs_safe: weights quantized
+ * with a reduced range, 7 bits, as ONNX Runtime's reduce_range does for CPUs without VNNI): one
+ * vpmaddubsw, vpmaddwd and add for 32 products, A and B as they are. */
+static AVX2 void
+tile_safe_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps, int32_t *out,
+                gboolean accumulate)
+{
+  tile_split_avx2_s (TRUE, R, P, a, lda, K, b, ps, out, accumulate);
+}
+
+static AVX2 void
+tile_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps, int32_t *out,
+           gboolean accumulate)
+{
+  if (K < AVX2_SPLIT_BELOW_K)
+    {
+      tile_split_avx2 (R, P, a, lda, K, b, ps, out, accumulate);
+      return;
+    }
+  __m256i aw[MR * AVX2_KW / 4];
+  /* (K == 0 still runs once: zero sums) */
+  for (int64_t k0 = 0; k0 < MAX (K, 1); k0 += AVX2_KW)
+    {
+      int64_t kn = MIN (AVX2_KW, K - k0), K4 = (kn + 3) / 4;
+      for (int r = 0; r < R; r++)
+        {
+          const uint8_t *ar = a + r * lda + k0;
+          __m256i *w = aw + r * (AVX2_ROW_BYTES / 32);
+          int64_t q = 0;
+          for (; 4 * q + 16 <= kn; q += 4)
+            {
+              __m256i x = _mm256_cvtepu8_epi16 (_mm_loadu_si128 ((const __m128i *) (ar + 4 * q)));
+              w[q] = _mm256_permute4x64_epi64 (x, 0x00);
+              w[q + 1] = _mm256_permute4x64_epi64 (x, 0x55);
+              w[q + 2] = _mm256_permute4x64_epi64 (x, 0xAA);
+              w[q + 3] = _mm256_permute4x64_epi64 (x, 0xFF);
+            }
+          for (; q < K4; q++)
+            {
+              uint64_t a4 = 0; /* A's bytes past K are not read (B is zero there) */
+              for (int t = 0; t < 4 && 4 * q + t < kn; t++)
+                a4 |= (uint64_t) ar[4 * q + t] << (16 * t);
+              w[q] = _mm256_set1_epi64x ((int64_t) a4);
+            }
+        }
+      const int8_t *bk = b + k0 / 4 * 64;
+      gboolean acc_in = accumulate || k0 > 0;
+      for (int p = 0; p < P; p++)
+        for (int r0 = 0; r0 < R; r0 += 3)
+          {
+            const __m256i *wr = aw + r0 * (AVX2_ROW_BYTES / 32);
+            int32_t *o = out + r0 * NP * NR + p * NR;
+            switch (MIN (3, R - r0))
+              {
+              case 1: panel_avx2 (1, wr, K4, bk + p * ps, o, acc_in); break;
+              case 2: panel_avx2 (2, wr, K4, bk + p * ps, o, acc_in); break;
+              default: panel_avx2 (3, wr, K4, bk + p * ps, o, acc_in); break;
+              }
+          }
+    }
 }
 
 /* epilogue_portable for uint8/int8 outputs, 8 columns a vector: the same wrapping int32 sums, the
@@ -668,6 +848,12 @@ epilogue_avx2 (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
   const gboolean u8 = ep->output == OWB_QGEMM_OUT_UINT8;
   const __m256d yzp = _mm256_set1_pd (ep->y_zero_point);
   const __m256d lo = _mm256_set1_pd (u8 ? 0 : -128), hi = _mm256_set1_pd (u8 ? 255 : 127);
+  /* every sum below 2^24 (run->narrow): the product in float, the double one only for a vector
+   * with a product on a half-integer */
+  const gboolean narrow = run->narrow;
+  const __m256 flo = _mm256_set1_ps (u8 ? 0 : -128), fhi = _mm256_set1_ps (u8 ? 255 : 127);
+  const __m256 fyzp = _mm256_set1_ps ((float) ep->y_zero_point), half = _mm256_set1_ps (0.5f);
+  const __m256 absmask = _mm256_castsi256_ps (_mm256_set1_epi32 (0x7FFFFFFF));
   const int n8 = ncols / 8 * 8;
   for (int j = 0; j < n8; j += 8)
     {
@@ -677,17 +863,36 @@ epilogue_avx2 (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
         ct = _mm256_add_epi32 (ct, _mm256_loadu_si256 ((const __m256i *) (ep->bias + n)));
       __m256i zb = b->has_zb ? _mm256_loadu_si256 ((const __m256i *) (b->zb + n)) : _mm256_setzero_si256 ();
       __m256d s0 = _mm256_cvtps_pd (_mm_loadu_ps (ep->scale + n)), s1 = _mm256_cvtps_pd (_mm_loadu_ps (ep->scale + n + 4));
+      __m256 sf = _mm256_loadu_ps (ep->scale + n);
       for (int r = 0; r < R; r++)
         {
           __m256i x = _mm256_add_epi32 (_mm256_loadu_si256 ((const __m256i *) (acc + r * NP * NR + j)), ct);
           if (b->has_zb)
             x = _mm256_sub_epi32 (x, _mm256_mullo_epi32 (zb, _mm256_set1_epi32 (rs[r])));
+          __m128i w;
+          if (narrow)
+            {
+              /* x is exact in float; the rounded product lands on the other side of a half-integer
+               * than the exact one never, only on it (rounding is monotonic and the half-integers
+               * below 2^23 are floats): where no lane does, float rounds alike */
+              __m256 pf = _mm256_mul_ps (_mm256_cvtepi32_ps (x), sf);
+              __m256 rf = _mm256_round_ps (pf, rnd);
+              __m256 frac = _mm256_and_ps (_mm256_sub_ps (pf, rf), absmask);
+              if (__builtin_expect (!_mm256_movemask_ps (_mm256_cmp_ps (frac, half, _CMP_EQ_OQ)), 1))
+                {
+                  __m256 q = _mm256_min_ps (fhi, _mm256_max_ps (flo, _mm256_add_ps (rf, fyzp)));
+                  __m256i y = _mm256_cvtps_epi32 (q);
+                  w = _mm_packs_epi32 (_mm256_castsi256_si128 (y), _mm256_extracti128_si256 (y, 1));
+                  goto store;
+                }
+            }
           __m256d d0 = _mm256_mul_pd (_mm256_cvtepi32_pd (_mm256_castsi256_si128 (x)), s0);
           __m256d d1 = _mm256_mul_pd (_mm256_cvtepi32_pd (_mm256_extracti128_si256 (x, 1)), s1);
           d0 = _mm256_min_pd (hi, _mm256_max_pd (lo, _mm256_add_pd (_mm256_round_pd (d0, rnd), yzp)));
           d1 = _mm256_min_pd (hi, _mm256_max_pd (lo, _mm256_add_pd (_mm256_round_pd (d1, rnd), yzp)));
           /* in range already: the saturating packs only narrow */
-          __m128i w = _mm_packs_epi32 (_mm256_cvtpd_epi32 (d0), _mm256_cvtpd_epi32 (d1));
+          w = _mm_packs_epi32 (_mm256_cvtpd_epi32 (d0), _mm256_cvtpd_epi32 (d1));
+        store:;
           __m128i v = u8 ? _mm_packus_epi16 (w, w) : _mm_packs_epi16 (w, w);
           _mm_storel_epi64 ((__m128i *) ((uint8_t *) run->c + (r0 + r) * run->ldc + n), v);
         }
@@ -1025,7 +1230,7 @@ run_choose (const OwbQgemmPacked *b, int32_t za, int64_t n0, int64_t n1, void *c
     }
   else if (_owb_qgemm_uses_avx2 ())
     {
-      tile = tile_avx2;
+      tile = b->pairs_safe ? tile_safe_avx2 : tile_avx2;
       epilogue = epilogue_avx2;
     }
 #endif

@@ -378,6 +378,31 @@ test_qconv_depthwise_ties (void)
   _owb_qgemm_force_no_amx (FALSE);
 }
 
+/* The AVX2 epilogue's float product (sums below 2^24) at float ties: a vector with a product on a
+ * half-integer must go the exact product's way, on 1x1 GEMMs with both AVX2 tiles (depths 40 and
+ * 64), the indirect 3x3 and the stem. */
+static void
+test_qconv_avx2_ties (void)
+{
+  _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_avx2 (TRUE);
+  if (!_owb_qgemm_uses_avx2 ())
+    {
+      g_test_skip ("no AVX2 on this CPU");
+      _owb_qgemm_force_avx2 (FALSE);
+      return;
+    }
+  static const Shape pw = { 1, 40, 5, 6, 130, 1, 1, 1, 0, 1, 1, NULL, FALSE };
+  static const Shape pw64 = { 1, 64, 5, 6, 130, 1, 1, 1, 0, 1, 1, NULL, FALSE };
+  static const Shape ind = { 1, 16, 6, 20, 70, 3, 3, 1, 1, 1, 1, NULL, FALSE };
+  static const Shape stem = { 1, 3, 9, 10, 16, 3, 3, 2, 1, 1, 1, NULL, FALSE };
+  run_ties (&pw, "AVX2 1x1 ties", 1 << 22);
+  run_ties (&pw64, "AVX2 1x1 depth 64 ties", 1 << 22);
+  run_ties (&ind, "AVX2 indirect 3x3 ties", 1 << 22);
+  run_ties (&stem, "AVX2 stem ties", 1 << 22);
+  _owb_qgemm_force_avx2 (FALSE);
+}
+
 static void
 test_qconv_portable (void)
 {
@@ -776,6 +801,7 @@ main (int argc, char **argv)
   g_test_add_func ("/qconv/amx", test_qconv_amx);
   g_test_add_func ("/qconv/vnni", test_qconv_vnni);
   g_test_add_func ("/qconv/depthwise-ties", test_qconv_depthwise_ties);
+  g_test_add_func ("/qconv/avx2-ties", test_qconv_avx2_ties);
   g_test_add_func ("/qconv/portable", test_qconv_portable);
   g_test_add_func ("/qconv/avx2", test_qconv_avx2);
   g_test_add_func ("/qconv/refuses-3d", test_qconv_refuses_3d);

@@ -330,22 +330,57 @@ test_qgemm_avx2 (void)
   g_assert_false (_owb_qgemm_uses_amx ());
   run_all ();
   static const struct { uint8_t a; int8_t b; } extremes[] = { { 255, 127 }, { 255, -128 }, { 128, -128 }, { 127, -128 } };
-  for (guint e = 0; e < G_N_ELEMENTS (extremes); e++)
+  /* depths of both AVX2 tiles: the split one below 48, the widening one with a tail and past its
+   * 256-deep buffer */
+  static const int64_t depths[] = { 21, 67, 301 };
+  for (guint e = 0; e < G_N_ELEMENTS (extremes) * G_N_ELEMENTS (depths); e++)
     {
-      int64_t M = 5, K = 67, N = 21;
+      int64_t M = 5, K = depths[e / G_N_ELEMENTS (extremes)], N = 21;
       uint8_t *a = g_new (uint8_t, M * K);
       int8_t *b = g_new (int8_t, K * N);
-      memset (a, extremes[e].a, M * K);
-      memset (b, (uint8_t) extremes[e].b, K * N);
+      memset (a, extremes[e % G_N_ELEMENTS (extremes)].a, M * K);
+      memset (b, (uint8_t) extremes[e % G_N_ELEMENTS (extremes)].b, K * N);
       OwbQgemmPacked *p = _owb_qgemm_pack (K, N, b, N, FALSE, NULL, 0);
+      g_assert_false (_owb_qgemm_packed_pairs_safe (p));
       int32_t *c = g_new (int32_t, M * N);
       OwbQgemmEpilogue ep = { .output = OWB_QGEMM_OUT_INT32 };
       _owb_qgemm_packed (NULL, p, M, a, K, 0, c, N, &ep);
       for (int64_t i = 0; i < M * N; i++)
-        g_assert_cmpint (c[i], ==, (int32_t) K * extremes[e].a * extremes[e].b);
+        g_assert_cmpint (c[i], ==, (int32_t) K * extremes[e % G_N_ELEMENTS (extremes)].a * extremes[e % G_N_ELEMENTS (extremes)].b);
       _owb_qgemm_packed_free (p);
       g_free (a), g_free (b), g_free (c);
     }
+  /* weights of 7 bits and pairs at the edge of what vpmaddubsw holds (64 + 64, -64 - 64, 127 - 128)
+   * take the unwidened tile: A random with whole rows of 255, against the sums in int64 */
+  GRand *rnd = g_rand_new_with_seed (5);
+  for (guint di = 0; di < G_N_ELEMENTS (depths); di++)
+    for (int pattern = 0; pattern < 2; pattern++)
+      {
+        int64_t M = 7, K = depths[di], N = 37;
+        uint8_t *a = g_new (uint8_t, M * K);
+        int8_t *b = g_new (int8_t, K * N);
+        for (int64_t i = 0; i < M * K; i++)
+          a[i] = i / K % 3 == 0 ? 255 : (uint8_t) g_rand_int_range (rnd, 0, 256);
+        for (int64_t k = 0; k < K; k++)
+          for (int64_t n = 0; n < N; n++)
+            b[k * N + n] = pattern ? (k % 2 ? -128 : 127) : (n % 3 ? g_rand_int_range (rnd, -64, 65) : (n % 2 ? 64 : -64));
+        OwbQgemmPacked *p = _owb_qgemm_pack (K, N, b, N, FALSE, NULL, 0);
+        g_assert_true (_owb_qgemm_packed_pairs_safe (p));
+        int32_t *c = g_new (int32_t, M * N);
+        OwbQgemmEpilogue ep = { .output = OWB_QGEMM_OUT_INT32 };
+        _owb_qgemm_packed (NULL, p, M, a, K, 0, c, N, &ep);
+        for (int64_t m = 0; m < M; m++)
+          for (int64_t n = 0; n < N; n++)
+            {
+              int64_t want = 0;
+              for (int64_t k = 0; k < K; k++)
+                want += (int64_t) a[m * K + k] * b[k * N + n];
+              g_assert_cmpint (c[m * N + n], ==, want);
+            }
+        _owb_qgemm_packed_free (p);
+        g_free (a), g_free (b), g_free (c);
+      }
+  g_rand_free (rnd);
   _owb_qgemm_force_avx2 (FALSE);
 }
 
