@@ -36,12 +36,30 @@ vexp (__m256 x)
 
 /* 1 / (1 + e^-x), or x times that. The quotient is vrcpps refined by one Newton step rather than a
  * division: a division costs a vector every 5+ cycles on the CPUs here and made Swish, the
- * activation of EfficientNet, cost as much as the convolution it follows. */
+ * activation of EfficientNet, cost as much as the convolution it follows.
+ * e^-x as in vexp, in 18 operations instead of 22 (the loop is bound by their count: on the AVX2
+ * path it was 16% of efficientnet_b1 at one thread): n = round (-x log2 e) by adding 1.5 * 2^23 + 127
+ * in the multiply-add, whose low bits are then n + 127, the exponent of 2^n, without a rounding
+ * and a conversion; the polynomial is in x + n ln 2 = -r with its odd terms negated, so -x is
+ * never formed. */
 static inline __attribute__ ((always_inline)) AVX2 __m256
 vsigmoid (__m256 x, gboolean swish)
 {
-  const __m256 one = _mm256_set1_ps (1.0f), two = _mm256_set1_ps (2.0f);
-  __m256 d = _mm256_add_ps (one, vexp (_mm256_sub_ps (_mm256_setzero_ps (), x)));
+  const __m256 one = _mm256_set1_ps (1.0f), two = _mm256_set1_ps (2.0f), magic = _mm256_set1_ps (12583039.0f);
+  __m256 xc = _mm256_min_ps (_mm256_set1_ps (87.0f), _mm256_max_ps (_mm256_set1_ps (-88.0f), x));
+  __m256 t = _mm256_fmadd_ps (xc, _mm256_set1_ps (-1.44269504088896341f), magic);
+  __m256 n = _mm256_sub_ps (t, magic);
+  __m256 q = _mm256_fmadd_ps (n, _mm256_set1_ps (0.693359375f), xc); /* q = -r */
+  q = _mm256_fmadd_ps (n, _mm256_set1_ps (-2.12194440e-4f), q);
+  __m256 p = _mm256_set1_ps (1.0f / 720.0f);
+  p = _mm256_fmadd_ps (p, q, _mm256_set1_ps (-1.0f / 120.0f));
+  p = _mm256_fmadd_ps (p, q, _mm256_set1_ps (1.0f / 24.0f));
+  p = _mm256_fmadd_ps (p, q, _mm256_set1_ps (-1.0f / 6.0f));
+  p = _mm256_fmadd_ps (p, q, _mm256_set1_ps (0.5f));
+  p = _mm256_fmadd_ps (p, q, _mm256_set1_ps (-1.0f));
+  p = _mm256_fmadd_ps (p, q, one);
+  __m256 e = _mm256_castsi256_ps (_mm256_slli_epi32 (_mm256_castps_si256 (t), 23));
+  __m256 d = _mm256_fmadd_ps (p, e, one);
   __m256 r = _mm256_rcp_ps (d);
   r = _mm256_mul_ps (r, _mm256_fnmadd_ps (d, r, two));
   /* d above 2^126: vrcpps gives 0 where 1/d is subnormal; so does the quotient, near enough */

@@ -5,6 +5,7 @@
 #include "../engine/test-util.h"
 #include "../../providers/cpu/cpu-sgemm-private.h"
 #include "gemm-test-util.h"
+#include "../../providers/cpu/cpu-activation-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -160,6 +161,52 @@ test_sgemm_avx2 (void)
   g_assert_cmpint (_owb_sgemm_tile_rows (), ==, 6);
   run_random_cases ();
   _owb_sgemm_force_avx2 (FALSE);
+}
+
+/* _owb_cpu_sigmoid_vector (the Sigmoid and Swish of the SGEMM epilogue's pass, of the depthwise
+ * rows and of the Sigmoid op) over [-88, 88] and a tail of 3: within 1e-6 relative of the double
+ * result where that is a normal float, 1e-37 absolute below, NaN kept. In a new process with
+ * OWB_CPU_NO_AVX512 (read once) as well, for the AVX2 code a CPU with AVX-512 otherwise never runs. */
+static void
+check_sigmoid_vector (void)
+{
+  const int64_t n = 1763;
+  for (int swish = 0; swish <= 1; swish++)
+    {
+      float *y = g_new (float, n + 1);
+      for (int64_t i = 0; i < n; i++)
+        y[i] = (float) (-88.0 + 176.0 * i / (n - 1));
+      y[n] = NAN;
+      if (!_owb_cpu_sigmoid_vector (y, n + 1, swish))
+        {
+          g_free (y);
+          g_test_skip ("no AVX2 + FMA");
+          return;
+        }
+      for (int64_t i = 0; i < n; i++)
+        {
+          double v = (float) (-88.0 + 176.0 * i / (n - 1)), want = (swish ? v : 1.0) / (1.0 + exp (-v));
+          double tol = v >= -87 ? 1e-6 * fabs (want) : 1e-37 * MAX (1.0, fabs (v));
+          if (fabs (y[i] - want) > tol)
+            g_error ("%s (%.9g): got %.9g, want %.9g", swish ? "Swish" : "Sigmoid", v, y[i], want);
+        }
+      g_assert_true (isnan (y[n]));
+      g_free (y);
+    }
+}
+
+static void
+test_sigmoid_vector (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_setenv ("OWB_CPU_NO_AVX512", "1", TRUE);
+      check_sigmoid_vector ();
+      return;
+    }
+  check_sigmoid_vector ();
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
 }
 
 /* OWB_CPU_NO_AVX512 (read once, before the first kernel asks) takes the AVX2 paths on a CPU with
@@ -342,6 +389,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sgemm/avx512", test_sgemm_avx512);
   g_test_add_func ("/sgemm/avx2", test_sgemm_avx2);
   g_test_add_func ("/sgemm/env-no-avx512", test_env_no_avx512);
+  g_test_add_func ("/sgemm/sigmoid-vector", test_sigmoid_vector);
   g_test_add_func ("/sgemm/portable", test_sgemm_portable);
   g_test_add_func ("/sgemm/subrange-and-nan", test_sgemm_subrange_and_nan);
   g_test_add_func ("/sgemm/partition", test_sgemm_partition);
