@@ -674,18 +674,6 @@ owb_cli_peak_rss_mb (void)
 }
 
 void
-owb_json_string (GString *out, const char *s)
-{
-  owb_json_append_string (out, s);
-}
-
-void
-owb_json_double (GString *out, double v)
-{
-  owb_json_append_number (out, v, OWB_CLI_JSON_DIGITS);
-}
-
-void
 owb_json_member_double (GString *out, const char *key, double v)
 {
   owb_json_append_member_number (out, key, v, OWB_CLI_JSON_DIGITS);
@@ -732,7 +720,7 @@ owb_json_value_type (GString *out, const OwbValueType *type, gboolean has_type)
           if (owb_dim_is_known (type->dims[d]))
             g_string_append_printf (out, "%" G_GINT64_FORMAT, (gint64) type->dims[d].value);
           else if (type->dims[d].param != NULL)
-            owb_json_string (out, type->dims[d].param);
+            owb_json_append_string (out, type->dims[d].param);
           else
             g_string_append (out, "null");
         }

@@ -189,8 +189,6 @@ double owb_cli_peak_rss_mb (void);
 /* JSON writing into a GString (over owb-json.h): numbers with OWB_CLI_JSON_DIGITS significant
  * digits, the precision of every owb report. */
 #define OWB_CLI_JSON_DIGITS 6
-void owb_json_string (GString *out, const char *s);
-void owb_json_double (GString *out, double v);
 /* The separator, "key": and v. */
 void owb_json_member_double (GString *out, const char *key, double v);
 /* The value type as {"kind":..,"dtype":..,"shape":[...],"text":..}. */

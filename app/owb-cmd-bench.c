@@ -76,31 +76,22 @@ owb_cmd_bench (int argc, char **argv)
 
   if (json)
     {
-      g_string_append (out, "{\"model\":");
-      owb_json_string (out, path);
-      g_string_append (out, ",\"median_ms\":");
-      owb_json_double (out, median);
-      g_string_append (out, ",\"min_ms\":");
-      owb_json_double (out, times[0]);
-      g_string_append (out, ",\"mean_ms\":");
-      owb_json_double (out, mean);
-      g_string_append (out, ",\"max_ms\":");
-      owb_json_double (out, times[iterations - 1]);
-      g_string_append (out, ",\"p90_ms\":");
-      owb_json_double (out, owb_stats_quantile (times, iterations, 0.9));
-      g_string_append (out, ",\"stddev_ms\":");
-      owb_json_double (out, stddev);
-      g_string_append (out, ",\"load_ms\":");
-      owb_json_double (out, load_ms);
-      g_string_append (out, ",\"peak_rss_mb\":");
-      owb_json_double (out, owb_cli_peak_rss_mb ());
-      g_string_append (out, ",\"arena_peak_mb\":");
-      owb_json_double (out, stats.peak_bytes / (1024.0 * 1024.0));
-      g_string_append_printf (out, ",\"iterations\":%d,\"warmup\":%d,\"threads\":%d,\"optimize\":", iterations, warmup,
-                              feed.threads_used);
-      owb_json_string (out, owb_cli_optimize_name (feed.options.optimize));
-      g_string_append (out, ",\"providers\":");
-      owb_json_string (out, providers_opt != NULL ? providers_opt : "cpu");
+      owb_json_begin_object (out, NULL);
+      owb_json_append_member_string (out, "model", path);
+      owb_json_member_double (out, "median_ms", median);
+      owb_json_member_double (out, "min_ms", times[0]);
+      owb_json_member_double (out, "mean_ms", mean);
+      owb_json_member_double (out, "max_ms", times[iterations - 1]);
+      owb_json_member_double (out, "p90_ms", owb_stats_quantile (times, iterations, 0.9));
+      owb_json_member_double (out, "stddev_ms", stddev);
+      owb_json_member_double (out, "load_ms", load_ms);
+      owb_json_member_double (out, "peak_rss_mb", owb_cli_peak_rss_mb ());
+      owb_json_member_double (out, "arena_peak_mb", stats.peak_bytes / (1024.0 * 1024.0));
+      owb_json_append_member_int (out, "iterations", iterations);
+      owb_json_append_member_int (out, "warmup", warmup);
+      owb_json_append_member_int (out, "threads", feed.threads_used);
+      owb_json_append_member_string (out, "optimize", owb_cli_optimize_name (feed.options.optimize));
+      owb_json_append_member_string (out, "providers", providers_opt != NULL ? providers_opt : "cpu");
       g_string_append (out, "}\n");
     }
   else

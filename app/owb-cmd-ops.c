@@ -74,14 +74,15 @@ owb_cmd_ops (int argc, char **argv)
 
   if (json)
     {
-      g_string_append (out, "{\"providers\":[");
+      owb_json_begin_object (out, NULL);
+      owb_json_begin_array (out, "providers");
       for (guint i = 0; available != NULL && available[i] != NULL; i++)
         {
-          if (i > 0)
-            g_string_append_c (out, ',');
-          owb_json_string (out, available[i]);
+          owb_json_append_separator (out);
+          owb_json_append_string (out, available[i]);
         }
-      g_string_append (out, "],\"ops\":[");
+      g_string_append_c (out, ']');
+      owb_json_begin_array (out, "ops");
     }
   else
     {
@@ -96,18 +97,24 @@ owb_cmd_ops (int argc, char **argv)
       g_array_sort (e->versions, compare_ints);
       if (json)
         {
-          g_string_append (out, i ? ",{\"domain\":" : "{\"domain\":");
-          owb_json_string (out, e->domain);
-          g_string_append (out, ",\"op_type\":");
-          owb_json_string (out, e->op_type);
-          g_string_append (out, ",\"since\":[");
+          owb_json_begin_object (out, NULL);
+          owb_json_append_member_string (out, "domain", e->domain);
+          owb_json_append_member_string (out, "op_type", e->op_type);
+          owb_json_begin_array (out, "since");
+          for (guint v = 0; v < e->versions->len; v++)
+            {
+              owb_json_append_separator (out);
+              g_string_append_printf (out, "%d", g_array_index (e->versions, int, v));
+            }
+          g_string_append (out, "]}");
         }
       else
-        g_string_append_printf (out, "  %s%s%-28s", e->domain, *e->domain ? "." : "", e->op_type);
-      for (guint v = 0; v < e->versions->len; v++)
-        g_string_append_printf (out, json ? "%s%d" : "%s%d", v ? (json ? "," : ", ") : (json ? "" : " "),
-                                g_array_index (e->versions, int, v));
-      g_string_append (out, json ? "]}" : "\n");
+        {
+          g_string_append_printf (out, "  %s%s%-28s", e->domain, *e->domain ? "." : "", e->op_type);
+          for (guint v = 0; v < e->versions->len; v++)
+            g_string_append_printf (out, "%s%d", v ? ", " : " ", g_array_index (e->versions, int, v));
+          g_string_append_c (out, '\n');
+        }
       g_array_unref (e->versions);
     }
   if (json)

@@ -61,12 +61,22 @@ q_params (const OwbGraph *g, const OwbNode *q, float *scale, int *zero_point, Ow
   return TRUE;
 }
 
+/* "key":[lo,hi], with the 9 significant digits that tell two floats apart */
+static void
+append_number_pair (GString *s, const char *key, double lo, double hi)
+{
+  owb_json_begin_array (s, key);
+  owb_json_append_number (s, lo, 9);
+  g_string_append_c (s, ',');
+  owb_json_append_number (s, hi, 9);
+  g_string_append_c (s, ']');
+}
+
 static void
 append_report_tensors (GString *s, const OwbModel *quantized, const OwbQuantCalibration *cal,
                        const OwbQuantOptions *options)
 {
-  g_string_append (s, ",\"tensors\":[");
-  gboolean first = TRUE;
+  owb_json_begin_array (s, "tensors");
   const OwbGraph *g = quantized->graph;
   for (guint i = 0; i < g->nodes->len; i++)
     {
@@ -83,12 +93,11 @@ append_report_tensors (GString *s, const OwbModel *quantized, const OwbQuantCali
       g_autofree char *name = out && g_str_has_suffix (out, suffix) && strlen (out) > sizeof suffix - 1
                                 ? g_strndup (out, strlen (out) - (sizeof suffix - 1))
                                 : g_strdup (n->inputs[0]);
-      g_string_append (s, first ? "{\"name\":" : ",{\"name\":");
-      first = FALSE;
-      owb_json_string (s, name);
-      g_string_append (s, ",\"type\":");
-      owb_json_string (s, owb_data_type_name (type));
-      g_string_append_printf (s, ",\"scale\":%.9g,\"zero_point\":%d", scale, zp);
+      owb_json_begin_object (s, NULL);
+      owb_json_append_member_string (s, "name", name);
+      owb_json_append_member_string (s, "type", owb_data_type_name (type));
+      owb_json_append_member_number (s, "scale", scale, 9);
+      owb_json_append_member_int (s, "zero_point", zp);
       /* What the integers can hold; for a tensor that shares another's parameters (after a
        * MaxPool, a Reshape) this is all there is, as it was not calibrated itself. */
       int qmin = 0, qmax = 255;
@@ -99,14 +108,14 @@ append_report_tensors (GString *s, const OwbModel *quantized, const OwbQuantCali
         case OWB_TYPE_INT16: qmin = -32768, qmax = 32767; break;
         default: break;
         }
-      g_string_append_printf (s, ",\"representable\":[%.9g,%.9g]", (qmin - zp) * (double) scale,
-                              (qmax - zp) * (double) scale);
+      append_number_pair (s, "representable", (qmin - zp) * (double) scale, (qmax - zp) * (double) scale);
       float lo, hi, min, max;
       if (cal && owb_quant_calibration_get_minmax (cal, name, &min, &max))
         {
-          g_string_append_printf (s, ",\"min\":%.9g,\"max\":%.9g", min, max);
+          owb_json_append_member_number (s, "min", min, 9);
+          owb_json_append_member_number (s, "max", max, 9);
           if (owb_quant_calibration_compute_range (cal, name, &options->range, &lo, &hi, NULL))
-            g_string_append_printf (s, ",\"range\":[%.9g,%.9g]", lo, hi);
+            append_number_pair (s, "range", lo, hi);
         }
       g_string_append_c (s, '}');
     }
@@ -369,38 +378,42 @@ owb_cmd_quantize (int argc, char **argv)
     }
   if (report_json)
     {
-      g_autoptr (GString) s = g_string_new ("{\"mode\":");
-      owb_json_string (s, dynamic ? "dynamic" : "static");
-      g_string_append (s, ",\"model\":");
-      owb_json_string (s, path);
-      g_string_append (s, ",\"output\":");
-      owb_json_string (s, output);
+      g_autoptr (GString) s = g_string_new (NULL);
+      owb_json_begin_object (s, NULL);
+      owb_json_append_member_string (s, "mode", dynamic ? "dynamic" : "static");
+      owb_json_append_member_string (s, "model", path);
+      owb_json_append_member_string (s, "output", output);
       if (!dynamic)
         {
-          g_string_append (s, ",\"method\":");
-          owb_json_string (s, owb_quant_method_to_string (options.range.method));
-          g_string_append (s, ",\"calibration\":");
-          owb_json_string (s, owb_quant_dataset_get_source (dataset));
-          g_string_append_printf (s, ",\"samples\":%u,\"calibration_seconds\":%.3f,\"calibration_bytes\":%" G_GSIZE_FORMAT,
-                                  owb_quant_calibration_get_n_samples (cal), calibration_s,
-                                  owb_quant_calibration_get_bytes (cal));
+          owb_json_append_member_string (s, "method", owb_quant_method_to_string (options.range.method));
+          owb_json_append_member_string (s, "calibration", owb_quant_dataset_get_source (dataset));
+          owb_json_append_member_uint (s, "samples", owb_quant_calibration_get_n_samples (cal));
+          /* seconds to the millisecond, as the rest of the report's times */
+          owb_json_append_member_fixed (s, "calibration_seconds", calibration_s, 3);
+          owb_json_append_member_uint (s, "calibration_bytes", owb_quant_calibration_get_bytes (cal));
         }
-      g_string_append (s, ",\"activation_type\":");
-      owb_json_string (s, owb_data_type_name (options.activation_type));
-      g_string_append (s, ",\"weight_type\":");
-      owb_json_string (s, owb_data_type_name (options.weight_type));
-      g_string_append_printf (s, ",\"per_channel\":%s,\"seconds\":%.3f,\"peak_rss_mb\":%.1f,\"quantize_nodes\":%u,"
-                              "\"dequantize_nodes\":%u", options.per_channel ? "true" : "false", total_s,
-                              owb_cli_peak_rss_mb (), n_q, n_dq);
+      owb_json_append_member_string (s, "activation_type", owb_data_type_name (options.activation_type));
+      owb_json_append_member_string (s, "weight_type", owb_data_type_name (options.weight_type));
+      owb_json_append_key (s, "per_channel");
+      g_string_append (s, options.per_channel ? "true" : "false");
+      owb_json_append_member_fixed (s, "seconds", total_s, 3);
+      owb_json_append_member_fixed (s, "peak_rss_mb", owb_cli_peak_rss_mb (), 1);
+      owb_json_append_member_uint (s, "quantize_nodes", n_q);
+      owb_json_append_member_uint (s, "dequantize_nodes", n_dq);
       append_report_tensors (s, quantized, cal, &options);
       if (fallback_result)
         {
           g_autofree char *fb = owb_quant_fallback_result_to_json (fallback_result, 50);
-          g_string_append_printf (s, ",\"fallback\":%s", fb);
+          owb_json_append_key (s, "fallback");
+          g_string_append (s, fb);
         }
       g_autofree char *prep = owb_optimize_report_to_json (prepare_report);
       g_autofree char *passes = owb_optimize_report_to_json (report);
-      g_string_append_printf (s, ",\"prepare\":%s,\"quantize\":%s}\n", prep, passes);
+      owb_json_append_key (s, "prepare");
+      g_string_append (s, prep);
+      owb_json_append_key (s, "quantize");
+      g_string_append (s, passes);
+      g_string_append (s, "}\n");
       if (!owb_file_set_contents_atomic (report_json, s->str, s->len, &error))
         {
           owb_cli_gerror (report_json, error);

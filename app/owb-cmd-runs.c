@@ -20,7 +20,8 @@ list_runs (OwbProfDb *db, const char *path, gboolean json)
   g_autoptr (GString) out = g_string_new (NULL);
   if (json)
     {
-      g_string_append (out, "{\"runs\":[");
+      owb_json_begin_object (out, NULL);
+      owb_json_begin_array (out, "runs");
       for (guint i = 0; i < runs->len; i++)
         {
           const OwbProfRunSummary *r = g_ptr_array_index (runs, i);
@@ -87,7 +88,7 @@ append_deltas_json (GString *out, const char *key, const GPtrArray *deltas, gboo
               for (guint k = 0; d->merged[k]; k++)
                 {
                   owb_json_append_separator (out);
-                  owb_json_string (out, d->merged[k]);
+                  owb_json_append_string (out, d->merged[k]);
                 }
               g_string_append_c (out, ']');
             }
@@ -337,8 +338,16 @@ owb_cmd_runs (int argc, char **argv)
           return OWB_EXIT_FAILED;
         }
       if (json)
-        printf ("{\"id\":%" G_GINT64_FORMAT ",\"nodes\":%u,\"iterations\":%u,\"events\":%u}\n", run->id, run->nodes->len,
-                run->iterations->len, run->events->len);
+        {
+          g_autoptr (GString) out = g_string_new (NULL);
+          owb_json_begin_object (out, NULL);
+          owb_json_append_member_int (out, "id", run->id);
+          owb_json_append_member_uint (out, "nodes", run->nodes->len);
+          owb_json_append_member_uint (out, "iterations", run->iterations->len);
+          owb_json_append_member_uint (out, "events", run->events->len);
+          g_string_append (out, "}\n");
+          fputs (out->str, stdout);
+        }
       else
         printf ("Stored     run id %" G_GINT64_FORMAT " in %s: %u nodes, %u iterations, %u events from %s\n", run->id,
                 path, run->nodes->len, run->iterations->len, run->events->len, import_ort);

@@ -97,6 +97,20 @@ owb_json_append_member_number (GString *out, const char *key, double value, int 
   owb_json_append_number (out, value, digits);
 }
 
+void
+owb_json_append_member_fixed (GString *out, const char *key, double value, int decimals)
+{
+  owb_json_append_key (out, key);
+  if (!isfinite (value))
+    {
+      g_string_append (out, "null");
+      return;
+    }
+  char format[8], buf[G_ASCII_DTOSTR_BUF_SIZE];
+  g_snprintf (format, sizeof format, "%%.%df", CLAMP (decimals, 0, 17));
+  g_string_append (out, g_ascii_formatd (buf, sizeof buf, format, value));
+}
+
 /* key NULL: an array item; otherwise a member. */
 static void
 begin (GString *out, const char *key, char open)

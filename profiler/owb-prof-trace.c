@@ -6,7 +6,33 @@ static void
 append_us (GString *out, const char *key, gint64 ns)
 {
   /* microseconds with ns resolution: Chrome's unit */
-  g_string_append_printf (out, ",\"%s\":%" G_GINT64_FORMAT ".%03d", key, ns / 1000, (int) ABS (ns % 1000));
+  owb_json_append_key (out, key);
+  g_string_append_printf (out, "%" G_GINT64_FORMAT ".%03d", ns / 1000, (int) ABS (ns % 1000));
+}
+
+/* The next item of traceEvents on a line of its own, so a trace can be read and diffed by line. */
+static void
+begin_event (GString *out, const char *name, const char *ph, guint tid)
+{
+  owb_json_append_separator (out);
+  g_string_append (out, "\n{");
+  owb_json_append_member_string (out, "name", name);
+  if (ph != NULL)
+    {
+      owb_json_append_member_string (out, "ph", ph);
+      owb_json_append_member_int (out, "pid", 1);
+      owb_json_append_member_uint (out, "tid", tid);
+    }
+}
+
+/* A metadata ("M") event naming the process or a thread: {"name":kind,...,"args":{key:value}} */
+static void
+append_metadata (GString *out, const char *kind, guint tid, const char *key, const char *value)
+{
+  begin_event (out, kind, "M", tid);
+  owb_json_begin_object (out, "args");
+  owb_json_append_member_string (out, key, value);
+  g_string_append (out, "}}");
 }
 
 char *
@@ -19,67 +45,56 @@ owb_prof_run_dup_trace_json (const OwbProfRun *run)
   for (guint e = 0; e < run->events->len; e++)
     n_lanes = MAX (n_lanes, g_array_index (run->events, OwbProfEvent, e).thread + 1);
 
-  g_string_append (out, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"model\":");
-  owb_json_append_string (out, run->model_path);
-  g_string_append (out, ",\"model_hash\":");
-  owb_json_append_string (out, run->model_hash);
-  g_string_append_printf (out, ",\"run_id\":%" G_GINT64_FORMAT ",\"label\":", run->id);
-  owb_json_append_string (out, run->label);
-  g_string_append (out, ",\"date\":");
-  owb_json_append_string (out, run->date);
-  g_string_append_printf (out, ",\"threads\":%d,\"optimize\":", run->threads);
-  owb_json_append_string (out, run->optimize);
-  g_string_append (out, ",\"providers\":");
-  owb_json_append_string (out, run->providers);
-  g_string_append (out, ",\"source\":");
-  owb_json_append_string (out, run->source);
-  g_string_append (out, "},\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":");
-  owb_json_append_string (out, process);
-  g_string_append (out, "}}");
+  owb_json_begin_object (out, NULL);
+  owb_json_append_member_string (out, "displayTimeUnit", "ns");
+  owb_json_begin_object (out, "otherData");
+  owb_json_append_member_string (out, "model", run->model_path);
+  owb_json_append_member_string (out, "model_hash", run->model_hash);
+  owb_json_append_member_int (out, "run_id", run->id);
+  owb_json_append_member_string (out, "label", run->label);
+  owb_json_append_member_string (out, "date", run->date);
+  owb_json_append_member_int (out, "threads", run->threads);
+  owb_json_append_member_string (out, "optimize", run->optimize);
+  owb_json_append_member_string (out, "providers", run->providers);
+  owb_json_append_member_string (out, "source", run->source);
+  g_string_append_c (out, '}');
+  owb_json_begin_array (out, "traceEvents");
+  append_metadata (out, "process_name", 0, "name", process);
   for (guint t = 0; t < n_lanes; t++)
     {
-      g_string_append_printf (out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"args\":{\"name\":", t);
       g_autofree char *name = t == 0 ? g_strdup ("run thread") : g_strdup_printf ("worker %u", t);
-      owb_json_append_string (out, name);
-      g_string_append_printf (out, "}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
-                              "\"args\":{\"sort_index\":%u}}", t, t);
+      append_metadata (out, "thread_name", t, "name", name);
+      begin_event (out, "thread_sort_index", "M", t);
+      owb_json_begin_object (out, "args");
+      owb_json_append_member_uint (out, "sort_index", t);
+      g_string_append (out, "}}");
     }
   for (guint e = 0; e < run->events->len; e++)
     {
       const OwbProfEvent *ev = &g_array_index (run->events, OwbProfEvent, e);
       const OwbProfNode *node = g_ptr_array_index (run->nodes, ev->node);
-      g_string_append (out, ",\n{\"name\":");
-      owb_json_append_string (out, node->name);
-      g_string_append (out, ",\"cat\":");
-      owb_json_append_string (out, ev->kind == OWB_PROF_EVENT_WORKER ? "worker" : node->op_type);
-      g_string_append_printf (out, ",\"ph\":\"X\",\"pid\":1,\"tid\":%u", ev->thread);
+      begin_event (out, node->name, NULL, 0);
+      owb_json_append_member_string (out, "cat", ev->kind == OWB_PROF_EVENT_WORKER ? "worker" : node->op_type);
+      owb_json_append_member_string (out, "ph", "X");
+      owb_json_append_member_int (out, "pid", 1);
+      owb_json_append_member_uint (out, "tid", ev->thread);
       append_us (out, "ts", ev->start_ns);
       append_us (out, "dur", ev->duration_ns);
-      g_string_append (out, ",\"args\":{\"op_type\":");
-      owb_json_append_string (out, node->op_type);
-      g_string_append (out, ",\"provider\":");
-      owb_json_append_string (out, node->provider);
+      owb_json_begin_object (out, "args");
+      owb_json_append_member_string (out, "op_type", node->op_type);
+      owb_json_append_member_string (out, "provider", node->provider);
       if (node->graph_path[0])
-        {
-          g_string_append (out, ",\"graph_path\":");
-          owb_json_append_string (out, node->graph_path);
-        }
-      g_string_append_printf (out, ",\"iteration\":%u", ev->iteration);
+        owb_json_append_member_string (out, "graph_path", node->graph_path);
+      owb_json_append_member_uint (out, "iteration", ev->iteration);
       append_us (out, ev->kind == OWB_PROF_EVENT_WORKER ? "busy_us" : "self_us", ev->self_ns);
       if (ev->input_shapes)
-        {
-          g_string_append (out, ",\"input_shapes\":");
-          owb_json_append_string (out, ev->input_shapes);
-        }
+        owb_json_append_member_string (out, "input_shapes", ev->input_shapes);
       if (ev->output_shapes)
-        {
-          g_string_append (out, ",\"output_shapes\":");
-          owb_json_append_string (out, ev->output_shapes);
-        }
-      g_string_append_printf (out, ",\"input_bytes\":%" G_GINT64_FORMAT ",\"output_bytes\":%" G_GINT64_FORMAT,
-                              ev->input_bytes, ev->output_bytes);
+        owb_json_append_member_string (out, "output_shapes", ev->output_shapes);
+      owb_json_append_member_int (out, "input_bytes", ev->input_bytes);
+      owb_json_append_member_int (out, "output_bytes", ev->output_bytes);
       if (ev->arena_bytes >= 0)
-        g_string_append_printf (out, ",\"arena_bytes\":%" G_GINT64_FORMAT, ev->arena_bytes);
+        owb_json_append_member_int (out, "arena_bytes", ev->arena_bytes);
       g_string_append (out, "}}");
     }
   g_string_append (out, "\n]}\n");

@@ -794,55 +794,44 @@ owb_quant_compare (OwbModel *a, OwbModel *b, OwbQuantDataset *dataset, const Owb
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
 
-static void
-json_key_number (GString *out, const char *key, double v)
-{
-  g_string_append_printf (out, ",\"%s\":", key);
-  _owb_quant_json_number (out, v);
-}
-
-static void
-json_key_string (GString *out, const char *key, const char *v)
-{
-  g_string_append_printf (out, ",\"%s\":", key);
-  owb_json_append_string (out, v);
-}
-
 char *
 owb_quant_comparison_to_json (const OwbQuantComparison *comparison)
 {
   GString *out = g_string_new (NULL);
-  g_string_append_printf (out, "{\"samples\":%u,\"outputs\":[", comparison->n_samples);
+  owb_json_begin_object (out, NULL);
+  owb_json_append_member_uint (out, "samples", comparison->n_samples);
+  owb_json_begin_array (out, "outputs");
   for (guint i = 0; i < comparison->outputs->len; i++)
     {
       const OwbQuantOutputDiff *d = g_ptr_array_index (comparison->outputs, i);
-      g_string_append (out, i ? ",{\"name\":" : "{\"name\":");
-      owb_json_append_string (out, d->name);
-      json_key_number (out, "sqnr_db", d->sqnr_db);
-      json_key_number (out, "cosine", d->cosine);
-      json_key_number (out, "max_abs", d->max_abs);
-      json_key_number (out, "mean_abs", d->mean_abs);
+      owb_json_begin_object (out, NULL);
+      owb_json_append_member_string (out, "name", d->name);
+      _owb_quant_json_member_number (out, "sqnr_db", d->sqnr_db);
+      _owb_quant_json_member_number (out, "cosine", d->cosine);
+      _owb_quant_json_member_number (out, "max_abs", d->max_abs);
+      _owb_quant_json_member_number (out, "mean_abs", d->mean_abs);
       if (d->classifier)
-        json_key_number (out, "top1_agreement", d->top1_agreement);
+        _owb_quant_json_member_number (out, "top1_agreement", d->top1_agreement);
       if (d->has_accuracy)
         {
-          json_key_number (out, "accuracy_a", d->accuracy_a);
-          json_key_number (out, "accuracy_b", d->accuracy_b);
+          _owb_quant_json_member_number (out, "accuracy_a", d->accuracy_a);
+          _owb_quant_json_member_number (out, "accuracy_b", d->accuracy_b);
         }
       g_string_append_c (out, '}');
     }
-  g_string_append (out, "],\"tensors\":[");
+  g_string_append_c (out, ']');
+  owb_json_begin_array (out, "tensors");
   for (guint i = 0; i < comparison->tensors->len; i++)
     {
       const OwbQuantTensorDiff *d = g_ptr_array_index (comparison->tensors, i);
-      g_string_append (out, i ? ",{\"name\":" : "{\"name\":");
-      owb_json_append_string (out, d->name);
-      json_key_string (out, "matched", d->matched);
-      json_key_string (out, "node", d->node);
-      json_key_string (out, "op", d->op_type);
-      json_key_number (out, "sqnr_db", d->sqnr_db);
-      json_key_number (out, "cosine", d->cosine);
-      json_key_number (out, "max_abs", d->max_abs);
+      owb_json_begin_object (out, NULL);
+      owb_json_append_member_string (out, "name", d->name);
+      owb_json_append_member_string (out, "matched", d->matched);
+      owb_json_append_member_string (out, "node", d->node);
+      owb_json_append_member_string (out, "op", d->op_type);
+      _owb_quant_json_member_number (out, "sqnr_db", d->sqnr_db);
+      _owb_quant_json_member_number (out, "cosine", d->cosine);
+      _owb_quant_json_member_number (out, "max_abs", d->max_abs);
       g_string_append_c (out, '}');
     }
   g_string_append (out, "]}");

@@ -443,48 +443,44 @@ fail:
 char *
 owb_quant_fallback_result_to_json (const OwbQuantFallbackResult *result, guint max_ranking)
 {
-  GString *s = g_string_new ("{\"target_met\":");
+  GString *s = g_string_new (NULL);
+  owb_json_begin_object (s, NULL);
+  owb_json_append_key (s, "target_met");
   g_string_append (s, result->target_met ? "true" : "false");
   gboolean has_accuracy = FALSE;
   for (guint i = 0; i < result->trials->len; i++)
     has_accuracy |= g_array_index (result->trials, OwbQuantTrial, i).has_accuracy;
   if (has_accuracy)
-    {
-      g_string_append (s, ",\"float_accuracy\":");
-      _owb_quant_json_number (s, result->float_accuracy);
-    }
-  g_string_append (s, ",\"kept_float\":[");
+    _owb_quant_json_member_number (s, "float_accuracy", result->float_accuracy);
+  owb_json_begin_array (s, "kept_float");
   for (guint i = 0; i < result->kept_float->len; i++)
     {
-      if (i)
-        g_string_append_c (s, ',');
+      owb_json_append_separator (s);
       owb_json_append_string (s, g_ptr_array_index (result->kept_float, i));
     }
-  g_string_append_printf (s, "],\"chosen_trial\":%u,\"trials\":[", result->chosen_trial);
+  g_string_append_c (s, ']');
+  owb_json_append_member_uint (s, "chosen_trial", result->chosen_trial);
+  owb_json_begin_array (s, "trials");
   for (guint i = 0; i < result->trials->len; i++)
     {
       const OwbQuantTrial *t = &g_array_index (result->trials, OwbQuantTrial, i);
-      g_string_append_printf (s, "%s{\"kept_float\":%u,\"sqnr_db\":", i ? "," : "", t->n_kept_float);
-      _owb_quant_json_number (s, t->sqnr_db);
+      owb_json_begin_object (s, NULL);
+      owb_json_append_member_uint (s, "kept_float", t->n_kept_float);
+      _owb_quant_json_member_number (s, "sqnr_db", t->sqnr_db);
       if (t->has_accuracy)
-        {
-          g_string_append (s, ",\"accuracy\":");
-          _owb_quant_json_number (s, t->accuracy);
-        }
+        _owb_quant_json_member_number (s, "accuracy", t->accuracy);
       g_string_append_c (s, '}');
     }
-  g_string_append (s, "],\"ranking\":[");
+  g_string_append_c (s, ']');
+  owb_json_begin_array (s, "ranking");
   for (guint i = 0; i < result->ranking->len && i < max_ranking; i++)
     {
       const OwbQuantSensitivity *r = g_ptr_array_index (result->ranking, i);
-      g_string_append (s, i ? ",{\"node\":" : "{\"node\":");
-      owb_json_append_string (s, r->node);
-      g_string_append (s, ",\"op\":");
-      owb_json_append_string (s, r->op_type);
-      g_string_append (s, ",\"tensor\":");
-      owb_json_append_string (s, r->tensor);
-      g_string_append (s, ",\"local_sqnr_db\":");
-      _owb_quant_json_number (s, r->local_sqnr_db);
+      owb_json_begin_object (s, NULL);
+      owb_json_append_member_string (s, "node", r->node);
+      owb_json_append_member_string (s, "op", r->op_type);
+      owb_json_append_member_string (s, "tensor", r->tensor);
+      _owb_quant_json_member_number (s, "local_sqnr_db", r->local_sqnr_db);
       g_string_append_c (s, '}');
     }
   g_string_append (s, "]}");

@@ -77,7 +77,7 @@ gboolean _owb_quant_is_float_tensor (const OwbValueType *type);
 
 /* JSON numbers in the quantizer's reports: 10 significant digits keep a cosine of 0.9999999 from
  * reading 1. */
-#define _owb_quant_json_number(out, v) owb_json_append_number ((out), (v), 10)
+#define _owb_quant_json_member_number(out, key, v) owb_json_append_member_number ((out), (key), (v), 10)
 
 /* The providers to prepare and fold constants with: the options', else the CPU provider (a new
  * reference either way). */

@@ -223,7 +223,8 @@ owb_optimize_report_to_json (const OwbOptimizeReport *report)
       owb_json_append_member_string (s, "pass", pr->pass);
       owb_json_append_member_string (s, "level", owb_optimize_level_to_string (pr->level));
       /* milliseconds to the microsecond, fixed point (not owb_json_append_number's digits) */
-      g_string_append_printf (s, ",\"ms\":%.3f,\"infer_ms\":%.3f", pr->ms, pr->infer_ms);
+      owb_json_append_member_fixed (s, "ms", pr->ms, 3);
+      owb_json_append_member_fixed (s, "infer_ms", pr->infer_ms, 3);
       owb_json_append_member_uint (s, "nodes_visited", pr->nodes_visited);
       owb_json_append_member_uint (s, "removed_initializers", pr->n_removed_initializers);
       owb_json_append_key (s, "removed");

@@ -16,6 +16,8 @@ test_members (void)
   owb_json_append_member_number (out, "x", 0.125, 6);
   owb_json_append_member_number (out, "nan", NAN, 6);
   owb_json_append_member_string_or_null (out, "none", NULL);
+  owb_json_append_member_fixed (out, "ms", 2.0 / 3.0, 3);
+  owb_json_append_member_fixed (out, "inf", INFINITY, 3);
   owb_json_begin_array (out, "list");
   for (int i = 0; i < 2; i++)
     {
@@ -33,7 +35,7 @@ test_members (void)
   g_string_append (out, "}}");
   g_assert_cmpstr (out->str, ==,
                    "{\"name\":\"a\\\"b\",\"neg\":-3,\"big\":18446744073709551615,\"x\":0.125,\"nan\":null,"
-                   "\"none\":null,\"list\":[{\"i\":0},{\"i\":1},\"s\"],\"empty\":[],\"k\\n\":{}}");
+                   "\"none\":null,\"ms\":0.667,\"inf\":null,\"list\":[{\"i\":0},{\"i\":1},\"s\"],\"empty\":[],\"k\\n\":{}}");
 }
 
 static void

@@ -28,6 +28,9 @@ OWB_API void owb_json_append_member_string_or_null (GString *out, const char *ke
 OWB_API void owb_json_append_member_int (GString *out, const char *key, gint64 value);
 OWB_API void owb_json_append_member_uint (GString *out, const char *key, guint64 value);
 OWB_API void owb_json_append_member_number (GString *out, const char *key, double value, int digits);
+/* value with `decimals` digits after the point ("%.3f" in the C locale) where a report shows
+ * milliseconds or seconds to a fixed resolution; not finite: null. */
+OWB_API void owb_json_append_member_fixed (GString *out, const char *key, double value, int decimals);
 /* The separator (and "key": unless key is NULL, for an array item), then { or [. */
 OWB_API void owb_json_begin_object (GString *out, const char *key);
 OWB_API void owb_json_begin_array (GString *out, const char *key);
