@@ -14,6 +14,20 @@ free_strings (OwbTensor *t)
     g_free (s[i]);
 }
 
+/* A new dense tensor's record, one reference, without its size or storage. */
+static OwbTensor *
+tensor_header (OwbDataType dtype, int rank, const int64_t *dims)
+{
+  OwbTensor *t = g_new0 (OwbTensor, 1);
+  t->ref_count = 1;
+  t->kind = OWB_VALUE_TENSOR;
+  t->dtype = dtype;
+  t->rank = rank;
+  if (rank > 0)
+    memcpy (t->dims, dims, rank * sizeof (int64_t));
+  return t;
+}
+
 static OwbTensor *
 tensor_alloc (OwbDataType dtype, int rank, const int64_t *dims, gboolean zero, GError **error)
 {
@@ -51,13 +65,7 @@ tensor_alloc (OwbDataType dtype, int rank, const int64_t *dims, gboolean zero, G
           return NULL;
         }
     }
-  OwbTensor *t = g_new0 (OwbTensor, 1);
-  t->ref_count = 1;
-  t->kind = OWB_VALUE_TENSOR;
-  t->dtype = dtype;
-  t->rank = rank;
-  if (rank > 0)
-    memcpy (t->dims, dims, rank * sizeof (int64_t));
+  OwbTensor *t = tensor_header (dtype, rank, dims);
   t->nelems = n;
   t->nbytes = nbytes;
   t->data = data;
@@ -107,13 +115,7 @@ owb_tensor_new_wrap (OwbDataType dtype, int rank, const int64_t *dims, void *dat
       g_set_error (error, OWB_ERROR, OWB_ERROR_TYPE, "tensors of type %s are not supported", owb_data_type_name (dtype));
       return NULL;
     }
-  OwbTensor *t = g_new0 (OwbTensor, 1);
-  t->ref_count = 1;
-  t->kind = OWB_VALUE_TENSOR;
-  t->dtype = dtype;
-  t->rank = rank;
-  if (rank > 0)
-    memcpy (t->dims, dims, rank * sizeof (int64_t));
+  OwbTensor *t = tensor_header (dtype, rank, dims);
   gsize elem = dtype == OWB_TYPE_STRING ? sizeof (char *) : MAX (owb_data_type_size (dtype), 1);
   t->nelems = n;
   t->nbytes = (gsize) n * elem;
@@ -251,13 +253,7 @@ owb_tensor_new_view (OwbTensor *tensor, int rank, const int64_t *dims, GError **
         memcpy (t->dims, dims, rank * sizeof (int64_t));
       return t;
     }
-  OwbTensor *t = g_new0 (OwbTensor, 1);
-  t->ref_count = 1;
-  t->kind = OWB_VALUE_TENSOR;
-  t->dtype = tensor->dtype;
-  t->rank = rank;
-  if (rank)
-    memcpy (t->dims, dims, rank * sizeof (int64_t));
+  OwbTensor *t = tensor_header (tensor->dtype, rank, dims);
   t->nelems = n;
   t->nbytes = tensor->nbytes;
   t->data = tensor->data;

@@ -40,6 +40,25 @@ check_rank4 (OwbInferContext *ctx, int i, const char *what, GError **error)
   return TRUE;
 }
 
+/* Input 9, Table, when present: a QLinearLookup fused into the node (fuse_qconv_lookup), 256
+ * values of the output's type. Checked once the output's type is known. */
+static gboolean
+check_table (OwbInferContext *ctx, GError **error)
+{
+  const OwbValueType *table = ctx->n_inputs > 9 ? ctx->inputs[9] : NULL;
+  if (!table || table->dtype == OWB_TYPE_UNDEFINED)
+    return TRUE;
+  gboolean shape_ok = table->rank < 0
+                      || (table->rank == 1 && (!owb_dim_is_known (table->dims[0]) || table->dims[0].value == 256));
+  if (table->dtype != ctx->outputs[0].dtype || !shape_ok)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "Table must hold 256 values of Y's type %s (got %s)",
+                           owb_data_type_name (ctx->outputs[0].dtype), owb_data_type_name (table->dtype));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* W's NCHW view for Conv ([kH, kW, C/group, M] viewed as [M, C/group, kH, kW]) and for
  * ConvTranspose ([C, kH, kW, M/group] viewed as [C, M/group, kH, kW]): view dim i is W's dim perm[i]. */
 static const int conv_w_view[4] = { 3, 2, 0, 1 };
@@ -87,18 +106,8 @@ infer_via (OwbInferContext *ctx, const char *op_type, int opset, int n, const in
   sub.input_data = NULL;
   if (!schema->infer (&sub, error))
     return FALSE;
-  const OwbValueType *table = ctx->n_inputs > 9 ? ctx->inputs[9] : NULL;
-  if (table && table->dtype != OWB_TYPE_UNDEFINED)
-    {
-      gboolean shape_ok = table->rank < 0
-                          || (table->rank == 1 && (!owb_dim_is_known (table->dims[0]) || table->dims[0].value == 256));
-      if (table->dtype != ctx->outputs[0].dtype || !shape_ok)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "Table must hold 256 values of Y's type %s (got %s)",
-                               owb_data_type_name (ctx->outputs[0].dtype), owb_data_type_name (table->dtype));
-          return FALSE;
-        }
-    }
+  if (!check_table (ctx, error))
+    return FALSE;
   to_nhwc (&ctx->outputs[0]);
   return TRUE;
 }
@@ -263,18 +272,8 @@ infer_nhwc_qlinear_conv (OwbInferContext *ctx, GError **error)
   ctx->values_read_inputs |= sub.values_read_inputs;
   if (!sub_ok)
     return FALSE;
-  const OwbValueType *table = ctx->n_inputs > 9 ? ctx->inputs[9] : NULL;
-  if (table && table->dtype != OWB_TYPE_UNDEFINED)
-    {
-      gboolean shape_ok = table->rank < 0
-                          || (table->rank == 1 && (!owb_dim_is_known (table->dims[0]) || table->dims[0].value == 256));
-      if (table->dtype != ctx->outputs[0].dtype || !shape_ok)
-        {
-          owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "Table must hold 256 values of Y's type %s (got %s)",
-                               owb_data_type_name (ctx->outputs[0].dtype), owb_data_type_name (table->dtype));
-          return FALSE;
-        }
-    }
+  if (!check_table (ctx, error))
+    return FALSE;
   to_nhwc (&ctx->outputs[0]);
   return TRUE;
 }
