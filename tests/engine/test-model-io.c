@@ -1978,8 +1978,18 @@ test_large_initializers_read_once (void)
       long pages = 16L * 4000000 / sysconf (_SC_PAGESIZE);
       long faults = after.ru_minflt - before.ru_minflt;
       g_test_message ("%ld faults for %ld pages of weights", faults, pages);
-      /* the weights' own pages, plus the small rest of the file and the model's bookkeeping */
-      g_assert_cmpint (faults, <, pages * 5 / 4);
+      /* the weights' own pages, plus the small rest of the file and the model's bookkeeping; under
+       * AddressSanitizer also the shadow of what was written (one byte per eight): CI's sanitizer
+       * job counted 20,007 faults for 15,625 pages with the single read */
+      long limit = pages * 5 / 4;
+#if defined(__SANITIZE_ADDRESS__)
+      limit += pages / 8 + pages / 16;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+      limit += pages / 8 + pages / 16;
+#endif
+#endif
+      g_assert_cmpint (faults, <, limit);
       return;
     }
   GError *error = NULL;
