@@ -34,6 +34,15 @@
 #define SEG_KC 640
 #define SEG_MAX_PIECES 256
 #define SEG_STRIPS 16
+/* The AVX2 int16 tile (tile_wide_avx2): depth blocks and pieces as deep as a 64-column tile of
+ * int16 B (147 KiB) stays in a Zen 3's 512 KiB L2: the tile streams B from L2 at its pace (blocks
+ * that keep B in L1, 192 deep, measured 3-8% slower on ResNet-18's 3x3 layers: the accumulators
+ * and A's widening between blocks cost more than L1 saves); below AVX2_WIDE_MIN_K deep, B is not
+ * widened (tile_split_avx2 runs on the bytes) */
+#define KC_WIDE 1152
+#define SEG_KC_WIDE 1152
+#define AVX2_WIDE_MIN_K 48
+#define AVX2_WIDE_MIN_ROWS 4
 
 struct _OwbQgemmPacked {
   int64_t K, N, K4, npanels;
@@ -45,6 +54,11 @@ struct _OwbQgemmPacked {
    * each side (sum of the positive ones <= 128, of the negative ones >= -128), so that 255 times
    * them fits an int16: the AVX2 path then multiplies the bytes as they are (tile_safe_avx2) */
   gboolean pairs_safe;
+  /* NULL, or where the AVX2 path will run on B that is not pairs_safe (and K is deep enough for
+   * tile_wide_avx2): the same panels widened to int16 once, npanels x K4 x 128 bytes, each pair of
+   * depths (2q, 2q + 1) as columns 0-7 then 8-15, a column's two depths side by side, so that
+   * vpmaddwd against a broadcast pair of A gives 8 columns' sums with nothing to add up after */
+  int16_t *data16;
 };
 
 static void *
@@ -97,6 +111,16 @@ _owb_qgemm_pack (int64_t K, int64_t N, const void *b, int64_t ldb, gboolean b_un
       p->zb[n] = (nzb ? zb[nzb == 1 ? 0 : n] : 0) - shift;
       p->has_zb = p->has_zb || p->zb[n] != 0;
     }
+  if (!p->pairs_safe && K >= AVX2_WIDE_MIN_K && _owb_qgemm_uses_avx2 ())
+    {
+      /* a panel's K4 groups of 4 depths x 16 columns: 2 K4 pairs x 2 vectors x 8 columns x 2 */
+      p->data16 = aligned_alloc0 ((size_t) (p->npanels * p->K4 * 64) * sizeof (int16_t));
+      for (int64_t pn = 0; pn < p->npanels; pn++)
+        for (int64_t k = 0; k < 4 * p->K4; k++)
+          for (int j = 0; j < NR; j++)
+            p->data16[pn * p->K4 * 64 + k / 2 * 32 + j / 8 * 16 + j % 8 * 2 + k % 2]
+              = p->data[pn * p->K4 * 64 + k / 4 * 64 + j * 4 + k % 4];
+    }
   return p;
 }
 
@@ -108,6 +132,7 @@ _owb_qgemm_packed_free (OwbQgemmPacked *p)
   free (p->data);
   free (p->colsum);
   free (p->zb);
+  free (p->data16);
   g_free (p);
 }
 
@@ -598,93 +623,140 @@ tile_q8_vnni (int R, int P, const Run *run, const uint8_t *a, int64_t lda, int64
  * weights real exporters make (255 (b0 + b1) past 32767 for two large weights of one sign: every
  * layer of ONNX Runtime's QDQ ResNet-18, MobileNetV3 and EfficientNet-B1 has such pairs), so both
  * sides are widened to int16 and vpmaddwd sums each pair exactly into int32: 255 x 128 x 2 fits.
- * That is one multiply and one add for 16 products, where splitting A into its low 7 bits and top
- * bit took two vpmaddubsw, two vpmaddwd and three adds for 32. B stays in its packed bytes:
- * vpmovsxbw takes 16 bytes of a panel's 4-deep group (4 columns x 4 depths) to the int16 lanes
- * (c0k0 c0k1 c0k2 c0k3 c1k0 ...). A tile's rows of A are widened once, each group of 4 bytes to
- * (a0 a1 a2 a3) in all four 64-bit lanes of a vector, so that vpmaddwd reads them from memory:
- * three rows x 16 columns take 12 accumulators, one widened B vector and one product, and the
- * compiler, left to it, spilled half the accumulators (hence the assembly). vpmaddwd leaves a
- * column's depths 0-1 and 2-3 in adjacent int32 lanes, which vphaddd adds once a tile. Sums wrap
+ * B is widened once, when it is packed (OwbQgemmPacked.data16, where the AVX2 path will run), as
+ * pairs of depths of 8 columns a vector; a tile widens its rows of A into int16 pairs once. A step
+ * broadcasts one row's pair of depths (vpbroadcastd) and multiplies it by two B vectors: 6 rows x
+ * 16 columns take 12 accumulators, two B vectors, the broadcast and a product, 12 vpmaddwd and 12
+ * vpaddd for 192 products with 8 loads, and the int32 lanes are the columns' sums, nothing to add
+ * up a tile (B kept in its bytes and widened with vpmovsxbw each step, against A widened 4x
+ * broadcast, took 28 vector uops and 16 loads for 192 products on 3 x 16 and ran 49x512x4608 at
+ * 116 GOP/s; Zen 4 issues 2 vpmaddwd and about 3.2 vpmaddwd + vpaddd uops a cycle). Sums wrap
  * alike, so they equal vpdpbusd's. */
 #define AVX2 __attribute__ ((target ("avx2")))
-/* Depth of A a tile widens at once: MR rows x AVX2_KW / 4 vectors, 12 KiB on the stack */
+/* Depths of A a tile widens at once: MR rows x AVX2_KW int16, 3 KiB on the stack */
 #define AVX2_KW 256
-#define AVX2_ROW_BYTES (AVX2_KW / 4 * 32)
-/* Depths below which a tile's fixed costs (widening A, adding the pair sums) outweigh the halved
- * arithmetic: tile_split_avx2 runs them. MobileNetV3's 112x112x64 1x1 (depth 16) took 0.57 ms
- * there and 0.68 here, its stem (27) 0.42 and 0.55; depth 64 is 10% faster here. */
-#define AVX2_SPLIT_BELOW_K 48
 
-/* Rows [r0, r0 + RN) of one panel from the widened rows (aw, AVX2_ROW_BYTES apart) over K4 groups
- * of 4 depths, RN a constant so that the accumulators stay in registers. */
+/* Rows [0, RN) of one panel: RN rows of A as int16 pairs (aw, astride uint32 apart), G groups of 4
+ * depths of B's int16 panel bp, into out (row stride NP * NR), RN a constant so that the
+ * accumulators stay in registers. */
 static inline __attribute__ ((always_inline)) AVX2 void
-panel_avx2 (const int RN, const __m256i *aw, int64_t K4, const int8_t *bp, int32_t *out, gboolean accumulate)
+panel_wide_avx2 (const int RN, const uint32_t *aw, int64_t astride, int64_t G, const int16_t *bp, int32_t *out,
+                 gboolean accumulate)
 {
-  __m256i acc[3][4] __attribute__ ((aligned (32)));
-  if (RN == 3 && K4 > 0)
+  if (RN == MR)
     {
-      const char *ap = (const char *) aw;
-      const int8_t *bq = bp;
-      int64_t n = K4, stride = AVX2_ROW_BYTES;
-      __asm__ volatile ("vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
-                        "vmovdqa %%ymm0, %%ymm1\n\t vmovdqa %%ymm0, %%ymm2\n\t vmovdqa %%ymm0, %%ymm3\n\t"
-                        "vmovdqa %%ymm0, %%ymm4\n\t vmovdqa %%ymm0, %%ymm5\n\t vmovdqa %%ymm0, %%ymm6\n\t"
-                        "vmovdqa %%ymm0, %%ymm7\n\t vmovdqa %%ymm0, %%ymm8\n\t vmovdqa %%ymm0, %%ymm9\n\t"
-                        "vmovdqa %%ymm0, %%ymm10\n\t vmovdqa %%ymm0, %%ymm11\n\t"
-                        "1:\n\t"
-#define AVX2_STEP(off, a0, a1, a2)                                                                                     \
-  "vpmovsxbw " #off "(%[b]), %%ymm15\n\t"                                                                              \
-  "vpmaddwd (%[a]), %%ymm15, %%ymm12\n\t"                                                                              \
-  "vpmaddwd (%[a],%[s],1), %%ymm15, %%ymm13\n\t"                                                                       \
-  "vpmaddwd (%[a],%[s],2), %%ymm15, %%ymm14\n\t"                                                                       \
-  "vpaddd %%ymm12, %%ymm" #a0 ", %%ymm" #a0 "\n\t"                                                                     \
-  "vpaddd %%ymm13, %%ymm" #a1 ", %%ymm" #a1 "\n\t"                                                                     \
-  "vpaddd %%ymm14, %%ymm" #a2 ", %%ymm" #a2 "\n\t"
-                        AVX2_STEP (0, 0, 4, 8) AVX2_STEP (16, 1, 5, 9) AVX2_STEP (32, 2, 6, 10)
-                          AVX2_STEP (48, 3, 7, 11)
-#undef AVX2_STEP
-                        "add $64, %[b]\n\t"
-                        "add $32, %[a]\n\t"
-                        "dec %[n]\n\t"
-                        "jnz 1b\n\t"
-                        "vmovdqa %%ymm0, 0(%[o])\n\t vmovdqa %%ymm1, 32(%[o])\n\t vmovdqa %%ymm2, 64(%[o])\n\t"
-                        "vmovdqa %%ymm3, 96(%[o])\n\t vmovdqa %%ymm4, 128(%[o])\n\t vmovdqa %%ymm5, 160(%[o])\n\t"
-                        "vmovdqa %%ymm6, 192(%[o])\n\t vmovdqa %%ymm7, 224(%[o])\n\t vmovdqa %%ymm8, 256(%[o])\n\t"
-                        "vmovdqa %%ymm9, 288(%[o])\n\t vmovdqa %%ymm10, 320(%[o])\n\t vmovdqa %%ymm11, 352(%[o])\n\t"
-                        : [a] "+r"(ap), [b] "+r"(bq), [n] "+r"(n)
-                        : [s] "r"(stride), [o] "r"(&acc[0][0])
-                        : "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
-                          "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+      /* in assembly: GCC, left to it, reloads B or accumulators it has no register for */
+      const uint32_t *a0 = aw, *a3 = aw + 3 * astride;
+      const int16_t *b = bp;
+      int64_t n = G, s = astride * 4, acc = accumulate;
+      __asm__ volatile (
+#define WIDE_C(op)                                                  \
+  op (0, 0) op (32, 1) op (256, 2) op (288, 3) op (512, 4) op (544, 5) op (768, 6) op (800, 7) op (1024, 8)         \
+    op (1056, 9) op (1280, 10) op (1312, 11)
+#define WIDE_LOAD(off, x) "vmovdqa " #off "(%[o]), %%ymm" #x "\n\t"
+#define WIDE_ZERO(off, x) "vpxor %%xmm" #x ", %%xmm" #x ", %%xmm" #x "\n\t"
+#define WIDE_STORE(off, x) "vmovdqa %%ymm" #x ", " #off "(%[o])\n\t"
+        "test %[acc], %[acc]\n\t"
+        "jz 2f\n\t" WIDE_C (WIDE_LOAD) "jmp 3f\n"
+        "2:\n\t" WIDE_C (WIDE_ZERO) "3:\n\t"
+        "test %[n], %[n]\n\t"
+        "jz 4f\n"
+        "1:\n\t"
+#define WIDE_ROW(addr, x, y)                                                                                           \
+  "vpbroadcastd " addr ", %%ymm14\n\t"                                                                                \
+  "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"                                                                            \
+  "vpaddd %%ymm15, %%ymm" #x ", %%ymm" #x "\n\t"                                                                      \
+  "vpmaddwd %%ymm13, %%ymm14, %%ymm15\n\t"                                                                            \
+  "vpaddd %%ymm15, %%ymm" #y ", %%ymm" #y "\n\t"
+#define WIDE_PAIR(boff, aoff)                                                                                          \
+  "vmovdqa " #boff "(%[b]), %%ymm12\n\t"                                                                              \
+  "vmovdqa " #boff "+32(%[b]), %%ymm13\n\t"                                                                           \
+  WIDE_ROW (#aoff "(%[a0])", 0, 1) WIDE_ROW (#aoff "(%[a0],%[s])", 2, 3) WIDE_ROW (#aoff "(%[a0],%[s],2)", 4, 5)      \
+    WIDE_ROW (#aoff "(%[a3])", 6, 7) WIDE_ROW (#aoff "(%[a3],%[s])", 8, 9) WIDE_ROW (#aoff "(%[a3],%[s],2)", 10, 11)
+        WIDE_PAIR (0, 0) WIDE_PAIR (64, 4)
+        "add $128, %[b]\n\t"
+        "add $8, %[a0]\n\t"
+        "add $8, %[a3]\n\t"
+        "dec %[n]\n\t"
+        "jnz 1b\n"
+        "4:\n\t" WIDE_C (WIDE_STORE)
+#undef WIDE_PAIR
+#undef WIDE_ROW
+#undef WIDE_STORE
+#undef WIDE_ZERO
+#undef WIDE_LOAD
+#undef WIDE_C
+        : [a0] "+r"(a0), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(n)
+        : [s] "r"(s), [o] "r"(out), [acc] "r"(acc)
+        : "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+          "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+      return;
     }
-  else
-    {
-#pragma GCC unroll 3
-      for (int r = 0; r < RN; r++)
-#pragma GCC unroll 4
-        for (int v = 0; v < 4; v++)
-          acc[r][v] = _mm256_setzero_si256 ();
-      for (int64_t q = 0; q < K4; q++)
-#pragma GCC unroll 4
-        for (int v = 0; v < 4; v++)
-          {
-            __m256i bv = _mm256_cvtepi8_epi16 (_mm_load_si128 ((const __m128i *) (bp + q * 64 + 16 * v)));
-#pragma GCC unroll 3
-            for (int r = 0; r < RN; r++)
-              acc[r][v] = _mm256_add_epi32 (acc[r][v],
-                                            _mm256_madd_epi16 (bv, aw[r * (AVX2_ROW_BYTES / 32) + q]));
-          }
-    }
-  /* (c0 c1 c4 c5 | c2 c3 c6 c7) from the pair sums, then the 64-bit halves in column order */
-#pragma GCC unroll 3
+  __m256i c[MR][2];
+#pragma GCC unroll 6
   for (int r = 0; r < RN; r++)
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++)
-      {
-        __m256i s = _mm256_permute4x64_epi64 (_mm256_hadd_epi32 (acc[r][2 * h], acc[r][2 * h + 1]), 0xD8);
-        __m256i *o = (__m256i *) (out + r * NP * NR + 8 * h);
-        _mm256_store_si256 (o, accumulate ? _mm256_add_epi32 (_mm256_load_si256 (o), s) : s);
-      }
+      c[r][h] = accumulate ? _mm256_load_si256 ((const __m256i *) (out + r * NP * NR + 8 * h)) : _mm256_setzero_si256 ();
+  for (int64_t q = 0; q < 2 * G; q++)
+    {
+      __m256i b0 = _mm256_load_si256 ((const __m256i *) (bp + q * 32));
+      __m256i b1 = _mm256_load_si256 ((const __m256i *) (bp + q * 32 + 16));
+#pragma GCC unroll 6
+      for (int r = 0; r < RN; r++)
+        {
+          __m256i av = _mm256_set1_epi32 ((int32_t) aw[r * astride + q]);
+          c[r][0] = _mm256_add_epi32 (c[r][0], _mm256_madd_epi16 (av, b0));
+          c[r][1] = _mm256_add_epi32 (c[r][1], _mm256_madd_epi16 (av, b1));
+        }
+    }
+#pragma GCC unroll 6
+  for (int r = 0; r < RN; r++)
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+      _mm256_store_si256 ((__m256i *) (out + r * NP * NR + 8 * h), c[r][h]);
+}
+
+/* The int16 tile: b points into B's int16 panels (OwbQgemmPacked.data16), ps their stride in
+ * int16 pairs of bytes: K4 x 128 bytes. */
+static AVX2 void
+tile_wide_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps, int32_t *out,
+                gboolean accumulate)
+{
+  uint32_t aw[MR * AVX2_KW / 2] __attribute__ ((aligned (32)));
+  const int64_t astride = AVX2_KW / 2;
+  /* (K == 0 still runs once: zero sums) */
+  for (int64_t k0 = 0; k0 < MAX (K, 1); k0 += AVX2_KW)
+    {
+      int64_t kn = MIN (AVX2_KW, K - k0), G = (kn + 3) / 4;
+      for (int r = 0; r < R; r++)
+        {
+          const uint8_t *ar = a + r * lda + k0;
+          int16_t *w = (int16_t *) (aw + r * astride);
+          int64_t d = 0;
+          for (; d + 16 <= kn; d += 16)
+            _mm256_store_si256 ((__m256i *) (w + d), _mm256_cvtepu8_epi16 (_mm_loadu_si128 ((const __m128i *) (ar + d))));
+          /* A's bytes past K are not read (B is zero there) */
+          for (; d < 4 * G; d++)
+            w[d] = d < kn ? ar[d] : 0;
+        }
+      const int16_t *bk = (const int16_t *) b + k0 / 4 * 64;
+      gboolean acc_in = accumulate || k0 > 0;
+      for (int p = 0; p < P; p++)
+        {
+          const int16_t *bp = bk + p * (ps / 2);
+          int32_t *o = out + p * NR;
+          switch (R)
+            {
+            case 1: panel_wide_avx2 (1, aw, astride, G, bp, o, acc_in); break;
+            case 2: panel_wide_avx2 (2, aw, astride, G, bp, o, acc_in); break;
+            case 3: panel_wide_avx2 (3, aw, astride, G, bp, o, acc_in); break;
+            case 4: panel_wide_avx2 (4, aw, astride, G, bp, o, acc_in); break;
+            case 5: panel_wide_avx2 (5, aw, astride, G, bp, o, acc_in); break;
+            default: panel_wide_avx2 (6, aw, astride, G, bp, o, acc_in); break;
+            }
+        }
+    }
 }
 
 static inline __attribute__ ((always_inline)) AVX2 __m256i
@@ -698,7 +770,7 @@ dot4_split_avx2 (__m256i acc, __m256i a_lo, __m256i a_hi, __m256i b, __m256i one
 /* Rows [r0, r0 + RN) of one panel, RN a constant so that the accumulators stay in registers, with
  * each A byte split into its low 7 bits and top bit (a = (a & 0x7F) + (a & 0x80)): |127 b0 + 127 b1|
  * <= 32512 and 128 b0 + 128 b1 lies in [-32768, 32512], both exact in vpmaddubsw's int16, and
- * vpmaddwd against ones widens them. Twice the arithmetic of tile_avx2 a product, but nothing a tile
+ * vpmaddwd against ones widens them. Twice the arithmetic of tile_wide_avx2 a product, but nothing a tile
  * besides: shallow depths (a stem's 27, a 1x1's 16 or 24) run faster here. */
 static inline __attribute__ ((always_inline)) AVX2 void
 panel_split_avx2 (const int RN, const gboolean SAFE, const uint8_t *a, int64_t lda, int64_t K, const int8_t *bp,
@@ -776,58 +848,6 @@ tile_safe_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const in
                 gboolean accumulate)
 {
   tile_split_avx2_s (TRUE, R, P, a, lda, K, b, ps, out, accumulate);
-}
-
-static AVX2 void
-tile_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps, int32_t *out,
-           gboolean accumulate)
-{
-  if (K < AVX2_SPLIT_BELOW_K)
-    {
-      tile_split_avx2 (R, P, a, lda, K, b, ps, out, accumulate);
-      return;
-    }
-  __m256i aw[MR * AVX2_KW / 4];
-  /* (K == 0 still runs once: zero sums) */
-  for (int64_t k0 = 0; k0 < MAX (K, 1); k0 += AVX2_KW)
-    {
-      int64_t kn = MIN (AVX2_KW, K - k0), K4 = (kn + 3) / 4;
-      for (int r = 0; r < R; r++)
-        {
-          const uint8_t *ar = a + r * lda + k0;
-          __m256i *w = aw + r * (AVX2_ROW_BYTES / 32);
-          int64_t q = 0;
-          for (; 4 * q + 16 <= kn; q += 4)
-            {
-              __m256i x = _mm256_cvtepu8_epi16 (_mm_loadu_si128 ((const __m128i *) (ar + 4 * q)));
-              w[q] = _mm256_permute4x64_epi64 (x, 0x00);
-              w[q + 1] = _mm256_permute4x64_epi64 (x, 0x55);
-              w[q + 2] = _mm256_permute4x64_epi64 (x, 0xAA);
-              w[q + 3] = _mm256_permute4x64_epi64 (x, 0xFF);
-            }
-          for (; q < K4; q++)
-            {
-              uint64_t a4 = 0; /* A's bytes past K are not read (B is zero there) */
-              for (int t = 0; t < 4 && 4 * q + t < kn; t++)
-                a4 |= (uint64_t) ar[4 * q + t] << (16 * t);
-              w[q] = _mm256_set1_epi64x ((int64_t) a4);
-            }
-        }
-      const int8_t *bk = b + k0 / 4 * 64;
-      gboolean acc_in = accumulate || k0 > 0;
-      for (int p = 0; p < P; p++)
-        for (int r0 = 0; r0 < R; r0 += 3)
-          {
-            const __m256i *wr = aw + r0 * (AVX2_ROW_BYTES / 32);
-            int32_t *o = out + r0 * NP * NR + p * NR;
-            switch (MIN (3, R - r0))
-              {
-              case 1: panel_avx2 (1, wr, K4, bk + p * ps, o, acc_in); break;
-              case 2: panel_avx2 (2, wr, K4, bk + p * ps, o, acc_in); break;
-              default: panel_avx2 (3, wr, K4, bk + p * ps, o, acc_in); break;
-              }
-          }
-    }
 }
 
 /* epilogue_portable for uint8/int8 outputs, 8 columns a vector: the same wrapping int32 sums, the
@@ -913,6 +933,8 @@ typedef struct {
   TileFunc tile;
   EpilogueFunc epilogue;
   gboolean fused_q8; /* one depth block on VNNI with the narrow 8-bit epilogue: tile_q8_vnni */
+  const int8_t *bdata; /* the panels the tile reads: B's bytes, or its int16 copy (tile_wide_avx2) */
+  int64_t gbytes;      /* bytes of a panel's group of 4 depths there: 64, or 128 */
   int64_t K, ps, kc, lda;
   int32_t *acc;      /* a block's rows x 64 accumulators, between depth blocks */
   const int32_t *rs; /* the row block's row sums, or NULL */
@@ -932,7 +954,7 @@ strips_region (const Region *g, const uint8_t *ab, int64_t mb0, int64_t rb, int6
     {
       int64_t w = MIN (NP * NR, ce - j0);
       int P = (int) ((w + NR - 1) / NR);
-      const int8_t *bt = g->run.b->data + (j0 / NR) * g->ps;
+      const int8_t *bt = g->bdata + (j0 / NR) * g->ps;
       /* (K == 0 still runs once: C is the epilogue alone) */
       for (int64_t k0 = 0; k0 < MAX (K, 1); k0 += kc)
         {
@@ -952,7 +974,7 @@ strips_region (const Region *g, const uint8_t *ab, int64_t mb0, int64_t rb, int6
                   continue;
                 }
 #endif
-              g->tile (mr, P, ab + r0 * lda + k0, lda, kn, bt + k0 / 4 * 64, g->ps, acc_s, k0 > 0);
+              g->tile (mr, P, ab + r0 * lda + k0, lda, kn, bt + k0 / 4 * g->gbytes, g->ps, acc_s, k0 > 0);
               if (last)
                 {
                   g->epilogue (&g->run, mr, mb0 + r0, j0, (int) w, acc_s, g->rs ? g->rs + r0 : NULL);
@@ -1215,9 +1237,9 @@ _owb_qgemm_lookup_rows (const uint8_t *table, uint8_t *c, int64_t ldc, int64_t r
 /* The microkernel, the epilogue and the columns' zero-point terms of a run over columns [n0, n1)
  * (colterm_stack when they fit, else allocated). */
 static void
-run_choose (const OwbQgemmPacked *b, int32_t za, int64_t n0, int64_t n1, void *c, int64_t ldc,
+run_choose (const OwbQgemmPacked *b, int64_t rows, int32_t za, int64_t n0, int64_t n1, void *c, int64_t ldc,
             const OwbQgemmEpilogue *ep, int32_t *colterm_stack, TileFunc *tile_out, EpilogueFunc *epilogue_out,
-            Run *run_out)
+            Run *run_out, const int8_t **bdata_out, int64_t *gbytes_out)
 {
   void (*tile) (int, int, const uint8_t *, int64_t, int64_t, const int8_t *, int64_t, int32_t *, gboolean)
     = tile_portable;
@@ -1230,8 +1252,23 @@ run_choose (const OwbQgemmPacked *b, int32_t za, int64_t n0, int64_t n1, void *c
     }
   else if (_owb_qgemm_uses_avx2 ())
     {
-      tile = b->pairs_safe ? tile_safe_avx2 : tile_avx2;
+      /* B without its int16 copy (not deep enough, or packed before AVX2 was forced) runs on the
+       * split tile, exact on any bytes; so do runs of a few rows, where reading B is the cost and
+       * its int16 copy twice the bytes (MobileNetV3's 1280x1000 classifier, one row: 0.110 ms on
+       * the bytes, 0.171 on int16) */
+      tile = b->pairs_safe                                  ? tile_safe_avx2
+             : b->data16 && rows >= AVX2_WIDE_MIN_ROWS ? tile_wide_avx2
+                                                        : tile_split_avx2;
       epilogue = epilogue_avx2;
+    }
+#endif
+  *bdata_out = b->data;
+  *gbytes_out = 64;
+#ifdef HAVE_X86_VNNI
+  if (tile == tile_wide_avx2)
+    {
+      *bdata_out = (const int8_t *) b->data16;
+      *gbytes_out = 128;
     }
 #endif
   const int64_t K = b->K;
@@ -1271,6 +1308,8 @@ typedef struct {
   TileFunc tile;
   EpilogueFunc epilogue;
   Run run;
+  const int8_t *bdata; /* Region.bdata, .gbytes */
+  int64_t gbytes;
   int32_t *rs; /* NULL unless B has zero points */
   int32_t colterm_stack[512];
   int32_t rs_stack[256];
@@ -1300,7 +1339,8 @@ run_setup (Setup *st, const OwbQgemmPacked *b, int64_t rows, int64_t rs_rows, in
   *n1 = MIN (*n1, b->N);
   if (rows <= 0 || *n1 <= n0)
     return FALSE;
-  run_choose (b, za, n0, *n1, c, ldc, ep, st->colterm_stack, &st->tile, &st->epilogue, &st->run);
+  run_choose (b, rows, za, n0, *n1, c, ldc, ep, st->colterm_stack, &st->tile, &st->epilogue, &st->run, &st->bdata,
+              &st->gbytes);
   st->rs = !b->has_zb ? NULL : rs_rows <= 256 ? st->rs_stack : g_new (int32_t, rs_rows);
   return TRUE;
 }
@@ -1320,7 +1360,7 @@ _owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, 
                        int64_t n1, void *c, int64_t ldc, const OwbQgemmEpilogue *ep)
 {
   g_return_if_fail (n0 % NR == 0 && ep);
-  const int64_t K = b->K, ps = b->K4 * 64;
+  const int64_t K = b->K;
   /* Rows in blocks whose A stays in L2; in a block, each 64-column tile of B stays in L1 (KC x 64
    * bytes at most: deeper products run in depth blocks, the tile's accumulators kept in `acc`
    * between them) while every strip of the block's rows passes over it. A strip reads a byte of A
@@ -1331,12 +1371,13 @@ _owb_qgemm_packed_run (const OwbQgemmPacked *b, int64_t rows, const uint8_t *a, 
   Setup st;
   if (!run_setup (&st, b, rows, mc, za, n0, &n1, c, ldc, ep))
     return;
-  int64_t nkb = MAX (1, (K + KC - 1) / KC), kc = MAX (4, ((K + nkb - 1) / nkb + 3) / 4 * 4);
+  const int64_t ps = b->K4 * st.gbytes, kcmax = st.gbytes == 64 ? KC : KC_WIDE;
+  int64_t nkb = MAX (1, (K + kcmax - 1) / kcmax), kc = MAX (4, ((K + nkb - 1) / nkb + 3) / 4 * 4);
   int32_t *acc = NULL;
   if (posix_memalign ((void **) &acc, 64, (size_t) (mc * NP * NR) * sizeof (int32_t)) != 0)
     g_error ("out of memory in the integer GEMM");
-  Region g = { .run = st.run, .tile = st.tile, .epilogue = st.epilogue, .K = K, .ps = ps, .kc = kc, .lda = lda,
-               .acc = acc, .rs = st.rs };
+  Region g = { .run = st.run, .tile = st.tile, .epilogue = st.epilogue, .bdata = st.bdata, .gbytes = st.gbytes,
+               .K = K, .ps = ps, .kc = kc, .lda = lda, .acc = acc, .rs = st.rs };
   gboolean amx = FALSE;
 #ifdef HAVE_X86_VNNI
   amx = _owb_qgemm_uses_amx ();
@@ -1376,7 +1417,7 @@ _owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int nseg,
   const EpilogueFunc epilogue = st.epilogue;
   const Run *run = &st.run;
   int32_t *rs = st.rs;
-  const int64_t ps = b->K4 * 64;
+  const int64_t gbytes = st.gbytes, ps = b->K4 * gbytes, seg_kc = gbytes == 64 ? SEG_KC : SEG_KC_WIDE;
   if (rs)
     a_row_sums (rows, nseg, seg, seg_lda, seglen, rs);
   /* Depth in pieces of at most SEG_KC, each within one segment: while strip after strip reads a
@@ -1385,8 +1426,8 @@ _owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int nseg,
    * `acc`, SEG_STRIPS strips at a time. A product of one piece runs strip by strip as before. */
   int64_t npieces = 0;
   int64_t piece_seg[SEG_MAX_PIECES], piece_off[SEG_MAX_PIECES], piece_len[SEG_MAX_PIECES];
-  int64_t nsplit = (seglen + SEG_KC - 1) / SEG_KC, plen = ((seglen + MAX (nsplit, 1) - 1) / MAX (nsplit, 1) + 3) / 4 * 4;
-  gboolean blocked = b->K > SEG_KC && (int64_t) nseg * nsplit <= SEG_MAX_PIECES;
+  int64_t nsplit = (seglen + seg_kc - 1) / seg_kc, plen = ((seglen + MAX (nsplit, 1) - 1) / MAX (nsplit, 1) + 3) / 4 * 4;
+  gboolean blocked = b->K > seg_kc && (int64_t) nseg * nsplit <= SEG_MAX_PIECES;
   if (blocked)
     for (int s = 0; s < nseg; s++)
       for (int64_t off = 0; off < seglen; off += plen, npieces++)
@@ -1405,7 +1446,7 @@ _owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int nseg,
     {
       int64_t w = MIN (NP * NR, n1 - j0);
       int P = (int) ((w + NR - 1) / NR);
-      const int8_t *bt = b->data + (j0 / NR) * ps;
+      const int8_t *bt = st.bdata + (j0 / NR) * ps;
       if (!blocked)
         {
           for (int64_t si = 0; si < nstrips; si++)
@@ -1413,7 +1454,7 @@ _owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int nseg,
               int64_t r0 = si * strip_rows + MIN (si, taller);
               int mr = (int) (strip_rows + (si < taller));
               for (int s = 0; s < nseg; s++)
-                tile (mr, P, seg[s] + r0 * seg_lda[s], seg_lda[s], seglen, bt + s * seglen / 4 * 64, ps, acc, s > 0);
+                tile (mr, P, seg[s] + r0 * seg_lda[s], seg_lda[s], seglen, bt + s * seglen / 4 * gbytes, ps, acc, s > 0);
               epilogue (run, mr, r0, j0, (int) w, acc, rs ? rs + r0 : NULL);
               lag_push (&lag, run, mr, r0, j0, (int) w);
             }
@@ -1426,7 +1467,7 @@ _owb_qgemm_packed_run_segments (const OwbQgemmPacked *b, int64_t rows, int nseg,
             {
               int s = (int) piece_seg[pc];
               int64_t off = piece_off[pc];
-              const int8_t *bp = bt + (s * seglen + off) / 4 * 64;
+              const int8_t *bp = bt + (s * seglen + off) / 4 * gbytes;
               for (int64_t si = sg; si < sg + sn; si++)
                 {
                   int64_t r0 = si * strip_rows + MIN (si, taller);

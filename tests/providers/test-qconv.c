@@ -69,6 +69,8 @@ static const Shape shapes[] = {
   { 1, 132, 5, 21, 70, 3, 3, 2, 1, 1, 1, NULL, FALSE },  /* K 1188, stride 2, 70 columns */
   { 1, 260, 4, 17, 24, 3, 3, 1, 1, 1, 1, NULL, FALSE },  /* kernel rows of 780 split in two */
   { 1, 76, 3, 120, 20, 3, 3, 1, 1, 1, 1, NULL, FALSE },  /* 118 interior pixels: 20 strips */
+  /* kernel rows of 1200 split in two on the AVX2 int16 tile too (its pieces up to 1152 deep) */
+  { 1, 400, 4, 17, 24, 3, 3, 1, 1, 1, 1, NULL, FALSE },
 };
 
 static OwbTensor *

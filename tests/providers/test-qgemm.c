@@ -330,23 +330,26 @@ test_qgemm_avx2 (void)
   g_assert_false (_owb_qgemm_uses_amx ());
   run_all ();
   static const struct { uint8_t a; int8_t b; } extremes[] = { { 255, 127 }, { 255, -128 }, { 128, -128 }, { 127, -128 } };
-  /* depths of both AVX2 tiles: the split one below 48, the widening one with a tail and past its
-   * 256-deep buffer */
-  static const int64_t depths[] = { 21, 67, 301 };
-  for (guint e = 0; e < G_N_ELEMENTS (extremes) * G_N_ELEMENTS (depths); e++)
+  /* depths of both AVX2 tiles: the split one below 48, the int16 one with a tail and past its
+   * 256-deep buffer (and past a depth block, 1152); rows of its C tiles (5) and its assembly (12: two
+   * strips of 6), and of the split tile (3: a run of few rows reads B's bytes) */
+  static const int64_t depths[] = { 21, 67, 301, 1201 };
+  static const int64_t rows[] = { 3, 5, 12 };
+  const guint ne = G_N_ELEMENTS (extremes);
+  for (guint e = 0; e < ne * G_N_ELEMENTS (depths) * G_N_ELEMENTS (rows); e++)
     {
-      int64_t M = 5, K = depths[e / G_N_ELEMENTS (extremes)], N = 21;
+      int64_t M = rows[e / ne / G_N_ELEMENTS (depths)], K = depths[e / ne % G_N_ELEMENTS (depths)], N = 21;
       uint8_t *a = g_new (uint8_t, M * K);
       int8_t *b = g_new (int8_t, K * N);
-      memset (a, extremes[e % G_N_ELEMENTS (extremes)].a, M * K);
-      memset (b, (uint8_t) extremes[e % G_N_ELEMENTS (extremes)].b, K * N);
+      memset (a, extremes[e % ne].a, M * K);
+      memset (b, (uint8_t) extremes[e % ne].b, K * N);
       OwbQgemmPacked *p = _owb_qgemm_pack (K, N, b, N, FALSE, NULL, 0);
       g_assert_false (_owb_qgemm_packed_pairs_safe (p));
       int32_t *c = g_new (int32_t, M * N);
       OwbQgemmEpilogue ep = { .output = OWB_QGEMM_OUT_INT32 };
       _owb_qgemm_packed (NULL, p, M, a, K, 0, c, N, &ep);
       for (int64_t i = 0; i < M * N; i++)
-        g_assert_cmpint (c[i], ==, (int32_t) K * extremes[e % G_N_ELEMENTS (extremes)].a * extremes[e % G_N_ELEMENTS (extremes)].b);
+        g_assert_cmpint (c[i], ==, (int32_t) K * extremes[e % ne].a * extremes[e % ne].b);
       _owb_qgemm_packed_free (p);
       g_free (a), g_free (b), g_free (c);
     }
@@ -380,6 +383,34 @@ test_qgemm_avx2 (void)
         _owb_qgemm_packed_free (p);
         g_free (a), g_free (b), g_free (c);
       }
+  /* B packed before the AVX2 path was forced has no int16 copy where the CPU has VNNI: the split
+   * tile runs on its bytes */
+  for (int packed_forced = 0; packed_forced < 2; packed_forced++)
+    {
+      int64_t M = 13, K = 301, N = 40;
+      uint8_t *a = g_new (uint8_t, M * K);
+      int8_t *b = g_new (int8_t, K * N);
+      for (int64_t i = 0; i < M * K; i++)
+        a[i] = (uint8_t) g_rand_int_range (rnd, 0, 256);
+      for (int64_t i = 0; i < K * N; i++)
+        b[i] = (int8_t) g_rand_int_range (rnd, -128, 128);
+      _owb_qgemm_force_avx2 (packed_forced);
+      OwbQgemmPacked *p = _owb_qgemm_pack (K, N, b, N, FALSE, NULL, 0);
+      _owb_qgemm_force_avx2 (TRUE);
+      int32_t *c = g_new (int32_t, M * N);
+      OwbQgemmEpilogue ep = { .output = OWB_QGEMM_OUT_INT32 };
+      _owb_qgemm_packed (NULL, p, M, a, K, 3, c, N, &ep);
+      for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++)
+          {
+            int64_t want = 0;
+            for (int64_t k = 0; k < K; k++)
+              want += (int64_t) (a[m * K + k] - 3) * b[k * N + n];
+            g_assert_cmpint (c[m * N + n], ==, want);
+          }
+      _owb_qgemm_packed_free (p);
+      g_free (a), g_free (b), g_free (c);
+    }
   g_rand_free (rnd);
   _owb_qgemm_force_avx2 (FALSE);
 }
