@@ -12,6 +12,7 @@
 #define HAVE_X86_AVX512 1
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define AVX512 __attribute__ ((target ("avx512f,avx512vl,avx512bw,avx512dq")))
+#define AVX2 __attribute__ ((target ("avx2")))
 /* The vector loops start on a 64-byte line: the dequantizing loop (about 110 bytes) ran 1.25x slower
  * on a Zen 4 when it began 16 bytes into a line and so spanned three, which any change elsewhere in
  * the library could bring about by moving this code. */
@@ -95,13 +96,61 @@ dequantize_avx512 (const Job *j, int64_t begin, int64_t end)
 }
 #endif
 
-/* NAME_chunks: chunks [begin, end) of CHUNK elements through NAME_avx512 where the CPU has it, else
- * NAME_portable: one definition for both directions, each with direct calls. */
+#ifdef HAVE_X86_AVX512
+/* quantize_avx512 on CPUs without AVX-512, eight elements a vector, the tail portable (a scalar
+ * loop took 0.246 ms on a 224x224 RGB input, a tenth of MobileNetV3's INT8 gap to its FP32 on
+ * AVX2): the same float division, rounding and saturation */
+static AVX2 LOOPS_ON_LINES void
+quantize_avx2 (const Job *j, int64_t begin, int64_t end)
+{
+  const float *x = j->x;
+  const __m256 s = _mm256_set1_ps (j->scale), z = _mm256_set1_ps ((float) j->zp);
+  const __m256 lo = _mm256_set1_ps (j->is_signed ? -128.0f : 0.0f), hi = _mm256_set1_ps (j->is_signed ? 127.0f : 255.0f);
+  enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC };
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8)
+    {
+      __m256 v = _mm256_add_ps (_mm256_round_ps (_mm256_div_ps (_mm256_loadu_ps (x + i), s), rnd), z);
+      /* max returns its second operand where the first is NaN: NaN saturates low */
+      v = _mm256_min_ps (_mm256_max_ps (v, lo), hi);
+      __m256i q = _mm256_cvtps_epi32 (v);
+      /* in range already: the saturating packs only narrow */
+      __m128i w = _mm_packs_epi32 (_mm256_castsi256_si128 (q), _mm256_extracti128_si256 (q, 1));
+      _mm_storel_epi64 ((__m128i *) ((uint8_t *) j->y + i), j->is_signed ? _mm_packs_epi16 (w, w) : _mm_packus_epi16 (w, w));
+    }
+  quantize_portable (j, i, end);
+}
+
+static AVX2 LOOPS_ON_LINES void
+dequantize_avx2 (const Job *j, int64_t begin, int64_t end)
+{
+  float *y = j->y;
+  const __m256 s = _mm256_set1_ps (j->scale);
+  const __m256i z = _mm256_set1_epi32 (j->zp);
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8)
+    {
+      __m128i b = _mm_loadl_epi64 ((const __m128i *) ((const uint8_t *) j->x + i));
+      __m256i v = j->is_signed ? _mm256_cvtepi8_epi32 (b) : _mm256_cvtepu8_epi32 (b);
+      _mm256_storeu_ps (y + i, _mm256_mul_ps (_mm256_cvtepi32_ps (_mm256_sub_epi32 (v, z)), s));
+    }
+  dequantize_portable (j, i, end);
+}
+#endif
+
+/* NAME_chunks: chunks [begin, end) of CHUNK elements through NAME_avx512 where the CPU has it,
+ * NAME_avx2 where it has AVX2, else NAME_portable: one definition for both directions, each with
+ * direct calls. */
 #ifdef HAVE_X86_AVX512
 #define CHUNKS_AVX512(NAME)                                                                             \
   if (_owb_cpu_has_avx512 ())                                                                           \
     {                                                                                                   \
       NAME##_avx512 (j, b, e);                                                                          \
+      return;                                                                                           \
+    }                                                                                                   \
+  if (_owb_cpu_has_avx2_fma ())                                                                         \
+    {                                                                                                   \
+      NAME##_avx2 (j, b, e);                                                                            \
       return;                                                                                           \
     }
 #else

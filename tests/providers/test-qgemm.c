@@ -772,7 +772,7 @@ test_dynamic_quantize_matmul_errors (void)
  * float32 and NaN saturating low; x = (q - zp) s in float32. Ties, NaN, infinities, tails of
  * 1..15 elements, threads. */
 static void
-test_quantize_per_tensor (void)
+check_quantize_per_tensor (void)
 {
   GRand *r = g_rand_new_with_seed (5);
   for (int is_signed = 0; is_signed < 2; is_signed++)
@@ -840,6 +840,23 @@ test_quantize_per_tensor (void)
         owb_tensor_unref (tie_scale);
       }
   g_rand_free (r);
+}
+
+/* The same in a new process with OWB_CPU_NO_AVX512 (read once): the AVX2 loops a CPU with AVX-512
+ * otherwise never runs. */
+static void
+test_quantize_per_tensor (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_setenv ("OWB_CPU_NO_AVX512", "1", TRUE);
+      g_assert_false (_owb_cpu_has_avx512 ());
+      check_quantize_per_tensor ();
+      return;
+    }
+  check_quantize_per_tensor ();
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
 }
 
 int
