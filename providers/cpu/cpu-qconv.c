@@ -37,6 +37,11 @@ struct _OwbQconv {
    * value in its low half (its high half zero), as vpmaddwd multiplies it */
   int32_t *dw;
   int64_t cpad;
+  /* the same weights for dw_row_avx2's interior pixels: taps in pairs (2p, 2p + 1; the last of an
+   * odd count with 0), [pairs][cpad][2] int16, a channel's two taps side by side as vpmaddwd
+   * multiplies two interleaved taps of X; and each channel's sum of w - zw over all taps */
+  int16_t *dwp;
+  int32_t *dwpsum;
   /* the same weights for the VNNI depthwise kernel, where every w - zw fits int8 (NULL otherwise):
    * per block of 64 channels and group of 4 taps, four vectors of 16 int32 lanes, lane (l, i) of
    * vector v being channel 16 l + 4 v + i with its four taps' bytes (the order in which four
@@ -61,6 +66,8 @@ _owb_cpu_qconv_free (gpointer data)
     _owb_qgemm_packed_free (s->packs[g]);
   g_free (s->packs);
   free (s->dw);
+  free (s->dwp);
+  free (s->dwpsum);
   free (s->dw8);
   free (s->dwsum);
   owb_tensor_unref (s->w);
@@ -114,6 +121,19 @@ _owb_cpu_qconv_prepare (const OwbNode *node, int opset, const OwbValueType *cons
           {
             int v = (wu8 ? (int) wu[m * ks + k] : ws[m * ks + k]) - zw[m];
             s->dw[k * s->cpad + m] = (int32_t) (uint16_t) (int16_t) v;
+          }
+      int64_t npairs = (ks + 1) / 2;
+      if (posix_memalign ((void **) &s->dwp, 64, (size_t) (npairs * s->cpad * 2) * sizeof (int16_t)) != 0
+          || posix_memalign ((void **) &s->dwpsum, 64, (size_t) s->cpad * sizeof (int32_t)) != 0)
+        g_error ("out of memory packing a depthwise weight");
+      memset (s->dwp, 0, (size_t) (npairs * s->cpad * 2) * sizeof (int16_t));
+      memset (s->dwpsum, 0, (size_t) s->cpad * sizeof (int32_t));
+      for (int64_t m = 0; m < M; m++)
+        for (int64_t k = 0; k < ks; k++)
+          {
+            int16_t v = (int16_t) (uint16_t) s->dw[k * s->cpad + m];
+            s->dwp[(k / 2 * s->cpad + m) * 2 + k % 2] = v;
+            s->dwpsum[m] += v;
           }
       dw_pack_vnni (s, ks);
     }
@@ -310,6 +330,9 @@ typedef struct {
   gboolean pack_clamps;
   /* W C + 64 bytes of zx: what a tap in the padding reads, so that no tap is tested per block */
   const uint8_t *zrow;
+  /* dw_row_avx2's interior pixels: bias - zx sum (w - zw) per channel (cpad of them), NULL where
+   * the AVX2 kernel does not run */
+  const int32_t *avx2_init;
 } DwJob;
 
 static void
@@ -687,42 +710,120 @@ dw_row_vnni (const DwJob *j, int64_t n, int64_t oh)
 #ifdef HAVE_X86_AVX512
 #define AVX2_DW __attribute__ ((target ("avx2,fma")))
 
-/* 8 sums of a pixel's channels requantized as requant_one does (the product in double, rounded half
- * to even, zero point added, clamped), to 8 bytes at y. */
-static inline __attribute__ ((always_inline)) AVX2_DW void
-dw_requant8_avx2 (__m256i acc, const float *scale, __m256d yzp, __m256d lo, __m256d hi, uint8_t *y,
-                  gboolean y_unsigned)
+/* 8 sums requantized as requant_one does, to 8 int16: where every sum is below 2^24 (narrow) the
+ * product in float, in double only for a vector with a product on a half-integer (the float
+ * rounds as the double then: see epilogue_avx2 in cpu-qgemm.c), else in double: the product
+ * rounded half to even, the zero point added, clamped. */
+static inline __attribute__ ((always_inline)) AVX2_DW __m128i
+dw_requant_avx2 (__m256i acc, const float *scale, gboolean narrow, const Requant *q)
 {
   enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC };
+  const float flo = q->y_unsigned ? 0 : -128, fhi = q->y_unsigned ? 255 : 127;
+  if (narrow)
+    {
+      __m256 pf = _mm256_mul_ps (_mm256_cvtepi32_ps (acc), _mm256_loadu_ps (scale));
+      __m256 rf = _mm256_round_ps (pf, rnd);
+      __m256 frac = _mm256_and_ps (_mm256_sub_ps (pf, rf), _mm256_castsi256_ps (_mm256_set1_epi32 (0x7FFFFFFF)));
+      if (__builtin_expect (!_mm256_movemask_ps (_mm256_cmp_ps (frac, _mm256_set1_ps (0.5f), _CMP_EQ_OQ)), 1))
+        {
+          __m256 v = _mm256_add_ps (rf, _mm256_set1_ps ((float) q->yzp));
+          v = _mm256_min_ps (_mm256_set1_ps (fhi), _mm256_max_ps (_mm256_set1_ps (flo), v));
+          __m256i y = _mm256_cvtps_epi32 (v);
+          return _mm_packs_epi32 (_mm256_castsi256_si128 (y), _mm256_extracti128_si256 (y, 1));
+        }
+    }
+  const __m256d yzp = _mm256_set1_pd (q->yzp), lo = _mm256_set1_pd (flo), hi = _mm256_set1_pd (fhi);
   __m256d d0 = _mm256_mul_pd (_mm256_cvtepi32_pd (_mm256_castsi256_si128 (acc)), _mm256_cvtps_pd (_mm_loadu_ps (scale)));
   __m256d d1 = _mm256_mul_pd (_mm256_cvtepi32_pd (_mm256_extracti128_si256 (acc, 1)),
                               _mm256_cvtps_pd (_mm_loadu_ps (scale + 4)));
   d0 = _mm256_min_pd (hi, _mm256_max_pd (lo, _mm256_add_pd (_mm256_round_pd (d0, rnd), yzp)));
   d1 = _mm256_min_pd (hi, _mm256_max_pd (lo, _mm256_add_pd (_mm256_round_pd (d1, rnd), yzp)));
-  __m128i i0 = _mm256_cvtpd_epi32 (d0), i1 = _mm256_cvtpd_epi32 (d1);
   /* in range already: the saturating packs only narrow */
-  __m128i w = _mm_packs_epi32 (i0, i1);
-  __m128i b = y_unsigned ? _mm_packus_epi16 (w, w) : _mm_packs_epi16 (w, w);
-  _mm_storel_epi64 ((__m128i *) y, b);
+  return _mm_packs_epi32 (_mm256_cvtpd_epi32 (d0), _mm256_cvtpd_epi32 (d1));
 }
 
-/* dw_row_avx512 with AVX2 (the CPUs without AVX-512, or OWB_CPU_NO_AVX512): 8 channels a vector,
- * (x - zx) (w - zw) by vpmaddwd on s->dw's int16 weights, requantized in double as the reference;
- * the last C % 8 channels of a pixel as dw_row_portable does them. */
+/* Taps of the widest kernel dw_row_avx2 pairs (9x9) */
+#define DW_AVX2_MAX_TAPS 81
+
+/* Channels [0, C / 8 * 8) of an interior pixel (every tap inside X; px its first tap, off[t] tap t's
+ * offset from it), two taps a vpmaddwd: the taps' bytes interleaved and widened to int16 against
+ * s->dwp's pairs, from bias - zx sum (w - zw) (so x - zx is never formed): 16 products in 6
+ * vector operations, where a tap at a time took 5 for 8. Returns the channels done. */
+static inline __attribute__ ((always_inline)) AVX2_DW int64_t
+dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, int64_t ntaps, uint8_t *yp)
+{
+  const OwbQconv *s = j->s;
+  const int64_t C = j->g->C, cpad = s->cpad, full = ntaps / 2;
+  const gboolean u8 = j->q->y_unsigned;
+  int64_t c0 = 0;
+  for (; c0 + 16 <= C; c0 += 16)
+    {
+      __m256i a0 = _mm256_loadu_si256 ((const __m256i *) (j->avx2_init + c0));
+      __m256i a1 = _mm256_loadu_si256 ((const __m256i *) (j->avx2_init + c0 + 8));
+      const int16_t *wp = s->dwp + c0 * 2;
+      int64_t p = 0;
+      for (; p < full; p++, wp += cpad * 2)
+        {
+          __m128i u = _mm_loadu_si128 ((const __m128i *) (px + off[2 * p] + c0));
+          __m128i v = _mm_loadu_si128 ((const __m128i *) (px + off[2 * p + 1] + c0));
+          a0 = _mm256_add_epi32 (a0, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (u, v)),
+                                                        _mm256_loadu_si256 ((const __m256i *) wp)));
+          a1 = _mm256_add_epi32 (a1, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpackhi_epi8 (u, v)),
+                                                        _mm256_loadu_si256 ((const __m256i *) (wp + 16))));
+        }
+      if (ntaps % 2)
+        {
+          /* the last tap against its pair's zero */
+          __m128i u = _mm_loadu_si128 ((const __m128i *) (px + off[ntaps - 1] + c0)), z = _mm_setzero_si128 ();
+          a0 = _mm256_add_epi32 (a0, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (u, z)),
+                                                        _mm256_loadu_si256 ((const __m256i *) wp)));
+          a1 = _mm256_add_epi32 (a1, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpackhi_epi8 (u, z)),
+                                                        _mm256_loadu_si256 ((const __m256i *) (wp + 16))));
+        }
+      __m128i w0 = dw_requant_avx2 (a0, j->q->scale + c0, j->narrow, j->q);
+      __m128i w1 = dw_requant_avx2 (a1, j->q->scale + c0 + 8, j->narrow, j->q);
+      _mm_storeu_si128 ((__m128i *) (yp + c0), u8 ? _mm_packus_epi16 (w0, w1) : _mm_packs_epi16 (w0, w1));
+    }
+  if (c0 + 8 <= C)
+    {
+      __m256i a0 = _mm256_loadu_si256 ((const __m256i *) (j->avx2_init + c0));
+      const int16_t *wp = s->dwp + c0 * 2;
+      for (int64_t t = 0; t < ntaps; t += 2, wp += cpad * 2)
+        {
+          __m128i u = _mm_loadl_epi64 ((const __m128i *) (px + off[t] + c0));
+          __m128i v = t + 1 < ntaps ? _mm_loadl_epi64 ((const __m128i *) (px + off[t + 1] + c0)) : _mm_setzero_si128 ();
+          a0 = _mm256_add_epi32 (a0, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (u, v)),
+                                                        _mm256_loadu_si256 ((const __m256i *) wp)));
+        }
+      __m128i w0 = dw_requant_avx2 (a0, j->q->scale + c0, j->narrow, j->q);
+      _mm_storel_epi64 ((__m128i *) (yp + c0), u8 ? _mm_packus_epi16 (w0, w0) : _mm_packs_epi16 (w0, w0));
+      c0 += 8;
+    }
+  return c0;
+}
+
+/* dw_row_avx512 with AVX2 (the CPUs without AVX-512, or OWB_CPU_NO_AVX512): interior pixels by
+ * dw_pixel_pairs_avx2; the others 8 channels a vector, (x - zx) (w - zw) by vpmaddwd on s->dw's
+ * int16 weights a tap at a time; requantized as the reference (dw_requant_avx2); the last C % 8
+ * channels of a pixel as dw_row_portable does them. */
 static AVX2_DW void
 dw_row_avx2 (const DwJob *j, int64_t n, int64_t oh)
 {
   const Geom *g = j->g;
   const OwbQconv *s = j->s;
-  const int64_t C = g->C, KW = s->KW, cpad = s->cpad, C8 = C / 8 * 8;
+  const int64_t C = g->C, KW = s->KW, cpad = s->cpad, C8 = C / 8 * 8, ntaps = s->KH * KW;
+  const gboolean u8 = j->q->y_unsigned;
   const __m256i zx = _mm256_set1_epi32 (j->zx);
-  const __m256d yzp = _mm256_set1_pd (j->q->yzp);
-  const __m256d lo = _mm256_set1_pd (j->q->y_unsigned ? 0 : -128), hi = _mm256_set1_pd (j->q->y_unsigned ? 255 : 127);
   int64_t kh0 = 0, kh1 = s->KH;
   while (kh0 < kh1 && oh * g->sh - g->ph + kh0 * g->dh < 0)
     kh0++;
   while (kh1 > kh0 && oh * g->sh - g->ph + (kh1 - 1) * g->dh >= g->H)
     kh1--;
+  /* a row whose kernel rows all lie inside X: its interior pixels' taps at fixed offsets */
+  gboolean pairs = j->avx2_init && kh0 == 0 && kh1 == s->KH && ntaps <= DW_AVX2_MAX_TAPS;
+  int64_t off[DW_AVX2_MAX_TAPS];
+  for (int64_t t = 0; pairs && t < ntaps; t++)
+    off[t] = ((t / KW) * g->dh * g->W + (t % KW) * g->dw) * C;
   for (int64_t ow = 0; ow < g->OW; ow++)
     {
       int64_t kw0 = 0, kw1 = KW, iw0 = ow * g->sw - g->pw;
@@ -731,24 +832,29 @@ dw_row_avx2 (const DwJob *j, int64_t n, int64_t oh)
       while (kw1 > kw0 && iw0 + (kw1 - 1) * g->dw >= g->W)
         kw1--;
       uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + ow) * C;
-      for (int64_t c0 = 0; c0 < C8; c0 += 8)
-        {
-          __m256i acc = j->q->bias ? _mm256_loadu_si256 ((const __m256i *) (j->q->bias + c0)) : _mm256_setzero_si256 ();
-          for (int64_t kh = kh0; kh < kh1; kh++)
-            {
-              int64_t ih = oh * g->sh - g->ph + kh * g->dh;
-              const uint8_t *xr = j->x + ((n * g->H + ih) * g->W) * C + c0;
-              const int32_t *wr = s->dw + kh * KW * cpad + c0;
-              for (int64_t kw = kw0; kw < kw1; kw++)
-                {
-                  __m256i xv = _mm256_cvtepu8_epi32 (_mm_loadl_epi64 ((const __m128i *) (xr + (iw0 + kw * g->dw) * C)));
-                  xv = _mm256_sub_epi32 (xv, zx);
-                  acc = _mm256_add_epi32 (acc, _mm256_madd_epi16 (xv, _mm256_loadu_si256 ((const __m256i *) (wr + kw * cpad))));
-                }
-            }
-          dw_requant8_avx2 (acc, j->q->scale + c0, yzp, lo, hi, yp + c0, j->q->y_unsigned);
-        }
-      for (int64_t c = C8; c < C; c++)
+      int64_t cv = C8;
+      if (pairs && kw0 == 0 && kw1 == KW)
+        cv = dw_pixel_pairs_avx2 (j, j->x + ((n * g->H + oh * g->sh - g->ph) * g->W + iw0) * C, off, ntaps, yp);
+      else
+        for (int64_t c0 = 0; c0 < C8; c0 += 8)
+          {
+            __m256i acc = j->q->bias ? _mm256_loadu_si256 ((const __m256i *) (j->q->bias + c0)) : _mm256_setzero_si256 ();
+            for (int64_t kh = kh0; kh < kh1; kh++)
+              {
+                int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+                const uint8_t *xr = j->x + ((n * g->H + ih) * g->W) * C + c0;
+                const int32_t *wr = s->dw + kh * KW * cpad + c0;
+                for (int64_t kw = kw0; kw < kw1; kw++)
+                  {
+                    __m256i xv = _mm256_cvtepu8_epi32 (_mm_loadl_epi64 ((const __m128i *) (xr + (iw0 + kw * g->dw) * C)));
+                    xv = _mm256_sub_epi32 (xv, zx);
+                    acc = _mm256_add_epi32 (acc, _mm256_madd_epi16 (xv, _mm256_loadu_si256 ((const __m256i *) (wr + kw * cpad))));
+                  }
+              }
+            __m128i w = dw_requant_avx2 (acc, j->q->scale + c0, j->narrow, j->q);
+            _mm_storel_epi64 ((__m128i *) (yp + c0), u8 ? _mm_packus_epi16 (w, w) : _mm_packs_epi16 (w, w));
+          }
+      for (int64_t c = cv; c < C; c++)
         {
           int32_t acc = j->q->bias ? j->q->bias[c] : 0;
           for (int64_t kh = kh0; kh < kh1; kh++)
@@ -1075,6 +1181,15 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
           zrow = g_malloc ((gsize) (g->W * g->C + 64));
           memset (zrow, (int) (uint8_t) zx, (size_t) (g->W * g->C + 64));
           j.zrow = zrow;
+        }
+      else if (!_owb_qgemm_uses_vnni () && _owb_qgemm_uses_avx2 ())
+        {
+          if (posix_memalign ((void **) &init, 64, (size_t) s->cpad * sizeof (int32_t)) != 0)
+            g_error ("out of memory in an integer depthwise convolution");
+          for (int64_t c = 0; c < s->cpad; c++)
+            init[c] = (int32_t) ((uint32_t) (c < s->M && q->bias ? q->bias[c] : 0)
+                                 - (uint32_t) zx * (uint32_t) s->dwpsum[c]);
+          j.avx2_init = init;
         }
       owb_parallel_for (pool, g->N * g->OH, 1, dw_rows, &j);
       free (init);

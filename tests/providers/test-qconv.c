@@ -382,7 +382,8 @@ test_qconv_depthwise_ties (void)
 
 /* The AVX2 epilogue's float product (sums below 2^24) at float ties: a vector with a product on a
  * half-integer must go the exact product's way, on 1x1 GEMMs with both AVX2 tiles (depths 40 and
- * 64), the indirect 3x3 and the stem. */
+ * 64), the indirect 3x3, the stem and the depthwise kernel (its interior pixels' paired taps and
+ * the edges). */
 static void
 test_qconv_avx2_ties (void)
 {
@@ -402,6 +403,10 @@ test_qconv_avx2_ties (void)
   run_ties (&pw64, "AVX2 1x1 depth 64 ties", 1 << 22);
   run_ties (&ind, "AVX2 indirect 3x3 ties", 1 << 22);
   run_ties (&stem, "AVX2 stem ties", 1 << 22);
+  static const Shape dw = { 1, 192, 5, 6, 192, 3, 3, 1, 1, 1, 192, NULL, FALSE };
+  static const Shape dw5 = { 1, 72, 7, 9, 72, 5, 5, 1, 2, 1, 72, NULL, FALSE };
+  run_ties (&dw, "AVX2 depthwise ties", 1 << 23);
+  run_ties (&dw5, "AVX2 depthwise 5x5 ties", 1 << 23);
   _owb_qgemm_force_avx2 (FALSE);
 }
 
