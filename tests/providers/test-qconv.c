@@ -419,7 +419,7 @@ test_qconv_portable (void)
   _owb_qgemm_force_portable (FALSE);
 }
 
-/* The AVX2 microkernel forced on this CPU (the depthwise kernel then takes its portable path). */
+/* The AVX2 microkernel forced on this CPU (and the AVX2 depthwise kernel). */
 static void
 test_qconv_avx2 (void)
 {

@@ -330,10 +330,11 @@ test_qgemm_avx2 (void)
   g_assert_false (_owb_qgemm_uses_amx ());
   run_all ();
   static const struct { uint8_t a; int8_t b; } extremes[] = { { 255, 127 }, { 255, -128 }, { 128, -128 }, { 127, -128 } };
-  /* depths of both AVX2 tiles: the split one below 48, the int16 one with a tail and past its
-   * 256-deep buffer (and past a depth block, 1152); rows of its C tiles (5) and its assembly (12: two
-   * strips of 6), and of the split tile (3: a run of few rows reads B's bytes) */
-  static const int64_t depths[] = { 21, 67, 301, 1201 };
+  /* depths of both AVX2 tiles: the split one below 16, the int16 one with a tail (shorter than 16
+   * and not) and past its 256-deep buffer (and past a depth block, 1152); rows of its C tiles (5)
+   * and its assembly (12: two strips of 6), and of the split tile (3: a run of few rows reads B's
+   * bytes) */
+  static const int64_t depths[] = { 9, 21, 67, 301, 1201 };
   static const int64_t rows[] = { 3, 5, 12 };
   const guint ne = G_N_ELEMENTS (extremes);
   for (guint e = 0; e < ne * G_N_ELEMENTS (depths) * G_N_ELEMENTS (rows); e++)
