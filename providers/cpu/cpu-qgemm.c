@@ -1227,6 +1227,44 @@ lookup_rows_vbmi (const uint8_t *table, uint8_t *c, int64_t ldc, int64_t rows, i
 }
 #endif
 
+#ifdef HAVE_X86_VNNI
+/* 32 bytes a step without VBMI: sixteen vpshufb, one per 16-byte slice of the table, each on the
+ * bytes less 16 i, saturated by 0x70 so that only the slice's own bytes keep bit 7 clear (the
+ * others read 0): 64 vector operations for 32 bytes, where a byte at a time took two loads and
+ * a store (6.5% of MobileNetV3's INT8 time on AVX2). */
+static AVX2 void
+lookup_rows_avx2 (const uint8_t *table, uint8_t *c, int64_t ldc, int64_t rows, int64_t cols)
+{
+  __m256i t[16];
+  for (int i = 0; i < 16; i++)
+    t[i] = _mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) (table + 16 * i)));
+  const __m256i sat = _mm256_set1_epi8 (0x70), step = _mm256_set1_epi8 (16);
+  if (ldc == cols)
+    {
+      cols *= rows;
+      rows = 1;
+    }
+  for (int64_t r = 0; r < rows; r++)
+    {
+      uint8_t *p = c + r * ldc;
+      int64_t i = 0;
+      for (; i + 32 <= cols; i += 32)
+        {
+          __m256i x = _mm256_loadu_si256 ((const __m256i *) (p + i)), y = _mm256_setzero_si256 ();
+#pragma GCC unroll 16
+          for (int s = 0; s < 16; s++)
+            {
+              y = _mm256_or_si256 (y, _mm256_shuffle_epi8 (t[s], _mm256_adds_epu8 (x, sat)));
+              x = _mm256_sub_epi8 (x, step);
+            }
+          _mm256_storeu_si256 ((__m256i *) (p + i), y);
+        }
+      for (; i < cols; i++)
+        p[i] = table[p[i]];
+    }
+}
+#endif
+
 void
 _owb_qgemm_lookup_rows (const uint8_t *table, uint8_t *c, int64_t ldc, int64_t rows, int64_t cols)
 {
@@ -1234,6 +1272,11 @@ _owb_qgemm_lookup_rows (const uint8_t *table, uint8_t *c, int64_t ldc, int64_t r
   if (_owb_qgemm_uses_vnni () && cpu_has (CPU_VBMI))
     {
       lookup_rows_vbmi (table, c, ldc, rows, cols);
+      return;
+    }
+  if (!g_atomic_int_get (&force_portable) && cpu_has (CPU_AVX2))
+    {
+      lookup_rows_avx2 (table, c, ldc, rows, cols);
       return;
     }
 #endif

@@ -416,6 +416,42 @@ test_qgemm_avx2 (void)
   _owb_qgemm_force_avx2 (FALSE);
 }
 
+/* _owb_qgemm_lookup_rows (a fused QLinearLookup's table applied to C) on the CPU's path (VBMI),
+ * AVX2 forced and portable: every byte value, rows with and without a gap between them, lengths
+ * past and short of the vectors, bytes outside the rows untouched. */
+static void
+test_qgemm_lookup_rows (void)
+{
+  GRand *r = g_rand_new_with_seed (11);
+  uint8_t table[256];
+  for (int i = 0; i < 256; i++)
+    table[i] = (uint8_t) g_rand_int_range (r, 0, 256);
+  static const int64_t shapes[][3] = { { 3, 77, 80 }, { 5, 16, 16 }, { 1, 256, 256 }, { 4, 31, 33 }, { 2, 200, 200 } };
+  for (int path = 0; path < 3; path++) /* the CPU's, AVX2, portable */
+    for (guint si = 0; si < G_N_ELEMENTS (shapes); si++)
+      {
+        _owb_qgemm_force_avx2 (path == 1);
+        _owb_qgemm_force_portable (path == 2);
+        int64_t rows = shapes[si][0], cols = shapes[si][1], ldc = shapes[si][2];
+        uint8_t *c = g_new (uint8_t, rows * ldc), *orig = g_new (uint8_t, rows * ldc);
+        for (int64_t i = 0; i < rows * ldc; i++)
+          orig[i] = c[i] = (uint8_t) (i % 7 == 0 ? i : g_rand_int_range (r, 0, 256));
+        _owb_qgemm_lookup_rows (table, c, ldc, rows, cols);
+        for (int64_t i = 0; i < rows * ldc; i++)
+          {
+            int want = i % ldc < cols ? table[orig[i]] : orig[i];
+            if (c[i] != want)
+              g_error ("path %d shape %u: byte %" G_GINT64_FORMAT " (%d) looked up as %d, want %d", path, si, i, orig[i],
+                       c[i], want);
+          }
+        g_free (c);
+        g_free (orig);
+      }
+  _owb_qgemm_force_avx2 (FALSE);
+  _owb_qgemm_force_portable (FALSE);
+  g_rand_free (r);
+}
+
 /* Zero points out of the type's range are refused, not packed. */
 static void
 test_qgemm_pack_refuses (void)
@@ -869,6 +905,7 @@ main (int argc, char **argv)
   g_test_add_func ("/qgemm/amx", test_qgemm_amx);
   g_test_add_func ("/qgemm/portable", test_qgemm_portable);
   g_test_add_func ("/qgemm/avx2", test_qgemm_avx2);
+  g_test_add_func ("/qgemm/lookup-rows", test_qgemm_lookup_rows);
   g_test_add_func ("/qgemm/pack-refuses", test_qgemm_pack_refuses);
   g_test_add_func ("/qgemm/kernels", test_qgemm_kernels);
   g_test_add_func ("/qgemm/quantize-per-tensor", test_quantize_per_tensor);
