@@ -42,6 +42,11 @@ struct _OwbQconv {
    * multiplies two interleaved taps of X; and each channel's sum of w - zw over all taps */
   int16_t *dwp;
   int32_t *dwpsum;
+  /* a 3x3 stride-1 convolution where the AVX2 GEMM runs (wino_pack): U = G' (w - zw) G'^T (4 U
+   * of Winograd F(2x2, 3x3)) per position xi of the 4x4 tile, [16][M / 16 panels][cpad / 2][16][2]
+   * int16 as the AVX2 tile reads B; NULL otherwise */
+  int16_t *wino;
+  int64_t wino_cpad; /* C rounded up to 4 */
   /* the same weights for the VNNI depthwise kernel, where every w - zw fits int8 (NULL otherwise):
    * per block of 64 channels and group of 4 taps, four vectors of 16 int32 lanes, lane (l, i) of
    * vector v being channel 16 l + 4 v + i with its four taps' bytes (the order in which four
@@ -55,6 +60,7 @@ struct _OwbQconv {
 };
 
 static void dw_pack_vnni (OwbQconv *s, int64_t ks);
+static void wino_pack (OwbQconv *s, const OwbNode *node, const void *w, gboolean wu8, const int32_t *zw);
 
 void
 _owb_cpu_qconv_free (gpointer data)
@@ -68,6 +74,7 @@ _owb_cpu_qconv_free (gpointer data)
   free (s->dw);
   free (s->dwp);
   free (s->dwpsum);
+  free (s->wino);
   free (s->dw8);
   free (s->dwsum);
   owb_tensor_unref (s->w);
@@ -158,6 +165,7 @@ _owb_cpu_qconv_prepare (const OwbNode *node, int opset, const OwbValueType *cons
               return TRUE;
             }
         }
+      wino_pack (s, node, w->data, wu8, zw);
       g_free (b);
     }
   g_free (zw);
@@ -916,6 +924,259 @@ dw_rows (int64_t begin, int64_t end, gpointer data)
     _owb_qgemm_lookup_rows (j->q->table, j->y + (end - 1) * row_bytes, row_bytes, 1, row_bytes);
 }
 
+#ifdef HAVE_X86_AVX512
+/* ---- Winograd F(2x2, 3x3) on the AVX2 integer GEMM ----
+ * Without VNNI an integer product costs about what a float FMA does (vpmaddwd + vpaddd per 16
+ * against 2 FMAs), and the FP32 kernels run 3x3 stride-1 layers as Winograd, 2.25 times fewer
+ * products. The integer transform is exact: V = B^T (x - zx) B adds 4 differences (|V| <= 1020),
+ * U' = G' (w - zw) G'^T with G' = 2G integral (|U'| <= 2295), both int16 for vpmaddwd; the 16
+ * products V U' summed over C, and Y' = A^T M A, are wrapping int32 sums, exact modulo 2^32, and
+ * Y' = 4 Y where |4 Y| <= 4 9 C 255^2 < 2^31 for C <= 512, so that Y = Y' >> 2 is the reference's
+ * sum to the bit. Tiles are a row of 2x2 output pixels at a time, in chunks of WINO_TILES. */
+#define WINO_MAX_C 512
+#define WINO_TILES 24
+#define AVX2_WINO AVX2_DW
+
+/* Whether node is a convolution the Winograd path takes on this geometry class (3x3, stride and
+ * dilation 1, one group, C <= WINO_MAX_C, C and M multiples of 8), on a CPU where the AVX2 GEMM runs. */
+static gboolean
+wino_node_fits (const OwbQconv *s, const OwbNode *node)
+{
+  int n = 0;
+  const int64_t *v;
+  if (s->group != 1 || s->KH != 3 || s->KW != 3 || s->Cg > WINO_MAX_C || s->Cg % 8 || s->M % 8)
+    return FALSE;
+  if ((v = owb_node_get_ints (node, "strides", &n)) && (n != 2 || v[0] != 1 || v[1] != 1))
+    return FALSE;
+  if ((v = owb_node_get_ints (node, "dilations", &n)) && (n != 2 || v[0] != 1 || v[1] != 1))
+    return FALSE;
+  return !getenv ("OWB_QCONV_NO_WINOGRAD") && !_owb_qgemm_uses_vnni () && _owb_qgemm_uses_avx2 ();
+}
+
+static void
+wino_pack (OwbQconv *s, const OwbNode *node, const void *w, gboolean wu8, const int32_t *zw)
+{
+  if (!wino_node_fits (s, node))
+    return;
+  static const int G2[4][3] = { { 2, 0, 0 }, { 1, 1, 1 }, { 1, -1, 1 }, { 0, 0, 2 } };
+  const int64_t C = s->Cg, M = s->M, cpad = (C + 3) / 4 * 4, np = (M + 15) / 16;
+  size_t bytes = (size_t) (16 * np * cpad * 16) * sizeof (int16_t);
+  if (posix_memalign ((void **) &s->wino, 64, bytes) != 0)
+    g_error ("out of memory packing a convolution weight");
+  memset (s->wino, 0, bytes);
+  s->wino_cpad = cpad;
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t c = 0; c < C; c++)
+      {
+        int gw[3][3], t[4][3];
+        for (int k = 0; k < 9; k++)
+          gw[k / 3][k % 3] = (wu8 ? (int) ((const uint8_t *) w)[(m * C + c) * 9 + k]
+                                  : ((const int8_t *) w)[(m * C + c) * 9 + k]) - zw[m];
+        for (int i = 0; i < 4; i++)
+          for (int j = 0; j < 3; j++)
+            t[i][j] = G2[i][0] * gw[0][j] + G2[i][1] * gw[1][j] + G2[i][2] * gw[2][j];
+        for (int i = 0; i < 4; i++)
+          for (int l = 0; l < 4; l++)
+            {
+              int u = t[i][0] * G2[l][0] + t[i][1] * G2[l][1] + t[i][2] * G2[l][2];
+              s->wino[(((i * 4 + l) * np + m / 16) * (cpad / 2) + c / 2) * 32 + m % 16 / 8 * 16 + m % 8 * 2 + c % 2]
+                = (int16_t) u;
+            }
+      }
+}
+
+typedef struct {
+  const OwbQconv *s;
+  const Geom *g;
+  const uint8_t *x, *zrow; /* zrow: C bytes of zx, a tap in the padding */
+  int32_t zx;
+  uint8_t *y;
+  const Requant *q;
+  gboolean narrow; /* every sum below 2^24 (9 C 255^2 + the largest bias) */
+  int64_t THn;     /* tile rows an image: ceil (OH / 2) */
+} WinoJob;
+
+/* V[xi][t][c] of tiles [tw0, tw0 + nt) of tile row th of image n: B^T (x - zx) B of each 4x4 patch,
+ * 16 channels a step (8 at the end). */
+static AVX2_WINO void
+wino_input (const WinoJob *j, int64_t n, int64_t th, int64_t tw0, int64_t nt, int16_t *V)
+{
+  const Geom *g = j->g;
+  const int64_t C = g->C, cpad = j->s->wino_cpad;
+  const __m256i z16 = _mm256_set1_epi16 ((short) j->zx);
+  for (int64_t t = 0; t < nt; t++)
+    {
+      const uint8_t *p[4][4];
+      for (int i = 0; i < 4; i++)
+        for (int l = 0; l < 4; l++)
+          {
+            int64_t ih = 2 * th - g->ph + i, iw = 2 * (tw0 + t) - g->pw + l;
+            p[i][l] = ih < 0 || ih >= g->H || iw < 0 || iw >= g->W ? j->zrow : j->x + ((n * g->H + ih) * g->W + iw) * C;
+          }
+      int16_t *vt = V + t * cpad;
+      for (int64_t c0 = 0; c0 < C; c0 += 16)
+        {
+          const gboolean half = c0 + 16 > C; /* the last 8 channels */
+          __m256i d[4][4], r[4][4];
+          for (int i = 0; i < 4; i++)
+            for (int l = 0; l < 4; l++)
+              {
+                __m128i b = half ? _mm_loadl_epi64 ((const __m128i *) (p[i][l] + c0))
+                                 : _mm_loadu_si128 ((const __m128i *) (p[i][l] + c0));
+                d[i][l] = _mm256_sub_epi16 (_mm256_cvtepu8_epi16 (b), z16);
+              }
+          /* B^T on the rows, then B on the columns: (d0 - d2, d1 + d2, d2 - d1, d1 - d3) */
+          for (int l = 0; l < 4; l++)
+            {
+              r[0][l] = _mm256_sub_epi16 (d[0][l], d[2][l]);
+              r[1][l] = _mm256_add_epi16 (d[1][l], d[2][l]);
+              r[2][l] = _mm256_sub_epi16 (d[2][l], d[1][l]);
+              r[3][l] = _mm256_sub_epi16 (d[1][l], d[3][l]);
+            }
+          for (int i = 0; i < 4; i++)
+            {
+              __m256i v[4] = { _mm256_sub_epi16 (r[i][0], r[i][2]), _mm256_add_epi16 (r[i][1], r[i][2]),
+                               _mm256_sub_epi16 (r[i][2], r[i][1]), _mm256_sub_epi16 (r[i][1], r[i][3]) };
+              for (int l = 0; l < 4; l++)
+                {
+                  int16_t *o = vt + (i * 4 + l) * WINO_TILES * cpad + c0;
+                  if (half)
+                    _mm_storeu_si128 ((__m128i *) o, _mm256_castsi256_si128 (v[l]));
+                  else
+                    _mm256_storeu_si256 ((__m256i *) o, v[l]);
+                }
+            }
+        }
+      for (int xi = 0; xi < 16; xi++) /* depths past C: zero (U' is zero there too) */
+        for (int64_t c = C; c < cpad; c++)
+          vt[xi * WINO_TILES * cpad + c] = 0;
+    }
+}
+
+/* Output pixels of tiles [tw0, tw0 + nt), channels [m0, m0 + 64) (those below M), from the 16
+ * products Mb[xi][t][64]: A^T Mb A / 4 + bias, requantized. */
+static AVX2_WINO void
+wino_output (const WinoJob *j, int64_t n, int64_t th, int64_t tw0, int64_t nt, int64_t m0, const int32_t *Mb)
+{
+  const Geom *g = j->g;
+  const Requant *q = j->q;
+  const int64_t M = g->M, mn = MIN (64, M - m0);
+  const gboolean u8 = q->y_unsigned;
+  for (int64_t t = 0; t < nt; t++)
+    for (int64_t c = 0; c < mn; c += 8)
+      {
+        __m256i m[4][4], a[2][4];
+        for (int xi = 0; xi < 16; xi++)
+          m[xi / 4][xi % 4] = _mm256_load_si256 ((const __m256i *) (Mb + (xi * WINO_TILES + t) * 64 + c));
+        /* A^T = (1 1 1 0; 0 1 -1 -1) on the rows, then on the columns */
+        for (int l = 0; l < 4; l++)
+          {
+            a[0][l] = _mm256_add_epi32 (_mm256_add_epi32 (m[0][l], m[1][l]), m[2][l]);
+            a[1][l] = _mm256_sub_epi32 (_mm256_sub_epi32 (m[1][l], m[2][l]), m[3][l]);
+          }
+        __m256i bias = q->bias ? _mm256_loadu_si256 ((const __m256i *) (q->bias + m0 + c)) : _mm256_setzero_si256 ();
+        for (int i = 0; i < 2; i++)
+          {
+            int64_t oh = 2 * th + i;
+            if (oh >= g->OH)
+              break;
+            __m256i yv[2] = { _mm256_add_epi32 (_mm256_add_epi32 (a[i][0], a[i][1]), a[i][2]),
+                              _mm256_sub_epi32 (_mm256_sub_epi32 (a[i][1], a[i][2]), a[i][3]) };
+            for (int k = 0; k < 2; k++)
+              {
+                int64_t ow = 2 * (tw0 + t) + k;
+                if (ow >= g->OW)
+                  break;
+                /* exactly 4 Y: the shift divides; the bias wraps as the reference adds it */
+                __m256i acc = _mm256_add_epi32 (_mm256_srai_epi32 (yv[k], 2), bias);
+                __m128i w = dw_requant_avx2 (acc, q->scale + m0 + c, j->narrow, q);
+                _mm_storel_epi64 ((__m128i *) (j->y + ((n * g->OH + oh) * g->OW + ow) * M + m0 + c),
+                                  u8 ? _mm_packus_epi16 (w, w) : _mm_packs_epi16 (w, w));
+              }
+          }
+      }
+}
+
+static void
+wino_units (int64_t begin, int64_t end, gpointer data)
+{
+  const WinoJob *j = data;
+  const Geom *g = j->g;
+  const OwbQconv *s = j->s;
+  const int64_t cpad = s->wino_cpad, np = (g->M + 15) / 16, TW = (g->OW + 1) / 2, G = cpad / 4;
+  int16_t *V = NULL;
+  int32_t *Mb = NULL;
+  if (posix_memalign ((void **) &V, 64, (size_t) (16 * WINO_TILES * cpad) * sizeof (int16_t)) != 0
+      || posix_memalign ((void **) &Mb, 64, (size_t) (16 * WINO_TILES * 64) * sizeof (int32_t)) != 0)
+    g_error ("out of memory in an integer convolution");
+  for (int64_t u = begin; u < end; u++)
+    {
+      int64_t n = u / j->THn, th = u % j->THn;
+      for (int64_t tw0 = 0; tw0 < TW; tw0 += WINO_TILES)
+        {
+          int64_t nt = MIN (WINO_TILES, TW - tw0);
+          wino_input (j, n, th, tw0, nt, V);
+          for (int64_t m0 = 0; m0 < g->M; m0 += 64)
+            {
+              for (int xi = 0; xi < 16; xi++)
+                for (int64_t p = m0 / 16; p < MIN (np, m0 / 16 + 4); p++)
+                  {
+                    const int16_t *bp = s->wino + ((xi * np + p) * (cpad / 2)) * 32;
+                    for (int64_t r0 = 0; r0 < nt; r0 += 6)
+                      _owb_qgemm_wide_rows_avx2 ((int) MIN (6, nt - r0),
+                                                 (const uint32_t *) (V + (xi * WINO_TILES + r0) * cpad), cpad / 2, G,
+                                                 bp, Mb + (xi * WINO_TILES + r0) * 64 + (p - m0 / 16) * 16);
+                  }
+              wino_output (j, n, th, tw0, nt, m0, Mb);
+            }
+        }
+      /* a fused table on the tile row's output rows, now written */
+      if (j->q->table)
+        {
+          int64_t oh0 = 2 * th, rows = MIN (2, g->OH - oh0);
+          _owb_qgemm_lookup_rows (j->q->table, j->y + (n * g->OH + oh0) * g->OW * g->M, g->OW * g->M, rows,
+                                  g->OW * g->M);
+        }
+    }
+  free (V);
+  free (Mb);
+}
+
+/* Y of a convolution wino_pack took, when this run's geometry is its (the pads any); FALSE
+ * otherwise, or where another path than AVX2's runs now. */
+static gboolean
+wino_run (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t *x, int32_t zx, uint8_t *y,
+          const Requant *q)
+{
+  if (!s->wino || g->sh != 1 || g->sw != 1 || g->dh != 1 || g->dw != 1 || _owb_qgemm_uses_vnni ()
+      || !_owb_qgemm_uses_avx2 ())
+    return FALSE;
+  WinoJob j = { .s = s, .g = g, .x = x, .zx = zx, .y = y, .q = q, .THn = (g->OH + 1) / 2 };
+  int64_t bound = 9 * g->C * 255 * 255;
+  for (int64_t c = 0; q->bias && c < g->M && bound < (1 << 24); c++)
+    bound = MAX (bound, 9 * g->C * 255 * 255 + (q->bias[c] < 0 ? -(int64_t) q->bias[c] : q->bias[c]));
+  j.narrow = bound < (1 << 24);
+  uint8_t *zrow = g_malloc ((gsize) g->C + 16);
+  memset (zrow, (int) (uint8_t) zx, (size_t) g->C + 16);
+  j.zrow = zrow;
+  owb_parallel_for (pool, g->N * j.THn, 1, wino_units, &j);
+  g_free (zrow);
+  return TRUE;
+}
+#else
+static void
+wino_pack (OwbQconv *s, const OwbNode *node, const void *w, gboolean wu8, const int32_t *zw)
+{
+}
+
+static gboolean
+wino_run (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t *x, int32_t zx, uint8_t *y,
+          const Requant *q)
+{
+  return FALSE;
+}
+#endif
+
 /* ---- GEMM convolutions ---- */
 
 typedef struct {
@@ -1206,6 +1467,8 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
       _owb_qgemm_packed (pool, s->packs[0], rows, x, g->C, zx, y, g->M, &ep);
       return;
     }
+  if (wino_run (pool, s, g, x, zx, y, q))
+    return;
   GemmJob j = { .s = s, .g = g, .x = x, .zx = zx, .y = y, .q = q, .K = s->KH * s->KW * s->Cg, .rows = rows };
   /* rows in blocks of whole 32-row AMX blocks, small enough to stay in L2, and enough units
    * (row blocks x groups x column blocks) for about four a thread */

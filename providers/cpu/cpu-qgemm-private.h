@@ -79,6 +79,12 @@ void _owb_qgemm_force_portable (gboolean force);
  * any A (weights of 7 bits, reduce_range): the AVX2 path then multiplies the bytes unwidened. */
 gboolean _owb_qgemm_packed_pairs_safe (const OwbQgemmPacked *p);
 gboolean _owb_qgemm_uses_avx2 (void);
+/* x86-64 with AVX2 only: out[r, 0..16) (row stride 64 int32) = sum over G groups of 4 depths of
+ * rows r < R (1 to 6) of int16 A (pairs of depths as uint32, rows astride apart) against one
+ * 16-column int16 panel bp laid out as OwbQgemmPacked's int16 copy (pairs of depths, columns 0-7
+ * then 8-15): the AVX2 GEMM's tile, for int16 operands made elsewhere (the Winograd convolution) */
+void _owb_qgemm_wide_rows_avx2 (int R, const uint32_t *aw, int64_t astride, int64_t G, const int16_t *bp,
+                                int32_t *out);
 void _owb_qgemm_force_avx2 (gboolean force);
 /* TRUE when whole 32 x 32 blocks of C run on AMX tiles (AMX-INT8, the kernel allows it, VNNI runs
  * and AMX is not turned off). Tests and benchmarks: _owb_qgemm_force_no_amx (TRUE) keeps to the

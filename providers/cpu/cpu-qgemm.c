@@ -767,6 +767,20 @@ tile_wide_avx2 (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const in
     }
 }
 
+AVX2 void
+_owb_qgemm_wide_rows_avx2 (int R, const uint32_t *aw, int64_t astride, int64_t G, const int16_t *bp, int32_t *out)
+{
+  switch (R)
+    {
+    case 1: panel_wide_avx2 (1, aw, astride, G, bp, out, FALSE); break;
+    case 2: panel_wide_avx2 (2, aw, astride, G, bp, out, FALSE); break;
+    case 3: panel_wide_avx2 (3, aw, astride, G, bp, out, FALSE); break;
+    case 4: panel_wide_avx2 (4, aw, astride, G, bp, out, FALSE); break;
+    case 5: panel_wide_avx2 (5, aw, astride, G, bp, out, FALSE); break;
+    default: panel_wide_avx2 (6, aw, astride, G, bp, out, FALSE); break;
+    }
+}
+
 static inline __attribute__ ((always_inline)) AVX2 __m256i
 dot4_split_avx2 (__m256i acc, __m256i a_lo, __m256i a_hi, __m256i b, __m256i ones)
 {
