@@ -932,9 +932,13 @@ dw_rows (int64_t begin, int64_t end, gpointer data)
  * U' = G' (w - zw) G'^T with G' = 2G integral (|U'| <= 2295), both int16 for vpmaddwd; the 16
  * products V U' summed over C, and Y' = A^T M A, are wrapping int32 sums, exact modulo 2^32, and
  * Y' = 4 Y where |4 Y| <= 4 9 C 255^2 < 2^31 for C <= 512, so that Y = Y' >> 2 is the reference's
- * sum to the bit. Tiles are a row of 2x2 output pixels at a time, in chunks of WINO_TILES. */
+ * sum to the bit. The tiles of 2x2 output pixels, of all rows and images in one list, go in chunks
+ * (WinoJob.tb of them) whose V stays in L2 while each position's U' passes over it once: a
+ * chunk a row of tiles streamed the 16 U' of a 7x7x512 layer (8 MiB) four times. */
 #define WINO_MAX_C 512
-#define WINO_TILES 24
+/* Tiles of a chunk at most, and the bytes of its V */
+#define WINO_MAX_TILES 96
+#define WINO_V_BYTES (384 * 1024)
 #define AVX2_WINO AVX2_DW
 
 /* Whether node is a convolution the Winograd path takes on this geometry class (3x3, stride and
@@ -993,24 +997,37 @@ typedef struct {
   uint8_t *y;
   const Requant *q;
   gboolean narrow; /* every sum below 2^24 (9 C 255^2 + the largest bias) */
-  int64_t THn;     /* tile rows an image: ceil (OH / 2) */
+  int64_t THn, TW; /* tile rows an image, tiles a row: ceil (OH / 2), ceil (OW / 2) */
+  int64_t ntiles, tb, nchunks; /* tiles in all, a chunk's, chunks */
+  int64_t mblock, nmb;         /* columns of a unit (a multiple of 64), units a chunk */
 } WinoJob;
 
-/* V[xi][t][c] of tiles [tw0, tw0 + nt) of tile row th of image n: B^T (x - zx) B of each 4x4 patch,
- * 16 channels a step (8 at the end). */
+/* Image, tile row and tile of tile T in the list. */
+static inline void
+wino_tile (const WinoJob *j, int64_t T, int64_t *n, int64_t *th, int64_t *tw)
+{
+  *n = T / (j->THn * j->TW);
+  *th = T / j->TW % j->THn;
+  *tw = T % j->TW;
+}
+
+/* V[xi][t][c] (j->tb tiles apart) of tiles [T0, T0 + nt): B^T (x - zx) B of each 4x4 patch, 16
+ * channels a step (8 at the end). */
 static AVX2_WINO void
-wino_input (const WinoJob *j, int64_t n, int64_t th, int64_t tw0, int64_t nt, int16_t *V)
+wino_input (const WinoJob *j, int64_t T0, int64_t nt, int16_t *V)
 {
   const Geom *g = j->g;
-  const int64_t C = g->C, cpad = j->s->wino_cpad;
+  const int64_t C = g->C, cpad = j->s->wino_cpad, tb = j->tb;
   const __m256i z16 = _mm256_set1_epi16 ((short) j->zx);
   for (int64_t t = 0; t < nt; t++)
     {
+      int64_t n, th, tw;
+      wino_tile (j, T0 + t, &n, &th, &tw);
       const uint8_t *p[4][4];
       for (int i = 0; i < 4; i++)
         for (int l = 0; l < 4; l++)
           {
-            int64_t ih = 2 * th - g->ph + i, iw = 2 * (tw0 + t) - g->pw + l;
+            int64_t ih = 2 * th - g->ph + i, iw = 2 * tw - g->pw + l;
             p[i][l] = ih < 0 || ih >= g->H || iw < 0 || iw >= g->W ? j->zrow : j->x + ((n * g->H + ih) * g->W + iw) * C;
           }
       int16_t *vt = V + t * cpad;
@@ -1039,7 +1056,7 @@ wino_input (const WinoJob *j, int64_t n, int64_t th, int64_t tw0, int64_t nt, in
                                _mm256_sub_epi16 (r[i][2], r[i][1]), _mm256_sub_epi16 (r[i][1], r[i][3]) };
               for (int l = 0; l < 4; l++)
                 {
-                  int16_t *o = vt + (i * 4 + l) * WINO_TILES * cpad + c0;
+                  int16_t *o = vt + (i * 4 + l) * tb * cpad + c0;
                   if (half)
                     _mm_storeu_si128 ((__m128i *) o, _mm256_castsi256_si128 (v[l]));
                   else
@@ -1049,93 +1066,94 @@ wino_input (const WinoJob *j, int64_t n, int64_t th, int64_t tw0, int64_t nt, in
         }
       for (int xi = 0; xi < 16; xi++) /* depths past C: zero (U' is zero there too) */
         for (int64_t c = C; c < cpad; c++)
-          vt[xi * WINO_TILES * cpad + c] = 0;
+          vt[xi * tb * cpad + c] = 0;
     }
 }
 
-/* Output pixels of tiles [tw0, tw0 + nt), channels [m0, m0 + 64) (those below M), from the 16
- * products Mb[xi][t][64]: A^T Mb A / 4 + bias, requantized. */
+/* Output pixels of tiles [T0, T0 + nt), channels [m0, m0 + 64) (those below M), from the 16
+ * products Mb[xi][t][64] (j->tb tiles apart): A^T Mb A / 4 + bias, requantized; and looked up in
+ * a fused table. */
 static AVX2_WINO void
-wino_output (const WinoJob *j, int64_t n, int64_t th, int64_t tw0, int64_t nt, int64_t m0, const int32_t *Mb)
+wino_output (const WinoJob *j, int64_t T0, int64_t nt, int64_t m0, const int32_t *Mb)
 {
   const Geom *g = j->g;
   const Requant *q = j->q;
   const int64_t M = g->M, mn = MIN (64, M - m0);
   const gboolean u8 = q->y_unsigned;
   for (int64_t t = 0; t < nt; t++)
-    for (int64_t c = 0; c < mn; c += 8)
-      {
-        __m256i m[4][4], a[2][4];
-        for (int xi = 0; xi < 16; xi++)
-          m[xi / 4][xi % 4] = _mm256_load_si256 ((const __m256i *) (Mb + (xi * WINO_TILES + t) * 64 + c));
-        /* A^T = (1 1 1 0; 0 1 -1 -1) on the rows, then on the columns */
-        for (int l = 0; l < 4; l++)
-          {
-            a[0][l] = _mm256_add_epi32 (_mm256_add_epi32 (m[0][l], m[1][l]), m[2][l]);
-            a[1][l] = _mm256_sub_epi32 (_mm256_sub_epi32 (m[1][l], m[2][l]), m[3][l]);
-          }
-        __m256i bias = q->bias ? _mm256_loadu_si256 ((const __m256i *) (q->bias + m0 + c)) : _mm256_setzero_si256 ();
-        for (int i = 0; i < 2; i++)
-          {
-            int64_t oh = 2 * th + i;
-            if (oh >= g->OH)
-              break;
-            __m256i yv[2] = { _mm256_add_epi32 (_mm256_add_epi32 (a[i][0], a[i][1]), a[i][2]),
-                              _mm256_sub_epi32 (_mm256_sub_epi32 (a[i][1], a[i][2]), a[i][3]) };
-            for (int k = 0; k < 2; k++)
-              {
-                int64_t ow = 2 * (tw0 + t) + k;
-                if (ow >= g->OW)
-                  break;
-                /* exactly 4 Y: the shift divides; the bias wraps as the reference adds it */
-                __m256i acc = _mm256_add_epi32 (_mm256_srai_epi32 (yv[k], 2), bias);
-                __m128i w = dw_requant_avx2 (acc, q->scale + m0 + c, j->narrow, q);
-                _mm_storel_epi64 ((__m128i *) (j->y + ((n * g->OH + oh) * g->OW + ow) * M + m0 + c),
-                                  u8 ? _mm_packus_epi16 (w, w) : _mm_packs_epi16 (w, w));
-              }
-          }
-      }
+    {
+      int64_t n, th, tw;
+      wino_tile (j, T0 + t, &n, &th, &tw);
+      for (int64_t c = 0; c < mn; c += 8)
+        {
+          __m256i m[4][4], a[2][4];
+          for (int xi = 0; xi < 16; xi++)
+            m[xi / 4][xi % 4] = _mm256_load_si256 ((const __m256i *) (Mb + (xi * j->tb + t) * 64 + c));
+          /* A^T = (1 1 1 0; 0 1 -1 -1) on the rows, then on the columns */
+          for (int l = 0; l < 4; l++)
+            {
+              a[0][l] = _mm256_add_epi32 (_mm256_add_epi32 (m[0][l], m[1][l]), m[2][l]);
+              a[1][l] = _mm256_sub_epi32 (_mm256_sub_epi32 (m[1][l], m[2][l]), m[3][l]);
+            }
+          __m256i bias = q->bias ? _mm256_loadu_si256 ((const __m256i *) (q->bias + m0 + c)) : _mm256_setzero_si256 ();
+          for (int i = 0; i < 2; i++)
+            {
+              int64_t oh = 2 * th + i;
+              if (oh >= g->OH)
+                break;
+              __m256i yv[2] = { _mm256_add_epi32 (_mm256_add_epi32 (a[i][0], a[i][1]), a[i][2]),
+                                _mm256_sub_epi32 (_mm256_sub_epi32 (a[i][1], a[i][2]), a[i][3]) };
+              for (int k = 0; k < 2; k++)
+                {
+                  int64_t ow = 2 * tw + k;
+                  if (ow >= g->OW)
+                    break;
+                  /* exactly 4 Y: the shift divides; the bias wraps as the reference adds it */
+                  __m256i acc = _mm256_add_epi32 (_mm256_srai_epi32 (yv[k], 2), bias);
+                  __m128i w = dw_requant_avx2 (acc, q->scale + m0 + c, j->narrow, q);
+                  _mm_storel_epi64 ((__m128i *) (j->y + ((n * g->OH + oh) * g->OW + ow) * M + m0 + c),
+                                    u8 ? _mm_packus_epi16 (w, w) : _mm_packs_epi16 (w, w));
+                }
+            }
+        }
+      for (int i = 0; q->table && i < 2 && 2 * th + i < g->OH; i++)
+        for (int k = 0; k < 2 && 2 * tw + k < g->OW; k++)
+          _owb_qgemm_lookup_rows (q->table, j->y + ((n * g->OH + 2 * th + i) * g->OW + 2 * tw + k) * M + m0, M, 1, mn);
+    }
 }
 
+/* Units: chunk u / nmb of the tiles, columns [u % nmb mblock, + mblock). */
 static void
 wino_units (int64_t begin, int64_t end, gpointer data)
 {
   const WinoJob *j = data;
   const Geom *g = j->g;
   const OwbQconv *s = j->s;
-  const int64_t cpad = s->wino_cpad, np = (g->M + 15) / 16, TW = (g->OW + 1) / 2, G = cpad / 4;
+  const int64_t cpad = s->wino_cpad, np = (g->M + 15) / 16, G = cpad / 4, tb = j->tb;
   int16_t *V = NULL;
   int32_t *Mb = NULL;
-  if (posix_memalign ((void **) &V, 64, (size_t) (16 * WINO_TILES * cpad) * sizeof (int16_t)) != 0
-      || posix_memalign ((void **) &Mb, 64, (size_t) (16 * WINO_TILES * 64) * sizeof (int32_t)) != 0)
+  if (posix_memalign ((void **) &V, 64, (size_t) (16 * tb * cpad) * sizeof (int16_t)) != 0
+      || posix_memalign ((void **) &Mb, 64, (size_t) (16 * tb * 64) * sizeof (int32_t)) != 0)
     g_error ("out of memory in an integer convolution");
+  int64_t built = -1;
   for (int64_t u = begin; u < end; u++)
     {
-      int64_t n = u / j->THn, th = u % j->THn;
-      for (int64_t tw0 = 0; tw0 < TW; tw0 += WINO_TILES)
+      int64_t chunk = u / j->nmb, T0 = chunk * tb, nt = MIN (tb, j->ntiles - T0);
+      int64_t mb0 = u % j->nmb * j->mblock, mb1 = MIN (g->M, mb0 + j->mblock);
+      if (chunk != built)
+        wino_input (j, T0, nt, V);
+      built = chunk;
+      for (int64_t m0 = mb0; m0 < mb1; m0 += 64)
         {
-          int64_t nt = MIN (WINO_TILES, TW - tw0);
-          wino_input (j, n, th, tw0, nt, V);
-          for (int64_t m0 = 0; m0 < g->M; m0 += 64)
-            {
-              for (int xi = 0; xi < 16; xi++)
-                for (int64_t p = m0 / 16; p < MIN (np, m0 / 16 + 4); p++)
-                  {
-                    const int16_t *bp = s->wino + ((xi * np + p) * (cpad / 2)) * 32;
-                    for (int64_t r0 = 0; r0 < nt; r0 += 6)
-                      _owb_qgemm_wide_rows_avx2 ((int) MIN (6, nt - r0),
-                                                 (const uint32_t *) (V + (xi * WINO_TILES + r0) * cpad), cpad / 2, G,
-                                                 bp, Mb + (xi * WINO_TILES + r0) * 64 + (p - m0 / 16) * 16);
-                  }
-              wino_output (j, n, th, tw0, nt, m0, Mb);
-            }
-        }
-      /* a fused table on the tile row's output rows, now written */
-      if (j->q->table)
-        {
-          int64_t oh0 = 2 * th, rows = MIN (2, g->OH - oh0);
-          _owb_qgemm_lookup_rows (j->q->table, j->y + (n * g->OH + oh0) * g->OW * g->M, g->OW * g->M, rows,
-                                  g->OW * g->M);
+          for (int xi = 0; xi < 16; xi++)
+            for (int64_t p = m0 / 16; p < MIN (np, m0 / 16 + 4); p++)
+              {
+                const int16_t *bp = s->wino + ((xi * np + p) * (cpad / 2)) * 32;
+                for (int64_t r0 = 0; r0 < nt; r0 += 6)
+                  _owb_qgemm_wide_rows_avx2 ((int) MIN (6, nt - r0), (const uint32_t *) (V + (xi * tb + r0) * cpad),
+                                             cpad / 2, G, bp, Mb + (xi * tb + r0) * 64 + (p - m0 / 16) * 16);
+              }
+          wino_output (j, T0, nt, m0, Mb);
         }
     }
   free (V);
@@ -1151,7 +1169,19 @@ wino_run (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t *
   if (!s->wino || g->sh != 1 || g->sw != 1 || g->dh != 1 || g->dw != 1 || _owb_qgemm_uses_vnni ()
       || !_owb_qgemm_uses_avx2 ())
     return FALSE;
-  WinoJob j = { .s = s, .g = g, .x = x, .zx = zx, .y = y, .q = q, .THn = (g->OH + 1) / 2 };
+  WinoJob j = { .s = s, .g = g, .x = x, .zx = zx, .y = y, .q = q, .THn = (g->OH + 1) / 2, .TW = (g->OW + 1) / 2 };
+  j.ntiles = g->N * j.THn * j.TW;
+  /* chunks of whole strips of 6 tiles, V within WINO_V_BYTES, as even as they come */
+  int64_t tmax = MAX (6, MIN (WINO_MAX_TILES, WINO_V_BYTES / (32 * s->wino_cpad)) / 6 * 6);
+  j.nchunks = (j.ntiles + tmax - 1) / tmax;
+  j.tb = MIN (tmax, ((j.ntiles + j.nchunks - 1) / j.nchunks + 5) / 6 * 6);
+  j.nchunks = (j.ntiles + j.tb - 1) / j.tb;
+  /* about four units a thread: columns split where the chunks are fewer */
+  int threads = pool ? MAX (owb_thread_pool_get_n_threads (pool), 1) : 1;
+  int64_t nm64 = (g->M + 63) / 64;
+  j.nmb = threads > 1 ? MIN (nm64, MAX (1, (4 * threads + j.nchunks - 1) / j.nchunks)) : 1;
+  j.mblock = (nm64 + j.nmb - 1) / j.nmb * 64;
+  j.nmb = (g->M + j.mblock - 1) / j.mblock;
   int64_t bound = 9 * g->C * 255 * 255;
   for (int64_t c = 0; q->bias && c < g->M && bound < (1 << 24); c++)
     bound = MAX (bound, 9 * g->C * 255 * 255 + (q->bias[c] < 0 ? -(int64_t) q->bias[c] : q->bias[c]));
@@ -1159,7 +1189,7 @@ wino_run (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t *
   uint8_t *zrow = g_malloc ((gsize) g->C + 16);
   memset (zrow, (int) (uint8_t) zx, (size_t) g->C + 16);
   j.zrow = zrow;
-  owb_parallel_for (pool, g->N * j.THn, 1, wino_units, &j);
+  owb_parallel_for (pool, j.nchunks * j.nmb, 1, wino_units, &j);
   g_free (zrow);
   return TRUE;
 }

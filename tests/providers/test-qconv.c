@@ -71,6 +71,10 @@ static const Shape shapes[] = {
   { 1, 76, 3, 120, 20, 3, 3, 1, 1, 1, 1, NULL, FALSE },  /* 118 interior pixels: 20 strips */
   /* kernel rows of 1200 split in two on the AVX2 int16 tile too (its pieces up to 1152 deep) */
   { 1, 400, 4, 17, 24, 3, 3, 1, 1, 1, 1, NULL, FALSE },
+  /* the AVX2 Winograd path (3x3 stride 1, C and M multiples of 8): odd output sizes, a batch and
+   * 136 columns (split between threads, a last block of 8); 512 channels, its widest */
+  { 2, 16, 7, 9, 136, 3, 3, 1, 1, 1, 1, NULL, FALSE },
+  { 1, 512, 5, 4, 16, 3, 3, 1, 1, 1, 1, NULL, FALSE },
 };
 
 static OwbTensor *
@@ -433,6 +437,56 @@ test_qconv_avx2 (void)
     }
   g_assert_false (_owb_qgemm_uses_vnni ());
   run_all ("AVX2");
+  _owb_qgemm_force_avx2 (FALSE);
+}
+
+/* The Winograd path's bound (AVX2): 512 channels of sums at the ends of their ranges, where 4 Y
+ * (the transformed sum before its shift) nears 2^31: x 255 against zero point 0, x 0 against 255,
+ * int8 weights -128 and 127, uint8 weights 0 against zero point 255; the output scale keeps the
+ * sums' last bits in the bytes. Equal to the reference. */
+static void
+test_qconv_winograd_extremes (void)
+{
+  _owb_qgemm_force_portable (FALSE);
+  _owb_qgemm_force_avx2 (TRUE);
+  if (!_owb_qgemm_uses_avx2 ())
+    {
+      g_test_skip ("no AVX2 on this CPU");
+      _owb_qgemm_force_avx2 (FALSE);
+      return;
+    }
+  static const Shape sh = { 1, 512, 5, 6, 8, 3, 3, 1, 1, 1, 1, NULL, FALSE };
+  static const struct { int x, zx, w, zw; gboolean wu8; } cases[] = {
+    { 255, 0, -128, 0, FALSE }, { 0, 255, -128, 0, FALSE }, { 255, 0, 127, 0, FALSE },
+    { 255, 0, 0, 255, TRUE }, { 0, 255, 0, 255, TRUE }, { 255, 0, 255, 0, TRUE },
+  };
+  for (guint ci = 0; ci < G_N_ELEMENTS (cases); ci++)
+    {
+      int64_t M = sh.M;
+      OwbDataType wt = cases[ci].wu8 ? OWB_TYPE_UINT8 : OWB_TYPE_INT8;
+      GRand *r = g_rand_new_with_seed (ci);
+      OwbTensor *x = random_ints (OWB_TYPE_UINT8, 4, (int64_t[]){ 1, sh.C, sh.H, sh.W }, r, cases[ci].x, cases[ci].x);
+      OwbTensor *w = random_ints (wt, 4, (int64_t[]){ M, sh.C, 3, 3 }, r, cases[ci].w, cases[ci].w);
+      /* a few weights off the extreme: sums that differ in their last bits between channels */
+      for (int64_t i = 0; i < M; i++)
+        owb_tensor_set_double (w, i * sh.C * 9 + i, cases[ci].w + (cases[ci].w > 0 ? -(int) i : (int) i));
+      OwbTensor *wzp = random_ints (wt, 1, &M, r, cases[ci].zw, cases[ci].zw);
+      OwbTensor *b = random_ints (OWB_TYPE_INT32, 1, &M, r, -1000, 1000);
+      OwbTensor *in[9] = { x, scalar_float (1.0f), random_ints (OWB_TYPE_UINT8, 0, NULL, r, cases[ci].zx, cases[ci].zx),
+                           w, random_ints (OWB_TYPE_FLOAT, 1, &M, r, 1, 1), wzp, scalar_float (4194304.0f),
+                           random_ints (OWB_TYPE_UINT8, 0, NULL, r, 128, 128), b };
+      gboolean packed, ref_packed;
+      OwbTensor *want = run_conv (&sh, "QLinearConv", 9, in, 0, 1, &ref_packed);
+      OwbTensor *y = run_conv (&sh, "QLinearConv", 9, in, 0x1FE, 1, &packed);
+      g_assert_true (packed);
+      g_assert_false (ref_packed);
+      check_equal (y, want, "Winograd extremes", (int) ci, 0);
+      owb_tensor_unref (y);
+      owb_tensor_unref (want);
+      for (int i = 0; i < 9; i++)
+        owb_tensor_unref (in[i]);
+      g_rand_free (r);
+    }
   _owb_qgemm_force_avx2 (FALSE);
 }
 
@@ -811,6 +865,7 @@ main (int argc, char **argv)
   g_test_add_func ("/qconv/avx2-ties", test_qconv_avx2_ties);
   g_test_add_func ("/qconv/portable", test_qconv_portable);
   g_test_add_func ("/qconv/avx2", test_qconv_avx2);
+  g_test_add_func ("/qconv/winograd-extremes", test_qconv_winograd_extremes);
   g_test_add_func ("/qconv/refuses-3d", test_qconv_refuses_3d);
   g_test_add_func ("/qconv/qlinear-lookup", test_qlinear_lookup);
   g_test_add_func ("/qconv/qlinear-binary-lookup", test_qlinear_binary_lookup);
