@@ -969,6 +969,9 @@ wino_pack (OwbQconv *s, const OwbNode *node, const void *w, gboolean wu8, const 
     g_error ("out of memory packing a convolution weight");
   memset (s->wino, 0, bytes);
   s->wino_cpad = cpad;
+  /* the GEMM's own int16 copy would stay unread: a run on another path (VNNI, portable) reads
+   * B's bytes */
+  _owb_qgemm_packed_drop_wide (s->packs[0]);
   for (int64_t m = 0; m < M; m++)
     for (int64_t c = 0; c < C; c++)
       {

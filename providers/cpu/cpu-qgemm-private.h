@@ -20,6 +20,9 @@ OwbQgemmPacked *_owb_qgemm_pack (int64_t K, int64_t N, const void *b, int64_t ld
                                  const int32_t *zb, int64_t nzb);
 void _owb_qgemm_packed_free (OwbQgemmPacked *p);
 int64_t _owb_qgemm_packed_k (const OwbQgemmPacked *p);
+/* Frees B's int16 copy for the AVX2 tile where another kernel takes its products (the Winograd
+ * convolution); the bytes' tiles still run it, slower, if it is ever asked. */
+void _owb_qgemm_packed_drop_wide (OwbQgemmPacked *p);
 int64_t _owb_qgemm_packed_n (const OwbQgemmPacked *p);
 
 typedef enum {

@@ -137,6 +137,13 @@ _owb_qgemm_packed_free (OwbQgemmPacked *p)
   g_free (p);
 }
 
+void
+_owb_qgemm_packed_drop_wide (OwbQgemmPacked *p)
+{
+  free (p->data16);
+  p->data16 = NULL;
+}
+
 int64_t
 _owb_qgemm_packed_k (const OwbQgemmPacked *p)
 {
