@@ -81,13 +81,11 @@ build (const Variant *v, int64_t M, int64_t K, int64_t N, GRand *r)
     owb_node_add_attribute (dqw, "axis", OWB_ATTR_INT)->i = 1;
   tu_node (g, "MatMul", "mm", "x_dq,w_dq", "mm_out");
   tu_node (g, "QuantizeLinear", "quant_y", "mm_out,y_scale,y_zp", "y");
-  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (g->outputs, "y");
   if (v->shared_dq)
     {
       tu_node (g, "Relu", "relu", "x_dq", "x_relu");
-      tu_add_value (g->outputs, "x_relu", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+      tu_add_untyped_output (g->outputs, "x_relu");
     }
   if (v->dynamic_weight)
     owb_tensor_unref (w);
@@ -225,8 +223,7 @@ test_fuse_qdq_matmul_near_misses (void)
   /* the MatMul's output also a graph output */
   v.dynamic_weight = FALSE;
   m = build (&v, M, K, N, r);
-  tu_add_value (m->graph->outputs, "mm_out", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 1))->has_type = FALSE;
+  tu_add_untyped_output (m->graph->outputs, "mm_out");
   opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
   g_assert_cmpuint (count_op (owb_session_get_graph (opt), "QLinearMatMul"), ==, 0);
   p = pass_report (owb_session_get_optimize_report (opt));
@@ -342,8 +339,7 @@ build_conv (const ConvVariant *v, int64_t C, int64_t M, GRand *r)
   OwbGraph *g = m->graph;
   int64_t H = 10, W = 9, Cg = C / v->group;
   tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, (int64_t[]) { 1, C, H, W }, NULL);
-  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (g->outputs, "y");
   OwbDataType at = v->act_signed ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
   float xs = 4.0f / 255;
   owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, xs));
@@ -574,8 +570,7 @@ build_lookup (const char *op, OwbDataType qt, gboolean shared)
   OwbModel *m = tu_model_new (14); /* HardSwish */
   OwbGraph *g = m->graph;
   tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, (int64_t[]) { 2, 3, 17, 19 }, NULL);
-  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (g->outputs, "y");
   gboolean s8 = qt == OWB_TYPE_INT8;
   owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 8.0 / 255));
   owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -5 : 127));
@@ -588,8 +583,7 @@ build_lookup (const char *op, OwbDataType qt, gboolean shared)
   tu_node (g, "DequantizeLinear", "dqy", "yq,ys,yz", "y");
   if (shared)
     {
-      tu_add_value (g->outputs, "f", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+      tu_add_untyped_output (g->outputs, "f");
     }
   g_assert_true (owb_model_validate (m, NULL));
   return m;
@@ -656,8 +650,7 @@ test_fuse_qdq_moves_bytes (void)
         OwbModel *m = tu_model_new (13);
         OwbGraph *g = m->graph;
         tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
-        tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-        ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+        tu_add_untyped_output (g->outputs, "y");
         owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 7.0 / 255));
         owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -4 : 121));
         owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, other_scale ? 5.0 / 255 : 7.0 / 255));
@@ -723,8 +716,7 @@ build_conv_lookup (const LookupConvVariant *v, int64_t M, GRand *r)
   int64_t C = 24, Cg = C / v->group;
   OwbDataType qt = v->s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
   tu_add_value (g->inputs, "x", qt, 4, (int64_t[]) { 1, 10, 9, C }, NULL);
-  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (g->outputs, "y");
   owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 0.02));
   owb_graph_add_initializer (g, "xz", scalar (qt, v->s8 ? -3 : 120));
   owb_graph_add_initializer (g, "w", int8_tensor (OWB_TYPE_INT8, 4, (int64_t[]) { M, Cg, 3, 3 }, r));
@@ -752,8 +744,7 @@ build_conv_lookup (const LookupConvVariant *v, int64_t M, GRand *r)
   owb_node_add_attribute (conv, "group", OWB_ATTR_INT)->i = v->group;
   if (v->shared)
     {
-      tu_add_value (g->outputs, "c", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+      tu_add_untyped_output (g->outputs, "c");
     }
   g_assert_true (owb_model_validate (m, NULL));
   return m;
@@ -846,8 +837,7 @@ test_fuse_qdq_binary (void)
           OwbGraph *g = m->graph;
           tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
           tu_add_value (g->inputs, "z", OWB_TYPE_FLOAT, 4, zd, NULL);
-          tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-          ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+          tu_add_untyped_output (g->outputs, "y");
           owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 6.0 / 255));
           owb_graph_add_initializer (g, "xz", scalar (qt, s8 == 1 ? 3 : 120));
           owb_graph_add_initializer (g, "zs", scalar (OWB_TYPE_FLOAT, 2.5 / 255));
@@ -903,8 +893,7 @@ test_fuse_qdq_lookup_pair (void)
       OwbModel *m = tu_model_new (13);
       OwbGraph *g = m->graph;
       tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
-      tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+      tu_add_untyped_output (g->outputs, "y");
       owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 10.0 / 255));
       owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? 3 : 131));
       owb_graph_add_initializer (g, "ss", scalar (OWB_TYPE_FLOAT, 1.0 / 255));
@@ -926,8 +915,7 @@ test_fuse_qdq_lookup_pair (void)
       if (shared)
         {
           tu_node (g, "Identity", "keep", "sq", "s_out");
-          tu_add_value (g->outputs, "s_out", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-          ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+          tu_add_untyped_output (g->outputs, "s_out");
         }
       g_assert_true (owb_model_validate (m, NULL));
       OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
@@ -982,8 +970,7 @@ test_fuse_qdq_maxpool (void)
       OwbModel *m = tu_model_new (13);
       OwbGraph *g = m->graph;
       tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
-      tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+      tu_add_untyped_output (g->outputs, "y");
       owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 7.0 / 255));
       owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -4 : 121));
       owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, other_scale ? 5.0 / 255 : 7.0 / 255));
@@ -1037,8 +1024,7 @@ test_fuse_qdq_global_average_pool (void)
       OwbModel *m = tu_model_new (13);
       OwbGraph *g = m->graph;
       tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
-      tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+      tu_add_untyped_output (g->outputs, "y");
       owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 6.0 / 255));
       owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -5 : 127));
       owb_graph_add_initializer (g, "cs", scalar (OWB_TYPE_FLOAT, 0.05));
@@ -1062,8 +1048,7 @@ test_fuse_qdq_global_average_pool (void)
       tu_node (g, "DequantizeLinear", "dqp", "pq,ps,pz", "y");
       if (shared)
         {
-          tu_add_value (g->outputs, "p", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-          ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+          tu_add_untyped_output (g->outputs, "p");
         }
       g_assert_true (owb_model_validate (m, NULL));
       OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
@@ -1125,8 +1110,7 @@ build_gemm (gboolean trans_b, gboolean per_channel, gboolean bias, int64_t M, in
   OwbModel *m = tu_model_new (13);
   OwbGraph *g = m->graph;
   tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]) { M, K }, NULL);
-  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (g->outputs, "y");
   float xs = 4.0f / 255;
   owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, xs));
   owb_graph_add_initializer (g, "xz", scalar (OWB_TYPE_UINT8, 120));
@@ -1278,12 +1262,10 @@ build_dynamic (const DynVariant *v, int64_t M, int64_t K, int64_t N, GRand *r)
       tu_node (g, "Mul", mname, mul_in, v->bias || v->residual ? prod : out);
       if (v->bias || v->residual)
         tu_node (g, "Add", aname, add_in, out);
-      tu_add_value (g->outputs, out, OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (g->outputs, g->outputs->len - 1))->has_type = FALSE;
+      tu_add_untyped_output (g->outputs, out);
       if (v->cast_output)
         {
-          tu_add_value (g->outputs, accf, OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-          ((OwbValueInfo *) g_ptr_array_index (g->outputs, g->outputs->len - 1))->has_type = FALSE;
+          tu_add_untyped_output (g->outputs, accf);
         }
     }
   g_assert_true (owb_model_validate (m, NULL));

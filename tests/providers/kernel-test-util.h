@@ -222,29 +222,6 @@ one_node_run (OwbNode *node, int opset, const OneNodeInput *inputs, int n_out, O
   return one_node_run_threads (node, opset, inputs, n_out, outputs, 2, error);
 }
 
-/* ---- models built by the tu_ builders, run through a session ---- */
-
-/* Runs session s once, feeding each inputs[i] that is not NULL as the graph input "i<i>" (as the
- * tests' builders name them) and asking out_names; outputs receive new references. */
-static inline gboolean
-run_indexed_inputs (OwbSession *s, int n_in, OwbTensor *const *inputs, int n_out, const char *const *out_names,
-                    OwbTensor **outs, GError **error)
-{
-  const char *names[9];
-  OwbTensor *feeds[9];
-  char buf[9][16];
-  guint n = 0;
-  g_assert_cmpint (n_in, <=, 9);
-  for (int i = 0; i < n_in; i++)
-    if (inputs[i])
-      {
-        g_snprintf (buf[n], sizeof buf[n], "i%d", i);
-        names[n] = buf[n];
-        feeds[n++] = inputs[i];
-      }
-  return owb_session_run (s, n, names, feeds, n_out, out_names, outs, NULL, NULL, error);
-}
-
 /* ---- a node wired to named graph inputs and outputs ---- */
 
 /* Wires `node` (taken; without inputs or outputs yet) into a model of its own at `opset` (its own
@@ -321,8 +298,7 @@ add_node_to_y (OwbModel *m, const char *op, const char *inputs, void (*setup) (O
   OwbNode *node = tu_node (m->graph, op, "the_node", inputs, "y");
   if (setup)
     setup (node);
-  tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (m->graph->outputs, "y");
   return node;
 }
 

@@ -34,31 +34,14 @@ static OwbTensor *
 run_op (int opset, const char *op, int n_in, OwbTensor *const *inputs, NodeSetup setup, int threads, GError **error)
 {
   g_autoptr (OwbModel) m = tu_model_new (opset);
-  GString *names = g_string_new (NULL);
-  const char *feed_names[4];
-  OwbTensor *feeds[4];
-  char buf[4][8];
-  guint n_feeds = 0;
-  for (int i = 0; i < n_in; i++)
-    {
-      if (i)
-        g_string_append_c (names, ',');
-      if (!inputs[i])
-        continue;
-      g_snprintf (buf[n_feeds], sizeof buf[n_feeds], "i%d", i);
-      g_string_append (names, buf[n_feeds]);
-      tu_add_value (m->graph->inputs, buf[n_feeds], inputs[i]->dtype, inputs[i]->rank, inputs[i]->dims, NULL);
-      feed_names[n_feeds] = buf[n_feeds];
-      feeds[n_feeds++] = inputs[i];
-    }
-  add_node_to_y (m, op, names->str, setup);
-  g_string_free (names, TRUE);
+  g_autofree char *names = tu_add_indexed_inputs (m->graph, n_in, inputs, 0);
+  add_node_to_y (m, op, names, setup);
   g_autoptr (OwbSession) s = tu_session (m, threads, error);
   if (!s)
     return NULL;
   OwbTensor *out = NULL;
   const char *out_name = "y";
-  if (!owb_session_run (s, n_feeds, feed_names, feeds, 1, &out_name, &out, NULL, NULL, error))
+  if (!tu_run_indexed (s, n_in, inputs, 0, 1, &out_name, &out, error))
     return NULL;
   return out;
 }

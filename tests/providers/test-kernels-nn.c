@@ -14,22 +14,9 @@ static OwbModel *
 single_node_model (int opset, const char *op, int n_in, OwbTensor *const *inputs, OwbNode **node)
 {
   OwbModel *m = tu_model_new (opset);
-  GString *names = g_string_new (NULL);
-  for (int i = 0; i < n_in; i++)
-    {
-      if (i)
-        g_string_append_c (names, ',');
-      if (!inputs[i])
-        continue;
-      char name[16];
-      g_snprintf (name, sizeof name, "i%d", i);
-      g_string_append (names, name);
-      tu_add_value (m->graph->inputs, name, inputs[i]->dtype, inputs[i]->rank, inputs[i]->dims, NULL);
-    }
-  *node = tu_node (m->graph, op, "node", names->str, "y");
-  g_string_free (names, TRUE);
-  tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  g_autofree char *names = tu_add_indexed_inputs (m->graph, n_in, inputs, 0);
+  *node = tu_node (m->graph, op, "node", names, "y");
+  tu_add_untyped_output (m->graph->outputs, "y");
   return m;
 }
 
@@ -39,7 +26,7 @@ run_model (OwbModel *m, int n_in, OwbTensor *const *inputs, int threads, GError 
   g_autoptr (OwbSession) s = tu_session (m, threads, error);
   OwbTensor *out = NULL;
   const char *out_name = "y";
-  if (!s || !run_indexed_inputs (s, n_in, inputs, 1, &out_name, &out, error))
+  if (!s || !tu_run_indexed (s, n_in, inputs, 0, 1, &out_name, &out, error))
     return NULL;
   return out;
 }

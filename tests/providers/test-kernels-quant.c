@@ -211,26 +211,15 @@ static OwbModel *
 single_node_model (int opset, const char *op, int n_in, OwbTensor *const *inputs, int n_out, OwbNode **node)
 {
   OwbModel *m = tu_model_new (opset);
-  GString *ins = g_string_new (NULL), *outs = g_string_new (NULL);
-  for (int i = 0; i < n_in; i++)
-    {
-      if (i)
-        g_string_append_c (ins, ',');
-      if (!inputs[i])
-        continue;
-      g_autofree char *name = g_strdup_printf ("i%d", i);
-      g_string_append (ins, name);
-      tu_add_value (m->graph->inputs, name, inputs[i]->dtype, inputs[i]->rank, inputs[i]->dims, NULL);
-    }
+  g_autofree char *ins = tu_add_indexed_inputs (m->graph, n_in, inputs, 0);
+  GString *outs = g_string_new (NULL);
   for (int o = 0; o < n_out; o++)
     {
       g_autofree char *name = g_strdup_printf ("y%d", o);
       g_string_append_printf (outs, "%s%s", o ? "," : "", name);
-      tu_add_value (m->graph->outputs, name, OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, o))->has_type = FALSE;
+      tu_add_untyped_output (m->graph->outputs, name);
     }
-  *node = tu_node (m->graph, op, "node", ins->str, outs->str);
-  g_string_free (ins, TRUE);
+  *node = tu_node (m->graph, op, "node", ins, outs->str);
   g_string_free (outs, TRUE);
   return m;
 }
@@ -240,7 +229,7 @@ run_model (OwbModel *m, int n_in, OwbTensor *const *inputs, int n_out, OwbTensor
 {
   g_autoptr (OwbSession) s = tu_session (m, threads, error);
   static const char *const out_names[3] = { "y0", "y1", "y2" };
-  return s && run_indexed_inputs (s, n_in, inputs, n_out, out_names, outs, error);
+  return s && tu_run_indexed (s, n_in, inputs, 0, n_out, out_names, outs, error);
 }
 
 static void

@@ -107,30 +107,9 @@ run_conv (const Shape *sh, const char *op, int n_in, OwbTensor *const *in, guint
   gboolean ours = strcmp (op, "NhwcQLinearConv") == 0;
   if (ours)
     owb_model_set_opset (m, OWB_DOMAIN, 1);
-  GString *ins = g_string_new (NULL);
-  const char *names[10];
-  OwbTensor *feeds[10];
-  guint nfeeds = 0;
-  char buf[10][8];
-  for (int i = 0; i < n_in; i++)
-    {
-      g_snprintf (buf[i], sizeof buf[i], "i%d", i);
-      g_string_append_printf (ins, "%s%s", i ? "," : "", in[i] ? buf[i] : "");
-      if (!in[i])
-        continue;
-      if (const_mask & (1u << i))
-        owb_graph_add_initializer (m->graph, buf[i], owb_tensor_ref (in[i]));
-      else
-        {
-          tu_add_value (m->graph->inputs, buf[i], in[i]->dtype, in[i]->rank, in[i]->dims, NULL);
-          names[nfeeds] = buf[i];
-          feeds[nfeeds++] = in[i];
-        }
-    }
-  tu_add_value (m->graph->outputs, "y0", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
-  OwbNode *node = tu_node (m->graph, op, "node", ins->str, "y0");
-  g_string_free (ins, TRUE);
+  g_autofree char *ins = tu_add_indexed_inputs (m->graph, n_in, in, const_mask);
+  tu_add_untyped_output (m->graph->outputs, "y0");
+  OwbNode *node = tu_node (m->graph, op, "node", ins, "y0");
   if (ours)
     {
       g_free (node->domain);
@@ -162,7 +141,7 @@ run_conv (const Shape *sh, const char *op, int n_in, OwbTensor *const *in, guint
   _owb_cpu_qconv_free (state);
   const char *out_names[1] = { "y0" };
   OwbTensor *y = NULL;
-  g_assert_true (owb_session_run (s, nfeeds, names, feeds, 1, out_names, &y, NULL, NULL, &error));
+  g_assert_true (tu_run_indexed (s, n_in, in, const_mask, 1, out_names, &y, &error));
   g_assert_no_error (error);
   owb_session_free (s);
   owb_model_unref (m);
@@ -468,8 +447,7 @@ test_qlinear_lookup (void)
       owb_model_set_opset (m, OWB_DOMAIN, 1);
       tu_add_value (m->graph->inputs, "x", xt, 2, xd, NULL);
       owb_graph_add_initializer (m->graph, "t", owb_tensor_ref (t));
-      tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+      tu_add_untyped_output (m->graph->outputs, "y");
       OwbNode *node = tu_node (m->graph, "QLinearLookup", "lk", "x,t", "y");
       g_free (node->domain);
       node->domain = g_strdup (OWB_DOMAIN);
@@ -516,8 +494,7 @@ test_qlinear_binary_lookup (void)
       tu_add_value (m->graph->inputs, "a", xt, 3, ad, NULL);
       tu_add_value (m->graph->inputs, "b", xt, 3, bd, NULL);
       owb_graph_add_initializer (m->graph, "t", owb_tensor_ref (t));
-      tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+      tu_add_untyped_output (m->graph->outputs, "y");
       OwbNode *node = tu_node (m->graph, "QLinearBinaryLookup", "lk", "a,b,t", "y");
       g_free (node->domain);
       node->domain = g_strdup (OWB_DOMAIN);
@@ -614,8 +591,7 @@ test_qlinear_binary (void)
             owb_graph_add_initializer (g, "az", z[0]);
             owb_graph_add_initializer (g, "bz", z[1]);
             owb_graph_add_initializer (g, "yz", z[2]);
-            tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-            ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+            tu_add_untyped_output (g->outputs, "y");
             OwbNode *node = tu_node (g, "QLinearBinary", "qb", "a,as,az,b,bs,bz,ys,yz", "y");
             g_free (node->domain);
             node->domain = g_strdup (OWB_DOMAIN);
@@ -701,8 +677,7 @@ test_qlinear_global_average_pool (void)
             z = owb_tensor_new (yt, 0, NULL, NULL);
             owb_tensor_set_double (z, 0, zy);
             owb_graph_add_initializer (g, "yz", z);
-            tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-            ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+            tu_add_untyped_output (g->outputs, "y");
             OwbNode *node = tu_node (g, "QLinearGlobalAveragePool", "gap", "x,xs,xz,ys,yz", "y");
             g_free (node->domain);
             node->domain = g_strdup (OWB_DOMAIN);
@@ -747,8 +722,7 @@ run_pool (const char *op, const char *domain, OwbTensor *x)
   if (domain[0])
     owb_model_set_opset (m, domain, 1);
   tu_add_value (m->graph->inputs, "x", x->dtype, 4, x->dims, NULL);
-  tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (m->graph->outputs, "y");
   OwbNode *node = tu_node (m->graph, op, "pool", "x", "y");
   g_free (node->domain);
   node->domain = g_strdup (domain);

@@ -425,36 +425,15 @@ run_node (const char *op, int n_in, OwbTensor *const *in, guint const_mask, int 
           OwbModel **model_out)
 {
   OwbModel *m = tu_model_new (13);
-  GString *ins = g_string_new (NULL);
-  const char *names[8];
-  OwbTensor *feeds[8];
-  guint nfeeds = 0;
-  char buf[8][8];
-  for (int i = 0; i < n_in; i++)
-    {
-      g_snprintf (buf[i], sizeof buf[i], "i%d", i);
-      g_string_append_printf (ins, "%s%s", i ? "," : "", in[i] ? buf[i] : "");
-      if (!in[i])
-        continue;
-      if (const_mask & (1u << i))
-        owb_graph_add_initializer (m->graph, buf[i], owb_tensor_ref (in[i]));
-      else
-        {
-          tu_add_value (m->graph->inputs, buf[i], in[i]->dtype, in[i]->rank, in[i]->dims, NULL);
-          names[nfeeds] = buf[i];
-          feeds[nfeeds++] = in[i];
-        }
-    }
-  tu_add_value (m->graph->outputs, "y0", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
-  OwbNode *node = tu_node (m->graph, op, "node", ins->str, "y0");
-  g_string_free (ins, TRUE);
+  g_autofree char *ins = tu_add_indexed_inputs (m->graph, n_in, in, const_mask);
+  tu_add_untyped_output (m->graph->outputs, "y0");
+  OwbNode *node = tu_node (m->graph, op, "node", ins, "y0");
   g_autoptr (GError) error = NULL;
   OwbSession *s = tu_session (m, threads, &error);
   g_assert_no_error (error);
   const char *out_names[1] = { "y0" };
   OwbTensor *y = NULL;
-  g_assert_true (owb_session_run (s, nfeeds, names, feeds, 1, out_names, &y, NULL, NULL, &error));
+  g_assert_true (tu_run_indexed (s, n_in, in, const_mask, 1, out_names, &y, &error));
   g_assert_no_error (error);
   owb_session_free (s);
   *node_out = node;
@@ -570,8 +549,7 @@ run_dynamic (gboolean fused, gboolean b_const, OwbTensor *const *in, int threads
     owb_graph_add_initializer (g, "b_zp", owb_tensor_ref (in[3]));
   if (in[4])
     owb_graph_add_initializer (g, "bias", owb_tensor_ref (in[4]));
-  tu_add_value (g->outputs, "Y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (g->outputs, "Y");
   if (fused)
     {
       owb_model_set_opset (m, OWB_DOMAIN, 1);
@@ -705,8 +683,7 @@ test_dynamic_quantize_matmul_errors (void)
   /* the count left unknown: shape inference lets it through, the kernel sees 3 values for 5 columns */
   tu_add_value (m->graph->inputs, "b_scale", OWB_TYPE_FLOAT, 1, (int64_t[]){ -1 }, NULL);
   owb_graph_add_initializer (m->graph, "B", owb_tensor_ref (b));
-  tu_add_value (m->graph->outputs, "Y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (m->graph->outputs, "Y");
   OwbNode *node = tu_node (m->graph, "DynamicQuantizeMatMul", "dqmm", "A,B,b_scale", "Y");
   g_free (node->domain);
   node->domain = g_strdup (OWB_DOMAIN);
