@@ -8,7 +8,7 @@
  * (a fused QLinearLookup) against the reference's bytes looked up; QLinearLookup's table;
  * QLinearGlobalAveragePool against its definition. */
 #include "../engine/test-util.h"
-#include "../../providers/cpu/cpu-qgemm-private.h"
+#include "qgemm-test-util.h"
 
 #include <math.h>
 #include <string.h>
@@ -271,29 +271,19 @@ run_all (const char *path)
 static void
 test_qconv_amx (void)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_no_amx (FALSE);
-  if (!_owb_qgemm_uses_amx ())
-    {
-      g_test_skip ("no AMX-INT8 on this CPU");
-      return;
-    }
+  if (!qpath_hold (QPATH_AMX))
+    return;
   run_all ("AMX");
+  qpath_release ();
 }
 
 static void
 test_qconv_vnni (void)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_no_amx (TRUE);
-  if (!_owb_qgemm_uses_vnni ())
-    {
-      g_test_skip ("no AVX-512 VNNI on this CPU");
-      _owb_qgemm_force_no_amx (FALSE);
-      return;
-    }
+  if (!qpath_hold (QPATH_VNNI))
+    return;
   run_all ("VNNI");
-  _owb_qgemm_force_no_amx (FALSE);
+  qpath_release ();
 }
 
 /* The depthwise VNNI kernel's requantization at float ties: W all zero and X, Y scales 1, so that
@@ -334,27 +324,32 @@ run_ties (const Shape *sh, const char *what, int32_t acc_max)
   g_rand_free (r);
 }
 
+/* Ties through the GEMM's 8-bit epilogue on the path held: 1x1 on X itself (depth 40), the
+ * indirect 3x3 and the stem. */
 static void
-test_qconv_depthwise_ties (void)
+run_gemm_ties (const char *path)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_no_amx (TRUE);
-  if (!_owb_qgemm_uses_vnni ())
-    {
-      g_test_skip ("no AVX-512 VNNI on this CPU");
-      _owb_qgemm_force_no_amx (FALSE);
-      return;
-    }
-  static const Shape dw = { 1, 192, 5, 6, 192, 3, 3, 1, 1, 1, 192, NULL, FALSE };
-  run_ties (&dw, "depthwise ties", 1 << 23);
-  /* the GEMM's narrow 8-bit epilogue (its integer clamp): 1x1 on X itself, 3x3 indirect, stem */
   static const Shape pw = { 1, 40, 5, 6, 130, 1, 1, 1, 0, 1, 1, NULL, FALSE };
   static const Shape ind = { 1, 16, 6, 20, 70, 3, 3, 1, 1, 1, 1, NULL, FALSE };
   static const Shape stem = { 1, 3, 9, 10, 16, 3, 3, 2, 1, 1, 1, NULL, FALSE };
-  run_ties (&pw, "1x1 ties", 1 << 22);
-  run_ties (&ind, "indirect 3x3 ties", 1 << 22);
-  run_ties (&stem, "stem ties", 1 << 22);
-  _owb_qgemm_force_no_amx (FALSE);
+  g_autofree char *pw_what = g_strdup_printf ("%s 1x1 ties", path);
+  g_autofree char *ind_what = g_strdup_printf ("%s indirect 3x3 ties", path);
+  g_autofree char *stem_what = g_strdup_printf ("%s stem ties", path);
+  run_ties (&pw, pw_what, 1 << 22);
+  run_ties (&ind, ind_what, 1 << 22);
+  run_ties (&stem, stem_what, 1 << 22);
+}
+
+static void
+test_qconv_depthwise_ties (void)
+{
+  if (!qpath_hold (QPATH_VNNI))
+    return;
+  static const Shape dw = { 1, 192, 5, 6, 192, 3, 3, 1, 1, 1, 192, NULL, FALSE };
+  run_ties (&dw, "depthwise ties", 1 << 23);
+  /* the GEMM's narrow 8-bit epilogue (its integer clamp) */
+  run_gemm_ties ("VNNI");
+  qpath_release ();
 }
 
 /* The AVX2 epilogue's float product (sums below 2^24) at float ties: a vector with a product on a
@@ -363,49 +358,32 @@ test_qconv_depthwise_ties (void)
 static void
 test_qconv_avx2_ties (void)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_avx2 (TRUE);
-  if (!_owb_qgemm_uses_avx2 ())
-    {
-      g_test_skip ("no AVX2 on this CPU");
-      _owb_qgemm_force_avx2 (FALSE);
-      return;
-    }
-  static const Shape pw = { 1, 40, 5, 6, 130, 1, 1, 1, 0, 1, 1, NULL, FALSE };
+  if (!qpath_hold (QPATH_AVX2))
+    return;
   static const Shape pw64 = { 1, 64, 5, 6, 130, 1, 1, 1, 0, 1, 1, NULL, FALSE };
-  static const Shape ind = { 1, 16, 6, 20, 70, 3, 3, 1, 1, 1, 1, NULL, FALSE };
-  static const Shape stem = { 1, 3, 9, 10, 16, 3, 3, 2, 1, 1, 1, NULL, FALSE };
-  run_ties (&pw, "AVX2 1x1 ties", 1 << 22);
+  run_gemm_ties ("AVX2");
   run_ties (&pw64, "AVX2 1x1 depth 64 ties", 1 << 22);
-  run_ties (&ind, "AVX2 indirect 3x3 ties", 1 << 22);
-  run_ties (&stem, "AVX2 stem ties", 1 << 22);
-  _owb_qgemm_force_avx2 (FALSE);
+  qpath_release ();
 }
 
 static void
 test_qconv_portable (void)
 {
-  _owb_qgemm_force_portable (TRUE);
+  qpath_hold (QPATH_PORTABLE);
   g_assert_false (_owb_qgemm_uses_vnni ());
   run_all ("portable");
-  _owb_qgemm_force_portable (FALSE);
+  qpath_release ();
 }
 
 /* The AVX2 microkernel forced on this CPU (the depthwise kernel then takes its portable path). */
 static void
 test_qconv_avx2 (void)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_avx2 (TRUE);
-  if (!_owb_qgemm_uses_avx2 ())
-    {
-      g_test_skip ("no AVX2 on this CPU");
-      _owb_qgemm_force_avx2 (FALSE);
-      return;
-    }
+  if (!qpath_hold (QPATH_AVX2))
+    return;
   g_assert_false (_owb_qgemm_uses_vnni ());
   run_all ("AVX2");
-  _owb_qgemm_force_avx2 (FALSE);
+  qpath_release ();
 }
 
 /* What the core does not take falls back to the reference: W a graph input (tested above), and a

@@ -7,7 +7,7 @@
  * DynamicQuantizeMatMul against the unfused DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul
  * [-> Add] graph, to the bit. */
 #include "../engine/test-util.h"
-#include "../../providers/cpu/cpu-qgemm-private.h"
+#include "qgemm-test-util.h"
 
 #include <math.h>
 #include <string.h>
@@ -277,16 +277,11 @@ test_qrequant_float (void)
 static void
 test_qgemm_vnni (void)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_no_amx (TRUE);
-  if (!_owb_qgemm_uses_vnni ())
-    {
-      g_test_skip ("no AVX-512 VNNI on this CPU");
-      return;
-    }
+  if (!qpath_hold (QPATH_VNNI))
+    return;
   g_assert_false (_owb_qgemm_uses_amx ());
   run_all ();
-  _owb_qgemm_force_no_amx (FALSE);
+  qpath_release ();
 }
 
 /* AMX where the CPU and kernel have it: 32 x 32 blocks on tiles, the edges (the odd sizes' 1, 3,
@@ -294,23 +289,19 @@ test_qgemm_vnni (void)
 static void
 test_qgemm_amx (void)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_no_amx (FALSE);
-  if (!_owb_qgemm_uses_amx ())
-    {
-      g_test_skip ("no AMX-INT8 on this CPU (or the kernel does not allow it)");
-      return;
-    }
+  if (!qpath_hold (QPATH_AMX))
+    return;
   run_all ();
+  qpath_release ();
 }
 
 static void
 test_qgemm_portable (void)
 {
-  _owb_qgemm_force_portable (TRUE);
+  qpath_hold (QPATH_PORTABLE);
   g_assert_false (_owb_qgemm_uses_vnni ());
   run_all ();
-  _owb_qgemm_force_portable (FALSE);
+  qpath_release ();
 }
 
 /* The AVX2 microkernel forced on this CPU: every case, and the sums where two-product int16 sums
@@ -318,14 +309,8 @@ test_qgemm_portable (void)
 static void
 test_qgemm_avx2 (void)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_avx2 (TRUE);
-  if (!_owb_qgemm_uses_avx2 ())
-    {
-      g_test_skip ("no AVX2 on this CPU");
-      _owb_qgemm_force_avx2 (FALSE);
-      return;
-    }
+  if (!qpath_hold (QPATH_AVX2))
+    return;
   g_assert_false (_owb_qgemm_uses_vnni ());
   g_assert_false (_owb_qgemm_uses_amx ());
   run_all ();
@@ -381,7 +366,7 @@ test_qgemm_avx2 (void)
         g_free (a), g_free (b), g_free (c);
       }
   g_rand_free (rnd);
-  _owb_qgemm_force_avx2 (FALSE);
+  qpath_release ();
 }
 
 /* Zero points out of the type's range are refused, not packed. */
