@@ -42,6 +42,53 @@ scalar (OwbDataType dtype, double v)
   return t;
 }
 
+/* A model of float input x (rank, dims) and output y, typed by inference: what the builders below
+ * put their quantized nodes between. */
+static OwbModel *
+qdq_model_new (int opset, int rank, const int64_t *dims)
+{
+  OwbModel *m = tu_model_new (opset);
+  tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, rank, dims, NULL);
+  tu_add_untyped_output (m->graph->outputs, "y");
+  return m;
+}
+
+/* Runs plain and opt once on the same feeds: their n_out (at most 2) outputs must be equal to the
+ * bit. */
+static void
+assert_runs_equal (OwbSession *plain, OwbSession *opt, guint n_in, const char *const *names, OwbTensor *const *feeds,
+                   guint n_out)
+{
+  OwbTensor *ya[2] = { NULL, NULL }, *yb[2] = { NULL, NULL };
+  GError *error = NULL;
+  g_assert_cmpuint (n_out, <=, 2);
+  g_assert_true (owb_session_run (plain, n_in, names, feeds, n_out, NULL, ya, NULL, NULL, &error));
+  g_assert_true (owb_session_run (opt, n_in, names, feeds, n_out, NULL, yb, NULL, NULL, &error));
+  g_assert_no_error (error);
+  for (guint o = 0; o < n_out; o++)
+    {
+      g_assert_cmpint (ya[o]->nelems, ==, yb[o]->nelems);
+      g_assert_cmpint (memcmp (ya[o]->data, yb[o]->data, ya[o]->nbytes), ==, 0);
+      owb_tensor_unref (ya[o]), owb_tensor_unref (yb[o]);
+    }
+}
+
+/* How many elements of the float tensors a and b differ, each by at most `bound` (a quantization
+ * step, give or take rounding). */
+static int64_t
+count_step_differences (const OwbTensor *a, const OwbTensor *b, double bound)
+{
+  g_assert_true (owb_tensor_same_shape (a, b));
+  int64_t differ = 0;
+  for (int64_t i = 0; i < a->nelems; i++)
+    {
+      double d = fabs (((const float *) a->data)[i] - ((const float *) b->data)[i]);
+      g_assert_cmpfloat (d, <=, bound);
+      differ += d > 0;
+    }
+  return differ;
+}
+
 typedef struct {
   gboolean act_signed, weight_unsigned, per_column, weight_zero_points, shared_dq, dynamic_weight, out_signed;
 } Variant;
@@ -305,13 +352,7 @@ test_fold_dequantized_weights (void)
   OwbTensor *ya = NULL, *yb = NULL;
   g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
   g_assert_true (owb_session_run (layout, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
-  int64_t differ = 0;
-  for (int64_t i = 0; i < ya->nelems; i++)
-    {
-      double d = fabs (((float *) ya->data)[i] - ((float *) yb->data)[i]);
-      g_assert_cmpfloat (d, <=, 0.05 + 1e-6); /* one output step at most */
-      differ += d > 0;
-    }
+  int64_t differ = count_step_differences (ya, yb, 0.05 + 1e-6); /* one output step at most */
   g_test_message ("%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " outputs one step apart", differ, ya->nelems);
   g_assert_cmpint (differ, <=, ya->nelems / 100);
   owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
@@ -444,14 +485,7 @@ compare_conv (OwbSession *plain, OwbSession *opt, int64_t C, double step, GRand 
   g_assert_no_error (error);
   g_assert_true (owb_session_run (opt, 1, names, &x, 1, NULL, &yb, NULL, NULL, &error));
   g_assert_no_error (error);
-  g_assert_cmpint (ya->nelems, ==, yb->nelems);
-  int64_t differ = 0;
-  for (int64_t i = 0; i < ya->nelems; i++)
-    {
-      double d = fabs (((float *) ya->data)[i] - ((float *) yb->data)[i]);
-      g_assert_cmpfloat (d, <=, step * 1.0001);
-      differ += d > 0;
-    }
+  int64_t differ = count_step_differences (ya, yb, step * 1.0001);
   g_assert_cmpint (differ, <=, MAX (2, ya->nelems / 100));
   owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
   return differ;
@@ -567,10 +601,8 @@ test_fuse_qdq_conv_near_misses (void)
 static OwbModel *
 build_lookup (const char *op, OwbDataType qt, gboolean shared)
 {
-  OwbModel *m = tu_model_new (14); /* HardSwish */
+  OwbModel *m = qdq_model_new (14, 4, (int64_t[]) { 2, 3, 17, 19 }); /* HardSwish */
   OwbGraph *g = m->graph;
-  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, (int64_t[]) { 2, 3, 17, 19 }, NULL);
-  tu_add_untyped_output (g->outputs, "y");
   gboolean s8 = qt == OWB_TYPE_INT8;
   owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 8.0 / 255));
   owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -5 : 127));
@@ -612,12 +644,8 @@ test_fuse_qdq_lookup (void)
         g_assert_cmpuint (c->from->len, ==, 3);
         OwbTensor *x = float_tensor (4, (int64_t[]) { 2, 3, 17, 19 }, r, -5, 5);
         const char *names[] = { "x" };
-        OwbTensor *ya = NULL, *yb = NULL;
-        g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
-        g_assert_true (owb_session_run (all, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
-        g_assert_cmpint (ya->nelems, ==, yb->nelems);
-        g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
-        owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
+        assert_runs_equal (plain, all, 1, names, &x, 1);
+        owb_tensor_unref (x);
         owb_session_free (plain), owb_session_free (all);
         owb_model_unref (m);
       }
@@ -633,6 +661,52 @@ test_fuse_qdq_lookup (void)
   g_rand_free (r);
 }
 
+/* An op between two Q/DQ pairs, x [xd] -> Q -> DQ -> "xd" and "f" -> Q -> DQ -> y, both 8-bit at
+ * one zero point (-4 s8, 121 u8) and scale 7/255 or, with other_scale, y's at 5/255: add the op
+ * from "xd" to "f" between byte_island_begin and byte_island_end. */
+static OwbModel *
+byte_island_begin (const int64_t *xd, gboolean s8, gboolean other_scale)
+{
+  OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+  OwbModel *m = qdq_model_new (13, 4, xd);
+  OwbGraph *g = m->graph;
+  owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 7.0 / 255));
+  owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -4 : 121));
+  owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, other_scale ? 5.0 / 255 : 7.0 / 255));
+  tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
+  tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
+  return m;
+}
+
+static void
+byte_island_end (OwbModel *m)
+{
+  tu_node (m->graph, "QuantizeLinear", "qy", "f,ys,xz", "yq");
+  tu_node (m->graph, "DequantizeLinear", "dqy", "yq,ys,xz", "y");
+  g_assert_true (owb_model_validate (m, NULL));
+}
+
+/* At one scale the optimized island runs the op (op or, where not NULL, nhwc_op) on the bytes,
+ * keeping only x's Q and y's DQ; at another the pair stays. Outputs equal the unoptimized model's
+ * to the bit either way. Takes m. */
+static void
+check_byte_island (OwbModel *m, const char *op, const char *nhwc_op, const int64_t *xd, gboolean other_scale,
+                   GRand *r)
+{
+  OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+  OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 2);
+  const OwbGraph *og = owb_session_get_graph (all);
+  g_assert_cmpuint (count_op (og, op) + (nhwc_op ? count_op (og, nhwc_op) : 0), ==, 1);
+  g_assert_cmpuint (count_op (og, "DequantizeLinear"), ==, other_scale ? 2 : 1);
+  g_assert_cmpuint (count_op (og, "QuantizeLinear"), ==, other_scale ? 2 : 1);
+  OwbTensor *x = float_tensor (4, xd, r, -3, 3);
+  const char *names[] = { "x" };
+  assert_runs_equal (plain, all, 1, names, &x, 1);
+  owb_tensor_unref (x);
+  owb_session_free (plain), owb_session_free (all);
+  owb_model_unref (m);
+}
+
 /* DequantizeLinear -> Flatten (Reshape, Transpose) -> QuantizeLinear at one scale, as a quantizer
  * writes them before a classifier: the op on the bytes, no float island left, outputs equal to the
  * bit; another scale keeps the pair. */
@@ -645,52 +719,20 @@ test_fuse_qdq_moves_bytes (void)
     for (int k = 0; k < 3; k++)
       {
         gboolean s8 = k == 1, other_scale = k == 2;
-        OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
         int64_t xd[4] = { 2, 5, 4, 3 };
-        OwbModel *m = tu_model_new (13);
+        OwbModel *m = byte_island_begin (xd, s8, other_scale);
         OwbGraph *g = m->graph;
-        tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
-        tu_add_untyped_output (g->outputs, "y");
-        owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 7.0 / 255));
-        owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -4 : 121));
-        owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, other_scale ? 5.0 / 255 : 7.0 / 255));
-        tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
-        tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
         if (oi == 0)
-          owb_node_add_attribute (tu_node (g, "Flatten", "op", "xd", "f"), "axis", OWB_ATTR_INT)->i = 1;
+          tu_set_int (tu_node (g, "Flatten", "op", "xd", "f"), "axis", 1);
         else if (oi == 1)
           {
-            OwbTensor *shape = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, NULL);
-            ((int64_t *) shape->data)[0] = 10;
-            ((int64_t *) shape->data)[1] = -1;
-            owb_graph_add_initializer (g, "shape", shape);
+            owb_graph_add_initializer (g, "shape", tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, (int64_t[]) { 10, -1 }));
             tu_node (g, "Reshape", "op", "xd,shape", "f");
           }
         else
-          {
-            OwbAttribute *a = owb_node_add_attribute (tu_node (g, "Transpose", "op", "xd", "f"), "perm", OWB_ATTR_INTS);
-            a->n = 4;
-            a->ints = g_memdup2 ((int64_t[]) { 0, 2, 3, 1 }, 4 * sizeof (int64_t));
-          }
-        tu_node (g, "QuantizeLinear", "qy", "f,ys,xz", "yq");
-        tu_node (g, "DequantizeLinear", "dqy", "yq,ys,xz", "y");
-        g_assert_true (owb_model_validate (m, NULL));
-        OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
-        OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 2);
-        const OwbGraph *og = owb_session_get_graph (all);
-        g_assert_cmpuint (count_op (og, ops[oi]), ==, 1);
-        g_assert_cmpuint (count_op (og, "DequantizeLinear"), ==, other_scale ? 2 : 1);
-        g_assert_cmpuint (count_op (og, "QuantizeLinear"), ==, other_scale ? 2 : 1);
-        OwbTensor *x = float_tensor (4, xd, r, -3, 3);
-        const char *names[] = { "x" };
-        OwbTensor *ya = NULL, *yb = NULL;
-        g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
-        g_assert_true (owb_session_run (all, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
-        g_assert_cmpint (ya->nelems, ==, yb->nelems);
-        g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
-        owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
-        owb_session_free (plain), owb_session_free (all);
-        owb_model_unref (m);
+          tu_set_ints (tu_node (g, "Transpose", "op", "xd", "f"), "perm", 4, (int64_t[]) { 0, 2, 3, 1 });
+        byte_island_end (m);
+        check_byte_island (m, ops[oi], NULL, xd, other_scale, r);
       }
   g_rand_free (r);
 }
@@ -788,14 +830,8 @@ test_fuse_qconv_lookup (void)
         {
           OwbTensor *x = int8_tensor (v->s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8, 4, (int64_t[]) { 1, 10, 9, 24 }, r);
           const char *names[] = { "x" };
-          OwbTensor *ya = NULL, *yb = NULL;
-          GError *error = NULL;
-          g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, &error));
-          g_assert_true (owb_session_run (all, 1, names, &x, 1, NULL, &yb, NULL, NULL, &error));
-          g_assert_no_error (error);
-          g_assert_cmpint (ya->nelems, ==, yb->nelems);
-          g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
-          owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
+          assert_runs_equal (plain, all, 1, names, &x, 1);
+          owb_tensor_unref (x);
         }
       owb_session_free (plain), owb_session_free (all);
       owb_model_unref (m);
@@ -864,12 +900,8 @@ test_fuse_qdq_binary (void)
           OwbTensor *x = float_tensor (4, xd, r, -3, 3), *z = float_tensor (4, zd, r, -1.5, 1.5);
           const char *names[] = { "x", "z" };
           OwbTensor *feeds[2] = { x, z };
-          OwbTensor *ya = NULL, *yb = NULL;
-          g_assert_true (owb_session_run (plain, 2, names, feeds, 1, NULL, &ya, NULL, NULL, NULL));
-          g_assert_true (owb_session_run (ext, 2, names, feeds, 1, NULL, &yb, NULL, NULL, NULL));
-          g_assert_cmpint (ya->nelems, ==, yb->nelems);
-          g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
-          owb_tensor_unref (x), owb_tensor_unref (z), owb_tensor_unref (ya), owb_tensor_unref (yb);
+          assert_runs_equal (plain, ext, 2, names, feeds, 1);
+          owb_tensor_unref (x), owb_tensor_unref (z);
           owb_session_free (plain), owb_session_free (ext);
           owb_model_unref (m);
         }
@@ -890,10 +922,8 @@ test_fuse_qdq_lookup_pair (void)
       gboolean swap = k & 1, s8 = (k >> 1) & 1, nozp = (k >> 2) & 1, shared = k == 6;
       OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
       int64_t xd[4] = { 2, 5, 9, 7 };
-      OwbModel *m = tu_model_new (13);
+      OwbModel *m = qdq_model_new (13, 4, xd);
       OwbGraph *g = m->graph;
-      tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
-      tu_add_untyped_output (g->outputs, "y");
       owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 10.0 / 255));
       owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? 3 : 131));
       owb_graph_add_initializer (g, "ss", scalar (OWB_TYPE_FLOAT, 1.0 / 255));
@@ -938,16 +968,7 @@ test_fuse_qdq_lookup_pair (void)
         }
       OwbTensor *x = float_tensor (4, xd, r, -6, 6);
       const char *names[] = { "x" };
-      OwbTensor *ya[2] = { NULL, NULL }, *yb[2] = { NULL, NULL };
-      int nout = shared ? 2 : 1;
-      g_assert_true (owb_session_run (plain, 1, names, &x, nout, NULL, ya, NULL, NULL, NULL));
-      g_assert_true (owb_session_run (ext, 1, names, &x, nout, NULL, yb, NULL, NULL, NULL));
-      for (int o = 0; o < nout; o++)
-        {
-          g_assert_cmpint (ya[o]->nelems, ==, yb[o]->nelems);
-          g_assert_cmpint (memcmp (ya[o]->data, yb[o]->data, ya[o]->nbytes), ==, 0);
-          owb_tensor_unref (ya[o]), owb_tensor_unref (yb[o]);
-        }
+      assert_runs_equal (plain, ext, 1, names, &x, shared ? 2 : 1);
       owb_tensor_unref (x);
       owb_session_free (plain), owb_session_free (ext);
       owb_model_unref (m);
@@ -965,45 +986,14 @@ test_fuse_qdq_maxpool (void)
   for (int k = 0; k < 3; k++)
     {
       gboolean s8 = k == 1, other_scale = k == 2;
-      OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
       int64_t xd[4] = { 1, 5, 13, 11 };
-      OwbModel *m = tu_model_new (13);
-      OwbGraph *g = m->graph;
-      tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
-      tu_add_untyped_output (g->outputs, "y");
-      owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 7.0 / 255));
-      owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -4 : 121));
-      owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, other_scale ? 5.0 / 255 : 7.0 / 255));
-      tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
-      tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
-      OwbNode *mp = tu_node (g, "MaxPool", "pool", "xd", "f");
-      OwbAttribute *a = owb_node_add_attribute (mp, "kernel_shape", OWB_ATTR_INTS);
-      a->n = 2;
-      a->ints = g_memdup2 ((int64_t[]) { 3, 3 }, 2 * sizeof (int64_t));
-      a = owb_node_add_attribute (mp, "strides", OWB_ATTR_INTS);
-      a->n = 2;
-      a->ints = g_memdup2 ((int64_t[]) { 2, 2 }, 2 * sizeof (int64_t));
-      a = owb_node_add_attribute (mp, "pads", OWB_ATTR_INTS);
-      a->n = 4;
-      a->ints = g_memdup2 ((int64_t[]) { 1, 1, 1, 1 }, 4 * sizeof (int64_t));
-      tu_node (g, "QuantizeLinear", "qy", "f,ys,xz", "yq");
-      tu_node (g, "DequantizeLinear", "dqy", "yq,ys,xz", "y");
-      g_assert_true (owb_model_validate (m, NULL));
-      OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
-      OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 2);
-      const OwbGraph *og = owb_session_get_graph (all);
-      g_assert_cmpuint (count_op (og, "MaxPool") + count_op (og, "NhwcMaxPool"), ==, 1);
-      g_assert_cmpuint (count_op (og, "DequantizeLinear"), ==, other_scale ? 2 : 1);
-      OwbTensor *x = float_tensor (4, xd, r, -3, 3);
-      const char *names[] = { "x" };
-      OwbTensor *ya = NULL, *yb = NULL;
-      g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
-      g_assert_true (owb_session_run (all, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
-      g_assert_cmpint (ya->nelems, ==, yb->nelems);
-      g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
-      owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
-      owb_session_free (plain), owb_session_free (all);
-      owb_model_unref (m);
+      OwbModel *m = byte_island_begin (xd, s8, other_scale);
+      OwbNode *mp = tu_node (m->graph, "MaxPool", "pool", "xd", "f");
+      tu_set_ints (mp, "kernel_shape", 2, (int64_t[]) { 3, 3 });
+      tu_set_ints (mp, "strides", 2, (int64_t[]) { 2, 2 });
+      tu_set_ints (mp, "pads", 4, (int64_t[]) { 1, 1, 1, 1 });
+      byte_island_end (m);
+      check_byte_island (m, "MaxPool", "NhwcMaxPool", xd, other_scale, r);
     }
   g_rand_free (r);
 }
@@ -1021,10 +1011,8 @@ test_fuse_qdq_global_average_pool (void)
       gboolean s8 = k == 1, shared = k == 2;
       OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
       int64_t xd[4] = { 2, 8, 15, 17 }, C = 24;
-      OwbModel *m = tu_model_new (13);
+      OwbModel *m = qdq_model_new (13, 4, xd);
       OwbGraph *g = m->graph;
-      tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
-      tu_add_untyped_output (g->outputs, "y");
       owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 6.0 / 255));
       owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -5 : 127));
       owb_graph_add_initializer (g, "cs", scalar (OWB_TYPE_FLOAT, 0.05));
@@ -1080,14 +1068,7 @@ test_fuse_qdq_global_average_pool (void)
           g_assert_true (owb_session_run (plain, 1, names, &x, n_out, NULL, ya, NULL, NULL, NULL));
           g_assert_true (owb_session_run (opt, 1, names, &x, n_out, NULL, yb, NULL, NULL, NULL));
           g_assert_cmpint (ya[0]->nelems, ==, 2 * C);
-          g_assert_true (owb_tensor_same_shape (ya[0], yb[0]));
-          int64_t differ = 0;
-          for (int64_t i = 0; i < ya[0]->nelems; i++)
-            {
-              double d = fabs (((float *) ya[0]->data)[i] - ((float *) yb[0]->data)[i]);
-              g_assert_cmpfloat (d, <=, 0.013 * 1.0001);
-              differ += d > 0;
-            }
+          int64_t differ = count_step_differences (ya[0], yb[0], 0.013 * 1.0001);
           g_assert_cmpint (differ, <=, 2);
           for (guint i = 0; i < n_out; i++)
             owb_tensor_unref (ya[i]), owb_tensor_unref (yb[i]);
@@ -1107,10 +1088,8 @@ test_fuse_qdq_global_average_pool (void)
 static OwbModel *
 build_gemm (gboolean trans_b, gboolean per_channel, gboolean bias, int64_t M, int64_t K, int64_t N, GRand *r)
 {
-  OwbModel *m = tu_model_new (13);
+  OwbModel *m = qdq_model_new (13, 2, (int64_t[]) { M, K });
   OwbGraph *g = m->graph;
-  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]) { M, K }, NULL);
-  tu_add_untyped_output (g->outputs, "y");
   float xs = 4.0f / 255;
   owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, xs));
   owb_graph_add_initializer (g, "xz", scalar (OWB_TYPE_UINT8, 120));
@@ -1174,14 +1153,7 @@ test_fuse_qdq_gemm (void)
           OwbTensor *ya = NULL, *yb = NULL;
           g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
           g_assert_true (owb_session_run (opt, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
-          g_assert_true (owb_tensor_same_shape (ya, yb));
-          int64_t differ = 0;
-          for (int64_t i = 0; i < ya->nelems; i++)
-            {
-              double d = fabs (((float *) ya->data)[i] - ((float *) yb->data)[i]);
-              g_assert_cmpfloat (d, <=, 0.04 * 1.0001);
-              differ += d > 0;
-            }
+          int64_t differ = count_step_differences (ya, yb, 0.04 * 1.0001);
           g_assert_cmpint (differ, <=, MAX (2, ya->nelems / 100));
           owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
           owb_session_free (opt);
