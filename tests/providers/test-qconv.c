@@ -268,21 +268,19 @@ run_all (const char *path)
   g_test_message ("%s: %d configurations bit-exact", path, count);
 }
 
+/* Every configuration on one path of the integer kernels; a path below VNNI must not run VNNI (with
+ * the AVX2 microkernel forced, the depthwise kernel takes its portable path). */
 static void
-test_qconv_amx (void)
+test_qconv_path (gconstpointer data)
 {
-  if (!qpath_hold (QPATH_AMX))
+  static const char *const names[] = { [QPATH_PORTABLE] = "portable", [QPATH_AVX2] = "AVX2", [QPATH_VNNI] = "VNNI",
+                                        [QPATH_AMX] = "AMX" };
+  QPath path = GPOINTER_TO_INT (data);
+  if (!qpath_hold (path))
     return;
-  run_all ("AMX");
-  qpath_release ();
-}
-
-static void
-test_qconv_vnni (void)
-{
-  if (!qpath_hold (QPATH_VNNI))
-    return;
-  run_all ("VNNI");
+  if (path == QPATH_PORTABLE || path == QPATH_AVX2)
+    g_assert_false (_owb_qgemm_uses_vnni ());
+  run_all (names[path]);
   qpath_release ();
 }
 
@@ -363,26 +361,6 @@ test_qconv_avx2_ties (void)
   static const Shape pw64 = { 1, 64, 5, 6, 130, 1, 1, 1, 0, 1, 1, NULL, FALSE };
   run_gemm_ties ("AVX2");
   run_ties (&pw64, "AVX2 1x1 depth 64 ties", 1 << 22);
-  qpath_release ();
-}
-
-static void
-test_qconv_portable (void)
-{
-  qpath_hold (QPATH_PORTABLE);
-  g_assert_false (_owb_qgemm_uses_vnni ());
-  run_all ("portable");
-  qpath_release ();
-}
-
-/* The AVX2 microkernel forced on this CPU (the depthwise kernel then takes its portable path). */
-static void
-test_qconv_avx2 (void)
-{
-  if (!qpath_hold (QPATH_AVX2))
-    return;
-  g_assert_false (_owb_qgemm_uses_vnni ());
-  run_all ("AVX2");
   qpath_release ();
 }
 
@@ -750,12 +728,12 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/qconv/amx", test_qconv_amx);
-  g_test_add_func ("/qconv/vnni", test_qconv_vnni);
+  g_test_add_data_func ("/qconv/amx", GINT_TO_POINTER (QPATH_AMX), test_qconv_path);
+  g_test_add_data_func ("/qconv/vnni", GINT_TO_POINTER (QPATH_VNNI), test_qconv_path);
   g_test_add_func ("/qconv/depthwise-ties", test_qconv_depthwise_ties);
   g_test_add_func ("/qconv/avx2-ties", test_qconv_avx2_ties);
-  g_test_add_func ("/qconv/portable", test_qconv_portable);
-  g_test_add_func ("/qconv/avx2", test_qconv_avx2);
+  g_test_add_data_func ("/qconv/portable", GINT_TO_POINTER (QPATH_PORTABLE), test_qconv_path);
+  g_test_add_data_func ("/qconv/avx2", GINT_TO_POINTER (QPATH_AVX2), test_qconv_path);
   g_test_add_func ("/qconv/refuses-3d", test_qconv_refuses_3d);
   g_test_add_func ("/qconv/qlinear-lookup", test_qlinear_lookup);
   g_test_add_func ("/qconv/qlinear-binary-lookup", test_qlinear_binary_lookup);
