@@ -512,19 +512,42 @@ test_export (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
-static void
-test_tiny_cnn (void)
+/* The bundled sample, tiny-cnn.onnx; NULL, the test skipped, where $OWB_SOURCE_ROOT is not set. */
+static OwbModel *
+load_sample_model (void)
 {
   const char *root = g_getenv ("OWB_SOURCE_ROOT");
   if (!root)
     {
       g_test_skip ("OWB_SOURCE_ROOT is not set");
-      return;
+      return NULL;
     }
   g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
   g_autoptr (GError) error = NULL;
-  g_autoptr (OwbModel) model = owb_model_load_file (path, &error);
+  OwbModel *model = owb_model_load_file (path, &error);
   g_assert_no_error (error);
+  return model;
+}
+
+/* A view of model in an 800 x 900 window (*window), zoomed to fit and drawn. */
+static OwbGraphView *
+sample_view_in_window (OwbModel *model, GtkWidget **window)
+{
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  *window = window_with (GTK_WIDGET (view), 800, 900);
+  show_model (view, model);
+  owb_graph_view_zoom_to_fit (view);
+  spin (200);
+  return view;
+}
+
+static void
+test_tiny_cnn (void)
+{
+  g_autoptr (OwbModel) model = load_sample_model ();
+  if (!model)
+    return;
+  g_autoptr (GError) error = NULL;
   g_assert_true (owb_model_infer_shapes (model, &error));
 
   GtkWidget *pane = owb_graph_pane_new ();
@@ -611,21 +634,11 @@ count_differing (GdkTexture *a, GdkTexture *b)
 static void
 test_provider_layer (void)
 {
-  const char *root = g_getenv ("OWB_SOURCE_ROOT");
-  if (!root)
-    {
-      g_test_skip ("OWB_SOURCE_ROOT is not set");
-      return;
-    }
-  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (OwbModel) model = owb_model_load_file (path, &error);
-  g_assert_no_error (error);
-  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
-  GtkWidget *window = window_with (GTK_WIDGET (view), 800, 900);
-  show_model (view, model);
-  owb_graph_view_zoom_to_fit (view);
-  spin (200);
+  g_autoptr (OwbModel) model = load_sample_model ();
+  if (!model)
+    return;
+  GtkWidget *window = NULL;
+  OwbGraphView *view = sample_view_in_window (model, &window);
   g_autoptr (GdkTexture) plain = render_widget (GTK_WIDGET (view));
 
   g_autoptr (OwbGraphLayer) providers = owb_graph_layer_providers_new ();
@@ -676,21 +689,11 @@ test_provider_layer (void)
 static void
 test_layer (void)
 {
-  const char *root = g_getenv ("OWB_SOURCE_ROOT");
-  if (!root)
-    {
-      g_test_skip ("OWB_SOURCE_ROOT is not set");
-      return;
-    }
-  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (OwbModel) model = owb_model_load_file (path, &error);
-  g_assert_no_error (error);
-  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
-  GtkWidget *window = window_with (GTK_WIDGET (view), 800, 900);
-  show_model (view, model);
-  owb_graph_view_zoom_to_fit (view);
-  spin (200);
+  g_autoptr (OwbModel) model = load_sample_model ();
+  if (!model)
+    return;
+  GtkWidget *window = NULL;
+  OwbGraphView *view = sample_view_in_window (model, &window);
   g_autoptr (GdkTexture) plain = render_widget (GTK_WIDGET (view));
   g_assert_cmpuint (count_pixels_near (plain, 255, 0, 255), ==, 0);
 
