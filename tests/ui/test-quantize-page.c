@@ -357,44 +357,8 @@ static void
 test_sample (void)
 {
   forget_settings ();
-  const char *root = g_getenv ("OWB_SOURCE_ROOT");
-  g_assert_nonnull (root);
-  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
+  g_autofree char *path = sample_path ("tiny-cnn.onnx");
   GtkWidget *window = quantize_flow (path, NULL, "quantize-tiny-cnn", TRUE);
-  gtk_window_destroy (GTK_WINDOW (window));
-}
-
-/* A calibration folder that is not one: the error is shown, nothing crashes, the page works on. */
-static void
-test_bad_folder (void)
-{
-  forget_settings ();
-  const char *root = g_getenv ("OWB_SOURCE_ROOT");
-  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
-  g_autoptr (OwbDocument) doc = load_document (path);
-  OwbQuantizePage *page = OWB_QUANTIZE_PAGE (owb_quantize_page_new ());
-  GtkWidget *window = gtk_window_new ();
-  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (page));
-  gtk_window_present (GTK_WINDOW (window));
-  owb_page_set_document (OWB_PAGE (page), doc);
-  g_autofree char *empty = g_dir_make_tmp ("owb-quantize-empty-XXXXXX", NULL);
-  owb_quantize_page_set_calibration_dir (page, empty);
-  owb_quantize_page_quantize (page);
-  wait_for (page_idle, page, 120, "the failing quantization");
-  g_assert_nonnull (owb_page_get_error (OWB_PAGE (page)));
-  g_assert_null (owb_quantize_page_get_comparison (page));
-  /* cancelled at once: says so */
-  owb_quantize_page_set_calibration_dir (page, NULL);
-  owb_quantize_page_quantize (page);
-  owb_page_cancel (OWB_PAGE (page));
-  wait_for (page_idle, page, 120, "the cancelled quantization");
-  g_assert_nonnull (owb_page_get_error (OWB_PAGE (page)));
-  /* and then it works */
-  owb_quantize_page_quantize (page);
-  wait_for (page_idle, page, 120, "the quantization");
-  g_assert_null (owb_page_get_error (OWB_PAGE (page)));
-  g_assert_nonnull (owb_quantize_page_get_comparison (page));
-  g_rmdir (empty);
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -465,6 +429,15 @@ page_in_window (OwbDocument *doc, GtkWidget **window)
   return page;
 }
 
+/* A page of the bundled sample (*doc) in a window, the settings of earlier tests forgotten. */
+static OwbQuantizePage *
+sample_page_in_window (OwbDocument **doc, GtkWidget **window)
+{
+  forget_settings ();
+  *doc = load_sample ();
+  return page_in_window (*doc, window);
+}
+
 static void
 quantize_and_wait (OwbQuantizePage *page)
 {
@@ -475,15 +448,41 @@ quantize_and_wait (OwbQuantizePage *page)
   g_assert_nonnull (owb_quantize_page_get_comparison (page));
 }
 
+/* A calibration folder that is not one: the error is shown, nothing crashes, the page works on. */
+static void
+test_bad_folder (void)
+{
+  g_autoptr (OwbDocument) doc = NULL;
+  GtkWidget *window;
+  OwbQuantizePage *page = sample_page_in_window (&doc, &window);
+  g_autofree char *empty = g_dir_make_tmp ("owb-quantize-empty-XXXXXX", NULL);
+  owb_quantize_page_set_calibration_dir (page, empty);
+  owb_quantize_page_quantize (page);
+  wait_for (page_idle, page, 120, "the failing quantization");
+  g_assert_nonnull (owb_page_get_error (OWB_PAGE (page)));
+  g_assert_null (owb_quantize_page_get_comparison (page));
+  /* cancelled at once: says so */
+  owb_quantize_page_set_calibration_dir (page, NULL);
+  owb_quantize_page_quantize (page);
+  owb_page_cancel (OWB_PAGE (page));
+  wait_for (page_idle, page, 120, "the cancelled quantization");
+  g_assert_nonnull (owb_page_get_error (OWB_PAGE (page)));
+  /* and then it works */
+  owb_quantize_page_quantize (page);
+  wait_for (page_idle, page, 120, "the quantization");
+  g_assert_null (owb_page_get_error (OWB_PAGE (page)));
+  g_assert_nonnull (owb_quantize_page_get_comparison (page));
+  g_rmdir (empty);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* An image folder: read as images (not samples), normalized as chosen, said so in the results. */
 static void
 test_images (void)
 {
-  forget_settings ();
-  g_autofree char *path = sample_path ("tiny-cnn.onnx");
-  g_autoptr (OwbDocument) doc = load_document (path);
+  g_autoptr (OwbDocument) doc = NULL;
   GtkWidget *window;
-  OwbQuantizePage *page = page_in_window (doc, &window);
+  OwbQuantizePage *page = sample_page_in_window (&doc, &window);
   g_autofree char *dir = write_images (5, 32, 32);
   owb_quantize_page_set_calibration_dir (page, dir);
   g_assert_true (owb_quantize_page_get_calibration_images (page));
@@ -536,11 +535,9 @@ test_images (void)
 static void
 test_labels (void)
 {
-  forget_settings ();
-  g_autofree char *path = sample_path ("tiny-cnn.onnx");
-  g_autoptr (OwbDocument) doc = load_document (path);
+  g_autoptr (OwbDocument) doc = NULL;
   GtkWidget *window;
-  OwbQuantizePage *page = page_in_window (doc, &window);
+  OwbQuantizePage *page = sample_page_in_window (&doc, &window);
   g_autofree char *dir = write_images (6, 32, 32);
   write_labels (dir, 6);
   owb_quantize_page_set_calibration_dir (page, dir);
@@ -591,11 +588,9 @@ test_labels (void)
 static void
 test_accuracy_target (void)
 {
-  forget_settings ();
-  g_autofree char *path = sample_path ("tiny-cnn.onnx");
-  g_autoptr (OwbDocument) doc = load_document (path);
+  g_autoptr (OwbDocument) doc = NULL;
   GtkWidget *window;
-  OwbQuantizePage *page = page_in_window (doc, &window);
+  OwbQuantizePage *page = sample_page_in_window (&doc, &window);
   g_autofree char *dir = write_images (6, 32, 32);
   owb_quantize_page_set_calibration_dir (page, dir);
   /* no labels: the SQNR target only */
@@ -680,11 +675,9 @@ reads_float (const OwbModel *model, const char *op_type)
 static void
 test_types_and_ops (void)
 {
-  forget_settings ();
-  g_autofree char *path = sample_path ("tiny-cnn.onnx");
-  g_autoptr (OwbDocument) doc = load_document (path);
+  g_autoptr (OwbDocument) doc = NULL;
   GtkWidget *window;
-  OwbQuantizePage *page = page_in_window (doc, &window);
+  OwbQuantizePage *page = sample_page_in_window (&doc, &window);
   quantize_and_wait (page);
   const OwbModel *q = owb_quantize_page_get_quantized_model (page);
   g_assert_cmpuint (count_initializers (q, OWB_TYPE_INT8), >, 0);
@@ -725,11 +718,10 @@ test_types_and_ops (void)
 static void
 test_settings (void)
 {
-  forget_settings ();
   g_autofree char *path = sample_path ("tiny-cnn.onnx");
-  g_autoptr (OwbDocument) doc = load_document (path);
+  g_autoptr (OwbDocument) doc = NULL;
   GtkWidget *window;
-  OwbQuantizePage *page = page_in_window (doc, &window);
+  OwbQuantizePage *page = sample_page_in_window (&doc, &window);
   g_autofree char *dir = write_images (3, 32, 32);
   owb_quantize_page_set_calibration_dir (page, dir);
   owb_quantize_page_set_max_samples (page, 2);
