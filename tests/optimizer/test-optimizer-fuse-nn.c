@@ -84,20 +84,6 @@ our_node (OwbModel *m, const char *op, const char *name, const char *inputs, con
 
 /* ---- running and comparing ---- */
 
-static OwbSession *
-session_at (OwbModel *m, OwbOptimizeLevel level, int threads, const char *const *disabled, GError **error)
-{
-  OwbSessionOptions opts;
-  owb_session_options_init (&opts);
-  opts.providers = owb_providers_new_from_list ("cpu", NULL);
-  opts.n_threads = threads;
-  opts.optimize = level;
-  opts.disabled_passes = disabled;
-  OwbSession *s = owb_session_new (m, &opts, error);
-  g_ptr_array_unref (opts.providers);
-  return s;
-}
-
 /* Random inputs for a session's feeds (symbolic dims 2). */
 static GPtrArray *
 random_inputs (OwbSession *s, const char **names)
@@ -121,9 +107,9 @@ static OwbSession *
 check_level (OwbModel *m, OwbOptimizeLevel level, int threads, const char *const *disabled)
 {
   GError *error = NULL;
-  OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1, NULL, &error);
+  OwbSession *plain = opt_session_new (m, OWB_OPTIMIZE_DISABLED, 1, NULL, &error);
   g_assert_no_error (error);
-  OwbSession *opt = session_at (m, level, threads, disabled, &error);
+  OwbSession *opt = opt_session_new (m, level, threads, disabled, &error);
   g_assert_no_error (error);
   const char *names[16];
   g_assert_cmpuint (owb_session_get_n_inputs (plain), <=, 16);
@@ -164,14 +150,7 @@ optimize (OwbModel *m, gboolean portable)
   owb_optimize_options_init (&options);
   options.level = OWB_OPTIMIZE_EXTENDED;
   options.portable = portable;
-  options.providers = owb_providers_new_from_list ("cpu", NULL);
-  OwbOptimizeReport *report = NULL;
-  GError *error = NULL;
-  gboolean ok = owb_model_optimize (m, &options, &report, &error);
-  g_assert_no_error (error);
-  g_assert_true (ok);
-  g_ptr_array_unref (options.providers);
-  return report;
+  return optimize_on_cpu (m, &options);
 }
 
 /* ---- graph and report queries ---- */
@@ -188,26 +167,13 @@ find_op (const OwbGraph *g, const char *op)
   g_assert_not_reached ();
 }
 
-static const OwbPassReport *
-pass_report (const OwbOptimizeReport *report, const char *pass)
-{
-  g_assert_nonnull (report);
-  for (guint i = 0; i < report->passes->len; i++)
-    {
-      const OwbPassReport *pr = g_ptr_array_index (report->passes, i);
-      if (strcmp (pr->pass, pass) == 0)
-        return pr;
-    }
-  g_assert_not_reached ();
-}
-
 /* The pass created exactly one node, of op (and domain), from exactly the NULL-terminated `from`;
  * and removed those nodes. */
 static void
 assert_one_created (const OwbOptimizeReport *report, const char *pass, const char *op, const char *domain,
                     const char *const *from)
 {
-  const OwbPassReport *pr = pass_report (report, pass);
+  const OwbPassReport *pr = get_pass_report (report, pass);
   g_assert_cmpuint (pr->created->len, ==, 1);
   const OwbOptimizeCreated *c = g_ptr_array_index (pr->created, 0);
   g_assert_cmpstr (c->op_type, ==, op);
@@ -227,13 +193,13 @@ assert_one_created (const OwbOptimizeReport *report, const char *pass, const cha
 static void
 assert_nothing_created (const OwbOptimizeReport *report, const char *pass)
 {
-  g_assert_cmpuint (pass_report (report, pass)->created->len, ==, 0);
+  g_assert_cmpuint (get_pass_report (report, pass)->created->len, ==, 0);
 }
 
 static void
 assert_near_miss (const OwbOptimizeReport *report, const char *pass, const char *needle)
 {
-  const OwbPassReport *pr = pass_report (report, pass);
+  const OwbPassReport *pr = get_pass_report (report, pass);
   for (guint i = 0; i < pr->near_misses->len; i++)
     if (strstr (g_ptr_array_index (pr->near_misses, i), needle))
       return;
@@ -522,9 +488,9 @@ test_conv_chain (void)
   g_assert_cmpuint (g->nodes->len, ==, 1);
   g_assert_cmpstr (find_op (g, "Conv")->outputs[0], ==, "z");
   const OwbOptimizeReport *r = owb_session_get_optimize_report (s);
-  g_assert_cmpuint (pass_report (r, "fuse_conv_bn")->created->len, ==, 1);
-  g_assert_cmpuint (pass_report (r, "fuse_conv_mul")->created->len, ==, 1);
-  g_assert_cmpuint (pass_report (r, "fuse_conv_add")->created->len, ==, 1);
+  g_assert_cmpuint (get_pass_report (r, "fuse_conv_bn")->created->len, ==, 1);
+  g_assert_cmpuint (get_pass_report (r, "fuse_conv_mul")->created->len, ==, 1);
+  g_assert_cmpuint (get_pass_report (r, "fuse_conv_add")->created->len, ==, 1);
 }
 
 /* ---- fuse_matmul_scale ---- */
@@ -602,7 +568,7 @@ test_matmul_scale_gemm (void)
       const OwbNode *gemm = find_op (g, "Gemm");
       g_assert_cmpfloat (owb_node_get_float (gemm, "alpha", 0), ==, 1.5f);
       g_assert_cmpfloat (owb_node_get_float (gemm, "beta", 1), ==, on_output ? 3.0f : 1.0f);
-      g_assert_cmpuint (pass_report (owb_session_get_optimize_report (s), "fuse_matmul_scale")->created->len, ==, 1);
+      g_assert_cmpuint (get_pass_report (owb_session_get_optimize_report (s), "fuse_matmul_scale")->created->len, ==, 1);
     }
 }
 
@@ -713,7 +679,7 @@ test_transpose_matmul_weight_not_copied (void)
   for (int i = 0; i < 2; i++)
     {
       GError *error = NULL;
-      g_autoptr (OwbSession) folded = session_at (m, i ? OWB_OPTIMIZE_BASIC : OWB_OPTIMIZE_EXTENDED, 1,
+      g_autoptr (OwbSession) folded = opt_session_new (m, i ? OWB_OPTIMIZE_BASIC : OWB_OPTIMIZE_EXTENDED, 1,
                                                   i ? NULL : no_fusion, &error);
       g_assert_no_error (error);
       const OwbGraph *fg = owb_session_get_graph (folded);
@@ -869,7 +835,7 @@ test_matmul_add_near_misses (void)
     /* Portable and 2-D: Gemm is standard. */
     g_autoptr (OwbModel) m = matmul_add_model (2, 1, (int64_t[]){ 4 }, TRUE);
     g_autoptr (OwbOptimizeReport) r = optimize (m, TRUE);
-    g_assert_cmpuint (pass_report (r, "fuse_matmul_add")->created->len, ==, 1);
+    g_assert_cmpuint (get_pass_report (r, "fuse_matmul_add")->created->len, ==, 1);
     g_assert_cmpuint (count_op (m->graph, "Gemm"), ==, 1);
   }
   {
@@ -884,7 +850,7 @@ test_matmul_add_near_misses (void)
     g_autoptr (OwbModel) m = matmul_add_model (3, 3, (int64_t[]){ -2, 3, 4 }, FALSE);
     g_autoptr (OwbOptimizeReport) r = optimize (m, FALSE);
     assert_nothing_created (r, "fuse_matmul_add");
-    g_assert_cmpuint (pass_report (r, "fuse_matmul_add")->near_misses->len, ==, 0);
+    g_assert_cmpuint (get_pass_report (r, "fuse_matmul_add")->near_misses->len, ==, 0);
   }
   {
     g_autoptr (OwbModel) m = matmul_add_model (2, 1, (int64_t[]){ 4 }, TRUE);

@@ -142,28 +142,10 @@ build (const Variant *v, int64_t M, int64_t K, int64_t N, GRand *r)
 static OwbSession *
 session_at (OwbModel *m, OwbOptimizeLevel level, int threads)
 {
-  OwbSessionOptions opts;
-  owb_session_options_init (&opts);
-  opts.providers = owb_providers_new_from_list ("cpu", NULL);
-  opts.n_threads = threads;
-  opts.optimize = level;
   GError *error = NULL;
-  OwbSession *s = owb_session_new (m, &opts, &error);
+  OwbSession *s = opt_session_new (m, level, threads, NULL, &error);
   g_assert_no_error (error);
-  g_ptr_array_unref (opts.providers);
   return s;
-}
-
-static const OwbPassReport *
-pass_report (const OwbOptimizeReport *report)
-{
-  for (guint i = 0; i < report->passes->len; i++)
-    {
-      const OwbPassReport *p = g_ptr_array_index (report->passes, i);
-      if (strcmp (p->pass, "fuse_qdq_matmul") == 0)
-        return p;
-    }
-  g_assert_not_reached ();
 }
 
 /* Runs both sessions on the same inputs; the 8-bit outputs differ by at most 1, in few places;
@@ -226,7 +208,7 @@ test_fuse_qdq_matmul (void)
       g_assert_cmpuint (count_op (g, "MatMul"), ==, 0);
       /* the weight's DequantizeLinear is gone; the activation's stays where something else reads it */
       g_assert_cmpuint (count_op (g, "DequantizeLinear"), ==, v->shared_dq ? 1 : 0);
-      const OwbPassReport *p = pass_report (owb_session_get_optimize_report (opt));
+      const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_qdq_matmul");
       g_assert_cmpuint (p->created->len, ==, 1);
       const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
       g_assert_cmpstr (c->op_type, ==, "QLinearMatMul");
@@ -256,7 +238,7 @@ test_fuse_qdq_matmul_near_misses (void)
   OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
   OwbSession *opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
   g_assert_cmpuint (count_op (owb_session_get_graph (opt), "QLinearMatMul"), ==, 0);
-  const OwbPassReport *p = pass_report (owb_session_get_optimize_report (opt));
+  const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_qdq_matmul");
   g_assert_cmpuint (p->near_misses->len, ==, 1);
   g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "not a constant matrix"));
   OwbTensor *w = int8_tensor (OWB_TYPE_INT8, 2, (int64_t[]) { K, N }, r);
@@ -273,7 +255,7 @@ test_fuse_qdq_matmul_near_misses (void)
   tu_add_untyped_output (m->graph->outputs, "mm_out");
   opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
   g_assert_cmpuint (count_op (owb_session_get_graph (opt), "QLinearMatMul"), ==, 0);
-  p = pass_report (owb_session_get_optimize_report (opt));
+  p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_qdq_matmul");
   g_assert_cmpuint (p->near_misses->len, ==, 1);
   g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "not read by one QuantizeLinear"));
   owb_session_free (opt);
@@ -460,18 +442,6 @@ build_conv (const ConvVariant *v, int64_t C, int64_t M, GRand *r)
   return m;
 }
 
-static const OwbPassReport *
-named_report (const OwbOptimizeReport *report, const char *name)
-{
-  for (guint i = 0; i < report->passes->len; i++)
-    {
-      const OwbPassReport *p = g_ptr_array_index (report->passes, i);
-      if (strcmp (p->pass, name) == 0)
-        return p;
-    }
-  g_assert_not_reached ();
-}
-
 /* Outputs of `opt` against `plain` (both float, one output step apart at most, and rarely);
  * returns how many differ. */
 static int64_t
@@ -519,7 +489,7 @@ test_fuse_qdq_conv (void)
       /* only the input's QuantizeLinear and the output's DequantizeLinear stay */
       g_assert_cmpuint (count_op (g, "DequantizeLinear"), ==, 1);
       g_assert_cmpuint (count_op (g, "QuantizeLinear"), ==, 1);
-      const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
+      const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
       g_assert_cmpuint (p->created->len, ==, 1);
       const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
       g_assert_cmpstr (c->op_type, ==, "QLinearConv");
@@ -556,7 +526,7 @@ test_fuse_qdq_conv_near_misses (void)
   OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
   OwbSession *ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
   g_assert_cmpuint (count_op (owb_session_get_graph (ext), "QLinearConv"), ==, 0);
-  const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
+  const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
   g_assert_cmpuint (p->near_misses->len, ==, 1);
   g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "clamps tighter"));
   compare_conv (plain, ext, 8, 0.05, r);
@@ -586,7 +556,7 @@ test_fuse_qdq_conv_near_misses (void)
   g_assert_true (owb_model_validate (m, NULL));
   ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
   g_assert_cmpuint (count_op (owb_session_get_graph (ext), "QLinearConv"), ==, 0);
-  p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
+  p = get_pass_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
   g_assert_cmpuint (p->near_misses->len, ==, 1);
   g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "axis other than its output channels"));
   owb_session_free (ext);
@@ -638,7 +608,7 @@ test_fuse_qdq_lookup (void)
         g_assert_cmpuint (count_op (g, "QLinearLookup"), ==, 1);
         g_assert_cmpuint (count_op (g, ops[oi]), ==, 0);
         g_assert_cmpuint (count_op (g, "DequantizeLinear"), ==, 1);
-        const OwbPassReport *p = named_report (owb_session_get_optimize_report (all), "fuse_qdq_lookup");
+        const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (all), "fuse_qdq_lookup");
         g_assert_cmpuint (p->created->len, ==, 1);
         const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
         g_assert_cmpuint (c->from->len, ==, 3);
@@ -653,7 +623,7 @@ test_fuse_qdq_lookup (void)
   OwbModel *m = build_lookup ("Sigmoid", OWB_TYPE_UINT8, TRUE);
   OwbSession *ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
   g_assert_cmpuint (count_op (owb_session_get_graph (ext), "QLinearLookup"), ==, 0);
-  const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
+  const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
   g_assert_cmpuint (p->near_misses->len, ==, 1);
   g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "read elsewhere"));
   owb_session_free (ext);
@@ -823,7 +793,7 @@ test_fuse_qconv_lookup (void)
           g_assert_cmpstr (n->inputs[8], ==, v->bias ? "b" : "");
           g_assert_cmpstr (n->inputs[9], ==, "table");
         }
-      const OwbPassReport *p = named_report (owb_session_get_optimize_report (all), "fuse_qconv_lookup");
+      const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (all), "fuse_qconv_lookup");
       g_assert_cmpuint (p->created->len, ==, 1);
       g_assert_cmpuint (((const OwbOptimizeCreated *) g_ptr_array_index (p->created, 0))->from->len, ==, 2);
       for (int rep = 0; rep < 2; rep++)
@@ -843,7 +813,7 @@ test_fuse_qconv_lookup (void)
       OwbModel *m = build_conv_lookup (&misses[mi], 40, r);
       OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 1);
       g_assert_cmpuint (count_op (owb_session_get_graph (all), "QLinearLookup"), ==, 1);
-      const OwbPassReport *p = named_report (owb_session_get_optimize_report (all), "fuse_qconv_lookup");
+      const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (all), "fuse_qconv_lookup");
       g_assert_cmpuint (p->created->len, ==, 0);
       g_assert_cmpuint (p->near_misses->len, ==, 1);
       g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), why[mi]));
@@ -894,7 +864,7 @@ test_fuse_qdq_binary (void)
           g_assert_cmpuint (count_op (og, table ? "QLinearBinaryLookup" : "QLinearBinary"), ==, 1);
           g_assert_cmpuint (count_op (og, ops[oi]), ==, 0);
           g_assert_cmpuint (count_op (og, "DequantizeLinear"), ==, 1);
-          const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
+          const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
           g_assert_cmpuint (p->created->len, ==, 1);
           g_assert_cmpuint (((const OwbOptimizeCreated *) g_ptr_array_index (p->created, 0))->from->len, ==, 4);
           OwbTensor *x = float_tensor (4, xd, r, -3, 3), *z = float_tensor (4, zd, r, -1.5, 1.5);
@@ -951,7 +921,7 @@ test_fuse_qdq_lookup_pair (void)
       OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
       OwbSession *ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 2);
       const OwbGraph *og = owb_session_get_graph (ext);
-      const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
+      const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
       if (shared)
         {
           g_assert_cmpuint (count_op (og, "QLinearLookup"), ==, 1);
@@ -1044,7 +1014,7 @@ test_fuse_qdq_global_average_pool (void)
         {
           OwbSession *opt = session_at (m, level ? OWB_OPTIMIZE_ALL : OWB_OPTIMIZE_EXTENDED, 2);
           const OwbGraph *og = owb_session_get_graph (opt);
-          const OwbPassReport *p = named_report (owb_session_get_optimize_report (opt), "fuse_qdq_lookup");
+          const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_qdq_lookup");
           guint fused = count_op (og, "QLinearGlobalAveragePool");
           g_assert_cmpuint (fused, ==, shared ? 0 : 1);
           g_assert_cmpuint (count_op (og, "GlobalAveragePool") + count_op (og, "NhwcGlobalAveragePool"), ==, shared ? 1 : 0);
@@ -1145,7 +1115,7 @@ test_fuse_qdq_gemm (void)
           const OwbGraph *g = owb_session_get_graph (opt);
           g_assert_cmpuint (count_op (g, "Gemm"), ==, 0);
           g_assert_cmpuint (count_op (g, "QLinearConv") + count_op (g, "NhwcQLinearConv"), ==, 1);
-          const OwbPassReport *p = named_report (owb_session_get_optimize_report (opt), "fuse_qdq_conv");
+          const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_qdq_conv");
           g_assert_cmpuint (p->created->len, ==, 3);
           g_assert_cmpuint (p->near_misses->len, ==, 0);
           OwbTensor *x = float_tensor (2, (int64_t[]) { M, K }, r, -2, 2);
@@ -1171,7 +1141,7 @@ test_fuse_qdq_gemm (void)
     }
   OwbSession *opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
   g_assert_cmpuint (count_op (owb_session_get_graph (opt), "Gemm"), ==, 1);
-  const OwbPassReport *p = named_report (owb_session_get_optimize_report (opt), "fuse_qdq_conv");
+  const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_qdq_conv");
   g_assert_cmpuint (p->near_misses->len, ==, 1);
   g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "alpha"));
   owb_session_free (opt);
@@ -1301,7 +1271,7 @@ test_fuse_dynamic_quant_matmul (void)
       g_assert_cmpuint (count_op (g, "Cast"), ==, 0);
       g_assert_cmpuint (count_op (g, "Mul"), ==, 0);
       g_assert_cmpuint (count_op (g, "Add"), ==, v->residual ? 1 : 0);
-      const OwbPassReport *p = named_report (owb_session_get_optimize_report (opt), "fuse_dynamic_quant_matmul");
+      const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_dynamic_quant_matmul");
       g_assert_cmpuint (p->created->len, ==, n);
       g_assert_cmpuint (p->near_misses->len, ==, 0);
       const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
@@ -1340,7 +1310,7 @@ test_fuse_dynamic_quant_matmul_near_misses (void)
       OwbSession *opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
       g_assert_cmpuint (count_op (owb_session_get_graph (opt), "DynamicQuantizeMatMul"), ==, 0);
       g_assert_cmpuint (count_op (owb_session_get_graph (opt), "MatMulInteger"), ==, 1);
-      const OwbPassReport *p = named_report (owb_session_get_optimize_report (opt), "fuse_dynamic_quant_matmul");
+      const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_dynamic_quant_matmul");
       g_assert_cmpuint (p->near_misses->len, ==, 1);
       if (!strstr (g_ptr_array_index (p->near_misses, 0), cases[ci].why))
         g_error ("case %u: near miss '%s', want '%s'", ci, (const char *) g_ptr_array_index (p->near_misses, 0), cases[ci].why);
