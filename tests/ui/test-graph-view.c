@@ -13,6 +13,7 @@
 #include "owb-graph-scene.h"
 #include "owb-graph-scene-private.h"
 #include "owb-resources.h"
+#include "owb-page-util.h"
 
 /* ---- models ---- */
 
@@ -266,15 +267,10 @@ render_widget (GtkWidget *widget)
   gtk_widget_queue_draw (widget);
   g_assert_true (wait_for (is_true, &done, 10000));
   g_signal_handler_disconnect (clock, id);
-  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  g_assert_cmpint (width, >, 0);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
-  g_assert_nonnull (node);
-  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
-  return gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  g_autoptr (GError) error = NULL;
+  GdkTexture *texture = owb_page_render_widget (widget, &error);
+  g_assert_no_error (error);
+  return texture;
 }
 
 /* Number of distinct colours among sampled pixels: a drawn graph has many, a blank one has one. */

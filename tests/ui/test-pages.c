@@ -53,14 +53,7 @@ render_to_png (GtkWidget *widget, const char *name)
 {
   wait_for (widget_mapped, widget, 10, "the widget to be mapped");
   settle (0.5);
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
-  g_assert_nonnull (node);
-  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
-  g_autoptr (GdkTexture) texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  g_autoptr (GdkTexture) texture = render_texture (widget);
   const char *dir = g_getenv ("OWB_TEST_PNG_DIR");
   g_autofree char *path = g_build_filename (dir != NULL ? dir : g_get_tmp_dir (), name, NULL);
   g_assert_true (gdk_texture_save_to_png (texture, path));

@@ -32,14 +32,7 @@ screenshot (GtkWidget *widget, const char *png)
   if (!dir)
     return;
   settle (0.5);
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
-  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
-  g_autoptr (GdkTexture) texture = node ? gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height))
-                                        : NULL;
+  g_autoptr (GdkTexture) texture = owb_page_render_widget (widget, NULL);
   if (texture)
     {
       g_autofree char *path = g_build_filename (dir, png, NULL);

@@ -9,6 +9,7 @@
 #include "owb-document.h"
 #include "owb-graph-layer.h"
 #include "owb-page.h"
+#include "owb-page-util.h"
 
 /* ---- The main loop ---- */
 
@@ -57,6 +58,17 @@ static inline gboolean
 widget_mapped (gpointer data)
 {
   return gtk_widget_get_mapped (data) && gtk_widget_get_width (data) > 0;
+}
+
+/* widget as it is drawn now, through the app's own owb_page_render_widget; the test fails where
+ * nothing is drawn. */
+static inline GdkTexture *
+render_texture (GtkWidget *widget)
+{
+  g_autoptr (GError) error = NULL;
+  GdkTexture *texture = owb_page_render_widget (widget, &error);
+  g_assert_no_error (error);
+  return texture;
 }
 
 static inline gboolean
