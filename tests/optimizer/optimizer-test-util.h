@@ -89,3 +89,22 @@ get_pass_report (const OwbOptimizeReport *report, const char *name)
   g_assert_nonnull (p);
   return p;
 }
+
+/* A tensor of uniform values in [lo, hi) drawn from `seed`. */
+static inline OwbTensor *
+seeded_tensor (OwbDataType dtype, int rank, const int64_t *dims, guint32 seed, double lo, double hi)
+{
+  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
+  GRand *r = g_rand_new_with_seed (seed);
+  for (int64_t i = 0; i < t->nelems; i++)
+    owb_tensor_set_double (t, i, g_rand_double_range (r, lo, hi));
+  g_rand_free (r);
+  return t;
+}
+
+/* A float initializer `name` of uniform values in [lo, hi), seeded by its name. */
+static inline void
+add_weight_range (OwbModel *m, const char *name, int rank, const int64_t *dims, double lo, double hi)
+{
+  owb_graph_add_initializer (m->graph, name, seeded_tensor (OWB_TYPE_FLOAT, rank, dims, g_str_hash (name), lo, hi));
+}

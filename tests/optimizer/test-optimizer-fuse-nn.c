@@ -12,23 +12,6 @@
 
 /* ---- model building ---- */
 
-static OwbTensor *
-random_tensor (OwbDataType dtype, int rank, const int64_t *dims, guint32 seed, double lo, double hi)
-{
-  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
-  GRand *r = g_rand_new_with_seed (seed);
-  for (int64_t i = 0; i < t->nelems; i++)
-    owb_tensor_set_double (t, i, g_rand_double_range (r, lo, hi));
-  g_rand_free (r);
-  return t;
-}
-
-static void
-add_weight_range (OwbModel *m, const char *name, int rank, const int64_t *dims, double lo, double hi)
-{
-  owb_graph_add_initializer (m->graph, name, random_tensor (OWB_TYPE_FLOAT, rank, dims, g_str_hash (name), lo, hi));
-}
-
 static void
 add_weight (OwbModel *m, const char *name, int rank, const int64_t *dims)
 {
@@ -95,7 +78,7 @@ random_inputs (OwbSession *s, const char **names)
       int64_t dims[OWB_MAX_RANK];
       for (int d = 0; d < info->type.rank; d++)
         dims[d] = owb_dim_is_known (info->type.dims[d]) ? info->type.dims[d].value : 2;
-      g_ptr_array_add (inputs, random_tensor (info->type.dtype, info->type.rank, dims, 100 + i, -2, 2));
+      g_ptr_array_add (inputs, seeded_tensor (info->type.dtype, info->type.rank, dims, 100 + i, -2, 2));
       names[i] = info->name;
     }
   return inputs;
@@ -1242,8 +1225,8 @@ test_fused_double (void)
   g_autoptr (OwbModel) m = tu_model_new (13);
   add_input_typed (m, "x", OWB_TYPE_DOUBLE, 4, (int64_t[]){ 1, 3, 6, 6 });
   owb_graph_add_initializer (m->graph, "w",
-                             random_tensor (OWB_TYPE_DOUBLE, 4, (int64_t[]){ 5, 3, 3, 3 }, 7, -1, 1));
-  owb_graph_add_initializer (m->graph, "m", random_tensor (OWB_TYPE_DOUBLE, 2, (int64_t[]){ 4, 6 }, 8, -1, 1));
+                             seeded_tensor (OWB_TYPE_DOUBLE, 4, (int64_t[]){ 5, 3, 3, 3 }, 7, -1, 1));
+  owb_graph_add_initializer (m->graph, "m", seeded_tensor (OWB_TYPE_DOUBLE, 2, (int64_t[]){ 4, 6 }, 8, -1, 1));
   tu_node (m->graph, "Conv", "conv", "x,w", "c");
   tu_node (m->graph, "Sigmoid", "sig", "c", "s");
   tu_node (m->graph, "MatMul", "mm", "s,m", "p");
@@ -1432,8 +1415,8 @@ test_kernel_errors (void)
   GError *error = NULL;
   g_autoptr (OwbSession) s = tu_session (m, 1, &error);
   g_assert_no_error (error);
-  g_autoptr (OwbTensor) x = random_tensor (OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 3, 6, 6 }, 1, -1, 1);
-  g_autoptr (OwbTensor) z = random_tensor (OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 4, 6, 5 }, 2, -1, 1);
+  g_autoptr (OwbTensor) x = seeded_tensor (OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 3, 6, 6 }, 1, -1, 1);
+  g_autoptr (OwbTensor) z = seeded_tensor (OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 4, 6, 5 }, 2, -1, 1);
   OwbTensor *inputs[] = { x, z }, *y = NULL;
   const char *names[] = { "x", "z" };
   g_assert_false (owb_session_run (s, 2, names, inputs, 1, NULL, &y, NULL, NULL, &error));

@@ -15,22 +15,10 @@
 
 /* ---- model building ---- */
 
-static OwbTensor *
-random_tensor (OwbDataType dtype, int rank, const int64_t *dims, guint32 seed, double lo, double hi)
-{
-  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
-  GRand *r = g_rand_new_with_seed (seed);
-  for (int64_t i = 0; i < t->nelems; i++)
-    owb_tensor_set_double (t, i, g_rand_double_range (r, lo, hi));
-  g_rand_free (r);
-  return t;
-}
-
 static void
 add_weight (OwbModel *m, const char *name, int rank, const int64_t *dims)
 {
-  owb_graph_add_initializer (m->graph, name,
-                             random_tensor (OWB_TYPE_FLOAT, rank, dims, g_str_hash (name), -0.5, 0.5));
+  add_weight_range (m, name, rank, dims, -0.5, 0.5);
 }
 
 static void
@@ -272,7 +260,7 @@ add_bn (OwbModel *m, const char *name, const char *x, const char *y, int64_t c)
     {
       g_autofree char *p = g_strdup_printf ("%s_%s", name, params[i]);
       owb_graph_add_initializer (m->graph, p,
-                                 random_tensor (OWB_TYPE_FLOAT, 1, &c, g_str_hash (p), i == 3 ? 0.5 : -1, 1.5));
+                                 seeded_tensor (OWB_TYPE_FLOAT, 1, &c, g_str_hash (p), i == 3 ? 0.5 : -1, 1.5));
       g_string_append_printf (ins, ",%s", p);
     }
   tu_node (m->graph, "BatchNormalization", name, ins->str, y);
@@ -438,7 +426,7 @@ check_layout (OwbModel *m, int threads)
       int64_t dims[OWB_MAX_RANK];
       for (int d = 0; d < info->type.rank; d++)
         dims[d] = info->type.dims[d].value;
-      inputs[i] = random_tensor (info->type.dtype, info->type.rank, dims, 100 + i, -2, 2);
+      inputs[i] = seeded_tensor (info->type.dtype, info->type.rank, dims, 100 + i, -2, 2);
       names[i] = info->name;
     }
   guint n_out = owb_session_get_n_outputs (plain);
@@ -910,7 +898,7 @@ test_near_misses (void)
   tu_node (m->graph, "Conv", "conv_dynamic", "x2,w2", "y2");
   /* double */
   add_input (m, "x3", OWB_TYPE_DOUBLE, 4, x2);
-  owb_graph_add_initializer (m->graph, "w3", random_tensor (OWB_TYPE_DOUBLE, 4, w2, 3, -1, 1));
+  owb_graph_add_initializer (m->graph, "w3", seeded_tensor (OWB_TYPE_DOUBLE, 4, w2, 3, -1, 1));
   tu_node (m->graph, "Conv", "conv_double", "x3,w3", "y3");
   add_output (m, "y1");
   add_output (m, "y2");
@@ -1171,7 +1159,7 @@ test_save_and_reload (void)
   g_assert_no_error (error);
   g_assert_cmpuint (count_op (back->graph, "NhwcConv"), ==, 3);
   int64_t xd[4] = { 1, 4, 32, 32 };
-  g_autoptr (OwbTensor) x = random_tensor (OWB_TYPE_FLOAT, 4, xd, 5, -1, 1);
+  g_autoptr (OwbTensor) x = seeded_tensor (OWB_TYPE_FLOAT, 4, xd, 5, -1, 1);
   const char *names[1] = { "x" };
   OwbTensor *want = NULL, *got = NULL;
   OwbSession *a = session_at (m, OWB_OPTIMIZE_DISABLED, 1, &error);
