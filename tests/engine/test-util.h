@@ -88,7 +88,8 @@ tu_run_indexed (OwbSession *s, int n_in, OwbTensor *const *in, guint const_mask,
   return owb_session_run (s, n, names, feeds, n_out, out_names, outs, NULL, NULL, error);
 }
 
-/* tu_node (graph, "Add", "n1", "in:a,b", "out:c") — comma-separated names, "" allowed as empty. */
+/* tu_node (graph, "Add", "n1", "a,b", "c"): comma-separated names, "" an absent input; added to g
+ * unless g is NULL. */
 static inline OwbNode *
 tu_node (OwbGraph *g, const char *op, const char *name, const char *inputs, const char *outputs)
 {
@@ -102,7 +103,8 @@ tu_node (OwbGraph *g, const char *op, const char *name, const char *inputs, cons
   g_auto (GStrv) outs = g_strsplit (outputs, ",", -1);
   for (int i = 0; outs[i]; i++)
     owb_node_add_output (n, outs[i]);
-  owb_graph_add_node (g, n);
+  if (g)
+    owb_graph_add_node (g, n);
   return n;
 }
 
@@ -174,4 +176,11 @@ tu_new_tensor (OwbDataType dtype, int rank, const int64_t *dims, const void *dat
   if (data && t->nbytes)
     memcpy (t->data, data, t->nbytes);
   return t;
+}
+
+/* A rank-1 tensor of n values copied from `values` (of dtype's C type). */
+static inline OwbTensor *
+tu_vector (OwbDataType dtype, int64_t n, const void *values)
+{
+  return tu_new_tensor (dtype, 1, &n, values);
 }
