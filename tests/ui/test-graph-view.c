@@ -110,9 +110,13 @@ if_model_new (void)
   return model;
 }
 
-/* A network-like chain of `n_blocks` scoped blocks (MatMul, Add, Relu) with skip connections. */
+/* Adds block i of a chain to g, reading prev; returns the name of its output. */
+typedef char *(*AddBlock) (OwbGraph *g, guint i, const char *prev);
+
+/* x [1, 16] through `n_blocks` blocks that add_block adds, each of them free to read the weight w
+ * [16, 16]; the last block's output is the graph's. */
 static OwbModel *
-scoped_model_new (guint n_blocks)
+block_chain_model_new (guint n_blocks, AddBlock add_block)
 {
   OwbModel *model = model_new ();
   OwbGraph *g = model->graph;
@@ -122,19 +126,34 @@ scoped_model_new (guint n_blocks)
   g_autofree char *prev = g_strdup ("x");
   for (guint i = 0; i < n_blocks; i++)
     {
-      g_autofree char *scope = g_strdup_printf ("/encoder/layer.%u", i);
-      g_autofree char *mm = g_strdup_printf ("%s/MatMul", scope), *mm_out = g_strdup_printf ("%s/mm", scope);
-      g_autofree char *add = g_strdup_printf ("%s/Add", scope), *add_out = g_strdup_printf ("%s/add", scope);
-      g_autofree char *relu = g_strdup_printf ("%s/Relu", scope), *relu_out = g_strdup_printf ("%s/out", scope);
-      add_node (g, "MatMul", mm, prev, "w", mm_out);
-      add_node (g, "Add", add, mm_out, prev, add_out);
-      add_node (g, "Relu", relu, add_out, NULL, relu_out);
+      char *out = add_block (g, i, prev);
       g_free (prev);
-      prev = g_strdup (relu_out);
+      prev = out;
     }
   g_ptr_array_add (g->outputs, owb_value_info_new (prev, NULL));
   model_finish (model);
   return model;
+}
+
+/* MatMul, Add (the skip connection) and Relu in the scope /encoder/layer.i. */
+static char *
+add_scoped_block (OwbGraph *g, guint i, const char *prev)
+{
+  g_autofree char *scope = g_strdup_printf ("/encoder/layer.%u", i);
+  g_autofree char *mm = g_strdup_printf ("%s/MatMul", scope), *mm_out = g_strdup_printf ("%s/mm", scope);
+  g_autofree char *add = g_strdup_printf ("%s/Add", scope), *add_out = g_strdup_printf ("%s/add", scope);
+  g_autofree char *relu = g_strdup_printf ("%s/Relu", scope), *relu_out = g_strdup_printf ("%s/out", scope);
+  add_node (g, "MatMul", mm, prev, "w", mm_out);
+  add_node (g, "Add", add, mm_out, prev, add_out);
+  add_node (g, "Relu", relu, add_out, NULL, relu_out);
+  return g_steal_pointer (&relu_out);
+}
+
+/* A network-like chain of `n_blocks` scoped blocks (MatMul, Add, Relu) with skip connections. */
+static OwbModel *
+scoped_model_new (guint n_blocks)
+{
+  return block_chain_model_new (n_blocks, add_scoped_block);
 }
 
 /* x → a chain of 30 Relus → Concat ← 80 Sigmoids ← y: the top of the drawing is the chain's
@@ -1546,33 +1565,27 @@ session_new (OwbModel *model, OwbOptimizeLevel level)
   return session;
 }
 
+/* Block i of flat_model_new. */
+static char *
+add_flat_block (OwbGraph *g, guint i, const char *prev)
+{
+  g_autofree char *mm = g_strdup_printf ("mm_%u", i), *add = g_strdup_printf ("add_%u", i);
+  g_autofree char *relu = g_strdup_printf ("relu_%u", i), *skip = g_strdup_printf ("skip_%u", i);
+  char *out = g_strdup_printf ("out_%u", i);
+  add_node (g, "MatMul", mm, prev, "w", mm);
+  add_node (g, "Add", add, mm, prev, add);
+  add_node (g, "Relu", relu, add, NULL, relu);
+  add_node (g, "Add", skip, relu, prev, skip);
+  add_node (g, "Relu", out, skip, NULL, out);
+  return out;
+}
+
 /* `n_blocks` residual blocks (MatMul, Add, Relu, then a skip Add and its Relu) named without
  * scopes ("mm_3"), as many exporters other than PyTorch's write them. */
 static OwbModel *
 flat_model_new (guint n_blocks)
 {
-  OwbModel *model = model_new ();
-  OwbGraph *g = model->graph;
-  int64_t dims[] = { 1, 16 }, wdims[] = { 16, 16 };
-  add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, dims);
-  owb_graph_add_initializer (g, "w", owb_tensor_new (OWB_TYPE_FLOAT, 2, wdims, NULL));
-  g_autofree char *prev = g_strdup ("x");
-  for (guint i = 0; i < n_blocks; i++)
-    {
-      g_autofree char *mm = g_strdup_printf ("mm_%u", i), *add = g_strdup_printf ("add_%u", i);
-      g_autofree char *relu = g_strdup_printf ("relu_%u", i), *skip = g_strdup_printf ("skip_%u", i);
-      g_autofree char *out = g_strdup_printf ("out_%u", i);
-      add_node (g, "MatMul", mm, prev, "w", mm);
-      add_node (g, "Add", add, mm, prev, add);
-      add_node (g, "Relu", relu, add, NULL, relu);
-      add_node (g, "Add", skip, relu, prev, skip);
-      add_node (g, "Relu", out, skip, NULL, out);
-      g_free (prev);
-      prev = g_strdup (out);
-    }
-  g_ptr_array_add (g->outputs, owb_value_info_new (prev, NULL));
-  model_finish (model);
-  return model;
+  return block_chain_model_new (n_blocks, add_flat_block);
 }
 
 static void
