@@ -340,32 +340,51 @@ conv_then (const char *op, gboolean conv_bias, gboolean constant_first, int s_ra
   return m;
 }
 
+/* A Conv followed by op with a constant of rank and dims (conv_then's arguments). */
+typedef struct {
+  const char *op;
+  gboolean bias, constant_first;
+  int rank;
+  int64_t dims[4];
+} ConvThenCase;
+
+/* Each case's Conv and op become one Conv through `pass`, from both, the outputs unchanged;
+ * check_conv then looks at that Conv in its session. */
 static void
-test_conv_mul (void)
+check_conv_then_fused (const ConvThenCase *cases, guint n_cases, const char *pass,
+                       void (*check_conv) (OwbSession *s, const OwbNode *conv))
 {
-  struct {
-    const char *op;
-    gboolean bias, constant_first;
-    int rank;
-    int64_t dims[4];
-  } cases[] = {
-    { "Mul", TRUE, FALSE, 3, { 4, 1, 1 } },
-    { "Mul", FALSE, TRUE, 4, { 1, 4, 1, 1 } },
-    { "Mul", TRUE, FALSE, 0, { 0 } },
-    { "Mul", TRUE, TRUE, 1, { 1 } },
-    { "Div", TRUE, FALSE, 3, { 4, 1, 1 } },
-  };
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+  for (guint i = 0; i < n_cases; i++)
     {
       g_autoptr (OwbModel) m = conv_then (cases[i].op, cases[i].bias, cases[i].constant_first, cases[i].rank,
                                           cases[i].dims);
       g_autoptr (OwbSession) s = check_extended (m);
       const OwbGraph *g = owb_session_get_graph (s);
       g_assert_cmpuint (g->nodes->len, ==, 1);
-      g_assert_cmpstr (find_op (g, "Conv")->outputs[0], ==, "y");
+      check_conv (s, find_op (g, "Conv"));
       const char *from[] = { "conv", "op", NULL };
-      assert_one_created (owb_session_get_optimize_report (s), "fuse_conv_mul", "Conv", "", from);
+      assert_one_created (owb_session_get_optimize_report (s), pass, "Conv", "", from);
     }
+}
+
+/* A scale folded into the weights: the Conv writes the op's output. */
+static void
+check_scaled_conv (OwbSession *s, const OwbNode *conv)
+{
+  g_assert_cmpstr (conv->outputs[0], ==, "y");
+}
+
+static void
+test_conv_mul (void)
+{
+  static const ConvThenCase cases[] = {
+    { "Mul", TRUE, FALSE, 3, { 4, 1, 1 } },
+    { "Mul", FALSE, TRUE, 4, { 1, 4, 1, 1 } },
+    { "Mul", TRUE, FALSE, 0, { 0 } },
+    { "Mul", TRUE, TRUE, 1, { 1 } },
+    { "Div", TRUE, FALSE, 3, { 4, 1, 1 } },
+  };
+  check_conv_then_fused (cases, G_N_ELEMENTS (cases), "fuse_conv_mul", check_scaled_conv);
 }
 
 static void
@@ -399,33 +418,24 @@ test_conv_mul_near_misses (void)
   }
 }
 
+/* A shift folded into the bias: a bias of one value per output channel. */
+static void
+check_shifted_conv (OwbSession *s, const OwbNode *conv)
+{
+  g_assert_cmpint (conv->n_inputs, ==, 3);
+  g_assert_cmpint (session_initializer (s, conv, 2)->nelems, ==, 4);
+}
+
 static void
 test_conv_add (void)
 {
-  struct {
-    const char *op;
-    gboolean bias, constant_first;
-    int rank;
-    int64_t dims[4];
-  } cases[] = {
+  static const ConvThenCase cases[] = {
     { "Add", TRUE, FALSE, 3, { 4, 1, 1 } },
     { "Add", FALSE, TRUE, 4, { 1, 4, 1, 1 } },
     { "Add", FALSE, FALSE, 0, { 0 } },
     { "Sub", TRUE, FALSE, 3, { 4, 1, 1 } },
   };
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-    {
-      g_autoptr (OwbModel) m = conv_then (cases[i].op, cases[i].bias, cases[i].constant_first, cases[i].rank,
-                                          cases[i].dims);
-      g_autoptr (OwbSession) s = check_extended (m);
-      const OwbGraph *g = owb_session_get_graph (s);
-      g_assert_cmpuint (g->nodes->len, ==, 1);
-      const OwbNode *conv = find_op (g, "Conv");
-      g_assert_cmpint (conv->n_inputs, ==, 3);
-      g_assert_cmpint (session_initializer (s, conv, 2)->nelems, ==, 4);
-      const char *from[] = { "conv", "op", NULL };
-      assert_one_created (owb_session_get_optimize_report (s), "fuse_conv_add", "Conv", "", from);
-    }
+  check_conv_then_fused (cases, G_N_ELEMENTS (cases), "fuse_conv_add", check_shifted_conv);
 }
 
 static void
