@@ -467,12 +467,8 @@ main (int argc, char **argv)
   g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
-  app = GTK_APPLICATION (owb_application_new ());
-  g_application_set_flags (G_APPLICATION (app), G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE);
+  app = test_application_new ();
   g_autoptr (GError) error = NULL;
-  if (!g_application_register (G_APPLICATION (app), NULL, &error))
-    g_error ("cannot register the application: %s", error->message);
-  g_application_hold (G_APPLICATION (app));
 
   tmp_dir = g_dir_make_tmp ("owb-run-page-XXXXXX", &error);
   g_assert_no_error (error);

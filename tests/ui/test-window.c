@@ -8,6 +8,7 @@
 #include "owb-application.h"
 #include "owb-window-private.h"
 #include "owb-page-util.h"
+#include "ui-test-util.h"
 
 static GtkApplication *app;
 
@@ -1072,14 +1073,7 @@ main (int argc, char **argv)
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
 
-  app = GTK_APPLICATION (owb_application_new ());
-  g_application_set_flags (G_APPLICATION (app), G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE);
-  g_autoptr (GError) error = NULL;
-  if (!g_application_register (G_APPLICATION (app), NULL, &error))
-    g_error ("cannot register the application: %s", error->message);
-  /* Registering ran startup (actions, accelerators); the hold keeps the application alive while
-   * windows come and go, as g_application_run would. */
-  g_application_hold (G_APPLICATION (app));
+  app = test_application_new ();
 
   g_test_add_func ("/document/load", test_document_load);
   g_test_add_func ("/document/errors", test_document_errors);

@@ -6,6 +6,7 @@
 #include <adwaita.h>
 #include <string.h>
 
+#include "owb-application.h"
 #include "owb-document.h"
 #include "owb-graph-layer.h"
 #include "owb-page.h"
@@ -91,6 +92,20 @@ remember_layer (OwbGraphLayer **slot, OwbGraphLayer *layer)
 {
   g_clear_pointer (slot, owb_graph_layer_unref);
   *slot = layer ? owb_graph_layer_ref (layer) : NULL;
+}
+
+/* The application as the window tests run it: non-unique, registered (so its startup ran: actions,
+ * accelerators) and held, so that windows may come and go as under g_application_run. */
+static inline GtkApplication *
+test_application_new (void)
+{
+  GtkApplication *app = GTK_APPLICATION (owb_application_new ());
+  g_application_set_flags (G_APPLICATION (app), G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE);
+  g_autoptr (GError) error = NULL;
+  if (!g_application_register (G_APPLICATION (app), NULL, &error))
+    g_error ("cannot register the application: %s", error->message);
+  g_application_hold (G_APPLICATION (app));
+  return app;
 }
 
 /* ---- Documents ---- */
