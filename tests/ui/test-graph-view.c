@@ -156,6 +156,23 @@ scoped_model_new (guint n_blocks)
   return block_chain_model_new (n_blocks, add_scoped_block);
 }
 
+/* n Relus one after the other from `from`, named name_prefix0.. writing out_prefix0..; returns the
+ * last one's output. */
+static char *
+add_relu_chain (OwbGraph *g, const char *from, int n, const char *name_prefix, const char *out_prefix)
+{
+  char *prev = g_strdup (from);
+  for (int i = 0; i < n; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("%s%d", name_prefix, i);
+      char *out = g_strdup_printf ("%s%d", out_prefix, i);
+      add_node (g, "Relu", name, prev, NULL, out);
+      g_free (prev);
+      prev = out;
+    }
+  return prev;
+}
+
 /* x → a chain of 30 Relus → Concat ← 80 Sigmoids ← y: the top of the drawing is the chain's
  * start, at one side; the wide part is further down. */
 static OwbModel *
@@ -166,14 +183,7 @@ side_chain_model_new (void)
   int64_t dims[] = { 1, 8 };
   add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, dims);
   add_tensor_value (g->inputs, "y", OWB_TYPE_FLOAT, 2, dims);
-  g_autofree char *prev = g_strdup ("x");
-  for (int i = 0; i < 30; i++)
-    {
-      g_autofree char *name = g_strdup_printf ("chain%d", i), *out = g_strdup_printf ("c%d", i);
-      add_node (g, "Relu", name, prev, NULL, out);
-      g_free (prev);
-      prev = g_strdup (out);
-    }
+  g_autofree char *prev = add_relu_chain (g, "x", 30, "chain", "c");
   OwbNode *concat = owb_node_new ("Concat", "", "concat");
   owb_node_add_input (concat, prev);
   for (int i = 0; i < 80; i++)
@@ -1082,14 +1092,7 @@ skip_model_new (void)
   OwbGraph *g = model->graph;
   int64_t dims[] = { 1, 8 };
   add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, dims);
-  g_autofree char *prev = g_strdup ("x");
-  for (int i = 0; i < 16; i++)
-    {
-      g_autofree char *name = g_strdup_printf ("relu%d", i), *out = g_strdup_printf ("r%d", i);
-      add_node (g, "Relu", name, prev, NULL, out);
-      g_free (prev);
-      prev = g_strdup (out);
-    }
+  g_autofree char *prev = add_relu_chain (g, "x", 16, "relu", "r");
   add_node (g, "Add", "add", prev, "x", "y");
   g_ptr_array_add (g->outputs, owb_value_info_new ("y", NULL));
   model_finish (model);
