@@ -287,15 +287,15 @@ owb_page_list_clear (GtkListBox *list)
     gtk_list_box_remove (list, child);
 }
 
-gboolean
-owb_page_save_widget_png (GtkWidget *widget, const char *path, GError **error)
+GdkTexture *
+owb_page_render_widget (GtkWidget *widget, GError **error)
 {
   int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
   GtkNative *native = gtk_widget_get_native (widget);
   if (!gtk_widget_get_mapped (widget) || width <= 0 || height <= 0 || !native)
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "%s", _("Nothing is drawn to export yet"));
-      return FALSE;
+      return NULL;
     }
   g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
   GtkSnapshot *snapshot = gtk_snapshot_new ();
@@ -304,10 +304,17 @@ owb_page_save_widget_png (GtkWidget *widget, const char *path, GError **error)
   if (!node)
     {
       g_set_error (error, OWB_ERROR, OWB_ERROR_INVALID_ARGUMENT, "%s", _("Nothing is drawn to export yet"));
-      return FALSE;
+      return NULL;
     }
-  g_autoptr (GdkTexture) texture = gsk_renderer_render_texture (gtk_native_get_renderer (native), node,
-                                                                &GRAPHENE_RECT_INIT (0, 0, width, height));
+  return gsk_renderer_render_texture (gtk_native_get_renderer (native), node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+}
+
+gboolean
+owb_page_save_widget_png (GtkWidget *widget, const char *path, GError **error)
+{
+  g_autoptr (GdkTexture) texture = owb_page_render_widget (widget, error);
+  if (!texture)
+    return FALSE;
   g_autoptr (GBytes) png = gdk_texture_save_to_png_bytes (texture);
   gsize size;
   const void *data = g_bytes_get_data (png, &size);

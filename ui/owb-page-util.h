@@ -37,9 +37,12 @@ void owb_page_save_dialog_save (GtkWidget *dialog);
  * rewritten"), for the header's level and the Optimize page's; borrowed. */
 const char *owb_page_describe_level (OwbOptimizeLevel level);
 
-/* Renders widget as it is drawn now, at its size, and writes it as a PNG, completely or not at all
- * (a temporary file renamed). FALSE with an error when it is not drawn (not mapped) or the write
- * fails. */
+/* Renders widget as it is drawn now, at its size (the tests' pictures are taken this way too).
+ * NULL with an error when it is not drawn yet (not mapped, no size, or no picture since its last
+ * layout). */
+GdkTexture *owb_page_render_widget (GtkWidget *widget, GError **error);
+/* The same, written as a PNG completely or not at all (a temporary file renamed). FALSE with an
+ * error when it is not drawn or the write fails. */
 gboolean owb_page_save_widget_png (GtkWidget *widget, const char *path, GError **error);
 
 /* The one check every Save As and export makes before it writes (owb_output_files_check, as the

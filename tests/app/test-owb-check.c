@@ -1,20 +1,12 @@
 /* test-owb-check.c: the comparison rules of `owb check` and the conformance test, and the
  * skip/tolerance list parser (app/owb-check.c). */
 #include "owb-check.h"
+#include "../engine/test-util.h"
 
 #include <glib/gstdio.h>
 
 #include <math.h>
 #include <string.h>
-
-static OwbTensor *
-floats (int n, const float *values)
-{
-  int64_t dims[1] = { n };
-  OwbTensor *t = owb_tensor_new (OWB_TYPE_FLOAT, 1, dims, NULL);
-  memcpy (t->data, values, n * sizeof (float));
-  return t;
-}
 
 static gboolean
 same (const OwbTensor *e, const OwbTensor *g, double rtol, double atol, char **why)
@@ -28,7 +20,8 @@ test_tolerance (void)
   const float e[] = { 1.0f, 100.0f, 0.0f };
   const float inside[] = { 1.0f + 1.05e-3f, 100.05f, 9e-6f };
   const float outside[] = { 1.0f, 100.2f, 0.0f };
-  g_autoptr (OwbTensor) a = floats (3, e), b = floats (3, inside), c = floats (3, outside);
+  g_autoptr (OwbTensor) a = tu_vector (OWB_TYPE_FLOAT, 3, e), b = tu_vector (OWB_TYPE_FLOAT, 3, inside);
+  g_autoptr (OwbTensor) c = tu_vector (OWB_TYPE_FLOAT, 3, outside);
   g_autofree char *why = NULL;
 
   /* |got - expected| <= atol + rtol * |expected| */
@@ -50,8 +43,9 @@ test_nan_and_inf (void)
   const float g_nan[] = { 0.0f, INFINITY, -INFINITY };
   const float g_inf[] = { NAN, -INFINITY, -INFINITY };
   const float g_big[] = { NAN, 3e38f, -INFINITY };
-  g_autoptr (OwbTensor) a = floats (3, e), b = floats (3, g_same), c = floats (3, g_nan), d = floats (3, g_inf);
-  g_autoptr (OwbTensor) big = floats (3, g_big);
+  g_autoptr (OwbTensor) a = tu_vector (OWB_TYPE_FLOAT, 3, e), b = tu_vector (OWB_TYPE_FLOAT, 3, g_same);
+  g_autoptr (OwbTensor) c = tu_vector (OWB_TYPE_FLOAT, 3, g_nan), d = tu_vector (OWB_TYPE_FLOAT, 3, g_inf);
+  g_autoptr (OwbTensor) big = tu_vector (OWB_TYPE_FLOAT, 3, g_big);
 
   g_assert_true (same (a, b, 1e-3, 1e-5, NULL));
   g_assert_false (same (a, c, 1e-3, 1e-5, NULL));

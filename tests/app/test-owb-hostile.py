@@ -7,7 +7,6 @@ line, never a signal, an abort or a hang.
 Usage: test-owb-hostile.py OWB (standard library only). The models are written by hand below with
 a small protobuf encoder, so that the test needs no onnx package."""
 import os
-import shutil
 import struct
 import signal
 import subprocess
@@ -15,11 +14,13 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import owb_cli_test  # noqa: E402
 
 OWB = sys.argv[1]
 TMP = tempfile.mkdtemp(prefix="owb-hostile-test-")
-TESTS = []
+test = owb_cli_test.test
 
 # ---- protobuf encoding (onnx.proto field numbers) ----
 
@@ -120,11 +121,6 @@ def owb(*args, timeout=60, env=None):
         e.update(env)
     p = subprocess.run([OWB, *args], capture_output=True, timeout=timeout, env=e)
     return p.returncode, p.stdout, p.stderr
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def write(name, data):
@@ -498,21 +494,5 @@ def quantize_and_compare_fail_cleanly():
                 assert len(lines) == 1 and lines[0].startswith("owb: "), (args, lines)
 
 
-def main():
-    passed = failed = 0
-    for fn in TESTS:
-        try:
-            fn()
-            print(f"ok - {fn.__name__}")
-            passed += 1
-        except Exception:
-            print(f"not ok - {fn.__name__}")
-            traceback.print_exc(file=sys.stdout)
-            failed += 1
-    shutil.rmtree(TMP, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
-
-
 if __name__ == "__main__":
-    main()
+    sys.exit(owb_cli_test.main(cleanup=TMP))

@@ -25,8 +25,7 @@ test_symbolic_broadcast (void)
   tu_add_value (m->graph->inputs, "b", OWB_TYPE_FLOAT, 2, (int64_t[]){ 4, 1 }, NULL);
   tu_node (m->graph, "Add", "add", "x,b", "s");
   tu_node (m->graph, "Relu", "relu", "s", "y");
-  tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (m->graph->outputs, "y");
   GError *error = NULL;
   g_assert_true (owb_model_infer_shapes (m, &error));
   g_assert_no_error (error);
@@ -312,8 +311,7 @@ test_flag_attributes (void)
       tu_add_value (m->graph->inputs, "b", OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, NULL);
       OwbNode *n = tu_node (m->graph, cases[i].op, "flagged", cases[i].inputs, "y");
       tu_set_int (n, cases[i].attr, cases[i].value);
-      tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+      tu_add_untyped_output (m->graph->outputs, "y");
       GError *error = NULL;
       g_assert_false (owb_model_infer_shapes (m, &error));
       g_assert_error (error, OWB_ERROR, OWB_ERROR_INVALID_MODEL);

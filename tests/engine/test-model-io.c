@@ -1723,6 +1723,34 @@ test_large_initializer_bad_size (void)
   remove_tree (dir);
 }
 
+/* A model whose graph "g" has float input x and output y of n elements, for the tests of large
+ * payloads to add their initializers and nodes to. */
+static OwbModel *
+large_io_model_new (int64_t n)
+{
+  OwbModel *model = owb_model_new ();
+  model->ir_version = 8;
+  owb_model_set_opset (model, "", 13);
+  OwbGraph *graph = owb_graph_new ("g");
+  graph->model = model;
+  model->graph = graph;
+  g_ptr_array_add (graph->inputs, tensor_info ("x", OWB_TYPE_FLOAT, NULL, n));
+  g_ptr_array_add (graph->outputs, tensor_info ("y", OWB_TYPE_FLOAT, NULL, n));
+  return model;
+}
+
+/* Adds node `name`, an Add of a and b into out. */
+static OwbNode *
+add_add (OwbGraph *graph, const char *name, const char *a, const char *b, const char *out)
+{
+  OwbNode *add = owb_node_new ("Add", "", name);
+  owb_node_add_input (add, a);
+  owb_node_add_input (add, b);
+  owb_node_add_output (add, out);
+  owb_graph_add_node (graph, add);
+  return add;
+}
+
 static const guint8 *
 find_bytes (const guint8 *data, gsize size, const void *needle, gsize n)
 {
@@ -1732,28 +1760,33 @@ find_bytes (const guint8 *data, gsize size, const void *needle, gsize n)
   return NULL;
 }
 
+/* Where t's payload lies in data, the model saved: its first 32 bytes (an int4's elements packed
+ * two to a byte, as saved) found, its saved length added. */
+static void
+payload_span (const guint8 *data, gsize size, const OwbTensor *t, gsize span[2])
+{
+  guint8 head[32];
+  const guint8 *e = t->data;
+  for (int i = 0; i < 32; i++)
+    head[i] = t->dtype == OWB_TYPE_INT4 ? (guint8) ((e[2 * i] & 15) | (guint8) (e[2 * i + 1] << 4)) : e[i];
+  const guint8 *hit = find_bytes (data, size, head, 32);
+  g_assert_nonnull (hit);
+  span[0] = hit - data;
+  span[1] = span[0] + (t->dtype == OWB_TYPE_INT4 ? (gsize) (t->nelems + 1) / 2 : t->nbytes);
+}
+
 /* Truncations and byte flips of a model with large initializers, from memory and from files. */
 static void
 test_large_initializers_fuzz (void)
 {
   GError *error = NULL;
-  g_autoptr (OwbModel) model = owb_model_new ();
-  model->ir_version = 8;
-  owb_model_set_opset (model, "", 13);
-  OwbGraph *graph = owb_graph_new ("g");
-  graph->model = model;
-  model->graph = graph;
-  g_ptr_array_add (graph->inputs, tensor_info ("x", OWB_TYPE_FLOAT, NULL, 1200));
-  g_ptr_array_add (graph->outputs, tensor_info ("y", OWB_TYPE_FLOAT, NULL, 1200));
+  g_autoptr (OwbModel) model = large_io_model_new (1200);
+  OwbGraph *graph = model->graph;
   owb_graph_add_initializer (graph, "a", random_tensor (OWB_TYPE_FLOAT, 1200, 41));
   owb_graph_add_initializer (graph, "b", random_tensor (OWB_TYPE_FLOAT, 1100, 42));
   owb_graph_add_initializer (graph, "c", random_tensor (OWB_TYPE_INT4, 9000, 43));
   owb_graph_add_initializer (graph, "s", random_tensor (OWB_TYPE_FLOAT, 3, 44));
-  OwbNode *add = owb_node_new ("Add", "", "add");
-  owb_node_add_input (add, "x");
-  owb_node_add_input (add, "a");
-  owb_node_add_output (add, "y");
-  owb_graph_add_node (graph, add);
+  add_add (graph, "add", "x", "a", "y");
   g_autoptr (GBytes) bytes = owb_model_save_to_bytes (model, &error);
   g_assert_no_error (error);
   gsize size;
@@ -1766,24 +1799,7 @@ test_large_initializers_fuzz (void)
   gsize spans[3][2];
   const char *names[3] = { "a", "b", "c" };
   for (int k = 0; k < 3; k++)
-    {
-      OwbTensor *t = owb_graph_get_initializer (graph, names[k]);
-      gsize n = MIN (t->nbytes, 64);
-      const guint8 *hit = NULL;
-      if (t->dtype != OWB_TYPE_INT4)
-        hit = find_bytes (data, size, t->data, n);
-      else
-        {
-          guint8 packed[32];
-          const guint8 *e = t->data;
-          for (int i = 0; i < 32; i++)
-            packed[i] = (e[2 * i] & 15) | (guint8) (e[2 * i + 1] << 4);
-          hit = find_bytes (data, size, packed, 32);
-        }
-      g_assert_nonnull (hit);
-      spans[k][0] = hit - data;
-      spans[k][1] = spans[k][0] + (t->dtype == OWB_TYPE_INT4 ? (gsize) (t->nelems + 1) / 2 : t->nbytes);
-    }
+    payload_span (data, size, owb_graph_get_initializer (graph, names[k]), spans[k]);
 
   g_autofree char *dir = make_tmp_dir ();
   g_autofree char *path = g_build_filename (dir, "fuzz.onnx", NULL);
@@ -1868,23 +1884,13 @@ static void
 test_large_initializers_holes (void)
 {
   GError *error = NULL;
-  g_autoptr (OwbModel) model = owb_model_new ();
-  model->ir_version = 8;
-  owb_model_set_opset (model, "", 13);
-  OwbGraph *graph = owb_graph_new ("g");
-  graph->model = model;
-  model->graph = graph;
-  g_ptr_array_add (graph->inputs, tensor_info ("x", OWB_TYPE_FLOAT, NULL, 70000));
-  g_ptr_array_add (graph->outputs, tensor_info ("y", OWB_TYPE_FLOAT, NULL, 70000));
+  g_autoptr (OwbModel) model = large_io_model_new (70000);
+  OwbGraph *graph = model->graph;
   owb_graph_add_initializer (graph, "a", random_tensor (OWB_TYPE_FLOAT, 70000, 51));
   owb_graph_add_initializer (graph, "b", random_tensor (OWB_TYPE_UINT8, (256 << 10) + 1, 52));
   owb_graph_add_initializer (graph, "c", random_tensor (OWB_TYPE_INT4, (600 << 10) + 3, 53));
   owb_graph_add_initializer (graph, "d", random_tensor (OWB_TYPE_UINT8, (256 << 10) - 1, 54));
-  OwbNode *add = owb_node_new ("Add", "", "add");
-  owb_node_add_input (add, "x");
-  owb_node_add_input (add, "a");
-  owb_node_add_output (add, "y");
-  owb_graph_add_node (graph, add);
+  add_add (graph, "add", "x", "a", "y");
   g_autoptr (GBytes) bytes = owb_model_save_to_bytes (model, &error);
   g_assert_no_error (error);
   gsize size;
@@ -1900,17 +1906,7 @@ test_large_initializers_holes (void)
   gsize edges[6];
   const char *names[3] = { "a", "b", "c" };
   for (int k = 0; k < 3; k++)
-    {
-      OwbTensor *t = owb_graph_get_initializer (graph, names[k]);
-      guint8 head[32];
-      const guint8 *e = t->data;
-      for (int i = 0; i < 32; i++)
-        head[i] = t->dtype == OWB_TYPE_INT4 ? (guint8) ((e[2 * i] & 15) | (guint8) (e[2 * i + 1] << 4)) : e[i];
-      const guint8 *hit = find_bytes (data, size, head, 32);
-      g_assert_nonnull (hit);
-      edges[2 * k] = hit - data;
-      edges[2 * k + 1] = edges[2 * k] + (t->dtype == OWB_TYPE_INT4 ? (gsize) (t->nelems + 1) / 2 : t->nbytes);
-    }
+    payload_span (data, size, owb_graph_get_initializer (graph, names[k]), &edges[2 * k]);
   GRand *rand = g_rand_new_with_seed (7);
   guint8 *copy = g_malloc (size);
   int loaded_count = 0;
@@ -1993,26 +1989,15 @@ test_large_initializers_read_once (void)
       return;
     }
   GError *error = NULL;
-  g_autoptr (OwbModel) model = owb_model_new ();
-  model->ir_version = 8;
-  owb_model_set_opset (model, "", 13);
-  OwbGraph *graph = owb_graph_new ("g");
-  graph->model = model;
-  model->graph = graph;
-  g_ptr_array_add (graph->inputs, tensor_info ("x", OWB_TYPE_FLOAT, NULL, 1000000));
-  g_ptr_array_add (graph->outputs, tensor_info ("y", OWB_TYPE_FLOAT, NULL, 1000000));
+  g_autoptr (OwbModel) model = large_io_model_new (1000000);
+  OwbGraph *graph = model->graph;
   const char *prev = "x";
   for (int i = 0; i < 16; i++)
     {
       g_autofree char *w = g_strdup_printf ("w%d", i);
       g_autofree char *y = i == 15 ? g_strdup ("y") : g_strdup_printf ("t%d", i);
       owb_graph_add_initializer (graph, w, random_tensor (OWB_TYPE_FLOAT, 1000000, 60 + i));
-      OwbNode *add = owb_node_new ("Add", "", y);
-      owb_node_add_input (add, prev);
-      owb_node_add_input (add, w);
-      owb_node_add_output (add, y);
-      owb_graph_add_node (graph, add);
-      prev = owb_node_get_output (add, 0);
+      prev = owb_node_get_output (add_add (graph, y, prev, w, y), 0);
     }
   g_autofree char *dir = make_tmp_dir ();
   g_autofree char *path = g_build_filename (dir, "once.onnx", NULL);

@@ -1,25 +1,17 @@
 /* test-tensor-compare.c: owb_tensor_compare's largest absolute and relative errors, beside the
  * pass/fail rules that tests/app/test-owb-check.c covers through `owb check`. */
 #include <owb/owb.h>
+#include "test-util.h"
 
 #include <math.h>
 #include <string.h>
-
-static OwbTensor *
-floats (int n, const float *values)
-{
-  int64_t dims[1] = { n };
-  OwbTensor *t = owb_tensor_new (OWB_TYPE_FLOAT, 1, dims, NULL);
-  memcpy (t->data, values, n * sizeof (float));
-  return t;
-}
 
 static void
 test_errors (void)
 {
   const float e[] = { 1.0f, -4.0f, 0.5f, NAN };
   const float g[] = { 1.5f, -4.2f, 0.5f, NAN };
-  g_autoptr (OwbTensor) a = floats (4, e), b = floats (4, g);
+  g_autoptr (OwbTensor) a = tu_vector (OWB_TYPE_FLOAT, 4, e), b = tu_vector (OWB_TYPE_FLOAT, 4, g);
   OwbTensorComparison result;
   g_autofree char *why = NULL;
 
@@ -45,7 +37,7 @@ test_zero_expected (void)
 {
   const float e[] = { 0.0f, 2.0f };
   const float g[] = { 1e-6f, 2.0f };
-  g_autoptr (OwbTensor) a = floats (2, e), b = floats (2, g);
+  g_autoptr (OwbTensor) a = tu_vector (OWB_TYPE_FLOAT, 2, e), b = tu_vector (OWB_TYPE_FLOAT, 2, g);
   OwbTensorComparison result;
   /* Within atol, but relative to 0 the error is infinite, as numpy says it. */
   g_assert_true (owb_tensor_compare (a, b, 0, 1e-5, &result, NULL));

@@ -35,7 +35,61 @@ tu_add_value (GPtrArray *list, const char *name, OwbDataType dtype, int rank, co
   g_ptr_array_add (list, owb_value_info_new (name, &t));
 }
 
-/* tu_node (graph, "Add", "n1", "in:a,b", "out:c") — comma-separated names, "" allowed as empty. */
+/* A graph output whose type is left to inference (has_type FALSE). */
+static inline void
+tu_add_untyped_output (GPtrArray *list, const char *name)
+{
+  tu_add_value (list, name, OWB_TYPE_UNDEFINED, 0, NULL, NULL);
+  ((OwbValueInfo *) g_ptr_array_index (list, list->len - 1))->has_type = FALSE;
+}
+
+/* The inputs "i0".."i<n_in - 1>" of a one-node model in g: in[i] NULL is an absent input, an
+ * initializer where bit i of const_mask is set, a graph input of in[i]'s type otherwise. Returns
+ * the node's input list for tu_node ("i0,,i2" where i1 is absent); free it. */
+static inline char *
+tu_add_indexed_inputs (OwbGraph *g, int n_in, OwbTensor *const *in, guint const_mask)
+{
+  GString *names = g_string_new (NULL);
+  for (int i = 0; i < n_in; i++)
+    {
+      if (i)
+        g_string_append_c (names, ',');
+      if (!in[i])
+        continue;
+      char name[16];
+      g_snprintf (name, sizeof name, "i%d", i);
+      g_string_append (names, name);
+      if (const_mask & (1u << i))
+        owb_graph_add_initializer (g, name, owb_tensor_ref (in[i]));
+      else
+        tu_add_value (g->inputs, name, in[i]->dtype, in[i]->rank, in[i]->dims, NULL);
+    }
+  return g_string_free (names, FALSE);
+}
+
+/* Runs s once, feeding the inputs tu_add_indexed_inputs made graph inputs (in[i] not NULL, bit i
+ * of const_mask clear) and asking out_names (NULL: every output); outputs receive new references. */
+static inline gboolean
+tu_run_indexed (OwbSession *s, int n_in, OwbTensor *const *in, guint const_mask, int n_out,
+                const char *const *out_names, OwbTensor **outs, GError **error)
+{
+  const char *names[16];
+  OwbTensor *feeds[16];
+  char buf[16][16];
+  guint n = 0;
+  g_assert_cmpint (n_in, <=, 16);
+  for (int i = 0; i < n_in; i++)
+    if (in[i] && !(const_mask & (1u << i)))
+      {
+        g_snprintf (buf[n], sizeof buf[n], "i%d", i);
+        names[n] = buf[n];
+        feeds[n++] = in[i];
+      }
+  return owb_session_run (s, n, names, feeds, n_out, out_names, outs, NULL, NULL, error);
+}
+
+/* tu_node (graph, "Add", "n1", "a,b", "c"): comma-separated names, "" an absent input; added to g
+ * unless g is NULL. */
 static inline OwbNode *
 tu_node (OwbGraph *g, const char *op, const char *name, const char *inputs, const char *outputs)
 {
@@ -49,7 +103,8 @@ tu_node (OwbGraph *g, const char *op, const char *name, const char *inputs, cons
   g_auto (GStrv) outs = g_strsplit (outputs, ",", -1);
   for (int i = 0; outs[i]; i++)
     owb_node_add_output (n, outs[i]);
-  owb_graph_add_node (g, n);
+  if (g)
+    owb_graph_add_node (g, n);
   return n;
 }
 
@@ -121,4 +176,11 @@ tu_new_tensor (OwbDataType dtype, int rank, const int64_t *dims, const void *dat
   if (data && t->nbytes)
     memcpy (t->data, data, t->nbytes);
   return t;
+}
+
+/* A rank-1 tensor of n values copied from `values` (of dtype's C type). */
+static inline OwbTensor *
+tu_vector (OwbDataType dtype, int64_t n, const void *values)
+{
+  return tu_new_tensor (dtype, 1, &n, values);
 }

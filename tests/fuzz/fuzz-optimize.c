@@ -5,18 +5,15 @@
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  GError *error = NULL;
-  OwbModel *model = owb_model_load_from_data (data, size, NULL, &error);
+  OwbModel *model = fuzz_load_model (data, size);
   if (!model)
-    {
-      g_error_free (error);
-      return 0;
-    }
+    return 0;
+  GError *error = NULL;
   GPtrArray *providers = owb_providers_new_from_list ("cpu", NULL);
   /* Graphs past a few thousand nodes (function expansions within their budget) get the top
    * level only: eight optimizer runs of 20,000 nodes under the sanitizers take over 10 s, a
    * libFuzzer timeout that is the harness's cost, not a defect. */
-  gboolean big = model->graph->nodes->len > 4096;
+  gboolean big = model->graph->nodes->len > FUZZ_MAX_NODES;
   for (int level = big ? OWB_OPTIMIZE_ALL : OWB_OPTIMIZE_BASIC; level <= OWB_OPTIMIZE_ALL; level++)
     for (int portable = 0; portable <= (big ? 0 : 1); portable++)
       {

@@ -20,24 +20,16 @@ save_and_free (OwbModel *model)
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  GError *error = NULL;
-  OwbModel *model = owb_model_load_from_data (data, size, NULL, &error);
-  if (!model)
-    {
-      g_error_free (error);
-      return 0;
-    }
   /* A node limit, as fuzz-optimize has: a graph past a few thousand nodes (a function expansion
    * within its budget: 2.7 KB expand to 20,480 Relus) is loaded but not quantized. Under ASan on
    * the loaded 2-core machine its load took 4.7 s, the two modes' preparation and quantization
    * 17-29 s more and even one preparation 5 s more: a libFuzzer timeout that is the harness's
    * cost, not a defect. Loading such graphs is fuzz-model's, optimizing them fuzz-optimize's, and
    * the quantizer's per-node rewriting is the same on a small graph. */
-  if (model->graph->nodes->len > FUZZ_MAX_NODES)
-    {
-      owb_model_unref (model);
-      return 0;
-    }
+  OwbModel *model = fuzz_load_small_model (data, size);
+  if (!model)
+    return 0;
+  GError *error = NULL;
   for (int per_channel = 0; per_channel <= 1; per_channel++)
     {
       OwbQuantOptions options;

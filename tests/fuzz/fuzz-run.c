@@ -52,22 +52,14 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   if (!thread)
     thread = g_thread_new ("fuzz-watchdog", watchdog, NULL);
 
-  GError *error = NULL;
-  OwbModel *model = owb_model_load_from_data (data, size, NULL, &error);
-  if (!model)
-    {
-      g_error_free (error);
-      return 0;
-    }
   /* The node limit of fuzz-quantize: a function expansion within its budget (2.7 KB to 20,480
    * Relus) took 0.3-0.8 s to optimize and run here unsanitized but over 12 s under ASan on the
    * loaded machine, a libFuzzer timeout at each restart that is the harness's cost, not a defect;
    * such graphs are loaded (fuzz-model) and optimized (fuzz-optimize) by the other harnesses. */
-  if (model->graph->nodes->len > FUZZ_MAX_NODES)
-    {
-      owb_model_unref (model);
-      return 0;
-    }
+  OwbModel *model = fuzz_load_small_model (data, size);
+  if (!model)
+    return 0;
+  GError *error = NULL;
   OwbSessionOptions options;
   owb_session_options_init (&options);
   options.providers = owb_providers_new_from_list ("cpu", NULL);

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "optimizer-test-util.h"
 
 typedef OwbModel *(*BuildFunc) (void);
 
@@ -34,15 +35,8 @@ optimize (OwbModel *m, const char *only, gsize fold_max_bytes)
   owb_optimize_options_init (&options);
   options.level = OWB_OPTIMIZE_BASIC;
   options.disabled_passes = (const char *const *) disabled;
-  options.providers = owb_providers_new_from_list ("cpu", NULL);
   options.fold_max_bytes = fold_max_bytes;
-  OwbOptimizeReport *report = NULL;
-  GError *error = NULL;
-  gboolean ok = owb_model_optimize (m, &options, &report, &error);
-  g_assert_no_error (error);
-  g_assert_true (ok);
-  g_ptr_array_unref (options.providers);
-  return report;
+  return optimize_on_cpu (m, &options);
 }
 
 /* "Mul,Add": the op types of the graph's nodes in order. */
@@ -120,16 +114,9 @@ random_tensor (const OwbValueType *type)
 static OwbSession *
 session_at (OwbModel *m, OwbOptimizeLevel level, const char *const *disabled)
 {
-  OwbSessionOptions opts;
-  owb_session_options_init (&opts);
-  opts.providers = owb_providers_new_from_list ("cpu", NULL);
-  opts.n_threads = 1;
-  opts.optimize = level;
-  opts.disabled_passes = disabled;
   GError *error = NULL;
-  OwbSession *s = owb_session_new (m, &opts, &error);
+  OwbSession *s = opt_session_new (m, level, 1, disabled, &error);
   g_assert_no_error (error);
-  g_ptr_array_unref (opts.providers);
   return s;
 }
 

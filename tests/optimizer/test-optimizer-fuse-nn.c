@@ -12,23 +12,6 @@
 
 /* ---- model building ---- */
 
-static OwbTensor *
-random_tensor (OwbDataType dtype, int rank, const int64_t *dims, guint32 seed, double lo, double hi)
-{
-  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
-  GRand *r = g_rand_new_with_seed (seed);
-  for (int64_t i = 0; i < t->nelems; i++)
-    owb_tensor_set_double (t, i, g_rand_double_range (r, lo, hi));
-  g_rand_free (r);
-  return t;
-}
-
-static void
-add_weight_range (OwbModel *m, const char *name, int rank, const int64_t *dims, double lo, double hi)
-{
-  owb_graph_add_initializer (m->graph, name, random_tensor (OWB_TYPE_FLOAT, rank, dims, g_str_hash (name), lo, hi));
-}
-
 static void
 add_weight (OwbModel *m, const char *name, int rank, const int64_t *dims)
 {
@@ -84,20 +67,6 @@ our_node (OwbModel *m, const char *op, const char *name, const char *inputs, con
 
 /* ---- running and comparing ---- */
 
-static OwbSession *
-session_at (OwbModel *m, OwbOptimizeLevel level, int threads, const char *const *disabled, GError **error)
-{
-  OwbSessionOptions opts;
-  owb_session_options_init (&opts);
-  opts.providers = owb_providers_new_from_list ("cpu", NULL);
-  opts.n_threads = threads;
-  opts.optimize = level;
-  opts.disabled_passes = disabled;
-  OwbSession *s = owb_session_new (m, &opts, error);
-  g_ptr_array_unref (opts.providers);
-  return s;
-}
-
 /* Random inputs for a session's feeds (symbolic dims 2). */
 static GPtrArray *
 random_inputs (OwbSession *s, const char **names)
@@ -109,7 +78,7 @@ random_inputs (OwbSession *s, const char **names)
       int64_t dims[OWB_MAX_RANK];
       for (int d = 0; d < info->type.rank; d++)
         dims[d] = owb_dim_is_known (info->type.dims[d]) ? info->type.dims[d].value : 2;
-      g_ptr_array_add (inputs, random_tensor (info->type.dtype, info->type.rank, dims, 100 + i, -2, 2));
+      g_ptr_array_add (inputs, seeded_tensor (info->type.dtype, info->type.rank, dims, 100 + i, -2, 2));
       names[i] = info->name;
     }
   return inputs;
@@ -121,9 +90,9 @@ static OwbSession *
 check_level (OwbModel *m, OwbOptimizeLevel level, int threads, const char *const *disabled)
 {
   GError *error = NULL;
-  OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1, NULL, &error);
+  OwbSession *plain = opt_session_new (m, OWB_OPTIMIZE_DISABLED, 1, NULL, &error);
   g_assert_no_error (error);
-  OwbSession *opt = session_at (m, level, threads, disabled, &error);
+  OwbSession *opt = opt_session_new (m, level, threads, disabled, &error);
   g_assert_no_error (error);
   const char *names[16];
   g_assert_cmpuint (owb_session_get_n_inputs (plain), <=, 16);
@@ -164,14 +133,7 @@ optimize (OwbModel *m, gboolean portable)
   owb_optimize_options_init (&options);
   options.level = OWB_OPTIMIZE_EXTENDED;
   options.portable = portable;
-  options.providers = owb_providers_new_from_list ("cpu", NULL);
-  OwbOptimizeReport *report = NULL;
-  GError *error = NULL;
-  gboolean ok = owb_model_optimize (m, &options, &report, &error);
-  g_assert_no_error (error);
-  g_assert_true (ok);
-  g_ptr_array_unref (options.providers);
-  return report;
+  return optimize_on_cpu (m, &options);
 }
 
 /* ---- graph and report queries ---- */
@@ -188,26 +150,13 @@ find_op (const OwbGraph *g, const char *op)
   g_assert_not_reached ();
 }
 
-static const OwbPassReport *
-pass_report (const OwbOptimizeReport *report, const char *pass)
-{
-  g_assert_nonnull (report);
-  for (guint i = 0; i < report->passes->len; i++)
-    {
-      const OwbPassReport *pr = g_ptr_array_index (report->passes, i);
-      if (strcmp (pr->pass, pass) == 0)
-        return pr;
-    }
-  g_assert_not_reached ();
-}
-
 /* The pass created exactly one node, of op (and domain), from exactly the NULL-terminated `from`;
  * and removed those nodes. */
 static void
 assert_one_created (const OwbOptimizeReport *report, const char *pass, const char *op, const char *domain,
                     const char *const *from)
 {
-  const OwbPassReport *pr = pass_report (report, pass);
+  const OwbPassReport *pr = get_pass_report (report, pass);
   g_assert_cmpuint (pr->created->len, ==, 1);
   const OwbOptimizeCreated *c = g_ptr_array_index (pr->created, 0);
   g_assert_cmpstr (c->op_type, ==, op);
@@ -227,13 +176,13 @@ assert_one_created (const OwbOptimizeReport *report, const char *pass, const cha
 static void
 assert_nothing_created (const OwbOptimizeReport *report, const char *pass)
 {
-  g_assert_cmpuint (pass_report (report, pass)->created->len, ==, 0);
+  g_assert_cmpuint (get_pass_report (report, pass)->created->len, ==, 0);
 }
 
 static void
 assert_near_miss (const OwbOptimizeReport *report, const char *pass, const char *needle)
 {
-  const OwbPassReport *pr = pass_report (report, pass);
+  const OwbPassReport *pr = get_pass_report (report, pass);
   for (guint i = 0; i < pr->near_misses->len; i++)
     if (strstr (g_ptr_array_index (pr->near_misses, i), needle))
       return;
@@ -391,32 +340,51 @@ conv_then (const char *op, gboolean conv_bias, gboolean constant_first, int s_ra
   return m;
 }
 
+/* A Conv followed by op with a constant of rank and dims (conv_then's arguments). */
+typedef struct {
+  const char *op;
+  gboolean bias, constant_first;
+  int rank;
+  int64_t dims[4];
+} ConvThenCase;
+
+/* Each case's Conv and op become one Conv through `pass`, from both, the outputs unchanged;
+ * check_conv then looks at that Conv in its session. */
 static void
-test_conv_mul (void)
+check_conv_then_fused (const ConvThenCase *cases, guint n_cases, const char *pass,
+                       void (*check_conv) (OwbSession *s, const OwbNode *conv))
 {
-  struct {
-    const char *op;
-    gboolean bias, constant_first;
-    int rank;
-    int64_t dims[4];
-  } cases[] = {
-    { "Mul", TRUE, FALSE, 3, { 4, 1, 1 } },
-    { "Mul", FALSE, TRUE, 4, { 1, 4, 1, 1 } },
-    { "Mul", TRUE, FALSE, 0, { 0 } },
-    { "Mul", TRUE, TRUE, 1, { 1 } },
-    { "Div", TRUE, FALSE, 3, { 4, 1, 1 } },
-  };
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+  for (guint i = 0; i < n_cases; i++)
     {
       g_autoptr (OwbModel) m = conv_then (cases[i].op, cases[i].bias, cases[i].constant_first, cases[i].rank,
                                           cases[i].dims);
       g_autoptr (OwbSession) s = check_extended (m);
       const OwbGraph *g = owb_session_get_graph (s);
       g_assert_cmpuint (g->nodes->len, ==, 1);
-      g_assert_cmpstr (find_op (g, "Conv")->outputs[0], ==, "y");
+      check_conv (s, find_op (g, "Conv"));
       const char *from[] = { "conv", "op", NULL };
-      assert_one_created (owb_session_get_optimize_report (s), "fuse_conv_mul", "Conv", "", from);
+      assert_one_created (owb_session_get_optimize_report (s), pass, "Conv", "", from);
     }
+}
+
+/* A scale folded into the weights: the Conv writes the op's output. */
+static void
+check_scaled_conv (OwbSession *s, const OwbNode *conv)
+{
+  g_assert_cmpstr (conv->outputs[0], ==, "y");
+}
+
+static void
+test_conv_mul (void)
+{
+  static const ConvThenCase cases[] = {
+    { "Mul", TRUE, FALSE, 3, { 4, 1, 1 } },
+    { "Mul", FALSE, TRUE, 4, { 1, 4, 1, 1 } },
+    { "Mul", TRUE, FALSE, 0, { 0 } },
+    { "Mul", TRUE, TRUE, 1, { 1 } },
+    { "Div", TRUE, FALSE, 3, { 4, 1, 1 } },
+  };
+  check_conv_then_fused (cases, G_N_ELEMENTS (cases), "fuse_conv_mul", check_scaled_conv);
 }
 
 static void
@@ -450,33 +418,24 @@ test_conv_mul_near_misses (void)
   }
 }
 
+/* A shift folded into the bias: a bias of one value per output channel. */
+static void
+check_shifted_conv (OwbSession *s, const OwbNode *conv)
+{
+  g_assert_cmpint (conv->n_inputs, ==, 3);
+  g_assert_cmpint (session_initializer (s, conv, 2)->nelems, ==, 4);
+}
+
 static void
 test_conv_add (void)
 {
-  struct {
-    const char *op;
-    gboolean bias, constant_first;
-    int rank;
-    int64_t dims[4];
-  } cases[] = {
+  static const ConvThenCase cases[] = {
     { "Add", TRUE, FALSE, 3, { 4, 1, 1 } },
     { "Add", FALSE, TRUE, 4, { 1, 4, 1, 1 } },
     { "Add", FALSE, FALSE, 0, { 0 } },
     { "Sub", TRUE, FALSE, 3, { 4, 1, 1 } },
   };
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-    {
-      g_autoptr (OwbModel) m = conv_then (cases[i].op, cases[i].bias, cases[i].constant_first, cases[i].rank,
-                                          cases[i].dims);
-      g_autoptr (OwbSession) s = check_extended (m);
-      const OwbGraph *g = owb_session_get_graph (s);
-      g_assert_cmpuint (g->nodes->len, ==, 1);
-      const OwbNode *conv = find_op (g, "Conv");
-      g_assert_cmpint (conv->n_inputs, ==, 3);
-      g_assert_cmpint (session_initializer (s, conv, 2)->nelems, ==, 4);
-      const char *from[] = { "conv", "op", NULL };
-      assert_one_created (owb_session_get_optimize_report (s), "fuse_conv_add", "Conv", "", from);
-    }
+  check_conv_then_fused (cases, G_N_ELEMENTS (cases), "fuse_conv_add", check_shifted_conv);
 }
 
 static void
@@ -522,9 +481,9 @@ test_conv_chain (void)
   g_assert_cmpuint (g->nodes->len, ==, 1);
   g_assert_cmpstr (find_op (g, "Conv")->outputs[0], ==, "z");
   const OwbOptimizeReport *r = owb_session_get_optimize_report (s);
-  g_assert_cmpuint (pass_report (r, "fuse_conv_bn")->created->len, ==, 1);
-  g_assert_cmpuint (pass_report (r, "fuse_conv_mul")->created->len, ==, 1);
-  g_assert_cmpuint (pass_report (r, "fuse_conv_add")->created->len, ==, 1);
+  g_assert_cmpuint (get_pass_report (r, "fuse_conv_bn")->created->len, ==, 1);
+  g_assert_cmpuint (get_pass_report (r, "fuse_conv_mul")->created->len, ==, 1);
+  g_assert_cmpuint (get_pass_report (r, "fuse_conv_add")->created->len, ==, 1);
 }
 
 /* ---- fuse_matmul_scale ---- */
@@ -602,7 +561,7 @@ test_matmul_scale_gemm (void)
       const OwbNode *gemm = find_op (g, "Gemm");
       g_assert_cmpfloat (owb_node_get_float (gemm, "alpha", 0), ==, 1.5f);
       g_assert_cmpfloat (owb_node_get_float (gemm, "beta", 1), ==, on_output ? 3.0f : 1.0f);
-      g_assert_cmpuint (pass_report (owb_session_get_optimize_report (s), "fuse_matmul_scale")->created->len, ==, 1);
+      g_assert_cmpuint (get_pass_report (owb_session_get_optimize_report (s), "fuse_matmul_scale")->created->len, ==, 1);
     }
 }
 
@@ -713,7 +672,7 @@ test_transpose_matmul_weight_not_copied (void)
   for (int i = 0; i < 2; i++)
     {
       GError *error = NULL;
-      g_autoptr (OwbSession) folded = session_at (m, i ? OWB_OPTIMIZE_BASIC : OWB_OPTIMIZE_EXTENDED, 1,
+      g_autoptr (OwbSession) folded = opt_session_new (m, i ? OWB_OPTIMIZE_BASIC : OWB_OPTIMIZE_EXTENDED, 1,
                                                   i ? NULL : no_fusion, &error);
       g_assert_no_error (error);
       const OwbGraph *fg = owb_session_get_graph (folded);
@@ -869,7 +828,7 @@ test_matmul_add_near_misses (void)
     /* Portable and 2-D: Gemm is standard. */
     g_autoptr (OwbModel) m = matmul_add_model (2, 1, (int64_t[]){ 4 }, TRUE);
     g_autoptr (OwbOptimizeReport) r = optimize (m, TRUE);
-    g_assert_cmpuint (pass_report (r, "fuse_matmul_add")->created->len, ==, 1);
+    g_assert_cmpuint (get_pass_report (r, "fuse_matmul_add")->created->len, ==, 1);
     g_assert_cmpuint (count_op (m->graph, "Gemm"), ==, 1);
   }
   {
@@ -884,7 +843,7 @@ test_matmul_add_near_misses (void)
     g_autoptr (OwbModel) m = matmul_add_model (3, 3, (int64_t[]){ -2, 3, 4 }, FALSE);
     g_autoptr (OwbOptimizeReport) r = optimize (m, FALSE);
     assert_nothing_created (r, "fuse_matmul_add");
-    g_assert_cmpuint (pass_report (r, "fuse_matmul_add")->near_misses->len, ==, 0);
+    g_assert_cmpuint (get_pass_report (r, "fuse_matmul_add")->near_misses->len, ==, 0);
   }
   {
     g_autoptr (OwbModel) m = matmul_add_model (2, 1, (int64_t[]){ 4 }, TRUE);
@@ -1276,8 +1235,8 @@ test_fused_double (void)
   g_autoptr (OwbModel) m = tu_model_new (13);
   add_input_typed (m, "x", OWB_TYPE_DOUBLE, 4, (int64_t[]){ 1, 3, 6, 6 });
   owb_graph_add_initializer (m->graph, "w",
-                             random_tensor (OWB_TYPE_DOUBLE, 4, (int64_t[]){ 5, 3, 3, 3 }, 7, -1, 1));
-  owb_graph_add_initializer (m->graph, "m", random_tensor (OWB_TYPE_DOUBLE, 2, (int64_t[]){ 4, 6 }, 8, -1, 1));
+                             seeded_tensor (OWB_TYPE_DOUBLE, 4, (int64_t[]){ 5, 3, 3, 3 }, 7, -1, 1));
+  owb_graph_add_initializer (m->graph, "m", seeded_tensor (OWB_TYPE_DOUBLE, 2, (int64_t[]){ 4, 6 }, 8, -1, 1));
   tu_node (m->graph, "Conv", "conv", "x,w", "c");
   tu_node (m->graph, "Sigmoid", "sig", "c", "s");
   tu_node (m->graph, "MatMul", "mm", "s,m", "p");
@@ -1466,8 +1425,8 @@ test_kernel_errors (void)
   GError *error = NULL;
   g_autoptr (OwbSession) s = tu_session (m, 1, &error);
   g_assert_no_error (error);
-  g_autoptr (OwbTensor) x = random_tensor (OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 3, 6, 6 }, 1, -1, 1);
-  g_autoptr (OwbTensor) z = random_tensor (OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 4, 6, 5 }, 2, -1, 1);
+  g_autoptr (OwbTensor) x = seeded_tensor (OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 3, 6, 6 }, 1, -1, 1);
+  g_autoptr (OwbTensor) z = seeded_tensor (OWB_TYPE_FLOAT, 4, (int64_t[]){ 1, 4, 6, 5 }, 2, -1, 1);
   OwbTensor *inputs[] = { x, z }, *y = NULL;
   const char *names[] = { "x", "z" };
   g_assert_false (owb_session_run (s, 2, names, inputs, 1, NULL, &y, NULL, NULL, &error));

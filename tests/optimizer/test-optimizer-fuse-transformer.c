@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "optimizer-test-util.h"
 
 #define WB OWB_DOMAIN
 
@@ -49,27 +50,7 @@ optimize (OwbModel *m, gboolean portable, const char *const *disabled)
   o.level = OWB_OPTIMIZE_EXTENDED;
   o.portable = portable;
   o.disabled_passes = disabled;
-  o.providers = owb_providers_new_from_list ("cpu", NULL);
-  OwbOptimizeReport *report = NULL;
-  GError *error = NULL;
-  gboolean ok = owb_model_optimize (m, &o, &report, &error);
-  g_assert_no_error (error);
-  g_assert_true (ok);
-  g_ptr_array_unref (o.providers);
-  return report;
-}
-
-static const OwbPassReport *
-pass_report (const OwbOptimizeReport *r, const char *name)
-{
-  for (guint i = 0; i < r->passes->len; i++)
-    {
-      const OwbPassReport *p = g_ptr_array_index (r->passes, i);
-      if (strcmp (p->pass, name) == 0)
-        return p;
-    }
-  g_assert_not_reached ();
-  return NULL;
+  return optimize_on_cpu (m, &o);
 }
 
 static guint
@@ -145,16 +126,9 @@ assert_created_from (const OwbPassReport *p, const char *op_type, const char *co
 static OwbSession *
 session_at (OwbModel *m, OwbOptimizeLevel level, const char *const *disabled)
 {
-  OwbSessionOptions opts;
-  owb_session_options_init (&opts);
-  opts.providers = owb_providers_new_from_list ("cpu", NULL);
-  opts.n_threads = 2;
-  opts.optimize = level;
-  opts.disabled_passes = disabled;
   GError *error = NULL;
-  OwbSession *s = owb_session_new (m, &opts, &error);
+  OwbSession *s = opt_session_new (m, level, 2, disabled, &error);
   g_assert_no_error (error);
-  g_ptr_array_unref (opts.providers);
   return s;
 }
 
@@ -329,7 +303,7 @@ test_layernorm_fuses (void)
   g_assert_cmpstr (ln->inputs[2], ==, "beta");
   g_assert_cmpstr (ln->outputs[0], ==, "y");
   g_assert_cmpint (owb_model_get_opset (m, WB), ==, 1);
-  const OwbPassReport *p = pass_report (r, "fuse_layernorm");
+  const OwbPassReport *p = get_pass_report (r, "fuse_layernorm");
   assert_created_from (p, "LayerNormalization",
                        (const char *const[]){ "rm1", "sub", "square", "rm2", "add_eps", "sqrt", "div", "mul_gamma",
                                               "add_beta", NULL });
@@ -393,7 +367,7 @@ test_layernorm_near_misses (void)
       g_autoptr (OwbOptimizeReport) r = optimize (m, cases[i].portable, only_layernorm);
       g_assert_cmpuint (m->graph->nodes->len, ==, before);
       g_assert_cmpuint (count_ops (m, "LayerNormalization", NULL), ==, 0);
-      assert_near_miss (pass_report (r, "fuse_layernorm"), cases[i].text);
+      assert_near_miss (get_pass_report (r, "fuse_layernorm"), cases[i].text);
     }
 }
 
@@ -412,7 +386,7 @@ test_skip_layernorm_fuses (void)
   g_assert_cmpint (n->n_outputs, ==, 1);
   g_assert_cmpstr (n->inputs[0], ==, "a");
   g_assert_cmpstr (n->inputs[1], ==, "c");
-  const OwbPassReport *p = pass_report (r, "fuse_skip_layernorm");
+  const OwbPassReport *p = get_pass_report (r, "fuse_skip_layernorm");
   g_assert_cmpuint (p->created->len, ==, 1);
   const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
   g_assert_cmpuint (c->from->len, ==, 2);
@@ -434,7 +408,7 @@ test_skip_layernorm_sum_and_bias (void)
   g_assert_cmpint (n->n_outputs, ==, 4);
   g_assert_cmpstr (n->outputs[3], ==, "x");
   g_assert_cmpstr (n->name, ==, "LayerNormalization"); /* the name of the LayerNormalization it replaced */
-  assert_created_from (pass_report (r, "fuse_skip_layernorm"), "SkipLayerNormalization",
+  assert_created_from (get_pass_report (r, "fuse_skip_layernorm"), "SkipLayerNormalization",
                        (const char *const[]){ "residual", "lin_add", "LayerNormalization", NULL });
 }
 
@@ -462,7 +436,7 @@ test_skip_layernorm_near_miss (void)
   g_autoptr (OwbOptimizeReport) r = optimize (m, TRUE, NULL);
   g_assert_cmpuint (count_ops (m, "LayerNormalization", ""), ==, 1);
   g_assert_cmpuint (count_ops (m, "Add", NULL), ==, 1);
-  assert_near_miss (pass_report (r, "fuse_skip_layernorm"), "not a standard ONNX op; kept as is (portable)");
+  assert_near_miss (get_pass_report (r, "fuse_skip_layernorm"), "not a standard ONNX op; kept as is (portable)");
 }
 
 /* ---- GELU ------------------------------------------------------------------------------------- */
@@ -560,7 +534,7 @@ test_gelu_fuses (void)
       g_assert_cmpstr (n->inputs[0], ==, "x0");
       g_assert_cmpstr (n->outputs[0], ==, "y");
       g_assert_cmpstr (owb_node_get_string (n, "approximate", NULL), ==, cases[i].approximate);
-      const OwbPassReport *p = pass_report (r, "fuse_gelu");
+      const OwbPassReport *p = get_pass_report (r, "fuse_gelu");
       g_assert_cmpuint (p->created->len, ==, 1);
       g_assert_cmpuint (((OwbOptimizeCreated *) g_ptr_array_index (p->created, 0))->from->len, ==, cases[i].n_from);
       g_assert_cmpuint (m->graph->initializers->len, ==, 0);
@@ -587,7 +561,7 @@ test_gelu_near_misses (void)
   g_autoptr (OwbModel) m = gelu_model (14, GELU_ERF_TORCH, FALSE, FALSE);
   g_autoptr (OwbOptimizeReport) r = optimize (m, TRUE, only_gelu);
   g_assert_cmpuint (count_ops (m, "Erf", NULL), ==, 1);
-  assert_near_miss (pass_report (r, "fuse_gelu"), "needs opset 20 for a standard Gelu (model has 14)");
+  assert_near_miss (get_pass_report (r, "fuse_gelu"), "needs opset 20 for a standard Gelu (model has 14)");
 
   /* The Erf output is read elsewhere: nothing fuses (the pattern needs it single-use). */
   g_autoptr (OwbModel) m2 = gelu_model (14, GELU_ERF_TORCH, FALSE, TRUE);
@@ -599,7 +573,7 @@ test_gelu_near_misses (void)
   tu_add_value (m3->graph->outputs, "t2", OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 6 }, NULL);
   g_autoptr (OwbOptimizeReport) r3 = optimize (m3, FALSE, only_gelu);
   g_assert_cmpuint (count_ops (m3, "Gelu", NULL), ==, 0);
-  assert_near_miss (pass_report (r3, "fuse_gelu"), "intermediate 't2' is also used elsewhere");
+  assert_near_miss (get_pass_report (r3, "fuse_gelu"), "intermediate 't2' is also used elsewhere");
 }
 
 /* ---- Bias GELU -------------------------------------------------------------------------------- */
@@ -619,7 +593,7 @@ test_bias_gelu_fuses (void)
       g_assert_cmpstr (n->inputs[0], ==, "x0");
       g_assert_cmpstr (n->inputs[1], ==, "bias");
       g_assert_cmpstr (owb_node_get_string (n, "approximate", NULL), ==, "none");
-      const OwbPassReport *p = pass_report (r, "fuse_bias_gelu");
+      const OwbPassReport *p = get_pass_report (r, "fuse_bias_gelu");
       g_assert_cmpuint (p->created->len, ==, 1);
       const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
       g_assert_cmpstr (g_ptr_array_index (c->from, 0), ==, "bias_add");
@@ -643,7 +617,7 @@ test_bias_gelu_near_miss (void)
   g_autoptr (OwbOptimizeReport) r = optimize (m, TRUE, NULL);
   g_assert_cmpuint (count_ops (m, "Gelu", ""), ==, 1);
   g_assert_cmpuint (count_ops (m, "Add", NULL), ==, 1);
-  assert_near_miss (pass_report (r, "fuse_bias_gelu"), "BiasGelu is not a standard ONNX op; kept as is (portable)");
+  assert_near_miss (get_pass_report (r, "fuse_bias_gelu"), "BiasGelu is not a standard ONNX op; kept as is (portable)");
 }
 
 /* ---- Attention -------------------------------------------------------------------------------- */
@@ -793,7 +767,7 @@ test_attention_fuses_3d (void)
   g_assert_cmpuint (count_ops (m, "Transpose", NULL), ==, 0);
   /* Nodes left: the mask's Reshape to [B, H, 1, S], the attention, the final Reshape. */
   g_assert_cmpuint (m->graph->nodes->len, ==, 3);
-  const OwbPassReport *p = pass_report (r, "fuse_attention");
+  const OwbPassReport *p = get_pass_report (r, "fuse_attention");
   assert_created_from (p, "MultiHeadAttention",
                        (const char *const[]){ "slice_q", "slice_k", "slice_v", "reshape_q", "reshape_k", "reshape_v",
                                               "transpose_q", "transpose_k", "transpose_v", "scale_q", "qk",
@@ -869,7 +843,7 @@ test_attention_near_misses (void)
       g_autoptr (OwbModel) m = mha3_model (&cases[i].o);
       g_autoptr (OwbOptimizeReport) r = optimize (m, cases[i].portable, NULL);
       g_assert_cmpuint (count_ops (m, "Softmax", NULL), ==, 1);
-      assert_near_miss (pass_report (r, "fuse_attention"), cases[i].text);
+      assert_near_miss (get_pass_report (r, "fuse_attention"), cases[i].text);
     }
 }
 

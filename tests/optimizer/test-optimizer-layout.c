@@ -15,22 +15,10 @@
 
 /* ---- model building ---- */
 
-static OwbTensor *
-random_tensor (OwbDataType dtype, int rank, const int64_t *dims, guint32 seed, double lo, double hi)
-{
-  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
-  GRand *r = g_rand_new_with_seed (seed);
-  for (int64_t i = 0; i < t->nelems; i++)
-    owb_tensor_set_double (t, i, g_rand_double_range (r, lo, hi));
-  g_rand_free (r);
-  return t;
-}
-
 static void
 add_weight (OwbModel *m, const char *name, int rank, const int64_t *dims)
 {
-  owb_graph_add_initializer (m->graph, name,
-                             random_tensor (OWB_TYPE_FLOAT, rank, dims, g_str_hash (name), -0.5, 0.5));
+  add_weight_range (m, name, rank, dims, -0.5, 0.5);
 }
 
 static void
@@ -272,7 +260,7 @@ add_bn (OwbModel *m, const char *name, const char *x, const char *y, int64_t c)
     {
       g_autofree char *p = g_strdup_printf ("%s_%s", name, params[i]);
       owb_graph_add_initializer (m->graph, p,
-                                 random_tensor (OWB_TYPE_FLOAT, 1, &c, g_str_hash (p), i == 3 ? 0.5 : -1, 1.5));
+                                 seeded_tensor (OWB_TYPE_FLOAT, 1, &c, g_str_hash (p), i == 3 ? 0.5 : -1, 1.5));
       g_string_append_printf (ins, ",%s", p);
     }
   tu_node (m->graph, "BatchNormalization", name, ins->str, y);
@@ -416,14 +404,7 @@ convnext_block (void)
 static OwbSession *
 session_at (OwbModel *m, OwbOptimizeLevel level, int threads, GError **error)
 {
-  OwbSessionOptions opts;
-  owb_session_options_init (&opts);
-  opts.providers = owb_providers_new_from_list ("cpu", NULL);
-  opts.n_threads = threads;
-  opts.optimize = level;
-  OwbSession *s = owb_session_new (m, &opts, error);
-  g_ptr_array_unref (opts.providers);
-  return s;
+  return opt_session_new (m, level, threads, NULL, error);
 }
 
 /* Runs m unoptimized and at the layout level on the same random inputs; every output must agree
@@ -445,7 +426,7 @@ check_layout (OwbModel *m, int threads)
       int64_t dims[OWB_MAX_RANK];
       for (int d = 0; d < info->type.rank; d++)
         dims[d] = info->type.dims[d].value;
-      inputs[i] = random_tensor (info->type.dtype, info->type.rank, dims, 100 + i, -2, 2);
+      inputs[i] = seeded_tensor (info->type.dtype, info->type.rank, dims, 100 + i, -2, 2);
       names[i] = info->name;
     }
   guint n_out = owb_session_get_n_outputs (plain);
@@ -473,26 +454,7 @@ optimize (OwbModel *m, OwbOptimizeLevel level, gboolean portable)
   owb_optimize_options_init (&options);
   options.level = level;
   options.portable = portable;
-  options.providers = owb_providers_new_from_list ("cpu", NULL);
-  OwbOptimizeReport *report = NULL;
-  GError *error = NULL;
-  gboolean ok = owb_model_optimize (m, &options, &report, &error);
-  g_assert_no_error (error);
-  g_assert_true (ok);
-  g_ptr_array_unref (options.providers);
-  return report;
-}
-
-static const OwbPassReport *
-pass_report (const OwbOptimizeReport *report, const char *pass)
-{
-  for (guint i = 0; i < report->passes->len; i++)
-    {
-      const OwbPassReport *p = g_ptr_array_index (report->passes, i);
-      if (strcmp (p->pass, pass) == 0)
-        return p;
-    }
-  return NULL;
+  return optimize_on_cpu (m, &options);
 }
 
 static gboolean
@@ -538,7 +500,7 @@ test_residual_chain_graph (void)
     }
   g_assert_cmpint (owb_model_get_opset (m, WB), ==, 1);
   /* provenance: every NhwcConv names the convolution it replaced */
-  const OwbPassReport *p = pass_report (report, "layout_nhwc");
+  const OwbPassReport *p = find_pass_report (report, "layout_nhwc");
   g_assert_nonnull (p);
   guint n_conv = 0;
   for (guint i = 0; i < p->created->len; i++)
@@ -675,7 +637,7 @@ test_pointwise_depthwise_fused (void)
     }
   g_autoptr (OwbModel) m = expand_block ();
   g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
-  const OwbPassReport *p = pass_report (report, "fuse_pointwise_depthwise");
+  const OwbPassReport *p = find_pass_report (report, "fuse_pointwise_depthwise");
   g_assert_nonnull (p);
   g_assert_true (has_near_miss (p, "output is read elsewhere too"));
   /* the fused node is the depthwise convolution's, under its name */
@@ -711,7 +673,7 @@ test_pointwise_depthwise_small_kept (void)
   g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
   g_assert_cmpuint (count_op (m->graph, "NhwcPointwiseDepthwise"), ==, 0);
   g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 3);
-  g_assert_true (has_near_miss (pass_report (report, "fuse_pointwise_depthwise"), "stays in cache"));
+  g_assert_true (has_near_miss (find_pass_report (report, "fuse_pointwise_depthwise"), "stays in cache"));
 }
 
 static void
@@ -787,7 +749,7 @@ test_dense_block_outputs (void)
   g_assert_cmpuint (count_op (g, "NhwcAveragePool"), ==, 1);
   g_assert_cmpuint (count_op (g, "Transpose"), ==, 2);
   const OwbOptimizeReport *r = owb_session_get_optimize_report (s);
-  g_assert_cmpuint (pass_report (r, "batchnorm_to_conv")->created->len, ==, 3);
+  g_assert_cmpuint (find_pass_report (r, "batchnorm_to_conv")->created->len, ==, 3);
   int64_t want_y[4] = { 1, 24, 8, 8 };
   assert_output_dims (s, 0, want_y);
   owb_session_free (s);
@@ -796,7 +758,7 @@ test_dense_block_outputs (void)
   g_autoptr (OwbModel) m2 = dense_block ();
   g_autoptr (OwbOptimizeReport) report = optimize (m2, OWB_OPTIMIZE_EXTENDED, FALSE);
   g_assert_cmpuint (count_op (m2->graph, "BatchNormalization"), ==, 3);
-  g_assert_null (pass_report (report, "batchnorm_to_conv"));
+  g_assert_null (find_pass_report (report, "batchnorm_to_conv"));
 }
 
 /* Slice, Split and the channel shuffle run on the NHWC values (the shuffle as a Transpose of the
@@ -853,7 +815,7 @@ test_portable_keeps_nchw (void)
   g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, TRUE);
   g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 0);
   g_assert_cmpuint (count_op (m->graph, "Transpose"), ==, 0);
-  g_assert_true (has_near_miss (pass_report (report, "layout_nhwc"), "needs ai.onnx.workbench"));
+  g_assert_true (has_near_miss (find_pass_report (report, "layout_nhwc"), "needs ai.onnx.workbench"));
 }
 
 /* A device provider that takes Conv and FusedConv (and nothing else), in front of the CPU, as CUDA does with a
@@ -903,7 +865,7 @@ test_device_provider_keeps_nchw (void)
         {
           g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 0);
           g_assert_cmpuint (count_op (m->graph, "Transpose"), ==, 0);
-          g_assert_true (has_near_miss (pass_report (report, "layout_nhwc"), "runs on convdev"));
+          g_assert_true (has_near_miss (find_pass_report (report, "layout_nhwc"), "runs on convdev"));
         }
       else
         g_assert_cmpuint (count_op (m->graph, "NhwcConv"), >, 0);
@@ -917,7 +879,7 @@ test_extended_leaves_layout_alone (void)
   g_autoptr (OwbModel) m = residual_chain ();
   g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_EXTENDED, FALSE);
   g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 0);
-  g_assert_null (pass_report (report, "layout_nhwc"));
+  g_assert_null (find_pass_report (report, "layout_nhwc"));
 }
 
 static void
@@ -936,13 +898,13 @@ test_near_misses (void)
   tu_node (m->graph, "Conv", "conv_dynamic", "x2,w2", "y2");
   /* double */
   add_input (m, "x3", OWB_TYPE_DOUBLE, 4, x2);
-  owb_graph_add_initializer (m->graph, "w3", random_tensor (OWB_TYPE_DOUBLE, 4, w2, 3, -1, 1));
+  owb_graph_add_initializer (m->graph, "w3", seeded_tensor (OWB_TYPE_DOUBLE, 4, w2, 3, -1, 1));
   tu_node (m->graph, "Conv", "conv_double", "x3,w3", "y3");
   add_output (m, "y1");
   add_output (m, "y2");
   add_output (m, "y3");
   g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
-  const OwbPassReport *p = pass_report (report, "layout_nhwc");
+  const OwbPassReport *p = find_pass_report (report, "layout_nhwc");
   g_assert_true (has_near_miss (p, "is a 1-D convolution; NhwcConv is 2-D only"));
   g_assert_true (has_near_miss (p, "weight W is not a constant"));
   g_assert_true (has_near_miss (p, "runs on float64; NhwcConv is float only"));
@@ -961,7 +923,7 @@ test_not_worth_it (void)
   add_conv (m, "conv", "x", "y", 16, 16, 1, 1, 0, 1, 1);
   add_output (m, "y");
   g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
-  g_assert_true (has_near_miss (pass_report (report, "layout_nhwc"), "not worth it"));
+  g_assert_true (has_near_miss (find_pass_report (report, "layout_nhwc"), "not worth it"));
   g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 0);
   g_assert_cmpuint (count_op (m->graph, "Transpose"), ==, 0);
   owb_model_unref (m);
@@ -979,7 +941,7 @@ test_worth_it_near_break_even (void)
   add_conv (m, "conv", "x", "y", 96, 96, 3, 1, 1, 1, 1);
   add_output (m, "y");
   g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
-  g_assert_false (has_near_miss (pass_report (report, "layout_nhwc"), "not worth it"));
+  g_assert_false (has_near_miss (find_pass_report (report, "layout_nhwc"), "not worth it"));
   g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 1);
   owb_model_unref (m);
 }
@@ -1005,7 +967,7 @@ test_grouped_by_group_size (void)
       g_assert_cmpuint (count_op (g, "Transpose"), ==, cases[i].nhwc ? 2 : 0);
       owb_session_free (s);
       g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
-      g_assert_true (has_near_miss (pass_report (report, "layout_nhwc"), "not worth it") == !cases[i].nhwc);
+      g_assert_true (has_near_miss (find_pass_report (report, "layout_nhwc"), "not worth it") == !cases[i].nhwc);
     }
 }
 
@@ -1095,7 +1057,7 @@ test_unet_step_graph (void)
 {
   g_autoptr (OwbModel) m = unet_step (TRUE, FALSE);
   g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
-  const OwbPassReport *p = pass_report (report, "layout_nhwc");
+  const OwbPassReport *p = find_pass_report (report, "layout_nhwc");
   g_assert_nonnull (p);
   g_assert_cmpuint (count_op (m->graph, "NhwcConvTranspose"), ==, 1);
   g_assert_cmpuint (count_op (m->graph, "Transpose"), ==, 1);
@@ -1134,7 +1096,7 @@ test_unet_step_resize_near_miss (void)
       g_autoptr (OwbModel) m = unet_step (use_sizes, TRUE);
       g_autoptr (OwbModel) opt = owb_model_dup (m);
       g_autoptr (OwbOptimizeReport) report = optimize (opt, OWB_OPTIMIZE_LAYOUT, FALSE);
-      const OwbPassReport *p = pass_report (report, "layout_nhwc");
+      const OwbPassReport *p = find_pass_report (report, "layout_nhwc");
       g_assert_true (has_near_miss (p, use_sizes ? "it resizes axis 1" : "it scales axis 1"));
       g_assert_true (has_near_miss (p, "Resize kept in NCHW"));
       g_assert_cmpuint (count_op (opt->graph, "NhwcConvTranspose"), ==, 1);
@@ -1160,7 +1122,7 @@ test_conv_transpose_near_misses (void)
   add_output (m, "y1");
   add_output (m, "y2");
   g_autoptr (OwbOptimizeReport) report = optimize (m, OWB_OPTIMIZE_LAYOUT, FALSE);
-  const OwbPassReport *p = pass_report (report, "layout_nhwc");
+  const OwbPassReport *p = find_pass_report (report, "layout_nhwc");
   g_assert_true (has_near_miss (p, "weight W is not a constant"));
   g_assert_true (has_near_miss (p, "is a 1-D convolution; NhwcConvTranspose is 2-D only"));
   g_assert_cmpuint (count_op (m->graph, "NhwcConvTranspose"), ==, 0);
@@ -1178,7 +1140,7 @@ test_unet_step_portable (void)
   g_assert_cmpuint (count_op (m->graph, "NhwcConv"), ==, 0);
   g_assert_cmpuint (count_op (m->graph, "ConvTranspose"), ==, 1);
   g_assert_cmpuint (count_op (m->graph, "Transpose"), ==, 0);
-  g_assert_true (has_near_miss (pass_report (report, "layout_nhwc"), "needs ai.onnx.workbench"));
+  g_assert_true (has_near_miss (find_pass_report (report, "layout_nhwc"), "needs ai.onnx.workbench"));
 }
 
 /* The optimized model saves with our domain and reloads into the same outputs. */
@@ -1197,7 +1159,7 @@ test_save_and_reload (void)
   g_assert_no_error (error);
   g_assert_cmpuint (count_op (back->graph, "NhwcConv"), ==, 3);
   int64_t xd[4] = { 1, 4, 32, 32 };
-  g_autoptr (OwbTensor) x = random_tensor (OWB_TYPE_FLOAT, 4, xd, 5, -1, 1);
+  g_autoptr (OwbTensor) x = seeded_tensor (OWB_TYPE_FLOAT, 4, xd, 5, -1, 1);
   const char *names[1] = { "x" };
   OwbTensor *want = NULL, *got = NULL;
   OwbSession *a = session_at (m, OWB_OPTIMIZE_DISABLED, 1, &error);

@@ -42,6 +42,53 @@ scalar (OwbDataType dtype, double v)
   return t;
 }
 
+/* A model of float input x (rank, dims) and output y, typed by inference: what the builders below
+ * put their quantized nodes between. */
+static OwbModel *
+qdq_model_new (int opset, int rank, const int64_t *dims)
+{
+  OwbModel *m = tu_model_new (opset);
+  tu_add_value (m->graph->inputs, "x", OWB_TYPE_FLOAT, rank, dims, NULL);
+  tu_add_untyped_output (m->graph->outputs, "y");
+  return m;
+}
+
+/* Runs plain and opt once on the same feeds: their n_out (at most 2) outputs must be equal to the
+ * bit. */
+static void
+assert_runs_equal (OwbSession *plain, OwbSession *opt, guint n_in, const char *const *names, OwbTensor *const *feeds,
+                   guint n_out)
+{
+  OwbTensor *ya[2] = { NULL, NULL }, *yb[2] = { NULL, NULL };
+  GError *error = NULL;
+  g_assert_cmpuint (n_out, <=, 2);
+  g_assert_true (owb_session_run (plain, n_in, names, feeds, n_out, NULL, ya, NULL, NULL, &error));
+  g_assert_true (owb_session_run (opt, n_in, names, feeds, n_out, NULL, yb, NULL, NULL, &error));
+  g_assert_no_error (error);
+  for (guint o = 0; o < n_out; o++)
+    {
+      g_assert_cmpint (ya[o]->nelems, ==, yb[o]->nelems);
+      g_assert_cmpint (memcmp (ya[o]->data, yb[o]->data, ya[o]->nbytes), ==, 0);
+      owb_tensor_unref (ya[o]), owb_tensor_unref (yb[o]);
+    }
+}
+
+/* How many elements of the float tensors a and b differ, each by at most `bound` (a quantization
+ * step, give or take rounding). */
+static int64_t
+count_step_differences (const OwbTensor *a, const OwbTensor *b, double bound)
+{
+  g_assert_true (owb_tensor_same_shape (a, b));
+  int64_t differ = 0;
+  for (int64_t i = 0; i < a->nelems; i++)
+    {
+      double d = fabs (((const float *) a->data)[i] - ((const float *) b->data)[i]);
+      g_assert_cmpfloat (d, <=, bound);
+      differ += d > 0;
+    }
+  return differ;
+}
+
 typedef struct {
   gboolean act_signed, weight_unsigned, per_column, weight_zero_points, shared_dq, dynamic_weight, out_signed;
 } Variant;
@@ -81,13 +128,11 @@ build (const Variant *v, int64_t M, int64_t K, int64_t N, GRand *r)
     owb_node_add_attribute (dqw, "axis", OWB_ATTR_INT)->i = 1;
   tu_node (g, "MatMul", "mm", "x_dq,w_dq", "mm_out");
   tu_node (g, "QuantizeLinear", "quant_y", "mm_out,y_scale,y_zp", "y");
-  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (g->outputs, "y");
   if (v->shared_dq)
     {
       tu_node (g, "Relu", "relu", "x_dq", "x_relu");
-      tu_add_value (g->outputs, "x_relu", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+      tu_add_untyped_output (g->outputs, "x_relu");
     }
   if (v->dynamic_weight)
     owb_tensor_unref (w);
@@ -97,28 +142,10 @@ build (const Variant *v, int64_t M, int64_t K, int64_t N, GRand *r)
 static OwbSession *
 session_at (OwbModel *m, OwbOptimizeLevel level, int threads)
 {
-  OwbSessionOptions opts;
-  owb_session_options_init (&opts);
-  opts.providers = owb_providers_new_from_list ("cpu", NULL);
-  opts.n_threads = threads;
-  opts.optimize = level;
   GError *error = NULL;
-  OwbSession *s = owb_session_new (m, &opts, &error);
+  OwbSession *s = opt_session_new (m, level, threads, NULL, &error);
   g_assert_no_error (error);
-  g_ptr_array_unref (opts.providers);
   return s;
-}
-
-static const OwbPassReport *
-pass_report (const OwbOptimizeReport *report)
-{
-  for (guint i = 0; i < report->passes->len; i++)
-    {
-      const OwbPassReport *p = g_ptr_array_index (report->passes, i);
-      if (strcmp (p->pass, "fuse_qdq_matmul") == 0)
-        return p;
-    }
-  g_assert_not_reached ();
 }
 
 /* Runs both sessions on the same inputs; the 8-bit outputs differ by at most 1, in few places;
@@ -181,7 +208,7 @@ test_fuse_qdq_matmul (void)
       g_assert_cmpuint (count_op (g, "MatMul"), ==, 0);
       /* the weight's DequantizeLinear is gone; the activation's stays where something else reads it */
       g_assert_cmpuint (count_op (g, "DequantizeLinear"), ==, v->shared_dq ? 1 : 0);
-      const OwbPassReport *p = pass_report (owb_session_get_optimize_report (opt));
+      const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_qdq_matmul");
       g_assert_cmpuint (p->created->len, ==, 1);
       const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
       g_assert_cmpstr (c->op_type, ==, "QLinearMatMul");
@@ -211,7 +238,7 @@ test_fuse_qdq_matmul_near_misses (void)
   OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
   OwbSession *opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
   g_assert_cmpuint (count_op (owb_session_get_graph (opt), "QLinearMatMul"), ==, 0);
-  const OwbPassReport *p = pass_report (owb_session_get_optimize_report (opt));
+  const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_qdq_matmul");
   g_assert_cmpuint (p->near_misses->len, ==, 1);
   g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "not a constant matrix"));
   OwbTensor *w = int8_tensor (OWB_TYPE_INT8, 2, (int64_t[]) { K, N }, r);
@@ -225,11 +252,10 @@ test_fuse_qdq_matmul_near_misses (void)
   /* the MatMul's output also a graph output */
   v.dynamic_weight = FALSE;
   m = build (&v, M, K, N, r);
-  tu_add_value (m->graph->outputs, "mm_out", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 1))->has_type = FALSE;
+  tu_add_untyped_output (m->graph->outputs, "mm_out");
   opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
   g_assert_cmpuint (count_op (owb_session_get_graph (opt), "QLinearMatMul"), ==, 0);
-  p = pass_report (owb_session_get_optimize_report (opt));
+  p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_qdq_matmul");
   g_assert_cmpuint (p->near_misses->len, ==, 1);
   g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "not read by one QuantizeLinear"));
   owb_session_free (opt);
@@ -308,13 +334,7 @@ test_fold_dequantized_weights (void)
   OwbTensor *ya = NULL, *yb = NULL;
   g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
   g_assert_true (owb_session_run (layout, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
-  int64_t differ = 0;
-  for (int64_t i = 0; i < ya->nelems; i++)
-    {
-      double d = fabs (((float *) ya->data)[i] - ((float *) yb->data)[i]);
-      g_assert_cmpfloat (d, <=, 0.05 + 1e-6); /* one output step at most */
-      differ += d > 0;
-    }
+  int64_t differ = count_step_differences (ya, yb, 0.05 + 1e-6); /* one output step at most */
   g_test_message ("%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " outputs one step apart", differ, ya->nelems);
   g_assert_cmpint (differ, <=, ya->nelems / 100);
   owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
@@ -342,8 +362,7 @@ build_conv (const ConvVariant *v, int64_t C, int64_t M, GRand *r)
   OwbGraph *g = m->graph;
   int64_t H = 10, W = 9, Cg = C / v->group;
   tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, (int64_t[]) { 1, C, H, W }, NULL);
-  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (g->outputs, "y");
   OwbDataType at = v->act_signed ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
   float xs = 4.0f / 255;
   owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, xs));
@@ -423,18 +442,6 @@ build_conv (const ConvVariant *v, int64_t C, int64_t M, GRand *r)
   return m;
 }
 
-static const OwbPassReport *
-named_report (const OwbOptimizeReport *report, const char *name)
-{
-  for (guint i = 0; i < report->passes->len; i++)
-    {
-      const OwbPassReport *p = g_ptr_array_index (report->passes, i);
-      if (strcmp (p->pass, name) == 0)
-        return p;
-    }
-  g_assert_not_reached ();
-}
-
 /* Outputs of `opt` against `plain` (both float, one output step apart at most, and rarely);
  * returns how many differ. */
 static int64_t
@@ -448,14 +455,7 @@ compare_conv (OwbSession *plain, OwbSession *opt, int64_t C, double step, GRand 
   g_assert_no_error (error);
   g_assert_true (owb_session_run (opt, 1, names, &x, 1, NULL, &yb, NULL, NULL, &error));
   g_assert_no_error (error);
-  g_assert_cmpint (ya->nelems, ==, yb->nelems);
-  int64_t differ = 0;
-  for (int64_t i = 0; i < ya->nelems; i++)
-    {
-      double d = fabs (((float *) ya->data)[i] - ((float *) yb->data)[i]);
-      g_assert_cmpfloat (d, <=, step * 1.0001);
-      differ += d > 0;
-    }
+  int64_t differ = count_step_differences (ya, yb, step * 1.0001);
   g_assert_cmpint (differ, <=, MAX (2, ya->nelems / 100));
   owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
   return differ;
@@ -489,7 +489,7 @@ test_fuse_qdq_conv (void)
       /* only the input's QuantizeLinear and the output's DequantizeLinear stay */
       g_assert_cmpuint (count_op (g, "DequantizeLinear"), ==, 1);
       g_assert_cmpuint (count_op (g, "QuantizeLinear"), ==, 1);
-      const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
+      const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
       g_assert_cmpuint (p->created->len, ==, 1);
       const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
       g_assert_cmpstr (c->op_type, ==, "QLinearConv");
@@ -526,7 +526,7 @@ test_fuse_qdq_conv_near_misses (void)
   OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
   OwbSession *ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
   g_assert_cmpuint (count_op (owb_session_get_graph (ext), "QLinearConv"), ==, 0);
-  const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
+  const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
   g_assert_cmpuint (p->near_misses->len, ==, 1);
   g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "clamps tighter"));
   compare_conv (plain, ext, 8, 0.05, r);
@@ -556,7 +556,7 @@ test_fuse_qdq_conv_near_misses (void)
   g_assert_true (owb_model_validate (m, NULL));
   ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
   g_assert_cmpuint (count_op (owb_session_get_graph (ext), "QLinearConv"), ==, 0);
-  p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
+  p = get_pass_report (owb_session_get_optimize_report (ext), "fuse_qdq_conv");
   g_assert_cmpuint (p->near_misses->len, ==, 1);
   g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "axis other than its output channels"));
   owb_session_free (ext);
@@ -571,11 +571,8 @@ test_fuse_qdq_conv_near_misses (void)
 static OwbModel *
 build_lookup (const char *op, OwbDataType qt, gboolean shared)
 {
-  OwbModel *m = tu_model_new (14); /* HardSwish */
+  OwbModel *m = qdq_model_new (14, 4, (int64_t[]) { 2, 3, 17, 19 }); /* HardSwish */
   OwbGraph *g = m->graph;
-  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, (int64_t[]) { 2, 3, 17, 19 }, NULL);
-  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
   gboolean s8 = qt == OWB_TYPE_INT8;
   owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 8.0 / 255));
   owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -5 : 127));
@@ -588,8 +585,7 @@ build_lookup (const char *op, OwbDataType qt, gboolean shared)
   tu_node (g, "DequantizeLinear", "dqy", "yq,ys,yz", "y");
   if (shared)
     {
-      tu_add_value (g->outputs, "f", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+      tu_add_untyped_output (g->outputs, "f");
     }
   g_assert_true (owb_model_validate (m, NULL));
   return m;
@@ -612,18 +608,14 @@ test_fuse_qdq_lookup (void)
         g_assert_cmpuint (count_op (g, "QLinearLookup"), ==, 1);
         g_assert_cmpuint (count_op (g, ops[oi]), ==, 0);
         g_assert_cmpuint (count_op (g, "DequantizeLinear"), ==, 1);
-        const OwbPassReport *p = named_report (owb_session_get_optimize_report (all), "fuse_qdq_lookup");
+        const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (all), "fuse_qdq_lookup");
         g_assert_cmpuint (p->created->len, ==, 1);
         const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
         g_assert_cmpuint (c->from->len, ==, 3);
         OwbTensor *x = float_tensor (4, (int64_t[]) { 2, 3, 17, 19 }, r, -5, 5);
         const char *names[] = { "x" };
-        OwbTensor *ya = NULL, *yb = NULL;
-        g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
-        g_assert_true (owb_session_run (all, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
-        g_assert_cmpint (ya->nelems, ==, yb->nelems);
-        g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
-        owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
+        assert_runs_equal (plain, all, 1, names, &x, 1);
+        owb_tensor_unref (x);
         owb_session_free (plain), owb_session_free (all);
         owb_model_unref (m);
       }
@@ -631,12 +623,58 @@ test_fuse_qdq_lookup (void)
   OwbModel *m = build_lookup ("Sigmoid", OWB_TYPE_UINT8, TRUE);
   OwbSession *ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
   g_assert_cmpuint (count_op (owb_session_get_graph (ext), "QLinearLookup"), ==, 0);
-  const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
+  const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
   g_assert_cmpuint (p->near_misses->len, ==, 1);
   g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "read elsewhere"));
   owb_session_free (ext);
   owb_model_unref (m);
   g_rand_free (r);
+}
+
+/* An op between two Q/DQ pairs, x [xd] -> Q -> DQ -> "xd" and "f" -> Q -> DQ -> y, both 8-bit at
+ * one zero point (-4 s8, 121 u8) and scale 7/255 or, with other_scale, y's at 5/255: add the op
+ * from "xd" to "f" between byte_island_begin and byte_island_end. */
+static OwbModel *
+byte_island_begin (const int64_t *xd, gboolean s8, gboolean other_scale)
+{
+  OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
+  OwbModel *m = qdq_model_new (13, 4, xd);
+  OwbGraph *g = m->graph;
+  owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 7.0 / 255));
+  owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -4 : 121));
+  owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, other_scale ? 5.0 / 255 : 7.0 / 255));
+  tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
+  tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
+  return m;
+}
+
+static void
+byte_island_end (OwbModel *m)
+{
+  tu_node (m->graph, "QuantizeLinear", "qy", "f,ys,xz", "yq");
+  tu_node (m->graph, "DequantizeLinear", "dqy", "yq,ys,xz", "y");
+  g_assert_true (owb_model_validate (m, NULL));
+}
+
+/* At one scale the optimized island runs the op (op or, where not NULL, nhwc_op) on the bytes,
+ * keeping only x's Q and y's DQ; at another the pair stays. Outputs equal the unoptimized model's
+ * to the bit either way. Takes m. */
+static void
+check_byte_island (OwbModel *m, const char *op, const char *nhwc_op, const int64_t *xd, gboolean other_scale,
+                   GRand *r)
+{
+  OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
+  OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 2);
+  const OwbGraph *og = owb_session_get_graph (all);
+  g_assert_cmpuint (count_op (og, op) + (nhwc_op ? count_op (og, nhwc_op) : 0), ==, 1);
+  g_assert_cmpuint (count_op (og, "DequantizeLinear"), ==, other_scale ? 2 : 1);
+  g_assert_cmpuint (count_op (og, "QuantizeLinear"), ==, other_scale ? 2 : 1);
+  OwbTensor *x = float_tensor (4, xd, r, -3, 3);
+  const char *names[] = { "x" };
+  assert_runs_equal (plain, all, 1, names, &x, 1);
+  owb_tensor_unref (x);
+  owb_session_free (plain), owb_session_free (all);
+  owb_model_unref (m);
 }
 
 /* DequantizeLinear -> Flatten (Reshape, Transpose) -> QuantizeLinear at one scale, as a quantizer
@@ -651,53 +689,20 @@ test_fuse_qdq_moves_bytes (void)
     for (int k = 0; k < 3; k++)
       {
         gboolean s8 = k == 1, other_scale = k == 2;
-        OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
         int64_t xd[4] = { 2, 5, 4, 3 };
-        OwbModel *m = tu_model_new (13);
+        OwbModel *m = byte_island_begin (xd, s8, other_scale);
         OwbGraph *g = m->graph;
-        tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
-        tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-        ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
-        owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 7.0 / 255));
-        owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -4 : 121));
-        owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, other_scale ? 5.0 / 255 : 7.0 / 255));
-        tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
-        tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
         if (oi == 0)
-          owb_node_add_attribute (tu_node (g, "Flatten", "op", "xd", "f"), "axis", OWB_ATTR_INT)->i = 1;
+          tu_set_int (tu_node (g, "Flatten", "op", "xd", "f"), "axis", 1);
         else if (oi == 1)
           {
-            OwbTensor *shape = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, NULL);
-            ((int64_t *) shape->data)[0] = 10;
-            ((int64_t *) shape->data)[1] = -1;
-            owb_graph_add_initializer (g, "shape", shape);
+            owb_graph_add_initializer (g, "shape", tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 2 }, (int64_t[]) { 10, -1 }));
             tu_node (g, "Reshape", "op", "xd,shape", "f");
           }
         else
-          {
-            OwbAttribute *a = owb_node_add_attribute (tu_node (g, "Transpose", "op", "xd", "f"), "perm", OWB_ATTR_INTS);
-            a->n = 4;
-            a->ints = g_memdup2 ((int64_t[]) { 0, 2, 3, 1 }, 4 * sizeof (int64_t));
-          }
-        tu_node (g, "QuantizeLinear", "qy", "f,ys,xz", "yq");
-        tu_node (g, "DequantizeLinear", "dqy", "yq,ys,xz", "y");
-        g_assert_true (owb_model_validate (m, NULL));
-        OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
-        OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 2);
-        const OwbGraph *og = owb_session_get_graph (all);
-        g_assert_cmpuint (count_op (og, ops[oi]), ==, 1);
-        g_assert_cmpuint (count_op (og, "DequantizeLinear"), ==, other_scale ? 2 : 1);
-        g_assert_cmpuint (count_op (og, "QuantizeLinear"), ==, other_scale ? 2 : 1);
-        OwbTensor *x = float_tensor (4, xd, r, -3, 3);
-        const char *names[] = { "x" };
-        OwbTensor *ya = NULL, *yb = NULL;
-        g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
-        g_assert_true (owb_session_run (all, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
-        g_assert_cmpint (ya->nelems, ==, yb->nelems);
-        g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
-        owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
-        owb_session_free (plain), owb_session_free (all);
-        owb_model_unref (m);
+          tu_set_ints (tu_node (g, "Transpose", "op", "xd", "f"), "perm", 4, (int64_t[]) { 0, 2, 3, 1 });
+        byte_island_end (m);
+        check_byte_island (m, ops[oi], NULL, xd, other_scale, r);
       }
   g_rand_free (r);
 }
@@ -723,8 +728,7 @@ build_conv_lookup (const LookupConvVariant *v, int64_t M, GRand *r)
   int64_t C = 24, Cg = C / v->group;
   OwbDataType qt = v->s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
   tu_add_value (g->inputs, "x", qt, 4, (int64_t[]) { 1, 10, 9, C }, NULL);
-  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (g->outputs, "y");
   owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 0.02));
   owb_graph_add_initializer (g, "xz", scalar (qt, v->s8 ? -3 : 120));
   owb_graph_add_initializer (g, "w", int8_tensor (OWB_TYPE_INT8, 4, (int64_t[]) { M, Cg, 3, 3 }, r));
@@ -752,8 +756,7 @@ build_conv_lookup (const LookupConvVariant *v, int64_t M, GRand *r)
   owb_node_add_attribute (conv, "group", OWB_ATTR_INT)->i = v->group;
   if (v->shared)
     {
-      tu_add_value (g->outputs, "c", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+      tu_add_untyped_output (g->outputs, "c");
     }
   g_assert_true (owb_model_validate (m, NULL));
   return m;
@@ -790,21 +793,15 @@ test_fuse_qconv_lookup (void)
           g_assert_cmpstr (n->inputs[8], ==, v->bias ? "b" : "");
           g_assert_cmpstr (n->inputs[9], ==, "table");
         }
-      const OwbPassReport *p = named_report (owb_session_get_optimize_report (all), "fuse_qconv_lookup");
+      const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (all), "fuse_qconv_lookup");
       g_assert_cmpuint (p->created->len, ==, 1);
       g_assert_cmpuint (((const OwbOptimizeCreated *) g_ptr_array_index (p->created, 0))->from->len, ==, 2);
       for (int rep = 0; rep < 2; rep++)
         {
           OwbTensor *x = int8_tensor (v->s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8, 4, (int64_t[]) { 1, 10, 9, 24 }, r);
           const char *names[] = { "x" };
-          OwbTensor *ya = NULL, *yb = NULL;
-          GError *error = NULL;
-          g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, &error));
-          g_assert_true (owb_session_run (all, 1, names, &x, 1, NULL, &yb, NULL, NULL, &error));
-          g_assert_no_error (error);
-          g_assert_cmpint (ya->nelems, ==, yb->nelems);
-          g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
-          owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
+          assert_runs_equal (plain, all, 1, names, &x, 1);
+          owb_tensor_unref (x);
         }
       owb_session_free (plain), owb_session_free (all);
       owb_model_unref (m);
@@ -816,7 +813,7 @@ test_fuse_qconv_lookup (void)
       OwbModel *m = build_conv_lookup (&misses[mi], 40, r);
       OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 1);
       g_assert_cmpuint (count_op (owb_session_get_graph (all), "QLinearLookup"), ==, 1);
-      const OwbPassReport *p = named_report (owb_session_get_optimize_report (all), "fuse_qconv_lookup");
+      const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (all), "fuse_qconv_lookup");
       g_assert_cmpuint (p->created->len, ==, 0);
       g_assert_cmpuint (p->near_misses->len, ==, 1);
       g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), why[mi]));
@@ -846,8 +843,7 @@ test_fuse_qdq_binary (void)
           OwbGraph *g = m->graph;
           tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
           tu_add_value (g->inputs, "z", OWB_TYPE_FLOAT, 4, zd, NULL);
-          tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-          ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+          tu_add_untyped_output (g->outputs, "y");
           owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 6.0 / 255));
           owb_graph_add_initializer (g, "xz", scalar (qt, s8 == 1 ? 3 : 120));
           owb_graph_add_initializer (g, "zs", scalar (OWB_TYPE_FLOAT, 2.5 / 255));
@@ -868,18 +864,14 @@ test_fuse_qdq_binary (void)
           g_assert_cmpuint (count_op (og, table ? "QLinearBinaryLookup" : "QLinearBinary"), ==, 1);
           g_assert_cmpuint (count_op (og, ops[oi]), ==, 0);
           g_assert_cmpuint (count_op (og, "DequantizeLinear"), ==, 1);
-          const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
+          const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
           g_assert_cmpuint (p->created->len, ==, 1);
           g_assert_cmpuint (((const OwbOptimizeCreated *) g_ptr_array_index (p->created, 0))->from->len, ==, 4);
           OwbTensor *x = float_tensor (4, xd, r, -3, 3), *z = float_tensor (4, zd, r, -1.5, 1.5);
           const char *names[] = { "x", "z" };
           OwbTensor *feeds[2] = { x, z };
-          OwbTensor *ya = NULL, *yb = NULL;
-          g_assert_true (owb_session_run (plain, 2, names, feeds, 1, NULL, &ya, NULL, NULL, NULL));
-          g_assert_true (owb_session_run (ext, 2, names, feeds, 1, NULL, &yb, NULL, NULL, NULL));
-          g_assert_cmpint (ya->nelems, ==, yb->nelems);
-          g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
-          owb_tensor_unref (x), owb_tensor_unref (z), owb_tensor_unref (ya), owb_tensor_unref (yb);
+          assert_runs_equal (plain, ext, 2, names, feeds, 1);
+          owb_tensor_unref (x), owb_tensor_unref (z);
           owb_session_free (plain), owb_session_free (ext);
           owb_model_unref (m);
         }
@@ -900,11 +892,8 @@ test_fuse_qdq_lookup_pair (void)
       gboolean swap = k & 1, s8 = (k >> 1) & 1, nozp = (k >> 2) & 1, shared = k == 6;
       OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
       int64_t xd[4] = { 2, 5, 9, 7 };
-      OwbModel *m = tu_model_new (13);
+      OwbModel *m = qdq_model_new (13, 4, xd);
       OwbGraph *g = m->graph;
-      tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
-      tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
       owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 10.0 / 255));
       owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? 3 : 131));
       owb_graph_add_initializer (g, "ss", scalar (OWB_TYPE_FLOAT, 1.0 / 255));
@@ -926,14 +915,13 @@ test_fuse_qdq_lookup_pair (void)
       if (shared)
         {
           tu_node (g, "Identity", "keep", "sq", "s_out");
-          tu_add_value (g->outputs, "s_out", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-          ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+          tu_add_untyped_output (g->outputs, "s_out");
         }
       g_assert_true (owb_model_validate (m, NULL));
       OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
       OwbSession *ext = session_at (m, OWB_OPTIMIZE_EXTENDED, 2);
       const OwbGraph *og = owb_session_get_graph (ext);
-      const OwbPassReport *p = named_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
+      const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (ext), "fuse_qdq_lookup");
       if (shared)
         {
           g_assert_cmpuint (count_op (og, "QLinearLookup"), ==, 1);
@@ -950,16 +938,7 @@ test_fuse_qdq_lookup_pair (void)
         }
       OwbTensor *x = float_tensor (4, xd, r, -6, 6);
       const char *names[] = { "x" };
-      OwbTensor *ya[2] = { NULL, NULL }, *yb[2] = { NULL, NULL };
-      int nout = shared ? 2 : 1;
-      g_assert_true (owb_session_run (plain, 1, names, &x, nout, NULL, ya, NULL, NULL, NULL));
-      g_assert_true (owb_session_run (ext, 1, names, &x, nout, NULL, yb, NULL, NULL, NULL));
-      for (int o = 0; o < nout; o++)
-        {
-          g_assert_cmpint (ya[o]->nelems, ==, yb[o]->nelems);
-          g_assert_cmpint (memcmp (ya[o]->data, yb[o]->data, ya[o]->nbytes), ==, 0);
-          owb_tensor_unref (ya[o]), owb_tensor_unref (yb[o]);
-        }
+      assert_runs_equal (plain, ext, 1, names, &x, shared ? 2 : 1);
       owb_tensor_unref (x);
       owb_session_free (plain), owb_session_free (ext);
       owb_model_unref (m);
@@ -977,46 +956,14 @@ test_fuse_qdq_maxpool (void)
   for (int k = 0; k < 3; k++)
     {
       gboolean s8 = k == 1, other_scale = k == 2;
-      OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
       int64_t xd[4] = { 1, 5, 13, 11 };
-      OwbModel *m = tu_model_new (13);
-      OwbGraph *g = m->graph;
-      tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
-      tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
-      owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 7.0 / 255));
-      owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -4 : 121));
-      owb_graph_add_initializer (g, "ys", scalar (OWB_TYPE_FLOAT, other_scale ? 5.0 / 255 : 7.0 / 255));
-      tu_node (g, "QuantizeLinear", "qx", "x,xs,xz", "xq");
-      tu_node (g, "DequantizeLinear", "dqx", "xq,xs,xz", "xd");
-      OwbNode *mp = tu_node (g, "MaxPool", "pool", "xd", "f");
-      OwbAttribute *a = owb_node_add_attribute (mp, "kernel_shape", OWB_ATTR_INTS);
-      a->n = 2;
-      a->ints = g_memdup2 ((int64_t[]) { 3, 3 }, 2 * sizeof (int64_t));
-      a = owb_node_add_attribute (mp, "strides", OWB_ATTR_INTS);
-      a->n = 2;
-      a->ints = g_memdup2 ((int64_t[]) { 2, 2 }, 2 * sizeof (int64_t));
-      a = owb_node_add_attribute (mp, "pads", OWB_ATTR_INTS);
-      a->n = 4;
-      a->ints = g_memdup2 ((int64_t[]) { 1, 1, 1, 1 }, 4 * sizeof (int64_t));
-      tu_node (g, "QuantizeLinear", "qy", "f,ys,xz", "yq");
-      tu_node (g, "DequantizeLinear", "dqy", "yq,ys,xz", "y");
-      g_assert_true (owb_model_validate (m, NULL));
-      OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
-      OwbSession *all = session_at (m, OWB_OPTIMIZE_ALL, 2);
-      const OwbGraph *og = owb_session_get_graph (all);
-      g_assert_cmpuint (count_op (og, "MaxPool") + count_op (og, "NhwcMaxPool"), ==, 1);
-      g_assert_cmpuint (count_op (og, "DequantizeLinear"), ==, other_scale ? 2 : 1);
-      OwbTensor *x = float_tensor (4, xd, r, -3, 3);
-      const char *names[] = { "x" };
-      OwbTensor *ya = NULL, *yb = NULL;
-      g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
-      g_assert_true (owb_session_run (all, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
-      g_assert_cmpint (ya->nelems, ==, yb->nelems);
-      g_assert_cmpint (memcmp (ya->data, yb->data, ya->nbytes), ==, 0);
-      owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
-      owb_session_free (plain), owb_session_free (all);
-      owb_model_unref (m);
+      OwbModel *m = byte_island_begin (xd, s8, other_scale);
+      OwbNode *mp = tu_node (m->graph, "MaxPool", "pool", "xd", "f");
+      tu_set_ints (mp, "kernel_shape", 2, (int64_t[]) { 3, 3 });
+      tu_set_ints (mp, "strides", 2, (int64_t[]) { 2, 2 });
+      tu_set_ints (mp, "pads", 4, (int64_t[]) { 1, 1, 1, 1 });
+      byte_island_end (m);
+      check_byte_island (m, "MaxPool", "NhwcMaxPool", xd, other_scale, r);
     }
   g_rand_free (r);
 }
@@ -1034,11 +981,8 @@ test_fuse_qdq_global_average_pool (void)
       gboolean s8 = k == 1, shared = k == 2;
       OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
       int64_t xd[4] = { 2, 8, 15, 17 }, C = 24;
-      OwbModel *m = tu_model_new (13);
+      OwbModel *m = qdq_model_new (13, 4, xd);
       OwbGraph *g = m->graph;
-      tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 4, xd, NULL);
-      tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
       owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, 6.0 / 255));
       owb_graph_add_initializer (g, "xz", scalar (qt, s8 ? -5 : 127));
       owb_graph_add_initializer (g, "cs", scalar (OWB_TYPE_FLOAT, 0.05));
@@ -1062,8 +1006,7 @@ test_fuse_qdq_global_average_pool (void)
       tu_node (g, "DequantizeLinear", "dqp", "pq,ps,pz", "y");
       if (shared)
         {
-          tu_add_value (g->outputs, "p", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-          ((OwbValueInfo *) g_ptr_array_index (g->outputs, 1))->has_type = FALSE;
+          tu_add_untyped_output (g->outputs, "p");
         }
       g_assert_true (owb_model_validate (m, NULL));
       OwbSession *plain = session_at (m, OWB_OPTIMIZE_DISABLED, 1);
@@ -1071,7 +1014,7 @@ test_fuse_qdq_global_average_pool (void)
         {
           OwbSession *opt = session_at (m, level ? OWB_OPTIMIZE_ALL : OWB_OPTIMIZE_EXTENDED, 2);
           const OwbGraph *og = owb_session_get_graph (opt);
-          const OwbPassReport *p = named_report (owb_session_get_optimize_report (opt), "fuse_qdq_lookup");
+          const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_qdq_lookup");
           guint fused = count_op (og, "QLinearGlobalAveragePool");
           g_assert_cmpuint (fused, ==, shared ? 0 : 1);
           g_assert_cmpuint (count_op (og, "GlobalAveragePool") + count_op (og, "NhwcGlobalAveragePool"), ==, shared ? 1 : 0);
@@ -1095,14 +1038,7 @@ test_fuse_qdq_global_average_pool (void)
           g_assert_true (owb_session_run (plain, 1, names, &x, n_out, NULL, ya, NULL, NULL, NULL));
           g_assert_true (owb_session_run (opt, 1, names, &x, n_out, NULL, yb, NULL, NULL, NULL));
           g_assert_cmpint (ya[0]->nelems, ==, 2 * C);
-          g_assert_true (owb_tensor_same_shape (ya[0], yb[0]));
-          int64_t differ = 0;
-          for (int64_t i = 0; i < ya[0]->nelems; i++)
-            {
-              double d = fabs (((float *) ya[0]->data)[i] - ((float *) yb[0]->data)[i]);
-              g_assert_cmpfloat (d, <=, 0.013 * 1.0001);
-              differ += d > 0;
-            }
+          int64_t differ = count_step_differences (ya[0], yb[0], 0.013 * 1.0001);
           g_assert_cmpint (differ, <=, 2);
           for (guint i = 0; i < n_out; i++)
             owb_tensor_unref (ya[i]), owb_tensor_unref (yb[i]);
@@ -1122,11 +1058,8 @@ test_fuse_qdq_global_average_pool (void)
 static OwbModel *
 build_gemm (gboolean trans_b, gboolean per_channel, gboolean bias, int64_t M, int64_t K, int64_t N, GRand *r)
 {
-  OwbModel *m = tu_model_new (13);
+  OwbModel *m = qdq_model_new (13, 2, (int64_t[]) { M, K });
   OwbGraph *g = m->graph;
-  tu_add_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, (int64_t[]) { M, K }, NULL);
-  tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
   float xs = 4.0f / 255;
   owb_graph_add_initializer (g, "xs", scalar (OWB_TYPE_FLOAT, xs));
   owb_graph_add_initializer (g, "xz", scalar (OWB_TYPE_UINT8, 120));
@@ -1182,7 +1115,7 @@ test_fuse_qdq_gemm (void)
           const OwbGraph *g = owb_session_get_graph (opt);
           g_assert_cmpuint (count_op (g, "Gemm"), ==, 0);
           g_assert_cmpuint (count_op (g, "QLinearConv") + count_op (g, "NhwcQLinearConv"), ==, 1);
-          const OwbPassReport *p = named_report (owb_session_get_optimize_report (opt), "fuse_qdq_conv");
+          const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_qdq_conv");
           g_assert_cmpuint (p->created->len, ==, 3);
           g_assert_cmpuint (p->near_misses->len, ==, 0);
           OwbTensor *x = float_tensor (2, (int64_t[]) { M, K }, r, -2, 2);
@@ -1190,14 +1123,7 @@ test_fuse_qdq_gemm (void)
           OwbTensor *ya = NULL, *yb = NULL;
           g_assert_true (owb_session_run (plain, 1, names, &x, 1, NULL, &ya, NULL, NULL, NULL));
           g_assert_true (owb_session_run (opt, 1, names, &x, 1, NULL, &yb, NULL, NULL, NULL));
-          g_assert_true (owb_tensor_same_shape (ya, yb));
-          int64_t differ = 0;
-          for (int64_t i = 0; i < ya->nelems; i++)
-            {
-              double d = fabs (((float *) ya->data)[i] - ((float *) yb->data)[i]);
-              g_assert_cmpfloat (d, <=, 0.04 * 1.0001);
-              differ += d > 0;
-            }
+          int64_t differ = count_step_differences (ya, yb, 0.04 * 1.0001);
           g_assert_cmpint (differ, <=, MAX (2, ya->nelems / 100));
           owb_tensor_unref (x), owb_tensor_unref (ya), owb_tensor_unref (yb);
           owb_session_free (opt);
@@ -1215,7 +1141,7 @@ test_fuse_qdq_gemm (void)
     }
   OwbSession *opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
   g_assert_cmpuint (count_op (owb_session_get_graph (opt), "Gemm"), ==, 1);
-  const OwbPassReport *p = named_report (owb_session_get_optimize_report (opt), "fuse_qdq_conv");
+  const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_qdq_conv");
   g_assert_cmpuint (p->near_misses->len, ==, 1);
   g_assert_nonnull (strstr (g_ptr_array_index (p->near_misses, 0), "alpha"));
   owb_session_free (opt);
@@ -1278,12 +1204,10 @@ build_dynamic (const DynVariant *v, int64_t M, int64_t K, int64_t N, GRand *r)
       tu_node (g, "Mul", mname, mul_in, v->bias || v->residual ? prod : out);
       if (v->bias || v->residual)
         tu_node (g, "Add", aname, add_in, out);
-      tu_add_value (g->outputs, out, OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (g->outputs, g->outputs->len - 1))->has_type = FALSE;
+      tu_add_untyped_output (g->outputs, out);
       if (v->cast_output)
         {
-          tu_add_value (g->outputs, accf, OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-          ((OwbValueInfo *) g_ptr_array_index (g->outputs, g->outputs->len - 1))->has_type = FALSE;
+          tu_add_untyped_output (g->outputs, accf);
         }
     }
   g_assert_true (owb_model_validate (m, NULL));
@@ -1347,7 +1271,7 @@ test_fuse_dynamic_quant_matmul (void)
       g_assert_cmpuint (count_op (g, "Cast"), ==, 0);
       g_assert_cmpuint (count_op (g, "Mul"), ==, 0);
       g_assert_cmpuint (count_op (g, "Add"), ==, v->residual ? 1 : 0);
-      const OwbPassReport *p = named_report (owb_session_get_optimize_report (opt), "fuse_dynamic_quant_matmul");
+      const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_dynamic_quant_matmul");
       g_assert_cmpuint (p->created->len, ==, n);
       g_assert_cmpuint (p->near_misses->len, ==, 0);
       const OwbOptimizeCreated *c = g_ptr_array_index (p->created, 0);
@@ -1386,7 +1310,7 @@ test_fuse_dynamic_quant_matmul_near_misses (void)
       OwbSession *opt = session_at (m, OWB_OPTIMIZE_EXTENDED, 1);
       g_assert_cmpuint (count_op (owb_session_get_graph (opt), "DynamicQuantizeMatMul"), ==, 0);
       g_assert_cmpuint (count_op (owb_session_get_graph (opt), "MatMulInteger"), ==, 1);
-      const OwbPassReport *p = named_report (owb_session_get_optimize_report (opt), "fuse_dynamic_quant_matmul");
+      const OwbPassReport *p = get_pass_report (owb_session_get_optimize_report (opt), "fuse_dynamic_quant_matmul");
       g_assert_cmpuint (p->near_misses->len, ==, 1);
       if (!strstr (g_ptr_array_index (p->near_misses, 0), cases[ci].why))
         g_error ("case %u: near miss '%s', want '%s'", ci, (const char *) g_ptr_array_index (p->near_misses, 0), cases[ci].why);

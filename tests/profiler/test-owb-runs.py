@@ -7,36 +7,21 @@ compared, the critical path, deletion, and bad usage.
 import json
 import os
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
-import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import owb_cli_test  # noqa: E402
 
 OWB, MODEL, ORT_PROFILE = sys.argv[1:4]
 TMP = tempfile.mkdtemp(prefix="owb-runs-")
 DB = os.path.join(TMP, "profiles.sqlite")
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-def owb(*args, code=None):
-    p = subprocess.run([OWB, *args], capture_output=True, text=True, timeout=300)
-    if code is not None and p.returncode != code:
-        raise AssertionError(f"owb {' '.join(args)}: exit {p.returncode}, wanted {code}\n"
-                             f"stdout: {p.stdout[-2000:]}\nstderr: {p.stderr[-2000:]}")
-    return p.returncode, p.stdout, p.stderr
-
-
-def one_error_line(stderr):
-    lines = stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("owb: "), lines
+owb = owb_cli_test.runner(OWB)
+test = owb_cli_test.test
+one_error_line = owb_cli_test.one_error_line
 
 
 def stored_id(out):
@@ -176,21 +161,5 @@ def bad_usage():
     one_error_line(err)
 
 
-def main():
-    passed = failed = 0
-    for fn in TESTS:
-        try:
-            fn()
-            print(f"ok - {fn.__name__}")
-            passed += 1
-        except Exception:
-            print(f"not ok - {fn.__name__}")
-            traceback.print_exc(file=sys.stdout)
-            failed += 1
-    shutil.rmtree(TMP, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
-
-
 if __name__ == "__main__":
-    main()
+    sys.exit(owb_cli_test.main(cleanup=TMP))

@@ -8,10 +8,7 @@ to fill; a screenshot goes to $OWB_TEST_PNG_DIR when set (ImageMagick's import).
 
 Runs with the system python (python3-gi, gir1.2-atspi-2.0)."""
 import os
-import shutil
-import subprocess
 import sys
-import time
 
 import gi
 
@@ -19,22 +16,16 @@ gi.require_version("Atspi", "2.0")
 from gi.repository import Atspi  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ui"))
-from atspi_helpers import TIMEOUT, find_app, find_named, poll, rows, walk  # noqa: E402,F401
+from atspi_helpers import find_app, find_named, launch, open_view, poll, rows, screenshot, stop, walk  # noqa: E402
 
 
 def main():
     build_root, source_root = sys.argv[1], sys.argv[2]
-    app_path = os.path.join(build_root, "app", "onnx-workbench")
     model = os.path.join(source_root, "data", "samples", "tiny-cnn.onnx")
-    env = dict(os.environ)
-    env.pop("GTK_A11Y", None)
-    env.pop("NO_AT_BRIDGE", None)
-    proc = subprocess.Popen([app_path, model], env=env)
+    proc = launch(build_root, model)
     try:
         app = poll("the application on the accessibility bus", lambda: find_app(proc.pid))
-        tab = poll("the Profile tab", lambda: next(
-            (n for n in walk(app) if n.get_name() == "Profile" and "Action" in n.get_interfaces()), None))
-        Atspi.Action.do_action(tab, 0)
+        open_view(app, "Profile")
         button = poll("the Profile Model button", lambda: find_named(app, "Profile Model", (Atspi.Role.PUSH_BUTTON, Atspi.Role.TOGGLE_BUTTON)))
         # the button is insensitive until the session is prepared
         poll("Profile Model to be enabled",
@@ -52,19 +43,10 @@ def main():
         where = poll("the database's label", lambda: next(
             (n for n in walk(app) if n.get_role() == Atspi.Role.LABEL and "profiles.sqlite" in (n.get_name() or "")), None))
         print("database:", where.get_name())
-        out = os.environ.get("OWB_TEST_PNG_DIR")
-        if out and shutil.which("import"):
-            time.sleep(1)
-            path = os.path.join(out, "profile-e2e.png")
-            subprocess.run(["import", "-window", "root", path], check=True)
-            print("screenshot:", path)
+        screenshot("profile-e2e.png")
         print("profile e2e ok")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 if __name__ == "__main__":

@@ -10,73 +10,9 @@
 #include "owb-resources.h"
 #include "owb-timeline.h"
 #include "prof-test-util.h"
+#include "../ui/ui-test-util.h"
 
 #include <owb/owb-model-io.h>
-
-typedef gboolean (*Condition) (gpointer data);
-
-static void
-wait_for (Condition cond, gpointer data, double timeout_s, const char *what)
-{
-  gint64 end = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
-  while (!cond (data))
-    {
-      if (g_get_monotonic_time () > end)
-        g_error ("timed out waiting for %s", what);
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (1000);
-    }
-}
-
-typedef struct {
-  gboolean done, ok;
-  GError *error;
-} Wait;
-
-static gboolean
-wait_done (gpointer data)
-{
-  return ((Wait *) data)->done;
-}
-
-static void
-load_cb (GObject *source, GAsyncResult *res, gpointer data)
-{
-  Wait *w = data;
-  w->ok = owb_document_load_finish (OWB_DOCUMENT (source), res, &w->error);
-  w->done = TRUE;
-}
-
-static gboolean
-prepared_ready (gpointer data)
-{
-  OwbDocument *doc = data;
-  return !owb_document_get_preparing (doc) && !owb_prepared_is_pending (owb_document_get_prepared (doc));
-}
-
-static gboolean
-page_idle (gpointer page)
-{
-  return !owb_page_get_busy (OWB_PAGE (page));
-}
-
-static gboolean
-widget_mapped (gpointer data)
-{
-  return gtk_widget_get_mapped (data) && gtk_widget_get_width (data) > 0;
-}
-
-/* Lets the frame clock lay out and paint what changed. */
-static void
-settle (double seconds)
-{
-  gint64 end = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
-  while (g_get_monotonic_time () < end)
-    {
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (2000);
-    }
-}
 
 /* Snapshots widget and renders it: the ms of each, and the PNG in $OWB_TEST_PNG_DIR if set. */
 static void
@@ -229,20 +165,6 @@ show_in_window (GtkWidget *child, int width, int height)
   gtk_window_set_child (GTK_WINDOW (window), child);
   gtk_window_present (GTK_WINDOW (window));
   return window;
-}
-
-static void
-remember_name (char **slot, const char *name, gboolean reveal)
-{
-  g_free (*slot);
-  *slot = g_strdup (name);
-}
-
-static void
-remember_layer (OwbGraphLayer **slot, OwbGraphLayer *layer)
-{
-  g_clear_pointer (slot, owb_graph_layer_unref);
-  *slot = layer ? owb_graph_layer_ref (layer) : NULL;
 }
 
 static void
@@ -484,28 +406,6 @@ test_timeline_frames (void)
   g_assert_cmpint (start, >=, -(end - start) / 100 - 1);
   g_assert_cmpint (start, <=, 0);
   gtk_window_destroy (GTK_WINDOW (window));
-}
-
-static OwbDocument *
-load_document (const char *path)
-{
-  g_autoptr (GFile) file = g_file_new_for_path (path);
-  OwbDocument *doc = owb_document_new ();
-  Wait w = { 0 };
-  owb_document_load_async (doc, file, NULL, load_cb, &w);
-  wait_for (wait_done, &w, 60, "the document to load");
-  g_assert_no_error (w.error);
-  wait_for (prepared_ready, doc, 60, "the session to be prepared");
-  return doc;
-}
-
-static OwbDocument *
-load_sample (void)
-{
-  const char *root = g_getenv ("OWB_SOURCE_ROOT");
-  g_assert_nonnull (root);
-  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
-  return load_document (path);
 }
 
 /* Removes a profile database with its write-ahead log and shared memory files. */

@@ -26,6 +26,21 @@ vt (OwbDataType dtype, int rank, const char *const *dims)
   return t;
 }
 
+/* A tensor type of rank (-1: unknown rank) whose dims are known where >= 0, unknown at -1 and the
+ * named dim "batch" at -2 (assert_dims's convention). */
+static inline OwbValueType
+batch_type (OwbDataType dtype, int rank, const int64_t *dims)
+{
+  OwbValueType t;
+  owb_value_type_init_tensor (&t, dtype, rank < 0 ? 0 : rank, NULL);
+  t.rank = rank;
+  for (int i = 0; i < rank; i++)
+    t.dims[i] = dims[i] >= 0 ? OWB_DIM_VALUE (dims[i])
+                : dims[i] == -2 ? (OwbDim){ -1, g_intern_string ("batch") }
+                                : OWB_DIM_UNKNOWN;
+  return t;
+}
+
 #define VT(dtype, ...) vt (dtype, G_N_ELEMENTS (((const char *[]) { __VA_ARGS__ })), (const char *[]) { __VA_ARGS__ })
 
 /* A node named "the_node" with inputs x0.. and outputs y0... */
@@ -74,6 +89,33 @@ infer_node (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *cons
   OwbInferContext ctx = { .node = node, .opset = opset, .n_inputs = node->n_inputs, .inputs = in,
                           .input_values = vals, .n_outputs = node->n_outputs, .outputs = out };
   return owb_op_infer (schema, &ctx, error);
+}
+
+/* infer_node must succeed on node, its first output's type `expected` as text. */
+static inline void
+assert_infers (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, const char *expected)
+{
+  OwbValueType out[4];
+  g_autoptr (GError) error = NULL;
+  gboolean ok = infer_node (node, opset, types, values, out, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  g_autofree char *s = owb_value_type_to_string (&out[0]);
+  g_assert_cmpstr (s, ==, expected);
+}
+
+/* infer_node must fail on node, its error naming the node ("the_node") and saying `what` (if not
+ * NULL). */
+static inline void
+assert_infer_fails (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, const char *what)
+{
+  OwbValueType out[4];
+  g_autoptr (GError) error = NULL;
+  g_assert_false (infer_node (node, opset, types, values, out, &error));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "the_node"));
+  if (what && !strstr (error->message, what))
+    g_error ("'%s' does not mention '%s'", error->message, what);
 }
 
 static inline void
@@ -222,29 +264,6 @@ one_node_run (OwbNode *node, int opset, const OneNodeInput *inputs, int n_out, O
   return one_node_run_threads (node, opset, inputs, n_out, outputs, 2, error);
 }
 
-/* ---- models built by the tu_ builders, run through a session ---- */
-
-/* Runs session s once, feeding each inputs[i] that is not NULL as the graph input "i<i>" (as the
- * tests' builders name them) and asking out_names; outputs receive new references. */
-static inline gboolean
-run_indexed_inputs (OwbSession *s, int n_in, OwbTensor *const *inputs, int n_out, const char *const *out_names,
-                    OwbTensor **outs, GError **error)
-{
-  const char *names[9];
-  OwbTensor *feeds[9];
-  char buf[9][16];
-  guint n = 0;
-  g_assert_cmpint (n_in, <=, 9);
-  for (int i = 0; i < n_in; i++)
-    if (inputs[i])
-      {
-        g_snprintf (buf[n], sizeof buf[n], "i%d", i);
-        names[n] = buf[n];
-        feeds[n++] = inputs[i];
-      }
-  return owb_session_run (s, n, names, feeds, n_out, out_names, outs, NULL, NULL, error);
-}
-
 /* ---- a node wired to named graph inputs and outputs ---- */
 
 /* Wires `node` (taken; without inputs or outputs yet) into a model of its own at `opset` (its own
@@ -321,8 +340,7 @@ add_node_to_y (OwbModel *m, const char *op, const char *inputs, void (*setup) (O
   OwbNode *node = tu_node (m->graph, op, "the_node", inputs, "y");
   if (setup)
     setup (node);
-  tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (m->graph->outputs, "y");
   return node;
 }
 

@@ -35,21 +35,8 @@ static OwbNode *
 add_node (OwbGraph *g, const char *op, const char *inputs, const char *outputs)
 {
   static int count;
-  char *name = g_strdup_printf ("%s_%d", op, count++);
-  OwbNode *n = owb_node_new (op, "", name);
-  g_free (name);
-  if (inputs && inputs[0])
-    {
-      g_auto (GStrv) ins = g_strsplit (inputs, ",", -1);
-      for (int i = 0; ins[i]; i++)
-        owb_node_add_input (n, ins[i]);
-    }
-  g_auto (GStrv) outs = g_strsplit (outputs, ",", -1);
-  for (int i = 0; outs[i]; i++)
-    owb_node_add_output (n, outs[i]);
-  if (g)
-    owb_graph_add_node (g, n);
-  return n;
+  g_autofree char *name = g_strdup_printf ("%s_%d", op, count++);
+  return tu_node (g, op, name, inputs, outputs);
 }
 
 static void

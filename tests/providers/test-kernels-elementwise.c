@@ -10,16 +10,6 @@
 typedef void (*NodeSetup) (OwbNode *node);
 
 static OwbTensor *
-make (OwbDataType dtype, int rank, const int64_t *dims, const double *values)
-{
-  OwbTensor *t = owb_tensor_new (dtype, rank, dims, NULL);
-  g_assert_nonnull (t);
-  for (int64_t i = 0; values && i < t->nelems; i++)
-    owb_tensor_set_double (t, i, values[i]);
-  return t;
-}
-
-static OwbTensor *
 make_strings (int rank, const int64_t *dims, const char *const *values)
 {
   OwbTensor *t = owb_tensor_new (OWB_TYPE_STRING, rank, dims, NULL);
@@ -34,31 +24,14 @@ static OwbTensor *
 run_op (int opset, const char *op, int n_in, OwbTensor *const *inputs, NodeSetup setup, int threads, GError **error)
 {
   g_autoptr (OwbModel) m = tu_model_new (opset);
-  GString *names = g_string_new (NULL);
-  const char *feed_names[4];
-  OwbTensor *feeds[4];
-  char buf[4][8];
-  guint n_feeds = 0;
-  for (int i = 0; i < n_in; i++)
-    {
-      if (i)
-        g_string_append_c (names, ',');
-      if (!inputs[i])
-        continue;
-      g_snprintf (buf[n_feeds], sizeof buf[n_feeds], "i%d", i);
-      g_string_append (names, buf[n_feeds]);
-      tu_add_value (m->graph->inputs, buf[n_feeds], inputs[i]->dtype, inputs[i]->rank, inputs[i]->dims, NULL);
-      feed_names[n_feeds] = buf[n_feeds];
-      feeds[n_feeds++] = inputs[i];
-    }
-  add_node_to_y (m, op, names->str, setup);
-  g_string_free (names, TRUE);
+  g_autofree char *names = tu_add_indexed_inputs (m->graph, n_in, inputs, 0);
+  add_node_to_y (m, op, names, setup);
   g_autoptr (OwbSession) s = tu_session (m, threads, error);
   if (!s)
     return NULL;
   OwbTensor *out = NULL;
   const char *out_name = "y";
-  if (!owb_session_run (s, n_feeds, feed_names, feeds, 1, &out_name, &out, NULL, NULL, error))
+  if (!tu_run_indexed (s, n_in, inputs, 0, 1, &out_name, &out, error))
     return NULL;
   return out;
 }
@@ -188,7 +161,7 @@ static void
 check_broadcast (const char *op, OwbDataType dtype, int ra, const int64_t *da, int rb, const int64_t *db, int threads)
 {
   GRand *rand = g_rand_new_with_seed (42);
-  OwbTensor *in[2] = { make (dtype, ra, da, NULL), make (dtype, rb, db, NULL) };
+  OwbTensor *in[2] = { tensor (dtype, ra, da, NULL), tensor (dtype, rb, db, NULL) };
   for (int k = 0; k < 2; k++)
     for (int64_t i = 0; i < in[k]->nelems; i++)
       {
@@ -266,8 +239,8 @@ static void
 test_legacy_broadcast (void)
 {
   /* B[3] lines up with A's axis 1, which numpy rules would refuse. */
-  OwbTensor *in[2] = { make (OWB_TYPE_FLOAT, 3, (int64_t[]){ 2, 3, 2 }, NULL),
-                       make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ 10, 20, 30 }) };
+  OwbTensor *in[2] = { tensor (OWB_TYPE_FLOAT, 3, (int64_t[]){ 2, 3, 2 }, NULL),
+                       tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ 10, 20, 30 }) };
   g_autoptr (OwbTensor) y = run_ok (6, "Add", 2, in, setup_broadcast_axis1);
   double want[12];
   for (int i = 0; i < 12; i++)
@@ -275,7 +248,7 @@ test_legacy_broadcast (void)
   assert_values (y, OWB_TYPE_FLOAT, 3, (int64_t[]){ 2, 3, 2 }, want, 0);
   owb_tensor_unref (in[1]);
   /* Without axis, B matches A's trailing dims. */
-  in[1] = make (OWB_TYPE_FLOAT, 2, (int64_t[]){ 3, 2 }, (double[]){ 1, 2, 3, 4, 5, 6 });
+  in[1] = tensor (OWB_TYPE_FLOAT, 2, (int64_t[]){ 3, 2 }, (double[]){ 1, 2, 3, 4, 5, 6 });
   g_autoptr (OwbTensor) y2 = run_ok (6, "Mul", 2, in, setup_broadcast);
   g_assert_cmpfloat (owb_tensor_get_double (y2, 11), ==, 0);
   owb_tensor_unref (in[0]);
@@ -291,8 +264,8 @@ test_legacy_broadcast (void)
 static void
 test_prelu_legacy (void)
 {
-  OwbTensor *in[2] = { make (OWB_TYPE_FLOAT, 3, (int64_t[]){ 1, 3, 2 }, (double[]){ -1, 1, -1, 1, -1, 1 }),
-                       make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ 0.1, 0.2, 0.3 }) };
+  OwbTensor *in[2] = { tensor (OWB_TYPE_FLOAT, 3, (int64_t[]){ 1, 3, 2 }, (double[]){ -1, 1, -1, 1, -1, 1 }),
+                       tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ 0.1, 0.2, 0.3 }) };
   g_autoptr (OwbTensor) y = run_ok (6, "PRelu", 2, in, NULL);
   assert_values (y, OWB_TYPE_FLOAT, 3, (int64_t[]){ 1, 3, 2 }, (double[]){ -0.1, 1, -0.2, 1, -0.3, 1 }, 1e-6);
   owb_tensor_unref (in[0]);
@@ -307,8 +280,8 @@ static void
 test_integer_edges (void)
 {
   GError *error = NULL;
-  OwbTensor *in[2] = { make (OWB_TYPE_INT32, 1, (int64_t[]){ 3 }, (double[]){ G_MININT32, 7, -7 }),
-                       make (OWB_TYPE_INT32, 1, (int64_t[]){ 3 }, (double[]){ -1, -2, 2 }) };
+  OwbTensor *in[2] = { tensor (OWB_TYPE_INT32, 1, (int64_t[]){ 3 }, (double[]){ G_MININT32, 7, -7 }),
+                       tensor (OWB_TYPE_INT32, 1, (int64_t[]){ 3 }, (double[]){ -1, -2, 2 }) };
   /* MIN / -1 wraps instead of trapping; division truncates toward zero. */
   g_autoptr (OwbTensor) q = run_ok (14, "Div", 2, in, NULL);
   assert_values (q, OWB_TYPE_INT32, 1, (int64_t[]){ 3 }, (double[]){ G_MININT32, -3, -3 }, 0);
@@ -329,8 +302,8 @@ test_integer_edges (void)
   owb_tensor_unref (in[1]);
 
   /* Float Mod with fmod=0 takes the divisor's sign; exact zeros too. */
-  OwbTensor *f[2] = { make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ -0.5, 4, 5.5 }),
-                      make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ 2, -2, -2 }) };
+  OwbTensor *f[2] = { tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ -0.5, 4, 5.5 }),
+                      tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ 2, -2, -2 }) };
   g_autoptr (OwbTensor) fm = run_ok (28, "Mod", 2, f, NULL);
   assert_values (fm, OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ 1.5, 0, -0.5 }, 0);
   g_assert_true (signbit (((float *) fm->data)[1]));
@@ -338,16 +311,16 @@ test_integer_edges (void)
   owb_tensor_unref (f[1]);
 
   /* Integer Pow, and Abs/Neg of the minimum wrap. */
-  OwbTensor *p[2] = { make (OWB_TYPE_INT64, 1, (int64_t[]){ 4 }, (double[]){ 3, -2, 2, 1 }),
-                      make (OWB_TYPE_INT64, 1, (int64_t[]){ 4 }, (double[]){ 4, 3, -1, -5 }) };
+  OwbTensor *p[2] = { tensor (OWB_TYPE_INT64, 1, (int64_t[]){ 4 }, (double[]){ 3, -2, 2, 1 }),
+                      tensor (OWB_TYPE_INT64, 1, (int64_t[]){ 4 }, (double[]){ 4, 3, -1, -5 }) };
   g_autoptr (OwbTensor) pw = run_ok (15, "Pow", 2, p, NULL);
   assert_values (pw, OWB_TYPE_INT64, 1, (int64_t[]){ 4 }, (double[]){ 81, -8, 0, 1 }, 0);
   owb_tensor_unref (p[0]);
   owb_tensor_unref (p[1]);
   /* Add, Sub and Mul of integers wrap (in C, int32/int64 overflow and uint16 x uint16, promoted to
    * int, are undefined). */
-  OwbTensor *w[2] = { make (OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, (double[]){ G_MAXINT32, G_MININT32 }),
-                      make (OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, (double[]){ 1, 2 }) };
+  OwbTensor *w[2] = { tensor (OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, (double[]){ G_MAXINT32, G_MININT32 }),
+                      tensor (OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, (double[]){ 1, 2 }) };
   g_autoptr (OwbTensor) wa = run_ok (14, "Add", 2, w, NULL);
   assert_values (wa, OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, (double[]){ G_MININT32, G_MININT32 + 2 }, 0);
   g_autoptr (OwbTensor) ws = run_ok (14, "Sub", 2, w, NULL);
@@ -356,12 +329,12 @@ test_integer_edges (void)
   assert_values (wm, OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, (double[]){ G_MAXINT32, 0 }, 0);
   owb_tensor_unref (w[0]);
   owb_tensor_unref (w[1]);
-  OwbTensor *u16 = make (OWB_TYPE_UINT16, 1, (int64_t[]){ 1 }, (double[]){ 65535 });
+  OwbTensor *u16 = tensor (OWB_TYPE_UINT16, 1, (int64_t[]){ 1 }, (double[]){ 65535 });
   OwbTensor *uu[2] = { u16, u16 };
   g_autoptr (OwbTensor) um = run_ok (14, "Mul", 2, uu, NULL);
   assert_values (um, OWB_TYPE_UINT16, 1, (int64_t[]){ 1 }, (double[]){ 1 }, 0);
   owb_tensor_unref (u16);
-  OwbTensor *m8 = make (OWB_TYPE_INT8, 1, (int64_t[]){ 2 }, (double[]){ -128, -5 });
+  OwbTensor *m8 = tensor (OWB_TYPE_INT8, 1, (int64_t[]){ 2 }, (double[]){ -128, -5 });
   g_autoptr (OwbTensor) ab = run_ok (13, "Abs", 1, &m8, NULL);
   assert_values (ab, OWB_TYPE_INT8, 1, (int64_t[]){ 2 }, (double[]){ -128, 5 }, 0);
   owb_tensor_unref (m8);
@@ -447,13 +420,13 @@ static void setup_clip6 (OwbNode *n) { tu_set_float (n, "min", -1); tu_set_float
 static void
 test_clip (void)
 {
-  OwbTensor *x = make (OWB_TYPE_INT8, 1, (int64_t[]){ 4 }, (double[]){ -100, -3, 5, 100 });
-  OwbTensor *hi = make (OWB_TYPE_INT8, 0, NULL, (double[]){ 10 });
+  OwbTensor *x = tensor (OWB_TYPE_INT8, 1, (int64_t[]){ 4 }, (double[]){ -100, -3, 5, 100 });
+  OwbTensor *hi = tensor (OWB_TYPE_INT8, 0, NULL, (double[]){ 10 });
   OwbTensor *in[3] = { x, NULL, hi };
   g_autoptr (OwbTensor) y = run_ok (13, "Clip", 3, in, NULL);
   assert_values (y, OWB_TYPE_INT8, 1, (int64_t[]){ 4 }, (double[]){ -100, -3, 5, 10 }, 0);
   /* min > max gives max everywhere, like numpy. */
-  OwbTensor *lo = make (OWB_TYPE_INT8, 0, NULL, (double[]){ 20 });
+  OwbTensor *lo = tensor (OWB_TYPE_INT8, 0, NULL, (double[]){ 20 });
   in[1] = lo;
   g_autoptr (OwbTensor) y2 = run_ok (13, "Clip", 3, in, NULL);
   assert_values (y2, OWB_TYPE_INT8, 1, (int64_t[]){ 4 }, (double[]){ 10, 10, 10, 10 }, 0);
@@ -461,7 +434,7 @@ test_clip (void)
   owb_tensor_unref (lo);
   owb_tensor_unref (hi);
   /* Opset 6: bounds are attributes. */
-  OwbTensor *f = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, (double[]){ -5, 0.5, 1.5, 5 });
+  OwbTensor *f = tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, (double[]){ -5, 0.5, 1.5, 5 });
   g_autoptr (OwbTensor) y3 = run_ok (6, "Clip", 1, &f, setup_clip6);
   assert_values (y3, OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, (double[]){ -1, 0.5, 1.5, 2 }, 0);
   owb_tensor_unref (f);
@@ -470,7 +443,7 @@ test_clip (void)
 static void
 test_where (void)
 {
-  OwbTensor *in[3] = { make (OWB_TYPE_BOOL, 2, (int64_t[]){ 2, 1 }, (double[]){ 1, 0 }),
+  OwbTensor *in[3] = { tensor (OWB_TYPE_BOOL, 2, (int64_t[]){ 2, 1 }, (double[]){ 1, 0 }),
                        make_strings (1, (int64_t[]){ 3 }, (const char *[]){ "a", "b", "c" }),
                        make_strings (0, NULL, (const char *[]){ "z" }) };
   g_autoptr (OwbTensor) y = run_ok (16, "Where", 3, in, NULL);
@@ -482,9 +455,9 @@ test_where (void)
   for (int i = 0; i < 3; i++)
     owb_tensor_unref (in[i]);
   /* float16 values are selected natively. */
-  OwbTensor *h[3] = { make (OWB_TYPE_BOOL, 1, (int64_t[]){ 2 }, (double[]){ 0, 1 }),
-                      make (OWB_TYPE_FLOAT16, 1, (int64_t[]){ 2 }, (double[]){ 1.5, 2.5 }),
-                      make (OWB_TYPE_FLOAT16, 1, (int64_t[]){ 1 }, (double[]){ -1 }) };
+  OwbTensor *h[3] = { tensor (OWB_TYPE_BOOL, 1, (int64_t[]){ 2 }, (double[]){ 0, 1 }),
+                      tensor (OWB_TYPE_FLOAT16, 1, (int64_t[]){ 2 }, (double[]){ 1.5, 2.5 }),
+                      tensor (OWB_TYPE_FLOAT16, 1, (int64_t[]){ 1 }, (double[]){ -1 }) };
   g_autoptr (OwbTensor) yh = run_ok (16, "Where", 3, h, NULL);
   assert_values (yh, OWB_TYPE_FLOAT16, 1, (int64_t[]){ 2 }, (double[]){ -1, 2.5 }, 0);
   for (int i = 0; i < 3; i++)
@@ -494,20 +467,20 @@ test_where (void)
 static void
 test_pow (void)
 {
-  OwbTensor *x = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ 1.5, -2, 4 });
-  OwbTensor *e = make (OWB_TYPE_INT64, 1, (int64_t[]){ 3 }, (double[]){ 2, 3, -1 });
+  OwbTensor *x = tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ 1.5, -2, 4 });
+  OwbTensor *e = tensor (OWB_TYPE_INT64, 1, (int64_t[]){ 3 }, (double[]){ 2, 3, -1 });
   OwbTensor *in[2] = { x, e };
   g_autoptr (OwbTensor) y = run_ok (15, "Pow", 2, in, NULL);
   assert_values (y, OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ 2.25, -8, 0.25 }, 1e-6);
   /* Integer base, float exponent: the result is truncated to the base type. */
-  OwbTensor *xi = make (OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, (double[]){ 10, 3 });
-  OwbTensor *ef = make (OWB_TYPE_FLOAT, 0, NULL, (double[]){ 0.5 });
+  OwbTensor *xi = tensor (OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, (double[]){ 10, 3 });
+  OwbTensor *ef = tensor (OWB_TYPE_FLOAT, 0, NULL, (double[]){ 0.5 });
   OwbTensor *in2[2] = { xi, ef };
   g_autoptr (OwbTensor) y2 = run_ok (15, "Pow", 2, in2, NULL);
   assert_values (y2, OWB_TYPE_INT32, 1, (int64_t[]){ 2 }, (double[]){ 3, 1 }, 0);
   /* The x^2 and x^0.5 shortcuts. */
-  OwbTensor *two = make (OWB_TYPE_FLOAT, 0, NULL, (double[]){ 2 });
-  OwbTensor *half = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 1 }, (double[]){ 0.5 });
+  OwbTensor *two = tensor (OWB_TYPE_FLOAT, 0, NULL, (double[]){ 2 });
+  OwbTensor *half = tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 1 }, (double[]){ 0.5 });
   OwbTensor *in3[2] = { x, two };
   g_autoptr (OwbTensor) sq = run_ok (15, "Pow", 2, in3, NULL);
   assert_values (sq, OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ 2.25, 4, 16 }, 1e-6);
@@ -519,8 +492,8 @@ test_pow (void)
   /* Results an integer cannot hold (0^-1 is infinity, (-2)^0.5 NaN) are stored as Cast stores
    * them: through int64, saturated, NaN 0, then the low bits (converting them directly is
    * undefined in C: x86 gave INT32_MIN). */
-  OwbTensor *xe = make (OWB_TYPE_INT32, 1, (int64_t[]){ 4 }, (double[]){ 0, 2, -2, 3 });
-  OwbTensor *ee = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, (double[]){ -1, 100, 0.5, 2 });
+  OwbTensor *xe = tensor (OWB_TYPE_INT32, 1, (int64_t[]){ 4 }, (double[]){ 0, 2, -2, 3 });
+  OwbTensor *ee = tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, (double[]){ -1, 100, 0.5, 2 });
   OwbTensor *in4[2] = { xe, ee };
   g_autoptr (OwbTensor) y4 = run_ok (15, "Pow", 2, in4, NULL);
   assert_values (y4, OWB_TYPE_INT32, 1, (int64_t[]){ 4 }, (double[]){ -1, -1, 0, 9 }, 0);
@@ -535,9 +508,9 @@ test_pow (void)
 static void
 test_variadic (void)
 {
-  OwbTensor *in[3] = { make (OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 1 }, (double[]){ 1, 2 }),
-                       make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ 10, 20, 30 }),
-                       make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 1 }, (double[]){ 100 }) };
+  OwbTensor *in[3] = { tensor (OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 1 }, (double[]){ 1, 2 }),
+                       tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 3 }, (double[]){ 10, 20, 30 }),
+                       tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 1 }, (double[]){ 100 }) };
   g_autoptr (OwbTensor) s = run_ok (13, "Sum", 3, in, NULL);
   assert_values (s, OWB_TYPE_FLOAT, 2, (int64_t[]){ 2, 3 }, (double[]){ 111, 121, 131, 112, 122, 132 }, 0);
   g_autoptr (OwbTensor) mean = run_ok (13, "Mean", 3, in, NULL);
@@ -561,7 +534,7 @@ static void setup_detect_pos_only (OwbNode *n) { tu_set_int (n, "detect_negative
 static void
 test_unary_values (void)
 {
-  OwbTensor *x = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 6 }, (double[]){ -1000, -2.5, -0.5, 0.5, 1.5, 1000 });
+  OwbTensor *x = tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 6 }, (double[]){ -1000, -2.5, -0.5, 0.5, 1.5, 1000 });
   const int64_t d6[] = { 6 };
   g_autoptr (OwbTensor) round = run_ok (22, "Round", 1, &x, NULL);
   assert_values (round, OWB_TYPE_FLOAT, 1, d6, (double[]){ -1000, -2, -0.0, 0, 2, 1000 }, 0);
@@ -589,7 +562,7 @@ test_unary_values (void)
   g_assert_cmpfloat_with_epsilon (owb_tensor_get_double (selu, 4), 1.0507009873554805 * 1.5, 1e-5);
   owb_tensor_unref (x);
 
-  OwbTensor *inf = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, (double[]){ -INFINITY, INFINITY, NAN, 1 });
+  OwbTensor *inf = tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, (double[]){ -INFINITY, INFINITY, NAN, 1 });
   g_autoptr (OwbTensor) ii = run_ok (20, "IsInf", 1, &inf, setup_detect_pos_only);
   assert_values (ii, OWB_TYPE_BOOL, 1, (int64_t[]){ 4 }, (double[]){ 0, 1, 0, 0 }, 0);
   g_autoptr (OwbTensor) in = run_ok (20, "IsNaN", 1, &inf, NULL);
@@ -599,7 +572,7 @@ test_unary_values (void)
   owb_tensor_unref (inf);
 
   /* float16 runs through the float32 kernels. */
-  OwbTensor *h = make (OWB_TYPE_FLOAT16, 1, (int64_t[]){ 3 }, (double[]){ -1, 0, 2 });
+  OwbTensor *h = tensor (OWB_TYPE_FLOAT16, 1, (int64_t[]){ 3 }, (double[]){ -1, 0, 2 });
   g_autoptr (OwbTensor) hexp = run_ok (13, "Exp", 1, &h, NULL);
   assert_values (hexp, OWB_TYPE_FLOAT16, 1, (int64_t[]){ 3 }, (double[]){ 0.36787944117144233, 1, 7.38905609893065 }, 1e-3);
   owb_tensor_unref (h);
@@ -621,7 +594,7 @@ cast (int opset, OwbTensor *x, OwbDataType to, gboolean saturate)
 static void
 test_cast (void)
 {
-  OwbTensor *f = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 5 }, (double[]){ 3.7, -3.7, 0.1, 65504, -0.0 });
+  OwbTensor *f = tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 5 }, (double[]){ 3.7, -3.7, 0.1, 65504, -0.0 });
   g_autoptr (OwbTensor) h = cast (19, f, OWB_TYPE_FLOAT16, TRUE);
   g_assert_cmpint (h->dtype, ==, OWB_TYPE_FLOAT16);
   g_assert_cmphex (((uint16_t *) h->data)[3], ==, 0x7BFF);
@@ -637,7 +610,7 @@ test_cast (void)
   owb_tensor_unref (f);
 
   /* Integers wrap; 64-bit values keep every bit. */
-  OwbTensor *big = make (OWB_TYPE_INT64, 1, (int64_t[]){ 3 }, (double[]){ 300, -1, 0 });
+  OwbTensor *big = tensor (OWB_TYPE_INT64, 1, (int64_t[]){ 3 }, (double[]){ 300, -1, 0 });
   ((int64_t *) big->data)[2] = G_MAXINT64;
   g_autoptr (OwbTensor) u8 = cast (13, big, OWB_TYPE_UINT8, TRUE);
   assert_values (u8, OWB_TYPE_UINT8, 1, (int64_t[]){ 3 }, (double[]){ 44, 255, 255 }, 0);
@@ -656,7 +629,7 @@ test_cast (void)
   g_assert_cmpint (((int64_t *) si->data)[0], ==, G_GINT64_CONSTANT (12345678901234567));
   g_assert_cmpint (((int64_t *) si->data)[1], ==, -42);
   owb_tensor_unref (s);
-  OwbTensor *d = make (OWB_TYPE_DOUBLE, 1, (int64_t[]){ 3 }, (double[]){ 0.5, -INFINITY, 0.1 });
+  OwbTensor *d = tensor (OWB_TYPE_DOUBLE, 1, (int64_t[]){ 3 }, (double[]){ 0.5, -INFINITY, 0.1 });
   g_autoptr (OwbTensor) ds = cast (13, d, OWB_TYPE_STRING, TRUE);
   g_assert_cmpstr (((char **) ds->data)[0], ==, "0.5");
   g_assert_cmpstr (((char **) ds->data)[1], ==, "-INF");
@@ -664,7 +637,7 @@ test_cast (void)
   owb_tensor_unref (d);
 
   /* float 8: round to nearest even, saturate or not. */
-  OwbTensor *e = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 6 }, (double[]){ 448, 500, -1000, 0.0107421875, 1.0625, NAN });
+  OwbTensor *e = tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 6 }, (double[]){ 448, 500, -1000, 0.0107421875, 1.0625, NAN });
   g_autoptr (OwbTensor) f8 = cast (19, e, OWB_TYPE_FLOAT8E4M3FN, TRUE);
   const uint8_t want_sat[] = { 0x7E, 0x7E, 0xFE, 0x06, 0x38, 0x7F };
   for (int k = 0; k < 6; k++)
@@ -679,7 +652,7 @@ test_cast (void)
   assert_values (e5back, OWB_TYPE_FLOAT, 1, (int64_t[]){ 6 }, (double[]){ 448, 512, -1024, 0.01171875, 1, NAN }, 1e-6);
   owb_tensor_unref (e);
   /* Infinity saturates, except into the FNUZ types before opset 24, which made it NaN. */
-  OwbTensor *inf = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 1 }, (double[]){ -INFINITY });
+  OwbTensor *inf = tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 1 }, (double[]){ -INFINITY });
   g_autoptr (OwbTensor) fn19 = cast (19, inf, OWB_TYPE_FLOAT8E4M3FN, TRUE);
   g_assert_cmphex (((uint8_t *) fn19->data)[0], ==, 0xFE);
   g_autoptr (OwbTensor) uz19 = cast (19, inf, OWB_TYPE_FLOAT8E4M3FNUZ, TRUE);
@@ -743,7 +716,7 @@ static void
 test_cast_int2 (void)
 {
   /* Floats round to nearest even, then keep the low 2 bits (as the conformance data wraps -3 to 1). */
-  OwbTensor *f = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 10 }, (double[]){ -3, -2, -1, 0, 1, 2, 3, 2.5, 1.5, -2.5 });
+  OwbTensor *f = tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 10 }, (double[]){ -3, -2, -1, 0, 1, 2, 3, 2.5, 1.5, -2.5 });
   g_autoptr (OwbTensor) i2 = cast (25, f, OWB_TYPE_INT2, TRUE);
   assert_bytes (i2, OWB_TYPE_INT2, 10, (const uint8_t[]){ 1, 0xFE, 0xFF, 0, 1, 0xFE, 0xFF, 0xFE, 0xFE, 0xFE });
   g_autoptr (OwbTensor) u2 = cast (25, f, OWB_TYPE_UINT2, TRUE);
@@ -751,7 +724,7 @@ test_cast_int2 (void)
   owb_tensor_unref (f);
 
   /* Integers wrap through the integer path, 64-bit values included. */
-  OwbTensor *big = make (OWB_TYPE_INT64, 1, (int64_t[]){ 4 }, (double[]){ 5, -5, 6, 0 });
+  OwbTensor *big = tensor (OWB_TYPE_INT64, 1, (int64_t[]){ 4 }, (double[]){ 5, -5, 6, 0 });
   ((int64_t *) big->data)[3] = G_MININT64 + 3;
   g_autoptr (OwbTensor) bi2 = cast (25, big, OWB_TYPE_INT2, TRUE);
   assert_bytes (bi2, OWB_TYPE_INT2, 4, (const uint8_t[]){ 1, 0xFF, 0xFE, 0xFF });
@@ -778,7 +751,7 @@ test_cast_int2 (void)
   g_autoptr (OwbTensor) us2i = cast (25, us2, OWB_TYPE_INT2, TRUE);
   assert_bytes (us2i, OWB_TYPE_INT2, 4, (const uint8_t[]){ 0, 1, 0xFE, 0xFF });
   /* CastLike takes the int2 target from its second input. */
-  OwbTensor *like[] = { make (OWB_TYPE_INT32, 1, (int64_t[]){ 3 }, (double[]){ 7, -7, 2 }),
+  OwbTensor *like[] = { tensor (OWB_TYPE_INT32, 1, (int64_t[]){ 3 }, (double[]){ 7, -7, 2 }),
                         make_bytes (OWB_TYPE_INT2, 1, (const int8_t[]){ 0 }) };
   g_autoptr (OwbTensor) cl = run_ok (25, "CastLike", 2, like, NULL);
   assert_bytes (cl, OWB_TYPE_INT2, 3, (const uint8_t[]){ 0xFF, 1, 0xFE });
@@ -799,7 +772,7 @@ test_cast_e8m0 (void)
    * 1.5 * 2^127 is past the largest power of two in "up" and "nearest"; 2^-130 is below the
    * smallest. The sign is ignored. */
   const double x[] = { 0.124, 1.1, 1.5, 1.49, -4, 1, 0x1.8p127, 0x1p-130, 0x1p-127 };
-  OwbTensor *f = make (OWB_TYPE_DOUBLE, 1, (int64_t[]){ 9 }, x);
+  OwbTensor *f = tensor (OWB_TYPE_DOUBLE, 1, (int64_t[]){ 9 }, x);
   g_autoptr (OwbTensor) up = cast_e8m0 (f, "up", TRUE);
   assert_bytes (up, OWB_TYPE_FLOAT8E8M0, 9, (const uint8_t[]){ 0x7C, 0x80, 0x80, 0x80, 0x81, 0x7F, 0xFE, 0x00, 0x00 });
   g_autoptr (OwbTensor) up_nosat = cast_e8m0 (f, "up", FALSE);
@@ -811,7 +784,7 @@ test_cast_e8m0 (void)
   owb_tensor_unref (f);
 
   /* Special values: zero and infinity saturate to the ends, or are NaN with saturate off. */
-  OwbTensor *sp = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, (double[]){ 0, INFINITY, NAN, -0.0 });
+  OwbTensor *sp = tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 4 }, (double[]){ 0, INFINITY, NAN, -0.0 });
   g_autoptr (OwbTensor) sp_sat = cast_e8m0 (sp, "up", TRUE);
   assert_bytes (sp_sat, OWB_TYPE_FLOAT8E8M0, 4, (const uint8_t[]){ 0x00, 0xFE, 0xFF, 0x00 });
   g_autoptr (OwbTensor) sp_nosat = cast_e8m0 (sp, "nearest", FALSE);
@@ -819,7 +792,7 @@ test_cast_e8m0 (void)
   owb_tensor_unref (sp);
 
   /* float16 and strings reach it too; round_mode defaults to "up". */
-  OwbTensor *h = make (OWB_TYPE_FLOAT16, 1, (int64_t[]){ 2 }, (double[]){ 3, 0.25 });
+  OwbTensor *h = tensor (OWB_TYPE_FLOAT16, 1, (int64_t[]){ 2 }, (double[]){ 3, 0.25 });
   g_autoptr (OwbTensor) he = cast (25, h, OWB_TYPE_FLOAT8E8M0, TRUE);
   assert_bytes (he, OWB_TYPE_FLOAT8E8M0, 2, (const uint8_t[]){ 0x81, 0x7D });
   owb_tensor_unref (h);
@@ -853,7 +826,7 @@ test_cast_float6 (void)
   /* Round to nearest even and always saturate (no infinity, no NaN); NaN becomes the largest
    * positive value and -0 is 0, as ONNX's float6 notes say. */
   const double x[] = { 25, -0.0, INFINITY, -INFINITY, NAN, 0.1875, 1.0625, -7.3, 0.03, 0.0625 };
-  OwbTensor *f = make (OWB_TYPE_FLOAT, 1, (int64_t[]){ 10 }, x);
+  OwbTensor *f = tensor (OWB_TYPE_FLOAT, 1, (int64_t[]){ 10 }, x);
   g_autoptr (OwbTensor) a = cast (25, f, OWB_TYPE_FLOAT6E2M3, FALSE);
   assert_bytes (a, OWB_TYPE_FLOAT6E2M3, 10, (const uint8_t[]){ 0x1F, 0x00, 0x1F, 0x3F, 0x1F, 0x02, 0x08, 0x3F, 0x00, 0x00 });
   g_autoptr (OwbTensor) b = cast (25, f, OWB_TYPE_FLOAT6E3M2, TRUE);

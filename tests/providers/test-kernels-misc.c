@@ -8,40 +8,6 @@
 #include "../engine/test-util.h"
 #include "kernel-test-util.h"
 
-/* ---- inference helpers ---- */
-
-static OwbTensor *
-ints_tensor (int n, const int64_t *v)
-{
-  int64_t dims[1] = { n };
-  OwbTensor *t = owb_tensor_new (OWB_TYPE_INT64, 1, dims, NULL);
-  if (n)
-    memcpy (t->data, v, n * sizeof (int64_t));
-  return t;
-}
-
-static OwbTensor *
-bools_tensor (int n, const uint8_t *v)
-{
-  int64_t dims[1] = { n };
-  OwbTensor *t = owb_tensor_new (OWB_TYPE_BOOL, 1, dims, NULL);
-  if (n)
-    memcpy (t->data, v, n);
-  return t;
-}
-
-static void
-assert_infer_fails (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, const char *what)
-{
-  OwbValueType out[4];
-  g_autoptr (GError) error = NULL;
-  g_assert_false (infer_node (node, opset, types, values, out, &error));
-  g_assert_nonnull (error);
-  g_assert_nonnull (strstr (error->message, "the_node"));
-  if (what && !strstr (error->message, what))
-    g_error ("'%s' does not mention '%s'", error->message, what);
-}
-
 /* ---- inference tests ---- */
 
 static void
@@ -98,13 +64,13 @@ test_infer_unique_compress (void)
 
   /* Compress: a constant condition fixes the size; one true past the end is an error. */
   OwbValueType ct[2] = { VT (OWB_TYPE_INT32, "batch", "4"), VT (OWB_TYPE_BOOL, "3") };
-  g_autoptr (OwbTensor) cond = bools_tensor (3, (uint8_t[]) { 1, 0, 1 });
+  g_autoptr (OwbTensor) cond = tu_vector (OWB_TYPE_BOOL, 3, (uint8_t[]) { 1, 0, 1 });
   OwbTensor *values[2] = { NULL, cond };
   g_autoptr (OwbNode) c = node_new ("Compress", 2, 1);
   tu_set_int (c, "axis", 1);
   g_assert_true (infer_node (c, 11, ct, values, out, NULL));
   assert_type (&out[0], "int32[batch,2]");
-  g_autoptr (OwbTensor) far = bools_tensor (6, (uint8_t[]) { 0, 0, 0, 0, 0, 1 });
+  g_autoptr (OwbTensor) far = tu_vector (OWB_TYPE_BOOL, 6, (uint8_t[]) { 0, 0, 0, 0, 0, 1 });
   values[1] = far;
   ct[1] = VT (OWB_TYPE_BOOL, "6");
   assert_infer_fails (c, 11, ct, values, "past");
@@ -192,7 +158,7 @@ test_infer_shapes (void)
   assert_type (&out[0], "float32[batch,3,4,10]");
   g_autoptr (OwbNode) unpool3 = node_new ("MaxUnpool", 3, 1);
   tu_set_ints (unpool3, "kernel_shape", 2, (int64_t[]) { 2, 2 });
-  g_autoptr (OwbTensor) shape = ints_tensor (3, (int64_t[]) { 1, 3, 8 });
+  g_autoptr (OwbTensor) shape = tu_vector (OWB_TYPE_INT64, 3, (int64_t[]) { 1, 3, 8 });
   OwbTensor *sv[3] = { NULL, NULL, shape };
   mu[2] = VT (OWB_TYPE_INT64, "3");
   assert_infer_fails (unpool3, 11, mu, sv, "output_shape");
@@ -203,7 +169,7 @@ test_infer_shapes (void)
   OwbValueType cc[2] = { VT (OWB_TYPE_STRING, "h", "w", "3"), VT (OWB_TYPE_INT64, "2") };
   g_autoptr (OwbNode) crop = node_new ("CenterCropPad", 2, 1);
   tu_set_ints (crop, "axes", 2, (int64_t[]) { 0, -2 });
-  g_autoptr (OwbTensor) size = ints_tensor (2, (int64_t[]) { 5, 7 });
+  g_autoptr (OwbTensor) size = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 5, 7 });
   OwbTensor *cv[2] = { NULL, size };
   g_assert_true (infer_node (crop, 18, cc, cv, out, NULL));
   assert_type (&out[0], "string[5,7,3]");
@@ -215,8 +181,8 @@ test_infer_shapes (void)
 
   /* Col2Im: the block count must match the input's last dim. */
   OwbValueType ci[3] = { VT (OWB_TYPE_FLOAT, "batch", "8", "9"), VT (OWB_TYPE_INT64, "2"), VT (OWB_TYPE_INT64, "2") };
-  g_autoptr (OwbTensor) img = ints_tensor (2, (int64_t[]) { 4, 4 });
-  g_autoptr (OwbTensor) blk = ints_tensor (2, (int64_t[]) { 2, 2 });
+  g_autoptr (OwbTensor) img = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 4, 4 });
+  g_autoptr (OwbTensor) blk = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 2, 2 });
   OwbTensor *civ[3] = { NULL, img, blk };
   g_autoptr (OwbNode) col = node_new ("Col2Im", 3, 1);
   g_assert_true (infer_node (col, 18, ci, civ, out, NULL));
@@ -400,7 +366,7 @@ test_compress_reverse (void)
   const char *words[] = { "a", "b", "c", "d", "e", "f" };
   g_autoptr (OwbTensor) s1 = strings_tensor (6, words);
   g_autoptr (OwbTensor) s = owb_tensor_new_view (s1, 2, (int64_t[]) { 3, 2 }, NULL);
-  g_autoptr (OwbTensor) cond = bools_tensor (2, (uint8_t[]) { 0, 1 });
+  g_autoptr (OwbTensor) cond = tu_vector (OWB_TYPE_BOOL, 2, (uint8_t[]) { 0, 1 });
   In in[2] = { { s, TRUE }, { cond, TRUE } };
   OwbNode *node = node_new ("Compress", 2, 1);
   tu_set_int (node, "axis", -1);
@@ -409,7 +375,7 @@ test_compress_reverse (void)
   assert_strings (out, 3, (const char *[]) { "b", "d", "f" });
   g_clear_pointer (&out, owb_tensor_unref);
 
-  g_autoptr (OwbTensor) far = bools_tensor (4, (uint8_t[]) { 0, 0, 0, 1 });
+  g_autoptr (OwbTensor) far = tu_vector (OWB_TYPE_BOOL, 4, (uint8_t[]) { 0, 0, 0, 1 });
   In fin[2] = { { s, TRUE }, { far, TRUE } };
   OwbNode *n2 = node_new ("Compress", 2, 1);
   tu_set_int (n2, "axis", 1);
@@ -418,13 +384,13 @@ test_compress_reverse (void)
   g_clear_error (&error);
 
   /* ReverseSequence over strings, batch on axis 1; lengths past the time axis are refused. */
-  g_autoptr (OwbTensor) lens = ints_tensor (2, (int64_t[]) { 3, 1 });
+  g_autoptr (OwbTensor) lens = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 3, 1 });
   In rin[2] = { { s, TRUE }, { lens, TRUE } };
   g_assert_true (one_node_run (node_new ("ReverseSequence", 2, 1), 10, rin, 1, &out, &error));
   g_assert_no_error (error);
   assert_strings (out, 6, (const char *[]) { "e", "b", "c", "d", "a", "f" });
   g_clear_pointer (&out, owb_tensor_unref);
-  g_autoptr (OwbTensor) long_lens = ints_tensor (2, (int64_t[]) { 4, 1 });
+  g_autoptr (OwbTensor) long_lens = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 4, 1 });
   In lin[2] = { { s, TRUE }, { long_lens, TRUE } };
   g_assert_false (one_node_run (node_new ("ReverseSequence", 2, 1), 10, lin, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "sequence length 4"));
@@ -607,7 +573,7 @@ test_unpool_crop_col2im (void)
   const char *w[] = { "a", "b", "c", "d", "e" };
   g_autoptr (OwbTensor) s1 = strings_tensor (5, w);
   g_autoptr (OwbTensor) s = owb_tensor_new_view (s1, 2, (int64_t[]) { 5, 1 }, NULL);
-  g_autoptr (OwbTensor) shape = ints_tensor (2, (int64_t[]) { 2, 4 });
+  g_autoptr (OwbTensor) shape = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 2, 4 });
   In cin[2] = { { s, TRUE }, { shape, FALSE } };
   g_assert_true (one_node_run (node_new ("CenterCropPad", 2, 1), 18, cin, 1, &out, &error));
   g_assert_no_error (error);
@@ -623,8 +589,8 @@ test_unpool_crop_col2im (void)
   /* Col2Im 1-D with stride 2 and overlap: blocks of 3 on a 5-long image, columns summed. */
   float cols[] = { 1, 10, 2, 20, 3, 30 }; /* (N=1, C*K=3, L=2) */
   g_autoptr (OwbTensor) cx = tu_new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]) { 1, 3, 2 }, cols);
-  g_autoptr (OwbTensor) img = ints_tensor (1, (int64_t[]) { 5 });
-  g_autoptr (OwbTensor) blk = ints_tensor (1, (int64_t[]) { 3 });
+  g_autoptr (OwbTensor) img = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 5 });
+  g_autoptr (OwbTensor) blk = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 3 });
   In col_in[3] = { { cx, TRUE }, { img, FALSE }, { blk, FALSE } };
   OwbNode *col = node_new ("Col2Im", 3, 1);
   tu_set_ints (col, "strides", 1, (int64_t[]) { 2 });

@@ -14,22 +14,9 @@ static OwbModel *
 single_node_model (int opset, const char *op, int n_in, OwbTensor *const *inputs, OwbNode **node)
 {
   OwbModel *m = tu_model_new (opset);
-  GString *names = g_string_new (NULL);
-  for (int i = 0; i < n_in; i++)
-    {
-      if (i)
-        g_string_append_c (names, ',');
-      if (!inputs[i])
-        continue;
-      char name[16];
-      g_snprintf (name, sizeof name, "i%d", i);
-      g_string_append (names, name);
-      tu_add_value (m->graph->inputs, name, inputs[i]->dtype, inputs[i]->rank, inputs[i]->dims, NULL);
-    }
-  *node = tu_node (m->graph, op, "node", names->str, "y");
-  g_string_free (names, TRUE);
-  tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  g_autofree char *names = tu_add_indexed_inputs (m->graph, n_in, inputs, 0);
+  *node = tu_node (m->graph, op, "node", names, "y");
+  tu_add_untyped_output (m->graph->outputs, "y");
   return m;
 }
 
@@ -39,7 +26,7 @@ run_model (OwbModel *m, int n_in, OwbTensor *const *inputs, int threads, GError 
   g_autoptr (OwbSession) s = tu_session (m, threads, error);
   OwbTensor *out = NULL;
   const char *out_name = "y";
-  if (!s || !run_indexed_inputs (s, n_in, inputs, 1, &out_name, &out, error))
+  if (!s || !tu_run_indexed (s, n_in, inputs, 0, 1, &out_name, &out, error))
     return NULL;
   return out;
 }
@@ -593,6 +580,77 @@ test_gemm (void)
 
 /* ---- products of a few rows: the GEMV kernels (M <= 4) against sgemm (M >= 5) ---- */
 
+/* The activations the fused products apply, in double. */
+static double
+ref_activation (const char *act, double v)
+{
+  if (!act)
+    return v;
+  if (strcmp (act, "Relu") == 0)
+    return v < 0 ? 0 : v;
+  if (strcmp (act, "Sigmoid") == 0)
+    return 1 / (1 + exp (-v));
+  if (strcmp (act, "Swish") == 0)
+    return v / (1 + exp (-v));
+  if (strcmp (act, "Tanh") == 0)
+    return tanh (v);
+  if (strcmp (act, "HardSigmoid") == 0)
+    return MIN (MAX (0.2 * v + 0.5, 0), 1);
+  if (strcmp (act, "HardSwish") == 0)
+    return v * MIN (MAX (v / 6 + 0.5, 0), 1);
+  if (strcmp (act, "Gelu") == 0)
+    return 0.5 * v * (1 + erf (v * M_SQRT1_2));
+  g_assert_not_reached ();
+}
+
+/* Node `op` of a product test: a Fused op in the workbench domain with its activation act, and the
+ * attributes that differ from their defaults. */
+static void
+set_product_attributes (OwbModel *model, OwbNode *node, gboolean fused, const char *act, gboolean ta, gboolean tb,
+                        float alpha, float beta)
+{
+  if (fused)
+    {
+      owb_model_set_opset (model, OWB_DOMAIN, 1);
+      g_free (node->domain);
+      node->domain = g_strdup (OWB_DOMAIN);
+      if (act)
+        tu_set_string (node, "activation", act);
+    }
+  if (ta)
+    tu_set_int (node, "transA", 1);
+  if (tb)
+    tu_set_int (node, "transB", 1);
+  if (alpha != 1)
+    tu_set_float (node, "alpha", alpha);
+  if (beta != 1)
+    tu_set_float (node, "beta", beta);
+}
+
+/* The double reference of Y = act (alpha op(A) op(B) + beta C), beta only for a Gemm (a MatMul's
+ * bias C is added as it is), for `batch` x m rows: in[0] A [batch, m, k] (op(A) its transpose with
+ * ta), in[1] B [k, n] or, batched_b, one per batch (op(B) with tb), in[2] C: NULL, a row [n]
+ * (c_rank 1) or [m, n] (2). */
+static double *
+product_reference (OwbTensor *const *in, gboolean gemm, int64_t batch, gboolean batched_b, int64_t m, int64_t n,
+                   int64_t k, gboolean ta, gboolean tb, float alpha, float beta, int c_rank, const char *act)
+{
+  double *want = g_new (double, batch * m * n);
+  for (int64_t bi = 0; bi < batch; bi++)
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++)
+        {
+          const int64_t ao = bi * m * k, bo = batched_b ? bi * k * n : 0;
+          double sum = 0;
+          for (int64_t kk = 0; kk < k; kk++)
+            sum += owb_tensor_get_double (in[0], ao + (ta ? kk * m + i : i * k + kk))
+                   * owb_tensor_get_double (in[1], bo + (tb ? j * k + kk : kk * n + j));
+          double c = in[2] ? owb_tensor_get_double (in[2], c_rank == 2 ? i * n + j : j) : 0;
+          want[(bi * m + i) * n + j] = ref_activation (act, alpha * sum + (gemm ? beta : 1) * c);
+        }
+  return want;
+}
+
 /* op is Gemm, FusedGemm, MatMul or FusedMatMul. A is op(A) [m, k] (with batch > 1 for the MatMuls:
  * [batch, m, k] against one B, or against [batch, k, n] when batched_b), B op(B) [k, n]. c_rank: -1 no
  * C/bias, 1 a [n] vector, 2 an [m, n] matrix (Gemm only). act: FusedGemm/FusedMatMul activation or
@@ -611,43 +669,11 @@ check_small_m (const char *op, int64_t batch, gboolean batched_b, int64_t m, int
                        c_rank > 0 ? random_tensor (rand, OWB_TYPE_FLOAT, c_rank, cd + 2 - c_rank) : NULL };
   OwbNode *node;
   g_autoptr (OwbModel) model = single_node_model (13, op, c_rank > 0 ? 3 : 2, in, &node);
-  if (fused)
-    {
-      owb_model_set_opset (model, OWB_DOMAIN, 1);
-      g_free (node->domain);
-      node->domain = g_strdup (OWB_DOMAIN);
-      if (act)
-        tu_set_string (node, "activation", act);
-    }
-  if (ta)
-    tu_set_int (node, "transA", 1);
-  if (tb)
-    tu_set_int (node, "transB", 1);
-  if (alpha != 1)
-    tu_set_float (node, "alpha", alpha);
-  if (beta != 1)
-    tu_set_float (node, "beta", beta);
+  set_product_attributes (model, node, fused, act, ta, tb, alpha, beta);
   GError *error = NULL;
   g_autoptr (OwbTensor) y = run_model (model, 3, in, threads, &error);
   g_assert_no_error (error);
-  g_autofree double *want = g_new (double, batch * m * n);
-  for (int64_t bi = 0; bi < batch; bi++)
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++)
-        {
-          const int64_t ao = bi * m * k, bo = batched_b ? bi * k * n : 0;
-          double sum = 0;
-          for (int64_t kk = 0; kk < k; kk++)
-            sum += owb_tensor_get_double (in[0], ao + (ta ? kk * m + i : i * k + kk))
-                   * owb_tensor_get_double (in[1], bo + (tb ? j * k + kk : kk * n + j));
-          double c = in[2] ? owb_tensor_get_double (in[2], c_rank == 2 ? i * n + j : j) : 0;
-          double v = alpha * sum + (gemm ? beta : 1) * c;
-          if (act && strcmp (act, "Relu") == 0)
-            v = v < 0 ? 0 : v;
-          else if (act && strcmp (act, "Sigmoid") == 0)
-            v = 1 / (1 + exp (-v));
-          want[(bi * m + i) * n + j] = v;
-        }
+  g_autofree double *want = product_reference (in, gemm, batch, batched_b, m, n, k, ta, tb, alpha, beta, c_rank, act);
   int64_t yd[3] = { batch, m, n };
   /* Sums of up to ~1000 products of [-1, 1] values: float rounding reaches a few 1e-5. */
   assert_close (y, want, batch > 1 ? 3 : 2, yd + (batch > 1 ? 0 : 1), k > 100 ? 1e-4 : 1e-5);
@@ -690,28 +716,6 @@ test_small_m (void)
 
 /* ---- products on a constant B (an initializer packed once for cpu-sgemm.c) ---- */
 
-static double
-ref_activation (const char *act, double v)
-{
-  if (!act)
-    return v;
-  if (strcmp (act, "Relu") == 0)
-    return v < 0 ? 0 : v;
-  if (strcmp (act, "Sigmoid") == 0)
-    return 1 / (1 + exp (-v));
-  if (strcmp (act, "Swish") == 0)
-    return v / (1 + exp (-v));
-  if (strcmp (act, "Tanh") == 0)
-    return tanh (v);
-  if (strcmp (act, "HardSigmoid") == 0)
-    return MIN (MAX (0.2 * v + 0.5, 0), 1);
-  if (strcmp (act, "HardSwish") == 0)
-    return v * MIN (MAX (v / 6 + 0.5, 0), 1);
-  if (strcmp (act, "Gelu") == 0)
-    return 0.5 * v * (1 + erf (v * M_SQRT1_2));
-  g_assert_not_reached ();
-}
-
 /* Y = act (alpha A op(B) + beta C) with B [k, n] (or [n, k] with transB) an initializer and A of
  * `batch` x m rows (rank 3 when batch > 1, MatMul only), against a double reference. Runs twice so
  * that the second run reuses the pack. c_rank: -1 none, 1 a bias row, 2 a full [m, n] C. */
@@ -730,30 +734,8 @@ check_packed (const char *op, int64_t batch, int64_t m, int64_t n, int64_t k, gb
   /* B: an initializer, not a graph input */
   g_ptr_array_remove_index (model->graph->inputs, 1);
   owb_graph_add_initializer (model->graph, "i1", owb_tensor_ref (in[1]));
-  if (fused)
-    {
-      owb_model_set_opset (model, OWB_DOMAIN, 1);
-      g_free (node->domain);
-      node->domain = g_strdup (OWB_DOMAIN);
-      if (act)
-        tu_set_string (node, "activation", act);
-    }
-  if (tb)
-    tu_set_int (node, "transB", 1);
-  if (alpha != 1)
-    tu_set_float (node, "alpha", alpha);
-  if (beta != 1)
-    tu_set_float (node, "beta", beta);
-  g_autofree double *want = g_new (double, batch * m * n);
-  for (int64_t i = 0; i < batch * m; i++)
-    for (int64_t j = 0; j < n; j++)
-      {
-        double sum = 0;
-        for (int64_t kk = 0; kk < k; kk++)
-          sum += owb_tensor_get_double (in[0], i * k + kk) * owb_tensor_get_double (in[1], tb ? j * k + kk : kk * n + j);
-        double c = in[2] ? owb_tensor_get_double (in[2], c_rank == 2 ? i * n + j : j) : 0;
-        want[i * n + j] = ref_activation (act, alpha * sum + (gemm ? beta : 1) * c);
-      }
+  set_product_attributes (model, node, fused, act, FALSE, tb, alpha, beta);
+  g_autofree double *want = product_reference (in, gemm, batch, FALSE, m, n, k, FALSE, tb, alpha, beta, c_rank, act);
   OwbTensor *feeds[3] = { in[0], NULL, in[2] };
   int64_t yd[3] = { batch, m, n };
   GError *error = NULL;

@@ -69,12 +69,7 @@ static void
 infer_input (InferCase *c, OwbDataType dtype, int rank, const int64_t *dims)
 {
   OwbValueType *t = &c->types[c->n_inputs];
-  owb_value_type_init_tensor (t, dtype, rank < 0 ? 0 : rank, NULL);
-  t->rank = rank;
-  for (int i = 0; i < rank; i++)
-    t->dims[i] = dims[i] >= 0 ? OWB_DIM_VALUE (dims[i])
-                 : dims[i] == -2 ? (OwbDim){ -1, g_intern_string ("batch") }
-                                 : OWB_DIM_UNKNOWN;
+  *t = batch_type (dtype, rank, dims);
   owb_node_add_input (c->node, in_names[c->n_inputs]);
   c->n_inputs++;
 }

@@ -19,48 +19,13 @@ set_missing (OwbNode *node, int i)
   node->inputs[i] = g_strdup ("");
 }
 
-static OwbTensor *
-ints_tensor (int n, const int64_t *v)
-{
-  return tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { n }, v);
-}
-
-static OwbTensor *
-floats_tensor (int n, const float *v)
-{
-  return tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { n }, v);
-}
-
-static void
-assert_infers (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, const char *expected)
-{
-  OwbValueType out[2];
-  g_autoptr (GError) error = NULL;
-  gboolean ok = infer_node (node, opset, types, values, out, &error);
-  g_assert_no_error (error);
-  g_assert_true (ok);
-  assert_type (&out[0], expected);
-}
-
-static void
-assert_infer_fails (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, const char *what)
-{
-  OwbValueType out[2];
-  g_autoptr (GError) error = NULL;
-  g_assert_false (infer_node (node, opset, types, values, out, &error));
-  g_assert_nonnull (error);
-  g_assert_nonnull (strstr (error->message, "the_node"));
-  if (what && !strstr (error->message, what))
-    g_error ("error \"%s\" does not mention \"%s\"", error->message, what);
-}
-
 /* ---- inference tests ---- */
 
 static void
 test_infer_reduce (void)
 {
   OwbValueType types[2] = { vt (OWB_TYPE_FLOAT, 3, DIMS ("batch", "3", "4")), vt (OWB_TYPE_INT64, 1, DIMS ("2")) };
-  g_autoptr (OwbTensor) axes = ints_tensor (2, (int64_t[]) { 1, -1 });
+  g_autoptr (OwbTensor) axes = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 1, -1 });
   OwbTensor *values[2] = { NULL, axes };
   OwbValueType out[2];
 
@@ -79,7 +44,7 @@ test_infer_reduce (void)
     g_assert_true (infer_node (node, 18, types, NULL, out, NULL));
     g_assert_cmpint (out[0].rank, ==, 3);
     /* No axes reduces everything; empty axes with noop_with_empty_axes reduces nothing. */
-    g_autoptr (OwbTensor) none = ints_tensor (0, NULL);
+    g_autoptr (OwbTensor) none = tu_vector (OWB_TYPE_INT64, 0, NULL);
     OwbTensor *v2[2] = { NULL, none };
     types[1] = vt (OWB_TYPE_INT64, 1, DIMS ("0"));
     assert_infers (node, 18, types, v2, "float32[1,1,1]");
@@ -98,7 +63,7 @@ test_infer_reduce (void)
   }
   {
     g_autoptr (OwbNode) node = node_new ("ReduceL2", 2, 1);
-    g_autoptr (OwbTensor) bad = ints_tensor (2, (int64_t[]) { 0, 3 });
+    g_autoptr (OwbTensor) bad = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 0, 3 });
     OwbTensor *v2[2] = { NULL, bad };
     assert_infer_fails (node, 18, types, v2, "out of range");
     bad->dims[0] = 1;
@@ -140,7 +105,7 @@ test_infer_arg_topk (void)
   }
   {
     g_autoptr (OwbNode) node = node_new ("TopK", 2, 2);
-    g_autoptr (OwbTensor) k = ints_tensor (1, (int64_t[]) { 3 });
+    g_autoptr (OwbTensor) k = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 3 });
     OwbTensor *values[2] = { NULL, k };
     g_assert_true (infer_node (node, 11, types, values, out, NULL));
     assert_type (&out[0], "float32[batch,3]");
@@ -229,8 +194,8 @@ test_infer_resize (void)
 {
   OwbValueType types[4] = { vt (OWB_TYPE_FLOAT, 4, DIMS ("batch", "3", "8", "10")), vt (OWB_TYPE_FLOAT, 1, DIMS ("0")),
                             vt (OWB_TYPE_FLOAT, 1, DIMS ("4")), vt (OWB_TYPE_INT64, 1, DIMS ("4")) };
-  g_autoptr (OwbTensor) scales = floats_tensor (4, (float[]) { 1, 1, 2, 0.5f });
-  g_autoptr (OwbTensor) sizes = ints_tensor (2, (int64_t[]) { 5, 7 });
+  g_autoptr (OwbTensor) scales = tu_vector (OWB_TYPE_FLOAT, 4, (float[]) { 1, 1, 2, 0.5f });
+  g_autoptr (OwbTensor) sizes = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 5, 7 });
   OwbValueType out[2];
   {
     g_autoptr (OwbNode) node = node_new ("Resize", 3, 1);
@@ -265,18 +230,18 @@ test_infer_resize (void)
   }
   {
     g_autoptr (OwbNode) node = node_new ("Resize", 4, 1);
-    g_autoptr (OwbTensor) four = ints_tensor (4, (int64_t[]) { 1, 3, 4, 4 });
+    g_autoptr (OwbTensor) four = tu_vector (OWB_TYPE_INT64, 4, (int64_t[]) { 1, 3, 4, 4 });
     OwbTensor *both[4] = { NULL, NULL, scales, four };
     set_missing (node, 1);
     assert_infer_fails (node, 13, types, both, "only one");
-    g_autoptr (OwbTensor) three = floats_tensor (3, (float[]) { 1, 2, 2 });
+    g_autoptr (OwbTensor) three = tu_vector (OWB_TYPE_FLOAT, 3, (float[]) { 1, 2, 2 });
     OwbTensor *short_scales[4] = { NULL, NULL, three, NULL };
     set_missing (node, 3);
     assert_infer_fails (node, 13, types, short_scales, "scales");
-    g_autoptr (OwbTensor) negative = floats_tensor (4, (float[]) { 1, 1, -2, 2 });
+    g_autoptr (OwbTensor) negative = tu_vector (OWB_TYPE_FLOAT, 4, (float[]) { 1, 1, -2, 2 });
     OwbTensor *neg[4] = { NULL, NULL, negative, NULL };
     assert_infer_fails (node, 13, types, neg, "positive");
-    g_autoptr (OwbTensor) huge = floats_tensor (4, (float[]) { 1, 1, 1e30f, 1 });
+    g_autoptr (OwbTensor) huge = tu_vector (OWB_TYPE_FLOAT, 4, (float[]) { 1, 1, 1e30f, 1 });
     OwbTensor *big[4] = { NULL, NULL, huge, NULL };
     assert_infer_fails (node, 13, types, big, "absurd");
     tu_set_string (node, "coordinate_transformation_mode", "corners");
@@ -329,7 +294,7 @@ test_kernel_reduce (void)
     /* Axes fed at run time: the output shape is only decided then. */
     g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 3, (int64_t[]) { 2, 3, 2 },
                                           (float[]) { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 });
-    g_autoptr (OwbTensor) axes = ints_tensor (2, (int64_t[]) { 0, -1 });
+    g_autoptr (OwbTensor) axes = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 0, -1 });
     OwbNode *node = node_new ("ReduceSum", 2, 1);
     OwbTensor *y = NULL;
     tu_set_int (node, "keepdims", 0);
@@ -341,7 +306,7 @@ test_kernel_reduce (void)
   {
     /* LogSumExp stays finite where exp overflows float. */
     g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 2 }, (float[]) { 1000, 1000, -1000, -999 });
-    g_autoptr (OwbTensor) axes = ints_tensor (1, (int64_t[]) { 1 });
+    g_autoptr (OwbTensor) axes = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 1 });
     OwbNode *node = node_new ("ReduceLogSumExp", 2, 1);
     OwbTensor *y = NULL;
     g_assert_true (one_node_run (node, 18, (In[]) { { x, FALSE }, { axes, FALSE } }, 1, &y, NULL));
@@ -351,7 +316,7 @@ test_kernel_reduce (void)
   {
     /* The empty AND is true, the empty OR false. */
     g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_BOOL, 2, (int64_t[]) { 3, 0 }, NULL);
-    g_autoptr (OwbTensor) axes = ints_tensor (1, (int64_t[]) { 1 });
+    g_autoptr (OwbTensor) axes = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 1 });
     for (int m = 0; m < 2; m++)
       {
         OwbNode *node = node_new (m ? "ReduceMax" : "ReduceMin", 2, 1);
@@ -384,7 +349,7 @@ test_kernel_reduce (void)
   {
     /* Bad runtime axes are an error, not a crash. */
     g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 2 }, NULL);
-    g_autoptr (OwbTensor) axes = ints_tensor (1, (int64_t[]) { 5 });
+    g_autoptr (OwbTensor) axes = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 5 });
     g_autoptr (GError) error = NULL;
     OwbNode *node = node_new ("ReduceProd", 2, 1);
     OwbTensor *y = NULL;
@@ -411,7 +376,7 @@ test_kernel_reduce_threads (void)
       for (int d = 0; d < 3; d++)
         if (mask & (1 << d))
           axes[n_axes++] = d;
-      g_autoptr (OwbTensor) axes_t = ints_tensor (n_axes, axes);
+      g_autoptr (OwbTensor) axes_t = tu_vector (OWB_TYPE_INT64, n_axes, axes);
       OwbNode *node = node_new ("ReduceMean", 2, 1);
       OwbTensor *y = NULL;
       g_assert_true (one_node_run_threads (node, 18, (In[]) { { x, FALSE }, { axes_t, FALSE } }, 1, &y, 4, NULL));
@@ -467,7 +432,7 @@ test_kernel_arg_topk (void)
   {
     /* TopK: NaN counts as the largest; ties go to the lower index; k = 0 is empty. */
     g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 6 }, (float[]) { 1, nan, 5, 5, -2, 1 });
-    g_autoptr (OwbTensor) k3 = ints_tensor (1, (int64_t[]) { 3 });
+    g_autoptr (OwbTensor) k3 = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 3 });
     OwbTensor *y[2] = { NULL, NULL };
     OwbNode *node = node_new ("TopK", 2, 2);
     g_assert_true (one_node_run (node, 11, (In[]) { { x, FALSE }, { k3, FALSE } }, 2, y, NULL));
@@ -484,7 +449,7 @@ test_kernel_arg_topk (void)
     owb_tensor_unref (y[0]);
     owb_tensor_unref (y[1]);
 
-    g_autoptr (OwbTensor) k0 = ints_tensor (1, (int64_t[]) { 0 });
+    g_autoptr (OwbTensor) k0 = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 0 });
     node = node_new ("TopK", 2, 2);
     g_assert_true (one_node_run (node, 11, (In[]) { { x, FALSE }, { k0, TRUE } }, 2, y, NULL));
     g_assert_cmpint (y[0]->nelems, ==, 0);
@@ -492,7 +457,7 @@ test_kernel_arg_topk (void)
     owb_tensor_unref (y[1]);
 
     /* k beyond the axis, fed at run time: an error. */
-    g_autoptr (OwbTensor) k7 = ints_tensor (1, (int64_t[]) { 7 });
+    g_autoptr (OwbTensor) k7 = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 7 });
     g_autoptr (GError) error = NULL;
     node = node_new ("TopK", 2, 2);
     g_assert_false (one_node_run (node, 11, (In[]) { { x, FALSE }, { k7, TRUE } }, 2, y, &error));
@@ -505,7 +470,7 @@ test_kernel_arg_topk (void)
     int32_t *xv = x->data;
     for (int i = 0; i < n * inner; i++)
       xv[i] = (i * 37) % 101;
-    g_autoptr (OwbTensor) k = ints_tensor (1, (int64_t[]) { 250 });
+    g_autoptr (OwbTensor) k = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 250 });
     OwbTensor *y[2] = { NULL, NULL };
     OwbNode *node = node_new ("TopK", 2, 2);
     tu_set_int (node, "axis", 0);
@@ -612,7 +577,7 @@ test_kernel_resize (void)
     owb_tensor_unref (y);
 
     g_autoptr (OwbTensor) row = tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 6 }, (float[]) { 0, 1, 2, 3, 4, 5 });
-    g_autoptr (OwbTensor) s = floats_tensor (1, (float[]) { 0.7f });
+    g_autoptr (OwbTensor) s = tu_vector (OWB_TYPE_FLOAT, 1, (float[]) { 0.7f });
     node = node_new ("Resize", 2, 1);
     g_assert_true (one_node_run (node, 10, (In[]) { { row, FALSE }, { s, FALSE } }, 1, &y, NULL));
     assert_floats (y, 4, (float[]) { 0, 2, 3, 5 }, 1e-6);
@@ -621,7 +586,7 @@ test_kernel_resize (void)
   {
     /* uint8 cubic overshoots are saturated; linear results round half to even. */
     g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_UINT8, 1, (int64_t[]) { 4 }, (uint8_t[]) { 0, 255, 255, 0 });
-    g_autoptr (OwbTensor) s = floats_tensor (1, (float[]) { 2 });
+    g_autoptr (OwbTensor) s = tu_vector (OWB_TYPE_FLOAT, 1, (float[]) { 2 });
     OwbTensor *y = NULL;
     OwbNode *node = node_new ("Resize", 3, 1);
     set_missing (node, 1);
@@ -638,7 +603,7 @@ test_kernel_resize (void)
     set_missing (node, 1);
     tu_set_string (node, "mode", "linear");
     tu_set_string (node, "coordinate_transformation_mode", "align_corners");
-    g_autoptr (OwbTensor) s3 = floats_tensor (1, (float[]) { 1.5f });
+    g_autoptr (OwbTensor) s3 = tu_vector (OWB_TYPE_FLOAT, 1, (float[]) { 1.5f });
     g_assert_true (one_node_run (node, 13, (In[]) { { x2, FALSE }, { NULL, FALSE }, { s3, FALSE } }, 1, &y, NULL));
     /* 3 outputs over [0, 5]: 0, 2.5 -> 2 (half to even), 5. */
     g_assert_cmpint (y->nelems, ==, 3);
@@ -648,8 +613,8 @@ test_kernel_resize (void)
   {
     /* tf_crop_and_resize outside the input takes the extrapolation value; a bad roi is an error. */
     g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 1, (int64_t[]) { 3 }, (float[]) { 10, 20, 30 });
-    g_autoptr (OwbTensor) roi = floats_tensor (2, (float[]) { -0.5f, 1.0f });
-    g_autoptr (OwbTensor) sizes = ints_tensor (1, (int64_t[]) { 4 });
+    g_autoptr (OwbTensor) roi = tu_vector (OWB_TYPE_FLOAT, 2, (float[]) { -0.5f, 1.0f });
+    g_autoptr (OwbTensor) sizes = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 4 });
     OwbTensor *y = NULL;
     OwbNode *node = node_new ("Resize", 4, 1);
     set_missing (node, 2);
@@ -662,7 +627,7 @@ test_kernel_resize (void)
     assert_floats (y, 4, (float[]) { -1, 10, 20, 30 }, 1e-5);
     owb_tensor_unref (y);
 
-    g_autoptr (OwbTensor) bad_roi = floats_tensor (3, (float[]) { 0, 1, 1 });
+    g_autoptr (OwbTensor) bad_roi = tu_vector (OWB_TYPE_FLOAT, 3, (float[]) { 0, 1, 1 });
     g_autoptr (GError) error = NULL;
     node = node_new ("Resize", 4, 1);
     set_missing (node, 2);
@@ -677,7 +642,7 @@ test_kernel_resize (void)
     g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_FLOAT, 4, dims, NULL);
     for (int64_t i = 0; i < x->nelems; i++)
       ((float *) x->data)[i] = (float) ((i * 31) % 97);
-    g_autoptr (OwbTensor) s = floats_tensor (4, (float[]) { 1, 1, 2.5f, 1.7f });
+    g_autoptr (OwbTensor) s = tu_vector (OWB_TYPE_FLOAT, 4, (float[]) { 1, 1, 2.5f, 1.7f });
     OwbTensor *y1 = NULL, *y4 = NULL;
     for (int t = 0; t < 2; t++)
       {

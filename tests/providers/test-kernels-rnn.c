@@ -32,15 +32,6 @@ fill (OwbDataType dtype, int rank, const int64_t *dims, int k, double scale)
   return t;
 }
 
-static OwbTensor *
-int32_vector (int n, const int32_t *values)
-{
-  int64_t dims[1] = { n };
-  OwbTensor *t = owb_tensor_new (OWB_TYPE_INT32, 1, dims, NULL);
-  memcpy (t->data, values, n * sizeof (int32_t));
-  return t;
-}
-
 static void
 set_strings (OwbNode *node, const char *name, const char *const *v)
 {
@@ -137,7 +128,7 @@ test_gru_bidirectional (gconstpointer data)
   OwbTensor *in[8] = {
     fill (OWB_TYPE_FLOAT, 3, x_dims, 0, 1.0), fill (OWB_TYPE_FLOAT, 3, w_dims, 1, 0.6),
     fill (OWB_TYPE_FLOAT, 3, r_dims, 2, 0.5), fill (OWB_TYPE_FLOAT, 2, b_dims, 3, 0.3),
-    int32_vector (NB, seq_lens_a), fill (OWB_TYPE_FLOAT, 3, h_dims, 4, 0.4),
+    tu_vector (OWB_TYPE_INT32, NB, seq_lens_a), fill (OWB_TYPE_FLOAT, 3, h_dims, 4, 0.4),
   };
   g_autofree double *y_expected = NULL, *y_h_expected = NULL;
   int64_t y_dims[] = { S, 2, NB, H }, y_h_dims[] = { 2, NB, H };
@@ -182,7 +173,7 @@ test_gru_reverse_clip_double (void)
 {
   int64_t x_dims[] = { S, NB, I }, w_dims[] = { 1, 3 * H, I }, r_dims[] = { 1, 3 * H, H };
   OwbTensor *in[8] = {
-    fill (OWB_TYPE_DOUBLE, 3, x_dims, 0, 1.0), NULL, NULL, NULL, int32_vector (NB, seq_lens_a),
+    fill (OWB_TYPE_DOUBLE, 3, x_dims, 0, 1.0), NULL, NULL, NULL, tu_vector (OWB_TYPE_INT32, NB, seq_lens_a),
   };
   /* The generator scaled the float32-rounded weights by 3. */
   OwbTensor *w = fill (OWB_TYPE_FLOAT, 3, w_dims, 1, 0.6), *r = fill (OWB_TYPE_FLOAT, 3, r_dims, 2, 0.5);
@@ -220,7 +211,7 @@ test_lstm_bidirectional (void)
   OwbTensor *in[8] = {
     fill (OWB_TYPE_DOUBLE, 3, x_dims, 5, 1.0), fill (OWB_TYPE_DOUBLE, 3, w_dims, 6, 0.6),
     fill (OWB_TYPE_DOUBLE, 3, r_dims, 7, 0.5), fill (OWB_TYPE_DOUBLE, 2, b_dims, 8, 0.3),
-    int32_vector (NB, seq_lens_b), fill (OWB_TYPE_DOUBLE, 3, h_dims, 9, 0.4),
+    tu_vector (OWB_TYPE_INT32, NB, seq_lens_b), fill (OWB_TYPE_DOUBLE, 3, h_dims, 9, 0.4),
     fill (OWB_TYPE_DOUBLE, 3, h_dims, 10, 0.4), fill (OWB_TYPE_DOUBLE, 2, p_dims, 11, 0.3),
   };
   OwbNode *node = owb_node_new ("LSTM", "", "lstm");
@@ -324,12 +315,12 @@ static void spoil_lbr (OwbNode *n, OwbTensor **in) { tu_set_int (n, "linear_befo
 static void spoil_seq_lens (OwbNode *n, OwbTensor **in)
 {
   const int32_t lens[NB] = { 1, S + 1, 2 };
-  in[4] = int32_vector (NB, lens);
+  in[4] = tu_vector (OWB_TYPE_INT32, NB, lens);
 }
 static void spoil_negative_seq_lens (OwbNode *n, OwbTensor **in)
 {
   const int32_t lens[NB] = { 1, -1, 2 };
-  in[4] = int32_vector (NB, lens);
+  in[4] = tu_vector (OWB_TYPE_INT32, NB, lens);
 }
 static void spoil_bias_shape (OwbNode *n, OwbTensor **in)
 {
@@ -378,19 +369,6 @@ test_errors (void)
     }
 }
 
-static OwbValueType
-tensor_type (OwbDataType dtype, int rank, const OwbDim *dims)
-{
-  OwbValueType t;
-  owb_value_type_init_unknown (&t);
-  t.kind = OWB_VALUE_TENSOR;
-  t.dtype = dtype;
-  t.rank = rank;
-  for (int i = 0; i < rank; i++)
-    t.dims[i] = dims[i];
-  return t;
-}
-
 /* Symbolic dims pass through to the outputs; hidden size comes from R when the attribute is absent. */
 static void
 test_infer_symbolic (void)
@@ -405,24 +383,12 @@ test_infer_symbolic (void)
         owb_node_add_input (node, input_names[i]);
       for (int i = 0; i < 3; i++)
         owb_node_add_output (node, output_names[i]);
-      OwbDim xd[3] = { { -1, seq }, { -1, batch }, OWB_DIM_VALUE (4) };
-      if (layout == 1)
-        xd[0].param = batch, xd[1].param = seq;
-      OwbDim wd[3] = { OWB_DIM_VALUE (2), OWB_DIM_UNKNOWN, OWB_DIM_VALUE (4) };
-      OwbDim rd[3] = { OWB_DIM_VALUE (2), OWB_DIM_UNKNOWN, { -1, hid } };
-      OwbValueType x = tensor_type (OWB_TYPE_FLOAT16, 3, xd), w = tensor_type (OWB_TYPE_FLOAT16, 3, wd),
-                   r = tensor_type (OWB_TYPE_FLOAT16, 3, rd);
-      const OwbValueType *inputs[3] = { &x, &w, &r };
-      const OwbTensor *values[3] = { NULL };
+      OwbValueType types[3] = { layout == 0 ? VT (OWB_TYPE_FLOAT16, "seq", "batch", "4")
+                                            : VT (OWB_TYPE_FLOAT16, "batch", "seq", "4"),
+                                VT (OWB_TYPE_FLOAT16, "2", "?", "4"), VT (OWB_TYPE_FLOAT16, "2", "?", "hid") };
       OwbValueType outputs[3];
-      for (int i = 0; i < 3; i++)
-        owb_value_type_init_unknown (&outputs[i]);
-      OwbInferContext ctx = { .node = node, .opset = 14, .n_inputs = 3, .inputs = inputs, .input_values = values,
-                              .n_outputs = 3, .outputs = outputs };
-      const OwbOpSchema *schema = owb_op_schema_lookup ("", "LSTM", 14);
-      g_assert_nonnull (schema);
       g_autoptr (GError) error = NULL;
-      g_assert_true (owb_op_infer (schema, &ctx, &error));
+      g_assert_true (infer_node (node, 14, types, NULL, outputs, &error));
       g_assert_no_error (error);
       g_assert_cmpint (outputs[0].rank, ==, 4);
       g_assert_cmpint (outputs[0].dtype, ==, OWB_TYPE_FLOAT16);
@@ -443,22 +409,14 @@ test_infer_symbolic (void)
   g_autoptr (OwbNode) node = owb_node_new ("RNN", "", "rnn");
   tu_set_int (node, "hidden_size", 5);
   tu_set_int (node, "layout", 1);
-  OwbDim xd[3] = { OWB_DIM_VALUE (7), OWB_DIM_VALUE (2), OWB_DIM_VALUE (4) };
-  OwbDim wd[3] = { OWB_DIM_VALUE (1), OWB_DIM_VALUE (5), OWB_DIM_VALUE (4) };
-  OwbDim rd[3] = { OWB_DIM_VALUE (1), OWB_DIM_VALUE (5), OWB_DIM_VALUE (5) };
-  OwbValueType x = tensor_type (OWB_TYPE_DOUBLE, 3, xd), w = tensor_type (OWB_TYPE_DOUBLE, 3, wd),
-               r = tensor_type (OWB_TYPE_DOUBLE, 3, rd);
   for (int i = 0; i < 3; i++)
     owb_node_add_input (node, input_names[i]);
   owb_node_add_output (node, "Y");
-  const OwbValueType *inputs[3] = { &x, &w, &r };
-  const OwbTensor *values[3] = { NULL };
+  OwbValueType types[3] = { VT (OWB_TYPE_DOUBLE, "7", "2", "4"), VT (OWB_TYPE_DOUBLE, "1", "5", "4"),
+                            VT (OWB_TYPE_DOUBLE, "1", "5", "5") };
   OwbValueType outputs[1];
-  owb_value_type_init_unknown (&outputs[0]);
-  OwbInferContext ctx = { .node = node, .opset = 7, .n_inputs = 3, .inputs = inputs, .input_values = values,
-                          .n_outputs = 1, .outputs = outputs };
   g_autoptr (GError) error = NULL;
-  g_assert_true (owb_op_infer (owb_op_schema_lookup ("", "RNN", 7), &ctx, &error));
+  g_assert_true (infer_node (node, 7, types, NULL, outputs, &error));
   g_assert_no_error (error);
   const int64_t want[4] = { 7, 1, 2, 5 };
   for (int k = 0; k < 4; k++)

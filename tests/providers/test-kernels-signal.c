@@ -102,7 +102,7 @@ run (int opset, const char *op, int n, const In *ins, Setup setup, int threads, 
     fed[i] = ins[i].kind == IN_FEED ? ins[i].value : NULL;
   OwbTensor *out = NULL;
   const char *out_name = "y";
-  if (!s || !run_indexed_inputs (s, n, fed, 1, &out_name, &out, error))
+  if (!s || !tu_run_indexed (s, n, fed, 0, 1, &out_name, &out, error))
     return NULL;
   return out;
 }

@@ -5,30 +5,6 @@
 #include <string.h>
 #include "kernel-test-util.h"
 
-/* ---- inference helpers ---- */
-
-static OwbTensor *
-ints_tensor (int n, const int64_t *v)
-{
-  int64_t dims[1] = { n };
-  OwbTensor *t = owb_tensor_new (OWB_TYPE_INT64, 1, dims, NULL);
-  if (n)
-    memcpy (t->data, v, n * sizeof (int64_t));
-  return t;
-}
-
-static void
-assert_infer_fails (OwbNode *node, int opset, const OwbValueType *types, OwbTensor *const *values, const char *what)
-{
-  OwbValueType out[4];
-  g_autoptr (GError) error = NULL;
-  g_assert_false (infer_node (node, opset, types, values, out, &error));
-  g_assert_nonnull (error);
-  g_assert_nonnull (strstr (error->message, "the_node"));
-  if (what)
-    g_assert_nonnull (strstr (error->message, what));
-}
-
 /* ---- inference tests ---- */
 
 static void
@@ -40,13 +16,13 @@ test_infer_reshape (void)
   OwbValueType out;
 
   /* 0 copies the named dim, -1 takes what is left once it cancels out. */
-  g_autoptr (OwbTensor) shape = ints_tensor (2, (int64_t[]) { 0, -1 });
+  g_autoptr (OwbTensor) shape = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 0, -1 });
   OwbTensor *values[2] = { NULL, shape };
   g_assert_true (infer_node (node, 14, types, values, &out, NULL));
   assert_type (&out, "float32[batch,12]");
 
   /* -1 absorbing the named dim keeps its name. */
-  g_autoptr (OwbTensor) shape2 = ints_tensor (3, (int64_t[]) { 4, 3, -1 });
+  g_autoptr (OwbTensor) shape2 = tu_vector (OWB_TYPE_INT64, 3, (int64_t[]) { 4, 3, -1 });
   types[1] = vt (OWB_TYPE_INT64, 1, (const char *[]) { "3" });
   values[1] = shape2;
   g_assert_true (infer_node (node, 14, types, values, &out, NULL));
@@ -58,11 +34,11 @@ test_infer_reshape (void)
   g_assert_cmpint (out.rank, ==, 3);
   g_assert_false (owb_dim_is_known (out.dims[0]));
 
-  g_autoptr (OwbTensor) two = ints_tensor (3, (int64_t[]) { -1, -1, 4 });
+  g_autoptr (OwbTensor) two = tu_vector (OWB_TYPE_INT64, 3, (int64_t[]) { -1, -1, 4 });
   values[1] = two;
   assert_infer_fails (node, 14, types, values, "-1");
 
-  g_autoptr (OwbTensor) bad = ints_tensor (3, (int64_t[]) { 0, -1, 0 });
+  g_autoptr (OwbTensor) bad = tu_vector (OWB_TYPE_INT64, 3, (int64_t[]) { 0, -1, 0 });
   values[1] = bad;
   tu_set_int (node, "allowzero", 1);
   assert_infer_fails (node, 14, types, values, NULL);
@@ -70,7 +46,7 @@ test_infer_reshape (void)
   /* Element counts that cannot match. */
   const char *k[] = { "2", "3", "4" };
   types[0] = vt (OWB_TYPE_FLOAT, 3, k);
-  g_autoptr (OwbTensor) five = ints_tensor (3, (int64_t[]) { 5, -1, 1 });
+  g_autoptr (OwbTensor) five = tu_vector (OWB_TYPE_INT64, 3, (int64_t[]) { 5, -1, 1 });
   values[1] = five;
   tu_set_int (node, "allowzero", 0);
   assert_infer_fails (node, 14, types, values, NULL);
@@ -100,12 +76,12 @@ test_infer_squeeze_unsqueeze (void)
   }
   {
     g_autoptr (OwbNode) node = node_new ("Unsqueeze", 2, 1);
-    g_autoptr (OwbTensor) axes = ints_tensor (2, (int64_t[]) { 0, -1 });
+    g_autoptr (OwbTensor) axes = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 0, -1 });
     OwbTensor *values[2] = { NULL, axes };
     types[1] = vt (OWB_TYPE_INT64, 1, (const char *[]) { "2" });
     g_assert_true (infer_node (node, 13, types, values, &out, NULL));
     assert_type (&out, "float32[1,batch,1,5,1]");
-    g_autoptr (OwbTensor) dup = ints_tensor (2, (int64_t[]) { 1, -4 });
+    g_autoptr (OwbTensor) dup = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 1, -4 });
     values[1] = dup;
     assert_infer_fails (node, 13, types, values, "repeated");
     /* Unknown axes: rank from their count. */
@@ -147,18 +123,18 @@ test_infer_slice_split_concat (void)
                             vt (OWB_TYPE_INT64, 1, (const char *[]) { "2" }) };
   OwbValueType out[4];
   g_autoptr (OwbNode) slice = node_new ("Slice", 3, 1);
-  g_autoptr (OwbTensor) starts = ints_tensor (2, (int64_t[]) { 0, 2 });
-  g_autoptr (OwbTensor) ends = ints_tensor (2, (int64_t[]) { G_MAXINT64, -1 });
+  g_autoptr (OwbTensor) starts = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 0, 2 });
+  g_autoptr (OwbTensor) ends = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { G_MAXINT64, -1 });
   OwbTensor *values[5] = { NULL, starts, ends };
   g_assert_true (infer_node (slice, 13, types, values, out, NULL));
   assert_type (&out[0], "float32[batch,7]");
 
   /* Steps 0 is refused. */
   g_autoptr (OwbNode) slice5 = node_new ("Slice", 5, 1);
-  g_autoptr (OwbTensor) axes = ints_tensor (1, (int64_t[]) { 1 });
-  g_autoptr (OwbTensor) steps = ints_tensor (1, (int64_t[]) { 0 });
-  g_autoptr (OwbTensor) s1 = ints_tensor (1, (int64_t[]) { 0 });
-  g_autoptr (OwbTensor) e1 = ints_tensor (1, (int64_t[]) { 5 });
+  g_autoptr (OwbTensor) axes = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 1 });
+  g_autoptr (OwbTensor) steps = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 0 });
+  g_autoptr (OwbTensor) s1 = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 0 });
+  g_autoptr (OwbTensor) e1 = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 5 });
   OwbTensor *values5[5] = { NULL, s1, e1, axes, steps };
   for (int i = 1; i < 5; i++)
     types[i] = vt (OWB_TYPE_INT64, 1, (const char *[]) { "1" });
@@ -178,7 +154,7 @@ test_infer_slice_split_concat (void)
   assert_infer_fails (split, 18, st, NULL, "num_outputs");
 
   g_autoptr (OwbNode) split2 = node_new ("Split", 2, 2);
-  g_autoptr (OwbTensor) sizes = ints_tensor (2, (int64_t[]) { 3, 5 });
+  g_autoptr (OwbTensor) sizes = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 3, 5 });
   OwbTensor *sv[2] = { NULL, sizes };
   st[1] = vt (OWB_TYPE_INT64, 1, (const char *[]) { "2" });
   assert_infer_fails (split2, 13, st, sv, "add up");
@@ -255,7 +231,7 @@ test_infer_misc (void)
 
   /* Expand keeps a named dim where the shape says 1. */
   g_autoptr (OwbNode) expand = node_new ("Expand", 2, 1);
-  g_autoptr (OwbTensor) es = ints_tensor (5, (int64_t[]) { 2, 1, 3, 1, 8 });
+  g_autoptr (OwbTensor) es = tu_vector (OWB_TYPE_INT64, 5, (int64_t[]) { 2, 1, 3, 1, 8 });
   OwbValueType et[2] = { x, vt (OWB_TYPE_INT64, 1, (const char *[]) { "5" }) };
   OwbTensor *ev[2] = { NULL, es };
   g_assert_true (infer_node (expand, 13, et, ev, out, NULL));
@@ -333,10 +309,10 @@ test_slice_steps (void)
   for (int i = 0; i < 10; i++)
     v[i] = i;
   g_autoptr (OwbTensor) data = tu_new_tensor (OWB_TYPE_INT64, 1, (int64_t[]) { 10 }, v);
-  g_autoptr (OwbTensor) starts = ints_tensor (1, (int64_t[]) { -1 });
-  g_autoptr (OwbTensor) ends = ints_tensor (1, (int64_t[]) { G_MININT64 });
-  g_autoptr (OwbTensor) axes = ints_tensor (1, (int64_t[]) { 0 });
-  g_autoptr (OwbTensor) steps = ints_tensor (1, (int64_t[]) { -3 });
+  g_autoptr (OwbTensor) starts = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { -1 });
+  g_autoptr (OwbTensor) ends = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { G_MININT64 });
+  g_autoptr (OwbTensor) axes = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 0 });
+  g_autoptr (OwbTensor) steps = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { -3 });
   In in[5] = { { data, TRUE }, { starts, TRUE }, { ends, TRUE }, { axes, FALSE }, { steps, TRUE } };
   OwbTensor *out = NULL;
   g_autoptr (GError) error = NULL;
@@ -346,9 +322,9 @@ test_slice_steps (void)
   g_clear_pointer (&out, owb_tensor_unref);
 
   /* Empty result from a start past the end. */
-  g_autoptr (OwbTensor) far = ints_tensor (1, (int64_t[]) { 20 });
-  g_autoptr (OwbTensor) big = ints_tensor (1, (int64_t[]) { G_MAXINT64 });
-  g_autoptr (OwbTensor) one = ints_tensor (1, (int64_t[]) { 1 });
+  g_autoptr (OwbTensor) far = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 20 });
+  g_autoptr (OwbTensor) big = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { G_MAXINT64 });
+  g_autoptr (OwbTensor) one = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 1 });
   in[1].value = far, in[2].value = big, in[4].value = one;
   g_assert_true (one_node_run (node_new ("Slice", 5, 1), 13, in, 1, &out, &error));
   g_assert_cmpint (out->nelems, ==, 0);
@@ -432,7 +408,7 @@ test_pad_modes (void)
     {
       OwbNode *node = node_new ("Pad", 3, 1);
       tu_set_string (node, "mode", cases[i].mode);
-      g_autoptr (OwbTensor) pads = ints_tensor (2, (int64_t[]) { cases[i].b, cases[i].e });
+      g_autoptr (OwbTensor) pads = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { cases[i].b, cases[i].e });
       g_autoptr (OwbTensor) value = tu_new_tensor (OWB_TYPE_INT32, 0, NULL, (int32_t[]) { 7 });
       In in[3] = { { x, TRUE }, { pads, TRUE }, { value, TRUE } };
       OwbTensor *out = NULL;
@@ -456,7 +432,7 @@ test_pad_modes (void)
 
   /* Edge padding of an empty axis has nothing to copy. */
   g_autoptr (OwbTensor) empty = owb_tensor_new (OWB_TYPE_FLOAT, 1, (int64_t[]) { 0 }, NULL);
-  g_autoptr (OwbTensor) pads = ints_tensor (2, (int64_t[]) { 1, 1 });
+  g_autoptr (OwbTensor) pads = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 1 });
   OwbNode *bad = node_new ("Pad", 2, 1);
   tu_set_string (bad, "mode", "edge");
   In bin[2] = { { empty, TRUE }, { pads, TRUE } };
@@ -496,7 +472,7 @@ test_strings (void)
   owb_tensor_unref (out);
 
   OwbNode *gather = node_new ("Gather", 2, 1);
-  g_autoptr (OwbTensor) idx = ints_tensor (3, (int64_t[]) { 1, 1, 0 });
+  g_autoptr (OwbTensor) idx = tu_vector (OWB_TYPE_INT64, 3, (int64_t[]) { 1, 1, 0 });
   In gin[2] = { { x, TRUE }, { idx, TRUE } };
   g_assert_true (one_node_run (gather, 13, gin, 1, &out, &error));
   g_assert_cmpint (out->nelems, ==, 6);
@@ -551,13 +527,13 @@ test_small_ops (void)
 
   /* Tile and Expand with symbolic-free but runtime-only shapes. */
   g_autoptr (OwbTensor) x = tu_new_tensor (OWB_TYPE_INT64, 2, (int64_t[]) { 1, 2 }, (int64_t[]) { 1, 2 });
-  g_autoptr (OwbTensor) reps = ints_tensor (2, (int64_t[]) { 2, 3 });
+  g_autoptr (OwbTensor) reps = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 2, 3 });
   In tin[2] = { { x, TRUE }, { reps, TRUE } };
   g_assert_true (one_node_run (node_new ("Tile", 2, 1), 13, tin, 1, &out, &error));
   assert_ints (out, 12, (int64_t[]) { 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2 });
   g_clear_pointer (&out, owb_tensor_unref);
 
-  g_autoptr (OwbTensor) shape = ints_tensor (3, (int64_t[]) { 2, 1, 1 });
+  g_autoptr (OwbTensor) shape = tu_vector (OWB_TYPE_INT64, 3, (int64_t[]) { 2, 1, 1 });
   In ein[2] = { { x, TRUE }, { shape, TRUE } };
   g_assert_true (one_node_run (node_new ("Expand", 2, 1), 13, ein, 1, &out, &error));
   g_assert_cmpint (out->rank, ==, 3);
@@ -596,7 +572,7 @@ test_small_ops (void)
 
   /* Reshape of an empty tensor with allowzero. */
   g_autoptr (OwbTensor) e = owb_tensor_new (OWB_TYPE_FLOAT, 2, (int64_t[]) { 0, 4 }, NULL);
-  g_autoptr (OwbTensor) rs = ints_tensor (3, (int64_t[]) { 2, 0, 2 });
+  g_autoptr (OwbTensor) rs = tu_vector (OWB_TYPE_INT64, 3, (int64_t[]) { 2, 0, 2 });
   OwbNode *r = node_new ("Reshape", 2, 1);
   tu_set_int (r, "allowzero", 1);
   In rin[2] = { { e, TRUE }, { rs, TRUE } };
@@ -610,7 +586,7 @@ test_small_ops (void)
   OwbNode *cos = node_new ("ConstantOfShape", 1, 1);
   OwbAttribute *value = owb_node_add_attribute (cos, "value", OWB_ATTR_TENSOR);
   value->t = tu_new_tensor (OWB_TYPE_INT32, 1, (int64_t[]) { 1 }, (int32_t[]) { 42 });
-  g_autoptr (OwbTensor) cs_shape = ints_tensor (2, (int64_t[]) { 2, 2 });
+  g_autoptr (OwbTensor) cs_shape = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 2, 2 });
   In coin[1] = { { cs_shape, TRUE } };
   g_assert_true (one_node_run (cos, 20, coin, 1, &out, &error));
   g_assert_cmpint (out->dtype, ==, OWB_TYPE_INT32);
@@ -660,19 +636,19 @@ test_constant_and_runtime_shapes (void)
 
   /* Shapes fed at run time are checked at run time. */
   g_autoptr (OwbTensor) x = owb_tensor_new (OWB_TYPE_FLOAT, 2, (int64_t[]) { 2, 3 }, NULL);
-  g_autoptr (OwbTensor) shape = ints_tensor (2, (int64_t[]) { 4, -1 });
+  g_autoptr (OwbTensor) shape = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 4, -1 });
   In in[2] = { { x, TRUE }, { shape, TRUE } };
   g_assert_false (one_node_run (node_new ("Reshape", 2, 1), 13, in, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "the_node"));
   g_clear_error (&error);
 
-  g_autoptr (OwbTensor) reps = ints_tensor (1, (int64_t[]) { 2 });
+  g_autoptr (OwbTensor) reps = tu_vector (OWB_TYPE_INT64, 1, (int64_t[]) { 2 });
   in[1].value = reps;
   g_assert_false (one_node_run (node_new ("Tile", 2, 1), 13, in, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "repeats"));
   g_clear_error (&error);
 
-  g_autoptr (OwbTensor) big = ints_tensor (2, (int64_t[]) { 3, 3 });
+  g_autoptr (OwbTensor) big = tu_vector (OWB_TYPE_INT64, 2, (int64_t[]) { 3, 3 });
   in[1].value = big;
   g_assert_false (one_node_run (node_new ("Expand", 2, 1), 13, in, 1, &out, &error));
   g_assert_nonnull (strstr (error->message, "broadcast"));

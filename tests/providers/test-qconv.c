@@ -8,7 +8,7 @@
  * (a fused QLinearLookup) against the reference's bytes looked up; QLinearLookup's table;
  * QLinearGlobalAveragePool against its definition. */
 #include "../engine/test-util.h"
-#include "../../providers/cpu/cpu-qgemm-private.h"
+#include "qgemm-test-util.h"
 
 #include <math.h>
 #include <string.h>
@@ -113,30 +113,9 @@ run_conv (const Shape *sh, const char *op, int n_in, OwbTensor *const *in, guint
   gboolean ours = strcmp (op, "NhwcQLinearConv") == 0;
   if (ours)
     owb_model_set_opset (m, OWB_DOMAIN, 1);
-  GString *ins = g_string_new (NULL);
-  const char *names[10];
-  OwbTensor *feeds[10];
-  guint nfeeds = 0;
-  char buf[10][8];
-  for (int i = 0; i < n_in; i++)
-    {
-      g_snprintf (buf[i], sizeof buf[i], "i%d", i);
-      g_string_append_printf (ins, "%s%s", i ? "," : "", in[i] ? buf[i] : "");
-      if (!in[i])
-        continue;
-      if (const_mask & (1u << i))
-        owb_graph_add_initializer (m->graph, buf[i], owb_tensor_ref (in[i]));
-      else
-        {
-          tu_add_value (m->graph->inputs, buf[i], in[i]->dtype, in[i]->rank, in[i]->dims, NULL);
-          names[nfeeds] = buf[i];
-          feeds[nfeeds++] = in[i];
-        }
-    }
-  tu_add_value (m->graph->outputs, "y0", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
-  OwbNode *node = tu_node (m->graph, op, "node", ins->str, "y0");
-  g_string_free (ins, TRUE);
+  g_autofree char *ins = tu_add_indexed_inputs (m->graph, n_in, in, const_mask);
+  tu_add_untyped_output (m->graph->outputs, "y0");
+  OwbNode *node = tu_node (m->graph, op, "node", ins, "y0");
   if (ours)
     {
       g_free (node->domain);
@@ -168,7 +147,7 @@ run_conv (const Shape *sh, const char *op, int n_in, OwbTensor *const *in, guint
   _owb_cpu_qconv_free (state);
   const char *out_names[1] = { "y0" };
   OwbTensor *y = NULL;
-  g_assert_true (owb_session_run (s, nfeeds, names, feeds, 1, out_names, &y, NULL, NULL, &error));
+  g_assert_true (tu_run_indexed (s, n_in, in, const_mask, 1, out_names, &y, &error));
   g_assert_no_error (error);
   owb_session_free (s);
   owb_model_unref (m);
@@ -295,32 +274,20 @@ run_all (const char *path)
   g_test_message ("%s: %d configurations bit-exact", path, count);
 }
 
+/* Every configuration on one path of the integer kernels; a path below VNNI must not run VNNI (with
+ * the AVX2 microkernel forced, the depthwise kernel takes its portable path). */
 static void
-test_qconv_amx (void)
+test_qconv_path (gconstpointer data)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_no_amx (FALSE);
-  if (!_owb_qgemm_uses_amx ())
-    {
-      g_test_skip ("no AMX-INT8 on this CPU");
-      return;
-    }
-  run_all ("AMX");
-}
-
-static void
-test_qconv_vnni (void)
-{
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_no_amx (TRUE);
-  if (!_owb_qgemm_uses_vnni ())
-    {
-      g_test_skip ("no AVX-512 VNNI on this CPU");
-      _owb_qgemm_force_no_amx (FALSE);
-      return;
-    }
-  run_all ("VNNI");
-  _owb_qgemm_force_no_amx (FALSE);
+  static const char *const names[] = { [QPATH_PORTABLE] = "portable", [QPATH_AVX2] = "AVX2", [QPATH_VNNI] = "VNNI",
+                                        [QPATH_AMX] = "AMX" };
+  QPath path = GPOINTER_TO_INT (data);
+  if (!qpath_hold (path))
+    return;
+  if (path == QPATH_PORTABLE || path == QPATH_AVX2)
+    g_assert_false (_owb_qgemm_uses_vnni ());
+  run_all (names[path]);
+  qpath_release ();
 }
 
 /* The depthwise VNNI kernel's requantization at float ties: W all zero and X, Y scales 1, so that
@@ -361,27 +328,32 @@ run_ties (const Shape *sh, const char *what, int32_t acc_max)
   g_rand_free (r);
 }
 
+/* Ties through the GEMM's 8-bit epilogue on the path held: 1x1 on X itself (depth 40), the
+ * indirect 3x3 and the stem. */
 static void
-test_qconv_depthwise_ties (void)
+run_gemm_ties (const char *path)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_no_amx (TRUE);
-  if (!_owb_qgemm_uses_vnni ())
-    {
-      g_test_skip ("no AVX-512 VNNI on this CPU");
-      _owb_qgemm_force_no_amx (FALSE);
-      return;
-    }
-  static const Shape dw = { 1, 192, 5, 6, 192, 3, 3, 1, 1, 1, 192, NULL, FALSE };
-  run_ties (&dw, "depthwise ties", 1 << 23);
-  /* the GEMM's narrow 8-bit epilogue (its integer clamp): 1x1 on X itself, 3x3 indirect, stem */
   static const Shape pw = { 1, 40, 5, 6, 130, 1, 1, 1, 0, 1, 1, NULL, FALSE };
   static const Shape ind = { 1, 16, 6, 20, 70, 3, 3, 1, 1, 1, 1, NULL, FALSE };
   static const Shape stem = { 1, 3, 9, 10, 16, 3, 3, 2, 1, 1, 1, NULL, FALSE };
-  run_ties (&pw, "1x1 ties", 1 << 22);
-  run_ties (&ind, "indirect 3x3 ties", 1 << 22);
-  run_ties (&stem, "stem ties", 1 << 22);
-  _owb_qgemm_force_no_amx (FALSE);
+  g_autofree char *pw_what = g_strdup_printf ("%s 1x1 ties", path);
+  g_autofree char *ind_what = g_strdup_printf ("%s indirect 3x3 ties", path);
+  g_autofree char *stem_what = g_strdup_printf ("%s stem ties", path);
+  run_ties (&pw, pw_what, 1 << 22);
+  run_ties (&ind, ind_what, 1 << 22);
+  run_ties (&stem, stem_what, 1 << 22);
+}
+
+static void
+test_qconv_depthwise_ties (void)
+{
+  if (!qpath_hold (QPATH_VNNI))
+    return;
+  static const Shape dw = { 1, 192, 5, 6, 192, 3, 3, 1, 1, 1, 192, NULL, FALSE };
+  run_ties (&dw, "depthwise ties", 1 << 23);
+  /* the GEMM's narrow 8-bit epilogue (its integer clamp) */
+  run_gemm_ties ("VNNI");
+  qpath_release ();
 }
 
 /* The AVX2 epilogue's float product (sums below 2^24) at float ties: a vector with a product on a
@@ -391,53 +363,16 @@ test_qconv_depthwise_ties (void)
 static void
 test_qconv_avx2_ties (void)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_avx2 (TRUE);
-  if (!_owb_qgemm_uses_avx2 ())
-    {
-      g_test_skip ("no AVX2 on this CPU");
-      _owb_qgemm_force_avx2 (FALSE);
-      return;
-    }
-  static const Shape pw = { 1, 40, 5, 6, 130, 1, 1, 1, 0, 1, 1, NULL, FALSE };
+  if (!qpath_hold (QPATH_AVX2))
+    return;
   static const Shape pw64 = { 1, 64, 5, 6, 130, 1, 1, 1, 0, 1, 1, NULL, FALSE };
-  static const Shape ind = { 1, 16, 6, 20, 70, 3, 3, 1, 1, 1, 1, NULL, FALSE };
-  static const Shape stem = { 1, 3, 9, 10, 16, 3, 3, 2, 1, 1, 1, NULL, FALSE };
-  run_ties (&pw, "AVX2 1x1 ties", 1 << 22);
+  run_gemm_ties ("AVX2");
   run_ties (&pw64, "AVX2 1x1 depth 64 ties", 1 << 22);
-  run_ties (&ind, "AVX2 indirect 3x3 ties", 1 << 22);
-  run_ties (&stem, "AVX2 stem ties", 1 << 22);
   static const Shape dw = { 1, 192, 5, 6, 192, 3, 3, 1, 1, 1, 192, NULL, FALSE };
   static const Shape dw5 = { 1, 72, 7, 9, 72, 5, 5, 1, 2, 1, 72, NULL, FALSE };
   run_ties (&dw, "AVX2 depthwise ties", 1 << 23);
   run_ties (&dw5, "AVX2 depthwise 5x5 ties", 1 << 23);
-  _owb_qgemm_force_avx2 (FALSE);
-}
-
-static void
-test_qconv_portable (void)
-{
-  _owb_qgemm_force_portable (TRUE);
-  g_assert_false (_owb_qgemm_uses_vnni ());
-  run_all ("portable");
-  _owb_qgemm_force_portable (FALSE);
-}
-
-/* The AVX2 microkernel forced on this CPU (and the AVX2 depthwise kernel). */
-static void
-test_qconv_avx2 (void)
-{
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_avx2 (TRUE);
-  if (!_owb_qgemm_uses_avx2 ())
-    {
-      g_test_skip ("no AVX2 on this CPU");
-      _owb_qgemm_force_avx2 (FALSE);
-      return;
-    }
-  g_assert_false (_owb_qgemm_uses_vnni ());
-  run_all ("AVX2");
-  _owb_qgemm_force_avx2 (FALSE);
+  qpath_release ();
 }
 
 /* The Winograd path's bound (AVX2): 512 channels of sums at the ends of their ranges, where 4 Y
@@ -447,14 +382,8 @@ test_qconv_avx2 (void)
 static void
 test_qconv_winograd_extremes (void)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_avx2 (TRUE);
-  if (!_owb_qgemm_uses_avx2 ())
-    {
-      g_test_skip ("no AVX2 on this CPU");
-      _owb_qgemm_force_avx2 (FALSE);
-      return;
-    }
+  if (!qpath_hold (QPATH_AVX2))
+    return;
   static const Shape sh = { 1, 512, 5, 6, 8, 3, 3, 1, 1, 1, 1, NULL, FALSE };
   static const struct { int x, zx, w, zw; gboolean wu8; } cases[] = {
     { 255, 0, -128, 0, FALSE }, { 0, 255, -128, 0, FALSE }, { 255, 0, 127, 0, FALSE },
@@ -487,7 +416,7 @@ test_qconv_winograd_extremes (void)
         owb_tensor_unref (in[i]);
       g_rand_free (r);
     }
-  _owb_qgemm_force_avx2 (FALSE);
+  qpath_release ();
 }
 
 /* What the core does not take falls back to the reference: W a graph input (tested above), and a
@@ -529,8 +458,7 @@ test_qlinear_lookup (void)
       owb_model_set_opset (m, OWB_DOMAIN, 1);
       tu_add_value (m->graph->inputs, "x", xt, 2, xd, NULL);
       owb_graph_add_initializer (m->graph, "t", owb_tensor_ref (t));
-      tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+      tu_add_untyped_output (m->graph->outputs, "y");
       OwbNode *node = tu_node (m->graph, "QLinearLookup", "lk", "x,t", "y");
       g_free (node->domain);
       node->domain = g_strdup (OWB_DOMAIN);
@@ -577,8 +505,7 @@ test_qlinear_binary_lookup (void)
       tu_add_value (m->graph->inputs, "a", xt, 3, ad, NULL);
       tu_add_value (m->graph->inputs, "b", xt, 3, bd, NULL);
       owb_graph_add_initializer (m->graph, "t", owb_tensor_ref (t));
-      tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-      ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+      tu_add_untyped_output (m->graph->outputs, "y");
       OwbNode *node = tu_node (m->graph, "QLinearBinaryLookup", "lk", "a,b,t", "y");
       g_free (node->domain);
       node->domain = g_strdup (OWB_DOMAIN);
@@ -675,8 +602,7 @@ test_qlinear_binary (void)
             owb_graph_add_initializer (g, "az", z[0]);
             owb_graph_add_initializer (g, "bz", z[1]);
             owb_graph_add_initializer (g, "yz", z[2]);
-            tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-            ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+            tu_add_untyped_output (g->outputs, "y");
             OwbNode *node = tu_node (g, "QLinearBinary", "qb", "a,as,az,b,bs,bz,ys,yz", "y");
             g_free (node->domain);
             node->domain = g_strdup (OWB_DOMAIN);
@@ -762,8 +688,7 @@ test_qlinear_global_average_pool (void)
             z = owb_tensor_new (yt, 0, NULL, NULL);
             owb_tensor_set_double (z, 0, zy);
             owb_graph_add_initializer (g, "yz", z);
-            tu_add_value (g->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-            ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+            tu_add_untyped_output (g->outputs, "y");
             OwbNode *node = tu_node (g, "QLinearGlobalAveragePool", "gap", "x,xs,xz,ys,yz", "y");
             g_free (node->domain);
             node->domain = g_strdup (OWB_DOMAIN);
@@ -808,8 +733,7 @@ run_pool (const char *op, const char *domain, OwbTensor *x)
   if (domain[0])
     owb_model_set_opset (m, domain, 1);
   tu_add_value (m->graph->inputs, "x", x->dtype, 4, x->dims, NULL);
-  tu_add_value (m->graph->outputs, "y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (m->graph->outputs, "y");
   OwbNode *node = tu_node (m->graph, op, "pool", "x", "y");
   g_free (node->domain);
   node->domain = g_strdup (domain);
@@ -859,12 +783,12 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/qconv/amx", test_qconv_amx);
-  g_test_add_func ("/qconv/vnni", test_qconv_vnni);
+  g_test_add_data_func ("/qconv/amx", GINT_TO_POINTER (QPATH_AMX), test_qconv_path);
+  g_test_add_data_func ("/qconv/vnni", GINT_TO_POINTER (QPATH_VNNI), test_qconv_path);
   g_test_add_func ("/qconv/depthwise-ties", test_qconv_depthwise_ties);
   g_test_add_func ("/qconv/avx2-ties", test_qconv_avx2_ties);
-  g_test_add_func ("/qconv/portable", test_qconv_portable);
-  g_test_add_func ("/qconv/avx2", test_qconv_avx2);
+  g_test_add_data_func ("/qconv/portable", GINT_TO_POINTER (QPATH_PORTABLE), test_qconv_path);
+  g_test_add_data_func ("/qconv/avx2", GINT_TO_POINTER (QPATH_AVX2), test_qconv_path);
   g_test_add_func ("/qconv/winograd-extremes", test_qconv_winograd_extremes);
   g_test_add_func ("/qconv/refuses-3d", test_qconv_refuses_3d);
   g_test_add_func ("/qconv/qlinear-lookup", test_qlinear_lookup);

@@ -7,7 +7,7 @@
  * DynamicQuantizeMatMul against the unfused DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul
  * [-> Add] graph, to the bit. */
 #include "../engine/test-util.h"
-#include "../../providers/cpu/cpu-qgemm-private.h"
+#include "qgemm-test-util.h"
 
 #include <math.h>
 #include <string.h>
@@ -277,16 +277,11 @@ test_qrequant_float (void)
 static void
 test_qgemm_vnni (void)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_no_amx (TRUE);
-  if (!_owb_qgemm_uses_vnni ())
-    {
-      g_test_skip ("no AVX-512 VNNI on this CPU");
-      return;
-    }
+  if (!qpath_hold (QPATH_VNNI))
+    return;
   g_assert_false (_owb_qgemm_uses_amx ());
   run_all ();
-  _owb_qgemm_force_no_amx (FALSE);
+  qpath_release ();
 }
 
 /* AMX where the CPU and kernel have it: 32 x 32 blocks on tiles, the edges (the odd sizes' 1, 3,
@@ -294,23 +289,19 @@ test_qgemm_vnni (void)
 static void
 test_qgemm_amx (void)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_no_amx (FALSE);
-  if (!_owb_qgemm_uses_amx ())
-    {
-      g_test_skip ("no AMX-INT8 on this CPU (or the kernel does not allow it)");
-      return;
-    }
+  if (!qpath_hold (QPATH_AMX))
+    return;
   run_all ();
+  qpath_release ();
 }
 
 static void
 test_qgemm_portable (void)
 {
-  _owb_qgemm_force_portable (TRUE);
+  qpath_hold (QPATH_PORTABLE);
   g_assert_false (_owb_qgemm_uses_vnni ());
   run_all ();
-  _owb_qgemm_force_portable (FALSE);
+  qpath_release ();
 }
 
 /* The AVX2 microkernel forced on this CPU: every case, and the sums where two-product int16 sums
@@ -318,14 +309,8 @@ test_qgemm_portable (void)
 static void
 test_qgemm_avx2 (void)
 {
-  _owb_qgemm_force_portable (FALSE);
-  _owb_qgemm_force_avx2 (TRUE);
-  if (!_owb_qgemm_uses_avx2 ())
-    {
-      g_test_skip ("no AVX2 on this CPU");
-      _owb_qgemm_force_avx2 (FALSE);
-      return;
-    }
+  if (!qpath_hold (QPATH_AVX2))
+    return;
   g_assert_false (_owb_qgemm_uses_vnni ());
   g_assert_false (_owb_qgemm_uses_amx ());
   run_all ();
@@ -413,7 +398,7 @@ test_qgemm_avx2 (void)
       g_free (a), g_free (b), g_free (c);
     }
   g_rand_free (rnd);
-  _owb_qgemm_force_avx2 (FALSE);
+  qpath_release ();
 }
 
 /* _owb_qgemm_lookup_rows (a fused QLinearLookup's table applied to C) on the CPU's path (VBMI),
@@ -447,8 +432,7 @@ test_qgemm_lookup_rows (void)
         g_free (c);
         g_free (orig);
       }
-  _owb_qgemm_force_avx2 (FALSE);
-  _owb_qgemm_force_portable (FALSE);
+  qpath_release ();
   g_rand_free (r);
 }
 
@@ -493,36 +477,15 @@ run_node (const char *op, int n_in, OwbTensor *const *in, guint const_mask, int 
           OwbModel **model_out)
 {
   OwbModel *m = tu_model_new (13);
-  GString *ins = g_string_new (NULL);
-  const char *names[8];
-  OwbTensor *feeds[8];
-  guint nfeeds = 0;
-  char buf[8][8];
-  for (int i = 0; i < n_in; i++)
-    {
-      g_snprintf (buf[i], sizeof buf[i], "i%d", i);
-      g_string_append_printf (ins, "%s%s", i ? "," : "", in[i] ? buf[i] : "");
-      if (!in[i])
-        continue;
-      if (const_mask & (1u << i))
-        owb_graph_add_initializer (m->graph, buf[i], owb_tensor_ref (in[i]));
-      else
-        {
-          tu_add_value (m->graph->inputs, buf[i], in[i]->dtype, in[i]->rank, in[i]->dims, NULL);
-          names[nfeeds] = buf[i];
-          feeds[nfeeds++] = in[i];
-        }
-    }
-  tu_add_value (m->graph->outputs, "y0", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
-  OwbNode *node = tu_node (m->graph, op, "node", ins->str, "y0");
-  g_string_free (ins, TRUE);
+  g_autofree char *ins = tu_add_indexed_inputs (m->graph, n_in, in, const_mask);
+  tu_add_untyped_output (m->graph->outputs, "y0");
+  OwbNode *node = tu_node (m->graph, op, "node", ins, "y0");
   g_autoptr (GError) error = NULL;
   OwbSession *s = tu_session (m, threads, &error);
   g_assert_no_error (error);
   const char *out_names[1] = { "y0" };
   OwbTensor *y = NULL;
-  g_assert_true (owb_session_run (s, nfeeds, names, feeds, 1, out_names, &y, NULL, NULL, &error));
+  g_assert_true (tu_run_indexed (s, n_in, in, const_mask, 1, out_names, &y, &error));
   g_assert_no_error (error);
   owb_session_free (s);
   *node_out = node;
@@ -638,8 +601,7 @@ run_dynamic (gboolean fused, gboolean b_const, OwbTensor *const *in, int threads
     owb_graph_add_initializer (g, "b_zp", owb_tensor_ref (in[3]));
   if (in[4])
     owb_graph_add_initializer (g, "bias", owb_tensor_ref (in[4]));
-  tu_add_value (g->outputs, "Y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (g->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (g->outputs, "Y");
   if (fused)
     {
       owb_model_set_opset (m, OWB_DOMAIN, 1);
@@ -773,8 +735,7 @@ test_dynamic_quantize_matmul_errors (void)
   /* the count left unknown: shape inference lets it through, the kernel sees 3 values for 5 columns */
   tu_add_value (m->graph->inputs, "b_scale", OWB_TYPE_FLOAT, 1, (int64_t[]){ -1 }, NULL);
   owb_graph_add_initializer (m->graph, "B", owb_tensor_ref (b));
-  tu_add_value (m->graph->outputs, "Y", OWB_TYPE_UNDEFINED, 0, NULL, NULL);
-  ((OwbValueInfo *) g_ptr_array_index (m->graph->outputs, 0))->has_type = FALSE;
+  tu_add_untyped_output (m->graph->outputs, "Y");
   OwbNode *node = tu_node (m->graph, "DynamicQuantizeMatMul", "dqmm", "A,B,b_scale", "Y");
   g_free (node->domain);
   node->domain = g_strdup (OWB_DOMAIN);

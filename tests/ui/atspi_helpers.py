@@ -1,6 +1,10 @@
 """atspi_helpers.py: what the end-to-end tests that drive the app through the accessibility tree
-share: waiting for a condition, walking the tree, finding the app by its process and a node by
-its accessible name. Runs with the system python (python3-gi, gir1.2-atspi-2.0)."""
+share: starting and stopping the app, waiting for a condition, walking the tree, finding the app
+by its process and a node by its accessible name, switching views, a screenshot. Runs with the
+system python (python3-gi, gir1.2-atspi-2.0)."""
+import os
+import shutil
+import subprocess
 import time
 
 import gi
@@ -69,3 +73,39 @@ def find_named(root, name, roles=None):
 def rows(node):
     node.clear_cache()
     return node.get_child_count()
+
+
+def launch(build_root, model):
+    """onnx-workbench of build_root opening model, on the accessibility bus whatever the test
+    environment set to keep GTK off it."""
+    env = dict(os.environ)
+    env.pop("GTK_A11Y", None)
+    env.pop("NO_AT_BRIDGE", None)
+    return subprocess.Popen([os.path.join(build_root, "app", "onnx-workbench"), model], env=env)
+
+
+def stop(proc):
+    """Ends the app launch started: asked first, killed after 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def open_view(app, name):
+    """Switches the window to the view called name through its view-switcher tab."""
+    tab = poll("the " + name + " tab", lambda: next(
+        (n for n in walk(app) if n.get_name() == name and "Action" in n.get_interfaces()), None))
+    Atspi.Action.do_action(tab, 0)
+
+
+def screenshot(name):
+    """The whole screen as $OWB_TEST_PNG_DIR/name, when that is set and ImageMagick's import is
+    there."""
+    out = os.environ.get("OWB_TEST_PNG_DIR")
+    if out and shutil.which("import"):
+        time.sleep(1)
+        path = os.path.join(out, name)
+        subprocess.run(["import", "-window", "root", path], check=True)
+        print("screenshot:", path)

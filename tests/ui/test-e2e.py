@@ -8,9 +8,7 @@ inspector that now describes it.
 
 Runs with the system python (python3-gi, gir1.2-atspi-2.0)."""
 import os
-import subprocess
 import sys
-import time
 
 import gi
 
@@ -18,7 +16,7 @@ gi.require_version("Atspi", "2.0")
 from gi.repository import Atspi  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from atspi_helpers import TIMEOUT, find_app, find_named, poll, rows, walk  # noqa: E402,F401
+from atspi_helpers import find_app, find_named, launch, poll, stop, walk  # noqa: E402
 
 
 def texts_below(root):
@@ -43,12 +41,8 @@ def texts_below(root):
 
 def main():
     build_root, source_root = sys.argv[1], sys.argv[2]
-    app_path = os.path.join(build_root, "app", "onnx-workbench")
     model = os.path.join(source_root, "data", "samples", "tiny-cnn.onnx")
-    env = dict(os.environ)
-    env.pop("GTK_A11Y", None)
-    env.pop("NO_AT_BRIDGE", None)
-    proc = subprocess.Popen([app_path, model], env=env)
+    proc = launch(build_root, model)
     try:
         app = poll("the application on the accessibility bus", lambda: find_app(proc.pid))
         # The view switcher's tab is also called "Graph": the canvas is the one that is not a tab.
@@ -73,11 +67,7 @@ def main():
         print("inspector:", " | ".join(texts[:24]))
         print("e2e ok")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 #include "owb-graph-scene.h"
 #include "owb-graph-scene-private.h"
 #include "owb-resources.h"
+#include "owb-page-util.h"
 
 /* ---- models ---- */
 
@@ -109,9 +110,13 @@ if_model_new (void)
   return model;
 }
 
-/* A network-like chain of `n_blocks` scoped blocks (MatMul, Add, Relu) with skip connections. */
+/* Adds block i of a chain to g, reading prev; returns the name of its output. */
+typedef char *(*AddBlock) (OwbGraph *g, guint i, const char *prev);
+
+/* x [1, 16] through `n_blocks` blocks that add_block adds, each of them free to read the weight w
+ * [16, 16]; the last block's output is the graph's. */
 static OwbModel *
-scoped_model_new (guint n_blocks)
+block_chain_model_new (guint n_blocks, AddBlock add_block)
 {
   OwbModel *model = model_new ();
   OwbGraph *g = model->graph;
@@ -121,19 +126,51 @@ scoped_model_new (guint n_blocks)
   g_autofree char *prev = g_strdup ("x");
   for (guint i = 0; i < n_blocks; i++)
     {
-      g_autofree char *scope = g_strdup_printf ("/encoder/layer.%u", i);
-      g_autofree char *mm = g_strdup_printf ("%s/MatMul", scope), *mm_out = g_strdup_printf ("%s/mm", scope);
-      g_autofree char *add = g_strdup_printf ("%s/Add", scope), *add_out = g_strdup_printf ("%s/add", scope);
-      g_autofree char *relu = g_strdup_printf ("%s/Relu", scope), *relu_out = g_strdup_printf ("%s/out", scope);
-      add_node (g, "MatMul", mm, prev, "w", mm_out);
-      add_node (g, "Add", add, mm_out, prev, add_out);
-      add_node (g, "Relu", relu, add_out, NULL, relu_out);
+      char *out = add_block (g, i, prev);
       g_free (prev);
-      prev = g_strdup (relu_out);
+      prev = out;
     }
   g_ptr_array_add (g->outputs, owb_value_info_new (prev, NULL));
   model_finish (model);
   return model;
+}
+
+/* MatMul, Add (the skip connection) and Relu in the scope /encoder/layer.i. */
+static char *
+add_scoped_block (OwbGraph *g, guint i, const char *prev)
+{
+  g_autofree char *scope = g_strdup_printf ("/encoder/layer.%u", i);
+  g_autofree char *mm = g_strdup_printf ("%s/MatMul", scope), *mm_out = g_strdup_printf ("%s/mm", scope);
+  g_autofree char *add = g_strdup_printf ("%s/Add", scope), *add_out = g_strdup_printf ("%s/add", scope);
+  g_autofree char *relu = g_strdup_printf ("%s/Relu", scope), *relu_out = g_strdup_printf ("%s/out", scope);
+  add_node (g, "MatMul", mm, prev, "w", mm_out);
+  add_node (g, "Add", add, mm_out, prev, add_out);
+  add_node (g, "Relu", relu, add_out, NULL, relu_out);
+  return g_steal_pointer (&relu_out);
+}
+
+/* A network-like chain of `n_blocks` scoped blocks (MatMul, Add, Relu) with skip connections. */
+static OwbModel *
+scoped_model_new (guint n_blocks)
+{
+  return block_chain_model_new (n_blocks, add_scoped_block);
+}
+
+/* n Relus one after the other from `from`, named name_prefix0.. writing out_prefix0..; returns the
+ * last one's output. */
+static char *
+add_relu_chain (OwbGraph *g, const char *from, int n, const char *name_prefix, const char *out_prefix)
+{
+  char *prev = g_strdup (from);
+  for (int i = 0; i < n; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("%s%d", name_prefix, i);
+      char *out = g_strdup_printf ("%s%d", out_prefix, i);
+      add_node (g, "Relu", name, prev, NULL, out);
+      g_free (prev);
+      prev = out;
+    }
+  return prev;
 }
 
 /* x → a chain of 30 Relus → Concat ← 80 Sigmoids ← y: the top of the drawing is the chain's
@@ -146,14 +183,7 @@ side_chain_model_new (void)
   int64_t dims[] = { 1, 8 };
   add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, dims);
   add_tensor_value (g->inputs, "y", OWB_TYPE_FLOAT, 2, dims);
-  g_autofree char *prev = g_strdup ("x");
-  for (int i = 0; i < 30; i++)
-    {
-      g_autofree char *name = g_strdup_printf ("chain%d", i), *out = g_strdup_printf ("c%d", i);
-      add_node (g, "Relu", name, prev, NULL, out);
-      g_free (prev);
-      prev = g_strdup (out);
-    }
+  g_autofree char *prev = add_relu_chain (g, "x", 30, "chain", "c");
   OwbNode *concat = owb_node_new ("Concat", "", "concat");
   owb_node_add_input (concat, prev);
   for (int i = 0; i < 80; i++)
@@ -266,15 +296,10 @@ render_widget (GtkWidget *widget)
   gtk_widget_queue_draw (widget);
   g_assert_true (wait_for (is_true, &done, 10000));
   g_signal_handler_disconnect (clock, id);
-  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  g_assert_cmpint (width, >, 0);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
-  g_assert_nonnull (node);
-  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
-  return gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  g_autoptr (GError) error = NULL;
+  GdkTexture *texture = owb_page_render_widget (widget, &error);
+  g_assert_no_error (error);
+  return texture;
 }
 
 /* Number of distinct colours among sampled pixels: a drawn graph has many, a blank one has one. */
@@ -512,19 +537,42 @@ test_export (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
-static void
-test_tiny_cnn (void)
+/* The bundled sample, tiny-cnn.onnx; NULL, the test skipped, where $OWB_SOURCE_ROOT is not set. */
+static OwbModel *
+load_sample_model (void)
 {
   const char *root = g_getenv ("OWB_SOURCE_ROOT");
   if (!root)
     {
       g_test_skip ("OWB_SOURCE_ROOT is not set");
-      return;
+      return NULL;
     }
   g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
   g_autoptr (GError) error = NULL;
-  g_autoptr (OwbModel) model = owb_model_load_file (path, &error);
+  OwbModel *model = owb_model_load_file (path, &error);
   g_assert_no_error (error);
+  return model;
+}
+
+/* A view of model in an 800 x 900 window (*window), zoomed to fit and drawn. */
+static OwbGraphView *
+sample_view_in_window (OwbModel *model, GtkWidget **window)
+{
+  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
+  *window = window_with (GTK_WIDGET (view), 800, 900);
+  show_model (view, model);
+  owb_graph_view_zoom_to_fit (view);
+  spin (200);
+  return view;
+}
+
+static void
+test_tiny_cnn (void)
+{
+  g_autoptr (OwbModel) model = load_sample_model ();
+  if (!model)
+    return;
+  g_autoptr (GError) error = NULL;
   g_assert_true (owb_model_infer_shapes (model, &error));
 
   GtkWidget *pane = owb_graph_pane_new ();
@@ -611,21 +659,11 @@ count_differing (GdkTexture *a, GdkTexture *b)
 static void
 test_provider_layer (void)
 {
-  const char *root = g_getenv ("OWB_SOURCE_ROOT");
-  if (!root)
-    {
-      g_test_skip ("OWB_SOURCE_ROOT is not set");
-      return;
-    }
-  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (OwbModel) model = owb_model_load_file (path, &error);
-  g_assert_no_error (error);
-  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
-  GtkWidget *window = window_with (GTK_WIDGET (view), 800, 900);
-  show_model (view, model);
-  owb_graph_view_zoom_to_fit (view);
-  spin (200);
+  g_autoptr (OwbModel) model = load_sample_model ();
+  if (!model)
+    return;
+  GtkWidget *window = NULL;
+  OwbGraphView *view = sample_view_in_window (model, &window);
   g_autoptr (GdkTexture) plain = render_widget (GTK_WIDGET (view));
 
   g_autoptr (OwbGraphLayer) providers = owb_graph_layer_providers_new ();
@@ -676,21 +714,11 @@ test_provider_layer (void)
 static void
 test_layer (void)
 {
-  const char *root = g_getenv ("OWB_SOURCE_ROOT");
-  if (!root)
-    {
-      g_test_skip ("OWB_SOURCE_ROOT is not set");
-      return;
-    }
-  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (OwbModel) model = owb_model_load_file (path, &error);
-  g_assert_no_error (error);
-  OwbGraphView *view = OWB_GRAPH_VIEW (owb_graph_view_new ());
-  GtkWidget *window = window_with (GTK_WIDGET (view), 800, 900);
-  show_model (view, model);
-  owb_graph_view_zoom_to_fit (view);
-  spin (200);
+  g_autoptr (OwbModel) model = load_sample_model ();
+  if (!model)
+    return;
+  GtkWidget *window = NULL;
+  OwbGraphView *view = sample_view_in_window (model, &window);
   g_autoptr (GdkTexture) plain = render_widget (GTK_WIDGET (view));
   g_assert_cmpuint (count_pixels_near (plain, 255, 0, 255), ==, 0);
 
@@ -1064,14 +1092,7 @@ skip_model_new (void)
   OwbGraph *g = model->graph;
   int64_t dims[] = { 1, 8 };
   add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, dims);
-  g_autofree char *prev = g_strdup ("x");
-  for (int i = 0; i < 16; i++)
-    {
-      g_autofree char *name = g_strdup_printf ("relu%d", i), *out = g_strdup_printf ("r%d", i);
-      add_node (g, "Relu", name, prev, NULL, out);
-      g_free (prev);
-      prev = g_strdup (out);
-    }
+  g_autofree char *prev = add_relu_chain (g, "x", 16, "relu", "r");
   add_node (g, "Add", "add", prev, "x", "y");
   g_ptr_array_add (g->outputs, owb_value_info_new ("y", NULL));
   model_finish (model);
@@ -1547,33 +1568,27 @@ session_new (OwbModel *model, OwbOptimizeLevel level)
   return session;
 }
 
+/* Block i of flat_model_new. */
+static char *
+add_flat_block (OwbGraph *g, guint i, const char *prev)
+{
+  g_autofree char *mm = g_strdup_printf ("mm_%u", i), *add = g_strdup_printf ("add_%u", i);
+  g_autofree char *relu = g_strdup_printf ("relu_%u", i), *skip = g_strdup_printf ("skip_%u", i);
+  char *out = g_strdup_printf ("out_%u", i);
+  add_node (g, "MatMul", mm, prev, "w", mm);
+  add_node (g, "Add", add, mm, prev, add);
+  add_node (g, "Relu", relu, add, NULL, relu);
+  add_node (g, "Add", skip, relu, prev, skip);
+  add_node (g, "Relu", out, skip, NULL, out);
+  return out;
+}
+
 /* `n_blocks` residual blocks (MatMul, Add, Relu, then a skip Add and its Relu) named without
  * scopes ("mm_3"), as many exporters other than PyTorch's write them. */
 static OwbModel *
 flat_model_new (guint n_blocks)
 {
-  OwbModel *model = model_new ();
-  OwbGraph *g = model->graph;
-  int64_t dims[] = { 1, 16 }, wdims[] = { 16, 16 };
-  add_tensor_value (g->inputs, "x", OWB_TYPE_FLOAT, 2, dims);
-  owb_graph_add_initializer (g, "w", owb_tensor_new (OWB_TYPE_FLOAT, 2, wdims, NULL));
-  g_autofree char *prev = g_strdup ("x");
-  for (guint i = 0; i < n_blocks; i++)
-    {
-      g_autofree char *mm = g_strdup_printf ("mm_%u", i), *add = g_strdup_printf ("add_%u", i);
-      g_autofree char *relu = g_strdup_printf ("relu_%u", i), *skip = g_strdup_printf ("skip_%u", i);
-      g_autofree char *out = g_strdup_printf ("out_%u", i);
-      add_node (g, "MatMul", mm, prev, "w", mm);
-      add_node (g, "Add", add, mm, prev, add);
-      add_node (g, "Relu", relu, add, NULL, relu);
-      add_node (g, "Add", skip, relu, prev, skip);
-      add_node (g, "Relu", out, skip, NULL, out);
-      g_free (prev);
-      prev = g_strdup (out);
-    }
-  g_ptr_array_add (g->outputs, owb_value_info_new (prev, NULL));
-  model_finish (model);
-  return model;
+  return block_chain_model_new (n_blocks, add_flat_block);
 }
 
 static void

@@ -9,6 +9,7 @@
 
 #include "owb-histogram.h"
 #include "owb-inspector.h"
+#include "owb-page-util.h"
 
 /* ---- the inspector widget ---- */
 
@@ -676,24 +677,17 @@ test_show_model (Fixture *f, gconstpointer data)
 static void
 render_to_png (GtkWidget *widget, const char *path)
 {
-  GtkNative *native = gtk_widget_get_native (widget);
-  GskRenderer *renderer = gtk_native_get_renderer (native);
-  int w = gtk_widget_get_width (widget), h = gtk_widget_get_height (widget);
-  g_autoptr (GskRenderNode) node = NULL;
+  g_autoptr (GdkTexture) texture = NULL;
   /* The paintable holds the widget's last drawn picture; a late relayout (labels rewrapping)
    * can drop it until the next frame, so wait for frames until there is one. */
-  for (int tries = 0; !node && tries < 10; tries++)
+  for (int tries = 0; !texture && tries < 10; tries++)
     {
       if (tries)
         wait_for_frame (widget);
-      g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-      GtkSnapshot *snapshot = gtk_snapshot_new ();
-      gdk_paintable_snapshot (paintable, snapshot, w, h);
-      node = gtk_snapshot_free_to_node (snapshot);
+      texture = owb_page_render_widget (widget, NULL);
     }
-  if (!node)
-    g_error ("nothing drawn for %s: %dx%d", path, w, h);
-  g_autoptr (GdkTexture) texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, w, h));
+  if (!texture)
+    g_error ("nothing drawn for %s: %dx%d", path, gtk_widget_get_width (widget), gtk_widget_get_height (widget));
   g_assert_true (gdk_texture_save_to_png (texture, path));
 }
 

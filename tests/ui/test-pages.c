@@ -16,148 +16,12 @@
 #include "owb-quantize-page.h"
 #include "owb-resources.h"
 #include "owb-run-page.h"
+#include "ui-test-util.h"
 #include <owb/owb-tensor-stats.h>
-
-typedef gboolean (*Condition) (gpointer data);
-
-/* Iterates the main loop until cond holds; fails the test after timeout_s. */
-/* The longest single main-loop iteration seen: how long the UI could not respond. */
-static gint64 longest_iteration_us;
-
-static void
-wait_for (Condition cond, gpointer data, double timeout_s, const char *what)
-{
-  gint64 end = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
-  while (!cond (data))
-    {
-      if (g_get_monotonic_time () > end)
-        g_error ("timed out waiting for %s", what);
-      gint64 start = g_get_monotonic_time ();
-      g_main_context_iteration (NULL, FALSE);
-      longest_iteration_us = MAX (longest_iteration_us, g_get_monotonic_time () - start);
-      g_usleep (1000);
-    }
-}
-
-static char *
-sample_path (const char *name)
-{
-  const char *root = g_getenv ("OWB_SOURCE_ROOT");
-  g_assert_nonnull (root);
-  return g_build_filename (root, "data", "samples", name, NULL);
-}
 
 /* ---- The document ---- */
 
-typedef struct
-{
-  gboolean done;
-  gboolean ok;
-  GError *error;
-} Wait;
-
-static gboolean
-wait_done (gpointer data)
-{
-  return ((Wait *) data)->done;
-}
-
-static void
-load_cb (GObject *source, GAsyncResult *res, gpointer data)
-{
-  Wait *w = data;
-  w->ok = owb_document_load_finish (OWB_DOCUMENT (source), res, &w->error);
-  w->done = TRUE;
-}
-
-static void
-prepare_cb (GObject *source, GAsyncResult *res, gpointer data)
-{
-  Wait *w = data;
-  w->ok = owb_document_prepare_finish (OWB_DOCUMENT (source), res, &w->error);
-  w->done = TRUE;
-}
-
-static gboolean
-prepared_ready (gpointer data)
-{
-  OwbDocument *doc = data;
-  return !owb_document_get_preparing (doc) && !owb_prepared_is_pending (owb_document_get_prepared (doc));
-}
-
-static OwbDocument *
-load_path (const char *path)
-{
-  g_autoptr (GFile) file = g_file_new_for_path (path);
-  OwbDocument *doc = owb_document_new ();
-  Wait w = { 0 };
-  owb_document_load_async (doc, file, NULL, load_cb, &w);
-  wait_for (wait_done, &w, 60, "the document to load");
-  g_assert_no_error (w.error);
-  g_assert_true (w.ok);
-  g_assert_nonnull (owb_document_get_model (doc));
-  g_assert_nonnull (owb_document_get_prepared (doc));
-  /* The load shows the model at once and prepares its session behind it: wait for that. */
-  wait_for (prepared_ready, doc, 60, "the session to be prepared");
-  return doc;
-}
-
-static OwbDocument *
-load_sample (void)
-{
-  g_autofree char *path = sample_path ("tiny-cnn.onnx");
-  return load_path (path);
-}
-
-static void
-prepare (OwbDocument *doc, OwbOptimizeLevel level, const char *providers)
-{
-  Wait w = { 0 };
-  owb_document_prepare_async (doc, level, providers, NULL, prepare_cb, &w);
-  wait_for (wait_done, &w, 60, "the document to prepare");
-  g_assert_no_error (w.error);
-  g_assert_true (w.ok);
-}
-
 /* ---- Widget tree ---- */
-
-typedef gboolean (*Match) (GtkWidget *widget, gconstpointer data);
-
-static void
-collect (GtkWidget *widget, Match match, gconstpointer data, GPtrArray *out)
-{
-  if (match (widget, data))
-    g_ptr_array_add (out, widget);
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL; child = gtk_widget_get_next_sibling (child))
-    collect (child, match, data, out);
-}
-
-static GPtrArray *
-find_all (GtkWidget *root, Match match, gconstpointer data)
-{
-  GPtrArray *out = g_ptr_array_new ();
-  collect (root, match, data, out);
-  return out;
-}
-
-static gboolean
-match_type (GtkWidget *widget, gconstpointer data)
-{
-  return G_TYPE_CHECK_INSTANCE_TYPE (widget, GPOINTER_TO_SIZE (data));
-}
-
-static gboolean
-match_label_containing (GtkWidget *widget, gconstpointer data)
-{
-  return GTK_IS_LABEL (widget) && strstr (gtk_label_get_text (GTK_LABEL (widget)), data) != NULL;
-}
-
-static gboolean
-match_row_title (GtkWidget *widget, gconstpointer data)
-{
-  return ADW_IS_PREFERENCES_ROW (widget)
-         && g_strcmp0 (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (widget)), data) == 0;
-}
 
 static gboolean
 match_expander_title (GtkWidget *widget, gconstpointer data)
@@ -172,22 +36,6 @@ match_row_title_prefix (GtkWidget *widget, gconstpointer data)
          && g_str_has_prefix (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (widget)), data);
 }
 
-static guint
-count (GtkWidget *root, Match match, gconstpointer data)
-{
-  g_autoptr (GPtrArray) all = find_all (root, match, data);
-  return all->len;
-}
-
-static GtkWidget *
-find_one (GtkWidget *root, Match match, gconstpointer data)
-{
-  g_autoptr (GPtrArray) all = find_all (root, match, data);
-  if (all->len == 0)
-    return NULL;
-  return g_ptr_array_index (all, 0);
-}
-
 /* A visible widget: itself and every ancestor shown. */
 static gboolean
 is_shown (GtkWidget *widget)
@@ -200,38 +48,12 @@ is_shown (GtkWidget *widget)
 
 /* ---- Rendering ---- */
 
-static gboolean
-widget_mapped (gpointer data)
-{
-  return gtk_widget_get_mapped (data) && gtk_widget_get_width (data) > 0;
-}
-
-static void
-settle (double seconds)
-{
-  gint64 end = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
-  while (g_get_monotonic_time () < end)
-    {
-      gint64 start = g_get_monotonic_time ();
-      g_main_context_iteration (NULL, FALSE);
-      longest_iteration_us = MAX (longest_iteration_us, g_get_monotonic_time () - start);
-      g_usleep (2000);
-    }
-}
-
 static void
 render_to_png (GtkWidget *widget, const char *name)
 {
   wait_for (widget_mapped, widget, 10, "the widget to be mapped");
   settle (0.5);
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
-  g_assert_nonnull (node);
-  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
-  g_autoptr (GdkTexture) texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  g_autoptr (GdkTexture) texture = render_texture (widget);
   const char *dir = g_getenv ("OWB_TEST_PNG_DIR");
   g_autofree char *path = g_build_filename (dir != NULL ? dir : g_get_tmp_dir (), name, NULL);
   g_assert_true (gdk_texture_save_to_png (texture, path));
@@ -713,13 +535,13 @@ test_run (void)
 
   /* A prepare that fails (no such provider) shows why the model cannot run; a good one brings
    * the inputs back. */
-  prepare (doc, OWB_OPTIMIZE_BASIC, "no-such-provider");
+  prepare_document (doc, OWB_OPTIMIZE_BASIC, "no-such-provider");
   g_assert_null (owb_prepared_get_session (owb_document_get_prepared (doc)));
   message = owb_run_page_get_error (OWB_RUN_PAGE (page));
   g_assert_nonnull (message);
   g_assert_nonnull (find_one (page, match_label_containing, "This model cannot run"));
   render_to_png (page, "test-pages-run-error.png");
-  prepare (doc, OWB_OPTIMIZE_EXTENDED, "cpu");
+  prepare_document (doc, OWB_OPTIMIZE_EXTENDED, "cpu");
   g_assert_null (owb_run_page_get_error (OWB_RUN_PAGE (page)));
   owb_run_page_run (OWB_RUN_PAGE (page));
   wait_for (run_idle, page, 60, "the run after preparing again");
@@ -743,7 +565,7 @@ test_models (void)
   g_auto (GStrv) paths = g_strsplit (list, ":", -1);
   for (guint i = 0; paths[i] != NULL; i++)
     {
-      g_autoptr (OwbDocument) doc = load_path (paths[i]);
+      g_autoptr (OwbDocument) doc = load_document (paths[i]);
       GtkWidget *optimize = owb_optimize_page_new ();
       GtkWidget *window = show_in_window (optimize, 1400, 900);
       owb_page_set_document (OWB_PAGE (optimize), doc);
@@ -809,7 +631,7 @@ test_save_target (void)
   g_autofree char *hard = g_build_filename (tmp, "hard.onnx", NULL);
   g_assert_cmpint (link (input_path, hard), ==, 0);
 
-  g_autoptr (OwbDocument) doc = load_path (input_path);
+  g_autoptr (OwbDocument) doc = load_document (input_path);
   g_autofree char *before = NULL, *data_before = NULL;
   gsize before_len = 0, data_before_len = 0;
   g_assert_true (g_file_get_contents (input_path, &before, &before_len, NULL));

@@ -11,10 +11,7 @@ $OWB_TEST_PNG_DIR when set.
 
 Runs with the system python (python3-gi, gir1.2-atspi-2.0)."""
 import os
-import shutil
-import subprocess
 import sys
-import time
 
 import gi
 
@@ -22,22 +19,16 @@ gi.require_version("Atspi", "2.0")
 from gi.repository import Atspi  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from atspi_helpers import TIMEOUT, find_app, find_named, poll, rows, walk  # noqa: E402,F401
+from atspi_helpers import find_app, find_named, launch, open_view, poll, rows, screenshot, stop, walk  # noqa: E402
 
 
 def main():
     build_root, source_root = sys.argv[1], sys.argv[2]
-    app_path = os.path.join(build_root, "app", "onnx-workbench")
     model = os.environ.get("OWB_QUANT_MODEL") or os.path.join(source_root, "data", "samples", "tiny-cnn.onnx")
-    env = dict(os.environ)
-    env.pop("GTK_A11Y", None)
-    env.pop("NO_AT_BRIDGE", None)
-    proc = subprocess.Popen([app_path, model], env=env)
+    proc = launch(build_root, model)
     try:
         app = poll("the application on the accessibility bus", lambda: find_app(proc.pid))
-        tab = poll("the Quantize tab", lambda: next(
-            (n for n in walk(app) if n.get_name() == "Quantize" and "Action" in n.get_interfaces()), None))
-        Atspi.Action.do_action(tab, 0)
+        open_view(app, "Quantize")
         buttons = (Atspi.Role.PUSH_BUTTON, Atspi.Role.TOGGLE_BUTTON)
         button = poll("the Quantize Model button", lambda: find_named(app, "Quantize Model", buttons))
         # the settings beside it, each with its name
@@ -84,19 +75,10 @@ def main():
             collapse.get_state_set().contains(Atspi.StateType.VISIBLE)
             and collapse.get_state_set().contains(Atspi.StateType.CHECKED)) or None)
         print("found:", legend.get_role_name(), "'Sensitivity';", rows(comparison), "comparison rows; kept", node)
-        out = os.environ.get("OWB_TEST_PNG_DIR")
-        if out and shutil.which("import"):
-            time.sleep(1)
-            path = os.path.join(out, "quantize-e2e.png")
-            subprocess.run(["import", "-window", "root", path], check=True)
-            print("screenshot:", path)
+        screenshot("quantize-e2e.png")
         print("quantize e2e ok")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 if __name__ == "__main__":

@@ -16,53 +16,7 @@
 #include "owb-quantize-page.h"
 #include "owb-graph-scene.h"
 #include "owb-resources.h"
-
-typedef gboolean (*Condition) (gpointer data);
-
-static void
-wait_for (Condition cond, gpointer data, double timeout_s, const char *what)
-{
-  gint64 end = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
-  while (!cond (data))
-    {
-      if (g_get_monotonic_time () > end)
-        g_error ("timed out waiting for %s", what);
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (1000);
-    }
-}
-
-typedef struct {
-  gboolean done, ok;
-  GError *error;
-} Wait;
-
-static gboolean
-wait_done (gpointer data)
-{
-  return ((Wait *) data)->done;
-}
-
-static void
-load_cb (GObject *source, GAsyncResult *res, gpointer data)
-{
-  Wait *w = data;
-  w->ok = owb_document_load_finish (OWB_DOCUMENT (source), res, &w->error);
-  w->done = TRUE;
-}
-
-static gboolean
-prepared_ready (gpointer data)
-{
-  OwbDocument *doc = data;
-  return !owb_document_get_preparing (doc) && !owb_prepared_is_pending (owb_document_get_prepared (doc));
-}
-
-static gboolean
-page_idle (gpointer page)
-{
-  return !owb_page_get_busy (OWB_PAGE (page));
-}
+#include "ui-test-util.h"
 
 static gboolean
 view_ready (gpointer view)
@@ -70,25 +24,7 @@ view_ready (gpointer view)
   return owb_graph_view_has_scene (view) && !owb_graph_view_get_busy (view);
 }
 
-static void
-settle (double seconds)
-{
-  gint64 end = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
-  while (g_get_monotonic_time () < end)
-    {
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (2000);
-    }
-}
-
 /* The widget rendered to $OWB_TEST_PNG_DIR/png, when that is set. */
-static void
-remember_layer (OwbGraphLayer **slot, OwbGraphLayer *layer)
-{
-  g_clear_pointer (slot, owb_graph_layer_unref);
-  *slot = layer ? owb_graph_layer_ref (layer) : NULL;
-}
-
 static void
 screenshot (GtkWidget *widget, const char *png)
 {
@@ -96,40 +32,13 @@ screenshot (GtkWidget *widget, const char *png)
   if (!dir)
     return;
   settle (0.5);
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
-  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
-  g_autoptr (GdkTexture) texture = node ? gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height))
-                                        : NULL;
+  g_autoptr (GdkTexture) texture = owb_page_render_widget (widget, NULL);
   if (texture)
     {
       g_autofree char *path = g_build_filename (dir, png, NULL);
       g_assert_true (gdk_texture_save_to_png (texture, path));
       g_test_message ("rendered %s", path);
     }
-}
-
-static OwbDocument *
-load (const char *path)
-{
-  g_autoptr (GFile) file = g_file_new_for_path (path);
-  OwbDocument *doc = owb_document_new ();
-  Wait w = { 0 };
-  owb_document_load_async (doc, file, NULL, load_cb, &w);
-  wait_for (wait_done, &w, 60, "the document to load");
-  g_assert_no_error (w.error);
-  wait_for (prepared_ready, doc, 60, "the session to be prepared");
-  return doc;
-}
-
-static void
-remember_name (char **slot, const char *name, gboolean reveal)
-{
-  g_free (*slot);
-  *slot = g_strdup (name);
 }
 
 static guint
@@ -152,7 +61,7 @@ worst_output_sqnr (OwbQuantizePage *page)
 static GtkWidget *
 quantize_flow (const char *model_path, const char *calib_dir, const char *png_prefix, gboolean recover)
 {
-  g_autoptr (OwbDocument) doc = load (model_path);
+  g_autoptr (OwbDocument) doc = load_document (model_path);
   OwbQuantizePage *page = OWB_QUANTIZE_PAGE (owb_quantize_page_new ());
   GtkWidget *window = gtk_window_new ();
   gtk_window_set_default_size (GTK_WINDOW (window), 1500, 950);
@@ -441,44 +350,8 @@ static void
 test_sample (void)
 {
   forget_settings ();
-  const char *root = g_getenv ("OWB_SOURCE_ROOT");
-  g_assert_nonnull (root);
-  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
+  g_autofree char *path = sample_path ("tiny-cnn.onnx");
   GtkWidget *window = quantize_flow (path, NULL, "quantize-tiny-cnn", TRUE);
-  gtk_window_destroy (GTK_WINDOW (window));
-}
-
-/* A calibration folder that is not one: the error is shown, nothing crashes, the page works on. */
-static void
-test_bad_folder (void)
-{
-  forget_settings ();
-  const char *root = g_getenv ("OWB_SOURCE_ROOT");
-  g_autofree char *path = g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
-  g_autoptr (OwbDocument) doc = load (path);
-  OwbQuantizePage *page = OWB_QUANTIZE_PAGE (owb_quantize_page_new ());
-  GtkWidget *window = gtk_window_new ();
-  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (page));
-  gtk_window_present (GTK_WINDOW (window));
-  owb_page_set_document (OWB_PAGE (page), doc);
-  g_autofree char *empty = g_dir_make_tmp ("owb-quantize-empty-XXXXXX", NULL);
-  owb_quantize_page_set_calibration_dir (page, empty);
-  owb_quantize_page_quantize (page);
-  wait_for (page_idle, page, 120, "the failing quantization");
-  g_assert_nonnull (owb_page_get_error (OWB_PAGE (page)));
-  g_assert_null (owb_quantize_page_get_comparison (page));
-  /* cancelled at once: says so */
-  owb_quantize_page_set_calibration_dir (page, NULL);
-  owb_quantize_page_quantize (page);
-  owb_page_cancel (OWB_PAGE (page));
-  wait_for (page_idle, page, 120, "the cancelled quantization");
-  g_assert_nonnull (owb_page_get_error (OWB_PAGE (page)));
-  /* and then it works */
-  owb_quantize_page_quantize (page);
-  wait_for (page_idle, page, 120, "the quantization");
-  g_assert_null (owb_page_get_error (OWB_PAGE (page)));
-  g_assert_nonnull (owb_quantize_page_get_comparison (page));
-  g_rmdir (empty);
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -491,14 +364,6 @@ forget_settings (void)
   g_autofree char *path = owb_quantize_settings_dup_path ();
   g_assert_true (g_str_has_prefix (path, config_home));
   g_remove (path);
-}
-
-static char *
-sample_path (void)
-{
-  const char *root = g_getenv ("OWB_SOURCE_ROOT");
-  g_assert_nonnull (root);
-  return g_build_filename (root, "data", "samples", "tiny-cnn.onnx", NULL);
 }
 
 /* n images of width x height in P6, the pixels a seeded pattern. */
@@ -557,6 +422,15 @@ page_in_window (OwbDocument *doc, GtkWidget **window)
   return page;
 }
 
+/* A page of the bundled sample (*doc) in a window, the settings of earlier tests forgotten. */
+static OwbQuantizePage *
+sample_page_in_window (OwbDocument **doc, GtkWidget **window)
+{
+  forget_settings ();
+  *doc = load_sample ();
+  return page_in_window (*doc, window);
+}
+
 static void
 quantize_and_wait (OwbQuantizePage *page)
 {
@@ -567,15 +441,41 @@ quantize_and_wait (OwbQuantizePage *page)
   g_assert_nonnull (owb_quantize_page_get_comparison (page));
 }
 
+/* A calibration folder that is not one: the error is shown, nothing crashes, the page works on. */
+static void
+test_bad_folder (void)
+{
+  g_autoptr (OwbDocument) doc = NULL;
+  GtkWidget *window;
+  OwbQuantizePage *page = sample_page_in_window (&doc, &window);
+  g_autofree char *empty = g_dir_make_tmp ("owb-quantize-empty-XXXXXX", NULL);
+  owb_quantize_page_set_calibration_dir (page, empty);
+  owb_quantize_page_quantize (page);
+  wait_for (page_idle, page, 120, "the failing quantization");
+  g_assert_nonnull (owb_page_get_error (OWB_PAGE (page)));
+  g_assert_null (owb_quantize_page_get_comparison (page));
+  /* cancelled at once: says so */
+  owb_quantize_page_set_calibration_dir (page, NULL);
+  owb_quantize_page_quantize (page);
+  owb_page_cancel (OWB_PAGE (page));
+  wait_for (page_idle, page, 120, "the cancelled quantization");
+  g_assert_nonnull (owb_page_get_error (OWB_PAGE (page)));
+  /* and then it works */
+  owb_quantize_page_quantize (page);
+  wait_for (page_idle, page, 120, "the quantization");
+  g_assert_null (owb_page_get_error (OWB_PAGE (page)));
+  g_assert_nonnull (owb_quantize_page_get_comparison (page));
+  g_rmdir (empty);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* An image folder: read as images (not samples), normalized as chosen, said so in the results. */
 static void
 test_images (void)
 {
-  forget_settings ();
-  g_autofree char *path = sample_path ();
-  g_autoptr (OwbDocument) doc = load (path);
+  g_autoptr (OwbDocument) doc = NULL;
   GtkWidget *window;
-  OwbQuantizePage *page = page_in_window (doc, &window);
+  OwbQuantizePage *page = sample_page_in_window (&doc, &window);
   g_autofree char *dir = write_images (5, 32, 32);
   owb_quantize_page_set_calibration_dir (page, dir);
   g_assert_true (owb_quantize_page_get_calibration_images (page));
@@ -628,11 +528,9 @@ test_images (void)
 static void
 test_labels (void)
 {
-  forget_settings ();
-  g_autofree char *path = sample_path ();
-  g_autoptr (OwbDocument) doc = load (path);
+  g_autoptr (OwbDocument) doc = NULL;
   GtkWidget *window;
-  OwbQuantizePage *page = page_in_window (doc, &window);
+  OwbQuantizePage *page = sample_page_in_window (&doc, &window);
   g_autofree char *dir = write_images (6, 32, 32);
   write_labels (dir, 6);
   owb_quantize_page_set_calibration_dir (page, dir);
@@ -683,11 +581,9 @@ test_labels (void)
 static void
 test_accuracy_target (void)
 {
-  forget_settings ();
-  g_autofree char *path = sample_path ();
-  g_autoptr (OwbDocument) doc = load (path);
+  g_autoptr (OwbDocument) doc = NULL;
   GtkWidget *window;
-  OwbQuantizePage *page = page_in_window (doc, &window);
+  OwbQuantizePage *page = sample_page_in_window (&doc, &window);
   g_autofree char *dir = write_images (6, 32, 32);
   owb_quantize_page_set_calibration_dir (page, dir);
   /* no labels: the SQNR target only */
@@ -772,11 +668,9 @@ reads_float (const OwbModel *model, const char *op_type)
 static void
 test_types_and_ops (void)
 {
-  forget_settings ();
-  g_autofree char *path = sample_path ();
-  g_autoptr (OwbDocument) doc = load (path);
+  g_autoptr (OwbDocument) doc = NULL;
   GtkWidget *window;
-  OwbQuantizePage *page = page_in_window (doc, &window);
+  OwbQuantizePage *page = sample_page_in_window (&doc, &window);
   quantize_and_wait (page);
   const OwbModel *q = owb_quantize_page_get_quantized_model (page);
   g_assert_cmpuint (count_initializers (q, OWB_TYPE_INT8), >, 0);
@@ -817,11 +711,10 @@ test_types_and_ops (void)
 static void
 test_settings (void)
 {
-  forget_settings ();
-  g_autofree char *path = sample_path ();
-  g_autoptr (OwbDocument) doc = load (path);
+  g_autofree char *path = sample_path ("tiny-cnn.onnx");
+  g_autoptr (OwbDocument) doc = NULL;
   GtkWidget *window;
-  OwbQuantizePage *page = page_in_window (doc, &window);
+  OwbQuantizePage *page = sample_page_in_window (&doc, &window);
   g_autofree char *dir = write_images (3, 32, 32);
   owb_quantize_page_set_calibration_dir (page, dir);
   owb_quantize_page_set_max_samples (page, 2);
@@ -853,7 +746,7 @@ test_settings (void)
   g_assert_true (g_key_file_save_to_file (keys, file, NULL));
 
   /* a second page, the same model file loaded again */
-  g_autoptr (OwbDocument) doc2 = load (path);
+  g_autoptr (OwbDocument) doc2 = load_document (path);
   page = page_in_window (doc2, &window);
   g_assert_cmpstr (owb_quantize_page_get_calibration_dir (page), ==, dir);
   g_assert_true (owb_quantize_page_get_calibration_images (page));

@@ -15,6 +15,7 @@
 #include "owb-run-page.h"
 #include "owb-values-view.h"
 #include "owb-window-private.h"
+#include "ui-test-util.h"
 
 #define ROWS 1000
 #define COLS 1000
@@ -22,30 +23,6 @@
 static GtkApplication *app;
 static char *tmp_dir;
 static char *model_path;
-
-typedef gboolean (*Condition) (gpointer data);
-
-static void
-wait_for (Condition cond, gpointer data, double timeout_s, const char *what)
-{
-  gint64 end = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
-  while (!cond (data))
-    {
-      if (g_get_monotonic_time () > end)
-        g_error ("timed out waiting for %s", what);
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (1000);
-    }
-}
-
-static void
-settle (double seconds)
-{
-  gint64 end = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
-  while (g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (2000);
-}
 
 /* x: float [1000, 1000] → Neg → x_neg → Neg → x_back (x again, through an intermediate value);
  * n: int64 [len] → n_out; sr: int64 scalar (a sample rate) → sr_out. */
@@ -72,50 +49,6 @@ write_model (const char *path)
 }
 
 /* ---- Widget tree ---- */
-
-typedef gboolean (*Match) (GtkWidget *widget, gconstpointer data);
-
-static void
-collect (GtkWidget *widget, Match match, gconstpointer data, GPtrArray *out)
-{
-  if (match (widget, data))
-    g_ptr_array_add (out, widget);
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL; child = gtk_widget_get_next_sibling (child))
-    collect (child, match, data, out);
-}
-
-static GtkWidget *
-find_one (GtkWidget *root, Match match, gconstpointer data)
-{
-  g_autoptr (GPtrArray) all = g_ptr_array_new ();
-  collect (root, match, data, all);
-  return all->len > 0 ? g_ptr_array_index (all, 0) : NULL;
-}
-
-static gboolean
-match_type (GtkWidget *widget, gconstpointer data)
-{
-  return G_TYPE_CHECK_INSTANCE_TYPE (widget, GPOINTER_TO_SIZE (data));
-}
-
-static gboolean
-match_label (GtkWidget *widget, gconstpointer data)
-{
-  return GTK_IS_LABEL (widget) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (widget)), data) == 0;
-}
-
-static gboolean
-match_label_containing (GtkWidget *widget, gconstpointer data)
-{
-  return GTK_IS_LABEL (widget) && strstr (gtk_label_get_text (GTK_LABEL (widget)), data) != NULL;
-}
-
-static gboolean
-match_row_title (GtkWidget *widget, gconstpointer data)
-{
-  return ADW_IS_PREFERENCES_ROW (widget)
-         && g_strcmp0 (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (widget)), data) == 0;
-}
 
 static gboolean
 match_icon_button (GtkWidget *widget, gconstpointer data)
@@ -151,64 +84,13 @@ save_png (GtkWidget *widget, const char *name)
 }
 
 
-typedef struct
-{
-  OwbDocument *document;
-  gboolean done;
-  GError *error;
-} Wait;
-
-static gboolean
-wait_done (gpointer data)
-{
-  return ((Wait *) data)->done;
-}
-
-static void
-load_cb (GObject *source, GAsyncResult *res, gpointer data)
-{
-  Wait *w = data;
-  owb_document_load_finish (OWB_DOCUMENT (source), res, &w->error);
-  w->done = TRUE;
-}
-
-static void
-prepare_cb (GObject *source, GAsyncResult *res, gpointer data)
-{
-  Wait *w = data;
-  owb_document_prepare_finish (OWB_DOCUMENT (source), res, &w->error);
-  w->done = TRUE;
-}
-
-static gboolean
-prepared_ready (gpointer data)
-{
-  OwbDocument *doc = data;
-  return !owb_document_get_preparing (doc) && !owb_prepared_is_pending (owb_document_get_prepared (doc));
-}
-
 /* The model at level disabled: every value of the file is computed (none fused away). */
 static OwbDocument *
 load_model (void)
 {
-  g_autoptr (GFile) file = g_file_new_for_path (model_path);
-  OwbDocument *doc = owb_document_new ();
-  Wait w = { 0 };
-  owb_document_load_async (doc, file, NULL, load_cb, &w);
-  wait_for (wait_done, &w, 60, "the model to load");
-  g_assert_no_error (w.error);
-  wait_for (prepared_ready, doc, 60, "the session");
-  Wait p = { 0 };
-  owb_document_prepare_async (doc, OWB_OPTIMIZE_DISABLED, "cpu", NULL, prepare_cb, &p);
-  wait_for (wait_done, &p, 60, "the session at level disabled");
-  g_assert_no_error (p.error);
+  OwbDocument *doc = load_document (model_path);
+  prepare_document (doc, OWB_OPTIMIZE_DISABLED, "cpu");
   return doc;
-}
-
-static gboolean
-page_idle (gpointer page)
-{
-  return !owb_page_get_busy (OWB_PAGE (page));
 }
 
 static void
@@ -585,12 +467,8 @@ main (int argc, char **argv)
   g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
-  app = GTK_APPLICATION (owb_application_new ());
-  g_application_set_flags (G_APPLICATION (app), G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE);
+  app = test_application_new ();
   g_autoptr (GError) error = NULL;
-  if (!g_application_register (G_APPLICATION (app), NULL, &error))
-    g_error ("cannot register the application: %s", error->message);
-  g_application_hold (G_APPLICATION (app));
 
   tmp_dir = g_dir_make_tmp ("owb-run-page-XXXXXX", &error);
   g_assert_no_error (error);

@@ -7,6 +7,8 @@
 
 #include "owb-application.h"
 #include "owb-window-private.h"
+#include "owb-page-util.h"
+#include "ui-test-util.h"
 
 static GtkApplication *app;
 
@@ -369,21 +371,13 @@ save_png (GtkWidget *widget, const char *name)
     iterate_until (transition_done, widget, 5000, "the page transition");
   iterate_for (500);
 
-  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
-  g_assert_nonnull (node);
-  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
-  GdkTexture *texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GdkTexture) texture = owb_page_render_widget (widget, &error);
+  g_assert_no_error (error);
   const char *dir = g_getenv ("OWB_SCREENSHOT_DIR");
   g_autofree char *path = g_build_filename (dir ? dir : g_get_tmp_dir (), name, NULL);
   g_assert_true (gdk_texture_save_to_png (texture, path));
   g_test_message ("rendered %s", path);
-  g_object_unref (texture);
-  gsk_render_node_unref (node);
-  g_object_unref (paintable);
 }
 
 static OwbWindow *main_window;
@@ -1079,14 +1073,7 @@ main (int argc, char **argv)
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
 
-  app = GTK_APPLICATION (owb_application_new ());
-  g_application_set_flags (G_APPLICATION (app), G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE);
-  g_autoptr (GError) error = NULL;
-  if (!g_application_register (G_APPLICATION (app), NULL, &error))
-    g_error ("cannot register the application: %s", error->message);
-  /* Registering ran startup (actions, accelerators); the hold keeps the application alive while
-   * windows come and go, as g_application_run would. */
-  g_application_hold (G_APPLICATION (app));
+  app = test_application_new ();
 
   g_test_add_func ("/document/load", test_document_load);
   g_test_add_func ("/document/errors", test_document_errors);
