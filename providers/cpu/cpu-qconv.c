@@ -718,16 +718,17 @@ dw_row_vnni (const DwJob *j, int64_t n, int64_t oh)
 #ifdef HAVE_X86_AVX512
 #define AVX2_DW __attribute__ ((target ("avx2,fma")))
 
-/* 8 sums requantized as requant_one does, to 8 int16: where every sum is below 2^24 (narrow) the
- * product in float, in double only for a vector with a product on a half-integer (the float
- * rounds as the double then: see epilogue_avx2 in cpu-qgemm.c), else in double: the product
- * rounded half to even, the zero point added, clamped. */
+/* 8 sums requantized as requant_one does, to 8 int16: where every sum is below 2^24 (narrow, or
+ * found so in this vector) the product in float, in double only for a vector with a product on a
+ * half-integer (the float rounds as the double then: see epilogue_avx2 in cpu-qgemm.c), else in
+ * double: the product rounded half to even, the zero point added, clamped. */
 static inline __attribute__ ((always_inline)) AVX2_DW __m128i
 dw_requant_avx2 (__m256i acc, const float *scale, gboolean narrow, const Requant *q)
 {
   enum { rnd = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC };
   const float flo = q->y_unsigned ? 0 : -128, fhi = q->y_unsigned ? 255 : 127;
-  if (narrow)
+  /* a sum of 2^24 or more (|INT32_MIN| too) has a bit in its magnitude's top byte */
+  if (narrow || _mm256_testz_si256 (_mm256_abs_epi32 (acc), _mm256_set1_epi32 ((int) 0xFF000000u)))
     {
       __m256 pf = _mm256_mul_ps (_mm256_cvtepi32_ps (acc), _mm256_loadu_ps (scale));
       __m256 rf = _mm256_round_ps (pf, rnd);

@@ -178,6 +178,9 @@ typedef struct {
   const uint8_t *lut;
   /* narrow, and every |scale| of the run's columns below 64: epilogue_vnni_q8's integer clamp */
   gboolean pack_clamps;
+  /* every |scale| of the run's columns below 64, narrow or not: epilogue_avx2's integer clamp for
+   * the vectors whose sums it finds below 2^24 */
+  gboolean small_scales;
 } Run;
 
 /* Element size of the output type. */
@@ -905,11 +908,13 @@ epilogue_avx2 (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
   const __m256 absmask = _mm256_castsi256_ps (_mm256_set1_epi32 (0x7FFFFFFF));
   const int n8 = ncols / 8 * 8;
   int j = 0;
-  if (narrow && run->pack_clamps)
+  if (run->small_scales)
     /* every rounded product fits int32 (sums below 2^24, scales below 64): converted with the
      * CPU's rounding (half to even), the zero point added in int32 and clamped by the saturating
      * packs, 16 columns a step, the tie test once for both halves (a quarter fewer operations an
-     * output than the float clamp) */
+     * output than the float clamp). Where sums may reach 2^24 (not narrow: deep products, large
+     * biases) each vector's are tested, and the double product taken only for those that do
+     * (ResNet-18's layers, all K 255^2 >= 2^24, went to double for every output) */
     for (const __m256i yz = _mm256_set1_epi32 (ep->y_zero_point); j + 16 <= ncols; j += 16)
       {
         int64_t n = j0 + j;
@@ -942,8 +947,11 @@ epilogue_avx2 (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
             __m256 f0 = _mm256_and_ps (_mm256_sub_ps (_mm256_cvtepi32_ps (y0), p0), absmask);
             __m256 f1 = _mm256_and_ps (_mm256_sub_ps (_mm256_cvtepi32_ps (y1), p1), absmask);
             __m128i w0, w1;
-            if (__builtin_expect (!_mm256_movemask_ps (_mm256_or_ps (_mm256_cmp_ps (f0, half, _CMP_EQ_OQ),
-                                                                      _mm256_cmp_ps (f1, half, _CMP_EQ_OQ))),
+            /* a sum of 2^24 or more (|INT32_MIN| too) has a bit in its magnitude's top byte */
+            gboolean wide = !narrow && !_mm256_testz_si256 (_mm256_or_si256 (_mm256_abs_epi32 (x0), _mm256_abs_epi32 (x1)),
+                                                            _mm256_set1_epi32 ((int) 0xFF000000u));
+            if (__builtin_expect (!wide && !_mm256_movemask_ps (_mm256_or_ps (_mm256_cmp_ps (f0, half, _CMP_EQ_OQ),
+                                                                               _mm256_cmp_ps (f1, half, _CMP_EQ_OQ))),
                                   1))
               {
                 __m256i w = _mm256_permute4x64_epi64 (
@@ -953,7 +961,7 @@ epilogue_avx2 (const Run *run, int R, int64_t r0, int64_t j0, int ncols, const i
               }
             else
               {
-                /* a product on a half-integer: both halves in double, as the reference */
+                /* a product on a half-integer, or a wide sum: both halves in double, as the reference */
                 __m256d s[4] = { _mm256_cvtps_pd (_mm_loadu_ps (ep->scale + n)), _mm256_cvtps_pd (_mm_loadu_ps (ep->scale + n + 4)),
                                  _mm256_cvtps_pd (_mm_loadu_ps (ep->scale + n + 8)),
                                  _mm256_cvtps_pd (_mm_loadu_ps (ep->scale + n + 12)) };
@@ -1425,9 +1433,10 @@ run_choose (const OwbQgemmPacked *b, int64_t rows, int32_t za, int64_t n0, int64
       for (int64_t n = n0; ep->bias && n < n1 && bound < (1 << 24); n++)
         bound = MAX (bound, K * 255 * 255 + (ep->bias[n] < 0 ? -(int64_t) ep->bias[n] : ep->bias[n]));
       run.narrow = bound < (1 << 24);
-      run.pack_clamps = run.narrow;
-      for (int64_t n = n0; n < n1 && run.pack_clamps; n++)
-        run.pack_clamps = fabsf (ep->scale[n]) < 64.0f;
+      run.small_scales = TRUE;
+      for (int64_t n = n0; n < n1 && run.small_scales; n++)
+        run.small_scales = fabsf (ep->scale[n]) < 64.0f;
+      run.pack_clamps = run.narrow && run.small_scales;
 #ifdef HAVE_X86_VNNI
       if (run.narrow && epilogue == epilogue_vnni)
         epilogue = epilogue_vnni_q8;

@@ -307,12 +307,19 @@ run_ties (const Shape *sh, const char *what, int32_t acc_max)
   OwbTensor *b = owb_tensor_new (OWB_TYPE_INT32, 1, &M, NULL);
   OwbTensor *ws = owb_tensor_new (OWB_TYPE_FLOAT, 1, &M, NULL);
   for (int64_t m = 0; m < M; m++)
-    {
-      double h = g_rand_int_range (r, -120, 120) + 0.5;
-      int32_t acc = g_rand_int_range (r, 1 << 12, acc_max) * (h < 0 ? -1 : 1);
-      ((int32_t *) b->data)[m] = acc;
-      ((float *) ws->data)[m] = (float) (h / acc);
-    }
+    for (;;)
+      {
+        double h = g_rand_int_range (r, -120, 120) + 0.5;
+        int32_t acc = g_rand_int_range (r, 1 << 12, acc_max) * (h < 0 ? -1 : 1);
+        ((int32_t *) b->data)[m] = acc;
+        ((float *) ws->data)[m] = (float) (h / acc);
+        /* past 2^24: only sums whose float product goes the wrong way and lands on no
+         * half-integer, which no tie test catches (the kernel must find the wide sums) */
+        volatile float pf = (float) acc * ((float *) ws->data)[m];
+        if (acc_max <= (1 << 24)
+            || (fabsf (pf - nearbyintf (pf)) != 0.5f && nearbyintf (pf) != nearbyint ((double) acc * ((float *) ws->data)[m])))
+          break;
+      }
   OwbTensor *in[9] = { x, scalar_float (1.0f), random_ints (OWB_TYPE_UINT8, 0, NULL, r, 0, 0), w, ws, wzp,
                        scalar_float (1.0f), random_ints (OWB_TYPE_UINT8, 0, NULL, r, 128, 128), b };
   gboolean packed, ref_packed;
@@ -372,6 +379,16 @@ test_qconv_avx2_ties (void)
   static const Shape dw5 = { 1, 72, 7, 9, 72, 5, 5, 1, 2, 1, 72, NULL, FALSE };
   run_ties (&dw, "AVX2 depthwise ties", 1 << 23);
   run_ties (&dw5, "AVX2 depthwise 5x5 ties", 1 << 23);
+  /* sums past 2^24 next to half-integers whose float product goes the wrong way: the vectors
+   * holding one must be found and redone in double, in the GEMM's epilogue, the depthwise kernel
+   * and the Winograd path */
+  static const Shape pw = { 1, 40, 3, 4, 200, 1, 1, 1, 0, 1, 1, NULL, FALSE };
+  static const Shape dww = { 1, 200, 3, 4, 200, 3, 3, 1, 1, 1, 200, NULL, FALSE };
+  static const Shape wino = { 1, 16, 3, 4, 200, 3, 3, 1, 1, 1, 1, NULL, FALSE };
+  run_ties (&pw, "AVX2 1x1 wide ties", 1 << 26);
+  run_ties (&dww, "AVX2 depthwise wide ties", 1 << 26);
+  run_ties (&wino, "AVX2 Winograd wide ties", 1 << 26);
+  run_ties (&wino, "AVX2 Winograd ties", 1 << 22);
   qpath_release ();
 }
 

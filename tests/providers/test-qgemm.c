@@ -397,6 +397,35 @@ test_qgemm_avx2 (void)
       _owb_qgemm_packed_free (p);
       g_free (a), g_free (b), g_free (c);
     }
+  /* sums past 2^24 next to half-integers (bias alone: A and B zero) where the float product of
+   * their rounded float goes the wrong way and lands on no half-integer (so that no tie test
+   * catches it): the requantizing epilogue must find the wide sums and take the double product */
+  {
+    int64_t M = 5, K = 16, N = 200;
+    uint8_t *a = g_new0 (uint8_t, M * K);
+    int8_t *b = g_new0 (int8_t, K * N);
+    int32_t *bias = g_new (int32_t, N);
+    float *scale = g_new (float, N);
+    for (int64_t n = 0; n < N; n++)
+      for (;;)
+        {
+          double h = g_rand_int_range (rnd, -120, 120) + 0.5;
+          bias[n] = g_rand_int_range (rnd, 1 << 24, 1 << 26) * (h < 0 ? -1 : 1);
+          scale[n] = (float) (h / bias[n]);
+          volatile float pf = (float) bias[n] * scale[n];
+          if (fabsf (pf - nearbyintf (pf)) != 0.5f && nearbyintf (pf) != nearbyint ((double) bias[n] * scale[n]))
+            break;
+        }
+    OwbQgemmPacked *p = _owb_qgemm_pack (K, N, b, N, FALSE, NULL, 0);
+    uint8_t *c = g_new (uint8_t, M * N);
+    OwbQgemmEpilogue ep = { .output = OWB_QGEMM_OUT_UINT8, .bias = bias, .scale = scale, .y_zero_point = 128 };
+    _owb_qgemm_packed (NULL, p, M, a, K, 0, c, N, &ep);
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++)
+        g_assert_cmpint (c[m * N + n], ==, (int) (nearbyint ((double) bias[n] * (double) scale[n]) + 128));
+    _owb_qgemm_packed_free (p);
+    g_free (a), g_free (b), g_free (bias), g_free (scale), g_free (c);
+  }
   g_rand_free (rnd);
   qpath_release ();
 }
