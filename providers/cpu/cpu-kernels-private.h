@@ -138,6 +138,19 @@ gboolean _owb_cpu_has_avx512 (void);
 #define OWB_CPU_FOR_INTS(X) OWB_CPU_FOR_SIGNED (X) OWB_CPU_FOR_UNSIGNED (X)
 #define OWB_CPU_FOR_NUMERIC(X) OWB_CPU_FOR_FLOATS (X) OWB_CPU_FOR_INTS (X)
 #define OWB_CPU_FOR_ALL(X) OWB_CPU_FOR_NUMERIC (X) X (gboolean_u8, BOOL)
+/* Calls fn_FLOAT or fn_DOUBLE, the two instances OWB_CPU_FOR_FLOATS made of a kernel, for dtype;
+ * the caller has checked that dtype is one of them (another one is a bug). */
+#define OWB_CPU_CALL_FLOATS(dtype, fn, ...)                                                          \
+  G_STMT_START                                                                                     \
+  {                                                                                                \
+    if ((dtype) == OWB_TYPE_DOUBLE)                                                                \
+      fn##_DOUBLE (__VA_ARGS__);                                                                   \
+    else if ((dtype) == OWB_TYPE_FLOAT)                                                            \
+      fn##_FLOAT (__VA_ARGS__);                                                                    \
+    else                                                                                           \
+      g_assert_not_reached ();                                                                     \
+  }                                                                                                \
+  G_STMT_END
 /* bool tensors store one byte per element. */
 typedef uint8_t gboolean_u8;
 

@@ -321,17 +321,7 @@ static void
 conv_units_chunk (int64_t begin, int64_t end, gpointer data)
 {
   ConvJob *job = data;
-#define CASE(T, NAME)                           \
-  case OWB_TYPE_##NAME:                         \
-    conv_units_##NAME (job, begin, end);        \
-    break;
-  switch (job->dtype)
-    {
-      OWB_CPU_FOR_FLOATS (CASE)
-    default:
-      g_assert_not_reached ();
-    }
-#undef CASE
+  OWB_CPU_CALL_FLOATS (job->dtype, conv_units, job, begin, end);
 }
 
 /* Runs a resolved convolution on raw buffers of dtype float or double. */
@@ -408,17 +398,7 @@ static void
 col2im_chunk (int64_t begin, int64_t end, gpointer data)
 {
   ConvTransposeJob *job = data;
-#define CASE(T, NAME)                                                                                       \
-  case OWB_TYPE_##NAME:                                                                                     \
-    col2im_##NAME (job->g, job->col, job->q0, job->len, begin, end, job->yg);                               \
-    break;
-  switch (job->dtype)
-    {
-      OWB_CPU_FOR_FLOATS (CASE)
-    default:
-      g_assert_not_reached ();
-    }
-#undef CASE
+  OWB_CPU_CALL_FLOATS (job->dtype, col2im, job->g, job->col, job->q0, job->len, begin, end, job->yg);
 }
 
 /* One (image, group) of a ConvTranspose: col = W_g^T X_g tile by tile, scattered into Y by col2im. The
