@@ -205,18 +205,8 @@ gemm_job_run (GemmJob *j, int64_t begin, int64_t end)
                      (const float *) b, j->ldb, j->beta != 0, (float *) c, j->ldc);
       return;
     }
-#define GEMM_CASE(T, NAME)                                                                                  \
-  case OWB_TYPE_##NAME:                                                                                     \
-    gemm_##NAME (j->ta, j->tb, m, n, j->k, j->alpha, (const T *) a, j->lda, (const T *) b, j->ldb, j->beta, \
-                 (T *) c, j->ldc);                                                                          \
-    break;
-  switch (j->dtype)
-    {
-      OWB_CPU_FOR_FLOATS (GEMM_CASE)
-    default:
-      g_assert_not_reached ();
-    }
-#undef GEMM_CASE
+  OWB_CPU_CALL_FLOATS (j->dtype, gemm, j->ta, j->tb, m, n, j->k, j->alpha, (const void *) a, j->lda,
+                       (const void *) b, j->ldb, j->beta, (void *) c, j->ldc);
 }
 
 static void
