@@ -497,12 +497,6 @@ owb_tensor_shape_to_string (const OwbTensor *tensor)
   return owb_value_type_to_string (&type);
 }
 
-static gboolean
-is_float_type (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
-}
-
 OwbTensor *
 owb_tensor_cast (const OwbTensor *tensor, OwbDataType to, GError **error)
 {
@@ -525,7 +519,7 @@ owb_tensor_cast (const OwbTensor *tensor, OwbDataType to, GError **error)
   else if (tensor->dtype == OWB_TYPE_FLOAT && to == OWB_TYPE_FLOAT16)
     for (int64_t i = 0; i < n; i++)
       ((uint16_t *) out->data)[i] = owb_float_to_half (((const float *) tensor->data)[i]);
-  else if (is_float_type (tensor->dtype) || to == OWB_TYPE_BOOL || is_float_type (to))
+  else if (_owb_data_type_is_float (tensor->dtype) || to == OWB_TYPE_BOOL || _owb_data_type_is_float (to))
     for (int64_t i = 0; i < n; i++)
       owb_tensor_set_double (out, i, owb_tensor_get_double (tensor, i));
   else

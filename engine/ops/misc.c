@@ -24,17 +24,11 @@ in_type (OwbInferContext *ctx, int i)
   return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
 }
 
-static gboolean
-is_float_type (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
-}
-
 /* Numeric or bool: what EyeLike and Bernoulli may produce. */
 static gboolean
 is_plain_type (OwbDataType t)
 {
-  return is_float_type (t) || t == OWB_TYPE_BOOL || t == OWB_TYPE_INT8 || t == OWB_TYPE_INT16 || t == OWB_TYPE_INT32
+  return _owb_data_type_is_float (t) || t == OWB_TYPE_BOOL || t == OWB_TYPE_INT8 || t == OWB_TYPE_INT16 || t == OWB_TYPE_INT32
          || t == OWB_TYPE_INT64 || t == OWB_TYPE_UINT8 || t == OWB_TYPE_UINT16 || t == OWB_TYPE_UINT32
          || t == OWB_TYPE_UINT64;
 }
@@ -124,7 +118,7 @@ infer_loss (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "reduction '%s' is not none, sum or mean", reduction);
       return FALSE;
     }
-  if (!_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error)
+  if (!_owb_infer_check_input_type (ctx, 0, _owb_data_type_is_float, "a float type", error)
       || !_owb_infer_check_input_type (ctx, 1, is_index_type, "int32 or int64", error))
     return FALSE;
   if (w && w->dtype != OWB_TYPE_UNDEFINED && x->dtype != OWB_TYPE_UNDEFINED && w->dtype != x->dtype)
@@ -175,7 +169,7 @@ infer_loss (OwbInferContext *ctx, GError **error)
 static gboolean
 is_cumprod_type (OwbDataType t)
 {
-  return is_float_type (t) || t == OWB_TYPE_INT32 || t == OWB_TYPE_INT64 || t == OWB_TYPE_UINT32
+  return _owb_data_type_is_float (t) || t == OWB_TYPE_INT32 || t == OWB_TYPE_INT64 || t == OWB_TYPE_UINT32
          || t == OWB_TYPE_UINT64;
 }
 
@@ -396,7 +390,7 @@ static gboolean
 infer_random (OwbInferContext *ctx, GError **error)
 {
   OwbDataType dtype = OWB_TYPE_FLOAT;
-  if (!check_seed (ctx, error) || !get_dtype_attr (ctx, "dtype", is_float_type, &dtype, error))
+  if (!check_seed (ctx, error) || !get_dtype_attr (ctx, "dtype", _owb_data_type_is_float, &dtype, error))
     return FALSE;
   int n;
   const int64_t *shape = owb_node_get_ints (ctx->node, "shape", &n);
@@ -426,9 +420,9 @@ infer_random_like (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
   OwbDataType dtype = x->dtype;
-  if (!check_seed (ctx, error) || !get_dtype_attr (ctx, "dtype", is_float_type, &dtype, error))
+  if (!check_seed (ctx, error) || !get_dtype_attr (ctx, "dtype", _owb_data_type_is_float, &dtype, error))
     return FALSE;
-  if (dtype != OWB_TYPE_UNDEFINED && !is_float_type (dtype))
+  if (dtype != OWB_TYPE_UNDEFINED && !_owb_data_type_is_float (dtype))
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input is %s: give a float dtype attribute",
                            owb_data_type_name (dtype));
@@ -444,7 +438,7 @@ infer_bernoulli (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
   OwbDataType dtype = x->dtype;
-  if (!check_seed (ctx, error) || !_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error)
+  if (!check_seed (ctx, error) || !_owb_infer_check_input_type (ctx, 0, _owb_data_type_is_float, "a float type", error)
       || !get_dtype_attr (ctx, "dtype", is_plain_type, &dtype, error))
     return FALSE;
   ctx->outputs[0] = *x;
@@ -463,7 +457,7 @@ infer_multinomial (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
   OwbDataType dtype = OWB_TYPE_INT32;
-  if (!check_seed (ctx, error) || !_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error)
+  if (!check_seed (ctx, error) || !_owb_infer_check_input_type (ctx, 0, _owb_data_type_is_float, "a float type", error)
       || !get_dtype_attr (ctx, "dtype", is_int32_or_64, &dtype, error) || !check_rank_of (ctx, 0, 2, error))
     return FALSE;
   int64_t samples = owb_node_get_int (ctx->node, "sample_size", 1);
@@ -520,7 +514,7 @@ static gboolean
 infer_det (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
-  if (!_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error))
+  if (!_owb_infer_check_input_type (ctx, 0, _owb_data_type_is_float, "a float type", error))
     return FALSE;
   if (x->rank < 0)
     {
@@ -577,7 +571,7 @@ infer_max_unpool (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0], *ind = ctx->inputs[1];
   const OwbValueType *shape = ctx->opset >= 11 ? in_type (ctx, 2) : NULL;
-  if (!_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error) || !_owb_infer_check_input_type (ctx, 1, is_int64, "int64", error))
+  if (!_owb_infer_check_input_type (ctx, 0, _owb_data_type_is_float, "a float type", error) || !_owb_infer_check_input_type (ctx, 1, is_int64, "int64", error))
     return FALSE;
   int nk;
   owb_node_get_ints (ctx->node, "kernel_shape", &nk);

@@ -4,6 +4,8 @@
 
 #include <owb/owb-op.h>
 
+#include "../owb-tensor-private.h"
+
 extern const OwbOpSchema _owb_ops_elementwise[];
 extern const OwbOpSchema _owb_ops_nn[];
 extern const OwbOpSchema _owb_ops_tensor[];

@@ -21,12 +21,6 @@ has_output (OwbInferContext *ctx, int i)
   return i < ctx->n_outputs && ctx->node->outputs[i] && ctx->node->outputs[i][0];
 }
 
-static gboolean
-is_float_dtype (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
-}
-
 /* Input i must be a tensor of a floating type; an unknown dtype (untyped edge) passes. */
 static gboolean
 check_float (OwbInferContext *ctx, int i, const char *what, GError **error)
@@ -37,7 +31,7 @@ check_float (OwbInferContext *ctx, int i, const char *what, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input %d (%s) must be a tensor", i, what);
       return FALSE;
     }
-  if (t->dtype == OWB_TYPE_UNDEFINED || is_float_dtype (t->dtype))
+  if (t->dtype == OWB_TYPE_UNDEFINED || _owb_data_type_is_float (t->dtype))
     return TRUE;
   owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input %d (%s) has element type %s; a floating type is required", i,
                        what, owb_data_type_name (t->dtype));
