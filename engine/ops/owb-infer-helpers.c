@@ -37,12 +37,6 @@ owb_value_kind_name (OwbValueKind kind)
     }
 }
 
-static gboolean
-is_default_domain (const char *domain)
-{
-  return domain == NULL || domain[0] == '\0' || strcmp (domain, "ai.onnx") == 0;
-}
-
 /* The few ops of sequences and optionals (and the control-flow ops that pass any value through)
  * say which kinds they take where; every other op reads its inputs as tensors, and a kernel fed a
  * sequence would read its element list as tensor data. */
@@ -55,13 +49,13 @@ owb_op_input_accepts_kind (const char *domain, const char *op_type, int input, O
       static const char *const sequence_first[] = { "SequenceInsert", "SequenceErase", "SequenceAt",
                                                     "SequenceLength", "ConcatFromSequence", "SequenceMap" };
       if (kind == OWB_VALUE_TENSOR && input == 0 && (op_type[0] == 'S' || op_type[0] == 'C')
-          && is_default_domain (domain))
+          && _owb_domain_is_default (domain))
         for (guint i = 0; i < G_N_ELEMENTS (sequence_first); i++)
           if (strcmp (op_type, sequence_first[i]) == 0)
             return FALSE;
       return TRUE;
     }
-  if (!is_default_domain (domain))
+  if (!_owb_domain_is_default (domain))
     return FALSE;
   if (strcmp (op_type, "Identity") == 0 || strcmp (op_type, "Optional") == 0
       || strcmp (op_type, "OptionalHasElement") == 0 || strcmp (op_type, "OptionalGetElement") == 0)

@@ -151,8 +151,6 @@ gboolean _owb_pass_node_set_contains (const OwbPassNodeSet *set, const OwbNode *
 gboolean _owb_pass_is_graph_input (OwbPassContext *ctx, const char *name);
 /* Random* ops, Bernoulli, Multinomial: two runs differ, so they are neither folded nor merged. */
 gboolean _owb_pass_is_nondeterministic (const OwbNode *node);
-/* Whether the node has a graph or graphs attribute (If, Loop, Scan...). */
-gboolean _owb_pass_has_subgraph (const OwbNode *node);
 /* Same kind, type, shape and contents, bit for bit (strings compared as strings); NULL equals only
  * itself. */
 gboolean _owb_pass_tensors_equal (const OwbTensor *a, const OwbTensor *b);
