@@ -67,19 +67,6 @@ check_rank_of (OwbInferContext *ctx, int i, int rank, GError **error)
   return FALSE;
 }
 
-/* Two dims that must agree where both are known. */
-static gboolean
-check_same_dim (OwbInferContext *ctx, OwbDim a, OwbDim b, const char *what, GError **error)
-{
-  if (owb_dim_is_known (a) && owb_dim_is_known (b) && a.value != b.value)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "%s: %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT " differ",
-                           what, a.value, b.value);
-      return FALSE;
-    }
-  return TRUE;
-}
-
 static OwbDim
 prefer_known (OwbDim a, OwbDim b)
 {
@@ -141,9 +128,11 @@ infer_loss (OwbInferContext *ctx, GError **error)
     return FALSE;
   if (x->rank >= 0 && t->rank >= 0)
     for (int i = 0; i < t->rank; i++)
-      if (!check_same_dim (ctx, x->dims[i == 0 ? 0 : i + 1], t->dims[i], "input and target dimensions", error))
+      if (!_owb_infer_check_same_dim (ctx, x->dims[i == 0 ? 0 : i + 1], t->dims[i],
+                                      "input and target dimensions", error))
         return FALSE;
-  if (x->rank >= 0 && w && w->rank == 1 && !check_same_dim (ctx, x->dims[1], w->dims[0], "classes and weights", error))
+  if (x->rank >= 0 && w && w->rank == 1 && !_owb_infer_check_same_dim (ctx, x->dims[1], w->dims[0],
+                                                                       "classes and weights", error))
     return FALSE;
 
   OwbValueType *out = &ctx->outputs[0];
@@ -343,7 +332,8 @@ infer_reverse_sequence (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have rank >= 2, not %d", x->rank);
       return FALSE;
     }
-  if (x->rank >= 0 && lens->rank == 1 && !check_same_dim (ctx, x->dims[b], lens->dims[0], "batch and sequence_lens", error))
+  if (x->rank >= 0 && lens->rank == 1 && !_owb_infer_check_same_dim (ctx, x->dims[b], lens->dims[0],
+                                                                     "batch and sequence_lens", error))
     return FALSE;
   owb_infer_copy (ctx, 0, 0);
   return TRUE;
@@ -526,7 +516,7 @@ infer_det (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have rank >= 2, not %d", x->rank);
       return FALSE;
     }
-  if (!check_same_dim (ctx, x->dims[x->rank - 2], x->dims[x->rank - 1], "matrices must be square", error))
+  if (!_owb_infer_check_same_dim (ctx, x->dims[x->rank - 2], x->dims[x->rank - 1], "matrices must be square", error))
     return FALSE;
   _owb_infer_set_tensor (&ctx->outputs[0], x->dtype, x->rank - 2);
   for (int i = 0; i < x->rank - 2; i++)
@@ -593,7 +583,7 @@ infer_max_unpool (OwbInferContext *ctx, GError **error)
           return FALSE;
         }
       for (int i = 0; i < rank; i++)
-        if (!check_same_dim (ctx, x->dims[i], ind->dims[i], "input and indices dimensions", error))
+        if (!_owb_infer_check_same_dim (ctx, x->dims[i], ind->dims[i], "input and indices dimensions", error))
           return FALSE;
     }
   OwbValueType *out = &ctx->outputs[0];

@@ -347,6 +347,18 @@ _owb_infer_dim (const OwbValueType *t, int i)
 }
 
 gboolean
+_owb_infer_check_same_dim (OwbInferContext *ctx, OwbDim a, OwbDim b, const char *what, GError **error)
+{
+  if (owb_dim_is_known (a) && owb_dim_is_known (b) && a.value != b.value)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "%s: %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT " differ",
+                           what, a.value, b.value);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
 _owb_infer_check_input_type (OwbInferContext *ctx, int i, gboolean (*ok) (OwbDataType), const char *what,
                              GError **error)
 {
