@@ -710,6 +710,13 @@ owb_node_get_floats (const OwbNode *node, const char *name, int *n)
   return NULL;
 }
 
+const OwbGraph *
+owb_node_get_graph (const OwbNode *node, const char *name)
+{
+  const OwbAttribute *attr = owb_node_get_attribute (node, name);
+  return attr && attr->type == OWB_ATTR_GRAPH ? attr->g : NULL;
+}
+
 const char *
 owb_node_get_input (const OwbNode *node, int i)
 {
