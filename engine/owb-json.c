@@ -31,8 +31,10 @@ owb_json_append_string (GString *out, const char *s)
   g_string_append_c (out, '"');
 }
 
-void
-owb_json_append_number (GString *out, double v, int digits)
+/* v in the C locale with printf's conversion ('g' or 'f') at the given precision; JSON has no
+ * NaN or infinity, so those are null. */
+static void
+append_formatted (GString *out, double v, char conversion, int precision)
 {
   if (!isfinite (v))
     {
@@ -40,8 +42,14 @@ owb_json_append_number (GString *out, double v, int digits)
       return;
     }
   char format[8], buf[G_ASCII_DTOSTR_BUF_SIZE];
-  g_snprintf (format, sizeof format, "%%.%dg", CLAMP (digits, 1, 17));
+  g_snprintf (format, sizeof format, "%%.%d%c", precision, conversion);
   g_string_append (out, g_ascii_formatd (buf, sizeof buf, format, v));
+}
+
+void
+owb_json_append_number (GString *out, double v, int digits)
+{
+  append_formatted (out, v, 'g', CLAMP (digits, 1, 17));
 }
 
 void
@@ -101,14 +109,7 @@ void
 owb_json_append_member_fixed (GString *out, const char *key, double value, int decimals)
 {
   owb_json_append_key (out, key);
-  if (!isfinite (value))
-    {
-      g_string_append (out, "null");
-      return;
-    }
-  char format[8], buf[G_ASCII_DTOSTR_BUF_SIZE];
-  g_snprintf (format, sizeof format, "%%.%df", CLAMP (decimals, 0, 17));
-  g_string_append (out, g_ascii_formatd (buf, sizeof buf, format, value));
+  append_formatted (out, value, 'f', CLAMP (decimals, 0, 17));
 }
 
 /* key NULL: an array item; otherwise a member. */

@@ -3,6 +3,8 @@
  * and relative errors a person reads when deciding how far apart they are. */
 #include <owb/owb-tensor-compare.h>
 
+#include "owb-tensor-private.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -110,12 +112,6 @@ compare_reals (const OwbTensor *e, const OwbTensor *g, double rtol, double atol,
 }
 
 static gboolean
-is_real_type (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
-}
-
-static gboolean
 is_integer_type (OwbDataType t)
 {
   switch (t)
@@ -138,7 +134,7 @@ element_text (const OwbTensor *t, int64_t i)
       g_autofree char *escaped = g_strescape (s != NULL ? s : "", NULL);
       return g_strdup_printf ("\"%s\"", escaped);
     }
-  if (is_real_type (t->dtype))
+  if (_owb_data_type_is_float (t->dtype))
     return g_strdup_printf ("%.9g", owb_tensor_get_double (t, i));
   if (t->dtype == OWB_TYPE_COMPLEX64)
     {
@@ -184,7 +180,7 @@ compare_tensors (const OwbTensor *e, const OwbTensor *g, double rtol, double ato
       return FALSE;
     }
 
-  if (is_real_type (e->dtype))
+  if (_owb_data_type_is_float (e->dtype))
     compare_reals (e, g, rtol, atol, &m);
   else if (e->dtype == OWB_TYPE_COMPLEX64 || e->dtype == OWB_TYPE_COMPLEX128)
     {
@@ -258,7 +254,7 @@ compare_tensors (const OwbTensor *e, const OwbTensor *g, double rtol, double ato
     GString *s = g_string_new (NULL);
     g_string_append_printf (s, "at index %s: expected %s, got %s (%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
                             " elements differ", where, ev, gv, (gint64) m.n_bad, (gint64) e->nelems);
-    if (is_real_type (e->dtype) || e->dtype == OWB_TYPE_COMPLEX64 || e->dtype == OWB_TYPE_COMPLEX128)
+    if (_owb_data_type_is_float (e->dtype) || e->dtype == OWB_TYPE_COMPLEX64 || e->dtype == OWB_TYPE_COMPLEX128)
       g_string_append_printf (s, ", largest difference %.3g, rtol %g atol %g", m.max_diff, rtol, atol);
     g_string_append_c (s, ')');
     *message = g_string_free (s, FALSE);
@@ -337,7 +333,7 @@ compare_values (const OwbTensor *expected, const OwbTensor *got, double rtol, do
 static void
 accumulate_errors (const OwbTensor *e, const OwbTensor *g, OwbTensorComparison *result)
 {
-  if (!is_real_type (e->dtype) && !is_integer_type (e->dtype))
+  if (!_owb_data_type_is_float (e->dtype) && !is_integer_type (e->dtype))
     return;
   for (int64_t i = 0; i < e->nelems; i++)
     {

@@ -14,4 +14,12 @@ void _owb_tensor_release_storage (OwbTensor *tensor);
  * (pointers, not plain data) and unknown types. */
 gsize _owb_data_type_memory_size (OwbDataType dtype);
 
+/* float, double, float16 or bfloat16: the types the engine computes with in floating point (the
+ * ops' type checks, casts, comparisons). The 8-bit float types are storage formats, not listed. */
+static inline gboolean
+_owb_data_type_is_float (OwbDataType t)
+{
+  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
+}
+
 G_END_DECLS

@@ -269,6 +269,23 @@ owb_tensor_new_view (OwbTensor *tensor, int rank, const int64_t *dims, GError **
   return t;
 }
 
+/* A float's IEEE 754 bits and back (memcpy: the only cast C defines; it compiles to a move). */
+static inline uint32_t
+float_bits (float f)
+{
+  uint32_t x;
+  memcpy (&x, &f, 4);
+  return x;
+}
+
+static inline float
+float_from_bits (uint32_t bits)
+{
+  float f;
+  memcpy (&f, &bits, 4);
+  return f;
+}
+
 float
 owb_half_to_float (uint16_t h)
 {
@@ -297,16 +314,13 @@ owb_half_to_float (uint16_t h)
     bits = sign | 0x7f800000u | (mant << 13);
   else
     bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  float f;
-  memcpy (&f, &bits, 4);
-  return f;
+  return float_from_bits (bits);
 }
 
 uint16_t
 owb_float_to_half (float f)
 {
-  uint32_t x;
-  memcpy (&x, &f, 4);
+  uint32_t x = float_bits (f);
   uint32_t sign = (x >> 16) & 0x8000;
   uint32_t absx = x & 0x7fffffffu;
   if (absx >= 0x7f800000u) /* inf or nan */
@@ -337,17 +351,13 @@ owb_float_to_half (float f)
 float
 owb_bfloat16_to_float (uint16_t b)
 {
-  uint32_t bits = (uint32_t) b << 16;
-  float f;
-  memcpy (&f, &bits, 4);
-  return f;
+  return float_from_bits ((uint32_t) b << 16);
 }
 
 uint16_t
 owb_float_to_bfloat16 (float f)
 {
-  uint32_t x;
-  memcpy (&x, &f, 4);
+  uint32_t x = float_bits (f);
   if ((x & 0x7fffffffu) > 0x7f800000u)
     return (x >> 16) | 0x40;
   uint32_t rounding = 0x7fff + ((x >> 16) & 1);
@@ -487,12 +497,6 @@ owb_tensor_shape_to_string (const OwbTensor *tensor)
   return owb_value_type_to_string (&type);
 }
 
-static gboolean
-is_float_type (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
-}
-
 OwbTensor *
 owb_tensor_cast (const OwbTensor *tensor, OwbDataType to, GError **error)
 {
@@ -515,7 +519,7 @@ owb_tensor_cast (const OwbTensor *tensor, OwbDataType to, GError **error)
   else if (tensor->dtype == OWB_TYPE_FLOAT && to == OWB_TYPE_FLOAT16)
     for (int64_t i = 0; i < n; i++)
       ((uint16_t *) out->data)[i] = owb_float_to_half (((const float *) tensor->data)[i]);
-  else if (is_float_type (tensor->dtype) || to == OWB_TYPE_BOOL || is_float_type (to))
+  else if (_owb_data_type_is_float (tensor->dtype) || to == OWB_TYPE_BOOL || _owb_data_type_is_float (to))
     for (int64_t i = 0; i < n; i++)
       owb_tensor_set_double (out, i, owb_tensor_get_double (tensor, i));
   else

@@ -103,16 +103,10 @@ owb_model_dup (const OwbModel *model)
 }
 
 static gboolean
-is_default_domain (const char *domain)
-{
-  return domain == NULL || domain[0] == '\0' || strcmp (domain, "ai.onnx") == 0;
-}
-
-static gboolean
 same_domain (const char *a, const char *b)
 {
-  if (is_default_domain (a) || is_default_domain (b))
-    return is_default_domain (a) && is_default_domain (b);
+  if (_owb_domain_is_default (a) || _owb_domain_is_default (b))
+    return _owb_domain_is_default (a) && _owb_domain_is_default (b);
   return strcmp (a, b) == 0;
 }
 
@@ -142,7 +136,7 @@ owb_model_set_opset (OwbModel *model, const char *domain, int64_t version)
           return;
         }
     }
-  OwbOpsetImport imp = { g_strdup (is_default_domain (domain) ? "" : domain), version };
+  OwbOpsetImport imp = { g_strdup (_owb_domain_is_default (domain) ? "" : domain), version };
   g_array_append_val (model->opset_imports, imp);
 }
 
@@ -508,7 +502,7 @@ owb_node_new (const char *op_type, const char *domain, const char *name)
 {
   OwbNode *node = g_new0 (OwbNode, 1);
   node->op_type = g_strdup (op_type ? op_type : "");
-  node->domain = g_strdup (is_default_domain (domain) ? "" : domain);
+  node->domain = g_strdup (_owb_domain_is_default (domain) ? "" : domain);
   node->name = g_strdup (name ? name : "");
   node->declines = g_ptr_array_new_with_free_func (decline_free);
   return node;
@@ -714,6 +708,13 @@ owb_node_get_floats (const OwbNode *node, const char *name, int *n)
     }
   *n = 0;
   return NULL;
+}
+
+const OwbGraph *
+owb_node_get_graph (const OwbNode *node, const char *name)
+{
+  const OwbAttribute *attr = owb_node_get_attribute (node, name);
+  return attr && attr->type == OWB_ATTR_GRAPH ? attr->g : NULL;
 }
 
 const char *

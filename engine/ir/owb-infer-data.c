@@ -57,12 +57,6 @@ _owb_infer_data_all_known (const OwbInferData *d)
   return TRUE;
 }
 
-static gboolean
-is_default_domain (const char *domain)
-{
-  return !domain || !domain[0] || strcmp (domain, "ai.onnx") == 0;
-}
-
 /* All elements known: their values in v (at most OWB_INFER_DATA_MAX). */
 static gboolean
 known_values (const OwbInferData *d, int64_t *v)
@@ -390,7 +384,7 @@ _owb_infer_propagate (const OwbNode *node, int opset, const OwbValueType *const 
                       const OwbInferData *const *in, const OwbValueType *out_type, OwbInferData *out)
 {
   const char *op = node->op_type;
-  if (!is_default_domain (node->domain) || node->n_outputs != 1 || out_type->kind != OWB_VALUE_TENSOR
+  if (!_owb_domain_is_default (node->domain) || node->n_outputs != 1 || out_type->kind != OWB_VALUE_TENSOR
       || out_type->rank > 1 || !(is_int_type (out_type->dtype) || (out_type->dtype == OWB_TYPE_BOOL && strcmp (op, "Equal") == 0)))
     return FALSE;
   int n = node->n_inputs;

@@ -4,6 +4,24 @@
 #include <owb/owb-graph.h>
 
 #include <stdarg.h>
+#include <string.h>
+
+/* The default ONNX domain: absent, "" or "ai.onnx" (the graph stores it as ""). */
+static inline gboolean
+_owb_domain_is_default (const char *domain)
+{
+  return domain == NULL || domain[0] == '\0' || strcmp (domain, "ai.onnx") == 0;
+}
+
+/* Whether the node carries a subgraph (If, Loop, Scan...): a graph or graphs attribute. */
+static inline gboolean
+_owb_node_has_subgraph (const OwbNode *node)
+{
+  for (int a = 0; a < node->n_attributes; a++)
+    if (node->attributes[a].type == OWB_ATTR_GRAPH || node->attributes[a].type == OWB_ATTR_GRAPHS)
+      return TRUE;
+  return FALSE;
+}
 
 /* Sets *error to "<node described>: <message>" (owb_node_describe): the one form of the errors that
  * inference (owb_infer_set_error) and kernels (owb_kernel_set_error) report about a node. */

@@ -612,13 +612,6 @@ release_pages (const guint8 **done, const guint8 *upto)
 
 /* Byte order: files are little-endian. */
 
-static G_GNUC_UNUSED gsize
-component_size (OwbDataType dtype)
-{
-  gsize size = owb_data_type_size (dtype);
-  return dtype == OWB_TYPE_COMPLEX64 || dtype == OWB_TYPE_COMPLEX128 ? size / 2 : size;
-}
-
 #if G_BYTE_ORDER == G_BIG_ENDIAN
 static void
 swap_in_place (void *data, gsize nbytes, gsize size)
@@ -925,7 +918,7 @@ tensor_from_proto (Onnx__TensorProto *proto, gboolean steal, const RawSource *ra
         }
 #if G_BYTE_ORDER == G_BIG_ENDIAN
       if (!owb_data_type_packed_bits (dtype))
-        swap_in_place (tensor->data, nbytes, component_size (dtype));
+        swap_in_place (tensor->data, nbytes, _owb_onnx_component_size (dtype));
 #endif
       return tensor;
     }
@@ -1419,7 +1412,7 @@ load_external (Ctx *ctx, Onnx__TensorProto *proto, GError **error)
       return NULL;
     }
 #if G_BYTE_ORDER == G_BIG_ENDIAN
-  swap_in_place (tensor->data, nbytes, component_size (dtype));
+  swap_in_place (tensor->data, nbytes, _owb_onnx_component_size (dtype));
 #endif
   return tensor;
 }

@@ -14,6 +14,15 @@ G_BEGIN_DECLS
  * protobuf-c unpacks recursively and a crafted file could otherwise exhaust the stack. */
 #define OWB_ONNX_MAX_MESSAGE_DEPTH 400
 
+/* The unit of byte swapping between the little-endian file and a big-endian host: an element, or
+ * each half (real, imaginary) of a complex one. */
+static inline gsize
+_owb_onnx_component_size (OwbDataType dtype)
+{
+  gsize size = owb_data_type_size (dtype);
+  return dtype == OWB_TYPE_COMPLEX64 || dtype == OWB_TYPE_COMPLEX128 ? size / 2 : size;
+}
+
 /* An external data file a model read tensors from; model->mappings holds these. Tensors are
  * copied out with pread, never mapped: a file that shrinks under us gives an error, not SIGBUS.
  * `path` is the resolved real path; device and inode let a save refuse to overwrite the file. */

@@ -36,20 +36,13 @@ opt_string (const char *s)
   return s && s[0] ? (char *) s : NULL;
 }
 
-static gsize
-component_size (OwbDataType dtype)
-{
-  gsize size = owb_data_type_size (dtype);
-  return dtype == OWB_TYPE_COMPLEX64 || dtype == OWB_TYPE_COMPLEX128 ? size / 2 : size;
-}
-
 /* The tensor's bytes in file (little-endian) order: the tensor's own storage on little-endian
  * hosts, a swapped copy otherwise. */
 static const guint8 *
 little_endian_bytes (OwbProtoArena *arena, const OwbTensor *tensor, gsize nbytes)
 {
 #if G_BYTE_ORDER == G_BIG_ENDIAN
-  gsize size = component_size (tensor->dtype);
+  gsize size = _owb_onnx_component_size (tensor->dtype);
   guint8 *copy = _owb_proto_arena_alloc (arena, nbytes);
   const guint8 *src = tensor->data;
   for (gsize i = 0; i + size <= nbytes; i += size)
@@ -58,7 +51,6 @@ little_endian_bytes (OwbProtoArena *arena, const OwbTensor *tensor, gsize nbytes
   return copy;
 #else
   (void) arena;
-  (void) component_size;
   return tensor->data;
 #endif
 }

@@ -8,16 +8,9 @@
 /* ---- helpers ---- */
 
 static const OwbGraph *
-graph_attr (const OwbNode *node, const char *name)
-{
-  const OwbAttribute *a = owb_node_get_attribute (node, name);
-  return a && a->type == OWB_ATTR_GRAPH ? a->g : NULL;
-}
-
-static const OwbGraph *
 require_graph (OwbInferContext *ctx, const char *name, GError **error)
 {
-  const OwbGraph *g = graph_attr (ctx->node, name);
+  const OwbGraph *g = owb_node_get_graph (ctx->node, name);
   if (!g)
     owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "graph attribute '%s' is missing", name);
   return g;

@@ -7,12 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-static gboolean
-is_float_dtype (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
-}
-
 /* Input i (when present) must be a tensor of a floating type, the same as input 0's. */
 static gboolean
 check_float_input (OwbInferContext *ctx, int i, GError **error)
@@ -27,7 +21,7 @@ check_float_input (OwbInferContext *ctx, int i, GError **error)
     }
   if (t->dtype == OWB_TYPE_UNDEFINED)
     return TRUE;
-  if (!is_float_dtype (t->dtype))
+  if (!_owb_data_type_is_float (t->dtype))
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input %d has element type %s; a floating type is required", i,
                            owb_data_type_name (t->dtype));

@@ -24,17 +24,11 @@ in_type (OwbInferContext *ctx, int i)
   return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
 }
 
-static gboolean
-is_float_type (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
-}
-
 /* Numeric or bool: what EyeLike and Bernoulli may produce. */
 static gboolean
 is_plain_type (OwbDataType t)
 {
-  return is_float_type (t) || t == OWB_TYPE_BOOL || t == OWB_TYPE_INT8 || t == OWB_TYPE_INT16 || t == OWB_TYPE_INT32
+  return _owb_data_type_is_float (t) || t == OWB_TYPE_BOOL || t == OWB_TYPE_INT8 || t == OWB_TYPE_INT16 || t == OWB_TYPE_INT32
          || t == OWB_TYPE_INT64 || t == OWB_TYPE_UINT8 || t == OWB_TYPE_UINT16 || t == OWB_TYPE_UINT32
          || t == OWB_TYPE_UINT64;
 }
@@ -71,19 +65,6 @@ check_rank_of (OwbInferContext *ctx, int i, int rank, GError **error)
     return TRUE;
   owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "input %d must have rank %d, not %d", i, rank, t->rank);
   return FALSE;
-}
-
-/* Two dims that must agree where both are known. */
-static gboolean
-check_same_dim (OwbInferContext *ctx, OwbDim a, OwbDim b, const char *what, GError **error)
-{
-  if (owb_dim_is_known (a) && owb_dim_is_known (b) && a.value != b.value)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "%s: %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT " differ",
-                           what, a.value, b.value);
-      return FALSE;
-    }
-  return TRUE;
 }
 
 static OwbDim
@@ -124,7 +105,7 @@ infer_loss (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_INVALID_MODEL, "reduction '%s' is not none, sum or mean", reduction);
       return FALSE;
     }
-  if (!_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error)
+  if (!_owb_infer_check_input_type (ctx, 0, _owb_data_type_is_float, "a float type", error)
       || !_owb_infer_check_input_type (ctx, 1, is_index_type, "int32 or int64", error))
     return FALSE;
   if (w && w->dtype != OWB_TYPE_UNDEFINED && x->dtype != OWB_TYPE_UNDEFINED && w->dtype != x->dtype)
@@ -147,9 +128,11 @@ infer_loss (OwbInferContext *ctx, GError **error)
     return FALSE;
   if (x->rank >= 0 && t->rank >= 0)
     for (int i = 0; i < t->rank; i++)
-      if (!check_same_dim (ctx, x->dims[i == 0 ? 0 : i + 1], t->dims[i], "input and target dimensions", error))
+      if (!_owb_infer_check_same_dim (ctx, x->dims[i == 0 ? 0 : i + 1], t->dims[i],
+                                      "input and target dimensions", error))
         return FALSE;
-  if (x->rank >= 0 && w && w->rank == 1 && !check_same_dim (ctx, x->dims[1], w->dims[0], "classes and weights", error))
+  if (x->rank >= 0 && w && w->rank == 1 && !_owb_infer_check_same_dim (ctx, x->dims[1], w->dims[0],
+                                                                       "classes and weights", error))
     return FALSE;
 
   OwbValueType *out = &ctx->outputs[0];
@@ -175,7 +158,7 @@ infer_loss (OwbInferContext *ctx, GError **error)
 static gboolean
 is_cumprod_type (OwbDataType t)
 {
-  return is_float_type (t) || t == OWB_TYPE_INT32 || t == OWB_TYPE_INT64 || t == OWB_TYPE_UINT32
+  return _owb_data_type_is_float (t) || t == OWB_TYPE_INT32 || t == OWB_TYPE_INT64 || t == OWB_TYPE_UINT32
          || t == OWB_TYPE_UINT64;
 }
 
@@ -349,7 +332,8 @@ infer_reverse_sequence (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have rank >= 2, not %d", x->rank);
       return FALSE;
     }
-  if (x->rank >= 0 && lens->rank == 1 && !check_same_dim (ctx, x->dims[b], lens->dims[0], "batch and sequence_lens", error))
+  if (x->rank >= 0 && lens->rank == 1 && !_owb_infer_check_same_dim (ctx, x->dims[b], lens->dims[0],
+                                                                     "batch and sequence_lens", error))
     return FALSE;
   owb_infer_copy (ctx, 0, 0);
   return TRUE;
@@ -396,7 +380,7 @@ static gboolean
 infer_random (OwbInferContext *ctx, GError **error)
 {
   OwbDataType dtype = OWB_TYPE_FLOAT;
-  if (!check_seed (ctx, error) || !get_dtype_attr (ctx, "dtype", is_float_type, &dtype, error))
+  if (!check_seed (ctx, error) || !get_dtype_attr (ctx, "dtype", _owb_data_type_is_float, &dtype, error))
     return FALSE;
   int n;
   const int64_t *shape = owb_node_get_ints (ctx->node, "shape", &n);
@@ -426,9 +410,9 @@ infer_random_like (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
   OwbDataType dtype = x->dtype;
-  if (!check_seed (ctx, error) || !get_dtype_attr (ctx, "dtype", is_float_type, &dtype, error))
+  if (!check_seed (ctx, error) || !get_dtype_attr (ctx, "dtype", _owb_data_type_is_float, &dtype, error))
     return FALSE;
-  if (dtype != OWB_TYPE_UNDEFINED && !is_float_type (dtype))
+  if (dtype != OWB_TYPE_UNDEFINED && !_owb_data_type_is_float (dtype))
     {
       owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input is %s: give a float dtype attribute",
                            owb_data_type_name (dtype));
@@ -444,7 +428,7 @@ infer_bernoulli (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
   OwbDataType dtype = x->dtype;
-  if (!check_seed (ctx, error) || !_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error)
+  if (!check_seed (ctx, error) || !_owb_infer_check_input_type (ctx, 0, _owb_data_type_is_float, "a float type", error)
       || !get_dtype_attr (ctx, "dtype", is_plain_type, &dtype, error))
     return FALSE;
   ctx->outputs[0] = *x;
@@ -463,7 +447,7 @@ infer_multinomial (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
   OwbDataType dtype = OWB_TYPE_INT32;
-  if (!check_seed (ctx, error) || !_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error)
+  if (!check_seed (ctx, error) || !_owb_infer_check_input_type (ctx, 0, _owb_data_type_is_float, "a float type", error)
       || !get_dtype_attr (ctx, "dtype", is_int32_or_64, &dtype, error) || !check_rank_of (ctx, 0, 2, error))
     return FALSE;
   int64_t samples = owb_node_get_int (ctx->node, "sample_size", 1);
@@ -520,7 +504,7 @@ static gboolean
 infer_det (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0];
-  if (!_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error))
+  if (!_owb_infer_check_input_type (ctx, 0, _owb_data_type_is_float, "a float type", error))
     return FALSE;
   if (x->rank < 0)
     {
@@ -532,7 +516,7 @@ infer_det (OwbInferContext *ctx, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "input must have rank >= 2, not %d", x->rank);
       return FALSE;
     }
-  if (!check_same_dim (ctx, x->dims[x->rank - 2], x->dims[x->rank - 1], "matrices must be square", error))
+  if (!_owb_infer_check_same_dim (ctx, x->dims[x->rank - 2], x->dims[x->rank - 1], "matrices must be square", error))
     return FALSE;
   _owb_infer_set_tensor (&ctx->outputs[0], x->dtype, x->rank - 2);
   for (int i = 0; i < x->rank - 2; i++)
@@ -577,7 +561,7 @@ infer_max_unpool (OwbInferContext *ctx, GError **error)
 {
   const OwbValueType *x = ctx->inputs[0], *ind = ctx->inputs[1];
   const OwbValueType *shape = ctx->opset >= 11 ? in_type (ctx, 2) : NULL;
-  if (!_owb_infer_check_input_type (ctx, 0, is_float_type, "a float type", error) || !_owb_infer_check_input_type (ctx, 1, is_int64, "int64", error))
+  if (!_owb_infer_check_input_type (ctx, 0, _owb_data_type_is_float, "a float type", error) || !_owb_infer_check_input_type (ctx, 1, is_int64, "int64", error))
     return FALSE;
   int nk;
   owb_node_get_ints (ctx->node, "kernel_shape", &nk);
@@ -599,7 +583,7 @@ infer_max_unpool (OwbInferContext *ctx, GError **error)
           return FALSE;
         }
       for (int i = 0; i < rank; i++)
-        if (!check_same_dim (ctx, x->dims[i], ind->dims[i], "input and indices dimensions", error))
+        if (!_owb_infer_check_same_dim (ctx, x->dims[i], ind->dims[i], "input and indices dimensions", error))
           return FALSE;
     }
   OwbValueType *out = &ctx->outputs[0];

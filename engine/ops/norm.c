@@ -10,12 +10,6 @@
  * would overflow the window arithmetic. */
 #define ATTR_LIMIT (G_GINT64_CONSTANT (1) << 31)
 
-static gboolean
-is_float_dtype (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
-}
-
 /* Input i must be a tensor of a floating type (or, with allow_8bit, int8/uint8 as MaxPool-12 allows).
  * An unknown dtype (load time, untyped edge) passes. */
 static gboolean
@@ -27,7 +21,7 @@ check_input (OwbInferContext *ctx, int i, gboolean allow_8bit, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input %d must be a tensor", i);
       return FALSE;
     }
-  if (t->dtype == OWB_TYPE_UNDEFINED || is_float_dtype (t->dtype))
+  if (t->dtype == OWB_TYPE_UNDEFINED || _owb_data_type_is_float (t->dtype))
     return TRUE;
   if (allow_8bit && (t->dtype == OWB_TYPE_INT8 || t->dtype == OWB_TYPE_UINT8))
     return TRUE;

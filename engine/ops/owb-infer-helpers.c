@@ -37,12 +37,6 @@ owb_value_kind_name (OwbValueKind kind)
     }
 }
 
-static gboolean
-is_default_domain (const char *domain)
-{
-  return domain == NULL || domain[0] == '\0' || strcmp (domain, "ai.onnx") == 0;
-}
-
 /* The few ops of sequences and optionals (and the control-flow ops that pass any value through)
  * say which kinds they take where; every other op reads its inputs as tensors, and a kernel fed a
  * sequence would read its element list as tensor data. */
@@ -55,13 +49,13 @@ owb_op_input_accepts_kind (const char *domain, const char *op_type, int input, O
       static const char *const sequence_first[] = { "SequenceInsert", "SequenceErase", "SequenceAt",
                                                     "SequenceLength", "ConcatFromSequence", "SequenceMap" };
       if (kind == OWB_VALUE_TENSOR && input == 0 && (op_type[0] == 'S' || op_type[0] == 'C')
-          && is_default_domain (domain))
+          && _owb_domain_is_default (domain))
         for (guint i = 0; i < G_N_ELEMENTS (sequence_first); i++)
           if (strcmp (op_type, sequence_first[i]) == 0)
             return FALSE;
       return TRUE;
     }
-  if (!is_default_domain (domain))
+  if (!_owb_domain_is_default (domain))
     return FALSE;
   if (strcmp (op_type, "Identity") == 0 || strcmp (op_type, "Optional") == 0
       || strcmp (op_type, "OptionalHasElement") == 0 || strcmp (op_type, "OptionalGetElement") == 0)
@@ -350,6 +344,18 @@ _owb_infer_dim (const OwbValueType *t, int i)
   if (!t || t->rank < 0 || i < 0 || i >= t->rank)
     return OWB_DIM_UNKNOWN;
   return t->dims[i];
+}
+
+gboolean
+_owb_infer_check_same_dim (OwbInferContext *ctx, OwbDim a, OwbDim b, const char *what, GError **error)
+{
+  if (owb_dim_is_known (a) && owb_dim_is_known (b) && a.value != b.value)
+    {
+      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "%s: %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT " differ",
+                           what, a.value, b.value);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 gboolean

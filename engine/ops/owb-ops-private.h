@@ -4,6 +4,8 @@
 
 #include <owb/owb-op.h>
 
+#include "../owb-tensor-private.h"
+
 extern const OwbOpSchema _owb_ops_elementwise[];
 extern const OwbOpSchema _owb_ops_nn[];
 extern const OwbOpSchema _owb_ops_tensor[];
@@ -47,6 +49,9 @@ gboolean _owb_infer_conv_like (OwbInferContext *ctx, int x_input, int w_input, i
  * unknown); otherwise an OWB_ERROR_TYPE "input i must be <what>, not <type>". */
 gboolean _owb_infer_check_input_type (OwbInferContext *ctx, int i, gboolean (*ok) (OwbDataType), const char *what,
                                       GError **error);
+/* Two dims that must agree: FALSE with an OWB_ERROR_SHAPE "<what>: A and B differ" when both are
+ * known and differ (an unknown one passes). */
+gboolean _owb_infer_check_same_dim (OwbInferContext *ctx, OwbDim a, OwbDim b, const char *what, GError **error);
 /* A flag attribute (default def) is 0 or 1; an OWB_ERROR_INVALID_MODEL "NAME must be 0 or 1, not V"
  * otherwise. *out (when not NULL) gets it. */
 gboolean _owb_infer_get_flag (OwbInferContext *ctx, const char *name, int64_t def, int64_t *out, GError **error);

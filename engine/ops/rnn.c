@@ -106,12 +106,6 @@ check_attributes (OwbInferContext *ctx, int n_activations, int *n_directions, in
   return TRUE;
 }
 
-static gboolean
-is_float_type (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
-}
-
 /* Checks that dims[axis] of input `index` equals `want` when both are known. */
 static gboolean
 check_dim (OwbInferContext *ctx, int index, const char *what, int axis, OwbDim want, GError **error)
@@ -168,7 +162,7 @@ rnn_infer (OwbInferContext *ctx, GError **error)
               return FALSE;
             }
         }
-      else if (i == 0 ? !is_float_type (t->dtype) : t->dtype != x->dtype)
+      else if (i == 0 ? !_owb_data_type_is_float (t->dtype) : t->dtype != x->dtype)
         {
           owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input %s is %s, expected %s", input_names[i],
                                owb_data_type_name (t->dtype),

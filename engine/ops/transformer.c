@@ -21,12 +21,6 @@ has_output (OwbInferContext *ctx, int i)
   return i < ctx->n_outputs && ctx->node->outputs[i] && ctx->node->outputs[i][0];
 }
 
-static gboolean
-is_float_dtype (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
-}
-
 /* Input i must be a tensor of a floating type; an unknown dtype (untyped edge) passes. */
 static gboolean
 check_float (OwbInferContext *ctx, int i, const char *what, GError **error)
@@ -37,7 +31,7 @@ check_float (OwbInferContext *ctx, int i, const char *what, GError **error)
       owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input %d (%s) must be a tensor", i, what);
       return FALSE;
     }
-  if (t->dtype == OWB_TYPE_UNDEFINED || is_float_dtype (t->dtype))
+  if (t->dtype == OWB_TYPE_UNDEFINED || _owb_data_type_is_float (t->dtype))
     return TRUE;
   owb_infer_set_error (ctx, error, OWB_ERROR_TYPE, "input %d (%s) has element type %s; a floating type is required", i,
                        what, owb_data_type_name (t->dtype));
@@ -73,19 +67,6 @@ in_dim (OwbInferContext *ctx, int i, int d)
   if (!has_input (ctx, i) || ctx->inputs[i]->rank <= d)
     return OWB_DIM_UNKNOWN;
   return ctx->inputs[i]->dims[d];
-}
-
-/* Two dims that must agree: FALSE with an error when both are known and differ. */
-static gboolean
-check_same_dim (OwbInferContext *ctx, OwbDim a, OwbDim b, const char *what, GError **error)
-{
-  if (owb_dim_is_known (a) && owb_dim_is_known (b) && a.value != b.value)
-    {
-      owb_infer_set_error (ctx, error, OWB_ERROR_SHAPE, "%s: %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT " differ", what,
-                           a.value, b.value);
-      return FALSE;
-    }
-  return TRUE;
 }
 
 /* The more informative of two dims that must agree. */
@@ -297,8 +278,8 @@ infer_attention (OwbInferContext *ctx, GError **error)
       if (!divide_dim (ctx, in_dim (ctx, Q, 2), q_heads, &head, "Q hidden size", error)
           || !divide_dim (ctx, in_dim (ctx, K, 2), kv_heads, &k_head, "K hidden size", error)
           || !divide_dim (ctx, in_dim (ctx, V, 2), kv_heads, &v_head, "V hidden size", error)
-          || !check_same_dim (ctx, head, k_head, "Q and K head sizes", error)
-          || !check_same_dim (ctx, in_dim (ctx, K, 1), in_dim (ctx, V, 1), "K and V sequence lengths", error))
+          || !_owb_infer_check_same_dim (ctx, head, k_head, "Q and K head sizes", error)
+          || !_owb_infer_check_same_dim (ctx, in_dim (ctx, K, 1), in_dim (ctx, V, 1), "K and V sequence lengths", error))
         return FALSE;
       head = merge_dim (head, k_head);
     }
@@ -317,9 +298,9 @@ infer_attention (OwbInferContext *ctx, GError **error)
       skv = merge_dim (in_dim (ctx, K, 2), in_dim (ctx, V, 2));
       head = merge_dim (in_dim (ctx, Q, 3), in_dim (ctx, K, 3));
       v_head = in_dim (ctx, V, 3);
-      if (!check_same_dim (ctx, in_dim (ctx, Q, 3), in_dim (ctx, K, 3), "Q and K head sizes", error)
-          || !check_same_dim (ctx, in_dim (ctx, K, 1), in_dim (ctx, V, 1), "K and V head counts", error)
-          || !check_same_dim (ctx, in_dim (ctx, K, 2), in_dim (ctx, V, 2), "K and V sequence lengths", error))
+      if (!_owb_infer_check_same_dim (ctx, in_dim (ctx, Q, 3), in_dim (ctx, K, 3), "Q and K head sizes", error)
+          || !_owb_infer_check_same_dim (ctx, in_dim (ctx, K, 1), in_dim (ctx, V, 1), "K and V head counts", error)
+          || !_owb_infer_check_same_dim (ctx, in_dim (ctx, K, 2), in_dim (ctx, V, 2), "K and V sequence lengths", error))
         return FALSE;
     }
   else
@@ -350,12 +331,12 @@ infer_attention (OwbInferContext *ctx, GError **error)
   if (has_input (ctx, PAST_K))
     {
       OwbDim past = merge_dim (in_dim (ctx, PAST_K, 2), in_dim (ctx, PAST_V, 2));
-      if (!check_same_dim (ctx, in_dim (ctx, PAST_K, 2), in_dim (ctx, PAST_V, 2), "past_key and past_value lengths",
-                           error)
-          || !check_same_dim (ctx, in_dim (ctx, PAST_K, 3), head, "past_key and K head sizes", error)
-          || !check_same_dim (ctx, in_dim (ctx, PAST_V, 3), v_head, "past_value and V head sizes", error)
-          || !check_same_dim (ctx, in_dim (ctx, PAST_K, 1), hkv, "past_key and K head counts", error)
-          || !check_same_dim (ctx, in_dim (ctx, PAST_K, 0), batch, "past_key and Q batch sizes", error))
+      if (!_owb_infer_check_same_dim (ctx, in_dim (ctx, PAST_K, 2), in_dim (ctx, PAST_V, 2),
+                                      "past_key and past_value lengths", error)
+          || !_owb_infer_check_same_dim (ctx, in_dim (ctx, PAST_K, 3), head, "past_key and K head sizes", error)
+          || !_owb_infer_check_same_dim (ctx, in_dim (ctx, PAST_V, 3), v_head, "past_value and V head sizes", error)
+          || !_owb_infer_check_same_dim (ctx, in_dim (ctx, PAST_K, 1), hkv, "past_key and K head counts", error)
+          || !_owb_infer_check_same_dim (ctx, in_dim (ctx, PAST_K, 0), batch, "past_key and Q batch sizes", error))
         return FALSE;
       total = add_dims (past, skv);
       pk_batch = merge_dim (batch, in_dim (ctx, PAST_K, 0));
@@ -433,11 +414,11 @@ infer_flex_attention (OwbInferContext *ctx, GError **error)
   if (!check_softmax_precision (ctx, error) || !check_modifier_graph (ctx, "score_mod", error)
       || !check_modifier_graph (ctx, "prob_mod", error))
     return FALSE;
-  if (!check_same_dim (ctx, in_dim (ctx, 1, 1), in_dim (ctx, 2, 1), "K and V head counts", error)
-      || !check_same_dim (ctx, in_dim (ctx, 1, 2), in_dim (ctx, 2, 2), "K and V sequence lengths", error)
-      || !check_same_dim (ctx, in_dim (ctx, 0, 3), in_dim (ctx, 1, 3), "Q and K head sizes", error)
-      || !check_same_dim (ctx, in_dim (ctx, 0, 0), in_dim (ctx, 1, 0), "Q and K batch sizes", error)
-      || !check_same_dim (ctx, in_dim (ctx, 0, 0), in_dim (ctx, 2, 0), "Q and V batch sizes", error))
+  if (!_owb_infer_check_same_dim (ctx, in_dim (ctx, 1, 1), in_dim (ctx, 2, 1), "K and V head counts", error)
+      || !_owb_infer_check_same_dim (ctx, in_dim (ctx, 1, 2), in_dim (ctx, 2, 2), "K and V sequence lengths", error)
+      || !_owb_infer_check_same_dim (ctx, in_dim (ctx, 0, 3), in_dim (ctx, 1, 3), "Q and K head sizes", error)
+      || !_owb_infer_check_same_dim (ctx, in_dim (ctx, 0, 0), in_dim (ctx, 1, 0), "Q and K batch sizes", error)
+      || !_owb_infer_check_same_dim (ctx, in_dim (ctx, 0, 0), in_dim (ctx, 2, 0), "Q and V batch sizes", error))
     return FALSE;
   OwbDim hq = in_dim (ctx, 0, 1), hkv = merge_dim (in_dim (ctx, 1, 1), in_dim (ctx, 2, 1));
   if (owb_dim_is_known (hq) && owb_dim_is_known (hkv) && (hkv.value == 0 || hq.value % hkv.value != 0))
@@ -512,7 +493,7 @@ infer_rotary_embedding (OwbInferContext *ctx, GError **error)
       for (int i = 1; i < 3; i++)
         {
           int r = ctx->inputs[i]->rank;
-          if (r > 0 && !check_same_dim (ctx, ctx->inputs[i]->dims[r - 1], OWB_DIM_VALUE (rd / 2),
+          if (r > 0 && !_owb_infer_check_same_dim (ctx, ctx->inputs[i]->dims[r - 1], OWB_DIM_VALUE (rd / 2),
                                         "cache width and half the rotary dimension", error))
             return FALSE;
         }
@@ -603,7 +584,7 @@ infer_swiglu (OwbInferContext *ctx, GError **error)
     }
   for (int d = 0; d < a->rank; d++)
     {
-      if (!check_same_dim (ctx, a->dims[d], b->dims[d], "A and B dimensions", error))
+      if (!_owb_infer_check_same_dim (ctx, a->dims[d], b->dims[d], "A and B dimensions", error))
         return FALSE;
       ctx->outputs[0].dims[d] = merge_dim (a->dims[d], b->dims[d]);
     }
@@ -654,7 +635,7 @@ infer_tensor_scatter (OwbInferContext *ctx, GError **error)
         for (int d = 0; d < rank; d++)
           {
             OwbDim c = cache->dims[d], u = update->dims[d];
-            if (d != axis && !check_same_dim (ctx, c, u, "past_cache and update dimensions", error))
+            if (d != axis && !_owb_infer_check_same_dim (ctx, c, u, "past_cache and update dimensions", error))
               return FALSE;
             if (d == axis && owb_dim_is_known (c) && owb_dim_is_known (u) && u.value > c.value)
               {
@@ -703,12 +684,13 @@ infer_causal_conv_with_state (OwbInferContext *ctx, GError **error)
   OwbDim km1 = owb_dim_is_known (k) ? OWB_DIM_VALUE (k.value - 1) : in_dim (ctx, 3, 2);
   OwbDim b = merge_dim (in_dim (ctx, 0, 0), in_dim (ctx, 3, 0));
   OwbDim c = merge_dim (in_dim (ctx, 0, 1), in_dim (ctx, 1, 0));
-  if (!check_same_dim (ctx, in_dim (ctx, 0, 1), in_dim (ctx, 1, 0), "input channels and weight channels", error)
-      || !check_same_dim (ctx, in_dim (ctx, 1, 1), OWB_DIM_VALUE (1), "weight's second dimension", error)
-      || !check_same_dim (ctx, c, in_dim (ctx, 2, 0), "bias length and channels", error)
-      || !check_same_dim (ctx, b, in_dim (ctx, 3, 0), "past_state and input batch sizes", error)
-      || !check_same_dim (ctx, c, in_dim (ctx, 3, 1), "past_state and input channels", error)
-      || !check_same_dim (ctx, km1, in_dim (ctx, 3, 2), "past_state length and kernel size - 1", error))
+  if (!_owb_infer_check_same_dim (ctx, in_dim (ctx, 0, 1), in_dim (ctx, 1, 0),
+                                  "input channels and weight channels", error)
+      || !_owb_infer_check_same_dim (ctx, in_dim (ctx, 1, 1), OWB_DIM_VALUE (1), "weight's second dimension", error)
+      || !_owb_infer_check_same_dim (ctx, c, in_dim (ctx, 2, 0), "bias length and channels", error)
+      || !_owb_infer_check_same_dim (ctx, b, in_dim (ctx, 3, 0), "past_state and input batch sizes", error)
+      || !_owb_infer_check_same_dim (ctx, c, in_dim (ctx, 3, 1), "past_state and input channels", error)
+      || !_owb_infer_check_same_dim (ctx, km1, in_dim (ctx, 3, 2), "past_state length and kernel size - 1", error))
     return FALSE;
   OwbDataType dtype = ctx->inputs[0]->dtype;
   set_output (ctx, 0, dtype, 3, (OwbDim[]) { b, c, in_dim (ctx, 0, 2) });
@@ -757,20 +739,20 @@ infer_linear_attention (OwbInferContext *ctx, GError **error)
   if (!divide_dim (ctx, in_dim (ctx, 0, 2), hq, &dk, "query hidden size", error)
       || !divide_dim (ctx, in_dim (ctx, 1, 2), hkv, &kdk, "key hidden size", error)
       || !divide_dim (ctx, in_dim (ctx, 2, 2), hkv, &dv, "value hidden size", error)
-      || !check_same_dim (ctx, dk, kdk, "query and key head sizes", error))
+      || !_owb_infer_check_same_dim (ctx, dk, kdk, "query and key head sizes", error))
     return FALSE;
   dk = merge_dim (dk, kdk);
   OwbDim b = in_dim (ctx, 0, 0), t = in_dim (ctx, 0, 1);
   for (int i = 1; i < 6; i++)
     if (i != 3 && has_input (ctx, i)
-        && (!check_same_dim (ctx, b, in_dim (ctx, i, 0), "batch sizes", error)
-            || !check_same_dim (ctx, t, in_dim (ctx, i, 1), "sequence lengths", error)))
+        && (!_owb_infer_check_same_dim (ctx, b, in_dim (ctx, i, 0), "batch sizes", error)
+            || !_owb_infer_check_same_dim (ctx, t, in_dim (ctx, i, 1), "sequence lengths", error)))
       return FALSE;
   if (has_input (ctx, 3)
-      && (!check_same_dim (ctx, b, in_dim (ctx, 3, 0), "past_state batch size", error)
-          || !check_same_dim (ctx, OWB_DIM_VALUE (hkv), in_dim (ctx, 3, 1), "past_state head count", error)
-          || !check_same_dim (ctx, dk, in_dim (ctx, 3, 2), "past_state key size", error)
-          || !check_same_dim (ctx, dv, in_dim (ctx, 3, 3), "past_state value size", error)))
+      && (!_owb_infer_check_same_dim (ctx, b, in_dim (ctx, 3, 0), "past_state batch size", error)
+          || !_owb_infer_check_same_dim (ctx, OWB_DIM_VALUE (hkv), in_dim (ctx, 3, 1), "past_state head count", error)
+          || !_owb_infer_check_same_dim (ctx, dk, in_dim (ctx, 3, 2), "past_state key size", error)
+          || !_owb_infer_check_same_dim (ctx, dv, in_dim (ctx, 3, 3), "past_state value size", error)))
     return FALSE;
   if (has_input (ctx, 4))
     {

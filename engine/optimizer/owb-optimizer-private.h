@@ -45,17 +45,25 @@ gboolean _owb_pass_match_dq (OwbPassContext *ctx, const char *name, OwbPassDq *d
  * weight of another rank and for another axis. NULL *why when `name` is no DequantizeLinear. */
 gboolean _owb_pass_match_dq_input (OwbPassContext *ctx, const char *name, gboolean weight, int rank, int channel_axis,
                                    const char *not_weight, const char *not_channels, OwbPassDq *dq, const char **why);
-/* A QuantizeLinear `q` per tensor to 8 bits with constant float32 parameters: its zero point's
- * name (NULL when absent), output type, scale and zero point. */
-gboolean _owb_pass_match_q (OwbPassContext *ctx, const OwbNode *q, const char **yzp_name, OwbDataType *ytype,
-                            float *ysf, int32_t *yz);
+/* A QuantizeLinear's operands, where it is per tensor to 8 bits with constant float32 parameters: */
+typedef struct {
+  const char *scale, *zp;          /* zp NULL when absent */
+  OwbDataType qtype;
+  float scale_value;
+  int32_t zero_point;
+} OwbPassQ;
+
+/* Whether QuantizeLinear `q` is per tensor to 8 bits with constant float32 parameters; fills *yq. */
+gboolean _owb_pass_match_q (OwbPassContext *ctx, const OwbNode *q, OwbPassQ *yq);
 /* _owb_pass_match_q for the QuantizeLinear that ends the fusion of `anchor`; when it does not
  * match, the near miss on anchor says why. */
-gboolean _owb_pass_match_final_q (OwbPassContext *ctx, const OwbNode *anchor, const OwbNode *q, const char **yzp_name,
-                                  OwbDataType *ytype, float *ysf, int32_t *yz);
-/* A zero of `dtype` shaped like the constant `scale`, added as an initializer named after `like`:
- * the zero point a fused integer op needs where the DequantizeLinear left it out. */
-const char *_owb_pass_add_zero_point (OwbPassContext *ctx, const char *like, const char *scale, OwbDataType dtype);
+gboolean _owb_pass_match_final_q (OwbPassContext *ctx, const OwbNode *anchor, const OwbNode *q, OwbPassQ *yq);
+/* The eight inputs of the QLinearConv or QLinearMatMul that fuses x's and w's DequantizeLinear and
+ * the QuantizeLinear y (in ONNX's order: x, its scale and zero point, w..., y...). A zero point
+ * that the model left out is added as a zero initializer named after `like` (the integer ops need
+ * all three). */
+void _owb_pass_qlinear_inputs (OwbPassContext *ctx, const char *like, const OwbPassDq *x, const OwbPassDq *w,
+                               const OwbPassQ *y, const char *inputs[8]);
 /* The end of every QDQ fusion: adds the `added` nodes, in order, in place of `chain` (the op, its
  * activation if any and its QuantizeLinear, in graph order) and of the `dropped` DequantizeLinears
  * that only the op read; NULL entries of chain and dropped are skipped. Each added node is made from
@@ -143,8 +151,6 @@ gboolean _owb_pass_node_set_contains (const OwbPassNodeSet *set, const OwbNode *
 gboolean _owb_pass_is_graph_input (OwbPassContext *ctx, const char *name);
 /* Random* ops, Bernoulli, Multinomial: two runs differ, so they are neither folded nor merged. */
 gboolean _owb_pass_is_nondeterministic (const OwbNode *node);
-/* Whether the node has a graph or graphs attribute (If, Loop, Scan...). */
-gboolean _owb_pass_has_subgraph (const OwbNode *node);
 /* Same kind, type, shape and contents, bit for bit (strings compared as strings); NULL equals only
  * itself. */
 gboolean _owb_pass_tensors_equal (const OwbTensor *a, const OwbTensor *b);

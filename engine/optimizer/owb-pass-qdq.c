@@ -72,41 +72,58 @@ _owb_pass_match_dq_input (OwbPassContext *ctx, const char *name, gboolean weight
 
 /* The QuantizeLinear's output type: its zero point's, else output_dtype, else uint8. */
 gboolean
-_owb_pass_match_q (OwbPassContext *ctx, const OwbNode *q, const char **yzp_name, OwbDataType *ytype, float *ysf,
-                   int32_t *yz)
+_owb_pass_match_q (OwbPassContext *ctx, const OwbNode *q, OwbPassQ *yq)
 {
   const OwbTensor *ys = owb_pass_get_constant (ctx, q->inputs[1]);
-  *yzp_name = q->n_inputs > 2 && q->inputs[2][0] ? q->inputs[2] : NULL;
-  const OwbTensor *yzp = *yzp_name ? owb_pass_get_constant (ctx, *yzp_name) : NULL;
+  yq->scale = q->inputs[1];
+  yq->zp = q->n_inputs > 2 && q->inputs[2][0] ? q->inputs[2] : NULL;
+  const OwbTensor *yzp = yq->zp ? owb_pass_get_constant (ctx, yq->zp) : NULL;
   int64_t output_dtype = owb_node_get_int (q, "output_dtype", 0);
-  *ytype = yzp ? yzp->dtype : (output_dtype ? (OwbDataType) output_dtype : OWB_TYPE_UINT8);
-  if (!ys || ys->dtype != OWB_TYPE_FLOAT || ys->nelems != 1 || (*yzp_name && (!yzp || yzp->nelems != 1))
-      || !_owb_pass_is_8bit (*ytype) || owb_node_get_int (q, "block_size", 0) != 0 || owb_node_get_int (q, "precision", 0) != 0)
+  yq->qtype = yzp ? yzp->dtype : (output_dtype ? (OwbDataType) output_dtype : OWB_TYPE_UINT8);
+  if (!ys || ys->dtype != OWB_TYPE_FLOAT || ys->nelems != 1 || (yq->zp && (!yzp || yzp->nelems != 1))
+      || !_owb_pass_is_8bit (yq->qtype) || owb_node_get_int (q, "block_size", 0) != 0 || owb_node_get_int (q, "precision", 0) != 0)
     return FALSE;
-  *ysf = ((const float *) ys->data)[0];
-  *yz = yzp ? (int32_t) owb_tensor_get_double (yzp, 0) : 0;
+  yq->scale_value = ((const float *) ys->data)[0];
+  yq->zero_point = yzp ? (int32_t) owb_tensor_get_double (yzp, 0) : 0;
   return TRUE;
 }
 
 gboolean
-_owb_pass_match_final_q (OwbPassContext *ctx, const OwbNode *anchor, const OwbNode *q, const char **yzp_name,
-                         OwbDataType *ytype, float *ysf, int32_t *yz)
+_owb_pass_match_final_q (OwbPassContext *ctx, const OwbNode *anchor, const OwbNode *q, OwbPassQ *yq)
 {
-  if (_owb_pass_match_q (ctx, q, yzp_name, ytype, ysf, yz))
+  if (_owb_pass_match_q (ctx, q, yq))
     return TRUE;
   owb_pass_near_miss (ctx, anchor, "its QuantizeLinear '%s' is not per tensor to int8 or uint8 with constant float32 "
                       "parameters; kept", owb_pass_label (q));
   return FALSE;
 }
 
-const char *
-_owb_pass_add_zero_point (OwbPassContext *ctx, const char *like, const char *scale, OwbDataType dtype)
+/* zp, or a zero of `dtype` shaped like the constant `scale`, added as an initializer named after
+ * `like`, where the model left the zero point out. */
+static const char *
+zero_point_or_add (OwbPassContext *ctx, const char *like, const char *zp, const char *scale, OwbDataType dtype)
 {
+  if (zp)
+    return zp;
   const OwbTensor *s = owb_pass_get_constant (ctx, scale);
   OwbTensor *z = owb_tensor_new (dtype, s->rank, s->dims, NULL);
   memset (z->data, 0, z->nbytes);
   g_autofree char *base = g_strdup_printf ("%s_zero_point", like);
   return owb_pass_add_initializer (ctx, base, z);
+}
+
+void
+_owb_pass_qlinear_inputs (OwbPassContext *ctx, const char *like, const OwbPassDq *x, const OwbPassDq *w,
+                          const OwbPassQ *y, const char *inputs[8])
+{
+  inputs[0] = x->q;
+  inputs[1] = x->scale;
+  inputs[2] = zero_point_or_add (ctx, like, x->zp, x->scale, x->qtype);
+  inputs[3] = w->q;
+  inputs[4] = w->scale;
+  inputs[5] = zero_point_or_add (ctx, like, w->zp, w->scale, w->qtype);
+  inputs[6] = y->scale;
+  inputs[7] = zero_point_or_add (ctx, like, y->zp, y->scale, y->qtype);
 }
 
 void

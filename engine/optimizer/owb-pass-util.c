@@ -44,15 +44,6 @@ _owb_pass_is_nondeterministic (const OwbNode *node)
 }
 
 gboolean
-_owb_pass_has_subgraph (const OwbNode *node)
-{
-  for (int a = 0; a < node->n_attributes; a++)
-    if (node->attributes[a].type == OWB_ATTR_GRAPH || node->attributes[a].type == OWB_ATTR_GRAPHS)
-      return TRUE;
-  return FALSE;
-}
-
-gboolean
 _owb_pass_dim_eq (OwbDim a, OwbDim b)
 {
   return owb_dim_is_known (a) ? a.value == b.value : a.param && a.param == b.param;

@@ -1,5 +1,6 @@
 /* pass-common-subexpression.c: merges nodes that compute the same op on the same inputs with the same attributes. */
 #include "owb-optimizer-private.h"
+#include "../ir/owb-ir-private.h"
 
 #include <string.h>
 
@@ -148,7 +149,7 @@ sweep (OwbPassContext *ctx)
   for (guint i = 0; i < order->len; i++)
     {
       OwbNode *node = g_ptr_array_index (order, i);
-      if (_owb_pass_has_subgraph (node) || _owb_pass_is_nondeterministic (node) || node->n_outputs == 0)
+      if (_owb_node_has_subgraph (node) || _owb_pass_is_nondeterministic (node) || node->n_outputs == 0)
         continue;
       char *key = node_key (ctx, node);
       GPtrArray *same_key = g_hash_table_lookup (seen, key);

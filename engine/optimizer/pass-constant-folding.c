@@ -1,5 +1,6 @@
 /* pass-constant-folding.c: evaluates nodes whose inputs are all constant (outputs up to a size cap). */
 #include "owb-optimizer-private.h"
+#include "../ir/owb-ir-private.h"
 
 #include <string.h>
 
@@ -40,7 +41,7 @@ expected_bytes (const OwbValueType *type)
 static gboolean
 can_fold (OwbPassContext *ctx, const OwbNode *node)
 {
-  if (_owb_pass_has_subgraph (node) || node->n_outputs == 0)
+  if (_owb_node_has_subgraph (node) || node->n_outputs == 0)
     return FALSE;
   gboolean is_constant_op = owb_pass_is_op (node, "Constant");
   int n_given = 0;

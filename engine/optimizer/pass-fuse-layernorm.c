@@ -6,16 +6,11 @@
  * becomes LayerNormalization (x, gamma, beta): the standard op from opset 17, ai.onnx.workbench's
  * (same semantics) before that unless the optimization is portable. */
 #include "owb-optimizer-private.h"
+#include "../owb-tensor-private.h"
 
 #include <math.h>
 #include <string.h>
 
-
-static gboolean
-is_float (OwbDataType t)
-{
-  return t == OWB_TYPE_FLOAT || t == OWB_TYPE_DOUBLE || t == OWB_TYPE_FLOAT16 || t == OWB_TYPE_BFLOAT16;
-}
 
 /* The first reduced axis when a ReduceMean (keepdims 1) reduces exactly the trailing axes of a rank
  * `rank` input; -1 otherwise. */
@@ -224,7 +219,7 @@ try_fuse (OwbPassContext *ctx, OwbNode *rm1)
       owb_pass_near_miss (ctx, rm1, "layer norm pattern, but the rank of its input '%s' is not known", x);
       return;
     }
-  if (!is_float (xt->dtype))
+  if (!_owb_data_type_is_float (xt->dtype))
     {
       owb_pass_near_miss (ctx, rm1, "layer norm pattern on %s values; only floating types are fused",
                            owb_data_type_name (xt->dtype));

@@ -145,11 +145,8 @@ try_fuse_gemm (OwbPassContext *ctx, OwbNode *gemm)
       return FALSE;
     }
   OwbNode *q = _owb_pass_only_reader (ctx, gemm->outputs[0]);
-  const char *yzp_name;
-  OwbDataType ytype;
-  float ysf;
-  int32_t yz;
-  if (!owb_pass_is_op (q, "QuantizeLinear") || q->n_inputs < 2 || !_owb_pass_match_q (ctx, q, &yzp_name, &ytype, &ysf, &yz))
+  OwbPassQ y;
+  if (!owb_pass_is_op (q, "QuantizeLinear") || q->n_inputs < 2 || !_owb_pass_match_q (ctx, q, &y))
     {
       owb_pass_near_miss (ctx, gemm, "has dequantized inputs but its output is not read by one per-tensor 8-bit "
                           "QuantizeLinear only; kept");
@@ -187,9 +184,8 @@ try_fuse_gemm (OwbPassContext *ctx, OwbNode *gemm)
       dst[n * K + k] = trans_b ? src[n * K + k] : src[k * N + n];
   g_autofree char *w4_base = g_strdup_printf ("%s_weight_4d", label);
   const char *w4_name = owb_pass_add_initializer (ctx, w4_base, w4);
-  const char *xzp = x.zp ? x.zp : _owb_pass_add_zero_point (ctx, label, x.scale, x.qtype);
-  const char *wzp = w.zp ? w.zp : _owb_pass_add_zero_point (ctx, label, w.scale, w.qtype);
-  const char *yzn = yzp_name ? yzp_name : _owb_pass_add_zero_point (ctx, label, q->inputs[1], ytype);
+  const char *inputs[8];
+  _owb_pass_qlinear_inputs (ctx, label, &x, &w, &y, inputs);
   g_autofree char *s4_base = g_strdup_printf ("%s_shape_4d", label), *s2_base = g_strdup_printf ("%s_shape_2d", label);
   OwbTensor *s4 = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]){ 4 }, NULL), *s2 = owb_tensor_new (OWB_TYPE_INT64, 1, (int64_t[]){ 2 }, NULL);
   memcpy (s4->data, (int64_t[]){ 0, K, 1, 1 }, 4 * sizeof (int64_t)); /* 0: A's M as it is */
@@ -204,7 +200,8 @@ try_fuse_gemm (OwbPassContext *ctx, OwbNode *gemm)
   owb_node_add_output (rx, x4);
   /* under the Gemm's name (free again once it is removed), so its scope is kept */
   OwbNode *fused = owb_node_new ("QLinearConv", "", gemm->name && gemm->name[0] ? gemm->name : NULL);
-  const char *inputs[8] = { x4, x.scale, xzp, w4_name, w.scale, wzp, q->inputs[1], yzn };
+  inputs[0] = x4; /* A and B as 4-D */
+  inputs[3] = w4_name;
   for (int i = 0; i < 8; i++)
     owb_node_add_input (fused, inputs[i]);
   if (bias)
@@ -270,13 +267,10 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
                           act ? " (after its Relu/Clip)" : "");
       return FALSE;
     }
-  const char *yzp_name;
-  OwbDataType ytype;
-  float ysf;
-  int32_t yz;
-  if (!_owb_pass_match_final_q (ctx, conv, q, &yzp_name, &ytype, &ysf, &yz))
+  OwbPassQ y;
+  if (!_owb_pass_match_final_q (ctx, conv, q, &y))
     return FALSE;
-  if (act && !clamp_is_saturation (ysf, yz, ytype, lo, hi))
+  if (act && !clamp_is_saturation (y.scale_value, y.zero_point, y.qtype, lo, hi))
     {
       owb_pass_near_miss (ctx, conv, "its %s '%s' clamps tighter than QuantizeLinear '%s' saturates; kept",
                           act->op_type, owb_pass_label (act), owb_pass_label (q));
@@ -305,12 +299,10 @@ try_fuse (OwbPassContext *ctx, OwbNode *conv)
     }
 
   const char *label = owb_pass_label (conv);
-  const char *xzp = x.zp ? x.zp : _owb_pass_add_zero_point (ctx, label, x.scale, x.qtype);
-  const char *wzp = w.zp ? w.zp : _owb_pass_add_zero_point (ctx, label, w.scale, w.qtype);
-  const char *yzn = yzp_name ? yzp_name : _owb_pass_add_zero_point (ctx, label, q->inputs[1], ytype);
+  const char *inputs[8];
+  _owb_pass_qlinear_inputs (ctx, label, &x, &w, &y, inputs);
   g_autofree char *name = owb_pass_scoped_name (ctx, conv->name && conv->name[0] ? conv->name : label, "QLinearConv");
   OwbNode *fused = owb_node_new ("QLinearConv", "", name);
-  const char *inputs[8] = { x.q, x.scale, xzp, w.q, w.scale, wzp, q->inputs[1], yzn };
   for (int i = 0; i < 8; i++)
     owb_node_add_input (fused, inputs[i]);
   if (bias)

@@ -39,22 +39,17 @@ try_fuse (OwbPassContext *ctx, OwbNode *mm)
       owb_pass_near_miss (ctx, mm, "has dequantized inputs but its output is not read by one QuantizeLinear only; kept");
       return FALSE;
     }
-  const char *yzp_name;
-  OwbDataType ytype;
-  float ysf;
-  int32_t yzv;
-  if (!_owb_pass_match_final_q (ctx, mm, q, &yzp_name, &ytype, &ysf, &yzv))
+  OwbPassQ y;
+  if (!_owb_pass_match_final_q (ctx, mm, q, &y))
     return FALSE;
   if (owb_pass_opset (ctx) < 10)
     return FALSE;
 
   const char *label = owb_pass_label (mm);
-  const char *xzp = x.zp ? x.zp : _owb_pass_add_zero_point (ctx, label, x.scale, x.qtype);
-  const char *wzp = w.zp ? w.zp : _owb_pass_add_zero_point (ctx, label, w.scale, w.qtype);
-  const char *yz = yzp_name ? yzp_name : _owb_pass_add_zero_point (ctx, label, q->inputs[1], ytype);
+  const char *inputs[8];
+  _owb_pass_qlinear_inputs (ctx, label, &x, &w, &y, inputs);
   /* under the MatMul's name (free again once it is removed), so its scope is kept */
   OwbNode *fused = owb_node_new ("QLinearMatMul", "", mm->name && mm->name[0] ? mm->name : NULL);
-  const char *inputs[8] = { x.q, x.scale, xzp, w.q, w.scale, wzp, q->inputs[1], yz };
   for (int i = 0; i < 8; i++)
     owb_node_add_input (fused, inputs[i]);
   owb_node_add_output (fused, q->outputs[0]);

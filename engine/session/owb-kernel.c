@@ -74,6 +74,14 @@ owb_kernel_table_lookup (const OwbKernelDef *const *table, guint n_table, const 
   return NULL;
 }
 
+void
+owb_kernel_choice_release (OwbProvider *provider, OwbKernelChoice *choice)
+{
+  if (choice->state && choice->def->free_state)
+    choice->def->free_state (choice->state);
+  choice->state = NULL;
+}
+
 OwbTensor *
 owb_kernel_context_new_output (OwbKernelContext *ctx, int i, OwbDataType dtype, int rank, const int64_t *dims,
                                GError **error)

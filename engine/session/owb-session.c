@@ -417,18 +417,9 @@ held_constants_clear (HeldConstants *h)
 }
 
 static gboolean
-has_subgraph (const OwbNode *node)
-{
-  for (int a = 0; a < node->n_attributes; a++)
-    if (node->attributes[a].type == OWB_ATTR_GRAPH || node->attributes[a].type == OWB_ATTR_GRAPHS)
-      return TRUE;
-  return FALSE;
-}
-
-static gboolean
 groupable (const Step *step, const OwbProvider *provider)
 {
-  return step->claimed && step->provider == provider && !has_subgraph (step->node);
+  return step->claimed && step->provider == provider && !_owb_node_has_subgraph (step->node);
 }
 
 /* Replaces steps [a, a + k) by one DeviceGroup step running the provider's group kernel. The

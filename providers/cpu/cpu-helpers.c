@@ -212,6 +212,13 @@ _owb_cpu_node_error (const OwbNode *node, GError **error, int code, const char *
   return FALSE;
 }
 
+gboolean
+_owb_cpu_unsupported_type (OwbKernelContext *ctx, OwbDataType t, GError **error)
+{
+  owb_kernel_set_error (ctx, error, OWB_ERROR_UNSUPPORTED_OP, "type %s is not supported", owb_data_type_name (t));
+  return FALSE;
+}
+
 void *
 _owb_cpu_scratch_new (OwbKernelContext *ctx, int64_t count, gsize size, const char *what, GError **error)
 {

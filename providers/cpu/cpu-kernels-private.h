@@ -124,6 +124,22 @@ gboolean _owb_cpu_node_error (const OwbNode *node, GError **error, int code, con
  * and allocated with g_try_malloc, so an absurd size fails the node with OWB_ERROR_NOMEM instead
  * of aborting the process. At least one byte; free with g_free. */
 void *_owb_cpu_scratch_new (OwbKernelContext *ctx, int64_t count, gsize size, const char *what, GError **error);
+/* An OWB_ERROR_UNSUPPORTED_OP "type T is not supported" for a dtype the kernel has no instance of;
+ * returns FALSE. */
+gboolean _owb_cpu_unsupported_type (OwbKernelContext *ctx, OwbDataType t, GError **error);
+/* The threads a parallel_for on `pool` runs on: 1 without a pool. */
+static inline int
+_owb_cpu_pool_threads (OwbThreadPool *pool)
+{
+  return pool ? MAX (owb_thread_pool_get_n_threads (pool), 1) : 1;
+}
+/* Work items per parallel chunk so that a chunk holds at least 16384 elements (fewer are not
+ * worth a thread's wake-up). */
+static inline int64_t
+_owb_cpu_grain_for (int64_t elements_per_item)
+{
+  return MAX (1, 16384 / MAX (1, elements_per_item));
+}
 /* TRUE when the CPU runs AVX2 and FMA, the kernels' hand-vectorised paths (checked once). */
 gboolean _owb_cpu_has_avx2_fma (void);
 /* AVX-512 F, VL, DQ and BW, with the OS saving their registers. */
@@ -138,6 +154,19 @@ gboolean _owb_cpu_has_avx512 (void);
 #define OWB_CPU_FOR_INTS(X) OWB_CPU_FOR_SIGNED (X) OWB_CPU_FOR_UNSIGNED (X)
 #define OWB_CPU_FOR_NUMERIC(X) OWB_CPU_FOR_FLOATS (X) OWB_CPU_FOR_INTS (X)
 #define OWB_CPU_FOR_ALL(X) OWB_CPU_FOR_NUMERIC (X) X (gboolean_u8, BOOL)
+/* Calls fn_FLOAT or fn_DOUBLE, the two instances OWB_CPU_FOR_FLOATS made of a kernel, for dtype;
+ * the caller has checked that dtype is one of them (another one is a bug). */
+#define OWB_CPU_CALL_FLOATS(dtype, fn, ...)                                                          \
+  G_STMT_START                                                                                     \
+  {                                                                                                \
+    if ((dtype) == OWB_TYPE_DOUBLE)                                                                \
+      fn##_DOUBLE (__VA_ARGS__);                                                                   \
+    else if ((dtype) == OWB_TYPE_FLOAT)                                                            \
+      fn##_FLOAT (__VA_ARGS__);                                                                    \
+    else                                                                                           \
+      g_assert_not_reached ();                                                                     \
+  }                                                                                                \
+  G_STMT_END
 /* bool tensors store one byte per element. */
 typedef uint8_t gboolean_u8;
 

@@ -81,14 +81,6 @@ cpu_claim (OwbProvider *provider, const OwbNode *node, int opset, const OwbValue
 }
 
 static void
-cpu_release (OwbProvider *provider, OwbKernelChoice *choice)
-{
-  if (choice->state && choice->def->free_state)
-    choice->def->free_state (choice->state);
-  choice->state = NULL;
-}
-
-static void
 cpu_free (OwbProvider *provider)
 {
   g_free (provider);
@@ -126,7 +118,7 @@ owb_cpu_provider_new (void)
   p->name = "cpu";
   p->description = "host CPU";
   p->claim = cpu_claim;
-  p->release = cpu_release;
+  p->release = owb_kernel_choice_release;
   p->free = cpu_free;
   return p;
 }

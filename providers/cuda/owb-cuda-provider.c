@@ -425,14 +425,6 @@ cuda_claim (OwbProvider *provider, const OwbNode *node, int opset, const OwbValu
 }
 
 static void
-cuda_release (OwbProvider *provider, OwbKernelChoice *choice)
-{
-  if (choice->state && choice->def->free_state)
-    choice->def->free_state (choice->state);
-  choice->state = NULL;
-}
-
-static void
 cuda_free_provider (OwbProvider *provider)
 {
   CudaProvider *p = provider->priv;
@@ -483,7 +475,7 @@ owb_cuda_module_provider_new (void)
   provider->device = p->cx ? &p->cx->device : NULL;
   provider->supports = cuda_supports;
   provider->claim = cuda_claim;
-  provider->release = cuda_release;
+  provider->release = owb_kernel_choice_release;
   provider->free = cuda_free_provider;
   provider->priv = p;
   return provider;

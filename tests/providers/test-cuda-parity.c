@@ -95,6 +95,8 @@ static const Case cases[] = {
   { "Split", "", 18, "f2x3x6", "axis=i:2;num_outputs=i:2", 2 },
   { "Split", "", 13, "f2x5x4;I:2,3", "axis=i:1", 2 },
   { "Slice", "", 13, "f4x6x5;I:1,-1;I:4,0;I:0,1;I:2,-2", "", 1 },
+  /* Steps of +-INT64_MAX and INT64_MIN: one element each; the kernel's own count overflowed. */
+  { "Slice", "", 13, "f4x6x5;I:1,5,4;I:4,-9223372036854775807,0;I:0,1,2;I:9223372036854775807,-9223372036854775807,-9223372036854775808", "", 1 },
   { "Expand", "", 13, "f3x1;I:2,3,4", "", 1 },
   { "Gather", "", 13, "f2x10x3;l4", "axis=i:1", 1 },
   { "Gather", "", 13, "f10x3;l2x2", "axis=i:0", 1 },

@@ -200,6 +200,8 @@ OWB_API const char *owb_node_get_string (const OwbNode *node, const char *name, 
 /* Borrowed array and its length in *n; NULL (and *n = 0) when absent. */
 OWB_API const int64_t *owb_node_get_ints (const OwbNode *node, const char *name, int *n);
 OWB_API const float *owb_node_get_floats (const OwbNode *node, const char *name, int *n);
+/* A graph attribute (If's branches, Loop's body), borrowed; NULL when absent or of another type. */
+OWB_API const OwbGraph *owb_node_get_graph (const OwbNode *node, const char *name);
 /* The input name i, or NULL if i is past the end or the input is "" (missing optional). */
 OWB_API const char *owb_node_get_input (const OwbNode *node, int i);
 OWB_API const char *owb_node_get_output (const OwbNode *node, int i);

@@ -134,6 +134,9 @@ struct _OwbProvider {
 OWB_API const OwbKernelDef *owb_kernel_table_lookup (const OwbKernelDef *const *table, guint n_table, const OwbNode *node,
                                                      int opset, const OwbValueType *const *input_types,
                                                      const OwbValueType *output_types, char **why);
+/* An OwbProvider.release for choices made from a kernel table: frees what the row's prepare made
+ * (its free_state) and clears it. The CPU and CUDA providers release this way. */
+OWB_API void owb_kernel_choice_release (OwbProvider *provider, OwbKernelChoice *choice);
 
 /* Allocates output i with the given shape (on ctx->device unless host_outputs says otherwise) and
  * stores it in ctx->outputs[i]. */

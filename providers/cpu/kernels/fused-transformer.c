@@ -10,15 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Thread chunks hold at least this many elements. */
-#define MIN_CHUNK_ELEMENTS 16384
-
-static int64_t
-grain_for (int64_t elements_per_item)
-{
-  return MAX (1, MIN_CHUNK_ELEMENTS / MAX (1, elements_per_item));
-}
-
 static OwbTensor *
 output (OwbKernelContext *ctx, int i)
 {
@@ -136,7 +127,7 @@ skip_layer_normalization_compute (OwbKernelContext *ctx, GError **error)
   SkipNormJob job = { x->data, skip->data, MAX (1, skip->nelems / len), ctx->outputs[0]->data,
                       sum ? sum->data : NULL, len, owb_node_get_float (ctx->node, "epsilon", 1e-5f),
                       params[0], params[1], params[2], output (ctx, 1), output (ctx, 2) };
-  owb_parallel_for (ctx->pool, rows, grain_for (len), x->dtype == OWB_TYPE_DOUBLE ? skip_norm_DOUBLE : skip_norm_FLOAT,
+  owb_parallel_for (ctx->pool, rows, _owb_cpu_grain_for (len), x->dtype == OWB_TYPE_DOUBLE ? skip_norm_DOUBLE : skip_norm_FLOAT,
                     &job);
   for (int k = 0; k < 3; k++)
     g_free (params[k]);
@@ -350,7 +341,7 @@ gelu_compute (OwbKernelContext *ctx, GError **error)
   const int64_t row = 4096;
   int64_t n = x->nelems, full = n / row;
   job.len = row;
-  owb_parallel_for (ctx->pool, full, grain_for (row), x->dtype == OWB_TYPE_DOUBLE ? gelu_DOUBLE : gelu_FLOAT, &job);
+  owb_parallel_for (ctx->pool, full, _owb_cpu_grain_for (row), x->dtype == OWB_TYPE_DOUBLE ? gelu_DOUBLE : gelu_FLOAT, &job);
   if (n % row)
     {
       if (x->dtype == OWB_TYPE_DOUBLE)
@@ -380,7 +371,7 @@ bias_gelu_compute (OwbKernelContext *ctx, GError **error)
     return FALSE;
   if (x->nelems == 0)
     return TRUE;
-  owb_parallel_for (ctx->pool, x->nelems / job.len, grain_for (job.len),
+  owb_parallel_for (ctx->pool, x->nelems / job.len, _owb_cpu_grain_for (job.len),
                     x->dtype == OWB_TYPE_DOUBLE ? gelu_DOUBLE : gelu_FLOAT, &job);
   return TRUE;
 }

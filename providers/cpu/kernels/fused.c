@@ -24,12 +24,6 @@
 /* Below this many multiply-adds a product is not worth splitting over threads. */
 #define PARALLEL_WORK (G_GINT64_CONSTANT (1) << 21)
 
-static int
-pool_threads (OwbThreadPool *pool)
-{
-  return pool ? MAX (owb_thread_pool_get_n_threads (pool), 1) : 1;
-}
-
 /* ---- activations ---- */
 
 /* ---- typed building blocks, stamped per float type ---- */
@@ -506,7 +500,7 @@ compute_fused_conv (OwbKernelContext *ctx, GError **error)
     tile = MIN (tile, MAX (COL_BUDGET / rows, MIN_TILE));
   tile = MIN (tile, MAX (OUT_BUDGET / MAX (g.Mg, 1), MIN_TILE));
   /* Enough units for every thread: split the output columns further when batch x groups is small. */
-  int threads = pool_threads (ctx->pool);
+  int threads = _owb_cpu_pool_threads (ctx->pool);
   int64_t images = g.N * g.group;
   if (threads > 1 && images * ((g.out_size + tile - 1) / tile) < 2 * threads)
     {
@@ -633,7 +627,7 @@ gemm_job_run (OwbThreadPool *pool, GemmJob *j)
 {
   if (j->batch * j->m * j->n == 0)
     return;
-  int threads = pool_threads (pool);
+  int threads = _owb_cpu_pool_threads (pool);
   j->split_rows = j->m >= j->n;
   gboolean gemv = j->dtype == OWB_TYPE_FLOAT && !j->split_rows && j->m <= OWB_CPU_GEMV_MAX_M;
   gboolean parallel = threads > 1

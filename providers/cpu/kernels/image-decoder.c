@@ -335,6 +335,8 @@ decode_jpeg (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
   *w = width;
   return IMG_OK;
 }
+#else
+#define decode_jpeg NULL /* the format is still recognised: a clear "cannot decode" error */
 #endif
 
 #ifdef OWB_HAVE_LIBPNG
@@ -448,6 +450,8 @@ decode_png (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
   *w = width;
   return IMG_OK;
 }
+#else
+#define decode_png NULL /* the format is still recognised: a clear "cannot decode" error */
 #endif
 
 #ifdef OWB_HAVE_LIBWEBP
@@ -472,6 +476,8 @@ decode_webp (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
   *w = width;
   return IMG_OK;
 }
+#else
+#define decode_webp NULL /* the format is still recognised: a clear "cannot decode" error */
 #endif
 
 #ifdef OWB_HAVE_LIBTIFF
@@ -589,6 +595,8 @@ decode_tiff (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
   TIFFClose (tif);
   return st;
 }
+#else
+#define decode_tiff NULL /* the format is still recognised: a clear "cannot decode" error */
 #endif
 
 #ifdef OWB_HAVE_LIBOPENJP2
@@ -640,8 +648,10 @@ j2k_quiet (const char *msg, void *user)
 
 /* JP2 files and raw J2K codestreams with 1 to 4 components of equal size (no chroma subsampling). */
 static ImgStatus
-decode_jpeg2000 (const guint8 *d, gsize len, gboolean raw, guint8 **rgb, int64_t *h, int64_t *w)
+decode_jpeg2000 (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w)
 {
+  /* A raw codestream starts with SOC (ff 4f), a JP2 file with its signature box. */
+  gboolean raw = len > 0 && d[0] == 0xff;
   J2kMemory mem = { d, len, 0 };
   opj_stream_t *s = opj_stream_create (OPJ_J2K_STREAM_CHUNK_SIZE, OPJ_TRUE);
   opj_codec_t *c = opj_create_decompress (raw ? OPJ_CODEC_J2K : OPJ_CODEC_JP2);
@@ -706,12 +716,54 @@ out:
     opj_stream_destroy (s);
   return st;
 }
+#else
+#define decode_jpeg2000 NULL /* the format is still recognised: a clear "cannot decode" error */
 #endif
 
 static gboolean
 has_prefix (const guint8 *d, gsize len, const char *magic, gsize n)
 {
   return len >= n && memcmp (d, magic, n) == 0;
+}
+
+typedef ImgStatus (*ImgDecodeFunc) (const guint8 *d, gsize len, guint8 **rgb, int64_t *h, int64_t *w);
+
+/* Which format a stream is, by its first bytes. */
+static ImgDecodeFunc
+sniff_format (const guint8 *d, gsize len, const char **name)
+{
+  static const struct {
+    const char *name, *magic;
+    gsize n;
+    ImgDecodeFunc decode;
+  } signatures[] = {
+    { "BMP", "BM", 2, decode_bmp },
+    { "PNG", "\x89PNG\r\n\x1a\n", 8, decode_png },
+    { "JPEG", "\xff\xd8\xff", 3, decode_jpeg },
+    { "TIFF", "II*\0", 4, decode_tiff },
+    { "TIFF", "MM\0*", 4, decode_tiff },
+    { "JPEG 2000", "\0\0\0\x0cjP  ", 8, decode_jpeg2000 },
+    { "JPEG 2000", "\xff\x4f\xff\x51", 4, decode_jpeg2000 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (signatures); i++)
+    if (has_prefix (d, len, signatures[i].magic, signatures[i].n))
+      {
+        *name = signatures[i].name;
+        return signatures[i].decode;
+      }
+  /* P1..P6 and white space; WebP is a RIFF file whose form type is WEBP. */
+  if (len >= 3 && d[0] == 'P' && d[1] >= '1' && d[1] <= '6' && g_ascii_isspace (d[2]))
+    {
+      *name = "PNM";
+      return decode_pnm;
+    }
+  if (len >= 12 && memcmp (d, "RIFF", 4) == 0 && memcmp (d + 8, "WEBP", 4) == 0)
+    {
+      *name = "WebP";
+      return decode_webp;
+    }
+  *name = NULL;
+  return NULL;
 }
 
 static gboolean
@@ -724,57 +776,9 @@ compute_image_decoder (OwbKernelContext *ctx, GError **error)
   gsize len = (gsize) in->nelems;
   guint8 *rgb = NULL;
   int64_t h = 0, w = 0;
-  ImgStatus st = IMG_CORRUPT;
-  const char *name = NULL;
-  if (has_prefix (d, len, "BM", 2))
-    st = decode_bmp (d, len, &rgb, &h, &w);
-  else if (len >= 3 && d[0] == 'P' && d[1] >= '1' && d[1] <= '6' && g_ascii_isspace (d[2]))
-    st = decode_pnm (d, len, &rgb, &h, &w);
-  else if (has_prefix (d, len, "\x89PNG\r\n\x1a\n", 8))
-    {
-#ifdef OWB_HAVE_LIBPNG
-      st = decode_png (d, len, &rgb, &h, &w);
-#else
-      st = IMG_UNSUPPORTED;
-#endif
-      name = "PNG";
-    }
-  else if (has_prefix (d, len, "\xff\xd8\xff", 3))
-    {
-#ifdef OWB_HAVE_LIBJPEG
-      st = decode_jpeg (d, len, &rgb, &h, &w);
-#else
-      st = IMG_UNSUPPORTED;
-#endif
-      name = "JPEG";
-    }
-  else if (has_prefix (d, len, "II*\0", 4) || has_prefix (d, len, "MM\0*", 4))
-    {
-#ifdef OWB_HAVE_LIBTIFF
-      st = decode_tiff (d, len, &rgb, &h, &w);
-#else
-      st = IMG_UNSUPPORTED;
-#endif
-      name = "TIFF";
-    }
-  else if (len >= 12 && memcmp (d, "RIFF", 4) == 0 && memcmp (d + 8, "WEBP", 4) == 0)
-    {
-#ifdef OWB_HAVE_LIBWEBP
-      st = decode_webp (d, len, &rgb, &h, &w);
-#else
-      st = IMG_UNSUPPORTED;
-#endif
-      name = "WebP";
-    }
-  else if (has_prefix (d, len, "\0\0\0\x0cjP  ", 8) || has_prefix (d, len, "\xff\x4f\xff\x51", 4))
-    {
-#ifdef OWB_HAVE_LIBOPENJP2
-      st = decode_jpeg2000 (d, len, d[0] == 0xff, &rgb, &h, &w);
-#else
-      st = IMG_UNSUPPORTED;
-#endif
-      name = "JPEG 2000";
-    }
+  const char *name;
+  ImgDecodeFunc decode = sniff_format (d, len, &name);
+  ImgStatus st = !name ? IMG_CORRUPT : decode ? decode (d, len, &rgb, &h, &w) : IMG_UNSUPPORTED;
   if (st == IMG_UNSUPPORTED)
     {
       owb_kernel_set_error (ctx, error, OWB_ERROR_UNSUPPORTED_OP,

@@ -39,12 +39,6 @@
 #define WINOGRAD2_MIN_TILES 32
 #define WINOGRAD4_MIN_TILES 64
 
-static int
-pool_threads (OwbThreadPool *pool)
-{
-  return pool ? MAX (owb_thread_pool_get_n_threads (pool), 1) : 1;
-}
-
 /* ---- activation epilogue (the FusedConv set) ---- */
 
 /* Lanes of a vector (cpu-simd-private.h). */
@@ -1206,7 +1200,7 @@ compute_nhwc_conv (OwbKernelContext *ctx, GError **error)
                   .z = z ? z->data : NULL, .y = y->data };
   job.P = g.N * g.out_size;
   job.K = g.Cg * g.ksize;
-  int threads = pool_threads (ctx->pool);
+  int threads = _owb_cpu_pool_threads (ctx->pool);
   /* few input and output channels (an RGB stem) or an NCHW X: taps read in place, no im2col matrix */
   if (p->packs && w == p->w && ((g.C <= OWB_DIRECT_CONV_MAX_C && g.M <= OWB_DIRECT_CONV_MAX_M) || p->nchw_input)
       && _owb_direct_conv_suits (&g, p->packs[0]))
@@ -1668,7 +1662,7 @@ compute_nhwc_global_average_pool (OwbKernelContext *ctx, GError **error)
     return TRUE;
   int64_t N = x->dims[0], C = x->dims[3];
   GapJob j = { .x = x->data, .HW = x->dims[1] * x->dims[2], .C = C, .parts = 1 };
-  int threads = pool_threads (ctx->pool);
+  int threads = _owb_cpu_pool_threads (ctx->pool);
   if (N < threads && j.HW >= 2 * GAP_PIXELS)
     j.parts = MIN ((threads + N - 1) / N, j.HW / GAP_PIXELS);
   /* one part per image sums straight into Y */
@@ -1888,7 +1882,7 @@ compute_pwdw (OwbKernelContext *ctx, GError **error)
   const OwbSgemmPacked *pack1 = p->pack1;
   if (!pack1 || w1 != p->w1)
     pack1 = own_pack = _owb_sgemm_pack (C, E, w1->data, E);
-  int threads = pool_threads (ctx->pool);
+  int threads = _owb_cpu_pool_threads (ctx->pool);
   int64_t N = x->dims[0], H = x->dims[1], W = x->dims[2], KH = g.k[0];
   PwDwJob job = { .g = &g, .p = p, .pack1 = pack1, .x = x->data, .b1 = b1 ? b1->data : NULL, .w2 = w2->data,
                   .b2 = b2 ? b2->data : NULL, .y = y->data, .C = C };

@@ -52,13 +52,6 @@ index_at (const OwbTensor *t, int64_t i)
   return t->dtype == OWB_TYPE_INT32 ? ((const int32_t *) t->data)[i] : ((const int64_t *) t->data)[i];
 }
 
-static gboolean
-unsupported (OwbKernelContext *ctx, OwbDataType t, GError **error)
-{
-  owb_kernel_set_error (ctx, error, OWB_ERROR_UNSUPPORTED_OP, "type %s is not supported", owb_data_type_name (t));
-  return FALSE;
-}
-
 /* ---- NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss ---- */
 
 typedef struct {
@@ -187,7 +180,7 @@ loss_compute (OwbKernelContext *ctx, GError **error)
       ok = nll_FLOAT (ctx, lp, target, weight ? weight->data : NULL, out->data, &s, error);
     }
   else
-    ok = unsupported (ctx, x->dtype, error);
+    ok = _owb_cpu_unsupported_type (ctx, x->dtype, error);
   g_free (scratch);
   g_free (tmp);
   return ok;
@@ -265,7 +258,7 @@ scan_compute (OwbKernelContext *ctx, gboolean product, GError **error)
       OWB_CPU_FOR_NUMERIC (CASE)
 #undef CASE
     default:
-      return unsupported (ctx, x->dtype, error);
+      return _owb_cpu_unsupported_type (ctx, x->dtype, error);
     }
 }
 
@@ -367,7 +360,7 @@ unique_compute (OwbKernelContext *ctx, GError **error)
       CASE (char *, STRING)
 #undef CASE
     default:
-      return unsupported (ctx, x->dtype, error);
+      return _owb_cpu_unsupported_type (ctx, x->dtype, error);
     }
   gsize es = _owb_cpu_elem_size (x->dtype);
   gboolean strings = x->dtype == OWB_TYPE_STRING;
@@ -620,7 +613,7 @@ eye_like_compute (OwbKernelContext *ctx, GError **error)
   int64_t i0 = k < 0 ? MIN (-k, rows) : 0;
   for (int64_t i = i0; i < rows && k < cols - i; i++)
     if (!set_one (out, i * cols + i + k))
-      return unsupported (ctx, out->dtype, error);
+      return _owb_cpu_unsupported_type (ctx, out->dtype, error);
   return TRUE;
 }
 
@@ -792,7 +785,7 @@ random_compute (OwbKernelContext *ctx, GError **error)
         y[i] = (normal ? rng_gauss (r) : rng_double (r)) * a + b;
     }
   else
-    return unsupported (ctx, out->dtype, error);
+    return _owb_cpu_unsupported_type (ctx, out->dtype, error);
   return TRUE;
 }
 
@@ -808,7 +801,7 @@ bernoulli_compute (OwbKernelContext *ctx, GError **error)
   if (!out)
     return FALSE;
   if (out->nelems != x->nelems || (x->dtype != OWB_TYPE_FLOAT && x->dtype != OWB_TYPE_DOUBLE))
-    return unsupported (ctx, x->dtype, error);
+    return _owb_cpu_unsupported_type (ctx, x->dtype, error);
   g_autofree Rng *r = g_new (Rng, 1);
   rng_for_run (ctx, r);
   clear_tensor (out);
@@ -826,7 +819,7 @@ bernoulli_compute (OwbKernelContext *ctx, GError **error)
           return FALSE;
         }
       if (bernoulli_draw (r, p) && !set_one (out, i))
-        return unsupported (ctx, out->dtype, error);
+        return _owb_cpu_unsupported_type (ctx, out->dtype, error);
     }
   return TRUE;
 }
@@ -1014,7 +1007,7 @@ det_compute (OwbKernelContext *ctx, GError **error)
       OWB_CPU_FOR_FLOATS (CASE)
 #undef CASE
     default:
-      return unsupported (ctx, x->dtype, error);
+      return _owb_cpu_unsupported_type (ctx, x->dtype, error);
     }
 }
 
@@ -1263,7 +1256,7 @@ col2im_compute (OwbKernelContext *ctx, GError **error)
       OWB_CPU_FOR_NUMERIC (CASE)
 #undef CASE
     default:
-      return unsupported (ctx, x->dtype, error);
+      return _owb_cpu_unsupported_type (ctx, x->dtype, error);
     }
 }
 

@@ -11,13 +11,6 @@
 
 /* ---- helpers ---- */
 
-static gboolean
-unsupported (OwbKernelContext *ctx, OwbDataType t, GError **error)
-{
-  owb_kernel_set_error (ctx, error, OWB_ERROR_UNSUPPORTED_OP, "type %s is not supported", owb_data_type_name (t));
-  return FALSE;
-}
-
 static OwbTensor *
 require_output (OwbKernelContext *ctx, int i, GError **error)
 {
@@ -1462,7 +1455,7 @@ compute_svm_classifier (OwbKernelContext *ctx, GError **error)
     return TRUE;
   /* One slice per thread, or fewer where rows are few and cheap. */
   int64_t work = MAX (1, (p->vectors + k) * f), grain = MAX (1, 16384 / work);
-  int threads = ctx->pool ? MAX (owb_thread_pool_get_n_threads (ctx->pool), 1) : 1;
+  int threads = _owb_cpu_pool_threads (ctx->pool);
   int64_t slices = MIN (threads, (n + grain - 1) / grain), per = svm_slice_doubles (p);
   g_autofree double *scratch
     = _owb_cpu_scratch_new (ctx, per < 0 || per > G_MAXINT64 / slices ? -1 : per * slices, sizeof (double),
@@ -2180,7 +2173,7 @@ compute_trees (OwbKernelContext *ctx, GError **error)
   if (!check_columns (ctx, scores, n, t->n_targets, error))
     return FALSE;
   if (scores && scores->dtype != (t->double_output ? OWB_TYPE_DOUBLE : OWB_TYPE_FLOAT))
-    return unsupported (ctx, scores->dtype, error);
+    return _owb_cpu_unsupported_type (ctx, scores->dtype, error);
   job.scores = scores ? scores->data : NULL;
   double *xd = to_doubles (ctx, x, error);
   if (!xd)
@@ -2288,7 +2281,7 @@ compute_binarizer (OwbKernelContext *ctx, GError **error)
       OWB_CPU_FOR_NUMERIC (BINARIZE)
 #undef BINARIZE
     default:
-      return unsupported (ctx, x->dtype, error);
+      return _owb_cpu_unsupported_type (ctx, x->dtype, error);
     }
   return TRUE;
 }
@@ -2349,7 +2342,7 @@ compute_imputer (OwbKernelContext *ctx, GError **error)
       IMPUTE_INT (int64_t, INT64)
 #undef IMPUTE_INT
     default:
-      return unsupported (ctx, x->dtype, error);
+      return _owb_cpu_unsupported_type (ctx, x->dtype, error);
     }
   return TRUE;
 }

@@ -21,12 +21,6 @@
 typedef OwbCpuConvParams ConvParams;
 typedef OwbCpuConvGeom ConvGeom;
 
-static int
-pool_threads (OwbThreadPool *pool)
-{
-  return pool ? MAX (owb_thread_pool_get_n_threads (pool), 1) : 1;
-}
-
 /* ---- attributes and geometry (shared with FusedConv: cpu-conv.c) ---- */
 
 static gboolean
@@ -205,18 +199,8 @@ gemm_job_run (GemmJob *j, int64_t begin, int64_t end)
                      (const float *) b, j->ldb, j->beta != 0, (float *) c, j->ldc);
       return;
     }
-#define GEMM_CASE(T, NAME)                                                                                  \
-  case OWB_TYPE_##NAME:                                                                                     \
-    gemm_##NAME (j->ta, j->tb, m, n, j->k, j->alpha, (const T *) a, j->lda, (const T *) b, j->ldb, j->beta, \
-                 (T *) c, j->ldc);                                                                          \
-    break;
-  switch (j->dtype)
-    {
-      OWB_CPU_FOR_FLOATS (GEMM_CASE)
-    default:
-      g_assert_not_reached ();
-    }
-#undef GEMM_CASE
+  OWB_CPU_CALL_FLOATS (j->dtype, gemm, j->ta, j->tb, m, n, j->k, j->alpha, (const void *) a, j->lda,
+                       (const void *) b, j->ldb, j->beta, (void *) c, j->ldc);
 }
 
 static void
@@ -234,7 +218,7 @@ gemm_par_split (OwbThreadPool *pool, OwbDataType dtype, gboolean ta, gboolean tb
                 int64_t ldc, gboolean longer_side)
 {
   GemmJob j = { dtype, ta, tb, TRUE, FALSE, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c };
-  int threads = pool_threads (pool);
+  int threads = _owb_cpu_pool_threads (pool);
   if (threads <= 1 || m * n * MAX (k, 1) < PARALLEL_GEMM_WORK || (m < 32 && n < 32))
     {
       gemm_job_run (&j, 0, m);
@@ -268,7 +252,7 @@ gemm_par_mm (OwbThreadPool *pool, OwbDataType dtype, gboolean ta, gboolean tb, i
       return;
     }
   GemmJob j = { dtype, ta, tb, FALSE, TRUE, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c };
-  int threads = pool_threads (pool);
+  int threads = _owb_cpu_pool_threads (pool);
   if (threads <= 1 || m * n * MAX (k, 1) < OWB_CPU_GEMV_PARALLEL_WORK)
     gemm_job_run (&j, 0, n);
   else
@@ -321,17 +305,7 @@ static void
 conv_units_chunk (int64_t begin, int64_t end, gpointer data)
 {
   ConvJob *job = data;
-#define CASE(T, NAME)                           \
-  case OWB_TYPE_##NAME:                         \
-    conv_units_##NAME (job, begin, end);        \
-    break;
-  switch (job->dtype)
-    {
-      OWB_CPU_FOR_FLOATS (CASE)
-    default:
-      g_assert_not_reached ();
-    }
-#undef CASE
+  OWB_CPU_CALL_FLOATS (job->dtype, conv_units, job, begin, end);
 }
 
 /* Runs a resolved convolution on raw buffers of dtype float or double. */
@@ -340,7 +314,7 @@ conv_run (OwbThreadPool *pool, const ConvGeom *g, OwbDataType dtype, const void 
           void *y)
 {
   ConvJob job = { g, dtype, x, w, bias, y, FALSE, 0, 0 };
-  int threads = pool_threads (pool);
+  int threads = _owb_cpu_pool_threads (pool);
   if (g->N == 0 || g->M == 0 || g->out_size == 0)
     return;
   if (_owb_cpu_conv_is_depthwise (g))
@@ -408,17 +382,7 @@ static void
 col2im_chunk (int64_t begin, int64_t end, gpointer data)
 {
   ConvTransposeJob *job = data;
-#define CASE(T, NAME)                                                                                       \
-  case OWB_TYPE_##NAME:                                                                                     \
-    col2im_##NAME (job->g, job->col, job->q0, job->len, begin, end, job->yg);                               \
-    break;
-  switch (job->dtype)
-    {
-      OWB_CPU_FOR_FLOATS (CASE)
-    default:
-      g_assert_not_reached ();
-    }
-#undef CASE
+  OWB_CPU_CALL_FLOATS (job->dtype, col2im, job->g, job->col, job->q0, job->len, begin, end, job->yg);
 }
 
 /* One (image, group) of a ConvTranspose: col = W_g^T X_g tile by tile, scattered into Y by col2im. The
@@ -484,7 +448,7 @@ compute_conv_transpose (OwbKernelContext *ctx, GError **error)
   ConvTransposeJob job = { &g, x->dtype, x->data, w->data, b ? b->data : NULL, y->data };
   job.tile = MAX (MIN (g.in_size, MAX (COL_BUDGET / rows, MIN_TILE)), 1);
   int64_t units = g.N * g.group;
-  int threads = pool_threads (ctx->pool);
+  int threads = _owb_cpu_pool_threads (ctx->pool);
   if (threads > 1 && units >= threads)
     owb_parallel_for (ctx->pool, units, 1, conv_transpose_units_chunk, &job);
   else
@@ -608,7 +572,7 @@ matmul_run (OwbThreadPool *pool, const MatMulPlan *p, OwbDataType dtype, const v
     return;
   if (dtype == OWB_TYPE_FLOAT || dtype == OWB_TYPE_DOUBLE)
     {
-      if (p->batch >= pool_threads (pool) && p->batch > 1)
+      if (p->batch >= _owb_cpu_pool_threads (pool) && p->batch > 1)
         owb_parallel_for (pool, p->batch, 1, matmul_float_chunk, &job);
       else
         {

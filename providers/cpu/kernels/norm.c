@@ -8,15 +8,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-/* Work items are split so that each thread chunk holds at least this many elements. */
-#define MIN_CHUNK_ELEMENTS 16384
-
-static int64_t
-grain_for (int64_t elements_per_item)
-{
-  return MAX (1, MIN_CHUNK_ELEMENTS / MAX (1, elements_per_item));
-}
-
 static gboolean
 has_output (OwbKernelContext *ctx, int i)
 {
@@ -797,7 +788,7 @@ pool_compute (OwbKernelContext *ctx, GError **error)
   job.w_lo = w_tables + kw;
   job.w_hi = w_tables + 2 * kw;
   int64_t planes = x->dims[0] * x->dims[1];
-  int64_t grain = grain_for (job.out_plane * pp->kernel[0] * (pp->n > 1 ? pp->kernel[1] : 1));
+  int64_t grain = _owb_cpu_grain_for (job.out_plane * pp->kernel[0] * (pp->n > 1 ? pp->kernel[1] : 1));
   OwbParallelFunc fn = NULL;
   switch (pp->kind)
     {
@@ -910,7 +901,7 @@ global_pool_compute (OwbKernelContext *ctx, GError **error)
           return FALSE;
         }
     }
-  owb_parallel_for (ctx->pool, x->dims[0] * x->dims[1], grain_for (job.size), fn, &job);
+  owb_parallel_for (ctx->pool, x->dims[0] * x->dims[1], _owb_cpu_grain_for (job.size), fn, &job);
   return TRUE;
 }
 
@@ -945,7 +936,7 @@ run_affine (OwbKernelContext *ctx, const OwbTensor *x, OwbTensor *y, int64_t row
             const double *m, const double *a, const double *b)
 {
   AffineJob job = { x->data, y->data, len, n_params, m, a, b };
-  owb_parallel_for (ctx->pool, rows, grain_for (len), x->dtype == OWB_TYPE_DOUBLE ? affine_rows_DOUBLE : affine_rows_FLOAT,
+  owb_parallel_for (ctx->pool, rows, _owb_cpu_grain_for (len), x->dtype == OWB_TYPE_DOUBLE ? affine_rows_DOUBLE : affine_rows_FLOAT,
                     &job);
 }
 
@@ -976,7 +967,7 @@ static void
 run_row_stats (OwbKernelContext *ctx, const OwbTensor *x, int64_t rows, int64_t len, double *mean, double *var)
 {
   StatsJob job = { x->data, len, mean, var };
-  owb_parallel_for (ctx->pool, rows, grain_for (len), x->dtype == OWB_TYPE_DOUBLE ? row_stats_DOUBLE : row_stats_FLOAT,
+  owb_parallel_for (ctx->pool, rows, _owb_cpu_grain_for (len), x->dtype == OWB_TYPE_DOUBLE ? row_stats_DOUBLE : row_stats_FLOAT,
                     &job);
 }
 
@@ -1212,7 +1203,7 @@ _owb_cpu_layer_normalization_compute (OwbKernelContext *ctx, GError **error)
   g_autofree double *inv_std = g_new (double, rows);
   LayerNormJob job = { x->data, ctx->outputs[0]->data, len, owb_node_get_float (ctx->node, "epsilon", 1e-5f),
                        scale, bias, mean, inv_std };
-  owb_parallel_for (ctx->pool, rows, grain_for (len), x->dtype == OWB_TYPE_DOUBLE ? layer_norm_DOUBLE : layer_norm_FLOAT,
+  owb_parallel_for (ctx->pool, rows, _owb_cpu_grain_for (len), x->dtype == OWB_TYPE_DOUBLE ? layer_norm_DOUBLE : layer_norm_FLOAT,
                     &job);
   for (int i = 1; i < 3; i++)
     if (has_output (ctx, i))
@@ -1534,7 +1525,7 @@ along_compute (OwbKernelContext *ctx, AlongOp op, GError **error)
   gboolean is_double = x->dtype == OWB_TYPE_DOUBLE;
   OwbParallelFunc fn = inner == 1 ? (is_double ? along_contiguous_DOUBLE : along_contiguous_FLOAT)
                                   : (is_double ? along_strided_DOUBLE : along_strided_FLOAT);
-  owb_parallel_for (ctx->pool, outer, grain_for (n * inner), fn, &job);
+  owb_parallel_for (ctx->pool, outer, _owb_cpu_grain_for (n * inner), fn, &job);
   return TRUE;
 }
 
@@ -1621,7 +1612,7 @@ lrn_compute (OwbKernelContext *ctx, GError **error)
                  (size - 1) / 2, size / 2, /* floor((size-1)/2) and ceil((size-1)/2) */
                  owb_node_get_float (ctx->node, "alpha", 1e-4f) / (double) size,
                  owb_node_get_float (ctx->node, "beta", 0.75f), owb_node_get_float (ctx->node, "bias", 1.0f) };
-  owb_parallel_for (ctx->pool, x->dims[0] * job.c, grain_for (job.s * size), x->dtype == OWB_TYPE_DOUBLE ? lrn_DOUBLE : lrn_FLOAT,
+  owb_parallel_for (ctx->pool, x->dims[0] * job.c, _owb_cpu_grain_for (job.s * size), x->dtype == OWB_TYPE_DOUBLE ? lrn_DOUBLE : lrn_FLOAT,
                     &job);
   return TRUE;
 }

@@ -465,26 +465,10 @@ compute_slice (OwbKernelContext *ctx, GError **error)
           return FALSE;
         }
       seen[a] = TRUE;
-      int64_t dim = x->dims[a], s = starts[k], e = ends[k];
-      if (s < 0)
-        s += dim;
-      if (e < 0)
-        e += dim;
-      if (st > 0)
-        {
-          s = CLAMP (s, 0, dim);
-          e = CLAMP (e, 0, dim);
-          count[a] = e > s ? (e - s + st - 1) / st : 0;
-        }
-      else
-        {
-          /* as the spec clamps for negative steps: starts to [0, dim - 1], ends to [-1, dim - 1] */
-          s = CLAMP (s, 0, dim - 1);
-          e = CLAMP (e, -1, dim - 1);
-          count[a] = s > e ? (s - e + (-st) - 1) / (-st) : 0;
-        }
-      first[a] = s;
-      step[a] = st;
+      /* The schema's and the CPU kernel's clamping, so the three agree on the shape (a step of
+       * INT64_MIN cannot be negated: -INT64_MAX reads the same one element). */
+      step[a] = MAX (st, -G_MAXINT64);
+      count[a] = owb_op_slice_count (x->dims[a], starts[k], ends[k], step[a], &first[a]);
     }
   int64_t in_strides[OWB_MAX_RANK];
   row_major_strides (x->rank, x->dims, in_strides);
