@@ -27,6 +27,11 @@
  * short strips: 14-wide rows measured slower; 28-wide ones tie); deeper products run in depth
  * pieces (_owb_qgemm_packed_run_segments), so that B's part stays in L1 */
 #define INDIRECT_MIN_OW 16
+/* On several threads, convolutions of fewer than FEW_ROWS output pixels a thread, whose gathered
+ * rows take at most FEW_ROWS_BYTES, gather them all first (qconv_gathered): ResNet-18's 7x7
+ * layers (at 14x14, 196 rows, row blocks measured faster) */
+#define FEW_ROWS 32
+#define FEW_ROWS_BYTES (1024 * 1024)
 
 struct _OwbQconv {
   OwbTensor *w; /* the packed initializer: a run checks its input is that same tensor */
@@ -1222,6 +1227,7 @@ typedef struct {
   const Requant *q;
   int64_t K, rows, row_block, nrb, col_block, ncb;
   gboolean indirect; /* interior pixels read X in place (direct_rows) */
+  uint8_t *a;        /* qconv_gathered's rows */
 } GemmJob;
 
 /* dst[0..n) = src[0..n): n of a few bytes (a 3-channel stem's kernel row is 9 or 21) as two
@@ -1429,6 +1435,35 @@ gemm_units (int64_t begin, int64_t end, gpointer data)
   g_free (edge_y);
 }
 
+static void
+gather_units (int64_t begin, int64_t end, gpointer data)
+{
+  const GemmJob *j = data;
+  int64_t r0 = begin * j->row_block, r1 = MIN (j->rows, end * j->row_block);
+  im2col (j, 0, r0, r1 - r0, j->a + r0 * j->K);
+}
+
+/* An ungrouped convolution of few output rows on several threads: every row gathered once (the
+ * threads share the rows out), then the packed GEMM on them, whose split gives each thread its
+ * own columns. In row-block units each thread read all of B (2.3 MB at ResNet-18's 7x7x512) and
+ * gathered its rows again for every column block. */
+static void
+qconv_gathered (OwbThreadPool *pool, GemmJob *j)
+{
+  const OwbQconv *s = j->s;
+  const Requant *q = j->q;
+  uint8_t *a = NULL;
+  if (posix_memalign ((void **) &a, 64, (size_t) MAX (j->rows * j->K, 64)) != 0)
+    g_error ("out of memory in an integer convolution");
+  j->a = a;
+  j->row_block = 8;
+  owb_parallel_for (pool, (j->rows + j->row_block - 1) / j->row_block, 1, gather_units, j);
+  OwbQgemmEpilogue ep = { .output = q->y_unsigned ? OWB_QGEMM_OUT_UINT8 : OWB_QGEMM_OUT_INT8,
+                          .bias = q->bias, .scale = q->scale, .y_zero_point = q->yzp, .table = q->table };
+  _owb_qgemm_packed (pool, s->packs[0], j->rows, a, j->K, j->zx, j->y, j->g->M, &ep);
+  free (a);
+}
+
 /* Y (NHWC) of X (NHWC, unsigned, zero point zx). */
 static void
 qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t *x, int32_t zx, uint8_t *y,
@@ -1504,6 +1539,16 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
   if (wino_run (pool, s, g, x, zx, y, q))
     return;
   GemmJob j = { .s = s, .g = g, .x = x, .zx = zx, .y = y, .q = q, .K = s->KH * s->KW * s->Cg, .rows = rows };
+  /* the indirect GEMM when rows have enough interior pixels to fill the register tiles (AMX
+   * keeps the gathered rows: its tiles read 16 rows at one stride) */
+  j.indirect = s->group == 1 && g->dw == 1 && (s->KW * g->C) % 4 == 0 && s->KH <= 64 && g->OW >= INDIRECT_MIN_OW
+               && !_owb_qgemm_uses_amx () && !getenv ("OWB_QCONV_NO_INDIRECT");
+  if (threads > 1 && s->group == 1 && !j.indirect && rows < FEW_ROWS * threads
+      && rows * j.K <= FEW_ROWS_BYTES)
+    {
+      qconv_gathered (pool, &j);
+      return;
+    }
   /* rows in blocks of whole 32-row AMX blocks, small enough to stay in L2, and enough units
    * (row blocks x groups x column blocks) for about four a thread */
   int64_t rb = MAX (32, IM2COL_BLOCK_BYTES / MAX (j.K, 1) / 32 * 32);
@@ -1512,15 +1557,21 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
     rb = MIN (rb, MAX (32, ((rows + want - 1) / want + 31) / 32 * 32));
   j.row_block = MIN (rb, rows);
   j.nrb = (rows + j.row_block - 1) / j.row_block;
+  /* Without AMX, a multiple of the threads of blocks of equal rows: the pool hands a thread whole
+   * units, and 32-row rounding left ResNet-18's 56x56 layers (3136 rows) with 1664 rows on one
+   * thread and 1472 on the other, and its 28x28 ones with 7 blocks, too uneven for the other
+   * thread to take a unit over */
+  if (threads > 1 && !_owb_qgemm_uses_amx () && j.nrb > 1)
+    {
+      int64_t nrb = MIN (rows, (j.nrb + threads - 1) / threads * threads);
+      j.row_block = (rows + nrb - 1) / nrb;
+      j.nrb = (rows + j.row_block - 1) / j.row_block;
+    }
   int64_t ntiles = (s->Mg + 63) / 64, ncb = 1;
   if (threads > 1 && j.nrb * s->group < want)
     ncb = MIN (ntiles, (want + j.nrb * s->group - 1) / (j.nrb * s->group));
   j.col_block = (ntiles + ncb - 1) / ncb * 64;
   j.ncb = (s->Mg + j.col_block - 1) / j.col_block;
-  /* the indirect GEMM when rows have enough interior pixels to fill the register tiles (AMX
-   * keeps the gathered rows: its tiles read 16 rows at one stride) */
-  j.indirect = s->group == 1 && g->dw == 1 && (s->KW * g->C) % 4 == 0 && s->KH <= 64 && g->OW >= INDIRECT_MIN_OW
-               && !_owb_qgemm_uses_amx () && !getenv ("OWB_QCONV_NO_INDIRECT");
   owb_parallel_for (pool, j.nrb * s->group * j.ncb, 1, gemm_units, &j);
 }
 

@@ -53,6 +53,9 @@ static const Shape shapes[] = {
   { 1, 16, 4, 31, 16, 5, 5, 1, 2, 1, 16, NULL, FALSE },     /* four pixels a vector, odd run */
   { 1, 8, 6, 6, 16, 3, 3, 1, 1, 1, 8, NULL, FALSE },     /* channel multiplier 2 (grouped GEMM) */
   { 1, 130, 20, 20, 129, 3, 3, 1, 1, 1, 1, NULL, FALSE },/* large: whole AMX blocks and edges */
+  /* fewer than 32 rows a thread (at two threads: all rows gathered, then the GEMM's own split) */
+  { 1, 64, 7, 7, 80, 3, 3, 1, 1, 1, 1, NULL, FALSE },
+  { 2, 20, 5, 6, 33, 3, 3, 1, 1, 1, 1, NULL, TRUE },
   /* the indirect GEMM (rows 16 pixels wide or more, KW C a multiple of 4): X read
    * in place, zero-point rows for the vertical padding, the row ends gathered */
   { 1, 64, 10, 34, 40, 3, 3, 1, 1, 1, 1, NULL, FALSE },

@@ -466,6 +466,66 @@ test_qgemm_lookup_rows (void)
 }
 
 /* Zero points out of the type's range are refused, not packed. */
+/* The bound on a run's sums that picks the float requantization (below 2^24: max |a - za| times
+ * the column's sum of |b - zb|, plus |bias|) at its edge: a column whose sum is 2^24 + 1 must be
+ * requantized in double, where the float's 2^24 lands on a tie (201 2^-25 (2^24 + 1) is past
+ * 100.5, 201 2^-25 2^24 is 100.5 itself), with |a - za| at its largest above za (A 255, za 0) and
+ * below it (A 0, za 255); beside it a deep column of small weights that the bound lets through.
+ * On each path: VNNI, AVX2 and portable (VNNI's narrow epilogue is the one a loose bound breaks). */
+static void
+check_narrow_bound (const char *path)
+{
+  const int64_t K = 499, N = 3;
+  int8_t *b = g_new (int8_t, K * N);
+  uint8_t *a = g_new (uint8_t, K);
+  for (int side = 0; side < 2; side++)
+    {
+      int32_t za = side ? 255 : 0;
+      memset (a, side ? 0 : 255, K);
+      for (int64_t k = 0; k < K; k++)
+        {
+          b[k * N] = 127;
+          b[k * N + 1] = (int8_t) ((k * 7) % 7 - 3);
+          b[k * N + 2] = (int8_t) ((k * 5) % 11 - 5);
+        }
+      /* column 0 (zero point -1, a depth that leaves one padding byte in the packed groups):
+       * (a - za) 128 K + bias = +-(2^24 + 1) */
+      int32_t zb[3] = { -1, 0, 0 };
+      int64_t dot = (int64_t) ((int32_t) a[0] - za) * 128 * K;
+      int32_t bias[3] = { (int32_t) ((side ? -1 : 1) * ((1 << 24) + 1) - dot), 1000, -1000 };
+      float scale[3] = { ldexpf (201.0f, -25), 0.01f, 0.0173f };
+      OwbQgemmPacked *p = _owb_qgemm_pack (K, N, b, N, FALSE, zb, N);
+      uint8_t c[3];
+      OwbQgemmEpilogue ep = { .output = OWB_QGEMM_OUT_UINT8, .bias = bias, .scale = scale, .y_zero_point = 120 };
+      _owb_qgemm_packed (NULL, p, 1, a, K, za, c, N, &ep);
+      for (int64_t n = 0; n < N; n++)
+        {
+          int64_t sum = bias[n];
+          for (int64_t k = 0; k < K; k++)
+            sum += (int64_t) ((int32_t) a[k] - za) * (b[k * N + n] - zb[n]);
+          double d = nearbyint ((double) sum * (double) scale[n]) + 120;
+          int want = (int) (d < 0 ? 0 : (d > 255 ? 255 : d));
+          if (c[n] != want)
+            g_error ("%s: za %d column %" G_GINT64_FORMAT " (sum %" G_GINT64_FORMAT "): %d, want %d", path, za, n,
+                     sum, c[n], want);
+        }
+      g_assert_cmpint (c[0], ==, side ? 19 : 221);
+      _owb_qgemm_packed_free (p);
+    }
+  g_free (a);
+  g_free (b);
+}
+
+static void
+test_qgemm_narrow_bound (gconstpointer data)
+{
+  QPath path = (QPath) GPOINTER_TO_INT (data);
+  if (!qpath_hold (path))
+    return;
+  check_narrow_bound (path == QPATH_VNNI ? "vnni" : path == QPATH_AVX2 ? "avx2" : "portable");
+  qpath_release ();
+}
+
 static void
 test_qgemm_pack_refuses (void)
 {
@@ -897,6 +957,9 @@ main (int argc, char **argv)
   g_test_add_func ("/qgemm/avx2", test_qgemm_avx2);
   g_test_add_func ("/qgemm/lookup-rows", test_qgemm_lookup_rows);
   g_test_add_func ("/qgemm/pack-refuses", test_qgemm_pack_refuses);
+  g_test_add_data_func ("/qgemm/narrow-bound/vnni", GINT_TO_POINTER (QPATH_VNNI), test_qgemm_narrow_bound);
+  g_test_add_data_func ("/qgemm/narrow-bound/avx2", GINT_TO_POINTER (QPATH_AVX2), test_qgemm_narrow_bound);
+  g_test_add_data_func ("/qgemm/narrow-bound/portable", GINT_TO_POINTER (QPATH_PORTABLE), test_qgemm_narrow_bound);
   g_test_add_func ("/qgemm/kernels", test_qgemm_kernels);
   g_test_add_func ("/qgemm/quantize-per-tensor", test_quantize_per_tensor);
   g_test_add_func ("/qgemm/dynamic-quantize-matmul", test_dynamic_quantize_matmul);
