@@ -1263,6 +1263,21 @@ copy_small (uint8_t *dst, const uint8_t *src, int64_t n)
     memcpy (dst, src, (size_t) n);
 }
 
+/* 32 bytes from src to dst (in registers: a copy through a local array went over the stack) */
+static inline void
+copy32 (uint8_t *dst, const uint8_t *src)
+{
+#ifdef HAVE_X86_AVX512
+  __m128i lo = _mm_loadu_si128 ((const __m128i *) src), hi = _mm_loadu_si128 ((const __m128i *) (src + 16));
+  _mm_storeu_si128 ((__m128i *) dst, lo);
+  _mm_storeu_si128 ((__m128i *) (dst + 16), hi);
+#else
+  uint64_t q[4];
+  memcpy (q, src, 32);
+  memcpy (dst, q, 32);
+#endif
+}
+
 /* Rows [r0, r0 + rn) of group grp's gathered operand: row (n, oh, ow) holds, tap by tap, the
  * group's C/group input channels at that tap, or zx where the tap falls in the padding. */
 static void
@@ -1273,6 +1288,8 @@ im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
   int64_t Cg = s->Cg, C = g->C, ohw = g->OH * g->OW;
   /* (n, oh, ow) of row r0, then stepped: no division per row */
   int64_t n = r0 / ohw, oh = r0 % ohw / g->OW, ow = r0 % g->OW;
+  const gboolean short_rows = s->KW * C <= 32;
+  const uint8_t *x_end = j->x + g->N * g->H * g->W * C, *a_end = a + rn * j->K;
   for (int64_t r = 0; r < rn; r++, ow++)
     {
       if (ow == g->OW)
@@ -1288,6 +1305,31 @@ im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
            * (a 3-channel stem otherwise made 49 calls of 3 bytes a row) */
           int64_t iw0 = ow * g->sw - g->pw, kw0 = MAX (0, -iw0), kw1 = MIN (s->KW, g->W - iw0);
           kw1 = MAX (kw1, kw0);
+          if (short_rows && kw0 == 0 && kw1 == s->KW)
+            {
+              /* a window inside X's width with kernel rows of 32 bytes or fewer (a stem's 21):
+               * one 32-byte copy a kernel row, whose bytes past it the next kernel rows or the
+               * next gathered row overwrite (the call's last 32 bytes and X's are copied
+               * exactly: threads may gather neighbouring rows) */
+              const int64_t KH = s->KH, len = s->KW * C, H = g->H, dh = g->dh, rowb = g->W * C;
+              const int64_t ih0 = oh * g->sh - g->ph;
+              const uint8_t *xw = j->x + (n * H * g->W + iw0) * C;
+              for (int64_t kh = 0; kh < KH; kh++, ar += len)
+                {
+                  int64_t ih = ih0 + kh * dh;
+                  if (ih < 0 || ih >= H)
+                    {
+                      memset (ar, j->zx, (size_t) len);
+                      continue;
+                    }
+                  const uint8_t *src = xw + ih * rowb;
+                  if (src + 32 > x_end || ar + 32 > a_end)
+                    copy_small (ar, src, len);
+                  else
+                    copy32 (ar, src);
+                }
+              continue;
+            }
           for (int64_t kh = 0; kh < s->KH; kh++, ar += s->KW * C)
             {
               int64_t ih = oh * g->sh - g->ph + kh * g->dh;
