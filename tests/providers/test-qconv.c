@@ -67,9 +67,11 @@ static const Shape shapes[] = {
   { 1, 64, 9, 33, 130, 3, 3, 1, 1, 1, 1, NULL, FALSE },  /* two 64-column tiles and 2 columns */
   { 1, 8, 12, 34, 16, 3, 3, 1, 0, 1, 1, NULL, FALSE },   /* no padding: every pixel interior */
   { 1, 4, 20, 28, 8, 3, 3, 1, 3, 1, 1, NULL, FALSE },    /* padding 3: kernel rows all padding */
-  /* deeper than 640: the product in depth pieces (one per kernel row, or a kernel row split), the
-   * strips' accumulators kept between them, 16 strips at a time */
+  /* deeper than 640 (on VNNI, 1152): the product in depth pieces (one per kernel row, or a kernel
+   * row split), the strips' accumulators kept between them, 16 strips at a time; on VNNI up to
+   * 1152 deep, each strip's accumulators in registers through all kernel rows */
   { 1, 72, 6, 18, 40, 3, 3, 1, 1, 1, 1, NULL, FALSE },   /* K 648: three pieces of 216 */
+  { 1, 128, 5, 20, 70, 3, 3, 1, 1, 1, 1, NULL, FALSE },  /* K 1152 */
   { 1, 132, 5, 21, 70, 3, 3, 2, 1, 1, 1, NULL, FALSE },  /* K 1188, stride 2, 70 columns */
   { 1, 260, 4, 17, 24, 3, 3, 1, 1, 1, 1, NULL, FALSE },  /* kernel rows of 780 split in two */
   { 1, 76, 3, 120, 20, 3, 3, 1, 1, 1, 1, NULL, FALSE },  /* 118 interior pixels: 20 strips */
