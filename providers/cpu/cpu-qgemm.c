@@ -1809,6 +1809,25 @@ _owb_qgemm_packed (OwbThreadPool *pool, const OwbQgemmPacked *b, int64_t rows, c
     }
   int64_t tiles_per_block = (ntiles + ncb - 1) / ncb, strips_per_tile = (nstrips + nrb - 1) / nrb;
   j.col_block = tiles_per_block * NP * NR;
+  if (threads > 1 && nrb == 1 && ncb >= threads)
+    {
+      /* Column blocks of whole 16-column panels, as many as a multiple of the threads: the pool
+       * hands each thread an equal count of units, and 64-column blocks left MobileNetV3's 672
+       * columns in 6 blocks of 128, 128, 128, 128, 128 and 32 (384 columns for one thread, 288
+       * for the other; now 6 of 112). The most blocks that give the first thread no more than
+       * the others. */
+      int64_t npanels = (b->N + NR - 1) / NR, best = G_MAXINT64;
+      for (int64_t nb = MIN (ncb, npanels) / threads * threads; nb >= threads; nb -= threads)
+        {
+          /* blocks of pp panels: the first thread's share, the most any thread gets */
+          int64_t pp = (npanels + nb - 1) / nb, count = (npanels + pp - 1) / pp;
+          if (count % threads == 0 && pp * (count / threads) < best)
+            {
+              best = pp * (count / threads);
+              j.col_block = pp * NR;
+            }
+        }
+    }
   j.row_tile = MIN (rows, strips_per_tile * MR);
   /* whole AMX blocks of 32 rows in each tile, not edges of a few rows on the vector kernel */
   if (j.row_tile < rows && _owb_qgemm_uses_amx ())

@@ -177,6 +177,8 @@ run_all (void)
     { 5, 33, 0, FALSE, 1, OWB_QGEMM_OUT_INT32, TRUE, FALSE, 1 },
     { 40, 70, 33, FALSE, 2, OWB_QGEMM_OUT_UINT8, TRUE, FALSE, 1, TRUE },
     { 41, 47, 16, TRUE, 1, OWB_QGEMM_OUT_INT8, FALSE, FALSE, 1, TRUE },
+    /* column blocks of whole panels on two threads (672 columns: 6 blocks of 7 panels) */
+    { 37, 672, 45, TRUE, 2, OWB_QGEMM_OUT_UINT8, TRUE, FALSE, 2 },
     /* deeper than VNNI's 4608-deep blocks: two depth blocks, the accumulators kept between them */
     { 9, 70, 5000, FALSE, 2, OWB_QGEMM_OUT_UINT8, TRUE, FALSE, 2 },
     { 13, 33, 4703, TRUE, 1, OWB_QGEMM_OUT_INT32, TRUE, FALSE, 1 },
