@@ -371,7 +371,8 @@ tile_vnni_rp (const int R, const int P, const uint8_t *a, int64_t lda, int64_t K
     }
   if (K % 4)
     {
-      /* the last group: A's bytes past K are not read (B is zero there) */
+      /* the last group: B is zero past K, so A's bytes there may be anything: a row but the
+       * tile's last reads them from the next row (lda >= K), the last only its own */
       __m512i bv[NP];
 #pragma GCC unroll 4
       for (int p = 0; p < P; p++)
@@ -380,8 +381,11 @@ tile_vnni_rp (const int R, const int P, const uint8_t *a, int64_t lda, int64_t K
       for (int r = 0; r < R; r++)
         {
           uint32_t a4 = 0;
-          for (int t = 0; t < K % 4; t++)
-            a4 |= (uint32_t) ap[r * lda + t] << (8 * t);
+          if (r < R - 1)
+            memcpy (&a4, ap + r * lda, 4);
+          else
+            for (int t = 0; t < K % 4; t++)
+              a4 |= (uint32_t) ap[r * lda + t] << (8 * t);
           __m512i av = _mm512_set1_epi32 ((int32_t) a4);
 #pragma GCC unroll 4
           for (int p = 0; p < P; p++)
