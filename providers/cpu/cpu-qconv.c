@@ -382,6 +382,20 @@ dw_row_portable (const DwJob *j, int64_t n, int64_t oh)
   g_free (acc);
 }
 
+/* The taps [lo, hi) of n, d apart from off, that fall inside [0, limit): the depthwise rows call
+ * it per output pixel, where stepping in from the ends costs two compares on an interior pixel
+ * (_owb_cpu_conv_valid_range's divisions cost more there). */
+static inline __attribute__ ((always_inline)) void
+dw_taps_inside (int64_t off, int64_t d, int64_t limit, int64_t n, int64_t *lo, int64_t *hi)
+{
+  int64_t l = 0, h = n;
+  while (l < h && off + l * d < 0)
+    l++;
+  while (h > l && off + (h - 1) * d >= limit)
+    h--;
+  *lo = l;
+  *hi = h;
+}
 #ifdef HAVE_X86_AVX512
 /* Each tap adds (x - zx) w for 16 channels in one vpmaddwd: x - zx is a sign-extended int16 in each
  * int32 lane, w an int16 over a zero high half, so the pair product is exactly their product. */
@@ -395,18 +409,12 @@ dw_row_avx512 (const DwJob *j, int64_t n, int64_t oh, int64_t c_begin, int64_t o
   const __m512 yzp = _mm512_set1_ps ((float) j->q->yzp);
   const __m512 lo = _mm512_set1_ps (j->q->y_unsigned ? 0.0f : -128.0f);
   const __m512 hi = _mm512_set1_ps (j->q->y_unsigned ? 255.0f : 127.0f);
-  int64_t kh0 = 0, kh1 = s->KH;
-  while (kh0 < kh1 && oh * g->sh - g->ph + kh0 * g->dh < 0)
-    kh0++;
-  while (kh1 > kh0 && oh * g->sh - g->ph + (kh1 - 1) * g->dh >= g->H)
-    kh1--;
+  int64_t kh0, kh1;
+  dw_taps_inside (oh * g->sh - g->ph, g->dh, g->H, s->KH, &kh0, &kh1);
   for (int64_t ow = ow_begin; ow < ow_end; ow++)
     {
-      int64_t kw0 = 0, kw1 = KW, iw0 = ow * g->sw - g->pw;
-      while (kw0 < kw1 && iw0 + kw0 * g->dw < 0)
-        kw0++;
-      while (kw1 > kw0 && iw0 + (kw1 - 1) * g->dw >= g->W)
-        kw1--;
+      int64_t kw0, kw1, iw0 = ow * g->sw - g->pw;
+      dw_taps_inside (iw0, g->dw, g->W, KW, &kw0, &kw1);
       uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + ow) * C;
       for (int64_t c0 = c_begin; c0 < C; c0 += 16)
         {
@@ -503,6 +511,26 @@ dw_store_vnni (const DwJob *j, __m512i acc0, __m512i acc1, __m512i acc2, __m512i
   _mm512_mask_storeu_epi8 (yp, m, out);
 }
 
+/* The tap loop of dw_block_vnni and dw_rest_interior, once for both vector widths (VEC, the
+ * intrinsics' prefix PFX and the aligned load LOAD): ng groups of four taps, each interleaved
+ * into acc0..acc3 against s->dw8's weights at wb. Reads m, ks, tp, pix, c0 and zxv of the caller;
+ * four named loads, not an array: GCC kept an array of them on the stack. */
+#define DW_TAPS_VNNI(VEC, PFX, LOAD)                                                                                   \
+  _Pragma ("GCC unroll 8") for (int64_t q = 0; q < ng; q++)                                                            \
+  {                                                                                                                    \
+    VEC t0 = DW_TAP (PFX, q * 4), t1 = DW_TAP (PFX, q * 4 + 1);                                                        \
+    VEC t2 = DW_TAP (PFX, q * 4 + 2), t3 = DW_TAP (PFX, q * 4 + 3);                                                    \
+    const int8_t *w = wb + q * 256;                                                                                    \
+    VEC a_lo = PFX##_unpacklo_epi8 (t0, t1), a_hi = PFX##_unpackhi_epi8 (t0, t1);                                      \
+    VEC b_lo = PFX##_unpacklo_epi8 (t2, t3), b_hi = PFX##_unpackhi_epi8 (t2, t3);                                      \
+    acc0 = PFX##_dpbusd_epi32 (acc0, PFX##_unpacklo_epi16 (a_lo, b_lo), LOAD ((const void *) w));                      \
+    acc1 = PFX##_dpbusd_epi32 (acc1, PFX##_unpackhi_epi16 (a_lo, b_lo), LOAD ((const void *) (w + 64)));               \
+    acc2 = PFX##_dpbusd_epi32 (acc2, PFX##_unpacklo_epi16 (a_hi, b_hi), LOAD ((const void *) (w + 128)));              \
+    acc3 = PFX##_dpbusd_epi32 (acc3, PFX##_unpackhi_epi16 (a_hi, b_hi), LOAD ((const void *) (w + 192)));              \
+  }
+/* tap k's bytes, or the constant zx for a tap past the last (k >= ks) */
+#define DW_TAP(PFX, k) ((k) < ks ? PFX##_maskz_loadu_epi8 (m, tp[k] + pix + c0) : zxv)
+
 /* Four taps of 64 channels a vpdpbusd each: the rows of X at the taps are interleaved bytewise,
  * then wordwise, so that each int32 lane holds one channel's four tap bytes (lane (l, i) of
  * vector v is channel 16 l + 4 v + i: unpacks work within 128-bit lanes), against s->dw8 in that
@@ -519,21 +547,7 @@ dw_block_vnni (const DwJob *j, const uint8_t *const *tp, int64_t pix, int64_t ks
   __m512i acc0 = _mm512_load_si512 ((const void *) init), acc1 = _mm512_load_si512 ((const void *) (init + 16));
   __m512i acc2 = _mm512_load_si512 ((const void *) (init + 32)), acc3 = _mm512_load_si512 ((const void *) (init + 48));
   const int8_t *wb = j->s->dw8 + blk * ng * 256;
-#define DW_TAP(k) ((k) < ks ? _mm512_maskz_loadu_epi8 (m, tp[k] + pix + c0) : zxv)
-#pragma GCC unroll 8
-  for (int64_t q = 0; q < ng; q++)
-    {
-      /* four named loads, not an array: GCC kept an array of them on the stack */
-      __m512i t0 = DW_TAP (q * 4), t1 = DW_TAP (q * 4 + 1), t2 = DW_TAP (q * 4 + 2), t3 = DW_TAP (q * 4 + 3);
-      const int8_t *w = wb + q * 256;
-      __m512i a_lo = _mm512_unpacklo_epi8 (t0, t1), a_hi = _mm512_unpackhi_epi8 (t0, t1);
-      __m512i b_lo = _mm512_unpacklo_epi8 (t2, t3), b_hi = _mm512_unpackhi_epi8 (t2, t3);
-      acc0 = _mm512_dpbusd_epi32 (acc0, _mm512_unpacklo_epi16 (a_lo, b_lo), _mm512_load_si512 ((const void *) w));
-      acc1 = _mm512_dpbusd_epi32 (acc1, _mm512_unpackhi_epi16 (a_lo, b_lo), _mm512_load_si512 ((const void *) (w + 64)));
-      acc2 = _mm512_dpbusd_epi32 (acc2, _mm512_unpacklo_epi16 (a_hi, b_hi), _mm512_load_si512 ((const void *) (w + 128)));
-      acc3 = _mm512_dpbusd_epi32 (acc3, _mm512_unpackhi_epi16 (a_hi, b_hi), _mm512_load_si512 ((const void *) (w + 192)));
-    }
-#undef DW_TAP
+  DW_TAPS_VNNI (__m512i, _mm512, _mm512_load_si512);
   dw_store_vnni (j, acc0, acc1, acc2, acc3, j->scale + blk * 64, yzp, lo, hi, yp + c0, m);
 }
 
@@ -550,20 +564,7 @@ dw_rest_interior (const DwJob *j, const uint8_t *const *tp, int64_t pix, int64_t
   __m128i acc0 = _mm_load_si128 ((const void *) init), acc1 = _mm_load_si128 ((const void *) (init + 16));
   __m128i acc2 = _mm_load_si128 ((const void *) (init + 32)), acc3 = _mm_load_si128 ((const void *) (init + 48));
   const int8_t *wb = j->s->dw8 + blk * ng * 256;
-#define DW_TAP4(k) ((k) < ks ? _mm_maskz_loadu_epi8 (m, tp[k] + pix + c0) : zxv)
-#pragma GCC unroll 8
-  for (int64_t q = 0; q < ng; q++)
-    {
-      __m128i t0 = DW_TAP4 (q * 4), t1 = DW_TAP4 (q * 4 + 1), t2 = DW_TAP4 (q * 4 + 2), t3 = DW_TAP4 (q * 4 + 3);
-      const int8_t *w = wb + q * 256;
-      __m128i a_lo = _mm_unpacklo_epi8 (t0, t1), a_hi = _mm_unpackhi_epi8 (t0, t1);
-      __m128i b_lo = _mm_unpacklo_epi8 (t2, t3), b_hi = _mm_unpackhi_epi8 (t2, t3);
-      acc0 = _mm_dpbusd_epi32 (acc0, _mm_unpacklo_epi16 (a_lo, b_lo), _mm_load_si128 ((const void *) w));
-      acc1 = _mm_dpbusd_epi32 (acc1, _mm_unpackhi_epi16 (a_lo, b_lo), _mm_load_si128 ((const void *) (w + 64)));
-      acc2 = _mm_dpbusd_epi32 (acc2, _mm_unpacklo_epi16 (a_hi, b_hi), _mm_load_si128 ((const void *) (w + 128)));
-      acc3 = _mm_dpbusd_epi32 (acc3, _mm_unpackhi_epi16 (a_hi, b_hi), _mm_load_si128 ((const void *) (w + 192)));
-    }
-#undef DW_TAP4
+  DW_TAPS_VNNI (__m128i, _mm, _mm_load_si128);
   __m512i acc = _mm512_inserti32x4 (_mm512_castsi128_si512 (acc0), acc1, 1);
   acc = _mm512_inserti32x4 (acc, acc2, 2);
   acc = _mm512_inserti32x4 (acc, acc3, 3);
@@ -828,11 +829,8 @@ dw_row_avx2 (const DwJob *j, int64_t n, int64_t oh)
   const int64_t C = g->C, KW = s->KW, cpad = s->cpad, C8 = C / 8 * 8, ntaps = s->KH * KW;
   const gboolean u8 = j->q->y_unsigned;
   const __m256i zx = _mm256_set1_epi32 (j->zx);
-  int64_t kh0 = 0, kh1 = s->KH;
-  while (kh0 < kh1 && oh * g->sh - g->ph + kh0 * g->dh < 0)
-    kh0++;
-  while (kh1 > kh0 && oh * g->sh - g->ph + (kh1 - 1) * g->dh >= g->H)
-    kh1--;
+  int64_t kh0, kh1;
+  dw_taps_inside (oh * g->sh - g->ph, g->dh, g->H, s->KH, &kh0, &kh1);
   /* a row whose kernel rows all lie inside X: its interior pixels' taps at fixed offsets */
   gboolean pairs = j->avx2_init && kh0 == 0 && kh1 == s->KH && ntaps <= DW_AVX2_MAX_TAPS;
   int64_t off[DW_AVX2_MAX_TAPS];
@@ -840,11 +838,8 @@ dw_row_avx2 (const DwJob *j, int64_t n, int64_t oh)
     off[t] = ((t / KW) * g->dh * g->W + (t % KW) * g->dw) * C;
   for (int64_t ow = 0; ow < g->OW; ow++)
     {
-      int64_t kw0 = 0, kw1 = KW, iw0 = ow * g->sw - g->pw;
-      while (kw0 < kw1 && iw0 + kw0 * g->dw < 0)
-        kw0++;
-      while (kw1 > kw0 && iw0 + (kw1 - 1) * g->dw >= g->W)
-        kw1--;
+      int64_t kw0, kw1, iw0 = ow * g->sw - g->pw;
+      dw_taps_inside (iw0, g->dw, g->W, KW, &kw0, &kw1);
       uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + ow) * C;
       int64_t cv = C8;
       if (pairs && kw0 == 0 && kw1 == KW)

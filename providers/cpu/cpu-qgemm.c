@@ -336,6 +336,49 @@ epilogue_portable (const Run *run, int R, int64_t r0, int64_t j0, int ncols, con
 #ifdef HAVE_X86_VNNI
 #define VNNI __attribute__ ((target ("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni,fma")))
 
+/* One group of 4 depths (q) of an R x P tile: P vectors of B against each row's 4 bytes of A
+ * broadcast. R and P are constants where it is inlined, so acc stays in registers. */
+static inline __attribute__ ((always_inline)) VNNI void
+group_vnni (const int R, const int P, __m512i acc[MR][NP], const uint8_t *ap, int64_t lda, const int8_t *const *bp,
+            int64_t q)
+{
+  __m512i bv[NP];
+#pragma GCC unroll 4
+  for (int p = 0; p < P; p++)
+    bv[p] = _mm512_load_si512 ((const void *) (bp[p] + q * 64));
+#pragma GCC unroll 6
+  for (int r = 0; r < R; r++)
+    {
+      int32_t a4;
+      memcpy (&a4, ap + r * lda, 4);
+      __m512i av = _mm512_set1_epi32 (a4);
+#pragma GCC unroll 4
+      for (int p = 0; p < P; p++)
+        acc[r][p] = _mm512_dpbusd_epi32 (acc[r][p], av, bv[p]);
+    }
+}
+
+/* Calls FN (R, P, ...) with the tile's rows (1 to MR) and panels (1 to NP) as constants: each
+ * pair gets its own unrolled instance, its accumulators in registers. */
+#define TILE_RP_DISPATCH(FN, R, P, ...)                                                                                \
+  switch (R)                                                                                                           \
+    {                                                                                                                  \
+    case 1: TILE_P_DISPATCH (FN, 1, P, __VA_ARGS__); break;                                                            \
+    case 2: TILE_P_DISPATCH (FN, 2, P, __VA_ARGS__); break;                                                            \
+    case 3: TILE_P_DISPATCH (FN, 3, P, __VA_ARGS__); break;                                                            \
+    case 4: TILE_P_DISPATCH (FN, 4, P, __VA_ARGS__); break;                                                            \
+    case 5: TILE_P_DISPATCH (FN, 5, P, __VA_ARGS__); break;                                                            \
+    default: TILE_P_DISPATCH (FN, 6, P, __VA_ARGS__); break;                                                           \
+    }
+#define TILE_P_DISPATCH(FN, R, P, ...)                                                                                 \
+  switch (P)                                                                                                           \
+    {                                                                                                                  \
+    case 1: FN (R, 1, __VA_ARGS__); break;                                                                             \
+    case 2: FN (R, 2, __VA_ARGS__); break;                                                                             \
+    case 3: FN (R, 3, __VA_ARGS__); break;                                                                             \
+    default: FN (R, 4, __VA_ARGS__); break;                                                                            \
+    }
+
 static inline __attribute__ ((always_inline)) VNNI void
 tile_vnni_rp (const int R, const int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b,
               int64_t panel_stride, int32_t *out, gboolean accumulate)
@@ -353,22 +396,7 @@ tile_vnni_rp (const int R, const int P, const uint8_t *a, int64_t lda, int64_t K
   const int64_t kq = K / 4;
   const uint8_t *ap = a;
   for (int64_t q = 0; q < kq; q++, ap += 4)
-    {
-      __m512i bv[NP];
-#pragma GCC unroll 4
-      for (int p = 0; p < P; p++)
-        bv[p] = _mm512_load_si512 ((const void *) (bp[p] + q * 64));
-#pragma GCC unroll 6
-      for (int r = 0; r < R; r++)
-        {
-          int32_t a4;
-          memcpy (&a4, ap + r * lda, 4);
-          __m512i av = _mm512_set1_epi32 (a4);
-#pragma GCC unroll 4
-          for (int p = 0; p < P; p++)
-            acc[r][p] = _mm512_dpbusd_epi32 (acc[r][p], av, bv[p]);
-        }
-    }
+    group_vnni (R, P, acc, ap, lda, bp, q);
   if (K % 4)
     {
       /* the last group: B is zero past K, so A's bytes there may be anything: a row but the
@@ -399,32 +427,11 @@ tile_vnni_rp (const int R, const int P, const uint8_t *a, int64_t lda, int64_t K
       _mm512_store_si512 ((void *) (out + r * NP * NR + p * NR), acc[r][p]);
 }
 
-static inline __attribute__ ((always_inline)) VNNI void
-tile_vnni_r (const int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps,
-             int32_t *out, gboolean acc)
-{
-  switch (P)
-    {
-    case 1: tile_vnni_rp (R, 1, a, lda, K, b, ps, out, acc); break;
-    case 2: tile_vnni_rp (R, 2, a, lda, K, b, ps, out, acc); break;
-    case 3: tile_vnni_rp (R, 3, a, lda, K, b, ps, out, acc); break;
-    default: tile_vnni_rp (R, 4, a, lda, K, b, ps, out, acc); break;
-    }
-}
-
 static VNNI void
 tile_vnni (int R, int P, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps, int32_t *out,
            gboolean acc)
 {
-  switch (R)
-    {
-    case 1: tile_vnni_r (1, P, a, lda, K, b, ps, out, acc); break;
-    case 2: tile_vnni_r (2, P, a, lda, K, b, ps, out, acc); break;
-    case 3: tile_vnni_r (3, P, a, lda, K, b, ps, out, acc); break;
-    case 4: tile_vnni_r (4, P, a, lda, K, b, ps, out, acc); break;
-    case 5: tile_vnni_r (5, P, a, lda, K, b, ps, out, acc); break;
-    default: tile_vnni_r (6, P, a, lda, K, b, ps, out, acc); break;
-    }
+  TILE_RP_DISPATCH (tile_vnni_rp, R, P, a, lda, K, b, ps, out, acc)
 }
 
 /* tile_vnni over a product whose depth runs through nseg segments (seg[s] + r0 seg_lda[s], seglen
@@ -451,22 +458,7 @@ tile_segs_vnni_rp (const int R, const int P, int nseg, const uint8_t *const *seg
       for (int p = 0; p < NP; p++)
         bp[p] = b + (p < P ? p : 0) * panel_stride + sg * kq * 64;
       for (int64_t q = 0; q < kq; q++, ap += 4)
-        {
-          __m512i bv[NP];
-#pragma GCC unroll 4
-          for (int p = 0; p < P; p++)
-            bv[p] = _mm512_load_si512 ((const void *) (bp[p] + q * 64));
-#pragma GCC unroll 6
-          for (int r = 0; r < R; r++)
-            {
-              int32_t a4;
-              memcpy (&a4, ap + r * lda, 4);
-              __m512i av = _mm512_set1_epi32 (a4);
-#pragma GCC unroll 4
-              for (int p = 0; p < P; p++)
-                acc[r][p] = _mm512_dpbusd_epi32 (acc[r][p], av, bv[p]);
-            }
-        }
+        group_vnni (R, P, acc, ap, lda, bp, q);
     }
 #pragma GCC unroll 6
   for (int r = 0; r < R; r++)
@@ -475,32 +467,11 @@ tile_segs_vnni_rp (const int R, const int P, int nseg, const uint8_t *const *seg
       _mm512_store_si512 ((void *) (out + r * NP * NR + p * NR), acc[r][p]);
 }
 
-static inline __attribute__ ((always_inline)) VNNI void
-tile_segs_vnni_r (const int R, int P, int nseg, const uint8_t *const *seg, const int64_t *seg_lda, int64_t r0,
-                  int64_t seglen, const int8_t *b, int64_t ps, int32_t *out)
-{
-  switch (P)
-    {
-    case 1: tile_segs_vnni_rp (R, 1, nseg, seg, seg_lda, r0, seglen, b, ps, out); break;
-    case 2: tile_segs_vnni_rp (R, 2, nseg, seg, seg_lda, r0, seglen, b, ps, out); break;
-    case 3: tile_segs_vnni_rp (R, 3, nseg, seg, seg_lda, r0, seglen, b, ps, out); break;
-    default: tile_segs_vnni_rp (R, 4, nseg, seg, seg_lda, r0, seglen, b, ps, out); break;
-    }
-}
-
 static VNNI void
 tile_segs_vnni (int R, int P, int nseg, const uint8_t *const *seg, const int64_t *seg_lda, int64_t r0, int64_t seglen,
                 const int8_t *b, int64_t ps, int32_t *out)
 {
-  switch (R)
-    {
-    case 1: tile_segs_vnni_r (1, P, nseg, seg, seg_lda, r0, seglen, b, ps, out); break;
-    case 2: tile_segs_vnni_r (2, P, nseg, seg, seg_lda, r0, seglen, b, ps, out); break;
-    case 3: tile_segs_vnni_r (3, P, nseg, seg, seg_lda, r0, seglen, b, ps, out); break;
-    case 4: tile_segs_vnni_r (4, P, nseg, seg, seg_lda, r0, seglen, b, ps, out); break;
-    case 5: tile_segs_vnni_r (5, P, nseg, seg, seg_lda, r0, seglen, b, ps, out); break;
-    default: tile_segs_vnni_r (6, P, nseg, seg, seg_lda, r0, seglen, b, ps, out); break;
-    }
+  TILE_RP_DISPATCH (tile_segs_vnni_rp, R, P, nseg, seg, seg_lda, r0, seglen, b, ps, out)
 }
 
 /* As epilogue_portable, 16 columns a vector. The products use the *_round_ intrinsics: GCC does
@@ -715,32 +686,11 @@ tile_q8_vnni_rp (const int R, const int P, const Run *run, const uint8_t *a, int
   epilogue_vnni_q8_p (P, run, R, r0, j0, ncols, acc, rs);
 }
 
-static inline __attribute__ ((always_inline)) VNNI void
-tile_q8_vnni_r (const int R, int P, const Run *run, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b,
-                int64_t ps, int64_t r0, int64_t j0, int ncols, const int32_t *rs)
-{
-  switch (P)
-    {
-    case 1: tile_q8_vnni_rp (R, 1, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
-    case 2: tile_q8_vnni_rp (R, 2, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
-    case 3: tile_q8_vnni_rp (R, 3, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
-    default: tile_q8_vnni_rp (R, 4, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
-    }
-}
-
 static VNNI void
 tile_q8_vnni (int R, int P, const Run *run, const uint8_t *a, int64_t lda, int64_t K, const int8_t *b, int64_t ps,
               int64_t r0, int64_t j0, int ncols, const int32_t *rs)
 {
-  switch (R)
-    {
-    case 1: tile_q8_vnni_r (1, P, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
-    case 2: tile_q8_vnni_r (2, P, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
-    case 3: tile_q8_vnni_r (3, P, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
-    case 4: tile_q8_vnni_r (4, P, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
-    case 5: tile_q8_vnni_r (5, P, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
-    default: tile_q8_vnni_r (6, P, run, a, lda, K, b, ps, r0, j0, ncols, rs); break;
-    }
+  TILE_RP_DISPATCH (tile_q8_vnni_rp, R, P, run, a, lda, K, b, ps, r0, j0, ncols, rs)
 }
 
 /* ---- AVX2 microkernel ----

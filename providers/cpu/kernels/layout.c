@@ -1353,6 +1353,26 @@ typedef struct {
   int64_t N, IH, IW, C, OH, OW, k[2], s[2], d[2], pb[2], pe[2];
 } PoolJob;
 
+/* The window of output row r = (n, oh), for the float and the 8-bit kernels: the first input row
+ * its taps would read (ih0, before the padding is cut) and the taps [kh0, kh1) inside the image;
+ * returns the offset of image n in elements. */
+static inline __attribute__ ((always_inline)) int64_t
+pool_row_window (const PoolJob *j, int64_t r, int64_t *ih0, int64_t *kh0, int64_t *kh1)
+{
+  int64_t n = r / j->OH, oh = r % j->OH;
+  *ih0 = oh * j->s[0] - j->pb[0];
+  _owb_cpu_conv_valid_range (*ih0, j->d[0], j->IH, j->k[0], kh0, kh1);
+  return n * j->IH * j->IW * j->C;
+}
+
+/* The same across, for output column ow. */
+static inline __attribute__ ((always_inline)) void
+pool_col_window (const PoolJob *j, int64_t ow, int64_t *iw0, int64_t *kw0, int64_t *kw1)
+{
+  *iw0 = ow * j->s[1] - j->pb[1];
+  _owb_cpu_conv_valid_range (*iw0, j->d[1], j->IW, j->k[1], kw0, kw1);
+}
+
 /* One output pixel's channels [c0, c0 + NV * L) over the window's valid taps, in registers: the
  * sum, or the maximum as MaxPool's NCHW kernel takes it (NaN taps skipped, so a window of NaNs
  * gives -inf). */
@@ -1388,15 +1408,13 @@ pool_rows_kind (const PoolJob *j, int64_t begin, int64_t end, const gboolean is_
   int64_t C = j->C;
   for (int64_t r = begin; r < end; r++)
     {
-      int64_t n = r / j->OH, oh = r % j->OH;
-      const float *xn = j->x + n * j->IH * j->IW * C;
-      int64_t ih0 = oh * j->s[0] - j->pb[0], kh0, kh1;
-      _owb_cpu_conv_valid_range (ih0, j->d[0], j->IH, j->k[0], &kh0, &kh1);
+      int64_t ih0, kh0, kh1;
+      const float *xn = j->x + pool_row_window (j, r, &ih0, &kh0, &kh1);
       for (int64_t ow = 0; ow < j->OW; ow++)
         {
           float *yp = j->y + (r * j->OW + ow) * C;
-          int64_t iw0 = ow * j->s[1] - j->pb[1], kw0, kw1;
-          _owb_cpu_conv_valid_range (iw0, j->d[1], j->IW, j->k[1], &kw0, &kw1);
+          int64_t iw0, kw0, kw1;
+          pool_col_window (j, ow, &iw0, &kw0, &kw1);
           float scale = 1.0f;
           if (!is_max)
             {
@@ -1405,10 +1423,9 @@ pool_rows_kind (const PoolJob *j, int64_t begin, int64_t end, const gboolean is_
                 {
                   /* taps inside the padded input, as ONNX Runtime counts them (ceil_mode's extra
                    * windows past the end padding are not counted) */
-                  int64_t hs = oh * j->s[0] - j->pb[0], ws = ow * j->s[1] - j->pb[1];
-                  int64_t he = MIN (hs + (j->k[0] - 1) * j->d[0] + 1, j->IH + j->pe[0]);
-                  int64_t we = MIN (ws + (j->k[1] - 1) * j->d[1] + 1, j->IW + j->pe[1]);
-                  count = ((he - hs + j->d[0] - 1) / j->d[0]) * ((we - ws + j->d[1] - 1) / j->d[1]);
+                  int64_t he = MIN (ih0 + (j->k[0] - 1) * j->d[0] + 1, j->IH + j->pe[0]);
+                  int64_t we = MIN (iw0 + (j->k[1] - 1) * j->d[1] + 1, j->IW + j->pe[1]);
+                  count = ((he - ih0 + j->d[0] - 1) / j->d[0]) * ((we - iw0 + j->d[1] - 1) / j->d[1]);
                 }
               else
                 count = (kh1 - kh0) * (kw1 - kw0);
@@ -1483,15 +1500,13 @@ pool_rows_8bit (int64_t begin, int64_t end, gpointer data)
   const uint8_t flip = b->flip;
   for (int64_t r = begin; r < end; r++)
     {
-      int64_t n = r / j->OH, oh = r % j->OH;
-      const uint8_t *xn = b->x + n * j->IH * j->IW * C;
-      int64_t ih0 = oh * j->s[0] - j->pb[0], kh0, kh1;
-      _owb_cpu_conv_valid_range (ih0, j->d[0], j->IH, j->k[0], &kh0, &kh1);
+      int64_t ih0, kh0, kh1;
+      const uint8_t *xn = b->x + pool_row_window (j, r, &ih0, &kh0, &kh1);
       for (int64_t ow = 0; ow < j->OW; ow++)
         {
           uint8_t *restrict yp = b->y + (r * j->OW + ow) * C;
-          int64_t iw0 = ow * j->s[1] - j->pb[1], kw0, kw1;
-          _owb_cpu_conv_valid_range (iw0, j->d[1], j->IW, j->k[1], &kw0, &kw1);
+          int64_t iw0, kw0, kw1;
+          pool_col_window (j, ow, &iw0, &kw0, &kw1);
 #if defined(__x86_64__) && defined(__GNUC__)
           if (b->vector)
             {
