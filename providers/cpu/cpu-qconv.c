@@ -23,6 +23,8 @@
 
 /* Bytes of gathered rows a unit of work builds at once (with B's panels, within L2). */
 #define IM2COL_BLOCK_BYTES (256 * 1024)
+/* Bytes past the gathered rows that im2col's 16-byte chunks may spill into */
+#define IM2COL_SLACK 32
 /* The indirect GEMM (direct_rows) runs on output rows at least this wide (a narrower row leaves
  * short strips: 14-wide rows measured slower; 28-wide ones tie); deeper products run in depth
  * pieces (_owb_qgemm_packed_run_segments), so that B's part stays in L1 */
@@ -1216,7 +1218,7 @@ wino_run (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t *
 typedef struct {
   const OwbQconv *s;
   const Geom *g;
-  const uint8_t *x;
+  const uint8_t *x, *x_end; /* x_end: past X's last byte (im2col's chunked copies stop short of it) */
   int32_t zx;
   uint8_t *y;
   const Requant *q;
@@ -1257,14 +1259,117 @@ copy_small (uint8_t *dst, const uint8_t *src, int64_t n)
     memcpy (dst, src, (size_t) n);
 }
 
-/* Rows [r0, r0 + rn) of group grp's gathered operand: row (n, oh, ow) holds, tap by tap, the
- * group's C/group input channels at that tap, or zx where the tap falls in the padding. */
+/* Row (n, oh, ow) of group grp's gathered operand, at ar: tap by tap, the group's C/group input
+ * channels at that tap, or zx where the tap falls in the padding. */
+static void
+im2col_row (const GemmJob *j, int64_t grp, int64_t n, int64_t oh, int64_t ow, uint8_t *ar)
+{
+  const Geom *g = j->g;
+  const OwbQconv *s = j->s;
+  int64_t Cg = s->Cg, C = g->C;
+  if (s->group == 1 && g->dw == 1)
+    {
+      /* a kernel row's taps are one run of KW C bytes of X: one copy, padding on its sides
+       * (a 3-channel stem otherwise made 49 calls of 3 bytes a row) */
+      int64_t iw0 = ow * g->sw - g->pw, kw0 = MAX (0, -iw0), kw1 = MIN (s->KW, g->W - iw0);
+      kw1 = MAX (kw1, kw0);
+      for (int64_t kh = 0; kh < s->KH; kh++, ar += s->KW * C)
+        {
+          int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+          if (ih < 0 || ih >= g->H || kw0 == kw1)
+            {
+              memset (ar, j->zx, (size_t) (s->KW * C));
+              continue;
+            }
+          if (kw0 > 0)
+            memset (ar, j->zx, (size_t) (kw0 * C));
+          copy_small (ar + kw0 * C, j->x + ((n * g->H + ih) * g->W + iw0 + kw0) * C, (kw1 - kw0) * C);
+          if (kw1 < s->KW)
+            memset (ar + kw1 * C, j->zx, (size_t) ((s->KW - kw1) * C));
+        }
+      return;
+    }
+  for (int64_t kh = 0; kh < s->KH; kh++)
+    {
+      int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+      for (int64_t kw = 0; kw < s->KW; kw++, ar += Cg)
+        {
+          int64_t iw = ow * g->sw - g->pw + kw * g->dw;
+          if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W)
+            memset (ar, j->zx, (size_t) Cg);
+          else
+            copy_small (ar, j->x + ((n * g->H + ih) * g->W + iw) * C + grp * Cg, Cg);
+        }
+    }
+}
+
+/* im2col of an ungrouped convolution without width dilation whose kernel rows are at most 32
+ * bytes (a 3-channel stem: 9 bytes for 3x3, 21 for 7x7): a pixel whose taps all lie inside X
+ * copies each kernel row as whole 16-byte chunks, which may spill past the row's end into the
+ * next row's start, written after it, or into a's slack (IM2COL_SLACK); the other pixels by
+ * im2col_row. The geometry is held in locals: a's byte stores may alias j's and g's fields, which
+ * were read again after every copy (the 3x3 stem spent 30 cycles a row). */
+static void
+im2col_short (const GemmJob *j, int64_t r0, int64_t rn, uint8_t *a)
+{
+  const Geom *g = j->g;
+  const OwbQconv *s = j->s;
+  const int64_t C = g->C, H = g->H, W = g->W, OH = g->OH, OW = g->OW, KH = s->KH, KW = s->KW, K = j->K;
+  const int64_t sh = g->sh, sw = g->sw, ph = g->ph, pw = g->pw, dh = g->dh, seg = KW * C, step = dh * W * C;
+  const int64_t span = (KH - 1) * step + (seg > 16 ? 32 : 16);
+  const uint8_t *x = j->x, *x_end = j->x_end;
+  /* the output columns whose kernel rows lie inside X's width: [owa, owb) */
+  int64_t owa = (pw + sw - 1) / sw, owb = W + pw - KW >= 0 ? (W + pw - KW) / sw + 1 : 0;
+  owa = MIN (owa, OW);
+  owb = MIN (MAX (owb, owa), OW);
+  int64_t ohw = OH * OW, n = r0 / ohw, oh = r0 % ohw / OW, ow = r0 % OW;
+  for (int64_t r = 0; r < rn;)
+    {
+      int64_t ih0 = oh * sh - ph, end = MIN (OW, ow + (rn - r));
+      gboolean rows_in = ih0 >= 0 && ih0 + (KH - 1) * dh < H;
+      int64_t ia = rows_in ? MIN (MAX (ow, owa), end) : end, ib = rows_in ? MAX (MIN (end, owb), ia) : end;
+      for (; ow < ia; ow++, r++)
+        im2col_row (j, 0, n, oh, ow, a + r * K);
+      const uint8_t *xp = ow < ib ? x + ((n * H + ih0) * W + ow * sw - pw) * C : x;
+      for (; ow < ib && xp + span <= x_end; ow++, r++, xp += sw * C)
+        {
+          uint8_t *ar = a + r * K;
+          const uint8_t *xr = xp;
+          for (int64_t kh = 0; kh < KH; kh++, ar += seg, xr += step)
+            {
+              uint64_t c[4];
+              memcpy (c, xr, 16);
+              memcpy (ar, c, 16);
+              if (seg > 16)
+                {
+                  memcpy (c + 2, xr + 16, 16);
+                  memcpy (ar + 16, c + 2, 16);
+                }
+            }
+        }
+      for (; ow < end; ow++, r++)
+        im2col_row (j, 0, n, oh, ow, a + r * K);
+      if (ow == OW)
+        {
+          ow = 0;
+          if (++oh == OH)
+            oh = 0, n++;
+        }
+    }
+}
+
+/* Rows [r0, r0 + rn) of group grp's gathered operand (im2col_row's). */
 static void
 im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
 {
   const Geom *g = j->g;
   const OwbQconv *s = j->s;
-  int64_t Cg = s->Cg, C = g->C, ohw = g->OH * g->OW;
+  if (s->group == 1 && g->dw == 1 && s->KW * g->C <= 32)
+    {
+      im2col_short (j, r0, rn, a);
+      return;
+    }
+  int64_t ohw = g->OH * g->OW;
   /* (n, oh, ow) of row r0, then stepped: no division per row */
   int64_t n = r0 / ohw, oh = r0 % ohw / g->OW, ow = r0 % g->OW;
   for (int64_t r = 0; r < rn; r++, ow++)
@@ -1275,41 +1380,7 @@ im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
           if (++oh == g->OH)
             oh = 0, n++;
         }
-      uint8_t *ar = a + r * j->K;
-      if (s->group == 1 && g->dw == 1)
-        {
-          /* a kernel row's taps are one run of KW C bytes of X: one copy, padding on its sides
-           * (a 3-channel stem otherwise made 49 calls of 3 bytes a row) */
-          int64_t iw0 = ow * g->sw - g->pw, kw0 = MAX (0, -iw0), kw1 = MIN (s->KW, g->W - iw0);
-          kw1 = MAX (kw1, kw0);
-          for (int64_t kh = 0; kh < s->KH; kh++, ar += s->KW * C)
-            {
-              int64_t ih = oh * g->sh - g->ph + kh * g->dh;
-              if (ih < 0 || ih >= g->H || kw0 == kw1)
-                {
-                  memset (ar, j->zx, (size_t) (s->KW * C));
-                  continue;
-                }
-              if (kw0 > 0)
-                memset (ar, j->zx, (size_t) (kw0 * C));
-              copy_small (ar + kw0 * C, j->x + ((n * g->H + ih) * g->W + iw0 + kw0) * C, (kw1 - kw0) * C);
-              if (kw1 < s->KW)
-                memset (ar + kw1 * C, j->zx, (size_t) ((s->KW - kw1) * C));
-            }
-          continue;
-        }
-      for (int64_t kh = 0; kh < s->KH; kh++)
-        {
-          int64_t ih = oh * g->sh - g->ph + kh * g->dh;
-          for (int64_t kw = 0; kw < s->KW; kw++, ar += Cg)
-            {
-              int64_t iw = ow * g->sw - g->pw + kw * g->dw;
-              if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W)
-                memset (ar, j->zx, (size_t) Cg);
-              else
-                copy_small (ar, j->x + ((n * g->H + ih) * g->W + iw) * C + grp * Cg, Cg);
-            }
-        }
+      im2col_row (j, grp, n, oh, ow, a + r * j->K);
     }
 }
 
@@ -1382,7 +1453,7 @@ gemm_units (int64_t begin, int64_t end, gpointer data)
 {
   const GemmJob *j = data;
   uint8_t *a = NULL;
-  if (posix_memalign ((void **) &a, 64, (size_t) MAX (j->row_block * j->K, 64)) != 0)
+  if (posix_memalign ((void **) &a, 64, (size_t) MAX (j->row_block * j->K, 64) + IM2COL_SLACK) != 0)
     g_error ("out of memory in an integer convolution");
   uint8_t *zrow = NULL, *edge_y = NULL;
   int64_t *edge = NULL;
@@ -1503,7 +1574,8 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
     }
   if (wino_run (pool, s, g, x, zx, y, q))
     return;
-  GemmJob j = { .s = s, .g = g, .x = x, .zx = zx, .y = y, .q = q, .K = s->KH * s->KW * s->Cg, .rows = rows };
+  GemmJob j = { .s = s, .g = g, .x = x, .x_end = x + g->N * g->H * g->W * g->C, .zx = zx, .y = y, .q = q,
+                .K = s->KH * s->KW * s->Cg, .rows = rows };
   /* rows in blocks of whole 32-row AMX blocks, small enough to stay in L2, and enough units
    * (row blocks x groups x column blocks) for about four a thread */
   int64_t rb = MAX (32, IM2COL_BLOCK_BYTES / MAX (j.K, 1) / 32 * 32);

@@ -27,6 +27,9 @@ static const Shape shapes[] = {
   { 2, 32, 13, 12, 48, 3, 3, 2, 1, 1, 1, NULL, FALSE },  /* 3x3 stride 2 */
   { 1, 8, 15, 15, 17, 3, 3, 1, 2, 2, 1, NULL, FALSE },   /* dilation 2 */
   { 1, 3, 23, 21, 16, 7, 7, 2, 3, 1, 1, NULL, FALSE },   /* a stem: 3 channels, 7x7 stride 2 */
+  { 1, 3, 17, 19, 16, 3, 3, 2, 1, 1, 1, NULL, FALSE },   /* a stem: 3 channels, 3x3 stride 2 (9-byte rows) */
+  { 2, 3, 12, 13, 8, 5, 5, 1, 2, 1, 1, NULL, FALSE },    /* 3 channels, 5x5 (15-byte rows), a batch */
+  { 1, 5, 9, 10, 12, 5, 5, 1, 1, 1, 1, NULL, TRUE },     /* 5 channels, 5x5 (25-byte rows), asymmetric pads */
   { 1, 12, 9, 8, 20, 3, 2, 1, 1, 1, 1, NULL, TRUE },     /* 3x2 kernel, asymmetric pads */
   { 1, 16, 10, 10, 24, 3, 3, 2, 0, 1, 1, "SAME_UPPER", FALSE },
   { 1, 24, 8, 9, 36, 3, 3, 1, 1, 1, 4, NULL, FALSE },    /* 4 groups of 6 -> 9 */
