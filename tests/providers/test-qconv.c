@@ -566,7 +566,7 @@ qbinary_expected (int qa, int qb, gboolean mul, float sa, int za, float sb, int 
 }
 
 /* QLinearBinary on every pair of 8-bit values (A [256, 256] by rows, B by columns, or B one row
- * broadcast), Add and Mul, uint8 and int8, with scales whose quotients often land next to
+ * or one column broadcast, or A one row), Add and Mul, uint8 and int8, with scales whose quotients often land next to
  * half-integers (the vector path multiplies by 1 / y_scale and must divide there), against the
  * definition; the vector path and the portable one. */
 static void
@@ -579,7 +579,7 @@ test_qlinear_binary (void)
     { 1.0f / 3, 1.0f / 7, 1.0f / 21 },
     { 0.011f, 0.013f, 0.00017f }, /* products far past the range: saturation */
   };
-  int64_t full[2] = { 256, 256 }, one_row[2] = { 1, 256 };
+  int64_t full[2] = { 256, 256 }, one_row[2] = { 1, 256 }, one_col[2] = { 256, 1 };
   /* path 0: the CPU's (AVX-512), 1: portable, 2: AVX2 forced */
   for (int path = 0; path < 3; path++)
     {
@@ -592,18 +592,19 @@ test_qlinear_binary (void)
         for (int k = 0; k < 16; k++)
           {
             /* row: B one row broadcast down A; a_row: A one row broadcast down B (a
-             * squeeze-excitation's scale either side of its Mul, dequantized once) */
+             * squeeze-excitation's scale either side of its Mul, dequantized once); both: b_col,
+             * B one column broadcast along A's rows (one B value a row) */
             gboolean mul = k & 1, s8 = (k >> 1) & 1, row = (k >> 2) & 1, a_row = (k >> 3) & 1;
-            if (row && a_row)
-              continue;
+            gboolean b_col = row && a_row;
+            row = row && !b_col, a_row = a_row && !b_col;
             OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
             int lo = s8 ? -128 : 0;
-            const int64_t *ad = a_row ? one_row : full, *bd = row ? one_row : full;
+            const int64_t *ad = a_row ? one_row : full, *bd = row ? one_row : b_col ? one_col : full;
             OwbTensor *a = owb_tensor_new (qt, 2, ad, NULL), *b = owb_tensor_new (qt, 2, bd, NULL);
             for (int64_t i = 0; i < a->nelems; i++)
-              owb_tensor_set_double (a, i, a_row ? lo + i : lo + i / 256);
+              owb_tensor_set_double (a, i, a_row ? lo + i : b_col ? lo + i % 256 : lo + i / 256);
             for (int64_t i = 0; i < b->nelems; i++)
-              owb_tensor_set_double (b, i, a_row ? lo + i / 256 : lo + i % 256);
+              owb_tensor_set_double (b, i, a_row ? lo + i / 256 : b_col ? lo + i : lo + i % 256);
             int za = s8 ? -3 : 121, zb = s8 ? 5 : 130, zy = s8 ? 2 : 127;
             OwbModel *m = tu_model_new (13);
             owb_model_set_opset (m, OWB_DOMAIN, 1);
@@ -639,7 +640,8 @@ test_qlinear_binary (void)
             g_assert_cmpint (y->nelems, ==, 65536);
             for (int64_t i = 0; i < 65536; i++)
               {
-                int qa = lo + (int) (a_row ? i % 256 : i / 256), qb = lo + (int) (a_row ? i / 256 : i % 256);
+                gboolean swap = a_row || b_col;
+                int qa = lo + (int) (swap ? i % 256 : i / 256), qb = lo + (int) (swap ? i / 256 : i % 256);
                 int want = qbinary_expected (qa, qb, mul, scales[si][0], za, scales[si][1], zb, scales[si][2], zy, s8);
                 int got = s8 ? ((const int8_t *) y->data)[i] : ((const uint8_t *) y->data)[i];
                 if (got != want)
