@@ -818,9 +818,17 @@ dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, int6
  * int16 weights a tap at a time; requantized as the reference (dw_requant_avx2); the last C % 8
  * channels of a pixel as dw_row_portable does them. */
 static AVX2_DW void
-dw_row_avx2 (const DwJob *j, int64_t n, int64_t oh)
+dw_row_avx2 (const DwJob *job, int64_t n, int64_t oh)
 {
-  const Geom *g = j->g;
+  /* the job, its requantization and geometry copied into locals that nothing else can reach: y's
+   * byte stores may alias the originals, whose fields were read again after every store */
+  const Requant ql = *job->q;
+  const Geom gl = *job->g;
+  DwJob jl = *job;
+  jl.q = &ql;
+  jl.g = &gl;
+  const DwJob *j = &jl;
+  const Geom *g = &gl;
   const OwbQconv *s = j->s;
   const int64_t C = g->C, KW = s->KW, cpad = s->cpad, C8 = C / 8 * 8, ntaps = s->KH * KW;
   const gboolean u8 = j->q->y_unsigned;
