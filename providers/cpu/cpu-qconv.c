@@ -338,7 +338,8 @@ typedef struct {
   /* narrow, and every |scale| below 64: each rounded product then converts to int32 exactly, and
    * the saturating packs of dw_store_vnni clamp it to y's range without the float min and max */
   gboolean pack_clamps;
-  /* W C + 64 bytes of zx: what a tap in the padding reads, so that no tap is tested per block */
+  /* W C + 64 bytes of zx: what a tap in the padding reads, so that no tap is tested per block
+   * (dw_row_avx2: C + 64 bytes, its edge pixels' padded taps) */
   const uint8_t *zrow;
   /* dw_row_avx2's interior pixels: bias - zx sum (w - zw) per channel (cpad of them), NULL where
    * the AVX2 kernel does not run */
@@ -761,8 +762,13 @@ dw_requant_avx2 (__m256i acc, const float *scale, gboolean narrow, const Requant
  * s->dwp's pairs, from bias - zx sum (w - zw) (so x - zx is never formed): 16 products in 6
  * vector operations, where a tap at a time took 5 for 8. Returns the channels done. */
 static inline __attribute__ ((always_inline)) AVX2_DW int64_t
-dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, int64_t ntaps, uint8_t *yp)
+dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, const uint8_t *const *tp, int64_t ntaps,
+                     uint8_t *yp)
 {
+  /* tap t's bytes: px + off[t] inside X, or tp[t] (an edge pixel's taps, those in the padding on a
+   * row of zx, whose products the init's - zx sum (w - zw) cancels); tp is a constant NULL at the
+   * inside pixels' call */
+#define TAP(t) (tp ? tp[t] : px + off[t])
   const OwbQconv *s = j->s;
   const int64_t C = j->g->C, cpad = s->cpad, full = ntaps / 2;
   const gboolean u8 = j->q->y_unsigned;
@@ -775,8 +781,8 @@ dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, int6
       int64_t p = 0;
       for (; p < full; p++, wp += cpad * 2)
         {
-          __m128i u = _mm_loadu_si128 ((const __m128i *) (px + off[2 * p] + c0));
-          __m128i v = _mm_loadu_si128 ((const __m128i *) (px + off[2 * p + 1] + c0));
+          __m128i u = _mm_loadu_si128 ((const __m128i *) (TAP (2 * p) + c0));
+          __m128i v = _mm_loadu_si128 ((const __m128i *) (TAP (2 * p + 1) + c0));
           a0 = _mm256_add_epi32 (a0, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (u, v)),
                                                         _mm256_loadu_si256 ((const __m256i *) wp)));
           a1 = _mm256_add_epi32 (a1, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpackhi_epi8 (u, v)),
@@ -785,7 +791,7 @@ dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, int6
       if (ntaps % 2)
         {
           /* the last tap against its pair's zero */
-          __m128i u = _mm_loadu_si128 ((const __m128i *) (px + off[ntaps - 1] + c0)), z = _mm_setzero_si128 ();
+          __m128i u = _mm_loadu_si128 ((const __m128i *) (TAP (ntaps - 1) + c0)), z = _mm_setzero_si128 ();
           a0 = _mm256_add_epi32 (a0, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (u, z)),
                                                         _mm256_loadu_si256 ((const __m256i *) wp)));
           a1 = _mm256_add_epi32 (a1, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpackhi_epi8 (u, z)),
@@ -801,8 +807,8 @@ dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, int6
       const int16_t *wp = s->dwp + c0 * 2;
       for (int64_t t = 0; t < ntaps; t += 2, wp += cpad * 2)
         {
-          __m128i u = _mm_loadl_epi64 ((const __m128i *) (px + off[t] + c0));
-          __m128i v = t + 1 < ntaps ? _mm_loadl_epi64 ((const __m128i *) (px + off[t + 1] + c0)) : _mm_setzero_si128 ();
+          __m128i u = _mm_loadl_epi64 ((const __m128i *) (TAP (t) + c0));
+          __m128i v = t + 1 < ntaps ? _mm_loadl_epi64 ((const __m128i *) (TAP (t + 1) + c0)) : _mm_setzero_si128 ();
           a0 = _mm256_add_epi32 (a0, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (u, v)),
                                                         _mm256_loadu_si256 ((const __m256i *) wp)));
         }
@@ -810,11 +816,14 @@ dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, int6
       _mm_storel_epi64 ((__m128i *) (yp + c0), u8 ? _mm_packus_epi16 (w0, w0) : _mm_packs_epi16 (w0, w0));
       c0 += 8;
     }
+#undef TAP
   return c0;
 }
 
 /* dw_row_avx512 with AVX2 (the CPUs without AVX-512, or OWB_CPU_NO_AVX512): interior pixels by
- * dw_pixel_pairs_avx2; the others 8 channels a vector, (x - zx) (w - zw) by vpmaddwd on s->dw's
+ * dw_pixel_pairs_avx2, and so are the edge pixels, their taps in the padding reading j->zrow's zx
+ * (a 7x7 map's 5x5 has 9 inside pixels of 49: 7x7x960 took 0.088 ms with its edges tap by tap,
+ * 0.069 so); kernels of more than DW_AVX2_MAX_TAPS taps 8 channels a vector, (x - zx) (w - zw) by vpmaddwd on s->dw's
  * int16 weights a tap at a time; requantized as the reference (dw_requant_avx2); the last C % 8
  * channels of a pixel as dw_row_portable does them. */
 static AVX2_DW void
@@ -840,7 +849,10 @@ dw_row_avx2 (const DwJob *job, int64_t n, int64_t oh)
     kh1--;
   /* a row whose kernel rows all lie inside X: its interior pixels' taps at fixed offsets */
   gboolean pairs = j->avx2_init && kh0 == 0 && kh1 == s->KH && ntaps <= DW_AVX2_MAX_TAPS;
+  /* the edge pixels by pairs too, their padded taps on j->zrow */
+  const gboolean edge_pairs = j->avx2_init && j->zrow && ntaps <= DW_AVX2_MAX_TAPS;
   int64_t off[DW_AVX2_MAX_TAPS];
+  const uint8_t *tp[DW_AVX2_MAX_TAPS];
   for (int64_t t = 0; pairs && t < ntaps; t++)
     off[t] = ((t / KW) * g->dh * g->W + (t % KW) * g->dw) * C;
   for (int64_t ow = 0; ow < g->OW; ow++)
@@ -853,7 +865,16 @@ dw_row_avx2 (const DwJob *job, int64_t n, int64_t oh)
       uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + ow) * C;
       int64_t cv = C8;
       if (pairs && kw0 == 0 && kw1 == KW)
-        cv = dw_pixel_pairs_avx2 (j, j->x + ((n * g->H + oh * g->sh - g->ph) * g->W + iw0) * C, off, ntaps, yp);
+        cv = dw_pixel_pairs_avx2 (j, j->x + ((n * g->H + oh * g->sh - g->ph) * g->W + iw0) * C, off, NULL, ntaps, yp);
+      else if (edge_pairs)
+        {
+          for (int64_t t = 0; t < ntaps; t++)
+            {
+              int64_t ih = oh * g->sh - g->ph + (t / KW) * g->dh, iw = iw0 + (t % KW) * g->dw;
+              tp[t] = ih >= 0 && ih < g->H && iw >= 0 && iw < g->W ? j->x + ((n * g->H + ih) * g->W + iw) * C : j->zrow;
+            }
+          cv = dw_pixel_pairs_avx2 (j, NULL, NULL, tp, ntaps, yp);
+        }
       else
         for (int64_t c0 = 0; c0 < C8; c0 += 8)
           {
@@ -1564,6 +1585,10 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
             init[c] = (int32_t) ((uint32_t) (c < s->M && q->bias ? q->bias[c] : 0)
                                  - (uint32_t) zx * (uint32_t) s->dwpsum[c]);
           j.avx2_init = init;
+          /* what dw_row_avx2's edge pixels read for their taps in the padding */
+          zrow = g_malloc ((gsize) (g->C + 64));
+          memset (zrow, (int) (uint8_t) zx, (size_t) (g->C + 64));
+          j.zrow = zrow;
         }
       owb_parallel_for (pool, g->N * g->OH, 1, dw_rows, &j);
       free (init);
