@@ -855,8 +855,23 @@ dw_row_avx2 (const DwJob *job, int64_t n, int64_t oh)
   const uint8_t *tp[DW_AVX2_MAX_TAPS];
   for (int64_t t = 0; pairs && t < ntaps; t++)
     off[t] = ((t / KW) * g->dh * g->W + (t % KW) * g->dw) * C;
+  /* the inside columns [owa, owb) of such a row in one loop, pixel pointers stepped (whole vectors
+   * of channels only: no scalar tail) */
+  int64_t owa = (g->pw + g->sw - 1) / g->sw, last = g->W - 1 - (KW - 1) * g->dw + g->pw;
+  int64_t owb = last >= 0 ? last / g->sw + 1 : 0;
+  owa = MIN (owa, g->OW);
+  owb = pairs && C % 8 == 0 ? MIN (MAX (owb, owa), g->OW) : owa;
   for (int64_t ow = 0; ow < g->OW; ow++)
     {
+      if (ow == owa && owb > owa)
+        {
+          const uint8_t *px = j->x + ((n * g->H + oh * g->sh - g->ph) * g->W + owa * g->sw - g->pw) * C;
+          uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + owa) * C;
+          for (; ow < owb; ow++, px += g->sw * C, yp += C)
+            dw_pixel_pairs_avx2 (j, px, off, NULL, ntaps, yp);
+          ow--;
+          continue;
+        }
       int64_t kw0 = 0, kw1 = KW, iw0 = ow * g->sw - g->pw;
       while (kw0 < kw1 && iw0 + kw0 * g->dw < 0)
         kw0++;
