@@ -754,6 +754,29 @@ dw_requant_avx2 (__m256i acc, const float *scale, gboolean narrow, const Requant
   return _mm_packs_epi32 (_mm256_cvtpd_epi32 (d0), _mm256_cvtpd_epi32 (d1));
 }
 
+/* 16 sums requantized as dw_requant_avx2 does, where j->pack_clamps (sums below 2^24, scales
+ * below 64: each rounded float product fits int32) as epilogue_avx2's integer clamp in cpu-qgemm.c:
+ * the CPU's round-half-even conversion, the zero point added in int32, the saturating packs as the
+ * clamp; FALSE (nothing written) where a product lies on a half-integer, which the double decides. */
+static inline __attribute__ ((always_inline)) AVX2_DW gboolean
+dw_requant16_packs_avx2 (__m256i a0, __m256i a1, const float *scale, int32_t yzp, gboolean u8, __m128i *out)
+{
+  const __m256 absmask = _mm256_castsi256_ps (_mm256_set1_epi32 (0x7FFFFFFF)), half = _mm256_set1_ps (0.5f);
+  __m256 p0 = _mm256_mul_ps (_mm256_cvtepi32_ps (a0), _mm256_loadu_ps (scale));
+  __m256 p1 = _mm256_mul_ps (_mm256_cvtepi32_ps (a1), _mm256_loadu_ps (scale + 8));
+  __m256i y0 = _mm256_cvtps_epi32 (p0), y1 = _mm256_cvtps_epi32 (p1);
+  __m256 f0 = _mm256_and_ps (_mm256_sub_ps (_mm256_cvtepi32_ps (y0), p0), absmask);
+  __m256 f1 = _mm256_and_ps (_mm256_sub_ps (_mm256_cvtepi32_ps (y1), p1), absmask);
+  if (__builtin_expect (
+        _mm256_movemask_ps (_mm256_or_ps (_mm256_cmp_ps (f0, half, _CMP_EQ_OQ), _mm256_cmp_ps (f1, half, _CMP_EQ_OQ))), 0))
+    return FALSE;
+  const __m256i yz = _mm256_set1_epi32 (yzp);
+  __m256i w = _mm256_permute4x64_epi64 (_mm256_packs_epi32 (_mm256_add_epi32 (y0, yz), _mm256_add_epi32 (y1, yz)), 0xD8);
+  __m128i lo = _mm256_castsi256_si128 (w), hi = _mm256_extracti128_si256 (w, 1);
+  *out = u8 ? _mm_packus_epi16 (lo, hi) : _mm_packs_epi16 (lo, hi);
+  return TRUE;
+}
+
 /* Taps of the widest kernel dw_row_avx2 pairs (9x9) */
 #define DW_AVX2_MAX_TAPS 81
 
@@ -797,9 +820,14 @@ dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, cons
           a1 = _mm256_add_epi32 (a1, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpackhi_epi8 (u, z)),
                                                         _mm256_loadu_si256 ((const __m256i *) (wp + 16))));
         }
-      __m128i w0 = dw_requant_avx2 (a0, j->q->scale + c0, j->narrow, j->q);
-      __m128i w1 = dw_requant_avx2 (a1, j->q->scale + c0 + 8, j->narrow, j->q);
-      _mm_storeu_si128 ((__m128i *) (yp + c0), u8 ? _mm_packus_epi16 (w0, w1) : _mm_packs_epi16 (w0, w1));
+      __m128i out;
+      if (!j->pack_clamps || !dw_requant16_packs_avx2 (a0, a1, j->q->scale + c0, j->q->yzp, u8, &out))
+        {
+          __m128i w0 = dw_requant_avx2 (a0, j->q->scale + c0, j->narrow, j->q);
+          __m128i w1 = dw_requant_avx2 (a1, j->q->scale + c0 + 8, j->narrow, j->q);
+          out = u8 ? _mm_packus_epi16 (w0, w1) : _mm_packs_epi16 (w0, w1);
+        }
+      _mm_storeu_si128 ((__m128i *) (yp + c0), out);
     }
   if (c0 + 8 <= C)
     {
