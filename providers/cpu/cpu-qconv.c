@@ -23,6 +23,8 @@
 
 /* Bytes of gathered rows a unit of work builds at once (with B's panels, within L2). */
 #define IM2COL_BLOCK_BYTES (256 * 1024)
+/* Bytes past the gathered rows that im2col's 16-byte chunks may spill into */
+#define IM2COL_SLACK 32
 /* The indirect GEMM (direct_rows) runs on output rows at least this wide (a narrower row leaves
  * short strips: 14-wide rows measured slower; 28-wide ones tie); deeper products run in depth
  * pieces (_owb_qgemm_packed_run_segments), so that B's part stays in L1 */
@@ -341,7 +343,8 @@ typedef struct {
   /* narrow, and every |scale| below 64: each rounded product then converts to int32 exactly, and
    * the saturating packs of dw_store_vnni clamp it to y's range without the float min and max */
   gboolean pack_clamps;
-  /* W C + 64 bytes of zx: what a tap in the padding reads, so that no tap is tested per block */
+  /* W C + 64 bytes of zx: what a tap in the padding reads, so that no tap is tested per block
+   * (dw_row_avx2: C + 64 bytes, its edge pixels' padded taps) */
   const uint8_t *zrow;
   /* dw_row_avx2's interior pixels: bias - zx sum (w - zw) per channel (cpad of them), NULL where
    * the AVX2 kernel does not run */
@@ -757,6 +760,29 @@ dw_requant_avx2 (__m256i acc, const float *scale, gboolean narrow, const Requant
   return _mm_packs_epi32 (_mm256_cvtpd_epi32 (d0), _mm256_cvtpd_epi32 (d1));
 }
 
+/* 16 sums requantized as dw_requant_avx2 does, where j->pack_clamps (sums below 2^24, scales
+ * below 64: each rounded float product fits int32) as epilogue_avx2's integer clamp in cpu-qgemm.c:
+ * the CPU's round-half-even conversion, the zero point added in int32, the saturating packs as the
+ * clamp; FALSE (nothing written) where a product lies on a half-integer, which the double decides. */
+static inline __attribute__ ((always_inline)) AVX2_DW gboolean
+dw_requant16_packs_avx2 (__m256i a0, __m256i a1, const float *scale, int32_t yzp, gboolean u8, __m128i *out)
+{
+  const __m256 absmask = _mm256_castsi256_ps (_mm256_set1_epi32 (0x7FFFFFFF)), half = _mm256_set1_ps (0.5f);
+  __m256 p0 = _mm256_mul_ps (_mm256_cvtepi32_ps (a0), _mm256_loadu_ps (scale));
+  __m256 p1 = _mm256_mul_ps (_mm256_cvtepi32_ps (a1), _mm256_loadu_ps (scale + 8));
+  __m256i y0 = _mm256_cvtps_epi32 (p0), y1 = _mm256_cvtps_epi32 (p1);
+  __m256 f0 = _mm256_and_ps (_mm256_sub_ps (_mm256_cvtepi32_ps (y0), p0), absmask);
+  __m256 f1 = _mm256_and_ps (_mm256_sub_ps (_mm256_cvtepi32_ps (y1), p1), absmask);
+  if (__builtin_expect (
+        _mm256_movemask_ps (_mm256_or_ps (_mm256_cmp_ps (f0, half, _CMP_EQ_OQ), _mm256_cmp_ps (f1, half, _CMP_EQ_OQ))), 0))
+    return FALSE;
+  const __m256i yz = _mm256_set1_epi32 (yzp);
+  __m256i w = _mm256_permute4x64_epi64 (_mm256_packs_epi32 (_mm256_add_epi32 (y0, yz), _mm256_add_epi32 (y1, yz)), 0xD8);
+  __m128i lo = _mm256_castsi256_si128 (w), hi = _mm256_extracti128_si256 (w, 1);
+  *out = u8 ? _mm_packus_epi16 (lo, hi) : _mm_packs_epi16 (lo, hi);
+  return TRUE;
+}
+
 /* Taps of the widest kernel dw_row_avx2 pairs (9x9) */
 #define DW_AVX2_MAX_TAPS 81
 
@@ -765,8 +791,13 @@ dw_requant_avx2 (__m256i acc, const float *scale, gboolean narrow, const Requant
  * s->dwp's pairs, from bias - zx sum (w - zw) (so x - zx is never formed): 16 products in 6
  * vector operations, where a tap at a time took 5 for 8. Returns the channels done. */
 static inline __attribute__ ((always_inline)) AVX2_DW int64_t
-dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, int64_t ntaps, uint8_t *yp)
+dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, const uint8_t *const *tp, int64_t ntaps,
+                     uint8_t *yp)
 {
+  /* tap t's bytes: px + off[t] inside X, or tp[t] (an edge pixel's taps, those in the padding on a
+   * row of zx, whose products the init's - zx sum (w - zw) cancels); tp is a constant NULL at the
+   * inside pixels' call */
+#define TAP(t) (tp ? tp[t] : px + off[t])
   const OwbQconv *s = j->s;
   const int64_t C = j->g->C, cpad = s->cpad, full = ntaps / 2;
   const gboolean u8 = j->q->y_unsigned;
@@ -779,8 +810,8 @@ dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, int6
       int64_t p = 0;
       for (; p < full; p++, wp += cpad * 2)
         {
-          __m128i u = _mm_loadu_si128 ((const __m128i *) (px + off[2 * p] + c0));
-          __m128i v = _mm_loadu_si128 ((const __m128i *) (px + off[2 * p + 1] + c0));
+          __m128i u = _mm_loadu_si128 ((const __m128i *) (TAP (2 * p) + c0));
+          __m128i v = _mm_loadu_si128 ((const __m128i *) (TAP (2 * p + 1) + c0));
           a0 = _mm256_add_epi32 (a0, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (u, v)),
                                                         _mm256_loadu_si256 ((const __m256i *) wp)));
           a1 = _mm256_add_epi32 (a1, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpackhi_epi8 (u, v)),
@@ -789,15 +820,20 @@ dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, int6
       if (ntaps % 2)
         {
           /* the last tap against its pair's zero */
-          __m128i u = _mm_loadu_si128 ((const __m128i *) (px + off[ntaps - 1] + c0)), z = _mm_setzero_si128 ();
+          __m128i u = _mm_loadu_si128 ((const __m128i *) (TAP (ntaps - 1) + c0)), z = _mm_setzero_si128 ();
           a0 = _mm256_add_epi32 (a0, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (u, z)),
                                                         _mm256_loadu_si256 ((const __m256i *) wp)));
           a1 = _mm256_add_epi32 (a1, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpackhi_epi8 (u, z)),
                                                         _mm256_loadu_si256 ((const __m256i *) (wp + 16))));
         }
-      __m128i w0 = dw_requant_avx2 (a0, j->q->scale + c0, j->narrow, j->q);
-      __m128i w1 = dw_requant_avx2 (a1, j->q->scale + c0 + 8, j->narrow, j->q);
-      _mm_storeu_si128 ((__m128i *) (yp + c0), u8 ? _mm_packus_epi16 (w0, w1) : _mm_packs_epi16 (w0, w1));
+      __m128i out;
+      if (!j->pack_clamps || !dw_requant16_packs_avx2 (a0, a1, j->q->scale + c0, j->q->yzp, u8, &out))
+        {
+          __m128i w0 = dw_requant_avx2 (a0, j->q->scale + c0, j->narrow, j->q);
+          __m128i w1 = dw_requant_avx2 (a1, j->q->scale + c0 + 8, j->narrow, j->q);
+          out = u8 ? _mm_packus_epi16 (w0, w1) : _mm_packs_epi16 (w0, w1);
+        }
+      _mm_storeu_si128 ((__m128i *) (yp + c0), out);
     }
   if (c0 + 8 <= C)
     {
@@ -805,8 +841,8 @@ dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, int6
       const int16_t *wp = s->dwp + c0 * 2;
       for (int64_t t = 0; t < ntaps; t += 2, wp += cpad * 2)
         {
-          __m128i u = _mm_loadl_epi64 ((const __m128i *) (px + off[t] + c0));
-          __m128i v = t + 1 < ntaps ? _mm_loadl_epi64 ((const __m128i *) (px + off[t + 1] + c0)) : _mm_setzero_si128 ();
+          __m128i u = _mm_loadl_epi64 ((const __m128i *) (TAP (t) + c0));
+          __m128i v = t + 1 < ntaps ? _mm_loadl_epi64 ((const __m128i *) (TAP (t + 1) + c0)) : _mm_setzero_si128 ();
           a0 = _mm256_add_epi32 (a0, _mm256_madd_epi16 (_mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (u, v)),
                                                         _mm256_loadu_si256 ((const __m256i *) wp)));
         }
@@ -814,17 +850,28 @@ dw_pixel_pairs_avx2 (const DwJob *j, const uint8_t *px, const int64_t *off, int6
       _mm_storel_epi64 ((__m128i *) (yp + c0), u8 ? _mm_packus_epi16 (w0, w0) : _mm_packs_epi16 (w0, w0));
       c0 += 8;
     }
+#undef TAP
   return c0;
 }
 
 /* dw_row_avx512 with AVX2 (the CPUs without AVX-512, or OWB_CPU_NO_AVX512): interior pixels by
- * dw_pixel_pairs_avx2; the others 8 channels a vector, (x - zx) (w - zw) by vpmaddwd on s->dw's
+ * dw_pixel_pairs_avx2, and so are the edge pixels, their taps in the padding reading j->zrow's zx
+ * (a 7x7 map's 5x5 has 9 inside pixels of 49: 7x7x960 took 0.088 ms with its edges tap by tap,
+ * 0.069 so); kernels of more than DW_AVX2_MAX_TAPS taps 8 channels a vector, (x - zx) (w - zw) by vpmaddwd on s->dw's
  * int16 weights a tap at a time; requantized as the reference (dw_requant_avx2); the last C % 8
  * channels of a pixel as dw_row_portable does them. */
 static AVX2_DW void
-dw_row_avx2 (const DwJob *j, int64_t n, int64_t oh)
+dw_row_avx2 (const DwJob *job, int64_t n, int64_t oh)
 {
-  const Geom *g = j->g;
+  /* the job, its requantization and geometry copied into locals that nothing else can reach: y's
+   * byte stores may alias the originals, whose fields were read again after every store */
+  const Requant ql = *job->q;
+  const Geom gl = *job->g;
+  DwJob jl = *job;
+  jl.q = &ql;
+  jl.g = &gl;
+  const DwJob *j = &jl;
+  const Geom *g = &gl;
   const OwbQconv *s = j->s;
   const int64_t C = g->C, KW = s->KW, cpad = s->cpad, C8 = C / 8 * 8, ntaps = s->KH * KW;
   const gboolean u8 = j->q->y_unsigned;
@@ -833,17 +880,44 @@ dw_row_avx2 (const DwJob *j, int64_t n, int64_t oh)
   dw_taps_inside (oh * g->sh - g->ph, g->dh, g->H, s->KH, &kh0, &kh1);
   /* a row whose kernel rows all lie inside X: its interior pixels' taps at fixed offsets */
   gboolean pairs = j->avx2_init && kh0 == 0 && kh1 == s->KH && ntaps <= DW_AVX2_MAX_TAPS;
+  /* the edge pixels by pairs too, their padded taps on j->zrow */
+  const gboolean edge_pairs = j->avx2_init && j->zrow && ntaps <= DW_AVX2_MAX_TAPS;
   int64_t off[DW_AVX2_MAX_TAPS];
+  const uint8_t *tp[DW_AVX2_MAX_TAPS];
   for (int64_t t = 0; pairs && t < ntaps; t++)
     off[t] = ((t / KW) * g->dh * g->W + (t % KW) * g->dw) * C;
+  /* the inside columns [owa, owb) of such a row in one loop, pixel pointers stepped (whole vectors
+   * of channels only: no scalar tail) */
+  int64_t owa = (g->pw + g->sw - 1) / g->sw, last = g->W - 1 - (KW - 1) * g->dw + g->pw;
+  int64_t owb = last >= 0 ? last / g->sw + 1 : 0;
+  owa = MIN (owa, g->OW);
+  owb = pairs && C % 8 == 0 ? MIN (MAX (owb, owa), g->OW) : owa;
   for (int64_t ow = 0; ow < g->OW; ow++)
     {
+      if (ow == owa && owb > owa)
+        {
+          const uint8_t *px = j->x + ((n * g->H + oh * g->sh - g->ph) * g->W + owa * g->sw - g->pw) * C;
+          uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + owa) * C;
+          for (; ow < owb; ow++, px += g->sw * C, yp += C)
+            dw_pixel_pairs_avx2 (j, px, off, NULL, ntaps, yp);
+          ow--;
+          continue;
+        }
       int64_t kw0, kw1, iw0 = ow * g->sw - g->pw;
       dw_taps_inside (iw0, g->dw, g->W, KW, &kw0, &kw1);
       uint8_t *yp = j->y + ((n * g->OH + oh) * g->OW + ow) * C;
       int64_t cv = C8;
       if (pairs && kw0 == 0 && kw1 == KW)
-        cv = dw_pixel_pairs_avx2 (j, j->x + ((n * g->H + oh * g->sh - g->ph) * g->W + iw0) * C, off, ntaps, yp);
+        cv = dw_pixel_pairs_avx2 (j, j->x + ((n * g->H + oh * g->sh - g->ph) * g->W + iw0) * C, off, NULL, ntaps, yp);
+      else if (edge_pairs)
+        {
+          for (int64_t t = 0; t < ntaps; t++)
+            {
+              int64_t ih = oh * g->sh - g->ph + (t / KW) * g->dh, iw = iw0 + (t % KW) * g->dw;
+              tp[t] = ih >= 0 && ih < g->H && iw >= 0 && iw < g->W ? j->x + ((n * g->H + ih) * g->W + iw) * C : j->zrow;
+            }
+          cv = dw_pixel_pairs_avx2 (j, NULL, NULL, tp, ntaps, yp);
+        }
       else
         for (int64_t c0 = 0; c0 < C8; c0 += 8)
           {
@@ -1216,7 +1290,7 @@ wino_run (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t *
 typedef struct {
   const OwbQconv *s;
   const Geom *g;
-  const uint8_t *x;
+  const uint8_t *x, *x_end; /* x_end: past X's last byte (im2col's chunked copies stop short of it) */
   int32_t zx;
   uint8_t *y;
   const Requant *q;
@@ -1258,33 +1332,119 @@ copy_small (uint8_t *dst, const uint8_t *src, int64_t n)
     memcpy (dst, src, (size_t) n);
 }
 
-/* 32 bytes from src to dst (in registers: a copy through a local array went over the stack) */
-static inline void
-copy32 (uint8_t *dst, const uint8_t *src)
+/* Row (n, oh, ow) of group grp's gathered operand, at ar: tap by tap, the group's C/group input
+ * channels at that tap, or zx where the tap falls in the padding. */
+static void
+im2col_row (const GemmJob *j, int64_t grp, int64_t n, int64_t oh, int64_t ow, uint8_t *ar)
 {
-#ifdef HAVE_X86_AVX512
-  __m128i lo = _mm_loadu_si128 ((const __m128i *) src), hi = _mm_loadu_si128 ((const __m128i *) (src + 16));
-  _mm_storeu_si128 ((__m128i *) dst, lo);
-  _mm_storeu_si128 ((__m128i *) (dst + 16), hi);
-#else
-  uint64_t q[4];
-  memcpy (q, src, 32);
-  memcpy (dst, q, 32);
-#endif
+  const Geom *g = j->g;
+  const OwbQconv *s = j->s;
+  int64_t Cg = s->Cg, C = g->C;
+  if (s->group == 1 && g->dw == 1)
+    {
+      /* a kernel row's taps are one run of KW C bytes of X: one copy, padding on its sides
+       * (a 3-channel stem otherwise made 49 calls of 3 bytes a row) */
+      int64_t iw0 = ow * g->sw - g->pw, kw0 = MAX (0, -iw0), kw1 = MIN (s->KW, g->W - iw0);
+      kw1 = MAX (kw1, kw0);
+      for (int64_t kh = 0; kh < s->KH; kh++, ar += s->KW * C)
+        {
+          int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+          if (ih < 0 || ih >= g->H || kw0 == kw1)
+            {
+              memset (ar, j->zx, (size_t) (s->KW * C));
+              continue;
+            }
+          if (kw0 > 0)
+            memset (ar, j->zx, (size_t) (kw0 * C));
+          copy_small (ar + kw0 * C, j->x + ((n * g->H + ih) * g->W + iw0 + kw0) * C, (kw1 - kw0) * C);
+          if (kw1 < s->KW)
+            memset (ar + kw1 * C, j->zx, (size_t) ((s->KW - kw1) * C));
+        }
+      return;
+    }
+  for (int64_t kh = 0; kh < s->KH; kh++)
+    {
+      int64_t ih = oh * g->sh - g->ph + kh * g->dh;
+      for (int64_t kw = 0; kw < s->KW; kw++, ar += Cg)
+        {
+          int64_t iw = ow * g->sw - g->pw + kw * g->dw;
+          if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W)
+            memset (ar, j->zx, (size_t) Cg);
+          else
+            copy_small (ar, j->x + ((n * g->H + ih) * g->W + iw) * C + grp * Cg, Cg);
+        }
+    }
 }
 
-/* Rows [r0, r0 + rn) of group grp's gathered operand: row (n, oh, ow) holds, tap by tap, the
- * group's C/group input channels at that tap, or zx where the tap falls in the padding. */
+/* im2col of an ungrouped convolution without width dilation whose kernel rows are at most 32
+ * bytes (a 3-channel stem: 9 bytes for 3x3, 21 for 7x7): a pixel whose taps all lie inside X
+ * copies each kernel row as whole 16-byte chunks, which may spill past the row's end into the
+ * next row's start, written after it; the other pixels, and the call's last row (its spill would
+ * reach rows another thread gathers: qconv_gathered shares one buffer), by im2col_row. The geometry is held in locals: a's byte stores may alias j's and g's fields, which
+ * were read again after every copy (the 3x3 stem spent 30 cycles a row). */
+static void
+im2col_short (const GemmJob *j, int64_t r0, int64_t rn, uint8_t *a)
+{
+  const Geom *g = j->g;
+  const OwbQconv *s = j->s;
+  const int64_t C = g->C, H = g->H, W = g->W, OH = g->OH, OW = g->OW, KH = s->KH, KW = s->KW, K = j->K;
+  const int64_t sh = g->sh, sw = g->sw, ph = g->ph, pw = g->pw, dh = g->dh, seg = KW * C, step = dh * W * C;
+  const int64_t span = (KH - 1) * step + (seg > 16 ? 32 : 16);
+  const uint8_t *x = j->x, *x_end = j->x_end;
+  /* the output columns whose kernel rows lie inside X's width: [owa, owb) */
+  int64_t owa = (pw + sw - 1) / sw, owb = W + pw - KW >= 0 ? (W + pw - KW) / sw + 1 : 0;
+  owa = MIN (owa, OW);
+  owb = MIN (MAX (owb, owa), OW);
+  int64_t ohw = OH * OW, n = r0 / ohw, oh = r0 % ohw / OW, ow = r0 % OW;
+  for (int64_t r = 0; r < rn;)
+    {
+      int64_t ih0 = oh * sh - ph, end = MIN (OW, ow + (rn - r));
+      gboolean rows_in = ih0 >= 0 && ih0 + (KH - 1) * dh < H;
+      int64_t ia = rows_in ? MIN (MAX (ow, owa), end) : end, ib = rows_in ? MAX (MIN (end, owb), ia) : end;
+      for (; ow < ia; ow++, r++)
+        im2col_row (j, 0, n, oh, ow, a + r * K);
+      const uint8_t *xp = ow < ib ? x + ((n * H + ih0) * W + ow * sw - pw) * C : x;
+      for (; ow < ib && xp + span <= x_end && r + 1 < rn; ow++, r++, xp += sw * C)
+        {
+          uint8_t *ar = a + r * K;
+          const uint8_t *xr = xp;
+          for (int64_t kh = 0; kh < KH; kh++, ar += seg, xr += step)
+            {
+              uint64_t c[4];
+              memcpy (c, xr, 16);
+              memcpy (ar, c, 16);
+              if (seg > 16)
+                {
+                  memcpy (c + 2, xr + 16, 16);
+                  memcpy (ar + 16, c + 2, 16);
+                }
+            }
+        }
+      for (; ow < end; ow++, r++)
+        im2col_row (j, 0, n, oh, ow, a + r * K);
+      if (ow == OW)
+        {
+          ow = 0;
+          if (++oh == OH)
+            oh = 0, n++;
+        }
+    }
+}
+
+/* Rows [r0, r0 + rn) of group grp's gathered operand (im2col_row's). */
 static void
 im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
 {
   const Geom *g = j->g;
   const OwbQconv *s = j->s;
-  int64_t Cg = s->Cg, C = g->C, ohw = g->OH * g->OW;
+  if (s->group == 1 && g->dw == 1 && s->KW * g->C <= 32)
+    {
+      im2col_short (j, r0, rn, a);
+      return;
+    }
+  int64_t ohw = g->OH * g->OW;
   /* (n, oh, ow) of row r0, then stepped: no division per row */
   int64_t n = r0 / ohw, oh = r0 % ohw / g->OW, ow = r0 % g->OW;
-  const gboolean short_rows = s->KW * C <= 32;
-  const uint8_t *x_end = j->x + g->N * g->H * g->W * C, *a_end = a + rn * j->K;
   for (int64_t r = 0; r < rn; r++, ow++)
     {
       if (ow == g->OW)
@@ -1293,66 +1453,7 @@ im2col (const GemmJob *j, int64_t grp, int64_t r0, int64_t rn, uint8_t *a)
           if (++oh == g->OH)
             oh = 0, n++;
         }
-      uint8_t *ar = a + r * j->K;
-      if (s->group == 1 && g->dw == 1)
-        {
-          /* a kernel row's taps are one run of KW C bytes of X: one copy, padding on its sides
-           * (a 3-channel stem otherwise made 49 calls of 3 bytes a row) */
-          int64_t iw0 = ow * g->sw - g->pw, kw0 = MAX (0, -iw0), kw1 = MIN (s->KW, g->W - iw0);
-          kw1 = MAX (kw1, kw0);
-          if (short_rows && kw0 == 0 && kw1 == s->KW)
-            {
-              /* a window inside X's width with kernel rows of 32 bytes or fewer (a stem's 21):
-               * one 32-byte copy a kernel row, whose bytes past it the next kernel rows or the
-               * next gathered row overwrite (the call's last 32 bytes and X's are copied
-               * exactly: threads may gather neighbouring rows) */
-              const int64_t KH = s->KH, len = s->KW * C, H = g->H, dh = g->dh, rowb = g->W * C;
-              const int64_t ih0 = oh * g->sh - g->ph;
-              const uint8_t *xw = j->x + (n * H * g->W + iw0) * C;
-              for (int64_t kh = 0; kh < KH; kh++, ar += len)
-                {
-                  int64_t ih = ih0 + kh * dh;
-                  if (ih < 0 || ih >= H)
-                    {
-                      memset (ar, j->zx, (size_t) len);
-                      continue;
-                    }
-                  const uint8_t *src = xw + ih * rowb;
-                  if (src + 32 > x_end || ar + 32 > a_end)
-                    copy_small (ar, src, len);
-                  else
-                    copy32 (ar, src);
-                }
-              continue;
-            }
-          for (int64_t kh = 0; kh < s->KH; kh++, ar += s->KW * C)
-            {
-              int64_t ih = oh * g->sh - g->ph + kh * g->dh;
-              if (ih < 0 || ih >= g->H || kw0 == kw1)
-                {
-                  memset (ar, j->zx, (size_t) (s->KW * C));
-                  continue;
-                }
-              if (kw0 > 0)
-                memset (ar, j->zx, (size_t) (kw0 * C));
-              copy_small (ar + kw0 * C, j->x + ((n * g->H + ih) * g->W + iw0 + kw0) * C, (kw1 - kw0) * C);
-              if (kw1 < s->KW)
-                memset (ar + kw1 * C, j->zx, (size_t) ((s->KW - kw1) * C));
-            }
-          continue;
-        }
-      for (int64_t kh = 0; kh < s->KH; kh++)
-        {
-          int64_t ih = oh * g->sh - g->ph + kh * g->dh;
-          for (int64_t kw = 0; kw < s->KW; kw++, ar += Cg)
-            {
-              int64_t iw = ow * g->sw - g->pw + kw * g->dw;
-              if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W)
-                memset (ar, j->zx, (size_t) Cg);
-              else
-                copy_small (ar, j->x + ((n * g->H + ih) * g->W + iw) * C + grp * Cg, Cg);
-            }
-        }
+      im2col_row (j, grp, n, oh, ow, a + r * j->K);
     }
 }
 
@@ -1425,7 +1526,7 @@ gemm_units (int64_t begin, int64_t end, gpointer data)
 {
   const GemmJob *j = data;
   uint8_t *a = NULL;
-  if (posix_memalign ((void **) &a, 64, (size_t) MAX (j->row_block * j->K, 64)) != 0)
+  if (posix_memalign ((void **) &a, 64, (size_t) MAX (j->row_block * j->K, 64) + IM2COL_SLACK) != 0)
     g_error ("out of memory in an integer convolution");
   uint8_t *zrow = NULL, *edge_y = NULL;
   int64_t *edge = NULL;
@@ -1557,6 +1658,10 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
             init[c] = (int32_t) ((uint32_t) (c < s->M && q->bias ? q->bias[c] : 0)
                                  - (uint32_t) zx * (uint32_t) s->dwpsum[c]);
           j.avx2_init = init;
+          /* what dw_row_avx2's edge pixels read for their taps in the padding */
+          zrow = g_malloc ((gsize) (g->C + 64));
+          memset (zrow, (int) (uint8_t) zx, (size_t) (g->C + 64));
+          j.zrow = zrow;
         }
       owb_parallel_for (pool, g->N * g->OH, 1, dw_rows, &j);
       free (init);
@@ -1575,7 +1680,8 @@ qconv_nhwc (OwbThreadPool *pool, const OwbQconv *s, const Geom *g, const uint8_t
     }
   if (wino_run (pool, s, g, x, zx, y, q))
     return;
-  GemmJob j = { .s = s, .g = g, .x = x, .zx = zx, .y = y, .q = q, .K = s->KH * s->KW * s->Cg, .rows = rows };
+  GemmJob j = { .s = s, .g = g, .x = x, .x_end = x + g->N * g->H * g->W * g->C, .zx = zx, .y = y, .q = q,
+                .K = s->KH * s->KW * s->Cg, .rows = rows };
   /* the indirect GEMM when rows have enough interior pixels to fill the register tiles (AMX
    * keeps the gathered rows: its tiles read 16 rows at one stride) */
   j.indirect = s->group == 1 && g->dw == 1 && (s->KW * g->C) % 4 == 0 && s->KH <= 64 && g->OW >= INDIRECT_MIN_OW

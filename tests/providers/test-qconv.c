@@ -27,7 +27,9 @@ static const Shape shapes[] = {
   { 2, 32, 13, 12, 48, 3, 3, 2, 1, 1, 1, NULL, FALSE },  /* 3x3 stride 2 */
   { 1, 8, 15, 15, 17, 3, 3, 1, 2, 2, 1, NULL, FALSE },   /* dilation 2 */
   { 1, 3, 23, 21, 16, 7, 7, 2, 3, 1, 1, NULL, FALSE },   /* a stem: 3 channels, 7x7 stride 2 */
-  { 1, 3, 17, 19, 16, 3, 3, 2, 1, 1, 1, NULL, FALSE },   /* a stem: 3 channels, 3x3 stride 2 */
+  { 1, 3, 17, 19, 16, 3, 3, 2, 1, 1, 1, NULL, FALSE },   /* a stem: 3 channels, 3x3 stride 2 (9-byte rows) */
+  { 2, 3, 12, 13, 8, 5, 5, 1, 2, 1, 1, NULL, FALSE },    /* 3 channels, 5x5 (15-byte rows), a batch */
+  { 1, 5, 9, 10, 12, 5, 5, 1, 1, 1, 1, NULL, TRUE },     /* 5 channels, 5x5 (25-byte rows), asymmetric pads */
   { 1, 12, 9, 8, 20, 3, 2, 1, 1, 1, 1, NULL, TRUE },     /* 3x2 kernel, asymmetric pads */
   { 1, 16, 10, 10, 24, 3, 3, 2, 0, 1, 1, "SAME_UPPER", FALSE },
   { 1, 24, 8, 9, 36, 3, 3, 1, 1, 1, 4, NULL, FALSE },    /* 4 groups of 6 -> 9 */
@@ -56,6 +58,10 @@ static const Shape shapes[] = {
   { 1, 130, 20, 20, 129, 3, 3, 1, 1, 1, 1, NULL, FALSE },/* large: whole AMX blocks and edges */
   /* fewer than 32 rows a thread (at two threads: all rows gathered, then the GEMM's own split) */
   { 1, 64, 7, 7, 80, 3, 3, 1, 1, 1, 1, NULL, FALSE },
+  /* gathered with short kernel rows (3 channels, 9 and 21 bytes): im2col_short's chunked copies
+   * must not spill into a neighbouring block another thread gathers, nor past the shared buffer */
+  { 1, 3, 9, 11, 16, 3, 3, 1, 0, 1, 1, NULL, FALSE },
+  { 1, 3, 13, 13, 24, 7, 7, 2, 0, 1, 1, NULL, FALSE },
   { 2, 20, 5, 6, 33, 3, 3, 1, 1, 1, 1, NULL, TRUE },
   /* the indirect GEMM (rows 16 pixels wide or more, KW C a multiple of 4): X read
    * in place, zero-point rows for the vertical padding, the row ends gathered */
@@ -569,7 +575,7 @@ qbinary_expected (int qa, int qb, gboolean mul, float sa, int za, float sb, int 
 }
 
 /* QLinearBinary on every pair of 8-bit values (A [256, 256] by rows, B by columns, or B one row
- * broadcast), Add and Mul, uint8 and int8, with scales whose quotients often land next to
+ * or one column broadcast, or A one row), Add and Mul, uint8 and int8, with scales whose quotients often land next to
  * half-integers (the vector path multiplies by 1 / y_scale and must divide there), against the
  * definition; the vector path and the portable one. */
 static void
@@ -582,7 +588,7 @@ test_qlinear_binary (void)
     { 1.0f / 3, 1.0f / 7, 1.0f / 21 },
     { 0.011f, 0.013f, 0.00017f }, /* products far past the range: saturation */
   };
-  int64_t full[2] = { 256, 256 }, one_row[2] = { 1, 256 };
+  int64_t full[2] = { 256, 256 }, one_row[2] = { 1, 256 }, one_col[2] = { 256, 1 };
   /* path 0: the CPU's (AVX-512), 1: portable, 2: AVX2 forced */
   for (int path = 0; path < 3; path++)
     {
@@ -595,18 +601,19 @@ test_qlinear_binary (void)
         for (int k = 0; k < 16; k++)
           {
             /* row: B one row broadcast down A; a_row: A one row broadcast down B (a
-             * squeeze-excitation's scale either side of its Mul, dequantized once) */
+             * squeeze-excitation's scale either side of its Mul, dequantized once); both: b_col,
+             * B one column broadcast along A's rows (one B value a row) */
             gboolean mul = k & 1, s8 = (k >> 1) & 1, row = (k >> 2) & 1, a_row = (k >> 3) & 1;
-            if (row && a_row)
-              continue;
+            gboolean b_col = row && a_row;
+            row = row && !b_col, a_row = a_row && !b_col;
             OwbDataType qt = s8 ? OWB_TYPE_INT8 : OWB_TYPE_UINT8;
             int lo = s8 ? -128 : 0;
-            const int64_t *ad = a_row ? one_row : full, *bd = row ? one_row : full;
+            const int64_t *ad = a_row ? one_row : full, *bd = row ? one_row : b_col ? one_col : full;
             OwbTensor *a = owb_tensor_new (qt, 2, ad, NULL), *b = owb_tensor_new (qt, 2, bd, NULL);
             for (int64_t i = 0; i < a->nelems; i++)
-              owb_tensor_set_double (a, i, a_row ? lo + i : lo + i / 256);
+              owb_tensor_set_double (a, i, a_row ? lo + i : b_col ? lo + i % 256 : lo + i / 256);
             for (int64_t i = 0; i < b->nelems; i++)
-              owb_tensor_set_double (b, i, a_row ? lo + i / 256 : lo + i % 256);
+              owb_tensor_set_double (b, i, a_row ? lo + i / 256 : b_col ? lo + i : lo + i % 256);
             int za = s8 ? -3 : 121, zb = s8 ? 5 : 130, zy = s8 ? 2 : 127;
             OwbModel *m = tu_model_new (13);
             owb_model_set_opset (m, OWB_DOMAIN, 1);
@@ -642,7 +649,8 @@ test_qlinear_binary (void)
             g_assert_cmpint (y->nelems, ==, 65536);
             for (int64_t i = 0; i < 65536; i++)
               {
-                int qa = lo + (int) (a_row ? i % 256 : i / 256), qb = lo + (int) (a_row ? i / 256 : i % 256);
+                gboolean swap = a_row || b_col;
+                int qa = lo + (int) (swap ? i % 256 : i / 256), qb = lo + (int) (swap ? i / 256 : i % 256);
                 int want = qbinary_expected (qa, qb, mul, scales[si][0], za, scales[si][1], zb, scales[si][2], zy, s8);
                 int got = s8 ? ((const int8_t *) y->data)[i] : ((const uint8_t *) y->data)[i];
                 if (got != want)

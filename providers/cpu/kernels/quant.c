@@ -1406,39 +1406,62 @@ qbinary_load8 (const uint8_t *p, gboolean is_signed, __m256i z, __m256 s)
 }
 
 /* qbinary_avx512 with AVX2, 8 outputs a vector (no FMA in the target: each product and sum rounds
- * alone, as qbinary_one's); a row's last n % 8 outputs by qbinary_one. */
-static QB_AVX2 void
-qbinary_avx2 (const QBinaryJob *j, const uint8_t *a, int64_t a_rs, const uint8_t *b, int64_t b_rs, int b_step,
-              uint8_t *y, int64_t n, int64_t nrows)
+ * alone, as qbinary_one's); a row's last n % 8 outputs by qbinary_one. The job's flags are held in
+ * locals and the loop made once per combination of them (qbinary_avx2_rows): y's byte stores may
+ * alias the job, which was read again, flag by flag, for every 8 outputs. */
+static inline __attribute__ ((always_inline)) QB_AVX2 void
+qbinary_avx2_rows (const QBinaryJob *j, const gboolean a_signed, const gboolean b_signed, const gboolean y_signed,
+                   const gboolean mul, const uint8_t *a, int64_t a_rs, const uint8_t *b, int64_t b_rs, int b_step,
+                   uint8_t *y, int64_t n, int64_t nrows)
 {
   const __m256 sa = _mm256_set1_ps (j->sa), sb = _mm256_set1_ps (j->sb), sy = _mm256_set1_ps (j->sy);
   const __m256i za = _mm256_set1_epi32 (j->za), zb = _mm256_set1_epi32 (j->zb);
   const __m256 zy = _mm256_set1_ps ((float) j->zy);
-  const __m256 lo = _mm256_set1_ps (j->y_signed ? -128.0f : 0.0f), hi = _mm256_set1_ps (j->y_signed ? 127.0f : 255.0f);
+  const __m256 lo = _mm256_set1_ps (y_signed ? -128.0f : 0.0f), hi = _mm256_set1_ps (y_signed ? 127.0f : 255.0f);
   const int64_t n8 = n / 8 * 8;
+  const float *const af0 = j->af, *const bf0 = j->bf;
+  const uint8_t *const ra = j->rows.a, *const rb = j->rows.b;
+  const int32_t zbs = j->zb;
+  const float sbs = j->sb;
   for (int64_t r = 0; r < nrows; r++, a += a_rs, b += b_rs, y += n)
     {
-      const float *af = j->af ? j->af + (a - j->rows.a) : NULL, *bf = j->bf && b_step ? j->bf + (b - j->rows.b) : NULL;
-      const __m256 bconst = _mm256_set1_ps ((float) ((j->b_signed ? (int8_t) b[0] : b[0]) - j->zb) * j->sb);
+      const float *af = af0 ? af0 + (a - ra) : NULL, *bf = bf0 && b_step ? bf0 + (b - rb) : NULL;
+      const __m256 bconst = _mm256_set1_ps ((float) ((b_signed ? (int8_t) b[0] : b[0]) - zbs) * sbs);
       for (int64_t i = 0; i < n8; i += 8)
         {
-          __m256 av = af ? _mm256_loadu_ps (af + i) : qbinary_load8 (a + i, j->a_signed, za, sa);
-          __m256 bv = bf ? _mm256_loadu_ps (bf + i) : b_step ? qbinary_load8 (b + i, j->b_signed, zb, sb) : bconst;
-          __m256 v = j->mul ? _mm256_mul_ps (av, bv) : _mm256_add_ps (av, bv);
+          __m256 av = af ? _mm256_loadu_ps (af + i) : qbinary_load8 (a + i, a_signed, za, sa);
+          __m256 bv = bf ? _mm256_loadu_ps (bf + i) : b_step ? qbinary_load8 (b + i, b_signed, zb, sb) : bconst;
+          __m256 v = mul ? _mm256_mul_ps (av, bv) : _mm256_add_ps (av, bv);
           v = _mm256_div_ps (v, sy);
           v = _mm256_add_ps (_mm256_round_ps (v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zy);
           v = _mm256_min_ps (_mm256_max_ps (v, lo), hi);
           __m256i q = _mm256_cvtps_epi32 (v);
           /* in range already: the saturating packs only narrow */
           __m128i w = _mm_packs_epi32 (_mm256_castsi256_si128 (q), _mm256_extracti128_si256 (q, 1));
-          _mm_storel_epi64 ((__m128i *) (y + i), j->y_signed ? _mm_packs_epi16 (w, w) : _mm_packus_epi16 (w, w));
+          _mm_storel_epi64 ((__m128i *) (y + i), y_signed ? _mm_packs_epi16 (w, w) : _mm_packus_epi16 (w, w));
         }
       for (int64_t i = n8; i < n; i++)
         {
           float q = qbinary_one (j, a[i], b[b_step ? i : 0]);
-          y[i] = j->y_signed ? (uint8_t) (int8_t) q : (uint8_t) q;
+          y[i] = y_signed ? (uint8_t) (int8_t) q : (uint8_t) q;
         }
     }
+}
+
+static QB_AVX2 void
+qbinary_avx2 (const QBinaryJob *j, const uint8_t *a, int64_t a_rs, const uint8_t *b, int64_t b_rs, int b_step,
+              uint8_t *y, int64_t n, int64_t nrows)
+{
+  /* the common unsigned cases as their own loops; any other through the general one */
+  if (!j->a_signed && !j->b_signed && !j->y_signed)
+    {
+      if (j->mul)
+        qbinary_avx2_rows (j, FALSE, FALSE, FALSE, TRUE, a, a_rs, b, b_rs, b_step, y, n, nrows);
+      else
+        qbinary_avx2_rows (j, FALSE, FALSE, FALSE, FALSE, a, a_rs, b, b_rs, b_step, y, n, nrows);
+    }
+  else
+    qbinary_avx2_rows (j, j->a_signed, j->b_signed, j->y_signed, j->mul, a, a_rs, b, b_rs, b_step, y, n, nrows);
 }
 #endif
 
