@@ -718,7 +718,9 @@ slice_compute (OwbKernelContext *ctx, GError **error)
           return FALSE;
         }
       s.dims[d] = count[d];
-      s.strides[d] = in_strides[d] * step[d];
+      /* a stride is only stepped along an axis of two or more; with one, step may be as large
+       * as INT64_MAX and the product would overflow */
+      s.strides[d] = count[d] > 1 ? in_strides[d] * step[d] : 0;
       base += first[d] * in_strides[d];
     }
   if (out->nelems == 0)

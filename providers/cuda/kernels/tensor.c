@@ -477,7 +477,8 @@ compute_slice (OwbKernelContext *ctx, GError **error)
   for (int d = 0; d < x->rank; d++)
     {
       map.dims[d] = count[d];
-      map.src_strides[d] = in_strides[d] * step[d];
+      /* stepped only along an axis of two or more (a step near INT64_MAX would overflow) */
+      map.src_strides[d] = count[d] > 1 ? in_strides[d] * step[d] : 0;
       if (count[d] > 0)
         map.src_offset += first[d] * in_strides[d];
     }
