@@ -23,8 +23,6 @@
 
 /* Bytes of gathered rows a unit of work builds at once (with B's panels, within L2). */
 #define IM2COL_BLOCK_BYTES (256 * 1024)
-/* Bytes past the gathered rows that im2col's 16-byte chunks may spill into */
-#define IM2COL_SLACK 32
 /* The indirect GEMM (direct_rows) runs on output rows at least this wide (a narrower row leaves
  * short strips: 14-wide rows measured slower; 28-wide ones tie); deeper products run in depth
  * pieces (_owb_qgemm_packed_run_segments), so that B's part stays in L1 */
@@ -1526,7 +1524,7 @@ gemm_units (int64_t begin, int64_t end, gpointer data)
 {
   const GemmJob *j = data;
   uint8_t *a = NULL;
-  if (posix_memalign ((void **) &a, 64, (size_t) MAX (j->row_block * j->K, 64) + IM2COL_SLACK) != 0)
+  if (posix_memalign ((void **) &a, 64, (size_t) MAX (j->row_block * j->K, 64)) != 0)
     g_error ("out of memory in an integer convolution");
   uint8_t *zrow = NULL, *edge_y = NULL;
   int64_t *edge = NULL;

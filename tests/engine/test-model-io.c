@@ -1507,15 +1507,25 @@ test_large_initializers (void)
   g_assert_true (g_bytes_equal (bytes, again));
 }
 
+/* build_large_model (TRUE) saved as DIR/large.onnx (its path in *path_out) */
+static OwbModel *
+large_model_saved (const char *dir, char **path_out)
+{
+  GError *error = NULL;
+  OwbModel *model = build_large_model (TRUE);
+  *path_out = g_build_filename (dir, "large.onnx", NULL);
+  g_assert_true (owb_model_save_file (model, *path_out, NULL, &error));
+  g_assert_no_error (error);
+  return model;
+}
+
 static void
 test_large_initializers_file (void)
 {
   GError *error = NULL;
   g_autofree char *dir = make_tmp_dir ();
-  g_autofree char *path = g_build_filename (dir, "large.onnx", NULL);
-  g_autoptr (OwbModel) model = build_large_model (TRUE);
-  g_assert_true (owb_model_save_file (model, path, NULL, &error));
-  g_assert_no_error (error);
+  g_autofree char *path = NULL;
+  g_autoptr (OwbModel) model = large_model_saved (dir, &path);
   g_autoptr (OwbModel) loaded = owb_model_load_file (path, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (loaded->mappings->len, ==, 0);
@@ -1551,10 +1561,8 @@ test_load_file_progress (void)
 {
   GError *error = NULL;
   g_autofree char *dir = make_tmp_dir ();
-  g_autofree char *path = g_build_filename (dir, "large.onnx", NULL);
-  g_autoptr (OwbModel) model = build_large_model (TRUE);
-  g_assert_true (owb_model_save_file (model, path, NULL, &error));
-  g_assert_no_error (error);
+  g_autofree char *path = NULL;
+  g_autoptr (OwbModel) model = large_model_saved (dir, &path);
 
   PhaseLog log = { g_array_new (FALSE, FALSE, sizeof (OwbLoadPhase)), NULL };
   g_autoptr (OwbModel) loaded = owb_model_load_file_with_progress (path, log_phase, &log, NULL, &error);
